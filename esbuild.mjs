@@ -1,0 +1,69 @@
+// One build for every entry point: the extension, the worker process, the CLI, and the tests.
+// Everything is bundled so the .vsix needs no node_modules; `vscode` is provided by the host.
+import * as esbuild from 'esbuild';
+import { readdirSync, statSync, mkdirSync, copyFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const production = process.argv.includes('--production');
+const watch = process.argv.includes('--watch');
+const onlyTests = process.argv.includes('--tests');
+
+const common = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  sourcemap: production ? false : 'linked',
+  minify: production,
+  loader: { '.lua': 'text' },
+  // msgpackr-extract is msgpackr's optional native accelerator: never load a native module (DEVELOPERS rule);
+  // msgpackr falls back to its pure-JS encoder when the require fails.
+  external: ['vscode', 'msgpackr-extract', 'pg-native'],
+  logLevel: 'warning',
+};
+
+function walk(dir, pred) {
+  const out = [];
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...walk(p, pred));
+    else if (pred(p)) out.push(p);
+  }
+  return out;
+}
+
+const builds = [];
+if (!onlyTests) {
+  builds.push({
+    ...common,
+    entryPoints: {
+      extension: 'src/extension/extension.ts',
+      worker: 'src/worker/main.ts',
+      cli: 'src/cli/main.ts',
+    },
+    outdir: 'dist',
+  });
+}
+const testEntries = walk('test', (p) => p.endsWith('.test.ts') || p.endsWith('/index.ts'));
+builds.push({
+  ...common,
+  sourcemap: 'inline',
+  entryPoints: testEntries,
+  outbase: 'test',
+  outdir: 'out/test',
+  // Tests import the real libraries from node_modules, like the product does after bundling.
+  packages: 'external',
+  external: [...common.external],
+});
+
+function copySchema() {
+  mkdirSync('dist/schema', { recursive: true });
+  copyFileSync('src/core/task/crawl-task.schema.json', 'dist/schema/crawl-task.schema.json');
+}
+
+if (watch) {
+  for (const b of builds) (await esbuild.context(b)).watch();
+} else {
+  await Promise.all(builds.map((b) => esbuild.build(b)));
+  if (!onlyTests) copySchema();
+}

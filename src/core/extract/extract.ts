@@ -1,0 +1,155 @@
+import { createHash } from 'node:crypto';
+import * as cheerio from 'cheerio/slim';
+import type { AnyNode as Node } from 'domhandler';
+import type { FieldSpec, FollowSpec, ItemSpec, PageRule } from '../task/model';
+
+// Extraction is a pure function of (HTML, page URL, rule): the workers and the designer preview call this same
+// code, so what the preview shows is what a crawl stores.
+
+export type FieldValue = string | string[] | null;
+
+export interface ExtractedItem {
+  readonly type: string;
+  /** Stable identity for deduplication: the key fields, or a content hash when the item has no key. */
+  readonly key: string;
+  readonly data: Readonly<Record<string, FieldValue>>;
+}
+
+export interface ItemProblem {
+  readonly type: string;
+  readonly index: number;
+  readonly message: string;
+}
+
+export interface FoundLink {
+  readonly href: string;
+  /** Index of the follow rule that found it. */
+  readonly follow: number;
+  readonly to: string | null;
+  readonly priority: number | null;
+}
+
+export interface Extraction {
+  readonly items: ExtractedItem[];
+  readonly problems: ItemProblem[];
+  readonly links: FoundLink[];
+  /** The URL relative links resolve against (honours <base href>). */
+  readonly baseUrl: string;
+}
+
+/** Largest field value kept; longer values are cut, so page content cannot blow up a store row. */
+export const MAX_FIELD_CHARS = 100_000;
+
+export function loadHtml(html: string): cheerio.CheerioAPI {
+  return cheerio.load(html);
+}
+
+export function extractPage(html: string | cheerio.CheerioAPI, pageUrl: string, rule: PageRule): Extraction {
+  const $ = typeof html === 'string' ? loadHtml(html) : html;
+  const baseUrl = resolveBase($, pageUrl);
+  const items: ExtractedItem[] = [];
+  const problems: ItemProblem[] = [];
+  for (const spec of rule.items) extractItems($, spec, baseUrl, items, problems);
+  const links: FoundLink[] = [];
+  rule.follow.forEach((f, i) => collectLinks($, f, i, links));
+  return { items, problems, links, baseUrl };
+}
+
+function resolveBase($: cheerio.CheerioAPI, pageUrl: string): string {
+  const href = $('base[href]').first().attr('href');
+  if (!href) return pageUrl;
+  try {
+    return new URL(href, pageUrl).href;
+  } catch {
+    return pageUrl;
+  }
+}
+
+function collectLinks($: cheerio.CheerioAPI, f: FollowSpec, index: number, out: FoundLink[]): void {
+  $(f.selector).each((_, el) => {
+    const href = $(el).attr(f.attr);
+    if (href && href.trim()) out.push({ href: href.trim(), follow: index, to: f.to, priority: f.priority });
+  });
+}
+
+function extractItems(
+  $: cheerio.CheerioAPI,
+  spec: ItemSpec,
+  baseUrl: string,
+  items: ExtractedItem[],
+  problems: ItemProblem[],
+): void {
+  const scopes: Node[] = spec.scope ? $(spec.scope).toArray() : [$.root().toArray()[0]!];
+  scopes.forEach((scope, index) => {
+    const data: Record<string, FieldValue> = {};
+    const missing: string[] = [];
+    for (const field of spec.fields) {
+      const value = fieldValue($, $(scope), field, baseUrl);
+      data[field.name] = value;
+      if (field.required && isEmpty(value)) missing.push(field.name);
+    }
+    if (missing.length > 0) {
+      problems.push({ type: spec.type, index, message: `required field${missing.length > 1 ? 's' : ''} ${missing.map((m) => `'${m}'`).join(', ')} empty` });
+      return;
+    }
+    const keyResult = itemKey(spec, data);
+    if (typeof keyResult !== 'string') {
+      problems.push({ type: spec.type, index, message: keyResult.error });
+      return;
+    }
+    items.push({ type: spec.type, key: keyResult, data });
+  });
+}
+
+function isEmpty(v: FieldValue): boolean {
+  return v === null || v === '' || (Array.isArray(v) && v.length === 0);
+}
+
+export function fieldValue(
+  $: cheerio.CheerioAPI,
+  scope: cheerio.Cheerio<Node>,
+  field: FieldSpec,
+  baseUrl: string,
+): FieldValue {
+  const matches = field.selector ? scope.find(field.selector) : scope;
+  const read = (el: Node): string | null => {
+    const node = $(el);
+    let v: string | null | undefined;
+    if (field.attr) v = node.attr(field.attr);
+    else if (field.html) v = node.html();
+    else v = node.text();
+    if (v === undefined || v === null) return null;
+    if (field.trim) v = v.replace(/\s+/g, ' ').trim();
+    if (field.regex) {
+      const m = field.regex.exec(v);
+      if (!m) return null;
+      v = m[1] ?? m[0];
+    }
+    if (field.url && v) {
+      try {
+        v = new URL(v, baseUrl).href;
+      } catch {
+        // Not a URL: keep the text, the person sees it in the preview.
+      }
+    }
+    return v.length > MAX_FIELD_CHARS ? v.slice(0, MAX_FIELD_CHARS) : v;
+  };
+  if (field.all) return matches.toArray().map(read).filter((v): v is string => v !== null);
+  const first = matches.first().toArray()[0];
+  return first ? read(first) : null;
+}
+
+/**
+ * The item's identity: the key fields' values as JSON, or — without key fields — "#" and a hash of the
+ * whole item, so identical items from different pages still merge.
+ */
+export function itemKey(spec: ItemSpec, data: Readonly<Record<string, FieldValue>>): string | { error: string } {
+  if (spec.key.length === 0) {
+    const canonical = JSON.stringify(Object.keys(data).sort().map((k) => [k, data[k]]));
+    return '#' + createHash('sha1').update(canonical).digest('hex');
+  }
+  const parts = spec.key.map((k) => data[k] ?? null);
+  const empty = spec.key.filter((_, i) => isEmpty(parts[i]!));
+  if (empty.length > 0) return { error: `key field${empty.length > 1 ? 's' : ''} ${empty.map((e) => `'${e}'`).join(', ')} empty` };
+  return spec.key.length === 1 && typeof parts[0] === 'string' ? parts[0] : JSON.stringify(parts);
+}

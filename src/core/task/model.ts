@@ -1,0 +1,104 @@
+// The normalised task: every default applied, every pattern compiled. Produced only by parseTask(),
+// so the rest of the engine never re-checks what the validator already guarantees.
+
+export interface FieldSpec {
+  readonly name: string;
+  /** Empty selector: the scope element itself. */
+  readonly selector: string | null;
+  readonly attr: string | null;
+  readonly html: boolean;
+  readonly all: boolean;
+  readonly trim: boolean;
+  readonly regex: RegExp | null;
+  readonly url: boolean;
+  readonly required: boolean;
+}
+
+export interface ItemSpec {
+  readonly type: string;
+  readonly scope: string | null;
+  /** Field names that identify an item; empty means "hash of the whole item". */
+  readonly key: readonly string[];
+  readonly fields: readonly FieldSpec[];
+}
+
+export interface FollowSpec {
+  readonly selector: string;
+  readonly attr: string;
+  readonly to: string | null;
+  readonly priority: number | null;
+}
+
+export interface PageRule {
+  readonly name: string;
+  readonly match: readonly UrlPattern[];
+  readonly follow: readonly FollowSpec[];
+  readonly items: readonly ItemSpec[];
+}
+
+export interface UrlPattern {
+  /** As written in the task file, for messages. */
+  readonly source: string;
+  readonly regex: RegExp;
+}
+
+export interface StartUrl {
+  readonly url: string;
+  readonly rule: string;
+  readonly priority: number | null;
+}
+
+export type BackoffKind = 'exponential' | 'fixed';
+
+export interface CanonicalOptions {
+  readonly sortQuery: boolean;
+  readonly stripTrailingSlash: boolean;
+  readonly dropParams: readonly RegExp[];
+}
+
+export interface CrawlTask {
+  readonly name: string;
+  /** Absolute path of the file it came from, or a label such as "<untitled>". */
+  readonly file: string;
+  readonly start: readonly StartUrl[];
+  readonly scope: {
+    /** Empty: any URL on one of `startHosts`. */
+    readonly allow: readonly UrlPattern[];
+    readonly deny: readonly UrlPattern[];
+    readonly startHosts: readonly string[];
+    readonly maxPages: number | null;
+    readonly maxDepth: number | null;
+    readonly allowPrivate: boolean;
+  };
+  readonly request: {
+    readonly timeoutMs: number;
+    readonly userAgent: string;
+    readonly headers: Readonly<Record<string, string>>;
+    readonly maxBytes: number;
+    readonly maxRedirects: number;
+    readonly robots: boolean;
+    readonly retries: { readonly attempts: number; readonly backoff: BackoffKind; readonly delayMs: number };
+  };
+  readonly politeness: {
+    readonly rateLimit: { readonly max: number; readonly perMs: number } | null;
+    readonly perHost: { readonly concurrency: number; readonly delayMs: number };
+  };
+  readonly canonical: CanonicalOptions;
+  readonly rules: readonly PageRule[];
+}
+
+export const DEFAULT_USER_AGENT = 'CrawlStudio/0.1 (+https://github.com/crawl-studio/crawl-studio)';
+
+export const DEFAULTS = {
+  timeoutMs: 15_000,
+  maxBytes: 10 * 1024 * 1024,
+  maxRedirects: 5,
+  robots: true,
+  attempts: 3,
+  backoff: 'exponential' as BackoffKind,
+  retryDelayMs: 1_000,
+  perHostConcurrency: 4,
+  perHostDelayMs: 0,
+  sortQuery: true,
+  stripTrailingSlash: false,
+} as const;

@@ -1,0 +1,437 @@
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import schema from './crawl-task.schema.json';
+import { pathToString, type Severity, type TaskDiagnostic } from './diagnostics';
+import { checkSelector } from '../extract/selectors';
+import { compileUrlPattern, globToRegExp, matchesAny } from '../url/patterns';
+import { parseDuration, parseSize } from '../units';
+import {
+  DEFAULT_USER_AGENT,
+  DEFAULTS,
+  type CrawlTask,
+  type FieldSpec,
+  type FollowSpec,
+  type ItemSpec,
+  type PageRule,
+  type StartUrl,
+  type UrlPattern,
+} from './model';
+
+export interface ParseResult {
+  /** Null when any error was found. */
+  readonly task: CrawlTask | null;
+  readonly diagnostics: readonly TaskDiagnostic[];
+}
+
+type Path = (string | number)[];
+
+let validator: ValidateFunction | null = null;
+function schemaValidator(): ValidateFunction {
+  // Compiled on first use: keeps extension activation cheap.
+  if (!validator) {
+    const ajv = new Ajv({ allErrors: true, strict: false });
+    ajv.addKeyword({ keyword: 'errorMessage', schemaType: 'string' });
+    validator = ajv.compile(schema);
+  }
+  return validator;
+}
+
+/** Parses and validates a task file's text. Pure: the caller reads the file. */
+export function parseTask(text: string, file: string): ParseResult {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const diags = new DiagnosticSink(file, text, lineCounter, doc);
+
+  for (const err of doc.errors) {
+    const [start, end] = err.pos;
+    diags.atOffsets(start, end ?? start + 1, '', yamlMessage(err.message), 'error');
+  }
+  for (const warn of doc.warnings) {
+    diags.atOffsets(warn.pos[0], warn.pos[1] ?? warn.pos[0] + 1, '', yamlMessage(warn.message), 'warning');
+  }
+  if (doc.errors.length > 0) return { task: null, diagnostics: diags.list };
+
+  let value: unknown;
+  try {
+    // maxAliasCount bounds alias expansion: a "billion laughs" file is an error, not a hang.
+    value = doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    diags.atPath([], err instanceof Error ? err.message : String(err));
+    return { task: null, diagnostics: diags.list };
+  }
+  if (value === null || value === undefined) {
+    diags.atPath([], 'the file is empty: a task needs at least `name`, `start` and `rules`');
+    return { task: null, diagnostics: diags.list };
+  }
+
+  const validate = schemaValidator();
+  if (!validate(value)) {
+    for (const e of relevantErrors(validate.errors ?? [])) reportSchemaError(diags, e);
+    return { task: null, diagnostics: diags.list };
+  }
+  const task = buildTask(value as RawTask, file, diags);
+  return { task: diags.hasErrors ? null : task, diagnostics: diags.list };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Locating problems in the source
+
+class DiagnosticSink {
+  readonly list: TaskDiagnostic[] = [];
+  constructor(
+    private readonly file: string,
+    private readonly text: string,
+    private readonly lines: LineCounter,
+    private readonly doc: Document,
+  ) {}
+
+  get hasErrors(): boolean {
+    return this.list.some((d) => d.severity === 'error');
+  }
+
+  atOffsets(start: number, end: number, path: string, message: string, severity: Severity): void {
+    const s = this.lines.linePos(Math.min(start, this.text.length));
+    const e = this.lines.linePos(Math.min(Math.max(end, start), this.text.length));
+    this.list.push({
+      file: this.file,
+      path,
+      message,
+      severity,
+      line: s.line,
+      column: s.col,
+      endLine: e.line,
+      endColumn: e.col,
+      offset: start,
+      endOffset: Math.max(end, start),
+    });
+  }
+
+  /** At the value of `path`; with `key`, at that key inside the mapping at `path` (for unknown fields). */
+  atPath(path: Path, message: string, severity: Severity = 'error', key?: string): void {
+    const node = nodeAt(this.doc, path);
+    let range = node?.range;
+    if (key !== undefined && isMap(node)) {
+      const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === key);
+      const k = pair?.key as Node | undefined;
+      if (k?.range) range = k.range;
+    }
+    const label = pathToString(key !== undefined ? [...path, key] : path);
+    if (range) this.atOffsets(range[0], range[1], label, message, severity);
+    else this.atOffsets(0, 0, label, message, severity);
+  }
+}
+
+function nodeAt(doc: Document, path: Path): Node | null {
+  let node: unknown = doc.contents;
+  for (const seg of path) {
+    if (isMap(node)) {
+      const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(seg));
+      node = pair?.value ?? pair?.key;
+    } else if (isSeq(node) && typeof seg === 'number') {
+      node = node.items[seg];
+    } else {
+      return node as Node | null;
+    }
+    if (node === undefined || node === null) return null;
+  }
+  return (node as Node) ?? null;
+}
+
+function yamlMessage(message: string): string {
+  // The yaml library appends a code frame; the editor and terminal show positions themselves.
+  return message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Turning JSON Schema errors into sentences
+
+function instancePath(e: ErrorObject): Path {
+  if (!e.instancePath) return [];
+  return e.instancePath
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+}
+
+function relevantErrors(errors: readonly ErrorObject[]): ErrorObject[] {
+  // `if`/`then` wrappers restate their inner errors; a failed type check makes the rest of that node noise.
+  const typeFailed = new Set(errors.filter((e) => e.keyword === 'type').map((e) => e.instancePath));
+  const seen = new Set<string>();
+  const out: ErrorObject[] = [];
+  for (const e of errors) {
+    if (e.keyword === 'if') continue;
+    if (e.keyword !== 'type' && typeFailed.has(e.instancePath)) continue;
+    const id = `${e.instancePath}|${e.keyword}|${JSON.stringify(e.params)}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    out.push(e);
+  }
+  return out;
+}
+
+const TYPE_WORDS: Record<string, string> = {
+  object: 'a mapping (key: value)',
+  array: 'a list',
+  string: 'text',
+  integer: 'a whole number',
+  number: 'a number',
+  boolean: 'true or false',
+  null: 'empty',
+};
+
+function describeValue(v: unknown): string {
+  if (v === null) return 'empty';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') return 'a mapping';
+  if (typeof v === 'string') return `'${v.length > 40 ? v.slice(0, 40) + '…' : v}'`;
+  return String(v);
+}
+
+function reportSchemaError(diags: DiagnosticSink, e: ErrorObject): void {
+  const path = instancePath(e);
+  const parent = e.parentSchema as { errorMessage?: string; properties?: Record<string, unknown> } | undefined;
+  switch (e.keyword) {
+    case 'required':
+      diags.atPath(path, `missing required field '${(e.params as { missingProperty: string }).missingProperty}'`);
+      return;
+    case 'additionalProperties': {
+      const name = (e.params as { additionalProperty: string }).additionalProperty;
+      const known = Object.keys(parent?.properties ?? {});
+      const guess = closest(name, known);
+      const hint = guess ? `; did you mean '${guess}'?` : known.length ? ` (known: ${known.join(', ')})` : '';
+      diags.atPath(path, `unknown field '${name}'${hint}`, 'error', name);
+      return;
+    }
+    case 'type': {
+      const want = ([] as string[]).concat((e.params as { type: string | string[] }).type);
+      diags.atPath(path, `must be ${want.map((t) => TYPE_WORDS[t] ?? t).join(' or ')}, not ${describeValue(e.data)}`);
+      return;
+    }
+    case 'enum': {
+      const allowed = (e.params as { allowedValues: unknown[] }).allowedValues;
+      diags.atPath(path, `must be one of ${allowed.map((a) => `'${a}'`).join(', ')}, not ${describeValue(e.data)}`);
+      return;
+    }
+    case 'pattern':
+      diags.atPath(path, `${describeValue(e.data)} ${parent?.errorMessage ?? `must match ${(e.params as { pattern: string }).pattern}`}`);
+      return;
+    case 'propertyNames': {
+      const name = (e.params as { propertyName: string }).propertyName;
+      diags.atPath(path, `'${name}': ${(e.schema as { errorMessage?: string }).errorMessage ?? 'is not a valid name'}`, 'error', name);
+      return;
+    }
+    case 'minItems':
+      diags.atPath(path, `needs at least ${(e.params as { limit: number }).limit} entr${(e.params as { limit: number }).limit === 1 ? 'y' : 'ies'}`);
+      return;
+    case 'minProperties':
+      diags.atPath(path, `needs at least ${(e.params as { limit: number }).limit} field`);
+      return;
+    default:
+      diags.atPath(path, `${describeValue(e.data)} ${e.message ?? 'is not valid'}`);
+  }
+}
+
+function closest(word: string, candidates: readonly string[]): string | null {
+  let best: string | null = null;
+  let bestDist = Math.max(2, Math.floor(word.length / 3)) + 1;
+  for (const c of candidates) {
+    const d = levenshtein(word.toLowerCase(), c.toLowerCase());
+    if (d < bestDist) {
+      best = c;
+      bestDist = d;
+    }
+  }
+  return best;
+}
+
+function levenshtein(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = tmp;
+    }
+  }
+  return row[b.length]!;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Semantic checks and normalisation (the schema guarantees the shapes below)
+
+type RawField = string | { selector?: string; attr?: string; html?: boolean; all?: boolean; trim?: boolean; regex?: string; url?: boolean; required?: boolean };
+interface RawItem { type: string; scope?: string; key?: string[]; fields: Record<string, RawField> }
+interface RawFollow { selector: string; attr?: string; to?: string; priority?: number }
+interface RawRule { name: string; match?: string[]; follow?: RawFollow[]; items?: RawItem[] }
+type RawStart = string | { url: string; rule?: string; priority?: number };
+interface RawTask {
+  name: string;
+  start: RawStart[];
+  scope?: { allow?: string[]; deny?: string[]; maxPages?: number; maxDepth?: number; allowPrivate?: boolean };
+  request?: {
+    timeout?: string | number;
+    userAgent?: string;
+    headers?: Record<string, string>;
+    maxBytes?: string | number;
+    maxRedirects?: number;
+    robots?: boolean;
+    retries?: { attempts?: number; backoff?: 'exponential' | 'fixed'; delay?: string | number };
+  };
+  politeness?: {
+    rateLimit?: { max: number; per: string | number };
+    perHost?: { concurrency?: number; delay?: string | number };
+  };
+  canonical?: { sortQuery?: boolean; stripTrailingSlash?: boolean; dropParams?: string[] };
+  rules: RawRule[];
+}
+
+function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask {
+  const pattern = (path: Path, source: string): UrlPattern | null => {
+    try {
+      return compileUrlPattern(source);
+    } catch (err) {
+      diags.atPath(path, `'${source}' is not a valid regular expression: ${(err as Error).message}`);
+      return null;
+    }
+  };
+  const patterns = (path: Path, list: string[] | undefined): UrlPattern[] =>
+    (list ?? []).map((s, i) => pattern([...path, i], s)).filter((p): p is UrlPattern => p !== null);
+  const selector = (path: Path, sel: string): void => {
+    const problem = checkSelector(sel);
+    if (problem) diags.atPath(path, `'${sel}' is not a valid CSS selector (${problem})`);
+  };
+
+  const ruleNames = new Map<string, number>();
+  raw.rules.forEach((r, i) => {
+    if (ruleNames.has(r.name)) diags.atPath(['rules', i, 'name'], `rule '${r.name}' is defined twice (first at rules[${ruleNames.get(r.name)}])`);
+    else ruleNames.set(r.name, i);
+  });
+  const checkRuleRef = (path: Path, name: string): void => {
+    if (!ruleNames.has(name)) {
+      const guess = closest(name, [...ruleNames.keys()]);
+      diags.atPath(path, `no rule named '${name}'${guess ? `; did you mean '${guess}'?` : ` (rules: ${[...ruleNames.keys()].join(', ')})`}`);
+    }
+  };
+
+  const rules: PageRule[] = raw.rules.map((r, ri) => {
+    const follow: FollowSpec[] = (r.follow ?? []).map((f, fi) => {
+      selector(['rules', ri, 'follow', fi, 'selector'], f.selector);
+      if (f.to !== undefined) checkRuleRef(['rules', ri, 'follow', fi, 'to'], f.to);
+      return { selector: f.selector, attr: f.attr ?? 'href', to: f.to ?? null, priority: f.priority ?? null };
+    });
+    const items: ItemSpec[] = (r.items ?? []).map((it, ii) => buildItem(it, ['rules', ri, 'items', ii], diags, selector));
+    return { name: r.name, match: patterns(['rules', ri, 'match'], r.match), follow, items };
+  });
+
+  const start: StartUrl[] = [];
+  raw.start.forEach((s, i) => {
+    const entry = typeof s === 'string' ? { url: s } : s;
+    const path: Path = typeof s === 'string' ? ['start', i] : ['start', i, 'url'];
+    let url: URL;
+    try {
+      url = new URL(entry.url);
+    } catch {
+      diags.atPath(path, `'${entry.url}' is not an absolute URL (write it with http:// or https://)`);
+      return;
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      diags.atPath(path, `'${entry.url}' must be an http or https URL`);
+      return;
+    }
+    if (entry.rule !== undefined) checkRuleRef(['start', i, 'rule'], entry.rule);
+    const byMatch = rules.find((r) => matchesAny(url.href, r.match));
+    start.push({ url: url.href, rule: entry.rule ?? byMatch?.name ?? rules[0]!.name, priority: entry.priority ?? null });
+  });
+
+  const req = raw.request ?? {};
+  const pol = raw.politeness ?? {};
+  const can = raw.canonical ?? {};
+  const sc = raw.scope ?? {};
+  return {
+    name: raw.name,
+    file,
+    start,
+    scope: {
+      allow: patterns(['scope', 'allow'], sc.allow),
+      deny: patterns(['scope', 'deny'], sc.deny),
+      startHosts: [...new Set(start.map((s) => new URL(s.url).host))],
+      maxPages: sc.maxPages ?? null,
+      maxDepth: sc.maxDepth ?? null,
+      allowPrivate: sc.allowPrivate ?? false,
+    },
+    request: {
+      timeoutMs: req.timeout !== undefined ? parseDuration(req.timeout) : DEFAULTS.timeoutMs,
+      userAgent: req.userAgent ?? DEFAULT_USER_AGENT,
+      headers: req.headers ?? {},
+      maxBytes: req.maxBytes !== undefined ? parseSize(req.maxBytes) : DEFAULTS.maxBytes,
+      maxRedirects: req.maxRedirects ?? DEFAULTS.maxRedirects,
+      robots: req.robots ?? DEFAULTS.robots,
+      retries: {
+        attempts: req.retries?.attempts ?? DEFAULTS.attempts,
+        backoff: req.retries?.backoff ?? DEFAULTS.backoff,
+        delayMs: req.retries?.delay !== undefined ? parseDuration(req.retries.delay) : DEFAULTS.retryDelayMs,
+      },
+    },
+    politeness: {
+      rateLimit: pol.rateLimit ? { max: pol.rateLimit.max, perMs: Math.max(1, parseDuration(pol.rateLimit.per)) } : null,
+      perHost: {
+        concurrency: pol.perHost?.concurrency ?? DEFAULTS.perHostConcurrency,
+        delayMs: pol.perHost?.delay !== undefined ? parseDuration(pol.perHost.delay) : DEFAULTS.perHostDelayMs,
+      },
+    },
+    canonical: {
+      sortQuery: can.sortQuery ?? DEFAULTS.sortQuery,
+      stripTrailingSlash: can.stripTrailingSlash ?? DEFAULTS.stripTrailingSlash,
+      dropParams: (can.dropParams ?? []).map((g) => globToRegExp(g)),
+    },
+    rules,
+  };
+}
+
+function buildItem(
+  it: RawItem,
+  path: Path,
+  diags: DiagnosticSink,
+  selector: (path: Path, sel: string) => void,
+): ItemSpec {
+  if (it.scope !== undefined) selector([...path, 'scope'], it.scope);
+  const fields: FieldSpec[] = Object.entries(it.fields).map(([name, f]) => {
+    const fpath: Path = [...path, 'fields', name];
+    const spec = typeof f === 'string' ? { selector: f } : f;
+    if (spec.selector !== undefined) selector(typeof f === 'string' ? fpath : [...fpath, 'selector'], spec.selector);
+    if (spec.attr !== undefined && spec.html) diags.atPath([...fpath, 'html'], `use either 'attr' or 'html', not both`);
+    if (spec.selector === undefined && it.scope === undefined && !spec.attr) {
+      diags.atPath(fpath, `needs a 'selector' (there is no item 'scope' element to read from)`);
+    }
+    let regex: RegExp | null = null;
+    if (spec.regex !== undefined) {
+      try {
+        regex = new RegExp(spec.regex);
+      } catch (err) {
+        diags.atPath([...fpath, 'regex'], `'${spec.regex}' is not a valid regular expression: ${(err as Error).message}`);
+      }
+    }
+    return {
+      name,
+      selector: spec.selector ?? null,
+      attr: spec.attr ?? null,
+      html: spec.html ?? false,
+      all: spec.all ?? false,
+      trim: spec.trim ?? true,
+      regex,
+      url: spec.url ?? false,
+      required: spec.required ?? false,
+    };
+  });
+  const names = new Set(fields.map((f) => f.name));
+  (it.key ?? []).forEach((k, i) => {
+    if (!names.has(k)) {
+      const guess = closest(k, [...names]);
+      diags.atPath([...path, 'key', i], `'${k}' is not a field of this item${guess ? `; did you mean '${guess}'?` : ''}`);
+    }
+  });
+  return { type: it.type, scope: it.scope ?? null, key: it.key ?? [], fields };
+}

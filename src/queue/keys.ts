@@ -1,0 +1,52 @@
+// Every Redis key of a task shares the hash tag {task}: in Redis Cluster they live in one slot, so the Lua
+// scripts that touch BullMQ's keys and ours together stay legal. BullMQ's own keys are
+// `cs:{task}:<task>:<type>`; ours use '#', a character task names cannot contain, so they never collide.
+
+export const KEY_ROOT = 'cs';
+
+/** Task names double as queue names (validated by the task schema). */
+export function bullPrefix(task: string): string {
+  return `${KEY_ROOT}:{${task}}`;
+}
+
+export function taskKeys(task: string) {
+  const base = `${KEY_ROOT}:{${task}}:#`;
+  const bull = `${bullPrefix(task)}:${task}:`;
+  return {
+    /** Hash: current run id, state, started/finished times, dedup bucket bits, task file. */
+    meta: `${base}meta`,
+    stats: (run: string) => `${base}stats:${run}`,
+    seenBucket: (run: string, bucket: number) => `${base}seen:${run}:${bucket.toString(16)}`,
+    seenPattern: (run: string) => `${base}seen:${run}:*`,
+    /** Links a page has claimed but maybe not yet enqueued (crash safety for discovery). */
+    claim: (jobId: string) => `${base}claim:${jobId}`,
+    finalized: (run: string) => `${base}finalized:${run}`,
+    /** Stream of extracted items on their way to the store: never through the job queue. */
+    items: `${base}items`,
+    /** Stream of notable events (run started/finished) for the CLI and the extension. */
+    events: `${base}events`,
+    bull: {
+      wait: `${bull}wait`,
+      active: `${bull}active`,
+      paused: `${bull}paused`,
+      delayed: `${bull}delayed`,
+      prioritized: `${bull}prioritized`,
+      waitingChildren: `${bull}waiting-children`,
+      meta: `${bull}meta`,
+    },
+  };
+}
+
+/** Shared by every task: politeness towards a host holds whichever task is crawling it. */
+export function hostKeys(host: string) {
+  const base = `${KEY_ROOT}:{host:${host}}:`;
+  return { next: `${base}next`, active: `${base}active` };
+}
+
+export function robotsKey(origin: string): string {
+  return `${KEY_ROOT}:robots:${origin}`;
+}
+
+/** Set of task names known to this Redis, for explorers. */
+export const TASKS_KEY = `${KEY_ROOT}:tasks`;
+export const WORKERS_KEY = `${KEY_ROOT}:workers`;

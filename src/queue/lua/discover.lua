@@ -1,0 +1,38 @@
+-- Marks discovered URLs as seen and says which to enqueue. Atomic, so a URL found by many workers at once is
+-- enqueued once. Fingerprints live in bucketed Redis sets of 63-bit integers (intset encoding: ~8 bytes a URL).
+--
+-- KEYS[1] stats hash of the run     KEYS[2] claim hash of the discovering job
+-- KEYS[3..n] seen bucket for each URL (aligned with ARGV[3..n])
+-- ARGV[1] max pages (0 = none)      ARGV[2] claim TTL (s)     ARGV[3..n] fingerprint member of each URL
+--
+-- Returns one code per URL: 1 enqueue, 0 already seen, 2 over the page limit.
+-- A claim remembers what this job marked, so if its worker dies before enqueueing, the retry enqueues the same
+-- URLs again instead of finding them "already seen" and losing them.
+local maxPages = tonumber(ARGV[1])
+local out = {}
+local dup, fresh, limited, reclaimed = 0, 0, 0, 0
+for i = 3, #KEYS do
+  local field = KEYS[i] .. '|' .. ARGV[i]
+  if redis.call('SADD', KEYS[i], ARGV[i]) == 1 then
+    local n = redis.call('HINCRBY', KEYS[1], 'enqueued', 1)
+    if maxPages > 0 and n > maxPages then
+      redis.call('HINCRBY', KEYS[1], 'enqueued', -1)
+      limited = limited + 1
+      out[#out + 1] = 2
+    else
+      redis.call('HSET', KEYS[2], field, 1)
+      fresh = fresh + 1
+      out[#out + 1] = 1
+    end
+  elseif redis.call('HEXISTS', KEYS[2], field) == 1 then
+    reclaimed = reclaimed + 1
+    out[#out + 1] = 1
+  else
+    dup = dup + 1
+    out[#out + 1] = 0
+  end
+end
+if dup > 0 then redis.call('HINCRBY', KEYS[1], 'duplicates', dup) end
+if limited > 0 then redis.call('HINCRBY', KEYS[1], 'skipped:limit', limited) end
+if fresh > 0 then redis.call('EXPIRE', KEYS[2], tonumber(ARGV[2])) end
+return out

@@ -1,0 +1,15 @@
+-- Decides, atomically, that a run has drained and who finalizes it. A run has drained when it is marked
+-- running and BullMQ holds no job in any state that can still produce work. The first caller to see that
+-- wins the finalize flag (SET NX) and gets 1; everybody else gets 0 (not drained) or -1 (already finalized).
+--
+-- KEYS[1] meta hash   KEYS[2] finalized flag   KEYS[3..8] wait, active, paused, delayed, prioritized, waiting-children
+-- ARGV[1] run id
+if redis.call('HGET', KEYS[1], 'run') ~= ARGV[1] or redis.call('HGET', KEYS[1], 'state') ~= 'running' then
+  return 0
+end
+if redis.call('EXISTS', KEYS[2]) == 1 then return -1 end
+local pending = redis.call('LLEN', KEYS[3]) + redis.call('LLEN', KEYS[4]) + redis.call('LLEN', KEYS[5])
+  + redis.call('ZCARD', KEYS[6]) + redis.call('ZCARD', KEYS[7]) + redis.call('ZCARD', KEYS[8])
+if pending > 0 then return 0 end
+redis.call('SET', KEYS[2], '1')
+return 1
