@@ -29,7 +29,7 @@ let validator: ValidateFunction | null = null;
 function schemaValidator(): ValidateFunction {
   // Compiled on first use: keeps extension activation cheap.
   if (!validator) {
-    const ajv = new Ajv({ allErrors: true, strict: false });
+    const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
     ajv.addKeyword({ keyword: 'errorMessage', schemaType: 'string' });
     validator = ajv.compile(schema);
   }
@@ -66,11 +66,56 @@ export function parseTask(text: string, file: string): ParseResult {
 
   const validate = schemaValidator();
   if (!validate(value)) {
-    for (const e of relevantErrors(validate.errors ?? [])) reportSchemaError(diags, e);
-    return { task: null, diagnostics: diags.list };
+    const errors = relevantErrors(validate.errors ?? []);
+    for (const e of errors) reportSchemaError(diags, e);
+    // Check the parts the schema found well-shaped too, so one pass reports every mistake in the file.
+    const broken = errors.map((e) => e.instancePath);
+    const isBroken = (path: Path) => {
+      const p = path.length ? '/' + path.join('/') : '';
+      return broken.some((b) => b === p || b.startsWith(p + '/'));
+    };
+    try {
+      buildTask(salvage(value, isBroken), file, diags);
+    } catch {
+      // A shape the salvage did not foresee: the schema errors already explain the file.
+    }
+    return { task: null, diagnostics: sortByPosition(diags.list) };
   }
   const task = buildTask(value as RawTask, file, diags);
-  return { task: diags.hasErrors ? null : task, diagnostics: diags.list };
+  return { task: diags.hasErrors ? null : task, diagnostics: sortByPosition(diags.list) };
+}
+
+function sortByPosition(list: TaskDiagnostic[]): TaskDiagnostic[] {
+  return list.sort((a, b) => a.offset - b.offset);
+}
+
+/**
+ * The well-shaped parts of an invalid file, as a RawTask the semantic checks can walk: broken start entries,
+ * rules, follow rules and items are left out; a broken top-level list becomes empty.
+ */
+function salvage(value: unknown, isBroken: (path: Path) => boolean): RawTask {
+  const v = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+  const list = (x: unknown) => (Array.isArray(x) ? x : []);
+  const keep = <T>(items: unknown[], path: Path): T[] =>
+    items.map((x, i) => [x, i] as const).filter(([, i]) => !isBroken([...path, i])).map(([x]) => x as T);
+  const rules = keep<RawRule>(list(v.rules), ['rules']);
+  const fixedRules = list(v.rules).flatMap((r, ri) => {
+    if (typeof r !== 'object' || r === null || typeof (r as RawRule).name !== 'string') return [];
+    const rr = r as RawRule;
+    return [{
+      name: rr.name,
+      match: isBroken(['rules', ri, 'match']) ? [] : rr.match,
+      follow: keep<RawFollow>(list(rr.follow), ['rules', ri, 'follow']),
+      items: keep<RawItem>(list(rr.items), ['rules', ri, 'items']),
+    }];
+  });
+  return {
+    name: 'x',
+    start: keep<RawStart>(list(v.start), ['start']),
+    scope: isBroken(['scope']) ? {} : (v.scope as RawTask['scope']),
+    canonical: isBroken(['canonical']) ? {} : (v.canonical as RawTask['canonical']),
+    rules: fixedRules.length ? fixedRules : rules,
+  } as RawTask;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -343,7 +388,7 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
     }
     if (entry.rule !== undefined) checkRuleRef(['start', i, 'rule'], entry.rule);
     const byMatch = rules.find((r) => matchesAny(url.href, r.match));
-    start.push({ url: url.href, rule: entry.rule ?? byMatch?.name ?? rules[0]!.name, priority: entry.priority ?? null });
+    start.push({ url: url.href, rule: entry.rule ?? byMatch?.name ?? rules[0]?.name ?? '', priority: entry.priority ?? null });
   });
 
   const req = raw.request ?? {};

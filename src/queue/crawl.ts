@@ -1,0 +1,345 @@
+import { Queue, type JobsOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { randomBytes } from 'node:crypto';
+import type { KeptLink } from '../core/pipeline/page';
+import type { CrawlTask } from '../core/task/model';
+import { decideLink } from '../core/url/scope';
+import { fingerprintHex } from '../core/url/fingerprint';
+import { routeRule } from '../core/pipeline/page';
+import { bucketBitsFor, seenSlot } from './dedup';
+import { bullPrefix, taskKeys, TASKS_KEY } from './keys';
+import { withScripts, type CrawlScripts } from './scripts';
+
+// The producer side of a crawl and its control plane: starting and resuming runs, enqueueing discovered URLs
+// exactly once across all workers, and deciding when a run has drained. Workers and UIs share this class.
+
+export interface PageJobData {
+  readonly url: string;
+  readonly rule: string;
+  readonly depth: number;
+  readonly run: string;
+}
+
+export interface PageJobResult {
+  readonly outcome: 'done' | 'skipped' | 'non-html';
+  readonly status: number | null;
+  readonly items: number;
+  readonly links: number;
+  readonly reason?: string;
+}
+
+export interface RunInfo {
+  readonly run: string;
+  readonly state: 'starting' | 'running' | 'finished' | 'stopped';
+  readonly startedAt: number;
+  readonly finishedAt: number | null;
+  readonly bucketBits: number;
+  readonly file: string | null;
+}
+
+export interface CrawlStats {
+  readonly enqueued: number;
+  readonly done: number;
+  readonly failed: number;
+  readonly items: number;
+  readonly problems: number;
+  readonly bytes: number;
+  readonly duplicates: number;
+  readonly nonHtml: number;
+  /** "robots", "limit", "depth"… -> count */
+  readonly skipped: Readonly<Record<string, number>>;
+  /** Failure groups: "http-404", "timeout"… -> count */
+  readonly failures: Readonly<Record<string, number>>;
+  /** Links dropped on pages, by reason. */
+  readonly dropped: Readonly<Record<string, number>>;
+}
+
+export interface JobCounts {
+  readonly waiting: number;
+  readonly active: number;
+  readonly delayed: number;
+  readonly prioritized: number;
+  readonly completed: number;
+  readonly failed: number;
+}
+
+export interface CrawlStatus {
+  readonly task: string;
+  readonly run: RunInfo | null;
+  readonly stats: CrawlStats | null;
+  readonly counts: JobCounts;
+  readonly isPaused: boolean;
+}
+
+/** Links without a priority get this one when any rule of the task sets a priority (1 runs first). */
+export const DEFAULT_PRIORITY = 1000;
+/** Completed jobs kept for explorers; older ones are removed (their pages are already counted and stored). */
+export const KEEP_COMPLETED = 1000;
+export const KEEP_FAILED = 10_000;
+const CLAIM_TTL_S = 3600;
+
+export type EnqueueOutcome = 'enqueued' | 'duplicate' | 'limit';
+
+export class CrawlQueue {
+  readonly queue: Queue<PageJobData, PageJobResult>;
+  readonly keys: ReturnType<typeof taskKeys>;
+  private readonly redis: Redis & CrawlScripts;
+
+  constructor(
+    redis: Redis,
+    readonly taskName: string,
+  ) {
+    this.redis = withScripts(redis);
+    this.keys = taskKeys(taskName);
+    this.queue = new Queue<PageJobData, PageJobResult>(taskName, { connection: redis, prefix: bullPrefix(taskName) });
+    // Queue errors (e.g. a lost connection) are surfaced by the callers' own commands; don't crash on them.
+    this.queue.on('error', () => undefined);
+  }
+
+  async close(): Promise<void> {
+    await this.queue.close();
+  }
+
+  async currentRun(): Promise<RunInfo | null> {
+    const m = await this.redis.hgetall(this.keys.meta);
+    if (!m.run) return null;
+    return {
+      run: m.run,
+      state: (m.state as RunInfo['state']) ?? 'running',
+      startedAt: Number(m.startedAt ?? 0),
+      finishedAt: m.finishedAt ? Number(m.finishedAt) : null,
+      bucketBits: Number(m.bucketBits ?? 12),
+      file: m.file ?? null,
+    };
+  }
+
+  /**
+   * Starts a run, or resumes the unfinished one (a crawl survives restarts of the CLI, the editor and Redis
+   * with persistence). With `fresh`, any previous run's jobs and dedup state are dropped first.
+   */
+  async startRun(task: CrawlTask, opts: { fresh?: boolean } = {}): Promise<{ run: RunInfo; resumed: boolean; enqueued: number }> {
+    const previous = await this.currentRun();
+    if (previous && !opts.fresh && (previous.state === 'running' || previous.state === 'starting')) {
+      if (previous.state === 'starting') await this.enqueueStart(task, previous);
+      await this.redis.hset(this.keys.meta, 'state', 'running');
+      await this.queue.resume();
+      return { run: { ...previous, state: 'running' }, resumed: true, enqueued: 0 };
+    }
+    if (previous) await this.forgetRun(previous.run);
+    await this.queue.obliterate({ force: true });
+    const run: RunInfo = {
+      run: `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`,
+      state: 'starting',
+      startedAt: Date.now(),
+      finishedAt: null,
+      bucketBits: bucketBitsFor(task.scope.maxPages),
+      file: task.file,
+    };
+    await this.redis
+      .multi()
+      .del(this.keys.meta)
+      .hset(this.keys.meta, { run: run.run, state: 'starting', startedAt: run.startedAt, bucketBits: run.bucketBits, file: task.file })
+      .sadd(TASKS_KEY, task.name)
+      .exec();
+    const enqueued = await this.enqueueStart(task, run);
+    await this.redis.hset(this.keys.meta, 'state', 'running');
+    await this.event({ type: 'run-started', run: run.run });
+    return { run: { ...run, state: 'running' }, resumed: false, enqueued };
+  }
+
+  private async enqueueStart(task: CrawlTask, run: RunInfo): Promise<number> {
+    const links: KeptLink[] = task.start.map((s) => ({
+      url: s.url,
+      host: new URL(s.url).host,
+      rule: s.rule,
+      depth: 0,
+      priority: s.priority,
+      follow: -1,
+    }));
+    const res = await this.enqueueLinks(task, run, `start`, links);
+    return res.filter((r) => r === 'enqueued').length;
+  }
+
+  /**
+   * Enqueues links found on a page, each at most once per run whichever worker finds it. `parentId` names the
+   * discovering job: if its worker dies after marking the links seen but before enqueueing them, the retried
+   * job enqueues them again (BullMQ's job id makes that second add a no-op when the first went through).
+   */
+  async enqueueLinks(task: CrawlTask, run: RunInfo, parentId: string, links: readonly KeptLink[]): Promise<EnqueueOutcome[]> {
+    if (links.length === 0) return [];
+    const keys: string[] = [this.keys.stats(run.run), this.keys.claim(parentId)];
+    const args: string[] = [String(task.scope.maxPages ?? 0), String(CLAIM_TTL_S)];
+    for (const l of links) {
+      const slot = seenSlot(l.url, run.bucketBits);
+      keys.push(this.keys.seenBucket(run.run, slot.bucket));
+      args.push(slot.member);
+    }
+    const codes = await this.redis.csDiscover(keys.length, ...keys, ...args);
+    const usesPriority = taskUsesPriority(task);
+    const jobs = links
+      .filter((_, i) => codes[i] === 1)
+      .map((l) => ({
+        name: l.rule,
+        data: { url: l.url, rule: l.rule, depth: l.depth, run: run.run },
+        opts: this.jobOptions(task, run.run, l.url, usesPriority ? (l.priority ?? DEFAULT_PRIORITY) : null),
+      }));
+    if (jobs.length > 0) await this.queue.addBulk(jobs);
+    return codes.map((c) => (c === 1 ? 'enqueued' : c === 2 ? 'limit' : 'duplicate'));
+  }
+
+  /** The claim of a finished job is no longer needed: its links are safely enqueued. */
+  async releaseClaim(parentId: string): Promise<void> {
+    await this.redis.unlink(this.keys.claim(parentId));
+  }
+
+  jobOptions(task: CrawlTask, run: string, url: string, priority: number | null): JobsOptions {
+    return {
+      // Not an integer and no ':' (BullMQ rules); one id per URL per run.
+      jobId: `${run}.${fingerprintHex(url)}`,
+      attempts: task.request.retries.attempts,
+      backoff: { type: 'crawl', delay: task.request.retries.delayMs },
+      removeOnComplete: { count: KEEP_COMPLETED },
+      removeOnFail: { count: KEEP_FAILED },
+      ...(priority !== null ? { priority } : {}),
+    };
+  }
+
+  /**
+   * Enqueues URLs a person asked for (CLI, "Enqueue URL"). They are canonicalised and routed like links; with
+   * `force` an already-seen URL is fetched again.
+   */
+  async enqueueUrls(
+    task: CrawlTask,
+    urls: readonly string[],
+    opts: { force?: boolean; rule?: string } = {},
+  ): Promise<{ url: string; outcome: EnqueueOutcome | 'invalid'; reason?: string }[]> {
+    const run = await this.currentRun();
+    if (!run || (run.state !== 'running' && run.state !== 'starting')) {
+      throw new Error(`task '${task.name}' has no running crawl; start it first (crawl-studio run ${task.file})`);
+    }
+    const out: { url: string; outcome: EnqueueOutcome | 'invalid'; reason?: string }[] = [];
+    const links: KeptLink[] = [];
+    for (const raw of urls) {
+      const d = decideLink(task, raw, raw, 0);
+      // A person may enqueue any http(s) URL; only malformed ones are refused.
+      if (!d.ok && (d.reason === 'invalid' || d.reason === 'scheme' || d.reason === 'credentials' || d.reason === 'too-long')) {
+        out.push({ url: raw, outcome: 'invalid', reason: d.reason });
+        continue;
+      }
+      const url = d.url;
+      const rule = opts.rule ?? routeRule(task, url, null)?.name ?? task.rules[0]!.name;
+      links.push({ url, host: new URL(url).host, rule, depth: 0, priority: null, follow: -1 });
+    }
+    if (opts.force) {
+      const usesPriority = taskUsesPriority(task);
+      await this.queue.addBulk(
+        links.map((l) => ({
+          name: l.rule,
+          data: { url: l.url, rule: l.rule, depth: 0, run: run.run },
+          opts: { ...this.jobOptions(task, run.run, l.url, usesPriority ? DEFAULT_PRIORITY : null), jobId: `${run.run}.${fingerprintHex(l.url)}.${Date.now().toString(36)}` },
+        })),
+      );
+      await this.redis.hincrby(this.keys.stats(run.run), 'enqueued', links.length);
+      for (const l of links) out.push({ url: l.url, outcome: 'enqueued' });
+      return out;
+    }
+    const codes = await this.enqueueLinks(task, run, `manual`, links);
+    await this.releaseClaim('manual');
+    links.forEach((l, i) => out.push({ url: l.url, outcome: codes[i]! }));
+    return out;
+  }
+
+  async stats(run: string): Promise<CrawlStats> {
+    const h = await this.redis.hgetall(this.keys.stats(run));
+    return parseStats(h);
+  }
+
+  async counts(): Promise<JobCounts> {
+    const c = await this.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed');
+    return {
+      waiting: c.waiting ?? 0,
+      active: c.active ?? 0,
+      delayed: c.delayed ?? 0,
+      prioritized: c.prioritized ?? 0,
+      completed: c.completed ?? 0,
+      failed: c.failed ?? 0,
+    };
+  }
+
+  async status(): Promise<CrawlStatus> {
+    const [run, counts, isPaused] = await Promise.all([this.currentRun(), this.counts(), this.queue.isPaused()]);
+    const stats = run ? await this.stats(run.run) : null;
+    return { task: this.taskName, run, stats, counts, isPaused };
+  }
+
+  /** 'won': this caller must finalize the run; 'pending': work remains; 'done': someone already finalized it. */
+  async tryFinalize(run: string): Promise<'won' | 'pending' | 'done'> {
+    const b = this.keys.bull;
+    const r = await this.redis.csDrain(
+      this.keys.meta,
+      this.keys.finalized(run),
+      b.wait,
+      b.active,
+      b.paused,
+      b.delayed,
+      b.prioritized,
+      b.waitingChildren,
+      run,
+    );
+    return r === 1 ? 'won' : r === -1 ? 'done' : 'pending';
+  }
+
+  async markFinished(run: string, summary: Record<string, unknown>): Promise<void> {
+    await this.redis.hset(this.keys.meta, { state: 'finished', finishedAt: Date.now() });
+    await this.event({ type: 'run-finished', run, ...summary });
+  }
+
+  /** Stops a run: no new jobs are taken; state is kept so `startRun` can resume it. */
+  async pause(): Promise<void> {
+    await this.queue.pause();
+  }
+
+  async resume(): Promise<void> {
+    await this.queue.resume();
+  }
+
+  async event(e: Record<string, unknown>): Promise<void> {
+    await this.redis.xadd(this.keys.events, 'MAXLEN', '~', '1000', '*', 'e', JSON.stringify({ at: Date.now(), ...e }));
+  }
+
+  /** Drops a previous run's dedup sets (they are the bulk of a finished crawl's Redis memory). */
+  private async forgetRun(run: string): Promise<void> {
+    const stream = this.redis.scanStream({ match: this.keys.seenPattern(run), count: 1000 });
+    for await (const batch of stream as AsyncIterable<string[]>) {
+      if (batch.length > 0) await this.redis.unlink(...batch);
+    }
+    await this.redis.unlink(this.keys.finalized(run));
+  }
+}
+
+function taskUsesPriority(task: CrawlTask): boolean {
+  return task.start.some((s) => s.priority !== null) || task.rules.some((r) => r.follow.some((f) => f.priority !== null));
+}
+
+export function parseStats(h: Record<string, string>): CrawlStats {
+  const n = (k: string) => Number(h[k] ?? 0);
+  const group = (prefix: string) =>
+    Object.fromEntries(
+      Object.entries(h)
+        .filter(([k]) => k.startsWith(prefix))
+        .map(([k, v]) => [k.slice(prefix.length), Number(v)]),
+    );
+  return {
+    enqueued: n('enqueued'),
+    done: n('done'),
+    failed: n('failed'),
+    items: n('items'),
+    problems: n('problems'),
+    bytes: n('bytes'),
+    duplicates: n('duplicates'),
+    nonHtml: n('nonhtml'),
+    skipped: group('skipped:'),
+    failures: group('failed:'),
+    dropped: group('dropped:'),
+  };
+}

@@ -1,0 +1,33 @@
+import type { Redis } from 'ioredis';
+import { hostKeys } from './keys';
+import { withScripts, type CrawlScripts } from './scripts';
+
+// Per-host politeness across the whole fleet (see lua/politeness.lua). A lease expires by itself, so a worker
+// killed mid-request frees its slot after `leaseMs` without anybody cleaning up.
+
+export interface HostLimits {
+  readonly concurrency: number;
+  readonly delayMs: number;
+  /** How long a slot is held at most: the request timeout plus a margin. */
+  readonly leaseMs: number;
+}
+
+export type GateAnswer = { readonly ok: true } | { readonly ok: false; readonly waitMs: number };
+
+export class HostGate {
+  private readonly redis: Redis & CrawlScripts;
+
+  constructor(redis: Redis) {
+    this.redis = withScripts(redis);
+  }
+
+  async acquire(host: string, limits: HostLimits, token: string): Promise<GateAnswer> {
+    const k = hostKeys(host);
+    const [ok, wait] = await this.redis.csPoliteness(k.next, k.active, limits.delayMs, limits.concurrency, token, limits.leaseMs);
+    return ok === 1 ? { ok: true } : { ok: false, waitMs: wait };
+  }
+
+  async release(host: string, token: string): Promise<void> {
+    await this.redis.zrem(hostKeys(host).active, token);
+  }
+}

@@ -1,0 +1,24 @@
+import type { Redis } from 'ioredis';
+import discover from './lua/discover.lua';
+import drain from './lua/drain.lua';
+import politeness from './lua/politeness.lua';
+
+// The engine's Lua scripts, defined once per connection (ioredis sends EVALSHA and falls back to EVAL).
+
+export interface CrawlScripts {
+  csDiscover(numKeys: number, ...args: (string | number)[]): Promise<number[]>;
+  csDrain(...args: (string | number)[]): Promise<number>;
+  csPoliteness(...args: (string | number)[]): Promise<[number, number]>;
+}
+
+const defined = new WeakSet<Redis>();
+
+export function withScripts(redis: Redis): Redis & CrawlScripts {
+  if (!defined.has(redis)) {
+    redis.defineCommand('csDiscover', { lua: discover });
+    redis.defineCommand('csDrain', { numberOfKeys: 8, lua: drain });
+    redis.defineCommand('csPoliteness', { numberOfKeys: 2, lua: politeness });
+    defined.add(redis);
+  }
+  return redis as Redis & CrawlScripts;
+}
