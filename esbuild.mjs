@@ -15,7 +15,7 @@ const common = {
   format: 'cjs',
   sourcemap: production ? false : 'linked',
   minify: production,
-  loader: { '.lua': 'text' },
+  loader: { '.lua': 'text', '.yaml': 'text' },
   // msgpackr-extract is msgpackr's optional native accelerator: never load a native module (DEVELOPERS rule);
   // msgpackr falls back to its pure-JS encoder when the require fails.
   external: ['vscode', 'msgpackr-extract', 'pg-native'],
@@ -38,7 +38,7 @@ if (!onlyTests) {
     ...common,
     entryPoints: {
       extension: 'src/extension/extension.ts',
-      worker: 'src/worker/main.ts',
+      worker: 'src/worker/entry.ts',
       cli: 'src/cli/main.ts',
     },
     outdir: 'dist',

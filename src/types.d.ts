@@ -3,3 +3,9 @@ declare module '*.lua' {
   const source: string;
   export default source;
 }
+
+// The demo task file is bundled into the CLI as text (loader ".yaml": "text").
+declare module '*.yaml' {
+  const source: string;
+  export default source;
+}

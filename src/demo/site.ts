@@ -145,7 +145,7 @@ export interface SiteServer {
 export type Middleware = (req: IncomingMessage, res: ServerResponse) => boolean;
 
 /** Serves the site on 127.0.0.1. A middleware can answer a request first (tests inject faults that way). */
-export async function serveSite(opts: SiteOptions, port = 0, middleware?: Middleware): Promise<SiteServer> {
+export async function serveSite(opts: SiteOptions, port = 0, middleware?: Middleware, latencyMs = 0): Promise<SiteServer> {
   const hits = new Map<string, number>();
   const server = createServer((req, res) => {
     const full = req.url ?? '/';
@@ -153,11 +153,12 @@ export async function serveSite(opts: SiteOptions, port = 0, middleware?: Middle
     if (middleware?.(req, res)) return;
     const path = full.split('?')[0]!;
     const page = renderPage(path, opts);
-    if (!page) {
-      res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>Not found</h1>');
-      return;
-    }
-    res.writeHead(page.status, { 'content-type': page.type, 'content-length': Buffer.byteLength(page.body) }).end(page.body);
+    const send = () => {
+      if (!page) res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>Not found</h1>');
+      else res.writeHead(page.status, { 'content-type': page.type, 'content-length': Buffer.byteLength(page.body) }).end(page.body);
+    };
+    if (latencyMs > 0) setTimeout(send, latencyMs);
+    else send();
   });
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {

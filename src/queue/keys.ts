@@ -21,6 +21,8 @@ export function taskKeys(task: string) {
     /** Links a page has claimed but maybe not yet enqueued (crash safety for discovery). */
     claim: (jobId: string) => `${base}claim:${jobId}`,
     finalized: (run: string) => `${base}finalized:${run}`,
+    /** Sliding window of recent request starts, for the task's global rate limit. */
+    rate: `${base}rate`,
     /** Stream of extracted items on their way to the store: never through the job queue. */
     items: `${base}items`,
     /** Stream of notable events (run started/finished) for the CLI and the extension. */

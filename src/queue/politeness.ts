@@ -27,6 +27,11 @@ export class HostGate {
     return ok === 1 ? { ok: true } : { ok: false, waitMs: wait };
   }
 
+  /** The task-wide sliding-window rate limit: 0 to go now, else ms to wait. */
+  async rateLimit(key: string, max: number, perMs: number, token: string): Promise<number> {
+    return this.redis.csRateLimit(key, max, perMs, token);
+  }
+
   async release(host: string, token: string): Promise<void> {
     await this.redis.zrem(hostKeys(host).active, token);
   }

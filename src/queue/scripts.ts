@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import discover from './lua/discover.lua';
 import drain from './lua/drain.lua';
 import politeness from './lua/politeness.lua';
+import ratelimit from './lua/ratelimit.lua';
 
 // The engine's Lua scripts, defined once per connection (ioredis sends EVALSHA and falls back to EVAL).
 
@@ -9,6 +10,7 @@ export interface CrawlScripts {
   csDiscover(numKeys: number, ...args: (string | number)[]): Promise<number[]>;
   csDrain(...args: (string | number)[]): Promise<number>;
   csPoliteness(...args: (string | number)[]): Promise<[number, number]>;
+  csRateLimit(...args: (string | number)[]): Promise<number>;
 }
 
 const defined = new WeakSet<Redis>();
@@ -18,6 +20,7 @@ export function withScripts(redis: Redis): Redis & CrawlScripts {
     redis.defineCommand('csDiscover', { lua: discover });
     redis.defineCommand('csDrain', { numberOfKeys: 8, lua: drain });
     redis.defineCommand('csPoliteness', { numberOfKeys: 2, lua: politeness });
+    redis.defineCommand('csRateLimit', { numberOfKeys: 1, lua: ratelimit });
     defined.add(redis);
   }
   return redis as Redis & CrawlScripts;

@@ -1,0 +1,271 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { formatDiagnostic, TaskFileError } from '../core/task/diagnostics';
+import { loadTaskFile } from '../core/task/load';
+import { parseTask } from '../core/task/parse';
+import { DEMO_PORT, DEMO_SITE, serveSite } from '../demo/site';
+import { CrawlQueue } from '../queue/crawl';
+import { connectRedis } from '../queue/redis';
+import { RedisNotFoundError } from '../queue/redisServer';
+import { positiveInt } from '../worker/args';
+import { workerMain } from '../worker/main';
+import { CrawlSession } from '../worker/session';
+import demoTaskText from '../../examples/books.crawl.yaml';
+import { progressLine, summaryLines } from './format';
+import { chooseRedis } from './redis';
+
+// `crawl-studio`: the headless face of the engine. Every command drives the same classes the extension does.
+
+const USAGE = `crawl-studio — design, run and observe web crawls on Redis
+
+Usage:
+  crawl-studio run <task.crawl.yaml> [--workers N] [--concurrency N] [--redis URL] [--fresh]
+  crawl-studio worker <task.crawl.yaml>... --redis URL [--concurrency N]
+  crawl-studio enqueue <task.crawl.yaml> <url>... [--redis URL] [--force]
+  crawl-studio status <task.crawl.yaml> [--redis URL] [--json]
+  crawl-studio validate <file>...
+  crawl-studio demo [--dir DIR] [--workers N]
+  crawl-studio serve-demo [--port N]
+
+Without --redis (or $CRAWL_STUDIO_REDIS) a private redis-server is started for the project, with its data in
+.crawl/redis next to the task file, so a crawl survives restarts.`;
+
+class UsageError extends Error {}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'run':
+      return cmdRun(rest);
+    case 'worker':
+      await workerMain(rest);
+      return new Promise<number>(() => undefined); // runs until a signal ends the process
+    case 'enqueue':
+      return cmdEnqueue(rest);
+    case 'status':
+      return cmdStatus(rest);
+    case 'validate':
+      return cmdValidate(rest);
+    case 'demo':
+      return cmdDemo(rest);
+    case 'serve-demo':
+      return cmdServeDemo(rest);
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      console.log(USAGE);
+      return command ? 0 : 2;
+    default:
+      throw new UsageError(`unknown command '${command}'`);
+  }
+}
+
+function cmdValidate(args: string[]): number {
+  if (args.length === 0) throw new UsageError('validate needs at least one file');
+  let errors = 0;
+  for (const f of args) {
+    const file = resolve(f);
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      console.error(`${file}: cannot read (${(err as NodeJS.ErrnoException).code})`);
+      errors++;
+      continue;
+    }
+    const { diagnostics } = parseTask(text, f);
+    for (const d of diagnostics) console.error(formatDiagnostic(d));
+    const n = diagnostics.filter((d) => d.severity === 'error').length;
+    errors += n;
+    if (n === 0) console.log(`${f}: ok`);
+    else console.error(`${f}: ${n} error${n === 1 ? '' : 's'}`);
+  }
+  return errors > 0 ? 1 : 0;
+}
+
+const RUN_FLAGS = {
+  workers: { type: 'string', short: 'w' },
+  concurrency: { type: 'string', short: 'c' },
+  redis: { type: 'string' },
+  fresh: { type: 'boolean' },
+  'lock-duration': { type: 'string' },
+  'stalled-interval': { type: 'string' },
+} as const;
+
+async function cmdRun(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: RUN_FLAGS });
+  if (positionals.length !== 1) throw new UsageError('run takes one task file');
+  return runCrawl(positionals[0]!, {
+    workers: positiveInt(values.workers, 'workers', 2),
+    concurrency: positiveInt(values.concurrency, 'concurrency', 8),
+    redis: values.redis,
+    fresh: values.fresh ?? false,
+    lockDurationMs: values['lock-duration'] ? positiveInt(values['lock-duration'], 'lock-duration', 30_000) : undefined,
+    stalledIntervalMs: values['stalled-interval'] ? positiveInt(values['stalled-interval'], 'stalled-interval', 30_000) : undefined,
+  });
+}
+
+interface RunFlags {
+  workers: number;
+  concurrency: number;
+  redis: string | undefined;
+  fresh: boolean;
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
+}
+
+async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
+  const task = await loadTaskFile(taskFile);
+  const redis = await chooseRedis(flags.redis, task.file);
+  console.log(`Redis: ${redis.describe()}`);
+  const session = new CrawlSession({
+    task,
+    redisUrl: redis.url,
+    workers: flags.workers,
+    concurrency: flags.concurrency,
+    workerScript: join(__dirname, 'worker.js'),
+    fresh: flags.fresh,
+    lockDurationMs: flags.lockDurationMs,
+    stalledIntervalMs: flags.stalledIntervalMs,
+    onProgress: progressPrinter(),
+    onWorkerExit: (pid, code, signal, expected, lines) => {
+      if (!expected) console.error(`\nworker ${pid} exited unexpectedly (${signal ?? `code ${code}`}); last lines:\n  ${lines.slice(-5).join('\n  ')}`);
+    },
+  });
+  let interrupted = false;
+  const onSignal = () => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    console.log('\nStopping: letting workers finish their pages (Ctrl-C again to quit now; the crawl resumes on the next run)…');
+    session.stop();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const result = await session.run();
+    process.stdout.write('\n');
+    if (result.resumed) console.log(`Resumed run ${result.run.run} started ${new Date(result.run.startedAt).toISOString()}.`);
+    if (interrupted) {
+      console.log(`Stopped. Run the same command again to resume run ${result.run.run}.`);
+      return 130;
+    }
+    for (const line of summaryLines(result.status, result.durationMs)) console.log(line);
+    return 0;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await session.close();
+    await redis.release();
+  }
+}
+
+function progressPrinter(): (p: { status: import('../queue/crawl').CrawlStatus; pagesPerSec: number; elapsedMs: number }) => void {
+  const tty = process.stdout.isTTY;
+  let lastPrint = 0;
+  return ({ status, pagesPerSec, elapsedMs }) => {
+    const line = progressLine(status, pagesPerSec, elapsedMs);
+    if (tty) process.stdout.write(`\r\x1b[2K${line}`);
+    else if (Date.now() - lastPrint > 2000) {
+      lastPrint = Date.now();
+      process.stdout.write(line + '\n');
+    }
+  };
+}
+
+async function withQueue<T>(taskFile: string, redisFlag: string | undefined, fn: (q: CrawlQueue, task: Awaited<ReturnType<typeof loadTaskFile>>) => Promise<T>): Promise<T> {
+  const task = await loadTaskFile(taskFile);
+  const choice = await chooseRedis(redisFlag, task.file, { keepRunning: true });
+  const redis = connectRedis(choice.url);
+  const q = new CrawlQueue(redis, task.name);
+  try {
+    return await fn(q, task);
+  } finally {
+    await q.close();
+    redis.disconnect();
+  }
+}
+
+async function cmdEnqueue(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { redis: { type: 'string' }, force: { type: 'boolean' } } });
+  if (positionals.length < 2) throw new UsageError('enqueue takes a task file and at least one URL');
+  const [taskFile, ...urls] = positionals;
+  return withQueue(taskFile!, values.redis, async (q, task) => {
+    const results = await q.enqueueUrls(task, urls, { force: values.force });
+    for (const r of results) console.log(`${r.outcome.padEnd(9)} ${r.url}${r.reason ? ` (${r.reason})` : ''}`);
+    return results.some((r) => r.outcome === 'invalid') ? 1 : 0;
+  });
+}
+
+async function cmdStatus(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { redis: { type: 'string' }, json: { type: 'boolean' } } });
+  if (positionals.length !== 1) throw new UsageError('status takes one task file');
+  return withQueue(positionals[0]!, values.redis, async (q) => {
+    const status = await q.status();
+    if (values.json) {
+      console.log(JSON.stringify(status, null, 2));
+      return 0;
+    }
+    if (!status.run) {
+      console.log(`${status.task}: never run on this Redis`);
+      return 0;
+    }
+    const elapsed = (status.run.finishedAt ?? Date.now()) - status.run.startedAt;
+    console.log(`${status.task}: run ${status.run.run}, ${status.run.state}${status.isPaused ? ' (paused)' : ''}, started ${new Date(status.run.startedAt).toISOString()}`);
+    console.log(progressLine(status, 0, elapsed));
+    return 0;
+  });
+}
+
+async function cmdServeDemo(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { port: { type: 'string' } } });
+  const site = await serveSite(DEMO_SITE, values.port ? Number(values.port) : DEMO_PORT);
+  console.log(`Demo bookshop on ${site.url}/ (Ctrl-C to stop)`);
+  await new Promise<void>((r) => process.once('SIGINT', () => r()));
+  await site.close();
+  return 0;
+}
+
+async function cmdDemo(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { dir: { type: 'string' }, workers: { type: 'string' } } });
+  const dir = resolve(values.dir ?? 'crawl-demo');
+  mkdirSync(dir, { recursive: true });
+  const taskFile = join(dir, 'books.crawl.yaml');
+  if (!existsSync(taskFile)) writeFileSync(taskFile, demoTaskText);
+  let site;
+  try {
+    site = await serveSite(DEMO_SITE, DEMO_PORT);
+  } catch (err) {
+    throw new Error(`cannot serve the demo site on 127.0.0.1:${DEMO_PORT} (${(err as NodeJS.ErrnoException).code}); is another demo running?`);
+  }
+  console.log(`Demo bookshop on ${site.url}/ — crawling it with ${taskFile}`);
+  try {
+    return await runCrawl(taskFile, { workers: positiveInt(values.workers, 'workers', 2), concurrency: 8, redis: undefined, fresh: true });
+  } finally {
+    await site.close();
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      if (err instanceof TaskFileError) {
+        for (const d of err.diagnostics) console.error(formatDiagnostic(d));
+        process.exit(2);
+      }
+      if (err instanceof UsageError) {
+        console.error(`crawl-studio: ${err.message}\n\n${USAGE}`);
+        process.exit(2);
+      }
+      if (err instanceof RedisNotFoundError) {
+        console.error(`crawl-studio: ${err.message}`);
+        process.exit(3);
+      }
+      console.error(`crawl-studio: ${err instanceof Error ? err.message : String(err)}`);
+      process.exit(1);
+    },
+  );
+}
+

@@ -1,0 +1,33 @@
+import { dirname, join } from 'node:path';
+import { startManagedRedis, type ManagedRedis } from '../queue/redisServer';
+import { redactUrl } from '../queue/redis';
+
+// Which Redis a CLI command talks to: --redis, else $CRAWL_STUDIO_REDIS, else the project's private server
+// (started on demand, data under .crawl/redis next to the task file, reused while it runs).
+
+export interface RedisChoice {
+  readonly url: string;
+  readonly managed: ManagedRedis | null;
+  describe(): string;
+  release(): Promise<void>;
+}
+
+export function dataDirFor(taskFile: string): string {
+  return join(dirname(taskFile), '.crawl');
+}
+
+export async function chooseRedis(flag: string | undefined, taskFile: string, opts: { keepRunning?: boolean } = {}): Promise<RedisChoice> {
+  const explicit = flag ?? process.env.CRAWL_STUDIO_REDIS;
+  if (explicit) {
+    return { url: explicit, managed: null, describe: () => redactUrl(explicit), release: async () => undefined };
+  }
+  const managed = await startManagedRedis({ dataDir: join(dataDirFor(taskFile), 'redis') });
+  return {
+    url: managed.url,
+    managed,
+    describe: () => `${managed.url} (private redis-server, pid ${managed.pid}${managed.owned ? '' : ', reused'}, data in ${join(dataDirFor(taskFile), 'redis')})`,
+    release: async () => {
+      if (!opts.keepRunning) await managed.stop();
+    },
+  };
+}

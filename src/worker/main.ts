@@ -1,0 +1,40 @@
+import { parseArgs } from 'node:util';
+import { loadTaskFile } from '../core/task/load';
+import { positiveInt, WORKER_FLAG_SPEC } from './args';
+import { runWorker } from './runtime';
+
+// Entry point of a worker process (dist/worker.js): `node dist/worker.js TASK... --redis URL [--concurrency N]`.
+// SIGTERM/SIGINT finish in-flight jobs, a second signal leaves them to be picked up by other workers; nothing
+// is lost either way.
+
+export async function workerMain(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: WORKER_FLAG_SPEC });
+  if (positionals.length === 0 || !values.redis) {
+    throw new Error('usage: worker <task.crawl.yaml>... --redis redis://host:port [--concurrency N]');
+  }
+  const tasks = await Promise.all(positionals.map(loadTaskFile));
+  const handle = await runWorker({
+    tasks,
+    redisUrl: values.redis,
+    concurrency: positiveInt(values.concurrency, 'concurrency', 8),
+    lockDurationMs: values['lock-duration'] ? positiveInt(values['lock-duration'], 'lock-duration', 30_000) : undefined,
+    stalledIntervalMs: values['stalled-interval'] ? positiveInt(values['stalled-interval'], 'stalled-interval', 30_000) : undefined,
+    log: (level, msg) => process.stdout.write(`${new Date().toISOString()} ${level} ${msg}\n`),
+  });
+  let closing = false;
+  const stop = (signal: string) => {
+    if (closing) {
+      process.stdout.write(`${new Date().toISOString()} warn ${signal} again: leaving in-flight jobs to other workers\n`);
+      void handle.close(true).finally(() => process.exit(130));
+      return;
+    }
+    closing = true;
+    process.stdout.write(`${new Date().toISOString()} info ${signal}: finishing in-flight jobs\n`);
+    void handle.close(false).then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}

@@ -1,0 +1,196 @@
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { analysePage, ruleByName } from '../core/pipeline/page';
+import { robotsUrl } from '../core/robots';
+import type { CrawlTask } from '../core/task/model';
+import type { CrawlQueue, PageJobData, PageJobResult } from '../queue/crawl';
+import type { HostGate } from '../queue/politeness';
+import type { RobotsCache } from '../queue/robots';
+import type { PageRecord } from '../store/types';
+import { FetchFailure, fetchPage, type FetchOptions } from './fetcher';
+
+// One page job: robots.txt, per-host politeness, fetch, extract, discover, hand items to the store buffer,
+// count. Every step that talks to Redis is shared state, so any number of workers on any number of machines
+// can run this on the same queue.
+
+export interface ProcessorDeps {
+  readonly task: CrawlTask;
+  readonly crawl: CrawlQueue;
+  readonly redis: Redis;
+  readonly robots: RobotsCache;
+  readonly gate: HostGate;
+  /** Appends the page and its items to the durable store buffer. */
+  readonly sink: (page: PageRecord) => Promise<void>;
+  readonly log: (level: 'info' | 'warn' | 'error', message: string) => void;
+  /** Waits shorter than this are slept in place; longer ones move the job to "delayed" and free the slot. */
+  readonly maxInlineWaitMs?: number;
+}
+
+/** Attached to retryable errors so the backoff strategy can honour Retry-After. */
+export class RetryableFetchError extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterMs: number | null,
+  ) {
+    super(message);
+    this.name = 'RetryableFetchError';
+  }
+}
+
+export function fetchOptions(task: CrawlTask): FetchOptions {
+  return {
+    timeoutMs: task.request.timeoutMs,
+    maxBytes: task.request.maxBytes,
+    maxRedirects: task.request.maxRedirects,
+    headers: task.request.headers,
+    userAgent: task.request.userAgent,
+    privateAllowed: task.scope.allowPrivate ? null : task.scope.startHosts,
+  };
+}
+
+export function createProcessor(deps: ProcessorDeps) {
+  const { task, crawl, redis, gate } = deps;
+  const fetchOpts = fetchOptions(task);
+  const maxInlineWait = deps.maxInlineWaitMs ?? 1_000;
+  const leaseMs = task.request.timeoutMs + 5_000;
+
+  return async function processPage(job: Job<PageJobData, PageJobResult>, token?: string): Promise<PageJobResult> {
+    const { url, depth, run } = job.data;
+    const statsKey = crawl.keys.stats(run);
+    const rule = ruleByName(task, job.data.rule);
+    if (!rule) {
+      // The task file changed under a running crawl and the rule is gone: nothing sensible to do with the page.
+      await redis.hincrby(statsKey, 'skipped:no-rule', 1);
+      return { outcome: 'skipped', status: null, items: 0, links: 0, reason: `no rule '${job.data.rule}' in the task` };
+    }
+    const host = new URL(url).host;
+
+    let crawlDelayMs: number | null = null;
+    if (task.request.robots) {
+      const rules = await deps.robots.rulesFor(new URL(url).origin, task.request.userAgent);
+      if (!rules.isAllowed(url)) {
+        await redis.hincrby(statsKey, 'skipped:robots', 1);
+        return { outcome: 'skipped', status: null, items: 0, links: 0, reason: 'robots.txt' };
+      }
+      crawlDelayMs = rules.crawlDelayMs;
+    }
+
+    const limits = {
+      concurrency: task.politeness.perHost.concurrency,
+      delayMs: Math.max(task.politeness.perHost.delayMs, crawlDelayMs ?? 0),
+      leaseMs,
+    };
+    const lease = `${token ?? job.id}`;
+    const rate = task.politeness.rateLimit;
+    if (rate) {
+      for (let i = 0; ; i++) {
+        const wait = await gate.rateLimit(crawl.keys.rate, rate.max, rate.perMs, `${lease}:${i}:${Date.now()}`);
+        if (wait === 0) break;
+        if (wait > maxInlineWait && token) {
+          await job.moveToDelayed(Date.now() + wait, token);
+          throw new DelayedError();
+        }
+        await sleep(wait);
+      }
+    }
+    for (;;) {
+      const answer = await gate.acquire(host, limits, lease);
+      if (answer.ok) break;
+      if (answer.waitMs > maxInlineWait && token) {
+        await job.moveToDelayed(Date.now() + answer.waitMs, token);
+        throw new DelayedError();
+      }
+      await sleep(answer.waitMs);
+    }
+
+    let page;
+    try {
+      page = await fetchPage(url, fetchOpts);
+    } catch (err) {
+      await gate.release(host, lease);
+      throw await failure(err, job, redis, statsKey);
+    }
+    await gate.release(host, lease);
+
+    const fetchedAt = Date.now();
+    if (!page.isHtml) {
+      await deps.sink(record(task.name, job.data, page.status, fetchedAt, page.contentType, page.bytes, [], []));
+      await redis.multi().hincrby(statsKey, 'done', 1).hincrby(statsKey, 'nonhtml', 1).hincrby(statsKey, 'bytes', page.bytes).exec();
+      return { outcome: 'non-html', status: page.status, items: 0, links: 0, reason: page.contentType ?? undefined };
+    }
+
+    const outcome = analysePage(task, { url: page.finalUrl, html: page.body, rule, depth });
+    const runInfo = { run, bucketBits: await bucketBits(crawl, run), state: 'running' as const, startedAt: 0, finishedAt: null, file: null };
+    const jobId = String(job.id);
+    await crawl.enqueueLinks(task, runInfo, jobId, outcome.kept);
+    await deps.sink(record(task.name, job.data, page.status, fetchedAt, page.contentType, page.bytes, outcome.items, outcome.problems));
+
+    const m = redis.multi().hincrby(statsKey, 'done', 1).hincrby(statsKey, 'bytes', page.bytes);
+    if (outcome.items.length) m.hincrby(statsKey, 'items', outcome.items.length);
+    if (outcome.problems.length) m.hincrby(statsKey, 'problems', outcome.problems.length);
+    const drops = new Map<string, number>();
+    for (const d of outcome.dropped) drops.set(d.reason, (drops.get(d.reason) ?? 0) + 1);
+    for (const [reason, n] of drops) m.hincrby(statsKey, `dropped:${reason}`, n);
+    m.unlink(crawl.keys.claim(jobId));
+    await m.exec();
+
+    if (outcome.problems.length > 0) {
+      deps.log('warn', `${url}: ${outcome.problems.length} item problem(s), first: ${outcome.problems[0]!.type}[${outcome.problems[0]!.index}] ${outcome.problems[0]!.message}`);
+    }
+    return { outcome: 'done', status: page.status, items: outcome.items.length, links: outcome.kept.length };
+  };
+}
+
+const bucketBitsCache = new Map<string, number>();
+async function bucketBits(crawl: CrawlQueue, run: string): Promise<number> {
+  let bits = bucketBitsCache.get(run);
+  if (bits === undefined) {
+    const info = await crawl.currentRun();
+    bits = info && info.run === run ? info.bucketBits : 12;
+    bucketBitsCache.set(run, bits);
+  }
+  return bits;
+}
+
+function record(
+  task: string,
+  data: PageJobData,
+  status: number | null,
+  fetchedAt: number,
+  contentType: string | null,
+  bytes: number,
+  items: PageRecord['items'],
+  problems: PageRecord['problems'],
+): PageRecord {
+  return { task, run: data.run, url: data.url, rule: data.rule, depth: data.depth, status, fetchedAt, contentType, bytes, items, problems };
+}
+
+/**
+ * Maps a fetch failure to BullMQ's retry semantics, and counts it when it is final: unrecoverable (4xx, too
+ * large, blocked) or out of attempts.
+ */
+async function failure(err: unknown, job: Job<PageJobData>, redis: Redis, statsKey: string): Promise<Error> {
+  const f = err instanceof FetchFailure ? err : null;
+  const attempts = job.opts.attempts ?? 1;
+  const final = !f?.retryable || job.attemptsMade + 1 >= attempts;
+  if (final) {
+    const group = f?.group ?? 'error';
+    await redis.multi().hincrby(statsKey, 'failed', 1).hincrby(statsKey, `failed:${group}`, 1).exec();
+  }
+  const message = f ? f.message : err instanceof Error ? err.message : String(err);
+  if (!f?.retryable) return new UnrecoverableError(message);
+  return new RetryableFetchError(message, f.retryAfterMs);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Exponential or fixed backoff with jitter; a longer Retry-After from the server wins. */
+export function backoffDelay(attemptsMade: number, task: CrawlTask, err?: Error): number {
+  const base = task.request.retries.delayMs;
+  const raw = task.request.retries.backoff === 'fixed' ? base : base * 2 ** Math.max(0, attemptsMade - 1);
+  const jittered = raw * (0.8 + Math.random() * 0.4);
+  const retryAfter = err instanceof RetryableFetchError ? (err.retryAfterMs ?? 0) : 0;
+  return Math.round(Math.max(jittered, retryAfter));
+}

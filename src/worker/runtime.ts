@@ -1,0 +1,104 @@
+import { Worker } from 'bullmq';
+import { hostname } from 'node:os';
+import type { RobotsSource } from '../core/robots';
+import { MAX_ROBOTS_BYTES, robotsUrl } from '../core/robots';
+import type { CrawlTask } from '../core/task/model';
+import { CrawlQueue, type PageJobData, type PageJobResult } from '../queue/crawl';
+import { bullPrefix, WORKERS_KEY } from '../queue/keys';
+import { HostGate } from '../queue/politeness';
+import { connectRedis, redactUrl } from '../queue/redis';
+import { RobotsCache } from '../queue/robots';
+import { bufferPage } from '../store/buffer';
+import { FetchFailure, fetchPage } from './fetcher';
+import { backoffDelay, createProcessor, fetchOptions } from './processor';
+
+// A worker: one BullMQ Worker per task, all in this process, sharing one Redis connection for commands.
+// The same function runs inside `crawl-studio worker`, inside the worker processes the CLI and the extension
+// spawn, and on remote machines.
+
+export interface WorkerOptions {
+  readonly tasks: readonly CrawlTask[];
+  readonly redisUrl: string;
+  readonly concurrency: number;
+  /** Lock of an active job; a worker that dies loses its jobs to others after about this long. */
+  readonly lockDurationMs?: number;
+  readonly stalledIntervalMs?: number;
+  readonly log?: (level: 'info' | 'warn' | 'error', message: string) => void;
+}
+
+export interface WorkerHandle {
+  readonly id: string;
+  /** Finishes in-flight jobs (or, with force, leaves them to be picked up again) and disconnects. */
+  close(force?: boolean): Promise<void>;
+  processed(): number;
+}
+
+export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
+  const log = opts.log ?? ((level, msg) => console.log(`[${level}] ${msg}`));
+  const redis = connectRedis(opts.redisUrl);
+  const gate = new HostGate(redis);
+  const id = `${hostname()}:${process.pid}`;
+  let processed = 0;
+  let failed = 0;
+  const started = Date.now();
+
+  const workers: Worker<PageJobData, PageJobResult>[] = [];
+  const queues: CrawlQueue[] = [];
+  for (const task of opts.tasks) {
+    const crawl = new CrawlQueue(redis, task.name);
+    queues.push(crawl);
+    const robots = new RobotsCache(redis, (origin) => fetchRobots(origin, task));
+    const processor = createProcessor({ task, crawl, redis, robots, gate, sink: (page) => bufferPage(redis, page), log });
+    const worker = new Worker<PageJobData, PageJobResult>(task.name, processor, {
+      connection: connectRedis(opts.redisUrl),
+      prefix: bullPrefix(task.name),
+      concurrency: opts.concurrency,
+      lockDuration: opts.lockDurationMs ?? 30_000,
+      stalledInterval: opts.stalledIntervalMs ?? 30_000,
+      // A job whose worker keeps dying is failed after a few stalls rather than retried forever.
+      maxStalledCount: 3,
+      settings: { backoffStrategy: (attemptsMade, _type, err) => backoffDelay(attemptsMade, task, err) },
+    });
+    worker.on('completed', () => processed++);
+    worker.on('failed', (job, err) => {
+      if (!job) return;
+      const final = err.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
+      if (final) failed++;
+      log(final ? 'warn' : 'info', `${final ? 'failed' : 'will retry'} ${job.data.url} (attempt ${job.attemptsMade}): ${err.message}`);
+    });
+    worker.on('error', (err) => log('error', `worker error on '${task.name}': ${err.message}`));
+    workers.push(worker);
+  }
+  log('info', `worker ${id} on ${redactUrl(opts.redisUrl)}: tasks ${opts.tasks.map((t) => t.name).join(', ')}, concurrency ${opts.concurrency}`);
+
+  const beat = async () => {
+    const info = { id, pid: process.pid, host: hostname(), tasks: opts.tasks.map((t) => t.name), concurrency: opts.concurrency, started, lastSeen: Date.now(), processed, failed };
+    await redis.hset(WORKERS_KEY, id, JSON.stringify(info)).catch(() => undefined);
+  };
+  await beat();
+  const heartbeat = setInterval(beat, 5_000);
+  heartbeat.unref();
+
+  return {
+    id,
+    processed: () => processed,
+    async close(force = false) {
+      clearInterval(heartbeat);
+      await Promise.all(workers.map((w) => w.close(force)));
+      await Promise.all(queues.map((q) => q.close()));
+      await redis.hdel(WORKERS_KEY, id).catch(() => undefined);
+      redis.disconnect();
+    },
+  };
+}
+
+async function fetchRobots(origin: string, task: CrawlTask): Promise<RobotsSource> {
+  try {
+    const res = await fetchPage(robotsUrl(origin), { ...fetchOptions(task), maxBytes: MAX_ROBOTS_BYTES * 2, keepNonHtml: true });
+    return { state: 'ok', text: res.body || '' };
+  } catch (err) {
+    if (err instanceof FetchFailure && err.status !== null && err.status >= 400 && err.status < 500) return { state: 'missing', text: '' };
+    if (err instanceof FetchFailure && err.cause_ === 'too-large') return { state: 'missing', text: '' };
+    return { state: 'unreachable', text: '' };
+  }
+}

@@ -1,0 +1,111 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { workerArgs, type WorkerFlags } from './args';
+
+// Starts and watches local worker processes. The CLI's `run` and the extension both use it, so a worker
+// started from either is the same program with the same flags. Workers are child processes: a crash of one
+// never takes the parent down, and its last log lines are kept to explain the exit.
+
+export interface SupervisorOptions extends WorkerFlags {
+  /** Absolute path of dist/worker.js. */
+  readonly workerScript: string;
+  readonly taskFiles: readonly string[];
+  /** Node binary; in the extension host this is Electron, run as Node via ELECTRON_RUN_AS_NODE. */
+  readonly execPath?: string;
+  readonly env?: NodeJS.ProcessEnv;
+  /** Start a replacement when a worker exits unexpectedly. */
+  readonly restartOnCrash?: boolean;
+  readonly cwd?: string;
+}
+
+export interface WorkerProcessInfo {
+  readonly pid: number;
+  readonly startedAt: number;
+  readonly taskFiles: readonly string[];
+  readonly concurrency: number;
+}
+
+export interface SupervisorEvents {
+  log: [pid: number, line: string];
+  spawn: [info: WorkerProcessInfo];
+  exit: [pid: number, code: number | null, signal: NodeJS.Signals | null, expected: boolean, lastLines: string[]];
+}
+
+const KEEP_LINES = 50;
+
+export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
+  private readonly children = new Map<number, { child: ChildProcess; info: WorkerProcessInfo; lines: string[]; stopping: boolean }>();
+  private stopped = false;
+
+  constructor(private readonly opts: SupervisorOptions) {
+    super();
+  }
+
+  list(): WorkerProcessInfo[] {
+    return [...this.children.values()].map((c) => c.info);
+  }
+
+  start(count: number): WorkerProcessInfo[] {
+    this.stopped = false;
+    return Array.from({ length: count }, () => this.spawnOne());
+  }
+
+  private spawnOne(): WorkerProcessInfo {
+    const args = [this.opts.workerScript, ...workerArgs(this.opts.taskFiles, this.opts)];
+    const child = spawn(this.opts.execPath ?? process.execPath, args, {
+      env: { ...process.env, ...this.opts.env, ELECTRON_RUN_AS_NODE: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: this.opts.cwd,
+    });
+    if (child.pid === undefined) throw new Error(`could not start a worker process (${this.opts.execPath ?? process.execPath})`);
+    const pid = child.pid;
+    const info: WorkerProcessInfo = { pid, startedAt: Date.now(), taskFiles: this.opts.taskFiles, concurrency: this.opts.concurrency };
+    const entry = { child, info, lines: [] as string[], stopping: false };
+    this.children.set(pid, entry);
+    const onData = (buf: Buffer) => {
+      for (const line of buf.toString('utf8').split('\n')) {
+        if (!line) continue;
+        entry.lines.push(line);
+        if (entry.lines.length > KEEP_LINES) entry.lines.shift();
+        this.emit('log', pid, line);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('exit', (code, signal) => {
+      this.children.delete(pid);
+      const expected = entry.stopping || this.stopped;
+      this.emit('exit', pid, code, signal, expected, entry.lines.slice());
+      if (!expected && this.opts.restartOnCrash) this.spawnOne();
+    });
+    this.emit('spawn', info);
+    return info;
+  }
+
+  /** Graceful: in-flight jobs finish first. After `graceMs`, a worker is killed and its jobs go back to the queue. */
+  async stopOne(pid: number, graceMs = 30_000): Promise<void> {
+    const entry = this.children.get(pid);
+    if (!entry) return;
+    entry.stopping = true;
+    const exited = new Promise<void>((r) => entry.child.once('exit', () => r()));
+    entry.child.kill('SIGTERM');
+    const timer = setTimeout(() => entry.child.kill('SIGKILL'), graceMs);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  async stopAll(graceMs = 30_000): Promise<void> {
+    this.stopped = true;
+    await Promise.all([...this.children.keys()].map((pid) => this.stopOne(pid, graceMs)));
+  }
+
+  async restart(pid: number): Promise<WorkerProcessInfo> {
+    await this.stopOne(pid);
+    return this.spawnOne();
+  }
+
+  /** For tests and fault injection: kill a worker without letting it finish anything. */
+  kill(pid: number, signal: NodeJS.Signals = 'SIGKILL'): void {
+    this.children.get(pid)?.child.kill(signal);
+  }
+}

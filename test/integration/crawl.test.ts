@@ -1,0 +1,166 @@
+import assert from 'node:assert/strict';
+import { allBooks, expectedPages, serveSite, type SiteServer, type SiteOptions } from '../../src/demo/site';
+import { startRedis, type RedisServer } from '../support/services';
+import { bookTask, bufferedPages, session, writeTask } from '../support/crawl';
+
+const SITE: SiteOptions = { listPages: 4, perPage: 10, filler: 1 };
+
+function pageHits(site: SiteServer): Map<string, number> {
+  // Requests by path, query kept: a page fetched under two spellings would show up twice.
+  const out = new Map<string, number>();
+  for (const [path, n] of site.hits) if (path !== '/robots.txt') out.set(site.url + path, n);
+  return out;
+}
+
+describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
+  this.timeout(120_000);
+  let redis: RedisServer;
+  let site: SiteServer;
+
+  beforeEach(async () => {
+    redis = await startRedis();
+  });
+  afterEach(async () => {
+    await site?.close();
+    await redis?.stop();
+  });
+
+  it('finds every reachable allowed page exactly once and every item, across 3 worker processes', async () => {
+    site = await serveSite(SITE);
+    const task = await writeTask(bookTask(site.url, 'full'));
+    const s = session(task, redis.url, { workers: 3 });
+    const result = await s.run();
+    await s.close();
+
+    const hits = pageHits(site);
+    const expected = expectedPages(site.url, SITE).sort();
+    assert.deepEqual([...hits.keys()].sort(), expected, 'fetched exactly the reachable allowed pages');
+    for (const [url, n] of hits) assert.equal(n, 1, `${url} fetched ${n} times`);
+    assert.equal(site.hits.get('/robots.txt'), 1, 'robots.txt fetched once for the whole fleet');
+    assert.equal(site.hits.get('/private/admin.html'), undefined, 'robots-disallowed page never fetched');
+    assert.equal(result.status.stats!.skipped.robots, 1);
+    assert.equal(result.status.stats!.done, expected.length);
+    assert.ok(result.summary, 'this session finalized the run');
+
+    const pages = await bufferedPages(redis.url, 'full');
+    assert.equal(pages.length, expected.length);
+    const keys = pages.flatMap((p) => p.items.map((i) => i.key)).sort();
+    assert.deepEqual(keys, allBooks(SITE).map((b) => b.upc).sort());
+  });
+
+  it('retries 5xx with backoff (fetched 3 times) and does not retry a 404', async () => {
+    const failing = new Map([['/catalogue/book-3.html', 2]]);
+    site = await serveSite(SITE, 0, (req, res) => {
+      const path = req.url!.split('?')[0]!;
+      const left = failing.get(path) ?? 0;
+      if (left > 0) {
+        failing.set(path, left - 1);
+        res.writeHead(503, { 'retry-after': '0' }).end('busy');
+        return true;
+      }
+      if (path === '/catalogue/book-5.html') {
+        res.writeHead(404).end('gone');
+        return true;
+      }
+      return false;
+    });
+    const task = await writeTask(bookTask(site.url, 'retries'));
+    const s = session(task, redis.url);
+    const result = await s.run();
+    await s.close();
+    assert.equal(site.hits.get('/catalogue/book-3.html'), 3);
+    assert.equal(site.hits.get('/catalogue/book-5.html'), 1);
+    assert.equal(result.status.stats!.failed, 1);
+    assert.equal(result.status.stats!.failures['http-404'], 1);
+    assert.equal(result.status.counts.failed, 1, 'the 404 job is kept in the failed state');
+  });
+
+  it('honours maxPages and maxDepth', async () => {
+    site = await serveSite(SITE);
+    const limited = await writeTask(bookTask(site.url, 'limited', 'scope: { maxPages: 10 }'));
+    let s = session(limited, redis.url);
+    let result = await s.run();
+    await s.close();
+    // Ten URLs enqueued: nine fetched, one (private/) skipped by robots.txt.
+    assert.equal(result.status.stats!.enqueued, 10);
+    assert.equal(pageHits(site).size + result.status.stats!.skipped.robots!, 10);
+    assert.ok((result.status.stats!.skipped.limit ?? 0) > 0);
+
+    site.hits.clear();
+    const shallow = await writeTask(bookTask(site.url, 'shallow', 'scope: { maxDepth: 1 }'));
+    s = session(shallow, redis.url);
+    result = await s.run();
+    await s.close();
+    // Depth 0: home; depth 1: what home links to (page-1, about; private is robots-blocked).
+    assert.deepEqual([...pageHits(site).keys()].sort(), [`${site.url}/`, `${site.url}/about.html`, `${site.url}/catalogue/page-1.html`]);
+  });
+
+  it('holds a global rate limit across worker processes', async () => {
+    const times: number[] = [];
+    site = await serveSite({ listPages: 1, perPage: 12 }, 0, (req) => {
+      if (req.url !== '/robots.txt') times.push(Date.now());
+      return false;
+    });
+    const task = await writeTask(bookTask(site.url, 'rated', 'politeness: { rateLimit: { max: 4, per: 1s } }'));
+    const s = session(task, redis.url, { workers: 2, concurrency: 8 });
+    await s.run();
+    await s.close();
+    assert.ok(times.length >= 14);
+    // In any window of one second, at most `max` requests started. The server sees arrivals, which lag the
+    // workers' starts by a few ms of jitter: the window is shortened by 100 ms for that.
+    for (let i = 0; i < times.length; i++) {
+      const inWindow = times.filter((t) => t >= times[i]! && t < times[i]! + 900).length;
+      assert.ok(inWindow <= 4, `${inWindow} requests within one second`);
+    }
+  });
+
+  it('spaces requests to one host by the per-host delay', async () => {
+    const times: number[] = [];
+    site = await serveSite({ listPages: 1, perPage: 6 }, 0, (req) => {
+      if (req.url !== '/robots.txt') times.push(Date.now());
+      return false;
+    });
+    const task = await writeTask(bookTask(site.url, 'polite', 'politeness: { perHost: { concurrency: 4, delay: 150ms } }'));
+    const s = session(task, redis.url, { workers: 2, concurrency: 4 });
+    await s.run();
+    await s.close();
+    times.sort((a, b) => a - b);
+    // Arrivals jitter by a few tens of ms around the workers' starts; without the delay the gaps are ~0 ms.
+    const gaps = times.slice(1).map((t, i) => t - times[i]!);
+    assert.ok(Math.min(...gaps) >= 100, `gaps ${gaps.join(', ')} ms`);
+    assert.ok(times.at(-1)! - times[0]! >= 150 * gaps.length - 60, `span ${times.at(-1)! - times[0]!} ms`);
+  });
+
+  it('loses no URL when a worker is killed with SIGKILL mid-crawl', async () => {
+    // Slow pages keep jobs in flight when the kill lands.
+    site = await serveSite(SITE, 0, undefined, 40);
+    const slowSite = site;
+    const task = await writeTask(bookTask(site.url, 'killed', 'politeness: { perHost: { concurrency: 8, delay: 20ms } }'));
+    const s = session(task, redis.url, { workers: 2, concurrency: 4, restartOnCrash: true });
+    let killed = 0;
+    const exits: string[] = [];
+    s.supervisor.on('exit', (_pid, _code, signal, expected) => {
+      if (!expected) exits.push(String(signal));
+    });
+    const killer = setInterval(() => {
+      const done = [...slowSite.hits.keys()].length;
+      const w = s.workers()[0];
+      if (killed === 0 && done > 8 && w) {
+        s.supervisor.kill(w.pid, 'SIGKILL');
+        killed++;
+      }
+    }, 50);
+    const result = await s.run();
+    clearInterval(killer);
+    await s.close();
+    assert.equal(killed, 1);
+    assert.deepEqual(exits, ['SIGKILL']);
+    const hits = pageHits(site);
+    const expected = expectedPages(site.url, SITE).sort();
+    assert.deepEqual([...hits.keys()].sort(), expected, 'every page fetched after the kill');
+    assert.equal(result.status.stats!.failed, 0);
+    const pages = await bufferedPages(redis.url, 'killed');
+    const keys = new Set(pages.flatMap((p) => p.items.map((i) => i.key)));
+    assert.equal(keys.size, allBooks(SITE).length, 'every item extracted at least once (the store dedups replays)');
+  });
+});

@@ -1,0 +1,76 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Redis } from 'ioredis';
+import { loadTaskFile } from '../../src/core/task/load';
+import type { CrawlTask } from '../../src/core/task/model';
+import { taskKeys } from '../../src/queue/keys';
+import type { PageRecord } from '../../src/store/types';
+import { CrawlSession, type SessionOptions } from '../../src/worker/session';
+
+// Helpers for crawl integration tests: a task file in a temp dir, a session with real worker processes from
+// the built bundle (dist/worker.js), and the pages the workers buffered for the store.
+
+export const WORKER_SCRIPT = resolve('dist/worker.js');
+
+export async function writeTask(yaml: string): Promise<CrawlTask> {
+  const dir = mkdtempSync(join(tmpdir(), 'cs-task-'));
+  const file = join(dir, 'task.crawl.yaml');
+  writeFileSync(file, yaml);
+  return loadTaskFile(file);
+}
+
+export function session(task: CrawlTask, redisUrl: string, extra: Partial<SessionOptions> = {}): CrawlSession {
+  return new CrawlSession({
+    task,
+    redisUrl,
+    workers: 2,
+    concurrency: 4,
+    workerScript: WORKER_SCRIPT,
+    fresh: true,
+    // Short locks so a killed worker's jobs come back within seconds.
+    lockDurationMs: 2_000,
+    stalledIntervalMs: 1_000,
+    pollMs: 200,
+    ...extra,
+  });
+}
+
+export async function bufferedPages(redisUrl: string, task: string): Promise<PageRecord[]> {
+  const redis = new Redis(redisUrl);
+  try {
+    const entries = await redis.xrange(taskKeys(task).items, '-', '+');
+    return entries.map(([, fields]) => JSON.parse(fields[1]!) as PageRecord);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+export function bookTask(siteUrl: string, name: string, extra = ''): string {
+  return `name: ${name}
+start: [${siteUrl}/]
+canonical: { dropParams: [ref, src] }
+request: { timeout: 5s, retries: { attempts: 3, backoff: fixed, delay: 100ms } }
+${extra}
+rules:
+  - name: list
+    match: ["${siteUrl}/", "**/catalogue/page-*.html", "**/about.html", "**/private/**"]
+    follow:
+      - selector: "ul.nav a, li.next a, header a"
+        to: list
+      - selector: "article.product_pod h3 a"
+        to: book
+  - name: book
+    match: ["**/catalogue/book-*.html"]
+    follow:
+      - selector: "ul.related a"
+    items:
+      - type: book
+        scope: article.product_page
+        key: [upc]
+        fields:
+          title: h1
+          upc: td.upc
+          tags: { selector: li.tag, all: true }
+`;
+}
