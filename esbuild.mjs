@@ -39,9 +39,15 @@ if (!onlyTests) {
     entryPoints: {
       extension: 'src/extension/extension.ts',
       worker: 'src/worker/entry.ts',
-      cli: 'src/cli/main.ts',
     },
     outdir: 'dist',
+  });
+  builds.push({
+    ...common,
+    entryPoints: { cli: 'src/cli/main.ts' },
+    outdir: 'dist',
+    // Runnable as the package's `bin`.
+    banner: { js: '#!/usr/bin/env node' },
   });
 }
 const testEntries = walk('test', (p) => p.endsWith('.test.ts') || p.endsWith('/index.ts'));

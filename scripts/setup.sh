@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs what Crawl Studio needs on this machine, idempotently: `demo` (Node packages, redis-server) or `test`
+# (also PostgreSQL, Chromium, and code-server for the VS Code tests). System packages are installed with apt when
+# running as root on Debian/Ubuntu; elsewhere the script says what to install and stops.
+set -euo pipefail
+mode="${1:-demo}"
+cd "$(dirname "$0")/.."
+
+missing=()
+have() { command -v "$1" >/dev/null 2>&1; }
+
+if [ "$mode" = demo ] && [ -n "${CRAWL_STUDIO_REDIS:-}" ]; then
+  :  # the demo will use the given Redis URL
+elif ! have redis-server; then
+  missing+=(redis-server)
+fi
+if [ "$mode" = test ]; then
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
+  have chromium || missing+=(chromium)
+  have rg || missing+=(ripgrep)
+  [ -e /usr/include/krb5.h ] || [ -e /usr/include/krb5/krb5.h ] || missing+=(libkrb5-dev)
+fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && have apt-get; then
+    echo "setup: installing ${missing[*]} with apt-get"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    echo "setup: missing ${missing[*]}." >&2
+    echo "  Debian/Ubuntu: sudo apt-get install ${missing[*]}" >&2
+    echo "  macOS: brew install redis postgresql chromium ripgrep" >&2
+    if [ "$mode" = demo ]; then
+      echo "  Or point the demo at a running Redis: CRAWL_STUDIO_REDIS=redis://host:6379 npm run demo" >&2
+    fi
+    exit 1
+  fi
+fi
+
+# Node packages: reinstall when the lock file changed since the last install.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "setup: npm ci"
+  npm ci --no-audit --no-fund
+fi
+
+if [ "$mode" = test ]; then
+  bash scripts/code-server/install.sh
+fi
