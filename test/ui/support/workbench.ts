@@ -1,0 +1,67 @@
+import type { Locator, Page } from 'playwright-core';
+
+// Playwright helpers for the VS Code web workbench (code-server 4.100.3 = VS Code 1.100.3). Selectors are the
+// workbench's own DOM classes and ARIA roles; keep them here so a VS Code update is fixed in one place.
+
+/** Waits until the workbench has rendered its parts and the explorer lists the workspace's files. */
+export async function waitForWorkbench(page: Page, opts: { timeoutMs?: number; file?: string } = {}): Promise<void> {
+  const timeout = opts.timeoutMs ?? 60_000;
+  await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout });
+  await page.locator('.part.activitybar, .part.sidebar').first().waitFor({ state: 'visible', timeout });
+  await page.locator('.part.statusbar').waitFor({ state: 'visible', timeout });
+  if (opts.file) await explorerItem(page, opts.file).waitFor({ state: 'visible', timeout });
+}
+
+/** The explorer's tree row for a file or folder name. */
+export function explorerItem(page: Page, name: string): Locator {
+  return page.locator('.explorer-folders-view .monaco-list-row', { hasText: name }).first();
+}
+
+export function quickInput(page: Page): Locator {
+  return page.locator('.quick-input-widget');
+}
+
+/** Opens the command palette (F1) and types `text` after its `>` prefix. */
+export async function openCommandPalette(page: Page, text = ''): Promise<Locator> {
+  const widget = quickInput(page);
+  await page.keyboard.press('F1');
+  await widget.waitFor({ state: 'visible', timeout: 15_000 });
+  const input = widget.locator('input.input').first();
+  await input.waitFor({ state: 'visible' });
+  if (text) await input.pressSequentially(text, { delay: 10 });
+  return widget;
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** The palette's row whose label is exactly `label` (the palette matches fuzzily: others may rank above it). */
+export function paletteRow(page: Page, label: string): Locator {
+  return quickInput(page)
+    .locator('.monaco-list-row')
+    .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRegExp(label)}\\s*$`) }) })
+    .first();
+}
+
+/**
+ * Runs a command by its palette label (e.g. "File: New Untitled Text File") and waits for the palette to close.
+ * It clicks the row with exactly that label: Enter would run the top row, which may be another command.
+ */
+export async function runCommand(page: Page, label: string): Promise<void> {
+  const widget = await openCommandPalette(page, label);
+  const row = paletteRow(page, label);
+  await row.waitFor({ state: 'visible', timeout: 15_000 });
+  await row.click();
+  await widget.waitFor({ state: 'hidden', timeout: 15_000 });
+}
+
+/** The active editor tab. */
+export function activeTab(page: Page): Locator {
+  return page.locator('.tabs-container .tab.active').first();
+}
+
+/** The visible text lines of the active text editor. */
+export function activeEditorLines(page: Page): Locator {
+  return page.locator('.editor-group-container.active .monaco-editor .view-lines').first();
+}
