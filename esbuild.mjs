@@ -62,14 +62,16 @@ builds.push({
   external: [...common.external],
 });
 
-function copySchema() {
+function copyAssets() {
   mkdirSync('dist/schema', { recursive: true });
   copyFileSync('src/core/task/crawl-task.schema.json', 'dist/schema/crawl-task.schema.json');
+  // node-sqlite3-wasm loads its .wasm from the directory of the script that bundles it.
+  copyFileSync('node_modules/node-sqlite3-wasm/dist/node-sqlite3-wasm.wasm', 'dist/node-sqlite3-wasm.wasm');
 }
 
 if (watch) {
   for (const b of builds) (await esbuild.context(b)).watch();
 } else {
   await Promise.all(builds.map((b) => esbuild.build(b)));
-  if (!onlyTests) copySchema();
+  if (!onlyTests) copyAssets();
 }

@@ -14,6 +14,11 @@ import { CrawlSession } from '../worker/session';
 import demoTaskText from '../../examples/books.crawl.yaml';
 import { progressLine, summaryLines } from './format';
 import { chooseRedis } from './redis';
+import { attachStore, storeUrlFor } from '../worker/storage';
+import { exportItems, openStore, type ExportFormat } from '../store';
+import { createWriteStream } from 'node:fs';
+import { dirname } from 'node:path';
+import { redactUrl } from '../queue/redis';
 
 // `crawl-studio`: the headless face of the engine. Every command drives the same classes the extension does.
 
@@ -24,6 +29,7 @@ Usage:
   crawl-studio worker <task.crawl.yaml>... --redis URL [--concurrency N]
   crawl-studio enqueue <task.crawl.yaml> <url>... [--redis URL] [--force]
   crawl-studio status <task.crawl.yaml> [--redis URL] [--json]
+  crawl-studio export <task.crawl.yaml> [--format jsonl|csv|json] [--type T] [--out FILE]
   crawl-studio validate <file>...
   crawl-studio demo [--dir DIR] [--workers N]
   crawl-studio serve-demo [--port N]
@@ -47,6 +53,8 @@ export async function main(argv: string[]): Promise<number> {
       return cmdStatus(rest);
     case 'validate':
       return cmdValidate(rest);
+    case 'export':
+      return cmdExport(rest);
     case 'demo':
       return cmdDemo(rest);
     case 'serve-demo':
@@ -120,7 +128,18 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   const task = await loadTaskFile(taskFile);
   const redis = await chooseRedis(flags.redis, task.file);
   console.log(`Redis: ${redis.describe()}`);
+  const storeRedis = connectRedis(redis.url);
+  let attached;
+  try {
+    attached = await attachStore(storeRedis, task, (msg) => console.error(`\nstore: ${msg}`));
+  } catch (err) {
+    storeRedis.disconnect();
+    await redis.release();
+    throw err;
+  }
+  console.log(`Store: ${attached.store.location}`);
   const session = new CrawlSession({
+    store: attached.hooks,
     task,
     redisUrl: redis.url,
     workers: flags.workers,
@@ -151,12 +170,22 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
       console.log(`Stopped. Run the same command again to resume run ${result.run.run}.`);
       return 130;
     }
-    for (const line of summaryLines(result.status, result.durationMs)) console.log(line);
+    const c = attached.writer.counters();
+    const stored = await Promise.all((await attached.store.itemTypes()).map(async (t) => `${t}: ${(await attached.store.count(t)).toLocaleString('en-US')}`));
+    const extra = [
+      `  items stored    ${stored.join(', ') || 'none'} rows (${c.duplicates + c.conflicts} duplicates merged${c.errors ? `, ${c.errors} errors recorded` : ''})`,
+      `  items are in    ${attached.store.location}`,
+      `  export them     crawl-studio export ${taskFile} --format csv --out items.csv`,
+    ];
+    if (!result.summary) extra.push('  (another process finalized this run)');
+    for (const line of summaryLines(result.status, result.durationMs, extra)) console.log(line);
     return 0;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await session.close();
+    await attached.close();
+    storeRedis.disconnect();
     await redis.release();
   }
 }
@@ -216,6 +245,30 @@ async function cmdStatus(args: string[]): Promise<number> {
     console.log(progressLine(status, 0, elapsed));
     return 0;
   });
+}
+
+async function cmdExport(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { format: { type: 'string', short: 'f' }, type: { type: 'string' }, out: { type: 'string', short: 'o' }, store: { type: 'string' } },
+  });
+  if (positionals.length !== 1) throw new UsageError('export takes one task file');
+  const format = (values.format ?? 'jsonl') as ExportFormat;
+  if (!['jsonl', 'csv', 'json'].includes(format)) throw new UsageError(`--format must be jsonl, csv or json, not '${format}'`);
+  const task = await loadTaskFile(positionals[0]!);
+  const store = await openStore(values.store ?? storeUrlFor(task), { task: task.name, cwd: dirname(task.file) });
+  try {
+    const out = values.out ? createWriteStream(values.out) : process.stdout;
+    const res = await exportItems(store, { format, type: values.type, out });
+    if (values.out) {
+      await new Promise<void>((resolve, reject) => (out as import('node:fs').WriteStream).end((err?: Error | null) => (err ? reject(err) : resolve())));
+      console.error(`exported ${res.items.toLocaleString('en-US')} items (${res.types.join(', ')}) from ${redactUrl(store.location)} to ${values.out}`);
+    }
+    return 0;
+  } finally {
+    await store.close();
+  }
 }
 
 async function cmdServeDemo(args: string[]): Promise<number> {

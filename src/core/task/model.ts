@@ -84,6 +84,13 @@ export interface CrawlTask {
     readonly perHost: { readonly concurrency: number; readonly delayMs: number };
   };
   readonly canonical: CanonicalOptions;
+  readonly store: {
+    /** As written (after ${VAR} expansion); null means the default SQLite file next to the task file. */
+    readonly url: string | null;
+    readonly onConflict: 'update' | 'ignore';
+    readonly batchSize: number;
+    readonly flushMs: number;
+  };
   readonly rules: readonly PageRule[];
 }
 
@@ -101,4 +108,7 @@ export const DEFAULTS = {
   perHostDelayMs: 0,
   sortQuery: true,
   stripTrailingSlash: false,
+  onConflict: 'update' as 'update' | 'ignore',
+  batchSize: 500,
+  flushMs: 200,
 } as const;

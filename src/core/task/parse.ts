@@ -114,6 +114,7 @@ function salvage(value: unknown, isBroken: (path: Path) => boolean): RawTask {
     start: keep<RawStart>(list(v.start), ['start']),
     scope: isBroken(['scope']) ? {} : (v.scope as RawTask['scope']),
     canonical: isBroken(['canonical']) ? {} : (v.canonical as RawTask['canonical']),
+    store: isBroken(['store']) ? {} : (v.store as RawTask['store']),
     rules: fixedRules.length ? fixedRules : rules,
   } as RawTask;
 }
@@ -330,6 +331,7 @@ interface RawTask {
     perHost?: { concurrency?: number; delay?: string | number };
   };
   canonical?: { sortQuery?: boolean; stripTrailingSlash?: boolean; dropParams?: string[] };
+  store?: { url?: string; onConflict?: 'update' | 'ignore'; batchSize?: number; flushInterval?: string | number };
   rules: RawRule[];
 }
 
@@ -432,8 +434,26 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
       stripTrailingSlash: can.stripTrailingSlash ?? DEFAULTS.stripTrailingSlash,
       dropParams: (can.dropParams ?? []).map((g) => globToRegExp(g)),
     },
+    store: {
+      url: raw.store?.url !== undefined ? expandEnv(raw.store.url, ['store', 'url'], diags) : null,
+      onConflict: raw.store?.onConflict ?? DEFAULTS.onConflict,
+      batchSize: raw.store?.batchSize ?? DEFAULTS.batchSize,
+      flushMs: raw.store?.flushInterval !== undefined ? parseDuration(raw.store.flushInterval) : DEFAULTS.flushMs,
+    },
     rules,
   };
+}
+
+/** `${VAR}` from the environment, so secrets stay out of task files; an unset variable is an error. */
+function expandEnv(text: string, path: Path, diags: DiagnosticSink): string {
+  return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
+    const v = process.env[name];
+    if (v === undefined) {
+      diags.atPath(path, `environment variable ${name} is not set`);
+      return '';
+    }
+    return v;
+  });
 }
 
 function buildItem(
