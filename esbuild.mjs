@@ -50,6 +50,27 @@ if (!onlyTests) {
     banner: { js: '#!/usr/bin/env node' },
   });
 }
+// Webview scripts: every media/<view>/main.ts becomes dist/media/<view>/main.js for the browser sandbox of a
+// webview (no Node, no remote code: everything they run is in the bundle).
+if (!onlyTests) {
+  const webviews = walk('media', (p) => /\/main\.ts$/.test(p));
+  if (webviews.length > 0) {
+    builds.push({
+      bundle: true,
+      platform: 'browser',
+      format: 'iife',
+      target: 'es2022',
+      sourcemap: production ? false : 'linked',
+      minify: production,
+      entryPoints: webviews,
+      outbase: 'media',
+      outdir: 'dist/media',
+      loader: { '.css': 'text' },
+      logLevel: 'warning',
+    });
+  }
+}
+
 const testEntries = walk('test', (p) => p.endsWith('.test.ts') || p.endsWith('/index.ts'));
 builds.push({
   ...common,
@@ -67,6 +88,9 @@ function copyAssets() {
   copyFileSync('src/core/task/crawl-task.schema.json', 'dist/schema/crawl-task.schema.json');
   // node-sqlite3-wasm loads its .wasm from the directory of the script that bundles it.
   copyFileSync('node_modules/node-sqlite3-wasm/dist/node-sqlite3-wasm.wasm', 'dist/node-sqlite3-wasm.wasm');
+  // The codicon font for webviews, served from the extension's own files (no CDN).
+  mkdirSync('dist/media/codicons', { recursive: true });
+  for (const f of ['codicon.css', 'codicon.ttf']) copyFileSync(`node_modules/@vscode/codicons/dist/${f}`, `dist/media/codicons/${f}`);
 }
 
 if (watch) {
