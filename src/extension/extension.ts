@@ -1,10 +1,11 @@
 import * as vscode from 'vscode';
+import { registerDesigner } from './designer';
 
-// Placeholder activation; the explorer, commands and views arrive with their issues.
 export function activate(context: vscode.ExtensionContext): void {
   context.subscriptions.push(
     vscode.commands.registerCommand('crawlStudio.version', () => context.extension.packageJSON.version as string),
   );
+  registerDesigner(context);
 }
 
 export function deactivate(): void {}
