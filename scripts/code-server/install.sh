@@ -20,7 +20,7 @@ bin="$dir/node_modules/.bin/code-server"
 
 log() { echo "[code-server install] $*"; }
 die() { echo "[code-server install] ERROR: $*" >&2; exit 1; }
-trap 'rc=$?; [ $rc -eq 0 ] || echo "[code-server install] FAILED (exit $rc) at line $LINENO; see output above" >&2' EXIT
+trap 'rc=$?; [ $rc -eq 0 ] || echo "[code-server install] FAILED (exit $rc); see the output above" >&2' EXIT
 
 installed_version() {
   [ -x "$bin" ] || return 1
@@ -93,7 +93,7 @@ log "npm install code-server@$CODE_SERVER_VERSION in $dir (takes 2-3 minutes)"
 start=$(date +%s)
 (
   cd "$dir"
-  npm_config_yes=true npm install "code-server@$CODE_SERVER_VERSION" --unsafe-perm --no-audit --no-fund --loglevel=warn
+  npm_config_yes=true npm_config_unsafe_perm=true npm install "code-server@$CODE_SERVER_VERSION" --unsafe-perm --no-audit --no-fund --loglevel=warn
 ) || die "npm install code-server@$CODE_SERVER_VERSION failed in $dir"
 
 v="$(installed_version)" || die "code-server binary missing at $bin after npm install"

@@ -25,8 +25,11 @@ const require = createRequire(import.meta.url);
 const suite = join(repo, 'out', 'test', 'extension', 'suite', 'index.js');
 const harnessJs = join(repo, 'out', 'test', 'extension', 'harness', 'index.js');
 const workspace = resolve(process.env.CRAWL_STUDIO_TEST_WORKSPACE ?? join(repo, 'test', 'extension', 'fixtures', 'workspace'));
-// Marks the run for the suite (and proves the environment reaches the extension host).
-const env = { CRAWL_STUDIO_TEST_HOST: process.env.CRAWL_STUDIO_TEST_ELECTRON === '1' ? 'electron' : 'code-server' };
+// Tells the suite where it runs and what it opened (and proves the environment reaches the extension host).
+const env = {
+  CRAWL_STUDIO_TEST_HOST: process.env.CRAWL_STUDIO_TEST_ELECTRON === '1' ? 'electron' : 'code-server',
+  CRAWL_STUDIO_TEST_WORKSPACE: workspace,
+};
 
 function fail(message) {
   console.error(`[extension tests] ${message}`);
@@ -52,6 +55,12 @@ try {
     }).catch((err) => {
       // runTests rejects with TestRunFailedError when the suite fails: that is a test failure, not a crash.
       if (err && typeof err.code === 'number') return err.code;
+      if (err && /ENOTFOUND|ECONNREFUSED|ETIMEDOUT|EAI_AGAIN/.test(String(err.code ?? err.message))) {
+        throw new Error(
+          `${err.message}: @vscode/test-electron downloads VS Code; where that is blocked, unset CRAWL_STUDIO_TEST_ELECTRON to use code-server`,
+          { cause: err },
+        );
+      }
       throw err;
     });
   } else {

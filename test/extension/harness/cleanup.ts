@@ -1,16 +1,20 @@
-// Last-resort cleanup: process groups the harness started are killed when this process exits or is
-// interrupted, even if a test forgot to stop them. Normal teardown goes through CodeServer.stop().
+import { rmSync } from 'node:fs';
 
-const groups = new Set<number>();
+// Last-resort cleanup: process groups the harness started are killed (and their temporary folders removed)
+// when this process exits or is interrupted, even if a test forgot to stop them. Normal teardown goes through
+// CodeServer.stop().
+
+const groups = new Map<number, string | undefined>();
 let installed = false;
 
 function killAll(): void {
-  for (const pid of groups) {
+  for (const [pid, dir] of groups) {
     try {
       process.kill(-pid, 'SIGKILL');
     } catch {
       // already gone
     }
+    if (dir) rmSync(dir, { recursive: true, force: true });
   }
   groups.clear();
 }
@@ -20,8 +24,9 @@ function onSignal(signal: NodeJS.Signals): void {
   process.exit(signal === 'SIGINT' ? 130 : 143);
 }
 
-export function track(pid: number): void {
-  groups.add(pid);
+/** Kill process group `pid` (and remove `dir`) if this process ends before untrack(pid). */
+export function track(pid: number, dir?: string): void {
+  groups.set(pid, dir);
   if (!installed) {
     installed = true;
     process.on('exit', killAll);

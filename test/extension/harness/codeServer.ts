@@ -151,7 +151,7 @@ export async function startCodeServer(opts: CodeServerOptions): Promise<CodeServ
     rmSync(dir, { recursive: true, force: true });
     throw new Error(`cannot start ${cmd}`);
   }
-  track(pid);
+  track(pid, dir);
 
   let output = '';
   let partial = '';

@@ -26,9 +26,16 @@ describe('extension activation', () => {
     assert.equal(version, expected);
   });
 
-  it('opened the fixture workspace', () => {
+  it('opened the fixture workspace', async () => {
     const folders = vscode.workspace.workspaceFolders ?? [];
     assert.equal(folders.length, 1, `workspace folders: ${folders.map((f) => f.uri.toString()).join(', ')}`);
-    assert.match(folders[0]!.uri.path, /fixtures\/workspace$/);
+    const expected = process.env.CRAWL_STUDIO_TEST_WORKSPACE;
+    if (expected) assert.equal(folders[0]!.uri.fsPath, expected);
+    // File search goes through the host's ripgrep: a broken code-server install shows up here.
+    const found = await vscode.workspace.findFiles('**/*.crawl.yaml');
+    assert.deepEqual(
+      found.map((u) => u.path.split('/').pop()),
+      ['demo.crawl.yaml'],
+    );
   });
 });
