@@ -20,3 +20,148 @@ export interface PageRecord {
 }
 
 export type ConflictPolicy = 'ignore' | 'update';
+
+/** A page as stored: one row per (run, url); a refetch in the same run keeps the latest fetch. */
+export interface PageRow {
+  readonly run: string;
+  readonly url: string;
+  readonly rule: string;
+  readonly depth: number;
+  readonly status: number | null;
+  readonly fetchedAt: number;
+  readonly contentType: string | null;
+  readonly bytes: number;
+}
+
+/** An item ready for a store: validated, with its data already serialised once (size checks, bulk binds). */
+export interface ItemRow {
+  readonly type: string;
+  readonly key: string;
+  readonly json: string;
+  /** Field names in the order the item lists them: stores keep a per-type column order for exports. */
+  readonly fields: readonly string[];
+  readonly url: string;
+  readonly rule: string;
+  readonly run: string;
+  readonly fetchedAt: number;
+}
+
+export type ErrorKind = 'extract' | 'invalid' | 'store';
+
+/**
+ * One problem worth showing the person: an extraction problem reported by the worker ('extract'), an item or
+ * stream entry the writer refused ('invalid'), or a page the store rejected ('store').
+ */
+export interface ErrorRow {
+  /** Deterministic per stream entry, so replaying an entry after a crash never records its errors twice. */
+  readonly id: string;
+  readonly kind: ErrorKind;
+  readonly run: string | null;
+  readonly url: string | null;
+  readonly rule: string | null;
+  readonly type: string | null;
+  readonly key: string | null;
+  readonly message: string;
+  /** ms since epoch: the page's fetch time, so a replay writes the identical row. */
+  readonly at: number;
+}
+
+export interface RunSummary {
+  readonly run: string;
+  readonly task: string;
+  readonly startedAt: number;
+  readonly finishedAt: number;
+  readonly durationMs: number;
+  readonly pages: number;
+  readonly items: number;
+  readonly duplicates: number;
+  readonly conflicts: number;
+  readonly failures: number;
+  /** Anything else the engine wants to keep with the run (stored as JSON). */
+  readonly extra?: Readonly<Record<string, unknown>>;
+}
+
+export interface StoredItem {
+  readonly type: string;
+  readonly key: string;
+  readonly data: Record<string, unknown>;
+  readonly url: string | null;
+  readonly rule: string | null;
+  readonly run: string | null;
+  readonly fetchedAt: number;
+  readonly firstSeen: number;
+  readonly updatedAt: number;
+}
+
+export type StoredError = ErrorRow;
+
+export interface WriteResult {
+  /** Item rows inserted or overwritten. */
+  readonly written: number;
+  readonly inserted: number;
+  readonly updated: number;
+  /** Items whose key was already stored (kept under 'ignore'; overwritten under 'update' unless older). */
+  readonly conflicts: number;
+  readonly pages: number;
+  /** Error rows newly recorded (a replayed batch records none). */
+  readonly errors: number;
+}
+
+export type ItemOrder = 'id' | 'key' | 'fetched_at' | 'first_seen' | 'updated_at';
+
+export interface ReadOptions {
+  readonly offset?: number;
+  readonly limit?: number;
+  /** Default 'id': the order items were first stored. */
+  readonly orderBy?: ItemOrder;
+  readonly descending?: boolean;
+}
+
+export interface ItemStore {
+  /** 'sqlite' or 'postgres'. */
+  readonly kind: string;
+  /** Where the store lives, safe to show (passwords redacted). */
+  readonly location: string;
+  open(): Promise<void>;
+  close(): Promise<void>;
+  /**
+   * Writes pages, items and error rows in one transaction. Items must be unique by (type, key) within the call
+   * (mergeBatch guarantees it). Idempotent: replaying the same call changes nothing under 'ignore', and under
+   * 'update' rewrites the same values.
+   */
+  writeBatch(
+    pages: readonly PageRow[],
+    items: readonly ItemRow[],
+    policy: ConflictPolicy,
+    errors?: readonly ErrorRow[],
+  ): Promise<WriteResult>;
+  writeErrors(errors: readonly ErrorRow[]): Promise<number>;
+  writeRunSummary(summary: RunSummary): Promise<void>;
+  readRuns(): Promise<RunSummary[]>;
+  readErrors(opts?: { offset?: number; limit?: number }): Promise<StoredError[]>;
+  countErrors(): Promise<number>;
+  countPages(): Promise<number>;
+  readItems(type: string, opts?: ReadOptions): Promise<StoredItem[]>;
+  itemTypes(): Promise<string[]>;
+  /** The type's field names in the order they were first seen: the column order of exports. */
+  fieldNames(type: string): Promise<string[]>;
+  count(type: string): Promise<number>;
+  /** Every item of a type, in storage order, read page by page (no lock or cursor held between pages). */
+  iterateItems(type: string, opts?: { pageSize?: number }): AsyncIterable<StoredItem>;
+}
+
+/** The store cannot be reached right now (server down, file locked): retry later, nothing is wrong with the data. */
+export class StoreUnavailableError extends Error {
+  override readonly name = 'StoreUnavailableError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** The store rejected the data itself (a constraint, a value it cannot hold): retrying the same rows fails again. */
+export class StoreDataError extends Error {
+  override readonly name = 'StoreDataError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}

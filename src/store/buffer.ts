@@ -1,0 +1,28 @@
+import type { ChainableCommander, Redis } from 'ioredis';
+import { taskKeys } from '../queue/keys';
+import type { PageRecord } from './types';
+
+// The worker side of the storage pipeline. A fetched page becomes one stream entry, appended with a single
+// XADD: the page is durable in Redis the moment the worker moves on, and no database sits on the crawl's hot
+// path. The entry is one field holding the JSON page — one parse per entry in the writer, nothing to reassemble.
+// The stream is never trimmed here: writers delete entries only after their rows are committed.
+
+/** The one field of an items-stream entry. */
+export const PAGE_FIELD = 'p';
+
+export function encodePage(page: PageRecord): string {
+  return JSON.stringify(page);
+}
+
+/** Appends one page (with its items and extraction problems) to the task's items stream. */
+export async function bufferPage(redis: Redis, page: PageRecord): Promise<void> {
+  await redis.xadd(taskKeys(page.task).items, '*', PAGE_FIELD, encodePage(page));
+}
+
+/**
+ * Queues the append on a pipeline or MULTI, for workers that already send other commands for the page (job
+ * completion, stats): inside a MULTI the page and the job's completion become durable together.
+ */
+export function bufferPageIn(pipeline: ChainableCommander, page: PageRecord): ChainableCommander {
+  return pipeline.xadd(taskKeys(page.task).items, '*', PAGE_FIELD, encodePage(page));
+}
