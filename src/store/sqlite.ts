@@ -1,0 +1,553 @@
+import { mkdirSync, rmdirSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { Database, type Statement } from 'node-sqlite3-wasm';
+import { itemTableName, mergeFieldNames, ORDER_COLUMNS, quoteIdent } from './tables';
+import {
+  StoreDataError,
+  StoreUnavailableError,
+  type ConflictPolicy,
+  type ErrorRow,
+  type ItemRow,
+  type ItemStore,
+  type PageRow,
+  type ReadOptions,
+  type RunSummary,
+  type StoredError,
+  type StoredItem,
+  type WriteResult,
+} from './types';
+
+// The default, embedded store: one SQLite file per task in the workspace.
+//
+// Why node-sqlite3-wasm: the extension runs on the Node inside VS Code's Electron, on every OS and CPU VS Code
+// supports, so a native module (better-sqlite3, sqlite3) would need a prebuilt binary per Electron ABI and
+// platform and breaks on every VS Code upgrade. node-sqlite3-wasm is SQLite compiled to WebAssembly with a VFS
+// over Node's fs: pure JS + WASM, one artefact everywhere, and it writes real database files that any sqlite3
+// tool can open.
+//
+// What its VFS implies, and how this module copes:
+// - Its locking is a `<file>.lock` directory taken for every access, reads included, and it has no shared-memory
+//   support, so WAL is unavailable (the PRAGMA answers 'delete'); we ask for WAL anyway and keep what we get.
+// - Every call is synchronous and we never keep a statement stepping across an await (reads are paged with
+//   `all()`), so a live process holds the lock only for the duration of one call. A lock directory older than
+//   `staleLockMs` therefore belongs to a process that died mid-call (e.g. SIGKILL during a batch) and is removed;
+//   SQLite then rolls the hot journal back.
+// - SQLite's busy_timeout would sleep synchronously and freeze the extension host, so it stays 0 and a busy
+//   database is retried here with async sleeps.
+
+export interface SqliteStoreOptions {
+  /** How long to retry a locked database before reporting it unavailable. */
+  readonly busyTimeoutMs?: number;
+  /** Age after which a lock directory is taken to be left by a dead process. */
+  readonly staleLockMs?: number;
+}
+
+const SCHEMA_VERSION = 1;
+
+const BASE_SCHEMA = `
+CREATE TABLE IF NOT EXISTS item_types (
+  type TEXT PRIMARY KEY,
+  table_name TEXT NOT NULL UNIQUE,
+  fields TEXT NOT NULL DEFAULT '[]',
+  created_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS pages (
+  id INTEGER PRIMARY KEY,
+  run TEXT NOT NULL,
+  url TEXT NOT NULL,
+  rule TEXT,
+  depth INTEGER,
+  status INTEGER,
+  fetched_at INTEGER NOT NULL,
+  content_type TEXT,
+  bytes INTEGER NOT NULL DEFAULT 0
+);
+CREATE UNIQUE INDEX IF NOT EXISTS pages_run_url ON pages (run, url);
+CREATE TABLE IF NOT EXISTS errors (
+  id INTEGER PRIMARY KEY,
+  error_id TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  run TEXT,
+  url TEXT,
+  rule TEXT,
+  type TEXT,
+  key TEXT,
+  message TEXT NOT NULL,
+  at INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS errors_error_id ON errors (error_id);
+CREATE TABLE IF NOT EXISTS runs (
+  run TEXT PRIMARY KEY,
+  task TEXT NOT NULL,
+  started_at INTEGER NOT NULL,
+  finished_at INTEGER NOT NULL,
+  duration_ms INTEGER NOT NULL,
+  pages INTEGER NOT NULL,
+  items INTEGER NOT NULL,
+  duplicates INTEGER NOT NULL,
+  conflicts INTEGER NOT NULL,
+  failures INTEGER NOT NULL,
+  extra TEXT
+);
+`;
+
+// `data` is declared TEXT, not JSON: SQLite gives an unknown type name NUMERIC affinity, which would turn
+// a stored '12' into the integer 12. Times are integer ms since epoch, the unit everything else in the engine
+// uses. `id` keeps insertion order for paging and exports.
+function itemTableSchema(table: string): string {
+  const t = quoteIdent(table);
+  return `
+CREATE TABLE IF NOT EXISTS ${t} (
+  id INTEGER PRIMARY KEY,
+  key TEXT NOT NULL,
+  data TEXT NOT NULL,
+  url TEXT,
+  rule TEXT,
+  run TEXT,
+  fetched_at INTEGER NOT NULL,
+  first_seen INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS ${quoteIdent(`${table}_key`)} ON ${t} (key);`;
+}
+
+interface TableStatements {
+  readonly insert: Statement;
+  readonly update: Statement;
+}
+
+export class SqliteStore implements ItemStore {
+  readonly kind = 'sqlite';
+  readonly location: string;
+  readonly path: string;
+  /** The journal mode SQLite accepted ('wal' where the VFS allows it, else 'delete'). */
+  journalMode = 'unknown';
+  private db: Database | null = null;
+  private readonly busyTimeoutMs: number;
+  private readonly staleLockMs: number;
+  private readonly types = new Map<string, { table: string; fields: string[] }>();
+  private readonly statements = new Map<string, TableStatements>();
+  private readonly shared = new Map<string, Statement>();
+
+  constructor(path: string, opts: SqliteStoreOptions = {}) {
+    this.path = resolve(path);
+    this.location = `sqlite:${this.path}`;
+    this.busyTimeoutMs = opts.busyTimeoutMs ?? 20_000;
+    this.staleLockMs = opts.staleLockMs ?? 10_000;
+  }
+
+  async open(): Promise<void> {
+    if (this.db) return;
+    try {
+      mkdirSync(dirname(this.path), { recursive: true });
+    } catch (err) {
+      throw new Error(`cannot create the folder for SQLite store ${this.path}: ${(err as Error).message} — check that it is writable`);
+    }
+    await this.withBusyRetry('open', () => {
+      let db: Database;
+      try {
+        db = new Database(this.path);
+      } catch (err) {
+        throw new Error(`cannot open SQLite store ${this.path}: ${(err as Error).message} — check that the file is a SQLite database and the folder is writable`, { cause: err });
+      }
+      try {
+        db.exec('PRAGMA busy_timeout = 0');
+        const mode = db.get('PRAGMA journal_mode = WAL');
+        this.journalMode = String(mode?.journal_mode ?? 'unknown');
+        const version = Number(db.get('PRAGMA user_version')?.user_version ?? 0);
+        if (version > SCHEMA_VERSION) {
+          throw new Error(`SQLite store ${this.path} has schema version ${version}, newer than this Crawl Studio understands (${SCHEMA_VERSION}): update the extension`);
+        }
+        db.exec('BEGIN IMMEDIATE');
+        try {
+          db.exec(BASE_SCHEMA);
+          db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+          db.exec('COMMIT');
+        } catch (err) {
+          if (db.inTransaction) db.exec('ROLLBACK');
+          throw err;
+        }
+      } catch (err) {
+        db.close();
+        throw err;
+      }
+      this.db = db;
+      this.loadTypes();
+    });
+  }
+
+  async close(): Promise<void> {
+    const db = this.db;
+    if (!db) return;
+    this.db = null;
+    for (const s of this.statements.values()) {
+      s.insert.finalize();
+      s.update.finalize();
+    }
+    for (const s of this.shared.values()) s.finalize();
+    this.statements.clear();
+    this.shared.clear();
+    db.close();
+  }
+
+  async writeBatch(pages: readonly PageRow[], items: readonly ItemRow[], policy: ConflictPolicy, errors: readonly ErrorRow[] = []): Promise<WriteResult> {
+    return this.withBusyRetry('write a batch', () =>
+      this.transaction(() => {
+        const now = Date.now();
+        this.registerTypes(items, now);
+        let pageCount = 0;
+        const upsertPage = this.stmt(
+          'page',
+          `INSERT INTO pages (run, url, rule, depth, status, fetched_at, content_type, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (run, url) DO UPDATE SET rule = excluded.rule, depth = excluded.depth, status = excluded.status,
+             fetched_at = excluded.fetched_at, content_type = excluded.content_type, bytes = excluded.bytes
+           WHERE excluded.fetched_at >= pages.fetched_at`,
+        );
+        for (const p of pages) {
+          upsertPage.run([p.run, p.url, p.rule, p.depth, p.status, p.fetchedAt, p.contentType, p.bytes]);
+          pageCount++;
+        }
+        let inserted = 0;
+        let updated = 0;
+        let conflicts = 0;
+        for (const item of items) {
+          const s = this.tableStatements(item.type);
+          const r = s.insert.run([item.key, item.json, item.url, item.rule, item.run, item.fetchedAt, now, now]);
+          if (r.changes > 0) {
+            inserted++;
+            continue;
+          }
+          conflicts++;
+          if (policy === 'update') {
+            // Older fetches never overwrite newer ones: replays and concurrent writers then agree on the result.
+            const u = s.update.run([item.json, item.url, item.rule, item.run, item.fetchedAt, now, item.key, item.fetchedAt]);
+            updated += u.changes;
+          }
+        }
+        const errorCount = this.insertErrors(errors);
+        return { written: inserted + updated, inserted, updated, conflicts, pages: pageCount, errors: errorCount };
+      }),
+    );
+  }
+
+  async writeErrors(errors: readonly ErrorRow[]): Promise<number> {
+    if (errors.length === 0) return 0;
+    return this.withBusyRetry('record errors', () => this.transaction(() => this.insertErrors(errors)));
+  }
+
+  async writeRunSummary(s: RunSummary): Promise<void> {
+    await this.withBusyRetry('record the run summary', () => {
+      this.conn().run(
+        `INSERT INTO runs (run, task, started_at, finished_at, duration_ms, pages, items, duplicates, conflicts, failures, extra)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (run) DO UPDATE SET task = excluded.task, started_at = excluded.started_at, finished_at = excluded.finished_at,
+           duration_ms = excluded.duration_ms, pages = excluded.pages, items = excluded.items, duplicates = excluded.duplicates,
+           conflicts = excluded.conflicts, failures = excluded.failures, extra = excluded.extra`,
+        [s.run, s.task, s.startedAt, s.finishedAt, s.durationMs, s.pages, s.items, s.duplicates, s.conflicts, s.failures, s.extra ? JSON.stringify(s.extra) : null],
+      );
+    });
+  }
+
+  async readRuns(): Promise<RunSummary[]> {
+    const rows = await this.withBusyRetry('read runs', () => this.conn().all('SELECT * FROM runs ORDER BY started_at, run'));
+    return rows.map((r) => ({
+      run: String(r.run),
+      task: String(r.task),
+      startedAt: Number(r.started_at),
+      finishedAt: Number(r.finished_at),
+      durationMs: Number(r.duration_ms),
+      pages: Number(r.pages),
+      items: Number(r.items),
+      duplicates: Number(r.duplicates),
+      conflicts: Number(r.conflicts),
+      failures: Number(r.failures),
+      ...(r.extra ? { extra: JSON.parse(String(r.extra)) as Record<string, unknown> } : {}),
+    }));
+  }
+
+  async readErrors(opts: { offset?: number; limit?: number } = {}): Promise<StoredError[]> {
+    const rows = await this.withBusyRetry('read errors', () =>
+      this.conn().all('SELECT * FROM errors ORDER BY id LIMIT ? OFFSET ?', [clampLimit(opts.limit), Math.max(0, opts.offset ?? 0)]),
+    );
+    return rows.map((r) => ({
+      id: String(r.error_id),
+      kind: String(r.kind) as ErrorRow['kind'],
+      run: nullable(r.run),
+      url: nullable(r.url),
+      rule: nullable(r.rule),
+      type: nullable(r.type),
+      key: nullable(r.key),
+      message: String(r.message),
+      at: Number(r.at),
+    }));
+  }
+
+  async countErrors(): Promise<number> {
+    return this.withBusyRetry('count errors', () => Number(this.conn().get('SELECT count(*) AS n FROM errors')?.n ?? 0));
+  }
+
+  async countPages(): Promise<number> {
+    return this.withBusyRetry('count pages', () => Number(this.conn().get('SELECT count(*) AS n FROM pages')?.n ?? 0));
+  }
+
+  async itemTypes(): Promise<string[]> {
+    return this.withBusyRetry('list item types', () => {
+      this.loadTypes();
+      return [...this.types.keys()].sort();
+    });
+  }
+
+  async fieldNames(type: string): Promise<string[]> {
+    return this.withBusyRetry('read field names', () => {
+      this.loadTypes();
+      return [...(this.types.get(type)?.fields ?? [])];
+    });
+  }
+
+  async count(type: string): Promise<number> {
+    return this.withBusyRetry('count items', () => {
+      const table = this.tableOf(type);
+      return table ? Number(this.conn().get(`SELECT count(*) AS n FROM ${quoteIdent(table)}`)?.n ?? 0) : 0;
+    });
+  }
+
+  async readItems(type: string, opts: ReadOptions = {}): Promise<StoredItem[]> {
+    const column = ORDER_COLUMNS[opts.orderBy ?? 'id'];
+    if (!column) throw new Error(`cannot order items by '${String(opts.orderBy)}': use one of ${Object.keys(ORDER_COLUMNS).join(', ')}`);
+    return this.withBusyRetry('read items', () => {
+      const table = this.tableOf(type);
+      if (!table) return [];
+      const dir = opts.descending ? 'DESC' : 'ASC';
+      const rows = this.conn().all(
+        `SELECT * FROM ${quoteIdent(table)} ORDER BY ${column} ${dir}, id ${dir} LIMIT ? OFFSET ?`,
+        [clampLimit(opts.limit), Math.max(0, opts.offset ?? 0)],
+      );
+      return rows.map((r) => toItem(type, r));
+    });
+  }
+
+  async *iterateItems(type: string, opts: { pageSize?: number } = {}): AsyncIterable<StoredItem> {
+    const size = Math.max(1, opts.pageSize ?? 1000);
+    let after = 0;
+    for (;;) {
+      // Keyset paging: each page is one short statement, so no lock is held while the consumer awaits.
+      const rows = await this.withBusyRetry('read items', () => {
+        const table = this.tableOf(type);
+        return table ? this.conn().all(`SELECT * FROM ${quoteIdent(table)} WHERE id > ? ORDER BY id LIMIT ?`, [after, size]) : [];
+      });
+      for (const r of rows) yield toItem(type, r);
+      if (rows.length < size) return;
+      after = Number(rows[rows.length - 1]!.id);
+    }
+  }
+
+  private conn(): Database {
+    if (!this.db) throw new Error(`SQLite store ${this.path} is not open (call open() first, or it was closed)`);
+    return this.db;
+  }
+
+  private transaction<T>(fn: () => T): T {
+    const db = this.conn();
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      const out = fn();
+      db.exec('COMMIT');
+      return out;
+    } catch (err) {
+      if (db.inTransaction) db.exec('ROLLBACK');
+      // Types registered inside a rolled-back transaction do not exist: forget them and their statements.
+      this.loadTypes();
+      throw err;
+    }
+  }
+
+  private stmt(name: string, sql: string): Statement {
+    let s = this.shared.get(name);
+    if (!s) {
+      s = this.conn().prepare(sql);
+      this.shared.set(name, s);
+    }
+    return s;
+  }
+
+  private insertErrors(errors: readonly ErrorRow[]): number {
+    if (errors.length === 0) return 0;
+    const s = this.stmt(
+      'error',
+      `INSERT INTO errors (error_id, kind, run, url, rule, type, key, message, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (error_id) DO NOTHING`,
+    );
+    let n = 0;
+    for (const e of errors) n += s.run([e.id, e.kind, e.run, e.url, e.rule, e.type, e.key, e.message, e.at]).changes;
+    return n;
+  }
+
+  /** Reads the type registry; other processes may have added types since we last looked. */
+  private loadTypes(): void {
+    if (!this.db) return;
+    const rows = this.db.all('SELECT type, table_name, fields FROM item_types');
+    const live = new Set<string>();
+    for (const r of rows) {
+      const type = String(r.type);
+      live.add(type);
+      this.types.set(type, { table: String(r.table_name), fields: JSON.parse(String(r.fields)) as string[] });
+    }
+    for (const type of [...this.types.keys()]) {
+      if (!live.has(type)) {
+        this.types.delete(type);
+        this.dropStatements(type);
+      }
+    }
+  }
+
+  private dropStatements(type: string): void {
+    const s = this.statements.get(type);
+    if (s) {
+      s.insert.finalize();
+      s.update.finalize();
+      this.statements.delete(type);
+    }
+  }
+
+  /** Creates tables for new types and extends field lists; runs inside the batch transaction (we hold the lock). */
+  private registerTypes(items: readonly ItemRow[], now: number): void {
+    const byType = new Map<string, Set<string>>();
+    for (const item of items) {
+      let set = byType.get(item.type);
+      if (!set) byType.set(item.type, (set = new Set()));
+      for (const f of item.fields) set.add(f);
+    }
+    let fresh = false;
+    for (const [type, fields] of byType) {
+      const known = this.types.get(type);
+      if (known && !mergeFieldNames(known.fields, fields)) continue;
+      if (!fresh) {
+        // Another process may have registered the type or new fields meanwhile: decide on current rows.
+        this.loadTypes();
+        fresh = true;
+      }
+      const current = this.types.get(type);
+      const db = this.conn();
+      if (!current) {
+        const table = itemTableName(type);
+        db.exec(itemTableSchema(table));
+        db.run('INSERT INTO item_types (type, table_name, fields, created_at) VALUES (?, ?, ?, ?)', [type, table, JSON.stringify([...fields]), now]);
+        this.types.set(type, { table, fields: [...fields] });
+        continue;
+      }
+      const merged = mergeFieldNames(current.fields, fields);
+      if (merged) {
+        db.run('UPDATE item_types SET fields = ? WHERE type = ?', [JSON.stringify(merged), type]);
+        current.fields = merged;
+      }
+    }
+  }
+
+  private tableOf(type: string): string | null {
+    let t = this.types.get(type);
+    if (!t) {
+      this.loadTypes();
+      t = this.types.get(type);
+    }
+    return t?.table ?? null;
+  }
+
+  private tableStatements(type: string): TableStatements {
+    let s = this.statements.get(type);
+    if (!s) {
+      const table = this.tableOf(type);
+      if (!table) throw new Error(`internal: item type '${type}' has no table`);
+      const t = quoteIdent(table);
+      const db = this.conn();
+      s = {
+        insert: db.prepare(
+          `INSERT INTO ${t} (key, data, url, rule, run, fetched_at, first_seen, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
+        ),
+        update: db.prepare(
+          `UPDATE ${t} SET data = ?, url = ?, rule = ?, run = ?, fetched_at = ?, updated_at = ? WHERE key = ? AND fetched_at <= ?`,
+        ),
+      };
+      this.statements.set(type, s);
+    }
+    return s;
+  }
+
+  /**
+   * Runs a synchronous database call, retrying with async sleeps while another process holds the file lock, and
+   * classifies failures: a lock that outlasts busyTimeoutMs is StoreUnavailableError (the writer backs off), a
+   * constraint or size failure is StoreDataError (the writer isolates the offending entry).
+   */
+  private async withBusyRetry<T>(what: string, fn: () => T): Promise<T> {
+    const deadline = Date.now() + this.busyTimeoutMs;
+    let delay = 5;
+    for (;;) {
+      try {
+        return fn();
+      } catch (err) {
+        const msg = (err as Error).message ?? String(err);
+        if (!isBusy(msg)) {
+          if (err instanceof StoreUnavailableError || err instanceof StoreDataError) throw err;
+          if (isDataError(msg)) throw new StoreDataError(`SQLite store ${this.path} rejected the data (${what}): ${msg}`, { cause: err });
+          if (isIoError(msg)) throw new StoreUnavailableError(`SQLite store ${this.path} cannot ${what}: ${msg} — check disk space and permissions`, { cause: err });
+          throw err instanceof Error && msg.includes(this.path) ? err : new Error(`SQLite store ${this.path} cannot ${what}: ${msg}`, { cause: err });
+        }
+        this.breakStaleLock();
+        if (Date.now() >= deadline) {
+          throw new StoreUnavailableError(
+            `SQLite store ${this.path} stayed locked for ${this.busyTimeoutMs} ms (${what}): another process is using it; if none is, remove ${this.path}.lock`,
+            { cause: err },
+          );
+        }
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(delay * 2, 100);
+      }
+    }
+  }
+
+  private breakStaleLock(): void {
+    const lock = `${this.path}.lock`;
+    try {
+      const age = Date.now() - statSync(lock).mtimeMs;
+      if (age > this.staleLockMs) {
+        rmdirSync(lock);
+        console.warn(`crawl-studio: removed stale SQLite lock ${lock} (${Math.round(age / 1000)} s old, its process is gone)`);
+      }
+    } catch {
+      // Gone already, or taken again by a live process: either way, just retry.
+    }
+  }
+}
+
+function isBusy(msg: string): boolean {
+  return /database is locked|database is busy|SQLITE_BUSY/i.test(msg);
+}
+
+function isDataError(msg: string): boolean {
+  return /constraint failed|too big|datatype mismatch|malformed JSON/i.test(msg);
+}
+
+function isIoError(msg: string): boolean {
+  return /disk I\/O error|database or disk is full|unable to open database|readonly database/i.test(msg);
+}
+
+function clampLimit(limit: number | undefined): number {
+  return Math.min(Math.max(1, limit ?? 100), 10_000);
+}
+
+function nullable(v: unknown): string | null {
+  return v === null || v === undefined ? null : String(v);
+}
+
+function toItem(type: string, r: Record<string, unknown>): StoredItem {
+  return {
+    type,
+    key: String(r.key),
+    data: JSON.parse(String(r.data)) as Record<string, unknown>,
+    url: nullable(r.url),
+    rule: nullable(r.rule),
+    run: nullable(r.run),
+    fetchedAt: Number(r.fetched_at),
+    firstSeen: Number(r.first_seen),
+    updatedAt: Number(r.updated_at),
+  };
+}

@@ -1,0 +1,270 @@
+import { strict as assert } from 'node:assert';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { mergeBatch, decodeEntry } from '../../src/store/merge';
+import { openStore } from '../../src/store/open';
+import { SqliteStore } from '../../src/store/sqlite';
+import type { ItemRow, ItemStore, PageRow } from '../../src/store/types';
+import { postgresForSuite, type PostgresServer } from '../support/postgres';
+import { page, product } from './helpers';
+
+// The ItemStore contract, run against both stores, plus what is particular to each.
+
+function rows(items: { type?: string; key: string; data: Record<string, unknown>; fetchedAt?: number; url?: string }[]): ItemRow[] {
+  return items.map((i) => ({
+    type: i.type ?? 'product',
+    key: i.key,
+    json: JSON.stringify(i.data),
+    fields: Object.keys(i.data),
+    url: i.url ?? `https://shop.test/${i.key}`,
+    rule: 'detail',
+    run: 'r1',
+    fetchedAt: i.fetchedAt ?? 1_700_000_000_000,
+  }));
+}
+
+const pageRow: PageRow = { run: 'r1', url: 'https://shop.test/p', rule: 'list', depth: 0, status: 200, fetchedAt: 1_700_000_000_000, contentType: 'text/html', bytes: 10 };
+
+function contract(name: string, make: () => Promise<ItemStore>) {
+  describe(`store contract: ${name}`, () => {
+    let store: ItemStore;
+    beforeEach(async function () {
+      store = await make();
+    });
+    afterEach(async () => {
+      await store?.close();
+    });
+
+    it("'ignore' keeps the stored row and counts the conflict", async () => {
+      const first = await store.writeBatch([pageRow], rows([{ key: 'a', data: { v: '1' } }, { key: 'b', data: { v: '1' } }]), 'ignore');
+      assert.deepEqual(first, { written: 2, inserted: 2, updated: 0, conflicts: 0, pages: 1, errors: 0 });
+      const second = await store.writeBatch([pageRow], rows([{ key: 'a', data: { v: '2' }, fetchedAt: 1_800_000_000_000 }, { key: 'c', data: { v: '2' } }]), 'ignore');
+      assert.deepEqual(second, { written: 1, inserted: 1, updated: 0, conflicts: 1, pages: 1, errors: 0 });
+      const items = await store.readItems('product', { orderBy: 'key' });
+      assert.deepEqual(items.map((i) => [i.key, i.data.v]), [['a', '1'], ['b', '1'], ['c', '2']]);
+      assert.equal(await store.countPages(), 1);
+    });
+
+    it("'update' overwrites with newer fetches only, and keeps first_seen", async () => {
+      await store.writeBatch([], rows([{ key: 'a', data: { v: '1' }, fetchedAt: 2000 }]), 'update');
+      const [before] = await store.readItems('product');
+      await new Promise((r) => setTimeout(r, 5));
+      const newer = await store.writeBatch([], rows([{ key: 'a', data: { v: '2', extra: ['x'] }, fetchedAt: 3000, url: 'https://shop.test/new' }]), 'update');
+      assert.deepEqual(newer, { written: 1, inserted: 0, updated: 1, conflicts: 1, pages: 0, errors: 0 });
+      const older = await store.writeBatch([], rows([{ key: 'a', data: { v: 'stale' }, fetchedAt: 1000 }]), 'update');
+      assert.deepEqual(older, { written: 0, inserted: 0, updated: 0, conflicts: 1, pages: 0, errors: 0 });
+      const [after] = await store.readItems('product');
+      assert.deepEqual(after!.data, { v: '2', extra: ['x'] });
+      assert.equal(after!.url, 'https://shop.test/new');
+      assert.equal(after!.fetchedAt, 3000);
+      assert.equal(after!.firstSeen, before!.firstSeen);
+      assert.ok(after!.updatedAt >= before!.updatedAt);
+      assert.deepEqual(await store.fieldNames('product'), ['v', 'extra']);
+    });
+
+    it('replaying a batch changes nothing and records no error twice', async () => {
+      const p = page('t', 'https://shop.test/list', [product('k1'), { type: 'product', key: '', data: {} }], {
+        problems: [{ type: 'product', index: 9, message: 'required field missing' }],
+      });
+      const m = mergeBatch([decodeEntry('100-0', ['p', JSON.stringify(p)])], 'ignore');
+      const once = await store.writeBatch(m.pages, m.items, 'ignore', m.errors);
+      assert.deepEqual(once, { written: 1, inserted: 1, updated: 0, conflicts: 0, pages: 1, errors: 2 });
+      const again = await store.writeBatch(m.pages, m.items, 'ignore', m.errors);
+      assert.deepEqual(again, { written: 0, inserted: 0, updated: 0, conflicts: 1, pages: 1, errors: 0 });
+      assert.equal(await store.count('product'), 1);
+      assert.equal(await store.countPages(), 1);
+      assert.equal(await store.countErrors(), 2);
+      const errors = await store.readErrors();
+      assert.deepEqual(errors.map((e) => [e.id, e.kind, e.url, e.type]), [
+        ['100-0/0', 'extract', 'https://shop.test/list', 'product'],
+        ['100-0/1', 'invalid', 'https://shop.test/list', 'product'],
+      ]);
+      assert.equal(errors[0]!.at, p.fetchedAt);
+    });
+
+    it('keeps types apart, pages through items, iterates all of them', async () => {
+      const many = Array.from({ length: 2500 }, (_, i) => ({ key: `k${String(i).padStart(5, '0')}`, data: { n: String(i), list: [String(i), 'ü'] } }));
+      await store.writeBatch([], rows(many), 'ignore');
+      await store.writeBatch([], rows([{ type: 'Product', key: 'k00001', data: { other: 'yes' } }, { type: 'review', key: 'r1', data: { stars: '5' } }]), 'ignore');
+      assert.deepEqual(await store.itemTypes(), ['Product', 'product', 'review']);
+      assert.equal(await store.count('product'), 2500);
+      assert.equal(await store.count('Product'), 1);
+      assert.equal(await store.count('nope'), 0);
+      assert.deepEqual(await store.readItems('nope'), []);
+      const pageOf = await store.readItems('product', { offset: 100, limit: 3, orderBy: 'key', descending: true });
+      assert.deepEqual(pageOf.map((i) => i.key), ['k02399', 'k02398', 'k02397']);
+      let n = 0;
+      const seen = new Set<string>();
+      for await (const item of store.iterateItems('product', { pageSize: 700 })) {
+        n++;
+        seen.add(item.key);
+        assert.deepEqual(item.data.list, [item.data.n, 'ü']);
+      }
+      assert.equal(n, 2500);
+      assert.equal(seen.size, 2500);
+      await assert.rejects(store.readItems('product', { orderBy: 'data; DROP TABLE x' as never }), /cannot order items by/);
+    });
+
+    it('records and replaces run summaries', async () => {
+      const s = { run: 'r1', task: 'shop', startedAt: 1000, finishedAt: 5000, durationMs: 4000, pages: 10, items: 20, duplicates: 3, conflicts: 1, failures: 2 };
+      await store.writeRunSummary(s);
+      await store.writeRunSummary({ ...s, items: 21, extra: { note: 'again' } });
+      assert.deepEqual(await store.readRuns(), [{ ...s, items: 21, extra: { note: 'again' } }]);
+    });
+  });
+}
+
+describe('store: SQLite', () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'cs-sqlite-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  let n = 0;
+  contract('sqlite', async () => openStore(`sqlite:${join(dir, `nested/deeper/t${++n}.sqlite`)}`));
+
+  it('creates the file with its folders and reports the journal mode it got', async () => {
+    const path = join(dir, 'a/b/c/task.sqlite');
+    const store = (await openStore(path)) as SqliteStore;
+    try {
+      assert.ok(existsSync(path));
+      // The WASM VFS has no shared memory, so SQLite declines WAL; the store must cope either way.
+      assert.ok(['wal', 'delete'].includes(store.journalMode), store.journalMode);
+      await store.writeBatch([], rows([{ key: 'a', data: { v: '1' } }]), 'ignore');
+    } finally {
+      await store.close();
+    }
+    // A real SQLite file: reopening sees the data.
+    const again = await openStore(`sqlite:${path}`);
+    assert.equal(await again.count('product'), 1);
+    await again.close();
+  });
+
+  it('waits for a lock held by another process, and breaks one left by a dead process', async function () {
+    this.timeout(20_000);
+    const path = join(dir, 'locked.sqlite');
+    const store = new SqliteStore(path, { staleLockMs: 1500, busyTimeoutMs: 5000 });
+    await store.open();
+    await store.writeBatch([], rows([{ key: 'a', data: { v: '1' } }]), 'ignore');
+    // Simulate a writer SIGKILLed inside a transaction: the VFS's lock directory stays behind.
+    mkdirSync(`${path}.lock`);
+    const t0 = Date.now();
+    const r = await store.writeBatch([], rows([{ key: 'b', data: { v: '1' } }]), 'ignore');
+    assert.equal(r.inserted, 1);
+    assert.ok(Date.now() - t0 >= 1400, 'a fresh lock is respected until it is stale');
+    // A lock that never goes stale surfaces as "unavailable" after busyTimeoutMs, naming the file.
+    mkdirSync(`${path}.lock`);
+    const far = new Date(Date.now() + 3600_000);
+    utimesSync(`${path}.lock`, far, far);
+    const quick = new SqliteStore(path, { staleLockMs: 60_000, busyTimeoutMs: 300 });
+    await assert.rejects(quick.open(), (err: Error) => err.name === 'StoreUnavailableError' && err.message.includes(`${path}.lock`));
+    rmSync(`${path}.lock`, { recursive: true });
+    assert.equal(await store.count('product'), 2);
+    await store.close();
+  });
+
+  it('writes files the sqlite3 command-line tool can read (when it is installed)', async function () {
+    const probe = spawnSync('sqlite3', ['-version']);
+    if (probe.status !== 0) this.skip();
+    const path = join(dir, 'cli.sqlite');
+    const store = await openStore(path);
+    await store.writeBatch([], rows([{ key: 'a', data: { v: 'ü' } }]), 'ignore');
+    await store.close();
+    const out = spawnSync('sqlite3', [path, "SELECT key, json_extract(data, '$.v') FROM items_product"], { encoding: 'utf8' });
+    assert.equal(out.stdout.trim(), 'a|ü');
+  });
+});
+
+describe('store: PostgreSQL', function () {
+  this.timeout(60_000);
+  let server: PostgresServer | null = null;
+  before(async function () {
+    server = await postgresForSuite('store: PostgreSQL');
+    if (!server) this.skip();
+  });
+  after(async () => {
+    await server?.destroy();
+  });
+
+  let n = 0;
+  contract('postgres', async () => openStore(server!.url, { task: `contract-${++n}` }));
+
+  it('names the URL without its password and says what to do when the server is unreachable', async () => {
+    const url = `postgres://crawler:s3cret@127.0.0.1:1/items`;
+    await assert.rejects(openStore(url), (err: Error) => {
+      assert.equal(err.name, 'StoreUnavailableError');
+      assert.ok(!err.message.includes('s3cret'), err.message);
+      assert.match(err.message, /postgres:\/\/crawler:\*\*\*@127\.0\.0\.1:1\/items/);
+      assert.match(err.message, /is the server running/);
+      return true;
+    });
+  });
+
+  it('says so when the database does not exist', async () => {
+    const url = server!.url.replace(/\/postgres$/, '/missing_db');
+    await assert.rejects(openStore(url), /database "missing_db" does not exist.*create the database/);
+  });
+
+  it('keeps tasks in separate schemas of one database', async () => {
+    const a = await openStore(server!.url, { task: 'shop-a' });
+    const b = await openStore(server!.url, { task: 'shop-b' });
+    try {
+      await a.writeBatch([], rows([{ key: 'x', data: { v: 'a' } }]), 'ignore');
+      assert.equal(await a.count('product'), 1);
+      assert.equal(await b.count('product'), 0);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('writes at least 20,000 items/s in bulk', async () => {
+    const store = await openStore(server!.url, { task: 'throughput' });
+    try {
+      const total = 60_000;
+      const batch = 5_000;
+      const t0 = performance.now();
+      for (let i = 0; i < total; i += batch) {
+        const items = Array.from({ length: batch }, (_, j) => ({
+          key: `sku-${i + j}`,
+          data: { sku: `sku-${i + j}`, name: `Product ${i + j} — ünïcode`, price: '19.99', tags: ['a', 'b', 'c'] },
+        }));
+        await store.writeBatch([], rows(items), 'ignore');
+      }
+      const rate = Math.round(total / ((performance.now() - t0) / 1000));
+      console.log(`      PostgreSQL: ${rate} items/s (${total} items in batches of ${batch})`);
+      assert.equal(await store.count('product'), total);
+      assert.ok(rate >= 20_000, `PostgreSQL wrote ${rate} items/s, fewer than 20,000`);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('store: SQLite throughput', () => {
+  it('reports its bulk write rate', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cs-sqlite-rate-'));
+    const store = await openStore(join(dir, 'rate.sqlite'));
+    try {
+      const total = 60_000;
+      const batch = 5_000;
+      const t0 = performance.now();
+      for (let i = 0; i < total; i += batch) {
+        const items = Array.from({ length: batch }, (_, j) => ({
+          key: `sku-${i + j}`,
+          data: { sku: `sku-${i + j}`, name: `Product ${i + j} — ünïcode`, price: '19.99', tags: ['a', 'b', 'c'] },
+        }));
+        await store.writeBatch([], rows(items), 'ignore');
+      }
+      const rate = Math.round(total / ((performance.now() - t0) / 1000));
+      console.log(`      SQLite: ${rate} items/s (${total} items in batches of ${batch})`);
+      assert.equal(await store.count('product'), total);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
