@@ -510,7 +510,7 @@ export class SqliteStore implements ItemStore {
       const age = Date.now() - statSync(lock).mtimeMs;
       if (age > this.staleLockMs) {
         rmdirSync(lock);
-        console.warn(`crawl-studio: removed stale SQLite lock ${lock} (${Math.round(age / 1000)} s old, its process is gone)`);
+        console.warn(`crawl-studio: removed stale SQLite lock ${lock}: ${Math.round(age / 1000)} s old, so left by a process that died mid-write`);
       }
     } catch {
       // Gone already, or taken again by a live process: either way, just retry.

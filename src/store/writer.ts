@@ -367,6 +367,16 @@ class Writer implements WriterHandle {
 
   /** Takes over entries of writers whose heartbeat is gone, then of any writer that sat on them too long. */
   private async recover(): Promise<void> {
+    // Our own pending entries exist only when acknowledging failed (Redis went away after a commit); '>' never
+    // delivers them again, so re-read them from our pending list. Replaying a stored batch is harmless.
+    while (!this.stopping) {
+      const reply = (await this.redis.call('XREADGROUP', 'GROUP', this.group, this.consumer, 'COUNT', this.batchSize, 'STREAMS', this.key, '0')) as
+        | [string, [string, string[] | null][]][]
+        | null;
+      const own = reply?.[0]?.[1] ?? [];
+      if (own.length === 0) break;
+      await this.process(own.map(([id, fields]) => ({ id, fields })));
+    }
     const consumers = (await this.redis.xinfo('CONSUMERS', this.key, this.group)) as (string | number)[][];
     for (const flat of consumers) {
       const info = pairs(flat);

@@ -131,6 +131,34 @@ describe('store: pipeline (SQLite)', function () {
     assert.equal(await writer.backlog(), 0, 'malformed entries are acknowledged, not retried forever');
   });
 
+  it('replays a batch whose acknowledgement failed after the commit, without storing anything twice', async () => {
+    const task = uniqueTask('ackfail');
+    const store = await openStore(join(dir, `${task}.sqlite`));
+    let failures = 1;
+    const writer = await startWriter(redis, {
+      task,
+      store,
+      flushMs: 20,
+      recoverEveryMs: 100,
+      backoff: { initialMs: 20, maxMs: 50 },
+      log: quiet,
+      afterCommit: () => {
+        if (failures-- > 0) throw new Error('connection lost before XACK');
+      },
+    });
+    cleanup.push(async () => {
+      await writer.stop();
+      await store.close();
+    });
+    for (let n = 0; n < 10; n++) await bufferPage(redis, page(task, `https://shop.test/${n}`, [product(`k${n}`), product('shared')]));
+    await writer.flush({ timeoutMs: 10_000 });
+    assert.equal(await store.count('product'), 11);
+    const c = writer.counters();
+    assert.equal(c.inserted, 11);
+    assert.ok(c.conflicts >= 11, 'the replayed batch met its own rows');
+    assert.equal(c.lastError, null, 'a later success clears the error');
+  });
+
   it('stop() hands unfinished work to the next writer; flush() of a stopped writer says so', async () => {
     const task = uniqueTask('handover');
     const store = await openStore(join(dir, `${task}.sqlite`));
