@@ -1,11 +1,71 @@
 import * as vscode from 'vscode';
+import { TaskCodeLensProvider } from './codeLens';
+import { registerCommands } from './commands';
+import { CrawlManager } from './crawls/crawlManager';
 import { registerDesigner } from './designer';
+import { QueueTreeProvider, type ExplorerNode } from './explorer/queueTree';
+import { RedisConnection } from './redisConnection';
+import { onSettingsChange, settings } from './settings';
+import { CrawlStatusBar } from './statusBar';
+import { TaskProblems } from './taskProblems';
+import { WorkerManager } from './workers/workerManager';
+import { WorkerTreeProvider } from './workers/workerTree';
 
-export function activate(context: vscode.ExtensionContext): void {
+// Activation wires the parts together and starts nothing expensive: Redis is connected when a view or a command
+// first needs it, so opening a folder costs only the registrations.
+
+export interface CrawlStudioApi {
+  readonly connection: RedisConnection;
+  readonly crawls: CrawlManager;
+  readonly workers: WorkerManager;
+  readonly tree: QueueTreeProvider;
+  readonly statusBar: CrawlStatusBar;
+  readonly codeLens: TaskCodeLensProvider;
+}
+
+export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
+  const connection = new RedisConnection(context);
+  const problems = new TaskProblems();
+  const workers = new WorkerManager(context);
+  const crawls = new CrawlManager(connection, workers, problems);
+  const tree = new QueueTreeProvider(connection, settings.refreshIntervalMs);
+  const view = vscode.window.createTreeView<ExplorerNode>('crawlStudio.queueExplorer', { treeDataProvider: tree, showCollapseAll: true });
+  tree.attach(view);
+  const workerTree = new WorkerTreeProvider(workers, connection);
+  const workerView = vscode.window.createTreeView('crawlStudio.workers', { treeDataProvider: workerTree });
+  const statusBar = new CrawlStatusBar(crawls);
+  const codeLens = new TaskCodeLensProvider(crawls);
+
   context.subscriptions.push(
+    connection,
+    problems,
+    workers,
+    crawls,
+    tree,
+    view,
+    workerTree,
+    workerView,
+    statusBar,
+    codeLens,
+    vscode.languages.registerCodeLensProvider({ pattern: '**/*.crawl.{yaml,yml}' }, codeLens),
     vscode.commands.registerCommand('crawlStudio.version', () => context.extension.packageJSON.version as string),
+    // The explorer connects on its own when it becomes visible, so a user who opens the view sees the queues.
+    view.onDidChangeVisibility((e) => e.visible && void connection.get().then(() => tree.refresh(), () => tree.refresh())),
+    onSettingsChange((e) => {
+      if (e.affectsConfiguration('crawlStudio.redisUrl')) void connection.reset().then(() => tree.refresh());
+    }),
+    crawls.onDidFinish(({ task, result }) => {
+      const s = result.status.stats;
+      void vscode.window.showInformationMessage(
+        `Crawl '${task}' finished: ${s?.done ?? 0} pages, ${s?.items ?? 0} items, ${s?.failed ?? 0} failed.`,
+        'Open Results',
+      ).then((a) => a && vscode.commands.executeCommand('crawlStudio.openResults', vscode.Uri.file(result.status.run?.file ?? '')));
+    }),
   );
+  if (view.visible) void connection.get().then(() => tree.refresh(), () => tree.refresh());
+  registerCommands({ context, connection, crawls, workers, tree });
   registerDesigner(context);
+  return { connection, crawls, workers, tree, statusBar, codeLens };
 }
 
 export function deactivate(): void {}

@@ -1,0 +1,263 @@
+import * as vscode from 'vscode';
+import { parseTask } from '../core/task/parse';
+import type { CrawlTask } from '../core/task/model';
+import { CrawlQueue } from '../queue/crawl';
+import { exportItems, openStore } from '../store';
+import { storeUrlFor } from '../worker/storage';
+import { dirname } from 'node:path';
+import { Writable } from 'node:stream';
+import { TaskInvalidError, type CrawlManager } from './crawls/crawlManager';
+import { JobNode, MoreNode, QueueNode, type QueueTreeProvider } from './explorer/queueTree';
+import { describeConnectionError, type RedisConnection } from './redisConnection';
+import { RedisNotFoundError } from '../queue/redisServer';
+import { settings } from './settings';
+import type { WorkerManager } from './workers/workerManager';
+import type { WorkerNode } from './workers/workerTree';
+
+// Every command of the extension. Commands return their result so tests (and other extensions) can drive them
+// without clicking; every failure becomes a notification that says what to do next.
+
+export interface CommandDeps {
+  readonly context: vscode.ExtensionContext;
+  readonly connection: RedisConnection;
+  readonly crawls: CrawlManager;
+  readonly workers: WorkerManager;
+  readonly tree: QueueTreeProvider;
+}
+
+const TASK_GLOB = '**/*.crawl.{yaml,yml}';
+
+export function registerCommands(deps: CommandDeps): void {
+  const { context, connection, crawls, workers, tree } = deps;
+  const reg = (id: string, fn: (...args: any[]) => unknown) =>
+    context.subscriptions.push(
+      vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+        try {
+          return await fn(...args);
+        } catch (err) {
+          await reportError(err);
+          return undefined;
+        }
+      }),
+    );
+
+  reg('crawlStudio.startCrawl', async (uri?: vscode.Uri) => {
+    const doc = await taskDocument(uri);
+    if (!doc) return undefined;
+    const rc = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Starting crawl ${vscode.workspace.asRelativePath(doc.uri)}…` }, () => crawls.start(doc));
+    void tree.refresh();
+    return { task: rc.task.name };
+  });
+
+  reg('crawlStudio.stopCrawl', async (target?: vscode.Uri | string) => {
+    let name: string | undefined = typeof target === 'string' ? target : undefined;
+    if (target instanceof vscode.Uri) name = (await taskFromUri(target))?.name;
+    if (!name) {
+      const running = crawls.list().map((r) => r.task.name);
+      name = running.length === 1 ? running[0] : await vscode.window.showQuickPick(running, { placeHolder: 'Crawl to stop' });
+    }
+    if (!name) return false;
+    await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Stopping crawl ${name} (letting workers finish their pages)…` }, () => crawls.stop(name!));
+    void vscode.window.showInformationMessage(`Crawl '${name}' stopped. Start it again to resume where it left off.`);
+    return true;
+  });
+
+  reg('crawlStudio.validateTask', async (uri?: vscode.Uri) => {
+    const doc = await taskDocument(uri);
+    if (!doc) return undefined;
+    const task = crawls.validate(doc);
+    if (task) void vscode.window.showInformationMessage(`${vscode.workspace.asRelativePath(doc.uri)} is valid: ${task.start.length} start URL(s), ${task.rules.length} rule(s).`);
+    else void vscode.commands.executeCommand('workbench.actions.view.problems');
+    return task !== null;
+  });
+
+  reg('crawlStudio.enqueueUrl', async (target?: vscode.Uri | QueueNode | string, url?: string) => {
+    let task: CrawlTask | null = null;
+    if (target instanceof QueueNode) task = target.snapshot.file ? await taskFromUri(vscode.Uri.file(target.snapshot.file)) : null;
+    else if (target instanceof vscode.Uri) task = await taskFromUri(target);
+    else {
+      // From the editor: the selection is the URL; the task is the active task file or one picked.
+      const editor = vscode.window.activeTextEditor;
+      const selected = editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection).trim() : undefined;
+      url ??= typeof target === 'string' ? target : selected;
+      const active = editor && /\.crawl\.ya?ml$/.test(editor.document.fileName) ? editor.document.uri : undefined;
+      const uri = active ?? (await pickTaskFile('Task to enqueue into'));
+      task = uri ? await taskFromUri(uri) : null;
+    }
+    if (!task) throw new Error('Choose a valid task file (*.crawl.yaml) to enqueue into.');
+    url ??= await vscode.window.showInputBox({ prompt: `URL to enqueue in '${task.name}'`, placeHolder: 'https://…', validateInput: (v) => (/^https?:\/\/\S+$/.test(v.trim()) ? null : 'An http(s) URL') });
+    if (!url) return undefined;
+    const redis = await connection.get();
+    const q = new CrawlQueue(redis, task.name);
+    try {
+      const res = await q.enqueueUrls(task, [url]);
+      const r = res[0]!;
+      const msg = r.outcome === 'enqueued' ? `Enqueued ${r.url} in '${task.name}'.` : r.outcome === 'duplicate' ? `${r.url} was already crawled in this run.` : r.outcome === 'limit' ? `Not enqueued: '${task.name}' reached its maxPages.` : `Not a crawlable URL: ${r.url}`;
+      if (r.outcome === 'duplicate') {
+        const again = await vscode.window.showInformationMessage(msg, 'Fetch Again');
+        if (again) await q.enqueueUrls(task, [url], { force: true });
+      } else void vscode.window.showInformationMessage(msg);
+      void tree.refresh();
+      return r;
+    } finally {
+      await q.close();
+    }
+  });
+
+  reg('crawlStudio.startWorkers', async (uri?: vscode.Uri, count?: number) => {
+    if (!vscode.workspace.isTrusted) throw new Error('Workers are not started in an untrusted workspace: they run the task files. Trust the workspace first.');
+    const file = uri ?? (await pickTaskFile('Task file for the workers'));
+    if (!file) return undefined;
+    const task = await taskFromUri(file);
+    if (!task) throw new TaskInvalidError(`${vscode.workspace.asRelativePath(file)} has errors: see the Problems panel.`);
+    count ??= Number(await vscode.window.showInputBox({ prompt: 'How many worker processes?', value: String(settings.workers()), validateInput: (v) => (/^[1-9]\d?$/.test(v) ? null : '1 to 99') }));
+    if (!count) return undefined;
+    await connection.get();
+    const pool = workers.start([file.fsPath], count, settings.concurrency(), connection.workerUrl!);
+    return pool.supervisor.list().map((w) => w.pid);
+  });
+
+  reg('crawlStudio.stopWorkers', async () => {
+    await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Stopping workers (in-flight pages finish first)…' }, () => workers.stopAll());
+    return true;
+  });
+  reg('crawlStudio.stopWorker', (node: WorkerNode) => (node?.kind === 'local' ? workers.stop(node.worker.pid) : undefined));
+  reg('crawlStudio.restartWorker', (node: WorkerNode) => (node?.kind === 'local' ? workers.restart(node.worker.pid) : undefined));
+  reg('crawlStudio.showWorkerLog', (node: WorkerNode) => node?.kind === 'local' && workers.channel(node.worker.pid).show());
+
+  reg('crawlStudio.connectRedis', async (url?: string) => {
+    url ??= await vscode.window.showInputBox({
+      prompt: 'Redis URL (leave empty to use a managed redis-server for this workspace)',
+      placeHolder: 'redis://host:6379/0',
+      value: settings.redisUrl(),
+      validateInput: (v) => (v === '' || /^rediss?:\/\//.test(v) ? null : 'A redis:// or rediss:// URL'),
+    });
+    if (url === undefined) return undefined;
+    if (url === '') {
+      await vscode.workspace.getConfiguration('crawlStudio').update('redisUrl', undefined, vscode.ConfigurationTarget.Workspace);
+      await connection.reset();
+      await connection.get();
+    } else {
+      const needsPassword = !new URL(url).password && (await vscode.window.showQuickPick(['No password', 'Enter a password…'], { placeHolder: 'Does this Redis need a password?' })) === 'Enter a password…';
+      const password = needsPassword ? await vscode.window.showInputBox({ prompt: 'Redis password (kept in VS Code Secret Storage)', password: true }) : undefined;
+      await connection.configure(url, password, vscode.ConfigurationTarget.Workspace);
+    }
+    void tree.refresh();
+    return connection.state;
+  });
+
+  reg('crawlStudio.refresh', async () => {
+    await connection.get();
+    await tree.refresh();
+    return tree.queueNodes().map((q) => ({ name: q.name, counts: q.snapshot.counts, paused: q.snapshot.paused }));
+  });
+  reg('crawlStudio.loadMore', (node: MoreNode) => tree.loadMore(node.parent));
+
+  // Queue actions
+  const queueOf = (node: QueueNode) => tree.getModel()!.queue(node.name);
+  const after = async <T>(p: Promise<T>) => {
+    const r = await p;
+    await tree.refresh();
+    return r;
+  };
+  reg('crawlStudio.queue.pause', (node: QueueNode) => after(queueOf(node).pause()));
+  reg('crawlStudio.queue.resume', (node: QueueNode) => after(queueOf(node).resume()));
+  reg('crawlStudio.queue.cleanCompleted', (node: QueueNode) => after(queueOf(node).clean(0, 0, 'completed')));
+  reg('crawlStudio.queue.cleanFailed', (node: QueueNode) => after(queueOf(node).clean(0, 0, 'failed')));
+  reg('crawlStudio.queue.drain', async (node: QueueNode, opts?: { skipConfirmation?: boolean }) => {
+    if (!opts?.skipConfirmation) {
+      const ok = await vscode.window.showWarningMessage(`Remove every waiting and delayed job of '${node.name}'? Active jobs finish; stored items stay.`, { modal: true }, 'Drain');
+      if (ok !== 'Drain') return false;
+    }
+    await after(queueOf(node).drain(true));
+    return true;
+  });
+  reg('crawlStudio.queue.delete', async (node: QueueNode, opts?: { skipConfirmation?: boolean }) => {
+    if (!opts?.skipConfirmation) {
+      const ok = await vscode.window.showWarningMessage(`Delete the queue '${node.name}' with all its jobs and crawl state? Items already stored are kept.`, { modal: true }, 'Delete');
+      if (ok !== 'Delete') return false;
+    }
+    await after(tree.getModel()!.deleteQueue(node.name));
+    return true;
+  });
+
+  // Job actions
+  const fresh = async (node: JobNode) => (await tree.getModel()!.job(node.parent.queue.name, node.job.id!)) ?? node.job;
+  reg('crawlStudio.job.retry', async (node: JobNode) => after((await fresh(node)).retry('failed')));
+  reg('crawlStudio.job.remove', async (node: JobNode) => after((await fresh(node)).remove()));
+  reg('crawlStudio.job.promote', async (node: JobNode) => after((await fresh(node)).promote()));
+  reg('crawlStudio.job.copyUrl', (node: JobNode) => vscode.env.clipboard.writeText(node.job.data.url));
+  reg('crawlStudio.job.openUrl', (node: JobNode) => vscode.env.openExternal(vscode.Uri.parse(node.job.data.url)));
+  reg('crawlStudio.job.showData', async (node: JobNode) => {
+    const j = await fresh(node);
+    const content = JSON.stringify(
+      { id: j.id, queue: node.parent.queue.name, data: j.data, opts: j.opts, attemptsMade: j.attemptsMade, failedReason: j.failedReason, stacktrace: j.stacktrace, returnvalue: j.returnvalue, timestamp: j.timestamp, processedOn: j.processedOn, finishedOn: j.finishedOn },
+      null,
+      2,
+    );
+    const doc = await vscode.workspace.openTextDocument({ language: 'json', content });
+    await vscode.window.showTextDocument(doc, { preview: true });
+    return j.data;
+  });
+
+  reg('crawlStudio.openResults', async (uri?: vscode.Uri) => {
+    const file = uri ?? (await pickTaskFile('Task whose results to open'));
+    const task = file ? await taskFromUri(file) : null;
+    if (!task) return undefined;
+    const store = await openStore(storeUrlFor(task), { task: task.name, cwd: dirname(task.file) });
+    try {
+      let text = '';
+      const out = new Writable({ write: (chunk, _enc, cb) => ((text += String(chunk)), cb()) });
+      const res = await exportItems(store, { format: 'json', out });
+      const doc = await vscode.workspace.openTextDocument({ language: 'json', content: text });
+      await vscode.window.showTextDocument(doc, { preview: true });
+      return res.items;
+    } finally {
+      await store.close();
+    }
+  });
+}
+
+async function reportError(err: unknown): Promise<void> {
+  if (err instanceof TaskInvalidError) {
+    const a = await vscode.window.showErrorMessage(err.message, 'Show Problems');
+    if (a) void vscode.commands.executeCommand('workbench.actions.view.problems');
+    return;
+  }
+  const text = err instanceof Error ? err.message : String(err);
+  if (err instanceof RedisNotFoundError || /redis|ECONNREFUSED/i.test(text)) {
+    const { message, actions } = describeConnectionError(err);
+    const choice = await vscode.window.showErrorMessage(message, ...actions);
+    if (choice === 'Connect to Redis…') void vscode.commands.executeCommand('crawlStudio.connectRedis');
+    if (choice === 'Set redis-server Path') void vscode.commands.executeCommand('workbench.action.openSettings', 'crawlStudio.redisServerPath');
+    return;
+  }
+  void vscode.window.showErrorMessage(`Crawl Studio: ${text}`);
+}
+
+async function taskDocument(uri?: vscode.Uri): Promise<vscode.TextDocument | undefined> {
+  if (uri) return vscode.workspace.openTextDocument(uri);
+  const active = vscode.window.activeTextEditor?.document;
+  if (active && /\.crawl\.ya?ml$/.test(active.fileName)) return active;
+  const picked = await pickTaskFile('Task file to crawl');
+  return picked ? vscode.workspace.openTextDocument(picked) : undefined;
+}
+
+async function pickTaskFile(placeHolder: string): Promise<vscode.Uri | undefined> {
+  const files = await vscode.workspace.findFiles(TASK_GLOB, '**/node_modules/**', 200);
+  if (files.length === 0) {
+    void vscode.window.showInformationMessage('No *.crawl.yaml task file in this workspace. Create one with "Crawl Studio: New Task File".');
+    return undefined;
+  }
+  if (files.length === 1) return files[0];
+  const pick = await vscode.window.showQuickPick(
+    files.map((f) => ({ label: vscode.workspace.asRelativePath(f), uri: f })),
+    { placeHolder },
+  );
+  return pick?.uri;
+}
+
+async function taskFromUri(uri: vscode.Uri): Promise<CrawlTask | null> {
+  const doc = await vscode.workspace.openTextDocument(uri);
+  return parseTask(doc.getText(), uri.fsPath).task;
+}

@@ -1,0 +1,127 @@
+import * as vscode from 'vscode';
+import { formatDiagnostic } from '../../core/task/diagnostics';
+import type { CrawlTask } from '../../core/task/model';
+import { parseTask } from '../../core/task/parse';
+import type { CrawlStatus } from '../../queue/crawl';
+import { connectRedis } from '../../queue/redis';
+import { CrawlSession, type SessionResult } from '../../worker/session';
+import { attachStore, type AttachedStore } from '../../worker/storage';
+import type { RedisConnection } from '../redisConnection';
+import { settings } from '../settings';
+import type { TaskProblems } from '../taskProblems';
+import type { WorkerManager, WorkerPool } from '../workers/workerManager';
+
+// Crawls started from the editor. Each is a CrawlSession — the very class behind `crawl-studio run` — with its
+// item writer, its local workers (shown in the Workers view) and its progress, which feeds the status bar.
+
+export interface RunningCrawl {
+  readonly task: CrawlTask;
+  readonly session: CrawlSession;
+  readonly store: AttachedStore;
+  readonly pool: WorkerPool;
+  readonly done: Promise<SessionResult>;
+  status: CrawlStatus | null;
+  pagesPerSec: number;
+}
+
+export class CrawlManager implements vscode.Disposable {
+  private readonly running = new Map<string, RunningCrawl>();
+  private readonly changed = new vscode.EventEmitter<void>();
+  readonly onDidChange = this.changed.event;
+  private readonly finished = new vscode.EventEmitter<{ task: string; result: SessionResult }>();
+  readonly onDidFinish = this.finished.event;
+
+  constructor(
+    private readonly connection: RedisConnection,
+    private readonly workers: WorkerManager,
+    private readonly problems: TaskProblems,
+  ) {}
+
+  get(task: string): RunningCrawl | undefined {
+    return this.running.get(task);
+  }
+
+  list(): RunningCrawl[] {
+    return [...this.running.values()];
+  }
+
+  /** Validates the document; errors go to the Problems panel and stop the start. */
+  validate(doc: vscode.TextDocument): CrawlTask | null {
+    const { task, diagnostics } = parseTask(doc.getText(), doc.uri.fsPath);
+    this.problems.publish(doc.uri, diagnostics);
+    return task;
+  }
+
+  async start(doc: vscode.TextDocument): Promise<RunningCrawl> {
+    if (!vscode.workspace.isTrusted) {
+      throw new Error('Crawl Studio does not run crawls in an untrusted workspace: a task file runs programs and sends requests. Trust the workspace to crawl.');
+    }
+    if (doc.isDirty) await doc.save();
+    const task = this.validate(doc);
+    if (!task) {
+      const n = parseTask(doc.getText(), doc.uri.fsPath).diagnostics.filter((d) => d.severity === 'error');
+      throw new TaskInvalidError(`${vscode.workspace.asRelativePath(doc.uri)} has ${n.length} error${n.length === 1 ? '' : 's'}: ${n.map(formatDiagnostic)[0] ?? ''}`);
+    }
+    const existing = this.running.get(task.name);
+    if (existing) return existing;
+    await this.connection.get();
+    const url = this.connection.workerUrl!;
+    const storeRedis = connectRedis(url);
+    const store = await attachStore(storeRedis, task).catch((err) => {
+      storeRedis.disconnect();
+      throw err;
+    });
+    const session = new CrawlSession({
+      task,
+      redisUrl: url,
+      workers: settings.workers(),
+      concurrency: settings.concurrency(),
+      workerScript: this.workers.workerScript,
+      execPath: process.execPath,
+      store: store.hooks,
+      pollMs: 1000,
+      onProgress: (p) => {
+        const rc = this.running.get(task.name);
+        if (rc) {
+          rc.status = p.status;
+          rc.pagesPerSec = p.pagesPerSec;
+          this.changed.fire();
+        }
+      },
+    });
+    const pool = this.workers.track(task.name, session.supervisor);
+    const done = session.run().finally(async () => {
+      this.running.delete(task.name);
+      this.workers.untrack(pool);
+      await session.close();
+      await store.close();
+      storeRedis.disconnect();
+      this.changed.fire();
+    });
+    const rc: RunningCrawl = { task, session, store, pool, done, status: null, pagesPerSec: 0 };
+    this.running.set(task.name, rc);
+    this.changed.fire();
+    void done.then(
+      (result) => this.finished.fire({ task: task.name, result }),
+      (err: Error) => void vscode.window.showErrorMessage(`Crawl '${task.name}' stopped with an error: ${err.message}`),
+    );
+    return rc;
+  }
+
+  /** Stops local workers gracefully and pauses the queue (remote workers stop taking jobs too); resumable. */
+  async stop(task: string): Promise<void> {
+    const rc = this.running.get(task);
+    if (!rc) return;
+    await rc.session.crawl.pause();
+    rc.session.stop();
+    await rc.done.catch(() => undefined);
+  }
+
+  dispose(): void {
+    for (const rc of this.running.values()) rc.session.stop();
+    this.changed.dispose();
+    this.finished.dispose();
+  }
+}
+
+export class TaskInvalidError extends Error {}

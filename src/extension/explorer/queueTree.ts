@@ -1,0 +1,301 @@
+import * as vscode from 'vscode';
+import type { RedisConnection } from '../redisConnection';
+import { JOB_STATES, QueueModel, type CrawlJob, type JobStateName, type QueueSnapshot } from './queueModel';
+
+// The Queue Explorer: connection -> task queues -> job states -> jobs. Nodes are kept and updated in place and
+// carry stable ids, so a refresh re-renders only what changed and never collapses what the user expanded.
+
+export const PAGE_SIZE = 100;
+
+export type ExplorerNode = ConnectionNode | NoticeNode | QueueNode | StateNode | JobNode | MoreNode;
+
+export class ConnectionNode {
+  readonly kind = 'connection';
+}
+export class NoticeNode {
+  readonly kind = 'notice';
+  constructor(
+    readonly id: string,
+    public label: string,
+    public detail: string,
+    public icon: string,
+    public command?: vscode.Command,
+  ) {}
+}
+export class QueueNode {
+  readonly kind = 'queue';
+  constructor(
+    readonly name: string,
+    public snapshot: QueueSnapshot,
+  ) {}
+}
+export class StateNode {
+  readonly kind = 'state';
+  jobs: JobNode[] = [];
+  limit = PAGE_SIZE;
+  constructor(
+    readonly queue: QueueNode,
+    readonly state: JobStateName,
+  ) {}
+  get count(): number {
+    return this.queue.snapshot.counts[this.state];
+  }
+}
+export class JobNode {
+  readonly kind = 'job';
+  constructor(
+    readonly parent: StateNode,
+    public job: CrawlJob,
+  ) {}
+}
+export class MoreNode {
+  readonly kind = 'more';
+  constructor(readonly parent: StateNode) {}
+}
+
+export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<ExplorerNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  private model: QueueModel | null = null;
+  private readonly root = new ConnectionNode();
+  private queues = new Map<string, QueueNode>();
+  private states = new Map<string, StateNode>();
+  private readonly expanded = new Set<StateNode>();
+  private timer: NodeJS.Timeout | null = null;
+  private refreshing = false;
+  private error: string | null = null;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly connection: RedisConnection,
+    private readonly intervalMs: () => number,
+  ) {
+    this.disposables.push(connection.onDidChangeState(() => this.changed.fire(undefined)));
+  }
+
+  attach(view: vscode.TreeView<ExplorerNode>): void {
+    this.disposables.push(
+      view.onDidExpandElement((e) => {
+        if (e.element instanceof StateNode) {
+          this.expanded.add(e.element);
+          void this.refreshJobs(e.element);
+        }
+      }),
+      view.onDidCollapseElement((e) => {
+        if (e.element instanceof StateNode) this.expanded.delete(e.element);
+      }),
+      view.onDidChangeVisibility((e) => (e.visible ? this.startPolling() : this.stopPolling())),
+    );
+    if (view.visible) this.startPolling();
+  }
+
+  startPolling(): void {
+    if (this.timer) return;
+    const tick = async () => {
+      await this.refresh();
+      this.timer = setTimeout(tick, this.intervalMs());
+    };
+    this.timer = setTimeout(tick, 0);
+  }
+
+  stopPolling(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  /** Re-reads Redis and fires change events for the nodes whose contents changed. */
+  async refresh(): Promise<void> {
+    if (this.refreshing) return;
+    this.refreshing = true;
+    try {
+      const redis = this.connection.peek();
+      if (!redis) return;
+      this.model ??= new QueueModel(redis);
+      const names = await this.model.taskNames();
+      let structural = names.length !== this.queues.size || names.some((n) => !this.queues.has(n)) || this.error !== null;
+      this.error = null;
+      const next = new Map<string, QueueNode>();
+      for (const name of names) {
+        const snap = await this.model.snapshot(name);
+        const node = this.queues.get(name);
+        if (node) {
+          const before = JSON.stringify(node.snapshot);
+          node.snapshot = snap;
+          if (JSON.stringify(snap) !== before) {
+            this.changed.fire(node);
+            for (const s of JOB_STATES) {
+              const st = this.states.get(`${name}/${s}`);
+              if (st) this.changed.fire(st);
+            }
+          }
+          next.set(name, node);
+        } else {
+          next.set(name, new QueueNode(name, snap));
+          structural = true;
+        }
+      }
+      this.queues = next;
+      if (structural) this.changed.fire(undefined);
+      for (const st of this.expanded) if (this.queues.has(st.queue.name)) await this.refreshJobs(st);
+    } catch (err) {
+      const msg = err instanceof Error ? err.message : String(err);
+      if (msg !== this.error) {
+        this.error = msg;
+        this.changed.fire(undefined);
+      }
+    } finally {
+      this.refreshing = false;
+    }
+  }
+
+  private async refreshJobs(st: StateNode): Promise<void> {
+    if (!this.model) return;
+    const jobs = await this.model.jobs(st.queue.name, st.state, 0, st.limit);
+    const sig = (list: { id?: string; attemptsMade: number; failedReason?: string }[]) => list.map((j) => `${j.id}:${j.attemptsMade}:${j.failedReason ?? ''}`).join('|');
+    if (sig(jobs) === sig(st.jobs.map((n) => n.job))) return;
+    const byId = new Map(st.jobs.map((n) => [n.job.id, n]));
+    st.jobs = jobs.map((j) => {
+      const node = byId.get(j.id);
+      if (node) {
+        node.job = j;
+        return node;
+      }
+      return new JobNode(st, j);
+    });
+    this.changed.fire(st);
+  }
+
+  async loadMore(st: StateNode): Promise<void> {
+    st.limit += PAGE_SIZE;
+    await this.refreshJobs(st);
+  }
+
+  queueNodes(): QueueNode[] {
+    return [...this.queues.values()];
+  }
+
+  getModel(): QueueModel | null {
+    return this.model;
+  }
+
+  getParent(node: ExplorerNode): ExplorerNode | undefined {
+    if (node instanceof QueueNode || node instanceof NoticeNode) return this.root;
+    if (node instanceof StateNode) return node.queue;
+    if (node instanceof JobNode || node instanceof MoreNode) return node.parent;
+    return undefined;
+  }
+
+  async getChildren(node?: ExplorerNode): Promise<ExplorerNode[]> {
+    if (!node) return [this.root];
+    if (node instanceof ConnectionNode) {
+      const s = this.connection.state;
+      const out: ExplorerNode[] = [];
+      if (s.kind === 'lost') out.push(new NoticeNode('lost', 'Connection lost — reconnecting…', s.error, 'warning'));
+      if (s.kind === 'failed') out.push(new NoticeNode('failed', 'Not connected', s.error, 'error', { command: 'crawlStudio.connectRedis', title: 'Connect' }));
+      if (s.kind === 'idle') out.push(new NoticeNode('idle', 'Not connected', 'Connect to Redis or start a crawl', 'plug', { command: 'crawlStudio.connectRedis', title: 'Connect' }));
+      if (this.error) out.push(new NoticeNode('error', 'Cannot read queues', this.error, 'warning'));
+      if (s.kind === 'ready' && this.queues.size === 0 && !this.error) out.push(new NoticeNode('empty', 'No queues yet', 'Start a crawl from a *.crawl.yaml file', 'info'));
+      return [...out, ...this.queues.values()];
+    }
+    if (node instanceof QueueNode) {
+      return JOB_STATES.map((s) => {
+        const key = `${node.name}/${s}`;
+        let st = this.states.get(key);
+        if (!st || st.queue !== node) {
+          st = new StateNode(node, s);
+          this.states.set(key, st);
+        }
+        return st;
+      });
+    }
+    if (node instanceof StateNode) {
+      if (node.jobs.length === 0 && node.count > 0) await this.refreshJobs(node);
+      const out: ExplorerNode[] = [...node.jobs];
+      if (node.count > node.jobs.length && node.jobs.length >= node.limit) out.push(new MoreNode(node));
+      return out;
+    }
+    return [];
+  }
+
+  getTreeItem(node: ExplorerNode): vscode.TreeItem {
+    if (node instanceof ConnectionNode) {
+      const s = this.connection.state;
+      const label = s.kind === 'ready' || s.kind === 'lost' || s.kind === 'connecting' ? s.url : 'Redis';
+      const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.Expanded);
+      item.id = 'connection';
+      item.contextValue = 'connection';
+      item.description = s.kind === 'ready' ? (s.managed ? 'managed' : 'connected') : s.kind;
+      item.iconPath = new vscode.ThemeIcon(s.kind === 'ready' ? 'database' : s.kind === 'lost' ? 'debug-disconnect' : 'plug');
+      return item;
+    }
+    if (node instanceof NoticeNode) {
+      const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
+      item.id = `notice/${node.id}`;
+      item.description = node.detail;
+      item.tooltip = node.detail;
+      item.iconPath = new vscode.ThemeIcon(node.icon);
+      item.command = node.command;
+      return item;
+    }
+    if (node instanceof QueueNode) {
+      const c = node.snapshot.counts;
+      const item = new vscode.TreeItem(node.name, vscode.TreeItemCollapsibleState.Collapsed);
+      item.id = `queue/${node.name}`;
+      item.contextValue = node.snapshot.paused ? 'queue.paused' : 'queue';
+      const parts = [`${c.waiting + c.prioritized} waiting`, `${c.active} active`];
+      if (c.delayed) parts.push(`${c.delayed} delayed`);
+      if (c.failed) parts.push(`${c.failed} failed`);
+      item.description = `${node.snapshot.paused ? 'paused · ' : ''}${parts.join(' · ')}`;
+      const s = node.snapshot.stats;
+      item.tooltip = new vscode.MarkdownString(
+        `**${node.name}** — run ${node.snapshot.run ?? '–'} (${node.snapshot.runState ?? 'never run'})\n\n` +
+          (s ? `${s.done} pages done · ${s.failed} failed · ${s.items} items\n\n` : '') +
+          (node.snapshot.file ? `Task file: \`${node.snapshot.file}\`` : ''),
+      );
+      item.iconPath = new vscode.ThemeIcon(node.snapshot.paused ? 'debug-pause' : node.snapshot.runState === 'running' ? 'sync' : 'list-unordered');
+      return item;
+    }
+    if (node instanceof StateNode) {
+      const item = new vscode.TreeItem(node.state, node.count > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+      item.id = `state/${node.queue.name}/${node.state}`;
+      item.description = String(node.count);
+      item.contextValue = `state.${node.state}`;
+      item.iconPath = new vscode.ThemeIcon(STATE_ICONS[node.state]);
+      return item;
+    }
+    if (node instanceof JobNode) {
+      const j = node.job;
+      const item = new vscode.TreeItem(j.data?.url ?? `job ${j.id}`, vscode.TreeItemCollapsibleState.None);
+      item.id = `job/${node.parent.queue.name}/${node.parent.state}/${j.id}`;
+      item.contextValue = `job.${node.parent.state}`;
+      const attempts = `attempt ${Math.max(1, j.attemptsMade)}${j.opts.attempts ? `/${j.opts.attempts}` : ''}`;
+      item.description = j.failedReason ? `${attempts} · ${j.failedReason}` : j.data?.rule ? `${j.data.rule} · ${attempts}` : attempts;
+      item.tooltip = new vscode.MarkdownString(
+        `\`${j.data?.url}\`\n\nrule **${j.data?.rule}**, depth ${j.data?.depth}, ${attempts}` + (j.failedReason ? `\n\nLast error: ${j.failedReason}` : ''),
+      );
+      item.iconPath = new vscode.ThemeIcon(node.parent.state === 'failed' ? 'error' : 'link');
+      return item;
+    }
+    const item = new vscode.TreeItem(`Load ${PAGE_SIZE} more…`, vscode.TreeItemCollapsibleState.None);
+    item.id = `more/${node.parent.queue.name}/${node.parent.state}/${node.parent.limit}`;
+    item.command = { command: 'crawlStudio.loadMore', title: 'Load more', arguments: [node] };
+    item.iconPath = new vscode.ThemeIcon('ellipsis');
+    return item;
+  }
+
+  dispose(): void {
+    this.stopPolling();
+    void this.model?.close();
+    this.changed.dispose();
+    for (const d of this.disposables) d.dispose();
+  }
+}
+
+const STATE_ICONS: Record<JobStateName, string> = {
+  waiting: 'watch',
+  prioritized: 'arrow-up',
+  active: 'play',
+  delayed: 'clock',
+  completed: 'check',
+  failed: 'error',
+};

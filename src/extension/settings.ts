@@ -1,0 +1,28 @@
+import * as vscode from 'vscode';
+
+// Settings as the extension reads them. In an untrusted workspace, workspace-level values of settings that
+// point at machines or programs are ignored: a cloned repository must not be able to aim the editor at a Redis
+// server or a binary of its choosing.
+
+const SECTION = 'crawlStudio';
+
+function trustedValue<T>(key: string): T | undefined {
+  const cfg = vscode.workspace.getConfiguration(SECTION);
+  if (vscode.workspace.isTrusted) return cfg.get<T>(key);
+  const inspected = cfg.inspect<T>(key);
+  return inspected?.globalValue ?? inspected?.defaultValue;
+}
+
+export const settings = {
+  redisUrl: (): string => (trustedValue<string>('redisUrl') ?? '').trim(),
+  redisServerPath: (): string => (trustedValue<string>('redisServerPath') ?? '').trim(),
+  workers: (): number => vscode.workspace.getConfiguration(SECTION).get<number>('workers', 2),
+  concurrency: (): number => vscode.workspace.getConfiguration(SECTION).get<number>('concurrency', 8),
+  refreshIntervalMs: (): number => vscode.workspace.getConfiguration(SECTION).get<number>('refreshInterval', 1000),
+};
+
+export function onSettingsChange(listener: (e: vscode.ConfigurationChangeEvent) => void): vscode.Disposable {
+  return vscode.workspace.onDidChangeConfiguration((e) => {
+    if (e.affectsConfiguration(SECTION)) listener(e);
+  });
+}
