@@ -355,8 +355,9 @@ export class SqliteStore implements ItemStore {
       return out;
     } catch (err) {
       if (db.inTransaction) db.exec('ROLLBACK');
-      // Types registered inside a rolled-back transaction do not exist: forget them and their statements.
-      this.loadTypes();
+      // Types registered inside a rolled-back transaction do not exist: forget every cached type and statement
+      // (re-reading the registry here could itself hit a busy lock and mask the original error).
+      this.forgetTypes();
       throw err;
     }
   }
@@ -398,6 +399,11 @@ export class SqliteStore implements ItemStore {
         this.dropStatements(type);
       }
     }
+  }
+
+  private forgetTypes(): void {
+    for (const type of [...this.statements.keys()]) this.dropStatements(type);
+    this.types.clear();
   }
 
   private dropStatements(type: string): void {

@@ -239,7 +239,7 @@ class Writer implements WriterHandle {
       } catch (err) {
         if (this.stopping) break;
         // The stream or group was deleted (task reset): recreate the group and carry on.
-        if (/NOGROUP/.test((err as Error).message ?? '')) {
+        if (/NOGROUP|no such key/i.test((err as Error).message ?? '')) {
           await this.ensureGroup().catch(() => undefined);
           continue;
         }

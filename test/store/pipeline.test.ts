@@ -3,9 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
+import pg from 'pg';
 import { taskKeys } from '../../src/queue/keys';
 import { bufferPage, bufferPageIn } from '../../src/store/buffer';
 import { openStore } from '../../src/store/open';
+import type { PostgresStore } from '../../src/store/postgres';
 import type { ConflictPolicy, ItemStore } from '../../src/store/types';
 import { startWriter, type WriterHandle } from '../../src/store/writer';
 import type { RedisServer } from '../support/services';
@@ -159,6 +161,18 @@ describe('store: pipeline (SQLite)', function () {
     assert.equal(c.lastError, null, 'a later success clears the error');
   });
 
+  it('carries on when the stream is deleted under it (task reset)', async () => {
+    const task = uniqueTask('reset');
+    const { store, writer } = await setup(task);
+    await bufferPage(redis, page(task, 'https://shop.test/1', [product('before')]));
+    await writer.flush({ timeoutMs: 5_000 });
+    await redis.del(taskKeys(task).items);
+    await new Promise((r) => setTimeout(r, 100));
+    await bufferPage(redis, page(task, 'https://shop.test/2', [product('after')]));
+    await writer.flush({ timeoutMs: 10_000 });
+    assert.deepEqual((await store.readItems('product', { orderBy: 'key' })).map((i) => i.key), ['after', 'before']);
+  });
+
   it('stop() hands unfinished work to the next writer; flush() of a stopped writer says so', async () => {
     const task = uniqueTask('handover');
     const store = await openStore(join(dir, `${task}.sqlite`));
@@ -181,15 +195,15 @@ describe('store: pipeline (SQLite)', function () {
 describe('store: pipeline (PostgreSQL)', function () {
   this.timeout(90_000);
   let server: RedisServer | null = null;
-  let pg: PostgresServer | null = null;
+  let pgServer: PostgresServer | null = null;
   let redis: Redis;
   const cleanup: (() => Promise<void>)[] = [];
 
   before(async function () {
     server = await redisForSuite('store: pipeline (PostgreSQL)');
     if (!server) return this.skip();
-    pg = await postgresForSuite('store: pipeline (PostgreSQL)');
-    if (!pg) return this.skip();
+    pgServer = await postgresForSuite('store: pipeline (PostgreSQL)');
+    if (!pgServer) return this.skip();
     redis = connect(server);
   });
   afterEach(async () => {
@@ -198,12 +212,12 @@ describe('store: pipeline (PostgreSQL)', function () {
   after(async () => {
     redis?.disconnect();
     await server?.stop();
-    await pg?.destroy();
+    await pgServer?.destroy();
   });
 
   it('survives PostgreSQL being down for ~10 s: the buffer grows, then everything is stored once', async () => {
     const task = uniqueTask('pgdown');
-    const store = await openStore(pg!.url, { task });
+    const store = await openStore(pgServer!.url, { task });
     const logs: string[] = [];
     const writer = await startWriter(redis, { task, store, batchSize: 200, flushMs: 30, backoff: { initialMs: 100, maxMs: 1000 }, log: (m) => logs.push(m) });
     cleanup.push(async () => {
@@ -223,7 +237,7 @@ describe('store: pipeline (PostgreSQL)', function () {
     await writer.flush({ timeoutMs: 10_000 });
     assert.equal(await store.count('product'), expected.size);
 
-    await pg!.stop();
+    await pgServer!.stop();
     const downAt = Date.now();
     while (Date.now() - downAt < 10_000) {
       await produce(10);
@@ -235,7 +249,7 @@ describe('store: pipeline (PostgreSQL)', function () {
     assert.match(writer.counters().lastError ?? '', /cannot reach PostgreSQL postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres/);
     assert.ok(logs.length < 30, `a repeated failure is reported once, not per retry (${logs.length} lines)`);
 
-    await pg!.start();
+    await pgServer!.start();
     await writer.flush({ timeoutMs: 30_000 });
     assert.equal(await writer.backlog(), 0);
     assert.equal(await store.count('product'), expected.size);
@@ -247,9 +261,43 @@ describe('store: pipeline (PostgreSQL)', function () {
     assert.equal(c.lastError, null);
   });
 
+  it('isolates a row the database itself rejects: one error row, the rest of the batch stored', async () => {
+    const task = uniqueTask('reject');
+    const store = await openStore(pgServer!.url, { task });
+    const writer = await startWriter(redis, { task, store, batchSize: 1000, log: quiet });
+    cleanup.push(async () => {
+      await writer.stop();
+      await store.close();
+    });
+    await bufferPage(redis, page(task, 'https://shop.test/0', [product('seed')]));
+    await writer.flush();
+    // A real constraint the writer knows nothing about, as a DBA might add.
+    const admin = new pg.Client({ connectionString: pgServer!.url });
+    await admin.connect();
+    try {
+      await admin.query(`ALTER TABLE ${(store as PostgresStore).schema}.items_product ADD CONSTRAINT no_poison CHECK (key <> 'poison')`);
+    } finally {
+      await admin.end();
+    }
+    const multi = redis.multi();
+    bufferPageIn(multi, page(task, 'https://shop.test/1', [product('a'), product('poison'), product('b')]));
+    bufferPageIn(multi, page(task, 'https://shop.test/2', [product('c')]));
+    await multi.exec();
+    await writer.flush({ timeoutMs: 10_000 });
+    assert.deepEqual((await store.readItems('product', { orderBy: 'key' })).map((i) => i.key), ['a', 'b', 'c', 'seed']);
+    const errors = await store.readErrors();
+    assert.equal(errors.length, 1);
+    assert.equal(errors[0]!.kind, 'store');
+    assert.equal(errors[0]!.key, 'poison');
+    assert.equal(errors[0]!.url, 'https://shop.test/1');
+    assert.match(errors[0]!.message, /rejected the data.*no_poison/);
+    assert.equal(await store.countPages(), 3);
+    assert.equal(await writer.backlog(), 0);
+  });
+
   it('two writers draining one stream concurrently store no duplicates', async () => {
     const task = uniqueTask('two');
-    const stores = [await openStore(pg!.url, { task }), await openStore(pg!.url, { task })];
+    const stores = [await openStore(pgServer!.url, { task }), await openStore(pgServer!.url, { task })];
     const conns = [connect(server!), connect(server!)];
     const writers = await Promise.all(
       stores.map((store, i) => startWriter(conns[i]!, { task, store, batchSize: 150, flushMs: 20, log: quiet })),

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mergeBatch, decodeEntry } from '../../src/store/merge';
@@ -166,13 +166,13 @@ describe('store: SQLite', () => {
     await store.close();
   });
 
-  it('writes files the sqlite3 command-line tool can read (when it is installed)', async function () {
-    const probe = spawnSync('sqlite3', ['-version']);
-    if (probe.status !== 0) this.skip();
+  it('writes a real SQLite file (read back by the sqlite3 tool when it is installed)', async () => {
     const path = join(dir, 'cli.sqlite');
     const store = await openStore(path);
     await store.writeBatch([], rows([{ key: 'a', data: { v: 'ü' } }]), 'ignore');
     await store.close();
+    assert.equal(readFileSync(path).subarray(0, 16).toString('latin1'), 'SQLite format 3\u0000');
+    if (spawnSync('sqlite3', ['-version']).status !== 0) return;
     const out = spawnSync('sqlite3', [path, "SELECT key, json_extract(data, '$.v') FROM items_product"], { encoding: 'utf8' });
     assert.equal(out.stdout.trim(), 'a|ü');
   });
