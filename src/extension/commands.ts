@@ -94,10 +94,16 @@ export function registerCommands(deps: CommandDeps): void {
       const r = res[0]!;
       const msg = r.outcome === 'enqueued' ? `Enqueued ${r.url} in '${task.name}'.` : r.outcome === 'duplicate' ? `${r.url} was already crawled in this run.` : r.outcome === 'limit' ? `Not enqueued: '${task.name}' reached its maxPages.` : `Not a crawlable URL: ${r.url}`;
       if (r.outcome === 'duplicate') {
-        const again = await vscode.window.showInformationMessage(msg, 'Fetch Again');
-        if (again) await q.enqueueUrls(task, [url], { force: true });
+        // Not awaited: the command answers now; the offer stays in the notification.
+        const t = task;
+        void vscode.window.showInformationMessage(msg, 'Fetch Again').then(async (again) => {
+          if (!again) return;
+          const q2 = new CrawlQueue(await connection.get(), t.name);
+          await q2.enqueueUrls(t, [url!], { force: true }).finally(() => q2.close());
+          await tree.refresh();
+        });
       } else void vscode.window.showInformationMessage(msg);
-      void tree.refresh();
+      await tree.refresh();
       return r;
     } finally {
       await q.close();

@@ -213,9 +213,12 @@ export class CrawlQueue {
     urls: readonly string[],
     opts: { force?: boolean; rule?: string } = {},
   ): Promise<{ url: string; outcome: EnqueueOutcome | 'invalid'; reason?: string }[]> {
-    const run = await this.currentRun();
-    if (!run || (run.state !== 'running' && run.state !== 'starting')) {
-      throw new Error(`task '${task.name}' has no running crawl; start it first (crawl-studio run ${task.file})`);
+    let run = await this.currentRun();
+    if (!run) throw new Error(`task '${task.name}' has never run on this Redis; start it first (crawl-studio run ${task.file})`);
+    if (run.state === 'finished' || run.state === 'stopped') {
+      // A URL enqueued after the crawl drained reopens the run: workers fetch it, the next session finalizes.
+      await this.redis.multi().hset(this.keys.meta, 'state', 'running').unlink(this.keys.finalized(run.run)).exec();
+      run = { ...run, state: 'running' };
     }
     const out: { url: string; outcome: EnqueueOutcome | 'invalid'; reason?: string }[] = [];
     const links: KeptLink[] = [];

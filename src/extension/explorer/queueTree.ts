@@ -265,7 +265,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
     }
     if (node instanceof JobNode) {
       const j = node.job;
-      const item = new vscode.TreeItem(j.data?.url ?? `job ${j.id}`, vscode.TreeItemCollapsibleState.None);
+      const item = new vscode.TreeItem(jobLabel(j.data?.url) ?? `job ${j.id}`, vscode.TreeItemCollapsibleState.None);
       item.id = `job/${node.parent.queue.name}/${node.parent.state}/${j.id}`;
       item.contextValue = `job.${node.parent.state}`;
       const attempts = `attempt ${Math.max(1, j.attemptsMade)}${j.opts.attempts ? `/${j.opts.attempts}` : ''}`;
@@ -288,6 +288,17 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
     void this.model?.close();
     this.changed.dispose();
     for (const d of this.disposables) d.dispose();
+  }
+}
+
+/** Path and query: the host is the same for most jobs of a crawl and would push the path out of sight. */
+function jobLabel(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    const u = new URL(url);
+    return `${u.pathname}${u.search}`;
+  } catch {
+    return url;
   }
 }
 

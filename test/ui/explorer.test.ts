@@ -1,0 +1,162 @@
+import * as assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Locator, Page } from 'playwright-core';
+import { openWorkbench, type Workbench } from '../extension/harness';
+import { serveSite, type SiteServer } from '../../src/demo/site';
+import { explorerItem, openCommandPalette, paletteRow, quickInput, waitForWorkbench } from './support/workbench';
+
+// A new user's first crawl in the real workbench: open a folder with a task file, Start Crawl from the CodeLens,
+// watch the Queue Explorer fill and drain, stop and restart workers mid-crawl, enqueue a URL by right-clicking
+// the queue, retry a failed job from the tree. Redis is the managed one the extension starts by itself.
+// Screenshots: test-artifacts/ui/explorer-*.png.
+
+function viewPane(page: Page, title: string): Locator {
+  return page.locator('.pane').filter({ has: page.locator('.pane-header', { hasText: title }) }).first();
+}
+
+function row(pane: Locator, text: string | RegExp): Locator {
+  return pane.locator('.monaco-list-row', { hasText: text }).first();
+}
+
+async function contextMenu(page: Page, target: Locator, label: string): Promise<void> {
+  await target.click({ button: 'right' });
+  const item = page.locator('.context-view .action-item', { hasText: label }).first();
+  await item.waitFor({ state: 'visible', timeout: 10_000 });
+  await item.click();
+}
+
+describe('Queue Explorer (UI, new user)', function () {
+  this.timeout(240_000);
+  let wb: Workbench;
+  let site: SiteServer;
+
+  before(async function () {
+    this.timeout(180_000);
+    // A slow, polite shop so the crawl lasts long enough to watch; book-5 answers 404.
+    site = await serveSite({ listPages: 5, perPage: 10 }, 0, (req, res) => {
+      if (req.url === '/catalogue/book-5.html') {
+        res.writeHead(404).end('gone');
+        return true;
+      }
+      return false;
+    }, 30);
+    const folder = mkdtempSync(join(tmpdir(), 'cs-ui-explorer-'));
+    writeFileSync(
+      join(folder, 'shop.crawl.yaml'),
+      `name: shop
+start:
+  - ${site.url}/
+canonical: { dropParams: [ref, src] }
+politeness: { perHost: { concurrency: 2, delay: 150ms } }
+rules:
+  - name: list
+    match: ["${site.url}/", "**/catalogue/page-*.html"]
+    follow:
+      - { selector: "ul.nav a, li.next a", to: list }
+      - { selector: "article.product_pod h3 a", to: book }
+  - name: book
+    items:
+      - type: book
+        scope: article.product_page
+        key: [upc]
+        fields: { title: h1, upc: td.upc }
+`,
+    );
+    wb = await openWorkbench({ workspaceFolder: folder, settings: { 'crawlStudio.workers': 2, 'crawlStudio.refreshInterval': 500 } });
+    await waitForWorkbench(wb.page, { file: 'shop.crawl.yaml' });
+  });
+
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed' && wb) {
+      const png = await wb.saveArtifacts(`ui/failed-${this.currentTest.fullTitle().replace(/[^\w.-]+/g, '-')}`);
+      console.error(`    screenshot ${png}`);
+    }
+  });
+
+  after(async () => {
+    await wb?.close();
+    await site?.close();
+  });
+
+  it('starts a crawl from the CodeLens and shows the queue filling and draining', async () => {
+    const { page } = wb;
+    await explorerItem(page, 'shop.crawl.yaml').click();
+    const lens = page.locator('.codelens-decoration a', { hasText: 'Start Crawl' }).first();
+    await lens.waitFor({ state: 'visible', timeout: 30_000 });
+    await wb.screenshot('ui/explorer-1-task-with-codelens.png');
+    await lens.click();
+
+    await page.locator('.activitybar .action-item a[aria-label^="Crawl Studio"]').first().click();
+    const explorer = viewPane(page, 'Queue Explorer');
+    const queue = row(explorer, /^shop/);
+    await queue.waitFor({ state: 'visible', timeout: 60_000 });
+    const first = await queue.innerText();
+    // Counts move while the crawl runs.
+    let later = first;
+    for (let i = 0; i < 40 && later === first; i++) {
+      await page.waitForTimeout(250);
+      later = await queue.innerText();
+    }
+    assert.notEqual(later, first, 'queue counts changed during the crawl');
+    await queue.click();
+    await row(explorer, 'completed').waitFor({ state: 'visible' });
+    await page.locator('.codelens-decoration a', { hasText: 'Stop Crawl' }).first().waitFor({ state: 'visible', timeout: 10_000 });
+    await wb.screenshot('ui/explorer-2-running.png');
+  });
+
+  it('stops and restarts workers mid-crawl', async () => {
+    const { page } = wb;
+    const workers = viewPane(page, 'Workers');
+    await row(workers, /^PID/).waitFor({ state: 'visible', timeout: 30_000 });
+    await workers.locator('.pane-header').hover();
+    await workers.locator('.pane-header .action-label[aria-label^="Stop Workers"]').click();
+    await workers.locator('.monaco-list-row', { hasText: /^PID/ }).first().waitFor({ state: 'detached', timeout: 60_000 });
+    await wb.screenshot('ui/explorer-3-workers-stopped.png');
+
+    await openCommandPalette(page, 'Crawl Studio: Start Workers');
+    await paletteRow(page, 'Crawl Studio: Start Workers…').click();
+    const input = quickInput(page).locator('input.input').first();
+    await input.waitFor({ state: 'visible' });
+    await input.fill('1');
+    await input.press('Enter');
+    await row(workers, /^PID/).waitFor({ state: 'visible', timeout: 30_000 });
+    await wb.screenshot('ui/explorer-4-workers-restarted.png');
+  });
+
+  it('enqueues a URL by right-clicking the queue', async () => {
+    const { page } = wb;
+    const explorer = viewPane(page, 'Queue Explorer');
+    await contextMenu(page, row(explorer, /^shop/), 'Enqueue URL');
+    const input = quickInput(page).locator('input.input').first();
+    await input.waitFor({ state: 'visible' });
+    await input.fill(`${site.url}/about.html`);
+    await input.press('Enter');
+    const deadline = Date.now() + 60_000;
+    while (!site.hits.get('/about.html') && Date.now() < deadline) await page.waitForTimeout(250);
+    assert.ok(site.hits.get('/about.html'), 'the enqueued page was fetched');
+  });
+
+  it('drains, then retries the failed job from the tree', async () => {
+    const { page } = wb;
+    const explorer = viewPane(page, 'Queue Explorer');
+    const queue = row(explorer, /^shop/);
+    // Drained: nothing waiting or active, the 404 in failed.
+    const deadline = Date.now() + 120_000;
+    while (!/0 waiting · 0 active · 1 failed/.test(await queue.innerText()) && Date.now() < deadline) await page.waitForTimeout(500);
+    assert.match(await queue.innerText(), /0 waiting · 0 active · 1 failed/);
+    await page.locator('.codelens-decoration a', { hasText: 'Start Crawl' }).first().waitFor({ state: 'visible', timeout: 30_000 });
+    const failed = row(explorer, /^failed/);
+    await failed.click();
+    const job = row(explorer, 'book-5.html');
+    await job.waitFor({ state: 'visible', timeout: 15_000 });
+    await wb.screenshot('ui/explorer-5-drained-failed-job.png');
+    const before = site.hits.get('/catalogue/book-5.html') ?? 0;
+    await contextMenu(page, job, 'Retry Job');
+    const until = Date.now() + 60_000;
+    while ((site.hits.get('/catalogue/book-5.html') ?? 0) <= before && Date.now() < until) await page.waitForTimeout(250);
+    assert.ok((site.hits.get('/catalogue/book-5.html') ?? 0) > before, 'the retried job was fetched again');
+    await wb.screenshot('ui/explorer-6-after-retry.png');
+  });
+});
