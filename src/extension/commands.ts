@@ -2,10 +2,6 @@ import * as vscode from 'vscode';
 import { parseTask } from '../core/task/parse';
 import type { CrawlTask } from '../core/task/model';
 import { CrawlQueue } from '../queue/crawl';
-import { exportItems, openStore } from '../store';
-import { storeUrlFor } from '../worker/storage';
-import { dirname } from 'node:path';
-import { Writable } from 'node:stream';
 import { TaskInvalidError, type CrawlManager } from './crawls/crawlManager';
 import { JobNode, MoreNode, QueueNode, type QueueTreeProvider } from './explorer/queueTree';
 import { describeConnectionError, type RedisConnection } from './redisConnection';
@@ -204,23 +200,6 @@ export function registerCommands(deps: CommandDeps): void {
     const doc = await vscode.workspace.openTextDocument({ language: 'json', content });
     await vscode.window.showTextDocument(doc, { preview: true });
     return j.data;
-  });
-
-  reg('crawlStudio.openResults', async (uri?: vscode.Uri) => {
-    const file = uri ?? (await pickTaskFile('Task whose results to open'));
-    const task = file ? await taskFromUri(file) : null;
-    if (!task) return undefined;
-    const store = await openStore(storeUrlFor(task), { task: task.name, cwd: dirname(task.file) });
-    try {
-      let text = '';
-      const out = new Writable({ write: (chunk, _enc, cb) => ((text += String(chunk)), cb()) });
-      const res = await exportItems(store, { format: 'json', out });
-      const doc = await vscode.workspace.openTextDocument({ language: 'json', content: text });
-      await vscode.window.showTextDocument(doc, { preview: true });
-      return res.items;
-    } finally {
-      await store.close();
-    }
   });
 }
 

@@ -3,6 +3,7 @@ import { TaskCodeLensProvider } from './codeLens';
 import { registerCommands } from './commands';
 import { CrawlManager } from './crawls/crawlManager';
 import { registerDesigner } from './designer';
+import { registerResults } from './results';
 import { QueueTreeProvider, type ExplorerNode } from './explorer/queueTree';
 import { RedisConnection } from './redisConnection';
 import { onSettingsChange, settings } from './settings';
@@ -64,8 +65,10 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
   );
   if (view.visible) void connection.get().then(() => tree.refresh(), () => tree.refresh());
   registerCommands({ context, connection, crawls, workers, tree });
+  const api: CrawlStudioApi = { connection, crawls, workers, tree, statusBar, codeLens };
   registerDesigner(context);
-  return { connection, crawls, workers, tree, statusBar, codeLens };
+  registerResults(context, api);
+  return api;
 }
 
 export function deactivate(): void {}
