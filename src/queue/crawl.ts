@@ -213,13 +213,14 @@ export class CrawlQueue {
     urls: readonly string[],
     opts: { force?: boolean; rule?: string } = {},
   ): Promise<{ url: string; outcome: EnqueueOutcome | 'invalid'; reason?: string }[]> {
-    let run = await this.currentRun();
+    const run = await this.currentRun();
     if (!run) throw new Error(`task '${task.name}' has never run on this Redis; start it first (crawl-studio run ${task.file})`);
-    if (run.state === 'finished' || run.state === 'stopped') {
-      // A URL enqueued after the crawl drained reopens the run: workers fetch it, the next session finalizes.
-      await this.redis.multi().hset(this.keys.meta, 'state', 'running').unlink(this.keys.finalized(run.run)).exec();
-      run = { ...run, state: 'running' };
-    }
+    // A URL enqueued after the crawl drained reopens the run: workers fetch it, the next session finalizes it.
+    const reopen = async () => {
+      if (run.state === 'finished' || run.state === 'stopped') {
+        await this.redis.multi().hset(this.keys.meta, 'state', 'running').unlink(this.keys.finalized(run.run)).exec();
+      }
+    };
     const out: { url: string; outcome: EnqueueOutcome | 'invalid'; reason?: string }[] = [];
     const links: KeptLink[] = [];
     for (const raw of urls) {
@@ -234,6 +235,7 @@ export class CrawlQueue {
       links.push({ url, host: new URL(url).host, rule, depth: 0, priority: null, follow: -1 });
     }
     if (opts.force) {
+      if (links.length > 0) await reopen();
       const usesPriority = taskUsesPriority(task);
       await this.queue.addBulk(
         links.map((l) => ({
@@ -248,6 +250,7 @@ export class CrawlQueue {
     }
     const codes = await this.enqueueLinks(task, run, `manual`, links);
     await this.releaseClaim('manual');
+    if (codes.includes('enqueued')) await reopen();
     links.forEach((l, i) => out.push({ url: l.url, outcome: codes[i]! }));
     return out;
   }

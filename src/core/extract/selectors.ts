@@ -12,7 +12,9 @@ export function checkSelector(selector: string): string | null {
     empty.root().find(selector);
     return null;
   } catch (err) {
-    const msg = err instanceof Error ? err.message : String(err);
-    return msg.split('\n')[0]!;
+    const msg = (err instanceof Error ? err.message : String(err)).split('\n')[0]!;
+    // css-what reports a selector cut short as "Expected name, found " (nothing after "found").
+    if (/found\s*$/.test(msg)) return `${msg.trim().replace(/,? found$/, '')}: the selector ends too early`;
+    return msg;
   }
 }
