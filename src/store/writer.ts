@@ -125,6 +125,7 @@ class Writer implements WriterHandle {
   private heartbeat: NodeJS.Timeout | null = null;
   private loop: Promise<void> = Promise.resolve();
   private wakeSleep: (() => void) | null = null;
+  private died: string | null = null;
 
   constructor(
     private readonly redis: Redis,
@@ -169,7 +170,11 @@ class Writer implements WriterHandle {
     await this.beat();
     this.heartbeat = setInterval(() => void this.beat().catch(() => undefined), this.heartbeatMs);
     this.heartbeat.unref();
-    this.loop = this.run();
+    // run() handles its own failures; this only guards against a throwing `log` callback killing the process.
+    this.loop = this.run().catch((err: unknown) => {
+      this.died = `writer ${this.consumer} of task ${this.opts.task} stopped unexpectedly: ${(err as Error).message}`;
+      this.c.lastError = this.died;
+    });
   }
 
   counters(): WriterCounters {
@@ -192,6 +197,7 @@ class Writer implements WriterHandle {
         const left = await this.redis.xrange(this.key, '-', target, 'COUNT', 1);
         if (left.length === 0) return;
         if (this.stopping) throw new Error(`writer ${this.consumer} of task ${this.opts.task} stopped during flush`);
+        if (this.died) throw new Error(this.died);
         if (Date.now() > deadline) {
           throw new Error(
             `flush of task ${this.opts.task}: entries up to ${target} are still not stored after ${opts.timeoutMs} ms` +
