@@ -51,6 +51,13 @@ async function exec(bin: string, args: string[], what: string): Promise<string> 
   }
 }
 
+// Clusters still running when the process exits (an aborted run, a failing before hook, mocha's --exit): stopped
+// synchronously so no postgres outlives the tests.
+const live = new Map<string, () => void>();
+process.once('exit', () => {
+  for (const stop of live.values()) stop();
+});
+
 export async function startPostgres(): Promise<PostgresServer> {
   const bin = findPostgresBin();
   if (!bin) throw new Error('PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb): apt-get install -y postgresql, or set PG_BIN');
@@ -65,7 +72,12 @@ export async function startPostgres(): Promise<PostgresServer> {
   const data = join(dir, 'data');
   const port = await freePort();
   // --no-sync and fsync=off: a throwaway test cluster need not survive a power cut, and syncing costs seconds.
-  await exec(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C'], 'initdb');
+  try {
+    await exec(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C'], 'initdb');
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   const opts = [
     `-p ${port}`,
     "-c listen_addresses=127.0.0.1",
@@ -76,6 +88,11 @@ export async function startPostgres(): Promise<PostgresServer> {
   ].join(' ');
   const pgCtl = join(bin, 'pg_ctl');
   let running = false;
+  live.set(dir, () => {
+    const [cmd, argv] = asServerUser(pgCtl, ['-D', data, '-m', 'immediate', '-w', 'stop']);
+    if (running) spawnSync(cmd, argv, { stdio: 'ignore', timeout: 10_000 });
+    rmSync(dir, { recursive: true, force: true });
+  });
   const server: PostgresServer = {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
@@ -95,6 +112,7 @@ export async function startPostgres(): Promise<PostgresServer> {
       try {
         await server.stop();
       } finally {
+        live.delete(dir);
         rmSync(dir, { recursive: true, force: true });
       }
     },
@@ -107,6 +125,7 @@ export async function startPostgres(): Promise<PostgresServer> {
   try {
     await server.start();
   } catch (err) {
+    live.delete(dir);
     rmSync(dir, { recursive: true, force: true });
     throw err;
   }
