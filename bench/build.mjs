@@ -1,0 +1,56 @@
+// Builds the benchmark's TypeScript into bench/.build with the repository's own esbuild.
+//  - cli.js + worker.js: Crawl Studio's CLI and worker, bundled from the current src/ exactly like esbuild.mjs
+//    does (so the benchmark measures the working tree, and never races a concurrent `npm run build` on dist/).
+//  - the bench programs in bench/src (site generator, no-queue limit, micro-benchmarks).
+// Bare imports from bench/src resolve as if from the repository's src/, so the limit and the micro-benchmarks
+// use the very cheerio, ioredis, pg and node-sqlite3-wasm that the product bundles (bench/node_modules holds
+// crawlee's older cheerio, which must not leak in).
+import * as esbuild from 'esbuild';
+import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '..');
+const out = join(here, '.build');
+mkdirSync(out, { recursive: true });
+// bench/package.json says "type": "module"; the bundles are CommonJS, like dist/.
+writeFileSync(join(out, 'package.json'), '{ "type": "commonjs" }\n');
+
+const common = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  sourcemap: 'linked',
+  loader: { '.lua': 'text', '.yaml': 'text' },
+  external: ['vscode', 'msgpackr-extract', 'pg-native'],
+  logLevel: 'warning',
+  absWorkingDir: root,
+};
+
+const fromRootSrc = {
+  name: 'resolve-from-root-src',
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, async (args) => {
+      if (!args.importer.startsWith(join(here, 'src'))) return undefined;
+      if (args.pluginData === 'again') return undefined;
+      const r = await build.resolve(args.path, { kind: args.kind, resolveDir: join(root, 'src'), pluginData: 'again' });
+      return r.errors.length ? undefined : { path: r.path, external: r.external };
+    });
+  },
+};
+
+const benchEntries = Object.fromEntries(
+  readdirSync(join(here, 'src'))
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => [f.replace(/\.ts$/, ''), join(here, 'src', f)]),
+);
+
+await Promise.all([
+  esbuild.build({ ...common, entryPoints: { cli: 'src/cli/main.ts' }, outdir: out, banner: { js: '#!/usr/bin/env node' } }),
+  esbuild.build({ ...common, entryPoints: { worker: 'src/worker/entry.ts' }, outdir: out }),
+  esbuild.build({ ...common, entryPoints: benchEntries, outdir: out, plugins: [fromRootSrc] }),
+]);
+copyFileSync(join(root, 'node_modules/node-sqlite3-wasm/dist/node-sqlite3-wasm.wasm'), join(out, 'node-sqlite3-wasm.wasm'));
+console.log(`bench: built ${Object.keys(benchEntries).length + 2} bundles into ${out}`);

@@ -1,0 +1,121 @@
+// Process measurement from /proc: CPU seconds of a whole process tree, its peak resident memory, and the
+// same for a long-running server (Redis, nginx, PostgreSQL) over an interval.
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+const TICK = 100; // USER_HZ on Linux
+const PAGE = 4096;
+
+/** utime, stime, cutime, cstime (seconds), rss (bytes), ppid of one process, or null when it is gone. */
+export function procStat(pid) {
+  let text;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  return parseStat(text);
+}
+
+function parseStat(text) {
+  const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  // f[0] is field 3 (state); field N is f[N - 3].
+  return {
+    ppid: Number(f[1]),
+    utime: Number(f[11]) / TICK,
+    stime: Number(f[12]) / TICK,
+    cutime: Number(f[13]) / TICK,
+    cstime: Number(f[14]) / TICK,
+    rss: Number(f[21]) * PAGE,
+  };
+}
+
+function allStats() {
+  const out = new Map();
+  for (const name of readdirSync('/proc')) {
+    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
+    const s = procStat(name);
+    if (s) out.set(Number(name), s);
+  }
+  return out;
+}
+
+/** CPU seconds (user + system) a running process has used so far. */
+export function cpuOf(pid) {
+  const s = procStat(pid);
+  return s ? s.utime + s.stime : 0;
+}
+
+/**
+ * Runs a command as the child of a small bash wrapper that, once the command has exited, copies its own
+ * /proc stat: the wrapper's cutime/cstime then hold the CPU of the whole tree (every process the command
+ * started and reaped). Peak RSS is the largest sum of the tree's resident memory seen by a sampler.
+ */
+export function runMeasured(cmd, args, { cwd, env, stdoutFile, sampleMs = 250, timeoutMs = 15 * 60_000, onSample } = {}) {
+  const statFile = join(cwd ?? process.cwd(), `.cpu-${process.pid}-${Date.now()}.stat`);
+  const script = '"$@"; rc=$?; cat /proc/$$/stat > "$BENCH_STAT_FILE"; exit $rc';
+  const started = process.hrtime.bigint();
+  const child = spawn('bash', ['-c', script, 'bash', cmd, ...args], {
+    cwd,
+    env: { ...process.env, ...env, BENCH_STAT_FILE: statFile },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (b) => (out += b));
+  child.stderr.on('data', (b) => (out += b));
+  let peakRss = 0;
+  const perPid = new Map();
+  const sample = () => {
+    const stats = allStats();
+    const tree = new Set([child.pid]);
+    let grew = true;
+    while (grew) {
+      grew = false;
+      for (const [pid, s] of stats) if (!tree.has(pid) && tree.has(s.ppid)) (tree.add(pid), (grew = true));
+    }
+    let rss = 0;
+    for (const pid of tree) {
+      const s = stats.get(pid);
+      if (!s) continue;
+      rss += s.rss;
+      if (pid !== child.pid) perPid.set(pid, { cpu: s.utime + s.stime, rss: Math.max(s.rss, perPid.get(pid)?.rss ?? 0), cmd: perPid.get(pid)?.cmd ?? cmdline(pid) });
+    }
+    peakRss = Math.max(peakRss, rss);
+    onSample?.();
+  };
+  const timer = setInterval(sample, sampleMs);
+  const killer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  return new Promise((resolve) => {
+    child.on('exit', (code, signal) => {
+      clearInterval(timer);
+      clearTimeout(killer);
+      const wallS = Number(process.hrtime.bigint() - started) / 1e9;
+      let cpuS = null;
+      try {
+        const s = parseStat(readFileSync(statFile, 'utf8'));
+        cpuS = s.cutime + s.cstime;
+      } catch {
+        // the wrapper was killed: no total
+      }
+      rmSync(statFile, { force: true });
+      resolve({ code, signal, wallS, cpuS, peakRss, output: out, processes: [...perPid.entries()].map(([pid, p]) => ({ pid, ...p })) });
+    });
+  });
+}
+
+function cmdline(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).slice(0, 3).join(' ').slice(0, 120);
+  } catch {
+    return '?';
+  }
+}
+
+export function sleep(ms) {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+export function rmrf(p) {
+  rmSync(p, { recursive: true, force: true });
+}

@@ -1,0 +1,541 @@
+#!/usr/bin/env node
+// Crawl Studio's benchmark suite (issue 8). One run: fixture site -> nginx (ceiling checked with wrk) -> every
+// crawler on the same site at the same concurrency, each checked for completeness -> micro-benchmarks ->
+// bench/results/<date>.md (also printed). Timings are reported, never asserted.
+//
+//   node bench/run.mjs [--quick] [--concurrency 16] [--only limit,cs1,cs2,crawlee,crawlee-np,scrapy,micro]
+//                      [--profile] [--keep]
+//
+// --quick: a ~550-page site, 200k URLs for dedup, 20k items for the stores (a sanity run in about a minute).
+// --profile: also runs Crawl Studio (1 worker) once more with --cpu-prof and Redis MONITOR, and adds where its
+//            time goes and which Redis commands each page costs.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { summariseProfile } from './lib/profile.mjs';
+import { startMonitor } from './lib/monitor.mjs';
+import { cpuOf, procStat, rmrf, runMeasured } from './lib/procs.mjs';
+import { commandCalls, redisInfo, startNginx, startPostgres, startRedis } from './lib/services.mjs';
+import { benchTask } from './lib/task.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: 'boolean' },
+    concurrency: { type: 'string' },
+    only: { type: 'string' },
+    profile: { type: 'boolean' },
+    keep: { type: 'boolean' },
+    out: { type: 'string' },
+  },
+});
+const quick = flags.quick ?? false;
+const C = Number(flags.concurrency ?? 16);
+const only = flags.only ? new Set(flags.only.split(',')) : null;
+const want = (k) => !only || only.has(k);
+const SITE = quick ? { list: 25, per: 20, filler: 22 } : { list: 250, per: 20, filler: 22 };
+const DEDUP_URLS = quick ? 200_000 : 1_000_000;
+const STORE_ITEMS = quick ? 20_000 : 100_000;
+const tmp = join(here, 'results', 'tmp', `run-${Date.now().toString(36)}`);
+mkdirSync(tmp, { recursive: true });
+const build = join(here, '.build');
+const log = (...a) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}]`, ...a);
+
+const services = [];
+async function stopAll() {
+  while (services.length) await services.pop().stop().catch(() => undefined);
+}
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => void stopAll().finally(() => process.exit(130)));
+
+/** Machine-wide busy CPU seconds from /proc/stat (all cores). */
+function machineBusy() {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const idle = f[3] + f[4];
+  return (f.slice(0, 8).reduce((a, b) => a + b, 0) - idle) / 100;
+}
+
+/** Canonical form of a logged request URI, as every crawler is told to canonicalise (drop ref/src, sort query). */
+function canonicalUri(uri) {
+  const u = new URL(uri, 'http://x');
+  const q = [...u.searchParams].filter(([k]) => k !== 'ref' && k !== 'src').sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return u.pathname + (q.length ? `?${new URLSearchParams(q)}` : '');
+}
+
+function completeness(requests, expected) {
+  const pages = requests.filter((r) => r.uri !== '/robots.txt');
+  const counts = new Map();
+  for (const r of pages) {
+    const c = canonicalUri(r.uri);
+    counts.set(c, (counts.get(c) ?? 0) + 1);
+  }
+  const want = new Set(expected.pages);
+  const missing = expected.pages.filter((p) => !counts.has(p));
+  const twice = [...counts].filter(([, n]) => n > 1).map(([p]) => p);
+  const unexpected = [...counts.keys()].filter((p) => !want.has(p));
+  const disallowed = [...counts.keys()].filter((p) => expected.disallowed.includes(p));
+  const errors = pages.filter((r) => r.status >= 400).length;
+  const times = pages.map((r) => r.t);
+  const windowS = times.length > 1 ? Math.max(...times) - Math.min(...times) : 0;
+  return {
+    fetched: pages.length,
+    distinct: counts.size,
+    missing: missing.length,
+    twice: twice.length,
+    unexpected: unexpected.length,
+    disallowed: disallowed.length,
+    errors,
+    robotsFetches: requests.length - pages.length,
+    windowS,
+    ok: missing.length === 0 && twice.length === 0 && unexpected.length === 0 && errors === 0,
+    examples: [...missing.slice(0, 3).map((p) => `missing ${p}`), ...twice.slice(0, 3).map((p) => `twice ${p}`), ...unexpected.slice(0, 3).map((p) => `unexpected ${p}`)],
+  };
+}
+
+function lastJson(output) {
+  const line = output.trim().split('\n').reverse().find((l) => l.startsWith('{"result"'));
+  return line ? JSON.parse(line).result : null;
+}
+
+async function measureCrawler(def, ctx) {
+  const { nginx, expected } = ctx;
+  const dir = join(tmp, def.key);
+  mkdirSync(dir, { recursive: true });
+  let redis = null;
+  if (def.redis) {
+    redis = await startRedis({ dir: join(dir, 'redis') });
+    services.push(redis);
+  }
+  const prep = def.prepare ? def.prepare({ dir, redis, nginx }) : {};
+  const mark = nginx.mark();
+  const ngCpu0 = nginx.workerPids().reduce((a, p) => a + cpuOf(p), 0);
+  const redisCpu0 = redis ? cpuOf(redis.pid) : 0;
+  const busy0 = machineBusy();
+  const load0 = loadavg()[0];
+  let redisPeakRss = 0;
+  const res = await runMeasured(def.cmd, def.args({ dir, redis, nginx, ...prep }), {
+    cwd: dir,
+    env: def.env,
+    onSample: () => {
+      if (redis) redisPeakRss = Math.max(redisPeakRss, procStat(redis.pid)?.rss ?? 0);
+    },
+  });
+  const busy = machineBusy() - busy0;
+  const ngCpu = nginx.workerPids().reduce((a, p) => a + cpuOf(p), 0) - ngCpu0;
+  const redisCpu = redis ? cpuOf(redis.pid) - redisCpu0 : 0;
+  let redisStats = null;
+  if (redis) {
+    const info = await redisInfo(redis.port);
+    const calls = commandCalls(info);
+    redisStats = {
+      usedMemory: Number(info.used_memory),
+      usedMemoryPeak: Number(info.used_memory_peak),
+      rssPeak: redisPeakRss,
+      commands: Object.values(calls).reduce((a, b) => a + b, 0),
+      reads: Number(info.total_reads_processed),
+      calls,
+      keys: info.db0 ?? '',
+    };
+    await redis.stop();
+    services.splice(services.indexOf(redis), 1);
+  }
+  // nginx writes its access log line as each response completes; give the last ones a moment.
+  await new Promise((r) => setTimeout(r, 200));
+  const requests = nginx.requests(mark);
+  const check = completeness(requests, expected);
+  const out = def.parse(res.output, { dir });
+  const pages = check.fetched;
+  const cpu = (res.cpuS ?? 0) + redisCpu;
+  const itemsOk = def.itemsOk(out, expected);
+  const row = {
+    key: def.key,
+    name: def.name,
+    code: res.code,
+    wallS: res.wallS,
+    pages,
+    pagesPerSec: pages / res.wallS,
+    windowPagesPerSec: check.windowS > 0 ? pages / check.windowS : null,
+    treeCpuS: res.cpuS,
+    redisCpuS: redisCpu,
+    nginxCpuS: ngCpu,
+    otherCpuS: Math.max(0, busy - cpu - ngCpu),
+    load: [load0, loadavg()[0]],
+    cpuPer1000: (cpu / pages) * 1000,
+    peakRss: res.peakRss,
+    redis: redisStats,
+    check,
+    items: out?.items ?? null,
+    itemsOk,
+    complete: check.ok && itemsOk && res.code === 0,
+    processes: res.processes,
+    output: res.output.slice(-3000),
+  };
+  log(
+    `${def.name}: ${pages} pages in ${res.wallS.toFixed(1)} s = ${row.pagesPerSec.toFixed(0)} pages/s, cpu ${cpu.toFixed(1)} s` +
+      ` (${row.cpuPer1000.toFixed(2)} s/1000 pages), other load ${row.otherCpuS.toFixed(1)} cpu-s, complete=${row.complete}` +
+      (row.complete ? '' : ` ${JSON.stringify(check.examples)} items=${JSON.stringify(out?.items)} code=${res.code}`),
+  );
+  if (res.code !== 0) log(res.output.slice(-2000));
+  return row;
+}
+
+function csParse(output, { dir }) {
+  const stored = /items stored\s+(.*) rows/.exec(output)?.[1] ?? '';
+  const items = {};
+  for (const m of stored.matchAll(/(\w+): ([\d,]+)/g)) items[m[1]] = Number(m[2].replace(/,/g, ''));
+  const extracted = Number((/items extracted\s+([\d,]+)/.exec(output)?.[1] ?? '0').replace(/,/g, ''));
+  const dupLinks = Number((/duplicate links\s+([\d,]+)/.exec(output)?.[1] ?? '0').replace(/,/g, ''));
+  const finished = Number(/finished in ([\d.]+) s/.exec(output)?.[1] ?? NaN);
+  void dir;
+  return { items, extracted, dupLinks, finishedS: finished };
+}
+
+function crawlerDefs(ctx) {
+  const start = `${ctx.nginx.url}/`;
+  const taskFile = (dir) => {
+    const f = join(dir, 'bench.crawl.yaml');
+    writeFileSync(f, benchTask({ base: ctx.nginx.url, concurrency: C }));
+    return f;
+  };
+  const extractedOk = (out, e) => out && out.items && out.items.book === e.extracted.book && out.items.listing === e.extracted.listing;
+  const cs = (workers) => ({
+    key: `cs${workers}`,
+    name: `Crawl Studio, ${workers} worker${workers > 1 ? 's' : ''} × ${C / workers}`,
+    redis: true,
+    cmd: process.execPath,
+    prepare: ({ dir }) => ({ task: taskFile(dir) }),
+    args: ({ redis, task }) => [join(build, 'cli.js'), 'run', task, '--workers', String(workers), '--concurrency', String(C / workers), '--redis', redis.url, '--fresh'],
+    parse: csParse,
+    // Stored rows after the store's dedup: one per book and one per listing; everything extracted was counted.
+    itemsOk: (out, e) => out.items.book === e.items.book && out.items.listing === e.items.listing && out.extracted === e.extracted.book + e.extracted.listing,
+  });
+  return [
+    {
+      key: 'limit',
+      name: 'no-queue limit (fetch + cheerio/slim + Set)',
+      cmd: process.execPath,
+      args: () => [join(build, 'limit.js'), '--start', start, '--concurrency', String(C)],
+      parse: lastJson,
+      itemsOk: extractedOk,
+    },
+    {
+      key: 'limit-pipeline',
+      name: 'limit + Crawl Studio analysePage (no queue, no store)',
+      cmd: process.execPath,
+      prepare: ({ dir }) => ({ task: taskFile(dir) }),
+      args: ({ task }) => [join(build, 'limit.js'), '--start', start, '--concurrency', String(C), '--pipeline', '--task', task],
+      parse: lastJson,
+      itemsOk: extractedOk,
+    },
+    cs(1),
+    cs(2),
+    {
+      key: 'crawlee',
+      name: 'Crawlee CheerioCrawler (defaults, persistence on)',
+      cmd: process.execPath,
+      args: () => [join(here, 'crawlers', 'crawlee.mjs'), '--start', start, '--concurrency', String(C)],
+      parse: lastJson,
+      itemsOk: extractedOk,
+    },
+    {
+      key: 'crawlee-np',
+      name: 'Crawlee CheerioCrawler (persistence off)',
+      cmd: process.execPath,
+      args: () => [join(here, 'crawlers', 'crawlee.mjs'), '--start', start, '--concurrency', String(C), '--no-persist'],
+      parse: lastJson,
+      itemsOk: extractedOk,
+    },
+    {
+      key: 'scrapy',
+      name: `Scrapy ${ctx.scrapyVersion ?? ''} (Debian python3-scrapy)`.replace('  ', ' '),
+      skip: ctx.scrapyVersion ? null : 'python3-scrapy is not installed',
+      cmd: '/usr/bin/python3',
+      args: ({ dir }) => [join(here, 'crawlers', 'scrapy_spider.py'), start, String(C), join(dir, 'items.jsonl')],
+      parse: (output, { dir }) => {
+        const r = lastJson(output);
+        if (r && existsSync(join(dir, 'items.jsonl'))) {
+          const feed = {};
+          for (const l of readFileSync(join(dir, 'items.jsonl'), 'utf8').split('\n')) if (l) feed[JSON.parse(l).type] = (feed[JSON.parse(l).type] ?? 0) + 1;
+          r.feed = feed;
+        }
+        return r;
+      },
+      itemsOk: (out, e) => extractedOk(out, e) && out.feed && out.feed.book === e.extracted.book && out.feed.listing === e.extracted.listing,
+    },
+  ];
+}
+
+function wrk(url, seconds) {
+  const r = spawnSync('wrk', ['-t1', `-c${C}`, `-d${seconds}s`, '--latency', url], { encoding: 'utf8' });
+  if (r.status !== 0) return null;
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(r.stdout)?.[1]);
+  const transfer = /Transfer\/sec:\s+([\d.]+\w+)/.exec(r.stdout)?.[1];
+  const p50 = /50%\s+([\d.]+\w+)/.exec(r.stdout)?.[1];
+  const p99 = /99%\s+([\d.]+\w+)/.exec(r.stdout)?.[1];
+  return { rps, transfer, p50, p99 };
+}
+
+async function micro(ctx) {
+  const out = {};
+  log('micro: extraction per page by parser');
+  const taskDir = join(tmp, 'micro');
+  mkdirSync(taskDir, { recursive: true });
+  const task = join(taskDir, 'bench.crawl.yaml');
+  writeFileSync(task, benchTask({ base: ctx.nginx.url, concurrency: C }));
+  const ex = spawnSync(process.execPath, [join(build, 'micro-extract.js'), '--site', ctx.site, '--task', task, '--base', ctx.nginx.url, '--ms', quick ? '150' : '300'], { encoding: 'utf8' });
+  out.extract = lastJson(ex.stdout) ?? { error: ex.stderr.slice(-500) };
+
+  const redis = await startRedis({ dir: join(taskDir, 'redis'), appendOnly: false });
+  services.push(redis);
+  log(`micro: dedup memory at ${DEDUP_URLS.toLocaleString('en-US')} URLs`);
+  const dd = spawnSync(process.execPath, [join(build, 'micro-dedup.js'), '--redis', redis.url, '--urls', String(DEDUP_URLS)], { encoding: 'utf8' });
+  out.dedup = lastJson(dd.stdout) ?? { error: dd.stderr.slice(-500) };
+
+  log(`micro: item writes (${STORE_ITEMS.toLocaleString('en-US')} items) into SQLite and PostgreSQL`);
+  let pg = null;
+  try {
+    pg = await startPostgres({ dir: `/tmp/cs-bench-pg-${Date.now().toString(36)}` });
+    services.push(pg);
+  } catch (err) {
+    out.postgresError = err.message;
+  }
+  const st = spawnSync(
+    process.execPath,
+    [join(build, 'micro-store.js'), '--sqlite', join(taskDir, 'items.sqlite'), ...(pg ? ['--postgres', pg.url] : []), '--redis', redis.url, '--items', String(STORE_ITEMS)],
+    { encoding: 'utf8' },
+  );
+  out.store = lastJson(st.stdout) ?? { error: st.stderr.slice(-500) };
+  if (pg) {
+    await pg.stop();
+    services.splice(services.indexOf(pg), 1);
+  }
+  await redis.stop();
+  services.splice(services.indexOf(redis), 1);
+  return out;
+}
+
+async function profileRun(ctx) {
+  const dir = join(tmp, 'profile');
+  mkdirSync(join(dir, 'prof'), { recursive: true });
+  const redis = await startRedis({ dir: join(dir, 'redis') });
+  services.push(redis);
+  const task = join(dir, 'bench.crawl.yaml');
+  writeFileSync(task, benchTask({ base: ctx.nginx.url, concurrency: C }));
+  const mon = startMonitor(redis.port);
+  const res = await runMeasured(process.execPath, [join(build, 'cli.js'), 'run', task, '--workers', '1', '--concurrency', String(C), '--redis', redis.url, '--fresh'], {
+    cwd: dir,
+    env: { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${join(dir, 'prof')}` },
+  });
+  await new Promise((r) => setTimeout(r, 300));
+  const cmds = mon.stop();
+  await redis.stop();
+  services.splice(services.indexOf(redis), 1);
+  const pages = Number((/pages fetched\s+([\d,]+)/.exec(res.output)?.[1] ?? '0').replace(/,/g, ''));
+  const profiles = readdirSync(join(dir, 'prof')).filter((f) => f.endsWith('.cpuprofile'));
+  const summaries = profiles.map((f) => {
+    const s = summariseProfile(join(dir, 'prof', f));
+    return { file: f, ...s };
+  });
+  // The worker is the profile with most busy time; the CLI (coordinator + writer) is the other.
+  summaries.sort((a, b) => b.busyMs - a.busyMs);
+  return { pages, wallS: res.wallS, cmds, summaries };
+}
+
+function fmt(n, d = 0) {
+  if (n === null || n === undefined || Number.isNaN(n)) return '–';
+  return Number(n).toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
+}
+const mb = (b) => (b ? `${fmt(b / 1048576, 0)} MB` : '–');
+
+function report(ctx, rows, m, prof) {
+  const L = [];
+  const limit = rows.find((r) => r.key === 'limit');
+  const date = new Date().toISOString();
+  L.push(`# Crawl Studio benchmark — ${date.slice(0, 10)}${quick ? ' (quick)' : ''}`);
+  L.push('');
+  L.push(`Run ${date}, ${ctx.host}. Commit \`${ctx.commit}\`${ctx.dirty ? ' (working tree has uncommitted changes)' : ''}. Command: \`${ctx.command}\`.`);
+  L.push('');
+  const e = ctx.expected;
+  L.push(
+    `**Site**: ${fmt(e.pages.length)} pages to fetch (${SITE.list} list pages in 2 variants, ${fmt(e.items.book)} books, /, /about.html), ` +
+      `HTML ${fmt(e.htmlBytes.min / 1024, 1)}–${fmt(e.htmlBytes.max / 1024, 1)} KB (mean ${fmt(e.htmlBytes.mean / 1024, 1)} KB), robots-disallowed /private/, ` +
+      `off-site, mailto: and javascript: links, duplicates by fragment, query order and tracking parameters. Items: ${fmt(e.extracted.book)} books + ` +
+      `${fmt(e.extracted.listing)} listings extracted (${fmt(e.items.listing)} distinct). Served by nginx ${ctx.nginxVersion} (1 worker) on 127.0.0.1.`,
+  );
+  if (ctx.wrk) {
+    L.push('');
+    L.push(
+      `**Server ceiling** (wrk, ${C} connections, 1 thread): ${ctx.wrk.map((w) => `${w.page} page ${fmt(w.rps)} req/s (${w.transfer}/s, p50 ${w.p50}, p99 ${w.p99})`).join('; ')} — ` +
+        `${fmt(ctx.wrk[0].rps / Math.max(...rows.map((r) => r.pagesPerSec || 0)), 0)}× the fastest crawler below, so the server is not the bottleneck.`,
+    );
+  }
+  L.push('');
+  L.push(`**Crawlers** — concurrency ${C} in flight for every crawler (Crawl Studio with 2 workers: ${C / 2} each), robots.txt obeyed by all, in one run, one after the other:`);
+  L.push('');
+  L.push('| crawler | complete | pages | wall s | pages/s | pages/s (fetch window) | ratio to limit | CPU s / 1,000 pages | peak RSS | Redis mem (peak) | Redis cmds / page | Redis round trips / page |');
+  L.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const r of rows) {
+    if (r.skipped) {
+      L.push(`| ${r.name} | skipped: ${r.skipped} | | | | | | | | | | |`);
+      continue;
+    }
+    const ratio = limit ? r.pagesPerSec / limit.pagesPerSec : null;
+    const wratio = limit && r.windowPagesPerSec && limit.windowPagesPerSec ? r.windowPagesPerSec / limit.windowPagesPerSec : null;
+    L.push(
+      `| ${r.name} | ${r.complete ? 'yes' : `**no** (${[r.check.ok ? '' : `missing ${r.check.missing}, twice ${r.check.twice}, unexpected ${r.check.unexpected}, errors ${r.check.errors}`, r.itemsOk ? '' : `items ${JSON.stringify(r.items)}`].filter(Boolean).join('; ')})`} ` +
+        `| ${fmt(r.pages)} | ${fmt(r.wallS, 1)} | **${fmt(r.pagesPerSec)}** | ${fmt(r.windowPagesPerSec)} | ${ratio ? `${fmt(ratio * 100)}%` : '–'}${wratio ? ` (${fmt(wratio * 100)}%)` : ''} ` +
+        `| ${fmt(r.cpuPer1000, 2)} | ${mb(r.peakRss)} | ${r.redis ? `${mb(r.redis.usedMemory)} (${mb(r.redis.usedMemoryPeak)})` : '–'} ` +
+        `| ${r.redis ? fmt(r.redis.commands / r.pages, 1) : '–'} | ${r.redis ? fmt(r.redis.reads / r.pages, 1) : '–'} |`,
+    );
+  }
+  L.push('');
+  L.push('CPU split and machine load during each run (CPU seconds; "other" is everything else on the machine — this 2-core machine is shared, so other work slows wall-clock numbers but hardly the CPU per page):');
+  L.push('');
+  L.push('| crawler | crawler tree | Redis | nginx | other | load avg (start → end) |');
+  L.push('|---|---|---|---|---|---|');
+  for (const r of rows) if (!r.skipped) L.push(`| ${r.name} | ${fmt(r.treeCpuS, 1)} | ${fmt(r.redisCpuS, 1)} | ${fmt(r.nginxCpuS, 1)} | ${fmt(r.otherCpuS, 1)} | ${fmt(r.load[0], 1)} → ${fmt(r.load[1], 1)} |`);
+  const peers = {
+    crawleeNp: rows.find((r) => r.key === 'crawlee-np'),
+    scrapy: rows.find((r) => r.key === 'scrapy' && !r.skipped),
+  };
+  const csRows = rows.filter((r) => r.key.startsWith('cs'));
+  if (csRows.length) {
+    L.push('');
+    L.push('**Targets** (Crawl Studio, best of its rows):');
+    L.push('');
+    const best = csRows.reduce((a, b) => (b.pagesPerSec > a.pagesPerSec ? b : a));
+    const t = [];
+    if (limit) t.push(`- ≥ 90% of the no-queue limit's pages/s: ${fmt((best.pagesPerSec / limit.pagesPerSec) * 100)}% (${best.name}) — ${best.pagesPerSec >= 0.9 * limit.pagesPerSec ? 'met' : '**not met**'}`);
+    if (peers.crawleeNp) t.push(`- ≥ 3× Crawlee with persistence off: ${fmt(best.pagesPerSec / peers.crawleeNp.pagesPerSec, 1)}× — ${best.pagesPerSec >= 3 * peers.crawleeNp.pagesPerSec ? 'met' : '**not met**'}`);
+    if (peers.scrapy) t.push(`- ≥ 5× Scrapy: ${fmt(best.pagesPerSec / peers.scrapy.pagesPerSec, 1)}× — ${best.pagesPerSec >= 5 * peers.scrapy.pagesPerSec ? 'met' : '**not met**'}`);
+    t.push(`- Redis round trips per page: ${csRows.map((r) => `${fmt(r.redis.reads / r.pages, 1)} (${r.key})`).join(', ')}; commands executed per page, Lua-internal included: ${csRows.map((r) => fmt(r.redis.commands / r.pages, 1)).join(', ')}`);
+    if (m?.dedup?.engineUsedMemoryBytesPerUrl) t.push(`- ≤ 16 bytes/URL dedup at ${fmt(m.dedup.urls)} URLs: ${fmt(m.dedup.engineUsedMemoryBytesPerUrl, 1)} bytes/URL (INFO used_memory delta) — ${m.dedup.engineUsedMemoryBytesPerUrl <= 16 ? 'met' : '**not met**'}`);
+    if (Array.isArray(m?.store)) for (const s of m.store.filter((x) => x.path === 'pipeline')) t.push(`- ≥ 20,000 items/s into ${s.store} with dedup (stream → writer → store): ${fmt(s.itemsPerSec)} items/s — ${s.itemsPerSec >= 20_000 ? 'met' : '**not met**'}`);
+    L.push(...t);
+  }
+  const cs1 = rows.find((r) => r.key === 'cs1');
+  if (cs1?.redis) {
+    const calls = Object.entries(cs1.redis.calls).sort((a, b) => b[1] - a[1]).slice(0, 14);
+    L.push('');
+    L.push(`Redis commands per page for Crawl Studio (1 worker), from INFO commandstats (Lua-internal calls included): ${calls.map(([k, v]) => `${k} ${fmt(v / cs1.pages, 2)}`).join(', ')}.`);
+    const procs = cs1.processes.filter((p) => p.cmd.includes('node'));
+    if (procs.length) L.push(`Process CPU (last sample): ${procs.map((p) => `${p.cmd.includes('worker.js') ? 'worker' : 'CLI (coordinator + writer)'} ${fmt(p.cpu, 1)} s, peak RSS ${mb(p.rss)}`).join('; ')}.`);
+  }
+  if (m) {
+    L.push('');
+    L.push('## Micro-benchmarks');
+    if (Array.isArray(m.extract)) {
+      L.push('');
+      L.push('Extraction per page (µs, median of 5 time-boxed rounds; parse = cheerio load; extract = load + the bench task\'s selectors through Crawl Studio\'s extractPage; analysePage = the worker\'s whole page step: htmlparser2 + extraction + URL rules for every link):');
+      L.push('');
+      L.push('| page | size | items | links | htmlparser2 parse | htmlparser2 parse + extract | parse5 parse | parse5 parse + extract | analysePage (engine) |');
+      L.push('|---|---|---|---|---|---|---|---|---|');
+      for (const x of m.extract) L.push(`| ${x.page} | ${fmt(x.bytes / 1024, 1)} KB | ${x.items} | ${x.links} | ${fmt(x.htmlparser2ParseUs)} | ${fmt(x.htmlparser2ExtractUs)} | ${fmt(x.parse5ParseUs)} | ${fmt(x.parse5ExtractUs)} | ${fmt(x.analysePageUs)} |`);
+    } else L.push(`\nExtraction: failed: ${JSON.stringify(m.extract)}`);
+    if (Array.isArray(m.store)) {
+      L.push('');
+      L.push(`Item writes with dedup (${fmt(STORE_ITEMS)} items, 5 per page, 10% repeat an earlier key, batches of 500, policy update; PostgreSQL ${m.postgresError ? 'unavailable' : 'with fsync=off like the test suite'}):`);
+      L.push('');
+      L.push('| store | path | items/s | seconds | rows written | key conflicts merged |');
+      L.push('|---|---|---|---|---|---|');
+      for (const s of m.store) L.push(`| ${s.store} | ${s.path === 'store' ? 'mergeBatch + writeBatch' : 'Redis stream → writer → store'} | **${fmt(s.itemsPerSec)}** | ${fmt(s.seconds, 2)} | ${fmt(s.written)} | ${fmt(s.conflicts + s.mergedInBatch)} |`);
+      if (m.postgresError) L.push(`\nPostgreSQL: ${m.postgresError}`);
+    } else L.push(`\nStore writes: failed: ${JSON.stringify(m.store)}`);
+    if (m.dedup && !m.dedup.error) {
+      const d = m.dedup;
+      L.push('');
+      L.push(
+        `Dedup memory at ${fmt(d.urls)} URLs (mean ${fmt(d.avgUrlChars)} characters), through lua/discover.lua with the engine's keys (${d.seenKeys} buckets, ${d.bucketBits} bucket bits, ` +
+          `encodings ${JSON.stringify(d.seenEncodings)}, largest bucket ${d.maxBucketCard}, set-max-intset-entries ${d.intsetMax}):`,
+      );
+      L.push('');
+      L.push('| representation | bytes / URL |');
+      L.push('|---|---|');
+      L.push(`| Crawl Studio seen buckets (INFO used_memory delta) | **${fmt(d.engineUsedMemoryBytesPerUrl, 1)}** |`);
+      L.push(`| Crawl Studio seen buckets (sum of MEMORY USAGE) | ${fmt(d.engineSeenKeysBytesPerUrl, 1)} |`);
+      L.push(`| plain Redis set of full URLs | ${fmt(d.plainSetBytesPerUrl, 1)} |`);
+      L.push(`| set of 40-hex SHA-1 fingerprints (scrapy-redis style) | ${fmt(d.sha1HexSetBytesPerUrl, 1)} |`);
+      L.push('');
+      L.push(`Exactness on this data: ${fmt(d.falseSeenOnFirstPass)} URLs wrongly "already seen" on first sight, ${fmt(d.notSeenOnSecondPass)} missed on a second pass. Discover throughput ${fmt(d.discoverUrlsPerSec)} URLs/s (1,000 per call).`);
+    } else if (m.dedup) L.push(`\nDedup: failed: ${JSON.stringify(m.dedup)}`);
+  }
+  if (prof) {
+    L.push('');
+    L.push('## Where Crawl Studio spends its time (profile run, 1 worker)');
+    L.push('');
+    const client = Object.entries(prof.cmds.client).sort((a, b) => b[1] - a[1]);
+    const lua = Object.entries(prof.cmds.lua).sort((a, b) => b[1] - a[1]);
+    const tc = client.reduce((a, [, v]) => a + v, 0);
+    const tl = lua.reduce((a, [, v]) => a + v, 0);
+    L.push(`Redis MONITOR over ${fmt(prof.pages)} pages: ${fmt(tc / prof.pages, 1)} commands sent by clients per page, ${fmt(tl / prof.pages, 1)} run inside Lua per page.`);
+    L.push(`Client commands per page: ${client.slice(0, 20).map(([k, v]) => `${k} ${fmt(v / prof.pages, 2)}`).join(', ')}.`);
+    L.push(`Inside Lua per page: ${lua.slice(0, 14).map(([k, v]) => `${k} ${fmt(v / prof.pages, 2)}`).join(', ')}.`);
+    for (const s of prof.summaries) {
+      L.push('');
+      L.push(`CPU profile \`${s.file}\`: ${fmt(s.busyMs)} ms busy (${fmt((s.busyMs / prof.pages) * 1000 / 1000, 2)} ms/page), ${fmt(s.idleMs)} ms idle. Self time by area: ${s.areas.map((a) => `${a.name} ${fmt(a.share * 100)}%`).join(', ')}.`);
+      L.push(`Top functions: ${s.functions.slice(0, 10).map((f) => `${f.name} ${fmt(f.share * 100, 1)}%`).join(', ')}.`);
+    }
+  }
+  L.push('');
+  L.push('How to read it: **pages/s** = pages fetched / wall time of the whole command (start-up, crawl, shutdown: what a user waits for); **fetch window** = pages / time from the first to the last page request in nginx\'s log (start-up excluded). **CPU s / 1,000 pages** = user+system CPU of the crawler\'s whole process tree (CLI, workers, writer) plus Redis, per 1,000 pages. **peak RSS** = largest sum of resident memory over the crawler\'s process tree (Redis excluded), sampled every 250 ms. **Redis mem** = used_memory at the end (peak in brackets). **Redis cmds / page** = every command Redis executed (INFO commandstats delta, commands inside Lua scripts included) per page; **round trips / page** = Redis read events (total_reads_processed): one per request or pipeline the clients sent, the writer and the progress poller included. **complete** = every expected page fetched exactly once (nginx log, canonical URL), nothing unexpected or disallowed, and every item found (Crawl Studio: rows in its SQLite store after dedup; others: items extracted).');
+  L.push('');
+  return L.join('\n');
+}
+
+async function main() {
+  const t0 = Date.now();
+  const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: here }).toString().trim();
+  const dirty = execFileSync('git', ['status', '--porcelain', '--', '../src'], { cwd: here }).toString().trim().length > 0;
+  const nginxVersion = (spawnSync('nginx', ['-v'], { encoding: 'utf8' }).stderr.match(/nginx\/([\d.]+)/) ?? [])[1] ?? '?';
+  const sv = spawnSync('/usr/bin/python3', ['-c', 'import scrapy; print(scrapy.__version__)'], { encoding: 'utf8' });
+  const scrapyVersion = sv.status === 0 ? sv.stdout.trim() : null;
+  const cpuModel = (/model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8')) ?? [])[1] ?? '?';
+  const host = `${cpuModel}, ${spawnSync('nproc', { encoding: 'utf8' }).stdout.trim()} cores, Node ${process.version}, Redis ${(spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).stdout.match(/v=([\d.]+)/) ?? [])[1]}`;
+
+  log(`site: ${SITE.list} list pages × ${SITE.per} books`);
+  const site = join(tmp, 'site');
+  execFileSync(process.execPath, [join(build, 'sitegen.js'), '--out', site, '--list', String(SITE.list), '--per', String(SITE.per), '--filler', String(SITE.filler)], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const expected = JSON.parse(readFileSync(join(site, 'expected.json'), 'utf8'));
+  const nginx = await startNginx({ root: site, dir: join(tmp, 'nginx') });
+  services.push(nginx);
+  const ctx = { nginx, expected, site, scrapyVersion, nginxVersion, commit, dirty, host, command: `node bench/run.mjs ${process.argv.slice(2).join(' ')}`.trim() };
+  try {
+    log('server ceiling (wrk)');
+    const w1 = wrk(`${nginx.url}/catalogue/book-7.html`, quick ? 2 : 4);
+    const w2 = wrk(`${nginx.url}/catalogue/page-2.html`, quick ? 2 : 4);
+    ctx.wrk = w1 && w2 ? [{ page: 'book', ...w1 }, { page: 'list', ...w2 }] : null;
+
+    const rows = [];
+    for (const def of crawlerDefs(ctx)) {
+      if (!want(def.key)) continue;
+      if (def.skip) {
+        rows.push({ key: def.key, name: def.name, skipped: def.skip });
+        continue;
+      }
+      log(`crawler: ${def.name}`);
+      rows.push(await measureCrawler(def, ctx));
+    }
+    const m = want('micro') ? await micro(ctx) : null;
+    const prof = flags.profile ? await profileRun(ctx) : null;
+    const md = report(ctx, rows, m, prof) + `\nWhole suite: ${fmt((Date.now() - t0) / 1000)} s.\n`;
+    const outFile = flags.out ?? join(here, 'results', `${new Date().toISOString().slice(0, 10)}${quick ? '-quick' : ''}.md`);
+    writeFileSync(outFile, md);
+    writeFileSync(join(tmp, 'raw.json'), JSON.stringify({ rows, micro: m, prof, expected: { ...expected, pages: expected.pages.length } }, null, 1));
+    console.log(md);
+    log(`written ${outFile} (raw numbers: ${join(tmp, 'raw.json')})`);
+  } finally {
+    await stopAll();
+    if (!flags.keep) {
+      rmrf(site);
+      for (const d of readdirSync(tmp)) if (d !== 'raw.json' && d !== 'profile') rmrf(join(tmp, d));
+    }
+  }
+}
+
+main().catch(async (err) => {
+  console.error(err);
+  await stopAll();
+  process.exit(1);
+});

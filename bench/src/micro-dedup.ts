@@ -1,0 +1,142 @@
+import { createHash } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { parseArgs } from 'node:util';
+import { bucketBitsFor, seenSlot } from '../../src/queue/dedup';
+import { taskKeys } from '../../src/queue/keys';
+import { withScripts } from '../../src/queue/scripts';
+
+// Redis memory per URL of the dedup ("seen") state at N URLs, driven through the engine's own discover path:
+// the same keys, members and Lua script (lua/discover.lua) that CrawlQueue.enqueueLinks sends, 1,000 links per
+// call with a claim per call that is unlinked afterwards, as the worker does once a page is done. Compared with
+// a plain Redis set of the full URLs and with a set of 40-hex SHA-1 fingerprints (scrapy-redis's dupefilter).
+// Needs an empty Redis of its own. Prints { result: {...} }.
+
+const { values } = parseArgs({ options: { redis: { type: 'string' }, urls: { type: 'string' } } });
+const N = Number(values.urls ?? 1_000_000);
+const BATCH = 1000;
+
+function url(i: number): string {
+  return `http://shop-${i % 37}.example.com/catalogue/category/books/item-${i}.html?page=${i % 7}`;
+}
+
+async function used(redis: Redis): Promise<number> {
+  const info = await redis.info('memory');
+  return Number(/used_memory:(\d+)/.exec(info)![1]);
+}
+
+async function keysMemory(redis: Redis, pattern: string): Promise<{ keys: number; bytes: number; encodings: Record<string, number>; maxCard: number }> {
+  let cursor = '0';
+  let keys = 0;
+  let bytes = 0;
+  let maxCard = 0;
+  const encodings: Record<string, number> = {};
+  do {
+    const [next, batch] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    if (batch.length === 0) continue;
+    const p = redis.pipeline();
+    for (const k of batch) p.memory('USAGE', k, 'SAMPLES', 0).object('ENCODING', k).scard(k);
+    const res = (await p.exec())!;
+    for (let i = 0; i < batch.length; i++) {
+      bytes += Number(res[i * 3]![1]);
+      const enc = String(res[i * 3 + 1]![1]);
+      encodings[enc] = (encodings[enc] ?? 0) + 1;
+      maxCard = Math.max(maxCard, Number(res[i * 3 + 2]![1]));
+      keys++;
+    }
+  } while (cursor !== '0');
+  return { keys, bytes, encodings, maxCard };
+}
+
+async function main() {
+  const redis = withScripts(new Redis(values.redis!, { maxRetriesPerRequest: null }));
+  const intsetMax = Number((await redis.config('GET', 'set-max-intset-entries'))[1]);
+  await redis.flushall();
+  const k = taskKeys('dedupbench');
+  const run = 'r1';
+  const bits = bucketBitsFor(null);
+  let m0 = await used(redis);
+  let t0 = performance.now();
+  let fresh = 0;
+  for (let i = 0; i < N; i += BATCH) {
+    const claim = k.claim(`job${i}`);
+    const keys = [k.stats(run), claim];
+    const args: string[] = ['0', '3600'];
+    for (let j = i; j < Math.min(N, i + BATCH); j++) {
+      const slot = seenSlot(url(j), bits);
+      keys.push(k.seenBucket(run, slot.bucket));
+      args.push(slot.member);
+    }
+    const codes = await redis.csDiscover(keys.length, ...keys, ...args);
+    fresh += codes.filter((c) => c === 1).length;
+    await redis.unlink(claim);
+  }
+  const discoverS = (performance.now() - t0) / 1000;
+  const engine = await used(redis) - m0;
+  const seen = await keysMemory(redis, k.seenPattern(run));
+  // A second pass: every URL again, all must come back "already seen" (exactness on this data).
+  let again = 0;
+  for (let i = 0; i < Math.min(N, 100_000); i += BATCH) {
+    const keys = [k.stats(run), k.claim('again')];
+    const args: string[] = ['0', '3600'];
+    for (let j = i; j < Math.min(N, i + BATCH); j++) {
+      const slot = seenSlot(url(j), bits);
+      keys.push(k.seenBucket(run, slot.bucket));
+      args.push(slot.member);
+    }
+    again += (await redis.csDiscover(keys.length, ...keys, ...args)).filter((c) => c !== 0).length;
+  }
+
+  await redis.flushall();
+  m0 = await used(redis);
+  t0 = performance.now();
+  for (let i = 0; i < N; i += BATCH) {
+    const batch: string[] = [];
+    for (let j = i; j < Math.min(N, i + BATCH); j++) batch.push(url(j));
+    await redis.sadd('plain:urls', ...batch);
+  }
+  const plainS = (performance.now() - t0) / 1000;
+  const plain = (await used(redis)) - m0;
+  const plainKey = Number(await redis.memory('USAGE', 'plain:urls', 'SAMPLES', 0));
+
+  await redis.flushall();
+  m0 = await used(redis);
+  for (let i = 0; i < N; i += BATCH) {
+    const batch: string[] = [];
+    for (let j = i; j < Math.min(N, i + BATCH); j++) batch.push(createHash('sha1').update(url(j)).digest('hex'));
+    await redis.sadd('fp:sha1', ...batch);
+  }
+  const sha = (await used(redis)) - m0;
+  await redis.flushall();
+  redis.disconnect();
+
+  let urlBytes = 0;
+  for (let i = 0; i < N; i += 97) urlBytes += url(i).length;
+  console.log(
+    JSON.stringify({
+      result: {
+        urls: N,
+        avgUrlChars: urlBytes / Math.ceil(N / 97),
+        bucketBits: bits,
+        intsetMax,
+        fresh,
+        falseSeenOnFirstPass: N - fresh,
+        notSeenOnSecondPass: again,
+        discoverUrlsPerSec: N / discoverS,
+        engineUsedMemoryBytesPerUrl: engine / N,
+        engineSeenKeysBytesPerUrl: seen.bytes / N,
+        seenKeys: seen.keys,
+        seenEncodings: seen.encodings,
+        maxBucketCard: seen.maxCard,
+        plainSetBytesPerUrl: plain / N,
+        plainSetKeyBytesPerUrl: plainKey / N,
+        plainSaddUrlsPerSec: N / plainS,
+        sha1HexSetBytesPerUrl: sha / N,
+      },
+    }),
+  );
+}
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

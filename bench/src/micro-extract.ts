@@ -1,0 +1,71 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import * as cheerioDefault from 'cheerio';
+import * as cheerioSlim from 'cheerio/slim';
+import { extractPage } from '../../src/core/extract/extract';
+import { analysePage, ruleByName } from '../../src/core/pipeline/page';
+import { loadTaskFile } from '../../src/core/task/load';
+
+// Extraction per page by parser: parse alone, and parse + the bench task's selectors through Crawl Studio's
+// extractPage (a pre-parsed document can be handed to it), for cheerio's htmlparser2 entry point (cheerio/slim,
+// what the engine uses) and cheerio's default parse5 entry point. Also the engine's whole page step
+// (analysePage: extraction + URL canonicalisation, scope and routing of every link). Time-boxed loops, median
+// of 5 rounds. Prints { result: [...] }.
+
+const { values } = parseArgs({ options: { site: { type: 'string' }, task: { type: 'string' }, base: { type: 'string' }, ms: { type: 'string' } } });
+const site = values.site!;
+const base = values.base!;
+const roundMs = Number(values.ms ?? 300);
+
+function bench(fn: () => void): number {
+  for (let i = 0; i < 20; i++) fn();
+  const rounds: number[] = [];
+  for (let r = 0; r < 5; r++) {
+    let n = 0;
+    const t0 = performance.now();
+    let t = t0;
+    while (t - t0 < roundMs) {
+      fn();
+      n++;
+      t = performance.now();
+    }
+    rounds.push(((t - t0) * 1000) / n);
+  }
+  rounds.sort((a, b) => a - b);
+  return rounds[2]!;
+}
+
+async function main() {
+  const task = await loadTaskFile(values.task!);
+  const pages = [
+    { kind: 'list', path: '/catalogue/page-2.html', rule: ruleByName(task, 'list')! },
+    { kind: 'book', path: '/catalogue/book-7.html', rule: ruleByName(task, 'book')! },
+  ];
+  const out: Record<string, unknown>[] = [];
+  for (const p of pages) {
+    const html = readFileSync(join(site, p.path.slice(1)), 'utf8');
+    const url = base + p.path;
+    const check = extractPage(cheerioDefault.load(html), url, p.rule);
+    const check2 = extractPage(cheerioSlim.load(html), url, p.rule);
+    if (JSON.stringify(check.items) !== JSON.stringify(check2.items) || check.links.length !== check2.links.length) {
+      throw new Error(`parsers disagree on ${p.path}`);
+    }
+    out.push({
+      page: p.kind,
+      bytes: Buffer.byteLength(html),
+      items: check.items.length,
+      links: check.links.length,
+      htmlparser2ParseUs: bench(() => cheerioSlim.load(html)),
+      htmlparser2ExtractUs: bench(() => extractPage(cheerioSlim.load(html), url, p.rule)),
+      parse5ParseUs: bench(() => cheerioDefault.load(html)),
+      parse5ExtractUs: bench(() => extractPage(cheerioDefault.load(html), url, p.rule)),
+      analysePageUs: bench(() => analysePage(task, { url, html, rule: p.rule, depth: 1 })),
+    });
+  }
+  console.log(JSON.stringify({ result: out }));
+}
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
