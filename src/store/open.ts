@@ -68,8 +68,9 @@ export async function openStore(url: string, opts: OpenStoreOptions = {}): Promi
   } catch (err) {
     await store.close().catch(() => undefined);
     const msg = (err as Error).message;
-    // Store errors already name the location; anything else gets it here.
-    throw msg.includes(store.location) ? err : new Error(`cannot open store ${store.location}: ${msg}`, { cause: err });
+    // Store errors already name where the store is; anything else gets it here.
+    const named = msg.includes(store.location) || (store instanceof SqliteStore && msg.includes(store.path));
+    throw named ? err : new Error(`cannot open store ${store.location}: ${msg}`, { cause: err });
   }
   return store;
 }

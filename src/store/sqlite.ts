@@ -495,6 +495,9 @@ export class SqliteStore implements ItemStore {
           if (err instanceof StoreUnavailableError || err instanceof StoreDataError) throw err;
           if (isDataError(msg)) throw new StoreDataError(`SQLite store ${this.path} rejected the data (${what}): ${msg}`, { cause: err });
           if (isIoError(msg)) throw new StoreUnavailableError(`SQLite store ${this.path} cannot ${what}: ${msg} — check disk space and permissions`, { cause: err });
+          if (/not a database|malformed/i.test(msg)) {
+            throw new Error(`SQLite store ${this.path} cannot ${what}: ${msg} — the file is not a (healthy) SQLite database; move it away or choose another path`, { cause: err });
+          }
           throw err instanceof Error && msg.includes(this.path) ? err : new Error(`SQLite store ${this.path} cannot ${what}: ${msg}`, { cause: err });
         }
         this.breakStaleLock();

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mergeBatch, decodeEntry } from '../../src/store/merge';
@@ -164,6 +164,12 @@ describe('store: SQLite', () => {
     rmSync(`${path}.lock`, { recursive: true });
     assert.equal(await store.count('product'), 2);
     await store.close();
+  });
+
+  it('says what to do with a file that is not a SQLite database', async () => {
+    const path = join(dir, 'garbage.sqlite');
+    writeFileSync(path, 'not a database, just text long enough to fill the header'.repeat(4));
+    await assert.rejects(openStore(path), /SQLite store .*garbage\.sqlite cannot open: file is not a database — .*move it away or choose another path/);
   });
 
   it('writes a real SQLite file (read back by the sqlite3 tool when it is installed)', async () => {
