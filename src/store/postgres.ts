@@ -432,7 +432,7 @@ export class PostgresStore implements ItemStore {
     return n;
   }
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // Rows are shaped by the SQL at each call site (columns cast to JS-friendly types there), hence `any`.
   private async query(what: string, sql: string, params?: unknown[]): Promise<pg.QueryResult<any>> {
     this.assertOpen();
     try {
@@ -509,7 +509,6 @@ function clampLimit(limit: number | undefined): number {
   return Math.min(Math.max(1, limit ?? 100), 10_000);
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 function toItem(type: string, r: any): StoredItem {
   return {
     type,
