@@ -1,0 +1,202 @@
+// Messages between the preview webview and the extension, and the shapes of what the webview shows. Shared by
+// both sides (the webview bundle imports the types and the labels only). Everything the webview sends is
+// untrusted input: parseWebviewMessage checks type and fields before the extension acts on it.
+
+import type { SelectorSuggestion } from '../extract/suggest';
+
+export type CellState = 'ok' | 'empty' | 'missing';
+
+export interface CellView {
+  readonly value: string | string[] | null;
+  readonly state: CellState;
+}
+
+export interface ItemTableView {
+  readonly type: string;
+  readonly scope: string | null;
+  readonly columns: readonly string[];
+  readonly rows: readonly { readonly key: string; readonly cells: readonly CellView[] }[];
+  /** Rows before the display limit cut the table. */
+  readonly total: number;
+}
+
+export type LinkReason =
+  | 'invalid' | 'scheme' | 'credentials' | 'too-long' | 'offsite' | 'pattern' | 'denied' | 'private' | 'depth'
+  | 'no-rule' | 'repeat' | 'robots';
+
+/** How each reason a link is dropped reads in the preview. */
+export const LINK_REASONS: Readonly<Record<LinkReason, string>> = {
+  invalid: 'not a valid URL',
+  scheme: 'not http(s)',
+  credentials: 'has credentials',
+  'too-long': 'URL too long',
+  offsite: 'off-site',
+  pattern: 'not in scope.allow',
+  denied: 'denied by scope.deny',
+  private: 'private network',
+  depth: 'deeper than scope.maxDepth',
+  'no-rule': 'no rule handles it',
+  repeat: 'duplicate on this page',
+  robots: 'disallowed by robots.txt',
+};
+
+export interface FollowView {
+  readonly index: number;
+  readonly selector: string;
+  readonly to: string | null;
+  readonly kept: readonly { readonly url: string; readonly rule: string }[];
+  readonly dropped: readonly { readonly url: string; readonly reason: LinkReason; readonly detail?: string }[];
+  readonly keptTotal: number;
+  readonly droppedTotal: number;
+}
+
+export interface DiagnosticView {
+  readonly severity: 'error' | 'warning';
+  readonly message: string;
+  readonly path: string;
+  readonly line: number;
+  readonly column: number;
+}
+
+export interface HighlightView {
+  readonly label: string;
+  readonly selector: string | null;
+  readonly indices: readonly number[];
+  readonly count: number;
+  readonly scopes: { readonly matched: number; readonly total: number } | null;
+  readonly error: string | null;
+}
+
+export interface PageView {
+  readonly url: string;
+  readonly finalUrl: string;
+  readonly status: number;
+  readonly contentType: string | null;
+  readonly bytes: number;
+  readonly fetchedAt: string;
+  readonly fromCache: boolean;
+}
+
+export interface PageChoice {
+  readonly url: string;
+  readonly kind: 'start' | 'cached';
+  readonly label: string;
+}
+
+export interface AnalysisView {
+  /** The file has errors: the items and links are from its last valid version. */
+  readonly stale: boolean;
+  readonly diagnostics: readonly DiagnosticView[];
+  readonly rule: { readonly name: string | null; readonly auto: boolean; readonly reason: string; readonly names: readonly string[] };
+  readonly items: readonly ItemTableView[];
+  readonly problems: readonly string[];
+  readonly links: readonly FollowView[];
+  /** robots.txt of some link origins is still being fetched: their links show as kept for now. */
+  readonly robotsPending: boolean;
+  readonly highlight: HighlightView | null;
+  readonly timings: { readonly parseMs: number; readonly analyseMs: number; readonly highlightMs: number; readonly totalMs: number };
+}
+
+export interface PreviewState {
+  readonly file: string;
+  readonly page: PageView | null;
+  /** Why there is no page to show (fetch failed, not HTML, too large…), or null. */
+  readonly pageError: string | null;
+  /** A fetch in progress ("Fetching http://…"), or null. */
+  readonly loading: string | null;
+  readonly choices: readonly PageChoice[];
+  readonly images: boolean;
+  readonly analysis: AnalysisView | null;
+}
+
+/** What the picker shows after a click. */
+export interface SuggestionView {
+  readonly index: number;
+  readonly suggestion: SelectorSuggestion;
+  /** Where Insert will write, e.g. `book.title` or "at the cursor". */
+  readonly target: string;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Extension -> webview
+
+export type HostMessage =
+  | { readonly type: 'state'; readonly state: PreviewState }
+  /** The inert page for the frame; sent only when the page (or the image setting) changes. */
+  | { readonly type: 'frame'; readonly html: string | null; readonly key: string }
+  | { readonly type: 'suggestion'; readonly view: SuggestionView | null; readonly error: string | null }
+  | { readonly type: 'inserted'; readonly selector: string; readonly target: string };
+
+// ---------------------------------------------------------------------------------------------------------
+// Webview -> extension
+
+export type WebviewMessage =
+  | { readonly type: 'ready' }
+  | { readonly type: 'openPage'; readonly url: string }
+  | { readonly type: 'refetch' }
+  | { readonly type: 'cancelFetch' }
+  | { readonly type: 'setRule'; readonly rule: string | null }
+  | { readonly type: 'setImages'; readonly allowed: boolean }
+  | { readonly type: 'pick'; readonly index: number }
+  | { readonly type: 'insert'; readonly selector: string; readonly all: boolean }
+  | { readonly type: 'copy'; readonly text: string }
+  | { readonly type: 'saveFixture' };
+
+export const MAX_URL_CHARS = 2048;
+export const MAX_SELECTOR_CHARS = 1000;
+/** Element numbers are array indices; a page with more elements than this is far over the size cap. */
+const MAX_INDEX = 10_000_000;
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function onlyKeys(v: Record<string, unknown>, keys: readonly string[]): boolean {
+  return Object.keys(v).every((k) => keys.includes(k));
+}
+
+function httpUrl(v: unknown): v is string {
+  if (typeof v !== 'string' || v.length === 0 || v.length > MAX_URL_CHARS) return false;
+  try {
+    return /^https?:$/.test(new URL(v).protocol);
+  } catch {
+    return false;
+  }
+}
+
+function shortText(v: unknown, max: number): v is string {
+  return typeof v === 'string' && v.length > 0 && v.length <= max && !/[\u0000]/.test(v);
+}
+
+/** The message if it is one the webview may send, with exactly the fields it may carry; else null. */
+export function parseWebviewMessage(raw: unknown): WebviewMessage | null {
+  if (!isRecord(raw) || typeof raw.type !== 'string') return null;
+  const m = raw;
+  switch (m.type) {
+    case 'ready':
+    case 'refetch':
+    case 'cancelFetch':
+    case 'saveFixture':
+      return onlyKeys(m, ['type']) ? { type: m.type } : null;
+    case 'openPage':
+      return onlyKeys(m, ['type', 'url']) && httpUrl(m.url) ? { type: 'openPage', url: m.url } : null;
+    case 'setRule':
+      if (!onlyKeys(m, ['type', 'rule'])) return null;
+      if (m.rule === null) return { type: 'setRule', rule: null };
+      return shortText(m.rule, 64) && /^[A-Za-z_][A-Za-z0-9_-]*$/.test(m.rule) ? { type: 'setRule', rule: m.rule } : null;
+    case 'setImages':
+      return onlyKeys(m, ['type', 'allowed']) && typeof m.allowed === 'boolean' ? { type: 'setImages', allowed: m.allowed } : null;
+    case 'pick':
+      return onlyKeys(m, ['type', 'index']) && Number.isSafeInteger(m.index) && (m.index as number) >= 0 && (m.index as number) < MAX_INDEX
+        ? { type: 'pick', index: m.index as number }
+        : null;
+    case 'insert':
+      return onlyKeys(m, ['type', 'selector', 'all']) && shortText(m.selector, MAX_SELECTOR_CHARS) && !/[\r\n]/.test(m.selector) && typeof m.all === 'boolean'
+        ? { type: 'insert', selector: m.selector, all: m.all }
+        : null;
+    case 'copy':
+      return onlyKeys(m, ['type', 'text']) && shortText(m.text, MAX_SELECTOR_CHARS) ? { type: 'copy', text: m.text } : null;
+    default:
+      return null;
+  }
+}
