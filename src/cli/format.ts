@@ -5,7 +5,7 @@ import { formatBytes, formatDuration } from '../core/units';
 
 const n = (x: number) => x.toLocaleString('en-US');
 
-export function progressLine(status: CrawlStatus, pagesPerSec: number, elapsedMs: number): string {
+export function progressLine(status: CrawlStatus, pagesPerSec: number, elapsedMs: number, backlog = 0): string {
   const s = status.stats;
   const c = status.counts;
   const queued = c.waiting + c.prioritized + c.delayed;
@@ -18,6 +18,7 @@ export function progressLine(status: CrawlStatus, pagesPerSec: number, elapsedMs
     `${n(s?.items ?? 0)} items`,
     `${pagesPerSec.toFixed(1)} pages/s`,
     `queue ${n(queued)} (active ${n(c.active)})`,
+    ...(backlog > 0 ? [`store backlog ${n(backlog)} pages`] : []),
     formatDuration(elapsedMs),
   ].join(' · ');
 }

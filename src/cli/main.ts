@@ -10,7 +10,7 @@ import { connectRedis } from '../queue/redis';
 import { RedisNotFoundError } from '../queue/redisServer';
 import { positiveInt } from '../worker/args';
 import { workerMain } from '../worker/main';
-import { CrawlSession } from '../worker/session';
+import { CrawlSession, type Progress } from '../worker/session';
 import demoTaskText from '../../examples/books.crawl.yaml';
 import { progressLine, summaryLines } from './format';
 import { chooseRedis } from './redis';
@@ -27,6 +27,7 @@ const USAGE = `crawl-studio — design, run and observe web crawls on Redis
 Usage:
   crawl-studio run <task.crawl.yaml> [--workers N] [--concurrency N] [--redis URL] [--fresh]
   crawl-studio worker <task.crawl.yaml>... --redis URL [--concurrency N]
+  crawl-studio writer <task.crawl.yaml> [--redis URL]
   crawl-studio enqueue <task.crawl.yaml> <url>... [--redis URL] [--force]
   crawl-studio status <task.crawl.yaml> [--redis URL] [--json]
   crawl-studio export <task.crawl.yaml> [--format jsonl|csv|json] [--type T] [--out FILE]
@@ -49,6 +50,8 @@ export async function main(argv: string[]): Promise<number> {
       return new Promise<number>(() => undefined); // runs until a signal ends the process
     case 'enqueue':
       return cmdEnqueue(rest);
+    case 'writer':
+      return cmdWriter(rest);
     case 'status':
       return cmdStatus(rest);
     case 'validate':
@@ -116,6 +119,8 @@ async function cmdRun(args: string[]): Promise<number> {
 }
 
 interface RunFlags {
+  /** Watch and finalize the current run without starting one (the `writer` command). */
+  join?: boolean;
   workers: number;
   concurrency: number;
   redis: string | undefined;
@@ -149,6 +154,13 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     lockDurationMs: flags.lockDurationMs,
     stalledIntervalMs: flags.stalledIntervalMs,
     onProgress: progressPrinter(),
+    mode: flags.join ? 'join' : 'start',
+    onRunFinished: (run, status) => {
+      if (!task.schedule && !flags.join) return;
+      process.stdout.write('\n');
+      for (const line of summaryLines(status, (status.run?.finishedAt ?? Date.now()) - run.startedAt, [`  items are in    ${attached.store.location}`])) console.log(line);
+      void session.crawl.nextScheduledRun().then((next) => next && console.log(`Next run at ${new Date(next).toISOString()} (Ctrl-C to stop).`));
+    },
     onWorkerExit: (pid, code, signal, expected, lines) => {
       if (!expected) console.error(`\nworker ${pid} exited unexpectedly (${signal ?? `code ${code}`}); last lines:\n  ${lines.slice(-5).join('\n  ')}`);
     },
@@ -190,17 +202,23 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   }
 }
 
-function progressPrinter(): (p: { status: import('../queue/crawl').CrawlStatus; pagesPerSec: number; elapsedMs: number }) => void {
+function progressPrinter(): (p: Progress) => void {
   const tty = process.stdout.isTTY;
   let lastPrint = 0;
-  return ({ status, pagesPerSec, elapsedMs }) => {
-    const line = progressLine(status, pagesPerSec, elapsedMs);
+  return ({ status, pagesPerSec, elapsedMs, backlog }) => {
+    const line = progressLine(status, pagesPerSec, elapsedMs, backlog);
     if (tty) process.stdout.write(`\r\x1b[2K${line}`);
     else if (Date.now() - lastPrint > 2000) {
       lastPrint = Date.now();
       process.stdout.write(line + '\n');
     }
   };
+}
+
+async function cmdWriter(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { redis: { type: 'string' } } });
+  if (positionals.length !== 1) throw new UsageError('writer takes one task file');
+  return runCrawl(positionals[0]!, { join: true, workers: 0, concurrency: 1, redis: values.redis, fresh: false });
 }
 
 async function withQueue<T>(taskFile: string, redisFlag: string | undefined, fn: (q: CrawlQueue, task: Awaited<ReturnType<typeof loadTaskFile>>) => Promise<T>): Promise<T> {

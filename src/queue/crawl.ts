@@ -71,6 +71,10 @@ export interface CrawlStatus {
   readonly isPaused: boolean;
 }
 
+/** The job scheduler of a recurring task, and the name of the jobs it creates. */
+export const SCHEDULER_ID = 'schedule';
+export const SCHEDULED_RUN_JOB = '__scheduled-run__';
+
 /** Links without a priority get this one when any rule of the task sets a priority (1 runs first). */
 export const DEFAULT_PRIORITY = 1000;
 /** Completed jobs kept for explorers; older ones are removed (their pages are already counted and stored). */
@@ -123,10 +127,30 @@ export class CrawlQueue {
       if (previous.state === 'starting') await this.enqueueStart(task, previous);
       await this.redis.hset(this.keys.meta, 'state', 'running');
       await this.queue.resume();
+      await this.syncSchedule(task);
       return { run: { ...previous, state: 'running' }, resumed: true, enqueued: 0 };
     }
     if (previous) await this.forgetRun(previous.run);
     await this.queue.obliterate({ force: true });
+    const started = await this.beginRun(task);
+    await this.syncSchedule(task);
+    return { ...started, resumed: false };
+  }
+
+  /**
+   * The next occurrence of a recurring crawl (run by a worker when the job scheduler fires). The queue is kept,
+   * scheduler included; the previous run's jobs and dedup sets go, so its pages are fetched again.
+   */
+  async startScheduledRun(task: CrawlTask): Promise<{ run: RunInfo; enqueued: number } | null> {
+    const previous = await this.currentRun();
+    if (previous && (previous.state === 'running' || previous.state === 'starting')) return null;
+    if (previous) await this.forgetRun(previous.run);
+    await this.queue.clean(0, 0, 'completed');
+    await this.queue.clean(0, 0, 'failed');
+    return this.beginRun(task);
+  }
+
+  private async beginRun(task: CrawlTask): Promise<{ run: RunInfo; enqueued: number }> {
     const run: RunInfo = {
       run: `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`,
       state: 'starting',
@@ -144,7 +168,27 @@ export class CrawlQueue {
     const enqueued = await this.enqueueStart(task, run);
     await this.redis.hset(this.keys.meta, 'state', 'running');
     await this.event({ type: 'run-started', run: run.run });
-    return { run: { ...run, state: 'running' }, resumed: false, enqueued };
+    return { run: { ...run, state: 'running' }, enqueued };
+  }
+
+  /** Creates, updates or removes the task's job scheduler to match its `schedule`. */
+  async syncSchedule(task: CrawlTask): Promise<void> {
+    if (!task.schedule) {
+      await this.queue.removeJobScheduler(SCHEDULER_ID);
+      return;
+    }
+    const { cron, everyMs, timezone } = task.schedule;
+    await this.queue.upsertJobScheduler(
+      SCHEDULER_ID,
+      cron ? { pattern: cron, tz: timezone } : { every: everyMs! },
+      { name: SCHEDULED_RUN_JOB, data: { url: '', rule: '', depth: 0, run: '' }, opts: { removeOnComplete: true, removeOnFail: 100 } },
+    );
+  }
+
+  /** When the next scheduled run starts (ms since epoch), or null. */
+  async nextScheduledRun(): Promise<number | null> {
+    const s = await this.queue.getJobScheduler(SCHEDULER_ID);
+    return s?.next ?? null;
   }
 
   private async enqueueStart(task: CrawlTask, run: RunInfo): Promise<number> {

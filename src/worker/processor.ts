@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { analysePage, ruleByName } from '../core/pipeline/page';
 import { robotsUrl } from '../core/robots';
 import type { CrawlTask } from '../core/task/model';
-import type { CrawlQueue, PageJobData, PageJobResult } from '../queue/crawl';
+import { SCHEDULED_RUN_JOB, type CrawlQueue, type PageJobData, type PageJobResult } from '../queue/crawl';
 import type { HostGate } from '../queue/politeness';
 import type { RobotsCache } from '../queue/robots';
 import type { PageRecord } from '../store/types';
@@ -55,6 +55,11 @@ export function createProcessor(deps: ProcessorDeps) {
   const leaseMs = task.request.timeoutMs + 5_000;
 
   return async function processPage(job: Job<PageJobData, PageJobResult>, token?: string): Promise<PageJobResult> {
+    if (job.name === SCHEDULED_RUN_JOB) {
+      const started = await crawl.startScheduledRun(task);
+      deps.log('info', started ? `scheduled run ${started.run.run} started: ${started.enqueued} start URL(s)` : 'scheduled run skipped: the previous run is still going');
+      return { outcome: started ? 'done' : 'skipped', status: null, items: 0, links: started?.enqueued ?? 0, reason: started ? `run ${started.run.run}` : 'previous run still going' };
+    }
     const { url, depth, run } = job.data;
     const statsKey = crawl.keys.stats(run);
     const rule = ruleByName(task, job.data.rule);

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { CrawlTask } from '../core/task/model';
 import { CrawlQueue, type CrawlStatus, type RunInfo } from '../queue/crawl';
+import { recordSample } from '../queue/metrics';
 import { connectRedis } from '../queue/redis';
 import { WorkerSupervisor, type WorkerProcessInfo } from './supervisor';
 
@@ -10,6 +11,8 @@ import { WorkerSupervisor, type WorkerProcessInfo } from './supervisor';
 
 export interface Progress {
   readonly status: CrawlStatus;
+  /** Pages buffered for the store and not written yet (grows while the database is down). */
+  readonly backlog: number;
   readonly pagesPerSec: number;
   readonly elapsedMs: number;
 }
@@ -33,7 +36,14 @@ export interface SessionOptions {
   readonly execPath?: string;
   readonly store?: SessionStoreHooks;
   readonly pollMs?: number;
+  /**
+   * 'start' (default) starts or resumes a run; 'join' watches whatever run is current and never starts one
+   * (a standalone writer), and keeps serving runs until stop().
+   */
+  readonly mode?: 'start' | 'join';
   readonly onProgress?: (p: Progress) => void;
+  /** Each run this session finalized (recurring tasks finalize many). */
+  readonly onRunFinished?: (run: RunInfo, status: CrawlStatus, summary: Record<string, unknown>) => void;
   readonly onWorkerLog?: (pid: number, line: string) => void;
   readonly onWorkerExit?: (pid: number, code: number | null, signal: string | null, expected: boolean, lastLines: string[]) => void;
 }
@@ -75,11 +85,17 @@ export class CrawlSession {
     return this.supervisor.list();
   }
 
-  /** Runs until the crawl drains (or stop() is called); resolves with the final status. */
+  /**
+   * Runs until the crawl drains (or stop() is called); resolves with the final status. A recurring task keeps
+   * running: each scheduled run is watched and finalized in turn until stop().
+   */
   async run(): Promise<SessionResult> {
     const started = Date.now();
-    const { run, resumed } = await this.crawl.startRun(this.opts.task, { fresh: this.opts.fresh });
+    const joining = this.opts.mode === 'join';
+    const { run, resumed } = joining ? await this.joinRun() : await this.crawl.startRun(this.opts.task, { fresh: this.opts.fresh });
+    const recurring = this.opts.task.schedule !== null || joining;
     if (this.opts.workers > 0) this.supervisor.start(this.opts.workers);
+    let current: RunInfo = run;
     let lastDone = 0;
     let lastAt = Date.now();
     let rate = 0;
@@ -88,25 +104,34 @@ export class CrawlSession {
     try {
       for (;;) {
         status = await this.crawl.status();
+        if (status.run && status.run.run !== current.run) {
+          // The job scheduler started the next occurrence: watch that run now.
+          current = status.run;
+          lastDone = 0;
+        }
         const now = Date.now();
         const done = (status.stats?.done ?? 0) + (status.stats?.failed ?? 0);
         const inst = ((done - lastDone) * 1000) / Math.max(1, now - lastAt);
         rate = rate === 0 ? inst : rate * 0.6 + inst * 0.4;
         lastDone = done;
         lastAt = now;
-        this.opts.onProgress?.({ status, pagesPerSec: rate, elapsedMs: now - started });
+        const backlog = (await this.opts.store?.backlog?.()) ?? 0;
+        this.opts.onProgress?.({ status, backlog, pagesPerSec: rate, elapsedMs: now - started });
+        // The dashboard's history (bounded, in Redis): at most one sample a second across every watcher of the run.
+        await recordSample(this.redis, this.opts.task.name).catch(() => undefined);
         if (this.stopping) break;
-        const verdict = await this.crawl.tryFinalize(run.run);
+        const verdict = await this.crawl.tryFinalize(current.run);
         if (verdict === 'won') {
-          const durationMs = Date.now() - run.startedAt;
+          const durationMs = Date.now() - current.startedAt;
           status = await this.crawl.status();
-          summary = (await this.opts.store?.finalize(run, status, durationMs)) ?? {};
+          summary = (await this.opts.store?.finalize(current, status, durationMs)) ?? {};
           summary = { ...summaryFromStatus(status, durationMs), ...summary };
-          await this.crawl.markFinished(run.run, summary);
+          await this.crawl.markFinished(current.run, summary);
           status = await this.crawl.status();
-          break;
-        }
-        if (verdict === 'done') {
+          this.opts.onRunFinished?.(current, status, summary);
+          if (!recurring) break;
+        } else if (!recurring && (verdict === 'done' || (status.run?.run === current.run && status.run.state === 'finished'))) {
+          // Another process (a second editor, `crawl-studio writer`) finalized this run.
           status = await this.crawl.status();
           break;
         }
@@ -118,7 +143,13 @@ export class CrawlSession {
     } finally {
       await this.supervisor.stopAll();
     }
-    return { run, resumed, status: status!, durationMs: Date.now() - started, summary };
+    return { run: current, resumed, status: status!, durationMs: Date.now() - started, summary };
+  }
+
+  private async joinRun(): Promise<{ run: RunInfo; resumed: boolean }> {
+    const run = await this.crawl.currentRun();
+    if (!run) throw new Error(`task '${this.opts.task.name}' has never run on this Redis: start it with crawl-studio run`);
+    return { run, resumed: true };
   }
 
   /** Stops watching and stops the local workers gracefully; the run stays resumable. */

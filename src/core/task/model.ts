@@ -91,6 +91,8 @@ export interface CrawlTask {
     readonly batchSize: number;
     readonly flushMs: number;
   };
+  /** Null: the crawl runs once. */
+  readonly schedule: { readonly cron: string | null; readonly everyMs: number | null; readonly timezone: string } | null;
   readonly rules: readonly PageRule[];
 }
 

@@ -1,4 +1,5 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import { CronExpressionParser } from 'cron-parser';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import schema from './crawl-task.schema.json';
 import { pathToString, type Severity, type TaskDiagnostic } from './diagnostics';
@@ -16,6 +17,9 @@ import {
   type StartUrl,
   type UrlPattern,
 } from './model';
+
+/** Longest duration a task may set: Node's timers and AbortSignal.timeout cannot wait longer than 2^31-1 ms. */
+export const MAX_DURATION_MS = 2 ** 31 - 1;
 
 export interface ParseResult {
   /** Null when any error was found. */
@@ -85,6 +89,23 @@ export function parseTask(text: string, file: string): ParseResult {
   return { task: diags.hasErrors ? null : task, diagnostics: sortByPosition(diags.list) };
 }
 
+/** A value from the file, quoted and cut: a message stays readable however long the value is. */
+function quote(value: string, max = 80): string {
+  return `'${value.length > max ? value.slice(0, max - 1) + '…' : value}'`;
+}
+
+function listNames(names: readonly string[], max = 10): string {
+  const shown = names.slice(0, max).map((n) => (n.length > 40 ? n.slice(0, 39) + '…' : n));
+  return names.length > max ? `${shown.join(', ')}, … (${names.length} in all)` : shown.join(', ');
+}
+
+/** The reason part of a RegExp error, without the pattern it repeats. */
+function regexProblem(err: unknown): string {
+  const msg = err instanceof Error ? err.message : String(err);
+  const reason = /: ([^:]+)$/.exec(msg)?.[1] ?? msg;
+  return reason.length > 200 ? reason.slice(0, 199) + '…' : reason;
+}
+
 function sortByPosition(list: TaskDiagnostic[]): TaskDiagnostic[] {
   return list.sort((a, b) => a.offset - b.offset);
 }
@@ -115,6 +136,7 @@ function salvage(value: unknown, isBroken: (path: Path) => boolean): RawTask {
     scope: isBroken(['scope']) ? {} : (v.scope as RawTask['scope']),
     canonical: isBroken(['canonical']) ? {} : (v.canonical as RawTask['canonical']),
     store: isBroken(['store']) ? {} : (v.store as RawTask['store']),
+    schedule: isBroken(['schedule']) ? undefined : (v.schedule as RawTask['schedule']),
     rules: fixedRules.length ? fixedRules : rules,
   } as RawTask;
 }
@@ -246,7 +268,7 @@ function reportSchemaError(diags: DiagnosticSink, e: ErrorObject): void {
       const known = Object.keys(parent?.properties ?? {});
       const guess = closest(name, known);
       const hint = guess ? `; did you mean '${guess}'?` : known.length ? ` (known: ${known.join(', ')})` : '';
-      diags.atPath(path, `unknown field '${name}'${hint}`, 'error', name);
+      diags.atPath(path, `unknown field ${quote(name)}${hint}`, 'error', name);
       return;
     }
     case 'type': {
@@ -264,7 +286,7 @@ function reportSchemaError(diags: DiagnosticSink, e: ErrorObject): void {
       return;
     case 'propertyNames': {
       const name = (e.params as { propertyName: string }).propertyName;
-      diags.atPath(path, `'${name}': ${(e.schema as { errorMessage?: string }).errorMessage ?? 'is not a valid name'}`, 'error', name);
+      diags.atPath(path, `${quote(name)}: ${(e.schema as { errorMessage?: string }).errorMessage ?? 'is not a valid name'}`, 'error', name);
       return;
     }
     case 'minItems':
@@ -278,10 +300,19 @@ function reportSchemaError(diags: DiagnosticSink, e: ErrorObject): void {
   }
 }
 
+/**
+ * The candidate nearest to `word`, if near enough. Bounded work: a file with thousands of names and broken
+ * references must still validate at typing speed, so candidates whose length alone rules them out are skipped
+ * and the search stops after about 50k character comparisons.
+ */
 function closest(word: string, candidates: readonly string[]): string | null {
   let best: string | null = null;
   let bestDist = Math.max(2, Math.floor(word.length / 3)) + 1;
+  let budget = 50_000;
   for (const c of candidates) {
+    if (Math.abs(c.length - word.length) >= bestDist) continue;
+    budget -= (word.length + 1) * (c.length + 1);
+    if (budget < 0) break;
     const d = levenshtein(word.toLowerCase(), c.toLowerCase());
     if (d < bestDist) {
       best = c;
@@ -332,6 +363,7 @@ interface RawTask {
   };
   canonical?: { sortQuery?: boolean; stripTrailingSlash?: boolean; dropParams?: string[] };
   store?: { url?: string; onConflict?: 'update' | 'ignore'; batchSize?: number; flushInterval?: string | number };
+  schedule?: { cron?: string; every?: string | number; timezone?: string };
   rules: RawRule[];
 }
 
@@ -340,7 +372,7 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
     try {
       return compileUrlPattern(source);
     } catch (err) {
-      diags.atPath(path, `'${source}' is not a valid regular expression: ${(err as Error).message}`);
+      diags.atPath(path, `${quote(source)} is not a valid regular expression: ${regexProblem(err)}`);
       return null;
     }
   };
@@ -348,7 +380,15 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
     (list ?? []).map((s, i) => pattern([...path, i], s)).filter((p): p is UrlPattern => p !== null);
   const selector = (path: Path, sel: string): void => {
     const problem = checkSelector(sel);
-    if (problem) diags.atPath(path, `'${sel}' is not a valid CSS selector (${problem})`);
+    if (problem) diags.atPath(path, `${quote(sel)} is not a valid CSS selector (${problem.length > 200 ? problem.slice(0, 199) + '…' : problem})`);
+  };
+
+  const duration = (path: Path, value: string | number): number => {
+    const ms = parseDuration(value);
+    if (!(ms <= MAX_DURATION_MS)) {
+      diags.atPath(path, `${typeof value === 'string' ? quote(value) : value} is too long: a duration can be at most 24 days (${MAX_DURATION_MS} ms), the longest a timer can wait`);
+    }
+    return ms;
   };
 
   const ruleNames = new Map<string, number>();
@@ -356,10 +396,12 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
     if (ruleNames.has(r.name)) diags.atPath(['rules', i, 'name'], `rule '${r.name}' is defined twice (first at rules[${ruleNames.get(r.name)}])`);
     else ruleNames.set(r.name, i);
   });
+  // Suggestions for the first broken references only: a generated file with thousands of them stays fast.
+  let suggestions = 0;
   const checkRuleRef = (path: Path, name: string): void => {
     if (!ruleNames.has(name)) {
-      const guess = closest(name, [...ruleNames.keys()]);
-      diags.atPath(path, `no rule named '${name}'${guess ? `; did you mean '${guess}'?` : ` (rules: ${[...ruleNames.keys()].join(', ')})`}`);
+      const guess = suggestions++ < 50 ? closest(name, [...ruleNames.keys()]) : null;
+      diags.atPath(path, `no rule named ${quote(name)}${guess ? `; did you mean '${guess}'?` : ` (rules: ${listNames([...ruleNames.keys()])})`}`);
     }
   };
 
@@ -381,11 +423,11 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
     try {
       url = new URL(entry.url);
     } catch {
-      diags.atPath(path, `'${entry.url}' is not an absolute URL (write it with http:// or https://)`);
+      diags.atPath(path, `${quote(entry.url, 120)} is not an absolute URL (write it with http:// or https://)`);
       return;
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      diags.atPath(path, `'${entry.url}' must be an http or https URL`);
+      diags.atPath(path, `${quote(entry.url, 120)} must be an http or https URL`);
       return;
     }
     if (entry.rule !== undefined) checkRuleRef(['start', i, 'rule'], entry.rule);
@@ -410,7 +452,7 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
       allowPrivate: sc.allowPrivate ?? false,
     },
     request: {
-      timeoutMs: req.timeout !== undefined ? parseDuration(req.timeout) : DEFAULTS.timeoutMs,
+      timeoutMs: req.timeout !== undefined ? duration(['request', 'timeout'], req.timeout) : DEFAULTS.timeoutMs,
       userAgent: req.userAgent ?? DEFAULT_USER_AGENT,
       headers: req.headers ?? {},
       maxBytes: req.maxBytes !== undefined ? parseSize(req.maxBytes) : DEFAULTS.maxBytes,
@@ -419,14 +461,14 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
       retries: {
         attempts: req.retries?.attempts ?? DEFAULTS.attempts,
         backoff: req.retries?.backoff ?? DEFAULTS.backoff,
-        delayMs: req.retries?.delay !== undefined ? parseDuration(req.retries.delay) : DEFAULTS.retryDelayMs,
+        delayMs: req.retries?.delay !== undefined ? duration(['request', 'retries', 'delay'], req.retries.delay) : DEFAULTS.retryDelayMs,
       },
     },
     politeness: {
-      rateLimit: pol.rateLimit ? { max: pol.rateLimit.max, perMs: Math.max(1, parseDuration(pol.rateLimit.per)) } : null,
+      rateLimit: pol.rateLimit ? { max: pol.rateLimit.max, perMs: Math.max(1, duration(['politeness', 'rateLimit', 'per'], pol.rateLimit.per)) } : null,
       perHost: {
         concurrency: pol.perHost?.concurrency ?? DEFAULTS.perHostConcurrency,
-        delayMs: pol.perHost?.delay !== undefined ? parseDuration(pol.perHost.delay) : DEFAULTS.perHostDelayMs,
+        delayMs: pol.perHost?.delay !== undefined ? duration(['politeness', 'perHost', 'delay'], pol.perHost.delay) : DEFAULTS.perHostDelayMs,
       },
     },
     canonical: {
@@ -438,18 +480,52 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
       url: raw.store?.url !== undefined ? expandEnv(raw.store.url, ['store', 'url'], diags) : null,
       onConflict: raw.store?.onConflict ?? DEFAULTS.onConflict,
       batchSize: raw.store?.batchSize ?? DEFAULTS.batchSize,
-      flushMs: raw.store?.flushInterval !== undefined ? parseDuration(raw.store.flushInterval) : DEFAULTS.flushMs,
+      flushMs: raw.store?.flushInterval !== undefined ? duration(['store', 'flushInterval'], raw.store.flushInterval) : DEFAULTS.flushMs,
     },
+    schedule: buildSchedule(raw.schedule, diags),
     rules,
   };
 }
 
+function buildSchedule(raw: RawTask['schedule'], diags: DiagnosticSink): CrawlTask['schedule'] {
+  if (!raw) return null;
+  if ((raw.cron === undefined) === (raw.every === undefined)) {
+    diags.atPath(['schedule'], `give either 'cron' or 'every'`);
+    return null;
+  }
+  const timezone = raw.timezone ?? 'UTC';
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: timezone });
+  } catch {
+    diags.atPath(['schedule', 'timezone'], `'${timezone}' is not a known time zone (use an IANA name such as Europe/Berlin)`);
+    return null;
+  }
+  if (raw.cron !== undefined) {
+    try {
+      // The parser BullMQ's job schedulers use, so a pattern accepted here is one the queue accepts.
+      CronExpressionParser.parse(raw.cron, { tz: timezone });
+    } catch (err) {
+      const msg = (err as Error).message;
+      diags.atPath(['schedule', 'cron'], `'${raw.cron}' is not a valid cron pattern: ${msg}`);
+      return null;
+    }
+  }
+  const everyMs = raw.every !== undefined ? parseDuration(raw.every) : null;
+  if (everyMs !== null && everyMs < 1000) {
+    diags.atPath(['schedule', 'every'], 'must be at least 1s');
+    return null;
+  }
+  return { cron: raw.cron ?? null, everyMs, timezone };
+}
+
 /** `${VAR}` from the environment, so secrets stay out of task files; an unset variable is an error. */
 function expandEnv(text: string, path: Path, diags: DiagnosticSink): string {
+  const reported = new Set<string>();
   return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
     const v = process.env[name];
     if (v === undefined) {
-      diags.atPath(path, `environment variable ${name} is not set`);
+      if (!reported.has(name)) diags.atPath(path, `environment variable ${name.length > 80 ? name.slice(0, 79) + '…' : name} is not set`);
+      reported.add(name);
       return '';
     }
     return v;
@@ -476,7 +552,7 @@ function buildItem(
       try {
         regex = new RegExp(spec.regex);
       } catch (err) {
-        diags.atPath([...fpath, 'regex'], `'${spec.regex}' is not a valid regular expression: ${(err as Error).message}`);
+        diags.atPath([...fpath, 'regex'], `${quote(spec.regex)} is not a valid regular expression: ${regexProblem(err)}`);
       }
     }
     return {
@@ -495,7 +571,7 @@ function buildItem(
   (it.key ?? []).forEach((k, i) => {
     if (!names.has(k)) {
       const guess = closest(k, [...names]);
-      diags.atPath([...path, 'key', i], `'${k}' is not a field of this item${guess ? `; did you mean '${guess}'?` : ''}`);
+      diags.atPath([...path, 'key', i], `${quote(k)} is not a field of this item${guess ? `; did you mean '${guess}'?` : ''}`);
     }
   });
   return { type: it.type, scope: it.scope ?? null, key: it.key ?? [], fields };

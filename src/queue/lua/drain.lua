@@ -8,8 +8,16 @@ if redis.call('HGET', KEYS[1], 'run') ~= ARGV[1] or redis.call('HGET', KEYS[1], 
   return 0
 end
 if redis.call('EXISTS', KEYS[2]) == 1 then return -1 end
+-- A recurring task's next occurrence waits in "delayed" as a job scheduler job ("repeat:..."): it is not work of
+-- this run. Only a short delayed set is inspected; a long one holds page jobs anyway.
+local delayed = redis.call('ZCARD', KEYS[6])
+if delayed > 0 and delayed <= 16 then
+  for _, id in ipairs(redis.call('ZRANGE', KEYS[6], 0, -1)) do
+    if string.sub(id, 1, 7) == 'repeat:' then delayed = delayed - 1 end
+  end
+end
 local pending = redis.call('LLEN', KEYS[3]) + redis.call('LLEN', KEYS[4]) + redis.call('LLEN', KEYS[5])
-  + redis.call('ZCARD', KEYS[6]) + redis.call('ZCARD', KEYS[7]) + redis.call('ZCARD', KEYS[8])
+  + delayed + redis.call('ZCARD', KEYS[7]) + redis.call('ZCARD', KEYS[8])
 if pending > 0 then return 0 end
 redis.call('SET', KEYS[2], '1')
 return 1

@@ -1,0 +1,112 @@
+import type { Job, Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { PageJobData, PageJobResult } from './crawl';
+import { taskKeys } from './keys';
+
+// Failed jobs grouped by cause, and "retry all of this group". The stats hash counts failures per group
+// (failed:<group>, from FetchFailure.group); a failed job only keeps its message (failedReason), so the group
+// is recovered from the message. The patterns follow the messages src/worker/fetcher.ts writes; a message
+// nobody recognises is 'error', like the worker's own fallback.
+
+const PATTERNS: readonly [RegExp, (m: RegExpMatchArray) => string][] = [
+  [/^HTTP (\d{3}) /, (m) => `http-${m[1]}`],
+  [/^timed out fetching /, () => 'timeout'],
+  [/^cannot resolve /, () => 'dns'],
+  [/^(network error fetching |fetch of .* was aborted)/, () => 'network'],
+  [/(over the \d+-byte limit| is \d+ bytes, over )/, () => 'too-large'],
+  [/^more than \d+ redirects /, () => 'redirects'],
+  [/^redirect to an invalid URL /, () => 'invalid-url'],
+  [/(^redirect to a non-http URL|resolves to a private address)/, () => 'blocked'],
+];
+
+export function failureGroupOf(reason: string | undefined | null): string {
+  if (!reason) return 'error';
+  for (const [re, group] of PATTERNS) {
+    const m = reason.match(re);
+    if (m) return group(m);
+  }
+  return 'error';
+}
+
+/** A person-readable name of a failure or skip group. */
+export function describeGroup(group: string): string {
+  const http = /^http-(\d{3})$/.exec(group);
+  if (http) return `HTTP ${http[1]}`;
+  const names: Record<string, string> = {
+    timeout: 'Timeout',
+    dns: 'DNS',
+    network: 'Network error',
+    'too-large': 'Too large',
+    redirects: 'Too many redirects',
+    'invalid-url': 'Invalid redirect',
+    blocked: 'Blocked (private or non-http)',
+    error: 'Other error',
+    robots: 'robots.txt',
+    limit: 'Over maxPages',
+    'no-rule': 'No rule',
+    depth: 'Too deep',
+  };
+  return names[group] ?? group;
+}
+
+export interface FailureGroupSample {
+  readonly group: string;
+  /** Failed jobs of the group still kept by the queue. */
+  readonly jobs: number;
+  readonly urls: readonly string[];
+}
+
+type CrawlJob = Job<PageJobData, PageJobResult>;
+
+/** Reads the kept failed jobs page by page (at most `max`). */
+async function* failedJobs(queue: Queue<PageJobData, PageJobResult>, max: number): AsyncIterable<CrawlJob> {
+  const page = 500;
+  for (let start = 0; start < max; start += page) {
+    const jobs = (await queue.getJobs(['failed'], start, Math.min(max, start + page) - 1, false)).filter((j): j is CrawlJob => Boolean(j));
+    yield* jobs;
+    if (jobs.length < page) return;
+  }
+}
+
+/** Failed jobs grouped by cause, with a few URLs each (newest first). */
+export async function sampleFailures(queue: Queue<PageJobData, PageJobResult>, opts: { max?: number; urlsPerGroup?: number } = {}): Promise<FailureGroupSample[]> {
+  const per = opts.urlsPerGroup ?? 5;
+  const groups = new Map<string, { jobs: number; urls: string[] }>();
+  for await (const job of failedJobs(queue, opts.max ?? 2000)) {
+    const g = failureGroupOf(job.failedReason);
+    const e = groups.get(g) ?? { jobs: 0, urls: [] };
+    e.jobs++;
+    if (e.urls.length < per && job.data?.url) e.urls.push(job.data.url);
+    groups.set(g, e);
+  }
+  return [...groups].map(([group, e]) => ({ group, ...e })).sort((a, b) => b.jobs - a.jobs);
+}
+
+/**
+ * Retries every kept failed job of a group. Each retried job leaves the run's failure counts (it is counted
+ * again when it finishes), and a finished run is reopened so the next session or worker finishes it properly.
+ */
+export async function retryFailureGroup(redis: Redis, queue: Queue<PageJobData, PageJobResult>, task: string, group: string): Promise<number> {
+  const keys = taskKeys(task);
+  const run = await redis.hget(keys.meta, 'run');
+  const matching: CrawlJob[] = [];
+  for await (const job of failedJobs(queue, 100_000)) if (failureGroupOf(job.failedReason) === group) matching.push(job);
+  let retried = 0;
+  for (const job of matching) {
+    try {
+      await job.retry('failed');
+    } catch {
+      continue; // Retried or removed by someone else meanwhile.
+    }
+    retried++;
+    // Only jobs of the current run were counted in its stats.
+    if (run && job.data?.run === run) {
+      await redis.multi().hincrby(keys.stats(run), 'failed', -1).hincrby(keys.stats(run), `failed:${group}`, -1).exec();
+    }
+  }
+  if (retried > 0 && run) {
+    const state = await redis.hget(keys.meta, 'state');
+    if (state === 'finished' || state === 'stopped') await redis.multi().hset(keys.meta, 'state', 'running').unlink(keys.finalized(run)).exec();
+  }
+  return retried;
+}

@@ -1,0 +1,90 @@
+import { Job, type Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { CrawlTask } from '../core/task/model';
+import { fingerprintHex } from '../core/url/fingerprint';
+import { decideLink } from '../core/url/scope';
+import { KEEP_COMPLETED, type PageJobData, type PageJobResult, type RunInfo } from './crawl';
+import { seenSlot } from './dedup';
+import { describeGroup, failureGroupOf } from './failures';
+import { taskKeys } from './keys';
+
+// "Where is this URL and why": one search across the task's scope rules, the run's seen set, its job (in any
+// state, failed included) and the stored items. Each place answers with a finding a person can read.
+
+export type FindingPlace = 'scope' | 'run' | 'seen' | 'queue' | 'failed' | 'store';
+
+export interface UrlFinding {
+  readonly place: FindingPlace;
+  /** One line: "failed 3x: HTTP 503", "skipped: robots.txt", "stored as book 123"… */
+  readonly text: string;
+  readonly jobId?: string;
+  readonly state?: string;
+  readonly itemType?: string;
+  readonly itemKey?: string;
+}
+
+export interface UrlSearchResult {
+  readonly input: string;
+  /** The canonical form the crawl uses for deduplication (null when the input is not a URL). */
+  readonly url: string | null;
+  readonly findings: readonly UrlFinding[];
+}
+
+/** Stored items whose source URL is `url`. */
+export type ItemLookup = (url: string) => Promise<{ type: string; key: string }[]>;
+
+export async function findUrl(
+  redis: Redis,
+  queue: Queue<PageJobData, PageJobResult>,
+  task: CrawlTask,
+  input: string,
+  items?: ItemLookup,
+): Promise<UrlSearchResult> {
+  const raw = input.trim();
+  const d = decideLink(task, raw, raw, 0);
+  const findings: UrlFinding[] = [];
+  const invalid = !d.ok && ['invalid', 'scheme', 'credentials', 'too-long'].includes(d.reason);
+  if (invalid) return { input, url: null, findings: [{ place: 'scope', text: `not a crawlable URL (${d.ok ? '' : d.reason})` }] };
+  const url = d.url;
+  if (!d.ok) findings.push({ place: 'scope', text: `out of scope: ${d.reason}${'detail' in d && d.detail ? ` (${d.detail})` : ''} — links to it are dropped` });
+
+  const meta = await redis.hgetall(taskKeys(task.name).meta);
+  if (!meta.run) {
+    findings.push({ place: 'run', text: `'${task.name}' has never run on this Redis` });
+  } else {
+    const run: Pick<RunInfo, 'run' | 'bucketBits'> = { run: meta.run, bucketBits: Number(meta.bucketBits ?? 12) };
+    const slot = seenSlot(url, run.bucketBits);
+    const seen = (await redis.sismember(taskKeys(task.name).seenBucket(run.run, slot.bucket), slot.member)) === 1;
+    const jobId = `${run.run}.${fingerprintHex(url)}`;
+    const job = (await Job.fromId(queue, jobId)) as Job<PageJobData, PageJobResult> | undefined;
+    if (job) findings.push(await jobFinding(job));
+    if (seen && !job) findings.push({ place: 'seen', text: `seen in run ${run.run}; its job is no longer kept (finished jobs past the newest ${KEEP_COMPLETED} are removed) or it was over maxPages` });
+    if (!seen && !job) findings.push({ place: 'seen', text: `not seen in run ${run.run}: no page linked to it (yet)` });
+  }
+
+  if (items) {
+    const stored = await items(url);
+    if (raw !== url) for (const s of await items(raw)) if (!stored.some((x) => x.type === s.type && x.key === s.key)) stored.push(s);
+    for (const s of stored.slice(0, 20)) findings.push({ place: 'store', text: `stored as ${s.type} ${s.key}`, itemType: s.type, itemKey: s.key });
+    if (stored.length === 0) findings.push({ place: 'store', text: 'no stored item has this source URL' });
+  }
+  return { input, url, findings };
+}
+
+async function jobFinding(job: Job<PageJobData, PageJobResult>): Promise<UrlFinding> {
+  const state = await job.getState();
+  const id = String(job.id);
+  const attempts = Math.max(1, job.attemptsMade);
+  if (state === 'failed') {
+    return { place: 'failed', jobId: id, state, text: `failed ${attempts}x: ${describeGroup(failureGroupOf(job.failedReason))} — ${job.failedReason ?? ''}`.trim() };
+  }
+  if (state === 'completed') {
+    const r = job.returnvalue;
+    if (r?.outcome === 'skipped') return { place: 'queue', jobId: id, state, text: `skipped: ${r.reason ?? 'unknown reason'}` };
+    if (r?.outcome === 'non-html') return { place: 'queue', jobId: id, state, text: `fetched (HTTP ${r.status ?? '?'}), not HTML: ${r.reason ?? ''}`.trim() };
+    return { place: 'queue', jobId: id, state, text: `fetched: HTTP ${r?.status ?? '?'}, ${r?.items ?? 0} item(s), ${r?.links ?? 0} new link(s)` };
+  }
+  const retrying = job.attemptsMade > 0 ? ` (attempt ${job.attemptsMade + 1}, last error: ${job.failedReason ?? '?'})` : '';
+  const what: Record<string, string> = { waiting: 'waiting in the queue', prioritized: 'waiting in the queue (prioritized)', active: 'being fetched now', delayed: 'delayed (politeness or retry backoff)', 'waiting-children': 'waiting' };
+  return { place: 'queue', jobId: id, state, text: `${what[state] ?? state}${retrying}` };
+}

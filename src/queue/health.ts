@@ -1,0 +1,150 @@
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { compileRobots, type RobotsSource } from '../core/robots';
+import type { CrawlTask } from '../core/task/model';
+import { parseStats, type CrawlStats, type PageJobData, type PageJobResult } from './crawl';
+import { sampleFailures, type FailureGroupSample } from './failures';
+import { hostKeys, robotsKey, taskKeys, WORKERS_KEY } from './keys';
+import { readHistory, readHostTally, readSkippedUrls, type HostTally, type MetricSample } from './metrics';
+
+// What the crawl dashboard shows, read from Redis in one place: the run, its counters, the metric history,
+// failures by cause with sample URLs, hosts with their politeness, and the workers' heartbeats.
+
+export interface WorkerBeat {
+  readonly id: string;
+  readonly pid: number;
+  readonly host: string;
+  readonly tasks: readonly string[];
+  readonly concurrency: number;
+  readonly started: number;
+  readonly lastSeen: number;
+  readonly processed: number;
+  readonly failed: number;
+}
+
+export interface HostHealth extends HostTally {
+  /** Requests in flight now (live leases). */
+  readonly inFlight: number;
+  /** The delay between request starts the workers apply: the task's, or robots.txt's Crawl-delay if longer. */
+  readonly delayMs: number;
+  readonly crawlDelayMs: number | null;
+  /** ms until the host's next request may start (0: now). */
+  readonly nextInMs: number;
+}
+
+export interface RunHealth {
+  readonly run: string;
+  readonly state: string;
+  readonly startedAt: number;
+  readonly finishedAt: number | null;
+}
+
+export interface SkipGroup {
+  readonly reason: string;
+  readonly count: number;
+  readonly urls: readonly string[];
+}
+
+export interface FailureGroup extends FailureGroupSample {
+  /** Final failures of the group counted in the run's stats. */
+  readonly count: number;
+}
+
+export interface HealthSnapshot {
+  readonly task: string;
+  readonly at: number;
+  readonly run: RunHealth | null;
+  readonly stats: CrawlStats | null;
+  readonly history: readonly MetricSample[];
+  readonly failures: readonly FailureGroup[];
+  readonly skipped: readonly SkipGroup[];
+  readonly hosts: readonly HostHealth[];
+  readonly workers: readonly WorkerBeat[];
+}
+
+export async function readWorkers(redis: Redis): Promise<WorkerBeat[]> {
+  const all = await redis.hgetall(WORKERS_KEY);
+  const out: WorkerBeat[] = [];
+  for (const v of Object.values(all)) {
+    try {
+      out.push(JSON.parse(v) as WorkerBeat);
+    } catch {
+      // A heartbeat written by another version: skip it rather than fail the dashboard.
+    }
+  }
+  return out.sort((a, b) => a.id.localeCompare(b.id));
+}
+
+export interface HealthOptions {
+  /** Re-read failed jobs (costly with thousands); when false, `previous` failure samples are kept. */
+  readonly readFailures: boolean;
+  readonly previous?: HealthSnapshot | null;
+}
+
+export async function readHealth(redis: Redis, queue: Queue<PageJobData, PageJobResult>, task: CrawlTask | { name: string; politeness?: CrawlTask['politeness']; request?: CrawlTask['request'] }, opts: HealthOptions): Promise<HealthSnapshot> {
+  const keys = taskKeys(task.name);
+  const meta = await redis.hgetall(keys.meta);
+  const at = Date.now();
+  if (!meta.run) return { task: task.name, at, run: null, stats: null, history: [], failures: [], skipped: [], hosts: [], workers: await readWorkers(redis) };
+  const run: RunHealth = { run: meta.run, state: meta.state ?? 'running', startedAt: Number(meta.startedAt ?? 0), finishedAt: meta.finishedAt ? Number(meta.finishedAt) : null };
+  const [statsHash, history, tally, workers] = await Promise.all([
+    redis.hgetall(keys.stats(run.run)),
+    readHistory(redis, task.name, run.run),
+    readHostTally(redis, task.name, run.run),
+    readWorkers(redis),
+  ]);
+  const stats = parseStats(statsHash);
+  const samples = opts.readFailures || !opts.previous ? await sampleFailures(queue) : opts.previous.failures;
+  const groups = new Set([...Object.keys(stats.failures), ...samples.map((s) => s.group)]);
+  const failures: FailureGroup[] = [...groups]
+    .map((group) => {
+      const s = samples.find((x) => x.group === group);
+      return { group, count: stats.failures[group] ?? 0, jobs: s?.jobs ?? 0, urls: s?.urls ?? [] };
+    })
+    .filter((g) => g.count > 0 || g.jobs > 0)
+    .sort((a, b) => Math.max(b.count, b.jobs) - Math.max(a.count, a.jobs));
+  const skipped = await Promise.all(
+    Object.entries(stats.skipped)
+      .filter(([, n]) => n > 0)
+      .map(async ([reason, count]) => ({ reason, count, urls: await readSkippedUrls(redis, task.name, run.run, reason) })),
+  );
+  const hosts = await hostHealth(redis, task, tally);
+  return { task: task.name, at, run, stats, history, failures, skipped, hosts, workers: workers.filter((w) => w.tasks.includes(task.name)) };
+}
+
+async function hostHealth(redis: Redis, task: Parameters<typeof readHealth>[2], tally: readonly HostTally[]): Promise<HostHealth[]> {
+  const shown = tally.slice(0, 50);
+  if (shown.length === 0) return [];
+  const baseDelay = task.politeness?.perHost.delayMs ?? 0;
+  const agent = task.request?.userAgent ?? 'CrawlStudio';
+  const timeMs = await redisTimeMs(redis);
+  const p = redis.pipeline();
+  for (const h of shown) {
+    const k = hostKeys(h.host);
+    p.zcount(k.active, `(${timeMs}`, '+inf');
+    p.get(k.next);
+    p.get(robotsKey(`http://${h.host}`));
+    p.get(robotsKey(`https://${h.host}`));
+  }
+  const r = (await p.exec()) ?? [];
+  return shown.map((h, i) => {
+    const v = (j: number) => r[i * 4 + j]?.[1] as string | number | null | undefined;
+    const robots = (v(2) ?? v(3)) as string | null | undefined;
+    let crawlDelayMs: number | null = null;
+    if (robots) {
+      try {
+        crawlDelayMs = compileRobots(`http://${h.host}`, JSON.parse(robots) as RobotsSource, agent).crawlDelayMs;
+      } catch {
+        crawlDelayMs = null;
+      }
+    }
+    const next = Number(v(1) ?? 0);
+    return { ...h, inFlight: Number(v(0) ?? 0), delayMs: Math.max(baseDelay, crawlDelayMs ?? 0), crawlDelayMs, nextInMs: Math.max(0, next - timeMs) };
+  });
+}
+
+/** Redis's clock: politeness deadlines are written in it, and this machine's clock may differ. */
+async function redisTimeMs(redis: Redis): Promise<number> {
+  const [s, us] = await redis.time();
+  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+}

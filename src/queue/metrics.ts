@@ -1,0 +1,305 @@
+import type { Redis } from 'ioredis';
+import type { CrawlStats } from './crawl';
+import { parseStats } from './crawl';
+import { taskKeys } from './keys';
+
+// Crawl metrics over time, kept in Redis so a dashboard opened later (after a window reload, on another machine)
+// shows the run so far. Whoever watches a run samples it: the crawl session on every poll, and an open
+// dashboard when no session runs. A short NX lock makes all of them together take at most one sample a second.
+//
+// Bounded: two capped lists per run, one sample a second for the last 30 minutes and one every 15 seconds for
+// the last 12 hours, so the start, the peak and the drain of a long run stay visible; every key expires a week
+// after its last sample. Samples hold cumulative counters; rates are differences, so the coarse tier loses
+// resolution, never totals.
+//
+// Per host, the sampler also tallies the jobs that finished since the previous sample (from BullMQ's completed
+// and failed sets, scored by finish time), so the dashboard can show pages per host without the workers
+// counting anything extra. Jobs that finish while nobody samples for longer than the queue keeps finished jobs
+// (KEEP_COMPLETED) are missing from those per-host counts; the run's totals are exact regardless.
+
+export interface MetricSample {
+  /** ms since epoch. */
+  readonly t: number;
+  readonly done: number;
+  readonly failed: number;
+  /** Jobs skipped (robots, no rule…); links over maxPages never became jobs and are not counted here. */
+  readonly skipped: number;
+  readonly items: number;
+  readonly enqueued: number;
+  readonly bytes: number;
+  readonly waiting: number;
+  readonly active: number;
+  readonly delayed: number;
+}
+
+export interface MetricTier {
+  readonly name: string;
+  readonly stepMs: number;
+  readonly keep: number;
+}
+
+export const TIERS: readonly MetricTier[] = [
+  { name: 'fine', stepMs: 1_000, keep: 1_800 },
+  { name: 'coarse', stepMs: 15_000, keep: 2_880 },
+];
+const TTL_MS = 7 * 24 * 3600 * 1000;
+const TICK_MS = 900;
+const SAMPLE_URLS = 5;
+
+export function metricsKeys(task: string, run: string) {
+  const base = `${taskKeys(task).meta.slice(0, -'meta'.length)}metrics:${run}:`;
+  return {
+    tick: `${base}tick`,
+    tier: (name: string) => `${base}${name}`,
+    /** Hash "<host>\t<done|skipped|failed>" -> count. */
+    hosts: `${base}hosts`,
+    /** Finish time up to which jobs were tallied per host. */
+    cursor: `${base}cursor`,
+    /** Recent URLs of skipped jobs, per reason (failed jobs carry their own in BullMQ). */
+    skippedUrls: (reason: string) => `${base}skipped:${reason}`,
+  };
+}
+
+/** Jobs that finished without being fetched or failing: the skip reasons counted per job. */
+export function skippedJobs(stats: CrawlStats): number {
+  let n = 0;
+  for (const [reason, count] of Object.entries(stats.skipped)) if (reason !== 'limit') n += count;
+  return n;
+}
+
+/**
+ * Takes a sample of the task's current run if no one else did in the last ~second. Returns the sample, or null
+ * when skipped (another sampler was first, or the task has no run).
+ */
+export async function recordSample(redis: Redis, task: string, now = Date.now()): Promise<MetricSample | null> {
+  const keys = taskKeys(task);
+  const run = await redis.hget(keys.meta, 'run');
+  if (!run) return null;
+  const mk = metricsKeys(task, run);
+  if ((await redis.set(mk.tick, '1', 'PX', TICK_MS, 'NX')) !== 'OK') return null;
+  const b = keys.bull;
+  const r = await redis
+    .multi()
+    .hgetall(keys.stats(run))
+    .llen(b.wait)
+    .llen(b.paused)
+    .zcard(b.prioritized)
+    .llen(b.active)
+    .zcard(b.delayed)
+    .exec();
+  if (!r) return null;
+  const val = (i: number) => r[i]![1];
+  const stats = parseStats(val(0) as Record<string, string>);
+  const sample: MetricSample = {
+    t: now,
+    done: stats.done,
+    failed: stats.failed,
+    skipped: skippedJobs(stats),
+    items: stats.items,
+    enqueued: stats.enqueued,
+    bytes: stats.bytes,
+    waiting: Number(val(1)) + Number(val(2)) + Number(val(3)),
+    active: Number(val(4)),
+    delayed: Number(val(5)),
+  };
+  await appendSample(redis, mk, sample);
+  await tallyHosts(redis, task, mk, now).catch(() => undefined);
+  return sample;
+}
+
+async function appendSample(redis: Redis, mk: ReturnType<typeof metricsKeys>, sample: MetricSample): Promise<void> {
+  const lasts = await Promise.all(TIERS.map((tier) => redis.lindex(mk.tier(tier.name), -1)));
+  const m = redis.multi();
+  TIERS.forEach((tier, i) => {
+    const last = lasts[i] ? (JSON.parse(lasts[i]!) as MetricSample).t : 0;
+    // A little slack: samples taken "every second" arrive a few ms early or late.
+    if (sample.t - last < tier.stepMs * 0.9) return;
+    const key = mk.tier(tier.name);
+    m.rpush(key, JSON.stringify(sample)).ltrim(key, -tier.keep, -1).pexpire(key, TTL_MS);
+  });
+  await m.exec();
+}
+
+async function tallyHosts(redis: Redis, task: string, mk: ReturnType<typeof metricsKeys>, now: number): Promise<void> {
+  // GETSET hands each sampler a disjoint time range even if two overlap.
+  const prev = Number((await redis.getset(mk.cursor, String(now))) ?? 0);
+  await redis.pexpire(mk.cursor, TTL_MS);
+  const b = taskKeys(task).bull;
+  const jobPrefix = b.wait.slice(0, -'wait'.length);
+  const [completed, failed] = await Promise.all([
+    redis.zrangebyscore(`${jobPrefix}completed`, `(${prev}`, now),
+    redis.zrangebyscore(`${jobPrefix}failed`, `(${prev}`, now),
+  ]);
+  if (completed.length + failed.length === 0) return;
+  const p = redis.pipeline();
+  for (const id of [...completed, ...failed]) p.hmget(`${jobPrefix}${id}`, 'data', 'returnvalue');
+  const rows = (await p.exec()) ?? [];
+  const tally = new Map<string, number>();
+  const skippedUrls = new Map<string, string[]>();
+  rows.forEach(([err, v], i) => {
+    if (err || !Array.isArray(v) || !v[0]) return;
+    let url: string;
+    try {
+      url = (JSON.parse(String(v[0])) as { url: string }).url;
+    } catch {
+      return;
+    }
+    const host = hostOf(url);
+    if (!host) return;
+    let what = 'failed';
+    if (i < completed.length) {
+      const ret = v[1] ? (JSON.parse(String(v[1])) as { outcome?: string; reason?: string }) : null;
+      what = ret?.outcome === 'skipped' ? 'skipped' : 'done';
+      if (what === 'skipped') {
+        const reason = skipReasonOf(ret?.reason);
+        const list = skippedUrls.get(reason) ?? [];
+        if (list.length < SAMPLE_URLS) list.push(url);
+        skippedUrls.set(reason, list);
+      }
+    }
+    const field = `${host}\t${what}`;
+    tally.set(field, (tally.get(field) ?? 0) + 1);
+  });
+  const m = redis.multi();
+  for (const [field, n] of tally) m.hincrby(mk.hosts, field, n);
+  m.pexpire(mk.hosts, TTL_MS);
+  for (const [reason, urls] of skippedUrls) {
+    const key = mk.skippedUrls(reason);
+    m.lpush(key, ...urls).ltrim(key, 0, SAMPLE_URLS - 1).pexpire(key, TTL_MS);
+  }
+  await m.exec();
+}
+
+/** The stats field name of a skip reason from a job's return value ("robots.txt" -> "robots"). */
+export function skipReasonOf(reason: string | undefined): string {
+  if (!reason) return 'other';
+  if (reason === 'robots.txt') return 'robots';
+  if (reason.startsWith('no rule')) return 'no-rule';
+  return reason.replace(/[^\w-]+/g, '-').slice(0, 40);
+}
+
+function hostOf(url: string): string | null {
+  try {
+    return new URL(url).host;
+  } catch {
+    return null;
+  }
+}
+
+/** The run's samples, oldest first: the coarse tier where the fine one no longer reaches, then the fine one. */
+export async function readHistory(redis: Redis, task: string, run: string): Promise<MetricSample[]> {
+  const mk = metricsKeys(task, run);
+  const [fine, coarse] = await Promise.all(TIERS.map((t) => redis.lrange(mk.tier(t.name), 0, -1)));
+  return mergeTiers((fine ?? []).map(parseSample), (coarse ?? []).map(parseSample));
+}
+
+function parseSample(s: string): MetricSample {
+  return JSON.parse(s) as MetricSample;
+}
+
+export function mergeTiers(fine: readonly MetricSample[], coarse: readonly MetricSample[]): MetricSample[] {
+  const from = fine[0]?.t ?? Infinity;
+  return [...coarse.filter((s) => s.t < from), ...fine];
+}
+
+export interface HostTally {
+  readonly host: string;
+  readonly done: number;
+  readonly skipped: number;
+  readonly failed: number;
+}
+
+export async function readHostTally(redis: Redis, task: string, run: string): Promise<HostTally[]> {
+  const h = await redis.hgetall(metricsKeys(task, run).hosts);
+  const byHost = new Map<string, { done: number; skipped: number; failed: number }>();
+  for (const [field, n] of Object.entries(h)) {
+    const [host, what] = field.split('\t') as [string, string];
+    const e = byHost.get(host) ?? { done: 0, skipped: 0, failed: 0 };
+    if (what === 'done' || what === 'skipped' || what === 'failed') e[what] += Number(n);
+    byHost.set(host, e);
+  }
+  return [...byHost].map(([host, e]) => ({ host, ...e })).sort((a, b) => b.done + b.failed + b.skipped - (a.done + a.failed + a.skipped));
+}
+
+export async function readSkippedUrls(redis: Redis, task: string, run: string, reason: string): Promise<string[]> {
+  return redis.lrange(metricsKeys(task, run).skippedUrls(reason), 0, SAMPLE_URLS - 1);
+}
+
+// ---- Derived series (pure) -------------------------------------------------------------------------------------
+
+export interface RatePoint {
+  readonly t: number;
+  readonly pagesPerSec: number;
+  readonly itemsPerSec: number;
+  /** Jobs finished (fetched, failed or skipped) per second. */
+  readonly finishedPerSec: number;
+  /** New URLs enqueued per second. */
+  readonly discoveredPerSec: number;
+  /** Jobs waiting, active or delayed. */
+  readonly queueDepth: number;
+}
+
+export function finishedOf(s: MetricSample): number {
+  return s.done + s.failed + s.skipped;
+}
+
+export function pendingOf(s: MetricSample): number {
+  return s.waiting + s.active + s.delayed;
+}
+
+/** Rates between consecutive samples; counter resets (a new run on the same list) give zero, never negative. */
+export function rateSeries(samples: readonly MetricSample[]): RatePoint[] {
+  const out: RatePoint[] = [];
+  for (let i = 1; i < samples.length; i++) {
+    const a = samples[i - 1]!;
+    const b = samples[i]!;
+    const dt = (b.t - a.t) / 1000;
+    if (dt <= 0) continue;
+    const r = (x: number, y: number) => Math.max(0, y - x) / dt;
+    out.push({
+      t: b.t,
+      pagesPerSec: r(a.done, b.done),
+      itemsPerSec: r(a.items, b.items),
+      finishedPerSec: r(finishedOf(a), finishedOf(b)),
+      discoveredPerSec: r(a.enqueued, b.enqueued),
+      queueDepth: pendingOf(b),
+    });
+  }
+  return out;
+}
+
+export type EtaState = 'drained' | 'estimating' | 'stalled' | 'growing' | 'ok';
+
+export interface Eta {
+  readonly state: EtaState;
+  /** Seconds to drain, when state is 'ok'. */
+  readonly seconds: number | null;
+  readonly completionRate: number;
+  readonly discoveryRate: number;
+  readonly pending: number;
+}
+
+/**
+ * Time to drain from the recent completion rate c and discovery rate d over `windowMs`: the queue shrinks at
+ * c - d, so pending / (c - d). With maxPages, discovery is bounded: at most (maxPages - enqueued) more jobs will
+ * ever exist, so (pending + that) / c is an upper bound that also holds while discovery still outpaces c.
+ */
+export function estimateEta(samples: readonly MetricSample[], maxPages: number | null, windowMs = 30_000): Eta {
+  const last = samples[samples.length - 1];
+  if (!last) return { state: 'estimating', seconds: null, completionRate: 0, discoveryRate: 0, pending: 0 };
+  const pending = pendingOf(last);
+  let first = last;
+  for (let i = samples.length - 1; i >= 0 && last.t - samples[i]!.t <= windowMs; i--) first = samples[i]!;
+  const dt = (last.t - first.t) / 1000;
+  const c = dt > 0 ? Math.max(0, finishedOf(last) - finishedOf(first)) / dt : 0;
+  const d = dt > 0 ? Math.max(0, last.enqueued - first.enqueued) / dt : 0;
+  const base = { completionRate: c, discoveryRate: d, pending };
+  if (pending === 0) return { ...base, state: 'drained', seconds: 0 };
+  if (dt < 3) return { ...base, state: 'estimating', seconds: null };
+  if (c === 0) return { ...base, state: 'stalled', seconds: null };
+  const capped = maxPages !== null && maxPages > 0 ? (pending + Math.max(0, maxPages - last.enqueued)) / c : null;
+  const net = c - d;
+  if (net <= 0) return capped !== null ? { ...base, state: 'ok', seconds: capped } : { ...base, state: 'growing', seconds: null };
+  const eta = pending / net;
+  return { ...base, state: 'ok', seconds: capped !== null ? Math.min(eta, capped) : eta };
+}

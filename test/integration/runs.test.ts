@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { Redis } from 'ioredis';
+import { resolve } from 'node:path';
+import { allBooks, expectedPages, serveSite, type SiteOptions, type SiteServer } from '../../src/demo/site';
+import { taskKeys } from '../../src/queue/keys';
+import { connectRedis } from '../../src/queue/redis';
+import { openStore } from '../../src/store';
+import { attachStore, storeUrlFor } from '../../src/worker/storage';
+import type { CrawlTask } from '../../src/core/task/model';
+import { startRedis, type RedisServer } from '../support/services';
+import { startPostgres, type PostgresServer } from '../support/postgres';
+import { bookTask, session, writeTask } from '../support/crawl';
+
+// Runs: finalize exactly once however many processes race for it, recurring runs, workers stopped with Ctrl-C,
+// a standalone writer. Real redis-server, PostgreSQL, HTTP and worker processes.
+
+const SITE: SiteOptions = { listPages: 3, perPage: 10, filler: 1 };
+
+async function events(redisUrl: string, task: string): Promise<{ type: string; run: string; items?: number }[]> {
+  const r = new Redis(redisUrl);
+  try {
+    return (await r.xrange(taskKeys(task).events, '-', '+')).map(([, f]) => JSON.parse(f[1]!));
+  } finally {
+    r.disconnect();
+  }
+}
+
+async function until(what: string, fn: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await fn())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function storedKeys(task: CrawlTask): Promise<string[]> {
+  const store = await openStore(storeUrlFor(task), { task: task.name });
+  try {
+    return (await store.readItems('book', { offset: 0, limit: 10_000 })).map((i) => i.key).sort();
+  } finally {
+    await store.close();
+  }
+}
+
+describe('runs (finalize, schedules, stopping workers)', function () {
+  this.timeout(180_000);
+  let redis: RedisServer;
+  let site: SiteServer;
+
+  beforeEach(async () => {
+    redis = await startRedis();
+    site = await serveSite(SITE, 0, undefined, 10);
+  });
+  afterEach(async () => {
+    await site?.close();
+    await redis?.stop();
+  });
+
+  describe('with PostgreSQL', () => {
+    let pg: PostgresServer;
+    before(async function () {
+      this.timeout(120_000);
+      pg = await startPostgres();
+    });
+    after(async () => {
+      await pg?.destroy();
+    });
+
+    it('finalizes exactly once when 4 workers in two sessions drain a crawl together; the summary matches the table', async () => {
+      const db = await pg.createDatabase('finalize_once');
+      const task = await writeTask(bookTask(site.url, 'race', `store: { url: "${db}" }`));
+      const stores = await Promise.all([0, 1].map(async () => {
+        const r = connectRedis(redis.url);
+        return { r, attached: await attachStore(r, task) };
+      }));
+      const s1 = session(task, redis.url, { workers: 2, store: stores[0]!.attached.hooks, pollMs: 50 });
+      const s2 = session(task, redis.url, { workers: 2, store: stores[1]!.attached.hooks, pollMs: 50, fresh: false });
+      const p1 = s1.run();
+      await until('the run to start', async () => (await s1.crawl.currentRun())?.state === 'running');
+      const p2 = s2.run();
+      const [r1, r2] = await Promise.all([p1, p2]);
+      await Promise.all([s1.close(), s2.close()]);
+      for (const s of stores) {
+        await s.attached.close();
+        s.r.disconnect();
+      }
+      assert.equal(r1.run.run, r2.run.run, 'both sessions worked on one run');
+      assert.equal([r1.summary, r2.summary].filter(Boolean).length, 1, 'exactly one session finalized');
+      const finished = (await events(redis.url, 'race')).filter((e) => e.type === 'run-finished');
+      assert.equal(finished.length, 1);
+
+      const store = await openStore(db, { task: 'race' });
+      try {
+        const runs = await store.readRuns();
+        assert.equal(runs.length, 1, 'one run summary in the store');
+        assert.equal(await store.count('book'), allBooks(SITE).length);
+        assert.equal(runs[0]!.items, await store.count('book'), 'summary items match the table');
+        assert.equal(runs[0]!.pages, expectedPages(site.url, SITE).length);
+      } finally {
+        await store.close();
+      }
+    });
+  });
+
+  it('re-runs a scheduled crawl: pages fetched again, items stored once, one summary per run', async () => {
+    const task = await writeTask(bookTask(site.url, 'recurring', 'schedule: { every: 3s }'));
+    const r = connectRedis(redis.url);
+    const attached = await attachStore(r, task);
+    const finishedRuns: string[] = [];
+    const s = session(task, redis.url, {
+      workers: 2,
+      store: attached.hooks,
+      onRunFinished: (run) => finishedRuns.push(run.run),
+    });
+    const running = s.run();
+    await until('two finished runs', () => finishedRuns.length >= 2, 90_000);
+    s.stop();
+    await running;
+    await s.close();
+    await attached.close();
+    r.disconnect();
+    assert.notEqual(finishedRuns[0], finishedRuns[1]);
+    assert.ok((site.hits.get('/catalogue/book-7.html') ?? 0) >= 2, 'pages fetched again in the second run');
+    assert.deepEqual(await storedKeys(task), allBooks(SITE).map((b) => b.upc).sort(), 'each item stored once');
+    const store = await openStore(storeUrlFor(task), { task: task.name });
+    try {
+      assert.ok((await store.readRuns()).length >= 2);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a CLI worker stopped with Ctrl-C finishes its pages and loses none; a standalone writer stores and finalizes', async () => {
+    const task = await writeTask(bookTask(site.url, 'ctrlc', 'politeness: { perHost: { concurrency: 4, delay: 30ms } }'));
+    // The run is started by a session without local workers; the CLI worker and writer join it.
+    const s = session(task, redis.url, { workers: 0 });
+    const running = s.run();
+    await until('the run to start', async () => (await s.crawl.currentRun())?.state === 'running');
+    const cli = resolve('dist/cli.js');
+    const writer = spawn(process.execPath, [cli, 'writer', task.file, '--redis', redis.url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let writerOut = '';
+    writer.stdout.on('data', (b) => (writerOut += b));
+    const worker = spawn(process.execPath, [cli, 'worker', task.file, '--redis', redis.url, '--concurrency', '4'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    worker.stdout.on('data', (b) => (out += b));
+    await until('some pages', () => [...site.hits.keys()].length > 8);
+    worker.kill('SIGINT');
+    const code = await new Promise<number | null>((r) => worker.on('exit', (c) => r(c)));
+    assert.equal(code, 0, out);
+    assert.match(out, /SIGINT: finishing in-flight jobs/);
+    const active = (await s.crawl.counts()).active;
+    assert.equal(active, 0, 'no job left active by the stopped worker');
+    // A second worker finishes the crawl.
+    const worker2 = spawn(process.execPath, [cli, 'worker', task.file, '--redis', redis.url], { stdio: 'ignore' });
+    const result = await running;
+    worker2.kill('SIGTERM');
+    await new Promise((r) => worker2.on('exit', r));
+    await until('the writer to store every item', async () => (await storedKeys(task)).length === allBooks(SITE).length);
+    writer.kill('SIGINT');
+    await new Promise((r) => writer.on('exit', r));
+    await s.close();
+    for (const url of expectedPages(site.url, SITE)) assert.equal(site.hits.get(url.slice(site.url.length)), 1, `${url} fetched once`);
+    assert.equal(result.status.stats!.failed, 0);
+    assert.deepEqual(await storedKeys(task), allBooks(SITE).map((b) => b.upc).sort());
+    const finished = (await events(redis.url, 'ctrlc')).filter((e) => e.type === 'run-finished');
+    assert.equal(finished.length, 1, 'finalized once, by the session or the writer');
+    void writerOut;
+  });
+});
