@@ -1,0 +1,187 @@
+import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
+import { describeGroup, failureGroupOf } from '../../src/queue/failures';
+import { taskKeys } from '../../src/queue/keys';
+import { estimateEta, mergeTiers, metricsKeys, rateSeries, readHistory, readHostTally, recordSample, type MetricSample } from '../../src/queue/metrics';
+import { compileFilters, ItemCache, ItemView, QualityTracker, sortKeyOf, viewAsStore } from '../../src/store/query';
+import { exportItems, SqliteStore } from '../../src/store';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import type { StoredItem } from '../../src/store/types';
+import { startRedis, type RedisServer } from '../support/services';
+
+// The dashboard's engine side (metric samples in Redis, rates, ETA, failure groups) and the results view's
+// query layer (filters, sorts, field quality, filtered export) on a real SQLite store.
+
+const sample = (t: number, o: Partial<MetricSample> = {}): MetricSample => ({ t, done: 0, failed: 0, skipped: 0, items: 0, enqueued: 0, bytes: 0, waiting: 0, active: 0, delayed: 0, ...o });
+
+describe('metrics: rates and ETA', () => {
+  it('derives per-second rates from cumulative samples, never negative', () => {
+    const r = rateSeries([sample(0, { done: 0, items: 0 }), sample(2000, { done: 10, items: 4, waiting: 5 }), sample(3000, { done: 2 })]);
+    assert.equal(r.length, 2);
+    assert.equal(r[0]!.pagesPerSec, 5);
+    assert.equal(r[0]!.itemsPerSec, 2);
+    assert.equal(r[0]!.queueDepth, 5);
+    assert.equal(r[1]!.pagesPerSec, 0, 'a counter reset is not a negative rate');
+  });
+
+  it('estimates the drain time from completion vs discovery, bounded by maxPages', () => {
+    const s = [sample(0, { done: 0, enqueued: 100, waiting: 100 }), sample(10_000, { done: 50, enqueued: 120, waiting: 70 })];
+    // c = 5/s, d = 2/s: 70 pending shrink at 3/s.
+    const e = estimateEta(s, null);
+    assert.equal(e.state, 'ok');
+    assert.ok(Math.abs(e.seconds! - 70 / 3) < 1e-9);
+    // maxPages 130: at most 10 more jobs: (70 + 10) / 5 = 16 s, shorter than 23 s.
+    assert.equal(estimateEta(s, 130).seconds, 16);
+    const growing = [sample(0, { enqueued: 100, waiting: 100 }), sample(10_000, { done: 10, enqueued: 200, waiting: 190 })];
+    assert.equal(estimateEta(growing, null).state, 'growing');
+    assert.equal(estimateEta([sample(0, { waiting: 0 })], null).state, 'drained');
+    assert.equal(estimateEta([sample(0, { waiting: 5 }), sample(10_000, { waiting: 5 })], null).state, 'stalled');
+  });
+
+  it('merges the coarse tier before the fine one', () => {
+    const m = mergeTiers([sample(100), sample(101)], [sample(0), sample(50), sample(100)]);
+    assert.deepEqual(m.map((s) => s.t), [0, 50, 100, 101]);
+  });
+});
+
+describe('metrics: failure groups', () => {
+  it('recovers the group of a failed job from its message', () => {
+    assert.equal(failureGroupOf('HTTP 503 for http://a/x'), 'http-503');
+    assert.equal(failureGroupOf('timed out fetching http://a/x'), 'timeout');
+    assert.equal(failureGroupOf('cannot resolve the host of http://nx.invalid/ (ENOTFOUND)'), 'dns');
+    assert.equal(failureGroupOf('network error fetching http://a/: ECONNRESET'), 'network');
+    assert.equal(failureGroupOf('http://a/x is over the 100-byte limit'), 'too-large');
+    assert.equal(failureGroupOf('job stalled more than allowable limit'), 'error');
+    assert.equal(failureGroupOf(undefined), 'error');
+    assert.equal(describeGroup('http-404'), 'HTTP 404');
+    assert.equal(describeGroup('robots'), 'robots.txt');
+  });
+});
+
+describe('metrics: samples in Redis', function () {
+  this.timeout(20_000);
+  let server: RedisServer;
+  let redis: Redis;
+  before(async () => {
+    server = await startRedis();
+    redis = new Redis(server.url);
+  });
+  after(async () => {
+    redis?.disconnect();
+    await server?.stop();
+  });
+
+  it('takes at most one sample a second across samplers, bounded and readable after a restart', async () => {
+    const k = taskKeys('m1');
+    await redis.hset(k.meta, { run: 'r1', state: 'running' });
+    await redis.hset(k.stats('r1'), { done: 3, failed: 1, items: 2, enqueued: 10, 'skipped:robots': 1, 'skipped:limit': 5 });
+    await redis.rpush(k.bull.wait, 'a', 'b');
+    const first = await recordSample(redis, 'm1', 1_000_000);
+    assert.ok(first);
+    assert.equal(first.skipped, 1, 'links over maxPages are not jobs');
+    assert.equal(first.waiting, 2);
+    assert.equal(await recordSample(redis, 'm1', 1_000_100), null, 'a second sampler within the second is refused');
+    await redis.del(metricsKeys('m1', 'r1').tick);
+    await recordSample(redis, 'm1', 1_001_000);
+    const h = await readHistory(redis, 'm1', 'r1');
+    assert.deepEqual(h.map((s) => s.t), [1_000_000, 1_001_000]);
+    assert.ok((await redis.pttl(metricsKeys('m1', 'r1').tier('fine'))) > 0, 'metrics expire');
+  });
+
+  it('tallies finished jobs per host from the queue', async () => {
+    const k = taskKeys('m2');
+    const jp = k.bull.wait.slice(0, -'wait'.length);
+    await redis.hset(k.meta, { run: 'r2', state: 'running' });
+    await redis.zadd(`${jp}completed`, 2_000_000, 'j1', 2_000_001, 'j2');
+    await redis.zadd(`${jp}failed`, 2_000_002, 'j3');
+    await redis.hset(`${jp}j1`, { data: JSON.stringify({ url: 'http://a.test/1' }), returnvalue: JSON.stringify({ outcome: 'done' }) });
+    await redis.hset(`${jp}j2`, { data: JSON.stringify({ url: 'http://a.test/2' }), returnvalue: JSON.stringify({ outcome: 'skipped', reason: 'robots.txt' }) });
+    await redis.hset(`${jp}j3`, { data: JSON.stringify({ url: 'http://b.test/3' }) });
+    await recordSample(redis, 'm2', 2_000_005);
+    await redis.del(metricsKeys('m2', 'r2').tick);
+    await recordSample(redis, 'm2', 2_000_010); // nothing new: no double count
+    const t = await readHostTally(redis, 'm2', 'r2');
+    assert.deepEqual(t, [
+      { host: 'a.test', done: 1, skipped: 1, failed: 0 },
+      { host: 'b.test', done: 0, skipped: 0, failed: 1 },
+    ]);
+    assert.deepEqual(await redis.lrange(metricsKeys('m2', 'r2').skippedUrls('robots'), 0, -1), ['http://a.test/2']);
+  });
+});
+
+describe('query: filters, sorts, quality, filtered export', function () {
+  this.timeout(30_000);
+  let dir: string;
+  let store: SqliteStore;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cs-query-'));
+    store = new SqliteStore(join(dir, 'q.sqlite'));
+    await store.open();
+    const items = Array.from({ length: 500 }, (_, i) => {
+      const data = { title: `Book ${i}`, price: String((i * 7) % 100), broken: '', tags: i % 2 ? ['x'] : [] };
+      return { type: 'book', key: `k${i}`, json: JSON.stringify(data), fields: Object.keys(data), url: `http://s.test/b/${i}.html`, rule: 'book', run: 'r', fetchedAt: 1000 + i };
+    });
+    await store.writeBatch([], items, 'ignore');
+  });
+  after(async () => {
+    await store?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('compiles substring, exact, empty and negated filters', () => {
+    const item = { data: { a: 'Hello', b: '', c: ['x', 'y'] }, key: 'k', url: 'u', rule: 'r' } as unknown as StoredItem;
+    assert.ok(compileFilters([{ field: 'a', text: 'ell' }])(item));
+    assert.ok(!compileFilters([{ field: 'a', text: '=ell' }])(item));
+    assert.ok(compileFilters([{ field: 'a', text: '=hello' }])(item));
+    assert.ok(compileFilters([{ field: 'b', text: '=' }])(item));
+    assert.ok(compileFilters([{ field: 'a', text: '!=' }])(item));
+    assert.ok(compileFilters([{ field: 'c', text: 'y' }])(item));
+    assert.ok(compileFilters([{ field: '_key', text: 'k' }])(item));
+    assert.ok((sortKeyOf('9.5') as number) < (sortKeyOf('10') as number));
+  });
+
+  for (const cached of [false, true]) {
+    it(`filters and sorts by a field, ${cached ? 'from memory' : 'by scanning the store'}`, async () => {
+      const cache = cached ? new ItemCache(store, 'book') : null;
+      const v = new ItemView(store, { type: 'book', filters: [{ field: 'title', text: '9' }], sort: { field: 'price', descending: true } }, cache);
+      const n = await v.count();
+      let expected = 0;
+      for await (const it of store.iterateItems('book')) if (String(it.data.title).includes('9')) expected++;
+      assert.equal(n, expected);
+      const rows = await v.page(0, n);
+      const prices = rows.map((r) => Number(r.data.price));
+      assert.deepEqual(prices, [...prices].sort((a, b) => b - a));
+      assert.ok(rows.every((r) => String(r.data.title).includes('9')));
+      // New items are indexed incrementally.
+      await store.writeBatch([], [{ type: 'book', key: `new-${cached}`, json: JSON.stringify({ title: `Book 999 ${cached}`, price: cached ? '1001' : '1000', broken: '', tags: [] }), fields: ['title'], url: 'http://s.test/n', rule: 'book', run: 'r', fetchedAt: 5 }], 'ignore');
+      assert.equal(await v.count(), n + 1);
+      assert.equal((await v.page(0, 1))[0]!.data.price, cached ? '1001' : '1000');
+    });
+  }
+
+  it('pages unfiltered views straight from the store', async () => {
+    const v = new ItemView(store, { type: 'book', filters: [], sort: { field: '_key', descending: false } });
+    assert.ok(v.direct);
+    assert.equal((await v.page(0, 1))[0]!.key, 'k0');
+  });
+
+  it('reports a field that is always empty as 100% empty', async () => {
+    const q = await new QualityTracker(store, 'book').update();
+    const broken = q.fields.find((f) => f.field === 'broken')!;
+    assert.equal(broken.empty, q.total);
+    assert.equal(q.fields.find((f) => f.field === 'title')!.distinct, q.total);
+    assert.equal(q.fields.find((f) => f.field === 'tags')!.empty, q.total - 250, 'odd books have tags');
+  });
+
+  it('exports exactly the filtered, sorted view', async () => {
+    const v = new ItemView(store, { type: 'book', filters: [{ field: 'title', text: '=book 42' }], sort: null });
+    let text = '';
+    const out = new Writable({ write: (c, _e, cb) => ((text += String(c)), cb()) });
+    const r = await exportItems(viewAsStore(v, store), { type: 'book', format: 'jsonl', out });
+    assert.equal(r.items, 1);
+    assert.equal(JSON.parse(text.trim()).title, 'Book 42');
+  });
+});
