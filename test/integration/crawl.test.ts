@@ -106,12 +106,14 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
     await s.run();
     await s.close();
     assert.ok(times.length >= 14);
-    // In any window of one second, at most `max` requests started. The server sees arrivals, which lag the
-    // workers' starts by a few ms of jitter: the window is shortened by 100 ms for that.
-    for (let i = 0; i < times.length; i++) {
-      const inWindow = times.filter((t) => t >= times[i]! && t < times[i]! + 900).length;
-      assert.ok(inWindow <= 4, `${inWindow} requests within one second`);
-    }
+    times.sort((a, b) => a - b);
+    // The limiter admits at most 4 starts in any second, so start i+4 comes at least a second after start i. The
+    // server sees arrivals, which lag starts by a jittery few ms (more on a loaded machine): allow 300 ms of it.
+    // Unlimited, these gaps are a few ms.
+    const gaps4 = times.slice(4).map((t, i) => t - times[i]!);
+    assert.ok(Math.min(...gaps4) >= 700, `gaps between request i and i+4: ${gaps4.join(', ')} ms`);
+    const minSpan = Math.floor((times.length - 1) / 4) * 1000;
+    assert.ok(times.at(-1)! - times[0]! >= minSpan - 300, `span ${times.at(-1)! - times[0]!} ms for ${times.length} requests`);
   });
 
   it('spaces requests to one host by the per-host delay', async () => {
@@ -125,10 +127,12 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
     await s.run();
     await s.close();
     times.sort((a, b) => a - b);
-    // Arrivals jitter by a few tens of ms around the workers' starts; without the delay the gaps are ~0 ms.
+    // Arrivals jitter around the workers' starts (more on a loaded machine); without the delay the gaps are ~0 ms.
     const gaps = times.slice(1).map((t, i) => t - times[i]!);
-    assert.ok(Math.min(...gaps) >= 100, `gaps ${gaps.join(', ')} ms`);
-    assert.ok(times.at(-1)! - times[0]! >= 150 * gaps.length - 60, `span ${times.at(-1)! - times[0]!} ms`);
+    const median = [...gaps].sort((a, b) => a - b)[Math.floor(gaps.length / 2)]!;
+    assert.ok(median >= 140, `median gap ${median} ms; gaps ${gaps.join(', ')} ms`);
+    assert.ok(Math.min(...gaps) >= 50, `gaps ${gaps.join(', ')} ms`);
+    assert.ok(times.at(-1)! - times[0]! >= 150 * gaps.length - 300, `span ${times.at(-1)! - times[0]!} ms`);
   });
 
   it('loses no URL when a worker is killed with SIGKILL mid-crawl', async () => {
