@@ -27,7 +27,8 @@ import {
 //
 // What its VFS implies, and how this module copes:
 // - Its locking is a `<file>.lock` directory taken for every access, reads included, and it has no shared-memory
-//   support, so WAL is unavailable (the PRAGMA answers 'delete'); we ask for WAL anyway and keep what we get.
+//   support, so WAL is unavailable (the PRAGMA answers 'delete'); we ask for WAL anyway, and otherwise use
+//   TRUNCATE (see open()).
 // - Every call is synchronous and we never keep a statement stepping across an await (reads are paged with
 //   `all()`), so a live process holds the lock only for the duration of one call. A lock directory older than
 //   `staleLockMs` therefore belongs to a process that died mid-call (e.g. SIGKILL during a batch) and is removed;
@@ -152,8 +153,12 @@ export class SqliteStore implements ItemStore {
       }
       try {
         db.exec('PRAGMA busy_timeout = 0');
-        const mode = db.get('PRAGMA journal_mode = WAL');
-        this.journalMode = String(mode?.journal_mode ?? 'unknown');
+        let mode = String(db.get('PRAGMA journal_mode = WAL')?.journal_mode ?? 'unknown');
+        // Without WAL, TRUNCATE rather than the default DELETE: same durability (synchronous stays FULL), but the
+        // journal is not created and unlinked per transaction, which through this VFS cost ~20 ms per batch
+        // (measured: 500-item batches at 17k items/s with DELETE, 63k with TRUNCATE).
+        if (mode !== 'wal') mode = String(db.get('PRAGMA journal_mode = TRUNCATE')?.journal_mode ?? mode);
+        this.journalMode = mode;
         const version = Number(db.get('PRAGMA user_version')?.user_version ?? 0);
         if (version > SCHEMA_VERSION) {
           throw new Error(`SQLite store ${this.path} has schema version ${version}, newer than this Crawl Studio understands (${SCHEMA_VERSION}): update the extension`);
