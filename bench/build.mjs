@@ -11,8 +11,11 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const root = resolve(here, '..');
-const out = join(here, '.build');
+// --src DIR / --out DIR: build Crawl Studio from another copy of the repository (an experiment's scratch copy)
+// into another folder; run.mjs --build DIR then measures that build. Defaults: this repository, bench/.build.
+const arg = (name) => (process.argv.includes(name) ? resolve(process.argv[process.argv.indexOf(name) + 1]) : null);
+const root = arg('--src') ?? resolve(here, '..');
+const out = arg('--out') ?? join(here, '.build');
 mkdirSync(out, { recursive: true });
 // bench/package.json says "type": "module"; the bundles are CommonJS, like dist/.
 writeFileSync(join(out, 'package.json'), '{ "type": "commonjs" }\n');
@@ -27,11 +30,18 @@ const common = {
   external: ['vscode', 'msgpackr-extract', 'pg-native'],
   logLevel: 'warning',
   absWorkingDir: root,
+  nodePaths: [join(resolve(here, '..'), 'node_modules')],
 };
 
 const fromRootSrc = {
   name: 'resolve-from-root-src',
   setup(build) {
+    // `../../src/...` from bench/src means the chosen root's src/ (the repository, or an experiment's copy).
+    build.onResolve({ filter: /^\.\.\/\.\.\/src\// }, async (args) => {
+      if (!args.importer.startsWith(join(here, 'src')) || args.pluginData === 'again') return undefined;
+      const r = await build.resolve(`./${args.path.slice('../../'.length)}`, { kind: args.kind, resolveDir: root, pluginData: 'again' });
+      return r.errors.length ? undefined : { path: r.path };
+    });
     build.onResolve({ filter: /^[^./]/ }, async (args) => {
       if (!args.importer.startsWith(join(here, 'src'))) return undefined;
       if (args.pluginData === 'again') return undefined;
@@ -52,5 +62,15 @@ await Promise.all([
   esbuild.build({ ...common, entryPoints: { worker: 'src/worker/entry.ts' }, outdir: out }),
   esbuild.build({ ...common, entryPoints: benchEntries, outdir: out, plugins: [fromRootSrc] }),
 ]);
-copyFileSync(join(root, 'node_modules/node-sqlite3-wasm/dist/node-sqlite3-wasm.wasm'), join(out, 'node-sqlite3-wasm.wasm'));
+copyFileSync(join(resolve(here, '..'), 'node_modules/node-sqlite3-wasm/dist/node-sqlite3-wasm.wasm'), join(out, 'node-sqlite3-wasm.wasm'));
+let describe = 'unknown';
+try {
+  const { execFileSync } = await import('node:child_process');
+  const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+  const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+  describe = `${head}${dirty ? ' + uncommitted changes in src/' : ''}`;
+} catch {
+  // not a git checkout (an experiment's copy)
+}
+writeFileSync(join(out, 'SOURCE'), JSON.stringify({ root, describe, builtAt: new Date().toISOString() }) + '\n');
 console.log(`bench: built ${Object.keys(benchEntries).length + 2} bundles into ${out}`);
