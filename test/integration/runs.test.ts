@@ -101,6 +101,33 @@ describe('runs (finalize, schedules, stopping workers)', function () {
         await store.close();
       }
     });
+
+    it('finishes a crawl with every item stored once after PostgreSQL was down for 10 s', async () => {
+      const db = await pg.createDatabase('pg_down');
+      const task = await writeTask(bookTask(site.url, 'pgdown', `store: { url: "${db}" }\npoliteness: { perHost: { concurrency: 2, delay: 40ms } }`));
+      const r = connectRedis(redis.url);
+      const attached = await attachStore(r, task);
+      let maxBacklog = 0;
+      const s = session(task, redis.url, { workers: 2, store: attached.hooks, onProgress: (p) => (maxBacklog = Math.max(maxBacklog, p.backlog)) });
+      const running = s.run();
+      await until('some pages', () => [...site.hits.keys()].length > 5);
+      await pg.stop();
+      await new Promise((res) => setTimeout(res, 10_000));
+      await pg.start();
+      const result = await running;
+      await s.close();
+      await attached.close();
+      r.disconnect();
+      assert.ok(maxBacklog > 0, 'pages waited in the buffer while the database was down');
+      assert.ok(result.summary, 'the run was finalized after the database came back');
+      const store = await openStore(db, { task: 'pgdown' });
+      try {
+        const keys = (await store.readItems('book', { offset: 0, limit: 1000 })).map((i) => i.key).sort();
+        assert.deepEqual(keys, allBooks(SITE).map((b) => b.upc).sort());
+      } finally {
+        await store.close();
+      }
+    });
   });
 
   it('re-runs a scheduled crawl: pages fetched again, items stored once, one summary per run', async () => {
@@ -126,6 +153,50 @@ describe('runs (finalize, schedules, stopping workers)', function () {
     const store = await openStore(storeUrlFor(task), { task: task.name });
     try {
       assert.ok((await store.readRuns()).length >= 2);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('stores each item once when three workers extract the same items from different pages', async () => {
+    // List pages and book pages both yield 'book' items keyed by title: every book arrives at least twice.
+    const task = await writeTask(`name: overlap
+start: [${site.url}/]
+canonical: { dropParams: [ref, src] }
+rules:
+  - name: list
+    match: ["${site.url}/", "**/catalogue/page-*.html"]
+    follow:
+      - { selector: "ul.nav a, li.next a", to: list }
+      - { selector: "article.product_pod h3 a", to: book }
+    items:
+      - type: book
+        scope: article.product_pod
+        key: [title]
+        fields: { title: h3 a, price: { selector: p.price_color, regex: "[0-9.]+" } }
+  - name: book
+    follow:
+      - selector: "ul.related a"
+    items:
+      - type: book
+        scope: article.product_page
+        key: [title]
+        fields: { title: h1, price: { selector: p.price_color, regex: "[0-9.]+" }, upc: td.upc }
+`);
+    const r = connectRedis(redis.url);
+    const attached = await attachStore(r, task);
+    const s = session(task, redis.url, { workers: 3, store: attached.hooks });
+    const result = await s.run();
+    await s.close();
+    const c = attached.writer.counters();
+    await attached.close();
+    r.disconnect();
+    assert.equal(result.status.stats!.items, allBooks(SITE).length * 2, 'each book extracted twice');
+    const store = await openStore(storeUrlFor(task), { task: task.name });
+    try {
+      const rows = await store.readItems('book', { offset: 0, limit: 1000 });
+      assert.deepEqual(rows.map((i) => i.key).sort(), allBooks(SITE).map((b) => b.title).sort(), 'the table holds each key once');
+      assert.equal(c.duplicates + c.conflicts, allBooks(SITE).length, 'every second copy was merged');
     } finally {
       await store.close();
     }
