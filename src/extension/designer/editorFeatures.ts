@@ -1,0 +1,145 @@
+import * as vscode from 'vscode';
+import { completionContext, hoverAt, keyCompletions, valueCompletions } from '../../core/designer/schemaHelp';
+import { countAt, countMessage, countSelectors, zeroMatchWarnings, type SiteCount } from '../../core/designer/selectorChecks';
+import type { PreparedPage } from '../../core/designer/page';
+import { parseTask } from '../../core/task/parse';
+import { outlineTask } from '../../core/task/outline';
+
+// Editor intelligence for task files: the validator's problems as you type (exact ranges from the YAML
+// source), selectors that match nothing on the page the preview last showed for their rule, completion and
+// hover from the JSON Schema, and a "Preview" lens on every page rule.
+
+export const TASK_FILES: vscode.DocumentSelector = [{ pattern: '**/*.crawl.{yaml,yml}' }];
+
+export function isTaskDocument(doc: vscode.TextDocument): boolean {
+  return /\.crawl\.ya?ml$/.test(doc.uri.path);
+}
+
+/** Debounce of the Problems panel after an edit. */
+const DIAGNOSTICS_DEBOUNCE_MS = 200;
+
+export type PagesFor = (doc: vscode.TextDocument) => Promise<ReadonlyMap<string, PreparedPage>>;
+
+export class TaskDiagnostics implements vscode.Disposable {
+  readonly collection = vscode.languages.createDiagnosticCollection('crawl-studio-designer');
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** Match counts per document, for hovers. */
+  readonly counts = new Map<string, readonly SiteCount[]>();
+  private readonly generation = new Map<string, number>();
+
+  constructor(private readonly pagesFor: PagesFor) {}
+
+  schedule(doc: vscode.TextDocument, delay = DIAGNOSTICS_DEBOUNCE_MS): void {
+    if (!isTaskDocument(doc)) return;
+    const key = doc.uri.toString();
+    clearTimeout(this.timers.get(key));
+    this.timers.set(key, setTimeout(() => {
+      this.timers.delete(key);
+      void this.check(doc);
+    }, delay));
+  }
+
+  /** Validates now; resolves when the Problems panel has the result. */
+  async check(doc: vscode.TextDocument): Promise<vscode.Diagnostic[]> {
+    const key = doc.uri.toString();
+    const gen = (this.generation.get(key) ?? 0) + 1;
+    this.generation.set(key, gen);
+    const text = doc.getText();
+    const { diagnostics } = parseTask(text, doc.uri.fsPath);
+    const out = diagnostics.map((d) => {
+      const range = new vscode.Range(doc.positionAt(d.offset), doc.positionAt(Math.max(d.endOffset, d.offset)));
+      const diag = new vscode.Diagnostic(range, d.path ? `${d.path}: ${d.message}` : d.message, d.severity === 'error' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning);
+      diag.source = 'Crawl Studio';
+      return diag;
+    });
+    let counts: readonly SiteCount[] = [];
+    try {
+      counts = countSelectors(text, await this.pagesFor(doc));
+    } catch {
+      // No cached pages to check against: the validator's problems alone.
+    }
+    if (this.generation.get(key) !== gen || doc.isClosed) return out;
+    for (const w of zeroMatchWarnings(counts)) {
+      const diag = new vscode.Diagnostic(new vscode.Range(doc.positionAt(w.start), doc.positionAt(w.end)), w.message, vscode.DiagnosticSeverity.Warning);
+      diag.source = 'Crawl Studio';
+      diag.code = 'no-match';
+      out.push(diag);
+    }
+    this.counts.set(key, counts);
+    this.collection.set(doc.uri, out);
+    return out;
+  }
+
+  forget(doc: vscode.TextDocument): void {
+    const key = doc.uri.toString();
+    clearTimeout(this.timers.get(key));
+    this.timers.delete(key);
+    this.counts.delete(key);
+    this.collection.delete(doc.uri);
+  }
+
+  dispose(): void {
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.collection.dispose();
+  }
+}
+
+export class TaskCompletions implements vscode.CompletionItemProvider {
+  provideCompletionItems(doc: vscode.TextDocument, position: vscode.Position): vscode.CompletionItem[] {
+    const text = doc.getText();
+    const ctx = completionContext(text, doc.offsetAt(position));
+    if (!ctx) return [];
+    const range = new vscode.Range(doc.positionAt(ctx.start), position);
+    if (ctx.kind === 'key') {
+      return keyCompletions(ctx.path, ctx.siblings).map((k, i) => {
+        const item = new vscode.CompletionItem(k.key, vscode.CompletionItemKind.Property);
+        item.detail = `${k.type}${k.required ? ' (required)' : ''}`;
+        item.documentation = new vscode.MarkdownString(k.description);
+        // Multi-line snippets: VS Code re-indents the following lines to the current line's indentation.
+        item.insertText = new vscode.SnippetString(k.shape === 'map' ? `${k.key}:\n\t$0` : k.shape === 'list' ? `${k.key}:\n\t- $0` : `${k.key}: $0`);
+        item.range = range;
+        item.sortText = `${k.required ? 0 : 1}${String(i).padStart(3, '0')}`;
+        return item;
+      });
+    }
+    const ruleNames = outlineTask(text).rules.map((r) => r.name);
+    return valueCompletions(ctx.path, ruleNames).map((v) => {
+      const item = new vscode.CompletionItem(v.value, vscode.CompletionItemKind.EnumMember);
+      item.documentation = new vscode.MarkdownString(v.description);
+      item.range = range;
+      return item;
+    });
+  }
+}
+
+export class TaskHovers implements vscode.HoverProvider {
+  constructor(private readonly counts: (doc: vscode.TextDocument) => readonly SiteCount[] | undefined) {}
+
+  provideHover(doc: vscode.TextDocument, position: vscode.Position): vscode.Hover | null {
+    const offset = doc.offsetAt(position);
+    const count = countAt(this.counts(doc) ?? [], offset);
+    if (count) {
+      const r = count.site.range!;
+      return new vscode.Hover(new vscode.MarkdownString(countMessage(count)), new vscode.Range(doc.positionAt(r[0]), doc.positionAt(r[1])));
+    }
+    const h = hoverAt(doc.getText(), offset);
+    if (!h) return null;
+    const md = new vscode.MarkdownString();
+    md.appendMarkdown(`**${h.label}** \`${h.type}\`\n\n${h.description}`);
+    return new vscode.Hover(md, new vscode.Range(doc.positionAt(h.range[0]), doc.positionAt(h.range[1])));
+  }
+}
+
+export class RulePreviewLenses implements vscode.CodeLensProvider {
+  provideCodeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
+    return outlineTask(doc.getText()).rules.map((r) => {
+      const pos = doc.positionAt(r.span.offset);
+      return new vscode.CodeLens(new vscode.Range(pos, pos), {
+        title: '$(open-preview) Preview',
+        tooltip: `Preview the rule '${r.name}' on a page`,
+        command: 'crawlStudio.designer.openPreview',
+        arguments: [doc.uri, r.name],
+      });
+    });
+  }
+}

@@ -1,0 +1,200 @@
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { preparePage, type PreparedPage } from '../../core/designer/page';
+import { listPages, loadPage, savePage, setPageRule, type CachedPage, type CachedPageMeta } from '../../core/designer/pageCache';
+import { compileRobots, MAX_ROBOTS_BYTES, robotsUrl, type RobotsRules, type RobotsSource } from '../../core/robots';
+import { DEFAULT_USER_AGENT, DEFAULTS, type CrawlTask } from '../../core/task/model';
+import { formatBytes } from '../../core/units';
+import { FetchFailure, fetchPage, type FetchOptions } from '../../worker/fetcher';
+import { fetchOptions } from '../../worker/processor';
+
+// Pages for the designer: fetched with the workers' fetcher and the workers' options (headers, user agent,
+// timeout, redirect limit, private-network rule), cached on disk next to the task file, parsed once and kept
+// in memory for the preview and the editor's selector checks. A fetch can always be cancelled, and every
+// failure becomes one sentence the preview shows in place of the page.
+
+/**
+ * The preview reads at most this much of a page, whatever the task's `request.maxBytes`: the page is parsed in
+ * the extension host and rendered in the webview, and a 20 MB document would stall both.
+ */
+export const PREVIEW_MAX_BYTES = 5 * 1024 * 1024;
+
+export class PageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PageError';
+  }
+}
+
+/** The options a worker of `task` would fetch with (no task yet: the defaults), capped for the preview. */
+export function previewFetchOptions(task: CrawlTask | null, url: string, signal?: AbortSignal): FetchOptions {
+  const base: FetchOptions = task
+    ? fetchOptions(task)
+    : {
+        timeoutMs: DEFAULTS.timeoutMs,
+        maxBytes: DEFAULTS.maxBytes,
+        maxRedirects: DEFAULTS.maxRedirects,
+        headers: {},
+        userAgent: DEFAULT_USER_AGENT,
+        privateAllowed: [new URL(url).host],
+      };
+  return { ...base, maxBytes: Math.min(base.maxBytes, PREVIEW_MAX_BYTES), ...(signal ? { signal } : {}) };
+}
+
+/** One sentence for the preview: what happened and, where it helps, what to do. */
+export function describeFailure(err: unknown, url: string, opts: FetchOptions): string {
+  if (err instanceof PageError) return err.message;
+  if (err instanceof FetchFailure) {
+    switch (err.cause_) {
+      case 'timeout':
+        return `${url} did not answer within ${opts.timeoutMs / 1000} s (request.timeout). Try Refetch, or raise the timeout.`;
+      case 'too-large':
+        return `${url} is larger than ${formatBytes(opts.maxBytes)}: the preview reads at most ${formatBytes(PREVIEW_MAX_BYTES)} (and request.maxBytes).`;
+      case 'redirects':
+        return `${url} redirected more than ${opts.maxRedirects} times (a redirect loop?).`;
+      case 'http':
+        return `${url} answered HTTP ${err.status}${err.status !== null && err.status >= 500 ? ' (a server error; workers would retry)' : ''}.`;
+      case 'dns':
+        return `Cannot find the host of ${url}: ${err.message}.`;
+      case 'blocked':
+        return `${err.message}.`;
+      case 'invalid-url':
+        return `${err.message}.`;
+      default:
+        if ((err.message ?? '').includes('aborted')) return `Fetching ${url} was cancelled.`;
+        return `Could not fetch ${url}: ${err.message}.`;
+    }
+  }
+  return `Could not fetch ${url}: ${err instanceof Error ? err.message : String(err)}`;
+}
+
+export interface LoadedPage {
+  readonly meta: CachedPageMeta;
+  readonly page: PreparedPage;
+  readonly fromCache: boolean;
+}
+
+function robotsFile(dir: string, origin: string): string {
+  return join(dir, `robots-${createHash('sha256').update(origin).digest('hex').slice(0, 16)}.json`);
+}
+
+/** Pages and robots.txt for one cache folder (`<task folder>/.crawl/pages`). */
+export class PageSource {
+  private readonly prepared = new Map<string, PreparedPage>();
+  private readonly robots = new Map<string, RobotsRules | Promise<void>>();
+  /** pagesByRule() reads every cached page's metadata: kept until the cache changes. */
+  private byRule: Promise<Map<string, PreparedPage>> | null = null;
+
+  constructor(readonly dir: string) {}
+
+  /** The cached copy, or a fresh fetch when there is none or `refetch` is set. */
+  async load(url: string, task: CrawlTask | null, opts: { refetch: boolean; signal?: AbortSignal }): Promise<LoadedPage> {
+    if (!opts.refetch) {
+      const cached = await loadPage(this.dir, url);
+      if (cached) return { meta: cached.meta, page: this.prepare(cached), fromCache: true };
+    }
+    const fetched = await this.fetch(url, task, opts.signal);
+    await savePage(this.dir, fetched);
+    this.prepared.delete(url);
+    this.byRule = null;
+    return { meta: fetched.meta, page: this.prepare(fetched), fromCache: false };
+  }
+
+  private async fetch(url: string, task: CrawlTask | null, signal?: AbortSignal): Promise<CachedPage> {
+    const opts = previewFetchOptions(task, url, signal);
+    try {
+      const res = await fetchPage(url, opts);
+      if (!res.isHtml) {
+        throw new PageError(`${url} is not an HTML page (${res.contentType ?? 'no content type'}): the preview, like the workers, extracts from HTML only.`);
+      }
+      return {
+        html: res.body,
+        meta: { url, finalUrl: res.finalUrl, status: res.status, contentType: res.contentType, bytes: res.bytes, redirects: res.redirects, fetchedAt: new Date().toISOString() },
+      };
+    } catch (err) {
+      throw new PageError(describeFailure(err, url, opts));
+    }
+  }
+
+  /** Parsed and numbered once per page and kept (a few pages: previews and the editor's checks share them). */
+  private prepare(page: CachedPage): PreparedPage {
+    const hit = this.prepared.get(page.meta.url);
+    if (hit && hit.html === page.html) return hit;
+    const p = preparePage(page.html, page.meta.url, page.meta.finalUrl);
+    this.prepared.set(page.meta.url, p);
+    while (this.prepared.size > 4) this.prepared.delete(this.prepared.keys().next().value!);
+    return p;
+  }
+
+  list(): Promise<CachedPageMeta[]> {
+    return listPages(this.dir);
+  }
+
+  async rememberRule(url: string, rule: string | null): Promise<void> {
+    await setPageRule(this.dir, url, rule);
+    this.byRule = null;
+  }
+
+  /** Per rule: the newest cached page last previewed with that rule, parsed. */
+  pagesByRule(): Promise<Map<string, PreparedPage>> {
+    this.byRule ??= this.readPagesByRule();
+    return this.byRule;
+  }
+
+  private async readPagesByRule(): Promise<Map<string, PreparedPage>> {
+    const out = new Map<string, PreparedPage>();
+    for (const meta of await this.list()) {
+      if (!meta.rule || out.has(meta.rule)) continue;
+      const cached = this.prepared.get(meta.url) ?? (await loadPage(this.dir, meta.url).then((c) => (c ? this.prepare(c) : null)));
+      if (cached) out.set(meta.rule, cached);
+    }
+    return out;
+  }
+
+  /**
+   * robots.txt rules for an origin if known; otherwise starts fetching them (the workers' way: 4xx allows
+   * everything, 5xx or no answer blocks everything) and calls `onReady` when they are in.
+   */
+  robotsFor(origin: string, task: CrawlTask, onReady: () => void): RobotsRules | undefined {
+    const hit = this.robots.get(origin);
+    if (hit && !(hit instanceof Promise)) return hit;
+    if (!hit) {
+      const p = this.loadRobots(origin, task).then((source) => {
+        this.robots.set(origin, compileRobots(origin, source, task.request.userAgent));
+        onReady();
+      });
+      this.robots.set(origin, p);
+    }
+    return undefined;
+  }
+
+  private async loadRobots(origin: string, task: CrawlTask): Promise<RobotsSource> {
+    const file = robotsFile(this.dir, origin);
+    try {
+      const stored = JSON.parse(await readFile(file, 'utf8')) as RobotsSource & { fetchedAt?: string };
+      // A day, like the workers' shared copy in Redis.
+      if (stored.fetchedAt && Date.now() - Date.parse(stored.fetchedAt) < 24 * 3600_000) return stored;
+    } catch {
+      // Not cached yet.
+    }
+    let source: RobotsSource;
+    try {
+      const res = await fetchPage(robotsUrl(origin), { ...previewFetchOptions(task, origin), maxBytes: MAX_ROBOTS_BYTES * 2, keepNonHtml: true });
+      source = { state: 'ok', text: res.body || '' };
+    } catch (err) {
+      if (err instanceof FetchFailure && ((err.status !== null && err.status >= 400 && err.status < 500) || err.cause_ === 'too-large')) source = { state: 'missing', text: '' };
+      else source = { state: 'unreachable', text: '' };
+    }
+    if (source.state !== 'unreachable') {
+      await mkdir(this.dir, { recursive: true });
+      await writeFile(file, JSON.stringify({ ...source, fetchedAt: new Date().toISOString() })).catch(() => undefined);
+    }
+    return source;
+  }
+
+  /** Forgets robots.txt rules (Refetch refreshes them too). */
+  forgetRobots(): void {
+    for (const [k, v] of this.robots) if (!(v instanceof Promise)) this.robots.delete(k);
+  }
+}

@@ -1,0 +1,436 @@
+import * as vscode from 'vscode';
+import { highlightSite, originOf, pageForFrame, suggestFor } from '../../core/designer/page';
+import { computePreview } from '../../core/designer/preview';
+import {
+  parseWebviewMessage,
+  type AnalysisView,
+  type HostMessage,
+  type PageChoice,
+  type PreviewState,
+  type SuggestionView,
+  type WebviewMessage,
+} from '../../core/designer/protocol';
+import { selectorSites, siteAt, siteLabel } from '../../core/designer/sites';
+import type { CrawlTask } from '../../core/task/model';
+import { outlineTask } from '../../core/task/outline';
+import type { LoadedPage, PageSource } from './pages';
+import { previewHtml } from './webviewHtml';
+
+// One preview per task file, beside its editor. The panel owns the page on show and what the person chose
+// (page, rule, images); each update reads the document's current text (unsaved edits included) and runs the
+// pure preview model. Updates are debounced and never overlap: a slow page makes the preview lag, never the
+// editor, and the last keystroke always gets its update.
+
+export interface PanelHost {
+  readonly extensionUri: vscode.Uri;
+  /** Where Insert writes: applies the edit to the task document. */
+  insert(panel: PreviewPanel, selector: string, all: boolean): Promise<string | null>;
+  /** The preview showed `url` with `rule`: the editor re-checks that rule's selectors on it. */
+  pageShown(panel: PreviewPanel): void;
+  saveFixture(panel: PreviewPanel): Promise<unknown>;
+  log(message: string): void;
+}
+
+/** Debounce of re-analysis after an edit (the issue: updates within 150 ms of a keystroke pause). */
+export const EDIT_DEBOUNCE_MS = 150;
+/** Debounce of highlight updates after a cursor move: no re-analysis, only the selector under the cursor. */
+const CURSOR_DEBOUNCE_MS = 40;
+
+export interface PanelSnapshot {
+  readonly state: PreviewState;
+  readonly seq: number;
+  readonly suggestion: SuggestionView | null;
+  readonly frameKey: string;
+  readonly frameBytes: number;
+  /** The last `rendered` acknowledgement from the webview. */
+  readonly rendered: { readonly seq: number; readonly rows: number; readonly highlighted: number; readonly frame: string } | null;
+  readonly lastInsert: { readonly selector: string; readonly target: string } | null;
+  /** The last edit-triggered update: from the document change event to the state posted (debounce included). */
+  readonly lastEditUpdateMs: number | null;
+}
+
+export class PreviewPanel implements vscode.Disposable {
+  static readonly viewType = 'crawlStudio.designer.preview';
+
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly changed = new vscode.EventEmitter<PanelSnapshot>();
+  readonly onDidChange = this.changed.event;
+  private readonly closed = new vscode.EventEmitter<void>();
+  readonly onDidClose = this.closed.event;
+
+  cursor: number | null = null;
+  private chosenRule: string | null;
+  private images = false;
+  private pageUrl: string | null = null;
+  loaded: LoadedPage | null = null;
+  private pageError: string | null = null;
+  private loading: string | null = null;
+  private abort: AbortController | null = null;
+  lastGood: CrawlTask | null = null;
+  task: CrawlTask | null = null;
+  private analysis: AnalysisView | null = null;
+  private analysedVersion = -1;
+  private choices: PageChoice[] = [];
+  private seq = 0;
+  private suggestion: SuggestionView | null = null;
+  private frameKey = '';
+  private frameBytes = 0;
+  private rendered: PanelSnapshot['rendered'] = null;
+  private lastInsert: PanelSnapshot['lastInsert'] = null;
+  private editAt: number | null = null;
+  private lastEditUpdateMs: number | null = null;
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+  private again: 'full' | 'cursor' | null = null;
+  private disposed = false;
+
+  constructor(
+    readonly uri: vscode.Uri,
+    readonly panel: vscode.WebviewPanel,
+    private readonly source: PageSource,
+    private readonly host: PanelHost,
+    rule: string | null,
+  ) {
+    this.chosenRule = rule;
+    this.setHtml();
+    this.disposables.push(
+      panel.webview.onDidReceiveMessage((raw: unknown) => void this.receive(raw)),
+      panel.onDidDispose(() => this.dispose()),
+    );
+  }
+
+  /** The panel's webview options: scripts for our bundle only, files from dist/media and the page cache. */
+  static options(extensionUri: vscode.Uri, cacheDir: vscode.Uri): vscode.WebviewPanelOptions & vscode.WebviewOptions {
+    return {
+      enableScripts: true,
+      enableForms: false,
+      enableCommandUris: false,
+      localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'media'), cacheDir],
+      // The state is re-sent when the webview comes back, so a hidden preview holds no renderer memory.
+      retainContextWhenHidden: false,
+    };
+  }
+
+  private setHtml(): void {
+    const origin = this.images && this.loaded ? originOf(this.loaded.meta.finalUrl) : null;
+    this.panel.webview.html = previewHtml(this.panel.webview, this.host.extensionUri, origin);
+  }
+
+  get document(): vscode.TextDocument | undefined {
+    return vscode.workspace.textDocuments.find((d) => d.uri.toString() === this.uri.toString());
+  }
+
+  get rule(): string | null {
+    return this.analysis?.rule.name ?? null;
+  }
+
+  snapshot(): PanelSnapshot {
+    return {
+      state: this.state(),
+      seq: this.seq,
+      suggestion: this.suggestion,
+      frameKey: this.frameKey,
+      frameBytes: this.frameBytes,
+      rendered: this.rendered,
+      lastInsert: this.lastInsert,
+      lastEditUpdateMs: this.lastEditUpdateMs,
+    };
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Messages from the webview (validated: anything else is dropped)
+
+  async receive(raw: unknown): Promise<boolean> {
+    const msg = parseWebviewMessage(raw);
+    if (!msg) {
+      this.host.log(`preview: ignored a malformed message from the webview: ${JSON.stringify(raw)?.slice(0, 200)}`);
+      return false;
+    }
+    await this.handle(msg);
+    return true;
+  }
+
+  private async handle(msg: WebviewMessage): Promise<void> {
+    switch (msg.type) {
+      case 'ready':
+        this.post({ type: 'state', seq: this.seq, state: this.state() });
+        this.postFrame();
+        if (this.suggestion) this.post({ type: 'suggestion', view: this.suggestion, error: null });
+        return;
+      case 'openPage':
+        return this.openPage(msg.url, false);
+      case 'refetch':
+        if (this.pageUrl) {
+          this.source.forgetRobots();
+          return this.openPage(this.pageUrl, true);
+        }
+        return;
+      case 'cancelFetch':
+        this.abort?.abort();
+        return;
+      case 'setRule':
+        this.chosenRule = msg.rule;
+        this.schedule('full', 0);
+        return;
+      case 'setImages':
+        if (this.images !== msg.allowed) {
+          this.images = msg.allowed;
+          // The CSP allows the page's origin for images only while this is on: a new document, a new policy.
+          this.setHtml();
+        }
+        return;
+      case 'pick':
+        this.pick(msg.index);
+        return;
+      case 'insert': {
+        const target = await this.host.insert(this, msg.selector, msg.all);
+        if (target !== null) {
+          this.lastInsert = { selector: msg.selector, target };
+          this.post({ type: 'inserted', selector: msg.selector, target });
+          this.fire();
+        }
+        return;
+      }
+      case 'copy':
+        await vscode.env.clipboard.writeText(msg.text);
+        return;
+      case 'saveFixture':
+        await this.host.saveFixture(this);
+        return;
+      case 'rendered':
+        this.rendered = { seq: msg.seq, rows: msg.rows, highlighted: msg.highlighted, frame: msg.frame };
+        this.fire();
+        return;
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Pages
+
+  /** Shows `url`: from the cache, or fetched (always with `refetch`). A newer request cancels an older one. */
+  async openPage(url: string, refetch: boolean): Promise<void> {
+    this.abort?.abort();
+    const abort = new AbortController();
+    this.abort = abort;
+    this.pageUrl = url;
+    this.loading = `${refetch ? 'Refetching' : 'Opening'} ${url}`;
+    this.pageError = null;
+    this.postState();
+    try {
+      const loaded = await this.source.load(url, this.task ?? this.lastGood, { refetch, signal: abort.signal });
+      if (abort.signal.aborted || this.disposed) return;
+      this.loaded = loaded;
+      this.pageError = null;
+    } catch (err) {
+      if (this.abort !== abort || this.disposed) return;
+      this.loaded = null;
+      this.pageError = err instanceof Error ? err.message : String(err);
+    } finally {
+      if (this.abort === abort) {
+        this.abort = null;
+        this.loading = null;
+      }
+    }
+    this.suggestion = null;
+    this.post({ type: 'suggestion', view: null, error: null });
+    await this.refreshChoices();
+    if (this.images) this.setHtml();
+    this.frameKey = '';
+    this.postFrame();
+    this.schedule('full', 0);
+  }
+
+  /** The page to start with: the one asked for, else the newest cached page of the rule, else the first start URL. */
+  async openInitial(url: string | null): Promise<void> {
+    await this.refreshChoices();
+    if (url) return this.openPage(url, false);
+    const cached = await this.source.list();
+    const forRule = this.chosenRule ? cached.find((m) => m.rule === this.chosenRule) : undefined;
+    const first = forRule?.url ?? this.choices.find((c) => c.kind === 'start')?.url ?? cached[0]?.url;
+    if (first) return this.openPage(first, false);
+    this.schedule('full', 0);
+  }
+
+  private async refreshChoices(): Promise<void> {
+    const text = this.document?.getText() ?? '';
+    const starts = outlineTask(text).startUrls.map((s) => s.url).filter((u) => /^https?:\/\//.test(u));
+    const cached = await this.source.list();
+    this.choices = [
+      ...starts.map((url): PageChoice => ({ url, kind: 'start', label: `start: ${url}` })),
+      ...cached.filter((m) => !starts.includes(m.url)).map((m): PageChoice => ({ url: m.url, kind: 'cached', label: `cached: ${m.url}` })),
+    ];
+  }
+
+  private postFrame(): void {
+    const page = this.loaded?.page ?? null;
+    if (!page) {
+      this.frameKey = '';
+      this.frameBytes = 0;
+      this.post({ type: 'frame', html: null, key: '' });
+      return;
+    }
+    const html = pageForFrame(page, this.images);
+    this.frameKey = `${this.loaded!.meta.fetchedAt}|${this.images ? 'img' : 'noimg'}`.slice(0, 64);
+    this.frameBytes = html.length;
+    this.post({ type: 'frame', html, key: this.frameKey });
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Updates
+
+  documentChanged(): void {
+    this.editAt = performance.now();
+    this.schedule('full', EDIT_DEBOUNCE_MS);
+  }
+
+  cursorMoved(offset: number): void {
+    if (offset === this.cursor) return;
+    this.cursor = offset;
+    this.schedule('cursor', CURSOR_DEBOUNCE_MS);
+  }
+
+  private schedule(kind: 'full' | 'cursor', delay: number): void {
+    if (this.disposed) return;
+    if (this.running) {
+      this.again = this.again === 'full' || kind === 'full' ? 'full' : 'cursor';
+      return;
+    }
+    const pendingFull = this.timer !== undefined && this.pendingKind === 'full';
+    clearTimeout(this.timer);
+    this.pendingKind = pendingFull ? 'full' : kind;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.run(this.pendingKind);
+    }, delay);
+  }
+  private pendingKind: 'full' | 'cursor' = 'full';
+
+  private async run(kind: 'full' | 'cursor'): Promise<void> {
+    this.running = true;
+    try {
+      const doc = this.document ?? (await vscode.workspace.openTextDocument(this.uri));
+      if (kind === 'cursor' && this.analysis && this.analysedVersion === doc.version) this.updateHighlight(doc.getText());
+      else this.analyse(doc);
+    } catch (err) {
+      this.host.log(`preview update failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    } finally {
+      this.running = false;
+      const again = this.again;
+      this.again = null;
+      if (again) this.schedule(again, 0);
+    }
+  }
+
+  private analyse(doc: vscode.TextDocument): void {
+    const page = this.loaded?.page ?? null;
+    const previousRule = this.analysis?.rule.name ?? null;
+    const r = computePreview({
+      text: doc.getText(),
+      file: this.uri.fsPath,
+      page,
+      rule: this.chosenRule,
+      cursor: this.cursor,
+      lastGood: this.lastGood,
+      robots: (origin) => {
+        const t = this.task ?? this.lastGood;
+        return t ? this.source.robotsFor(origin, t, () => this.schedule('full', 0)) : undefined;
+      },
+    });
+    this.task = r.task;
+    if (r.task) this.lastGood = r.task;
+    this.analysis = r.view;
+    this.analysedVersion = doc.version;
+    if (this.editAt !== null) {
+      this.lastEditUpdateMs = performance.now() - this.editAt;
+      this.editAt = null;
+    }
+    this.postState();
+    if (page && r.view.rule.name && (r.view.rule.name !== previousRule || this.rememberedFor !== page.url)) {
+      this.rememberedFor = page.url;
+      void this.source.rememberRule(page.url, r.view.rule.name).then(() => this.host.pageShown(this));
+    }
+  }
+  private rememberedFor: string | null = null;
+
+  /** Only the selector under the cursor changed: recompute its highlight on the analysed page. */
+  private updateHighlight(text: string): void {
+    const page = this.loaded?.page;
+    if (!page || !this.analysis) return;
+    const site = this.cursor === null ? null : siteAt(selectorSites(text), this.cursor);
+    const highlight = site ? highlightSite(page, site, siteLabel(site)) : null;
+    this.analysis = { ...this.analysis, highlight };
+    this.postState();
+  }
+
+  /** The picker: a suggestion for the clicked element, relative to the item scope when the cursor is in an item. */
+  pick(index: number): SuggestionView | null {
+    const page = this.loaded?.page;
+    if (!page) {
+      this.post({ type: 'suggestion', view: null, error: 'No page to pick from.' });
+      return null;
+    }
+    const text = this.document?.getText() ?? '';
+    const site = this.cursor === null ? null : siteAt(selectorSites(text), this.cursor);
+    const itemScope = site?.kind === 'field' ? site.itemScope : null;
+    const suggestion = suggestFor(page, index, itemScope);
+    if (!suggestion) {
+      this.post({ type: 'suggestion', view: null, error: 'That element is not on the analysed page.' });
+      return null;
+    }
+    this.suggestion = { index, suggestion, target: site ? siteLabel(site) : 'the cursor' };
+    this.post({ type: 'suggestion', view: this.suggestion, error: null });
+    this.fire();
+    return this.suggestion;
+  }
+
+  private state(): PreviewState {
+    const m = this.loaded?.meta;
+    return {
+      file: vscode.workspace.asRelativePath(this.uri),
+      page: m
+        ? { url: m.url, finalUrl: m.finalUrl, status: m.status, contentType: m.contentType, bytes: m.bytes, fetchedAt: m.fetchedAt, fromCache: this.loaded!.fromCache }
+        : null,
+      pageError: this.pageError,
+      loading: this.loading,
+      choices: this.choices,
+      images: this.images,
+      analysis: this.analysis,
+    };
+  }
+
+  private postState(): void {
+    this.seq++;
+    this.post({ type: 'state', seq: this.seq, state: this.state() });
+    this.fire();
+  }
+
+  private post(msg: HostMessage): void {
+    if (!this.disposed) void this.panel.webview.postMessage(msg);
+  }
+
+  private fire(): void {
+    this.changed.fire(this.snapshot());
+  }
+
+  reveal(): void {
+    this.panel.reveal(this.panel.viewColumn ?? vscode.ViewColumn.Beside, true);
+  }
+
+  chooseRule(rule: string | null): void {
+    if (rule === this.chosenRule) return;
+    this.chosenRule = rule;
+    this.schedule('full', 0);
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    clearTimeout(this.timer);
+    this.abort?.abort();
+    this.closed.fire();
+    for (const d of this.disposables) d.dispose();
+    this.changed.dispose();
+    this.closed.dispose();
+    this.panel.dispose();
+  }
+}
