@@ -62,6 +62,12 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
     worker.on('completed', () => processed++);
     worker.on('failed', (job, err) => {
       if (!job) return;
+      // A job that stalled too often (its workers kept dying on it) is failed by BullMQ without running the
+      // processor, so nothing counted it: count it here, or the run's summary would not know the page is lost.
+      if (job.deferredFailure && job.data.run) {
+        const stats = crawl.keys.stats(job.data.run);
+        void redis.multi().hincrby(stats, 'failed', 1).hincrby(stats, 'failed:stalled', 1).exec().catch(() => undefined);
+      }
       const final = err.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
       if (final) failed++;
       log(final ? 'warn' : 'info', `${final ? 'failed' : 'will retry'} ${job.data.url} (attempt ${job.attemptsMade}): ${err.message}`);
