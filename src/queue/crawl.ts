@@ -81,6 +81,8 @@ export const DEFAULT_PRIORITY = 1000;
 export const KEEP_COMPLETED = 1000;
 export const KEEP_FAILED = 10_000;
 const CLAIM_TTL_S = 3600;
+/** Links per discover-script call and per addBulk. */
+const DISCOVER_CHUNK = 1000;
 
 export type EnqueueOutcome = 'enqueued' | 'duplicate' | 'limit';
 
@@ -210,6 +212,16 @@ export class CrawlQueue {
    * job enqueues them again (BullMQ's job id makes that second add a no-op when the first went through).
    */
   async enqueueLinks(task: CrawlTask, run: RunInfo, parentId: string, links: readonly KeptLink[]): Promise<EnqueueOutcome[]> {
+    const out: EnqueueOutcome[] = [];
+    // In chunks: a page with 100,000 links must not become one call with 200,000 arguments (past the JS stack)
+    // nor one multi-megabyte Redis command. Dedup, the page limit and the claim are per URL, so chunks compose.
+    for (let i = 0; i < links.length; i += DISCOVER_CHUNK) {
+      for (const o of await this.enqueueChunk(task, run, parentId, links.slice(i, i + DISCOVER_CHUNK))) out.push(o);
+    }
+    return out;
+  }
+
+  private async enqueueChunk(task: CrawlTask, run: RunInfo, parentId: string, links: readonly KeptLink[]): Promise<EnqueueOutcome[]> {
     if (links.length === 0) return [];
     const keys: string[] = [this.keys.stats(run.run), this.keys.claim(parentId)];
     const args: string[] = [String(task.scope.maxPages ?? 0), String(CLAIM_TTL_S)];
