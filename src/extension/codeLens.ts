@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { outlineTask } from '../core/task/outline';
+import { engine } from './lazy';
 import type { CrawlManager } from './crawls/crawlManager';
 
 // Lenses on task files: "Start Crawl | Validate | Open Results" at the top ("Stop Crawl" while it runs), and
@@ -14,7 +14,8 @@ export class TaskCodeLensProvider implements vscode.CodeLensProvider, vscode.Dis
     this.sub = crawls.onDidChange(() => this.changed.fire());
   }
 
-  provideCodeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
+  async provideCodeLenses(doc: vscode.TextDocument): Promise<vscode.CodeLens[]> {
+    const { outlineTask } = await engine();
     const outline = outlineTask(doc.getText());
     const top = new vscode.Range(0, 0, 0, 0);
     const running = outline.name ? this.crawls.get(outline.name) : undefined;

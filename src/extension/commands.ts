@@ -1,7 +1,6 @@
 import * as vscode from 'vscode';
-import { parseTask } from '../core/task/parse';
 import type { CrawlTask } from '../core/task/model';
-import { CrawlQueue } from '../queue/crawl';
+import { engine } from './lazy';
 import { TaskInvalidError, type CrawlManager } from './crawls/crawlManager';
 import { JobNode, MoreNode, QueueNode, type QueueTreeProvider } from './explorer/queueTree';
 import { describeConnectionError, type RedisConnection } from './redisConnection';
@@ -61,7 +60,7 @@ export function registerCommands(deps: CommandDeps): void {
   reg('crawlStudio.validateTask', async (uri?: vscode.Uri) => {
     const doc = await taskDocument(uri);
     if (!doc) return undefined;
-    const task = crawls.validate(doc);
+    const task = await crawls.validate(doc);
     if (task) void vscode.window.showInformationMessage(`${vscode.workspace.asRelativePath(doc.uri)} is valid: ${task.start.length} start URL(s), ${task.rules.length} rule(s).`);
     else void vscode.commands.executeCommand('workbench.actions.view.problems');
     return task !== null;
@@ -84,6 +83,7 @@ export function registerCommands(deps: CommandDeps): void {
     url ??= await vscode.window.showInputBox({ prompt: `URL to enqueue in '${task.name}'`, placeHolder: 'https://…', validateInput: (v) => (/^https?:\/\/\S+$/.test(v.trim()) ? null : 'An http(s) URL') });
     if (!url) return undefined;
     const redis = await connection.get();
+    const { CrawlQueue } = await engine();
     const q = new CrawlQueue(redis, task.name);
     try {
       const res = await q.enqueueUrls(task, [url]);
@@ -94,7 +94,7 @@ export function registerCommands(deps: CommandDeps): void {
         const t = task;
         void vscode.window.showInformationMessage(msg, 'Fetch Again').then(async (again) => {
           if (!again) return;
-          const q2 = new CrawlQueue(await connection.get(), t.name);
+          const q2 = new (await engine()).CrawlQueue(await connection.get(), t.name);
           await q2.enqueueUrls(t, [url!], { force: true }).finally(() => q2.close());
           await tree.refresh();
         });
@@ -244,5 +244,6 @@ async function pickTaskFile(placeHolder: string): Promise<vscode.Uri | undefined
 
 async function taskFromUri(uri: vscode.Uri): Promise<CrawlTask | null> {
   const doc = await vscode.workspace.openTextDocument(uri);
+  const { parseTask } = await engine();
   return parseTask(doc.getText(), uri.fsPath).task;
 }

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import * as vscode from 'vscode';
-import { connectRedis, redactUrl } from '../queue/redis';
+import { redactUrl } from '../core/url/redact';
+import { engine } from './lazy';
 import { RedisNotFoundError, startManagedRedis, type ManagedRedis } from '../queue/redisServer';
 import { settings } from './settings';
 
@@ -59,6 +60,7 @@ export class RedisConnection implements vscode.Disposable {
       const url = await this.resolveUrl();
       this.url = url;
       this.setState({ kind: 'connecting', url: redactUrl(url) });
+      const { connectRedis } = await engine();
       const client = connectRedis(url, { lazyConnect: true, connectionName: 'crawl-studio-vscode' });
       client.on('ready', () => this.setState({ kind: 'ready', url: redactUrl(url), managed: this.managed !== null }));
       client.on('error', (err: Error) => {

@@ -18,13 +18,5 @@ export function connectRedis(url: string, extra: RedisOptions = {}): Redis {
   return redis;
 }
 
-/** Redacts the password of a redis:// URL for logs and messages. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
-  }
-}
+// Kept here too for the engine's callers; the extension imports it from core (no ioredis at activation).
+export { redactUrl } from '../core/url/redact';

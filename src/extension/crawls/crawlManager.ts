@@ -1,11 +1,10 @@
 import * as vscode from 'vscode';
 import { formatDiagnostic } from '../../core/task/diagnostics';
 import type { CrawlTask } from '../../core/task/model';
-import { parseTask } from '../../core/task/parse';
 import type { CrawlStatus } from '../../queue/crawl';
-import { connectRedis } from '../../queue/redis';
-import { CrawlSession, type SessionResult } from '../../worker/session';
-import { attachStore, type AttachedStore } from '../../worker/storage';
+import type { CrawlSession, SessionResult } from '../../worker/session';
+import type { AttachedStore } from '../../worker/storage';
+import { engine } from '../lazy';
 import type { RedisConnection } from '../redisConnection';
 import { settings } from '../settings';
 import type { TaskProblems } from '../taskProblems';
@@ -46,7 +45,8 @@ export class CrawlManager implements vscode.Disposable {
   }
 
   /** Validates the document; errors go to the Problems panel and stop the start. */
-  validate(doc: vscode.TextDocument): CrawlTask | null {
+  async validate(doc: vscode.TextDocument): Promise<CrawlTask | null> {
+    const { parseTask } = await engine();
     const { task, diagnostics } = parseTask(doc.getText(), doc.uri.fsPath);
     this.problems.publish(doc.uri, diagnostics);
     return task;
@@ -57,7 +57,8 @@ export class CrawlManager implements vscode.Disposable {
       throw new Error('Crawl Studio does not run crawls in an untrusted workspace: a task file runs programs and sends requests. Trust the workspace to crawl.');
     }
     if (doc.isDirty) await doc.save();
-    const task = this.validate(doc);
+    const { parseTask, connectRedis, attachStore, CrawlSession } = await engine();
+    const task = await this.validate(doc);
     if (!task) {
       const n = parseTask(doc.getText(), doc.uri.fsPath).diagnostics.filter((d) => d.severity === 'error');
       throw new TaskInvalidError(`${vscode.workspace.asRelativePath(doc.uri)} has ${n.length} error${n.length === 1 ? '' : 's'}: ${n.map(formatDiagnostic)[0] ?? ''}`);

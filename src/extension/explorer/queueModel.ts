@@ -6,8 +6,9 @@ import { bullPrefix, taskKeys, TASKS_KEY } from '../../queue/keys';
 // What the explorer shows, read from Redis: the task queues, their counts, and pages of jobs. One BullMQ Queue
 // object per task, all sharing the explorer's connection.
 
-export const JOB_STATES = ['waiting', 'prioritized', 'active', 'delayed', 'completed', 'failed'] as const;
-export type JobStateName = (typeof JOB_STATES)[number];
+import { JOB_STATES, type JobStateName } from './jobStates';
+
+export { JOB_STATES, type JobStateName };
 
 export interface QueueSnapshot {
   readonly name: string;

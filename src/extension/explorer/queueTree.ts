@@ -1,6 +1,8 @@
 import * as vscode from 'vscode';
 import type { RedisConnection } from '../redisConnection';
-import { JOB_STATES, QueueModel, type CrawlJob, type JobStateName, type QueueSnapshot } from './queueModel';
+import { engine } from '../lazy';
+import { JOB_STATES, type JobStateName } from './jobStates';
+import type { CrawlJob, QueueModel, QueueSnapshot } from './queueModel';
 
 // The Queue Explorer: connection -> task queues -> job states -> jobs. Nodes are kept and updated in place and
 // carry stable ids, so a refresh re-renders only what changed and never collapses what the user expanded.
@@ -110,7 +112,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
     try {
       const redis = this.connection.peek();
       if (!redis) return;
-      this.model ??= new QueueModel(redis);
+      this.model ??= new (await engine()).QueueModel(redis);
       const names = await this.model.taskNames();
       let structural = names.length !== this.queues.size || names.some((n) => !this.queues.has(n)) || this.error !== null;
       this.error = null;

@@ -1,0 +1,10 @@
+// The engine parts the extension needs: BullMQ, ioredis, cheerio, yaml, ajv, the stores. Loaded on first use
+// through engine() below, never at activation: esbuild wraps dynamically imported modules in lazy
+// initialisers, so opening a folder costs only the VS Code glue.
+export { parseTask } from '../core/task/parse';
+export { outlineTask } from '../core/task/outline';
+export { CrawlQueue } from '../queue/crawl';
+export { connectRedis } from '../queue/redis';
+export { CrawlSession } from '../worker/session';
+export { attachStore } from '../worker/storage';
+export { QueueModel } from './explorer/queueModel';
