@@ -382,7 +382,7 @@ function renderSuggestion(view: SuggestionView | null, error: string | null): vo
   code.id = 'suggested';
   bar.appendChild(code);
   bar.appendChild(el('span', `${s.count} match${s.count === 1 ? '' : 'es'}${s.kind === 'scoped' ? ' in its item' : ''}${s.multiple ? ' (a list: all: true)' : ''}`, 'count'));
-  const insert = button(`Insert into ${view.target}`, 'insert', () => post({ type: 'insert', selector: s.selector, all: s.multiple }));
+  const insert = button(view.target === 'the cursor' ? 'Insert at the cursor' : `Insert into ${view.target}`, 'insert', () => post({ type: 'insert', selector: s.selector, all: s.multiple }));
   insert.id = 'insert';
   bar.appendChild(insert);
   bar.appendChild(button('Copy', 'copy', () => post({ type: 'copy', text: s.selector }), true));
@@ -531,7 +531,7 @@ window.addEventListener('message', (event: MessageEvent) => {
       renderSuggestion(msg.view, msg.error);
       return;
     case 'inserted': {
-      const note = el('span', `Inserted into ${msg.target}.`, 'label');
+      const note = el('span', msg.target === 'the cursor' ? 'Inserted at the cursor.' : `Inserted into ${msg.target}.`, 'label');
       note.id = 'inserted';
       $('pick-bar').appendChild(note);
       return;

@@ -124,6 +124,18 @@ describe('selector suggestion', () => {
       assert.equal(s.list?.selector, 'a.page-link');
     });
 
+    it('for a selector that reads every match (a follow rule), the list comes first', () => {
+      const el = pick($, 'nav.main-nav a', 1);
+      assert.equal(suggestSelector($, el).kind, 'list');
+      const nav = page('nav.html');
+      const col = nav('.footer-col a').toArray()[2] as Element; // two plain <li>s: not list-like enough on its own
+      assert.equal(suggestSelector(nav, col).kind, 'unique');
+      const s = suggestSelector(nav, col, { preferList: true });
+      assert.equal(s.kind, 'list');
+      assert.equal(s.selector, 'div.footer-col li a');
+      assert.equal(s.multiple, true);
+    });
+
     it('scoped selectors for fields of a product card', () => {
       assert.equal(suggest($, 'span.price', 1, 'li.product-card').selector, 'span.price');
       assert.equal(suggest($, 'a.product-card__link', 3, 'li.product-card').selector, 'a.product-card__link');

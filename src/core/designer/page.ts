@@ -98,9 +98,10 @@ export function highlightSite(page: PreparedPage, site: SelectorSite, label: str
 
 /**
  * The picker: a suggestion for the element numbered `index`. When the cursor is in an item with a scope, the
- * scope element the click is in makes the suggestion relative to it.
+ * scope element the click is in makes the suggestion relative to it; on a follow rule (which reads every
+ * match) the list comes first.
  */
-export function suggestFor(page: PreparedPage, index: number, itemScope: string | null): SelectorSuggestion | null {
+export function suggestFor(page: PreparedPage, index: number, itemScope: string | null, preferList = false): SelectorSuggestion | null {
   const el = page.elements[index];
   if (!el) return null;
   let scope = null;
@@ -108,5 +109,5 @@ export function suggestFor(page: PreparedPage, index: number, itemScope: string 
     const element = closestMatching(page.$, el, itemScope);
     if (element) scope = { element, all: select(page.$, itemScope) };
   }
-  return suggestSelector(page.$, el, { scope });
+  return suggestSelector(page.$, el, { scope, preferList });
 }

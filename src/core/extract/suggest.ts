@@ -58,6 +58,8 @@ export interface SuggestScope {
 
 export interface SuggestOptions {
   readonly scope?: SuggestScope | null;
+  /** The selector will select every match (a follow rule): offer the list whenever there is one. */
+  readonly preferList?: boolean;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -565,7 +567,7 @@ export function suggestSelector($: CheerioAPI, target: Element, opts: SuggestOpt
   const list = listed?.candidate ?? null;
   const element = describeElement($, target);
   const base = { unique, list, scoped, element };
-  if (listed?.preferred) return { ...base, selector: listed.candidate.selector, count: listed.candidate.count, kind: 'list', multiple: true };
+  if (listed && (listed.preferred || opts.preferList)) return { ...base, selector: listed.candidate.selector, count: listed.candidate.count, kind: 'list', multiple: true };
   if (scoped) return { ...base, selector: scoped.selector, count: scoped.count, kind: 'scoped', multiple: false };
   return { ...base, selector: unique.selector, count: unique.count, kind: 'unique', multiple: false };
 }

@@ -372,7 +372,7 @@ export class PreviewPanel implements vscode.Disposable {
     const text = this.document?.getText() ?? '';
     const site = this.cursor === null ? null : siteAt(selectorSites(text), this.cursor);
     const itemScope = site?.kind === 'field' ? site.itemScope : null;
-    const suggestion = suggestFor(page, index, itemScope);
+    const suggestion = suggestFor(page, index, itemScope, site?.kind === 'follow' || site?.kind === 'scope');
     if (!suggestion) {
       this.post({ type: 'suggestion', view: null, error: 'That element is not on the analysed page.' });
       return null;

@@ -1,0 +1,147 @@
+import * as assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FrameLocator, Page } from 'playwright-core';
+import { openWorkbench, type Workbench } from '../extension/harness';
+import { DEMO_SITE, serveSite, type SiteServer } from '../../src/demo/site';
+import { activeEditorLines, activeTab, explorerItem, runCommand, waitForWorkbench } from './support/workbench';
+
+// The designer as a person uses it, in the real workbench: open a task file, open the preview, type a selector
+// and watch the items table change, click an element in the rendered page, insert the suggested selector.
+// Screenshots: test-artifacts/ui/designer-*.png.
+//
+// The preview is a webview: the workbench puts it in an iframe (iframe.webview) that holds the content frame
+// (#active-frame), which holds the rendered page (#page-frame, sandboxed, scripts off).
+
+function preview(page: Page): FrameLocator {
+  return page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+}
+
+function rendered(page: Page): FrameLocator {
+  return preview(page).frameLocator('#page-frame');
+}
+
+const TASK = (base: string) => `# The demo shop's list pages: one card item per book.
+name: shop
+start:
+  - ${base}/catalogue/page-1.html
+rules:
+  - name: list
+    follow:
+      - { selector: "li.next a", to: list }
+    items:
+      - type: card
+        scope: article.product_pod
+        fields:
+          title: h3 a
+          price: p.price_color
+`;
+
+describe('crawl designer (UI)', function () {
+  this.timeout(180_000);
+  let wb: Workbench;
+  let site: SiteServer;
+  let dir: string;
+
+  before(async function () {
+    this.timeout(240_000);
+    site = await serveSite(DEMO_SITE, 0);
+    dir = mkdtempSync(join(tmpdir(), 'cs-designer-ui-'));
+    writeFileSync(join(dir, 'shop.crawl.yaml'), TASK(site.url));
+    wb = await openWorkbench({ workspaceFolder: dir, viewport: { width: 1600, height: 1000 } });
+  });
+
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed' && wb) {
+      const name = this.currentTest.fullTitle().replace(/[^\w.-]+/g, '-');
+      const png = await wb.saveArtifacts(`ui/failed-${name}`);
+      console.error(`    screenshot ${png}, log ${png.replace(/\.png$/, '.log')}`);
+    }
+  });
+
+  after(async () => {
+    await wb?.close();
+    await site?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('opens the preview of a task file beside it', async () => {
+    const { page } = wb;
+    await waitForWorkbench(page, { file: 'shop.crawl.yaml' });
+    await explorerItem(page, 'shop.crawl.yaml').click();
+    await activeTab(page).filter({ hasText: 'shop.crawl.yaml' }).waitFor({ state: 'visible', timeout: 30_000 });
+    await activeEditorLines(page).filter({ hasText: 'name: shop' }).waitFor({ state: 'visible' });
+    await runCommand(page, 'Crawl Studio: Open Preview');
+    const view = preview(page);
+    // The items table fills once the page is fetched and the list rule has run.
+    await view.locator('table.items tr').nth(DEMO_SITE.perPage).waitFor({ state: 'attached', timeout: 60_000 });
+    assert.equal(await view.locator('table.items tr').count(), DEMO_SITE.perPage + 1);
+    assert.match((await view.locator('table.items td').nth(2).textContent()) ?? '', /^£\d+\.\d\d$/);
+    // The rendered page is there, scripts off.
+    await rendered(page).locator('article.product_pod').first().waitFor({ state: 'visible', timeout: 30_000 });
+    assert.match((await view.locator('#status').textContent()) ?? '', /HTTP 200 .* rule list \(start URL\)/);
+    await wb.screenshot('ui/designer-preview.png');
+  });
+
+  it('re-runs the rule as a selector is typed: the table changes', async () => {
+    const { page } = wb;
+    const view = preview(page);
+    // Select the price selector in the editor and type another one over it.
+    await activeEditorLines(page).locator('.view-line', { hasText: 'price: p.price_color' }).click();
+    await page.keyboard.press('End');
+    for (let i = 0; i < 'p.price_color'.length; i++) await page.keyboard.press('Shift+ArrowLeft');
+    await page.keyboard.type('p.price', { delay: 40 });
+    // `p.price` matches nothing: every price is marked missing.
+    await view.locator('table.items .cell-missing').nth(DEMO_SITE.perPage - 1).waitFor({ state: 'attached', timeout: 15_000 });
+    assert.equal(await view.locator('table.items .cell-missing').count(), DEMO_SITE.perPage);
+    // The cursor is on that selector: the highlight bar shows it with its count.
+    await view.locator('#hl-bar code', { hasText: 'p.price' }).waitFor({ timeout: 10_000 });
+    assert.equal(await view.locator('#hl-count').textContent(), '0 matches');
+    await page.keyboard.type('_color', { delay: 40 });
+    await view.locator('#hl-count', { hasText: `${DEMO_SITE.perPage} matches` }).waitFor({ timeout: 15_000 });
+    assert.equal(await view.locator('table.items .cell-missing').count(), 0);
+    // Highlighted in the rendered page.
+    await rendered(page).locator('p.price_color[data-cs-hl]').nth(DEMO_SITE.perPage - 1).waitFor({ state: 'attached', timeout: 10_000 });
+    await wb.screenshot('ui/designer-typed.png');
+  });
+
+  it('suggests a selector for an element clicked in the rendered page and inserts it', async () => {
+    const { page } = wb;
+    const view = preview(page);
+    // Point the field at something wrong, then fix it with the picker.
+    await page.keyboard.press('End');
+    for (let i = 0; i < 'p.price_color'.length; i++) await page.keyboard.press('Shift+ArrowLeft');
+    await page.keyboard.type('h3', { delay: 40 });
+    await view.locator('#hl-bar code', { hasText: /^h3$/ }).waitFor({ timeout: 10_000 });
+    // The cursor stays in the price field of the card item: the suggestion is relative to the card.
+    await rendered(page).locator('article.product_pod p.price_color').nth(2).click();
+    const suggested = view.locator('#suggested');
+    await suggested.waitFor({ timeout: 15_000 });
+    assert.equal(await suggested.textContent(), 'p.price_color');
+    const insert = view.locator('#insert');
+    assert.match((await insert.textContent()) ?? '', /Insert into list items\[0\]\.price/);
+    await rendered(page).locator('p.price_color[data-cs-picked]').waitFor({ state: 'attached' });
+    await wb.screenshot('ui/designer-picked.png');
+    await insert.click();
+    await view.locator('#inserted').waitFor({ timeout: 10_000 });
+    // The task file's editor (the active group is the preview's now).
+    await page.locator('.monaco-editor .view-line', { hasText: 'price: p.price_color' }).first().waitFor({ timeout: 10_000 });
+    await view.locator('#hl-count', { hasText: `${DEMO_SITE.perPage} matches` }).waitFor({ timeout: 15_000 });
+    assert.match((await view.locator('table.items td').nth(2).textContent()) ?? '', /^£\d+\.\d\d$/);
+    await wb.screenshot('ui/designer-inserted.png');
+  });
+
+  it('clicking a link in the rendered page picks it instead of navigating', async () => {
+    const { page } = wb;
+    const view = preview(page);
+    // Cursor out of the item (the keyboard is in the webview now): the suggestion is for the whole page.
+    await page.locator('.monaco-editor .view-line', { hasText: 'name: shop' }).first().click();
+    await rendered(page).locator('article.product_pod h3 a').nth(5).click();
+    await view.locator('#suggested', { hasText: 'article.product_pod h3 a' }).waitFor({ timeout: 15_000 });
+    assert.match((await view.locator('#pick-bar').textContent()) ?? '', /20 matches \(a list: all: true\)/);
+    // Still the same page in the frame.
+    assert.equal(await rendered(page).locator('article.product_pod').count(), DEMO_SITE.perPage);
+    await wb.screenshot('ui/designer-list-pick.png');
+  });
+});
