@@ -223,8 +223,8 @@ export class CrawlQueue {
 
   private async enqueueChunk(task: CrawlTask, run: RunInfo, parentId: string, links: readonly KeptLink[]): Promise<EnqueueOutcome[]> {
     if (links.length === 0) return [];
-    const keys: string[] = [this.keys.stats(run.run), this.keys.claim(parentId)];
-    const args: string[] = [String(task.scope.maxPages ?? 0), String(CLAIM_TTL_S)];
+    const keys: string[] = [this.keys.stats(run.run), this.keys.claim(parentId), this.keys.meta];
+    const args: string[] = [String(task.scope.maxPages ?? 0), String(CLAIM_TTL_S), run.run];
     for (const l of links) {
       const slot = seenSlot(l.url, run.bucketBits);
       keys.push(this.keys.seenBucket(run.run, slot.bucket));

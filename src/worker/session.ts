@@ -104,7 +104,10 @@ export class CrawlSession {
     try {
       for (;;) {
         status = await this.crawl.status();
-        if (status.run && status.run.run !== current.run) {
+        // The run's meta hash only goes away with Redis's data (no persistence, a flush, eviction) or the task:
+        // waiting would never end, and finishing would pass a partial crawl off as a whole one.
+        if (!status.run) throw new RunLostError(this.opts.task, current, lastDone);
+        if (status.run.run !== current.run) {
           // The job scheduler started the next occurrence: watch that run now.
           current = status.run;
           lastDone = 0;
@@ -161,6 +164,23 @@ export class CrawlSession {
   async close(): Promise<void> {
     await this.crawl.close();
     this.redis.disconnect();
+  }
+}
+
+/** The run's state vanished from Redis while a session watched it: the crawl cannot go on where it was. */
+export class RunLostError extends Error {
+  constructor(
+    readonly task: CrawlTask,
+    readonly run: RunInfo,
+    pagesBefore: number,
+  ) {
+    super(
+      `Redis lost run ${run.run} of task '${task.name}': its state is gone (the server restarted without persistence, was ` +
+        `flushed or evicted keys under memory pressure, or the task was deleted), so the crawl cannot continue where it was. ` +
+        `${pagesBefore} pages had been fetched or failed; items already stored are kept. Running the task again starts a new ` +
+        `run from its start URLs; give Redis persistence (appendonly yes) and maxmemory-policy noeviction to keep runs across restarts.`,
+    );
+    this.name = 'RunLostError';
   }
 }
 

@@ -1,10 +1,22 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { SiteServer } from '../../src/demo/site';
+import { CrawlQueue } from '../../src/queue/crawl';
+import { taskKeys } from '../../src/queue/keys';
 import { attachStore, type AttachedStore } from '../../src/worker/storage';
 import { connectRedis } from '../../src/queue/redis';
 import { startRedis, type RedisServer } from '../support/services';
+import { hostileMiddleware, hostileExpectations } from './hostile';
 import {
   bookshop,
+  CLI_SCRIPT,
+  WORKER_SCRIPT,
+  spawnNode,
+  track,
+  waitUntil,
   faultSession,
   fmtMs,
   formatTable,
@@ -40,6 +52,54 @@ function record(scenario: string, verdict: Verdict | null, recovery: string, t0:
 
 function assertClean(v: Verdict): void {
   assert.deepEqual(v.problems, [], v.problems.join('\n'));
+}
+
+/** The run's done counter, read on its own connection (the crawl's connections may be stalled by the fault). */
+async function doneCount(redisUrl: string, task: string): Promise<number> {
+  const r = connectRedis(redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 500, retryStrategy: () => null, lazyConnect: true });
+  try {
+    await r.connect();
+    const run = await r.hget(taskKeys(task).meta, 'run');
+    return run ? Number((await r.hget(taskKeys(task).stats(run), 'done')) ?? 0) : -1;
+  } catch {
+    return -1;
+  } finally {
+    r.disconnect();
+  }
+}
+
+/** Time from now until the run's done counter passes `after` (the crawl makes progress again). */
+async function progressAfter(redisUrl: string, task: string, timeoutMs = 60_000): Promise<number> {
+  const t0 = Date.now();
+  let base = -1;
+  while (base < 0 && Date.now() - t0 < timeoutMs) {
+    base = await doneCount(redisUrl, task);
+    if (base < 0) await sleep(50);
+  }
+  while (Date.now() - t0 < timeoutMs) {
+    const n = await doneCount(redisUrl, task);
+    if (n > base) return Date.now() - t0;
+    await sleep(50);
+  }
+  return NaN;
+}
+
+async function restartableRedis(appendOnly: boolean): Promise<{ dir: string; port: number; start: () => Promise<RedisServer>; cleanup: () => void }> {
+  const dir = mkdtempSync(join(tmpdir(), 'cs-fault-redis-'));
+  const first = await startRedis({ appendOnly, dir });
+  const port = first.port;
+  track(first.process);
+  await first.stop();
+  return {
+    dir,
+    port,
+    start: async () => {
+      const r = await startRedis({ appendOnly, dir, port });
+      track(r.process);
+      return r;
+    },
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }
 
 describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
@@ -178,5 +238,306 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
     assert.equal(kills.length, KILLS, 'every kill landed while the crawl ran');
     assert.deepEqual(unexpected, []);
     assertClean(v);
+  });
+  it('SIGKILL the item writer mid-batch 5 times (a separate process), restarted each time', async () => {
+    const t0 = Date.now();
+    redis = await startRedis();
+    web = await site(undefined, 20);
+    scene = await makeScene(web.url, 'writerkill');
+    const redisUrl = redis.url;
+    const watch = connectRedis(redisUrl);
+    storeRedis = watch;
+    const streamKey = taskKeys(scene.task.name).items;
+    // The session's finalize waits until the writers have drained the stream (the CLI's writer would flush).
+    const hooks = {
+      backlog: () => watch.xlen(streamKey),
+      finalize: async () => {
+        await waitUntil('the items stream to drain', async () => (await watch.xlen(streamKey)) === 0, 120_000, 100);
+        return {};
+      },
+    };
+    const s = faultSession(scene, redisUrl, { store: hooks });
+    const writerEnv = { REDIS_URL: redisUrl, STORE_PATH: scene.storePath, TASK: scene.task.name, BATCH: '100', HOLD_AFTER_COMMIT_MS: '150' };
+    const startWriter = async () => {
+      const w = spawnNode([join(__dirname, 'writer-child', 'index.js')], writerEnv);
+      await w.waitFor(/^ready$/, 20_000);
+      return w;
+    };
+    let writer = await startWriter();
+    const recoveries: number[] = [];
+    const kinds: string[] = [];
+    const crawl = s.run();
+    for (let k = 0; k < 5; k++) {
+      // Odd kills land between the commit and the acknowledgement (rows stored, entries still pending: the
+      // next writer replays them); even ones land at a random moment of the next batch.
+      const seen = writer.lines.filter((l) => l.startsWith('committed')).length;
+      await waitUntil('a committed batch', () => writer.lines.filter((l) => l.startsWith('committed')).length > seen, 30_000, 5);
+      if (k % 2 === 1) kinds.push('after commit, before ack');
+      else {
+        await sleep(20 + Math.floor(Math.random() * 150));
+        kinds.push('random point');
+      }
+      writer.child.kill('SIGKILL');
+      await new Promise((r) => writer.child.once('exit', r));
+      await sleep(200);
+      const restartAt = Date.now();
+      writer = await startWriter();
+      await writer.waitFor(/^committed/, 30_000);
+      recoveries.push(Date.now() - restartAt);
+    }
+    await crawl;
+    await s.close();
+    writer.child.kill('SIGTERM');
+    await new Promise((r) => writer.child.once('exit', r));
+    const v = await verify(scene, redisUrl, bookshop(web.url));
+    record('SIGKILL item writer x5 mid-batch', v, `first batch after restart ≤ ${fmtMs(Math.max(...recoveries))}`, t0);
+    assertClean(v);
+  });
+
+  it('restart Redis mid-crawl with append-only persistence (once gracefully, once killed): the crawl resumes', async () => {
+    const t0 = Date.now();
+    const rr = await restartableRedis(true);
+    try {
+      redis = await rr.start();
+      web = await site(undefined, 20);
+      scene = await makeScene(web.url, 'redisrestart');
+      const redisUrl = redis.url;
+      const store = await withStore(scene, redisUrl);
+      const s = faultSession(scene, redisUrl, { store: store.hooks });
+      const crawl = s.run();
+      const recoveries: number[] = [];
+      for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
+        const target = signal === 'SIGTERM' ? 500 : 1100;
+        await waitUntil(`${target} pages done`, async () => (await doneCount(redisUrl, scene!.task.name)) >= target, 60_000, 100);
+        const exited = new Promise((r) => redis!.process.once('exit', r));
+        redis.process.kill(signal);
+        await exited;
+        await sleep(2_000);
+        redis = await rr.start();
+        recoveries.push(await progressAfter(redisUrl, scene.task.name));
+      }
+      await crawl;
+      await s.close();
+      await store.close();
+      attached = undefined;
+      const v = await verify(scene, redisUrl, bookshop(web.url));
+      record('Redis restart, AOF (TERM + KILL)', v, `progress ${recoveries.map(fmtMs).join(' / ')} after restart`, t0);
+      assertClean(v);
+    } finally {
+      await redis?.stop();
+      redis = undefined;
+      rr.cleanup();
+    }
+  });
+
+  it('restart Redis mid-crawl without persistence: the session fails with a clear error, no zombie run', async () => {
+    const t0 = Date.now();
+    const rr = await restartableRedis(false);
+    try {
+      redis = await rr.start();
+      web = await site(undefined, 20);
+      scene = await makeScene(web.url, 'redislost');
+      const redisUrl = redis.url;
+      const store = await withStore(scene, redisUrl);
+      const s = faultSession(scene, redisUrl, { store: store.hooks });
+      const crawl = s.run().then(
+        (r) => ({ ok: true as const, r }),
+        (err: Error) => ({ ok: false as const, err }),
+      );
+      // A worker of another machine (`crawl-studio worker`): it outlives the session and would carry on a run
+      // that nobody watches any more.
+      const remote = spawnNode([WORKER_SCRIPT, scene.taskFile, '--redis', redisUrl, '--concurrency', '4', '--lock-duration', '2000', '--stalled-interval', '1000']);
+      await waitUntil('500 pages done', async () => (await doneCount(redisUrl, scene!.task.name)) >= 500, 60_000, 100);
+      const run = await (async () => {
+        const r = connectRedis(redisUrl);
+        try {
+          return (await r.hget(taskKeys(scene!.task.name).meta, 'run'))!;
+        } finally {
+          r.disconnect();
+        }
+      })();
+      const exited = new Promise((r) => redis!.process.once('exit', r));
+      redis.process.kill('SIGKILL');
+      await exited;
+      await sleep(500);
+      redis = await rr.start();
+      const restartedAt = Date.now();
+      const outcome = await Promise.race([crawl, sleep(60_000).then(() => ({ ok: 'hung' as const }))]);
+      const detectMs = Date.now() - restartedAt;
+      const hitsAtError = [...web.hits.values()].reduce((a, b) => a + b, 0);
+      if (outcome.ok === 'hung') s.stop();
+      await s.close();
+      await store.close();
+      attached = undefined;
+      // The lost run must not go on by itself: jobs whose add reached the new server (ioredis re-sends what was in
+      // flight) are fetched by the remote worker, but they may not enqueue anything, so the queue drains.
+      const check = connectRedis(redisUrl);
+      const q = new CrawlQueue(check, scene.task.name);
+      const leftovers: string[] = [];
+      let zombieFetches = 0;
+      try {
+        const pending = async () => {
+          const c = await q.counts();
+          return c.waiting + c.active + c.delayed + c.prioritized;
+        };
+        await waitUntil('the lost run to drain', async () => (await pending()) === 0, 20_000, 200).catch(async () => {
+          leftovers.push(`${await pending()} jobs of the lost run still pending 20 s after the error`);
+        });
+        await sleep(1_000);
+        zombieFetches = [...web.hits.values()].reduce((a, b) => a + b, 0) - hitsAtError;
+        const seen = await check.keys(taskKeys(scene.task.name).seenPattern(run));
+        if (seen.length > 0) leftovers.push(`${seen.length} dedup buckets recreated for the lost run`);
+        if (zombieFetches > 200) leftovers.push(`${zombieFetches} pages fetched for the lost run after the error`);
+      } finally {
+        await q.close();
+        check.disconnect();
+        remote.child.kill('SIGTERM');
+      }
+      const v = await verify(scene, redisUrl, bookshop(web.url), { run });
+      const message = outcome.ok === false ? outcome.err.message : '';
+      const ok = outcome.ok === false && /lost|gone/i.test(message) && leftovers.length === 0;
+      record('Redis restart, no persistence', { ...v, problems: [] }, outcome.ok === false ? `error after ${fmtMs(detectMs)}` : `no error (${outcome.ok === 'hung' ? 'hung' : 'finished'})`, t0,
+        `${outcome.ok === false ? `error: "${message.split('\n')[0]!.slice(0, 100)}…"` : 'no error'}${leftovers.length ? `; ${leftovers.join('; ')}` : ''}; ${zombieFetches} leftover fetches after the error, none enqueued more; partial by design: ${v.pagesFetched} pages, ${v.itemsStored} items of the lost run stored`, ok);
+      assert.notEqual(outcome.ok, 'hung', 'the session noticed the lost run instead of waiting forever');
+      assert.equal(outcome.ok, false, 'the session reports the lost run instead of finishing');
+      assert.match(message, /lost/i);
+      assert.deepEqual(leftovers, []);
+      assert.equal(v.itemsDuplicated, 0);
+    } finally {
+      await redis?.stop();
+      redis = undefined;
+      rr.cleanup();
+    }
+  });
+
+  it('Redis unreachable for 15 s (SIGSTOP): workers, writer and session carry on by themselves', async () => {
+    const t0 = Date.now();
+    redis = await startRedis();
+    web = await site(undefined, 20);
+    scene = await makeScene(web.url, 'redisstop');
+    const redisUrl = redis.url;
+    const store = await withStore(scene, redisUrl);
+    const s = faultSession(scene, redisUrl, { store: store.hooks });
+    const crawl = s.run();
+    await waitUntil('500 pages done', async () => (await doneCount(redisUrl, scene!.task.name)) >= 500, 60_000, 100);
+    redis.process.kill('SIGSTOP');
+    await sleep(15_000);
+    redis.process.kill('SIGCONT');
+    const recovery = await progressAfter(redisUrl, scene.task.name);
+    await crawl;
+    await s.close();
+    await store.close();
+    attached = undefined;
+    const v = await verify(scene, redisUrl, bookshop(web.url));
+    record('Redis unreachable 15 s (SIGSTOP)', v, `progress ${fmtMs(recovery)} after SIGCONT`, t0);
+    assertClean(v);
+  });
+
+  it('hostile site: timeouts, resets, 503 bursts, redirect loops, endless and huge bodies, gzip bomb, garbage, 100,000 links', async () => {
+    const t0 = Date.now();
+    redis = await startRedis();
+    // A loopback service the pages try to reach: it must never see a request.
+    let canaryHits = 0;
+    const canary: Server = createServer((_req, res) => {
+      canaryHits++;
+      res.end('canary');
+    });
+    await new Promise<void>((r) => canary.listen(0, '127.0.0.1', r));
+    const canaryPort = (canary.address() as { port: number }).port;
+    try {
+      const ctx = { siteUrl: '', canaryPort, crawlStarted: 0 };
+      web = await site(hostileMiddleware(ctx), 5);
+      ctx.siteUrl = web.url;
+      scene = await makeScene(web.url, 'hostile', { timeout: '2s', attempts: 3, delay: '100ms' });
+      const store = await withStore(scene, redis.url);
+      const s = faultSession(scene, redis.url, { store: store.hooks });
+      ctx.crawlStarted = Date.now();
+      const result = await s.run();
+      await s.close();
+      await store.close();
+      attached = undefined;
+      const exp = hostileExpectations(web.url);
+      const v = await verify(scene, redis.url, exp);
+      const problems = [...v.problems];
+      if (canaryHits > 0) problems.push(`the loopback canary got ${canaryHits} request(s)`);
+      const dropped = result.status.stats!.dropped;
+      if ((dropped.private ?? 0) < 3) problems.push(`only ${dropped.private ?? 0} links dropped as private`);
+      if ((dropped.scheme ?? 0) < 3) problems.push(`only ${dropped.scheme ?? 0} links dropped for their scheme`);
+      problems.push(...exp.checkHits(web.hits));
+      record('hostile site (14 kinds of bad page)', { ...v, problems }, '-', t0);
+      assert.deepEqual(problems, [], problems.join('\n'));
+    } finally {
+      canary.closeAllConnections();
+      await new Promise((r) => canary.close(r));
+    }
+  });
+
+  it('stop and resume a crawl from the CLI: Ctrl-C twice (quit now), Ctrl-C once (finish pages), then run to the end', async () => {
+    const t0 = Date.now();
+    web = await site(undefined, 20);
+    scene = await makeScene(web.url, 'cliresume');
+    const env = { CRAWL_STUDIO_REDIS: '' };
+    const args = ['run', scene.taskFile, '--workers', '2', '--concurrency', '8', '--lock-duration', '2000', '--stalled-interval', '1000'];
+    const doneIn = (lines: string[]) => Math.max(0, ...lines.map((l) => /· ([\d,]+) done ·/.exec(l)).filter(Boolean).map((m) => Number(m![1]!.replace(/,/g, ''))));
+    const childrenOf = (pid: number): number[] => {
+      try {
+        return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+      } catch {
+        return [];
+      }
+    };
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const orphans: number[] = [];
+    // 1: Ctrl-C twice: quit at once. Nothing it started may outlive it.
+    let cli = spawnNode([CLI_SCRIPT, ...args], env);
+    await waitUntil('200 pages', () => doneIn(cli.lines) >= 200, 60_000, 100);
+    const kids = childrenOf(cli.child.pid!);
+    cli.child.kill('SIGINT');
+    await sleep(100);
+    cli.child.kill('SIGINT');
+    const code1 = await new Promise<number | null>((r) => cli.child.once('exit', (c) => r(c)));
+    await sleep(1_500);
+    for (const k of kids) if (alive(k)) orphans.push(k);
+    for (const k of orphans) {
+      try {
+        process.kill(k, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    // 2: Ctrl-C once: workers finish their pages, the run stays resumable.
+    cli = spawnNode([CLI_SCRIPT, ...args], env);
+    const before2 = await cli.waitFor(/· [\d,]+ done ·/, 30_000).then(() => doneIn(cli.lines));
+    await waitUntil('more pages', () => doneIn(cli.lines) >= before2 + 300, 60_000, 100);
+    cli.child.kill('SIGINT');
+    const code2 = await new Promise<number | null>((r) => cli.child.once('exit', (c) => r(c)));
+    const out2 = cli.lines.join('\n');
+    // 3: run to the end.
+    const resumeAt = Date.now();
+    cli = spawnNode([CLI_SCRIPT, ...args], env);
+    const firstLine = await cli.waitFor(/· [\d,]+ done ·/, 30_000);
+    const resumedFrom = doneIn([firstLine]);
+    await waitUntil('progress after resume', () => doneIn(cli.lines) > resumedFrom, 60_000, 50);
+    const recovery = Date.now() - resumeAt;
+    const code3 = await new Promise<number | null>((r) => cli.child.once('exit', (c) => r(c)));
+    const out3 = cli.lines.join('\n');
+    // The CLI's private Redis stopped with it: the store must hold every page and item.
+    const v = await verify(scene, null, bookshop(web.url));
+    const problems = [...v.problems];
+    if (orphans.length) problems.push(`${orphans.length} process(es) outlived the CLI after a double Ctrl-C: ${orphans.join(', ')}`);
+    if (code1 !== 130) problems.push(`double Ctrl-C exit code ${code1}`);
+    if (code2 !== 130) problems.push(`Ctrl-C exit code ${code2}`);
+    if (!/Run the same command again to resume/.test(out2)) problems.push('no resume hint after Ctrl-C');
+    if (code3 !== 0) problems.push(`final run exit code ${code3}: ${out3.slice(-500)}`);
+    if (!/Resumed run/.test(out3)) problems.push('the final run did not say it resumed');
+    record('CLI: Ctrl-C x2, Ctrl-C, resume', { ...v, problems }, `progress ${fmtMs(recovery)} after restart`, t0);
+    assert.deepEqual(problems, [], problems.join('\n'));
   });
 });

@@ -174,8 +174,12 @@ export interface Verdict {
   readonly failures: Map<string, string>;
 }
 
-/** Reads the store (SQLite, through the store API for items), the run's stats and failed jobs, and compares. */
-export async function verify(scene: Scene, redisUrl: string, exp: Expectation, opts: { run?: string } = {}): Promise<Verdict> {
+/**
+ * Reads the store (SQLite, through the store API for items), the run's stats and failed jobs, and compares.
+ * Without a Redis URL (the CLI's private Redis is gone once it exits) only the store is read: then every page
+ * must have been stored.
+ */
+export async function verify(scene: Scene, redisUrl: string | null, exp: Expectation, opts: { run?: string } = {}): Promise<Verdict> {
   const problems: string[] = [];
   // Pages: one row per (run, url) in the store's pages table.
   const db = new Database(scene.storePath, { readOnly: true });
@@ -191,20 +195,22 @@ export async function verify(scene: Scene, redisUrl: string, exp: Expectation, o
   for (const p of pageRows) if (!opts.run || p.run === opts.run) stored.set(p.url, (stored.get(p.url) ?? 0) + 1);
 
   // Failures: BullMQ keeps failed jobs with their reason.
-  const redis: Redis = connectRedis(redisUrl);
-  const q = new CrawlQueue(redis, scene.task.name);
   const failures = new Map<string, string>();
   let stats: CrawlStats | null = null;
-  try {
-    const run = opts.run ?? (await q.currentRun())?.run;
-    if (run) stats = await q.stats(run);
-    for (const job of await q.queue.getFailed(0, -1)) {
-      if (!job?.data?.url) continue;
-      failures.set(job.data.url, job.failedReason || '');
+  if (redisUrl) {
+    const redis: Redis = connectRedis(redisUrl);
+    const q = new CrawlQueue(redis, scene.task.name);
+    try {
+      const run = opts.run ?? (await q.currentRun())?.run;
+      if (run) stats = await q.stats(run);
+      for (const job of await q.queue.getFailed(0, -1)) {
+        if (!job?.data?.url) continue;
+        failures.set(job.data.url, job.failedReason || '');
+      }
+    } finally {
+      await q.close();
+      redis.disconnect();
     }
-  } finally {
-    await q.close();
-    redis.disconnect();
   }
 
   let fetched = 0;

@@ -1,17 +1,23 @@
 -- Marks discovered URLs as seen and says which to enqueue. Atomic, so a URL found by many workers at once is
 -- enqueued once. Fingerprints live in bucketed Redis sets of 63-bit integers (intset encoding: ~8 bytes a URL).
 --
--- KEYS[1] stats hash of the run     KEYS[2] claim hash of the discovering job
--- KEYS[3..n] seen bucket for each URL (aligned with ARGV[3..n])
--- ARGV[1] max pages (0 = none)      ARGV[2] claim TTL (s)     ARGV[3..n] fingerprint member of each URL
+-- KEYS[1] stats hash of the run     KEYS[2] claim hash of the discovering job     KEYS[3] the task's meta hash
+-- KEYS[4..n] seen bucket for each URL (aligned with ARGV[4..n])
+-- ARGV[1] max pages (0 = none)      ARGV[2] claim TTL (s)     ARGV[3] run id
+-- ARGV[4..n] fingerprint member of each URL
 --
--- Returns one code per URL: 1 enqueue, 0 already seen, 2 over the page limit.
+-- Returns one code per URL: 1 enqueue, 0 already seen, 2 over the page limit; an error when the run is not the
+-- task's current run (Redis lost its data, or a new run replaced it): links of a run nobody watches any more
+-- would otherwise re-seed an empty dedup set and re-crawl the site unseen.
 -- A claim remembers what this job marked, so if its worker dies before enqueueing, the retry enqueues the same
 -- URLs again instead of finding them "already seen" and losing them.
+if redis.call('HGET', KEYS[3], 'run') ~= ARGV[3] then
+  return redis.error_reply('RUNGONE run ' .. ARGV[3] .. ' is not the current run of this task')
+end
 local maxPages = tonumber(ARGV[1])
 local out = {}
 local dup, fresh, limited, reclaimed = 0, 0, 0, 0
-for i = 3, #KEYS do
+for i = 4, #KEYS do
   local field = KEYS[i] .. '|' .. ARGV[i]
   if redis.call('SADD', KEYS[i], ARGV[i]) == 1 then
     local n = redis.call('HINCRBY', KEYS[1], 'enqueued', 1)

@@ -1,0 +1,244 @@
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { gzipSync } from 'node:zlib';
+import { renderPage } from '../../src/demo/site';
+import { bookshop, SITE_SIZE, type Expectation } from './support';
+
+// The bookshop with a home page that links to every kind of bad page a crawler meets, served by middleware.
+// Each bad page has the outcome it must get: fetched (garbage in, no crash) or failed with a named reason.
+
+export interface HostileContext {
+  siteUrl: string;
+  /** A loopback port (outside the start host) that pages try to steer the crawl to. */
+  canaryPort: number;
+  crawlStarted: number;
+}
+
+const MB = 1024 * 1024;
+/** 200 MB of zeros, gzipped: about 200 KB on the wire. */
+let bomb: Buffer | null = null;
+function gzipBomb(): Buffer {
+  bomb ??= gzipSync(Buffer.alloc(200 * MB), { level: 9 });
+  return bomb;
+}
+let huge: Buffer | null = null;
+function hugePage(): Buffer {
+  if (!huge) {
+    huge = Buffer.alloc(50 * MB, ' ');
+    huge.write('<!doctype html><html><body><p>', 0);
+    huge.write('</p></body></html>', huge.length - 20);
+  }
+  return huge;
+}
+
+/** 100,000 links: repeats and fragments of real pages, off-site links, and 200 new pages that do not exist. */
+function manyLinks(): string {
+  const out: string[] = ['<!doctype html><html><body><ul class="nav">'];
+  for (let i = 0; i < 100_000; i++) {
+    const k = i % 500;
+    if (k < 200 && i < 500) out.push(`<li><a href="/hostile/missing-${k}.html">missing ${k}</a></li>`);
+    else if (k < 300) out.push(`<li><a href="/catalogue/page-${(i % SITE_SIZE.listPages) + 1}.html#n${i}">p</a></li>`);
+    else if (k < 400) out.push(`<li><a href="https://offsite-${i % 97}.example.com/x/${i}">o</a></li>`);
+    else out.push(`<li><a href="/catalogue/page-1.html?ref=${i}&amp;src=x">t</a></li>`);
+  }
+  out.push('</ul></body></html>');
+  return out.join('\n');
+}
+
+/** Pages the home page links to, with what must become of them. */
+export const HOSTILE = {
+  slow: '/hostile/slow.html',
+  reset: '/hostile/reset.html',
+  resetMidBody: '/hostile/reset-mid-body.html',
+  flaky503: '/hostile/flaky-503.html',
+  loopA: '/hostile/loop-a.html',
+  loopSelf: '/hostile/loop-self.html',
+  endlessSlow: '/hostile/endless-slow.html',
+  endlessFast: '/hostile/endless-fast.html',
+  gzipBomb: '/hostile/gzip-bomb.html',
+  huge: '/hostile/huge.html',
+  hugeChunked: '/hostile/huge-chunked.html',
+  binary: '/hostile/binary.html',
+  invalidUtf8: '/hostile/invalid-utf8.html',
+  malformed: '/hostile/malformed.html',
+  manyLinks: '/hostile/many-links.html',
+  redirectPrivate: '/hostile/redirect-private.html',
+  notHtml: '/hostile/data.bin',
+  deepBook: '/catalogue/book-deep.html',
+} as const;
+
+const BURST_AFTER_MS = 3_000;
+const BURST_MS = 1_500;
+
+export function hostileMiddleware(ctx: HostileContext): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const flaky = new Map<string, number>();
+  return (req, res) => {
+    const path = (req.url ?? '/').split('?')[0]!;
+    const html = (body: string) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
+    // A 503 burst over the whole site, a few seconds into the crawl: every request gets Retry-After.
+    const since = Date.now() - ctx.crawlStarted;
+    if (ctx.crawlStarted > 0 && since > BURST_AFTER_MS && since < BURST_AFTER_MS + BURST_MS && path.startsWith('/catalogue/book-')) {
+      res.writeHead(503, { 'retry-after': '1', 'content-type': 'text/plain' }).end('busy');
+      return true;
+    }
+    if (path === '/') {
+      const page = renderPage('/', SITE_SIZE)!;
+      const c = ctx.canaryPort;
+      const links = [
+        ...Object.values(HOSTILE).filter((p) => p !== HOSTILE.deepBook).map((p) => `<li><a href="${p}">${p}</a></li>`),
+        // Page content steering towards the user's machine and other schemes: all dropped before any fetch.
+        `<li><a href="http://[::ffff:7f00:1]:${c}/admin">mapped loopback</a></li>`,
+        `<li><a href="http://localhost:${c}/">localhost</a></li>`,
+        `<li><a href="http://127.0.0.1:${c}/">loopback, other port</a></li>`,
+        `<li><a href="http://0x7f.1:${c}/">hex loopback</a></li>`,
+        `<li><a href="http://169.254.169.254/latest/meta-data/">metadata</a></li>`,
+        `<li><a href="javascript:fetch('http://127.0.0.1:${c}/')">js</a></li>`,
+        `<li><a href="file:///etc/passwd">file</a></li>`,
+        `<li><a href="data:text/html,<script>alert(1)</script>">data</a></li>`,
+        `<li><a href="http://user:secret@${ctx.siteUrl.slice(7)}/about.html">credentials</a></li>`,
+      ];
+      const extra = `<ul class="hostile">${links.join('')}</ul>
+<article class="product_pod"><h3><a href="${HOSTILE.deepBook}">deep</a></h3></article>`;
+      html(page.body.replace('</h1>', `</h1>${extra}`));
+      return true;
+    }
+    switch (path) {
+      case HOSTILE.slow:
+        // Past the 2 s timeout.
+        setTimeout(() => !res.destroyed && html('<p>too late</p>'), 3_000);
+        return true;
+      case HOSTILE.reset:
+        req.socket.destroy();
+        return true;
+      case HOSTILE.resetMidBody:
+        res.writeHead(200, { 'content-type': 'text/html', 'content-length': '100000' });
+        res.write('<html><body>' + 'x'.repeat(5000));
+        setTimeout(() => req.socket.destroy(), 20);
+        return true;
+      case HOSTILE.flaky503: {
+        const n = (flaky.get(path) ?? 0) + 1;
+        flaky.set(path, n);
+        if (n <= 2) res.writeHead(503, { 'retry-after': '1' }).end('try later');
+        else html('<h1>finally</h1>');
+        return true;
+      }
+      case HOSTILE.loopA:
+        res.writeHead(302, { location: '/hostile/loop-b.html' }).end();
+        return true;
+      case '/hostile/loop-b.html':
+        res.writeHead(301, { location: HOSTILE.loopA }).end();
+        return true;
+      case HOSTILE.loopSelf:
+        res.writeHead(307, { location: `${HOSTILE.loopSelf}?again=${Math.random()}` }).end();
+        return true;
+      case HOSTILE.endlessSlow: {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        const t = setInterval(() => res.write('<p>more</p>'), 20);
+        res.on('close', () => clearInterval(t));
+        return true;
+      }
+      case HOSTILE.endlessFast: {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        const chunk = Buffer.alloc(64 * 1024, 'a');
+        let closed = false;
+        res.on('close', () => (closed = true));
+        const pump = () => {
+          while (!closed && res.write(chunk));
+          if (!closed) res.once('drain', pump);
+        };
+        pump();
+        return true;
+      }
+      case HOSTILE.gzipBomb: {
+        const body = gzipBomb();
+        res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip', 'content-length': body.length });
+        res.end(body);
+        return true;
+      }
+      case HOSTILE.huge: {
+        const body = hugePage();
+        res.writeHead(200, { 'content-type': 'text/html', 'content-length': body.length });
+        res.end(body);
+        return true;
+      }
+      case HOSTILE.hugeChunked: {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end(hugePage());
+        return true;
+      }
+      case HOSTILE.binary:
+        res.writeHead(200, { 'content-type': 'text/html' }).end(randomBytes(256 * 1024));
+        return true;
+      case HOSTILE.invalidUtf8: {
+        const parts = [Buffer.from('<html><head><meta charset="utf-8"><title>'), Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0xe2, 0x82, 0xed, 0xa0, 0x80]), Buffer.from('</title></head><body><ul class="nav"><li><a href="/about.html?x='), Buffer.from([0xc0, 0xaf, 0xf8, 0x88]), Buffer.from('">bad</a></li></ul></body></html>')];
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(Buffer.concat(parts));
+        return true;
+      }
+      case HOSTILE.malformed:
+        html(`<html><body><ul class="nav"><li><a href=/about.html>unquoted<li><a href="/catalogue/page-2.html"<li><a href='/catalogue/page-3.html' href="x">dup</a>
+<table><tr><td><div><p><b><i>unclosed ${'<div>'.repeat(60_000)}deep${'</span>'.repeat(100)}<!-- never closed comment <script>while(true){}</script><a href="/x\u0000y">nul</a>
+<svg><foreignObject><math><mi><style><a href="/catalogue/page-4.html">in style</a></style>`);
+        return true;
+      case HOSTILE.manyLinks:
+        html(manyLinks());
+        return true;
+      case HOSTILE.redirectPrivate:
+        res.writeHead(302, { location: `http://[::ffff:7f00:1]:${ctx.canaryPort}/secret` }).end();
+        return true;
+      case HOSTILE.notHtml:
+        res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(randomBytes(4096));
+        return true;
+      case HOSTILE.deepBook:
+        // A product whose title nests 50,000 elements deep: extraction recurses through it.
+        html(`<html><body><article class="product_page"><h1>${'<span>'.repeat(50_000)}Deep${'</span>'.repeat(50_000)}</h1><table><tr><td class="upc">UPC-DEEP</td></tr></table></article></body></html>`);
+        return true;
+      default:
+        if (/^\/hostile\/missing-\d+\.html$/.test(path)) {
+          res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>no</h1>');
+          return true;
+        }
+        return false;
+    }
+  };
+}
+
+export function hostileExpectations(siteUrl: string): Expectation & { checkHits: (hits: Map<string, number>) => string[] } {
+  const shop = bookshop(siteUrl);
+  const u = (p: string) => `${siteUrl}${p}`;
+  const mustFail = new Map<string, RegExp>([
+    [u(HOSTILE.slow), /timed out/],
+    [u(HOSTILE.reset), /network error/],
+    [u(HOSTILE.resetMidBody), /network error|timed out/],
+    [u(HOSTILE.loopA), /more than 5 redirects/],
+    [u(HOSTILE.loopSelf), /more than 5 redirects/],
+    [u(HOSTILE.endlessSlow), /timed out/],
+    [u(HOSTILE.endlessFast), /over the \d+-byte limit/],
+    [u(HOSTILE.gzipBomb), /over the \d+-byte limit/],
+    [u(HOSTILE.huge), /over the \d+-byte limit/],
+    [u(HOSTILE.hugeChunked), /over the \d+-byte limit/],
+    [u(HOSTILE.redirectPrivate), /private address/],
+  ]);
+  for (let k = 0; k < 200; k++) mustFail.set(u(`/hostile/missing-${k}.html`), /HTTP 404/);
+  const fetchedOk = [HOSTILE.flaky503, HOSTILE.binary, HOSTILE.invalidUtf8, HOSTILE.malformed, HOSTILE.manyLinks, HOSTILE.notHtml].map(u);
+  return {
+    pages: [...shop.pages, ...mustFail.keys(), ...fetchedOk, u(HOSTILE.deepBook)],
+    mustFail,
+    // The 503 burst hits pages while they are fetched; each is retried after Retry-After and must end fetched.
+    // The deep product either extracts or fails with a reason (a stack overflow in extraction is caught).
+    mayFail: (url, reason) => url === u(HOSTILE.deepBook) && /stack|depth|nest/i.test(reason),
+    items: [...shop.items, 'UPC-DEEP'],
+    itemOf: (url) => (url === u(HOSTILE.deepBook) ? 'UPC-DEEP' : shop.itemOf(url)),
+    checkHits: (hits) => {
+      const out: string[] = [];
+      const flaky = hits.get(HOSTILE.flaky503) ?? 0;
+      if (flaky !== 3) out.push(`the flaky 503 page was requested ${flaky} times, expected 3 (two 503s, then 200)`);
+      const slow = hits.get(HOSTILE.slow) ?? 0;
+      if (slow !== 3) out.push(`the slow page was requested ${slow} times, expected 3 attempts`);
+      const loop = hits.get(HOSTILE.loopA) ?? 0;
+      if (loop < 3 || loop > 4) out.push(`the redirect loop's first page was requested ${loop} times (one attempt: 3, a 5-redirect limit)`);
+      const huge = hits.get(HOSTILE.huge) ?? 0;
+      if (huge !== 1) out.push(`the 50 MB page was requested ${huge} times: 'too large' is not worth a retry`);
+      return out;
+    },
+  };
+}
