@@ -1,0 +1,535 @@
+import '@vscode-elements/elements/dist/vscode-button/index.js';
+import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
+import '@vscode-elements/elements/dist/vscode-badge/index.js';
+import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
+import { EMPTY_VIEW, PAGE_SIZE, type ExportFormat, type FromResults, type QualityRow, type ResultsPersisted, type ResultsViewState, type RowDetail, type TableRow, type ToResults } from '../../src/extension/results/protocol';
+import { addStyle, fmtInt, h, icon } from './common';
+import css from './style.css';
+
+// The results table: virtual scrolling over pages the extension reads from the store on demand. Only the
+// visible rows (plus a margin) exist in the DOM; pages are cached here, up to a bound, and dropped when the
+// query changes. Keyboard: arrows, Page Up/Down, Home/End move the selection, Enter opens the row detail,
+// Escape closes it; headers are buttons (sort), filters are inputs.
+
+addStyle(css);
+const vscode = acquireVsCodeApi<ResultsPersisted>();
+const ROW_H = 24;
+const MAX_PAGES = 60;
+const META_LABEL: Record<string, string> = { _key: 'key', _url: 'source URL', _rule: 'page rule', _fetched_at: 'fetched at' };
+
+let file = '';
+let task = '';
+let storeLocation = '';
+let types: string[] = [];
+let columns: string[] = [];
+let view: ResultsViewState = vscode.getState()?.view ?? EMPTY_VIEW;
+let canPreview = false;
+let generation = -1;
+let total = 0;
+let stored = 0;
+let running = false;
+let busy: string | null = null;
+let error: string | null = null;
+let selected = -1;
+let detail: RowDetail | null = null;
+let quality: { total: number; fields: readonly QualityRow[] } | null = null;
+const pages = new Map<number, readonly TableRow[]>();
+/** Pages of the previous count, shown while fresh ones load (no flicker while a crawl adds rows). */
+let stale = new Map<number, readonly TableRow[]>();
+const pending = new Set<number>();
+
+function send(m: FromResults): void {
+  vscode.postMessage(m);
+}
+
+function persist(): void {
+  if (file) vscode.setState({ file, view });
+}
+
+// ---- DOM skeleton ---------------------------------------------------------------------------------------------
+
+const app = document.getElementById('app')!;
+const titleEl = h('span', { class: 'title' }, icon('table'), h('span', {}, 'Results'));
+const typeSelect = h('select', { 'aria-label': 'Item type', title: 'Item type' });
+const countEl = h('span', { class: 'count', role: 'status', 'aria-live': 'polite' });
+const liveEl = h('span', { class: 'live', title: 'The crawl is running: new rows appear as they are stored' }, h('span', { class: 'dot' }), 'live');
+const busyEl = h('span', { class: 'busy' });
+const columnsBtn = h('vscode-button', { secondary: true, icon: 'list-selection', title: 'Choose columns', 'aria-haspopup': 'true' }, 'Columns');
+const qualityBtn = h('vscode-button', { secondary: true, icon: 'pulse', title: 'Field quality: empty and distinct values per field' }, 'Field quality');
+const exportBtns = (['csv', 'jsonl', 'json'] as const).map((f) => h('vscode-button', { secondary: true, icon: f === 'csv' ? 'table' : 'json', title: `Export the current view (filtered, sorted) as ${f.toUpperCase()}`, 'data-format': f }, f.toUpperCase()));
+const clearBtn = h('vscode-button', { secondary: true, icon: 'clear-all', title: 'Clear every filter' }, 'Clear filters');
+const toolbar = h('div', { class: 'toolbar', role: 'toolbar', 'aria-label': 'Results' }, titleEl, typeSelect, countEl, liveEl, busyEl, h('span', { class: 'spacer' }), clearBtn, columnsBtn, qualityBtn, h('span', { class: 'count' }, 'Export:'), ...exportBtns);
+const grid = h('div', { class: 'grid', role: 'grid', tabindex: 0, 'aria-label': 'Stored items', 'aria-multiselectable': 'false' });
+const thead = h('div', { class: 'thead', role: 'rowgroup' });
+const body = h('div', { class: 'body', role: 'rowgroup' });
+const emptyEl = h('div', { class: 'empty-state' });
+grid.append(thead, body);
+const gridWrap = h('div', { class: 'grid-wrap' }, grid, emptyEl);
+const side = h('aside', { class: 'side', 'aria-label': 'Row detail', hidden: true });
+const main = h('div', { class: 'main' }, gridWrap, side);
+const qualityEl = h('section', { class: 'quality', 'aria-label': 'Field quality', hidden: true });
+const errorEl = h('div', { class: 'error', role: 'alert', hidden: true });
+const statusEl = h('div', { class: 'status' });
+app.append(toolbar, errorEl, main, qualityEl, statusEl);
+
+// ---- Columns, header, filters ---------------------------------------------------------------------------------
+
+function visibleColumns(): string[] {
+  return columns.filter((c) => !view.hidden.includes(c));
+}
+
+function widthOf(c: string): string {
+  if (c === '_url') return 'minmax(220px, 2fr)';
+  if (c === '_fetched_at') return '160px';
+  if (c === '_rule') return '90px';
+  return 'minmax(120px, 1fr)';
+}
+
+function template(): string {
+  return visibleColumns().map(widthOf).join(' ');
+}
+
+function minWidth(): number {
+  return visibleColumns().reduce((a, c) => a + (c === '_url' ? 220 : c === '_fetched_at' ? 160 : c === '_rule' ? 90 : 120), 0);
+}
+
+let filterTimer: number | undefined;
+
+function renderHeader(): void {
+  const cols = visibleColumns();
+  const hrow = h('div', { class: 'hrow', role: 'row' });
+  const frow = h('div', { class: 'frow', role: 'row' });
+  hrow.style.gridTemplateColumns = frow.style.gridTemplateColumns = template();
+  hrow.style.minWidth = frow.style.minWidth = `${minWidth()}px`;
+  for (const c of cols) {
+    const sorted = view.sort?.field === c ? view.sort : null;
+    const label = META_LABEL[c] ?? c;
+    const sortIcon = sorted ? icon(sorted.descending ? 'arrow-down' : 'arrow-up') : null;
+    const btn = h(
+      'button',
+      {
+        class: `hcell${c.startsWith('_') ? ' meta' : ''}`,
+        role: 'columnheader',
+        'aria-sort': sorted ? (sorted.descending ? 'descending' : 'ascending') : 'none',
+        title: `Sort by ${label}${sorted ? (sorted.descending ? ' (now descending)' : ' (now ascending)') : ''}`,
+        'data-col': c,
+        on: { click: () => toggleSort(c) },
+      },
+      h('span', { class: 'label' }, label),
+      sortIcon,
+    );
+    hrow.append(btn);
+    const input = h('input', {
+      type: 'text',
+      placeholder: 'filter…',
+      'aria-label': `Filter ${label} (text; =exact, = for empty, ! to negate)`,
+      title: 'Contains this text (case-insensitive). =text: exactly; = alone: empty; !text: does not contain',
+      'data-col': c,
+      class: view.filters[c] ? 'active' : undefined,
+      value: view.filters[c] ?? '',
+    });
+    input.addEventListener('input', () => {
+      input.classList.toggle('active', input.value !== '');
+      window.clearTimeout(filterTimer);
+      filterTimer = window.setTimeout(() => setFilter(c, input.value), 350);
+    });
+    input.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') {
+        window.clearTimeout(filterTimer);
+        setFilter(c, input.value);
+      } else if (e.key === 'ArrowDown') {
+        grid.focus();
+        if (selected < 0 && total > 0) select(0);
+      }
+    });
+    frow.append(h('div', {}, input));
+  }
+  // Keep focus and caret in the filter being typed into across re-renders.
+  const active = document.activeElement as HTMLInputElement | null;
+  const focusCol = active?.tagName === 'INPUT' && thead.contains(active) ? active.dataset.col : null;
+  const caret = focusCol ? active!.selectionStart : null;
+  thead.replaceChildren(hrow, frow);
+  if (focusCol) {
+    const again = thead.querySelector<HTMLInputElement>(`input[data-col="${CSS.escape(focusCol)}"]`);
+    again?.focus();
+    if (again && caret !== null) again.setSelectionRange(caret, caret);
+  }
+}
+
+function toggleSort(c: string): void {
+  const cur = view.sort?.field === c ? view.sort : null;
+  // Ascending, then descending, then back to storage order.
+  const sort = !cur ? { field: c, descending: false } : !cur.descending ? { field: c, descending: true } : null;
+  query({ ...view, sort });
+}
+
+function setFilter(c: string, text: string): void {
+  if ((view.filters[c] ?? '') === text) return;
+  const filters = { ...view.filters };
+  if (text === '') delete filters[c];
+  else filters[c] = text;
+  query({ ...view, filters });
+}
+
+function query(next: ResultsViewState): void {
+  view = next;
+  persist();
+  resetRows();
+  send({ type: 'query', view });
+  renderHeader();
+  render();
+}
+
+function resetRows(): void {
+  pages.clear();
+  stale.clear();
+  pending.clear();
+  selected = -1;
+  grid.scrollTop = 0;
+}
+
+// ---- Rows (virtual) -------------------------------------------------------------------------------------------
+
+function rowAt(i: number): TableRow | null {
+  const p = Math.floor(i / PAGE_SIZE);
+  const page = pages.get(p) ?? stale.get(p);
+  return page?.[i - p * PAGE_SIZE] ?? null;
+}
+
+function request(p: number): void {
+  if (pages.has(p) || pending.has(p) || p * PAGE_SIZE >= total) return;
+  pending.add(p);
+  send({ type: 'rows', generation, offset: p * PAGE_SIZE, limit: PAGE_SIZE });
+}
+
+function render(): void {
+  const cols = visibleColumns();
+  body.style.height = `${total * ROW_H}px`;
+  body.style.minWidth = `${minWidth()}px`;
+  grid.setAttribute('aria-rowcount', String(total + 2));
+  const headH = thead.offsetHeight;
+  const top = Math.max(0, grid.scrollTop);
+  const first = Math.max(0, Math.floor(top / ROW_H) - 5);
+  const last = Math.min(total, Math.ceil((top + grid.clientHeight - headH) / ROW_H) + 5);
+  for (let p = Math.floor(first / PAGE_SIZE); p <= Math.floor(Math.max(first, last - 1) / PAGE_SIZE); p++) request(p);
+  // Prefetch the next page so steady scrolling never waits.
+  request(Math.floor(last / PAGE_SIZE) + 1);
+  const tpl = template();
+  const frag = document.createDocumentFragment();
+  for (let i = first; i < last; i++) {
+    const row = rowAt(i);
+    const el = h('div', { class: `row${i === selected ? ' selected' : ''}${row ? '' : ' loading'}`, role: 'row', 'aria-rowindex': i + 3, 'aria-selected': i === selected ? 'true' : 'false', 'data-index': i, id: i === selected ? 'sel-row' : undefined });
+    el.style.top = `${i * ROW_H}px`;
+    el.style.gridTemplateColumns = tpl;
+    el.style.width = '100%';
+    el.style.minWidth = `${minWidth()}px`;
+    for (const c of cols) {
+      const text = row ? (row.cells[c] ?? '') : '…';
+      const cls = ['cell'];
+      if (row && text === '') cls.push('empty');
+      if (row && /^-?\d+(\.\d+)?$/.test(text)) cls.push('num');
+      if (c === '_url') cls.push('url');
+      el.append(h('div', { class: cls.join(' '), role: 'gridcell', title: text.length > 30 ? text : undefined }, row && text === '' ? '(empty)' : text));
+    }
+    frag.append(el);
+  }
+  body.replaceChildren(frag);
+  if (selected >= 0) grid.setAttribute('aria-activedescendant', 'sel-row');
+  else grid.removeAttribute('aria-activedescendant');
+  emptyEl.textContent = total === 0 && generation >= 0 ? (stored === 0 ? (running ? 'No items stored yet — they appear here as the crawl stores them.' : 'No items stored for this task yet. Start the crawl to fill it.') : 'No item matches these filters.') : '';
+  emptyEl.hidden = emptyEl.textContent === '';
+  renderToolbar();
+}
+
+function renderToolbar(): void {
+  const filtered = Object.keys(view.filters).length > 0;
+  countEl.textContent = generation < 0 ? 'loading…' : filtered ? `${fmtInt(total)} of ${fmtInt(stored)} items` : `${fmtInt(total)} item${total === 1 ? '' : 's'}`;
+  liveEl.hidden = !running;
+  busyEl.replaceChildren(...(busy ? [h('vscode-progress-ring', { class: 'ring' }), busy] : []));
+  clearBtn.hidden = !filtered;
+  qualityBtn.toggleAttribute('secondary', !view.showQuality);
+  errorEl.hidden = !error;
+  errorEl.textContent = error ?? '';
+  const sortText = view.sort ? `sorted by ${META_LABEL[view.sort.field] ?? view.sort.field} ${view.sort.descending ? '↓' : '↑'}` : 'in storage order';
+  statusEl.replaceChildren(h('span', {}, `${task} · ${sortText}`), h('span', {}, storeLocation), h('span', { class: 'spacer' }), h('span', {}, '↑↓ select · Enter details · Esc close'));
+}
+
+let scheduled = false;
+grid.addEventListener('scroll', () => {
+  if (scheduled) return;
+  scheduled = true;
+  requestAnimationFrame(() => {
+    scheduled = false;
+    render();
+  });
+});
+new ResizeObserver(() => render()).observe(grid);
+
+// ---- Selection, keyboard, detail ------------------------------------------------------------------------------
+
+function select(i: number, open = false): void {
+  if (total === 0) return;
+  selected = Math.max(0, Math.min(total - 1, i));
+  const headH = thead.offsetHeight;
+  const top = selected * ROW_H;
+  if (top < grid.scrollTop) grid.scrollTop = top;
+  else if (top + ROW_H > grid.scrollTop + grid.clientHeight - headH) grid.scrollTop = top + ROW_H - grid.clientHeight + headH;
+  render();
+  if (open || !side.hidden) send({ type: 'detail', offset: selected });
+}
+
+grid.addEventListener('keydown', (e) => {
+  if ((e.target as HTMLElement).tagName === 'INPUT' || (e.target as HTMLElement).tagName === 'BUTTON') return;
+  const visible = Math.max(1, Math.floor((grid.clientHeight - thead.offsetHeight) / ROW_H) - 1);
+  const keys: Record<string, () => void> = {
+    ArrowDown: () => select(selected + 1),
+    ArrowUp: () => select(selected - 1),
+    PageDown: () => select(selected + visible),
+    PageUp: () => select(selected - visible),
+    Home: () => select(0),
+    End: () => select(total - 1),
+    Enter: () => select(selected < 0 ? 0 : selected, true),
+    Escape: () => closeDetail(),
+  };
+  const fn = keys[e.key];
+  if (fn) {
+    e.preventDefault();
+    fn();
+  }
+});
+
+body.addEventListener('click', (e) => {
+  const row = (e.target as HTMLElement).closest<HTMLElement>('.row');
+  if (row) select(Number(row.dataset.index), true);
+});
+
+function closeDetail(): void {
+  side.hidden = true;
+  detail = null;
+  grid.focus();
+}
+
+function fmtValue(v: unknown): string {
+  if (v === null || v === undefined) return '';
+  if (typeof v === 'string') return v;
+  return JSON.stringify(v, null, 2);
+}
+
+function isEmpty(v: unknown): boolean {
+  return v === null || v === undefined || (typeof v === 'string' && v.trim() === '') || (Array.isArray(v) && v.length === 0);
+}
+
+function renderDetail(): void {
+  if (!detail) return;
+  const d = detail;
+  const btn = (label: string, ic: string, m: FromResults, title: string) => h('vscode-button', { secondary: true, icon: ic, title, on: { click: () => send(m) } }, label);
+  const fields = h('dl', {});
+  for (const f of d.fields) {
+    const text = fmtValue(f.value);
+    fields.append(h('dt', {}, f.name), h('dd', { class: isEmpty(f.value) ? 'empty' : undefined }, isEmpty(f.value) ? '(empty)' : text));
+  }
+  const meta = h(
+    'dl',
+    {},
+    h('dt', {}, 'source URL'),
+    h('dd', {}, d.url ?? '—'),
+    h('dt', {}, 'fetched at'),
+    h('dd', {}, new Date(d.fetchedAt).toLocaleString()),
+    h('dt', {}, 'page rule'),
+    h('dd', {}, d.rule ?? '—'),
+    h('dt', {}, 'type / key'),
+    h('dd', {}, `${d.type} / ${d.key}`),
+    h('dt', {}, 'run'),
+    h('dd', {}, d.run ?? '—'),
+  );
+  side.replaceChildren(
+    h('h2', {}, icon('symbol-field'), `Row ${fmtInt(d.offset + 1)}`, h('vscode-button', { class: 'close', secondary: true, icon: 'close', 'icon-only': true, title: 'Close (Esc)', 'aria-label': 'Close row detail', on: { click: closeDetail } })),
+    h(
+      'div',
+      { class: 'actions' },
+      btn('Open URL', 'link-external', { type: 'openUrl', offset: d.offset }, 'Open the source URL in the browser'),
+      btn('Show Job', 'list-unordered', { type: 'showJob', offset: d.offset }, 'The queue job that fetched this page'),
+      canPreview ? btn('Open in Preview', 'preview', { type: 'openPreview', offset: d.offset }, 'Open the cached page in the designer preview') : null,
+    ),
+    fields,
+    h('div', { class: 'section' }, meta),
+  );
+  side.hidden = false;
+}
+
+// ---- Field quality --------------------------------------------------------------------------------------------
+
+function renderQuality(): void {
+  qualityEl.hidden = !view.showQuality;
+  if (!view.showQuality) return;
+  if (!quality) {
+    qualityEl.replaceChildren(h('h2', {}, 'Field quality', h('span', { class: 'hint' }, 'reading every item…')));
+    return;
+  }
+  const n = quality.total;
+  const pct = (x: number) => (n === 0 ? 0 : (x * 100) / n);
+  const rows = quality.fields.map((f) => {
+    const empty = pct(f.empty);
+    const distinct = pct(f.distinct);
+    const bad = n > 0 && f.empty === n;
+    const emptyBar = h('div', { class: `bar empty${bad ? ' bad' : ''}`, title: `${fmtInt(f.empty)} of ${fmtInt(n)} empty` }, h('div', { class: 'fill' }), h('span', { class: 'txt' }, `${empty.toFixed(empty > 0 && empty < 1 ? 1 : 0)}% empty`));
+    (emptyBar.firstChild as HTMLElement).style.width = `${empty}%`;
+    const distinctBar = h('div', { class: 'bar', title: `${fmtInt(f.distinct)} distinct values` }, h('div', { class: 'fill' }), h('span', { class: 'txt' }, `${distinct.toFixed(distinct > 0 && distinct < 1 ? 1 : 0)}% distinct (${fmtInt(f.distinct)})`));
+    (distinctBar.firstChild as HTMLElement).style.width = `${distinct}%`;
+    const name = h('button', { class: 'field', title: `Show the items where ${f.field} is empty`, on: { click: () => query({ ...view, filters: { ...view.filters, [f.field]: '=' } }) } }, bad ? h('span', { class: 'bad-field' }, icon('warning'), f.field) : f.field);
+    return h('div', { class: 'qrow', role: 'row' }, name, emptyBar, distinctBar);
+  });
+  const broken = quality.fields.filter((f) => n > 0 && f.empty === n).map((f) => f.field);
+  qualityEl.replaceChildren(
+    h('h2', {}, icon('pulse'), 'Field quality', h('span', { class: 'hint' }, `${fmtInt(n)} ${view.itemType ?? ''} items${broken.length ? ` — always empty: ${broken.join(', ')} (check the selector)` : ''}`)),
+    h('div', { class: 'qrow qhead', role: 'row' }, h('span', {}, 'field'), h('span', {}, 'empty values'), h('span', {}, 'distinct values')),
+    ...rows,
+  );
+}
+
+// ---- Toolbar actions ------------------------------------------------------------------------------------------
+
+typeSelect.addEventListener('change', () => {
+  query({ ...view, itemType: typeSelect.value, filters: {}, sort: null });
+});
+clearBtn.addEventListener('click', () => query({ ...view, filters: {} }));
+qualityBtn.addEventListener('click', () => {
+  view = { ...view, showQuality: !view.showQuality };
+  persist();
+  if (view.showQuality) send({ type: 'quality' });
+  renderQuality();
+  renderToolbar();
+});
+for (const b of exportBtns) b.addEventListener('click', () => send({ type: 'export', format: b.dataset.format as ExportFormat }));
+
+let popup: HTMLElement | null = null;
+columnsBtn.addEventListener('click', (e) => {
+  e.stopPropagation();
+  if (popup) {
+    popup.remove();
+    popup = null;
+    return;
+  }
+  popup = h('div', { class: 'popup', role: 'dialog', 'aria-label': 'Columns' });
+  for (const c of columns) {
+    const cb = h('vscode-checkbox', { checked: !view.hidden.includes(c), label: META_LABEL[c] ?? c });
+    cb.addEventListener('change', () => {
+      const on = (cb as unknown as { checked: boolean }).checked;
+      const hidden = on ? view.hidden.filter((x) => x !== c) : [...view.hidden, c];
+      if (columns.length - hidden.length === 0) return;
+      view = { ...view, hidden };
+      persist();
+      renderHeader();
+      render();
+    });
+    popup.append(h('div', {}, cb));
+  }
+  const r = columnsBtn.getBoundingClientRect();
+  popup.style.top = `${r.bottom + 4}px`;
+  popup.style.left = `${Math.max(4, r.left - 80)}px`;
+  document.body.append(popup);
+  (popup.querySelector('vscode-checkbox') as HTMLElement | null)?.focus();
+  popup.addEventListener('keydown', (ev) => {
+    if (ev.key === 'Escape') {
+      popup?.remove();
+      popup = null;
+      columnsBtn.focus();
+    }
+  });
+});
+document.addEventListener('click', (e) => {
+  if (popup && !popup.contains(e.target as Node)) {
+    popup.remove();
+    popup = null;
+  }
+});
+
+// ---- Messages from the extension ------------------------------------------------------------------------------
+
+window.addEventListener('message', (e: MessageEvent<ToResults>) => {
+  const m = e.data;
+  switch (m.type) {
+    case 'init':
+      file = m.file;
+      task = m.task;
+      storeLocation = m.store;
+      types = [...m.types];
+      columns = [...m.columns];
+      canPreview = m.canPreview;
+      view = m.view;
+      titleEl.replaceChildren(icon('table'), h('span', {}, `Results: ${m.task}`));
+      typeSelect.replaceChildren(...types.map((t) => h('option', { value: t, selected: t === view.itemType }, t)));
+      typeSelect.hidden = types.length < 2;
+      persist();
+      renderHeader();
+      renderQuality();
+      render();
+      break;
+    case 'count': {
+      const changed = m.generation !== generation;
+      const grew = !changed && m.total !== total;
+      running = m.running;
+      stored = m.stored;
+      if (m.columns.join('\u0000') !== columns.join('\u0000')) {
+        columns = [...m.columns];
+        renderHeader();
+      }
+      if (m.types.join('\u0000') !== types.join('\u0000')) {
+        types = [...m.types];
+        typeSelect.replaceChildren(...types.map((t) => h('option', { value: t, selected: t === view.itemType }, t)));
+        typeSelect.hidden = types.length < 2;
+      }
+      if (changed) {
+        generation = m.generation;
+        pages.clear();
+        stale.clear();
+        pending.clear();
+      } else if (grew) {
+        // Rows may have landed anywhere in a sorted or filtered view: refetch what is shown, keep it meanwhile.
+        stale = new Map([...stale, ...pages]);
+        pages.clear();
+        pending.clear();
+      }
+      total = m.total;
+      error = null;
+      render();
+      break;
+    }
+    case 'rows': {
+      if (m.generation !== generation) return;
+      const p = Math.floor(m.offset / PAGE_SIZE);
+      pending.delete(p);
+      pages.set(p, m.rows);
+      stale.delete(p);
+      if (pages.size > MAX_PAGES) {
+        // Drop the pages farthest from the viewport.
+        const here = Math.floor(grid.scrollTop / ROW_H / PAGE_SIZE);
+        const far = [...pages.keys()].sort((a, b) => Math.abs(b - here) - Math.abs(a - here));
+        for (const k of far.slice(0, pages.size - MAX_PAGES)) pages.delete(k);
+      }
+      render();
+      break;
+    }
+    case 'detail':
+      detail = m.detail;
+      renderDetail();
+      break;
+    case 'quality':
+      if (m.itemType === view.itemType) quality = { total: m.total, fields: m.fields };
+      renderQuality();
+      break;
+    case 'busy':
+      busy = m.text;
+      renderToolbar();
+      break;
+    case 'error':
+      error = m.message;
+      busy = null;
+      renderToolbar();
+      break;
+  }
+});
+
+renderHeader();
+render();
+send({ type: 'ready', ...(vscode.getState()?.view ? { view: vscode.getState()!.view } : {}) });

@@ -1,0 +1,107 @@
+import type { CrawlTask } from '../../core/task/model';
+import { describeGroup } from '../../queue/failures';
+import type { HealthSnapshot, WorkerBeat } from '../../queue/health';
+import { estimateEta, rateSeries, skippedJobs } from '../../queue/metrics';
+import type { DashboardData, Series, WorkerRow } from './protocol';
+
+// Shapes a health snapshot for the dashboard webview: counters, chart series (downsampled), groups, hosts and
+// workers with rates. Pure, so it is tested without a webview.
+
+/** Heartbeats come every 5 s: a worker silent for three of them is shown as gone. */
+export const STALE_MS = 15_000;
+const MAX_POINTS = 900;
+
+export class WorkerRates {
+  private readonly last = new Map<string, { processed: number; at: number; rate: number | null }>();
+
+  /** Pages/s between the two most recent distinct heartbeats of each worker. */
+  rate(w: WorkerBeat): number | null {
+    const prev = this.last.get(w.id);
+    if (!prev) {
+      this.last.set(w.id, { processed: w.processed, at: w.lastSeen, rate: null });
+      return null;
+    }
+    if (w.lastSeen > prev.at) {
+      const rate = Math.max(0, w.processed - prev.processed) / ((w.lastSeen - prev.at) / 1000);
+      this.last.set(w.id, { processed: w.processed, at: w.lastSeen, rate });
+      return rate;
+    }
+    return prev.rate;
+  }
+}
+
+export function downsample(series: Series, max = MAX_POINTS): Series {
+  const n = series.t.length;
+  if (n <= max) return series;
+  const step = n / max;
+  const pick = <T>(a: readonly T[], avg: boolean) => {
+    const out: T[] = [];
+    for (let i = 0; i < max; i++) {
+      const from = Math.floor(i * step);
+      const to = Math.max(from + 1, Math.floor((i + 1) * step));
+      if (!avg) out.push(a[to - 1]!);
+      else {
+        let s = 0;
+        for (let j = from; j < to; j++) s += a[j] as number;
+        out.push((s / (to - from)) as T);
+      }
+    }
+    return out;
+  };
+  return { t: pick(series.t, false), pages: pick(series.pages, true), items: pick(series.items, true), depth: pick(series.depth, false), discovered: pick(series.discovered, true) };
+}
+
+/** `localHost`: this machine's name; workers with the same host name run here (started by this window or not). */
+export function dashboardData(task: CrawlTask, h: HealthSnapshot, rates: WorkerRates, localHost: string): DashboardData {
+  const s = h.stats;
+  const last = h.history[h.history.length - 1];
+  const points = rateSeries(h.history);
+  const series = downsample({
+    t: points.map((p) => p.t / 1000),
+    pages: points.map((p) => p.pagesPerSec),
+    items: points.map((p) => p.itemsPerSec),
+    depth: points.map((p) => p.queueDepth),
+    discovered: points.map((p) => p.discoveredPerSec),
+  });
+  // Recent rates: the last 5 seconds, smoother than one interval.
+  const recent = points.filter((p) => last && last.t - p.t < 5_000);
+  const avg = (f: (p: (typeof points)[number]) => number) => (recent.length ? recent.reduce((a, p) => a + f(p), 0) / recent.length : 0);
+  const eta = estimateEta(h.history, task.scope.maxPages);
+  const finishedRun = h.run?.state === 'finished';
+  const skippedTotal = s ? skippedJobs(s) : 0;
+  const reasons = (rec: Readonly<Record<string, number>>) =>
+    Object.entries(rec)
+      .filter(([, n]) => n > 0)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 3)
+      .map(([k, n]) => `${describeGroup(k)} ${n}`)
+      .join(' · ');
+  return {
+    task: task.name,
+    file: task.file,
+    run: h.run ? { id: h.run.run, state: h.run.state, startedAt: h.run.startedAt, finishedAt: h.run.finishedAt } : null,
+    now: h.at,
+    counters: s
+      ? [
+          { label: 'Pages done', value: s.done, detail: s.nonHtml ? `${s.nonHtml} not HTML` : undefined },
+          { label: 'Items', value: s.items, detail: s.problems ? `${s.problems} item problems` : undefined },
+          { label: 'Failed', value: s.failed, detail: reasons(s.failures) || undefined },
+          { label: 'Skipped', value: skippedTotal + (s.skipped.limit ?? 0), detail: reasons(s.skipped) || undefined },
+          { label: 'Discovered', value: s.enqueued, detail: s.duplicates ? `${s.duplicates} duplicate links` : undefined },
+          { label: 'Downloaded', value: s.bytes, detail: 'bytes' },
+        ]
+      : [],
+    queue: { waiting: last?.waiting ?? 0, active: last?.active ?? 0, delayed: last?.delayed ?? 0 },
+    eta: finishedRun ? { state: 'finished', seconds: 0, completionRate: 0, discoveryRate: 0 } : { state: eta.state, seconds: eta.seconds, completionRate: eta.completionRate, discoveryRate: eta.discoveryRate },
+    pagesPerSec: avg((p) => p.pagesPerSec),
+    itemsPerSec: avg((p) => p.itemsPerSec),
+    series,
+    failures: h.failures.map((f) => ({ group: f.group, label: describeGroup(f.group), count: f.count, jobs: f.jobs, urls: f.urls })),
+    skipped: h.skipped.map((g) => ({ group: g.reason, label: describeGroup(g.reason), count: g.count, jobs: 0, urls: g.urls })),
+    hosts: h.hosts.map((x) => ({ host: x.host, done: x.done, failed: x.failed, skipped: x.skipped, inFlight: x.inFlight, delayMs: x.delayMs, crawlDelayMs: x.crawlDelayMs, nextInMs: x.nextInMs })),
+    workers: h.workers.map((w): WorkerRow => {
+      const ago = Math.max(0, h.at - w.lastSeen);
+      return { id: w.id, host: w.host, pid: w.pid, local: w.host === localHost, concurrency: w.concurrency, processed: w.processed, failed: w.failed, pagesPerSec: rates.rate(w), lastSeenAgoMs: ago, stale: ago > STALE_MS };
+    }),
+  };
+}

@@ -1,0 +1,55 @@
+import * as vscode from 'vscode';
+import { existsSync } from 'node:fs';
+import type { CrawlTask } from '../../core/task/model';
+import type { CrawlStudioApi } from '../extension';
+import { isRecord } from '../results/webview';
+import { DashboardPanel } from './panel';
+import { DASHBOARD_VIEW_TYPE } from './protocol';
+
+type TaskFor = (target: unknown, placeHolder: string) => Promise<CrawlTask | null>;
+
+/** Registers "Open Dashboard", its serializer (panels come back after a reload) and its test hooks. */
+export function registerDashboard(context: vscode.ExtensionContext, api: CrawlStudioApi, taskFor: TaskFor): void {
+  const reg = (id: string, fn: (...args: any[]) => unknown) =>
+    context.subscriptions.push(
+      vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+        try {
+          return await fn(...args);
+        } catch (err) {
+          void vscode.window.showErrorMessage(`Crawl Studio: ${err instanceof Error ? err.message : String(err)}`);
+          return undefined;
+        }
+      }),
+    );
+
+  reg('crawlStudio.openDashboard', async (target?: unknown) => {
+    const task = await taskFor(target, 'Task whose dashboard to open');
+    if (!task) return undefined;
+    await api.connection.get();
+    DashboardPanel.open(context, api, task);
+    return { task: task.name };
+  });
+
+  context.subscriptions.push(
+    vscode.window.registerWebviewPanelSerializer(DASHBOARD_VIEW_TYPE, {
+      async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown) {
+        const file = isRecord(state) && typeof state.file === 'string' && /\.crawl\.ya?ml$/.test(state.file) && existsSync(state.file) ? state.file : null;
+        const task = file ? await taskFor(vscode.Uri.file(file), '') : null;
+        if (!task) {
+          panel.dispose();
+          return;
+        }
+        DashboardPanel.open(context, api, task, panel);
+      },
+    }),
+  );
+
+  // Test hooks: not contributed, reachable only from extension code.
+  reg('crawlStudio.dashboard.testState', () =>
+    [...DashboardPanel.panels.values()].map((p) => ({ task: p.task.name, file: p.task.file, visible: p.panel.visible, lastPosted: Object.fromEntries(p.lastPosted) })),
+  );
+  reg('crawlStudio.dashboard.testMessage', (file: unknown, message: unknown) => {
+    const p = [...DashboardPanel.panels.values()].find((x) => x.task.file === file || x.task.name === file);
+    return p ? p.receive(message) : false;
+  });
+}

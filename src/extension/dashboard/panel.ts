@@ -1,0 +1,201 @@
+import * as vscode from 'vscode';
+import { Queue } from 'bullmq';
+import { hostname } from 'node:os';
+import type { CrawlTask } from '../../core/task/model';
+import type { PageJobData, PageJobResult } from '../../queue/crawl';
+import { retryFailureGroup } from '../../queue/failures';
+import { readHealth, type HealthSnapshot } from '../../queue/health';
+import { bullPrefix } from '../../queue/keys';
+import { recordSample } from '../../queue/metrics';
+import type { CrawlStudioApi } from '../extension';
+import { webviewHtml, webviewOptions, hasShape, isOneOf, isRecord, isStr } from '../results/webview';
+import { dashboardData, WorkerRates } from './data';
+import { DASHBOARD_VIEW_TYPE, type DashboardData, type FromDashboard, type ToDashboard } from './protocol';
+
+// One dashboard per task file: the crawl's health, re-read from Redis every second while the panel is visible.
+// While the run is going the panel also records metric samples (recordSample lets one sampler a second
+// through, so a session running elsewhere and this panel never double up), so the history has no gap even
+// when the crawl runs on remote workers only.
+
+const POLL_MS = 1000;
+/** Failed jobs are re-read when the failure count changes, and at least this often. */
+const FAILURES_EVERY_MS = 10_000;
+
+export class DashboardPanel implements vscode.Disposable {
+  static readonly panels = new Map<string, DashboardPanel>();
+  readonly lastPosted = new Map<ToDashboard['type'], ToDashboard>();
+  private timer: NodeJS.Timeout | null = null;
+  private disposed = false;
+  private previous: HealthSnapshot | null = null;
+  private failuresAt = 0;
+  private queueObj: Queue<PageJobData, PageJobResult> | null = null;
+  private readonly rates = new WorkerRates();
+  private readonly disposables: vscode.Disposable[] = [];
+  private ticking: Promise<void> = Promise.resolve();
+  /** Samples taken by this panel after the run finished (one closes the series, more would be flat noise). */
+  private finishedSamples = new Set<string>();
+
+  private constructor(
+    context: vscode.ExtensionContext,
+    private readonly api: CrawlStudioApi,
+    readonly panel: vscode.WebviewPanel,
+    readonly task: CrawlTask,
+  ) {
+    panel.webview.options = webviewOptions(context);
+    panel.iconPath = vscode.Uri.joinPath(context.extensionUri, 'media', 'icon.svg');
+    panel.webview.html = webviewHtml(context, panel.webview, 'dashboard', `Dashboard: ${task.name}`);
+    this.disposables.push(
+      panel.onDidDispose(() => this.dispose()),
+      panel.webview.onDidReceiveMessage((m: unknown) => void this.receive(m)),
+      panel.onDidChangeViewState(() => this.schedule(0)),
+    );
+  }
+
+  static open(context: vscode.ExtensionContext, api: CrawlStudioApi, task: CrawlTask, existing?: vscode.WebviewPanel): DashboardPanel {
+    const open = DashboardPanel.panels.get(task.file);
+    if (open && !existing) {
+      open.panel.reveal();
+      return open;
+    }
+    const panel = existing ?? vscode.window.createWebviewPanel(DASHBOARD_VIEW_TYPE, `Dashboard: ${task.name}`, vscode.ViewColumn.Active, webviewOptions(context));
+    panel.title = `Dashboard: ${task.name}`;
+    const p = new DashboardPanel(context, api, panel, task);
+    DashboardPanel.panels.set(task.file, p);
+    p.schedule(0);
+    return p;
+  }
+
+  private post(m: ToDashboard): void {
+    if (this.disposed) return;
+    this.lastPosted.set(m.type, m);
+    void this.panel.webview.postMessage(m);
+  }
+
+  get data(): DashboardData | null {
+    const d = this.lastPosted.get('data');
+    return d?.type === 'data' ? d.data : null;
+  }
+
+  async receive(raw: unknown): Promise<boolean> {
+    const m = parseDashboardMessage(raw);
+    if (!m || this.disposed) return false;
+    switch (m.type) {
+      case 'ready':
+        await this.refresh();
+        break;
+      case 'retryGroup': {
+        // Only a group the dashboard is showing: the webview cannot name anything else.
+        if (!this.data?.failures.some((f) => f.group === m.group)) return false;
+        const n = await this.retryGroup(m.group);
+        this.post({ type: 'retried', group: m.group, count: n });
+        void this.afterRetry(n);
+        break;
+      }
+      case 'openUrl':
+      case 'findUrl': {
+        // Only sample URLs the dashboard shows, and only http(s).
+        const shown = [...(this.data?.failures ?? []), ...(this.data?.skipped ?? [])].some((g) => g.urls.includes(m.url));
+        if (!shown || !/^https?:\/\//i.test(m.url)) return false;
+        if (m.type === 'openUrl') await vscode.env.openExternal(vscode.Uri.parse(m.url, true));
+        else await vscode.commands.executeCommand('crawlStudio.findUrl', m.url, vscode.Uri.file(this.task.file));
+        break;
+      }
+      case 'openResults':
+        await vscode.commands.executeCommand('crawlStudio.openResults', vscode.Uri.file(this.task.file));
+        break;
+    }
+    return true;
+  }
+
+  async retryGroup(group: string): Promise<number> {
+    const redis = await this.api.connection.get();
+    const n = await retryFailureGroup(redis, this.queue(redis), this.task.name, group);
+    this.failuresAt = 0;
+    await this.refresh();
+    return n;
+  }
+
+  private async afterRetry(n: number): Promise<void> {
+    if (n === 0) return;
+    const running = this.api.crawls.get(this.task.name) || (this.data?.workers.some((w) => !w.stale) ?? false);
+    if (running) {
+      void vscode.window.showInformationMessage(`Retrying ${n} failed job(s) of '${this.task.name}'.`);
+      return;
+    }
+    const a = await vscode.window.showInformationMessage(`${n} failed job(s) of '${this.task.name}' are back in the queue. No worker is running: start the crawl to fetch them.`, 'Start Crawl');
+    if (a) await vscode.commands.executeCommand('crawlStudio.startCrawl', vscode.Uri.file(this.task.file));
+  }
+
+  private queue(redis: Awaited<ReturnType<CrawlStudioApi['connection']['get']>>): Queue<PageJobData, PageJobResult> {
+    if (!this.queueObj) {
+      this.queueObj = new Queue<PageJobData, PageJobResult>(this.task.name, { connection: redis, prefix: bullPrefix(this.task.name) });
+      this.queueObj.on('error', () => undefined);
+    }
+    return this.queueObj;
+  }
+
+  /** Samples (while the run goes) and re-reads everything the dashboard shows; one at a time. */
+  refresh(): Promise<void> {
+    this.ticking = this.ticking.then(() => this.tick()).catch((err: unknown) => this.post({ type: 'error', message: err instanceof Error ? err.message : String(err) }));
+    return this.ticking;
+  }
+
+  private async tick(): Promise<void> {
+    if (this.disposed) return;
+    const redis = await this.api.connection.get();
+    const prevRun = this.previous?.run;
+    if (!prevRun || prevRun.state === 'running' || prevRun.state === 'starting') await recordSample(redis, this.task.name);
+    else if (!this.finishedSamples.has(prevRun.run)) {
+      // One sample after the end, so the chart shows the drain even if the session stopped sampling first.
+      this.finishedSamples.add(prevRun.run);
+      await recordSample(redis, this.task.name);
+    }
+    const failed = this.previous?.stats?.failed;
+    const readFailures = Date.now() - this.failuresAt > FAILURES_EVERY_MS;
+    const h = await readHealth(redis, this.queue(redis), this.task, { readFailures, previous: this.previous });
+    if (readFailures || h.stats?.failed !== failed) {
+      if (!readFailures) {
+        this.failuresAt = 0;
+        return this.tick();
+      }
+      this.failuresAt = Date.now();
+    }
+    this.previous = h;
+    this.post({ type: 'data', data: dashboardData(this.task, h, this.rates, hostname()) });
+  }
+
+  private schedule(delayMs = POLL_MS): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.disposed || !this.panel.visible) return;
+    this.timer = setTimeout(() => void this.refresh().finally(() => this.schedule()), delayMs);
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (DashboardPanel.panels.get(this.task.file) === this) DashboardPanel.panels.delete(this.task.file);
+    for (const d of this.disposables) d.dispose();
+    this.panel.dispose();
+    const q = this.queueObj;
+    void this.ticking.finally(() => q?.close());
+  }
+}
+
+export function parseDashboardMessage(v: unknown): FromDashboard | null {
+  if (!isRecord(v)) return null;
+  const url = isStr(4096);
+  switch (v.type) {
+    case 'ready':
+    case 'openResults':
+      return hasShape(v, { type: isOneOf(v.type) }) ? (v as FromDashboard) : null;
+    case 'retryGroup':
+      return hasShape(v, { type: isOneOf('retryGroup'), group: (g): g is string => typeof g === 'string' && /^[\w.-]{1,64}$/.test(g) }) ? (v as FromDashboard) : null;
+    case 'openUrl':
+    case 'findUrl':
+      return hasShape(v, { type: isOneOf(v.type), url }) ? (v as FromDashboard) : null;
+    default:
+      return null;
+  }
+}

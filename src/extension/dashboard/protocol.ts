@@ -1,0 +1,84 @@
+// Messages between the dashboard webview (media/dashboard/main.ts) and its panel. Pure types.
+
+export const DASHBOARD_VIEW_TYPE = 'crawlStudio.dashboard';
+
+export interface Series {
+  /** Seconds since epoch (uPlot's x unit). */
+  readonly t: readonly number[];
+  readonly pages: readonly number[];
+  readonly items: readonly number[];
+  readonly depth: readonly number[];
+  readonly discovered: readonly number[];
+}
+
+export interface Counter {
+  readonly label: string;
+  readonly value: number;
+  readonly detail?: string;
+}
+
+export interface GroupRow {
+  readonly group: string;
+  readonly label: string;
+  readonly count: number;
+  /** Failed jobs still kept by the queue (what "Retry all" retries). */
+  readonly jobs: number;
+  readonly urls: readonly string[];
+}
+
+export interface HostRow {
+  readonly host: string;
+  readonly done: number;
+  readonly failed: number;
+  readonly skipped: number;
+  readonly inFlight: number;
+  readonly delayMs: number;
+  readonly crawlDelayMs: number | null;
+  readonly nextInMs: number;
+}
+
+export interface WorkerRow {
+  readonly id: string;
+  readonly host: string;
+  readonly pid: number;
+  readonly local: boolean;
+  readonly concurrency: number;
+  readonly processed: number;
+  readonly failed: number;
+  readonly pagesPerSec: number | null;
+  readonly lastSeenAgoMs: number;
+  readonly stale: boolean;
+}
+
+export interface DashboardData {
+  readonly task: string;
+  readonly file: string;
+  readonly run: { readonly id: string; readonly state: string; readonly startedAt: number; readonly finishedAt: number | null } | null;
+  readonly now: number;
+  readonly counters: readonly Counter[];
+  readonly queue: { readonly waiting: number; readonly active: number; readonly delayed: number };
+  readonly eta: { readonly state: string; readonly seconds: number | null; readonly completionRate: number; readonly discoveryRate: number };
+  readonly pagesPerSec: number;
+  readonly itemsPerSec: number;
+  readonly series: Series;
+  readonly failures: readonly GroupRow[];
+  readonly skipped: readonly GroupRow[];
+  readonly hosts: readonly HostRow[];
+  readonly workers: readonly WorkerRow[];
+}
+
+export type ToDashboard =
+  | { readonly type: 'data'; readonly data: DashboardData }
+  | { readonly type: 'retried'; readonly group: string; readonly count: number }
+  | { readonly type: 'error'; readonly message: string };
+
+export type FromDashboard =
+  | { readonly type: 'ready' }
+  | { readonly type: 'retryGroup'; readonly group: string }
+  | { readonly type: 'openUrl'; readonly url: string }
+  | { readonly type: 'findUrl'; readonly url: string }
+  | { readonly type: 'openResults' };
+
+export interface DashboardPersisted {
+  readonly file: string;
+}

@@ -1,0 +1,301 @@
+import * as vscode from 'vscode';
+import { createWriteStream } from 'node:fs';
+import { dirname } from 'node:path';
+import { finished } from 'node:stream/promises';
+import type { CrawlTask } from '../../core/task/model';
+import { taskKeys } from '../../queue/keys';
+import { openStore } from '../../store';
+import { storeUrlFor } from '../../worker/storage';
+import type { CrawlStudioApi } from '../extension';
+import { parseResultsMessage } from './messages';
+import { EMPTY_VIEW, RESULTS_VIEW_TYPE, type ExportFormat, type FromResults, type ResultsViewState, type ToResults } from './protocol';
+import { DEFAULT_HIDDEN, ResultsSource } from './source';
+import { webviewHtml, webviewOptions } from './webview';
+
+// One results panel per task file: the task's stored items as a virtual table in a webview. The webview asks
+// for pages of rows as it scrolls; this side answers from the store through ResultsSource, and while the panel
+// is visible polls the count so new items appear during a crawl. Store calls are queued one at a time (the
+// query index is not re-entrant, and SQLite serialises them anyway).
+
+export const DESIGNER_PREVIEW_COMMAND = 'crawlStudio.designer.openPreview';
+
+export interface ResultsActions {
+  showJob(task: CrawlTask, url: string, run: string | null): Promise<void>;
+}
+
+export class ResultsPanel implements vscode.Disposable {
+  static readonly panels = new Map<string, ResultsPanel>();
+  /** The last message of each type sent to the webview: what tests (and bug reports) look at. */
+  readonly lastPosted = new Map<ToResults['type'], ToResults>();
+  private view: ResultsViewState;
+  private queue: Promise<unknown> = Promise.resolve();
+  private timer: NodeJS.Timeout | null = null;
+  private lastCount = '';
+  private disposed = false;
+  private readonly disposables: vscode.Disposable[] = [];
+  private source: ResultsSource | null = null;
+
+  private constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly api: CrawlStudioApi,
+    private readonly actions: ResultsActions,
+    readonly panel: vscode.WebviewPanel,
+    readonly task: CrawlTask,
+    view: ResultsViewState,
+  ) {
+    this.view = view;
+    panel.webview.options = webviewOptions(context);
+    panel.iconPath = vscode.Uri.joinPath(context.extensionUri, 'media', 'icon.svg');
+    panel.webview.html = webviewHtml(context, panel.webview, 'results', `Results: ${task.name}`);
+    this.disposables.push(
+      panel.onDidDispose(() => this.dispose()),
+      panel.webview.onDidReceiveMessage((m: unknown) => void this.receive(m)),
+      panel.onDidChangeViewState(() => this.schedulePoll(0)),
+    );
+  }
+
+  static async open(
+    context: vscode.ExtensionContext,
+    api: CrawlStudioApi,
+    actions: ResultsActions,
+    task: CrawlTask,
+    existing?: vscode.WebviewPanel,
+    view?: ResultsViewState,
+  ): Promise<ResultsPanel> {
+    const key = task.file;
+    const open = ResultsPanel.panels.get(key);
+    if (open && !existing) {
+      open.panel.reveal();
+      return open;
+    }
+    const panel = existing ?? vscode.window.createWebviewPanel(RESULTS_VIEW_TYPE, `Results: ${task.name}`, vscode.ViewColumn.Active, webviewOptions(context));
+    panel.title = `Results: ${task.name}`;
+    const p = new ResultsPanel(context, api, actions, panel, task, view ?? { ...EMPTY_VIEW, hidden: [...DEFAULT_HIDDEN] });
+    ResultsPanel.panels.set(key, p);
+    return p;
+  }
+
+  private async store(): Promise<ResultsSource> {
+    if (!this.source) this.source = new ResultsSource(await openStore(storeUrlFor(this.task), { task: this.task.name, cwd: dirname(this.task.file) }));
+    return this.source;
+  }
+
+  private post(m: ToResults): void {
+    if (this.disposed) return;
+    this.lastPosted.set(m.type, m);
+    void this.panel.webview.postMessage(m);
+  }
+
+  /** Runs store work one call at a time; failures are shown in the webview, never thrown at it. */
+  private serial<T>(fn: () => Promise<T>): Promise<T | undefined> {
+    const next = this.queue.then(fn, fn).catch((err: unknown) => {
+      this.post({ type: 'error', message: err instanceof Error ? err.message : String(err) });
+      return undefined;
+    });
+    this.queue = next;
+    return next;
+  }
+
+  /** Entry point of webview messages (and of the test hook, which sends the same shapes). */
+  async receive(raw: unknown): Promise<boolean> {
+    const m = parseResultsMessage(raw);
+    if (!m || this.disposed) return false;
+    await this.handle(m);
+    return true;
+  }
+
+  private async handle(m: FromResults): Promise<void> {
+    switch (m.type) {
+      case 'ready':
+        await this.serial(() => this.init(m.view ?? this.view));
+        return;
+      case 'query':
+        await this.serial(() => this.applyQuery(m.view));
+        return;
+      case 'rows':
+        await this.serial(async () => {
+          const src = await this.store();
+          if (m.generation !== src.generation) return;
+          this.post({ type: 'rows', generation: m.generation, offset: m.offset, rows: await src.rows(m.offset, m.limit) });
+        });
+        return;
+      case 'detail':
+        await this.serial(async () => {
+          const src = await this.store();
+          const item = await src.item(m.offset);
+          if (!item) return;
+          const fields = Object.entries(item.data).map(([name, value]) => ({ name, value }));
+          this.post({ type: 'detail', detail: { offset: m.offset, type: item.type, key: item.key, url: item.url, rule: item.rule, run: item.run, fetchedAt: item.fetchedAt, fields } });
+        });
+        return;
+      case 'openUrl': {
+        const item = await this.serial(async () => (await this.store()).item(m.offset));
+        // Only the stored item's own URL, and only http(s): the webview never names what gets opened.
+        if (item?.url && /^https?:\/\//i.test(item.url)) await vscode.env.openExternal(vscode.Uri.parse(item.url, true));
+        return;
+      }
+      case 'showJob': {
+        const item = await this.serial(async () => (await this.store()).item(m.offset));
+        if (item?.url) await this.actions.showJob(this.task, item.url, item.run);
+        return;
+      }
+      case 'openPreview': {
+        const item = await this.serial(async () => (await this.store()).item(m.offset));
+        if (!item?.url || !/^https?:\/\//i.test(item.url)) return;
+        if (!(await vscode.commands.getCommands(true)).includes(DESIGNER_PREVIEW_COMMAND)) {
+          void vscode.window.showInformationMessage('The designer preview is not available in this version of Crawl Studio.');
+          return;
+        }
+        // The designer's signature: (task file, rule, url).
+        await vscode.commands.executeCommand(DESIGNER_PREVIEW_COMMAND, vscode.Uri.file(this.task.file), item.rule ?? undefined, item.url);
+        return;
+      }
+      case 'export':
+        await this.exportWithDialog(m.format);
+        return;
+      case 'quality':
+        await this.serial(() => this.postQuality());
+        return;
+    }
+  }
+
+  private async init(view: ResultsViewState): Promise<void> {
+    const src = await this.store();
+    this.view = await src.setQuery(view);
+    const types = await src.types();
+    const columns = this.view.itemType ? await src.columns(this.view.itemType) : [];
+    const canPreview = (await vscode.commands.getCommands(true)).includes(DESIGNER_PREVIEW_COMMAND);
+    this.post({ type: 'init', task: this.task.name, file: this.task.file, store: src.store.location, types, columns, view: this.view, canPreview });
+    this.lastCount = '';
+    await this.postCount();
+    if (this.view.showQuality) await this.postQuality();
+    this.schedulePoll();
+  }
+
+  private async applyQuery(view: ResultsViewState): Promise<void> {
+    const src = await this.store();
+    const typeChanged = view.itemType !== this.view.itemType;
+    const needsIndex = Object.values(view.filters).some((t) => t !== '') || (view.sort !== null && !['_key', '_fetched_at'].includes(view.sort.field));
+    if (needsIndex) this.post({ type: 'busy', text: 'Filtering…' });
+    this.view = await src.setQuery(view);
+    if (typeChanged) {
+      const columns = this.view.itemType ? await src.columns(this.view.itemType) : [];
+      this.post({ type: 'init', task: this.task.name, file: this.task.file, store: src.store.location, types: await src.types(), columns, view: this.view, canPreview: this.lastInit()?.canPreview ?? false });
+    }
+    this.lastCount = '';
+    await this.postCount();
+    if (needsIndex) this.post({ type: 'busy', text: null });
+    if (this.view.showQuality) await this.postQuality();
+  }
+
+  private lastInit(): Extract<ToResults, { type: 'init' }> | undefined {
+    return this.lastPosted.get('init') as Extract<ToResults, { type: 'init' }> | undefined;
+  }
+
+  private async postCount(): Promise<void> {
+    const src = await this.store();
+    if (src.type === null && (await src.types()).length > 0) {
+      // The first items of a crawl that had stored none when the panel opened: show their type now.
+      this.view = await src.setQuery(this.view);
+      const columns = this.view.itemType ? await src.columns(this.view.itemType) : [];
+      this.post({ type: 'init', task: this.task.name, file: this.task.file, store: src.store.location, types: await src.types(), columns, view: this.view, canPreview: this.lastInit()?.canPreview ?? false });
+    }
+    const { total, stored } = await src.count();
+    const running = await this.isRunning();
+    const types = await src.types();
+    const columns = src.type ? await src.columns(src.type) : [];
+    const sig = JSON.stringify([src.generation, total, stored, running, columns, types]);
+    if (sig === this.lastCount) return;
+    this.lastCount = sig;
+    this.post({ type: 'count', generation: src.generation, total, stored, running, indexing: false, columns, types });
+  }
+
+  private async postQuality(): Promise<void> {
+    const q = await (await this.store()).fieldQuality();
+    if (q) this.post({ type: 'quality', itemType: q.type, total: q.total, fields: q.fields });
+  }
+
+  private async isRunning(): Promise<boolean> {
+    if (this.api.crawls.get(this.task.name)) return true;
+    const redis = this.api.connection.peek();
+    if (!redis) return false;
+    try {
+      return (await redis.hget(taskKeys(this.task.name).meta, 'state')) === 'running';
+    } catch {
+      return false;
+    }
+  }
+
+  /** Polls the count while visible: every second during a crawl, every five otherwise. */
+  private schedulePoll(delayMs?: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.disposed || !this.panel.visible) return;
+    const running = (this.lastPosted.get('count') as Extract<ToResults, { type: 'count' }> | undefined)?.running ?? true;
+    this.timer = setTimeout(() => {
+      void this.serial(async () => {
+        await this.postCount();
+        if (this.view.showQuality) await this.postQuality();
+      }).finally(() => this.schedulePoll());
+    }, delayMs ?? (running ? 1000 : 5000));
+  }
+
+  private async exportWithDialog(format: ExportFormat): Promise<void> {
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri ?? vscode.Uri.file(dirname(this.task.file));
+    const target = await vscode.window.showSaveDialog({
+      defaultUri: vscode.Uri.joinPath(folder, `${this.task.name}-${this.view.itemType ?? 'items'}.${format}`),
+      filters: { [format.toUpperCase()]: [format] },
+      title: `Export the current view of '${this.task.name}' as ${format.toUpperCase()}`,
+      saveLabel: 'Export',
+    });
+    if (!target) return;
+    const n = await this.exportTo(format, target.fsPath);
+    if (n !== undefined) {
+      void vscode.window.showInformationMessage(`Exported ${n} item(s) to ${vscode.workspace.asRelativePath(target)}.`, 'Open').then((a) => a && vscode.window.showTextDocument(target));
+    }
+  }
+
+  /** Exports the current view to a file the person chose (or a test named); returns the item count. */
+  async exportTo(format: ExportFormat, path: string): Promise<number | undefined> {
+    return this.serial(async () => {
+      const out = createWriteStream(path);
+      try {
+        const r = await (await this.store()).exportTo(format, out);
+        out.end();
+        await finished(out);
+        return r.items;
+      } catch (err) {
+        out.destroy();
+        throw err;
+      }
+    });
+  }
+
+  /** Stored items of every type (what the first "Open Results" returned). */
+  async storedCount(): Promise<number> {
+    return (
+      (await this.serial(async () => {
+        const src = await this.store();
+        let n = 0;
+        for (const t of await src.types()) n += await src.store.count(t);
+        return n;
+      })) ?? 0
+    );
+  }
+
+  /** The state VS Code keeps for the serializer is the webview's own (setState); this is the host's copy. */
+  get state(): { file: string; view: ResultsViewState } {
+    return { file: this.task.file, view: this.view };
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (ResultsPanel.panels.get(this.task.file) === this) ResultsPanel.panels.delete(this.task.file);
+    for (const d of this.disposables) d.dispose();
+    this.panel.dispose();
+    const src = this.source;
+    void this.queue.finally(() => src?.close());
+  }
+}

@@ -1,0 +1,122 @@
+import type { Writable } from 'node:stream';
+import { exportItems, type ExportResult, type ItemStore, type StoredItem } from '../../store';
+import { ItemCache, ItemView, META_COLUMNS, QualityTracker, textOf, viewAsStore, type FieldFilter, type ItemQuery, type QualityReport } from '../../store/query';
+import { CELL_CHARS, type ExportFormat, type ResultsViewState, type TableRow } from './protocol';
+
+// The results view's data, without VS Code: one store, the current query over one item type, pages of rows
+// shaped for the table, field quality and filtered export. The panel (panel.ts) drives it from webview
+// messages; the benchmark (bench.ts) drives it directly, so both measure and run the same code.
+
+export const DEFAULT_HIDDEN: readonly string[] = ['_key', '_rule', '_fetched_at'];
+
+export class ResultsSource {
+  private view: ItemView | null = null;
+  private caches = new Map<string, ItemCache>();
+  private quality = new Map<string, QualityTracker>();
+  private itemType: string | null = null;
+  private columnsOf = new Map<string, string[]>();
+  /** Bumped on every query change: answers to an older query are dropped by the webview. */
+  generation = 0;
+
+  constructor(readonly store: ItemStore) {}
+
+  async types(): Promise<string[]> {
+    return this.store.itemTypes();
+  }
+
+  get type(): string | null {
+    return this.itemType;
+  }
+
+  /** Data fields in stored order, then the meta columns. */
+  async columns(type: string): Promise<string[]> {
+    const cols = [...(await this.store.fieldNames(type)), ...META_COLUMNS];
+    this.columnsOf.set(type, cols);
+    return cols;
+  }
+
+  /** Applies a view state (already shape-checked): unknown types and columns are ignored, not trusted. */
+  async setQuery(state: ResultsViewState): Promise<ResultsViewState> {
+    const types = await this.types();
+    const type = state.itemType && types.includes(state.itemType) ? state.itemType : (types[0] ?? null);
+    this.generation++;
+    this.itemType = type;
+    if (!type) {
+      this.view = null;
+      return { ...state, itemType: null };
+    }
+    const columns = new Set(await this.columns(type));
+    const filters: FieldFilter[] = Object.entries(state.filters)
+      .filter(([f, t]) => columns.has(f) && t !== '')
+      .map(([field, text]) => ({ field, text }));
+    const sort = state.sort && columns.has(state.sort.field) ? state.sort : null;
+    const query: ItemQuery = { type, filters, sort };
+    const view = new ItemView(this.store, query, null);
+    this.view = view.direct ? view : new ItemView(this.store, query, this.cacheFor(type));
+    return { ...state, itemType: type, filters: Object.fromEntries(filters.map((f) => [f.field, f.text])), sort };
+  }
+
+  /** True when the current query needs an index (the first count may take a while on big stores). */
+  get indexing(): boolean {
+    return this.view !== null && !this.view.direct;
+  }
+
+  private cacheFor(type: string): ItemCache {
+    let c = this.caches.get(type);
+    if (!c) this.caches.set(type, (c = new ItemCache(this.store, type)));
+    return c;
+  }
+
+  async count(): Promise<{ total: number; stored: number }> {
+    if (!this.view || !this.itemType) return { total: 0, stored: 0 };
+    const total = await this.view.count();
+    const stored = this.view.direct && this.view.query.filters.length === 0 ? total : await this.store.count(this.itemType);
+    return { total, stored };
+  }
+
+  async items(offset: number, limit: number): Promise<StoredItem[]> {
+    return this.view ? this.view.page(offset, limit) : [];
+  }
+
+  async rows(offset: number, limit: number): Promise<TableRow[]> {
+    return (await this.items(offset, limit)).map(toTableRow);
+  }
+
+  async item(offset: number): Promise<StoredItem | null> {
+    return (await this.items(offset, 1))[0] ?? null;
+  }
+
+  async fieldQuality(): Promise<QualityReport | null> {
+    const type = this.itemType;
+    if (!type) return null;
+    let q = this.quality.get(type);
+    if (!q) this.quality.set(type, (q = new QualityTracker(this.store, type, this.cacheFor(type))));
+    return q.update();
+  }
+
+  /** Writes the current view (filtered and sorted) with its meta columns. */
+  async exportTo(format: ExportFormat, out: Writable): Promise<ExportResult> {
+    if (!this.view || !this.itemType) throw new Error('nothing to export: the store has no items yet');
+    return exportItems(viewAsStore(this.view, this.store), { type: this.itemType, format, out, meta: true });
+  }
+
+  async close(): Promise<void> {
+    this.caches.clear();
+    this.quality.clear();
+    await this.store.close();
+  }
+}
+
+export function toTableRow(item: StoredItem): TableRow {
+  const cells: Record<string, string> = {};
+  for (const [k, v] of Object.entries(item.data)) cells[k] = cut(textOf(v));
+  cells._key = cut(item.key);
+  cells._url = cut(item.url ?? '');
+  cells._rule = item.rule ?? '';
+  cells._fetched_at = new Date(item.fetchedAt).toISOString().replace('T', ' ').slice(0, 19);
+  return { key: item.key, url: item.url, rule: item.rule, fetchedAt: item.fetchedAt, cells };
+}
+
+function cut(s: string): string {
+  return s.length > CELL_CHARS ? `${s.slice(0, CELL_CHARS - 1)}…` : s;
+}
