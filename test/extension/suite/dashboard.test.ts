@@ -1,0 +1,177 @@
+import * as assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import type { DashboardData, ToDashboard } from '../../../src/extension/dashboard/protocol';
+import type { CrawlStudioApi } from '../../../src/extension/extension';
+import { serveSite, type SiteServer } from '../../../src/demo/site';
+import { startRedis, type RedisServer } from '../../support/services';
+
+// The crawl dashboard against a real crawl: metrics arrive and move while it runs, history is in Redis (a
+// reopened dashboard shows the run so far), failures are grouped by cause with sample URLs, and "Retry all of
+// this group" sends exactly that group's failed jobs back to the queue.
+
+const EXTENSION_ID = 'crawl-studio.crawl-studio';
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | false | null> | T | undefined | false | null, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+async function data(task: string): Promise<DashboardData | undefined> {
+  const all = (await vscode.commands.executeCommand<{ task: string; lastPosted: Partial<Record<ToDashboard['type'], ToDashboard>> }[]>('crawlStudio.dashboard.testState')) ?? [];
+  const p = all.find((x) => x.task === task)?.lastPosted;
+  if (p?.error?.type === 'error') lastError = p.error.message;
+  const d = p?.data;
+  return d?.type === 'data' ? d.data : undefined;
+}
+
+let lastError = '';
+
+describe('Crawl dashboard (real crawl)', function () {
+  this.timeout(180_000);
+  let redis: RedisServer;
+  let site: SiteServer;
+  let api: CrawlStudioApi;
+  let file: string;
+  let taskUri: vscode.Uri;
+  let broken = true;
+
+  before(async () => {
+    redis = await startRedis();
+    // Books 3 and 4 answer 503 until the test "fixes" the site; book 9 is a 404.
+    site = await serveSite({ listPages: 4, perPage: 10 }, 0, (req, res) => {
+      if (broken && /^\/catalogue\/book-[34]\.html/.test(req.url ?? '')) {
+        res.writeHead(503).end('busy');
+        return true;
+      }
+      if (req.url?.startsWith('/catalogue/book-9.html')) {
+        res.writeHead(404).end('gone');
+        return true;
+      }
+      return false;
+    }, 60);
+    await vscode.workspace.getConfiguration('crawlStudio').update('redisUrl', redis.url, vscode.ConfigurationTarget.Global);
+    await vscode.workspace.getConfiguration('crawlStudio').update('workers', 1, vscode.ConfigurationTarget.Global);
+    await vscode.workspace.getConfiguration('crawlStudio').update('concurrency', 2, vscode.ConfigurationTarget.Global);
+    api = (await vscode.extensions.getExtension(EXTENSION_ID)!.activate()) as CrawlStudioApi;
+    await api.connection.reset();
+    const dir = mkdtempSync(join(tmpdir(), 'cs-dash-'));
+    file = join(dir, 'dash.crawl.yaml');
+    writeFileSync(
+      file,
+      `name: dash
+start: [${site.url}/]
+canonical: { dropParams: [ref, src] }
+request: { retries: { attempts: 2, backoff: fixed, delay: 50ms } }
+politeness: { perHost: { concurrency: 2, delay: 20ms } }
+rules:
+  - name: list
+    match: ["${site.url}/", "**/catalogue/page-*.html"]
+    follow:
+      - { selector: "ul.nav a, li.next a, header a", to: list }
+      - { selector: "article.product_pod h3 a", to: book }
+  - name: book
+    items:
+      - type: book
+        scope: article.product_page
+        key: [upc]
+        fields: { title: h1, upc: td.upc }
+`,
+    );
+    taskUri = vscode.Uri.file(file);
+  });
+
+  // The crawl manager directly, not the Start Crawl command: the command also refreshes the Queue Explorer,
+  // whose model would then stay bound to this suite's Redis client after the suite resets the connection.
+  const startCrawl = async () => api.crawls.start(await vscode.workspace.openTextDocument(taskUri));
+
+  after(async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await vscode.commands.executeCommand('crawlStudio.stopWorkers');
+    for (const k of ['redisUrl', 'workers', 'concurrency']) await vscode.workspace.getConfiguration('crawlStudio').update(k, undefined, vscode.ConfigurationTarget.Global);
+    await api.connection.reset();
+    await site?.close();
+    await redis?.stop();
+  });
+
+  it('receives metrics that move while the crawl runs', async () => {
+    await startCrawl();
+    assert.deepEqual(await vscode.commands.executeCommand('crawlStudio.openDashboard', taskUri), { task: 'dash' });
+    const first = await until('running data', async () => {
+      const d = await data('dash');
+      return d?.run?.state === 'running' ? d : undefined;
+    });
+    assert.equal(first.file, file);
+    const moved = await until('the series to grow and pages to be done', async () => {
+      const d = await data('dash');
+      return d && d.series.t.length >= 3 && (d.counters.find((c) => c.label === 'Pages done')?.value ?? 0) > 0 ? d : undefined;
+    });
+    assert.ok(moved.series.pages.some((v) => v > 0), 'a non-zero pages/s point');
+    assert.ok(moved.workers.length >= 1, 'the local worker from its heartbeat');
+    assert.equal(moved.workers[0]!.local, true);
+    await until('the crawl to finish', () => !api.crawls.get('dash'), 120_000);
+    const done = await until('finished data', async () => {
+      const d = await data('dash');
+      return d?.run?.state === 'finished' ? d : undefined;
+    }, 20_000);
+    assert.equal(done.eta.state, 'finished');
+    assert.ok(done.hosts.length === 1 && done.hosts[0]!.done > 0, JSON.stringify(done.hosts));
+    const robots = done.skipped.find((g) => g.group === 'robots');
+    assert.ok(robots && robots.count === 1, JSON.stringify(done.skipped));
+  });
+
+  it('groups failures by cause with sample URLs', async () => {
+    const d = await until('failure groups', async () => {
+      const x = await data('dash');
+      return x && x.failures.length === 2 ? x : undefined;
+    }, 20_000).catch(async (err: Error) => {
+      throw new Error(`${err.message}: ${JSON.stringify((await data('dash'))?.failures)} ${lastError}`);
+    });
+    const f503 = d.failures.find((g) => g.group === 'http-503')!;
+    const f404 = d.failures.find((g) => g.group === 'http-404')!;
+    assert.equal(f503.count, 2);
+    assert.equal(f503.jobs, 2);
+    assert.equal(f503.label, 'HTTP 503');
+    assert.deepEqual([...f503.urls].sort(), [`${site.url}/catalogue/book-3.html`, `${site.url}/catalogue/book-4.html`]);
+    assert.equal(f404.count, 1);
+  });
+
+  it('keeps the history in Redis: a reopened dashboard shows the run so far', async () => {
+    const before = (await data('dash'))!.series.t.length;
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await until('the panel to close', async () => !(await data('dash')));
+    await vscode.commands.executeCommand('crawlStudio.openDashboard', taskUri);
+    const d = await until('data again', () => data('dash'));
+    assert.ok(d.series.t.length >= before - 1, `${d.series.t.length} points after reopening, ${before} before`);
+  });
+
+  it('retries all failed jobs of one group, not the others', async () => {
+    broken = false;
+    assert.equal(await vscode.commands.executeCommand('crawlStudio.dashboard.testMessage', file, { type: 'retryGroup', group: 'http-999' }), false, 'a group the dashboard does not show is refused');
+    assert.equal(await vscode.commands.executeCommand('crawlStudio.dashboard.testMessage', file, { type: 'retryGroup', group: 'http-503' }), true);
+    const all = (await vscode.commands.executeCommand<{ task: string; lastPosted: Record<string, ToDashboard> }[]>('crawlStudio.dashboard.testState'))!;
+    const retried = all.find((p) => p.task === 'dash')!.lastPosted.retried;
+    assert.deepEqual(retried, { type: 'retried', group: 'http-503', count: 2 });
+    const redisClient = await api.connection.get();
+    assert.equal(await redisClient.hget('cs:{dash}:#meta', 'state'), 'running', 'the finished run is reopened');
+    // Read the queue directly: crawlStudio.refresh would bind the Queue Explorer's model to this suite's Redis.
+    const failedJobs = await redisClient.zcard('cs:{dash}:dash:failed');
+    const waiting = (await redisClient.llen('cs:{dash}:dash:wait')) + (await redisClient.zcard('cs:{dash}:dash:prioritized'));
+    assert.equal(failedJobs, 1, 'only the 404 stays failed');
+    assert.equal(waiting, 2);
+    // Resume: the two pages are fetched now that the site answers.
+    await startCrawl();
+    await until('the retried pages to be stored', async () => {
+      const d = await data('dash');
+      return d && d.failures.every((g) => g.group !== 'http-503') && d.counters.find((c) => c.label === 'Items')?.value === 39 ? d : undefined;
+    }, 90_000);
+    await until('the resumed crawl to finish', () => !api.crawls.get('dash'), 60_000);
+  });
+});
