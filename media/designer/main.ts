@@ -59,12 +59,13 @@ app.innerHTML = `
     <div class="pick-bar" id="pick-bar" hidden></div>
   </div>
   <div slot="end" class="results">
+    <!-- vscode-tabs gives its headers ids of its own: they are told apart by data-tab. -->
     <vscode-tabs id="tabs" selected-index="0">
-      <vscode-tab-header slot="header" id="tab-items">Items <vscode-badge variant="counter" id="items-count">0</vscode-badge></vscode-tab-header>
+      <vscode-tab-header slot="header" data-tab="items">Items <vscode-badge variant="counter" id="items-count">0</vscode-badge></vscode-tab-header>
       <vscode-tab-panel><div class="tab-body" id="items"></div></vscode-tab-panel>
-      <vscode-tab-header slot="header" id="tab-links">Links <vscode-badge variant="counter" id="links-count">0</vscode-badge></vscode-tab-header>
+      <vscode-tab-header slot="header" data-tab="links">Links <vscode-badge variant="counter" id="links-count">0</vscode-badge></vscode-tab-header>
       <vscode-tab-panel><div class="tab-body" id="links"></div></vscode-tab-panel>
-      <vscode-tab-header slot="header" id="tab-problems">Problems <vscode-badge variant="counter" id="problems-count">0</vscode-badge></vscode-tab-header>
+      <vscode-tab-header slot="header" data-tab="problems">Problems <vscode-badge variant="counter" id="problems-count">0</vscode-badge></vscode-tab-header>
       <vscode-tab-panel><div class="tab-body" id="problems"></div></vscode-tab-panel>
     </vscode-tabs>
   </div>
