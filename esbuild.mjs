@@ -7,6 +7,8 @@ import { join } from 'node:path';
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');
 const onlyTests = process.argv.includes('--tests');
+// Packages are built into a staging folder so the development build in dist/ (used by the tests) stays as is.
+const outRoot = process.argv.find((a) => a.startsWith('--outdir='))?.slice('--outdir='.length) ?? 'dist';
 
 const common = {
   bundle: true,
@@ -40,12 +42,12 @@ if (!onlyTests) {
       extension: 'src/extension/extension.ts',
       worker: 'src/worker/entry.ts',
     },
-    outdir: 'dist',
+    outdir: outRoot,
   });
   builds.push({
     ...common,
     entryPoints: { cli: 'src/cli/main.ts' },
-    outdir: 'dist',
+    outdir: outRoot,
     // Runnable as the package's `bin`.
     banner: { js: '#!/usr/bin/env node' },
   });
@@ -64,15 +66,15 @@ if (!onlyTests) {
       minify: production,
       entryPoints: webviews,
       outbase: 'media',
-      outdir: 'dist/media',
+      outdir: `${outRoot}/media`,
       loader: { '.css': 'text' },
       logLevel: 'warning',
     });
   }
 }
 
-const testEntries = walk('test', (p) => p.endsWith('.test.ts') || p.endsWith('/index.ts'));
-builds.push({
+const testEntries = production ? [] : walk('test', (p) => p.endsWith('.test.ts') || p.endsWith('/index.ts'));
+if (testEntries.length > 0) builds.push({
   ...common,
   sourcemap: 'inline',
   entryPoints: testEntries,
@@ -84,13 +86,13 @@ builds.push({
 });
 
 function copyAssets() {
-  mkdirSync('dist/schema', { recursive: true });
-  copyFileSync('src/core/task/crawl-task.schema.json', 'dist/schema/crawl-task.schema.json');
+  mkdirSync(`${outRoot}/schema`, { recursive: true });
+  copyFileSync('src/core/task/crawl-task.schema.json', `${outRoot}/schema/crawl-task.schema.json`);
   // node-sqlite3-wasm loads its .wasm from the directory of the script that bundles it.
-  copyFileSync('node_modules/node-sqlite3-wasm/dist/node-sqlite3-wasm.wasm', 'dist/node-sqlite3-wasm.wasm');
+  copyFileSync('node_modules/node-sqlite3-wasm/dist/node-sqlite3-wasm.wasm', `${outRoot}/node-sqlite3-wasm.wasm`);
   // The codicon font for webviews, served from the extension's own files (no CDN).
-  mkdirSync('dist/media/codicons', { recursive: true });
-  for (const f of ['codicon.css', 'codicon.ttf']) copyFileSync(`node_modules/@vscode/codicons/dist/${f}`, `dist/media/codicons/${f}`);
+  mkdirSync(`${outRoot}/media/codicons`, { recursive: true });
+  for (const f of ['codicon.css', 'codicon.ttf']) copyFileSync(`node_modules/@vscode/codicons/dist/${f}`, `${outRoot}/media/codicons/${f}`);
 }
 
 if (watch) {

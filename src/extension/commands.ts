@@ -148,6 +148,18 @@ export function registerCommands(deps: CommandDeps): void {
     return connection.state;
   });
 
+  reg('crawlStudio.startManagedRedis', async () => {
+    const cfg = vscode.workspace.getConfiguration('crawlStudio');
+    await cfg.update('redisUrl', undefined, vscode.ConfigurationTarget.Workspace);
+    if (settings.redisUrl()) {
+      void vscode.window.showWarningMessage(`crawlStudio.redisUrl is set in your user settings (${settings.redisUrl()}); clear it there to use a managed Redis.`, 'Open Settings').then((a) => a && vscode.commands.executeCommand('workbench.action.openSettings', 'crawlStudio.redisUrl'));
+    }
+    await connection.reset();
+    await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Starting a managed redis-server…' }, () => connection.get());
+    await tree.refresh();
+    return connection.state;
+  });
+
   reg('crawlStudio.refresh', async () => {
     await connection.get();
     await tree.refresh();

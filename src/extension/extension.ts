@@ -52,6 +52,7 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
     vscode.commands.registerCommand('crawlStudio.version', () => context.extension.packageJSON.version as string),
     // The explorer connects on its own when it becomes visible, so a user who opens the view sees the queues.
     view.onDidChangeVisibility((e) => e.visible && void connection.get().then(() => tree.refresh(), () => tree.refresh())),
+    connection.onDidChangeState((s) => void vscode.commands.executeCommand('setContext', 'crawlStudio.connected', s.kind === 'ready' || s.kind === 'lost' || s.kind === 'connecting')),
     onSettingsChange((e) => {
       if (e.affectsConfiguration('crawlStudio.redisUrl')) void connection.reset().then(() => tree.refresh());
     }),

@@ -188,7 +188,8 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
   }
 
   async getChildren(node?: ExplorerNode): Promise<ExplorerNode[]> {
-    if (!node) return [this.root];
+    // Not connected: no nodes, so the view shows its welcome content (Connect | Start Managed Redis).
+    if (!node) return this.connection.state.kind === 'idle' || this.connection.state.kind === 'failed' ? [] : [this.root];
     if (node instanceof ConnectionNode) {
       const s = this.connection.state;
       const out: ExplorerNode[] = [];

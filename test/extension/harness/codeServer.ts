@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -48,6 +48,8 @@ export interface CodeServerOptions {
   /** Receives code-server's output lines. */
   readonly log?: (line: string) => void;
   readonly bin?: string;
+  /** .vsix files installed into the fresh extensions-dir before the server starts (what users install). */
+  readonly installExtensions?: readonly string[];
 }
 
 export interface CodeServer {
@@ -122,6 +124,16 @@ export async function startCodeServer(opts: CodeServerOptions): Promise<CodeServ
   );
   const configFile = join(dir, 'config.yaml');
   writeFileSync(configFile, 'auth: none\n');
+  const launcher = realpathSync(bin);
+  for (const vsix of opts.installExtensions ?? []) {
+    const install = ['--config', configFile, '--extensions-dir', extensionsDir, '--user-data-dir', userDataDir, '--install-extension', vsix];
+    const r = spawnSync(launcher.endsWith('.js') ? process.execPath : bin, launcher.endsWith('.js') ? [launcher, ...install] : install, {
+      encoding: 'utf8',
+      env: childEnv(dir, opts.env),
+      timeout: 120_000,
+    });
+    if (r.status !== 0) throw new Error(`code-server --install-extension ${vsix} failed (${r.status}):\n${r.stdout}\n${r.stderr}`);
+  }
 
   const args = [
     '--config', configFile,

@@ -46,6 +46,8 @@ export interface WorkbenchOptions {
   readonly extensionTestsPath?: string;
   /** Extra environment for code-server and so for the extension host and the tests it runs. */
   readonly env?: Readonly<Record<string, string>>;
+  /** .vsix files installed before the workbench opens (combine with extensionDevelopmentPath: null). */
+  readonly installExtensions?: readonly string[];
   /** User settings merged over DEFAULT_SETTINGS. */
   readonly settings?: Readonly<Record<string, unknown>>;
   /** Where screenshots and logs go (default test-artifacts/). */
@@ -132,6 +134,7 @@ export async function openWorkbench(opts: WorkbenchOptions): Promise<Workbench> 
     workspaceFolder: folder,
     env: { [LOG_TAG_ENV]: tag, ...opts.env },
     ...(opts.settings ? { settings: opts.settings } : {}),
+    ...(opts.installExtensions ? { installExtensions: opts.installExtensions } : {}),
     log: (line) => {
       note(`[code-server] ${line}`);
       opts.onServerLog?.(line);

@@ -1,0 +1,57 @@
+#!/usr/bin/env node
+// Builds what users install, from a clean staging folder (the development build in dist/ is left alone):
+//   node scripts/package.mjs vsix   -> out/package/crawl-studio-<version>.vsix   (the VS Code extension)
+//   node scripts/package.mjs cli    -> out/package/crawl-studio-cli-<version>.tgz (npm package, bin crawl-studio)
+// Both are bundled and minified: neither needs node_modules at run time.
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+const what = process.argv[2] ?? 'vsix';
+const root = resolve('.');
+const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
+const outDir = join(root, 'out', 'package');
+mkdirSync(outDir, { recursive: true });
+
+function build(stage) {
+  rmSync(stage, { recursive: true, force: true });
+  mkdirSync(stage, { recursive: true });
+  execFileSync(process.execPath, ['esbuild.mjs', '--production', `--outdir=${join(stage, 'dist')}`], { stdio: 'inherit' });
+}
+
+if (what === 'vsix') {
+  const stage = join(root, 'out', 'stage-vsix');
+  build(stage);
+  for (const f of ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE', '.vscodeignore']) cpSync(f, join(stage, f));
+  cpSync('media', join(stage, 'media'), { recursive: true });
+  const out = join(outDir, `crawl-studio-${pkg.version}.vsix`);
+  execFileSync(join(root, 'node_modules', '.bin', 'vsce'), ['package', '--no-dependencies', '--out', out], { cwd: stage, stdio: 'inherit' });
+  console.log(out);
+} else if (what === 'cli') {
+  const stage = join(root, 'out', 'stage-cli');
+  build(stage);
+  rmSync(join(stage, 'dist', 'extension.js'), { force: true });
+  rmSync(join(stage, 'dist', 'media'), { recursive: true, force: true });
+  const cliPkg = {
+    name: 'crawl-studio',
+    version: pkg.version,
+    description: 'Crawl Studio headless: run web crawls and worker fleets on a Redis/BullMQ queue from the command line.',
+    license: pkg.license,
+    repository: pkg.repository,
+    homepage: pkg.homepage,
+    keywords: pkg.keywords,
+    bin: { 'crawl-studio': 'dist/cli.js' },
+    files: ['dist/', 'README.md', 'LICENSE'],
+    engines: { node: pkg.engines.node },
+  };
+  writeFileSync(join(stage, 'package.json'), JSON.stringify(cliPkg, null, 2) + '\n');
+  cpSync('LICENSE', join(stage, 'LICENSE'));
+  cpSync('README.md', join(stage, 'README.md'));
+  const name = execFileSync('npm', ['pack', '--pack-destination', outDir], { cwd: stage, encoding: 'utf8' }).trim().split('\n').pop();
+  const out = join(outDir, name);
+  if (!existsSync(out)) throw new Error(`npm pack did not produce ${out}`);
+  console.log(out);
+} else {
+  console.error(`unknown package '${what}': vsix or cli`);
+  process.exit(2);
+}

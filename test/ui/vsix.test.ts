@@ -1,0 +1,72 @@
+import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { openWorkbench, type Workbench } from '../extension/harness';
+import { serveSite, type SiteServer } from '../../src/demo/site';
+import { explorerItem, openCommandPalette, paletteRow, waitForWorkbench } from './support/workbench';
+
+// What users install is what is tested: the production .vsix (npm run package) installed into a fresh
+// code-server with --install-extension, no development extension loaded; a crawl runs through a command.
+
+describe('the packaged .vsix (UI)', function () {
+  this.timeout(300_000);
+  let wb: Workbench;
+  let site: SiteServer;
+  let vsix: string;
+
+  before(async function () {
+    this.timeout(300_000);
+    const out = execFileSync(process.execPath, ['scripts/package.mjs', 'vsix'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    vsix = out.trim().split('\n').pop()!;
+    assert.match(vsix, /\.vsix$/);
+    site = await serveSite({ listPages: 2, perPage: 5 });
+    const folder = mkdtempSync(join(tmpdir(), 'cs-ui-vsix-'));
+    writeFileSync(
+      join(folder, 'mini.crawl.yaml'),
+      `name: mini\nstart: [${site.url}/]\ncanonical: { dropParams: [ref, src] }\nrules:\n  - name: list\n    match: ["${site.url}/", "**/catalogue/page-*.html"]\n    follow:\n      - { selector: "ul.nav a, li.next a", to: list }\n      - { selector: "article.product_pod h3 a", to: book }\n  - name: book\n    items:\n      - { type: book, scope: article.product_page, key: [upc], fields: { title: h1, upc: td.upc } }\n`,
+    );
+    wb = await openWorkbench({ workspaceFolder: folder, extensionDevelopmentPath: null, installExtensions: [vsix], settings: { 'crawlStudio.workers': 1 } });
+    await waitForWorkbench(wb.page, { file: 'mini.crawl.yaml' });
+  });
+
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed' && wb) console.error(`    screenshot ${await wb.saveArtifacts('ui/failed-vsix')}`);
+  });
+
+  after(async () => {
+    await wb?.close();
+    await site?.close();
+  });
+
+  it('is a small bundle with no node_modules', () => {
+    const listing = execFileSync('unzip', ['-l', vsix], { encoding: 'utf8' });
+    assert.ok(!/node_modules\//.test(listing), 'no node_modules in the .vsix');
+    for (const f of ['extension/dist/extension.js', 'extension/dist/worker.js', 'extension/dist/node-sqlite3-wasm.wasm', 'extension/dist/schema/crawl-task.schema.json', 'extension/media/icon.png']) {
+      assert.ok(listing.includes(f), `${f} in the .vsix`);
+    }
+    assert.ok(!/\.map\n/.test(listing), 'no source maps');
+    const version = (JSON.parse(readFileSync(resolve('package.json'), 'utf8')) as { version: string }).version;
+    assert.ok(vsix.endsWith(`crawl-studio-${version}.vsix`));
+  });
+
+  it('installs, and runs a crawl from the command palette', async () => {
+    const { page } = wb;
+    await explorerItem(page, 'mini.crawl.yaml').click();
+    await page.locator('.codelens-decoration a', { hasText: 'Start Crawl' }).first().waitFor({ state: 'visible', timeout: 60_000 });
+    await openCommandPalette(page, 'Crawl Studio: Start Crawl');
+    await paletteRow(page, 'Crawl Studio: Start Crawl').click();
+    // The pages are fetched by the installed extension's workers…
+    const deadline = Date.now() + 120_000;
+    while ([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].some((i) => !site.hits.get(`/catalogue/book-${i}.html`)) && Date.now() < deadline) await page.waitForTimeout(250);
+    assert.equal(site.hits.get('/catalogue/book-3.html'), 1);
+    // …and the run is finalized: its summary is announced (read from the Notifications center, toasts fade).
+    await page.locator('.codelens-decoration a', { hasText: 'Start Crawl' }).first().waitFor({ state: 'visible', timeout: 60_000 });
+    await openCommandPalette(page, 'Notifications: Show Notifications');
+    await paletteRow(page, 'Notifications: Show Notifications').click();
+    const done = page.locator('.notifications-center .notification-list-item', { hasText: /Crawl 'mini' finished: 13 pages, 10 items, 0 failed/ });
+    await done.first().waitFor({ state: 'visible', timeout: 60_000 });
+    await wb.screenshot('ui/vsix-installed-crawl-finished.png');
+  });
+});
