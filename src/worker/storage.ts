@@ -43,6 +43,10 @@ export async function attachStore(redis: Redis, task: CrawlTask, log?: (message:
       await writer.flush();
       const c = writer.counters();
       const base = summaryFromStatus(status, durationMs);
+      // Rows in the store, not extractions: a page re-fetched after a worker died is extracted twice but stored
+      // once, and the summary must match the table.
+      let stored = 0;
+      for (const type of await store.itemTypes()) stored += await store.count(type);
       await store.writeRunSummary({
         run: run.run,
         task: task.name,
@@ -50,13 +54,13 @@ export async function attachStore(redis: Redis, task: CrawlTask, log?: (message:
         finishedAt: Date.now(),
         durationMs,
         pages: status.stats?.done ?? 0,
-        items: status.stats?.items ?? 0,
+        items: stored,
         duplicates: c.duplicates,
         conflicts: c.conflicts,
         failures: status.stats?.failed ?? 0,
-        extra: base,
+        extra: { ...base, extracted: status.stats?.items ?? 0 },
       });
-      return { stored: c.written, storeDuplicates: c.duplicates, storeConflicts: c.conflicts, storeErrors: c.errors, store: store.location };
+      return { stored, storeDuplicates: c.duplicates, storeConflicts: c.conflicts, storeErrors: c.errors, store: store.location };
     },
   };
   return {
