@@ -52,6 +52,18 @@ export function cpuOf(pid) {
  * /proc stat: the wrapper's cutime/cstime then hold the CPU of the whole tree (every process the command
  * started and reaped). Peak RSS is the largest sum of the tree's resident memory seen by a sampler.
  */
+const running = new Set();
+/** Kills every measured process tree still running (each is its own process group). */
+export function killRunning() {
+  for (const pid of running) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+
 export function runMeasured(cmd, args, { cwd, env, stdoutFile, sampleMs = 250, timeoutMs = 15 * 60_000, onSample } = {}) {
   const statFile = join(cwd ?? process.cwd(), `.cpu-${process.pid}-${Date.now()}.stat`);
   const script = '"$@"; rc=$?; cat /proc/$$/stat > "$BENCH_STAT_FILE"; exit $rc';
@@ -60,7 +72,9 @@ export function runMeasured(cmd, args, { cwd, env, stdoutFile, sampleMs = 250, t
     cwd,
     env: { ...process.env, ...env, BENCH_STAT_FILE: statFile },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
+  running.add(child.pid);
   let out = '';
   child.stdout.on('data', (b) => (out += b));
   child.stderr.on('data', (b) => (out += b));
@@ -85,9 +99,10 @@ export function runMeasured(cmd, args, { cwd, env, stdoutFile, sampleMs = 250, t
     onSample?.();
   };
   const timer = setInterval(sample, sampleMs);
-  const killer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const killer = setTimeout(() => process.kill(-child.pid, 'SIGKILL'), timeoutMs);
   return new Promise((resolve) => {
     child.on('exit', (code, signal) => {
+      running.delete(child.pid);
       clearInterval(timer);
       clearTimeout(killer);
       const wallS = Number(process.hrtime.bigint() - started) / 1e9;
