@@ -1,12 +1,13 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { analysePage, ruleByName } from '../core/pipeline/page';
+import { ruleByName, type PageOutcome } from '../core/pipeline/page';
 import { robotsUrl } from '../core/robots';
 import type { CrawlTask } from '../core/task/model';
 import { SCHEDULED_RUN_JOB, type CrawlQueue, type PageJobData, type PageJobResult } from '../queue/crawl';
 import type { HostGate } from '../queue/politeness';
 import type { RobotsCache } from '../queue/robots';
 import type { PageRecord } from '../store/types';
+import { AnalysisError, inlineAnalyser, type PageAnalyser } from './analysis';
 import { FetchFailure, fetchPage, type FetchOptions } from './fetcher';
 
 // One page job: robots.txt, per-host politeness, fetch, extract, discover, hand items to the store buffer,
@@ -24,6 +25,8 @@ export interface ProcessorDeps {
   readonly log: (level: 'info' | 'warn' | 'error', message: string) => void;
   /** Waits shorter than this are slept in place; longer ones move the job to "delayed" and free the slot. */
   readonly maxInlineWaitMs?: number;
+  /** Parses and extracts pages (in a thread in worker processes); default: in this thread. */
+  readonly analyser?: PageAnalyser;
 }
 
 /** Attached to retryable errors so the backoff strategy can honour Retry-After. */
@@ -53,6 +56,7 @@ export function createProcessor(deps: ProcessorDeps) {
   const fetchOpts = fetchOptions(task);
   const maxInlineWait = deps.maxInlineWaitMs ?? 1_000;
   const leaseMs = task.request.timeoutMs + 5_000;
+  const analyser = deps.analyser ?? inlineAnalyser();
 
   return async function processPage(job: Job<PageJobData, PageJobResult>, token?: string): Promise<PageJobResult> {
     if (job.name === SCHEDULED_RUN_JOB) {
@@ -124,7 +128,16 @@ export function createProcessor(deps: ProcessorDeps) {
       return { outcome: 'non-html', status: page.status, items: 0, links: 0, reason: page.contentType ?? undefined };
     }
 
-    const outcome = analysePage(task, { url: page.finalUrl, html: page.body, rule, depth });
+    let outcome: PageOutcome;
+    try {
+      outcome = await analyser.analyse({ task, url: page.finalUrl, html: page.body, rule: rule.name, depth });
+    } catch (err) {
+      // The page itself is the problem (too deep, too slow, too big to extract): counted, failed, not retried.
+      const kind = err instanceof AnalysisError ? err.kind : 'error';
+      const group = kind === 'error' ? 'parse' : `parse-${kind}`;
+      await redis.multi().hincrby(statsKey, 'failed', 1).hincrby(statsKey, `failed:${group}`, 1).exec();
+      throw new UnrecoverableError(err instanceof Error ? err.message : String(err));
+    }
     const runInfo = { run, bucketBits: await bucketBits(crawl, run), state: 'running' as const, startedAt: 0, finishedAt: null, file: null };
     const jobId = String(job.id);
     await crawl.enqueueLinks(task, runInfo, jobId, outcome.kept);

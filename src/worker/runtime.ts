@@ -10,6 +10,7 @@ import { connectRedis, redactUrl } from '../queue/redis';
 import { RobotsCache } from '../queue/robots';
 import { bufferPage } from '../store/buffer';
 import { FetchFailure, fetchPage } from './fetcher';
+import { createAnalyser } from './analysis';
 import { backoffDelay, createProcessor, fetchOptions } from './processor';
 
 // A worker: one BullMQ Worker per task, all in this process, sharing one Redis connection for commands.
@@ -42,13 +43,15 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
   let failed = 0;
   const started = Date.now();
 
+  // Pages are parsed and extracted in a thread: a hostile page cannot stall the locks of this process's jobs.
+  const analyser = createAnalyser(opts.tasks);
   const workers: Worker<PageJobData, PageJobResult>[] = [];
   const queues: CrawlQueue[] = [];
   for (const task of opts.tasks) {
     const crawl = new CrawlQueue(redis, task.name);
     queues.push(crawl);
     const robots = new RobotsCache(redis, (origin) => fetchRobots(origin, task));
-    const processor = createProcessor({ task, crawl, redis, robots, gate, sink: (page) => bufferPage(redis, page), log });
+    const processor = createProcessor({ task, crawl, redis, robots, gate, sink: (page) => bufferPage(redis, page), log, analyser });
     const worker = new Worker<PageJobData, PageJobResult>(task.name, processor, {
       connection: connectRedis(opts.redisUrl),
       prefix: bullPrefix(task.name),
@@ -91,6 +94,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
     async close(force = false) {
       clearInterval(heartbeat);
       await Promise.all(workers.map((w) => w.close(force)));
+      await analyser.close();
       await Promise.all(queues.map((q) => q.close()));
       await redis.hdel(WORKERS_KEY, id).catch(() => undefined);
       redis.disconnect();

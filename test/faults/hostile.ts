@@ -61,6 +61,7 @@ export const HOSTILE = {
   binary: '/hostile/binary.html',
   invalidUtf8: '/hostile/invalid-utf8.html',
   malformed: '/hostile/malformed.html',
+  parserBomb: '/hostile/parser-bomb.html',
   manyLinks: '/hostile/many-links.html',
   redirectPrivate: '/hostile/redirect-private.html',
   notHtml: '/hostile/data.bin',
@@ -72,6 +73,10 @@ const BURST_MS = 1_500;
 
 export function hostileMiddleware(ctx: HostileContext): (req: IncomingMessage, res: ServerResponse) => boolean {
   const flaky = new Map<string, number>();
+  // Built now: building them on the first request would block this process (and the site) for seconds.
+  gzipBomb();
+  hugePage();
+  const links = manyLinks();
   return (req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
     const html = (body: string) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
@@ -176,11 +181,15 @@ export function hostileMiddleware(ctx: HostileContext): (req: IncomingMessage, r
       }
       case HOSTILE.malformed:
         html(`<html><body><ul class="nav"><li><a href=/about.html>unquoted<li><a href="/catalogue/page-2.html"<li><a href='/catalogue/page-3.html' href="x">dup</a>
-<table><tr><td><div><p><b><i>unclosed ${'<div>'.repeat(60_000)}deep${'</span>'.repeat(100)}<!-- never closed comment <script>while(true){}</script><a href="/x\u0000y">nul</a>
+<table><tr><td><div><p><b><i>unclosed ${'<div>'.repeat(3_000)}deep${'</span>'.repeat(100)}<!-- never closed comment <script>while(true){}</script><a href="/x\u0000y">nul</a>
 <svg><foreignObject><math><mi><style><a href="/catalogue/page-4.html">in style</a></style>`);
         return true;
+      case HOSTILE.parserBomb:
+        // 1 MB of unclosed nested tags: minutes of parsing (htmlparser2 is quadratic in the depth).
+        html(`<html><body>${'<div>'.repeat(200_000)}x`);
+        return true;
       case HOSTILE.manyLinks:
-        html(manyLinks());
+        html(links);
         return true;
       case HOSTILE.redirectPrivate:
         res.writeHead(302, { location: `http://[::ffff:7f00:1]:${ctx.canaryPort}/secret` }).end();
@@ -217,6 +226,7 @@ export function hostileExpectations(siteUrl: string): Expectation & { checkHits:
     [u(HOSTILE.huge), /over the \d+-byte limit/],
     [u(HOSTILE.hugeChunked), /over the \d+-byte limit/],
     [u(HOSTILE.redirectPrivate), /private address/],
+    [u(HOSTILE.parserBomb), /took longer than \d+ s/],
   ]);
   for (let k = 0; k < 200; k++) mustFail.set(u(`/hostile/missing-${k}.html`), /HTTP 404/);
   const fetchedOk = [HOSTILE.flaky503, HOSTILE.binary, HOSTILE.invalidUtf8, HOSTILE.malformed, HOSTILE.manyLinks, HOSTILE.notHtml].map(u);
@@ -225,7 +235,9 @@ export function hostileExpectations(siteUrl: string): Expectation & { checkHits:
     mustFail,
     // The 503 burst hits pages while they are fetched; each is retried after Retry-After and must end fetched.
     // The deep product either extracts or fails with a reason (a stack overflow in extraction is caught).
-    mayFail: (url, reason) => url === u(HOSTILE.deepBook) && /stack|depth|nest/i.test(reason),
+    mayFail: (url, reason) => url === u(HOSTILE.deepBook) && /nests elements too deeply|took longer/i.test(reason),
+    // The invalid UTF-8 link: its bytes become U+FFFD, a valid (if odd) query of a real page.
+    extraPagesOk: (url) => url.startsWith(u('/about.html?x=')),
     items: [...shop.items, 'UPC-DEEP'],
     itemOf: (url) => (url === u(HOSTILE.deepBook) ? 'UPC-DEEP' : shop.itemOf(url)),
     checkHits: (hits) => {
@@ -235,7 +247,10 @@ export function hostileExpectations(siteUrl: string): Expectation & { checkHits:
       const slow = hits.get(HOSTILE.slow) ?? 0;
       if (slow !== 3) out.push(`the slow page was requested ${slow} times, expected 3 attempts`);
       const loop = hits.get(HOSTILE.loopA) ?? 0;
-      if (loop < 3 || loop > 4) out.push(`the redirect loop's first page was requested ${loop} times (one attempt: 3, a 5-redirect limit)`);
+      // One attempt requests it 3 times (5 redirects allowed); a first attempt may time out on a loaded machine.
+      if (loop < 3 || loop > 9) out.push(`the redirect loop's first page was requested ${loop} times: the loop is not bounded`);
+      const retried404 = [...hits].filter(([p, n]) => p.startsWith('/hostile/missing-') && n !== 1).length;
+      if (retried404 > 0) out.push(`${retried404} pages answering 404 were requested more than once`);
       const huge = hits.get(HOSTILE.huge) ?? 0;
       if (huge !== 1) out.push(`the 50 MB page was requested ${huge} times: 'too large' is not worth a retry`);
       return out;

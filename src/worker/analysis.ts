@@ -1,0 +1,197 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { parentPort, Worker, workerData } from 'node:worker_threads';
+import { analysePage, ruleByName, type PageOutcome } from '../core/pipeline/page';
+import type { CrawlTask } from '../core/task/model';
+
+// Parsing and extraction of a fetched page, off the worker's event loop. They are synchronous and a page decides
+// how long they take: 300 KB of unclosed nested tags takes htmlparser2 seconds (its open-element stack is
+// quadratic in the depth), a few MB of links or a user regex on hostile text longer. On the event loop that
+// stops BullMQ from renewing the locks of every job in the process, so they all stall and are handed to other
+// workers, where the same page does it again. In a thread the loop stays free, and a page that runs past its
+// budget is stopped (the thread is replaced) and fails with a reason instead of taking the worker with it.
+
+/** Thread role marker: dist/worker.js runs the analysis loop instead of a worker when started with it. */
+export const ANALYSIS_ROLE = 'crawl-studio-analysis';
+
+/** Longest a page may take to parse and extract, whatever its request timeout. */
+export const MIN_ANALYSIS_BUDGET_MS = 30_000;
+
+/** Heap of the analysis thread: a page that needs more fails instead of the worker process running out. */
+const THREAD_HEAP_MB = 1024;
+
+export class AnalysisError extends Error {
+  constructor(
+    message: string,
+    /** 'budget': too slow; 'memory': the thread ran out of heap; 'error': parsing or extraction threw. */
+    readonly kind: 'budget' | 'memory' | 'error',
+  ) {
+    super(message);
+    this.name = 'AnalysisError';
+  }
+}
+
+export interface AnalysisInput {
+  readonly task: CrawlTask;
+  readonly url: string;
+  readonly html: string;
+  readonly rule: string;
+  readonly depth: number;
+}
+
+export interface PageAnalyser {
+  analyse(input: AnalysisInput): Promise<PageOutcome>;
+  close(): Promise<void>;
+}
+
+export function analysisBudgetMs(task: CrawlTask): number {
+  return Math.max(MIN_ANALYSIS_BUDGET_MS, 2 * task.request.timeoutMs);
+}
+
+/** In the caller's thread: for tests and hosts without the worker bundle. */
+export function inlineAnalyser(): PageAnalyser {
+  return {
+    async analyse({ task, url, html, rule, depth }) {
+      const r = ruleByName(task, rule);
+      if (!r) throw new AnalysisError(`no rule '${rule}' in the task`, 'error');
+      try {
+        return analysePage(task, { url, html, rule: r, depth });
+      } catch (err) {
+        throw new AnalysisError(describeFailure(err), 'error');
+      }
+    },
+    async close() {},
+  };
+}
+
+/**
+ * Analysis in one worker thread running `script` (dist/worker.js), pages one at a time. Falls back to the caller's
+ * thread when the script is missing (tests run the processor from their own bundles).
+ */
+export function createAnalyser(tasks: readonly CrawlTask[], script = join(__dirname, 'worker.js')): PageAnalyser {
+  if (!existsSync(script)) return inlineAnalyser();
+  try {
+    structuredClone(tasks); // what the thread receives; a task that cannot cross is analysed here
+  } catch {
+    return inlineAnalyser();
+  }
+  return new ThreadAnalyser(script, tasks);
+}
+
+interface Pending {
+  readonly id: number;
+  readonly input: AnalysisInput;
+  readonly resolve: (out: PageOutcome) => void;
+  readonly reject: (err: Error) => void;
+}
+
+class ThreadAnalyser implements PageAnalyser {
+  private thread: Worker | null = null;
+  private readonly queue: Pending[] = [];
+  private current: Pending | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private nextId = 1;
+  private closed = false;
+
+  constructor(
+    private readonly script: string,
+    private readonly tasks: readonly CrawlTask[],
+  ) {}
+
+  analyse(input: AnalysisInput): Promise<PageOutcome> {
+    if (this.closed) return Promise.reject(new AnalysisError('the page analyser is closed', 'error'));
+    return new Promise<PageOutcome>((resolve, reject) => {
+      this.queue.push({ id: this.nextId++, input, resolve, reject });
+      this.pump();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const p of this.queue.splice(0)) p.reject(new AnalysisError('the page analyser is closed', 'error'));
+    const t = this.thread;
+    this.thread = null;
+    if (t) await t.terminate();
+  }
+
+  private start(): Worker {
+    const t = new Worker(this.script, {
+      workerData: { role: ANALYSIS_ROLE, tasks: this.tasks },
+      resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB },
+      stdout: false,
+      stderr: false,
+    });
+    t.unref();
+    t.on('message', (m: { id: number; ok: boolean; out?: PageOutcome; message?: string }) => {
+      const p = this.current;
+      if (!p || p.id !== m.id) return;
+      this.finish();
+      if (m.ok) p.resolve(m.out!);
+      else p.reject(new AnalysisError(m.message ?? 'analysis failed', 'error'));
+    });
+    t.on('error', (err) => this.lose(t, err.message, /heap|memory/i.test(err.message) ? 'memory' : 'error'));
+    t.on('exit', (code) => this.lose(t, `the analysis thread exited (code ${code})`, 'error'));
+    return t;
+  }
+
+  private pump(): void {
+    if (this.current || this.closed) return;
+    const p = this.queue.shift();
+    if (!p) return;
+    this.thread ??= this.start();
+    this.current = p;
+    const { task, url, html, rule, depth } = p.input;
+    const budget = analysisBudgetMs(task);
+    this.timer = setTimeout(() => {
+      const t = this.thread;
+      this.thread = null;
+      this.fail(new AnalysisError(`parsing and extracting ${url} took longer than ${budget / 1000} s (stopped): deeply nested or enormous markup`, 'budget'));
+      void t?.terminate();
+    }, budget);
+    this.thread.postMessage({ id: p.id, task: task.name, url, html, rule, depth });
+  }
+
+  /** The thread died (or was stopped) while holding a page: fail that page, start afresh for the rest. */
+  private lose(t: Worker, message: string, kind: AnalysisError['kind']): void {
+    if (this.thread !== t) return;
+    this.thread = null;
+    const what = kind === 'memory' ? 'ran out of memory parsing and extracting the page' : message;
+    this.fail(new AnalysisError(what, kind));
+  }
+
+  private fail(err: AnalysisError): void {
+    const p = this.current;
+    this.finish();
+    p?.reject(err);
+  }
+
+  private finish(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.current = null;
+    setImmediate(() => this.pump());
+  }
+}
+
+/** The analysis thread's loop (dist/worker.js started as a thread with ANALYSIS_ROLE). */
+export function runAnalysisThread(): void {
+  const tasks = (workerData as { tasks: CrawlTask[] }).tasks;
+  const analyser = inlineAnalyser();
+  parentPort!.on('message', (m: { id: number; task: string; url: string; html: string; rule: string; depth: number }) => {
+    const task = tasks.find((t) => t.name === m.task);
+    if (!task) {
+      parentPort!.postMessage({ id: m.id, ok: false, message: `no task '${m.task}' in this worker` });
+      return;
+    }
+    analyser.analyse({ task, url: m.url, html: m.html, rule: m.rule, depth: m.depth }).then(
+      (out) => parentPort!.postMessage({ id: m.id, ok: true, out }),
+      (err: Error) => parentPort!.postMessage({ id: m.id, ok: false, message: err.message }),
+    );
+  });
+}
+
+function describeFailure(err: unknown): string {
+  if (err instanceof RangeError && /call stack/i.test(err.message)) return 'the page nests elements too deeply to extract (stack overflow)';
+  const msg = err instanceof Error ? err.message : String(err);
+  return `extraction failed: ${msg.slice(0, 300)}`;
+}
