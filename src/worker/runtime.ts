@@ -1,4 +1,4 @@
-import { Worker } from 'bullmq';
+import { UnrecoverableError, Worker } from 'bullmq';
 import { hostname } from 'node:os';
 import type { RobotsSource } from '../core/robots';
 import { MAX_ROBOTS_BYTES, robotsUrl } from '../core/robots';
@@ -71,7 +71,8 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
         const stats = crawl.keys.stats(job.data.run);
         void redis.multi().hincrby(stats, 'failed', 1).hincrby(stats, 'failed:stalled', 1).exec().catch(() => undefined);
       }
-      const final = err.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
+      // instanceof: bundling renames BullMQ's class, so its name is not always 'UnrecoverableError'.
+      const final = err instanceof UnrecoverableError || err.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
       if (final) failed++;
       log(final ? 'warn' : 'info', `${final ? 'failed' : 'will retry'} ${job.data.url} (attempt ${job.attemptsMade}): ${err.message}`);
     });
