@@ -23,7 +23,8 @@ function rendered(page: Page): FrameLocator {
 
 /**
  * Runs a palette command once the workbench offers it: right after the workbench loads, the remote extension
- * host may not have registered the extension's contributions yet.
+ * host may not have registered the extension's contributions yet, and an open palette does not refresh.
+ * (A candidate for support/workbench.ts; designer.test.ts has the same.)
  */
 async function runWhenOffered(page: Page, label: string): Promise<void> {
   for (let attempt = 0; ; attempt++) {

@@ -133,6 +133,10 @@ describe('designer core', () => {
       assert.ok(r.task);
       assert.equal(r.view.rule.name, 'book');
       assert.equal(r.view.rule.reason, 'matched by its `match` patterns');
+      assert.equal(r.view.rule.fallback, false);
+      const about = computePreview({ text: books, file: 'b.yaml', page: preparePage('<h1>About</h1>', `${BASE}/about.html`), rule: null, cursor: null, lastGood: null });
+      assert.equal(about.view.rule.name, 'list');
+      assert.equal(about.view.rule.fallback, true);
       assert.equal(r.view.items.length, 1);
       const t = r.view.items[0]!;
       assert.deepEqual(t.columns, ['title', 'price', 'upc', 'in_stock', 'tags', 'cover']);

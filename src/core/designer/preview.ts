@@ -101,7 +101,13 @@ export function computePreview(input: PreviewInput): PreviewResult {
     view: {
       stale: task === null && used !== null,
       diagnostics,
-      rule: { name: choice?.rule?.name ?? null, auto: input.rule === null, reason: choice?.reason ?? (used ? 'no page' : 'the file has errors'), names },
+      rule: {
+        name: choice?.rule?.name ?? null,
+        auto: input.rule === null,
+        reason: choice?.reason ?? (used ? 'no page' : 'the file has errors'),
+        names,
+        fallback: choice?.fallback ?? false,
+      },
       items,
       problems,
       links,
@@ -115,6 +121,8 @@ export function computePreview(input: PreviewInput): PreviewResult {
 interface RuleChoice {
   readonly rule: PageRule | null;
   readonly reason: string;
+  /** No rule applies to this page; the first rule stands in. */
+  readonly fallback: boolean;
   /** Start URLs are depth 0; any other page is taken as one hop away. */
   readonly depth: number;
 }
@@ -131,15 +139,15 @@ export function chooseRule(task: CrawlTask, finalUrl: string, requestedUrl: stri
   const depth = start ? 0 : 1;
   if (chosen !== null) {
     const rule = task.rules.find((r) => r.name === chosen) ?? null;
-    return { rule, reason: rule ? 'chosen' : `no rule named '${chosen}'`, depth };
+    return { rule, reason: rule ? 'chosen' : `no rule named '${chosen}'`, depth, fallback: false };
   }
   if (start) {
     const rule = task.rules.find((r) => r.name === start.rule) ?? null;
-    return { rule, reason: 'start URL', depth };
+    return { rule, reason: 'start URL', depth, fallback: false };
   }
   const matched = routeRule(task, finalUrl, null);
-  if (matched) return { rule: matched, reason: 'matched by its `match` patterns', depth };
-  return { rule: task.rules[0] ?? null, reason: 'no rule matches this URL: showing the first rule', depth };
+  if (matched) return { rule: matched, reason: 'matched by its `match` patterns', depth, fallback: false };
+  return { rule: task.rules[0] ?? null, reason: 'no rule matches this URL: showing the first rule', depth, fallback: true };
 }
 
 function cell(v: FieldValue | undefined): CellView {

@@ -87,7 +87,14 @@ export interface AnalysisView {
   /** The file has errors: the items and links are from its last valid version. */
   readonly stale: boolean;
   readonly diagnostics: readonly DiagnosticView[];
-  readonly rule: { readonly name: string | null; readonly auto: boolean; readonly reason: string; readonly names: readonly string[] };
+  readonly rule: {
+    readonly name: string | null;
+    readonly auto: boolean;
+    readonly reason: string;
+    readonly names: readonly string[];
+    /** No rule applies to the page (no start URL, no `match`, none chosen): the first rule is shown anyway. */
+    readonly fallback: boolean;
+  };
   readonly items: readonly ItemTableView[];
   readonly problems: readonly string[];
   readonly links: readonly FollowView[];
@@ -121,7 +128,7 @@ export interface SuggestionView {
 // Extension -> webview
 
 export type HostMessage =
-  | { readonly type: 'state'; readonly state: PreviewState }
+  | { readonly type: 'state'; readonly seq: number; readonly state: PreviewState }
   /** The inert page for the frame; sent only when the page (or the image setting) changes. */
   | { readonly type: 'frame'; readonly html: string | null; readonly key: string }
   | { readonly type: 'suggestion'; readonly view: SuggestionView | null; readonly error: string | null }
@@ -140,7 +147,9 @@ export type WebviewMessage =
   | { readonly type: 'pick'; readonly index: number }
   | { readonly type: 'insert'; readonly selector: string; readonly all: boolean }
   | { readonly type: 'copy'; readonly text: string }
-  | { readonly type: 'saveFixture' };
+  | { readonly type: 'saveFixture' }
+  /** The webview applied state `seq`: what it shows, so tests can assert on the screen, not on what was sent. */
+  | { readonly type: 'rendered'; readonly seq: number; readonly rows: number; readonly highlighted: number; readonly frame: string };
 
 export const MAX_URL_CHARS = 2048;
 export const MAX_SELECTOR_CHARS = 1000;
@@ -193,6 +202,11 @@ export function parseWebviewMessage(raw: unknown): WebviewMessage | null {
     case 'insert':
       return onlyKeys(m, ['type', 'selector', 'all']) && shortText(m.selector, MAX_SELECTOR_CHARS) && !/[\r\n]/.test(m.selector) && typeof m.all === 'boolean'
         ? { type: 'insert', selector: m.selector, all: m.all }
+        : null;
+    case 'rendered':
+      return onlyKeys(m, ['type', 'seq', 'rows', 'highlighted', 'frame']) && [m.seq, m.rows, m.highlighted].every((n) => Number.isSafeInteger(n) && (n as number) >= 0) &&
+        typeof m.frame === 'string' && m.frame.length <= 64
+        ? { type: 'rendered', seq: m.seq as number, rows: m.rows as number, highlighted: m.highlighted as number, frame: m.frame }
         : null;
     case 'copy':
       return onlyKeys(m, ['type', 'text']) && shortText(m.text, MAX_SELECTOR_CHARS) ? { type: 'copy', text: m.text } : null;

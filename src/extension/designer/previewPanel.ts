@@ -323,7 +323,7 @@ export class PreviewPanel implements vscode.Disposable {
 
   private analyse(doc: vscode.TextDocument): void {
     const page = this.loaded?.page ?? null;
-    const previousRule = this.analysis?.rule.name ?? null;
+    const previousRule = this.analysis && !this.analysis.rule.fallback ? this.analysis.rule.name : null;
     const r = computePreview({
       text: doc.getText(),
       file: this.uri.fsPath,
@@ -345,9 +345,11 @@ export class PreviewPanel implements vscode.Disposable {
       this.editAt = null;
     }
     this.postState();
-    if (page && r.view.rule.name && (r.view.rule.name !== previousRule || this.rememberedFor !== page.url)) {
+    // The page becomes its rule's page for the editor's zero-match checks, unless the rule only stands in.
+    const rule = r.view.rule.fallback ? null : r.view.rule.name;
+    if (page && r.task && (rule !== previousRule || this.rememberedFor !== page.url)) {
       this.rememberedFor = page.url;
-      void this.source.rememberRule(page.url, r.view.rule.name).then(() => this.host.pageShown(this));
+      void this.source.rememberRule(page.url, rule).then(() => this.host.pageShown(this));
     }
   }
   private rememberedFor: string | null = null;

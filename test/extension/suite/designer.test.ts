@@ -377,6 +377,28 @@ describe('crawl designer', function () {
     await vscode.commands.executeCommand(C.message, uri, { type: 'refetch' });
     await until('the refetch', async () => (await snap(uri))?.state.page?.fromCache === false);
     assert.equal(site.hits.get('/catalogue/page-1.html'), hits + 1);
+    await until('the page in the frame', async () => {
+      const x = await snap(uri);
+      return x?.rendered?.frame === x?.frameKey && x?.frameKey;
+    });
+  });
+
+  it('loads images only when turned on, and then only from the page origin (the CSP decides)', async () => {
+    const cover = '/media/cover-17.jpg';
+    await vscode.commands.executeCommand(C.message, uri, { type: 'openPage', url: `${site.url}/catalogue/book-17.html` });
+    await until('the book page in the frame', async () => {
+      const x = await snap(uri);
+      return x?.state.page?.url.endsWith('book-17.html') && x.rendered?.frame === x.frameKey && x.frameKey ? x : null;
+    });
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(site.hits.get(cover) ?? 0, 0, 'images are off by default: the webview never asked for the cover');
+    await vscode.commands.executeCommand(C.message, uri, { type: 'setImages', allowed: true });
+    await until('the cover requested by the webview', () => (site.hits.get(cover) ?? 0) > 0, 20_000);
+    assert.equal((await snap(uri))!.state.images, true);
+    await vscode.commands.executeCommand(C.message, uri, { type: 'setImages', allowed: false });
+    await until('images off again', async () => (await snap(uri))?.state.images === false);
+    await vscode.commands.executeCommand(C.message, uri, { type: 'openPage', url: `${site.url}/catalogue/page-1.html` });
+    await until('back on the list page', async () => (await snap(uri))?.state.analysis?.rule.name === 'list' && (await snap(uri))?.state.page?.url.endsWith('page-1.html'));
   });
 
   it('saves the page as a fixture and Test Task reports the fields that changed', async () => {
