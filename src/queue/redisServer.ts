@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { delimiter, join } from 'node:path';
@@ -69,6 +69,7 @@ export async function startManagedRedis(opts: { dataDir: string; binary?: string
     '--daemonize', 'no',
   ];
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: false });
+  stopOnExit(child);
   let output = '';
   child.stdout!.on('data', (b: Buffer) => (output = (output + b.toString()).slice(-4000)));
   child.stderr!.on('data', (b: Buffer) => (output = (output + b.toString()).slice(-4000)));
@@ -95,6 +96,22 @@ export async function startManagedRedis(opts: { dataDir: string; binary?: string
       rmSync(stateFile, { force: true });
     },
   };
+}
+
+// Servers this process started. If it exits without stopping one (a second Ctrl-C calls process.exit), the server
+// would be left running, and the next run would reuse it and never stop it. SIGTERM makes Redis write its
+// append-only file and exit by itself.
+const owned = new Set<ChildProcess>();
+let exitHook = false;
+function stopOnExit(child: ChildProcess): void {
+  owned.add(child);
+  child.once('exit', () => owned.delete(child));
+  if (!exitHook) {
+    exitHook = true;
+    process.once('exit', () => {
+      for (const c of owned) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');
+    });
+  }
 }
 
 function readServerFile(path: string): ServerFile | null {

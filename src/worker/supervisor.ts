@@ -33,6 +33,22 @@ export interface SupervisorEvents {
 
 const KEEP_LINES = 50;
 
+// Worker processes of every supervisor in this process. When it exits without stopping them (a second Ctrl-C
+// calls process.exit, an uncaught error), they would otherwise run on with nobody watching: crawling, holding
+// Redis, writing to a closed pipe. Killed hard, like a crash: their jobs go back to the queue.
+const live = new Set<ChildProcess>();
+let exitHook = false;
+function trackChild(child: ChildProcess): void {
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  if (!exitHook) {
+    exitHook = true;
+    process.once('exit', () => {
+      for (const c of live) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    });
+  }
+}
+
 export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
   private readonly children = new Map<number, { child: ChildProcess; info: WorkerProcessInfo; lines: string[]; stopping: boolean }>();
   private stopped = false;
@@ -62,6 +78,7 @@ export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
     const info: WorkerProcessInfo = { pid, startedAt: Date.now(), taskFiles: this.opts.taskFiles, concurrency: this.opts.concurrency };
     const entry = { child, info, lines: [] as string[], stopping: false };
     this.children.set(pid, entry);
+    trackChild(child);
     const onData = (buf: Buffer) => {
       for (const line of buf.toString('utf8').split('\n')) {
         if (!line) continue;
