@@ -293,6 +293,8 @@ async function micro(ctx) {
   writeFileSync(task, benchTask({ base: ctx.nginx.url, concurrency: C }));
   const ex = spawnSync(process.execPath, [join(build, 'micro-extract.js'), '--site', ctx.site, '--task', task, '--base', ctx.nginx.url, '--ms', quick ? '150' : '300'], { encoding: 'utf8' });
   out.extract = lastJson(ex.stdout) ?? { error: ex.stderr.slice(-500) };
+  const se = spawnSync(process.execPath, [join(build, 'micro-selectors.js'), '--site', ctx.site], { encoding: 'utf8' });
+  out.selectors = lastJson(se.stdout) ?? { error: se.stderr.slice(-500) };
 
   const redis = await startRedis({ dir: join(taskDir, 'redis'), appendOnly: false });
   services.push(redis);
@@ -451,6 +453,15 @@ function report(ctx, rows, m, prof) {
       L.push('|---|---|---|---|---|---|---|---|---|');
       for (const x of m.extract) L.push(`| ${x.page} | ${fmt(x.bytes / 1024, 1)} KB | ${x.items} | ${x.links} | ${fmt(x.htmlparser2ParseUs)} | ${fmt(x.htmlparser2ExtractUs)} | ${fmt(x.parse5ParseUs)} | ${fmt(x.parse5ExtractUs)} | ${fmt(x.analysePageUs)} |`);
     } else L.push(`\nExtraction: failed: ${JSON.stringify(m.extract)}`);
+    if (m.selectors && !m.selectors.error) {
+      const x = m.selectors;
+      L.push('');
+      L.push(
+        `Inside extraction (list page, CPU µs, candidates interleaved in one process, fastest of 15 rounds): parse ${fmt(x.parse)}; ` +
+          `extractPage's whole-document \`base[href]\` query ${fmt(x.baseQuery)}; ${x.scopes} items × ${x.fieldsPerScope} fields read with \`$(scope).find(selector)\` ` +
+          `${fmt(x.fieldsFind)} vs with selectors compiled once (css-select compile + selectOne) ${fmt(x.fieldsPrecompiled)} (${fmt(x.fieldsFind / x.fieldsPrecompiled, 1)}× less).`,
+      );
+    } else if (m.selectors) L.push(`\nSelector micro-benchmark: failed: ${JSON.stringify(m.selectors)}`);
     if (Array.isArray(m.store)) {
       L.push('');
       L.push(`Item writes with dedup (${fmt(STORE_ITEMS)} items, 5 per page, 10% repeat an earlier key, batches of 500, policy update; PostgreSQL ${m.postgresError ? 'unavailable' : 'with fsync=off like the test suite'}):`);
