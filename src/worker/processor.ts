@@ -1,5 +1,5 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 import { ruleByName, type PageOutcome } from '../core/pipeline/page';
 import { robotsUrl } from '../core/robots';
 import type { CrawlTask } from '../core/task/model';
@@ -20,8 +20,11 @@ export interface ProcessorDeps {
   readonly redis: Redis;
   readonly robots: RobotsCache;
   readonly gate: HostGate;
-  /** Appends the page and its items to the durable store buffer. */
-  readonly sink: (page: PageRecord) => Promise<void>;
+  /**
+   * Queues the page and its items for the durable store buffer on a MULTI, so they become durable together with
+   * the page's counters in one round trip (see store/buffer.ts bufferPageIn).
+   */
+  readonly buffer: (multi: ChainableCommander, page: PageRecord) => ChainableCommander;
   readonly log: (level: 'info' | 'warn' | 'error', message: string) => void;
   /** Waits shorter than this are slept in place; longer ones move the job to "delayed" and free the slot. */
   readonly maxInlineWaitMs?: number;
@@ -112,19 +115,21 @@ export function createProcessor(deps: ProcessorDeps) {
       await sleep(answer.waitMs);
     }
 
+    const releaseQuietly = () => void gate.release(host, lease).catch(() => undefined);
     let page;
     try {
       page = await fetchPage(url, fetchOpts);
     } catch (err) {
-      await gate.release(host, lease);
+      releaseQuietly();
       throw await failure(err, job, redis, statsKey);
     }
-    await gate.release(host, lease);
+    // Not awaited: nothing waits on the release, and a lost one expires with its lease.
+    releaseQuietly();
 
     const fetchedAt = Date.now();
     if (!page.isHtml) {
-      await deps.sink(record(task.name, job.data, page.status, fetchedAt, page.contentType, page.bytes, [], []));
-      await redis.multi().hincrby(statsKey, 'done', 1).hincrby(statsKey, 'nonhtml', 1).hincrby(statsKey, 'bytes', page.bytes).exec();
+      const m = redis.multi().hincrby(statsKey, 'done', 1).hincrby(statsKey, 'nonhtml', 1).hincrby(statsKey, 'bytes', page.bytes);
+      await deps.buffer(m, record(task.name, job.data, page.status, fetchedAt, page.contentType, page.bytes, [], [])).exec();
       return { outcome: 'non-html', status: page.status, items: 0, links: 0, reason: page.contentType ?? undefined };
     }
 
@@ -141,9 +146,10 @@ export function createProcessor(deps: ProcessorDeps) {
     const runInfo = { run, bucketBits: await bucketBits(crawl, run), state: 'running' as const, startedAt: 0, finishedAt: null, file: null };
     const jobId = String(job.id);
     await crawl.enqueueLinks(task, runInfo, jobId, outcome.kept);
-    await deps.sink(record(task.name, job.data, page.status, fetchedAt, page.contentType, page.bytes, outcome.items, outcome.problems));
 
+    // One MULTI: the page record for the store, the counters, and the end of this job's claim on its links.
     const m = redis.multi().hincrby(statsKey, 'done', 1).hincrby(statsKey, 'bytes', page.bytes);
+    deps.buffer(m, record(task.name, job.data, page.status, fetchedAt, page.contentType, page.bytes, outcome.items, outcome.problems));
     if (outcome.items.length) m.hincrby(statsKey, 'items', outcome.items.length);
     if (outcome.problems.length) m.hincrby(statsKey, 'problems', outcome.problems.length);
     const drops = new Map<string, number>();

@@ -8,7 +8,7 @@ import { bullPrefix, WORKERS_KEY } from '../queue/keys';
 import { HostGate } from '../queue/politeness';
 import { connectRedis, redactUrl } from '../queue/redis';
 import { RobotsCache } from '../queue/robots';
-import { bufferPage } from '../store/buffer';
+import { bufferPageIn } from '../store/buffer';
 import { FetchFailure, fetchPage } from './fetcher';
 import { createAnalyser } from './analysis';
 import { backoffDelay, createProcessor, fetchOptions } from './processor';
@@ -36,7 +36,8 @@ export interface WorkerHandle {
 
 export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
   const log = opts.log ?? ((level, msg) => console.log(`[${level}] ${msg}`));
-  const redis = connectRedis(opts.redisUrl);
+  // Auto-pipelining sends the commands that concurrent jobs issue in the same tick as one write.
+  const redis = connectRedis(opts.redisUrl, { enableAutoPipelining: true });
   const gate = new HostGate(redis);
   const id = `${hostname()}:${process.pid}`;
   let processed = 0;
@@ -51,7 +52,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
     const crawl = new CrawlQueue(redis, task.name);
     queues.push(crawl);
     const robots = new RobotsCache(redis, (origin) => fetchRobots(origin, task));
-    const processor = createProcessor({ task, crawl, redis, robots, gate, sink: (page) => bufferPage(redis, page), log, analyser });
+    const processor = createProcessor({ task, crawl, redis, robots, gate, buffer: bufferPageIn, log, analyser });
     const worker = new Worker<PageJobData, PageJobResult>(task.name, processor, {
       connection: connectRedis(opts.redisUrl),
       prefix: bullPrefix(task.name),
