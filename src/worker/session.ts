@@ -101,12 +101,16 @@ export class CrawlSession {
     let rate = 0;
     let summary: Record<string, unknown> | null = null;
     let status: CrawlStatus;
+    let lost = false;
     try {
       for (;;) {
         status = await this.crawl.status();
         // The run's meta hash only goes away with Redis's data (no persistence, a flush, eviction) or the task:
         // waiting would never end, and finishing would pass a partial crawl off as a whole one.
-        if (!status.run) throw new RunLostError(this.opts.task, current, lastDone);
+        if (!status.run) {
+          lost = true;
+          throw new RunLostError(this.opts.task, current, lastDone);
+        }
         if (status.run.run !== current.run) {
           // The job scheduler started the next occurrence: watch that run now.
           current = status.run;
@@ -144,7 +148,9 @@ export class CrawlSession {
         });
       }
     } finally {
-      await this.supervisor.stopAll();
+      // A lost run has nothing to finish: its workers' jobs are gone from Redis, and waiting for them to wind
+      // down (they cannot complete or fail a job the server no longer has) only delays the error by the grace.
+      await this.supervisor.stopAll(lost ? 2_000 : undefined);
     }
     return { run: current, resumed, status: status!, durationMs: Date.now() - started, summary };
   }

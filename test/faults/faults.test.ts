@@ -340,6 +340,9 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
       const redisUrl = redis.url;
       const store = await withStore(scene, redisUrl);
       const s = faultSession(scene, redisUrl, { store: store.hooks });
+      const workerExits: string[] = [];
+      s.supervisor.on('exit', (pid, code, signal, _expected, lines) => workerExits.push(`${pid} exited ${code ?? signal} at +${Date.now() - (restartedAtRef.t || Date.now())} ms: ${lines.slice(-4).join(' | ')}`));
+      const restartedAtRef = { t: 0 };
       const crawl = s.run().then(
         (r) => ({ ok: true as const, r }),
         (err: Error) => ({ ok: false as const, err }),
@@ -362,8 +365,10 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
       await sleep(500);
       redis = await rr.start();
       const restartedAt = Date.now();
+      restartedAtRef.t = restartedAt;
       const outcome = await Promise.race([crawl, sleep(60_000).then(() => ({ ok: 'hung' as const }))]);
       const detectMs = Date.now() - restartedAt;
+      if (process.env.CS_FAULTS_DEBUG) console.log('DEBUG', workerExits.join('\n'));
       const hitsAtError = [...web.hits.values()].reduce((a, b) => a + b, 0);
       if (outcome.ok === 'hung') s.stop();
       await s.close();
@@ -395,12 +400,13 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
       }
       const v = await verify(scene, redisUrl, bookshop(web.url), { run });
       const message = outcome.ok === false ? outcome.err.message : '';
-      const ok = outcome.ok === false && /lost|gone/i.test(message) && leftovers.length === 0;
+      const ok = outcome.ok === false && /lost|gone/i.test(message) && leftovers.length === 0 && detectMs < 10_000;
       record('Redis restart, no persistence', { ...v, problems: [] }, outcome.ok === false ? `error after ${fmtMs(detectMs)}` : `no error (${outcome.ok === 'hung' ? 'hung' : 'finished'})`, t0,
         `${outcome.ok === false ? `error: "${message.split('\n')[0]!.slice(0, 100)}…"` : 'no error'}${leftovers.length ? `; ${leftovers.join('; ')}` : ''}; ${zombieFetches} leftover fetches after the error, none enqueued more; partial by design: ${v.pagesFetched} pages, ${v.itemsStored} items of the lost run stored`, ok);
       assert.notEqual(outcome.ok, 'hung', 'the session noticed the lost run instead of waiting forever');
       assert.equal(outcome.ok, false, 'the session reports the lost run instead of finishing');
       assert.match(message, /lost/i);
+      assert.ok(detectMs < 10_000, `the error came ${detectMs} ms after the restart`);
       assert.deepEqual(leftovers, []);
       assert.equal(v.itemsDuplicated, 0);
     } finally {
