@@ -137,9 +137,16 @@ function renderKpis(d: DashboardData): void {
   const [eta, etaDetail] = etaText(d);
   const c = (label: string) => d.counters.find((x) => x.label === label);
   const failed = c('Failed');
+  // While the run goes: the last seconds; once it is over, the average of the whole run (the last seconds would
+  // show the drain, or a stale rate).
+  const over = d.run !== null && d.run.state !== 'running' && d.run.state !== 'starting';
+  const secs = d.run ? Math.max(1, ((d.run.finishedAt ?? d.now) - d.run.startedAt) / 1000) : 1;
+  const pagesRate = over ? (c('Pages done')?.value ?? 0) / secs : d.pagesPerSec;
+  const itemsRate = over ? (c('Items')?.value ?? 0) / secs : d.itemsPerSec;
+  const rateDetail = over ? 'average over the run' : 'last 5 seconds';
   const items = [
-    kpi('Pages / s', d.pagesPerSec.toFixed(1), 'last 5 seconds', 'rate', 'dashboard'),
-    kpi('Items / s', d.itemsPerSec.toFixed(1), 'last 5 seconds', 'items', 'symbol-field'),
+    kpi('Pages / s', pagesRate.toFixed(1), rateDetail, 'rate', 'dashboard'),
+    kpi('Items / s', itemsRate.toFixed(1), rateDetail, 'items', 'symbol-field'),
     kpi('Queue', fmtInt(d.queue.waiting + d.queue.active + d.queue.delayed), `${fmtInt(d.queue.waiting)} waiting · ${fmtInt(d.queue.active)} active · ${fmtInt(d.queue.delayed)} delayed`, '', 'list-unordered'),
     kpi('ETA', eta, etaDetail, '', 'watch'),
     ...d.counters.map((x) =>
@@ -147,6 +154,16 @@ function renderKpis(d: DashboardData): void {
     ),
   ];
   kpisEl.replaceChildren(...items);
+}
+
+/** Path and query: the host is the same for most URLs of a crawl (the full URL is in the tooltip). */
+function shortUrl(u: string): string {
+  try {
+    const x = new URL(u);
+    return `${x.pathname}${x.search}`;
+  } catch {
+    return u;
+  }
 }
 
 function urlList(urls: readonly string[]): HTMLElement {
@@ -157,7 +174,7 @@ function urlList(urls: readonly string[]): HTMLElement {
       h(
         'div',
         { class: 'url-row' },
-        h('button', { class: 'link', title: `Open ${u}`, on: { click: () => send({ type: 'openUrl', url: u }) } }, u),
+        h('button', { class: 'link', title: `Open ${u}`, on: { click: () => send({ type: 'openUrl', url: u }) } }, shortUrl(u)),
         h('button', { class: 'link find', title: `Find ${u}: where it is and why`, 'aria-label': `Find URL ${u}`, on: { click: () => send({ type: 'findUrl', url: u }) } }, icon('search')),
       ),
     ),
@@ -289,7 +306,8 @@ window.addEventListener('message', (e: MessageEvent<ToDashboard>) => {
     errorEl.hidden = true;
     render(m.data);
   } else if (m.type === 'retried') {
-    toast = `${m.count} job(s) of ${m.group} sent back to the queue`;
+    const label = last?.failures.find((g) => g.group === m.group)?.label ?? m.group;
+    toast = `${m.count} failed job(s) of ${label} sent back to the queue`;
     setTimeout(() => (toast = ''), 6000);
     if (last) render(last);
   } else if (m.type === 'error') {

@@ -396,7 +396,7 @@ clearBtn.addEventListener('click', () => query({ ...view, filters: {} }));
 qualityBtn.addEventListener('click', () => {
   view = { ...view, showQuality: !view.showQuality };
   persist();
-  if (view.showQuality) send({ type: 'quality' });
+  send({ type: 'quality', show: view.showQuality });
   renderQuality();
   renderToolbar();
 });

@@ -36,7 +36,7 @@ export function parseResultsMessage(v: unknown): FromResults | null {
     case 'export':
       return hasShape(v, { type: isOneOf('export'), format: isOneOf('csv', 'jsonl', 'json') }) ? (v as FromResults) : null;
     case 'quality':
-      return hasShape(v, { type: isOneOf('quality') }) ? (v as FromResults) : null;
+      return hasShape(v, { type: isOneOf('quality'), show: isBool }) ? (v as FromResults) : null;
     default:
       return null;
   }

@@ -154,7 +154,8 @@ export class ResultsPanel implements vscode.Disposable {
         await this.exportWithDialog(m.format);
         return;
       case 'quality':
-        await this.serial(() => this.postQuality());
+        this.view = { ...this.view, showQuality: m.show };
+        if (m.show) await this.serial(() => this.postQuality());
         return;
     }
   }

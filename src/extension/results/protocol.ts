@@ -75,6 +75,7 @@ export type FromResults =
   | { readonly type: 'showJob'; readonly offset: number }
   | { readonly type: 'openPreview'; readonly offset: number }
   | { readonly type: 'export'; readonly format: ExportFormat }
-  | { readonly type: 'quality' };
+  /** Show (and keep current while visible) or hide the field quality panel. */
+  | { readonly type: 'quality'; readonly show: boolean };
 
 export const EMPTY_VIEW: ResultsViewState = { itemType: null, filters: {}, sort: null, hidden: [], showQuality: false };

@@ -172,7 +172,7 @@ rules:
 
   it('shows field quality: a selector that matches nothing is 100% empty', async () => {
     await send(file, { type: 'query', view: { itemType: 'book', filters: {}, sort: null, hidden: [], showQuality: true } });
-    await send(file, { type: 'quality' });
+    await send(file, { type: 'quality', show: true });
     const q = posted(await panel('books'), 'quality')!;
     assert.equal(q.total, 39);
     const isbn = q.fields.find((f) => f.field === 'isbn');
