@@ -1,0 +1,154 @@
+import * as assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FrameLocator, Page } from 'playwright-core';
+import { openWorkbench, type Workbench } from '../extension/harness';
+import { serveSite, type SiteServer } from '../../src/demo/site';
+import { explorerItem, runCommand, waitForWorkbench } from './support/workbench';
+
+// The crawl dashboard as a new user sees it on the demo shop: the crawl starts, peaks and drains on the
+// charts, failures are grouped by cause with sample URLs, and a group is retried from the dashboard once the
+// site is healthy again. Screenshots: test-artifacts/ui/dashboard-*.png.
+
+/** Closes notification toasts so they do not cover the dashboard in screenshots. */
+async function clearToasts(page: Page): Promise<void> {
+  for (const x of await page.locator('.notifications-toasts .codicon-notifications-clear').all()) await x.click().catch(() => undefined);
+}
+
+function webview(page: Page): FrameLocator {
+  return page.frameLocator('iframe.webview.ready:visible').frameLocator('#active-frame');
+}
+
+describe('Crawl dashboard (UI)', function () {
+  this.timeout(300_000);
+  let wb: Workbench;
+  let site: SiteServer;
+  let unhealthy = true;
+
+  before(async function () {
+    this.timeout(180_000);
+    // Every 12th book answers 503 while the site is "unhealthy"; book 50 is gone for good.
+    site = await serveSite({ listPages: 12, perPage: 20 }, 0, (req, res) => {
+      const m = /^\/catalogue\/book-(\d+)\.html/.exec(req.url ?? '');
+      if (m && Number(m[1]) === 50) {
+        res.writeHead(404).end('gone');
+        return true;
+      }
+      if (m && unhealthy && Number(m[1]) % 12 === 0) {
+        res.writeHead(503).end('busy');
+        return true;
+      }
+      return false;
+    }, 50);
+    const folder = mkdtempSync(join(tmpdir(), 'cs-ui-dashboard-'));
+    writeFileSync(
+      join(folder, 'shop.crawl.yaml'),
+      `name: shop
+start:
+  - ${site.url}/
+canonical: { dropParams: [ref, src] }
+request: { retries: { attempts: 2, backoff: fixed, delay: 100ms } }
+politeness: { perHost: { concurrency: 3, delay: 40ms } }
+rules:
+  - name: list
+    match: ["${site.url}/", "**/catalogue/page-*.html"]
+    follow:
+      - { selector: "ul.nav a, li.next a, header a", to: list }
+      - { selector: "article.product_pod h3 a", to: book }
+  - name: book
+    items:
+      - type: book
+        scope: article.product_page
+        key: [upc]
+        fields: { title: h1, upc: td.upc, price: { selector: p.price_color, regex: "[0-9.]+" } }
+`,
+    );
+    wb = await openWorkbench({ workspaceFolder: folder, settings: { 'crawlStudio.workers': 1, 'crawlStudio.concurrency': 3 } });
+    await waitForWorkbench(wb.page, { file: 'shop.crawl.yaml' });
+  });
+
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed' && wb) {
+      const png = await wb.saveArtifacts(`ui/failed-${this.currentTest.fullTitle().replace(/[^\w.-]+/g, '-')}`);
+      console.error(`    screenshot ${png}`);
+    }
+  });
+
+  after(async () => {
+    await wb?.close();
+    await site?.close();
+  });
+
+  const kpi = (wv: FrameLocator, label: string) => wv.locator('.kpi', { has: wv.locator('.label', { hasText: new RegExp(`^${label}$`) }) }).locator('.value');
+
+  it('shows the crawl start and move on the charts', async () => {
+    const { page } = wb;
+    await explorerItem(page, 'shop.crawl.yaml').click();
+    const lens = page.locator('.codelens-decoration a', { hasText: 'Start Crawl' }).first();
+    await lens.waitFor({ state: 'visible', timeout: 30_000 });
+    await lens.click();
+    await page.locator('.codelens-decoration a', { hasText: 'Stop Crawl' }).first().waitFor({ state: 'visible', timeout: 60_000 });
+    await runCommand(page, 'Crawl Studio: Open Dashboard');
+    const wv = webview(page);
+    await wv.locator('.state.running').waitFor({ timeout: 60_000 });
+    await wv.locator('.chart canvas').first().waitFor({ timeout: 30_000 });
+    const done = kpi(wv, 'Pages done');
+    await page.waitForTimeout(4000);
+    const first = await done.innerText();
+    let later = first;
+    for (let i = 0; i < 40 && later === first; i++) {
+      await page.waitForTimeout(500);
+      later = await done.innerText();
+    }
+    assert.notEqual(later, first, 'pages done moves while the crawl runs');
+    assert.equal(await wv.locator('.chart .none').count(), 0, 'the charts have points');
+    await wb.screenshot('ui/dashboard-1-running.png');
+    // Hosts and workers while it runs: the local worker with its rate and last heartbeat.
+    const workers = wv.locator('section[aria-label="Workers"]');
+    await workers.locator('tr', { hasText: 'this machine' }).waitFor({ timeout: 20_000 });
+    await workers.scrollIntoViewIfNeeded();
+    await wb.screenshot('ui/dashboard-2-hosts-workers.png');
+    await wv.locator('header').scrollIntoViewIfNeeded();
+  });
+
+  it('shows the drain, failures by cause with sample URLs, skips, hosts and workers', async () => {
+    const { page } = wb;
+    const wv = webview(page);
+    await wv.locator('.state.finished').waitFor({ timeout: 180_000 });
+    await page.waitForTimeout(1500);
+    const failures = wv.locator('section[aria-label="Failures by cause"]');
+    const row503 = failures.locator('tr', { hasText: 'HTTP 503' });
+    await row503.waitFor({ timeout: 20_000 });
+    assert.match(await row503.innerText(), /book-\d+\.html/);
+    assert.match(await failures.locator('tr', { hasText: 'HTTP 404' }).innerText(), /book-50\.html/);
+    assert.match(await wv.locator('section[aria-label="Skipped pages"]').innerText(), /robots\.txt\s+1/);
+    assert.match(await wv.locator('section[aria-label="Hosts"]').innerText(), /127\.0\.0\.1:\d+/);
+    assert.equal(await kpi(wv, 'ETA').innerText(), 'done');
+    await clearToasts(page);
+    await page.waitForTimeout(500);
+    await wb.screenshot('ui/dashboard-3-finished.png');
+  });
+
+  it('retries all failures of one group from the dashboard', async () => {
+    const { page } = wb;
+    const wv = webview(page);
+    unhealthy = false;
+    const failures = wv.locator('section[aria-label="Failures by cause"]');
+    const items = Number((await kpi(wv, 'Items').innerText()).replace(/,/g, ''));
+    await failures.locator('tr', { hasText: 'HTTP 503' }).locator('vscode-button', { hasText: 'Retry all' }).click();
+    // No worker runs after the crawl: the notification offers to start it.
+    const start = page.locator('.notifications-toasts .monaco-button', { hasText: 'Start Crawl' }).first();
+    await start.waitFor({ timeout: 20_000 });
+    await wb.screenshot('ui/dashboard-4-retry-offered.png');
+    await start.click();
+    await failures.locator('tr', { hasText: 'HTTP 503' }).waitFor({ state: 'detached', timeout: 120_000 });
+    await wv.locator('.state.finished').waitFor({ timeout: 120_000 });
+    const after = Number((await kpi(wv, 'Items').innerText()).replace(/,/g, ''));
+    assert.ok(after > items, `items ${items} -> ${after}`);
+    assert.match(await failures.innerText(), /HTTP 404/, 'the other group stays');
+    await clearToasts(page);
+    await page.waitForTimeout(1500);
+    await wb.screenshot('ui/dashboard-5-after-retry.png');
+  });
+});

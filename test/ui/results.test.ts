@@ -1,0 +1,173 @@
+import * as assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FrameLocator, Page } from 'playwright-core';
+import { openWorkbench, type Workbench } from '../extension/harness';
+import { serveSite, type SiteServer } from '../../src/demo/site';
+import { explorerItem, quickInput, waitForWorkbench } from './support/workbench';
+
+// A new user's look at a crawl's results in the real workbench: Start Crawl, open Results while it runs and
+// watch rows arrive, sort by price, filter titles, spot the broken selector in Field quality, open a row, and
+// export the filtered view as CSV through the save dialog. Screenshots: test-artifacts/ui/results-*.png.
+
+/** The visible webview's content frame (the workbench nests it in iframe.webview > #active-frame). */
+function webview(page: Page): FrameLocator {
+  return page.frameLocator('iframe.webview.ready:visible').frameLocator('#active-frame');
+}
+
+describe('Results view (UI)', function () {
+  this.timeout(240_000);
+  let wb: Workbench;
+  let site: SiteServer;
+  let folder: string;
+
+  before(async function () {
+    this.timeout(180_000);
+    site = await serveSite({ listPages: 10, perPage: 20 }, 0, undefined, 60);
+    folder = mkdtempSync(join(tmpdir(), 'cs-ui-results-'));
+    writeFileSync(
+      join(folder, 'shop.crawl.yaml'),
+      `name: shop
+start:
+  - ${site.url}/
+canonical: { dropParams: [ref, src] }
+politeness: { perHost: { concurrency: 2, delay: 50ms } }
+rules:
+  - name: list
+    match: ["${site.url}/", "**/catalogue/page-*.html"]
+    follow:
+      - { selector: "ul.nav a, li.next a", to: list }
+      - { selector: "article.product_pod h3 a", to: book }
+  - name: book
+    items:
+      - type: book
+        scope: article.product_page
+        key: [upc]
+        fields:
+          title: h1
+          price: { selector: p.price_color, regex: "[0-9.]+" }
+          upc: td.upc
+          isbn: td.isbn
+`,
+    );
+    wb = await openWorkbench({ workspaceFolder: folder, settings: { 'crawlStudio.workers': 1, 'crawlStudio.concurrency': 2 } });
+    await waitForWorkbench(wb.page, { file: 'shop.crawl.yaml' });
+  });
+
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed' && wb) {
+      const png = await wb.saveArtifacts(`ui/failed-${this.currentTest.fullTitle().replace(/[^\w.-]+/g, '-')}`);
+      console.error(`    screenshot ${png}`);
+    }
+  });
+
+  after(async () => {
+    await wb?.close();
+    await site?.close();
+  });
+
+  it('opens Results during a crawl and shows rows arriving', async () => {
+    const { page } = wb;
+    await explorerItem(page, 'shop.crawl.yaml').click();
+    const lens = page.locator('.codelens-decoration a', { hasText: 'Start Crawl' }).first();
+    await lens.waitFor({ state: 'visible', timeout: 30_000 });
+    await lens.click();
+    await page.locator('.codelens-decoration a', { hasText: 'Stop Crawl' }).first().waitFor({ state: 'visible', timeout: 60_000 });
+    await page.locator('.codelens-decoration a', { hasText: 'Open Results' }).first().click();
+    const wv = webview(page);
+    await wv.locator('.row:not(.loading)').first().waitFor({ state: 'visible', timeout: 60_000 });
+    const count = wv.locator('.toolbar .count').first();
+    const first = await count.innerText();
+    await wv.locator('.live').waitFor({ state: 'visible' });
+    let later = first;
+    for (let i = 0; i < 60 && later === first; i++) {
+      await page.waitForTimeout(500);
+      later = await count.innerText();
+    }
+    assert.notEqual(later, first, 'the count grows while the crawl runs');
+    await wb.screenshot('ui/results-1-live.png');
+  });
+
+  it('sorts by a column and filters by text', async () => {
+    const { page } = wb;
+    const wv = webview(page);
+    // Sort by price, descending (second click).
+    const price = wv.locator('.hcell[data-col="price"]');
+    await price.click();
+    await price.click();
+    await wv.locator('.hcell[data-col="price"][aria-sort="descending"]').waitFor();
+    const filter = wv.locator('.frow input[data-col="title"]');
+    await filter.click();
+    await filter.pressSequentially('river', { delay: 20 });
+    await wv.locator('.toolbar .count', { hasText: / of / }).waitFor({ timeout: 30_000 });
+    await page.waitForTimeout(800);
+    const titles = await wv.locator('.row:not(.loading) .cell:first-child').allInnerTexts();
+    assert.ok(titles.length > 0);
+    assert.ok(titles.every((t) => /river/i.test(t)), titles.join(' | '));
+    const cols = await wv.locator('.hcell').evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.col));
+    const priceIdx = cols.indexOf('price');
+    const prices = (await wv.locator(`.row:not(.loading) .cell:nth-child(${priceIdx + 1})`).allInnerTexts()).map(Number);
+    assert.deepEqual(prices, [...prices].sort((a, b) => b - a), 'descending prices');
+    await wb.screenshot('ui/results-2-sorted-filtered.png');
+  });
+
+  it('shows field quality: the broken isbn selector is 100% empty', async () => {
+    const { page } = wb;
+    const wv = webview(page);
+    await wv.locator('vscode-button', { hasText: 'Field quality' }).click();
+    const isbn = wv.locator('.qrow', { has: wv.locator('button.field', { hasText: 'isbn' }) });
+    await isbn.waitFor({ timeout: 30_000 });
+    assert.match(await isbn.innerText(), /100% empty/);
+    assert.match(await wv.locator('.quality h2').innerText(), /always empty: isbn/);
+    await wb.screenshot('ui/results-3-field-quality.png');
+  });
+
+  it('opens a row detail with the keyboard', async () => {
+    const { page } = wb;
+    const wv = webview(page);
+    await wv.locator('.grid').focus();
+    await page.keyboard.press('Home');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    const side = wv.locator('aside.side');
+    await side.waitFor({ state: 'visible', timeout: 15_000 });
+    assert.match(await side.innerText(), /source URL[\s\S]*catalogue\/book-\d+\.html/);
+    assert.match(await side.innerText(), /page rule\s*book/);
+    await wb.screenshot('ui/results-4-row-detail.png');
+    await page.keyboard.press('Escape');
+    await side.waitFor({ state: 'hidden' });
+  });
+
+  it('exports the filtered view as CSV through the save dialog', async () => {
+    const { page } = wb;
+    const wv = webview(page);
+    // Let the crawl finish so the view holds still while we compare it with the file.
+    await wv.locator('.live').waitFor({ state: 'hidden', timeout: 120_000 });
+    await page.waitForTimeout(1500);
+    const shown = Number((await wv.locator('.toolbar .count').first().innerText()).split(' ')[0]!.replace(/,/g, ''));
+    await wv.locator('vscode-button[data-format="csv"]').click();
+    // code-server's save dialog is a quick input holding a path.
+    const input = quickInput(page).locator('input.input').first();
+    await input.waitFor({ state: 'visible', timeout: 15_000 });
+    const target = join(folder, 'river-books.csv');
+    await input.fill(target);
+    await wb.screenshot('ui/results-5-export-dialog.png');
+    await input.press('Enter');
+    const deadline = Date.now() + 30_000;
+    while (!existsSync(target) && Date.now() < deadline) await page.waitForTimeout(250);
+    await page.waitForTimeout(500);
+    const lines = readFileSync(target, 'utf8').trim().split(/\r?\n/);
+    assert.equal(lines[0], '_key,_url,_fetched_at,title,price,upc,isbn');
+    assert.equal(lines.length - 1, shown, 'the CSV holds exactly the filtered rows');
+    assert.ok(lines.slice(1).every((l) => /river/i.test(l)));
+    await page.locator('.notifications-toasts', { hasText: 'Exported' }).first().waitFor({ timeout: 15_000 });
+    // The finished crawl's toast would cover the field quality panel: keep only the export's.
+    for (const t of await page.locator('.notifications-toasts .notification-toast', { hasNotText: 'Exported' }).all()) await t.locator('.codicon-notifications-clear').click().catch(() => undefined);
+    const quality = wv.locator('.quality h2');
+    const deadline2 = Date.now() + 15_000;
+    while (!/^\D*200 book items/.test(await quality.innerText()) && Date.now() < deadline2) await page.waitForTimeout(250);
+    assert.match(await quality.innerText(), /200 book items/, 'field quality keeps up with the stored items');
+    await wb.screenshot('ui/results-6-exported.png');
+  });
+});
