@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import { existsSync } from 'node:fs';
 import type { CrawlTask } from '../../core/task/model';
 import type { CrawlStudioApi } from '../extension';
-import { isRecord } from '../results/webview';
+import { isRecord } from '../results/validate';
 import { DashboardPanel } from './panel';
 import { DASHBOARD_VIEW_TYPE } from './protocol';
 

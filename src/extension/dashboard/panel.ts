@@ -8,9 +8,10 @@ import { readHealth, type HealthSnapshot } from '../../queue/health';
 import { bullPrefix } from '../../queue/keys';
 import { recordSample } from '../../queue/metrics';
 import type { CrawlStudioApi } from '../extension';
-import { webviewHtml, webviewOptions, hasShape, isOneOf, isRecord, isStr } from '../results/webview';
+import { webviewHtml, webviewOptions } from '../results/webview';
+import { parseDashboardMessage } from './messages';
 import { dashboardData, WorkerRates } from './data';
-import { DASHBOARD_VIEW_TYPE, type DashboardData, type FromDashboard, type ToDashboard } from './protocol';
+import { DASHBOARD_VIEW_TYPE, type DashboardData, type ToDashboard } from './protocol';
 
 // One dashboard per task file: the crawl's health, re-read from Redis every second while the panel is visible.
 // While the run is going the panel also records metric samples (recordSample lets one sampler a second
@@ -180,22 +181,5 @@ export class DashboardPanel implements vscode.Disposable {
     this.panel.dispose();
     const q = this.queueObj;
     void this.ticking.finally(() => q?.close());
-  }
-}
-
-export function parseDashboardMessage(v: unknown): FromDashboard | null {
-  if (!isRecord(v)) return null;
-  const url = isStr(4096);
-  switch (v.type) {
-    case 'ready':
-    case 'openResults':
-      return hasShape(v, { type: isOneOf(v.type) }) ? (v as FromDashboard) : null;
-    case 'retryGroup':
-      return hasShape(v, { type: isOneOf('retryGroup'), group: (g): g is string => typeof g === 'string' && /^[\w.-]{1,64}$/.test(g) }) ? (v as FromDashboard) : null;
-    case 'openUrl':
-    case 'findUrl':
-      return hasShape(v, { type: isOneOf(v.type), url }) ? (v as FromDashboard) : null;
-    default:
-      return null;
   }
 }

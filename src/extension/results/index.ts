@@ -11,7 +11,7 @@ import { isViewState } from './messages';
 import { EMPTY_VIEW, RESULTS_VIEW_TYPE, type ExportFormat, type ResultsViewState } from './protocol';
 import { ResultsPanel } from './panel';
 import { DEFAULT_HIDDEN } from './source';
-import { isRecord } from './webview';
+import { isRecord } from './validate';
 
 /**
  * Registers the results view ("Open Results"), Find URL and the crawl dashboard. Every command returns its

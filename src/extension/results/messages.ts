@@ -1,5 +1,5 @@
 import type { FromResults, ResultsViewState } from './protocol';
-import { hasShape, isBool, isInt, isOneOf, isRecord, isStr, type Check } from './webview';
+import { hasShape, isBool, isInt, isOneOf, isRecord, isStr, type Check } from './validate';
 
 // Every message from the results webview is checked here before the panel acts on it: right type, known
 // fields, bounded sizes. Anything else is dropped.
