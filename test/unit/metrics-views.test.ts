@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { dashboardData, downsample, WorkerRates } from '../../src/extension/dashboard/data';
+import { parseDashboardMessage } from '../../src/extension/dashboard/messages';
+import { benchmarkResults, seedItems } from '../../src/extension/results/bench';
+import { parseResultsMessage } from '../../src/extension/results/messages';
+import type { HealthSnapshot } from '../../src/queue/health';
+import { parseTask } from '../../src/core/task/parse';
+import { SqliteStore } from '../../src/store';
+
+// The host side of the results and dashboard webviews that needs no VS Code: what messages are accepted, how a
+// health snapshot becomes dashboard data, and the results benchmark hook on a small store.
+
+const view = { itemType: 'book', filters: { title: 'x' }, sort: { field: 'price', descending: true }, hidden: [], showQuality: false };
+
+describe('webview messages are validated before anything happens', () => {
+  it('accepts the results messages in their exact shape', () => {
+    assert.ok(parseResultsMessage({ type: 'ready' }));
+    assert.ok(parseResultsMessage({ type: 'ready', view }));
+    assert.ok(parseResultsMessage({ type: 'query', view }));
+    assert.ok(parseResultsMessage({ type: 'rows', generation: 3, offset: 100, limit: 100 }));
+    assert.ok(parseResultsMessage({ type: 'export', format: 'csv' }));
+    assert.ok(parseResultsMessage({ type: 'quality', show: true }));
+    assert.ok(parseResultsMessage({ type: 'openUrl', offset: 4 }));
+  });
+
+  it('refuses unknown types, extra fields, wrong types and unbounded sizes', () => {
+    for (const bad of [
+      null,
+      'ready',
+      { type: 'command', command: 'workbench.action.terminal.new' },
+      { type: 'openUrl', offset: 1, url: 'file:///etc/passwd' },
+      { type: 'openUrl', offset: -1 },
+      { type: 'openUrl', offset: 1.5 },
+      { type: 'rows', generation: 0, offset: 0, limit: 100_000 },
+      { type: 'export', format: 'csv', path: '/etc/x' },
+      { type: 'export', format: 'sh' },
+      { type: 'query', view: { ...view, filters: { a: 'x'.repeat(10_000) } } },
+      { type: 'query', view: { ...view, sort: { field: 'a', descending: 'yes' } } },
+      { type: 'query', view: { ...view, extra: 1 } },
+    ]) {
+      assert.equal(parseResultsMessage(bad), null, JSON.stringify(bad)?.slice(0, 80));
+    }
+  });
+
+  it('refuses dashboard messages that could name arbitrary things', () => {
+    assert.ok(parseDashboardMessage({ type: 'retryGroup', group: 'http-503' }));
+    assert.equal(parseDashboardMessage({ type: 'retryGroup', group: 'x; DROP' }), null);
+    assert.equal(parseDashboardMessage({ type: 'openUrl', url: 'http://a/', extra: 1 }), null);
+    assert.equal(parseDashboardMessage({ type: 'openResults', file: '/etc/passwd' }), null);
+  });
+});
+
+describe('dashboard data', () => {
+  const task = parseTask('name: t\nstart: [http://a.test/]\nscope: { maxPages: 100 }\nrules:\n  - name: r\n', '/tmp/t.crawl.yaml').task!;
+  const s = (t: number, done: number, waiting: number) => ({ t, done, failed: 0, skipped: 0, items: done * 2, enqueued: 50, bytes: 0, waiting, active: 1, delayed: 0 });
+  const health: HealthSnapshot = {
+    task: 't',
+    at: 20_000,
+    run: { run: 'r1', state: 'running', startedAt: 0, finishedAt: null },
+    stats: { enqueued: 50, done: 20, failed: 3, items: 40, problems: 0, bytes: 1000, duplicates: 5, nonHtml: 0, skipped: { robots: 2, limit: 4 }, failures: { 'http-503': 2, timeout: 1 }, dropped: {} },
+    history: [s(0, 0, 50), s(10_000, 10, 39), s(20_000, 20, 29)],
+    failures: [{ group: 'http-503', count: 2, jobs: 2, urls: ['http://a.test/x'] }],
+    skipped: [{ reason: 'robots', count: 2, urls: [] }],
+    hosts: [],
+    workers: [{ id: 'h:1', pid: 1, host: 'h', tasks: ['t'], concurrency: 4, started: 0, lastSeen: 19_000, processed: 20, failed: 0 }],
+  };
+
+  it('derives rates, ETA, labels and counters from a snapshot', () => {
+    const d = dashboardData(task, health, new WorkerRates(), 'h');
+    assert.deepEqual(d.series.pages, [1, 1]);
+    assert.deepEqual(d.series.t, [10, 20]);
+    assert.equal(d.eta.state, 'ok');
+    assert.equal(d.failures[0]!.label, 'HTTP 503');
+    assert.equal(d.counters.find((c) => c.label === 'Skipped')!.value, 6);
+    assert.equal(d.workers[0]!.local, true);
+    assert.equal(d.workers[0]!.stale, false);
+  });
+
+  it('computes a worker rate from two heartbeats and downsamples long series', () => {
+    const rates = new WorkerRates();
+    const w = health.workers[0]!;
+    assert.equal(rates.rate(w), null);
+    assert.equal(rates.rate({ ...w, lastSeen: w.lastSeen + 5000, processed: w.processed + 50 }), 10);
+    const n = 5000;
+    const big = downsample({ t: Array.from({ length: n }, (_, i) => i), pages: Array(n).fill(2), items: Array(n).fill(1), depth: Array(n).fill(3), discovered: Array(n).fill(0) });
+    assert.equal(big.t.length, 900);
+    assert.ok(big.pages.every((v) => v === 2));
+  });
+});
+
+describe('results benchmark hook', function () {
+  this.timeout(60_000);
+  it('measures time to first rows and paging on a seeded store', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cs-rbench-'));
+    const store = new SqliteStore(join(dir, 'b.sqlite'));
+    await store.open();
+    try {
+      await seedItems(store, 3000);
+      const r = await benchmarkResults(store, { scrollPages: 10, jumps: 5 });
+      assert.equal(r.items, 3000);
+      assert.equal(r.scroll.pages, 10);
+      assert.ok(r.filteredMatches > 0 && r.filteredMatches < 3000);
+      assert.ok(r.firstRowsMs >= 0 && r.qualityMs >= 0);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
