@@ -280,7 +280,16 @@ export class PreviewPanel implements vscode.Disposable {
 
   documentChanged(): void {
     this.editAt = performance.now();
-    this.schedule('full', EDIT_DEBOUNCE_MS);
+    this.schedule('full', this.editDebounce());
+  }
+
+  /**
+   * 150 ms, or longer on a page whose update itself is slow (thousands of items): while the person types, such
+   * a page is re-analysed about once per pause rather than once per keystroke, keeping the extension host free.
+   */
+  private editDebounce(): number {
+    const last = this.analysis?.timings.totalMs ?? 0;
+    return Math.round(Math.max(EDIT_DEBOUNCE_MS, Math.min(2_000, last * 1.5)));
   }
 
   cursorMoved(offset: number): void {
