@@ -40,6 +40,19 @@ export interface Extraction {
 /** Largest field value kept; longer values are cut, so page content cannot blow up a store row. */
 export const MAX_FIELD_CHARS = 100_000;
 
+/**
+ * Most characters of item data one page yields. Nested elements repeat what they contain (a scope's text holds
+ * its nested scopes' text, an `all` field lists every match below), so without a page-wide bound 31 KB of nested
+ * markup became over 512 MB of items for one stream entry. Items past the bound are not extracted and one
+ * problem says so.
+ */
+export const MAX_PAGE_ITEM_CHARS = 4_000_000;
+
+/** What is left of a page's item budget, shared by all its items and fields. */
+interface Budget {
+  left: number;
+}
+
 export function loadHtml(html: string): cheerio.CheerioAPI {
   return cheerio.load(html);
 }
@@ -49,7 +62,8 @@ export function extractPage(html: string | cheerio.CheerioAPI, pageUrl: string, 
   const baseUrl = resolveBase($, pageUrl);
   const items: ExtractedItem[] = [];
   const problems: ItemProblem[] = [];
-  for (const spec of rule.items) extractItems($, spec, baseUrl, items, problems);
+  const budget: Budget = { left: MAX_PAGE_ITEM_CHARS };
+  for (const spec of rule.items) extractItems($, spec, baseUrl, items, problems, budget);
   const links: FoundLink[] = [];
   rule.follow.forEach((f, i) => collectLinks($, f, i, links));
   return { items, problems, links, baseUrl };
@@ -78,13 +92,21 @@ function extractItems(
   baseUrl: string,
   items: ExtractedItem[],
   problems: ItemProblem[],
+  budget: Budget = { left: MAX_PAGE_ITEM_CHARS },
 ): void {
   const scopes: Node[] = spec.scope ? $(spec.scope).toArray() : [$.root().toArray()[0]!];
+  let skipped = 0;
   scopes.forEach((scope, index) => {
+    if (budget.left <= 0) {
+      if (skipped++ === 0) {
+        problems.push({ type: spec.type, index, message: `${scopes.length - index} item(s) not extracted: this page's items reached the limit of ${MAX_PAGE_ITEM_CHARS.toLocaleString('en-US')} characters` });
+      }
+      return;
+    }
     const data: Record<string, FieldValue> = {};
     const missing: string[] = [];
     for (const field of spec.fields) {
-      const value = fieldValue($, $(scope), field, baseUrl);
+      const value = fieldValue($, $(scope), field, baseUrl, budget);
       data[field.name] = value;
       if (field.required && isEmpty(value)) missing.push(field.name);
     }
@@ -110,6 +132,7 @@ export function fieldValue(
   scope: cheerio.Cheerio<Node>,
   field: FieldSpec,
   baseUrl: string,
+  budget?: Budget,
 ): FieldValue {
   const matches = field.selector ? scope.find(field.selector) : scope;
   const read = (el: Node): string | null => {
@@ -132,9 +155,19 @@ export function fieldValue(
         // Not a URL: keep the text, the person sees it in the preview.
       }
     }
-    return v.length > MAX_FIELD_CHARS ? v.slice(0, MAX_FIELD_CHARS) : v;
+    const out = v.length > MAX_FIELD_CHARS ? v.slice(0, MAX_FIELD_CHARS) : v;
+    if (budget) budget.left -= out.length;
+    return out;
   };
-  if (field.all) return matches.toArray().map(read).filter((v): v is string => v !== null);
+  if (field.all) {
+    const values: string[] = [];
+    for (const el of matches.toArray()) {
+      if (budget && budget.left <= 0) break;
+      const v = read(el);
+      if (v !== null) values.push(v);
+    }
+    return values;
+  }
   const first = matches.first().toArray()[0];
   return first ? read(first) : null;
 }
