@@ -1,16 +1,17 @@
 #!/usr/bin/env node
 // The whole test suite, in stages: build, typecheck, unit + integration + store tests (mocha, real Redis,
-// PostgreSQL and HTTP), fuzzers (fixed seed, bounded), extension-host tests in a real VS Code, UI tests in
-// Chromium. Ends with one closing line "tests: N passed, N failed" and a non-zero exit when any stage failed.
+// PostgreSQL and HTTP), fuzzers (fixed seed, bounded), fault injection (real processes; prints a table),
+// extension-host tests in a real VS Code, UI tests in Chromium. Ends with one closing line
+// "tests: N passed, N failed" and a non-zero exit when any stage failed.
 //
 //   npm test                      everything (after scripts/setup.sh test)
-//   node scripts/test.mjs mocha   only the named stages (build, typecheck, mocha, fuzz, extension, ui)
+//   node scripts/test.mjs mocha   only the named stages (build, typecheck, mocha, fuzz, faults, extension, ui)
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const all = ['build', 'typecheck', 'mocha', 'fuzz', 'extension', 'ui'];
+const all = ['build', 'typecheck', 'mocha', 'fuzz', 'faults', 'extension', 'ui'];
 const wanted = process.argv.slice(2).length ? process.argv.slice(2) : all;
 const totals = { passed: 0, failed: 0, skipped: 0 };
 const failedStages = [];
@@ -49,6 +50,8 @@ const stages = {
   mocha: () => mocha('mocha', []),
   // Fixed seed and bounded cases: the same inputs every run (test/fuzz/fuzz.test.ts says how to fuzz longer).
   fuzz: () => mocha('fuzz', ['--no-config', '--timeout', '600000', '--exit', '--enable-source-maps', 'out/test/fuzz/**/*.test.js']),
+  // About 4-5 minutes (CS_FAULTS_SOAK=1 for the long soak); the table is also in test-artifacts/faults-table.md.
+  faults: () => mocha('faults', ['--no-config', '--timeout', '900000', '--exit', '--enable-source-maps', 'out/test/faults/**/*.test.js']),
   extension: async () => {
     const r = await run('node', ['scripts/code-server/run-extension-tests.mjs'], { capture: true });
     const m = /extension: (\d+) passed, (\d+) failed/.exec(r.out);
