@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { FrameLocator, Page } from 'playwright-core';
 import { openWorkbench, type Workbench } from '../extension/harness';
 import { serveSite, type SiteServer } from '../../src/demo/site';
-import { explorerItem, quickInput, waitForWorkbench } from './support/workbench';
+import { explorerItem, quickInput, runCommand, waitForWorkbench } from './support/workbench';
 
 // A new user's look at a crawl's results in the real workbench: Start Crawl, open Results while it runs and
 // watch rows arrive, sort by price, filter titles, spot the broken selector in Field quality, open a row, and
@@ -151,7 +151,13 @@ rules:
     const input = quickInput(page).locator('input.input').first();
     await input.waitFor({ state: 'visible', timeout: 15_000 });
     const target = join(folder, 'river-books.csv');
+    // The dialog fills in its default name asynchronously: wait for it, or it may overwrite what we type.
+    const until = Date.now() + 10_000;
+    while (!(await input.inputValue()).endsWith('shop-book.csv') && Date.now() < until) await page.waitForTimeout(100);
     await input.fill(target);
+    await page.waitForTimeout(300);
+    if ((await input.inputValue()) !== target) await input.fill(target);
+    assert.equal(await input.inputValue(), target);
     await wb.screenshot('ui/results-5-export-dialog.png');
     await input.press('Enter');
     const deadline = Date.now() + 30_000;
@@ -169,5 +175,18 @@ rules:
     while (!/^\D*200 book items/.test(await quality.innerText()) && Date.now() < deadline2) await page.waitForTimeout(250);
     assert.match(await quality.innerText(), /200 book items/, 'field quality keeps up with the stored items');
     await wb.screenshot('ui/results-6-exported.png');
+  });
+
+  it('comes back after a window reload with its filters and sort', async () => {
+    const { page } = wb;
+    await runCommand(page, 'Developer: Reload Window');
+    await waitForWorkbench(page, { file: 'shop.crawl.yaml' });
+    await page.locator('.tabs-container .tab', { hasText: 'Results: shop' }).first().click();
+    const wv = webview(page);
+    await wv.locator('.row:not(.loading)').first().waitFor({ state: 'visible', timeout: 60_000 });
+    assert.equal(await wv.locator('.frow input[data-col="title"]').inputValue(), 'river');
+    await wv.locator('.hcell[data-col="price"][aria-sort="descending"]').waitFor();
+    assert.match(await wv.locator('.toolbar .count').first().innerText(), /^25 of 200 items/);
+    await wb.screenshot('ui/results-7-restored-after-reload.png');
   });
 });
