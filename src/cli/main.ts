@@ -14,6 +14,8 @@ import { CrawlSession, type Progress } from '../worker/session';
 import demoTaskText from '../../examples/books.crawl.yaml';
 import { progressLine, summaryLines } from './format';
 import { chooseRedis } from './redis';
+import { testTaskFile } from '../core/designer/fixtureStore';
+import { formatTestReport } from '../core/designer/fixtures';
 import { attachStore, storeUrlFor } from '../worker/storage';
 import { exportItems, openStore, type ExportFormat } from '../store';
 import { createWriteStream } from 'node:fs';
@@ -32,6 +34,7 @@ Usage:
   crawl-studio status <task.crawl.yaml> [--redis URL] [--json]
   crawl-studio export <task.crawl.yaml> [--format jsonl|csv|json] [--type T] [--out FILE]
   crawl-studio validate <file>...
+  crawl-studio test <task.crawl.yaml>       re-run the task's fixtures and report fields that changed
   crawl-studio demo [--dir DIR] [--workers N]
   crawl-studio serve-demo [--port N]
 
@@ -58,6 +61,8 @@ export async function main(argv: string[]): Promise<number> {
       return cmdValidate(rest);
     case 'export':
       return cmdExport(rest);
+    case 'test':
+      return cmdTest(rest);
     case 'demo':
       return cmdDemo(rest);
     case 'serve-demo':
@@ -287,6 +292,14 @@ async function cmdExport(args: string[]): Promise<number> {
   } finally {
     await store.close();
   }
+}
+
+async function cmdTest(args: string[]): Promise<number> {
+  if (args.length !== 1) throw new UsageError('test takes one task file');
+  // The same fixture check as the editor's "Test Task": pages saved with "Save Page as Fixture" re-extracted.
+  const report = await testTaskFile(args[0]!);
+  console.log(formatTestReport(report));
+  return report.ok ? 0 : 1;
 }
 
 async function cmdServeDemo(args: string[]): Promise<number> {

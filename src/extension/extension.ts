@@ -8,7 +8,6 @@ import { QueueTreeProvider, type ExplorerNode } from './explorer/queueTree';
 import { RedisConnection } from './redisConnection';
 import { onSettingsChange, settings } from './settings';
 import { CrawlStatusBar } from './statusBar';
-import { TaskProblems } from './taskProblems';
 import { WorkerManager } from './workers/workerManager';
 import { WorkerTreeProvider } from './workers/workerTree';
 
@@ -26,9 +25,9 @@ export interface CrawlStudioApi {
 
 export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
   const connection = new RedisConnection(context);
-  const problems = new TaskProblems();
   const workers = new WorkerManager(context);
-  const crawls = new CrawlManager(connection, workers, problems);
+  const designer = registerDesigner(context);
+  const crawls = new CrawlManager(connection, workers, designer);
   const tree = new QueueTreeProvider(connection, settings.refreshIntervalMs);
   const view = vscode.window.createTreeView<ExplorerNode>('crawlStudio.queueExplorer', { treeDataProvider: tree, showCollapseAll: true });
   tree.attach(view);
@@ -39,7 +38,6 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
 
   context.subscriptions.push(
     connection,
-    problems,
     workers,
     crawls,
     tree,
@@ -67,7 +65,6 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
   if (view.visible) void connection.get().then(() => tree.refresh(), () => tree.refresh());
   registerCommands({ context, connection, crawls, workers, tree });
   const api: CrawlStudioApi = { connection, crawls, workers, tree, statusBar, codeLens };
-  registerDesigner(context);
   registerResults(context, api);
   return api;
 }

@@ -7,7 +7,6 @@ import type { AttachedStore } from '../../worker/storage';
 import { engine } from '../lazy';
 import type { RedisConnection } from '../redisConnection';
 import { settings } from '../settings';
-import type { TaskProblems } from '../taskProblems';
 import type { WorkerManager, WorkerPool } from '../workers/workerManager';
 
 // Crawls started from the editor. Each is a CrawlSession — the very class behind `crawl-studio run` — with its
@@ -33,7 +32,8 @@ export class CrawlManager implements vscode.Disposable {
   constructor(
     private readonly connection: RedisConnection,
     private readonly workers: WorkerManager,
-    private readonly problems: TaskProblems,
+    /** The designer's task-file problems: Start Crawl and Validate publish through the same collection. */
+    private readonly problems: { check(doc: vscode.TextDocument): Promise<vscode.Diagnostic[]> },
   ) {}
 
   get(task: string): RunningCrawl | undefined {
@@ -46,10 +46,9 @@ export class CrawlManager implements vscode.Disposable {
 
   /** Validates the document; errors go to the Problems panel and stop the start. */
   async validate(doc: vscode.TextDocument): Promise<CrawlTask | null> {
+    await this.problems.check(doc);
     const { parseTask } = await engine();
-    const { task, diagnostics } = parseTask(doc.getText(), doc.uri.fsPath);
-    this.problems.publish(doc.uri, diagnostics);
-    return task;
+    return parseTask(doc.getText(), doc.uri.fsPath).task;
   }
 
   async start(doc: vscode.TextDocument): Promise<RunningCrawl> {

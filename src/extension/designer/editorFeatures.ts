@@ -9,11 +9,9 @@ import { outlineTask } from '../../core/task/outline';
 // source), selectors that match nothing on the page the preview last showed for their rule, completion and
 // hover from the JSON Schema, and a "Preview" lens on every page rule.
 
-export const TASK_FILES: vscode.DocumentSelector = [{ pattern: '**/*.crawl.{yaml,yml}' }];
+import { isTaskDocument, TASK_FILES } from './taskFiles';
 
-export function isTaskDocument(doc: vscode.TextDocument): boolean {
-  return /\.crawl\.ya?ml$/.test(doc.uri.path);
-}
+export { isTaskDocument, TASK_FILES };
 
 /** Debounce of the Problems panel after an edit. */
 const DIAGNOSTICS_DEBOUNCE_MS = 200;

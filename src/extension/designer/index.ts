@@ -1,297 +1,36 @@
-import { dirname, join } from 'node:path';
 import * as vscode from 'vscode';
-import { formatTestReport, type TaskTestReport } from '../../core/designer/fixtures';
-import { saveFixture, testTask } from '../../core/designer/fixtureStore';
-import { planInsert } from '../../core/designer/insert';
-import { chooseRule } from '../../core/designer/preview';
-import { scaffoldTask, taskName } from '../../core/designer/scaffold';
-import { formatDiagnostic } from '../../core/task/diagnostics';
-import { parseTask } from '../../core/task/parse';
-import { isTaskDocument, RulePreviewLenses, TASK_FILES, TaskCompletions, TaskDiagnostics, TaskHovers } from './editorFeatures';
-import { PageSource } from './pages';
-import { PreviewPanel, type PanelHost, type PanelSnapshot } from './previewPanel';
+import { COMMANDS } from './commands';
+import { isTaskDocument } from './taskFiles';
 
-// The crawl designer: a live preview of a task file against a real page, the selector picker, and editor
-// intelligence for *.crawl.yaml. Everything here is glue; what is computed lives in src/core/designer.
+// The designer's entry at activation: only the command ids and a watch for task files. Its code (cheerio, yaml,
+// ajv, the preview) loads on the first designer command or the first open task file, after activation.
 
-export const COMMANDS = {
-  openPreview: 'crawlStudio.designer.openPreview',
-  pickSelector: 'crawlStudio.designer.pickSelector',
-  insertSelector: 'crawlStudio.designer.insertSelector',
-  newTaskFile: 'crawlStudio.designer.newTaskFile',
-  savePageAsFixture: 'crawlStudio.designer.savePageAsFixture',
-  testTask: 'crawlStudio.designer.testTask',
-  /** Test hooks (not in the palette): the preview's state, a message as if from the webview, a pick by selector. */
-  state: 'crawlStudio.designer._state',
-  message: 'crawlStudio.designer._message',
-  pick: 'crawlStudio.designer._pick',
-} as const;
+export { COMMANDS };
 
-export interface NewTaskOptions {
-  readonly folder?: string;
-  readonly name?: string;
-  readonly start?: string;
-  /** Open the preview beside the new file (default: when run from the palette). */
-  readonly preview?: boolean;
+/** What the rest of the extension uses of the designer: its task-file problems (one collection for all). */
+export interface DesignerHandle {
+  check(doc: vscode.TextDocument): Promise<vscode.Diagnostic[]>;
 }
 
-class Designer implements PanelHost, vscode.Disposable {
-  readonly panels = new Map<string, PreviewPanel>();
-  private readonly sources = new Map<string, PageSource>();
-  readonly diagnostics: TaskDiagnostics;
-  readonly output = vscode.window.createOutputChannel('Crawl Studio Designer', { log: true });
-  private readonly fixturesOutput = vscode.window.createOutputChannel('Crawl Studio Fixtures');
-  /** The preview the person used last: Insert and Save Page as Fixture act on it. */
-  private active: PreviewPanel | null = null;
+type Handler = (...args: never[]) => unknown;
 
-  constructor(private readonly context: vscode.ExtensionContext) {
-    this.diagnostics = new TaskDiagnostics((doc) => this.sourceFor(doc.uri).pagesByRule());
-  }
-
-  get extensionUri(): vscode.Uri {
-    return this.context.extensionUri;
-  }
-
-  log(message: string): void {
-    this.output.warn(message);
-  }
-
-  cacheDir(uri: vscode.Uri): vscode.Uri {
-    if (uri.scheme === 'file') return vscode.Uri.file(join(dirname(uri.fsPath), '.crawl', 'pages'));
-    return vscode.Uri.joinPath(this.context.globalStorageUri, 'pages');
-  }
-
-  sourceFor(uri: vscode.Uri): PageSource {
-    const dir = this.cacheDir(uri).fsPath;
-    let s = this.sources.get(dir);
-    if (!s) {
-      s = new PageSource(dir);
-      this.sources.set(dir, s);
-    }
-    return s;
-  }
-
-  panelFor(uri?: vscode.Uri): PreviewPanel | undefined {
-    if (uri) return this.panels.get(uri.toString());
-    return this.active ?? [...this.panels.values()][0];
-  }
-
-  async openPreview(uri?: vscode.Uri, rule?: string, url?: string, preserveFocus = true): Promise<PreviewPanel> {
-    const target = uri ?? (await this.taskUri());
-    if (!target) throw new Error('Open a task file (*.crawl.yaml) to preview.');
-    const existing = this.panels.get(target.toString());
-    if (existing) {
-      if (rule !== undefined) existing.chooseRule(rule);
-      existing.panel.reveal(undefined, preserveFocus);
-      this.active = existing;
-      if (url) await existing.openPage(url, false);
-      return existing;
-    }
-    const doc = await vscode.workspace.openTextDocument(target);
-    const name = target.path.split('/').pop() ?? 'task';
-    const webviewPanel = vscode.window.createWebviewPanel(
-      PreviewPanel.viewType,
-      `Preview ${name}`,
-      { viewColumn: vscode.ViewColumn.Beside, preserveFocus },
-      PreviewPanel.options(this.extensionUri, this.cacheDir(target)),
+export function registerDesigner(context: vscode.ExtensionContext): DesignerHandle {
+  const handlers = new Map<string, Handler>();
+  let loading: Promise<{ readonly diagnostics: { check(doc: vscode.TextDocument): Promise<vscode.Diagnostic[]> } }> | null = null;
+  const load = () => (loading ??= import('./designer').then((m) => m.activateDesigner(context, (id, fn) => handlers.set(id, fn))));
+  for (const id of Object.values(COMMANDS)) {
+    context.subscriptions.push(
+      vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+        await load();
+        return (handlers.get(id) as (...a: unknown[]) => unknown)(...args);
+      }),
     );
-    const panel = new PreviewPanel(target, webviewPanel, this.sourceFor(target), this, rule ?? null);
-    this.panels.set(target.toString(), panel);
-    this.active = panel;
-    const editor = vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === target.toString());
-    panel.cursor = editor ? doc.offsetAt(editor.selection.active) : null;
-    panel.onDidClose(() => {
-      this.panels.delete(target.toString());
-      if (this.active === panel) this.active = null;
-    });
-    webviewPanel.onDidChangeViewState((e) => e.webviewPanel.active && (this.active = panel));
-    await panel.openInitial(url ?? null);
-    return panel;
   }
-
-  /** The task file to act on: the active editor's, else the one of the last preview, else one to pick. */
-  private async taskUri(): Promise<vscode.Uri | undefined> {
-    const ed = vscode.window.activeTextEditor;
-    if (ed && isTaskDocument(ed.document)) return ed.document.uri;
-    if (this.active) return this.active.uri;
-    const files = await vscode.workspace.findFiles('**/*.crawl.{yaml,yml}', '**/node_modules/**', 50);
-    if (files.length === 1) return files[0];
-    if (files.length === 0) return undefined;
-    const pick = await vscode.window.showQuickPick(files.map((f) => ({ label: vscode.workspace.asRelativePath(f), uri: f })), { placeHolder: 'Task file' });
-    return pick?.uri;
-  }
-
-  async insert(panel: PreviewPanel, selector: string, all: boolean): Promise<string | null> {
-    const doc = panel.document ?? (await vscode.workspace.openTextDocument(panel.uri));
-    const editor = vscode.window.visibleTextEditors.find((e) => e.document === doc);
-    const cursor = panel.cursor ?? (editor ? doc.offsetAt(editor.selection.active) : doc.getText().length);
-    const plan = planInsert(doc.getText(), cursor, selector, { all });
-    const edit = new vscode.WorkspaceEdit();
-    edit.replace(doc.uri, new vscode.Range(doc.positionAt(plan.start), doc.positionAt(plan.end)), plan.text);
-    if (!(await vscode.workspace.applyEdit(edit))) {
-      void vscode.window.showWarningMessage(`Could not insert into ${vscode.workspace.asRelativePath(doc.uri)}.`);
-      return null;
-    }
-    // Keep the cursor in what was written, so the preview highlights the new selector's matches.
-    const end = doc.positionAt(plan.start + plan.text.length);
-    if (editor) editor.selection = new vscode.Selection(end, end);
-    panel.cursorMoved(doc.offsetAt(end));
-    return plan.target;
-  }
-
-  pageShown(panel: PreviewPanel): void {
-    const doc = panel.document;
-    if (doc) void this.diagnostics.check(doc);
-  }
-
-  async saveFixture(panel?: PreviewPanel): Promise<string | null> {
-    const p = panel ?? this.panelFor();
-    if (!p?.loaded) {
-      void vscode.window.showWarningMessage('Open the preview on a page first: the fixture is that page and what the task extracts from it.');
-      return null;
-    }
-    if (!p.task) {
-      void vscode.window.showWarningMessage('The task file has errors: fix them, then save the fixture (it records what the task extracts).');
-      return null;
-    }
-    const { meta, page } = p.loaded;
-    const choice = chooseRule(p.task, meta.finalUrl, meta.url, p.rule);
-    if (!choice.rule) {
-      void vscode.window.showWarningMessage('No rule applies to this page.');
-      return null;
-    }
-    const file = await saveFixture(p.uri.fsPath, p.task, { url: meta.url, finalUrl: meta.finalUrl, html: page.html }, choice.rule.name, choice.depth);
-    void vscode.window.showInformationMessage(`Saved fixture ${vscode.workspace.asRelativePath(file)}: "Test Task" re-runs it.`, 'Open').then((a) => {
-      if (a) void vscode.window.showTextDocument(vscode.Uri.file(file));
-    });
-    return file;
-  }
-
-  async testTask(uri?: vscode.Uri): Promise<TaskTestReport | null> {
-    const target = uri ?? (await this.taskUri());
-    if (!target) return null;
-    const doc = await vscode.workspace.openTextDocument(target);
-    // The text in the editor, unsaved edits included: that is what the person is testing.
-    const { task, diagnostics } = parseTask(doc.getText(), target.fsPath);
-    const report: TaskTestReport = task
-      ? await testTask(target.fsPath, task)
-      : { task: target.fsPath, file: target.fsPath, errors: diagnostics.filter((d) => d.severity === 'error').map(formatDiagnostic), results: [], ok: false };
-    this.fixturesOutput.clear();
-    this.fixturesOutput.appendLine(formatTestReport(report));
-    const changed = report.results.filter((r) => !r.ok).length;
-    const summary = report.errors.length > 0 && report.results.length === 0
-      ? `Test Task: ${report.errors[0]}`
-      : changed === 0
-        ? `Test Task: all ${report.results.length} fixture(s) unchanged.`
-        : `Test Task: ${changed} of ${report.results.length} fixture(s) changed.`;
-    const show = report.ok ? vscode.window.showInformationMessage(summary, 'Show Report') : vscode.window.showWarningMessage(summary, 'Show Report');
-    void show.then((a) => a && this.fixturesOutput.show(true));
-    return report;
-  }
-
-  async newTaskFile(opts: NewTaskOptions = {}): Promise<vscode.Uri | null> {
-    const interactive = opts.name === undefined;
-    const folder = opts.folder ?? vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-    if (!folder) {
-      void vscode.window.showWarningMessage('Open a folder first: the task file, its page cache and its fixtures live in it.');
-      return null;
-    }
-    const name = opts.name ?? (await vscode.window.showInputBox({ prompt: 'Task name (also its queue name)', value: 'my-crawl', validateInput: (v) => (v.trim() ? null : 'A name') }));
-    if (name === undefined) return null;
-    const start = opts.start ?? (await vscode.window.showInputBox({ prompt: 'First start URL', value: 'https://example.com/', validateInput: (v) => (/^https?:\/\/\S+$/.test(v.trim()) ? null : 'An http(s) URL') }));
-    if (start === undefined) return null;
-    const stem = taskName(name);
-    let uri = vscode.Uri.file(join(folder, `${stem}.crawl.yaml`));
-    for (let i = 2; await exists(uri); i++) uri = vscode.Uri.file(join(folder, `${stem}-${i}.crawl.yaml`));
-    await vscode.workspace.fs.writeFile(uri, Buffer.from(scaffoldTask({ name: stem, start: start.trim() })));
-    const doc = await vscode.workspace.openTextDocument(uri);
-    await vscode.window.showTextDocument(doc, { preview: false });
-    if (opts.preview ?? interactive) await this.openPreview(uri);
-    return uri;
-  }
-
-  snapshot(uri?: vscode.Uri): PanelSnapshot | null {
-    return this.panelFor(uri)?.snapshot() ?? null;
-  }
-
-  dispose(): void {
-    for (const p of [...this.panels.values()]) p.dispose();
-    this.diagnostics.dispose();
-    this.output.dispose();
-    this.fixturesOutput.dispose();
-  }
-}
-
-async function exists(uri: vscode.Uri): Promise<boolean> {
-  try {
-    await vscode.workspace.fs.stat(uri);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function asUri(v: unknown): vscode.Uri | undefined {
-  if (v instanceof vscode.Uri) return v;
-  if (typeof v === 'string' && v) return v.includes('://') ? vscode.Uri.parse(v) : vscode.Uri.file(v);
-  return undefined;
-}
-
-/** Registers the crawl designer: live preview, selector picker, editor intelligence for *.crawl.yaml. */
-export function registerDesigner(context: vscode.ExtensionContext): void {
-  const d = new Designer(context);
-  const reg = (id: string, fn: (...args: never[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
-
-  reg(COMMANDS.openPreview, async (uri?: vscode.Uri | string, rule?: string, url?: string) => {
-    await d.openPreview(asUri(uri), typeof rule === 'string' ? rule : undefined, typeof url === 'string' ? url : undefined);
-  });
-  reg(COMMANDS.pickSelector, async () => {
-    // The picker lives in the preview: bring it forward with the keyboard in it, ready for a click.
-    const panel = await d.openPreview(undefined, undefined, undefined, false);
-    panel.reveal();
-  });
-  reg(COMMANDS.insertSelector, async (selector?: string, all?: boolean) => {
-    const panel = d.panelFor();
-    if (!panel) throw new Error('Open the preview and click an element first.');
-    const s = typeof selector === 'string' ? selector : panel.snapshot().suggestion?.suggestion.selector;
-    if (!s) {
-      void vscode.window.showInformationMessage('Click an element in the preview to get a selector, then Insert.');
-      return null;
-    }
-    const multiple = typeof all === 'boolean' ? all : panel.snapshot().suggestion?.suggestion.multiple ?? false;
-    return d.insert(panel, s, multiple);
-  });
-  reg(COMMANDS.newTaskFile, (opts?: NewTaskOptions) => d.newTaskFile(opts && typeof opts === 'object' ? opts : {}));
-  reg(COMMANDS.savePageAsFixture, (uri?: vscode.Uri | string) => d.saveFixture(d.panelFor(asUri(uri))));
-  reg(COMMANDS.testTask, (uri?: vscode.Uri | string) => d.testTask(asUri(uri)));
-  reg(COMMANDS.state, (uri?: vscode.Uri | string) => d.snapshot(asUri(uri)));
-  reg(COMMANDS.message, async (uri: vscode.Uri | string, msg: unknown) => (await d.panelFor(asUri(uri))?.receive(msg)) ?? false);
-  reg(COMMANDS.pick, (uri: vscode.Uri | string, selector: string, nth = 0) => {
-    const panel = d.panelFor(asUri(uri));
-    const page = panel?.loaded?.page;
-    if (!panel || !page) return null;
-    const el = page.$(selector).toArray()[nth];
-    const index = el ? page.index.get(el as never) : undefined;
-    return index === undefined ? null : panel.pick(index);
-  });
-
-  const forDoc = (doc: vscode.TextDocument) => d.panels.get(doc.uri.toString());
-  context.subscriptions.push(
-    d,
-    vscode.languages.registerCompletionItemProvider(TASK_FILES, new TaskCompletions(), ':', ' ', '-', '{', ','),
-    vscode.languages.registerHoverProvider(TASK_FILES, new TaskHovers((doc) => d.diagnostics.counts.get(doc.uri.toString()))),
-    vscode.languages.registerCodeLensProvider(TASK_FILES, new RulePreviewLenses()),
-    vscode.workspace.onDidChangeTextDocument((e) => {
-      if (!isTaskDocument(e.document) || e.contentChanges.length === 0) return;
-      d.diagnostics.schedule(e.document);
-      forDoc(e.document)?.documentChanged();
-    }),
-    vscode.workspace.onDidOpenTextDocument((doc) => d.diagnostics.schedule(doc, 0)),
-    vscode.workspace.onDidCloseTextDocument((doc) => isTaskDocument(doc) && d.diagnostics.forget(doc)),
-    vscode.window.onDidChangeTextEditorSelection((e) => {
-      const panel = forDoc(e.textEditor.document);
-      if (panel) panel.cursorMoved(e.textEditor.document.offsetAt(e.selections[0]!.active));
-    }),
-  );
-  for (const doc of vscode.workspace.textDocuments) d.diagnostics.schedule(doc, 0);
+  const loadFor = (doc: vscode.TextDocument) => {
+    if (isTaskDocument(doc)) void load();
+  };
+  context.subscriptions.push(vscode.workspace.onDidOpenTextDocument(loadFor));
+  // Task files already open: load just after activation, not during it.
+  setTimeout(() => vscode.workspace.textDocuments.forEach(loadFor), 0);
+  return { check: async (doc) => (await load()).diagnostics.check(doc) };
 }

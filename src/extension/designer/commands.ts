@@ -1,0 +1,13 @@
+// The designer's command ids; light enough to load at activation.
+export const COMMANDS = {
+  openPreview: 'crawlStudio.designer.openPreview',
+  pickSelector: 'crawlStudio.designer.pickSelector',
+  insertSelector: 'crawlStudio.designer.insertSelector',
+  newTaskFile: 'crawlStudio.designer.newTaskFile',
+  savePageAsFixture: 'crawlStudio.designer.savePageAsFixture',
+  testTask: 'crawlStudio.designer.testTask',
+  /** Test hooks (not in the palette): the preview's state, a message as if from the webview, a pick by selector. */
+  state: 'crawlStudio.designer._state',
+  message: 'crawlStudio.designer._message',
+  pick: 'crawlStudio.designer._pick',
+} as const;
