@@ -180,7 +180,8 @@ export function hostileMiddleware(ctx: HostileContext): (req: IncomingMessage, r
         return true;
       }
       case HOSTILE.malformed:
-        html(`<html><body><ul class="nav"><li><a href=/about.html>unquoted<li><a href="/catalogue/page-2.html"<li><a href='/catalogue/page-3.html' href="x">dup</a>
+        // Scripts, handlers and javascript: links that would call the loopback canary if anything evaluated them.
+        html(`<html><head><script>fetch('http://127.0.0.1:${ctx.canaryPort}/script')</script><meta http-equiv="refresh" content="0;url=http://127.0.0.1:${ctx.canaryPort}/refresh"></head><body onload="fetch('http://127.0.0.1:${ctx.canaryPort}/onload')"><img src="x" onerror="fetch('http://127.0.0.1:${ctx.canaryPort}/onerror')"><ul class="nav"><li><a href="javascript:fetch('http://127.0.0.1:${ctx.canaryPort}/js')">js</a></li></ul><ul class="nav"><li><a href=/about.html>unquoted<li><a href="/catalogue/page-2.html"<li><a href='/catalogue/page-3.html' href="x">dup</a>
 <table><tr><td><div><p><b><i>unclosed ${'<div>'.repeat(3_000)}deep${'</span>'.repeat(100)}<!-- never closed comment <script>while(true){}</script><a href="/x\u0000y">nul</a>
 <svg><foreignObject><math><mi><style><a href="/catalogue/page-4.html">in style</a></style>`);
         return true;
