@@ -43,12 +43,15 @@ export const MAX_FIELD_CHARS = 100_000;
 /**
  * Most characters of item data one page yields. Nested elements repeat what they contain (a scope's text holds
  * its nested scopes' text, an `all` field lists every match below), so without a page-wide bound 31 KB of nested
- * markup became over 512 MB of items for one stream entry. Items past the bound are not extracted and one
- * problem says so.
+ * markup became over 512 MB of items for one stream entry, and 10 MB of empty scopes 200 MB of items and
+ * problems. Values, items and problems all count; items past the bound are not extracted and one problem says so.
  */
 export const MAX_PAGE_ITEM_CHARS = 4_000_000;
 
-/** What is left of a page's item budget, shared by all its items and fields. */
+/** What an item or a problem costs beyond its values (type, index, JSON punctuation): many empty ones add up. */
+const ENTRY_OVERHEAD = 64;
+
+/** What is left of a page's item budget, shared by all its items, fields and problems. */
 interface Budget {
   left: number;
 }
@@ -111,15 +114,19 @@ function extractItems(
       if (field.required && isEmpty(value)) missing.push(field.name);
     }
     if (missing.length > 0) {
-      problems.push({ type: spec.type, index, message: `required field${missing.length > 1 ? 's' : ''} ${missing.map((m) => `'${m}'`).join(', ')} empty` });
+      const message = `required field${missing.length > 1 ? 's' : ''} ${missing.map((m) => `'${m}'`).join(', ')} empty`;
+      problems.push({ type: spec.type, index, message });
+      budget.left -= message.length + ENTRY_OVERHEAD;
       return;
     }
     const keyResult = itemKey(spec, data);
     if (typeof keyResult !== 'string') {
       problems.push({ type: spec.type, index, message: keyResult.error });
+      budget.left -= keyResult.error.length + ENTRY_OVERHEAD;
       return;
     }
     items.push({ type: spec.type, key: keyResult, data });
+    budget.left -= keyResult.length + ENTRY_OVERHEAD;
   });
 }
 

@@ -24,6 +24,19 @@ describe('fuzz regressions: item data a page can yield is bounded', function () 
     assert.ok(out.problems.some((p) => /reached the limit/.test(p.message)), JSON.stringify(out.problems));
   });
 
+  it('counts items and problems too: many empty scopes do not add up to hundreds of MB', () => {
+    // 10 MB of '<p></p>' used to give 1.4 million items (content-hash keys) and as many problems: a 205 MB entry.
+    const { task: t } = parseTask(
+      `name: empty\nstart: [http://example.com/]\nrules:\n  - name: a\n    items:\n      - type: t\n        scope: p\n        fields:\n          x: { selector: b, required: true }\n      - type: u\n        scope: p\n        fields:\n          y: i\n`,
+      'empty.crawl.yaml',
+    );
+    const html = `<html><body>${'<p></p>'.repeat(300_000)}</body></html>`;
+    const out = analysePage(t!, { url: 'http://example.com/', html, rule: t!.rules[0]!, depth: 0 });
+    const chars = JSON.stringify({ items: out.items, problems: out.problems }).length;
+    assert.ok(chars < MAX_PAGE_ITEM_CHARS * 1.5, `${chars} characters of items and problems`);
+    assert.ok(out.problems.some((p) => /reached the limit/.test(p.message)));
+  });
+
   it('leaves ordinary pages alone', () => {
     const html = `<html><body>${Array.from({ length: 200 }, (_, i) => `<div class="p"><li>a${i}</li><li>b${i}</li></div>`).join('')}</body></html>`;
     const out = analysePage(task!, { url: 'http://example.com/', html, rule: task!.rules[0]!, depth: 0 });
