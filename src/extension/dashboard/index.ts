@@ -5,22 +5,21 @@ import type { CrawlStudioApi } from '../extension';
 import { isRecord } from '../results/validate';
 import { DashboardPanel } from './panel';
 import { DASHBOARD_VIEW_TYPE } from './protocol';
+import type { LazyHost } from '../results/lazyHost';
 
 type TaskFor = (target: unknown, placeHolder: string) => Promise<CrawlTask | null>;
 
 /** Registers "Open Dashboard", its serializer (panels come back after a reload) and its test hooks. */
-export function registerDashboard(context: vscode.ExtensionContext, api: CrawlStudioApi, taskFor: TaskFor): void {
+export function registerDashboard(context: vscode.ExtensionContext, api: CrawlStudioApi, taskFor: TaskFor, host: LazyHost): void {
   const reg = (id: string, fn: (...args: any[]) => unknown) =>
-    context.subscriptions.push(
-      vscode.commands.registerCommand(id, async (...args: unknown[]) => {
-        try {
-          return await fn(...args);
-        } catch (err) {
-          void vscode.window.showErrorMessage(`Crawl Studio: ${err instanceof Error ? err.message : String(err)}`);
-          return undefined;
-        }
-      }),
-    );
+    host.command(id, async (...args: unknown[]) => {
+      try {
+        return await fn(...args);
+      } catch (err) {
+        void vscode.window.showErrorMessage(`Crawl Studio: ${err instanceof Error ? err.message : String(err)}`);
+        return undefined;
+      }
+    });
 
   reg('crawlStudio.openDashboard', async (target?: unknown) => {
     const task = await taskFor(target, 'Task whose dashboard to open');
@@ -30,8 +29,7 @@ export function registerDashboard(context: vscode.ExtensionContext, api: CrawlSt
     return { task: task.name };
   });
 
-  context.subscriptions.push(
-    vscode.window.registerWebviewPanelSerializer(DASHBOARD_VIEW_TYPE, {
+  host.serializer(DASHBOARD_VIEW_TYPE, {
       async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown) {
         const file = isRecord(state) && typeof state.file === 'string' && /\.crawl\.ya?ml$/.test(state.file) && existsSync(state.file) ? state.file : null;
         const task = file ? await taskFor(vscode.Uri.file(file), '') : null;
@@ -41,8 +39,7 @@ export function registerDashboard(context: vscode.ExtensionContext, api: CrawlSt
         }
         DashboardPanel.open(context, api, task, panel);
       },
-    }),
-  );
+  });
 
   // Test hooks: not contributed, reachable only from extension code.
   reg('crawlStudio.dashboard.testState', () =>

@@ -72,7 +72,19 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
     private readonly connection: RedisConnection,
     private readonly intervalMs: () => number,
   ) {
-    this.disposables.push(connection.onDidChangeState(() => this.changed.fire(undefined)));
+    this.disposables.push(
+      connection.onDidChangeState((s) => {
+        // A reset (new URL, managed server) replaces the client: the model must not keep reading the old one.
+        if (s.kind === 'idle' || s.kind === 'connecting') {
+          void this.model?.close();
+          this.model = null;
+          this.queues.clear();
+          this.states.clear();
+          this.expanded.clear();
+        }
+        this.changed.fire(undefined);
+      }),
+    );
   }
 
   attach(view: vscode.TreeView<ExplorerNode>): void {

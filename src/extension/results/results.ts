@@ -1,0 +1,145 @@
+import * as vscode from 'vscode';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, resolve, sep } from 'node:path';
+import type { CrawlTask } from '../../core/task/model';
+import { parseTask } from '../../core/task/parse';
+import { registerDashboard } from '../dashboard';
+import type { LazyHost } from './lazyHost';
+import type { CrawlStudioApi } from '../extension';
+import { searchUrl, showFindings, showJobFor } from './jobs';
+import { isViewState } from './messages';
+import { EMPTY_VIEW, RESULTS_VIEW_TYPE, type ExportFormat, type ResultsViewState } from './protocol';
+import { ResultsPanel } from './panel';
+import { DEFAULT_HIDDEN } from './source';
+import { isRecord } from './validate';
+
+/**
+ * Registers the results view ("Open Results"), Find URL and the crawl dashboard. Every command returns its
+ * result so tests can drive it; `crawlStudio.results.test*` hooks expose what the panels last sent.
+ */
+export function activateResults(context: vscode.ExtensionContext, api: CrawlStudioApi, host: LazyHost): void {
+  const actions = { showJob: (task: CrawlTask, url: string, run: string | null) => showJobFor(api.connection, task, url, run) };
+  const reg = (id: string, fn: (...args: any[]) => unknown) =>
+    host.command(id, async (...args: unknown[]) => {
+      try {
+        return await fn(...args);
+      } catch (err) {
+        void vscode.window.showErrorMessage(`Crawl Studio: ${err instanceof Error ? err.message : String(err)}`);
+        return undefined;
+      }
+    });
+
+  // Returns the number of stored items (every type), as the first version of the command did.
+  reg('crawlStudio.openResults', async (target?: unknown, view?: unknown) => {
+    const task = await taskFor(target, 'Task whose results to open');
+    if (!task) return undefined;
+    const initial = initialView(view);
+    const p = await ResultsPanel.open(context, api, actions, task, undefined, initial ?? undefined);
+    if (initial) await p.receive({ type: 'query', view: { ...p.state.view, ...initial } });
+    return p.storedCount();
+  });
+
+  reg('crawlStudio.findUrl', async (url?: unknown, target?: unknown) => {
+    const task = await taskFor(target, 'Task to search');
+    if (!task) return undefined;
+    const text = typeof url === 'string' ? url : await vscode.window.showInputBox({ title: `Find URL in '${task.name}'`, prompt: 'Where is this URL in the crawl, and why?', placeHolder: 'https://…', validateInput: (v) => (v.trim() ? null : 'A URL') });
+    if (!text) return undefined;
+    const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Finding ${text}…` }, () => searchUrl(api.connection, task, text));
+    // Not awaited: the command answers now; the list stays open for the person.
+    void showFindings(api.connection, task, r);
+    return r;
+  });
+
+  host.serializer(RESULTS_VIEW_TYPE, {
+      async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown) {
+        const task = restoredTask(state);
+        if (!task) {
+          panel.dispose();
+          return;
+        }
+        const view = isRecord(state) && isViewState(state.view) ? state.view : undefined;
+        await ResultsPanel.open(context, api, actions, task, panel, view);
+      },
+  });
+
+  // Test hooks: not contributed (not in the palette), reachable only from extension code.
+  reg('crawlStudio.results.testState', () =>
+    [...ResultsPanel.panels.values()].map((p) => ({ task: p.task.name, file: p.task.file, view: p.state.view, visible: p.panel.visible, lastPosted: Object.fromEntries(p.lastPosted) })),
+  );
+  reg('crawlStudio.results.testMessage', (file: unknown, message: unknown) => panelFor(file)?.receive(message) ?? false);
+  reg('crawlStudio.results.testExport', async (file: unknown, format: unknown, path: unknown) => {
+    const p = panelFor(file);
+    if (!p || !['csv', 'jsonl', 'json'].includes(String(format)) || typeof path !== 'string' || !writableByHook(path)) return undefined;
+    return p.exportTo(format as ExportFormat, path);
+  });
+
+  registerDashboard(context, api, taskFor, host);
+}
+
+function panelFor(file: unknown): ResultsPanel | undefined {
+  if (typeof file !== 'string') return undefined;
+  return ResultsPanel.panels.get(file) ?? [...ResultsPanel.panels.values()].find((p) => p.task.name === file);
+}
+
+/** The test hook writes only inside the workspace or the temp folder. */
+function writableByHook(path: string): boolean {
+  const abs = resolve(path);
+  const roots = [tmpdir(), ...(vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath)].map((r) => (existsSync(r) ? realpathSync(r) : r));
+  const dir = existsSync(dirname(abs)) ? realpathSync(dirname(abs)) : dirname(abs);
+  return roots.some((r) => dir === r || dir.startsWith(r + sep));
+}
+
+function initialView(v: unknown): ResultsViewState | null {
+  if (!isRecord(v)) return null;
+  const itemType = typeof v.itemType === 'string' ? v.itemType : null;
+  const filters = isRecord(v.filters) ? Object.fromEntries(Object.entries(v.filters).filter((e): e is [string, string] => typeof e[1] === 'string')) : {};
+  return { ...EMPTY_VIEW, hidden: [...DEFAULT_HIDDEN], itemType, filters };
+}
+
+function restoredTask(state: unknown): CrawlTask | null {
+  if (!isRecord(state) || typeof state.file !== 'string' || !/\.crawl\.ya?ml$/.test(state.file) || !existsSync(state.file)) return null;
+  return loadTask(vscode.Uri.file(state.file));
+}
+
+async function loadTaskAsync(uri: vscode.Uri): Promise<CrawlTask | null> {
+  const doc = await vscode.workspace.openTextDocument(uri);
+  return parseTask(doc.getText(), uri.fsPath).task;
+}
+
+function loadTask(uri: vscode.Uri): CrawlTask | null {
+  const open = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === uri.fsPath);
+  if (open) return parseTask(open.getText(), uri.fsPath).task;
+  try {
+    return parseTask(readFileSync(uri.fsPath, 'utf8'), uri.fsPath).task;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The task a command is about: a task file URI, a Queue Explorer queue (its task file), the active task editor,
+ * the only task file of the workspace, or one the person picks.
+ */
+export async function taskFor(target: unknown, placeHolder: string): Promise<CrawlTask | null> {
+  let uri: vscode.Uri | undefined;
+  if (target instanceof vscode.Uri) uri = target;
+  else if (typeof target === 'string' && /\.crawl\.ya?ml$/.test(target)) uri = vscode.Uri.file(target);
+  else if (isRecord(target) && target.kind === 'queue' && isRecord(target.snapshot) && typeof target.snapshot.file === 'string') uri = vscode.Uri.file(target.snapshot.file);
+  else {
+    const active = vscode.window.activeTextEditor?.document;
+    if (active && /\.crawl\.ya?ml$/.test(active.fileName)) uri = active.uri;
+  }
+  if (!uri) {
+    const files = await vscode.workspace.findFiles('**/*.crawl.{yaml,yml}', '**/node_modules/**', 200);
+    if (files.length === 1) uri = files[0];
+    else if (files.length > 1) uri = (await vscode.window.showQuickPick(files.map((f) => ({ label: vscode.workspace.asRelativePath(f), uri: f })), { placeHolder }))?.uri;
+  }
+  if (!uri) {
+    void vscode.window.showInformationMessage('Open a *.crawl.yaml task file first.');
+    return null;
+  }
+  const task = await loadTaskAsync(uri);
+  if (!task) void vscode.window.showErrorMessage(`${vscode.workspace.asRelativePath(uri)} has errors: see the Problems panel.`);
+  return task;
+}
