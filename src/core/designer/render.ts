@@ -1,5 +1,6 @@
 import * as cheerio from 'cheerio/slim';
 import { isTag, type AnyNode, type Element } from 'domhandler';
+import { resolveBase } from '../extract/extract';
 
 // The page as the preview renders it: inert. The webview shows it in an iframe sandboxed without
 // `allow-scripts`, under a CSP that loads nothing but (optionally) images from the page's origin; this is the
@@ -32,7 +33,8 @@ export interface RenderOptions {
  */
 export function renderableHtml(annotatedHtml: string, opts: RenderOptions): string {
   const $ = cheerio.load(annotatedHtml);
-  const base = baseUrl($, opts.url);
+  // The same base the workers resolve links against.
+  const base = resolveBase($, opts.url);
   $(DROP).remove();
   for (const el of $('*').toArray()) {
     if (!isTag(el)) continue;
@@ -70,15 +72,6 @@ export function renderableHtml(annotatedHtml: string, opts: RenderOptions): stri
   return $.html();
 }
 
-function baseUrl($: cheerio.CheerioAPI, pageUrl: string): string {
-  const href = $('base[href]').first().attr('href');
-  if (!href) return pageUrl;
-  try {
-    return new URL(href, pageUrl).href;
-  } catch {
-    return pageUrl;
-  }
-}
 
 function absolute(value: string, base: string): string {
   if (value.startsWith('#')) return value;

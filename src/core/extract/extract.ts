@@ -72,7 +72,8 @@ export function extractPage(html: string | cheerio.CheerioAPI, pageUrl: string, 
   return { items, problems, links, baseUrl };
 }
 
-function resolveBase($: cheerio.CheerioAPI, pageUrl: string): string {
+/** The URL relative links of a page resolve against: its <base href>, else the page's own URL. */
+export function resolveBase($: cheerio.CheerioAPI, pageUrl: string): string {
   const href = $('base[href]').first().attr('href');
   if (!href) return pageUrl;
   try {

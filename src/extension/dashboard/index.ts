@@ -5,21 +5,13 @@ import type { CrawlStudioApi } from '../extension';
 import { isRecord } from '../results/validate';
 import { DashboardPanel } from './panel';
 import { DASHBOARD_VIEW_TYPE } from './protocol';
-import type { LazyHost } from '../results/lazyHost';
+import { reporting, type LazyHost } from '../results/lazyHost';
 
 type TaskFor = (target: unknown, placeHolder: string) => Promise<CrawlTask | null>;
 
 /** Registers "Open Dashboard", its serializer (panels come back after a reload) and its test hooks. */
 export function registerDashboard(context: vscode.ExtensionContext, api: CrawlStudioApi, taskFor: TaskFor, host: LazyHost): void {
-  const reg = (id: string, fn: (...args: any[]) => unknown) =>
-    host.command(id, async (...args: unknown[]) => {
-      try {
-        return await fn(...args);
-      } catch (err) {
-        void vscode.window.showErrorMessage(`Crawl Studio: ${err instanceof Error ? err.message : String(err)}`);
-        return undefined;
-      }
-    });
+  const reg = (id: string, fn: (...args: any[]) => unknown) => host.command(id, reporting(fn));
 
   reg('crawlStudio.openDashboard', async (target?: unknown) => {
     const task = await taskFor(target, 'Task whose dashboard to open');

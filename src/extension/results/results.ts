@@ -5,7 +5,7 @@ import { dirname, resolve, sep } from 'node:path';
 import type { CrawlTask } from '../../core/task/model';
 import { parseTask } from '../../core/task/parse';
 import { registerDashboard } from '../dashboard';
-import type { LazyHost } from './lazyHost';
+import { reporting, type LazyHost } from './lazyHost';
 import type { CrawlStudioApi } from '../extension';
 import { searchUrl, showFindings, showJobFor } from './jobs';
 import { isViewState } from './messages';
@@ -20,15 +20,7 @@ import { isRecord } from './validate';
  */
 export function activateResults(context: vscode.ExtensionContext, api: CrawlStudioApi, host: LazyHost): void {
   const actions = { showJob: (task: CrawlTask, url: string, run: string | null) => showJobFor(api.connection, task, url, run) };
-  const reg = (id: string, fn: (...args: any[]) => unknown) =>
-    host.command(id, async (...args: unknown[]) => {
-      try {
-        return await fn(...args);
-      } catch (err) {
-        void vscode.window.showErrorMessage(`Crawl Studio: ${err instanceof Error ? err.message : String(err)}`);
-        return undefined;
-      }
-    });
+  const reg = (id: string, fn: (...args: any[]) => unknown) => host.command(id, reporting(fn));
 
   // Returns the number of stored items (every type), as the first version of the command did.
   reg('crawlStudio.openResults', async (target?: unknown, view?: unknown) => {
