@@ -172,7 +172,13 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   });
   let interrupted = false;
   const onSignal = () => {
-    if (interrupted) process.exit(130);
+    if (interrupted) {
+      // Quit now: nothing this process started may outlive it. Killed workers' pages return to the queue; a
+      // private redis-server gets SIGTERM, which writes its append-only file, so the next run resumes.
+      session.supervisor.killAll('SIGKILL');
+      if (redis.managed?.owned) process.kill(redis.managed.pid, 'SIGTERM');
+      process.exit(130);
+    }
     interrupted = true;
     console.log('\nStopping: letting workers finish their pages (Ctrl-C again to quit now; the crawl resumes on the next run)…');
     session.stop();
@@ -198,12 +204,13 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     for (const line of summaryLines(result.status, result.durationMs, extra)) console.log(line);
     return 0;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    // The handlers stay until the end: a second Ctrl-C during this cleanup still quits cleanly.
     await session.close();
     await attached.close();
     storeRedis.disconnect();
     await redis.release();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
   }
 }
 

@@ -121,6 +121,12 @@ export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
     return this.spawnOne();
   }
 
+  /** Quit now: every worker dies at once; their in-flight jobs go back to the queue when their locks expire. */
+  killAll(signal: NodeJS.Signals = 'SIGKILL'): void {
+    this.stopped = true;
+    for (const { child } of this.children.values()) child.kill(signal);
+  }
+
   /** For tests and fault injection: kill a worker without letting it finish anything. */
   kill(pid: number, signal: NodeJS.Signals = 'SIGKILL'): void {
     this.children.get(pid)?.child.kill(signal);

@@ -130,8 +130,9 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
     // Arrivals jitter around the workers' starts (more on a loaded machine); without the delay the gaps are ~0 ms.
     const gaps = times.slice(1).map((t, i) => t - times[i]!);
     const median = [...gaps].sort((a, b) => a - b)[Math.floor(gaps.length / 2)]!;
+    // No bound on the smallest gap: on a loaded machine a request can leave its worker 100 ms after its turn
+    // (the guarantee is on admission, in Redis); the median and the span still fail without the delay.
     assert.ok(median >= 140, `median gap ${median} ms; gaps ${gaps.join(', ')} ms`);
-    assert.ok(Math.min(...gaps) >= 50, `gaps ${gaps.join(', ')} ms`);
     assert.ok(times.at(-1)! - times[0]! >= 150 * gaps.length - 300, `span ${times.at(-1)! - times[0]!} ms`);
   });
 

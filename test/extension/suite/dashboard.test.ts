@@ -111,7 +111,8 @@ rules:
     assert.equal(first.file, file);
     const moved = await until('the series to grow and pages to be done', async () => {
       const d = await data('dash');
-      return d && d.series.t.length >= 3 && (d.counters.find((c) => c.label === 'Pages done')?.value ?? 0) > 0 ? d : undefined;
+      // Heartbeats come every few seconds: wait for one too, rather than racing it on a loaded machine.
+      return d && d.series.t.length >= 3 && (d.counters.find((c) => c.label === 'Pages done')?.value ?? 0) > 0 && d.workers.length >= 1 ? d : undefined;
     });
     assert.ok(moved.series.pages.some((v) => v > 0), 'a non-zero pages/s point');
     assert.ok(moved.workers.length >= 1, 'the local worker from its heartbeat');
