@@ -9,7 +9,7 @@ import { taskKeys } from '../../src/queue/keys';
 import { attachStore, type AttachedStore } from '../../src/worker/storage';
 import { connectRedis } from '../../src/queue/redis';
 import { startRedis, type RedisServer } from '../support/services';
-import { hostileMiddleware, hostileExpectations } from './hostile';
+import { hostileMiddleware, hostileExpectations, type HostileContext } from './hostile';
 import {
   bookshop,
   CLI_SCRIPT,
@@ -195,11 +195,11 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
     assertClean(v);
   });
 
-  it(`SIGKILL a random worker every 2.5 s (${KILLS} kills), the supervisor restarts it`, async () => {
+  it(`SIGKILL a random worker every 2 s (${KILLS} kills), the supervisor restarts it`, async () => {
     const t0 = Date.now();
     redis = await startRedis();
     // Slow enough that the crawl outlasts the kills; jobs are in flight when each kill lands.
-    web = await site(undefined, 60);
+    web = await site(undefined, 100);
     scene = await makeScene(web.url, 'workerkill');
     const store = await withStore(scene, redis.url);
     const s = faultSession(scene, redis.url, { store: store.hooks, workers: 3, concurrency: 8 });
@@ -215,7 +215,7 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
     });
     let stop = false;
     const killer = (async () => {
-      await sleep(2_000);
+      await sleep(1_000);
       while (!stop && kills.length < KILLS) {
         const ws = s.workers();
         if (ws.length > 0) {
@@ -223,7 +223,7 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
           s.supervisor.kill(w.pid, 'SIGKILL');
           kills.push(Date.now());
         }
-        await sleep(2_500);
+        await sleep(2_000);
       }
     })();
     await s.run();
@@ -235,8 +235,10 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
     const v = await verify(scene, redis.url, bookshop(web.url));
     const worst = readyAfterKill.length ? Math.max(...readyAfterKill) : null;
     const note = kills.length < KILLS ? `only ${kills.length} kills landed before the crawl finished` : undefined;
-    record(`SIGKILL random worker x${kills.length}`, v, `replacement ready ≤ ${fmtMs(worst)}`, t0, note, v.problems.length === 0 && kills.length === KILLS);
-    assert.equal(kills.length, KILLS, 'every kill landed while the crawl ran');
+    // The soak kills until the crawl ends (up to KILLS); the CI run needs every one of its 10 kills to land.
+    const enough = SOAK ? kills.length >= 10 : kills.length === KILLS;
+    record(`SIGKILL random worker x${kills.length}`, v, `replacement ready ≤ ${fmtMs(worst)}`, t0, note, v.problems.length === 0 && enough);
+    assert.ok(enough, `${kills.length} of ${KILLS} kills landed while the crawl ran`);
     assert.deepEqual(unexpected, []);
     assertClean(v);
   });
@@ -459,7 +461,7 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
     await new Promise<void>((r) => canary.listen(0, '127.0.0.1', r));
     const canaryPort = (canary.address() as { port: number }).port;
     try {
-      const ctx = { siteUrl: '', canaryPort, crawlStarted: 0 };
+      const ctx: HostileContext = { siteUrl: '', canaryPort, crawlStarted: 0 };
       web = await site(hostileMiddleware(ctx), 5);
       ctx.siteUrl = web.url;
       scene = await makeScene(web.url, 'hostile', { timeout: '2s', attempts: 3, delay: '100ms' });
@@ -472,7 +474,7 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
       await s.close();
       await store.close();
       attached = undefined;
-      const exp = hostileExpectations(web.url);
+      const exp = hostileExpectations(web.url, ctx);
       if (process.env.CS_FAULTS_DEBUG) {
         const dbg = connectRedis(redis.url);
         const dq = new CrawlQueue(dbg, scene.task.name);
@@ -488,7 +490,7 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
       if ((dropped.private ?? 0) < 3) problems.push(`only ${dropped.private ?? 0} links dropped as private`);
       if ((dropped.scheme ?? 0) < 3) problems.push(`only ${dropped.scheme ?? 0} links dropped for their scheme`);
       problems.push(...exp.checkHits(web.hits));
-      record('hostile site (20 kinds of bad page)', { ...v, problems }, '-', t0);
+      record('hostile site (20 kinds of bad page)', { ...v, problems }, '-', t0, `503 burst answered ${ctx.burst503 ?? 0} requests, all retried after Retry-After and fetched; ${dropped.private ?? 0} links dropped as private, ${dropped.scheme ?? 0} for their scheme; loopback canary hits: ${canaryHits}`);
       assert.deepEqual(problems, [], problems.join('\n'));
     } finally {
       canary.closeAllConnections();

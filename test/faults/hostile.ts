@@ -12,6 +12,9 @@ export interface HostileContext {
   /** A loopback port (outside the start host) that pages try to steer the crawl to. */
   canaryPort: number;
   crawlStarted: number;
+  /** Requests the 503 burst answered, and when the flaky page was requested. */
+  burst503?: number;
+  flakyAt?: number[];
 }
 
 const MB = 1024 * 1024;
@@ -83,6 +86,7 @@ export function hostileMiddleware(ctx: HostileContext): (req: IncomingMessage, r
     // A 503 burst over the whole site, a few seconds into the crawl: every request gets Retry-After.
     const since = Date.now() - ctx.crawlStarted;
     if (ctx.crawlStarted > 0 && since > BURST_AFTER_MS && since < BURST_AFTER_MS + BURST_MS && path.startsWith('/catalogue/book-')) {
+      ctx.burst503 = (ctx.burst503 ?? 0) + 1;
       res.writeHead(503, { 'retry-after': '1', 'content-type': 'text/plain' }).end('busy');
       return true;
     }
@@ -121,6 +125,7 @@ export function hostileMiddleware(ctx: HostileContext): (req: IncomingMessage, r
         setTimeout(() => req.socket.destroy(), 20);
         return true;
       case HOSTILE.flaky503: {
+        (ctx.flakyAt ??= []).push(Date.now());
         const n = (flaky.get(path) ?? 0) + 1;
         flaky.set(path, n);
         if (n <= 2) res.writeHead(503, { 'retry-after': '1' }).end('try later');
@@ -212,7 +217,7 @@ export function hostileMiddleware(ctx: HostileContext): (req: IncomingMessage, r
   };
 }
 
-export function hostileExpectations(siteUrl: string): Expectation & { checkHits: (hits: Map<string, number>) => string[] } {
+export function hostileExpectations(siteUrl: string, ctx?: HostileContext): Expectation & { checkHits: (hits: Map<string, number>) => string[] } {
   const shop = bookshop(siteUrl);
   const u = (p: string) => `${siteUrl}${p}`;
   const mustFail = new Map<string, RegExp>([
@@ -245,6 +250,11 @@ export function hostileExpectations(siteUrl: string): Expectation & { checkHits:
       const out: string[] = [];
       const flaky = hits.get(HOSTILE.flaky503) ?? 0;
       if (flaky !== 3) out.push(`the flaky 503 page was requested ${flaky} times, expected 3 (two 503s, then 200)`);
+      // Retry-After: 1 beats the 100 ms backoff: each retry waits about a second.
+      const at = ctx?.flakyAt ?? [];
+      const gaps = at.slice(1).map((t, i) => t - at[i]!);
+      if (gaps.some((g) => g < 900)) out.push(`Retry-After ignored: the flaky page was retried after ${gaps.join(', ')} ms`);
+      if ((ctx?.burst503 ?? 0) < 20) out.push(`the 503 burst answered only ${ctx?.burst503 ?? 0} requests: it did not hit the crawl`);
       const slow = hits.get(HOSTILE.slow) ?? 0;
       if (slow !== 3) out.push(`the slow page was requested ${slow} times, expected 3 attempts`);
       const loop = hits.get(HOSTILE.loopA) ?? 0;
