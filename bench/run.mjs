@@ -322,6 +322,17 @@ async function micro(ctx) {
   }
   await redis.stop();
   services.splice(services.indexOf(redis), 1);
+
+  log('micro: editor (activation, preview latency on 300 KB, results first rows, .vsix size)');
+  const repo = resolve(here, '..');
+  const pkg = spawnSync(process.execPath, ['scripts/package.mjs', 'vsix'], { cwd: repo, encoding: 'utf8' });
+  const vsix = pkg.status === 0 ? pkg.stdout.trim().split('\n').pop() : null;
+  const ed = spawnSync(
+    process.execPath,
+    [join(build, 'micro-editor.js'), '--extension', join(repo, 'out', 'stage-vsix', 'dist', 'extension.js'), ...(vsix ? ['--vsix', vsix] : []), '--items', quick ? '20000' : '100000'],
+    { encoding: 'utf8' },
+  );
+  out.editor = lastJson(ed.stdout) ?? { error: (pkg.stderr + ed.stderr).slice(-500) };
   return out;
 }
 
@@ -445,6 +456,15 @@ function report(ctx, rows, m, prof) {
   if (m) {
     L.push('');
     L.push('## Micro-benchmarks');
+    const e = m.editor;
+    if (e && !e.error) {
+      L.push('');
+      L.push('| editor | measured | target |', '| --- | --- | --- |');
+      if (e.activation) L.push(`| extension load + activate (production bundle, stubbed vscode) | ${fmt(e.activation.loadMs, 1)} + ${fmt(e.activation.activateMs, 1)} ms | ≤ 100 ms — ${e.activation.loadMs + e.activation.activateMs <= 100 ? 'met' : '**not met**'} |`);
+      for (const p of e.preview ?? []) L.push(`| preview update, ${p.shape} ${fmt(p.pageBytes / 1024)} KB page (parse + extract + highlights), p50 / p95 | ${fmt(p.p50Ms)} / ${fmt(p.p95Ms)} ms | ≤ 150 ms — ${p.p95Ms <= 150 ? 'met' : '**not met**'} |`);
+      if (e.results) L.push(`| results view, first rows at ${fmt(e.results.items)} items; scroll page p95 | ${fmt(e.results.firstRowsMs)} ms; ${fmt(e.results.scroll.p95Ms)} ms | ≤ 300 ms — ${e.results.firstRowsMs <= 300 ? 'met' : '**not met**'} |`);
+      if (e.vsixBytes) L.push(`| .vsix size | ${fmt(e.vsixBytes / 1048576, 2)} MB | – |`);
+    } else if (e) L.push(`\nEditor micro-benchmarks: failed: ${JSON.stringify(e)}`);
     if (Array.isArray(m.extract)) {
       L.push('');
       L.push('Extraction per page (CPU µs of the process, fastest of 7 time-boxed rounds; parse = cheerio load; extract = load + the bench task\'s selectors through Crawl Studio\'s extractPage; analysePage = the worker\'s whole page step: htmlparser2 + extraction + URL rules for every link):');
