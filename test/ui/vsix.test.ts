@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { openWorkbench, type Workbench } from '../extension/harness';
-import { serveSite, type SiteServer } from '../../src/demo/site';
+import { DEMO_SITE, serveSite, type SiteServer } from '../../src/demo/site';
 import { explorerItem, openCommandPalette, paletteRow, waitForWorkbench } from './support/workbench';
 
 // What users install is what is tested: the production .vsix (npm run package) installed into a fresh
@@ -21,14 +21,12 @@ describe('the packaged .vsix (UI)', function () {
     const out = execFileSync(process.execPath, ['scripts/package.mjs', 'vsix'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
     vsix = out.trim().split('\n').pop()!;
     assert.match(vsix, /\.vsix$/);
-    site = await serveSite({ listPages: 2, perPage: 5 });
+    // The demo bookshop and the README's task file, on a free port instead of 8737.
+    site = await serveSite(DEMO_SITE);
     const folder = mkdtempSync(join(tmpdir(), 'cs-ui-vsix-'));
-    writeFileSync(
-      join(folder, 'mini.crawl.yaml'),
-      `name: mini\nstart: [${site.url}/]\ncanonical: { dropParams: [ref, src] }\nrules:\n  - name: list\n    match: ["${site.url}/", "**/catalogue/page-*.html"]\n    follow:\n      - { selector: "ul.nav a, li.next a", to: list }\n      - { selector: "article.product_pod h3 a", to: book }\n  - name: book\n    items:\n      - { type: book, scope: article.product_page, key: [upc], fields: { title: h1, upc: td.upc } }\n`,
-    );
-    wb = await openWorkbench({ workspaceFolder: folder, extensionDevelopmentPath: null, installExtensions: [vsix], settings: { 'crawlStudio.workers': 1 } });
-    await waitForWorkbench(wb.page, { file: 'mini.crawl.yaml' });
+    writeFileSync(join(folder, 'books.crawl.yaml'), readFileSync('examples/books.crawl.yaml', 'utf8').replaceAll('127.0.0.1:8737', new URL(site.url).host));
+    wb = await openWorkbench({ workspaceFolder: folder, extensionDevelopmentPath: null, installExtensions: [vsix], settings: { 'crawlStudio.workers': 2 } });
+    await waitForWorkbench(wb.page, { file: 'books.crawl.yaml' });
   });
 
   afterEach(async function () {
@@ -53,19 +51,21 @@ describe('the packaged .vsix (UI)', function () {
 
   it('installs, and runs a crawl from the command palette', async () => {
     const { page } = wb;
-    await explorerItem(page, 'mini.crawl.yaml').click();
+    await explorerItem(page, 'books.crawl.yaml').click();
     await page.locator('.codelens-decoration a', { hasText: 'Start Crawl' }).first().waitFor({ state: 'visible', timeout: 60_000 });
     await openCommandPalette(page, 'Crawl Studio: Start Crawl');
     await paletteRow(page, 'Crawl Studio: Start Crawl').click();
     // The pages are fetched by the installed extension's workers…
     const deadline = Date.now() + 120_000;
-    while ([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].some((i) => !site.hits.get(`/catalogue/book-${i}.html`)) && Date.now() < deadline) await page.waitForTimeout(250);
-    assert.equal(site.hits.get('/catalogue/book-3.html'), 1);
+    const books = Array.from({ length: DEMO_SITE.listPages * DEMO_SITE.perPage }, (_, i) => `/catalogue/book-${i + 1}.html`);
+    while (books.some((b) => !site.hits.get(b)) && Date.now() < deadline) await page.waitForTimeout(250);
+    for (const b of books) assert.equal(site.hits.get(b), 1, `${b} fetched once`);
+    assert.equal(site.hits.get('/private/admin.html'), undefined, 'robots.txt obeyed');
     // …and the run is finalized: its summary is announced (read from the Notifications center, toasts fade).
     await page.locator('.codelens-decoration a', { hasText: 'Start Crawl' }).first().waitFor({ state: 'visible', timeout: 60_000 });
     await openCommandPalette(page, 'Notifications: Show Notifications');
     await paletteRow(page, 'Notifications: Show Notifications').click();
-    const done = page.locator('.notifications-center .notification-list-item', { hasText: /Crawl 'mini' finished: 13 pages, 10 items, 0 failed/ });
+    const done = page.locator('.notifications-center .notification-list-item', { hasText: /Crawl 'books' finished: 107 pages, 100 items, 0 failed/ });
     await done.first().waitFor({ state: 'visible', timeout: 60_000 });
     await wb.screenshot('ui/vsix-installed-crawl-finished.png');
   });
