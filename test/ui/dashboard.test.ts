@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { FrameLocator, Page } from 'playwright-core';
 import { openWorkbench, type Workbench } from '../extension/harness';
 import { serveSite, type SiteServer } from '../../src/demo/site';
-import { explorerItem, runCommand, waitForWorkbench } from './support/workbench';
+import { explorerItem, runCommand, waitForWorkbench, keepFailureArtifacts } from './support/workbench';
 
 // The crawl dashboard as a new user sees it on the demo shop: the crawl starts, peaks and drains on the
 // charts, failures are grouped by cause with sample URLs, and a group is retried from the dashboard once the
@@ -69,10 +69,7 @@ rules:
   });
 
   afterEach(async function () {
-    if (this.currentTest?.state === 'failed' && wb) {
-      const png = await wb.saveArtifacts(`ui/failed-${this.currentTest.fullTitle().replace(/[^\w.-]+/g, '-')}`);
-      console.error(`    screenshot ${png}`);
-    }
+    await keepFailureArtifacts(this, wb);
   });
 
   after(async () => {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { FrameLocator, Page } from 'playwright-core';
 import { openWorkbench, repoRoot, type Workbench } from '../extension/harness';
 import { book, DEMO_SITE, serveSite, type SiteServer } from '../../src/demo/site';
-import { activeTab, openCommandPalette, paletteRow, quickInput, waitForWorkbench } from './support/workbench';
+import { activeTab, openCommandPalette, paletteRow, quickInput, waitForWorkbench, keepFailureArtifacts } from './support/workbench';
 import { parseTask } from '../../src/core/task/parse';
 
 // The issue's acceptance, tried as a new user would: "New Task File", then design a task for the demo shop
@@ -76,11 +76,7 @@ describe('crawl designer, as a new user (UI)', function () {
   });
 
   afterEach(async function () {
-    if (this.currentTest?.state === 'failed' && wb) {
-      const name = this.currentTest.fullTitle().replace(/[^\w.-]+/g, '-');
-      const png = await wb.saveArtifacts(`ui/failed-${name}`);
-      console.error(`    screenshot ${png}, log ${png.replace(/\.png$/, '.log')}`);
-    }
+    await keepFailureArtifacts(this, wb);
   });
 
   after(async () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { FrameLocator, Page } from 'playwright-core';
 import { openWorkbench, type Workbench } from '../extension/harness';
 import { DEMO_SITE, serveSite, type SiteServer } from '../../src/demo/site';
-import { activeEditorLines, activeTab, explorerItem, openCommandPalette, paletteRow, quickInput, waitForWorkbench } from './support/workbench';
+import { activeEditorLines, activeTab, explorerItem, openCommandPalette, paletteRow, quickInput, waitForWorkbench, keepFailureArtifacts } from './support/workbench';
 
 // The designer as a person uses it, in the real workbench: open a task file, open the preview, type a selector
 // and watch the items table change, click an element in the rendered page, insert the suggested selector.
@@ -86,11 +86,7 @@ describe('crawl designer (UI)', function () {
   });
 
   afterEach(async function () {
-    if (this.currentTest?.state === 'failed' && wb) {
-      const name = this.currentTest.fullTitle().replace(/[^\w.-]+/g, '-');
-      const png = await wb.saveArtifacts(`ui/failed-${name}`);
-      console.error(`    screenshot ${png}, log ${png.replace(/\.png$/, '.log')}`);
-    }
+    await keepFailureArtifacts(this, wb);
   });
 
   after(async () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { openWorkbench, type Workbench } from '../extension/harness';
 import { serveSite, type SiteServer } from '../../src/demo/site';
-import { explorerItem, openCommandPalette, paletteRow, quickInput, waitForWorkbench } from './support/workbench';
+import { explorerItem, openCommandPalette, paletteRow, quickInput, waitForWorkbench, keepFailureArtifacts } from './support/workbench';
 
 // A new user's first crawl in the real workbench: open a folder with a task file, Start Crawl from the CodeLens,
 // watch the Queue Explorer fill and drain, stop and restart workers mid-crawl, enqueue a URL by right-clicking
@@ -78,10 +78,7 @@ rules:
   });
 
   afterEach(async function () {
-    if (this.currentTest?.state === 'failed' && wb) {
-      const png = await wb.saveArtifacts(`ui/failed-${this.currentTest.fullTitle().replace(/[^\w.-]+/g, '-')}`);
-      console.error(`    screenshot ${png}`);
-    }
+    await keepFailureArtifacts(this, wb);
   });
 
   after(async () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { FrameLocator, Page } from 'playwright-core';
 import { openWorkbench, type Workbench } from '../extension/harness';
 import { serveSite, type SiteServer } from '../../src/demo/site';
-import { explorerItem, quickInput, runCommand, waitForWorkbench } from './support/workbench';
+import { explorerItem, quickInput, runCommand, waitForWorkbench, keepFailureArtifacts } from './support/workbench';
 
 // A new user's look at a crawl's results in the real workbench: Start Crawl, open Results while it runs and
 // watch rows arrive, sort by price, filter titles, spot the broken selector in Field quality, open a row, and
@@ -56,10 +56,7 @@ rules:
   });
 
   afterEach(async function () {
-    if (this.currentTest?.state === 'failed' && wb) {
-      const png = await wb.saveArtifacts(`ui/failed-${this.currentTest.fullTitle().replace(/[^\w.-]+/g, '-')}`);
-      console.error(`    screenshot ${png}`);
-    }
+    await keepFailureArtifacts(this, wb);
   });
 
   after(async () => {

@@ -9,6 +9,7 @@ import {
   quickInput,
   runCommand,
   waitForWorkbench,
+  keepFailureArtifacts,
 } from './support/workbench';
 
 // UI tests drive the real VS Code web workbench (code-server + headless Chromium) with Playwright.
@@ -26,11 +27,7 @@ describe('workbench (UI)', function () {
   });
 
   afterEach(async function () {
-    if (this.currentTest?.state === 'failed' && wb) {
-      const name = this.currentTest.fullTitle().replace(/[^\w.-]+/g, '-');
-      const png = await wb.saveArtifacts(`ui/failed-${name}`);
-      console.error(`    screenshot ${png}, log ${png.replace(/\.png$/, '.log')}`);
-    }
+    await keepFailureArtifacts(this, wb);
   });
 
   after(async () => {

@@ -65,3 +65,13 @@ export function activeTab(page: Page): Locator {
 export function activeEditorLines(page: Page): Locator {
   return page.locator('.editor-group-container.active .monaco-editor .view-lines').first();
 }
+
+/**
+ * After a failed test, keeps a screenshot and the workbench transcript under test-artifacts/ui/ (named after the
+ * test) and prints where they are. Use as `afterEach(async function () { await keepFailureArtifacts(this, wb); })`.
+ */
+export async function keepFailureArtifacts(ctx: Mocha.Context, wb: { saveArtifacts(name: string): Promise<string> } | undefined): Promise<void> {
+  if (ctx.currentTest?.state !== 'failed' || !wb) return;
+  const png = await wb.saveArtifacts(`ui/failed-${ctx.currentTest.fullTitle().replace(/[^\w.-]+/g, '-')}`);
+  console.error(`    screenshot ${png}, log ${png.replace(/\.png$/, '.log')}`);
+}
