@@ -1,6 +1,7 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import { CronExpressionParser } from 'cron-parser';
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { isMap, isPair, isScalar, isSeq, LineCounter, type Document, type Node } from 'yaml';
+import { MAX_YAML_DEPTH, parseYamlBounded } from './yamlDocument';
 import schema from './crawl-task.schema.json';
 import { pathToString, type Severity, type TaskDiagnostic } from './diagnostics';
 import { checkSelector } from '../extract/selectors';
@@ -43,7 +44,13 @@ function schemaValidator(): ValidateFunction {
 /** Parses and validates a task file's text. Pure: the caller reads the file. */
 export function parseTask(text: string, file: string): ParseResult {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const parsed = parseYamlBounded(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  if (!parsed.ok) {
+    const diags = new DiagnosticSink(file, text, lineCounter, null);
+    diags.atOffsets(parsed.offset, parsed.offset + 1, '', `the file nests collections more than ${MAX_YAML_DEPTH} levels deep; a task file needs far fewer`, 'error');
+    return { task: null, diagnostics: diags.list };
+  }
+  const doc = parsed.doc;
   const diags = new DiagnosticSink(file, text, lineCounter, doc);
 
   for (const err of doc.errors) {
@@ -150,7 +157,7 @@ class DiagnosticSink {
     private readonly file: string,
     private readonly text: string,
     private readonly lines: LineCounter,
-    private readonly doc: Document,
+    private readonly doc: Document | null,
   ) {}
 
   get hasErrors(): boolean {
@@ -189,7 +196,8 @@ class DiagnosticSink {
   }
 }
 
-function nodeAt(doc: Document, path: Path): Node | null {
+function nodeAt(doc: Document | null, path: Path): Node | null {
+  if (!doc) return null;
   let node: unknown = doc.contents;
   for (const seg of path) {
     if (isMap(node)) {

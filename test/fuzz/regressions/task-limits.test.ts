@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { MAX_DURATION_MS, parseTask } from '../../../src/core/task/parse';
+import { MAX_YAML_DEPTH } from '../../../src/core/task/yamlDocument';
 
 // Found by the task-file fuzzer (test/fuzz): values the validator accepted but the engine could not use, and
 // messages that repeated a huge value back in full.
@@ -55,5 +56,34 @@ describe('fuzz regressions: task-file limits', () => {
   it('reports an unset environment variable once, however often the store URL repeats it', () => {
     const { diagnostics } = parseTask(base(`store: { url: "${'${CS_FUZZ_UNSET_VAR}'.repeat(1000)}" }`), 't.crawl.yaml');
     assert.equal(diagnostics.filter((d) => d.message.includes('CS_FUZZ_UNSET_VAR')).length, 1);
+  });
+});
+
+describe('fuzz regressions: deep nesting', () => {
+  // Seed 20261129, case 775: 20 KB of `[` overflowed the YAML composer's recursion; the library reported the
+  // overflow at whatever offset the stack ran out, so two parses of one text disagreed.
+  const deep = (n: number) => `name: x\nstart: ${'['.repeat(n)}${']'.repeat(n)}\nrules: []\n`;
+
+  it('refuses a file nested deeper than the limit, at the first collection past it, the same way every time', () => {
+    for (const n of [MAX_YAML_DEPTH, 20_000]) {
+      const first = parseTask(deep(n), 'deep.crawl.yaml');
+      const again = parseTask(deep(n), 'deep.crawl.yaml');
+      assert.equal(first.task, null);
+      assert.deepEqual(again.diagnostics, first.diagnostics);
+      const d = first.diagnostics[0]!;
+      assert.match(d.message, /nests collections more than 64 levels deep/);
+      assert.equal(d.line, 2);
+      // `start:` is a map value at depth 1, so the first flow sequence past the limit opens at column 7 + 64.
+      assert.equal(d.column, 7 + MAX_YAML_DEPTH);
+    }
+  });
+
+  it('still parses a file nested just within the limit, and block nesting counts like flow nesting', () => {
+    const within = parseTask(deep(MAX_YAML_DEPTH - 1), 'deep.crawl.yaml');
+    assert.ok(!within.diagnostics.some((d) => /levels deep/.test(d.message)), within.diagnostics.map((d) => d.message).join('; '));
+    const block = `name: x\nstart: [http://example.com/]\nrules: []\nx:\n${Array.from({ length: 70 }, (_, i) => `${' '.repeat(i + 1)}k${i}:`).join('\n')} 1\n`;
+    const r = parseTask(block, 'deep.crawl.yaml');
+    assert.match(r.diagnostics[0]!.message, /levels deep/);
+    assert.equal(r.diagnostics[0]!.line, 4 + 64);
   });
 });
