@@ -1,5 +1,7 @@
-import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { fetch, type Response } from 'undici';
 import { isPrivateAddress } from '../core/url/hosts';
+import { poolsFor, PrivateAddressError, type Resolver } from './dispatcher';
 
 // One HTTP fetch with the limits a crawler needs: bounded redirects (each hop re-checked), a timeout covering
 // headers and body, a body size cap enforced while streaming (so a gzip bomb or an endless response stops at
@@ -41,6 +43,8 @@ export interface FetchOptions {
   readonly userAgent: string;
   /** Hosts (host:port) that may resolve to private addresses: the task's start hosts, or all when null. */
   readonly privateAllowed: readonly string[] | null;
+  /** DNS for the fetch's connections; the system's by default (tests stand in their own). */
+  readonly resolver?: Resolver;
   readonly signal?: AbortSignal;
   /** Keep the body of non-HTML responses too (robots.txt is text/plain). */
   readonly keepNonHtml?: boolean;
@@ -64,10 +68,11 @@ export async function fetchPage(url: string, opts: FetchOptions): Promise<Fetche
   const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
   let current = url;
   for (let hop = 0; ; hop++) {
-    await checkDestination(current, opts);
+    const dispatcher = dispatcherFor(current, opts);
     let res: Response;
     try {
       res = await fetch(current, {
+        dispatcher,
         redirect: 'manual',
         signal,
         headers: { 'user-agent': opts.userAgent, accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5', ...opts.headers },
@@ -140,8 +145,9 @@ async function readCapped(res: Response, maxBytes: number, url: string, timeout:
 
 function networkFailure(err: unknown, url: string, timedOut: boolean): FetchFailure {
   if (timedOut) return new FetchFailure('timeout', `timed out fetching ${url}`, true);
-  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } | PrivateAddressError };
   if (e.name === 'AbortError') return new FetchFailure('network', `fetch of ${url} was aborted`, true);
+  if (e.cause instanceof PrivateAddressError) return blocked(new URL(url).host);
   const code = e.cause?.code ?? '';
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new FetchFailure('dns', `cannot resolve the host of ${url} (${code})`, code === 'EAI_AGAIN');
   const detail = code || e.cause?.message || e.message || String(err);
@@ -157,19 +163,20 @@ export function retryAfter(value: string | null): number | null {
   return Math.min(ms, 600_000);
 }
 
-async function checkDestination(url: string, opts: FetchOptions): Promise<void> {
-  if (opts.privateAllowed === null) return;
+/**
+ * The pool for one hop. A host that may not be private goes through the guarded pool, which checks the addresses
+ * inside the connection's own DNS lookup; an IP literal is never looked up, so it is checked here.
+ */
+function dispatcherFor(url: string, opts: FetchOptions) {
+  const pools = poolsFor(opts.resolver);
+  if (opts.privateAllowed === null) return pools.open;
   const u = new URL(url);
-  if (opts.privateAllowed.includes(u.host)) return;
-  const host = u.hostname.replace(/^\[|\]$/g, '');
-  let addresses: string[];
-  try {
-    addresses = (await lookup(host, { all: true })).map((a) => a.address);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    throw new FetchFailure('dns', `cannot resolve ${host} (${code})`, code === 'EAI_AGAIN');
-  }
-  if (addresses.some(isPrivateAddress)) {
-    throw new FetchFailure('blocked', `${u.host} resolves to a private address; set scope.allowPrivate to crawl it`, false);
-  }
+  if (opts.privateAllowed.includes(u.host)) return pools.open;
+  const literal = u.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(literal) && isPrivateAddress(literal)) throw blocked(u.host);
+  return pools.guarded;
+}
+
+function blocked(host: string): FetchFailure {
+  return new FetchFailure('blocked', `${host} resolves to a private address; set scope.allowPrivate to crawl it`, false);
 }

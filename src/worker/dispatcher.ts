@@ -1,0 +1,70 @@
+import { lookup as systemLookup } from 'node:dns/promises';
+import type { LookupAddress } from 'node:dns';
+import { Agent } from 'undici';
+import { isPrivateAddress } from '../core/url/hosts';
+
+// The connection pools the fetcher sends requests through. The guarded pool checks the addresses a host resolves
+// to inside the socket's own DNS lookup, so the address that is checked is the address that is connected to: a
+// check before the request followed by a second, independent lookup in fetch would let a DNS server answer with
+// a public address the first time and 127.0.0.1 the second (DNS rebinding).
+
+/** Resolves a host name to every address it has; tests inject their own to stand in for DNS. */
+export type Resolver = (hostname: string) => Promise<readonly LookupAddress[]>;
+
+export const systemResolver: Resolver = (hostname) => systemLookup(hostname, { all: true });
+
+/** The cause a connection fails with when a host resolves to a private address. */
+export class PrivateAddressError extends Error {
+  readonly code = 'ECRAWL_PRIVATE_ADDRESS';
+  constructor(
+    readonly hostname: string,
+    readonly address: string,
+  ) {
+    super(`${hostname} resolves to the private address ${address}`);
+    this.name = 'PrivateAddressError';
+  }
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/**
+ * A `net.connect` lookup through `resolve`. Guarded, it refuses a host if any of its addresses is private: picking
+ * the public ones would still let a hostile DNS server choose which one the socket uses.
+ */
+export function lookupVia(resolve: Resolver, guarded: boolean) {
+  return (hostname: string, options: { all?: boolean }, callback: LookupCallback): void => {
+    resolve(hostname).then(
+      (addresses) => {
+        const bad = guarded ? addresses.find((a) => isPrivateAddress(a.address)) : undefined;
+        if (bad) return callback(new PrivateAddressError(hostname, bad.address), '');
+        if (addresses.length === 0) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), '');
+        if (options.all) return callback(null, [...addresses]);
+        callback(null, addresses[0]!.address, addresses[0]!.family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, ''),
+    );
+  };
+}
+
+export interface Pools {
+  /** For hosts that must not be private. */
+  readonly guarded: Agent;
+  /** For hosts the task allows to be private: its start hosts, or all of them with scope.allowPrivate. */
+  readonly open: Agent;
+}
+
+const pools = new WeakMap<Resolver, Pools>();
+
+/** The pools for one resolver, made once so keep-alive connections are reused from page to page. */
+export function poolsFor(resolve: Resolver = systemResolver): Pools {
+  let p = pools.get(resolve);
+  if (!p) {
+    p = {
+      guarded: new Agent({ connect: { lookup: lookupVia(resolve, true) } }),
+      // The system resolver is net.connect's own default; a test's stand-in DNS answers for both pools.
+      open: new Agent(resolve === systemResolver ? {} : { connect: { lookup: lookupVia(resolve, false) } }),
+    };
+    pools.set(resolve, p);
+  }
+  return p;
+}
