@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadTaskFile } from '../core/task/load';
 import { positiveInt, WORKER_FLAG_SPEC } from './args';
+import { watchParent } from './parentWatch';
 import { runWorker } from './runtime';
 
 // Entry point of a worker process (dist/worker.js): `node dist/worker.js TASK... --redis URL [--concurrency N]`.
@@ -37,4 +38,10 @@ export async function workerMain(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  watchParent(() => {
+    // Nobody reads our output any more: a write to the closed pipe must not crash the orderly stop.
+    process.stdout.on('error', () => undefined);
+    process.stderr.on('error', () => undefined);
+    stop('parent process gone');
+  });
 }

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { workerArgs, type WorkerFlags } from './args';
+import { PARENT_PIPE_ENV } from './parentWatch';
 
 // Starts and watches local worker processes. The CLI's `run` and the extension both use it, so a worker
 // started from either is the same program with the same flags. Workers are child processes: a crash of one
@@ -69,8 +70,9 @@ export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
   private spawnOne(): WorkerProcessInfo {
     const args = [this.opts.workerScript, ...workerArgs(this.opts.taskFiles, this.opts)];
     const child = spawn(this.opts.execPath ?? process.execPath, args, {
-      env: { ...process.env, ...this.opts.env, ELECTRON_RUN_AS_NODE: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...this.opts.env, ELECTRON_RUN_AS_NODE: '1', [PARENT_PIPE_ENV]: '1' },
+      // stdin is the parent pipe (see parentWatch.ts): never written, closed by the kernel when this process dies.
+      stdio: ['pipe', 'pipe', 'pipe'],
       cwd: this.opts.cwd,
     });
     if (child.pid === undefined) throw new Error(`could not start a worker process (${this.opts.execPath ?? process.execPath})`);

@@ -51,6 +51,26 @@ function record(scenario: string, verdict: Verdict | null, recovery: string, t0:
   return row;
 }
 
+/** The highest "N done" figure in a CLI's progress lines. */
+const doneIn = (lines: string[]) => Math.max(0, ...lines.map((l) => /· ([\d,]+) done ·/.exec(l)).filter(Boolean).map((m) => Number(m![1]!.replace(/,/g, ''))));
+
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** Running, not a zombie: a killed orphan may wait for a reaper that this container does not have. */
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
 function assertClean(v: Verdict): void {
   assert.deepEqual(v.problems, [], v.problems.join('\n'));
 }
@@ -504,22 +524,6 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
     scene = await makeScene(web.url, 'cliresume');
     const env = { CRAWL_STUDIO_REDIS: '' };
     const args = ['run', scene.taskFile, '--workers', '2', '--concurrency', '8', '--lock-duration', '2000', '--stalled-interval', '1000'];
-    const doneIn = (lines: string[]) => Math.max(0, ...lines.map((l) => /· ([\d,]+) done ·/.exec(l)).filter(Boolean).map((m) => Number(m![1]!.replace(/,/g, ''))));
-    const childrenOf = (pid: number): number[] => {
-      try {
-        return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-      } catch {
-        return [];
-      }
-    };
-    // Running, not a zombie: a killed orphan may wait for a reaper that this container does not have.
-    const alive = (pid: number) => {
-      try {
-        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-      } catch {
-        return false;
-      }
-    };
     const orphans: number[] = [];
     // 1: Ctrl-C twice: quit at once. Nothing it started may outlive it.
     let cli = spawnNode([CLI_SCRIPT, ...args], env);
@@ -564,6 +568,45 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
     if (code3 !== 0) problems.push(`final run exit code ${code3}: ${out3.slice(-500)}`);
     if (!/Resumed run/.test(out3)) problems.push('the final run did not say it resumed');
     record('CLI: Ctrl-C x2, Ctrl-C, resume', { ...v, problems }, `progress ${fmtMs(recovery)} after restart`, t0);
+    assert.deepEqual(problems, [], problems.join('\n'));
+  });
+  it('the CLI killed with SIGKILL mid-crawl: its workers stop by themselves, and the next run resumes to the end', async () => {
+    const t0 = Date.now();
+    redis = await startRedis();
+    web = await site(undefined, 20);
+    scene = await makeScene(web.url, 'clikill');
+    const args = ['run', scene.taskFile, '--redis', redis.url, '--workers', '2', '--concurrency', '8', '--lock-duration', '2000', '--stalled-interval', '1000'];
+    let cli = spawnNode([CLI_SCRIPT, ...args]);
+    await waitUntil('200 pages', () => doneIn(cli.lines) >= 200, 60_000, 100);
+    const workers = childrenOf(cli.child.pid!);
+    cli.child.kill('SIGKILL');
+    await new Promise((r) => cli.child.once('exit', r));
+    const killedAt = Date.now();
+    // No exit hook runs on SIGKILL: only the workers' own watch on their parent pipe can stop them.
+    let stoppedMs: number | null = null;
+    await waitUntil('workers gone', () => workers.every((k) => !alive(k)), 30_000, 50).then(
+      () => (stoppedMs = Date.now() - killedAt),
+      () => undefined,
+    );
+    const orphans = workers.filter(alive);
+    for (const k of orphans) {
+      try {
+        process.kill(k, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    const resumeAt = Date.now();
+    cli = spawnNode([CLI_SCRIPT, ...args]);
+    const code = await new Promise<number | null>((r) => cli.child.once('exit', (c) => r(c)));
+    const out = cli.lines.join('\n');
+    const v = await verify(scene, redis.url, bookshop(web.url));
+    const problems = [...v.problems];
+    if (workers.length !== 2) problems.push(`expected the CLI's 2 worker processes, found ${workers.length}`);
+    if (orphans.length) problems.push(`${orphans.length} worker(s) still running 30 s after the CLI was killed: ${orphans.join(', ')}`);
+    if (code !== 0) problems.push(`resumed run exit code ${code}: ${out.slice(-500)}`);
+    if (!/Resumed run/.test(out)) problems.push('the second run did not say it resumed');
+    record('CLI killed (SIGKILL), resume', { ...v, problems }, `workers stopped ${fmtMs(stoppedMs)} after; run done ${fmtMs(Date.now() - resumeAt)} after restart`, t0);
     assert.deepEqual(problems, [], problems.join('\n'));
   });
 });
