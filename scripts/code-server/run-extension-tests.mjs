@@ -12,6 +12,7 @@
 //
 // Env: CRAWL_STUDIO_TEST_GREP (only matching tests), CRAWL_STUDIO_TEST_TIMEOUT (per test, ms),
 // CRAWL_STUDIO_RUN_TIMEOUT (whole run, ms, default 300000), CRAWL_STUDIO_TEST_WORKSPACE (folder to open),
+// CRAWL_STUDIO_SKIP_UNTRUSTED=1 (skip the second, untrusted-workspace suite; code-server route only),
 // CRAWL_STUDIO_TEST_VERBOSE=1 (print every workbench and code-server log line, not only the extension host's).
 // The extension host inherits this process's environment (e.g. REDIS_URL) on both routes.
 import { spawnSync } from 'node:child_process';
@@ -23,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const require = createRequire(import.meta.url);
 const suite = join(repo, 'out', 'test', 'extension', 'suite', 'index.js');
+const untrustedSuite = join(repo, 'out', 'test', 'extension', 'untrusted', 'index.js');
 const harnessJs = join(repo, 'out', 'test', 'extension', 'harness', 'index.js');
 const workspace = resolve(process.env.CRAWL_STUDIO_TEST_WORKSPACE ?? join(repo, 'test', 'extension', 'fixtures', 'workspace'));
 // Tells the suite where it runs and what it opened (and proves the environment reaches the extension host).
@@ -36,7 +38,7 @@ function fail(message) {
   process.exit(2);
 }
 
-for (const f of [join(repo, 'dist', 'extension.js'), suite, harnessJs]) {
+for (const f of [join(repo, 'dist', 'extension.js'), suite, untrustedSuite, harnessJs]) {
   if (!existsSync(f)) fail(`${f} is missing: run \`node esbuild.mjs\` first`);
 }
 
@@ -70,17 +72,35 @@ try {
       const r = spawnSync('bash', [join(repo, 'scripts', 'code-server', 'install.sh')], { stdio: 'inherit' });
       if (r.status !== 0) fail('scripts/code-server/install.sh failed');
     }
-    code = await harness.runExtensionTests({
-      workspaceFolder: workspace,
-      extensionDevelopmentPath: repo,
-      extensionTestsPath: suite,
-      env,
-      timeoutMs: Number(process.env.CRAWL_STUDIO_RUN_TIMEOUT ?? 300_000),
-      onServerLog: verbose ? (line) => console.log(`[code-server] ${line}`) : undefined,
-      onLog: verbose ? (type, text) => console.log(`[workbench ${type}] ${text}`) : undefined,
-      // The extension host's console while the suite runs (mocha's report).
-      onTestOutput: (type, text) => (type === 'error' ? console.error : console.log)(text),
-    });
+    const runSuite = (extensionTestsPath, workspaceFolder, extra = {}) =>
+      harness.runExtensionTests({
+        workspaceFolder,
+        extensionDevelopmentPath: repo,
+        extensionTestsPath,
+        env: { ...env, CRAWL_STUDIO_TEST_WORKSPACE: workspaceFolder },
+        timeoutMs: Number(process.env.CRAWL_STUDIO_RUN_TIMEOUT ?? 300_000),
+        onServerLog: verbose ? (line) => console.log(`[code-server] ${line}`) : undefined,
+        onLog: verbose ? (type, text) => console.log(`[workbench ${type}] ${text}`) : undefined,
+        // The extension host's console while the suite runs (mocha's report).
+        onTestOutput: (type, text) => (type === 'error' ? console.error : console.log)(text),
+        ...extra,
+      });
+    code = await runSuite(suite, workspace);
+    // The second suite opens its own folder with Workspace Trust on, so the folder is in restricted mode.
+    // CRAWL_STUDIO_TEST_GREP narrows both suites; one that names none of the untrusted tests skips that suite.
+    const grep = process.env.CRAWL_STUDIO_TEST_GREP;
+    if (!process.env.CRAWL_STUDIO_SKIP_UNTRUSTED && (!grep || /untrusted/i.test(grep))) {
+      const untrustedCode = await runSuite(untrustedSuite, join(repo, 'test', 'extension', 'fixtures', 'untrusted'), {
+        name: `untrusted-${new Date().toISOString().replace(/[:.]/g, '-')}`,
+        settings: {
+          'security.workspace.trust.enabled': true,
+          'security.workspace.trust.startupPrompt': 'never',
+          'security.workspace.trust.banner': 'never',
+          'security.workspace.trust.emptyWindow': false,
+        },
+      });
+      code = code || untrustedCode;
+    }
   }
 } catch (err) {
   fail(err instanceof Error ? err.stack ?? err.message : String(err));

@@ -5,7 +5,7 @@ import { TaskInvalidError, type CrawlManager } from './crawls/crawlManager';
 import { JobNode, MoreNode, QueueNode, type QueueTreeProvider } from './explorer/queueTree';
 import { describeConnectionError, type RedisConnection } from './redisConnection';
 import { RedisNotFoundError } from '../queue/redisServer';
-import { settings } from './settings';
+import { settings, UntrustedWorkspaceError } from './settings';
 import type { WorkerManager } from './workers/workerManager';
 import type { WorkerNode } from './workers/workerTree';
 
@@ -30,7 +30,7 @@ export function registerCommands(deps: CommandDeps): void {
         try {
           return await fn(...args);
         } catch (err) {
-          await reportError(err);
+          reportError(err);
           return undefined;
         }
       }),
@@ -107,7 +107,7 @@ export function registerCommands(deps: CommandDeps): void {
   });
 
   reg('crawlStudio.startWorkers', async (uri?: vscode.Uri, count?: number) => {
-    if (!vscode.workspace.isTrusted) throw new Error('Workers are not started in an untrusted workspace: they run the task files. Trust the workspace first.');
+    if (!vscode.workspace.isTrusted) throw new UntrustedWorkspaceError('Workers are not started in an untrusted workspace: they run the task files. Trust the workspace first.');
     const file = uri ?? (await pickTaskFile('Task file for the workers'));
     if (!file) return undefined;
     const task = await taskFromUri(file);
@@ -215,19 +215,35 @@ export function registerCommands(deps: CommandDeps): void {
   });
 }
 
-async function reportError(err: unknown): Promise<void> {
+/**
+ * Shows an error with the actions that fix it. Not awaited: a command ends when it fails, not when the user
+ * dismisses the notification (a caller awaiting executeCommand would otherwise wait for a click).
+ */
+function reportError(err: unknown): void {
+  const act = (message: string, actions: Record<string, () => unknown>) =>
+    void vscode.window.showErrorMessage(message, ...Object.keys(actions)).then((choice) => (choice ? actions[choice]!() : undefined));
   if (err instanceof TaskInvalidError) {
-    const a = await vscode.window.showErrorMessage(err.message, 'Show Problems');
-    if (a) void vscode.commands.executeCommand('workbench.actions.view.problems');
-    return;
+    return act(err.message, { 'Show Problems': () => vscode.commands.executeCommand('workbench.actions.view.problems') });
   }
   const text = err instanceof Error ? err.message : String(err);
+  if (err instanceof UntrustedWorkspaceError) {
+    return act(`Crawl Studio: ${text}`, { 'Manage Workspace Trust': () => vscode.commands.executeCommand('workbench.trust.manage') });
+  }
   if (err instanceof RedisNotFoundError || /redis|ECONNREFUSED/i.test(text)) {
     const { message, actions } = describeConnectionError(err);
-    const choice = await vscode.window.showErrorMessage(message, ...actions);
-    if (choice === 'Connect to Redis…') void vscode.commands.executeCommand('crawlStudio.connectRedis');
-    if (choice === 'Set redis-server Path') void vscode.commands.executeCommand('workbench.action.openSettings', 'crawlStudio.redisServerPath');
-    return;
+    return act(
+      message,
+      Object.fromEntries(
+        actions.map((a) => [
+          a,
+          () => {
+            if (a === 'Connect to Redis…') return vscode.commands.executeCommand('crawlStudio.connectRedis');
+            if (a === 'Set redis-server Path') return vscode.commands.executeCommand('workbench.action.openSettings', 'crawlStudio.redisServerPath');
+            return undefined;
+          },
+        ]),
+      ),
+    );
   }
   void vscode.window.showErrorMessage(`Crawl Studio: ${text}`);
 }

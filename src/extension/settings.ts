@@ -6,6 +6,11 @@ import * as vscode from 'vscode';
 
 const SECTION = 'crawlStudio';
 
+/** Refused because the workspace is not trusted; the message says what was refused and why. */
+export class UntrustedWorkspaceError extends Error {
+  override readonly name = 'UntrustedWorkspaceError';
+}
+
 function trustedValue<T>(key: string): T | undefined {
   const cfg = vscode.workspace.getConfiguration(SECTION);
   if (vscode.workspace.isTrusted) return cfg.get<T>(key);

@@ -118,10 +118,11 @@ export async function startCodeServer(opts: CodeServerOptions): Promise<CodeServ
   const extensionsDir = join(dir, 'extensions');
   mkdirSync(join(userDataDir, 'User'), { recursive: true });
   mkdirSync(extensionsDir, { recursive: true });
-  writeFileSync(
-    join(userDataDir, 'User', 'settings.json'),
-    JSON.stringify({ ...DEFAULT_SETTINGS, ...opts.settings }, null, 2),
-  );
+  const settings = { ...DEFAULT_SETTINGS, ...opts.settings };
+  writeFileSync(join(userDataDir, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
+  // Workspace Trust is off unless a caller turns it on in the settings (the untrusted-workspace suite): then the
+  // folder opens in restricted mode, as a cloned repository does for a user.
+  const trust = settings['security.workspace.trust.enabled'] === true;
   const configFile = join(dir, 'config.yaml');
   writeFileSync(configFile, 'auth: none\n');
   const launcher = realpathSync(bin);
@@ -141,7 +142,7 @@ export async function startCodeServer(opts: CodeServerOptions): Promise<CodeServ
     '--bind-addr', `127.0.0.1:${port}`,
     '--disable-telemetry',
     '--disable-update-check',
-    '--disable-workspace-trust',
+    ...(trust ? [] : ['--disable-workspace-trust']),
     '--disable-getting-started-override',
     '--ignore-last-opened',
     '--extensions-dir', extensionsDir,
