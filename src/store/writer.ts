@@ -264,17 +264,26 @@ class Writer implements WriterHandle {
     while (!this.stopping) {
       const remaining = this.batchSize - items;
       const count = Math.min(this.batchSize, Math.max(1, Math.floor(remaining / Math.max(1, this.itemsPerEntry))));
-      let block: number | null;
+      let block: number | null = null;
       if (batch.length === 0) block = this.hurry > 0 ? 50 : Math.min(500, this.heartbeatMs);
-      else if (this.hurry > 0) block = null;
-      else block = this.flushMs - (Date.now() - started);
-      if (block !== null && block < 1) break;
+      else if (this.hurry === 0) {
+        const left = this.flushMs - (Date.now() - started);
+        if (left < 1) break;
+        // Workers add one entry per page. A blocking read would return each one alone: a round trip, and a
+        // small batch, per page. Letting entries gather first makes one read take many.
+        await this.sleep(Math.min(left, GATHER_MS));
+        if (this.stopping) break;
+      }
       const args: (string | number)[] = ['GROUP', this.group, this.consumer, 'COUNT', count];
       if (block !== null) args.push('BLOCK', Math.ceil(block));
       args.push('STREAMS', this.key, '>');
       const reply = (await this.blocking.call('XREADGROUP', ...args)) as [string, [string, string[] | null][]][] | null;
       const got = reply?.[0]?.[1] ?? [];
-      if (got.length === 0) break;
+      if (got.length === 0) {
+        // Nothing new yet: keep gathering until the flush interval ends (or end now when hurried).
+        if (batch.length > 0 && this.hurry === 0 && !this.stopping) continue;
+        break;
+      }
       if (batch.length === 0) started = Date.now();
       let gotItems = 0;
       for (const [id, fields] of got) {
@@ -483,6 +492,9 @@ class Writer implements WriterHandle {
     });
   }
 }
+
+/** How long the writer lets entries gather between reads once a batch has begun (bounded by flushMs). */
+const GATHER_MS = 50;
 
 function countItems(fields: string[] | null): number {
   if (!fields) return 0;
