@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import * as cheerio from 'cheerio/slim';
 import type { AnyNode as Node } from 'domhandler';
 import type { FieldSpec, FollowSpec, ItemSpec, PageRule } from '../task/model';
+import { findIn, findInDocument } from './select';
 
 // Extraction is a pure function of (HTML, page URL, rule): the workers and the designer preview call this same
 // code, so what the preview shows is what a crawl stores.
@@ -74,7 +75,8 @@ export function extractPage(html: string | cheerio.CheerioAPI, pageUrl: string, 
 
 /** The URL relative links of a page resolve against: its <base href>, else the page's own URL. */
 export function resolveBase($: cheerio.CheerioAPI, pageUrl: string): string {
-  const href = $('base[href]').first().attr('href');
+  const base = findInDocument($, 'base[href]', true)[0];
+  const href = base ? $(base).attr('href') : undefined;
   if (!href) return pageUrl;
   try {
     return new URL(href, pageUrl).href;
@@ -84,10 +86,10 @@ export function resolveBase($: cheerio.CheerioAPI, pageUrl: string): string {
 }
 
 function collectLinks($: cheerio.CheerioAPI, f: FollowSpec, index: number, out: FoundLink[]): void {
-  $(f.selector).each((_, el) => {
+  for (const el of findInDocument($, f.selector)) {
     const href = $(el).attr(f.attr);
     if (href && href.trim()) out.push({ href: href.trim(), follow: index, to: f.to, priority: f.priority });
-  });
+  }
 }
 
 function extractItems(
@@ -98,7 +100,7 @@ function extractItems(
   problems: ItemProblem[],
   budget: Budget = { left: MAX_PAGE_ITEM_CHARS },
 ): void {
-  const scopes: Node[] = spec.scope ? $(spec.scope).toArray() : [$.root().toArray()[0]!];
+  const scopes: Node[] = spec.scope ? findInDocument($, spec.scope) : [$.root()[0]!];
   let skipped = 0;
   scopes.forEach((scope, index) => {
     if (budget.left <= 0) {
@@ -110,7 +112,7 @@ function extractItems(
     const data: Record<string, FieldValue> = {};
     const missing: string[] = [];
     for (const field of spec.fields) {
-      const value = fieldValue($, $(scope), field, baseUrl, budget);
+      const value = fieldValue($, scope, field, baseUrl, budget);
       data[field.name] = value;
       if (field.required && isEmpty(value)) missing.push(field.name);
     }
@@ -137,12 +139,12 @@ function isEmpty(v: FieldValue): boolean {
 
 export function fieldValue(
   $: cheerio.CheerioAPI,
-  scope: cheerio.Cheerio<Node>,
+  scope: Node,
   field: FieldSpec,
   baseUrl: string,
   budget?: Budget,
 ): FieldValue {
-  const matches = field.selector ? scope.find(field.selector) : scope;
+  const matches = field.selector ? findIn($, scope, field.selector, !field.all) : [scope];
   const read = (el: Node): string | null => {
     const node = $(el);
     let v: string | null | undefined;
@@ -169,14 +171,14 @@ export function fieldValue(
   };
   if (field.all) {
     const values: string[] = [];
-    for (const el of matches.toArray()) {
+    for (const el of matches) {
       if (budget && budget.left <= 0) break;
       const v = read(el);
       if (v !== null) values.push(v);
     }
     return values;
   }
-  const first = matches.first().toArray()[0];
+  const first = matches[0];
   return first ? read(first) : null;
 }
 
