@@ -96,7 +96,11 @@ class ThreadAnalyser implements PageAnalyser {
   constructor(
     private readonly script: string,
     private readonly tasks: readonly CrawlTask[],
-  ) {}
+  ) {
+    // Started now, while the worker connects: booting a thread loads the bundle again (a few hundred ms), and a
+    // crawl's first page, whose links every later page waits for, should not wait for that too.
+    this.thread = this.start();
+  }
 
   analyse(input: AnalysisInput): Promise<PageOutcome> {
     if (this.closed) return Promise.reject(new AnalysisError('the page analyser is closed', 'error'));
