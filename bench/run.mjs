@@ -99,6 +99,13 @@ function completeness(requests, expected) {
   };
 }
 
+/** What a child that printed no result said: how it ended, and the start and end of its stderr. */
+function failure(r) {
+  const how = r.error ? r.error.message : r.signal ? `killed by ${r.signal}` : `exit ${r.status}`;
+  const err = (r.stderr ?? '').trim();
+  return `${how}: ${err.length > 800 ? `${err.slice(0, 300)} … ${err.slice(-400)}` : err || '(no stderr)'}`;
+}
+
 function lastJson(output) {
   const line = output.trim().split('\n').reverse().find((l) => l.startsWith('{"result"'));
   return line ? JSON.parse(line).result : null;
@@ -292,15 +299,15 @@ async function micro(ctx) {
   const task = join(taskDir, 'bench.crawl.yaml');
   writeFileSync(task, benchTask({ base: ctx.nginx.url, concurrency: C }));
   const ex = spawnSync(process.execPath, [join(build, 'micro-extract.js'), '--site', ctx.site, '--task', task, '--base', ctx.nginx.url, '--ms', quick ? '150' : '300'], { encoding: 'utf8' });
-  out.extract = lastJson(ex.stdout) ?? { error: ex.stderr.slice(-500) };
+  out.extract = lastJson(ex.stdout) ?? { error: failure(ex) };
   const se = spawnSync(process.execPath, [join(build, 'micro-selectors.js'), '--site', ctx.site], { encoding: 'utf8' });
-  out.selectors = lastJson(se.stdout) ?? { error: se.stderr.slice(-500) };
+  out.selectors = lastJson(se.stdout) ?? { error: failure(se) };
 
   const redis = await startRedis({ dir: join(taskDir, 'redis'), appendOnly: false });
   services.push(redis);
   log(`micro: dedup memory at ${DEDUP_URLS.toLocaleString('en-US')} URLs`);
   const dd = spawnSync(process.execPath, [join(build, 'micro-dedup.js'), '--redis', redis.url, '--urls', String(DEDUP_URLS)], { encoding: 'utf8' });
-  out.dedup = lastJson(dd.stdout) ?? { error: dd.stderr.slice(-500) };
+  out.dedup = lastJson(dd.stdout) ?? { error: failure(dd) };
 
   log(`micro: item writes (${STORE_ITEMS.toLocaleString('en-US')} items) into SQLite and PostgreSQL`);
   let pg = null;
@@ -315,7 +322,7 @@ async function micro(ctx) {
     [join(build, 'micro-store.js'), '--sqlite', join(taskDir, 'items.sqlite'), ...(pg ? ['--postgres', pg.url] : []), '--redis', redis.url, '--items', String(STORE_ITEMS)],
     { encoding: 'utf8' },
   );
-  out.store = lastJson(st.stdout) ?? { error: st.stderr.slice(-500) };
+  out.store = lastJson(st.stdout) ?? { error: failure(st) };
   if (pg) {
     await pg.stop();
     services.splice(services.indexOf(pg), 1);
@@ -332,7 +339,7 @@ async function micro(ctx) {
     [join(build, 'micro-editor.js'), '--extension', join(repo, 'out', 'stage-vsix', 'dist', 'extension.js'), ...(vsix ? ['--vsix', vsix] : []), '--items', quick ? '20000' : '100000'],
     { encoding: 'utf8' },
   );
-  out.editor = lastJson(ed.stdout) ?? { error: (pkg.stderr + ed.stderr).slice(-500) };
+  out.editor = lastJson(ed.stdout) ?? { error: `${pkg.status === 0 ? '' : `packaging: ${failure(pkg)}; `}${failure(ed)}` };
   return out;
 }
 
@@ -463,6 +470,7 @@ function report(ctx, rows, m, prof) {
       if (e.activation) L.push(`| extension load + activate (production bundle, stubbed vscode) | ${fmt(e.activation.loadMs, 1)} + ${fmt(e.activation.activateMs, 1)} ms | ≤ 100 ms — ${e.activation.loadMs + e.activation.activateMs <= 100 ? 'met' : '**not met**'} |`);
       for (const p of e.preview ?? []) L.push(`| preview update, ${p.shape} ${fmt(p.pageBytes / 1024)} KB page (parse + extract + highlights), p50 / p95 | ${fmt(p.p50Ms)} / ${fmt(p.p95Ms)} ms | ≤ 150 ms — ${p.p95Ms <= 150 ? 'met' : '**not met**'} |`);
       if (e.results) L.push(`| results view, first rows at ${fmt(e.results.items)} items; scroll page p95 | ${fmt(e.results.firstRowsMs)} ms; ${fmt(e.results.scroll.p95Ms)} ms | ≤ 300 ms — ${e.results.firstRowsMs <= 300 ? 'met' : '**not met**'} |`);
+      if (e.results?.filteredFirstRowsMs !== undefined) L.push(`| results view, first rows with a text filter (${fmt(e.results.filteredMatches)} of ${fmt(e.results.items)} match) | ${fmt(e.results.filteredFirstRowsMs)} ms | – |`);
       if (e.vsixBytes) L.push(`| .vsix size | ${fmt(e.vsixBytes / 1048576, 2)} MB | – |`);
     } else if (e) L.push(`\nEditor micro-benchmarks: failed: ${JSON.stringify(e)}`);
     if (Array.isArray(m.extract)) {
