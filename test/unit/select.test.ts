@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import * as cheerio from 'cheerio/slim';
-import type { AnyNode } from 'domhandler';
+import { Document, Element, type AnyNode } from 'domhandler';
 import { findIn, findInDocument } from '../../src/core/extract/select';
 import { renderPage } from '../../src/demo/site';
 
@@ -79,5 +79,29 @@ describe('compiled selectors answer what cheerio answers', () => {
     const $ = cheerio.load(HAND);
     assert.throws(() => findInDocument($, 'a['), /Expected|Unmatched|end/i);
     assert.throws(() => findIn($, $('li')[0]!, 'li:nope'), /nope/);
+  });
+});
+
+describe('compiled selectors on hostile trees', () => {
+  it('search 200,000 nested elements without overflowing the stack', () => {
+    // Built directly (parsing such a page takes htmlparser2 minutes): <div> inside <div>, a link at the bottom.
+    const doc = new Document([]);
+    let parent: Element | Document = doc;
+    for (let i = 0; i < 200_000; i++) {
+      const div: Element = new Element('div', { class: i % 2 ? 'odd' : 'even' }, []);
+      div.parent = parent;
+      parent.children.push(div);
+      parent = div;
+    }
+    const a = new Element('a', { href: '/bottom' }, []);
+    a.parent = parent;
+    parent.children.push(a);
+    const $ = cheerio.load(doc);
+    // domutils' findOne recursed once per level here (RangeError in the analysis thread, seen in CI).
+    assert.deepEqual(findInDocument($, 'a', true), [a]);
+    assert.deepEqual(findInDocument($, 'base[href]', true), []);
+    assert.deepEqual(findInDocument($, 'div.odd > a'), [a]);
+    assert.equal(findInDocument($, 'div.even').length, 100_000);
+    assert.deepEqual(findIn($, doc.children[0]!, 'a'), [a]);
   });
 });

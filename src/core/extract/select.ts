@@ -1,5 +1,5 @@
 import type * as cheerio from 'cheerio/slim';
-import { compile, selectAll, selectOne } from 'css-select';
+import { compile } from 'css-select';
 import { Element, isTag, type AnyNode } from 'domhandler';
 
 // Selector queries compiled once per selector instead of once per call. `$(scope).find(selector)` parses and
@@ -71,23 +71,35 @@ export function findIn($: cheerio.CheerioAPI, scope: AnyNode, selector: string, 
   // cheerio searches the scope's element children and their descendants.
   const children = 'children' in scope ? scope.children.filter(isTag) : [];
   if (children.length === 0) return [];
-  if (!hasElementParent(scope)) {
-    if (first) {
-      const one = selectOne(c.plain, children);
-      return one ? [one] : [];
-    }
-    return selectAll(c.plain, children);
-  }
+  if (!hasElementParent(scope)) return matching(c.plain, children, first);
   slot[0] = scope;
   try {
-    if (first) {
-      const one = selectOne(c.scoped, children);
-      return one ? [one] : [];
-    }
-    return selectAll(c.scoped, children);
+    return matching(c.scoped, children, first);
   } finally {
     slot[0] = STAND_IN;
   }
+}
+
+/**
+ * Elements under `roots` (roots included) that match, in document order. An explicit stack: a page of 200,000
+ * nested elements overflows a recursive walk (domutils' findOne), and shifting arrays at every level
+ * (domutils' find) makes it quadratic in the depth.
+ */
+function matching(query: Query, roots: readonly Element[], first: boolean): Element[] {
+  const out: Element[] = [];
+  const stack: AnyNode[] = [];
+  for (let i = roots.length - 1; i >= 0; i--) stack.push(roots[i]!);
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    if (!isTag(node)) continue;
+    if (query(node)) {
+      out.push(node);
+      if (first) return out;
+    }
+    const kids = node.children;
+    for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]!);
+  }
+  return out;
 }
 
 /** The elements `$(selector)` returns: a search of the whole document. */
