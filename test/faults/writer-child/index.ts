@@ -5,7 +5,7 @@ import { startWriter } from '../../../src/store/writer';
 // An item writer in its own process, so the fault suite can SIGKILL it mid-batch. Environment:
 //   REDIS_URL, STORE_PATH, TASK   what to drain where
 //   BATCH                         items per batch
-//   HOLD_AFTER_COMMIT_MS          after each commit, print "committed <n>" and wait this long before acknowledging:
+//   HOLD_AFTER_COMMIT_MS          after each commit, print "committed <n> claimed <c>" and wait this long before acknowledging:
 //                                 a kill in that window leaves committed rows whose entries are still pending
 // Prints "ready" once started and "acked <n>" after each acknowledged batch.
 
@@ -17,6 +17,7 @@ async function main(): Promise<void> {
   await store.open();
   const hold = Number(env.HOLD_AFTER_COMMIT_MS ?? 0);
   let batches = 0;
+  let started: Awaited<ReturnType<typeof startWriter>> | null = null;
   const writer = await startWriter(redis, {
     task: env.TASK!,
     store,
@@ -27,10 +28,13 @@ async function main(): Promise<void> {
     log: (m) => process.stderr.write(`${m}\n`),
     afterCommit: async () => {
       batches++;
-      process.stdout.write(`committed ${batches}\n`);
+      // With the counters: a writer killed within a second never prints the periodic line below, and what it
+      // took over from its predecessor must still be counted.
+      process.stdout.write(`committed ${batches} claimed ${started?.counters().claimed ?? 0}\n`);
       if (hold > 0) await new Promise((r) => setTimeout(r, hold));
     },
   });
+  started = writer;
   process.stdout.write('ready\n');
   setInterval(() => {
     const c = writer.counters();
