@@ -12,6 +12,7 @@ import { CrawlQueue, type CrawlStats } from '../../src/queue/crawl';
 import { connectRedis } from '../../src/queue/redis';
 import { SqliteStore } from '../../src/store/sqlite';
 import { CrawlSession, type SessionOptions } from '../../src/worker/session';
+import { bookTask } from '../support/crawl';
 
 // The fault-injection suite's shared parts: a bookshop of a few thousand pages with faults injected by
 // middleware, task files with a real SQLite store, the checks every scenario ends with (each reachable page
@@ -73,34 +74,15 @@ export interface TaskOptions {
 }
 
 export function taskYaml(siteUrl: string, name: string, storePath: string, o: TaskOptions = {}): string {
-  return `name: ${name}
-start: [${siteUrl}/]
-canonical: { dropParams: [ref, src] }
-request: { timeout: ${o.timeout ?? '5s'}, retries: { attempts: ${o.attempts ?? 4}, backoff: fixed, delay: ${o.delay ?? '200ms'} } }
-politeness: { perHost: { concurrency: 32 } }
-store: { url: "sqlite:${storePath}", batchSize: 200, flushInterval: 100ms }
-${o.extra ?? ''}
-rules:
-  - name: list
-    match: ["${siteUrl}/", "**/catalogue/page-*.html", "**/about.html", "**/private/**", "**/hostile/**"]
-    follow:
-      - selector: "ul.nav a, li.next a, header a, ul.hostile a"
-        to: list
-      - selector: "article.product_pod h3 a"
-        to: book
-  - name: book
-    match: ["**/catalogue/book-*.html"]
-    follow:
-      - selector: "ul.related a"
-    items:
-      - type: book
-        scope: article.product_page
-        key: [upc]
-        fields:
-          title: h1
-          upc: td.upc
-          tags: { selector: li.tag, all: true }
-`;
+  return bookTask(
+    siteUrl,
+    name,
+    `politeness: { perHost: { concurrency: 32 } }\nstore: { url: "sqlite:${storePath}", batchSize: 200, flushInterval: 100ms }\n${o.extra ?? ''}`,
+    {
+      request: `{ timeout: ${o.timeout ?? '5s'}, retries: { attempts: ${o.attempts ?? 4}, backoff: fixed, delay: ${o.delay ?? '200ms'} } }`,
+      hostile: true,
+    },
+  );
 }
 
 export interface Scene {

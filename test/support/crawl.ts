@@ -46,17 +46,25 @@ export async function bufferedPages(redisUrl: string, task: string): Promise<Pag
   }
 }
 
-export function bookTask(siteUrl: string, name: string, extra = ''): string {
+export interface BookTaskOptions {
+  /** The `request` value; default a 5 s timeout and 3 attempts 100 ms apart. */
+  readonly request?: string;
+  /** Also follow the fault suite's hostile pages (test/faults/hostile.ts). */
+  readonly hostile?: boolean;
+}
+
+/** The demo bookshop's task for engine tests; `extra` adds top-level YAML (scope, politeness, store...). */
+export function bookTask(siteUrl: string, name: string, extra = '', o: BookTaskOptions = {}): string {
   return `name: ${name}
 start: [${siteUrl}/]
 canonical: { dropParams: [ref, src] }
-request: { timeout: 5s, retries: { attempts: 3, backoff: fixed, delay: 100ms } }
+request: ${o.request ?? '{ timeout: 5s, retries: { attempts: 3, backoff: fixed, delay: 100ms } }'}
 ${extra}
 rules:
   - name: list
-    match: ["${siteUrl}/", "**/catalogue/page-*.html", "**/about.html", "**/private/**"]
+    match: ["${siteUrl}/", "**/catalogue/page-*.html", "**/about.html", "**/private/**"${o.hostile ? ', "**/hostile/**"' : ''}]
     follow:
-      - selector: "ul.nav a, li.next a, header a"
+      - selector: "ul.nav a, li.next a, header a${o.hostile ? ', ul.hostile a' : ''}"
         to: list
       - selector: "article.product_pod h3 a"
         to: book

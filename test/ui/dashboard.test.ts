@@ -6,6 +6,7 @@ import type { FrameLocator, Page } from 'playwright-core';
 import { openWorkbench, type Workbench } from '../extension/harness';
 import { serveSite, type SiteServer } from '../../src/demo/site';
 import { explorerItem, runCommand, waitForWorkbench, keepFailureArtifacts } from './support/workbench';
+import { demoShopTask, PRICE_FIELD } from '../support/demoTask';
 
 // The crawl dashboard as a new user sees it on the demo shop: the crawl starts, peaks and drains on the
 // charts, failures are grouped by cause with sample URLs, and a group is retried from the dashboard once the
@@ -44,25 +45,14 @@ describe('Crawl dashboard (UI)', function () {
     const folder = mkdtempSync(join(tmpdir(), 'cs-ui-dashboard-'));
     writeFileSync(
       join(folder, 'shop.crawl.yaml'),
-      `name: shop
-start:
-  - ${site.url}/
-canonical: { dropParams: [ref, src] }
-request: { retries: { attempts: 2, backoff: fixed, delay: 100ms } }
-politeness: { perHost: { concurrency: 3, delay: 40ms } }
-rules:
-  - name: list
-    match: ["${site.url}/", "**/catalogue/page-*.html"]
-    follow:
-      - { selector: "ul.nav a, li.next a, header a", to: list }
-      - { selector: "article.product_pod h3 a", to: book }
-  - name: book
-    items:
-      - type: book
-        scope: article.product_page
-        key: [upc]
-        fields: { title: h1, upc: td.upc, price: { selector: p.price_color, regex: "[0-9.]+" } }
-`,
+      demoShopTask({
+        name: 'shop',
+        siteUrl: site.url,
+        retries: { attempts: 2, delay: '100ms' },
+        perHost: { concurrency: 3, delay: '40ms' },
+        headerLinks: true,
+        fields: { title: 'h1', upc: 'td.upc', price: PRICE_FIELD },
+      }),
     );
     wb = await openWorkbench({ workspaceFolder: folder, settings: { 'crawlStudio.workers': 1, 'crawlStudio.concurrency': 3 } });
     await waitForWorkbench(wb.page, { file: 'shop.crawl.yaml' });

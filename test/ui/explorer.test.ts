@@ -6,6 +6,7 @@ import type { Locator, Page } from 'playwright-core';
 import { openWorkbench, type Workbench } from '../extension/harness';
 import { serveSite, type SiteServer } from '../../src/demo/site';
 import { explorerItem, openCommandPalette, paletteRow, quickInput, waitForWorkbench, keepFailureArtifacts } from './support/workbench';
+import { demoShopTask } from '../support/demoTask';
 
 // A new user's first crawl in the real workbench: open a folder with a task file, Start Crawl from the CodeLens,
 // watch the Queue Explorer fill and drain, stop and restart workers mid-crawl, enqueue a URL by right-clicking
@@ -52,27 +53,7 @@ describe('Queue Explorer (UI, new user)', function () {
       return false;
     }, 30);
     const folder = mkdtempSync(join(tmpdir(), 'cs-ui-explorer-'));
-    writeFileSync(
-      join(folder, 'shop.crawl.yaml'),
-      `name: shop
-start:
-  - ${site.url}/
-canonical: { dropParams: [ref, src] }
-politeness: { perHost: { concurrency: 2, delay: 150ms } }
-rules:
-  - name: list
-    match: ["${site.url}/", "**/catalogue/page-*.html"]
-    follow:
-      - { selector: "ul.nav a, li.next a", to: list }
-      - { selector: "article.product_pod h3 a", to: book }
-  - name: book
-    items:
-      - type: book
-        scope: article.product_page
-        key: [upc]
-        fields: { title: h1, upc: td.upc }
-`,
-    );
+    writeFileSync(join(folder, 'shop.crawl.yaml'), demoShopTask({ name: 'shop', siteUrl: site.url, perHost: { concurrency: 2, delay: '150ms' } }));
     wb = await openWorkbench({ workspaceFolder: folder, settings: { 'crawlStudio.workers': 2, 'crawlStudio.refreshInterval': 500 } });
     await waitForWorkbench(wb.page, { file: 'shop.crawl.yaml' });
   });

@@ -6,6 +6,7 @@ import type { FrameLocator, Page } from 'playwright-core';
 import { openWorkbench, type Workbench } from '../extension/harness';
 import { serveSite, type SiteServer } from '../../src/demo/site';
 import { explorerItem, quickInput, runCommand, waitForWorkbench, keepFailureArtifacts } from './support/workbench';
+import { demoShopTask, PRICE_FIELD } from '../support/demoTask';
 
 // A new user's look at a crawl's results in the real workbench: Start Crawl, open Results while it runs and
 // watch rows arrive, sort by price, filter titles, spot the broken selector in Field quality, open a row, and
@@ -28,28 +29,12 @@ describe('Results view (UI)', function () {
     folder = mkdtempSync(join(tmpdir(), 'cs-ui-results-'));
     writeFileSync(
       join(folder, 'shop.crawl.yaml'),
-      `name: shop
-start:
-  - ${site.url}/
-canonical: { dropParams: [ref, src] }
-politeness: { perHost: { concurrency: 2, delay: 50ms } }
-rules:
-  - name: list
-    match: ["${site.url}/", "**/catalogue/page-*.html"]
-    follow:
-      - { selector: "ul.nav a, li.next a", to: list }
-      - { selector: "article.product_pod h3 a", to: book }
-  - name: book
-    items:
-      - type: book
-        scope: article.product_page
-        key: [upc]
-        fields:
-          title: h1
-          price: { selector: p.price_color, regex: "[0-9.]+" }
-          upc: td.upc
-          isbn: td.isbn
-`,
+      demoShopTask({
+        name: 'shop',
+        siteUrl: site.url,
+        perHost: { concurrency: 2, delay: '50ms' },
+        fields: { title: 'h1', price: PRICE_FIELD, upc: 'td.upc', isbn: 'td.isbn' },
+      }),
     );
     wb = await openWorkbench({ workspaceFolder: folder, settings: { 'crawlStudio.workers': 1, 'crawlStudio.concurrency': 2 } });
     await waitForWorkbench(wb.page, { file: 'shop.crawl.yaml' });

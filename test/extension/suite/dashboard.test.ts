@@ -7,6 +7,7 @@ import type { DashboardData, ToDashboard } from '../../../src/extension/dashboar
 import type { CrawlStudioApi } from '../../../src/extension/extension';
 import { serveSite, type SiteServer } from '../../../src/demo/site';
 import { startRedis, type RedisServer } from '../../support/services';
+import { demoShopTask } from '../../support/demoTask';
 
 // The crawl dashboard against a real crawl: metrics arrive and move while it runs, history is in Redis (a
 // reopened dashboard shows the run so far), failures are grouped by cause with sample URLs, and "Retry all of
@@ -64,27 +65,7 @@ describe('Crawl dashboard (real crawl)', function () {
     await api.connection.reset();
     const dir = mkdtempSync(join(tmpdir(), 'cs-dash-'));
     file = join(dir, 'dash.crawl.yaml');
-    writeFileSync(
-      file,
-      `name: dash
-start: [${site.url}/]
-canonical: { dropParams: [ref, src] }
-request: { retries: { attempts: 2, backoff: fixed, delay: 50ms } }
-politeness: { perHost: { concurrency: 2, delay: 20ms } }
-rules:
-  - name: list
-    match: ["${site.url}/", "**/catalogue/page-*.html"]
-    follow:
-      - { selector: "ul.nav a, li.next a, header a", to: list }
-      - { selector: "article.product_pod h3 a", to: book }
-  - name: book
-    items:
-      - type: book
-        scope: article.product_page
-        key: [upc]
-        fields: { title: h1, upc: td.upc }
-`,
-    );
+    writeFileSync(file, demoShopTask({ name: 'dash', siteUrl: site.url, retries: { attempts: 2, delay: '50ms' }, perHost: { concurrency: 2, delay: '20ms' }, headerLinks: true }));
     taskUri = vscode.Uri.file(file);
   });
 

@@ -7,6 +7,7 @@ import type { CrawlStudioApi } from '../../../src/extension/extension';
 import type { ExplorerNode, JobNode, StateNode } from '../../../src/extension/explorer/queueTree';
 import { serveSite, type SiteServer } from '../../../src/demo/site';
 import { startRedis, type RedisServer } from '../../support/services';
+import { demoShopTask } from '../../support/demoTask';
 
 // The extension against a real redis-server and a real crawl of the demo shop: commands, the Queue Explorer's
 // contents, context actions, CodeLens, workers and diagnostics.
@@ -14,23 +15,7 @@ import { startRedis, type RedisServer } from '../../support/services';
 const EXTENSION_ID = 'crawl-studio.crawl-studio';
 
 function taskYaml(siteUrl: string, name: string): string {
-  return `name: ${name}
-start: [${siteUrl}/]
-canonical: { dropParams: [ref, src] }
-request: { retries: { attempts: 2, backoff: fixed, delay: 50ms } }
-rules:
-  - name: list
-    match: ["${siteUrl}/", "**/catalogue/page-*.html"]
-    follow:
-      - { selector: "ul.nav a, li.next a", to: list }
-      - { selector: "article.product_pod h3 a", to: book }
-  - name: book
-    items:
-      - type: book
-        scope: article.product_page
-        key: [upc]
-        fields: { title: h1, upc: td.upc }
-`;
+  return demoShopTask({ name, siteUrl, retries: { attempts: 2, delay: '50ms' } });
 }
 
 async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 60_000): Promise<T> {
@@ -96,7 +81,9 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     // The designer adds its own "Preview" lenses on page rules; these are the run lenses.
     const run = lenses.filter((l) => !/Preview/.test(l.command?.title ?? ''));
     assert.deepEqual(run.map((l) => l.command?.title), ['$(play) Start Crawl', '$(check) Validate', '$(table) Open Results', '$(add) Enqueue']);
-    assert.equal(run[3]!.range.start.line, 1, 'Enqueue sits on the start URL line');
+    const startLine = doc.getText().split('\n').findIndex((l) => l.includes(`${site.url}/`) && !l.includes('match'));
+    assert.ok(startLine > 0, 'the task file lists its start URL');
+    assert.equal(run[3]!.range.start.line, startLine, 'Enqueue sits on the start URL line');
   });
 
   it('puts a broken task file\'s errors in the Problems panel with exact ranges', async () => {

@@ -8,6 +8,7 @@ import type { ToResults } from '../../../src/extension/results/protocol';
 import type { UrlSearchResult } from '../../../src/queue/findUrl';
 import { serveSite, type SiteServer } from '../../../src/demo/site';
 import { startRedis, type RedisServer } from '../../support/services';
+import { demoShopTask, PRICE_FIELD } from '../../support/demoTask';
 
 // The results view and Find URL against a real crawl of the demo shop (real Redis, worker processes, SQLite):
 // the webview receives pages of rows and new rows while the crawl runs, filters and sorts, exports the filtered
@@ -73,24 +74,14 @@ describe('Results view and Find URL (real crawl)', function () {
     file = join(dir, 'books.crawl.yaml');
     writeFileSync(
       file,
-      `name: books
-start: [${site.url}/]
-canonical: { dropParams: [ref, src] }
-request: { retries: { attempts: 1, backoff: fixed, delay: 50ms } }
-politeness: { perHost: { concurrency: 2, delay: 30ms } }
-rules:
-  - name: list
-    match: ["${site.url}/", "**/catalogue/page-*.html"]
-    follow:
-      - { selector: "ul.nav a, li.next a, header a", to: list }
-      - { selector: "article.product_pod h3 a", to: book }
-  - name: book
-    items:
-      - type: book
-        scope: article.product_page
-        key: [upc]
-        fields: { title: h1, upc: td.upc, price: { selector: p.price_color, regex: "[0-9.]+" }, isbn: td.isbn }
-`,
+      demoShopTask({
+        name: 'books',
+        siteUrl: site.url,
+        retries: { attempts: 1, delay: '50ms' },
+        perHost: { concurrency: 2, delay: '30ms' },
+        headerLinks: true,
+        fields: { title: 'h1', upc: 'td.upc', price: PRICE_FIELD, isbn: 'td.isbn' },
+      }),
     );
     taskUri = vscode.Uri.file(file);
   });
