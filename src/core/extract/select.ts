@@ -15,8 +15,41 @@ type Query = ReturnType<typeof compile<AnyNode, Element>>;
 interface Compiled {
   /** For scopes whose parent is an element: `:scope` + flexible descendant prefixed, as cheerio-select does. */
   readonly scoped: Query;
-  /** For the document or an element directly under it. */
+  /**
+   * For the document or an element directly under it, without css-select's result cache: on ordinary pages the
+   * cache's bookkeeping costs more than it saves (bench list page: 615-650 µs per analysePage without it,
+   * 780-1,480 µs with it).
+   */
   readonly plain: Query;
+  /** The same with the cache, for deep pages, where re-walking every candidate's ancestors is quadratic. */
+  readonly plainCached: Query;
+}
+
+/** Nesting past which a page counts as deep (ordinary pages stay under 40). */
+const DEEP = 128;
+const deepness = new WeakMap<AnyNode, boolean>();
+
+/** Whether anything under `root` is nested more than DEEP levels below it; remembered per root. */
+function isDeep(root: AnyNode): boolean {
+  let deep = deepness.get(root);
+  if (deep !== undefined) return deep;
+  deep = false;
+  const nodes: AnyNode[] = [root];
+  const depths: number[] = [0];
+  while (nodes.length > 0 && !deep) {
+    const node = nodes.pop()!;
+    const depth = depths.pop()!;
+    if (depth > DEEP) deep = true;
+    else if ('children' in node) {
+      for (const child of node.children) {
+        if (!isTag(child)) continue;
+        nodes.push(child);
+        depths.push(depth + 1);
+      }
+    }
+  }
+  deepness.set(root, deep);
+  return deep;
 }
 
 const VIA_CHEERIO = /^\s*[>+~]|:(?:root|scope|has|first|last|eq|gt|lt|nth|even|odd)\b(?!-)/i;
@@ -45,7 +78,8 @@ function compiled(selector: string): Compiled | null {
         // No result cache in the scoped form: css-select remembers "no match above this element", which holds
         // for one scope only, and this query serves them all.
         scoped: compile<AnyNode, Element>(selector, { xmlMode: false, context: slot, cacheResults: false }),
-        plain: compile<AnyNode, Element>(selector, { xmlMode: false }),
+        plain: compile<AnyNode, Element>(selector, { xmlMode: false, cacheResults: false }),
+        plainCached: compile<AnyNode, Element>(selector, { xmlMode: false }),
       };
     } catch {
       c = null; // invalid here: cheerio reports it the way it always has
@@ -71,7 +105,7 @@ export function findIn($: cheerio.CheerioAPI, scope: AnyNode, selector: string, 
   // cheerio searches the scope's element children and their descendants.
   const children = 'children' in scope ? scope.children.filter(isTag) : [];
   if (children.length === 0) return [];
-  if (!hasElementParent(scope)) return matching(c.plain, children, first);
+  if (!hasElementParent(scope)) return matching(isDeep(scope) ? c.plainCached : c.plain, children, first);
   slot[0] = scope;
   try {
     return matching(c.scoped, children, first);
