@@ -2,6 +2,20 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parentPort, Worker, workerData } from 'node:worker_threads';
 import { analysePage, ruleByName, type PageOutcome } from '../core/pipeline/page';
+
+/**
+ * What a worker needs of a page's outcome: dropped links only as counts by reason. The full list (a list page drops
+ * dozens of links, each with its URL) would cross the thread boundary, copied, for nothing.
+ */
+export interface AnalysedPage extends Omit<PageOutcome, 'dropped'> {
+  readonly droppedByReason: Readonly<Record<string, number>>;
+}
+
+function forWorker(out: PageOutcome): AnalysedPage {
+  const droppedByReason: Record<string, number> = {};
+  for (const d of out.dropped) droppedByReason[d.reason] = (droppedByReason[d.reason] ?? 0) + 1;
+  return { items: out.items, problems: out.problems, kept: out.kept, droppedByReason };
+}
 import type { CrawlTask } from '../core/task/model';
 
 // Parsing and extraction of a fetched page, off the worker's event loop. They are synchronous and a page decides
@@ -40,7 +54,7 @@ export interface AnalysisInput {
 }
 
 export interface PageAnalyser {
-  analyse(input: AnalysisInput): Promise<PageOutcome>;
+  analyse(input: AnalysisInput): Promise<AnalysedPage>;
   close(): Promise<void>;
 }
 
@@ -55,7 +69,7 @@ export function inlineAnalyser(): PageAnalyser {
       const r = ruleByName(task, rule);
       if (!r) throw new AnalysisError(`no rule '${rule}' in the task`, 'error');
       try {
-        return analysePage(task, { url, html, rule: r, depth });
+        return forWorker(analysePage(task, { url, html, rule: r, depth }));
       } catch (err) {
         throw new AnalysisError(describeFailure(err), 'error');
       }
@@ -81,7 +95,7 @@ export function createAnalyser(tasks: readonly CrawlTask[], script = join(__dirn
 interface Pending {
   readonly id: number;
   readonly input: AnalysisInput;
-  readonly resolve: (out: PageOutcome) => void;
+  readonly resolve: (out: AnalysedPage) => void;
   readonly reject: (err: Error) => void;
 }
 
@@ -102,9 +116,9 @@ class ThreadAnalyser implements PageAnalyser {
     this.thread = this.start();
   }
 
-  analyse(input: AnalysisInput): Promise<PageOutcome> {
+  analyse(input: AnalysisInput): Promise<AnalysedPage> {
     if (this.closed) return Promise.reject(new AnalysisError('the page analyser is closed', 'error'));
-    return new Promise<PageOutcome>((resolve, reject) => {
+    return new Promise<AnalysedPage>((resolve, reject) => {
       this.queue.push({ id: this.nextId++, input, resolve, reject });
       this.pump();
     });
@@ -126,7 +140,7 @@ class ThreadAnalyser implements PageAnalyser {
       stderr: false,
     });
     t.unref();
-    t.on('message', (m: { id: number; ok: boolean; out?: PageOutcome; message?: string }) => {
+    t.on('message', (m: { id: number; ok: boolean; out?: AnalysedPage; message?: string }) => {
       const p = this.current;
       if (!p || p.id !== m.id) return;
       this.finish();

@@ -1,13 +1,13 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { ChainableCommander, Redis } from 'ioredis';
-import { ruleByName, type PageOutcome } from '../core/pipeline/page';
+import { ruleByName } from '../core/pipeline/page';
 import { robotsUrl } from '../core/robots';
 import type { CrawlTask } from '../core/task/model';
 import { SCHEDULED_RUN_JOB, type CrawlQueue, type PageJobData, type PageJobResult } from '../queue/crawl';
 import type { HostGate } from '../queue/politeness';
 import type { RobotsCache } from '../queue/robots';
 import type { PageRecord } from '../store/types';
-import { AnalysisError, inlineAnalyser, type PageAnalyser } from './analysis';
+import { AnalysisError, inlineAnalyser, type AnalysedPage, type PageAnalyser } from './analysis';
 import { FetchFailure, fetchPage, type FetchOptions } from './fetcher';
 
 // One page job: robots.txt, per-host politeness, fetch, extract, discover, hand items to the store buffer,
@@ -133,7 +133,7 @@ export function createProcessor(deps: ProcessorDeps) {
       return { outcome: 'non-html', status: page.status, items: 0, links: 0, reason: page.contentType ?? undefined };
     }
 
-    let outcome: PageOutcome;
+    let outcome: AnalysedPage;
     try {
       outcome = await analyser.analyse({ task, url: page.finalUrl, html: page.body, rule: rule.name, depth });
     } catch (err) {
@@ -152,9 +152,7 @@ export function createProcessor(deps: ProcessorDeps) {
     deps.buffer(m, record(task.name, job.data, page.status, fetchedAt, page.contentType, page.bytes, outcome.items, outcome.problems));
     if (outcome.items.length) m.hincrby(statsKey, 'items', outcome.items.length);
     if (outcome.problems.length) m.hincrby(statsKey, 'problems', outcome.problems.length);
-    const drops = new Map<string, number>();
-    for (const d of outcome.dropped) drops.set(d.reason, (drops.get(d.reason) ?? 0) + 1);
-    for (const [reason, n] of drops) m.hincrby(statsKey, `dropped:${reason}`, n);
+    for (const [reason, n] of Object.entries(outcome.droppedByReason)) m.hincrby(statsKey, `dropped:${reason}`, n);
     m.unlink(crawl.keys.claim(jobId));
     await m.exec();
 
