@@ -451,6 +451,11 @@ export class PostgresStore implements ItemStore {
       throw this.classify(err, what);
     }
     let broken: Error | undefined;
+    // The pool listens for errors of idle clients only. A connection that dies while this client is checked out
+    // but between two queries emits 'error' on the client; without a listener that crashes the process (seen
+    // in the PostgreSQL-outage test). The next query then fails, and the transaction with it.
+    const onError = (err: Error) => (broken = err);
+    client.on('error', onError);
     try {
       await client.query('BEGIN');
       const out = await fn(client);
@@ -461,6 +466,7 @@ export class PostgresStore implements ItemStore {
       else await client.query('ROLLBACK').catch((e: Error) => (broken = e));
       throw this.classify(err, what);
     } finally {
+      client.off('error', onError);
       // A client whose connection failed must not go back to the pool.
       client.release(broken);
     }
