@@ -384,7 +384,11 @@ const mb = (b) => (b ? `${fmt(b / 1048576, 0)} MB` : '–');
 
 function report(ctx, rows, m, prof) {
   const L = [];
-  const limit = rows.find((r) => r.key === 'limit');
+  // The bar is the faster no-queue row: the limit's own hand-written extraction, or the same loop running Crawl
+  // Studio's analysePage. Whichever parse-and-extract path is faster, the ratio then measures only the queue,
+  // politeness, dedup and storage.
+  const noQueue = rows.filter((r) => (r.key === 'limit' || r.key === 'limit-pipeline') && r.complete);
+  const limit = noQueue.length ? noQueue.reduce((a, b) => (b.pagesPerSec > a.pagesPerSec ? b : a)) : null;
   const date = new Date().toISOString();
   L.push(`# Crawl Studio benchmark — ${date.slice(0, 10)}${quick ? ' (quick)' : ''}`);
   L.push('');
@@ -405,7 +409,7 @@ function report(ctx, rows, m, prof) {
     );
   }
   L.push('');
-  L.push(`**Crawlers** — concurrency ${C} in flight for every crawler (Crawl Studio with 2 workers: ${C / 2} each), robots.txt obeyed by all, in one run, one after the other:`);
+  L.push(`**Crawlers** — concurrency ${C} in flight for every crawler (Crawl Studio with 2 workers: ${C / 2} each), robots.txt obeyed by all, in one run, one after the other. Ratios are to the faster no-queue row${limit ? ` (this run: ${limit.name})` : ''}:`);
   L.push('');
   L.push('| crawler | complete | pages | wall s | pages/s | pages/s (fetch window) | ratio to limit | CPU s / 1,000 pages | peak RSS | Redis mem (peak) | Redis cmds / page | Redis round trips / page |');
   L.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
@@ -439,11 +443,12 @@ function report(ctx, rows, m, prof) {
     L.push('**Targets** (Crawl Studio, best of its rows):');
     L.push('');
     const best = csRows.reduce((a, b) => (b.pagesPerSec > a.pagesPerSec ? b : a));
-    const paired = (k) => (ctx.perRound ?? []).filter((r) => r.limit && r[k]).map((r) => `${fmt((r[k] / r.limit) * 100)}%`);
+    const bar = (r) => Math.max(r.limit ?? 0, r['limit-pipeline'] ?? 0);
+    const paired = (k) => (ctx.perRound ?? []).filter((r) => bar(r) > 0 && r[k]).map((r) => `${fmt((r[k] / bar(r)) * 100)}%`);
     const t = [];
     if (limit) {
-      t.push(`- ≥ 90% of the no-queue limit's pages/s: ${fmt((best.pagesPerSec / limit.pagesPerSec) * 100)}% (${best.name}, best runs) — ${best.pagesPerSec >= 0.9 * limit.pagesPerSec ? 'met' : '**not met**'}; round by round (each Crawl Studio run against the limit run just before it): 1 worker ${paired('cs1').join(', ') || '–'}, 2 workers ${paired('cs2').join(', ') || '–'}`);
-      t.push(`  - CPU per page, the contention-robust view: Crawl Studio needs ${csRows.map((r) => `${fmt(r.cpuPer1000 / limit.cpuPer1000, 2)}× (${r.key})`).join(', ')} the limit's CPU per page (crawler + Redis); analysePage alone ${rows.find((r) => r.key === 'limit-pipeline') ? `${fmt(rows.find((r) => r.key === 'limit-pipeline').cpuPer1000 / limit.cpuPer1000, 2)}×` : '–'}`);
+      t.push(`- ≥ 90% of the no-queue limit's pages/s: ${fmt((best.pagesPerSec / limit.pagesPerSec) * 100)}% (${best.name}, best runs) — ${best.pagesPerSec >= 0.9 * limit.pagesPerSec ? 'met' : '**not met**'}; round by round (each Crawl Studio run against the faster no-queue run of the same round): 1 worker ${paired('cs1').join(', ') || '–'}, 2 workers ${paired('cs2').join(', ') || '–'}`);
+      t.push(`  - CPU per page, the contention-robust view: Crawl Studio needs ${csRows.map((r) => `${fmt(r.cpuPer1000 / limit.cpuPer1000, 2)}× (${r.key})`).join(', ')} the no-queue row's CPU per page (crawler + Redis)`);
     }
     if (peers.crawleeNp) t.push(`- ≥ 3× Crawlee with persistence off: ${fmt(best.pagesPerSec / peers.crawleeNp.pagesPerSec, 1)}× — ${best.pagesPerSec >= 3 * peers.crawleeNp.pagesPerSec ? 'met' : '**not met**'}`);
     if (peers.scrapy) t.push(`- ≥ 5× Scrapy: ${fmt(best.pagesPerSec / peers.scrapy.pagesPerSec, 1)}× — ${best.pagesPerSec >= 5 * peers.scrapy.pagesPerSec ? 'met' : '**not met**'}`);
