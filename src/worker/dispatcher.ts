@@ -1,6 +1,18 @@
 import { lookup as systemLookup } from 'node:dns/promises';
 import type { LookupAddress } from 'node:dns';
-import { Agent } from 'undici';
+import type { Agent as AgentType, Dispatcher } from 'undici';
+
+// From undici's own modules, not its entry: index.js evaluates every API undici has (WebSocket, caches, mocks,
+// fetch…), about 230 KB of the extension's bundle and a tenth of its load time, for the two pieces used here.
+// The version is pinned in package.json; test/integration/fetcher*.test.ts fail if these paths move.
+const Agent = require('undici/lib/dispatcher/agent.js') as typeof AgentType;
+const apiRequest = require('undici/lib/api/api-request.js') as (this: Dispatcher, opts: Dispatcher.RequestOptions) => Promise<Dispatcher.ResponseData>;
+
+/** GET `url` through `dispatcher`: undici's request() without its entry module. */
+export function requestVia(dispatcher: Dispatcher, url: string, opts: { headers: Record<string, string>; signal: AbortSignal }): Promise<Dispatcher.ResponseData> {
+  const u = new URL(url);
+  return apiRequest.call(dispatcher, { origin: u.origin, path: `${u.pathname}${u.search}`, method: 'GET', headers: opts.headers, signal: opts.signal });
+}
 import { isPrivateAddress } from '../core/url/hosts';
 
 // The connection pools the fetcher sends requests through. The guarded pool checks the addresses a host resolves
@@ -48,9 +60,9 @@ export function lookupVia(resolve: Resolver, guarded: boolean) {
 
 export interface Pools {
   /** For hosts that must not be private. */
-  readonly guarded: Agent;
+  readonly guarded: AgentType;
   /** For hosts the task allows to be private: its start hosts, or all of them with scope.allowPrivate. */
-  readonly open: Agent;
+  readonly open: AgentType;
 }
 
 const pools = new WeakMap<Resolver, Pools>();

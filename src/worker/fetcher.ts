@@ -1,9 +1,9 @@
 import { isIP } from 'node:net';
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { isPrivateAddress } from '../core/url/hosts';
-import { poolsFor, PrivateAddressError, type Resolver } from './dispatcher';
+import { poolsFor, PrivateAddressError, requestVia, type Resolver } from './dispatcher';
 
 // One HTTP fetch with the limits a crawler needs: bounded redirects (each hop re-checked), a timeout covering
 // headers and body, a body size cap enforced while streaming (so a gzip bomb or an endless response stops at
@@ -78,8 +78,7 @@ export async function fetchPage(url: string, opts: FetchOptions): Promise<Fetche
     const dispatcher = dispatcherFor(current, opts);
     let res: Response;
     try {
-      res = await request(current, {
-        dispatcher,
+      res = await requestVia(dispatcher, current, {
         signal,
         headers: {
           'user-agent': opts.userAgent,
