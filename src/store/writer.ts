@@ -264,9 +264,7 @@ class Writer implements WriterHandle {
     while (!this.stopping) {
       const remaining = this.batchSize - items;
       const count = Math.min(this.batchSize, Math.max(1, Math.floor(remaining / Math.max(1, this.itemsPerEntry))));
-      let block: number | null = null;
-      if (batch.length === 0) block = this.hurry > 0 ? 50 : Math.min(500, this.heartbeatMs);
-      else if (this.hurry === 0) {
+      if (batch.length > 0 && this.hurry === 0) {
         const left = this.flushMs - (Date.now() - started);
         if (left < 1) break;
         // Workers add one entry per page. A blocking read would return each one alone: a round trip, and a
@@ -274,6 +272,8 @@ class Writer implements WriterHandle {
         await this.sleep(Math.min(left, GATHER_MS));
         if (this.stopping) break;
       }
+      // Only the read that starts a batch waits for entries; the ones that add to it take what is there.
+      const block = batch.length === 0 ? (this.hurry > 0 ? 50 : Math.min(500, this.heartbeatMs)) : null;
       const args: (string | number)[] = ['GROUP', this.group, this.consumer, 'COUNT', count];
       if (block !== null) args.push('BLOCK', Math.ceil(block));
       args.push('STREAMS', this.key, '>');

@@ -2,20 +2,6 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parentPort, Worker, workerData } from 'node:worker_threads';
 import { analysePage, ruleByName, type PageOutcome } from '../core/pipeline/page';
-
-/**
- * What a worker needs of a page's outcome: dropped links only as counts by reason. The full list (a list page drops
- * dozens of links, each with its URL) would cross the thread boundary, copied, for nothing.
- */
-export interface AnalysedPage extends Omit<PageOutcome, 'dropped'> {
-  readonly droppedByReason: Readonly<Record<string, number>>;
-}
-
-function forWorker(out: PageOutcome): AnalysedPage {
-  const droppedByReason: Record<string, number> = {};
-  for (const d of out.dropped) droppedByReason[d.reason] = (droppedByReason[d.reason] ?? 0) + 1;
-  return { items: out.items, problems: out.problems, kept: out.kept, droppedByReason };
-}
 import type { CrawlTask } from '../core/task/model';
 
 // Parsing and extraction of a fetched page, off the worker's event loop. They are synchronous and a page decides
@@ -51,6 +37,20 @@ export interface AnalysisInput {
   readonly html: string;
   readonly rule: string;
   readonly depth: number;
+}
+
+/**
+ * What a worker needs of a page's outcome: dropped links only as counts by reason. The full list (a list page drops
+ * dozens of links, each with its URL) would cross the thread boundary, copied, for nothing.
+ */
+export interface AnalysedPage extends Omit<PageOutcome, 'dropped'> {
+  readonly droppedByReason: Readonly<Record<string, number>>;
+}
+
+function forWorker(out: PageOutcome): AnalysedPage {
+  const droppedByReason: Record<string, number> = {};
+  for (const d of out.dropped) droppedByReason[d.reason] = (droppedByReason[d.reason] ?? 0) + 1;
+  return { items: out.items, problems: out.problems, kept: out.kept, droppedByReason };
 }
 
 export interface PageAnalyser {

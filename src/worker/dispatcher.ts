@@ -1,6 +1,12 @@
 import { lookup as systemLookup } from 'node:dns/promises';
 import type { LookupAddress } from 'node:dns';
 import type { Agent as AgentType, Dispatcher } from 'undici';
+import { isPrivateAddress } from '../core/url/hosts';
+
+// The connection pools the fetcher sends requests through. The guarded pool checks the addresses a host resolves
+// to inside the socket's own DNS lookup, so the address that is checked is the address that is connected to: a
+// check before the request followed by a second, independent lookup in fetch would let a DNS server answer with
+// a public address the first time and 127.0.0.1 the second (DNS rebinding).
 
 // From undici's own modules, not its entry: index.js evaluates every API undici has (WebSocket, caches, mocks,
 // fetch…), about 230 KB of the extension's bundle and a tenth of its load time, for the two pieces used here.
@@ -13,12 +19,6 @@ export function requestVia(dispatcher: Dispatcher, url: string, opts: { headers:
   const u = new URL(url);
   return apiRequest.call(dispatcher, { origin: u.origin, path: `${u.pathname}${u.search}`, method: 'GET', headers: opts.headers, signal: opts.signal });
 }
-import { isPrivateAddress } from '../core/url/hosts';
-
-// The connection pools the fetcher sends requests through. The guarded pool checks the addresses a host resolves
-// to inside the socket's own DNS lookup, so the address that is checked is the address that is connected to: a
-// check before the request followed by a second, independent lookup in fetch would let a DNS server answer with
-// a public address the first time and 127.0.0.1 the second (DNS rebinding).
 
 /** Resolves a host name to every address it has; tests inject their own to stand in for DNS. */
 export type Resolver = (hostname: string) => Promise<readonly LookupAddress[]>;

@@ -114,7 +114,7 @@ export async function fetchPage(url: string, opts: FetchOptions): Promise<Fetche
     }
     const contentType = header(res, 'content-type');
     const isHtml = contentType === null || /\b(text\/html|application\/xhtml\+xml)\b/i.test(contentType);
-    const { body, bytes } = await readCapped(res, opts.maxBytes, current, timeout);
+    const { body, bytes } = await readCapped(res, contentType, opts.maxBytes, current, timeout);
     return { url, finalUrl: current, status, contentType, isHtml, body: isHtml || opts.keepNonHtml ? body : '', bytes, redirects: hop };
   }
 }
@@ -142,7 +142,7 @@ function decoded(res: Response): Readable {
   return raw.pipe(decoder);
 }
 
-async function readCapped(res: Response, maxBytes: number, url: string, timeout: AbortSignal): Promise<{ body: string; bytes: number }> {
+async function readCapped(res: Response, contentType: string | null, maxBytes: number, url: string, timeout: AbortSignal): Promise<{ body: string; bytes: number }> {
   const declared = Number(header(res, 'content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > maxBytes) {
     discard(res);
@@ -168,7 +168,7 @@ async function readCapped(res: Response, maxBytes: number, url: string, timeout:
     throw networkFailure(err, url, timeout.aborted);
   }
   // TextDecoder replaces invalid UTF-8 instead of throwing: a broken page still parses.
-  const charset = /charset=([^;]+)/i.exec(header(res, 'content-type') ?? '')?.[1]?.trim().toLowerCase();
+  const charset = /charset=([^;]+)/i.exec(contentType ?? '')?.[1]?.trim().toLowerCase();
   let decoder: TextDecoder;
   try {
     decoder = new TextDecoder(charset ?? 'utf-8');
