@@ -5,7 +5,7 @@ import { TaskInvalidError, type CrawlManager } from './crawls/crawlManager';
 import { JobNode, MoreNode, QueueNode, type QueueTreeProvider } from './explorer/queueTree';
 import { describeConnectionError, type RedisConnection } from './redisConnection';
 import { RedisNotFoundError } from '../queue/redisServer';
-import { settings, UntrustedWorkspaceError } from './settings';
+import { requireTrust, settings, UntrustedWorkspaceError } from './settings';
 import type { WorkerManager } from './workers/workerManager';
 import type { WorkerNode } from './workers/workerTree';
 
@@ -107,7 +107,7 @@ export function registerCommands(deps: CommandDeps): void {
   });
 
   reg('crawlStudio.startWorkers', async (uri?: vscode.Uri, count?: number) => {
-    if (!vscode.workspace.isTrusted) throw new UntrustedWorkspaceError('Workers are not started in an untrusted workspace: they run the task files. Trust the workspace first.');
+    requireTrust('Workers are not started in an untrusted workspace: they run the task files. Trust the workspace first.');
     const file = uri ?? (await pickTaskFile('Task file for the workers'));
     if (!file) return undefined;
     const task = await taskFromUri(file);
@@ -231,19 +231,11 @@ function reportError(err: unknown): void {
   }
   if (err instanceof RedisNotFoundError || /redis|ECONNREFUSED/i.test(text)) {
     const { message, actions } = describeConnectionError(err);
-    return act(
-      message,
-      Object.fromEntries(
-        actions.map((a) => [
-          a,
-          () => {
-            if (a === 'Connect to Redis…') return vscode.commands.executeCommand('crawlStudio.connectRedis');
-            if (a === 'Set redis-server Path') return vscode.commands.executeCommand('workbench.action.openSettings', 'crawlStudio.redisServerPath');
-            return undefined;
-          },
-        ]),
-      ),
-    );
+    const run: Record<string, () => unknown> = {
+      'Connect to Redis…': () => vscode.commands.executeCommand('crawlStudio.connectRedis'),
+      'Set redis-server Path': () => vscode.commands.executeCommand('workbench.action.openSettings', 'crawlStudio.redisServerPath'),
+    };
+    return act(message, Object.fromEntries(actions.map((a) => [a, run[a] ?? (() => undefined)])));
   }
   void vscode.window.showErrorMessage(`Crawl Studio: ${text}`);
 }

@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import { redactUrl } from '../core/url/redact';
 import { engine } from './lazy';
 import { RedisNotFoundError, startManagedRedis, type ManagedRedis } from '../queue/redisServer';
-import { settings, UntrustedWorkspaceError } from './settings';
+import { requireTrust, settings } from './settings';
 
 // The extension's one Redis: the `crawlStudio.redisUrl` setting (its password in SecretStorage, never in
 // settings), or a managed redis-server with its data in the workspace storage, started when first needed. The
@@ -87,9 +87,7 @@ export class RedisConnection implements vscode.Disposable {
       u.password = password;
       return u.toString();
     }
-    if (!vscode.workspace.isTrusted) {
-      throw new UntrustedWorkspaceError('Crawl Studio does not start a Redis server in an untrusted workspace. Trust the workspace, or set crawlStudio.redisUrl in your user settings.');
-    }
+    requireTrust('Crawl Studio does not start a Redis server in an untrusted workspace. Trust the workspace, or set crawlStudio.redisUrl in your user settings.');
     const base = this.context.storageUri ?? this.context.globalStorageUri;
     this.managed = await startManagedRedis({
       dataDir: vscode.Uri.joinPath(base, 'redis').fsPath,

@@ -11,6 +11,11 @@ export class UntrustedWorkspaceError extends Error {
   override readonly name = 'UntrustedWorkspaceError';
 }
 
+/** Throws `refusal` as an UntrustedWorkspaceError unless the workspace is trusted. */
+export function requireTrust(refusal: string): void {
+  if (!vscode.workspace.isTrusted) throw new UntrustedWorkspaceError(refusal);
+}
+
 function trustedValue<T>(key: string): T | undefined {
   const cfg = vscode.workspace.getConfiguration(SECTION);
   if (vscode.workspace.isTrusted) return cfg.get<T>(key);

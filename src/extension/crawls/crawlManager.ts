@@ -6,7 +6,7 @@ import type { CrawlSession, SessionResult } from '../../worker/session';
 import type { AttachedStore } from '../../worker/storage';
 import { engine } from '../lazy';
 import type { RedisConnection } from '../redisConnection';
-import { settings, UntrustedWorkspaceError } from '../settings';
+import { requireTrust, settings } from '../settings';
 import type { WorkerManager, WorkerPool } from '../workers/workerManager';
 
 // Crawls started from the editor. Each is a CrawlSession — the very class behind `crawl-studio run` — with its
@@ -52,9 +52,7 @@ export class CrawlManager implements vscode.Disposable {
   }
 
   async start(doc: vscode.TextDocument): Promise<RunningCrawl> {
-    if (!vscode.workspace.isTrusted) {
-      throw new UntrustedWorkspaceError('Crawl Studio does not run crawls in an untrusted workspace: a task file runs programs and sends requests. Trust the workspace to crawl.');
-    }
+    requireTrust('Crawl Studio does not run crawls in an untrusted workspace: a task file runs programs and sends requests. Trust the workspace to crawl.');
     if (doc.isDirty) await doc.save();
     const { parseTask, connectRedis, attachStore, CrawlSession } = await engine();
     const task = await this.validate(doc);
