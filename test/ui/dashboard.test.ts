@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { FrameLocator, Page } from 'playwright-core';
 import { openWorkbench, type Workbench } from '../extension/harness';
 import { serveSite, type SiteServer } from '../../src/demo/site';
-import { explorerItem, runCommand, waitForWorkbench, keepFailureArtifacts } from './support/workbench';
+import { codeLens, explorerItem, keepFailureArtifacts, runCommand, waitForWorkbench } from './support/workbench';
 import { demoShopTask, PRICE_FIELD } from '../support/demoTask';
 
 // The crawl dashboard as a new user sees it on the demo shop: the crawl starts, peaks and drains on the
@@ -72,10 +72,10 @@ describe('Crawl dashboard (UI)', function () {
   it('shows the crawl start and move on the charts', async () => {
     const { page } = wb;
     await explorerItem(page, 'shop.crawl.yaml').click();
-    const lens = page.locator('.codelens-decoration a', { hasText: 'Start Crawl' }).first();
+    const lens = codeLens(page, 'Start Crawl');
     await lens.waitFor({ state: 'visible', timeout: 30_000 });
     await lens.click();
-    await page.locator('.codelens-decoration a', { hasText: 'Stop Crawl' }).first().waitFor({ state: 'visible', timeout: 60_000 });
+    await codeLens(page, 'Stop Crawl').waitFor({ state: 'visible', timeout: 60_000 });
     await runCommand(page, 'Crawl Studio: Open Dashboard');
     const wv = webview(page);
     await wv.locator('.state.running').waitFor({ timeout: 60_000 });

@@ -3,45 +3,15 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FrameLocator, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { openWorkbench, repoRoot, type Workbench } from '../extension/harness';
 import { book, DEMO_SITE, serveSite, type SiteServer } from '../../src/demo/site';
-import { activeTab, openCommandPalette, paletteRow, quickInput, waitForWorkbench, keepFailureArtifacts } from './support/workbench';
+import { activeTab, codeLenses, keepFailureArtifacts, previewFrame, quickInput, renderedFrame, runWhenOffered, waitForWorkbench } from './support/workbench';
 import { parseTask } from '../../src/core/task/parse';
 
 // The issue's acceptance, tried as a new user would: "New Task File", then design a task for the demo shop
 // entirely in the preview, with the picker, save it, and run it (the CLI's `run`, the same engine the extension's
 // Start Crawl drives). Screenshots: test-artifacts/ui/designer-new-*.png.
-
-function preview(page: Page): FrameLocator {
-  return page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
-}
-
-function rendered(page: Page): FrameLocator {
-  return preview(page).frameLocator('#page-frame');
-}
-
-/**
- * Runs a palette command once the workbench offers it: right after the workbench loads, the remote extension
- * host may not have registered the extension's contributions yet, and an open palette does not refresh.
- * (A candidate for support/workbench.ts; designer.test.ts has the same.)
- */
-async function runWhenOffered(page: Page, label: string): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    await openCommandPalette(page, label);
-    const row = paletteRow(page, label);
-    try {
-      await row.waitFor({ state: 'visible', timeout: 3_000 });
-      await row.click();
-      await quickInput(page).waitFor({ state: 'hidden', timeout: 15_000 }).catch(() => undefined);
-      return;
-    } catch (err) {
-      if (attempt >= 15) throw err;
-      await page.keyboard.press('Escape');
-      await page.waitForTimeout(1_000);
-    }
-  }
-}
 
 /** Puts the editor cursor on the line of the task file showing `text` (the preview tracks it). */
 async function cursorOn(page: Page, text: string): Promise<void> {
@@ -102,26 +72,26 @@ describe('crawl designer, as a new user (UI)', function () {
     // The preview opens beside the new file, which keeps the focus.
     await page.locator('.tabs-container .tab', { hasText: 'Preview books.crawl.yaml' }).waitFor({ timeout: 30_000 });
     await activeTab(page).filter({ hasText: 'books.crawl.yaml' }).waitFor({ timeout: 10_000 });
-    const view = preview(page);
+    const view = previewFrame(page);
     await view.locator('#status', { hasText: 'rule list (start URL)' }).waitFor({ timeout: 60_000 });
-    await rendered(page).locator('article.product_pod').first().waitFor({ timeout: 30_000 });
+    await renderedFrame(page).locator('article.product_pod').first().waitFor({ timeout: 30_000 });
     await wb.screenshot('ui/designer-new-1-scaffold.png');
   });
 
   it('picks the pagination and book links for the list rule', async () => {
     const { page } = wb;
-    const view = preview(page);
+    const view = previewFrame(page);
     // The scaffold's first follow rule guesses `a[rel=next]`: the shop's "next" link says otherwise.
     await cursorOn(page, 'a[rel=next]');
     await view.locator('#hl-bar code', { hasText: 'a[rel=next]' }).waitFor({ timeout: 10_000 });
-    await rendered(page).locator('li.next a').click();
+    await renderedFrame(page).locator('li.next a').click();
     await view.locator('#suggested', { hasText: 'li.next a' }).waitFor({ timeout: 15_000 });
     await view.locator('#insert', { hasText: 'Insert into list follow[0]' }).click();
     await page.locator('.monaco-editor .view-line', { hasText: 'selector: "li.next a"' }).first().waitFor({ timeout: 10_000 });
     // The second guesses `article a`; a click on a book title gives the list of all of them.
     await cursorOn(page, 'selector: "article a"');
     await view.locator('#hl-bar code', { hasText: 'article a' }).waitFor({ timeout: 10_000 });
-    await rendered(page).locator('article.product_pod h3 a').nth(3).click();
+    await renderedFrame(page).locator('article.product_pod h3 a').nth(3).click();
     await view.locator('#suggested', { hasText: 'article.product_pod h3 a' }).waitFor({ timeout: 15_000 });
     await view.locator('#insert', { hasText: 'Insert into list follow[1]' }).click();
     await page.locator('.monaco-editor .view-line', { hasText: 'selector: "article.product_pod h3 a"' }).first().waitFor({ timeout: 10_000 });
@@ -134,9 +104,9 @@ describe('crawl designer, as a new user (UI)', function () {
 
   it('designs the detail rule on a book page', async () => {
     const { page } = wb;
-    const view = preview(page);
+    const view = previewFrame(page);
     // The "Preview" lens above the detail rule previews that rule; any URL can be typed.
-    await page.locator('.codelens-decoration a', { hasText: 'Preview' }).nth(1).click();
+    await codeLenses(page, 'Preview').nth(1).click();
     await view.locator('#url input').fill(`${site.url}/catalogue/book-7.html`);
     await view.locator('#url input').press('Enter');
     await view.locator('#status', { hasText: /book-7.*rule detail \(chosen\)|rule detail \(chosen\)/ }).waitFor({ timeout: 30_000 });
@@ -145,7 +115,7 @@ describe('crawl designer, as a new user (UI)', function () {
     // `links` guesses `main a`: the shop has no <main>, the field is an empty list. Pick a related book instead.
     await cursorOn(page, 'selector: "main a"');
     await view.locator('#hl-bar code', { hasText: 'main a' }).waitFor({ timeout: 10_000 });
-    await rendered(page).locator('ul.related a').nth(1).click();
+    await renderedFrame(page).locator('ul.related a').nth(1).click();
     await view.locator('#suggested', { hasText: 'ul.related li a' }).waitFor({ timeout: 15_000 });
     await view.locator('#insert').click();
     await page.locator('.monaco-editor .view-line', { hasText: 'ul.related li a' }).first().waitFor({ timeout: 10_000 });

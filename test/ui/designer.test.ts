@@ -2,10 +2,10 @@ import * as assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FrameLocator, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { openWorkbench, type Workbench } from '../extension/harness';
 import { DEMO_SITE, serveSite, type SiteServer } from '../../src/demo/site';
-import { activeEditorLines, activeTab, explorerItem, openCommandPalette, paletteRow, quickInput, waitForWorkbench, keepFailureArtifacts } from './support/workbench';
+import { activeEditorLines, activeTab, explorerItem, keepFailureArtifacts, previewFrame, renderedFrame, runWhenOffered, waitForWorkbench } from './support/workbench';
 
 // The designer as a person uses it, in the real workbench: open a task file, open the preview, type a selector
 // and watch the items table change, click an element in the rendered page, insert the suggested selector.
@@ -13,36 +13,6 @@ import { activeEditorLines, activeTab, explorerItem, openCommandPalette, palette
 //
 // The preview is a webview: the workbench puts it in an iframe (iframe.webview) that holds the content frame
 // (#active-frame), which holds the rendered page (#page-frame, sandboxed, scripts off).
-
-function preview(page: Page): FrameLocator {
-  return page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
-}
-
-function rendered(page: Page): FrameLocator {
-  return preview(page).frameLocator('#page-frame');
-}
-
-/**
- * Runs a palette command once the workbench offers it: on a loaded machine the palette can open before the
- * remote extension host has registered the extension's contributions, and an open palette does not refresh.
- * (A candidate for support/workbench.ts; designer-newuser.test.ts has the same.)
- */
-async function runWhenOffered(page: Page, label: string): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    await openCommandPalette(page, label);
-    const row = paletteRow(page, label);
-    try {
-      await row.waitFor({ state: 'visible', timeout: 3_000 });
-      await row.click();
-      await quickInput(page).waitFor({ state: 'hidden', timeout: 15_000 }).catch(() => undefined);
-      return;
-    } catch (err) {
-      if (attempt >= 15) throw err;
-      await page.keyboard.press('Escape');
-      await page.waitForTimeout(1_000);
-    }
-  }
-}
 
 const TASK = (base: string) => `# The demo shop's list pages: one card item per book.
 name: shop
@@ -102,20 +72,20 @@ describe('crawl designer (UI)', function () {
     await activeTab(page).filter({ hasText: 'shop.crawl.yaml' }).waitFor({ state: 'visible', timeout: 30_000 });
     await activeEditorLines(page).filter({ hasText: 'name: shop' }).waitFor({ state: 'visible' });
     await runWhenOffered(page, 'Crawl Studio: Open Preview');
-    const view = preview(page);
+    const view = previewFrame(page);
     // The items table fills once the page is fetched and the list rule has run.
     await view.locator('table.items tr').nth(DEMO_SITE.perPage).waitFor({ state: 'attached', timeout: 60_000 });
     assert.equal(await view.locator('table.items tr').count(), DEMO_SITE.perPage + 1);
     assert.match((await view.locator('table.items td').nth(2).textContent()) ?? '', /^£\d+\.\d\d$/);
     // The rendered page is there, scripts off.
-    await rendered(page).locator('article.product_pod').first().waitFor({ state: 'visible', timeout: 30_000 });
+    await renderedFrame(page).locator('article.product_pod').first().waitFor({ state: 'visible', timeout: 30_000 });
     assert.match((await view.locator('#status').textContent()) ?? '', /HTTP 200 .* rule list \(start URL\)/);
     await wb.screenshot('ui/designer-preview.png');
   });
 
   it('re-runs the rule as a selector is typed: the table changes', async () => {
     const { page } = wb;
-    const view = preview(page);
+    const view = previewFrame(page);
     // Select the price selector in the editor and type another one over it.
     await activeEditorLines(page).locator('.view-line', { hasText: 'price: p.price_color' }).click();
     await page.keyboard.press('End');
@@ -131,26 +101,26 @@ describe('crawl designer (UI)', function () {
     await view.locator('#hl-count', { hasText: `${DEMO_SITE.perPage} matches` }).waitFor({ timeout: 15_000 });
     assert.equal(await view.locator('table.items .cell-missing').count(), 0);
     // Highlighted in the rendered page.
-    await rendered(page).locator('p.price_color[data-cs-hl]').nth(DEMO_SITE.perPage - 1).waitFor({ state: 'attached', timeout: 10_000 });
+    await renderedFrame(page).locator('p.price_color[data-cs-hl]').nth(DEMO_SITE.perPage - 1).waitFor({ state: 'attached', timeout: 10_000 });
     await wb.screenshot('ui/designer-typed.png');
   });
 
   it('suggests a selector for an element clicked in the rendered page and inserts it', async () => {
     const { page } = wb;
-    const view = preview(page);
+    const view = previewFrame(page);
     // Point the field at something wrong, then fix it with the picker.
     await page.keyboard.press('End');
     for (let i = 0; i < 'p.price_color'.length; i++) await page.keyboard.press('Shift+ArrowLeft');
     await page.keyboard.type('h3', { delay: 40 });
     await view.locator('#hl-bar code', { hasText: /^h3$/ }).waitFor({ timeout: 10_000 });
     // The cursor stays in the price field of the card item: the suggestion is relative to the card.
-    await rendered(page).locator('article.product_pod p.price_color').nth(2).click();
+    await renderedFrame(page).locator('article.product_pod p.price_color').nth(2).click();
     const suggested = view.locator('#suggested');
     await suggested.waitFor({ timeout: 15_000 });
     assert.equal(await suggested.textContent(), 'p.price_color');
     const insert = view.locator('#insert');
     assert.match((await insert.textContent()) ?? '', /Insert into list items\[0\]\.price/);
-    await rendered(page).locator('p.price_color[data-cs-picked]').waitFor({ state: 'attached' });
+    await renderedFrame(page).locator('p.price_color[data-cs-picked]').waitFor({ state: 'attached' });
     await wb.screenshot('ui/designer-picked.png');
     await insert.click();
     await view.locator('#inserted').waitFor({ timeout: 10_000 });
@@ -163,10 +133,10 @@ describe('crawl designer (UI)', function () {
 
   it('renders a hostile page inert: no script, no handler, no refresh, no request', async () => {
     const { page } = wb;
-    const view = preview(page);
+    const view = previewFrame(page);
     await view.locator('#url input').fill(`${site.url}/hostile.html`);
     await view.locator('#url input').press('Enter');
-    const frame = rendered(page);
+    const frame = renderedFrame(page);
     await frame.locator('h1.headline').waitFor({ timeout: 30_000 });
     await frame.locator('a.go').click();
     await view.locator('#suggested', { hasText: 'a.go' }).waitFor({ timeout: 15_000 });
@@ -185,14 +155,14 @@ describe('crawl designer (UI)', function () {
 
   it('clicking a link in the rendered page picks it instead of navigating', async () => {
     const { page } = wb;
-    const view = preview(page);
+    const view = previewFrame(page);
     // Cursor out of the item (the keyboard is in the webview now): the suggestion is for the whole page.
     await page.locator('.monaco-editor .view-line', { hasText: 'name: shop' }).first().click();
-    await rendered(page).locator('article.product_pod h3 a').nth(5).click();
+    await renderedFrame(page).locator('article.product_pod h3 a').nth(5).click();
     await view.locator('#suggested', { hasText: 'article.product_pod h3 a' }).waitFor({ timeout: 15_000 });
     assert.match((await view.locator('#pick-bar').textContent()) ?? '', /20 matches \(a list: all: true\)/);
     // Still the same page in the frame.
-    assert.equal(await rendered(page).locator('article.product_pod').count(), DEMO_SITE.perPage);
+    assert.equal(await renderedFrame(page).locator('article.product_pod').count(), DEMO_SITE.perPage);
     await wb.screenshot('ui/designer-list-pick.png');
   });
 });

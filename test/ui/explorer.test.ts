@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { openWorkbench, type Workbench } from '../extension/harness';
 import { serveSite, type SiteServer } from '../../src/demo/site';
-import { explorerItem, openCommandPalette, paletteRow, quickInput, waitForWorkbench, keepFailureArtifacts } from './support/workbench';
+import { codeLens, explorerItem, keepFailureArtifacts, openCommandPalette, paletteRow, quickInput, waitForWorkbench } from './support/workbench';
 import { demoShopTask } from '../support/demoTask';
 
 // A new user's first crawl in the real workbench: open a folder with a task file, Start Crawl from the CodeLens,
@@ -77,7 +77,7 @@ describe('Queue Explorer (UI, new user)', function () {
   it('starts a crawl from the CodeLens and shows the queue filling and draining', async () => {
     const { page } = wb;
     await explorerItem(page, 'shop.crawl.yaml').click();
-    const lens = page.locator('.codelens-decoration a', { hasText: 'Start Crawl' }).first();
+    const lens = codeLens(page, 'Start Crawl');
     await lens.waitFor({ state: 'visible', timeout: 30_000 });
     await wb.screenshot('ui/explorer-1-task-with-codelens.png');
     await lens.click();
@@ -96,7 +96,7 @@ describe('Queue Explorer (UI, new user)', function () {
     assert.notEqual(later, first, 'queue counts changed during the crawl');
     await queue.click();
     await row(explorer, 'completed').waitFor({ state: 'visible' });
-    await page.locator('.codelens-decoration a', { hasText: 'Stop Crawl' }).first().waitFor({ state: 'visible', timeout: 10_000 });
+    await codeLens(page, 'Stop Crawl').waitFor({ state: 'visible', timeout: 10_000 });
     await wb.screenshot('ui/explorer-2-running.png');
   });
 
@@ -140,7 +140,7 @@ describe('Queue Explorer (UI, new user)', function () {
     const deadline = Date.now() + 120_000;
     while (!/0 waiting · 0 active · 1 failed/.test(await queue.innerText()) && Date.now() < deadline) await page.waitForTimeout(500);
     assert.match(await queue.innerText(), /0 waiting · 0 active · 1 failed/);
-    await page.locator('.codelens-decoration a', { hasText: 'Start Crawl' }).first().waitFor({ state: 'visible', timeout: 30_000 });
+    await codeLens(page, 'Start Crawl').waitFor({ state: 'visible', timeout: 30_000 });
     const failed = row(explorer, /^failed/);
     await failed.click();
     const job = row(explorer, 'book-5.html');

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { FrameLocator, Page } from 'playwright-core';
 import { openWorkbench, type Workbench } from '../extension/harness';
 import { serveSite, type SiteServer } from '../../src/demo/site';
-import { explorerItem, quickInput, runCommand, waitForWorkbench, keepFailureArtifacts } from './support/workbench';
+import { codeLens, explorerItem, keepFailureArtifacts, quickInput, runCommand, waitForWorkbench } from './support/workbench';
 import { demoShopTask, PRICE_FIELD } from '../support/demoTask';
 
 // A new user's look at a crawl's results in the real workbench: Start Crawl, open Results while it runs and
@@ -52,11 +52,11 @@ describe('Results view (UI)', function () {
   it('opens Results during a crawl and shows rows arriving', async () => {
     const { page } = wb;
     await explorerItem(page, 'shop.crawl.yaml').click();
-    const lens = page.locator('.codelens-decoration a', { hasText: 'Start Crawl' }).first();
+    const lens = codeLens(page, 'Start Crawl');
     await lens.waitFor({ state: 'visible', timeout: 30_000 });
     await lens.click();
-    await page.locator('.codelens-decoration a', { hasText: 'Stop Crawl' }).first().waitFor({ state: 'visible', timeout: 60_000 });
-    await page.locator('.codelens-decoration a', { hasText: 'Open Results' }).first().click();
+    await codeLens(page, 'Stop Crawl').waitFor({ state: 'visible', timeout: 60_000 });
+    await codeLens(page, 'Open Results').click();
     const wv = webview(page);
     await wv.locator('.row:not(.loading)').first().waitFor({ state: 'visible', timeout: 60_000 });
     const count = wv.locator('.toolbar .count').first();

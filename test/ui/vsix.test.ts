@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { openWorkbench, type Workbench } from '../extension/harness';
 import { DEMO_SITE, serveSite, type SiteServer } from '../../src/demo/site';
-import { explorerItem, openCommandPalette, paletteRow, waitForWorkbench } from './support/workbench';
+import { codeLens, explorerItem, openCommandPalette, paletteRow, waitForWorkbench } from './support/workbench';
 
 // What users install is what is tested: the production .vsix (npm run package) installed into a fresh
 // code-server with --install-extension, no development extension loaded; a crawl runs through a command.
@@ -52,7 +52,7 @@ describe('the packaged .vsix (UI)', function () {
   it('installs, and runs a crawl from the command palette', async () => {
     const { page } = wb;
     await explorerItem(page, 'books.crawl.yaml').click();
-    await page.locator('.codelens-decoration a', { hasText: 'Start Crawl' }).first().waitFor({ state: 'visible', timeout: 60_000 });
+    await codeLens(page, 'Start Crawl').waitFor({ state: 'visible', timeout: 60_000 });
     await openCommandPalette(page, 'Crawl Studio: Start Crawl');
     await paletteRow(page, 'Crawl Studio: Start Crawl').click();
     // The pages are fetched by the installed extension's workers…
@@ -62,7 +62,7 @@ describe('the packaged .vsix (UI)', function () {
     for (const b of books) assert.equal(site.hits.get(b), 1, `${b} fetched once`);
     assert.equal(site.hits.get('/private/admin.html'), undefined, 'robots.txt obeyed');
     // …and the run is finalized: its summary is announced (read from the Notifications center, toasts fade).
-    await page.locator('.codelens-decoration a', { hasText: 'Start Crawl' }).first().waitFor({ state: 'visible', timeout: 60_000 });
+    await codeLens(page, 'Start Crawl').waitFor({ state: 'visible', timeout: 60_000 });
     await openCommandPalette(page, 'Notifications: Show Notifications');
     await paletteRow(page, 'Notifications: Show Notifications').click();
     const done = page.locator('.notifications-center .notification-list-item', { hasText: /Crawl 'books' finished: 107 pages, 100 items, 0 failed/ });

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
+import { EXTENSION_ID } from '../support';
 
-const EXTENSION_ID = 'crawl-studio.crawl-studio';
 
 describe('extension activation', () => {
   it('is installed in the extension host under its publisher.name id', () => {

@@ -8,12 +8,12 @@ import type { CrawlStudioApi } from '../../../src/extension/extension';
 import { serveSite, type SiteServer } from '../../../src/demo/site';
 import { startRedis, type RedisServer } from '../../support/services';
 import { demoShopTask } from '../../support/demoTask';
+import { EXTENSION_ID, activateWith, restoreSettings } from '../support';
 
 // The crawl dashboard against a real crawl: metrics arrive and move while it runs, history is in Redis (a
 // reopened dashboard shows the run so far), failures are grouped by cause with sample URLs, and "Retry all of
 // this group" sends exactly that group's failed jobs back to the queue.
 
-const EXTENSION_ID = 'crawl-studio.crawl-studio';
 
 async function until<T>(what: string, fn: () => Promise<T | undefined | false | null> | T | undefined | false | null, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -58,11 +58,7 @@ describe('Crawl dashboard (real crawl)', function () {
       }
       return false;
     }, 60);
-    await vscode.workspace.getConfiguration('crawlStudio').update('redisUrl', redis.url, vscode.ConfigurationTarget.Global);
-    await vscode.workspace.getConfiguration('crawlStudio').update('workers', 1, vscode.ConfigurationTarget.Global);
-    await vscode.workspace.getConfiguration('crawlStudio').update('concurrency', 2, vscode.ConfigurationTarget.Global);
-    api = (await vscode.extensions.getExtension(EXTENSION_ID)!.activate()) as CrawlStudioApi;
-    await api.connection.reset();
+    api = await activateWith({ redisUrl: redis.url, workers: 1, concurrency: 2 });
     const dir = mkdtempSync(join(tmpdir(), 'cs-dash-'));
     file = join(dir, 'dash.crawl.yaml');
     writeFileSync(file, demoShopTask({ name: 'dash', siteUrl: site.url, retries: { attempts: 2, delay: '50ms' }, perHost: { concurrency: 2, delay: '20ms' }, headerLinks: true }));
@@ -76,8 +72,7 @@ describe('Crawl dashboard (real crawl)', function () {
   after(async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await vscode.commands.executeCommand('crawlStudio.stopWorkers');
-    for (const k of ['redisUrl', 'workers', 'concurrency']) await vscode.workspace.getConfiguration('crawlStudio').update(k, undefined, vscode.ConfigurationTarget.Global);
-    await api.connection.reset();
+    await restoreSettings(api, ['redisUrl', 'workers', 'concurrency']);
     await site?.close();
     await redis?.stop();
   });

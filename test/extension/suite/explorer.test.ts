@@ -8,11 +8,11 @@ import type { ExplorerNode, JobNode, StateNode } from '../../../src/extension/ex
 import { serveSite, type SiteServer } from '../../../src/demo/site';
 import { startRedis, type RedisServer } from '../../support/services';
 import { demoShopTask } from '../../support/demoTask';
+import { EXTENSION_ID, activateWith, restoreSettings } from '../support';
 
 // The extension against a real redis-server and a real crawl of the demo shop: commands, the Queue Explorer's
 // contents, context actions, CodeLens, workers and diagnostics.
 
-const EXTENSION_ID = 'crawl-studio.crawl-studio';
 
 function taskYaml(siteUrl: string, name: string): string {
   return demoShopTask({ name, siteUrl, retries: { attempts: 2, delay: '50ms' } });
@@ -46,10 +46,7 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
       }
       return false;
     }, 20);
-    await vscode.workspace.getConfiguration('crawlStudio').update('redisUrl', redis.url, vscode.ConfigurationTarget.Global);
-    await vscode.workspace.getConfiguration('crawlStudio').update('workers', 1, vscode.ConfigurationTarget.Global);
-    api = (await vscode.extensions.getExtension(EXTENSION_ID)!.activate()) as CrawlStudioApi;
-    await api.connection.reset();
+    api = await activateWith({ redisUrl: redis.url, workers: 1 });
     dir = mkdtempSync(join(tmpdir(), 'cs-ext-'));
     const file = join(dir, 'shop.crawl.yaml');
     writeFileSync(file, taskYaml(site.url, 'shop'));
@@ -58,9 +55,7 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
 
   after(async () => {
     await vscode.commands.executeCommand('crawlStudio.stopWorkers');
-    await vscode.workspace.getConfiguration('crawlStudio').update('redisUrl', undefined, vscode.ConfigurationTarget.Global);
-    await vscode.workspace.getConfiguration('crawlStudio').update('workers', undefined, vscode.ConfigurationTarget.Global);
-    await api.connection.reset();
+    await restoreSettings(api, ['redisUrl', 'workers']);
     await site?.close();
     await redis?.stop();
   });

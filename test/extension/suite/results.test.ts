@@ -9,12 +9,12 @@ import type { UrlSearchResult } from '../../../src/queue/findUrl';
 import { serveSite, type SiteServer } from '../../../src/demo/site';
 import { startRedis, type RedisServer } from '../../support/services';
 import { demoShopTask, PRICE_FIELD } from '../../support/demoTask';
+import { EXTENSION_ID, activateWith, restoreSettings } from '../support';
 
 // The results view and Find URL against a real crawl of the demo shop (real Redis, worker processes, SQLite):
 // the webview receives pages of rows and new rows while the crawl runs, filters and sorts, exports the filtered
 // rows, shows field quality, and Find URL answers for a URL in each place it can be.
 
-const EXTENSION_ID = 'crawl-studio.crawl-studio';
 
 interface PanelState {
   task: string;
@@ -65,11 +65,7 @@ describe('Results view and Find URL (real crawl)', function () {
       }
       return false;
     }, 40);
-    await vscode.workspace.getConfiguration('crawlStudio').update('redisUrl', redis.url, vscode.ConfigurationTarget.Global);
-    await vscode.workspace.getConfiguration('crawlStudio').update('workers', 1, vscode.ConfigurationTarget.Global);
-    await vscode.workspace.getConfiguration('crawlStudio').update('concurrency', 2, vscode.ConfigurationTarget.Global);
-    api = (await vscode.extensions.getExtension(EXTENSION_ID)!.activate()) as CrawlStudioApi;
-    await api.connection.reset();
+    api = await activateWith({ redisUrl: redis.url, workers: 1, concurrency: 2 });
     dir = mkdtempSync(join(tmpdir(), 'cs-results-'));
     file = join(dir, 'books.crawl.yaml');
     writeFileSync(
@@ -89,8 +85,7 @@ describe('Results view and Find URL (real crawl)', function () {
   after(async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await vscode.commands.executeCommand('crawlStudio.stopWorkers');
-    for (const k of ['redisUrl', 'workers', 'concurrency']) await vscode.workspace.getConfiguration('crawlStudio').update(k, undefined, vscode.ConfigurationTarget.Global);
-    await api.connection.reset();
+    await restoreSettings(api, ['redisUrl', 'workers', 'concurrency']);
     await site?.close();
     await redis?.stop();
   });

@@ -4,13 +4,13 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { CrawlStudioApi } from '../../../src/extension/extension';
+import { EXTENSION_ID } from '../support';
 
 // Workspace Trust, in a real workbench whose folder is in restricted mode: a cloned repository must not be able
 // to make the editor crawl, start processes, or talk to a Redis server of its choosing. The workspace's settings
 // aim crawlStudio.redisUrl at a trap (a TCP server that counts connections) and its task file's start URL at the
 // same trap, so any connection, Redis or HTTP, shows up in one counter.
 
-const EXTENSION_ID = 'crawl-studio.crawl-studio';
 
 /** Processes whose parent is `pid`, with their command names and lines (Linux /proc). */
 function childProcesses(pid: number): { pid: number; comm: string; cmdline: string }[] {

@@ -1,4 +1,4 @@
-import type { Locator, Page } from 'playwright-core';
+import type { FrameLocator, Locator, Page } from 'playwright-core';
 
 // Playwright helpers for the VS Code web workbench (code-server 4.100.3 = VS Code 1.100.3). Selectors are the
 // workbench's own DOM classes and ARIA roles; keep them here so a VS Code update is fixed in one place.
@@ -54,6 +54,50 @@ export async function runCommand(page: Page, label: string): Promise<void> {
   await row.waitFor({ state: 'visible', timeout: 15_000 });
   await row.click();
   await widget.waitFor({ state: 'hidden', timeout: 15_000 });
+}
+
+/**
+ * Runs a palette command once the workbench offers it: right after the workbench loads, the remote extension
+ * host may not have registered the extension's contributions yet, and an open palette does not refresh.
+ */
+export async function runWhenOffered(page: Page, label: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    await openCommandPalette(page, label);
+    const row = paletteRow(page, label);
+    try {
+      await row.waitFor({ state: 'visible', timeout: 3_000 });
+      await row.click();
+      await quickInput(page).waitFor({ state: 'hidden', timeout: 15_000 }).catch(() => undefined);
+      return;
+    } catch (err) {
+      if (attempt >= 15) throw err;
+      await page.keyboard.press('Escape');
+      await page.waitForTimeout(1_000);
+    }
+  }
+}
+
+/**
+ * The designer preview's content. The workbench puts a webview in an iframe (iframe.webview) that holds the
+ * content frame (#active-frame).
+ */
+export function previewFrame(page: Page): FrameLocator {
+  return page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+}
+
+/** The rendered page inside the preview (#page-frame, sandboxed, scripts off). */
+export function renderedFrame(page: Page): FrameLocator {
+  return previewFrame(page).frameLocator('#page-frame');
+}
+
+/** The CodeLens links titled `title` in the visible editors (all of them: `.first()`, `.nth(i)`). */
+export function codeLenses(page: Page, title: string): Locator {
+  return page.locator('.codelens-decoration a', { hasText: title });
+}
+
+/** The first CodeLens link titled `title`. */
+export function codeLens(page: Page, title: string): Locator {
+  return codeLenses(page, title).first();
 }
 
 /** The active editor tab. */

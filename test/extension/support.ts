@@ -1,0 +1,23 @@
+import * as vscode from 'vscode';
+import type { CrawlStudioApi } from '../../src/extension/extension';
+
+// Shared by the extension-host suites: the extension's id, and pointing it at a suite's own Redis and worker
+// settings (user settings, so any workspace may be open) and taking them back afterwards.
+
+export const EXTENSION_ID = 'crawl-studio.crawl-studio';
+
+/** Sets `settings` (crawlStudio.*) for the user, activates the extension and drops any connection it had. */
+export async function activateWith(settings: Readonly<Record<string, unknown>>): Promise<CrawlStudioApi> {
+  const cfg = vscode.workspace.getConfiguration('crawlStudio');
+  for (const [key, value] of Object.entries(settings)) await cfg.update(key, value, vscode.ConfigurationTarget.Global);
+  const api = (await vscode.extensions.getExtension(EXTENSION_ID)!.activate()) as CrawlStudioApi;
+  await api.connection.reset();
+  return api;
+}
+
+/** Takes back the settings `activateWith` set and drops the connection made with them. */
+export async function restoreSettings(api: CrawlStudioApi | undefined, keys: readonly string[]): Promise<void> {
+  const cfg = vscode.workspace.getConfiguration('crawlStudio');
+  for (const key of keys) await cfg.update(key, undefined, vscode.ConfigurationTarget.Global);
+  await api?.connection.reset();
+}
