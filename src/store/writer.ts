@@ -125,6 +125,8 @@ class Writer implements WriterHandle {
   private heartbeat: NodeJS.Timeout | null = null;
   private loop: Promise<void> = Promise.resolve();
   private wakeSleep: (() => void) | null = null;
+  private blockingId: number | null = null;
+  private reading = false;
   private died: string | null = null;
 
   constructor(
@@ -144,6 +146,15 @@ class Writer implements WriterHandle {
     // XREADGROUP BLOCK occupies its connection: give it its own, so the caller's connection stays free.
     this.blocking = redis.duplicate();
     this.blocking.on('error', () => undefined);
+    // Its id lets stop() end a blocked read at once (CLIENT UNBLOCK) instead of waiting out the BLOCK timeout,
+    // which was most of the time a finished crawl took to exit. A reconnect is a new client with a new id.
+    this.blocking.on('ready', () => {
+      this.blockingId = null;
+      void this.blocking.client('ID').then(
+        (id) => (this.blockingId = id),
+        () => undefined,
+      );
+    });
     this.c = {
       task: opts.task,
       consumer: this.consumer,
@@ -218,6 +229,8 @@ class Writer implements WriterHandle {
     this.stopped = true;
     this.stopping = true;
     this.wakeSleep?.();
+    // Unblocked, the read returns no entries (as on its timeout): nothing is delivered to a consumer that stops.
+    if (this.reading && this.blockingId !== null) await this.redis.client('UNBLOCK', this.blockingId).catch(() => undefined);
     await this.loop;
     if (this.heartbeat) clearInterval(this.heartbeat);
     try {
@@ -277,7 +290,13 @@ class Writer implements WriterHandle {
       const args: (string | number)[] = ['GROUP', this.group, this.consumer, 'COUNT', count];
       if (block !== null) args.push('BLOCK', Math.ceil(block));
       args.push('STREAMS', this.key, '>');
-      const reply = (await this.blocking.call('XREADGROUP', ...args)) as [string, [string, string[] | null][]][] | null;
+      this.reading = block !== null;
+      let reply: [string, [string, string[] | null][]][] | null;
+      try {
+        reply = (await this.blocking.call('XREADGROUP', ...args)) as typeof reply;
+      } finally {
+        this.reading = false;
+      }
       const got = reply?.[0]?.[1] ?? [];
       if (got.length === 0) {
         // Nothing new yet: keep gathering until the flush interval ends (or end now when hurried).

@@ -190,6 +190,25 @@ describe('store: pipeline (SQLite)', function () {
     const consumers = (await redis.xinfo('CONSUMERS', taskKeys(task).items, 'store')) as unknown[][];
     assert.deepEqual(consumers.map((c) => c[1]), [b.consumer]);
   });
+
+  it('stop() ends a blocked read at once (CLIENT UNBLOCK) and nothing is delivered to the stopping writer', async () => {
+    const task = uniqueTask('unblock');
+    const store = await openStore(join(dir, `${task}.sqlite`));
+    cleanup.push(() => store.close());
+    const unblocks = async () => Number(/cmdstat_client\|unblock:calls=(\d+)/.exec(await redis.info('commandstats'))?.[1] ?? 0);
+    const a = await startWriter(redis, { task, store, log: quiet });
+    await waitFor('the writer blocked on its stream', async () => ((await redis.client('LIST')) as string).split('\n').some((l) => / flags=b /.test(l) && / cmd=xreadgroup /.test(l)));
+    const before = await unblocks();
+    await a.stop();
+    assert.equal(await unblocks(), before + 1, 'the blocked read was ended by CLIENT UNBLOCK, not by its timeout');
+    const consumers = (await redis.xinfo('CONSUMERS', taskKeys(task).items, 'store')) as unknown[][];
+    assert.deepEqual(consumers, [], 'the stopped writer had nothing pending and left the group');
+    for (let n = 0; n < 5; n++) await bufferPage(redis, page(task, `https://shop.test/${n}`, [product(`k${n}`)]));
+    const b = await startWriter(redis, { task, store, log: quiet });
+    cleanup.push(() => b.stop());
+    await b.flush();
+    assert.equal(await store.count('product'), 5);
+  });
 });
 
 describe('store: pipeline (PostgreSQL)', function () {
