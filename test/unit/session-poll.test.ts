@@ -1,0 +1,32 @@
+import { strict as assert } from 'node:assert';
+import type { JobCounts } from '../../src/queue/crawl';
+import { nextPollMs } from '../../src/worker/session';
+
+// When a session looks at its run again: soon when the jobs left should be done soon, never faster than 25 ms,
+// never slower than the configured poll.
+
+const counts = (left: Partial<JobCounts>): JobCounts => ({ waiting: 0, active: 0, delayed: 0, prioritized: 0, completed: 0, failed: 0, ...left });
+
+describe('session: next poll', () => {
+  it('waits the configured poll while there is no rate yet (start-up)', () => {
+    assert.equal(nextPollMs(counts({ waiting: 1 }), 0, 500), 500);
+  });
+
+  it('looks again about when the jobs left should be done at the current rate', () => {
+    assert.equal(nextPollMs(counts({ active: 16, prioritized: 14 }), 300, 500), 100);
+  });
+
+  it('counts every unfinished state, not finished ones', () => {
+    assert.equal(nextPollMs(counts({ waiting: 10, active: 10, delayed: 10, prioritized: 10, completed: 1e6, failed: 1e6 }), 100, 1_000), 400);
+  });
+
+  it('a drained queue on a fast crawl: 25 ms, not faster', () => {
+    assert.equal(nextPollMs(counts({}), 500, 500), 25);
+    assert.equal(nextPollMs(counts({ active: 1 }), 1_000, 500), 25);
+  });
+
+  it('a slow crawl is not polled faster than configured', () => {
+    assert.equal(nextPollMs(counts({ active: 5 }), 1, 500), 500);
+    assert.equal(nextPollMs(counts({ waiting: 100_000 }), 800, 2_000), 2_000);
+  });
+});
