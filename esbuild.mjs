@@ -3,6 +3,7 @@
 import * as esbuild from 'esbuild';
 import { readdirSync, statSync, mkdirSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { taskValidatorPlugin } from './scripts/esbuild-task-validator.mjs';
 
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');
@@ -22,6 +23,8 @@ const common = {
   // msgpackr falls back to its pure-JS encoder when the require fails.
   external: ['vscode', 'msgpackr-extract', 'pg-native'],
   logLevel: 'warning',
+  // parse.ts imports the task-file validator pre-compiled from the schema (no ajv.compile at start-up).
+  plugins: [taskValidatorPlugin()],
 };
 
 function walk(dir, pred) {

@@ -9,6 +9,7 @@ import * as esbuild from 'esbuild';
 import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { taskValidatorPlugin } from '../scripts/esbuild-task-validator.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 // --src DIR / --out DIR: build Crawl Studio from another copy of the repository (an experiment's scratch copy)
@@ -31,6 +32,8 @@ const common = {
   logLevel: 'warning',
   absWorkingDir: root,
   nodePaths: [join(resolve(here, '..'), 'node_modules')],
+  // Like esbuild.mjs: the task-file validator is compiled from root's schema at build time.
+  plugins: [taskValidatorPlugin()],
 };
 
 const fromRootSrc = {
@@ -60,7 +63,7 @@ const benchEntries = Object.fromEntries(
 await Promise.all([
   esbuild.build({ ...common, entryPoints: { cli: 'src/cli/main.ts' }, outdir: out, banner: { js: '#!/usr/bin/env node' } }),
   esbuild.build({ ...common, entryPoints: { worker: 'src/worker/entry.ts' }, outdir: out }),
-  esbuild.build({ ...common, entryPoints: benchEntries, outdir: out, plugins: [fromRootSrc] }),
+  esbuild.build({ ...common, entryPoints: benchEntries, outdir: out, plugins: [...common.plugins, fromRootSrc] }),
 ]);
 copyFileSync(join(resolve(here, '..'), 'node_modules/node-sqlite3-wasm/dist/node-sqlite3-wasm.wasm'), join(out, 'node-sqlite3-wasm.wasm'));
 let describe = 'unknown';

@@ -4,6 +4,13 @@ declare module '*.lua' {
   export default source;
 }
 
+// The task-file schema validator, compiled from crawl-task.schema.json at build time by ajv's standalone code
+// generation (see scripts/esbuild-task-validator.mjs): no ajv.compile at run time.
+declare module 'virtual:task-schema-validator' {
+  const validate: import('ajv').ValidateFunction;
+  export default validate;
+}
+
 // The demo task file is bundled into the CLI as text (loader ".yaml": "text").
 declare module '*.yaml' {
   const source: string;

@@ -1,8 +1,9 @@
-import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject } from 'ajv';
 import { CronExpressionParser } from 'cron-parser';
 import { isMap, isPair, isScalar, isSeq, LineCounter, type Document, type Node } from 'yaml';
 import { MAX_YAML_DEPTH, parseYamlBounded } from './yamlDocument';
-import schema from './crawl-task.schema.json';
+// ajv's standalone code for crawl-task.schema.json, generated at build time (scripts/esbuild-task-validator.mjs).
+import validateSchema from 'virtual:task-schema-validator';
 import { pathToString, type Severity, type TaskDiagnostic } from './diagnostics';
 import { checkSelector } from '../extract/selectors';
 import { compileUrlPattern, globToRegExp, matchesAny } from '../url/patterns';
@@ -29,17 +30,6 @@ export interface ParseResult {
 }
 
 type Path = (string | number)[];
-
-let validator: ValidateFunction | null = null;
-function schemaValidator(): ValidateFunction {
-  // Compiled on first use: keeps extension activation cheap.
-  if (!validator) {
-    const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
-    ajv.addKeyword({ keyword: 'errorMessage', schemaType: 'string' });
-    validator = ajv.compile(schema);
-  }
-  return validator;
-}
 
 /** Parses and validates a task file's text. Pure: the caller reads the file. */
 export function parseTask(text: string, file: string): ParseResult {
@@ -75,9 +65,8 @@ export function parseTask(text: string, file: string): ParseResult {
     return { task: null, diagnostics: diags.list };
   }
 
-  const validate = schemaValidator();
-  if (!validate(value)) {
-    const errors = relevantErrors(validate.errors ?? []);
+  if (!validateSchema(value)) {
+    const errors = relevantErrors(validateSchema.errors ?? []);
     for (const e of errors) reportSchemaError(diags, e);
     // Check the parts the schema found well-shaped too, so one pass reports every mistake in the file.
     const broken = errors.map((e) => e.instancePath);
