@@ -44,6 +44,8 @@ if (!onlyTests) {
     entryPoints: {
       extension: 'src/extension/extension.ts',
       worker: 'src/worker/entry.ts',
+      // The worker's page-analysis thread: its own small bundle, so a thread boots without BullMQ and ioredis.
+      analysis: 'src/worker/analysisEntry.ts',
     },
     outdir: outRoot,
   });

@@ -1,6 +1,7 @@
 // Builds the benchmark's TypeScript into bench/.build with the repository's own esbuild.
-//  - cli.js + worker.js: Crawl Studio's CLI and worker, bundled from the current src/ exactly like esbuild.mjs
-//    does (so the benchmark measures the working tree, and never races a concurrent `npm run build` on dist/).
+//  - cli.js + worker.js + analysis.js: Crawl Studio's CLI, worker and its analysis thread, bundled from the
+//    current src/ exactly like esbuild.mjs does (so the benchmark measures the working tree, and never races a
+//    concurrent `npm run build` on dist/).
 //  - the bench programs in bench/src (site generator, no-queue limit, micro-benchmarks).
 // Bare imports from bench/src resolve as if from the repository's src/, so the limit and the micro-benchmarks
 // use the very cheerio, ioredis, pg and node-sqlite3-wasm that the product bundles (bench/node_modules holds
@@ -62,7 +63,7 @@ const benchEntries = Object.fromEntries(
 
 await Promise.all([
   esbuild.build({ ...common, entryPoints: { cli: 'src/cli/main.ts' }, outdir: out, banner: { js: '#!/usr/bin/env node' } }),
-  esbuild.build({ ...common, entryPoints: { worker: 'src/worker/entry.ts' }, outdir: out }),
+  esbuild.build({ ...common, entryPoints: { worker: 'src/worker/entry.ts', analysis: 'src/worker/analysisEntry.ts' }, outdir: out }),
   esbuild.build({ ...common, entryPoints: benchEntries, outdir: out, plugins: [...common.plugins, fromRootSrc] }),
 ]);
 copyFileSync(join(resolve(here, '..'), 'node_modules/node-sqlite3-wasm/dist/node-sqlite3-wasm.wasm'), join(out, 'node-sqlite3-wasm.wasm'));

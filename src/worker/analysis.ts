@@ -11,9 +11,6 @@ import type { CrawlTask } from '../core/task/model';
 // workers, where the same page does it again. In a thread the loop stays free, and a page that runs past its
 // budget is stopped (the thread is replaced) and fails with a reason instead of taking the worker with it.
 
-/** Thread role marker: dist/worker.js runs the analysis loop instead of a worker when started with it. */
-export const ANALYSIS_ROLE = 'crawl-studio-analysis';
-
 /** Longest a page may take to parse and extract, whatever its request timeout. */
 export const MIN_ANALYSIS_BUDGET_MS = 30_000;
 
@@ -79,10 +76,10 @@ export function inlineAnalyser(): PageAnalyser {
 }
 
 /**
- * Analysis in one worker thread running `script` (dist/worker.js), pages one at a time. Falls back to the caller's
+ * Analysis in one worker thread running `script` (dist/analysis.js), pages one at a time. Falls back to the caller's
  * thread when the script is missing (tests run the processor from their own bundles).
  */
-export function createAnalyser(tasks: readonly CrawlTask[], script = join(__dirname, 'worker.js')): PageAnalyser {
+export function createAnalyser(tasks: readonly CrawlTask[], script = join(__dirname, 'analysis.js')): PageAnalyser {
   if (!existsSync(script)) return inlineAnalyser();
   try {
     structuredClone(tasks); // what the thread receives; a task that cannot cross is analysed here
@@ -111,8 +108,8 @@ class ThreadAnalyser implements PageAnalyser {
     private readonly script: string,
     private readonly tasks: readonly CrawlTask[],
   ) {
-    // Started now, while the worker connects: booting a thread loads the bundle again (a few hundred ms), and a
-    // crawl's first page, whose links every later page waits for, should not wait for that too.
+    // Started now, while the worker connects: booting a thread loads its bundle, and a crawl's first page, whose
+    // links every later page waits for, should not wait for that too.
     this.thread = this.start();
   }
 
@@ -134,7 +131,7 @@ class ThreadAnalyser implements PageAnalyser {
 
   private start(): Worker {
     const t = new Worker(this.script, {
-      workerData: { role: ANALYSIS_ROLE, tasks: this.tasks },
+      workerData: { tasks: this.tasks },
       resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB },
       stdout: false,
       stderr: false,
@@ -191,7 +188,7 @@ class ThreadAnalyser implements PageAnalyser {
   }
 }
 
-/** The analysis thread's loop (dist/worker.js started as a thread with ANALYSIS_ROLE). */
+/** The analysis thread's loop (dist/analysis.js). */
 export function runAnalysisThread(): void {
   const tasks = (workerData as { tasks: CrawlTask[] }).tasks;
   const analyser = inlineAnalyser();
