@@ -243,6 +243,16 @@ export class CrawlQueue {
     return codes.map((c) => (c === 1 ? 'enqueued' : c === 2 ? 'limit' : 'duplicate'));
   }
 
+  /**
+   * A fetched page's bookkeeping, atomically (lua/pageDone.lua): `entry` (the store's stream field and value) appended
+   * to the items stream, `counters` added to the run's stats, and the job's claim on its links released.
+   */
+  async completePage(run: string, jobId: string, entry: readonly [field: string, value: string], counters: Readonly<Record<string, number>>): Promise<void> {
+    const args: (string | number)[] = [this.keys.stats(run), this.keys.items, this.keys.claim(jobId), entry[0], entry[1]];
+    for (const [field, n] of Object.entries(counters)) if (n !== 0) args.push(field, n);
+    await this.redis.csPageDone(...args);
+  }
+
   /** The claim of a finished job is no longer needed: its links are safely enqueued. */
   async releaseClaim(parentId: string): Promise<void> {
     await this.redis.unlink(this.keys.claim(parentId));

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import discover from './lua/discover.lua';
 import drain from './lua/drain.lua';
+import pageDone from './lua/pageDone.lua';
 import politeness from './lua/politeness.lua';
 import ratelimit from './lua/ratelimit.lua';
 
@@ -9,6 +10,7 @@ import ratelimit from './lua/ratelimit.lua';
 export interface CrawlScripts {
   csDiscover(numKeys: number, ...args: (string | number)[]): Promise<number[]>;
   csDrain(...args: (string | number)[]): Promise<number>;
+  csPageDone(...args: (string | number)[]): Promise<number>;
   csPoliteness(...args: (string | number)[]): Promise<[number, number]>;
   csRateLimit(...args: (string | number)[]): Promise<number>;
 }
@@ -19,6 +21,7 @@ export function withScripts(redis: Redis): Redis & CrawlScripts {
   if (!defined.has(redis)) {
     redis.defineCommand('csDiscover', { lua: discover });
     redis.defineCommand('csDrain', { numberOfKeys: 8, lua: drain });
+    redis.defineCommand('csPageDone', { numberOfKeys: 3, lua: pageDone });
     redis.defineCommand('csPoliteness', { numberOfKeys: 2, lua: politeness });
     redis.defineCommand('csRateLimit', { numberOfKeys: 1, lua: ratelimit });
     defined.add(redis);

@@ -20,8 +20,8 @@ export async function bufferPage(redis: Redis, page: PageRecord): Promise<void> 
 }
 
 /**
- * Queues the append on a pipeline or MULTI, for workers that already send other commands for the page (job
- * completion, stats): inside a MULTI the page and the job's completion become durable together.
+ * Queues the append on a pipeline or MULTI, for callers that send other commands with it. Workers append with
+ * their page's counters in one script call instead (CrawlQueue.completePage, lua/pageDone.lua).
  */
 export function bufferPageIn(pipeline: ChainableCommander, page: PageRecord): ChainableCommander {
   return pipeline.xadd(taskKeys(page.task).items, '*', PAGE_FIELD, encodePage(page));

@@ -1,11 +1,12 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { ruleByName } from '../core/pipeline/page';
 import { robotsUrl } from '../core/robots';
 import type { CrawlTask } from '../core/task/model';
 import { SCHEDULED_RUN_JOB, type CrawlQueue, type PageJobData, type PageJobResult } from '../queue/crawl';
 import type { HostGate } from '../queue/politeness';
 import type { RobotsCache } from '../queue/robots';
+import { encodePage, PAGE_FIELD } from '../store/buffer';
 import type { PageRecord } from '../store/types';
 import { AnalysisError, inlineAnalyser, type AnalysedPage, type PageAnalyser } from './analysis';
 import { FetchFailure, fetchPage, type FetchOptions } from './fetcher';
@@ -20,11 +21,6 @@ export interface ProcessorDeps {
   readonly redis: Redis;
   readonly robots: RobotsCache;
   readonly gate: HostGate;
-  /**
-   * Queues the page and its items for the durable store buffer on a MULTI, so they become durable together with
-   * the page's counters in one round trip (see store/buffer.ts bufferPageIn).
-   */
-  readonly buffer: (multi: ChainableCommander, page: PageRecord) => ChainableCommander;
   readonly log: (level: 'info' | 'warn' | 'error', message: string) => void;
   /** Waits shorter than this are slept in place; longer ones move the job to "delayed" and free the slot. */
   readonly maxInlineWaitMs?: number;
@@ -127,9 +123,11 @@ export function createProcessor(deps: ProcessorDeps) {
     releaseQuietly();
 
     const fetchedAt = Date.now();
+    const jobId = String(job.id);
     if (!page.isHtml) {
-      const m = redis.multi().hincrby(statsKey, 'done', 1).hincrby(statsKey, 'nonhtml', 1).hincrby(statsKey, 'bytes', page.bytes);
-      await deps.buffer(m, record(task.name, job.data, page.status, fetchedAt, page.contentType, page.bytes, [], [])).exec();
+      // The page record goes to the store with the counters, in one call: durable together (see store/buffer.ts).
+      const rec = record(task.name, job.data, page.status, fetchedAt, page.contentType, page.bytes, [], []);
+      await crawl.completePage(run, jobId, [PAGE_FIELD, encodePage(rec)], { done: 1, nonhtml: 1, bytes: page.bytes });
       return { outcome: 'non-html', status: page.status, items: 0, links: 0, reason: page.contentType ?? undefined };
     }
 
@@ -144,17 +142,15 @@ export function createProcessor(deps: ProcessorDeps) {
       throw new UnrecoverableError(err instanceof Error ? err.message : String(err));
     }
     const runInfo = { run, bucketBits: await bucketBits(crawl, run), state: 'running' as const, startedAt: 0, finishedAt: null, file: null };
-    const jobId = String(job.id);
     await crawl.enqueueLinks(task, runInfo, jobId, outcome.kept);
 
-    // One MULTI: the page record for the store, the counters, and the end of this job's claim on its links.
-    const m = redis.multi().hincrby(statsKey, 'done', 1).hincrby(statsKey, 'bytes', page.bytes);
-    deps.buffer(m, record(task.name, job.data, page.status, fetchedAt, page.contentType, page.bytes, outcome.items, outcome.problems));
-    if (outcome.items.length) m.hincrby(statsKey, 'items', outcome.items.length);
-    if (outcome.problems.length) m.hincrby(statsKey, 'problems', outcome.problems.length);
-    for (const [reason, n] of Object.entries(outcome.droppedByReason)) m.hincrby(statsKey, `dropped:${reason}`, n);
-    m.unlink(crawl.keys.claim(jobId));
-    await m.exec();
+    // After the links are enqueued, in one call: the page record for the store, the counters, and the end of this
+    // job's claim on its links. A worker dying before it leaves the job to a retry that enqueues the same links
+    // (no-ops by job id) and counts the page once.
+    const rec = record(task.name, job.data, page.status, fetchedAt, page.contentType, page.bytes, outcome.items, outcome.problems);
+    const counters: Record<string, number> = { done: 1, bytes: page.bytes, items: outcome.items.length, problems: outcome.problems.length };
+    for (const [reason, n] of Object.entries(outcome.droppedByReason)) counters[`dropped:${reason}`] = n;
+    await crawl.completePage(run, jobId, [PAGE_FIELD, encodePage(rec)], counters);
 
     if (outcome.problems.length > 0) {
       deps.log('warn', `${url}: ${outcome.problems.length} item problem(s), first: ${outcome.problems[0]!.type}[${outcome.problems[0]!.index}] ${outcome.problems[0]!.message}`);

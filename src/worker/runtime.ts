@@ -8,7 +8,6 @@ import { bullPrefix, WORKERS_KEY } from '../queue/keys';
 import { HostGate } from '../queue/politeness';
 import { connectRedis, redactUrl } from '../queue/redis';
 import { RobotsCache } from '../queue/robots';
-import { bufferPageIn } from '../store/buffer';
 import { FetchFailure, fetchPage } from './fetcher';
 import { createAnalyser } from './analysis';
 import { backoffDelay, createProcessor, fetchOptions } from './processor';
@@ -52,7 +51,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
     const crawl = new CrawlQueue(redis, task.name);
     queues.push(crawl);
     const robots = new RobotsCache(redis, (origin) => fetchRobots(origin, task));
-    const processor = createProcessor({ task, crawl, redis, robots, gate, buffer: bufferPageIn, log, analyser });
+    const processor = createProcessor({ task, crawl, redis, robots, gate, log, analyser });
     const worker = new Worker<PageJobData, PageJobResult>(task.name, processor, {
       connection: connectRedis(opts.redisUrl),
       prefix: bullPrefix(task.name),
