@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { redactUrl } from '../queue/redis';
 import { itemTableName, mergeFieldNames, ORDER_COLUMNS, quoteIdent } from './tables';
 import {
@@ -55,7 +55,9 @@ export class PostgresStore implements ItemStore {
     this.location = redactUrl(url);
     this.schema = opts.schema;
     this.s = quoteIdent(opts.schema);
-    this.pool = new pg.Pool({
+    // Required here, not imported: a process that never opens a PostgreSQL store does not load the driver.
+    const { Pool } = require('pg') as typeof import('pg');
+    this.pool = new Pool({
       connectionString: url,
       max: opts.maxConnections ?? 4,
       connectionTimeoutMillis: opts.connectTimeoutMs ?? 5_000,

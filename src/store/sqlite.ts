@@ -1,6 +1,6 @@
 import { mkdirSync, rmdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { Database, type Statement } from 'node-sqlite3-wasm';
+import type { Database, Statement } from 'node-sqlite3-wasm';
 import { itemTableName, mergeFieldNames, ORDER_COLUMNS, quoteIdent } from './tables';
 import {
   StoreDataError,
@@ -144,10 +144,13 @@ export class SqliteStore implements ItemStore {
     } catch (err) {
       throw new Error(`cannot create the folder for SQLite store ${this.path}: ${(err as Error).message} — check that it is writable`);
     }
+    // Required here, not imported: loading the module compiles SQLite's WebAssembly (~50 ms), which every CLI
+    // command and every process that bundles the store paid at start-up, whether it opened a store or not.
+    const { Database: SqliteDatabase } = require('node-sqlite3-wasm') as typeof import('node-sqlite3-wasm');
     await this.withBusyRetry('open', () => {
       let db: Database;
       try {
-        db = new Database(this.path);
+        db = new SqliteDatabase(this.path);
       } catch (err) {
         throw new Error(`cannot open SQLite store ${this.path}: ${(err as Error).message} — check that the file is a SQLite database and the folder is writable`, { cause: err });
       }
