@@ -16,7 +16,7 @@ import { progressLine, summaryLines } from './format';
 import { chooseRedis } from './redis';
 import { testTaskFile } from '../core/designer/fixtureStore';
 import { formatTestReport } from '../core/designer/fixtures';
-import { attachStore, storeUrlFor } from '../worker/storage';
+import { attachStore, storeUrlFor, type AttachedStore } from '../worker/storage';
 import { exportItems, openStore, type ExportFormat } from '../store';
 import { createWriteStream } from 'node:fs';
 import { dirname } from 'node:path';
@@ -138,18 +138,14 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   const task = await loadTaskFile(taskFile);
   const redis = await chooseRedis(flags.redis, task.file);
   console.log(`Redis: ${redis.describe()}`);
-  const storeRedis = connectRedis(redis.url);
-  let attached;
-  try {
-    attached = await attachStore(storeRedis, task, (msg) => console.error(`\nstore: ${msg}`));
-  } catch (err) {
-    storeRedis.disconnect();
-    await redis.release();
-    throw err;
-  }
-  console.log(`Store: ${attached.store.location}`);
+  // The session exists before the store is open so its workers boot (half a second) while the store opens; its
+  // store hooks are only called once the run is under way, after `attached` is set.
+  let attached!: AttachedStore;
   const session = new CrawlSession({
-    store: attached.hooks,
+    store: {
+      finalize: (run, status, durationMs) => attached.hooks.finalize(run, status, durationMs),
+      backlog: async () => (await attached.hooks.backlog?.()) ?? 0,
+    },
     task,
     redisUrl: redis.url,
     workers: flags.workers,
@@ -170,6 +166,18 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
       if (!expected) console.error(`\nworker ${pid} exited unexpectedly (${signal ?? `code ${code}`}); last lines:\n  ${lines.slice(-5).join('\n  ')}`);
     },
   });
+  session.startWorkers();
+  const storeRedis = connectRedis(redis.url);
+  try {
+    attached = await attachStore(storeRedis, task, (msg) => console.error(`\nstore: ${msg}`));
+  } catch (err) {
+    await session.supervisor.stopAll();
+    await session.close();
+    storeRedis.disconnect();
+    await redis.release();
+    throw err;
+  }
+  console.log(`Store: ${attached.store.location}`);
   let interrupted = false;
   const onSignal = () => {
     if (interrupted) {

@@ -62,6 +62,7 @@ export class CrawlSession {
   readonly crawl: CrawlQueue;
   readonly supervisor: WorkerSupervisor;
   private stopping = false;
+  private workersStarted = false;
   private wake: (() => void) | null = null;
 
   constructor(private readonly opts: SessionOptions) {
@@ -86,6 +87,16 @@ export class CrawlSession {
   }
 
   /**
+   * Starts the local workers now rather than in run(), for callers with set-up of their own to overlap with their
+   * boot. Starts them once, however often it is called.
+   */
+  startWorkers(): void {
+    if (this.workersStarted || this.opts.workers <= 0) return;
+    this.workersStarted = true;
+    this.supervisor.start(this.opts.workers);
+  }
+
+  /**
    * Runs until the crawl drains (or stop() is called); resolves with the final status. A recurring task keeps
    * running: each scheduled run is watched and finalized in turn until stop().
    */
@@ -95,7 +106,7 @@ export class CrawlSession {
     // Workers boot (half a second: a Node process, its bundle, its task file, Redis) while the run is set up. One
     // that is ready first (it rarely is) meets nothing a remote worker joining at any moment could not: at worst a
     // leftover job of a run being replaced, whose links its run check refuses (discover.lua).
-    if (this.opts.workers > 0) this.supervisor.start(this.opts.workers);
+    this.startWorkers();
     let current!: RunInfo;
     let resumed = false;
     let lastDone = 0;
