@@ -3,7 +3,7 @@
 // crawler on the same site at the same concurrency, each checked for completeness -> micro-benchmarks ->
 // bench/results/<date>.md (also printed). Timings are reported, never asserted.
 //
-//   node bench/run.mjs [--quick] [--concurrency 16] [--only limit,cs1,cs2,crawlee,crawlee-np,scrapy,micro]
+//   node bench/run.mjs [--quick] [--concurrency 16] [--only limit,cs1,cs2,crawlee,crawlee-np,scrapy,scale,micro]
 //                      [--profile] [--keep]
 //
 // --quick: a ~550-page site, 200k URLs for dedup, 20k items for the stores (a sanity run in about a minute).
@@ -39,6 +39,8 @@ const C = Number(flags.concurrency ?? 16);
 const only = flags.only ? new Set(flags.only.split(',')) : null;
 const want = (k) => !only || only.has(k);
 const SITE = quick ? { list: 25, per: 20, filler: 22 } : { list: 100, per: 20, filler: 22 };
+// The linearity check's site: the same kind of pages, ~50,000 of them (~5,500 with --quick).
+const SCALE_LIST = quick ? 250 : 2270;
 const DEDUP_URLS = quick ? 200_000 : 1_000_000;
 const STORE_ITEMS = quick ? 20_000 : 100_000;
 const tmp = join(here, 'results', 'tmp', `run-${Date.now().toString(36)}`);
@@ -193,6 +195,39 @@ async function measureCrawler(def, ctx) {
   );
   if (res.code !== 0) log(res.output.slice(-2000));
   return row;
+}
+
+/**
+ * The linearity target: Crawl Studio (1 worker) on a site ~23× the size, generated and served like the standard
+ * one. Its pages/s against the standard site's cs1 row shows whether any per-page cost grows with the seen set,
+ * the queue or the store.
+ */
+async function scaleRun(ctx) {
+  const site = join(ctx.shm, 'site-scale');
+  log(`scale: site of ${SCALE_LIST} list pages × ${SITE.per} books`);
+  execFileSync(process.execPath, [join(build, 'sitegen.js'), '--out', site, '--list', String(SCALE_LIST), '--per', String(SITE.per), '--filler', String(SITE.filler)], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const expected = JSON.parse(readFileSync(join(site, 'expected.json'), 'utf8'));
+  const nginx = await startNginx({ root: site, dir: join(ctx.shm, 'nginx-scale') });
+  services.push(nginx);
+  try {
+    const sctx = { ...ctx, nginx, expected };
+    const def = { ...crawlerDefs(sctx).find((d) => d.key === 'cs1'), key: 'cs1-scale', name: `Crawl Studio, 1 worker × ${C}, ${fmt(expected.pages.length)}-page site` };
+    log(`crawler: ${def.name}`);
+    return { row: await measureCrawler(def, sctx), expected: { pages: expected.pages.length, items: expected.items } };
+  } finally {
+    await nginx.stop();
+    services.splice(services.indexOf(nginx), 1);
+    if (!flags.keep) rmrf(site);
+  }
+}
+
+/** The large site's Crawl Studio row against the standard site's: ratios of pages/s (wall, fetch window) and CPU per page. */
+function linearity(large, small) {
+  if (!large || !small || !small.complete) return null;
+  const wall = large.pagesPerSec / small.pagesPerSec;
+  const window = large.windowPagesPerSec && small.windowPagesPerSec ? large.windowPagesPerSec / small.windowPagesPerSec : null;
+  const met = large.complete && wall >= 0.9 && (window === null || window >= 0.9);
+  return { large, small, wall, window: window ?? NaN, cpu: large.cpuPer1000 / small.cpuPer1000, met };
 }
 
 function csParse(output, { dir }) {
@@ -455,7 +490,27 @@ function report(ctx, rows, m, prof) {
     t.push(`- Redis round trips per page: ${csRows.map((r) => `${fmt(r.redis.reads / r.pages, 1)} (${r.key})`).join(', ')}; commands executed per page, Lua-internal included: ${csRows.map((r) => fmt(r.redis.commands / r.pages, 1)).join(', ')}`);
     if (m?.dedup?.engineUsedMemoryBytesPerUrl) t.push(`- ≤ 16 bytes/URL dedup at ${fmt(m.dedup.urls)} URLs: ${fmt(m.dedup.engineUsedMemoryBytesPerUrl, 1)} bytes/URL (INFO used_memory delta) — ${m.dedup.engineUsedMemoryBytesPerUrl <= 16 ? 'met' : '**not met**'}`);
     if (Array.isArray(m?.store)) for (const s of m.store.filter((x) => x.path === 'pipeline')) t.push(`- ≥ 20,000 items/s into ${s.store} with dedup (stream → writer → store): ${fmt(s.itemsPerSec)} items/s — ${s.itemsPerSec >= 20_000 ? 'met' : '**not met**'}`);
+    const lin = linearity(ctx.scale?.row, rows.find((r) => r.key === 'cs1'));
+    if (lin) t.push(`- Linear cost, pages/s on the ${fmt(lin.large.pages)}-page site within 10% of the ${fmt(lin.small.pages)}-page site's (1 worker): ${fmt(lin.wall * 100)}% of it (fetch window ${fmt(lin.window * 100)}%), CPU per page ${fmt(lin.cpu, 2)}× — ${lin.met ? 'met' : '**not met**'} (below)`);
     L.push(...t);
+  }
+  const lin = linearity(ctx.scale?.row, rows.find((r) => r.key === 'cs1'));
+  if (lin) {
+    L.push('');
+    L.push(
+      `**Cost grows linearly** — the same crawl on a site ${fmt(lin.large.pages / lin.small.pages, 0)}× the size (${SCALE_LIST} list pages; generated and served like the standard site), ` +
+        'one run after the standard rows. Met when neither pages/s nor the fetch window\'s pages/s falls more than 10% below the standard site\'s: ' +
+        'a per-page cost that grew with the seen set, the queue or the store would show here. (The larger crawl spreads its start-up over more pages, so its wall-clock rate may be higher.)',
+    );
+    L.push('');
+    L.push('| site | complete | pages | wall s | pages/s | pages/s (fetch window) | CPU s / 1,000 pages | peak RSS | Redis mem (peak) | Redis cmds / page | Redis round trips / page |');
+    L.push('|---|---|---|---|---|---|---|---|---|---|---|');
+    for (const r of [lin.small, lin.large]) {
+      L.push(
+        `| ${fmt(r.pages)} pages | ${r.complete ? 'yes' : `**no** (${JSON.stringify(r.check.examples)} items ${JSON.stringify(r.items)})`} | ${fmt(r.pages)} | ${fmt(r.wallS, 1)} | **${fmt(r.pagesPerSec)}** | ${fmt(r.windowPagesPerSec)} ` +
+          `| ${fmt(r.cpuPer1000, 2)} | ${mb(r.peakRss)} | ${r.redis ? `${mb(r.redis.usedMemory)} (${mb(r.redis.usedMemoryPeak)})` : '–'} | ${r.redis ? fmt(r.redis.commands / r.pages, 1) : '–'} | ${r.redis ? fmt(r.redis.reads / r.pages, 1) : '–'} |`,
+      );
+    }
   }
   const cs1 = rows.find((r) => r.key === 'cs1');
   if (cs1?.redis) {
@@ -563,7 +618,7 @@ async function main() {
   const expected = JSON.parse(readFileSync(join(site, 'expected.json'), 'utf8'));
   const nginx = await startNginx({ root: site, dir: join(shm, 'nginx') });
   services.push(nginx);
-  const ctx = { nginx, expected, site, scrapyVersion, nginxVersion, source, host, command: `node bench/run.mjs ${process.argv.slice(2).join(' ')}`.trim() };
+  const ctx = { nginx, expected, site, shm, scrapyVersion, nginxVersion, source, host, command: `node bench/run.mjs ${process.argv.slice(2).join(' ')}`.trim() };
   try {
     log('server ceiling (wrk)');
     const w1 = wrk(`${nginx.url}/catalogue/book-7.html`, quick ? 2 : 4);
@@ -599,12 +654,13 @@ async function main() {
       }
     }
     ctx.perRound = perRound;
+    ctx.scale = want('scale') ? await scaleRun(ctx) : null;
     const m = want('micro') ? await micro(ctx) : null;
     const prof = flags.profile ? await profileRun(ctx) : null;
     const md = report(ctx, rows, m, prof) + `\nWhole suite: ${fmt((Date.now() - t0) / 1000)} s.\n`;
     const outFile = flags.out ?? join(here, 'results', `${new Date().toISOString().slice(0, 10)}${quick ? '-quick' : ''}.md`);
     writeFileSync(outFile, md);
-    writeFileSync(join(tmp, 'raw.json'), JSON.stringify({ rows, micro: m, prof, expected: { ...expected, pages: expected.pages.length } }, null, 1));
+    writeFileSync(join(tmp, 'raw.json'), JSON.stringify({ rows, scale: ctx.scale, micro: m, prof, expected: { ...expected, pages: expected.pages.length } }, null, 1));
     console.log(md);
     log(`written ${outFile} (raw numbers: ${join(tmp, 'raw.json')})`);
   } finally {

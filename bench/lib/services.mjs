@@ -47,6 +47,10 @@ export async function startNginx({ root, dir, workers = 1 }) {
   mkdirSync(join(dir, 'tmp'), { recursive: true });
   const port = await freePort();
   const root_ = typeof process.getuid === 'function' && process.getuid() === 0;
+  // Cached open files hold descriptors: a cache larger than the descriptor limit made nginx answer 500 ("Too many
+  // open files") part-way through the ~50,000-page linearity site. Half the limit leaves room for connections.
+  const nofile = Number(spawnSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).stdout.trim()) || 1024;
+  const fileCache = Math.max(256, Math.min(100_000, Math.floor(nofile / 2)));
   const conf = `
 ${root_ ? 'user root;' : ''}
 daemon off;
@@ -65,7 +69,7 @@ http {
   tcp_nodelay on;
   keepalive_timeout 65;
   keepalive_requests 1000000;
-  open_file_cache max=100000 inactive=120s;
+  open_file_cache max=${fileCache} inactive=120s;
   open_file_cache_valid 120s;
   client_body_temp_path ${dir}/tmp/body;
   proxy_temp_path ${dir}/tmp/proxy;
