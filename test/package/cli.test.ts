@@ -61,4 +61,20 @@ describe('the crawl-studio npm package', function () {
     assert.equal(result.status.stats!.done, expectedPages(site.url, SITE).length);
     assert.match(log, /worker .* on redis:\/\/127\.0\.0\.1/);
   });
+
+  it('a run whose store cannot open fails with the store\'s error, and the workers it started are gone', async () => {
+    // The workers boot while the store opens (CLI run), so a store that fails must take them down again.
+    const task = await writeTask(bookTask(site.url, 'pkgbadstore', 'store: { url: "postgres://nobody@127.0.0.1:1/nodb" }'));
+    const run = spawn(bin, ['run', task.file, '--workers', '2', '--redis', redis.url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    run.stdout.on('data', (b) => (out += b));
+    run.stderr.on('data', (b) => (out += b));
+    const code = await new Promise<number | null>((r) => run.on('exit', (c) => r(c)));
+    assert.equal(code, 1, out);
+    assert.match(out, /cannot reach PostgreSQL postgres:\/\/nobody@127\.0\.0\.1:1\/nodb/);
+    // A worker killed as the CLI exits may take a moment to leave the process table.
+    const workersLeft = () => execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(task.file) && !l.includes(' run '));
+    for (let i = 0; i < 40 && workersLeft().length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(workersLeft(), [], 'no worker process of this task is left');
+  });
 });
