@@ -159,7 +159,9 @@ export class CrawlSession {
         }
         await new Promise<void>((r) => {
           this.wake = r;
-          setTimeout(r, nextPollMs(status.counts, rate, this.opts.pollMs ?? 500));
+          // Only a running run is about to drain: a recurring or joined session idles at the configured poll
+          // between runs (its rate, an average, takes a while to decay to 0).
+          setTimeout(r, nextPollMs(status.counts, status.run?.state === 'running' ? rate : 0, this.opts.pollMs ?? 500));
         });
       }
     } finally {
