@@ -148,6 +148,8 @@ class Writer implements WriterHandle {
     this.blocking.on('error', () => undefined);
     // Its id lets stop() end a blocked read at once (CLIENT UNBLOCK) instead of waiting out the BLOCK timeout,
     // which was most of the time a finished crawl took to exit. A reconnect is a new client with a new id.
+    // Forgotten as soon as the connection closes: after a server restart the old id may name another client.
+    this.blocking.on('close', () => (this.blockingId = null));
     this.blocking.on('ready', () => {
       this.blockingId = null;
       void this.blocking.client('ID').then(
