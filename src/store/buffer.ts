@@ -14,9 +14,14 @@ export function encodePage(page: PageRecord): string {
   return JSON.stringify(page);
 }
 
+/** A page's items-stream entry as field and value, for every way of appending it. */
+export function pageEntry(page: PageRecord): [field: string, value: string] {
+  return [PAGE_FIELD, encodePage(page)];
+}
+
 /** Appends one page (with its items and extraction problems) to the task's items stream. */
 export async function bufferPage(redis: Redis, page: PageRecord): Promise<void> {
-  await redis.xadd(taskKeys(page.task).items, '*', PAGE_FIELD, encodePage(page));
+  await redis.xadd(taskKeys(page.task).items, '*', ...pageEntry(page));
 }
 
 /**
@@ -24,5 +29,5 @@ export async function bufferPage(redis: Redis, page: PageRecord): Promise<void> 
  * their page's counters in one script call instead (CrawlQueue.completePage, lua/pageDone.lua).
  */
 export function bufferPageIn(pipeline: ChainableCommander, page: PageRecord): ChainableCommander {
-  return pipeline.xadd(taskKeys(page.task).items, '*', PAGE_FIELD, encodePage(page));
+  return pipeline.xadd(taskKeys(page.task).items, '*', ...pageEntry(page));
 }

@@ -6,7 +6,7 @@ import type { CrawlTask } from '../core/task/model';
 import { SCHEDULED_RUN_JOB, type CrawlQueue, type PageJobData, type PageJobResult } from '../queue/crawl';
 import type { HostGate } from '../queue/politeness';
 import type { RobotsCache } from '../queue/robots';
-import { encodePage, PAGE_FIELD } from '../store/buffer';
+import { pageEntry } from '../store/buffer';
 import type { PageRecord } from '../store/types';
 import { AnalysisError, inlineAnalyser, type AnalysedPage, type PageAnalyser } from './analysis';
 import { FetchFailure, fetchPage, type FetchOptions } from './fetcher';
@@ -127,7 +127,7 @@ export function createProcessor(deps: ProcessorDeps) {
     if (!page.isHtml) {
       // The page record goes to the store with the counters, in one call: durable together (see store/buffer.ts).
       const rec = record(task.name, job.data, page.status, fetchedAt, page.contentType, page.bytes, [], []);
-      await crawl.completePage(run, jobId, [PAGE_FIELD, encodePage(rec)], { done: 1, nonhtml: 1, bytes: page.bytes });
+      await crawl.completePage(run, jobId, pageEntry(rec), { done: 1, nonhtml: 1, bytes: page.bytes });
       return { outcome: 'non-html', status: page.status, items: 0, links: 0, reason: page.contentType ?? undefined };
     }
 
@@ -150,7 +150,7 @@ export function createProcessor(deps: ProcessorDeps) {
     const rec = record(task.name, job.data, page.status, fetchedAt, page.contentType, page.bytes, outcome.items, outcome.problems);
     const counters: Record<string, number> = { done: 1, bytes: page.bytes, items: outcome.items.length, problems: outcome.problems.length };
     for (const [reason, n] of Object.entries(outcome.droppedByReason)) counters[`dropped:${reason}`] = n;
-    await crawl.completePage(run, jobId, [PAGE_FIELD, encodePage(rec)], counters);
+    await crawl.completePage(run, jobId, pageEntry(rec), counters);
 
     if (outcome.problems.length > 0) {
       deps.log('warn', `${url}: ${outcome.problems.length} item problem(s), first: ${outcome.problems[0]!.type}[${outcome.problems[0]!.index}] ${outcome.problems[0]!.message}`);
