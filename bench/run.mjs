@@ -417,6 +417,12 @@ function fmt(n, d = 0) {
 }
 const mb = (b) => (b ? `${fmt(b / 1048576, 0)} MB` : '–');
 
+/** A row's Redis memory (peak), commands per page and round trips per page, as table cells. */
+function redisCells(r) {
+  if (!r.redis) return '– | – | –';
+  return `${mb(r.redis.usedMemory)} (${mb(r.redis.usedMemoryPeak)}) | ${fmt(r.redis.commands / r.pages, 1)} | ${fmt(r.redis.reads / r.pages, 1)}`;
+}
+
 function report(ctx, rows, m, prof) {
   const L = [];
   // The bar is the faster no-queue row: the limit's own hand-written extraction, or the same loop running Crawl
@@ -424,6 +430,7 @@ function report(ctx, rows, m, prof) {
   // politeness, dedup and storage.
   const noQueue = rows.filter((r) => (r.key === 'limit' || r.key === 'limit-pipeline') && r.complete);
   const limit = noQueue.length ? noQueue.reduce((a, b) => (b.pagesPerSec > a.pagesPerSec ? b : a)) : null;
+  const lin = linearity(ctx.scale?.row, rows.find((r) => r.key === 'cs1'));
   const date = new Date().toISOString();
   L.push(`# Crawl Studio benchmark — ${date.slice(0, 10)}${quick ? ' (quick)' : ''}`);
   L.push('');
@@ -458,8 +465,7 @@ function report(ctx, rows, m, prof) {
     L.push(
       `| ${r.name} | ${r.complete ? 'yes' : `**no** (${[r.check.ok ? '' : `missing ${r.check.missing}, twice ${r.check.twice}, unexpected ${r.check.unexpected}, errors ${r.check.errors}`, r.itemsOk ? '' : `items ${JSON.stringify(r.items)}`].filter(Boolean).join('; ')})`} ` +
         `| ${fmt(r.pages)} | ${fmt(r.wallS, 1)} | **${fmt(r.pagesPerSec)}**${r.runs?.length > 1 ? ` (runs: ${r.runs.map((x) => fmt(x)).join(', ')})` : ''} | ${fmt(r.windowPagesPerSec)} | ${ratio ? `${fmt(ratio * 100)}%` : '–'}${wratio ? ` (${fmt(wratio * 100)}%)` : ''} ` +
-        `| ${fmt(r.cpuPer1000, 2)} | ${mb(r.peakRss)} | ${r.redis ? `${mb(r.redis.usedMemory)} (${mb(r.redis.usedMemoryPeak)})` : '–'} ` +
-        `| ${r.redis ? fmt(r.redis.commands / r.pages, 1) : '–'} | ${r.redis ? fmt(r.redis.reads / r.pages, 1) : '–'} |`,
+        `| ${fmt(r.cpuPer1000, 2)} | ${mb(r.peakRss)} | ${redisCells(r)} |`,
     );
   }
   L.push('');
@@ -490,11 +496,9 @@ function report(ctx, rows, m, prof) {
     t.push(`- Redis round trips per page: ${csRows.map((r) => `${fmt(r.redis.reads / r.pages, 1)} (${r.key})`).join(', ')}; commands executed per page, Lua-internal included: ${csRows.map((r) => fmt(r.redis.commands / r.pages, 1)).join(', ')}`);
     if (m?.dedup?.engineUsedMemoryBytesPerUrl) t.push(`- ≤ 16 bytes/URL dedup at ${fmt(m.dedup.urls)} URLs: ${fmt(m.dedup.engineUsedMemoryBytesPerUrl, 1)} bytes/URL (INFO used_memory delta) — ${m.dedup.engineUsedMemoryBytesPerUrl <= 16 ? 'met' : '**not met**'}`);
     if (Array.isArray(m?.store)) for (const s of m.store.filter((x) => x.path === 'pipeline')) t.push(`- ≥ 20,000 items/s into ${s.store} with dedup (stream → writer → store): ${fmt(s.itemsPerSec)} items/s — ${s.itemsPerSec >= 20_000 ? 'met' : '**not met**'}`);
-    const lin = linearity(ctx.scale?.row, rows.find((r) => r.key === 'cs1'));
     if (lin) t.push(`- Linear cost, pages/s on the ${fmt(lin.large.pages)}-page site within 10% of the ${fmt(lin.small.pages)}-page site's (1 worker): ${fmt(lin.wall * 100)}% of it (fetch window ${fmt(lin.window * 100)}%), CPU per page ${fmt(lin.cpu, 2)}× — ${lin.met ? 'met' : '**not met**'} (below)`);
     L.push(...t);
   }
-  const lin = linearity(ctx.scale?.row, rows.find((r) => r.key === 'cs1'));
   if (lin) {
     L.push('');
     L.push(
@@ -508,7 +512,7 @@ function report(ctx, rows, m, prof) {
     for (const r of [lin.small, lin.large]) {
       L.push(
         `| ${fmt(r.pages)} pages | ${r.complete ? 'yes' : `**no** (${JSON.stringify(r.check.examples)} items ${JSON.stringify(r.items)})`} | ${fmt(r.pages)} | ${fmt(r.wallS, 1)} | **${fmt(r.pagesPerSec)}** | ${fmt(r.windowPagesPerSec)} ` +
-          `| ${fmt(r.cpuPer1000, 2)} | ${mb(r.peakRss)} | ${r.redis ? `${mb(r.redis.usedMemory)} (${mb(r.redis.usedMemoryPeak)})` : '–'} | ${r.redis ? fmt(r.redis.commands / r.pages, 1) : '–'} | ${r.redis ? fmt(r.redis.reads / r.pages, 1) : '–'} |`,
+          `| ${fmt(r.cpuPer1000, 2)} | ${mb(r.peakRss)} | ${redisCells(r)} |`,
       );
     }
   }
