@@ -14,8 +14,9 @@ export interface HostileContext {
   crawlStarted: number;
   /** Requests the 503 burst answered, and when the flaky page was requested. */
   burst503?: number;
-  /** When the first book page was requested (the burst is timed from it). */
-  firstBookAt?: number;
+  /** Book pages requested so far, and when the burst began. */
+  booksRequested?: number;
+  burstFrom?: number;
   flakyAt?: number[];
 }
 
@@ -73,7 +74,8 @@ export const HOSTILE = {
   deepBook: '/catalogue/book-deep.html',
 } as const;
 
-const BURST_AFTER_MS = 500;
+/** The burst starts at this book request: by then the crawl is fetching books at full rate. */
+const BURST_AT_BOOK = 50;
 const BURST_MS = 1_500;
 
 export function hostileMiddleware(ctx: HostileContext): (req: IncomingMessage, res: ServerResponse) => boolean {
@@ -85,12 +87,16 @@ export function hostileMiddleware(ctx: HostileContext): (req: IncomingMessage, r
   return (req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
     const html = (body: string) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
-    // A 503 burst over the book pages, shortly after the first of them is requested: every request gets
-    // Retry-After. Timed from the first book request, not the crawl's start, so it hits the crawl on a fast or a
-    // slow machine alike (timed from the start, a fast CI run once fetched no book inside the window).
-    if (path.startsWith('/catalogue/book-') && ctx.crawlStarted > 0) ctx.firstBookAt ??= Date.now();
-    const since = ctx.firstBookAt === undefined ? -1 : Date.now() - ctx.firstBookAt;
-    if (since > BURST_AFTER_MS && since < BURST_AFTER_MS + BURST_MS && path.startsWith('/catalogue/book-')) {
+    // A 503 burst over the book pages while the crawl is fetching them: every request gets Retry-After. It starts
+    // at the 50th book request, not at a time: timed from the crawl's start, a fast run once fetched no book in the
+    // window; timed from the first book request, the deep book linked from the home page started the clock, and a
+    // slow list phase let the window pass before the crawl reached the other books.
+    const isBook = path.startsWith('/catalogue/book-') && path !== HOSTILE.deepBook;
+    if (isBook && ctx.crawlStarted > 0 && ctx.burstFrom === undefined) {
+      ctx.booksRequested = (ctx.booksRequested ?? 0) + 1;
+      if (ctx.booksRequested >= BURST_AT_BOOK) ctx.burstFrom = Date.now();
+    }
+    if (isBook && ctx.burstFrom !== undefined && Date.now() - ctx.burstFrom < BURST_MS) {
       ctx.burst503 = (ctx.burst503 ?? 0) + 1;
       res.writeHead(503, { 'retry-after': '1', 'content-type': 'text/plain' }).end('busy');
       return true;
