@@ -94,10 +94,12 @@ export class CrawlQueue {
   constructor(
     redis: Redis,
     readonly taskName: string,
+    /** BullMQ's Queue connection; the same one by default (see worker/runtime.ts for why a worker splits them). */
+    bullConnection: Redis = redis,
   ) {
     this.redis = withScripts(redis);
     this.keys = taskKeys(taskName);
-    this.queue = new Queue<PageJobData, PageJobResult>(taskName, { connection: redis, prefix: bullPrefix(taskName) });
+    this.queue = new Queue<PageJobData, PageJobResult>(taskName, { connection: bullConnection, prefix: bullPrefix(taskName) });
     // Queue errors (e.g. a lost connection) are surfaced by the callers' own commands; don't crash on them.
     this.queue.on('error', () => undefined);
   }
