@@ -533,6 +533,8 @@ function report(ctx, rows, m, prof) {
       L.push('| editor | measured | target |', '| --- | --- | --- |');
       if (e.activation) L.push(`| extension load + activate (production bundle, stubbed vscode) | ${fmt(e.activation.loadMs, 1)} + ${fmt(e.activation.activateMs, 1)} ms | ≤ 100 ms — ${e.activation.loadMs + e.activation.activateMs <= 100 ? 'met' : '**not met**'} |`);
       for (const p of e.preview ?? []) L.push(`| preview update, ${p.shape} ${fmt(p.pageBytes / 1024)} KB page (parse + extract + highlights), p50 / p95 | ${fmt(p.p50Ms)} / ${fmt(p.p95Ms)} ms | ≤ 150 ms — ${p.p95Ms <= 150 ? 'met' : '**not met**'} |`);
+      // The picker answers a click in the same preview, so it has the preview's budget.
+      for (const p of e.preview ?? []) if (p.pickP95Ms !== undefined) L.push(`| picker suggestion for a clicked card title, ${p.shape} ${fmt(p.pageBytes / 1024)} KB page, p50 / p95 | ${fmt(p.pickP50Ms, 1)} / ${fmt(p.pickP95Ms, 1)} ms | ≤ 150 ms — ${p.pickP95Ms <= 150 ? 'met' : '**not met**'} |`);
       if (e.results) L.push(`| results view, first rows at ${fmt(e.results.items)} items; scroll page p95 | ${fmt(e.results.firstRowsMs)} ms; ${fmt(e.results.scroll.p95Ms)} ms | ≤ 300 ms — ${e.results.firstRowsMs <= 300 ? 'met' : '**not met**'} |`);
       if (e.results?.filteredFirstRowsMs !== undefined) L.push(`| results view, first rows with a text filter (${fmt(e.results.filteredMatches)} of ${fmt(e.results.items)} match) | ${fmt(e.results.filteredFirstRowsMs)} ms | – |`);
       if (e.vsixBytes) L.push(`| .vsix size | ${fmt(e.vsixBytes / 1048576, 2)} MB | – |`);

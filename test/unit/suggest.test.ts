@@ -256,15 +256,13 @@ describe('selector suggestion', () => {
     });
   });
 
-  it('stays fast on a 300 KB page', () => {
+  // How fast: the bench's picker row (npm run bench), not a timing assertion here.
+  it('suggests the list selector on a 300 KB page of 1,400 cards', () => {
     const big = renderPage('/catalogue/page-1.html', { listPages: 1, perPage: 1400 })!.body;
     assert.ok(big.length > 300_000, `${big.length} bytes`);
     const $ = cheerio.load(big);
-    const started = performance.now();
     const s = suggest($, 'article.product_pod h3 a', 700);
-    const ms = performance.now() - started;
     assert.equal(s.selector, 'article.product_pod h3 a');
     assert.equal(s.count, 1400);
-    assert.ok(ms < 500, `${ms.toFixed(0)} ms`);
   });
 });

