@@ -18,6 +18,11 @@ const common = {
   format: 'cjs',
   sourcemap: production ? false : 'linked',
   minify: production,
+  // A package's ES module build when it has one (today that changes only BullMQ, the one dependency with a
+  // "module" field and no "exports" map): esbuild hoists and tree-shakes ES modules, where CommonJS stays wrapped
+  // and reaches every export through `exports`. BullMQ's: 470 KB less in the worker bundle and ~10% less CPU per
+  // crawled page (bench, interleaved A/B).
+  mainFields: ['module', 'main'],
   loader: { '.lua': 'text', '.yaml': 'text' },
   // msgpackr-extract is msgpackr's optional native accelerator: never load a native module (DEVELOPERS rule);
   // msgpackr falls back to its pure-JS encoder when the require fails.

@@ -28,6 +28,8 @@ const common = {
   target: 'node20',
   format: 'cjs',
   sourcemap: 'linked',
+  // As esbuild.mjs: packages' ES module builds when they have one (BullMQ's).
+  mainFields: ['module', 'main'],
   loader: { '.lua': 'text', '.yaml': 'text' },
   external: ['vscode', 'msgpackr-extract', 'pg-native'],
   logLevel: 'warning',
