@@ -1,0 +1,34 @@
+import { strict as assert } from 'node:assert';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+// The brief's rule for the Redis client: one copy of ioredis in every bundle, of the major BullMQ is built and
+// tested against. A second copy would give BullMQ and the engine different client classes (BullMQ checks
+// `instanceof`-like shapes on the connection it is handed) and twice the code to load.
+
+const root = join(__dirname, '..', '..', '..');
+const read = (p: string) => JSON.parse(readFileSync(join(root, p), 'utf8')) as Record<string, any>;
+const major = (version: string) => Number(/(\d+)/.exec(version)?.[1]);
+
+describe('dependencies', () => {
+  it('installs one ioredis, of the major BullMQ is built and tested against', () => {
+    const lock = read('package-lock.json');
+    const copies = Object.keys(lock.packages as object).filter((p) => p === 'node_modules/ioredis' || p.endsWith('/node_modules/ioredis'));
+    assert.deepEqual(copies, ['node_modules/ioredis'], `ioredis installed at ${copies.join(', ')}`);
+    const ours = lock.packages['node_modules/ioredis'].version as string;
+    const bullmq = read('node_modules/bullmq/package.json');
+    const tested = (bullmq.devDependencies?.ioredis ?? bullmq.dependencies?.ioredis) as string;
+    assert.ok(tested, "bullmq's package.json names no ioredis it is built against");
+    assert.equal(major(ours), major(tested), `ioredis ${ours}, BullMQ built against ${tested}`);
+  });
+
+  it('bundles one ioredis into each program', function () {
+    // The development build keeps esbuild's "// node_modules/<path>" marker before every bundled module.
+    const bundles = ['dist/worker.js', 'dist/cli.js', 'dist/extension.js'].map((b) => join(root, b));
+    if (!bundles.every(existsSync)) throw new Error('build first (node esbuild.mjs): dist/ is missing a bundle');
+    for (const b of bundles) {
+      const markers = readFileSync(b, 'utf8').match(/^\/\/ .*node_modules\/ioredis\/built\/Redis\.js$/gm) ?? [];
+      assert.equal(markers.length, 1, `${b}: ${markers.join(', ') || 'no ioredis'}`);
+    }
+  });
+});
