@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { summariseProfile } from './lib/profile.mjs';
 import { startMonitor } from './lib/monitor.mjs';
-import { cpuOf, killRunning, procStat, rmrf, runMeasured } from './lib/procs.mjs';
+import { cpuOf, killRunning, procStat, rmrf, runMeasured, settle } from './lib/procs.mjs';
 import { commandCalls, redisInfo, startNginx, startPostgres, startRedis } from './lib/services.mjs';
 import { benchTask } from './lib/task.mjs';
 
@@ -213,6 +213,7 @@ async function scaleRun(ctx) {
     const sctx = { ...ctx, nginx, expected };
     const def = { ...crawlerDefs(sctx).find((d) => d.key === 'cs1'), key: 'cs1-scale', name: `Crawl Studio, 1 worker × ${C}, ${fmt(expected.pages.length)}-page site` };
     log(`crawler: ${def.name}`);
+    await settle(); // after generating 50,000 pages onto tmpfs
     return { row: await measureCrawler(def, sctx), expected: { pages: expected.pages.length, items: expected.items } };
   } finally {
     await nginx.stop();
@@ -648,6 +649,8 @@ async function main() {
           continue;
         }
         log(`crawler: ${def.name}${REPEAT > 1 && repeated.has(def.key) ? ` (run ${round + 1} of ${REPEAT})` : ''}`);
+        const busy = await settle();
+        if (busy >= 0.1) log(`  the machine did not quiet down (${Math.round(busy * 100)}% busy): read this row's "other" column`);
         const row = await measureCrawler(def, ctx);
         if (repeated.has(def.key)) (perRound[round] ??= {})[def.key] = row.complete ? row.pagesPerSec : null;
         const i = rows.findIndex((r) => r.key === def.key);

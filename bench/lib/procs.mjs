@@ -1,6 +1,6 @@
 // Process measurement from /proc: CPU seconds of a whole process tree, its peak resident memory, and the
 // same for a long-running server (Redis, nginx, PostgreSQL) over an interval.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -133,4 +133,42 @@ export function sleep(ms) {
 
 export function rmrf(p) {
   rmSync(p, { recursive: true, force: true });
+}
+
+/** Busy share of all CPUs over `ms` (0-1), from /proc/stat (idle + iowait count as idle). */
+async function machineBusy(ms) {
+  const read = () => {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const idle = f[3] + (f[4] ?? 0);
+    return { idle, total: f.reduce((a, b) => a + b, 0) };
+  };
+  const a = read();
+  await sleep(ms);
+  const b = read();
+  const total = b.total - a.total;
+  return total > 0 ? 1 - (b.idle - a.idle) / total : 0;
+}
+
+/**
+ * Flushes dirty pages (`sync`) and waits until the machine is quiet: busy under `threshold` over half a second,
+ * for at most `maxMs`. The previous crawler's writeback (Crawlee's persisted storage: up to 20 CPU-seconds of
+ * kernel work in one run) would otherwise land in the next crawler's row. Returns the last busy share seen.
+ */
+export async function settle({ threshold = 0.1, maxMs = 20_000 } = {}) {
+  spawnSyncSafe('sync');
+  const until = Date.now() + maxMs;
+  let busy = 1;
+  while (Date.now() < until) {
+    busy = await machineBusy(500);
+    if (busy < threshold) break;
+  }
+  return busy;
+}
+
+function spawnSyncSafe(cmd) {
+  try {
+    execFileSync(cmd, [], { stdio: 'ignore', timeout: 30_000 });
+  } catch {
+    // best effort
+  }
 }
