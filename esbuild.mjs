@@ -4,6 +4,11 @@ import * as esbuild from 'esbuild';
 import { readdirSync, statSync, mkdirSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { taskValidatorPlugin } from './scripts/esbuild-task-validator.mjs';
+import { patchDependencies } from './scripts/patch-deps.mjs';
+
+// Fixes to dependencies (see scripts/patch-deps.mjs) are applied at install; made sure of here too, so nothing is
+// built or tested from an unpatched copy (an install with --ignore-scripts, a package replaced by hand).
+patchDependencies({ quiet: true });
 
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');

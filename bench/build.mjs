@@ -11,6 +11,7 @@ import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { taskValidatorPlugin } from '../scripts/esbuild-task-validator.mjs';
+import { patchDependencies } from '../scripts/patch-deps.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 // --src DIR / --out DIR: build Crawl Studio from another copy of the repository (an experiment's scratch copy)
@@ -18,6 +19,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 const arg = (name) => (process.argv.includes(name) ? resolve(process.argv[process.argv.indexOf(name) + 1]) : null);
 const root = arg('--src') ?? resolve(here, '..');
 const out = arg('--out') ?? join(here, '.build');
+// Like esbuild.mjs: bundle the dependencies with their fixes applied.
+patchDependencies({ quiet: true });
 mkdirSync(out, { recursive: true });
 // bench/package.json says "type": "module"; the bundles are CommonJS, like dist/.
 writeFileSync(join(out, 'package.json'), '{ "type": "commonjs" }\n');

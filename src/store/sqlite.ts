@@ -32,7 +32,8 @@ import {
 // - Every call is synchronous and we never keep a statement stepping across an await (reads are paged with
 //   `all()`), so a live process holds the lock only for the duration of one call. A lock directory older than
 //   `staleLockMs` therefore belongs to a process that died mid-call (e.g. SIGKILL during a batch) and is removed;
-//   SQLite then rolls the hot journal back.
+//   SQLite then rolls the hot journal back. (It does only with the VFS fix in scripts/patch-deps.mjs: as
+//   published, the VFS takes the opener's own lock for another writer's, and the journal is never replayed.)
 // - SQLite's busy_timeout would sleep synchronously and freeze the extension host, so it stays 0 and a busy
 //   database is retried here with async sleeps.
 
