@@ -3,7 +3,7 @@
 import * as esbuild from 'esbuild';
 import { readdirSync, statSync, mkdirSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { taskValidatorPlugin } from './scripts/esbuild-task-validator.mjs';
+import { nodeBundleOptions } from './scripts/bundle-options.mjs';
 import { patchDependencies } from './scripts/patch-deps.mjs';
 
 // Fixes to dependencies (see scripts/patch-deps.mjs) are applied at install; made sure of here too, so nothing is
@@ -17,24 +17,9 @@ const onlyTests = process.argv.includes('--tests');
 const outRoot = process.argv.find((a) => a.startsWith('--outdir='))?.slice('--outdir='.length) ?? 'dist';
 
 const common = {
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  format: 'cjs',
+  ...nodeBundleOptions,
   sourcemap: production ? false : 'linked',
   minify: production,
-  // A package's ES module build when it has one (today that changes only BullMQ, the one dependency with a
-  // "module" field and no "exports" map): esbuild hoists and tree-shakes ES modules, where CommonJS stays wrapped
-  // and reaches every export through `exports`. BullMQ's: 470 KB less in the worker bundle and ~10% less CPU per
-  // crawled page (bench, interleaved A/B).
-  mainFields: ['module', 'main'],
-  loader: { '.lua': 'text', '.yaml': 'text' },
-  // msgpackr-extract is msgpackr's optional native accelerator: never load a native module (DEVELOPERS rule);
-  // msgpackr falls back to its pure-JS encoder when the require fails.
-  external: ['vscode', 'msgpackr-extract', 'pg-native'],
-  logLevel: 'warning',
-  // parse.ts imports the task-file validator pre-compiled from the schema (no ajv.compile at start-up).
-  plugins: [taskValidatorPlugin()],
 };
 
 function walk(dir, pred) {

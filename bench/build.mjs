@@ -10,7 +10,7 @@ import * as esbuild from 'esbuild';
 import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { taskValidatorPlugin } from '../scripts/esbuild-task-validator.mjs';
+import { nodeBundleOptions } from '../scripts/bundle-options.mjs';
 import { patchDependencies } from '../scripts/patch-deps.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -26,20 +26,11 @@ mkdirSync(out, { recursive: true });
 writeFileSync(join(out, 'package.json'), '{ "type": "commonjs" }\n');
 
 const common = {
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  format: 'cjs',
+  // The product's bundle options (scripts/bundle-options.mjs), with source maps for the profiles.
+  ...nodeBundleOptions,
   sourcemap: 'linked',
-  // As esbuild.mjs: packages' ES module builds when they have one (BullMQ's).
-  mainFields: ['module', 'main'],
-  loader: { '.lua': 'text', '.yaml': 'text' },
-  external: ['vscode', 'msgpackr-extract', 'pg-native'],
-  logLevel: 'warning',
   absWorkingDir: root,
   nodePaths: [join(resolve(here, '..'), 'node_modules')],
-  // Like esbuild.mjs: the task-file validator is compiled from root's schema at build time.
-  plugins: [taskValidatorPlugin()],
 };
 
 const fromRootSrc = {
