@@ -155,7 +155,11 @@ async function machineBusy(ms) {
  * kernel work in one run) would otherwise land in the next crawler's row. Returns the last busy share seen.
  */
 export async function settle({ threshold = 0.1, maxMs = 20_000 } = {}) {
-  spawnSyncSafe('sync');
+  try {
+    execFileSync('sync', [], { stdio: 'ignore', timeout: 30_000 });
+  } catch {
+    // best effort: the wait below still lets writeback finish
+  }
   const until = Date.now() + maxMs;
   let busy = 1;
   while (Date.now() < until) {
@@ -163,12 +167,4 @@ export async function settle({ threshold = 0.1, maxMs = 20_000 } = {}) {
     if (busy < threshold) break;
   }
   return busy;
-}
-
-function spawnSyncSafe(cmd) {
-  try {
-    execFileSync(cmd, [], { stdio: 'ignore', timeout: 30_000 });
-  } catch {
-    // best effort
-  }
 }
