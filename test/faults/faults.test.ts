@@ -16,6 +16,7 @@ import {
   WORKER_SCRIPT,
   spawnNode,
   track,
+  tail,
   waitUntil,
   faultSession,
   fmtMs,
@@ -530,7 +531,7 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
     const orphans: number[] = [];
     // 1: Ctrl-C twice: quit at once. Nothing it started may outlive it.
     let cli = spawnNode([CLI_SCRIPT, ...args], env);
-    await waitUntil('200 pages', () => doneIn(cli.lines) >= 200, 60_000, 100);
+    await waitUntil('200 pages', () => doneIn(cli.lines) >= 200, 60_000, 100, tail(cli));
     const kids = childrenOf(cli.child.pid!);
     cli.child.kill('SIGINT');
     await sleep(100);
@@ -548,7 +549,7 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
     // 2: Ctrl-C once: workers finish their pages, the run stays resumable.
     cli = spawnNode([CLI_SCRIPT, ...args], env);
     const before2 = await cli.waitFor(/· [\d,]+ done ·/, 30_000).then(() => doneIn(cli.lines));
-    await waitUntil('more pages', () => doneIn(cli.lines) >= before2 + 300, 60_000, 100);
+    await waitUntil('more pages', () => doneIn(cli.lines) >= before2 + 300, 60_000, 100, tail(cli));
     cli.child.kill('SIGINT');
     const code2 = await new Promise<number | null>((r) => cli.child.once('exit', (c) => r(c)));
     const out2 = cli.lines.join('\n');
@@ -557,7 +558,7 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
     cli = spawnNode([CLI_SCRIPT, ...args], env);
     const firstLine = await cli.waitFor(/· [\d,]+ done ·/, 30_000);
     const resumedFrom = doneIn([firstLine]);
-    await waitUntil('progress after resume', () => doneIn(cli.lines) > resumedFrom, 60_000, 50);
+    await waitUntil('progress after resume', () => doneIn(cli.lines) > resumedFrom, 60_000, 50, tail(cli));
     const recovery = Date.now() - resumeAt;
     const code3 = await new Promise<number | null>((r) => cli.child.once('exit', (c) => r(c)));
     const out3 = cli.lines.join('\n');
@@ -580,7 +581,7 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
     scene = await makeScene(web.url, 'clikill');
     const args = ['run', scene.taskFile, '--redis', redis.url, '--workers', '2', '--concurrency', '8', '--lock-duration', '2000', '--stalled-interval', '1000'];
     let cli = spawnNode([CLI_SCRIPT, ...args]);
-    await waitUntil('200 pages', () => doneIn(cli.lines) >= 200, 60_000, 100);
+    await waitUntil('200 pages', () => doneIn(cli.lines) >= 200, 60_000, 100, tail(cli));
     const workers = childrenOf(cli.child.pid!);
     cli.child.kill('SIGKILL');
     await new Promise((r) => cli.child.once('exit', r));

@@ -54,10 +54,16 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-export async function waitUntil(what: string, cond: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 50): Promise<number> {
+/** For waitUntil's context: the last lines a spawned program printed. */
+export function tail(program: { lines: string[] }, n = 15): () => string {
+  return () => `last lines of the program:\n${program.lines.slice(-n).join('\n')}`;
+}
+
+/** Polls `cond` until it holds; on timeout the error ends with `context()` (e.g. the last lines of a CLI's output). */
+export async function waitUntil(what: string, cond: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 50, context?: () => string): Promise<number> {
   const t0 = Date.now();
   while (!(await cond())) {
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${context ? `; ${context()}` : ''}`);
     await sleep(everyMs);
   }
   return Date.now() - t0;
