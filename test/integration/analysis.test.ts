@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseTask } from '../../src/core/task/parse';
+import type { CrawlTask } from '../../src/core/task/model';
+import { DEMO_SITE, renderPage } from '../../src/demo/site';
+import { AnalysisError, createAnalyser, inlineAnalyser, type AnalysisInput, type PageAnalyser } from '../../src/worker/analysis';
+import { demoShopTask } from '../support/demoTask';
+
+// The worker's analysis thread (dist/analysis.js, the real bundle) with pages posted ahead of the one it is on:
+// results must come back to the page that asked, and a page stopped for its budget must not take the pages
+// posted behind it down too.
+
+const SITE = 'http://127.0.0.1:8737';
+const SCRIPT = resolve('dist/analysis.js');
+
+function demoTask(): CrawlTask {
+  const { task, diagnostics } = parseTask(demoShopTask({ name: 'analysis', siteUrl: SITE }), '/tmp/analysis.crawl.yaml');
+  assert.ok(task, diagnostics.map((d) => d.message).join('\n'));
+  return task;
+}
+
+function pageInput(task: CrawlTask, path: string, rule: string): AnalysisInput {
+  const html = renderPage(path, DEMO_SITE)?.body;
+  assert.ok(html, `the demo site has no ${path}`);
+  return { task, url: `${SITE}${path}`, html, rule, depth: 1 };
+}
+
+describe('analysis thread', function () {
+  this.timeout(60_000);
+  let analyser: PageAnalyser | null = null;
+
+  before(() => {
+    if (!existsSync(SCRIPT)) throw new Error('build first (node esbuild.mjs): dist/analysis.js is missing');
+  });
+  afterEach(async () => {
+    await analyser?.close();
+    analyser = null;
+  });
+
+  it('gives every page its own outcome when many are posted at once', async () => {
+    const task = demoTask();
+    const inputs = [
+      ...[1, 2, 3, 4, 5].map((n) => pageInput(task, `/catalogue/page-${n}.html`, 'list')),
+      ...Array.from({ length: 25 }, (_, i) => pageInput(task, `/catalogue/book-${i + 1}.html`, 'book')),
+    ];
+    analyser = createAnalyser([task], SCRIPT);
+    const threaded = await Promise.all(inputs.map((input) => analyser!.analyse(input)));
+    const inline = inlineAnalyser();
+    for (const [i, input] of inputs.entries()) {
+      assert.deepEqual(threaded[i], await inline.analyse(input), `outcome of ${input.url}`);
+    }
+    // Distinct pages, distinct outcomes: a result handed to the wrong page would show here too.
+    const upcs = threaded.slice(5).map((o) => o.items[0]?.data.upc);
+    assert.equal(new Set(upcs).size, 25);
+  });
+
+  it('stops a page over its budget, and analyses the pages posted behind it in a fresh thread', async () => {
+    const task = demoTask();
+    // Unclosed nesting: htmlparser2 is quadratic in the depth, minutes of work for this page.
+    const bomb: AnalysisInput = { task, url: `${SITE}/bomb.html`, html: `<html><body>${'<div>'.repeat(400_000)}x`, rule: 'book', depth: 1 };
+    const books = [7, 8, 9, 10, 11].map((n) => pageInput(task, `/catalogue/book-${n}.html`, 'book'));
+    analyser = createAnalyser([task], SCRIPT, () => 500);
+    const started = Date.now();
+    const [bombOutcome, ...bookOutcomes] = await Promise.allSettled([bomb, ...books].map((input) => analyser!.analyse(input)));
+    assert.equal(bombOutcome!.status, 'rejected');
+    const err = (bombOutcome as PromiseRejectedResult).reason as AnalysisError;
+    assert.ok(err instanceof AnalysisError, String(err));
+    assert.equal(err.kind, 'budget');
+    assert.match(err.message, /bomb\.html took longer than 0\.5 s/);
+    const inline = inlineAnalyser();
+    for (const [i, outcome] of bookOutcomes.entries()) {
+      assert.equal(outcome.status, 'fulfilled', `${books[i]!.url}: ${(outcome as PromiseRejectedResult).reason}`);
+      assert.deepEqual((outcome as PromiseFulfilledResult<unknown>).value, await inline.analyse(books[i]!));
+    }
+    assert.ok(Date.now() - started < 30_000, 'the bomb was stopped at its budget, not parsed to the end');
+  });
+});
