@@ -3,7 +3,7 @@
 import * as esbuild from 'esbuild';
 import { readdirSync, statSync, mkdirSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { nodeBundleOptions } from './scripts/bundle-options.mjs';
+import { bootEntry, nodeBundleOptions, programEntries, writeProgramStubs } from './scripts/bundle-options.mjs';
 import { patchDependencies } from './scripts/patch-deps.mjs';
 
 // Fixes to dependencies (see scripts/patch-deps.mjs) are applied at install; made sure of here too, so nothing is
@@ -38,18 +38,11 @@ if (!onlyTests) {
     ...common,
     entryPoints: {
       extension: 'src/extension/extension.ts',
-      worker: 'src/worker/entry.ts',
-      // The worker's page-analysis thread: its own small bundle, so a thread boots without BullMQ and ioredis.
-      analysis: 'src/worker/analysisEntry.ts',
+      // The worker's page-analysis thread has its own small bundle, so a thread boots without BullMQ and ioredis.
+      ...Object.fromEntries(Object.entries(programEntries).map(([name, src]) => [`${name}.bundle`, src])),
+      ...bootEntry,
     },
     outdir: outRoot,
-  });
-  builds.push({
-    ...common,
-    entryPoints: { cli: 'src/cli/main.ts' },
-    outdir: outRoot,
-    // Runnable as the package's `bin`.
-    banner: { js: '#!/usr/bin/env node' },
   });
 }
 // Webview scripts: every media/<view>/main.ts becomes dist/media/<view>/main.js for the browser sandbox of a
@@ -100,4 +93,8 @@ if (watch) {
 } else {
   await Promise.all(builds.map((b) => esbuild.build(b)));
   if (!onlyTests) copyAssets();
+}
+if (!onlyTests) {
+  mkdirSync(outRoot, { recursive: true });
+  writeProgramStubs(outRoot);
 }

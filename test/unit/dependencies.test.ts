@@ -24,7 +24,7 @@ describe('dependencies', () => {
 
   it('bundles one ioredis into each program', function () {
     // The development build keeps esbuild's "// node_modules/<path>" marker before every bundled module.
-    const bundles = ['dist/worker.js', 'dist/cli.js', 'dist/extension.js'].map((b) => join(root, b));
+    const bundles = ['dist/worker.bundle.js', 'dist/cli.bundle.js', 'dist/extension.js'].map((b) => join(root, b));
     if (!bundles.every(existsSync)) throw new Error('build first (node esbuild.mjs): dist/ is missing a bundle');
     for (const b of bundles) {
       const markers = readFileSync(b, 'utf8').match(/^\/\/ .*node_modules\/ioredis\/built\/Redis\.js$/gm) ?? [];
