@@ -125,6 +125,8 @@ class Writer implements WriterHandle {
   private heartbeat: NodeJS.Timeout | null = null;
   private loop: Promise<void> = Promise.resolve();
   private wakeSleep: (() => void) | null = null;
+  /** flush() calls waiting for the next batch to be stored and acknowledged. */
+  private readonly onAcked = new Set<() => void>();
   private blockingId: number | null = null;
   private reading = false;
   private died: string | null = null;
@@ -219,7 +221,9 @@ class Writer implements WriterHandle {
         }
         // Entries held by a writer that just died: look for them now, not at the next periodic round.
         this.nextRecoverAt = 0;
-        await delay(50);
+        // Look again when a batch is stored: at the end of a crawl, waiting out a fixed delay after the last
+        // batch was a quarter of the time from the last page to the finished run.
+        await this.ackedOr(50);
       }
     } finally {
       this.hurry--;
@@ -355,6 +359,20 @@ class Writer implements WriterHandle {
     const res = await this.redis.multi().xack(this.key, this.group, ...ids).xdel(this.key, ...ids).exec();
     const failed = res?.find(([e]) => e);
     if (failed) throw new Error(`acknowledging ${ids.length} stored entries failed: ${(failed[0] as Error).message}`);
+    for (const wake of [...this.onAcked]) wake();
+  }
+
+  /** Resolves when the next batch is stored and acknowledged, or after `ms`, whichever is first. */
+  private ackedOr(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(t);
+        this.onAcked.delete(done);
+        resolve();
+      };
+      const t = setTimeout(done, ms);
+      this.onAcked.add(done);
+    });
   }
 
   /**
@@ -531,8 +549,4 @@ function pairs(flat: (string | number)[]): Record<string, string | number> {
   const out: Record<string, string | number> = {};
   for (let i = 0; i + 1 < flat.length; i += 2) out[String(flat[i])] = flat[i + 1]!;
   return out;
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
