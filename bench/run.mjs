@@ -134,6 +134,8 @@ async function measureCrawler(def, ctx) {
   const res = await runMeasured(def.cmd, def.args({ dir, redis, nginx, ...prep }), {
     cwd: dir,
     env: def.env,
+    // Often enough that the per-thread figures miss little of a process that exits (at most its last 0.1 s).
+    sampleMs: 100,
     onSample: () => {
       if (redis) redisPeakRss = Math.max(redisPeakRss, procStat(redis.pid)?.rss ?? 0);
     },
@@ -186,6 +188,7 @@ async function measureCrawler(def, ctx) {
     itemsOk,
     complete: check.ok && itemsOk && res.code === 0,
     processes: res.processes,
+    threads: res.threads,
     output: res.output.slice(-3000),
   };
   log(
@@ -220,6 +223,24 @@ async function scaleRun(ctx) {
     services.splice(services.indexOf(nginx), 1);
     if (!flags.keep) rmrf(site);
   }
+}
+
+/** A crawler row's CPU by process kind and thread (seconds): main thread, the worker's analysis thread, the rest. */
+function threadBreakdown(row) {
+  const kinds = new Map();
+  for (const p of row.processes ?? []) {
+    const label = p.cmd.includes('worker.js') ? 'worker' : p.cmd.includes('cli.js') ? 'CLI (coordinator + writer)' : p.cmd.includes('limit.js') ? 'crawler' : null;
+    if (!label) continue;
+    const threads = row.threads.filter((t) => t.pid === p.pid);
+    const others = threads.filter((t) => t.tid !== p.pid).sort((a, b) => b.cpu - a.cpu);
+    const analysis = label === 'worker' ? (others.shift()?.cpu ?? 0) : null;
+    const k = kinds.get(label) ?? { label, main: 0, analysis: analysis === null ? null : 0, helpers: 0 };
+    k.main += threads.find((t) => t.tid === p.pid)?.cpu ?? 0;
+    if (analysis !== null) k.analysis += analysis;
+    k.helpers += others.reduce((a, t) => a + t.cpu, 0);
+    kinds.set(label, k);
+  }
+  return [...kinds.values()].map((k, i) => ({ ...k, first: i === 0 }));
 }
 
 /** The large site's Crawl Studio row against the standard site's: ratios of pages/s (wall, fetch window) and CPU per page. */
@@ -524,6 +545,19 @@ function report(ctx, rows, m, prof) {
     L.push(`Redis commands per page for Crawl Studio (1 worker), from INFO commandstats (Lua-internal calls included): ${calls.map(([k, v]) => `${k} ${fmt(v / cs1.pages, 2)}`).join(', ')}.`);
     const procs = cs1.processes.filter((p) => p.cmd.includes('node'));
     if (procs.length) L.push(`Process CPU (last sample): ${procs.map((p) => `${p.cmd.includes('worker.js') ? 'worker' : 'CLI (coordinator + writer)'} ${fmt(p.cpu, 1)} s, peak RSS ${mb(p.rss)}`).join('; ')}.`);
+  }
+  const byThread = rows.filter((r) => r.threads?.length && /^(limit|cs\d)/.test(r.key)).flatMap((r) => threadBreakdown(r).map((t) => ({ r, ...t })));
+  if (byThread.length) {
+    L.push('');
+    L.push(
+      'CPU by thread, ms per page (from /proc/<pid>/task, sampled every 0.1 s, so a process\'s last 0.1 s is missing; "other threads" are V8\'s ' +
+        'compiler and GC helpers and libuv\'s pool; the worker\'s analysis thread is its busiest thread after the main one):',
+    );
+    L.push('', '| crawler | process | main thread | analysis thread | other threads | Redis | all, per page |', '|---|---|---|---|---|---|---|');
+    for (const { r, label, main, analysis, helpers, first } of byThread) {
+      const per = (s) => fmt((s / r.pages) * 1000, 2);
+      L.push(`| ${first ? r.name : ''} | ${label} | ${per(main)} | ${analysis === null ? '–' : per(analysis)} | ${per(helpers)} | ${first && r.redis ? per(r.redisCpuS) : '–'} | ${first ? fmt(r.cpuPer1000, 2) : ''} |`);
+    }
   }
   if (m) {
     L.push('');

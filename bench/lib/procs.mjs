@@ -80,6 +80,8 @@ export function runMeasured(cmd, args, { cwd, env, stdoutFile, sampleMs = 250, t
   child.stderr.on('data', (b) => (out += b));
   let peakRss = 0;
   const perPid = new Map();
+  // CPU per thread, as last seen: a thread's share of the work (main, analysis, V8's compiler and GC helpers).
+  const perThread = new Map();
   const sample = () => {
     const stats = allStats();
     const tree = new Set([child.pid]);
@@ -93,7 +95,10 @@ export function runMeasured(cmd, args, { cwd, env, stdoutFile, sampleMs = 250, t
       const s = stats.get(pid);
       if (!s) continue;
       rss += s.rss;
-      if (pid !== child.pid) perPid.set(pid, { cpu: s.utime + s.stime, rss: Math.max(s.rss, perPid.get(pid)?.rss ?? 0), cmd: perPid.get(pid)?.cmd ?? cmdline(pid) });
+      if (pid !== child.pid) {
+        perPid.set(pid, { cpu: s.utime + s.stime, rss: Math.max(s.rss, perPid.get(pid)?.rss ?? 0), cmd: perPid.get(pid)?.cmd ?? cmdline(pid) });
+        for (const [tid, t] of threadStats(pid)) perThread.set(`${pid}:${tid}`, { pid, tid, cpu: t.utime + t.stime });
+      }
     }
     peakRss = Math.max(peakRss, rss);
     onSample?.();
@@ -114,9 +119,27 @@ export function runMeasured(cmd, args, { cwd, env, stdoutFile, sampleMs = 250, t
         // the wrapper was killed: no total
       }
       rmSync(statFile, { force: true });
-      resolve({ code, signal, wallS, cpuS, peakRss, output: out, processes: [...perPid.entries()].map(([pid, p]) => ({ pid, ...p })) });
+      resolve({ code, signal, wallS, cpuS, peakRss, output: out, processes: [...perPid.entries()].map(([pid, p]) => ({ pid, ...p })), threads: [...perThread.values()] });
     });
   });
+}
+
+function threadStats(pid) {
+  const out = [];
+  let tids;
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      out.push([Number(tid), parseStat(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'))]);
+    } catch {
+      // the thread ended
+    }
+  }
+  return out;
 }
 
 function cmdline(pid) {
