@@ -365,6 +365,9 @@ async function micro(ctx) {
   log(`micro: dedup memory at ${DEDUP_URLS.toLocaleString('en-US')} URLs`);
   const dd = spawnSync(process.execPath, [join(build, 'micro-dedup.js'), '--redis', redis.url, '--urls', String(DEDUP_URLS)], { encoding: 'utf8' });
   out.dedup = lastJson(dd.stdout) ?? { error: failure(dd) };
+  log('micro: the queue alone (BullMQ jobs with the engine\'s options, a processor that does nothing)');
+  const qf = spawnSync(process.execPath, [join(build, 'micro-queue.js'), '--redis', redis.url, '--jobs', quick ? '5000' : '20000', '--concurrency', String(C)], { encoding: 'utf8' });
+  out.queue = lastJson(qf.stdout) ?? { error: failure(qf) };
 
   log(`micro: item writes (${STORE_ITEMS.toLocaleString('en-US')} items) into SQLite and PostgreSQL`);
   let pg = null;
@@ -617,6 +620,18 @@ function report(ctx, rows, m, prof) {
       L.push('');
       L.push(`Exactness on this data: ${fmt(d.falseSeenOnFirstPass)} URLs wrongly "already seen" on first sight, ${fmt(d.notSeenOnSecondPass)} missed on a second pass. Discover throughput ${fmt(d.discoverUrlsPerSec)} URLs/s (1,000 per call).`);
     } else if (m.dedup) L.push(`\nDedup: failed: ${JSON.stringify(m.dedup)}`);
+    const q = m.queue;
+    if (q && !q.error) {
+      const cs1 = rows.find((r) => r.key === 'cs1');
+      const perJob = q.addClientMsPerJob + q.addRedisMsPerJob + q.runClientMsPerJob + q.runRedisMsPerJob;
+      L.push('');
+      L.push(
+        `The queue alone (src/micro-queue.ts: ${fmt(q.jobs)} BullMQ jobs with the engine's job options, added with addBulk, run by a Worker at concurrency ${q.concurrency} ` +
+          `whose processor does nothing; Redis without persistence): add ${fmt(q.addPerSec)} jobs/s, run ${fmt(q.runPerSec)} jobs/s; CPU per job: add ${fmt(q.addClientMsPerJob, 3)} ms client + ` +
+          `${fmt(q.addRedisMsPerJob, 3)} ms Redis, run ${fmt(q.runClientMsPerJob, 3)} ms client + ${fmt(q.runRedisMsPerJob, 3)} ms Redis: ${fmt(perJob, 2)} ms a job in all` +
+          (cs1 ? `, ${fmt((perJob / cs1.cpuPer1000) * 100)}% of Crawl Studio's ${fmt(cs1.cpuPer1000, 2)} ms per page (1 worker).` : '.'),
+      );
+    } else if (q) L.push(`\nThe queue alone: failed: ${JSON.stringify(q)}`);
   }
   if (prof) {
     L.push('');
@@ -636,7 +651,7 @@ function report(ctx, rows, m, prof) {
     }
   }
   L.push('');
-  L.push('How to read it: **pages/s** = pages fetched / wall time of the whole command (start-up, crawl, shutdown: what a user waits for); **fetch window** = pages / time from the first to the last page request in nginx\'s log (start-up excluded). **CPU s / 1,000 pages** = user+system CPU of the crawler\'s whole process tree (CLI, workers, writer) plus Redis, per 1,000 pages. **peak RSS** = largest sum of resident memory over the crawler\'s process tree (Redis excluded), sampled every 250 ms. **Redis mem** = used_memory at the end (peak in brackets). **Redis cmds / page** = every command Redis executed (INFO commandstats delta, commands inside Lua scripts included) per page; **round trips / page** = Redis read events (total_reads_processed): one per request or pipeline the clients sent, the writer and the progress poller included. **complete** = every expected page fetched exactly once (nginx log, canonical URL), nothing unexpected or disallowed, and every item found (Crawl Studio: rows in its SQLite store after dedup; others: items extracted).');
+  L.push('How to read it: **pages/s** = pages fetched / wall time of the whole command (start-up, crawl, shutdown: what a user waits for); **fetch window** = pages / time from the first to the last page request in nginx\'s log (start-up excluded). **CPU s / 1,000 pages** = user+system CPU of the crawler\'s whole process tree (CLI, workers, writer) plus Redis, per 1,000 pages. **peak RSS** = largest sum of resident memory over the crawler\'s process tree (Redis excluded), sampled every 100 ms for the crawler rows. **Redis mem** = used_memory at the end (peak in brackets). **Redis cmds / page** = every command Redis executed (INFO commandstats delta, commands inside Lua scripts included) per page; **round trips / page** = Redis read events (total_reads_processed): one per request or pipeline the clients sent, the writer and the progress poller included. **complete** = every expected page fetched exactly once (nginx log, canonical URL), nothing unexpected or disallowed, and every item found (Crawl Studio: rows in its SQLite store after dedup; others: items extracted).');
   L.push('');
   return L.join('\n');
 }

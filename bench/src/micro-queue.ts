@@ -1,0 +1,93 @@
+import { Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { parseArgs } from 'node:util';
+import { CrawlQueue, type PageJobData } from '../../src/queue/crawl';
+import { bullPrefix } from '../../src/queue/keys';
+import { connectRedis } from '../../src/queue/redis';
+import { parseTask } from '../../src/core/task/parse';
+
+// The queue's own cost per page: BullMQ jobs with the engine's job options (ids, attempts, backoff, kept
+// completed and failed jobs, priorities as the bench task has them), added through the engine's addBulk and
+// run by a BullMQ Worker at the bench's concurrency whose processor does nothing. What a crawl costs on top of
+// this is the engine's own work (fetch, politeness, dedup, the page record), not the queue. CPU of this process
+// (the client side) and of Redis (INFO cpu), per job. Needs an empty Redis of its own. Prints { result: {...} }.
+
+const { values } = parseArgs({ options: { redis: { type: 'string' }, jobs: { type: 'string' }, concurrency: { type: 'string' } } });
+const N = Number(values.jobs ?? 20_000);
+const C = Number(values.concurrency ?? 16);
+const url = values.redis!;
+
+const { task } = parseTask(
+  [
+    'name: queue-floor',
+    'start: [http://127.0.0.1:9/]',
+    'request: { retries: { attempts: 3, backoff: exponential, delay: 500ms } }',
+    'rules:',
+    '  - name: list',
+    '    follow: [{ selector: a, to: book, priority: 1 }]',
+    '  - name: book',
+    '',
+  ].join('\n'),
+  '/tmp/queue-floor.crawl.yaml',
+);
+if (!task) throw new Error('the queue-floor task does not parse');
+
+async function redisCpu(redis: Redis): Promise<number> {
+  const info = await redis.info('cpu');
+  const n = (k: string) => Number(new RegExp(`${k}:([\\d.]+)`).exec(info)![1]);
+  return n('used_cpu_user') + n('used_cpu_sys');
+}
+
+async function main() {
+  const admin = new Redis(url);
+  await admin.flushall();
+  const crawl = new CrawlQueue(connectRedis(url), task.name);
+  const run = 'floor';
+  const jobs = Array.from({ length: N }, (_, i) => {
+    const data: PageJobData = { url: `http://127.0.0.1:9/catalogue/book-${i}.html`, rule: 'book', depth: 2, run };
+    return { name: 'book', data, opts: crawl.jobOptions(task, run, data.url, 1000) };
+  });
+
+  const cpu0 = process.cpuUsage();
+  const r0 = await redisCpu(admin);
+  const t0 = performance.now();
+  for (let i = 0; i < N; i += 500) await crawl.queue.addBulk(jobs.slice(i, i + 500));
+  const added = performance.now();
+  const addCpu = process.cpuUsage(cpu0);
+  const rAdd = await redisCpu(admin);
+
+  let done = 0;
+  const worker = new Worker<PageJobData>(task.name, async () => ({ outcome: 'done', status: 200, items: 0, links: 0 }), {
+    connection: connectRedis(url),
+    prefix: bullPrefix(task.name),
+    concurrency: C,
+  });
+  await new Promise<void>((resolve) => worker.on('completed', () => ++done === N && resolve()));
+  const ran = performance.now();
+  const allCpu = process.cpuUsage(cpu0);
+  const r1 = await redisCpu(admin);
+  await worker.close();
+  await crawl.close();
+
+  const ms = (us: number) => us / 1000 / N;
+  const result = {
+    jobs: N,
+    concurrency: C,
+    addPerSec: N / ((added - t0) / 1000),
+    runPerSec: N / ((ran - added) / 1000),
+    addClientMsPerJob: ms(addCpu.user + addCpu.system),
+    addRedisMsPerJob: ((rAdd - r0) * 1000) / N,
+    runClientMsPerJob: ms(allCpu.user + allCpu.system - addCpu.user - addCpu.system),
+    runRedisMsPerJob: ((r1 - rAdd) * 1000) / N,
+  };
+  console.log(JSON.stringify({ result }));
+  admin.disconnect();
+}
+
+main().then(
+  () => process.exit(0),
+  (e: Error) => {
+    console.error(e.stack ?? String(e));
+    process.exit(1);
+  },
+);
