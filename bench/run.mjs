@@ -522,19 +522,19 @@ function report(ctx, rows, m, prof) {
     if (limit) {
       t.push(`- ≥ 90% of the no-queue limit's pages/s: ${fmt((best.pagesPerSec / limit.pagesPerSec) * 100)}% (${best.name}, best runs) — ${best.pagesPerSec >= 0.9 * limit.pagesPerSec ? 'met' : '**not met**'}; round by round (each Crawl Studio run against the faster no-queue run of the same round): 1 worker ${paired('cs1').join(', ') || '–'}, 2 workers ${paired('cs2').join(', ') || '–'}`);
       t.push(`  - CPU per page, the contention-robust view: Crawl Studio needs ${csRows.map((r) => `${fmt(r.cpuPer1000 / limit.cpuPer1000, 2)}× (${r.key})`).join(', ')} the no-queue row's CPU per page (crawler + Redis)`);
+      const big = ctx.scale?.limitRow;
+      if (lin && big?.complete) {
+        t.push(
+          `  - on the ${fmt(lin.large.pages)}-page site, where start-up and the JIT's warm-up are spread over ${fmt(lin.large.pages / lin.small.pages, 0)}× the pages: ${fmt((lin.large.pagesPerSec / big.pagesPerSec) * 100)}% ` +
+            `of the no-queue loop's ${fmt(big.pagesPerSec)} pages/s (fetch window ${fmt((lin.large.windowPagesPerSec / big.windowPagesPerSec) * 100)}%), at ${fmt(lin.large.cpuPer1000 / big.cpuPer1000, 2)}× its CPU per page`,
+        );
+      }
     }
     if (peers.crawleeNp) t.push(`- ≥ 3× Crawlee with persistence off: ${fmt(best.pagesPerSec / peers.crawleeNp.pagesPerSec, 1)}× — ${best.pagesPerSec >= 3 * peers.crawleeNp.pagesPerSec ? 'met' : '**not met**'}`);
     if (peers.scrapy) t.push(`- ≥ 5× Scrapy: ${fmt(best.pagesPerSec / peers.scrapy.pagesPerSec, 1)}× — ${best.pagesPerSec >= 5 * peers.scrapy.pagesPerSec ? 'met' : '**not met**'}`);
     t.push(`- Redis round trips per page: ${csRows.map((r) => `${fmt(r.redis.reads / r.pages, 1)} (${r.key})`).join(', ')}; commands executed per page, Lua-internal included: ${csRows.map((r) => fmt(r.redis.commands / r.pages, 1)).join(', ')}`);
     if (m?.dedup?.engineUsedMemoryBytesPerUrl) t.push(`- ≤ 16 bytes/URL dedup at ${fmt(m.dedup.urls)} URLs: ${fmt(m.dedup.engineUsedMemoryBytesPerUrl, 1)} bytes/URL (INFO used_memory delta) — ${m.dedup.engineUsedMemoryBytesPerUrl <= 16 ? 'met' : '**not met**'}`);
     if (Array.isArray(m?.store)) for (const s of m.store.filter((x) => x.path === 'pipeline')) t.push(`- ≥ 20,000 items/s into ${s.store} with dedup (stream → writer → store): ${fmt(s.itemsPerSec)} items/s — ${s.itemsPerSec >= 20_000 ? 'met' : '**not met**'}`);
-    const big = ctx.scale?.limitRow;
-    if (lin && big?.complete) {
-      t.push(
-        `  - on the ${fmt(lin.large.pages)}-page site, where start-up and the JIT's warm-up are spread over ${fmt(lin.large.pages / lin.small.pages, 0)}× the pages: ${fmt((lin.large.pagesPerSec / big.pagesPerSec) * 100)}% ` +
-          `of the no-queue loop's ${fmt(big.pagesPerSec)} pages/s (fetch window ${fmt((lin.large.windowPagesPerSec / big.windowPagesPerSec) * 100)}%), at ${fmt(lin.large.cpuPer1000 / big.cpuPer1000, 2)}× its CPU per page`,
-      );
-    }
     if (lin) t.push(`- Linear cost, pages/s on the ${fmt(lin.large.pages)}-page site within 10% of the ${fmt(lin.small.pages)}-page site's (1 worker): ${fmt(lin.wall * 100)}% of it (fetch window ${fmt(lin.window * 100)}%), CPU per page ${fmt(lin.cpu, 2)}× — ${lin.met ? 'met' : '**not met**'} (below)`);
     L.push(...t);
   }
