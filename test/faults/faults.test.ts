@@ -53,7 +53,10 @@ function record(scenario: string, verdict: Verdict | null, recovery: string, t0:
 }
 
 /** The highest "N done" figure in a CLI's progress lines. */
-const doneIn = (lines: string[]) => Math.max(0, ...lines.map((l) => /· ([\d,]+) done ·/.exec(l)).filter(Boolean).map((m) => Number(m![1]!.replace(/,/g, ''))));
+// Pages the CLI said were done: its progress lines, and its summary. A resumed run with little left can finish
+// before its first progress line after the one it starts with (the CLI prints one every 2 s off a terminal).
+const doneIn = (lines: string[]) =>
+  Math.max(0, ...lines.map((l) => /· ([\d,]+) done ·|^\s*pages fetched\s+([\d,]+)/.exec(l)).filter(Boolean).map((m) => Number((m![1] ?? m![2])!.replace(/,/g, ''))));
 
 function childrenOf(pid: number): number[] {
   try {
