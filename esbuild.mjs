@@ -3,7 +3,7 @@
 import * as esbuild from 'esbuild';
 import { readdirSync, statSync, mkdirSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { bootEntry, nodeBundleOptions, programEntries, writeProgramStubs } from './scripts/bundle-options.mjs';
+import { nodeBundleOptions, programBundleEntries, writeProgramStubs } from './scripts/bundle-options.mjs';
 import { patchDependencies } from './scripts/patch-deps.mjs';
 
 // Fixes to dependencies (see scripts/patch-deps.mjs) are applied at install; made sure of here too, so nothing is
@@ -38,9 +38,7 @@ if (!onlyTests) {
     ...common,
     entryPoints: {
       extension: 'src/extension/extension.ts',
-      // The worker's page-analysis thread has its own small bundle, so a thread boots without BullMQ and ioredis.
-      ...Object.fromEntries(Object.entries(programEntries).map(([name, src]) => [`${name}.bundle`, src])),
-      ...bootEntry,
+      ...programBundleEntries,
     },
     outdir: outRoot,
   });

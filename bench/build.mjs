@@ -10,7 +10,7 @@ import * as esbuild from 'esbuild';
 import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bootEntry, nodeBundleOptions, programEntries, writeProgramStubs } from '../scripts/bundle-options.mjs';
+import { nodeBundleOptions, programBundleEntries, writeProgramStubs } from '../scripts/bundle-options.mjs';
 import { patchDependencies } from '../scripts/patch-deps.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -58,7 +58,7 @@ const benchEntries = Object.fromEntries(
 );
 
 await Promise.all([
-  esbuild.build({ ...common, entryPoints: { ...Object.fromEntries(Object.entries(programEntries).map(([name, src]) => [`${name}.bundle`, src])), ...bootEntry }, outdir: out }),
+  esbuild.build({ ...common, entryPoints: programBundleEntries, outdir: out }),
   esbuild.build({ ...common, entryPoints: benchEntries, outdir: out, plugins: [...common.plugins, fromRootSrc] }),
 ]);
 writeProgramStubs(out);
@@ -73,4 +73,4 @@ try {
   // not a git checkout (an experiment's copy)
 }
 writeFileSync(join(out, 'SOURCE'), JSON.stringify({ root, describe, builtAt: new Date().toISOString() }) + '\n');
-console.log(`bench: built ${Object.keys(benchEntries).length + Object.keys(programEntries).length} bundles into ${out}`);
+console.log(`bench: built ${Object.keys(benchEntries).length + Object.keys(programBundleEntries).length} bundles into ${out}`);

@@ -27,18 +27,24 @@ export const nodeBundleOptions = {
 /**
  * The product's Node programs. Each is built as dist/<name>.bundle.js and started through dist/<name>.js, a stub that
  * runs the bundle from V8's code cache (dist/boot.js, src/worker/codeCache.ts): compiling the multi-megabyte bundles
- * anew was a third of a process's start-up.
+ * anew was a third of a process's start-up. The worker's page-analysis thread has its own small bundle, so a thread
+ * boots without BullMQ and ioredis.
  */
-export const programEntries = {
+const programEntries = {
   cli: 'src/cli/main.ts',
   worker: 'src/worker/entry.ts',
   analysis: 'src/worker/analysisEntry.ts',
 };
-export const bootEntry = { boot: 'src/worker/codeCache.ts' };
+
+/** esbuild entry points of the programs' bundles and of the loader their stubs call. */
+export const programBundleEntries = {
+  ...Object.fromEntries(Object.entries(programEntries).map(([name, src]) => [`${name}.bundle`, src])),
+  boot: 'src/worker/codeCache.ts',
+};
 
 /** Writes dist/<name>.js for every program (the CLI's with a shebang: it is the npm package's `bin`). */
-export function writeProgramStubs(outdir, names = Object.keys(programEntries)) {
-  for (const name of names) {
+export function writeProgramStubs(outdir) {
+  for (const name of Object.keys(programEntries)) {
     const shebang = name === 'cli' ? '#!/usr/bin/env node\n' : '';
     writeFileSync(
       join(outdir, `${name}.js`),
