@@ -52,9 +52,11 @@ function record(scenario: string, verdict: Verdict | null, recovery: string, t0:
   return row;
 }
 
-/** The highest "N done" figure in a CLI's progress lines. */
-// Pages the CLI said were done: its progress lines, and its summary. A resumed run with little left can finish
-// before its first progress line after the one it starts with (the CLI prints one every 2 s off a terminal).
+/**
+ * The highest count of pages done that a CLI printed: its progress lines' "N done", and its summary's "pages fetched".
+ * A resumed run with little left can finish before the progress line after the one it starts with (the CLI prints
+ * one every 2 s off a terminal).
+ */
 const doneIn = (lines: string[]) =>
   Math.max(0, ...lines.map((l) => /· ([\d,]+) done ·|^\s*pages fetched\s+([\d,]+)/.exec(l)).filter(Boolean).map((m) => Number((m![1] ?? m![2])!.replace(/,/g, ''))));
 
