@@ -64,7 +64,9 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
   private states = new Map<string, StateNode>();
   private readonly expanded = new Set<StateNode>();
   private timer: NodeJS.Timeout | null = null;
-  private refreshing = false;
+  /** The read of Redis under way, and the one queued behind it (see refresh()). */
+  private reading: Promise<void> | null = null;
+  private queued: Promise<void> | null = null;
   private error: string | null = null;
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -117,10 +119,28 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
     this.timer = null;
   }
 
-  /** Re-reads Redis and fires change events for the nodes whose contents changed. */
-  async refresh(): Promise<void> {
-    if (this.refreshing) return;
-    this.refreshing = true;
+  /**
+   * Re-reads Redis and fires change events for the nodes whose contents changed. A call made while a read is
+   * under way resolves after the next read, which starts when that one ends: a read begun before an action (retry,
+   * pause, enqueue) may miss it, and whoever refreshes after one must see it. Calls meanwhile share that read.
+   */
+  refresh(): Promise<void> {
+    if (!this.reading) return this.startReading();
+    this.queued ??= this.reading.then(() => {
+      this.queued = null;
+      return this.startReading();
+    });
+    return this.queued;
+  }
+
+  private startReading(): Promise<void> {
+    this.reading = this.read().finally(() => {
+      this.reading = null;
+    });
+    return this.reading;
+  }
+
+  private async read(): Promise<void> {
     try {
       const redis = this.connection.peek();
       if (!redis) return;
@@ -157,8 +177,6 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
         this.error = msg;
         this.changed.fire(undefined);
       }
-    } finally {
-      this.refreshing = false;
     }
   }
 
