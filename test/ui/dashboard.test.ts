@@ -79,6 +79,10 @@ describe('Crawl dashboard (UI)', function () {
     await runCommand(page, 'Crawl Studio: Open Dashboard');
     const wv = webview(page);
     await wv.locator('.state.running').waitFor({ timeout: 60_000 });
+    // The local worker, with its rate and last heartbeat: checked now, while it surely runs (a worker that exits
+    // takes its row with it, and the crawl lasts ~12 s whatever the machine's load).
+    const workers = wv.locator('section[aria-label="Workers"]');
+    await workers.locator('tr', { hasText: 'this machine' }).waitFor({ timeout: 20_000 });
     await wv.locator('.chart canvas').first().waitFor({ timeout: 30_000 });
     const done = kpi(wv, 'Pages done');
     await page.waitForTimeout(4000);
@@ -91,9 +95,6 @@ describe('Crawl dashboard (UI)', function () {
     assert.notEqual(later, first, 'pages done moves while the crawl runs');
     assert.equal(await wv.locator('.chart .none').count(), 0, 'the charts have points');
     await wb.screenshot('ui/dashboard-1-running.png');
-    // Hosts and workers while it runs: the local worker with its rate and last heartbeat.
-    const workers = wv.locator('section[aria-label="Workers"]');
-    await workers.locator('tr', { hasText: 'this machine' }).waitFor({ timeout: 20_000 });
     await workers.scrollIntoViewIfNeeded();
     await wb.screenshot('ui/dashboard-2-hosts-workers.png');
     await wv.locator('header').scrollIntoViewIfNeeded();

@@ -129,7 +129,8 @@ describe('crawl designer (UI)', function () {
     // `h3` also matches once per card, so the count alone cannot tell the re-run rule from the old one: wait
     // for the prices to come back in the table (the old rule put the titles there).
     await view.locator('table.items td').nth(2).filter({ hasText: /^£\d+\.\d\d$/ }).waitFor({ timeout: 15_000 });
-    await view.locator('#hl-count', { hasText: `${DEMO_SITE.perPage} matches` }).waitFor({ timeout: 15_000 });
+    await view.locator('#hl-bar code', { hasText: /^p\.price_color$/ }).waitFor({ timeout: 15_000 });
+    assert.equal(await view.locator('#hl-count').textContent(), `${DEMO_SITE.perPage} matches`);
     await wb.screenshot('ui/designer-inserted.png');
   });
 
@@ -160,6 +161,8 @@ describe('crawl designer (UI)', function () {
     const view = previewFrame(page);
     // Cursor out of the item (the keyboard is in the webview now): the suggestion is for the whole page.
     await page.locator('.monaco-editor .view-line', { hasText: 'name: shop' }).first().click();
+    // The pick is relative to the cursor the extension host last heard of: wait until the preview shows it moved.
+    await view.locator('#hl-bar .label', { hasText: /^Put the cursor on a selector/ }).waitFor({ timeout: 10_000 });
     await renderedFrame(page).locator('article.product_pod h3 a').nth(5).click();
     await view.locator('#suggested', { hasText: 'article.product_pod h3 a' }).waitFor({ timeout: 15_000 });
     assert.match((await view.locator('#pick-bar').textContent()) ?? '', /20 matches \(a list: all: true\)/);

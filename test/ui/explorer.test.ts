@@ -51,7 +51,8 @@ describe('Queue Explorer (UI, new user)', function () {
 
   before(async function () {
     this.timeout(180_000);
-    // A slow, polite shop so the crawl lasts long enough to watch; book-5 answers 404.
+    // A slow, polite shop so the crawl outlasts the steps that watch it run (~17 s, set by the clock, not by the
+    // machine's load); book-5 answers 404.
     site = await serveSite({ listPages: 5, perPage: 10 }, 0, (req, res) => {
       if (req.url === '/catalogue/book-5.html') {
         res.writeHead(404).end('gone');
@@ -60,7 +61,7 @@ describe('Queue Explorer (UI, new user)', function () {
       return false;
     }, 30);
     const folder = mkdtempSync(join(tmpdir(), 'cs-ui-explorer-'));
-    writeFileSync(join(folder, 'shop.crawl.yaml'), demoShopTask({ name: 'shop', siteUrl: site.url, perHost: { concurrency: 2, delay: '150ms' } }));
+    writeFileSync(join(folder, 'shop.crawl.yaml'), demoShopTask({ name: 'shop', siteUrl: site.url, perHost: { concurrency: 2, delay: '300ms' } }));
     wb = await openWorkbench({ workspaceFolder: folder, settings: { 'crawlStudio.workers': 2, 'crawlStudio.refreshInterval': 500 } });
     await waitForWorkbench(wb.page, { file: 'shop.crawl.yaml' });
   });

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FrameLocator, Page } from 'playwright-core';
@@ -82,9 +82,12 @@ describe('Results view (UI)', function () {
     const filter = wv.locator('.frow input[data-col="title"]');
     await filter.click();
     await filter.pressSequentially('river', { delay: 20 });
-    await wv.locator('.toolbar .count', { hasText: / of / }).waitFor({ timeout: 30_000 });
-    await page.waitForTimeout(800);
-    const titles = await wv.locator('.row:not(.loading) .cell:first-child').allInnerTexts();
+    // The webview rewrites its count ("N of M") as soon as the filter changes, before the extension host has run
+    // the query, and the crawl is still writing: wait for what only the filtered rows give, titles that are all
+    // "river" ones.
+    const titleCells = wv.locator('.row:not(.loading) .cell:first-child');
+    await wv.locator('.grid').filter({ has: titleCells }).filter({ hasNot: titleCells.filter({ hasNotText: /river/i }) }).waitFor({ timeout: 30_000 });
+    const titles = await titleCells.allInnerTexts();
     assert.ok(titles.length > 0);
     assert.ok(titles.every((t) => /river/i.test(t)), titles.join(' | '));
     const cols = await wv.locator('.hcell').evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.col));
@@ -126,8 +129,10 @@ describe('Results view (UI)', function () {
     const wv = webview(page);
     // Let the crawl finish so the view holds still while we compare it with the file.
     await wv.locator('.live').waitFor({ state: 'hidden', timeout: 120_000 });
-    await page.waitForTimeout(1500);
-    const shown = Number((await wv.locator('.toolbar .count').first().innerText()).split(' ')[0]!.replace(/,/g, ''));
+    // The message that ends "live" may carry a count taken before the writer's last flush; the next one (a poll
+    // later) has them all: 25 of the 200 books are "river" ones.
+    await wv.locator('.toolbar .count', { hasText: /^25 of 200 items/ }).first().waitFor({ timeout: 15_000 });
+    const shown = 25;
     await wv.locator('vscode-button[data-format="csv"]').click();
     // code-server's save dialog is a quick input holding a path.
     const input = quickInput(page).locator('input.input').first();
@@ -142,14 +147,12 @@ describe('Results view (UI)', function () {
     assert.equal(await input.inputValue(), target);
     await wb.screenshot('ui/results-5-export-dialog.png');
     await input.press('Enter');
-    const deadline = Date.now() + 30_000;
-    while (!existsSync(target) && Date.now() < deadline) await page.waitForTimeout(250);
-    await page.waitForTimeout(500);
+    // The file exists from the first byte; the toast comes once it is written and closed.
+    await page.locator('.notifications-toasts', { hasText: 'Exported' }).first().waitFor({ timeout: 30_000 });
     const lines = readFileSync(target, 'utf8').trim().split(/\r?\n/);
     assert.equal(lines[0], '_key,_url,_fetched_at,title,price,upc,isbn');
     assert.equal(lines.length - 1, shown, 'the CSV holds exactly the filtered rows');
     assert.ok(lines.slice(1).every((l) => /river/i.test(l)));
-    await page.locator('.notifications-toasts', { hasText: 'Exported' }).first().waitFor({ timeout: 15_000 });
     // The finished crawl's toast would cover the field quality panel: keep only the export's.
     for (const t of await page.locator('.notifications-toasts .notification-toast', { hasNotText: 'Exported' }).all()) await t.locator('.codicon-notifications-clear').click().catch(() => undefined);
     const quality = wv.locator('.quality h2');
@@ -161,14 +164,17 @@ describe('Results view (UI)', function () {
 
   it('comes back after a window reload with its filters and sort', async () => {
     const { page } = wb;
+    // Every state waited for below is also true on the page before the reload: wait for the new one first.
+    const reloaded = page.waitForEvent('load', { timeout: 60_000 });
     await runCommand(page, 'Developer: Reload Window');
+    await reloaded;
     await waitForWorkbench(page, { file: 'shop.crawl.yaml' });
     await page.locator('.tabs-container .tab', { hasText: 'Results: shop' }).first().click();
     const wv = webview(page);
     await wv.locator('.row:not(.loading)').first().waitFor({ state: 'visible', timeout: 60_000 });
     assert.equal(await wv.locator('.frow input[data-col="title"]').inputValue(), 'river');
     await wv.locator('.hcell[data-col="price"][aria-sort="descending"]').waitFor();
-    assert.match(await wv.locator('.toolbar .count').first().innerText(), /^25 of 200 items/);
+    await wv.locator('.toolbar .count', { hasText: /^25 of 200 items/ }).first().waitFor({ timeout: 30_000 });
     await wb.screenshot('ui/results-7-restored-after-reload.png');
   });
 });
