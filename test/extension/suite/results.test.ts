@@ -74,7 +74,8 @@ describe('Results view and Find URL (real crawl)', function () {
         name: 'books',
         siteUrl: site.url,
         retries: { attempts: 1, delay: '50ms' },
-        perHost: { concurrency: 2, delay: '30ms' },
+        // ~7 s of crawl, set by the clock: the panel's first count must come while it runs.
+        perHost: { concurrency: 2, delay: '150ms' },
         headerLinks: true,
         fields: { title: 'h1', upc: 'td.upc', price: PRICE_FIELD, isbn: 'td.isbn' },
       }),
