@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import * as cheerio from 'cheerio/slim';
-import { Document, Element, type AnyNode } from 'domhandler';
+import { Document, Element, isTag, type AnyNode } from 'domhandler';
+import { HtmlPage } from '../../src/core/extract/dom';
 import { findIn, findInDocument } from '../../src/core/extract/select';
 import { renderPage } from '../../src/demo/site';
 
@@ -37,6 +38,17 @@ function pages(): [string, string][] {
   return out;
 }
 
+/** Every element under `root`, in document order (what `$('*')` lists). */
+function elementsOf(root: AnyNode): AnyNode[] {
+  const out: AnyNode[] = [];
+  const walk = (n: AnyNode) => {
+    if (n !== root && isTag(n)) out.push(n);
+    if ('children' in n) n.children.forEach(walk);
+  };
+  walk(root);
+  return out;
+}
+
 function label(n: AnyNode): string {
   return 'name' in n ? `<${n.name}>` : n.type;
 }
@@ -45,23 +57,36 @@ describe('compiled selectors answer what cheerio answers', () => {
   for (const [name, html] of pages()) {
     it(`on ${name}: every selector, from the document and from every element`, () => {
       const $ = cheerio.load(html);
+      const page = HtmlPage.of($);
       const scopes: AnyNode[] = [$.root()[0]!, ...$('*').toArray()];
       let compared = 0;
       for (const sel of SELECTORS) {
         const whole = $(sel).toArray();
-        assert.deepEqual(findInDocument($, sel), whole, `$('${sel}')`);
-        assert.deepEqual(findInDocument($, sel, true), whole.slice(0, 1), `$('${sel}').first()`);
+        assert.deepEqual(findInDocument(page, sel), whole, `$('${sel}')`);
+        assert.deepEqual(findInDocument(page, sel, true), whole.slice(0, 1), `$('${sel}').first()`);
         for (const scope of scopes) {
           const expected = $(scope).find(sel).toArray();
-          const got = findIn($, scope, sel);
+          const got = findIn(page, scope, sel);
           if (got.length !== expected.length || got.some((g, i) => g !== expected[i])) {
             assert.fail(`${name}: $(${label(scope)}).find('${sel}') gave ${expected.length} element(s), the compiled query ${got.length}: ${got.map(label).join(' ')}`);
           }
-          assert.deepEqual(findIn($, scope, sel, true), expected.slice(0, 1), `${name}: first of $(${label(scope)}).find('${sel}')`);
+          assert.deepEqual(findIn(page, scope, sel, true), expected.slice(0, 1), `${name}: first of $(${label(scope)}).find('${sel}')`);
           compared++;
         }
       }
       assert.ok(compared >= SELECTORS.length * 10, `${compared} comparisons`);
+    });
+
+    it(`on ${name}: a page parsed without cheerio is the document cheerio.load makes, and answers the same`, () => {
+      // Extraction parses with htmlparser2 itself and binds cheerio only for the selectors that need it.
+      const $ = cheerio.load(html);
+      const page = HtmlPage.parse(html);
+      assert.equal(cheerio.load(page.root).html(), $.html());
+      const order = (els: AnyNode[], all: AnyNode[]) => els.map((e) => all.indexOf(e));
+      const theirs = $('*').toArray();
+      const ours = elementsOf(page.root);
+      assert.equal(ours.length, theirs.length);
+      for (const sel of SELECTORS) assert.deepEqual(order(findInDocument(page, sel), ours), order($(sel).toArray(), theirs), `$('${sel}')`);
     });
   }
 
@@ -70,15 +95,16 @@ describe('compiled selectors answer what cheerio answers', () => {
     const b = cheerio.load(renderPage('/catalogue/page-1.html', SITE)!.body);
     for (let i = 0; i < 3; i++) {
       for (const [$, sel] of [[a, 'li a'], [b, 'h3 a'], [a, '.card h2'], [b, 'li a']] as const) {
-        for (const scope of $('li, div, article').toArray()) assert.deepEqual(findIn($, scope, sel), $(scope).find(sel).toArray(), sel);
+        for (const scope of $('li, div, article').toArray()) assert.deepEqual(findIn(HtmlPage.of($), scope, sel), $(scope).find(sel).toArray(), sel);
       }
     }
   });
 
   it('reports an invalid selector the way cheerio does', () => {
     const $ = cheerio.load(HAND);
-    assert.throws(() => findInDocument($, 'a['), /Expected|Unmatched|end/i);
-    assert.throws(() => findIn($, $('li')[0]!, 'li:nope'), /nope/);
+    const page = HtmlPage.of($);
+    assert.throws(() => findInDocument(page, 'a['), /Expected|Unmatched|end/i);
+    assert.throws(() => findIn(page, $('li')[0]!, 'li:nope'), /nope/);
   });
 });
 
@@ -96,12 +122,12 @@ describe('compiled selectors on hostile trees', () => {
     const a = new Element('a', { href: '/bottom' }, []);
     a.parent = parent;
     parent.children.push(a);
-    const $ = cheerio.load(doc);
+    const page = HtmlPage.of(cheerio.load(doc));
     // domutils' findOne recursed once per level here (RangeError in the analysis thread, seen in CI).
-    assert.deepEqual(findInDocument($, 'a', true), [a]);
-    assert.deepEqual(findInDocument($, 'base[href]', true), []);
-    assert.deepEqual(findInDocument($, 'div.odd > a'), [a]);
-    assert.equal(findInDocument($, 'div.even').length, 100_000);
-    assert.deepEqual(findIn($, doc.children[0]!, 'a'), [a]);
+    assert.deepEqual(findInDocument(page, 'a', true), [a]);
+    assert.deepEqual(findInDocument(page, 'base[href]', true), []);
+    assert.deepEqual(findInDocument(page, 'div.odd > a'), [a]);
+    assert.equal(findInDocument(page, 'div.even').length, 100_000);
+    assert.deepEqual(findIn(page, doc.children[0]!, 'a'), [a]);
   });
 });

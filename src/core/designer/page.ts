@@ -1,6 +1,5 @@
-import type { CheerioAPI } from 'cheerio/slim';
+import * as cheerio from 'cheerio/slim';
 import type { Element } from 'domhandler';
-import { loadHtml } from '../extract/extract';
 import { checkSelector } from '../extract/selectors';
 import { closestMatching, suggestSelector, type SelectorSuggestion } from '../extract/suggest';
 import { elementsInOrder, INDEX_ATTR, renderableHtml } from './render';
@@ -18,13 +17,14 @@ export interface PreparedPage {
   /** The page as fetched: extraction runs on exactly this. */
   readonly html: string;
   /** The numbered DOM (same structure as `html`), for highlights and the picker. */
-  readonly $: CheerioAPI;
+  readonly $: cheerio.CheerioAPI;
   readonly elements: readonly Element[];
   readonly index: ReadonlyMap<Element, number>;
 }
 
 export function preparePage(html: string, url: string, finalUrl: string = url): PreparedPage {
-  const $ = loadHtml(html);
+  // One cheerio load per fetched page (not per keystroke): the picker and highlights query it freely.
+  const $ = cheerio.load(html);
   const elements = elementsInOrder($.root()[0]!);
   const index = new Map<Element, number>();
   elements.forEach((el, i) => {
@@ -60,7 +60,7 @@ export interface Highlight {
   readonly error: string | null;
 }
 
-function select($: CheerioAPI, selector: string): Element[] {
+function select($: cheerio.CheerioAPI, selector: string): Element[] {
   return $(selector).toArray() as Element[];
 }
 

@@ -1,5 +1,6 @@
 import * as cheerio from 'cheerio/slim';
 import { isTag, type AnyNode, type Element } from 'domhandler';
+import { HtmlPage } from '../extract/dom';
 import { resolveBase } from '../extract/extract';
 
 // The page as the preview renders it: inert. The webview shows it in an iframe sandboxed without
@@ -34,7 +35,7 @@ export interface RenderOptions {
 export function renderableHtml(annotatedHtml: string, opts: RenderOptions): string {
   const $ = cheerio.load(annotatedHtml);
   // The same base the workers resolve links against.
-  const base = resolveBase($, opts.url);
+  const base = resolveBase(HtmlPage.of($), opts.url);
   $(DROP).remove();
   for (const el of $('*').toArray()) {
     if (!isTag(el)) continue;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import * as cheerio from 'cheerio/slim';
 import type { AnyNode as Node } from 'domhandler';
 import type { FieldSpec, FollowSpec, ItemSpec, PageRule } from '../task/model';
+import { HtmlPage, nodeOf } from './dom';
 import { findIn, findInDocument } from './select';
 
 // Extraction is a pure function of (HTML, page URL, rule): the workers and the designer preview call this same
@@ -57,26 +57,22 @@ interface Budget {
   left: number;
 }
 
-export function loadHtml(html: string): cheerio.CheerioAPI {
-  return cheerio.load(html);
-}
-
-export function extractPage(html: string | cheerio.CheerioAPI, pageUrl: string, rule: PageRule): Extraction {
-  const $ = typeof html === 'string' ? loadHtml(html) : html;
-  const baseUrl = resolveBase($, pageUrl);
+export function extractPage(html: string | HtmlPage, pageUrl: string, rule: PageRule): Extraction {
+  const page = typeof html === 'string' ? HtmlPage.parse(html) : html;
+  const baseUrl = resolveBase(page, pageUrl);
   const items: ExtractedItem[] = [];
   const problems: ItemProblem[] = [];
   const budget: Budget = { left: MAX_PAGE_ITEM_CHARS };
-  for (const spec of rule.items) extractItems($, spec, baseUrl, items, problems, budget);
+  for (const spec of rule.items) extractItems(page, spec, baseUrl, items, problems, budget);
   const links: FoundLink[] = [];
-  rule.follow.forEach((f, i) => collectLinks($, f, i, links));
+  rule.follow.forEach((f, i) => collectLinks(page, f, i, links));
   return { items, problems, links, baseUrl };
 }
 
 /** The URL relative links of a page resolve against: its <base href>, else the page's own URL. */
-export function resolveBase($: cheerio.CheerioAPI, pageUrl: string): string {
-  const base = findInDocument($, 'base[href]', true)[0];
-  const href = base ? $(base).attr('href') : undefined;
+export function resolveBase(page: HtmlPage, pageUrl: string): string {
+  const base = findInDocument(page, 'base[href]', true)[0];
+  const href = base ? nodeOf(base).attr('href') : undefined;
   if (!href) return pageUrl;
   try {
     return new URL(href, pageUrl).href;
@@ -85,22 +81,22 @@ export function resolveBase($: cheerio.CheerioAPI, pageUrl: string): string {
   }
 }
 
-function collectLinks($: cheerio.CheerioAPI, f: FollowSpec, index: number, out: FoundLink[]): void {
-  for (const el of findInDocument($, f.selector)) {
-    const href = $(el).attr(f.attr);
+function collectLinks(page: HtmlPage, f: FollowSpec, index: number, out: FoundLink[]): void {
+  for (const el of findInDocument(page, f.selector)) {
+    const href = nodeOf(el).attr(f.attr);
     if (href && href.trim()) out.push({ href: href.trim(), follow: index, to: f.to, priority: f.priority });
   }
 }
 
 function extractItems(
-  $: cheerio.CheerioAPI,
+  page: HtmlPage,
   spec: ItemSpec,
   baseUrl: string,
   items: ExtractedItem[],
   problems: ItemProblem[],
   budget: Budget = { left: MAX_PAGE_ITEM_CHARS },
 ): void {
-  const scopes: Node[] = spec.scope ? findInDocument($, spec.scope) : [$.root()[0]!];
+  const scopes: Node[] = spec.scope ? findInDocument(page, spec.scope) : [page.root];
   let skipped = 0;
   scopes.forEach((scope, index) => {
     if (budget.left <= 0) {
@@ -112,7 +108,7 @@ function extractItems(
     const data: Record<string, FieldValue> = {};
     const missing: string[] = [];
     for (const field of spec.fields) {
-      const value = fieldValue($, scope, field, baseUrl, budget);
+      const value = fieldValue(page, scope, field, baseUrl, budget);
       data[field.name] = value;
       if (field.required && isEmpty(value)) missing.push(field.name);
     }
@@ -138,15 +134,15 @@ function isEmpty(v: FieldValue): boolean {
 }
 
 export function fieldValue(
-  $: cheerio.CheerioAPI,
+  page: HtmlPage,
   scope: Node,
   field: FieldSpec,
   baseUrl: string,
   budget?: Budget,
 ): FieldValue {
-  const matches = field.selector ? findIn($, scope, field.selector, !field.all) : [scope];
+  const matches = field.selector ? findIn(page, scope, field.selector, !field.all) : [scope];
   const read = (el: Node): string | null => {
-    const node = $(el);
+    const node = nodeOf(el);
     let v: string | null | undefined;
     if (field.attr) v = node.attr(field.attr);
     else if (field.html) v = node.html();

@@ -1,6 +1,6 @@
-import type * as cheerio from 'cheerio/slim';
 import { compile } from 'css-select';
 import { Element, isTag, type AnyNode } from 'domhandler';
+import type { HtmlPage } from './dom';
 
 // Selector queries compiled once per selector instead of once per call. `$(scope).find(selector)` parses and
 // compiles the selector every time: for a list page's 20 items × 3 fields that is most of the extraction's time,
@@ -96,10 +96,10 @@ function hasElementParent(node: AnyNode): node is Element {
 }
 
 /** The elements `$(scope).find(selector)` returns (only the first with `first`), in document order. */
-export function findIn($: cheerio.CheerioAPI, scope: AnyNode, selector: string, first = false): AnyNode[] {
+export function findIn(page: HtmlPage, scope: AnyNode, selector: string, first = false): AnyNode[] {
   const c = compiled(selector);
   if (!c) {
-    const m = $(scope).find(selector);
+    const m = page.$(scope).find(selector);
     return first ? m.toArray().slice(0, 1) : m.toArray();
   }
   // cheerio searches the scope's element children and their descendants.
@@ -137,6 +137,6 @@ function matching(query: Query, roots: readonly Element[], first: boolean): Elem
 }
 
 /** The elements `$(selector)` returns: a search of the whole document. */
-export function findInDocument($: cheerio.CheerioAPI, selector: string, first = false): AnyNode[] {
-  return findIn($, $.root()[0]!, selector, first);
+export function findInDocument(page: HtmlPage, selector: string, first = false): AnyNode[] {
+  return findIn(page, page.root, selector, first);
 }
