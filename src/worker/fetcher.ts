@@ -71,7 +71,20 @@ const RETRYABLE_STATUS = new Set([408, 425, 429, 500, 502, 503, 504, 520, 521, 5
 type Response = Dispatcher.ResponseData;
 
 export async function fetchPage(url: string, opts: FetchOptions): Promise<FetchedPage> {
-  const timeout = AbortSignal.timeout(opts.timeoutMs);
+  // A timer of our own, cleared when the fetch ends. AbortSignal.timeout's stays armed for the whole timeout after
+  // the fetch is done, until a GC collects its signal (a WeakRef and a finalization record each): a worker at
+  // 1,000 pages/s carried ~15,000 of them into the old generation (bench: 12.5 → 5.5 µs a fetch for the signal).
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(new DOMException('The operation timed out.', 'TimeoutError')), opts.timeoutMs);
+  timer.unref();
+  try {
+    return await fetchWithin(url, opts, deadline.signal);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function fetchWithin(url: string, opts: FetchOptions, timeout: AbortSignal): Promise<FetchedPage> {
   const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
   let current = url;
   for (let hop = 0; ; hop++) {
