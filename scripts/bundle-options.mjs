@@ -5,6 +5,33 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { taskValidatorPlugin } from './esbuild-task-validator.mjs';
 
+/**
+ * Native add-ons that dependencies load when they can and do without otherwise: msgpackr's accelerator (BullMQ
+ * packs job options with msgpackr) and pg's native binding.
+ */
+const NATIVE_OPTIONAL = ['msgpackr-extract', 'pg-native'];
+
+/**
+ * Bundles each of `names` as a module that throws, so the dependency takes its pure-JS path wherever the bundle
+ * runs. Left external, the require resolved to whatever node_modules lies above the bundle: in this repository
+ * (tests, the bench, the demo) msgpackr loaded its .node file into the CLI, the workers and the extension host,
+ * against the rule that nothing they load is native (VS Code's Electron Node on every OS), and the bench measured
+ * something other than what ships.
+ */
+function noNativeModulesPlugin(names) {
+  const filter = new RegExp(`^(?:${names.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})$`);
+  return {
+    name: 'no-native-modules',
+    setup(build) {
+      build.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'no-native-module' }));
+      build.onLoad({ filter: /.*/, namespace: 'no-native-module' }, (args) => ({
+        contents: `throw new Error(${JSON.stringify(`${args.path} is a native module: Crawl Studio's bundles load none`)});`,
+        loader: 'js',
+      }));
+    },
+  };
+}
+
 export const nodeBundleOptions = {
   bundle: true,
   platform: 'node',
@@ -16,12 +43,10 @@ export const nodeBundleOptions = {
   // crawled page (bench, interleaved A/B).
   mainFields: ['module', 'main'],
   loader: { '.lua': 'text', '.yaml': 'text' },
-  // msgpackr-extract is msgpackr's optional native accelerator: never load a native module (DEVELOPERS rule);
-  // msgpackr falls back to its pure-JS encoder when the require fails.
-  external: ['vscode', 'msgpackr-extract', 'pg-native'],
+  external: ['vscode'],
   logLevel: 'warning',
   // parse.ts imports the task-file validator pre-compiled from the schema (no ajv.compile at start-up).
-  plugins: [taskValidatorPlugin()],
+  plugins: [taskValidatorPlugin(), noNativeModulesPlugin(NATIVE_OPTIONAL)],
 };
 
 /**

@@ -16,6 +16,9 @@ const wanted = process.argv.slice(2).length ? process.argv.slice(2) : all;
 const totals = { passed: 0, failed: 0, skipped: 0 };
 const failedStages = [];
 const statsDir = mkdtempSync(join(tmpdir(), 'cs-test-stats-'));
+// Tests that import BullMQ from node_modules (not through a bundle) would load msgpackr's native accelerator,
+// which the product's bundles never do (scripts/bundle-options.mjs): run them on the same pure-JS path.
+process.env.MSGPACKR_NATIVE_ACCELERATION_DISABLED = 'true';
 
 function run(cmd, args, { env = {}, capture = false } = {}) {
   return new Promise((resolve) => {

@@ -1,5 +1,7 @@
 import { strict as assert } from 'node:assert';
-import { existsSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 // The brief's rule for the Redis client: one copy of ioredis in every bundle, of the major BullMQ is built and
@@ -29,6 +31,27 @@ describe('dependencies', () => {
     for (const b of bundles) {
       const markers = readFileSync(b, 'utf8').match(/^\/\/ .*node_modules\/ioredis\/built\/Redis\.js$/gm) ?? [];
       assert.equal(markers.length, 1, `${b}: ${markers.join(', ') || 'no ioredis'}`);
+    }
+  });
+
+  it('loads no native module, even with node_modules above the bundle (as in this repository)', function () {
+    this.timeout(20_000);
+    // msgpackr (BullMQ's) requires its native accelerator when it can: here node_modules holds one, so a bundle
+    // that left the require to Node loaded a .node file. Every dlopen goes through process.dlopen.
+    const dir = mkdtempSync(join(tmpdir(), 'cs-native-'));
+    try {
+      const hook = join(dir, 'hook.cjs');
+      writeFileSync(hook, `const o = process.dlopen; process.dlopen = function (m, f, ...r) { process.stderr.write('dlopen ' + f + '\\n'); return o.call(this, m, f, ...r); };`);
+      const control = spawnSync(process.execPath, ['-r', hook, '-e', "require(process.argv[1])", join(root, 'node_modules', 'msgpackr-extract')], { encoding: 'utf8' });
+      assert.match(control.stderr, /dlopen .*\.node/, `the hook sees a native module load: ${control.stderr}`);
+      // Each program loads its whole bundle before it reads its arguments.
+      for (const program of ['dist/cli.js', 'dist/worker.js']) {
+        const r = spawnSync(process.execPath, ['-r', hook, join(root, program), '--no-such-flag'], { encoding: 'utf8', env: { ...process.env, CRAWL_STUDIO_CODE_CACHE: 'off' } });
+        assert.doesNotMatch(r.stderr, /^dlopen /m, `${program}: ${r.stderr}`);
+        assert.notEqual(r.status, null, `${program} ran to its exit`);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
