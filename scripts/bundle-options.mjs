@@ -14,9 +14,9 @@ const NATIVE_OPTIONAL = ['msgpackr-extract', 'pg-native'];
 /**
  * Bundles each of `names` as a module that throws, so the dependency takes its pure-JS path wherever the bundle
  * runs. Left external, the require resolved to whatever node_modules lies above the bundle: in this repository
- * (tests, the bench, the demo) msgpackr loaded its .node file into the CLI, the workers and the extension host,
- * against the rule that nothing they load is native (VS Code's Electron Node on every OS), and the bench measured
- * something other than what ships.
+ * (tests, the bench, the demo) msgpackr loaded its .node file into the CLI and the workers (the extension's bundle
+ * holds the same require), against the rule that nothing they load is native (VS Code's Electron Node on every
+ * OS), and tests and the bench ran a path that does not ship.
  */
 function noNativeModulesPlugin(names) {
   const filter = new RegExp(`^(?:${names.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})$`);
