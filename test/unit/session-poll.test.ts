@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import type { JobCounts } from '../../src/queue/crawl';
 import { nextPollMs } from '../../src/worker/session';
 
-// When a session looks at its run again: soon when the jobs left should be done soon, never faster than 25 ms,
+// When a session looks at its run again: at half the time the jobs left should take, never faster than 25 ms,
 // never slower than the configured poll.
 
 const counts = (left: Partial<JobCounts>): JobCounts => ({ waiting: 0, active: 0, delayed: 0, prioritized: 0, completed: 0, failed: 0, ...left });
@@ -12,12 +12,12 @@ describe('session: next poll', () => {
     assert.equal(nextPollMs(counts({ waiting: 1 }), 0, 500), 500);
   });
 
-  it('looks again about when the jobs left should be done at the current rate', () => {
-    assert.equal(nextPollMs(counts({ active: 16, prioritized: 14 }), 300, 500), 100);
+  it('looks again at half the time the jobs left should take at the current rate', () => {
+    assert.equal(nextPollMs(counts({ active: 16, prioritized: 14 }), 300, 500), 50);
   });
 
   it('counts every unfinished state, not finished ones', () => {
-    assert.equal(nextPollMs(counts({ waiting: 10, active: 10, delayed: 10, prioritized: 10, completed: 1e6, failed: 1e6 }), 100, 1_000), 400);
+    assert.equal(nextPollMs(counts({ waiting: 10, active: 10, delayed: 10, prioritized: 10, completed: 1e6, failed: 1e6 }), 100, 1_000), 200);
   });
 
   it('a drained queue on a fast crawl: 25 ms, not faster', () => {
