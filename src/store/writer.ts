@@ -125,6 +125,8 @@ class Writer implements WriterHandle {
   private heartbeat: NodeJS.Timeout | null = null;
   private loop: Promise<void> = Promise.resolve();
   private wakeSleep: (() => void) | null = null;
+  /** The loop is sleeping to let a batch gather (flush() may cut that short, not a backoff). */
+  private gathering = false;
   /** flush() calls waiting for the next batch to be stored and acknowledged. */
   private readonly onAcked = new Set<() => void>();
   private blockingId: number | null = null;
@@ -207,6 +209,9 @@ class Writer implements WriterHandle {
     const target = last[0]![0];
     const deadline = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs;
     this.hurry++;
+    // A batch gathering entries (GATHER_MS) is read and stored now rather than at the end of its wait; a backoff
+    // after a failure is left to run its course.
+    if (this.gathering) this.wakeSleep?.();
     try {
       for (;;) {
         const left = await this.redis.xrange(this.key, '-', target, 'COUNT', 1);
@@ -288,7 +293,12 @@ class Writer implements WriterHandle {
         if (left < 1) break;
         // Workers add one entry per page. A blocking read would return each one alone: a round trip, and a
         // small batch, per page. Letting entries gather first makes one read take many.
-        await this.sleep(Math.min(left, GATHER_MS));
+        this.gathering = true;
+        try {
+          await this.sleep(Math.min(left, GATHER_MS));
+        } finally {
+          this.gathering = false;
+        }
         if (this.stopping) break;
       }
       // Only the read that starts a batch waits for entries; the ones that add to it take what is there.
@@ -516,7 +526,7 @@ class Writer implements WriterHandle {
     (this.opts.log ?? ((m: string) => console.warn(`crawl-studio: ${m}`)))(message);
   }
 
-  /** A sleep that stop() cuts short. */
+  /** A sleep that stop() cuts short (and flush(), while a batch gathers). */
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const t = setTimeout(done, ms);
