@@ -126,10 +126,12 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
    */
   refresh(): Promise<void> {
     if (!this.reading) return this.startReading();
-    this.queued ??= this.reading.then(() => {
+    const next = () => {
       this.queued = null;
       return this.startReading();
-    });
+    };
+    // After the read under way however it ended: a queued read must never be stuck behind a failed one.
+    this.queued ??= this.reading.then(next, next);
     return this.queued;
   }
 
