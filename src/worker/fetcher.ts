@@ -72,8 +72,8 @@ type Response = Dispatcher.ResponseData;
 
 export async function fetchPage(url: string, opts: FetchOptions): Promise<FetchedPage> {
   // A timer of our own, cleared when the fetch ends. AbortSignal.timeout's stays armed for the whole timeout after
-  // the fetch is done, until a GC collects its signal (a WeakRef and a finalization record each): a worker at
-  // 1,000 pages/s carried ~15,000 of them into the old generation (bench: 12.5 → 5.5 µs a fetch for the signal).
+  // the fetch is done, until a GC collects its signal (a WeakRef and a finalization record each). Measured alone:
+  // 12.5 µs a signal against 5.5 for this, and 200,000 of them left a 350 MB heap against 20 MB.
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(new DOMException('The operation timed out.', 'TimeoutError')), opts.timeoutMs);
   timer.unref();
