@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import * as cheerio from 'cheerio/slim';
-import { Document, Element, isTag, type AnyNode } from 'domhandler';
+import { Document, Element, type AnyNode } from 'domhandler';
+import { elementsInOrder } from '../../src/core/designer/render';
 import { HtmlPage } from '../../src/core/extract/dom';
 import { findIn, findInDocument } from '../../src/core/extract/select';
 import { renderPage } from '../../src/demo/site';
@@ -35,17 +36,6 @@ function pages(): [string, string][] {
     const p = renderPage(path, SITE);
     if (p) out.push([path, p.body]);
   }
-  return out;
-}
-
-/** Every element under `root`, in document order (what `$('*')` lists). */
-function elementsOf(root: AnyNode): AnyNode[] {
-  const out: AnyNode[] = [];
-  const walk = (n: AnyNode) => {
-    if (n !== root && isTag(n)) out.push(n);
-    if ('children' in n) n.children.forEach(walk);
-  };
-  walk(root);
   return out;
 }
 
@@ -84,7 +74,7 @@ describe('compiled selectors answer what cheerio answers', () => {
       assert.equal(cheerio.load(page.root).html(), $.html());
       const order = (els: AnyNode[], all: AnyNode[]) => els.map((e) => all.indexOf(e));
       const theirs = $('*').toArray();
-      const ours = elementsOf(page.root);
+      const ours: AnyNode[] = elementsInOrder(page.root);
       assert.equal(ours.length, theirs.length);
       for (const sel of SELECTORS) assert.deepEqual(order(findInDocument(page, sel), ours), order($(sel).toArray(), theirs), `$('${sel}')`);
     });
