@@ -232,11 +232,16 @@ async function scaleRun(ctx) {
   }
 }
 
+/** What a crawler row's process is, from its command line; null for the wrappers around it. */
+function processKind(cmd) {
+  return cmd.includes('worker.js') ? 'worker' : cmd.includes('cli.js') ? 'CLI (coordinator + writer)' : cmd.includes('limit.js') ? 'crawler' : null;
+}
+
 /** A crawler row's CPU by process kind and thread (seconds): main thread, the worker's analysis thread, the rest. */
 function threadBreakdown(row) {
   const kinds = new Map();
   for (const p of row.processes ?? []) {
-    const label = p.cmd.includes('worker.js') ? 'worker' : p.cmd.includes('cli.js') ? 'CLI (coordinator + writer)' : p.cmd.includes('limit.js') ? 'crawler' : null;
+    const label = processKind(p.cmd);
     if (!label) continue;
     const threads = row.threads.filter((t) => t.pid === p.pid);
     const others = threads.filter((t) => t.tid !== p.pid).sort((a, b) => b.cpu - a.cpu);
@@ -560,8 +565,8 @@ function report(ctx, rows, m, prof) {
     const calls = Object.entries(cs1.redis.calls).sort((a, b) => b[1] - a[1]).slice(0, 14);
     L.push('');
     L.push(`Redis commands per page for Crawl Studio (1 worker), from INFO commandstats (Lua-internal calls included): ${calls.map(([k, v]) => `${k} ${fmt(v / cs1.pages, 2)}`).join(', ')}.`);
-    const procs = cs1.processes.filter((p) => p.cmd.includes('node'));
-    if (procs.length) L.push(`Process CPU (last sample): ${procs.map((p) => `${p.cmd.includes('worker.js') ? 'worker' : 'CLI (coordinator + writer)'} ${fmt(p.cpu, 1)} s, peak RSS ${mb(p.rss)}`).join('; ')}.`);
+    const procs = cs1.processes.filter((p) => processKind(p.cmd));
+    if (procs.length) L.push(`Process CPU (last sample): ${procs.map((p) => `${processKind(p.cmd)} ${fmt(p.cpu, 1)} s, peak RSS ${mb(p.rss)}`).join('; ')}.`);
   }
   const byThread = rows.filter((r) => r.threads?.length && /^(limit|cs\d)/.test(r.key)).flatMap((r) => threadBreakdown(r).map((t) => ({ r, ...t })));
   if (byThread.length) {
