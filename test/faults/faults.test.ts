@@ -224,8 +224,10 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
   it(`SIGKILL a random worker every 2 s (${KILLS} kills), the supervisor restarts it`, async () => {
     const t0 = Date.now();
     redis = await startRedis();
-    // Slow enough that the crawl outlasts the kills; jobs are in flight when each kill lands.
-    web = await site(undefined, 100);
+    // Slow enough, by the clock, that the crawl outlasts the kills (the first at 1 s, then every 2 s: 19 s for
+    // 10): 2,042 pages at 300 ms each over 24 slots take ≥ 25 s whatever the machine's speed. At 100 ms the crawl
+    // was CPU-bound enough that a faster engine finished it after 9 kills (CI). Jobs are in flight at each kill.
+    web = await site(undefined, 300);
     scene = await makeScene(web.url, 'workerkill');
     const store = await withStore(scene, redis.url);
     const s = faultSession(scene, redis.url, { store: store.hooks, workers: 3, concurrency: 8 });
