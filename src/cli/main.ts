@@ -134,17 +134,26 @@ interface RunFlags {
   stalledIntervalMs?: number;
 }
 
+/** The longest the store waits for the workers' boot before it opens anyway (a worker that never prints). */
+const STORE_AFTER_BOOT_MAX_MS = 2_000;
+
 async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   const task = await loadTaskFile(taskFile);
   const redis = await chooseRedis(flags.redis, task.file);
   console.log(`Redis: ${redis.describe()}`);
-  // The session exists before the store is open so its workers boot (half a second) while the store opens; its
-  // store hooks are only called once the run is under way, after `attached` is set.
-  let attached!: AttachedStore;
+  // The store opens while the crawl starts, not before it: the run is seeded as soon as the workers are spawned,
+  // and the store (SQLite compiles its WebAssembly) opens once they have booted, so it does not compete with their
+  // boot for the CPU. Entries wait in the items stream until the writer runs, and the session calls the store's
+  // hooks (backlog, finalize) only through `attaching`, so nothing is finalized before the store is open. A store
+  // that cannot open stops the session with its error; what the workers fetched meanwhile stays in the stream
+  // for the next run, which resumes this one.
+  const storeRedis = connectRedis(redis.url);
+  let attached: AttachedStore | undefined;
+  let attaching!: Promise<AttachedStore>;
   const session = new CrawlSession({
     store: {
-      finalize: (run, status, durationMs) => attached.hooks.finalize(run, status, durationMs),
-      backlog: async () => (await attached.hooks.backlog?.()) ?? 0,
+      finalize: async (run, status, durationMs) => (await attaching).hooks.finalize(run, status, durationMs),
+      backlog: async () => (await (await attaching).hooks.backlog?.()) ?? 0,
     },
     task,
     redisUrl: redis.url,
@@ -159,7 +168,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     onRunFinished: (run, status) => {
       if (!task.schedule && !flags.join) return;
       process.stdout.write('\n');
-      for (const line of summaryLines(status, (status.run?.finishedAt ?? Date.now()) - run.startedAt, [`  items are in    ${attached.store.location}`])) console.log(line);
+      for (const line of summaryLines(status, (status.run?.finishedAt ?? Date.now()) - run.startedAt, [`  items are in    ${attached!.store.location}`])) console.log(line);
       void session.crawl.nextScheduledRun().then((next) => next && console.log(`Next run at ${new Date(next).toISOString()} (Ctrl-C to stop).`));
     },
     onWorkerExit: (pid, code, signal, expected, lines) => {
@@ -167,17 +176,14 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     },
   });
   session.startWorkers();
-  const storeRedis = connectRedis(redis.url);
-  try {
+  attaching = (async () => {
+    await session.supervisor.booted(STORE_AFTER_BOOT_MAX_MS);
     attached = await attachStore(storeRedis, task, (msg) => console.error(`\nstore: ${msg}`));
-  } catch (err) {
-    await session.supervisor.stopAll();
-    await session.close();
-    storeRedis.disconnect();
-    await redis.release();
-    throw err;
-  }
-  console.log(`Store: ${attached.store.location}`);
+    console.log(`Store: ${attached.store.location}`);
+    return attached;
+  })();
+  // Seen through the hooks (the session's run fails with it); this only keeps it from counting as unhandled.
+  attaching.catch(() => undefined);
   let interrupted = false;
   const onSignal = () => {
     if (interrupted) {
@@ -201,11 +207,12 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
       console.log(`Stopped. Run the same command again to resume run ${result.run.run}.`);
       return 130;
     }
-    const c = attached.writer.counters();
-    const stored = await Promise.all((await attached.store.itemTypes()).map(async (t) => `${t}: ${(await attached.store.count(t)).toLocaleString('en-US')}`));
+    const store = await attaching;
+    const c = store.writer.counters();
+    const stored = await Promise.all((await store.store.itemTypes()).map(async (t) => `${t}: ${(await store.store.count(t)).toLocaleString('en-US')}`));
     const extra = [
       `  items stored    ${stored.join(', ') || 'none'} rows (${c.duplicates + c.conflicts} duplicates merged${c.errors ? `, ${c.errors} errors recorded` : ''})`,
-      `  items are in    ${attached.store.location}`,
+      `  items are in    ${store.store.location}`,
       `  export them     crawl-studio export ${taskFile} --format csv --out items.csv`,
     ];
     if (!result.summary) extra.push('  (another process finalized this run)');
@@ -214,7 +221,8 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   } finally {
     // The handlers stay until the end: a second Ctrl-C during this cleanup still quits cleanly.
     await session.close();
-    await attached.close();
+    // A store still opening (a stop during start-up) is closed once open.
+    await attaching.then((a) => a.close(), () => undefined);
     storeRedis.disconnect();
     await redis.release();
     process.off('SIGINT', onSignal);

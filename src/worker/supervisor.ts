@@ -51,7 +51,7 @@ function trackChild(child: ChildProcess): void {
 }
 
 export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
-  private readonly children = new Map<number, { child: ChildProcess; info: WorkerProcessInfo; lines: string[]; stopping: boolean }>();
+  private readonly children = new Map<number, { child: ChildProcess; info: WorkerProcessInfo; lines: string[]; stopping: boolean; booted: Promise<void> }>();
   private stopped = false;
 
   constructor(private readonly opts: SupervisorOptions) {
@@ -78,10 +78,14 @@ export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
     if (child.pid === undefined) throw new Error(`could not start a worker process (${this.opts.execPath ?? process.execPath})`);
     const pid = child.pid;
     const info: WorkerProcessInfo = { pid, startedAt: Date.now(), taskFiles: this.opts.taskFiles, concurrency: this.opts.concurrency };
-    const entry = { child, info, lines: [] as string[], stopping: false };
+    let markBooted!: () => void;
+    // A worker's first line (its start-up banner, or the error that stops it) or its exit ends its boot.
+    const booted = new Promise<void>((r) => (markBooted = r));
+    const entry = { child, info, lines: [] as string[], stopping: false, booted };
     this.children.set(pid, entry);
     trackChild(child);
     const onData = (buf: Buffer) => {
+      markBooted();
       for (const line of buf.toString('utf8').split('\n')) {
         if (!line) continue;
         entry.lines.push(line);
@@ -92,6 +96,7 @@ export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
     child.on('exit', (code, signal) => {
+      markBooted();
       this.children.delete(pid);
       const expected = entry.stopping || this.stopped;
       this.emit('exit', pid, code, signal, expected, entry.lines.slice());
@@ -99,6 +104,22 @@ export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
     });
     this.emit('spawn', info);
     return info;
+  }
+
+  /**
+   * Resolves when every worker started so far has booted (printed its first line or exited), or after
+   * `timeoutMs`, whichever is first. For set-up that would compete with the workers' boot for CPU and is not
+   * needed before they run: on a 2-core machine, a store opening beside a booting worker delayed its first
+   * request by 100-250 ms.
+   */
+  async booted(timeoutMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((r) => (timer = setTimeout(r, timeoutMs)));
+    try {
+      await Promise.race([Promise.all([...this.children.values()].map((c) => c.booted)), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Graceful: in-flight jobs finish first. After `graceMs`, a worker is killed and its jobs go back to the queue. */
