@@ -1,12 +1,7 @@
 import type { CrawlStatus } from '../queue/crawl';
-import { formatBytes, formatDuration } from '../core/units';
+import { formatBytes, formatDuration, groupDigits as n } from '../core/units';
 
 // Terminal output of the CLI: one progress line, and a summary at the end.
-
-// One formatter, made on first use: toLocaleString builds a new one per call (the progress line has six numbers
-// and is drawn every poll, up to 40 times a second at the end of a fast crawl).
-let grouped: Intl.NumberFormat | null = null;
-const n = (x: number) => (grouped ??= new Intl.NumberFormat('en-US')).format(x);
 
 export function progressLine(status: CrawlStatus, pagesPerSec: number, elapsedMs: number, backlog = 0): string {
   const s = status.stats;

@@ -22,6 +22,7 @@ import { createWriteStream } from 'node:fs';
 import { dirname } from 'node:path';
 import { redactUrl } from '../queue/redis';
 import { keepWasmOnBaselineTier } from './wasmTier';
+import { groupDigits } from '../core/units';
 
 // `crawl-studio`: the headless face of the engine. Every command drives the same classes the extension does.
 
@@ -211,7 +212,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     }
     const store = await attaching;
     const c = store.writer.counters();
-    const stored = await Promise.all((await store.store.itemTypes()).map(async (t) => `${t}: ${(await store.store.count(t)).toLocaleString('en-US')}`));
+    const stored = await Promise.all((await store.store.itemTypes()).map(async (t) => `${t}: ${groupDigits(await store.store.count(t))}`));
     const extra = [
       `  items stored    ${stored.join(', ') || 'none'} rows (${c.duplicates + c.conflicts} duplicates merged${c.errors ? `, ${c.errors} errors recorded` : ''})`,
       `  items are in    ${store.store.location}`,
@@ -311,7 +312,7 @@ async function cmdExport(args: string[]): Promise<number> {
     const res = await exportItems(store, { format, type: values.type, out });
     if (values.out) {
       await new Promise<void>((resolve, reject) => (out as import('node:fs').WriteStream).end((err?: Error | null) => (err ? reject(err) : resolve())));
-      console.error(`exported ${res.items.toLocaleString('en-US')} items (${res.types.join(', ')}) from ${redactUrl(store.location)} to ${values.out}`);
+      console.error(`exported ${groupDigits(res.items)} items (${res.types.join(', ')}) from ${redactUrl(store.location)} to ${values.out}`);
     }
     return 0;
   } finally {
