@@ -84,6 +84,12 @@ const CLAIM_TTL_S = 3600;
 /** Links per discover-script call and per addBulk. */
 const DISCOVER_CHUNK = 1000;
 
+/** What finishing a page writes (see CrawlQueue.completePage). */
+interface PageFinish {
+  readonly entry: readonly [field: string, value: string];
+  readonly counters: Readonly<Record<string, number>>;
+}
+
 export type EnqueueOutcome = 'enqueued' | 'duplicate' | 'limit';
 
 export class CrawlQueue {
@@ -214,25 +220,62 @@ export class CrawlQueue {
    * job enqueues them again (BullMQ's job id makes that second add a no-op when the first went through).
    */
   async enqueueLinks(task: CrawlTask, run: RunInfo, parentId: string, links: readonly KeptLink[]): Promise<EnqueueOutcome[]> {
-    const out: EnqueueOutcome[] = [];
-    // In chunks: a page with 100,000 links must not become one call with 200,000 arguments (past the JS stack)
-    // nor one multi-megabyte Redis command. Dedup, the page limit and the claim are per URL, so chunks compose.
-    for (let i = 0; i < links.length; i += DISCOVER_CHUNK) {
-      for (const o of await this.enqueueChunk(task, run, parentId, links.slice(i, i + DISCOVER_CHUNK))) out.push(o);
-    }
-    return out;
+    return (await this.discover(task, run, parentId, links, null)).outcomes;
   }
 
-  private async enqueueChunk(task: CrawlTask, run: RunInfo, parentId: string, links: readonly KeptLink[]): Promise<EnqueueOutcome[]> {
-    if (links.length === 0) return [];
+  /**
+   * A fetched page's links enqueued, then the page finished (its record to the store's stream, its counters, the
+   * end of its job's claim on its links: see completePage). A page none of whose links is new (most pages once a
+   * crawl has seen its site's navigation) is finished by the discover call itself, one call instead of two.
+   */
+  async finishPage(
+    task: CrawlTask,
+    run: RunInfo,
+    jobId: string,
+    links: readonly KeptLink[],
+    entry: readonly [field: string, value: string],
+    counters: Readonly<Record<string, number>>,
+  ): Promise<EnqueueOutcome[]> {
+    if (links.length === 0) {
+      await this.completePage(run.run, jobId, entry, counters);
+      return [];
+    }
+    const { outcomes, finished } = await this.discover(task, run, jobId, links, { entry, counters });
+    if (!finished) await this.completePage(run.run, jobId, entry, counters);
+    return outcomes;
+  }
+
+  private async discover(task: CrawlTask, run: RunInfo, parentId: string, links: readonly KeptLink[], finish: PageFinish | null): Promise<{ outcomes: EnqueueOutcome[]; finished: boolean }> {
+    const outcomes: EnqueueOutcome[] = [];
+    let finished = false;
+    // In chunks: a page with 100,000 links must not become one call with 200,000 arguments (past the JS stack)
+    // nor one multi-megabyte Redis command. Dedup, the page limit and the claim are per URL, so chunks compose.
+    // Only the last chunk may finish the page, and only if no chunk before it had links to enqueue.
+    for (let i = 0; i < links.length; i += DISCOVER_CHUNK) {
+      const last = i + DISCOVER_CHUNK >= links.length;
+      const chunk = await this.enqueueChunk(task, run, parentId, links.slice(i, i + DISCOVER_CHUNK), last && !outcomes.includes('enqueued') ? finish : null);
+      for (const o of chunk.outcomes) outcomes.push(o);
+      finished = chunk.finished;
+    }
+    return { outcomes, finished };
+  }
+
+  private async enqueueChunk(task: CrawlTask, run: RunInfo, parentId: string, links: readonly KeptLink[], finish: PageFinish | null): Promise<{ outcomes: EnqueueOutcome[]; finished: boolean }> {
+    if (links.length === 0) return { outcomes: [], finished: false };
     const keys: string[] = [this.keys.stats(run.run), this.keys.claim(parentId), this.keys.meta];
-    const args: string[] = [String(task.scope.maxPages ?? 0), String(CLAIM_TTL_S), run.run];
+    const args: (string | number)[] = [String(task.scope.maxPages ?? 0), String(CLAIM_TTL_S), run.run, links.length];
     for (const l of links) {
       const slot = seenSlot(l.url, run.bucketBits);
       keys.push(this.keys.seenBucket(run.run, slot.bucket));
       args.push(slot.member);
     }
+    if (finish) {
+      keys.push(this.keys.items);
+      args.push(finish.entry[0], finish.entry[1]);
+      for (const [field, n] of Object.entries(finish.counters)) if (n !== 0) args.push(field, n);
+    }
     const codes = await this.redis.csDiscover(keys.length, ...keys, ...args);
+    const finished = finish !== null && codes[links.length] === 1;
     const usesPriority = taskUsesPriority(task);
     const jobs = links
       .filter((_, i) => codes[i] === 1)
@@ -242,7 +285,8 @@ export class CrawlQueue {
         opts: this.jobOptions(task, run.run, l.url, usesPriority ? (l.priority ?? DEFAULT_PRIORITY) : null),
       }));
     if (jobs.length > 0) await this.queue.addBulk(jobs);
-    return codes.map((c) => (c === 1 ? 'enqueued' : c === 2 ? 'limit' : 'duplicate'));
+    const outcomes = links.map((_, i): EnqueueOutcome => (codes[i] === 1 ? 'enqueued' : codes[i] === 2 ? 'limit' : 'duplicate'));
+    return { outcomes, finished };
   }
 
   /**

@@ -142,15 +142,13 @@ export function createProcessor(deps: ProcessorDeps) {
       throw new UnrecoverableError(err instanceof Error ? err.message : String(err));
     }
     const runInfo = { run, bucketBits: await bucketBits(crawl, run), state: 'running' as const, startedAt: 0, finishedAt: null, file: null };
-    await crawl.enqueueLinks(task, runInfo, jobId, outcome.kept);
-
-    // After the links are enqueued, in one call: the page record for the store, the counters, and the end of this
-    // job's claim on its links. A worker dying before it leaves the job to a retry that enqueues the same links
-    // (no-ops by job id) and counts the page once.
+    // The links are enqueued first, then the page is finished (its record for the store, its counters and the end
+    // of its job's claim on its links, in one script call, with the links when none is new). A worker dying in
+    // between leaves the job to a retry that enqueues the same links (no-ops by job id) and counts the page once.
     const rec = record(task.name, job.data, page.status, fetchedAt, page.contentType, page.bytes, outcome.items, outcome.problems);
     const counters: Record<string, number> = { done: 1, bytes: page.bytes, items: outcome.items.length, problems: outcome.problems.length };
     for (const [reason, n] of Object.entries(outcome.droppedByReason)) counters[`dropped:${reason}`] = n;
-    await crawl.completePage(run, jobId, pageEntry(rec), counters);
+    await crawl.finishPage(task, runInfo, jobId, outcome.kept, pageEntry(rec), counters);
 
     if (outcome.problems.length > 0) {
       deps.log('warn', `${url}: ${outcome.problems.length} item problem(s), first: ${outcome.problems[0]!.type}[${outcome.problems[0]!.index}] ${outcome.problems[0]!.message}`);

@@ -2,24 +2,29 @@
 -- enqueued once. Fingerprints live in bucketed Redis sets of 63-bit integers (intset encoding: ~8 bytes a URL).
 --
 -- KEYS[1] stats hash of the run     KEYS[2] claim hash of the discovering job     KEYS[3] the task's meta hash
--- KEYS[4..n] seen bucket for each URL (aligned with ARGV[4..n])
--- ARGV[1] max pages (0 = none)      ARGV[2] claim TTL (s)     ARGV[3] run id
--- ARGV[4..n] fingerprint member of each URL
+-- KEYS[4..3+m] seen bucket for each URL (aligned with its member)     KEYS[4+m] the items stream (finishing only)
+-- ARGV[1] max pages (0 = none)      ARGV[2] claim TTL (s)     ARGV[3] run id     ARGV[4] m, the number of URLs
+-- ARGV[5..4+m] fingerprint member of each URL
+-- ARGV[5+m..] optional, to finish the page here when none of its URLs is to be enqueued (what pageDone.lua
+--   does, in the same call): the stream entry's field, its value, then counter field, increment, ...
 --
--- Returns one code per URL: 1 enqueue, 0 already seen, 2 over the page limit; an error when the run is not the
--- task's current run (Redis lost its data, or a new run replaced it): links of a run nobody watches any more
--- would otherwise re-seed an empty dedup set and re-crawl the site unseen.
+-- Returns one code per URL: 1 enqueue, 0 already seen, 2 over the page limit, then one more element when asked
+-- to finish: 1 if the page was finished, 0 if the caller must enqueue and call pageDone. An error when the run is
+-- not the task's current run (Redis lost its data, or a new run replaced it): links of a run nobody watches any
+-- more would otherwise re-seed an empty dedup set and re-crawl the site unseen.
 -- A claim remembers what this job marked, so if its worker dies before enqueueing, the retry enqueues the same
 -- URLs again instead of finding them "already seen" and losing them.
 if redis.call('HGET', KEYS[3], 'run') ~= ARGV[3] then
   return redis.error_reply('RUNGONE run ' .. ARGV[3] .. ' is not the current run of this task')
 end
 local maxPages = tonumber(ARGV[1])
+local m = tonumber(ARGV[4])
 local out = {}
 local dup, fresh, limited, reclaimed = 0, 0, 0, 0
-for i = 4, #KEYS do
-  local field = KEYS[i] .. '|' .. ARGV[i]
-  if redis.call('SADD', KEYS[i], ARGV[i]) == 1 then
+for i = 4, 3 + m do
+  local member = ARGV[i + 1]
+  local field = KEYS[i] .. '|' .. member
+  if redis.call('SADD', KEYS[i], member) == 1 then
     local n = redis.call('HINCRBY', KEYS[1], 'enqueued', 1)
     if maxPages > 0 and n > maxPages then
       redis.call('HINCRBY', KEYS[1], 'enqueued', -1)
@@ -41,4 +46,17 @@ end
 if dup > 0 then redis.call('HINCRBY', KEYS[1], 'duplicates', dup) end
 if limited > 0 then redis.call('HINCRBY', KEYS[1], 'skipped:limit', limited) end
 if fresh > 0 then redis.call('EXPIRE', KEYS[2], tonumber(ARGV[2])) end
+if #ARGV > 4 + m then
+  if fresh + reclaimed > 0 then
+    out[#out + 1] = 0
+  else
+    local c = 5 + m
+    redis.call('XADD', KEYS[4 + m], '*', ARGV[c], ARGV[c + 1])
+    for i = c + 2, #ARGV, 2 do
+      redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1])
+    end
+    redis.call('UNLINK', KEYS[2])
+    out[#out + 1] = 1
+  end
+end
 return out
