@@ -7,7 +7,7 @@ import { decideLink } from '../core/url/scope';
 import { fingerprintHex } from '../core/url/fingerprint';
 import { routeRule } from '../core/pipeline/page';
 import { bucketBitsFor, seenSlot } from './dedup';
-import { bullPrefix, taskKeys, TASKS_KEY } from './keys';
+import { bullPrefix, hostTallyField, metricsKeys, taskKeys, TASKS_KEY } from './keys';
 import { withScripts, type CrawlScripts } from './scripts';
 
 // The producer side of a crawl and its control plane: starting and resuming runs, enqueueing discovered URLs
@@ -85,9 +85,20 @@ const CLAIM_TTL_S = 3600;
 const DISCOVER_CHUNK = 1000;
 
 /** What finishing a page writes (see CrawlQueue.completePage). */
-interface PageFinish {
+export interface PageFinish {
+  /** The store's stream field and value (store/buffer.ts pageEntry). */
   readonly entry: readonly [field: string, value: string];
+  /** Added to the run's stats. */
   readonly counters: Readonly<Record<string, number>>;
+  /** The host counted as done in the run's per-host tally; null for none. */
+  readonly host: string | null;
+}
+
+/** A finish as the scripts take it: entry field and value, host tally field ('' for none), counter pairs. */
+function finishArgs(finish: PageFinish): (string | number)[] {
+  const args: (string | number)[] = [finish.entry[0], finish.entry[1], finish.host === null ? '' : hostTallyField(finish.host, 'done')];
+  for (const [field, n] of Object.entries(finish.counters)) if (n !== 0) args.push(field, n);
+  return args;
 }
 
 export type EnqueueOutcome = 'enqueued' | 'duplicate' | 'limit';
@@ -228,20 +239,13 @@ export class CrawlQueue {
    * end of its job's claim on its links: see completePage). A page none of whose links is new (most pages once a
    * crawl has seen its site's navigation) is finished by the discover call itself, one call instead of two.
    */
-  async finishPage(
-    task: CrawlTask,
-    run: RunInfo,
-    jobId: string,
-    links: readonly KeptLink[],
-    entry: readonly [field: string, value: string],
-    counters: Readonly<Record<string, number>>,
-  ): Promise<EnqueueOutcome[]> {
+  async finishPage(task: CrawlTask, run: RunInfo, jobId: string, links: readonly KeptLink[], finish: PageFinish): Promise<EnqueueOutcome[]> {
     if (links.length === 0) {
-      await this.completePage(run.run, jobId, entry, counters);
+      await this.completePage(run.run, jobId, finish);
       return [];
     }
-    const { outcomes, finished } = await this.discover(task, run, jobId, links, { entry, counters });
-    if (!finished) await this.completePage(run.run, jobId, entry, counters);
+    const { outcomes, finished } = await this.discover(task, run, jobId, links, finish);
+    if (!finished) await this.completePage(run.run, jobId, finish);
     return outcomes;
   }
 
@@ -270,9 +274,8 @@ export class CrawlQueue {
       args.push(slot.member);
     }
     if (finish) {
-      keys.push(this.keys.items);
-      args.push(finish.entry[0], finish.entry[1]);
-      for (const [field, n] of Object.entries(finish.counters)) if (n !== 0) args.push(field, n);
+      keys.push(this.keys.items, metricsKeys(this.taskName, run.run).hosts);
+      args.push(...finishArgs(finish));
     }
     const codes = await this.redis.csDiscover(keys.length, ...keys, ...args);
     const finished = finish !== null && codes[links.length] === 1;
@@ -290,13 +293,11 @@ export class CrawlQueue {
   }
 
   /**
-   * A fetched page's bookkeeping, atomically (lua/pageDone.lua): `entry` (the store's stream field and value) appended
-   * to the items stream, `counters` added to the run's stats, and the job's claim on its links released.
+   * A fetched page's bookkeeping, atomically (lua/pageDone.lua): its entry appended to the items stream, its
+   * counters added to the run's stats, its host counted, and the job's claim on its links released.
    */
-  async completePage(run: string, jobId: string, entry: readonly [field: string, value: string], counters: Readonly<Record<string, number>>): Promise<void> {
-    const args: (string | number)[] = [this.keys.stats(run), this.keys.items, this.keys.claim(jobId), entry[0], entry[1]];
-    for (const [field, n] of Object.entries(counters)) if (n !== 0) args.push(field, n);
-    await this.redis.csPageDone(...args);
+  async completePage(run: string, jobId: string, finish: PageFinish): Promise<void> {
+    await this.redis.csPageDone(this.keys.stats(run), this.keys.items, this.keys.claim(jobId), metricsKeys(this.taskName, run).hosts, ...finishArgs(finish));
   }
 
   /** The claim of a finished job is no longer needed: its links are safely enqueued. */

@@ -39,6 +39,27 @@ export function taskKeys(task: string) {
   };
 }
 
+/** Keys of a run's metrics (queue/metrics.ts), in the task's hash slot like the rest of its keys. */
+export function metricsKeys(task: string, run: string) {
+  const base = `${taskKeys(task).meta.slice(0, -'meta'.length)}metrics:${run}:`;
+  return {
+    tick: `${base}tick`,
+    tier: (name: string) => `${base}${name}`,
+    /** Hash "<host>\t<done|skipped|failed>" -> count, kept by the workers as they finish jobs. */
+    hosts: `${base}hosts`,
+    /** Recent URLs of skipped jobs, per reason (failed jobs carry their own in BullMQ). */
+    skippedUrls: (reason: string) => `${base}skipped:${reason}`,
+  };
+}
+
+/** What a finished job counts as in its host's tally. */
+export type HostOutcome = 'done' | 'skipped' | 'failed';
+
+/** The field of a run's per-host tally that a job for `host` with that outcome adds 1 to. */
+export function hostTallyField(host: string, outcome: HostOutcome): string {
+  return `${host}\t${outcome}`;
+}
+
 /** Shared by every task: politeness towards a host holds whichever task is crawling it. */
 export function hostKeys(host: string) {
   const base = `${KEY_ROOT}:{host:${host}}:`;

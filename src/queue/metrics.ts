@@ -1,7 +1,9 @@
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 import type { CrawlStats } from './crawl';
 import { parseStats } from './crawl';
-import { taskKeys } from './keys';
+import { hostTallyField, metricsKeys, taskKeys, type HostOutcome } from './keys';
+
+export { metricsKeys } from './keys';
 
 // Crawl metrics over time, kept in Redis so a dashboard opened later (after a window reload, on another machine)
 // shows the run so far. Whoever watches a run samples it: the crawl session on every poll, and an open
@@ -12,10 +14,10 @@ import { taskKeys } from './keys';
 // after its last sample. Samples hold cumulative counters; rates are differences, so the coarse tier loses
 // resolution, never totals.
 //
-// Per host, the sampler also tallies the jobs that finished since the previous sample (from BullMQ's completed
-// and failed sets, scored by finish time), so the dashboard can show pages per host without the workers
-// counting anything extra. Jobs that finish while nobody samples for longer than the queue keeps finished jobs
-// (KEEP_COMPLETED) are missing from those per-host counts; the run's totals are exact regardless.
+// Per host, the workers count each job as they finish it (done, skipped or failed), in the same call as the
+// run's counters when there is one (lua/pageDone.lua, lua/discover.lua), so the tally is exact however long
+// nobody watches. (The sampler used to derive it from BullMQ's finished sets: a read of every finished job's
+// data, a tenth of the CLI's work in a fast crawl, and jobs beyond KEEP_COMPLETED were lost to it.)
 
 export interface MetricSample {
   /** ms since epoch. */
@@ -46,19 +48,6 @@ const TTL_MS = 7 * 24 * 3600 * 1000;
 const TICK_MS = 900;
 const SAMPLE_URLS = 5;
 
-export function metricsKeys(task: string, run: string) {
-  const base = `${taskKeys(task).meta.slice(0, -'meta'.length)}metrics:${run}:`;
-  return {
-    tick: `${base}tick`,
-    tier: (name: string) => `${base}${name}`,
-    /** Hash "<host>\t<done|skipped|failed>" -> count. */
-    hosts: `${base}hosts`,
-    /** Finish time up to which jobs were tallied per host. */
-    cursor: `${base}cursor`,
-    /** Recent URLs of skipped jobs, per reason (failed jobs carry their own in BullMQ). */
-    skippedUrls: (reason: string) => `${base}skipped:${reason}`,
-  };
-}
 
 /** Jobs that finished without being fetched or failing: the skip reasons counted per job. */
 export function skippedJobs(stats: CrawlStats): number {
@@ -103,7 +92,6 @@ export async function recordSample(redis: Redis, task: string, now = Date.now())
     delayed: Number(val(5)),
   };
   await appendSample(redis, mk, sample);
-  await tallyHosts(redis, task, mk, now).catch(() => undefined);
   return sample;
 }
 
@@ -117,57 +105,25 @@ async function appendSample(redis: Redis, mk: ReturnType<typeof metricsKeys>, sa
     const key = mk.tier(tier.name);
     m.rpush(key, JSON.stringify(sample)).ltrim(key, -tier.keep, -1).pexpire(key, TTL_MS);
   });
+  // The workers' tally lives as long as the samples.
+  m.pexpire(mk.hosts, TTL_MS);
   await m.exec();
 }
 
-async function tallyHosts(redis: Redis, task: string, mk: ReturnType<typeof metricsKeys>, now: number): Promise<void> {
-  // GETSET hands each sampler a disjoint time range even if two overlap.
-  const prev = Number((await redis.getset(mk.cursor, String(now))) ?? 0);
-  await redis.pexpire(mk.cursor, TTL_MS);
-  const b = taskKeys(task).bull;
-  const jobPrefix = b.wait.slice(0, -'wait'.length);
-  const [completed, failed] = await Promise.all([
-    redis.zrangebyscore(`${jobPrefix}completed`, `(${prev}`, now),
-    redis.zrangebyscore(`${jobPrefix}failed`, `(${prev}`, now),
-  ]);
-  if (completed.length + failed.length === 0) return;
-  const p = redis.pipeline();
-  for (const id of [...completed, ...failed]) p.hmget(`${jobPrefix}${id}`, 'data', 'returnvalue');
-  const rows = (await p.exec()) ?? [];
-  const tally = new Map<string, number>();
-  const skippedUrls = new Map<string, string[]>();
-  rows.forEach(([err, v], i) => {
-    if (err || !Array.isArray(v) || !v[0]) return;
-    let url: string;
-    try {
-      url = (JSON.parse(String(v[0])) as { url: string }).url;
-    } catch {
-      return;
-    }
-    const host = hostOf(url);
-    if (!host) return;
-    let what = 'failed';
-    if (i < completed.length) {
-      const ret = v[1] ? (JSON.parse(String(v[1])) as { outcome?: string; reason?: string }) : null;
-      what = ret?.outcome === 'skipped' ? 'skipped' : 'done';
-      if (what === 'skipped') {
-        const reason = skipReasonOf(ret?.reason);
-        const list = skippedUrls.get(reason) ?? [];
-        if (list.length < SAMPLE_URLS) list.push(url);
-        skippedUrls.set(reason, list);
-      }
-    }
-    const field = `${host}\t${what}`;
-    tally.set(field, (tally.get(field) ?? 0) + 1);
-  });
-  const m = redis.multi();
-  for (const [field, n] of tally) m.hincrby(mk.hosts, field, n);
-  m.pexpire(mk.hosts, TTL_MS);
-  for (const [reason, urls] of skippedUrls) {
-    const key = mk.skippedUrls(reason);
-    m.lpush(key, ...urls).ltrim(key, 0, SAMPLE_URLS - 1).pexpire(key, TTL_MS);
+/**
+ * Adds a finished job to its host's tally on `m` (a MULTI or pipeline the caller sends with its counters); a
+ * skip also joins its reason's recent URLs. Pages that are done are counted by the scripts that finish them.
+ */
+export function tallyJob(m: ChainableCommander, task: string, run: string, url: string, outcome: HostOutcome, skipReason?: string): ChainableCommander {
+  const host = hostOf(url);
+  if (!host) return m;
+  const mk = metricsKeys(task, run);
+  m.hincrby(mk.hosts, hostTallyField(host, outcome), 1);
+  if (outcome === 'skipped') {
+    const key = mk.skippedUrls(skipReasonOf(skipReason));
+    m.lpush(key, url).ltrim(key, 0, SAMPLE_URLS - 1).pexpire(key, TTL_MS);
   }
-  await m.exec();
+  return m;
 }
 
 /** The stats field name of a skip reason from a job's return value ("robots.txt" -> "robots"). */

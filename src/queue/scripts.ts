@@ -21,7 +21,7 @@ export function withScripts(redis: Redis): Redis & CrawlScripts {
   if (!defined.has(redis)) {
     redis.defineCommand('csDiscover', { lua: discover });
     redis.defineCommand('csDrain', { numberOfKeys: 8, lua: drain });
-    redis.defineCommand('csPageDone', { numberOfKeys: 3, lua: pageDone });
+    redis.defineCommand('csPageDone', { numberOfKeys: 4, lua: pageDone });
     redis.defineCommand('csPoliteness', { numberOfKeys: 2, lua: politeness });
     redis.defineCommand('csRateLimit', { numberOfKeys: 1, lua: ratelimit });
     defined.add(redis);

@@ -4,6 +4,8 @@ import { ruleByName } from '../core/pipeline/page';
 import { robotsUrl } from '../core/robots';
 import type { CrawlTask } from '../core/task/model';
 import { SCHEDULED_RUN_JOB, type CrawlQueue, type PageJobData, type PageJobResult } from '../queue/crawl';
+import { taskKeys } from '../queue/keys';
+import { tallyJob } from '../queue/metrics';
 import type { HostGate } from '../queue/politeness';
 import type { RobotsCache } from '../queue/robots';
 import { pageEntry } from '../store/buffer';
@@ -68,8 +70,9 @@ export function createProcessor(deps: ProcessorDeps) {
     const rule = ruleByName(task, job.data.rule);
     if (!rule) {
       // The task file changed under a running crawl and the rule is gone: nothing sensible to do with the page.
-      await redis.hincrby(statsKey, 'skipped:no-rule', 1);
-      return { outcome: 'skipped', status: null, items: 0, links: 0, reason: `no rule '${job.data.rule}' in the task` };
+      const reason = `no rule '${job.data.rule}' in the task`;
+      await tallyJob(redis.multi().hincrby(statsKey, 'skipped:no-rule', 1), task.name, run, url, 'skipped', reason).exec();
+      return { outcome: 'skipped', status: null, items: 0, links: 0, reason };
     }
     const host = new URL(url).host;
 
@@ -77,7 +80,7 @@ export function createProcessor(deps: ProcessorDeps) {
     if (task.request.robots) {
       const rules = await deps.robots.rulesFor(new URL(url).origin, task.request.userAgent);
       if (!rules.isAllowed(url)) {
-        await redis.hincrby(statsKey, 'skipped:robots', 1);
+        await tallyJob(redis.multi().hincrby(statsKey, 'skipped:robots', 1), task.name, run, url, 'skipped', 'robots.txt').exec();
         return { outcome: 'skipped', status: null, items: 0, links: 0, reason: 'robots.txt' };
       }
       crawlDelayMs = rules.crawlDelayMs;
@@ -117,7 +120,7 @@ export function createProcessor(deps: ProcessorDeps) {
       page = await fetchPage(url, fetchOpts);
     } catch (err) {
       releaseQuietly();
-      throw await failure(err, job, redis, statsKey);
+      throw await failure(err, job, redis, task.name);
     }
     // Not awaited: nothing waits on the release, and a lost one expires with its lease.
     releaseQuietly();
@@ -127,7 +130,7 @@ export function createProcessor(deps: ProcessorDeps) {
     if (!page.isHtml) {
       // The page record goes to the store with the counters, in one call: durable together (see store/buffer.ts).
       const rec = record(task.name, job.data, page.status, fetchedAt, page.contentType, page.bytes, [], []);
-      await crawl.completePage(run, jobId, pageEntry(rec), { done: 1, nonhtml: 1, bytes: page.bytes });
+      await crawl.completePage(run, jobId, { entry: pageEntry(rec), counters: { done: 1, nonhtml: 1, bytes: page.bytes }, host });
       return { outcome: 'non-html', status: page.status, items: 0, links: 0, reason: page.contentType ?? undefined };
     }
 
@@ -138,7 +141,7 @@ export function createProcessor(deps: ProcessorDeps) {
       // The page itself is the problem (too deep, too slow, too big to extract): counted, failed, not retried.
       const kind = err instanceof AnalysisError ? err.kind : 'error';
       const group = kind === 'error' ? 'parse' : `parse-${kind}`;
-      await redis.multi().hincrby(statsKey, 'failed', 1).hincrby(statsKey, `failed:${group}`, 1).exec();
+      await tallyJob(redis.multi().hincrby(statsKey, 'failed', 1).hincrby(statsKey, `failed:${group}`, 1), task.name, run, url, 'failed').exec();
       throw new UnrecoverableError(err instanceof Error ? err.message : String(err));
     }
     const runInfo = { run, bucketBits: await bucketBits(crawl, run), state: 'running' as const, startedAt: 0, finishedAt: null, file: null };
@@ -148,7 +151,7 @@ export function createProcessor(deps: ProcessorDeps) {
     const rec = record(task.name, job.data, page.status, fetchedAt, page.contentType, page.bytes, outcome.items, outcome.problems);
     const counters: Record<string, number> = { done: 1, bytes: page.bytes, items: outcome.items.length, problems: outcome.problems.length };
     for (const [reason, n] of Object.entries(outcome.droppedByReason)) counters[`dropped:${reason}`] = n;
-    await crawl.finishPage(task, runInfo, jobId, outcome.kept, pageEntry(rec), counters);
+    await crawl.finishPage(task, runInfo, jobId, outcome.kept, { entry: pageEntry(rec), counters, host });
 
     if (outcome.problems.length > 0) {
       deps.log('warn', `${url}: ${outcome.problems.length} item problem(s), first: ${outcome.problems[0]!.type}[${outcome.problems[0]!.index}] ${outcome.problems[0]!.message}`);
@@ -185,13 +188,14 @@ function record(
  * Maps a fetch failure to BullMQ's retry semantics, and counts it when it is final: unrecoverable (4xx, too
  * large, blocked) or out of attempts.
  */
-async function failure(err: unknown, job: Job<PageJobData>, redis: Redis, statsKey: string): Promise<Error> {
+async function failure(err: unknown, job: Job<PageJobData>, redis: Redis, task: string): Promise<Error> {
   const f = err instanceof FetchFailure ? err : null;
   const attempts = job.opts.attempts ?? 1;
   const final = !f?.retryable || job.attemptsMade + 1 >= attempts;
   if (final) {
     const group = f?.group ?? 'error';
-    await redis.multi().hincrby(statsKey, 'failed', 1).hincrby(statsKey, `failed:${group}`, 1).exec();
+    const statsKey = taskKeys(task).stats(job.data.run);
+    await tallyJob(redis.multi().hincrby(statsKey, 'failed', 1).hincrby(statsKey, `failed:${group}`, 1), task, job.data.run, job.data.url, 'failed').exec();
   }
   const message = f ? f.message : err instanceof Error ? err.message : String(err);
   if (!f?.retryable) return new UnrecoverableError(message);

@@ -5,6 +5,7 @@ import { MAX_ROBOTS_BYTES, robotsUrl } from '../core/robots';
 import type { CrawlTask } from '../core/task/model';
 import { CrawlQueue, type PageJobData, type PageJobResult } from '../queue/crawl';
 import { bullPrefix, WORKERS_KEY } from '../queue/keys';
+import { tallyJob } from '../queue/metrics';
 import { HostGate } from '../queue/politeness';
 import { connectRedis, redactUrl } from '../queue/redis';
 import { RobotsCache } from '../queue/robots';
@@ -74,7 +75,9 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
       // processor, so nothing counted it: count it here, or the run's summary would not know the page is lost.
       if (job.deferredFailure && job.data.run) {
         const stats = crawl.keys.stats(job.data.run);
-        void redis.multi().hincrby(stats, 'failed', 1).hincrby(stats, 'failed:stalled', 1).exec().catch(() => undefined);
+        void tallyJob(redis.multi().hincrby(stats, 'failed', 1).hincrby(stats, 'failed:stalled', 1), task.name, job.data.run, job.data.url, 'failed')
+          .exec()
+          .catch(() => undefined);
       }
       // instanceof: bundling renames BullMQ's class, so its name is not always 'UnrecoverableError'.
       const final = err instanceof UnrecoverableError || err.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { allBooks, expectedPages, serveSite, type SiteServer, type SiteOptions } from '../../src/demo/site';
+import { Redis } from 'ioredis';
+import { readHostTally } from '../../src/queue/metrics';
 import { startRedis, type RedisServer } from '../support/services';
 import { bookTask, bufferedPages, session, writeTask } from '../support/crawl';
 
@@ -42,6 +44,11 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
     assert.equal(result.status.stats!.done, expected.length);
     assert.ok(result.summary, 'this session finalized the run');
 
+    // The dashboard's per-host tally, counted by the workers as they finished each job: exact.
+    const conn = new Redis(redis.url);
+    const tally = await readHostTally(conn, 'full', result.run.run).finally(() => conn.disconnect());
+    assert.deepEqual(tally, [{ host: new URL(site.url).host, done: expected.length, skipped: 1, failed: 0 }]);
+
     const pages = await bufferedPages(redis.url, 'full');
     assert.equal(pages.length, expected.length);
     const keys = pages.flatMap((p) => p.items.map((i) => i.key)).sort();
@@ -73,6 +80,10 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
     assert.equal(result.status.stats!.failed, 1);
     assert.equal(result.status.stats!.failures['http-404'], 1);
     assert.equal(result.status.counts.failed, 1, 'the 404 job is kept in the failed state');
+    const conn = new Redis(redis.url);
+    const [tally] = await readHostTally(conn, 'retries', result.run.run).finally(() => conn.disconnect());
+    assert.equal(tally!.failed, 1, 'the 404 counted once for its host; the retried 503s not at all');
+    assert.equal(tally!.done, result.status.stats!.done);
   });
 
   it('honours maxPages and maxDepth', async () => {

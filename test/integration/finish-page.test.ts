@@ -2,12 +2,13 @@ import assert from 'node:assert/strict';
 import type { KeptLink } from '../../src/core/pipeline/page';
 import { parseTask } from '../../src/core/task/parse';
 import { CrawlQueue } from '../../src/queue/crawl';
+import { readHostTally } from '../../src/queue/metrics';
 import { connectRedis } from '../../src/queue/redis';
 import { startRedis, type RedisServer } from '../support/services';
 
 // CrawlQueue.finishPage: a page's links enqueued, then the page finished (record in the items stream, counters,
 // claim released). When none of its links is new, the discover call finishes the page itself; otherwise the
-// new links are added and pageDone finishes it. Either way the outcome must be the same.
+// new links are added and pageDone finishes it. Either way the outcome must be the same, its host's tally included.
 
 describe('finishing a page (real Redis)', function () {
   this.timeout(60_000);
@@ -32,7 +33,7 @@ describe('finishing a page (real Redis)', function () {
       const waiting = async () => (await q.status()).counts;
 
       // A new link: enqueued (a BullMQ job), then the page finished by pageDone.
-      const first = await q.finishPage(task!, run, 'job-1', [link('/a'), link('/')], entry('/'), { done: 1, items: 2 });
+      const first = await q.finishPage(task!, run, 'job-1', [link('/a'), link('/')], { entry: entry('/'), counters: { done: 1, items: 2 }, host: 'example.com' });
       assert.deepEqual(first, ['enqueued', 'duplicate']);
       assert.equal(await streamLength(), 1);
       const counts = await waiting();
@@ -41,7 +42,7 @@ describe('finishing a page (real Redis)', function () {
 
       // Only seen links: finished by the discover call, with the same effects.
       const scriptsBefore = await scriptCalls(conn);
-      const second = await q.finishPage(task!, run, 'job-2', [link('/a'), link('/')], entry('/a'), { done: 1, items: 3, 'dropped:scope': 4 });
+      const second = await q.finishPage(task!, run, 'job-2', [link('/a'), link('/')], { entry: entry('/a'), counters: { done: 1, items: 3, 'dropped:scope': 4 }, host: 'example.com' });
       assert.deepEqual(second, ['duplicate', 'duplicate']);
       assert.equal((await scriptCalls(conn)) - scriptsBefore, 1, 'one script call: discover, no pageDone');
       assert.equal(await streamLength(), 2);
@@ -56,10 +57,13 @@ describe('finishing a page (real Redis)', function () {
       const after = await waiting();
       assert.equal(after.waiting + after.prioritized, 2, 'nothing more was enqueued');
 
+      assert.deepEqual(await readHostTally(conn, task!.name, run.run), [{ host: 'example.com', done: 2, skipped: 0, failed: 0 }], 'each page counted for its host, either way');
+
       // No links at all: finished by pageDone alone.
-      assert.deepEqual(await q.finishPage(task!, run, 'job-3', [], entry('/b'), { done: 1 }), []);
+      assert.deepEqual(await q.finishPage(task!, run, 'job-3', [], { entry: entry('/b'), counters: { done: 1 }, host: 'example.com' }), []);
       assert.equal(await streamLength(), 3);
       assert.equal((await q.stats(run.run)).done, 3);
+      assert.equal((await readHostTally(conn, task!.name, run.run))[0]!.done, 3);
     } finally {
       await q.close();
       conn.disconnect();
@@ -77,7 +81,7 @@ describe('finishing a page (real Redis)', function () {
       assert.deepEqual(await q.enqueueLinks(task!, run, 'job-9', [link('/c')]), ['enqueued']);
       const before = await q.status();
       const scriptsBefore = await scriptCalls(conn);
-      const retried = await q.finishPage(task!, run, 'job-9', [link('/c')], entry('/'), { done: 1 });
+      const retried = await q.finishPage(task!, run, 'job-9', [link('/c')], { entry: entry('/'), counters: { done: 1 }, host: 'example.com' });
       assert.deepEqual(retried, ['enqueued'], 'a link in its own claim is the job\'s to enqueue again (a no-op by job id)');
       // Finishing first would release the claim before the add: a death in between would lose /c for good.
       assert.equal((await scriptCalls(conn)) - scriptsBefore, 3, 'discover, then the add (BullMQ), then pageDone');
@@ -87,7 +91,7 @@ describe('finishing a page (real Redis)', function () {
       assert.equal((await q.stats(run.run)).done, 1);
       assert.equal(await conn.exists(q.keys.claim('job-9')), 0);
       // Another page linking to /c now: a duplicate, finished in the discover call.
-      assert.deepEqual(await q.finishPage(task!, run, 'job-10', [link('/c')], entry('/x'), { done: 1 }), ['duplicate']);
+      assert.deepEqual(await q.finishPage(task!, run, 'job-10', [link('/c')], { entry: entry('/x'), counters: { done: 1 }, host: 'example.com' }), ['duplicate']);
       assert.equal((await conn.xlen(q.keys.items)) - stream0, 2);
     } finally {
       await q.close();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { describeGroup, failureGroupOf } from '../../src/queue/failures';
 import { taskKeys } from '../../src/queue/keys';
-import { estimateEta, mergeTiers, metricsKeys, rateSeries, readHistory, readHostTally, recordSample, type MetricSample } from '../../src/queue/metrics';
+import { estimateEta, mergeTiers, metricsKeys, rateSeries, readHistory, readHostTally, recordSample, tallyJob, type MetricSample } from '../../src/queue/metrics';
 import { compileFilters, ItemCache, ItemView, QualityTracker, sortKeyOf, viewAsStore } from '../../src/store/query';
 import { exportItems, SqliteStore } from '../../src/store';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -91,24 +91,23 @@ describe('metrics: samples in Redis', function () {
     assert.ok((await redis.pttl(metricsKeys('m1', 'r1').tier('fine'))) > 0, 'metrics expire');
   });
 
-  it('tallies finished jobs per host from the queue', async () => {
-    const k = taskKeys('m2');
-    const jp = k.bull.wait.slice(0, -'wait'.length);
-    await redis.hset(k.meta, { run: 'r2', state: 'running' });
-    await redis.zadd(`${jp}completed`, 2_000_000, 'j1', 2_000_001, 'j2');
-    await redis.zadd(`${jp}failed`, 2_000_002, 'j3');
-    await redis.hset(`${jp}j1`, { data: JSON.stringify({ url: 'http://a.test/1' }), returnvalue: JSON.stringify({ outcome: 'done' }) });
-    await redis.hset(`${jp}j2`, { data: JSON.stringify({ url: 'http://a.test/2' }), returnvalue: JSON.stringify({ outcome: 'skipped', reason: 'robots.txt' }) });
-    await redis.hset(`${jp}j3`, { data: JSON.stringify({ url: 'http://b.test/3' }) });
-    await recordSample(redis, 'm2', 2_000_005);
-    await redis.del(metricsKeys('m2', 'r2').tick);
-    await recordSample(redis, 'm2', 2_000_010); // nothing new: no double count
-    const t = await readHostTally(redis, 'm2', 'r2');
-    assert.deepEqual(t, [
-      { host: 'a.test', done: 1, skipped: 1, failed: 0 },
+  it('tallies skipped and failed jobs per host, with the recent URLs of each skip reason', async () => {
+    const m = redis.multi();
+    tallyJob(m, 'm2', 'r2', 'http://a.test/1', 'skipped', 'robots.txt');
+    tallyJob(m, 'm2', 'r2', 'http://a.test/2', 'skipped', 'robots.txt');
+    tallyJob(m, 'm2', 'r2', 'http://b.test/3', 'failed');
+    tallyJob(m, 'm2', 'r2', 'not a url', 'failed');
+    await m.exec();
+    assert.deepEqual(await readHostTally(redis, 'm2', 'r2'), [
+      { host: 'a.test', done: 0, skipped: 2, failed: 0 },
       { host: 'b.test', done: 0, skipped: 0, failed: 1 },
     ]);
-    assert.deepEqual(await redis.lrange(metricsKeys('m2', 'r2').skippedUrls('robots'), 0, -1), ['http://a.test/2']);
+    assert.deepEqual(await redis.lrange(metricsKeys('m2', 'r2').skippedUrls('robots'), 0, -1), ['http://a.test/2', 'http://a.test/1']);
+    // The tally lives as long as the run's samples: each sample renews it.
+    await redis.hset(taskKeys('m2').meta, { run: 'r2', state: 'running' });
+    assert.equal(await redis.pttl(metricsKeys('m2', 'r2').hosts), -1);
+    await recordSample(redis, 'm2', 2_000_005);
+    assert.ok((await redis.pttl(metricsKeys('m2', 'r2').hosts)) > 0, 'the tally expires with the metrics');
   });
 });
 
