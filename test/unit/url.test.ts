@@ -46,6 +46,49 @@ describe('URL canonicalisation', () => {
   });
 });
 
+describe('URL canonicalisation: remembered results', () => {
+  // canonicalize remembers results by a key (the URL; the base's authority or directory and the reference). With a
+  // fresh options object nothing is remembered, so each answer below is compared with the computed one.
+  const bases = [
+    'http://x.com/dir/page.html', 'http://x.com/other/', 'https://x.com/dir/', 'http://x.com:8080/d/', 'http://X.COM:80/d/e',
+    'http://u:p@x.com/d/', 'http://x.com', 'http://x.com?q', 'http://y.com/a/b/c', 'http://x.com\\d/', ' http://x.com/d/', undefined,
+    'http://x.com/dir/other.html?a=1', 'http://x.com/dir/', 'http://x.com/dir', 'http://x.com/dir/sub/page', 'https://x.com/dir/page.html',
+    'http://x.com/d%2Fe/f', 'http://x.com/a/./b/../c/p', 'ftp://x.com/dir/', 'http://x.com/dir/page.html#frag', 'http://x.com/di\tr/p',
+  ];
+  const hrefs = [
+    '/', '/a', '/a?b=1&a=2', '/a#x', '/%7Ea/%2f', '/a/../b/./c', '/ref?ref=1&z=2&src=3', ' /a ', '/a\tb', '/a\\b', '/\\x.com/a',
+    '//x.com/a', '\\\\x.com/a', 'a/b', '../c', './d', '?q=1', '#f', '', 'http://X.com:80/a#f', 'HTTP://x.com/%7Ea?b&a',
+    'https://x.com/', 'http://u:p@x.com/', 'http:/x', 'http:x', 'mailto:x@y.z', 'javascript:void(0)', 'http://[::1]/', 'http://bücher.example/',
+    'page-2.html', 'book-21.html?ref=list&src=p2', 'sub/x.html', '../up.html', '../../../top', 'a:b', 'https:rel', 'ftp:x', 'ws:y', 'file:z',
+    'x\u0001?q', '\u0001?q', 'p\nq', '%2e%2e/x', '.', '..', 'c:\\\\windows', 'data:text/html,hi',
+  ];
+  const o = { sortQuery: true, stripTrailingSlash: true, dropParams: [globToRegExp('ref'), globToRegExp('src')] };
+
+  it('answers as computing it afresh, whatever was asked before', () => {
+    const cases: [string, string | undefined][] = [];
+    for (const b of bases) for (const h of hrefs) cases.push([h, b]);
+    // Random references too: the characters URL parsing treats specially, in any order.
+    const alphabet = ['/', '\\', '?', '#', '.', '..', ':', '%2e', '%7E', 'a', 'B', '=', '&', ' ', '\t', '@', 'x.com', 'http:', 'https:', '//', '\u0001', 'ws:'];
+    let seed = 7;
+    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    for (let i = 0; i < 6_000; i++) {
+      const h = Array.from({ length: 1 + rnd(8) }, () => alphabet[rnd(alphabet.length)]).join('');
+      cases.push([h, bases[rnd(bases.length)]]);
+    }
+    for (let round = 0; round < 2; round++) {
+      for (const [h, b] of cases) {
+        assert.deepEqual(canonicalize(h, b, o), canonicalize(h, b, { ...o }), `${JSON.stringify(h)} against ${b}`);
+      }
+    }
+  });
+
+  it('keeps the options of each task apart', () => {
+    const keep = { ...o, dropParams: [] };
+    assert.equal((canonicalize('/a?ref=1', 'http://x.com/', o) as { url: string }).url, 'http://x.com/a');
+    assert.equal((canonicalize('/a?ref=1', 'http://x.com/', keep) as { url: string }).url, 'http://x.com/a?ref=1');
+  });
+});
+
 describe('URL patterns', () => {
   it('globs: * within a segment, ** across', () => {
     const g = globToRegExp('https://a.com/catalogue/*.html');

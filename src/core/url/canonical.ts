@@ -18,15 +18,61 @@ export type CanonicalResult =
 export const MAX_URL_LENGTH = 2048;
 
 export function canonicalize(input: string, base: string | undefined, opts: CanonicalOptions): CanonicalResult {
+  const href = input.trim();
+  const key = memoKey(href, base);
+  if (key === null) return compute(href, base, opts);
+  let memo = memos.get(opts);
+  if (!memo) memos.set(opts, (memo = new Map()));
+  let r = memo.get(key);
+  if (r === undefined) {
+    if (memo.size >= MEMO_ENTRIES) memo.clear();
+    memo.set(key, (r = compute(href, base, opts)));
+  }
+  return r;
+}
+
+// A site's links repeat from page to page (navigation, pagination, related items), so most links a crawl
+// canonicalises it has seen before: the result is remembered, per task's options, under a key holding everything
+// it depends on. An absolute http(s) URL, or one of another scheme (refused), depends only on itself; a
+// path-absolute reference ("/a/b") on the base's scheme and authority; a relative path ("b.html", "../c") on the
+// base's directory. A query or fragment alone ("?q", "#f", "http:?q") depends on the whole base, and "//host",
+// backslashes and control characters on parsing details: those, and bases that are not plain http(s) URLs, are
+// computed every time. Bounded: the memo starts over when full.
+const memos = new WeakMap<CanonicalOptions, Map<string, CanonicalResult>>();
+const MEMO_ENTRIES = 20_000;
+const ABSOLUTE = /^https?:\/\//i;
+const OTHER_SCHEME = /^(?!https?:)[a-z][a-z0-9+.-]*:/i;
+const HTTP_SCHEME = /^https?:/i;
+const PATH_ABSOLUTE = /^\/(?![/\\])/;
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+/** A plain http(s) base: scheme, authority, then the path up to its last '/', if any. */
+const BASE = /^(https?:\/\/[^\s\\/?#]*)((?:\/[^\s\\?#]*)?)(?:[?#]|$)/i;
+
+function memoKey(href: string, base: string | undefined): string | null {
+  if (href.length > MAX_URL_LENGTH || CONTROL.test(href)) return null;
+  const b = base === undefined ? null : BASE.exec(base);
+  if (base !== undefined && !b) return null;
+  if (ABSOLUTE.test(href) || OTHER_SCHEME.test(href)) return href;
+  // "http:x" is relative to an http base, like what follows the colon ("http:" alone is the whole base).
+  if (!b || HTTP_SCHEME.test(href)) return null;
+  const first = href.charAt(0);
+  if (first === '' || first === '?' || first === '#') return null;
+  if (first === '/' || first === '\\') return PATH_ABSOLUTE.test(href) ? `${b[1]}\n${href}` : null;
+  const path = b[2]!;
+  return `${b[1]}${path.slice(0, path.lastIndexOf('/') + 1)}\n${href}`;
+}
+
+function compute(href: string, base: string | undefined, opts: CanonicalOptions): CanonicalResult {
   let u: URL;
   try {
-    u = new URL(input.trim(), base);
+    u = new URL(href, base);
   } catch {
     return { ok: false, reason: 'invalid' };
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') return { ok: false, reason: 'scheme' };
   if (u.username || u.password) return { ok: false, reason: 'credentials' };
-  u.hash = '';
+  // The fragment is left out by building the URL from its parts (setting u.hash would re-parse it).
   let path = normaliseEscapes(u.pathname);
   if (opts.stripTrailingSlash && path.length > 1 && path.endsWith('/')) path = path.replace(/\/+$/, '') || '/';
   const query = canonicalQuery(u.search, opts);
