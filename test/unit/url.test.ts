@@ -5,6 +5,8 @@ import { decideLink } from '../../src/core/url/scope';
 import { isPrivateAddress } from '../../src/core/url/hosts';
 import { parseTask } from '../../src/core/task/parse';
 import { bucketBitsFor, seenSlot } from '../../src/queue/dedup';
+import { fingerprint, fingerprintHex } from '../../src/core/url/fingerprint';
+import { createHash } from 'node:crypto';
 
 const opts = { sortQuery: true, stripTrailingSlash: false, dropParams: [] as RegExp[] };
 const canon = (u: string, o = opts) => {
@@ -154,5 +156,15 @@ describe('dedup slots', () => {
     assert.ok(a.bucket >= 0 && a.bucket < 4096);
     assert.match(a.member, /^\d+$/);
     assert.ok(BigInt(a.member) < 1n << 63n);
+  });
+  it('keeps the fingerprints of earlier versions: the first 64 bits of SHA-1, so dedup state in Redis stays valid', () => {
+    // The definition (createHash, as every earlier version computed it) on many URLs.
+    for (let i = 0; i < 1_000; i++) {
+      const url = `http://example.com/p/${i}?q=${i * 7}`;
+      const want = createHash('sha1').update(url).digest();
+      assert.equal(fingerprint(url), want.readBigUInt64BE(0), url);
+      assert.equal(fingerprintHex(url), want.subarray(0, 8).toString('hex'), url);
+    }
+    assert.deepEqual(seenSlot('http://a.com/', 12), { bucket: Number(fingerprint('http://a.com/') >> 52n), member: (fingerprint('http://a.com/') & ((1n << 63n) - 1n)).toString() });
   });
 });
