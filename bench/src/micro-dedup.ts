@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { parseArgs } from 'node:util';
-import { bucketBitsFor, seenSlot } from '../../src/queue/dedup';
+import { discoverCall } from '../../src/queue/crawl';
+import { bucketBitsFor } from '../../src/queue/dedup';
 import { taskKeys } from '../../src/queue/keys';
 import { withScripts } from '../../src/queue/scripts';
 
@@ -14,6 +15,11 @@ import { withScripts } from '../../src/queue/scripts';
 const { values } = parseArgs({ options: { redis: { type: 'string' }, urls: { type: 'string' } } });
 const N = Number(values.urls ?? 1_000_000);
 const BATCH = 1000;
+
+/** The URLs of the batch starting at i, as one discover call takes them (the engine builds that call the same way). */
+function batchUrls(i: number): string[] {
+  return Array.from({ length: Math.min(N, i + BATCH) - i }, (_, j) => url(i + j));
+}
 
 function url(i: number): string {
   return `http://shop-${i % 37}.example.com/catalogue/category/books/item-${i}.html?page=${i % 7}`;
@@ -62,13 +68,7 @@ async function main() {
   let fresh = 0;
   for (let i = 0; i < N; i += BATCH) {
     const claim = k.claim(`job${i}`);
-    const keys = [k.stats(run), claim, k.meta];
-    const args: string[] = ['0', '3600', run];
-    for (let j = i; j < Math.min(N, i + BATCH); j++) {
-      const slot = seenSlot(url(j), bits);
-      keys.push(k.seenBucket(run, slot.bucket));
-      args.push(slot.member);
-    }
+    const { keys, args } = discoverCall('dedupbench', { run, bucketBits: bits }, `job${i}`, batchUrls(i), 0, null);
     const codes = await redis.csDiscover(keys.length, ...keys, ...args);
     fresh += codes.filter((c) => c === 1).length;
     await redis.unlink(claim);
@@ -79,13 +79,7 @@ async function main() {
   // A second pass: every URL again, all must come back "already seen" (exactness on this data).
   let again = 0;
   for (let i = 0; i < Math.min(N, 100_000); i += BATCH) {
-    const keys = [k.stats(run), k.claim('again'), k.meta];
-    const args: string[] = ['0', '3600', run];
-    for (let j = i; j < Math.min(N, i + BATCH); j++) {
-      const slot = seenSlot(url(j), bits);
-      keys.push(k.seenBucket(run, slot.bucket));
-      args.push(slot.member);
-    }
+    const { keys, args } = discoverCall('dedupbench', { run, bucketBits: bits }, 'again', batchUrls(i), 0, null);
     again += (await redis.csDiscover(keys.length, ...keys, ...args)).filter((c) => c !== 0).length;
   }
 

@@ -101,6 +101,33 @@ function finishArgs(finish: PageFinish): (string | number)[] {
   return args;
 }
 
+/**
+ * The keys and arguments of one lua/discover.lua call (the script documents their layout): `urls` (canonical)
+ * marked seen under `parentId`'s claim in `run`, and with `finish` the page finished when none is new.
+ */
+export function discoverCall(
+  task: string,
+  run: Pick<RunInfo, 'run' | 'bucketBits'>,
+  parentId: string,
+  urls: readonly string[],
+  maxPages: number,
+  finish: PageFinish | null,
+): { keys: string[]; args: (string | number)[] } {
+  const k = taskKeys(task);
+  const keys: string[] = [k.stats(run.run), k.claim(parentId), k.meta];
+  const args: (string | number)[] = [String(maxPages), String(CLAIM_TTL_S), run.run, urls.length];
+  for (const url of urls) {
+    const slot = seenSlot(url, run.bucketBits);
+    keys.push(k.seenBucket(run.run, slot.bucket));
+    args.push(slot.member);
+  }
+  if (finish) {
+    keys.push(k.items, metricsKeys(task, run.run).hosts);
+    args.push(...finishArgs(finish));
+  }
+  return { keys, args };
+}
+
 export type EnqueueOutcome = 'enqueued' | 'duplicate' | 'limit';
 
 export class CrawlQueue {
@@ -266,17 +293,7 @@ export class CrawlQueue {
 
   private async enqueueChunk(task: CrawlTask, run: RunInfo, parentId: string, links: readonly KeptLink[], finish: PageFinish | null): Promise<{ outcomes: EnqueueOutcome[]; finished: boolean }> {
     if (links.length === 0) return { outcomes: [], finished: false };
-    const keys: string[] = [this.keys.stats(run.run), this.keys.claim(parentId), this.keys.meta];
-    const args: (string | number)[] = [String(task.scope.maxPages ?? 0), String(CLAIM_TTL_S), run.run, links.length];
-    for (const l of links) {
-      const slot = seenSlot(l.url, run.bucketBits);
-      keys.push(this.keys.seenBucket(run.run, slot.bucket));
-      args.push(slot.member);
-    }
-    if (finish) {
-      keys.push(this.keys.items, metricsKeys(this.taskName, run.run).hosts);
-      args.push(...finishArgs(finish));
-    }
+    const { keys, args } = discoverCall(this.taskName, run, parentId, links.map((l) => l.url), task.scope.maxPages ?? 0, finish);
     const codes = await this.redis.csDiscover(keys.length, ...keys, ...args);
     const finished = finish !== null && codes[links.length] === 1;
     const usesPriority = taskUsesPriority(task);
