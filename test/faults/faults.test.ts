@@ -17,6 +17,7 @@ import {
   spawnNode,
   track,
   tail,
+  exitOf,
   waitUntil,
   faultSession,
   fmtMs,
@@ -543,7 +544,7 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
     cli.child.kill('SIGINT');
     await sleep(100);
     cli.child.kill('SIGINT');
-    const code1 = await new Promise<number | null>((r) => cli.child.once('exit', (c) => r(c)));
+    const code1 = await exitOf(cli.child, 30_000, tail(cli));
     await sleep(1_500);
     for (const k of kids) if (alive(k)) orphans.push(k);
     for (const k of orphans) {
@@ -558,7 +559,7 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
     const before2 = await cli.waitFor(/· [\d,]+ done ·/, 30_000).then(() => doneIn(cli.lines));
     await waitUntil('more pages', () => doneIn(cli.lines) >= before2 + 300, 60_000, 100, tail(cli));
     cli.child.kill('SIGINT');
-    const code2 = await new Promise<number | null>((r) => cli.child.once('exit', (c) => r(c)));
+    const code2 = await exitOf(cli.child, 60_000, tail(cli));
     const out2 = cli.lines.join('\n');
     // 3: run to the end.
     const resumeAt = Date.now();
@@ -567,7 +568,7 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
     const resumedFrom = doneIn([firstLine]);
     await waitUntil('progress after resume', () => doneIn(cli.lines) > resumedFrom, 60_000, 50, tail(cli));
     const recovery = Date.now() - resumeAt;
-    const code3 = await new Promise<number | null>((r) => cli.child.once('exit', (c) => r(c)));
+    const code3 = await exitOf(cli.child, 120_000, tail(cli));
     const out3 = cli.lines.join('\n');
     // The CLI's private Redis stopped with it: the store must hold every page and item.
     const v = await verify(scene, null, bookshop(web.url));
@@ -591,7 +592,7 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
     await waitUntil('200 pages', () => doneIn(cli.lines) >= 200, 60_000, 100, tail(cli));
     const workers = childrenOf(cli.child.pid!);
     cli.child.kill('SIGKILL');
-    await new Promise((r) => cli.child.once('exit', r));
+    await exitOf(cli.child, 30_000, tail(cli));
     const killedAt = Date.now();
     // No exit hook runs on SIGKILL: only the workers' own watch on their parent pipe can stop them.
     let stoppedMs: number | null = null;
@@ -609,7 +610,7 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
     }
     const resumeAt = Date.now();
     cli = spawnNode([CLI_SCRIPT, ...args]);
-    const code = await new Promise<number | null>((r) => cli.child.once('exit', (c) => r(c)));
+    const code = await exitOf(cli.child, 120_000, tail(cli));
     const out = cli.lines.join('\n');
     const v = await verify(scene, redis.url, bookshop(web.url));
     const problems = [...v.problems];

@@ -59,6 +59,22 @@ export function tail(program: { lines: string[] }, n = 15): () => string {
   return () => `last lines of the program:\n${program.lines.slice(-n).join('\n')}`;
 }
 
+/**
+ * `child`'s exit code once it has exited: at once if it already has (a listener added after the 'exit' event would
+ * wait forever: a CLI stopped by its first Ctrl-C can be gone before the test sends the second), else when it
+ * does; after `timeoutMs`, an error that ends with `context()`.
+ */
+export function exitOf(child: ChildProcess, timeoutMs: number, context?: () => string): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`process ${child.pid} still running after ${timeoutMs} ms${context ? `; ${context()}` : ''}`)), timeoutMs);
+    child.once('exit', (code) => {
+      clearTimeout(t);
+      resolve(code);
+    });
+  });
+}
+
 /** Polls `cond` until it holds; on timeout the error ends with `context()` (e.g. the last lines of a CLI's output). */
 export async function waitUntil(what: string, cond: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 50, context?: () => string): Promise<number> {
   const t0 = Date.now();
