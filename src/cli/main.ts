@@ -146,17 +146,19 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   console.log(`Redis: ${redis.describe()}`);
   // The store opens while the crawl starts, not before it: the run is seeded as soon as the workers are spawned,
   // and the store (SQLite compiles its WebAssembly) opens once they have booted, so it does not compete with their
-  // boot for the CPU. Entries wait in the items stream until the writer runs, and the session calls the store's
-  // hooks (backlog, finalize) only through `attaching`, so nothing is finalized before the store is open. A store
-  // that cannot open stops the session with its error; what the workers fetched meanwhile stays in the stream
-  // for the next run, which resumes this one.
+  // boot for the CPU. Entries wait in the items stream until the writer runs; finalizing waits for `attaching`, so
+  // nothing is finalized before the store is open, while progress is shown from the start (a store can take
+  // seconds to open: another process's lock, a distant database). A store that cannot open stops the session
+  // and the command fails with its error; what the workers fetched meanwhile stays in the stream for the next
+  // run, which resumes this one.
   const storeRedis = connectRedis(redis.url);
   let attached: AttachedStore | undefined;
   let attaching!: Promise<AttachedStore>;
   const session = new CrawlSession({
     store: {
       finalize: async (run, status, durationMs) => (await attaching).hooks.finalize(run, status, durationMs),
-      backlog: async () => (await (await attaching).hooks.backlog?.()) ?? 0,
+      // Until the store is open, its backlog is not known: 0, so the progress line only says what it knows.
+      backlog: async () => (attached ? ((await attached.hooks.backlog?.()) ?? 0) : 0),
     },
     task,
     redisUrl: redis.url,
@@ -185,8 +187,11 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     console.log(`Store: ${attached.store.location}`);
     return attached;
   })();
-  // Seen through the hooks (the session's run fails with it); this only keeps it from counting as unhandled.
-  attaching.catch(() => undefined);
+  let storeFailure: { error: unknown } | null = null;
+  attaching.catch((error: unknown) => {
+    storeFailure = { error };
+    session.stop();
+  });
   let interrupted = false;
   const onSignal = () => {
     if (interrupted) {
@@ -205,6 +210,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   try {
     const result = await session.run();
     process.stdout.write('\n');
+    if (storeFailure) throw (storeFailure as { error: unknown }).error;
     if (result.resumed) console.log(`Resumed run ${result.run.run} started ${new Date(result.run.startedAt).toISOString()}.`);
     if (interrupted) {
       console.log(`Stopped. Run the same command again to resume run ${result.run.run}.`);
