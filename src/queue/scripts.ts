@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import discover from './lua/discover.lua';
 import drain from './lua/drain.lua';
+import finishPage from './lua/finishPage.lua';
 import pageDone from './lua/pageDone.lua';
 import politeness from './lua/politeness.lua';
 import ratelimit from './lua/ratelimit.lua';
@@ -19,9 +20,9 @@ const defined = new WeakSet<Redis>();
 
 export function withScripts(redis: Redis): Redis & CrawlScripts {
   if (!defined.has(redis)) {
-    redis.defineCommand('csDiscover', { lua: discover });
+    redis.defineCommand('csDiscover', { lua: `${finishPage}\n${discover}` });
     redis.defineCommand('csDrain', { numberOfKeys: 8, lua: drain });
-    redis.defineCommand('csPageDone', { numberOfKeys: 4, lua: pageDone });
+    redis.defineCommand('csPageDone', { numberOfKeys: 4, lua: `${finishPage}\n${pageDone}` });
     redis.defineCommand('csPoliteness', { numberOfKeys: 2, lua: politeness });
     redis.defineCommand('csRateLimit', { numberOfKeys: 1, lua: ratelimit });
     defined.add(redis);

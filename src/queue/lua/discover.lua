@@ -6,9 +6,8 @@
 -- KEYS[4+m], KEYS[5+m] the items stream and the run's per-host tally (finishing only)
 -- ARGV[1] max pages (0 = none)      ARGV[2] claim TTL (s)     ARGV[3] run id     ARGV[4] m, the number of URLs
 -- ARGV[5..4+m] fingerprint member of each URL
--- ARGV[5+m..] optional, to finish the page here when none of its URLs is to be enqueued (what pageDone.lua
---   does, in the same call): the stream entry's field, its value, the host's tally field ('' for none), then
---   counter field, increment, ...
+-- ARGV[5+m..] optional, to finish the page here when none of its URLs is to be enqueued (finishPage.lua,
+--   prepended, as pageDone.lua does): the page's finish, as finishPage.lua takes it from ARGV[5+m]
 --
 -- Returns one code per URL: 1 enqueue, 0 already seen, 2 over the page limit, then one more element when asked
 -- to finish: 1 if the page was finished, 0 if the caller must enqueue and call pageDone. An error when the run is
@@ -52,13 +51,7 @@ if #ARGV > 4 + m then
   if fresh + reclaimed > 0 then
     out[#out + 1] = 0
   else
-    local c = 5 + m
-    redis.call('XADD', KEYS[4 + m], '*', ARGV[c], ARGV[c + 1])
-    for i = c + 3, #ARGV, 2 do
-      redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1])
-    end
-    if ARGV[c + 2] ~= '' then redis.call('HINCRBY', KEYS[5 + m], ARGV[c + 2], 1) end
-    redis.call('UNLINK', KEYS[2])
+    finishPage(KEYS[1], KEYS[4 + m], KEYS[2], KEYS[5 + m], 5 + m)
     out[#out + 1] = 1
   end
 end
