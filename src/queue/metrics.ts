@@ -111,10 +111,21 @@ async function appendSample(redis: Redis, mk: ReturnType<typeof metricsKeys>, sa
 }
 
 /**
- * Adds a finished job to its host's tally on `m` (a MULTI or pipeline the caller sends with its counters); a
- * skip also joins its reason's recent URLs. Pages that are done are counted by the scripts that finish them.
+ * A job that failed for good, counted in one MULTI: the run's "failed" and "failed:<group>" counters and its host's
+ * tally. Pages that are done are counted by the scripts that finish them.
  */
-export function tallyJob(m: ChainableCommander, task: string, run: string, url: string, outcome: HostOutcome, skipReason?: string): ChainableCommander {
+export async function countFailed(redis: Redis, task: string, run: string, url: string, group: string): Promise<void> {
+  const stats = taskKeys(task).stats(run);
+  await tallyJob(redis.multi().hincrby(stats, 'failed', 1).hincrby(stats, `failed:${group}`, 1), task, run, url, 'failed').exec();
+}
+
+/** A job skipped for `reason`, counted in one MULTI: the run's "skipped:<reason>", its host's tally and the reason's recent URLs. */
+export async function countSkipped(redis: Redis, task: string, run: string, url: string, reason: string): Promise<void> {
+  await tallyJob(redis.multi().hincrby(taskKeys(task).stats(run), `skipped:${skipReasonOf(reason)}`, 1), task, run, url, 'skipped', reason).exec();
+}
+
+/** Adds a finished job to its host's tally on `m`; a skip also joins its reason's recent URLs. */
+function tallyJob(m: ChainableCommander, task: string, run: string, url: string, outcome: HostOutcome, skipReason?: string): ChainableCommander {
   const host = hostOf(url);
   if (!host) return m;
   const mk = metricsKeys(task, run);

@@ -4,8 +4,7 @@ import { ruleByName } from '../core/pipeline/page';
 import { robotsUrl } from '../core/robots';
 import type { CrawlTask } from '../core/task/model';
 import { SCHEDULED_RUN_JOB, type CrawlQueue, type PageJobData, type PageJobResult } from '../queue/crawl';
-import { taskKeys } from '../queue/keys';
-import { tallyJob } from '../queue/metrics';
+import { countFailed, countSkipped } from '../queue/metrics';
 import type { HostGate } from '../queue/politeness';
 import type { RobotsCache } from '../queue/robots';
 import { pageEntry } from '../store/buffer';
@@ -66,12 +65,11 @@ export function createProcessor(deps: ProcessorDeps) {
       return { outcome: started ? 'done' : 'skipped', status: null, items: 0, links: started?.enqueued ?? 0, reason: started ? `run ${started.run.run}` : 'previous run still going' };
     }
     const { url, depth, run } = job.data;
-    const statsKey = crawl.keys.stats(run);
     const rule = ruleByName(task, job.data.rule);
     if (!rule) {
       // The task file changed under a running crawl and the rule is gone: nothing sensible to do with the page.
       const reason = `no rule '${job.data.rule}' in the task`;
-      await tallyJob(redis.multi().hincrby(statsKey, 'skipped:no-rule', 1), task.name, run, url, 'skipped', reason).exec();
+      await countSkipped(redis, task.name, run, url, reason);
       return { outcome: 'skipped', status: null, items: 0, links: 0, reason };
     }
     const host = new URL(url).host;
@@ -80,7 +78,7 @@ export function createProcessor(deps: ProcessorDeps) {
     if (task.request.robots) {
       const rules = await deps.robots.rulesFor(new URL(url).origin, task.request.userAgent);
       if (!rules.isAllowed(url)) {
-        await tallyJob(redis.multi().hincrby(statsKey, 'skipped:robots', 1), task.name, run, url, 'skipped', 'robots.txt').exec();
+        await countSkipped(redis, task.name, run, url, 'robots.txt');
         return { outcome: 'skipped', status: null, items: 0, links: 0, reason: 'robots.txt' };
       }
       crawlDelayMs = rules.crawlDelayMs;
@@ -141,7 +139,7 @@ export function createProcessor(deps: ProcessorDeps) {
       // The page itself is the problem (too deep, too slow, too big to extract): counted, failed, not retried.
       const kind = err instanceof AnalysisError ? err.kind : 'error';
       const group = kind === 'error' ? 'parse' : `parse-${kind}`;
-      await tallyJob(redis.multi().hincrby(statsKey, 'failed', 1).hincrby(statsKey, `failed:${group}`, 1), task.name, run, url, 'failed').exec();
+      await countFailed(redis, task.name, run, url, group);
       throw new UnrecoverableError(err instanceof Error ? err.message : String(err));
     }
     const runInfo = { run, bucketBits: await bucketBits(crawl, run), state: 'running' as const, startedAt: 0, finishedAt: null, file: null };
@@ -193,9 +191,7 @@ async function failure(err: unknown, job: Job<PageJobData>, redis: Redis, task: 
   const attempts = job.opts.attempts ?? 1;
   const final = !f?.retryable || job.attemptsMade + 1 >= attempts;
   if (final) {
-    const group = f?.group ?? 'error';
-    const statsKey = taskKeys(task).stats(job.data.run);
-    await tallyJob(redis.multi().hincrby(statsKey, 'failed', 1).hincrby(statsKey, `failed:${group}`, 1), task, job.data.run, job.data.url, 'failed').exec();
+    await countFailed(redis, task, job.data.run, job.data.url, f?.group ?? 'error');
   }
   const message = f ? f.message : err instanceof Error ? err.message : String(err);
   if (!f?.retryable) return new UnrecoverableError(message);

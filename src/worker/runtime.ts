@@ -5,7 +5,7 @@ import { MAX_ROBOTS_BYTES, robotsUrl } from '../core/robots';
 import type { CrawlTask } from '../core/task/model';
 import { CrawlQueue, type PageJobData, type PageJobResult } from '../queue/crawl';
 import { bullPrefix, WORKERS_KEY } from '../queue/keys';
-import { tallyJob } from '../queue/metrics';
+import { countFailed } from '../queue/metrics';
 import { HostGate } from '../queue/politeness';
 import { connectRedis, redactUrl } from '../queue/redis';
 import { RobotsCache } from '../queue/robots';
@@ -73,12 +73,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
       if (!job) return;
       // A job that stalled too often (its workers kept dying on it) is failed by BullMQ without running the
       // processor, so nothing counted it: count it here, or the run's summary would not know the page is lost.
-      if (job.deferredFailure && job.data.run) {
-        const stats = crawl.keys.stats(job.data.run);
-        void tallyJob(redis.multi().hincrby(stats, 'failed', 1).hincrby(stats, 'failed:stalled', 1), task.name, job.data.run, job.data.url, 'failed')
-          .exec()
-          .catch(() => undefined);
-      }
+      if (job.deferredFailure && job.data.run) void countFailed(redis, task.name, job.data.run, job.data.url, 'stalled').catch(() => undefined);
       // instanceof: bundling renames BullMQ's class, so its name is not always 'UnrecoverableError'.
       const final = err instanceof UnrecoverableError || err.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
       if (final) failed++;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { describeGroup, failureGroupOf } from '../../src/queue/failures';
 import { taskKeys } from '../../src/queue/keys';
-import { estimateEta, mergeTiers, metricsKeys, rateSeries, readHistory, readHostTally, recordSample, tallyJob, type MetricSample } from '../../src/queue/metrics';
+import { estimateEta, mergeTiers, metricsKeys, rateSeries, readHistory, readHostTally, recordSample, countFailed, countSkipped, type MetricSample } from '../../src/queue/metrics';
 import { compileFilters, ItemCache, ItemView, QualityTracker, sortKeyOf, viewAsStore } from '../../src/store/query';
 import { exportItems, SqliteStore } from '../../src/store';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -91,18 +91,18 @@ describe('metrics: samples in Redis', function () {
     assert.ok((await redis.pttl(metricsKeys('m1', 'r1').tier('fine'))) > 0, 'metrics expire');
   });
 
-  it('tallies skipped and failed jobs per host, with the recent URLs of each skip reason', async () => {
-    const m = redis.multi();
-    tallyJob(m, 'm2', 'r2', 'http://a.test/1', 'skipped', 'robots.txt');
-    tallyJob(m, 'm2', 'r2', 'http://a.test/2', 'skipped', 'robots.txt');
-    tallyJob(m, 'm2', 'r2', 'http://b.test/3', 'failed');
-    tallyJob(m, 'm2', 'r2', 'not a url', 'failed');
-    await m.exec();
+  it('counts skipped and failed jobs for the run and per host, with the recent URLs of each skip reason', async () => {
+    await countSkipped(redis, 'm2', 'r2', 'http://a.test/1', 'robots.txt');
+    await countSkipped(redis, 'm2', 'r2', 'http://a.test/2', 'robots.txt');
+    await countFailed(redis, 'm2', 'r2', 'http://b.test/3', 'http-404');
+    await countFailed(redis, 'm2', 'r2', 'not a url', 'error');
     assert.deepEqual(await readHostTally(redis, 'm2', 'r2'), [
       { host: 'a.test', done: 0, skipped: 2, failed: 0 },
       { host: 'b.test', done: 0, skipped: 0, failed: 1 },
     ]);
     assert.deepEqual(await redis.lrange(metricsKeys('m2', 'r2').skippedUrls('robots'), 0, -1), ['http://a.test/2', 'http://a.test/1']);
+    // The run's counters, in the same MULTI; a job whose URL has no host is counted for the run all the same.
+    assert.deepEqual(await redis.hgetall(taskKeys('m2').stats('r2')), { 'skipped:robots': '2', failed: '2', 'failed:http-404': '1', 'failed:error': '1' });
     // The tally lives as long as the run's samples: each sample renews it.
     await redis.hset(taskKeys('m2').meta, { run: 'r2', state: 'running' });
     assert.equal(await redis.pttl(metricsKeys('m2', 'r2').hosts), -1);
