@@ -187,11 +187,8 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     console.log(`Store: ${attached.store.location}`);
     return attached;
   })();
-  let storeFailure: { error: unknown } | null = null;
-  attaching.catch((error: unknown) => {
-    storeFailure = { error };
-    session.stop();
-  });
+  // A store that cannot open stops the session; `await attaching` below then throws its error.
+  attaching.catch(() => session.stop());
   let interrupted = false;
   const onSignal = () => {
     if (interrupted) {
@@ -210,13 +207,12 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   try {
     const result = await session.run();
     process.stdout.write('\n');
-    if (storeFailure) throw (storeFailure as { error: unknown }).error;
+    const store = await attaching;
     if (result.resumed) console.log(`Resumed run ${result.run.run} started ${new Date(result.run.startedAt).toISOString()}.`);
     if (interrupted) {
       console.log(`Stopped. Run the same command again to resume run ${result.run.run}.`);
       return 130;
     }
-    const store = await attaching;
     const c = store.writer.counters();
     const stored = await Promise.all((await store.store.itemTypes()).map(async (t) => `${t}: ${groupDigits(await store.store.count(t))}`));
     const extra = [
