@@ -72,11 +72,11 @@ export function createProcessor(deps: ProcessorDeps) {
       await countSkipped(redis, task.name, run, url, reason);
       return { outcome: 'skipped', status: null, items: 0, links: 0, reason };
     }
-    const host = new URL(url).host;
+    const { host, origin } = new URL(url);
 
     let crawlDelayMs: number | null = null;
     if (task.request.robots) {
-      const rules = await deps.robots.rulesFor(new URL(url).origin, task.request.userAgent);
+      const rules = await deps.robots.rulesFor(origin, task.request.userAgent);
       if (!rules.isAllowed(url)) {
         await countSkipped(redis, task.name, run, url, 'robots.txt');
         return { outcome: 'skipped', status: null, items: 0, links: 0, reason: 'robots.txt' };
