@@ -16,7 +16,7 @@ import { connect, page, product, redisForSuite, uniqueTask } from './helpers';
 // random points mid-batch — then restarted: every item must end up stored exactly once, nothing left behind.
 
 const CHILD = join(__dirname, 'writer-child', 'index.js');
-const PAGES = 400;
+const PAGES = 900;
 const PER_PAGE = 50;
 const KEYS = 8_000;
 
@@ -58,7 +58,7 @@ function startChild(env: Record<string, string>): Child {
       const hit = lines.find((l) => pattern.test(l));
       if (hit) return Promise.resolve(hit);
       return new Promise((resolve, reject) => {
-        const t = setTimeout(() => reject(new Error(`writer child printed no ${pattern} in ${timeoutMs} ms; stderr:\n${stderr}`)), timeoutMs);
+        const t = setTimeout(() => reject(new Error(`writer child printed no ${pattern} in ${timeoutMs} ms; stdout:\n${lines.join("\n")}\nstderr:\n${stderr}`)), timeoutMs);
         waiters.push({ pattern, resolve: (l) => (clearTimeout(t), resolve(l)) });
         void exited.then((code) => {
           clearTimeout(t);
@@ -74,12 +74,14 @@ async function kill(child: Child): Promise<void> {
   await child.exited;
 }
 
-/** Buffers PAGES pages whose items overlap (each key on several pages); returns the distinct keys. */
-async function produce(redis: Redis, task: string): Promise<Set<string>> {
-  const keys = new Set<string>();
-  for (let p = 0; p < PAGES; p += 50) {
+/**
+ * Buffers pages [from, to), whose items overlap (each key on several pages, and across calls); adds their keys to
+ * `keys`.
+ */
+async function produce(redis: Redis, task: string, from: number, to: number, keys: Set<string>): Promise<void> {
+  for (let p = from; p < to; p += 50) {
     const pipe = redis.pipeline();
-    for (let q = p; q < p + 50; q++) {
+    for (let q = p; q < Math.min(to, p + 50); q++) {
       const items = Array.from({ length: PER_PAGE }, (_, i) => {
         const key = `sku-${(q * 37 + i * 11) % KEYS}`;
         keys.add(key);
@@ -89,7 +91,6 @@ async function produce(redis: Redis, task: string): Promise<Set<string>> {
     }
     await pipe.exec();
   }
-  return keys;
 }
 
 async function verify(redis: Redis, store: ItemStore, task: string, keys: Set<string>): Promise<void> {
@@ -137,18 +138,29 @@ for (const kind of ['sqlite', 'postgres'] as const) {
     it('stores every item exactly once across kills after a commit and mid-batch', async () => {
       const task = uniqueTask('crash');
       const storeUrl = kind === 'sqlite' ? `sqlite:${join(dir, `${task}.sqlite`)}` : pg!.url;
-      const keys = await produce(redis, task);
+      const keys = new Set<string>();
+      // Some pages now, more before each writer that must reach a given batch: a writer drains thousands of items
+      // within the tens of milliseconds before its kill, so a stream filled once up front could be empty before the
+      // last killed writer had its batches to write (and that wait never ended).
+      const first = PAGES / 9;
+      await produce(redis, task, 0, first, keys);
       const env = { REDIS_URL: redisServer!.url, STORE_URL: storeUrl, TASK: task, BATCH: '1000' };
 
       // 1. Killed after its first commit, before XACK: the batch is in the store and still pending in Redis.
-      const first = startChild({ ...env, PAUSE_AFTER_COMMIT: '1' });
-      await first.waitFor(/^committed$/);
-      await kill(first);
+      const paused = startChild({ ...env, PAUSE_AFTER_COMMIT: '1' });
+      await paused.waitFor(/^committed$/);
+      await kill(paused);
       const pending = (await redis.xpending(taskKeys(task).items, 'store')) as [number, ...unknown[]];
       assert.ok(pending[0] > 0, 'the killed writer left its batch pending');
 
       // 2. Killed at arbitrary points while writing (inside transactions, between batches).
+      let produced = first;
       for (const afterBatches of [1, 3]) {
+        // Pages no writer has read yet, more than its batches up to the kill take: a writer new to a stream guesses
+        // 10 items a page until it has seen some, so its first batches take up to 100 of these 50-item pages.
+        const pages = 300;
+        await produce(redis, task, produced, produced + pages, keys);
+        produced += pages;
         const child = startChild(env);
         await child.waitFor(new RegExp(`^batch ${afterBatches}$`));
         await new Promise((r) => setTimeout(r, 5 + Math.random() * 40));
@@ -156,6 +168,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       }
 
       // 3. A last writer takes over whatever the dead ones left and drains the stream.
+      await produce(redis, task, produced, PAGES, keys);
       const last = startChild({ ...env, FLUSH_AND_EXIT: '1' });
       const line = await last.waitFor(/^counters /, 60_000);
       assert.equal(await last.exited, 0);
