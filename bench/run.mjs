@@ -31,6 +31,7 @@ const { values: flags } = parseArgs({
     keep: { type: 'boolean' },
     out: { type: 'string' },
     build: { type: 'string' },
+    against: { type: 'string' },
     repeat: { type: 'string' },
   },
 });
@@ -46,6 +47,9 @@ const STORE_ITEMS = quick ? 20_000 : 100_000;
 const tmp = join(here, 'results', 'tmp', `run-${Date.now().toString(36)}`);
 mkdirSync(tmp, { recursive: true });
 const build = flags.build ? resolve(flags.build) : join(here, '.build');
+// --against DIR: a second build (bench/build.mjs --src COPY --out DIR) whose Crawl Studio row `cs1-b` runs in every
+// round right after `cs1`, on the same site and nginx: an A/B of a change that a day's spread between runs would hide.
+const against = flags.against ? resolve(flags.against) : null;
 // The limit and Crawl Studio rows decide the headline ratio: each runs this many times, interleaved, best kept.
 const REPEAT = Number(flags.repeat ?? (quick ? 1 : 2));
 const log = (...a) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}]`, ...a);
@@ -153,6 +157,10 @@ async function measureCrawler(def, ctx) {
       rssPeak: redisPeakRss,
       commands: Object.values(calls).reduce((a, b) => a + b, 0),
       reads: Number(info.total_reads_processed),
+      // Bytes through Redis's sockets: on loopback the sender's write runs the receiver's TCP path too, so every
+      // byte a client sends costs it CPU (socket writes were a third of the worker's main thread in a profile).
+      netIn: Number(info.total_net_input_bytes),
+      netOut: Number(info.total_net_output_bytes),
       calls,
       keys: info.db0 ?? '',
     };
@@ -283,13 +291,16 @@ function crawlerDefs(ctx) {
     return f;
   };
   const extractedOk = (out, e) => out && out.items && out.items.book === e.extracted.book && out.items.listing === e.extracted.listing;
-  const cs = (workers) => ({
-    key: `cs${workers}`,
-    name: `Crawl Studio, ${workers} worker${workers > 1 ? 's' : ''} × ${C / workers}`,
+  const cs = (workers, from = build, suffix = '') => ({
+    key: `cs${workers}${suffix}`,
+    name: `Crawl Studio, ${workers} worker${workers > 1 ? 's' : ''} × ${C / workers}${suffix ? ` (${from})` : ''}`,
     redis: true,
     cmd: process.execPath,
+    // Each build keeps its code cache apart: the programs delete caches of other builds, so two builds sharing one
+    // folder would each start from a cold compile in every round.
+    env: { ...process.env, CRAWL_STUDIO_CODE_CACHE: join(from, '.code-cache') },
     prepare: ({ dir }) => ({ task: taskFile(dir) }),
-    args: ({ redis, task }) => [join(build, 'cli.js'), 'run', task, '--workers', String(workers), '--concurrency', String(C / workers), '--redis', redis.url, '--fresh'],
+    args: ({ redis, task }) => [join(from, 'cli.js'), 'run', task, '--workers', String(workers), '--concurrency', String(C / workers), '--redis', redis.url, '--fresh'],
     parse: csParse,
     // Stored rows after the store's dedup: one per book and one per listing; everything extracted was counted.
     itemsOk: (out, e) => out.items.book === e.items.book && out.items.listing === e.items.listing && out.extracted === e.extracted.book + e.extracted.listing,
@@ -313,6 +324,7 @@ function crawlerDefs(ctx) {
       itemsOk: extractedOk,
     },
     cs(1),
+    ...(against ? [cs(1, against, '-b')] : []),
     cs(2),
     {
       key: 'crawlee',
@@ -515,7 +527,21 @@ function report(ctx, rows, m, prof) {
     crawleeNp: rows.find((r) => r.key === 'crawlee-np'),
     scrapy: rows.find((r) => r.key === 'scrapy' && !r.skipped),
   };
-  const csRows = rows.filter((r) => r.key.startsWith('cs'));
+  // The --against build's row is an experiment, not the product: it is compared below, never counted for a target.
+  const csRows = rows.filter((r) => r.key.startsWith('cs') && !r.key.endsWith('-b'));
+  const b = rows.find((r) => r.key === 'cs1-b' && !r.skipped);
+  const a = rows.find((r) => r.key === 'cs1');
+  if (a && b) {
+    const rounds = (ctx.perRound ?? []).filter((r) => r.cs1 && r['cs1-b']);
+    const ratios = rounds.map((r) => r['cs1-b'] / r.cs1).sort((x, y) => x - y);
+    const median = ratios.length ? ratios[Math.floor(ratios.length / 2)] : null;
+    L.push('');
+    L.push(
+      `**A/B** (\`--against ${against}\`): pages/s of the other build over this one's, round by round: ${ratios.map((x) => fmt(x, 3)).join(', ') || '–'}` +
+        `${median ? ` (median ${fmt(median, 3)})` : ''}; CPU per 1,000 pages of the best runs ${fmt(a.cpuPer1000, 2)} → ${fmt(b.cpuPer1000, 2)} s` +
+        `; Redis round trips per page ${fmt(a.redis.reads / a.pages, 2)} → ${fmt(b.redis.reads / b.pages, 2)}, bytes in per page ${fmt(a.redis.netIn / a.pages)} → ${fmt(b.redis.netIn / b.pages)}.`,
+    );
+  }
   if (csRows.length) {
     L.push('');
     L.push('**Targets** (Crawl Studio, best of its rows):');
@@ -538,6 +564,7 @@ function report(ctx, rows, m, prof) {
     if (peers.crawleeNp) t.push(`- ≥ 3× Crawlee with persistence off: ${fmt(best.pagesPerSec / peers.crawleeNp.pagesPerSec, 1)}× — ${best.pagesPerSec >= 3 * peers.crawleeNp.pagesPerSec ? 'met' : '**not met**'}`);
     if (peers.scrapy) t.push(`- ≥ 5× Scrapy: ${fmt(best.pagesPerSec / peers.scrapy.pagesPerSec, 1)}× — ${best.pagesPerSec >= 5 * peers.scrapy.pagesPerSec ? 'met' : '**not met**'}`);
     t.push(`- Redis round trips per page: ${csRows.map((r) => `${fmt(r.redis.reads / r.pages, 1)} (${r.key})`).join(', ')}; commands executed per page, Lua-internal included: ${csRows.map((r) => fmt(r.redis.commands / r.pages, 1)).join(', ')}`);
+    t.push(`  - bytes through Redis per page, in (clients' requests) / out (replies): ${csRows.map((r) => `${fmt(r.redis.netIn / r.pages)} / ${fmt(r.redis.netOut / r.pages)} (${r.key})`).join(', ')}`);
     if (m?.dedup?.engineUsedMemoryBytesPerUrl) t.push(`- ≤ 16 bytes/URL dedup at ${fmt(m.dedup.urls)} URLs: ${fmt(m.dedup.engineUsedMemoryBytesPerUrl, 1)} bytes/URL (INFO used_memory delta) — ${m.dedup.engineUsedMemoryBytesPerUrl <= 16 ? 'met' : '**not met**'}`);
     if (Array.isArray(m?.store)) for (const s of m.store.filter((x) => x.path === 'pipeline')) t.push(`- ≥ 20,000 items/s into ${s.store} with dedup (stream → writer → store): ${fmt(s.itemsPerSec)} items/s — ${s.itemsPerSec >= 20_000 ? 'met' : '**not met**'}`);
     if (lin) t.push(`- Linear cost, pages/s on the ${fmt(lin.large.pages)}-page site within 10% of the ${fmt(lin.small.pages)}-page site's (1 worker): ${fmt(lin.wall * 100)}% of it (fetch window ${fmt(lin.window * 100)}%), CPU per page ${fmt(lin.cpu, 2)}× — ${lin.met ? 'met' : '**not met**'} (below)`);
@@ -703,7 +730,7 @@ async function main() {
 
     const rows = [];
     const defs = crawlerDefs(ctx).filter((d) => want(d.key));
-    const repeated = new Set(['limit', 'limit-pipeline', 'cs1', 'cs2']);
+    const repeated = new Set(['limit', 'limit-pipeline', 'cs1', 'cs1-b', 'cs2']);
     // The repeated rows first, round by round (limit, Crawl Studio, ... again), then the peers once: each
     // round's Crawl Studio/limit ratio compares runs minutes apart at most.
     const order = [];
