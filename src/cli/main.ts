@@ -21,7 +21,6 @@ import { exportItems, openStore, type ExportFormat } from '../store';
 import { createWriteStream } from 'node:fs';
 import { dirname } from 'node:path';
 import { redactUrl } from '../queue/redis';
-import { keepWasmOnBaselineTier } from './wasmTier';
 import { groupDigits } from '../core/units';
 
 // `crawl-studio`: the headless face of the engine. Every command drives the same classes the extension does.
@@ -47,7 +46,6 @@ class UsageError extends Error {}
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (command !== 'worker') keepWasmOnBaselineTier();
   switch (command) {
     case 'run':
       return cmdRun(rest);

@@ -3,6 +3,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, wri
 import Module, { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { Script } from 'node:vm';
 import { threadId } from 'node:worker_threads';
 
@@ -39,27 +40,37 @@ export type CacheOutcome = 'off' | 'made' | 'used' | 'rejected';
 /**
  * Runs `bundle` as the module `entry` (the stub that calls this): the bundle gets the stub's `module` and `exports`,
  * so `require.main === module` holds, and a `require` that resolves from the bundle's own folder.
+ *
+ * `v8Flags` are the program's V8 flags, set here, before the cache is read. V8 rejects cached data made under other
+ * flags, and the cache is written once the program has run a while: a flag the program set itself was in force
+ * when the cache was made and not yet when the next start read it, so every start was a miss (the CLI's
+ * `--liftoff-only` did that: +35 ms a start, and 1.7 MB written again each time).
  */
-export function runCached(bundle: string, entry: NodeModule, dir = codeCacheDir()): CacheOutcome {
+export function runCached(bundle: string, entry: NodeModule, v8Flags: readonly string[] = [], dir = codeCacheDir()): CacheOutcome {
+  for (const flag of v8Flags) setFlagsFromString(flag);
   const source = readFileSync(bundle, 'utf8').replace(/^#!.*/, '');
-  const file = dir ? join(dir, cacheName(bundle)) : null;
+  const file = dir ? join(dir, cacheName(bundle, v8Flags)) : null;
   const cached = file ? readOwn(file) : undefined;
   const script = new Script(Module.wrap(source), { filename: bundle, cachedData: cached });
   const outcome: CacheOutcome = !file ? 'off' : !cached ? 'made' : script.cachedDataRejected ? 'rejected' : 'used';
-  if (file && outcome !== 'used') scheduleWrite(script, dir!, file, bundle);
+  if (file && outcome !== 'used') scheduleWrite(script, dir!, file, runtimePrefix(bundle, v8Flags));
   const wrapper = script.runInThisContext() as (...args: unknown[]) => void;
   wrapper.call(entry.exports, entry.exports, createRequire(bundle), entry, bundle, dirname(bundle));
   return outcome;
 }
 
-/** `<bundle>-<runtime>-<file>.v8`: one name per build of a bundle and per runtime that runs it. */
-function cacheName(bundle: string): string {
+/**
+ * `<bundle>-<runtime>-<file>.v8`: one name per build of a bundle and per runtime that runs it, flags included: one
+ * program started under two sets of flags (the CLI's `worker` command and its others) keeps a cache for each,
+ * instead of each start rejecting, and replacing, the other's.
+ */
+function cacheName(bundle: string, v8Flags: readonly string[]): string {
   const s = statSync(bundle);
-  return `${runtimePrefix(bundle)}${hash([s.size, s.mtimeMs, s.ino].join(':'))}.v8`;
+  return `${runtimePrefix(bundle, v8Flags)}${hash([s.size, s.mtimeMs, s.ino].join(':'))}.v8`;
 }
 
-function runtimePrefix(bundle: string): string {
-  return `${basename(bundle, '.js')}-${hash([process.version, process.versions.v8, process.arch].join(':'))}-`;
+function runtimePrefix(bundle: string, v8Flags: readonly string[]): string {
+  return `${basename(bundle, '.js')}-${hash([process.version, process.versions.v8, process.arch, ...v8Flags].join(':'))}-`;
 }
 
 function hash(text: string): string {
@@ -77,7 +88,7 @@ function readOwn(file: string): Buffer | undefined {
 }
 
 /** Once, after the bundle has started (or at exit, whichever comes first); a cache that cannot be written is no error. */
-function scheduleWrite(script: Script, dir: string, file: string, bundle: string): void {
+function scheduleWrite(script: Script, dir: string, file: string, prefix: string): void {
   let done = false;
   const write = () => {
     if (done) return;
@@ -88,8 +99,7 @@ function scheduleWrite(script: Script, dir: string, file: string, bundle: string
       const tmp = `${file}.${process.pid}-${threadId}.tmp`;
       writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
       renameSync(tmp, file);
-      // The caches of earlier builds of this bundle under this runtime are dead weight (a few MB each).
-      const prefix = runtimePrefix(bundle);
+      // The caches of earlier builds of this bundle under this runtime and flags are dead weight (a few MB each).
       for (const old of readdirSync(dir)) {
         if (old.startsWith(prefix) && old.endsWith('.v8') && join(dir, old) !== file) rmSync(join(dir, old), { force: true });
       }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { inCI } from '../support/services';
@@ -31,9 +31,16 @@ describe('code cache (dist/boot.js)', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  /** Starts prog.js; what the cache did (the stub's stderr) and what the program printed. */
-  const start = (setting = cache) => {
-    const r = spawnSync(process.execPath, [join(dir, 'prog.js'), 'a', 'b'], { env: { ...process.env, CRAWL_STUDIO_CODE_CACHE: setting }, encoding: 'utf8' });
+  /** A stub like prog.js that starts the program under V8 flags of its own. */
+  const withFlags = (name: string, flags: string[]) =>
+    writeFileSync(
+      join(dir, `${name}.js`),
+      `process.stderr.write(require(${JSON.stringify(BOOT)}).runCached(require('node:path').join(__dirname, 'prog.bundle.js'), module, ${JSON.stringify(flags)}));\n`,
+    );
+
+  /** Starts prog.js (or another stub); what the cache did (the stub's stderr) and what the program printed. */
+  const start = (setting = cache, stub = 'prog') => {
+    const r = spawnSync(process.execPath, [join(dir, `${stub}.js`), 'a', 'b'], { env: { ...process.env, CRAWL_STUDIO_CODE_CACHE: setting }, encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
     return { outcome: r.stderr, stdout: r.stdout };
   };
@@ -76,6 +83,33 @@ describe('code cache (dist/boot.js)', () => {
     assert.equal(r.outcome, 'off');
     assert.match(r.stdout, /"helper":"helped"/);
     assert.equal(existsSync(cache), false);
+  });
+
+  it('sets a program\'s V8 flags before reading its cache, and keeps a cache per set of flags', () => {
+    withFlags('liftoff', ['--liftoff-only']);
+    // A flag that changes code generation makes V8 reject a cache made without it: set by the program itself, after
+    // the cache was read, it made every start a miss.
+    assert.equal(start(cache, 'liftoff').outcome, 'made');
+    assert.equal(start(cache, 'liftoff').outcome, 'used');
+    // The same program without the flag has its own cache, and neither start replaces the other's.
+    assert.equal(start().outcome, 'made');
+    assert.equal(readdirSync(cache).filter((f) => f.endsWith('.v8')).length, 2);
+    assert.equal(start(cache, 'liftoff').outcome, 'used');
+    assert.equal(start().outcome, 'used');
+  });
+
+  it('starts the built CLI from its cache on the second start, for its own commands and for `worker`', () => {
+    const cli = resolve('dist/cli.js');
+    const run = (...args: string[]) => spawnSync(process.execPath, [cli, ...args], { env: { ...process.env, CRAWL_STUDIO_CODE_CACHE: cache }, encoding: 'utf8' });
+    const files = () => new Map(readdirSync(cache).filter((f) => f.endsWith('.v8')).map((f) => [f, `${statSync(join(cache, f)).ino}:${statSync(join(cache, f)).mtimeMs}`]));
+    assert.equal(run('validate', resolve('examples/books.crawl.yaml')).status, 0);
+    assert.equal(run('worker').status, 1); // its usage error: the bundle ran, under the worker's flags
+    const made = files();
+    assert.equal(made.size, 2, `one cache for the CLI's commands, one for worker: ${[...made.keys()].join(', ')}`);
+    // A cache that was used is not written again; a rejected one would be replaced (a new file by rename).
+    assert.equal(run('validate', resolve('examples/books.crawl.yaml')).status, 0);
+    assert.equal(run('worker').status, 1);
+    assert.deepEqual(files(), made);
   });
 
   it("never runs a cache file owned by another user (V8's data is code)", function () {
