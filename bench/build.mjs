@@ -9,8 +9,7 @@
 import * as esbuild from 'esbuild';
 import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { nodeBundleOptions, programBundleEntries, writeProgramStubs } from '../scripts/bundle-options.mjs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { patchDependencies } from '../scripts/patch-deps.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -18,6 +17,9 @@ const here = dirname(fileURLToPath(import.meta.url));
 // into another folder; run.mjs --build DIR then measures that build. Defaults: this repository, bench/.build.
 const arg = (name) => (process.argv.includes(name) ? resolve(process.argv[process.argv.indexOf(name) + 1]) : null);
 const root = arg('--src') ?? resolve(here, '..');
+// The copy's own bundle options and program stubs: a change to how programs start (their stubs, flags, loader) is
+// part of what an experiment measures, and a stub must match the loader it calls.
+const { nodeBundleOptions, programBundleEntries, writeProgramStubs } = await import(pathToFileURL(join(root, 'scripts', 'bundle-options.mjs')).href);
 const out = arg('--out') ?? join(here, '.build');
 // Like esbuild.mjs: bundle the dependencies with their fixes applied.
 patchDependencies({ quiet: true });
