@@ -11,6 +11,7 @@ import { pageEntry } from '../store/buffer';
 import type { PageRecord } from '../store/types';
 import { AnalysisError, inlineAnalyser, type AnalysedPage, type PageAnalyser } from './analysis';
 import { FetchFailure, fetchPage, type FetchOptions } from './fetcher';
+import type { FetchSlots } from './fetchSlots';
 
 // One page job: robots.txt, per-host politeness, fetch, extract, discover, hand items to the store buffer,
 // count. Every step that talks to Redis is shared state, so any number of workers on any number of machines
@@ -27,6 +28,8 @@ export interface ProcessorDeps {
   readonly maxInlineWaitMs?: number;
   /** Parses and extracts pages (in a thread in worker processes); default: in this thread. */
   readonly analyser?: PageAnalyser;
+  /** The task's requests in flight in this process (see fetchSlots.ts); default: one per job. */
+  readonly slots?: FetchSlots;
 }
 
 /** Attached to retryable errors so the backoff strategy can honour Retry-After. */
@@ -57,6 +60,7 @@ export function createProcessor(deps: ProcessorDeps) {
   const maxInlineWait = deps.maxInlineWaitMs ?? 1_000;
   const leaseMs = task.request.timeoutMs + 5_000;
   const analyser = deps.analyser ?? inlineAnalyser();
+  const slots = deps.slots;
 
   return async function processPage(job: Job<PageJobData, PageJobResult>, token?: string): Promise<PageJobResult> {
     if (job.name === SCHEDULED_RUN_JOB) {
@@ -115,7 +119,7 @@ export function createProcessor(deps: ProcessorDeps) {
     const releaseQuietly = () => void gate.release(host, lease).catch(() => undefined);
     let page;
     try {
-      page = await fetchPage(url, fetchOpts);
+      page = await (slots ? slots.run(() => fetchPage(url, fetchOpts)) : fetchPage(url, fetchOpts));
     } catch (err) {
       releaseQuietly();
       throw await failure(err, job, redis, task.name);

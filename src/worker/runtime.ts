@@ -11,6 +11,7 @@ import { connectRedis, redactUrl } from '../queue/redis';
 import { RobotsCache } from '../queue/robots';
 import { FetchFailure, fetchPage } from './fetcher';
 import { createAnalyser } from './analysis';
+import { FetchSlots, jobsInFlight } from './fetchSlots';
 import { backoffDelay, createProcessor, fetchOptions } from './processor';
 
 // A worker: one BullMQ Worker per task, all in this process, sharing one Redis connection for commands.
@@ -20,6 +21,7 @@ import { backoffDelay, createProcessor, fetchOptions } from './processor';
 export interface WorkerOptions {
   readonly tasks: readonly CrawlTask[];
   readonly redisUrl: string;
+  /** Requests in flight per task (see fetchSlots.ts); the worker takes more jobs than that. */
   readonly concurrency: number;
   /** Lock of an active job; a worker that dies loses its jobs to others after about this long. */
   readonly lockDurationMs?: number;
@@ -56,12 +58,13 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
   for (const task of opts.tasks) {
     const crawl = new CrawlQueue(redis, task.name, bullRedis);
     queues.push(crawl);
-    const robots = new RobotsCache(redis, (origin) => fetchRobots(origin, task));
-    const processor = createProcessor({ task, crawl, redis, robots, gate, log, analyser });
+    const slots = new FetchSlots(opts.concurrency);
+    const robots = new RobotsCache(redis, (origin) => slots.run(() => fetchRobots(origin, task)));
+    const processor = createProcessor({ task, crawl, redis, robots, gate, log, analyser, slots });
     const worker = new Worker<PageJobData, PageJobResult>(task.name, processor, {
       connection: connectRedis(opts.redisUrl),
       prefix: bullPrefix(task.name),
-      concurrency: opts.concurrency,
+      concurrency: jobsInFlight(opts.concurrency),
       lockDuration: opts.lockDurationMs ?? 30_000,
       stalledInterval: opts.stalledIntervalMs ?? 30_000,
       // A job whose worker keeps dying is failed after a few stalls rather than retried forever.

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { allBooks, expectedPages, serveSite, type SiteServer, type SiteOptions } from '../../src/demo/site';
 import { Redis } from 'ioredis';
+import { bullPrefix } from '../../src/queue/keys';
 import { readHostTally } from '../../src/queue/metrics';
 import { startRedis, type RedisServer } from '../support/services';
 import { bookTask, bufferedPages, session, writeTask } from '../support/crawl';
@@ -53,6 +54,47 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
     assert.equal(pages.length, expected.length);
     const keys = pages.flatMap((p) => p.items.map((i) => i.key)).sort();
     assert.deepEqual(keys, allBooks(SITE).map((b) => b.upc).sort());
+  });
+
+  it('keeps a worker\'s requests in flight at its concurrency while it works on more pages than that', async () => {
+    // Each response takes 40 ms: requests overlap, and a worker whose jobs were its requests would have no more
+    // active jobs than requests. The host gate allows 16, so only the worker's own concurrency (3) limits them.
+    let inFlight = 0;
+    let maxInFlight = 0;
+    site = await serveSite(
+      SITE,
+      0,
+      (req, res) => {
+        if (req.url === '/robots.txt') return false;
+        inFlight++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        res.once('close', () => inFlight--);
+        return false;
+      },
+      40,
+    );
+    const task = await writeTask(bookTask(site.url, 'slots', 'politeness: { perHost: { concurrency: 16, delay: 0ms } }'));
+    const conn = new Redis(redis.url);
+    let maxActive = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        maxActive = Math.max(maxActive, await conn.llen(`${bullPrefix('slots')}:slots:active`));
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    try {
+      const s = session(task, redis.url, { workers: 1, concurrency: 3 });
+      const result = await s.run();
+      await s.close();
+      assert.equal(result.status.stats!.done, expectedPages(site.url, SITE).length);
+    } finally {
+      sampling = false;
+      await sampler;
+      conn.disconnect();
+    }
+    assert.equal(maxInFlight, 3, 'requests in flight reach the concurrency and never pass it');
+    assert.ok(maxActive > 3 && maxActive <= 6, `active jobs: up to twice the concurrency, seen ${maxActive}`);
   });
 
   it('retries 5xx with backoff (fetched 3 times) and does not retry a 404', async () => {
