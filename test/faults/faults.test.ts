@@ -532,7 +532,10 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
 
   it('stop and resume a crawl from the CLI: Ctrl-C twice (quit now), Ctrl-C once (finish pages), then run to the end', async () => {
     const t0 = Date.now();
-    web = await site(undefined, 20);
+    // The crawl must outlast both stops by the clock, whatever the engine's speed: the CLI prints progress once a
+    // second, so each stop lands up to a second after the count it waits for. At 60 ms a response and 16 requests
+    // in flight, the 2,042 pages take at least 7.7 s; at 20 ms the crawl once ended before the second stop.
+    web = await site(undefined, 60);
     scene = await makeScene(web.url, 'cliresume');
     const env = { CRAWL_STUDIO_REDIS: '' };
     const args = ['run', scene.taskFile, '--workers', '2', '--concurrency', '8', '--lock-duration', '2000', '--stalled-interval', '1000'];
