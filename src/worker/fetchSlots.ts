@@ -3,37 +3,91 @@
 // parsing and extraction, discovery, the store's buffer and BullMQ's completion after it, each a Redis round trip
 // or a hop to the analysis thread. With one active job per request, every slot stood idle through all of that,
 // and a busy worker's requests in flight fell well below its concurrency. So a worker takes more jobs than it has
-// requests (jobsInFlight), and a job holds one of these slots only for its request.
+// requests, as many as keep the requests busy (jobsWanted), and a job holds one of these slots only for its request.
 
-/** Active jobs for a concurrency of `requests`: enough that the requests stay busy while other jobs finish. */
-export function jobsInFlight(requests: number): number {
-  // Measured (bench, 49,942 pages, interleaved A/B): 2× gained 5-8% over 1×, 3× no more than 2×. A job spends
-  // about as long outside its request as in it when the site answers at once; a slower site only needs fewer.
-  return 2 * requests;
-}
+/** Most jobs a worker takes per request slot. Bench, 49,942 pages: 2× gained 5-8% over 1×, 3× no more than 2×. */
+const MAX_JOBS_PER_SLOT = 2;
 
-/** A counting semaphore for one task's requests in a worker process: first come, first served. */
+/** Weight of the newest job in the running averages: about the last 20 jobs count. */
+const ALPHA = 0.1;
+
+/**
+ * A counting semaphore for one task's requests in a worker process (first come, first served), which also says how
+ * many jobs the worker should hold to keep its requests busy.
+ *
+ * By Little's law a worker needs `size × (time a job spends holding a slot + time it spends outside one) / time in a
+ * slot` jobs for `size` requests to stay in flight. The time a job waits for a slot is left out: counted, it would
+ * make waiting look like work and take ever more jobs. Where the site is slow, a job is nearly all request, and the
+ * worker takes about one job per slot: an extra job there would only wait, hoarded from other workers of the
+ * fleet and lost with this one if it died (BullMQ fails a job that stalled too often).
+ */
 export class FetchSlots {
   private free: number;
   private readonly waiting: (() => void)[] = [];
+  private heldMs: number | null = null;
+  private outsideMs: number | null = null;
+  private wanted: number;
+  private listener: ((jobs: number) => void) | null = null;
 
   constructor(readonly size: number) {
     if (!Number.isInteger(size) || size < 1) throw new RangeError(`fetch slots: size must be a whole number ≥ 1, not ${size}`);
     this.free = size;
+    // The most until jobs have been measured: a site that answers at once needs them from its first pages (a short
+    // crawl is over before a slow ramp would end), and where a site is slow the first jobs bring it down to about
+    // one per slot within a request's time.
+    this.wanted = MAX_JOBS_PER_SLOT * size;
   }
 
   /** Runs `fetch` in a slot: it starts when one is free and gives the slot back when it settles. */
   async run<T>(fetch: () => Promise<T>): Promise<T> {
     if (this.free > 0) this.free--;
     else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    const start = performance.now();
     try {
       return await fetch();
     } finally {
+      this.heldMs = average(this.heldMs, performance.now() - start);
       // Handed straight to the next waiter: a slot freed here is never taken by a newcomer ahead of the queue.
       const next = this.waiting.shift();
       if (next) next();
       else this.free++;
     }
+  }
+
+  /**
+   * Runs a whole job, of which `run` is the request: what it spends outside the slot (neither waiting for one nor
+   * holding it) feeds jobsWanted().
+   */
+  async job<T>(work: (fetch: <F>(f: () => Promise<F>) => Promise<F>) => Promise<T>): Promise<T> {
+    const start = performance.now();
+    let inSlotCall = 0;
+    const fetch = async <F>(f: () => Promise<F>): Promise<F> => {
+      const t = performance.now();
+      try {
+        return await this.run(f);
+      } finally {
+        inSlotCall += performance.now() - t;
+      }
+    };
+    try {
+      return await work(fetch);
+    } finally {
+      // Only jobs that made a request say anything about the ratio (a robots skip, a failed gate do not).
+      if (inSlotCall > 0) {
+        this.outsideMs = average(this.outsideMs, Math.max(0, performance.now() - start - inSlotCall));
+        this.update();
+      }
+    }
+  }
+
+  /** Jobs to hold for the requests to stay busy: between `size` and MAX_JOBS_PER_SLOT × `size`. */
+  jobsWanted(): number {
+    return this.wanted;
+  }
+
+  /** Called with jobsWanted() whenever it changes. */
+  onJobsWanted(listener: (jobs: number) => void): void {
+    this.listener = listener;
   }
 
   /** Requests in flight now. */
@@ -45,4 +99,17 @@ export class FetchSlots {
   queued(): number {
     return this.waiting.length;
   }
+
+  private update(): void {
+    if (this.heldMs === null || this.outsideMs === null) return;
+    const perSlot = (this.heldMs + this.outsideMs) / Math.max(this.heldMs, 0.001);
+    const jobs = Math.min(MAX_JOBS_PER_SLOT * this.size, Math.max(this.size, Math.round(this.size * perSlot)));
+    if (jobs === this.wanted) return;
+    this.wanted = jobs;
+    this.listener?.(jobs);
+  }
+}
+
+function average(prev: number | null, sample: number): number {
+  return prev === null ? sample : prev + ALPHA * (sample - prev);
 }

@@ -60,9 +60,16 @@ export function createProcessor(deps: ProcessorDeps) {
   const maxInlineWait = deps.maxInlineWaitMs ?? 1_000;
   const leaseMs = task.request.timeoutMs + 5_000;
   const analyser = deps.analyser ?? inlineAnalyser();
-  const slots = deps.slots;
 
-  return async function processPage(job: Job<PageJobData, PageJobResult>, token?: string): Promise<PageJobResult> {
+  // The request of a job runs in one of the task's fetch slots when the worker has them (see fetchSlots.ts).
+  type InSlot = <T>(fetch: () => Promise<T>) => Promise<T>;
+  const direct: InSlot = (fetch) => fetch();
+  const slots = deps.slots;
+  return slots
+    ? (job: Job<PageJobData, PageJobResult>, token?: string) => slots.job((inSlot) => processPage(job, token, inSlot))
+    : (job: Job<PageJobData, PageJobResult>, token?: string) => processPage(job, token, direct);
+
+  async function processPage(job: Job<PageJobData, PageJobResult>, token: string | undefined, inSlot: InSlot): Promise<PageJobResult> {
     if (job.name === SCHEDULED_RUN_JOB) {
       const started = await crawl.startScheduledRun(task);
       deps.log('info', started ? `scheduled run ${started.run.run} started: ${started.enqueued} start URL(s)` : 'scheduled run skipped: the previous run is still going');
@@ -119,7 +126,7 @@ export function createProcessor(deps: ProcessorDeps) {
     const releaseQuietly = () => void gate.release(host, lease).catch(() => undefined);
     let page;
     try {
-      page = await (slots ? slots.run(() => fetchPage(url, fetchOpts)) : fetchPage(url, fetchOpts));
+      page = await inSlot(() => fetchPage(url, fetchOpts));
     } catch (err) {
       releaseQuietly();
       throw await failure(err, job, redis, task.name);
@@ -159,7 +166,7 @@ export function createProcessor(deps: ProcessorDeps) {
       deps.log('warn', `${url}: ${outcome.problems.length} item problem(s), first: ${outcome.problems[0]!.type}[${outcome.problems[0]!.index}] ${outcome.problems[0]!.message}`);
     }
     return { outcome: 'done', status: page.status, items: outcome.items.length, links: outcome.kept.length };
-  };
+  }
 }
 
 const bucketBitsCache = new Map<string, number>();

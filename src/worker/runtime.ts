@@ -11,7 +11,7 @@ import { connectRedis, redactUrl } from '../queue/redis';
 import { RobotsCache } from '../queue/robots';
 import { FetchFailure, fetchPage } from './fetcher';
 import { createAnalyser } from './analysis';
-import { FetchSlots, jobsInFlight } from './fetchSlots';
+import { FetchSlots } from './fetchSlots';
 import { backoffDelay, createProcessor, fetchOptions } from './processor';
 
 // A worker: one BullMQ Worker per task, all in this process, sharing one Redis connection for commands.
@@ -64,13 +64,16 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
     const worker = new Worker<PageJobData, PageJobResult>(task.name, processor, {
       connection: connectRedis(opts.redisUrl),
       prefix: bullPrefix(task.name),
-      concurrency: jobsInFlight(opts.concurrency),
+      // As many jobs as keep the requests busy (slots.onJobsWanted below).
+      concurrency: slots.jobsWanted(),
       lockDuration: opts.lockDurationMs ?? 30_000,
       stalledInterval: opts.stalledIntervalMs ?? 30_000,
       // A job whose worker keeps dying is failed after a few stalls rather than retried forever.
       maxStalledCount: 3,
       settings: { backoffStrategy: (attemptsMade, _type, err) => backoffDelay(attemptsMade, task, err) },
     });
+    // BullMQ reads its concurrency each time it decides whether to take another job.
+    slots.onJobsWanted((jobs) => (worker.concurrency = jobs));
     worker.on('completed', () => processed++);
     worker.on('failed', (job, err) => {
       if (!job) return;

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { FetchSlots, jobsInFlight } from '../../src/worker/fetchSlots';
+import { FetchSlots } from '../../src/worker/fetchSlots';
 
 function deferred<T = void>() {
   let resolve!: (v: T) => void;
@@ -56,9 +56,66 @@ describe('fetch slots', () => {
     assert.deepEqual(order, ['a', 'b', 'c']);
   });
 
-  it('refuses a size that is not a whole number of at least 1, and takes twice the jobs', () => {
+  it('refuses a size that is not a whole number of at least 1', () => {
     assert.throws(() => new FetchSlots(0), /size must be/);
     assert.throws(() => new FetchSlots(1.5), /size must be/);
-    assert.equal(jobsInFlight(8), 16);
+  });
+
+  describe('jobs wanted (Little\'s law over time in and out of a slot)', () => {
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    /** Runs `n` jobs, `parallel` at a time: each `outside` ms of other work, then a request of `request` ms. */
+    async function jobs(slots: FetchSlots, n: number, parallel: number, outside: number, request: number): Promise<number[]> {
+      const seen: number[] = [];
+      slots.onJobsWanted((j) => seen.push(j));
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: parallel }, async () => {
+          while (next++ < n) {
+            await slots.job(async (inSlot) => {
+              if (outside > 0) await sleep(outside);
+              return inSlot(() => sleep(request));
+            });
+          }
+        }),
+      );
+      return seen;
+    }
+
+    it('twice the slots until a job has made a request', () => {
+      const slots = new FetchSlots(4);
+      assert.equal(slots.jobsWanted(), 8);
+    });
+
+    it('takes up to twice the jobs when a job spends longer outside its request than in it', async () => {
+      const slots = new FetchSlots(4);
+      // Little's law would want 4 × (40 + 20) / 20 = 12; twice the slots is the most a worker takes.
+      const seen = await jobs(slots, 12, 4, 40, 20);
+      assert.equal(slots.jobsWanted(), 8);
+      assert.deepEqual(seen, [], 'it was so from the start');
+    });
+
+    it('stays at one job per slot when the request is nearly all of a job (a slow site)', async () => {
+      const slots = new FetchSlots(4);
+      const seen = await jobs(slots, 12, 4, 0, 40);
+      assert.equal(slots.jobsWanted(), 4);
+      assert.deepEqual(seen, [4], 'the worker was told once, after the first job');
+    });
+
+    it('does not count waiting for a slot as work: more jobs than slots, all request, want no more jobs', async () => {
+      const slots = new FetchSlots(1);
+      await jobs(slots, 8, 4, 0, 20);
+      assert.equal(slots.jobsWanted(), 1);
+      // And back up when a job's other work grows to twice its request.
+      await jobs(slots, 30, 1, 40, 20);
+      assert.equal(slots.jobsWanted(), 2);
+    });
+
+    it('ignores jobs that made no request (a robots.txt skip, a scheduled run)', async () => {
+      const slots = new FetchSlots(2);
+      await jobs(slots, 4, 2, 0, 30);
+      assert.equal(slots.jobsWanted(), 2);
+      for (let i = 0; i < 3; i++) await slots.job(() => sleep(30));
+      assert.equal(slots.jobsWanted(), 2, 'jobs without a request changed nothing');
+    });
   });
 });
