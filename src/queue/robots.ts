@@ -3,7 +3,9 @@ import { compileRobots, type RobotsRules, type RobotsSource } from '../core/robo
 import { robotsKey } from './keys';
 
 // robots.txt is fetched once per origin for the whole fleet: the first worker to need it takes a short lock and
-// fetches; the others wait for the cached copy in Redis. Each process also keeps the compiled rules in memory.
+// fetches; the others wait for the cached copy in Redis. Each process also keeps the compiled rules in memory, and
+// shares a look-up under way: the jobs that start together on a new origin (a crawl's first pages) wait for the one
+// look-up instead of each finding the lock taken and polling Redis for the copy.
 
 const TTL_OK_S = 24 * 3600;
 /** An unreachable robots.txt blocks the host; try it again soon rather than in a day. */
@@ -15,6 +17,7 @@ export type RobotsFetcher = (origin: string) => Promise<RobotsSource>;
 
 export class RobotsCache {
   private readonly local = new Map<string, { rules: RobotsRules; expires: number }>();
+  private readonly pending = new Map<string, Promise<RobotsSource>>();
 
   constructor(
     private readonly redis: Redis,
@@ -24,7 +27,12 @@ export class RobotsCache {
   async rulesFor(origin: string, userAgent: string): Promise<RobotsRules> {
     const hit = this.local.get(origin);
     if (hit && hit.expires > Date.now()) return hit.rules;
-    const source = await this.source(origin);
+    let lookup = this.pending.get(origin);
+    if (!lookup) {
+      lookup = this.source(origin).finally(() => this.pending.delete(origin));
+      this.pending.set(origin, lookup);
+    }
+    const source = await lookup;
     const rules = compileRobots(origin, source, userAgent);
     this.local.set(origin, { rules, expires: Date.now() + LOCAL_TTL_MS });
     return rules;
@@ -37,6 +45,15 @@ export class RobotsCache {
       const cached = await this.redis.get(key);
       if (cached) return JSON.parse(cached) as RobotsSource;
       const locked = await this.redis.set(`${key}:lock`, '1', 'PX', LOCK_MS, 'NX');
+      if (locked === 'OK') {
+        // The lock may be free because its holder has just stored the copy, after our GET missed: look again
+        // before fetching (workers booting together each look the start origins up at once).
+        const stored = await this.redis.get(key);
+        if (stored) {
+          await this.redis.del(`${key}:lock`);
+          return JSON.parse(stored) as RobotsSource;
+        }
+      }
       if (locked === 'OK' || Date.now() > deadline) {
         const source = await this.fetchRobots(origin);
         const ttl = source.state === 'unreachable' ? TTL_UNREACHABLE_S : TTL_OK_S;

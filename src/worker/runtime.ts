@@ -60,6 +60,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
     queues.push(crawl);
     const slots = new FetchSlots(opts.concurrency);
     const robots = new RobotsCache(redis, (origin) => slots.run(() => fetchRobots(origin, task)));
+    if (task.request.robots) prefetchRobots(robots, task);
     const processor = createProcessor({ task, crawl, redis, robots, gate, log, analyser, slots });
     const worker = new Worker<PageJobData, PageJobResult>(task.name, processor, {
       connection: connectRedis(opts.redisUrl),
@@ -111,6 +112,23 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
       bullRedis.disconnect();
     },
   };
+}
+
+/** Start origins whose robots.txt a worker looks up as it boots. More would hold its first requests. */
+const PREFETCH_ROBOTS = 8;
+
+/**
+ * Looks up the robots.txt of the task's first start origins while the worker boots: a crawl's first page waits for
+ * its origin's robots.txt, a request to the site before the first page. In Redis already, or fetched by another
+ * worker of the fleet, it costs a GET.
+ */
+function prefetchRobots(robots: RobotsCache, task: CrawlTask): void {
+  const origins = new Set<string>();
+  for (const s of task.start) {
+    if (origins.size >= PREFETCH_ROBOTS) break;
+    origins.add(new URL(s.url).origin);
+  }
+  for (const origin of origins) void robots.rulesFor(origin, task.request.userAgent).catch(() => undefined);
 }
 
 async function fetchRobots(origin: string, task: CrawlTask): Promise<RobotsSource> {
