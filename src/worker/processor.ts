@@ -11,7 +11,7 @@ import { pageEntry } from '../store/buffer';
 import type { PageRecord } from '../store/types';
 import { AnalysisError, inlineAnalyser, type AnalysedPage, type PageAnalyser } from './analysis';
 import { FetchFailure, fetchPage, type FetchOptions } from './fetcher';
-import type { FetchSlots } from './fetchSlots';
+import type { FetchSlots, InSlot } from './fetchSlots';
 
 // One page job: robots.txt, per-host politeness, fetch, extract, discover, hand items to the store buffer,
 // count. Every step that talks to Redis is shared state, so any number of workers on any number of machines
@@ -62,7 +62,6 @@ export function createProcessor(deps: ProcessorDeps) {
   const analyser = deps.analyser ?? inlineAnalyser();
 
   // The request of a job runs in one of the task's fetch slots when the worker has them (see fetchSlots.ts).
-  type InSlot = <T>(fetch: () => Promise<T>) => Promise<T>;
   const direct: InSlot = (fetch) => fetch();
   const slots = deps.slots;
   return slots
