@@ -49,11 +49,12 @@ export type CacheOutcome = 'off' | 'made' | 'used' | 'rejected';
 export function runCached(bundle: string, entry: NodeModule, v8Flags: readonly string[] = [], dir = codeCacheDir()): CacheOutcome {
   for (const flag of v8Flags) setFlagsFromString(flag);
   const source = readFileSync(bundle, 'utf8').replace(/^#!.*/, '');
-  const file = dir ? join(dir, cacheName(bundle, v8Flags)) : null;
+  const prefix = runtimePrefix(bundle, v8Flags);
+  const file = dir ? join(dir, cacheName(bundle, prefix)) : null;
   const cached = file ? readOwn(file) : undefined;
   const script = new Script(Module.wrap(source), { filename: bundle, cachedData: cached });
   const outcome: CacheOutcome = !file ? 'off' : !cached ? 'made' : script.cachedDataRejected ? 'rejected' : 'used';
-  if (file && outcome !== 'used') scheduleWrite(script, dir!, file, runtimePrefix(bundle, v8Flags));
+  if (file && outcome !== 'used') scheduleWrite(script, dir!, file, prefix);
   const wrapper = script.runInThisContext() as (...args: unknown[]) => void;
   wrapper.call(entry.exports, entry.exports, createRequire(bundle), entry, bundle, dirname(bundle));
   return outcome;
@@ -64,9 +65,9 @@ export function runCached(bundle: string, entry: NodeModule, v8Flags: readonly s
  * program started under two sets of flags (the CLI's `worker` command and its others) keeps a cache for each,
  * instead of each start rejecting, and replacing, the other's.
  */
-function cacheName(bundle: string, v8Flags: readonly string[]): string {
+function cacheName(bundle: string, prefix: string): string {
   const s = statSync(bundle);
-  return `${runtimePrefix(bundle, v8Flags)}${hash([s.size, s.mtimeMs, s.ino].join(':'))}.v8`;
+  return `${prefix}${hash([s.size, s.mtimeMs, s.ino].join(':'))}.v8`;
 }
 
 function runtimePrefix(bundle: string, v8Flags: readonly string[]): string {
