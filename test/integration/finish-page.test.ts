@@ -4,7 +4,7 @@ import { parseTask } from '../../src/core/task/parse';
 import { CrawlQueue } from '../../src/queue/crawl';
 import { readHostTally } from '../../src/queue/metrics';
 import { connectRedis } from '../../src/queue/redis';
-import { startRedis, type RedisServer } from '../support/services';
+import { commandCalls, startRedis, type RedisServer } from '../support/services';
 
 // CrawlQueue.finishPage: a page's links enqueued, then the page finished (record in the items stream, counters,
 // claim released). When none of its links is new, the discover call finishes the page itself; otherwise the
@@ -41,10 +41,10 @@ describe('finishing a page (real Redis)', function () {
       assert.equal(await conn.exists(q.keys.claim('job-1')), 0, 'the claim is released once the page is finished');
 
       // Only seen links: finished by the discover call, with the same effects.
-      const scriptsBefore = await scriptCalls(conn);
+      const scriptsBefore = await commandCalls(conn, 'evalsha', 'eval');
       const second = await q.finishPage(task!, run, 'job-2', [link('/a'), link('/')], { entry: entry('/a'), counters: { done: 1, items: 3, 'dropped:scope': 4 }, host: 'example.com' });
       assert.deepEqual(second, ['duplicate', 'duplicate']);
-      assert.equal((await scriptCalls(conn)) - scriptsBefore, 1, 'one script call: discover, no pageDone');
+      assert.equal((await commandCalls(conn, 'evalsha', 'eval')) - scriptsBefore, 1, 'one script call: discover, no pageDone');
       assert.equal(await streamLength(), 2);
       const fields = (await conn.xrange(q.keys.items, '-', '+')).map(([, f]) => f);
       assert.deepEqual(fields[1], entry('/a'));
@@ -80,11 +80,11 @@ describe('finishing a page (real Redis)', function () {
       // The first attempt marked /c seen under its claim and added its job, then died before finishing the page.
       assert.deepEqual(await q.enqueueLinks(task!, run, 'job-9', [link('/c')]), ['enqueued']);
       const before = await q.status();
-      const scriptsBefore = await scriptCalls(conn);
+      const scriptsBefore = await commandCalls(conn, 'evalsha', 'eval');
       const retried = await q.finishPage(task!, run, 'job-9', [link('/c')], { entry: entry('/'), counters: { done: 1 }, host: 'example.com' });
       assert.deepEqual(retried, ['enqueued'], 'a link in its own claim is the job\'s to enqueue again (a no-op by job id)');
       // Finishing first would release the claim before the add: a death in between would lose /c for good.
-      assert.equal((await scriptCalls(conn)) - scriptsBefore, 3, 'discover, then the add (BullMQ), then pageDone');
+      assert.equal((await commandCalls(conn, 'evalsha', 'eval')) - scriptsBefore, 3, 'discover, then the add (BullMQ), then pageDone');
       const after = await q.status();
       assert.equal(after.counts.waiting + after.counts.prioritized, before.counts.waiting + before.counts.prioritized, 'no second job for /c');
       assert.equal((await conn.xlen(q.keys.items)) - stream0, 1, 'finished once');
@@ -100,10 +100,3 @@ describe('finishing a page (real Redis)', function () {
   });
 });
 
-/** EVALSHA and EVAL calls so far (INFO commandstats). */
-async function scriptCalls(conn: ReturnType<typeof connectRedis>): Promise<number> {
-  const info = await conn.info('commandstats');
-  let n = 0;
-  for (const m of info.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)) n += Number(m[1]);
-  return n;
-}

@@ -5,17 +5,11 @@ import { robotsKey } from '../../src/queue/keys';
 import { connectRedis } from '../../src/queue/redis';
 import { RobotsCache } from '../../src/queue/robots';
 import { runWorker } from '../../src/worker/runtime';
-import { startRedis, type RedisServer } from '../support/services';
+import { commandCalls, startRedis, type RedisServer } from '../support/services';
 import { bookTask, writeTask } from '../support/crawl';
 
 // robots.txt look-ups: once per origin for the fleet (a lock and a copy in Redis), once per process for jobs that
 // need the same origin at the same time, and ahead of the first page for a task's start origins.
-
-/** Calls of one command since the server started, from INFO commandstats. */
-async function calls(redis: ReturnType<typeof connectRedis>, command: string): Promise<number> {
-  const info = await redis.info('commandstats');
-  return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
-}
 
 describe('robots.txt look-ups (real Redis)', function () {
   this.timeout(60_000);
@@ -39,16 +33,16 @@ describe('robots.txt look-ups (real Redis)', function () {
         await new Promise((r) => setTimeout(r, 50));
         return { state: 'ok', text: 'User-agent: *\nDisallow: /private/\n' };
       });
-      const gets = await calls(conn, 'get');
-      const sets = await calls(conn, 'set');
+      const gets = await commandCalls(conn, 'get');
+      const sets = await commandCalls(conn, 'set');
       // Sixteen jobs starting together on one origin, as a crawl's first pages do.
       const rules = await Promise.all(Array.from({ length: 16 }, () => cache.rulesFor('http://shop.test', 'crawl-studio')));
       assert.equal(fetches, 1);
       assert.ok(rules.every((r) => !r.isAllowed('http://shop.test/private/x') && r.isAllowed('http://shop.test/a')));
       // Two GETs (a miss, and a look again under the lock), one SET NX (the lock), one SET of the copy. Each job
       // on its own would GET, fail the lock, and poll Redis every 100 ms until the copy came.
-      assert.equal((await calls(conn, 'get')) - gets, 2, 'a miss and its check under the lock');
-      assert.equal((await calls(conn, 'set')) - sets, 2, 'the lock and the copy');
+      assert.equal((await commandCalls(conn, 'get')) - gets, 2, 'a miss and its check under the lock');
+      assert.equal((await commandCalls(conn, 'set')) - sets, 2, 'the lock and the copy');
       // A second process (another worker) reads the copy and fetches nothing.
       const other = new RobotsCache(conn, async () => assert.fail('fetched again'));
       assert.ok(!(await other.rulesFor('http://shop.test', 'crawl-studio')).isAllowed('http://shop.test/private/x'));

@@ -10,7 +10,7 @@ import { openStore } from '../../src/store/open';
 import type { PostgresStore } from '../../src/store/postgres';
 import type { ConflictPolicy, ItemStore } from '../../src/store/types';
 import { startWriter, type WriterHandle } from '../../src/store/writer';
-import type { RedisServer } from '../support/services';
+import { commandCalls, type RedisServer } from '../support/services';
 import { postgresForSuite, type PostgresServer } from '../support/postgres';
 import { connect, page, product, redisForSuite, uniqueTask, waitFor } from './helpers';
 
@@ -195,7 +195,7 @@ describe('store: pipeline (SQLite)', function () {
     const task = uniqueTask('unblock');
     const store = await openStore(join(dir, `${task}.sqlite`));
     cleanup.push(() => store.close());
-    const unblocks = async () => Number(/cmdstat_client\|unblock:calls=(\d+)/.exec(await redis.info('commandstats'))?.[1] ?? 0);
+    const unblocks = () => commandCalls(redis, 'client|unblock');
     const a = await startWriter(redis, { task, store, log: quiet });
     await waitFor('the writer blocked on its stream', async () => ((await redis.client('LIST')) as string).split('\n').some((l) => / flags=b /.test(l) && / cmd=xreadgroup /.test(l)));
     const before = await unblocks();

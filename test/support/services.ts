@@ -86,3 +86,14 @@ export async function startRedis(opts: RedisServerOptions = {}): Promise<RedisSe
     },
   };
 }
+
+/**
+ * Calls of `commands` (summed) that the Redis behind `redis` has run since it started, from INFO commandstats. Names
+ * as INFO spells them: `get`, `evalsha`, `client|unblock`.
+ */
+export async function commandCalls(redis: { info(section: string): Promise<string> }, ...commands: string[]): Promise<number> {
+  const info = await redis.info('commandstats');
+  let n = 0;
+  for (const c of commands) n += Number(new RegExp(`^cmdstat_${c.replace(/[|]/g, '\\|')}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
+  return n;
+}
