@@ -298,7 +298,7 @@ function crawlerDefs(ctx) {
     cmd: process.execPath,
     // Each build keeps its code cache apart: the programs delete caches of other builds, so two builds sharing one
     // folder would each start from a cold compile in every round.
-    env: { ...process.env, CRAWL_STUDIO_CODE_CACHE: join(from, '.code-cache') },
+    env: { CRAWL_STUDIO_CODE_CACHE: join(from, '.code-cache') },
     prepare: ({ dir }) => ({ task: taskFile(dir) }),
     args: ({ redis, task }) => [join(from, 'cli.js'), 'run', task, '--workers', String(workers), '--concurrency', String(C / workers), '--redis', redis.url, '--fresh'],
     parse: csParse,
