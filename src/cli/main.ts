@@ -178,6 +178,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
       if (!expected) console.error(`\nworker ${pid} exited unexpectedly (${signal ?? `code ${code}`}); last lines:\n  ${lines.slice(-5).join('\n  ')}`);
     },
   });
+  session.supervisor.on('released', (pid, jobs) => console.error(`worker ${pid}: its ${jobs} unfinished page${jobs === 1 ? '' : 's'} went back to the queue`));
   session.startWorkers();
   attaching = (async () => {
     await session.supervisor.booted(STORE_AFTER_BOOT_MAX_MS);

@@ -4,23 +4,13 @@ import { compileRobots, type RobotsSource } from '../core/robots';
 import type { CrawlTask } from '../core/task/model';
 import { parseStats, type CrawlStats, type PageJobData, type PageJobResult } from './crawl';
 import { sampleFailures, type FailureGroupSample } from './failures';
-import { hostKeys, robotsKey, taskKeys, WORKERS_KEY } from './keys';
+import { hostKeys, robotsKey, taskKeys } from './keys';
+import { readWorkers, type WorkerBeat } from './workers';
 import { readHistory, readHostTally, readSkippedUrls, type HostTally, type MetricSample } from './metrics';
 
 // What the crawl dashboard shows, read from Redis in one place: the run, its counters, the metric history,
 // failures by cause with sample URLs, hosts with their politeness, and the workers' heartbeats.
 
-export interface WorkerBeat {
-  readonly id: string;
-  readonly pid: number;
-  readonly host: string;
-  readonly tasks: readonly string[];
-  readonly concurrency: number;
-  readonly started: number;
-  readonly lastSeen: number;
-  readonly processed: number;
-  readonly failed: number;
-}
 
 export interface HostHealth extends HostTally {
   /** Requests in flight now (live leases). */
@@ -62,18 +52,6 @@ export interface HealthSnapshot {
   readonly workers: readonly WorkerBeat[];
 }
 
-export async function readWorkers(redis: Redis): Promise<WorkerBeat[]> {
-  const all = await redis.hgetall(WORKERS_KEY);
-  const out: WorkerBeat[] = [];
-  for (const v of Object.values(all)) {
-    try {
-      out.push(JSON.parse(v) as WorkerBeat);
-    } catch {
-      // A heartbeat written by another version: skip it rather than fail the dashboard.
-    }
-  }
-  return out.sort((a, b) => a.id.localeCompare(b.id));
-}
 
 export interface HealthOptions {
   /** Re-read failed jobs (costly with thousands); when false, `previous` failure samples are kept. */

@@ -35,6 +35,10 @@ export function taskKeys(task: string) {
       prioritized: `${bull}prioritized`,
       waitingChildren: `${bull}waiting-children`,
       meta: `${bull}meta`,
+      stalled: `${bull}stalled`,
+      stalledCheck: `${bull}stalled-check`,
+      /** A job's hash is `${job}<id>`, its lock `${job}<id>:lock`. */
+      job: bull,
     },
   };
 }

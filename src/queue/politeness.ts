@@ -3,7 +3,8 @@ import { hostKeys } from './keys';
 import { withScripts, type CrawlScripts } from './scripts';
 
 // Per-host politeness across the whole fleet (see lua/politeness.lua). A lease expires by itself, so a worker
-// killed mid-request frees its slot after `leaseMs` without anybody cleaning up.
+// killed mid-request frees its slot after `leaseMs` without anybody cleaning up; sooner when the supervisor that saw
+// it die releases its leases (queue/workers.ts).
 
 export interface HostLimits {
   readonly concurrency: number;
@@ -34,5 +35,15 @@ export class HostGate {
 
   async release(host: string, token: string): Promise<void> {
     await this.redis.zrem(hostKeys(host).active, token);
+  }
+
+  /**
+   * Frees every lease on `host` whose token starts with `prefix`: those of a worker known to be dead, which would
+   * otherwise hold the host's slots until they expire (the request timeout plus 5 s). Resolves with how many.
+   */
+  async releaseAll(host: string, prefix: string): Promise<number> {
+    const key = hostKeys(host).active;
+    const mine = (await this.redis.zrange(key, 0, -1)).filter((t) => t.startsWith(prefix));
+    return mine.length > 0 ? this.redis.zrem(key, ...mine) : 0;
   }
 }

@@ -5,6 +5,7 @@ import finishPage from './lua/finishPage.lua';
 import pageDone from './lua/pageDone.lua';
 import politeness from './lua/politeness.lua';
 import ratelimit from './lua/ratelimit.lua';
+import releaseJobs from './lua/releaseJobs.lua';
 
 // The engine's Lua scripts, defined once per connection (ioredis sends EVALSHA and falls back to EVAL).
 
@@ -14,6 +15,7 @@ export interface CrawlScripts {
   csPageDone(...args: (string | number)[]): Promise<number>;
   csPoliteness(...args: (string | number)[]): Promise<[number, number]>;
   csRateLimit(...args: (string | number)[]): Promise<number>;
+  csReleaseJobs(...args: (string | number)[]): Promise<string[]>;
 }
 
 const defined = new WeakSet<Redis>();
@@ -25,6 +27,7 @@ export function withScripts(redis: Redis): Redis & CrawlScripts {
     redis.defineCommand('csPageDone', { numberOfKeys: 4, lua: `${finishPage}\n${pageDone}` });
     redis.defineCommand('csPoliteness', { numberOfKeys: 2, lua: politeness });
     redis.defineCommand('csRateLimit', { numberOfKeys: 1, lua: ratelimit });
+    redis.defineCommand('csReleaseJobs', { numberOfKeys: 3, lua: releaseJobs });
     defined.add(redis);
   }
   return redis as Redis & CrawlScripts;

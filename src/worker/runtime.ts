@@ -9,6 +9,7 @@ import { countFailed } from '../queue/metrics';
 import { HostGate } from '../queue/politeness';
 import { connectRedis, redactUrl } from '../queue/redis';
 import { RobotsCache } from '../queue/robots';
+import { workerIdOf, type WorkerBeat } from '../queue/workers';
 import { FetchFailure, fetchPage } from './fetcher';
 import { createAnalyser } from './analysis';
 import { FetchSlots } from './fetchSlots';
@@ -46,7 +47,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
   // worker's allocations and ~10% of a crawl's CPU (bench, A/B).
   const bullRedis = connectRedis(opts.redisUrl);
   const gate = new HostGate(redis);
-  const id = `${hostname()}:${process.pid}`;
+  const id = workerIdOf(process.pid);
   let processed = 0;
   let failed = 0;
   const started = Date.now();
@@ -63,6 +64,9 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
     if (task.request.robots) prefetchRobots(robots, task);
     const processor = createProcessor({ task, crawl, redis, robots, gate, log, analyser, slots });
     const worker = new Worker<PageJobData, PageJobResult>(task.name, processor, {
+      // Run once the heartbeat names this Worker (below): a supervisor that sees this process die finds its jobs
+      // by that name.
+      autorun: false,
       connection: connectRedis(opts.redisUrl),
       prefix: bullPrefix(task.name),
       // As many jobs as keep the requests busy (slots.onJobsWanted below).
@@ -91,11 +95,14 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
   }
   log('info', `worker ${id} on ${redactUrl(opts.redisUrl)}: tasks ${opts.tasks.map((t) => t.name).join(', ')}, concurrency ${opts.concurrency}`);
 
+  const bull = Object.fromEntries(workers.map((w) => [w.name, w.id]));
   const beat = async () => {
-    const info = { id, pid: process.pid, host: hostname(), tasks: opts.tasks.map((t) => t.name), concurrency: opts.concurrency, started, lastSeen: Date.now(), processed, failed };
+    const info: WorkerBeat = { id, pid: process.pid, host: hostname(), tasks: opts.tasks.map((t) => t.name), concurrency: opts.concurrency, started, lastSeen: Date.now(), processed, failed, bull };
     await redis.hset(WORKERS_KEY, id, JSON.stringify(info)).catch(() => undefined);
   };
   await beat();
+  // As BullMQ's autorun does it.
+  for (const w of workers) void w.run().catch((err: Error) => w.emit('error', err));
   const heartbeat = setInterval(beat, 5_000);
   heartbeat.unref();
 

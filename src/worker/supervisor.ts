@@ -30,9 +30,14 @@ export interface SupervisorEvents {
   log: [pid: number, line: string];
   spawn: [info: WorkerProcessInfo];
   exit: [pid: number, code: number | null, signal: NodeJS.Signals | null, expected: boolean, lastLines: string[]];
+  /** The jobs a dead worker held went back to the queue (see release()). */
+  released: [pid: number, jobs: number];
 }
 
 const KEEP_LINES = 50;
+
+/** Past this, a dead worker's jobs are left to their locks' expiry (Redis is down, say). */
+const RELEASE_TIMEOUT_MS = 10_000;
 
 // Worker processes of every supervisor in this process. When it exits without stopping them (a second Ctrl-C
 // calls process.exit, an uncaught error), they would otherwise run on with nobody watching: crawling, holding
@@ -96,11 +101,18 @@ export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
     child.on('exit', (code, signal) => {
+      const diedAt = Date.now();
       markBooted();
       this.children.delete(pid);
       const expected = entry.stopping || this.stopped;
       this.emit('exit', pid, code, signal, expected, entry.lines.slice());
-      if (!expected && this.opts.restartOnCrash) this.spawnOne();
+      // A worker that closes exits 0 with nothing left locked; any other exit may leave jobs locked.
+      const crashed = signal !== null || code !== 0;
+      void (async () => {
+        // Released first: the replacement's stalled-jobs check, as it boots, then moves them back to the queue.
+        if (crashed) await this.release(pid, diedAt);
+        if (!expected && this.opts.restartOnCrash && !this.stopped) this.spawnOne();
+      })().catch((err: Error) => this.emit('log', pid, `could not start a replacement: ${err.message}`));
     });
     this.emit('spawn', info);
     return info;
@@ -144,7 +156,33 @@ export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
     return this.spawnOne();
   }
 
-  /** Quit now: every worker dies at once; their in-flight jobs go back to the queue when their locks expire. */
+  /**
+   * Gives a dead worker's jobs back to the queue now, rather than when their locks expire: its replacement, or
+   * another worker of the fleet, runs them within a stalled-jobs check. Best effort: if Redis cannot be reached,
+   * the locks expire as they would have.
+   */
+  private async release(pid: number, diedAt: number): Promise<void> {
+    // Loaded here, not at the top: the extension imports this module at activation, which must not load ioredis.
+    const [{ connectRedis }, { releaseDeadWorker, workerIdOf }] = await Promise.all([import('../queue/redis'), import('../queue/workers')]);
+    const redis = connectRedis(this.opts.redis, { maxRetriesPerRequest: 1, connectionName: 'crawl-studio-supervisor' });
+    // Disconnecting fails the pending commands, which ends the wait.
+    const timer = setTimeout(() => redis.disconnect(), RELEASE_TIMEOUT_MS);
+    try {
+      const released = await releaseDeadWorker(redis, workerIdOf(pid), diedAt);
+      const jobs = Object.values(released).reduce((a, b) => a + b, 0);
+      if (jobs > 0) this.emit('released', pid, jobs);
+    } catch {
+      // Left to the locks' expiry.
+    } finally {
+      clearTimeout(timer);
+      redis.disconnect();
+    }
+  }
+
+  /**
+   * Quit now: every worker dies at once. Their in-flight jobs go back to the queue when this process releases them
+   * (if it lives long enough) or when their locks expire.
+   */
   killAll(signal: NodeJS.Signals = 'SIGKILL'): void {
     this.stopped = true;
     for (const { child } of this.children.values()) child.kill(signal);

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { allBooks, expectedPages, serveSite, type SiteServer, type SiteOptions } from '../../src/demo/site';
 import { Redis } from 'ioredis';
-import { bullPrefix } from '../../src/queue/keys';
+import { bullPrefix, hostKeys, WORKERS_KEY } from '../../src/queue/keys';
+import { releaseDeadWorker, workerIdOf, type WorkerBeat } from '../../src/queue/workers';
+import { CrawlQueue } from '../../src/queue/crawl';
 import { readHostTally } from '../../src/queue/metrics';
 import { startRedis, type RedisServer } from '../support/services';
 import { bookTask, bufferedPages, session, writeTask } from '../support/crawl';
@@ -222,5 +224,82 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
     const pages = await bufferedPages(redis.url, 'killed');
     const keys = new Set(pages.flatMap((p) => p.items.map((i) => i.key)));
     assert.equal(keys.size, allBooks(SITE).length, 'every item extracted at least once (the store dedups replays)');
+  });
+
+  it('gives a killed worker\'s jobs and host slots back at once, not when their locks and leases expire', async () => {
+    // Locks of 30 s, a periodic stalled-jobs check every 30 s, and host leases of 35 s (timeout + 5 s): had the
+    // supervisor not released them, the dead worker's pages could not run again, nor its host's slots be used, for
+    // at least 30 s. The host allows 4 requests, fewer than the two workers' 8: leaked leases would stall it.
+    site = await serveSite(SITE, 0, undefined, 150);
+    const slowSite = site;
+    const host = new URL(site.url).host;
+    const task = await writeTask(
+      bookTask(site.url, 'released', 'politeness: { perHost: { concurrency: 4, delay: 0ms } }', { request: '{ timeout: 30s, retries: { attempts: 3, backoff: fixed, delay: 100ms } }' }),
+    );
+    const s = session(task, redis.url, { workers: 2, concurrency: 4, restartOnCrash: true, lockDurationMs: 30_000, stalledIntervalMs: 30_000 });
+    const conn = new Redis(redis.url);
+    type Victim = { pid: number; owner: string; leasesAtKill: number };
+    // Set by the killer below, which TypeScript does not see running.
+    let victim = null as Victim | null;
+    let killedAt = 0;
+    const released: { pid: number; jobs: number; beatLeft: string | null; leasesLeft: number }[] = [];
+    s.supervisor.on('released', (pid, jobs) => {
+      void (async () => {
+        const leases = await conn.zrange(hostKeys(host).active, 0, -1);
+        released.push({ pid, jobs, beatLeft: await conn.hget(WORKERS_KEY, workerIdOf(pid)), leasesLeft: leases.filter((l) => l.startsWith(victim!.owner)).length });
+      })();
+    });
+    let killing = false;
+    const killer = setInterval(() => {
+      const w = s.workers()[0];
+      if (killing || victim || !w || slowSite.hits.size < 10) return;
+      killing = true;
+      void (async () => {
+        const raw = await conn.hget(WORKERS_KEY, workerIdOf(w.pid));
+        const owner = `${(JSON.parse(raw!) as WorkerBeat).bull!.released}:`;
+        const leases = (await conn.zrange(hostKeys(host).active, 0, -1)).filter((l) => l.startsWith(owner)).length;
+        if (leases === 0) return void (killing = false);
+        s.supervisor.kill(w.pid, 'SIGKILL');
+        killedAt = Date.now();
+        victim = { pid: w.pid, owner, leasesAtKill: leases };
+      })();
+    }, 20);
+    try {
+      const result = await s.run();
+      const endedAfterKill = Date.now() - killedAt;
+      await s.close();
+      assert.ok(victim, 'a worker was killed with requests in flight');
+      assert.deepEqual(released.map((r) => [r.pid, r.beatLeft, r.leasesLeft]), [[victim!.pid, null, 0]], 'its jobs released once, its heartbeat and its host leases gone');
+      assert.ok(released[0]!.jobs >= victim!.leasesAtKill, `${released[0]!.jobs} jobs released, ${victim!.leasesAtKill} of them fetching`);
+      assert.ok(endedAfterKill < 15_000, `the crawl ended ${endedAfterKill} ms after the kill: its locks (30 s) or leases (35 s) held it`);
+      const expected = expectedPages(site.url, SITE).sort();
+      assert.deepEqual([...pageHits(site).keys()].sort(), expected, 'every page fetched');
+      assert.equal(result.status.stats!.failed, 0);
+      // Released, not forgotten: BullMQ counted each as a stall (a page that keeps killing workers still fails).
+      const q = new CrawlQueue(conn, 'released');
+      const stalls = (await q.queue.getCompleted(0, -1)).reduce((n, j) => n + (j.stalledCounter ?? 0), 0);
+      await q.close();
+      assert.equal(stalls, released[0]!.jobs);
+    } finally {
+      clearInterval(killer);
+      conn.disconnect();
+    }
+  });
+
+  it('leaves a heartbeat written after the death alone: the pid was recycled by a new worker', async () => {
+    const conn = new Redis(redis.url);
+    try {
+      const id = workerIdOf(424242);
+      const diedAt = Date.now();
+      const beat: WorkerBeat = { id, pid: 424242, host: 'h', tasks: ['t'], concurrency: 1, started: diedAt + 5, lastSeen: diedAt + 5, processed: 0, failed: 0, bull: { t: 'b' } };
+      await conn.hset(WORKERS_KEY, id, JSON.stringify(beat));
+      assert.deepEqual(await releaseDeadWorker(conn, id, diedAt), {});
+      assert.ok(await conn.hget(WORKERS_KEY, id), 'the new worker\'s heartbeat is kept');
+      await conn.hset(WORKERS_KEY, id, JSON.stringify({ ...beat, started: diedAt - 1000 }));
+      assert.deepEqual(await releaseDeadWorker(conn, id, diedAt), { t: 0 });
+      assert.equal(await conn.hget(WORKERS_KEY, id), null, 'the dead worker\'s heartbeat is removed');
+    } finally {
+      conn.disconnect();
+    }
   });
 });

@@ -1,6 +1,7 @@
 import type { CrawlTask } from '../../core/task/model';
 import { describeGroup } from '../../queue/failures';
-import type { HealthSnapshot, WorkerBeat } from '../../queue/health';
+import type { HealthSnapshot } from '../../queue/health';
+import type { WorkerBeat } from '../../queue/workers';
 import { estimateEta, rateSeries, skippedJobs } from '../../queue/metrics';
 import type { DashboardData, Series, WorkerRow } from './protocol';
 

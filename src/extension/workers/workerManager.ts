@@ -37,6 +37,7 @@ export class WorkerManager implements vscode.Disposable {
       this.changed.fire();
     });
     supervisor.on('log', (pid, line) => this.channel(pid).appendLine(line));
+    supervisor.on('released', (pid, jobs) => this.channel(pid).info(`${jobs} unfinished page${jobs === 1 ? '' : 's'} of worker ${pid} went back to the queue`));
     supervisor.on('exit', (pid, code, signal, expected, lastLines) => {
       const ch = this.channel(pid);
       ch.info(`worker ${pid} exited (${signal ?? `code ${code}`})`);

@@ -1,0 +1,92 @@
+import type { Redis } from 'ioredis';
+import { hostname } from 'node:os';
+import { taskKeys, WORKERS_KEY } from './keys';
+import { HostGate } from './politeness';
+import { withScripts } from './scripts';
+
+// The fleet's worker processes, as each announces itself in Redis (its heartbeat), and what is done for one that
+// died without saying goodbye.
+
+export interface WorkerBeat {
+  readonly id: string;
+  readonly pid: number;
+  readonly host: string;
+  readonly tasks: readonly string[];
+  readonly concurrency: number;
+  readonly started: number;
+  readonly lastSeen: number;
+  readonly processed: number;
+  readonly failed: number;
+  /**
+   * Task -> id of the BullMQ Worker consuming it in this process. Its jobs' locks hold `<id>:<n>`, which is how a
+   * dead process's jobs are found. Written before the first job is taken; absent in beats of older versions.
+   */
+  readonly bull?: Readonly<Record<string, string>>;
+}
+
+/** A worker process's id in the fleet: unique while it lives, and known to the process that started it. */
+export function workerIdOf(pid: number, host = hostname()): string {
+  return `${host}:${pid}`;
+}
+
+export async function readWorkers(redis: Redis): Promise<WorkerBeat[]> {
+  const all = await redis.hgetall(WORKERS_KEY);
+  const out: WorkerBeat[] = [];
+  for (const v of Object.values(all)) {
+    try {
+      out.push(JSON.parse(v) as WorkerBeat);
+    } catch {
+      // A heartbeat written by another version: skip it rather than fail the dashboard.
+    }
+  }
+  return out.sort((a, b) => a.id.localeCompare(b.id));
+}
+
+/**
+ * Gives back the jobs of a worker process that is known to be dead, and removes its heartbeat. Only its own
+ * supervisor can know that: anyone else sees a worker that is slow to beat. Without this its jobs stay active
+ * until their locks expire (30 s by default), and a crawl whose last pages they are waits that long to end.
+ * The jobs still go through BullMQ's stalled-job check (see releaseJobs.lua), so each release counts as a stall.
+ *
+ * `diedAt` guards against a recycled pid: a beat written after the death is a new process's.
+ * Resolves with the number of jobs released, per task.
+ */
+export async function releaseDeadWorker(redis: Redis, id: string, diedAt: number): Promise<Record<string, number>> {
+  const raw = await redis.hget(WORKERS_KEY, id);
+  if (raw === null) return {};
+  let beat: WorkerBeat;
+  try {
+    beat = JSON.parse(raw) as WorkerBeat;
+  } catch {
+    return {};
+  }
+  if (beat.started > diedAt) return {};
+  const scripts = withScripts(redis);
+  const gate = new HostGate(redis);
+  const released: Record<string, number> = {};
+  for (const [task, bullId] of Object.entries(beat.bull ?? {})) {
+    const bull = taskKeys(task).bull;
+    // A job's lock and its host lease are both named by the token BullMQ gave the worker for it: `<id>:<n>`.
+    const owner = `${bullId}:`;
+    const ids = await scripts.csReleaseJobs(bull.active, bull.stalled, bull.stalledCheck, bull.job, owner);
+    released[task] = ids.length;
+    // The requests it had in flight hold their hosts' politeness slots: free them too, or the hosts run below
+    // their concurrency until the leases expire.
+    const hosts = new Set<string>();
+    for (const data of await Promise.all(ids.map((jobId) => redis.hget(`${bull.job}${jobId}`, 'data')))) {
+      const url = data ? urlOf(data) : null;
+      if (url) hosts.add(url.host);
+    }
+    await Promise.all([...hosts].map((host) => gate.releaseAll(host, owner)));
+  }
+  await redis.hdel(WORKERS_KEY, id);
+  return released;
+}
+
+function urlOf(jobData: string): URL | null {
+  try {
+    return new URL((JSON.parse(jobData) as { url: string }).url);
+  } catch {
+    return null;
+  }
+}
