@@ -8,6 +8,9 @@
 /** Runs a job's request in a slot (FetchSlots.job hands one to each job). */
 export type InSlot = <T>(fetch: () => Promise<T>) => Promise<T>;
 
+/** Sleeps for a politeness limit (a host's delay or concurrency, the task's rate): see FetchSlots.job. */
+export type PoliteWait = (ms: number) => Promise<void>;
+
 /** Most jobs a worker takes per request slot. Bench, 49,942 pages: 2× gained 5-8% over 1×, 3× no more than 2×. */
 const MAX_JOBS_PER_SLOT = 2;
 
@@ -20,7 +23,9 @@ const ALPHA = 0.1;
  *
  * By Little's law a worker needs `size × (time a job spends holding a slot + time it spends outside one) / time in a
  * slot` jobs for `size` requests to stay in flight. The time a job waits for a slot is left out: counted, it would
- * make waiting look like work and take ever more jobs. Where the site is slow, a job is nearly all request, and the
+ * make waiting look like work and take ever more jobs. So is the time it waits for politeness: where a host allows
+ * fewer requests than the worker makes (4 against 8 by default), jobs queue at the host gate, and more jobs would
+ * only queue there too. Where the site is slow, a job is nearly all request, and the
  * worker takes about one job per slot: an extra job there would only wait, hoarded from other workers of the
  * fleet and lost with this one if it died (BullMQ fails a job that stalled too often).
  */
@@ -59,11 +64,12 @@ export class FetchSlots {
 
   /**
    * Runs a whole job, of which `run` is the request: what it spends outside the slot (neither waiting for one nor
-   * holding it) feeds jobsWanted().
+   * holding it, nor in a politeness wait) feeds jobsWanted().
    */
-  async job<T>(work: (inSlot: InSlot) => Promise<T>): Promise<T> {
+  async job<T>(work: (inSlot: InSlot, politeWait: PoliteWait) => Promise<T>): Promise<T> {
     const start = performance.now();
     let inSlotCall = 0;
+    let waited = 0;
     const inSlot: InSlot = async (fetch) => {
       const t = performance.now();
       try {
@@ -72,12 +78,17 @@ export class FetchSlots {
         inSlotCall += performance.now() - t;
       }
     };
+    const politeWait: PoliteWait = async (ms) => {
+      const t = performance.now();
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      waited += performance.now() - t;
+    };
     try {
-      return await work(inSlot);
+      return await work(inSlot, politeWait);
     } finally {
       // Only jobs that made a request say anything about the ratio (a robots skip, a failed gate do not).
       if (inSlotCall > 0) {
-        this.outsideMs = average(this.outsideMs, Math.max(0, performance.now() - start - inSlotCall));
+        this.outsideMs = average(this.outsideMs, Math.max(0, performance.now() - start - inSlotCall - waited));
         this.update();
       }
     }

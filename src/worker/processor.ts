@@ -11,7 +11,7 @@ import { pageEntry } from '../store/buffer';
 import type { PageRecord } from '../store/types';
 import { AnalysisError, inlineAnalyser, type AnalysedPage, type PageAnalyser } from './analysis';
 import { FetchFailure, fetchPage, type FetchOptions } from './fetcher';
-import type { FetchSlots, InSlot } from './fetchSlots';
+import type { FetchSlots, InSlot, PoliteWait } from './fetchSlots';
 
 // One page job: robots.txt, per-host politeness, fetch, extract, discover, hand items to the store buffer,
 // count. Every step that talks to Redis is shared state, so any number of workers on any number of machines
@@ -65,10 +65,10 @@ export function createProcessor(deps: ProcessorDeps) {
   const direct: InSlot = (fetch) => fetch();
   const slots = deps.slots;
   return slots
-    ? (job: Job<PageJobData, PageJobResult>, token?: string) => slots.job((inSlot) => processPage(job, token, inSlot))
-    : (job: Job<PageJobData, PageJobResult>, token?: string) => processPage(job, token, direct);
+    ? (job: Job<PageJobData, PageJobResult>, token?: string) => slots.job((inSlot, politeWait) => processPage(job, token, inSlot, politeWait))
+    : (job: Job<PageJobData, PageJobResult>, token?: string) => processPage(job, token, direct, sleep);
 
-  async function processPage(job: Job<PageJobData, PageJobResult>, token: string | undefined, inSlot: InSlot): Promise<PageJobResult> {
+  async function processPage(job: Job<PageJobData, PageJobResult>, token: string | undefined, inSlot: InSlot, politeWait: PoliteWait): Promise<PageJobResult> {
     if (job.name === SCHEDULED_RUN_JOB) {
       const started = await crawl.startScheduledRun(task);
       deps.log('info', started ? `scheduled run ${started.run.run} started: ${started.enqueued} start URL(s)` : 'scheduled run skipped: the previous run is still going');
@@ -109,7 +109,7 @@ export function createProcessor(deps: ProcessorDeps) {
           await job.moveToDelayed(Date.now() + wait, token);
           throw new DelayedError();
         }
-        await sleep(wait);
+        await politeWait(wait);
       }
     }
     for (;;) {
@@ -119,7 +119,7 @@ export function createProcessor(deps: ProcessorDeps) {
         await job.moveToDelayed(Date.now() + answer.waitMs, token);
         throw new DelayedError();
       }
-      await sleep(answer.waitMs);
+      await politeWait(answer.waitMs);
     }
 
     const releaseQuietly = () => void gate.release(host, lease).catch(() => undefined);

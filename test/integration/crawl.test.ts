@@ -101,6 +101,38 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
     assert.ok(maxActive > 3 && maxActive <= 6, `active jobs: more than the concurrency, at most twice it; seen ${maxActive}`);
   });
 
+  it('does not take more jobs for pages that only wait for the host\'s politeness', async () => {
+    // The host allows one request at a time and the worker makes up to 4: jobs wait at the host gate, each about
+    // three requests' time. Counted as work, that wait made the worker take twice its slots (8, the most). It is
+    // not: what is left outside a job's request (Redis calls, analysis, a few ms here) asks for about one more.
+    const big: SiteOptions = { listPages: 8, perPage: 10, filler: 1 };
+    site = await serveSite(big, 0, undefined, 40);
+    const slowSite = site;
+    const task = await writeTask(bookTask(site.url, 'polite', 'politeness: { perHost: { concurrency: 1, delay: 0ms } }'));
+    const conn = new Redis(redis.url);
+    let lateMaxActive = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        // Past the first pages: a worker starts at twice its slots, and its first jobs (robots.txt, the analysis
+        // thread's first pages) are slow ones, which its running average forgets over a few dozen.
+        if (slowSite.hits.size > 50) lateMaxActive = Math.max(lateMaxActive, await conn.llen(`${bullPrefix('polite')}:polite:active`));
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    try {
+      const s = session(task, redis.url, { workers: 1, concurrency: 4 });
+      const result = await s.run();
+      await s.close();
+      assert.equal(result.status.stats!.done, expectedPages(site.url, big).length);
+    } finally {
+      sampling = false;
+      await sampler;
+      conn.disconnect();
+    }
+    assert.ok(lateMaxActive >= 1 && lateMaxActive <= 6, `active jobs after the first pages: well below twice the 4 slots; seen ${lateMaxActive}`);
+  });
+
   it('retries 5xx with backoff (fetched 3 times) and does not retry a 404', async () => {
     const failing = new Map([['/catalogue/book-3.html', 2]]);
     site = await serveSite(SITE, 0, (req, res) => {

@@ -110,6 +110,31 @@ describe('fetch slots', () => {
       assert.equal(slots.jobsWanted(), 2);
     });
 
+    it('does not count politeness waits as work: jobs queued at a host gate want no more jobs', async () => {
+      const slots = new FetchSlots(4);
+      let seen: number[] = [];
+      slots.onJobsWanted((j) => seen.push(j));
+      // Each job waits 40 ms at the host gate, then makes a 20 ms request: counted as work, the 40 ms would want
+      // 4 × 60 / 20 = 12 jobs (8, at most).
+      const polite = (n: number) =>
+        Promise.all(Array.from({ length: n }, () => slots.job(async (inSlot, politeWait) => {
+          await politeWait(40);
+          return inSlot(() => sleep(20));
+        })));
+      await polite(12);
+      assert.equal(slots.jobsWanted(), 4);
+      assert.deepEqual(seen, [4]);
+      // The same 40 ms spent on anything else is work that more jobs would overlap.
+      seen = [];
+      for (let i = 0; i < 3; i++) {
+        await Promise.all(Array.from({ length: 4 }, () => slots.job(async (inSlot) => {
+          await sleep(40);
+          return inSlot(() => sleep(20));
+        })));
+      }
+      assert.ok(slots.jobsWanted() > 4, `jobs wanted ${slots.jobsWanted()}`);
+    });
+
     it('ignores jobs that made no request (a robots.txt skip, a scheduled run)', async () => {
       const slots = new FetchSlots(2);
       await jobs(slots, 4, 2, 0, 30);
