@@ -17,6 +17,27 @@ function pageHits(site: SiteServer): Map<string, number> {
   return out;
 }
 
+/** The most jobs active at once in a task's queue while `crawl` runs: sampled every 5 ms, while `counting()`. */
+async function maxActiveJobs(redisUrl: string, taskName: string, crawl: () => Promise<void>, counting = () => true): Promise<number> {
+  const conn = new Redis(redisUrl);
+  let max = 0;
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      if (counting()) max = Math.max(max, await conn.llen(`${bullPrefix(taskName)}:${taskName}:active`));
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  })();
+  try {
+    await crawl();
+  } finally {
+    sampling = false;
+    await sampler;
+    conn.disconnect();
+  }
+  return max;
+}
+
 describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
   this.timeout(120_000);
   let redis: RedisServer;
@@ -77,25 +98,12 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
       5,
     );
     const task = await writeTask(bookTask(site.url, 'slots', 'politeness: { perHost: { concurrency: 16, delay: 0ms } }'));
-    const conn = new Redis(redis.url);
-    let maxActive = 0;
-    let sampling = true;
-    const sampler = (async () => {
-      while (sampling) {
-        maxActive = Math.max(maxActive, await conn.llen(`${bullPrefix('slots')}:slots:active`));
-        await new Promise((r) => setTimeout(r, 5));
-      }
-    })();
-    try {
+    const maxActive = await maxActiveJobs(redis.url, 'slots', async () => {
       const s = session(task, redis.url, { workers: 1, concurrency: 3 });
       const result = await s.run();
       await s.close();
       assert.equal(result.status.stats!.done, expectedPages(site.url, SITE).length);
-    } finally {
-      sampling = false;
-      await sampler;
-      conn.disconnect();
-    }
+    });
     console.log(`      requests in flight at most ${maxInFlight}, active jobs at most ${maxActive} (concurrency 3)`);
     assert.equal(maxInFlight, 3, 'requests in flight reach the concurrency and never pass it');
     assert.ok(maxActive > 3 && maxActive <= 6, `active jobs: more than the concurrency, at most twice it; seen ${maxActive}`);
@@ -109,27 +117,19 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
     site = await serveSite(big, 0, undefined, 40);
     const slowSite = site;
     const task = await writeTask(bookTask(site.url, 'polite', 'politeness: { perHost: { concurrency: 1, delay: 0ms } }'));
-    const conn = new Redis(redis.url);
-    let lateMaxActive = 0;
-    let sampling = true;
-    const sampler = (async () => {
-      while (sampling) {
-        // Past the first pages: a worker starts at twice its slots, and its first jobs (robots.txt, the analysis
-        // thread's first pages) are slow ones, which its running average forgets over a few dozen.
-        if (slowSite.hits.size > 50) lateMaxActive = Math.max(lateMaxActive, await conn.llen(`${bullPrefix('polite')}:polite:active`));
-        await new Promise((r) => setTimeout(r, 5));
-      }
-    })();
-    try {
-      const s = session(task, redis.url, { workers: 1, concurrency: 4 });
-      const result = await s.run();
-      await s.close();
-      assert.equal(result.status.stats!.done, expectedPages(site.url, big).length);
-    } finally {
-      sampling = false;
-      await sampler;
-      conn.disconnect();
-    }
+    const lateMaxActive = await maxActiveJobs(
+      redis.url,
+      'polite',
+      async () => {
+        const s = session(task, redis.url, { workers: 1, concurrency: 4 });
+        const result = await s.run();
+        await s.close();
+        assert.equal(result.status.stats!.done, expectedPages(site.url, big).length);
+      },
+      // Past the first pages: a worker starts at twice its slots, and its first jobs (robots.txt, the analysis
+      // thread's first pages) are slow ones, which its running average forgets over a few dozen.
+      () => slowSite.hits.size > 50,
+    );
     assert.ok(lateMaxActive >= 1 && lateMaxActive <= 6, `active jobs after the first pages: well below twice the 4 slots; seen ${lateMaxActive}`);
   });
 
