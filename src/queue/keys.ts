@@ -36,7 +36,6 @@ export function taskKeys(task: string) {
       waitingChildren: `${bull}waiting-children`,
       meta: `${bull}meta`,
       stalled: `${bull}stalled`,
-      stalledCheck: `${bull}stalled-check`,
       /** A job's hash is `${job}<id>`, its lock `${job}<id>:lock`. */
       job: bull,
     },

@@ -27,7 +27,7 @@ export function withScripts(redis: Redis): Redis & CrawlScripts {
     redis.defineCommand('csPageDone', { numberOfKeys: 4, lua: `${finishPage}\n${pageDone}` });
     redis.defineCommand('csPoliteness', { numberOfKeys: 2, lua: politeness });
     redis.defineCommand('csRateLimit', { numberOfKeys: 1, lua: ratelimit });
-    redis.defineCommand('csReleaseJobs', { numberOfKeys: 3, lua: releaseJobs });
+    redis.defineCommand('csReleaseJobs', { numberOfKeys: 2, lua: releaseJobs });
     defined.add(redis);
   }
   return redis as Redis & CrawlScripts;

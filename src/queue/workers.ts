@@ -46,7 +46,7 @@ export async function readWorkers(redis: Redis): Promise<WorkerBeat[]> {
  * Gives back the jobs of a worker process that is known to be dead, and removes its heartbeat. Only its own
  * supervisor can know that: anyone else sees a worker that is slow to beat. Without this its jobs stay active
  * until their locks expire (30 s by default), and a crawl whose last pages they are waits that long to end.
- * The jobs still go through BullMQ's stalled-job check (see releaseJobs.lua), so each release counts as a stall.
+ * The jobs go back through BullMQ's next stalled-jobs check (see releaseJobs.lua), which counts each as a stall.
  *
  * `diedAt` guards against a recycled pid: a beat written after the death is a new process's.
  * Resolves with the number of jobs released, per task.
@@ -68,7 +68,7 @@ export async function releaseDeadWorker(redis: Redis, id: string, diedAt: number
     const bull = taskKeys(task).bull;
     // A job's lock and its host lease are both named by the token BullMQ gave the worker for it: `<id>:<n>`.
     const owner = `${bullId}:`;
-    const ids = await scripts.csReleaseJobs(bull.active, bull.stalled, bull.stalledCheck, bull.job, owner);
+    const ids = await scripts.csReleaseJobs(bull.active, bull.stalled, bull.job, owner);
     released[task] = ids.length;
     // The requests it had in flight hold their hosts' politeness slots: free them too, or the hosts run below
     // their concurrency until the leases expire.

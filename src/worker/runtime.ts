@@ -72,7 +72,9 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
       // As many jobs as keep the requests busy (slots.onJobsWanted below).
       concurrency: slots.jobsWanted(),
       lockDuration: opts.lockDurationMs ?? 30_000,
-      stalledInterval: opts.stalledIntervalMs ?? 30_000,
+      // How soon a dead worker's jobs, once its supervisor released them (queue/workers.ts), go back to the queue.
+      // BullMQ's default is 30 s; a check is one short script, and one worker of the fleet makes it per interval.
+      stalledInterval: opts.stalledIntervalMs ?? 5_000,
       // A job whose worker keeps dying is failed after a few stalls rather than retried forever.
       maxStalledCount: 3,
       settings: { backoffStrategy: (attemptsMade, _type, err) => backoffDelay(attemptsMade, task, err) },

@@ -107,12 +107,8 @@ export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
       const expected = entry.stopping || this.stopped;
       this.emit('exit', pid, code, signal, expected, entry.lines.slice());
       // A worker that closes exits 0 with nothing left locked; any other exit may leave jobs locked.
-      const crashed = signal !== null || code !== 0;
-      void (async () => {
-        // Released first: the replacement's stalled-jobs check, as it boots, then moves them back to the queue.
-        if (crashed) await this.release(pid, diedAt);
-        if (!expected && this.opts.restartOnCrash && !this.stopped) this.spawnOne();
-      })().catch((err: Error) => this.emit('log', pid, `could not start a replacement: ${err.message}`));
+      if (signal !== null || code !== 0) void this.release(pid, diedAt);
+      if (!expected && this.opts.restartOnCrash) this.spawnOne();
     });
     this.emit('spawn', info);
     return info;
@@ -157,9 +153,9 @@ export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
   }
 
   /**
-   * Gives a dead worker's jobs back to the queue now, rather than when their locks expire: its replacement, or
-   * another worker of the fleet, runs them within a stalled-jobs check. Best effort: if Redis cannot be reached,
-   * the locks expire as they would have.
+   * Gives a dead worker's jobs back to the queue, and its hosts' politeness slots, now rather than when their locks
+   * and leases expire: the fleet runs the jobs again after its next stalled-jobs check. Best effort: if Redis cannot
+   * be reached, the locks and leases expire as they would have.
    */
   private async release(pid: number, diedAt: number): Promise<void> {
     // Loaded here, not at the top: the extension imports this module at activation, which must not load ioredis.

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -142,6 +142,37 @@ export function faultSession(scene: Scene, redisUrl: string, extra: Partial<Sess
     pollMs: 200,
     ...extra,
   });
+}
+
+/**
+ * Which of `pids` holds the client end of the TCP connection a request came in on (Linux /proc): how a test server
+ * knows which worker process asked. Null if none of them does.
+ */
+export function processOfRequest(req: IncomingMessage, pids: readonly number[]): number | null {
+  const hex = (port: number) => port.toString(16).toUpperCase().padStart(4, '0');
+  const client = `:${hex(req.socket.remotePort!)}`;
+  const server = `:${hex(req.socket.localPort!)}`;
+  let inode: string | null = null;
+  for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
+    const f = line.trim().split(/\s+/);
+    if (f[1]?.endsWith(client) && f[2]?.endsWith(server)) inode = f[9]!;
+  }
+  if (!inode) return null;
+  const target = `socket:[${inode}]`;
+  for (const pid of pids) {
+    try {
+      for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+        try {
+          if (readlinkSync(`/proc/${pid}/fd/${fd}`) === target) return pid;
+        } catch {
+          // Closed while we looked.
+        }
+      }
+    } catch {
+      // Gone.
+    }
+  }
+  return null;
 }
 
 export async function site(middleware?: (req: IncomingMessage, res: ServerResponse) => boolean, latencyMs = 5, opts: SiteOptions = SITE_SIZE): Promise<SiteServer> {

@@ -258,17 +258,17 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
     assert.equal(keys.size, allBooks(SITE).length, 'every item extracted at least once (the store dedups replays)');
   });
 
-  it('gives a killed worker\'s jobs and host slots back at once, not when their locks and leases expire', async () => {
-    // Locks of 30 s, a periodic stalled-jobs check every 30 s, and host leases of 35 s (timeout + 5 s): had the
-    // supervisor not released them, the dead worker's pages could not run again, nor its host's slots be used, for
-    // at least 30 s. The host allows 4 requests, fewer than the two workers' 8: leaked leases would stall it.
+  it('gives a killed worker\'s jobs and host slots back within a stalled-jobs check, not when locks and leases expire', async () => {
+    // Locks of 30 s and host leases of 35 s (timeout + 5 s), the defaults: had the supervisor not released them,
+    // the dead worker's pages could not run again, nor its host's slots be used, for at least 30 s. Released, they
+    // are back at the next stalled-jobs check (every 5 s, the default). The host allows 4 requests, fewer than the two workers' 8: leaked leases would stall it.
     site = await serveSite(SITE, 0, undefined, 150);
     const slowSite = site;
     const host = new URL(site.url).host;
     const task = await writeTask(
       bookTask(site.url, 'released', 'politeness: { perHost: { concurrency: 4, delay: 0ms } }', { request: '{ timeout: 30s, retries: { attempts: 3, backoff: fixed, delay: 100ms } }' }),
     );
-    const s = session(task, redis.url, { workers: 2, concurrency: 4, restartOnCrash: true, lockDurationMs: 30_000, stalledIntervalMs: 30_000 });
+    const s = session(task, redis.url, { workers: 2, concurrency: 4, restartOnCrash: true, lockDurationMs: 30_000, stalledIntervalMs: 5_000 });
     const conn = new Redis(redis.url);
     type Victim = { pid: number; owner: string; leasesAtKill: number };
     // Set by the killer below, which TypeScript does not see running.
