@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SiteServer } from '../../src/demo/site';
 import { CrawlQueue } from '../../src/queue/crawl';
 import { taskKeys } from '../../src/queue/keys';
+import type { CrawlSession } from '../../src/worker/session';
 import { attachStore, type AttachedStore } from '../../src/worker/storage';
 import { connectRedis } from '../../src/queue/redis';
 import { startRedis, type RedisServer } from '../support/services';
@@ -181,45 +182,54 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
     assertClean(v);
   });
 
-  it('a poison page that kills its worker every time is failed after 3 stalls, with a reason, and counted', async () => {
-    const t0 = Date.now();
+  /**
+   * Crawls a small bookshop whose book 77 is a poison page: each request for it calls `kill` with the request and
+   * the session (whose workers it kills). Every page must be fetched or failed for a stall, which the poison page
+   * must be; the session runs `workers` × `concurrency`.
+   */
+  async function poisonCrawl(name: string, workers: number, kill: (req: IncomingMessage, s: CrawlSession) => void) {
     redis = await startRedis();
     const small = { listPages: 10, perPage: 50, filler: 1 };
     const POISON = '/catalogue/book-77.html';
-    let s: ReturnType<typeof faultSession> | undefined;
+    let s: CrawlSession | undefined;
     let poisonHits = 0;
     web = await site((req) => {
-      if (req.url?.split('?')[0] === POISON && s) {
-        poisonHits++;
-        // Whatever worker asked for it dies (all of them: the test cannot tell which one asked).
-        for (const w of s.workers()) s.supervisor.kill(w.pid, 'SIGKILL');
-        return true;
-      }
-      return false;
+      if (req.url?.split('?')[0] !== POISON || !s) return false;
+      poisonHits++;
+      kill(req, s);
+      return true;
     }, 20, small);
-    scene = await makeScene(web.url, 'poison');
+    scene = await makeScene(web.url, name);
     const store = await withStore(scene, redis.url);
-    s = faultSession(scene, redis.url, { store: store.hooks, workers: 2, concurrency: 4 });
+    s = faultSession(scene, redis.url, { store: store.hooks, workers, concurrency: 4 });
     const result = await s.run();
     await s.close();
     await store.close();
     attached = undefined;
     const shop = bookshop(web.url, small);
-    const poisonUrl = `${web.url}${POISON}`;
     const poisonUpc = shop.items[76]!;
     const v = await verify(scene, redis.url, {
       ...shop,
       items: shop.items.filter((k) => k !== poisonUpc),
-      mustFail: new Map([[poisonUrl, /stalled/]]),
-      // Pages that happened to be in flight at each of the kills may share the poison page's fate.
+      mustFail: new Map([[`${web.url}${POISON}`, /stalled/]]),
+      // Pages that were in the poison page's worker at each of its kills may share its fate.
       mayFail: (_url, reason) => /stalled/.test(reason),
+    });
+    return { v, poisonHits, stalledInStats: result.status.stats!.failures.stalled ?? 0 };
+  }
+
+  it('a poison page that kills its worker every time is failed after 3 stalls, with a reason, and counted', async () => {
+    const t0 = Date.now();
+    // Whatever worker asked for it dies (all of them: this test does not tell which one asked).
+    const { v, poisonHits, stalledInStats } = await poisonCrawl('poison', 2, (_req, s) => {
+      for (const w of s.workers()) s.supervisor.kill(w.pid, 'SIGKILL');
     });
     record('poison page kills its worker', v, `failed after ${poisonHits} fetches`, t0);
     assert.ok(poisonHits >= 4 && poisonHits <= 6, `poison page fetched ${poisonHits} times`);
     // Counted whether or not an earlier attempt got as far as storing the page before its worker died.
     const stalledJobs = [...v.failures.values()].filter((r) => /stalled/.test(r)).length;
     assert.ok(stalledJobs >= 1);
-    assert.equal(result.status.stats!.failures.stalled ?? 0, stalledJobs, 'stall failures are counted in the run stats');
+    assert.equal(stalledInStats, stalledJobs, 'stall failures are counted in the run stats');
     assertClean(v);
   });
 
@@ -228,47 +238,22 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
     // on go back to the queue with the poison page. Each time they do, BullMQ counts a stall for them as well. Were
     // they to travel with it (all taken by the same next worker), they would reach the limit with it and fail.
     const t0 = Date.now();
-    redis = await startRedis();
-    const small = { listPages: 10, perPage: 50, filler: 1 };
-    const POISON = '/catalogue/book-77.html';
-    let s: ReturnType<typeof faultSession> | undefined;
-    let poisonHits = 0;
-    const unidentified: string[] = [];
-    web = await site((req) => {
-      if (req.url?.split('?')[0] === POISON && s) {
-        poisonHits++;
-        const pid = processOfRequest(req, s.workers().map((w) => w.pid));
-        if (pid === null) unidentified.push(`request ${poisonHits}`);
-        else s.supervisor.kill(pid, 'SIGKILL');
-        return true;
-      }
-      return false;
-    }, 20, small);
-    scene = await makeScene(web.url, 'poisonone');
-    const store = await withStore(scene, redis.url);
-    s = faultSession(scene, redis.url, { store: store.hooks, workers: 3, concurrency: 4 });
-    const result = await s.run();
-    await s.close();
-    await store.close();
-    attached = undefined;
-    const shop = bookshop(web.url, small);
-    const poisonUrl = `${web.url}${POISON}`;
-    const poisonUpc = shop.items[76]!;
-    const v = await verify(scene, redis.url, {
-      ...shop,
-      items: shop.items.filter((k) => k !== poisonUpc),
-      mustFail: new Map([[poisonUrl, /stalled/]]),
-      // A page that happened to be in the poison page's worker at each of its kills fails with it.
-      mayFail: (_url, reason) => /stalled/.test(reason),
+    const unidentified: number[] = [];
+    let requests = 0;
+    const { v, poisonHits, stalledInStats } = await poisonCrawl('poisonone', 3, (req, s) => {
+      requests++;
+      const pid = processOfRequest(req, s.workers().map((w) => w.pid));
+      if (pid === null) unidentified.push(requests);
+      else s.supervisor.kill(pid, 'SIGKILL');
     });
     const collateral = v.pagesFailed - 1;
     record('poison page kills only its worker', v, `failed after ${poisonHits} fetches; ${collateral} other pages failed with it`, t0);
     assert.deepEqual(unidentified, [], 'each poison request was traced to its worker');
     assert.equal(poisonHits, 4, 'fetched once, then after each of its 3 stalls');
-    assert.equal(result.status.stats!.failures.stalled ?? 0, v.pagesFailed, 'stall failures are counted in the run stats');
-    // Pages sharing its worker at all four kills: about none when they scatter over the 3 workers (0 in 8 runs of
-    // 9, 1 in the other). Given back at once, so that the booting replacement took them together with the poison
-    // page, 2 failed in 2 runs of 3.
+    assert.equal(stalledInStats, v.pagesFailed, 'stall failures are counted in the run stats');
+    // Pages sharing its worker at all four kills: about none when they scatter over the 3 workers (none in 9 runs
+    // of 12, 1 in the other 3). Given back at once, so that the booting replacement took them together with the
+    // poison page, 2 failed in 2 runs of 3.
     assert.ok(collateral <= 2, `${collateral} pages failed with the poison page`);
     assertClean(v);
   });
