@@ -138,6 +138,9 @@ interface RunFlags {
 /** The longest the store waits for the workers' boot before it opens anyway (a worker that never prints). */
 const STORE_AFTER_BOOT_MAX_MS = 2_000;
 
+/** How long a second Ctrl-C waits for the killed workers' jobs to be released before the CLI exits. */
+const QUIT_RELEASE_WAIT_MS = 1_000;
+
 async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   const task = await loadTaskFile(taskFile);
   const redis = await chooseRedis(flags.redis, task.file);
@@ -189,13 +192,19 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   // A store that cannot open stops the session; `await attaching` below then throws its error.
   attaching.catch(() => session.stop());
   let interrupted = false;
+  let quitting = false;
   const onSignal = () => {
+    if (quitting) process.exit(130);
     if (interrupted) {
-      // Quit now: nothing this process started may outlive it. Killed workers' pages return to the queue; a
-      // private redis-server gets SIGTERM, which writes its append-only file, so the next run resumes.
-      session.supervisor.killAll('SIGKILL');
-      if (redis.managed?.owned) process.kill(redis.managed.pid, 'SIGTERM');
-      process.exit(130);
+      // Quit now: nothing this process started may outlive it. Killed workers' pages return to the queue (released
+      // as they die, so the next run has them at once; not waited for long); a private redis-server gets SIGTERM,
+      // which writes its append-only file, so the next run resumes.
+      quitting = true;
+      void Promise.race([session.supervisor.killAll('SIGKILL'), new Promise((r) => setTimeout(r, QUIT_RELEASE_WAIT_MS))]).finally(() => {
+        if (redis.managed?.owned) process.kill(redis.managed.pid, 'SIGTERM');
+        process.exit(130);
+      });
+      return;
     }
     interrupted = true;
     console.log('\nStopping: letting workers finish their pages (Ctrl-C again to quit now; the crawl resumes on the next run)…');

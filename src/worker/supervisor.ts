@@ -58,6 +58,8 @@ function trackChild(child: ChildProcess): void {
 export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
   private readonly children = new Map<number, { child: ChildProcess; info: WorkerProcessInfo; lines: string[]; stopping: boolean; booted: Promise<void> }>();
   private stopped = false;
+  /** Releases of dead workers' jobs under way (see release()). */
+  private readonly releasing = new Set<Promise<void>>();
 
   constructor(private readonly opts: SupervisorOptions) {
     super();
@@ -107,7 +109,10 @@ export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
       const expected = entry.stopping || this.stopped;
       this.emit('exit', pid, code, signal, expected, entry.lines.slice());
       // A worker that closes exits 0 with nothing left locked; any other exit may leave jobs locked.
-      if (signal !== null || code !== 0) void this.release(pid, diedAt);
+      if (signal !== null || code !== 0) {
+        const releasing = this.release(pid, diedAt).finally(() => this.releasing.delete(releasing));
+        this.releasing.add(releasing);
+      }
       if (!expected && this.opts.restartOnCrash) this.spawnOne();
     });
     this.emit('spawn', info);
@@ -142,9 +147,12 @@ export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
     clearTimeout(timer);
   }
 
+  /** Stops every worker (see stopOne), and resolves once the jobs of any that died instead have been released. */
   async stopAll(graceMs = 30_000): Promise<void> {
     this.stopped = true;
     await Promise.all([...this.children.keys()].map((pid) => this.stopOne(pid, graceMs)));
+    // A caller may exit as soon as this resolves: a release cut short leaves its jobs locked for lockDuration.
+    await Promise.all(this.releasing);
   }
 
   async restart(pid: number): Promise<WorkerProcessInfo> {
@@ -176,12 +184,18 @@ export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
   }
 
   /**
-   * Quit now: every worker dies at once. Their in-flight jobs go back to the queue when this process releases them
-   * (if it lives long enough) or when their locks expire.
+   * Quit now: every worker dies at once. Resolves when they have exited and their jobs have been released (see
+   * release()), for a caller that can wait that long before it exits itself; otherwise their jobs go back to the
+   * queue when their locks expire.
    */
-  killAll(signal: NodeJS.Signals = 'SIGKILL'): void {
+  async killAll(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
     this.stopped = true;
-    for (const { child } of this.children.values()) child.kill(signal);
+    const children = [...this.children.values()].map((c) => c.child);
+    // Registered after the supervisor's own exit handler, so each release has begun when its exit resolves here.
+    const exited = children.map((child) => new Promise((resolve) => child.once('exit', resolve)));
+    for (const child of children) child.kill(signal);
+    await Promise.all(exited);
+    await Promise.all(this.releasing);
   }
 
   /** For tests and fault injection: kill a worker without letting it finish anything. */

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { resolve } from 'node:path';
 import { allBooks, expectedPages, serveSite, type SiteOptions, type SiteServer } from '../../src/demo/site';
-import { taskKeys } from '../../src/queue/keys';
+import { hostKeys, taskKeys, WORKERS_KEY } from '../../src/queue/keys';
 import { connectRedis } from '../../src/queue/redis';
 import { openStore } from '../../src/store';
 import { attachStore, storeUrlFor } from '../../src/worker/storage';
@@ -206,6 +206,41 @@ rules:
       assert.equal(c.duplicates + c.conflicts, allBooks(SITE).length, 'every second copy was merged');
     } finally {
       await store.close();
+    }
+  });
+
+  it('`run` quit with a second Ctrl-C leaves no page locked: its killed workers\' pages and host slots are released', async () => {
+    await site.close();
+    // Slow pages: the workers hold pages in flight when the CLI quits.
+    site = await serveSite(SITE, 0, undefined, 300);
+    const host = new URL(site.url).host;
+    const task = await writeTask(bookTask(site.url, 'quitnow', 'politeness: { perHost: { concurrency: 8, delay: 0ms } }'));
+    const cli = spawn(process.execPath, [resolve('dist/cli.js'), 'run', task.file, '--redis', redis.url, '--workers', '2', '--concurrency', '4'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    cli.stdout.on('data', (b) => (out += b));
+    cli.stderr.on('data', (b) => (out += b));
+    const r = new Redis(redis.url);
+    try {
+      const q = taskKeys('quitnow').bull;
+      await until('pages in flight', async () => site.hits.size > 6 && (await r.llen(q.active)) > 0);
+      cli.kill('SIGINT');
+      await new Promise((res) => setTimeout(res, 100));
+      cli.kill('SIGINT');
+      const code = await new Promise<number | null>((res) => cli.on('exit', (c) => res(c)));
+      assert.equal(code, 130, out);
+      // Locks of 30 s and leases of 20 s (the task's 15 s timeout + 5 s): without the release they would be here.
+      const active = await r.lrange(q.active, 0, -1);
+      assert.ok(active.length > 0, 'the killed workers left pages active (back in the queue at the next stalled check)');
+      const locked = [];
+      for (const id of active) if (await r.exists(`${q.job}${id}:lock`)) locked.push(id);
+      assert.deepEqual(locked, [], 'no active page is still locked');
+      assert.deepEqual(await r.smembers(q.stalled).then((m) => m.sort()), [...active].sort(), 'each is marked for the stalled check');
+      assert.deepEqual(await r.zrange(hostKeys(host).active, 0, -1), [], 'no request slot of the host is held');
+      assert.deepEqual(await r.hkeys(WORKERS_KEY), [], 'no heartbeat of a dead worker is left');
+      assert.match(out, /unfinished pages? went back to the queue/);
+    } finally {
+      r.disconnect();
+      cli.kill('SIGKILL');
     }
   });
 
