@@ -181,7 +181,8 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
       if (!expected) console.error(`\nworker ${pid} exited unexpectedly (${signal ?? `code ${code}`}); last lines:\n  ${lines.slice(-5).join('\n  ')}`);
     },
   });
-  session.supervisor.on('released', (pid, jobs) => console.error(`worker ${pid}: its ${jobs} unfinished page${jobs === 1 ? '' : 's'} went back to the queue`));
+  // On its own line, as the exit message: on a terminal the progress line has no newline.
+  session.supervisor.on('released', (pid, jobs) => console.error(`\nworker ${pid}: its ${jobs} unfinished page${jobs === 1 ? '' : 's'} went back to the queue`));
   session.startWorkers();
   attaching = (async () => {
     await session.supervisor.booted(STORE_AFTER_BOOT_MAX_MS);
