@@ -8,7 +8,7 @@ import { DEMO_PORT, DEMO_SITE, serveSite } from '../demo/site';
 import { CrawlQueue } from '../queue/crawl';
 import { connectRedis } from '../queue/redis';
 import { RedisNotFoundError } from '../queue/redisServer';
-import { positiveInt } from '../worker/args';
+import { DEFAULT_CONCURRENCY, defaultWorkers, positiveInt } from '../worker/args';
 import { workerMain } from '../worker/main';
 import { CrawlSession, type Progress } from '../worker/session';
 import demoTaskText from '../../examples/books.crawl.yaml';
@@ -38,6 +38,9 @@ Usage:
   crawl-studio test <task.crawl.yaml>       re-run the task's fixtures and report fields that changed
   crawl-studio demo [--dir DIR] [--workers N]
   crawl-studio serve-demo [--port N]
+
+--workers N: local worker processes (default: one per two CPU cores). --concurrency N: requests each worker has in
+flight (default 16).
 
 Without --redis (or $CRAWL_STUDIO_REDIS) a private redis-server is started for the project, with its data in
 .crawl/redis next to the task file, so a crawl survives restarts.`;
@@ -115,8 +118,8 @@ async function cmdRun(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: RUN_FLAGS });
   if (positionals.length !== 1) throw new UsageError('run takes one task file');
   return runCrawl(positionals[0]!, {
-    workers: positiveInt(values.workers, 'workers', 2),
-    concurrency: positiveInt(values.concurrency, 'concurrency', 8),
+    workers: positiveInt(values.workers, 'workers', defaultWorkers()),
+    concurrency: positiveInt(values.concurrency, 'concurrency', DEFAULT_CONCURRENCY),
     redis: values.redis,
     fresh: values.fresh ?? false,
     lockDurationMs: values['lock-duration'] ? positiveInt(values['lock-duration'], 'lock-duration', 30_000) : undefined,
@@ -362,7 +365,7 @@ async function cmdDemo(args: string[]): Promise<number> {
   }
   console.log(`Demo bookshop on ${site.url}/ — crawling it with ${taskFile}`);
   try {
-    return await runCrawl(taskFile, { workers: positiveInt(values.workers, 'workers', 2), concurrency: 8, redis: undefined, fresh: true });
+    return await runCrawl(taskFile, { workers: positiveInt(values.workers, 'workers', defaultWorkers()), concurrency: DEFAULT_CONCURRENCY, redis: undefined, fresh: true });
   } finally {
     await site.close();
   }

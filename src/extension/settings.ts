@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { DEFAULT_CONCURRENCY, defaultWorkers } from '../worker/args';
 
 // Settings as the extension reads them. In an untrusted workspace, workspace-level values of settings that
 // point at machines or programs are ignored: a cloned repository must not be able to aim the editor at a Redis
@@ -26,8 +27,9 @@ function trustedValue<T>(key: string): T | undefined {
 export const settings = {
   redisUrl: (): string => (trustedValue<string>('redisUrl') ?? '').trim(),
   redisServerPath: (): string => (trustedValue<string>('redisServerPath') ?? '').trim(),
-  workers: (): number => vscode.workspace.getConfiguration(SECTION).get<number>('workers', 2),
-  concurrency: (): number => vscode.workspace.getConfiguration(SECTION).get<number>('concurrency', 8),
+  // Unset (null): one per two CPU cores, as the CLI's default.
+  workers: (): number => vscode.workspace.getConfiguration(SECTION).get<number | null>('workers', null) ?? defaultWorkers(),
+  concurrency: (): number => vscode.workspace.getConfiguration(SECTION).get<number>('concurrency', DEFAULT_CONCURRENCY),
   refreshIntervalMs: (): number => vscode.workspace.getConfiguration(SECTION).get<number>('refreshInterval', 1000),
 };
 

@@ -1,5 +1,20 @@
+import { availableParallelism } from 'node:os';
+
 // Flags shared by `crawl-studio worker` and the worker processes the CLI and the extension spawn, so both
-// accept exactly the same options.
+// accept exactly the same options, and the defaults both use.
+
+/** Requests a worker has in flight at once when not told (as Scrapy's CONCURRENT_REQUESTS). */
+export const DEFAULT_CONCURRENCY = 16;
+
+/**
+ * Local worker processes when not told: one per two CPU cores, at least one. A worker keeps two threads busy, its
+ * main thread and its page-analysis thread, so more workers than that only compete for the cores. Bench, 2 cores,
+ * 16 requests in flight either way: 1 worker 852 pages/s, 2 workers 734; `crawl-studio demo` 0.55-0.64 s against
+ * 0.74-0.97 s.
+ */
+export function defaultWorkers(cores = availableParallelism()): number {
+  return Math.max(1, Math.floor(cores / 2));
+}
 
 export interface WorkerFlags {
   readonly redis: string;

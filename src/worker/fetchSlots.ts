@@ -24,7 +24,7 @@ const ALPHA = 0.1;
  * By Little's law a worker needs `size × (time a job spends holding a slot + time it spends outside one) / time in a
  * slot` jobs for `size` requests to stay in flight. The time a job waits for a slot is left out: counted, it would
  * make waiting look like work and take ever more jobs. So is the time it waits for politeness: where a host allows
- * fewer requests than the worker makes (4 against 8 by default), jobs queue at the host gate, and more jobs would
+ * fewer requests than the worker makes (4 against 16 by default), jobs queue at the host gate, and more jobs would
  * only queue there too. Where the site is slow, a job is nearly all request, and the
  * worker takes about one job per slot: an extra job there would only wait, hoarded from other workers of the
  * fleet and lost with this one if it died (BullMQ fails a job that stalled too often).
