@@ -3,7 +3,7 @@
 // crawler on the same site at the same concurrency, each checked for completeness -> micro-benchmarks ->
 // bench/results/<date>.md (also printed). Timings are reported, never asserted.
 //
-//   node bench/run.mjs [--quick] [--concurrency 16] [--only limit,cs1,cs2,crawlee,crawlee-np,scrapy,scale,micro]
+//   node bench/run.mjs [--quick] [--concurrency 16] [--only limit,cs1,cs2,crawlee,crawlee-np,scrapy,scale,slow,micro]
 //                      [--profile] [--keep]
 //
 // --quick: a ~550-page site, 200k URLs for dedup, 20k items for the stores (a sanity run in about a minute).
@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import { summariseProfile } from './lib/profile.mjs';
 import { startMonitor } from './lib/monitor.mjs';
 import { cpuOf, killRunning, procStat, rmrf, runMeasured, settle } from './lib/procs.mjs';
-import { commandCalls, redisInfo, startNginx, startPostgres, startRedis } from './lib/services.mjs';
+import { commandCalls, redisInfo, startNginx, startPostgres, startRedis, startSlowProxy } from './lib/services.mjs';
 import { benchTask } from './lib/task.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -42,6 +42,8 @@ const want = (k) => !only || only.has(k);
 const SITE = quick ? { list: 25, per: 20, filler: 22 } : { list: 100, per: 20, filler: 22 };
 // The linearity check's site: the same kind of pages, ~50,000 of them (~5,500 with --quick).
 const SCALE_LIST = quick ? 250 : 2270;
+// The latency-bound rows: every response this late, as from a distant site.
+const SLOW_MS = 100;
 const DEDUP_URLS = quick ? 200_000 : 1_000_000;
 const STORE_ITEMS = quick ? 20_000 : 100_000;
 const tmp = join(here, 'results', 'tmp', `run-${Date.now().toString(36)}`);
@@ -237,6 +239,28 @@ async function scaleRun(ctx) {
     await nginx.stop();
     services.splice(services.indexOf(nginx), 1);
     if (!flags.keep) rmrf(site);
+  }
+}
+
+/**
+ * Crawl Studio's two ways of holding C requests in flight, 1 worker × C and 2 × C/2, on the standard site answering
+ * SLOW_MS late: what the default worker count (one per two cores) costs or saves where the network, not the CPU,
+ * sets the pace.
+ */
+async function slowRun(ctx) {
+  const proxy = await startSlowProxy(ctx.nginx, SLOW_MS);
+  try {
+    const sctx = { ...ctx, nginx: proxy };
+    const rows = [];
+    for (const def of crawlerDefs(sctx).filter((d) => d.key === 'cs1' || d.key === 'cs2')) {
+      const sdef = { ...def, key: `${def.key}-slow`, name: `${def.name}, ${SLOW_MS} ms a response` };
+      log(`crawler: ${sdef.name}`);
+      await settle();
+      rows.push(await measureCrawler(sdef, sctx));
+    }
+    return rows;
+  } finally {
+    await proxy.stop();
   }
 }
 
@@ -587,6 +611,19 @@ function report(ctx, rows, m, prof) {
       );
     }
   }
+  if (ctx.slow?.length) {
+    L.push('');
+    L.push(
+      `**A slow site** — the standard site with every response ${SLOW_MS} ms late (a proxy in front of nginx), Crawl Studio's two ways of holding ` +
+        `${C} requests in flight. The network sets the pace here, so pages/s should match; CPU per page says what the second worker process costs.`,
+    );
+    L.push('');
+    L.push('| crawler | complete | pages | wall s | pages/s | CPU s / 1,000 pages | peak RSS |');
+    L.push('|---|---|---|---|---|---|---|');
+    for (const r of ctx.slow) {
+      L.push(`| ${r.name} | ${r.complete ? 'yes' : `**no** (${JSON.stringify(r.check.examples)})`} | ${fmt(r.pages)} | ${fmt(r.wallS, 1)} | **${fmt(r.pagesPerSec)}** | ${fmt(r.cpuPer1000, 2)} | ${mb(r.peakRss)} |`);
+    }
+  }
   const cs1 = rows.find((r) => r.key === 'cs1');
   if (cs1?.redis) {
     const calls = Object.entries(cs1.redis.calls).sort((a, b) => b[1] - a[1]).slice(0, 14);
@@ -759,12 +796,13 @@ async function main() {
     }
     ctx.perRound = perRound;
     ctx.scale = want('scale') ? await scaleRun(ctx) : null;
+    ctx.slow = want('slow') ? await slowRun(ctx) : null;
     const m = want('micro') ? await micro(ctx) : null;
     const prof = flags.profile ? await profileRun(ctx) : null;
     const md = report(ctx, rows, m, prof) + `\nWhole suite: ${fmt((Date.now() - t0) / 1000)} s.\n`;
     const outFile = flags.out ?? join(here, 'results', `${new Date().toISOString().slice(0, 10)}${quick ? '-quick' : ''}.md`);
     writeFileSync(outFile, md);
-    writeFileSync(join(tmp, 'raw.json'), JSON.stringify({ rows, scale: ctx.scale, micro: m, prof, expected: { ...expected, pages: expected.pages.length } }, null, 1));
+    writeFileSync(join(tmp, 'raw.json'), JSON.stringify({ rows, scale: ctx.scale, slow: ctx.slow, micro: m, prof, expected: { ...expected, pages: expected.pages.length } }, null, 1));
     console.log(md);
     log(`written ${outFile} (raw numbers: ${join(tmp, 'raw.json')})`);
   } finally {

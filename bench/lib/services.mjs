@@ -3,6 +3,7 @@
 // on 127.0.0.1 only, lives in a temp folder, and is stopped by its stop() (run.mjs stops them all on exit).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { sleep } from './procs.mjs';
@@ -215,6 +216,38 @@ export async function startPostgres({ dir }) {
         // already stopped
       }
       rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * A proxy in front of `target` (a startNginx server) that answers every request `delayMs` late, as a distant site
+ * would; nginx still serves and logs each request, so a crawl's completeness is checked as on the fast site.
+ * Waiting costs a timer, not CPU: the crawlers' own cost is what is left to compare.
+ */
+export async function startSlowProxy(target, delayMs) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1024 });
+  const server = http.createServer((req, res) => {
+    setTimeout(() => {
+      const upstream = http.request({ host: '127.0.0.1', port: target.port, path: req.url, method: req.method, headers: req.headers, agent }, (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      });
+      upstream.on('error', () => res.destroy());
+      req.pipe(upstream);
+    }, delayMs);
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  return {
+    ...target,
+    url: `http://127.0.0.1:${port}`,
+    port,
+    async stop() {
+      server.closeAllConnections();
+      agent.destroy();
+      await new Promise((resolve) => server.close(resolve));
     },
   };
 }
