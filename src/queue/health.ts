@@ -11,7 +11,6 @@ import { readHistory, readHostTally, readSkippedUrls, type HostTally, type Metri
 // What the crawl dashboard shows, read from Redis in one place: the run, its counters, the metric history,
 // failures by cause with sample URLs, hosts with their politeness, and the workers' heartbeats.
 
-
 export interface HostHealth extends HostTally {
   /** Requests in flight now (live leases). */
   readonly inFlight: number;
@@ -51,7 +50,6 @@ export interface HealthSnapshot {
   readonly hosts: readonly HostHealth[];
   readonly workers: readonly WorkerBeat[];
 }
-
 
 export interface HealthOptions {
   /** Re-read failed jobs (costly with thousands); when false, `previous` failure samples are kept. */

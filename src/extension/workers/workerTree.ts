@@ -1,29 +1,18 @@
 import * as vscode from 'vscode';
 import { WORKERS_KEY } from '../../queue/keys';
+import type { WorkerBeat } from '../../queue/workers';
 import type { RedisConnection } from '../redisConnection';
 import type { TrackedWorker, WorkerManager } from './workerManager';
 
 // The Workers view: local worker processes, and remote ones (other machines, other editors) from the
 // heartbeats every worker keeps in Redis, with their throughput and last-seen time.
 
-interface Heartbeat {
-  id: string;
-  pid: number;
-  host: string;
-  tasks: string[];
-  concurrency: number;
-  started: number;
-  lastSeen: number;
-  processed: number;
-  failed: number;
-}
-
-export type WorkerNode = { kind: 'local'; worker: TrackedWorker; beat: Heartbeat | null; rate: number } | { kind: 'remote'; beat: Heartbeat; rate: number };
+export type WorkerNode = { kind: 'local'; worker: TrackedWorker; beat: WorkerBeat | null; rate: number } | { kind: 'remote'; beat: WorkerBeat; rate: number };
 
 export class WorkerTreeProvider implements vscode.TreeDataProvider<WorkerNode>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeTreeData = this.changed.event;
-  private beats = new Map<string, Heartbeat>();
+  private beats = new Map<string, WorkerBeat>();
   private readonly rates = new Map<string, { processed: number; at: number; rate: number }>();
   private timer: NodeJS.Timeout;
 
@@ -41,10 +30,10 @@ export class WorkerTreeProvider implements vscode.TreeDataProvider<WorkerNode>, 
     try {
       const raw = await redis.hgetall(WORKERS_KEY);
       const now = Date.now();
-      const next = new Map<string, Heartbeat>();
+      const next = new Map<string, WorkerBeat>();
       for (const [id, json] of Object.entries(raw)) {
-        const b = JSON.parse(json) as Heartbeat;
-        // Heartbeats come every 5 s; a worker silent for a minute is gone (killed without cleanup).
+        const b = JSON.parse(json) as WorkerBeat;
+        // WorkerBeats come every 5 s; a worker silent for a minute is gone (killed without cleanup).
         if (now - b.lastSeen > 60_000) continue;
         next.set(id, b);
         const prev = this.rates.get(id);
