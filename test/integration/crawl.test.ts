@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { allBooks, expectedPages, serveSite, type SiteServer, type SiteOptions } from '../../src/demo/site';
 import { Redis } from 'ioredis';
-import { bullPrefix, hostKeys, WORKERS_KEY } from '../../src/queue/keys';
+import { hostKeys, taskKeys, WORKERS_KEY } from '../../src/queue/keys';
 import { releaseDeadWorker, workerIdOf, type WorkerBeat } from '../../src/queue/workers';
 import { CrawlQueue } from '../../src/queue/crawl';
 import { readHostTally } from '../../src/queue/metrics';
@@ -24,7 +24,7 @@ async function maxActiveJobs(redisUrl: string, taskName: string, crawl: () => Pr
   let sampling = true;
   const sampler = (async () => {
     while (sampling) {
-      if (counting()) max = Math.max(max, await conn.llen(`${bullPrefix(taskName)}:${taskName}:active`));
+      if (counting()) max = Math.max(max, await conn.llen(taskKeys(taskName).bull.active));
       await new Promise((r) => setTimeout(r, 5));
     }
   })();
@@ -261,7 +261,8 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
   it('gives a killed worker\'s jobs and host slots back within a stalled-jobs check, not when locks and leases expire', async () => {
     // Locks of 30 s and host leases of 35 s (timeout + 5 s), the defaults: had the supervisor not released them,
     // the dead worker's pages could not run again, nor its host's slots be used, for at least 30 s. Released, they
-    // are back at the next stalled-jobs check (every 5 s, the default). The host allows 4 requests, fewer than the two workers' 8: leaked leases would stall it.
+    // are back at the next stalled-jobs check (every 5 s, the default). The host allows 4 requests, fewer than the
+    // two workers' 8: leaked leases would stall it.
     site = await serveSite(SITE, 0, undefined, 150);
     const slowSite = site;
     const host = new URL(site.url).host;

@@ -228,7 +228,7 @@ rules:
       cli.kill('SIGINT');
       const code = await new Promise<number | null>((res) => cli.on('exit', (c) => res(c)));
       assert.equal(code, 130, out);
-      // Locks of 30 s and leases of 20 s (the task's 15 s timeout + 5 s): without the release they would be here.
+      // Locks of 30 s and leases of 10 s (the task's 5 s timeout + 5 s): without the release they would be here.
       const active = await r.lrange(q.active, 0, -1);
       assert.ok(active.length > 0, 'the killed workers left pages active (back in the queue at the next stalled check)');
       const locked = [];
