@@ -19,6 +19,7 @@ export interface CrawlStudioApi {
   readonly crawls: CrawlManager;
   readonly workers: WorkerManager;
   readonly tree: QueueTreeProvider;
+  readonly workerTree: WorkerTreeProvider;
   readonly statusBar: CrawlStatusBar;
   readonly codeLens: TaskCodeLensProvider;
 }
@@ -64,7 +65,7 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
   );
   if (view.visible) void connection.get().then(() => tree.refresh(), () => tree.refresh());
   registerCommands({ context, connection, crawls, workers, tree });
-  const api: CrawlStudioApi = { connection, crawls, workers, tree, statusBar, codeLens };
+  const api: CrawlStudioApi = { connection, crawls, workers, tree, workerTree, statusBar, codeLens };
   registerResults(context, api);
   return api;
 }

@@ -29,15 +29,32 @@ export function workerIdOf(pid: number, host = hostname()): string {
   return `${host}:${pid}`;
 }
 
+/**
+ * One heartbeat as stored, or null when it is not one this version can read. The fleet may mix versions and
+ * anything can write to Redis: one odd entry must not hide the other workers from a view.
+ */
+export function parseWorkerBeat(json: string): WorkerBeat | null {
+  let b: unknown;
+  try {
+    b = JSON.parse(json);
+  } catch {
+    return null;
+  }
+  if (typeof b !== 'object' || b === null) return null;
+  const r = b as Record<string, unknown>;
+  const numbers = ['pid', 'concurrency', 'started', 'lastSeen', 'processed', 'failed'] as const;
+  if (typeof r.id !== 'string' || typeof r.host !== 'string' || !Array.isArray(r.tasks)) return null;
+  if (numbers.some((k) => typeof r[k] !== 'number')) return null;
+  return b as WorkerBeat;
+}
+
+/** The fleet's heartbeats by worker id, skipping any this version cannot read. */
 export async function readWorkers(redis: Redis): Promise<WorkerBeat[]> {
   const all = await redis.hgetall(WORKERS_KEY);
   const out: WorkerBeat[] = [];
   for (const v of Object.values(all)) {
-    try {
-      out.push(JSON.parse(v) as WorkerBeat);
-    } catch {
-      // A heartbeat written by another version: skip it rather than fail the dashboard.
-    }
+    const beat = parseWorkerBeat(v);
+    if (beat) out.push(beat);
   }
   return out.sort((a, b) => a.id.localeCompare(b.id));
 }
@@ -54,13 +71,8 @@ export async function readWorkers(redis: Redis): Promise<WorkerBeat[]> {
 export async function releaseDeadWorker(redis: Redis, id: string, diedAt: number): Promise<Record<string, number>> {
   const raw = await redis.hget(WORKERS_KEY, id);
   if (raw === null) return {};
-  let beat: WorkerBeat;
-  try {
-    beat = JSON.parse(raw) as WorkerBeat;
-  } catch {
-    return {};
-  }
-  if (beat.started > diedAt) return {};
+  const beat = parseWorkerBeat(raw);
+  if (!beat || beat.started > diedAt) return {};
   const scripts = withScripts(redis);
   const gate = new HostGate(redis);
   const released: Record<string, number> = {};

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { allBooks, expectedPages, serveSite, type SiteServer, type SiteOptions } from '../../src/demo/site';
 import { Redis } from 'ioredis';
 import { hostKeys, taskKeys, WORKERS_KEY } from '../../src/queue/keys';
-import { releaseDeadWorker, workerIdOf, type WorkerBeat } from '../../src/queue/workers';
+import { readWorkers, releaseDeadWorker, workerIdOf, type WorkerBeat } from '../../src/queue/workers';
 import { CrawlQueue } from '../../src/queue/crawl';
 import { readHostTally } from '../../src/queue/metrics';
 import { startRedis, type RedisServer } from '../support/services';
@@ -332,6 +332,21 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
       assert.deepEqual(await releaseDeadWorker(conn, id, diedAt), { t: 0 });
       assert.equal(await conn.hget(WORKERS_KEY, id), null, 'the dead worker\'s heartbeat is removed');
     } finally {
+      conn.disconnect();
+    }
+  });
+
+  it('reads the fleet past heartbeats it cannot read, and never releases on one', async () => {
+    const conn = new Redis(redis.url);
+    try {
+      await conn.del(WORKERS_KEY);
+      const beat: WorkerBeat = { id: 'm:2', pid: 2, host: 'm', tasks: ['t'], concurrency: 4, started: 1, lastSeen: Date.now(), processed: 3, failed: 0 };
+      await conn.hset(WORKERS_KEY, 'm:1', '{not json', 'm:2', JSON.stringify(beat), 'm:3', 'null', 'm:4', JSON.stringify({ id: 'm:4', pid: '4' }));
+      assert.deepEqual(await readWorkers(conn), [beat]);
+      assert.deepEqual(await releaseDeadWorker(conn, 'm:3', Date.now()), {});
+      assert.equal(await conn.hget(WORKERS_KEY, 'm:3'), 'null', 'an entry it cannot read is left as it is');
+    } finally {
+      await conn.del(WORKERS_KEY);
       conn.disconnect();
     }
   });

@@ -1,6 +1,5 @@
 import * as vscode from 'vscode';
-import { WORKERS_KEY } from '../../queue/keys';
-import type { WorkerBeat } from '../../queue/workers';
+import { readWorkers, type WorkerBeat } from '../../queue/workers';
 import type { RedisConnection } from '../redisConnection';
 import type { TrackedWorker, WorkerManager } from './workerManager';
 
@@ -28,11 +27,10 @@ export class WorkerTreeProvider implements vscode.TreeDataProvider<WorkerNode>, 
     const redis = this.connection.peek();
     if (!redis) return;
     try {
-      const raw = await redis.hgetall(WORKERS_KEY);
       const now = Date.now();
       const next = new Map<string, WorkerBeat>();
-      for (const [id, json] of Object.entries(raw)) {
-        const b = JSON.parse(json) as WorkerBeat;
+      for (const b of await readWorkers(redis)) {
+        const id = b.id;
         // WorkerBeats come every 5 s; a worker silent for a minute is gone (killed without cleanup).
         if (now - b.lastSeen > 60_000) continue;
         next.set(id, b);

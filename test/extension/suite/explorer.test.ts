@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import type { CrawlStudioApi } from '../../../src/extension/extension';
 import type { ExplorerNode, JobNode, StateNode } from '../../../src/extension/explorer/queueTree';
 import { serveSite, type SiteServer } from '../../../src/demo/site';
+import { WORKERS_KEY } from '../../../src/queue/keys';
 import { startRedis, type RedisServer } from '../../support/services';
 import { demoShopTask } from '../../support/demoTask';
 import { EXTENSION_ID, activateWith, restoreSettings } from '../support';
@@ -160,6 +161,24 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     await until('the enqueued page to be fetched', () => (site.hits.get('/about.html') ?? 0) > before);
     await vscode.commands.executeCommand('crawlStudio.stopWorkers');
     await until('workers to stop', () => api.workers.list().length === 0);
+  });
+
+  it('lists a worker of another machine from its heartbeat, past one it cannot read', async () => {
+    const redisClient = await api.connection.get();
+    const beat = { id: 'far:77', pid: 77, host: 'far', tasks: ['shop'], concurrency: 8, started: Date.now() - 60_000, lastSeen: Date.now(), processed: 10, failed: 0 };
+    // Another version's worker, or anything else, may write an entry this one cannot read.
+    await redisClient.hset(WORKERS_KEY, 'odd:1', '{"id":', 'far:77', JSON.stringify(beat));
+    try {
+      const remote = await until('the remote worker in the Workers view', () =>
+        api.workerTree.getChildren().find((n) => n.kind === 'remote' && n.beat.id === 'far:77'),
+      );
+      const item = api.workerTree.getTreeItem(remote);
+      assert.equal(item.label, 'far PID 77');
+      assert.equal(item.contextValue, 'worker.remote');
+    } finally {
+      await redisClient.hdel(WORKERS_KEY, 'odd:1', 'far:77');
+    }
+    await until('the worker to leave the view with its heartbeat', () => !api.workerTree.getChildren().some((n) => n.kind === 'remote'));
   });
 
   it('cleans, drains and deletes a queue, keeping stored items', async () => {
