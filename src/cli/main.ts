@@ -8,7 +8,7 @@ import { DEMO_PORT, DEMO_SITE, serveSite } from '../demo/site';
 import { CrawlQueue } from '../queue/crawl';
 import { connectRedis } from '../queue/redis';
 import { RedisNotFoundError } from '../queue/redisServer';
-import { DEFAULT_CONCURRENCY, defaultWorkers, positiveInt } from '../worker/args';
+import { DEFAULT_CONCURRENCY, defaultWorkers, optionalPositiveInt, positiveInt } from '../worker/args';
 import { workerMain } from '../worker/main';
 import { CrawlSession, type Progress } from '../worker/session';
 import demoTaskText from '../../examples/books.crawl.yaml';
@@ -122,8 +122,8 @@ async function cmdRun(args: string[]): Promise<number> {
     concurrency: positiveInt(values.concurrency, 'concurrency', DEFAULT_CONCURRENCY),
     redis: values.redis,
     fresh: values.fresh ?? false,
-    lockDurationMs: values['lock-duration'] ? positiveInt(values['lock-duration'], 'lock-duration', 30_000) : undefined,
-    stalledIntervalMs: values['stalled-interval'] ? positiveInt(values['stalled-interval'], 'stalled-interval', 30_000) : undefined,
+    lockDurationMs: optionalPositiveInt(values['lock-duration'], 'lock-duration'),
+    stalledIntervalMs: optionalPositiveInt(values['stalled-interval'], 'stalled-interval'),
   });
 }
 

@@ -38,7 +38,12 @@ export const WORKER_FLAG_SPEC = {
 } as const;
 
 export function positiveInt(value: string | undefined, name: string, fallback: number): number {
-  if (value === undefined) return fallback;
+  return optionalPositiveInt(value, name) ?? fallback;
+}
+
+/** A flag whose absence leaves the choice to the layer below (e.g. the runtime's default). */
+export function optionalPositiveInt(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number of at least 1, not '${value}'`);
   return n;

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { loadTaskFile } from '../core/task/load';
-import { DEFAULT_CONCURRENCY, positiveInt, WORKER_FLAG_SPEC } from './args';
+import { DEFAULT_CONCURRENCY, optionalPositiveInt, positiveInt, WORKER_FLAG_SPEC } from './args';
 import { watchParent } from './parentWatch';
 import { runWorker } from './runtime';
 
@@ -18,8 +18,8 @@ export async function workerMain(argv: string[]): Promise<void> {
     tasks,
     redisUrl: values.redis,
     concurrency: positiveInt(values.concurrency, 'concurrency', DEFAULT_CONCURRENCY),
-    lockDurationMs: values['lock-duration'] ? positiveInt(values['lock-duration'], 'lock-duration', 30_000) : undefined,
-    stalledIntervalMs: values['stalled-interval'] ? positiveInt(values['stalled-interval'], 'stalled-interval', 30_000) : undefined,
+    lockDurationMs: optionalPositiveInt(values['lock-duration'], 'lock-duration'),
+    stalledIntervalMs: optionalPositiveInt(values['stalled-interval'], 'stalled-interval'),
     log: (level, msg) => process.stdout.write(`${new Date().toISOString()} ${level} ${msg}\n`),
   });
   let closing = false;
