@@ -1,3 +1,5 @@
+import { setTimeout as delay } from 'node:timers/promises';
+
 // A worker's concurrency is the number of requests it has in flight, as Scrapy's CONCURRENT_REQUESTS is: the load a
 // crawl puts on the sites. A page job does more than its request: the host gate and the robots check before it,
 // parsing and extraction, discovery, the store's buffer and BullMQ's completion after it, each a Redis round trip
@@ -80,7 +82,7 @@ export class FetchSlots {
     };
     const politeWait: PoliteWait = async (ms) => {
       const t = performance.now();
-      await new Promise((resolve) => setTimeout(resolve, ms));
+      await delay(ms);
       waited += performance.now() - t;
     };
     try {

@@ -1,5 +1,6 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { setTimeout as delay } from 'node:timers/promises';
 import { ruleByName } from '../core/pipeline/page';
 import { robotsUrl } from '../core/robots';
 import type { CrawlTask } from '../core/task/model';
@@ -66,7 +67,7 @@ export function createProcessor(deps: ProcessorDeps) {
   const slots = deps.slots;
   return slots
     ? (job: Job<PageJobData, PageJobResult>, token?: string) => slots.job((inSlot, politeWait) => processPage(job, token, inSlot, politeWait))
-    : (job: Job<PageJobData, PageJobResult>, token?: string) => processPage(job, token, direct, sleep);
+    : (job: Job<PageJobData, PageJobResult>, token?: string) => processPage(job, token, direct, delay);
 
   async function processPage(job: Job<PageJobData, PageJobResult>, token: string | undefined, inSlot: InSlot, politeWait: PoliteWait): Promise<PageJobResult> {
     if (job.name === SCHEDULED_RUN_JOB) {
@@ -206,10 +207,6 @@ async function failure(err: unknown, job: Job<PageJobData>, redis: Redis, task: 
   const message = f ? f.message : err instanceof Error ? err.message : String(err);
   if (!f?.retryable) return new UnrecoverableError(message);
   return new RetryableFetchError(message, f.retryAfterMs);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 /** Exponential or fixed backoff with jitter; a longer Retry-After from the server wins. */

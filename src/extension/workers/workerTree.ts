@@ -30,9 +30,9 @@ export class WorkerTreeProvider implements vscode.TreeDataProvider<WorkerNode>, 
       const now = Date.now();
       const next = new Map<string, WorkerBeat>();
       for (const b of await readWorkers(redis)) {
-        const id = b.id;
-        // WorkerBeats come every 5 s; a worker silent for a minute is gone (killed without cleanup).
+        // Heartbeats come every 5 s; a worker silent for a minute is gone (killed without cleanup).
         if (now - b.lastSeen > 60_000) continue;
+        const id = b.id;
         next.set(id, b);
         const prev = this.rates.get(id);
         const rate = prev && b.lastSeen > prev.at ? ((b.processed - prev.processed) * 1000) / (b.lastSeen - prev.at) : (prev?.rate ?? 0);
