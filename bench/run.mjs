@@ -243,9 +243,9 @@ async function scaleRun(ctx) {
 }
 
 /**
- * Crawl Studio's two ways of holding C requests in flight, 1 worker × C and 2 × C/2, on the standard site answering
- * SLOW_MS late: what the default worker count (one per two cores) costs or saves where the network, not the CPU,
- * sets the pace.
+ * The no-queue loop and Crawl Studio's two ways of holding C requests in flight, 1 worker × C and 2 × C/2, on the
+ * standard site answering SLOW_MS late: where the network, not the CPU, sets the pace, what the queue and the store
+ * cost against the loop, and what the default worker count (one per two cores) costs or saves.
  */
 async function slowRun(ctx) {
   const proxy = await startSlowProxy(ctx.nginx, SLOW_MS);
@@ -504,6 +504,8 @@ function report(ctx, rows, m, prof) {
   // politeness, dedup and storage.
   const noQueue = rows.filter((r) => (r.key === 'limit' || r.key === 'limit-pipeline') && r.complete);
   const limit = noQueue.length ? noQueue.reduce((a, b) => (b.pagesPerSec > a.pagesPerSec ? b : a)) : null;
+  // The slow site's bar: the same loop behind the same slow proxy.
+  const slowLimit = ctx.slow?.find((r) => r.key === 'limit-pipeline-slow');
   const lin = linearity(ctx.scale?.row, rows.find((r) => r.key === 'cs1'));
   const date = new Date().toISOString();
   L.push(`# Crawl Studio benchmark — ${date.slice(0, 10)}${quick ? ' (quick)' : ''}`);
@@ -578,8 +580,7 @@ function report(ctx, rows, m, prof) {
     if (limit) {
       t.push(`- ≥ 90% of the no-queue limit's pages/s: ${fmt((best.pagesPerSec / limit.pagesPerSec) * 100)}% (${best.name}, best runs) — ${best.pagesPerSec >= 0.9 * limit.pagesPerSec ? 'met' : '**not met**'}; round by round (each Crawl Studio run against the faster no-queue run of the same round): 1 worker ${paired('cs1').join(', ') || '–'}, 2 workers ${paired('cs2').join(', ') || '–'}`);
       t.push(`  - CPU per page, the contention-robust view: Crawl Studio needs ${csRows.map((r) => `${fmt(r.cpuPer1000 / limit.cpuPer1000, 2)}× (${r.key})`).join(', ')} the no-queue row's CPU per page (crawler + Redis)`);
-      const slowLimit = ctx.slow?.find((r) => r.key === 'limit-pipeline-slow');
-      const slowCs = ctx.slow?.filter((r) => r.key !== 'limit-pipeline-slow' && r.complete) ?? [];
+      const slowCs = ctx.slow?.filter((r) => r !== slowLimit && r.complete) ?? [];
       if (slowLimit?.complete && slowCs.length) {
         const s = slowCs.reduce((a, b) => (b.pagesPerSec > a.pagesPerSec ? b : a));
         const ratio = s.pagesPerSec / slowLimit.pagesPerSec;
@@ -630,7 +631,6 @@ function report(ctx, rows, m, prof) {
         'cost where the CPU is not the limit; CPU per page says what the second worker process costs.',
     );
     L.push('');
-    const slowLimit = ctx.slow.find((r) => r.key === 'limit-pipeline-slow');
     L.push('| crawler | complete | pages | wall s | pages/s | pages/s (fetch window) | ratio to limit | CPU s / 1,000 pages | peak RSS |');
     L.push('|---|---|---|---|---|---|---|---|---|');
     for (const r of ctx.slow) {
