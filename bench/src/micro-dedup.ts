@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { parseArgs } from 'node:util';
-import { discoverCall } from '../../src/queue/crawl';
-import { bucketBitsFor } from '../../src/queue/dedup';
-import { taskKeys } from '../../src/queue/keys';
-import { withScripts } from '../../src/queue/scripts';
+import { discoverCall } from '../../src/frontier/crawl';
+import { bucketBitsFor } from '../../src/frontier/dedup';
+import { taskKeys } from '../../src/frontier/keys';
+import { withScripts } from '../../src/frontier/scripts';
 
 // Redis memory per URL of the dedup ("seen") state at N URLs, driven through the engine's own discover path:
 // the same keys, members and Lua script (lua/discover.lua) that CrawlQueue.enqueueLinks sends, 1,000 links per
@@ -61,7 +61,7 @@ async function main() {
   const k = taskKeys('dedupbench');
   const run = 'r1';
   const bits = bucketBitsFor(null);
-  // discover.lua refuses links of a run that is not the task's current one (see src/queue/lua/discover.lua).
+  // discover.lua refuses links of a run that is not the task's current one (see src/frontier/lua/discover.lua).
   await redis.hset(k.meta, 'run', run);
   let m0 = await used(redis);
   let t0 = performance.now();

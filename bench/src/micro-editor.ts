@@ -8,7 +8,7 @@
 import Module from 'node:module';
 import { statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { measurePreviewLatency } from '../../src/core/designer/bench';
+import { measurePreviewLatency } from './previewLatency';
 import { runResultsBenchmark } from '../../src/extension/results/bench';
 
 const { values } = parseArgs({ options: { extension: { type: 'string' }, vsix: { type: 'string' }, items: { type: 'string' } } });

@@ -1,9 +1,9 @@
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { parseArgs } from 'node:util';
-import { CrawlQueue, type PageJobData } from '../../src/queue/crawl';
-import { bullPrefix } from '../../src/queue/keys';
-import { connectRedis } from '../../src/queue/redis';
+import { CrawlQueue, type PageJobData } from '../../src/frontier/crawl';
+import { bullPrefix } from '../../src/frontier/keys';
+import { connectRedis } from '../../src/redis/connect';
 import { parseTask } from '../../src/core/task/parse';
 
 // The queue's own cost per page: BullMQ jobs with the engine's job options (ids, attempts, backoff, kept

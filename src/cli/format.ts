@@ -1,4 +1,4 @@
-import type { CrawlStatus } from '../queue/crawl';
+import type { CrawlStatus } from '../frontier/crawl';
 import { formatBytes, formatDuration, groupDigits as n } from '../core/units';
 
 // Terminal output of the CLI: one progress line, and a summary at the end.

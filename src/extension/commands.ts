@@ -4,7 +4,7 @@ import { engine } from './lazy';
 import { TaskInvalidError, type CrawlManager } from './crawls/crawlManager';
 import { JobNode, MoreNode, QueueNode, type QueueTreeProvider } from './explorer/queueTree';
 import { describeConnectionError, type RedisConnection } from './redisConnection';
-import { RedisNotFoundError } from '../queue/redisServer';
+import { RedisNotFoundError } from '../redis/server';
 import { requireTrust, settings, UntrustedWorkspaceError } from './settings';
 import type { WorkerManager } from './workers/workerManager';
 import type { WorkerNode } from './workers/workerTree';

@@ -3,8 +3,8 @@
 // initialisers, so opening a folder costs only the VS Code glue.
 export { parseTask } from '../core/task/parse';
 export { outlineTask } from '../core/task/outline';
-export { CrawlQueue } from '../queue/crawl';
-export { connectRedis } from '../queue/redis';
-export { CrawlSession } from '../worker/session';
-export { attachStore } from '../worker/storage';
+export { CrawlQueue } from '../frontier/crawl';
+export { connectRedis } from '../redis/connect';
+export { CrawlSession } from '../run/session';
+export { attachStore } from '../run/storeAttachment';
 export { QueueModel } from './explorer/queueModel';

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import * as vscode from 'vscode';
 import { redactUrl } from '../core/url/redact';
 import { engine } from './lazy';
-import { RedisNotFoundError, startManagedRedis, type ManagedRedis } from '../queue/redisServer';
+import { RedisNotFoundError, startManagedRedis, type ManagedRedis } from '../redis/server';
 import { requireTrust, settings } from './settings';
 
 // The extension's one Redis: the `crawlStudio.redisUrl` setting (its password in SecretStorage, never in

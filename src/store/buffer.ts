@@ -1,5 +1,5 @@
 import type { ChainableCommander, Redis } from 'ioredis';
-import { taskKeys } from '../queue/keys';
+import { taskKeys } from '../frontier/keys';
 import type { PageRecord } from './types';
 
 // The worker side of the storage pipeline. A fetched page becomes one stream entry, appended with a single

@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
-import { redactUrl } from '../queue/redis';
+import { redactUrl } from '../redis/connect';
 import { PostgresStore } from './postgres';
 import { SqliteStore } from './sqlite';
 import { schemaForTask } from './tables';

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { redactUrl } from '../queue/redis';
+import { redactUrl } from '../redis/connect';
 import { itemTableName, mergeFieldNames, ORDER_COLUMNS, quoteIdent } from './tables';
 import {
   StoreDataError,

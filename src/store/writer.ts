@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { taskKeys } from '../queue/keys';
+import { taskKeys } from '../frontier/keys';
 import { backoffDelay, type BackoffOptions } from './backoff';
 import { PAGE_FIELD } from './buffer';
 import { decodeEntry, DEFAULT_LIMITS, mergeBatch, type DecodedEntry, type MergeLimits } from './merge';

@@ -3,13 +3,13 @@ import { hostname } from 'node:os';
 import type { RobotsSource } from '../core/robots';
 import { MAX_ROBOTS_BYTES, robotsUrl } from '../core/robots';
 import type { CrawlTask } from '../core/task/model';
-import { CrawlQueue, type PageJobData, type PageJobResult } from '../queue/crawl';
-import { bullPrefix, WORKERS_KEY } from '../queue/keys';
-import { countFailed } from '../queue/metrics';
-import { HostGate } from '../queue/politeness';
-import { connectRedis, redactUrl } from '../queue/redis';
-import { RobotsCache } from '../queue/robots';
-import { workerIdOf, type WorkerBeat } from '../queue/workers';
+import { CrawlQueue, type PageJobData, type PageJobResult } from '../frontier/crawl';
+import { bullPrefix, WORKERS_KEY } from '../frontier/keys';
+import { countFailed } from '../observe/metrics';
+import { HostGate } from '../frontier/politeness';
+import { connectRedis, redactUrl } from '../redis/connect';
+import { RobotsCache } from '../frontier/robots';
+import { workerIdOf, type WorkerBeat } from '../frontier/fleet';
 import { FetchFailure, fetchPage } from './fetcher';
 import { createAnalyser } from './analysis';
 import { FetchSlots } from './fetchSlots';
@@ -72,7 +72,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
       // As many jobs as keep the requests busy (slots.onJobsWanted below).
       concurrency: slots.jobsWanted(),
       lockDuration: opts.lockDurationMs ?? 30_000,
-      // How soon a dead worker's jobs, once its supervisor released them (queue/workers.ts), go back to the queue.
+      // How soon a dead worker's jobs, once its supervisor released them (frontier/fleet.ts), go back to the queue.
       // BullMQ's default is 30 s; a check is one short script, and one worker of the fleet makes it per interval.
       stalledInterval: opts.stalledIntervalMs ?? 5_000,
       // A job whose worker keeps dying is failed after a few stalls rather than retried forever.

@@ -4,11 +4,11 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SiteServer } from '../../src/demo/site';
-import { CrawlQueue } from '../../src/queue/crawl';
-import { taskKeys } from '../../src/queue/keys';
-import type { CrawlSession } from '../../src/worker/session';
-import { attachStore, type AttachedStore } from '../../src/worker/storage';
-import { connectRedis } from '../../src/queue/redis';
+import { CrawlQueue } from '../../src/frontier/crawl';
+import { taskKeys } from '../../src/frontier/keys';
+import type { CrawlSession } from '../../src/run/session';
+import { attachStore, type AttachedStore } from '../../src/run/storeAttachment';
+import { connectRedis } from '../../src/redis/connect';
 import { startRedis, type RedisServer } from '../support/services';
 import { hostileMiddleware, hostileExpectations, type HostileContext } from './hostile';
 import {

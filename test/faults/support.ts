@@ -8,10 +8,10 @@ import type { Redis } from 'ioredis';
 import { allBooks, expectedPages, serveSite, type SiteOptions, type SiteServer } from '../../src/demo/site';
 import { loadTaskFile } from '../../src/core/task/load';
 import type { CrawlTask } from '../../src/core/task/model';
-import { CrawlQueue, type CrawlStats } from '../../src/queue/crawl';
-import { connectRedis } from '../../src/queue/redis';
+import { CrawlQueue, type CrawlStats } from '../../src/frontier/crawl';
+import { connectRedis } from '../../src/redis/connect';
 import { SqliteStore } from '../../src/store/sqlite';
-import { CrawlSession, type SessionOptions } from '../../src/worker/session';
+import { CrawlSession, type SessionOptions } from '../../src/run/session';
 import { bookTask } from '../support/crawl';
 
 // The fault-injection suite's shared parts: a bookshop of a few thousand pages with faults injected by

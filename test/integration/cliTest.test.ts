@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { saveFixture } from '../../src/core/designer/fixtureStore';
+import { saveFixture } from '../../src/workspace/fixtureStore';
 import { DEMO_SITE, renderPage } from '../../src/demo/site';
 import { writeTask } from '../support/crawl';
 

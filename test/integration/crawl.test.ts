@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { allBooks, expectedPages, serveSite, type SiteServer, type SiteOptions } from '../../src/demo/site';
 import { Redis } from 'ioredis';
-import { hostKeys, taskKeys, WORKERS_KEY } from '../../src/queue/keys';
-import { readWorkers, releaseDeadWorker, workerIdOf, type WorkerBeat } from '../../src/queue/workers';
-import { CrawlQueue } from '../../src/queue/crawl';
-import { readHostTally } from '../../src/queue/metrics';
+import { hostKeys, taskKeys, WORKERS_KEY } from '../../src/frontier/keys';
+import { readWorkers, releaseDeadWorker, workerIdOf, type WorkerBeat } from '../../src/frontier/fleet';
+import { CrawlQueue } from '../../src/frontier/crawl';
+import { readHostTally } from '../../src/observe/metrics';
 import { startRedis, type RedisServer } from '../support/services';
 import { bookTask, bufferedPages, session, writeTask } from '../support/crawl';
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import type { KeptLink } from '../../src/core/pipeline/page';
 import { parseTask } from '../../src/core/task/parse';
-import { CrawlQueue } from '../../src/queue/crawl';
-import { readHostTally } from '../../src/queue/metrics';
-import { connectRedis } from '../../src/queue/redis';
+import { CrawlQueue } from '../../src/frontier/crawl';
+import { readHostTally } from '../../src/observe/metrics';
+import { connectRedis } from '../../src/redis/connect';
 import { commandCalls, startRedis, type RedisServer } from '../support/services';
 
 // CrawlQueue.finishPage: a page's links enqueued, then the page finished (record in the items stream, counters,

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import type { RobotsSource } from '../../src/core/robots';
 import { serveSite, type SiteServer } from '../../src/demo/site';
-import { robotsKey } from '../../src/queue/keys';
-import { connectRedis } from '../../src/queue/redis';
-import { RobotsCache } from '../../src/queue/robots';
+import { robotsKey } from '../../src/frontier/keys';
+import { connectRedis } from '../../src/redis/connect';
+import { RobotsCache } from '../../src/frontier/robots';
 import { runWorker } from '../../src/worker/runtime';
 import { commandCalls, startRedis, type RedisServer } from '../support/services';
 import { bookTask, writeTask } from '../support/crawl';

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
-import { taskKeys } from '../../src/queue/keys';
+import { taskKeys } from '../../src/frontier/keys';
 import { bufferPageIn } from '../../src/store/buffer';
 import { openStore } from '../../src/store/open';
 import type { ItemStore } from '../../src/store/types';

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { connectRedis } from '../../src/queue/redis';
+import { connectRedis } from '../../src/redis/connect';
 import type { ExtractedItem } from '../../src/core/extract/extract';
 import type { PageRecord } from '../../src/store/types';
 import { inCI, type RedisServer, startRedis } from '../support/services';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import pg from 'pg';
-import { taskKeys } from '../../src/queue/keys';
+import { taskKeys } from '../../src/frontier/keys';
 import { bufferPage, bufferPageIn } from '../../src/store/buffer';
 import { openStore } from '../../src/store/open';
 import type { PostgresStore } from '../../src/store/postgres';

@@ -4,9 +4,9 @@ import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { loadTaskFile } from '../../src/core/task/load';
 import type { CrawlTask } from '../../src/core/task/model';
-import { taskKeys } from '../../src/queue/keys';
+import { taskKeys } from '../../src/frontier/keys';
 import type { PageRecord } from '../../src/store/types';
-import { CrawlSession, type SessionOptions } from '../../src/worker/session';
+import { CrawlSession, type SessionOptions } from '../../src/run/session';
 
 // Helpers for crawl integration tests: a task file in a temp dir, a session with real worker processes from
 // the built bundle (dist/worker.js), and the pages the workers buffered for the store.

@@ -6,7 +6,7 @@ import { dashboardData, downsample, WorkerRates } from '../../src/extension/dash
 import { parseDashboardMessage } from '../../src/extension/dashboard/messages';
 import { benchmarkResults, seedItems } from '../../src/extension/results/bench';
 import { parseResultsMessage } from '../../src/extension/results/messages';
-import type { HealthSnapshot } from '../../src/queue/health';
+import type { HealthSnapshot } from '../../src/observe/health';
 import { parseTask } from '../../src/core/task/parse';
 import { SqliteStore } from '../../src/store';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import { describeGroup, failureGroupOf } from '../../src/queue/failures';
-import { taskKeys } from '../../src/queue/keys';
-import { estimateEta, mergeTiers, metricsKeys, rateSeries, readHistory, readHostTally, recordSample, countFailed, countSkipped, type MetricSample } from '../../src/queue/metrics';
+import { describeGroup, failureGroupOf } from '../../src/observe/failures';
+import { taskKeys } from '../../src/frontier/keys';
+import { estimateEta, mergeTiers, metricsKeys, rateSeries, readHistory, readHostTally, recordSample, countFailed, countSkipped, type MetricSample } from '../../src/observe/metrics';
 import { compileFilters, ItemCache, ItemView, QualityTracker, sortKeyOf, viewAsStore } from '../../src/store/query';
 import { exportItems, SqliteStore } from '../../src/store';
 import { mkdtempSync, rmSync } from 'node:fs';

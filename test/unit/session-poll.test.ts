@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
-import type { JobCounts } from '../../src/queue/crawl';
-import { nextPollMs } from '../../src/worker/session';
+import type { JobCounts } from '../../src/frontier/crawl';
+import { nextPollMs } from '../../src/run/session';
 
 // When a session looks at its run again: at half the time the jobs left should take, never faster than 25 ms,
 // never slower than the configured poll.

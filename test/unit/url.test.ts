@@ -4,7 +4,7 @@ import { globToRegExp, compileUrlPattern } from '../../src/core/url/patterns';
 import { decideLink } from '../../src/core/url/scope';
 import { isPrivateAddress } from '../../src/core/url/hosts';
 import { parseTask } from '../../src/core/task/parse';
-import { bucketBitsFor, seenSlot } from '../../src/queue/dedup';
+import { bucketBitsFor, seenSlot } from '../../src/frontier/dedup';
 import { fingerprint, fingerprintHex } from '../../src/core/url/fingerprint';
 import { createHash } from 'node:crypto';
 

@@ -1,9 +1,9 @@
 import * as vscode from 'vscode';
 import { formatDiagnostic } from '../../core/task/diagnostics';
 import type { CrawlTask } from '../../core/task/model';
-import type { CrawlStatus } from '../../queue/crawl';
-import type { CrawlSession, SessionResult } from '../../worker/session';
-import type { AttachedStore } from '../../worker/storage';
+import type { CrawlStatus } from '../../frontier/crawl';
+import type { CrawlSession, SessionResult } from '../../run/session';
+import type { AttachedStore } from '../../run/storeAttachment';
 import { engine } from '../lazy';
 import type { RedisConnection } from '../redisConnection';
 import { requireTrust, settings } from '../settings';

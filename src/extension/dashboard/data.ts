@@ -1,8 +1,8 @@
 import type { CrawlTask } from '../../core/task/model';
-import { describeGroup } from '../../queue/failures';
-import type { HealthSnapshot } from '../../queue/health';
-import type { WorkerBeat } from '../../queue/workers';
-import { estimateEta, rateSeries, skippedJobs } from '../../queue/metrics';
+import { describeGroup } from '../../observe/failures';
+import type { HealthSnapshot } from '../../observe/health';
+import type { WorkerBeat } from '../../frontier/fleet';
+import { estimateEta, rateSeries, skippedJobs } from '../../observe/metrics';
 import type { DashboardData, Series, WorkerRow } from './protocol';
 
 // Shapes a health snapshot for the dashboard webview: counters, chart series (downsampled), groups, hosts and

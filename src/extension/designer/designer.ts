@@ -1,7 +1,7 @@
 import { dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 import { formatTestReport, type TaskTestReport } from '../../core/designer/fixtures';
-import { saveFixture, testTask } from '../../core/designer/fixtureStore';
+import { saveFixture, testTask } from '../../workspace/fixtureStore';
 import { planInsert } from '../../core/designer/insert';
 import { chooseRule } from '../../core/designer/preview';
 import { scaffoldTask, taskName } from '../../core/designer/scaffold';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { preparePage, type PreparedPage } from '../../core/designer/page';
-import { listPages, loadPage, savePage, setPageRule, type CachedPage, type CachedPageMeta } from '../../core/designer/pageCache';
+import { listPages, loadPage, savePage, setPageRule, type CachedPage, type CachedPageMeta } from '../../workspace/pageCache';
 import { compileRobots, MAX_ROBOTS_BYTES, robotsUrl, type RobotsRules, type RobotsSource } from '../../core/robots';
 import { DEFAULT_USER_AGENT, DEFAULTS, type CrawlTask } from '../../core/task/model';
 import { formatBytes } from '../../core/units';

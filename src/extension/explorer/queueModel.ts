@@ -1,7 +1,7 @@
 import { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { parseStats, type CrawlStats, type PageJobData, type PageJobResult } from '../../queue/crawl';
-import { bullPrefix, taskKeys, TASKS_KEY } from '../../queue/keys';
+import { parseStats, type CrawlStats, type PageJobData, type PageJobResult } from '../../frontier/crawl';
+import { bullPrefix, taskKeys, TASKS_KEY } from '../../frontier/keys';
 
 // What the explorer shows, read from Redis: the task queues, their counts, and pages of jobs. One BullMQ Queue
 // object per task, all sharing the explorer's connection.

@@ -3,12 +3,12 @@ import { Job, Queue } from 'bullmq';
 import { dirname } from 'node:path';
 import type { CrawlTask } from '../../core/task/model';
 import { fingerprintHex } from '../../core/url/fingerprint';
-import type { PageJobData, PageJobResult } from '../../queue/crawl';
-import { findUrl, type UrlFinding, type UrlSearchResult } from '../../queue/findUrl';
-import { bullPrefix } from '../../queue/keys';
+import type { PageJobData, PageJobResult } from '../../frontier/crawl';
+import { findUrl, type UrlFinding, type UrlSearchResult } from '../../observe/findUrl';
+import { bullPrefix } from '../../frontier/keys';
 import { openStore, type ItemStore } from '../../store';
 import { ItemView } from '../../store/query';
-import { storeUrlFor } from '../../worker/storage';
+import { storeUrlFor } from '../../run/storeAttachment';
 import type { RedisConnection } from '../redisConnection';
 
 // Jobs seen from the results side: "Show Job" for a stored row and "Find URL" across the queue, the seen set,

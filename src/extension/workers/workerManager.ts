@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { WorkerSupervisor, type WorkerProcessInfo } from '../../worker/supervisor';
+import { WorkerSupervisor, type WorkerProcessInfo } from '../../run/supervisor';
 
 // Local worker processes started from the editor: each is a child process running dist/worker.js (the same
 // program as `crawl-studio worker`), with its log in its own output channel. A crash never reaches the

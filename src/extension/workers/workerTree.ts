@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { readWorkers, type WorkerBeat } from '../../queue/workers';
+import { readWorkers, type WorkerBeat } from '../../frontier/fleet';
 import type { RedisConnection } from '../redisConnection';
 import type { TrackedWorker, WorkerManager } from './workerManager';
 

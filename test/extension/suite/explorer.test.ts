@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import type { CrawlStudioApi } from '../../../src/extension/extension';
 import type { ExplorerNode, JobNode, StateNode } from '../../../src/extension/explorer/queueTree';
 import { serveSite, type SiteServer } from '../../../src/demo/site';
-import { WORKERS_KEY } from '../../../src/queue/keys';
+import { WORKERS_KEY } from '../../../src/frontier/keys';
 import { startRedis, type RedisServer } from '../../support/services';
 import { demoShopTask } from '../../support/demoTask';
 import { EXTENSION_ID, activateWith, restoreSettings } from '../support';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { CrawlStudioApi } from '../../../src/extension/extension';
 import type { ToResults } from '../../../src/extension/results/protocol';
-import type { UrlSearchResult } from '../../../src/queue/findUrl';
+import type { UrlSearchResult } from '../../../src/observe/findUrl';
 import { serveSite, type SiteServer } from '../../../src/demo/site';
 import { startRedis, type RedisServer } from '../../support/services';
 import { demoShopTask, PRICE_FIELD } from '../../support/demoTask';

@@ -1,4 +1,4 @@
-import { connectRedis } from '../../../src/queue/redis';
+import { connectRedis } from '../../../src/redis/connect';
 import { SqliteStore } from '../../../src/store/sqlite';
 import { startWriter } from '../../../src/store/writer';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { analysePage } from '../../../src/core/pipeline/page';
 import { parseTask } from '../../../src/core/task/parse';
-import { CrawlQueue } from '../../../src/queue/crawl';
-import { connectRedis } from '../../../src/queue/redis';
+import { CrawlQueue } from '../../../src/frontier/crawl';
+import { connectRedis } from '../../../src/redis/connect';
 import { startRedis, type RedisServer } from '../../support/services';
 
 // Found by the fault suite's hostile-site scenario: a page with 100,000 distinct links made enqueueLinks spread

@@ -1,4 +1,4 @@
-import { connectRedis } from '../../../src/queue/redis';
+import { connectRedis } from '../../../src/redis/connect';
 import { openStore } from '../../../src/store/open';
 import { SqliteStore } from '../../../src/store/sqlite';
 import type { ItemStore } from '../../../src/store/types';

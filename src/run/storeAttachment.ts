@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { dirname, join } from 'node:path';
 import type { CrawlTask } from '../core/task/model';
-import type { CrawlStatus, RunInfo } from '../queue/crawl';
+import type { CrawlStatus, RunInfo } from '../frontier/crawl';
 import { openStore, startWriter, type ItemStore, type WriterHandle } from '../store';
 import { summaryFromStatus, type SessionStoreHooks } from './session';
 

@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { CrawlTask } from '../core/task/model';
-import { CrawlQueue, type CrawlStatus, type JobCounts, type RunInfo } from '../queue/crawl';
-import { recordSample } from '../queue/metrics';
-import { connectRedis } from '../queue/redis';
+import { CrawlQueue, type CrawlStatus, type JobCounts, type RunInfo } from '../frontier/crawl';
+import { recordSample } from '../observe/metrics';
+import { connectRedis } from '../redis/connect';
 import { WorkerSupervisor, type WorkerProcessInfo } from './supervisor';
 
 // One crawl driven from this process: start or resume the run, start local workers, watch progress, and

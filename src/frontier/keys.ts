@@ -42,7 +42,7 @@ export function taskKeys(task: string) {
   };
 }
 
-/** Keys of a run's metrics (queue/metrics.ts), in the task's hash slot like the rest of its keys. */
+/** Keys of a run's metrics (observe/metrics.ts), in the task's hash slot like the rest of its keys. */
 export function metricsKeys(task: string, run: string) {
   const base = `${taskKeys(task).meta.slice(0, -'meta'.length)}metrics:${run}:`;
   return {

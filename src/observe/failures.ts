@@ -1,7 +1,7 @@
 import type { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { PageJobData, PageJobResult } from './crawl';
-import { taskKeys } from './keys';
+import type { PageJobData, PageJobResult } from '../frontier/crawl';
+import { taskKeys } from '../frontier/keys';
 
 // Failed jobs grouped by cause, and "retry all of this group". The stats hash counts failures per group
 // (failed:<group>, from FetchFailure.group); a failed job only keeps its message (failedReason), so the group

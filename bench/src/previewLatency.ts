@@ -1,6 +1,6 @@
-import { DEMO_SITE, renderPage } from '../../demo/site';
-import { preparePage, suggestFor } from './page';
-import { computePreview } from './preview';
+import { DEMO_SITE, renderPage } from '../../src/demo/site';
+import { preparePage, suggestFor } from '../../src/core/designer/page';
+import { computePreview } from '../../src/core/designer/preview';
 
 // The preview's update latency, for the benchmark suite: the issue asks for updates within 150 ms of a
 // keystroke pause on a 300 KB page. One update is what the extension does after the debounce: parse and

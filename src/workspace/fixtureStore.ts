@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { analysePage, ruleByName } from '../pipeline/page';
-import { formatDiagnostic } from '../task/diagnostics';
-import type { CrawlTask } from '../task/model';
-import { parseTask } from '../task/parse';
-import { expectedFrom, failed, FIXTURE_VERSION, runFixture, type Fixture, type FixtureResult, type TaskTestReport } from './fixtures';
+import { analysePage, ruleByName } from '../core/pipeline/page';
+import { formatDiagnostic } from '../core/task/diagnostics';
+import type { CrawlTask } from '../core/task/model';
+import { parseTask } from '../core/task/parse';
+import { expectedFrom, failed, FIXTURE_VERSION, runFixture, type Fixture, type FixtureResult, type TaskTestReport } from '../core/designer/fixtures';
 
 // The files behind fixtures: `<task dir>/.crawl/fixtures/<task name>/<name>.html` (the page) and `<name>.json`
 // (URL, rule, depth and the expected extraction). Used by the extension ("Save Page as Fixture", "Test Task")

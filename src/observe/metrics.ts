@@ -1,9 +1,9 @@
 import type { ChainableCommander, Redis } from 'ioredis';
-import type { CrawlStats } from './crawl';
-import { parseStats } from './crawl';
-import { hostTallyField, metricsKeys, taskKeys, type HostOutcome } from './keys';
+import type { CrawlStats } from '../frontier/crawl';
+import { parseStats } from '../frontier/crawl';
+import { hostTallyField, metricsKeys, taskKeys, type HostOutcome } from '../frontier/keys';
 
-export { metricsKeys } from './keys';
+export { metricsKeys } from '../frontier/keys';
 
 // Crawl metrics over time, kept in Redis so a dashboard opened later (after a window reload, on another machine)
 // shows the run so far. Whoever watches a run samples it: the crawl session on every poll, and an open

@@ -4,7 +4,7 @@ import { withScripts, type CrawlScripts } from './scripts';
 
 // Per-host politeness across the whole fleet (see lua/politeness.lua). A lease expires by itself, so a worker
 // killed mid-request frees its slot after `leaseMs` without anybody cleaning up; sooner when the supervisor that saw
-// it die releases its leases (queue/workers.ts).
+// it die releases its leases (frontier/fleet.ts).
 
 export interface HostLimits {
   readonly concurrency: number;

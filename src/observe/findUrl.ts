@@ -3,10 +3,10 @@ import type { Redis } from 'ioredis';
 import type { CrawlTask } from '../core/task/model';
 import { fingerprintHex } from '../core/url/fingerprint';
 import { decideLink } from '../core/url/scope';
-import { KEEP_COMPLETED, type PageJobData, type PageJobResult, type RunInfo } from './crawl';
-import { seenSlot } from './dedup';
+import { KEEP_COMPLETED, type PageJobData, type PageJobResult, type RunInfo } from '../frontier/crawl';
+import { seenSlot } from '../frontier/dedup';
 import { describeGroup, failureGroupOf } from './failures';
-import { taskKeys } from './keys';
+import { taskKeys } from '../frontier/keys';
 
 // "Where is this URL and why": one search across the task's scope rules, the run's seen set, its job (in any
 // state, failed included) and the stored items. Each place answers with a finding a person can read.

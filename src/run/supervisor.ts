@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { workerArgs, type WorkerFlags } from './args';
-import { PARENT_PIPE_ENV } from './parentWatch';
+import { workerArgs, type WorkerFlags } from '../worker/args';
+import { PARENT_PIPE_ENV } from '../worker/parentWatch';
 
 // Starts and watches local worker processes. The CLI's `run` and the extension both use it, so a worker
 // started from either is the same program with the same flags. Workers are child processes: a crash of one
@@ -167,7 +167,7 @@ export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
    */
   private async release(pid: number, diedAt: number): Promise<void> {
     // Loaded here, not at the top: the extension imports this module at activation, which must not load ioredis.
-    const [{ connectRedis }, { releaseDeadWorker, workerIdOf }] = await Promise.all([import('../queue/redis'), import('../queue/workers')]);
+    const [{ connectRedis }, { releaseDeadWorker, workerIdOf }] = await Promise.all([import('../redis/connect'), import('../frontier/fleet')]);
     const redis = connectRedis(this.opts.redis, { maxRetriesPerRequest: 1, connectionName: 'crawl-studio-supervisor' });
     // Disconnecting fails the pending commands, which ends the wait.
     const timer = setTimeout(() => redis.disconnect(), RELEASE_TIMEOUT_MS);

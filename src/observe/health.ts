@@ -2,10 +2,10 @@ import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { compileRobots, type RobotsSource } from '../core/robots';
 import type { CrawlTask } from '../core/task/model';
-import { parseStats, type CrawlStats, type PageJobData, type PageJobResult } from './crawl';
+import { parseStats, type CrawlStats, type PageJobData, type PageJobResult } from '../frontier/crawl';
 import { sampleFailures, type FailureGroupSample } from './failures';
-import { hostKeys, robotsKey, taskKeys } from './keys';
-import { readWorkers, type WorkerBeat } from './workers';
+import { hostKeys, robotsKey, taskKeys } from '../frontier/keys';
+import { readWorkers, type WorkerBeat } from '../frontier/fleet';
 import { readHistory, readHostTally, readSkippedUrls, type HostTally, type MetricSample } from './metrics';
 
 // What the crawl dashboard shows, read from Redis in one place: the run, its counters, the metric history,
