@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { workerArgs, type WorkerFlags } from '../worker/args';
+import { workerArgs, workerEnv, type WorkerFlags } from '../worker/args';
 import { PARENT_PIPE_ENV } from '../worker/parentWatch';
 
 // Starts and watches local worker processes. The CLI's `run` and the extension both use it, so a worker
@@ -77,7 +77,8 @@ export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
   private spawnOne(): WorkerProcessInfo {
     const args = [this.opts.workerScript, ...workerArgs(this.opts.taskFiles, this.opts)];
     const child = spawn(this.opts.execPath ?? process.execPath, args, {
-      env: { ...process.env, ...this.opts.env, ELECTRON_RUN_AS_NODE: '1', [PARENT_PIPE_ENV]: '1' },
+      // The Redis URL, which may hold a password, by environment: a command line is readable by every user.
+      env: { ...process.env, ...this.opts.env, ...workerEnv(this.opts), ELECTRON_RUN_AS_NODE: '1', [PARENT_PIPE_ENV]: '1' },
       // stdin is the parent pipe (see parentWatch.ts): never written, closed by the kernel when this process dies.
       stdio: ['pipe', 'pipe', 'pipe'],
       cwd: this.opts.cwd,

@@ -23,11 +23,25 @@ export interface WorkerFlags {
   readonly stalledIntervalMs?: number;
 }
 
-export function workerArgs(taskFiles: readonly string[], flags: WorkerFlags): string[] {
-  const args = [...taskFiles, '--redis', flags.redis, '--concurrency', String(flags.concurrency)];
+/**
+ * Where a worker reads its Redis URL when `--redis` is not given: the variable `crawl-studio worker` and the other
+ * commands read too. The processes the CLI and the extension spawn get the URL only there, never as `--redis`: a
+ * command line is public to every user of the machine (`ps aux`, /proc/PID/cmdline), a process's environment only
+ * to its owner, and the URL may hold a password.
+ */
+export const REDIS_URL_ENV = 'CRAWL_STUDIO_REDIS';
+
+/** The command line of a spawned worker: no secret in it (the Redis URL goes in workerEnv). */
+export function workerArgs(taskFiles: readonly string[], flags: Omit<WorkerFlags, 'redis'>): string[] {
+  const args = [...taskFiles, '--concurrency', String(flags.concurrency)];
   if (flags.lockDurationMs !== undefined) args.push('--lock-duration', String(flags.lockDurationMs));
   if (flags.stalledIntervalMs !== undefined) args.push('--stalled-interval', String(flags.stalledIntervalMs));
   return args;
+}
+
+/** The environment a spawned worker needs besides its parent's: the Redis URL (see REDIS_URL_ENV). */
+export function workerEnv(flags: Pick<WorkerFlags, 'redis'>): Record<string, string> {
+  return { [REDIS_URL_ENV]: flags.redis };
 }
 
 export const WORKER_FLAG_SPEC = {

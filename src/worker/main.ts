@@ -1,22 +1,24 @@
 import { parseArgs } from 'node:util';
 import { loadTaskFile } from '../core/task/load';
-import { DEFAULT_CONCURRENCY, optionalPositiveInt, positiveInt, WORKER_FLAG_SPEC } from './args';
+import { DEFAULT_CONCURRENCY, optionalPositiveInt, positiveInt, REDIS_URL_ENV, WORKER_FLAG_SPEC } from './args';
 import { watchParent } from './parentWatch';
 import { runWorker } from './runtime';
 
-// Entry point of a worker process (dist/worker.js): `node dist/worker.js TASK... --redis URL [--concurrency N]`.
+// Entry point of a worker process (dist/worker.js): `node dist/worker.js TASK... [--redis URL] [--concurrency N]`,
+// the Redis URL from --redis or else $CRAWL_STUDIO_REDIS (how the CLI and the extension pass it: see workerEnv).
 // SIGTERM/SIGINT finish in-flight jobs, a second signal leaves them to be picked up by other workers; nothing
 // is lost either way.
 
 export async function workerMain(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: WORKER_FLAG_SPEC });
-  if (positionals.length === 0 || !values.redis) {
-    throw new Error('usage: worker <task.crawl.yaml>... --redis redis://host:port [--concurrency N]');
+  const redisUrl = values.redis || process.env[REDIS_URL_ENV];
+  if (positionals.length === 0 || !redisUrl) {
+    throw new Error(`usage: worker <task.crawl.yaml>... --redis redis://host:port [--concurrency N] (or the URL in $${REDIS_URL_ENV})`);
   }
   const tasks = await Promise.all(positionals.map(loadTaskFile));
   const handle = await runWorker({
     tasks,
-    redisUrl: values.redis,
+    redisUrl,
     concurrency: positiveInt(values.concurrency, 'concurrency', DEFAULT_CONCURRENCY),
     lockDurationMs: optionalPositiveInt(values['lock-duration'], 'lock-duration'),
     stalledIntervalMs: optionalPositiveInt(values['stalled-interval'], 'stalled-interval'),
