@@ -2,7 +2,7 @@ import * as cheerio from 'cheerio/slim';
 import robotsParser from 'robots-parser';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
-import { loadTaskFile } from '../../src/core/task/load';
+import { loadTaskFile } from '../../src/workspace/taskFile';
 import { analysePage, ruleByName, routeRule } from '../../src/core/pipeline/page';
 import type { CrawlTask } from '../../src/core/task/model';
 

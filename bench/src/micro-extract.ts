@@ -6,7 +6,7 @@ import * as cheerioSlim from 'cheerio/slim';
 import { HtmlPage } from '../../src/core/extract/dom';
 import { extractPage } from '../../src/core/extract/extract';
 import { analysePage, ruleByName } from '../../src/core/pipeline/page';
-import { loadTaskFile } from '../../src/core/task/load';
+import { loadTaskFile } from '../../src/workspace/taskFile';
 
 // Extraction per page by parser: parse alone, and parse + the bench task's selectors through Crawl Studio's
 // extractPage (a pre-parsed document can be handed to it), for htmlparser2 as the engine calls it, the same

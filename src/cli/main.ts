@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatDiagnostic, TaskFileError } from '../core/task/diagnostics';
-import { loadTaskFile } from '../core/task/load';
+import { loadTaskFile } from '../workspace/taskFile';
 import { parseTask } from '../core/task/parse';
 import { DEMO_PORT, DEMO_SITE, serveSite } from '../demo/site';
 import { CrawlQueue } from '../frontier/crawl';
@@ -10,13 +10,14 @@ import { connectRedis } from '../redis/connect';
 import { RedisNotFoundError } from '../redis/server';
 import { DEFAULT_CONCURRENCY, defaultWorkers, optionalPositiveInt, positiveInt } from '../worker/args';
 import { workerMain } from '../worker/main';
-import { CrawlSession, type Progress } from '../run/session';
+import type { Progress } from '../run/session';
+import { launchCrawl } from '../run/launcher';
 import demoTaskText from '../../examples/books.crawl.yaml';
 import { progressLine, summaryLines } from './format';
 import { chooseRedis } from './redis';
 import { testTaskFile } from '../workspace/fixtureStore';
 import { formatTestReport } from '../core/designer/fixtures';
-import { attachStore, storeUrlFor, type AttachedStore } from '../run/storeAttachment';
+import { storeUrlFor } from '../run/storeAttachment';
 import { exportItems, openStore, type ExportFormat } from '../store';
 import { createWriteStream } from 'node:fs';
 import { dirname } from 'node:path';
@@ -138,9 +139,6 @@ interface RunFlags {
   stalledIntervalMs?: number;
 }
 
-/** The longest the store waits for the workers' boot before it opens anyway (a worker that never prints). */
-const STORE_AFTER_BOOT_MAX_MS = 2_000;
-
 /** How long a second Ctrl-C waits for the killed workers' jobs to be released before the CLI exits. */
 const QUIT_RELEASE_WAIT_MS = 1_000;
 
@@ -148,53 +146,31 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   const task = await loadTaskFile(taskFile);
   const redis = await chooseRedis(flags.redis, task.file);
   console.log(`Redis: ${redis.describe()}`);
-  // The store opens while the crawl starts, not before it: the run is seeded as soon as the workers are spawned,
-  // and the store (SQLite compiles its WebAssembly) opens once they have booted, so it does not compete with their
-  // boot for the CPU. Entries wait in the items stream until the writer runs; finalizing waits for `attaching`, so
-  // nothing is finalized before the store is open, while progress is shown from the start (a store can take
-  // seconds to open: another process's lock, a distant database). A store that cannot open stops the session
-  // and the command fails with its error; what the workers fetched meanwhile stays in the stream for the next
-  // run, which resumes this one.
-  const storeRedis = connectRedis(redis.url);
-  let attached: AttachedStore | undefined;
-  let attaching!: Promise<AttachedStore>;
-  const session = new CrawlSession({
-    store: {
-      finalize: async (run, status, durationMs) => (await attaching).hooks.finalize(run, status, durationMs),
-      // Until the store is open, its backlog is not known: 0, so the progress line only says what it knows.
-      backlog: async () => (attached ? ((await attached.hooks.backlog?.()) ?? 0) : 0),
-    },
+  const launch = launchCrawl({
     task,
     redisUrl: redis.url,
     workers: flags.workers,
     concurrency: flags.concurrency,
     workerScript: join(__dirname, 'worker.js'),
     fresh: flags.fresh,
+    mode: flags.join ? 'join' : 'start',
     lockDurationMs: flags.lockDurationMs,
     stalledIntervalMs: flags.stalledIntervalMs,
     onProgress: progressPrinter(),
-    mode: flags.join ? 'join' : 'start',
-    onRunFinished: (run, status) => {
+    onStoreOpen: (store) => console.log(`Store: ${store.store.location}`),
+    onStoreMessage: (msg) => console.error(`\nstore: ${msg}`),
+    onRunFinished: (run, status, store) => {
       if (!task.schedule && !flags.join) return;
       process.stdout.write('\n');
-      for (const line of summaryLines(status, (status.run?.finishedAt ?? Date.now()) - run.startedAt, [`  items are in    ${attached!.store.location}`])) console.log(line);
-      void session.crawl.nextScheduledRun().then((next) => next && console.log(`Next run at ${new Date(next).toISOString()} (Ctrl-C to stop).`));
+      for (const line of summaryLines(status, (status.run?.finishedAt ?? Date.now()) - run.startedAt, [`  items are in    ${store.store.location}`])) console.log(line);
+      void launch.session.crawl.nextScheduledRun().then((next) => next && console.log(`Next run at ${new Date(next).toISOString()} (Ctrl-C to stop).`));
     },
     onWorkerExit: (pid, code, signal, expected, lines) => {
       if (!expected) console.error(`\nworker ${pid} exited unexpectedly (${signal ?? `code ${code}`}); last lines:\n  ${lines.slice(-5).join('\n  ')}`);
     },
   });
   // On its own line, as the exit message: on a terminal the progress line has no newline.
-  session.supervisor.on('released', (pid, jobs) => console.error(`\nworker ${pid}: its ${jobs} unfinished page${jobs === 1 ? '' : 's'} went back to the queue`));
-  session.startWorkers();
-  attaching = (async () => {
-    await session.supervisor.booted(STORE_AFTER_BOOT_MAX_MS);
-    attached = await attachStore(storeRedis, task, (msg) => console.error(`\nstore: ${msg}`));
-    console.log(`Store: ${attached.store.location}`);
-    return attached;
-  })();
-  // A store that cannot open stops the session; `await attaching` below then throws its error.
-  attaching.catch(() => session.stop());
+  launch.supervisor.on('released', (pid, jobs) => console.error(`\nworker ${pid}: its ${jobs} unfinished page${jobs === 1 ? '' : 's'} went back to the queue`));
   let interrupted = false;
   let quitting = false;
   const onSignal = () => {
@@ -204,7 +180,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
       // as they die, so the next run has them at once; not waited for long); a private redis-server gets SIGTERM,
       // which writes its append-only file, so the next run resumes.
       quitting = true;
-      void Promise.race([session.supervisor.killAll('SIGKILL'), new Promise((r) => setTimeout(r, QUIT_RELEASE_WAIT_MS))]).finally(() => {
+      void launch.kill(QUIT_RELEASE_WAIT_MS).finally(() => {
         if (redis.managed?.owned) process.kill(redis.managed.pid, 'SIGTERM');
         process.exit(130);
       });
@@ -212,24 +188,23 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     }
     interrupted = true;
     console.log('\nStopping: letting workers finish their pages (Ctrl-C again to quit now; the crawl resumes on the next run)…');
-    session.stop();
+    launch.stop();
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
-    const result = await session.run();
+    const result = await launch.done;
     process.stdout.write('\n');
-    const store = await attaching;
     if (result.resumed) console.log(`Resumed run ${result.run.run} started ${new Date(result.run.startedAt).toISOString()}.`);
     if (interrupted) {
       console.log(`Stopped. Run the same command again to resume run ${result.run.run}.`);
       return 130;
     }
-    const c = store.writer.counters();
-    const stored = await Promise.all((await store.store.itemTypes()).map(async (t) => `${t}: ${groupDigits(await store.store.count(t))}`));
+    const { stored } = result;
+    const rows = stored.rows.map((r) => `${r.type}: ${groupDigits(r.count)}`);
     const extra = [
-      `  items stored    ${stored.join(', ') || 'none'} rows (${c.duplicates + c.conflicts} duplicates merged${c.errors ? `, ${c.errors} errors recorded` : ''})`,
-      `  items are in    ${store.store.location}`,
+      `  items stored    ${rows.join(', ') || 'none'} rows (${stored.duplicatesMerged} duplicates merged${stored.errors ? `, ${stored.errors} errors recorded` : ''})`,
+      `  items are in    ${stored.location}`,
       `  export them     crawl-studio export ${taskFile} --format csv --out items.csv`,
     ];
     if (!result.summary) extra.push('  (another process finalized this run)');
@@ -237,10 +212,6 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     return 0;
   } finally {
     // The handlers stay until the end: a second Ctrl-C during this cleanup still quits cleanly.
-    await session.close();
-    // A store still opening (a stop during start-up) is closed once open.
-    await attaching.then((a) => a.close(), () => undefined);
-    storeRedis.disconnect();
     await redis.release();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

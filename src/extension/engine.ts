@@ -5,6 +5,5 @@ export { parseTask } from '../core/task/parse';
 export { outlineTask } from '../core/task/outline';
 export { CrawlQueue } from '../frontier/crawl';
 export { connectRedis } from '../redis/connect';
-export { CrawlSession } from '../run/session';
-export { attachStore } from '../run/storeAttachment';
+export { launchCrawl } from '../run/launcher';
 export { QueueModel } from './explorer/queueModel';

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { loadTaskFile } from '../core/task/load';
+import { loadTaskFile } from '../workspace/taskFile';
 import { DEFAULT_CONCURRENCY, optionalPositiveInt, positiveInt, REDIS_URL_ENV, WORKER_FLAG_SPEC } from './args';
 import { watchParent } from './parentWatch';
 import { runWorker } from './runtime';

@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { Database } from 'node-sqlite3-wasm';
 import type { Redis } from 'ioredis';
 import { allBooks, expectedPages, serveSite, type SiteOptions, type SiteServer } from '../../src/demo/site';
-import { loadTaskFile } from '../../src/core/task/load';
+import { loadTaskFile } from '../../src/workspace/taskFile';
 import type { CrawlTask } from '../../src/core/task/model';
 import { CrawlQueue, type CrawlStats } from '../../src/frontier/crawl';
 import { connectRedis } from '../../src/redis/connect';

@@ -2,22 +2,22 @@ import * as vscode from 'vscode';
 import { formatDiagnostic } from '../../core/task/diagnostics';
 import type { CrawlTask } from '../../core/task/model';
 import type { CrawlStatus } from '../../frontier/crawl';
-import type { CrawlSession, SessionResult } from '../../run/session';
-import type { AttachedStore } from '../../run/storeAttachment';
+import type { CrawlLaunch, LaunchResult } from '../../run/launcher';
 import { engine } from '../lazy';
 import type { RedisConnection } from '../redisConnection';
 import { requireTrust, settings } from '../settings';
 import type { WorkerManager, WorkerPool } from '../workers/workerManager';
 
-// Crawls started from the editor. Each is a CrawlSession — the very class behind `crawl-studio run` — with its
-// item writer, its local workers (shown in the Workers view) and its progress, which feeds the status bar.
+// Crawls started from the editor. Each is a CrawlLaunch, made by launchCrawl, the very function behind
+// `crawl-studio run`: session, store and writer, local workers (shown in the Workers view) and cleanup order are
+// the launcher's; this class only tracks what runs, feeds the status bar and reports how each run ended.
 
 export interface RunningCrawl {
   readonly task: CrawlTask;
-  readonly session: CrawlSession;
-  readonly store: AttachedStore;
+  /** The run as the launcher behind `crawl-studio run` put it together: session, store, workers. */
+  readonly launch: CrawlLaunch;
   readonly pool: WorkerPool;
-  readonly done: Promise<SessionResult>;
+  readonly done: Promise<LaunchResult>;
   status: CrawlStatus | null;
   pagesPerSec: number;
 }
@@ -26,7 +26,7 @@ export class CrawlManager implements vscode.Disposable {
   private readonly running = new Map<string, RunningCrawl>();
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
-  private readonly finished = new vscode.EventEmitter<{ task: string; result: SessionResult }>();
+  private readonly finished = new vscode.EventEmitter<{ task: string; result: LaunchResult }>();
   readonly onDidFinish = this.finished.event;
 
   constructor(
@@ -54,7 +54,7 @@ export class CrawlManager implements vscode.Disposable {
   async start(doc: vscode.TextDocument): Promise<RunningCrawl> {
     requireTrust('Crawl Studio does not run crawls in an untrusted workspace: a task file runs programs and sends requests. Trust the workspace to crawl.');
     if (doc.isDirty) await doc.save();
-    const { parseTask, connectRedis, attachStore, CrawlSession } = await engine();
+    const { parseTask, launchCrawl } = await engine();
     const task = await this.validate(doc);
     if (!task) {
       const n = parseTask(doc.getText(), doc.uri.fsPath).diagnostics.filter((d) => d.severity === 'error');
@@ -63,20 +63,13 @@ export class CrawlManager implements vscode.Disposable {
     const existing = this.running.get(task.name);
     if (existing) return existing;
     await this.connection.get();
-    const url = this.connection.workerUrl!;
-    const storeRedis = connectRedis(url);
-    const store = await attachStore(storeRedis, task).catch((err) => {
-      storeRedis.disconnect();
-      throw err;
-    });
-    const session = new CrawlSession({
+    const launch = launchCrawl({
       task,
-      redisUrl: url,
+      redisUrl: this.connection.workerUrl!,
       workers: settings.workers(),
       concurrency: settings.concurrency(),
       workerScript: this.workers.workerScript,
       execPath: process.execPath,
-      store: store.hooks,
       pollMs: 1000,
       onProgress: (p) => {
         const rc = this.running.get(task.name);
@@ -87,16 +80,13 @@ export class CrawlManager implements vscode.Disposable {
         }
       },
     });
-    const pool = this.workers.track(task.name, session.supervisor);
-    const done = session.run().finally(async () => {
+    const pool = this.workers.track(task.name, launch.supervisor);
+    const done = launch.done.finally(() => {
       this.running.delete(task.name);
       this.workers.untrack(pool);
-      await session.close();
-      await store.close();
-      storeRedis.disconnect();
       this.changed.fire();
     });
-    const rc: RunningCrawl = { task, session, store, pool, done, status: null, pagesPerSec: 0 };
+    const rc: RunningCrawl = { task, launch, pool, done, status: null, pagesPerSec: 0 };
     this.running.set(task.name, rc);
     this.changed.fire();
     void done.then(
@@ -110,13 +100,13 @@ export class CrawlManager implements vscode.Disposable {
   async stop(task: string): Promise<void> {
     const rc = this.running.get(task);
     if (!rc) return;
-    await rc.session.crawl.pause();
-    rc.session.stop();
+    await rc.launch.session.crawl.pause();
+    rc.launch.stop();
     await rc.done.catch(() => undefined);
   }
 
   dispose(): void {
-    for (const rc of this.running.values()) rc.session.stop();
+    for (const rc of this.running.values()) rc.launch.stop();
     this.changed.dispose();
     this.finished.dispose();
   }

@@ -1,8 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { TaskFileError } from './diagnostics';
-import type { CrawlTask } from './model';
-import { parseTask } from './parse';
+import { TaskFileError } from '../core/task/diagnostics';
+import type { CrawlTask } from '../core/task/model';
+import { parseTask } from '../core/task/parse';
+
+// The task file read from disk: the one edge where a task comes off the file system (the CLI and the worker
+// processes; the editor parses the open document's text instead). Parsing stays in src/core, which does no I/O.
 
 /** Reads, parses and validates a task file; throws TaskFileError with every problem found. */
 export async function loadTaskFile(path: string): Promise<CrawlTask> {

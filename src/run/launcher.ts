@@ -1,0 +1,157 @@
+import type { CrawlTask } from '../core/task/model';
+import type { CrawlStatus, RunInfo } from '../frontier/crawl';
+import { connectRedis } from '../redis/connect';
+import { CrawlSession, type Progress, type SessionResult } from './session';
+import { attachStore, type AttachedStore } from './storeAttachment';
+import type { WorkerSupervisor } from './supervisor';
+
+// The one way a crawl run is put together, called by both front ends: `crawl-studio run` / `writer` and the
+// editor's Start Crawl. It owns the run's parts and their order: the session (the run in Redis, the local
+// worker processes), the store and its writer on their own Redis connection, and their cleanup. A front end
+// only chooses Redis, renders progress and the summary, and decides when to stop. A fix to how a run starts,
+// stores or ends lands here once, for both.
+//
+// Order, and why: the workers are spawned first and the run is seeded at once; the store (an SQLite file, a
+// distant database) opens once the workers have booted, so it does not compete with their boot for the CPU.
+// Entries wait in the items stream until the writer runs, and finalizing waits for the store, so nothing is
+// finalized before it is open. A store that cannot open stops the run; what the workers fetched meanwhile stays
+// in the stream for the next run, which resumes this one.
+
+export interface LaunchOptions {
+  readonly task: CrawlTask;
+  readonly redisUrl: string;
+  readonly workers: number;
+  readonly concurrency: number;
+  /** Absolute path of dist/worker.js. */
+  readonly workerScript: string;
+  /** Node binary for the workers (the extension host's, run as Node). */
+  readonly execPath?: string;
+  readonly fresh?: boolean;
+  /** 'join': finalize whatever run is current and never start one (the `writer` command). */
+  readonly mode?: 'start' | 'join';
+  readonly lockDurationMs?: number;
+  readonly stalledIntervalMs?: number;
+  readonly pollMs?: number;
+  readonly onProgress?: (p: Progress) => void;
+  /** Each run finalized by this launch (a recurring task finalizes many). */
+  readonly onRunFinished?: (run: RunInfo, status: CrawlStatus, store: AttachedStore) => void;
+  readonly onStoreOpen?: (store: AttachedStore) => void;
+  /** The store writer's own messages (a database down, retrying). */
+  readonly onStoreMessage?: (message: string) => void;
+  readonly onWorkerExit?: (pid: number, code: number | null, signal: string | null, expected: boolean, lastLines: string[]) => void;
+}
+
+/** What the store holds after the run, for the summary: rows per item type, merged duplicates, errors. */
+export interface StoredSummary {
+  readonly location: string;
+  readonly rows: ReadonlyArray<{ readonly type: string; readonly count: number }>;
+  readonly duplicatesMerged: number;
+  readonly errors: number;
+}
+
+export interface LaunchResult extends SessionResult {
+  readonly stored: StoredSummary;
+  /** stop() ended the launch before the run drained; the run stays resumable. */
+  readonly stopped: boolean;
+}
+
+/** The longest the store waits for the workers' boot before it opens anyway (a worker that never prints). */
+const STORE_AFTER_BOOT_MAX_MS = 2_000;
+
+export class CrawlLaunch {
+  readonly session: CrawlSession;
+  /** Settles once the run has ended and every part is closed: resolves with the summary, or rejects with why. */
+  readonly done: Promise<LaunchResult>;
+  private attached: AttachedStore | undefined;
+  private stopped = false;
+
+  constructor(private readonly opts: LaunchOptions) {
+    const storeRedis = connectRedis(opts.redisUrl);
+    let attaching!: Promise<AttachedStore>;
+    const session = new CrawlSession({
+      task: opts.task,
+      redisUrl: opts.redisUrl,
+      workers: opts.workers,
+      concurrency: opts.concurrency,
+      workerScript: opts.workerScript,
+      execPath: opts.execPath,
+      fresh: opts.fresh,
+      lockDurationMs: opts.lockDurationMs,
+      stalledIntervalMs: opts.stalledIntervalMs,
+      pollMs: opts.pollMs,
+      mode: opts.mode,
+      store: {
+        finalize: async (run, status, durationMs) => (await attaching).hooks.finalize(run, status, durationMs),
+        // Until the store is open its backlog is not known: 0, so progress only says what it knows.
+        backlog: async () => (this.attached ? ((await this.attached.hooks.backlog?.()) ?? 0) : 0),
+      },
+      onProgress: opts.onProgress,
+      onRunFinished: (run, status) => this.attached && opts.onRunFinished?.(run, status, this.attached),
+      onWorkerExit: opts.onWorkerExit,
+    });
+    this.session = session;
+    session.startWorkers();
+    attaching = (async () => {
+      await session.supervisor.booted(STORE_AFTER_BOOT_MAX_MS);
+      const a = await attachStore(storeRedis, opts.task, opts.onStoreMessage);
+      this.attached = a;
+      opts.onStoreOpen?.(a);
+      return a;
+    })();
+    // A store that cannot open stops the session; `await attaching` in finish() then throws its error.
+    attaching.catch(() => session.stop());
+    this.done = this.finish(attaching).finally(async () => {
+      // One cleanup order for every front end: the session's workers are stopped by run(); then its Redis, then
+      // the store (a store still opening is closed once open), then the store's Redis.
+      await session.close();
+      await attaching.then((a) => a.close(), () => undefined);
+      storeRedis.disconnect();
+    });
+  }
+
+  get task(): CrawlTask {
+    return this.opts.task;
+  }
+
+  get supervisor(): WorkerSupervisor {
+    return this.session.supervisor;
+  }
+
+  /** The store, once open. */
+  get store(): AttachedStore | undefined {
+    return this.attached;
+  }
+
+  /** Ends the launch gracefully: local workers finish their pages; the run stays resumable. */
+  stop(): void {
+    this.stopped = true;
+    this.session.stop();
+  }
+
+  /**
+   * Ends the launch now: local workers are killed (their pages go back to the queue as each death is seen);
+   * resolves when that is done or after `waitMs`, whichever is first.
+   */
+  async kill(waitMs: number): Promise<void> {
+    this.stopped = true;
+    this.session.stop();
+    await Promise.race([this.session.supervisor.killAll('SIGKILL'), new Promise((r) => setTimeout(r, waitMs))]);
+  }
+
+  private async finish(attaching: Promise<AttachedStore>): Promise<LaunchResult> {
+    const result = await this.session.run();
+    const store = await attaching;
+    const c = store.writer.counters();
+    const rows = await Promise.all((await store.store.itemTypes()).map(async (type) => ({ type, count: await store.store.count(type) })));
+    return {
+      ...result,
+      stopped: this.stopped,
+      stored: { location: store.store.location, rows, duplicatesMerged: c.duplicates + c.conflicts, errors: c.errors },
+    };
+  }
+}
+
+/** Starts a crawl run: see CrawlLaunch. */
+export function launchCrawl(opts: LaunchOptions): CrawlLaunch {
+  return new CrawlLaunch(opts);
+}
