@@ -2,10 +2,11 @@ import * as vscode from 'vscode';
 import type { CrawlTask } from '../core/task/model';
 import { engine } from './lazy';
 import { TaskInvalidError, type CrawlManager } from './crawls/crawlManager';
+import { reporting } from './errors';
 import { JobNode, MoreNode, QueueNode, type QueueTreeProvider } from './explorer/queueTree';
-import { describeConnectionError, type RedisConnection } from './redisConnection';
-import { RedisNotFoundError } from '../redis/server';
-import { requireTrust, settings, UntrustedWorkspaceError } from './settings';
+import type { RedisConnection } from './redisConnection';
+import { requireTrust, settings } from './settings';
+import { activeTaskDocument, pickTaskFile as pick, readTask, taskFileOf } from './taskFiles';
 import type { WorkerManager } from './workers/workerManager';
 import type { WorkerNode } from './workers/workerTree';
 
@@ -20,21 +21,9 @@ export interface CommandDeps {
   readonly tree: QueueTreeProvider;
 }
 
-const TASK_GLOB = '**/*.crawl.{yaml,yml}';
-
 export function registerCommands(deps: CommandDeps): void {
   const { context, connection, crawls, workers, tree } = deps;
-  const reg = (id: string, fn: (...args: any[]) => unknown) =>
-    context.subscriptions.push(
-      vscode.commands.registerCommand(id, async (...args: unknown[]) => {
-        try {
-          return await fn(...args);
-        } catch (err) {
-          reportError(err);
-          return undefined;
-        }
-      }),
-    );
+  const reg = (id: string, fn: (...args: any[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, reporting(fn)));
 
   reg('crawlStudio.startCrawl', async (uri?: vscode.Uri) => {
     const doc = await taskDocument(uri);
@@ -46,7 +35,7 @@ export function registerCommands(deps: CommandDeps): void {
 
   reg('crawlStudio.stopCrawl', async (target?: vscode.Uri | string) => {
     let name: string | undefined = typeof target === 'string' ? target : undefined;
-    if (target instanceof vscode.Uri) name = (await taskFromUri(target))?.name;
+    if (target instanceof vscode.Uri) name = (await readTask(target))?.name;
     if (!name) {
       const running = crawls.list().map((r) => r.task.name);
       name = running.length === 1 ? running[0] : await vscode.window.showQuickPick(running, { placeHolder: 'Crawl to stop' });
@@ -68,16 +57,16 @@ export function registerCommands(deps: CommandDeps): void {
 
   reg('crawlStudio.enqueueUrl', async (target?: vscode.Uri | QueueNode | string, url?: string) => {
     let task: CrawlTask | null = null;
-    if (target instanceof QueueNode) task = target.snapshot.file ? await taskFromUri(vscode.Uri.file(target.snapshot.file)) : null;
-    else if (target instanceof vscode.Uri) task = await taskFromUri(target);
-    else {
+    if (target instanceof QueueNode || target instanceof vscode.Uri) {
+      const file = taskFileOf(target);
+      task = file ? await readTask(file) : null;
+    } else {
       // From the editor: the selection is the URL; the task is the active task file or one picked.
       const editor = vscode.window.activeTextEditor;
       const selected = editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection).trim() : undefined;
       url ??= typeof target === 'string' ? target : selected;
-      const active = editor && /\.crawl\.ya?ml$/.test(editor.document.fileName) ? editor.document.uri : undefined;
-      const uri = active ?? (await pickTaskFile('Task to enqueue into'));
-      task = uri ? await taskFromUri(uri) : null;
+      const uri = activeTaskDocument()?.uri ?? (await pickTaskFile('Task to enqueue into'));
+      task = uri ? await readTask(uri) : null;
     }
     if (!task) throw new Error('Choose a valid task file (*.crawl.yaml) to enqueue into.');
     url ??= await vscode.window.showInputBox({ prompt: `URL to enqueue in '${task.name}'`, placeHolder: 'https://…', validateInput: (v) => (/^https?:\/\/\S+$/.test(v.trim()) ? null : 'An http(s) URL') });
@@ -110,7 +99,7 @@ export function registerCommands(deps: CommandDeps): void {
     requireTrust('Workers are not started in an untrusted workspace: they run the task files. Trust the workspace first.');
     const file = uri ?? (await pickTaskFile('Task file for the workers'));
     if (!file) return undefined;
-    const task = await taskFromUri(file);
+    const task = await readTask(file);
     if (!task) throw new TaskInvalidError(`${vscode.workspace.asRelativePath(file)} has errors: see the Problems panel.`);
     count ??= Number(await vscode.window.showInputBox({ prompt: 'How many worker processes?', value: String(settings.workers()), validateInput: (v) => (/^[1-9]\d?$/.test(v) ? null : '1 to 99') }));
     if (!count) return undefined;
@@ -215,55 +204,15 @@ export function registerCommands(deps: CommandDeps): void {
   });
 }
 
-/**
- * Shows an error with the actions that fix it. Not awaited: a command ends when it fails, not when the user
- * dismisses the notification (a caller awaiting executeCommand would otherwise wait for a click).
- */
-function reportError(err: unknown): void {
-  const act = (message: string, actions: Record<string, () => unknown>) =>
-    void vscode.window.showErrorMessage(message, ...Object.keys(actions)).then((choice) => (choice ? actions[choice]!() : undefined));
-  if (err instanceof TaskInvalidError) {
-    return act(err.message, { 'Show Problems': () => vscode.commands.executeCommand('workbench.actions.view.problems') });
-  }
-  const text = err instanceof Error ? err.message : String(err);
-  if (err instanceof UntrustedWorkspaceError) {
-    return act(`Crawl Studio: ${text}`, { 'Manage Workspace Trust': () => vscode.commands.executeCommand('workbench.trust.manage') });
-  }
-  if (err instanceof RedisNotFoundError || /redis|ECONNREFUSED/i.test(text)) {
-    const { message, actions } = describeConnectionError(err);
-    const run: Record<string, () => unknown> = {
-      'Connect to Redis…': () => vscode.commands.executeCommand('crawlStudio.connectRedis'),
-      'Set redis-server Path': () => vscode.commands.executeCommand('workbench.action.openSettings', 'crawlStudio.redisServerPath'),
-    };
-    return act(message, Object.fromEntries(actions.map((a) => [a, run[a] ?? (() => undefined)])));
-  }
-  void vscode.window.showErrorMessage(`Crawl Studio: ${text}`);
-}
-
+/** The task file to act on: the one given, the active task editor's, or the workspace's only or picked one. */
 async function taskDocument(uri?: vscode.Uri): Promise<vscode.TextDocument | undefined> {
   if (uri) return vscode.workspace.openTextDocument(uri);
-  const active = vscode.window.activeTextEditor?.document;
-  if (active && /\.crawl\.ya?ml$/.test(active.fileName)) return active;
+  const active = activeTaskDocument();
+  if (active) return active;
   const picked = await pickTaskFile('Task file to crawl');
   return picked ? vscode.workspace.openTextDocument(picked) : undefined;
 }
 
-async function pickTaskFile(placeHolder: string): Promise<vscode.Uri | undefined> {
-  const files = await vscode.workspace.findFiles(TASK_GLOB, '**/node_modules/**', 200);
-  if (files.length === 0) {
-    void vscode.window.showInformationMessage('No *.crawl.yaml task file in this workspace. Create one with "Crawl Studio: New Task File".');
-    return undefined;
-  }
-  if (files.length === 1) return files[0];
-  const pick = await vscode.window.showQuickPick(
-    files.map((f) => ({ label: vscode.workspace.asRelativePath(f), uri: f })),
-    { placeHolder },
-  );
-  return pick?.uri;
-}
-
-async function taskFromUri(uri: vscode.Uri): Promise<CrawlTask | null> {
-  const doc = await vscode.workspace.openTextDocument(uri);
-  const { parseTask } = await engine();
-  return parseTask(doc.getText(), uri.fsPath).task;
+function pickTaskFile(placeHolder: string): Promise<vscode.Uri | undefined> {
+  return pick(placeHolder, { whenNone: 'No *.crawl.yaml task file in this workspace. Create one with "Crawl Studio: New Task File".' });
 }

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import type { CrawlStudioApi } from './api';
 import { TaskCodeLensProvider } from './codeLens';
 import { registerCommands } from './commands';
 import { CrawlManager } from './crawls/crawlManager';
@@ -8,21 +9,14 @@ import { QueueTreeProvider, type ExplorerNode } from './explorer/queueTree';
 import { RedisConnection } from './redisConnection';
 import { onSettingsChange, settings } from './settings';
 import { CrawlStatusBar } from './statusBar';
+import { TASK_FILES } from './taskFiles';
 import { WorkerManager } from './workers/workerManager';
 import { WorkerTreeProvider } from './workers/workerTree';
 
 // Activation wires the parts together and starts nothing expensive: Redis is connected when a view or a command
 // first needs it, so opening a folder costs only the registrations.
 
-export interface CrawlStudioApi {
-  readonly connection: RedisConnection;
-  readonly crawls: CrawlManager;
-  readonly workers: WorkerManager;
-  readonly tree: QueueTreeProvider;
-  readonly workerTree: WorkerTreeProvider;
-  readonly statusBar: CrawlStatusBar;
-  readonly codeLens: TaskCodeLensProvider;
-}
+export type { CrawlStudioApi } from './api';
 
 export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
   const connection = new RedisConnection(context);
@@ -47,7 +41,8 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
     workerView,
     statusBar,
     codeLens,
-    vscode.languages.registerCodeLensProvider({ pattern: '**/*.crawl.{yaml,yml}' }, codeLens),
+    vscode.languages.registerCodeLensProvider(TASK_FILES, codeLens),
+    // Part of the API (api.ts): the extension's version, for other extensions and tests; not in the palette.
     vscode.commands.registerCommand('crawlStudio.version', () => context.extension.packageJSON.version as string),
     // The explorer connects on its own when it becomes visible, so a user who opens the view sees the queues.
     view.onDidChangeVisibility((e) => e.visible && void connection.get().then(() => tree.refresh(), () => tree.refresh())),

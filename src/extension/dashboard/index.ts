@@ -1,16 +1,15 @@
 import * as vscode from 'vscode';
 import { existsSync } from 'node:fs';
-import type { CrawlTask } from '../../core/task/model';
-import type { CrawlStudioApi } from '../extension';
+import type { CrawlStudioApi } from '../api';
+import { reporting } from '../errors';
+import type { LazyHost } from '../lazy';
 import { isRecord } from '../results/validate';
+import { isTaskPath, taskFor } from '../taskFiles';
 import { DashboardPanel } from './panel';
 import { DASHBOARD_VIEW_TYPE } from './protocol';
-import { reporting, type LazyHost } from '../results/lazyHost';
-
-type TaskFor = (target: unknown, placeHolder: string) => Promise<CrawlTask | null>;
 
 /** Registers "Open Dashboard", its serializer (panels come back after a reload) and its test hooks. */
-export function registerDashboard(context: vscode.ExtensionContext, api: CrawlStudioApi, taskFor: TaskFor, host: LazyHost): void {
+export function registerDashboard(context: vscode.ExtensionContext, api: CrawlStudioApi, host: LazyHost): void {
   const reg = (id: string, fn: (...args: any[]) => unknown) => host.command(id, reporting(fn));
 
   reg('crawlStudio.openDashboard', async (target?: unknown) => {
@@ -23,7 +22,7 @@ export function registerDashboard(context: vscode.ExtensionContext, api: CrawlSt
 
   host.serializer(DASHBOARD_VIEW_TYPE, {
       async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown) {
-        const file = isRecord(state) && typeof state.file === 'string' && /\.crawl\.ya?ml$/.test(state.file) && existsSync(state.file) ? state.file : null;
+        const file = isRecord(state) && typeof state.file === 'string' && isTaskPath(state.file) && existsSync(state.file) ? state.file : null;
         const task = file ? await taskFor(vscode.Uri.file(file), '') : null;
         if (!task) {
           panel.dispose();

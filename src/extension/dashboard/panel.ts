@@ -7,8 +7,9 @@ import { retryFailureGroup } from '../../observe/failures';
 import { readHealth, type HealthSnapshot } from '../../observe/health';
 import { bullPrefix } from '../../frontier/keys';
 import { recordSample } from '../../observe/metrics';
-import type { CrawlStudioApi } from '../extension';
-import { webviewHtml, webviewOptions } from '../results/webview';
+import type { CrawlStudioApi } from '../api';
+import { WebviewPanelBase } from '../panel';
+import { panelOptions, webviewHtml } from '../webview';
 import { parseDashboardMessage } from './messages';
 import { dashboardData, WorkerRates } from './data';
 import { DASHBOARD_VIEW_TYPE, type DashboardData, type ToDashboard } from './protocol';
@@ -22,16 +23,13 @@ const POLL_MS = 1000;
 /** Failed jobs are re-read when the failure count changes, and at least this often. */
 const FAILURES_EVERY_MS = 10_000;
 
-export class DashboardPanel implements vscode.Disposable {
+export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
   static readonly panels = new Map<string, DashboardPanel>();
-  readonly lastPosted = new Map<ToDashboard['type'], ToDashboard>();
   private timer: NodeJS.Timeout | null = null;
-  private disposed = false;
   private previous: HealthSnapshot | null = null;
   private failuresAt = 0;
   private queueObj: Queue<PageJobData, PageJobResult> | null = null;
   private readonly rates = new WorkerRates();
-  private readonly disposables: vscode.Disposable[] = [];
   private ticking: Promise<void> = Promise.resolve();
   /** Samples taken by this panel after the run finished (one closes the series, more would be flat noise). */
   private finishedSamples = new Set<string>();
@@ -39,17 +37,15 @@ export class DashboardPanel implements vscode.Disposable {
   private constructor(
     context: vscode.ExtensionContext,
     private readonly api: CrawlStudioApi,
-    readonly panel: vscode.WebviewPanel,
+    panel: vscode.WebviewPanel,
     readonly task: CrawlTask,
   ) {
-    panel.webview.options = webviewOptions(context);
+    super(panel);
+    panel.webview.options = panelOptions(context.extensionUri);
     panel.iconPath = vscode.Uri.joinPath(context.extensionUri, 'media', 'icon.svg');
-    panel.webview.html = webviewHtml(context, panel.webview, 'dashboard', `Dashboard: ${task.name}`);
-    this.disposables.push(
-      panel.onDidDispose(() => this.dispose()),
-      panel.webview.onDidReceiveMessage((m: unknown) => void this.receive(m)),
-      panel.onDidChangeViewState(() => this.schedule(0)),
-    );
+    const title = `Dashboard: ${task.name}`;
+    panel.webview.html = webviewHtml(panel.webview, context.extensionUri, { view: 'dashboard', title, app: { role: 'application', 'aria-label': title } });
+    this.disposables.push(panel.onDidChangeViewState(() => this.schedule(0)));
   }
 
   static open(context: vscode.ExtensionContext, api: CrawlStudioApi, task: CrawlTask, existing?: vscode.WebviewPanel): DashboardPanel {
@@ -58,18 +54,12 @@ export class DashboardPanel implements vscode.Disposable {
       open.panel.reveal();
       return open;
     }
-    const panel = existing ?? vscode.window.createWebviewPanel(DASHBOARD_VIEW_TYPE, `Dashboard: ${task.name}`, vscode.ViewColumn.Active, webviewOptions(context));
+    const panel = existing ?? vscode.window.createWebviewPanel(DASHBOARD_VIEW_TYPE, `Dashboard: ${task.name}`, vscode.ViewColumn.Active, panelOptions(context.extensionUri));
     panel.title = `Dashboard: ${task.name}`;
     const p = new DashboardPanel(context, api, panel, task);
     DashboardPanel.panels.set(task.file, p);
     p.schedule(0);
     return p;
-  }
-
-  private post(m: ToDashboard): void {
-    if (this.disposed) return;
-    this.lastPosted.set(m.type, m);
-    void this.panel.webview.postMessage(m);
   }
 
   get data(): DashboardData | null {
@@ -172,13 +162,9 @@ export class DashboardPanel implements vscode.Disposable {
     this.timer = setTimeout(() => void this.refresh().finally(() => this.schedule()), delayMs);
   }
 
-  dispose(): void {
-    if (this.disposed) return;
-    this.disposed = true;
+  protected release(): void {
     if (this.timer) clearTimeout(this.timer);
     if (DashboardPanel.panels.get(this.task.file) === this) DashboardPanel.panels.delete(this.task.file);
-    for (const d of this.disposables) d.dispose();
-    this.panel.dispose();
     const q = this.queueObj;
     void this.ticking.finally(() => q?.close());
   }

@@ -9,9 +9,10 @@ import { formatDiagnostic } from '../../core/task/diagnostics';
 import { parseTask } from '../../core/task/parse';
 import { COMMANDS } from './commands';
 import { RulePreviewLenses, TaskCompletions, TaskDiagnostics, TaskHovers } from './editorFeatures';
-import { isTaskDocument, TASK_FILES } from './taskFiles';
 import { PageSource } from './pages';
 import { PreviewPanel, type PanelHost, type PanelSnapshot } from './previewPanel';
+import type { LazyHost } from '../lazy';
+import { activeTaskDocument, isTaskDocument, pickTaskFile, TASK_FILES } from '../taskFiles';
 
 // The crawl designer: a live preview of a task file against a real page, the selector picker, and editor
 // intelligence for *.crawl.yaml. Everything here is glue; what is computed lives in src/core/designer.
@@ -102,14 +103,10 @@ class Designer implements PanelHost, vscode.Disposable {
 
   /** The task file to act on: the active editor's, else the one of the last preview, else one to pick. */
   private async taskUri(): Promise<vscode.Uri | undefined> {
-    const ed = vscode.window.activeTextEditor;
-    if (ed && isTaskDocument(ed.document)) return ed.document.uri;
+    const active = activeTaskDocument();
+    if (active) return active.uri;
     if (this.active) return this.active.uri;
-    const files = await vscode.workspace.findFiles('**/*.crawl.{yaml,yml}', '**/node_modules/**', 50);
-    if (files.length === 1) return files[0];
-    if (files.length === 0) return undefined;
-    const pick = await vscode.window.showQuickPick(files.map((f) => ({ label: vscode.workspace.asRelativePath(f), uri: f })), { placeHolder: 'Task file' });
-    return pick?.uri;
+    return pickTaskFile('Task file', { limit: 50 });
   }
 
   async insert(panel: PreviewPanel, selector: string, all: boolean): Promise<string | null> {
@@ -228,14 +225,14 @@ function asUri(v: unknown): vscode.Uri | undefined {
   return undefined;
 }
 
-/** Registers the crawl designer: live preview, selector picker, editor intelligence for *.crawl.yaml. */
 /**
- * Sets the designer up: its commands' handlers go to `register` (index.ts registered the command ids at
- * activation and forwards to them), its providers and listeners to the context.
+ * Sets the crawl designer up (live preview, selector picker, editor intelligence for *.crawl.yaml): its
+ * commands' handlers go to `host` (index.ts registered the command ids at activation and forwards to them), its
+ * providers and listeners to the context.
  */
-export function activateDesigner(context: vscode.ExtensionContext, register: (id: string, fn: (...args: never[]) => unknown) => void): { readonly diagnostics: TaskDiagnostics } {
+export function activateDesigner(context: vscode.ExtensionContext, host: LazyHost): { readonly diagnostics: TaskDiagnostics } {
   const d = new Designer(context);
-  const reg = register;
+  const reg = (id: string, fn: (...args: never[]) => unknown) => host.command(id, fn);
 
   reg(COMMANDS.openPreview, async (uri?: vscode.Uri | string, rule?: string, url?: string) => {
     await d.openPreview(asUri(uri), typeof rule === 'string' ? rule : undefined, typeof url === 'string' ? url : undefined);

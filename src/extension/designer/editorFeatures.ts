@@ -9,7 +9,7 @@ import { outlineTask } from '../../core/task/outline';
 // source), selectors that match nothing on the page the preview last showed for their rule, completion and
 // hover from the JSON Schema, and a "Preview" lens on every page rule.
 
-import { isTaskDocument, TASK_FILES } from './taskFiles';
+import { isTaskDocument, TASK_FILES } from '../taskFiles';
 
 export { isTaskDocument, TASK_FILES };
 

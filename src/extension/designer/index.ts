@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
+import { registerLazy } from '../lazy';
+import { isTaskDocument } from '../taskFiles';
 import { COMMANDS } from './commands';
-import { isTaskDocument } from './taskFiles';
 
 // The designer's entry at activation: only the command ids and a watch for task files. Its code (cheerio, yaml,
 // ajv, the preview) loads on the first designer command or the first open task file, after activation.
@@ -12,20 +13,8 @@ export interface DesignerHandle {
   check(doc: vscode.TextDocument): Promise<vscode.Diagnostic[]>;
 }
 
-type Handler = (...args: never[]) => unknown;
-
 export function registerDesigner(context: vscode.ExtensionContext): DesignerHandle {
-  const handlers = new Map<string, Handler>();
-  let loading: Promise<{ readonly diagnostics: { check(doc: vscode.TextDocument): Promise<vscode.Diagnostic[]> } }> | null = null;
-  const load = () => (loading ??= import('./designer').then((m) => m.activateDesigner(context, (id, fn) => handlers.set(id, fn))));
-  for (const id of Object.values(COMMANDS)) {
-    context.subscriptions.push(
-      vscode.commands.registerCommand(id, async (...args: unknown[]) => {
-        await load();
-        return (handlers.get(id) as (...a: unknown[]) => unknown)(...args);
-      }),
-    );
-  }
+  const load = registerLazy(context, { commands: Object.values(COMMANDS), load: (host) => import('./designer').then((m) => m.activateDesigner(context, host)) });
   const loadFor = (doc: vscode.TextDocument) => {
     if (isTaskDocument(doc)) void load();
   };

@@ -14,7 +14,8 @@ import { selectorSites, siteAt, siteLabel } from '../../core/designer/sites';
 import type { CrawlTask } from '../../core/task/model';
 import { outlineTask } from '../../core/task/outline';
 import type { LoadedPage, PageSource } from './pages';
-import { previewHtml } from './webviewHtml';
+import { WebviewPanelBase } from '../panel';
+import { mediaRoot, previewCsp, webviewHtml, webviewOptions } from '../webview';
 
 // One preview per task file, beside its editor. The panel owns the page on show and what the person chose
 // (page, rule, images); each update reads the document's current text (unsaved edits included) and runs the
@@ -49,10 +50,9 @@ export interface PanelSnapshot {
   readonly lastEditUpdateMs: number | null;
 }
 
-export class PreviewPanel implements vscode.Disposable {
+export class PreviewPanel extends WebviewPanelBase<HostMessage> {
   static readonly viewType = 'crawlStudio.designer.preview';
 
-  private readonly disposables: vscode.Disposable[] = [];
   private readonly changed = new vscode.EventEmitter<PanelSnapshot>();
   readonly onDidChange = this.changed.event;
   private readonly closed = new vscode.EventEmitter<void>();
@@ -82,38 +82,33 @@ export class PreviewPanel implements vscode.Disposable {
   private timer: NodeJS.Timeout | undefined;
   private running = false;
   private again: 'full' | 'cursor' | null = null;
-  private disposed = false;
 
   constructor(
     readonly uri: vscode.Uri,
-    readonly panel: vscode.WebviewPanel,
+    panel: vscode.WebviewPanel,
     private readonly source: PageSource,
     private readonly host: PanelHost,
     rule: string | null,
   ) {
+    super(panel);
     this.chosenRule = rule;
     this.setHtml();
-    this.disposables.push(
-      panel.webview.onDidReceiveMessage((raw: unknown) => void this.receive(raw)),
-      panel.onDidDispose(() => this.dispose()),
-    );
+    this.disposables.push(this.changed, this.closed);
   }
 
   /** The panel's webview options: scripts for our bundle only, files from dist/media and the page cache. */
   static options(extensionUri: vscode.Uri, cacheDir: vscode.Uri): vscode.WebviewPanelOptions & vscode.WebviewOptions {
-    return {
-      enableScripts: true,
-      enableForms: false,
-      enableCommandUris: false,
-      localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'media'), cacheDir],
-      // The state is re-sent when the webview comes back, so a hidden preview holds no renderer memory.
-      retainContextWhenHidden: false,
-    };
+    return webviewOptions(extensionUri, { enableForms: false, localResourceRoots: [mediaRoot(extensionUri), cacheDir] });
   }
 
   private setHtml(): void {
     const origin = this.images && this.loaded ? originOf(this.loaded.meta.finalUrl) : null;
-    this.panel.webview.html = previewHtml(this.panel.webview, this.host.extensionUri, origin);
+    this.panel.webview.html = webviewHtml(this.panel.webview, this.host.extensionUri, {
+      view: 'designer',
+      title: 'Crawl Preview',
+      csp: (source, n) => previewCsp(source, n, origin),
+      app: { 'data-image-origin': origin ?? '' },
+    });
   }
 
   get document(): vscode.TextDocument | undefined {
@@ -415,10 +410,6 @@ export class PreviewPanel implements vscode.Disposable {
     this.fire();
   }
 
-  private post(msg: HostMessage): void {
-    if (!this.disposed) void this.panel.webview.postMessage(msg);
-  }
-
   private fire(): void {
     this.changed.fire(this.snapshot());
   }
@@ -433,15 +424,9 @@ export class PreviewPanel implements vscode.Disposable {
     this.schedule('full', 0);
   }
 
-  dispose(): void {
-    if (this.disposed) return;
-    this.disposed = true;
+  protected release(): void {
     clearTimeout(this.timer);
     this.abort?.abort();
     this.closed.fire();
-    for (const d of this.disposables) d.dispose();
-    this.changed.dispose();
-    this.closed.dispose();
-    this.panel.dispose();
   }
 }

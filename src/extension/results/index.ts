@@ -1,7 +1,7 @@
-import * as vscode from 'vscode';
-import type { CrawlStudioApi } from '../extension';
+import type * as vscode from 'vscode';
+import type { CrawlStudioApi } from '../api';
 import { DASHBOARD_VIEW_TYPE } from '../dashboard/protocol';
-import type { LazyHost } from './lazyHost';
+import { registerLazy } from '../lazy';
 import { RESULTS_VIEW_TYPE } from './protocol';
 
 // The results view, the dashboard and Find URL at activation: command ids and panel serializers only (so panels
@@ -20,34 +20,9 @@ const COMMAND_IDS = [
 ];
 
 export function registerResults(context: vscode.ExtensionContext, api: CrawlStudioApi): void {
-  const handlers = new Map<string, (...args: unknown[]) => unknown>();
-  const serializers = new Map<string, vscode.WebviewPanelSerializer>();
-  const host: LazyHost = {
-    command: (id, handler) => {
-      handlers.set(id, handler);
-      // A handler this list does not know yet still works, registered when the module loads.
-      if (!COMMAND_IDS.includes(id)) context.subscriptions.push(vscode.commands.registerCommand(id, handler));
-    },
-    serializer: (viewType, s) => serializers.set(viewType, s),
-  };
-  let loading: Promise<void> | null = null;
-  const load = () => (loading ??= import('./results').then((m) => m.activateResults(context, api, host)));
-  for (const id of COMMAND_IDS) {
-    context.subscriptions.push(
-      vscode.commands.registerCommand(id, async (...args: unknown[]) => {
-        await load();
-        return handlers.get(id)?.(...args);
-      }),
-    );
-  }
-  for (const viewType of [RESULTS_VIEW_TYPE, DASHBOARD_VIEW_TYPE]) {
-    context.subscriptions.push(
-      vscode.window.registerWebviewPanelSerializer(viewType, {
-        async deserializeWebviewPanel(panel, state) {
-          await load();
-          await serializers.get(viewType)?.deserializeWebviewPanel(panel, state);
-        },
-      }),
-    );
-  }
+  registerLazy(context, {
+    commands: COMMAND_IDS,
+    viewTypes: [RESULTS_VIEW_TYPE, DASHBOARD_VIEW_TYPE],
+    load: (host) => import('./results').then((m) => m.activateResults(context, api, host)),
+  });
 }

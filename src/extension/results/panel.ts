@@ -6,11 +6,12 @@ import type { CrawlTask } from '../../core/task/model';
 import { taskKeys } from '../../frontier/keys';
 import { openStore } from '../../store';
 import { storeUrlFor } from '../../run/storeAttachment';
-import type { CrawlStudioApi } from '../extension';
+import type { CrawlStudioApi } from '../api';
+import { WebviewPanelBase } from '../panel';
+import { panelOptions, webviewHtml } from '../webview';
 import { parseResultsMessage } from './messages';
 import { EMPTY_VIEW, RESULTS_VIEW_TYPE, type ExportFormat, type FromResults, type ResultsViewState, type ToResults } from './protocol';
 import { DEFAULT_HIDDEN, ResultsSource } from './source';
-import { webviewHtml, webviewOptions } from './webview';
 
 // One results panel per task file: the task's stored items as a virtual table in a webview. The webview asks
 // for pages of rows as it scrolls; this side answers from the store through ResultsSource, and while the panel
@@ -23,35 +24,29 @@ export interface ResultsActions {
   showJob(task: CrawlTask, url: string, run: string | null): Promise<void>;
 }
 
-export class ResultsPanel implements vscode.Disposable {
+export class ResultsPanel extends WebviewPanelBase<ToResults> {
   static readonly panels = new Map<string, ResultsPanel>();
-  /** The last message of each type sent to the webview: what tests (and bug reports) look at. */
-  readonly lastPosted = new Map<ToResults['type'], ToResults>();
   private view: ResultsViewState;
   private queue: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
   private lastCount = '';
-  private disposed = false;
-  private readonly disposables: vscode.Disposable[] = [];
   private source: ResultsSource | null = null;
 
   private constructor(
     private readonly context: vscode.ExtensionContext,
     private readonly api: CrawlStudioApi,
     private readonly actions: ResultsActions,
-    readonly panel: vscode.WebviewPanel,
+    panel: vscode.WebviewPanel,
     readonly task: CrawlTask,
     view: ResultsViewState,
   ) {
+    super(panel);
     this.view = view;
-    panel.webview.options = webviewOptions(context);
+    panel.webview.options = panelOptions(context.extensionUri);
     panel.iconPath = vscode.Uri.joinPath(context.extensionUri, 'media', 'icon.svg');
-    panel.webview.html = webviewHtml(context, panel.webview, 'results', `Results: ${task.name}`);
-    this.disposables.push(
-      panel.onDidDispose(() => this.dispose()),
-      panel.webview.onDidReceiveMessage((m: unknown) => void this.receive(m)),
-      panel.onDidChangeViewState(() => this.schedulePoll(0)),
-    );
+    const title = `Results: ${task.name}`;
+    panel.webview.html = webviewHtml(panel.webview, context.extensionUri, { view: 'results', title, app: { role: 'application', 'aria-label': title } });
+    this.disposables.push(panel.onDidChangeViewState(() => this.schedulePoll(0)));
   }
 
   static async open(
@@ -68,7 +63,7 @@ export class ResultsPanel implements vscode.Disposable {
       open.panel.reveal();
       return open;
     }
-    const panel = existing ?? vscode.window.createWebviewPanel(RESULTS_VIEW_TYPE, `Results: ${task.name}`, vscode.ViewColumn.Active, webviewOptions(context));
+    const panel = existing ?? vscode.window.createWebviewPanel(RESULTS_VIEW_TYPE, `Results: ${task.name}`, vscode.ViewColumn.Active, panelOptions(context.extensionUri));
     panel.title = `Results: ${task.name}`;
     const p = new ResultsPanel(context, api, actions, panel, task, view ?? { ...EMPTY_VIEW, hidden: [...DEFAULT_HIDDEN] });
     ResultsPanel.panels.set(key, p);
@@ -78,12 +73,6 @@ export class ResultsPanel implements vscode.Disposable {
   private async store(): Promise<ResultsSource> {
     if (!this.source) this.source = new ResultsSource(await openStore(storeUrlFor(this.task), { task: this.task.name, cwd: dirname(this.task.file) }));
     return this.source;
-  }
-
-  private post(m: ToResults): void {
-    if (this.disposed) return;
-    this.lastPosted.set(m.type, m);
-    void this.panel.webview.postMessage(m);
   }
 
   /** Runs store work one call at a time; failures are shown in the webview, never thrown at it. */
@@ -289,13 +278,9 @@ export class ResultsPanel implements vscode.Disposable {
     return { file: this.task.file, view: this.view };
   }
 
-  dispose(): void {
-    if (this.disposed) return;
-    this.disposed = true;
+  protected release(): void {
     if (this.timer) clearTimeout(this.timer);
     if (ResultsPanel.panels.get(this.task.file) === this) ResultsPanel.panels.delete(this.task.file);
-    for (const d of this.disposables) d.dispose();
-    this.panel.dispose();
     const src = this.source;
     void this.queue.finally(() => src?.close());
   }

@@ -5,8 +5,10 @@ import { dirname, resolve, sep } from 'node:path';
 import type { CrawlTask } from '../../core/task/model';
 import { parseTask } from '../../core/task/parse';
 import { registerDashboard } from '../dashboard';
-import { reporting, type LazyHost } from './lazyHost';
-import type { CrawlStudioApi } from '../extension';
+import type { CrawlStudioApi } from '../api';
+import { reporting } from '../errors';
+import type { LazyHost } from '../lazy';
+import { isTaskPath, taskFor } from '../taskFiles';
 import { searchUrl, showFindings, showJobFor } from './jobs';
 import { isViewState } from './messages';
 import { EMPTY_VIEW, RESULTS_VIEW_TYPE, type ExportFormat, type ResultsViewState } from './protocol';
@@ -66,7 +68,7 @@ export function activateResults(context: vscode.ExtensionContext, api: CrawlStud
     return p.exportTo(format as ExportFormat, path);
   });
 
-  registerDashboard(context, api, taskFor, host);
+  registerDashboard(context, api, host);
 }
 
 function panelFor(file: unknown): ResultsPanel | undefined {
@@ -90,13 +92,8 @@ function initialView(v: unknown): ResultsViewState | null {
 }
 
 function restoredTask(state: unknown): CrawlTask | null {
-  if (!isRecord(state) || typeof state.file !== 'string' || !/\.crawl\.ya?ml$/.test(state.file) || !existsSync(state.file)) return null;
+  if (!isRecord(state) || typeof state.file !== 'string' || !isTaskPath(state.file) || !existsSync(state.file)) return null;
   return loadTask(vscode.Uri.file(state.file));
-}
-
-async function loadTaskAsync(uri: vscode.Uri): Promise<CrawlTask | null> {
-  const doc = await vscode.workspace.openTextDocument(uri);
-  return parseTask(doc.getText(), uri.fsPath).task;
 }
 
 function loadTask(uri: vscode.Uri): CrawlTask | null {
@@ -107,31 +104,4 @@ function loadTask(uri: vscode.Uri): CrawlTask | null {
   } catch {
     return null;
   }
-}
-
-/**
- * The task a command is about: a task file URI, a Queue Explorer queue (its task file), the active task editor,
- * the only task file of the workspace, or one the person picks.
- */
-export async function taskFor(target: unknown, placeHolder: string): Promise<CrawlTask | null> {
-  let uri: vscode.Uri | undefined;
-  if (target instanceof vscode.Uri) uri = target;
-  else if (typeof target === 'string' && /\.crawl\.ya?ml$/.test(target)) uri = vscode.Uri.file(target);
-  else if (isRecord(target) && target.kind === 'queue' && isRecord(target.snapshot) && typeof target.snapshot.file === 'string') uri = vscode.Uri.file(target.snapshot.file);
-  else {
-    const active = vscode.window.activeTextEditor?.document;
-    if (active && /\.crawl\.ya?ml$/.test(active.fileName)) uri = active.uri;
-  }
-  if (!uri) {
-    const files = await vscode.workspace.findFiles('**/*.crawl.{yaml,yml}', '**/node_modules/**', 200);
-    if (files.length === 1) uri = files[0];
-    else if (files.length > 1) uri = (await vscode.window.showQuickPick(files.map((f) => ({ label: vscode.workspace.asRelativePath(f), uri: f })), { placeHolder }))?.uri;
-  }
-  if (!uri) {
-    void vscode.window.showInformationMessage('Open a *.crawl.yaml task file first.');
-    return null;
-  }
-  const task = await loadTaskAsync(uri);
-  if (!task) void vscode.window.showErrorMessage(`${vscode.workspace.asRelativePath(uri)} has errors: see the Problems panel.`);
-  return task;
 }
