@@ -12,7 +12,7 @@ import type { WorkerTreeProvider } from './workers/workerTree';
 //
 // Also part of it: the command `crawlStudio.version`, which answers the extension's version (package.json
 // "version") and is not contributed to the palette. Every contributed command returns its result as well (see
-// commands.ts).
+// commands.ts). Test-only commands are registered only when the extension host runs tests (testHooks.ts).
 
 /** The object activate() returns: the extension's live parts, one of each for the window. */
 export interface CrawlStudioApi {

@@ -5,6 +5,7 @@ import { reporting } from '../errors';
 import type { LazyHost } from '../lazy';
 import { isRecord } from '../results/validate';
 import { isTaskPath, taskFor } from '../taskFiles';
+import { testHooksEnabled } from '../testHooks';
 import { DashboardPanel } from './panel';
 import { DASHBOARD_VIEW_TYPE } from './protocol';
 
@@ -32,12 +33,14 @@ export function registerDashboard(context: vscode.ExtensionContext, api: CrawlSt
       },
   });
 
-  // Test hooks: not contributed, reachable only from extension code.
-  reg('crawlStudio.dashboard.testState', () =>
-    [...DashboardPanel.panels.values()].map((p) => ({ task: p.task.name, file: p.task.file, visible: p.panel.visible, lastPosted: Object.fromEntries(p.lastPosted) })),
-  );
-  reg('crawlStudio.dashboard.testMessage', (file: unknown, message: unknown) => {
-    const p = [...DashboardPanel.panels.values()].find((x) => x.task.file === file || x.task.name === file);
-    return p ? p.receive(message) : false;
-  });
+  // Test hooks (testHooks.ts): registered only when the extension host runs tests.
+  if (testHooksEnabled(context)) {
+    reg('crawlStudio.dashboard.testState', () =>
+      [...DashboardPanel.panels.values()].map((p) => ({ task: p.task.name, file: p.task.file, visible: p.panel.visible, lastPosted: Object.fromEntries(p.lastPosted) })),
+    );
+    reg('crawlStudio.dashboard.testMessage', (file: unknown, message: unknown) => {
+      const p = [...DashboardPanel.panels.values()].find((x) => x.task.file === file || x.task.name === file);
+      return p ? p.receive(message) : false;
+    });
+  }
 }

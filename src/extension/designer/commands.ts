@@ -6,7 +6,10 @@ export const COMMANDS = {
   newTaskFile: 'crawlStudio.designer.newTaskFile',
   savePageAsFixture: 'crawlStudio.designer.savePageAsFixture',
   testTask: 'crawlStudio.designer.testTask',
-  /** Test hooks (not in the palette): the preview's state, a message as if from the webview, a pick by selector. */
+} as const;
+
+/** Test hooks (see testHooks.ts): the preview's state, a message as if from the webview, a pick by selector. */
+export const TEST_COMMANDS = {
   state: 'crawlStudio.designer._state',
   message: 'crawlStudio.designer._message',
   pick: 'crawlStudio.designer._pick',

@@ -7,12 +7,13 @@ import { chooseRule } from '../../core/designer/preview';
 import { scaffoldTask, taskName } from '../../core/designer/scaffold';
 import { formatDiagnostic } from '../../core/task/diagnostics';
 import { parseTask } from '../../core/task/parse';
-import { COMMANDS } from './commands';
+import { COMMANDS, TEST_COMMANDS } from './commands';
 import { RulePreviewLenses, TaskCompletions, TaskDiagnostics, TaskHovers } from './editorFeatures';
 import { PageSource } from './pages';
 import { PreviewPanel, type PanelHost, type PanelSnapshot } from './previewPanel';
 import type { LazyHost } from '../lazy';
 import { activeTaskDocument, isTaskDocument, pickTaskFile, TASK_FILES } from '../taskFiles';
+import { testHooksEnabled } from '../testHooks';
 
 // The crawl designer: a live preview of a task file against a real page, the selector picker, and editor
 // intelligence for *.crawl.yaml. Everything here is glue; what is computed lives in src/core/designer.
@@ -256,16 +257,18 @@ export function activateDesigner(context: vscode.ExtensionContext, host: LazyHos
   reg(COMMANDS.newTaskFile, (opts?: NewTaskOptions) => d.newTaskFile(opts && typeof opts === 'object' ? opts : {}));
   reg(COMMANDS.savePageAsFixture, (uri?: vscode.Uri | string) => d.saveFixture(d.panelFor(asUri(uri))));
   reg(COMMANDS.testTask, (uri?: vscode.Uri | string) => d.testTask(asUri(uri)));
-  reg(COMMANDS.state, (uri?: vscode.Uri | string) => d.snapshot(asUri(uri)));
-  reg(COMMANDS.message, async (uri: vscode.Uri | string, msg: unknown) => (await d.panelFor(asUri(uri))?.receive(msg)) ?? false);
-  reg(COMMANDS.pick, (uri: vscode.Uri | string, selector: string, nth = 0) => {
-    const panel = d.panelFor(asUri(uri));
-    const page = panel?.loaded?.page;
-    if (!panel || !page) return null;
-    const el = page.$(selector).toArray()[nth];
-    const index = el ? page.index.get(el as never) : undefined;
-    return index === undefined ? null : panel.pick(index);
-  });
+  if (testHooksEnabled(context)) {
+    reg(TEST_COMMANDS.state, (uri?: vscode.Uri | string) => d.snapshot(asUri(uri)));
+    reg(TEST_COMMANDS.message, async (uri: vscode.Uri | string, msg: unknown) => (await d.panelFor(asUri(uri))?.receive(msg)) ?? false);
+    reg(TEST_COMMANDS.pick, (uri: vscode.Uri | string, selector: string, nth = 0) => {
+      const panel = d.panelFor(asUri(uri));
+      const page = panel?.loaded?.page;
+      if (!panel || !page) return null;
+      const el = page.$(selector).toArray()[nth];
+      const index = el ? page.index.get(el as never) : undefined;
+      return index === undefined ? null : panel.pick(index);
+    });
+  }
 
   const forDoc = (doc: vscode.TextDocument) => d.panels.get(doc.uri.toString());
   context.subscriptions.push(

@@ -1,7 +1,8 @@
 import * as vscode from 'vscode';
 import { registerLazy } from '../lazy';
 import { isTaskDocument } from '../taskFiles';
-import { COMMANDS } from './commands';
+import { testHooksEnabled } from '../testHooks';
+import { COMMANDS, TEST_COMMANDS } from './commands';
 
 // The designer's entry at activation: only the command ids and a watch for task files. Its code (cheerio, yaml,
 // ajv, the preview) loads on the first designer command or the first open task file, after activation.
@@ -14,7 +15,8 @@ export interface DesignerHandle {
 }
 
 export function registerDesigner(context: vscode.ExtensionContext): DesignerHandle {
-  const load = registerLazy(context, { commands: Object.values(COMMANDS), load: (host) => import('./designer').then((m) => m.activateDesigner(context, host)) });
+  const ids = [...Object.values(COMMANDS), ...(testHooksEnabled(context) ? Object.values(TEST_COMMANDS) : [])];
+  const load = registerLazy(context, { commands: ids, load: (host) => import('./designer').then((m) => m.activateDesigner(context, host)) });
   const loadFor = (doc: vscode.TextDocument) => {
     if (isTaskDocument(doc)) void load();
   };

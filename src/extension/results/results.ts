@@ -9,6 +9,7 @@ import type { CrawlStudioApi } from '../api';
 import { reporting } from '../errors';
 import type { LazyHost } from '../lazy';
 import { isTaskPath, taskFor } from '../taskFiles';
+import { testHooksEnabled } from '../testHooks';
 import { searchUrl, showFindings, showJobFor } from './jobs';
 import { isViewState } from './messages';
 import { EMPTY_VIEW, RESULTS_VIEW_TYPE, type ExportFormat, type ResultsViewState } from './protocol';
@@ -57,16 +58,18 @@ export function activateResults(context: vscode.ExtensionContext, api: CrawlStud
       },
   });
 
-  // Test hooks: not contributed (not in the palette), reachable only from extension code.
-  reg('crawlStudio.results.testState', () =>
-    [...ResultsPanel.panels.values()].map((p) => ({ task: p.task.name, file: p.task.file, view: p.state.view, visible: p.panel.visible, lastPosted: Object.fromEntries(p.lastPosted) })),
-  );
-  reg('crawlStudio.results.testMessage', (file: unknown, message: unknown) => panelFor(file)?.receive(message) ?? false);
-  reg('crawlStudio.results.testExport', async (file: unknown, format: unknown, path: unknown) => {
-    const p = panelFor(file);
-    if (!p || !['csv', 'jsonl', 'json'].includes(String(format)) || typeof path !== 'string' || !writableByHook(path)) return undefined;
-    return p.exportTo(format as ExportFormat, path);
-  });
+  // Test hooks (testHooks.ts): registered only when the extension host runs tests.
+  if (testHooksEnabled(context)) {
+    reg('crawlStudio.results.testState', () =>
+      [...ResultsPanel.panels.values()].map((p) => ({ task: p.task.name, file: p.task.file, view: p.state.view, visible: p.panel.visible, lastPosted: Object.fromEntries(p.lastPosted) })),
+    );
+    reg('crawlStudio.results.testMessage', (file: unknown, message: unknown) => panelFor(file)?.receive(message) ?? false);
+    reg('crawlStudio.results.testExport', async (file: unknown, format: unknown, path: unknown) => {
+      const p = panelFor(file);
+      if (!p || !['csv', 'jsonl', 'json'].includes(String(format)) || typeof path !== 'string' || !writableByHook(path)) return undefined;
+      return p.exportTo(format as ExportFormat, path);
+    });
+  }
 
   registerDashboard(context, api, host);
 }

@@ -26,6 +26,29 @@ describe('extension activation', () => {
     assert.equal(version, expected);
   });
 
+  it('registers its test hooks only because this is a test run, and contributes none of them', async () => {
+    const ext = vscode.extensions.getExtension(EXTENSION_ID);
+    assert.ok(ext);
+    await ext.activate();
+    // The hooks are registered only in ExtensionMode.Test (src/extension/testHooks.ts): seeing them proves the
+    // suite runs in that mode, which the results, dashboard and designer suites rely on.
+    const hooks = [
+      'crawlStudio.results.testState',
+      'crawlStudio.results.testMessage',
+      'crawlStudio.results.testExport',
+      'crawlStudio.dashboard.testState',
+      'crawlStudio.dashboard.testMessage',
+      'crawlStudio.designer._state',
+      'crawlStudio.designer._message',
+      'crawlStudio.designer._pick',
+    ];
+    const registered = new Set(await vscode.commands.getCommands(true));
+    assert.deepEqual(hooks.filter((h) => !registered.has(h)), []);
+    const pkg = ext.packageJSON as { contributes?: { commands?: { command: string }[]; menus?: Record<string, { command?: string }[]> } };
+    const contributed = [...(pkg.contributes?.commands ?? []), ...Object.values(pkg.contributes?.menus ?? {}).flat()].map((c) => c.command);
+    assert.deepEqual(contributed.filter((c) => c !== undefined && (hooks.includes(c) || /\._/.test(c))), []);
+  });
+
   it('opened the fixture workspace', async () => {
     const folders = vscode.workspace.workspaceFolders ?? [];
     assert.equal(folders.length, 1, `workspace folders: ${folders.map((f) => f.uri.toString()).join(', ')}`);
