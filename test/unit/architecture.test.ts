@@ -1,0 +1,129 @@
+import { strict as assert } from 'node:assert';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { importCycles, importEdges, roomOf, type ImportEdge } from '../support/importGraph';
+
+// The house rules of docs/architecture.md, checked on src/ at every `npm test`: no import cycles, `vscode` only in
+// src/extension, src/core pure (no I/O modules, no network or database clients), and each room importing only
+// the rooms below it. The same checks run on a small tree with one deliberate violation of each, so a rule that
+// can no longer fail is seen.
+
+const root = join(__dirname, '..', '..', '..');
+
+/** Which rooms each room may import. Lower rooms never import higher ones; the front ends never import each other. */
+export const ROOMS: Readonly<Record<string, readonly string[]>> = {
+  core: [],
+  redis: ['core'],
+  frontier: ['core', 'redis'],
+  store: ['core', 'redis', 'frontier'],
+  observe: ['core', 'redis', 'frontier'],
+  workspace: ['core'],
+  demo: ['core'],
+  worker: ['core', 'redis', 'frontier', 'store', 'observe', 'workspace'],
+  run: ['core', 'redis', 'frontier', 'store', 'observe', 'workspace', 'worker'],
+  cli: ['core', 'redis', 'frontier', 'store', 'observe', 'workspace', 'worker', 'run', 'demo'],
+  extension: ['core', 'redis', 'frontier', 'store', 'observe', 'workspace', 'worker', 'run'],
+};
+
+/**
+ * What src/core may take from Node: computation only. `node:net` for `isIP` alone (a pure parser of address
+ * literals, which is what the private-address rule needs; the rest of node:net is sockets).
+ */
+const CORE_NODE: Readonly<Record<string, readonly string[] | 'all'>> = {
+  'node:crypto': 'all',
+  'node:path': 'all',
+  'node:url': 'all',
+  'node:net': ['isIP', 'isIPv4', 'isIPv6'],
+};
+/** Packages that do I/O: the network, Redis, databases, processes. Never in src/core. */
+const IO_PACKAGES = ['undici', 'ioredis', 'bullmq', 'pg', 'node-sqlite3-wasm', 'playwright-core', 'vscode'];
+
+const NODE_BUILTINS = new Set(require('node:module').builtinModules as string[]);
+const isNodeBuiltin = (spec: string) => spec.startsWith('node:') || NODE_BUILTINS.has(spec.split('/')[0]!);
+const packageOf = (spec: string) => (spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
+const where = (e: ImportEdge) => `src/${e.from}:${e.line} imports '${e.spec}'`;
+
+export function violations(edges: readonly ImportEdge[]): string[] {
+  const out: string[] = [];
+  for (const cycle of importCycles(edges)) out.push(`import cycle: ${cycle.map((f) => `src/${f}`).join(' -> ')}`);
+  for (const e of edges) {
+    const room = roomOf(e.from);
+    if (packageOf(e.spec) === 'vscode' && room !== 'extension') out.push(`${where(e)}: only src/extension talks to VS Code`);
+    if (room === 'core' && !e.spec.startsWith('.')) {
+      if (isNodeBuiltin(e.spec)) {
+        const allowed = CORE_NODE[e.spec.startsWith('node:') ? e.spec : `node:${e.spec}`];
+        const ok = allowed === 'all' || (!!allowed && !!e.names && e.names.every((n) => allowed.includes(n)));
+        if (!ok) out.push(`${where(e)}: src/core does no I/O (allowed from Node: ${Object.keys(CORE_NODE).join(', ')}, node:net's isIP)`);
+      } else if (IO_PACKAGES.includes(packageOf(e.spec))) out.push(`${where(e)}: src/core does no I/O`);
+    }
+    if (e.to) {
+      const target = roomOf(e.to);
+      if (target !== room && room in ROOMS && !ROOMS[room]!.includes(target)) {
+        out.push(`${where(e)}: ${room} may import ${ROOMS[room]!.join(', ') || 'nothing outside itself'}, not ${target || 'the top of src'}`);
+      }
+    }
+  }
+  return out;
+}
+
+describe('architecture (docs/architecture.md)', () => {
+  it('src/ keeps the house rules: no cycles, vscode only in the extension, a pure core, rooms importing downwards', () => {
+    const edges = importEdges(join(root, 'src'));
+    assert.ok(edges.length > 300, `read only ${edges.length} imports from src/: is the parser seeing the files?`);
+    const rooms = new Set(edges.map((e) => roomOf(e.from)));
+    for (const r of rooms) assert.ok(r in ROOMS, `src/${r}/ is a room the rules do not know: add it to ROOMS and to docs/architecture.md`);
+    assert.deepEqual(violations(edges), []);
+  });
+
+  describe('the checks fail on a deliberate violation', () => {
+    let dir: string;
+    const tree = (files: Record<string, string>) => {
+      dir = mkdtempSync(join(tmpdir(), 'crawl-arch-'));
+      for (const [p, text] of Object.entries(files)) {
+        mkdirSync(dirname(join(dir, p)), { recursive: true });
+        writeFileSync(join(dir, p), text);
+      }
+      return violations(importEdges(dir));
+    };
+    afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+    it('a cycle, even through types only', () => {
+      const v = tree({
+        'extension/extension.ts': "import { open } from './results/panel';\nexport interface Api { n: number }\n",
+        'extension/results/panel.ts': "import type { Api } from '../extension';\nexport const open = (a?: Api) => a;\n",
+      });
+      assert.deepEqual(v, ['import cycle: src/extension/extension.ts -> src/extension/results/panel.ts -> src/extension/extension.ts']);
+    });
+
+    it('a cycle through a lazy import()', () => {
+      const v = tree({ 'run/a.ts': "export const b = () => import('./b');\n", 'run/b.ts': "import { b } from './a';\nexport { b };\n" });
+      assert.equal(v.length, 1);
+      assert.match(v[0]!, /^import cycle: src\/run\/a\.ts -> src\/run\/b\.ts -> src\/run\/a\.ts$/);
+    });
+
+    it('vscode outside src/extension', () => {
+      assert.deepEqual(tree({ 'run/x.ts': "import * as vscode from 'vscode';\nexport const w = vscode.window;\n" }), [
+        "src/run/x.ts:1 imports 'vscode': only src/extension talks to VS Code",
+      ]);
+    });
+
+    it('src/core reading files, opening sockets or talking to Redis', () => {
+      const v = tree({
+        'core/a.ts': "import { readFile } from 'node:fs/promises';\nexport { readFile };\n",
+        'core/b.ts': "import { connect } from 'node:net';\nimport { isIP } from 'node:net';\nexport { connect, isIP };\n",
+        'core/c.ts': "import IORedis from 'ioredis';\nimport { createHash } from 'node:crypto';\nexport { IORedis, createHash };\n",
+        'core/d.ts': "import * as os from 'os';\nexport { os };\n",
+      });
+      assert.deepEqual(
+        v.map((x) => x.replace(/:.*? imports '([^']+)'.*$/, ' $1')),
+        ['src/core/a.ts node:fs/promises', 'src/core/b.ts node:net', 'src/core/c.ts ioredis', 'src/core/d.ts os'],
+      );
+    });
+
+    it('a lower room importing a higher one', () => {
+      const v = tree({ 'core/model.ts': "import { q } from '../frontier/crawl';\nexport { q };\n", 'frontier/crawl.ts': 'export const q = 1;\n' });
+      assert.deepEqual(v, ["src/core/model.ts:1 imports '../frontier/crawl': core may import nothing outside itself, not frontier"]);
+    });
+  });
+});
