@@ -8,7 +8,7 @@ import { readHealth, type HealthSnapshot } from '../../observe/health';
 import { bullPrefix } from '../../frontier/keys';
 import { recordSample } from '../../observe/metrics';
 import type { CrawlStudioApi } from '../api';
-import { WebviewPanelBase } from '../panel';
+import { PanelRegistry, WebviewPanelBase } from '../panel';
 import { panelOptions, webviewHtml } from '../webview';
 import { parseDashboardMessage } from './messages';
 import { dashboardData, WorkerRates } from './data';
@@ -24,7 +24,7 @@ const POLL_MS = 1000;
 const FAILURES_EVERY_MS = 10_000;
 
 export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
-  static readonly panels = new Map<string, DashboardPanel>();
+  static readonly panels = new PanelRegistry<DashboardPanel>(DASHBOARD_VIEW_TYPE);
   private timer: NodeJS.Timeout | null = null;
   private previous: HealthSnapshot | null = null;
   private failuresAt = 0;
@@ -49,17 +49,9 @@ export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
   }
 
   static open(context: vscode.ExtensionContext, api: CrawlStudioApi, task: CrawlTask, existing?: vscode.WebviewPanel): DashboardPanel {
-    const open = DashboardPanel.panels.get(task.file);
-    if (open && !existing) {
-      open.panel.reveal();
-      return open;
-    }
-    const panel = existing ?? vscode.window.createWebviewPanel(DASHBOARD_VIEW_TYPE, `Dashboard: ${task.name}`, vscode.ViewColumn.Active, panelOptions(context.extensionUri));
-    panel.title = `Dashboard: ${task.name}`;
-    const p = new DashboardPanel(context, api, panel, task);
-    DashboardPanel.panels.set(task.file, p);
-    p.schedule(0);
-    return p;
+    const { panel, created } = DashboardPanel.panels.show(task.file, `Dashboard: ${task.name}`, panelOptions(context.extensionUri), existing, (p) => new DashboardPanel(context, api, p, task));
+    if (created) panel.schedule(0);
+    return panel;
   }
 
   get data(): DashboardData | null {
@@ -164,7 +156,7 @@ export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
 
   protected release(): void {
     if (this.timer) clearTimeout(this.timer);
-    if (DashboardPanel.panels.get(this.task.file) === this) DashboardPanel.panels.delete(this.task.file);
+    DashboardPanel.panels.forget(this.task.file, this);
     const q = this.queueObj;
     void this.ticking.finally(() => q?.close());
   }

@@ -7,7 +7,7 @@ import { taskKeys } from '../../frontier/keys';
 import { openStore } from '../../store';
 import { storeUrlFor } from '../../run/storeAttachment';
 import type { CrawlStudioApi } from '../api';
-import { WebviewPanelBase } from '../panel';
+import { PanelRegistry, WebviewPanelBase } from '../panel';
 import { panelOptions, webviewHtml } from '../webview';
 import { parseResultsMessage } from './messages';
 import { EMPTY_VIEW, RESULTS_VIEW_TYPE, type ExportFormat, type FromResults, type ResultsViewState, type ToResults } from './protocol';
@@ -25,7 +25,7 @@ export interface ResultsActions {
 }
 
 export class ResultsPanel extends WebviewPanelBase<ToResults> {
-  static readonly panels = new Map<string, ResultsPanel>();
+  static readonly panels = new PanelRegistry<ResultsPanel>(RESULTS_VIEW_TYPE);
   private view: ResultsViewState;
   private queue: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
@@ -57,17 +57,8 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
     existing?: vscode.WebviewPanel,
     view?: ResultsViewState,
   ): Promise<ResultsPanel> {
-    const key = task.file;
-    const open = ResultsPanel.panels.get(key);
-    if (open && !existing) {
-      open.panel.reveal();
-      return open;
-    }
-    const panel = existing ?? vscode.window.createWebviewPanel(RESULTS_VIEW_TYPE, `Results: ${task.name}`, vscode.ViewColumn.Active, panelOptions(context.extensionUri));
-    panel.title = `Results: ${task.name}`;
-    const p = new ResultsPanel(context, api, actions, panel, task, view ?? { ...EMPTY_VIEW, hidden: [...DEFAULT_HIDDEN] });
-    ResultsPanel.panels.set(key, p);
-    return p;
+    const initial = view ?? { ...EMPTY_VIEW, hidden: [...DEFAULT_HIDDEN] };
+    return ResultsPanel.panels.show(task.file, `Results: ${task.name}`, panelOptions(context.extensionUri), existing, (panel) => new ResultsPanel(context, api, actions, panel, task, initial)).panel;
   }
 
   private async store(): Promise<ResultsSource> {
@@ -280,7 +271,7 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
 
   protected release(): void {
     if (this.timer) clearTimeout(this.timer);
-    if (ResultsPanel.panels.get(this.task.file) === this) ResultsPanel.panels.delete(this.task.file);
+    ResultsPanel.panels.forget(this.task.file, this);
     const src = this.source;
     void this.queue.finally(() => src?.close());
   }
