@@ -29,7 +29,7 @@ import { groupDigits } from '../core/units';
 const USAGE = `crawl-studio — design, run and observe web crawls on Redis
 
 Usage:
-  crawl-studio run <task.crawl.yaml> [--workers N] [--concurrency N] [--redis URL] [--fresh]
+  crawl-studio run <task.crawl.yaml> [--workers N] [--concurrency N] [--redis URL] [--fresh] [--force]
   crawl-studio worker <task.crawl.yaml>... --redis URL [--concurrency N]
   crawl-studio writer <task.crawl.yaml> [--redis URL]
   crawl-studio enqueue <task.crawl.yaml> <url>... [--redis URL] [--force]
@@ -41,7 +41,8 @@ Usage:
   crawl-studio serve-demo [--port N]
 
 --workers N: local worker processes (default: one per two CPU cores). --concurrency N: requests each worker has in
-flight (default 16).
+flight (default 16). run --fresh starts the task over; a task that another live \`run\` or editor drives is
+refused (add workers to it with \`worker\`), unless --force.
 
 Without --redis (or $CRAWL_STUDIO_REDIS) a private redis-server is started for the project, with its data in
 .crawl/redis next to the task file, so a crawl survives restarts.`;
@@ -111,6 +112,7 @@ const RUN_FLAGS = {
   concurrency: { type: 'string', short: 'c' },
   redis: { type: 'string' },
   fresh: { type: 'boolean' },
+  force: { type: 'boolean' },
   'lock-duration': { type: 'string' },
   'stalled-interval': { type: 'string' },
 } as const;
@@ -123,6 +125,7 @@ async function cmdRun(args: string[]): Promise<number> {
     concurrency: positiveInt(values.concurrency, 'concurrency', DEFAULT_CONCURRENCY),
     redis: values.redis,
     fresh: values.fresh ?? false,
+    force: values.force ?? false,
     lockDurationMs: optionalPositiveInt(values['lock-duration'], 'lock-duration'),
     stalledIntervalMs: optionalPositiveInt(values['stalled-interval'], 'stalled-interval'),
   });
@@ -135,6 +138,8 @@ interface RunFlags {
   concurrency: number;
   redis: string | undefined;
   fresh: boolean;
+  /** Drive the task even though another live process drives its run. */
+  force?: boolean;
   lockDurationMs?: number;
   stalledIntervalMs?: number;
 }
@@ -153,6 +158,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     concurrency: flags.concurrency,
     workerScript: join(__dirname, 'worker.js'),
     fresh: flags.fresh,
+    force: flags.force,
     mode: flags.join ? 'join' : 'start',
     lockDurationMs: flags.lockDurationMs,
     stalledIntervalMs: flags.stalledIntervalMs,

@@ -15,6 +15,8 @@ export function taskKeys(task: string) {
   return {
     /** Hash: current run id, state, started/finished times, dedup bucket bits, task file. */
     meta: `${base}meta`,
+    /** String: the process driving the task's current run (lua/lease.lua), JSON, with a TTL its holder renews. */
+    lease: `${base}lease`,
     stats: (run: string) => `${base}stats:${run}`,
     seenBucket: (run: string, bucket: number) => `${base}seen:${run}:${bucket.toString(16)}`,
     seenPattern: (run: string) => `${base}seen:${run}:*`,

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import discover from './lua/discover.lua';
 import drain from './lua/drain.lua';
 import finishPage from './lua/finishPage.lua';
+import lease from './lua/lease.lua';
 import pageDone from './lua/pageDone.lua';
 import politeness from './lua/politeness.lua';
 import ratelimit from './lua/ratelimit.lua';
@@ -12,6 +13,7 @@ import releaseJobs from './lua/releaseJobs.lua';
 export interface CrawlScripts {
   csDiscover(numKeys: number, ...args: (string | number)[]): Promise<number[]>;
   csDrain(...args: (string | number)[]): Promise<number>;
+  csLease(...args: (string | number)[]): Promise<[number, string?, number?]>;
   csPageDone(...args: (string | number)[]): Promise<number>;
   csPoliteness(...args: (string | number)[]): Promise<[number, number]>;
   csRateLimit(...args: (string | number)[]): Promise<number>;
@@ -24,6 +26,7 @@ export function withScripts(redis: Redis): Redis & CrawlScripts {
   if (!defined.has(redis)) {
     redis.defineCommand('csDiscover', { lua: `${finishPage}\n${discover}` });
     redis.defineCommand('csDrain', { numberOfKeys: 8, lua: drain });
+    redis.defineCommand('csLease', { numberOfKeys: 1, lua: lease });
     redis.defineCommand('csPageDone', { numberOfKeys: 4, lua: `${finishPage}\n${pageDone}` });
     redis.defineCommand('csPoliteness', { numberOfKeys: 2, lua: politeness });
     redis.defineCommand('csRateLimit', { numberOfKeys: 1, lua: ratelimit });

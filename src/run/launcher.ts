@@ -11,7 +11,8 @@ import type { WorkerSupervisor } from './supervisor';
 // only chooses Redis, renders progress and the summary, and decides when to stop. A fix to how a run starts,
 // stores or ends lands here once, for both.
 //
-// Order, and why: the workers are spawned first and the run is seeded at once; the store (an SQLite file, a
+// Order, and why: the run's lease first (a task another live process drives is refused, see
+// frontier/runLease.ts), then the workers are spawned and the run is seeded at once; the store (an SQLite file, a
 // distant database) opens once the workers have booted, so it does not compete with their boot for the CPU.
 // Entries wait in the items stream until the writer runs, and finalizing waits for the store, so nothing is
 // finalized before it is open. A store that cannot open stops the run; what the workers fetched meanwhile stays
@@ -27,6 +28,10 @@ export interface LaunchOptions {
   /** Node binary for the workers (the extension host's, run as Node). */
   readonly execPath?: string;
   readonly fresh?: boolean;
+  /** Drive the task even though another live process drives its run (RunInProgressError otherwise). */
+  readonly force?: boolean;
+  /** Who drives the run, for a second driver's message: 'crawl-studio run', 'VS Code'. */
+  readonly front?: string;
   /** 'join': finalize whatever run is current and never start one (the `writer` command). */
   readonly mode?: 'start' | 'join';
   readonly lockDurationMs?: number;
@@ -76,6 +81,8 @@ export class CrawlLaunch {
       workerScript: opts.workerScript,
       execPath: opts.execPath,
       fresh: opts.fresh,
+      force: opts.force,
+      front: opts.front,
       lockDurationMs: opts.lockDurationMs,
       stalledIntervalMs: opts.stalledIntervalMs,
       pollMs: opts.pollMs,
@@ -90,8 +97,10 @@ export class CrawlLaunch {
       onWorkerExit: opts.onWorkerExit,
     });
     this.session = session;
-    session.startWorkers();
     attaching = (async () => {
+      // A run refused before its workers start (another process drives the task) opens no store: that file is
+      // the other driver's to write.
+      if (!(await session.whenWorkersStart())) throw new Error('the run did not start');
       await session.supervisor.booted(STORE_AFTER_BOOT_MAX_MS);
       const a = await attachStore(storeRedis, opts.task, opts.onStoreMessage);
       this.attached = a;

@@ -3,6 +3,8 @@ import type { CrawlTask } from '../core/task/model';
 import { CrawlQueue, type CrawlStatus, type JobCounts, type RunInfo } from '../frontier/crawl';
 import { recordSample } from '../observe/metrics';
 import { connectRedis } from '../redis/connect';
+import { RunLease, type LeaseHolder } from '../frontier/runLease';
+import { hostname } from 'node:os';
 import { WorkerSupervisor, type WorkerProcessInfo } from './supervisor';
 
 // One crawl driven from this process: start or resume the run, start local workers, watch progress, and
@@ -30,6 +32,10 @@ export interface SessionOptions {
   readonly concurrency: number;
   readonly workerScript: string;
   readonly fresh?: boolean;
+  /** Drive the task even though another live process drives its run (see RunInProgressError). */
+  readonly force?: boolean;
+  /** Who this is, for the message a second driver of the task gets: 'crawl-studio run', 'VS Code'. */
+  readonly front?: string;
   readonly lockDurationMs?: number;
   readonly stalledIntervalMs?: number;
   readonly restartOnCrash?: boolean;
@@ -64,6 +70,9 @@ export class CrawlSession {
   private stopping = false;
   private workersStarted = false;
   private wake: (() => void) | null = null;
+  private readonly lease: RunLease;
+  private readonly workersStarting: Promise<boolean>;
+  private markWorkersStarting!: (started: boolean) => void;
 
   constructor(private readonly opts: SessionOptions) {
     this.redis = connectRedis(opts.redisUrl);
@@ -80,6 +89,13 @@ export class CrawlSession {
     });
     if (opts.onWorkerLog) this.supervisor.on('log', opts.onWorkerLog);
     if (opts.onWorkerExit) this.supervisor.on('exit', opts.onWorkerExit);
+    this.lease = new RunLease(this.redis, opts.task.name, { front: opts.front ?? 'crawl-studio run', host: hostname(), pid: process.pid });
+    this.workersStarting = new Promise((r) => (this.markWorkersStarting = r));
+  }
+
+  /** True once run() has started the local workers; false when it will not (it failed or was refused first). */
+  whenWorkersStart(): Promise<boolean> {
+    return this.workersStarting;
   }
 
   workers(): WorkerProcessInfo[] {
@@ -91,6 +107,7 @@ export class CrawlSession {
    * boot. Starts them once, however often it is called.
    */
   startWorkers(): void {
+    this.markWorkersStarting(true);
     if (this.workersStarted || this.opts.workers <= 0) return;
     this.workersStarted = true;
     this.supervisor.start(this.opts.workers);
@@ -103,6 +120,18 @@ export class CrawlSession {
   async run(): Promise<SessionResult> {
     const started = Date.now();
     const joining = this.opts.mode === 'join';
+    // A second driver of a task is told, before it starts a worker or touches the run (see frontier/runLease.ts).
+    // A writer joins without a lease: any number of writers is the design.
+    if (!joining) {
+      const lease = await this.lease.acquire(this.opts.force ?? false, holderIsGone).catch((err) => {
+        this.markWorkersStarting(false);
+        throw err;
+      });
+      if (!lease.held) {
+        this.markWorkersStarting(false);
+        throw new RunInProgressError(this.opts.task, lease.holder, this.opts.fresh ?? false);
+      }
+    }
     // Workers boot (half a second: a Node process, its bundle, its task file, Redis) while the run is set up. One
     // that is ready first (it rarely is) meets nothing a remote worker joining at any moment could not: at worst a
     // leftover job of a run being replaced, whose links its run check refuses (discover.lua).
@@ -141,6 +170,7 @@ export class CrawlSession {
         this.opts.onProgress?.({ status, backlog, pagesPerSec: rate, elapsedMs: now - started });
         // The dashboard's history (bounded, in Redis): at most one sample a second across every watcher of the run.
         await recordSample(this.redis, this.opts.task.name).catch(() => undefined);
+        if (!joining) await this.lease.renew();
         if (this.stopping) break;
         const verdict = await this.crawl.tryFinalize(current.run);
         if (verdict === 'won') {
@@ -168,6 +198,7 @@ export class CrawlSession {
       // A lost run has nothing to finish: its workers' jobs are gone from Redis, and waiting for them to wind
       // down (they cannot complete or fail a job the server no longer has) only delays the error by the grace.
       await this.supervisor.stopAll(lost ? 2_000 : undefined);
+      if (!joining) await this.lease.release().catch(() => undefined);
     }
     return { run: current, resumed, status: status!, durationMs: Date.now() - started, summary };
   }
@@ -203,6 +234,36 @@ export function nextPollMs(counts: JobCounts, pagesPerSec: number, pollMs: numbe
   return Math.max(MIN_POLL_MS, Math.min(pollMs, (left / pagesPerSec) * 500));
 }
 const MIN_POLL_MS = 25;
+
+/** A driver on this machine whose process no longer exists (killed with SIGKILL, a crash) holds no run. */
+function holderIsGone(h: LeaseHolder): boolean {
+  if (h.host !== hostname() || h.pid === process.pid) return false;
+  try {
+    process.kill(h.pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/** Another live process drives the task's run: this one refuses rather than resume or replace it unasked. */
+export class RunInProgressError extends Error {
+  constructor(
+    readonly task: CrawlTask,
+    readonly holder: LeaseHolder,
+    fresh: boolean,
+  ) {
+    const since = new Date(holder.since).toISOString().replace('T', ' ').slice(0, 19);
+    super(
+      `task '${task.name}' is already running: ${holder.front} (pid ${holder.pid} on ${holder.host}, since ${since} UTC) drives its run. ` +
+        `Add workers to that run with \`crawl-studio worker ${task.file}\`, or watch it with \`crawl-studio status ${task.file}\`. ` +
+        (fresh
+          ? 'To discard that run and start again anyway, add --force (its queue and progress are replaced; stored items are kept).'
+          : 'To drive it from here instead, stop that process or add --force.'),
+    );
+    this.name = 'RunInProgressError';
+  }
+}
 
 /** The run's state vanished from Redis while a session watched it: the crawl cannot go on where it was. */
 export class RunLostError extends Error {

@@ -75,7 +75,9 @@ describe('runs (finalize, schedules, stopping workers)', function () {
         return { r, attached: await attachStore(r, task) };
       }));
       const s1 = session(task, redis.url, { workers: 2, store: stores[0]!.attached.hooks, pollMs: 50 });
-      const s2 = session(task, redis.url, { workers: 2, store: stores[1]!.attached.hooks, pollMs: 50, fresh: false });
+      // Two drivers of one run are refused by default (the run lease, runLease.test.ts); forced, they race to
+      // finalize, which is what exactly-once must survive (as a `crawl-studio writer` racing a run does).
+      const s2 = session(task, redis.url, { workers: 2, store: stores[1]!.attached.hooks, pollMs: 50, fresh: false, force: true });
       const p1 = s1.run();
       await until('the run to start', async () => (await s1.crawl.currentRun())?.state === 'running');
       const p2 = s2.run();

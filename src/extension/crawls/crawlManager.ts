@@ -70,6 +70,7 @@ export class CrawlManager implements vscode.Disposable {
       concurrency: settings.concurrency(),
       workerScript: this.workers.workerScript,
       execPath: process.execPath,
+      front: 'VS Code',
       pollMs: 1000,
       onProgress: (p) => {
         const rc = this.running.get(task.name);
@@ -91,7 +92,11 @@ export class CrawlManager implements vscode.Disposable {
     this.changed.fire();
     void done.then(
       (result) => this.finished.fire({ task: task.name, result }),
-      (err: Error) => void vscode.window.showErrorMessage(`Crawl '${task.name}' stopped with an error: ${err.message}`),
+      (err: Error) =>
+        void vscode.window.showErrorMessage(
+          // Another process drives the task's run: nothing was started here, so nothing "stopped".
+          err.name === 'RunInProgressError' ? `Crawl '${task.name}' not started: ${err.message}` : `Crawl '${task.name}' stopped with an error: ${err.message}`,
+        ),
     );
     return rc;
   }

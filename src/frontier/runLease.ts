@@ -1,0 +1,74 @@
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { taskKeys } from './keys';
+import { withScripts } from './scripts';
+
+// Who drives a task's run. A run has one driver: the process that seeds it, watches it drain, stores its items
+// and finalizes it (CrawlSession, from `crawl-studio run` or the editor's Start Crawl). A second driver of the
+// same task used to resume the run silently (two stores racing for its items, a wrong row count) or, with
+// --fresh, replace it under the first one's feet. The lease lets the second one find out and say so. Workers
+// (`crawl-studio worker`) and writers join a run without a lease: any number of them is the design.
+
+/** What a driver says about itself in the lease; no secrets, since any Redis client can read it. */
+export interface LeaseHolder {
+  readonly owner: string;
+  /** 'crawl-studio run', 'VS Code' */
+  readonly front: string;
+  readonly host: string;
+  readonly pid: number;
+  readonly since: number;
+}
+
+export type LeaseResult = { readonly held: true } | { readonly held: false; readonly holder: LeaseHolder; readonly expiresInMs: number };
+
+/** Long enough to ride out a slow poll or a Redis failover, short enough that a killed driver's lease is soon gone. */
+export const LEASE_TTL_MS = 15_000;
+
+export class RunLease {
+  private readonly key: string;
+  private readonly holder: LeaseHolder;
+  private readonly redis;
+  private renewedAt = 0;
+
+  constructor(
+    redis: Redis,
+    task: string,
+    who: { front: string; host: string; pid: number },
+    private readonly ttlMs = LEASE_TTL_MS,
+  ) {
+    this.redis = withScripts(redis);
+    this.key = taskKeys(task).lease;
+    this.holder = { owner: randomBytes(8).toString('hex'), ...who, since: Date.now() };
+  }
+
+  /**
+   * Takes the lease, or says who holds it. `force` takes it anyway; `isGone(holder)` lets the caller declare a
+   * holder dead (a process on this machine that no longer exists), whose lease is then taken at once rather
+   * than after its TTL.
+   */
+  async acquire(force: boolean, isGone: (h: LeaseHolder) => boolean = () => false): Promise<LeaseResult> {
+    const first = await this.call('acquire', force);
+    if (first.held || force || !isGone(first.holder)) return first;
+    return this.call('acquire', true);
+  }
+
+  /** Keeps the lease; at most a few times per TTL however often it is called. False: another driver took it. */
+  async renew(): Promise<boolean> {
+    if (Date.now() - this.renewedAt < this.ttlMs / 5) return true;
+    const r = await this.call('renew', false);
+    return r.held;
+  }
+
+  async release(): Promise<void> {
+    await this.redis.csLease(this.key, 'release', this.holder.owner, '', this.ttlMs, '0');
+  }
+
+  private async call(op: 'acquire' | 'renew', force: boolean): Promise<LeaseResult> {
+    const [ok, current, pttl] = await this.redis.csLease(this.key, op, this.holder.owner, JSON.stringify(this.holder), this.ttlMs, force ? '1' : '0');
+    if (ok === 1) {
+      this.renewedAt = Date.now();
+      return { held: true };
+    }
+    return { held: false, holder: JSON.parse(current!) as LeaseHolder, expiresInMs: Math.max(0, Number(pttl)) };
+  }
+}
