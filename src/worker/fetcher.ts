@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { decodeBuffer } from 'encoding-sniffer';
 import type { Dispatcher } from 'undici';
 import { isPrivateAddress } from '../core/url/hosts';
 import { poolsFor, PrivateAddressError, requestVia, type Resolver } from './dispatcher';
@@ -180,15 +181,20 @@ async function readCapped(res: Response, contentType: string | null, maxBytes: n
     discard(res);
     throw networkFailure(err, url, timeout.aborted);
   }
-  // TextDecoder replaces invalid UTF-8 instead of throwing: a broken page still parses.
-  const charset = /charset=([^;]+)/i.exec(contentType ?? '')?.[1]?.trim().toLowerCase();
-  let decoder: TextDecoder;
-  try {
-    decoder = new TextDecoder(charset ?? 'utf-8');
-  } catch {
-    decoder = new TextDecoder('utf-8');
-  }
-  return { body: decoder.decode(Buffer.concat(chunks)), bytes };
+  return { body: decodeBody(Buffer.concat(chunks), contentType), bytes };
+}
+
+/**
+ * The body's text, decoded once here so the workers and the designer's preview agree. The encoding is found in
+ * the WHATWG order (encoding-sniffer, the sniffer cheerio uses): a BOM, then the Content-Type header's charset,
+ * then a `<meta charset>` / `<meta http-equiv="Content-Type">` or `<?xml encoding=...?>` in the first 1024 bytes.
+ * Labels map as the Encoding Standard says (iso-8859-1, latin1 and us-ascii mean windows-1252). Without any hint
+ * the default is UTF-8, not the spec's windows-1252: what a crawler of today's sites meets. Invalid bytes become
+ * U+FFFD rather than failing, so a broken page still parses.
+ */
+export function decodeBody(bytes: Buffer, contentType: string | null): string {
+  const label = /;\s*charset\s*=\s*["']?([^;"'\s]+)/i.exec(contentType ?? '')?.[1];
+  return decodeBuffer(bytes, { transportLayerEncodingLabel: label, defaultEncoding: 'utf-8' });
 }
 
 function networkFailure(err: unknown, url: string, timedOut: boolean): FetchFailure {
