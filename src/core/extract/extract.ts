@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { AnyNode as Node } from 'domhandler';
+import { execFieldRegex } from '../task/fieldRegex';
 import type { FieldSpec, FollowSpec, ItemSpec, PageRule } from '../task/model';
 import { HtmlPage, nodeOf } from './dom';
 import { findIn, findInDocument } from './select';
@@ -150,9 +151,8 @@ export function fieldValue(
     if (v === undefined || v === null) return null;
     if (field.trim) v = v.replace(/\s+/g, ' ').trim();
     if (field.regex) {
-      const m = field.regex.exec(v);
-      if (!m) return null;
-      v = m[1] ?? m[0];
+      v = execFieldRegex(field.regex, v);
+      if (v === null) return null;
     }
     if (field.url && v) {
       try {

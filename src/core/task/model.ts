@@ -1,6 +1,8 @@
 // The normalised task: every default applied, every pattern compiled. Produced only by parseTask(),
 // so the rest of the engine never re-checks what the validator already guarantees.
 
+import type { FieldRegex } from './fieldRegex';
+
 export interface FieldSpec {
   readonly name: string;
   /** Empty selector: the scope element itself. */
@@ -9,7 +11,8 @@ export interface FieldSpec {
   readonly html: boolean;
   readonly all: boolean;
   readonly trim: boolean;
-  readonly regex: RegExp | null;
+  /** Run with execFieldRegex (RE2: linear time); plain data, so a task crosses to the analysis thread. */
+  readonly regex: FieldRegex | null;
   readonly url: boolean;
   readonly required: boolean;
 }

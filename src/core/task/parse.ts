@@ -5,6 +5,7 @@ import { MAX_YAML_DEPTH, parseYamlBounded } from './yamlDocument';
 // ajv's standalone code for crawl-task.schema.json, generated at build time (scripts/esbuild-task-validator.mjs).
 import validateSchema from 'virtual:task-schema-validator';
 import { pathToString, type Severity, type TaskDiagnostic } from './diagnostics';
+import { compileFieldRegex, type FieldRegex } from './fieldRegex';
 import { checkSelector } from '../extract/selectors';
 import { compileUrlPattern, globToRegExp, matchesAny } from '../url/patterns';
 import { parseDuration, parseSize } from '../units';
@@ -544,13 +545,11 @@ function buildItem(
     if (spec.selector === undefined && it.scope === undefined && !spec.attr) {
       diags.atPath(fpath, `needs a 'selector' (there is no item 'scope' element to read from)`);
     }
-    let regex: RegExp | null = null;
+    let regex: FieldRegex | null = null;
     if (spec.regex !== undefined) {
-      try {
-        regex = new RegExp(spec.regex);
-      } catch (err) {
-        diags.atPath([...fpath, 'regex'], `${quote(spec.regex)} is not a valid regular expression: ${regexProblem(err)}`);
-      }
+      const r = compileFieldRegex(spec.regex);
+      if (r.ok) regex = r.regex;
+      else diags.atPath([...fpath, 'regex'], `${quote(spec.regex)} cannot be used: ${r.problem}`);
     }
     return {
       name,
