@@ -46,6 +46,16 @@ export interface SqliteStoreOptions {
 
 const SCHEMA_VERSION = 1;
 
+/**
+ * `PRAGMA application_id` of a Crawl Studio store ("CSTD"), set when the schema is created: a file that carries
+ * another id, or none while holding another application's tables, is refused untouched instead of being given
+ * our tables and user_version. (Stores made before the id existed are recognised by their tables and adopted.)
+ */
+export const SQLITE_APPLICATION_ID = 0x43535444;
+
+/** The tables every Crawl Studio store has (BASE_SCHEMA). */
+const BASE_TABLES = ['item_types', 'pages', 'errors', 'runs'];
+
 const BASE_SCHEMA = `
 CREATE TABLE IF NOT EXISTS item_types (
   type TEXT PRIMARY KEY,
@@ -157,6 +167,8 @@ export class SqliteStore implements ItemStore {
       }
       try {
         db.exec('PRAGMA busy_timeout = 0');
+        // Before anything that could write (the journal mode, the schema): someone else's database stays as it was.
+        this.checkOwnership(db);
         let mode = String(db.get('PRAGMA journal_mode = WAL')?.journal_mode ?? 'unknown');
         // Without WAL, TRUNCATE rather than the default DELETE: same durability (synchronous stays FULL), but the
         // journal is not created and unlinked per transaction, which through this VFS cost ~20 ms per batch
@@ -171,6 +183,7 @@ export class SqliteStore implements ItemStore {
         try {
           db.exec(BASE_SCHEMA);
           db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+          db.exec(`PRAGMA application_id = ${SQLITE_APPLICATION_ID}`);
           db.exec('COMMIT');
         } catch (err) {
           if (db.inTransaction) db.exec('ROLLBACK');
@@ -183,6 +196,27 @@ export class SqliteStore implements ItemStore {
       this.db = db;
       this.loadTypes();
     });
+  }
+
+  /** Throws, naming the file, unless it is new, empty, or a Crawl Studio store. Reads only. */
+  private checkOwnership(db: Database): void {
+    const id = Number(db.get('PRAGMA application_id')?.application_id ?? 0) >>> 0;
+    if (id === SQLITE_APPLICATION_ID) return;
+    const names = db
+      .all(`SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name`)
+      .map((r) => String(r.name));
+    const version = Number(db.get('PRAGMA user_version')?.user_version ?? 0);
+    if (id === 0 && names.length === 0 && version === 0) return; // a new or empty file
+    // Made by a Crawl Studio from before application_id: our tables, our schema version.
+    if (id === 0 && version === SCHEMA_VERSION && BASE_TABLES.every((t) => names.includes(t))) return;
+    const what =
+      id !== 0
+        ? `its application_id is 0x${id.toString(16).padStart(8, '0')}, not Crawl Studio's (0x${SQLITE_APPLICATION_ID.toString(16)})`
+        : `it already holds ${names.length ? `tables of another application (${names.slice(0, 5).join(', ')}${names.length > 5 ? ', …' : ''})` : `user_version ${version}`}`;
+    throw new Error(
+      `SQLite store ${this.path} is not a Crawl Studio store: ${what}. Nothing was written to it; ` +
+        'point store.url at a new file (e.g. sqlite:.crawl/<task>.sqlite)',
+    );
   }
 
   async close(): Promise<void> {
