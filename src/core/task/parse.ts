@@ -7,6 +7,7 @@ import validateSchema from 'virtual:task-schema-validator';
 import { pathToString, type Severity, type TaskDiagnostic } from './diagnostics';
 import { compileFieldRegex, type FieldRegex } from './fieldRegex';
 import { checkSelector } from '../extract/selectors';
+import { MAX_URL_LENGTH } from '../url/canonical';
 import { compileUrlPattern, globToRegExp, matchesAny } from '../url/patterns';
 import { parseDuration, parseSize } from '../units';
 import {
@@ -32,9 +33,26 @@ export interface ParseResult {
 
 type Path = (string | number)[];
 
+/**
+ * Largest task file, in characters (about bytes): a task is rules and a few start URLs, and the editor re-parses
+ * the file as it is typed. Bulk URLs belong in the queue (crawl-studio enqueue), not in the file.
+ */
+export const MAX_TASK_FILE_CHARS = 5 * 1024 * 1024;
+
+/** Most start URLs a task file may list. */
+export const MAX_START_URLS = 10_000;
+
+const BULK_URLS_HINT = 'for bulk URLs, list a few start pages and let the crawl follow links, or add URLs to a running task with `crawl-studio enqueue <task.crawl.yaml> <url>...`';
+
 /** Parses and validates a task file's text. Pure: the caller reads the file. */
 export function parseTask(text: string, file: string): ParseResult {
   const lineCounter = new LineCounter();
+  if (text.length > MAX_TASK_FILE_CHARS) {
+    lineCounter.addNewLine(0); // not parsed, so line 1 is the only one known
+    const diags = new DiagnosticSink(file, text, lineCounter, null);
+    diags.atOffsets(0, 0, '', `the file is ${(text.length / 1024 / 1024).toFixed(1)} MB, more than the ${MAX_TASK_FILE_CHARS / 1024 / 1024} MB a task file may be; ${BULK_URLS_HINT}`, 'error');
+    return { task: null, diagnostics: diags.list };
+  }
   const parsed = parseYamlBounded(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   if (!parsed.ok) {
     const diags = new DiagnosticSink(file, text, lineCounter, null);
@@ -414,7 +432,10 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
   });
 
   const start: StartUrl[] = [];
-  raw.start.forEach((s, i) => {
+  if (raw.start.length > MAX_START_URLS) {
+    diags.atPath(['start'], `${raw.start.length} start URLs, more than the ${MAX_START_URLS} a task file may list; ${BULK_URLS_HINT}`);
+  }
+  raw.start.slice(0, MAX_START_URLS).forEach((s, i) => {
     const entry = typeof s === 'string' ? { url: s } : s;
     const path: Path = typeof s === 'string' ? ['start', i] : ['start', i, 'url'];
     let url: URL;
@@ -426,6 +447,11 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       diags.atPath(path, `${quote(entry.url, 120)} must be an http or https URL`);
+      return;
+    }
+    if (url.href.length > MAX_URL_LENGTH) {
+      // The crawler refuses longer URLs (canonical.ts): said here, instead of the URL vanishing from the crawl.
+      diags.atPath(path, `${quote(entry.url, 120)} is ${url.href.length} characters long; the crawler refuses URLs over ${MAX_URL_LENGTH}`);
       return;
     }
     if (entry.rule !== undefined) checkRuleRef(['start', i, 'rule'], entry.rule);
