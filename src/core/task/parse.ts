@@ -6,6 +6,7 @@ import { MAX_YAML_DEPTH, parseYamlBounded } from './yamlDocument';
 import validateSchema from 'virtual:task-schema-validator';
 import { pathToString, type Severity, type TaskDiagnostic } from './diagnostics';
 import { compileFieldRegex, type FieldRegex } from './fieldRegex';
+import { escapesFolder, expandStoreUrl, isAbsolutePath, sqlitePathOf } from './storeUrl';
 import { checkSelector } from '../extract/selectors';
 import { MAX_URL_LENGTH } from '../url/canonical';
 import { compileUrlPattern, globToRegExp, matchesAny } from '../url/patterns';
@@ -501,7 +502,7 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
       dropParams: (can.dropParams ?? []).map((g) => globToRegExp(g)),
     },
     store: {
-      url: raw.store?.url !== undefined ? expandEnv(raw.store.url, ['store', 'url'], diags) : null,
+      url: raw.store?.url !== undefined ? storeUrl(raw.store.url, diags) : null,
       onConflict: raw.store?.onConflict ?? DEFAULTS.onConflict,
       batchSize: raw.store?.batchSize ?? DEFAULTS.batchSize,
       flushMs: raw.store?.flushInterval !== undefined ? duration(['store', 'flushInterval'], raw.store.flushInterval) : DEFAULTS.flushMs,
@@ -542,18 +543,24 @@ function buildSchedule(raw: RawTask['schedule'], diags: DiagnosticSink): CrawlTa
   return { cron: raw.cron ?? null, everyMs, timezone };
 }
 
-/** `${VAR}` from the environment, so secrets stay out of task files; an unset variable is an error. */
-function expandEnv(text: string, path: Path, diags: DiagnosticSink): string {
-  const reported = new Set<string>();
-  return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
-    const v = process.env[name];
-    if (v === undefined) {
-      if (!reported.has(name)) diags.atPath(path, `environment variable ${name.length > 80 ? name.slice(0, 79) + '…' : name} is not set`);
-      reported.add(name);
-      return '';
-    }
-    return v;
-  });
+/**
+ * `store.url` with its `${VAR}`s expanded (see storeUrl.ts for which, and how): an unset or disallowed variable, a
+ * URL that does not parse, or a relative SQLite path out of the task file's folder is an error at the field.
+ * Messages quote the template, never the expanded value.
+ */
+function storeUrl(template: string, diags: DiagnosticSink): string {
+  const path: Path = ['store', 'url'];
+  const { url, problems } = expandStoreUrl(template, process.env);
+  for (const p of problems) diags.atPath(path, p.message);
+  const sqlite = sqlitePathOf(url);
+  if (sqlite !== null && !isAbsolutePath(sqlite) && escapesFolder(sqlite)) {
+    diags.atPath(
+      path,
+      `${quote(template, 120)} points outside the task file's folder: keep the store inside it (e.g. sqlite:.crawl/items.sqlite), ` +
+        'or give an absolute path to use a file elsewhere on purpose',
+    );
+  }
+  return url;
 }
 
 function buildItem(

@@ -5,6 +5,8 @@ import schema from './crawl-task.schema.json';
 
 interface Node {
   description?: string;
+  /** Markdown lines printed under the section's description (the reference only; editors show `description`). */
+  details?: string[];
   type?: string | string[];
   enum?: unknown[];
   properties?: Record<string, Node>;
@@ -54,6 +56,7 @@ function section(title: string, path: string, n0: Node, out: string[], depth: nu
   const mapOf = typeof n.additionalProperties === 'object' ? deref(n.additionalProperties) : null;
   out.push(`${'#'.repeat(Math.min(depth, 6))} ${title}`, '');
   if (n.description) out.push(n.description, '');
+  if (n.details) out.push(...n.details, '');
   if (props) {
     const required = new Set(obj!.required ?? []);
     out.push('| field | type | required | description |', '| --- | --- | --- | --- |');

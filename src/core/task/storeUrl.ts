@@ -1,0 +1,135 @@
+// `store.url` of a task file: `${VAR}` expansion and the checks that keep a task file from reaching what it
+// should not. Pure (the environment is passed in), so the rules are tested without touching process.env.
+//
+// - Only some variables expand: those named CRAWL_STUDIO_* and the standard libpq ones (PGHOST, PGPASSWORD, …).
+//   A task file is shared and run by others; `${AWS_SECRET_ACCESS_KEY}` in it would send that secret to whatever
+//   host the file names. A variable outside the list is an error, never expanded.
+// - A value is encoded for the part of the URL it lands in, so a password such as `p@ss:w/rd` stays a password
+//   instead of changing where the URL points (userinfo, path, query and fragment: percent-encoded; host and
+//   port: refused when they hold characters a host or port cannot have).
+// - Messages quote the template (`${PGPASSWORD}`), never an expanded value.
+// - A relative SQLite path stays inside the task file's folder; an absolute path is taken as meant.
+
+/** Prefix of the variables a task file may expand, besides LIBPQ_VARIABLES. */
+export const ENV_PREFIX = 'CRAWL_STUDIO_';
+
+/** The libpq environment variables (https://www.postgresql.org/docs/current/libpq-envars.html) a store URL may use. */
+export const LIBPQ_VARIABLES: readonly string[] = [
+  'PGHOST', 'PGHOSTADDR', 'PGPORT', 'PGDATABASE', 'PGUSER', 'PGPASSWORD', 'PGOPTIONS', 'PGAPPNAME',
+  'PGSSLMODE', 'PGSSLROOTCERT', 'PGSSLCERT', 'PGSSLKEY', 'PGCONNECT_TIMEOUT', 'PGTARGETSESSIONATTRS',
+];
+
+export function mayExpand(name: string): boolean {
+  return (name.startsWith(ENV_PREFIX) && name.length > ENV_PREFIX.length) || LIBPQ_VARIABLES.includes(name);
+}
+
+export interface StoreUrlProblem {
+  readonly message: string;
+}
+
+export interface ExpandedStoreUrl {
+  /** The URL with its variables expanded; holds secrets: never put it in a message. */
+  readonly url: string;
+  readonly problems: readonly StoreUrlProblem[];
+}
+
+const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+const URL_FORM = /^([a-z][a-z0-9+.-]*):\/\//i;
+/** What a host (name, IPv4, [IPv6]) and port may hold. */
+const HOST_CHARS = /^[A-Za-z0-9.\-_~%[\]:]*$/;
+
+type UrlPart = 'scheme' | 'userinfo' | 'host' | 'path';
+
+/** Which part of a scheme://authority/path?query#fragment template each offset falls in (null: not a URL). */
+function partsOf(template: string): ((offset: number) => UrlPart) | null {
+  const m = URL_FORM.exec(template);
+  if (!m || /^sqlite$/i.test(m[1]!)) return null;
+  const authorityStart = m[0].length;
+  let authorityEnd = template.slice(authorityStart).search(/[/?#]/);
+  authorityEnd = authorityEnd < 0 ? template.length : authorityStart + authorityEnd;
+  const at = template.lastIndexOf('@', authorityEnd - 1);
+  const userinfoEnd = at >= authorityStart ? at : authorityStart;
+  return (offset) => {
+    if (offset < authorityStart) return 'scheme';
+    if (offset < userinfoEnd) return 'userinfo';
+    if (offset < authorityEnd) return 'host';
+    return 'path';
+  };
+}
+
+/** Expands `${VAR}` in a store URL template. `env` is normally process.env. */
+export function expandStoreUrl(template: string, env: Readonly<Record<string, string | undefined>>): ExpandedStoreUrl {
+  const problems: StoreUrlProblem[] = [];
+  const reported = new Set<string>();
+  const report = (key: string, message: string) => {
+    if (reported.has(key)) return;
+    reported.add(key);
+    problems.push({ message });
+  };
+  const partAt = partsOf(template);
+  const url = template.replace(VARIABLE, (whole: string, name: string, offset: number) => {
+    const shown = name.length > 80 ? name.slice(0, 79) + '…' : name;
+    if (!mayExpand(name)) {
+      report(`deny:${name}`, `\${${shown}} is not expanded: a task file may use only variables named ${ENV_PREFIX}* and the PostgreSQL ones (${LIBPQ_VARIABLES.slice(0, 6).join(', ')}, …); rename it, e.g. \${${ENV_PREFIX}${shown}}`);
+      return '';
+    }
+    const v = env[name];
+    if (v === undefined) {
+      report(`unset:${name}`, `environment variable ${shown} is not set`);
+      return '';
+    }
+    if (!partAt) return v;
+    switch (partAt(offset)) {
+      case 'scheme':
+        report(`scheme:${name}`, `\${${shown}} cannot stand in the URL's scheme: write postgres:// (or the scheme you mean) in the file`);
+        return '';
+      case 'host':
+        if (!HOST_CHARS.test(v)) {
+          report(`host:${name}`, `\${${shown}} is in the host part of the URL but holds characters a host name or port cannot have (such as / @ ? #)`);
+          return '';
+        }
+        return v;
+      case 'userinfo':
+      case 'path':
+        return encodeURIComponent(v);
+    }
+    return whole;
+  });
+  if (partAt && problems.length === 0) {
+    try {
+      new URL(url);
+    } catch {
+      problems.push({ message: `'${template.length > 120 ? template.slice(0, 119) + '…' : template}' is not a valid URL once its variables are expanded: write postgres://user:password@host:5432/database` });
+    }
+  }
+  return { url, problems };
+}
+
+const SQLITE_EXT = /\.(sqlite3?|db)$/i;
+
+/** The SQLite file a store URL names, as written (relative or absolute), or null for another kind of store. */
+export function sqlitePathOf(url: string): string | null {
+  const text = url.trim();
+  if (/^sqlite:/i.test(text)) {
+    const path = text.slice('sqlite:'.length);
+    return path.startsWith('//') ? path.slice(2) : path;
+  }
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text) && SQLITE_EXT.test(text)) return text;
+  return null;
+}
+
+export function isAbsolutePath(path: string): boolean {
+  return path.startsWith('/') || path.startsWith('\\') || /^[A-Za-z]:[\\/]/.test(path);
+}
+
+/** Whether a relative path, resolved lexically against a folder, leaves that folder (through `..`). */
+export function escapesFolder(path: string): boolean {
+  let depth = 0;
+  for (const seg of path.split(/[\\/]+/)) {
+    if (seg === '' || seg === '.') continue;
+    if (seg === '..') {
+      if (--depth < 0) return true;
+    } else depth++;
+  }
+  return false;
+}
