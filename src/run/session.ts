@@ -68,7 +68,6 @@ export class CrawlSession {
   readonly crawl: CrawlQueue;
   readonly supervisor: WorkerSupervisor;
   private stopping = false;
-  private workersStarted = false;
   private wake: (() => void) | null = null;
   private readonly lease: RunLease;
   private readonly workersStarting: Promise<boolean>;
@@ -102,15 +101,10 @@ export class CrawlSession {
     return this.supervisor.list();
   }
 
-  /**
-   * Starts the local workers now rather than in run(), for callers with set-up of their own to overlap with their
-   * boot. Starts them once, however often it is called.
-   */
-  startWorkers(): void {
+  /** Called by run() once the lease is held; callers wait for it with whenWorkersStart(). */
+  private startWorkers(): void {
     this.markWorkersStarting(true);
-    if (this.workersStarted || this.opts.workers <= 0) return;
-    this.workersStarted = true;
-    this.supervisor.start(this.opts.workers);
+    if (this.opts.workers > 0) this.supervisor.start(this.opts.workers);
   }
 
   /**
