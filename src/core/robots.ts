@@ -14,6 +14,8 @@ export interface RobotsRules {
   isAllowed(url: string): boolean;
   /** Crawl-delay in ms for our agent, if the file sets one. */
   readonly crawlDelayMs: number | null;
+  /** The file's `Sitemap:` lines, as written (absolute URLs, for any host). */
+  readonly sitemaps: readonly string[];
 }
 
 /** robots.txt files larger than this are cut (RFC 9309 asks crawlers to parse at least 500 KiB). */
@@ -24,8 +26,8 @@ export function robotsUrl(pageUrl: string): string {
 }
 
 export function compileRobots(origin: string, source: RobotsSource, userAgent: string): RobotsRules {
-  if (source.state === 'missing') return { isAllowed: () => true, crawlDelayMs: null };
-  if (source.state === 'unreachable') return { isAllowed: () => false, crawlDelayMs: null };
+  if (source.state === 'missing') return { isAllowed: () => true, crawlDelayMs: null, sitemaps: [] };
+  if (source.state === 'unreachable') return { isAllowed: () => false, crawlDelayMs: null, sitemaps: [] };
   const robot = robotsParser(new URL('/robots.txt', origin).href, source.text.slice(0, MAX_ROBOTS_BYTES));
   const agent = userAgentToken(userAgent);
   const delay = robot.getCrawlDelay(agent);
@@ -33,6 +35,7 @@ export function compileRobots(origin: string, source: RobotsSource, userAgent: s
     // undefined means "not this origin": treat as allowed, the caller only asks for its own origin.
     isAllowed: (url) => robot.isAllowed(url, agent) !== false,
     crawlDelayMs: typeof delay === 'number' && delay > 0 ? Math.min(delay, 60) * 1000 : null,
+    sitemaps: robot.getSitemaps(),
   };
 }
 

@@ -13,6 +13,10 @@ export interface KeptLink {
   readonly depth: number;
   readonly priority: number | null;
   readonly follow: number;
+  /** A sitemap to read, not a page: the index of the task's `sitemaps` entry whose settings apply to it. */
+  readonly sitemap?: number;
+  /** The sitemap's <lastmod> of the page (or sitemap), ms since the epoch. */
+  readonly lastmod?: number;
 }
 
 export interface DroppedLink {

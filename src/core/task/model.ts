@@ -2,6 +2,7 @@
 // so the rest of the engine never re-checks what the validator already guarantees.
 
 import type { FieldRegex } from './fieldRegex';
+import type { Since } from '../sitemap/lastmod';
 
 export interface FieldSpec {
   readonly name: string;
@@ -51,6 +52,22 @@ export interface StartUrl {
   readonly priority: number | null;
 }
 
+/** A `start` entry that names a sitemap (or a robots.txt, for the sitemaps its `Sitemap:` lines name). */
+export interface SitemapStart {
+  readonly url: string;
+  /** The URL is a robots.txt: its `Sitemap:` lines are the sitemaps. */
+  readonly robots: boolean;
+  /** The rule that handles the pages it lists; null: each is routed by `match`, as links are. */
+  readonly rule: string | null;
+  readonly priority: number | null;
+  /** Pages (and sitemaps of an index) last modified before this are not crawled; null: all are. */
+  readonly since: Since | null;
+  /** Which sitemaps of an index are read; empty: all of them. */
+  readonly follow: readonly UrlPattern[];
+  /** Also crawl each page's hreflang alternates. */
+  readonly alternates: boolean;
+}
+
 export type BackoffKind = 'exponential' | 'fixed';
 
 export interface CanonicalOptions {
@@ -64,6 +81,8 @@ export interface CrawlTask {
   /** Absolute path of the file it came from, or a label such as "<untitled>". */
   readonly file: string;
   readonly start: readonly StartUrl[];
+  /** Sitemaps the crawl starts from, besides (or instead of) start URLs; their index is their id on jobs. */
+  readonly sitemaps: readonly SitemapStart[];
   readonly scope: {
     /** Empty: any URL on one of `startHosts`. */
     readonly allow: readonly UrlPattern[];

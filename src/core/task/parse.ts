@@ -11,6 +11,7 @@ import { checkSelector } from '../extract/selectors';
 import { MAX_URL_LENGTH } from '../url/canonical';
 import { compileUrlPattern, globToRegExp, matchesAny } from '../url/patterns';
 import { parseDuration, parseSize } from '../units';
+import { parseSince } from '../sitemap/lastmod';
 import {
   DEFAULT_USER_AGENT,
   DEFAULTS,
@@ -19,6 +20,7 @@ import {
   type FollowSpec,
   type ItemSpec,
   type PageRule,
+  type SitemapStart,
   type StartUrl,
   type UrlPattern,
 } from './model';
@@ -360,7 +362,7 @@ type RawField = string | { selector?: string; attr?: string; html?: boolean; all
 interface RawItem { type: string; scope?: string; key?: string[]; fields: Record<string, RawField> }
 interface RawFollow { selector: string; attr?: string; to?: string; priority?: number }
 interface RawRule { name: string; match?: string[]; follow?: RawFollow[]; items?: RawItem[] }
-type RawStart = string | { url: string; rule?: string; priority?: number };
+type RawStart = string | { url?: string; sitemap?: string; rule?: string; priority?: number; since?: string; follow?: string[]; alternates?: boolean };
 interface RawTask {
   name: string;
   start: RawStart[];
@@ -436,26 +438,39 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
   if (raw.start.length > MAX_START_URLS) {
     diags.atPath(['start'], `${raw.start.length} start URLs, more than the ${MAX_START_URLS} a task file may list; ${BULK_URLS_HINT}`);
   }
-  raw.start.slice(0, MAX_START_URLS).forEach((s, i) => {
-    const entry = typeof s === 'string' ? { url: s } : s;
-    const path: Path = typeof s === 'string' ? ['start', i] : ['start', i, 'url'];
+  const sitemaps: SitemapStart[] = [];
+  const startUrl = (path: Path, text: string): URL | null => {
     let url: URL;
     try {
-      url = new URL(entry.url);
+      url = new URL(text);
     } catch {
-      diags.atPath(path, `${quote(entry.url, 120)} is not an absolute URL (write it with http:// or https://)`);
-      return;
+      diags.atPath(path, `${quote(text, 120)} is not an absolute URL (write it with http:// or https://)`);
+      return null;
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      diags.atPath(path, `${quote(entry.url, 120)} must be an http or https URL`);
-      return;
+      diags.atPath(path, `${quote(text, 120)} must be an http or https URL`);
+      return null;
     }
     if (url.href.length > MAX_URL_LENGTH) {
       // The crawler refuses longer URLs (canonical.ts): said here, instead of the URL vanishing from the crawl.
-      diags.atPath(path, `${quote(entry.url, 120)} is ${url.href.length} characters long; the crawler refuses URLs over ${MAX_URL_LENGTH}`);
+      diags.atPath(path, `${quote(text, 120)} is ${url.href.length} characters long; the crawler refuses URLs over ${MAX_URL_LENGTH}`);
+      return null;
+    }
+    return url;
+  };
+  raw.start.slice(0, MAX_START_URLS).forEach((s, i) => {
+    const entry: Exclude<RawStart, string> = typeof s === 'string' ? { url: s } : s;
+    if (entry.rule !== undefined) checkRuleRef(['start', i, 'rule'], entry.rule);
+    if (entry.sitemap !== undefined || entry.url === undefined) {
+      const sm = sitemapStart(entry, ['start', i], startUrl, pattern, diags);
+      if (sm) sitemaps.push(sm);
       return;
     }
-    if (entry.rule !== undefined) checkRuleRef(['start', i, 'rule'], entry.rule);
+    const url = startUrl(typeof s === 'string' ? ['start', i] : ['start', i, 'url'], entry.url);
+    if (!url) return;
+    for (const k of ['since', 'follow', 'alternates'] as const) {
+      if (entry[k] !== undefined) diags.atPath(['start', i], `'${k}' is for sitemaps: write 'sitemap: ${url.href}' instead of 'url:' if this is one`, 'error', k);
+    }
     const byMatch = rules.find((r) => matchesAny(url.href, r.match));
     start.push({ url: url.href, rule: entry.rule ?? byMatch?.name ?? rules[0]?.name ?? '', priority: entry.priority ?? null });
   });
@@ -468,10 +483,12 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
     name: raw.name,
     file,
     start,
+    sitemaps,
     scope: {
       allow: patterns(['scope', 'allow'], sc.allow),
       deny: patterns(['scope', 'deny'], sc.deny),
-      startHosts: [...new Set(start.map((s) => new URL(s.url).host))],
+      // A sitemap's host is a start host: a task that starts from sitemaps alone crawls the site they list.
+      startHosts: [...new Set([...start, ...sitemaps].map((s) => new URL(s.url).host))],
       maxPages: sc.maxPages ?? null,
       maxDepth: sc.maxDepth ?? null,
       allowPrivate: sc.allowPrivate ?? false,
@@ -509,6 +526,46 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
     },
     schedule: buildSchedule(raw.schedule, diags),
     rules,
+  };
+}
+
+/** A `start` entry with `sitemap:` (see SitemapStart); null when it has a mistake, reported at its field. */
+function sitemapStart(
+  entry: Exclude<RawStart, string>,
+  path: Path,
+  startUrl: (path: Path, text: string) => URL | null,
+  pattern: (path: Path, source: string) => UrlPattern | null,
+  diags: DiagnosticSink,
+): SitemapStart | null {
+  if (entry.sitemap === undefined) {
+    diags.atPath(path, `give the entry a 'url' (a page) or a 'sitemap' (a sitemap.xml or robots.txt)`);
+    return null;
+  }
+  if (entry.url !== undefined) {
+    diags.atPath(path, `give either 'url' (a page) or 'sitemap', not both: write a second entry for the other`, 'error', 'url');
+    return null;
+  }
+  const url = startUrl([...path, 'sitemap'], entry.sitemap);
+  let ok = url !== null;
+  let since = null;
+  if (entry.since !== undefined) {
+    since = parseSince(entry.since);
+    if (!since) {
+      diags.atPath([...path, 'since'], `${quote(entry.since)} is neither a date (2026-01-01, 2026-01-01T08:00:00Z) nor an age (30d, 12h, 2w, 90m)`);
+      ok = false;
+    }
+  }
+  const follow = (entry.follow ?? []).map((f, i) => pattern([...path, 'follow', i], f));
+  if (!ok || !url || follow.includes(null)) return null;
+  return {
+    url: url.href,
+    // Only the file itself: /robots.txt?x or /a/robots.txt are ordinary URLs a site may answer with a sitemap.
+    robots: url.pathname === '/robots.txt' && url.search === '',
+    rule: entry.rule ?? null,
+    priority: entry.priority ?? null,
+    since,
+    follow: follow as UrlPattern[],
+    alternates: entry.alternates ?? false,
   };
 }
 
