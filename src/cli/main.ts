@@ -147,6 +147,14 @@ interface RunFlags {
 /** How long a second Ctrl-C waits for the killed workers' jobs to be released before the CLI exits. */
 const QUIT_RELEASE_WAIT_MS = 1_000;
 
+/**
+ * The longest a graceful stop (Ctrl-C once, SIGTERM) may take before the CLI quits as on a second Ctrl-C. Pages in
+ * flight usually finish in far less; what does not end is a store that stopped answering (a locked or hung
+ * database), whose writer cannot stop mid-call. Quitting loses nothing: unfinished pages go back to the queue and
+ * unstored items stay in Redis for the next run.
+ */
+const STOP_DEADLINE_MS = 20_000;
+
 async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   const task = await loadTaskFile(taskFile);
   const redis = await chooseRedis(flags.redis, task.file);
@@ -179,22 +187,34 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   launch.supervisor.on('released', (pid, jobs) => console.error(`\nworker ${pid}: its ${jobs} unfinished page${jobs === 1 ? '' : 's'} went back to the queue`));
   let interrupted = false;
   let quitting = false;
+  let deadline: NodeJS.Timeout | undefined;
+  const quit = () => {
+    quitting = true;
+    void launch.kill(QUIT_RELEASE_WAIT_MS).finally(() => {
+      if (redis.managed?.owned) process.kill(redis.managed.pid, 'SIGTERM');
+      process.exit(130);
+    });
+  };
   const onSignal = () => {
     if (quitting) process.exit(130);
     if (interrupted) {
       // Quit now: nothing this process started may outlive it. Killed workers' pages return to the queue (released
       // as they die, so the next run has them at once; not waited for long); a private redis-server gets SIGTERM,
       // which writes its append-only file, so the next run resumes.
-      quitting = true;
-      void launch.kill(QUIT_RELEASE_WAIT_MS).finally(() => {
-        if (redis.managed?.owned) process.kill(redis.managed.pid, 'SIGTERM');
-        process.exit(130);
-      });
+      quit();
       return;
     }
     interrupted = true;
     console.log('\nStopping: letting workers finish their pages (Ctrl-C again to quit now; the crawl resumes on the next run)…');
     launch.stop();
+    deadline = setTimeout(() => {
+      console.error(
+        `\nStill stopping after ${STOP_DEADLINE_MS / 1000} s (a store that does not answer?): quitting now. ` +
+          `Run the same command again to resume the run; items not stored yet stay in Redis for it.`,
+      );
+      quit();
+    }, STOP_DEADLINE_MS);
+    deadline.unref();
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
@@ -219,6 +239,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   } finally {
     // The handlers stay until the end: a second Ctrl-C during this cleanup still quits cleanly.
     await redis.release();
+    clearTimeout(deadline);
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }

@@ -52,11 +52,14 @@ export class RunLease {
     return this.call('acquire', true);
   }
 
-  /** Keeps the lease; at most a few times per TTL however often it is called. False: another driver took it. */
-  async renew(): Promise<boolean> {
-    if (Date.now() - this.renewedAt < this.ttlMs / 5) return true;
-    const r = await this.call('renew', false);
-    return r.held;
+  /**
+   * Keeps the lease; asks Redis at most a few times per TTL however often it is called. Not held: another driver
+   * took it (`run --force`), and the result says who. `now` asks Redis whatever the last renewal: before an
+   * act only the driver may do (finalizing the run).
+   */
+  async renew(now = false): Promise<LeaseResult> {
+    if (!now && Date.now() - this.renewedAt < this.ttlMs / 5) return { held: true };
+    return this.call('renew', false);
   }
 
   async release(): Promise<void> {

@@ -91,6 +91,8 @@ export class CrawlLaunch {
         finalize: async (run, status, durationMs) => (await attaching).hooks.finalize(run, status, durationMs),
         // Until the store is open its backlog is not known: 0, so progress only says what it knows.
         backlog: async () => (this.attached ? ((await this.attached.hooks.backlog?.()) ?? 0) : 0),
+        check: async () => this.attached?.check(),
+        drain: async () => (await attaching).writer.flush(),
       },
       onProgress: opts.onProgress,
       onRunFinished: (run, status) => this.attached && opts.onRunFinished?.(run, status, this.attached),

@@ -3,6 +3,7 @@ import type { CrawlTask } from '../core/task/model';
 import { CrawlQueue, type CrawlStatus, type JobCounts, type RunInfo } from '../frontier/crawl';
 import { recordSample } from '../observe/metrics';
 import { connectRedis } from '../redis/connect';
+import { taskKeys } from '../frontier/keys';
 import { RunLease, type LeaseHolder } from '../frontier/runLease';
 import { hostname } from 'node:os';
 import { WorkerSupervisor, type WorkerProcessInfo } from './supervisor';
@@ -23,6 +24,10 @@ export interface Progress {
 export interface SessionStoreHooks {
   finalize(run: RunInfo, status: CrawlStatus, durationMs: number): Promise<Record<string, unknown>>;
   backlog?(): Promise<number>;
+  /** Throws when the store can no longer hold what it is given (its file was deleted): the run then ends with that error. */
+  check?(): Promise<void>;
+  /** Stores every entry in the items stream (a run another process finalized may have left some). */
+  drain?(): Promise<void>;
 }
 
 export interface SessionOptions {
@@ -69,6 +74,8 @@ export class CrawlSession {
   readonly supervisor: WorkerSupervisor;
   private stopping = false;
   private wake: (() => void) | null = null;
+  private readonly stopped: Promise<typeof STOPPED>;
+  private markStopped!: () => void;
   private readonly lease: RunLease;
   private readonly workersStarting: Promise<boolean>;
   private markWorkersStarting!: (started: boolean) => void;
@@ -90,6 +97,7 @@ export class CrawlSession {
     if (opts.onWorkerExit) this.supervisor.on('exit', opts.onWorkerExit);
     this.lease = new RunLease(this.redis, opts.task.name, { front: opts.front ?? 'crawl-studio run', host: hostname(), pid: process.pid });
     this.workersStarting = new Promise((r) => (this.markWorkersStarting = r));
+    this.stopped = new Promise((r) => (this.markStopped = () => r(STOPPED)));
   }
 
   /** True once run() has started the local workers; false when it will not (it failed or was refused first). */
@@ -162,22 +170,41 @@ export class CrawlSession {
         lastAt = now;
         const backlog = (await this.opts.store?.backlog?.()) ?? 0;
         this.opts.onProgress?.({ status, backlog, pagesPerSec: rate, elapsedMs: now - started });
+        await this.opts.store?.check?.();
         // The dashboard's history (bounded, in Redis): at most one sample a second across every watcher of the run.
         await recordSample(this.redis, this.opts.task.name).catch(() => undefined);
-        if (!joining) await this.lease.renew();
+        if (!joining) {
+          // A driver whose lease was taken (`run --force` elsewhere) must not go on beside the new one: two drivers
+          // of one run is what the lease exists to prevent. The finally below stops the workers.
+          const lease = await this.lease.renew();
+          if (!lease.held) throw new RunTakenOverError(this.opts.task, lease.holder);
+        }
         if (this.stopping) break;
         const verdict = await this.crawl.tryFinalize(current.run);
         if (verdict === 'won') {
+          // The lease may have been taken since the last renewal (at most a few per TTL): a driver that lost it
+          // leaves the finalize to the one that has it.
+          const lease = joining ? null : await this.lease.renew(true);
+          if (lease && !lease.held) {
+            await this.redis.del(taskKeys(this.opts.task.name).finalized(current.run)).catch(() => undefined);
+            throw new RunTakenOverError(this.opts.task, lease.holder);
+          }
           const durationMs = Date.now() - current.startedAt;
           status = await this.crawl.status();
-          summary = (await this.opts.store?.finalize(current, status, durationMs)) ?? {};
-          summary = { ...summaryFromStatus(status, durationMs), ...summary };
+          const finalized = await this.finalizeHeld(current, status, durationMs);
+          if (finalized === STOPPED) break;
+          summary = { ...summaryFromStatus(status, durationMs), ...finalized };
           await this.crawl.markFinished(current.run, summary);
           status = await this.crawl.status();
           this.opts.onRunFinished?.(current, status, summary);
           if (!recurring) break;
-        } else if (!recurring && (verdict === 'done' || (status.run?.run === current.run && status.run.state === 'finished'))) {
-          // Another process (a second editor, `crawl-studio writer`) finalized this run.
+        } else if (!recurring && status.run?.run === current.run && status.run.state === 'finished') {
+          // Another process (a second editor, `crawl-studio writer`) finalized this run. Entries still in the
+          // stream (left by a writer that died) are stored before the result is reported, so its row count is
+          // what the store holds and nothing waits in Redis for a writer nobody runs. A 'done' verdict of a run
+          // still 'running' is a finalize in progress elsewhere: watched until it ends, or its flag expires
+          // because its finalizer died and this session wins it.
+          if ((await this.guarded(this.opts.store?.drain?.() ?? Promise.resolve())) === STOPPED) break;
           status = await this.crawl.status();
           break;
         }
@@ -197,6 +224,58 @@ export class CrawlSession {
     return { run: current, resumed, status: status!, durationMs: Date.now() - started, summary };
   }
 
+  /**
+   * Finalizes a run this session won: keeps its finalize flag alive meanwhile (drain.lua lets it expire, so a
+   * finalizer that dies leaves the run to the next session), and gives it back when the finalize fails or stop()
+   * cuts it short, so the run stays resumable and the next session finalizes it and stores what it left.
+   */
+  private async finalizeHeld(run: RunInfo, status: CrawlStatus, durationMs: number): Promise<Record<string, unknown> | typeof STOPPED> {
+    const flag = taskKeys(this.opts.task.name).finalized(run.run);
+    // The lease too: a finalize that outlasts its TTL (a long backlog to store) must not let a second driver in.
+    const keep = setInterval(() => {
+      void this.redis.pexpire(flag, FINALIZE_HOLD_MS).catch(() => undefined);
+      if (this.opts.mode !== 'join') void this.lease.renew().catch(() => undefined);
+    }, FINALIZE_HOLD_MS / 3);
+    try {
+      const out = await this.guarded(this.opts.store?.finalize(run, status, durationMs) ?? Promise.resolve({}));
+      if (out === STOPPED) await this.redis.del(flag).catch(() => undefined);
+      return out;
+    } catch (err) {
+      await this.redis.del(flag).catch(() => undefined);
+      throw err;
+    } finally {
+      clearInterval(keep);
+    }
+  }
+
+  /**
+   * `work` (a store's flush, which waits as long as the store refuses rows), or STOPPED as soon as stop() is
+   * called, or the store's check() error: a stop during a finalize used to wait for a store that never came
+   * back, and SIGTERM did not end the CLI for minutes. What `work` still does after is the launcher's to end
+   * (it stops the writer).
+   */
+  private async guarded<T>(work: Promise<T>): Promise<T | typeof STOPPED> {
+    work.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    let settled = false;
+    const checked = new Promise<never>((_, reject) => {
+      const look = () => {
+        if (settled) return;
+        timer = setTimeout(() => {
+          (this.opts.store?.check?.() ?? Promise.resolve()).then(look, reject);
+        }, STORE_CHECK_MS);
+      };
+      look();
+    });
+    checked.catch(() => undefined);
+    try {
+      return await Promise.race([work, this.stopped, checked]);
+    } finally {
+      settled = true;
+      clearTimeout(timer);
+    }
+  }
+
   private async joinRun(): Promise<{ run: RunInfo; resumed: boolean }> {
     const run = await this.crawl.currentRun();
     if (!run) throw new Error(`task '${this.opts.task.name}' has never run on this Redis: start it with crawl-studio run`);
@@ -206,6 +285,7 @@ export class CrawlSession {
   /** Stops watching and stops the local workers gracefully; the run stays resumable. */
   stop(): void {
     this.stopping = true;
+    this.markStopped();
     this.wake?.();
   }
 
@@ -228,6 +308,14 @@ export function nextPollMs(counts: JobCounts, pagesPerSec: number, pollMs: numbe
   return Math.max(MIN_POLL_MS, Math.min(pollMs, (left / pagesPerSec) * 500));
 }
 const MIN_POLL_MS = 25;
+
+const STOPPED = Symbol('stopped');
+
+/** How long a won finalize flag holds without a refresh (drain.lua's default, which tryFinalize leaves it at). */
+export const FINALIZE_HOLD_MS = 15_000;
+
+/** How often the store is checked while the session waits on it (a finalize's flush). */
+const STORE_CHECK_MS = 1_000;
 
 /** A driver on this machine whose process no longer exists (killed with SIGKILL, a crash) holds no run. */
 function holderIsGone(h: LeaseHolder): boolean {
@@ -256,6 +344,21 @@ export class RunInProgressError extends Error {
           : 'To drive it from here instead, stop that process or add --force.'),
     );
     this.name = 'RunInProgressError';
+  }
+}
+
+/** Another driver took this session's lease (`run --force`): this one stopped rather than run beside it. */
+export class RunTakenOverError extends Error {
+  constructor(
+    readonly task: CrawlTask,
+    readonly holder: LeaseHolder,
+  ) {
+    const since = new Date(holder.since).toISOString().replace('T', ' ').slice(0, 19);
+    super(
+      `task '${task.name}' was taken over: ${holder.front} (pid ${holder.pid} on ${holder.host}, since ${since} UTC) now drives its run ` +
+        `(started with --force), so this process stopped its workers and left the run to it. Watch it with \`crawl-studio status ${task.file}\`.`,
+    );
+    this.name = 'RunTakenOverError';
   }
 }
 

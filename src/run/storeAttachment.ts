@@ -1,8 +1,9 @@
 import type { Redis } from 'ioredis';
+import { statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { CrawlTask } from '../core/task/model';
 import type { CrawlStatus, RunInfo } from '../frontier/crawl';
-import { openStore, startWriter, type ItemStore, type WriterHandle } from '../store';
+import { openStore, parseStoreUrl, startWriter, type ItemStore, type WriterHandle } from '../store';
 import { summaryFromStatus, type SessionStoreHooks } from './session';
 
 // Connects a crawl session to its store: a writer drains the task's item stream while the crawl runs, and the
@@ -12,7 +13,28 @@ export interface AttachedStore {
   readonly store: ItemStore;
   readonly writer: WriterHandle;
   readonly hooks: SessionStoreHooks;
+  /** Throws StoreLostError when the store's file is no longer the one it opened (deleted or replaced). */
+  check(): void;
   close(): Promise<void>;
+}
+
+/**
+ * The SQLite file a run writes to was deleted (or replaced) under it. SQLite notices nothing: its open handle
+ * keeps committing into the unlinked file, and the summary used to claim rows in a file that no longer existed.
+ */
+export class StoreLostError extends Error {
+  override readonly name = 'StoreLostError';
+  constructor(
+    readonly path: string,
+    how: 'deleted' | 'replaced',
+    rowsWritten: number,
+  ) {
+    super(
+      `the store file ${path} was ${how} during the run: the ${rowsWritten} item rows written to it before are gone with it ` +
+        `unless the file is restored. Items not yet stored stay in Redis (nothing more is acknowledged into the lost file); ` +
+        `run the task again (or crawl-studio writer) to store them in ${how === 'deleted' ? 'a new file' : 'the file now there'}.`,
+    );
+  }
 }
 
 /** The task's store URL, or its default: an SQLite file in `.crawl/` next to the task file. */
@@ -22,10 +44,21 @@ export function storeUrlFor(task: CrawlTask): string {
 }
 
 export async function attachStore(redis: Redis, task: CrawlTask, log?: (message: string) => void): Promise<AttachedStore> {
-  const store = await openStore(storeUrlFor(task), { task: task.name, cwd: dirname(task.file) });
-  let writer: WriterHandle;
+  const url = storeUrlFor(task);
+  const store = await openStore(url, { task: task.name, cwd: dirname(task.file) });
+  let writer!: WriterHandle;
+  // The file's identity once open: the same path with another inode is another file (deleted and recreated,
+  // or replaced by a copy), which this process's handle does not write to.
+  const target = parseStoreUrl(url, { cwd: dirname(task.file) });
+  const file = target.kind === 'sqlite' ? identity(target.path) : null;
+  const check = () => {
+    if (!file || target.kind !== 'sqlite') return;
+    const now = identity(target.path);
+    if (now === null || now !== file) throw new StoreLostError(target.path, now === null ? 'deleted' : 'replaced', writer?.counters().written ?? 0);
+  };
   try {
     writer = await startWriter(redis, {
+      verify: check,
       task: task.name,
       store,
       policy: task.store.onConflict,
@@ -39,8 +72,11 @@ export async function attachStore(redis: Redis, task: CrawlTask, log?: (message:
   }
   const hooks: SessionStoreHooks = {
     backlog: () => writer.backlog(),
+    check: async () => check(),
+    drain: () => writer.flush(),
     async finalize(run: RunInfo, status: CrawlStatus, durationMs: number) {
       await writer.flush();
+      check();
       const c = writer.counters();
       const base = summaryFromStatus(status, durationMs);
       // Rows in the store, not extractions: a page re-fetched after a worker died is extracted twice but stored
@@ -67,9 +103,21 @@ export async function attachStore(redis: Redis, task: CrawlTask, log?: (message:
     store,
     writer,
     hooks,
+    check,
     async close() {
       await writer.stop();
       await store.close();
     },
   };
+}
+
+/** dev:inode of a file, or null when there is none at the path. */
+function identity(path: string): string | null {
+  try {
+    const st = statSync(path);
+    return `${st.dev}:${st.ino}`;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
 }

@@ -40,6 +40,12 @@ export interface WriterOptions {
   readonly limits?: Partial<MergeLimits>;
   /** Where failures are reported (a failure repeated while backing off is reported once). */
   readonly log?: (message: string) => void;
+  /**
+   * Runs after each commit, before the batch's entries are acknowledged; throwing counts as a failed write (the
+   * entries stay in the stream, retried with backoff). A store whose file was deleted still commits, into a file
+   * nobody can open again: acknowledging those entries would delete the only copy of their items.
+   */
+  readonly verify?: () => void | Promise<void>;
   /** Fault injection for tests: runs after a batch committed and before its entries are acknowledged. */
   readonly afterCommit?: (ids: readonly string[]) => void | Promise<void>;
 }
@@ -347,6 +353,7 @@ class Writer implements WriterHandle {
           if (!(err instanceof StoreDataError)) throw err;
           result = await this.isolate(decoded, err);
         }
+        await this.opts.verify?.();
         const ms = performance.now() - t0;
         this.count(result, merged.received, merged.duplicates, ms);
         break;

@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { expectedPages, serveSite, type SiteOptions, type SiteServer } from '../../src/demo/site';
 import { taskKeys } from '../../src/frontier/keys';
 import { launchCrawl } from '../../src/run/launcher';
-import { RunInProgressError } from '../../src/run/session';
+import { RunInProgressError, RunTakenOverError } from '../../src/run/session';
 import { startRedis, type RedisServer } from '../support/services';
 import { bookTask, session, WORKER_SCRIPT, writeTask } from '../support/crawl';
 
@@ -62,6 +62,37 @@ describe('one driver per run (the run lease)', function () {
     const again = session(task, redis.url, { workers: 1 });
     assert.equal((await again.run()).status.stats!.done, pages.length);
     await again.close();
+  });
+
+  it('a driver whose run another one takes with --force notices, stops its workers and fails saying who took it', async () => {
+    // A crawl of several seconds, so the first driver is mid-crawl, not finalizing, when its lease goes.
+    const big: SiteOptions = { listPages: 6, perPage: 10, filler: 1 };
+    const slow = await serveSite(big, 0, undefined, 80);
+    try {
+      const task = await writeTask(bookTask(slow.url, 'taken', 'politeness: { perHost: { concurrency: 1, delay: 0ms } }'));
+      const first = session(task, redis.url, { workers: 1 });
+      const firstDone = first.run().then(
+        () => null,
+        (e: Error) => e,
+      );
+      while (slow.hits.size < 4) await new Promise((r) => setTimeout(r, 20));
+      const second = session(task, redis.url, { workers: 1, fresh: false, force: true, front: 'VS Code' });
+      const secondDone = second.run();
+
+      const err = await firstDone;
+      assert.ok(err instanceof RunTakenOverError, `the first driver fails when its lease is taken; got ${err}`);
+      assert.match(err.message, new RegExp(`task 'taken' was taken over: VS Code \\(pid ${process.pid} on .*stopped its workers`));
+      assert.equal(first.workers().length, 0, 'the first driver\'s workers are stopped');
+      await first.close();
+
+      const result = await secondDone;
+      await second.close();
+      const pages = expectedPages(slow.url, big);
+      assert.equal(result.status.stats!.done, pages.length, 'the new driver finishes the same run');
+      for (const p of pages) assert.equal(slow.hits.get(new URL(p).pathname), 1, `${p} fetched once`);
+    } finally {
+      await slow.close();
+    }
   });
 
   it('a refused launch opens no store: the store file is the running driver\'s', async () => {

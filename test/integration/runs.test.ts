@@ -75,13 +75,16 @@ describe('runs (finalize, schedules, stopping workers)', function () {
         return { r, attached: await attachStore(r, task) };
       }));
       const s1 = session(task, redis.url, { workers: 2, store: stores[0]!.attached.hooks, pollMs: 50 });
-      // Two drivers of one run are refused by default (the run lease, runLease.test.ts); forced, they race to
-      // finalize, which is what exactly-once must survive (as a `crawl-studio writer` racing a run does).
-      const s2 = session(task, redis.url, { workers: 2, store: stores[1]!.attached.hooks, pollMs: 50, fresh: false, force: true });
+      // A second driver of a run is refused, and one forced in takes the run over (runLease.test.ts); a
+      // `crawl-studio writer` (a joining session, here with workers of its own) races the driver to finalize,
+      // which is what exactly-once must survive. It serves runs until stopped: stopped once the run finished.
+      const s2 = session(task, redis.url, { workers: 2, store: stores[1]!.attached.hooks, pollMs: 50, fresh: false, mode: 'join' });
       const p1 = s1.run();
       await until('the run to start', async () => (await s1.crawl.currentRun())?.state === 'running');
       const p2 = s2.run();
-      const [r1, r2] = await Promise.all([p1, p2]);
+      const r1 = await p1;
+      s2.stop();
+      const r2 = await p2;
       await Promise.all([s1.close(), s2.close()]);
       for (const s of stores) {
         await s.attached.close();

@@ -2,12 +2,20 @@
 -- running and BullMQ holds no job in any state that can still produce work. The first caller to see that
 -- wins the finalize flag (SET NX) and gets 1; everybody else gets 0 (not drained) or -1 (already finalized).
 --
+--
+-- The flag expires unless its winner keeps it (session.ts, FINALIZE_HOLD_MS, refreshes it while it finalizes, and
+-- deletes it when its finalize fails or is stopped). A finalizer that dies or hangs mid-finalize (a store that
+-- stopped answering, SIGKILL) used to leave the flag forever: every later session of the run was told "another
+-- process finalized this run" while the run stayed 'running' and its items stayed in the stream. A flag without a
+-- TTL is such a leftover (of a version that never expired it) and is taken over.
+--
 -- KEYS[1] meta hash   KEYS[2] finalized flag   KEYS[3..8] wait, active, paused, delayed, prioritized, waiting-children
--- ARGV[1] run id
+-- ARGV[1] run id   ARGV[2] how long the flag holds without a refresh, ms (default 15000)
 if redis.call('HGET', KEYS[1], 'run') ~= ARGV[1] or redis.call('HGET', KEYS[1], 'state') ~= 'running' then
   return 0
 end
-if redis.call('EXISTS', KEYS[2]) == 1 then return -1 end
+local hold = tonumber(ARGV[2]) or 15000
+if redis.call('EXISTS', KEYS[2]) == 1 and redis.call('PTTL', KEYS[2]) ~= -1 then return -1 end
 -- A recurring task's next occurrence waits in "delayed" as a job scheduler job ("repeat:..."): it is not work of
 -- this run. Only a short delayed set is inspected; a long one holds page jobs anyway.
 local delayed = redis.call('ZCARD', KEYS[6])
@@ -19,5 +27,5 @@ end
 local pending = redis.call('LLEN', KEYS[3]) + redis.call('LLEN', KEYS[4]) + redis.call('LLEN', KEYS[5])
   + delayed + redis.call('ZCARD', KEYS[7]) + redis.call('ZCARD', KEYS[8])
 if pending > 0 then return 0 end
-redis.call('SET', KEYS[2], '1')
+redis.call('SET', KEYS[2], '1', 'PX', hold)
 return 1
