@@ -42,7 +42,8 @@ Usage:
 
 --workers N: local worker processes (default: one per two CPU cores). --concurrency N: requests each worker has in
 flight (default 16). run --fresh starts the task over; a task that another live \`run\` or editor drives is
-refused (add workers to it with \`worker\`), unless --force.
+refused (add workers to it with \`worker\`, watch it with \`status\`), unless --force, which takes the run over: the
+process that drove it stops.
 
 Without --redis (or $CRAWL_STUDIO_REDIS) a private redis-server is started for the project, with its data in
 .crawl/redis next to the task file, so a crawl survives restarts.`;
