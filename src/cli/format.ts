@@ -25,7 +25,7 @@ export function summaryLines(status: CrawlStatus, durationMs: number, extra: str
   const s = status.stats;
   const lines = [
     `Crawl '${status.task}' finished in ${formatDuration(durationMs)}`,
-    `  pages fetched   ${n(s?.done ?? 0)}${s?.nonHtml ? ` (${n(s.nonHtml)} not HTML)` : ''}, ${formatBytes(s?.bytes ?? 0)}`,
+    `  pages fetched   ${n(s?.done ?? 0)}${s?.nonHtml || s?.sitemaps ? ` (${[s.nonHtml ? `${n(s.nonHtml)} not HTML` : '', s.sitemaps ? `${n(s.sitemaps)} sitemaps` : ''].filter(Boolean).join(', ')})` : ''}, ${formatBytes(s?.bytes ?? 0)}`,
     `  pages failed    ${n(s?.failed ?? 0)}${fmtGroups(s?.failures)}`,
     `  pages skipped   ${n(Object.values(s?.skipped ?? {}).reduce((a, b) => a + b, 0))}${fmtGroups(s?.skipped)}`,
     `  items extracted ${n(s?.items ?? 0)}${s?.problems ? ` (${n(s.problems)} item problems)` : ''}`,

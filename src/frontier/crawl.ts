@@ -16,9 +16,17 @@ import { withScripts, type CrawlScripts } from './scripts';
 export interface PageJobData {
   readonly url: string;
   readonly rule: string;
+  /** Hops from a start URL; for a sitemap, how deep in sitemap indexes it is (0: named by the task). */
   readonly depth: number;
   readonly run: string;
+  /** Set on a sitemap's job: the index of the task's `sitemaps` entry it belongs to. */
+  readonly sitemap?: number;
+  /** The page's <lastmod> in the sitemap that listed it, ms since the epoch. */
+  readonly lastmod?: number;
 }
+
+/** The BullMQ job name of a sitemap's job (a page's job is named after its rule). */
+export const SITEMAP_JOB = 'sitemap';
 
 export interface PageJobResult {
   readonly outcome: 'done' | 'skipped' | 'non-html';
@@ -46,6 +54,8 @@ export interface CrawlStats {
   readonly bytes: number;
   readonly duplicates: number;
   readonly nonHtml: number;
+  /** Sitemaps read (counted in `done` too, as fetched pages). */
+  readonly sitemaps: number;
   /** "robots", "limit", "depth"… -> count */
   readonly skipped: Readonly<Record<string, number>>;
   /** Failure groups: "http-404", "timeout"… -> count */
@@ -248,6 +258,9 @@ export class CrawlQueue {
       priority: s.priority,
       follow: -1,
     }));
+    // A sitemap is a job of its own: fetched under robots.txt and politeness like a page, retried like one, and
+    // deduplicated with the pages (a sitemap named twice, by the task and by robots.txt, is read once).
+    task.sitemaps.forEach((s, i) => links.push({ url: s.url, host: new URL(s.url).host, rule: s.rule ?? '', depth: 0, priority: s.priority, follow: -1, sitemap: i }));
     const res = await this.enqueueLinks(task, run, `start`, links);
     return res.filter((r) => r === 'enqueued').length;
   }
@@ -300,8 +313,8 @@ export class CrawlQueue {
     const jobs = links
       .filter((_, i) => codes[i] === 1)
       .map((l) => ({
-        name: l.rule,
-        data: { url: l.url, rule: l.rule, depth: l.depth, run: run.run },
+        name: l.sitemap !== undefined ? SITEMAP_JOB : l.rule,
+        data: jobData(l, run.run),
         opts: this.jobOptions(task, run.run, l.url, usesPriority ? (l.priority ?? DEFAULT_PRIORITY) : null),
       }));
     if (jobs.length > 0) await this.queue.addBulk(jobs);
@@ -454,7 +467,13 @@ export class CrawlQueue {
 }
 
 function taskUsesPriority(task: CrawlTask): boolean {
-  return task.start.some((s) => s.priority !== null) || task.rules.some((r) => r.follow.some((f) => f.priority !== null));
+  return task.start.some((s) => s.priority !== null) || task.sitemaps.some((s) => s.priority !== null) || task.rules.some((r) => r.follow.some((f) => f.priority !== null));
+}
+
+function jobData(l: KeptLink, run: string): PageJobData {
+  const data: PageJobData = { url: l.url, rule: l.rule, depth: l.depth, run };
+  if (l.sitemap === undefined && l.lastmod === undefined) return data;
+  return { ...data, ...(l.sitemap !== undefined ? { sitemap: l.sitemap } : {}), ...(l.lastmod !== undefined ? { lastmod: l.lastmod } : {}) };
 }
 
 export function parseStats(h: Record<string, string>): CrawlStats {
@@ -474,6 +493,7 @@ export function parseStats(h: Record<string, string>): CrawlStats {
     bytes: n('bytes'),
     duplicates: n('duplicates'),
     nonHtml: n('nonhtml'),
+    sitemaps: n('sitemaps'),
     skipped: group('skipped:'),
     failures: group('failed:'),
     dropped: group('dropped:'),

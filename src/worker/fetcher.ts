@@ -18,7 +18,9 @@ export type FetchFailureCause =
   | 'too-large'
   | 'redirects'
   | 'blocked'
-  | 'invalid-url';
+  | 'invalid-url'
+  /** A sitemap that is not one, or whose gzip is broken. */
+  | 'sitemap';
 
 export class FetchFailure extends Error {
   constructor(
@@ -86,6 +88,65 @@ export async function fetchPage(url: string, opts: FetchOptions): Promise<Fetche
 }
 
 async function fetchWithin(url: string, opts: FetchOptions, timeout: AbortSignal): Promise<FetchedPage> {
+  const { res, finalUrl, status, contentType, redirects } = await openWithin(url, opts, timeout);
+  const isHtml = contentType === null || /\b(text\/html|application\/xhtml\+xml)\b/i.test(contentType);
+  const { body, bytes } = await readCapped(res, contentType, opts.maxBytes, finalUrl, timeout);
+  return { url, finalUrl, status, contentType, isHtml, body: isHtml || opts.keepNonHtml ? body : '', bytes, redirects };
+}
+
+/** A response whose body is read as it arrives (see fetchStream). */
+export interface StreamedResponse {
+  readonly finalUrl: string;
+  readonly status: number;
+  readonly contentType: string | null;
+  /** The body with its content coding undone, chunk by chunk; each wait for a chunk is bounded by the timeout. */
+  readonly chunks: AsyncIterable<Buffer>;
+}
+
+/**
+ * A GET whose body `consume` reads as it arrives, for bodies too large to hold (sitemaps): the same redirects,
+ * address guard and failures as fetchPage. The timeout bounds the wait for the response and then each wait for the
+ * next chunk, not the whole body: `consume` may pause between chunks (to enqueue what it read) for as long as that
+ * takes. No size cap here: `consume` counts what it reads. Failures while reading are FetchFailures too.
+ */
+export async function fetchStream<T>(url: string, opts: FetchOptions, consume: (res: StreamedResponse) => Promise<T>): Promise<T> {
+  const deadline = new AbortController();
+  const arm = () => setTimeout(() => deadline.abort(new DOMException('The operation timed out.', 'TimeoutError')), opts.timeoutMs).unref();
+  let timer = arm();
+  let opened: Awaited<ReturnType<typeof openWithin>>;
+  try {
+    opened = await openWithin(url, opts, deadline.signal);
+  } finally {
+    clearTimeout(timer);
+  }
+  const { res, finalUrl, status, contentType } = opened;
+  const body = decoded(res);
+  async function* chunks(): AsyncGenerator<Buffer> {
+    const it = (body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+    for (;;) {
+      timer = arm();
+      let next: IteratorResult<Buffer>;
+      try {
+        next = await it.next();
+      } catch (err) {
+        throw networkFailure(err, finalUrl, deadline.signal.aborted);
+      } finally {
+        clearTimeout(timer);
+      }
+      if (next.done) return;
+      yield next.value;
+    }
+  }
+  try {
+    return await consume({ finalUrl, status, contentType, chunks: chunks() });
+  } finally {
+    // Read to the end, or given up on: either way nothing more is downloaded.
+    body.destroy();
+    discard(res);
+  }
+}
+
+async function openWithin(url: string, opts: FetchOptions, timeout: AbortSignal): Promise<{ res: Response; finalUrl: string; status: number; contentType: string | null; redirects: number }> {
   const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
   let current = url;
   for (let hop = 0; ; hop++) {
@@ -126,10 +187,7 @@ async function fetchWithin(url: string, opts: FetchOptions, timeout: AbortSignal
       const retryable = RETRYABLE_STATUS.has(status);
       throw new FetchFailure('http', `HTTP ${status} for ${current}`, retryable, status, retryAfter(header(res, 'retry-after')));
     }
-    const contentType = header(res, 'content-type');
-    const isHtml = contentType === null || /\b(text\/html|application\/xhtml\+xml)\b/i.test(contentType);
-    const { body, bytes } = await readCapped(res, contentType, opts.maxBytes, current, timeout);
-    return { url, finalUrl: current, status, contentType, isHtml, body: isHtml || opts.keepNonHtml ? body : '', bytes, redirects: hop };
+    return { res, finalUrl: current, status, contentType: header(res, 'content-type'), redirects: hop };
   }
 }
 

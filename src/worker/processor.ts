@@ -2,7 +2,6 @@ import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ruleByName } from '../core/pipeline/page';
-import { robotsUrl } from '../core/robots';
 import type { CrawlTask } from '../core/task/model';
 import { SCHEDULED_RUN_JOB, type CrawlQueue, type PageJobData, type PageJobResult } from '../frontier/crawl';
 import { countFailed, countSkipped } from '../observe/metrics';
@@ -13,6 +12,7 @@ import type { PageRecord } from '../store/types';
 import { AnalysisError, inlineAnalyser, type AnalysedPage, type PageAnalyser } from './analysis';
 import { FetchFailure, fetchPage, type FetchOptions } from './fetcher';
 import type { FetchSlots, InSlot, PoliteWait } from './fetchSlots';
+import { processSitemap, type SitemapJobDeps } from './sitemapJob';
 
 // One page job: robots.txt, per-host politeness, fetch, extract, discover, hand items to the store buffer,
 // count. Every step that talks to Redis is shared state, so any number of workers on any number of machines
@@ -61,6 +61,7 @@ export function createProcessor(deps: ProcessorDeps) {
   const maxInlineWait = deps.maxInlineWaitMs ?? 1_000;
   const leaseMs = task.request.timeoutMs + 5_000;
   const analyser = deps.analyser ?? inlineAnalyser();
+  const sitemapDeps: SitemapJobDeps = { task, crawl, redis, robots: deps.robots, log: deps.log, fetchOpts };
 
   // The request of a job runs in one of the task's fetch slots when the worker has them (see fetchSlots.ts).
   const direct: InSlot = (fetch) => fetch();
@@ -69,22 +70,13 @@ export function createProcessor(deps: ProcessorDeps) {
     ? (job: Job<PageJobData, PageJobResult>, token?: string) => slots.job((inSlot, politeWait) => processPage(job, token, inSlot, politeWait))
     : (job: Job<PageJobData, PageJobResult>, token?: string) => processPage(job, token, direct, delay);
 
-  async function processPage(job: Job<PageJobData, PageJobResult>, token: string | undefined, inSlot: InSlot, politeWait: PoliteWait): Promise<PageJobResult> {
-    if (job.name === SCHEDULED_RUN_JOB) {
-      const started = await crawl.startScheduledRun(task);
-      deps.log('info', started ? `scheduled run ${started.run.run} started: ${started.enqueued} start URL(s)` : 'scheduled run skipped: the previous run is still going');
-      return { outcome: started ? 'done' : 'skipped', status: null, items: 0, links: started?.enqueued ?? 0, reason: started ? `run ${started.run.run}` : 'previous run still going' };
-    }
-    const { url, depth, run } = job.data;
-    const rule = ruleByName(task, job.data.rule);
-    if (!rule) {
-      // The task file changed under a running crawl and the rule is gone: nothing sensible to do with the page.
-      const reason = `no rule '${job.data.rule}' in the task`;
-      await countSkipped(redis, task.name, run, url, reason);
-      return { outcome: 'skipped', status: null, items: 0, links: 0, reason };
-    }
+  /**
+   * A request's turn, for pages and sitemaps alike: robots.txt, then the task's rate limit and the host's politeness
+   * (a lease the caller releases when its request is done). The job's result when robots.txt forbids the URL, else null.
+   */
+  async function admit(job: Job<PageJobData, PageJobResult>, token: string | undefined, url: string, politeWait: PoliteWait): Promise<PageJobResult | null> {
+    const { run } = job.data;
     const { host, origin } = new URL(url);
-
     let crawlDelayMs: number | null = null;
     if (task.request.robots) {
       const rules = await deps.robots.rulesFor(origin, task.request.userAgent);
@@ -100,7 +92,7 @@ export function createProcessor(deps: ProcessorDeps) {
       delayMs: Math.max(task.politeness.perHost.delayMs, crawlDelayMs ?? 0),
       leaseMs,
     };
-    const lease = `${token ?? job.id}`;
+    const lease = leaseOf(job, token);
     const rate = task.politeness.rateLimit;
     if (rate) {
       for (let i = 0; ; i++) {
@@ -122,8 +114,37 @@ export function createProcessor(deps: ProcessorDeps) {
       }
       await politeWait(answer.waitMs);
     }
+    return null;
+  }
 
-    const releaseQuietly = () => void gate.release(host, lease).catch(() => undefined);
+  async function processPage(job: Job<PageJobData, PageJobResult>, token: string | undefined, inSlot: InSlot, politeWait: PoliteWait): Promise<PageJobResult> {
+    if (job.name === SCHEDULED_RUN_JOB) {
+      const started = await crawl.startScheduledRun(task);
+      deps.log('info', started ? `scheduled run ${started.run.run} started: ${started.enqueued} start URL(s)` : 'scheduled run skipped: the previous run is still going');
+      return { outcome: started ? 'done' : 'skipped', status: null, items: 0, links: started?.enqueued ?? 0, reason: started ? `run ${started.run.run}` : 'previous run still going' };
+    }
+    if (job.data.sitemap !== undefined) {
+      return processSitemap(job, sitemapDeps, {
+        admit: (url) => admit(job, token, url, politeWait),
+        release: (url) => void gate.release(new URL(url).host, leaseOf(job, token)).catch(() => undefined),
+        inSlot,
+        failure: (err) => failure(err, job, redis, task.name),
+        runInfo: async (run) => ({ run, bucketBits: await bucketBits(crawl, run), state: 'running' as const, startedAt: 0, finishedAt: null, file: null }),
+      });
+    }
+    const { url, depth, run } = job.data;
+    const rule = ruleByName(task, job.data.rule);
+    if (!rule) {
+      // The task file changed under a running crawl and the rule is gone: nothing sensible to do with the page.
+      const reason = `no rule '${job.data.rule}' in the task`;
+      await countSkipped(redis, task.name, run, url, reason);
+      return { outcome: 'skipped', status: null, items: 0, links: 0, reason };
+    }
+    const { host } = new URL(url);
+    const skipped = await admit(job, token, url, politeWait);
+    if (skipped) return skipped;
+
+    const releaseQuietly = () => void gate.release(host, leaseOf(job, token)).catch(() => undefined);
     let page;
     try {
       page = await inSlot(() => fetchPage(url, fetchOpts));
@@ -167,6 +188,11 @@ export function createProcessor(deps: ProcessorDeps) {
     }
     return { outcome: 'done', status: page.status, items: outcome.items.length, links: outcome.kept.length };
   }
+}
+
+/** The host lease of a job's request: one per attempt (BullMQ's token), so a retry never releases a stale one. */
+function leaseOf(job: Job, token: string | undefined): string {
+  return `${token ?? job.id}`;
 }
 
 const bucketBitsCache = new Map<string, number>();

@@ -21,6 +21,7 @@ start:
 rules:
   - name: home
   - name: product
+    match: ["**/p/**"]
 `,
       'shop.crawl.yaml',
     );
@@ -39,10 +40,18 @@ rules:
   });
 
   it('a task may start from sitemaps alone', () => {
-    const { task, diagnostics } = parseTask('name: s\nstart: [{ sitemap: "https://shop.test/sitemap.xml" }]\nrules: [{ name: r }]\n', 's.crawl.yaml');
+    const { task, diagnostics } = parseTask('name: s\nstart: [{ sitemap: "https://shop.test/sitemap.xml", rule: r }]\nrules: [{ name: r }]\n', 's.crawl.yaml');
     assert.deepEqual(diagnostics, []);
     assert.equal(task!.start.length, 0);
     assert.equal(task!.sitemaps.length, 1);
+  });
+
+  it('warns when a sitemap\'s pages could reach no rule (no rule, and no rule has match)', () => {
+    const { task, diagnostics } = parseTask('name: s\nstart:\n  - sitemap: https://shop.test/sitemap.xml\nrules: [{ name: page }]\n', 's.crawl.yaml');
+    assert.ok(task, 'a warning, not an error');
+    assert.deepEqual(diagnostics.map(formatDiagnostic), [
+      "s.crawl.yaml:3:5: warning: start[0].sitemap: no rule has 'match', so every page this sitemap lists would be dropped (no-rule): add 'rule: page' to the entry, or 'match' to a rule",
+    ]);
   });
 
   it('reports each mistake at its file, line and field', () => {

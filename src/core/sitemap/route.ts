@@ -22,7 +22,7 @@ export const MAX_SITEMAP_NESTING = 5;
 export interface RoutedEntries {
   /** Pages and sitemaps to enqueue (a sitemap's has `sitemap` set). */
   readonly links: KeptLink[];
-  /** Entries not enqueued, by reason: a scope reason, 'no-rule', 'since', 'follow', 'nesting', 'sitemap-limit'. */
+  /** Entries not enqueued, by reason: a scope reason, 'no-rule', 'repeat', 'since', 'follow', 'nesting', 'sitemap-limit'. */
   readonly dropped: Record<string, number>;
 }
 
@@ -58,6 +58,13 @@ export class SitemapRouter {
     const links: KeptLink[] = [];
     const dropped: Record<string, number> = {};
     const drop = (reason: string) => (dropped[reason] = (dropped[reason] ?? 0) + 1);
+    // Repeats within a batch, as on a page: one discover call marks a URL seen once. Across batches Redis counts them.
+    const inBatch = new Set<string>();
+    const keep = (link: KeptLink) => {
+      if (inBatch.has(link.url)) return drop('repeat');
+      inBatch.add(link.url);
+      links.push(link);
+    };
     for (const e of entries) {
       if (++this.seen > MAX_SITEMAP_ENTRIES) {
         drop('sitemap-limit');
@@ -71,13 +78,13 @@ export class SitemapRouter {
       if (e.kind === 'sitemap') {
         const child = this.childSitemap(e.loc, lastmod);
         if (typeof child === 'string') drop(child);
-        else links.push(child);
+        else keep(child);
         continue;
       }
       for (const loc of [e.loc, ...e.alternates]) {
         const page = this.page(loc, lastmod);
         if (typeof page === 'string') drop(page);
-        else links.push(page);
+        else keep(page);
       }
     }
     return { links, dropped };

@@ -464,6 +464,10 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
     if (entry.sitemap !== undefined || entry.url === undefined) {
       const sm = sitemapStart(entry, ['start', i], startUrl, pattern, diags);
       if (sm) sitemaps.push(sm);
+      if (sm && sm.rule === null && !rules.some((r) => r.match.length > 0)) {
+        // Listed pages are routed as links are, by `match`: with none anywhere, the sitemap would crawl nothing.
+        diags.atPath(['start', i], `no rule has 'match', so every page this sitemap lists would be dropped (no-rule): add 'rule: ${rules[0]?.name ?? '<rule>'}' to the entry, or 'match' to a rule`, 'warning', 'sitemap');
+      }
       return;
     }
     const url = startUrl(typeof s === 'string' ? ['start', i] : ['start', i, 'url'], entry.url);

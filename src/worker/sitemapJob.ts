@@ -1,0 +1,105 @@
+import type { Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { SitemapEntry } from '../core/sitemap/parser';
+import { SitemapRouter } from '../core/sitemap/route';
+import type { CrawlTask } from '../core/task/model';
+import type { CrawlQueue, PageJobData, PageJobResult, RunInfo } from '../frontier/crawl';
+import type { RobotsCache } from '../frontier/robots';
+import { countSkipped } from '../observe/metrics';
+import { pageEntry } from '../store/buffer';
+import type { PageRecord } from '../store/types';
+import { FetchFailure, fetchStream, type FetchOptions } from './fetcher';
+import type { InSlot } from './fetchSlots';
+import { readSitemap } from './sitemapReader';
+
+// One sitemap's job: its request admitted like a page's (robots.txt, rate limit, host politeness), its body read as it
+// downloads, its entries routed (core/sitemap/route.ts) and enqueued batch by batch through the frontier's discovery,
+// so deduplication, the page limit and the claim that makes a retry lose nothing hold as for a page's links. A
+// robots.txt entry reads the fleet's cached copy and enqueues the sitemaps its `Sitemap:` lines name.
+
+export interface SitemapJobDeps {
+  readonly task: CrawlTask;
+  readonly crawl: CrawlQueue;
+  readonly redis: Redis;
+  readonly robots: RobotsCache;
+  readonly log: (level: 'info' | 'warn' | 'error', message: string) => void;
+  readonly fetchOpts: FetchOptions;
+}
+
+/** What the page processor lends a sitemap's job: its admission, its fetch slot, its failure accounting. */
+export interface SitemapJobHooks {
+  admit(url: string): Promise<PageJobResult | null>;
+  release(url: string): void;
+  readonly inSlot: InSlot;
+  failure(err: unknown): Promise<Error>;
+  runInfo(run: string): Promise<RunInfo>;
+}
+
+export async function processSitemap(job: Job<PageJobData, PageJobResult>, deps: SitemapJobDeps, hooks: SitemapJobHooks): Promise<PageJobResult> {
+  const { task, crawl, redis } = deps;
+  const { url, run, depth: level } = job.data;
+  const entry = job.data.sitemap!;
+  const spec = task.sitemaps[entry];
+  if (!spec) {
+    // The task file changed under a running crawl: its sitemaps are numbered by their place in `start`.
+    const reason = `no sitemap entry ${entry} in the task`;
+    await countSkipped(redis, task.name, run, url, reason);
+    return { outcome: 'skipped', status: null, items: 0, links: 0, reason };
+  }
+  const jobId = String(job.id);
+  const runInfo = await hooks.runInfo(run);
+  const host = new URL(url).host;
+  const dropped: Record<string, number> = {};
+  let enqueued = 0;
+  const enqueue = async (router: SitemapRouter, entries: SitemapEntry[]): Promise<boolean> => {
+    const routed = router.route(entries);
+    for (const [reason, n] of Object.entries(routed.dropped)) dropped[reason] = (dropped[reason] ?? 0) + n;
+    if (routed.links.length === 0) return true;
+    const outcomes = await crawl.enqueueLinks(task, runInfo, jobId, routed.links);
+    enqueued += outcomes.filter((o) => o === 'enqueued').length;
+    // Past scope.maxPages nothing more can be enqueued: the rest of the sitemap need not be downloaded.
+    return !outcomes.every((o) => o === 'limit');
+  };
+  const finish = async (status: number | null, contentType: string | null, bytes: number): Promise<void> => {
+    const rec: PageRecord = { task: task.name, run, url, rule: job.data.rule, depth: level, status, fetchedAt: Date.now(), contentType, bytes, items: [], problems: [] };
+    const counters: Record<string, number> = { done: 1, sitemaps: 1, bytes };
+    for (const [reason, n] of Object.entries(dropped)) counters[`dropped:${reason}`] = n;
+    await crawl.completePage(run, jobId, { entry: pageEntry(rec), counters, host });
+  };
+
+  if (spec.robots && url === spec.url) {
+    // Level -1: the sitemaps robots.txt names are the task's own (level 0), as if the task file listed them.
+    const router = new SitemapRouter({ task, entry, url, level: -1, nowMs: Date.now() });
+    const rules = await deps.robots.rulesFor(new URL(url).origin, task.request.userAgent);
+    await enqueue(router, rules.sitemaps.map((loc) => ({ kind: 'sitemap', loc, lastmod: null })));
+    await finish(null, 'text/plain', 0);
+    if (rules.sitemaps.length === 0) deps.log('warn', `${url} names no sitemap (no Sitemap: line)`);
+    return { outcome: 'done', status: null, items: 0, links: enqueued, reason: `robots.txt: ${rules.sitemaps.length} sitemap(s)` };
+  }
+
+  const skipped = await hooks.admit(url);
+  if (skipped) return skipped;
+  const router = new SitemapRouter({ task, entry, url, level, nowMs: Date.now() });
+  let read;
+  let response: { status: number; contentType: string | null } | null = null;
+  try {
+    read = await hooks.inSlot(() =>
+      fetchStream(url, deps.fetchOpts, (res) => {
+        response = res;
+        return readSitemap(res, { alternates: spec.alternates }, (entries) => enqueue(router, entries));
+      }),
+    );
+    if (read.format === null) {
+      throw new FetchFailure('sitemap', `sitemap ${url} is not a sitemap: ${read.root ? `its root element is <${read.root}>, not <urlset> or <sitemapindex>` : 'it is empty'}`, false, response!.status);
+    }
+  } catch (err) {
+    hooks.release(url);
+    throw await hooks.failure(err);
+  }
+  hooks.release(url);
+  const res = response as { status: number; contentType: string | null } | null;
+  await finish(res?.status ?? null, res?.contentType ?? null, read.bytes);
+  const drops = Object.entries(dropped).map(([r, n]) => `${n} ${r}`).join(', ');
+  deps.log('info', `sitemap ${url} (${read.format}${read.gzipped ? ', gzip' : ''}): ${router.entries} entries, ${enqueued} enqueued${drops ? `, dropped ${drops}` : ''}${read.stopped ? ', stopped at scope.maxPages' : ''}`);
+  return { outcome: 'done', status: res?.status ?? null, items: 0, links: enqueued, reason: `sitemap: ${router.entries} entries` };
+}
