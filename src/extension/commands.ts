@@ -50,7 +50,7 @@ export function registerCommands(deps: CommandDeps): void {
     const doc = await taskDocument(uri);
     if (!doc) return undefined;
     const task = await crawls.validate(doc);
-    if (task) void vscode.window.showInformationMessage(`${vscode.workspace.asRelativePath(doc.uri)} is valid: ${task.start.length} start URL(s), ${task.rules.length} rule(s).`);
+    if (task) void vscode.window.showInformationMessage(`${vscode.workspace.asRelativePath(doc.uri)} is valid: ${task.start.length} start URL(s), ${task.sitemaps.length ? `${task.sitemaps.length} sitemap(s), ` : ''}${task.rules.length} rule(s).`);
     else void vscode.commands.executeCommand('workbench.actions.view.problems');
     return task !== null;
   });
