@@ -133,7 +133,7 @@ const PREFETCH_ROBOTS = 8;
  */
 function prefetchRobots(robots: RobotsCache, task: CrawlTask): void {
   const origins = new Set<string>();
-  for (const s of task.start) {
+  for (const s of [...task.start, ...task.sitemaps]) {
     if (origins.size >= PREFETCH_ROBOTS) break;
     origins.add(new URL(s.url).origin);
   }

@@ -53,7 +53,12 @@ export function checkTaskUsable(t: CrawlTask): string[] {
   if (t.politeness.rateLimit) posInt('politeness.rateLimit.max', t.politeness.rateLimit.max);
   if (t.scope.maxPages !== null) posInt('scope.maxPages', t.scope.maxPages);
   if (!/^[a-z0-9][a-z0-9_-]{0,63}$/.test(t.name)) out.push(`task name '${t.name.slice(0, 40)}' is not queue-safe`);
-  if (t.start.length === 0) out.push('no start URL');
+  if (t.start.length === 0 && t.sitemaps.length === 0) out.push('no start URL and no sitemap');
+  for (const s of t.sitemaps) {
+    if (!/^https?:\/\//.test(s.url)) out.push(`sitemap ${s.url.slice(0, 60)} is not http(s)`);
+    if (s.rule !== null && !t.rules.some((r) => r.name === s.rule)) out.push(`sitemap routed to missing rule '${s.rule}'`);
+    if (s.since && !Number.isFinite(s.since.ms)) out.push(`sitemap since ${s.since.ms} is not a time`);
+  }
   for (const s of t.start) {
     if (!/^https?:\/\//.test(s.url)) out.push(`start URL ${s.url.slice(0, 60)} is not http(s)`);
     if (!t.rules.some((r) => r.name === s.rule)) out.push(`start URL routed to missing rule '${s.rule}'`);

@@ -73,7 +73,7 @@ const KEYS = [
   'maxPages', 'maxDepth', 'allowPrivate', 'timeout', 'userAgent', 'headers', 'maxBytes', 'maxRedirects', 'robots', 'retries',
   'attempts', 'backoff', 'delay', 'rateLimit', 'max', 'per', 'perHost', 'concurrency', 'sortQuery', 'stripTrailingSlash',
   'dropParams', 'onConflict', 'batchSize', 'flushInterval', 'match', 'follow', 'items', 'selector', 'attr', 'to', 'type', 'key',
-  'fields', 'html', 'all', 'trim', 'regex', 'required', '__proto__', 'constructor', 'toString',
+  'fields', 'html', 'all', 'trim', 'regex', 'required', 'sitemap', 'since', 'alternates', '__proto__', 'constructor', 'toString',
 ];
 
 function randomScalar(r: Rng): unknown {
@@ -102,7 +102,9 @@ function randomValue(r: Rng, depth: number): unknown {
 function structured(r: Rng): string {
   const doc: Record<string, unknown> = {
     name: chance(r, 0.8) ? 'fuzz' : randomScalar(r),
-    start: chance(r, 0.8) ? ['https://example.com/'] : randomValue(r, 1),
+    start: chance(r, 0.8)
+      ? ['https://example.com/', ...(chance(r, 0.3) ? [{ sitemap: 'https://example.com/robots.txt', since: randomScalar(r), follow: randomValue(r, 2), alternates: randomScalar(r) }] : [])]
+      : randomValue(r, 1),
     rules: chance(r, 0.7)
       ? [{ name: 'a', follow: [{ selector: 'a', to: chance(r, 0.5) ? 'a' : randomScalar(r) }], items: [{ type: 't', fields: { f: chance(r, 0.5) ? 'h1' : randomValue(r, 3) } }] }]
       : randomValue(r, 1),

@@ -87,6 +87,25 @@ describe('sitemap parser', () => {
   });
 });
 
+describe('sitemap parser on hostile input', () => {
+  it('never throws and never keeps a <loc> past its cap, whatever the bytes and the chunks', () => {
+    let seed = 17;
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
+    const pieces = ['<urlset>', '<url>', '<loc>', '</loc>', '</url>', '<sitemapindex>', '<sitemap>', '<lastmod>', '2026-01-01', '<![CDATA[', ']]>', '<!--', '-->', '&amp;', '&#x0;', '&bogus;', '<', '>', '/', '"', "'", 'https://x.test/', 'a'.repeat(5000), '<?xml ?>', '<!DOCTYPE x [<!ENTITY e "eeee">]>', '&e;', '\u0000', '\n', ' '];
+    for (let round = 0; round < 300; round++) {
+      let text = '';
+      for (let i = rand(200); i > 0; i--) text += pieces[rand(pieces.length)];
+      const { entries } = parseAll(text, { alternates: true }, 1 + rand(300));
+      for (const e of entries) assert.ok(e.loc.length <= MAX_LOC_CHARS + 1, `round ${round}: a ${e.loc.length}-character <loc>`);
+    }
+  });
+
+  it('expands no entity a DTD declares (no billion laughs)', () => {
+    const { entries } = parseAll('<!DOCTYPE x [<!ENTITY e "eeee">]><urlset><url><loc>https://x.test/&e;</loc></url></urlset>');
+    assert.deepEqual(entries.map((e) => e.loc), ['https://x.test/&e;']);
+  });
+});
+
 describe('sitemap dates', () => {
   it('reads every W3C Datetime form, zones included, and refuses what is not a date', () => {
     assert.equal(parseLastmod('2026'), Date.UTC(2026, 0, 1));
