@@ -4,11 +4,6 @@ import * as esbuild from 'esbuild';
 import { readdirSync, statSync, mkdirSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeBundleOptions, programBundleEntries, writeProgramStubs } from './scripts/bundle-options.mjs';
-import { patchDependencies } from './scripts/patch-deps.mjs';
-
-// Fixes to dependencies (see scripts/patch-deps.mjs) are applied at install; made sure of here too, so nothing is
-// built or tested from an unpatched copy (an install with --ignore-scripts, a package replaced by hand).
-patchDependencies({ quiet: true });
 
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');
@@ -79,8 +74,6 @@ if (testEntries.length > 0) builds.push({
 function copyAssets() {
   mkdirSync(`${outRoot}/schema`, { recursive: true });
   copyFileSync('src/core/task/crawl-task.schema.json', `${outRoot}/schema/crawl-task.schema.json`);
-  // node-sqlite3-wasm loads its .wasm from the directory of the script that bundles it.
-  copyFileSync('node_modules/node-sqlite3-wasm/dist/node-sqlite3-wasm.wasm', `${outRoot}/node-sqlite3-wasm.wasm`);
   // The codicon font for webviews, served from the extension's own files (no CDN).
   mkdirSync(`${outRoot}/media/codicons`, { recursive: true });
   for (const f of ['codicon.css', 'codicon.ttf']) copyFileSync(`node_modules/@vscode/codicons/dist/${f}`, `${outRoot}/media/codicons/${f}`);

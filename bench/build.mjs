@@ -4,13 +4,12 @@
 //    concurrent `npm run build` on dist/).
 //  - the bench programs in bench/src (site generator, no-queue limit, micro-benchmarks).
 // Bare imports from bench/src resolve as if from the repository's src/, so the limit and the micro-benchmarks
-// use the very cheerio, ioredis, pg and node-sqlite3-wasm that the product bundles (bench/node_modules holds
+// use the very cheerio, ioredis and pg that the product bundles (bench/node_modules holds
 // crawlee's older cheerio, which must not leak in).
 import * as esbuild from 'esbuild';
-import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { patchDependencies } from '../scripts/patch-deps.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 // --src DIR / --out DIR: build Crawl Studio from another copy of the repository (an experiment's scratch copy)
@@ -21,8 +20,6 @@ const root = arg('--src') ?? resolve(here, '..');
 // part of what an experiment measures, and a stub must match the loader it calls.
 const { nodeBundleOptions, programBundleEntries, writeProgramStubs } = await import(pathToFileURL(join(root, 'scripts', 'bundle-options.mjs')).href);
 const out = arg('--out') ?? join(here, '.build');
-// Like esbuild.mjs: bundle the dependencies with their fixes applied.
-patchDependencies({ quiet: true });
 mkdirSync(out, { recursive: true });
 // bench/package.json says "type": "module"; the bundles are CommonJS, like dist/.
 writeFileSync(join(out, 'package.json'), '{ "type": "commonjs" }\n');
@@ -68,7 +65,6 @@ await Promise.all([
   esbuild.build({ ...common, entryPoints: benchEntries, outdir: out, plugins: [...common.plugins, fromRootSrc] }),
 ]);
 writeProgramStubs(out);
-copyFileSync(join(resolve(here, '..'), 'node_modules/node-sqlite3-wasm/dist/node-sqlite3-wasm.wasm'), join(out, 'node-sqlite3-wasm.wasm'));
 let describe = 'unknown';
 try {
   const { execFileSync } = await import('node:child_process');

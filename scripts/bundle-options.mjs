@@ -35,7 +35,7 @@ function noNativeModulesPlugin(names) {
 export const nodeBundleOptions = {
   bundle: true,
   platform: 'node',
-  target: 'node20',
+  target: 'node22',
   format: 'cjs',
   // A package's ES module build when it has one (today that changes only BullMQ, the one dependency with a
   // "module" field and no "exports" map): esbuild hoists and tree-shakes ES modules, where CommonJS stays wrapped

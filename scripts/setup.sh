@@ -18,6 +18,7 @@ if [ "$mode" = test ]; then
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
   have chromium || missing+=(chromium)
   have rg || missing+=(ripgrep)
+  have sqlite3 || missing+=(sqlite3)  # the tests open the store with the sqlite3 shell during crawls
   [ -e /usr/include/krb5.h ] || [ -e /usr/include/krb5/krb5.h ] || missing+=(libkrb5-dev)
 fi
 
@@ -44,6 +45,10 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   npm ci --no-audit --no-fund
 fi
 
+# Node >= 22.13 (node:sqlite, the embedded store): the one on PATH, or one installed into .cache/node.
+node_bin="$(bash scripts/node22.sh)"
+echo "setup: Node $("$node_bin/node" --version) in $node_bin (scripts/node.sh runs it)"
+
 if [ "$mode" = test ]; then
-  bash scripts/code-server/install.sh
+  PATH="$node_bin:$PATH" bash scripts/code-server/install.sh
 fi

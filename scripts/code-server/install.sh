@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs code-server (VS Code 1.100.3, server + web workbench, from npm) into its own folder so that
+# Installs code-server (VS Code 1.103.2 on Node 22, server + web workbench, from npm) into its own folder so that
 # extension-host tests and UI tests can run in a real VS Code on machines that cannot download VS Code itself.
 # See shared ci-notes "A real VS Code". Idempotent: does nothing when the wanted version is already there.
 #
@@ -9,9 +9,9 @@
 # Needs: the npm registry and Debian's packages (apt). Runs as root (CI) or with sudo.
 set -euo pipefail
 
-CODE_SERVER_VERSION="4.100.3"
-RIPGREP_CACHE_VERSION="1.15.11"                                   # @vscode/ripgrep used by code-server 4.100.3
-RIPGREP_TARBALL="ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz"
+CODE_SERVER_VERSION="4.103.2"
+RIPGREP_CACHE_VERSION="1.15.14"                                   # @vscode/ripgrep used by code-server 4.103.2
+RIPGREP_TARBALL="ripgrep-v13.0.0-13-x86_64-unknown-linux-musl.tar.gz"
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -27,7 +27,8 @@ installed_version() {
   node -p "require('$dir/node_modules/code-server/package.json').version" 2>/dev/null
 }
 
-command -v node >/dev/null || die "node is not on PATH (Node 20 is needed)"
+command -v node >/dev/null || die "node is not on PATH (Node 22 is needed: run through scripts/setup.sh, which puts it first)"
+node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 22 ? 0 : 1)' || die "node on PATH is $(node --version); code-server $CODE_SERVER_VERSION (VS Code 1.103) runs on Node 22: run through scripts/setup.sh, which puts it first"
 command -v npm >/dev/null || die "npm is not on PATH"
 
 # 1. Debian packages: kerberos headers (a native module of code-server), ripgrep (see 2), chromium (the tests'
@@ -99,4 +100,5 @@ start=$(date +%s)
 v="$(installed_version)" || die "code-server binary missing at $bin after npm install"
 [ "$v" = "$CODE_SERVER_VERSION" ] || die "installed code-server is $v, wanted $CODE_SERVER_VERSION"
 "$bin" --version >/dev/null 2>&1 || die "$bin --version failed"
-log "installed code-server $v in $dir in $(( $(date +%s) - start )) s ($("$bin" --version | head -1))"
+# `--version` prints an advert line of a dependency (i18next) first: take the line that names the Code version.
+log "installed code-server $v in $dir in $(( $(date +%s) - start )) s ($("$bin" --version 2>/dev/null | grep -m1 "with Code"))"

@@ -1,6 +1,6 @@
-import { mkdirSync, rmdirSync, statSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { Database, Statement } from 'node-sqlite3-wasm';
+import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import { itemTableName, mergeFieldNames, ORDER_COLUMNS, quoteIdent } from './tables';
 import {
   StoreDataError,
@@ -19,29 +19,59 @@ import {
 
 // The default, embedded store: one SQLite file per task in the workspace.
 //
-// Why node-sqlite3-wasm: the extension runs on the Node inside VS Code's Electron, on every OS and CPU VS Code
-// supports, so a native module (better-sqlite3, sqlite3) would need a prebuilt binary per Electron ABI and
-// platform and breaks on every VS Code upgrade. node-sqlite3-wasm is SQLite compiled to WebAssembly with a VFS
-// over Node's fs: pure JS + WASM, one artefact everywhere, and it writes real database files that any sqlite3
-// tool can open.
+// Why node:sqlite: it is the SQLite that Node itself ships (Node >= 22.13, the Node in VS Code >= 1.101's
+// extension host), so there is no native module to rebuild per Electron ABI and nothing to download, and it uses
+// SQLite's own VFS: standard POSIX / Windows file locks and shared memory. That is what makes the file safe to open
+// in the sqlite3 shell, DB Browser, Datasette or a notebook while a crawl writes it (issue 22, item 1: the WASM
+// SQLite used before took a private lock directory that every other SQLite ignored, so they rolled its live
+// journal back as a hot one and corrupted the store). It also gives WAL: readers never block the writer and
+// always see the last committed batch, never half of one.
 //
-// What its VFS implies, and how this module copes:
-// - Its locking is a `<file>.lock` directory taken for every access, reads included, and it has no shared-memory
-//   support, so WAL is unavailable (the PRAGMA answers 'delete'); we ask for WAL anyway, and otherwise use
-//   TRUNCATE (see open()).
-// - Every call is synchronous and we never keep a statement stepping across an await (reads are paged with
-//   `all()`), so a live process holds the lock only for the duration of one call. A lock directory older than
-//   `staleLockMs` therefore belongs to a process that died mid-call (e.g. SIGKILL during a batch) and is removed;
-//   SQLite then rolls the hot journal back. (It does only with the VFS fix in scripts/patch-deps.mjs: as
-//   published, the VFS takes the opener's own lock for another writer's, and the journal is never replayed.)
-// - SQLite's busy_timeout would sleep synchronously and freeze the extension host, so it stays 0 and a busy
-//   database is retried here with async sleeps.
+// - Every call is synchronous, and SQLite's busy_timeout would sleep synchronously and freeze the extension
+//   host, so it stays 0 and a busy database is retried here with async sleeps. With WAL only writers contend
+//   (another writer process, or a reader tool holding a write transaction).
+// - Statements never keep stepping across an await (reads are paged with `all()`), so no read transaction stays
+//   open while a consumer is slow and the WAL can always be checkpointed.
+// - A process killed mid-batch leaves uncommitted WAL frames that the next opener ignores: nothing to clean up.
 
 export interface SqliteStoreOptions {
   /** How long to retry a locked database before reporting it unavailable. */
   readonly busyTimeoutMs?: number;
-  /** Age after which a lock directory is taken to be left by a dead process. */
-  readonly staleLockMs?: number;
+}
+
+type Row = Record<string, SQLInputValue>;
+
+let sqliteModule: typeof import('node:sqlite') | null = null;
+
+/**
+ * Loads node:sqlite on first use (not at import: every CLI command and worker bundles this module), without the
+ * ExperimentalWarning Node 22 prints for it, which would land in every user's terminal and the extension host log.
+ */
+export function loadSqlite(path: string): typeof import('node:sqlite') {
+  if (sqliteModule) return sqliteModule;
+  const emit = process.emitWarning;
+  process.emitWarning = function (this: unknown, warning: string | Error, ...rest: unknown[]) {
+    const text = typeof warning === 'string' ? warning : warning?.message;
+    if (/SQLite is an experimental feature/.test(String(text))) return;
+    return (emit as (...a: unknown[]) => void).call(process, warning, ...rest);
+  } as typeof process.emitWarning;
+  try {
+    sqliteModule = require('node:sqlite') as typeof import('node:sqlite');
+    return sqliteModule;
+  } catch (err) {
+    throw new StoreUnavailableError(
+      `cannot open SQLite store ${path}: this Node (${process.version}) has no built-in SQLite (node:sqlite, Node 22.13 or newer). ` +
+        'Run the CLI with Node 22.13+, use VS Code 1.101 or newer, or set store.url to a postgres:// URL',
+      { cause: err },
+    );
+  } finally {
+    process.emitWarning = emit;
+  }
+}
+
+/** Binds undefined as NULL: node:sqlite refuses undefined, and optional row fields are often absent. */
+function bind(values: readonly unknown[]): SQLInputValue[] {
+  return values.map((v) => (v === undefined ? null : (v as SQLInputValue)));
 }
 
 const SCHEMA_VERSION = 1;
@@ -124,28 +154,26 @@ CREATE UNIQUE INDEX IF NOT EXISTS ${quoteIdent(`${table}_key`)} ON ${t} (key);`;
 }
 
 interface TableStatements {
-  readonly insert: Statement;
-  readonly update: Statement;
+  readonly insert: StatementSync;
+  readonly update: StatementSync;
 }
 
 export class SqliteStore implements ItemStore {
   readonly kind = 'sqlite';
   readonly location: string;
   readonly path: string;
-  /** The journal mode SQLite accepted ('wal' where the VFS allows it, else 'delete'). */
+  /** The journal mode SQLite accepted: 'wal', or 'delete' where the file system cannot share memory. */
   journalMode = 'unknown';
-  private db: Database | null = null;
+  private db: DatabaseSync | null = null;
   private readonly busyTimeoutMs: number;
-  private readonly staleLockMs: number;
   private readonly types = new Map<string, { table: string; fields: string[] }>();
   private readonly statements = new Map<string, TableStatements>();
-  private readonly shared = new Map<string, Statement>();
+  private readonly shared = new Map<string, StatementSync>();
 
   constructor(path: string, opts: SqliteStoreOptions = {}) {
     this.path = resolve(path);
     this.location = `sqlite:${this.path}`;
     this.busyTimeoutMs = opts.busyTimeoutMs ?? 20_000;
-    this.staleLockMs = opts.staleLockMs ?? 10_000;
   }
 
   async open(): Promise<void> {
@@ -155,11 +183,9 @@ export class SqliteStore implements ItemStore {
     } catch (err) {
       throw new Error(`cannot create the folder for SQLite store ${this.path}: ${(err as Error).message} — check that it is writable`);
     }
-    // Required here, not imported: loading the module compiles SQLite's WebAssembly (~50 ms), which every CLI
-    // command and every process that bundles the store paid at start-up, whether it opened a store or not.
-    const { Database: SqliteDatabase } = require('node-sqlite3-wasm') as typeof import('node-sqlite3-wasm');
+    const { DatabaseSync: SqliteDatabase } = loadSqlite(this.path);
     await this.withBusyRetry('open', () => {
-      let db: Database;
+      let db: DatabaseSync;
       try {
         db = new SqliteDatabase(this.path);
       } catch (err) {
@@ -169,13 +195,11 @@ export class SqliteStore implements ItemStore {
         db.exec('PRAGMA busy_timeout = 0');
         // Before anything that could write (the journal mode, the schema): someone else's database stays as it was.
         this.checkOwnership(db);
-        let mode = String(db.get('PRAGMA journal_mode = WAL')?.journal_mode ?? 'unknown');
-        // Without WAL, TRUNCATE rather than the default DELETE: same durability (synchronous stays FULL), but the
-        // journal is not created and unlinked per transaction, which through this VFS cost ~20 ms per batch
-        // (measured: 500-item batches at 17k items/s with DELETE, 63k with TRUNCATE).
-        if (mode !== 'wal') mode = String(db.get('PRAGMA journal_mode = TRUNCATE')?.journal_mode ?? mode);
-        this.journalMode = mode;
-        const version = Number(db.get('PRAGMA user_version')?.user_version ?? 0);
+        // WAL: other SQLite tools read while we write, and see whole batches only. Where the file system cannot
+        // share memory between processes (some network mounts) SQLite keeps its rollback journal; the standard
+        // locks still keep every process safe there, readers just wait for a batch to commit.
+        this.journalMode = String(get(db, 'PRAGMA journal_mode = WAL')?.journal_mode ?? 'unknown');
+        const version = Number(get(db, 'PRAGMA user_version')?.user_version ?? 0);
         if (version > SCHEMA_VERSION) {
           throw new Error(`SQLite store ${this.path} has schema version ${version}, newer than this Crawl Studio understands (${SCHEMA_VERSION}): update the extension`);
         }
@@ -186,7 +210,7 @@ export class SqliteStore implements ItemStore {
           db.exec(`PRAGMA application_id = ${SQLITE_APPLICATION_ID}`);
           db.exec('COMMIT');
         } catch (err) {
-          if (db.inTransaction) db.exec('ROLLBACK');
+          if (db.isTransaction) db.exec('ROLLBACK');
           throw err;
         }
       } catch (err) {
@@ -199,13 +223,11 @@ export class SqliteStore implements ItemStore {
   }
 
   /** Throws, naming the file, unless it is new, empty, or a Crawl Studio store. Reads only. */
-  private checkOwnership(db: Database): void {
-    const id = Number(db.get('PRAGMA application_id')?.application_id ?? 0) >>> 0;
+  private checkOwnership(db: DatabaseSync): void {
+    const id = Number(get(db, 'PRAGMA application_id')?.application_id ?? 0) >>> 0;
     if (id === SQLITE_APPLICATION_ID) return;
-    const names = db
-      .all(`SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name`)
-      .map((r) => String(r.name));
-    const version = Number(db.get('PRAGMA user_version')?.user_version ?? 0);
+    const names = all(db, `SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name`).map((r) => String(r.name));
+    const version = Number(get(db, 'PRAGMA user_version')?.user_version ?? 0);
     if (id === 0 && names.length === 0 && version === 0) return; // a new or empty file
     // Made by a Crawl Studio from before application_id: our tables, our schema version.
     if (id === 0 && version === SCHEMA_VERSION && BASE_TABLES.every((t) => names.includes(t))) return;
@@ -223,11 +245,6 @@ export class SqliteStore implements ItemStore {
     const db = this.db;
     if (!db) return;
     this.db = null;
-    for (const s of this.statements.values()) {
-      s.insert.finalize();
-      s.update.finalize();
-    }
-    for (const s of this.shared.values()) s.finalize();
     this.statements.clear();
     this.shared.clear();
     db.close();
@@ -247,7 +264,7 @@ export class SqliteStore implements ItemStore {
            WHERE excluded.fetched_at >= pages.fetched_at`,
         );
         for (const p of pages) {
-          upsertPage.run([p.run, p.url, p.rule, p.depth, p.status, p.fetchedAt, p.contentType, p.bytes]);
+          upsertPage.run(...bind([p.run, p.url, p.rule, p.depth, p.status, p.fetchedAt, p.contentType, p.bytes]));
           pageCount++;
         }
         let inserted = 0;
@@ -255,16 +272,16 @@ export class SqliteStore implements ItemStore {
         let conflicts = 0;
         for (const item of items) {
           const s = this.tableStatements(item.type);
-          const r = s.insert.run([item.key, item.json, item.url, item.rule, item.run, item.fetchedAt, now, now]);
-          if (r.changes > 0) {
+          const r = s.insert.run(...bind([item.key, item.json, item.url, item.rule, item.run, item.fetchedAt, now, now]));
+          if (Number(r.changes) > 0) {
             inserted++;
             continue;
           }
           conflicts++;
           if (policy === 'update') {
             // Older fetches never overwrite newer ones: replays and concurrent writers then agree on the result.
-            const u = s.update.run([item.json, item.url, item.rule, item.run, item.fetchedAt, now, item.key, item.fetchedAt]);
-            updated += u.changes;
+            const u = s.update.run(...bind([item.json, item.url, item.rule, item.run, item.fetchedAt, now, item.key, item.fetchedAt]));
+            updated += Number(u.changes);
           }
         }
         const errorCount = this.insertErrors(errors);
@@ -280,7 +297,8 @@ export class SqliteStore implements ItemStore {
 
   async writeRunSummary(s: RunSummary): Promise<void> {
     await this.withBusyRetry('record the run summary', () => {
-      this.conn().run(
+      run(
+        this.conn(),
         `INSERT INTO runs (run, task, started_at, finished_at, duration_ms, pages, items, duplicates, conflicts, failures, extra)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (run) DO UPDATE SET task = excluded.task, started_at = excluded.started_at, finished_at = excluded.finished_at,
@@ -292,7 +310,7 @@ export class SqliteStore implements ItemStore {
   }
 
   async readRuns(): Promise<RunSummary[]> {
-    const rows = await this.withBusyRetry('read runs', () => this.conn().all('SELECT * FROM runs ORDER BY started_at, run'));
+    const rows = await this.withBusyRetry('read runs', () => all(this.conn(), 'SELECT * FROM runs ORDER BY started_at, run'));
     return rows.map((r) => ({
       run: String(r.run),
       task: String(r.task),
@@ -310,7 +328,7 @@ export class SqliteStore implements ItemStore {
 
   async readErrors(opts: { offset?: number; limit?: number } = {}): Promise<StoredError[]> {
     const rows = await this.withBusyRetry('read errors', () =>
-      this.conn().all('SELECT * FROM errors ORDER BY id LIMIT ? OFFSET ?', [clampLimit(opts.limit), Math.max(0, opts.offset ?? 0)]),
+      all(this.conn(), 'SELECT * FROM errors ORDER BY id LIMIT ? OFFSET ?', [clampLimit(opts.limit), Math.max(0, opts.offset ?? 0)]),
     );
     return rows.map((r) => ({
       id: String(r.error_id),
@@ -326,11 +344,11 @@ export class SqliteStore implements ItemStore {
   }
 
   async countErrors(): Promise<number> {
-    return this.withBusyRetry('count errors', () => Number(this.conn().get('SELECT count(*) AS n FROM errors')?.n ?? 0));
+    return this.withBusyRetry('count errors', () => Number(get(this.conn(), 'SELECT count(*) AS n FROM errors')?.n ?? 0));
   }
 
   async countPages(): Promise<number> {
-    return this.withBusyRetry('count pages', () => Number(this.conn().get('SELECT count(*) AS n FROM pages')?.n ?? 0));
+    return this.withBusyRetry('count pages', () => Number(get(this.conn(), 'SELECT count(*) AS n FROM pages')?.n ?? 0));
   }
 
   async itemTypes(): Promise<string[]> {
@@ -350,7 +368,7 @@ export class SqliteStore implements ItemStore {
   async count(type: string): Promise<number> {
     return this.withBusyRetry('count items', () => {
       const table = this.tableOf(type);
-      return table ? Number(this.conn().get(`SELECT count(*) AS n FROM ${quoteIdent(table)}`)?.n ?? 0) : 0;
+      return table ? Number(get(this.conn(), `SELECT count(*) AS n FROM ${quoteIdent(table)}`)?.n ?? 0) : 0;
     });
   }
 
@@ -361,7 +379,8 @@ export class SqliteStore implements ItemStore {
       const table = this.tableOf(type);
       if (!table) return [];
       const dir = opts.descending ? 'DESC' : 'ASC';
-      const rows = this.conn().all(
+      const rows = all(
+        this.conn(),
         `SELECT * FROM ${quoteIdent(table)} ORDER BY ${column} ${dir}, id ${dir} LIMIT ? OFFSET ?`,
         [clampLimit(opts.limit), Math.max(0, opts.offset ?? 0)],
       );
@@ -376,7 +395,7 @@ export class SqliteStore implements ItemStore {
       // Keyset paging: each page is one short statement, so no lock is held while the consumer awaits.
       const rows = await this.withBusyRetry('read items', () => {
         const table = this.tableOf(type);
-        return table ? this.conn().all(`SELECT * FROM ${quoteIdent(table)} WHERE id > ? ORDER BY id LIMIT ?`, [after, size]) : [];
+        return table ? all(this.conn(), `SELECT * FROM ${quoteIdent(table)} WHERE id > ? ORDER BY id LIMIT ?`, [after, size]) : [];
       });
       for (const r of rows) yield toItem(type, r);
       if (rows.length < size) return;
@@ -384,7 +403,7 @@ export class SqliteStore implements ItemStore {
     }
   }
 
-  private conn(): Database {
+  private conn(): DatabaseSync {
     if (!this.db) throw new Error(`SQLite store ${this.path} is not open (call open() first, or it was closed)`);
     return this.db;
   }
@@ -397,7 +416,7 @@ export class SqliteStore implements ItemStore {
       db.exec('COMMIT');
       return out;
     } catch (err) {
-      if (db.inTransaction) db.exec('ROLLBACK');
+      if (db.isTransaction) db.exec('ROLLBACK');
       // Types registered inside a rolled-back transaction do not exist: forget every cached type and statement
       // (re-reading the registry here could itself hit a busy lock and mask the original error).
       this.forgetTypes();
@@ -405,7 +424,7 @@ export class SqliteStore implements ItemStore {
     }
   }
 
-  private stmt(name: string, sql: string): Statement {
+  private stmt(name: string, sql: string): StatementSync {
     let s = this.shared.get(name);
     if (!s) {
       s = this.conn().prepare(sql);
@@ -422,14 +441,14 @@ export class SqliteStore implements ItemStore {
        ON CONFLICT (error_id) DO NOTHING`,
     );
     let n = 0;
-    for (const e of errors) n += s.run([e.id, e.kind, e.run, e.url, e.rule, e.type, e.key, e.message, e.at]).changes;
+    for (const e of errors) n += Number(s.run(...bind([e.id, e.kind, e.run, e.url, e.rule, e.type, e.key, e.message, e.at])).changes);
     return n;
   }
 
   /** Reads the type registry; other processes may have added types since we last looked. */
   private loadTypes(): void {
     if (!this.db) return;
-    const rows = this.db.all('SELECT type, table_name, fields FROM item_types');
+    const rows = all(this.db, 'SELECT type, table_name, fields FROM item_types');
     const live = new Set<string>();
     for (const r of rows) {
       const type = String(r.type);
@@ -450,12 +469,8 @@ export class SqliteStore implements ItemStore {
   }
 
   private dropStatements(type: string): void {
-    const s = this.statements.get(type);
-    if (s) {
-      s.insert.finalize();
-      s.update.finalize();
-      this.statements.delete(type);
-    }
+    // node:sqlite finalizes statements when they are collected: forgetting them is enough.
+    this.statements.delete(type);
   }
 
   /** Creates tables for new types and extends field lists; runs inside the batch transaction (we hold the lock). */
@@ -480,13 +495,13 @@ export class SqliteStore implements ItemStore {
       if (!current) {
         const table = itemTableName(type);
         db.exec(itemTableSchema(table));
-        db.run('INSERT INTO item_types (type, table_name, fields, created_at) VALUES (?, ?, ?, ?)', [type, table, JSON.stringify([...fields]), now]);
+        run(db, 'INSERT INTO item_types (type, table_name, fields, created_at) VALUES (?, ?, ?, ?)', [type, table, JSON.stringify([...fields]), now]);
         this.types.set(type, { table, fields: [...fields] });
         continue;
       }
       const merged = mergeFieldNames(current.fields, fields);
       if (merged) {
-        db.run('UPDATE item_types SET fields = ? WHERE type = ?', [JSON.stringify(merged), type]);
+        run(db, 'UPDATE item_types SET fields = ? WHERE type = ?', [JSON.stringify(merged), type]);
         current.fields = merged;
       }
     }
@@ -543,10 +558,9 @@ export class SqliteStore implements ItemStore {
           }
           throw err instanceof Error && msg.includes(this.path) ? err : new Error(`SQLite store ${this.path} cannot ${what}: ${msg}`, { cause: err });
         }
-        this.breakStaleLock();
         if (Date.now() >= deadline) {
           throw new StoreUnavailableError(
-            `SQLite store ${this.path} stayed locked for ${this.busyTimeoutMs} ms (${what}): another process is using it; if none is, remove ${this.path}.lock`,
+            `SQLite store ${this.path} stayed locked for ${this.busyTimeoutMs} ms (${what}): another process holds a write transaction on it (a crawl's writer, or a tool such as the sqlite3 shell or DB Browser with unsaved changes)`,
             { cause: err },
           );
         }
@@ -555,19 +569,18 @@ export class SqliteStore implements ItemStore {
       }
     }
   }
+}
 
-  private breakStaleLock(): void {
-    const lock = `${this.path}.lock`;
-    try {
-      const age = Date.now() - statSync(lock).mtimeMs;
-      if (age > this.staleLockMs) {
-        rmdirSync(lock);
-        console.warn(`crawl-studio: removed stale SQLite lock ${lock}: ${Math.round(age / 1000)} s old, so left by a process that died mid-write`);
-      }
-    } catch {
-      // Gone already, or taken again by a live process: either way, just retry.
-    }
-  }
+function all(db: DatabaseSync, sql: string, params: readonly unknown[] = []): Row[] {
+  return db.prepare(sql).all(...bind(params)) as Row[];
+}
+
+function get(db: DatabaseSync, sql: string, params: readonly unknown[] = []): Row | undefined {
+  return db.prepare(sql).get(...bind(params)) as Row | undefined;
+}
+
+function run(db: DatabaseSync, sql: string, params: readonly unknown[] = []): void {
+  db.prepare(sql).run(...bind(params));
 }
 
 function isBusy(msg: string): boolean {
@@ -590,7 +603,7 @@ function nullable(v: unknown): string | null {
   return v === null || v === undefined ? null : String(v);
 }
 
-function toItem(type: string, r: Record<string, unknown>): StoredItem {
+function toItem(type: string, r: Row): StoredItem {
   return {
     type,
     key: String(r.key),

@@ -3,14 +3,13 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Database } from 'node-sqlite3-wasm';
 import type { Redis } from 'ioredis';
 import { allBooks, expectedPages, serveSite, type SiteOptions, type SiteServer } from '../../src/demo/site';
 import { loadTaskFile } from '../../src/workspace/taskFile';
 import type { CrawlTask } from '../../src/core/task/model';
 import { CrawlQueue, type CrawlStats } from '../../src/frontier/crawl';
 import { connectRedis } from '../../src/redis/connect';
-import { SqliteStore } from '../../src/store/sqlite';
+import { loadSqlite, SqliteStore } from '../../src/store/sqlite';
 import { CrawlSession, type SessionOptions } from '../../src/run/session';
 import { bookTask } from '../support/crawl';
 
@@ -217,10 +216,10 @@ export interface Verdict {
 export async function verify(scene: Scene, redisUrl: string | null, exp: Expectation, opts: { run?: string } = {}): Promise<Verdict> {
   const problems: string[] = [];
   // Pages: one row per (run, url) in the store's pages table.
-  const db = new Database(scene.storePath, { readOnly: true });
+  const db = new (loadSqlite(scene.storePath).DatabaseSync)(scene.storePath, { readOnly: true });
   let pageRows: { url: string; run: string }[];
   try {
-    pageRows = db.all('SELECT url, run FROM pages') as { url: string; run: string }[];
+    pageRows = db.prepare('SELECT url, run FROM pages').all() as unknown as { url: string; run: string }[];
   } finally {
     db.close();
   }

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mergeBatch, decodeEntry } from '../../src/store/merge';
@@ -131,8 +131,8 @@ describe('store: SQLite', () => {
     const store = (await openStore(path)) as SqliteStore;
     try {
       assert.ok(existsSync(path));
-      // The WASM VFS has no shared memory, so SQLite declines WAL; the store then uses a truncated rollback journal.
-      assert.ok(['wal', 'truncate'].includes(store.journalMode), store.journalMode);
+      // WAL, so that other SQLite tools read while a crawl writes (issue 22, item 1).
+      assert.equal(store.journalMode, 'wal');
       await store.writeBatch([], rows([{ key: 'a', data: { v: '1' } }]), 'ignore');
     } finally {
       await store.close();
@@ -143,26 +143,36 @@ describe('store: SQLite', () => {
     await again.close();
   });
 
-  it('waits for a lock held by another process, and breaks one left by a dead process', async function () {
-    this.timeout(20_000);
+  it('waits for a write transaction held by another process, then reports the store unavailable, naming it', async function () {
+    this.timeout(30_000);
     const path = join(dir, 'locked.sqlite');
-    const store = new SqliteStore(path, { staleLockMs: 1500, busyTimeoutMs: 5000 });
+    const store = new SqliteStore(path, { busyTimeoutMs: 10_000 });
     await store.open();
     await store.writeBatch([], rows([{ key: 'a', data: { v: '1' } }]), 'ignore');
-    // Simulate a writer SIGKILLed inside a transaction: the VFS's lock directory stays behind.
-    mkdirSync(`${path}.lock`);
-    const t0 = Date.now();
+    // Another process (a sqlite3 shell with an open transaction, say) holds the write lock for a while.
+    const holder = holdWriteLock(path, 1500);
+    await holder.locked;
     const r = await store.writeBatch([], rows([{ key: 'b', data: { v: '1' } }]), 'ignore');
     assert.equal(r.inserted, 1);
-    assert.ok(Date.now() - t0 >= 1400, 'a fresh lock is respected until it is stale');
-    // A lock that never goes stale surfaces as "unavailable" after busyTimeoutMs, naming the file.
-    mkdirSync(`${path}.lock`);
-    const far = new Date(Date.now() + 3600_000);
-    utimesSync(`${path}.lock`, far, far);
-    const quick = new SqliteStore(path, { staleLockMs: 60_000, busyTimeoutMs: 300 });
-    await assert.rejects(quick.open(), (err: Error) => err.name === 'StoreUnavailableError' && err.message.includes(`${path}.lock`));
-    rmSync(`${path}.lock`, { recursive: true });
-    assert.equal(await store.count('product'), 2);
+    assert.equal(await holder.exit, 0, 'the holder committed after we waited for it');
+    // A lock that outlasts busyTimeoutMs surfaces as "unavailable", naming the file, and loses nothing.
+    const quick = new SqliteStore(path, { busyTimeoutMs: 300 });
+    await quick.open();
+    const forever = holdWriteLock(path, 60_000);
+    await forever.locked;
+    try {
+      await assert.rejects(
+        quick.writeBatch([], rows([{ key: 'c', data: { v: '1' } }]), 'ignore'),
+        (err: Error) => err.name === 'StoreUnavailableError' && err.message.includes(path) && /write transaction/.test(err.message),
+      );
+    } finally {
+      forever.kill();
+      await quick.close();
+    }
+    await forever.exit;
+    // The killed holder's transaction is gone with it; the store writes again at once.
+    assert.equal((await store.writeBatch([], rows([{ key: 'c', data: { v: '1' } }]), 'ignore')).inserted, 1);
+    assert.equal(await store.count('product'), 3);
     await store.close();
   });
 
@@ -276,3 +286,27 @@ describe('store: SQLite throughput', () => {
     }
   });
 });
+
+/** Another process holding SQLite's write lock on `path` (BEGIN IMMEDIATE and a write) for `ms`, then committing. */
+function holdWriteLock(path: string, ms: number): { locked: Promise<void>; exit: Promise<number | null>; kill: () => void } {
+  const child = spawn(
+    process.execPath,
+    [
+      '--disable-warning=ExperimentalWarning',
+      '-e',
+      `const db = new (require('node:sqlite').DatabaseSync)(process.argv[1]);
+       db.exec('BEGIN IMMEDIATE'); db.exec("UPDATE item_types SET created_at = created_at");
+       process.stdout.write('locked\\n');
+       setTimeout(() => { db.exec('COMMIT'); db.close(); }, Number(process.argv[2]));`,
+      path,
+      String(ms),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const locked = new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (d: Buffer) => String(d).includes('locked') && resolve());
+    child.on('exit', (code) => reject(new Error(`lock holder exited ${code} before locking`)));
+  });
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { locked, exit, kill: () => child.kill('SIGKILL') };
+}

@@ -37,7 +37,7 @@ const CORE_NODE: Readonly<Record<string, readonly string[] | 'all'>> = {
   'node:net': ['isIP', 'isIPv4', 'isIPv6'],
 };
 /** Packages that do I/O: the network, Redis, databases, processes. Never in src/core. */
-const IO_PACKAGES = ['undici', 'ioredis', 'bullmq', 'pg', 'node-sqlite3-wasm', 'playwright-core', 'vscode'];
+const IO_PACKAGES = ['undici', 'ioredis', 'bullmq', 'pg', 'playwright-core', 'vscode'];
 
 const NODE_BUILTINS = new Set(require('node:module').builtinModules as string[]);
 const isNodeBuiltin = (spec: string) => spec.startsWith('node:') || NODE_BUILTINS.has(spec.split('/')[0]!);

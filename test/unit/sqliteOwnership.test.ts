@@ -3,8 +3,9 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Database } from 'node-sqlite3-wasm';
-import { SQLITE_APPLICATION_ID, SqliteStore } from '../../src/store/sqlite';
+import { loadSqlite, SQLITE_APPLICATION_ID, SqliteStore } from '../../src/store/sqlite';
+
+const Database = (path: string) => new (loadSqlite(path).DatabaseSync)(path);
 
 // Issue 22, item 5: a task file pointing its store at another application's SQLite file must not add tables to
 // it or change its user_version. Real SQLite files in a temporary folder.
@@ -16,9 +17,9 @@ describe('task file store ownership (issue 22)', () => {
     afterEach(() => rmSync(dir, { recursive: true, force: true }));
     const hash = (p: string) => createHash('sha256').update(readFileSync(p)).digest('hex');
     const pragma = (p: string, name: string) => {
-      const db = new Database(p);
+      const db = Database(p);
       try {
-        return Number(db.get(`PRAGMA ${name}`)?.[name]);
+        return Number(db.prepare(`PRAGMA ${name}`).get()?.[name]);
       } finally {
         db.close();
       }
@@ -26,7 +27,7 @@ describe('task file store ownership (issue 22)', () => {
 
     it("refuses another application's database, naming it, and writes nothing", async () => {
       const path = join(dir, 'other-app.db');
-      const db = new Database(path);
+      const db = Database(path);
       db.exec('CREATE TABLE accounts (id INTEGER PRIMARY KEY, name TEXT); PRAGMA user_version = 7');
       db.close();
       const before = hash(path);
@@ -39,7 +40,7 @@ describe('task file store ownership (issue 22)', () => {
 
     it('refuses a database carrying another application_id, even when empty', async () => {
       const path = join(dir, 'tagged.db');
-      const db = new Database(path);
+      const db = Database(path);
       db.exec('PRAGMA application_id = 1234');
       db.close();
       const store = new SqliteStore(path, { busyTimeoutMs: 500 });
@@ -54,7 +55,7 @@ describe('task file store ownership (issue 22)', () => {
       await s.close();
       assert.equal(pragma(path, 'application_id') >>> 0, SQLITE_APPLICATION_ID);
       // A store from an earlier version: our tables and user_version 1, no application_id.
-      const db = new Database(path);
+      const db = Database(path);
       db.exec('PRAGMA application_id = 0');
       db.close();
       const again = new SqliteStore(path);

@@ -6,7 +6,7 @@ import { freePort } from '../../support/services';
 import { track, untrack } from './cleanup';
 
 /** The version scripts/code-server/install.sh installs. */
-export const CODE_SERVER_VERSION = '4.100.3';
+export const CODE_SERVER_VERSION = '4.103.2';
 
 /** The repository root: the nearest folder above this file whose package.json is crawl-studio's. */
 export function repoRoot(): string {

@@ -1,5 +1,5 @@
 // Runs VS Code extension-host tests and UI tests in a real VS Code on machines that cannot download VS Code:
-// code-server (VS Code 1.100.3 server + web workbench, installed from npm by scripts/code-server/install.sh)
+// code-server (VS Code 1.103.2 server + web workbench, installed from npm by scripts/code-server/install.sh)
 // opened in headless Debian Chromium through playwright-core.
 //
 //   runExtensionTests({ workspaceFolder, extensionTestsPath })  -> the suite's exit code (0 passed, 1 failed)

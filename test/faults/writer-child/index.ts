@@ -12,8 +12,7 @@ import { startWriter } from '../../../src/store/writer';
 async function main(): Promise<void> {
   const env = process.env;
   const redis = connectRedis(env.REDIS_URL!);
-  // A writer killed inside a SQLite call leaves the lock directory behind: a short stale age gets it back fast.
-  const store = new SqliteStore(env.STORE_PATH!, { staleLockMs: 1_000 });
+  const store = new SqliteStore(env.STORE_PATH!);
   await store.open();
   const hold = Number(env.HOLD_AFTER_COMMIT_MS ?? 0);
   let batches = 0;

@@ -17,8 +17,7 @@ async function main(): Promise<void> {
   const storeUrl = env.STORE_URL!;
   let store: ItemStore;
   if (storeUrl.startsWith('sqlite:')) {
-    // A killed writer may leave SQLite's lock directory behind; shorten the wait before it counts as stale.
-    store = new SqliteStore(storeUrl.slice('sqlite:'.length), { staleLockMs: 1500 });
+    store = new SqliteStore(storeUrl.slice('sqlite:'.length));
     await store.open();
   } else {
     store = await openStore(storeUrl, { task: env.TASK! });

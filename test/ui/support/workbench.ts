@@ -1,6 +1,6 @@
 import type { FrameLocator, Locator, Page } from 'playwright-core';
 
-// Playwright helpers for the VS Code web workbench (code-server 4.100.3 = VS Code 1.100.3). Selectors are the
+// Playwright helpers for the VS Code web workbench (code-server 4.103.2 = VS Code 1.103.2). Selectors are the
 // workbench's own DOM classes and ARIA roles; keep them here so a VS Code update is fixed in one place.
 
 /** Waits until the workbench has rendered its parts and the explorer lists the workspace's files. */
