@@ -28,6 +28,9 @@ export class CrawlManager implements vscode.Disposable {
   readonly onDidChange = this.changed.event;
   private readonly finished = new vscode.EventEmitter<{ task: string; result: LaunchResult }>();
   readonly onDidFinish = this.finished.event;
+  private readonly failed = new vscode.EventEmitter<{ task: string; message: string }>();
+  /** A crawl that was refused or ended with an error, with the very message the editor showed. */
+  readonly onDidFail = this.failed.event;
 
   constructor(
     private readonly connection: RedisConnection,
@@ -92,11 +95,13 @@ export class CrawlManager implements vscode.Disposable {
     this.changed.fire();
     void done.then(
       (result) => this.finished.fire({ task: task.name, result }),
-      (err: Error) =>
-        void vscode.window.showErrorMessage(
-          // Another process drives the task's run: nothing was started here, so nothing "stopped".
-          err.name === 'RunInProgressError' ? `Crawl '${task.name}' not started: ${err.message}` : `Crawl '${task.name}' stopped with an error: ${err.message}`,
-        ),
+      (err: Error) => {
+        // Another process drives the task's run: nothing was started here, so nothing "stopped".
+        const message =
+          err.name === 'RunInProgressError' ? `Crawl '${task.name}' not started: ${err.message}` : `Crawl '${task.name}' stopped with an error: ${err.message}`;
+        void vscode.window.showErrorMessage(message);
+        this.failed.fire({ task: task.name, message });
+      },
     );
     return rc;
   }
@@ -114,6 +119,7 @@ export class CrawlManager implements vscode.Disposable {
     for (const rc of this.running.values()) rc.launch.stop();
     this.changed.dispose();
     this.finished.dispose();
+    this.failed.dispose();
   }
 }
 
