@@ -79,14 +79,16 @@ export async function processSitemap(job: Job<PageJobData, PageJobResult>, deps:
 
   const skipped = await hooks.admit(url);
   if (skipped) return skipped;
-  const router = new SitemapRouter({ task, entry, url, level, nowMs: Date.now() });
+  let router: SitemapRouter | null = null;
   let read;
   let response: { status: number; contentType: string | null } | null = null;
   try {
     read = await hooks.inSlot(() =>
       fetchStream(url, deps.fetchOpts, (res) => {
         response = res;
-        return readSitemap(res, { alternates: spec.alternates }, (entries) => enqueue(router, entries));
+        // Relative <loc>s (the protocol forbids them; sites write them) resolve against where the sitemap was served.
+        const routing = (router = new SitemapRouter({ task, entry, url: res.finalUrl, level, nowMs: Date.now() }));
+        return readSitemap(res, { alternates: spec.alternates }, (entries) => enqueue(routing, entries));
       }),
     );
     if (read.format === null) {
@@ -100,6 +102,7 @@ export async function processSitemap(job: Job<PageJobData, PageJobResult>, deps:
   const res = response as { status: number; contentType: string | null } | null;
   await finish(res?.status ?? null, res?.contentType ?? null, read.bytes);
   const drops = Object.entries(dropped).map(([r, n]) => `${n} ${r}`).join(', ');
-  deps.log('info', `sitemap ${url} (${read.format}${read.gzipped ? ', gzip' : ''}): ${router.entries} entries, ${enqueued} enqueued${drops ? `, dropped ${drops}` : ''}${read.stopped ? ', stopped at scope.maxPages' : ''}`);
-  return { outcome: 'done', status: res?.status ?? null, items: 0, links: enqueued, reason: `sitemap: ${router.entries} entries` };
+  const entries = (router as SitemapRouter | null)?.entries ?? 0;
+  deps.log('info', `sitemap ${url} (${read.format}${read.gzipped ? ', gzip' : ''}): ${entries} entries, ${enqueued} enqueued${drops ? `, dropped ${drops}` : ''}${read.stopped ? ', stopped at scope.maxPages' : ''}`);
+  return { outcome: 'done', status: res?.status ?? null, items: 0, links: enqueued, reason: `sitemap: ${entries} entries` };
 }

@@ -109,9 +109,14 @@ describe('sitemaps (real Redis, real HTTP, worker processes)', function () {
         case '/pages.txt':
           return send('text/plain', `${base}/about.html\n${base}/p/4\n\n`);
         case '/nested_index.xml':
-          return send('text/xml', index(`<sitemap><loc>${base}/deep.xml</loc></sitemap>`));
-        case '/deep.xml':
-          return send('text/xml', urlset(`<url><loc>${base}/p/5</loc></url><url><loc>${base}/p/1</loc></url>`));
+          return send('text/xml', index(`<sitemap><loc>${base}/moved.xml</loc></sitemap>`));
+        case '/moved.xml':
+          res.writeHead(302, { location: '/p/sitemap.xml' });
+          res.end();
+          return true;
+        case '/p/sitemap.xml':
+          // A relative <loc> (against the protocol, seen in the wild) resolves against where the sitemap ended up.
+          return send('text/xml', urlset(`<url><loc>5</loc></url><url><loc>${base}/p/1</loc></url>`));
         default:
           return false;
       }
@@ -136,7 +141,7 @@ rules:
     await s.close();
 
     const fetched = [...site.hits.keys()].filter((p) => p !== '/robots.txt').sort();
-    assert.deepEqual(fetched, ['/about.html', '/de/p/1', '/deep.xml', '/nested_index.xml', '/p/1', '/p/2', '/p/3', '/p/4', '/p/5', '/pages.txt', '/products.xml.gz', '/sitemap_index.xml']);
+    assert.deepEqual(fetched, ['/about.html', '/de/p/1', '/moved.xml', '/nested_index.xml', '/p/1', '/p/2', '/p/3', '/p/4', '/p/5', '/p/sitemap.xml', '/pages.txt', '/products.xml.gz', '/sitemap_index.xml']);
     for (const [path, n] of site.hits) assert.equal(n, 1, `${path} fetched ${n} times`);
 
     const stats = result.status.stats!;
