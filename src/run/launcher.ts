@@ -60,6 +60,9 @@ export interface LaunchResult extends SessionResult {
   readonly stopped: boolean;
 }
 
+/** The longest the launch waits for its store to close once the run has ended. */
+const STORE_CLOSE_MAX_MS = 10_000;
+
 /** The longest the store waits for the workers' boot before it opens anyway (a worker that never prints). */
 const STORE_AFTER_BOOT_MAX_MS = 2_000;
 
@@ -115,7 +118,17 @@ export class CrawlLaunch {
       // One cleanup order for every front end: the session's workers are stopped by run(); then its Redis, then
       // the store (a store still opening is closed once open), then the store's Redis.
       await session.close();
-      await attaching.then((a) => a.close(), () => undefined);
+      // A store call that never returns (a database that stopped answering, a lock held elsewhere) would hold the
+      // writer's stop, and with it the end of the launch, for ever: the editor's Stop Crawl never came back and
+      // the crawl stayed "running". Past the bound the store is left to finish or fail by itself; its writer
+      // acknowledged nothing it did not store, so what it holds goes to the next writer.
+      const closing = attaching.then((a) => a.close(), () => undefined);
+      const closed = await Promise.race([closing.then(() => true), new Promise<false>((r) => setTimeout(r, STORE_CLOSE_MAX_MS, false).unref())]);
+      if (!closed) {
+        opts.onStoreMessage?.(`the store did not close within ${STORE_CLOSE_MAX_MS / 1000} s (a call to it is still waiting); left to finish by itself, items not stored stay in Redis`);
+        void closing.then(() => storeRedis.disconnect());
+        return;
+      }
       storeRedis.disconnect();
     });
   }
