@@ -68,7 +68,16 @@ export function hostTallyField(host: string, outcome: HostOutcome): string {
 /** Shared by every task: politeness towards a host holds whichever task is crawling it. */
 export function hostKeys(host: string) {
   const base = `${KEY_ROOT}:{host:${host}}:`;
-  return { next: `${base}next`, active: `${base}active` };
+  return {
+    /** String: the earliest time the next request may start (the last start + the host's delay). */
+    next: `${base}next`,
+    /** Sorted set: in-flight request leases, scored by expiry. */
+    active: `${base}active`,
+    /** String: the earliest start not yet promised to a waiting page (lua/politeness.lua). */
+    horizon: `${base}horizon`,
+    /** Sorted set: "<task>|<job id>" of pages set aside until their promised start, scored by it. */
+    promises: `${base}promises`,
+  };
 }
 
 export function robotsKey(origin: string): string {

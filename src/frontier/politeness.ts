@@ -22,9 +22,14 @@ export class HostGate {
     this.redis = withScripts(redis);
   }
 
-  async acquire(host: string, limits: HostLimits, token: string): Promise<GateAnswer> {
+  /**
+   * A request slot on `host` now, or when to ask again. With `promiseId` (one per page, stable across its tries:
+   * "<task>|<job id>") a page that must wait for the host's delay is promised a start of its own, in order, and
+   * should be set aside until then rather than wait holding a job (see lua/politeness.lua).
+   */
+  async acquire(host: string, limits: HostLimits, token: string, promiseId = ''): Promise<GateAnswer> {
     const k = hostKeys(host);
-    const [ok, wait] = await this.redis.csPoliteness(k.next, k.active, limits.delayMs, limits.concurrency, token, limits.leaseMs);
+    const [ok, wait] = await this.redis.csPoliteness(k.next, k.active, k.horizon, k.promises, limits.delayMs, limits.concurrency, token, limits.leaseMs, promiseId);
     return ok === 1 ? { ok: true } : { ok: false, waitMs: wait };
   }
 

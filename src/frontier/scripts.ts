@@ -28,7 +28,7 @@ export function withScripts(redis: Redis): Redis & CrawlScripts {
     redis.defineCommand('csDrain', { numberOfKeys: 8, lua: drain });
     redis.defineCommand('csLease', { numberOfKeys: 1, lua: lease });
     redis.defineCommand('csPageDone', { numberOfKeys: 4, lua: `${finishPage}\n${pageDone}` });
-    redis.defineCommand('csPoliteness', { numberOfKeys: 2, lua: politeness });
+    redis.defineCommand('csPoliteness', { numberOfKeys: 4, lua: politeness });
     redis.defineCommand('csRateLimit', { numberOfKeys: 1, lua: ratelimit });
     redis.defineCommand('csReleaseJobs', { numberOfKeys: 2, lua: releaseJobs });
     defined.add(redis);

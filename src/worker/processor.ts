@@ -27,6 +27,11 @@ export interface ProcessorDeps {
   readonly log: (level: 'info' | 'warn' | 'error', message: string) => void;
   /** Waits shorter than this are slept in place; longer ones move the job to "delayed" and free the slot. */
   readonly maxInlineWaitMs?: number;
+  /**
+   * Longest wait for a host's promised start that a job waits out holding its place in the worker; a longer one
+   * sets the job aside (BullMQ's delayed set) so the worker takes pages of other hosts meanwhile.
+   */
+  readonly maxInlineHostWaitMs?: number;
   /** Parses and extracts pages (in a thread in worker processes); default: in this thread. */
   readonly analyser?: PageAnalyser;
   /** The task's requests in flight in this process (see fetchSlots.ts); default: one per job. */
@@ -59,6 +64,8 @@ export function createProcessor(deps: ProcessorDeps) {
   const { task, crawl, redis, gate } = deps;
   const fetchOpts = fetchOptions(task);
   const maxInlineWait = deps.maxInlineWaitMs ?? 1_000;
+  // Setting a job aside costs two Redis round trips; a wait shorter than that is cheaper to sit out.
+  const maxInlineHostWait = deps.maxInlineHostWaitMs ?? 25;
   const leaseMs = task.request.timeoutMs + 5_000;
   const analyser = deps.analyser ?? inlineAnalyser();
   const sitemapDeps: SitemapJobDeps = { task, crawl, redis, robots: deps.robots, log: deps.log, fetchOpts };
@@ -106,9 +113,9 @@ export function createProcessor(deps: ProcessorDeps) {
       }
     }
     for (;;) {
-      const answer = await gate.acquire(host, limits, lease);
+      const answer = await gate.acquire(host, limits, lease, token ? `${task.name}|${job.id}` : '');
       if (answer.ok) break;
-      if (answer.waitMs > maxInlineWait && token) {
+      if (answer.waitMs > maxInlineHostWait && token) {
         await job.moveToDelayed(Date.now() + answer.waitMs, token);
         throw new DelayedError();
       }
