@@ -6,19 +6,11 @@
 //
 //   npm test                      everything (after scripts/setup.sh test)
 //   node scripts/test.mjs mocha   only the named stages (build, typecheck, mocha, fuzz, faults, extension, ui)
+import './node22-guard.mjs';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-
-// Node >= 22.13 (node:sqlite): started with an older one (`node scripts/test.mjs` on Node 20), run again on the
-// Node that scripts/node.sh picks, so that every stage and every process the tests start agree on one Node.
-const [major, minor] = process.versions.node.split('.').map(Number);
-if (major < 22 || (major === 22 && minor < 13)) {
-  const { spawnSync } = await import('node:child_process');
-  const r = spawnSync('bash', [join(import.meta.dirname ?? '.', 'node.sh'), ...process.argv.slice(1)], { stdio: 'inherit' });
-  process.exit(r.status ?? 1);
-}
 
 const all = ['build', 'typecheck', 'mocha', 'fuzz', 'faults', 'extension', 'ui'];
 const wanted = process.argv.slice(2).length ? process.argv.slice(2) : all;

@@ -15,6 +15,7 @@
 // CRAWL_STUDIO_SKIP_UNTRUSTED=1 (skip the second, untrusted-workspace suite; code-server route only),
 // CRAWL_STUDIO_TEST_VERBOSE=1 (print every workbench and code-server log line, not only the extension host's).
 // The extension host inherits this process's environment (e.g. REDIS_URL) on both routes.
+import '../node22-guard.mjs';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
