@@ -310,6 +310,25 @@ describe('designer core', () => {
       assert.ok(parseTask(edited, 'x').task);
     });
 
+    // Issue 23, item 5: the picker said "4 matches (a list: all: true)" and wrote `tags: a.tag` into a field that had
+    // no value yet, so each quote kept only its first tag.
+    it('a list pick into a field with no value yet writes { selector, all: true } and reads every match', () => {
+      for (const empty of ['tags: ', 'tags:']) {
+        const text = books.replace('tags: { selector: li.tag, all: true }', empty);
+        const cursor = text.indexOf(empty) + empty.length;
+        const p = planInsert(text, cursor, 'ul.tags li', { all: true });
+        assert.equal(p.target, 'field tags');
+        const edited = text.slice(0, p.start) + p.text + text.slice(p.end);
+        const { task } = parseTask(edited, 'x');
+        const tags = task!.rules.flatMap((r) => r.items.flatMap((i) => i.fields)).find((f) => f.name === 'tags');
+        assert.deepEqual([tags?.selector, tags?.all], ['ul.tags li', true], edited);
+      }
+      // A single pick into an empty field stays a plain selector, with the space YAML needs after the colon.
+      const text = books.replace('tags: { selector: li.tag, all: true }', 'tags:');
+      const p = planInsert(text, text.indexOf('tags:') + 5, 'li.tag', { all: false });
+      assert.equal(p.text, ' li.tag');
+    });
+
     it('elsewhere: at the cursor', () => {
       const p = planInsert(books, 0, 'h1', { all: false });
       assert.deepEqual([p.start, p.end, p.text, p.target], [0, 0, 'h1', 'the cursor']);

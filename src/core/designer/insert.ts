@@ -39,7 +39,35 @@ export function planInsert(text: string, cursor: number, selector: string, opts:
     if (opts.all && plainField && !site.all) value = `{ selector: ${yamlScalar(selector)}, all: true }`;
     return { start, end, text: value, target: siteLabel(site) };
   }
-  return { start: cursor, end: cursor, text: yamlScalar(selector), target: 'the cursor' };
+  // A field with no value yet (`tags:` and the cursor after it) has no selector to replace, but it is still a
+  // field: a list picked for it must be written with `all: true`, or it would keep only the first match.
+  const field = emptyFieldAt(text, cursor);
+  if (field && opts.all) {
+    const space = text[cursor - 1] === ':' ? ' ' : '';
+    return { start: cursor, end: cursor, text: `${space}{ selector: ${yamlScalar(selector)}, all: true }`, target: `field ${field}` };
+  }
+  return { start: cursor, end: cursor, text: (field && text[cursor - 1] === ':' ? ' ' : '') + yamlScalar(selector), target: field ? `field ${field}` : 'the cursor' };
+}
+
+/** The name of the field whose empty value the cursor is at (`  tags: |` inside a `fields:` mapping), or null. */
+function emptyFieldAt(text: string, cursor: number): string | null {
+  const lineStart = text.lastIndexOf('\n', cursor - 1) + 1;
+  const lineEnd = text.indexOf('\n', cursor);
+  if (text.slice(cursor, lineEnd === -1 ? text.length : lineEnd).trim() !== '') return null;
+  const m = /^( *)([A-Za-z_][\w-]*):\s*$/.exec(text.slice(lineStart, cursor));
+  if (!m) return null;
+  const indent = m[1]!.length;
+  // The nearest line above that is less indented is the field's parent key: it must be `fields:`.
+  for (let end = lineStart - 1; end > 0; ) {
+    const start = text.lastIndexOf('\n', end - 1) + 1;
+    const line = text.slice(start, end);
+    end = start - 1;
+    if (line.trim() === '' || line.trim().startsWith('#')) continue;
+    const lead = line.length - line.trimStart().length;
+    if (lead >= indent) continue;
+    return /^\s*(?:- )?fields:\s*(#.*)?$/.test(line) ? m[2]! : null;
+  }
+  return null;
 }
 
 /** True when the scalar at `offset` is the value of a `selector:` key (the field is already a mapping). */
