@@ -69,6 +69,11 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
   private queued: Promise<void> | null = null;
   private error: string | null = null;
   private readonly disposables: vscode.Disposable[] = [];
+  /** getChildren calls not yet answered, and the changes held back meanwhile (see notify()). */
+  private fetching = 0;
+  private held: Set<ExplorerNode> | 'all' | null = null;
+  /** Per group, the read of its jobs under way: reads of one group never overlap. */
+  private readonly jobReads = new Map<StateNode, Promise<void>>();
 
   constructor(
     private readonly connection: RedisConnection,
@@ -84,9 +89,39 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
           this.states.clear();
           this.expanded.clear();
         }
-        this.changed.fire(undefined);
+        this.notify(undefined);
       }),
     );
+  }
+
+  /**
+   * Announces a change, but never while VS Code is still waiting for children: a change event for an element whose
+   * children are being fetched makes VS Code fetch them a second time, and when both answers arrive it registers
+   * the same ids twice ("Element with id job/<task>/failed/<id> is already registered", issue 23 item 3). Changes
+   * made meanwhile are announced, once each, as soon as the last pending getChildren has answered.
+   */
+  private notify(node: ExplorerNode | undefined): void {
+    if (this.fetching === 0) {
+      this.changed.fire(node);
+      return;
+    }
+    if (node === undefined) this.held = 'all';
+    else if (this.held !== 'all') {
+      this.held ??= new Set();
+      this.held.add(node);
+    }
+  }
+
+  private flushHeld(): void {
+    const held = this.held;
+    this.held = null;
+    if (held === 'all') this.changed.fire(undefined);
+    else if (held) for (const n of held) this.changed.fire(n);
+  }
+
+  /** Whether a change is held back now (tests check the invariant notify() keeps). */
+  get fetchingChildren(): boolean {
+    return this.fetching > 0;
   }
 
   attach(view: vscode.TreeView<ExplorerNode>): void {
@@ -158,10 +193,10 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
           const before = JSON.stringify(node.snapshot);
           node.snapshot = snap;
           if (JSON.stringify(snap) !== before) {
-            this.changed.fire(node);
+            this.notify(node);
             for (const s of JOB_STATES) {
               const st = this.states.get(`${name}/${s}`);
-              if (st) this.changed.fire(st);
+              if (st) this.notify(st);
             }
           }
           next.set(name, node);
@@ -171,20 +206,32 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
         }
       }
       this.queues = next;
-      if (structural) this.changed.fire(undefined);
+      if (structural) this.notify(undefined);
       for (const st of this.expanded) if (this.queues.has(st.queue.name)) await this.refreshJobs(st);
     } catch (err) {
       const msg = err instanceof Error ? err.message : String(err);
       if (msg !== this.error) {
         this.error = msg;
-        this.changed.fire(undefined);
+        this.notify(undefined);
       }
     }
   }
 
-  private async refreshJobs(st: StateNode): Promise<void> {
+  private refreshJobs(st: StateNode): Promise<void> {
+    // Chained: two reads of one group racing (expand, the poll, an action's refresh) could answer out of order.
+    const before = this.jobReads.get(st) ?? Promise.resolve();
+    const read = before.then(() => this.readJobs(st)).finally(() => {
+      if (this.jobReads.get(st) === read) this.jobReads.delete(st);
+    });
+    this.jobReads.set(st, read);
+    return read;
+  }
+
+  private async readJobs(st: StateNode): Promise<void> {
     if (!this.model) return;
-    const jobs = await this.model.jobs(st.queue.name, st.state, 0, st.limit);
+    // One row per job id: a job moving between BullMQ's lists while they are read may be listed twice.
+    const seen = new Set<string | undefined>();
+    const jobs = (await this.model.jobs(st.queue.name, st.state, 0, st.limit)).filter((j) => !seen.has(j.id) && (seen.add(j.id), true));
     const sig = (list: { id?: string; attemptsMade: number; failedReason?: string }[]) => list.map((j) => `${j.id}:${j.attemptsMade}:${j.failedReason ?? ''}`).join('|');
     if (sig(jobs) === sig(st.jobs.map((n) => n.job))) return;
     const byId = new Map(st.jobs.map((n) => [n.job.id, n]));
@@ -196,7 +243,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
       }
       return new JobNode(st, j);
     });
-    this.changed.fire(st);
+    this.notify(st);
   }
 
   async loadMore(st: StateNode): Promise<void> {
@@ -220,6 +267,16 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
   }
 
   async getChildren(node?: ExplorerNode): Promise<ExplorerNode[]> {
+    this.fetching++;
+    try {
+      return await this.children(node);
+    } finally {
+      // After the answer has gone out, not before it: VS Code must have the children before it hears of a change.
+      if (--this.fetching === 0 && this.held) setTimeout(() => this.fetching === 0 && this.flushHeld(), 0);
+    }
+  }
+
+  private async children(node?: ExplorerNode): Promise<ExplorerNode[]> {
     // Not connected: no nodes, so the view shows its welcome content (Connect | Start Managed Redis).
     if (!node) return this.connection.state.kind === 'idle' || this.connection.state.kind === 'failed' ? [] : [this.root];
     if (node instanceof ConnectionNode) {

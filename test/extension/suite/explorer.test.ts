@@ -137,6 +137,46 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     assert.equal(state, 'waiting', 'the retried job is back in the queue');
   });
 
+  // Issue 23, item 3: "Element with id job/<task>/failed/<id> is already registered" after Retry/Promote while a
+  // group was expanding. VS Code registers a group's children when getChildren answers; a change event for the
+  // group while that answer is pending makes it fetch again and register the same ids twice. So the tree must
+  // announce nothing while a getChildren is pending, and list each job once.
+  it('announces no change while children are being fetched, and lists each job once (actions racing expansions)', async () => {
+    const queue = api.tree.queueNodes().find((q) => q.name === 'shop')!;
+    const states = (await api.tree.getChildren(queue)) as StateNode[];
+    let pending = 0;
+    const during: string[] = [];
+    const sub = api.tree.onDidChangeTreeData((n) => {
+      if (pending > 0) during.push(n ? `${n.kind}${'state' in n ? `/${String(n.state)}` : ''}` : 'root');
+    });
+    const fetch = async (n: ExplorerNode) => {
+      pending++;
+      try {
+        return await api.tree.getChildren(n);
+      } finally {
+        pending--;
+      }
+    };
+    try {
+      for (let round = 0; round < 5; round++) {
+        // Fresh groups each round (as after a reload): their first expansion reads their jobs from Redis.
+        const groups = ((await fetch(queue)) as StateNode[]).filter((s) => s.count > 0);
+        assert.ok(groups.length > 0, 'some group has jobs');
+        const answers = await Promise.all([...groups.map((g) => fetch(g)), api.tree.refresh(), ...groups.map((g) => fetch(g))]);
+        for (const list of answers) {
+          if (!Array.isArray(list)) continue;
+          const ids = list.map((n) => api.tree.getTreeItem(n).id);
+          assert.equal(new Set(ids).size, ids.length, `duplicate ids in one answer: ${ids.join(', ')}`);
+        }
+        for (const g of groups) g.jobs = [];
+      }
+    } finally {
+      sub.dispose();
+    }
+    assert.deepEqual(during, [], 'change events fired while getChildren was pending');
+    assert.ok(states.length > 0);
+  });
+
   it('pauses and resumes a queue from its context menu', async () => {
     const queue = api.tree.queueNodes().find((q) => q.name === 'shop')!;
     await vscode.commands.executeCommand('crawlStudio.queue.pause', queue);
