@@ -9,6 +9,7 @@ import { requireTrust, settings } from './settings';
 import { activeTaskDocument, pickTaskFile as pick, readTask, taskFileOf } from './taskFiles';
 import type { WorkerManager } from './workers/workerManager';
 import type { WorkerNode } from './workers/workerTree';
+import { showJsonDocument } from './jsonDocuments';
 
 // Every command of the extension. Commands return their result so tests (and other extensions) can drive them
 // without clicking; every failure becomes a notification that says what to do next.
@@ -114,7 +115,8 @@ export function registerCommands(deps: CommandDeps): void {
   });
   reg('crawlStudio.stopWorker', (node: WorkerNode) => (node?.kind === 'local' ? workers.stop(node.worker.pid) : undefined));
   reg('crawlStudio.restartWorker', (node: WorkerNode) => (node?.kind === 'local' ? workers.restart(node.worker.pid) : undefined));
-  reg('crawlStudio.showWorkerLog', (node: WorkerNode) => node?.kind === 'local' && workers.channel(node.worker.pid).show());
+  // One channel for all workers: its filter box narrows it to this worker's `[pid]` lines.
+  reg('crawlStudio.showWorkerLog', (node: WorkerNode) => node?.kind === 'local' && workers.channel().show(true));
 
   reg('crawlStudio.connectRedis', async (url?: string) => {
     url ??= await vscode.window.showInputBox({
@@ -193,13 +195,8 @@ export function registerCommands(deps: CommandDeps): void {
   reg('crawlStudio.job.openUrl', (node: JobNode) => vscode.env.openExternal(vscode.Uri.parse(node.job.data.url)));
   reg('crawlStudio.job.showData', async (node: JobNode) => {
     const j = await fresh(node);
-    const content = JSON.stringify(
-      { id: j.id, queue: node.parent.queue.name, data: j.data, opts: j.opts, attemptsMade: j.attemptsMade, failedReason: j.failedReason, stacktrace: j.stacktrace, returnvalue: j.returnvalue, timestamp: j.timestamp, processedOn: j.processedOn, finishedOn: j.finishedOn },
-      null,
-      2,
-    );
-    const doc = await vscode.workspace.openTextDocument({ language: 'json', content });
-    await vscode.window.showTextDocument(doc, { preview: true });
+    const content = { id: j.id, queue: node.parent.queue.name, data: j.data, opts: j.opts, attemptsMade: j.attemptsMade, failedReason: j.failedReason, stacktrace: j.stacktrace, returnvalue: j.returnvalue, timestamp: j.timestamp, processedOn: j.processedOn, finishedOn: j.finishedOn };
+    await showJsonDocument(`${node.parent.queue.name} job ${j.id}`, content);
     return j.data;
   });
 }

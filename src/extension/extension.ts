@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import type { CrawlStudioApi } from './api';
 import { TaskCodeLensProvider } from './codeLens';
 import { registerCommands } from './commands';
+import { registerJsonDocuments } from './jsonDocuments';
 import { CrawlManager } from './crawls/crawlManager';
 import { registerDesigner } from './designer';
 import { registerResults } from './results';
@@ -23,6 +24,10 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
   const workers = new WorkerManager(context);
   const designer = registerDesigner(context);
   const crawls = new CrawlManager(connection, workers, designer);
+  // The editor title shows Stop Crawl instead of Start Crawl on a task file whose crawl runs (issue 23, item 7).
+  const syncRunning = () => void vscode.commands.executeCommand('setContext', 'crawlStudio.runningTaskFiles', crawls.list().map((r) => r.task.file));
+  context.subscriptions.push(crawls.onDidChange(syncRunning));
+  syncRunning();
   const tree = new QueueTreeProvider(connection, settings.refreshIntervalMs);
   const view = vscode.window.createTreeView<ExplorerNode>('crawlStudio.queueExplorer', { treeDataProvider: tree, showCollapseAll: true });
   tree.attach(view);
@@ -59,6 +64,7 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
     }),
   );
   if (view.visible) void connection.get().then(() => tree.refresh(), () => tree.refresh());
+  registerJsonDocuments(context);
   registerCommands({ context, connection, crawls, workers, tree });
   const api: CrawlStudioApi = { connection, crawls, workers, tree, workerTree, statusBar, codeLens };
   registerResults(context, api);

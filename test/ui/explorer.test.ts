@@ -98,6 +98,10 @@ describe('Queue Explorer (UI, new user)', function () {
     await queue.click();
     await row(explorer, 'completed').waitFor({ state: 'visible' });
     await codeLens(page, 'Stop Crawl').waitFor({ state: 'visible', timeout: 10_000 });
+    // Issue 23, item 7: the editor title said "Start Crawl" while the crawl ran; it offers Stop Crawl now.
+    const titleActions = page.locator('.editor-group-container .editor-actions');
+    await titleActions.locator('a.action-label[aria-label^="Stop Crawl"]').first().waitFor({ state: 'visible', timeout: 10_000 });
+    assert.equal(await titleActions.locator('a.action-label[aria-label^="Start Crawl"]').count(), 0, 'no Start Crawl in the editor title while it runs');
     await wb.screenshot('ui/explorer-2-running.png');
   });
 

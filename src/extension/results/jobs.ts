@@ -10,6 +10,7 @@ import { openStore, type ItemStore } from '../../store';
 import { ItemView } from '../../store/query';
 import { storeUrlFor } from '../../run/storeAttachment';
 import type { RedisConnection } from '../redisConnection';
+import { showJsonDocument } from '../jsonDocuments';
 
 // Jobs seen from the results side: "Show Job" for a stored row and "Find URL" across the queue, the seen set,
 // failed jobs and the store. Both use a short-lived BullMQ Queue on the extension's Redis connection.
@@ -55,8 +56,9 @@ export async function jobJson(connection: RedisConnection, task: string, jobId: 
 }
 
 async function showJson(content: unknown): Promise<void> {
-  const doc = await vscode.workspace.openTextDocument({ language: 'json', content: JSON.stringify(content, null, 2) });
-  await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside });
+  const c = content as { queue?: unknown; id?: unknown; url?: unknown };
+  const title = c.id !== undefined ? `${String(c.queue ?? 'job')} job ${String(c.id)}` : `where ${String(c.url ?? 'the URL')} stands`;
+  await showJsonDocument(title, content, vscode.ViewColumn.Beside);
 }
 
 /** The job that fetched a stored row's page; when the queue no longer keeps it, where the URL stands instead. */

@@ -2,8 +2,9 @@ import * as vscode from 'vscode';
 import { WorkerSupervisor, type WorkerProcessInfo } from '../../run/supervisor';
 
 // Local worker processes started from the editor: each is a child process running dist/worker.js (the same
-// program as `crawl-studio worker`), with its log in its own output channel. A crash never reaches the
-// extension host; an unexpected exit is reported with the worker's last lines.
+// program as `crawl-studio worker`). Their logs share one log channel, "Crawl Studio Workers", each line tagged with
+// its worker's pid and at its own level (a channel per pid piled up one Output entry per worker ever started).
+// A crash never reaches the extension host; an unexpected exit is reported with the worker's last lines.
 
 export interface TrackedWorker extends WorkerProcessInfo {
   readonly pool: WorkerPool;
@@ -18,7 +19,7 @@ export class WorkerPool {
 
 export class WorkerManager implements vscode.Disposable {
   private readonly pools = new Set<WorkerPool>();
-  private readonly channels = new Map<number, vscode.LogOutputChannel>();
+  private log: vscode.LogOutputChannel | null = null;
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
 
@@ -33,14 +34,14 @@ export class WorkerManager implements vscode.Disposable {
     const pool = new WorkerPool(label, supervisor);
     this.pools.add(pool);
     supervisor.on('spawn', (info) => {
-      this.channel(info.pid).info(`worker ${info.pid} started for ${label} (concurrency ${info.concurrency})`);
+      this.channel().info(`[${info.pid}] worker started for ${label} (concurrency ${info.concurrency})`);
       this.changed.fire();
     });
-    supervisor.on('log', (pid, line) => this.channel(pid).appendLine(line));
-    supervisor.on('released', (pid, jobs) => this.channel(pid).info(`${jobs} unfinished page${jobs === 1 ? '' : 's'} of worker ${pid} went back to the queue`));
+    supervisor.on('log', (pid, line) => logLine(this.channel(), pid, line));
+    supervisor.on('released', (pid, jobs) => this.channel().info(`[${pid}] ${jobs} unfinished page${jobs === 1 ? '' : 's'} went back to the queue`));
     supervisor.on('exit', (pid, code, signal, expected, lastLines) => {
-      const ch = this.channel(pid);
-      ch.info(`worker ${pid} exited (${signal ?? `code ${code}`})`);
+      const ch = this.channel();
+      (expected ? ch.info : ch.error).call(ch, `[${pid}] worker exited (${signal ?? `code ${code}`})`);
       this.changed.fire();
       if (!expected) {
         void vscode.window
@@ -75,14 +76,13 @@ export class WorkerManager implements vscode.Disposable {
     return [...this.pools].flatMap((pool) => pool.supervisor.list().map((w) => ({ ...w, pool })));
   }
 
-  channel(pid: number): vscode.LogOutputChannel {
-    let ch = this.channels.get(pid);
-    if (!ch) {
-      ch = vscode.window.createOutputChannel(`Crawl Studio Worker ${pid}`, { log: true });
-      this.channels.set(pid, ch);
-      this.context.subscriptions.push(ch);
+  /** The workers' log channel (one for all of them; lines carry their worker's pid). */
+  channel(): vscode.LogOutputChannel {
+    if (!this.log) {
+      this.log = vscode.window.createOutputChannel('Crawl Studio Workers', { log: true });
+      this.context.subscriptions.push(this.log);
     }
-    return ch;
+    return this.log;
   }
 
   async stop(pid: number): Promise<void> {
@@ -105,4 +105,18 @@ export class WorkerManager implements vscode.Disposable {
     for (const pool of this.pools) void pool.supervisor.stopAll(5_000);
     this.changed.dispose();
   }
+}
+
+/**
+ * A worker's output line at its own level: workers print `[level] message` (src/worker/runtime.ts), and the log
+ * channel adds the time itself. Other lines (a crash's stack trace) are errors when they look like one, else info.
+ */
+function logLine(ch: vscode.LogOutputChannel, pid: number, line: string): void {
+  const m = /^\[(info|warn|error|debug)\]\s?(.*)$/.exec(line);
+  const text = `[${pid}] ${m ? m[2] : line}`;
+  const level = m?.[1] ?? (/\b(Error|ERR_|at .+:\d+:\d+\))/.test(line) ? 'error' : 'info');
+  if (level === 'error') ch.error(text);
+  else if (level === 'warn') ch.warn(text);
+  else if (level === 'debug') ch.debug(text);
+  else ch.info(text);
 }

@@ -132,6 +132,16 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     assert.equal(item.contextValue, 'job.failed');
     assert.match(String(item.description), /HTTP 404/);
 
+    // Issue 23, item 7: Show Job Data opened a dirty Untitled document (one more per click, each asking to be saved).
+    await vscode.commands.executeCommand('crawlStudio.job.showData', job);
+    const shown = vscode.window.activeTextEditor?.document;
+    assert.equal(shown?.uri.scheme, 'crawl-studio-json', `opened ${shown?.uri.toString()}`);
+    assert.equal(shown.isUntitled, false);
+    assert.equal(shown.isDirty, false);
+    assert.equal(shown.languageId, 'json');
+    assert.equal((JSON.parse(shown.getText()) as { data: { url: string } }).data.url, `${site.url}/catalogue/book-5.html`);
+    await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+
     await vscode.commands.executeCommand('crawlStudio.job.retry', job);
     const state = await api.tree.getModel()!.job('shop', job.job.id!).then((j) => j!.getState());
     assert.equal(state, 'waiting', 'the retried job is back in the queue');
