@@ -38,6 +38,29 @@ export interface PageRule {
   readonly match: readonly UrlPattern[];
   readonly follow: readonly FollowSpec[];
   readonly items: readonly ItemSpec[];
+  /** Render the rule's pages in a browser first; null: fetch them (the task's `browser` already folded in). */
+  readonly browser: BrowserSpec | null;
+}
+
+/** When a rendered page is ready to extract. */
+export type BrowserWait =
+  | { readonly kind: 'load' | 'domcontentloaded' | 'networkidle' }
+  | { readonly kind: 'selector'; readonly selector: string }
+  | { readonly kind: 'delay'; readonly ms: number };
+
+/** Resource types a page may not load (Playwright's names). */
+export type BlockedResource = 'image' | 'font' | 'media' | 'stylesheet' | 'script' | 'xhr' | 'fetch' | 'websocket' | 'eventsource' | 'manifest' | 'texttrack' | 'other';
+
+export interface BrowserSpec {
+  readonly waitFor: BrowserWait;
+  readonly block: readonly BlockedResource[];
+  /** Navigation and wait together. */
+  readonly timeoutMs: number;
+}
+
+/** True when some rule renders pages: only then does a worker need (and start) a browser. */
+export function needsBrowser(task: Pick<CrawlTask, 'rules'>): boolean {
+  return task.rules.some((r) => r.browser !== null);
 }
 
 export interface UrlPattern {
@@ -135,4 +158,5 @@ export const DEFAULTS = {
   onConflict: 'update' as 'update' | 'ignore',
   batchSize: 500,
   flushMs: 200,
+  browserBlock: ['image', 'font', 'media'] as readonly BlockedResource[],
 } as const;

@@ -15,6 +15,8 @@ import { parseSince } from '../sitemap/lastmod';
 import {
   DEFAULT_USER_AGENT,
   DEFAULTS,
+  type BrowserSpec,
+  type BrowserWait,
   type CrawlTask,
   type FieldSpec,
   type FollowSpec,
@@ -361,7 +363,8 @@ function levenshtein(a: string, b: string): number {
 type RawField = string | { selector?: string; attr?: string; html?: boolean; all?: boolean; trim?: boolean; regex?: string; url?: boolean; required?: boolean };
 interface RawItem { type: string; scope?: string; key?: string[]; fields: Record<string, RawField> }
 interface RawFollow { selector: string; attr?: string; to?: string; priority?: number }
-interface RawRule { name: string; match?: string[]; follow?: RawFollow[]; items?: RawItem[] }
+interface RawRule { name: string; match?: string[]; follow?: RawFollow[]; items?: RawItem[]; browser?: RawBrowser }
+type RawBrowser = boolean | { waitFor?: string | { selector: string }; block?: BrowserSpec['block'][number][]; timeout?: string | number };
 type RawStart = string | { url?: string; sitemap?: string; rule?: string; priority?: number; since?: string; follow?: string[]; alternates?: boolean };
 interface RawTask {
   name: string;
@@ -383,6 +386,7 @@ interface RawTask {
   canonical?: { sortQuery?: boolean; stripTrailingSlash?: boolean; dropParams?: string[] };
   store?: { url?: string; onConflict?: 'update' | 'ignore'; batchSize?: number; flushInterval?: string | number };
   schedule?: { cron?: string; every?: string | number; timezone?: string };
+  browser?: RawBrowser;
   rules: RawRule[];
 }
 
@@ -410,6 +414,27 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
     return ms;
   };
 
+  const timeoutMs = raw.request?.timeout !== undefined ? duration(['request', 'timeout'], raw.request.timeout) : DEFAULTS.timeoutMs;
+  const browser = (b: RawBrowser | undefined, path: Path, defaultTimeoutMs: number): BrowserSpec | null => {
+    if (b === undefined || b === false) return null;
+    const spec = b === true ? {} : b;
+    let waitFor: BrowserWait = { kind: 'load' };
+    const w = spec.waitFor;
+    if (typeof w === 'object') {
+      selector([...path, 'waitFor', 'selector'], w.selector);
+      waitFor = { kind: 'selector', selector: w.selector };
+    } else if (w === 'load' || w === 'domcontentloaded' || w === 'networkidle') {
+      waitFor = { kind: w };
+    } else if (w !== undefined) {
+      waitFor = { kind: 'delay', ms: duration([...path, 'waitFor'], w) };
+    }
+    const limit = spec.timeout !== undefined ? duration([...path, 'timeout'], spec.timeout) : defaultTimeoutMs;
+    if (waitFor.kind === 'delay' && waitFor.ms >= limit) {
+      diags.atPath([...path, 'waitFor'], `a pause of ${waitFor.ms} ms never ends within the render's timeout (${limit} ms): shorten it or raise 'timeout'`);
+    }
+    return { waitFor, block: spec.block ?? DEFAULTS.browserBlock, timeoutMs: limit };
+  };
+
   const ruleNames = new Map<string, number>();
   raw.rules.forEach((r, i) => {
     if (ruleNames.has(r.name)) diags.atPath(['rules', i, 'name'], `rule '${r.name}' is defined twice (first at rules[${ruleNames.get(r.name)}])`);
@@ -431,7 +456,10 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
       return { selector: f.selector, attr: f.attr ?? 'href', to: f.to ?? null, priority: f.priority ?? null };
     });
     const items: ItemSpec[] = (r.items ?? []).map((it, ii) => buildItem(it, ['rules', ri, 'items', ii], diags, selector));
-    return { name: r.name, match: patterns(['rules', ri, 'match'], r.match), follow, items };
+    // A rule's own `browser` wins over the task's, `false` included.
+    const browserAt: Path = r.browser !== undefined ? ['rules', ri, 'browser'] : ['browser'];
+    const browserSpec = browser(r.browser ?? raw.browser, browserAt, timeoutMs);
+    return { name: r.name, match: patterns(['rules', ri, 'match'], r.match), follow, items, browser: browserSpec };
   });
 
   const start: StartUrl[] = [];
@@ -498,7 +526,7 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
       allowPrivate: sc.allowPrivate ?? false,
     },
     request: {
-      timeoutMs: req.timeout !== undefined ? duration(['request', 'timeout'], req.timeout) : DEFAULTS.timeoutMs,
+      timeoutMs,
       userAgent: req.userAgent ?? DEFAULT_USER_AGENT,
       headers: req.headers ?? {},
       maxBytes: req.maxBytes !== undefined ? parseSize(req.maxBytes) : DEFAULTS.maxBytes,
