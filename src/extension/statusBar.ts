@@ -1,11 +1,17 @@
 import * as vscode from 'vscode';
 import type { CrawlManager } from './crawls/crawlManager';
 
-// While crawls run: pages/s, queue depth and failures; a click focuses the Queue Explorer.
+// While crawls run: pages/s, queue depth and failures; a click focuses the Queue Explorer. Figures the session has
+// not refreshed for a while (Redis unreachable, a stuck process) are marked as such, never shown as if live.
+
+/** A crawl's figures count as stale once its session has not reported for this long (it reports every second). */
+export const STALE_AFTER_MS = 5_000;
 
 export class CrawlStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('crawlStudio.status', vscode.StatusBarAlignment.Left, 50);
   private readonly sub: vscode.Disposable;
+  /** Re-renders while crawls run, so figures turn stale even when no report comes to trigger an update. */
+  private readonly clock = setInterval(() => this.crawls.list().length > 0 && this.update(), 1_000);
 
   constructor(private readonly crawls: CrawlManager) {
     this.item.name = 'Crawl Studio';
@@ -24,17 +30,25 @@ export class CrawlStatusBar implements vscode.Disposable {
       this.item.hide();
       return;
     }
+    const now = Date.now();
+    const stale = running.filter((rc) => now - rc.statusAt > STALE_AFTER_MS);
     const parts = running.map((rc) => {
+      const age = now - rc.statusAt;
+      if (age > STALE_AFTER_MS) return `${rc.task.name} no progress report for ${Math.round(age / 1000)} s`;
       const c = rc.status?.counts;
       const queued = c ? c.waiting + c.prioritized + c.delayed + c.active : 0;
       return `${rc.task.name} ${rc.pagesPerSec.toFixed(1)} p/s · queue ${queued} · ${rc.status?.stats?.failed ?? 0} failed`;
     });
-    this.item.text = `$(sync~spin) ${parts.join('  |  ')}`;
-    this.item.tooltip = 'Crawl Studio: running crawls (click to show the Queue Explorer)';
+    this.item.text = `${stale.length ? '$(warning)' : '$(sync~spin)'} ${parts.join('  |  ')}`;
+    this.item.backgroundColor = stale.length ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+    this.item.tooltip = stale.length
+      ? `Crawl Studio: ${stale.map((rc) => `'${rc.task.name}'`).join(', ')} reported nothing for a while: Redis may be unreachable. The crawl carries on by itself when it returns.`
+      : 'Crawl Studio: running crawls (click to show the Queue Explorer)';
     this.item.show();
   }
 
   dispose(): void {
+    clearInterval(this.clock);
     this.sub.dispose();
     this.item.dispose();
   }

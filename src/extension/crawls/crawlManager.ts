@@ -20,6 +20,8 @@ export interface RunningCrawl {
   readonly done: Promise<LaunchResult>;
   status: CrawlStatus | null;
   pagesPerSec: number;
+  /** When the session last reported progress (Date.now()); the status bar marks older figures as stale. */
+  statusAt: number;
 }
 
 export class CrawlManager implements vscode.Disposable {
@@ -80,6 +82,7 @@ export class CrawlManager implements vscode.Disposable {
         if (rc) {
           rc.status = p.status;
           rc.pagesPerSec = p.pagesPerSec;
+          rc.statusAt = Date.now();
           this.changed.fire();
         }
       },
@@ -90,7 +93,7 @@ export class CrawlManager implements vscode.Disposable {
       this.workers.untrack(pool);
       this.changed.fire();
     });
-    const rc: RunningCrawl = { task, launch, pool, done, status: null, pagesPerSec: 0 };
+    const rc: RunningCrawl = { task, launch, pool, done, status: null, pagesPerSec: 0, statusAt: Date.now() };
     this.running.set(task.name, rc);
     this.changed.fire();
     void done.then(

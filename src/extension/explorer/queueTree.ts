@@ -64,6 +64,11 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
   private states = new Map<string, StateNode>();
   private readonly expanded = new Set<StateNode>();
   private timer: NodeJS.Timeout | null = null;
+  /** Marks the counts stale when reads stop succeeding (a hung or lost Redis: issue 23, item 2). */
+  private watchdog: NodeJS.Timeout | null = null;
+  private lastReadAt = 0;
+  private readStartedAt: number | null = null;
+  private staleSince: number | null = null;
   /** The read of Redis under way, and the one queued behind it (see refresh()). */
   private reading: Promise<void> | null = null;
   private queued: Promise<void> | null = null;
@@ -141,6 +146,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
   }
 
   startPolling(): void {
+    this.watchdog ??= setInterval(() => this.checkStale(), 1_000);
     if (this.timer) return;
     const tick = async () => {
       await this.refresh();
@@ -152,6 +158,30 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
   stopPolling(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    if (this.watchdog) clearInterval(this.watchdog);
+    this.watchdog = null;
+  }
+
+  /** True while the counts shown are older than a few polls (Redis not answering, or the connection lost). */
+  get isStale(): boolean {
+    return this.staleSince !== null;
+  }
+
+  private checkStale(): void {
+    const lost = this.connection.state.kind === 'lost';
+    // A read that has not answered for a few polls: Redis is hung or unreachable (ioredis queues commands
+    // while it reconnects, so nothing fails yet).
+    const late = this.readStartedAt !== null && Date.now() - this.readStartedAt > Math.max(5_000, 3 * this.intervalMs());
+    const stale = this.queues.size > 0 && (lost || late);
+    if (stale === this.isStale) return;
+    this.staleSince = stale ? this.lastReadAt || Date.now() : null;
+    this.notify(undefined);
+    if (stale) {
+      const url = 'url' in this.connection.state ? ` at ${this.connection.state.url}` : '';
+      void vscode.window.showWarningMessage(
+        `Crawl Studio: Redis${url} is not answering. The Queue Explorer shows the counts last read and marks them stale; it updates by itself when Redis is back.`,
+      );
+    }
   }
 
   /**
@@ -171,8 +201,10 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
   }
 
   private startReading(): Promise<void> {
+    this.readStartedAt = Date.now();
     this.reading = this.read().finally(() => {
       this.reading = null;
+      this.readStartedAt = null;
     });
     return this.reading;
   }
@@ -206,6 +238,11 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
         }
       }
       this.queues = next;
+      this.lastReadAt = Date.now();
+      if (this.staleSince !== null) {
+        this.staleSince = null;
+        structural = true;
+      }
       if (structural) this.notify(undefined);
       for (const st of this.expanded) if (this.queues.has(st.queue.name)) await this.refreshJobs(st);
     } catch (err) {
@@ -337,10 +374,12 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
       const parts = [`${c.waiting + c.prioritized} waiting`, `${c.active} active`];
       if (c.delayed) parts.push(`${c.delayed} delayed`);
       if (c.failed) parts.push(`${c.failed} failed`);
-      item.description = `${node.snapshot.paused ? 'paused · ' : ''}${parts.join(' · ')}`;
+      const stale = this.staleSince !== null;
+      item.description = `${stale ? 'stale · ' : ''}${node.snapshot.paused ? 'paused · ' : ''}${parts.join(' · ')}`;
       const s = node.snapshot.stats;
       item.tooltip = new vscode.MarkdownString(
-        `**${node.name}** — run ${node.snapshot.run ?? '–'} (${node.snapshot.runState ?? 'never run'})\n\n` +
+        (stale ? `*Counts read ${Math.round((Date.now() - this.staleSince!) / 1000)} s ago: Redis is not answering.*\n\n` : '') +
+          `**${node.name}** — run ${node.snapshot.run ?? '–'} (${node.snapshot.runState ?? 'never run'})\n\n` +
           (s ? `${s.done} pages done · ${s.failed} failed · ${s.items} items\n\n` : '') +
           (node.snapshot.file ? `Task file: \`${node.snapshot.file}\`` : ''),
       );

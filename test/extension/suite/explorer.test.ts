@@ -248,6 +248,34 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     assert.equal(items, 23, 'deleting the queue keeps the stored items');
   });
 
+  // Issue 23, item 2: while Redis was unreachable, the counts, the status bar ("1.0 p/s") and the rows kept their
+  // last values unmarked. Redis is frozen here (SIGSTOP: connections stay open, nothing answers), mid-crawl.
+  it('marks the status bar and the queue counts stale while Redis does not answer, then recovers by itself', async function () {
+    this.timeout(120_000);
+    const file = join(dir, 'slowshop.crawl.yaml');
+    // One page every 300 ms: the crawl runs long enough to freeze Redis under it.
+    writeFileSync(file, demoShopTask({ name: 'slowshop', siteUrl: site.url, perHost: { concurrency: 1, delay: '300ms' } }));
+    const uri = vscode.Uri.file(file);
+    await vscode.commands.executeCommand('crawlStudio.startCrawl', uri);
+    await until('the crawl in the status bar', () => /slowshop [0-9.]+ p\/s/.test(api.statusBar.text));
+    await until('the queue in the explorer', async () => (await vscode.commands.executeCommand<{ name: string }[]>('crawlStudio.refresh'))?.some((q) => q.name === 'slowshop'));
+    const queueItem = () => api.tree.getTreeItem(api.tree.queueNodes().find((q) => q.name === 'slowshop')!);
+    // The explorer polls Redis while it is visible, as a user watching it would have it.
+    await vscode.commands.executeCommand('crawlStudio.queueExplorer.focus');
+    assert.doesNotMatch(String(queueItem().description), /stale/);
+    redis.process.kill('SIGSTOP');
+    try {
+      await until('the status bar to mark the crawl stale', () => /slowshop no progress report for \d+ s/.test(api.statusBar.text), 30_000);
+      await until('the explorer to mark its counts stale', () => api.tree.isStale && /^stale · /.test(String(queueItem().description)), 30_000);
+    } finally {
+      redis.process.kill('SIGCONT');
+    }
+    await until('the status bar live again', () => /slowshop [0-9.]+ p\/s/.test(api.statusBar.text) || !api.statusBar.text.includes('slowshop'), 30_000);
+    await until('the explorer live again', () => !api.tree.isStale, 30_000);
+    assert.doesNotMatch(String(queueItem().description), /stale/);
+    await vscode.commands.executeCommand('crawlStudio.stopCrawl', 'slowshop');
+  });
+
   it('shows a lost connection in the tree and recovers by itself when Redis returns', async () => {
     const root = (await api.tree.getChildren())[0]!;
     const port = redis.port;
