@@ -1,4 +1,6 @@
-import type { CrawlStatus } from '../frontier/crawl';
+import type { CrawlStats, CrawlStatus } from '../frontier/crawl';
+import type { CrawlTask } from '../core/task/model';
+import { DROP_REASONS, droppedTotal, explainDrop } from '../core/task/dropReasons';
 import { formatBytes, formatDuration, groupDigits as n } from '../core/units';
 
 // Terminal output of the CLI: one progress line, and a summary at the end.
@@ -13,6 +15,7 @@ export function progressLine(status: CrawlStatus, pagesPerSec: number, elapsedMs
     `${n(s?.done ?? 0)} done`,
     `${n(s?.failed ?? 0)} failed`,
     `${n(skipped)} skipped`,
+    `${n(droppedTotal(s?.dropped ?? {}))} links dropped`,
     `${n(s?.items ?? 0)} items`,
     `${pagesPerSec.toFixed(1)} pages/s`,
     `queue ${n(queued)} (active ${n(c.active)})`,
@@ -21,7 +24,7 @@ export function progressLine(status: CrawlStatus, pagesPerSec: number, elapsedMs
   ].join(' · ');
 }
 
-export function summaryLines(status: CrawlStatus, durationMs: number, extra: string[] = []): string[] {
+export function summaryLines(status: CrawlStatus, durationMs: number, extra: string[] = [], task?: CrawlTask): string[] {
   const s = status.stats;
   const lines = [
     `Crawl '${status.task}' finished in ${formatDuration(durationMs)}`,
@@ -30,8 +33,36 @@ export function summaryLines(status: CrawlStatus, durationMs: number, extra: str
     `  pages skipped   ${n(Object.values(s?.skipped ?? {}).reduce((a, b) => a + b, 0))}${fmtGroups(s?.skipped)}`,
     `  items extracted ${n(s?.items ?? 0)}${s?.problems ? ` (${n(s.problems)} item problems)` : ''}`,
     `  duplicate links ${n(s?.duplicates ?? 0)} (already seen, not fetched again)`,
+    droppedLine(s),
   ];
-  return [...lines, ...extra];
+  return [...lines, ...extra, ...(s && task ? dropWarnings(s, task) : [])];
+}
+
+/** "  links dropped   11 (pattern: 11)": every drop by reason, `repeat` shown but not in the total (the URL is kept once). */
+export function droppedLine(s: CrawlStats | null): string {
+  return `  links dropped   ${n(droppedTotal(s?.dropped ?? {}))}${fmtGroups(s?.dropped)}`;
+}
+
+/** Drop reasons present in a run, each with what its label means (for `status`). */
+export function droppedReasonLines(s: CrawlStats | null): string[] {
+  return Object.entries(s?.dropped ?? {})
+    .filter(([, v]) => v > 0)
+    .map(([r, v]) => `    ${r.padEnd(14)}${n(v).padStart(8)}  ${DROP_REASONS[r] ?? ''}`.trimEnd());
+}
+
+/**
+ * A warning for each rule whose pages lost most of their links, naming the main reason in the task file's terms: a
+ * scope or match that excludes everything ends a crawl after one page with exit 0, and this is the only hint.
+ */
+export function dropWarnings(s: CrawlStats, task: CrawlTask): string[] {
+  const out: string[] = [];
+  for (const [rule, t] of Object.entries(s.byRule ?? {})) {
+    const dropped = droppedTotal(t.dropped);
+    if (t.links === 0 || dropped * 2 <= t.links) continue;
+    const [reason, count] = Object.entries(t.dropped).filter(([r]) => r !== 'repeat').sort((a, b) => b[1] - a[1])[0]!;
+    out.push(`  warning: rule ${rule}: ${n(dropped)} of ${n(t.links)} links dropped (${reason}${count < dropped ? ` ${n(count)}` : ''}: ${explainDrop(task, rule, reason)})`);
+  }
+  return out;
 }
 
 function fmtGroups(g: Readonly<Record<string, number>> | undefined): string {

@@ -13,7 +13,7 @@ import { workerMain } from '../worker/main';
 import type { Progress } from '../run/session';
 import { launchCrawl } from '../run/launcher';
 import demoTaskText from '../../examples/books.crawl.yaml';
-import { progressLine, summaryLines } from './format';
+import { droppedLine, droppedReasonLines, dropWarnings, progressLine, summaryLines } from './format';
 import { chooseRedis } from './redis';
 import { testTaskFile } from '../workspace/fixtureStore';
 import { formatTestReport } from '../core/designer/fixtures';
@@ -177,7 +177,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     onRunFinished: (run, status, store) => {
       if (!task.schedule && !flags.join) return;
       process.stdout.write('\n');
-      for (const line of summaryLines(status, (status.run?.finishedAt ?? Date.now()) - run.startedAt, [`  items are in    ${store.store.location}`])) console.log(line);
+      for (const line of summaryLines(status, (status.run?.finishedAt ?? Date.now()) - run.startedAt, [`  items are in    ${store.store.location}`], task)) console.log(line);
       void launch.session.crawl.nextScheduledRun().then((next) => next && console.log(`Next run at ${new Date(next).toISOString()} (Ctrl-C to stop).`));
     },
     onWorkerExit: (pid, code, signal, expected, lines) => {
@@ -235,7 +235,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
       `  export them     crawl-studio export ${taskFile} --format csv --out items.csv`,
     ];
     if (!result.summary) extra.push('  (another process finalized this run)');
-    for (const line of summaryLines(result.status, result.durationMs, extra)) console.log(line);
+    for (const line of summaryLines(result.status, result.durationMs, extra, task)) console.log(line);
     return 0;
   } finally {
     // The handlers stay until the end: a second Ctrl-C during this cleanup still quits cleanly.
@@ -292,7 +292,7 @@ async function cmdEnqueue(args: string[]): Promise<number> {
 async function cmdStatus(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { redis: { type: 'string' }, json: { type: 'boolean' } } });
   if (positionals.length !== 1) throw new UsageError('status takes one task file');
-  return withQueue(positionals[0]!, values.redis, async (q) => {
+  return withQueue(positionals[0]!, values.redis, async (q, task) => {
     const status = await q.status();
     if (values.json) {
       console.log(JSON.stringify(status, null, 2));
@@ -305,6 +305,9 @@ async function cmdStatus(args: string[]): Promise<number> {
     const elapsed = (status.run.finishedAt ?? Date.now()) - status.run.startedAt;
     console.log(`${status.task}: run ${status.run.run}, ${status.run.state}${status.isPaused ? ' (paused)' : ''}, started ${new Date(status.run.startedAt).toISOString()}`);
     console.log(progressLine(status, 0, elapsed));
+    console.log(droppedLine(status.stats).trimStart());
+    for (const line of droppedReasonLines(status.stats)) console.log(line);
+    if (status.stats) for (const w of dropWarnings(status.stats, task)) console.log(w.trimStart());
     return 0;
   });
 }

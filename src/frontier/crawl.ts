@@ -62,6 +62,11 @@ export interface CrawlStats {
   readonly failures: Readonly<Record<string, number>>;
   /** Links dropped on pages, by reason. */
   readonly dropped: Readonly<Record<string, number>>;
+  /**
+   * Per page rule: links found on its pages (kept and dropped, on-page repeats excepted) and the drops by reason,
+   * so a summary can say which rule lost most of its links. Absent in runs counted before these counters existed.
+   */
+  readonly byRule?: Readonly<Record<string, { readonly links: number; readonly dropped: Readonly<Record<string, number>> }>>;
 }
 
 export interface JobCounts {
@@ -497,5 +502,21 @@ export function parseStats(h: Record<string, string>): CrawlStats {
     skipped: group('skipped:'),
     failures: group('failed:'),
     dropped: group('dropped:'),
+    byRule: byRule(h),
   };
+}
+
+function byRule(h: Record<string, string>): Record<string, { links: number; dropped: Record<string, number> }> {
+  const out: Record<string, { links: number; dropped: Record<string, number> }> = {};
+  const of = (rule: string) => (out[rule] ??= { links: 0, dropped: {} });
+  for (const [k, v] of Object.entries(h)) {
+    if (k.startsWith('rule-links:')) of(k.slice('rule-links:'.length)).links = Number(v);
+    else if (k.startsWith('rule-dropped:')) {
+      // The reason is last: rule names may hold ':', reasons never do.
+      const rest = k.slice('rule-dropped:'.length);
+      const at = rest.lastIndexOf(':');
+      of(rest.slice(0, at)).dropped[rest.slice(at + 1)] = Number(v);
+    }
+  }
+  return out;
 }
