@@ -187,7 +187,15 @@ export function createProcessor(deps: ProcessorDeps) {
     // between leaves the job to a retry that enqueues the same links (no-ops by job id) and counts the page once.
     const rec = record(task.name, job.data, page.status, fetchedAt, page.contentType, page.bytes, outcome.items, outcome.problems);
     const counters: Record<string, number> = { done: 1, bytes: page.bytes, items: outcome.items.length, problems: outcome.problems.length };
-    for (const [reason, n] of Object.entries(outcome.droppedByReason)) counters[`dropped:${reason}`] = n;
+    let links = outcome.kept.length;
+    for (const [reason, n] of Object.entries(outcome.droppedByReason)) {
+      counters[`dropped:${reason}`] = n;
+      if (reason === 'repeat') continue;
+      counters[`rule-dropped:${rule.name}:${reason}`] = n;
+      links += n;
+    }
+    // Per rule, so the run summary can say "rule list: 11 of 11 links dropped (pattern …)" (issue 21, item 1).
+    if (links > 0) counters[`rule-links:${rule.name}`] = links;
     await crawl.finishPage(task, runInfo, jobId, outcome.kept, { entry: pageEntry(rec), counters, host });
 
     if (outcome.problems.length > 0) {
