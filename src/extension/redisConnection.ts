@@ -7,7 +7,8 @@ import { requireTrust, settings } from './settings';
 
 // The extension's one Redis: the `crawlStudio.redisUrl` setting (its password in SecretStorage, never in
 // settings), or a managed redis-server with its data in the workspace storage, started when first needed. The
-// connection reconnects by itself; its state drives the explorer's warning node.
+// connection reconnects by itself; its state drives the explorer's warning node. A managed server that dies is
+// started again on the same port with the same data, so every client and worker reconnects to it by itself.
 
 export type ConnectionState =
   | { readonly kind: 'idle' }
@@ -18,12 +19,16 @@ export type ConnectionState =
 
 const SECRET_KEY = 'crawlStudio.redisPassword';
 
+/** A managed server that keeps dying is not restarted forever: at most this many times a minute. */
+const MAX_RESTARTS_PER_MINUTE = 3;
+
 export class RedisConnection implements vscode.Disposable {
   private client: Redis | null = null;
   private managed: ManagedRedis | null = null;
   private url: string | null = null;
   private connecting: Promise<Redis> | null = null;
   private stateValue: ConnectionState = { kind: 'idle' };
+  private restarts: number[] = [];
   private readonly changed = new vscode.EventEmitter<ConnectionState>();
   readonly onDidChangeState = this.changed.event;
 
@@ -48,6 +53,11 @@ export class RedisConnection implements vscode.Disposable {
     if (this.client) return this.client;
     this.connecting ??= this.connect().finally(() => (this.connecting = null));
     return this.connecting;
+  }
+
+  /** The managed redis-server in use (pid and URL), or null; for the Workers view and tests. */
+  get managedServer(): { readonly pid: number; readonly url: string } | null {
+    return this.managed ? { pid: this.managed.pid, url: this.managed.url } : null;
   }
 
   /** Connected already? Does not start anything. */
@@ -88,12 +98,45 @@ export class RedisConnection implements vscode.Disposable {
       return u.toString();
     }
     requireTrust('Crawl Studio does not start a Redis server in an untrusted workspace. Trust the workspace, or set crawlStudio.redisUrl in your user settings.');
-    const base = this.context.storageUri ?? this.context.globalStorageUri;
-    this.managed = await startManagedRedis({
-      dataDir: vscode.Uri.joinPath(base, 'redis').fsPath,
-      binary: settings.redisServerPath() || undefined,
-    });
+    this.managed = await this.startManaged();
     return this.managed.url;
+  }
+
+  private async startManaged(): Promise<ManagedRedis> {
+    const base = this.context.storageUri ?? this.context.globalStorageUri;
+    const m = await startManagedRedis({ dataDir: vscode.Uri.joinPath(base, 'redis').fsPath, binary: settings.redisServerPath() || undefined });
+    void m.exited.then((how) => this.onManagedExit(m, how));
+    return m;
+  }
+
+  /** The managed server died under us (killed, crashed, out of memory): start it again where it was. */
+  private async onManagedExit(m: ManagedRedis, how: { code: number | null; signal: string | null }): Promise<void> {
+    if (this.managed !== m) return; // stopped on purpose (reset, dispose), or already replaced
+    const why = how.signal ?? `exit code ${how.code}`;
+    const now = Date.now();
+    this.restarts = [...this.restarts.filter((t) => now - t < 60_000), now];
+    if (this.restarts.length > MAX_RESTARTS_PER_MINUTE) {
+      this.managed = null;
+      this.setState({ kind: 'failed', error: `the managed redis-server keeps stopping (${why})` });
+      void vscode.window.showErrorMessage(
+        `Crawl Studio: the managed redis-server stopped ${this.restarts.length} times within a minute (last: ${why}); it is not restarted again. Check its data folder and memory, then run Start Managed Redis.`,
+        'Start Managed Redis',
+      ).then((a) => a && vscode.commands.executeCommand('crawlStudio.startManagedRedis'));
+      return;
+    }
+    try {
+      const next = await this.startManaged();
+      if (this.managed !== m) {
+        await next.stop();
+        return;
+      }
+      this.managed = next;
+      // Same port, same data: the client (and every worker) reconnects by itself.
+      void vscode.window.showWarningMessage(`Crawl Studio: the managed redis-server stopped (${why}) and was started again on ${redactUrl(next.url)} with its data; crawls carry on.`);
+    } catch (err) {
+      this.managed = null;
+      this.setState({ kind: 'failed', error: `the managed redis-server stopped (${why}) and could not be started again: ${(err as Error).message}` });
+    }
   }
 
   /** Asks for a Redis URL (and password, kept in SecretStorage) and reconnects to it. */
@@ -115,14 +158,17 @@ export class RedisConnection implements vscode.Disposable {
     this.client?.disconnect();
     this.client = null;
     this.url = null;
-    await this.managed?.stop();
+    const m = this.managed;
     this.managed = null;
+    await m?.stop();
     this.setState({ kind: 'idle' });
   }
 
   dispose(): void {
     this.client?.disconnect();
-    void this.managed?.stop();
+    const m = this.managed;
+    this.managed = null;
+    void m?.stop();
     this.changed.dispose();
   }
 }

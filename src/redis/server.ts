@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { delimiter, join } from 'node:path';
 
@@ -12,6 +12,8 @@ export interface ManagedRedis {
   readonly pid: number;
   /** False when an already running server was reused: then stop() leaves it running. */
   readonly owned: boolean;
+  /** Settles when a server this process started exits, by stop() or not; never for a reused one. */
+  readonly exited: Promise<{ readonly code: number | null; readonly signal: string | null }>;
   stop(): Promise<void>;
 }
 
@@ -51,11 +53,14 @@ export async function startManagedRedis(opts: { dataDir: string; binary?: string
   const stateFile = join(opts.dataDir, 'server.json');
   const existing = readServerFile(stateFile);
   if (existing && isAlive(existing.pid) && (await answersPing(existing.port))) {
-    return { url: `redis://127.0.0.1:${existing.port}`, pid: existing.pid, owned: false, stop: async () => undefined };
+    return { url: `redis://127.0.0.1:${existing.port}`, pid: existing.pid, owned: false, exited: new Promise(() => undefined), stop: async () => undefined };
   }
   const bin = findRedisServer(opts.binary);
   if (!bin) throw new RedisNotFoundError();
-  const port = await freePort();
+  // The port of the server that ran here before, when it is free: workers, writers and clients still dialling it
+  // reconnect to the new server by themselves (issue 23, item 1: a restart on another port left them dialling
+  // the dead one, and the editor's views reading an empty server).
+  const port = existing && (await portIsFree(existing.port)) ? existing.port : await freePort();
   const persistent = opts.persistent ?? true;
   const args = [
     '--port', String(port),
@@ -70,6 +75,7 @@ export async function startManagedRedis(opts: { dataDir: string; binary?: string
   ];
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: false });
   stopOnExit(child);
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   let output = '';
   child.stdout!.on('data', (b: Buffer) => (output = (output + b.toString()).slice(-4000)));
   child.stderr!.on('data', (b: Buffer) => (output = (output + b.toString()).slice(-4000)));
@@ -86,14 +92,14 @@ export async function startManagedRedis(opts: { dataDir: string; binary?: string
     url: `redis://127.0.0.1:${port}`,
     pid: child.pid!,
     owned: true,
+    exited,
+    // The server file stays behind with the port: the next server for this folder takes the same one.
     async stop() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((r) => child.once('exit', r));
+      if (child.exitCode !== null || child.signalCode !== null) return;
       // SIGTERM makes redis fsync the append-only file before it exits.
       child.kill('SIGTERM');
       await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
-      if (child.exitCode === null) child.kill('SIGKILL');
-      rmSync(stateFile, { force: true });
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     },
   };
 }
@@ -142,6 +148,14 @@ function answersPing(port: number): Promise<boolean> {
     s.once('error', () => done(false));
     s.once('connect', () => s.write('PING\r\n'));
     s.once('data', (d) => done(d.toString().startsWith('+PONG')));
+  });
+}
+
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
   });
 }
 
