@@ -59,6 +59,21 @@ if (!onlyTests) {
   }
 }
 
+// playwright-core as a bundle of its own, loaded by workers with browser rules only (src/worker/browser/load.ts).
+// It finds its package.json one folder above its code, so the layout is kept: playwright-core/{package.json,lib/}.
+if (!onlyTests) {
+  builds.push({
+    bundle: true,
+    platform: 'node',
+    target: 'node22',
+    format: 'cjs',
+    minify: true,
+    entryPoints: { index: 'node_modules/playwright-core/index.js' },
+    outdir: `${outRoot}/playwright-core/lib`,
+    logLevel: 'warning',
+  });
+}
+
 const testEntries = production ? [] : walk('test', (p) => p.endsWith('.test.ts') || p.endsWith('/index.ts'));
 if (testEntries.length > 0) builds.push({
   ...common,
@@ -77,6 +92,7 @@ function copyAssets() {
   // The codicon font for webviews, served from the extension's own files (no CDN).
   mkdirSync(`${outRoot}/media/codicons`, { recursive: true });
   for (const f of ['codicon.css', 'codicon.ttf']) copyFileSync(`node_modules/@vscode/codicons/dist/${f}`, `${outRoot}/media/codicons/${f}`);
+  for (const f of ['package.json', 'browsers.json', 'LICENSE', 'NOTICE']) copyFileSync(`node_modules/playwright-core/${f}`, `${outRoot}/playwright-core/${f}`);
 }
 
 if (watch) {

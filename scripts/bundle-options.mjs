@@ -43,7 +43,9 @@ export const nodeBundleOptions = {
   // crawled page (bench, interleaved A/B).
   mainFields: ['module', 'main'],
   loader: { '.lua': 'text', '.yaml': 'text' },
-  external: ['vscode'],
+  // playwright-core is not bundled in: a worker loads it only for a task with browser rules (worker/browser/load.ts),
+  // from its own bundle next to the others (esbuild.mjs), so workers without browsers never parse its 4 MB.
+  external: ['vscode', 'playwright-core'],
   logLevel: 'warning',
   // parse.ts imports the task-file validator pre-compiled from the schema (no ajv.compile at start-up).
   plugins: [taskValidatorPlugin(), noNativeModulesPlugin(NATIVE_OPTIONAL)],

@@ -7,6 +7,8 @@ import { taskKeys } from '../frontier/keys';
 import { RunLease, type LeaseHolder } from '../frontier/runLease';
 import { hostname } from 'node:os';
 import { WorkerSupervisor, type WorkerProcessInfo } from './supervisor';
+import { needsBrowser } from '../core/task/model';
+import { findBrowser } from '../worker/browser/executable';
 
 // One crawl driven from this process: start or resume the run, start local workers, watch progress, and
 // finalize the run when it drains. The CLI's `run` and the extension's "Start Crawl" are both this class, so
@@ -124,6 +126,16 @@ export class CrawlSession {
     const joining = this.opts.mode === 'join';
     // A second driver of a task is told, before it starts a worker or touches the run (see frontier/runLease.ts).
     // A writer joins without a lease: any number of writers is the design.
+    if (!joining && this.opts.workers > 0 && needsBrowser(this.opts.task)) {
+      // One clear message before anything starts, rather than workers that each refuse to boot (they inherit
+      // this process's environment, so what is found here is what they find).
+      try {
+        findBrowser();
+      } catch (err) {
+        this.markWorkersStarting(false);
+        throw err;
+      }
+    }
     if (!joining) {
       const lease = await this.lease.acquire(this.opts.force ?? false, holderIsGone).catch((err) => {
         this.markWorkersStarting(false);

@@ -49,6 +49,8 @@ export const WORKER_FLAG_SPEC = {
   concurrency: { type: 'string', short: 'c' },
   'lock-duration': { type: 'string' },
   'stalled-interval': { type: 'string' },
+  // The browser for `browser` rules; spawned workers get it as $CRAWL_STUDIO_BROWSER instead (see browser/executable.ts).
+  browser: { type: 'string' },
 } as const;
 
 export function positiveInt(value: string | undefined, name: string, fallback: number): number {

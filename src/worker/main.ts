@@ -22,6 +22,7 @@ export async function workerMain(argv: string[]): Promise<void> {
     concurrency: positiveInt(values.concurrency, 'concurrency', DEFAULT_CONCURRENCY),
     lockDurationMs: optionalPositiveInt(values['lock-duration'], 'lock-duration'),
     stalledIntervalMs: optionalPositiveInt(values['stalled-interval'], 'stalled-interval'),
+    browserPath: values.browser,
     log: (level, msg) => process.stdout.write(`${new Date().toISOString()} ${level} ${msg}\n`),
   });
   let closing = false;

@@ -13,6 +13,7 @@ import { AnalysisError, inlineAnalyser, type AnalysedPage, type PageAnalyser } f
 import { FetchFailure, fetchPage, type FetchOptions } from './fetcher';
 import type { FetchSlots, InSlot, PoliteWait } from './fetchSlots';
 import { processSitemap, type SitemapJobDeps } from './sitemapJob';
+import type { PageRenderer } from './browser/render';
 
 // One page job: robots.txt, per-host politeness, fetch, extract, discover, hand items to the store buffer,
 // count. Every step that talks to Redis is shared state, so any number of workers on any number of machines
@@ -36,6 +37,8 @@ export interface ProcessorDeps {
   readonly analyser?: PageAnalyser;
   /** The task's requests in flight in this process (see fetchSlots.ts); default: one per job. */
   readonly slots?: FetchSlots;
+  /** Renders the pages of rules with `browser` (see browser/render.ts); required when the task has such rules. */
+  readonly browser?: PageRenderer;
 }
 
 /** Attached to retryable errors so the backoff strategy can honour Retry-After. */
@@ -154,7 +157,9 @@ export function createProcessor(deps: ProcessorDeps) {
     const releaseQuietly = () => void gate.release(host, leaseOf(job, token)).catch(() => undefined);
     let page;
     try {
-      page = await inSlot(() => fetchPage(url, fetchOpts));
+      // A rendered page holds a fetch slot too: the worker's concurrency bounds its pages in flight, however loaded.
+      const browser = rule.browser;
+      page = await inSlot(() => (browser && deps.browser ? deps.browser.render(url, browser, fetchOpts) : fetchPage(url, fetchOpts)));
     } catch (err) {
       releaseQuietly();
       throw await failure(err, job, redis, task.name);

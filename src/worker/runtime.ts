@@ -14,6 +14,10 @@ import { FetchFailure, fetchPage } from './fetcher';
 import { createAnalyser } from './analysis';
 import { FetchSlots } from './fetchSlots';
 import { backoffDelay, createProcessor, fetchOptions } from './processor';
+import { needsBrowser } from '../core/task/model';
+import { findBrowser } from './browser/executable';
+import { BROWSER_ARGS_ENV, BrowserPool } from './browser/pool';
+import { poolRenderer } from './browser/render';
 
 // A worker: one BullMQ Worker per task, all in this process, sharing one Redis connection for commands.
 // The same function runs inside `crawl-studio worker`, inside the worker processes the CLI and the extension
@@ -27,6 +31,12 @@ export interface WorkerOptions {
   /** Lock of an active job; a worker that dies loses its jobs to others after about this long. */
   readonly lockDurationMs?: number;
   readonly stalledIntervalMs?: number;
+  /** The browser for `browser` rules; default: $CRAWL_STUDIO_BROWSER, then chromium & co. on PATH. */
+  readonly browserPath?: string;
+  /** Most pages open in the browser at once (never more than `concurrency`); default 4. */
+  readonly browserPages?: number;
+  /** Pages after which the browser is replaced; default 200. */
+  readonly browserRetireAfter?: number;
   readonly log?: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
 
@@ -54,6 +64,18 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
 
   // Pages are parsed and extracted in a thread: a hostile page cannot stall the locks of this process's jobs.
   const analyser = createAnalyser(opts.tasks);
+  // Found now, launched on the first rendered page: a worker that cannot render refuses to start, once, with the
+  // reason, rather than failing each page. Tasks without browser rules never get here.
+  const pool = opts.tasks.some(needsBrowser)
+    ? new BrowserPool({
+        executablePath: findBrowser(opts.browserPath),
+        maxOpenPages: Math.min(opts.concurrency, opts.browserPages ?? 4),
+        retireAfterPages: opts.browserRetireAfter,
+        extraArgs: (process.env[BROWSER_ARGS_ENV] ?? '').split(' ').filter(Boolean),
+        log,
+      })
+    : null;
+  const browser = pool ? poolRenderer(pool) : undefined;
   const workers: Worker<PageJobData, PageJobResult>[] = [];
   const queues: CrawlQueue[] = [];
   for (const task of opts.tasks) {
@@ -62,7 +84,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
     const slots = new FetchSlots(opts.concurrency);
     const robots = new RobotsCache(redis, (origin) => slots.run(() => fetchRobots(origin, task)));
     if (task.request.robots) prefetchRobots(robots, task);
-    const processor = createProcessor({ task, crawl, redis, robots, gate, log, analyser, slots });
+    const processor = createProcessor({ task, crawl, redis, robots, gate, log, analyser, slots, browser });
     const worker = new Worker<PageJobData, PageJobResult>(task.name, processor, {
       // Run once the heartbeat names this Worker (below): a supervisor that sees this process die finds its jobs
       // by that name.
@@ -115,6 +137,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
       clearInterval(heartbeat);
       await Promise.all(workers.map((w) => w.close(force)));
       await analyser.close();
+      await pool?.close();
       await Promise.all(queues.map((q) => q.close()));
       await redis.hdel(WORKERS_KEY, id).catch(() => undefined);
       redis.disconnect();

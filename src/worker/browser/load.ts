@@ -1,0 +1,18 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type * as Playwright from 'playwright-core';
+
+// playwright-core is loaded on a task's first rendered page, never before: a worker without browser rules pays
+// nothing for it. The shipped bundles carry it as dist/playwright-core (built by esbuild.mjs, with the package.json
+// it reads next to it); tests and the repository's own runs load it from node_modules.
+
+let loaded: Promise<typeof Playwright> | null = null;
+
+export function loadPlaywright(): Promise<typeof Playwright> {
+  loaded ??= (async () => {
+    const shipped = join(__dirname, 'playwright-core', 'lib', 'index.js');
+    if (existsSync(shipped)) return require(shipped) as typeof Playwright;
+    return (await import('playwright-core')) as typeof Playwright;
+  })();
+  return loaded;
+}

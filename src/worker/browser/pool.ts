@@ -1,0 +1,216 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { descendants, descendantsRss, killChildGroups } from './processes';
+import { loadPlaywright } from './load';
+
+// One Chromium per worker process, shared by its tasks: launched on the first rendered page, at most
+// `maxOpenPages` pages open at once, replaced after `retireAfterPages` pages or above `maxMemoryBytes` (Chromium
+// leaks over long runs: Crawlee retires browsers for the same reason), and replaced at once when it crashes or
+// stops answering. A page that was on a browser that died fails its job with a retryable error: the job is retried
+// per the task's policy, as after a fetch timeout.
+
+/** Flags that let Chromium run as root in a container with no network of its own to update from. */
+export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'];
+
+/** Extra Chromium flags, space-separated (e.g. --js-flags=--max-old-space-size=512). */
+export const BROWSER_ARGS_ENV = 'CRAWL_STUDIO_BROWSER_ARGS';
+
+export interface BrowserPoolOptions {
+  readonly executablePath: string;
+  readonly maxOpenPages: number;
+  readonly retireAfterPages?: number;
+  readonly maxMemoryBytes?: number;
+  readonly extraArgs?: readonly string[];
+  readonly log?: (level: 'info' | 'warn' | 'error', message: string) => void;
+}
+
+/** The browser went away under a page (crashed, killed, hung): retryable, and the browser is replaced. */
+export class BrowserGoneError extends Error {
+  constructor(
+    readonly kind: 'crash' | 'hung' | 'closed',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'BrowserGoneError';
+  }
+}
+
+interface Generation {
+  readonly n: number;
+  readonly browser: Promise<Browser>;
+  /** The process group of this browser, once launched (null where /proc is not readable). */
+  pgid: number | null;
+  open: number;
+  served: number;
+  retiring: boolean;
+  dead: boolean;
+}
+
+export class BrowserPool {
+  private current: Generation | null = null;
+  private generations = 0;
+  private free: number;
+  private readonly waiting: (() => void)[] = [];
+  private closed = false;
+  private readonly live = new Set<Generation>();
+
+  constructor(private readonly opts: BrowserPoolOptions) {
+    this.free = Math.max(1, opts.maxOpenPages);
+  }
+
+  /** Browsers launched so far (the first one included). */
+  launched(): number {
+    return this.generations;
+  }
+
+  /**
+   * Runs `work` on a fresh page in a context of its own (no cookies or storage shared between pages). `deadlineMs`
+   * bounds it whole: past it, the browser is taken as hung and replaced.
+   */
+  async withPage<T>(context: Parameters<Browser['newContext']>[0], deadlineMs: number, work: (page: Page) => Promise<T>): Promise<T> {
+    if (this.closed) throw new BrowserGoneError('closed', 'the browser pool is closed');
+    await this.acquire();
+    let gen: Generation | null = null;
+    let ctx: BrowserContext | null = null;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      gen = this.generation();
+      gen.open++;
+      const g = gen;
+      const browser = await g.browser;
+      const run = (async () => {
+        ctx = await browser.newContext(context);
+        const page = await ctx.newPage();
+        const crashed = new Promise<never>((_, reject) => page.once('crash', () => reject(new BrowserGoneError('crash', 'the page crashed the browser\'s renderer'))));
+        crashed.catch(() => undefined);
+        return Promise.race([work(page), crashed]);
+      })();
+      const hung = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new BrowserGoneError('hung', `the browser did not answer within ${deadlineMs} ms`)), deadlineMs);
+      });
+      return await Promise.race([run, hung]);
+    } catch (err) {
+      if (gen && err instanceof BrowserGoneError) this.kill(gen, err.message);
+      else if (gen && (gen.dead || !(await gen.browser.then((b) => b.isConnected(), () => false)))) {
+        throw new BrowserGoneError('closed', `the browser went away: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      const c = ctx as BrowserContext | null;
+      if (c && gen && !gen.dead) await withTimeout(c.close(), 5_000).catch(() => undefined);
+      if (gen) {
+        gen.open--;
+        gen.served++;
+        this.maybeRetire(gen);
+      }
+      this.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.live].map((g) => this.shutdown(g)));
+  }
+
+  private generation(): Generation {
+    if (this.current && !this.current.retiring && !this.current.dead) return this.current;
+    const n = ++this.generations;
+    const before = new Set(childGroups());
+    const gen: Generation = {
+      n,
+      pgid: null,
+      open: 0,
+      served: 0,
+      retiring: false,
+      dead: false,
+      browser: loadPlaywright().then((pw) =>
+        pw.chromium.launch({
+          executablePath: this.opts.executablePath,
+          args: [...CHROMIUM_ARGS, ...(this.opts.extraArgs ?? [])],
+          // Our own signal handling stops the worker; Playwright's would kill the browser under in-flight pages.
+          handleSIGINT: false,
+          handleSIGTERM: false,
+          handleSIGHUP: false,
+          timeout: 30_000,
+        }),
+      ),
+    };
+    gen.browser.then(
+      (b) => {
+        gen.pgid = childGroups().find((g) => !before.has(g)) ?? null;
+        this.opts.log?.('info', `browser ${n} started (${this.opts.executablePath}${gen.pgid ? `, pid ${gen.pgid}` : ''})`);
+        b.on('disconnected', () => {
+          gen.dead = true;
+          this.live.delete(gen);
+          if (this.current === gen) this.current = null;
+        });
+      },
+      () => {
+        gen.dead = true;
+        this.live.delete(gen);
+        if (this.current === gen) this.current = null;
+      },
+    );
+    this.current = gen;
+    this.live.add(gen);
+    return gen;
+  }
+
+  private maybeRetire(gen: Generation): void {
+    if (gen.dead) return;
+    if (!gen.retiring) {
+      const pages = this.opts.retireAfterPages ?? 200;
+      // Measured every 10 pages: a /proc walk is cheap, not free.
+      const memory = gen.served % 10 === 0 ? descendantsRss() : 0;
+      if (gen.served >= pages || memory > (this.opts.maxMemoryBytes ?? 1024 ** 3)) {
+        gen.retiring = true;
+        if (this.current === gen) this.current = null;
+        this.opts.log?.('info', `browser ${gen.n} retired after ${gen.served} pages${memory ? ` (${Math.round(memory / 1024 / 1024)} MB)` : ''}`);
+      }
+    }
+    if (gen.retiring && gen.open === 0) void this.shutdown(gen);
+  }
+
+  private kill(gen: Generation, why: string): void {
+    if (gen.dead) return;
+    this.opts.log?.('warn', `browser ${gen.n} replaced: ${why}`);
+    gen.dead = true;
+    if (this.current === gen) this.current = null;
+    void this.shutdown(gen);
+  }
+
+  /** Close, and kill the process group when close does not finish: no browser outlives its pool. */
+  private async shutdown(gen: Generation): Promise<void> {
+    gen.dead = true;
+    if (this.current === gen) this.current = null;
+    this.live.delete(gen);
+    const browser = await gen.browser.catch(() => null);
+    if (browser) await withTimeout(browser.close(), 5_000).catch(() => undefined);
+    if (gen.pgid !== null) {
+      const pgid = gen.pgid;
+      killChildGroups((pid) => pid === pgid);
+    }
+  }
+
+  private async acquire(): Promise<void> {
+    if (this.free > 0) this.free--;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free++;
+  }
+}
+
+function childGroups(): number[] {
+  return descendants()
+    .filter((p) => p.ppid === process.pid && p.pgid === p.pid)
+    .map((p) => p.pid);
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), ms)))]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,209 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { descendants } from '../../src/worker/browser/processes';
+import { findBrowser, BROWSER_PATH_ENV } from '../../src/worker/browser/executable';
+import { BROWSER_ARGS_ENV } from '../../src/worker/browser/pool';
+import { inCI, startRedis, type RedisServer } from '../support/services';
+import { bufferedPages, session, writeTask } from '../support/crawl';
+
+// Pages that need a browser (issue 18): real Chromium (Debian's), real redis-server, real worker processes from
+// dist/worker.js. The site's items exist only once its scripts ran: a plain fetch of it stores nothing.
+
+const ITEMS = ['alpha', 'beta', 'gamma', 'delta', 'epsilon'];
+
+/** A page whose body is built by its script, after a delay (so `load` alone may come too early). */
+function scripted(body: string, script: string): string {
+  return `<!doctype html><html><head><title>t</title></head><body>${body}<script>setTimeout(() => { ${script} }, 100);</script></body></html>`;
+}
+
+interface Site {
+  readonly url: string;
+  readonly hits: Map<string, number>;
+  close(): Promise<void>;
+}
+
+async function serve(): Promise<Site> {
+  const hits = new Map<string, number>();
+  const server: Server = createServer((req, res) => {
+    const path = req.url ?? '/';
+    const n = (hits.get(path) ?? 0) + 1;
+    hits.set(path, n);
+    const html = (s: string) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(s);
+    };
+    if (path === '/robots.txt') return res.writeHead(404).end();
+    if (path === '/') {
+      const links = ITEMS.map((name) => `<li class="item"><a href="/item/${name}">${name}</a></li>`).join('');
+      return html(scripted('<ul id="list"></ul>', `document.getElementById('list').innerHTML = ${JSON.stringify(links)};`));
+    }
+    const item = /^\/item\/(\w+)$/.exec(path);
+    if (item) return html(scripted('<main></main>', `document.querySelector('main').innerHTML = '<h1 class="title">' + ${JSON.stringify(item[1])} + '</h1>';`));
+    // Never ready: its script keeps working and never adds what the rule waits for.
+    if (path === '/spin') return html(scripted('<p>loading…</p>', `setInterval(() => { document.body.append('.'); }, 50);`));
+    // The first visit exhausts the renderer's memory (the renderer dies, the browser must be replaced); the retry is fine.
+    if (path === '/crash') {
+      if (n === 1) return html(`<!doctype html><body><script>const a = []; for (;;) a.push(new Array(1e6).fill(Math.random()));</script></body>`);
+      return html(scripted('<main></main>', `document.querySelector('main').innerHTML = '<h1 class="title">survivor</h1>';`));
+    }
+    // Navigates away as it loads: the items are on the page it goes to.
+    if (path === '/away') return html(`<!doctype html><body><script>location.replace('/landing');</script></body>`);
+    if (path === '/landing') return html(scripted('<main></main>', `document.querySelector('main').innerHTML = '<h1 class="title">landed</h1>';`));
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    hits,
+    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  };
+}
+
+function task(site: Site, name: string, start: string, extra = '', rule = 'browser: { waitFor: { selector: .title }, timeout: 5s }'): string {
+  return `name: ${name}
+start: [{ url: "${site.url}${start}", rule: ${start === '/' ? 'list' : 'item'} }]
+request: { timeout: 5s, retries: { attempts: 2, backoff: fixed, delay: 100ms } }
+${extra}
+rules:
+  - name: list
+    browser: { waitFor: { selector: li.item }, timeout: 5s }
+    follow:
+      - selector: li.item a
+        to: item
+  - name: item
+    ${rule}
+    items:
+      - type: thing
+        key: [title]
+        fields:
+          title: h1.title
+`;
+}
+
+/** Every process below the given worker processes: a worker's only children are its browsers. */
+function chromiumBelow(pids: readonly number[]): number[] {
+  return pids.flatMap((pid) => descendants(pid).map((p) => p.pid));
+}
+
+/** Running, or exited and not yet reaped by anyone (a zombie is alive to kill(0) but holds nothing). */
+function alive(pid: number): boolean {
+  try {
+    return !/^\S+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+describe('pages rendered in a browser (real Chromium, real Redis, worker processes)', function () {
+  this.timeout(120_000);
+  let redis: RedisServer;
+  let site: Site;
+
+  before(function () {
+    try {
+      findBrowser();
+    } catch (err) {
+      // In CI a missing browser is a broken machine, not a reason to skip.
+      if (inCI()) throw err;
+      this.skip();
+    }
+  });
+  beforeEach(async () => {
+    redis = await startRedis();
+    site = await serve();
+  });
+  afterEach(async () => {
+    delete process.env[BROWSER_ARGS_ENV];
+    await site?.close();
+    await redis?.stop();
+  });
+
+  /** Runs a task with one worker; the Chromium processes seen under it, and its log. */
+  async function crawl(yaml: string) {
+    const t = await writeTask(yaml);
+    const log: string[] = [];
+    const seen = new Set<number>();
+    const s = session(t, redis.url, {
+      workers: 1,
+      concurrency: 4,
+      onWorkerLog: (_pid, line) => log.push(line),
+      onProgress: () => {
+        for (const pid of chromiumBelow(s.workers().map((w) => w.pid))) seen.add(pid);
+      },
+    });
+    const result = await s.run();
+    await s.close();
+    const pages = await bufferedPages(redis.url, t.name);
+    const titles = pages.flatMap((p) => p.items.map((i) => String(i.data.title))).sort();
+    return { result, log, seen, pages, titles };
+  }
+
+  it('stores the items a script builds, and the browser dies with its worker', async () => {
+    const { result, titles, seen, log } = await crawl(task(site, 'rendered', '/'));
+    assert.deepEqual(titles, [...ITEMS].sort());
+    assert.equal(result.status.stats!.done, 1 + ITEMS.length);
+    assert.equal(result.status.stats!.failed, 0);
+    assert.ok(seen.size > 0, 'Chromium ran under the worker');
+    assert.equal(log.filter((l) => /browser \d+ started/.test(l)).length, 1, 'one browser for the whole crawl');
+    // The renderers exit a moment after their browser: given a few seconds, none may be left.
+    let left = [...seen].filter(alive);
+    for (let i = 0; i < 50 && left.length > 0; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      left = left.filter(alive);
+    }
+    assert.deepEqual(left, [], 'no Chromium process outlives the worker');
+  });
+
+  it('fails a page that never becomes ready as a timeout, after its retries', async () => {
+    const { result, titles } = await crawl(task(site, 'spin', '/spin', '', 'browser: { waitFor: { selector: .title }, timeout: 1s }'));
+    assert.deepEqual(titles, []);
+    assert.equal(site.hits.get('/spin'), 2, 'tried twice (request.retries.attempts)');
+    assert.equal(result.status.stats!.failed, 1);
+    assert.deepEqual(result.status.stats!.failures, { timeout: 1 });
+  });
+
+  it('replaces a browser whose renderer crashed and retries the page on the new one', async () => {
+    // A small V8 heap, so the allocating page kills its renderer within a second rather than after gigabytes.
+    process.env[BROWSER_ARGS_ENV] = '--js-flags=--max-old-space-size=32';
+    const { result, titles, log } = await crawl(task(site, 'crash', '/crash'));
+    assert.deepEqual(titles, ['survivor']);
+    assert.equal(site.hits.get('/crash'), 2);
+    assert.equal(result.status.stats!.failed, 0);
+    assert.ok(log.some((l) => /browser 1 replaced: the page crashed/.test(l)), log.join('\n'));
+    assert.ok(log.some((l) => /browser 2 started/.test(l)), log.join('\n'));
+  });
+
+  it('extracts from the page a script navigated to', async () => {
+    const { titles, pages } = await crawl(task(site, 'away', '/away'));
+    assert.deepEqual(titles, ['landed']);
+    assert.equal(site.hits.get('/landing'), 1);
+    assert.equal(pages[0]!.url, `${site.url}/away`);
+  });
+
+  it('never starts a browser for a task without browser rules', async () => {
+    const { titles, seen, log, result } = await crawl(task(site, 'plain', '/item/alpha', '', '# no browser'));
+    // The title is built by script: fetched, the page has none, which is what proves nothing rendered it.
+    assert.deepEqual(titles, []);
+    assert.equal(result.status.stats!.done, 1);
+    assert.deepEqual([...seen], [], 'no process under the worker');
+    assert.ok(!log.some((l) => /browser/.test(l)), log.join('\n'));
+  });
+
+  it('stops a run that needs a browser, when there is none, with one message saying how to get one', async () => {
+    const saved = process.env[BROWSER_PATH_ENV];
+    process.env[BROWSER_PATH_ENV] = '/nonexistent/chromium';
+    try {
+      const t = await writeTask(task(site, 'nobrowser', '/'));
+      const s = session(t, redis.url, { workers: 1 });
+      await assert.rejects(s.run(), /the browser '\/nonexistent\/chromium' is not an executable file.*apt-get install chromium.*--browser PATH/s);
+      await s.close();
+      assert.equal(site.hits.size, 0, 'nothing was fetched');
+    } finally {
+      if (saved === undefined) delete process.env[BROWSER_PATH_ENV];
+      else process.env[BROWSER_PATH_ENV] = saved;
+    }
+  });
+});
