@@ -19,10 +19,12 @@ import { testTaskFile } from '../workspace/fixtureStore';
 import { formatTestReport } from '../core/designer/fixtures';
 import { storeUrlFor } from '../run/storeAttachment';
 import { exportItems, openStore, type ExportFormat } from '../store';
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { dirname } from 'node:path';
 import { redactUrl } from '../redis/connect';
 import { groupDigits } from '../core/units';
+import { DROP_REASONS } from '../core/task/dropReasons';
 
 // `crawl-studio`: the headless face of the engine. Every command drives the same classes the extension does.
 
@@ -32,7 +34,8 @@ Usage:
   crawl-studio run <task.crawl.yaml> [--workers N] [--concurrency N] [--redis URL] [--fresh] [--force]
   crawl-studio worker <task.crawl.yaml>... --redis URL [--concurrency N]
   crawl-studio writer <task.crawl.yaml> [--redis URL]
-  crawl-studio enqueue <task.crawl.yaml> <url>... [--redis URL] [--force]
+  crawl-studio enqueue <task.crawl.yaml> <url>... [--redis URL] [--force] [--rule R]
+  crawl-studio enqueue <task.crawl.yaml> --file urls.txt|- [--redis URL] [--force] [--rule R]
   crawl-studio status <task.crawl.yaml> [--redis URL] [--json]
   crawl-studio export <task.crawl.yaml> [--format jsonl|csv|json] [--type T] [--out FILE]
   crawl-studio validate <file>...
@@ -278,14 +281,78 @@ async function withQueue<T>(taskFile: string, redisFlag: string | undefined, fn:
   }
 }
 
+/** Lines of `enqueue --file` sent to Redis per call: big enough to amortise round trips, small enough to stream. */
+const ENQUEUE_BATCH = 1_000;
+
 async function cmdEnqueue(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { redis: { type: 'string' }, force: { type: 'boolean' } } });
-  if (positionals.length < 2) throw new UsageError('enqueue takes a task file and at least one URL');
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { redis: { type: 'string' }, force: { type: 'boolean' }, file: { type: 'string', short: 'f' }, rule: { type: 'string' } },
+  });
+  if (values.file !== undefined) {
+    if (positionals.length !== 1) throw new UsageError('enqueue --file takes a task file and no URL arguments');
+    return enqueueFile(positionals[0]!, values.file, { redis: values.redis, force: values.force, rule: values.rule });
+  }
+  if (positionals.length < 2) throw new UsageError('enqueue takes a task file and at least one URL (or --file FILE, - for stdin)');
   const [taskFile, ...urls] = positionals;
   return withQueue(taskFile!, values.redis, async (q, task) => {
-    const results = await q.enqueueUrls(task, urls, { force: values.force });
+    if (values.rule !== undefined && !task.rules.some((r) => r.name === values.rule)) throw new UsageError(`no rule '${values.rule}' in ${task.file}`);
+    const results = await q.enqueueUrls(task, urls, { force: values.force, rule: values.rule });
     for (const r of results) console.log(`${r.outcome.padEnd(9)} ${r.url}${r.reason ? ` (${r.reason})` : ''}`);
     return results.some((r) => r.outcome === 'invalid') ? 1 : 0;
+  });
+}
+
+/**
+ * `enqueue --file`: one URL a line (blank lines and `#` comments skipped), from a file or stdin (`-`), read as a
+ * stream and sent in batches through the frontier's discovery, so a list of millions is never held whole and its
+ * URLs are deduplicated, scoped and routed like links found on pages. Bad lines are reported with their number.
+ */
+async function enqueueFile(taskFile: string, file: string, o: { redis?: string; force?: boolean; rule?: string }): Promise<number> {
+  return withQueue(taskFile, o.redis, async (q, task) => {
+    if (o.rule !== undefined && !task.rules.some((r) => r.name === o.rule)) throw new UsageError(`no rule '${o.rule}' in ${task.file}`);
+    const input = file === '-' ? process.stdin : createReadStream(file);
+    const name = file === '-' ? '<stdin>' : file;
+    const opened = new Promise<void>((res, rej) => {
+      if (file === '-') return res();
+      input.once('open', () => res());
+      input.once('error', (err: NodeJS.ErrnoException) => rej(new Error(`${file}: cannot read (${err.code ?? err.message})`)));
+    });
+    await opened;
+    const counts = { enqueued: 0, duplicate: 0, limit: 0, invalid: 0 };
+    const dropped: Record<string, number> = {};
+    let batch: { line: number; url: string }[] = [];
+    const flush = async () => {
+      if (batch.length === 0) return;
+      const lines = batch;
+      batch = [];
+      const lineOf = new Map<string, number>();
+      for (const b of lines) if (!lineOf.has(b.url)) lineOf.set(b.url, b.line);
+      for (const r of await q.enqueueUrls(task, lines.map((b) => b.url), { force: o.force, rule: o.rule, scoped: true })) {
+        if (r.outcome === 'dropped') dropped[r.reason!] = (dropped[r.reason!] ?? 0) + 1;
+        else counts[r.outcome]++;
+        if (r.outcome === 'invalid') console.error(`${name}:${lineOf.get(r.url) ?? '?'}: ${r.reason} (${DROP_REASONS[r.reason!] ?? 'refused'}): ${r.url.length > 200 ? `${r.url.slice(0, 200)}… (${groupDigits(r.url.length)} characters)` : r.url}`);
+      }
+    };
+    let n = 0;
+    for await (const raw of createInterface({ input, crlfDelay: Infinity })) {
+      n++;
+      const url = raw.trim();
+      if (url === '' || url.startsWith('#')) continue;
+      batch.push({ line: n, url });
+      if (batch.length >= ENQUEUE_BATCH) await flush();
+    }
+    await flush();
+    const drops = Object.entries(dropped).sort((a, b) => b[1] - a[1]);
+    const total = drops.reduce((a, [, v]) => a + v, 0);
+    console.log(
+      `${groupDigits(counts.enqueued)} enqueued, ${groupDigits(counts.duplicate)} already seen` +
+        (counts.limit ? `, ${groupDigits(counts.limit)} over scope.maxPages` : '') +
+        `, ${groupDigits(total)} dropped${drops.length ? ` (${drops.map(([r, v]) => `${r}: ${groupDigits(v)}`).join(', ')})` : ''}` +
+        `, ${groupDigits(counts.invalid)} bad line${counts.invalid === 1 ? '' : 's'}`,
+    );
+    return counts.invalid > 0 ? 1 : 0;
   });
 }
 

@@ -359,8 +359,8 @@ export class CrawlQueue {
   async enqueueUrls(
     task: CrawlTask,
     urls: readonly string[],
-    opts: { force?: boolean; rule?: string } = {},
-  ): Promise<{ url: string; outcome: EnqueueOutcome | 'invalid'; reason?: string }[]> {
+    opts: { force?: boolean; rule?: string; scoped?: boolean } = {},
+  ): Promise<{ url: string; outcome: EnqueueOutcome | 'invalid' | 'dropped'; reason?: string }[]> {
     const run = await this.currentRun();
     if (!run) throw new Error(`task '${task.name}' has never run on this Redis; start it first (crawl-studio run ${task.file})`);
     // A URL enqueued after the crawl drained reopens the run: workers fetch it, the next session finalizes it.
@@ -369,8 +369,9 @@ export class CrawlQueue {
         await this.redis.multi().hset(this.keys.meta, 'state', 'running').unlink(this.keys.finalized(run.run)).exec();
       }
     };
-    const out: { url: string; outcome: EnqueueOutcome | 'invalid'; reason?: string }[] = [];
+    const out: { url: string; outcome: EnqueueOutcome | 'invalid' | 'dropped'; reason?: string }[] = [];
     const links: KeptLink[] = [];
+    const inCall = new Set<string>();
     for (const raw of urls) {
       const d = decideLink(task, raw, raw, 0);
       // A person may enqueue any http(s) URL; only malformed ones are refused.
@@ -378,8 +379,26 @@ export class CrawlQueue {
         out.push({ url: raw, outcome: 'invalid', reason: d.reason });
         continue;
       }
+      // Bulk lists (`enqueue --file`) are checked like links found on a page: a million-line file is not read
+      // line by line by a person, so what scope or the rules would never crawl is counted as dropped, not queued.
+      if (opts.scoped && !d.ok) {
+        out.push({ url: raw, outcome: 'dropped', reason: d.reason });
+        continue;
+      }
       const url = d.url;
-      const rule = opts.rule ?? routeRule(task, url, null)?.name ?? task.rules[0]!.name;
+      // One discover call marks a URL seen once (a page's links come deduplicated): a repeat within the call is
+      // already seen, not a second enqueue.
+      if (inCall.has(url)) {
+        out.push({ url, outcome: 'duplicate' });
+        continue;
+      }
+      inCall.add(url);
+      const routed = opts.rule ?? routeRule(task, url, null)?.name;
+      if (opts.scoped && routed === undefined) {
+        out.push({ url, outcome: 'dropped', reason: 'no-rule' });
+        continue;
+      }
+      const rule = routed ?? task.rules[0]!.name;
       links.push({ url, host: new URL(url).host, rule, depth: 0, priority: null, follow: -1 });
     }
     if (opts.force) {
