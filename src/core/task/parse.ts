@@ -47,7 +47,7 @@ export const MAX_TASK_FILE_CHARS = 5 * 1024 * 1024;
 /** Most start URLs a task file may list. */
 export const MAX_START_URLS = 10_000;
 
-const BULK_URLS_HINT = 'for bulk URLs, list a few start pages and let the crawl follow links, or add URLs to a running task with `crawl-studio enqueue <task.crawl.yaml> <url>...`';
+const BULK_URLS_HINT = 'for bulk URLs, list a few start pages and let the crawl follow links, or add them to a run from a file with `crawl-studio enqueue <task.crawl.yaml> --file urls.txt` (one URL a line, `-` for stdin)';
 
 /** Parses and validates a task file's text. Pure: the caller reads the file. */
 export function parseTask(text: string, file: string): ParseResult {
