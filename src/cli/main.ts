@@ -31,8 +31,8 @@ import { DROP_REASONS } from '../core/task/dropReasons';
 const USAGE = `crawl-studio — design, run and observe web crawls on Redis
 
 Usage:
-  crawl-studio run <task.crawl.yaml> [--workers N] [--concurrency N] [--redis URL] [--fresh] [--force]
-  crawl-studio worker <task.crawl.yaml>... --redis URL [--concurrency N]
+  crawl-studio run <task.crawl.yaml> [--workers N] [--concurrency N] [--redis URL] [--fresh] [--force] [--browser PATH]
+  crawl-studio worker <task.crawl.yaml>... --redis URL [--concurrency N] [--browser PATH]
   crawl-studio writer <task.crawl.yaml> [--redis URL]
   crawl-studio enqueue <task.crawl.yaml> <url>... [--redis URL] [--force] [--rule R]
   crawl-studio enqueue <task.crawl.yaml> --file urls.txt|- [--redis URL] [--force] [--rule R]
@@ -47,6 +47,9 @@ Usage:
 flight (default 16). run --fresh starts the task over; a task that another live \`run\` or editor drives is
 refused (add workers to it with \`worker\`, watch it with \`status\`), unless --force, which takes the run over: the
 process that drove it stops.
+
+--browser PATH: the Chromium or Chrome that renders the pages of a task's \`browser\` rules (default
+$CRAWL_STUDIO_BROWSER, else chromium, chromium-browser or google-chrome on PATH).
 
 Without --redis (or $CRAWL_STUDIO_REDIS) a private redis-server is started for the project, with its data in
 .crawl/redis next to the task file, so a crawl survives restarts.`;
@@ -119,6 +122,7 @@ const RUN_FLAGS = {
   force: { type: 'boolean' },
   'lock-duration': { type: 'string' },
   'stalled-interval': { type: 'string' },
+  browser: { type: 'string' },
 } as const;
 
 async function cmdRun(args: string[]): Promise<number> {
@@ -132,6 +136,7 @@ async function cmdRun(args: string[]): Promise<number> {
     force: values.force ?? false,
     lockDurationMs: optionalPositiveInt(values['lock-duration'], 'lock-duration'),
     stalledIntervalMs: optionalPositiveInt(values['stalled-interval'], 'stalled-interval'),
+    browserPath: values.browser,
   });
 }
 
@@ -146,6 +151,8 @@ interface RunFlags {
   force?: boolean;
   lockDurationMs?: number;
   stalledIntervalMs?: number;
+  /** The browser for `browser` rules (--browser). */
+  browserPath?: string;
 }
 
 /** How long a second Ctrl-C waits for the killed workers' jobs to be released before the CLI exits. */
@@ -169,6 +176,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     workers: flags.workers,
     concurrency: flags.concurrency,
     workerScript: join(__dirname, 'worker.js'),
+    browserPath: flags.browserPath,
     fresh: flags.fresh,
     force: flags.force,
     mode: flags.join ? 'join' : 'start',
@@ -235,7 +243,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     const extra = [
       `  items stored    ${rows.join(', ') || 'none'} rows (${stored.duplicatesMerged} duplicates merged${stored.errors ? `, ${stored.errors} errors recorded` : ''})`,
       `  items are in    ${stored.location}`,
-      `  export them     crawl-studio export ${taskFile} --format csv --out items.csv`,
+      ...exportHints(taskFile, task.rules.flatMap((r) => r.items.map((i) => i.type))),
     ];
     if (!result.summary) extra.push('  (another process finalized this run)');
     for (const line of summaryLines(result.status, result.durationMs, extra, task)) console.log(line);
@@ -247,6 +255,16 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+}
+
+/** What to run to export: CSV holds one item type, so a task with several gets one CSV per type, or JSONL for all. */
+function exportHints(taskFile: string, types: string[]): string[] {
+  const distinct = [...new Set(types)];
+  if (distinct.length <= 1) return [`  export them     crawl-studio export ${taskFile} --format csv --out items.csv`];
+  return [
+    `  export them     crawl-studio export ${taskFile} --format jsonl --out items.jsonl   (every type, each row with _type)`,
+    ...distinct.map((t) => `                  crawl-studio export ${taskFile} --type ${t} --format csv --out ${t}.csv`),
+  ];
 }
 
 function progressPrinter(): (p: Progress) => void {
@@ -391,8 +409,19 @@ async function cmdExport(args: string[]): Promise<number> {
   const task = await loadTaskFile(positionals[0]!);
   const store = await openStore(values.store ?? storeUrlFor(task), { task: task.name, cwd: dirname(task.file) });
   try {
+    // `export | head -1`: a reader that closed the pipe has all it wanted, so the export ends quietly, exit 0.
+    if (!values.out) process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(0);
+      throw err;
+    });
     const out = values.out ? createWriteStream(values.out) : process.stdout;
-    const res = await exportItems(store, { format, type: values.type, out });
+    let res;
+    try {
+      res = await exportItems(store, { format, type: values.type, out });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EPIPE' && !values.out) return 0;
+      throw err;
+    }
     if (values.out) {
       await new Promise<void>((resolve, reject) => (out as import('node:fs').WriteStream).end((err?: Error | null) => (err ? reject(err) : resolve())));
       console.error(`exported ${groupDigits(res.items)} items (${res.types.join(', ')}) from ${redactUrl(store.location)} to ${values.out}`);

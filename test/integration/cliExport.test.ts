@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { startRedis, type RedisServer } from '../support/services';
+import { writeTask } from '../support/crawl';
+
+// Export from the terminal (issue 21, item 5): the summary's suggestion must work for a task with two item types,
+// and `export | head -1` must end quietly with 0. The real CLI, a real site and redis-server.
+
+const exec = promisify(execFile);
+const CLI = resolve('dist/cli.js');
+const ROWS = 3_000;
+
+describe('CLI: export (issue 21, item 5)', function () {
+  this.timeout(120_000);
+  let redis: RedisServer;
+  let server: Server;
+  let base: string;
+  before(async () => {
+    redis = await startRedis();
+    // Far more than a pipe's 64 KB buffer, so `head` closes the pipe while the export still writes.
+    const body = Array.from({ length: ROWS }, (_, i) => `<li class="${i % 2 ? 'a' : 'b'}"><b>${i}</b><i>${'title '.repeat(20)}${i}</i></li>`).join('');
+    server = createServer((_req, res) => res.setHeader('content-type', 'text/html').end(`<ul>${body}</ul>`));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    server?.close();
+    await redis?.stop();
+  });
+
+  it('suggests exports that work for two item types, and `export | head -1` exits 0 without an error', async () => {
+    const task = await writeTask(`name: two-types
+start: [${base}/]
+rules:
+  - name: list
+    items:
+      - type: alpha
+        scope: li.a
+        key: [n]
+        fields: { n: b, title: i }
+      - type: beta
+        scope: li.b
+        key: [n]
+        fields: { n: b, title: i }
+`);
+    const run = await exec(process.execPath, [CLI, 'run', task.file, '--workers', '1', '--redis', redis.url]);
+    assert.doesNotMatch(run.stdout, /--format csv --out items\.csv/, 'no single-CSV suggestion for two types');
+    const suggested = [...run.stdout.matchAll(/crawl-studio export (\S+) (.*)$/gm)].map((m) => m[2]!.replace(/\s+\(.*\)$/, '').trim().split(/\s+/));
+    assert.equal(suggested.length, 3, run.stdout);
+    for (const args of suggested) {
+      const r = await exec(process.execPath, [CLI, 'export', task.file, ...args], { cwd: resolve(task.file, '..') });
+      assert.match(r.stderr, /exported 1,500 items|exported 3,000 items/, `${args.join(' ')}: ${r.stderr}`);
+    }
+
+    const child = spawn('bash', ['-c', `set -o pipefail; "${process.execPath}" "${CLI}" export "${task.file}" | head -1`], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (b) => (out += b));
+    child.stderr.on('data', (b) => (err += b));
+    const code = await new Promise<number | null>((res) => child.on('exit', res));
+    assert.equal(err, '', 'nothing on stderr');
+    assert.equal(code, 0, 'the export ended with 0 (pipefail: its status, not head\'s)');
+    assert.equal(out.trim().split('\n').length, 1);
+    assert.equal(JSON.parse(out)._type === 'alpha' || JSON.parse(out)._type === 'beta', true, out);
+  });
+});
