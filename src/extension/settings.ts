@@ -27,6 +27,8 @@ function trustedValue<T>(key: string): T | undefined {
 export const settings = {
   redisUrl: (): string => (trustedValue<string>('redisUrl') ?? '').trim(),
   redisServerPath: (): string => (trustedValue<string>('redisServerPath') ?? '').trim(),
+  // A binary the workers run, so a workspace may name it only once trusted (as redisServerPath).
+  browserPath: (): string => (trustedValue<string>('browserPath') ?? '').trim(),
   // Unset (null): one per two CPU cores, as the CLI's default.
   workers: (): number => vscode.workspace.getConfiguration(SECTION).get<number | null>('workers', null) ?? defaultWorkers(),
   concurrency: (): number => vscode.workspace.getConfiguration(SECTION).get<number>('concurrency', DEFAULT_CONCURRENCY),

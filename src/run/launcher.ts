@@ -27,6 +27,8 @@ export interface LaunchOptions {
   readonly workerScript: string;
   /** Node binary for the workers (the extension host's, run as Node). */
   readonly execPath?: string;
+  /** The browser for `browser` rules (see worker/browser/executable.ts); default: found by the workers. */
+  readonly browserPath?: string;
   readonly fresh?: boolean;
   /** Drive the task even though another live process drives its run (RunInProgressError otherwise). */
   readonly force?: boolean;
@@ -83,6 +85,7 @@ export class CrawlLaunch {
       concurrency: opts.concurrency,
       workerScript: opts.workerScript,
       execPath: opts.execPath,
+      browserPath: opts.browserPath,
       fresh: opts.fresh,
       force: opts.force,
       front: opts.front,

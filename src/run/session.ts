@@ -8,7 +8,7 @@ import { RunLease, type LeaseHolder } from '../frontier/runLease';
 import { hostname } from 'node:os';
 import { WorkerSupervisor, type WorkerProcessInfo } from './supervisor';
 import { needsBrowser } from '../core/task/model';
-import { findBrowser } from '../worker/browser/executable';
+import { BROWSER_PATH_ENV, findBrowser } from '../worker/browser/executable';
 
 // One crawl driven from this process: start or resume the run, start local workers, watch progress, and
 // finalize the run when it drains. The CLI's `run` and the extension's "Start Crawl" are both this class, so
@@ -47,6 +47,8 @@ export interface SessionOptions {
   readonly stalledIntervalMs?: number;
   readonly restartOnCrash?: boolean;
   readonly execPath?: string;
+  /** The browser for `browser` rules; the workers get it as $CRAWL_STUDIO_BROWSER. Default: what they find. */
+  readonly browserPath?: string;
   readonly store?: SessionStoreHooks;
   readonly pollMs?: number;
   /**
@@ -94,6 +96,7 @@ export class CrawlSession {
       stalledIntervalMs: opts.stalledIntervalMs,
       restartOnCrash: opts.restartOnCrash ?? true,
       execPath: opts.execPath,
+      env: opts.browserPath ? { [BROWSER_PATH_ENV]: opts.browserPath } : undefined,
     });
     if (opts.onWorkerLog) this.supervisor.on('log', opts.onWorkerLog);
     if (opts.onWorkerExit) this.supervisor.on('exit', opts.onWorkerExit);
@@ -130,7 +133,7 @@ export class CrawlSession {
       // One clear message before anything starts, rather than workers that each refuse to boot (they inherit
       // this process's environment, so what is found here is what they find).
       try {
-        findBrowser();
+        findBrowser(this.opts.browserPath);
       } catch (err) {
         this.markWorkersStarting(false);
         throw err;

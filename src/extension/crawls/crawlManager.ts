@@ -75,6 +75,7 @@ export class CrawlManager implements vscode.Disposable {
       concurrency: settings.concurrency(),
       workerScript: this.workers.workerScript,
       execPath: process.execPath,
+      browserPath: settings.browserPath() || undefined,
       front: 'VS Code',
       pollMs: 1000,
       onProgress: (p) => {
