@@ -243,7 +243,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     const extra = [
       `  items stored    ${rows.join(', ') || 'none'} rows (${stored.duplicatesMerged} duplicates merged${stored.errors ? `, ${stored.errors} errors recorded` : ''})`,
       `  items are in    ${stored.location}`,
-      `  export them     crawl-studio export ${taskFile} --format csv --out items.csv`,
+      ...exportHints(taskFile, task.rules.flatMap((r) => r.items.map((i) => i.type))),
     ];
     if (!result.summary) extra.push('  (another process finalized this run)');
     for (const line of summaryLines(result.status, result.durationMs, extra, task)) console.log(line);
@@ -255,6 +255,16 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+}
+
+/** What to run to export: CSV holds one item type, so a task with several gets one CSV per type, or JSONL for all. */
+function exportHints(taskFile: string, types: string[]): string[] {
+  const distinct = [...new Set(types)];
+  if (distinct.length <= 1) return [`  export them     crawl-studio export ${taskFile} --format csv --out items.csv`];
+  return [
+    `  export them     crawl-studio export ${taskFile} --format jsonl --out items.jsonl   (every type, each row with _type)`,
+    ...distinct.map((t) => `                  crawl-studio export ${taskFile} --type ${t} --format csv --out ${t}.csv`),
+  ];
 }
 
 function progressPrinter(): (p: Progress) => void {
@@ -399,8 +409,19 @@ async function cmdExport(args: string[]): Promise<number> {
   const task = await loadTaskFile(positionals[0]!);
   const store = await openStore(values.store ?? storeUrlFor(task), { task: task.name, cwd: dirname(task.file) });
   try {
+    // `export | head -1`: a reader that closed the pipe has all it wanted, so the export ends quietly, exit 0.
+    if (!values.out) process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(0);
+      throw err;
+    });
     const out = values.out ? createWriteStream(values.out) : process.stdout;
-    const res = await exportItems(store, { format, type: values.type, out });
+    let res;
+    try {
+      res = await exportItems(store, { format, type: values.type, out });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EPIPE' && !values.out) return 0;
+      throw err;
+    }
     if (values.out) {
       await new Promise<void>((resolve, reject) => (out as import('node:fs').WriteStream).end((err?: Error | null) => (err ? reject(err) : resolve())));
       console.error(`exported ${groupDigits(res.items)} items (${res.types.join(', ')}) from ${redactUrl(store.location)} to ${values.out}`);
