@@ -91,6 +91,36 @@ export interface SitemapStart {
   readonly alternates: boolean;
 }
 
+/** `session:`: a pool of cookie sessions kept in Redis (worker/sessions.ts). */
+export interface SessionSpec {
+  readonly pool: number;
+  /** Pages a session fetches before it is replaced; null: no limit. */
+  readonly maxPages: number | null;
+  readonly retireOnStatus: readonly number[];
+  readonly retireOnSelector: string | null;
+}
+
+/**
+ * `login:`. Values are templates (`${CRAWL_STUDIO_USER}`), expanded by the worker as it logs in: a parsed task
+ * crosses to the analysis thread and into messages, and must not carry a secret there.
+ */
+export interface LoginSpec {
+  readonly url: string;
+  readonly kind: 'form' | 'post';
+  /** The form to fill in (form logins); null: the one with a password field, else the first. */
+  readonly formSelector: string | null;
+  readonly fields: Readonly<Record<string, string>>;
+  /** A JSON body (post logins); its strings are templates too. */
+  readonly json: unknown;
+  readonly checkSelector: string | null;
+}
+
+/** `proxy:`: URL templates, expanded by the worker (see LoginSpec for why not here). */
+export interface ProxySpec {
+  readonly urls: readonly string[];
+  readonly rotate: 'per-session' | 'per-request';
+}
+
 export type BackoffKind = 'exponential' | 'fixed';
 
 export interface CanonicalOptions {
@@ -128,6 +158,10 @@ export interface CrawlTask {
     readonly rateLimit: { readonly max: number; readonly perMs: number } | null;
     readonly perHost: { readonly concurrency: number; readonly delayMs: number };
   };
+  /** Null: no sessions (no cookies kept), unless `login` asks for them. */
+  readonly session: SessionSpec | null;
+  readonly login: LoginSpec | null;
+  readonly proxy: ProxySpec | null;
   readonly canonical: CanonicalOptions;
   readonly store: {
     /** As written (after ${VAR} expansion); null means the default SQLite file next to the task file. */
@@ -158,5 +192,7 @@ export const DEFAULTS = {
   onConflict: 'update' as 'update' | 'ignore',
   batchSize: 500,
   flushMs: 200,
+  /** Crawlee's blockedStatusCodes. */
+  retireOnStatus: [401, 403, 429] as readonly number[],
   browserBlock: ['image', 'font', 'media'] as readonly BlockedResource[],
 } as const;

@@ -7,9 +7,11 @@ import validateSchema from 'virtual:task-schema-validator';
 import { pathToString, type Severity, type TaskDiagnostic } from './diagnostics';
 import { compileFieldRegex, type FieldRegex } from './fieldRegex';
 import { escapesFolder, expandStoreUrl, isAbsolutePath, sqlitePathOf } from './storeUrl';
+import { expandProxyUrl, hasLiteralCredentials, templateProblems, variablesOf } from './secrets';
 import { checkSelector } from '../extract/selectors';
 import { MAX_URL_LENGTH } from '../url/canonical';
-import { compileUrlPattern, globToRegExp, matchesAny } from '../url/patterns';
+import { compileUrlPattern, globToRegExp, matchesAny, UrlPatternError } from '../url/patterns';
+import { checkReachability } from './reachability';
 import { parseDuration, parseSize } from '../units';
 import { parseSince } from '../sitemap/lastmod';
 import {
@@ -20,6 +22,9 @@ import {
   type CrawlTask,
   type FieldSpec,
   type FollowSpec,
+  type LoginSpec,
+  type ProxySpec,
+  type SessionSpec,
   type ItemSpec,
   type PageRule,
   type SitemapStart,
@@ -106,6 +111,7 @@ export function parseTask(text: string, file: string): ParseResult {
     return { task: null, diagnostics: sortByPosition(diags.list) };
   }
   const task = buildTask(value as RawTask, file, diags);
+  if (!diags.hasErrors) checkReachability(task, value as Parameters<typeof checkReachability>[1], diags);
   return { task: diags.hasErrors ? null : task, diagnostics: sortByPosition(diags.list) };
 }
 
@@ -383,6 +389,9 @@ interface RawTask {
     rateLimit?: { max: number; per: string | number };
     perHost?: { concurrency?: number; delay?: string | number };
   };
+  session?: { pool?: number; maxPages?: number; retireOn?: { status?: number[]; selector?: string } };
+  login?: { url: string; form?: { selector?: string; fields: Record<string, string> }; post?: { fields?: Record<string, string>; json?: Record<string, unknown> }; check?: { selector?: string } };
+  proxy?: { urls: string[]; rotate?: 'per-session' | 'per-request' };
   canonical?: { sortQuery?: boolean; stripTrailingSlash?: boolean; dropParams?: string[] };
   store?: { url?: string; onConflict?: 'update' | 'ignore'; batchSize?: number; flushInterval?: string | number };
   schedule?: { cron?: string; every?: string | number; timezone?: string };
@@ -395,7 +404,8 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
     try {
       return compileUrlPattern(source);
     } catch (err) {
-      diags.atPath(path, `${quote(source)} is not a valid regular expression: ${regexProblem(err)}`);
+      if (err instanceof UrlPatternError) diags.atPath(path, err.message);
+      else diags.atPath(path, `${quote(source)} is not a valid regular expression: ${regexProblem(err)}`);
       return null;
     }
   };
@@ -545,6 +555,7 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
         delayMs: pol.perHost?.delay !== undefined ? duration(['politeness', 'perHost', 'delay'], pol.perHost.delay) : DEFAULTS.perHostDelayMs,
       },
     },
+    ...access(raw, startUrl, selector, diags),
     canonical: {
       sortQuery: can.sortQuery ?? DEFAULTS.sortQuery,
       stripTrailingSlash: can.stripTrailingSlash ?? DEFAULTS.stripTrailingSlash,
@@ -559,6 +570,83 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
     schedule: buildSchedule(raw.schedule, diags),
     rules,
   };
+}
+
+/**
+ * `session`, `login` and `proxy`. A login needs sessions (its cookies are a session's), so `login` alone gives a pool
+ * of one. Unset variables are warnings here: the editor's environment is not the workers' (Secret Storage fills
+ * theirs), and the worker reports them by name when it logs in or connects.
+ */
+function access(
+  raw: RawTask,
+  startUrl: (path: Path, text: string) => URL | null,
+  selector: (path: Path, sel: string) => void,
+  diags: DiagnosticSink,
+): { session: SessionSpec | null; login: LoginSpec | null; proxy: ProxySpec | null } {
+  const variables = (path: Path, template: string) => {
+    for (const p of templateProblems(template)) diags.atPath(path, p);
+    for (const name of variablesOf(template)) {
+      if (name.startsWith('CRAWL_STUDIO_') && process.env[name] === undefined) {
+        diags.atPath(path, `environment variable ${name} is not set here; the workers need it`, 'warning');
+      }
+    }
+  };
+  let login: LoginSpec | null = null;
+  const l = raw.login;
+  if (l) {
+    startUrl(['login', 'url'], l.url);
+    if ((l.form === undefined) === (l.post === undefined)) {
+      diags.atPath(['login'], `give either 'form' (fill in the form at url) or 'post' (send fields or json to url)`);
+    }
+    if (l.post && (l.post.fields === undefined) === (l.post.json === undefined)) {
+      diags.atPath(['login', 'post'], `give either 'fields' (form-encoded) or 'json'`);
+    }
+    const fields = l.form?.fields ?? l.post?.fields ?? {};
+    const fieldsPath: Path = l.form ? ['login', 'form', 'fields'] : ['login', 'post', 'fields'];
+    for (const [k, v] of Object.entries(fields)) variables([...fieldsPath, k], v);
+    const strings = (v: unknown, path: Path): void => {
+      if (typeof v === 'string') variables(path, v);
+      else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) strings(x, [...path, k]);
+    };
+    if (l.post?.json) strings(l.post.json, ['login', 'post', 'json']);
+    if (l.form?.selector !== undefined) selector(['login', 'form', 'selector'], l.form.selector);
+    if (l.check?.selector !== undefined) selector(['login', 'check', 'selector'], l.check.selector);
+    login = {
+      url: l.url,
+      kind: l.form ? 'form' : 'post',
+      formSelector: l.form?.selector ?? null,
+      fields,
+      json: l.post?.json ?? null,
+      checkSelector: l.check?.selector ?? null,
+    };
+  }
+  let session: SessionSpec | null = null;
+  const s = raw.session;
+  if (s || login) {
+    if (s?.retireOn?.selector !== undefined) selector(['session', 'retireOn', 'selector'], s.retireOn.selector);
+    session = {
+      pool: s?.pool ?? (login ? 1 : 4),
+      maxPages: s?.maxPages ?? null,
+      retireOnStatus: s?.retireOn?.status ?? DEFAULTS.retireOnStatus,
+      retireOnSelector: s?.retireOn?.selector ?? null,
+    };
+  }
+  let proxy: ProxySpec | null = null;
+  if (raw.proxy) {
+    raw.proxy.urls.forEach((u, i) => {
+      const path: Path = ['proxy', 'urls', i];
+      if (hasLiteralCredentials(u)) {
+        diags.atPath(path, `the proxy's password is written in the file: write it as \${CRAWL_STUDIO_PROXY_PASSWORD} (an environment variable) instead`);
+        return;
+      }
+      variables(path, u);
+      if (templateProblems(u).length === 0 && variablesOf(u).every((n) => process.env[n] !== undefined)) {
+        for (const p of expandProxyUrl(u, process.env).problems) diags.atPath(path, p);
+      }
+    });
+    proxy = { urls: raw.proxy.urls, rotate: raw.proxy.rotate ?? 'per-session' };
+  }
+  return { session, login, proxy };
 }
 
 /** A `start` entry with `sitemap:` (see SitemapStart); null when it has a mistake, reported at its field. */

@@ -1,0 +1,77 @@
+// `${CRAWL_STUDIO_*}` in `login` and `proxy`: where credentials come from. Pure (the environment is passed in).
+//
+// Only variables named CRAWL_STUDIO_* expand, as in store.url (storeUrl.ts says why: a shared task file must not
+// be able to send `${AWS_SECRET_ACCESS_KEY}` to a host it names). The parse keeps the templates and the worker
+// expands them at the moment it logs in or connects, so a parsed task (sent to the analysis thread, quoted in
+// messages) never holds a secret. Messages name variables, never their values.
+
+import { ENV_PREFIX, expandStoreUrl } from './storeUrl';
+
+const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+export function variablesOf(template: string): string[] {
+  return [...template.matchAll(VARIABLE)].map((m) => m[1]!);
+}
+
+/** Problems with the variable names of a template: each name outside CRAWL_STUDIO_* is one. */
+export function templateProblems(template: string): string[] {
+  return variablesOf(template)
+    .filter((n) => !(n.startsWith(ENV_PREFIX) && n.length > ENV_PREFIX.length))
+    .map((n) => `\${${n.length > 60 ? n.slice(0, 59) + '…' : n}} is not expanded: login and proxy values may use only variables named ${ENV_PREFIX}*; rename it, e.g. \${${ENV_PREFIX}${n}}`);
+}
+
+export interface Expanded<T> {
+  /** Holds secrets: never put it in a message. */
+  readonly value: T;
+  /** Variables that are not set (names only). */
+  readonly missing: readonly string[];
+}
+
+/** A login value with its variables replaced as they are (it is sent in a form or JSON body, not a URL). */
+export function expandValue(template: string, env: Readonly<Record<string, string | undefined>>): Expanded<string> {
+  const missing: string[] = [];
+  const value = template.replace(VARIABLE, (_w, name: string) => {
+    const v = name.startsWith(ENV_PREFIX) ? env[name] : undefined;
+    if (v === undefined) missing.push(name);
+    return v ?? '';
+  });
+  return { value, missing };
+}
+
+/** A JSON body whose strings are templates. */
+export function expandJson(value: unknown, env: Readonly<Record<string, string | undefined>>): Expanded<unknown> {
+  const missing: string[] = [];
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') {
+      const e = expandValue(v, env);
+      missing.push(...e.missing);
+      return e.value;
+    }
+    if (Array.isArray(v)) return v.map(walk);
+    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+    return v;
+  };
+  return { value: walk(value), missing };
+}
+
+/** Whether a proxy URL template writes credentials literally (`user:pw@` with no variable in them). */
+export function hasLiteralCredentials(template: string): boolean {
+  const m = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)@/i.exec(template);
+  if (!m) return false;
+  const colon = m[1]!.indexOf(':');
+  const password = colon < 0 ? '' : m[1]!.slice(colon + 1);
+  return password !== '' && !/^\$\{[A-Za-z0-9_]+\}$/.test(password);
+}
+
+/** A proxy URL with its variables expanded, each encoded for the part of the URL it lands in. */
+export function expandProxyUrl(template: string, env: Readonly<Record<string, string | undefined>>): { url: string; problems: readonly string[] } {
+  const denied = templateProblems(template);
+  if (denied.length) return { url: '', problems: denied };
+  const { url, problems } = expandStoreUrl(template, env);
+  const out = problems.map((p) => p.message);
+  if (out.length === 0) {
+    const u = new URL(url);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') out.push(`a proxy URL must be http:// or https://, not ${u.protocol}//`);
+  }
+  return { url, problems: out };
+}

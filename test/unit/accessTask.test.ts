@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { formatDiagnostic } from '../../src/core/task/diagnostics';
+import { parseTask } from '../../src/core/task/parse';
+import { expandJson, expandProxyUrl, expandValue, hasLiteralCredentials } from '../../src/core/task/secrets';
+
+// `session`, `login` and `proxy` in task files: what the task gets (templates, never values) and mistakes
+// reported at their file, line and field.
+
+const base = `name: shop
+start: [http://shop.test/]
+rules: [{ name: page }]
+`;
+
+describe('task files: sessions, logins and proxies', () => {
+  it('keeps login values and proxy URLs as templates, with the defaults', () => {
+    process.env.CRAWL_STUDIO_T_USER = 'ann';
+    process.env.CRAWL_STUDIO_T_PW = 's3cret';
+    const { task, diagnostics } = parseTask(
+      base +
+        `login:
+  url: http://shop.test/login
+  form:
+    fields: { user: '\${CRAWL_STUDIO_T_USER}', password: '\${CRAWL_STUDIO_T_PW}' }
+  check: { selector: .logout }
+proxy:
+  urls: ['http://\${CRAWL_STUDIO_T_USER}:\${CRAWL_STUDIO_T_PW}@127.0.0.1:3128']
+`,
+      'shop.crawl.yaml',
+    );
+    assert.deepEqual(diagnostics.map((d) => formatDiagnostic(d)), []);
+    assert.deepEqual(task!.session, { pool: 1, maxPages: null, retireOnStatus: [401, 403, 429], retireOnSelector: null });
+    assert.deepEqual(task!.login!.fields, { user: '${CRAWL_STUDIO_T_USER}', password: '${CRAWL_STUDIO_T_PW}' });
+    assert.equal(task!.login!.kind, 'form');
+    assert.equal(task!.login!.checkSelector, '.logout');
+    assert.deepEqual(task!.proxy, { urls: ['http://${CRAWL_STUDIO_T_USER}:${CRAWL_STUDIO_T_PW}@127.0.0.1:3128'], rotate: 'per-session' });
+    assert.ok(!JSON.stringify(task).includes('s3cret'), 'a parsed task holds no secret');
+  });
+
+  it('reads a session pool with its retire rules', () => {
+    const { task } = parseTask(base + `session: { pool: 3, maxPages: 20, retireOn: { status: [403], selector: '#captcha' } }\n`, 's.crawl.yaml');
+    assert.deepEqual(task!.session, { pool: 3, maxPages: 20, retireOnStatus: [403], retireOnSelector: '#captcha' });
+    assert.equal(task!.login, null);
+  });
+
+  it('reports mistakes at their line and field', () => {
+    const { task, diagnostics } = parseTask(
+      base +
+        `login:
+  url: http://shop.test/login
+  post: { json: {} }
+  form: { fields: { user: '\${HOME}' } }
+proxy:
+  urls: ['http://bob:hunter2@proxy.test:3128']
+session: { retireOn: { selector: 'a[' } }
+`,
+      'bad.crawl.yaml',
+    );
+    assert.equal(task, null);
+    const lines = diagnostics.map((d) => formatDiagnostic(d));
+    const has = (re: RegExp) => assert.ok(lines.some((l) => re.test(l)), `${re} in\n${lines.join('\n')}`);
+    has(/bad\.crawl\.yaml:5:.*login: give either 'form'/);
+    has(/bad\.crawl\.yaml:7:.*login\.form\.fields\.user.*\$\{HOME\} is not expanded/);
+    has(/bad\.crawl\.yaml:9:.*proxy\.urls\[0\].*password is written in the file/);
+    has(/bad\.crawl\.yaml:10:.*session\.retireOn\.selector.*not a valid CSS selector/);
+    assert.ok(!lines.some((l) => l.includes('hunter2')), 'no message quotes the password');
+  });
+
+  it('expands only CRAWL_STUDIO_* variables, encoded for the URL part they land in', () => {
+    const env = { CRAWL_STUDIO_U: 'a@b', CRAWL_STUDIO_P: 'p:w/d', HOME: '/root' };
+    assert.deepEqual(expandValue('${CRAWL_STUDIO_U}-${HOME}-${CRAWL_STUDIO_X}', env), { value: 'a@b--', missing: ['HOME', 'CRAWL_STUDIO_X'] });
+    assert.deepEqual(expandJson({ a: ['${CRAWL_STUDIO_P}'], n: 1 }, env).value, { a: ['p:w/d'], n: 1 });
+    assert.equal(expandProxyUrl('http://${CRAWL_STUDIO_U}:${CRAWL_STUDIO_P}@127.0.0.1:8/', env).url, 'http://a%40b:p%3Aw%2Fd@127.0.0.1:8/');
+    assert.match(expandProxyUrl('http://${HOME}@h:1', env).problems[0]!, /not expanded/);
+    assert.equal(hasLiteralCredentials('http://u:pw@h:1'), true);
+    assert.equal(hasLiteralCredentials('http://u:${CRAWL_STUDIO_P}@h:1'), false);
+    assert.equal(hasLiteralCredentials('http://h:1'), false);
+  });
+});
