@@ -41,7 +41,7 @@ describe('the packaged .vsix (UI)', function () {
   it('is a small bundle with no node_modules', () => {
     const listing = execFileSync('unzip', ['-l', vsix], { encoding: 'utf8' });
     assert.ok(!/node_modules\//.test(listing), 'no node_modules in the .vsix');
-    for (const f of ['extension/dist/extension.js', 'extension/dist/worker.js', 'extension/dist/worker.bundle.js', 'extension/dist/analysis.js', 'extension/dist/analysis.bundle.js', 'extension/dist/boot.js', 'extension/dist/schema/crawl-task.schema.json', 'extension/media/icon.png']) {
+    for (const f of ['extension/dist/extension.js', 'extension/dist/worker.js', 'extension/dist/worker.bundle.js', 'extension/dist/analysis.js', 'extension/dist/analysis.bundle.js', 'extension/dist/boot.js', 'extension/dist/schema/crawl-task.schema.json', 'extension/dist/playwright-core/lib/index.js', 'extension/dist/playwright-core/package.json', 'extension/media/icon.png']) {
       assert.ok(listing.includes(f), `${f} in the .vsix`);
     }
     assert.ok(!/\.map\n/.test(listing), 'no source maps');
