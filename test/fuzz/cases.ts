@@ -90,7 +90,7 @@ export function urlTasks(): CrawlTask[] {
   };
   tasks = [
     make(`name: default-scope\nstart: [http://example.com/]\ncanonical: { dropParams: [utm_*, ref] }\nrules: [{name: a}]\n`),
-    make(`name: allow-deny\nstart: [https://sub.example.org/a/]\nscope: { allow: ["https://*.example.org/**", "/^http://example\\\\.com\\\\/\\\\w+/"], deny: ["**/b/**"], maxDepth: 6 }\ncanonical: { stripTrailingSlash: true, sortQuery: false }\nrules: [{name: a}]\n`),
+    make(`name: allow-deny\nstart: [https://sub.example.org/a/]\nscope: { allow: ["https://*.example.org/**", "re:^http://example\\\\.com\\\\/\\\\w+"], deny: ["**/b/**"], maxDepth: 6 }\ncanonical: { stripTrailingSlash: true, sortQuery: false }\nrules: [{name: a}]\n`),
     make(`name: private-start\nstart: [http://127.0.0.1:8737/]\nscope: { maxDepth: 10 }\nrules: [{name: a}]\n`),
     make(`name: allow-private\nstart: [http://127.0.0.1:8737/]\nscope: { allowPrivate: true, allow: ["http://**"] }\nrules: [{name: a}]\n`),
   ];

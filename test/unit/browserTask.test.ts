@@ -16,7 +16,8 @@ describe('task files: browser', () => {
 
   it('true at the top renders every rule with the defaults; a rule can opt out', () => {
     const { task: t, diagnostics } = task('request: { timeout: 7s }\nbrowser: true\nrules:\n  - name: a\n  - name: b\n    browser: false\n');
-    assert.deepEqual(diagnostics, []);
+    // Rules nothing routes to are warned about (issue 21, item 2); these tasks are about the browser syntax only.
+    assert.deepEqual(diagnostics.filter((d) => !/can never be reached/.test(d.message)), []);
     assert.ok(t);
     assert.deepEqual(t.rules[0]!.browser, { waitFor: { kind: 'load' }, block: ['image', 'font', 'media'], timeoutMs: 7_000 });
     assert.equal(t.rules[1]!.browser, null);
@@ -32,7 +33,8 @@ describe('task files: browser', () => {
   - name: pause
     browser: { waitFor: 2s }
 `);
-    assert.deepEqual(diagnostics, []);
+    // Rules nothing routes to are warned about (issue 21, item 2); these tasks are about the browser syntax only.
+    assert.deepEqual(diagnostics.filter((d) => !/can never be reached/.test(d.message)), []);
     assert.ok(t);
     assert.deepEqual(t.rules[0]!.browser, { waitFor: { kind: 'selector', selector: '.item' }, block: [], timeoutMs: 20_000 });
     assert.deepEqual(t.rules[1]!.browser, { waitFor: { kind: 'networkidle' }, block: ['image', 'stylesheet'], timeoutMs: 15_000 });

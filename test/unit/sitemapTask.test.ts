@@ -80,7 +80,7 @@ rules:
       /^bad\.crawl\.yaml:5:14: error: start\[1\]\.sitemap: '\/sitemap\.xml' is not an absolute URL/,
       /^bad\.crawl\.yaml:7:12: error: start\[2\]\.since: 'last tuesday' is neither a date \(2026-01-01, 2026-01-01T08:00:00Z\) nor an age/,
       /^bad\.crawl\.yaml:8:11: error: start\[2\]\.rule: no rule named 'prodcut'; did you mean 'product'\?/,
-      /^bad\.crawl\.yaml:9:14: error: start\[2\]\.follow\[0\]: '\/\[\/' is not a valid regular expression/,
+      /^bad\.crawl\.yaml:9:14: error: start\[2\]\.follow\[0\]: '\/\[\/' starts with '\/', so it is a path glob now, and it looks like a regular expression/,
       /^bad\.crawl\.yaml:11:5: error: start\[3\]\.since: 'since' is for sitemaps: write 'sitemap: https:\/\/shop\.test\/a' instead of 'url:'/,
       /^bad\.crawl\.yaml:12:5: error: start\[4\]: give the entry a 'url' \(a page\) or a 'sitemap'/,
       /^bad\.crawl\.yaml:14:5: error: start\[5\]\.alternate: unknown field 'alternate'; did you mean 'alternates'\?/,

@@ -98,8 +98,28 @@ describe('URL patterns', () => {
     assert.ok(!g.test('https://a.com/catalogue/x/page-1.html'));
     assert.ok(globToRegExp('**/catalogue/**').test('https://a.com/catalogue/x/y'));
   });
-  it('regexes between slashes', () => {
-    assert.ok(compileUrlPattern('/book-\\d+/').regex.test('http://a.com/book-12.html'));
+  it('regexes written re:…, matched anywhere unless anchored', () => {
+    assert.ok(compileUrlPattern('re:book-\\d+').regex.test('http://a.com/book-12.html'));
+    assert.ok(!compileUrlPattern('re:^book').regex.test('http://a.com/book-12.html'));
+  });
+  // Issue 21, item 2: each of these read the other way round before.
+  it('a pattern starting with / is a path glob, matched against path and query on any host', () => {
+    const author = compileUrlPattern('/author/*').regex;
+    assert.ok(author.test('http://127.0.0.1:8080/author/albert-einstein'));
+    assert.ok(author.test('https://quotes.example/author/x?page=2'));
+    assert.ok(!author.test('http://127.0.0.1:8080/tag/author/x'), 'anchored at the start of the path');
+    assert.ok(!author.test('http://127.0.0.1:8080/author/a/b'), '* stays within a segment');
+    const one = compileUrlPattern('/1/').regex;
+    assert.ok(one.test('http://127.0.0.1/1/'));
+    assert.ok(!one.test('http://127.0.0.1/author/x'), '"/1/" is the path /1/, not the regex 1 (which matched every URL on 127.0.0.1)');
+    const page = compileUrlPattern('/page/*/').regex;
+    assert.ok(page.test('http://h/page/2/'));
+    assert.ok(!page.test('http://h/pag'), '"/page/*/" is not the regex page/*');
+    assert.ok(compileUrlPattern('/**').regex.test('http://h/a/b?c=d'));
+  });
+  it('an old /regex/ is refused with the re: form to write instead', () => {
+    assert.throws(() => compileUrlPattern('/book-\\d+/'), /'\/book-\\d\+\/' starts with '\/', so it is a path glob now, .*write it as 're:book-\\d\+'/);
+    assert.throws(() => compileUrlPattern('/book/i'), /flags are not supported/);
   });
 });
 

@@ -111,7 +111,7 @@ export function parseTask(text: string, file: string): ParseResult {
     return { task: null, diagnostics: sortByPosition(diags.list) };
   }
   const task = buildTask(value as RawTask, file, diags);
-  if (!diags.hasErrors) checkReachability(task, value as Parameters<typeof checkReachability>[1], diags);
+  if (!diags.hasErrors) checkReachability(task, diags);
   return { task: diags.hasErrors ? null : task, diagnostics: sortByPosition(diags.list) };
 }
 
