@@ -38,11 +38,11 @@ export function explainDrop(task: CrawlTask, ruleName: string | null, reason: st
   const rule = ruleName ? task.rules.find((r) => r.name === ruleName) : undefined;
   switch (reason) {
     case 'pattern':
-      return `scope.allow ${list(task.scope.allow)} matches none of them (a pattern is matched against the whole absolute URL)`;
+      return `scope.allow ${list(task.scope.allow)} matches none of them (a pattern starting with '/' matches the path, any other glob the whole absolute URL)`;
     case 'no-rule': {
       const untargeted = rule?.follow.filter((f) => f.to === null).map((f) => `'${f.selector}'`) ?? [];
       const matches = task.rules.filter((r) => r.match.length > 0).map((r) => `${r.name}: ${list(r.match)}`);
-      return `no rule's match matches them${untargeted.length ? ` (follow ${untargeted.join(', ')} has no 'to')` : ''}; ${matches.length ? `match patterns are ${matches.join('; ')}` : 'no rule has a match'} (a pattern is matched against the whole absolute URL)`;
+      return `no rule's match matches them${untargeted.length ? ` (follow ${untargeted.join(', ')} has no 'to')` : ''}; ${matches.length ? `match patterns are ${matches.join('; ')}` : 'no rule has a match'} (a pattern starting with '/' matches the path, any other glob the whole absolute URL)`;
     }
     case 'offsite':
       return `they are on hosts other than the start URLs' (${task.scope.startHosts.join(', ')}): add a pattern for them to scope.allow`;
