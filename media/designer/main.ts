@@ -44,6 +44,7 @@ app.innerHTML = `
   <vscode-button id="cancel" secondary icon="close" hidden>Cancel</vscode-button>
   <label for="rules">Rule</label>
   <vscode-single-select class="rules" id="rules" aria-label="Rule"></vscode-single-select>
+  <vscode-checkbox id="browser" label="Browser" title="Render the page in a headless browser first, as a worker does for a rule with 'browser' (its scripts run there, never here)"></vscode-checkbox>
   <vscode-checkbox id="images" label="Images" title="Load images from the page's origin (off: nothing is loaded from the network)"></vscode-checkbox>
   <vscode-button id="fixture" secondary icon="beaker" title="Save the page and what the task extracts from it as a fixture">Save as Fixture</vscode-button>
 </div>
@@ -80,6 +81,7 @@ const pages = $<ValueElement>('pages');
 const url = $<ValueElement>('url');
 const rules = $<ValueElement>('rules');
 const images = $<ValueElement>('images');
+const browserBox = $<ValueElement>('browser');
 const frame = $<HTMLIFrameElement>('page-frame');
 const frameMsg = $('frame-msg');
 
@@ -168,6 +170,7 @@ function render(s: PreviewState): void {
     const ruleOptions = [{ value: '', label: a?.rule.auto && a.rule.name ? `auto (${a.rule.name})` : 'auto' }, ...(a?.rule.names ?? []).map((n) => ({ value: n, label: n }))];
     setOptions(rules, ruleOptions, a && !a.rule.auto ? a.rule.name ?? '' : '');
     if (images.checked !== s.images) images.checked = s.images;
+    if (browserBox.checked !== s.browser) browserBox.checked = s.browser;
   } finally {
     syncing = false;
   }
@@ -505,6 +508,9 @@ pages.addEventListener('change', () => {
 });
 rules.addEventListener('change', () => {
   if (!syncing) post({ type: 'setRule', rule: rules.value || null });
+});
+browserBox.addEventListener('change', () => {
+  if (!syncing) post({ type: 'setBrowser', on: !!browserBox.checked });
 });
 images.addEventListener('change', () => {
   if (!syncing) post({ type: 'setImages', allowed: !!images.checked });

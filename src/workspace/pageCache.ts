@@ -17,6 +17,8 @@ export interface CachedPageMeta {
   readonly fetchedAt: string;
   /** The rule the page was last previewed with: zero-match warnings for that rule are computed on it. */
   readonly rule?: string | null;
+  /** The HTML is a browser's DOM after the page's scripts ran (the designer's Browser toggle), not the response. */
+  readonly rendered?: boolean;
 }
 
 export interface CachedPage {

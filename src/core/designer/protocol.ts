@@ -113,6 +113,8 @@ export interface PreviewState {
   readonly loading: string | null;
   readonly choices: readonly PageChoice[];
   readonly images: boolean;
+  /** The page is rendered in a browser (scripts run there) before it is shown, with scripts off, and analysed. */
+  readonly browser: boolean;
   readonly analysis: AnalysisView | null;
 }
 
@@ -144,6 +146,7 @@ export type WebviewMessage =
   | { readonly type: 'cancelFetch' }
   | { readonly type: 'setRule'; readonly rule: string | null }
   | { readonly type: 'setImages'; readonly allowed: boolean }
+  | { readonly type: 'setBrowser'; readonly on: boolean }
   | { readonly type: 'pick'; readonly index: number }
   | { readonly type: 'insert'; readonly selector: string; readonly all: boolean }
   | { readonly type: 'copy'; readonly text: string }
@@ -195,6 +198,8 @@ export function parseWebviewMessage(raw: unknown): WebviewMessage | null {
       return shortText(m.rule, 64) && /^[A-Za-z_][A-Za-z0-9_-]*$/.test(m.rule) ? { type: 'setRule', rule: m.rule } : null;
     case 'setImages':
       return onlyKeys(m, ['type', 'allowed']) && typeof m.allowed === 'boolean' ? { type: 'setImages', allowed: m.allowed } : null;
+    case 'setBrowser':
+      return onlyKeys(m, ['type', 'on']) && typeof m.on === 'boolean' ? { type: 'setBrowser', on: m.on } : null;
     case 'pick':
       return onlyKeys(m, ['type', 'index']) && Number.isSafeInteger(m.index) && (m.index as number) >= 0 && (m.index as number) < MAX_INDEX
         ? { type: 'pick', index: m.index as number }

@@ -21,6 +21,8 @@ export function registerDesigner(context: vscode.ExtensionContext): DesignerHand
     if (isTaskDocument(doc)) void load();
   };
   context.subscriptions.push(vscode.workspace.onDidOpenTextDocument(loadFor));
+  // The Browser toggle's Chromium, if it ever started, goes with the extension.
+  context.subscriptions.push({ dispose: () => void import('./browserPreview').then((m) => m.closePreviewBrowser()) });
   // Task files already open: load just after activation, not during it.
   setTimeout(() => vscode.workspace.textDocuments.forEach(loadFor), 0);
   return { check: async (doc) => (await load()).diagnostics.check(doc) };

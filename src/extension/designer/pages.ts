@@ -8,6 +8,7 @@ import { DEFAULT_USER_AGENT, DEFAULTS, type CrawlTask } from '../../core/task/mo
 import { formatBytes } from '../../core/units';
 import { FetchFailure, fetchPage, type FetchOptions } from '../../worker/fetcher';
 import { fetchOptions } from '../../worker/processor';
+import { previewSpec, renderForPreview } from './browserPreview';
 
 // Pages for the designer: fetched with the workers' fetcher and the workers' options (headers, user agent,
 // timeout, redirect limit, private-network rule), cached on disk next to the task file, parsed once and kept
@@ -48,7 +49,7 @@ export function describeFailure(err: unknown, url: string, opts: FetchOptions): 
   if (err instanceof FetchFailure) {
     switch (err.cause_) {
       case 'timeout':
-        return `${url} did not answer within ${opts.timeoutMs / 1000} s (request.timeout). Try Refetch, or raise the timeout.`;
+        return err.message.startsWith('render timed out') ? `${url}: ${err.message} (browser.timeout, browser.waitFor).` : `${url} did not answer within ${opts.timeoutMs / 1000} s (request.timeout). Try Refetch, or raise the timeout.`;
       case 'too-large':
         return `${url} is larger than ${formatBytes(opts.maxBytes)}: the preview reads at most ${formatBytes(PREVIEW_MAX_BYTES)} (and request.maxBytes).`;
       case 'redirects':
@@ -67,6 +68,13 @@ export function describeFailure(err: unknown, url: string, opts: FetchOptions): 
     }
   }
   return `Could not fetch ${url}: ${err instanceof Error ? err.message : String(err)}`;
+}
+
+/** Render with the browser, as a worker would for `rule` (see browserPreview.ts). */
+export interface PreviewBrowser {
+  readonly rule: string | null;
+  /** crawlStudio.browserPath, or undefined to look for one. */
+  readonly path: string | undefined;
 }
 
 export interface LoadedPage {
@@ -89,28 +97,29 @@ export class PageSource {
   constructor(readonly dir: string) {}
 
   /** The cached copy, or a fresh fetch when there is none or `refetch` is set. */
-  async load(url: string, task: CrawlTask | null, opts: { refetch: boolean; signal?: AbortSignal }): Promise<LoadedPage> {
+  async load(url: string, task: CrawlTask | null, opts: { refetch: boolean; signal?: AbortSignal; browser?: PreviewBrowser }): Promise<LoadedPage> {
     if (!opts.refetch) {
       const cached = await loadPage(this.dir, url);
-      if (cached) return { meta: cached.meta, page: this.prepare(cached), fromCache: true };
+      // A rendered copy and a fetched one are different pages: the toggle never shows one for the other.
+      if (cached && !!cached.meta.rendered === !!opts.browser) return { meta: cached.meta, page: this.prepare(cached), fromCache: true };
     }
-    const fetched = await this.fetch(url, task, opts.signal);
+    const fetched = await this.fetch(url, task, opts.signal, opts.browser);
     await savePage(this.dir, fetched);
     this.prepared.delete(url);
     this.byRule = null;
     return { meta: fetched.meta, page: this.prepare(fetched), fromCache: false };
   }
 
-  private async fetch(url: string, task: CrawlTask | null, signal?: AbortSignal): Promise<CachedPage> {
+  private async fetch(url: string, task: CrawlTask | null, signal?: AbortSignal, browser?: PreviewBrowser): Promise<CachedPage> {
     const opts = previewFetchOptions(task, url, signal);
     try {
-      const res = await fetchPage(url, opts);
+      const res = browser ? await renderForPreview(url, previewSpec(task, browser.rule), opts, browser.path) : await fetchPage(url, opts);
       if (!res.isHtml) {
         throw new PageError(`${url} is not an HTML page (${res.contentType ?? 'no content type'}): the preview, like the workers, extracts from HTML only.`);
       }
       return {
         html: res.body,
-        meta: { url, finalUrl: res.finalUrl, status: res.status, contentType: res.contentType, bytes: res.bytes, redirects: res.redirects, fetchedAt: new Date().toISOString() },
+        meta: { url, finalUrl: res.finalUrl, status: res.status, contentType: res.contentType, bytes: res.bytes, redirects: res.redirects, fetchedAt: new Date().toISOString(), ...(browser ? { rendered: true } : {}) },
       };
     } catch (err) {
       throw new PageError(describeFailure(err, url, opts));

@@ -14,6 +14,7 @@ import { selectorSites, siteAt, siteLabel } from '../../core/designer/sites';
 import type { CrawlTask } from '../../core/task/model';
 import { outlineTask } from '../../core/task/outline';
 import type { LoadedPage, PageSource } from './pages';
+import { settings } from '../settings';
 import { WebviewPanelBase } from '../panel';
 import { mediaRoot, previewCsp, webviewHtml, webviewOptions } from '../webview';
 
@@ -61,6 +62,8 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
   cursor: number | null = null;
   private chosenRule: string | null;
   private images = false;
+  /** The Browser toggle as the user set it; null: as the worker would, by whether the rule asks for a browser. */
+  private browserChoice: boolean | null = null;
   private pageUrl: string | null = null;
   loaded: LoadedPage | null = null;
   private pageError: string | null = null;
@@ -174,6 +177,13 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
           this.setHtml();
         }
         return;
+      case 'setBrowser':
+        if (this.browserChoice !== msg.on) {
+          this.browserChoice = msg.on;
+          if (this.pageUrl) return this.openPage(this.pageUrl, false);
+          this.postState();
+        }
+        return;
       case 'pick':
         this.pick(msg.index);
         return;
@@ -212,7 +222,8 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
     this.pageError = null;
     this.postState();
     try {
-      const loaded = await this.source.load(url, this.task ?? this.lastGood, { refetch, signal: abort.signal });
+      const browser = this.browserOn() ? { rule: this.chosenRule, path: settings.browserPath() || undefined } : undefined;
+      const loaded = await this.source.load(url, this.task ?? this.lastGood, { refetch, signal: abort.signal, browser });
       if (abort.signal.aborted || this.disposed) return;
       this.loaded = loaded;
       this.pageError = null;
@@ -400,8 +411,15 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
       loading: this.loading,
       choices: this.choices,
       images: this.images,
+      browser: this.browserOn(),
       analysis: this.analysis,
     };
+  }
+
+  private browserOn(): boolean {
+    if (this.browserChoice !== null) return this.browserChoice;
+    const t = this.task ?? this.lastGood;
+    return !!t?.rules.find((r) => r.name === this.chosenRule)?.browser;
   }
 
   private postState(): void {
