@@ -24,6 +24,9 @@ interface Site {
   close(): Promise<void>;
 }
 
+/** A second local server: a private address the crawled site's pages must not reach. */
+let otherUrl = '';
+
 async function serve(): Promise<Site> {
   const hits = new Map<string, number>();
   const server: Server = createServer((req, res) => {
@@ -50,6 +53,11 @@ async function serve(): Promise<Site> {
     }
     // Navigates away as it loads: the items are on the page it goes to.
     if (path === '/away') return html(`<!doctype html><body><script>location.replace('/landing');</script></body>`);
+    // Asks for an image (blocked by default) and for a page on another local port (a private address that is not a
+    // start host): neither request may leave the browser.
+    if (path === '/greedy') {
+      return html(scripted(`<img src="/pixel.png"><main></main>`, `fetch(${JSON.stringify(otherUrl)} + '/secret').catch(() => {}).finally(() => { document.querySelector('main').innerHTML = '<h1 class="title">greedy</h1>'; });`));
+    }
     if (path === '/landing') return html(scripted('<main></main>', `document.querySelector('main').innerHTML = '<h1 class="title">landed</h1>';`));
     res.writeHead(404).end();
   });
@@ -181,6 +189,25 @@ describe('pages rendered in a browser (real Chromium, real Redis, worker process
     assert.deepEqual(titles, ['landed']);
     assert.equal(site.hits.get('/landing'), 1);
     assert.equal(pages[0]!.url, `${site.url}/away`);
+  });
+
+  it('keeps a rendered page from blocked resource types and from private addresses', async () => {
+    const otherHits: string[] = [];
+    const other = createServer((req, res) => {
+      otherHits.push(req.url ?? '');
+      res.writeHead(200, { 'access-control-allow-origin': '*' }).end('secret');
+    });
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+    otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+    try {
+      const { titles } = await crawl(task(site, 'greedy', '/greedy'));
+      assert.deepEqual(titles, ['greedy'], 'the page rendered');
+      assert.equal(site.hits.get('/pixel.png'), undefined, 'images are blocked by default');
+      assert.deepEqual(otherHits, [], 'no request reached the private address');
+    } finally {
+      other.closeAllConnections();
+      other.close();
+    }
   });
 
   it('never starts a browser for a task without browser rules', async () => {
