@@ -29,6 +29,10 @@ export function taskKeys(task: string) {
     items: `${base}items`,
     /** Stream of notable events (run started/finished) for the CLI and the extension. */
     events: `${base}events`,
+    /** Hash: one session of the pool (worker/sessions.ts): its id, pages, login state and cookies, one field each. */
+    session: (slot: number) => `${base}session:${slot}`,
+    /** String (TTL): the worker logging a session in; the others wait for it. */
+    sessionLogin: (slot: number) => `${base}session:${slot}:login`,
     bull: {
       wait: `${bull}wait`,
       active: `${bull}active`,

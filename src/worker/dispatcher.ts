@@ -1,6 +1,6 @@
 import { lookup as systemLookup } from 'node:dns/promises';
 import type { LookupAddress } from 'node:dns';
-import type { Agent as AgentType, Dispatcher } from 'undici';
+import type { Agent as AgentType, Dispatcher, ProxyAgent as ProxyAgentType } from 'undici';
 import { isPrivateAddress } from '../core/url/hosts';
 
 // The connection pools the fetcher sends requests through. The guarded pool checks the addresses a host resolves
@@ -12,12 +12,40 @@ import { isPrivateAddress } from '../core/url/hosts';
 // fetch…), about 230 KB of the extension's bundle and a tenth of its load time, for the two pieces used here.
 // The version is pinned in package.json; test/integration/fetcher*.test.ts fail if these paths move.
 const Agent = require('undici/lib/dispatcher/agent.js') as typeof AgentType;
+const ProxyAgent = require('undici/lib/dispatcher/proxy-agent.js') as typeof ProxyAgentType;
 const apiRequest = require('undici/lib/api/api-request.js') as (this: Dispatcher, opts: Dispatcher.RequestOptions) => Promise<Dispatcher.ResponseData>;
 
-/** GET `url` through `dispatcher`: undici's request() without its entry module. */
-export function requestVia(dispatcher: Dispatcher, url: string, opts: { headers: Record<string, string>; signal: AbortSignal }): Promise<Dispatcher.ResponseData> {
+/** A request (GET unless told) through `dispatcher`: undici's request() without its entry module. */
+export function requestVia(
+  dispatcher: Dispatcher,
+  url: string,
+  opts: { headers: Record<string, string>; signal: AbortSignal; method?: 'GET' | 'POST'; body?: string },
+): Promise<Dispatcher.ResponseData> {
   const u = new URL(url);
-  return apiRequest.call(dispatcher, { origin: u.origin, path: `${u.pathname}${u.search}`, method: 'GET', headers: opts.headers, signal: opts.signal });
+  return apiRequest.call(dispatcher, { origin: u.origin, path: `${u.pathname}${u.search}`, method: opts.method ?? 'GET', headers: opts.headers, body: opts.body, signal: opts.signal });
+}
+
+export interface ProxyPools {
+  /** http:// targets: requests in absolute form, as HTTP proxies expect. */
+  readonly plain: ProxyAgentType;
+  /** https:// targets: a CONNECT tunnel, TLS end to end with the target. */
+  readonly tunnel: ProxyAgentType;
+}
+
+const proxies = new Map<string, ProxyPools>();
+
+/**
+ * The pools for one proxy URL (credentials included, expanded by the caller), made once so connections to the
+ * proxy are kept alive. The proxy resolves the target's name, so the caller checks the target's addresses first
+ * (fetcher.ts); the proxy's own address is the user's choice and is not checked.
+ */
+export function proxyPools(proxyUrl: string): ProxyPools {
+  let p = proxies.get(proxyUrl);
+  if (!p) {
+    p = { plain: new ProxyAgent({ uri: proxyUrl, proxyTunnel: false }), tunnel: new ProxyAgent({ uri: proxyUrl, proxyTunnel: true }) };
+    proxies.set(proxyUrl, p);
+  }
+  return p;
 }
 
 /** Resolves a host name to every address it has; tests inject their own to stand in for DNS. */

@@ -4,7 +4,8 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { decodeBuffer } from 'encoding-sniffer';
 import type { Dispatcher } from 'undici';
 import { isPrivateAddress } from '../core/url/hosts';
-import { poolsFor, PrivateAddressError, requestVia, type Resolver } from './dispatcher';
+import { redactUrl } from '../core/url/redact';
+import { poolsFor, PrivateAddressError, proxyPools, requestVia, systemResolver, type Resolver } from './dispatcher';
 
 // One HTTP fetch with the limits a crawler needs: bounded redirects (each hop re-checked), a timeout covering
 // headers and body, a body size cap enforced while streaming (so a gzip bomb or an endless response stops at
@@ -20,7 +21,13 @@ export type FetchFailureCause =
   | 'blocked'
   | 'invalid-url'
   /** A sitemap that is not one, or whose gzip is broken. */
-  | 'sitemap';
+  | 'sitemap'
+  /** The proxy refused the connection or the credentials (407). */
+  | 'proxy'
+  /** The session's login failed (worker/access.ts). */
+  | 'login'
+  /** The page answered like a block (session.retireOn.selector): the session was retired. */
+  | 'session';
 
 export class FetchFailure extends Error {
   constructor(
@@ -53,6 +60,17 @@ export interface FetchOptions {
   readonly signal?: AbortSignal;
   /** Keep the body of non-HTML responses too (robots.txt is text/plain). */
   readonly keepNonHtml?: boolean;
+  /** A session's cookie jar: its cookies go with every hop and every hop's Set-Cookie is kept (logins set them on a 302). */
+  readonly cookies?: CookieAccess;
+  /** A proxy's URL, credentials expanded: never in a message (redactUrl). */
+  readonly proxy?: string;
+  /** POST with a body (logins); a 301/302/303 answer is followed with a GET, as browsers do. */
+  readonly post?: { readonly contentType: string; readonly body: string };
+}
+
+export interface CookieAccess {
+  header(url: string): Promise<string | null>;
+  store(url: string, setCookie: readonly string[]): Promise<void>;
 }
 
 export interface FetchedPage {
@@ -149,26 +167,45 @@ export async function fetchStream<T>(url: string, opts: FetchOptions, consume: (
 async function openWithin(url: string, opts: FetchOptions, timeout: AbortSignal): Promise<{ res: Response; finalUrl: string; status: number; contentType: string | null; redirects: number }> {
   const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
   let current = url;
+  let post = opts.post;
   for (let hop = 0; ; hop++) {
-    const dispatcher = dispatcherFor(current, opts);
     let res: Response;
     try {
+      const dispatcher = opts.proxy ? await proxiedDispatcher(current, opts, opts.proxy) : dispatcherFor(current, opts);
+      const cookie = opts.cookies ? await opts.cookies.header(current) : null;
       res = await requestVia(dispatcher, current, {
         signal,
+        method: post ? 'POST' : 'GET',
+        body: post?.body,
         headers: {
           'user-agent': opts.userAgent,
           accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5',
           'accept-encoding': 'gzip, deflate, br',
           ...opts.headers,
+          ...(cookie ? { cookie } : {}),
+          ...(post ? { 'content-type': post.contentType } : {}),
         },
       });
     } catch (err) {
-      throw networkFailure(err, current, timeout.aborted);
+      if (err instanceof FetchFailure) throw err;
+      const f = networkFailure(err, current, timeout.aborted);
+      // Through a proxy, a connection that fails is the proxy's: the caller tries another. Named without credentials.
+      if (opts.proxy && f.cause_ === 'network') throw new FetchFailure('proxy', `proxy ${redactUrl(new URL(opts.proxy).origin)}: ${f.message.split(opts.proxy).join(redactUrl(opts.proxy))}`, true);
+      throw f;
     }
     const status = res.statusCode;
+    if (opts.cookies) {
+      const set = res.headers['set-cookie'];
+      if (set !== undefined) await opts.cookies.store(current, Array.isArray(set) ? set : [set]);
+    }
+    if (status === 407 && opts.proxy) {
+      discard(res);
+      throw new FetchFailure('proxy', `proxy ${new URL(opts.proxy).origin} refused its credentials (HTTP 407)`, true, status);
+    }
     const location = header(res, 'location');
     if (status >= 300 && status < 400 && location !== null) {
       discard(res);
+      if (post && status !== 307 && status !== 308) post = undefined;
       if (hop >= opts.maxRedirects) {
         throw new FetchFailure('redirects', `more than ${opts.maxRedirects} redirects from ${url}`, false, status);
       }
@@ -290,6 +327,22 @@ function dispatcherFor(url: string, opts: FetchOptions) {
   const literal = u.hostname.replace(/^\[|\]$/g, '');
   if (isIP(literal) && isPrivateAddress(literal)) throw blocked(u.host);
   return pools.guarded;
+}
+
+/**
+ * The proxy's pool for one hop. The proxy resolves the target's name, so the guard checks the target's addresses
+ * here first: the answer of a lookup made a moment earlier, which a hostile DNS server could change before the
+ * proxy's own lookup (a proxy that allows private targets is the user's to lock down).
+ */
+async function proxiedDispatcher(url: string, opts: FetchOptions, proxy: string) {
+  const u = new URL(url);
+  if (opts.privateAllowed !== null && !opts.privateAllowed.includes(u.host)) {
+    const literal = u.hostname.replace(/^\[|\]$/g, '');
+    const addresses = isIP(literal) ? [literal] : (await (opts.resolver ?? systemResolver)(literal).catch(() => [])).map((a) => a.address);
+    if (addresses.some((a) => isPrivateAddress(a))) throw blocked(u.host);
+  }
+  const pools = proxyPools(proxy);
+  return u.protocol === 'https:' ? pools.tunnel : pools.plain;
 }
 
 function blocked(host: string): FetchFailure {

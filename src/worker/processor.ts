@@ -13,6 +13,8 @@ import { AnalysisError, inlineAnalyser, type AnalysedPage, type PageAnalyser } f
 import { FetchFailure, fetchPage, type FetchOptions } from './fetcher';
 import type { FetchSlots, InSlot, PoliteWait } from './fetchSlots';
 import { processSitemap, type SitemapJobDeps } from './sitemapJob';
+import { createAccess } from './access';
+import { expandProxyUrl } from '../core/task/secrets';
 import type { PageRenderer } from './browser/render';
 
 // One page job: robots.txt, per-host politeness, fetch, extract, discover, hand items to the store buffer,
@@ -60,12 +62,17 @@ export function fetchOptions(task: CrawlTask): FetchOptions {
     headers: task.request.headers,
     userAgent: task.request.userAgent,
     privateAllowed: task.scope.allowPrivate ? null : task.scope.startHosts,
+    // robots.txt and sitemaps go through the first proxy too (pages rotate, in access.ts): a task behind a proxy
+    // sends nothing to the site directly. A template that does not expand is reported by createAccess.
+    ...(task.proxy ? { proxy: expandProxyUrl(task.proxy.urls[0]!, process.env).url || undefined } : {}),
   };
 }
 
 export function createProcessor(deps: ProcessorDeps) {
   const { task, crawl, redis, gate } = deps;
   const fetchOpts = fetchOptions(task);
+  // Sessions, logins and proxies (access.ts); null for a task without them, which fetches as it always did.
+  const access = createAccess(task, redis, deps.log, fetchOpts);
   const maxInlineWait = deps.maxInlineWaitMs ?? 1_000;
   // Setting a job aside costs two Redis round trips; a wait shorter than that is cheaper to sit out.
   const maxInlineHostWait = deps.maxInlineHostWaitMs ?? 25;
@@ -159,7 +166,7 @@ export function createProcessor(deps: ProcessorDeps) {
     try {
       // A rendered page holds a fetch slot too: the worker's concurrency bounds its pages in flight, however loaded.
       const browser = rule.browser;
-      page = await inSlot(() => (browser && deps.browser ? deps.browser.render(url, browser, fetchOpts) : fetchPage(url, fetchOpts)));
+      page = await inSlot(() => (browser && deps.browser ? deps.browser.render(url, browser, fetchOpts) : access ? access.fetch(url) : fetchPage(url, fetchOpts)));
     } catch (err) {
       releaseQuietly();
       throw await failure(err, job, redis, task.name);

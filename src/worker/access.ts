@@ -1,0 +1,190 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import * as cheerio from 'cheerio/slim';
+import type { CrawlTask, LoginSpec } from '../core/task/model';
+import { expandJson, expandProxyUrl, expandValue } from '../core/task/secrets';
+import { redactUrl } from '../core/url/redact';
+import { FetchFailure, fetchPage, type FetchedPage, type FetchOptions } from './fetcher';
+import { SessionPool, type SessionRef } from './sessions';
+
+// How a task with `session`, `login` or `proxy` fetches a page: in a session of the pool (its cookies, logged in
+// first), through a proxy (another one when it fails), and the session retired when the answer looks like a block.
+// A task without them never comes here: fetchPage alone, as before.
+
+export interface Access {
+  fetch(url: string): Promise<FetchedPage>;
+}
+
+type Log = (level: 'info' | 'warn' | 'error', message: string) => void;
+
+/** Longest a worker waits for another one to log a session in. */
+const LOGIN_WAIT_MS = 60_000;
+
+export function createAccess(task: CrawlTask, redis: Redis, log: Log, base: FetchOptions, env: Readonly<Record<string, string | undefined>> = process.env): Access | null {
+  if (!task.session && !task.proxy) return null;
+  const pool = task.session ? new SessionPool(redis, task.name, task.session) : null;
+  // Expanded here, in the worker, once: the values stay in this process's memory.
+  const proxies = (task.proxy?.urls ?? []).map((template, i) => {
+    const { url, problems } = expandProxyUrl(template, env);
+    if (problems.length) throw new Error(`${task.file}: proxy.urls[${i}]: ${problems.join('; ')}`);
+    return url;
+  });
+  let nextProxy = 0;
+
+  /** Fetches through the proxies from `first` on: a proxy that fails is named (without credentials) and the next tried. */
+  async function viaProxies(first: number, fetch: (proxy: string | undefined) => Promise<FetchedPage>): Promise<FetchedPage> {
+    if (proxies.length === 0) return fetch(undefined);
+    let last: unknown;
+    for (let i = 0; i < proxies.length; i++) {
+      const proxy = proxies[(first + i) % proxies.length]!;
+      try {
+        return await fetch(proxy);
+      } catch (err) {
+        if (!(err instanceof FetchFailure) || err.cause_ !== 'proxy') throw err;
+        log('warn', `${err.message}; trying another proxy`);
+        last = err;
+      }
+    }
+    throw last;
+  }
+
+  const blocked = (page: FetchedPage, selector: string | null) => selector !== null && page.isHtml && cheerio.load(page.body)(selector).length > 0;
+
+  return {
+    async fetch(url) {
+      if (!pool) return viaProxies(nextProxy++, (proxy) => fetchPage(url, { ...base, proxy }));
+      const spec = pool.spec;
+      const session = await pool.take();
+      const first = task.proxy?.rotate === 'per-request' ? nextProxy++ : session.slot;
+      const opts = (proxy: string | undefined): FetchOptions => ({ ...base, proxy, cookies: pool.cookies(session) });
+      if (task.login) await loggedIn(pool, session, session.login, task.login, (fo) => viaProxies(first, (proxy) => fetchPage(fo.url, { ...opts(proxy), ...fo.opts })));
+      let page: FetchedPage;
+      try {
+        page = await viaProxies(first, (proxy) => fetchPage(url, opts(proxy)));
+      } catch (err) {
+        if (err instanceof FetchFailure && err.status !== null && spec.retireOnStatus.includes(err.status)) {
+          if (await pool.retire(session)) log('info', `session ${session.slot} retired: HTTP ${err.status} for ${url}`);
+          // Retried in a fresh session (BullMQ's attempts bound the retries), though 401/403 alone are not retryable.
+          throw new FetchFailure('http', `${err.message} (session retired)`, true, err.status);
+        }
+        throw err;
+      }
+      // Sent back to the login page: the site ended the session's login (expired, or logged out by a block).
+      const loggedOut = task.login !== null && new URL(page.finalUrl).pathname === new URL(task.login.url).pathname && new URL(url).pathname !== new URL(task.login.url).pathname;
+      if (loggedOut) {
+        if (await pool.retire(session)) log('info', `session ${session.slot} retired: ${url} led back to the login page`);
+        throw new FetchFailure('session', `${url} led back to the login page; session retired`, true, page.status);
+      }
+      if (blocked(page, spec.retireOnSelector)) {
+        if (await pool.retire(session)) log('info', `session ${session.slot} retired: ${url} has ${spec.retireOnSelector}`);
+        throw new FetchFailure('session', `${url} answered like a block (${spec.retireOnSelector}); session retired`, true, page.status);
+      }
+      return page;
+    },
+  };
+
+  /** Logs the session in unless it is already; another worker doing it is waited for. A failure is final for the session. */
+  async function loggedIn(
+    pool: SessionPool,
+    session: SessionRef,
+    state: string,
+    login: LoginSpec,
+    fetch: (req: { url: string; opts: Partial<FetchOptions> }) => Promise<FetchedPage>,
+  ): Promise<void> {
+    const deadline = Date.now() + LOGIN_WAIT_MS;
+    for (;;) {
+      if (state === 'ok') return;
+      if (state.startsWith('failed')) throw new FetchFailure('login', `login to ${login.url} ${state} (session ${session.slot})`, false);
+      if (state === 'retired') throw new FetchFailure('session', `session ${session.slot} was retired before it logged in`, true);
+      if (await pool.lockLogin(session, LOGIN_WAIT_MS)) break;
+      if (Date.now() > deadline) throw new FetchFailure('login', `gave up waiting for the login of session ${session.slot}`, true);
+      await delay(100);
+      state = await pool.loginState(session);
+    }
+    try {
+      const outcome = await logIn(login, fetch);
+      await pool.setLoginState(session, outcome === null ? 'ok' : `failed: ${outcome}`);
+      if (outcome === null) log('info', `session ${session.slot} logged in at ${login.url}`);
+      else {
+        // Said once, by the worker that tried: the others read the state and fail their pages without a message.
+        log('error', `login to ${login.url} failed: ${outcome} (session ${session.slot}); its pages fail as 'login'`);
+        throw new FetchFailure('login', `login to ${login.url} failed: ${outcome}`, false);
+      }
+    } finally {
+      await pool.unlockLogin(session);
+    }
+  }
+
+  /** Null when the login worked, else why not (a status or a missing element; never a value sent). */
+  async function logIn(login: LoginSpec, fetch: (req: { url: string; opts: Partial<FetchOptions> }) => Promise<FetchedPage>): Promise<string | null> {
+    const loginHost = new URL(login.url).host;
+    // The login URL is written by the task's author, like a start URL: its host may be private too.
+    const allowed = base.privateAllowed === null ? null : [...base.privateAllowed, loginHost];
+    const send = async (url: string, post: FetchOptions['post']): Promise<FetchedPage | string> => {
+      try {
+        return await fetch({ url, opts: { post, privateAllowed: allowed, keepNonHtml: true } });
+      } catch (err) {
+        if (err instanceof FetchFailure) return err.status !== null ? `HTTP ${err.status}` : err.cause_;
+        throw err;
+      }
+    };
+    const missingOf = (names: readonly string[]) => (names.length ? `environment variable(s) not set: ${[...new Set(names)].join(', ')}` : null);
+    let answer: FetchedPage | string;
+    if (login.kind === 'post') {
+      if (login.json !== null) {
+        const { value, missing } = expandJson(login.json, env);
+        if (missingOf(missing)) return missingOf(missing);
+        answer = await send(login.url, { contentType: 'application/json', body: JSON.stringify(value) });
+      } else {
+        const body = new URLSearchParams();
+        const missing: string[] = [];
+        for (const [k, v] of Object.entries(login.fields)) {
+          const e = expandValue(v, env);
+          missing.push(...e.missing);
+          body.append(k, e.value);
+        }
+        if (missingOf(missing)) return missingOf(missing);
+        answer = await send(login.url, { contentType: 'application/x-www-form-urlencoded', body: body.toString() });
+      }
+    } else {
+      const page = await send(login.url, undefined);
+      if (typeof page === 'string') return `${page} loading the login page`;
+      const $ = cheerio.load(page.body);
+      const form = login.formSelector !== null ? $(login.formSelector).first() : $('form:has(input[type=password])').first().length ? $('form:has(input[type=password])').first() : $('form').first();
+      if (form.length === 0) return `no ${login.formSelector ?? 'form'} on ${page.finalUrl}`;
+      // As Scrapy's FormRequest.from_response: the form's own values (its hidden CSRF token) and then ours.
+      const body = new URLSearchParams();
+      const ours = new Set(Object.keys(login.fields));
+      form.find('input[name], textarea[name], select[name]').each((_, el) => {
+        const e = $(el);
+        const name = e.attr('name')!;
+        const type = (e.attr('type') ?? '').toLowerCase();
+        if (ours.has(name) || ['submit', 'button', 'image', 'reset', 'file'].includes(type)) return;
+        if ((type === 'checkbox' || type === 'radio') && e.attr('checked') === undefined) return;
+        const value = el.tagName === 'select' ? (e.find('option[selected]').first().attr('value') ?? e.find('option').first().attr('value') ?? '') : el.tagName === 'textarea' ? e.text() : (e.attr('value') ?? '');
+        body.append(name, value);
+      });
+      const missing: string[] = [];
+      for (const [k, v] of Object.entries(login.fields)) {
+        const e = expandValue(v, env);
+        missing.push(...e.missing);
+        body.append(k, e.value);
+      }
+      if (missingOf(missing)) return missingOf(missing);
+      const action = new URL(form.attr('action') || page.finalUrl, page.finalUrl).href;
+      const method = (form.attr('method') ?? 'get').toLowerCase();
+      if (method !== 'post') return `the form at ${page.finalUrl} is sent with ${method.toUpperCase()}, and a login is POSTed`;
+      answer = await send(action, { contentType: 'application/x-www-form-urlencoded', body: body.toString() });
+    }
+    if (typeof answer === 'string') return answer;
+    const $ = cheerio.load(answer.isHtml ? answer.body : '');
+    if (login.checkSelector !== null) return $(login.checkSelector).length > 0 ? null : `${answer.finalUrl} has no ${login.checkSelector}`;
+    if (login.kind === 'form' && $('input[type=password]').length > 0) return `${answer.finalUrl} still shows a password field`;
+    return null;
+  }
+}
+
+/** A proxy for messages: its origin, credentials hidden. */
+export function proxyName(url: string): string {
+  return redactUrl(url);
+}

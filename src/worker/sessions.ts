@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { Cookie, CookieJar, MemoryCookieStore } from 'tough-cookie';
+import type { SessionSpec } from '../core/task/model';
+import { taskKeys } from '../frontier/keys';
+import { FetchFailure, type CookieAccess } from './fetcher';
+
+// The session pool of a task, in Redis so every worker on every machine shares it (as Crawlee's SessionPool, but
+// not per process). A session is a hash: `id` (which generation of the slot it is), `pages`, `login` and one field
+// per cookie, `c:<domain>;<path>;<name>` -> the cookie's JSON (tough-cookie's Cookie.toJSON). One field a cookie,
+// not one serialised jar: two workers setting cookies in the same session at once both keep theirs, where a
+// read-modify-write of the whole jar would lose one. tough-cookie decides RFC 6265 matters (which Set-Cookie a URL
+// may set, which cookies a URL gets, expiry); Redis only keeps them.
+//
+// Retiring deletes the hash only if it is still the generation the caller used (a Lua compare-and-delete), so a
+// block seen by ten workers at once retires a session once, not its replacement nine times; cookie writes check the
+// generation the same way, so a late response cannot put a blocked session's cookies into the new one.
+
+export interface SessionRef {
+  readonly slot: number;
+  readonly id: string;
+}
+
+const RETIRE = `if redis.call('HGET', KEYS[1], 'id') == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end return 0`;
+const SET_COOKIES = `if redis.call('HGET', KEYS[1], 'id') ~= ARGV[1] then return 0 end
+for i = 2, #ARGV, 2 do
+  if ARGV[i + 1] == '' then redis.call('HDEL', KEYS[1], ARGV[i]) else redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+end
+return 1`;
+// A session is begun (HSETNX id) and counted in one call, so a session over maxPages is seen by exactly the page
+// that crossed it.
+const BEGIN = `redis.call('HSETNX', KEYS[1], 'id', ARGV[1])
+local pages = redis.call('HINCRBY', KEYS[1], 'pages', 1)
+return {redis.call('HGET', KEYS[1], 'id'), pages, redis.call('HGET', KEYS[1], 'login') or ''}`;
+
+export class SessionPool {
+  private readonly keys;
+  constructor(
+    private readonly redis: Redis,
+    task: string,
+    readonly spec: SessionSpec,
+  ) {
+    this.keys = taskKeys(task);
+  }
+
+  /** A session for one page: a random slot of the pool, replaced first when it has fetched its maxPages. */
+  async take(): Promise<SessionRef & { login: string }> {
+    const slot = Math.floor(Math.random() * this.spec.pool);
+    for (;;) {
+      const [id, pages, login] = (await this.redis.eval(BEGIN, 1, this.keys.session(slot), randomUUID())) as [string, number, string];
+      if (this.spec.maxPages !== null && pages > this.spec.maxPages) {
+        await this.retire({ slot, id });
+        continue;
+      }
+      return { slot, id, login };
+    }
+  }
+
+  /** Retires a session (the next page in its slot starts a new one, logged in afresh). True when this call did. */
+  async retire(s: SessionRef): Promise<boolean> {
+    return (await this.redis.eval(RETIRE, 1, this.keys.session(s.slot), s.id)) === 1;
+  }
+
+  async loginState(s: SessionRef): Promise<string> {
+    const [id, login] = await this.redis.hmget(this.keys.session(s.slot), 'id', 'login');
+    return id === s.id ? (login ?? '') : 'retired';
+  }
+
+  async setLoginState(s: SessionRef, state: string): Promise<void> {
+    await this.redis.eval(SET_COOKIES, 1, this.keys.session(s.slot), s.id, 'login', state);
+  }
+
+  /** Whether this worker may log the session in (a short lock; the others wait for `login` to be set). */
+  async lockLogin(s: SessionRef, ms: number): Promise<boolean> {
+    return (await this.redis.set(this.keys.sessionLogin(s.slot), s.id, 'PX', ms, 'NX')) === 'OK';
+  }
+
+  async unlockLogin(s: SessionRef): Promise<void> {
+    await this.redis.del(this.keys.sessionLogin(s.slot));
+  }
+
+  /** The session's cookies for the fetcher. */
+  cookies(s: SessionRef): CookieAccess {
+    const key = this.keys.session(s.slot);
+    return {
+      header: async (url) => {
+        const fields = await this.redis.hgetall(key);
+        // Retired by another worker meanwhile: sending no cookies would fetch the page logged out (a login form
+        // read as content), so the page is retried in a live session instead.
+        if (fields.id !== s.id) throw new FetchFailure('session', `session ${s.slot} was retired while ${url} was fetched in it`, true);
+        const store = new MemoryCookieStore();
+        for (const [k, v] of Object.entries(fields)) {
+          if (!k.startsWith('c:')) continue;
+          const c = Cookie.fromJSON(v);
+          if (c) await store.putCookie(c);
+        }
+        const header = await new CookieJar(store).getCookieString(url);
+        return header || null;
+      },
+      store: async (url, setCookie) => {
+        // A jar of its own for each response: tough-cookie checks each Set-Cookie against the URL (domain, path,
+        // Secure, public suffixes) and parses its expiry; what it accepts is written field by field.
+        const jar = new CookieJar(new MemoryCookieStore());
+        const args: string[] = [];
+        for (const header of setCookie) {
+          const c = await jar.setCookie(header, url, { ignoreError: true }).catch(() => undefined);
+          if (!c) continue;
+          const field = `c:${c.domain};${c.path};${c.key}`;
+          args.push(field, c.TTL() <= 0 ? '' : JSON.stringify(c.toJSON()));
+        }
+        if (args.length) await this.redis.eval(SET_COOKIES, 1, key, s.id, ...args);
+      },
+    };
+  }
+}

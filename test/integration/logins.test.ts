@@ -1,0 +1,289 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
+import { readdirSync, readFileSync } from 'node:fs';
+import { Redis } from 'ioredis';
+import { startRedis, type RedisServer } from '../support/services';
+import { session, writeTask } from '../support/crawl';
+
+// A crawl that must log in, through a proxy that wants credentials: a real login site on 127.0.0.1 (a session
+// cookie, a CSRF token in the form, an auth cookie after the POST, protected pages that send you to /login, and a
+// block after a few pages per login), a real forward proxy (absolute-form requests and CONNECT, Proxy-Authorization
+// checked), a real redis-server and real worker processes. The credentials are looked for afterwards in Redis,
+// the workers' logs and their command lines.
+
+const ITEMS = 12;
+/** Pages an auth cookie may fetch before the site answers 403: the crawl has to retire sessions and log in again. */
+const BLOCK_AFTER = 4;
+const USER = 'ann';
+const PASSWORD = 'Sesame-Pw-91x';
+const PROXY_USER = 'px';
+const PROXY_PASSWORD = 'Proxy-Pw-77q';
+
+interface LoginSite {
+  url: string;
+  server: Server;
+  logins: number;
+  failedLogins: number;
+  /** Requests that did not come through the proxy. */
+  direct: string[];
+  /** Protected pages served without a valid auth cookie. */
+  unauthorised: number;
+  blocks: number;
+}
+
+function cookiesOf(req: IncomingMessage): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0) out.set(part.slice(0, eq).trim(), part.slice(eq + 1).trim());
+  }
+  return out;
+}
+
+async function body(req: IncomingMessage): Promise<string> {
+  let s = '';
+  for await (const chunk of req) s += chunk;
+  return s;
+}
+
+async function loginSite(): Promise<LoginSite> {
+  const csrf = new Map<string, string>(); // sid -> token
+  const auth = new Map<string, number>(); // auth cookie -> pages served
+  const site = { url: '', logins: 0, failedLogins: 0, direct: [] as string[], unauthorised: 0, blocks: 0 } as LoginSite;
+  const page = (res: ServerResponse, status: number, html: string, headers: Record<string, string | string[]> = {}) => {
+    res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', ...headers });
+    res.end(`<!doctype html><html><body>${html}</body></html>`);
+  };
+  site.server = createServer((req, res) => {
+    void (async () => {
+      if (req.headers['x-test-proxy'] !== '1') site.direct.push(req.url ?? '');
+      const path = new URL(req.url ?? '/', 'http://x').pathname;
+      const cookies = cookiesOf(req);
+      if (path === '/login' && req.method === 'GET') {
+        let sid = cookies.get('sid');
+        const headers: Record<string, string> = {};
+        if (!sid || !csrf.has(sid)) {
+          sid = randomBytes(8).toString('hex');
+          csrf.set(sid, randomBytes(8).toString('hex'));
+          headers['set-cookie'] = `sid=${sid}; Path=/; HttpOnly`;
+        }
+        return page(res, 200, `<form method="post" action="/login"><input type="hidden" name="csrf" value="${csrf.get(sid)}">` +
+          `<input name="user"><input type="password" name="password"><input type="checkbox" name="remember"><button type="submit" name="go">Log in</button></form>`, headers);
+      }
+      if (path === '/login' && req.method === 'POST') {
+        const form = new URLSearchParams(await body(req));
+        const sid = cookies.get('sid');
+        const ok = sid !== undefined && csrf.get(sid) === form.get('csrf') && form.get('user') === USER && form.get('password') === PASSWORD && !form.has('go') && !form.has('remember');
+        if (!ok) {
+          site.failedLogins++;
+          return page(res, 403, 'bad login');
+        }
+        site.logins++;
+        const token = randomBytes(8).toString('hex');
+        auth.set(token, 0);
+        res.writeHead(302, { location: '/', 'set-cookie': `auth=${token}; Path=/; HttpOnly` });
+        return res.end();
+      }
+      const token = cookies.get('auth');
+      if (token === undefined || !auth.has(token)) {
+        site.unauthorised++;
+        res.writeHead(302, { location: '/login' });
+        return res.end();
+      }
+      if (path === '/') {
+        return page(res, 200, `<a class="logout" href="/logout">log out</a>` + Array.from({ length: ITEMS }, (_, i) => `<a class="item" href="/item/${i + 1}">${i + 1}</a>`).join(''));
+      }
+      const m = /^\/item\/(\d+)$/.exec(path);
+      if (!m) return page(res, 404, 'no such page');
+      const served = auth.get(token)! + 1;
+      auth.set(token, served);
+      if (served > BLOCK_AFTER) {
+        site.blocks++;
+        return page(res, 403, 'too many requests for this login');
+      }
+      return page(res, 200, `<a class="logout" href="/logout">log out</a><h1 class="title">Item ${m[1]}</h1>`);
+    })();
+  });
+  await new Promise<void>((r) => site.server.listen(0, '127.0.0.1', r));
+  site.url = `http://127.0.0.1:${(site.server.address() as AddressInfo).port}`;
+  return site;
+}
+
+interface Proxy {
+  port: number;
+  server: Server;
+  /** Requests (absolute-form URL, or CONNECT host:port) it forwarded. */
+  forwarded: string[];
+  refused: number;
+}
+
+/** A forward proxy: absolute-form HTTP requests and CONNECT tunnels, each with Basic Proxy-Authorization checked. */
+async function forwardProxy(): Promise<Proxy> {
+  const p = { forwarded: [] as string[], refused: 0 } as Proxy;
+  const expected = `Basic ${Buffer.from(`${PROXY_USER}:${PROXY_PASSWORD}`).toString('base64')}`;
+  p.server = createServer((req, res) => {
+    if (req.headers['proxy-authorization'] !== expected) {
+      p.refused++;
+      res.writeHead(407, { 'proxy-authenticate': 'Basic realm="test"' });
+      return res.end();
+    }
+    const target = new URL(req.url!);
+    p.forwarded.push(target.href);
+    const headers = { ...req.headers, 'x-test-proxy': '1' };
+    delete headers['proxy-authorization'];
+    const up = httpRequest({ host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, method: req.method, headers }, (upRes) => {
+      res.writeHead(upRes.statusCode!, upRes.headers);
+      upRes.pipe(res);
+    });
+    up.on('error', () => res.destroy());
+    req.pipe(up);
+  });
+  p.server.on('connect', (req: IncomingMessage, socket, head) => {
+    if (req.headers['proxy-authorization'] !== expected) {
+      p.refused++;
+      socket.end('HTTP/1.1 407 Proxy Authentication Required\r\n\r\n');
+      return;
+    }
+    p.forwarded.push(`CONNECT ${req.url}`);
+    const [host, port] = req.url!.split(':');
+    const up = connect(Number(port), host!, () => {
+      socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      up.write(head);
+      up.pipe(socket).pipe(up);
+    });
+    up.on('error', () => socket.destroy());
+    socket.on('error', () => up.destroy());
+  });
+  await new Promise<void>((r) => p.server.listen(0, '127.0.0.1', r));
+  p.port = (p.server.address() as AddressInfo).port;
+  return p;
+}
+
+/** Every process below `root`, from /proc/PID/stat's parent field. */
+function descendants(root: number): number[] {
+  const parent = new Map<number, number>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      parent.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const out: number[] = [];
+  const walk = (pid: number) => {
+    for (const [child, pp] of parent) if (pp === pid) (out.push(child), walk(child));
+  };
+  walk(root);
+  return out;
+}
+
+/** Every value under the task's keys, as text: hashes field by field, strings, lists and streams whole. */
+async function redisDump(url: string): Promise<string> {
+  const r = new Redis(url);
+  const parts: string[] = [];
+  for (const key of await r.keys('*')) {
+    const type = await r.type(key);
+    if (type === 'hash') parts.push(key, JSON.stringify(await r.hgetall(key)));
+    else if (type === 'string') parts.push(key, (await r.getBuffer(key))?.toString('latin1') ?? '');
+    else if (type === 'list') parts.push(key, JSON.stringify(await r.lrange(key, 0, -1)));
+    else if (type === 'stream') parts.push(key, JSON.stringify(await r.xrange(key, '-', '+')));
+    else if (type === 'zset') parts.push(key, JSON.stringify(await r.zrange(key, 0, -1)));
+    else if (type === 'set') parts.push(key, JSON.stringify(await r.smembers(key)));
+  }
+  r.disconnect();
+  return parts.join('\n');
+}
+
+describe('logins, sessions and proxies (real login site, real proxy, real Redis and worker processes)', function () {
+  this.timeout(120_000);
+  let redis: RedisServer;
+  let site: LoginSite;
+  let proxy: Proxy;
+  const saved = { ...process.env };
+
+  before(async () => {
+    redis = await startRedis();
+    site = await loginSite();
+    proxy = await forwardProxy();
+  });
+  after(async () => {
+    process.env = saved;
+    site?.server.close();
+    proxy?.server.close();
+    await redis?.stop();
+  });
+
+  it('logs each session in through the form (CSRF token kept), retires blocked sessions, logs in again, and sends every request through the proxy', async () => {
+    // What the workers get, by environment only (the supervisor passes its own on).
+    Object.assign(process.env, {
+      CRAWL_STUDIO_SITE_USER: USER,
+      CRAWL_STUDIO_SITE_PASSWORD: PASSWORD,
+      CRAWL_STUDIO_PROXY_USER: PROXY_USER,
+      CRAWL_STUDIO_PROXY_PASSWORD: PROXY_PASSWORD,
+    });
+    const task = await writeTask(`name: login-site
+start: [${site.url}/]
+request: { robots: false, retries: { attempts: 6, delay: 10ms } }
+session: { pool: 2, retireOn: { status: [403] } }
+login:
+  url: ${site.url}/login
+  form:
+    fields: { user: '\${CRAWL_STUDIO_SITE_USER}', password: '\${CRAWL_STUDIO_SITE_PASSWORD}' }
+  check: { selector: .logout }
+proxy:
+  urls: ['http://\${CRAWL_STUDIO_PROXY_USER}:\${CRAWL_STUDIO_PROXY_PASSWORD}@127.0.0.1:${proxy.port}']
+rules:
+  - name: home
+    follow: [{ selector: a.item, to: item }]
+  - name: item
+    items: [{ type: item, key: [title], fields: { title: h1.title } }]
+`);
+    const logs: string[] = [];
+    const cmdlines = new Map<number, string>();
+    const s = session(task, redis.url, { workers: 2, concurrency: 2, onWorkerLog: (pid, line) => logs.push(`${pid}: ${line}`) });
+    let running = true;
+    const watch = (async () => {
+      while (running) {
+        for (const pid of descendants(process.pid)) {
+          try {
+            const line = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+            if (line.includes('worker')) cmdlines.set(pid, line);
+          } catch {
+            // Gone meanwhile.
+          }
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    const result = await s.run();
+    const dump = await redisDump(redis.url);
+    await s.close();
+    running = false;
+    await watch;
+
+    const stats = result.status.stats!;
+    const log = logs.join('\n');
+    assert.equal(stats.failed, 0, `no page failed: ${JSON.stringify(stats.failures)}\n${log}`);
+    assert.equal(stats.items, ITEMS, `every protected item extracted: ${JSON.stringify(stats)}\n${log}`);
+    assert.equal(stats.problems, 0, 'no page was read logged out (a login form taken for an item page)');
+    assert.equal(site.failedLogins, 0, 'every login sent the CSRF token, the session cookie and the credentials');
+    assert.ok(site.blocks > 0, 'the site blocked some sessions (the case under test)');
+    assert.ok(site.logins > 2, `blocked sessions were replaced and logged in again: ${site.logins} logins for a pool of 2`);
+    assert.ok(site.logins <= 2 + site.blocks, `a login per new session, no loop: ${site.logins} logins, ${site.blocks} blocks`);
+    assert.deepEqual(site.direct, [], 'every request to the site went through the proxy');
+    assert.equal(proxy.refused, 0, 'the proxy got its credentials on every request');
+    assert.ok(proxy.forwarded.length >= ITEMS + 1 + 2 * site.logins, `the proxy forwarded ${proxy.forwarded.length} requests`);
+    assert.ok(cmdlines.size >= 2, `the worker processes were seen: ${[...cmdlines.values()].join('\n')}`);
+    for (const secret of [PASSWORD, PROXY_PASSWORD]) {
+      assert.ok(!dump.includes(secret), 'no credential in Redis (job data, sessions, streams)');
+      assert.ok(!log.includes(secret), `no credential in the workers' logs:\n${log}`);
+      for (const [pid, line] of cmdlines) assert.ok(!line.includes(secret), `process ${pid}'s command line holds a credential`);
+      assert.ok(!JSON.stringify(stats).includes(secret), 'no credential in the run numbers');
+    }
+    assert.match(dump, /#session:\d/, 'the sessions are kept in Redis');
+  });
+});
