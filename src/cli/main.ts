@@ -15,7 +15,10 @@ import { launchCrawl } from '../run/launcher';
 import demoTaskText from '../../examples/books.crawl.yaml';
 import { droppedLine, droppedReasonLines, dropWarnings, progressLine, summaryLines } from './format';
 import { chooseRedis } from './redis';
-import { testTaskFile } from '../workspace/fixtureStore';
+import { saveFixture, testTaskFile } from '../workspace/fixtureStore';
+import { fetchPage } from '../worker/fetcher';
+import { fetchOptions } from '../worker/processor';
+import { routeRule } from '../core/pipeline/page';
 import { formatTestReport } from '../core/designer/fixtures';
 import { storeUrlFor } from '../run/storeAttachment';
 import { exportItems, openStore, type ExportFormat } from '../store';
@@ -39,7 +42,8 @@ Usage:
   crawl-studio status <task.crawl.yaml> [--redis URL] [--json]
   crawl-studio export <task.crawl.yaml> [--format jsonl|csv|json] [--type T] [--out FILE]
   crawl-studio validate <file>...
-  crawl-studio test <task.crawl.yaml>       re-run the task's fixtures and report fields that changed
+  crawl-studio test <task.crawl.yaml>       re-run the task's fixtures, a diff per changed field; exit 1 on a change
+  crawl-studio fixture save <task.crawl.yaml> <url> [--rule R]   save a page and what the task extracts from it
   crawl-studio demo [--dir DIR] [--workers N]
   crawl-studio serve-demo [--port N]
 
@@ -76,6 +80,8 @@ export async function main(argv: string[]): Promise<number> {
       return cmdExport(rest);
     case 'test':
       return cmdTest(rest);
+    case 'fixture':
+      return cmdFixture(rest);
     case 'demo':
       return cmdDemo(rest);
     case 'serve-demo':
@@ -438,6 +444,29 @@ async function cmdTest(args: string[]): Promise<number> {
   const report = await testTaskFile(args[0]!);
   console.log(formatTestReport(report));
   return report.ok ? 0 : 1;
+}
+
+/**
+ * `fixture save`: the editor's "Save Page as Fixture" from the terminal, through the same saveFixture (one file
+ * format, one implementation), so `crawl-studio test` can run in CI without anyone opening the editor.
+ */
+async function cmdFixture(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { rule: { type: 'string' } } });
+  if (positionals[0] !== 'save' || positionals.length !== 3) throw new UsageError('fixture save takes a task file and a URL');
+  const [, taskFile, url] = positionals as [string, string, string];
+  const task = await loadTaskFile(taskFile);
+  const start = task.start.find((s) => s.url === url || s.url === new URL(url).href);
+  const rule = values.rule ?? start?.rule ?? routeRule(task, url, null)?.name ?? task.rules[0]!.name;
+  if (!task.rules.some((r) => r.name === rule)) throw new UsageError(`no rule '${rule}' in ${task.file}`);
+  if (task.rules.find((r) => r.name === rule)!.browser) {
+    console.error(`note: rule '${rule}' renders in a browser; this fixture is the page as fetched (save rendered pages from the editor)`);
+  }
+  const page = await fetchPage(url, fetchOptions(task));
+  if (!page.isHtml) throw new Error(`${url} is not HTML (${page.contentType ?? 'no content type'}, HTTP ${page.status}): a fixture is an HTML page`);
+  const json = await saveFixture(task.file, task, { url, finalUrl: page.finalUrl, html: page.body }, rule, 0);
+  const saved = JSON.parse(readFileSync(json, 'utf8')) as import('../core/designer/fixtures').Fixture;
+  console.log(`saved ${json} (rule ${rule}, HTTP ${page.status}): ${saved.expected.items.length} items, ${saved.expected.links.length} links, ${saved.expected.problems.length} problems`);
+  return 0;
 }
 
 async function cmdServeDemo(args: string[]): Promise<number> {

@@ -95,7 +95,7 @@ export async function testTask(file: string, task: CrawlTask): Promise<TaskTestR
     names = [];
   }
   if (names.length === 0) {
-    return { task: task.name, file, errors: [`no fixtures in ${dir}: save one from the preview ("Save Page as Fixture")`], results: [], ok: false };
+    return { task: task.name, file, errors: [`no fixtures in ${dir}: save one with \`crawl-studio fixture save ${file} <url>\` or from the preview ("Save Page as Fixture")`], results: [], ok: false };
   }
   const results: FixtureResult[] = [];
   for (const n of names) {
