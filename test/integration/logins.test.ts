@@ -6,6 +6,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../support/services';
 import { session, writeTask } from '../support/crawl';
+import { FetchFailure, fetchPage } from '../../src/worker/fetcher';
+import { freePort } from '../support/services';
 
 // A crawl that must log in, through a proxy that wants credentials: a real login site on 127.0.0.1 (a session
 // cookie, a CSRF token in the form, an auth cookie after the POST, protected pages that send you to /login, and a
@@ -285,5 +287,60 @@ rules:
       assert.ok(!JSON.stringify(stats).includes(secret), 'no credential in the run numbers');
     }
     assert.match(dump, /#session:\d/, 'the sessions are kept in Redis');
+  });
+  it('reports a failed login once per session and fails its pages as login, without retrying; a refusing proxy is named and skipped', async () => {
+    Object.assign(process.env, {
+      CRAWL_STUDIO_SITE_USER: USER,
+      CRAWL_STUDIO_SITE_PASSWORD: 'wrong-password-x',
+      CRAWL_STUDIO_PROXY_USER: PROXY_USER,
+      CRAWL_STUDIO_PROXY_PASSWORD: PROXY_PASSWORD,
+    });
+    const dead = await freePort(); // nothing listens there: connections are refused
+    const before = { logins: site.logins, failed: site.failedLogins };
+    const task = await writeTask(`name: login-fails
+start: [${site.url}/, ${site.url}/item/1, ${site.url}/item/2, ${site.url}/item/3]
+request: { robots: false, retries: { attempts: 3, delay: 10ms } }
+session: { pool: 2 }
+login:
+  url: ${site.url}/login
+  form: { fields: { user: '\${CRAWL_STUDIO_SITE_USER}', password: '\${CRAWL_STUDIO_SITE_PASSWORD}' } }
+proxy:
+  urls:
+    - 'http://\${CRAWL_STUDIO_PROXY_USER}:\${CRAWL_STUDIO_PROXY_PASSWORD}@127.0.0.1:${dead}'
+    - 'http://\${CRAWL_STUDIO_PROXY_USER}:\${CRAWL_STUDIO_PROXY_PASSWORD}@127.0.0.1:${proxy.port}'
+  rotate: per-request
+rules: [{ name: page }]
+`);
+    const logs: string[] = [];
+    const s = session(task, redis.url, { workers: 2, concurrency: 2, onWorkerLog: (_pid, line) => logs.push(line) });
+    const result = await s.run();
+    await s.close();
+    const log = logs.join('\n');
+    const stats = result.status.stats!;
+    assert.equal(stats.failed, 4, `every page failed: ${JSON.stringify(stats)}\n${log}`);
+    assert.deepEqual(stats.failures, { login: 4 }, log);
+    const attempts = site.failedLogins - before.failed;
+    assert.ok(attempts >= 1 && attempts <= 2, `one login attempt per session of the pool of 2, no loop: ${attempts}`);
+    assert.equal(site.logins, before.logins);
+    const reported = logs.filter((l) => / error login to .* failed: HTTP 403 \(session \d\)/.test(l));
+    assert.equal(reported.length, attempts, `each failed login said once, with its status:\n${log}`);
+    assert.ok(logs.some((l) => l.includes(`proxy http://127.0.0.1:${dead}`) && /another proxy/.test(l)), `the refusing proxy was named:\n${log}`);
+    assert.ok(!log.includes(PROXY_PASSWORD) && !log.includes('wrong-password-x'), `no credential in the logs:\n${log}`);
+  });
+
+  it('checks the target, not the proxy, against private addresses', async () => {
+    const forwarded = proxy.forwarded.length;
+    const url = `http://${PROXY_USER}:${PROXY_PASSWORD}@127.0.0.1:${proxy.port}`;
+    const opts = { timeoutMs: 5_000, maxBytes: 1e6, maxRedirects: 2, headers: {}, userAgent: 'test', privateAllowed: [] as string[], proxy: url };
+    await assert.rejects(fetchPage(`${site.url}/login`, opts), (err: unknown) => err instanceof FetchFailure && err.cause_ === 'blocked');
+    await assert.rejects(
+      fetchPage('http://localhost.test-private.invalid/', { ...opts, resolver: async () => [{ address: '10.1.2.3', family: 4 }] }),
+      (err: unknown) => err instanceof FetchFailure && err.cause_ === 'blocked',
+    );
+    assert.equal(proxy.forwarded.length, forwarded, 'nothing was sent to the proxy');
+    // The target allowed (a start host), the same proxy on a loopback address is used.
+    const page = await fetchPage(`${site.url}/login`, { ...opts, privateAllowed: [new URL(site.url).host] });
+    assert.equal(page.status, 200);
+    assert.equal(proxy.forwarded.length, forwarded + 1);
   });
 });
