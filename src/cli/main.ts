@@ -15,6 +15,7 @@ import { launchCrawl } from '../run/launcher';
 import demoTaskText from '../../examples/books.crawl.yaml';
 import { droppedLine, droppedReasonLines, dropWarnings, progressLine, summaryLines } from './format';
 import { chooseRedis } from './redis';
+import { emptyFieldWarnings, qualityReports, qualityTable } from './quality';
 import { saveFixture, testTaskFile } from '../workspace/fixtureStore';
 import { fetchPage } from '../worker/fetcher';
 import { fetchOptions } from '../worker/processor';
@@ -44,6 +45,8 @@ Usage:
   crawl-studio validate <file>...
   crawl-studio test <task.crawl.yaml>       re-run the task's fixtures, a diff per changed field; exit 1 on a change
   crawl-studio fixture save <task.crawl.yaml> <url> [--rule R]   save a page and what the task extracts from it
+  crawl-studio quality <task.crawl.yaml>    per item type and field: empty and distinct values, the selector
+  crawl-studio errors <task.crawl.yaml> [--limit N]   errors recorded in the store (extraction, invalid items)
   crawl-studio demo [--dir DIR] [--workers N]
   crawl-studio serve-demo [--port N]
 
@@ -82,6 +85,10 @@ export async function main(argv: string[]): Promise<number> {
       return cmdTest(rest);
     case 'fixture':
       return cmdFixture(rest);
+    case 'quality':
+      return cmdQuality(rest);
+    case 'errors':
+      return cmdErrors(rest);
     case 'demo':
       return cmdDemo(rest);
     case 'serve-demo':
@@ -252,6 +259,8 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
       ...exportHints(taskFile, task.rules.flatMap((r) => r.items.map((i) => i.type))),
     ];
     if (!result.summary) extra.push('  (another process finalized this run)');
+    if (stored.errors) extra.push(`  see the errors  crawl-studio errors ${taskFile}`);
+    extra.push(...(await storeWarnings(task)));
     for (const line of summaryLines(result.status, result.durationMs, extra, task)) console.log(line);
     return 0;
   } finally {
@@ -467,6 +476,54 @@ async function cmdFixture(args: string[]): Promise<number> {
   const saved = JSON.parse(readFileSync(json, 'utf8')) as import('../core/designer/fixtures').Fixture;
   console.log(`saved ${json} (rule ${rule}, HTTP ${page.status}): ${saved.expected.items.length} items, ${saved.expected.links.length} links, ${saved.expected.problems.length} problems`);
   return 0;
+}
+
+async function withStore<T>(task: Awaited<ReturnType<typeof loadTaskFile>>, storeFlag: string | undefined, fn: (store: Awaited<ReturnType<typeof openStore>>) => Promise<T>): Promise<T> {
+  const store = await openStore(storeFlag ?? storeUrlFor(task), { task: task.name, cwd: dirname(task.file) });
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** The summary's field warnings; a store that cannot be read now costs the warnings, never the run's exit status. */
+async function storeWarnings(task: Awaited<ReturnType<typeof loadTaskFile>>): Promise<string[]> {
+  try {
+    const warnings = await withStore(task, undefined, async (store) => emptyFieldWarnings(task, await qualityReports(store)));
+    return warnings.map((w) => `  ${w}`).concat(warnings.length ? [`  field quality   crawl-studio quality ${task.file}`] : []);
+  } catch (err) {
+    return [`  (field quality not checked: ${err instanceof Error ? err.message : String(err)})`];
+  }
+}
+
+async function cmdQuality(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { store: { type: 'string' } } });
+  if (positionals.length !== 1) throw new UsageError('quality takes one task file');
+  const task = await loadTaskFile(positionals[0]!);
+  return withStore(task, values.store, async (store) => {
+    const reports = await qualityReports(store);
+    for (const line of qualityTable(task, reports)) console.log(line);
+    const errors = await store.countErrors();
+    if (errors) console.log(`${groupDigits(errors)} errors recorded: crawl-studio errors ${positionals[0]}`);
+    return 0;
+  });
+}
+
+async function cmdErrors(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { store: { type: 'string' }, limit: { type: 'string' } } });
+  if (positionals.length !== 1) throw new UsageError('errors takes one task file');
+  const limit = positiveInt(values.limit, 'limit', 50);
+  const task = await loadTaskFile(positionals[0]!);
+  return withStore(task, values.store, async (store) => {
+    const total = await store.countErrors();
+    console.log(`${groupDigits(total)} error${total === 1 ? '' : 's'} recorded in ${redactUrl(store.location)}${total > limit ? ` (the first ${groupDigits(limit)}; --limit N for more)` : ''}`);
+    for (const e of await store.readErrors({ offset: 0, limit })) {
+      const what = [e.rule && `rule ${e.rule}`, e.type && `${e.type}${e.key ? ` ${e.key}` : ''}`].filter(Boolean).join(', ');
+      console.log(`${e.kind.padEnd(8)} ${e.url ?? '-'}${what ? ` (${what})` : ''}: ${e.message}`);
+    }
+    return 0;
+  });
 }
 
 async function cmdServeDemo(args: string[]): Promise<number> {
