@@ -1,6 +1,7 @@
 // The servers a benchmark run needs, each private to the run: nginx serving the fixture site, redis-server
 // with the settings Crawl Studio's own managed Redis uses, and a throwaway PostgreSQL cluster. Every one listens
-// on 127.0.0.1 only, lives in a temp folder, and is stopped by its stop() (run.mjs stops them all on exit).
+// on loopback only (127.0.0.1; the broad-crawl nginx on 127.0.0.2 …), lives in a temp folder, and is stopped by
+// its stop() (run.mjs stops them all on exit).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -19,16 +20,16 @@ export function freePort() {
   });
 }
 
-export async function waitForPort(port, timeoutMs = 15_000) {
+export async function waitForPort(port, timeoutMs = 15_000, host = '127.0.0.1') {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const ok = await new Promise((resolve) => {
-      const s = connect(port, '127.0.0.1');
+      const s = connect(port, host);
       s.once('connect', () => (s.destroy(), resolve(true)));
       s.once('error', () => resolve(false));
     });
     if (ok) return;
-    if (Date.now() > deadline) throw new Error(`nothing listens on 127.0.0.1:${port}`);
+    if (Date.now() > deadline) throw new Error(`nothing listens on ${host}:${port}`);
     await sleep(50);
   }
 }
@@ -41,8 +42,13 @@ async function stopChild(child, signal = 'SIGTERM', graceMs = 5_000) {
   if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 }
 
-/** nginx from Debian, one worker, serving `root` with an access log of `$msec $status $bytes $request_uri`. */
-export async function startNginx({ root, dir, workers = 1 }) {
+/**
+ * nginx from Debian, one worker, serving `root` with an access log of `$msec $status $bytes $request_uri`.
+ * `hosts` (loopback addresses, e.g. 127.0.0.2 … 127.0.0.201; Linux routes all of 127/8 to lo): one server listening
+ * on every one of them on the same port, each serving `root/<address>/`, and each logged request carries its
+ * address (`host` in `requests()`): the broad-crawl row's many sites in one nginx.
+ */
+export async function startNginx({ root, dir, workers = 1, hosts = null }) {
   const bin = ['/usr/sbin/nginx', '/usr/bin/nginx'].find(existsSync);
   if (!bin) throw new Error('nginx is not installed: run bench/setup.sh (apt-get install -y nginx)');
   mkdirSync(join(dir, 'tmp'), { recursive: true });
@@ -63,7 +69,7 @@ http {
   types { text/html html; text/plain txt; image/jpeg jpg; }
   default_type application/octet-stream;
   charset utf-8;
-  log_format bench '$msec $status $body_bytes_sent $request_uri';
+  log_format bench '$msec $status $body_bytes_sent ${hosts ? '$server_addr ' : ''}$request_uri';
   access_log ${dir}/access.log bench;
   sendfile on;
   tcp_nopush on;
@@ -78,8 +84,8 @@ http {
   uwsgi_temp_path ${dir}/tmp/uwsgi;
   scgi_temp_path ${dir}/tmp/scgi;
   server {
-    listen 127.0.0.1:${port} backlog=4096;
-    root ${root};
+${hosts ? hosts.map((h) => `    listen ${h}:${port} backlog=4096;`).join('\n') : `    listen 127.0.0.1:${port} backlog=4096;`}
+    root ${root}${hosts ? '/$server_addr' : ''};
     location / { index index.html; }
   }
 }
@@ -90,26 +96,28 @@ http {
   let err = '';
   child.stderr.on('data', (b) => (err += b));
   await Promise.race([
-    waitForPort(port),
+    waitForPort(port, 15_000, hosts ? hosts[0] : '127.0.0.1'),
     new Promise((_, reject) => child.once('exit', (c) => reject(new Error(`nginx exited (${c}): ${err}`)))),
   ]);
   const log = join(dir, 'access.log');
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${hosts ? hosts[0] : '127.0.0.1'}:${port}`,
+    urls: hosts ? hosts.map((h) => `http://${h}:${port}`) : null,
     port,
     pid: child.pid,
     log,
     /** Byte offset of the access log now: pass it to `requests` to see only what came after. */
     mark: () => readFileSync(log).length,
-    /** Requests logged since `from`: [{ t (s), status, bytes, uri }]. */
+    /** Requests logged since `from`: [{ t (s), status, bytes, uri }] (and `host`, the address, with `hosts`). */
     requests(from = 0) {
       const text = readFileSync(log).subarray(from).toString('utf8');
       return text
         .split('\n')
         .filter(Boolean)
         .map((l) => {
-          const [t, status, bytes, ...uri] = l.split(' ');
-          return { t: Number(t), status: Number(status), bytes: Number(bytes), uri: uri.join(' ') };
+          const [t, status, bytes, ...rest] = l.split(' ');
+          const host = hosts ? rest.shift() : undefined;
+          return { t: Number(t), status: Number(status), bytes: Number(bytes), uri: rest.join(' '), ...(hosts ? { host } : {}) };
         });
     },
     workerPids() {
