@@ -41,7 +41,7 @@ Usage:
   crawl-studio enqueue <task.crawl.yaml> <url>... [--redis URL] [--force] [--rule R]
   crawl-studio enqueue <task.crawl.yaml> --file urls.txt|- [--redis URL] [--force] [--rule R]
   crawl-studio status <task.crawl.yaml> [--redis URL] [--json]
-  crawl-studio export <task.crawl.yaml> [--format jsonl|csv|json] [--type T] [--out FILE]
+  crawl-studio export <task.crawl.yaml> [--format jsonl|csv|json] [--type T] [--out FILE] [--meta]
   crawl-studio validate <file>...
   crawl-studio test <task.crawl.yaml>       re-run the task's fixtures, a diff per changed field; exit 1 on a change
   crawl-studio fixture save <task.crawl.yaml> <url> [--rule R]   save a page and what the task extracts from it
@@ -51,7 +51,9 @@ Usage:
   crawl-studio serve-demo [--port N]
 
 --workers N: local worker processes (default: one per two CPU cores). --concurrency N: requests each worker has in
-flight (default 16). run --fresh starts the task over; a task that another live \`run\` or editor drives is
+flight (default 16). What run does depends on the task's current run on this Redis: unfinished (interrupted by
+Ctrl-C, a crash or a kill) -> it is resumed: its queue, dedup state and counters continue; finished or stopped, or
+none -> a new run starts from the start URLs and fetches every page again. run --fresh always starts a new run; a task that another live \`run\` or editor drives is
 refused (add workers to it with \`worker\`, watch it with \`status\`), unless --force, which takes the run over: the
 process that drove it stops.
 
@@ -246,7 +248,9 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   try {
     const result = await launch.done;
     process.stdout.write('\n');
-    if (result.resumed) console.log(`Resumed run ${result.run.run} started ${new Date(result.run.startedAt).toISOString()}.`);
+    // Say which it was: "resumes" read as "continues after a finished run" in the README, and it never does.
+    if (result.resumed) console.log(`Resumed run ${result.run.run} started ${new Date(result.run.startedAt).toISOString()} (it had not finished).`);
+    else console.log(`New run ${result.run.run}${flags.fresh ? ' (--fresh)' : ''}: every page fetched again; \`run\` resumes a run only while it is unfinished.`);
     if (interrupted) {
       console.log(`Stopped. Run the same command again to resume run ${result.run.run}.`);
       return 130;
@@ -416,7 +420,7 @@ async function cmdExport(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { format: { type: 'string', short: 'f' }, type: { type: 'string' }, out: { type: 'string', short: 'o' }, store: { type: 'string' } },
+    options: { format: { type: 'string', short: 'f' }, type: { type: 'string' }, out: { type: 'string', short: 'o' }, store: { type: 'string' }, meta: { type: 'boolean' } },
   });
   if (positionals.length !== 1) throw new UsageError('export takes one task file');
   const format = (values.format ?? 'jsonl') as ExportFormat;
@@ -432,7 +436,7 @@ async function cmdExport(args: string[]): Promise<number> {
     const out = values.out ? createWriteStream(values.out) : process.stdout;
     let res;
     try {
-      res = await exportItems(store, { format, type: values.type, out });
+      res = await exportItems(store, { format, type: values.type, out, meta: values.meta ?? false });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EPIPE' && !values.out) return 0;
       throw err;

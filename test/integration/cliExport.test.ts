@@ -66,5 +66,20 @@ rules:
     assert.equal(code, 0, 'the export ended with 0 (pipefail: its status, not head\'s)');
     assert.equal(out.trim().split('\n').length, 1);
     assert.equal(JSON.parse(out)._type === 'alpha' || JSON.parse(out)._type === 'beta', true, out);
+
+    const meta = await exec(process.execPath, [CLI, 'export', task.file, '--type', 'alpha', '--meta'], { maxBuffer: 64 * 1024 * 1024 });
+    const first = JSON.parse(meta.stdout.split('\n')[0]!);
+    assert.deepEqual(Object.keys(first), ['_key', '_url', '_fetched_at', 'n', 'title'], meta.stdout.slice(0, 300));
+    assert.equal(first._url, `${base}/`);
+    assert.ok(!Number.isNaN(Date.parse(first._fetched_at)));
+  });
+
+  it('says whether `run` resumed or started a new run (issue 21, item 7)', async () => {
+    const task = await writeTask(`name: rerun\nstart: [${base}/]\nrules:\n  - name: list\n`);
+    const first = await exec(process.execPath, [CLI, 'run', task.file, '--workers', '1', '--redis', redis.url]);
+    assert.match(first.stdout, /^New run \S+: every page fetched again; `run` resumes a run only while it is unfinished\.$/m, first.stdout);
+    const second = await exec(process.execPath, [CLI, 'run', task.file, '--workers', '1', '--redis', redis.url]);
+    assert.match(second.stdout, /^New run \S+: every page fetched again/m, 'a finished run is not resumed: the next run is new');
+    assert.match(second.stdout, /pages fetched +1,/, second.stdout);
   });
 });
