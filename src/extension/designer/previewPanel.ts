@@ -222,7 +222,7 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
     this.pageError = null;
     this.postState();
     try {
-      const browser = this.browserOn() ? { rule: this.chosenRule, path: settings.browserPath() || undefined } : undefined;
+      const browser = this.browserOn() ? { rule: this.pageRule(), path: settings.browserPath() || undefined } : undefined;
       const loaded = await this.source.load(url, this.task ?? this.lastGood, { refetch, signal: abort.signal, browser });
       if (abort.signal.aborted || this.disposed) return;
       this.loaded = loaded;
@@ -360,6 +360,9 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
       this.editAt = null;
     }
     this.postState();
+    // The task or the rule now says otherwise about rendering than the copy shown (the task was parsed after the
+    // page opened, the rule changed): show the other copy. openPage loads what browserOn() says, so this settles.
+    if (page && this.pageUrl && !this.loading && !!this.loaded?.meta.rendered !== this.browserOn()) void this.openPage(this.pageUrl, false);
     // The page becomes its rule's page for the editor's zero-match checks, unless the rule only stands in.
     const rule = r.view.rule.fallback ? null : r.view.rule.name;
     if (page && r.task && (rule !== previousRule || this.rememberedFor !== page.url)) {
@@ -419,7 +422,13 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
   private browserOn(): boolean {
     if (this.browserChoice !== null) return this.browserChoice;
     const t = this.task ?? this.lastGood;
-    return !!t?.rules.find((r) => r.name === this.chosenRule)?.browser;
+    const rule = this.pageRule();
+    return !!t?.rules.find((r) => r.name === rule)?.browser;
+  }
+
+  /** The rule the page is analysed with: the one chosen, else the one the analysis found (start URL, match). */
+  private pageRule(): string | null {
+    return this.chosenRule ?? this.analysis?.rule.name ?? null;
   }
 
   private postState(): void {

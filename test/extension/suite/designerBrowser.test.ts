@@ -1,0 +1,86 @@
+import * as assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import type { PanelSnapshot } from '../../../src/extension/designer/previewPanel';
+
+// The designer's Browser toggle in a real VS Code (issue 18): a page whose items only its script builds shows
+// them in the preview when rendered (the toggle follows the rule's `browser`), none when fetched, and the picker
+// suggests a selector from the rendered DOM.
+
+const C = {
+  open: 'crawlStudio.designer.openPreview',
+  state: 'crawlStudio.designer._state',
+  message: 'crawlStudio.designer._message',
+  pick: 'crawlStudio.designer._pick',
+};
+
+async function until<T>(what: string, probe: () => T | Promise<T>, timeoutMs = 30_000, explain: () => Promise<unknown> = async () => ''): Promise<NonNullable<T>> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const last = await probe();
+    if (last) return last as NonNullable<T>;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(await explain()).slice(0, 800)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('crawl designer: Browser toggle (real Chromium)', function () {
+  this.timeout(120_000);
+  let server: Server;
+  let dir: string;
+  let uri: vscode.Uri;
+  const snap = () => vscode.commands.executeCommand<PanelSnapshot | null>(C.state, uri);
+
+  before(async () => {
+    await vscode.extensions.getExtension('crawl-studio.crawl-studio')!.activate();
+    server = createServer((req, res) => {
+      if (req.url === '/robots.txt') return res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(`<!doctype html><body><ul id="list"></ul><script>setTimeout(() => { for (const t of ['one', 'two', 'three']) { const li = document.createElement('li'); li.className = 'it' + 'em'; li.textContent = t; document.getElementById('list').append(li); } }, 50);</script></body>`);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    dir = mkdtempSync(join(tmpdir(), 'cs-designer-browser-'));
+    const file = join(dir, 'js.crawl.yaml');
+    writeFileSync(file, `name: js\nstart: [${url}]\nrules:\n  - name: list\n    browser: { waitFor: { selector: li.item } }\n    items:\n      - type: entry\n        scope: li.item\n        fields:\n          text: { trim: true }\n`);
+    uri = vscode.Uri.file(file);
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
+  });
+
+  after(async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    server?.closeAllConnections();
+    server?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('shows the rendered page for a browser rule, the fetched one when turned off, and picks from the rendered DOM', async () => {
+    await vscode.commands.executeCommand(C.open, uri);
+    const rendered = await until('the rendered page analysed', async () => {
+      const x = await snap();
+      return x?.state.browser && x.state.analysis?.items[0]?.rows.length ? x : null;
+    }, 60_000, async () => {
+      const x = await snap();
+      return x && { browser: x.state.browser, loading: x.state.loading, pageError: x.state.pageError, rule: x.state.analysis?.rule, rows: x.state.analysis?.items[0]?.rows.length };
+    });
+    assert.deepEqual(rendered.state.analysis!.items[0]!.rows.map((r) => String(r.cells[0]!.value)), ['one', 'two', 'three']);
+
+    const picked = await vscode.commands.executeCommand<{ suggestion: { selector: string; count: number } } | null>(C.pick, uri, 'li', 1);
+    assert.ok(picked, 'an element of the rendered DOM can be picked');
+    assert.equal(picked.suggestion.count, 3, JSON.stringify(picked.suggestion));
+
+    await vscode.commands.executeCommand(C.message, uri, { type: 'setBrowser', on: false });
+    // Fetched, the page has no items yet: the analysis of the fetched copy shows none.
+    await until('the fetched page analysed, with no items', async () => {
+      const x = await snap();
+      return x && !x.state.browser && !x.state.loading && x.state.page && x.state.analysis && (x.state.analysis.items[0]?.rows.length ?? 0) === 0;
+    }, 30_000, async () => {
+      const x = await snap();
+      return x && { browser: x.state.browser, loading: x.state.loading, pageError: x.state.pageError, rows: x.state.analysis?.items[0]?.rows.length };
+    });
+  });
+});
