@@ -4,6 +4,7 @@ import { TaskCodeLensProvider } from './codeLens';
 import { registerCommands } from './commands';
 import { registerJsonDocuments } from './jsonDocuments';
 import { CrawlManager } from './crawls/crawlManager';
+import { registerCrawlSecrets } from './crawlSecrets';
 import { registerDesigner } from './designer';
 import { registerResults } from './results';
 import { QueueTreeProvider, type ExplorerNode } from './explorer/queueTree';
@@ -23,7 +24,7 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
   const connection = new RedisConnection(context);
   const workers = new WorkerManager(context);
   const designer = registerDesigner(context);
-  const crawls = new CrawlManager(connection, workers, designer);
+  const crawls = new CrawlManager(connection, workers, designer, registerCrawlSecrets(context));
   // The editor title shows Stop Crawl instead of Start Crawl on a task file whose crawl runs (issue 23, item 7).
   const syncRunning = () => void vscode.commands.executeCommand('setContext', 'crawlStudio.runningTaskFiles', crawls.list().map((r) => r.task.file));
   context.subscriptions.push(crawls.onDidChange(syncRunning));

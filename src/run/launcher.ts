@@ -29,6 +29,8 @@ export interface LaunchOptions {
   readonly execPath?: string;
   /** The browser for `browser` rules (see worker/browser/executable.ts); default: found by the workers. */
   readonly browserPath?: string;
+  /** Credentials for the workers' environment (see SessionOptions.secretEnv). */
+  readonly secretEnv?: Readonly<Record<string, string>>;
   readonly fresh?: boolean;
   /** Drive the task even though another live process drives its run (RunInProgressError otherwise). */
   readonly force?: boolean;
@@ -86,6 +88,7 @@ export class CrawlLaunch {
       workerScript: opts.workerScript,
       execPath: opts.execPath,
       browserPath: opts.browserPath,
+      secretEnv: opts.secretEnv,
       fresh: opts.fresh,
       force: opts.force,
       front: opts.front,

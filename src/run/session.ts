@@ -60,6 +60,8 @@ export interface SessionOptions {
   /** Each run this session finalized (recurring tasks finalize many). */
   readonly onRunFinished?: (run: RunInfo, status: CrawlStatus, summary: Record<string, unknown>) => void;
   readonly onWorkerLog?: (pid: number, line: string) => void;
+  /** Credentials for the workers' environment (the editor's Secret Storage): never on a command line. */
+  readonly secretEnv?: Readonly<Record<string, string>>;
   readonly onWorkerExit?: (pid: number, code: number | null, signal: string | null, expected: boolean, lastLines: string[]) => void;
 }
 
@@ -96,7 +98,7 @@ export class CrawlSession {
       stalledIntervalMs: opts.stalledIntervalMs,
       restartOnCrash: opts.restartOnCrash ?? true,
       execPath: opts.execPath,
-      env: opts.browserPath ? { [BROWSER_PATH_ENV]: opts.browserPath } : undefined,
+      env: opts.browserPath || opts.secretEnv ? { ...opts.secretEnv, ...(opts.browserPath ? { [BROWSER_PATH_ENV]: opts.browserPath } : {}) } : undefined,
     });
     if (opts.onWorkerLog) this.supervisor.on('log', opts.onWorkerLog);
     if (opts.onWorkerExit) this.supervisor.on('exit', opts.onWorkerExit);

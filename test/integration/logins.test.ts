@@ -220,10 +220,12 @@ describe('logins, sessions and proxies (real login site, real proxy, real Redis 
   });
 
   it('logs each session in through the form (CSRF token kept), retires blocked sessions, logs in again, and sends every request through the proxy', async () => {
-    // What the workers get, by environment only (the supervisor passes its own on).
+    // What the workers get, by environment only: the proxy's from this process's environment (the supervisor passes
+    // it on), the site's as the editor hands over its Secret Storage (secretEnv), not in this process's environment.
+    delete process.env.CRAWL_STUDIO_SITE_USER;
+    delete process.env.CRAWL_STUDIO_SITE_PASSWORD;
+    const secretEnv = { CRAWL_STUDIO_SITE_USER: USER, CRAWL_STUDIO_SITE_PASSWORD: PASSWORD };
     Object.assign(process.env, {
-      CRAWL_STUDIO_SITE_USER: USER,
-      CRAWL_STUDIO_SITE_PASSWORD: PASSWORD,
       CRAWL_STUDIO_PROXY_USER: PROXY_USER,
       CRAWL_STUDIO_PROXY_PASSWORD: PROXY_PASSWORD,
     });
@@ -246,7 +248,7 @@ rules:
 `);
     const logs: string[] = [];
     const cmdlines = new Map<number, string>();
-    const s = session(task, redis.url, { workers: 2, concurrency: 2, onWorkerLog: (pid, line) => logs.push(`${pid}: ${line}`) });
+    const s = session(task, redis.url, { workers: 2, concurrency: 2, secretEnv, onWorkerLog: (pid, line) => logs.push(`${pid}: ${line}`) });
     let running = true;
     const watch = (async () => {
       while (running) {

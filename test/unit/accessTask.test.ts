@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { formatDiagnostic } from '../../src/core/task/diagnostics';
 import { parseTask } from '../../src/core/task/parse';
-import { expandJson, expandProxyUrl, expandValue, hasLiteralCredentials } from '../../src/core/task/secrets';
+import { credentialVariables, expandJson, expandProxyUrl, expandValue, hasLiteralCredentials } from '../../src/core/task/secrets';
 
 // `session`, `login` and `proxy` in task files: what the task gets (templates, never values) and mistakes
 // reported at their file, line and field.
@@ -34,6 +34,7 @@ proxy:
     assert.equal(task!.login!.checkSelector, '.logout');
     assert.deepEqual(task!.proxy, { urls: ['http://${CRAWL_STUDIO_T_USER}:${CRAWL_STUDIO_T_PW}@127.0.0.1:3128'], rotate: 'per-session' });
     assert.ok(!JSON.stringify(task).includes('s3cret'), 'a parsed task holds no secret');
+    assert.deepEqual(credentialVariables(task!), ['CRAWL_STUDIO_T_PW', 'CRAWL_STUDIO_T_USER'], 'what the editor looks up in Secret Storage');
   });
 
   it('reads a session pool with its retire rules', () => {

@@ -75,3 +75,18 @@ export function expandProxyUrl(template: string, env: Readonly<Record<string, st
   }
   return { url, problems: out };
 }
+
+/** The CRAWL_STUDIO_* variables a task's login and proxies use: what the editor looks up in its Secret Storage. */
+export function credentialVariables(task: { readonly login: { readonly fields: Readonly<Record<string, string>>; readonly json: unknown; readonly url: string } | null; readonly proxy: { readonly urls: readonly string[] } | null }): string[] {
+  const out = new Set<string>();
+  const walk = (v: unknown): void => {
+    if (typeof v === 'string') {
+      for (const n of variablesOf(v)) if (n.startsWith(ENV_PREFIX) && n.length > ENV_PREFIX.length) out.add(n);
+    } else if (v && typeof v === 'object') {
+      Object.values(v).forEach(walk);
+    }
+  };
+  if (task.login) walk([Object.values(task.login.fields), task.login.json]);
+  if (task.proxy) walk(task.proxy.urls);
+  return [...out].sort();
+}

@@ -39,6 +39,8 @@ export class CrawlManager implements vscode.Disposable {
     private readonly workers: WorkerManager,
     /** The designer's task-file problems: Start Crawl and Validate publish through the same collection. */
     private readonly problems: { check(doc: vscode.TextDocument): Promise<vscode.Diagnostic[]> },
+    /** Login and proxy credentials kept in Secret Storage, handed to the workers by environment. */
+    private readonly secrets?: { envFor(task: CrawlTask): Promise<Record<string, string>> },
   ) {}
 
   get(task: string): RunningCrawl | undefined {
@@ -76,6 +78,7 @@ export class CrawlManager implements vscode.Disposable {
       workerScript: this.workers.workerScript,
       execPath: process.execPath,
       browserPath: settings.browserPath() || undefined,
+      secretEnv: await this.secrets?.envFor(task),
       front: 'VS Code',
       pollMs: 1000,
       onProgress: (p) => {
