@@ -587,7 +587,7 @@ function access(
     for (const p of templateProblems(template)) diags.atPath(path, p);
     for (const name of variablesOf(template)) {
       if (name.startsWith('CRAWL_STUDIO_') && process.env[name] === undefined) {
-        diags.atPath(path, `environment variable ${name} is not set here; the workers need it`, 'warning');
+        diags.atPath(path, `environment variable ${name} is not set here; the workers need it (in the editor: Crawl Studio: Set Crawl Secret)`, 'warning');
       }
     }
   };
