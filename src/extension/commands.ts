@@ -26,8 +26,8 @@ export function registerCommands(deps: CommandDeps): void {
   const { context, connection, crawls, workers, tree } = deps;
   const reg = (id: string, fn: (...args: any[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, reporting(fn)));
 
-  reg('crawlStudio.startCrawl', async (uri?: vscode.Uri) => {
-    const doc = await taskDocument(uri);
+  reg('crawlStudio.startCrawl', async (target?: unknown) => {
+    const doc = await taskDocument(taskFileOf(target));
     if (!doc) return undefined;
     const rc = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Starting crawl ${vscode.workspace.asRelativePath(doc.uri)}…` }, () => crawls.start(doc));
     void tree.refresh();
@@ -187,7 +187,12 @@ export function registerCommands(deps: CommandDeps): void {
   });
 
   // Job actions
-  const fresh = async (node: JobNode) => (await tree.getModel()!.job(node.parent.queue.name, node.job.id!)) ?? node.job;
+  // A row whose job is gone by the time its command runs (the tree refreshed under the menu) comes as undefined:
+  // say so instead of failing with an internal error.
+  const fresh = async (node: JobNode | undefined) => {
+    if (!node?.parent || !tree.getModel()) throw new Error('that job is no longer in the Queue Explorer (the tree refreshed under the menu): pick it again');
+    return (await tree.getModel()!.job(node.parent.queue.name, node.job.id!)) ?? node.job;
+  };
   reg('crawlStudio.job.retry', async (node: JobNode) => after((await fresh(node)).retry('failed')));
   reg('crawlStudio.job.remove', async (node: JobNode) => after((await fresh(node)).remove()));
   reg('crawlStudio.job.promote', async (node: JobNode) => after((await fresh(node)).promote()));

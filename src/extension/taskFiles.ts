@@ -54,7 +54,13 @@ export function taskFileOf(target: unknown): vscode.Uri | undefined {
   if (target instanceof vscode.Uri) return target;
   if (typeof target === 'string' && isTaskPath(target)) return vscode.Uri.file(target);
   if (isQueue(target)) return vscode.Uri.file(target.snapshot.file);
+  if (isTaskFileRow(target)) return target.uri;
   return undefined;
+}
+
+/** A Queue Explorer row of a task file that has no queue yet (explorer/queueTree.ts TaskFileNode). */
+function isTaskFileRow(v: unknown): v is { kind: 'taskFile'; uri: vscode.Uri } {
+  return typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === 'taskFile' && (v as { uri?: unknown }).uri instanceof vscode.Uri;
 }
 
 function isQueue(v: unknown): v is { kind: 'queue'; snapshot: { file: string } } {

@@ -12,7 +12,7 @@ import { RulePreviewLenses, TaskCompletions, TaskDiagnostics, TaskHovers } from 
 import { PageSource } from './pages';
 import { PreviewPanel, type PanelHost, type PanelSnapshot } from './previewPanel';
 import type { LazyHost } from '../lazy';
-import { activeTaskDocument, isTaskDocument, pickTaskFile, TASK_FILES } from '../taskFiles';
+import { activeTaskDocument, isTaskDocument, pickTaskFile, TASK_FILES, taskFileOf } from '../taskFiles';
 import { testHooksEnabled } from '../testHooks';
 
 // The crawl designer: a live preview of a task file against a real page, the selector picker, and editor
@@ -222,6 +222,8 @@ async function exists(uri: vscode.Uri): Promise<boolean> {
 
 function asUri(v: unknown): vscode.Uri | undefined {
   if (v instanceof vscode.Uri) return v;
+  const file = taskFileOf(v);
+  if (file) return file;
   if (typeof v === 'string' && v) return v.includes('://') ? vscode.Uri.parse(v) : vscode.Uri.file(v);
   return undefined;
 }

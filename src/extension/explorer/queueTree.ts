@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { RedisConnection } from '../redisConnection';
 import { engine } from '../lazy';
+import { TASK_GLOB } from '../taskFiles';
 import { JOB_STATES, type JobStateName } from './jobStates';
 import type { CrawlJob, QueueModel, QueueSnapshot } from './queueModel';
 
@@ -9,7 +10,7 @@ import type { CrawlJob, QueueModel, QueueSnapshot } from './queueModel';
 
 export const PAGE_SIZE = 100;
 
-export type ExplorerNode = ConnectionNode | NoticeNode | QueueNode | StateNode | JobNode | MoreNode;
+export type ExplorerNode = ConnectionNode | NoticeNode | QueueNode | TaskFileNode | StateNode | JobNode | MoreNode;
 
 export class ConnectionNode {
   readonly kind = 'connection';
@@ -29,6 +30,15 @@ export class QueueNode {
   constructor(
     readonly name: string,
     public snapshot: QueueSnapshot,
+  ) {}
+}
+/** A task file of the workspace whose task has no queue yet (never run here), valid or with its error count. */
+export class TaskFileNode {
+  readonly kind = 'taskFile';
+  constructor(
+    readonly uri: vscode.Uri,
+    public name: string | null,
+    public errors: number,
   ) {}
 }
 export class StateNode {
@@ -79,11 +89,28 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
   private held: Set<ExplorerNode> | 'all' | null = null;
   /** Per group, the read of its jobs under way: reads of one group never overlap. */
   private readonly jobReads = new Map<StateNode, Promise<void>>();
+  /** The workspace's task files by URI, re-read when one is created, changed or deleted. */
+  private taskFiles = new Map<string, TaskFileNode>();
+  private taskFilesRead: Promise<void> | null = null;
 
   constructor(
     private readonly connection: RedisConnection,
     private readonly intervalMs: () => number,
   ) {
+    // Task files appear in the tree before they ever ran (issue 23, item 9), so the watcher keeps the list current.
+    const watcher = vscode.workspace.createFileSystemWatcher(TASK_GLOB);
+    // Debounced, and the tree is refreshed only when the list of rows really changed: a root refresh re-registers
+    // every row, and a context menu open on one of them would then run its command on nothing.
+    let pending: NodeJS.Timeout | null = null;
+    const rescan = () => {
+      if (pending) clearTimeout(pending);
+      pending = setTimeout(() => {
+        pending = null;
+        this.taskFilesRead = null;
+        void this.readTaskFiles();
+      }, 300);
+    };
+    this.disposables.push(watcher, watcher.onDidCreate(rescan), watcher.onDidChange(rescan), watcher.onDidDelete(rescan));
     this.disposables.push(
       connection.onDidChangeState((s) => {
         // A reset (new URL, managed server) replaces the client: the model must not keep reading the old one.
@@ -175,7 +202,8 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
     const stale = this.queues.size > 0 && (lost || late);
     if (stale === this.isStale) return;
     this.staleSince = stale ? this.lastReadAt || Date.now() : null;
-    this.notify(undefined);
+    // Only the queue rows change: a whole-tree refresh would re-register every row under an open context menu.
+    for (const q of this.queues.values()) this.notify(q);
     if (stale) {
       const url = 'url' in this.connection.state ? ` at ${this.connection.state.url}` : '';
       void vscode.window.showWarningMessage(
@@ -241,7 +269,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
       this.lastReadAt = Date.now();
       if (this.staleSince !== null) {
         this.staleSince = null;
-        structural = true;
+        for (const q of next.values()) this.notify(q);
       }
       if (structural) this.notify(undefined);
       for (const st of this.expanded) if (this.queues.has(st.queue.name)) await this.refreshJobs(st);
@@ -288,6 +316,40 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
     await this.refreshJobs(st);
   }
 
+  /** Reads the workspace's task files (names and error counts) once per change; callers share a read. */
+  readTaskFiles(): Promise<void> {
+    this.taskFilesRead ??= (async () => {
+      const uris = await vscode.workspace.findFiles(TASK_GLOB, '**/node_modules/**', 200);
+      const { parseTask } = await engine();
+      const next = new Map<string, TaskFileNode>();
+      for (const uri of uris.sort((a, b) => a.fsPath.localeCompare(b.fsPath))) {
+        let name: string | null = null;
+        let errors = 0;
+        try {
+          const r = parseTask(new TextDecoder().decode(await vscode.workspace.fs.readFile(uri)), uri.fsPath);
+          name = r.task?.name ?? null;
+          errors = r.diagnostics.filter((d) => d.severity === 'error').length;
+        } catch {
+          errors = 1;
+        }
+        const node = this.taskFiles.get(uri.toString()) ?? new TaskFileNode(uri, name, errors);
+        node.name = name;
+        node.errors = errors;
+        next.set(uri.toString(), node);
+      }
+      const signature = (m: Map<string, TaskFileNode>) => [...m.values()].map((t) => `${t.uri.toString()}\t${t.name}\t${t.errors}`).join('\n');
+      const changed = signature(next) !== signature(this.taskFiles);
+      this.taskFiles = next;
+      if (changed) this.notify(undefined);
+    })().catch(() => undefined);
+    return this.taskFilesRead;
+  }
+
+  /** Task files whose task has no queue in this Redis (all of them when not connected). */
+  unrunTaskFiles(): TaskFileNode[] {
+    return [...this.taskFiles.values()].filter((t) => t.name === null || !this.queues.has(t.name));
+  }
+
   queueNodes(): QueueNode[] {
     return [...this.queues.values()];
   }
@@ -297,7 +359,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
   }
 
   getParent(node: ExplorerNode): ExplorerNode | undefined {
-    if (node instanceof QueueNode || node instanceof NoticeNode) return this.root;
+    if (node instanceof QueueNode || node instanceof NoticeNode || node instanceof TaskFileNode) return this.root;
     if (node instanceof StateNode) return node.queue;
     if (node instanceof JobNode || node instanceof MoreNode) return node.parent;
     return undefined;
@@ -323,8 +385,11 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
       if (s.kind === 'failed') out.push(new NoticeNode('failed', 'Not connected', s.error, 'error', { command: 'crawlStudio.connectRedis', title: 'Connect' }));
       if (s.kind === 'idle') out.push(new NoticeNode('idle', 'Not connected', 'Connect to Redis or start a crawl', 'plug', { command: 'crawlStudio.connectRedis', title: 'Connect' }));
       if (this.error) out.push(new NoticeNode('error', 'Cannot read queues', this.error, 'warning'));
-      if (s.kind === 'ready' && this.queues.size === 0 && !this.error) out.push(new NoticeNode('empty', 'No queues yet', 'Start a crawl from a *.crawl.yaml file', 'info'));
-      return [...out, ...this.queues.values()];
+      // Never awaited here: the rows come from the last read, and a read that changes them refreshes the tree.
+      void this.readTaskFiles();
+      const unrun = this.unrunTaskFiles();
+      if (s.kind === 'ready' && this.queues.size === 0 && unrun.length === 0 && !this.error) out.push(new NoticeNode('empty', 'No queues yet', 'Create a *.crawl.yaml task file and start a crawl', 'info'));
+      return [...out, ...this.queues.values(), ...unrun];
     }
     if (node instanceof QueueNode) {
       return JOB_STATES.map((s) => {
@@ -384,6 +449,18 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
           (node.snapshot.file ? `Task file: \`${node.snapshot.file}\`` : ''),
       );
       item.iconPath = new vscode.ThemeIcon(node.snapshot.paused ? 'debug-pause' : node.snapshot.runState === 'running' ? 'sync' : 'list-unordered');
+      return item;
+    }
+    if (node instanceof TaskFileNode) {
+      const label = node.name ?? vscode.workspace.asRelativePath(node.uri);
+      const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
+      item.id = `taskFile/${node.uri.toString()}`;
+      item.resourceUri = node.uri;
+      item.contextValue = node.errors > 0 ? 'taskFile.invalid' : 'taskFile';
+      item.description = node.errors > 0 ? `${node.errors} error${node.errors === 1 ? '' : 's'}` : 'not run yet';
+      item.tooltip = `${vscode.workspace.asRelativePath(node.uri)}: ${node.errors > 0 ? 'fix its errors (Problems panel) to crawl it' : 'no queue yet; Start Crawl runs it'}`;
+      item.iconPath = new vscode.ThemeIcon(node.errors > 0 ? 'warning' : 'file-code');
+      item.command = { command: 'vscode.open', title: 'Open', arguments: [node.uri] };
       return item;
     }
     if (node instanceof StateNode) {

@@ -94,6 +94,28 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     assert.deepEqual(byLine, [[0, 6], [5, 18], [6, 12]]);
   });
 
+  // Issue 23, item 9: a task file that had not run appeared nowhere in the sidebar ("No queues yet").
+  it('lists the workspace task files that have not run yet, and follows files created and deleted', async () => {
+    await vscode.commands.executeCommand('crawlStudio.refresh');
+    const root = (await api.tree.getChildren())[0]!;
+    const fileRows = async () => (await api.tree.getChildren(root)).filter((n) => n.kind === 'taskFile').map((n) => api.tree.getTreeItem(n));
+    // The rows come from a read of the workspace in the background; the tree refreshes when it lands.
+    const demo = await until('the fixture workspace\'s demo.crawl.yaml to be listed', async () => (await fileRows()).find((i) => i.resourceUri?.path.endsWith('/demo.crawl.yaml')), 30_000);
+    assert.equal(demo.description, 'not run yet');
+    assert.equal(demo.contextValue, 'taskFile');
+    const folder = vscode.workspace.workspaceFolders![0]!.uri;
+    const extra = vscode.Uri.joinPath(folder, 'broken-extra.crawl.yaml');
+    await vscode.workspace.fs.writeFile(extra, new TextEncoder().encode('name: broken-extra\nstart: [not a url]\nrules: []\n'));
+    try {
+      const row = await until('the new file to be listed', async () => (await fileRows()).find((i) => i.resourceUri?.path.endsWith('/broken-extra.crawl.yaml')), 30_000);
+      assert.match(String(row.description), /^\d+ errors?$/);
+      assert.equal(row.contextValue, 'taskFile.invalid');
+    } finally {
+      await vscode.workspace.fs.delete(extra);
+    }
+    await until('the deleted file to leave the list', async () => !(await fileRows()).some((i) => i.resourceUri?.path.endsWith('/broken-extra.crawl.yaml')), 30_000);
+  });
+
   it('runs a crawl from Start Crawl: the tree fills with counts, the status bar shows it, items reach the store', async () => {
     const started = await vscode.commands.executeCommand<{ task: string }>('crawlStudio.startCrawl', taskUri);
     assert.deepEqual(started, { task: 'shop' });
