@@ -15,7 +15,7 @@ import type { FetchSlots, InSlot, PoliteWait } from './fetchSlots';
 import { processSitemap, type SitemapJobDeps } from './sitemapJob';
 import { createAccess } from './access';
 import { expandProxyUrl } from '../core/task/secrets';
-import type { PageRenderer } from './browser/render';
+import { HUNG_GRACE_MS, type PageRenderer } from './browser/render';
 
 // One page job: robots.txt, per-host politeness, fetch, extract, discover, hand items to the store buffer,
 // count. Every step that talks to Redis is shared state, so any number of workers on any number of machines
@@ -76,7 +76,9 @@ export function createProcessor(deps: ProcessorDeps) {
   const maxInlineWait = deps.maxInlineWaitMs ?? 1_000;
   // Setting a job aside costs two Redis round trips; a wait shorter than that is cheaper to sit out.
   const maxInlineHostWait = deps.maxInlineHostWaitMs ?? 25;
-  const leaseMs = task.request.timeoutMs + 5_000;
+  // A host lease outlasts the longest request: a render may take longer than a fetch (its own timeout, and the
+  // grace after which its browser counts as hung, see browser/render.ts).
+  const leaseMs = Math.max(task.request.timeoutMs, ...task.rules.map((r) => (r.browser ? r.browser.timeoutMs + HUNG_GRACE_MS : 0))) + 5_000;
   const analyser = deps.analyser ?? inlineAnalyser();
   const sitemapDeps: SitemapJobDeps = { task, crawl, redis, robots: deps.robots, log: deps.log, fetchOpts };
 

@@ -11,7 +11,7 @@ import { refusal } from './guard';
 const RETRYABLE_STATUS = new Set([408, 425, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524]);
 
 /** Time past a render's own timeout after which its browser is taken as hung. */
-const HUNG_GRACE_MS = 10_000;
+export const HUNG_GRACE_MS = 10_000;
 
 export interface PageRenderer {
   render(url: string, spec: BrowserSpec, opts: FetchOptions): Promise<FetchedPage>;
