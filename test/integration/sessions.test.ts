@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
+import { FetchFailure } from '../../src/worker/fetcher';
+import { SessionPool } from '../../src/worker/sessions';
+import { startRedis, type RedisServer } from '../support/services';
+
+// The session pool on a real redis-server: RFC 6265 decisions are tough-cookie's, kept cookie by cookie so two
+// workers writing one session keep both their cookies, and retiring is once per generation.
+
+describe('session pool in Redis', function () {
+  this.timeout(30_000);
+  let server: RedisServer;
+  let redis: Redis;
+  before(async () => {
+    server = await startRedis();
+    redis = new Redis(server.url);
+  });
+  after(async () => {
+    redis?.disconnect();
+    await server?.stop();
+  });
+
+  it('keeps what a response may set, sends what a URL may get, and forgets expired cookies', async () => {
+    const pool = new SessionPool(redis, 'cookies', { pool: 1, maxPages: null, retireOnStatus: [403], retireOnSelector: null });
+    const s = await pool.take();
+    const jar = pool.cookies(s);
+    await jar.store('http://shop.test/a/page', ['sid=1; Path=/', 'deep=2', 'evil=3; Domain=other.test', 'sec=4; Secure; Path=/', 'wide=5; Domain=shop.test; Path=/']);
+    assert.equal(await jar.header('http://shop.test/'), 'sid=1; wide=5', 'another domain refused, default path /a');
+    assert.equal(await jar.header('http://shop.test/a/x'), 'deep=2; sid=1; wide=5');
+    assert.equal(await jar.header('https://shop.test/'), 'sid=1; wide=5', 'a Secure cookie set over http is refused (RFC 6265bis)');
+    await jar.store('https://shop.test/', ['sec=4; Secure; Path=/']);
+    assert.equal(await jar.header('https://shop.test/'), 'sid=1; wide=5; sec=4', 'longest path first, then oldest first (RFC 6265 5.4)');
+    assert.equal(await jar.header('http://shop.test/'), 'sid=1; wide=5', 'and sent only over https');
+    assert.equal(await jar.header('http://www.shop.test/'), 'wide=5', 'a Domain cookie goes to subdomains, a host-only one does not');
+    assert.equal(await jar.header('http://other.test/'), null);
+    await jar.store('http://shop.test/', ['sid=; Max-Age=0; Path=/']);
+    assert.equal(await jar.header('http://shop.test/'), 'wide=5', 'an expired cookie is removed');
+  });
+
+  it('keeps the cookies of concurrent responses in one session', async () => {
+    const pool = new SessionPool(redis, 'concurrent', { pool: 1, maxPages: null, retireOnStatus: [], retireOnSelector: null });
+    const s = await pool.take();
+    await Promise.all(Array.from({ length: 20 }, (_, i) => new SessionPool(redis, 'concurrent', pool.spec).cookies(s).store('http://shop.test/', [`c${i}=${i}`])));
+    const header = (await pool.cookies(s).header('http://shop.test/'))!;
+    assert.equal(header.split('; ').length, 20, header);
+  });
+
+  it('retires a session once per generation, ignores late cookies of a retired one, and replaces it after maxPages', async () => {
+    const pool = new SessionPool(redis, 'retire', { pool: 1, maxPages: 2, retireOnStatus: [403], retireOnSelector: null });
+    const first = await pool.take();
+    await pool.cookies(first).store('http://shop.test/', ['a=1']);
+    assert.equal(await pool.retire(first), true);
+    assert.equal(await pool.retire(first), false, 'a second worker seeing the same block retires nothing');
+    await pool.cookies(first).store('http://shop.test/', ['late=1']);
+    const second = await pool.take();
+    assert.notEqual(second.id, first.id);
+    assert.equal(await pool.cookies(second).header('http://shop.test/'), null, 'the new session starts without the old cookies');
+    await assert.rejects(pool.cookies(first).header('http://shop.test/'), (e: unknown) => e instanceof FetchFailure && e.cause_ === 'session' && e.retryable);
+    const third = await pool.take();
+    assert.equal(third.id, second.id, 'page 2 of the session');
+    const fourth = await pool.take();
+    assert.notEqual(fourth.id, second.id, 'page 3 is past maxPages 2: a new session');
+  });
+});
