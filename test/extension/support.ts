@@ -21,3 +21,16 @@ export async function restoreSettings(api: CrawlStudioApi | undefined, keys: rea
   for (const key of keys) await cfg.update(key, undefined, vscode.ConfigurationTarget.Global);
   await api?.connection.reset();
 }
+
+/** Polls `fn` every 200 ms until it returns something truthy, and returns that; fails naming `what` after `timeoutMs`. */
+export async function until<T>(what: string, fn: () => Promise<T | undefined | false | null> | T | undefined | false | null, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    last = v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(last)})`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

@@ -8,22 +8,13 @@ import type { CrawlStudioApi } from '../../../src/extension/extension';
 import { serveSite, type SiteServer } from '../../../src/demo/site';
 import { startRedis, type RedisServer } from '../../support/services';
 import { demoShopTask } from '../../support/demoTask';
-import { EXTENSION_ID, activateWith, restoreSettings } from '../support';
+import { EXTENSION_ID, activateWith, restoreSettings, until } from '../support';
 
 // The crawl dashboard against a real crawl: metrics arrive and move while it runs, history is in Redis (a
 // reopened dashboard shows the run so far), failures are grouped by cause with sample URLs, and "Retry all of
 // this group" sends exactly that group's failed jobs back to the queue.
 
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false | null> | T | undefined | false | null, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 async function data(task: string): Promise<DashboardData | undefined> {
   const all = (await vscode.commands.executeCommand<{ task: string; lastPosted: Partial<Record<ToDashboard['type'], ToDashboard>> }[]>('crawlStudio.dashboard.testState')) ?? [];

@@ -9,7 +9,7 @@ import { serveSite, type SiteServer } from '../../../src/demo/site';
 import { WORKERS_KEY } from '../../../src/frontier/keys';
 import { startRedis, type RedisServer } from '../../support/services';
 import { demoShopTask } from '../../support/demoTask';
-import { EXTENSION_ID, activateWith, restoreSettings } from '../support';
+import { EXTENSION_ID, activateWith, restoreSettings, until } from '../support';
 
 // The extension against a real redis-server and a real crawl of the demo shop: commands, the Queue Explorer's
 // contents, context actions, CodeLens, workers and diagnostics.
@@ -19,15 +19,6 @@ function taskYaml(siteUrl: string, name: string): string {
   return demoShopTask({ name, siteUrl, retries: { attempts: 2, delay: '50ms' } });
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 describe('Queue Explorer, commands and workers (real Redis, real crawl)', function () {
   this.timeout(120_000);

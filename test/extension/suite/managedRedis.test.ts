@@ -2,32 +2,28 @@ import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { CrawlStudioApi } from '../../../src/extension/extension';
 import { TASKS_KEY } from '../../../src/frontier/keys';
-import { activateWith, restoreSettings } from '../support';
+import { activateWith, restoreSettings, until } from '../support';
 
 // Issue 23, item 1: after the managed redis-server was stopped, "Start Managed Redis" started a new one on another
 // port, the explorer said "No queues yet" although the data held the task, and workers kept dialling the old port.
 // Now a managed server that dies is started again by the extension, on the same port with the same data, and
 // every client reconnects by itself. A real redis-server, killed with SIGKILL.
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 describe('managed Redis (a real redis-server started by the extension)', function () {
   this.timeout(90_000);
   let api: CrawlStudioApi;
+  let hadSettingsDir = false;
 
   before(async () => {
+    hadSettingsDir = await vscode.workspace.fs.stat(vscode.Uri.joinPath(vscode.workspace.workspaceFolders![0]!.uri, '.vscode')).then(() => true, () => false);
     api = await activateWith({ redisUrl: '' });
   });
   after(async () => {
     await restoreSettings(api, ['redisUrl']);
+    // Start Managed Redis clears the workspace's redisUrl, which writes the fixture's .vscode/settings.json.
+    const settingsDir = vscode.Uri.joinPath(vscode.workspace.workspaceFolders![0]!.uri, '.vscode');
+    if (!hadSettingsDir) await vscode.workspace.fs.delete(settingsDir, { recursive: true }).then(undefined, () => undefined);
   });
 
   it('is started again on the same port with its data when it dies, and the views recover without a reload', async () => {

@@ -9,7 +9,7 @@ import type { UrlSearchResult } from '../../../src/observe/findUrl';
 import { serveSite, type SiteServer } from '../../../src/demo/site';
 import { startRedis, type RedisServer } from '../../support/services';
 import { demoShopTask, PRICE_FIELD } from '../../support/demoTask';
-import { EXTENSION_ID, activateWith, restoreSettings } from '../support';
+import { EXTENSION_ID, activateWith, restoreSettings, until } from '../support';
 
 // The results view and Find URL against a real crawl of the demo shop (real Redis, worker processes, SQLite):
 // the webview receives pages of rows and new rows while the crawl runs, filters and sorts, exports the filtered
@@ -23,17 +23,6 @@ interface PanelState {
   lastPosted: Partial<Record<ToResults['type'], ToResults>>;
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false | null> | T | undefined | false | null, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    last = v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(last)})`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 async function panel(task: string): Promise<PanelState | undefined> {
   const all = (await vscode.commands.executeCommand<PanelState[]>('crawlStudio.results.testState')) ?? [];
