@@ -13,6 +13,12 @@ import { isPrivateAddress } from '../core/url/hosts';
 // The version is pinned in package.json; test/integration/fetcher*.test.ts fail if these paths move.
 const Agent = require('undici/lib/dispatcher/agent.js') as typeof AgentType;
 const ProxyAgent = require('undici/lib/dispatcher/proxy-agent.js') as typeof ProxyAgentType;
+// A CONNECT tunnel (ProxyAgent, https targets) calls dispatcher.connect(), which undici's entry module adds to the
+// Dispatcher prototype with its other APIs; only that one is added here.
+{
+  const DispatcherClass = require('undici/lib/dispatcher/dispatcher.js') as { prototype: Record<string, unknown> };
+  DispatcherClass.prototype.connect ??= require('undici/lib/api/api-connect.js');
+}
 const apiRequest = require('undici/lib/api/api-request.js') as (this: Dispatcher, opts: Dispatcher.RequestOptions) => Promise<Dispatcher.ResponseData>;
 
 /** A request (GET unless told) through `dispatcher`: undici's request() without its entry module. */

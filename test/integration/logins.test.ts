@@ -344,5 +344,12 @@ rules: [{ name: page }]
     const page = await fetchPage(`${site.url}/login`, { ...opts, privateAllowed: [new URL(site.url).host] });
     assert.equal(page.status, 200);
     assert.equal(proxy.forwarded.length, forwarded + 1);
+    // An https target goes through a CONNECT tunnel with the same credentials (TLS then fails here: the site
+    // speaks plain HTTP, which is enough to see the tunnel was asked for and granted).
+    const refused = proxy.refused;
+    const host = new URL(site.url).host;
+    await assert.rejects(fetchPage(`https://${host}/login`, { ...opts, privateAllowed: [host] }), (e: unknown) => e instanceof FetchFailure && !/connect is not a function/.test(e.message));
+    assert.deepEqual(proxy.forwarded.slice(forwarded + 1), [`CONNECT ${host}`]);
+    assert.equal(proxy.refused, refused, 'the tunnel was authorised');
   });
 });
