@@ -218,7 +218,15 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   const quit = () => {
     quitting = true;
     void launch.kill(QUIT_RELEASE_WAIT_MS).finally(() => {
-      if (redis.managed?.owned) process.kill(redis.managed.pid, 'SIGTERM');
+      // The private redis-server may be gone already (stopped meanwhile, or killed with the terminal's group):
+      // a second Ctrl-C must end quietly, not with a "kill ESRCH" stack trace.
+      if (redis.managed?.owned) {
+        try {
+          process.kill(redis.managed.pid, 'SIGTERM');
+        } catch {
+          // Gone already.
+        }
+      }
       process.exit(130);
     });
   };
