@@ -231,7 +231,7 @@ describe('logins, sessions and proxies (real login site, real proxy, real Redis 
     });
     const task = await writeTask(`name: login-site
 start: [${site.url}/]
-request: { robots: false, retries: { attempts: 6, delay: 10ms } }
+request: { robots: true, retries: { attempts: 6, delay: 10ms } }  # robots.txt through the proxy too
 session: { pool: 2, retireOn: { status: [403] } }
 login:
   url: ${site.url}/login
@@ -279,6 +279,7 @@ rules:
     assert.ok(site.logins > 2, `blocked sessions were replaced and logged in again: ${site.logins} logins for a pool of 2`);
     assert.ok(site.logins <= 2 + site.blocks, `a login per new session, no loop: ${site.logins} logins, ${site.blocks} blocks`);
     assert.deepEqual(site.direct, [], 'every request to the site went through the proxy');
+    assert.ok(proxy.forwarded.some((u) => u.endsWith('/robots.txt')), 'robots.txt too');
     assert.equal(proxy.refused, 0, 'the proxy got its credentials on every request');
     assert.ok(proxy.forwarded.length >= ITEMS + 1 + 2 * site.logins, `the proxy forwarded ${proxy.forwarded.length} requests`);
     assert.ok(cmdlines.size >= 2, `the worker processes were seen: ${[...cmdlines.values()].join('\n')}`);
