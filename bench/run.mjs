@@ -786,7 +786,8 @@ function report(ctx, rows, m, prof) {
   L.push(`Run ${date}, ${ctx.host}. Crawl Studio built from ${ctx.source.root} at \`${ctx.source.describe}\` (${ctx.source.builtAt}). Command: \`${ctx.command}\`.`);
   L.push('');
   const e = ctx.expected;
-  L.push(
+  // A broad-only run crawls its own site (its section says what it is), not the standard one.
+  if (rows.length || ctx.scale || ctx.slow || m) L.push(
     `**Site**: ${fmt(e.pages.length)} pages to fetch (${SITE.list} list pages in 2 variants, ${fmt(e.items.book)} books, /, /about.html), ` +
       `HTML ${fmt(e.htmlBytes.min / 1024, 1)}–${fmt(e.htmlBytes.max / 1024, 1)} KB (mean ${fmt(e.htmlBytes.mean / 1024, 1)} KB), robots-disallowed /private/, ` +
       `off-site, mailto: and javascript: links, duplicates by fragment, query order and tracking parameters. Items: ${fmt(e.extracted.book)} books + ` +
