@@ -10,6 +10,7 @@ import { activeTaskDocument, pickTaskFile as pick, readTask, taskFileOf } from '
 import type { WorkerManager } from './workers/workerManager';
 import type { WorkerNode } from './workers/workerTree';
 import { showJsonDocument } from './jsonDocuments';
+import { readLiveWorkers } from '../frontier/fleet';
 
 // Every command of the extension. Commands return their result so tests (and other extensions) can drive them
 // without clicking; every failure becomes a notification that says what to do next.
@@ -88,6 +89,14 @@ export function registerCommands(deps: CommandDeps): void {
           await q2.enqueueUrls(t, [url!], { force: true }).finally(() => q2.close());
           await tree.refresh();
         });
+      } else if (r.outcome === 'enqueued' && !(await readLiveWorkers(redis)).some((w) => w.tasks.includes(task!.name))) {
+        // Issue 23, item 7: a URL enqueued after the crawl ended sat in the queue with no worker and no hint.
+        const t = task;
+        void vscode.window
+          .showInformationMessage(`${msg} No worker is taking '${t.name}' jobs now: it waits in the queue until one runs.`, 'Start Workers', 'Start Crawl')
+          .then((a) => a && vscode.commands.executeCommand(a === 'Start Workers' ? 'crawlStudio.startWorkers' : 'crawlStudio.startCrawl', vscode.Uri.file(t.file)));
+        await tree.refresh();
+        return { ...r, noWorker: true };
       } else void vscode.window.showInformationMessage(msg);
       await tree.refresh();
       return r;

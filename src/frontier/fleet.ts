@@ -49,6 +49,22 @@ export function parseWorkerBeat(json: string): WorkerBeat | null {
 }
 
 /** The fleet's heartbeats by worker id, skipping any this version cannot read. */
+/**
+ * Heartbeats come every 5 s; a worker silent for a minute is gone (killed without cleanup). One rule for every
+ * view that lists workers (the Workers view, the dashboard, Enqueue's "no worker" hint): issue 23 item 4 saw
+ * the dashboard list dead workers for 9 minutes while the Workers view had dropped them.
+ */
+export const WORKER_GONE_AFTER_MS = 60_000;
+
+export function isWorkerGone(beat: Pick<WorkerBeat, 'lastSeen'>, now: number): boolean {
+  return now - beat.lastSeen > WORKER_GONE_AFTER_MS;
+}
+
+/** The heartbeats of workers that are not gone (see WORKER_GONE_AFTER_MS), by id. */
+export async function readLiveWorkers(redis: Redis, now = Date.now()): Promise<WorkerBeat[]> {
+  return (await readWorkers(redis)).filter((b) => !isWorkerGone(b, now));
+}
+
 export async function readWorkers(redis: Redis): Promise<WorkerBeat[]> {
   const all = await redis.hgetall(WORKERS_KEY);
   const out: WorkerBeat[] = [];

@@ -5,7 +5,7 @@ import type { CrawlTask } from '../core/task/model';
 import { parseStats, type CrawlStats, type PageJobData, type PageJobResult } from '../frontier/crawl';
 import { sampleFailures, type FailureGroupSample } from './failures';
 import { hostKeys, robotsKey, taskKeys } from '../frontier/keys';
-import { readWorkers, type WorkerBeat } from '../frontier/fleet';
+import { readLiveWorkers, type WorkerBeat } from '../frontier/fleet';
 import { readHistory, readHostTally, readSkippedUrls, type HostTally, type MetricSample } from './metrics';
 
 // What the crawl dashboard shows, read from Redis in one place: the run, its counters, the metric history,
@@ -61,13 +61,13 @@ export async function readHealth(redis: Redis, queue: Queue<PageJobData, PageJob
   const keys = taskKeys(task.name);
   const meta = await redis.hgetall(keys.meta);
   const at = Date.now();
-  if (!meta.run) return { task: task.name, at, run: null, stats: null, history: [], failures: [], skipped: [], hosts: [], workers: await readWorkers(redis) };
+  if (!meta.run) return { task: task.name, at, run: null, stats: null, history: [], failures: [], skipped: [], hosts: [], workers: await readLiveWorkers(redis, at) };
   const run: RunHealth = { run: meta.run, state: meta.state ?? 'running', startedAt: Number(meta.startedAt ?? 0), finishedAt: meta.finishedAt ? Number(meta.finishedAt) : null };
   const [statsHash, history, tally, workers] = await Promise.all([
     redis.hgetall(keys.stats(run.run)),
     readHistory(redis, task.name, run.run),
     readHostTally(redis, task.name, run.run),
-    readWorkers(redis),
+    readLiveWorkers(redis, at),
   ]);
   const stats = parseStats(statsHash);
   const samples = opts.readFailures || !opts.previous ? await sampleFailures(queue) : opts.previous.failures;

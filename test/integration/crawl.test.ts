@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { allBooks, expectedPages, serveSite, type SiteServer, type SiteOptions } from '../../src/demo/site';
 import { Redis } from 'ioredis';
 import { hostKeys, taskKeys, WORKERS_KEY } from '../../src/frontier/keys';
-import { readWorkers, releaseDeadWorker, workerIdOf, type WorkerBeat } from '../../src/frontier/fleet';
+import { readLiveWorkers, readWorkers, releaseDeadWorker, WORKER_GONE_AFTER_MS, workerIdOf, type WorkerBeat } from '../../src/frontier/fleet';
 import { CrawlQueue, type CrawlStats } from '../../src/frontier/crawl';
 import { readHostTally } from '../../src/observe/metrics';
 import { startRedis, type RedisServer } from '../support/services';
@@ -356,6 +356,24 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
       assert.deepEqual(await readWorkers(conn), [beat]);
       assert.deepEqual(await releaseDeadWorker(conn, 'm:3', Date.now()), {});
       assert.equal(await conn.hget(WORKERS_KEY, 'm:3'), 'null', 'an entry it cannot read is left as it is');
+    } finally {
+      await conn.del(WORKERS_KEY);
+      conn.disconnect();
+    }
+  });
+
+  // Issue 23, item 4: the dashboard listed workers dead for 9 minutes while the Workers view had dropped them.
+  it('counts a worker silent for longer than WORKER_GONE_AFTER_MS as gone, for every view that lists workers', async () => {
+    const conn = new Redis(redis.url);
+    try {
+      await conn.del(WORKERS_KEY);
+      const now = Date.now();
+      const beat = (id: string, lastSeen: number): WorkerBeat => ({ id, pid: 1, host: 'm', tasks: ['t'], concurrency: 4, started: 1, lastSeen, processed: 0, failed: 0 });
+      const live = beat('m:live', now - 5_000);
+      const dead = beat('m:dead', now - WORKER_GONE_AFTER_MS - 1_000);
+      await conn.hset(WORKERS_KEY, live.id, JSON.stringify(live), dead.id, JSON.stringify(dead));
+      assert.deepEqual((await readWorkers(conn)).map((b) => b.id), ['m:dead', 'm:live']);
+      assert.deepEqual(await readLiveWorkers(conn, now), [live]);
     } finally {
       await conn.del(WORKERS_KEY);
       conn.disconnect();

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { readWorkers, type WorkerBeat } from '../../frontier/fleet';
+import { isWorkerGone, readWorkers, type WorkerBeat } from '../../frontier/fleet';
 import type { RedisConnection } from '../redisConnection';
 import type { TrackedWorker, WorkerManager } from './workerManager';
 
@@ -30,8 +30,7 @@ export class WorkerTreeProvider implements vscode.TreeDataProvider<WorkerNode>, 
       const now = Date.now();
       const next = new Map<string, WorkerBeat>();
       for (const b of await readWorkers(redis)) {
-        // Heartbeats come every 5 s; a worker silent for a minute is gone (killed without cleanup).
-        if (now - b.lastSeen > 60_000) continue;
+        if (isWorkerGone(b, now)) continue;
         const id = b.id;
         next.set(id, b);
         const prev = this.rates.get(id);

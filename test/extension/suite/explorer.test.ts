@@ -216,8 +216,10 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     // The retried job from the previous test is waiting; the run is finished, so re-open it for enqueueing.
     const redisClient = await api.connection.get();
     await redisClient.hset('cs:{shop}:#meta', 'state', 'running');
-    const r = await vscode.commands.executeCommand<{ outcome: string }>('crawlStudio.enqueueUrl', queue, `${site.url}/about.html`);
+    const r = await vscode.commands.executeCommand<{ outcome: string; noWorker?: boolean }>('crawlStudio.enqueueUrl', queue, `${site.url}/about.html`);
     assert.equal(r?.outcome, 'enqueued');
+    // Issue 23, item 7: nothing consumes the queue now, and Enqueue says so (with Start Workers / Start Crawl).
+    assert.equal(r?.noWorker, true, 'the hint that no worker takes the job');
     const pids = await vscode.commands.executeCommand<number[]>('crawlStudio.startWorkers', taskUri, 1);
     assert.equal(pids?.length, 1);
     assert.equal(api.workers.list().length, 1);
