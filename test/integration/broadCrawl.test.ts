@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { startRedis, type RedisServer } from '../support/services';
+import type { RequestListener } from 'node:http';
+import { serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
 import { bufferedPages, session, writeTask } from '../support/crawl';
 
 // Issue 19: a broad crawl, many hosts each allowed one request a second, must keep every host busy at its rate:
@@ -25,10 +24,9 @@ interface Hit {
 }
 
 async function serveHosts(hits: Hit[]): Promise<{ urls: string[]; close: () => Promise<void> }> {
-  const servers: Server[] = [];
-  const urls: string[] = [];
+  const servers: HttpServer[] = [];
   for (let h = 0; h < HOSTS; h++) {
-    const server = createServer((req, res) => {
+    const handler: RequestListener = (req, res) => {
       if (req.url === '/robots.txt') {
         res.writeHead(404).end();
         return;
@@ -36,14 +34,11 @@ async function serveHosts(hits: Hit[]): Promise<{ urls: string[]; close: () => P
       hits.push({ host: h, path: req.url ?? '', at: Date.now() });
       const links = req.url === '/' ? Array.from({ length: PAGES - 1 }, (_, i) => `<a href="/p${i + 1}">p${i + 1}</a>`).join('') : '';
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<html><body><h1>host ${h} page ${req.url}</h1>${links}</body></html>`);
-    });
+    };
     // 127.0.0.2, .3, …: distinct hosts on loopback (Linux routes all of 127/8 there).
-    await new Promise<void>((resolve) => server.listen(0, `127.0.0.${h + 2}`, resolve));
-    servers.push(server);
-    const { address, port } = server.address() as AddressInfo;
-    urls.push(`http://${address}:${port}`);
+    servers.push(await serveHttp(handler, `127.0.0.${h + 2}`));
   }
-  return { urls, close: async () => void (await Promise.all(servers.map((s) => new Promise((r) => s.close(r))))) };
+  return { urls: servers.map((s) => s.url), close: async () => void (await Promise.all(servers.map((s) => s.close()))) };
 }
 
 describe('broad crawl: many hosts at their polite rate (issue 19)', function () {

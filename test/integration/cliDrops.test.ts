@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { startRedis, type RedisServer } from '../support/services';
+import { startRedis, type RedisServer, serveHttp, type HttpServer } from '../support/services';
 import { writeTask } from '../support/crawl';
 
 // Dropped links in the terminal (issue 21, item 1): a crawl whose scope or rules exclude every link ends after one
@@ -14,25 +12,24 @@ import { writeTask } from '../support/crawl';
 const run = promisify(execFile);
 const CLI = resolve('dist/cli.js');
 
-function listSite(): Promise<{ server: Server; url: string }> {
-  const server = createServer((req, res) => {
+function listSite(): Promise<HttpServer> {
+  return serveHttp((req, res) => {
     res.setHeader('content-type', 'text/html');
     if (req.url === '/') res.end(`<ul>${Array.from({ length: 11 }, (_, i) => `<li><a href="/author/a${i}">a${i}</a></li>`).join('')}</ul><a href="/">home</a>`);
     else res.end('<h1>author</h1>');
   });
-  return new Promise((r) => server.listen(0, '127.0.0.1', () => r({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })));
 }
 
 describe('CLI: dropped links by reason (issue 21, item 1)', function () {
   this.timeout(120_000);
   let redis: RedisServer;
-  let site: { server: Server; url: string };
+  let site: HttpServer;
   before(async () => {
     redis = await startRedis();
     site = await listSite();
   });
   after(async () => {
-    site?.server.close();
+    await site?.close();
     await redis?.stop();
   });
 

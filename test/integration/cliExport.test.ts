@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { startRedis, type RedisServer } from '../support/services';
+import { startRedis, type RedisServer, serveHttp, type HttpServer } from '../support/services';
 import { writeTask } from '../support/crawl';
 
 // Export from the terminal (issue 21, item 5): the summary's suggestion must work for a task with two item types,
@@ -17,18 +15,17 @@ const ROWS = 3_000;
 describe('CLI: export (issue 21, item 5)', function () {
   this.timeout(120_000);
   let redis: RedisServer;
-  let server: Server;
+  let web: HttpServer | undefined;
   let base: string;
   before(async () => {
     redis = await startRedis();
     // Far more than a pipe's 64 KB buffer, so `head` closes the pipe while the export still writes.
     const body = Array.from({ length: ROWS }, (_, i) => `<li class="${i % 2 ? 'a' : 'b'}"><b>${i}</b><i>${'title '.repeat(20)}${i}</i></li>`).join('');
-    server = createServer((_req, res) => res.setHeader('content-type', 'text/html').end(`<ul>${body}</ul>`));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    web = await serveHttp((_req, res) => res.setHeader('content-type', 'text/html').end(`<ul>${body}</ul>`));
+    base = web.url;
   });
   after(async () => {
-    server?.close();
+    await web?.close();
     await redis?.stop();
   });
 

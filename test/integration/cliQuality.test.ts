@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { startRedis, type RedisServer } from '../support/services';
+import { startRedis, type RedisServer, serveHttp, type HttpServer } from '../support/services';
 import { writeTask } from '../support/crawl';
 
 // Field quality and recorded errors from the terminal (issue 21, item 4): a wrong selector and a required field
@@ -16,20 +14,19 @@ const CLI = resolve('dist/cli.js');
 describe('CLI: field quality and errors (issue 21, item 4)', function () {
   this.timeout(120_000);
   let redis: RedisServer;
-  let server: Server;
+  let web: HttpServer | undefined;
   let base: string;
   before(async () => {
     redis = await startRedis();
-    server = createServer((req, res) => {
+    web = await serveHttp((req, res) => {
       res.setHeader('content-type', 'text/html');
       if (req.url === '/') res.end(Array.from({ length: 6 }, (_, i) => `<a class="p" href="/p${i}">p${i}</a>`).join(''));
       else res.end(`<div class="item"><h1>Title ${req.url}</h1><span class="price">${req.url!.length}</span>${Number(req.url!.slice(2)) % 2 === 0 ? '<span class="sku">S</span>' : ''}</div>`);
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    base = web.url;
   });
   after(async () => {
-    server?.close();
+    await web?.close();
     await redis?.stop();
   });
 

@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { startRedis, type RedisServer } from '../support/services';
+import { startRedis, type RedisServer, serveHttp, type HttpServer } from '../support/services';
 import { writeTask } from '../support/crawl';
 
 // `crawl-studio enqueue <task> --file` (issue 21, item 6; issue 22, item 7): bulk URLs from a file or stdin, through
@@ -17,16 +15,15 @@ const CLI = resolve('dist/cli.js');
 describe('CLI: enqueue --file (issue 21, item 6)', function () {
   this.timeout(120_000);
   let redis: RedisServer;
-  let server: Server;
+  let web: HttpServer | undefined;
   let base: string;
   before(async () => {
     redis = await startRedis();
-    server = createServer((_req, res) => res.setHeader('content-type', 'text/html').end('<p>hi</p>'));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    web = await serveHttp((_req, res) => res.setHeader('content-type', 'text/html').end('<p>hi</p>'));
+    base = web.url;
   });
   after(async () => {
-    server?.close();
+    await web?.close();
     await redis?.stop();
   });
 

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
 import { fetchPage, type FetchOptions } from '../../src/worker/fetcher';
-import { startRedis, type RedisServer } from '../support/services';
+import { startRedis, type RedisServer, serveHttp, type HttpServer } from '../support/services';
 import { bufferedPages, session, writeTask } from '../support/crawl';
 
 // Pages in other encodings than UTF-8, decoded once in the fetch path (workers and the designer's preview both
@@ -25,10 +24,10 @@ const UTF16_PAGE = html('', TEXT);
 
 describe('fetcher: page encodings (BOM, header charset, meta prescan)', function () {
   this.timeout(60_000);
-  let server: Server;
+  let web: HttpServer;
   let base = '';
   before(async () => {
-    server = createServer((req, res) => {
+    web = await serveHttp((req, res) => {
       const type = (t: string) => ({ 'content-type': t });
       switch (req.url) {
         case '/meta-charset':
@@ -60,12 +59,10 @@ describe('fetcher: page encodings (BOM, header charset, meta prescan)', function
           return res.writeHead(404).end('no');
       }
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    base = web.url;
   });
   after(async () => {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    await web.close();
   });
 
   const opts: FetchOptions = { timeoutMs: 5000, maxBytes: 1 << 20, maxRedirects: 3, headers: {}, userAgent: 'cs-test', privateAllowed: null };

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { FetchFailure, fetchPage, type FetchOptions } from '../../src/worker/fetcher';
+import { serveHttp, type HttpServer } from '../support/services';
 
 // The fetcher against a real HTTP server on 127.0.0.1: content codings undone as a browser would, redirects
 // followed by hand, bodies nobody reads not downloaded, and the size cap counted after decoding.
@@ -9,11 +10,11 @@ import { FetchFailure, fetchPage, type FetchOptions } from '../../src/worker/fet
 const PAGE = '<html><body><h1>Caf\u00e9 \u2603</h1>' + '<p>filler</p>'.repeat(500) + '</body></html>';
 
 describe('fetcher: codings, redirects and caps', () => {
-  let server: Server;
+  let web: HttpServer;
   let base = '';
   let seen: IncomingHttpHeaders | null = null;
   before(async () => {
-    server = createServer((req, res) => {
+    web = await serveHttp((req, res) => {
       seen = req.headers;
       const html = { 'content-type': 'text/html; charset=utf-8' };
       switch (req.url) {
@@ -42,12 +43,10 @@ describe('fetcher: codings, redirects and caps', () => {
           return res.writeHead(404).end('no');
       }
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    base = web.url;
   });
   after(async () => {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    await web.close();
   });
 
   const opts: FetchOptions = { timeoutMs: 5000, maxBytes: 1 << 20, maxRedirects: 3, headers: {}, userAgent: 'cs-test', privateAllowed: null };

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer as createHttpServer, type RequestListener, type Server as HttpServerHandle } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -9,6 +10,33 @@ import { join } from 'node:path';
 
 export function inCI(): boolean {
   return process.env.CI === 'true' || process.env.CI === '1';
+}
+
+/** An HTTP server for a test, on a free port of a loopback address. */
+export interface HttpServer {
+  readonly server: HttpServerHandle;
+  /** `http://<host>:<port>`, no trailing slash. */
+  readonly url: string;
+  /** Closes the server and every connection still open to it (keep-alive sockets would hold close() open). */
+  close(): Promise<void>;
+}
+
+export async function serveHttp(handler: RequestListener, host = '127.0.0.1'): Promise<HttpServer> {
+  const server = createHttpServer(handler);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, host, () => resolve());
+  });
+  const { address, port } = server.address() as AddressInfo;
+  return {
+    server,
+    url: `http://${address}:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }
 
 export async function freePort(): Promise<number> {
