@@ -5,9 +5,7 @@
 // expands them at the moment it logs in or connects, so a parsed task (sent to the analysis thread, quoted in
 // messages) never holds a secret. Messages name variables, never their values.
 
-import { ENV_PREFIX, expandStoreUrl } from './storeUrl';
-
-const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+import { ENV_PREFIX, expandStoreUrl, isCrawlStudioVariable, VARIABLE } from './storeUrl';
 
 export function variablesOf(template: string): string[] {
   return [...template.matchAll(VARIABLE)].map((m) => m[1]!);
@@ -16,7 +14,7 @@ export function variablesOf(template: string): string[] {
 /** Problems with the variable names of a template: each name outside CRAWL_STUDIO_* is one. */
 export function templateProblems(template: string): string[] {
   return variablesOf(template)
-    .filter((n) => !(n.startsWith(ENV_PREFIX) && n.length > ENV_PREFIX.length))
+    .filter((n) => !isCrawlStudioVariable(n))
     .map((n) => `\${${n.length > 60 ? n.slice(0, 59) + '…' : n}} is not expanded: login and proxy values may use only variables named ${ENV_PREFIX}*; rename it, e.g. \${${ENV_PREFIX}${n}}`);
 }
 

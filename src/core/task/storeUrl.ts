@@ -19,8 +19,14 @@ export const LIBPQ_VARIABLES: readonly string[] = [
   'PGSSLMODE', 'PGSSLROOTCERT', 'PGSSLCERT', 'PGSSLKEY', 'PGCONNECT_TIMEOUT', 'PGTARGETSESSIONATTRS',
 ];
 
+/** A `CRAWL_STUDIO_<something>` name: the variables any task-file value may expand. */
+export function isCrawlStudioVariable(name: string): boolean {
+  return name.startsWith(ENV_PREFIX) && name.length > ENV_PREFIX.length;
+}
+
+/** The variables a store URL may expand: Crawl Studio's and libpq's. */
 export function mayExpand(name: string): boolean {
-  return (name.startsWith(ENV_PREFIX) && name.length > ENV_PREFIX.length) || LIBPQ_VARIABLES.includes(name);
+  return isCrawlStudioVariable(name) || LIBPQ_VARIABLES.includes(name);
 }
 
 export interface StoreUrlProblem {
@@ -33,7 +39,8 @@ export interface ExpandedStoreUrl {
   readonly problems: readonly StoreUrlProblem[];
 }
 
-const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+/** `${NAME}` in a task-file value (global: use with replace / matchAll). */
+export const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 const URL_FORM = /^([a-z][a-z0-9+.-]*):\/\//i;
 /** What a host (name, IPv4, [IPv6]) and port may hold. */
 const HOST_CHARS = /^[A-Za-z0-9.\-_~%[\]:]*$/;
