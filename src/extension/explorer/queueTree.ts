@@ -151,10 +151,6 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
     else if (held) for (const n of held) this.changed.fire(n);
   }
 
-  /** Whether a change is held back now (tests check the invariant notify() keeps). */
-  get fetchingChildren(): boolean {
-    return this.fetching > 0;
-  }
 
   attach(view: vscode.TreeView<ExplorerNode>): void {
     this.disposables.push(
