@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -11,6 +10,7 @@ import type { CrawlSession } from '../../src/run/session';
 import { attachStore, type AttachedStore } from '../../src/run/storeAttachment';
 import { connectRedis } from '../../src/redis/connect';
 import { startRedis, type RedisServer } from '../support/services';
+import { sqliteShell } from '../support/sqliteShell';
 import { hostileMiddleware, hostileExpectations, type HostileContext } from './hostile';
 import {
   bookshop,
@@ -393,7 +393,8 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
     await store.close();
     attached = undefined;
     const v = await verify(scene, redis.url, bookshop(web.url));
-    const integrity = await sqliteShell(scene.storePath, 'PRAGMA integrity_check;');
+    const check = await sqliteShell(scene.storePath, 'PRAGMA integrity_check;');
+    const integrity = check.err || check.out;
     record('external reader: sqlite3 shell during the crawl', v, '-', t0,
       `${reads.ok} reads during the crawl, ${reads.busy} busy, ${reads.problems.length} inconsistent; integrity_check: ${integrity.trim()}`,
       reads.problems.length === 0 && integrity.trim() === 'ok' && reads.ok >= 5);
@@ -696,15 +697,6 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
   });
 });
 
-/** Runs the sqlite3 shell (a separate SQLite build, with its default read-write open) on `file`. */
-function sqliteShell(file: string, sql: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile('sqlite3', ['-batch', '-noheader', '-separator', ' ', file, sql], { timeout: 20_000 }, (err, stdout, stderr) =>
-      err ? reject(Object.assign(new Error(`sqlite3 ${sql}: ${stderr || err.message}`), { stderr: String(stderr) })) : resolve(String(stdout)),
-    );
-  });
-}
-
 /**
  * Reads `file` with the sqlite3 shell in a loop (10 ms apart) until stopped: per read, in one transaction, the item rows, their
  * distinct keys, the pages and quick_check. Problems: a read that fails for another reason than a busy database,
@@ -720,29 +712,35 @@ function sqliteShellReader(file: string): { stop: () => Promise<{ ok: number; bu
     let table: string | null = null;
     while (!stopped) {
       await sleep(10);
+      // A busy answer is what a reader may get, and the store may not have its tables yet; anything else is a problem.
+      const failed = (err: string): boolean => {
+        if (!err) return false;
+        if (/database is locked|database is busy/i.test(err)) busy++;
+        else if (!/no such table: item_types/.test(err)) problems.push(err.trim());
+        return true;
+      };
+      let r: { out: string; err: string };
       try {
         if (!table) {
-          table = (await sqliteShell(file, "SELECT table_name FROM item_types WHERE type = 'book';")).trim() || null;
+          r = await sqliteShell(file, "SELECT table_name FROM item_types WHERE type = 'book';");
+          if (failed(r.err)) continue;
+          table = r.out.trim() || null;
           if (!table) continue;
         }
-        const out = await sqliteShell(file, `BEGIN; SELECT count(*), count(DISTINCT key) FROM "${table}"; SELECT count(*) FROM pages; PRAGMA quick_check; COMMIT;`);
-        const [counts, pages, check] = out.trim().split('\n');
-        const [items, keys] = counts!.split(' ').map(Number);
-        const now = { items: items!, pages: Number(pages) };
-        if (items !== keys) problems.push(`${items} item rows but ${keys} distinct keys`);
-        if (now.items < last.items || now.pages < last.pages) problems.push(`counts went down: ${JSON.stringify(last)} → ${JSON.stringify(now)}`);
-        if (check !== 'ok') problems.push(`quick_check: ${check}`);
-        last = now;
-        ok++;
+        r = await sqliteShell(file, `BEGIN; SELECT count(*), count(DISTINCT key) FROM "${table}"; SELECT count(*) FROM pages; PRAGMA quick_check; COMMIT;`);
       } catch (err) {
-        const text = String((err as { stderr?: string }).stderr ?? (err as Error).message);
-        if (/ENOENT/.test((err as Error).message)) {
-          problems.push('the sqlite3 shell is not installed (scripts/setup.sh test installs it)');
-          return;
-        }
-        if (/database is locked|database is busy/i.test(text)) busy++;
-        else if (!/no such table: item_types/.test(text)) problems.push(text.trim());
+        problems.push((err as Error).message); // the shell is not installed
+        return;
       }
+      if (failed(r.err)) continue;
+      const [counts, pages, check] = r.out.trim().split('\n');
+      const [items, keys] = counts!.split(' ').map(Number);
+      const now = { items: items!, pages: Number(pages) };
+      if (items !== keys) problems.push(`${items} item rows but ${keys} distinct keys`);
+      if (now.items < last.items || now.pages < last.pages) problems.push(`counts went down: ${JSON.stringify(last)} → ${JSON.stringify(now)}`);
+      if (check !== 'ok') problems.push(`quick_check: ${check}`);
+      last = now;
+      ok++;
     }
   })();
   return {

@@ -1,10 +1,10 @@
 import { strict as assert } from 'node:assert';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '../../src/store/sqlite';
 import type { ItemRow } from '../../src/store/types';
+import { sqliteShell as sqlite3 } from '../support/sqliteShell';
 
 // Issue 22, item 1: people open the store in the sqlite3 shell, DB Browser, Datasette or a notebook while a crawl
 // writes it. The WASM SQLite used before took a lock that other SQLite builds cannot see: they took its live
@@ -21,15 +21,6 @@ function batch(b: number): ItemRow[] {
     const k = b * PER_BATCH + i;
     return { type: 'product', key: `sku-${k}`, json: JSON.stringify({ sku: `sku-${k}`, name: `Product ${k}` }), fields: ['sku', 'name'], url: `https://shop.test/p/${k}`, rule: 'detail', run: 'r1', fetchedAt: 1_700_000_000_000 + k };
   });
-}
-
-function sqlite3(file: string, sql: string): Promise<{ out: string; err: string }> {
-  return new Promise((resolve, reject) =>
-    execFile('sqlite3', ['-batch', '-noheader', '-separator', ' ', file, sql], { timeout: 20_000 }, (error, stdout, stderr) => {
-      if (error && /ENOENT/.test(error.message)) reject(new Error('the sqlite3 shell is not installed (scripts/setup.sh test installs it)'));
-      else resolve({ out: String(stdout), err: String(stderr) + (error && !stderr ? error.message : '') });
-    }),
-  );
 }
 
 describe('store: SQLite read by other SQLite programs while it writes (issue 22, item 1)', function () {
