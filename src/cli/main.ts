@@ -484,7 +484,7 @@ async function cmdFixture(args: string[]): Promise<number> {
   }
   const page = await fetchPage(url, fetchOptions(task));
   if (!page.isHtml) throw new Error(`${url} is not HTML (${page.contentType ?? 'no content type'}, HTTP ${page.status}): a fixture is an HTML page`);
-  const json = await saveFixture(task.file, task, { url, finalUrl: page.finalUrl, html: page.body }, rule, 0);
+  const json = await saveFixture(task.file, task, { url, finalUrl: page.finalUrl, html: page.body, status: page.status, fetchedAt: new Date().toISOString() }, rule, 0);
   const saved = JSON.parse(readFileSync(json, 'utf8')) as import('../core/designer/fixtures').Fixture;
   console.log(`saved ${json} (rule ${rule}, HTTP ${page.status}): ${saved.expected.items.length} items, ${saved.expected.links.length} links, ${saved.expected.problems.length} problems`);
   return 0;

@@ -26,6 +26,7 @@ function fieldSpec(task: CrawlTask, type: string, field: string): FieldSpec | un
 /** How a field is extracted, as written in the task file: `selector 'h2'`, `selector 'a' attr href`. */
 function describe(f: FieldSpec | undefined): string {
   if (!f) return 'not in the task file now';
+  if (f.page) return `page: ${f.page}`;
   if (f.selector === null) return f.attr ? `attr ${f.attr} of the item` : 'the item itself';
   return `selector '${f.selector}'${f.attr ? ` attr ${f.attr}` : ''}`;
 }

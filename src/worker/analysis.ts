@@ -30,11 +30,19 @@ export class AnalysisError extends Error {
 
 export interface AnalysisInput {
   readonly task: CrawlTask;
+  /** After redirects. */
   readonly url: string;
   readonly html: string;
   readonly rule: string;
   readonly depth: number;
+  /** The URL as queued, the status and the fetch time (ms): what `page:` fields read. */
+  readonly requestedUrl: string;
+  readonly status: number;
+  readonly fetchedAt: number;
 }
+
+/** What crosses to the thread for one page: the input, with the task by name (the thread has every task). */
+type PageMessage = Omit<AnalysisInput, 'task'> & { readonly id: number; readonly task: string };
 
 /**
  * What a worker needs of a page's outcome: dropped links only as counts by reason. The full list (a list page drops
@@ -62,11 +70,11 @@ export function analysisBudgetMs(task: CrawlTask): number {
 /** In the caller's thread: for tests and hosts without the worker bundle. */
 export function inlineAnalyser(): PageAnalyser {
   return {
-    async analyse({ task, url, html, rule, depth }) {
+    async analyse({ task, rule, ...page }) {
       const r = ruleByName(task, rule);
       if (!r) throw new AnalysisError(`no rule '${rule}' in the task`, 'error');
       try {
-        return forWorker(analysePage(task, { url, html, rule: r, depth }));
+        return forWorker(analysePage(task, { ...page, rule: r }));
       } catch (err) {
         throw new AnalysisError(describeFailure(err), 'error');
       }
@@ -161,8 +169,8 @@ class ThreadAnalyser implements PageAnalyser {
       this.thread ??= this.start();
       const p = this.waiting.shift()!;
       this.posted.push(p);
-      const { task, url, html, rule, depth } = p.input;
-      this.thread.postMessage({ id: p.id, task: task.name, url, html, rule, depth });
+      const { task, ...page } = p.input;
+      this.thread.postMessage({ ...page, id: p.id, task: task.name } satisfies PageMessage);
       if (this.posted.length === 1) this.armBudget();
     }
   }
@@ -215,15 +223,15 @@ class ThreadAnalyser implements PageAnalyser {
 export function runAnalysisThread(): void {
   const tasks = (workerData as { tasks: CrawlTask[] }).tasks;
   const analyser = inlineAnalyser();
-  parentPort!.on('message', (m: { id: number; task: string; url: string; html: string; rule: string; depth: number }) => {
-    const task = tasks.find((t) => t.name === m.task);
+  parentPort!.on('message', ({ id, task: name, ...page }: PageMessage) => {
+    const task = tasks.find((t) => t.name === name);
     if (!task) {
-      parentPort!.postMessage({ id: m.id, ok: false, message: `no task '${m.task}' in this worker` });
+      parentPort!.postMessage({ id, ok: false, message: `no task '${name}' in this worker` });
       return;
     }
-    analyser.analyse({ task, url: m.url, html: m.html, rule: m.rule, depth: m.depth }).then(
-      (out) => parentPort!.postMessage({ id: m.id, ok: true, out }),
-      (err: Error) => parentPort!.postMessage({ id: m.id, ok: false, message: err.message }),
+    analyser.analyse({ ...page, task }).then(
+      (out) => parentPort!.postMessage({ id, ok: true, out }),
+      (err: Error) => parentPort!.postMessage({ id, ok: false, message: err.message }),
     );
   });
 }

@@ -187,7 +187,7 @@ export function createProcessor(deps: ProcessorDeps) {
 
     let outcome: AnalysedPage;
     try {
-      outcome = await analyser.analyse({ task, url: page.finalUrl, html: page.body, rule: rule.name, depth });
+      outcome = await analyser.analyse({ task, url: page.finalUrl, html: page.body, rule: rule.name, depth, requestedUrl: url, status: page.status, fetchedAt });
     } catch (err) {
       // The page itself is the problem (too deep, too slow, too big to extract): counted, failed, not retried.
       const kind = err instanceof AnalysisError ? err.kind : 'error';

@@ -5,7 +5,7 @@ import { analysePage, ruleByName } from '../core/pipeline/page';
 import { formatDiagnostic } from '../core/task/diagnostics';
 import type { CrawlTask } from '../core/task/model';
 import { parseTask } from '../core/task/parse';
-import { expectedFrom, failed, FIXTURE_VERSION, runFixture, type Fixture, type FixtureResult, type TaskTestReport } from '../core/designer/fixtures';
+import { expectedFrom, failed, FIXTURE_VERSION, fixtureInput, runFixture, type Fixture, type FixtureResult, type TaskTestReport } from '../core/designer/fixtures';
 
 // The files behind fixtures: `<task dir>/.crawl/fixtures/<task name>/<name>.html` (the page) and `<name>.json`
 // (URL, rule, depth and the expected extraction). Used by the extension ("Save Page as Fixture", "Test Task")
@@ -32,24 +32,30 @@ export interface FixturePage {
   readonly url: string;
   readonly finalUrl: string;
   readonly html: string;
+  readonly status: number;
+  /** ISO time of the fetch. */
+  readonly fetchedAt: string;
 }
 
 /** Saves the page and what `rule` extracts from it now; returns the fixture's .json path. */
 export async function saveFixture(taskFile: string, task: CrawlTask, page: FixturePage, ruleName: string, depth: number): Promise<string> {
   const rule = ruleByName(task, ruleName);
   if (!rule) throw new Error(`the task has no rule '${ruleName}'`);
-  const outcome = analysePage(task, { url: page.finalUrl, html: page.html, rule, depth });
-  const name = fixtureName(page.url);
-  const fixture: Fixture = {
+  const saved = {
     version: FIXTURE_VERSION,
-    name,
+    name: fixtureName(page.url),
     url: page.url,
     finalUrl: page.finalUrl,
     rule: ruleName,
     depth,
     savedAt: new Date().toISOString(),
-    expected: expectedFrom(outcome),
+    status: page.status,
+    fetchedAt: page.fetchedAt,
   };
+  // What `test` will run it as (fixtureInput), so the expectation of a `page:` field holds on every later run.
+  const outcome = analysePage(task, { ...fixtureInput({ ...saved, expected: { items: [], problems: [], links: [] } }), html: page.html, rule, depth });
+  const fixture: Fixture = { ...saved, expected: expectedFrom(outcome) };
+  const name = fixture.name;
   const dir = fixtureDir(taskFile, task.name);
   await mkdir(dir, { recursive: true });
   const json = join(dir, `${name}.json`);

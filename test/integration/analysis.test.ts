@@ -23,7 +23,7 @@ function demoTask(): CrawlTask {
 function pageInput(task: CrawlTask, path: string, rule: string): AnalysisInput {
   const html = renderPage(path, DEMO_SITE)?.body;
   assert.ok(html, `the demo site has no ${path}`);
-  return { task, url: `${SITE}${path}`, html, rule, depth: 1 };
+  return { task, url: `${SITE}${path}`, html, rule, depth: 1, requestedUrl: `${SITE}${path}`, status: 200, fetchedAt: Date.UTC(2026, 0, 2) };
 }
 
 describe('analysis thread', function () {
@@ -58,7 +58,7 @@ describe('analysis thread', function () {
   it('stops a page over its budget, and analyses the pages posted behind it in a fresh thread', async () => {
     const task = demoTask();
     // Unclosed nesting: htmlparser2 is quadratic in the depth, minutes of work for this page.
-    const bomb: AnalysisInput = { task, url: `${SITE}/bomb.html`, html: `<html><body>${'<div>'.repeat(400_000)}x`, rule: 'book', depth: 1 };
+    const bomb: AnalysisInput = { ...pageInput(task, '/catalogue/book-1.html', 'book'), url: `${SITE}/bomb.html`, html: `<html><body>${'<div>'.repeat(400_000)}x` };
     const books = [7, 8, 9, 10, 11].map((n) => pageInput(task, `/catalogue/book-${n}.html`, 'book'));
     analyser = createAnalyser([task], SCRIPT, () => 500);
     const started = Date.now();
@@ -74,5 +74,17 @@ describe('analysis thread', function () {
       assert.deepEqual((outcome as PromiseFulfilledResult<unknown>).value, await inline.analyse(books[i]!));
     }
     assert.ok(Date.now() - started < 30_000, 'the bomb was stopped at its budget, not parsed to the end');
+  });
+
+  it('gives `page:` fields the page\'s URL, status and fetch time in the thread, as in the designer', async () => {
+    const text = `name: facts\nstart: [${SITE}/]\nrules:\n  - name: book\n    items:\n      - type: book\n        fields:\n          title: h1\n` +
+      `          url: { page: url }\n          landed: { page: finalUrl }\n          status: { page: status }\n          fetched: { page: fetchedAt }\n          rule: { page: rule }\n`;
+    const task = parseTask(text, '/tmp/facts.crawl.yaml').task!;
+    const input: AnalysisInput = { ...pageInput(task, '/catalogue/book-3.html', 'book'), requestedUrl: `${SITE}/b/3`, status: 203 };
+    analyser = createAnalyser([task], SCRIPT);
+    const out = await analyser.analyse(input);
+    assert.deepEqual(out, await inlineAnalyser().analyse(input));
+    const { title: _, ...facts } = out.items[0]!.data;
+    assert.deepEqual(facts, { url: `${SITE}/b/3`, landed: `${SITE}/catalogue/book-3.html`, status: '203', fetched: '2026-01-02T00:00:00.000Z', rule: 'book' });
   });
 });

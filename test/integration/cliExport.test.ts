@@ -71,6 +71,45 @@ rules:
     assert.ok(!Number.isNaN(Date.parse(first._fetched_at)));
   });
 
+  it('stores and exports fields that take the page\'s URL, status and fetch time (issue 21, item 5)', async () => {
+    const site = await serveHttp((req, res) => {
+      if (req.url === '/old/7') return res.writeHead(301, { location: '/books/7' }).end();
+      res.setHeader('content-type', 'text/html').end(req.url === '/' ? '<a href="/old/7">seven</a>' : '<h1>Seven</h1>');
+    });
+    try {
+      const task = await writeTask(`name: page-values
+start: [${site.url}/]
+rules:
+  - name: home
+    follow: [{ selector: a, to: book }]
+  - name: book
+    items:
+      - type: book
+        key: [id]
+        fields:
+          title: h1
+          id: { page: finalUrl, regex: '/books/([0-9]+)' }
+          url: { page: url }
+          landed: { page: finalUrl }
+          status: { page: status }
+          fetched: { page: fetchedAt }
+          rule: { page: rule }
+`);
+      await exec(process.execPath, [CLI, 'run', task.file, '--workers', '1', '--redis', redis.url]);
+      const meta = await exec(process.execPath, [CLI, 'export', task.file, '--meta']);
+      const rows = meta.stdout.trim().split('\n').map((l) => JSON.parse(l));
+      assert.equal(rows.length, 1, meta.stdout);
+      const { _fetched_at, ...row } = rows[0];
+      // The values the worker's analysis thread took are the page record's: the same URL and time as --meta's.
+      assert.equal(row.fetched, _fetched_at);
+      assert.deepEqual(row, { _type: 'book', _key: '7', _url: `${site.url}/old/7`, title: 'Seven', id: '7', url: `${site.url}/old/7`, landed: `${site.url}/books/7`, status: '200', fetched: _fetched_at, rule: 'book' });
+      const csv = await exec(process.execPath, [CLI, 'export', task.file, '--format', 'csv']);
+      assert.equal(csv.stdout.split('\r\n')[0], 'title,id,url,landed,status,fetched,rule');
+    } finally {
+      await site.close();
+    }
+  });
+
   it('says whether `run` resumed or started a new run (issue 21, item 7)', async () => {
     const task = await writeTask(`name: rerun\nstart: [${base}/]\nrules:\n  - name: list\n`);
     const first = await exec(process.execPath, [CLI, 'run', task.file, '--workers', '1', '--redis', redis.url]);

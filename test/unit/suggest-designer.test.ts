@@ -241,7 +241,7 @@ describe('designer core', () => {
       const field = 'rules:\n  - name: a\n    items:\n      - type: t\n        fields:\n          price:\n            sel';
       const c3 = completionContext(field, field.length)!;
       assert.deepEqual(c3.path, ['rules', 0, 'items', 0, 'fields', 'price']);
-      assert.deepEqual(keyCompletions(c3.path, c3.siblings).map((k) => k.key), ['selector', 'attr', 'html', 'all', 'trim', 'regex', 'url', 'required']);
+      assert.deepEqual(keyCompletions(c3.path, c3.siblings).map((k) => k.key), ['selector', 'page', 'attr', 'html', 'all', 'trim', 'regex', 'url', 'required']);
       const flow = 'rules:\n  - name: a\n    follow:\n      - { selector: a, ';
       const c4 = completionContext(flow, flow.length)!;
       assert.deepEqual(c4.path, ['rules', 0, 'follow', 0]);
@@ -394,7 +394,7 @@ describe('designer core', () => {
       const file = join(dir, 'books.crawl.yaml');
       writeFileSync(file, books);
       const task = parseTask(books, file).task!;
-      const json = await saveFixture(file, task, { url: `${BASE}/catalogue/book-17.html`, finalUrl: `${BASE}/catalogue/book-17.html`, html: bookHtml }, 'book', 1);
+      const json = await saveFixture(file, task, { url: `${BASE}/catalogue/book-17.html`, finalUrl: `${BASE}/catalogue/book-17.html`, html: bookHtml, status: 200, fetchedAt: '2026-01-02T03:04:05.000Z' }, 'book', 1);
       assert.ok(json.startsWith(fixtureDir(file, 'books')));
       const ok = await testTaskFile(file);
       assert.equal(ok.ok, true, formatTestReport(ok));

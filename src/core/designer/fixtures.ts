@@ -24,7 +24,15 @@ export interface Fixture {
   readonly rule: string;
   readonly depth: number;
   readonly savedAt: string;
+  /** The page's HTTP status and fetch time (ISO), what `page:` fields read; absent in fixtures saved before they were kept. */
+  readonly status?: number;
+  readonly fetchedAt?: string;
   readonly expected: ExpectedOutcome;
+}
+
+/** The page a fixture holds, as analysePage takes it: an old fixture's `fetchedAt` is its save time, its status unknown. */
+export function fixtureInput(fixture: Fixture): { url: string; requestedUrl: string; status: number | null; fetchedAt: number } {
+  return { url: fixture.finalUrl, requestedUrl: fixture.url, status: fixture.status ?? null, fetchedAt: Date.parse(fixture.fetchedAt ?? fixture.savedAt) };
 }
 
 export function expectedFrom(outcome: PageOutcome): ExpectedOutcome {
@@ -127,7 +135,7 @@ function diffFields(label: string, e: ExtractedItem, a: ExtractedItem, out: Fiel
 export function runFixture(task: CrawlTask, fixture: Fixture, html: string): FixtureResult {
   const rule = ruleByName(task, fixture.rule);
   if (!rule) return failed(fixture, `the task has no rule '${fixture.rule}' any more`);
-  const outcome = analysePage(task, { url: fixture.finalUrl, html, rule, depth: fixture.depth });
+  const outcome = analysePage(task, { ...fixtureInput(fixture), html, rule, depth: fixture.depth });
   return compareOutcome(fixture, fixture.expected, expectedFrom(outcome));
 }
 

@@ -16,13 +16,16 @@ export interface PreparedPage {
   readonly finalUrl: string;
   /** The page as fetched: extraction runs on exactly this. */
   readonly html: string;
+  /** The fetch's HTTP status and time (ms), for `page:` fields; null where not known. */
+  readonly status: number | null;
+  readonly fetchedAt: number | null;
   /** The numbered DOM (same structure as `html`), for highlights and the picker. */
   readonly $: cheerio.CheerioAPI;
   readonly elements: readonly Element[];
   readonly index: ReadonlyMap<Element, number>;
 }
 
-export function preparePage(html: string, url: string, finalUrl: string = url): PreparedPage {
+export function preparePage(html: string, url: string, finalUrl: string = url, fetched: { status: number; fetchedAt: number } | null = null): PreparedPage {
   // One cheerio load per fetched page (not per keystroke): the picker and highlights query it freely.
   const $ = cheerio.load(html);
   const elements = elementsInOrder($.root()[0]!);
@@ -31,7 +34,7 @@ export function preparePage(html: string, url: string, finalUrl: string = url): 
     el.attribs[INDEX_ATTR] = String(i);
     index.set(el, i);
   });
-  return { url, finalUrl, html, $, elements, index };
+  return { url, finalUrl, html, status: fetched?.status ?? null, fetchedAt: fetched?.fetchedAt ?? null, $, elements, index };
 }
 
 /** The inert HTML for the preview frame (see render.ts); images from the page origin when allowed. */

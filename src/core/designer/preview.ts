@@ -56,7 +56,8 @@ export function computePreview(input: PreviewInput): PreviewResult {
   const robotsWanted = new Set<string>();
   let robotsPending = false;
   if (used && input.page && choice?.rule) {
-    const outcome = analysePage(used, { url: input.page.finalUrl, html: input.page.html, rule: choice.rule, depth: choice.depth });
+    const { page } = input;
+    const outcome = analysePage(used, { url: page.finalUrl, html: page.html, rule: choice.rule, depth: choice.depth, requestedUrl: page.url, status: page.status, fetchedAt: page.fetchedAt });
     items = itemTables(choice.rule, outcome.items);
     problems = outcome.problems.map((p) => `${p.type} #${p.index + 1}: ${p.message}`);
     const dropped = outcome.dropped.map((d) => ({ url: d.url, reason: d.reason as LinkReason, follow: d.follow, ...(d.detail ? { detail: d.detail } : {}) }));

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { AnyNode as Node } from 'domhandler';
 import { execFieldRegex } from '../task/fieldRegex';
-import type { FieldSpec, FollowSpec, ItemSpec, PageRule } from '../task/model';
+import type { FieldSpec, FollowSpec, ItemSpec, PageRule, PageValue } from '../task/model';
 import { HtmlPage, nodeOf } from './dom';
 import { findIn, findInDocument } from './select';
 
@@ -31,6 +31,18 @@ export interface FoundLink {
   readonly priority: number | null;
 }
 
+/** A page as fetched, besides its HTML: what `page:` fields read. */
+export interface PageFacts {
+  /** The URL as queued (the page's identity in the crawl, `--meta`'s `_url`). */
+  readonly url: string;
+  /** Where redirects ended: relative links resolve against it. */
+  readonly finalUrl: string;
+  /** The HTTP status; null where it is not known (a fixture saved before fixtures kept it). */
+  readonly status: number | null;
+  /** When the page was fetched, ms since the epoch; null where it is not known. */
+  readonly fetchedAt: number | null;
+}
+
 export interface Extraction {
   readonly items: ExtractedItem[];
   readonly problems: ItemProblem[];
@@ -58,16 +70,43 @@ interface Budget {
   left: number;
 }
 
-export function extractPage(html: string | HtmlPage, pageUrl: string, rule: PageRule): Extraction {
-  const page = typeof html === 'string' ? HtmlPage.parse(html) : html;
-  const baseUrl = resolveBase(page, pageUrl);
+/** `page` is the page's facts, or just its URL (after redirects) when nothing else is known. */
+export function extractPage(html: string | HtmlPage, page: string | PageFacts, rule: PageRule): Extraction {
+  const doc = typeof html === 'string' ? HtmlPage.parse(html) : html;
+  const facts: PageFacts = typeof page === 'string' ? { url: page, finalUrl: page, status: null, fetchedAt: null } : page;
+  const ctx: Context = { page: doc, baseUrl: resolveBase(doc, facts.finalUrl), facts, rule: rule.name };
   const items: ExtractedItem[] = [];
   const problems: ItemProblem[] = [];
   const budget: Budget = { left: MAX_PAGE_ITEM_CHARS };
-  for (const spec of rule.items) extractItems(page, spec, baseUrl, items, problems, budget);
+  for (const spec of rule.items) extractItems(ctx, spec, items, problems, budget);
   const links: FoundLink[] = [];
-  rule.follow.forEach((f, i) => collectLinks(page, f, i, links));
-  return { items, problems, links, baseUrl };
+  rule.follow.forEach((f, i) => collectLinks(doc, f, i, links));
+  return { items, problems, links, baseUrl: ctx.baseUrl };
+}
+
+/** What every field of a page is read against. */
+interface Context {
+  readonly page: HtmlPage;
+  /** The URL relative values resolve against. */
+  readonly baseUrl: string;
+  readonly facts: PageFacts;
+  readonly rule: string;
+}
+
+/** A `page:` field's value before clean-up: text, as every field value is (`'200'`, an ISO 8601 time). */
+export function pageValue(value: PageValue, facts: PageFacts, rule: string): string | null {
+  switch (value) {
+    case 'url':
+      return facts.url;
+    case 'finalUrl':
+      return facts.finalUrl;
+    case 'status':
+      return facts.status === null ? null : String(facts.status);
+    case 'fetchedAt':
+      return facts.fetchedAt === null ? null : new Date(facts.fetchedAt).toISOString();
+    case 'rule':
+      return rule;
+  }
 }
 
 /** The URL relative links of a page resolve against: its <base href>, else the page's own URL. */
@@ -89,15 +128,8 @@ function collectLinks(page: HtmlPage, f: FollowSpec, index: number, out: FoundLi
   }
 }
 
-function extractItems(
-  page: HtmlPage,
-  spec: ItemSpec,
-  baseUrl: string,
-  items: ExtractedItem[],
-  problems: ItemProblem[],
-  budget: Budget = { left: MAX_PAGE_ITEM_CHARS },
-): void {
-  const scopes: Node[] = spec.scope ? findInDocument(page, spec.scope) : [page.root];
+function extractItems(ctx: Context, spec: ItemSpec, items: ExtractedItem[], problems: ItemProblem[], budget: Budget): void {
+  const scopes: Node[] = spec.scope ? findInDocument(ctx.page, spec.scope) : [ctx.page.root];
   let skipped = 0;
   scopes.forEach((scope, index) => {
     if (budget.left <= 0) {
@@ -109,7 +141,7 @@ function extractItems(
     const data: Record<string, FieldValue> = {};
     const missing: string[] = [];
     for (const field of spec.fields) {
-      const value = fieldValue(page, scope, field, baseUrl, budget);
+      const value = fieldValue(ctx, scope, field, budget);
       data[field.name] = value;
       if (field.required && isEmpty(value)) missing.push(field.name);
     }
@@ -134,20 +166,10 @@ function isEmpty(v: FieldValue): boolean {
   return v === null || v === '' || (Array.isArray(v) && v.length === 0);
 }
 
-export function fieldValue(
-  page: HtmlPage,
-  scope: Node,
-  field: FieldSpec,
-  baseUrl: string,
-  budget?: Budget,
-): FieldValue {
-  const matches = field.selector ? findIn(page, scope, field.selector, !field.all) : [scope];
-  const read = (el: Node): string | null => {
-    const node = nodeOf(el);
-    let v: string | null | undefined;
-    if (field.attr) v = node.attr(field.attr);
-    else if (field.html) v = node.html();
-    else v = node.text();
+function fieldValue(ctx: Context, scope: Node, field: FieldSpec, budget: Budget): FieldValue {
+  // The same clean-up for an element's text or attribute and for a page value: trim, regex, URL, length.
+  const clean = (raw: string | null | undefined): string | null => {
+    let v = raw;
     if (v === undefined || v === null) return null;
     if (field.trim) v = v.replace(/\s+/g, ' ').trim();
     if (field.regex) {
@@ -156,19 +178,26 @@ export function fieldValue(
     }
     if (field.url && v) {
       try {
-        v = new URL(v, baseUrl).href;
+        v = new URL(v, ctx.baseUrl).href;
       } catch {
         // Not a URL: keep the text, the person sees it in the preview.
       }
     }
     const out = v.length > MAX_FIELD_CHARS ? v.slice(0, MAX_FIELD_CHARS) : v;
-    if (budget) budget.left -= out.length;
+    budget.left -= out.length;
     return out;
+  };
+  if (field.page) return clean(pageValue(field.page, ctx.facts, ctx.rule));
+  const matches = field.selector ? findIn(ctx.page, scope, field.selector, !field.all) : [scope];
+  const read = (el: Node): string | null => {
+    const node = nodeOf(el);
+    if (field.attr) return clean(node.attr(field.attr));
+    return clean(field.html ? node.html() : node.text());
   };
   if (field.all) {
     const values: string[] = [];
     for (const el of matches) {
-      if (budget && budget.left <= 0) break;
+      if (budget.left <= 0) break;
       const v = read(el);
       if (v !== null) values.push(v);
     }

@@ -34,14 +34,22 @@ export interface PageOutcome {
 }
 
 export interface PageInput {
+  /** The page's URL after redirects: links resolve against it. */
   readonly url: string;
   readonly html: string;
   readonly rule: PageRule;
   readonly depth: number;
+  /** The URL as queued, when redirects moved the page (default: `url`). This and the rest are what `page:` fields read. */
+  readonly requestedUrl?: string;
+  /** The HTTP status, where known. */
+  readonly status?: number | null;
+  /** When the page was fetched (ms since the epoch), where known. */
+  readonly fetchedAt?: number | null;
 }
 
 export function analysePage(task: CrawlTask, page: PageInput): PageOutcome {
-  const ex = extractPage(page.html, page.url, page.rule);
+  const facts = { url: page.requestedUrl ?? page.url, finalUrl: page.url, status: page.status ?? null, fetchedAt: page.fetchedAt ?? null };
+  const ex = extractPage(page.html, facts, page.rule);
   const kept: KeptLink[] = [];
   const dropped: DroppedLink[] = [];
   const seenOnPage = new Set<string>();

@@ -4,8 +4,20 @@
 import type { FieldRegex } from './fieldRegex';
 import type { Since } from '../sitemap/lastmod';
 
+/**
+ * What a field can take from the page itself instead of its elements (`page: url`), as Scrapy items carry
+ * `response.url`: the URL as queued, where redirects ended, the HTTP status, the fetch time, the rule's name.
+ */
+export const PAGE_VALUES = ['url', 'finalUrl', 'status', 'fetchedAt', 'rule'] as const;
+export type PageValue = (typeof PAGE_VALUES)[number];
+
 export interface FieldSpec {
   readonly name: string;
+  /**
+   * The field's value is this fact about the page, not an element's: `selector`, `attr`, `html` and `all` are then
+   * null or false (parseTask refuses them beside `page`), while `regex` and `url` still apply to the value.
+   */
+  readonly page: PageValue | null;
   /** Empty selector: the scope element itself. */
   readonly selector: string | null;
   readonly attr: string | null;

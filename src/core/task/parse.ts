@@ -27,6 +27,7 @@ import {
   type SessionSpec,
   type ItemSpec,
   type PageRule,
+  type PageValue,
   type SitemapStart,
   type StartUrl,
   type UrlPattern,
@@ -366,7 +367,7 @@ function levenshtein(a: string, b: string): number {
 // ---------------------------------------------------------------------------------------------------------
 // Semantic checks and normalisation (the schema guarantees the shapes below)
 
-type RawField = string | { selector?: string; attr?: string; html?: boolean; all?: boolean; trim?: boolean; regex?: string; url?: boolean; required?: boolean };
+type RawField = string | { selector?: string; page?: PageValue; attr?: string; html?: boolean; all?: boolean; trim?: boolean; regex?: string; url?: boolean; required?: boolean };
 interface RawItem { type: string; scope?: string; key?: string[]; fields: Record<string, RawField> }
 interface RawFollow { selector: string; attr?: string; to?: string; priority?: number }
 interface RawRule { name: string; match?: string[]; follow?: RawFollow[]; items?: RawItem[]; browser?: RawBrowser }
@@ -752,7 +753,12 @@ function buildItem(
     const spec = typeof f === 'string' ? { selector: f } : f;
     if (spec.selector !== undefined) selector(typeof f === 'string' ? fpath : [...fpath, 'selector'], spec.selector);
     if (spec.attr !== undefined && spec.html) diags.atPath([...fpath, 'html'], `use either 'attr' or 'html', not both`);
-    if (spec.selector === undefined && it.scope === undefined && !spec.attr) {
+    if (spec.page !== undefined) {
+      // A page field reads the page, not an element: what picks or reads an element has nothing to act on.
+      for (const k of ['selector', 'attr', 'html', 'all'] as const) {
+        if (spec[k] !== undefined) diags.atPath(fpath, `'${k}' does not go with 'page: ${spec.page}', which takes the page's ${spec.page}, not an element's: remove one of them`, 'error', k);
+      }
+    } else if (spec.selector === undefined && it.scope === undefined && !spec.attr) {
       diags.atPath(fpath, `needs a 'selector' (there is no item 'scope' element to read from)`);
     }
     let regex: FieldRegex | null = null;
@@ -763,6 +769,7 @@ function buildItem(
     }
     return {
       name,
+      page: spec.page ?? null,
       selector: spec.selector ?? null,
       attr: spec.attr ?? null,
       html: spec.html ?? false,

@@ -130,7 +130,7 @@ export class PageSource {
   private prepare(page: CachedPage): PreparedPage {
     const hit = this.prepared.get(page.meta.url);
     if (hit && hit.html === page.html) return hit;
-    const p = preparePage(page.html, page.meta.url, page.meta.finalUrl);
+    const p = preparePage(page.html, page.meta.url, page.meta.finalUrl, { status: page.meta.status, fetchedAt: Date.parse(page.meta.fetchedAt) });
     this.prepared.set(page.meta.url, p);
     while (this.prepared.size > 4) this.prepared.delete(this.prepared.keys().next().value!);
     return p;
