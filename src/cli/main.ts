@@ -14,7 +14,7 @@ import type { Progress } from '../run/session';
 import { launchCrawl } from '../run/launcher';
 import demoTaskText from '../../examples/books.crawl.yaml';
 import { droppedLine, droppedReasonLines, dropWarnings, progressLine, summaryLines } from './format';
-import { chooseRedis } from './redis';
+import { chooseRedis } from '../run/redisChoice';
 import { emptyFieldWarnings, qualityReports, qualityTable } from './quality';
 import { saveFixture, testTaskFile } from '../workspace/fixtureStore';
 import { fetchPage } from '../worker/fetcher';

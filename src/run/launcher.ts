@@ -3,6 +3,7 @@ import type { CrawlStatus, RunInfo } from '../frontier/crawl';
 import { connectRedis } from '../redis/connect';
 import { CrawlSession, type Progress, type SessionResult } from './session';
 import { attachStore, type AttachedStore } from './storeAttachment';
+import type { ItemRow } from '../store';
 import type { WorkerSupervisor } from './supervisor';
 
 // The one way a crawl run is put together, called by both front ends: `crawl-studio run` / `writer` and the
@@ -47,6 +48,8 @@ export interface LaunchOptions {
   readonly onStoreOpen?: (store: AttachedStore) => void;
   /** The store writer's own messages (a database down, retrying). */
   readonly onStoreMessage?: (message: string) => void;
+  /** The items of each batch this launch's writer committed to the store (see WriterOptions.onStored). */
+  readonly onItemsStored?: (items: readonly ItemRow[]) => void;
   readonly onWorkerExit?: (pid: number, code: number | null, signal: string | null, expected: boolean, lastLines: string[]) => void;
 }
 
@@ -113,7 +116,7 @@ export class CrawlLaunch {
       // the other driver's to write.
       if (!(await session.whenWorkersStart())) throw new Error('the run did not start');
       await session.supervisor.booted(STORE_AFTER_BOOT_MAX_MS);
-      const a = await attachStore(storeRedis, opts.task, opts.onStoreMessage);
+      const a = await attachStore(storeRedis, opts.task, opts.onStoreMessage, opts.onItemsStored);
       this.attached = a;
       opts.onStoreOpen?.(a);
       return a;

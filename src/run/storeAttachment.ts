@@ -3,7 +3,7 @@ import { statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { CrawlTask } from '../core/task/model';
 import type { CrawlStatus, RunInfo } from '../frontier/crawl';
-import { openStore, parseStoreUrl, startWriter, type ItemStore, type WriterHandle } from '../store';
+import { openStore, parseStoreUrl, startWriter, type ItemRow, type ItemStore, type WriterHandle } from '../store';
 import { summaryFromStatus, type SessionStoreHooks } from './session';
 
 // Connects a crawl session to its store: a writer drains the task's item stream while the crawl runs, and the
@@ -43,7 +43,13 @@ export function storeUrlFor(task: CrawlTask): string {
   return task.store.url;
 }
 
-export async function attachStore(redis: Redis, task: CrawlTask, log?: (message: string) => void): Promise<AttachedStore> {
+export async function attachStore(
+  redis: Redis,
+  task: CrawlTask,
+  log?: (message: string) => void,
+  /** Each committed batch's items (see WriterOptions.onStored). */
+  onStored?: (items: readonly ItemRow[]) => void,
+): Promise<AttachedStore> {
   const url = storeUrlFor(task);
   const store = await openStore(url, { task: task.name, cwd: dirname(task.file) });
   let writer!: WriterHandle;
@@ -65,6 +71,7 @@ export async function attachStore(redis: Redis, task: CrawlTask, log?: (message:
       batchSize: task.store.batchSize,
       flushMs: task.store.flushMs,
       log,
+      onStored,
     });
   } catch (err) {
     await store.close();

@@ -5,7 +5,7 @@ import { taskKeys } from '../frontier/keys';
 import { backoffDelay, type BackoffOptions } from './backoff';
 import { PAGE_FIELD } from './buffer';
 import { decodeEntry, DEFAULT_LIMITS, mergeBatch, type DecodedEntry, type MergeLimits } from './merge';
-import { StoreDataError, type ConflictPolicy, type ErrorRow, type ItemStore, type WriteResult } from './types';
+import { StoreDataError, type ConflictPolicy, type ErrorRow, type ItemRow, type ItemStore, type WriteResult } from './types';
 
 // The writer drains a task's items stream into a store. Its guarantees come from one ordering rule: an entry is
 // acknowledged and deleted (XACK + XDEL) only after the transaction holding its rows has committed. Killed
@@ -48,6 +48,11 @@ export interface WriterOptions {
   readonly verify?: () => void | Promise<void>;
   /** Fault injection for tests: runs after a batch committed and before its entries are acknowledged. */
   readonly afterCommit?: (ids: readonly string[]) => void | Promise<void>;
+  /**
+   * The items of each batch once it is committed and acknowledged (the library's `item` events). A batch replayed
+   * after a crash comes again. Must not throw: what it throws is reported and ignored, the items are stored.
+   */
+  readonly onStored?: (items: readonly ItemRow[]) => void;
 }
 
 export interface WriterCounters {
@@ -343,6 +348,7 @@ class Writer implements WriterHandle {
     const decoded = entries.map((e) => decodeEntry(e.id, e.fields, PAGE_FIELD));
     const ids = entries.map((e) => e.id);
     const merged = mergeBatch(decoded, this.policy, this.limits);
+    let stored: readonly ItemRow[] = merged.items;
     for (let attempt = 1; ; attempt++) {
       try {
         const t0 = performance.now();
@@ -351,7 +357,9 @@ class Writer implements WriterHandle {
           result = await this.opts.store.writeBatch(merged.pages, merged.items, this.policy, merged.errors);
         } catch (err) {
           if (!(err instanceof StoreDataError)) throw err;
-          result = await this.isolate(decoded, err);
+          const kept: ItemRow[] = [];
+          result = await this.isolate(decoded, err, kept);
+          stored = kept;
         }
         await this.opts.verify?.();
         const ms = performance.now() - t0;
@@ -377,6 +385,13 @@ class Writer implements WriterHandle {
     const failed = res?.find(([e]) => e);
     if (failed) throw new Error(`acknowledging ${ids.length} stored entries failed: ${(failed[0] as Error).message}`);
     for (const wake of [...this.onAcked]) wake();
+    if (this.opts.onStored && stored.length > 0) {
+      try {
+        this.opts.onStored(stored);
+      } catch (err) {
+        this.report(`writer ${this.consumer}: a listener of stored items threw: ${(err as Error).message}`);
+      }
+    }
   }
 
   /** Resolves when the next batch is stored and acknowledged, or after `ms`, whichever is first. */
@@ -396,7 +411,7 @@ class Writer implements WriterHandle {
    * The store refused the batch's data: write entry by entry, then item by item, so one bad row becomes an error
    * row instead of blocking everything behind it. Anything but a data error propagates (the caller backs off).
    */
-  private async isolate(entries: readonly DecodedEntry[], cause: StoreDataError): Promise<WriteResult> {
+  private async isolate(entries: readonly DecodedEntry[], cause: StoreDataError, stored: ItemRow[]): Promise<WriteResult> {
     this.report(`writer ${this.consumer}: store refused a batch (${cause.message}); writing its entries one by one`);
     const total = { written: 0, inserted: 0, updated: 0, conflicts: 0, pages: 0, errors: 0 };
     const add = (r: WriteResult) => {
@@ -407,6 +422,7 @@ class Writer implements WriterHandle {
       const m = mergeBatch([entry], this.policy, this.limits);
       try {
         add(await store.writeBatch(m.pages, m.items, this.policy, m.errors));
+        stored.push(...m.items);
         continue;
       } catch (err) {
         if (!(err instanceof StoreDataError)) throw err;
@@ -416,6 +432,7 @@ class Writer implements WriterHandle {
       for (const item of m.items) {
         try {
           add(await store.writeBatch([], [item], this.policy));
+          stored.push(item);
         } catch (err) {
           if (!(err instanceof StoreDataError)) throw err;
           const row: ErrorRow = {

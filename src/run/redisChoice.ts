@@ -2,8 +2,9 @@ import { dirname, join } from 'node:path';
 import { startManagedRedis, type ManagedRedis } from '../redis/server';
 import { redactUrl } from '../redis/connect';
 
-// Which Redis a CLI command talks to: --redis, else $CRAWL_STUDIO_REDIS, else the project's private server
-// (started on demand, data under .crawl/redis next to the task file, reused while it runs).
+// Which Redis a CLI command or a library run talks to: --redis (the `redis` option), else $CRAWL_STUDIO_REDIS,
+// else the project's private server (started on demand, data under .crawl/redis next to the task file, reused
+// while it runs).
 
 export interface RedisChoice {
   readonly url: string;
