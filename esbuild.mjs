@@ -34,6 +34,8 @@ if (!onlyTests) {
     entryPoints: {
       extension: 'src/extension/extension.ts',
       ...programBundleEntries,
+      // The npm package's library (`import { runCrawl } from 'crawl-studio'`): a plain module, no code-cache stub.
+      index: 'src/api/index.ts',
     },
     outdir: outRoot,
   });

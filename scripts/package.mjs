@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Builds what users install, from a clean staging folder (the development build in dist/ is left alone):
 //   node scripts/package.mjs vsix   -> out/package/crawl-studio-<version>.vsix   (the VS Code extension)
-//   node scripts/package.mjs cli    -> out/package/crawl-studio-cli-<version>.tgz (npm package, bin crawl-studio)
+//   node scripts/package.mjs cli    -> out/package/crawl-studio-<version>.tgz (npm package: bin crawl-studio, and the
+//                                      library `import { runCrawl, loadTask } from 'crawl-studio'` with its types)
 // Both are bundled and minified: neither needs node_modules at run time.
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,6 +23,8 @@ function build(stage) {
 if (what === 'vsix') {
   const stage = join(root, 'out', 'stage-vsix');
   build(stage);
+  // The library is the npm package's; the extension never loads it.
+  rmSync(join(stage, 'dist', 'index.js'), { force: true });
   for (const f of ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE', '.vscodeignore']) cpSync(f, join(stage, f));
   cpSync('media', join(stage, 'media'), { recursive: true });
   const out = join(outDir, `crawl-studio-${pkg.version}.vsix`);
@@ -32,15 +35,23 @@ if (what === 'vsix') {
   build(stage);
   rmSync(join(stage, 'dist', 'extension.js'), { force: true });
   rmSync(join(stage, 'dist', 'media'), { recursive: true, force: true });
+  // The library's types in one file, from src/api/index.ts: only what it exports, and no type of a dependency
+  // (the package installs none), so a TypeScript program compiles against it as installed. dts-bundle-generator
+  // also compiles the result, so a declaration that does not stand on its own fails the packaging.
+  execFileSync(process.execPath, [join(root, 'node_modules', 'dts-bundle-generator', 'dist', 'bin', 'dts-bundle-generator.js'),
+    '--project', 'tsconfig.json', '--no-banner', '--silent', '--export-referenced-types', 'false', '-o', join(stage, 'dist', 'index.d.ts'), 'src/api/index.ts'], { stdio: 'inherit' });
   const cliPkg = {
     name: 'crawl-studio',
     version: pkg.version,
-    description: 'Crawl Studio headless: run web crawls and worker fleets on a Redis/BullMQ queue from the command line.',
+    description: 'Crawl Studio headless: run web crawls and worker fleets on a Redis/BullMQ queue from the command line or from a program (runCrawl, loadTask).',
     license: pkg.license,
     repository: pkg.repository,
     homepage: pkg.homepage,
     keywords: pkg.keywords,
     bin: { 'crawl-studio': 'dist/cli.js' },
+    main: 'dist/index.js',
+    types: 'dist/index.d.ts',
+    exports: { '.': { types: './dist/index.d.ts', default: './dist/index.js' }, './package.json': './package.json' },
     files: ['dist/', 'README.md', 'LICENSE'],
     engines: { node: pkg.engines.node },
   };

@@ -1,21 +1,62 @@
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { expectedPages, serveSite, type SiteOptions, type SiteServer } from '../../src/demo/site';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { allBooks, expectedPages, serveSite, type SiteOptions, type SiteServer } from '../../src/demo/site';
 import { startRedis, type RedisServer } from '../support/services';
 import { bookTask, session, writeTask } from '../support/crawl';
 
 // The CLI as a fleet machine gets it: `npm pack` of the standalone package, installed into an empty folder
 // (no network: the package has no dependencies, everything is bundled), and a worker run from it that joins a
-// crawl on a shared Redis.
+// crawl on a shared Redis. And the same package as a library: a TypeScript program that imports it, compiled
+// against its bundled types and run against a local site and redis-server.
 
 const SITE: SiteOptions = { listPages: 2, perPage: 6 };
+
+/** A pipeline as a user writes it from the README: typed, ES modules, against the installed package. */
+const PIPELINE = `import { loadTask, runCrawl, TaskFileError, type CrawledItem, type TaskDefinition } from 'crawl-studio';
+
+const [site, redis] = process.argv.slice(2) as [string, string];
+const task = await loadTask({
+  name: 'pipeline-books',
+  start: [\`\${site}/\`],
+  rules: [
+    {
+      name: 'list',
+      match: [\`\${site}/\`, '/catalogue/page-*.html'],
+      follow: [{ selector: 'ul.nav a, li.next a, header a', to: 'list' }, { selector: 'article.product_pod h3 a', to: 'book' }],
+    },
+    { name: 'book', items: [{ type: 'book', key: ['upc'], fields: { title: 'h1', upc: 'td.upc', url: { page: 'url' } } }] },
+  ],
+  canonical: { dropParams: ['ref', 'src'] },
+});
+const items: CrawledItem[] = [];
+let progress = 0;
+const crawl = runCrawl(task, { redis, workers: 1, signal: AbortSignal.timeout(100_000) });
+crawl.on('item', (item) => items.push(item));
+crawl.on('progress', (p) => (progress += p.stats ? 1 : 0));
+const summary = await crawl;
+
+let invalid = '';
+try {
+  await loadTask({ name: 'bad', start: ['nope'], rules: [{ name: 'r' }] });
+} catch (err) {
+  if (err instanceof TaskFileError) invalid = err.diagnostics[0]!.path;
+}
+// The types are the schema's: a page value that does not exist does not compile.
+// @ts-expect-error 'uri' is not a page value
+const wrong: TaskDefinition = { name: 'x', start: [], rules: [{ name: 'r', items: [{ type: 't', fields: { u: { page: 'uri' } } }] }] };
+void wrong;
+const book1 = items.find((i) => i.url.endsWith('/book-1.html'))?.data;
+console.log(JSON.stringify({ pages: summary.stats.done, stored: summary.stored.rows, items: items.length, book1, progress, invalid }));
+`;
 
 describe('the crawl-studio npm package', function () {
   this.timeout(240_000);
   let bin: string;
+  let dir: string;
   let redis: RedisServer;
   let site: SiteServer;
 
@@ -24,7 +65,7 @@ describe('the crawl-studio npm package', function () {
     const out = execFileSync(process.execPath, ['scripts/package.mjs', 'cli'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
     const tarball = out.trim().split('\n').pop()!;
     assert.match(tarball, /crawl-studio-\d+\.\d+\.\d+\.tgz$/);
-    const dir = mkdtempSync(join(tmpdir(), 'cs-cli-install-'));
+    dir = mkdtempSync(join(tmpdir(), 'cs-cli-install-'));
     writeFileSync(join(dir, 'package.json'), '{"name":"fleet-machine","private":true}');
     execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball], { cwd: dir, stdio: 'pipe' });
     bin = join(dir, 'node_modules', '.bin', 'crawl-studio');
@@ -60,6 +101,39 @@ describe('the crawl-studio npm package', function () {
     assert.equal(code, 0, log);
     assert.equal(result.status.stats!.done, expectedPages(site.url, SITE).length);
     assert.match(log, /worker .* on redis:\/\/127\.0\.0\.1/);
+  });
+
+  it('is a library: a TypeScript program imports runCrawl and loadTask, compiles against its types and crawls', async () => {
+    const manifest = JSON.parse(readFileSync(join(dir, 'node_modules', 'crawl-studio', 'package.json'), 'utf8'));
+    assert.deepEqual([manifest.main, manifest.types, manifest.exports['.']], ['dist/index.js', 'dist/index.d.ts', { types: './dist/index.d.ts', default: './dist/index.js' }]);
+    const app = mkdtempSync(join(tmpdir(), 'cs-lib-app-'));
+    cpSync(join(dir, 'node_modules'), join(app, 'node_modules'), { recursive: true });
+    writeFileSync(join(app, 'package.json'), '{"name":"pipeline","private":true,"type":"module"}');
+    writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: {
+        module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, outDir: 'out',
+        // The package's own declarations are checked too: they must stand on their own, as installed.
+        skipLibCheck: false, types: ['node'], typeRoots: [resolve('node_modules/@types')],
+      },
+      files: ['pipeline.ts'],
+    }));
+    writeFileSync(join(app, 'pipeline.ts'), PIPELINE);
+    const tsc = spawnSync(process.execPath, [resolve('node_modules/typescript/bin/tsc'), '-p', app], { encoding: 'utf8' });
+    assert.equal(tsc.status, 0, `the program compiles against the package's types:\n${tsc.stdout}${tsc.stderr}`);
+    // Not spawnSync: the site is served by this process, which must keep answering while the program crawls it.
+    const run = await promisify(execFile)(process.execPath, [join(app, 'out', 'pipeline.js'), site.url, redis.url], { cwd: app, encoding: 'utf8', timeout: 120_000 });
+    const out = JSON.parse(run.stdout.trim().split('\n').pop()!);
+    const books = allBooks(SITE);
+    assert.equal(out.pages, expectedPages(site.url, SITE).length, run.stdout + run.stderr);
+    assert.deepEqual(out.stored, [{ type: 'book', count: books.length }]);
+    assert.equal(out.items, books.length);
+    assert.deepEqual(out.book1, { title: books[0]!.title, upc: books[0]!.upc, url: `${site.url}/catalogue/book-1.html` });
+    assert.ok(out.progress > 0);
+    assert.equal(out.invalid, 'start[0]');
+    assert.ok(existsSync(join(app, 'pipeline-books.crawl.yaml')), 'the task object was written for the workers');
+    // CommonJS programs get the same exports.
+    const cjs = spawnSync(process.execPath, ['-e', "const m = require('crawl-studio'); console.log(typeof m.runCrawl, typeof m.loadTask, typeof m.TaskFileError)"], { cwd: app, encoding: 'utf8' });
+    assert.equal(cjs.stdout.trim(), 'function function function', cjs.stderr);
   });
 
   it('a run whose store cannot open fails with the store\'s error, and the workers it started are gone', async () => {

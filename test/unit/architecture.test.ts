@@ -23,6 +23,7 @@ export const ROOMS: Readonly<Record<string, readonly string[]>> = {
   worker: ['core', 'redis', 'frontier', 'store', 'observe', 'workspace'],
   run: ['core', 'redis', 'frontier', 'store', 'observe', 'workspace', 'worker'],
   cli: ['core', 'redis', 'frontier', 'store', 'observe', 'workspace', 'worker', 'run', 'demo'],
+  api: ['core', 'redis', 'frontier', 'store', 'observe', 'workspace', 'worker', 'run'],
   extension: ['core', 'redis', 'frontier', 'store', 'observe', 'workspace', 'worker', 'run'],
 };
 

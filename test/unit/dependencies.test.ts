@@ -26,7 +26,7 @@ describe('dependencies', () => {
 
   it('bundles one ioredis into each program', function () {
     // The development build keeps esbuild's "// node_modules/<path>" marker before every bundled module.
-    const bundles = ['dist/worker.bundle.js', 'dist/cli.bundle.js', 'dist/extension.js'].map((b) => join(root, b));
+    const bundles = ['dist/worker.bundle.js', 'dist/cli.bundle.js', 'dist/extension.js', 'dist/index.js'].map((b) => join(root, b));
     if (!bundles.every(existsSync)) throw new Error('build first (node esbuild.mjs): dist/ is missing a bundle');
     for (const b of bundles) {
       const markers = readFileSync(b, 'utf8').match(/^\/\/ .*node_modules\/ioredis\/built\/Redis\.js$/gm) ?? [];
@@ -44,8 +44,8 @@ describe('dependencies', () => {
       writeFileSync(hook, `const o = process.dlopen; process.dlopen = function (m, f, ...r) { process.stderr.write('dlopen ' + f + '\\n'); return o.call(this, m, f, ...r); };`);
       const control = spawnSync(process.execPath, ['-r', hook, '-e', "require(process.argv[1])", join(root, 'node_modules', 'msgpackr-extract')], { encoding: 'utf8' });
       assert.match(control.stderr, /dlopen .*\.node/, `the hook sees a native module load: ${control.stderr}`);
-      // Each program loads its whole bundle before it reads its arguments.
-      for (const program of ['dist/cli.js', 'dist/worker.js']) {
+      // Each program loads its whole bundle before it reads its arguments (the library as it is required).
+      for (const program of ['dist/cli.js', 'dist/worker.js', 'dist/index.js']) {
         const r = spawnSync(process.execPath, ['-r', hook, join(root, program), '--no-such-flag'], { encoding: 'utf8', env: { ...process.env, CRAWL_STUDIO_CODE_CACHE: 'off' } });
         assert.doesNotMatch(r.stderr, /^dlopen /m, `${program}: ${r.stderr}`);
         assert.notEqual(r.status, null, `${program} ran to its exit`);

@@ -373,6 +373,9 @@ interface RawFollow { selector: string; attr?: string; to?: string; priority?: n
 interface RawRule { name: string; match?: string[]; follow?: RawFollow[]; items?: RawItem[]; browser?: RawBrowser }
 type RawBrowser = boolean | { waitFor?: string | { selector: string }; block?: BrowserSpec['block'][number][]; timeout?: string | number };
 type RawStart = string | { url?: string; sitemap?: string; rule?: string; priority?: number; since?: string; follow?: string[]; alternates?: boolean };
+/** A task file's content as an object (what the YAML parses to): the library's `runCrawl({ name, start, rules })`. */
+export type TaskDefinition = RawTask;
+
 interface RawTask {
   name: string;
   start: RawStart[];
