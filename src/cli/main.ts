@@ -266,13 +266,13 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     const { stored } = result;
     const rows = stored.rows.map((r) => `${r.type}: ${groupDigits(r.count)}`);
     const extra = [
-      `  items stored    ${rows.join(', ') || 'none'} rows (${stored.duplicatesMerged} duplicates merged${stored.errors ? `, ${stored.errors} errors recorded` : ''})`,
+      `  items stored    ${rows.length ? `${rows.join(', ')} rows` : 'none'} (${stored.duplicatesMerged} duplicates merged${stored.errors ? `, ${stored.errors} errors recorded` : ''})`,
       `  items are in    ${stored.location}`,
-      ...exportHints(taskFile, task.rules.flatMap((r) => r.items.map((i) => i.type))),
+      ...exportHints(taskFile, stored.rows.filter((r) => r.count > 0).map((r) => r.type)),
     ];
     if (!result.summary) extra.push('  (another process finalized this run)');
     if (stored.errors) extra.push(`  see the errors  crawl-studio errors ${taskFile}`);
-    extra.push(...(await storeWarnings(task)));
+    extra.push(...(await storeWarnings(task, taskFile)));
     for (const line of summaryLines(result.status, result.durationMs, extra, task)) console.log(line);
     return 0;
   } finally {
@@ -284,10 +284,14 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   }
 }
 
-/** What to run to export: CSV holds one item type, so a task with several gets one CSV per type, or JSONL for all. */
+/**
+ * What to run to export the types the store holds: CSV holds one item type, so several get one CSV each, or JSONL
+ * for all. The task's types would suggest an export that fails for a type none of whose items was stored.
+ */
 function exportHints(taskFile: string, types: string[]): string[] {
   const distinct = [...new Set(types)];
-  if (distinct.length <= 1) return [`  export them     crawl-studio export ${taskFile} --format csv --out items.csv`];
+  if (distinct.length === 0) return [];
+  if (distinct.length === 1) return [`  export them     crawl-studio export ${taskFile} --format csv --out items.csv`];
   return [
     `  export them     crawl-studio export ${taskFile} --format jsonl --out items.jsonl   (every type, each row with _type)`,
     ...distinct.map((t) => `                  crawl-studio export ${taskFile} --type ${t} --format csv --out ${t}.csv`),
@@ -500,10 +504,10 @@ async function withStore<T>(task: Awaited<ReturnType<typeof loadTaskFile>>, stor
 }
 
 /** The summary's field warnings; a store that cannot be read now costs the warnings, never the run's exit status. */
-async function storeWarnings(task: Awaited<ReturnType<typeof loadTaskFile>>): Promise<string[]> {
+async function storeWarnings(task: Awaited<ReturnType<typeof loadTaskFile>>, taskFile: string): Promise<string[]> {
   try {
     const warnings = await withStore(task, undefined, async (store) => emptyFieldWarnings(task, await qualityReports(store)));
-    return warnings.map((w) => `  ${w}`).concat(warnings.length ? [`  field quality   crawl-studio quality ${task.file}`] : []);
+    return warnings.map((w) => `  ${w}`).concat(warnings.length ? [`  field quality   crawl-studio quality ${taskFile}`] : []);
   } catch (err) {
     return [`  (field quality not checked: ${err instanceof Error ? err.message : String(err)})`];
   }

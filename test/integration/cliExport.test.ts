@@ -71,6 +71,23 @@ rules:
     assert.ok(!Number.isNaN(Date.parse(first._fetched_at)));
   });
 
+  it('suggests exports of the types the store holds, not of every type the task names', async () => {
+    const site = await serveHttp((_req, res) => res.setHeader('content-type', 'text/html').end('<ul><li><b>1</b></li><li><b>2</b></li></ul>'));
+    try {
+      // No item of type `never` is stored (its required field matches nothing): `--type never` would fail.
+      const task = await writeTask(`name: one-stored\nstart: [${site.url}/]\nrules:\n  - name: list\n    items:\n` +
+        `      - { type: kept, scope: li, key: [n], fields: { n: b } }\n      - { type: never, scope: li, fields: { n: b, isbn: { selector: .isbn, required: true } } }\n`);
+      const run = await exec(process.execPath, [CLI, 'run', task.file, '--workers', '1', '--redis', redis.url]);
+      assert.match(run.stdout, /^ {2}items stored {4}kept: 2 rows \(0 duplicates merged, 2 errors recorded\)$/m, run.stdout);
+      const suggested = [...run.stdout.matchAll(/crawl-studio export (\S+) (.*)$/gm)].map((m) => m[2]!.trim().split(/\s+/));
+      assert.deepEqual(suggested, [['--format', 'csv', '--out', 'items.csv']], run.stdout);
+      const r = await exec(process.execPath, [CLI, 'export', task.file, ...suggested[0]!], { cwd: resolve(task.file, '..') });
+      assert.match(r.stderr, /exported 2 items \(kept\)/);
+    } finally {
+      await site.close();
+    }
+  });
+
   it('stores and exports fields that take the page\'s URL, status and fetch time (issue 21, item 5)', async () => {
     const site = await serveHttp((req, res) => {
       if (req.url === '/old/7') return res.writeHead(301, { location: '/books/7' }).end();
