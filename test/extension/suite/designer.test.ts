@@ -193,6 +193,22 @@ describe('crawl designer', function () {
     assert.equal(fixed.rows.length, DEMO_SITE.perPage);
   });
 
+  it('shows what `page:` fields take: the page\'s URL, status and fetch time (issue 21, item 5)', async () => {
+    const doc = editor.document;
+    const field = 'price: { selector: p.price_color, regex: "[0-9.]+" }';
+    await replaceText(doc, field, `${field}\n          at: { page: url }\n          code: { page: status }\n          when: { page: fetchedAt }`);
+    const t = await until('the page columns', async () => {
+      const table = (await snap(uri))?.state.analysis?.items[0];
+      return table?.columns.includes('when') ? table : null;
+    });
+    const row = Object.fromEntries(t.columns.map((c, i) => [c, t.rows[0]!.cells[i]!.value]));
+    assert.equal(row.at, `${site.url}/catalogue/page-1.html`);
+    assert.equal(row.code, '200');
+    assert.ok(!Number.isNaN(Date.parse(String(row.when))), `a fetch time: ${row.when}`);
+    assert.ok(t.rows.every((r) => r.cells[t.columns.indexOf('at')]!.value === row.at), 'every item of the page has it');
+    await replaceText(doc, `${field}\n          at: { page: url }\n          code: { page: status }\n          when: { page: fetchedAt }`, field);
+  });
+
   it('keeps the last valid extraction, marked stale, while the file has errors', async () => {
     const doc = editor.document;
     await replaceText(doc, 'title: h3 a', 'title: "h3 a["');
