@@ -43,6 +43,9 @@ export interface PageFacts {
   readonly fetchedAt: number | null;
 }
 
+/** The facts with the name of the rule extracting the page: everything a `page:` field can take. */
+type PageAt = PageFacts & { readonly rule: string };
+
 export interface Extraction {
   readonly items: ExtractedItem[];
   readonly problems: ItemProblem[];
@@ -70,43 +73,19 @@ interface Budget {
   left: number;
 }
 
-/** `page` is the page's facts, or just its URL (after redirects) when nothing else is known. */
-export function extractPage(html: string | HtmlPage, page: string | PageFacts, rule: PageRule): Extraction {
-  const doc = typeof html === 'string' ? HtmlPage.parse(html) : html;
-  const facts: PageFacts = typeof page === 'string' ? { url: page, finalUrl: page, status: null, fetchedAt: null } : page;
-  const ctx: Context = { page: doc, baseUrl: resolveBase(doc, facts.finalUrl), facts, rule: rule.name };
+/** `pageUrl`: the page's facts, or only its URL after redirects (its `page:` fields then know no status or time). */
+export function extractPage(html: string | HtmlPage, pageUrl: string | PageFacts, rule: PageRule): Extraction {
+  const page = typeof html === 'string' ? HtmlPage.parse(html) : html;
+  const facts: PageFacts = typeof pageUrl === 'string' ? { url: pageUrl, finalUrl: pageUrl, status: null, fetchedAt: null } : pageUrl;
+  const baseUrl = resolveBase(page, facts.finalUrl);
   const items: ExtractedItem[] = [];
   const problems: ItemProblem[] = [];
   const budget: Budget = { left: MAX_PAGE_ITEM_CHARS };
-  for (const spec of rule.items) extractItems(ctx, spec, items, problems, budget);
+  const at: PageAt = { ...facts, rule: rule.name };
+  for (const spec of rule.items) extractItems(page, spec, baseUrl, items, problems, budget, at);
   const links: FoundLink[] = [];
-  rule.follow.forEach((f, i) => collectLinks(doc, f, i, links));
-  return { items, problems, links, baseUrl: ctx.baseUrl };
-}
-
-/** What every field of a page is read against. */
-interface Context {
-  readonly page: HtmlPage;
-  /** The URL relative values resolve against. */
-  readonly baseUrl: string;
-  readonly facts: PageFacts;
-  readonly rule: string;
-}
-
-/** A `page:` field's value before clean-up: text, as every field value is (`'200'`, an ISO 8601 time). */
-export function pageValue(value: PageValue, facts: PageFacts, rule: string): string | null {
-  switch (value) {
-    case 'url':
-      return facts.url;
-    case 'finalUrl':
-      return facts.finalUrl;
-    case 'status':
-      return facts.status === null ? null : String(facts.status);
-    case 'fetchedAt':
-      return facts.fetchedAt === null ? null : new Date(facts.fetchedAt).toISOString();
-    case 'rule':
-      return rule;
-  }
+  rule.follow.forEach((f, i) => collectLinks(page, f, i, links));
+  return { items, problems, links, baseUrl };
 }
 
 /** The URL relative links of a page resolve against: its <base href>, else the page's own URL. */
@@ -128,8 +107,16 @@ function collectLinks(page: HtmlPage, f: FollowSpec, index: number, out: FoundLi
   }
 }
 
-function extractItems(ctx: Context, spec: ItemSpec, items: ExtractedItem[], problems: ItemProblem[], budget: Budget): void {
-  const scopes: Node[] = spec.scope ? findInDocument(ctx.page, spec.scope) : [ctx.page.root];
+function extractItems(
+  page: HtmlPage,
+  spec: ItemSpec,
+  baseUrl: string,
+  items: ExtractedItem[],
+  problems: ItemProblem[],
+  budget: Budget,
+  at: PageAt,
+): void {
+  const scopes: Node[] = spec.scope ? findInDocument(page, spec.scope) : [page.root];
   let skipped = 0;
   scopes.forEach((scope, index) => {
     if (budget.left <= 0) {
@@ -141,7 +128,7 @@ function extractItems(ctx: Context, spec: ItemSpec, items: ExtractedItem[], prob
     const data: Record<string, FieldValue> = {};
     const missing: string[] = [];
     for (const field of spec.fields) {
-      const value = fieldValue(ctx, scope, field, budget);
+      const value = fieldValue(page, scope, field, baseUrl, budget, at);
       data[field.name] = value;
       if (field.required && isEmpty(value)) missing.push(field.name);
     }
@@ -166,38 +153,65 @@ function isEmpty(v: FieldValue): boolean {
   return v === null || v === '' || (Array.isArray(v) && v.length === 0);
 }
 
-function fieldValue(ctx: Context, scope: Node, field: FieldSpec, budget: Budget): FieldValue {
-  // The same clean-up for an element's text or attribute and for a page value: trim, regex, URL, length.
-  const clean = (raw: string | null | undefined): string | null => {
-    let v = raw;
-    if (v === undefined || v === null) return null;
-    if (field.trim) v = v.replace(/\s+/g, ' ').trim();
-    if (field.regex) {
-      v = execFieldRegex(field.regex, v);
-      if (v === null) return null;
+/** A field's text after its clean-up: white space (`trim`), `regex`, `url`, and the length cap. */
+function finishValue(text: string, field: FieldSpec, baseUrl: string): string | null {
+  let v: string | null = text;
+  if (field.trim) v = v.replace(/\s+/g, ' ').trim();
+  if (field.regex) {
+    v = execFieldRegex(field.regex, v);
+    if (v === null) return null;
+  }
+  if (field.url && v) {
+    try {
+      v = new URL(v, baseUrl).href;
+    } catch {
+      // Not a URL: keep the text, the person sees it in the preview.
     }
-    if (field.url && v) {
-      try {
-        v = new URL(v, ctx.baseUrl).href;
-      } catch {
-        // Not a URL: keep the text, the person sees it in the preview.
-      }
-    }
-    const out = v.length > MAX_FIELD_CHARS ? v.slice(0, MAX_FIELD_CHARS) : v;
-    budget.left -= out.length;
+  }
+  return v.length > MAX_FIELD_CHARS ? v.slice(0, MAX_FIELD_CHARS) : v;
+}
+
+/** A `page:` field's value before clean-up: text, as every field's is (`'200'`, an ISO 8601 time). */
+export function pageValue(value: PageValue, at: PageAt): string | null {
+  switch (value) {
+    case 'url':
+      return at.url;
+    case 'finalUrl':
+      return at.finalUrl;
+    case 'status':
+      return at.status === null ? null : String(at.status);
+    case 'fetchedAt':
+      return at.fetchedAt === null ? null : new Date(at.fetchedAt).toISOString();
+    case 'rule':
+      return at.rule;
+  }
+}
+
+export function fieldValue(
+  page: HtmlPage,
+  scope: Node,
+  field: FieldSpec,
+  baseUrl: string,
+  budget?: Budget,
+  at?: PageAt,
+): FieldValue {
+  const finish = (text: string | null | undefined): string | null => {
+    const out = text === undefined || text === null ? null : finishValue(text, field, baseUrl);
+    if (out !== null && budget) budget.left -= out.length;
     return out;
   };
-  if (field.page) return clean(pageValue(field.page, ctx.facts, ctx.rule));
-  const matches = field.selector ? findIn(ctx.page, scope, field.selector, !field.all) : [scope];
+  // A fact about the page, not an element's: the same clean-up applies (a regex picks an id out of the URL).
+  if (field.page) return finish(at ? pageValue(field.page, at) : null);
+  const matches = field.selector ? findIn(page, scope, field.selector, !field.all) : [scope];
   const read = (el: Node): string | null => {
     const node = nodeOf(el);
-    if (field.attr) return clean(node.attr(field.attr));
-    return clean(field.html ? node.html() : node.text());
+    if (field.attr) return finish(node.attr(field.attr));
+    return finish(field.html ? node.html() : node.text());
   };
   if (field.all) {
     const values: string[] = [];
     for (const el of matches) {
-      if (budget.left <= 0) break;
+      if (budget && budget.left <= 0) break;
       const v = read(el);
       if (v !== null) values.push(v);
     }
