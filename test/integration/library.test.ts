@@ -78,8 +78,8 @@ describe('library: runCrawl and loadTask (issue 21, item 8)', function () {
   });
 
   it('an AbortSignal stops the crawl gracefully, and the next runCrawl resumes its run', async () => {
-    // One page at a time, 100 ms apart: the abort comes long before the crawl could end by itself.
-    const task = await lib.loadTask((await writeTask(bookTask(site.url, 'libabort', 'politeness: { perHost: { concurrency: 1, delay: 100ms } }'))).file);
+    // One page at a time, 200 ms apart (3 s or more for the site): the abort comes long before the crawl could end.
+    const task = await lib.loadTask((await writeTask(bookTask(site.url, 'libabort', 'politeness: { perHost: { concurrency: 1, delay: 200ms } }'))).file);
     const ac = new AbortController();
     const first = lib.runCrawl(task, { redis: redis.url, workers: 1, concurrency: 1, signal: ac.signal });
     first.on('item', () => ac.abort());
