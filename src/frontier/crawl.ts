@@ -1,5 +1,6 @@
 import { Queue, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../redis/connect';
+import { scanKeys, unlinkKeys } from '../redis/nodes';
 import { randomBytes } from 'node:crypto';
 import type { KeptLink } from '../core/pipeline/page';
 import type { CrawlTask } from '../core/task/model';
@@ -226,8 +227,9 @@ export class CrawlQueue {
       .multi()
       .del(this.keys.meta)
       .hset(this.keys.meta, { run: run.run, state: 'starting', startedAt: run.startedAt, bucketBits: run.bucketBits, file: task.file })
-      .sadd(TASKS_KEY, task.name)
       .exec();
+    // Not in the MULTI: the list of tasks is in another hash slot than the task's keys (CROSSSLOT on a cluster).
+    await this.redis.sadd(TASKS_KEY, task.name);
     const enqueued = await this.enqueueStart(task, run);
     await this.redis.hset(this.keys.meta, 'state', 'running');
     await this.event({ type: 'run-started', run: run.run });
@@ -482,10 +484,7 @@ export class CrawlQueue {
 
   /** Drops a previous run's dedup sets (they are the bulk of a finished crawl's Redis memory). */
   private async forgetRun(run: string): Promise<void> {
-    const stream = this.redis.scanStream({ match: this.keys.seenPattern(run), count: 1000 });
-    for await (const batch of stream as AsyncIterable<string[]>) {
-      if (batch.length > 0) await this.redis.unlink(...batch);
-    }
+    for await (const batch of scanKeys(this.redis, this.keys.seenPattern(run))) await unlinkKeys(this.redis, batch);
     await this.redis.unlink(this.keys.finalized(run));
   }
 }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Redis } from '../redis/connect';
 import { hostname } from 'node:os';
 import { taskKeys, WORKERS_KEY } from './keys';
 import { HostGate } from './politeness';

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Redis } from '../redis/connect';
 import { hostKeys } from './keys';
 import { withScripts, type CrawlScripts } from './scripts';
 

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Redis } from '../redis/connect';
 import { compileRobots, type RobotsRules, type RobotsSource } from '../core/robots';
 import { robotsKey } from './keys';
 
@@ -57,7 +57,10 @@ export class RobotsCache {
       if (locked === 'OK' || Date.now() > deadline) {
         const source = await this.fetchRobots(origin);
         const ttl = source.state === 'unreachable' ? TTL_UNREACHABLE_S : TTL_OK_S;
-        await this.redis.multi().set(key, JSON.stringify(source), 'EX', ttl).del(`${key}:lock`).exec();
+        // Two commands, not a MULTI: the copy and its lock are in different hash slots (CROSSSLOT on a cluster), and
+        // a lock left behind only expires (LOCK_MS) while the copy is already there for everyone.
+        await this.redis.set(key, JSON.stringify(source), 'EX', ttl);
+        await this.redis.del(`${key}:lock`);
         return source;
       }
       await new Promise((r) => setTimeout(r, 100));

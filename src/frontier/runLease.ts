@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../redis/connect';
 import { taskKeys } from './keys';
 import { withScripts } from './scripts';
 

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Redis } from '../redis/connect';
 import discover from './lua/discover.lua';
 import drain from './lua/drain.lua';
 import finishPage from './lua/finishPage.lua';

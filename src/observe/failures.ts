@@ -1,5 +1,5 @@
 import type { Job, Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../redis/connect';
 import type { PageJobData, PageJobResult } from '../frontier/crawl';
 import { taskKeys } from '../frontier/keys';
 

@@ -1,5 +1,5 @@
 import { Job, type Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../redis/connect';
 import type { CrawlTask } from '../core/task/model';
 import { fingerprintHex } from '../core/url/fingerprint';
 import { decideLink } from '../core/url/scope';

@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../redis/connect';
 import { compileRobots, type RobotsSource } from '../core/robots';
 import type { CrawlTask } from '../core/task/model';
 import { parseStats, type CrawlStats, type PageJobData, type PageJobResult } from '../frontier/crawl';
@@ -94,17 +94,16 @@ async function hostHealth(redis: Redis, task: Parameters<typeof readHealth>[2], 
   const baseDelay = task.politeness?.perHost.delayMs ?? 0;
   const agent = task.request?.userAgent ?? 'CrawlStudio';
   const timeMs = await redisTimeMs(redis);
-  const p = redis.pipeline();
-  for (const h of shown) {
-    const k = hostKeys(h.host);
-    p.zcount(k.active, `(${timeMs}`, '+inf');
-    p.get(k.next);
-    p.get(robotsKey(`http://${h.host}`));
-    p.get(robotsKey(`https://${h.host}`));
-  }
-  const r = (await p.exec()) ?? [];
+  // Not one pipeline: each host's keys are in their own hash slot, and a cluster client refuses a pipeline across
+  // nodes. ioredis sends these at once anyway, without waiting for each reply.
+  const r = await Promise.all(
+    shown.map((h) => {
+      const k = hostKeys(h.host);
+      return Promise.all([redis.zcount(k.active, `(${timeMs}`, '+inf'), redis.get(k.next), redis.get(robotsKey(`http://${h.host}`)), redis.get(robotsKey(`https://${h.host}`))]);
+    }),
+  );
   return shown.map((h, i) => {
-    const v = (j: number) => r[i * 4 + j]?.[1] as string | number | null | undefined;
+    const v = (j: number) => r[i]![j];
     const robots = (v(2) ?? v(3)) as string | null | undefined;
     let crawlDelayMs: number | null = null;
     if (robots) {

@@ -1,4 +1,5 @@
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import type { Redis } from '../redis/connect';
 import type { CrawlStats } from '../frontier/crawl';
 import { parseStats } from '../frontier/crawl';
 import { hostTallyField, metricsKeys, taskKeys, type HostOutcome } from '../frontier/keys';

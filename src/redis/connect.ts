@@ -1,21 +1,96 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis as NodeClient, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { parseRedisTarget, type RedisTarget } from '../core/url/redisTarget';
 
-// One way to open Redis for every part of the engine. BullMQ workers need maxRetriesPerRequest: null (blocking
-// commands must wait through reconnects instead of failing); we use it everywhere so a Redis restart stalls the
-// crawl instead of failing it.
+// One way to open Redis for every part of the engine, from one target string (core/url/redisTarget.ts): a node, a
+// master found through sentinels, or a Redis Cluster. BullMQ needs maxRetriesPerRequest: null (blocking commands
+// must wait through reconnects instead of failing); we use it everywhere so a Redis restart or a failover stalls
+// the crawl instead of failing it.
 
-export function connectRedis(url: string, extra: RedisOptions = {}): Redis {
-  const redis = new Redis(url, {
+/**
+ * A connection to Redis: one node (named directly or through sentinels; ioredis's `Redis`) or a whole cluster
+ * (ioredis's `Cluster`). Code that needs one node's view (SCAN, CLIENT, INFO) goes through src/redis/nodes.ts.
+ */
+export type Redis = NodeClient | Cluster;
+
+/** Reconnect forever, with a capped backoff: workers on other machines must survive a Redis restart. */
+const retryStrategy = (times: number): number => Math.min(100 * 2 ** Math.min(times, 6), 3_000);
+
+/**
+ * Replies that mean "this node is no longer the master you want" (after a failover the old master is demoted,
+ * or, with min-replicas-to-write, refuses writes once its replica left): the command was not run, so reconnect
+ * (a sentinel-mode client asks the sentinels again) and send it again. 2: reconnect and resend.
+ */
+function reconnectOnError(err: Error): 2 | false {
+  return /^(READONLY|NOREPLICAS|MASTERDOWN|LOADING)\b/.test(err.message) ? 2 : false;
+}
+
+export function connectRedis(target: string, extra: RedisOptions = {}): Redis {
+  return connectTarget(parseRedisTarget(target), extra);
+}
+
+export function connectTarget(target: RedisTarget, extra: RedisOptions = {}): Redis {
+  const base: RedisOptions = {
     maxRetriesPerRequest: null,
     enableReadyCheck: true,
-    // Reconnect forever, with a capped backoff: workers on other machines must survive a Redis restart.
-    retryStrategy: (times) => Math.min(100 * 2 ** Math.min(times, 6), 3_000),
+    retryStrategy,
     connectionName: 'crawl-studio',
     ...extra,
-  });
+  };
+  let client: Redis;
+  switch (target.kind) {
+    case 'node':
+      client = new NodeClient(target.url, base);
+      break;
+    case 'sentinel':
+      client = new NodeClient({
+        ...base,
+        sentinels: target.sentinels.map((s) => ({ host: s.host, port: s.port })),
+        name: target.masterName,
+        role: 'master',
+        db: target.db,
+        username: target.username,
+        password: target.password,
+        sentinelUsername: target.sentinelUsername,
+        sentinelPassword: target.sentinelPassword,
+        ...(target.tls ? { tls: {}, sentinelTLS: {}, enableTLSForSentinelMode: true } : {}),
+        // All sentinels unreachable: keep asking, as for the node itself.
+        sentinelRetryStrategy: retryStrategy,
+        // Subscribes to the sentinels' +switch-master and reconnects at once: without it a client stays on the
+        // old master until Sentinel demotes it, seconds later, writing where nobody will read.
+        failoverDetector: true,
+        reconnectOnError,
+      });
+      break;
+    case 'cluster': {
+      const options: ClusterOptions = {
+        // Per node, and what BullMQ reads (options.redisOptions) to check maxRetriesPerRequest.
+        redisOptions: {
+          ...base,
+          username: target.username,
+          password: target.password,
+          ...(target.tls ? { tls: {} } : {}),
+          reconnectOnError,
+        },
+        clusterRetryStrategy: retryStrategy,
+        enableReadyCheck: true,
+        // Writes and reads both go to primaries: the crawl reads what it just wrote.
+        scaleReads: 'master',
+        enableAutoPipelining: extra.enableAutoPipelining ?? false,
+        lazyConnect: extra.lazyConnect ?? false,
+      };
+      client = new Cluster(target.nodes.map((n) => ({ host: n.host, port: n.port })), options);
+      break;
+    }
+  }
   // Without a listener ioredis prints every reconnect error; callers that care subscribe themselves.
-  redis.on('error', () => undefined);
-  return redis;
+  client.on('error', () => undefined);
+  return client;
+}
+
+/** True for a Redis Cluster connection (ioredis's Cluster). */
+export function isCluster(redis: Redis): redis is Cluster {
+  // As BullMQ tells them apart: by the flag, not by class identity.
+  return (redis as { isCluster?: boolean }).isCluster === true;
 }
 
 // Kept here too for the engine's callers; the extension imports it from core (no ioredis at activation).

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Redis } from '../redis/connect';
 import type { CrawlTask } from '../core/task/model';
 import { CrawlQueue, type CrawlStatus, type JobCounts, type RunInfo } from '../frontier/crawl';
 import { recordSample } from '../observe/metrics';

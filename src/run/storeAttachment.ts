@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Redis } from '../redis/connect';
 import { statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { CrawlTask } from '../core/task/model';

@@ -1,4 +1,5 @@
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import type { Redis } from '../redis/connect';
 import { taskKeys } from '../frontier/keys';
 import type { PageRecord } from './types';
 

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../redis/connect';
+import { nodeFor } from '../redis/nodes';
 import { taskKeys } from '../frontier/keys';
 import { backoffDelay, type BackoffOptions } from './backoff';
 import { PAGE_FIELD } from './buffer';
@@ -164,13 +165,17 @@ class Writer implements WriterHandle {
     // Its id lets stop() end a blocked read at once (CLIENT UNBLOCK) instead of waiting out the BLOCK timeout,
     // which was most of the time a finished crawl took to exit. A reconnect is a new client with a new id.
     // Forgotten as soon as the connection closes: after a server restart the old id may name another client.
+    // On a cluster the id is the one of the connection to the node serving the stream, and UNBLOCK goes there too.
     this.blocking.on('close', () => (this.blockingId = null));
     this.blocking.on('ready', () => {
       this.blockingId = null;
-      void this.blocking.client('ID').then(
-        (id) => (this.blockingId = id),
-        () => undefined,
-      );
+      void nodeFor(this.blocking, this.key)
+        .then(async (node) => {
+          const id = await node.client('ID');
+          node.once('close', () => (this.blockingId = null));
+          this.blockingId = id;
+        })
+        .catch(() => undefined);
     });
     this.c = {
       task: opts.task,
@@ -252,7 +257,12 @@ class Writer implements WriterHandle {
     this.stopping = true;
     this.wakeSleep?.();
     // Unblocked, the read returns no entries (as on its timeout): nothing is delivered to a consumer that stops.
-    if (this.reading && this.blockingId !== null) await this.redis.client('UNBLOCK', this.blockingId).catch(() => undefined);
+    if (this.reading && this.blockingId !== null) {
+      const id = this.blockingId;
+      await nodeFor(this.redis, this.key)
+        .then((node) => node.client('UNBLOCK', id))
+        .catch(() => undefined);
+    }
     await this.loop;
     if (this.heartbeat) clearInterval(this.heartbeat);
     try {

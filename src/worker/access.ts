@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../redis/connect';
 import * as cheerio from 'cheerio/slim';
 import type { CrawlTask, LoginSpec } from '../core/task/model';
 import { expandJson, expandProxyUrl, expandValue } from '../core/task/secrets';

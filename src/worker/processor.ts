@@ -1,5 +1,5 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../redis/connect';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ruleByName } from '../core/pipeline/page';
 import type { CrawlTask } from '../core/task/model';

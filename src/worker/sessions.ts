@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../redis/connect';
 import { Cookie, CookieJar, MemoryCookieStore } from 'tough-cookie';
 import type { SessionSpec } from '../core/task/model';
 import { taskKeys } from '../frontier/keys';

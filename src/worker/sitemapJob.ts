@@ -1,5 +1,5 @@
 import type { Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../redis/connect';
 import type { SitemapEntry } from '../core/sitemap/parser';
 import { SitemapRouter } from '../core/sitemap/route';
 import type { CrawlTask } from '../core/task/model';

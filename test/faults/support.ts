@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../../src/redis/connect';
 import { allBooks, expectedPages, serveSite, type SiteOptions, type SiteServer } from '../../src/demo/site';
 import { loadTaskFile } from '../../src/workspace/taskFile';
 import type { CrawlTask } from '../../src/core/task/model';

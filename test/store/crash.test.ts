@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../../src/redis/connect';
 import { taskKeys } from '../../src/frontier/keys';
 import { bufferPageIn } from '../../src/store/buffer';
 import { openStore } from '../../src/store/open';

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Redis } from '../../src/redis/connect';
 import { connectRedis } from '../../src/redis/connect';
 import type { ExtractedItem } from '../../src/core/extract/extract';
 import type { PageRecord } from '../../src/store/types';

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../../src/redis/connect';
 import pg from 'pg';
 import { taskKeys } from '../../src/frontier/keys';
 import { bufferPage, bufferPageIn } from '../../src/store/buffer';

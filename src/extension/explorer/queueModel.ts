@@ -1,5 +1,6 @@
 import { Job, Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../../redis/connect';
+import { scanKeys, unlinkKeys } from '../../redis/nodes';
 import { parseStats, type CrawlStats, type PageJobData, type PageJobResult } from '../../frontier/crawl';
 import { bullPrefix, taskKeys, TASKS_KEY } from '../../frontier/keys';
 
@@ -69,11 +70,10 @@ export class QueueModel {
     await q.obliterate({ force: true });
     const keys = taskKeys(name);
     const doomed: string[] = [keys.meta, keys.events, keys.rate];
-    const stream = this.redis.scanStream({ match: `${keys.meta.slice(0, -'meta'.length)}*`, count: 1000 });
-    for await (const batch of stream as AsyncIterable<string[]>) {
+    for await (const batch of scanKeys(this.redis, `${keys.meta.slice(0, -'meta'.length)}*`)) {
       for (const k of batch) if (k !== keys.items) doomed.push(k);
     }
-    await this.redis.unlink(...new Set(doomed));
+    await unlinkKeys(this.redis, [...new Set(doomed)]);
     await this.redis.srem(TASKS_KEY, name);
     await q.close();
     this.queues.delete(name);
