@@ -8,13 +8,14 @@ import { DEMO_PORT, DEMO_SITE, serveSite } from '../demo/site';
 import { CrawlQueue } from '../frontier/crawl';
 import { connectRedis } from '../redis/connect';
 import { RedisNotFoundError } from '../redis/server';
-import { DEFAULT_CONCURRENCY, defaultWorkers, optionalPositiveInt, positiveInt } from '../worker/args';
+import { DEFAULT_CONCURRENCY, defaultWorkers, optionalPositiveInt, positiveInt, REDIS_FLAG_SPEC, redisTargetFrom } from '../worker/args';
 import { workerMain } from '../worker/main';
 import type { Progress } from '../run/session';
 import { launchCrawl } from '../run/launcher';
 import demoTaskText from '../../examples/books.crawl.yaml';
 import { droppedLine, droppedReasonLines, dropWarnings, progressLine, summaryLines } from './format';
 import { chooseRedis } from '../run/redisChoice';
+import { RedisTargetError } from '../core/url/redisTarget';
 import { emptyFieldWarnings, qualityReports, qualityTable } from './quality';
 import { saveFixture, testTaskFile } from '../workspace/fixtureStore';
 import { fetchPage } from '../worker/fetcher';
@@ -35,12 +36,12 @@ import { DROP_REASONS } from '../core/task/dropReasons';
 const USAGE = `crawl-studio — design, run and observe web crawls on Redis
 
 Usage:
-  crawl-studio run <task.crawl.yaml> [--workers N] [--concurrency N] [--redis URL] [--fresh] [--force] [--browser PATH]
-  crawl-studio worker <task.crawl.yaml>... --redis URL [--concurrency N] [--browser PATH]
-  crawl-studio writer <task.crawl.yaml> [--redis URL]
-  crawl-studio enqueue <task.crawl.yaml> <url>... [--redis URL] [--force] [--rule R]
-  crawl-studio enqueue <task.crawl.yaml> --file urls.txt|- [--redis URL] [--force] [--rule R]
-  crawl-studio status <task.crawl.yaml> [--redis URL] [--json]
+  crawl-studio run <task.crawl.yaml> [--workers N] [--concurrency N] [REDIS] [--fresh] [--force] [--browser PATH]
+  crawl-studio worker <task.crawl.yaml>... REDIS [--concurrency N] [--browser PATH]
+  crawl-studio writer <task.crawl.yaml> [REDIS]
+  crawl-studio enqueue <task.crawl.yaml> <url>... [REDIS] [--force] [--rule R]
+  crawl-studio enqueue <task.crawl.yaml> --file urls.txt|- [REDIS] [--force] [--rule R]
+  crawl-studio status <task.crawl.yaml> [REDIS] [--json]
   crawl-studio export <task.crawl.yaml> [--format jsonl|csv|json] [--type T] [--out FILE] [--meta]
   crawl-studio validate <file>...
   crawl-studio test <task.crawl.yaml>       re-run the task's fixtures, a diff per changed field; exit 1 on a change
@@ -60,7 +61,15 @@ process that drove it stops.
 --browser PATH: the Chromium or Chrome that renders the pages of a task's \`browser\` rules (default
 $CRAWL_STUDIO_BROWSER, else chromium, chromium-browser or google-chrome on PATH).
 
-Without --redis (or $CRAWL_STUDIO_REDIS) a private redis-server is started for the project, with its data in
+REDIS is one of:
+  --redis URL                   redis://[user:pass@]host:6379[/db] (rediss:// for TLS), or a Sentinel or Cluster
+                                target as one URL: redis+sentinel://host:26379,host2:26379/<master>[?db=N] and
+                                redis+cluster://host:7000,host2:7001
+  --sentinel HOST:PORT,... --sentinel-master NAME    the master the sentinels name (failovers followed)
+  --cluster HOST:PORT,...       a Redis Cluster, any of its nodes
+Passwords stay off the command line: the whole target in $CRAWL_STUDIO_REDIS, or, with --sentinel and --cluster,
+$CRAWL_STUDIO_REDIS_PASSWORD (data nodes) and $CRAWL_STUDIO_SENTINEL_PASSWORD (the sentinels).
+Without any (nor $CRAWL_STUDIO_REDIS) a private redis-server is started for the project, with its data in
 .crawl/redis next to the task file, so a crawl survives restarts.`;
 
 class UsageError extends Error {}
@@ -132,7 +141,7 @@ function cmdValidate(args: string[]): number {
 const RUN_FLAGS = {
   workers: { type: 'string', short: 'w' },
   concurrency: { type: 'string', short: 'c' },
-  redis: { type: 'string' },
+  ...REDIS_FLAG_SPEC,
   fresh: { type: 'boolean' },
   force: { type: 'boolean' },
   'lock-duration': { type: 'string' },
@@ -146,7 +155,7 @@ async function cmdRun(args: string[]): Promise<number> {
   return runCrawl(positionals[0]!, {
     workers: positiveInt(values.workers, 'workers', defaultWorkers()),
     concurrency: positiveInt(values.concurrency, 'concurrency', DEFAULT_CONCURRENCY),
-    redis: values.redis,
+    redis: redisTargetFrom(values),
     fresh: values.fresh ?? false,
     force: values.force ?? false,
     lockDurationMs: optionalPositiveInt(values['lock-duration'], 'lock-duration'),
@@ -312,9 +321,9 @@ function progressPrinter(): (p: Progress) => void {
 }
 
 async function cmdWriter(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { redis: { type: 'string' } } });
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: REDIS_FLAG_SPEC });
   if (positionals.length !== 1) throw new UsageError('writer takes one task file');
-  return runCrawl(positionals[0]!, { join: true, workers: 0, concurrency: 1, redis: values.redis, fresh: false });
+  return runCrawl(positionals[0]!, { join: true, workers: 0, concurrency: 1, redis: redisTargetFrom(values), fresh: false });
 }
 
 async function withQueue<T>(taskFile: string, redisFlag: string | undefined, fn: (q: CrawlQueue, task: Awaited<ReturnType<typeof loadTaskFile>>) => Promise<T>): Promise<T> {
@@ -337,15 +346,15 @@ async function cmdEnqueue(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { redis: { type: 'string' }, force: { type: 'boolean' }, file: { type: 'string', short: 'f' }, rule: { type: 'string' } },
+    options: { ...REDIS_FLAG_SPEC, force: { type: 'boolean' }, file: { type: 'string', short: 'f' }, rule: { type: 'string' } },
   });
   if (values.file !== undefined) {
     if (positionals.length !== 1) throw new UsageError('enqueue --file takes a task file and no URL arguments');
-    return enqueueFile(positionals[0]!, values.file, { redis: values.redis, force: values.force, rule: values.rule });
+    return enqueueFile(positionals[0]!, values.file, { redis: redisTargetFrom(values), force: values.force, rule: values.rule });
   }
   if (positionals.length < 2) throw new UsageError('enqueue takes a task file and at least one URL (or --file FILE, - for stdin)');
   const [taskFile, ...urls] = positionals;
-  return withQueue(taskFile!, values.redis, async (q, task) => {
+  return withQueue(taskFile!, redisTargetFrom(values), async (q, task) => {
     if (values.rule !== undefined && !task.rules.some((r) => r.name === values.rule)) throw new UsageError(`no rule '${values.rule}' in ${task.file}`);
     const results = await q.enqueueUrls(task, urls, { force: values.force, rule: values.rule });
     for (const r of results) console.log(`${r.outcome.padEnd(9)} ${r.url}${r.reason ? ` (${r.reason})` : ''}`);
@@ -406,9 +415,9 @@ async function enqueueFile(taskFile: string, file: string, o: { redis?: string; 
 }
 
 async function cmdStatus(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { redis: { type: 'string' }, json: { type: 'boolean' } } });
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { ...REDIS_FLAG_SPEC, json: { type: 'boolean' } } });
   if (positionals.length !== 1) throw new UsageError('status takes one task file');
-  return withQueue(positionals[0]!, values.redis, async (q, task) => {
+  return withQueue(positionals[0]!, redisTargetFrom(values), async (q, task) => {
     const status = await q.status();
     if (values.json) {
       console.log(JSON.stringify(status, null, 2));
@@ -586,6 +595,10 @@ if (require.main === module) {
       if (err instanceof RedisNotFoundError) {
         console.error(`crawl-studio: ${err.message}`);
         process.exit(3);
+      }
+      if (err instanceof RedisTargetError) {
+        console.error(`crawl-studio: ${err.message}\n(crawl-studio --help: the forms of REDIS)`);
+        process.exit(2);
       }
       console.error(`crawl-studio: ${err instanceof Error ? err.message : String(err)}`);
       process.exit(1);

@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { RedisTargetError, targetFromFlags } from '../core/url/redisTarget';
 
 // Flags shared by `crawl-studio worker` and the worker processes the CLI and the extension spawn, so both
 // accept exactly the same options, and the defaults both use.
@@ -31,6 +32,44 @@ export interface WorkerFlags {
  */
 export const REDIS_URL_ENV = 'CRAWL_STUDIO_REDIS';
 
+/** The data nodes' password for --sentinel and --cluster, which have no place for one (a flag would be public). */
+export const REDIS_PASSWORD_ENV = 'CRAWL_STUDIO_REDIS_PASSWORD';
+/** The sentinels' own password for --sentinel. */
+export const SENTINEL_PASSWORD_ENV = 'CRAWL_STUDIO_SENTINEL_PASSWORD';
+
+/** The flags that name a Redis, wherever a command talks to one (run, worker, writer, enqueue, status). */
+export const REDIS_FLAG_SPEC = {
+  redis: { type: 'string' },
+  sentinel: { type: 'string' },
+  'sentinel-master': { type: 'string' },
+  cluster: { type: 'string' },
+} as const;
+
+export interface RedisFlagValues {
+  readonly redis?: string;
+  readonly sentinel?: string;
+  readonly 'sentinel-master'?: string;
+  readonly cluster?: string;
+}
+
+/**
+ * The Redis target the flags name, as one string (core/url/redisTarget.ts), else $CRAWL_STUDIO_REDIS, else
+ * undefined (the caller's default: a private redis-server). `--sentinel h:26379,h2:26379 --sentinel-master m` is
+ * `redis+sentinel://h:26379,h2:26379/m` and `--cluster h:7000,h:7001` is `redis+cluster://h:7000,h:7001`, with
+ * passwords from $CRAWL_STUDIO_REDIS_PASSWORD and $CRAWL_STUDIO_SENTINEL_PASSWORD.
+ */
+export function redisTargetFrom(values: RedisFlagValues, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const fromFlags = targetFromFlags({
+    sentinel: values.sentinel,
+    sentinelMaster: values['sentinel-master'],
+    cluster: values.cluster,
+    password: env[REDIS_PASSWORD_ENV],
+    sentinelPassword: env[SENTINEL_PASSWORD_ENV],
+  });
+  if (fromFlags !== null && values.redis !== undefined) throw new RedisTargetError('', `--redis and --${values.sentinel !== undefined ? 'sentinel' : 'cluster'} name two targets: give one`);
+  return fromFlags ?? (values.redis || env[REDIS_URL_ENV] || undefined);
+}
+
 /** The command line of a spawned worker: no secret in it (the Redis URL goes in workerEnv). */
 export function workerArgs(taskFiles: readonly string[], flags: Omit<WorkerFlags, 'redis'>): string[] {
   const args = [...taskFiles, '--concurrency', String(flags.concurrency)];
@@ -45,7 +84,7 @@ export function workerEnv(flags: Pick<WorkerFlags, 'redis'>): Record<string, str
 }
 
 export const WORKER_FLAG_SPEC = {
-  redis: { type: 'string' },
+  ...REDIS_FLAG_SPEC,
   concurrency: { type: 'string', short: 'c' },
   'lock-duration': { type: 'string' },
   'stalled-interval': { type: 'string' },

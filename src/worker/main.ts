@@ -1,19 +1,22 @@
 import { parseArgs } from 'node:util';
 import { loadTaskFile } from '../workspace/taskFile';
-import { DEFAULT_CONCURRENCY, optionalPositiveInt, positiveInt, REDIS_URL_ENV, WORKER_FLAG_SPEC } from './args';
+import { DEFAULT_CONCURRENCY, optionalPositiveInt, positiveInt, redisTargetFrom, REDIS_URL_ENV, WORKER_FLAG_SPEC } from './args';
 import { watchParent } from './parentWatch';
 import { runWorker } from './runtime';
 
 // Entry point of a worker process (dist/worker.js): `node dist/worker.js TASK... [--redis URL] [--concurrency N]`,
-// the Redis URL from --redis or else $CRAWL_STUDIO_REDIS (how the CLI and the extension pass it: see workerEnv).
+// the Redis target from --redis (or --sentinel, --cluster) or else $CRAWL_STUDIO_REDIS (how the CLI and the
+// extension pass it: see workerEnv).
 // SIGTERM/SIGINT finish in-flight jobs, a second signal leaves them to be picked up by other workers; nothing
 // is lost either way.
 
 export async function workerMain(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: WORKER_FLAG_SPEC });
-  const redisUrl = values.redis || process.env[REDIS_URL_ENV];
+  const redisUrl = redisTargetFrom(values);
   if (positionals.length === 0 || !redisUrl) {
-    throw new Error(`usage: worker <task.crawl.yaml>... --redis redis://host:port [--concurrency N] (or the URL in $${REDIS_URL_ENV})`);
+    throw new Error(
+      `usage: worker <task.crawl.yaml>... --redis redis://host:port | --sentinel host:port,... --sentinel-master NAME | --cluster host:port,... [--concurrency N] (or the target in $${REDIS_URL_ENV})`,
+    );
   }
   const tasks = await Promise.all(positionals.map(loadTaskFile));
   const handle = await runWorker({

@@ -1,0 +1,150 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import type { Cluster } from 'ioredis';
+import { connectRedis, isCluster, type Redis } from '../../src/redis/connect';
+import { nodeFor, scanKeys, unlinkKeys } from '../../src/redis/nodes';
+import { startRedisCluster, startRedisSentinel, type RedisCluster, type RedisSentinel } from '../support/services';
+
+// Connections to Sentinel and Cluster deployments from one target string (issue 19): the engine's connectRedis,
+// the per-node helpers that replace single-node assumptions, and the CLI flags. Real servers, started here.
+
+const exec = promisify(execFile);
+const CLI = resolve('dist/cli.js');
+
+function taskFile(name: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'cs-targets-'));
+  const file = join(dir, `${name}.crawl.yaml`);
+  writeFileSync(file, `name: ${name}\nstart: [http://127.0.0.1:9/]\nrules:\n  - name: page\n`);
+  return file;
+}
+
+describe('Redis targets: Sentinel and Cluster connections (issue 19)', function () {
+  this.timeout(120_000);
+
+  describe('on a real 3-primary cluster', () => {
+    let cluster: RedisCluster;
+    let redis: Redis;
+    before(async () => {
+      cluster = await startRedisCluster();
+      redis = connectRedis(cluster.url);
+      await redis.ping();
+    });
+    after(async () => {
+      redis?.disconnect();
+      await cluster?.stop();
+    });
+
+    it('connectRedis gives a cluster client that reaches every slot', async () => {
+      assert.ok(isCluster(redis));
+      for (let i = 0; i < 50; i++) await redis.set(`t:spread:${i}`, String(i));
+      const perNode = await Promise.all((redis as Cluster).nodes('master').map((n) => n.dbsize()));
+      assert.equal(perNode.length, 3);
+      assert.ok(perNode.every((n) => n > 0), `keys on every primary: ${perNode.join(', ')}`);
+    });
+
+    it('scanKeys sees the keys of every primary, unlinkKeys removes keys of many slots', async () => {
+      const keys = Array.from({ length: 40 }, (_, i) => `t:scan:${i}`);
+      await Promise.all(keys.map((k) => redis.set(k, '1')));
+      const seen: string[] = [];
+      for await (const batch of scanKeys(redis, 't:scan:*', 7)) seen.push(...batch);
+      assert.deepEqual([...new Set(seen)].sort(), [...keys].sort());
+      // A single UNLINK of these keys is refused (CROSSSLOT): the helper sends one per key.
+      await assert.rejects(redis.unlink(...keys), /CROSSSLOT|same slot/i);
+      assert.equal(await unlinkKeys(redis, keys), 40);
+      const left: string[] = [];
+      for await (const batch of scanKeys(redis, 't:scan:*')) left.push(...batch);
+      assert.deepEqual(left, []);
+    });
+
+    it('nodeFor: CLIENT ID and CLIENT UNBLOCK reach the node where a read blocks, not any node', async () => {
+      const key = 'cs:{blocking}:#items';
+      const blocking = connectRedis(cluster.url);
+      try {
+        await blocking.ping();
+        // The id first: asked on the same connection after the read, it would wait behind the blocked read.
+        const id = await (await nodeFor(blocking, key)).client('ID');
+        const read = blocking.call('XREAD', 'BLOCK', 60_000, 'STREAMS', key, '$');
+        const owner = await nodeFor(redis, key);
+        const others = (redis as Cluster).nodes('master').filter((n) => n.options.port !== owner.options.port);
+        // Give the XREAD time to reach its node: poll the owner's client list until it blocks there.
+        for (let i = 0; i < 100 && !(String(await owner.client('LIST'))).split('\n').some((l: string) => l.includes(`id=${id} `) && /cmd=xread/.test(l)); i++) await new Promise((r) => setTimeout(r, 50));
+        for (const n of others) assert.equal(await n.client('UNBLOCK', id), 0, 'another node has no such blocked client');
+        assert.equal(await owner.client('UNBLOCK', id), 1);
+        assert.equal(await read, null, 'the blocked read ended, empty');
+      } finally {
+        blocking.disconnect();
+      }
+    });
+
+    it('the CLI takes --cluster host:port,…', async () => {
+      const file = taskFile('via-cluster-flag');
+      const hosts = cluster.nodes.map((n) => `127.0.0.1:${n.port}`).join(',');
+      const r = await exec(process.execPath, [CLI, 'status', file, '--cluster', hosts]);
+      assert.match(r.stdout, /^via-cluster-flag: never run on this Redis$/m);
+    });
+  });
+
+  describe('through real sentinels', () => {
+    let setup: RedisSentinel;
+    const password = 'p@ss/w:rd';
+    const sentinelPassword = 's3n&tinel';
+    before(async () => {
+      setup = await startRedisSentinel({ password, sentinelPassword });
+    });
+    after(async () => {
+      await setup?.stop();
+    });
+
+    it('connectRedis finds the master by name with both passwords, and follows a failover by itself', async () => {
+      assert.match(setup.url, /^redis\+sentinel:\/\//);
+      const redis = connectRedis(setup.url);
+      try {
+        assert.ok(!isCluster(redis));
+        await redis.set('before', '1');
+        const first = await setup.master();
+        const info = await redis.info('server');
+        assert.equal(Number(/^tcp_port:(\d+)/m.exec(info)![1]), first.port, 'connected to the master');
+        const next = await setup.failover();
+        // The same client, never told: it writes to the new master, which has the data written before.
+        await redis.set('after', '2');
+        assert.equal(Number(/^tcp_port:(\d+)/m.exec(await redis.info('server'))![1]), next.port);
+        assert.deepEqual(await redis.mget('before', 'after'), ['1', '2']);
+        assert.equal((await redis.call('ROLE') as unknown[])[0], 'master');
+      } finally {
+        redis.disconnect();
+      }
+    });
+
+    it('the CLI takes --sentinel and --sentinel-master, passwords from the environment, never from its arguments', async () => {
+      const file = taskFile('via-sentinel-flag');
+      const hosts = setup.sentinels.map((s) => `127.0.0.1:${s.port}`).join(',');
+      const env = { ...process.env, CRAWL_STUDIO_REDIS: '', CRAWL_STUDIO_REDIS_PASSWORD: password, CRAWL_STUDIO_SENTINEL_PASSWORD: sentinelPassword };
+      const r = await exec(process.execPath, [CLI, 'status', file, '--sentinel', hosts, '--sentinel-master', setup.masterName], { env });
+      assert.match(r.stdout, /^via-sentinel-flag: never run on this Redis$/m);
+      // The same target as one URL in the environment.
+      const r2 = await exec(process.execPath, [CLI, 'status', file], { env: { ...process.env, CRAWL_STUDIO_REDIS: setup.url } });
+      assert.match(r2.stdout, /never run on this Redis/);
+    });
+
+    it('a malformed target is refused before anything starts, with the password hidden', async () => {
+      const file = taskFile('bad-target');
+      const err = await exec(process.execPath, [CLI, 'status', file, '--redis', `redis+sentinel://:hunter2@127.0.0.1:1/m?sentinelPassword=opensesame&dbb=1`]).then(
+        () => assert.fail('accepted'),
+        (e: { code: number; stderr: string }) => e,
+      );
+      assert.equal(err.code, 2);
+      assert.match(err.stderr, /unknown parameter 'dbb'/);
+      assert.doesNotMatch(err.stderr, /hunter2|opensesame/);
+      const flags = await exec(process.execPath, [CLI, 'status', file, '--sentinel', '127.0.0.1:1']).then(
+        () => assert.fail('accepted'),
+        (e: { code: number; stderr: string }) => e,
+      );
+      assert.equal(flags.code, 2);
+      assert.match(flags.stderr, /--sentinel needs --sentinel-master/);
+    });
+  });
+});
