@@ -11,6 +11,7 @@ import type { WorkerManager } from './workers/workerManager';
 import type { WorkerNode } from './workers/workerTree';
 import { showJsonDocument } from './jsonDocuments';
 import { readLiveWorkers } from '../frontier/fleet';
+import { parseRedisTarget, splitPasswords } from '../core/url/redisTarget';
 
 // Every command of the extension. Commands return their result so tests (and other extensions) can drive them
 // without clicking; every failure becomes a notification that says what to do next.
@@ -129,10 +130,18 @@ export function registerCommands(deps: CommandDeps): void {
 
   reg('crawlStudio.connectRedis', async (url?: string) => {
     url ??= await vscode.window.showInputBox({
-      prompt: 'Redis URL (leave empty to use a managed redis-server for this workspace)',
-      placeHolder: 'redis://host:6379/0',
+      prompt: 'Redis: a URL, sentinels and a master name, or cluster nodes (leave empty to use a managed redis-server for this workspace)',
+      placeHolder: 'redis://host:6379/0 · redis+sentinel://host:26379,host2:26379/mymaster · redis+cluster://host:7000,host2:7001',
       value: settings.redisUrl(),
-      validateInput: (v) => (v === '' || /^rediss?:\/\//.test(v) ? null : 'A redis:// or rediss:// URL'),
+      validateInput: (v) => {
+        if (v === '') return null;
+        try {
+          parseRedisTarget(v);
+          return null;
+        } catch (err) {
+          return (err as Error).message;
+        }
+      },
     });
     if (url === undefined) return undefined;
     if (url === '') {
@@ -140,9 +149,18 @@ export function registerCommands(deps: CommandDeps): void {
       await connection.reset();
       await connection.get();
     } else {
-      const needsPassword = !new URL(url).password && (await vscode.window.showQuickPick(['No password', 'Enter a password…'], { placeHolder: 'Does this Redis need a password?' })) === 'Enter a password…';
-      const password = needsPassword ? await vscode.window.showInputBox({ prompt: 'Redis password (kept in VS Code Secret Storage)', password: true }) : undefined;
-      await connection.configure(url, password, vscode.ConfigurationTarget.Workspace);
+      const { passwords } = splitPasswords(url);
+      const kind = parseRedisTarget(url).kind;
+      const given: { password?: string; sentinelPassword?: string } = {};
+      if (!passwords.password) {
+        const needs = (await vscode.window.showQuickPick(['No password', 'Enter a password…'], { placeHolder: kind === 'sentinel' ? 'Do the master and its replicas need a password?' : 'Does this Redis need a password?' })) === 'Enter a password…';
+        if (needs) given.password = await vscode.window.showInputBox({ prompt: 'Redis password (kept in VS Code Secret Storage)', password: true });
+      }
+      if (kind === 'sentinel' && !passwords.sentinelPassword) {
+        const needs = (await vscode.window.showQuickPick(['No password', 'Enter a password…'], { placeHolder: 'Do the sentinels themselves need a password (their requirepass)?' })) === 'Enter a password…';
+        if (needs) given.sentinelPassword = await vscode.window.showInputBox({ prompt: 'Sentinel password (kept in VS Code Secret Storage)', password: true });
+      }
+      await connection.configure(url, given, vscode.ConfigurationTarget.Workspace);
     }
     void tree.refresh();
     return connection.state;

@@ -1,12 +1,13 @@
-import type { Redis } from 'ioredis';
+import type { Redis } from '../redis/connect';
 import * as vscode from 'vscode';
 import { redactUrl } from '../core/url/redact';
+import { joinPasswords, splitPasswords } from '../core/url/redisTarget';
 import { engine } from './lazy';
 import { RedisNotFoundError, startManagedRedis, type ManagedRedis } from '../redis/server';
 import { requireTrust, settings } from './settings';
 
-// The extension's one Redis: the `crawlStudio.redisUrl` setting (its password in SecretStorage, never in
-// settings), or a managed redis-server with its data in the workspace storage, started when first needed. The
+// The extension's one Redis: the `crawlStudio.redisUrl` setting (a redis://, redis+sentinel:// or redis+cluster://
+// target; its passwords in SecretStorage, never in settings), or a managed redis-server with its data in the workspace storage, started when first needed. The
 // connection reconnects by itself; its state drives the explorer's warning node. A managed server that dies is
 // started again on the same port with the same data, so every client and worker reconnects to it by itself.
 
@@ -18,6 +19,8 @@ export type ConnectionState =
   | { readonly kind: 'failed'; readonly error: string };
 
 const SECRET_KEY = 'crawlStudio.redisPassword';
+/** The sentinels' own password, for a redis+sentinel:// target whose sentinels require one. */
+const SENTINEL_SECRET_KEY = 'crawlStudio.redisSentinelPassword';
 
 /** A managed server that keeps dying is not restarted forever: at most this many times a minute. */
 const MAX_RESTARTS_PER_MINUTE = 3;
@@ -91,11 +94,8 @@ export class RedisConnection implements vscode.Disposable {
   private async resolveUrl(): Promise<string> {
     const configured = settings.redisUrl();
     if (configured) {
-      const password = await this.context.secrets.get(SECRET_KEY);
-      if (!password) return configured;
-      const u = new URL(configured);
-      u.password = password;
-      return u.toString();
+      const [password, sentinelPassword] = await Promise.all([this.context.secrets.get(SECRET_KEY), this.context.secrets.get(SENTINEL_SECRET_KEY)]);
+      return joinPasswords(configured, { password, sentinelPassword });
     }
     requireTrust('Crawl Studio does not start a Redis server in an untrusted workspace. Trust the workspace, or set crawlStudio.redisUrl in your user settings.');
     this.managed = await this.startManaged();
@@ -139,16 +139,19 @@ export class RedisConnection implements vscode.Disposable {
     }
   }
 
-  /** Asks for a Redis URL (and password, kept in SecretStorage) and reconnects to it. */
-  async configure(url: string, password: string | undefined, target: vscode.ConfigurationTarget): Promise<void> {
-    const u = new URL(url);
-    if (u.password) {
-      password = decodeURIComponent(u.password);
-      u.password = '';
+  /**
+   * Connects to a Redis target from now on: the target without its passwords goes to the setting; its passwords (in
+   * the text, or given apart) to SecretStorage.
+   */
+  async configure(url: string, given: { password?: string; sentinelPassword?: string }, target: vscode.ConfigurationTarget): Promise<void> {
+    const { target: text, passwords } = splitPasswords(url);
+    const password = passwords.password ?? given.password;
+    const sentinelPassword = passwords.sentinelPassword ?? given.sentinelPassword;
+    for (const [key, value] of [[SECRET_KEY, password], [SENTINEL_SECRET_KEY, sentinelPassword]] as const) {
+      if (value) await this.context.secrets.store(key, value);
+      else await this.context.secrets.delete(key);
     }
-    if (password) await this.context.secrets.store(SECRET_KEY, password);
-    else await this.context.secrets.delete(SECRET_KEY);
-    await vscode.workspace.getConfiguration('crawlStudio').update('redisUrl', u.toString(), target);
+    await vscode.workspace.getConfiguration('crawlStudio').update('redisUrl', text, target);
     await this.reset();
     await this.get();
   }
