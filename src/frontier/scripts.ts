@@ -1,4 +1,4 @@
-import type { Redis } from '../redis/connect';
+import { isCluster, type Redis } from '../redis/connect';
 import discover from './lua/discover.lua';
 import drain from './lua/drain.lua';
 import finishPage from './lua/finishPage.lua';
@@ -22,8 +22,20 @@ export interface CrawlScripts {
 
 const defined = new WeakSet<Redis>();
 
+/**
+ * Scripts whose first argument is not a key (csDiscover's is its number of keys). A cluster client's
+ * auto-pipelining groups a command by the slot of its first argument, so it put csDiscover with the commands of
+ * whatever slot "7" hashes to, and the pipeline failed ('All keys in the pipeline should belong to the same slots
+ * allocation group'): the job was retried and its page fetched again. These are sent on their own.
+ */
+const NO_KEY_FIRST = ['csDiscover'];
+
 export function withScripts(redis: Redis): Redis & CrawlScripts {
   if (!defined.has(redis)) {
+    if (isCluster(redis)) {
+      const ignored = redis.options.autoPipeliningIgnoredCommands ?? [];
+      redis.options.autoPipeliningIgnoredCommands = [...ignored, ...NO_KEY_FIRST.filter((c) => !ignored.includes(c))];
+    }
     redis.defineCommand('csDiscover', { lua: `${finishPage}\n${discover}` });
     redis.defineCommand('csDrain', { numberOfKeys: 8, lua: drain });
     redis.defineCommand('csLease', { numberOfKeys: 1, lua: lease });

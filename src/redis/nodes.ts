@@ -6,6 +6,8 @@ import { isCluster, type Redis } from './connect';
 
 /** Keys matching `match`, in batches, from every primary of a cluster (each holds only its own slots' keys). */
 export async function* scanKeys(redis: Redis, match: string, count = 1000): AsyncIterable<string[]> {
+  // A cluster client knows its nodes once it has read the slot map: before that nodes() is empty.
+  if (isCluster(redis) && redis.status !== 'ready') await redis.ping();
   const nodes: NodeClient[] = isCluster(redis) ? redis.nodes('master') : [redis];
   for (const node of nodes) {
     for await (const batch of node.scanStream({ match, count }) as AsyncIterable<string[]>) if (batch.length > 0) yield batch;

@@ -7,6 +7,8 @@ import { promisify } from 'node:util';
 import type { Cluster } from 'ioredis';
 import { connectRedis, isCluster, type Redis } from '../../src/redis/connect';
 import { nodeFor, scanKeys, unlinkKeys } from '../../src/redis/nodes';
+import { withScripts } from '../../src/frontier/scripts';
+import { taskKeys } from '../../src/frontier/keys';
 import { startRedisCluster, startRedisSentinel, type RedisCluster, type RedisSentinel } from '../support/services';
 
 // Connections to Sentinel and Cluster deployments from one target string (issue 19): the engine's connectRedis,
@@ -46,6 +48,18 @@ describe('Redis targets: Sentinel and Cluster connections (issue 19)', function 
       assert.ok(perNode.every((n) => n > 0), `keys on every primary: ${perNode.join(', ')}`);
     });
 
+    it('scanKeys on a client that has not connected yet still scans every primary', async () => {
+      await redis.set('t:fresh:1', '1');
+      const fresh = connectRedis(cluster.url);
+      try {
+        const seen: string[] = [];
+        for await (const batch of scanKeys(fresh, 't:fresh:*')) seen.push(...batch);
+        assert.deepEqual(seen, ['t:fresh:1']);
+      } finally {
+        fresh.disconnect();
+      }
+    });
+
     it('scanKeys sees the keys of every primary, unlinkKeys removes keys of many slots', async () => {
       const keys = Array.from({ length: 40 }, (_, i) => `t:scan:${i}`);
       await Promise.all(keys.map((k) => redis.set(k, '1')));
@@ -77,6 +91,32 @@ describe('Redis targets: Sentinel and Cluster connections (issue 19)', function 
         assert.equal(await read, null, 'the blocked read ended, empty');
       } finally {
         blocking.disconnect();
+      }
+    });
+
+    it("auto-pipelining sends csDiscover (whose first argument is not a key) to its keys' node", async () => {
+      // The worker's connection pipelines the commands of a tick per node, grouping each by its first argument.
+      const worker = withScripts(connectRedis(cluster.url, { enableAutoPipelining: true }));
+      try {
+        await worker.ping();
+        const c = worker as Cluster;
+        const ownerOf = async (key: string) => c.slots[Number(await c.cluster('KEYSLOT', key))]![0];
+        // A task whose slot is on another node than the slot of "4", csDiscover's first argument here.
+        let task = '';
+        for (let i = 0; !task; i++) if ((await ownerOf(taskKeys(`t${i}`).meta)) !== (await ownerOf('4'))) task = `t${i}`;
+        const k = taskKeys(task);
+        // In the same tick: a command of the task's slot, and one of a key on the node of "4" (a host's key, say).
+        const [run, , discovered] = await Promise.allSettled([
+          worker.hget(k.meta, 'run'),
+          worker.get('4'),
+          worker.csDiscover(4, k.stats('r'), k.claim('j'), k.meta, k.seenBucket('r', 0), 0, 60, 'r', 1, '1'),
+        ]);
+        assert.deepEqual(run, { status: 'fulfilled', value: null });
+        // The script ran (and refused: the task has no run 'r'), instead of the pipeline failing before it.
+        assert.equal(discovered.status, 'rejected');
+        assert.match((discovered as PromiseRejectedResult).reason.message, /RUNGONE/);
+      } finally {
+        worker.disconnect();
       }
     });
 
