@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { allBooks, expectedPages, serveSite, type SiteOptions } from '../../src/demo/site';
+import { connectRedis, isCluster } from '../../src/redis/connect';
+import { scanKeys } from '../../src/redis/nodes';
+import { bullPrefix, taskKeys } from '../../src/frontier/keys';
+import { startRedisCluster, type RedisCluster } from '../support/services';
+import { bookTask, writeTask } from '../support/crawl';
+
+// Crawls on a real 3-primary Redis Cluster through `redis+cluster://` (issue 19, item 4), with today's key layout:
+// every key of a task carries the hash tag {task}, so the task is one slot on one node, and each Lua call touches
+// keys of that slot (or of one host's slot). The real CLI, its worker processes and its SQLite store. Several
+// tasks, so their slots fall on different nodes than their hosts' politeness keys.
+
+const exec = promisify(execFile);
+const CLI = resolve('dist/cli.js');
+const SITE: SiteOptions = { listPages: 3, perPage: 10, filler: 1 };
+
+describe('crawls on a real Redis Cluster (redis+cluster://)', function () {
+  this.timeout(300_000);
+  let cluster: RedisCluster;
+  before(async () => {
+    cluster = await startRedisCluster();
+  });
+  after(async () => {
+    await cluster?.stop();
+  });
+
+  it('fetch every page once and store every item once, from `crawl-studio run --redis redis+cluster://…`, no job retried', async () => {
+    const redis = connectRedis(cluster.url);
+    const slots = new Set<number>();
+    try {
+      for (const name of ['clustered-a', 'clustered-b', 'clustered-c', 'clustered-d']) {
+        const site = await serveSite(SITE);
+        try {
+          const task = await writeTask(bookTask(site.url, name));
+          const run = await exec(process.execPath, [CLI, 'run', task.file, '--workers', '2', '--redis', cluster.url], { maxBuffer: 16 * 1024 * 1024 });
+          assert.match(run.stdout, /^Redis: redis\+cluster:\/\/127\.0\.0\.1:\d+,/m, run.stdout);
+
+          const pages = expectedPages(site.url, SITE);
+          for (const url of pages) assert.equal(site.hits.get(url.slice(site.url.length)), 1, `${name}: ${url} fetched ${site.hits.get(url.slice(site.url.length)) ?? 0} times\n${run.stdout}`);
+          assert.equal([...site.hits.keys()].filter((p) => p !== '/robots.txt').length, pages.length, 'no other page fetched');
+
+          const out = await exec(process.execPath, [CLI, 'export', task.file, '--type', 'book', '--format', 'jsonl'], { maxBuffer: 16 * 1024 * 1024 });
+          const upcs = out.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { upc: string }).upc).sort();
+          assert.deepEqual(upcs, allBooks(SITE).map((b) => b.upc).sort(), `${name}: every item stored once`);
+
+          // No attempt failed: an error a cluster raises (CROSSSLOT, a pipeline across nodes) shows as a retry
+          // before it shows as a page fetched twice.
+          const meta = taskKeys(name).meta;
+          assert.equal(await redis.hget(meta, 'state'), 'finished');
+          for await (const batch of scanKeys(redis, `${bullPrefix(name)}:${name}:*`)) {
+            for (const key of batch) {
+              if ((await redis.type(key)) !== 'hash') continue;
+              const [failed, attempts] = await redis.hmget(key, 'failedReason', 'atm');
+              assert.ok(!failed && Number(attempts ?? 0) <= 1, `${key}: attempt failed: ${failed}`);
+            }
+          }
+          slots.add(Number(await redis.cluster('KEYSLOT', meta)));
+        } finally {
+          await site.close();
+        }
+      }
+      // Each task's keys live on the one node owning its slot.
+      assert.ok(isCluster(redis));
+      for (const slot of slots) {
+        const owners = await Promise.all(redis.nodes('master').map(async (n) => Number(await n.cluster('COUNTKEYSINSLOT', slot)) > 0));
+        assert.equal(owners.filter(Boolean).length, 1, `slot ${slot}: keys on one node`);
+      }
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
