@@ -66,7 +66,7 @@ describe('crawls on a real Redis Cluster (redis+cluster://)', function () {
       // Each task's keys live on the one node owning its slot.
       assert.ok(isCluster(redis));
       for (const slot of slots) {
-        const owners = await Promise.all(redis.nodes('master').map(async (n) => Number(await n.cluster('COUNTKEYSINSLOT', slot)) > 0));
+        const owners: boolean[] = await Promise.all(redis.nodes('master').map(async (n) => Number(await n.cluster('COUNTKEYSINSLOT', slot)) > 0));
         assert.equal(owners.filter(Boolean).length, 1, `slot ${slot}: keys on one node`);
       }
     } finally {
