@@ -362,8 +362,11 @@ export interface RedisSentinel {
   /**
    * `SENTINEL FAILOVER <master>` (a failover the operator asks for, the master still up), resolved when every
    * running sentinel names another node, that node says it is master, and the old master has become its replica.
+   * With `pauseWrites`, a graceful switchover: `CLIENT PAUSE WRITE` on the master first, the failover once every
+   * replica has all its writes, the pause lifted once the sentinels name the new master (see README "Running a
+   * fleet": without it, writes the old master acknowledges while its replica is being promoted are lost).
    */
-  failover(): Promise<RedisNode>;
+  failover(opts?: { readonly pauseWrites?: boolean }): Promise<RedisNode>;
   /** Kills the master (SIGKILL) and waits for the sentinels to agree on, and promote, a new one. */
   killMaster(): Promise<RedisNode>;
   stop(): Promise<void>;
@@ -475,11 +478,12 @@ export async function startRedisSentinel(opts: RedisSentinelOptions = {}): Promi
     return byPort([...ports][0]!);
   };
   const role = (n: RedisNode) => withNode(n.port, opts.password, async (conn) => (await conn.call('ROLE')) as unknown[]);
-  const promoted = async (old: RedisNode, oldStaysUp: boolean): Promise<RedisNode> => {
-    const next = await pollFor(`the sentinels of ${name} to agree on a master other than 127.0.0.1:${old.port}`, 60_000, async () => {
+  const switched = (old: RedisNode): Promise<RedisNode> =>
+    pollFor(`the sentinels of ${name} to agree on a master other than 127.0.0.1:${old.port}`, 60_000, async () => {
       const ports = new Set(await named());
       return ports.size === 1 && !ports.has(old.port) ? byPort([...ports][0]!) : undefined;
     });
+  const promoted = async (old: RedisNode, next: RedisNode, oldStaysUp: boolean): Promise<RedisNode> => {
     await pollFor(`127.0.0.1:${next.port} to be master`, 30_000, async () => ((await role(next))[0] === 'master' ? true : undefined));
     if (oldStaysUp) {
       // Sentinel turns a reachable old master into a replica some seconds after the switch (+convert-to-slave):
@@ -491,6 +495,18 @@ export async function startRedisSentinel(opts: RedisSentinelOptions = {}): Promi
     }
     return next;
   };
+  /** Pauses writes on `node` and waits until each replica has acknowledged all the writes it took. */
+  const drainWrites = async (node: RedisNode): Promise<void> => {
+    await withNode(node.port, opts.password, (conn) => conn.call('CLIENT', 'PAUSE', '60000', 'WRITE'));
+    await pollFor(`the replicas of 127.0.0.1:${node.port} to have all its writes`, 30_000, () =>
+      withNode(node.port, opts.password, async (conn) => {
+        const info = await conn.info('replication');
+        const offset = /^master_repl_offset:(\d+)/m.exec(info)?.[1];
+        const acked = [...info.matchAll(/^slave\d+:.*offset=(\d+)/gm)].map((m) => m[1]);
+        return acked.length === replicas && acked.every((o) => o === offset) ? true : undefined;
+      }),
+    );
+  };
   const userinfo = opts.password ? `:${encodeURIComponent(opts.password)}@` : '';
   const query = opts.sentinelPassword ? `?sentinelPassword=${encodeURIComponent(opts.sentinelPassword)}` : '';
   return {
@@ -499,16 +515,27 @@ export async function startRedisSentinel(opts: RedisSentinelOptions = {}): Promi
     sentinels,
     dataNodes,
     master,
-    async failover() {
+    async failover(o = {}) {
       const old = await master();
       const s = sentinels.find((x) => x.alive())!;
-      await withNode(s.port, opts.sentinelPassword, (conn) => conn.call('SENTINEL', 'FAILOVER', name));
-      return promoted(old, true);
+      if (o.pauseWrites) await drainWrites(old);
+      try {
+        // A paused master stops answering the sentinels' hello messages (PUBLISH waits like a write), so they may
+        // start the failover by themselves first: that one is as good.
+        await withNode(s.port, opts.sentinelPassword, (conn) => conn.call('SENTINEL', 'FAILOVER', name)).catch((err: Error) => {
+          if (!/INPROG/.test(err.message)) throw err;
+        });
+        const next = await switched(old);
+        if (o.pauseWrites) await withNode(old.port, opts.password, (conn) => conn.call('CLIENT', 'UNPAUSE'));
+        return await promoted(old, next, true);
+      } finally {
+        if (o.pauseWrites && old.alive()) await withNode(old.port, opts.password, (conn) => conn.call('CLIENT', 'UNPAUSE')).catch(() => undefined);
+      }
     },
     async killMaster() {
       const old = await master();
       await old.kill();
-      return promoted(old, false);
+      return promoted(old, await switched(old), false);
     },
     stop: () => stopAll([...sentinels, ...dataNodes], [root]),
   };
