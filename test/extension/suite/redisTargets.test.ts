@@ -1,4 +1,6 @@
 import * as assert from 'node:assert/strict';
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { CrawlStudioApi } from '../../../src/extension/extension';
 import type { ConnectionState } from '../../../src/extension/redisConnection';
@@ -19,6 +21,10 @@ describe('Connect to Redis…: Sentinel and Cluster targets (real sentinels, rea
   const password = 'p@ss:w/rd';
   const sentinelPassword = 's3nt&nel';
 
+  // Connect to Redis… writes the workspace's settings: a .vscode folder this suite creates is removed after it.
+  const dotVscode = join(vscode.workspace.workspaceFolders![0]!.uri.fsPath, '.vscode');
+  const hadDotVscode = existsSync(dotVscode);
+
   before(async () => {
     [sentinel, cluster] = await Promise.all([startRedisSentinel({ password, sentinelPassword }), startRedisCluster()]);
     api = await activateWith({});
@@ -29,6 +35,7 @@ describe('Connect to Redis…: Sentinel and Cluster targets (real sentinels, rea
     if (cluster) await api.connection.configure(cluster.url, {}, vscode.ConfigurationTarget.Workspace).catch(() => undefined);
     await vscode.workspace.getConfiguration('crawlStudio').update('redisUrl', undefined, vscode.ConfigurationTarget.Workspace);
     await restoreSettings(api, []);
+    if (!hadDotVscode) rmSync(dotVscode, { recursive: true, force: true });
     await sentinel?.stop();
     await cluster?.stop();
   });
