@@ -15,8 +15,10 @@ import { isLoadedTask, loadTask, writeDefinedTask, type Task } from './task';
 
 export interface RunOptions {
   /**
-   * Redis URL, e.g. `redis://127.0.0.1:6379/0`. Default: `$CRAWL_STUDIO_REDIS`, else a private redis-server for
-   * the task's folder (data in `.crawl/redis`), stopped after the run if this run started it: as `crawl-studio run`.
+   * Redis target, e.g. `redis://127.0.0.1:6379/0`, a master behind sentinels
+   * `redis+sentinel://s1:26379,s2:26379/mymaster`, or a cluster `redis+cluster://n1:7000,n2:7001`. Default:
+   * `$CRAWL_STUDIO_REDIS`, else a private redis-server for the task's folder (data in `.crawl/redis`), stopped
+   * after the run if this run started it: as `crawl-studio run`.
    */
   readonly redis?: string;
   /** Local worker processes. Default: one per two CPU cores. 0: none (workers elsewhere, `crawl-studio worker`). */
