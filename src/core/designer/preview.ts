@@ -1,7 +1,7 @@
 import { analysePage, routeRule } from '../pipeline/page';
 import type { RobotsRules } from '../robots';
 import type { TaskDiagnostic } from '../task/diagnostics';
-import type { CrawlTask, PageRule } from '../task/model';
+import { followLabel, type CrawlTask, type PageRule } from '../task/model';
 import { parseTask } from '../task/parse';
 import { canonicalize } from '../url/canonical';
 import type { FieldValue } from '../extract/extract';
@@ -77,7 +77,7 @@ export function computePreview(input: PreviewInput): PreviewResult {
       const d = dropped.filter((l) => l.follow === i);
       return {
         index: i,
-        selector: f.selector,
+        selector: followLabel(f),
         to: f.to,
         kept: k.slice(0, MAX_LINKS).map(({ url, rule }) => ({ url, rule })),
         dropped: d.slice(0, MAX_LINKS).map(({ follow: _, ...rest }) => rest),

@@ -140,11 +140,28 @@ function shapeOf(n: SchemaNode): KeyCompletion['shape'] {
 }
 
 /** Keys the schema allows in the mapping at `path`, minus those already there. */
+/**
+ * Keys that rule others out in one entry (the parser says so too): a follow finds links (`selector`) or builds
+ * requests (`form`, `url`); a body is `fields` or `json`; a start entry is a page or a sitemap.
+ */
+const REQUEST_KEYS = ['values', 'method', 'fields', 'json', 'pages', 'idempotent'];
+const EXCLUDES: Readonly<Record<string, readonly string[]>> = {
+  selector: ['form', 'url', ...REQUEST_KEYS],
+  form: ['selector', 'attr', 'json', 'pages'],
+  url: ['selector', 'attr'],
+  attr: ['form', 'url', ...REQUEST_KEYS],
+  fields: ['json'],
+  json: ['fields'],
+  sitemap: ['url', ...REQUEST_KEYS],
+};
+
 export function keyCompletions(path: Path, siblings: readonly string[]): KeyCompletion[] {
   const node = schemaAt(path);
   if (!node?.properties) return [];
+  const inEntry = (path.length >= 2 && path[path.length - 2] === 'follow') || (path.length === 2 && path[0] === 'start');
+  const excluded = new Set(inEntry ? siblings.flatMap((k) => EXCLUDES[k] ?? []) : []);
   return Object.entries(node.properties)
-    .filter(([k]) => !siblings.includes(k))
+    .filter(([k]) => !siblings.includes(k) && !excluded.has(k))
     .map(([key, raw]) => {
       const n = resolve(raw) ?? {};
       return { key, description: n.description ?? '', type: typeLabel(n), required: node.required?.includes(key) ?? false, shape: shapeOf(n) };

@@ -1,12 +1,18 @@
 import { createHash } from 'node:crypto';
 import type { AnyNode as Node } from 'domhandler';
 import { execFieldRegex } from '../task/fieldRegex';
-import type { FieldSpec, FollowSpec, ItemSpec, PageRule, PageValue } from '../task/model';
+import { isJsonPath, type FieldSpec, type FollowSpec, type ItemSpec, type PageRule, type PageValue } from '../task/model';
+import { buildFormRequest, buildRequest, type BuildResult, type JobRequest, type SeriesRef } from '../request/build';
+import { readForm } from '../request/form';
+import type { TemplateValue } from '../request/template';
 import { HtmlPage, nodeOf } from './dom';
+import { firstJson, JsonPage, jsonText, queryJson } from './json';
 import { findIn, findInDocument } from './select';
 
-// Extraction is a pure function of (HTML, page URL, rule): the workers and the designer preview call this same
-// code, so what the preview shows is what a crawl stores.
+// Extraction is a pure function of (page, page URL, rule): the workers and the designer preview call this same
+// code, so what the preview shows is what a crawl stores. A page is HTML (CSS selectors) or a JSON response
+// (JSONPaths, the selectors that start with `$`); each kind of selector reads its kind of page and finds nothing
+// in the other.
 
 export type FieldValue = string | string[] | null;
 
@@ -29,6 +35,12 @@ export interface FoundLink {
   readonly follow: number;
   readonly to: string | null;
   readonly priority: number | null;
+  /** A request that is not a plain GET (a form's POST, a body): absent for links. */
+  readonly request?: JobRequest;
+  /** The request is a page of a series (`{page}`). */
+  readonly series?: SeriesRef;
+  /** The follow found something it cannot send (why): dropped as `invalid`. */
+  readonly problem?: string;
 }
 
 /** A page as fetched, besides its HTML: what `page:` fields read. */
@@ -73,18 +85,61 @@ interface Budget {
   left: number;
 }
 
+/** A parsed page and how its selectors read it: HTML nodes, or the values of a JSON document. */
+interface Reader<N> {
+  readonly root: N;
+  /** Matches of a selector of this page's kind under `scope` (a selector of the other kind matches nothing). */
+  select(scope: N, selector: string, first: boolean): N[];
+  /** A field's raw text at a match, before trim, regex and url. */
+  text(node: N, field: FieldSpec): string | null;
+  /** A value for a request template: a JSON scalar keeps its type, so a JSON body sends 42, not "42". */
+  raw(node: N): TemplateValue | null;
+}
+
+function htmlReader(page: HtmlPage): Reader<Node> {
+  return {
+    root: page.root,
+    select: (scope, selector, first) => (isJsonPath(selector) ? [] : findIn(page, scope, selector, first)),
+    text(el, field) {
+      const node = nodeOf(el);
+      const v = field.attr ? node.attr(field.attr) : field.html ? node.html() : node.text();
+      return v ?? null;
+    },
+    raw: () => null,
+  };
+}
+
+function jsonReader(page: JsonPage): Reader<unknown> {
+  return {
+    root: page.root,
+    // A list is wanted unless `first`: a path matching an array lists its elements.
+    select(scope, selector, first) {
+      if (!isJsonPath(selector)) return [];
+      if (!first) return queryJson(selector, scope, true);
+      const v = firstJson(selector, scope);
+      return v === undefined ? [] : [v];
+    },
+    text: (v) => jsonText(v),
+    raw: (v) => (typeof v === 'number' || typeof v === 'boolean' ? v : null),
+  };
+}
+
 /** `pageUrl`: the page's facts, or only its URL after redirects (its `page:` fields then know no status or time). */
-export function extractPage(html: string | HtmlPage, pageUrl: string | PageFacts, rule: PageRule): Extraction {
-  const page = typeof html === 'string' ? HtmlPage.parse(html) : html;
+export function extractPage(page: string | HtmlPage | JsonPage, pageUrl: string | PageFacts, rule: PageRule): Extraction {
   const facts: PageFacts = typeof pageUrl === 'string' ? { url: pageUrl, finalUrl: pageUrl, status: null, fetchedAt: null } : pageUrl;
-  const baseUrl = resolveBase(page, facts.finalUrl);
+  const at: PageAt = { ...facts, rule: rule.name };
+  if (page instanceof JsonPage) return extractWith(jsonReader(page), null, facts.finalUrl, rule, at);
+  const html = typeof page === 'string' ? HtmlPage.parse(page) : page;
+  return extractWith(htmlReader(html), html, resolveBase(html, facts.finalUrl), rule, at);
+}
+
+function extractWith<N>(reader: Reader<N>, html: HtmlPage | null, baseUrl: string, rule: PageRule, at: PageAt): Extraction {
   const items: ExtractedItem[] = [];
   const problems: ItemProblem[] = [];
   const budget: Budget = { left: MAX_PAGE_ITEM_CHARS };
-  const at: PageAt = { ...facts, rule: rule.name };
-  for (const spec of rule.items) extractItems(page, spec, baseUrl, items, problems, budget, at);
+  for (const spec of rule.items) extractItems(reader, spec, baseUrl, items, problems, budget, at);
   const links: FoundLink[] = [];
-  rule.follow.forEach((f, i) => collectLinks(page, f, i, links));
+  rule.follow.forEach((f, i) => collectLinks(reader, html, f, i, baseUrl, at, links));
   return { items, problems, links, baseUrl };
 }
 
@@ -100,15 +155,69 @@ export function resolveBase(page: HtmlPage, pageUrl: string): string {
   }
 }
 
-function collectLinks(page: HtmlPage, f: FollowSpec, index: number, out: FoundLink[]): void {
-  for (const el of findInDocument(page, f.selector)) {
-    const href = nodeOf(el).attr(f.attr);
-    if (href && href.trim()) out.push({ href: href.trim(), follow: index, to: f.to, priority: f.priority });
+/** Most requests one `all` value of a follow makes on a page. */
+export const MAX_REQUESTS_PER_FOLLOW = 10_000;
+
+function collectLinks<N>(reader: Reader<N>, html: HtmlPage | null, f: FollowSpec, index: number, baseUrl: string, at: PageAt, out: FoundLink[]): void {
+  const found = { follow: index, to: f.to, priority: f.priority };
+  const add = (r: BuildResult, label: string) => {
+    if (r.ok) out.push({ ...found, href: r.built.url, ...(r.built.request ? { request: r.built.request } : {}), ...(r.built.series ? { series: r.built.series } : {}) });
+    else out.push({ ...found, href: label, problem: r.problem });
+  };
+  if (f.kind === 'links') {
+    const attr: FieldSpec = { name: '', page: null, selector: null, attr: isJsonPath(f.selector) ? null : f.attr, html: false, all: true, trim: true, regex: null, url: false, required: false };
+    for (const node of reader.select(reader.root, f.selector, false)) {
+      // In JSON only strings are URLs: an id (42) or an object is not a link.
+      if (!html && typeof node !== 'string') continue;
+      const href = reader.text(node, attr);
+      if (href && href.trim()) out.push({ ...found, href: href.trim() });
+    }
+    return;
   }
+  const valueSets = requestValues(reader, f.request.values, baseUrl, at);
+  if (f.kind === 'form') {
+    if (!html) return;
+    for (const el of findInDocument(html, f.selector)) {
+      const form = readForm(nodeOf(el), baseUrl);
+      if (!form) continue;
+      for (const values of valueSets) add(buildFormRequest(f.request, form, values), form.action);
+    }
+    return;
+  }
+  for (const values of valueSets) add(buildRequest(f.request, values, baseUrl, { rule: at.rule, follow: index }), f.request.url);
 }
 
-function extractItems(
-  page: HtmlPage,
+/**
+ * The sets of values a request template is filled with: one, or one per match of the value with `all`. A value
+ * that finds nothing makes no request (a cursor that is absent on the last page ends the crawl there).
+ */
+function requestValues<N>(reader: Reader<N>, specs: readonly FieldSpec[], baseUrl: string, at: PageAt): Record<string, TemplateValue>[] {
+  let sets: Record<string, TemplateValue>[] = [{}];
+  for (const spec of specs) {
+    if (spec.page) {
+      const text = pageValue(spec.page, at);
+      const v = text === null ? null : finishValue(text, spec, baseUrl);
+      if (v === null || v === '') return [];
+      sets = sets.map((set) => ({ ...set, [spec.name]: v }));
+      continue;
+    }
+    const matches = spec.selector ? reader.select(reader.root, spec.selector, !spec.all) : [reader.root];
+    const values: TemplateValue[] = [];
+    for (const node of matches) {
+      const raw = spec.regex || spec.url ? null : reader.raw(node);
+      const text = raw === null ? reader.text(node, spec) : null;
+      const v = raw ?? (text === null ? null : finishValue(text, spec, baseUrl));
+      if (v !== null && v !== '') values.push(v);
+      if (values.length >= (spec.all ? MAX_REQUESTS_PER_FOLLOW : 1)) break;
+    }
+    if (values.length === 0) return [];
+    sets = sets.flatMap((set) => values.map((v) => ({ ...set, [spec.name]: v })));
+  }
+  return sets;
+}
+
+function extractItems<N>(
+  reader: Reader<N>,
   spec: ItemSpec,
   baseUrl: string,
   items: ExtractedItem[],
@@ -116,7 +225,7 @@ function extractItems(
   budget: Budget,
   at: PageAt,
 ): void {
-  const scopes: Node[] = spec.scope ? findInDocument(page, spec.scope) : [page.root];
+  const scopes: N[] = spec.scope ? reader.select(reader.root, spec.scope, false) : [reader.root];
   let skipped = 0;
   scopes.forEach((scope, index) => {
     if (budget.left <= 0) {
@@ -128,7 +237,7 @@ function extractItems(
     const data: Record<string, FieldValue> = {};
     const missing: string[] = [];
     for (const field of spec.fields) {
-      const value = fieldValue(page, scope, field, baseUrl, budget, at);
+      const value = fieldValue(reader, scope, field, baseUrl, budget, at);
       data[field.name] = value;
       if (field.required && isEmpty(value)) missing.push(field.name);
     }
@@ -187,27 +296,16 @@ export function pageValue(value: PageValue, at: PageAt): string | null {
   }
 }
 
-export function fieldValue(
-  page: HtmlPage,
-  scope: Node,
-  field: FieldSpec,
-  baseUrl: string,
-  budget?: Budget,
-  at?: PageAt,
-): FieldValue {
-  const finish = (text: string | null | undefined): string | null => {
-    const out = text === undefined || text === null ? null : finishValue(text, field, baseUrl);
+function fieldValue<N>(reader: Reader<N>, scope: N, field: FieldSpec, baseUrl: string, budget?: Budget, at?: PageAt): FieldValue {
+  const finish = (text: string | null): string | null => {
+    const out = text === null ? null : finishValue(text, field, baseUrl);
     if (out !== null && budget) budget.left -= out.length;
     return out;
   };
   // A fact about the page, not an element's: the same clean-up applies (a regex picks an id out of the URL).
   if (field.page) return finish(at ? pageValue(field.page, at) : null);
-  const matches = field.selector ? findIn(page, scope, field.selector, !field.all) : [scope];
-  const read = (el: Node): string | null => {
-    const node = nodeOf(el);
-    if (field.attr) return finish(node.attr(field.attr));
-    return finish(field.html ? node.html() : node.text());
-  };
+  const matches = field.selector ? reader.select(scope, field.selector, !field.all) : [scope];
+  const read = (node: N): string | null => finish(reader.text(node, field));
   if (field.all) {
     const values: string[] = [];
     for (const el of matches) {

@@ -1,5 +1,7 @@
 import type { CrawlTask, PageRule } from '../task/model';
 import { extractPage, type ExtractedItem, type ItemProblem } from '../extract/extract';
+import { JsonPage } from '../extract/json';
+import { nextInSeries, requestKey, type JobRequest, type SeriesRef } from '../request/build';
 import { decideLink, type DropReason } from '../url/scope';
 import { matchesAny } from '../url/patterns';
 
@@ -17,10 +19,18 @@ export interface KeptLink {
   readonly sitemap?: number;
   /** The sitemap's <lastmod> of the page (or sitemap), ms since the epoch. */
   readonly lastmod?: number;
+  /** Its request when it is not a plain GET: deduplicated by method and body too (requestKey). */
+  readonly request?: JobRequest;
+  /** A page of a series (`{page}`): its next page follows when it yields something. */
+  readonly series?: SeriesRef;
+  /** The next page of the analysed page's own series, not a link a follow found (follow is -1). */
+  readonly next?: true;
 }
 
 export interface DroppedLink {
   readonly url: string;
+  /** The request's method when it is not a plain GET. */
+  readonly method?: string;
   readonly reason: DropReason | 'no-rule' | 'repeat';
   readonly follow: number;
   readonly detail?: string;
@@ -36,9 +46,14 @@ export interface PageOutcome {
 export interface PageInput {
   /** The page's URL after redirects: links resolve against it. */
   readonly url: string;
+  /** The body: HTML, or the JSON text of a JSON response (`json`). */
   readonly html: string;
   readonly rule: PageRule;
   readonly depth: number;
+  /** Read the body as JSON (its Content-Type, or the rule's `format`: see readsAsJson). */
+  readonly json?: boolean;
+  /** The page is one of a series: its next page follows when this one yields something. */
+  readonly series?: SeriesRef;
   /** The URL as queued, when redirects moved the page (default: `url`). This and the rest are what `page:` fields read. */
   readonly requestedUrl?: string;
   /** The HTTP status, where known. */
@@ -47,32 +62,80 @@ export interface PageInput {
   readonly fetchedAt?: number | null;
 }
 
+/** The response is not what its rule reads: not JSON where JSON is read. The page fails, it is not retried. */
+export class PageFormatError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PageFormatError';
+  }
+}
+
 export function analysePage(task: CrawlTask, page: PageInput): PageOutcome {
+  let doc: string | JsonPage = page.html;
+  if (page.json) {
+    try {
+      doc = JsonPage.parse(page.html);
+    } catch (err) {
+      throw new PageFormatError(`the response is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
   const facts = { url: page.requestedUrl ?? page.url, finalUrl: page.url, status: page.status ?? null, fetchedAt: page.fetchedAt ?? null };
-  const ex = extractPage(page.html, facts, page.rule);
+  const ex = extractPage(doc, facts, page.rule);
   const kept: KeptLink[] = [];
   const dropped: DroppedLink[] = [];
   const seenOnPage = new Set<string>();
   const depth = page.depth + 1;
   for (const link of ex.links) {
-    const d = decideLink(task, link.href, ex.baseUrl, depth);
-    if (!d.ok) {
-      dropped.push({ url: d.url, reason: d.reason, follow: link.follow, ...(d.detail ? { detail: d.detail } : {}) });
+    const method = link.request ? { method: link.request.method } : {};
+    if (link.problem !== undefined) {
+      dropped.push({ url: link.href, reason: 'invalid', follow: link.follow, detail: link.problem, ...method });
       continue;
     }
-    if (seenOnPage.has(d.url)) {
-      dropped.push({ url: d.url, reason: 'repeat', follow: link.follow });
+    const d = decideLink(task, link.href, ex.baseUrl, depth);
+    if (!d.ok) {
+      dropped.push({ url: d.url, reason: d.reason, follow: link.follow, ...method, ...(d.detail ? { detail: d.detail } : {}) });
+      continue;
+    }
+    const key = requestKey(d.url, link.request);
+    if (seenOnPage.has(key)) {
+      dropped.push({ url: d.url, reason: 'repeat', follow: link.follow, ...method });
       continue;
     }
     const rule = routeRule(task, d.url, link.to);
     if (!rule) {
-      dropped.push({ url: d.url, reason: 'no-rule', follow: link.follow });
+      dropped.push({ url: d.url, reason: 'no-rule', follow: link.follow, ...method });
       continue;
     }
-    seenOnPage.add(d.url);
-    kept.push({ url: d.url, host: d.host, rule: rule.name, depth, priority: link.priority, follow: link.follow });
+    seenOnPage.add(key);
+    kept.push({ url: d.url, host: d.host, rule: rule.name, depth, priority: link.priority, follow: link.follow, ...(link.request ? { request: link.request } : {}), ...(link.series ? { series: link.series } : {}) });
+  }
+  // A series goes on while its pages yield something: items, problems or links. Its next page is as deep as this
+  // one (the pages of one listing are one hop from where it was found) and goes to the same rule.
+  if (page.series && ex.items.length + ex.problems.length + ex.links.length > 0) {
+    const next = nextInSeries(task, page.series);
+    if (next && !next.ok) dropped.push({ url: page.url, reason: 'invalid', follow: -1, detail: next.problem });
+    else if (next) {
+      const { url, request, series } = next.built;
+      const d = decideLink(task, url, url, page.depth);
+      if (!d.ok) dropped.push({ url: d.url, reason: d.reason, follow: -1, ...(d.detail ? { detail: d.detail } : {}) });
+      else kept.push({ url: d.url, host: d.host, rule: page.rule.name, depth: page.depth, priority: seriesPriority(task, page.series), follow: -1, next: true, ...(request ? { request } : {}), ...(series ? { series } : {}) });
+    }
   }
   return { items: ex.items, problems: ex.problems, kept, dropped };
+}
+
+function seriesPriority(task: CrawlTask, ref: SeriesRef): number | null {
+  const of = ref.of;
+  if ('start' in of) return task.start[of.start]?.priority ?? null;
+  return task.rules.find((r) => r.name === of.rule)?.follow[of.follow]?.priority ?? null;
+}
+
+/**
+ * Whether a response is read as JSON: a rule's `format` decides; else its Content-Type, for rules that read JSON
+ * (a rule of CSS selectors alone leaves a JSON response unread, as it always did: a non-HTML page).
+ */
+export function readsAsJson(rule: PageRule, contentTypeIsJson: boolean): boolean {
+  return rule.format !== null ? rule.format === 'json' : rule.readsJson && contentTypeIsJson;
 }
 
 /** The rule that handles a URL: the one a link names, else the first whose `match` matches. */

@@ -1,4 +1,4 @@
-import type { CrawlTask } from './model';
+import { followLabel, type CrawlTask } from './model';
 import { MAX_URL_LENGTH } from '../url/canonical';
 
 // The reasons a discovered link (or a sitemap entry) is dropped, as the terminal and the docs name them. One table,
@@ -40,7 +40,7 @@ export function explainDrop(task: CrawlTask, ruleName: string | null, reason: st
     case 'pattern':
       return `scope.allow ${list(task.scope.allow)} matches none of them (a pattern starting with '/' matches the path, any other glob the whole absolute URL)`;
     case 'no-rule': {
-      const untargeted = rule?.follow.filter((f) => f.to === null).map((f) => `'${f.selector}'`) ?? [];
+      const untargeted = rule?.follow.filter((f) => f.to === null).map((f) => `'${followLabel(f)}'`) ?? [];
       const matches = task.rules.filter((r) => r.match.length > 0).map((r) => `${r.name}: ${list(r.match)}`);
       return `no rule's match matches them${untargeted.length ? ` (follow ${untargeted.join(', ')} has no 'to')` : ''}; ${matches.length ? `match patterns are ${matches.join('; ')}` : 'no rule has a match'} (a pattern starting with '/' matches the path, any other glob the whole absolute URL)`;
     }

@@ -18,7 +18,10 @@ export interface FieldSpec {
    * null or false (parseTask refuses them beside `page`), while `regex` and `url` still apply to the value.
    */
   readonly page: PageValue | null;
-  /** Empty selector: the scope element itself. */
+  /**
+   * A CSS selector, or a JSONPath (it starts with `$`: see isJsonPath) into a JSON response. Null: the scope
+   * element (or JSON value) itself.
+   */
   readonly selector: string | null;
   readonly attr: string | null;
   readonly html: boolean;
@@ -32,17 +35,84 @@ export interface FieldSpec {
 
 export interface ItemSpec {
   readonly type: string;
+  /** A CSS selector or a JSONPath (see FieldSpec.selector); null: one item per page. */
   readonly scope: string | null;
   /** Field names that identify an item; empty means "hash of the whole item". */
   readonly key: readonly string[];
   readonly fields: readonly FieldSpec[];
 }
 
-export interface FollowSpec {
-  readonly selector: string;
-  readonly attr: string;
+/** Where a selector string is a JSONPath (RFC 9535) into a JSON response rather than a CSS selector. */
+export function isJsonPath(selector: string): boolean {
+  return selector.startsWith('$');
+}
+
+interface FollowBase {
   readonly to: string | null;
   readonly priority: number | null;
+}
+
+/** `selector:` the URLs of links (an attribute of the matched elements, or the strings a JSONPath matches). */
+export interface LinkFollow extends FollowBase {
+  readonly kind: 'links';
+  readonly selector: string;
+  readonly attr: string;
+}
+
+/** `form:` a request per matching form of the page: its action, method and inputs, with `fields` filled in. */
+export interface FormFollow extends FollowBase {
+  readonly kind: 'form';
+  /** The forms' CSS selector. */
+  readonly selector: string;
+  /** `url` is empty (the form's action) and `method` null (the form's own) unless the entry sets them. */
+  readonly request: RequestTemplate;
+}
+
+/** `url:` a request built from a template and values read from the page. */
+export interface RequestFollow extends FollowBase {
+  readonly kind: 'request';
+  readonly request: RequestTemplate;
+}
+
+export type FollowSpec = LinkFollow | FormFollow | RequestFollow;
+
+/** What a follow entry is known by in messages and the preview: its selector, or its URL template. */
+export function followLabel(f: FollowSpec): string {
+  return f.kind === 'request' ? f.request.url : f.kind === 'form' ? `form ${f.selector}` : f.selector;
+}
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH';
+
+/** The author's body: its strings are templates (core/request/template.ts), kept as written. */
+export type BodyTemplate =
+  | { readonly kind: 'form'; readonly fields: Readonly<Record<string, string>> }
+  | { readonly kind: 'json'; readonly json: unknown };
+
+/** `pages:` of a request whose URL or body holds `{page}`: the page numbers it counts through. */
+export interface PagesSpec {
+  readonly from: number;
+  readonly step: number;
+  /** The last page number; null: until a page yields nothing. */
+  readonly max: number | null;
+}
+
+/**
+ * A request a start entry or a follow entry builds. Strings are templates as written (`{name}` values from the
+ * page, `{page}`, `${CRAWL_STUDIO_*}` in bodies), rendered by core/request: a parsed task crosses to the analysis
+ * thread and into messages, so it holds no secret (see LoginSpec).
+ */
+export interface RequestTemplate {
+  /** As written; relative to the page in follows; empty in a form follow (the form's action). */
+  readonly url: string;
+  /** Null: POST with a body, else GET; in a form follow, the form's method. */
+  readonly method: HttpMethod | null;
+  readonly body: BodyTemplate | null;
+  /** Retried like a GET after any retryable failure (a search sent by POST); else see core/request/retry.ts. */
+  readonly idempotent: boolean;
+  /** The URL or the body holds `{page}`: the request is one of a series (see core/request/series.ts). */
+  readonly pages: PagesSpec | null;
+  /** `values:` read from the page for the other `{name}`s (follows only); at most one with `all`. */
+  readonly values: readonly FieldSpec[];
 }
 
 export interface PageRule {
@@ -52,6 +122,12 @@ export interface PageRule {
   readonly items: readonly ItemSpec[];
   /** Render the rule's pages in a browser first; null: fetch them (the task's `browser` already folded in). */
   readonly browser: BrowserSpec | null;
+  /** `request.headers` of the rule, over the task's (templates: `${CRAWL_STUDIO_*}` expands in the worker). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** `format:` how responses are read whatever their Content-Type; null: by Content-Type. */
+  readonly format: 'json' | 'html' | null;
+  /** The rule reads JSON (`format: json`, or a JSONPath anywhere in it): JSON responses are extracted, not skipped. */
+  readonly readsJson: boolean;
 }
 
 /** When a rendered page is ready to extract. */
@@ -82,9 +158,12 @@ export interface UrlPattern {
 }
 
 export interface StartUrl {
+  /** The URL fetched first (for a series, its first page). */
   readonly url: string;
   readonly rule: string;
   readonly priority: number | null;
+  /** A method, a body or `{page}`; null: a plain GET of `url`. */
+  readonly request: RequestTemplate | null;
 }
 
 /** A `start` entry that names a sitemap (or a robots.txt, for the sitemaps its `Sitemap:` lines name). */

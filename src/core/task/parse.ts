@@ -9,6 +9,9 @@ import { compileFieldRegex, type FieldRegex } from './fieldRegex';
 import { escapesFolder, expandStoreUrl, isAbsolutePath, sqlitePathOf } from './storeUrl';
 import { expandProxyUrl, hasLiteralCredentials, templateProblems, variablesOf } from './secrets';
 import { checkSelector } from '../extract/selectors';
+import { checkJsonPath } from '../extract/json';
+import { checkHeaders, readsJsonPath, REQUEST_KEYS, requestTemplate, type RawRequestParts, type Report } from './requests';
+import { buildRequest } from '../request/build';
 import { MAX_URL_LENGTH } from '../url/canonical';
 import { compileUrlPattern, globToRegExp, matchesAny, UrlPatternError } from '../url/patterns';
 import { checkReachability } from './reachability';
@@ -22,6 +25,7 @@ import {
   type CrawlTask,
   type FieldSpec,
   type FollowSpec,
+  isJsonPath,
   type LoginSpec,
   type ProxySpec,
   type SessionSpec,
@@ -369,10 +373,10 @@ function levenshtein(a: string, b: string): number {
 
 type RawField = string | { selector?: string; page?: PageValue; attr?: string; html?: boolean; all?: boolean; trim?: boolean; regex?: string; url?: boolean; required?: boolean };
 interface RawItem { type: string; scope?: string; key?: string[]; fields: Record<string, RawField> }
-interface RawFollow { selector: string; attr?: string; to?: string; priority?: number }
-interface RawRule { name: string; match?: string[]; follow?: RawFollow[]; items?: RawItem[]; browser?: RawBrowser }
+interface RawFollow extends RawRequestParts { selector?: string; attr?: string; form?: string; values?: Record<string, RawField>; to?: string; priority?: number }
+interface RawRule { name: string; match?: string[]; follow?: RawFollow[]; items?: RawItem[]; browser?: RawBrowser; request?: { headers?: Record<string, string> }; format?: 'json' | 'html' }
 type RawBrowser = boolean | { waitFor?: string | { selector: string }; block?: BrowserSpec['block'][number][]; timeout?: string | number };
-type RawStart = string | { url?: string; sitemap?: string; rule?: string; priority?: number; since?: string; follow?: string[]; alternates?: boolean };
+type RawStart = string | (RawRequestParts & { url?: string; sitemap?: string; rule?: string; priority?: number; since?: string; follow?: string[]; alternates?: boolean });
 /** A task file's content as an object (what the YAML parses to): the library's `runCrawl({ name, start, rules })`. */
 export type TaskDefinition = RawTask;
 
@@ -419,6 +423,13 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
     const problem = checkSelector(sel);
     if (problem) diags.atPath(path, `${quote(sel)} is not a valid CSS selector (${problem.length > 200 ? problem.slice(0, 199) + '…' : problem})`);
   };
+  // Where a selector reads a page: a CSS selector, or a JSONPath (`$…`) into a JSON response.
+  const selectorOrPath = (path: Path, sel: string): void => {
+    if (!isJsonPath(sel)) return selector(path, sel);
+    const problem = checkJsonPath(sel);
+    if (problem) diags.atPath(path, `${quote(sel)} is not a valid JSONPath (${problem.length > 200 ? problem.slice(0, 199) + '…' : problem}); a path starts with $, e.g. $.items[*].name`);
+  };
+  const report: Report = (path, message, severity = 'error', key) => diags.atPath(path, message, severity, key);
 
   const duration = (path: Path, value: string | number): number => {
     const ms = parseDuration(value);
@@ -464,16 +475,26 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
   };
 
   const rules: PageRule[] = raw.rules.map((r, ri) => {
-    const follow: FollowSpec[] = (r.follow ?? []).map((f, fi) => {
-      selector(['rules', ri, 'follow', fi, 'selector'], f.selector);
+    const follow: FollowSpec[] = (r.follow ?? []).flatMap((f, fi) => {
       if (f.to !== undefined) checkRuleRef(['rules', ri, 'follow', fi, 'to'], f.to);
-      return { selector: f.selector, attr: f.attr ?? 'href', to: f.to ?? null, priority: f.priority ?? null };
+      const spec = buildFollow(f, ['rules', ri, 'follow', fi], diags, report, selectorOrPath);
+      return spec ? [spec] : [];
     });
-    const items: ItemSpec[] = (r.items ?? []).map((it, ii) => buildItem(it, ['rules', ri, 'items', ii], diags, selector));
+    const items: ItemSpec[] = (r.items ?? []).map((it, ii) => buildItem(it, ['rules', ri, 'items', ii], diags, selectorOrPath));
     // A rule's own `browser` wins over the task's, `false` included.
     const browserAt: Path = r.browser !== undefined ? ['rules', ri, 'browser'] : ['browser'];
     const browserSpec = browser(r.browser ?? raw.browser, browserAt, timeoutMs);
-    return { name: r.name, match: patterns(['rules', ri, 'match'], r.match), follow, items, browser: browserSpec };
+    const headers = checkHeaders(r.request?.headers, ['rules', ri, 'request', 'headers'], report);
+    const format = r.format ?? null;
+    const selectors: (string | null)[] = [
+      ...items.flatMap((it) => [it.scope, ...it.fields.map((f) => f.selector)]),
+      ...follow.flatMap((f) => (f.kind === 'links' ? [f.selector] : f.request.values.map((v) => v.selector))),
+    ];
+    const readsJson = format === 'json' || selectors.some((sel) => readsJsonPath({ selector: sel }));
+    if (browserSpec && readsJson) {
+      diags.atPath(r.browser !== undefined ? ['rules', ri, 'browser'] : ['rules', ri], `a rule that reads JSON is fetched, never rendered in a browser: remove 'browser' here${r.browser === undefined ? ` (it comes from the task's 'browser': set 'browser: false' on this rule)` : ''}`);
+    }
+    return { name: r.name, match: patterns(['rules', ri, 'match'], r.match), follow, items, browser: browserSpec, headers, format, readsJson };
   });
 
   const start: StartUrl[] = [];
@@ -512,13 +533,18 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
       }
       return;
     }
-    const url = startUrl(typeof s === 'string' ? ['start', i] : ['start', i, 'url'], entry.url);
+    // A start entry that sends more than a GET, or counts pages: its first request's URL is the one checked.
+    const isRequest = typeof s !== 'string' && (REQUEST_KEYS.some((k) => entry[k] !== undefined) || /\{[A-Za-z_]/.test(entry.url));
+    const request = isRequest ? requestTemplate(entry, ['start', i], 'start', [], report) : null;
+    if (isRequest && !request) return;
+    const first = request ? buildRequest(request, {}, undefined, { start: start.length }) : null;
+    const url = startUrl(typeof s === 'string' ? ['start', i] : ['start', i, 'url'], first?.ok ? first.built.url : entry.url);
     if (!url) return;
     for (const k of ['since', 'follow', 'alternates'] as const) {
       if (entry[k] !== undefined) diags.atPath(['start', i], `'${k}' is for sitemaps: write 'sitemap: ${url.href}' instead of 'url:' if this is one`, 'error', k);
     }
     const byMatch = rules.find((r) => matchesAny(url.href, r.match));
-    start.push({ url: url.href, rule: entry.rule ?? byMatch?.name ?? rules[0]?.name ?? '', priority: entry.priority ?? null });
+    start.push({ url: url.href, rule: entry.rule ?? byMatch?.name ?? rules[0]?.name ?? '', priority: entry.priority ?? null, request });
   });
 
   const req = raw.request ?? {};
@@ -542,7 +568,7 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
     request: {
       timeoutMs,
       userAgent: req.userAgent ?? DEFAULT_USER_AGENT,
-      headers: req.headers ?? {},
+      headers: checkHeaders(req.headers, ['request', 'headers'], report),
       maxBytes: req.maxBytes !== undefined ? parseSize(req.maxBytes) : DEFAULTS.maxBytes,
       maxRedirects: req.maxRedirects ?? DEFAULTS.maxRedirects,
       robots: req.robots ?? DEFAULTS.robots,
@@ -669,6 +695,9 @@ function sitemapStart(
     diags.atPath(path, `give either 'url' (a page) or 'sitemap', not both: write a second entry for the other`, 'error', 'url');
     return null;
   }
+  for (const k of REQUEST_KEYS) {
+    if (entry[k] !== undefined) diags.atPath(path, `'${k}' is for requests: a sitemap is read with a GET`, 'error', k);
+  }
   const url = startUrl([...path, 'sitemap'], entry.sitemap);
   let ok = url !== null;
   let since = null;
@@ -751,38 +780,7 @@ function buildItem(
   selector: (path: Path, sel: string) => void,
 ): ItemSpec {
   if (it.scope !== undefined) selector([...path, 'scope'], it.scope);
-  const fields: FieldSpec[] = Object.entries(it.fields).map(([name, f]) => {
-    const fpath: Path = [...path, 'fields', name];
-    const spec = typeof f === 'string' ? { selector: f } : f;
-    if (spec.selector !== undefined) selector(typeof f === 'string' ? fpath : [...fpath, 'selector'], spec.selector);
-    if (spec.attr !== undefined && spec.html) diags.atPath([...fpath, 'html'], `use either 'attr' or 'html', not both`);
-    if (spec.page !== undefined) {
-      // A page field reads the page, not an element: what picks or reads an element has nothing to act on.
-      for (const k of ['selector', 'attr', 'html', 'all'] as const) {
-        if (spec[k] !== undefined) diags.atPath(fpath, `'${k}' does not go with 'page: ${spec.page}', which takes the page's ${spec.page}, not an element's: remove one of them`, 'error', k);
-      }
-    } else if (spec.selector === undefined && it.scope === undefined && !spec.attr) {
-      diags.atPath(fpath, `needs a 'selector' (there is no item 'scope' element to read from)`);
-    }
-    let regex: FieldRegex | null = null;
-    if (spec.regex !== undefined) {
-      const r = compileFieldRegex(spec.regex);
-      if (r.ok) regex = r.regex;
-      else diags.atPath([...fpath, 'regex'], `${quote(spec.regex)} cannot be used: ${r.problem}`);
-    }
-    return {
-      name,
-      page: spec.page ?? null,
-      selector: spec.selector ?? null,
-      attr: spec.attr ?? null,
-      html: spec.html ?? false,
-      all: spec.all ?? false,
-      trim: spec.trim ?? true,
-      regex,
-      url: spec.url ?? false,
-      required: spec.required ?? false,
-    };
-  });
+  const fields: FieldSpec[] = Object.entries(it.fields).map(([name, f]) => buildField(name, f, [...path, 'fields', name], it.scope !== undefined, diags, selector));
   const names = new Set(fields.map((f) => f.name));
   (it.key ?? []).forEach((k, i) => {
     if (!names.has(k)) {
@@ -791,4 +789,83 @@ function buildItem(
     }
   });
   return { type: it.type, scope: it.scope ?? null, key: it.key ?? [], fields };
+}
+
+/** An item field or a request value: a selector (CSS or JSONPath) and how to read and clean what it matches. */
+function buildField(name: string, f: RawField, fpath: Path, inScope: boolean, diags: DiagnosticSink, selector: (path: Path, sel: string) => void): FieldSpec {
+  const spec = typeof f === 'string' ? { selector: f } : f;
+  if (spec.selector !== undefined) selector(typeof f === 'string' ? fpath : [...fpath, 'selector'], spec.selector);
+  if (spec.attr !== undefined && spec.html) diags.atPath([...fpath, 'html'], `use either 'attr' or 'html', not both`);
+  if (spec.selector !== undefined && isJsonPath(spec.selector)) {
+    for (const k of ['attr', 'html'] as const) {
+      if (spec[k] !== undefined) diags.atPath(fpath, `'${k}' reads HTML: a JSONPath (${quote(spec.selector)}) already names the value to take`, 'error', k);
+    }
+  }
+  if (spec.page !== undefined) {
+    // A page field reads the page, not an element: what picks or reads an element has nothing to act on.
+    for (const k of ['selector', 'attr', 'html', 'all'] as const) {
+      if (spec[k] !== undefined) diags.atPath(fpath, `'${k}' does not go with 'page: ${spec.page}', which takes the page's ${spec.page}, not an element's: remove one of them`, 'error', k);
+    }
+  } else if (spec.selector === undefined && !inScope && !spec.attr) {
+    diags.atPath(fpath, `needs a 'selector' (there is no item 'scope' element to read from)`);
+  }
+  let regex: FieldRegex | null = null;
+  if (spec.regex !== undefined) {
+    const r = compileFieldRegex(spec.regex);
+    if (r.ok) regex = r.regex;
+    else diags.atPath([...fpath, 'regex'], `${quote(spec.regex)} cannot be used: ${r.problem}`);
+  }
+  return {
+    name,
+    page: spec.page ?? null,
+    selector: spec.selector ?? null,
+    attr: spec.attr ?? null,
+    html: spec.html ?? false,
+    all: spec.all ?? false,
+    trim: spec.trim ?? true,
+    regex,
+    url: spec.url ?? false,
+    required: spec.required ?? false,
+  };
+}
+
+/**
+ * A follow entry: links (`selector`), a form to submit (`form`) or a request template (`url`), each with only the
+ * options its kind takes. Null when it cannot be built (reported).
+ */
+function buildFollow(f: RawFollow, path: Path, diags: DiagnosticSink, report: Report, selector: (path: Path, sel: string) => void): FollowSpec | null {
+  const kinds = (['selector', 'form', 'url'] as const).filter((k) => f[k] !== undefined);
+  const base = { to: f.to ?? null, priority: f.priority ?? null };
+  // `url` with `form` is the form sent elsewhere, not a kind of its own.
+  const kind = f.form !== undefined ? 'form' : kinds[0];
+  if (kind === undefined || (kinds.includes('selector') && kinds.length > 1)) {
+    diags.atPath(path, kind === undefined
+      ? `give 'selector' (links to follow), 'form' (a form of the page to submit) or 'url' (a request to build)`
+      : `give one of 'selector' (links), 'form' (a form to submit) or 'url' (a request), not ${kinds.map((k) => `'${k}'`).join(' and ')}`);
+    return null;
+  }
+  if (kind === 'selector') {
+    const sel = f.selector!;
+    selector([...path, 'selector'], sel);
+    for (const k of [...REQUEST_KEYS, 'values'] as const) {
+      if (f[k] !== undefined) diags.atPath(path, `'${k}' builds a request: it goes with 'form' or 'url', not with 'selector' (links are fetched with a GET)`, 'error', k);
+    }
+    if (f.attr !== undefined && isJsonPath(sel)) diags.atPath(path, `'attr' reads HTML: the strings a JSONPath matches are the URLs`, 'error', 'attr');
+    return { kind: 'links', selector: sel, attr: f.attr ?? 'href', ...base };
+  }
+  if (f.attr !== undefined) diags.atPath(path, `'attr' is for 'selector' links`, 'error', 'attr');
+  if (kind === 'form') selector([...path, 'form'], f.form!);
+  if (kind === 'form' && isJsonPath(f.form!)) diags.atPath([...path, 'form'], `a form is found with a CSS selector, e.g. 'form#search'`);
+  const entries = Object.entries(f.values ?? {});
+  const values = entries.map(([name, v]) => {
+    const at: Path = [...path, 'values', name];
+    if (name === 'page') diags.atPath(at, `{page} is the page counter (see 'pages'): give this value another name`, 'error');
+    if (typeof v === 'object' && v.selector === undefined && v.page === undefined) diags.atPath(at, `needs a 'selector' (a CSS selector or a JSONPath) to read the value from the page, or 'page' (its url, status…)`);
+    return buildField(name, v, at, true, diags, selector);
+  });
+  const all = values.filter((v) => v.all);
+  if (all.length > 1) diags.atPath([...path, 'values', all[1]!.name], `only one value may take 'all' (a request per match): '${all[0]!.name}' already does`);
+  const request = requestTemplate(f, path, kind, values, report);
+  if (!request) return null;
+  return kind === 'form' ? { kind: 'form', selector: f.form!, request, ...base } : { kind: 'request', request, ...base };
 }
