@@ -7,6 +7,7 @@ import type { CrawlTask } from '../core/task/model';
 import { decideLink } from '../core/url/scope';
 import { fingerprintHex } from '../core/url/fingerprint';
 import { routeRule } from '../core/pipeline/page';
+import { buildRequest, requestKey, type JobRequest, type SeriesRef } from '../core/request/build';
 import { bucketBitsFor, seenSlot } from './dedup';
 import { bullPrefix, hostTallyField, metricsKeys, taskKeys, TASKS_KEY } from './keys';
 import { withScripts, type CrawlScripts } from './scripts';
@@ -24,6 +25,10 @@ export interface PageJobData {
   readonly sitemap?: number;
   /** The page's <lastmod> in the sitemap that listed it, ms since the epoch. */
   readonly lastmod?: number;
+  /** Its request when it is not a plain GET: the method and the body, its variables as names (never values). */
+  readonly request?: JobRequest;
+  /** The page is one of a series (`{page}`): where its template is, its page number and values. */
+  readonly series?: SeriesRef;
 }
 
 /** The BullMQ job name of a sitemap's job (a page's job is named after its rule). */
@@ -132,6 +137,7 @@ export function discoverCall(
   const k = taskKeys(task);
   const keys: string[] = [k.stats(run.run), k.claim(parentId), k.meta];
   const args: (string | number)[] = [String(maxPages), String(CLAIM_TTL_S), run.run, urls.length];
+  // `urls` are deduplication keys: a GET's canonical URL, or a request's method, URL and body (requestKey).
   for (const url of urls) {
     const slot = seenSlot(url, run.bucketBits);
     keys.push(k.seenBucket(run.run, slot.bucket));
@@ -267,6 +273,14 @@ export class CrawlQueue {
     }));
     // A sitemap is a job of its own: fetched under robots.txt and politeness like a page, retried like one, and
     // deduplicated with the pages (a sitemap named twice, by the task and by robots.txt, is read once).
+    task.start.forEach((s, i) => {
+      if (!s.request) return;
+      // A start entry that sends a body or counts pages: its first request, built as a follow's would be.
+      const built = buildRequest(s.request, {}, undefined, { start: i });
+      if (!built.ok) return;
+      const { request, series } = built.built;
+      links[i] = { ...links[i]!, ...(request ? { request } : {}), ...(series ? { series } : {}) };
+    });
     task.sitemaps.forEach((s, i) => links.push({ url: s.url, host: new URL(s.url).host, rule: s.rule ?? '', depth: 0, priority: s.priority, follow: -1, sitemap: i }));
     const res = await this.enqueueLinks(task, run, `start`, links);
     return res.filter((r) => r === 'enqueued').length;
@@ -313,7 +327,7 @@ export class CrawlQueue {
 
   private async enqueueChunk(task: CrawlTask, run: RunInfo, parentId: string, links: readonly KeptLink[], finish: PageFinish | null): Promise<{ outcomes: EnqueueOutcome[]; finished: boolean }> {
     if (links.length === 0) return { outcomes: [], finished: false };
-    const { keys, args } = discoverCall(this.taskName, run, parentId, links.map((l) => l.url), task.scope.maxPages ?? 0, finish);
+    const { keys, args } = discoverCall(this.taskName, run, parentId, links.map((l) => requestKey(l.url, l.request)), task.scope.maxPages ?? 0, finish);
     const codes = await this.redis.csDiscover(keys.length, ...keys, ...args);
     const finished = finish !== null && codes[links.length] === 1;
     const usesPriority = taskUsesPriority(task);
@@ -322,7 +336,7 @@ export class CrawlQueue {
       .map((l) => ({
         name: l.sitemap !== undefined ? SITEMAP_JOB : l.rule,
         data: jobData(l, run.run),
-        opts: this.jobOptions(task, run.run, l.url, usesPriority ? (l.priority ?? DEFAULT_PRIORITY) : null),
+        opts: this.jobOptions(task, run.run, requestKey(l.url, l.request), usesPriority ? (l.priority ?? DEFAULT_PRIORITY) : null),
       }));
     if (jobs.length > 0) await this.queue.addBulk(jobs);
     const outcomes = links.map((_, i): EnqueueOutcome => (codes[i] === 1 ? 'enqueued' : codes[i] === 2 ? 'limit' : 'duplicate'));
@@ -342,10 +356,11 @@ export class CrawlQueue {
     await this.redis.unlink(this.keys.claim(parentId));
   }
 
-  jobOptions(task: CrawlTask, run: string, url: string, priority: number | null): JobsOptions {
+  /** `key`: the request's deduplication key (requestKey), a GET's URL. */
+  jobOptions(task: CrawlTask, run: string, key: string, priority: number | null): JobsOptions {
     return {
-      // Not an integer and no ':' (BullMQ rules); one id per URL per run.
-      jobId: `${run}.${fingerprintHex(url)}`,
+      // Not an integer and no ':' (BullMQ rules); one id per request per run.
+      jobId: `${run}.${fingerprintHex(key)}`,
       attempts: task.request.retries.attempts,
       backoff: { type: 'crawl', delay: task.request.retries.delayMs },
       removeOnComplete: { count: KEEP_COMPLETED },
@@ -495,8 +510,14 @@ function taskUsesPriority(task: CrawlTask): boolean {
 
 function jobData(l: KeptLink, run: string): PageJobData {
   const data: PageJobData = { url: l.url, rule: l.rule, depth: l.depth, run };
-  if (l.sitemap === undefined && l.lastmod === undefined) return data;
-  return { ...data, ...(l.sitemap !== undefined ? { sitemap: l.sitemap } : {}), ...(l.lastmod !== undefined ? { lastmod: l.lastmod } : {}) };
+  if (l.sitemap === undefined && l.lastmod === undefined && l.request === undefined && l.series === undefined) return data;
+  return {
+    ...data,
+    ...(l.sitemap !== undefined ? { sitemap: l.sitemap } : {}),
+    ...(l.lastmod !== undefined ? { lastmod: l.lastmod } : {}),
+    ...(l.request !== undefined ? { request: l.request } : {}),
+    ...(l.series !== undefined ? { series: l.series } : {}),
+  };
 }
 
 export function parseStats(h: Record<string, string>): CrawlStats {

@@ -7,6 +7,10 @@ export interface PageRecord {
   readonly task: string;
   readonly run: string;
   readonly url: string;
+  /** The request's method when it was not a GET (absent: GET). */
+  readonly method?: string;
+  /** Its body as sent, variables shown as `${NAME}` (never their values); absent without a body. */
+  readonly body?: string;
   readonly rule: string;
   readonly depth: number;
   /** HTTP status, or null when no response arrived. */

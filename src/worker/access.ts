@@ -6,13 +6,15 @@ import { expandJson, expandProxyUrl, expandValue } from '../core/task/secrets';
 import { redactUrl } from '../core/url/redact';
 import { FetchFailure, fetchPage, type FetchedPage, type FetchOptions } from './fetcher';
 import { SessionPool, type SessionRef } from './sessions';
+import { readForm } from '../core/request/form';
 
 // How a task with `session`, `login` or `proxy` fetches a page: in a session of the pool (its cookies, logged in
 // first), through a proxy (another one when it fails), and the session retired when the answer looks like a block.
 // A task without them never comes here: fetchPage alone, as before.
 
 export interface Access {
-  fetch(url: string): Promise<FetchedPage>;
+  /** `opts`: the page's own (its rule's headers, its request's method and body); the task's by default. */
+  fetch(url: string, opts?: FetchOptions): Promise<FetchedPage>;
 }
 
 type Log = (level: 'info' | 'warn' | 'error', message: string) => void;
@@ -51,13 +53,14 @@ export function createAccess(task: CrawlTask, redis: Redis, log: Log, base: Fetc
   const blocked = (page: FetchedPage, selector: string | null) => selector !== null && page.isHtml && cheerio.load(page.body)(selector).length > 0;
 
   return {
-    async fetch(url) {
-      if (!pool) return viaProxies(nextProxy++, (proxy) => fetchPage(url, { ...base, proxy }));
+    async fetch(url, pageOpts = base) {
+      if (!pool) return viaProxies(nextProxy++, (proxy) => fetchPage(url, { ...pageOpts, proxy }));
       const spec = pool.spec;
       const session = await pool.take();
       const first = task.proxy?.rotate === 'per-request' ? nextProxy++ : session.slot;
-      const opts = (proxy: string | undefined): FetchOptions => ({ ...base, proxy, cookies: pool.cookies(session) });
-      if (task.login) await loggedIn(pool, session, session.login, task.login, (fo) => viaProxies(first, (proxy) => fetchPage(fo.url, { ...opts(proxy), ...fo.opts })));
+      const opts = (proxy: string | undefined): FetchOptions => ({ ...pageOpts, proxy, cookies: pool.cookies(session) });
+      // The login is sent with the task's options, not the page's (its headers are the rule's, its body the page's).
+      if (task.login) await loggedIn(pool, session, session.login, task.login, (fo) => viaProxies(first, (proxy) => fetchPage(fo.url, { ...base, proxy, cookies: pool.cookies(session), ...fo.opts })));
       let page: FetchedPage;
       try {
         page = await viaProxies(first, (proxy) => fetchPage(url, opts(proxy)));
@@ -152,18 +155,13 @@ export function createAccess(task: CrawlTask, redis: Redis, log: Log, base: Fetc
       const $ = cheerio.load(page.body);
       const form = login.formSelector !== null ? $(login.formSelector).first() : $('form:has(input[type=password])').first().length ? $('form:has(input[type=password])').first() : $('form').first();
       if (form.length === 0) return `no ${login.formSelector ?? 'form'} on ${page.finalUrl}`;
-      // As Scrapy's FormRequest.from_response: the form's own values (its hidden CSRF token) and then ours.
+      // As Scrapy's FormRequest.from_response: the form's own values (its hidden CSRF token) and then ours. The
+      // form is read as a `form:` follow reads one (core/request/form.ts).
+      const read = readForm(form, page.finalUrl);
+      if (!read) return `the form at ${page.finalUrl} is not one a browser would send`;
       const body = new URLSearchParams();
       const ours = new Set(Object.keys(login.fields));
-      form.find('input[name], textarea[name], select[name]').each((_, el) => {
-        const e = $(el);
-        const name = e.attr('name')!;
-        const type = (e.attr('type') ?? '').toLowerCase();
-        if (ours.has(name) || ['submit', 'button', 'image', 'reset', 'file'].includes(type)) return;
-        if ((type === 'checkbox' || type === 'radio') && e.attr('checked') === undefined) return;
-        const value = el.tagName === 'select' ? (e.find('option[selected]').first().attr('value') ?? e.find('option').first().attr('value') ?? '') : el.tagName === 'textarea' ? e.text() : (e.attr('value') ?? '');
-        body.append(name, value);
-      });
+      for (const [name, value] of read.pairs) if (!ours.has(name)) body.append(name, value);
       const missing: string[] = [];
       for (const [k, v] of Object.entries(login.fields)) {
         const e = expandValue(v, env);
@@ -171,9 +169,8 @@ export function createAccess(task: CrawlTask, redis: Redis, log: Log, base: Fetc
         body.append(k, e.value);
       }
       if (missingOf(missing)) return missingOf(missing);
-      const action = new URL(form.attr('action') || page.finalUrl, page.finalUrl).href;
-      const method = (form.attr('method') ?? 'get').toLowerCase();
-      if (method !== 'post') return `the form at ${page.finalUrl} is sent with ${method.toUpperCase()}, and a login is POSTed`;
+      const action = read.action;
+      if (read.method !== 'POST') return `the form at ${page.finalUrl} is sent with ${read.method}, and a login is POSTed`;
       answer = await send(action, { contentType: 'application/x-www-form-urlencoded', body: body.toString() });
     }
     if (typeof answer === 'string') return answer;

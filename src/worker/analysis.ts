@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parentPort, Worker, workerData } from 'node:worker_threads';
-import { analysePage, ruleByName, type PageOutcome } from '../core/pipeline/page';
+import { analysePage, PageFormatError, ruleByName, type PageOutcome } from '../core/pipeline/page';
+import type { SeriesRef } from '../core/request/build';
 import type { CrawlTask } from '../core/task/model';
 
 // Parsing and extraction of a fetched page, off the worker's event loop. They are synchronous and a page decides
@@ -39,6 +40,9 @@ export interface AnalysisInput {
   readonly requestedUrl: string;
   readonly status: number;
   readonly fetchedAt: number;
+  /** `html` is a JSON response's text (see analysePage). */
+  readonly json?: boolean;
+  readonly series?: SeriesRef;
 }
 
 /** What crosses to the thread for one page: the input, with the task by name (the thread has every task). */
@@ -238,6 +242,7 @@ export function runAnalysisThread(): void {
 
 function describeFailure(err: unknown): string {
   if (err instanceof RangeError && /call stack/i.test(err.message)) return 'the page nests elements too deeply to extract (stack overflow)';
+  if (err instanceof PageFormatError) return err.message;
   const msg = err instanceof Error ? err.message : String(err);
   return `extraction failed: ${msg.slice(0, 300)}`;
 }

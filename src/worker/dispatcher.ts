@@ -25,7 +25,7 @@ const apiRequest = require('undici/lib/api/api-request.js') as (this: Dispatcher
 export function requestVia(
   dispatcher: Dispatcher,
   url: string,
-  opts: { headers: Record<string, string>; signal: AbortSignal; method?: 'GET' | 'POST'; body?: string },
+  opts: { headers: Record<string, string>; signal: AbortSignal; method?: 'GET' | 'POST' | 'PUT' | 'PATCH'; body?: string },
 ): Promise<Dispatcher.ResponseData> {
   const u = new URL(url);
   return apiRequest.call(dispatcher, { origin: u.origin, path: `${u.pathname}${u.search}`, method: opts.method ?? 'GET', headers: opts.headers, body: opts.body, signal: opts.signal });

@@ -26,6 +26,8 @@ export type FetchFailureCause =
   | 'proxy'
   /** The session's login failed (worker/access.ts). */
   | 'login'
+  /** The request cannot be sent as the task writes it: a variable its headers or body name is not set. */
+  | 'request'
   /** The page answered like a block (session.retireOn.selector): the session was retired. */
   | 'session';
 
@@ -64,8 +66,10 @@ export interface FetchOptions {
   readonly cookies?: CookieAccess;
   /** A proxy's URL, credentials expanded: never in a message (redactUrl). */
   readonly proxy?: string;
-  /** POST with a body (logins); a 301/302/303 answer is followed with a GET, as browsers do. */
+  /** POST with a body (logins, requests); a 301/302/303 answer is followed with a GET, as browsers do. */
   readonly post?: { readonly contentType: string; readonly body: string };
+  /** The method when it is not GET, or POST with `post` (a PUT, a PATCH, a POST without a body). */
+  readonly method?: 'GET' | 'POST' | 'PUT' | 'PATCH';
 }
 
 export interface CookieAccess {
@@ -168,6 +172,7 @@ async function openWithin(url: string, opts: FetchOptions, timeout: AbortSignal)
   const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
   let current = url;
   let post = opts.post;
+  let method: NonNullable<FetchOptions['method']> = opts.method ?? (post ? 'POST' : 'GET');
   for (let hop = 0; ; hop++) {
     let res: Response;
     try {
@@ -175,7 +180,7 @@ async function openWithin(url: string, opts: FetchOptions, timeout: AbortSignal)
       const cookie = opts.cookies ? await opts.cookies.header(current) : null;
       res = await requestVia(dispatcher, current, {
         signal,
-        method: post ? 'POST' : 'GET',
+        method,
         body: post?.body,
         headers: {
           'user-agent': opts.userAgent,
@@ -205,7 +210,11 @@ async function openWithin(url: string, opts: FetchOptions, timeout: AbortSignal)
     const location = header(res, 'location');
     if (status >= 300 && status < 400 && location !== null) {
       discard(res);
-      if (post && status !== 307 && status !== 308) post = undefined;
+      // 307 and 308 repeat the request as it was; the others are followed with a GET, as browsers do.
+      if (status !== 307 && status !== 308 && method !== 'GET') {
+        post = undefined;
+        method = 'GET';
+      }
       if (hop >= opts.maxRedirects) {
         throw new FetchFailure('redirects', `more than ${opts.maxRedirects} redirects from ${url}`, false, status);
       }

@@ -1,7 +1,10 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import type { Redis } from '../redis/connect';
 import { setTimeout as delay } from 'node:timers/promises';
-import { ruleByName } from '../core/pipeline/page';
+import { readsAsJson, ruleByName } from '../core/pipeline/page';
+import { isJsonContentType } from '../core/extract/json';
+import { bodyLabel } from '../core/request/body';
+import { expandHeaders, mayRetry, ruleOptions, sendOptions } from './requests';
 import type { CrawlTask } from '../core/task/model';
 import { SCHEDULED_RUN_JOB, type CrawlQueue, type PageJobData, type PageJobResult } from '../frontier/crawl';
 import { countFailed, countSkipped } from '../observe/metrics';
@@ -59,7 +62,8 @@ export function fetchOptions(task: CrawlTask): FetchOptions {
     timeoutMs: task.request.timeoutMs,
     maxBytes: task.request.maxBytes,
     maxRedirects: task.request.maxRedirects,
-    headers: task.request.headers,
+    // `${CRAWL_STUDIO_*}` filled in (an unset one is named when a page is sent: requests.ts).
+    headers: expandHeaders(task.request.headers, process.env).headers,
     userAgent: task.request.userAgent,
     privateAllowed: task.scope.allowPrivate ? null : task.scope.startHosts,
     // robots.txt and sitemaps go through the first proxy too (pages rotate, in access.ts): a task behind a proxy
@@ -73,6 +77,8 @@ export function createProcessor(deps: ProcessorDeps) {
   const fetchOpts = fetchOptions(task);
   // Sessions, logins and proxies (access.ts); null for a task without them, which fetches as it always did.
   const access = createAccess(task, redis, deps.log, fetchOpts);
+  // Each rule's headers over the task's (requests.ts); the task's own options for a rule without any.
+  const optionsFor = ruleOptions(task, fetchOpts);
   const maxInlineWait = deps.maxInlineWaitMs ?? 1_000;
   // Setting a job aside costs two Redis round trips; a wait shorter than that is cheaper to sit out.
   const maxInlineHostWait = deps.maxInlineHostWaitMs ?? 25;
@@ -160,6 +166,13 @@ export function createProcessor(deps: ProcessorDeps) {
       return { outcome: 'skipped', status: null, items: 0, links: 0, reason };
     }
     const { host } = new URL(url);
+    // The rule's headers and the job's method and body, variables filled in: one that is not set fails the page
+    // before anything is sent.
+    const ruleOpts = optionsFor(rule);
+    const send = sendOptions(job.data.request);
+    if (ruleOpts instanceof FetchFailure) throw await failure(ruleOpts, job, redis, task.name);
+    if (send instanceof FetchFailure) throw await failure(send, job, redis, task.name);
+    const opts = job.data.request === undefined ? ruleOpts : { ...ruleOpts, ...send };
     const skipped = await admit(job, token, url, politeWait);
     if (skipped) return skipped;
 
@@ -167,8 +180,9 @@ export function createProcessor(deps: ProcessorDeps) {
     let page;
     try {
       // A rendered page holds a fetch slot too: the worker's concurrency bounds its pages in flight, however loaded.
-      const browser = rule.browser;
-      page = await inSlot(() => (browser && deps.browser ? deps.browser.render(url, browser, fetchOpts) : access ? access.fetch(url) : fetchPage(url, fetchOpts)));
+      // A request with a method or a body is fetched: a browser navigates with a GET.
+      const browser = job.data.request === undefined ? rule.browser : null;
+      page = await inSlot(() => (browser && deps.browser ? deps.browser.render(url, browser, opts) : access ? access.fetch(url, opts) : fetchPage(url, opts)));
     } catch (err) {
       releaseQuietly();
       throw await failure(err, job, redis, task.name);
@@ -178,7 +192,10 @@ export function createProcessor(deps: ProcessorDeps) {
 
     const fetchedAt = Date.now();
     const jobId = String(job.id);
-    if (!page.isHtml) {
+    // A JSON response is read as JSON by a rule that reads JSON (or says `format: json`); `format: html` reads any
+    // response as HTML; anything else that is not HTML is recorded and not extracted, as always.
+    const json = readsAsJson(rule, isJsonContentType(page.contentType));
+    if (!json && !page.isHtml && rule.format !== 'html') {
       // The page record goes to the store with the counters, in one call: durable together (see store/buffer.ts).
       const rec = record(task.name, job.data, page.status, fetchedAt, page.contentType, page.bytes, [], []);
       await crawl.completePage(run, jobId, { entry: pageEntry(rec), counters: { done: 1, nonhtml: 1, bytes: page.bytes }, host });
@@ -187,7 +204,7 @@ export function createProcessor(deps: ProcessorDeps) {
 
     let outcome: AnalysedPage;
     try {
-      outcome = await analyser.analyse({ task, url: page.finalUrl, html: page.body, rule: rule.name, depth, requestedUrl: url, status: page.status, fetchedAt });
+      outcome = await analyser.analyse({ task, url: page.finalUrl, html: page.body, rule: rule.name, depth, requestedUrl: url, status: page.status, fetchedAt, ...(json ? { json } : {}), ...(job.data.series ? { series: job.data.series } : {}) });
     } catch (err) {
       // The page itself is the problem (too deep, too slow, too big to extract): counted, failed, not retried.
       const kind = err instanceof AnalysisError ? err.kind : 'error';
@@ -245,7 +262,8 @@ function record(
   items: PageRecord['items'],
   problems: PageRecord['problems'],
 ): PageRecord {
-  return { task, run: data.run, url: data.url, rule: data.rule, depth: data.depth, status, fetchedAt, contentType, bytes, items, problems };
+  const request = data.request ? { method: data.request.method, ...(data.request.body ? { body: bodyLabel(data.request.body) } : {}) } : {};
+  return { task, run: data.run, url: data.url, ...request, rule: data.rule, depth: data.depth, status, fetchedAt, contentType, bytes, items, problems };
 }
 
 /**
@@ -255,12 +273,14 @@ function record(
 async function failure(err: unknown, job: Job<PageJobData>, redis: Redis, task: string): Promise<Error> {
   const f = err instanceof FetchFailure ? err : null;
   const attempts = job.opts.attempts ?? 1;
-  const final = !f?.retryable || job.attemptsMade + 1 >= attempts;
+  // A POST that may have reached the server is not sent again (requests.ts): its failure is final.
+  const retry = f !== null && mayRetry(job.data.request, f);
+  const final = !retry || job.attemptsMade + 1 >= attempts;
   if (final) {
     await countFailed(redis, task, job.data.run, job.data.url, f?.group ?? 'error');
   }
   const message = f ? f.message : err instanceof Error ? err.message : String(err);
-  if (!f?.retryable) return new UnrecoverableError(message);
+  if (!retry) return new UnrecoverableError(f?.retryable ? `${message} (not sent again: a ${job.data.request?.method} may have reached the server; 'idempotent: true' retries it)` : message);
   return new RetryableFetchError(message, f.retryAfterMs);
 }
 
