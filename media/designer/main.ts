@@ -161,9 +161,10 @@ function render(s: PreviewState): void {
   state = s;
   syncing = true;
   try {
-    const choices = s.choices.map((c) => ({ value: c.url, label: c.label }));
-    const current = s.page?.url ?? '';
-    if (current && !choices.some((c) => c.value === current)) choices.unshift({ value: current, label: current });
+    // A request that is not a plain GET is listed (and opened) by its key.
+    const choices = s.choices.map((c) => ({ value: c.key ?? c.url, label: c.label }));
+    const current = s.page?.key ?? s.page?.url ?? '';
+    if (current && !choices.some((c) => c.value === current)) choices.unshift({ value: current, label: s.page?.method ? `${s.page.method} ${s.page.url}` : current });
     if (!current) choices.unshift({ value: '', label: 'Choose a page…' });
     setOptions(pages, choices, current);
     const a = s.analysis;
@@ -190,6 +191,8 @@ function renderStatus(s: PreviewState): void {
   const parts: string[] = [];
   if (s.loading) parts.push(`${s.loading}…`);
   if (s.page) {
+    if (s.page.method) parts.push(`${s.page.method}${s.page.body ? ` ${s.page.body.length > 80 ? s.page.body.slice(0, 80) + '…' : s.page.body}` : ''}`);
+    if (s.page.json) parts.push('JSON');
     parts.push(`HTTP ${s.page.status}`, kb(s.page.bytes), s.page.fromCache ? `cached copy, fetched ${ago(s.page.fetchedAt)}` : `fetched ${ago(s.page.fetchedAt)}`);
     if (s.page.finalUrl !== s.page.url) parts.push(`redirected to ${s.page.finalUrl}`);
   }
@@ -291,7 +294,7 @@ function renderLinks(a: AnalysisView | null): void {
   let kept = 0;
   for (const f of a?.links ?? []) {
     kept += f.keptTotal;
-    const h = el('h3', `follow[${f.index}] `);
+    const h = el('h3', f.index < 0 ? '' : `follow[${f.index}] `);
     h.appendChild(el('code', f.selector));
     h.appendChild(el('span', ` → ${f.to ?? 'rule by match'} · ${f.keptTotal} kept, ${f.droppedTotal} dropped`, 'muted'));
     box.appendChild(h);
@@ -300,7 +303,18 @@ function renderLinks(a: AnalysisView | null): void {
     keptBox.appendChild(el('summary', `Kept (${f.keptTotal})`));
     const ul = el('ul', undefined, 'links');
     for (const l of f.kept) {
-      const li = el('li', l.url);
+      const li = el('li');
+      if (l.method) li.appendChild(el('span', `${l.method} `, 'method'));
+      // Opens the page in the preview: the request itself (its method, body, series) when it has a key.
+      const a = el('a', l.url, 'open-link');
+      a.href = '#';
+      a.title = l.body ? `${l.method} ${l.url}\n${l.body}` : `Open ${l.url} in the preview`;
+      a.addEventListener('click', (e) => {
+        e.preventDefault();
+        post({ type: 'openPage', url: l.url, ...(l.key ? { key: l.key } : {}) });
+      });
+      li.appendChild(a);
+      if (l.body) li.appendChild(el('span', `  ${l.body.length > 120 ? l.body.slice(0, 120) + '…' : l.body}`, 'muted body'));
       li.appendChild(el('span', `  → ${l.rule}`, 'muted'));
       ul.appendChild(li);
     }
@@ -313,7 +327,7 @@ function renderLinks(a: AnalysisView | null): void {
       for (const d of f.dropped) {
         const li = el('li');
         li.appendChild(el('span', `${LINK_REASONS[d.reason] ?? d.reason}${d.detail ? ` (${d.detail})` : ''}: `, 'reason'));
-        li.appendChild(document.createTextNode(d.url));
+        li.appendChild(document.createTextNode(`${d.method ? `${d.method} ` : ''}${d.url}`));
         dl.appendChild(li);
       }
       dropBox.appendChild(dl);
@@ -448,7 +462,9 @@ frame.addEventListener('load', () => {
   // Listeners run in this (the webview's) realm: the frame's own scripts never run.
   const numbered = (t: EventTarget | null) => (t instanceof doc.defaultView!.Element ? t.closest('[data-cs-i]') : null);
   doc.addEventListener('click', (e) => {
-    e.preventDefault();
+    // A JSON view's <summary> still opens and closes its value (no script needed); anything else only picks.
+    const summary = e.target instanceof doc.defaultView!.Element && e.target.closest('summary');
+    if (!summary) e.preventDefault();
     e.stopPropagation();
     const target = numbered(e.target);
     if (!target) return;
@@ -504,7 +520,9 @@ function openTyped(): void {
 }
 
 pages.addEventListener('change', () => {
-  if (!syncing && pages.value) post({ type: 'openPage', url: pages.value });
+  if (syncing || !pages.value) return;
+  const choice = state?.choices.find((c) => (c.key ?? c.url) === pages.value);
+  post({ type: 'openPage', url: choice?.url ?? pages.value, ...(choice?.key ? { key: choice.key } : {}) });
 });
 rules.addEventListener('change', () => {
   if (!syncing) post({ type: 'setRule', rule: rules.value || null });

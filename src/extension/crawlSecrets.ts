@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import type { CrawlTask } from '../core/task/model';
 import { credentialVariables } from '../core/task/secrets';
 
-// Login and proxy credentials kept in VS Code's Secret Storage, for crawls started from the editor: a task file
+// Login, proxy and API credentials (headers, request bodies) kept in VS Code's Secret Storage, for crawls started from the editor: a task file
 // names them as ${CRAWL_STUDIO_*}, and the workers the editor starts get their values by environment, the way they
 // get the Redis password (never on a command line, never in Redis). A variable set in the editor's own environment
 // is used when Secret Storage has none. Workers started elsewhere (crawl-studio worker) read their own environment.
@@ -28,7 +28,7 @@ export class CrawlSecrets {
     const chosen =
       name ??
       (await vscode.window.showInputBox({
-        prompt: 'Variable a task file uses as ${NAME} in login or proxy (only CRAWL_STUDIO_* names expand)',
+        prompt: 'Variable a task file uses as ${NAME} in a login, a proxy, headers or a request body (only CRAWL_STUDIO_* names expand)',
         value: 'CRAWL_STUDIO_',
         validateInput: (v) => (NAME.test(v) ? null : 'A name such as CRAWL_STUDIO_PASSWORD: CRAWL_STUDIO_ then capitals, digits or _'),
       }));

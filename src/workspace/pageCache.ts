@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import type { JobRequest } from '../core/request/build';
 
 // Pages the designer fetched, kept on disk next to the task file (`.crawl/pages/`), so the preview works
 // offline and a reopened preview shows its page at once. One page is two files named by a hash of its URL:
@@ -19,6 +20,15 @@ export interface CachedPageMeta {
   readonly rule?: string | null;
   /** The HTML is a browser's DOM after the page's scripts ran (the designer's Browser toggle), not the response. */
   readonly rendered?: boolean;
+  /** The request, when it was not a plain GET (its body's variables by name): the page is cached under its key. */
+  readonly request?: JobRequest;
+  /** The cache key: requestKey(url, request); absent for a plain GET, whose key is its URL. */
+  readonly key?: string;
+}
+
+/** The key a page is cached under: its URL, or its request's key (method, URL and body). */
+export function cacheKeyOf(meta: Pick<CachedPageMeta, 'url' | 'key'>): string {
+  return meta.key ?? meta.url;
 }
 
 export interface CachedPage {
@@ -44,7 +54,7 @@ async function writeAtomic(path: string, data: string): Promise<void> {
 
 export async function savePage(dir: string, page: CachedPage): Promise<void> {
   await mkdir(dir, { recursive: true });
-  const key = pageKey(page.meta.url);
+  const key = pageKey(cacheKeyOf(page.meta));
   await writeAtomic(join(dir, `${key}.html`), page.html);
   await writeAtomic(join(dir, `${key}.json`), JSON.stringify(page.meta, null, 2) + '\n');
 }
@@ -54,11 +64,12 @@ function isMeta(v: unknown): v is CachedPageMeta {
   return !!m && typeof m.url === 'string' && typeof m.finalUrl === 'string' && typeof m.status === 'number' && typeof m.fetchedAt === 'string';
 }
 
+/** The page cached under `url` (a plain GET) or a request's key. */
 export async function loadPage(dir: string, url: string): Promise<CachedPage | null> {
   const key = pageKey(url);
   try {
     const meta: unknown = JSON.parse(await readFile(join(dir, `${key}.json`), 'utf8'));
-    if (!isMeta(meta) || meta.url !== url) return null;
+    if (!isMeta(meta) || cacheKeyOf(meta) !== url) return null;
     const html = await readFile(join(dir, `${key}.html`), 'utf8');
     return { meta, html };
   } catch {

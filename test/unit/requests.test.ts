@@ -5,6 +5,7 @@ import { analysePage } from '../../src/core/pipeline/page';
 import { bodyLabel, expandBody } from '../../src/core/request/body';
 import { requestKey } from '../../src/core/request/build';
 import type { CrawlTask } from '../../src/core/task/model';
+import { credentialVariables } from '../../src/core/task/secrets';
 
 // Requests and JSON responses in task files: what the parser makes of them, mistakes at their line and field, and
 // what a page yields: items and links from a JSON document, forms and URL templates built into requests, the
@@ -52,6 +53,7 @@ describe('requests and JSON responses', () => {
     const rule = t.rules[0]!;
     assert.equal(rule.readsJson, true);
     assert.deepEqual(rule.headers, { accept: 'application/json', 'x-key': '${CRAWL_STUDIO_T_KEY}' });
+    assert.deepEqual(credentialVariables(t), ['CRAWL_STUDIO_T_KEY'], 'what the editor passes its workers from Secret Storage');
     assert.equal(t.start[0]!.url, 'http://api.test/v1/products?page=1', 'the first page of the series');
     const body = JSON.stringify({
       data: {

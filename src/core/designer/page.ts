@@ -1,7 +1,10 @@
 import * as cheerio from 'cheerio/slim';
 import type { Element } from 'domhandler';
 import { checkSelector } from '../extract/selectors';
+import { checkJsonPath, queryJsonPaths, type JsonMatch } from '../extract/json';
 import { closestMatching, suggestSelector, type SelectorSuggestion } from '../extract/suggest';
+import { isJsonPath } from '../task/model';
+import { jsonViewHtml, PATH_ATTR } from './jsonView';
 import { elementsInOrder, INDEX_ATTR, renderableHtml } from './render';
 import type { SelectorSite } from './sites';
 
@@ -14,27 +17,41 @@ export interface PreparedPage {
   readonly url: string;
   /** After redirects: what relative links resolve against, as in the workers. */
   readonly finalUrl: string;
-  /** The page as fetched: extraction runs on exactly this. */
+  /** The page as fetched: extraction runs on exactly this (HTML, or a JSON response's text). */
   readonly html: string;
   /** The fetch's HTTP status and time (ms), for `page:` fields; null where not known. */
   readonly status: number | null;
   readonly fetchedAt: number | null;
+  /** A JSON response: its value, and the element showing each value (by normalized path) in the JSON view. */
+  readonly json?: { readonly value: unknown; readonly elements: ReadonlyMap<string, number> };
+  /** The cache key when the page is a request that is not a plain GET (its method, URL and body). */
+  readonly key?: string;
   /** The numbered DOM (same structure as `html`), for highlights and the picker. */
   readonly $: cheerio.CheerioAPI;
   readonly elements: readonly Element[];
   readonly index: ReadonlyMap<Element, number>;
 }
 
-export function preparePage(html: string, url: string, finalUrl: string = url, fetched: { status: number; fetchedAt: number } | null = null): PreparedPage {
+/**
+ * `fetched`: the status and time of the fetch, for `page:` fields. `opts.json`: the body is a JSON response (parsed
+ * here: a SyntaxError when it is not JSON), shown as a JSON view whose values are the elements highlights and picks
+ * point at; `opts.key`: the request's cache key when it is not a plain GET.
+ */
+export function preparePage(html: string, url: string, finalUrl: string = url, fetched: { status: number; fetchedAt: number } | null = null, opts: { json?: boolean; key?: string } = {}): PreparedPage {
+  const json = opts.json ?? false;
+  const value: unknown = json ? JSON.parse(html.charCodeAt(0) === 0xfeff ? html.slice(1) : html) : undefined;
   // One cheerio load per fetched page (not per keystroke): the picker and highlights query it freely.
-  const $ = cheerio.load(html);
+  const $ = cheerio.load(json ? jsonViewHtml(value) : html);
   const elements = elementsInOrder($.root()[0]!);
   const index = new Map<Element, number>();
+  const byPath = new Map<string, number>();
   elements.forEach((el, i) => {
     el.attribs[INDEX_ATTR] = String(i);
     index.set(el, i);
+    const path = json ? el.attribs[PATH_ATTR] : undefined;
+    if (path !== undefined) byPath.set(path, i);
   });
-  return { url, finalUrl, html, status: fetched?.status ?? null, fetchedAt: fetched?.fetchedAt ?? null, $, elements, index };
+  return { url, finalUrl, html, status: fetched?.status ?? null, fetchedAt: fetched?.fetchedAt ?? null, $, elements, index, ...(json ? { json: { value, elements: byPath } } : {}), ...(opts.key ? { key: opts.key } : {}) };
 }
 
 /** The inert HTML for the preview frame (see render.ts); images from the page origin when allowed. */
@@ -77,9 +94,16 @@ export function highlightSite(page: PreparedPage, site: SelectorSite, label: str
   const fail = (error: string): Highlight => ({ label, selector: site.selector, indices: [], count: 0, scopes: null, error });
   for (const sel of [site.selector, site.kind === 'field' ? site.itemScope : null]) {
     if (sel === null) continue;
-    const problem = checkSelector(sel);
-    if (problem) return fail(`'${sel}' is not a valid CSS selector (${problem})`);
+    const problem = isJsonPath(sel) ? checkJsonPath(sel) : checkSelector(sel);
+    if (problem) return fail(`'${sel}' is not a valid ${isJsonPath(sel) ? 'JSONPath' : 'CSS selector'} (${problem})`);
   }
+  // Each kind of selector reads its kind of page and finds nothing in the other (as extraction does).
+  const kindOf = (sel: string | null) => (sel === null ? null : isJsonPath(sel) ? 'json' : 'css');
+  const pageKind = page.json ? 'json' : 'css';
+  if ([kindOf(site.selector), kindOf(site.kind === 'field' ? site.itemScope : null)].some((k) => k !== null && k !== pageKind)) {
+    return { label, selector: site.selector, indices: [], count: 0, scopes: null, error: null };
+  }
+  if (page.json) return highlightJson(page, page.json, site, label);
   let els: Element[];
   let scopes: Highlight['scopes'] = null;
   if (site.kind === 'follow' || site.kind === 'scope') {
@@ -105,6 +129,7 @@ export function highlightSite(page: PreparedPage, site: SelectorSite, label: str
  * match) the list comes first.
  */
 export function suggestFor(page: PreparedPage, index: number, itemScope: string | null, preferList = false): SelectorSuggestion | null {
+  if (page.json) return suggestJsonPath(page, index, itemScope);
   const el = page.elements[index];
   if (!el) return null;
   let scope = null;
@@ -113,4 +138,72 @@ export function suggestFor(page: PreparedPage, index: number, itemScope: string 
     if (element) scope = { element, all: select(page.$, itemScope) };
   }
   return suggestSelector(page.$, el, { scope, preferList });
+}
+
+/** highlightSite for a JSON response: the values a JSONPath matches, shown by their elements in the JSON view. */
+function highlightJson(page: PreparedPage, json: NonNullable<PreparedPage['json']>, site: SelectorSite, label: string): Highlight {
+  const root: JsonMatch = { value: json.value, path: '$' };
+  let found: JsonMatch[];
+  let scopes: Highlight['scopes'] = null;
+  if (site.kind === 'follow' || site.kind === 'scope') {
+    found = site.selector === null ? [] : queryJsonPaths(site.selector, root.value, root.path, true);
+  } else {
+    const scopeMatches = site.itemScope === null ? [root] : queryJsonPaths(site.itemScope, root.value, root.path, true);
+    found = [];
+    let matched = 0;
+    for (const s of scopeMatches) {
+      const m = site.selector === null ? [s] : queryJsonPaths(site.selector, s.value, s.path, site.all);
+      if (m.length > 0) matched++;
+      found.push(...(site.all ? m : m.slice(0, 1)));
+    }
+    if (site.itemScope !== null) scopes = { matched, total: scopeMatches.length };
+  }
+  const indices = found.map((m) => json.elements.get(m.path)).filter((i): i is number => i !== undefined);
+  void page;
+  return { label, selector: site.selector, indices, count: found.length, scopes, error: null };
+}
+
+/** A normalized path as people write it: `$.products[3].name` (bracketed where a name is not an identifier). */
+export function friendlyPath(normalized: string): string {
+  return normalized.replace(/\['((?:[^'\\]|\\.)*)'\]/g, (m, name: string) => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? `.${name}` : m));
+}
+
+/**
+ * The picker on a JSON response: the clicked value's path, `[*]` for the list it is in, and relative to the
+ * item `scope` the cursor is in when one of its matches holds the value.
+ */
+export function suggestJsonPath(page: PreparedPage, index: number, itemScope: string | null): SelectorSuggestion | null {
+  const json = page.json;
+  let el: Element | null = page.elements[index] ?? null;
+  while (el && el.attribs[PATH_ATTR] === undefined) el = el.parent && 'attribs' in el.parent ? (el.parent as Element) : null;
+  if (!json || !el) return null;
+  const path = el.attribs[PATH_ATTR]!;
+  const count = (p: string, at: JsonMatch = { value: json.value, path: '$' }) => queryJsonPaths(p, at.value, at.path, false).length;
+  const unique = friendlyPath(path);
+  // The innermost array index becomes [*]: the list the value is one of.
+  const listPath = path.replace(/\[\d+\](?=[^[]*(?:\['(?:[^'\\]|\\.)*'\])*$)/, '[*]');
+  const list = listPath !== path ? { selector: friendlyPath(listPath), count: count(listPath), itemScope: friendlyPath(listPath.slice(0, listPath.lastIndexOf('[*]') + 3)), relative: null } : null;
+  let scoped = null;
+  if (itemScope && isJsonPath(itemScope) && checkJsonPath(itemScope) === null) {
+    const scopes = queryJsonPaths(itemScope, json.value, '$', true);
+    const holder = scopes.filter((s) => path === s.path || path.startsWith(s.path + '[')).sort((a, b) => b.path.length - a.path.length)[0];
+    if (holder) {
+      const rel = friendlyPath('$' + path.slice(holder.path.length));
+      const matched = scopes.filter((s) => count(rel, s) > 0).length;
+      scoped = { selector: rel, count: count(rel, holder), coverage: { matched, scopes: scopes.length } };
+    }
+  }
+  const kind = scoped ? 'scoped' : list ? 'list' : 'unique';
+  const chosen = scoped ?? list ?? { selector: unique, count: count(path) };
+  const shown = String(el.attribs[PATH_ATTR]);
+  return {
+    selector: chosen.selector,
+    count: chosen.count,
+    kind,
+    unique: { selector: unique, count: count(path) },
+    list,
+    scoped,
+    element: friendlyPath(shown),
+    multiple: kind === 'list',
+  };
 }

@@ -1,4 +1,6 @@
-import { analysePage, routeRule } from '../pipeline/page';
+import { analysePage, PageFormatError, readsAsJson, routeRule } from '../pipeline/page';
+import { requestKey, type JobRequest, type SeriesRef } from '../request/build';
+import { bodyLabel } from '../request/body';
 import type { RobotsRules } from '../robots';
 import type { TaskDiagnostic } from '../task/diagnostics';
 import { followLabel, type CrawlTask, type PageRule } from '../task/model';
@@ -25,6 +27,15 @@ export interface PreviewInput {
   readonly lastGood: CrawlTask | null;
   /** robots.txt rules per origin: undefined while unknown (the caller fetches it and updates again). */
   readonly robots?: (origin: string) => RobotsRules | undefined;
+  /** The page is one of a series (opened from a start entry or a link that counts pages): its next page shows. */
+  readonly series?: SeriesRef;
+}
+
+/** A request the preview lists (a kept link or a start entry that is not a plain GET, or a page of a series). */
+export interface PreviewRequest {
+  readonly url: string;
+  readonly request: JobRequest | null;
+  readonly series: SeriesRef | null;
 }
 
 export interface PreviewResult {
@@ -34,6 +45,8 @@ export interface PreviewResult {
   readonly view: AnalysisView;
   /** Origins whose robots.txt the analysis wanted and did not have. */
   readonly robotsWanted: readonly string[];
+  /** The requests the links list by key (LinkView.key), for the panel to open one when it is clicked. */
+  readonly requests: ReadonlyMap<string, PreviewRequest>;
 }
 
 /** Rows and links kept per table: the webview lists them all, and a 10 000-link page must stay responsive. */
@@ -55,36 +68,54 @@ export function computePreview(input: PreviewInput): PreviewResult {
   let links: FollowView[] = [];
   const robotsWanted = new Set<string>();
   let robotsPending = false;
+  const requests = new Map<string, PreviewRequest>();
   if (used && input.page && choice?.rule) {
-    const { page } = input;
-    const outcome = analysePage(used, { url: page.finalUrl, html: page.html, rule: choice.rule, depth: choice.depth, requestedUrl: page.url, status: page.status, fetchedAt: page.fetchedAt });
+    const isJson = input.page.json !== undefined;
+    const json = readsAsJson(choice.rule, isJson);
+    let outcome: ReturnType<typeof analysePage>;
+    try {
+      outcome = isJson && !json && choice.rule.format === null
+        ? { items: [], problems: [], kept: [], dropped: [] }
+        : analysePage(used, { url: input.page.finalUrl, html: input.page.html, rule: choice.rule, depth: choice.depth, requestedUrl: input.page.url, status: input.page.status, fetchedAt: input.page.fetchedAt, ...(json ? { json } : {}), ...(input.series ? { series: input.series } : {}) });
+    } catch (err) {
+      if (!(err instanceof PageFormatError)) throw err;
+      outcome = { items: [], problems: [{ type: choice.rule.name, index: -1, message: err.message }], kept: [], dropped: [] };
+    }
     items = itemTables(choice.rule, outcome.items);
-    problems = outcome.problems.map((p) => `${p.type} #${p.index + 1}: ${p.message}`);
-    const dropped = outcome.dropped.map((d) => ({ url: d.url, reason: d.reason as LinkReason, follow: d.follow, ...(d.detail ? { detail: d.detail } : {}) }));
-    const kept: { url: string; rule: string; follow: number }[] = [];
+    problems = outcome.problems.map((p) => (p.index < 0 ? p.message : `${p.type} #${p.index + 1}: ${p.message}`));
+    // What a worker does with a JSON response its rule does not read: records it, extracts nothing.
+    if (isJson && !json && choice.rule.format === null) problems.unshift(`the response is JSON and rule '${choice.rule.name}' reads it with no JSONPath ($…): a crawl records the page and extracts nothing. Write its selectors as paths ($.items[*]) or set 'format: json'.`);
+    const method = (r: JobRequest | undefined) => (r ? { method: r.method, ...(r.body ? { body: bodyLabel(r.body) } : {}) } : {});
+    const dropped = outcome.dropped.map((d) => ({ url: d.url, reason: d.reason as LinkReason, follow: d.follow, ...(d.method ? { method: d.method } : {}), ...(d.detail ? { detail: d.detail } : {}) }));
+    const kept: { url: string; rule: string; follow: number; method?: string; body?: string; key?: string }[] = [];
     for (const k of outcome.kept) {
+      const key = k.request || k.series ? requestKey(k.url, k.request) : undefined;
+      if (key) requests.set(key, { url: k.url, request: k.request ?? null, series: k.series ?? null });
       const origin = originOf(k.url);
       const rules = used.request.robots && origin ? input.robots?.(origin) : null;
       if (rules === undefined && origin) {
         robotsWanted.add(origin);
         robotsPending = true;
       }
-      if (rules && !rules.isAllowed(k.url)) dropped.push({ url: k.url, reason: 'robots', follow: k.follow });
-      else kept.push({ url: k.url, rule: k.rule, follow: k.follow });
+      if (rules && !rules.isAllowed(k.url)) dropped.push({ url: k.url, reason: 'robots', follow: k.follow, ...(k.request ? { method: k.request.method } : {}) });
+      else kept.push({ url: k.url, rule: k.rule, follow: k.follow, ...method(k.request), ...(key ? { key } : {}) });
     }
-    links = choice.rule.follow.map((f, i) => {
-      const k = kept.filter((l) => l.follow === i);
-      const d = dropped.filter((l) => l.follow === i);
+    const group = (index: number, selector: string, to: string | null): FollowView => {
+      const k = kept.filter((l) => l.follow === index);
+      const d = dropped.filter((l) => l.follow === index);
       return {
-        index: i,
-        selector: followLabel(f),
-        to: f.to,
-        kept: k.slice(0, MAX_LINKS).map(({ url, rule }) => ({ url, rule })),
+        index,
+        selector,
+        to,
+        kept: k.slice(0, MAX_LINKS).map(({ follow: _, ...rest }) => rest),
         dropped: d.slice(0, MAX_LINKS).map(({ follow: _, ...rest }) => rest),
         keptTotal: k.length,
         droppedTotal: d.length,
       };
-    });
+    };
+    links = choice.rule.follow.map((f, i) => group(i, followLabel(f), f.to));
+    // The next page of the series this page is one of: not a follow of its rule, shown as its own group.
+    if (input.series) links.push(group(-1, `next page of the series (page ${input.series.page} now)`, choice.rule.name));
   }
   const t2 = performance.now();
 
@@ -99,6 +130,7 @@ export function computePreview(input: PreviewInput): PreviewResult {
     task,
     diagnostics: parsed.diagnostics,
     robotsWanted: [...robotsWanted],
+    requests,
     view: {
       stale: task === null && used !== null,
       diagnostics,

@@ -40,12 +40,24 @@ export const LINK_REASONS: Readonly<Record<LinkReason, string>> = {
   robots: 'disallowed by robots.txt',
 };
 
+/** A kept link; a request that is not a plain GET shows its method and body, and any with a `key` opens as itself. */
+export interface LinkView {
+  readonly url: string;
+  readonly rule: string;
+  readonly method?: string;
+  /** Variables as `${NAME}`, never their values. */
+  readonly body?: string;
+  /** Opens this request (a POST, a page of a series) rather than a GET of `url`: sent back with openPage. */
+  readonly key?: string;
+}
+
 export interface FollowView {
+  /** The follow's index in its rule; -1 for the next page of the page's own series. */
   readonly index: number;
   readonly selector: string;
   readonly to: string | null;
-  readonly kept: readonly { readonly url: string; readonly rule: string }[];
-  readonly dropped: readonly { readonly url: string; readonly reason: LinkReason; readonly detail?: string }[];
+  readonly kept: readonly LinkView[];
+  readonly dropped: readonly { readonly url: string; readonly reason: LinkReason; readonly method?: string; readonly detail?: string }[];
   readonly keptTotal: number;
   readonly droppedTotal: number;
 }
@@ -69,6 +81,13 @@ export interface HighlightView {
 
 export interface PageView {
   readonly url: string;
+  /** The request's method and body when it is not a plain GET (variables by name). */
+  readonly method?: string;
+  readonly body?: string;
+  /** The page is JSON, shown as a JSON view. */
+  readonly json?: boolean;
+  /** The request's key when it is not a plain GET (the pages list shows it by this). */
+  readonly key?: string;
   readonly finalUrl: string;
   readonly status: number;
   readonly contentType: string | null;
@@ -79,6 +98,8 @@ export interface PageView {
 
 export interface PageChoice {
   readonly url: string;
+  /** A start entry that sends a body or counts pages: opened by this key (see LinkView.key). */
+  readonly key?: string;
   readonly kind: 'start' | 'cached';
   readonly label: string;
 }
@@ -141,7 +162,7 @@ export type HostMessage =
 
 export type WebviewMessage =
   | { readonly type: 'ready' }
-  | { readonly type: 'openPage'; readonly url: string }
+  | { readonly type: 'openPage'; readonly url: string; readonly key?: string }
   | { readonly type: 'refetch' }
   | { readonly type: 'cancelFetch' }
   | { readonly type: 'setRule'; readonly rule: string | null }
@@ -191,7 +212,10 @@ export function parseWebviewMessage(raw: unknown): WebviewMessage | null {
     case 'saveFixture':
       return onlyKeys(m, ['type']) ? { type: m.type } : null;
     case 'openPage':
-      return onlyKeys(m, ['type', 'url']) && httpUrl(m.url) ? { type: 'openPage', url: m.url } : null;
+      if (!onlyKeys(m, ['type', 'url', 'key']) || !httpUrl(m.url)) return null;
+      if (m.key === undefined) return { type: 'openPage', url: m.url };
+      // A key the host issued (a request it listed): it looks it up, so only its shape is checked here.
+      return shortText(m.key, MAX_URL_CHARS + 64) ? { type: 'openPage', url: m.url, key: m.key } : null;
     case 'setRule':
       if (!onlyKeys(m, ['type', 'rule'])) return null;
       if (m.rule === null) return { type: 'setRule', rule: null };

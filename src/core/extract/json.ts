@@ -117,3 +117,40 @@ export class JsonPage {
 export function isJsonContentType(contentType: string | null): boolean {
   return contentType !== null && /^\s*(?:application|text)\/(?:[\w.!#$&^-]+\+)?json\s*(?:;|$)/i.test(contentType);
 }
+
+/** A match with where it is: its normalized path (RFC 9535 2.7), e.g. `$['products'][0]['name']`. */
+export interface JsonMatch {
+  readonly value: unknown;
+  readonly path: string;
+}
+
+/**
+ * The matches of `path` under `value`, whose own path is `at`, with their paths (the designer's highlights): the
+ * same matches queryJson gives, arrays spread where `spread` asks.
+ */
+export function queryJsonPaths(path: string, value: unknown, at: string, spread: boolean): JsonMatch[] {
+  let nodes;
+  try {
+    nodes = compile(path).query(value as JSONValue).nodes;
+  } catch (err) {
+    if (err instanceof JSONPathError) return [];
+    throw err;
+  }
+  const out: JsonMatch[] = [];
+  for (const n of nodes) {
+    const p = at + n.getPath({ form: 'canonical' }).slice(1);
+    if (spread && Array.isArray(n.value)) n.value.forEach((v, i) => out.push({ value: v, path: `${p}[${i}]` }));
+    else out.push({ value: n.value, path: p });
+  }
+  return out;
+}
+
+/** The normalized path segment of an object member (RFC 9535 2.7: single quotes, escapes). */
+export function memberSegment(name: string): string {
+  // eslint-disable-next-line no-control-regex
+  const escaped = name.replace(/[\\']/g, (c) => `\\${c}`).replace(/[\u0000-\u001f]/g, (c) => {
+    const short: Record<string, string> = { '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+    return short[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  });
+  return `['${escaped}']`;
+}

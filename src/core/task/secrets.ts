@@ -6,6 +6,7 @@
 // messages) never holds a secret. Messages name variables, never their values.
 
 import { ENV_PREFIX, expandStoreUrl, isCrawlStudioVariable, VARIABLE } from './storeUrl';
+import type { CrawlTask, RequestTemplate } from './model';
 
 export function variablesOf(template: string): string[] {
   return [...template.matchAll(VARIABLE)].map((m) => m[1]!);
@@ -74,8 +75,11 @@ export function expandProxyUrl(template: string, env: Readonly<Record<string, st
   return { url, problems: out };
 }
 
-/** The CRAWL_STUDIO_* variables a task's login and proxies use: what the editor looks up in its Secret Storage. */
-export function credentialVariables(task: { readonly login: { readonly fields: Readonly<Record<string, string>>; readonly json: unknown; readonly url: string } | null; readonly proxy: { readonly urls: readonly string[] } | null }): string[] {
+/**
+ * The CRAWL_STUDIO_* variables a task's login, proxies, headers and request bodies use: what the editor looks up in
+ * its Secret Storage.
+ */
+export function credentialVariables(task: Pick<CrawlTask, 'login' | 'proxy'> & Partial<Pick<CrawlTask, 'request' | 'rules' | 'start'>>): string[] {
   const out = new Set<string>();
   const walk = (v: unknown): void => {
     if (typeof v === 'string') {
@@ -86,5 +90,9 @@ export function credentialVariables(task: { readonly login: { readonly fields: R
   };
   if (task.login) walk([Object.values(task.login.fields), task.login.json]);
   if (task.proxy) walk(task.proxy.urls);
+  const bodies = (r: RequestTemplate | null) => (r?.body ? (r.body.kind === 'form' ? r.body.fields : r.body.json) : null);
+  walk(task.request?.headers);
+  for (const rule of task.rules ?? []) walk([rule.headers, rule.follow.map((f) => (f.kind === 'links' ? null : bodies(f.request)))]);
+  for (const s of task.start ?? []) walk(bodies(s.request));
   return [...out].sort();
 }

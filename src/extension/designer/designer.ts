@@ -11,6 +11,8 @@ import { COMMANDS, TEST_COMMANDS } from './commands';
 import { RulePreviewLenses, TaskCompletions, TaskDiagnostics, TaskHovers } from './editorFeatures';
 import { PageSource } from './pages';
 import { PreviewPanel, type PanelHost, type PanelSnapshot } from './previewPanel';
+import { CrawlSecrets } from '../crawlSecrets';
+import type { CrawlTask } from '../../core/task/model';
 import type { LazyHost } from '../lazy';
 import { activeTaskDocument, isTaskDocument, pickTaskFile, TASK_FILES, taskFileOf } from '../taskFiles';
 import { testHooksEnabled } from '../testHooks';
@@ -47,6 +49,11 @@ class Designer implements PanelHost, vscode.Disposable {
 
   log(message: string): void {
     this.output.warn(message);
+  }
+
+  /** As a crawl started here gives its workers: the editor's environment, Secret Storage over it. */
+  async secretEnv(task: CrawlTask | null): Promise<Readonly<Record<string, string | undefined>>> {
+    return { ...process.env, ...(task ? await new CrawlSecrets(this.context.secrets).envFor(task) : {}) };
   }
 
   cacheDir(uri: vscode.Uri): vscode.Uri {

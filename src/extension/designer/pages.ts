@@ -2,7 +2,10 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { preparePage, type PreparedPage } from '../../core/designer/page';
-import { listPages, loadPage, savePage, setPageRule, type CachedPage, type CachedPageMeta } from '../../workspace/pageCache';
+import { cacheKeyOf, listPages, loadPage, savePage, setPageRule, type CachedPage, type CachedPageMeta } from '../../workspace/pageCache';
+import { isJsonContentType } from '../../core/extract/json';
+import { requestKey, type JobRequest } from '../../core/request/build';
+import { ruleOptions, sendOptions } from '../../worker/requests';
 import { compileRobots, MAX_ROBOTS_BYTES, robotsUrl, type RobotsRules, type RobotsSource } from '../../core/robots';
 import { DEFAULT_USER_AGENT, DEFAULTS, type CrawlTask } from '../../core/task/model';
 import { formatBytes } from '../../core/units';
@@ -43,6 +46,17 @@ export function previewFetchOptions(task: CrawlTask | null, url: string, signal?
   return { ...base, maxBytes: Math.min(base.maxBytes, PREVIEW_MAX_BYTES), ...(signal ? { signal } : {}) };
 }
 
+function looksLikeJson(body: string): boolean {
+  const t = body.trimStart();
+  if (!t.startsWith('{') && !t.startsWith('[')) return false;
+  try {
+    JSON.parse(t);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** One sentence for the preview: what happened and, where it helps, what to do. */
 export function describeFailure(err: unknown, url: string, opts: FetchOptions): string {
   if (err instanceof PageError) return err.message;
@@ -62,6 +76,8 @@ export function describeFailure(err: unknown, url: string, opts: FetchOptions): 
         return `${err.message}.`;
       case 'invalid-url':
         return `${err.message}.`;
+      case 'request':
+        return `${url} was not sent: ${err.message}.`;
       default:
         if ((err.message ?? '').includes('aborted')) return `Fetching ${url} was cancelled.`;
         return `Could not fetch ${url}: ${err.message}.`;
@@ -96,30 +112,47 @@ export class PageSource {
 
   constructor(readonly dir: string) {}
 
-  /** The cached copy, or a fresh fetch when there is none or `refetch` is set. */
-  async load(url: string, task: CrawlTask | null, opts: { refetch: boolean; signal?: AbortSignal; browser?: PreviewBrowser }): Promise<LoadedPage> {
+  /**
+   * The cached copy, or a fresh fetch when there is none or `refetch` is set. A `request` (a POST, a body) is sent
+   * as a worker sends it (the rule's headers, variables from `env`: the editor's environment and Secret Storage)
+   * and cached under its own key.
+   */
+  async load(url: string, task: CrawlTask | null, opts: { refetch: boolean; signal?: AbortSignal; browser?: PreviewBrowser; request?: JobRequest | null; rule?: string | null; env?: Readonly<Record<string, string | undefined>> }): Promise<LoadedPage> {
+    const key = requestKey(url, opts.request);
     if (!opts.refetch) {
-      const cached = await loadPage(this.dir, url);
+      const cached = await loadPage(this.dir, key);
       // A rendered copy and a fetched one are different pages: the toggle never shows one for the other.
       if (cached && !!cached.meta.rendered === !!opts.browser) return { meta: cached.meta, page: this.prepare(cached), fromCache: true };
     }
-    const fetched = await this.fetch(url, task, opts.signal, opts.browser);
+    const fetched = await this.fetch(url, task, opts);
     await savePage(this.dir, fetched);
-    this.prepared.delete(url);
+    this.prepared.delete(key);
     this.byRule = null;
     return { meta: fetched.meta, page: this.prepare(fetched), fromCache: false };
   }
 
-  private async fetch(url: string, task: CrawlTask | null, signal?: AbortSignal, browser?: PreviewBrowser): Promise<CachedPage> {
-    const opts = previewFetchOptions(task, url, signal);
+  private async fetch(url: string, task: CrawlTask | null, o: { signal?: AbortSignal; browser?: PreviewBrowser; request?: JobRequest | null; rule?: string | null; env?: Readonly<Record<string, string | undefined>> }): Promise<CachedPage> {
+    let opts = previewFetchOptions(task, url, o.signal);
+    const request = o.request ?? null;
     try {
-      const res = browser ? await renderForPreview(url, previewSpec(task, browser.rule), opts, browser.path) : await fetchPage(url, opts);
-      if (!res.isHtml) {
-        throw new PageError(`${url} is not an HTML page (${res.contentType ?? 'no content type'}): the preview, like the workers, extracts from HTML only.`);
+      const rule = task?.rules.find((r) => r.name === o.rule);
+      if (task && rule) {
+        const ruled = ruleOptions(task, opts, o.env)(rule);
+        if (ruled instanceof FetchFailure) throw ruled;
+        opts = ruled;
       }
+      const send = sendOptions(request ?? undefined, o.env);
+      if (send instanceof FetchFailure) throw send;
+      opts = { ...opts, ...send, keepNonHtml: true };
+      const browser = request ? undefined : o.browser;
+      const res = browser ? await renderForPreview(url, previewSpec(task, browser.rule), opts, browser.path) : await fetchPage(url, opts);
+      if (!res.isHtml && !isJsonContentType(res.contentType) && !(task?.rules.some((r) => r.format !== null) && looksLikeJson(res.body))) {
+        throw new PageError(`${url} is neither HTML nor JSON (${res.contentType ?? 'no content type'}): the preview, like the workers, extracts from HTML and JSON only (a rule's 'format' reads a response whatever its type).`);
+      }
+      const key = request ? { request, key: requestKey(url, request) } : {};
       return {
         html: res.body,
-        meta: { url, finalUrl: res.finalUrl, status: res.status, contentType: res.contentType, bytes: res.bytes, redirects: res.redirects, fetchedAt: new Date().toISOString(), ...(browser ? { rendered: true } : {}) },
+        meta: { url, ...key, finalUrl: res.finalUrl, status: res.status, contentType: res.contentType, bytes: res.bytes, redirects: res.redirects, fetchedAt: new Date().toISOString(), ...(browser ? { rendered: true } : {}) },
       };
     } catch (err) {
       throw new PageError(describeFailure(err, url, opts));
@@ -128,12 +161,29 @@ export class PageSource {
 
   /** Parsed and numbered once per page and kept (a few pages: previews and the editor's checks share them). */
   private prepare(page: CachedPage): PreparedPage {
-    const hit = this.prepared.get(page.meta.url);
+    const key = cacheKeyOf(page.meta);
+    const hit = this.prepared.get(key);
     if (hit && hit.html === page.html) return hit;
-    const p = preparePage(page.html, page.meta.url, page.meta.finalUrl, { status: page.meta.status, fetchedAt: Date.parse(page.meta.fetchedAt) });
-    this.prepared.set(page.meta.url, p);
+    // A JSON response is shown as JSON (and read as JSON by rules that read it): by its type, or a body that is JSON.
+    const json = isJsonContentType(page.meta.contentType) || (page.meta.contentType !== null && !/html|xml/i.test(page.meta.contentType) && looksLikeJson(page.html));
+    let p: PreparedPage;
+    try {
+      p = preparePage(page.html, page.meta.url, page.meta.finalUrl, { status: page.meta.status, fetchedAt: Date.parse(page.meta.fetchedAt) }, { json, ...(page.meta.key ? { key: page.meta.key } : {}) });
+    } catch (err) {
+      throw new PageError(`${page.meta.url} says it is JSON (${page.meta.contentType}) but is not valid JSON: ${err instanceof Error ? err.message : String(err)}. A worker fails this page as 'parse'.`);
+    }
+    this.prepared.set(key, p);
     while (this.prepared.size > 4) this.prepared.delete(this.prepared.keys().next().value!);
     return p;
+  }
+
+  /** prepare, or null for a cached page that cannot be shown (a JSON page whose body is not JSON). */
+  private preparedOrNull(page: CachedPage): PreparedPage | null {
+    try {
+      return this.prepare(page);
+    } catch {
+      return null;
+    }
   }
 
   list(): Promise<CachedPageMeta[]> {
@@ -155,7 +205,8 @@ export class PageSource {
     const out = new Map<string, PreparedPage>();
     for (const meta of await this.list()) {
       if (!meta.rule || out.has(meta.rule)) continue;
-      const cached = this.prepared.get(meta.url) ?? (await loadPage(this.dir, meta.url).then((c) => (c ? this.prepare(c) : null)));
+      const key = cacheKeyOf(meta);
+      const cached = this.prepared.get(key) ?? (await loadPage(this.dir, key).then((c) => (c ? this.preparedOrNull(c) : null)));
       if (cached) out.set(meta.rule, cached);
     }
     return out;

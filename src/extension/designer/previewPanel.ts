@@ -1,6 +1,8 @@
 import * as vscode from 'vscode';
 import { highlightSite, originOf, pageForFrame, suggestFor } from '../../core/designer/page';
-import { computePreview } from '../../core/designer/preview';
+import { chooseRule, computePreview, type PreviewRequest } from '../../core/designer/preview';
+import { bodyLabel } from '../../core/request/body';
+import { buildRequest, requestKey } from '../../core/request/build';
 import {
   parseWebviewMessage,
   type AnalysisView,
@@ -13,6 +15,7 @@ import {
 import { selectorSites, siteAt, siteLabel } from '../../core/designer/sites';
 import type { CrawlTask } from '../../core/task/model';
 import { outlineTask } from '../../core/task/outline';
+import { parseTask } from '../../core/task/parse';
 import type { LoadedPage, PageSource } from './pages';
 import { settings } from '../settings';
 import { WebviewPanelBase } from '../panel';
@@ -31,6 +34,8 @@ export interface PanelHost {
   pageShown(panel: PreviewPanel): void;
   saveFixture(panel: PreviewPanel): Promise<unknown>;
   log(message: string): void;
+  /** The variables a request of `task` may name: the editor's environment, then its Secret Storage. */
+  secretEnv(task: CrawlTask | null): Promise<Readonly<Record<string, string | undefined>>>;
 }
 
 /** Debounce of re-analysis after an edit (the issue: updates within 150 ms of a keystroke pause). */
@@ -65,6 +70,10 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
   /** The Browser toggle as the user set it; null: as the worker would, by whether the rule asks for a browser. */
   private browserChoice: boolean | null = null;
   private pageUrl: string | null = null;
+  /** The request of the page on show when it is not a plain GET, or a page of a series. */
+  private pageRequest: PreviewRequest | null = null;
+  /** Requests the preview listed (kept links, start entries), by the key the webview sends back to open one. */
+  private requests = new Map<string, PreviewRequest>();
   loaded: LoadedPage | null = null;
   private pageError: string | null = null;
   private loading: string | null = null;
@@ -155,12 +164,15 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
         this.postFrame();
         if (this.suggestion) this.post({ type: 'suggestion', view: this.suggestion, error: null });
         return;
-      case 'openPage':
-        return this.openPage(msg.url, false);
+      case 'openPage': {
+        // A key names a request the preview listed; one it does not know (an old view) opens the URL with a GET.
+        const listed = msg.key !== undefined ? this.requests.get(msg.key) : undefined;
+        return this.openPage(msg.url, false, listed && listed.url === msg.url ? listed : null);
+      }
       case 'refetch':
         if (this.pageUrl) {
           this.source.forgetRobots();
-          return this.openPage(this.pageUrl, true);
+          return this.openPage(this.pageUrl, true, this.pageRequest);
         }
         return;
       case 'cancelFetch':
@@ -180,7 +192,7 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
       case 'setBrowser':
         if (this.browserChoice !== msg.on) {
           this.browserChoice = msg.on;
-          if (this.pageUrl) return this.openPage(this.pageUrl, false);
+          if (this.pageUrl) return this.openPage(this.pageUrl, false, this.pageRequest);
           this.postState();
         }
         return;
@@ -212,18 +224,26 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
   // -------------------------------------------------------------------------------------------------------
   // Pages
 
-  /** Shows `url`: from the cache, or fetched (always with `refetch`). A newer request cancels an older one. */
-  async openPage(url: string, refetch: boolean): Promise<void> {
+  /**
+   * Shows `url`: from the cache, or fetched (always with `refetch`). A newer request cancels an older one. With
+   * `request`, the page is that request (a POST with its body, a page of a series), sent as a worker sends it.
+   */
+  async openPage(url: string, refetch: boolean, request: PreviewRequest | null = null): Promise<void> {
     this.abort?.abort();
     const abort = new AbortController();
     this.abort = abort;
     this.pageUrl = url;
-    this.loading = `${refetch ? 'Refetching' : 'Opening'} ${url}`;
+    this.pageRequest = request;
+    this.loading = `${refetch ? 'Refetching' : 'Opening'} ${request?.request ? `${request.request.method} ` : ''}${url}`;
     this.pageError = null;
     this.postState();
     try {
+      const task = this.task ?? this.lastGood;
       const browser = this.browserOn() ? { rule: this.pageRule(), path: settings.browserPath() || undefined } : undefined;
-      const loaded = await this.source.load(url, this.task ?? this.lastGood, { refetch, signal: abort.signal, browser });
+      const env = request?.request?.body || task ? await this.host.secretEnv(task) : undefined;
+      // The rule's headers go with the request: the rule chosen, else the one a crawl would give the page.
+      const rule = this.pageRule() ?? (task ? chooseRule(task, url, url, null).rule?.name ?? null : null);
+      const loaded = await this.source.load(url, task, { refetch, signal: abort.signal, browser, request: request?.request ?? null, rule, ...(env ? { env } : {}) });
       if (abort.signal.aborted || this.disposed) return;
       this.loaded = loaded;
       this.pageError = null;
@@ -252,19 +272,40 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
     if (url) return this.openPage(url, false);
     const cached = await this.source.list();
     const forRule = this.chosenRule ? cached.find((m) => m.rule === this.chosenRule) : undefined;
-    const first = forRule?.url ?? this.choices.find((c) => c.kind === 'start')?.url ?? cached[0]?.url;
-    if (first) return this.openPage(first, false);
+    const start = this.choices.find((c) => c.kind === 'start');
+    if (!forRule && start) return this.openPage(start.url, false, start.key !== undefined ? (this.requests.get(start.key) ?? null) : null);
+    const first = forRule?.url ?? cached[0]?.url;
+    if (first) return this.openPage(first, false, forRule?.key ? (this.requests.get(forRule.key) ?? null) : null);
     this.schedule('full', 0);
   }
 
   private async refreshChoices(): Promise<void> {
     const text = this.document?.getText() ?? '';
-    const starts = outlineTask(text).startUrls.map((s) => s.url).filter((u) => /^https?:\/\//.test(u));
+    // Before the first analysis (the preview opening) the file is parsed here.
+    if (!this.task && !this.lastGood) this.lastGood = parseTask(text, this.uri.fsPath).task;
+    const task = this.task ?? this.lastGood;
+    // Start entries that send a body or count pages are opened as their first request (from the parsed task).
+    const built: PageChoice[] = [];
+    task?.start.forEach((s, i) => {
+      if (!s.request) return;
+      const b = buildRequest(s.request, {}, undefined, { start: i });
+      if (!b.ok) return;
+      const key = requestKey(b.built.url, b.built.request);
+      this.requests.set(key, { url: b.built.url, request: b.built.request, series: b.built.series });
+      built.push({ url: b.built.url, key, kind: 'start', label: `start: ${b.built.request ? `${b.built.request.method} ` : ''}${b.built.url}${b.built.series ? ` (page ${b.built.series.page})` : ''}` });
+    });
+    // Plain start URLs: the parsed task's, else (a file with errors) those the outline finds.
+    const plain = task ? task.start.filter((s) => !s.request).map((s) => s.url) : outlineTask(text).startUrls.map((s) => s.url).filter((u) => /^https?:\/\//.test(u) && !/\{[A-Za-z_]/.test(u));
     const cached = await this.source.list();
+    const shown = new Set([...plain, ...built.map((b) => b.key!)]);
     this.choices = [
-      ...starts.map((url): PageChoice => ({ url, kind: 'start', label: `start: ${url}` })),
-      ...cached.filter((m) => !starts.includes(m.url)).map((m): PageChoice => ({ url: m.url, kind: 'cached', label: `cached: ${m.url}` })),
+      ...plain.map((url): PageChoice => ({ url, kind: 'start', label: `start: ${url}` })),
+      ...built,
+      ...cached
+        .filter((m) => !shown.has(m.key ?? m.url))
+        .map((m): PageChoice => ({ url: m.url, kind: 'cached', label: `cached: ${m.request ? `${m.request.method} ` : ''}${m.url}`, ...(m.key ? { key: m.key } : {}) })),
     ];
+    for (const m of cached) if (m.key && m.request && !this.requests.has(m.key)) this.requests.set(m.key, { url: m.url, request: m.request, series: null });
   }
 
   private postFrame(): void {
@@ -350,7 +391,11 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
         const t = this.task ?? this.lastGood;
         return t ? this.source.robotsFor(origin, t, () => this.schedule('full', 0)) : undefined;
       },
+      ...(this.pageRequest?.series ? { series: this.pageRequest.series } : {}),
     });
+    for (const [k, v] of r.requests) this.requests.set(k, v);
+    // Bounded: a person clicks through a few pages, a generated page may list thousands of requests.
+    while (this.requests.size > 5_000) this.requests.delete(this.requests.keys().next().value!);
     this.task = r.task;
     if (r.task) this.lastGood = r.task;
     this.analysis = r.view;
@@ -362,12 +407,13 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
     this.postState();
     // The task or the rule now says otherwise about rendering than the copy shown (the task was parsed after the
     // page opened, the rule changed): show the other copy. openPage loads what browserOn() says, so this settles.
-    if (page && this.pageUrl && !this.loading && !!this.loaded?.meta.rendered !== this.browserOn()) void this.openPage(this.pageUrl, false);
+    if (page && this.pageUrl && !this.loading && !this.pageRequest?.request && !page.json && !!this.loaded?.meta.rendered !== this.browserOn()) void this.openPage(this.pageUrl, false);
     // The page becomes its rule's page for the editor's zero-match checks, unless the rule only stands in.
     const rule = r.view.rule.fallback ? null : r.view.rule.name;
-    if (page && r.task && (rule !== previousRule || this.rememberedFor !== page.url)) {
-      this.rememberedFor = page.url;
-      void this.source.rememberRule(page.url, rule).then(() => this.host.pageShown(this));
+    const cacheKey = page?.key ?? page?.url;
+    if (page && r.task && (rule !== previousRule || this.rememberedFor !== cacheKey)) {
+      this.rememberedFor = cacheKey!;
+      void this.source.rememberRule(cacheKey!, rule).then(() => this.host.pageShown(this));
     }
   }
   private rememberedFor: string | null = null;
@@ -408,7 +454,18 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
     return {
       file: vscode.workspace.asRelativePath(this.uri),
       page: m
-        ? { url: m.url, finalUrl: m.finalUrl, status: m.status, contentType: m.contentType, bytes: m.bytes, fetchedAt: m.fetchedAt, fromCache: this.loaded!.fromCache }
+        ? {
+            url: m.url,
+            ...(m.request ? { method: m.request.method, ...(m.request.body ? { body: bodyLabel(m.request.body) } : {}) } : {}),
+            ...(m.key ? { key: m.key } : {}),
+            ...(this.loaded!.page.json ? { json: true } : {}),
+            finalUrl: m.finalUrl,
+            status: m.status,
+            contentType: m.contentType,
+            bytes: m.bytes,
+            fetchedAt: m.fetchedAt,
+            fromCache: this.loaded!.fromCache,
+          }
         : null,
       pageError: this.pageError,
       loading: this.loading,

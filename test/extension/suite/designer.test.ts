@@ -368,7 +368,7 @@ describe('crawl designer', function () {
     const cases: Array<[string, RegExp]> = [
       [`${site.url}/nope.html`, /HTTP 404/],
       [`${site.url}/boom`, /HTTP 503 \(a server error/],
-      [`${site.url}/pdf`, /not an HTML page \(application\/pdf\)/],
+      [`${site.url}/pdf`, /neither HTML nor JSON \(application\/pdf\)/],
       [`${site.url}/loop`, /redirected more than 3 times \(a redirect loop\?\)/],
       [`${site.url}/slow`, /did not answer within 2 s/],
       [`${site.url}/huge`, /larger than 5\.0 MB/],
