@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { FetchFailure } from '../../src/worker/fetcher';
+import { mayRetry, ruleOptions, sendOptions } from '../../src/worker/requests';
 import { formatDiagnostic } from '../../src/core/task/diagnostics';
 import { parseTask } from '../../src/core/task/parse';
 import { analysePage } from '../../src/core/pipeline/page';
@@ -45,6 +47,7 @@ rules:
       - selector: $.data.products[*].href
         to: product
   - name: product
+    items: [{ type: detail, fields: { id: $.id } }]
 `;
 
 describe('requests and JSON responses', () => {
@@ -196,5 +199,42 @@ rules:
       /bad\.crawl\.yaml:19:9: error: rules\[0\]\.follow\[5\]: give 'selector'/,
     ];
     for (const re of want) assert.ok(lines.some((l) => re.test(l)), `${re}\nin:\n${lines.join('\n')}`);
+  });
+});
+
+describe('requests in the worker', () => {
+  const post = { method: 'POST' as const, body: { type: 'json' as const, parts: ['{"k":"', 'CRAWL_STUDIO_T_KEY', '"}'] }, idempotent: false, id: '0123456789abcdef' };
+
+  it('fills in a body\'s variables as it sends, and fails by name (never by value) when one is unset', () => {
+    assert.deepEqual(sendOptions(post, { CRAWL_STUDIO_T_KEY: 'v' }), { method: 'POST', post: { contentType: 'application/json', body: '{"k":"v"}' } });
+    const f = sendOptions(post, {});
+    assert.ok(f instanceof FetchFailure && f.cause_ === 'request' && /CRAWL_STUDIO_T_KEY/.test(f.message) && !f.retryable);
+    assert.ok(sendOptions({ method: 'DELETE' }, {}) instanceof FetchFailure, 'a job whose request is not one a worker sends');
+    assert.deepEqual(sendOptions(undefined, {}), {});
+  });
+
+  it('sends a POST again only after failures the server did not act on, unless it is idempotent', () => {
+    const fail = (cause: ConstructorParameters<typeof FetchFailure>[0], message: string, status: number | null = null) => new FetchFailure(cause, message, true, status);
+    assert.equal(mayRetry(post, fail('network', 'network error fetching x: ECONNREFUSED connect')), true);
+    assert.equal(mayRetry(post, fail('dns', 'EAI_AGAIN')), true);
+    assert.equal(mayRetry(post, fail('http', 'HTTP 503', 503)), true);
+    assert.equal(mayRetry(post, fail('http', 'HTTP 429', 429)), true);
+    assert.equal(mayRetry(post, fail('http', 'HTTP 502', 502)), false);
+    assert.equal(mayRetry(post, fail('timeout', 'timed out')), false);
+    assert.equal(mayRetry(post, fail('network', 'ECONNRESET')), false);
+    assert.equal(mayRetry({ ...post, idempotent: true }, fail('timeout', 'timed out')), true);
+    assert.equal(mayRetry(undefined, fail('timeout', 'timed out')), true, 'a GET as always');
+    assert.equal(mayRetry(undefined, new FetchFailure('http', 'HTTP 404', false, 404)), false);
+  });
+
+  it('gives each rule its headers over the task\'s, a JSON accept for rules that read JSON, and the task\'s own options otherwise', () => {
+    const t = task(api + `  - name: plain\n`);
+    const base = { timeoutMs: 1000, maxBytes: 1000, maxRedirects: 1, headers: {}, userAgent: 'ua', privateAllowed: null };
+    const opts = ruleOptions(t, base, { CRAWL_STUDIO_T_KEY: 'v' });
+    assert.deepEqual((opts(t.rules[0]!) as typeof base).headers, { accept: 'application/json', 'x-key': 'v' });
+    assert.deepEqual((opts(t.rules[1]!) as typeof base).headers, { accept: 'application/json, */*;q=0.5' }, 'a rule reading JSON asks for it');
+    assert.equal(opts(t.rules[2]!), base, 'a rule without headers fetches as before');
+    const unset = ruleOptions(t, base, {})(t.rules[0]!);
+    assert.ok(unset instanceof FetchFailure && /CRAWL_STUDIO_T_KEY/.test(unset.message));
   });
 });

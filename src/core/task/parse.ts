@@ -484,6 +484,12 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
     // A rule's own `browser` wins over the task's, `false` included.
     const browserAt: Path = r.browser !== undefined ? ['rules', ri, 'browser'] : ['browser'];
     const browserSpec = browser(r.browser ?? raw.browser, browserAt, timeoutMs);
+    follow.forEach((f, fi) => {
+      // A series goes on from its own pages: a follow that starts one on its own rule starts it again on each page.
+      if (f.kind === 'request' && f.request.pages && f.to === r.name && r.follow?.[fi]?.pages?.from === undefined) {
+        diags.atPath(['rules', ri, 'follow', fi], `this follow starts its series (page ${f.request.pages.from}) on every page of '${r.name}', its own pages included, and each series goes on by itself: start the series from a start entry ('url: …{page}'), or set 'pages.from' to the first page this follow should fetch (2 when this page is page 1)`, 'warning', 'url');
+      }
+    });
     const headers = checkHeaders(r.request?.headers, ['rules', ri, 'request', 'headers'], report);
     const format = r.format ?? null;
     const selectors: (string | null)[] = [
