@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ConflictPolicy, ErrorRow, ItemRow, PageRow } from './types';
 
 // Turns a batch of raw stream entries into rows: validates every page and item, records what is malformed as
@@ -70,7 +71,7 @@ export function mergeBatch(entries: readonly DecodedEntry[], policy: ConflictPol
       continue;
     }
     received += page.rawItems.length;
-    const pageKey = `${page.row.run}\n${page.row.url}`;
+    const pageKey = `${page.row.run}\n${page.row.method} ${page.row.url}\n${page.row.body}`;
     const prevPage = pages.get(pageKey);
     if (!prevPage || prevPage.fetchedAt <= page.row.fetchedAt) pages.set(pageKey, page.row);
 
@@ -106,6 +107,17 @@ interface ParsedPage {
   readonly problems: readonly { type: string; message: string }[];
 }
 
+/**
+ * Longest request body a page row keeps: the body is part of the row's identity (a unique index), and an index
+ * entry must stay small (PostgreSQL's btree takes about 2,700 bytes); a longer one keeps its start and a hash.
+ */
+export const MAX_BODY_LABEL = 600;
+
+function storedBody(body: string): string {
+  if (body.length <= MAX_BODY_LABEL) return body;
+  return `${body.slice(0, MAX_BODY_LABEL - 20)}…#${createHash('sha1').update(body).digest('hex').slice(0, 16)}`;
+}
+
 function readPage(v: unknown): ParsedPage | string {
   if (!isObject(v)) return 'not an object';
   const run = v.run;
@@ -123,6 +135,8 @@ function readPage(v: unknown): ParsedPage | string {
   const row: PageRow = {
     run: clean(run),
     url: clean(url),
+    method: typeof v.method === 'string' && /^[A-Z]{1,10}$/.test(v.method) ? v.method : 'GET',
+    body: typeof v.body === 'string' ? storedBody(clean(v.body)) : '',
     rule: typeof v.rule === 'string' ? clean(v.rule) : '',
     depth: typeof v.depth === 'number' ? v.depth : 0,
     status: typeof v.status === 'number' ? v.status : null,

@@ -244,8 +244,14 @@ export class PostgresStore implements ItemStore {
           fetched_at timestamptz NOT NULL,
           content_type text,
           bytes bigint NOT NULL DEFAULT 0,
-          UNIQUE (run, url)
+          method text NOT NULL DEFAULT 'GET',
+          body text NOT NULL DEFAULT ''
         );
+        -- Pages are requests: one row per run, URL, method and body (stores made before had UNIQUE (run, url)).
+        ALTER TABLE ${s}.pages ADD COLUMN IF NOT EXISTS method text NOT NULL DEFAULT 'GET';
+        ALTER TABLE ${s}.pages ADD COLUMN IF NOT EXISTS body text NOT NULL DEFAULT '';
+        CREATE UNIQUE INDEX IF NOT EXISTS pages_run_request ON ${s}.pages (run, url, method, body);
+        ALTER TABLE ${s}.pages DROP CONSTRAINT IF EXISTS pages_run_url_key;
         CREATE TABLE IF NOT EXISTS ${s}.errors (
           id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
           error_id text NOT NULL UNIQUE,
@@ -341,16 +347,24 @@ export class PostgresStore implements ItemStore {
 
   private async upsertPages(c: pg.PoolClient, pages: readonly PageRow[]): Promise<number> {
     if (pages.length === 0) return 0;
-    const rows = [...pages].sort((a, b) => (a.run === b.run ? (a.url < b.url ? -1 : a.url > b.url ? 1 : 0) : a.run < b.run ? -1 : 1));
+    // One order for every writer (rows lock in it): by run, URL, method, body.
+    const key = (p: PageRow) => [p.run, p.url, p.method, p.body];
+    const rows = [...pages].sort((a, b) => {
+      const ka = key(a);
+      const kb = key(b);
+      for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i]) return ka[i]! < kb[i]! ? -1 : 1;
+      return 0;
+    });
     for (let i = 0; i < rows.length; i += CHUNK) {
       const part = rows.slice(i, i + CHUNK);
       await c.query(
-        `INSERT INTO ${this.s}.pages AS p (run, url, rule, depth, status, fetched_at, content_type, bytes)
-         SELECT run, url, rule, depth, status, to_timestamp(f / 1000.0), ct, bytes
+        `INSERT INTO ${this.s}.pages AS p (run, url, rule, depth, status, fetched_at, content_type, bytes, method, body)
+         SELECT run, url, rule, depth, status, to_timestamp(f / 1000.0), ct, bytes, method, body
          FROM ROWS FROM (jsonb_array_elements_text($1::jsonb), jsonb_array_elements_text($2::jsonb), jsonb_array_elements_text($3::jsonb),
-           unnest($4::int[]), unnest($5::int[]), unnest($6::float8[]), jsonb_array_elements_text($7::jsonb), unnest($8::bigint[]))
-           AS x(run, url, rule, depth, status, f, ct, bytes)
-         ON CONFLICT (run, url) DO UPDATE SET rule = EXCLUDED.rule, depth = EXCLUDED.depth, status = EXCLUDED.status,
+           unnest($4::int[]), unnest($5::int[]), unnest($6::float8[]), jsonb_array_elements_text($7::jsonb), unnest($8::bigint[]),
+           jsonb_array_elements_text($9::jsonb), jsonb_array_elements_text($10::jsonb))
+           AS x(run, url, rule, depth, status, f, ct, bytes, method, body)
+         ON CONFLICT (run, url, method, body) DO UPDATE SET rule = EXCLUDED.rule, depth = EXCLUDED.depth, status = EXCLUDED.status,
            fetched_at = EXCLUDED.fetched_at, content_type = EXCLUDED.content_type, bytes = EXCLUDED.bytes
          WHERE EXCLUDED.fetched_at >= p.fetched_at`,
         [
@@ -362,6 +376,8 @@ export class PostgresStore implements ItemStore {
           part.map((p) => p.fetchedAt),
           JSON.stringify(part.map((p) => p.contentType)),
           part.map((p) => p.bytes),
+          JSON.stringify(part.map((p) => p.method)),
+          JSON.stringify(part.map((p) => p.body)),
         ],
       );
     }

@@ -74,7 +74,15 @@ function bind(values: readonly unknown[]): SQLInputValue[] {
   return values.map((v) => (v === undefined ? null : (v as SQLInputValue)));
 }
 
-const SCHEMA_VERSION = 1;
+/** 2: pages are requests (method and body columns, one row per run, URL, method and body). */
+const SCHEMA_VERSION = 2;
+
+/** Version 1 to 2, in the caller's transaction: a store's page rows were one per URL, GETs all. */
+function migrateToRequests(db: DatabaseSync): void {
+  db.exec(`ALTER TABLE pages ADD COLUMN method TEXT NOT NULL DEFAULT 'GET';
+ALTER TABLE pages ADD COLUMN body TEXT NOT NULL DEFAULT '';
+DROP INDEX IF EXISTS pages_run_url;`);
+}
 
 /**
  * `PRAGMA application_id` of a Crawl Studio store ("CSTD"), set when the schema is created: a file that carries
@@ -102,9 +110,11 @@ CREATE TABLE IF NOT EXISTS pages (
   status INTEGER,
   fetched_at INTEGER NOT NULL,
   content_type TEXT,
-  bytes INTEGER NOT NULL DEFAULT 0
+  bytes INTEGER NOT NULL DEFAULT 0,
+  method TEXT NOT NULL DEFAULT 'GET',
+  body TEXT NOT NULL DEFAULT ''
 );
-CREATE UNIQUE INDEX IF NOT EXISTS pages_run_url ON pages (run, url);
+CREATE UNIQUE INDEX IF NOT EXISTS pages_run_request ON pages (run, url, method, body);
 CREATE TABLE IF NOT EXISTS errors (
   id INTEGER PRIMARY KEY,
   error_id TEXT NOT NULL,
@@ -205,6 +215,7 @@ export class SqliteStore implements ItemStore {
         }
         db.exec('BEGIN IMMEDIATE');
         try {
+          if (version >= 1 && version < 2) migrateToRequests(db);
           db.exec(BASE_SCHEMA);
           db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
           db.exec(`PRAGMA application_id = ${SQLITE_APPLICATION_ID}`);
@@ -230,7 +241,7 @@ export class SqliteStore implements ItemStore {
     const version = Number(get(db, 'PRAGMA user_version')?.user_version ?? 0);
     if (id === 0 && names.length === 0 && version === 0) return; // a new or empty file
     // Made by a Crawl Studio from before application_id: our tables, our schema version.
-    if (id === 0 && version === SCHEMA_VERSION && BASE_TABLES.every((t) => names.includes(t))) return;
+    if (id === 0 && version >= 1 && version <= SCHEMA_VERSION && BASE_TABLES.every((t) => names.includes(t))) return;
     const what =
       id !== 0
         ? `its application_id is 0x${id.toString(16).padStart(8, '0')}, not Crawl Studio's (0x${SQLITE_APPLICATION_ID.toString(16)})`
@@ -258,13 +269,13 @@ export class SqliteStore implements ItemStore {
         let pageCount = 0;
         const upsertPage = this.stmt(
           'page',
-          `INSERT INTO pages (run, url, rule, depth, status, fetched_at, content_type, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT (run, url) DO UPDATE SET rule = excluded.rule, depth = excluded.depth, status = excluded.status,
+          `INSERT INTO pages (run, url, method, body, rule, depth, status, fetched_at, content_type, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (run, url, method, body) DO UPDATE SET rule = excluded.rule, depth = excluded.depth, status = excluded.status,
              fetched_at = excluded.fetched_at, content_type = excluded.content_type, bytes = excluded.bytes
            WHERE excluded.fetched_at >= pages.fetched_at`,
         );
         for (const p of pages) {
-          upsertPage.run(...bind([p.run, p.url, p.rule, p.depth, p.status, p.fetchedAt, p.contentType, p.bytes]));
+          upsertPage.run(...bind([p.run, p.url, p.method, p.body, p.rule, p.depth, p.status, p.fetchedAt, p.contentType, p.bytes]));
           pageCount++;
         }
         let inserted = 0;

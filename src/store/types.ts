@@ -25,10 +25,17 @@ export interface PageRecord {
 
 export type ConflictPolicy = 'ignore' | 'update';
 
-/** A page as stored: one row per (run, url); a refetch in the same run keeps the latest fetch. */
+/**
+ * A page as stored: one row per (run, request), a request being its URL, method and body; a refetch in the same
+ * run keeps the latest fetch.
+ */
 export interface PageRow {
   readonly run: string;
   readonly url: string;
+  /** 'GET', or the request's method. */
+  readonly method: string;
+  /** The request's body as labelled (variables by name, cut at MAX_BODY_LABEL); '' for none. */
+  readonly body: string;
   readonly rule: string;
   readonly depth: number;
   readonly status: number | null;

@@ -25,7 +25,7 @@ function rows(items: { type?: string; key: string; data: Record<string, unknown>
   }));
 }
 
-const pageRow: PageRow = { run: 'r1', url: 'https://shop.test/p', rule: 'list', depth: 0, status: 200, fetchedAt: 1_700_000_000_000, contentType: 'text/html', bytes: 10 };
+const pageRow: PageRow = { run: 'r1', url: 'https://shop.test/p', method: 'GET', body: '', rule: 'list', depth: 0, status: 200, fetchedAt: 1_700_000_000_000, contentType: 'text/html', bytes: 10 };
 
 function contract(name: string, make: () => Promise<ItemStore>) {
   describe(`store contract: ${name}`, () => {
@@ -82,6 +82,13 @@ function contract(name: string, make: () => Promise<ItemStore>) {
         ['100-0/1', 'invalid', 'https://shop.test/list', 'product'],
       ]);
       assert.equal(errors[0]!.at, p.fetchedAt);
+    });
+
+    it('keeps one page row per request: a GET and two POST bodies of one URL, replayed', async () => {
+      const rows: PageRow[] = [pageRow, { ...pageRow, method: 'POST', body: 'q=a' }, { ...pageRow, method: 'POST', body: 'q=b' }];
+      assert.equal((await store.writeBatch(rows, [], 'update')).pages, 3);
+      await store.writeBatch(rows.map((r) => ({ ...r, fetchedAt: r.fetchedAt + 1 })), [], 'update');
+      assert.equal(await store.countPages(), 3);
     });
 
     it('keeps types apart, pages through items, iterates all of them', async () => {

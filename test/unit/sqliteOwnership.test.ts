@@ -64,4 +64,34 @@ describe('task file store ownership (issue 22)', () => {
       assert.equal(pragma(path, 'application_id') >>> 0, SQLITE_APPLICATION_ID);
     });
   });
+
+  describe('SQLite store schema 1 to 2 (pages are requests, issue 17)', () => {
+    let dir: string;
+    beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'cs-schema-'))));
+    afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+    it('adds method and body to the page rows a version 1 store has, keeping them, and keys pages by request', async () => {
+      const path = join(dir, 'v1.sqlite');
+      const db = Database(path);
+      db.exec(`CREATE TABLE item_types (type TEXT PRIMARY KEY, table_name TEXT NOT NULL UNIQUE, fields TEXT NOT NULL DEFAULT '[]', created_at INTEGER NOT NULL);
+CREATE TABLE pages (id INTEGER PRIMARY KEY, run TEXT NOT NULL, url TEXT NOT NULL, rule TEXT, depth INTEGER, status INTEGER, fetched_at INTEGER NOT NULL, content_type TEXT, bytes INTEGER NOT NULL DEFAULT 0);
+CREATE UNIQUE INDEX pages_run_url ON pages (run, url);
+CREATE TABLE errors (id INTEGER PRIMARY KEY, error_id TEXT NOT NULL, kind TEXT NOT NULL, run TEXT, url TEXT, rule TEXT, type TEXT, key TEXT, message TEXT NOT NULL, at INTEGER NOT NULL);
+CREATE TABLE runs (run TEXT PRIMARY KEY, task TEXT NOT NULL, started_at INTEGER NOT NULL, finished_at INTEGER NOT NULL, duration_ms INTEGER NOT NULL, pages INTEGER NOT NULL, items INTEGER NOT NULL, duplicates INTEGER NOT NULL, conflicts INTEGER NOT NULL, failures INTEGER NOT NULL, extra TEXT);
+INSERT INTO pages (run, url, rule, depth, status, fetched_at, bytes) VALUES ('r1', 'https://shop.test/search', 'list', 0, 200, 1000, 5);
+PRAGMA user_version = 1; PRAGMA application_id = ${SQLITE_APPLICATION_ID};`);
+      db.close();
+      const store = new SqliteStore(path);
+      await store.open();
+      const row = { run: 'r1', url: 'https://shop.test/search', rule: 'results', depth: 1, status: 200, fetchedAt: 2000, contentType: 'text/html', bytes: 9 };
+      await store.writeBatch([{ ...row, method: 'POST', body: 'q=shoes' }, { ...row, method: 'GET', body: '' }], [], 'update');
+      assert.equal(await store.countPages(), 2, 'the GET row kept (updated), the POST of the same URL a row of its own');
+      await store.close();
+      const check = Database(path);
+      assert.equal(Number(check.prepare('PRAGMA user_version').get()?.user_version), 2);
+      const rows = check.prepare('SELECT method, body, rule FROM pages ORDER BY method').all();
+      check.close();
+      assert.deepEqual(rows.map((r) => ({ ...r })), [{ method: 'GET', body: '', rule: 'results' }, { method: 'POST', body: 'q=shoes', rule: 'results' }]);
+    });
+  });
 });

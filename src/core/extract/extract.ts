@@ -170,7 +170,8 @@ function collectLinks<N>(reader: Reader<N>, html: HtmlPage | null, f: FollowSpec
       // In JSON only strings are URLs: an id (42) or an object is not a link.
       if (!html && typeof node !== 'string') continue;
       const href = reader.text(node, attr);
-      if (href && href.trim()) out.push({ ...found, href: href.trim() });
+      // An object literal, not a spread of `found`: a list page makes hundreds of these.
+      if (href && href.trim()) out.push({ href: href.trim(), follow: index, to: f.to, priority: f.priority });
     }
     return;
   }

@@ -86,28 +86,30 @@ export function analysePage(task: CrawlTask, page: PageInput): PageOutcome {
   const seenOnPage = new Set<string>();
   const depth = page.depth + 1;
   for (const link of ex.links) {
-    const method = link.request ? { method: link.request.method } : {};
+    // Links (most of what a page has) take the plain path: no request, no series, objects built as literals.
+    const request = link.request;
     if (link.problem !== undefined) {
-      dropped.push({ url: link.href, reason: 'invalid', follow: link.follow, detail: link.problem, ...method });
+      dropped.push(withMethod({ url: link.href, reason: 'invalid', follow: link.follow, detail: link.problem }, request));
       continue;
     }
     const d = decideLink(task, link.href, ex.baseUrl, depth);
     if (!d.ok) {
-      dropped.push({ url: d.url, reason: d.reason, follow: link.follow, ...method, ...(d.detail ? { detail: d.detail } : {}) });
+      dropped.push(withMethod(d.detail ? { url: d.url, reason: d.reason, follow: link.follow, detail: d.detail } : { url: d.url, reason: d.reason, follow: link.follow }, request));
       continue;
     }
-    const key = requestKey(d.url, link.request);
+    const key = request ? requestKey(d.url, request) : d.url;
     if (seenOnPage.has(key)) {
-      dropped.push({ url: d.url, reason: 'repeat', follow: link.follow, ...method });
+      dropped.push(withMethod({ url: d.url, reason: 'repeat', follow: link.follow }, request));
       continue;
     }
     const rule = routeRule(task, d.url, link.to);
     if (!rule) {
-      dropped.push({ url: d.url, reason: 'no-rule', follow: link.follow, ...method });
+      dropped.push(withMethod({ url: d.url, reason: 'no-rule', follow: link.follow }, request));
       continue;
     }
     seenOnPage.add(key);
-    kept.push({ url: d.url, host: d.host, rule: rule.name, depth, priority: link.priority, follow: link.follow, ...(link.request ? { request: link.request } : {}), ...(link.series ? { series: link.series } : {}) });
+    const k: KeptLink = { url: d.url, host: d.host, rule: rule.name, depth, priority: link.priority, follow: link.follow };
+    kept.push(request || link.series ? { ...k, ...(request ? { request } : {}), ...(link.series ? { series: link.series } : {}) } : k);
   }
   // A series goes on while its pages yield something: items, problems or links. Its next page is as deep as this
   // one (the pages of one listing are one hop from where it was found) and goes to the same rule.
@@ -122,6 +124,10 @@ export function analysePage(task: CrawlTask, page: PageInput): PageOutcome {
     }
   }
   return { items: ex.items, problems: ex.problems, kept, dropped };
+}
+
+function withMethod(d: DroppedLink, request: JobRequest | undefined): DroppedLink {
+  return request ? { ...d, method: request.method } : d;
 }
 
 function seriesPriority(task: CrawlTask, ref: SeriesRef): number | null {
