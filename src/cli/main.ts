@@ -1,4 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isJsonContentType } from '../core/extract/json';
+import { ruleOptions } from '../worker/requests';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatDiagnostic, TaskFileError } from '../core/task/diagnostics';
@@ -495,9 +497,12 @@ async function cmdFixture(args: string[]): Promise<number> {
   if (task.rules.find((r) => r.name === rule)!.browser) {
     console.error(`note: rule '${rule}' renders in a browser; this fixture is the page as fetched (save rendered pages from the editor)`);
   }
-  const page = await fetchPage(url, fetchOptions(task));
-  if (!page.isHtml) throw new Error(`${url} is not HTML (${page.contentType ?? 'no content type'}, HTTP ${page.status}): a fixture is an HTML page`);
-  const json = await saveFixture(task.file, task, { url, finalUrl: page.finalUrl, html: page.body, status: page.status, fetchedAt: new Date().toISOString() }, rule, 0);
+  // Sent as a worker sends the rule's pages: its headers (an API key from the environment) over the task's.
+  const opts = ruleOptions(task, fetchOptions(task))(task.rules.find((r) => r.name === rule)!);
+  if (opts instanceof Error) throw opts;
+  const page = await fetchPage(url, { ...opts, keepNonHtml: true });
+  if (!page.isHtml && !isJsonContentType(page.contentType)) throw new Error(`${url} is neither HTML nor JSON (${page.contentType ?? 'no content type'}, HTTP ${page.status}): a fixture is a page or an API response`);
+  const json = await saveFixture(task.file, task, { url, finalUrl: page.finalUrl, html: page.body, status: page.status, fetchedAt: new Date().toISOString(), contentType: page.contentType }, rule, 0);
   const saved = JSON.parse(readFileSync(json, 'utf8')) as import('../core/designer/fixtures').Fixture;
   console.log(`saved ${json} (rule ${rule}, HTTP ${page.status}): ${saved.expected.items.length} items, ${saved.expected.links.length} links, ${saved.expected.problems.length} problems`);
   return 0;

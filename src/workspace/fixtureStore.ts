@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { analysePage, ruleByName } from '../core/pipeline/page';
+import { analysePage, readsAsJson, ruleByName } from '../core/pipeline/page';
+import { isJsonContentType } from '../core/extract/json';
 import { formatDiagnostic } from '../core/task/diagnostics';
 import type { CrawlTask } from '../core/task/model';
 import { parseTask } from '../core/task/parse';
@@ -35,6 +36,8 @@ export interface FixturePage {
   readonly status: number;
   /** ISO time of the fetch. */
   readonly fetchedAt: string;
+  /** Its Content-Type: a JSON response is read as JSON by rules that read JSON. */
+  readonly contentType?: string | null;
 }
 
 /** Saves the page and what `rule` extracts from it now; returns the fixture's .json path. */
@@ -51,9 +54,11 @@ export async function saveFixture(taskFile: string, task: CrawlTask, page: Fixtu
     savedAt: new Date().toISOString(),
     status: page.status,
     fetchedAt: page.fetchedAt,
+    ...(page.contentType ? { contentType: page.contentType } : {}),
   };
   // What `test` will run it as (fixtureInput), so the expectation of a `page:` field holds on every later run.
-  const outcome = analysePage(task, { ...fixtureInput({ ...saved, expected: { items: [], problems: [], links: [] } }), html: page.html, rule, depth });
+  const asJson = readsAsJson(rule, isJsonContentType(page.contentType ?? null));
+  const outcome = analysePage(task, { ...fixtureInput({ ...saved, expected: { items: [], problems: [], links: [] } }), html: page.html, rule, depth, ...(asJson ? { json: true } : {}) });
   const fixture: Fixture = { ...saved, expected: expectedFrom(outcome) };
   const name = fixture.name;
   const dir = fixtureDir(taskFile, task.name);

@@ -131,7 +131,7 @@ describe('requests and JSON responses (real CLI, worker processes, redis-server 
   });
 
   async function cli(args: string[], env: Record<string, string> = {}): Promise<string> {
-    const { stdout, stderr } = await exec(process.execPath, [CLI, ...args, ...(args[0] === 'validate' || args[0] === 'export' ? [] : ['--redis', redis.url])], { timeout: 150_000, env: { ...process.env, ...env } });
+    const { stdout, stderr } = await exec(process.execPath, [CLI, ...args, ...(['validate', 'export', 'fixture', 'test'].includes(args[0]!) ? [] : ['--redis', redis.url])], { timeout: 150_000, env: { ...process.env, ...env } });
     return stdout + stderr;
   }
 
@@ -189,6 +189,12 @@ rules:
     assert.deepEqual(prices.map((p) => [p.id, p.amount]).sort(), PRODUCTS.map((p) => [String(p.id), String(p.price)]).sort());
     const hits = await exported(task.file, 'hit');
     assert.deepEqual(hits.map((h) => h.name).sort(), ['Black shoe', 'Blue shoe', 'Green shoe', 'Red shoe']);
+
+    // A fixture of an API page, saved and re-run from the terminal: read as JSON, sent with the rule's header.
+    const saved = await cli(['fixture', 'save', task.file, `${site.url}/api/products?page=2`, '--rule', 'products'], { CRAWL_STUDIO_TEST_API_KEY: API_KEY });
+    assert.match(saved, /2 items, 2 links, 0 problems/, saved);
+    const tested = await cli(['test', task.file]);
+    assert.match(tested, /1 of 1 fixture unchanged/, tested);
 
     const dump = await redisDump(redis.url);
     for (const secret of [TOKEN, API_KEY]) {

@@ -1,5 +1,6 @@
 import type { ExtractedItem, FieldValue } from '../extract/extract';
-import { analysePage, ruleByName, type PageOutcome } from '../pipeline/page';
+import { analysePage, PageFormatError, readsAsJson, ruleByName, type PageOutcome } from '../pipeline/page';
+import { isJsonContentType } from '../extract/json';
 import type { CrawlTask } from '../task/model';
 
 // Fixtures make selectors regression-tested like code: a saved page plus what the task extracted from it then.
@@ -27,6 +28,8 @@ export interface Fixture {
   /** The page's HTTP status and fetch time (ISO), what `page:` fields read; absent in fixtures saved before they were kept. */
   readonly status?: number;
   readonly fetchedAt?: string;
+  /** The page's Content-Type: a JSON response is read as JSON, as a worker reads it (absent: HTML). */
+  readonly contentType?: string | null;
   readonly expected: ExpectedOutcome;
 }
 
@@ -135,7 +138,14 @@ function diffFields(label: string, e: ExtractedItem, a: ExtractedItem, out: Fiel
 export function runFixture(task: CrawlTask, fixture: Fixture, html: string): FixtureResult {
   const rule = ruleByName(task, fixture.rule);
   if (!rule) return failed(fixture, `the task has no rule '${fixture.rule}' any more`);
-  const outcome = analysePage(task, { ...fixtureInput(fixture), html, rule, depth: fixture.depth });
+  const json = readsAsJson(rule, isJsonContentType(fixture.contentType ?? null));
+  let outcome: PageOutcome;
+  try {
+    outcome = analysePage(task, { ...fixtureInput(fixture), html, rule, depth: fixture.depth, ...(json ? { json } : {}) });
+  } catch (err) {
+    if (err instanceof PageFormatError) return failed(fixture, err.message);
+    throw err;
+  }
   return compareOutcome(fixture, fixture.expected, expectedFrom(outcome));
 }
 
