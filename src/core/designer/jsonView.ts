@@ -12,9 +12,9 @@ export const PATH_ATTR = 'data-cs-path';
 export const MAX_VIEW_NODES = 20_000;
 
 /** Levels open at first; deeper ones are one click away. */
-const OPEN_LEVELS = 3;
+const OPEN_LEVELS = 4;
 
-const STYLE = `body{font:12px/1.5 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;margin:8px;color:#1f2328;background:#fff}
+const STYLE = `body{font:12px/1.5 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;margin:8px 8px 8px 20px;color:#1f2328;background:#fff}
 details>div,.kids{padding-left:1.4em;border-left:1px dotted #c8c8c8;margin-left:.35em}
 summary{cursor:pointer;list-style-position:outside}
 .k{color:#0550ae}.s{color:#0a3069}.n{color:#953800}.b,.z{color:#8250df}.c{color:#6e7781}
