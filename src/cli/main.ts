@@ -1,6 +1,4 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { isJsonContentType } from '../core/extract/json';
-import { ruleOptions } from '../worker/requests';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatDiagnostic, TaskFileError } from '../core/task/diagnostics';
@@ -22,6 +20,8 @@ import { emptyFieldWarnings, qualityReports, qualityTable } from './quality';
 import { saveFixture, testTaskFile } from '../workspace/fixtureStore';
 import { fetchPage } from '../worker/fetcher';
 import { fetchOptions } from '../worker/processor';
+import { ruleOptions } from '../worker/requests';
+import { isJsonContentType } from '../core/extract/json';
 import { routeRule } from '../core/pipeline/page';
 import { formatTestReport } from '../core/designer/fixtures';
 import { storeUrlFor } from '../run/storeAttachment';
