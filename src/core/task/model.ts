@@ -244,6 +244,8 @@ export interface CrawlTask {
     readonly maxRedirects: number;
     readonly robots: boolean;
     readonly retries: { readonly attempts: number; readonly backoff: BackoffKind; readonly delayMs: number };
+    /** Conditional re-crawl (core/pipeline/revisit.ts): `request.conditional`, else on for a task with a schedule. */
+    readonly conditional: boolean;
   };
   readonly politeness: {
     readonly rateLimit: { readonly max: number; readonly perMs: number } | null;

@@ -392,6 +392,7 @@ interface RawTask {
     maxRedirects?: number;
     robots?: boolean;
     retries?: { attempts?: number; backoff?: 'exponential' | 'fixed'; delay?: string | number };
+    conditional?: boolean;
   };
   politeness?: {
     rateLimit?: { max: number; per: string | number };
@@ -583,6 +584,8 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
         backoff: req.retries?.backoff ?? DEFAULTS.backoff,
         delayMs: req.retries?.delay !== undefined ? duration(['request', 'retries', 'delay'], req.retries.delay) : DEFAULTS.retryDelayMs,
       },
+      // A scheduled task is re-crawled by definition; one run by hand asks for it.
+      conditional: req.conditional ?? raw.schedule !== undefined,
     },
     politeness: {
       rateLimit: pol.rateLimit ? { max: pol.rateLimit.max, perMs: Math.max(1, duration(['politeness', 'rateLimit', 'per'], pol.rateLimit.per)) } : null,
