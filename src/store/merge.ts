@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { RevisitRecord } from '../core/pipeline/revisit';
 import type { ConflictPolicy, ErrorRow, ItemRow, PageRow } from './types';
 
 // Turns a batch of raw stream entries into rows: validates every page and item, records what is malformed as
@@ -144,7 +145,18 @@ function readPage(v: unknown): ParsedPage | string {
     contentType: typeof v.contentType === 'string' ? clean(v.contentType) : null,
     bytes: typeof v.bytes === 'number' && v.bytes >= 0 ? Math.round(v.bytes) : 0,
   };
-  return { row, rawItems: v.items, problems };
+  const revisit = readRevisit(v.revisit);
+  return { row: revisit ? { ...row, revisit } : row, rawItems: v.items, problems };
+}
+
+/** A page's revisit record (conditional re-crawl); anything malformed is dropped, which only costs a full fetch. */
+function readRevisit(v: unknown): RevisitRecord | null {
+  if (!isObject(v)) return null;
+  const str = (x: unknown) => (typeof x === 'string' ? clean(x) : null);
+  if (typeof v.finalUrl !== 'string' || typeof v.shape !== 'string' || typeof v.items !== 'number') return null;
+  const links = v.links === null || v.links === undefined ? null : typeof v.links === 'string' && /^[A-Za-z0-9+/]*={0,2}$/.test(v.links) ? v.links : undefined;
+  if (links === undefined) return null;
+  return { etag: str(v.etag), lastModified: str(v.lastModified), finalUrl: clean(v.finalUrl), shape: clean(v.shape), items: Math.max(0, Math.round(v.items)), links };
 }
 
 function readItem(v: unknown, page: PageRow, limits: MergeLimits): ItemRow | string {

@@ -13,8 +13,10 @@ import {
   type RunSummary,
   type StoredError,
   type StoredItem,
+  type StoredRevisit,
   type WriteResult,
 } from './types';
+import { latestRevisits } from './revisits';
 
 // The shared store: PostgreSQL through a `pg` Pool, for teams and for crawls too big for a file. Several writers
 // (one per worker machine) may write the same task at once, so everything here is safe under concurrency:
@@ -88,6 +90,7 @@ export class PostgresStore implements ItemStore {
     return this.tx('write a batch', async (c) => {
       await this.extendFields(c, items);
       const pageCount = await this.upsertPages(c, pages);
+      await this.upsertRevisits(c, pages);
       const byType = new Map<string, ItemRow[]>();
       for (const item of items) {
         let list = byType.get(item.type);
@@ -276,6 +279,17 @@ export class PostgresStore implements ItemStore {
           conflicts bigint NOT NULL,
           failures bigint NOT NULL,
           extra jsonb
+        );
+        CREATE TABLE IF NOT EXISTS ${s}.page_validators (
+          url text PRIMARY KEY,
+          final_url text NOT NULL,
+          etag text,
+          last_modified text,
+          shape text NOT NULL,
+          items integer NOT NULL DEFAULT 0,
+          links bytea,
+          run text NOT NULL,
+          fetched_at timestamptz NOT NULL
         );`);
     });
     this.schemaReady = true;
@@ -382,6 +396,55 @@ export class PostgresStore implements ItemStore {
       );
     }
     return rows.length;
+  }
+
+  /** page_validators: one row per URL across runs (see SqliteStore.upsertRevisit), in URL order like every upsert here. */
+  private async upsertRevisits(c: pg.PoolClient, pages: readonly PageRow[]): Promise<void> {
+    const rows = latestRevisits(pages);
+    for (let i = 0; i < rows.length; i += CHUNK) {
+      const part = rows.slice(i, i + CHUNK);
+      await c.query(
+        `INSERT INTO ${this.s}.page_validators AS v (url, final_url, etag, last_modified, shape, items, links, run, fetched_at)
+         SELECT url, fu, e, lm, sh, it, decode(l, 'base64'), run, to_timestamp(f / 1000.0)
+         FROM ROWS FROM (jsonb_array_elements_text($1::jsonb), jsonb_array_elements_text($2::jsonb), jsonb_array_elements_text($3::jsonb),
+           jsonb_array_elements_text($4::jsonb), jsonb_array_elements_text($5::jsonb), unnest($6::int[]), jsonb_array_elements_text($7::jsonb),
+           jsonb_array_elements_text($8::jsonb), unnest($9::float8[])) AS x(url, fu, e, lm, sh, it, l, run, f)
+         ON CONFLICT (url) DO UPDATE SET final_url = EXCLUDED.final_url, etag = EXCLUDED.etag, last_modified = EXCLUDED.last_modified,
+           shape = EXCLUDED.shape, items = EXCLUDED.items, links = COALESCE(EXCLUDED.links, v.links), run = EXCLUDED.run, fetched_at = EXCLUDED.fetched_at
+         WHERE EXCLUDED.fetched_at >= v.fetched_at`,
+        [
+          JSON.stringify(part.map((p) => p.url)),
+          JSON.stringify(part.map((p) => p.revisit.finalUrl)),
+          JSON.stringify(part.map((p) => p.revisit.etag)),
+          JSON.stringify(part.map((p) => p.revisit.lastModified)),
+          JSON.stringify(part.map((p) => p.revisit.shape)),
+          part.map((p) => p.revisit.items),
+          JSON.stringify(part.map((p) => p.revisit.links)),
+          JSON.stringify(part.map((p) => p.run)),
+          part.map((p) => p.fetchedAt),
+        ],
+      );
+    }
+  }
+
+  async *iterateRevisits(opts: { pageSize?: number } = {}): AsyncIterable<StoredRevisit> {
+    await this.ensureSchema();
+    const size = Math.max(1, opts.pageSize ?? 1000);
+    let after = '';
+    for (;;) {
+      const { rows } = await this.query(
+        'read page validators',
+        `SELECT url, final_url, etag, last_modified, shape, items, encode(links, 'base64') AS links, ${ms('fetched_at')} AS fetched_at
+         FROM ${this.s}.page_validators WHERE url > $1 AND links IS NOT NULL AND (etag IS NOT NULL OR last_modified IS NOT NULL) ORDER BY url LIMIT $2`,
+        [after, size],
+      );
+      for (const r of rows) {
+        // encode(…, 'base64') wraps its output every 76 characters.
+        yield { url: r.url, finalUrl: r.final_url, etag: r.etag, lastModified: r.last_modified, shape: r.shape, items: r.items, links: String(r.links).replace(/\n/g, ''), fetchedAt: Math.round(r.fetched_at) };
+      }
+      if (rows.length < size) return;
+      after = rows[rows.length - 1].url;
+    }
   }
 
   private async insertItems(c: pg.PoolClient, table: string, rows: readonly ItemRow[], policy: ConflictPolicy): Promise<{ inserted: number; written: number }> {

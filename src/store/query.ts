@@ -456,6 +456,7 @@ export function viewAsStore(view: ItemView, base: ItemStore): ItemStore {
     readErrors: (o) => base.readErrors(o),
     countErrors: () => base.countErrors(),
     countPages: () => base.countPages(),
+    iterateRevisits: (o) => base.iterateRevisits(o),
     readItems: (t, o) => (t === type ? view.page(o?.offset ?? 0, o?.limit ?? 100) : Promise.resolve([])),
     itemTypes: () => Promise.resolve([type]),
     fieldNames: (t) => base.fieldNames(t),

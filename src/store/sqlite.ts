@@ -14,6 +14,7 @@ import {
   type RunSummary,
   type StoredError,
   type StoredItem,
+  type StoredRevisit,
   type WriteResult,
 } from './types';
 
@@ -74,8 +75,11 @@ function bind(values: readonly unknown[]): SQLInputValue[] {
   return values.map((v) => (v === undefined ? null : (v as SQLInputValue)));
 }
 
-/** 2: pages are requests (method and body columns, one row per run, URL, method and body). */
-const SCHEMA_VERSION = 2;
+/**
+ * 2: pages are requests (method and body columns, one row per run, URL, method and body).
+ * 3: page_validators (conditional re-crawl): added by BASE_SCHEMA, nothing else changes.
+ */
+const SCHEMA_VERSION = 3;
 
 /** Version 1 to 2, in the caller's transaction: a store's page rows were one per URL, GETs all. */
 function migrateToRequests(db: DatabaseSync): void {
@@ -91,7 +95,7 @@ DROP INDEX IF EXISTS pages_run_url;`);
  */
 export const SQLITE_APPLICATION_ID = 0x43535444;
 
-/** The tables every Crawl Studio store has (BASE_SCHEMA). */
+/** The tables every Crawl Studio store has had since version 1. */
 const BASE_TABLES = ['item_types', 'pages', 'errors', 'runs'];
 
 const BASE_SCHEMA = `
@@ -140,6 +144,17 @@ CREATE TABLE IF NOT EXISTS runs (
   conflicts INTEGER NOT NULL,
   failures INTEGER NOT NULL,
   extra TEXT
+);
+CREATE TABLE IF NOT EXISTS page_validators (
+  url TEXT PRIMARY KEY,
+  final_url TEXT NOT NULL,
+  etag TEXT,
+  last_modified TEXT,
+  shape TEXT NOT NULL,
+  items INTEGER NOT NULL DEFAULT 0,
+  links BLOB,
+  run TEXT NOT NULL,
+  fetched_at INTEGER NOT NULL
 );
 `;
 
@@ -240,7 +255,7 @@ export class SqliteStore implements ItemStore {
     const names = all(db, `SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name`).map((r) => String(r.name));
     const version = Number(get(db, 'PRAGMA user_version')?.user_version ?? 0);
     if (id === 0 && names.length === 0 && version === 0) return; // a new or empty file
-    // Made by a Crawl Studio from before application_id: our tables, our schema version.
+    // Made by a Crawl Studio from before application_id: our tables, one of our schema versions.
     if (id === 0 && version >= 1 && version <= SCHEMA_VERSION && BASE_TABLES.every((t) => names.includes(t))) return;
     const what =
       id !== 0
@@ -277,6 +292,7 @@ export class SqliteStore implements ItemStore {
         for (const p of pages) {
           upsertPage.run(...bind([p.run, p.url, p.method, p.body, p.rule, p.depth, p.status, p.fetchedAt, p.contentType, p.bytes]));
           pageCount++;
+          if (p.revisit) this.upsertRevisit(p);
         }
         let inserted = 0;
         let updated = 0;
@@ -304,6 +320,48 @@ export class SqliteStore implements ItemStore {
   async writeErrors(errors: readonly ErrorRow[]): Promise<number> {
     if (errors.length === 0) return 0;
     return this.withBusyRetry('record errors', () => this.transaction(() => this.insertErrors(errors)));
+  }
+
+  /** One URL's row, across runs: an older fetch never overwrites a newer one; a 304's record keeps the stored links. */
+  private upsertRevisit(p: PageRow): void {
+    const r = p.revisit!;
+    this.stmt(
+      'revisit',
+      `INSERT INTO page_validators (url, final_url, etag, last_modified, shape, items, links, run, fetched_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (url) DO UPDATE SET final_url = excluded.final_url, etag = excluded.etag, last_modified = excluded.last_modified,
+         shape = excluded.shape, items = excluded.items, links = COALESCE(excluded.links, page_validators.links), run = excluded.run,
+         fetched_at = excluded.fetched_at
+       WHERE excluded.fetched_at >= page_validators.fetched_at`,
+    ).run(...bind([p.url, r.finalUrl, r.etag, r.lastModified, r.shape, r.items, r.links === null ? null : Buffer.from(r.links, 'base64'), p.run, p.fetchedAt]));
+  }
+
+  async *iterateRevisits(opts: { pageSize?: number } = {}): AsyncIterable<StoredRevisit> {
+    const size = Math.max(1, opts.pageSize ?? 1000);
+    let after = 0;
+    for (;;) {
+      const rows = await this.withBusyRetry('read page validators', () =>
+        all(
+          this.conn(),
+          `SELECT rowid AS id, url, final_url, etag, last_modified, shape, items, links, fetched_at FROM page_validators
+           WHERE rowid > ? AND links IS NOT NULL AND (etag IS NOT NULL OR last_modified IS NOT NULL) ORDER BY rowid LIMIT ?`,
+          [after, size],
+        ),
+      );
+      for (const r of rows) {
+        yield {
+          url: String(r.url),
+          finalUrl: String(r.final_url),
+          etag: nullable(r.etag),
+          lastModified: nullable(r.last_modified),
+          shape: String(r.shape),
+          items: Number(r.items),
+          links: Buffer.from(r.links as Uint8Array).toString('base64'),
+          fetchedAt: Number(r.fetched_at),
+        };
+      }
+      if (rows.length < size) return;
+      after = Number(rows[rows.length - 1]!.id);
+    }
   }
 
   async writeRunSummary(s: RunSummary): Promise<void> {

@@ -1,4 +1,5 @@
 import type { ExtractedItem, ItemProblem } from '../core/extract/extract';
+import type { RevisitRecord } from '../core/pipeline/revisit';
 
 // The contract between workers and the storage pipeline. Workers append one PageRecord per fetched page to a
 // durable Redis stream (never the job queue); writers drain the stream into an ItemStore in batches.
@@ -21,6 +22,8 @@ export interface PageRecord {
   readonly bytes: number;
   readonly items: readonly ExtractedItem[];
   readonly problems: readonly ItemProblem[];
+  /** Conditional re-crawl: the page's validators and what a 304 of it needs (its links null on a 304 itself). */
+  readonly revisit?: RevisitRecord;
 }
 
 export type ConflictPolicy = 'ignore' | 'update';
@@ -42,6 +45,14 @@ export interface PageRow {
   readonly fetchedAt: number;
   readonly contentType: string | null;
   readonly bytes: number;
+  /** Kept in page_validators (one row per URL, across runs); links null: keep the stored ones. */
+  readonly revisit?: RevisitRecord;
+}
+
+/** A page_validators row, as a run start reads them back (run/revisitRestore.ts). */
+export interface StoredRevisit extends RevisitRecord {
+  readonly url: string;
+  readonly fetchedAt: number;
 }
 
 /** An item ready for a store: validated, with its data already serialised once (size checks, bulk binds). */
@@ -152,6 +163,8 @@ export interface ItemStore {
   readErrors(opts?: { offset?: number; limit?: number }): Promise<StoredError[]>;
   countErrors(): Promise<number>;
   countPages(): Promise<number>;
+  /** Every page's revisit record with validators and links, read page by page (no lock held between pages). */
+  iterateRevisits(opts?: { pageSize?: number }): AsyncIterable<StoredRevisit>;
   readItems(type: string, opts?: ReadOptions): Promise<StoredItem[]>;
   itemTypes(): Promise<string[]>;
   /** The type's field names in the order they were first seen: the column order of exports. */

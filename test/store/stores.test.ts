@@ -114,6 +114,24 @@ function contract(name: string, make: () => Promise<ItemStore>) {
       await assert.rejects(store.readItems('product', { orderBy: 'data; DROP TABLE x' as never }), /cannot order items by/);
     });
 
+    it('keeps one revisit record per URL across runs: newer fetches win, a 304 keeps the stored links', async () => {
+      const rec = { etag: '"v1"', lastModified: 'Mon, 01 Jan 2024 00:00:00 GMT', finalUrl: 'https://shop.test/a', shape: 's1', items: 3, links: Buffer.from('0\thttps://shop.test/b\n').toString('base64') };
+      const a = (run: string, fetchedAt: number, revisit: PageRow['revisit'], url = 'https://shop.test/a'): PageRow => ({ ...pageRow, run, url, fetchedAt, revisit });
+      await store.writeBatch([a('r1', 1000, rec), a('r1', 1000, undefined, 'https://shop.test/plain')], [], 'ignore');
+      // Run 2: a 304 (links left out, a new ETag sent with it) and, in the same batch, an older replay of run 1.
+      await store.writeBatch([a('r2', 2000, { ...rec, etag: '"v1b"', links: null }), a('r1', 1000, { ...rec, etag: '"stale"' })], [], 'ignore');
+      const rows: unknown[] = [];
+      for await (const r of store.iterateRevisits({ pageSize: 1 })) rows.push(r);
+      assert.deepEqual(rows, [{ url: 'https://shop.test/a', finalUrl: rec.finalUrl, etag: '"v1b"', lastModified: rec.lastModified, shape: 's1', items: 3, links: rec.links, fetchedAt: 2000 }]);
+      // A full fetch replaces the links; a record without links or validators is never read back.
+      const links = Buffer.from('0\thttps://shop.test/c\n').toString('base64');
+      await store.writeBatch([a('r3', 3000, { ...rec, etag: '"v2"', items: 1, links }), a('r3', 3000, { ...rec, etag: null, lastModified: null }, 'https://shop.test/none')], [], 'ignore');
+      const after: { etag: string | null; links: string | null; items: number }[] = [];
+      for await (const r of store.iterateRevisits()) after.push(r);
+      assert.deepEqual(after.map((r) => [r.etag, r.links, r.items]), [['"v2"', links, 1]]);
+      assert.equal(await store.countPages(), 5, 'the pages table keeps one row per run and URL, as before');
+    });
+
     it('records and replaces run summaries', async () => {
       const s = { run: 'r1', task: 'shop', startedAt: 1000, finishedAt: 5000, durationMs: 4000, pages: 10, items: 20, duplicates: 3, conflicts: 1, failures: 2 };
       await store.writeRunSummary(s);
@@ -181,6 +199,35 @@ describe('store: SQLite', () => {
     assert.equal((await store.writeBatch([], rows([{ key: 'c', data: { v: '1' } }]), 'ignore')).inserted, 1);
     assert.equal(await store.count('product'), 3);
     await store.close();
+  });
+
+  it('migrates a store of schema version 1: page_validators added, everything stored kept', async () => {
+    const path = join(dir, 'v1.sqlite');
+    const store = await openStore(path);
+    await store.writeBatch([pageRow], rows([{ key: 'a', data: { v: '1' } }]), 'ignore', [{ id: 'e1', kind: 'extract', run: 'r1', url: pageRow.url, rule: 'list', type: 'product', key: null, message: 'm', at: 1 }]);
+    await store.writeRunSummary({ run: 'r1', task: 'shop', startedAt: 1, finishedAt: 2, durationMs: 1, pages: 1, items: 1, duplicates: 0, conflicts: 0, failures: 0 });
+    await store.close();
+    // Back to what version 1 wrote: no page_validators, user_version 1.
+    const { DatabaseSync } = await import('node:sqlite');
+    const raw = new DatabaseSync(path);
+    raw.exec('DROP TABLE page_validators; PRAGMA user_version = 1;');
+    raw.close();
+    const migrated = await openStore(path);
+    try {
+      assert.equal(await migrated.count('product'), 1);
+      assert.equal(await migrated.countPages(), 1);
+      assert.equal(await migrated.countErrors(), 1);
+      assert.equal((await migrated.readRuns()).length, 1);
+      await migrated.writeBatch([{ ...pageRow, run: 'r2', revisit: { etag: '"x"', lastModified: null, finalUrl: pageRow.url, shape: 's', items: 1, links: '' } }], [], 'ignore');
+      const back: unknown[] = [];
+      for await (const r of migrated.iterateRevisits()) back.push(r);
+      assert.equal(back.length, 1);
+    } finally {
+      await migrated.close();
+    }
+    const check = new DatabaseSync(path);
+    assert.equal((check.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, 2);
+    check.close();
   });
 
   it('says what to do with a file that is not a SQLite database', async () => {
