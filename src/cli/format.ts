@@ -13,6 +13,7 @@ export function progressLine(status: CrawlStatus, pagesPerSec: number, elapsedMs
   return [
     `${status.task}`,
     `${n(s?.done ?? 0)} done`,
+    ...(s?.unchanged ? [`${n(s.unchanged)} unchanged`] : []),
     `${n(s?.failed ?? 0)} failed`,
     `${n(skipped)} skipped`,
     `${n(droppedTotal(s?.dropped ?? {}))} links dropped`,
@@ -28,14 +29,26 @@ export function summaryLines(status: CrawlStatus, durationMs: number, extra: str
   const s = status.stats;
   const lines = [
     `Crawl '${status.task}' finished in ${formatDuration(durationMs)}`,
-    `  pages fetched   ${n(s?.done ?? 0)}${s?.nonHtml || s?.sitemaps ? ` (${[s.nonHtml ? `${n(s.nonHtml)} not HTML` : '', s.sitemaps ? `${n(s.sitemaps)} sitemaps` : ''].filter(Boolean).join(', ')})` : ''}, ${formatBytes(s?.bytes ?? 0)}`,
+    `  pages fetched   ${n(s?.done ?? 0)}${pageKinds(s)}, ${formatBytes(s?.bytes ?? 0)}`,
     `  pages failed    ${n(s?.failed ?? 0)}${fmtGroups(s?.failures)}`,
     `  pages skipped   ${n(Object.values(s?.skipped ?? {}).reduce((a, b) => a + b, 0))}${fmtGroups(s?.skipped)}`,
-    `  items extracted ${n(s?.items ?? 0)}${s?.problems ? ` (${n(s.problems)} item problems)` : ''}`,
+    `  items extracted ${n(s?.items ?? 0)}${itemNotes(s)}`,
     `  duplicate links ${n(s?.duplicates ?? 0)} (already seen, not fetched again)`,
     droppedLine(s),
   ];
   return [...lines, ...extra, ...(s && task ? dropWarnings(s, task) : [])];
+}
+
+/** " (3 not HTML, 1 sitemaps, 40 unchanged: 304)": what the fetched pages were, when not all plain pages. */
+function pageKinds(s: CrawlStats | null): string {
+  const kinds = [s?.nonHtml ? `${n(s.nonHtml)} not HTML` : '', s?.sitemaps ? `${n(s.sitemaps)} sitemaps` : '', s?.unchanged ? `${n(s.unchanged)} unchanged: 304` : ''].filter(Boolean);
+  return kinds.length ? ` (${kinds.join(', ')})` : '';
+}
+
+/** " (2 item problems, 120 more kept from unchanged pages)". */
+function itemNotes(s: CrawlStats | null): string {
+  const notes = [s?.problems ? `${n(s.problems)} item problems` : '', s?.unchanged ? `${n(s.unchangedItems)} more kept from unchanged pages` : ''].filter(Boolean);
+  return notes.length ? ` (${notes.join(', ')})` : '';
 }
 
 /** "  links dropped   11 (pattern: 11)": every drop by reason, `repeat` shown but not in the total (the URL is kept once). */

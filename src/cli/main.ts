@@ -269,7 +269,10 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     process.stdout.write('\n');
     // Say which it was: "resumes" read as "continues after a finished run" in the README, and it never does.
     if (result.resumed) console.log(`Resumed run ${result.run.run} started ${new Date(result.run.startedAt).toISOString()} (it had not finished).`);
-    else console.log(`New run ${result.run.run}${flags.fresh ? ' (--fresh)' : ''}: every page fetched again; \`run\` resumes a run only while it is unfinished.`);
+    else {
+      const again = task.request.conditional ? 'every page requested again, conditionally (request.conditional)' : 'every page fetched again';
+      console.log(`New run ${result.run.run}${flags.fresh ? ' (--fresh)' : ''}: ${again}; \`run\` resumes a run only while it is unfinished.`);
+    }
     if (interrupted) {
       console.log(`Stopped. Run the same command again to resume run ${result.run.run}.`);
       return 130;

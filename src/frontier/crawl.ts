@@ -62,6 +62,10 @@ export interface CrawlStats {
   readonly nonHtml: number;
   /** Sitemaps read (counted in `done` too, as fetched pages). */
   readonly sitemaps: number;
+  /** Pages the site answered 304 Not Modified (conditional re-crawl; counted in `done` too). */
+  readonly unchanged: number;
+  /** Items of those pages, kept in the store from their last full fetch (not in `items`). */
+  readonly unchangedItems: number;
   /** "robots", "limit", "depth"… -> count */
   readonly skipped: Readonly<Record<string, number>>;
   /** Failure groups: "http-404", "timeout"… -> count */
@@ -538,6 +542,8 @@ export function parseStats(h: Record<string, string>): CrawlStats {
     duplicates: n('duplicates'),
     nonHtml: n('nonhtml'),
     sitemaps: n('sitemaps'),
+    unchanged: n('unchanged'),
+    unchangedItems: n('unchanged-items'),
     skipped: group('skipped:'),
     failures: group('failed:'),
     dropped: group('dropped:'),

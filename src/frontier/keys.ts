@@ -33,6 +33,11 @@ export function taskKeys(task: string) {
     session: (slot: number) => `${base}session:${slot}`,
     /** String (TTL): the worker logging a session in; the others wait for it. */
     sessionLogin: (slot: number) => `${base}session:${slot}:login`,
+    /**
+     * Hash: each page's revisit record for conditional re-crawls (worker/revisits.ts), field = the URL's fingerprint,
+     * kept across runs; REVISIT_RESTORED marks that the store's copy was loaded into it.
+     */
+    revisits: `${base}revisits`,
     bull: {
       wait: `${bull}wait`,
       active: `${bull}active`,
@@ -91,3 +96,6 @@ export function robotsKey(origin: string): string {
 /** Set of task names known to this Redis, for explorers. */
 export const TASKS_KEY = `${KEY_ROOT}:tasks`;
 export const WORKERS_KEY = `${KEY_ROOT}:workers`;
+
+/** The field of a task's revisits hash that says the store's records were restored into it (run/revisitRestore.ts). */
+export const REVISIT_RESTORED = '~restored';

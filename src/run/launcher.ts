@@ -2,6 +2,7 @@ import type { CrawlTask } from '../core/task/model';
 import type { CrawlStatus, RunInfo } from '../frontier/crawl';
 import { connectRedis } from '../redis/connect';
 import { CrawlSession, type Progress, type SessionResult } from './session';
+import { restoreRevisits } from './revisitRestore';
 import { attachStore, type AttachedStore } from './storeAttachment';
 import type { ItemRow } from '../store';
 import type { WorkerSupervisor } from './supervisor';
@@ -105,6 +106,12 @@ export class CrawlLaunch {
         backlog: async () => (this.attached ? ((await this.attached.hooks.backlog?.()) ?? 0) : 0),
         check: async () => this.attached?.check(),
         drain: async () => (await attaching).writer.flush(),
+        // Conditional re-crawls: the records a new Redis lacks, from the store (the store is waited for only then).
+        prepare: async () => {
+          if (!opts.task.request.conditional) return;
+          const n = await restoreRevisits(storeRedis, opts.task, async () => (await attaching).store);
+          if (n > 0) opts.onStoreMessage?.(`${n} page validators restored from the store into Redis (conditional re-crawl)`);
+        },
       },
       onProgress: opts.onProgress,
       onRunFinished: (run, status) => this.attached && opts.onRunFinished?.(run, status, this.attached),

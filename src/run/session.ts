@@ -30,6 +30,8 @@ export interface SessionStoreHooks {
   check?(): Promise<void>;
   /** Stores every entry in the items stream (a run another process finalized may have left some). */
   drain?(): Promise<void>;
+  /** Before the run's start URLs are enqueued (a run this session starts or resumes, not one it joins). */
+  prepare?(): Promise<void>;
 }
 
 export interface SessionOptions {
@@ -165,6 +167,7 @@ export class CrawlSession {
     let lost = false;
     const recurring = this.opts.task.schedule !== null || joining;
     try {
+      if (!joining) await this.opts.store?.prepare?.();
       ({ run: current, resumed } = joining ? await this.joinRun() : await this.crawl.startRun(this.opts.task, { fresh: this.opts.fresh }));
       for (;;) {
         status = await this.crawl.status();
@@ -404,6 +407,7 @@ export function summaryFromStatus(status: CrawlStatus, durationMs: number): Reco
     skipped: s?.skipped ?? {},
     failures: s?.failures ?? {},
     items: s?.items ?? 0,
+    ...(s?.unchanged ? { unchanged: s.unchanged, unchangedItems: s.unchangedItems } : {}),
     itemProblems: s?.problems ?? 0,
     duplicateLinks: s?.duplicates ?? 0,
     bytes: s?.bytes ?? 0,

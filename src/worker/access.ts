@@ -13,7 +13,7 @@ import { readForm } from '../core/request/form';
 // A task without them never comes here: fetchPage alone, as before.
 
 export interface Access {
-  /** `opts`: the page's own (its rule's headers, its request's method and body); the task's by default. */
+  /** `opts`: the page's own (its rule's headers, its request's method and body, a conditional request's validators); the task's by default. */
   fetch(url: string, opts?: FetchOptions): Promise<FetchedPage>;
 }
 

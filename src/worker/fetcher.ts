@@ -70,6 +70,8 @@ export interface FetchOptions {
   readonly post?: { readonly contentType: string; readonly body: string };
   /** The method when it is not GET, or POST with `post` (a PUT, a PATCH, a POST without a body). */
   readonly method?: 'GET' | 'POST' | 'PUT' | 'PATCH';
+  /** A conditional request (worker/revisits.ts): `headers` go to the hop whose URL is `url` only; a 304 is returned as it is. */
+  readonly conditional?: { readonly url: string; readonly headers: Readonly<Record<string, string>> };
 }
 
 export interface CookieAccess {
@@ -86,6 +88,8 @@ export interface FetchedPage {
   readonly body: string;
   readonly bytes: number;
   readonly redirects: number;
+  /** The response's ETag and Last-Modified, when it had either (a conditional re-crawl keeps them). */
+  readonly validators?: { readonly etag: string | null; readonly lastModified: string | null };
 }
 
 const RETRYABLE_STATUS = new Set([408, 425, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524]);
@@ -113,7 +117,10 @@ async function fetchWithin(url: string, opts: FetchOptions, timeout: AbortSignal
   const { res, finalUrl, status, contentType, redirects } = await openWithin(url, opts, timeout);
   const isHtml = contentType === null || /\b(text\/html|application\/xhtml\+xml)\b/i.test(contentType);
   const { body, bytes } = await readCapped(res, contentType, opts.maxBytes, finalUrl, timeout);
-  return { url, finalUrl, status, contentType, isHtml, body: isHtml || opts.keepNonHtml ? body : '', bytes, redirects };
+  const page: FetchedPage = { url, finalUrl, status, contentType, isHtml, body: isHtml || opts.keepNonHtml ? body : '', bytes, redirects };
+  const etag = header(res, 'etag');
+  const lastModified = header(res, 'last-modified');
+  return etag === null && lastModified === null ? page : { ...page, validators: { etag, lastModified } };
 }
 
 /** A response whose body is read as it arrives (see fetchStream). */
@@ -189,6 +196,7 @@ async function openWithin(url: string, opts: FetchOptions, timeout: AbortSignal)
           ...opts.headers,
           ...(cookie ? { cookie } : {}),
           ...(post ? { 'content-type': post.contentType } : {}),
+          ...(opts.conditional?.url === current ? opts.conditional.headers : {}),
         },
       });
     } catch (err) {

@@ -17,6 +17,7 @@ import { FetchFailure, fetchPage, type FetchOptions } from './fetcher';
 import type { FetchSlots, InSlot, PoliteWait } from './fetchSlots';
 import { processSitemap, type SitemapJobDeps } from './sitemapJob';
 import { createAccess } from './access';
+import { createRevisits } from './revisits';
 import { expandProxyUrl } from '../core/task/secrets';
 import { HUNG_GRACE_MS, type PageRenderer } from './browser/render';
 
@@ -79,6 +80,8 @@ export function createProcessor(deps: ProcessorDeps) {
   const access = createAccess(task, redis, deps.log, fetchOpts);
   // Each rule's headers over the task's (requests.ts); the task's own options for a rule without any.
   const optionsFor = ruleOptions(task, fetchOpts);
+  // Conditional re-crawl (revisits.ts); null unless the task asks for it.
+  const revisits = createRevisits(task, redis);
   const maxInlineWait = deps.maxInlineWaitMs ?? 1_000;
   // Setting a job aside costs two Redis round trips; a wait shorter than that is cheaper to sit out.
   const maxInlineHostWait = deps.maxInlineHostWaitMs ?? 25;
@@ -172,9 +175,14 @@ export function createProcessor(deps: ProcessorDeps) {
     const send = sendOptions(job.data.request);
     if (ruleOpts instanceof FetchFailure) throw await failure(ruleOpts, job, redis, task.name);
     if (send instanceof FetchFailure) throw await failure(send, job, redis, task.name);
-    const opts = job.data.request === undefined ? ruleOpts : { ...ruleOpts, ...send };
+    const sendOpts = job.data.request === undefined ? ruleOpts : { ...ruleOpts, ...send };
+    // The page's revisit record is asked for with its admission, in the same write to Redis (lookup never rejects).
+    // Only a GET is revisited: a request with a method or a body is sent again in full.
+    const lookup = job.data.request === undefined ? revisits?.lookup(job.data, rule) : undefined;
     const skipped = await admit(job, token, url, politeWait);
     if (skipped) return skipped;
+    const known = lookup ? await lookup : null;
+    const opts = known ? { ...sendOpts, conditional: revisits!.conditional(known) } : sendOpts;
 
     const releaseQuietly = () => void gate.release(host, leaseOf(job, token)).catch(() => undefined);
     let page;
@@ -182,7 +190,7 @@ export function createProcessor(deps: ProcessorDeps) {
       // A rendered page holds a fetch slot too: the worker's concurrency bounds its pages in flight, however loaded.
       // A request with a method or a body is fetched: a browser navigates with a GET.
       const browser = job.data.request === undefined ? rule.browser : null;
-      page = await inSlot(() => (browser && deps.browser ? deps.browser.render(url, browser, opts) : access ? access.fetch(url, opts) : fetchPage(url, opts)));
+      page = await inSlot(() => (browser && deps.browser ? deps.browser.render(url, browser, sendOpts) : access ? access.fetch(url, opts) : fetchPage(url, opts)));
     } catch (err) {
       releaseQuietly();
       throw await failure(err, job, redis, task.name);
@@ -192,6 +200,16 @@ export function createProcessor(deps: ProcessorDeps) {
 
     const fetchedAt = Date.now();
     const jobId = String(job.id);
+    if (known && page.status === 304) {
+      // Unchanged since the last full fetch: nothing to extract; its items stay stored, its links are followed again.
+      const same = await revisits!.unchanged(job.data, rule, known, page);
+      const runInfo = { run, bucketBits: await bucketBits(crawl, run), state: 'running' as const, startedAt: 0, finishedAt: null, file: null };
+      const rec: PageRecord = { ...record(task.name, job.data, 304, fetchedAt, page.contentType, page.bytes, [], []), revisit: same.record };
+      const counters: Record<string, number> = { done: 1, unchanged: 1, 'unchanged-items': known.items, bytes: page.bytes };
+      for (const [reason, n] of Object.entries(same.dropped)) counters[`dropped:${reason}`] = n;
+      await crawl.finishPage(task, runInfo, jobId, same.kept, { entry: pageEntry(rec), counters, host });
+      return { outcome: 'done', status: 304, items: 0, links: same.kept.length, reason: 'unchanged' };
+    }
     // A JSON response is read as JSON by a rule that reads JSON (or says `format: json`); `format: html` reads any
     // response as HTML; anything else that is not HTML is recorded and not extracted, as always.
     const json = readsAsJson(rule, isJsonContentType(page.contentType));
@@ -216,7 +234,8 @@ export function createProcessor(deps: ProcessorDeps) {
     // The links are enqueued first, then the page is finished (its record for the store, its counters and the end
     // of its job's claim on its links, in one script call, with the links when none is new). A worker dying in
     // between leaves the job to a retry that enqueues the same links (no-ops by job id) and counts the page once.
-    const rec = record(task.name, job.data, page.status, fetchedAt, page.contentType, page.bytes, outcome.items, outcome.problems);
+    const kept = revisits && job.data.request === undefined ? await revisits.remember(job.data, rule, page, outcome.kept, outcome.items.length) : undefined;
+    const rec = record(task.name, job.data, page.status, fetchedAt, page.contentType, page.bytes, outcome.items, outcome.problems, kept);
     const counters: Record<string, number> = { done: 1, bytes: page.bytes, items: outcome.items.length, problems: outcome.problems.length };
     let links = outcome.kept.length;
     for (const [reason, n] of Object.entries(outcome.droppedByReason)) {
@@ -261,9 +280,11 @@ function record(
   bytes: number,
   items: PageRecord['items'],
   problems: PageRecord['problems'],
+  revisit?: PageRecord['revisit'],
 ): PageRecord {
   const request = data.request ? { method: data.request.method, ...(data.request.body ? { body: bodyLabel(data.request.body) } : {}) } : {};
-  return { task, run: data.run, url: data.url, ...request, rule: data.rule, depth: data.depth, status, fetchedAt, contentType, bytes, items, problems };
+  const rec: PageRecord = { task, run: data.run, url: data.url, ...request, rule: data.rule, depth: data.depth, status, fetchedAt, contentType, bytes, items, problems };
+  return revisit ? { ...rec, revisit } : rec;
 }
 
 /**

@@ -60,7 +60,7 @@ describe('dashboard data', () => {
     task: 't',
     at: 20_000,
     run: { run: 'r1', state: 'running', startedAt: 0, finishedAt: null },
-    stats: { enqueued: 50, done: 20, failed: 3, items: 40, problems: 0, bytes: 1000, duplicates: 5, nonHtml: 0, sitemaps: 0, skipped: { robots: 2, limit: 4 }, failures: { 'http-503': 2, timeout: 1 }, dropped: {} },
+    stats: { enqueued: 50, done: 20, failed: 3, items: 40, problems: 0, bytes: 1000, duplicates: 5, nonHtml: 0, sitemaps: 0, unchanged: 0, unchangedItems: 0, skipped: { robots: 2, limit: 4 }, failures: { 'http-503': 2, timeout: 1 }, dropped: {} },
     history: [s(0, 0, 50), s(10_000, 10, 39), s(20_000, 20, 29)],
     failures: [{ group: 'http-503', count: 2, jobs: 2, urls: ['http://a.test/x'] }],
     skipped: [{ reason: 'robots', count: 2, urls: [] }],

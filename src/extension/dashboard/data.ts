@@ -84,7 +84,7 @@ export function dashboardData(task: CrawlTask, h: HealthSnapshot, rates: WorkerR
     now: h.at,
     counters: s
       ? [
-          { label: 'Pages done', value: s.done, detail: s.nonHtml ? `${s.nonHtml} not HTML` : undefined },
+          { label: 'Pages done', value: s.done, detail: [s.nonHtml ? `${s.nonHtml} not HTML` : '', s.unchanged ? `${s.unchanged} unchanged (304)` : ''].filter(Boolean).join(' · ') || undefined },
           { label: 'Items', value: s.items, detail: s.problems ? `${s.problems} item problems` : undefined },
           { label: 'Failed', value: s.failed, detail: reasons(s.failures) || undefined },
           { label: 'Skipped', value: skippedTotal + (s.skipped.limit ?? 0), detail: reasons(s.skipped) || undefined },
