@@ -22,10 +22,12 @@ export interface CommandDeps {
   readonly crawls: CrawlManager;
   readonly workers: WorkerManager;
   readonly tree: QueueTreeProvider;
+  /** Login and proxy credentials from Secret Storage, for the workers Start Workers… starts (as Start Crawl's). */
+  readonly secrets: { envFor(task: CrawlTask): Promise<Record<string, string>> };
 }
 
 export function registerCommands(deps: CommandDeps): void {
-  const { context, connection, crawls, workers, tree } = deps;
+  const { context, connection, crawls, workers, tree, secrets } = deps;
   const reg = (id: string, fn: (...args: any[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, reporting(fn)));
 
   reg('crawlStudio.startCrawl', async (target?: unknown) => {
@@ -115,7 +117,7 @@ export function registerCommands(deps: CommandDeps): void {
     count ??= Number(await vscode.window.showInputBox({ prompt: 'How many worker processes?', value: String(settings.workers()), validateInput: (v) => (/^[1-9]\d?$/.test(v) ? null : '1 to 99') }));
     if (!count) return undefined;
     await connection.get();
-    const pool = workers.start([file.fsPath], count, settings.concurrency(), connection.workerUrl!);
+    const pool = workers.start([file.fsPath], count, settings.concurrency(), connection.workerUrl!, await secrets.envFor(task));
     return pool.supervisor.list().map((w) => w.pid);
   });
 

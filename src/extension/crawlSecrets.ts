@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { CrawlTask } from '../core/task/model';
 import { credentialVariables } from '../core/task/secrets';
+import { testHooksEnabled } from './testHooks';
 
 // Login, proxy and API credentials (headers, request bodies) kept in VS Code's Secret Storage, for crawls started from the editor: a task file
 // names them as ${CRAWL_STUDIO_*}, and the workers the editor starts get their values by environment, the way they
@@ -44,6 +45,15 @@ export class CrawlSecrets {
 
 export function registerCrawlSecrets(context: vscode.ExtensionContext): CrawlSecrets {
   const secrets = new CrawlSecrets(context.secrets);
+  if (testHooksEnabled(context)) {
+    // Test-only (testHooks.ts): the value a person would type into Set Crawl Secret's password box.
+    context.subscriptions.push(
+      vscode.commands.registerCommand('crawlStudio._setCrawlSecretForTest', async (name: string, value: string) => {
+        if (!NAME.test(name)) throw new Error(`'${name}' is not a CRAWL_STUDIO_* variable name`);
+        await (value === '' ? context.secrets.delete(PREFIX + name) : context.secrets.store(PREFIX + name, value));
+      }),
+    );
+  }
   context.subscriptions.push(
     vscode.commands.registerCommand('crawlStudio.setCrawlSecret', async (name?: string) => {
       try {

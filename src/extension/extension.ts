@@ -24,7 +24,8 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
   const connection = new RedisConnection(context);
   const workers = new WorkerManager(context);
   const designer = registerDesigner(context);
-  const crawls = new CrawlManager(connection, workers, designer, registerCrawlSecrets(context));
+  const secrets = registerCrawlSecrets(context);
+  const crawls = new CrawlManager(connection, workers, designer, secrets);
   // The editor title shows Stop Crawl instead of Start Crawl on a task file whose crawl runs (issue 23, item 7).
   const syncRunning = () => void vscode.commands.executeCommand('setContext', 'crawlStudio.runningTaskFiles', crawls.list().map((r) => r.task.file));
   context.subscriptions.push(crawls.onDidChange(syncRunning));
@@ -66,7 +67,7 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
   );
   if (view.visible) void connection.get().then(() => tree.refresh(), () => tree.refresh());
   registerJsonDocuments(context);
-  registerCommands({ context, connection, crawls, workers, tree });
+  registerCommands({ context, connection, crawls, workers, tree, secrets });
   const api: CrawlStudioApi = { connection, crawls, workers, tree, workerTree, statusBar, codeLens };
   registerResults(context, api);
   return api;

@@ -52,8 +52,11 @@ export class WorkerManager implements vscode.Disposable {
     return pool;
   }
 
-  /** Starts a pool of workers for task files, independent of any crawl session (e.g. to add capacity). */
-  start(taskFiles: readonly string[], count: number, concurrency: number, redisUrl: string): WorkerPool {
+  /**
+   * Starts a pool of workers for task files, independent of any crawl session (e.g. to add capacity). `secretEnv`:
+   * the tasks' credentials from Secret Storage, handed over by environment as Start Crawl does (never arguments).
+   */
+  start(taskFiles: readonly string[], count: number, concurrency: number, redisUrl: string, secretEnv?: Readonly<Record<string, string>>): WorkerPool {
     const supervisor = new WorkerSupervisor({
       workerScript: this.workerScript,
       taskFiles,
@@ -61,6 +64,7 @@ export class WorkerManager implements vscode.Disposable {
       concurrency,
       restartOnCrash: true,
       execPath: process.execPath,
+      ...(secretEnv && Object.keys(secretEnv).length ? { env: { ...secretEnv } } : {}),
     });
     const pool = this.track(taskFiles.map((f) => vscode.workspace.asRelativePath(f)).join(', '), supervisor);
     supervisor.start(count);
