@@ -4,7 +4,7 @@ import * as cheerio from 'cheerio/slim';
 import type { CrawlTask, LoginSpec } from '../core/task/model';
 import { expandJson, expandProxyUrl, expandValue } from '../core/task/secrets';
 import { redactUrl } from '../core/url/redact';
-import { FetchFailure, fetchPage, type FetchedPage, type FetchOptions } from './fetcher';
+import { FetchFailure, fetchPage, fetchStream, type FetchedPage, type FetchOptions, type StreamedResponse } from './fetcher';
 import { SessionPool, type SessionRef } from './sessions';
 import { readForm } from '../core/request/form';
 
@@ -15,7 +15,17 @@ import { readForm } from '../core/request/form';
 export interface Access {
   /** `opts`: the page's own (its rule's headers, its request's method and body, a conditional request's validators); the task's by default. */
   fetch(url: string, opts?: FetchOptions): Promise<FetchedPage>;
+  /** A body read as it downloads (sitemaps), fetched as a page is: in a session, logged in, through the proxies. */
+  stream<T>(url: string, consume: (res: StreamedResponse) => Promise<T>): Promise<T>;
 }
+
+/** What a request in a session checks of its answer (each retires the session and throws when it fails). */
+interface AnswerChecks {
+  loggedOut(finalUrl: string, status: number): Promise<void>;
+  blocked(page: FetchedPage): Promise<void>;
+}
+
+const NO_CHECKS: AnswerChecks = { loggedOut: async () => undefined, blocked: async () => undefined };
 
 type Log = (level: 'info' | 'warn' | 'error', message: string) => void;
 
@@ -33,8 +43,8 @@ export function createAccess(task: CrawlTask, redis: Redis, log: Log, base: Fetc
   });
   let nextProxy = 0;
 
-  /** Fetches through the proxies from `first` on: a proxy that fails is named (without credentials) and the next tried. */
-  async function viaProxies(first: number, fetch: (proxy: string | undefined) => Promise<FetchedPage>): Promise<FetchedPage> {
+  /** Requests through the proxies from `first` on: a proxy that fails is named (without credentials) and the next tried. */
+  async function viaProxies<T>(first: number, fetch: (proxy: string | undefined) => Promise<T>): Promise<T> {
     if (proxies.length === 0) return fetch(undefined);
     let last: unknown;
     for (let i = 0; i < proxies.length; i++) {
@@ -52,38 +62,62 @@ export function createAccess(task: CrawlTask, redis: Redis, log: Log, base: Fetc
 
   const blocked = (page: FetchedPage, selector: string | null) => selector !== null && page.isHtml && cheerio.load(page.body)(selector).length > 0;
 
-  return {
-    async fetch(url, pageOpts = base) {
-      if (!pool) return viaProxies(nextProxy++, (proxy) => fetchPage(url, { ...pageOpts, proxy }));
-      const spec = pool.spec;
-      const session = await pool.take();
-      const first = task.proxy?.rotate === 'per-request' ? nextProxy++ : session.slot;
-      const opts = (proxy: string | undefined): FetchOptions => ({ ...pageOpts, proxy, cookies: pool.cookies(session) });
-      // The login is sent with the task's options, not the page's (its headers are the rule's, its body the page's).
-      if (task.login) await loggedIn(pool, session, session.login, task.login, (fo) => viaProxies(first, (proxy) => fetchPage(fo.url, { ...base, proxy, cookies: pool.cookies(session), ...fo.opts })));
-      let page: FetchedPage;
-      try {
-        page = await viaProxies(first, (proxy) => fetchPage(url, opts(proxy)));
-      } catch (err) {
-        if (err instanceof FetchFailure && err.status !== null && spec.retireOnStatus.includes(err.status)) {
-          if (await pool.retire(session)) log('info', `session ${session.slot} retired: HTTP ${err.status} for ${url}`);
-          // Retried in a fresh session (BullMQ's attempts bound the retries), though 401/403 alone are not retryable.
-          throw new FetchFailure('http', `${err.message} (session retired)`, true, err.status);
+  /**
+   * One request the way a page is fetched: in a session of the pool (logged in first), with its cookies, through the
+   * proxies; the session retired when the answer looks like a block. `go` makes the request and checks its answer.
+   */
+  async function viaSession<T>(url: string, withOpts: FetchOptions, go: (opts: FetchOptions, checks: AnswerChecks) => Promise<T>): Promise<T> {
+    if (!pool) return viaProxies(nextProxy++, (proxy) => go({ ...withOpts, proxy }, NO_CHECKS));
+    const spec = pool.spec;
+    const session = await pool.take();
+    const first = task.proxy?.rotate === 'per-request' ? nextProxy++ : session.slot;
+    const opts = (proxy: string | undefined): FetchOptions => ({ ...withOpts, proxy, cookies: pool.cookies(session) });
+    // The login is sent with the task's options, not the page's (its headers are the rule's, its body the page's).
+    if (task.login) await loggedIn(pool, session, session.login, task.login, (fo) => viaProxies(first, (proxy) => fetchPage(fo.url, { ...base, proxy, cookies: pool.cookies(session), ...fo.opts })));
+    const retired = async (why: string, status: number): Promise<FetchFailure> => {
+      if (await pool.retire(session)) log('info', `session ${session.slot} retired: ${why}`);
+      return new FetchFailure('session', `${why}; session retired`, true, status);
+    };
+    const checks: AnswerChecks = {
+      async loggedOut(finalUrl, status) {
+        // Sent back to the login page: the site ended the session's login (expired, or logged out by a block).
+        const login = task.login;
+        if (login !== null && new URL(finalUrl).pathname === new URL(login.url).pathname && new URL(url).pathname !== new URL(login.url).pathname) {
+          throw await retired(`${url} led back to the login page`, status);
         }
-        throw err;
+      },
+      async blocked(page) {
+        if (blocked(page, spec.retireOnSelector)) throw await retired(`${url} answered like a block (${spec.retireOnSelector})`, page.status);
+      },
+    };
+    try {
+      return await viaProxies(first, (proxy) => go(opts(proxy), checks));
+    } catch (err) {
+      if (err instanceof FetchFailure && err.cause_ === 'http' && err.status !== null && spec.retireOnStatus.includes(err.status)) {
+        if (await pool.retire(session)) log('info', `session ${session.slot} retired: HTTP ${err.status} for ${url}`);
+        // Retried in a fresh session (BullMQ's attempts bound the retries), though 401/403 alone are not retryable.
+        throw new FetchFailure('http', `${err.message} (session retired)`, true, err.status);
       }
-      // Sent back to the login page: the site ended the session's login (expired, or logged out by a block).
-      const loggedOut = task.login !== null && new URL(page.finalUrl).pathname === new URL(task.login.url).pathname && new URL(url).pathname !== new URL(task.login.url).pathname;
-      if (loggedOut) {
-        if (await pool.retire(session)) log('info', `session ${session.slot} retired: ${url} led back to the login page`);
-        throw new FetchFailure('session', `${url} led back to the login page; session retired`, true, page.status);
-      }
-      if (blocked(page, spec.retireOnSelector)) {
-        if (await pool.retire(session)) log('info', `session ${session.slot} retired: ${url} has ${spec.retireOnSelector}`);
-        throw new FetchFailure('session', `${url} answered like a block (${spec.retireOnSelector}); session retired`, true, page.status);
-      }
-      return page;
-    },
+      throw err;
+    }
+  }
+
+  return {
+    fetch: (url, withOpts = base) =>
+      viaSession(url, withOpts, async (opts, checks) => {
+        const page = await fetchPage(url, opts);
+        await checks.loggedOut(page.finalUrl, page.status);
+        await checks.blocked(page);
+        return page;
+      }),
+    // Checked before a byte of the body is read: a login page is not parsed as a sitemap.
+    stream: (url, consume) =>
+      viaSession(url, base, (opts, checks) =>
+        fetchStream(url, opts, async (res) => {
+          await checks.loggedOut(res.finalUrl, res.status);
+          return consume(res);
+        }),
+      ),
   };
 
   /** Logs the session in unless it is already; another worker doing it is waited for. A failure is final for the session. */

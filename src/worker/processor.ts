@@ -13,7 +13,7 @@ import type { RobotsCache } from '../frontier/robots';
 import { pageEntry } from '../store/buffer';
 import type { PageRecord } from '../store/types';
 import { AnalysisError, inlineAnalyser, type AnalysedPage, type PageAnalyser } from './analysis';
-import { FetchFailure, fetchPage, type FetchOptions } from './fetcher';
+import { FetchFailure, fetchPage, fetchStream, type FetchOptions } from './fetcher';
 import type { FetchSlots, InSlot, PoliteWait } from './fetchSlots';
 import { processSitemap, type SitemapJobDeps } from './sitemapJob';
 import { createAccess } from './access';
@@ -89,7 +89,16 @@ export function createProcessor(deps: ProcessorDeps) {
   // grace after which its browser counts as hung, see browser/render.ts).
   const leaseMs = Math.max(task.request.timeoutMs, ...task.rules.map((r) => (r.browser ? r.browser.timeoutMs + HUNG_GRACE_MS : 0))) + 5_000;
   const analyser = deps.analyser ?? inlineAnalyser();
-  const sitemapDeps: SitemapJobDeps = { task, crawl, redis, robots: deps.robots, log: deps.log, fetchOpts };
+  const sitemapDeps: SitemapJobDeps = {
+    task,
+    crawl,
+    redis,
+    robots: deps.robots,
+    log: deps.log,
+    fetchOpts,
+    // Sitemaps are requested as pages are: in a session, logged in, through the proxies.
+    stream: (url, consume) => (access ? access.stream(url, consume) : fetchStream(url, fetchOpts, consume)),
+  };
 
   // The request of a job runs in one of the task's fetch slots when the worker has them (see fetchSlots.ts).
   const direct: InSlot = (fetch) => fetch();

@@ -8,7 +8,7 @@ import type { RobotsCache } from '../frontier/robots';
 import { countSkipped } from '../observe/metrics';
 import { pageEntry } from '../store/buffer';
 import type { PageRecord } from '../store/types';
-import { FetchFailure, fetchStream, type FetchOptions } from './fetcher';
+import { FetchFailure, type FetchOptions, type StreamedResponse } from './fetcher';
 import type { InSlot } from './fetchSlots';
 import { readSitemap } from './sitemapReader';
 
@@ -24,6 +24,8 @@ export interface SitemapJobDeps {
   readonly robots: RobotsCache;
   readonly log: (level: 'info' | 'warn' | 'error', message: string) => void;
   readonly fetchOpts: FetchOptions;
+  /** How the sitemap's body is requested: as a page is (its session's cookies, its proxy: worker/access.ts). */
+  readonly stream: <T>(url: string, consume: (res: StreamedResponse) => Promise<T>) => Promise<T>;
 }
 
 /** What the page processor lends a sitemap's job: its admission, its fetch slot, its failure accounting. */
@@ -84,7 +86,7 @@ export async function processSitemap(job: Job<PageJobData, PageJobResult>, deps:
   let response: { status: number; contentType: string | null } | null = null;
   try {
     read = await hooks.inSlot(() =>
-      fetchStream(url, deps.fetchOpts, (res) => {
+      deps.stream(url, (res) => {
         response = res;
         // Relative <loc>s (the protocol forbids them; sites write them) resolve against where the sitemap was served.
         const routing = (router = new SitemapRouter({ task, entry, url: res.finalUrl, level, nowMs: Date.now() }));

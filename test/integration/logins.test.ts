@@ -33,6 +33,8 @@ interface LoginSite {
   /** Protected pages served without a valid auth cookie. */
   unauthorised: number;
   blocks: number;
+  /** Sitemaps served (to a logged-in session only). */
+  sitemaps: number;
 }
 
 function cookiesOf(req: IncomingMessage): Map<string, string> {
@@ -53,7 +55,7 @@ async function body(req: IncomingMessage): Promise<string> {
 async function loginSite(): Promise<LoginSite> {
   const csrf = new Map<string, string>(); // sid -> token
   const auth = new Map<string, number>(); // auth cookie -> pages served
-  const site = { url: '', logins: 0, failedLogins: 0, direct: [] as string[], unauthorised: 0, blocks: 0 } as LoginSite;
+  const site = { url: '', logins: 0, failedLogins: 0, direct: [] as string[], unauthorised: 0, blocks: 0, sitemaps: 0 } as LoginSite;
   const page = (res: ServerResponse, status: number, html: string, headers: Record<string, string | string[]> = {}) => {
     res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', ...headers });
     res.end(`<!doctype html><html><body>${html}</body></html>`);
@@ -93,6 +95,11 @@ async function loginSite(): Promise<LoginSite> {
         site.unauthorised++;
         res.writeHead(302, { location: '/login' });
         return res.end();
+      }
+      if (path === '/sitemap.xml') {
+        site.sitemaps++;
+        res.writeHead(200, { 'content-type': 'application/xml' });
+        return res.end(`<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${[1, 2, 3].map((i) => `<url><loc>${site.url}/item/${i}</loc></url>`).join('')}</urlset>`);
       }
       if (path === '/') {
         return page(res, 200, `<a class="logout" href="/logout">log out</a>` + Array.from({ length: ITEMS }, (_, i) => `<a class="item" href="/item/${i + 1}">${i + 1}</a>`).join(''));
@@ -291,6 +298,43 @@ rules:
     }
     assert.match(dump, /#session:\d/, 'the sessions are kept in Redis');
   });
+  it('reads a sitemap that needs the login in a logged-in session, through the proxy, like a page', async () => {
+    Object.assign(process.env, {
+      CRAWL_STUDIO_SITE_USER: USER,
+      CRAWL_STUDIO_SITE_PASSWORD: PASSWORD,
+      CRAWL_STUDIO_PROXY_USER: PROXY_USER,
+      CRAWL_STUDIO_PROXY_PASSWORD: PROXY_PASSWORD,
+    });
+    const before = { direct: site.direct.length, sitemaps: site.sitemaps, unauthorised: site.unauthorised };
+    const task = await writeTask(`name: login-sitemap
+start:
+  - sitemap: ${site.url}/sitemap.xml
+    rule: item
+request: { robots: false, retries: { attempts: 3, delay: 10ms } }
+session: { pool: 1 }
+login:
+  url: ${site.url}/login
+  form: { fields: { user: '\${CRAWL_STUDIO_SITE_USER}', password: '\${CRAWL_STUDIO_SITE_PASSWORD}' } }
+  check: { selector: .logout }
+proxy:
+  urls: ['http://\${CRAWL_STUDIO_PROXY_USER}:\${CRAWL_STUDIO_PROXY_PASSWORD}@127.0.0.1:${proxy.port}']
+rules:
+  - name: item
+    items: [{ type: item, key: [title], fields: { title: h1.title } }]
+`);
+    const logs: string[] = [];
+    const s = session(task, redis.url, { workers: 1, concurrency: 2, onWorkerLog: (_pid, line) => logs.push(line) });
+    const result = await s.run();
+    await s.close();
+    const stats = result.status.stats!;
+    assert.deepEqual(stats.failures, {}, logs.join('\n'));
+    assert.equal(stats.sitemaps, 1);
+    assert.equal(stats.items, 3, `the sitemap's pages were crawled: ${JSON.stringify(stats)}\n${logs.join('\n')}`);
+    assert.equal(site.sitemaps - before.sitemaps, 1, 'the sitemap was served to a logged-in session (not sent to /login)');
+    assert.equal(site.unauthorised, before.unauthorised, 'no request without the session cookie');
+    assert.deepEqual(site.direct.slice(before.direct), [], 'the sitemap and its pages went through the proxy');
+  });
+
   it('reports a failed login once per session and fails its pages as login, without retrying; a refusing proxy is named and skipped', async () => {
     Object.assign(process.env, {
       CRAWL_STUDIO_SITE_USER: USER,
