@@ -3,7 +3,6 @@ import type { Redis } from '../redis/connect';
 import * as cheerio from 'cheerio/slim';
 import type { CrawlTask, LoginSpec } from '../core/task/model';
 import { expandJson, expandProxyUrl, expandValue } from '../core/task/secrets';
-import { redactUrl } from '../core/url/redact';
 import { FetchFailure, fetchPage, fetchStream, type FetchedPage, type FetchOptions, type StreamedResponse } from './fetcher';
 import { SessionPool, type SessionRef } from './sessions';
 import { readForm } from '../core/request/form';
@@ -17,6 +16,8 @@ export interface Access {
   fetch(url: string, opts?: FetchOptions): Promise<FetchedPage>;
   /** A body read as it downloads (sitemaps), fetched as a page is: in a session, logged in, through the proxies. */
   stream<T>(url: string, consume: (res: StreamedResponse) => Promise<T>): Promise<T>;
+  /** A request no session owns (robots.txt): through the proxies, the next one when one fails, no cookies. */
+  fetchShared(url: string, opts: FetchOptions): Promise<FetchedPage>;
 }
 
 /** What a request in a session checks of its answer (each retires the session and throws when it fails). */
@@ -110,6 +111,7 @@ export function createAccess(task: CrawlTask, redis: Redis, log: Log, base: Fetc
         await checks.blocked(page);
         return page;
       }),
+    fetchShared: (url, opts) => viaProxies(nextProxy++, (proxy) => fetchPage(url, { ...opts, proxy })),
     // Checked before a byte of the body is read: a login page is not parsed as a sitemap.
     stream: (url, consume) =>
       viaSession(url, base, (opts, checks) =>
@@ -213,9 +215,4 @@ export function createAccess(task: CrawlTask, redis: Redis, log: Log, base: Fetc
     if (login.kind === 'form' && $('input[type=password]').length > 0) return `${answer.finalUrl} still shows a password field`;
     return null;
   }
-}
-
-/** A proxy for messages: its origin, credentials hidden. */
-export function proxyName(url: string): string {
-  return redactUrl(url);
 }

@@ -19,6 +19,31 @@ const ProxyAgent = require('undici/lib/dispatcher/proxy-agent.js') as typeof Pro
   const DispatcherClass = require('undici/lib/dispatcher/dispatcher.js') as { prototype: Record<string, unknown> };
   DispatcherClass.prototype.connect ??= require('undici/lib/api/api-connect.js');
 }
+/**
+ * undici's own SOCKS5 dispatcher (no dependency added): it sends the target's name to the proxy, which resolves it
+ * (socks5h semantics), and wraps https targets in TLS end to end. Loaded on the first SOCKS proxy only; undici marks it
+ * experimental with a process warning, which would land in every worker's log, so that one warning is kept quiet.
+ */
+function socksAgent(proxyUrl: string): Dispatcher {
+  const emit = process.emitWarning;
+  process.emitWarning = function (this: unknown, warning: string | Error, ...rest: unknown[]) {
+    if (/SOCKS5 proxy support is experimental/.test(String(typeof warning === 'string' ? warning : warning?.message))) return;
+    return (emit as (...a: unknown[]) => void).call(process, warning, ...rest);
+  } as typeof process.emitWarning;
+  try {
+    const Socks5ProxyAgent = require('undici/lib/dispatcher/socks5-proxy-agent.js') as new (url: string) => Dispatcher;
+    // undici knows the scheme as socks5: (or socks:); socks5h: says the same thing (names resolved by the proxy).
+    return new Socks5ProxyAgent(proxyUrl.replace(/^socks5h:/i, 'socks5:'));
+  } finally {
+    process.emitWarning = emit;
+  }
+}
+
+/** Whether a proxy URL is a SOCKS5 proxy's (socks5://, socks5h://). */
+export function isSocksProxy(proxyUrl: string): boolean {
+  return /^socks5h?:/i.test(proxyUrl);
+}
+
 const apiRequest = require('undici/lib/api/api-request.js') as (this: Dispatcher, opts: Dispatcher.RequestOptions) => Promise<Dispatcher.ResponseData>;
 
 /** A request (GET unless told) through `dispatcher`: undici's request() without its entry module. */
@@ -32,23 +57,28 @@ export function requestVia(
 }
 
 export interface ProxyPools {
-  /** http:// targets: requests in absolute form, as HTTP proxies expect. */
-  readonly plain: ProxyAgentType;
-  /** https:// targets: a CONNECT tunnel, TLS end to end with the target. */
-  readonly tunnel: ProxyAgentType;
+  /** http:// targets: requests in absolute form, as HTTP proxies expect (a SOCKS proxy: its tunnel). */
+  readonly plain: Dispatcher;
+  /** https:// targets: a CONNECT tunnel, TLS end to end with the target (a SOCKS proxy: the same). */
+  readonly tunnel: Dispatcher;
 }
 
 const proxies = new Map<string, ProxyPools>();
 
 /**
- * The pools for one proxy URL (credentials included, expanded by the caller), made once so connections to the
- * proxy are kept alive. The proxy resolves the target's name, so the caller checks the target's addresses first
+ * The pools for one proxy URL (http, https or socks5; credentials included, expanded by the caller), made once so
+ * connections to the proxy are kept alive. The proxy resolves the target's name, so the caller checks the target's addresses first
  * (fetcher.ts); the proxy's own address is the user's choice and is not checked.
  */
 export function proxyPools(proxyUrl: string): ProxyPools {
   let p = proxies.get(proxyUrl);
   if (!p) {
-    p = { plain: new ProxyAgent({ uri: proxyUrl, proxyTunnel: false }), tunnel: new ProxyAgent({ uri: proxyUrl, proxyTunnel: true }) };
+    if (isSocksProxy(proxyUrl)) {
+      const socks = socksAgent(proxyUrl);
+      p = { plain: socks, tunnel: socks };
+    } else {
+      p = { plain: new ProxyAgent({ uri: proxyUrl, proxyTunnel: false }), tunnel: new ProxyAgent({ uri: proxyUrl, proxyTunnel: true }) };
+    }
     proxies.set(proxyUrl, p);
   }
   return p;

@@ -203,7 +203,7 @@ async function openWithin(url: string, opts: FetchOptions, timeout: AbortSignal)
       if (err instanceof FetchFailure) throw err;
       const f = networkFailure(err, current, timeout.aborted);
       // Through a proxy, a connection that fails is the proxy's: the caller tries another. Named without credentials.
-      if (opts.proxy && f.cause_ === 'network') throw new FetchFailure('proxy', `proxy ${redactUrl(new URL(opts.proxy).origin)}: ${f.message.split(opts.proxy).join(redactUrl(opts.proxy))}`, true);
+      if (opts.proxy && f.cause_ === 'network') throw new FetchFailure('proxy', `proxy ${proxyName(opts.proxy)}: ${f.message.split(opts.proxy).join(redactUrl(opts.proxy))}`, true);
       throw f;
     }
     const status = res.statusCode;
@@ -213,7 +213,7 @@ async function openWithin(url: string, opts: FetchOptions, timeout: AbortSignal)
     }
     if (status === 407 && opts.proxy) {
       discard(res);
-      throw new FetchFailure('proxy', `proxy ${new URL(opts.proxy).origin} refused its credentials (HTTP 407)`, true, status);
+      throw new FetchFailure('proxy', `proxy ${proxyName(opts.proxy)} refused its credentials (HTTP 407)`, true, status);
     }
     const location = header(res, 'location');
     if (status >= 300 && status < 400 && location !== null) {
@@ -360,6 +360,12 @@ async function proxiedDispatcher(url: string, opts: FetchOptions, proxy: string)
   }
   const pools = proxyPools(proxy);
   return u.protocol === 'https:' ? pools.tunnel : pools.plain;
+}
+
+/** A proxy as messages name it: scheme, host and port, never its credentials (a socks5: URL has no WHATWG origin). */
+export function proxyName(proxyUrl: string): string {
+  const u = new URL(proxyUrl);
+  return `${u.protocol}//${u.host}`;
 }
 
 function blocked(host: string): FetchFailure {

@@ -16,7 +16,7 @@ import { AnalysisError, inlineAnalyser, type AnalysedPage, type PageAnalyser } f
 import { FetchFailure, fetchPage, fetchStream, type FetchOptions } from './fetcher';
 import type { FetchSlots, InSlot, PoliteWait } from './fetchSlots';
 import { processSitemap, type SitemapJobDeps } from './sitemapJob';
-import { createAccess } from './access';
+import { createAccess, type Access } from './access';
 import { createRevisits } from './revisits';
 import { expandProxyUrl } from '../core/task/secrets';
 import { HUNG_GRACE_MS, type PageRenderer } from './browser/render';
@@ -45,6 +45,8 @@ export interface ProcessorDeps {
   readonly slots?: FetchSlots;
   /** Renders the pages of rules with `browser` (see browser/render.ts); required when the task has such rules. */
   readonly browser?: PageRenderer;
+  /** The task's sessions and proxies (access.ts), when the caller made them (it shares them with robots.txt). */
+  readonly access?: Access | null;
 }
 
 /** Attached to retryable errors so the backoff strategy can honour Retry-After. */
@@ -77,7 +79,7 @@ export function createProcessor(deps: ProcessorDeps) {
   const { task, crawl, redis, gate } = deps;
   const fetchOpts = fetchOptions(task);
   // Sessions, logins and proxies (access.ts); null for a task without them, which fetches as it always did.
-  const access = createAccess(task, redis, deps.log, fetchOpts);
+  const access = deps.access !== undefined ? deps.access : createAccess(task, redis, deps.log, fetchOpts);
   // Each rule's headers over the task's (requests.ts); the task's own options for a rule without any.
   const optionsFor = ruleOptions(task, fetchOpts);
   // Conditional re-crawl (revisits.ts); null unless the task asks for it.

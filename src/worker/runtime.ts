@@ -13,6 +13,7 @@ import { workerIdOf, type WorkerBeat } from '../frontier/fleet';
 import { FetchFailure, fetchPage } from './fetcher';
 import { createAnalyser } from './analysis';
 import { FetchSlots } from './fetchSlots';
+import { createAccess, type Access } from './access';
 import { backoffDelay, createProcessor, fetchOptions } from './processor';
 import { needsBrowser } from '../core/task/model';
 import { findBrowser } from './browser/executable';
@@ -82,9 +83,11 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
     const crawl = new CrawlQueue(redis, task.name, bullRedis);
     queues.push(crawl);
     const slots = new FetchSlots(opts.concurrency);
-    const robots = new RobotsCache(redis, (origin) => slots.run(() => fetchRobots(origin, task)));
+    // Sessions and proxies: robots.txt goes through the same proxies as pages, the next one when one fails.
+    const access = createAccess(task, redis, log, fetchOptions(task));
+    const robots = new RobotsCache(redis, (origin) => slots.run(() => fetchRobots(origin, task, access)));
     if (task.request.robots) prefetchRobots(robots, task);
-    const processor = createProcessor({ task, crawl, redis, robots, gate, log, analyser, slots, browser });
+    const processor = createProcessor({ task, crawl, redis, robots, gate, log, analyser, slots, browser, access });
     const worker = new Worker<PageJobData, PageJobResult>(task.name, processor, {
       // Run once the heartbeat names this Worker (below): a supervisor that sees this process die finds its jobs
       // by that name.
@@ -163,9 +166,10 @@ function prefetchRobots(robots: RobotsCache, task: CrawlTask): void {
   for (const origin of origins) void robots.rulesFor(origin, task.request.userAgent).catch(() => undefined);
 }
 
-async function fetchRobots(origin: string, task: CrawlTask): Promise<RobotsSource> {
+async function fetchRobots(origin: string, task: CrawlTask, access: Access | null): Promise<RobotsSource> {
   try {
-    const res = await fetchPage(robotsUrl(origin), { ...fetchOptions(task), maxBytes: MAX_ROBOTS_BYTES * 2, keepNonHtml: true });
+    const opts = { ...fetchOptions(task), maxBytes: MAX_ROBOTS_BYTES * 2, keepNonHtml: true };
+    const res = await (access ? access.fetchShared(robotsUrl(origin), opts) : fetchPage(robotsUrl(origin), opts));
     return { state: 'ok', text: res.body || '' };
   } catch (err) {
     if (err instanceof FetchFailure && err.status !== null && err.status >= 400 && err.status < 500) return { state: 'missing', text: '' };

@@ -70,7 +70,7 @@ export function expandProxyUrl(template: string, env: Readonly<Record<string, st
   const out = problems.map((p) => p.message);
   if (out.length === 0) {
     const u = new URL(url);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') out.push(`a proxy URL must be http:// or https://, not ${u.protocol}//`);
+    if (!['http:', 'https:', 'socks5:', 'socks5h:'].includes(u.protocol)) out.push(`a proxy URL must be http://, https:// or socks5://, not ${u.protocol}//`);
   }
   return { url, problems: out };
 }
