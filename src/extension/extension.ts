@@ -23,8 +23,8 @@ export type { CrawlStudioApi } from './api';
 export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
   const connection = new RedisConnection(context);
   const workers = new WorkerManager(context);
-  const designer = registerDesigner(context);
   const secrets = registerCrawlSecrets(context);
+  const designer = registerDesigner(context, secrets);
   const crawls = new CrawlManager(connection, workers, designer, secrets);
   // The editor title shows Stop Crawl instead of Start Crawl on a task file whose crawl runs (issue 23, item 7).
   const syncRunning = () => void vscode.commands.executeCommand('setContext', 'crawlStudio.runningTaskFiles', crawls.list().map((r) => r.task.file));

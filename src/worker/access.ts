@@ -4,7 +4,7 @@ import * as cheerio from 'cheerio/slim';
 import type { CrawlTask, LoginSpec } from '../core/task/model';
 import { expandJson, expandProxyUrl, expandValue } from '../core/task/secrets';
 import { FetchFailure, fetchPage, fetchStream, type FetchedPage, type FetchOptions, type StreamedResponse } from './fetcher';
-import { SessionPool, type SessionRef } from './sessions';
+import { SessionPool, type SessionRef, type Sessions } from './sessions';
 import { readForm } from '../core/request/form';
 
 // How a task with `session`, `login` or `proxy` fetches a page: in a session of the pool (its cookies, logged in
@@ -15,7 +15,7 @@ export interface Access {
   /** `opts`: the page's own (its rule's headers, its request's method and body, a conditional request's validators); the task's by default. */
   fetch(url: string, opts?: FetchOptions): Promise<FetchedPage>;
   /** A body read as it downloads (sitemaps), fetched as a page is: in a session, logged in, through the proxies. */
-  stream<T>(url: string, consume: (res: StreamedResponse) => Promise<T>): Promise<T>;
+  stream<T>(url: string, consume: (res: StreamedResponse) => Promise<T>, opts?: FetchOptions): Promise<T>;
   /** A request no session owns (robots.txt): through the proxies, the next one when one fails, no cookies. */
   fetchShared(url: string, opts: FetchOptions): Promise<FetchedPage>;
 }
@@ -33,9 +33,13 @@ type Log = (level: 'info' | 'warn' | 'error', message: string) => void;
 /** Longest a worker waits for another one to log a session in. */
 const LOGIN_WAIT_MS = 60_000;
 
-export function createAccess(task: CrawlTask, redis: Redis, log: Log, base: FetchOptions, env: Readonly<Record<string, string | undefined>> = process.env): Access | null {
+/**
+ * The task's access, or null for a task without sessions and proxies. `sessions`: the fleet's pool in Redis (a
+ * Redis connection), or a pool of the caller's (the designer's preview keeps one in memory).
+ */
+export function createAccess(task: CrawlTask, sessions: Redis | Sessions, log: Log, base: FetchOptions, env: Readonly<Record<string, string | undefined>> = process.env): Access | null {
   if (!task.session && !task.proxy) return null;
-  const pool = task.session ? new SessionPool(redis, task.name, task.session) : null;
+  const pool: Sessions | null = !task.session ? null : 'take' in sessions ? sessions : new SessionPool(sessions, task.name, task.session);
   // Expanded here, in the worker, once: the values stay in this process's memory.
   const proxies = (task.proxy?.urls ?? []).map((template, i) => {
     const { url, problems } = expandProxyUrl(template, env);
@@ -113,8 +117,8 @@ export function createAccess(task: CrawlTask, redis: Redis, log: Log, base: Fetc
       }),
     fetchShared: (url, opts) => viaProxies(nextProxy++, (proxy) => fetchPage(url, { ...opts, proxy })),
     // Checked before a byte of the body is read: a login page is not parsed as a sitemap.
-    stream: (url, consume) =>
-      viaSession(url, base, (opts, checks) =>
+    stream: (url, consume, withOpts = base) =>
+      viaSession(url, withOpts, (opts, checks) =>
         fetchStream(url, opts, async (res) => {
           await checks.loggedOut(res.finalUrl, res.status);
           return consume(res);
@@ -124,7 +128,7 @@ export function createAccess(task: CrawlTask, redis: Redis, log: Log, base: Fetc
 
   /** Logs the session in unless it is already; another worker doing it is waited for. A failure is final for the session. */
   async function loggedIn(
-    pool: SessionPool,
+    pool: Sessions,
     session: SessionRef,
     state: string,
     login: LoginSpec,
@@ -163,6 +167,9 @@ export function createAccess(task: CrawlTask, redis: Redis, log: Log, base: Fetc
       try {
         return await fetch({ url, opts: { post, privateAllowed: allowed, keepNonHtml: true } });
       } catch (err) {
+        // A proxy down, a timeout, a connection reset say nothing about the credentials: the page fails (and is
+        // retried), and the session is not marked as one whose login failed for good.
+        if (err instanceof FetchFailure && err.status === null && err.retryable) throw err;
         if (err instanceof FetchFailure) return err.status !== null ? `HTTP ${err.status}` : err.cause_;
         throw err;
       }

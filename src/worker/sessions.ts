@@ -33,7 +33,19 @@ const BEGIN = `redis.call('HSETNX', KEYS[1], 'id', ARGV[1])
 local pages = redis.call('HINCRBY', KEYS[1], 'pages', 1)
 return {redis.call('HGET', KEYS[1], 'id'), pages, redis.call('HGET', KEYS[1], 'login') or ''}`;
 
-export class SessionPool {
+/** What access.ts needs of a session pool: the fleet's in Redis (SessionPool), or one in memory (MemorySessions). */
+export interface Sessions {
+  readonly spec: SessionSpec;
+  take(): Promise<SessionRef & { login: string }>;
+  retire(s: SessionRef): Promise<boolean>;
+  loginState(s: SessionRef): Promise<string>;
+  setLoginState(s: SessionRef, state: string): Promise<void>;
+  lockLogin(s: SessionRef, ms: number): Promise<boolean>;
+  unlockLogin(s: SessionRef): Promise<void>;
+  cookies(s: SessionRef): CookieAccess;
+}
+
+export class SessionPool implements Sessions {
   private readonly keys;
   constructor(
     private readonly redis: Redis,
@@ -109,6 +121,63 @@ export class SessionPool {
           args.push(field, c.TTL() <= 0 ? '' : JSON.stringify(c.toJSON()));
         }
         if (args.length) await this.redis.eval(SET_COOKIES, 1, key, s.id, ...args);
+      },
+    };
+  }
+}
+
+/**
+ * One session held in this process's memory, for the designer's preview: a page is fetched as a worker fetches it
+ * (logged in, with the session's cookies), without a Redis. Retiring starts a fresh session (and a fresh login).
+ */
+export class MemorySessions implements Sessions {
+  private id = randomUUID();
+  private login = '';
+  private jar = new CookieJar(new MemoryCookieStore());
+  private locked = false;
+
+  constructor(readonly spec: SessionSpec) {}
+
+  async take(): Promise<SessionRef & { login: string }> {
+    return { slot: 0, id: this.id, login: this.login };
+  }
+
+  async retire(s: SessionRef): Promise<boolean> {
+    if (s.id !== this.id) return false;
+    this.id = randomUUID();
+    this.login = '';
+    this.jar = new CookieJar(new MemoryCookieStore());
+    return true;
+  }
+
+  async loginState(s: SessionRef): Promise<string> {
+    return s.id === this.id ? this.login : 'retired';
+  }
+
+  async setLoginState(s: SessionRef, state: string): Promise<void> {
+    if (s.id === this.id) this.login = state;
+  }
+
+  async lockLogin(): Promise<boolean> {
+    if (this.locked) return false;
+    this.locked = true;
+    return true;
+  }
+
+  async unlockLogin(): Promise<void> {
+    this.locked = false;
+  }
+
+  cookies(s: SessionRef): CookieAccess {
+    const current = () => {
+      if (s.id !== this.id) throw new FetchFailure('session', `session ${s.slot} was retired while it was used`, true);
+      return this.jar;
+    };
+    return {
+      header: async (url) => (await current().getCookieString(url)) || null,
+      store: async (url, setCookie) => {
+        const jar = current();
+        for (const header of setCookie) await jar.setCookie(header, url, { ignoreError: true }).catch(() => undefined);
       },
     };
   }

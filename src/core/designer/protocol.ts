@@ -100,8 +100,35 @@ export interface PageChoice {
   readonly url: string;
   /** A start entry that sends a body or counts pages: opened by this key (see LinkView.key). */
   readonly key?: string;
-  readonly kind: 'start' | 'cached';
+  readonly kind: 'start' | 'sitemap' | 'cached';
   readonly label: string;
+}
+
+/** A sitemap (or a robots.txt's Sitemap: lines) as the preview shows it: each entry and where a crawl sends it. */
+export interface SitemapView {
+  readonly url: string;
+  readonly format: 'urlset' | 'sitemapindex' | 'text' | 'robots';
+  /** Which settings route it: the task's `sitemap:` entry, or none. */
+  readonly settings: string;
+  readonly entries: readonly {
+    readonly url: string;
+    /** A page to crawl, or a sitemap of an index (read next). */
+    readonly kind: 'page' | 'sitemap';
+    readonly lastmod: string | null;
+    /** The page's rule; null for a sitemap or a dropped entry. */
+    readonly rule: string | null;
+    /** Why it is not crawled (a drop reason: offsite, no-rule, since, follow…), or null. */
+    readonly dropped: string | null;
+    /** hreflang alternates listed with it. */
+    readonly alternates: number;
+  }[];
+  /** Entries read (rows are cut at a limit, counts are not). */
+  readonly total: number;
+  /** Pages and sitemaps a crawl would enqueue. */
+  readonly kept: number;
+  readonly dropped: Readonly<Record<string, number>>;
+  /** The preview stopped reading at its limit. */
+  readonly truncated: boolean;
 }
 
 export interface AnalysisView {
@@ -136,6 +163,10 @@ export interface PreviewState {
   readonly images: boolean;
   /** The page is rendered in a browser (scripts run there) before it is shown, with scripts off, and analysed. */
   readonly browser: boolean;
+  /** The URL shown is a sitemap (or a robots.txt naming sitemaps): its entries instead of a page. */
+  readonly sitemap: SitemapView | null;
+  /** How the page was fetched when not plainly: "logged in (session), through proxy socks5://host:1080". */
+  readonly access: string | null;
   readonly analysis: AnalysisView | null;
 }
 

@@ -14,6 +14,7 @@ import { PreviewPanel, type PanelHost, type PanelSnapshot } from './previewPanel
 import { CrawlSecrets } from '../crawlSecrets';
 import type { CrawlTask } from '../../core/task/model';
 import type { LazyHost } from '../lazy';
+import type { SecretSource } from './previewAccess';
 import { activeTaskDocument, isTaskDocument, pickTaskFile, TASK_FILES, taskFileOf } from '../taskFiles';
 import { testHooksEnabled } from '../testHooks';
 
@@ -39,7 +40,10 @@ class Designer implements PanelHost, vscode.Disposable {
   /** The preview the person used last: Insert and Save Page as Fixture act on it. */
   private active: PreviewPanel | null = null;
 
-  constructor(private readonly context: vscode.ExtensionContext) {
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly secrets?: SecretSource,
+  ) {
     this.diagnostics = new TaskDiagnostics((doc) => this.sourceFor(doc.uri).pagesByRule());
   }
 
@@ -65,7 +69,8 @@ class Designer implements PanelHost, vscode.Disposable {
     const dir = this.cacheDir(uri).fsPath;
     let s = this.sources.get(dir);
     if (!s) {
-      s = new PageSource(dir);
+      // The editor's environment, with Secret Storage's values over it: what Start Crawl gives its workers.
+      s = new PageSource(dir, async (task) => ({ ...process.env, ...(await this.secrets?.envFor(task)) }), (m) => this.log(m));
       this.sources.set(dir, s);
     }
     return s;
@@ -240,8 +245,8 @@ function asUri(v: unknown): vscode.Uri | undefined {
  * commands' handlers go to `host` (index.ts registered the command ids at activation and forwards to them), its
  * providers and listeners to the context.
  */
-export function activateDesigner(context: vscode.ExtensionContext, host: LazyHost): { readonly diagnostics: TaskDiagnostics } {
-  const d = new Designer(context);
+export function activateDesigner(context: vscode.ExtensionContext, host: LazyHost, secrets?: SecretSource): { readonly diagnostics: TaskDiagnostics } {
+  const d = new Designer(context, secrets);
   const reg = (id: string, fn: (...args: never[]) => unknown) => host.command(id, fn);
 
   reg(COMMANDS.openPreview, async (uri?: vscode.Uri | string, rule?: string, url?: string) => {

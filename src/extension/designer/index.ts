@@ -3,6 +3,7 @@ import { registerLazy } from '../lazy';
 import { isTaskDocument } from '../taskFiles';
 import { testHooksEnabled } from '../testHooks';
 import { COMMANDS, TEST_COMMANDS } from './commands';
+import type { SecretSource } from './previewAccess';
 
 // The designer's entry at activation: only the command ids and a watch for task files. Its code (cheerio, yaml,
 // ajv, the preview) loads on the first designer command or the first open task file, after activation.
@@ -14,9 +15,9 @@ export interface DesignerHandle {
   check(doc: vscode.TextDocument): Promise<vscode.Diagnostic[]>;
 }
 
-export function registerDesigner(context: vscode.ExtensionContext): DesignerHandle {
+export function registerDesigner(context: vscode.ExtensionContext, secrets?: SecretSource): DesignerHandle {
   const ids = [...Object.values(COMMANDS), ...(testHooksEnabled(context) ? Object.values(TEST_COMMANDS) : [])];
-  const load = registerLazy(context, { commands: ids, load: (host) => import('./designer').then((m) => m.activateDesigner(context, host)) });
+  const load = registerLazy(context, { commands: ids, load: (host) => import('./designer').then((m) => m.activateDesigner(context, host, secrets)) });
   const loadFor = (doc: vscode.TextDocument) => {
     if (isTaskDocument(doc)) void load();
   };

@@ -9,9 +9,14 @@ import { ruleOptions, sendOptions } from '../../worker/requests';
 import { compileRobots, MAX_ROBOTS_BYTES, robotsUrl, type RobotsRules, type RobotsSource } from '../../core/robots';
 import { DEFAULT_USER_AGENT, DEFAULTS, type CrawlTask } from '../../core/task/model';
 import { formatBytes } from '../../core/units';
-import { FetchFailure, fetchPage, type FetchOptions } from '../../worker/fetcher';
+import { FetchFailure, fetchPage, fetchStream, type FetchOptions, type StreamedResponse } from '../../worker/fetcher';
 import { fetchOptions } from '../../worker/processor';
 import { previewSpec, renderForPreview } from './browserPreview';
+import { PreviewAccess } from './previewAccess';
+import { readSitemap } from '../../worker/sitemapReader';
+import type { ReadSitemap } from '../../core/designer/sitemapPreview';
+import type { SitemapEntry } from '../../core/sitemap/parser';
+import type { Access } from '../../worker/access';
 
 // Pages for the designer: fetched with the workers' fetcher and the workers' options (headers, user agent,
 // timeout, redirect limit, private-network rule), cached on disk next to the task file, parsed once and kept
@@ -28,6 +33,17 @@ export class PageError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'PageError';
+  }
+}
+
+/** The URL answered with something else than HTML: a sitemap, perhaps (the panel then reads it as one). */
+export class NotHtmlError extends PageError {
+  constructor(
+    readonly url: string,
+    readonly contentType: string | null,
+  ) {
+    super(`${url} is not an HTML page (${contentType ?? 'no content type'}): the preview, like the workers, extracts from HTML only.`);
+    this.name = 'NotHtmlError';
   }
 }
 
@@ -78,6 +94,14 @@ export function describeFailure(err: unknown, url: string, opts: FetchOptions): 
         return `${err.message}.`;
       case 'request':
         return `${url} was not sent: ${err.message}.`;
+      case 'login':
+        return `Could not log in, so ${url} was not fetched: ${err.message} (login, and its variables: Crawl Studio: Set Crawl Secret).`;
+      case 'proxy':
+        return `The proxy failed, so ${url} was not fetched: ${err.message} (proxy.urls, and its variables: Crawl Studio: Set Crawl Secret).`;
+      case 'session':
+        return `${err.message} (session.retireOn).`;
+      case 'sitemap':
+        return `${err.message}.`;
       default:
         if ((err.message ?? '').includes('aborted')) return `Fetching ${url} was cancelled.`;
         return `Could not fetch ${url}: ${err.message}.`;
@@ -103,14 +127,89 @@ function robotsFile(dir: string, origin: string): string {
   return join(dir, `robots-${createHash('sha256').update(origin).digest('hex').slice(0, 16)}.json`);
 }
 
+/** The environment a task's `${CRAWL_STUDIO_*}` variables expand in: the editor's, with Secret Storage's values. */
+export type EnvFor = (task: CrawlTask) => Promise<Readonly<Record<string, string | undefined>>>;
+
+/** Entries of a sitemap the preview reads at most (a sitemap may list 50,000; routing a few thousand shows how). */
+export const PREVIEW_SITEMAP_ENTRIES = 5_000;
+
+/** A sitemap as the preview read it, with what its response said. */
+export interface LoadedSitemap {
+  readonly read: ReadSitemap;
+  readonly meta: CachedPageMeta;
+}
+
 /** Pages and robots.txt for one cache folder (`<task folder>/.crawl/pages`). */
 export class PageSource {
   private readonly prepared = new Map<string, PreparedPage>();
   private readonly robots = new Map<string, RobotsRules | Promise<void>>();
   /** pagesByRule() reads every cached page's metadata: kept until the cache changes. */
   private byRule: Promise<Map<string, PreparedPage>> | null = null;
+  private readonly access = new PreviewAccess();
 
-  constructor(readonly dir: string) {}
+  constructor(
+    readonly dir: string,
+    private readonly envFor: EnvFor = async () => process.env,
+    private readonly log: (message: string) => void = () => undefined,
+  ) {}
+
+  /** The worker's way to reach the task's pages (session, login, proxies), or null: a plain fetch. */
+  private async accessFor(task: CrawlTask | null, opts: FetchOptions): Promise<Access | null> {
+    if (!task || (!task.session && !task.proxy)) return null;
+    try {
+      return this.access.for(task, await this.envFor(task), opts, this.log);
+    } catch (err) {
+      // A proxy URL whose variables are not set: the message names the field and the variable, never a value.
+      throw new PageError(`${err instanceof Error ? err.message : String(err)} (Crawl Studio: Set Crawl Secret).`);
+    }
+  }
+
+  /** The environment the preview's credentials expand in (names for the status line; values never leave here). */
+  env(task: CrawlTask): Promise<Readonly<Record<string, string | undefined>>> {
+    return this.envFor(task);
+  }
+
+  /** Forgets the preview's session: the next page logs in again. */
+  forgetSession(): void {
+    this.access.reset();
+  }
+
+  /**
+   * Reads a sitemap (or a robots.txt's Sitemap: lines) as a worker would, through the task's session and proxies,
+   * up to PREVIEW_SITEMAP_ENTRIES entries. Not cached: a sitemap changes, and its routing is what is previewed.
+   */
+  async loadSitemap(url: string, task: CrawlTask | null, robots: boolean, signal?: AbortSignal): Promise<LoadedSitemap> {
+    const opts = previewFetchOptions(task, url, signal);
+    try {
+      const access = await this.accessFor(task, opts);
+      const meta = (finalUrl: string, status: number, contentType: string | null, bytes: number): CachedPageMeta => ({ url, finalUrl, status, contentType, bytes, redirects: 0, fetchedAt: new Date().toISOString() });
+      if (robots) {
+        const robotsOpts = { ...opts, keepNonHtml: true, maxBytes: MAX_ROBOTS_BYTES * 2 };
+        const res = access ? await access.fetchShared(url, robotsOpts) : await fetchPage(url, robotsOpts);
+        const rules = compileRobots(new URL(res.finalUrl).origin, { state: 'ok', text: res.body }, task?.request.userAgent ?? DEFAULT_USER_AGENT);
+        const entries: SitemapEntry[] = rules.sitemaps.map((loc) => ({ kind: 'sitemap', loc, lastmod: null }));
+        return { read: { url, finalUrl: res.finalUrl, format: 'robots', entries, truncated: false }, meta: meta(res.finalUrl, res.status, res.contentType, res.bytes) };
+      }
+      const spec = task?.sitemaps.find((s) => s.url === url);
+      const entries: SitemapEntry[] = [];
+      let truncated = false;
+      const consume = async (res: StreamedResponse): Promise<LoadedSitemap> => {
+        const read = await readSitemap(res, { alternates: spec?.alternates ?? false }, async (batch) => {
+          for (const e of batch) if (entries.length < PREVIEW_SITEMAP_ENTRIES) entries.push(e);
+          truncated = entries.length >= PREVIEW_SITEMAP_ENTRIES;
+          return !truncated;
+        });
+        if (read.format === null) {
+          throw new FetchFailure('sitemap', `${url} is not a sitemap: ${read.root ? `its root element is <${read.root}>, not <urlset> or <sitemapindex>` : 'it is empty'}`, false, res.status);
+        }
+        return { read: { url, finalUrl: res.finalUrl, format: read.format, entries, truncated: truncated || read.stopped }, meta: meta(res.finalUrl, res.status, res.contentType, read.bytes) };
+      };
+      return access ? await access.stream(url, consume, opts) : await fetchStream(url, opts, consume);
+    } catch (err) {
+      if (err instanceof PageError) throw err;
+      throw new PageError(describeFailure(err, url, opts));
+    }
+  }
 
   /**
    * The cached copy, or a fresh fetch when there is none or `refetch` is set. A `request` (a POST, a body) is sent
@@ -145,9 +244,10 @@ export class PageSource {
       if (send instanceof FetchFailure) throw send;
       opts = { ...opts, ...send, keepNonHtml: true };
       const browser = request ? undefined : o.browser;
-      const res = browser ? await renderForPreview(url, previewSpec(task, browser.rule), opts, browser.path) : await fetchPage(url, opts);
+      const access = browser ? null : await this.accessFor(task, opts);
+      const res = browser ? await renderForPreview(url, previewSpec(task, browser.rule), opts, browser.path) : access ? await access.fetch(url, opts) : await fetchPage(url, opts);
       if (!res.isHtml && !isJsonContentType(res.contentType) && !(task?.rules.some((r) => r.format !== null) && looksLikeJson(res.body))) {
-        throw new PageError(`${url} is neither HTML nor JSON (${res.contentType ?? 'no content type'}): the preview, like the workers, extracts from HTML and JSON only (a rule's 'format' reads a response whatever its type).`);
+        throw new NotHtmlError(url, res.contentType);
       }
       const key = request ? { request, key: requestKey(url, request) } : {};
       return {
@@ -155,6 +255,7 @@ export class PageSource {
         meta: { url, ...key, finalUrl: res.finalUrl, status: res.status, contentType: res.contentType, bytes: res.bytes, redirects: res.redirects, fetchedAt: new Date().toISOString(), ...(browser ? { rendered: true } : {}) },
       };
     } catch (err) {
+      if (err instanceof PageError) throw err;
       throw new PageError(describeFailure(err, url, opts));
     }
   }
@@ -240,7 +341,10 @@ export class PageSource {
     }
     let source: RobotsSource;
     try {
-      const res = await fetchPage(robotsUrl(origin), { ...previewFetchOptions(task, origin), maxBytes: MAX_ROBOTS_BYTES * 2, keepNonHtml: true });
+      const opts = { ...previewFetchOptions(task, origin), maxBytes: MAX_ROBOTS_BYTES * 2, keepNonHtml: true };
+      // Through the task's proxies, as the workers read it.
+      const access = await this.accessFor(task, opts);
+      const res = access ? await access.fetchShared(robotsUrl(origin), opts) : await fetchPage(robotsUrl(origin), opts);
       source = { state: 'ok', text: res.body || '' };
     } catch (err) {
       if (err instanceof FetchFailure && ((err.status !== null && err.status >= 400 && err.status < 500) || err.cause_ === 'too-large')) source = { state: 'missing', text: '' };

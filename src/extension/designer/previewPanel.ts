@@ -9,6 +9,7 @@ import {
   type HostMessage,
   type PageChoice,
   type PreviewState,
+  type SitemapView,
   type SuggestionView,
   type WebviewMessage,
 } from '../../core/designer/protocol';
@@ -16,7 +17,9 @@ import { selectorSites, siteAt, siteLabel } from '../../core/designer/sites';
 import type { CrawlTask } from '../../core/task/model';
 import { outlineTask } from '../../core/task/outline';
 import { parseTask } from '../../core/task/parse';
-import type { LoadedPage, PageSource } from './pages';
+import { NotHtmlError, type LoadedPage, type LoadedSitemap, type PageSource } from './pages';
+import { describeAccess } from './previewAccess';
+import { previewSitemap, sitemapEntryOf } from '../../core/designer/sitemapPreview';
 import { settings } from '../settings';
 import { WebviewPanelBase } from '../panel';
 import { mediaRoot, previewCsp, webviewHtml, webviewOptions } from '../webview';
@@ -37,6 +40,11 @@ export interface PanelHost {
   /** The variables a request of `task` may name: the editor's environment, then its Secret Storage. */
   secretEnv(task: CrawlTask | null): Promise<Readonly<Record<string, string | undefined>>>;
 }
+
+/** URL paths the preview reads as sitemaps before asking (`sitemap.xml`, `sitemap_index.xml.gz`, `products.xml.gz`). */
+const SITEMAP_PATH = /(sitemap[^/]*\.(xml|txt)(\.gz)?|\.xml\.gz)$/i;
+/** Content types a URL taken for a page may turn out to be a sitemap in. */
+const SITEMAP_TYPES = /\b(xml|gzip|x-gzip|octet-stream|text\/plain)\b/i;
 
 /** Debounce of re-analysis after an edit (the issue: updates within 150 ms of a keystroke pause). */
 export const EDIT_DEBOUNCE_MS = 150;
@@ -75,6 +83,11 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
   /** Requests the preview listed (kept links, start entries), by the key the webview sends back to open one. */
   private requests = new Map<string, PreviewRequest>();
   loaded: LoadedPage | null = null;
+  /** The URL shown is a sitemap: what was read of it (routed anew at each update, as the task is edited). */
+  private sitemap: LoadedSitemap | null = null;
+  private sitemapView: SitemapView | null = null;
+  /** How the page was reached (session, login, proxy), for the status line. */
+  private accessNote: string | null = null;
   private pageError: string | null = null;
   private loading: string | null = null;
   private abort: AbortController | null = null;
@@ -237,19 +250,38 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
     this.loading = `${refetch ? 'Refetching' : 'Opening'} ${request?.request ? `${request.request.method} ` : ''}${url}`;
     this.pageError = null;
     this.postState();
+    const task = this.task ?? this.lastGood ?? this.parseNow();
     try {
-      const task = this.task ?? this.lastGood;
-      const browser = this.browserOn() ? { rule: this.pageRule(), path: settings.browserPath() || undefined } : undefined;
-      const env = request?.request?.body || task ? await this.host.secretEnv(task) : undefined;
-      // The rule's headers go with the request: the rule chosen, else the one a crawl would give the page.
-      const rule = this.pageRule() ?? (task ? chooseRule(task, url, url, null).rule?.name ?? null : null);
-      const loaded = await this.source.load(url, task, { refetch, signal: abort.signal, browser, request: request?.request ?? null, rule, ...(env ? { env } : {}) });
+      const robots = task?.sitemaps.find((s) => s.url === url)?.robots ?? false;
+      let sitemap: LoadedSitemap | null = null;
+      let loaded: LoadedPage | null = null;
+      if (robots || (task && sitemapEntryOf(task, url) !== null) || SITEMAP_PATH.test(new URL(url).pathname)) {
+        sitemap = await this.source.loadSitemap(url, task, robots, abort.signal);
+      } else {
+        try {
+          const browser = this.browserOn() ? { rule: this.pageRule(), path: settings.browserPath() || undefined } : undefined;
+          const env = request?.request?.body || task ? await this.host.secretEnv(task) : undefined;
+          // The rule's headers go with the request: the rule chosen, else the one a crawl would give the page.
+          const rule = this.pageRule() ?? (task ? chooseRule(task, url, url, null).rule?.name ?? null : null);
+          loaded = await this.source.load(url, task, { refetch, signal: abort.signal, browser, request: request?.request ?? null, rule, ...(env ? { env } : {}) });
+        } catch (err) {
+          // XML or text where a page was expected: a sitemap under a name that does not say so.
+          if (!(err instanceof NotHtmlError) || !SITEMAP_TYPES.test(err.contentType ?? '')) throw err;
+          sitemap = await this.source.loadSitemap(url, task, false, abort.signal);
+        }
+      }
       if (abort.signal.aborted || this.disposed) return;
       this.loaded = loaded;
+      this.sitemap = sitemap;
+      this.sitemapView = null;
       this.pageError = null;
+      this.accessNote = task && !loaded?.fromCache ? describeAccess(task, await this.source.env(task)) : null;
     } catch (err) {
       if (this.abort !== abort || this.disposed) return;
       this.loaded = null;
+      this.sitemap = null;
+      this.sitemapView = null;
+      this.accessNote = null;
       this.pageError = err instanceof Error ? err.message : String(err);
     } finally {
       if (this.abort === abort) {
@@ -264,6 +296,17 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
     this.frameKey = '';
     this.postFrame();
     this.schedule('full', 0);
+  }
+
+  /**
+   * The task as the document says now, before the first update parsed it: the first page is fetched with the
+   * task's options (its headers, login and proxies) too.
+   */
+  private parseNow(): CrawlTask | null {
+    const text = this.document?.getText();
+    const task = text === undefined ? null : parseTask(text, this.uri.fsPath).task;
+    if (task) this.lastGood = task;
+    return task;
   }
 
   /** The page to start with: the one asked for, else the newest cached page of the rule, else the first start URL. */
@@ -296,11 +339,13 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
     });
     // Plain start URLs: the parsed task's, else (a file with errors) those the outline finds.
     const plain = task ? task.start.filter((s) => !s.request).map((s) => s.url) : outlineTask(text).startUrls.map((s) => s.url).filter((u) => /^https?:\/\//.test(u) && !/\{[A-Za-z_]/.test(u));
+    const sitemaps = task?.sitemaps.map((s) => s.url) ?? [];
     const cached = await this.source.list();
     const shown = new Set([...plain, ...built.map((b) => b.key!)]);
     this.choices = [
       ...plain.map((url): PageChoice => ({ url, kind: 'start', label: `start: ${url}` })),
       ...built,
+      ...sitemaps.map((url): PageChoice => ({ url, kind: 'sitemap', label: `sitemap: ${url}` })),
       ...cached
         .filter((m) => !shown.has(m.key ?? m.url))
         .map((m): PageChoice => ({ url: m.url, kind: 'cached', label: `cached: ${m.request ? `${m.request.method} ` : ''}${m.url}`, ...(m.key ? { key: m.key } : {}) })),
@@ -399,6 +444,8 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
     this.task = r.task;
     if (r.task) this.lastGood = r.task;
     this.analysis = r.view;
+    const routing = r.task ?? this.lastGood;
+    this.sitemapView = this.sitemap && routing ? previewSitemap(routing, this.sitemap.read, Date.now()) : null;
     this.analysedVersion = doc.version;
     if (this.editAt !== null) {
       this.lastEditUpdateMs = performance.now() - this.editAt;
@@ -450,7 +497,7 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
   }
 
   private state(): PreviewState {
-    const m = this.loaded?.meta;
+    const m = this.loaded?.meta ?? this.sitemap?.meta;
     return {
       file: vscode.workspace.asRelativePath(this.uri),
       page: m
@@ -458,13 +505,13 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
             url: m.url,
             ...(m.request ? { method: m.request.method, ...(m.request.body ? { body: bodyLabel(m.request.body) } : {}) } : {}),
             ...(m.key ? { key: m.key } : {}),
-            ...(this.loaded!.page.json ? { json: true } : {}),
+            ...(this.loaded?.page.json ? { json: true } : {}),
             finalUrl: m.finalUrl,
             status: m.status,
             contentType: m.contentType,
             bytes: m.bytes,
             fetchedAt: m.fetchedAt,
-            fromCache: this.loaded!.fromCache,
+            fromCache: this.loaded?.fromCache ?? false,
           }
         : null,
       pageError: this.pageError,
@@ -472,6 +519,8 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
       choices: this.choices,
       images: this.images,
       browser: this.browserOn(),
+      sitemap: this.sitemapView,
+      access: this.accessNote,
       analysis: this.analysis,
     };
   }
