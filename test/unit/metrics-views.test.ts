@@ -77,6 +77,9 @@ describe('dashboard data', () => {
     assert.equal(d.counters.find((c) => c.label === 'Skipped')!.value, 6);
     assert.equal(d.workers[0]!.local, true);
     assert.equal(d.workers[0]!.stale, false);
+    assert.equal(d.counters.find((c) => c.label === 'Pages done')!.detail, undefined);
+    const recrawl = dashboardData(task, { ...health, stats: { ...health.stats!, nonHtml: 1, unchanged: 12, unchangedItems: 30 } }, new WorkerRates(), 'h');
+    assert.equal(recrawl.counters.find((c) => c.label === 'Pages done')!.detail, '1 not HTML · 12 unchanged (304)', 'a conditional re-crawl counts its unchanged pages');
   });
 
   it('computes a worker rate from two heartbeats and downsamples long series', () => {

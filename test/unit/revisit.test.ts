@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { conditionalHeaders, decodeRevisit, encodeRevisit, packLinks, relink, revisitShape } from '../../src/core/pipeline/revisit';
 import { analysePage } from '../../src/core/pipeline/page';
+import { progressLine, summaryLines } from '../../src/cli/format';
+import { parseStats } from '../../src/frontier/crawl';
 import { formatDiagnostic } from '../../src/core/task/diagnostics';
 import { parseTask } from '../../src/core/task/parse';
 
@@ -66,5 +68,16 @@ describe('conditional re-crawl (core)', () => {
     for (const junk of [null, '', 'x', '[2,"a",1,null,null,"u",null]', '{"a":1}']) assert.equal(decodeRevisit(junk), null);
     assert.deepEqual(conditionalHeaders(rec), { 'if-none-match': 'W/"5f-1"' });
     assert.deepEqual(conditionalHeaders({ etag: null, lastModified: 'Mon, 01 Jan 2024 00:00:00 GMT' }), { 'if-modified-since': 'Mon, 01 Jan 2024 00:00:00 GMT' });
+  });
+
+  it('counts unchanged pages in the progress line and the run summary', () => {
+    const stats = parseStats({ done: '10', items: '4', unchanged: '6', 'unchanged-items': '18', bytes: '2048' });
+    const status = { task: 'shop', run: null, stats, counts: { waiting: 0, active: 0, delayed: 0, prioritized: 0, completed: 10, failed: 0 }, isPaused: false };
+    assert.match(progressLine(status, 0, 1000), /^shop · 10 done · 6 unchanged · 0 failed/);
+    const lines = summaryLines(status, 1000);
+    assert.ok(lines.includes('  pages fetched   10 (6 unchanged: 304), 2.0 KB'), lines.join('\n'));
+    assert.ok(lines.includes('  items extracted 4 (18 more kept from unchanged pages)'), lines.join('\n'));
+    const plain = summaryLines({ ...status, stats: parseStats({ done: '10', items: '4' }) }, 1000);
+    assert.ok(plain.includes('  items extracted 4'), 'nothing said when nothing was unchanged');
   });
 });
