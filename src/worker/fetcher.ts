@@ -70,6 +70,8 @@ export interface FetchOptions {
   readonly post?: { readonly contentType: string; readonly body: string };
   /** The method when it is not GET, or POST with `post` (a PUT, a PATCH, a POST without a body). */
   readonly method?: 'GET' | 'POST' | 'PUT' | 'PATCH';
+  /** Report the response's ETag and Last-Modified (FetchedPage.validators): a task that re-crawls conditionally. */
+  readonly validators?: boolean;
   /** A conditional request (worker/revisits.ts): `headers` go to the hop whose URL is `url` only; a 304 is returned as it is. */
   readonly conditional?: { readonly url: string; readonly headers: Readonly<Record<string, string>> };
 }
@@ -118,6 +120,7 @@ async function fetchWithin(url: string, opts: FetchOptions, timeout: AbortSignal
   const isHtml = contentType === null || /\b(text\/html|application\/xhtml\+xml)\b/i.test(contentType);
   const { body, bytes } = await readCapped(res, contentType, opts.maxBytes, finalUrl, timeout);
   const page: FetchedPage = { url, finalUrl, status, contentType, isHtml, body: isHtml || opts.keepNonHtml ? body : '', bytes, redirects };
+  if (!opts.validators) return page;
   const etag = header(res, 'etag');
   const lastModified = header(res, 'last-modified');
   return etag === null && lastModified === null ? page : { ...page, validators: { etag, lastModified } };

@@ -72,6 +72,7 @@ export function fetchOptions(task: CrawlTask): FetchOptions {
     // robots.txt and sitemaps go through the first proxy too (pages rotate, in access.ts): a task behind a proxy
     // sends nothing to the site directly. A template that does not expand is reported by createAccess.
     ...(task.proxy ? { proxy: expandProxyUrl(task.proxy.urls[0]!, process.env).url || undefined } : {}),
+    ...(task.request.conditional ? { validators: true } : {}),
   };
 }
 
