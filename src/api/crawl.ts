@@ -95,7 +95,7 @@ export interface CrawlEvents {
 }
 
 const EMPTY_STATS: CrawlStats = {
-  enqueued: 0, done: 0, failed: 0, items: 0, problems: 0, bytes: 0, duplicates: 0, nonHtml: 0, sitemaps: 0, skipped: {}, failures: {}, dropped: {},
+  enqueued: 0, done: 0, failed: 0, items: 0, problems: 0, bytes: 0, duplicates: 0, nonHtml: 0, sitemaps: 0, unchanged: 0, unchangedItems: 0, skipped: {}, failures: {}, dropped: {},
 };
 
 /**

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Redis } from '../redis/connect';
 import { encodeRevisit, revisitShape } from '../core/pipeline/revisit';
 import type { CrawlTask } from '../core/task/model';
 import { fingerprintHex } from '../core/url/fingerprint';

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Redis } from '../redis/connect';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { KeptLink } from '../core/pipeline/page';
 import { conditionalHeaders, decodeRevisit, encodeRevisit, packLinks, relink, revisitShape, type Relinked, type RevisitRecord } from '../core/pipeline/revisit';
