@@ -201,16 +201,16 @@ describe('store: SQLite', () => {
     await store.close();
   });
 
-  it('migrates a store of schema version 1: page_validators added, everything stored kept', async () => {
-    const path = join(dir, 'v1.sqlite');
+  it('migrates a store of schema version 2: page_validators added, everything stored kept', async () => {
+    const path = join(dir, 'v2.sqlite');
     const store = await openStore(path);
     await store.writeBatch([pageRow], rows([{ key: 'a', data: { v: '1' } }]), 'ignore', [{ id: 'e1', kind: 'extract', run: 'r1', url: pageRow.url, rule: 'list', type: 'product', key: null, message: 'm', at: 1 }]);
     await store.writeRunSummary({ run: 'r1', task: 'shop', startedAt: 1, finishedAt: 2, durationMs: 1, pages: 1, items: 1, duplicates: 0, conflicts: 0, failures: 0 });
     await store.close();
-    // Back to what version 1 wrote: no page_validators, user_version 1.
+    // Back to what version 2 wrote (pages as requests, no page_validators), user_version 2.
     const { DatabaseSync } = await import('node:sqlite');
     const raw = new DatabaseSync(path);
-    raw.exec('DROP TABLE page_validators; PRAGMA user_version = 1;');
+    raw.exec('DROP TABLE page_validators; PRAGMA user_version = 2;');
     raw.close();
     const migrated = await openStore(path);
     try {
@@ -226,7 +226,7 @@ describe('store: SQLite', () => {
       await migrated.close();
     }
     const check = new DatabaseSync(path);
-    assert.equal((check.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, 2);
+    assert.equal((check.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, 3);
     check.close();
   });
 

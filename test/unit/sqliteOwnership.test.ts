@@ -88,7 +88,7 @@ PRAGMA user_version = 1; PRAGMA application_id = ${SQLITE_APPLICATION_ID};`);
       assert.equal(await store.countPages(), 2, 'the GET row kept (updated), the POST of the same URL a row of its own');
       await store.close();
       const check = Database(path);
-      assert.equal(Number(check.prepare('PRAGMA user_version').get()?.user_version), 2);
+      assert.equal(Number(check.prepare('PRAGMA user_version').get()?.user_version), 3);
       const rows = check.prepare('SELECT method, body, rule FROM pages ORDER BY method').all();
       check.close();
       assert.deepEqual(rows.map((r) => ({ ...r })), [{ method: 'GET', body: '', rule: 'results' }, { method: 'POST', body: 'q=shoes', rule: 'results' }]);
