@@ -190,7 +190,13 @@ const QUIT_RELEASE_WAIT_MS = 1_000;
  * database), whose writer cannot stop mid-call. Quitting loses nothing: unfinished pages go back to the queue and
  * unstored items stay in Redis for the next run.
  */
-const STOP_DEADLINE_MS = 20_000;
+const STOP_DEADLINE_MS = stopDeadlineMs(process.env.CRAWL_STUDIO_STOP_DEADLINE);
+
+/** `$CRAWL_STUDIO_STOP_DEADLINE` in seconds (a slow store, a loaded machine), else 20 s. */
+function stopDeadlineMs(value: string | undefined): number {
+  const s = Number(value);
+  return value && Number.isFinite(s) && s > 0 ? s * 1000 : 20_000;
+}
 
 async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   const task = await loadTaskFile(taskFile);

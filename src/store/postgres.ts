@@ -250,11 +250,6 @@ export class PostgresStore implements ItemStore {
           method text NOT NULL DEFAULT 'GET',
           body text NOT NULL DEFAULT ''
         );
-        -- Pages are requests: one row per run, URL, method and body (stores made before had UNIQUE (run, url)).
-        ALTER TABLE ${s}.pages ADD COLUMN IF NOT EXISTS method text NOT NULL DEFAULT 'GET';
-        ALTER TABLE ${s}.pages ADD COLUMN IF NOT EXISTS body text NOT NULL DEFAULT '';
-        CREATE UNIQUE INDEX IF NOT EXISTS pages_run_request ON ${s}.pages (run, url, method, body);
-        ALTER TABLE ${s}.pages DROP CONSTRAINT IF EXISTS pages_run_url_key;
         CREATE TABLE IF NOT EXISTS ${s}.errors (
           id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
           error_id text NOT NULL UNIQUE,
@@ -291,6 +286,17 @@ export class PostgresStore implements ItemStore {
           run text NOT NULL,
           fetched_at timestamptz NOT NULL
         );`);
+      // Pages are requests: one row per run, URL, method and body (stores made before had UNIQUE (run, url)). Only
+      // when the index is missing: ALTER TABLE and CREATE INDEX lock the table even when there is nothing to do, and
+      // a store whose pages another session holds locked must still open (and close) as it did before.
+      const { rows } = await c.query(`SELECT to_regclass($1) IS NOT NULL AS migrated`, [`${s}.pages_run_request`]);
+      if (!rows[0].migrated) {
+        await c.query(`
+          ALTER TABLE ${s}.pages ADD COLUMN IF NOT EXISTS method text NOT NULL DEFAULT 'GET';
+          ALTER TABLE ${s}.pages ADD COLUMN IF NOT EXISTS body text NOT NULL DEFAULT '';
+          CREATE UNIQUE INDEX IF NOT EXISTS pages_run_request ON ${s}.pages (run, url, method, body);
+          ALTER TABLE ${s}.pages DROP CONSTRAINT IF EXISTS pages_run_url_key;`);
+      }
     });
     this.schemaReady = true;
   }

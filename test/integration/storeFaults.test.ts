@@ -40,8 +40,8 @@ async function keysIn(url: string, task: CrawlTask): Promise<string[]> {
   }
 }
 
-function cli(args: string[]): { exited: Promise<number | null>; output: () => string; kill: (sig: NodeJS.Signals) => void } {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CRAWL_STUDIO_REDIS: '' } });
+function cli(args: string[], env: Record<string, string> = {}): { exited: Promise<number | null>; output: () => string; kill: (sig: NodeJS.Signals) => void } {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CRAWL_STUDIO_REDIS: '', ...env } });
   let out = '';
   child.stdout.on('data', (b) => (out += b));
   child.stderr.on('data', (b) => (out += b));
@@ -53,7 +53,7 @@ function cli(args: string[]): { exited: Promise<number | null>; output: () => st
 }
 
 describe('a run whose store goes wrong (issue 22, item 4)', function () {
-  this.timeout(180_000);
+  this.timeout(360_000);
   let redis: RedisServer;
   let site: SiteServer;
   let conn: Redis;
@@ -121,18 +121,20 @@ describe('a run whose store goes wrong (issue 22, item 4)', function () {
         await locker.query('BEGIN');
         await locker.query(`LOCK TABLE "${schemaForTask('hung')}".pages IN ACCESS EXCLUSIVE MODE`);
         const args = ['run', task.file, '--redis', redis.url, '--workers', '1', '--concurrency', '4'];
-        const run1 = cli(args);
+        // The CLI's last-resort quit (20 s by default) is moved out of the way: what is tested is that the launch
+        // itself ends, its store's close bounded, however long a loaded machine takes to get there.
+        const run1 = cli(args, { CRAWL_STUDIO_STOP_DEADLINE: '120' });
         const pages = expectedPages(site.url, SITE).length;
         // Every page fetched: the run has drained and its finalize waits for the store.
         await until('the crawl to drain', async () => Number((await conn.hget(taskKeys('hung').stats((await conn.hget(taskKeys('hung').meta, 'run'))!), 'done')) ?? 0) >= pages, 60_000);
         await new Promise((r) => setTimeout(r, 1_500));
         const t0 = Date.now();
         run1.kill('SIGTERM');
-        const code = await Promise.race([run1.exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 30_000))]);
+        const code = await Promise.race([run1.exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 150_000))]);
         if (code === 'hung') run1.kill('SIGKILL');
-        assert.notEqual(code, 'hung', `the CLI still ran 30 s after SIGTERM:\n${run1.output().slice(-2000)}`);
+        assert.notEqual(code, 'hung', `the CLI still ran ${Math.round((Date.now() - t0) / 1000)} s after SIGTERM:\n${run1.output().slice(-2000)}`);
         assert.equal(code, 130, run1.output().slice(-2000));
-        assert.ok(Date.now() - t0 < 30_000);
+        assert.doesNotMatch(run1.output(), /Still stopping after/, 'the launch ended by itself, not by the last-resort quit');
         // The launch itself ends (its store's close is bounded), not only the CLI's last-resort quit.
         assert.match(run1.output(), /Stopped\. Run the same command again to resume/);
         assert.match(run1.output(), /the store did not close within 10 s/);

@@ -42,7 +42,7 @@ export class NotHtmlError extends PageError {
     readonly url: string,
     readonly contentType: string | null,
   ) {
-    super(`${url} is not an HTML page (${contentType ?? 'no content type'}): the preview, like the workers, extracts from HTML only.`);
+    super(`${url} is neither HTML nor JSON (${contentType ?? 'no content type'}): the preview, like the workers, extracts from HTML and JSON only (a rule's 'format' reads a response whatever its type).`);
     this.name = 'NotHtmlError';
   }
 }
