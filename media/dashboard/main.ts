@@ -122,7 +122,7 @@ function etaText(d: DashboardData): [string, string] {
 
 function renderHeader(d: DashboardData): void {
   const state = d.run?.state ?? 'none';
-  const elapsed = d.run ? (d.run.finishedAt ?? d.now) - d.run.startedAt : 0;
+  const elapsed = d.run?.elapsedMs ?? 0;
   const parts: (HTMLElement | null)[] = [
     h('h1', {}, icon('pulse'), `Dashboard: ${d.task}`),
     h('span', { class: `state ${state}` }, state === 'running' ? h('span', { class: 'dot' }) : null, state === 'none' ? 'never run' : state),
@@ -137,17 +137,11 @@ function renderKpis(d: DashboardData): void {
   const [eta, etaDetail] = etaText(d);
   const c = (label: string) => d.counters.find((x) => x.label === label);
   const failed = c('Failed');
-  // While the run goes: the last seconds; once it is over, the average of the whole run (the last seconds would
-  // show the drain, or a stale rate).
-  const over = d.run !== null && d.run.state !== 'running' && d.run.state !== 'starting';
-  const secs = d.run ? Math.max(1, ((d.run.finishedAt ?? d.now) - d.run.startedAt) / 1000) : 1;
-  const pagesRate = over ? (c('Pages done')?.value ?? 0) / secs : d.pagesPerSec;
-  const itemsRate = over ? (c('Items')?.value ?? 0) / secs : d.itemsPerSec;
-  const rateDetail = over ? 'average over the run' : 'last 5 seconds';
+  const rateDetail = d.rateBasis === 'run' ? 'average over the run' : 'last 5 seconds';
   const items = [
-    kpi('Pages / s', pagesRate.toFixed(1), rateDetail, 'rate', 'dashboard'),
-    kpi('Items / s', itemsRate.toFixed(1), rateDetail, 'items', 'symbol-field'),
-    kpi('Queue', fmtInt(d.queue.waiting + d.queue.active + d.queue.delayed), `${fmtInt(d.queue.waiting)} waiting · ${fmtInt(d.queue.active)} active · ${fmtInt(d.queue.delayed)} delayed`, '', 'list-unordered'),
+    kpi('Pages / s', d.pagesPerSec.toFixed(1), `finished (fetched, skipped or failed), ${rateDetail}`, 'rate', 'dashboard'),
+    kpi('Items / s', d.itemsPerSec.toFixed(1), rateDetail, 'items', 'symbol-field'),
+    kpi('Queue', fmtInt(d.queue.total), d.queue.text, '', 'list-unordered'),
     kpi('ETA', eta, etaDetail, '', 'watch'),
     ...d.counters.map((x) =>
       kpi(x.label, x.label === 'Downloaded' ? fmtBytes(x.value) : fmtInt(x.value), x.label === 'Downloaded' ? undefined : x.detail, x === failed && x.value > 0 ? 'bad' : x.label === 'Skipped' && x.value > 0 ? 'warn' : '', x.label === 'Failed' ? 'error' : x.label === 'Skipped' ? 'debug-step-over' : x.label === 'Items' ? 'database' : x.label === 'Discovered' ? 'search' : x.label === 'Downloaded' ? 'cloud-download' : 'check'),

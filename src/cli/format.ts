@@ -2,13 +2,13 @@ import type { CrawlStats, CrawlStatus } from '../frontier/crawl';
 import type { CrawlTask } from '../core/task/model';
 import { DROP_REASONS, droppedTotal, explainDrop } from '../core/task/dropReasons';
 import { formatBytes, formatDuration, groupDigits as n } from '../core/units';
+import { describeQueue, queuedJobs } from '../observe/taskStatus';
 
 // Terminal output of the CLI: one progress line, and a summary at the end.
 
 export function progressLine(status: CrawlStatus, pagesPerSec: number, elapsedMs: number, backlog = 0): string {
   const s = status.stats;
   const c = status.counts;
-  const queued = c.waiting + c.prioritized + c.delayed;
   const skipped = Object.values(s?.skipped ?? {}).reduce((a, b) => a + b, 0);
   return [
     `${status.task}`,
@@ -19,7 +19,8 @@ export function progressLine(status: CrawlStatus, pagesPerSec: number, elapsedMs
     `${n(droppedTotal(s?.dropped ?? {}))} links dropped`,
     `${n(s?.items ?? 0)} items`,
     `${pagesPerSec.toFixed(1)} pages/s`,
-    `queue ${n(queued)} (active ${n(c.active)})`,
+    // "queue N" as the editor's status bar and Queue Explorer count it (observe/taskStatus.ts).
+    `queue ${n(queuedJobs(c))} (${describeQueue(c)})`,
     ...(backlog > 0 ? [`store backlog ${n(backlog)} pages`] : []),
     formatDuration(elapsedMs),
   ].join(' · ');

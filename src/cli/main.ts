@@ -32,6 +32,7 @@ import { dirname } from 'node:path';
 import { redactUrl } from '../redis/connect';
 import { groupDigits } from '../core/units';
 import { DROP_REASONS } from '../core/task/dropReasons';
+import { readTaskStatus, runElapsedMs } from '../observe/taskStatus';
 
 // `crawl-studio`: the headless face of the engine. Every command drives the same classes the extension does.
 
@@ -337,13 +338,13 @@ async function cmdWriter(args: string[]): Promise<number> {
   return runCrawl(positionals[0]!, { join: true, workers: 0, concurrency: 1, redis: redisTargetFrom(values), fresh: false });
 }
 
-async function withQueue<T>(taskFile: string, redisFlag: string | undefined, fn: (q: CrawlQueue, task: Awaited<ReturnType<typeof loadTaskFile>>) => Promise<T>): Promise<T> {
+async function withQueue<T>(taskFile: string, redisFlag: string | undefined, fn: (q: CrawlQueue, task: Awaited<ReturnType<typeof loadTaskFile>>, redis: ReturnType<typeof connectRedis>) => Promise<T>): Promise<T> {
   const task = await loadTaskFile(taskFile);
   const choice = await chooseRedis(redisFlag, task.file, { keepRunning: true });
   const redis = connectRedis(choice.url);
   const q = new CrawlQueue(redis, task.name);
   try {
-    return await fn(q, task);
+    return await fn(q, task, redis);
   } finally {
     await q.close();
     redis.disconnect();
@@ -428,8 +429,8 @@ async function enqueueFile(taskFile: string, file: string, o: { redis?: string; 
 async function cmdStatus(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { ...REDIS_FLAG_SPEC, json: { type: 'boolean' } } });
   if (positionals.length !== 1) throw new UsageError('status takes one task file');
-  return withQueue(positionals[0]!, redisTargetFrom(values), async (q, task) => {
-    const status = await q.status();
+  return withQueue(positionals[0]!, redisTargetFrom(values), async (_q, task, redis) => {
+    const status = await readTaskStatus(redis, task.name);
     if (values.json) {
       console.log(JSON.stringify(status, null, 2));
       return 0;
@@ -438,7 +439,7 @@ async function cmdStatus(args: string[]): Promise<number> {
       console.log(`${status.task}: never run on this Redis`);
       return 0;
     }
-    const elapsed = (status.run.finishedAt ?? Date.now()) - status.run.startedAt;
+    const elapsed = runElapsedMs(status.run, Date.now());
     console.log(`${status.task}: run ${status.run.run}, ${status.run.state}${status.isPaused ? ' (paused)' : ''}, started ${new Date(status.run.startedAt).toISOString()}`);
     console.log(progressLine(status, 0, elapsed));
     console.log(droppedLine(status.stats).trimStart());

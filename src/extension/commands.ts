@@ -12,6 +12,7 @@ import type { WorkerNode } from './workers/workerTree';
 import { showJsonDocument } from './jsonDocuments';
 import { readLiveWorkers } from '../frontier/fleet';
 import { parseRedisTarget, splitPasswords } from '../core/url/redisTarget';
+import { retryFailedJobs } from '../observe/failures';
 
 // Every command of the extension. Commands return their result so tests (and other extensions) can drive them
 // without clicking; every failure becomes a notification that says what to do next.
@@ -222,7 +223,8 @@ export function registerCommands(deps: CommandDeps): void {
     if (!node?.parent || !tree.getModel()) throw new Error('that job is no longer in the Queue Explorer (the tree refreshed under the menu): pick it again');
     return (await tree.getModel()!.job(node.parent.queue.name, node.job.id!)) ?? node.job;
   };
-  reg('crawlStudio.job.retry', async (node: JobNode) => after((await fresh(node)).retry('failed')));
+  // As the dashboard's "Retry all": the job leaves the run's failure count and a finished run reopens.
+  reg('crawlStudio.job.retry', async (node: JobNode) => after(retryFailedJobs(await connection.get(), node.parent.queue.name, [await fresh(node)])));
   reg('crawlStudio.job.remove', async (node: JobNode) => after((await fresh(node)).remove()));
   reg('crawlStudio.job.promote', async (node: JobNode) => after((await fresh(node)).promote()));
   reg('crawlStudio.job.copyUrl', (node: JobNode) => vscode.env.clipboard.writeText(node.job.data.url));

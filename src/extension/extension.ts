@@ -57,12 +57,8 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
     onSettingsChange((e) => {
       if (e.affectsConfiguration('crawlStudio.redisUrl')) void connection.reset().then(() => tree.refresh());
     }),
-    crawls.onDidFinish(({ task, result }) => {
-      const s = result.status.stats;
-      void vscode.window.showInformationMessage(
-        `Crawl '${task}' finished: ${s?.done ?? 0} pages, ${s?.items ?? 0} items, ${s?.failed ?? 0} failed.`,
-        'Open Results',
-      ).then((a) => a && vscode.commands.executeCommand('crawlStudio.openResults', vscode.Uri.file(result.status.run?.file ?? '')));
+    crawls.onDidFinish(({ message, result }) => {
+      void vscode.window.showInformationMessage(message, 'Open Results').then((a) => a && vscode.commands.executeCommand('crawlStudio.openResults', vscode.Uri.file(result.status.run?.file ?? '')));
     }),
   );
   if (view.visible) void connection.get().then(() => tree.refresh(), () => tree.refresh());

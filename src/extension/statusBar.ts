@@ -1,8 +1,10 @@
 import * as vscode from 'vscode';
-import type { CrawlManager } from './crawls/crawlManager';
+import type { CrawlManager, RunningCrawl } from './crawls/crawlManager';
+import { describeQueue, finishedPages, queuedJobs } from '../observe/figures';
 
 // While crawls run: pages/s, queue depth and failures; a click focuses the Queue Explorer. Figures the session has
-// not refreshed for a while (Redis unreachable, a stuck process) are marked as such, never shown as if live.
+// not refreshed for a while (Redis unreachable, a stuck process) are marked as such, never shown as if live. Each
+// figure is named by observe/figures.ts, as the Queue Explorer, the Workers view and the dashboard name it.
 
 /** A crawl's figures count as stale once its session has not reported for this long (it reports every second). */
 export const STALE_AFTER_MS = 5_000;
@@ -36,15 +38,19 @@ export class CrawlStatusBar implements vscode.Disposable {
       const age = now - rc.statusAt;
       if (age > STALE_AFTER_MS) return `${rc.task.name} no progress report for ${Math.round(age / 1000)} s`;
       const c = rc.status?.counts;
-      const queued = c ? c.waiting + c.prioritized + c.delayed + c.active : 0;
-      return `${rc.task.name} ${rc.pagesPerSec.toFixed(1)} p/s · queue ${queued} · ${rc.status?.stats?.failed ?? 0} failed`;
+      return `${rc.task.name} ${rc.pagesPerSec.toFixed(1)} p/s · queue ${c ? queuedJobs(c) : 0} · ${finishedPages(rc.status?.stats ?? null).failed} failed`;
     });
     this.item.text = `${stale.length ? '$(warning)' : '$(sync~spin)'} ${parts.join('  |  ')}`;
     this.item.backgroundColor = stale.length ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     this.item.tooltip = stale.length
       ? `Crawl Studio: ${stale.map((rc) => `'${rc.task.name}'`).join(', ')} reported nothing for a while: Redis may be unreachable. The crawl carries on by itself when it returns.`
-      : 'Crawl Studio: running crawls (click to show the Queue Explorer)';
+      : `Crawl Studio: running crawls (click to show the Queue Explorer)\n${running.map(tooltipLine).join('\n')}`;
     this.item.show();
+  }
+
+  /** The figures behind the text, in the Queue Explorer's words. */
+  get tooltip(): string {
+    return String(this.item.tooltip ?? '');
   }
 
   dispose(): void {
@@ -52,4 +58,11 @@ export class CrawlStatusBar implements vscode.Disposable {
     this.sub.dispose();
     this.item.dispose();
   }
+}
+
+/** One crawl's figures in the explorer's words: "shop: 2 waiting · 0 active · 11 delayed; 40 done, 3 skipped, 1 failed; 1.0 pages/s". */
+function tooltipLine(rc: RunningCrawl): string {
+  const c = rc.status?.counts;
+  const f = finishedPages(rc.status?.stats ?? null);
+  return `${rc.task.name}: ${c ? describeQueue(c) : 'starting'}; ${f.done} done, ${f.skipped} skipped, ${f.failed} failed; ${rc.pagesPerSec.toFixed(1)} pages finished/s`;
 }

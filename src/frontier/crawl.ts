@@ -148,7 +148,7 @@ export function discoverCall(
     args.push(slot.member);
   }
   if (finish) {
-    keys.push(k.items, metricsKeys(task, run.run).hosts);
+    keys.push(k.items, metricsKeys(task, run.run).hosts, `${k.bull.job}${parentId}`);
     args.push(...finishArgs(finish));
   }
   return { keys, args };
@@ -349,10 +349,11 @@ export class CrawlQueue {
 
   /**
    * A fetched page's bookkeeping, atomically (lua/pageDone.lua): its entry appended to the items stream, its
-   * counters added to the run's stats, its host counted, and the job's claim on its links released.
+   * counters added to the run's stats, its host counted, and the job's claim on its links released; once per job,
+   * however often the job runs.
    */
   async completePage(run: string, jobId: string, finish: PageFinish): Promise<void> {
-    await this.redis.csPageDone(this.keys.stats(run), this.keys.items, this.keys.claim(jobId), metricsKeys(this.taskName, run).hosts, ...finishArgs(finish));
+    await this.redis.csPageDone(this.keys.stats(run), this.keys.items, this.keys.claim(jobId), metricsKeys(this.taskName, run).hosts, `${this.keys.bull.job}${jobId}`, ...finishArgs(finish));
   }
 
   /** The claim of a finished job is no longer needed: its links are safely enqueued. */
@@ -448,23 +449,8 @@ export class CrawlQueue {
     return parseStats(h);
   }
 
-  async counts(): Promise<JobCounts> {
-    const c = await this.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed');
-    return {
-      waiting: c.waiting ?? 0,
-      active: c.active ?? 0,
-      delayed: c.delayed ?? 0,
-      prioritized: c.prioritized ?? 0,
-      completed: c.completed ?? 0,
-      failed: c.failed ?? 0,
-    };
-  }
-
-  async status(): Promise<CrawlStatus> {
-    const [run, counts, isPaused] = await Promise.all([this.currentRun(), this.counts(), this.queue.isPaused()]);
-    const stats = run ? await this.stats(run.run) : null;
-    return { task: this.taskName, run, stats, counts, isPaused };
-  }
+  // A task's job counts and status are read by observe/taskStatus.ts (readJobCounts, readTaskStatus), the one place
+  // every view and the session read them.
 
   /** 'won': this caller must finalize the run; 'pending': work remains; 'done': someone already finalized it. */
   async tryFinalize(run: string): Promise<'won' | 'pending' | 'done'> {

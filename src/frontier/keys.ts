@@ -44,6 +44,8 @@ export function taskKeys(task: string) {
       paused: `${bull}paused`,
       delayed: `${bull}delayed`,
       prioritized: `${bull}prioritized`,
+      completed: `${bull}completed`,
+      failed: `${bull}failed`,
       waitingChildren: `${bull}waiting-children`,
       meta: `${bull}meta`,
       stalled: `${bull}stalled`,

@@ -39,7 +39,7 @@ export function withScripts(redis: Redis): Redis & CrawlScripts {
     redis.defineCommand('csDiscover', { lua: `${finishPage}\n${discover}` });
     redis.defineCommand('csDrain', { numberOfKeys: 8, lua: drain });
     redis.defineCommand('csLease', { numberOfKeys: 1, lua: lease });
-    redis.defineCommand('csPageDone', { numberOfKeys: 4, lua: `${finishPage}\n${pageDone}` });
+    redis.defineCommand('csPageDone', { numberOfKeys: 5, lua: `${finishPage}\n${pageDone}` });
     redis.defineCommand('csPoliteness', { numberOfKeys: 4, lua: politeness });
     redis.defineCommand('csRateLimit', { numberOfKeys: 1, lua: ratelimit });
     redis.defineCommand('csReleaseJobs', { numberOfKeys: 2, lua: releaseJobs });

@@ -89,12 +89,23 @@ export async function sampleFailures(queue: Queue<PageJobData, PageJobResult>, o
  * again when it finishes), and a finished run is reopened so the next session or worker finishes it properly.
  */
 export async function retryFailureGroup(redis: Redis, queue: Queue<PageJobData, PageJobResult>, task: string, group: string): Promise<number> {
-  const keys = taskKeys(task);
-  const run = await redis.hget(keys.meta, 'run');
   const matching: CrawlJob[] = [];
   for await (const job of failedJobs(queue, 100_000)) if (failureGroupOf(job.failedReason) === group) matching.push(job);
+  return retryFailedJobs(redis, task, matching);
+}
+
+/**
+ * Retries failed jobs, the one way every view does it (the dashboard's "Retry all", the explorer's Retry Job). A
+ * job retried left the run's counters uncounted before (issue 23, item 4): failing again it was counted twice, and
+ * the finish notification said "3 failed" where the explorer listed 2.
+ */
+export async function retryFailedJobs(redis: Redis, task: string, jobs: readonly CrawlJob[]): Promise<number> {
+  const keys = taskKeys(task);
+  const run = await redis.hget(keys.meta, 'run');
   let retried = 0;
-  for (const job of matching) {
+  for (const job of jobs) {
+    // Before the retry, which clears the job's failedReason.
+    const group = failureGroupOf(job.failedReason);
     try {
       await job.retry('failed');
     } catch {
@@ -108,7 +119,8 @@ export async function retryFailureGroup(redis: Redis, queue: Queue<PageJobData, 
   }
   if (retried > 0 && run) {
     const state = await redis.hget(keys.meta, 'state');
-    if (state === 'finished' || state === 'stopped') await redis.multi().hset(keys.meta, 'state', 'running').unlink(keys.finalized(run)).exec();
+    // Running again: its old finish time goes too (the dashboard's elapsed time stopped at it).
+    if (state === 'finished' || state === 'stopped') await redis.multi().hset(keys.meta, 'state', 'running').hdel(keys.meta, 'finishedAt').unlink(keys.finalized(run)).exec();
   }
   return retried;
 }

@@ -2,11 +2,12 @@ import type { Queue } from 'bullmq';
 import type { Redis } from '../redis/connect';
 import { compileRobots, type RobotsSource } from '../core/robots';
 import type { CrawlTask } from '../core/task/model';
-import { parseStats, type CrawlStats, type PageJobData, type PageJobResult } from '../frontier/crawl';
+import type { CrawlStats, JobCounts, PageJobData, PageJobResult } from '../frontier/crawl';
 import { sampleFailures, type FailureGroupSample } from './failures';
-import { hostKeys, robotsKey, taskKeys } from '../frontier/keys';
+import { hostKeys, robotsKey } from '../frontier/keys';
 import { readLiveWorkers, type WorkerBeat } from '../frontier/fleet';
 import { readHistory, readHostTally, readSkippedUrls, type HostTally, type MetricSample } from './metrics';
+import { readTaskStatus } from './taskStatus';
 
 // What the crawl dashboard shows, read from Redis in one place: the run, its counters, the metric history,
 // failures by cause with sample URLs, hosts with their politeness, and the workers' heartbeats.
@@ -44,6 +45,9 @@ export interface HealthSnapshot {
   readonly at: number;
   readonly run: RunHealth | null;
   readonly stats: CrawlStats | null;
+  /** Jobs waiting, running and kept now (taskStatus.ts readJobCounts, as every view reads them). */
+  readonly counts: JobCounts;
+  readonly isPaused: boolean;
   readonly history: readonly MetricSample[];
   readonly failures: readonly FailureGroup[];
   readonly skipped: readonly SkipGroup[];
@@ -58,18 +62,14 @@ export interface HealthOptions {
 }
 
 export async function readHealth(redis: Redis, queue: Queue<PageJobData, PageJobResult>, task: CrawlTask | { name: string; politeness?: CrawlTask['politeness']; request?: CrawlTask['request'] }, opts: HealthOptions): Promise<HealthSnapshot> {
-  const keys = taskKeys(task.name);
-  const meta = await redis.hgetall(keys.meta);
+  const status = await readTaskStatus(redis, task.name);
   const at = Date.now();
-  if (!meta.run) return { task: task.name, at, run: null, stats: null, history: [], failures: [], skipped: [], hosts: [], workers: await readLiveWorkers(redis, at) };
-  const run: RunHealth = { run: meta.run, state: meta.state ?? 'running', startedAt: Number(meta.startedAt ?? 0), finishedAt: meta.finishedAt ? Number(meta.finishedAt) : null };
-  const [statsHash, history, tally, workers] = await Promise.all([
-    redis.hgetall(keys.stats(run.run)),
-    readHistory(redis, task.name, run.run),
-    readHostTally(redis, task.name, run.run),
-    readLiveWorkers(redis, at),
-  ]);
-  const stats = parseStats(statsHash);
+  const { counts, isPaused } = status;
+  if (!status.run) return { task: task.name, at, run: null, stats: null, counts, isPaused, history: [], failures: [], skipped: [], hosts: [], workers: await readLiveWorkers(redis, at) };
+  // finishedAt only once the run is over (runInfoOf): a reopened run's elapsed time keeps going.
+  const run: RunHealth = { run: status.run.run, state: status.run.state, startedAt: status.run.startedAt, finishedAt: status.run.finishedAt };
+  const [history, tally, workers] = await Promise.all([readHistory(redis, task.name, run.run), readHostTally(redis, task.name, run.run), readLiveWorkers(redis, at)]);
+  const stats = status.stats!;
   const samples = opts.readFailures || !opts.previous ? await sampleFailures(queue) : opts.previous.failures;
   const groups = new Set([...Object.keys(stats.failures), ...samples.map((s) => s.group)]);
   const failures: FailureGroup[] = [...groups]
@@ -85,7 +85,7 @@ export async function readHealth(redis: Redis, queue: Queue<PageJobData, PageJob
       .map(async ([reason, count]) => ({ reason, count, urls: await readSkippedUrls(redis, task.name, run.run, reason) })),
   );
   const hosts = await hostHealth(redis, task, tally);
-  return { task: task.name, at, run, stats, history, failures, skipped, hosts, workers: workers.filter((w) => w.tasks.includes(task.name)) };
+  return { task: task.name, at, run, stats, counts, isPaused, history, failures, skipped, hosts, workers: workers.filter((w) => w.tasks.includes(task.name)) };
 }
 
 async function hostHealth(redis: Redis, task: Parameters<typeof readHealth>[2], tally: readonly HostTally[]): Promise<HostHealth[]> {

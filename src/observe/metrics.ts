@@ -1,8 +1,8 @@
 import type { ChainableCommander } from 'ioredis';
 import type { Redis } from '../redis/connect';
-import type { CrawlStats } from '../frontier/crawl';
 import { parseStats } from '../frontier/crawl';
 import { hostTallyField, metricsKeys, taskKeys, type HostOutcome } from '../frontier/keys';
+import { readJobCounts, skippedJobs } from './taskStatus';
 
 export { metricsKeys } from '../frontier/keys';
 
@@ -49,13 +49,7 @@ const TTL_MS = 7 * 24 * 3600 * 1000;
 const TICK_MS = 900;
 const SAMPLE_URLS = 5;
 
-
-/** Jobs that finished without being fetched or failing: the skip reasons counted per job. */
-export function skippedJobs(stats: CrawlStats): number {
-  let n = 0;
-  for (const [reason, count] of Object.entries(stats.skipped)) if (reason !== 'limit') n += count;
-  return n;
-}
+export { skippedJobs } from './taskStatus';
 
 /**
  * Takes a sample of the task's current run if no one else did in the last ~second. Returns the sample, or null
@@ -67,19 +61,9 @@ export async function recordSample(redis: Redis, task: string, now = Date.now())
   if (!run) return null;
   const mk = metricsKeys(task, run);
   if ((await redis.set(mk.tick, '1', 'PX', TICK_MS, 'NX')) !== 'OK') return null;
-  const b = keys.bull;
-  const r = await redis
-    .multi()
-    .hgetall(keys.stats(run))
-    .llen(b.wait)
-    .llen(b.paused)
-    .zcard(b.prioritized)
-    .llen(b.active)
-    .zcard(b.delayed)
-    .exec();
-  if (!r) return null;
-  const val = (i: number) => r[i]![1];
-  const stats = parseStats(val(0) as Record<string, string>);
+  // The job counts through the one read every view uses (taskStatus.ts), beside the run's counters.
+  const [hash, counts] = await Promise.all([redis.hgetall(keys.stats(run)), readJobCounts(redis, task)]);
+  const stats = parseStats(hash);
   const sample: MetricSample = {
     t: now,
     done: stats.done,
@@ -88,9 +72,9 @@ export async function recordSample(redis: Redis, task: string, now = Date.now())
     items: stats.items,
     enqueued: stats.enqueued,
     bytes: stats.bytes,
-    waiting: Number(val(1)) + Number(val(2)) + Number(val(3)),
-    active: Number(val(4)),
-    delayed: Number(val(5)),
+    waiting: counts.waiting + counts.prioritized,
+    active: counts.active,
+    delayed: counts.delayed,
   };
   await appendSample(redis, mk, sample);
   return sample;

@@ -2,6 +2,7 @@ import type { Redis } from '../redis/connect';
 import type { CrawlTask } from '../core/task/model';
 import { CrawlQueue, type CrawlStatus, type JobCounts, type RunInfo } from '../frontier/crawl';
 import { recordSample } from '../observe/metrics';
+import { finishedPages, RateMeter, readTaskStatus } from '../observe/taskStatus';
 import { connectRedis } from '../redis/connect';
 import { taskKeys } from '../frontier/keys';
 import { RunLease, type LeaseHolder } from '../frontier/runLease';
@@ -18,6 +19,7 @@ export interface Progress {
   readonly status: CrawlStatus;
   /** Pages buffered for the store and not written yet (grows while the database is down). */
   readonly backlog: number;
+  /** Pages finished (fetched, skipped or failed) a second over the last seconds: the rate every view shows (observe/taskStatus.ts). */
   readonly pagesPerSec: number;
   readonly elapsedMs: number;
 }
@@ -162,6 +164,7 @@ export class CrawlSession {
     let lastDone = 0;
     let lastAt = Date.now();
     let rate = 0;
+    const meter = new RateMeter();
     let summary: Record<string, unknown> | null = null;
     let status: CrawlStatus;
     let lost = false;
@@ -170,7 +173,7 @@ export class CrawlSession {
       if (!joining) await this.opts.store?.prepare?.();
       ({ run: current, resumed } = joining ? await this.joinRun() : await this.crawl.startRun(this.opts.task, { fresh: this.opts.fresh }));
       for (;;) {
-        status = await this.crawl.status();
+        status = await readTaskStatus(this.redis, this.opts.task.name);
         // The run's meta hash only goes away with Redis's data (no persistence, a flush, eviction) or the task:
         // waiting would never end, and finishing would pass a partial crawl off as a whole one.
         if (!status.run) {
@@ -183,13 +186,15 @@ export class CrawlSession {
           lastDone = 0;
         }
         const now = Date.now();
-        const done = (status.stats?.done ?? 0) + (status.stats?.failed ?? 0);
+        const done = finishedPages(status.stats).total;
+        // `rate` paces the polling (a quick average that follows a crawl speeding up at its end); the rate shown is the meter's.
         const inst = ((done - lastDone) * 1000) / Math.max(1, now - lastAt);
         rate = rate === 0 ? inst : rate * 0.6 + inst * 0.4;
         lastDone = done;
         lastAt = now;
+        const shown = meter.push(now, done);
         const backlog = (await this.opts.store?.backlog?.()) ?? 0;
-        this.opts.onProgress?.({ status, backlog, pagesPerSec: rate, elapsedMs: now - started });
+        this.opts.onProgress?.({ status, backlog, pagesPerSec: shown, elapsedMs: now - started });
         await this.opts.store?.check?.();
         // The dashboard's history (bounded, in Redis): at most one sample a second across every watcher of the run.
         await recordSample(this.redis, this.opts.task.name).catch(() => undefined);
@@ -210,12 +215,12 @@ export class CrawlSession {
             throw new RunTakenOverError(this.opts.task, lease.holder);
           }
           const durationMs = Date.now() - current.startedAt;
-          status = await this.crawl.status();
+          status = await readTaskStatus(this.redis, this.opts.task.name);
           const finalized = await this.finalizeHeld(current, status, durationMs);
           if (finalized === STOPPED) break;
           summary = { ...summaryFromStatus(status, durationMs), ...finalized };
           await this.crawl.markFinished(current.run, summary);
-          status = await this.crawl.status();
+          status = await readTaskStatus(this.redis, this.opts.task.name);
           this.opts.onRunFinished?.(current, status, summary);
           if (!recurring) break;
         } else if (!recurring && status.run?.run === current.run && status.run.state === 'finished') {
@@ -225,7 +230,7 @@ export class CrawlSession {
           // still 'running' is a finalize in progress elsewhere: watched until it ends, or its flag expires
           // because its finalizer died and this session wins it.
           if ((await this.guarded(this.opts.store?.drain?.() ?? Promise.resolve())) === STOPPED) break;
-          status = await this.crawl.status();
+          status = await readTaskStatus(this.redis, this.opts.task.name);
           break;
         }
         await new Promise<void>((r) => {

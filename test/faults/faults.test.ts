@@ -12,6 +12,7 @@ import { connectRedis } from '../../src/redis/connect';
 import { startRedis, type RedisServer } from '../support/services';
 import { sqliteShell } from '../support/sqliteShell';
 import { hostileMiddleware, hostileExpectations, type HostileContext } from './hostile';
+import { readJobCounts } from '../../src/observe/taskStatus';
 import {
   bookshop,
   CLI_SCRIPT,
@@ -492,7 +493,7 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
       let zombieFetches = 0;
       try {
         const pending = async () => {
-          const c = await q.counts();
+          const c = await readJobCounts(check, q.taskName);
           return c.waiting + c.active + c.delayed + c.prioritized;
         };
         await waitUntil('the lost run to drain', async () => (await pending()) === 0, 20_000, 200).catch(async () => {

@@ -5,6 +5,7 @@ import { CrawlQueue } from '../../src/frontier/crawl';
 import { readHostTally } from '../../src/observe/metrics';
 import { connectRedis } from '../../src/redis/connect';
 import { commandCalls, startRedis, type RedisServer } from '../support/services';
+import { readTaskStatus } from '../../src/observe/taskStatus';
 
 // CrawlQueue.finishPage: a page's links enqueued, then the page finished (record in the items stream, counters,
 // claim released). When none of its links is new, the discover call finishes the page itself; otherwise the
@@ -30,7 +31,7 @@ describe('finishing a page (real Redis)', function () {
     try {
       const { run } = await q.startRun(task!, { fresh: true });
       const streamLength = () => conn.xlen(q.keys.items);
-      const waiting = async () => (await q.status()).counts;
+      const waiting = async () => (await readTaskStatus(conn, task!.name)).counts;
 
       // A new link: enqueued (a BullMQ job), then the page finished by pageDone.
       const first = await q.finishPage(task!, run, 'job-1', [link('/a'), link('/')], { entry: entry('/'), counters: { done: 1, items: 2 }, host: 'example.com' });
@@ -79,13 +80,13 @@ describe('finishing a page (real Redis)', function () {
       const stream0 = await conn.xlen(q.keys.items);
       // The first attempt marked /c seen under its claim and added its job, then died before finishing the page.
       assert.deepEqual(await q.enqueueLinks(task!, run, 'job-9', [link('/c')]), ['enqueued']);
-      const before = await q.status();
+      const before = await readTaskStatus(conn, task!.name);
       const scriptsBefore = await commandCalls(conn, 'evalsha', 'eval');
       const retried = await q.finishPage(task!, run, 'job-9', [link('/c')], { entry: entry('/'), counters: { done: 1 }, host: 'example.com' });
       assert.deepEqual(retried, ['enqueued'], 'a link in its own claim is the job\'s to enqueue again (a no-op by job id)');
       // Finishing first would release the claim before the add: a death in between would lose /c for good.
       assert.equal((await commandCalls(conn, 'evalsha', 'eval')) - scriptsBefore, 3, 'discover, then the add (BullMQ), then pageDone');
-      const after = await q.status();
+      const after = await readTaskStatus(conn, task!.name);
       assert.equal(after.counts.waiting + after.counts.prioritized, before.counts.waiting + before.counts.prioritized, 'no second job for /c');
       assert.equal((await conn.xlen(q.keys.items)) - stream0, 1, 'finished once');
       assert.equal((await q.stats(run.run)).done, 1);
@@ -98,5 +99,39 @@ describe('finishing a page (real Redis)', function () {
       conn.disconnect();
     }
   });
-});
 
+  // Issue 23, item 4: after a Redis outage the dashboard read "Pages done 75" of "Discovered 60". A job whose lock
+  // was lost meanwhile runs again (BullMQ's stalled check), and its page was counted and stored once per run.
+  it('counts a page once however often its job runs (a job run again after a lost lock)', async () => {
+    const conn = connectRedis(redis.url);
+    const q = new CrawlQueue(conn, task!.name);
+    try {
+      const { run } = await q.startRun(task!, { fresh: true });
+      // The start URL's job, as a worker holds it: a real BullMQ job hash.
+      const [job] = await q.queue.getJobs(['wait', 'prioritized'], 0, 0);
+      assert.ok(job?.id, 'the start URL has a job');
+      const jobId = String(job.id);
+      const stream0 = await conn.xlen(q.keys.items);
+      const finishWith = (links: KeptLink[]) => q.finishPage(task!, run, jobId, links, { entry: entry('/'), counters: { done: 1, items: 3 }, host: 'example.com' });
+      // First run: a new link, enqueued, then pageDone. The second run finds the link seen: the discover call finishes it.
+      assert.deepEqual(await finishWith([link('/p')]), ['enqueued']);
+      assert.deepEqual(await finishWith([link('/p')]), ['duplicate']);
+      // A third run with no link at all: pageDone again.
+      assert.deepEqual(await finishWith([]), []);
+      const stats = await q.stats(run.run);
+      assert.equal(stats.done, 1, 'the page is counted once');
+      assert.equal(stats.items, 3);
+      assert.equal((await conn.xlen(q.keys.items)) - stream0, 1, 'stored once');
+      assert.equal((await readHostTally(conn, task!.name, run.run)).find((h) => h.host === 'example.com')?.done, 1);
+      assert.ok(stats.done <= stats.enqueued, `done ${stats.done} of discovered ${stats.enqueued}`);
+      // Pages of other jobs are still counted.
+      const [other] = (await q.queue.getJobs(['wait', 'prioritized'], 0, 10)).filter((j) => j?.data.url.endsWith('/p'));
+      assert.ok(other?.id);
+      await q.finishPage(task!, run, String(other.id), [], { entry: entry('/p'), counters: { done: 1 }, host: 'example.com' });
+      assert.equal((await q.stats(run.run)).done, 2);
+    } finally {
+      await q.close();
+      conn.disconnect();
+    }
+  });
+});

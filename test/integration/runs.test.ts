@@ -11,6 +11,7 @@ import type { CrawlTask } from '../../src/core/task/model';
 import { startRedis, type RedisServer } from '../support/services';
 import { startPostgres, type PostgresServer } from '../support/postgres';
 import { bookTask, session, writeTask } from '../support/crawl';
+import { readJobCounts } from '../../src/observe/taskStatus';
 
 // Runs: finalize exactly once however many processes race for it, recurring runs, workers stopped with Ctrl-C,
 // a standalone writer. Real redis-server, PostgreSQL, HTTP and worker processes.
@@ -267,7 +268,7 @@ rules:
     const code = await new Promise<number | null>((r) => worker.on('exit', (c) => r(c)));
     assert.equal(code, 0, out);
     assert.match(out, /SIGINT: finishing in-flight jobs/);
-    const active = (await s.crawl.counts()).active;
+    const active = (await readJobCounts(s.redis, task.name)).active;
     assert.equal(active, 0, 'no job left active by the stopped worker');
     // A second worker finishes the crawl.
     const worker2 = spawn(process.execPath, [cli, 'worker', task.file, '--redis', redis.url], { stdio: 'ignore' });

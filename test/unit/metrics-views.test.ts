@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dashboardData, downsample, WorkerRates } from '../../src/extension/dashboard/data';
+import { crawlFinishedMessage } from '../../src/extension/crawls/finishMessage';
+import { describeQueue, finishedPages, queuedJobs, RateMeter, runInfoOf } from '../../src/observe/figures';
 import { parseDashboardMessage } from '../../src/extension/dashboard/messages';
 import { benchmarkResults, seedItems } from '../../src/extension/results/bench';
 import { parseResultsMessage } from '../../src/extension/results/messages';
@@ -61,6 +63,8 @@ describe('dashboard data', () => {
     at: 20_000,
     run: { run: 'r1', state: 'running', startedAt: 0, finishedAt: null },
     stats: { enqueued: 50, done: 20, failed: 3, items: 40, problems: 0, bytes: 1000, duplicates: 5, nonHtml: 0, sitemaps: 0, unchanged: 0, unchangedItems: 0, skipped: { robots: 2, limit: 4 }, failures: { 'http-503': 2, timeout: 1 }, dropped: {} },
+    counts: { waiting: 20, prioritized: 9, active: 1, delayed: 2, completed: 22, failed: 3 },
+    isPaused: false,
     history: [s(0, 0, 50), s(10_000, 10, 39), s(20_000, 20, 29)],
     failures: [{ group: 'http-503', count: 2, jobs: 2, urls: ['http://a.test/x'] }],
     skipped: [{ reason: 'robots', count: 2, urls: [] }],
@@ -91,6 +95,57 @@ describe('dashboard data', () => {
     const big = downsample({ t: Array.from({ length: n }, (_, i) => i), pages: Array(n).fill(2), items: Array(n).fill(1), depth: Array(n).fill(3), discovered: Array(n).fill(0) });
     assert.equal(big.t.length, 900);
     assert.ok(big.pages.every((v) => v === 2));
+  });
+});
+
+// Issue 23, item 4: one source of truth per figure.
+describe('figures every view shows the same way', () => {
+  const stats = { enqueued: 60, done: 40, failed: 2, items: 80, problems: 0, bytes: 0, duplicates: 0, nonHtml: 0, sitemaps: 0, skipped: { robots: 5, limit: 7 }, failures: {}, dropped: { depth: 12 } };
+
+  it('counts a worker\'s failed pages in its rate, as the status bar counts them', () => {
+    // A worker whose pages all failed showed "0.0 jobs/s" beside a status bar at 3.2 p/s.
+    const rates = new WorkerRates();
+    const w = { id: 'h:2', pid: 2, host: 'h', tasks: ['t'], concurrency: 4, started: 0, lastSeen: 10_000, processed: 0, failed: 0 };
+    rates.rate(w);
+    assert.equal(rates.rate({ ...w, lastSeen: 15_000, failed: 16 }), 3.2);
+  });
+
+  it('names the queue and the finished pages once', () => {
+    const c = { waiting: 2, prioritized: 0, active: 0, delayed: 11, completed: 5, failed: 1 };
+    assert.equal(queuedJobs(c), 13, 'the status bar\'s "queue N" counts the delayed jobs the explorer lists');
+    assert.equal(describeQueue(c), '2 waiting · 0 active · 11 delayed');
+    assert.deepEqual(finishedPages(stats), { done: 40, skipped: 5, failed: 2, total: 47 });
+  });
+
+  it('keeps the elapsed time of a reopened run going', () => {
+    // A retry or an enqueue after the end reopens a run: its old finishedAt froze the dashboard's elapsed time.
+    const run = runInfoOf({ run: 'r1', state: 'running', startedAt: '1000', finishedAt: '5000' })!;
+    assert.equal(run.finishedAt, null);
+    assert.equal(runInfoOf({ run: 'r1', state: 'finished', startedAt: '1000', finishedAt: '5000' })!.finishedAt, 5000);
+    const task = parseTask('name: t\nstart: [http://a.test/]\nrules:\n  - name: r\n', '/tmp/t.crawl.yaml').task!;
+    const base = { task: 't', stats, counts: { waiting: 0, prioritized: 0, active: 0, delayed: 0, completed: 0, failed: 0 }, isPaused: false, history: [], failures: [], skipped: [], hosts: [], workers: [] };
+    const at = (now: number) => dashboardData(task, { ...base, at: now, run: { run: 'r1', state: run.state, startedAt: run.startedAt, finishedAt: run.finishedAt } }, new WorkerRates(), 'h').run!.elapsedMs;
+    assert.equal(at(10_000), 9_000);
+    assert.equal(at(11_000), 10_000);
+  });
+
+  it('measures pages/s over the last seconds, and starts again on a new run', () => {
+    const m = new RateMeter(5_000);
+    assert.equal(m.push(0, 0), 0);
+    m.push(1_000, 4);
+    assert.equal(m.push(2_000, 8), 4);
+    for (let t = 3_000; t <= 10_000; t += 1_000) m.push(t, 8 + (t - 2_000) / 500);
+    assert.equal(m.rate(), 2);
+    assert.equal(m.push(11_000, 1), 0, 'a total that went down is a new run');
+  });
+
+  it('says in the finish message which limit cut the crawl, with its figures', () => {
+    const task = parseTask('name: t\nstart: [http://a.test/]\nscope: { maxPages: 40, maxDepth: 3 }\nrules:\n  - name: r\n', '/tmp/t.crawl.yaml').task!;
+    assert.equal(
+      crawlFinishedMessage(task, stats),
+      "Crawl 't' finished: 40 pages, 80 items, 5 skipped, 2 failed. scope.maxPages (40) stopped it: 7 more links were not crawled. scope.maxDepth (3) cut it: 12 links were deeper.",
+    );
+    assert.equal(crawlFinishedMessage(task, { ...stats, skipped: {}, dropped: {} }), "Crawl 't' finished: 40 pages, 80 items, 2 failed.");
   });
 });
 

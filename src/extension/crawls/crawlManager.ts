@@ -7,6 +7,7 @@ import { engine } from '../lazy';
 import type { RedisConnection } from '../redisConnection';
 import { requireTrust, settings } from '../settings';
 import type { WorkerManager, WorkerPool } from '../workers/workerManager';
+import { crawlFinishedMessage } from './finishMessage';
 
 // Crawls started from the editor. Each is a CrawlLaunch, made by launchCrawl, the very function behind
 // `crawl-studio run`: session, store and writer, local workers (shown in the Workers view) and cleanup order are
@@ -28,7 +29,8 @@ export class CrawlManager implements vscode.Disposable {
   private readonly running = new Map<string, RunningCrawl>();
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
-  private readonly finished = new vscode.EventEmitter<{ task: string; result: LaunchResult }>();
+  private readonly finished = new vscode.EventEmitter<{ task: string; result: LaunchResult; message: string }>();
+  /** A crawl that ended, with the message the editor shows (crawlFinishedMessage). */
   readonly onDidFinish = this.finished.event;
   private readonly failed = new vscode.EventEmitter<{ task: string; message: string }>();
   /** A crawl that was refused or ended with an error, with the very message the editor showed. */
@@ -101,7 +103,7 @@ export class CrawlManager implements vscode.Disposable {
     this.running.set(task.name, rc);
     this.changed.fire();
     void done.then(
-      (result) => this.finished.fire({ task: task.name, result }),
+      (result) => this.finished.fire({ task: task.name, result, message: crawlFinishedMessage(task, result.status.stats) }),
       (err: Error) => {
         // Another process drives the task's run: nothing was started here, so nothing "stopped".
         const message =

@@ -2,8 +2,12 @@ import type { CrawlTask } from '../../core/task/model';
 import { describeGroup } from '../../observe/failures';
 import type { HealthSnapshot } from '../../observe/health';
 import type { WorkerBeat } from '../../frontier/fleet';
-import { estimateEta, rateSeries, skippedJobs } from '../../observe/metrics';
+import { estimateEta, finishedOf, rateSeries } from '../../observe/metrics';
+import { describeQueue, finishedPages, queuedJobs, rateOver, runElapsedMs, skippedJobs } from '../../observe/figures';
+import type { WorkerRates } from '../../observe/workerRates';
 import type { DashboardData, Series, WorkerRow } from './protocol';
+
+export { WorkerRates } from '../../observe/workerRates';
 
 // Shapes a health snapshot for the dashboard webview: counters, chart series (downsampled), groups, hosts and
 // workers with rates. Pure, so it is tested without a webview.
@@ -11,25 +15,6 @@ import type { DashboardData, Series, WorkerRow } from './protocol';
 /** Heartbeats come every 5 s: a worker silent for three of them is shown as gone. */
 export const STALE_MS = 15_000;
 const MAX_POINTS = 900;
-
-export class WorkerRates {
-  private readonly last = new Map<string, { processed: number; at: number; rate: number | null }>();
-
-  /** Pages/s between the two most recent distinct heartbeats of each worker. */
-  rate(w: WorkerBeat): number | null {
-    const prev = this.last.get(w.id);
-    if (!prev) {
-      this.last.set(w.id, { processed: w.processed, at: w.lastSeen, rate: null });
-      return null;
-    }
-    if (w.lastSeen > prev.at) {
-      const rate = Math.max(0, w.processed - prev.processed) / ((w.lastSeen - prev.at) / 1000);
-      this.last.set(w.id, { processed: w.processed, at: w.lastSeen, rate });
-      return rate;
-    }
-    return prev.rate;
-  }
-}
 
 export function downsample(series: Series, max = MAX_POINTS): Series {
   const n = series.t.length;
@@ -55,18 +40,23 @@ export function downsample(series: Series, max = MAX_POINTS): Series {
 /** `localHost`: this machine's name; workers with the same host name run here (started by this window or not). */
 export function dashboardData(task: CrawlTask, h: HealthSnapshot, rates: WorkerRates, localHost: string): DashboardData {
   const s = h.stats;
-  const last = h.history[h.history.length - 1];
   const points = rateSeries(h.history);
   const series = downsample({
     t: points.map((p) => p.t / 1000),
-    pages: points.map((p) => p.pagesPerSec),
+    // Pages finished (fetched, skipped or failed), the pages/s of every view.
+    pages: points.map((p) => p.finishedPerSec),
     items: points.map((p) => p.itemsPerSec),
     depth: points.map((p) => p.queueDepth),
     discovered: points.map((p) => p.discoveredPerSec),
   });
-  // Recent rates: the last 5 seconds, smoother than one interval.
-  const recent = points.filter((p) => last && last.t - p.t < 5_000);
-  const avg = (f: (p: (typeof points)[number]) => number) => (recent.length ? recent.reduce((a, p) => a + f(p), 0) / recent.length : 0);
+  // While the run goes: the last seconds (RATE_WINDOW_MS, as the status bar and the Workers view); once it is
+  // over, the average of the whole run (the last seconds would show the drain, or a stale rate).
+  const over = h.run !== null && h.run.state !== 'running' && h.run.state !== 'starting';
+  const elapsedMs = h.run ? runElapsedMs(h.run, h.at) : 0;
+  const secs = Math.max(1, elapsedMs / 1000);
+  const recent = (f: (x: (typeof h.history)[number]) => number) => rateOver(h.history.map((x) => ({ t: x.t, n: f(x) })));
+  const pagesPerSec = over ? finishedPages(s).total / secs : recent(finishedOf);
+  const itemsPerSec = over ? (s?.items ?? 0) / secs : recent((x) => x.items);
   const eta = estimateEta(h.history, task.scope.maxPages);
   const finishedRun = h.run?.state === 'finished';
   const skippedTotal = s ? skippedJobs(s) : 0;
@@ -80,7 +70,7 @@ export function dashboardData(task: CrawlTask, h: HealthSnapshot, rates: WorkerR
   return {
     task: task.name,
     file: task.file,
-    run: h.run ? { id: h.run.run, state: h.run.state, startedAt: h.run.startedAt, finishedAt: h.run.finishedAt } : null,
+    run: h.run ? { id: h.run.run, state: h.run.state, startedAt: h.run.startedAt, finishedAt: h.run.finishedAt, elapsedMs } : null,
     now: h.at,
     counters: s
       ? [
@@ -92,10 +82,11 @@ export function dashboardData(task: CrawlTask, h: HealthSnapshot, rates: WorkerR
           { label: 'Downloaded', value: s.bytes, detail: 'bytes' },
         ]
       : [],
-    queue: { waiting: last?.waiting ?? 0, active: last?.active ?? 0, delayed: last?.delayed ?? 0 },
+    queue: { waiting: h.counts.waiting + h.counts.prioritized, active: h.counts.active, delayed: h.counts.delayed, total: queuedJobs(h.counts), text: describeQueue(h.counts) },
     eta: finishedRun ? { state: 'finished', seconds: 0, completionRate: 0, discoveryRate: 0 } : { state: eta.state, seconds: eta.seconds, completionRate: eta.completionRate, discoveryRate: eta.discoveryRate },
-    pagesPerSec: avg((p) => p.pagesPerSec),
-    itemsPerSec: avg((p) => p.itemsPerSec),
+    pagesPerSec,
+    itemsPerSec,
+    rateBasis: over ? 'run' : 'recent',
     series,
     failures: h.failures.map((f) => ({ group: f.group, label: describeGroup(f.group), count: f.count, jobs: f.jobs, urls: f.urls })),
     skipped: h.skipped.map((g) => ({ group: g.reason, label: describeGroup(g.reason), count: g.count, jobs: 0, urls: g.urls })),

@@ -53,13 +53,18 @@ export interface WorkerRow {
 export interface DashboardData {
   readonly task: string;
   readonly file: string;
-  readonly run: { readonly id: string; readonly state: string; readonly startedAt: number; readonly finishedAt: number | null } | null;
+  /** `finishedAt` only once the run is over; `elapsedMs` to it, or to `now` while it runs. */
+  readonly run: { readonly id: string; readonly state: string; readonly startedAt: number; readonly finishedAt: number | null; readonly elapsedMs: number } | null;
   readonly now: number;
   readonly counters: readonly Counter[];
-  readonly queue: { readonly waiting: number; readonly active: number; readonly delayed: number };
+  /** As every view counts it (observe/taskStatus.ts): `total` is the status bar's "queue N", `text` the explorer's words. */
+  readonly queue: { readonly waiting: number; readonly active: number; readonly delayed: number; readonly total: number; readonly text: string };
   readonly eta: { readonly state: string; readonly seconds: number | null; readonly completionRate: number; readonly discoveryRate: number };
+  /** Pages finished (fetched, skipped or failed) per second, as the status bar and the Workers view count them. */
   readonly pagesPerSec: number;
   readonly itemsPerSec: number;
+  /** 'recent': over the last seconds, while the run goes; 'run': the average of the whole run, once it is over. */
+  readonly rateBasis: 'recent' | 'run';
   readonly series: Series;
   readonly failures: readonly GroupRow[];
   readonly skipped: readonly GroupRow[];

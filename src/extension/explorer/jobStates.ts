@@ -1,4 +1,6 @@
-// The job states the explorer shows under a queue, in this order. Kept apart from queueModel.ts (which loads
-// BullMQ) so the tree can name them without loading the engine.
-export const JOB_STATES = ['waiting', 'prioritized', 'active', 'delayed', 'completed', 'failed'] as const;
+// The job groups the explorer shows under a queue, in this order. Kept apart from queueModel.ts (which loads
+// BullMQ) so the tree can name them without loading the engine. `skipped` is its own group (issue 23, item 4):
+// to BullMQ a page robots.txt refused is a "completed" job, and it was listed among the fetched ones.
+export const JOB_STATES = ['waiting', 'prioritized', 'active', 'delayed', 'completed', 'skipped', 'failed'] as const;
 export type JobStateName = (typeof JOB_STATES)[number];
+

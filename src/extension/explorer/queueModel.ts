@@ -1,8 +1,9 @@
 import { Job, Queue } from 'bullmq';
 import type { Redis } from '../../redis/connect';
 import { scanKeys, unlinkKeys } from '../../redis/nodes';
-import { parseStats, type CrawlStats, type PageJobData, type PageJobResult } from '../../frontier/crawl';
+import type { CrawlStats, PageJobData, PageJobResult } from '../../frontier/crawl';
 import { bullPrefix, taskKeys, TASKS_KEY } from '../../frontier/keys';
+import { finishedPages, readTaskStatus } from '../../observe/taskStatus';
 
 // What the explorer shows, read from Redis: the task queues, their counts, and pages of jobs. One BullMQ Queue
 // object per task, all sharing the explorer's connection.
@@ -13,7 +14,14 @@ export { JOB_STATES, type JobStateName };
 
 export interface QueueSnapshot {
   readonly name: string;
+  /**
+   * Per group: waiting to done. Jobs that can still make work as readJobCounts() counts them; pages the run got
+   * through (completed, skipped, failed) as its counters do, the figures of the status bar, the dashboard and the
+   * finish notification (observe/taskStatus.ts).
+   */
   readonly counts: Readonly<Record<JobStateName, number>>;
+  /** Finished jobs BullMQ still keeps (the rows a group can list): the newest KEEP_COMPLETED / KEEP_FAILED. */
+  readonly kept: { readonly completed: number; readonly failed: number };
   readonly paused: boolean;
   readonly run: string | null;
   readonly runState: string | null;
@@ -43,21 +51,37 @@ export class QueueModel {
   }
 
   async snapshot(name: string): Promise<QueueSnapshot> {
-    const q = this.queue(name);
-    const keys = taskKeys(name);
-    const [counts, paused, meta] = await Promise.all([
-      q.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'completed', 'failed'),
-      q.isPaused(),
-      this.redis.hgetall(keys.meta),
-    ]);
-    const stats = meta.run ? parseStats(await this.redis.hgetall(keys.stats(meta.run))) : null;
-    const c = Object.fromEntries(JOB_STATES.map((s) => [s, counts[s] ?? 0])) as Record<JobStateName, number>;
-    return { name, counts: c, paused, run: meta.run ?? null, runState: meta.state ?? null, file: meta.file ?? null, stats };
+    const st = await readTaskStatus(this.redis, name);
+    const c = st.counts;
+    // Before a run (or on a Redis without its counters), the finished groups fall back to the jobs kept.
+    const f = st.stats ? finishedPages(st.stats) : { done: c.completed, skipped: 0, failed: c.failed };
+    const counts: Record<JobStateName, number> = { waiting: c.waiting, prioritized: c.prioritized, active: c.active, delayed: c.delayed, completed: f.done, skipped: f.skipped, failed: f.failed };
+    return { name, counts, kept: { completed: c.completed, failed: c.failed }, paused: st.isPaused, run: st.run?.run ?? null, runState: st.run?.state ?? null, file: st.run?.file ?? null, stats: st.stats };
   }
 
   async jobs(name: string, state: JobStateName, start: number, count: number): Promise<CrawlJob[]> {
-    const jobs = await this.queue(name).getJobs([state === 'waiting' ? 'wait' : state], start, start + count - 1, state !== 'completed' && state !== 'failed');
+    if (state === 'completed' || state === 'skipped') return this.finishedJobs(name, state, start, count);
+    const jobs = await this.queue(name).getJobs([state === 'waiting' ? 'wait' : state], start, start + count - 1, state !== 'failed');
     return jobs.filter((j): j is CrawlJob => Boolean(j));
+  }
+
+  /**
+   * BullMQ's completed jobs split into fetched and skipped by their result, newest first. At most KEEP_COMPLETED
+   * are kept, so this reads a bounded list.
+   */
+  private async finishedJobs(name: string, state: 'completed' | 'skipped', start: number, count: number): Promise<CrawlJob[]> {
+    const out: CrawlJob[] = [];
+    const page = 200;
+    let matched = 0;
+    for (let from = 0; out.length < count; from += page) {
+      const jobs = (await this.queue(name).getJobs(['completed'], from, from + page - 1, false)).filter((j): j is CrawlJob => Boolean(j));
+      for (const j of jobs) {
+        if ((j.returnvalue?.outcome === 'skipped') !== (state === 'skipped')) continue;
+        if (matched++ >= start && out.length < count) out.push(j);
+      }
+      if (jobs.length < page) break;
+    }
+    return out;
   }
 
   async job(name: string, id: string): Promise<CrawlJob | null> {

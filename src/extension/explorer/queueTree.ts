@@ -4,6 +4,7 @@ import { engine } from '../lazy';
 import { TASK_GLOB } from '../taskFiles';
 import { JOB_STATES, type JobStateName } from './jobStates';
 import type { CrawlJob, QueueModel, QueueSnapshot } from './queueModel';
+import { describeQueue } from '../../observe/figures';
 
 // The Queue Explorer: connection -> task queues -> job states -> jobs. Nodes are kept and updated in place and
 // carry stable ids, so a refresh re-renders only what changed and never collapses what the user expanded.
@@ -432,16 +433,17 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
       const item = new vscode.TreeItem(node.name, vscode.TreeItemCollapsibleState.Collapsed);
       item.id = `queue/${node.name}`;
       item.contextValue = node.snapshot.paused ? 'queue.paused' : 'queue';
-      const parts = [`${c.waiting + c.prioritized} waiting`, `${c.active} active`];
-      if (c.delayed) parts.push(`${c.delayed} delayed`);
+      // The queue in the words the status bar's tooltip and the dashboard use (observe/taskStatus.ts describeQueue).
+      const parts = [describeQueue(c)];
       if (c.failed) parts.push(`${c.failed} failed`);
+      if (c.skipped) parts.push(`${c.skipped} skipped`);
       const stale = this.staleSince !== null;
       item.description = `${stale ? 'stale · ' : ''}${node.snapshot.paused ? 'paused · ' : ''}${parts.join(' · ')}`;
       const s = node.snapshot.stats;
       item.tooltip = new vscode.MarkdownString(
         (stale ? `*Counts read ${Math.round((Date.now() - this.staleSince!) / 1000)} s ago: Redis is not answering.*\n\n` : '') +
           `**${node.name}** — run ${node.snapshot.run ?? '–'} (${node.snapshot.runState ?? 'never run'})\n\n` +
-          (s ? `${s.done} pages done · ${s.failed} failed · ${s.items} items\n\n` : '') +
+          (s ? `${c.completed} pages done · ${c.skipped} skipped · ${c.failed} failed · ${s.items} items\n\n` : '') +
           (node.snapshot.file ? `Task file: \`${node.snapshot.file}\`` : ''),
       );
       item.iconPath = new vscode.ThemeIcon(node.snapshot.paused ? 'debug-pause' : node.snapshot.runState === 'running' ? 'sync' : 'list-unordered');
@@ -465,6 +467,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
       item.description = String(node.count);
       item.contextValue = `state.${node.state}`;
       item.iconPath = new vscode.ThemeIcon(STATE_ICONS[node.state]);
+      item.tooltip = STATE_TOOLTIPS[node.state];
       return item;
     }
     if (node instanceof JobNode) {
@@ -473,11 +476,12 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
       item.id = `job/${node.parent.queue.name}/${node.parent.state}/${j.id}`;
       item.contextValue = `job.${node.parent.state}`;
       const attempts = `attempt ${Math.max(1, j.attemptsMade)}${j.opts.attempts ? `/${j.opts.attempts}` : ''}`;
-      item.description = j.failedReason ? `${attempts} · ${j.failedReason}` : j.data?.rule ? `${j.data.rule} · ${attempts}` : attempts;
+      const skipped = node.parent.state === 'skipped' ? j.returnvalue?.reason : undefined;
+      item.description = skipped ? `skipped: ${skipped}` : j.failedReason ? `${attempts} · ${j.failedReason}` : j.data?.rule ? `${j.data.rule} · ${attempts}` : attempts;
       item.tooltip = new vscode.MarkdownString(
         `\`${j.data?.url}\`\n\nrule **${j.data?.rule}**, depth ${j.data?.depth}, ${attempts}` + (j.failedReason ? `\n\nLast error: ${j.failedReason}` : ''),
       );
-      item.iconPath = new vscode.ThemeIcon(node.parent.state === 'failed' ? 'error' : 'link');
+      item.iconPath = new vscode.ThemeIcon(node.parent.state === 'failed' ? 'error' : node.parent.state === 'skipped' ? 'debug-step-over' : 'link');
       return item;
     }
     const item = new vscode.TreeItem(`Load ${PAGE_SIZE} more…`, vscode.TreeItemCollapsibleState.None);
@@ -512,5 +516,17 @@ const STATE_ICONS: Record<JobStateName, string> = {
   active: 'play',
   delayed: 'clock',
   completed: 'check',
+  skipped: 'debug-step-over',
   failed: 'error',
+};
+
+const KEPT = 'Its rows are the newest jobs the queue still keeps.';
+const STATE_TOOLTIPS: Record<JobStateName, string> = {
+  waiting: 'Jobs ready to run',
+  prioritized: 'Jobs ready to run, by priority',
+  active: 'Jobs a worker holds now (fetching, or waiting for its host\'s turn)',
+  delayed: 'Jobs waiting for a time: their host\'s next turn, the rate limit, or a retry\'s backoff',
+  completed: `Pages fetched in this run (the run's count). ${KEPT}`,
+  skipped: `Pages not fetched on purpose in this run: robots.txt, a rule gone from the task (the run's count). ${KEPT}`,
+  failed: `Pages that failed for good in this run (the run's count). ${KEPT}`,
 };

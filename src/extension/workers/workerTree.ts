@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { isWorkerGone, readWorkers, type WorkerBeat } from '../../frontier/fleet';
+import { pagesFinishedBy, WorkerRates } from '../../observe/workerRates';
 import type { RedisConnection } from '../redisConnection';
 import type { TrackedWorker, WorkerManager } from './workerManager';
 
@@ -12,7 +13,9 @@ export class WorkerTreeProvider implements vscode.TreeDataProvider<WorkerNode>, 
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeTreeData = this.changed.event;
   private beats = new Map<string, WorkerBeat>();
-  private readonly rates = new Map<string, { processed: number; at: number; rate: number }>();
+  /** Each worker's pages/s, counted as the status bar counts them (observe/workerRates.ts). */
+  private readonly rates = new WorkerRates();
+  private readonly rateOf = new Map<string, number>();
   private timer: NodeJS.Timeout;
 
   constructor(
@@ -31,12 +34,11 @@ export class WorkerTreeProvider implements vscode.TreeDataProvider<WorkerNode>, 
       const next = new Map<string, WorkerBeat>();
       for (const b of await readWorkers(redis)) {
         if (isWorkerGone(b, now)) continue;
-        const id = b.id;
-        next.set(id, b);
-        const prev = this.rates.get(id);
-        const rate = prev && b.lastSeen > prev.at ? ((b.processed - prev.processed) * 1000) / (b.lastSeen - prev.at) : (prev?.rate ?? 0);
-        if (!prev || b.lastSeen > prev.at) this.rates.set(id, { processed: b.processed, at: b.lastSeen, rate });
+        next.set(b.id, b);
+        this.rateOf.set(b.id, this.rates.rate(b) ?? 0);
       }
+      this.rates.keep(next.keys());
+      for (const id of this.rateOf.keys()) if (!next.has(id)) this.rateOf.delete(id);
       const changed = JSON.stringify([...next]) !== JSON.stringify([...this.beats]);
       this.beats = next;
       if (changed) this.changed.fire();
@@ -52,9 +54,9 @@ export class WorkerTreeProvider implements vscode.TreeDataProvider<WorkerNode>, 
     const out: WorkerNode[] = local.map((w) => {
       const beat = [...this.beats.values()].find((b) => b.pid === w.pid) ?? null;
       if (beat) localIds.add(beat.id);
-      return { kind: 'local', worker: w, beat, rate: beat ? (this.rates.get(beat.id)?.rate ?? 0) : 0 };
+      return { kind: 'local', worker: w, beat, rate: beat ? (this.rateOf.get(beat.id) ?? 0) : 0 };
     });
-    for (const b of this.beats.values()) if (!localIds.has(b.id)) out.push({ kind: 'remote', beat: b, rate: this.rates.get(b.id)?.rate ?? 0 });
+    for (const b of this.beats.values()) if (!localIds.has(b.id)) out.push({ kind: 'remote', beat: b, rate: this.rateOf.get(b.id) ?? 0 });
     return out;
   }
 
@@ -65,8 +67,8 @@ export class WorkerTreeProvider implements vscode.TreeDataProvider<WorkerNode>, 
       const item = new vscode.TreeItem(`PID ${w.pid}`, vscode.TreeItemCollapsibleState.None);
       item.id = `worker/${w.pid}`;
       item.contextValue = 'worker.local';
-      item.description = `${w.pool.label} · ×${w.concurrency} · ${node.rate.toFixed(1)} jobs/s · up ${uptime(w.startedAt)}`;
-      item.tooltip = `Local worker ${w.pid}\nTasks: ${w.taskFiles.join(', ')}\nConcurrency: ${w.concurrency}\nProcessed: ${node.beat?.processed ?? 0}`;
+      item.description = `${w.pool.label} · ×${w.concurrency} · ${node.rate.toFixed(1)} p/s · up ${uptime(w.startedAt)}`;
+      item.tooltip = `Local worker ${w.pid}\nTasks: ${w.taskFiles.join(', ')}\nConcurrency: ${w.concurrency}\n${finishedText(node.beat)}`;
       item.iconPath = new vscode.ThemeIcon('server-process');
       item.command = { command: 'crawlStudio.showWorkerLog', title: 'Show Log', arguments: [node] };
       return item;
@@ -75,7 +77,8 @@ export class WorkerTreeProvider implements vscode.TreeDataProvider<WorkerNode>, 
     const item = new vscode.TreeItem(`${b.host} PID ${b.pid}`, vscode.TreeItemCollapsibleState.None);
     item.id = `worker/remote/${b.id}`;
     item.contextValue = 'worker.remote';
-    item.description = `${b.tasks.join(', ')} · ×${b.concurrency} · ${node.rate.toFixed(1)} jobs/s · seen ${formatAge(Date.now() - b.lastSeen)} ago`;
+    item.description = `${b.tasks.join(', ')} · ×${b.concurrency} · ${node.rate.toFixed(1)} p/s · seen ${formatAge(Date.now() - b.lastSeen)} ago`;
+    item.tooltip = `Worker ${b.pid} on ${b.host}\nTasks: ${b.tasks.join(', ')}\nConcurrency: ${b.concurrency}\n${finishedText(b)}`;
     item.iconPath = new vscode.ThemeIcon('remote');
     return item;
   }
@@ -84,6 +87,12 @@ export class WorkerTreeProvider implements vscode.TreeDataProvider<WorkerNode>, 
     clearInterval(this.timer);
     this.changed.dispose();
   }
+}
+
+/** The pages behind the rate: p/s counts pages finished, as the status bar's does. */
+function finishedText(beat: WorkerBeat | null): string {
+  if (!beat) return 'Pages finished: none reported yet';
+  return `Pages finished: ${pagesFinishedBy(beat)} (${beat.processed} fetched or skipped, ${beat.failed} failed)`;
 }
 
 function formatAge(ms: number): string {

@@ -3,7 +3,7 @@
 --
 -- KEYS[1] stats hash of the run     KEYS[2] claim hash of the discovering job     KEYS[3] the task's meta hash
 -- KEYS[4..3+m] seen bucket for each URL (aligned with its member)
--- KEYS[4+m], KEYS[5+m] the items stream and the run's per-host tally (finishing only)
+-- KEYS[4+m], KEYS[5+m], KEYS[6+m] the items stream, the run's per-host tally and the job's BullMQ hash (finishing only)
 -- ARGV[1] max pages (0 = none)      ARGV[2] claim TTL (s)     ARGV[3] run id     ARGV[4] m, the number of URLs
 -- ARGV[5..4+m] fingerprint member of each URL
 -- ARGV[5+m..] optional, to finish the page here when none of its URLs is to be enqueued (finishPage.lua,
@@ -51,7 +51,7 @@ if #ARGV > 4 + m then
   if fresh + reclaimed > 0 then
     out[#out + 1] = 0
   else
-    finishPage(KEYS[1], KEYS[4 + m], KEYS[2], KEYS[5 + m], 5 + m)
+    finishPage(KEYS[1], KEYS[4 + m], KEYS[2], KEYS[5 + m], KEYS[6 + m], 5 + m)
     out[#out + 1] = 1
   end
 end

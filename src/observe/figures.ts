@@ -1,0 +1,113 @@
+import type { CrawlStats, JobCounts, RunInfo } from '../frontier/crawl';
+
+// One source for each figure the views show of a task (issue 23, item 4): the status bar, the Queue Explorer, the
+// Workers view, the dashboard, the finish notification and the CLI's progress line name a task's figures with
+// these functions, and read them with taskStatus.ts, so two views never count one thing two ways ("queue 2" in the
+// status bar beside "delayed 11" in the explorer; a toast's "3 failed" beside the explorer's 2; a worker at
+// "0.0 jobs/s" beside a status bar at 3.2 p/s). Pure: the views load it at activation, without the engine.
+//
+// - Pages a run got through (done, skipped, failed) are the run's counters: exact, per run, and never capped
+//   (BullMQ keeps only the newest finished jobs, and a skipped job is a "completed" one to it).
+// - Jobs that can still make work (waiting, prioritized, active, delayed) are read by taskStatus.ts's
+//   readJobCounts() only.
+// - Rates are pages finished (fetched, skipped or failed) per second over the last RATE_WINDOW_MS.
+
+/** Jobs that can still make work: what every view calls the queue ("queue N"). */
+export function queuedJobs(c: Pick<JobCounts, 'waiting' | 'prioritized' | 'active' | 'delayed'>): number {
+  return c.waiting + c.prioritized + c.active + c.delayed;
+}
+
+/** The queue in words, the same in the explorer's rows and the status bar's tooltip: "2 waiting · 0 active · 11 delayed". */
+export function describeQueue(c: Pick<JobCounts, 'waiting' | 'prioritized' | 'active' | 'delayed'>): string {
+  const parts = [`${c.waiting + c.prioritized} waiting`, `${c.active} active`];
+  if (c.delayed) parts.push(`${c.delayed} delayed`);
+  return parts.join(' · ');
+}
+
+/** Pages a run got through, each counted once, by how it ended. */
+export interface FinishedPages {
+  /** Fetched (HTML or not, sitemaps included). */
+  readonly done: number;
+  /** Never fetched, on purpose: robots.txt, a rule gone from the task... (links over maxPages never became jobs). */
+  readonly skipped: number;
+  /** Failed for good (retries spent, or not worth retrying). */
+  readonly failed: number;
+  readonly total: number;
+}
+
+export function finishedPages(stats: CrawlStats | null): FinishedPages {
+  if (!stats) return { done: 0, skipped: 0, failed: 0, total: 0 };
+  const skipped = skippedJobs(stats);
+  return { done: stats.done, skipped, failed: stats.failed, total: stats.done + skipped + stats.failed };
+}
+
+/** Jobs that finished without being fetched or failing: the skip reasons counted per job ('limit' never was a job). */
+export function skippedJobs(stats: CrawlStats): number {
+  let n = 0;
+  for (const [reason, count] of Object.entries(stats.skipped)) if (reason !== 'limit') n += count;
+  return n;
+}
+
+/**
+ * A run as its meta hash holds it. `finishedAt` only while the run is over: a run reopened by a retry or a URL
+ * enqueued after it ended is running again, and its old finish time froze the dashboard's elapsed time.
+ */
+export function runInfoOf(meta: Readonly<Record<string, string>>): RunInfo | null {
+  if (!meta.run) return null;
+  const state = (meta.state as RunInfo['state'] | undefined) ?? 'running';
+  const over = state === 'finished' || state === 'stopped';
+  return {
+    run: meta.run,
+    state,
+    startedAt: Number(meta.startedAt ?? 0),
+    finishedAt: over && meta.finishedAt ? Number(meta.finishedAt) : null,
+    bucketBits: Number(meta.bucketBits ?? 12),
+    file: meta.file ?? null,
+  };
+}
+
+/** How long a run has gone: to its finish, or to `now` while it runs. */
+export function runElapsedMs(run: Pick<RunInfo, 'startedAt' | 'finishedAt'>, now: number): number {
+  return Math.max(0, (run.finishedAt ?? now) - run.startedAt);
+}
+
+/** How many pages a second, over a window: every rate a view shows (status bar, CLI, dashboard, workers) is this one. */
+export const RATE_WINDOW_MS = 5_000;
+
+/**
+ * Pages finished per second over the last RATE_WINDOW_MS, from a running total sampled now and then. The status
+ * bar's "p/s", the CLI's "pages/s" and each worker's rate all count finished pages (fetched, skipped or failed):
+ * a worker whose pages all failed showed "0.0 jobs/s" beside a status bar at 3.2 p/s.
+ */
+export class RateMeter {
+  private readonly points: { t: number; n: number }[] = [];
+
+  constructor(private readonly windowMs = RATE_WINDOW_MS) {}
+
+  /** Records the total at time t (ms) and returns the rate. A total that went down (a new run) starts again. */
+  push(t: number, total: number): number {
+    const last = this.points[this.points.length - 1];
+    if (last && (total < last.n || t < last.t)) this.points.length = 0;
+    this.points.push({ t, n: total });
+    // Keep one point at or before the window's start, so the window is always covered.
+    while (this.points.length > 2 && this.points[1]!.t <= t - this.windowMs) this.points.shift();
+    return this.rate();
+  }
+
+  rate(): number {
+    return rateOver(this.points, this.windowMs);
+  }
+}
+
+/** The rate of a running total over the last `windowMs` of its points (oldest first), 0 with fewer than two. */
+export function rateOver(points: readonly { readonly t: number; readonly n: number }[], windowMs = RATE_WINDOW_MS): number {
+  const last = points[points.length - 1];
+  if (!last) return 0;
+  let first = last;
+  for (let i = points.length - 2; i >= 0; i--) {
+    first = points[i]!;
+    if (first.t <= last.t - windowMs) break;
+  }
+  const dt = (last.t - first.t) / 1000;
+  return dt > 0 ? Math.max(0, last.n - first.n) / dt : 0;
+}
