@@ -2,7 +2,7 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
 import '@vscode-elements/elements/dist/vscode-badge/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
-import { EMPTY_VIEW, PAGE_SIZE, type ExportFormat, type FromResults, type QualityRow, type ResultsPersisted, type ResultsViewState, type RowDetail, type TableRow, type ToResults } from '../../src/extension/results/protocol';
+import { EMPTY_VIEW, PAGE_SIZE, type ExportFormat, type FromResults, type QualityRow, type ResultsPersisted, type ResultsViewState, type RowDetail, type RunsShown, type TableRow, type ToResults } from '../../src/extension/results/protocol';
 import { addStyle, fmtInt, h, icon } from './common';
 import css from './style.css';
 
@@ -15,7 +15,7 @@ addStyle(css);
 const vscode = acquireVsCodeApi<ResultsPersisted>();
 const ROW_H = 24;
 const MAX_PAGES = 60;
-const META_LABEL: Record<string, string> = { _key: 'key', _url: 'source URL', _rule: 'page rule', _fetched_at: 'fetched at' };
+const META_LABEL: Record<string, string> = { _key: 'key', _url: 'source URL', _rule: 'page rule', _fetched_at: 'fetched at', _run: 'run' };
 
 let file = '';
 let task = '';
@@ -32,7 +32,8 @@ let busy: string | null = null;
 let error: string | null = null;
 let selected = -1;
 let detail: RowDetail | null = null;
-let quality: { total: number; fields: readonly QualityRow[] } | null = null;
+let quality: { total: number; run: string; fields: readonly QualityRow[] } | null = null;
+let runs: RunsShown = { runs: [], shown: 'all' };
 const pages = new Map<number, readonly TableRow[]>();
 /** Pages of the previous count, shown while fresh ones load (no flicker while a crawl adds rows). */
 let stale = new Map<number, readonly TableRow[]>();
@@ -51,6 +52,8 @@ function persist(): void {
 const app = document.getElementById('app')!;
 const titleEl = h('span', { class: 'title' }, icon('table'), h('span', {}, 'Results'));
 const typeSelect = h('select', { 'aria-label': 'Item type', title: 'Item type' });
+// Whose items: the latest run by default (issue 23, item 6), any earlier one, or all of them.
+const runSelect = h('select', { 'aria-label': 'Run', title: 'Show the items of one run (the latest by default), or of all runs' });
 const countEl = h('span', { class: 'count', role: 'status', 'aria-live': 'polite' });
 const liveEl = h('span', { class: 'live', title: 'The crawl is running: new rows appear as they are stored' }, h('span', { class: 'dot' }), 'live');
 const busyEl = h('span', { class: 'busy' });
@@ -58,7 +61,7 @@ const columnsBtn = h('vscode-button', { secondary: true, icon: 'list-selection',
 const qualityBtn = h('vscode-button', { secondary: true, icon: 'pulse', title: 'Field quality: empty and distinct values per field' }, 'Field quality');
 const exportBtns = (['csv', 'jsonl', 'json'] as const).map((f) => h('vscode-button', { secondary: true, icon: f === 'csv' ? 'table' : 'json', title: `Export the current view (filtered, sorted) as ${f.toUpperCase()}`, 'data-format': f }, f.toUpperCase()));
 const clearBtn = h('vscode-button', { secondary: true, icon: 'clear-all', title: 'Clear every filter' }, 'Clear filters');
-const toolbar = h('div', { class: 'toolbar', role: 'toolbar', 'aria-label': 'Results' }, titleEl, typeSelect, countEl, liveEl, busyEl, h('span', { class: 'spacer' }), clearBtn, columnsBtn, qualityBtn, h('span', { class: 'count' }, 'Export:'), ...exportBtns);
+const toolbar = h('div', { class: 'toolbar', role: 'toolbar', 'aria-label': 'Results' }, titleEl, typeSelect, runSelect, countEl, liveEl, busyEl, h('span', { class: 'spacer' }), clearBtn, columnsBtn, qualityBtn, h('span', { class: 'count' }, 'Export:'), ...exportBtns);
 const grid = h('div', { class: 'grid', role: 'grid', tabindex: 0, 'aria-label': 'Stored items', 'aria-multiselectable': 'false' });
 const thead = h('div', { class: 'thead', role: 'rowgroup' });
 const body = h('div', { class: 'body', role: 'rowgroup' });
@@ -82,6 +85,7 @@ function widthOf(c: string): string {
   if (c === '_url') return 'minmax(220px, 2fr)';
   if (c === '_fetched_at') return '160px';
   if (c === '_rule') return '90px';
+  if (c === '_run') return '110px';
   return 'minmax(120px, 1fr)';
 }
 
@@ -90,7 +94,7 @@ function template(): string {
 }
 
 function minWidth(): number {
-  return visibleColumns().reduce((a, c) => a + (c === '_url' ? 220 : c === '_fetched_at' ? 160 : c === '_rule' ? 90 : 120), 0);
+  return visibleColumns().reduce((a, c) => a + (c === '_url' ? 220 : c === '_fetched_at' ? 160 : c === '_rule' ? 90 : c === '_run' ? 110 : 120), 0);
 }
 
 let filterTimer: number | undefined;
@@ -243,7 +247,9 @@ function render(): void {
 
 function renderToolbar(): void {
   const filtered = Object.keys(view.filters).length > 0;
-  countEl.textContent = generation < 0 ? 'loading…' : filtered ? `${fmtInt(total)} of ${fmtInt(stored)} items` : `${fmtInt(total)} item${total === 1 ? '' : 's'}`;
+  const oneRun = runs.shown !== 'all' && runs.runs.length > 1;
+  countEl.textContent = generation < 0 ? 'loading…' : filtered || oneRun ? `${fmtInt(total)} of ${fmtInt(stored)} items` : `${fmtInt(total)} item${total === 1 ? '' : 's'}`;
+  countEl.title = oneRun ? `${fmtInt(total)} items of run ${runs.shown}${filtered ? ' matching the filters' : ''}; ${fmtInt(stored)} in all runs` : '';
   liveEl.hidden = !running;
   busyEl.replaceChildren(...(busy ? [h('vscode-progress-ring', { class: 'ring' }), busy] : []));
   clearBtn.hidden = !filtered;
@@ -251,7 +257,8 @@ function renderToolbar(): void {
   errorEl.hidden = !error;
   errorEl.textContent = error ?? '';
   const sortText = view.sort ? `sorted by ${META_LABEL[view.sort.field] ?? view.sort.field} ${view.sort.descending ? '↓' : '↑'}` : 'in storage order';
-  statusEl.replaceChildren(h('span', {}, `${task} · ${sortText}`), h('span', {}, storeLocation), h('span', { class: 'spacer' }), h('span', {}, '↑↓ select · Enter details · Esc close'));
+  const runText = runs.shown === 'all' ? (runs.runs.length > 1 ? `all ${runs.runs.length} runs` : 'one run') : `run ${runs.shown}${runs.shown === latestRun() ? ' (latest)' : ''}`;
+  statusEl.replaceChildren(h('span', {}, `${task} · ${runText} · ${sortText}`), h('span', {}, storeLocation), h('span', { class: 'spacer' }), h('span', {}, '↑↓ select · Enter details · Esc close'));
 }
 
 let scheduled = false;
@@ -381,7 +388,7 @@ function renderQuality(): void {
   });
   const broken = quality.fields.filter((f) => n > 0 && f.empty === n).map((f) => f.field);
   qualityEl.replaceChildren(
-    h('h2', {}, icon('pulse'), 'Field quality', h('span', { class: 'hint' }, `${fmtInt(n)} ${view.itemType ?? ''} items${broken.length ? ` — always empty: ${broken.join(', ')} (check the selector)` : ''}`)),
+    h('h2', {}, icon('pulse'), 'Field quality', h('span', { class: 'hint' }, `${fmtInt(n)} ${view.itemType ?? ''} items${quality.run === 'all' ? ' of all runs' : ` of run ${quality.run}`}${broken.length ? ` — always empty: ${broken.join(', ')} (check the selector)` : ''}`)),
     h('div', { class: 'qrow qhead', role: 'row' }, h('span', {}, 'field'), h('span', {}, 'empty values'), h('span', {}, 'distinct values')),
     ...rows,
   );
@@ -392,6 +399,28 @@ function renderQuality(): void {
 typeSelect.addEventListener('change', () => {
   query({ ...view, itemType: typeSelect.value, filters: {}, sort: null });
 });
+runSelect.addEventListener('change', () => {
+  quality = null;
+  query({ ...view, run: runSelect.value });
+});
+
+function latestRun(): string | null {
+  const ids = runs.runs.map((r) => r.id).filter((id): id is string => id !== null);
+  return ids[ids.length - 1] ?? null;
+}
+
+/** One option per run, newest first, with its start and item count; "All runs" last. */
+function renderRuns(): void {
+  const ids = runs.runs.filter((r) => r.id !== null);
+  const total = runs.runs.reduce((a, r) => a + r.items, 0);
+  const latest = latestRun();
+  const opts = [...ids].reverse().map((r) =>
+    h('option', { value: r.id === latest ? 'latest' : r.id!, selected: runs.shown === r.id && ((view.run ?? 'latest') === 'latest') === (r.id === latest) }, `${r.id === latest ? 'Latest run' : 'Run'} ${r.id} · ${new Date(r.firstFetchedAt).toLocaleString()} · ${fmtInt(r.items)} items`),
+  );
+  opts.push(h('option', { value: 'all', selected: runs.shown === 'all' }, `All runs · ${fmtInt(total)} items`));
+  runSelect.replaceChildren(...opts);
+  runSelect.hidden = ids.length < 2;
+}
 clearBtn.addEventListener('click', () => query({ ...view, filters: {} }));
 qualityBtn.addEventListener('click', () => {
   view = { ...view, showQuality: !view.showQuality };
@@ -460,6 +489,8 @@ window.addEventListener('message', (e: MessageEvent<ToResults>) => {
       titleEl.replaceChildren(icon('table'), h('span', {}, `Results: ${m.task}`));
       typeSelect.replaceChildren(...types.map((t) => h('option', { value: t, selected: t === view.itemType }, t)));
       typeSelect.hidden = types.length < 2;
+      runs = m.runs;
+      renderRuns();
       persist();
       renderHeader();
       renderQuality();
@@ -515,7 +546,7 @@ window.addEventListener('message', (e: MessageEvent<ToResults>) => {
       renderDetail();
       break;
     case 'quality':
-      if (m.itemType === view.itemType) quality = { total: m.total, fields: m.fields };
+      if (m.itemType === view.itemType) quality = { total: m.total, run: m.run, fields: m.fields };
       renderQuality();
       break;
     case 'busy':

@@ -10,6 +10,7 @@ import {
   type ItemStore,
   type PageRow,
   type ReadOptions,
+  type RunItems,
   type RunSummary,
   type StoredError,
   type StoredItem,
@@ -193,6 +194,13 @@ export class PostgresStore implements ItemStore {
     if (!table) return 0;
     const { rows } = await this.query('count items', `SELECT count(*)::float8 AS n FROM ${table}`);
     return rows[0].n;
+  }
+
+  async itemRuns(type: string): Promise<RunItems[]> {
+    const table = await this.tableOf(type);
+    if (!table) return [];
+    const { rows } = await this.query('count items by run', `SELECT run, count(*)::float8 AS n, ${ms('min(fetched_at)')} AS first FROM ${table} GROUP BY run ORDER BY min(fetched_at), run`);
+    return rows.map((r) => ({ run: r.run, items: r.n, firstFetchedAt: Math.round(r.first) }));
   }
 
   async readItems(type: string, opts: ReadOptions = {}): Promise<StoredItem[]> {

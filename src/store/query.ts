@@ -11,7 +11,7 @@ import type { ItemStore, StoredItem } from './types';
 // A store that can do this natively may implement `NativeItemQuery`; ItemView then uses it.
 
 /** Meta columns that can be filtered and sorted like fields. */
-export const META_COLUMNS = ['_key', '_url', '_rule', '_fetched_at'] as const;
+export const META_COLUMNS = ['_key', '_url', '_rule', '_fetched_at', '_run'] as const;
 export type MetaColumn = (typeof META_COLUMNS)[number];
 
 export interface FieldFilter {
@@ -34,6 +34,8 @@ export interface ItemQuery {
   readonly filters: readonly FieldFilter[];
   /** null: insertion order. */
   readonly sort: ItemSort | null;
+  /** Only the items this run stored (absent: every run's). */
+  readonly run?: string;
 }
 
 /** Optional native support a store may offer; same semantics as ItemView. */
@@ -60,6 +62,8 @@ export function valueOf(item: StoredItem, field: string): unknown {
       return item.rule;
     case '_fetched_at':
       return item.fetchedAt;
+    case '_run':
+      return item.run;
     default:
       return item.data[field];
   }
@@ -132,7 +136,14 @@ function hasNative(store: ItemStore): store is ItemStore & NativeItemQuery {
 
 /** Whether the store can answer a query without an index (stored columns only, no filter). */
 export function isDirectQuery(query: ItemQuery): boolean {
-  return query.filters.every((f) => f.text === '') && (query.sort === null || query.sort.field in NATIVE_ORDER);
+  return query.run === undefined && query.filters.every((f) => f.text === '') && (query.sort === null || query.sort.field in NATIVE_ORDER);
+}
+
+/** The query's test of an item: its filters, and its run when it names one. */
+export function compileQuery(query: ItemQuery): Predicate {
+  const filters = compileFilters(query.filters);
+  const run = query.run;
+  return run === undefined ? filters : (item) => item.run === run && filters(item);
 }
 
 /**
@@ -154,7 +165,7 @@ export class ItemView {
     /** The type's items in memory, shared by the views of one panel; used while it stays within its budget. */
     private readonly cache: ItemCache | null = null,
   ) {
-    this.predicate = compileFilters(query.filters);
+    this.predicate = compileQuery(query);
   }
 
   private get cached(): ItemCache | null {
@@ -377,22 +388,28 @@ export class QualityTracker {
   private readonly empty = new Map<string, number>();
   private readonly distinct = new Map<string, Set<number>>();
 
+  private counted = 0;
+
   constructor(
     private readonly store: ItemStore,
     readonly type: string,
     private readonly cache: ItemCache | null = null,
+    /** Only the items of this run (field quality per run: a broken selector's run is not averaged with a good one). */
+    readonly run?: string,
   ) {}
 
   async update(): Promise<QualityReport> {
     const fields = await this.store.fieldNames(this.type);
     for (const f of fields) {
       if (!this.empty.has(f)) {
-        // A field added later is missing (empty) in every item scanned before it existed.
-        this.empty.set(f, this.scanned);
+        // A field added later is missing (empty) in every item counted before it existed.
+        this.empty.set(f, this.counted);
         this.distinct.set(f, new Set());
       }
     }
     const take = (item: StoredItem) => {
+      if (this.run !== undefined && item.run !== this.run) return;
+      this.counted++;
       for (const f of fields) {
         const v = item.data[f];
         if (isEmptyValue(v)) this.empty.set(f, (this.empty.get(f) ?? 0) + 1);
@@ -418,7 +435,7 @@ export class QualityTracker {
     }
     return {
       type: this.type,
-      total: this.scanned,
+      total: this.counted,
       fields: fields.map((f) => ({ field: f, empty: this.empty.get(f) ?? 0, distinct: this.distinct.get(f)?.size ?? 0 })),
     };
   }
@@ -458,6 +475,7 @@ export function viewAsStore(view: ItemView, base: ItemStore): ItemStore {
     countPages: () => base.countPages(),
     iterateRevisits: (o) => base.iterateRevisits(o),
     readItems: (t, o) => (t === type ? view.page(o?.offset ?? 0, o?.limit ?? 100) : Promise.resolve([])),
+    itemRuns: (t) => base.itemRuns(t),
     itemTypes: () => Promise.resolve([type]),
     fieldNames: (t) => base.fieldNames(t),
     count: (t) => (t === type ? view.count() : Promise.resolve(0)),

@@ -11,6 +11,7 @@ import {
   type ItemStore,
   type PageRow,
   type ReadOptions,
+  type RunItems,
   type RunSummary,
   type StoredError,
   type StoredItem,
@@ -438,6 +439,18 @@ export class SqliteStore implements ItemStore {
     return this.withBusyRetry('count items', () => {
       const table = this.tableOf(type);
       return table ? Number(get(this.conn(), `SELECT count(*) AS n FROM ${quoteIdent(table)}`)?.n ?? 0) : 0;
+    });
+  }
+
+  async itemRuns(type: string): Promise<RunItems[]> {
+    return this.withBusyRetry('count items by run', () => {
+      const table = this.tableOf(type);
+      if (!table) return [];
+      return all(this.conn(), `SELECT run, count(*) AS n, min(fetched_at) AS first FROM ${quoteIdent(table)} GROUP BY run ORDER BY first, run`).map((r) => ({
+        run: nullable(r.run),
+        items: Number(r.n),
+        firstFetchedAt: Number(r.first),
+      }));
     });
   }
 

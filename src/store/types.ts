@@ -117,6 +117,15 @@ export interface StoredItem {
 
 export type StoredError = ErrorRow;
 
+/** How many items of a type a run stored last (an item kept by later runs counts under the one that wrote it). */
+export interface RunItems {
+  /** null: items stored without a run. */
+  readonly run: string | null;
+  readonly items: number;
+  /** Fetch time of the run's earliest item (ms): runs are listed oldest first. */
+  readonly firstFetchedAt: number;
+}
+
 export interface WriteResult {
   /** Item rows inserted or overwritten. */
   readonly written: number;
@@ -170,6 +179,8 @@ export interface ItemStore {
   /** The type's field names in the order they were first seen: the column order of exports. */
   fieldNames(type: string): Promise<string[]>;
   count(type: string): Promise<number>;
+  /** The runs whose items of `type` the store holds, oldest first, with their counts (the results view's run filter). */
+  itemRuns(type: string): Promise<RunItems[]>;
   /** Every item of a type, in storage order, read page by page (no lock or cursor held between pages). */
   iterateItems(type: string, opts?: { pageSize?: number }): AsyncIterable<StoredItem>;
 }

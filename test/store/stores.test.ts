@@ -132,6 +132,21 @@ function contract(name: string, make: () => Promise<ItemStore>) {
       assert.equal(await store.countPages(), 5, 'the pages table keeps one row per run and URL, as before');
     });
 
+    // Issue 23, item 6: the results view shows one run at a time, the latest by default.
+    it('counts items by the run that stored them, oldest run first', async () => {
+      const ofRun = (run: string, fetchedAt: number, keys: string[]) => rows(keys.map((key) => ({ key, data: { v: run }, fetchedAt }))).map((r) => ({ ...r, run }));
+      await store.writeBatch([], ofRun('r2', 2000, ['c', 'd', 'e']), 'ignore');
+      await store.writeBatch([], ofRun('r1', 1000, ['a', 'b']), 'ignore');
+      // Kept under 'update', an item counts under the run that wrote it last.
+      await store.writeBatch([], ofRun('r3', 3000, ['a']), 'update');
+      assert.deepEqual(await store.itemRuns('product'), [
+        { run: 'r1', items: 1, firstFetchedAt: 1000 },
+        { run: 'r2', items: 3, firstFetchedAt: 2000 },
+        { run: 'r3', items: 1, firstFetchedAt: 3000 },
+      ]);
+      assert.deepEqual(await store.itemRuns('nope'), []);
+    });
+
     it('records and replaces run summaries', async () => {
       const s = { run: 'r1', task: 'shop', startedAt: 1000, finishedAt: 5000, durationMs: 4000, pages: 10, items: 20, duplicates: 3, conflicts: 1, failures: 2 };
       await store.writeRunSummary(s);

@@ -4,6 +4,7 @@ import { describeGroup, failureGroupOf } from '../../src/observe/failures';
 import { taskKeys } from '../../src/frontier/keys';
 import { estimateEta, mergeTiers, metricsKeys, rateSeries, readHistory, readHostTally, recordSample, countFailed, countSkipped, type MetricSample } from '../../src/observe/metrics';
 import { compileFilters, ItemCache, ItemView, QualityTracker, sortKeyOf, viewAsStore } from '../../src/store/query';
+import { ResultsSource } from '../../src/extension/results/source';
 import { exportItems, SqliteStore } from '../../src/store';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -173,6 +174,45 @@ describe('query: filters, sorts, quality, filtered export', function () {
     assert.equal(broken.empty, q.total);
     assert.equal(q.fields.find((f) => f.field === 'title')!.distinct, q.total);
     assert.equal(q.fields.find((f) => f.field === 'tags')!.empty, q.total - 250, 'odd books have tags');
+  });
+
+  // Issue 23, item 6: after a run with a broken selector the table held both runs' items and read "author 50% empty".
+  it('shows one run\'s items, the latest by default, with the field quality of that run', async () => {
+    const runDir = mkdtempSync(join(tmpdir(), 'cs-runs-'));
+    const runs = new SqliteStore(join(runDir, 'runs.sqlite'));
+    await runs.open();
+    try {
+      const quote = (run: string, i: number, author: string) => ({ type: 'quote', key: `${run}-${i}`, json: JSON.stringify({ text: `q${i}`, author }), fields: ['text', 'author'], url: `http://s.test/q${i}`, rule: 'list', run, fetchedAt: run === 'r1' ? 1000 + i : 5000 + i });
+      await runs.writeBatch([], Array.from({ length: 10 }, (_, i) => quote('r1', i, `A${i}`)), 'ignore');
+      await runs.writeBatch([], Array.from({ length: 10 }, (_, i) => quote('r2', i, '')), 'ignore');
+      const src = new ResultsSource(runs);
+      const view = await src.setQuery({ itemType: 'quote', filters: {}, sort: null, hidden: [], showQuality: false });
+      assert.equal(view.run, 'latest');
+      assert.equal(src.run, 'r2', 'the latest run');
+      assert.deepEqual(await src.count(), { total: 10, stored: 20 });
+      assert.ok((await src.rows(0, 100)).every((r) => r.cells._run === 'r2'), 'only its rows, with their run shown');
+      const latest = await src.fieldQuality();
+      assert.equal(latest!.total, 10);
+      assert.equal(latest!.fields.find((f) => f.field === 'author')!.empty, 10, 'author is empty in every item of the broken run, not in 50%');
+      const runsShown = await src.runsShown();
+      assert.deepEqual(runsShown.runs.map((r) => [r.id, r.items]), [['r1', 10], ['r2', 10]]);
+      await src.setQuery({ ...view, run: 'r1' });
+      assert.equal((await src.count()).total, 10);
+      assert.equal((await src.fieldQuality())!.fields.find((f) => f.field === 'author')!.empty, 0);
+      await src.setQuery({ ...view, run: 'all' });
+      assert.equal((await src.count()).total, 20);
+      assert.equal((await src.fieldQuality())!.fields.find((f) => f.field === 'author')!.empty, 10);
+      // A third run's items make it the latest one.
+      await src.setQuery(view);
+      await runs.writeBatch([], [quote('r3', 0, 'Z')], 'ignore');
+      assert.equal(await src.refreshRuns(), true);
+      await src.setQuery(view);
+      assert.equal(src.run, 'r3');
+      assert.equal((await src.count()).total, 1);
+    } finally {
+      await runs.close();
+      rmSync(runDir, { recursive: true, force: true });
+    }
   });
 
   it('exports exactly the filtered, sorted view', async () => {

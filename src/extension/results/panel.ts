@@ -30,6 +30,7 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
   private queue: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
   private lastCount = '';
+  private lastStored = -1;
   private source: ResultsSource | null = null;
 
   private constructor(
@@ -143,10 +144,8 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
   private async init(view: ResultsViewState): Promise<void> {
     const src = await this.store();
     this.view = await src.setQuery(view);
-    const types = await src.types();
-    const columns = this.view.itemType ? await src.columns(this.view.itemType) : [];
     const canPreview = (await vscode.commands.getCommands(true)).includes(DESIGNER_PREVIEW_COMMAND);
-    this.post({ type: 'init', task: this.task.name, file: this.task.file, store: src.store.location, types, columns, view: this.view, canPreview });
+    await this.postInit(canPreview);
     this.lastCount = '';
     await this.postCount();
     if (this.view.showQuality) await this.postQuality();
@@ -156,13 +155,11 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
   private async applyQuery(view: ResultsViewState): Promise<void> {
     const src = await this.store();
     const typeChanged = view.itemType !== this.view.itemType;
-    const needsIndex = Object.values(view.filters).some((t) => t !== '') || (view.sort !== null && !['_key', '_fetched_at'].includes(view.sort.field));
+    const needsIndex = Object.values(view.filters).some((t) => t !== '') || (view.sort !== null && !['_key', '_fetched_at'].includes(view.sort.field)) || (view.run ?? 'latest') !== (this.view.run ?? 'latest');
     if (needsIndex) this.post({ type: 'busy', text: 'Filtering…' });
     this.view = await src.setQuery(view);
-    if (typeChanged) {
-      const columns = this.view.itemType ? await src.columns(this.view.itemType) : [];
-      this.post({ type: 'init', task: this.task.name, file: this.task.file, store: src.store.location, types: await src.types(), columns, view: this.view, canPreview: this.lastInit()?.canPreview ?? false });
-    }
+    // A new type or run: the columns and the run filter change with it.
+    if (typeChanged || (view.run ?? 'latest') !== (this.lastInit()?.view.run ?? 'latest') || src.run !== this.lastInit()?.runs.shown) await this.postInit();
     this.lastCount = '';
     await this.postCount();
     if (needsIndex) this.post({ type: 'busy', text: null });
@@ -173,15 +170,30 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
     return this.lastPosted.get('init') as Extract<ToResults, { type: 'init' }> | undefined;
   }
 
+  /** The type, its columns, and the runs with the one shown. */
+  private async postInit(canPreview = this.lastInit()?.canPreview ?? false): Promise<void> {
+    const src = await this.store();
+    const columns = this.view.itemType ? await src.columns(this.view.itemType) : [];
+    this.post({ type: 'init', task: this.task.name, file: this.task.file, store: src.store.location, types: await src.types(), columns, view: this.view, canPreview, runs: await src.runsShown() });
+  }
+
   private async postCount(): Promise<void> {
     const src = await this.store();
     if (src.type === null && (await src.types()).length > 0) {
       // The first items of a crawl that had stored none when the panel opened: show their type now.
       this.view = await src.setQuery(this.view);
-      const columns = this.view.itemType ? await src.columns(this.view.itemType) : [];
-      this.post({ type: 'init', task: this.task.name, file: this.task.file, store: src.store.location, types: await src.types(), columns, view: this.view, canPreview: this.lastInit()?.canPreview ?? false });
+      await this.postInit();
     }
-    const { total, stored } = await src.count();
+    let { total, stored } = await src.count();
+    if (stored !== this.lastStored) {
+      // New items may come from a new run: the latest run (the default view) is then that one.
+      this.lastStored = stored;
+      if ((await src.refreshRuns()) && (this.view.run ?? 'latest') === 'latest') {
+        this.view = await src.setQuery(this.view);
+        ({ total, stored } = await src.count());
+        await this.postInit();
+      } else if (JSON.stringify(await src.runsShown()) !== JSON.stringify(this.lastInit()?.runs)) await this.postInit();
+    }
     const running = await this.isRunning();
     const types = await src.types();
     const columns = src.type ? await src.columns(src.type) : [];
@@ -192,8 +204,9 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
   }
 
   private async postQuality(): Promise<void> {
-    const q = await (await this.store()).fieldQuality();
-    if (q) this.post({ type: 'quality', itemType: q.type, total: q.total, fields: q.fields });
+    const src = await this.store();
+    const q = await src.fieldQuality();
+    if (q) this.post({ type: 'quality', itemType: q.type, run: src.run, total: q.total, fields: q.fields });
   }
 
   private async isRunning(): Promise<boolean> {

@@ -13,6 +13,25 @@ export interface ResultsViewState {
   readonly sort: { readonly field: string; readonly descending: boolean } | null;
   readonly hidden: readonly string[];
   readonly showQuality: boolean;
+  /**
+   * Whose items: 'latest' (the default: the last run that stored any), 'all', or a run id. Absent in states kept
+   * before runs were shown: 'latest'.
+   */
+  readonly run?: string;
+}
+
+/** A run whose items the store holds, for the run filter. */
+export interface RunOption {
+  readonly id: string | null;
+  readonly items: number;
+  /** Fetch time of its earliest item (ms). */
+  readonly firstFetchedAt: number;
+}
+
+/** The runs of the shown item type and the one shown: a run id, or 'all'. */
+export interface RunsShown {
+  readonly runs: readonly RunOption[];
+  readonly shown: string;
 }
 
 /** What VS Code keeps for a panel across reloads (the webview's setState). */
@@ -56,11 +75,12 @@ export type ToResults =
       readonly columns: readonly string[];
       readonly view: ResultsViewState;
       readonly canPreview: boolean;
+      readonly runs: RunsShown;
     }
   | { readonly type: 'count'; readonly generation: number; readonly total: number; readonly stored: number; readonly running: boolean; readonly indexing: boolean; readonly columns: readonly string[]; readonly types: readonly string[] }
   | { readonly type: 'rows'; readonly generation: number; readonly offset: number; readonly rows: readonly TableRow[] }
   | { readonly type: 'detail'; readonly detail: RowDetail }
-  | { readonly type: 'quality'; readonly itemType: string; readonly total: number; readonly fields: readonly QualityRow[] }
+  | { readonly type: 'quality'; readonly itemType: string; readonly run: string; readonly total: number; readonly fields: readonly QualityRow[] }
   | { readonly type: 'busy'; readonly text: string | null }
   | { readonly type: 'error'; readonly message: string };
 
@@ -78,4 +98,4 @@ export type FromResults =
   /** Show (and keep current while visible) or hide the field quality panel. */
   | { readonly type: 'quality'; readonly show: boolean };
 
-export const EMPTY_VIEW: ResultsViewState = { itemType: null, filters: {}, sort: null, hidden: [], showQuality: false };
+export const EMPTY_VIEW: ResultsViewState = { itemType: null, filters: {}, sort: null, hidden: [], showQuality: false, run: 'latest' };

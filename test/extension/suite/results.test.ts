@@ -168,6 +168,43 @@ describe('Results view and Find URL (real crawl)', function () {
     assert.deepEqual(d.fields.map((f) => f.name).sort(), ['isbn', 'price', 'title', 'upc']);
   });
 
+  // Issue 23, item 6: results mixed every run; after a run with a broken selector the table held both runs' items
+  // and field quality read "author 50% empty".
+  it('shows the latest run by default, with its run column, and field quality per run', async () => {
+    const firstRun = posted(await panel('books'), 'init')!.runs.shown;
+    assert.match(firstRun, /^\w+$/, 'the one run is shown');
+    // A second run with a broken title selector, and a key read from elsewhere: 39 new items, titles empty.
+    writeFileSync(file, demoShopTask({ name: 'books', siteUrl: site.url, retries: { attempts: 1, delay: '50ms' }, perHost: { concurrency: 2, delay: '50ms' }, headerLinks: true, fields: { title: 'h9', upc: 'h1', price: PRICE_FIELD, isbn: 'td.isbn' } }));
+    await vscode.commands.executeCommand('crawlStudio.startCrawl', taskUri);
+    await until('the second run to finish', () => !api.crawls.get('books'), 120_000);
+    const latest = await until('the panel to show the second run', async () => {
+      const p = await panel('books');
+      const init = posted(p, 'init');
+      const c = posted(p, 'count');
+      return init && init.runs.shown !== firstRun && c?.stored === 78 && c.total === 39 ? { init, c } : undefined;
+    }, 30_000);
+    assert.deepEqual(latest.init.runs.runs.map((r) => [r.id, r.items]), [[firstRun, 39], [latest.init.runs.shown, 39]]);
+    assert.ok(latest.init.columns.includes('_run'), 'the table has a run column');
+    await send(file, { type: 'rows', generation: latest.c.generation, offset: 0, limit: 100 });
+    const rows = posted(await panel('books'), 'rows')!.rows;
+    assert.equal(rows.length, 39);
+    assert.ok(rows.every((r) => r.cells._run === latest.init.runs.shown), 'only the latest run\'s rows, each showing its run');
+    await send(file, { type: 'quality', show: true });
+    const q = posted(await panel('books'), 'quality')!;
+    assert.equal(q.run, latest.init.runs.shown);
+    assert.equal(q.total, 39);
+    assert.equal(q.fields.find((f) => f.field === 'title')!.empty, 39, 'the broken run\'s titles are all empty, not half');
+    // Every run, or the first one, on request.
+    const view = { itemType: 'book', filters: {}, sort: null, hidden: [], showQuality: true };
+    await send(file, { type: 'query', view: { ...view, run: 'all' } });
+    assert.equal(posted(await panel('books'), 'count')!.total, 78);
+    assert.equal(posted(await panel('books'), 'quality')!.fields.find((f) => f.field === 'title')!.empty, 39);
+    await send(file, { type: 'query', view: { ...view, run: firstRun } });
+    assert.equal(posted(await panel('books'), 'count')!.total, 39);
+    assert.equal(posted(await panel('books'), 'quality')!.fields.find((f) => f.field === 'title')!.empty, 0);
+    await send(file, { type: 'query', view: { ...view, run: 'latest' } });
+  });
+
   it('Find URL answers for a URL in each place', async () => {
     const find = (url: string) => vscode.commands.executeCommand<UrlSearchResult>('crawlStudio.findUrl', url, taskUri);
     const close = () => vscode.commands.executeCommand('workbench.action.closeQuickOpen');
