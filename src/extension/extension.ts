@@ -9,6 +9,7 @@ import { registerDesigner } from './designer';
 import { registerResults } from './results';
 import { QueueTreeProvider, type ExplorerNode } from './explorer/queueTree';
 import { RedisConnection } from './redisConnection';
+import { announceManagedRedis } from './managedRedisNotice';
 import { onSettingsChange, settings } from './settings';
 import { CrawlStatusBar } from './statusBar';
 import { TASK_FILES } from './taskFiles';
@@ -22,6 +23,7 @@ export type { CrawlStudioApi } from './api';
 
 export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
   const connection = new RedisConnection(context);
+  context.subscriptions.push(announceManagedRedis(context, connection));
   const workers = new WorkerManager(context);
   const secrets = registerCrawlSecrets(context);
   const designer = registerDesigner(context, secrets);
