@@ -10,6 +10,7 @@ import { registerResults } from './results';
 import { QueueTreeProvider, type ExplorerNode } from './explorer/queueTree';
 import { RedisConnection } from './redisConnection';
 import { announceManagedRedis } from './managedRedisNotice';
+import { registerDemoShop } from './demoShop';
 import { onSettingsChange, settings } from './settings';
 import { CrawlStatusBar } from './statusBar';
 import { TASK_FILES } from './taskFiles';
@@ -65,6 +66,7 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
   );
   if (view.visible) void connection.get().then(() => tree.refresh(), () => tree.refresh());
   registerJsonDocuments(context);
+  registerDemoShop(context);
   registerCommands({ context, connection, crawls, workers, tree, secrets });
   const api: CrawlStudioApi = { connection, crawls, workers, tree, workerTree, statusBar, codeLens };
   registerResults(context, api);

@@ -24,7 +24,7 @@ export const ROOMS: Readonly<Record<string, readonly string[]>> = {
   run: ['core', 'redis', 'frontier', 'store', 'observe', 'workspace', 'worker'],
   cli: ['core', 'redis', 'frontier', 'store', 'observe', 'workspace', 'worker', 'run', 'demo'],
   api: ['core', 'redis', 'frontier', 'store', 'observe', 'workspace', 'worker', 'run'],
-  extension: ['core', 'redis', 'frontier', 'store', 'observe', 'workspace', 'worker', 'run'],
+  extension: ['core', 'redis', 'frontier', 'store', 'observe', 'workspace', 'worker', 'run', 'demo'],
 };
 
 /**

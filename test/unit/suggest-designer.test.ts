@@ -13,6 +13,7 @@ import { highlightSite, pageForFrame, preparePage, suggestFor } from '../../src/
 import { computePreview } from '../../src/core/designer/preview';
 import { parseWebviewMessage } from '../../src/core/designer/protocol';
 import { scaffoldTask, taskName } from '../../src/core/designer/scaffold';
+import { proposeFollows } from '../../src/core/designer/followProposals';
 import { completionContext, hoverAt, keyCompletions, valueCompletions } from '../../src/core/designer/schemaHelp';
 import { countAt, countMessage, countSelectors, zeroMatchWarnings } from '../../src/core/designer/selectorChecks';
 import { selectorSites, siteAt, siteLabel } from '../../src/core/designer/sites';
@@ -350,6 +351,40 @@ describe('designer core', () => {
       assert.equal(r.view.diagnostics.length, 0);
       assert.equal(taskName('Books.crawl.yaml'), 'books');
       assert.equal(taskName('***'), 'my-crawl');
+    });
+  });
+
+  // Issue 23, item 8: the template's `maxDepth: 3` cut a 10-page pagination at page 4, and its follow selectors
+  // (`a[rel=next]`, `article a`) matched nothing on most sites.
+  describe('follow rules from what the start page shows', () => {
+    it('finds the next-page link and the listed items on a list page', () => {
+      const page = preparePage(listHtml, `${BASE}/catalogue/page-1.html`);
+      const f = proposeFollows(page.$, page.finalUrl);
+      assert.equal(f.next?.selector, 'li.next a');
+      assert.equal(f.next?.count, 1);
+      assert.equal(f.next?.example, `${BASE}/catalogue/page-2.html`);
+      assert.equal(f.items?.selector, 'article.product_pod h3 a');
+      assert.equal(f.items?.count, DEMO_SITE.perPage);
+    });
+
+    it('says nothing it cannot see', () => {
+      const page = preparePage('<html><body><h1>Hi</h1><a href="/a">a</a><nav><a href="/1">1</a><a href="/2">2</a><a href="/3">3</a></nav></body></html>', `${BASE}/`);
+      assert.deepEqual(proposeFollows(page.$, page.finalUrl), { next: null, items: null });
+      const rel = preparePage('<html><body><ul><li><a href="/x">Older</a></li></ul><a rel="next" href="/p2">2</a></body></html>', `${BASE}/`);
+      assert.equal(proposeFollows(rel.$, rel.finalUrl).next?.example, `${BASE}/p2`);
+    });
+
+    it('scaffolds those rules, without a depth limit, and they keep every page of the list', () => {
+      const page = preparePage(listHtml, `${BASE}/catalogue/page-1.html`);
+      const text = scaffoldTask({ name: 'books', start: `${BASE}/catalogue/page-1.html`, follows: proposeFollows(page.$, page.finalUrl) });
+      const { task, diagnostics } = parseTask(text, 'new.crawl.yaml');
+      assert.deepEqual(diagnostics, []);
+      assert.equal(task!.scope.maxDepth, null, 'no depth limit cuts a pagination');
+      assert.ok((task!.scope.maxPages ?? Infinity) >= 500);
+      assert.deepEqual(task!.rules[0]!.follow.map((f) => f.selector), ['li.next a', 'article.product_pod h3 a']);
+      const r = computePreview({ text, file: 'new.crawl.yaml', page, rule: null, cursor: null, lastGood: null });
+      assert.equal(r.view.diagnostics.length, 0);
+      assert.deepEqual(r.view.links.map((f) => f.keptTotal), [1, DEMO_SITE.perPage]);
     });
   });
 

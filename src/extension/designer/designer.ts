@@ -5,6 +5,7 @@ import { saveFixture, testTask } from '../../workspace/fixtureStore';
 import { planInsert } from '../../core/designer/insert';
 import { chooseRule } from '../../core/designer/preview';
 import { scaffoldTask, taskName } from '../../core/designer/scaffold';
+import { proposeFollows, type FollowProposals } from '../../core/designer/followProposals';
 import { formatDiagnostic } from '../../core/task/diagnostics';
 import { parseTask } from '../../core/task/parse';
 import { COMMANDS, TEST_COMMANDS } from './commands';
@@ -204,11 +205,35 @@ class Designer implements PanelHost, vscode.Disposable {
     const stem = taskName(name);
     let uri = vscode.Uri.file(join(folder, `${stem}.crawl.yaml`));
     for (let i = 2; await exists(uri); i++) uri = vscode.Uri.file(join(folder, `${stem}-${i}.crawl.yaml`));
-    await vscode.workspace.fs.writeFile(uri, Buffer.from(scaffoldTask({ name: stem, start: start.trim() })));
+    const follows = await this.proposeFollows(uri, start.trim());
+    await vscode.workspace.fs.writeFile(uri, Buffer.from(scaffoldTask({ name: stem, start: start.trim(), follows })));
     const doc = await vscode.workspace.openTextDocument(uri);
     await vscode.window.showTextDocument(doc, { preview: false });
     if (opts.preview ?? interactive) await this.openPreview(uri);
     return uri;
+  }
+
+  /**
+   * The follow rules the start page shows (followProposals.ts), read through the preview's page cache (the preview
+   * then opens on it at once). Cancellable; a page that cannot be read leaves the template's guesses.
+   */
+  private async proposeFollows(uri: vscode.Uri, start: string): Promise<FollowProposals | undefined> {
+    return vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Reading ${start} for the follow rules it shows…`, cancellable: true },
+      async (_progress, token) => {
+        const abort = new AbortController();
+        const sub = token.onCancellationRequested(() => abort.abort());
+        try {
+          const loaded = await this.sourceFor(uri).load(start, null, { refetch: false, signal: abort.signal });
+          return proposeFollows(loaded.page.$, loaded.page.finalUrl);
+        } catch (err) {
+          this.output.info(`New Task File: ${err instanceof Error ? err.message : String(err)}; the follow rules are guesses.`);
+          return undefined;
+        } finally {
+          sub.dispose();
+        }
+      },
+    );
   }
 
   snapshot(uri?: vscode.Uri): PanelSnapshot | null {

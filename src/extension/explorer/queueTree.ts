@@ -93,6 +93,8 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
   /** The workspace's task files by URI, re-read when one is created, changed or deleted. */
   private taskFiles = new Map<string, TaskFileNode>();
   private taskFilesRead: Promise<void> | null = null;
+  /** The first read of the task files has ended (until then, "none" is not known). */
+  private taskFilesKnown = false;
 
   constructor(
     private readonly connection: RedisConnection,
@@ -240,7 +242,8 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
       if (!redis) return;
       this.model ??= new (await engine()).QueueModel(redis);
       const names = await this.model.taskNames();
-      let structural = names.length !== this.queues.size || names.some((n) => !this.queues.has(n)) || this.error !== null;
+      // The first read decides between the tree and the welcome content: announced even when it finds nothing.
+      let structural = names.length !== this.queues.size || names.some((n) => !this.queues.has(n)) || this.error !== null || this.lastReadAt === 0;
       this.error = null;
       const next = new Map<string, QueueNode>();
       for (const name of names) {
@@ -335,8 +338,9 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
         next.set(uri.toString(), node);
       }
       const signature = (m: Map<string, TaskFileNode>) => [...m.values()].map((t) => `${t.uri.toString()}\t${t.name}\t${t.errors}`).join('\n');
-      const changed = signature(next) !== signature(this.taskFiles);
+      const changed = signature(next) !== signature(this.taskFiles) || !this.taskFilesKnown;
       this.taskFiles = next;
+      this.taskFilesKnown = true;
       if (changed) this.notify(undefined);
     })().catch(() => undefined);
     return this.taskFilesRead;
@@ -373,8 +377,16 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
   }
 
   private async children(node?: ExplorerNode): Promise<ExplorerNode[]> {
-    // Not connected: no nodes, so the view shows its welcome content (Connect | Start Managed Redis).
-    if (!node) return this.connection.state.kind === 'idle' || this.connection.state.kind === 'failed' ? [] : [this.root];
+    if (!node) {
+      // Not connected: no nodes, so the view shows its welcome content (Connect | Start Managed Redis).
+      const s = this.connection.state;
+      if (s.kind === 'idle' || s.kind === 'failed') return [];
+      void this.readTaskFiles();
+      // Nothing to list (no queue, no task file): the welcome content offers New Task File and the demo shop
+      // (issue 23, item 8), rather than a tree saying "No queues yet".
+      const empty = s.kind === 'ready' && this.lastReadAt > 0 && this.taskFilesKnown && this.queues.size === 0 && this.taskFiles.size === 0 && !this.error;
+      return empty ? [] : [this.root];
+    }
     if (node instanceof ConnectionNode) {
       const s = this.connection.state;
       const out: ExplorerNode[] = [];
@@ -385,7 +397,6 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
       // Never awaited here: the rows come from the last read, and a read that changes them refreshes the tree.
       void this.readTaskFiles();
       const unrun = this.unrunTaskFiles();
-      if (s.kind === 'ready' && this.queues.size === 0 && unrun.length === 0 && !this.error) out.push(new NoticeNode('empty', 'No queues yet', 'Create a *.crawl.yaml task file and start a crawl', 'info'));
       return [...out, ...this.queues.values(), ...unrun];
     }
     if (node instanceof QueueNode) {
