@@ -619,6 +619,8 @@ window.addEventListener('message', (event: MessageEvent) => {
     case 'state':
       seq = msg.seq;
       render(msg.state);
+      // What VS Code keeps for the panel: the task file, its page and the rule chosen come back after a reload.
+      vscode.setState({ ...msg.state.restore, url: msg.state.page?.url ?? null });
       return;
     case 'frame':
       setFrame(msg.html, msg.key);

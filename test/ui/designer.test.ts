@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { openWorkbench, type Workbench } from '../extension/harness';
 import { DEMO_SITE, serveSite, type SiteServer } from '../../src/demo/site';
-import { activeEditorLines, activeTab, explorerItem, keepFailureArtifacts, previewFrame, renderedFrame, runWhenOffered, waitForWorkbench } from './support/workbench';
+import { activeEditorLines, activeTab, explorerItem, keepFailureArtifacts, previewFrame, renderedFrame, runCommand, runWhenOffered, waitForWorkbench } from './support/workbench';
 
 // The designer as a person uses it, in the real workbench: open a task file, open the preview, type a selector
 // and watch the items table change, click an element in the rendered page, insert the suggested selector.
@@ -169,5 +169,27 @@ describe('crawl designer (UI)', function () {
     // Still the same page in the frame.
     assert.equal(await renderedFrame(page).locator('article.product_pod').count(), DEMO_SITE.perPage);
     await wb.screenshot('ui/designer-list-pick.png');
+  });
+
+  // Issue 23, item 10: the preview did not come back after a reload (the results and the dashboard did).
+  it('comes back after a window reload, on the page it showed', async () => {
+    const { page } = wb;
+    const view = previewFrame(page);
+    await view.locator('#url input').fill(`${site.url}/catalogue/page-2.html`);
+    await view.locator('#url input').press('Enter');
+    await view.locator('#status', { hasText: /HTTP 200/ }).waitFor({ timeout: 30_000 });
+    await renderedFrame(page).locator('h1', { hasText: 'page 2 of' }).waitFor({ timeout: 30_000 });
+    const reloaded = page.waitForEvent('load', { timeout: 60_000 });
+    await runCommand(page, 'Developer: Reload Window');
+    await reloaded;
+    await waitForWorkbench(page);
+    const tab = page.locator('.tabs-container .tab', { hasText: 'Preview shop.crawl.yaml' }).first();
+    await tab.waitFor({ timeout: 60_000 });
+    await tab.click();
+    const again = previewFrame(page);
+    await again.locator('#status', { hasText: /cached copy/ }).waitFor({ timeout: 60_000 });
+    await renderedFrame(page).locator('h1', { hasText: 'page 2 of' }).waitFor({ timeout: 30_000 });
+    await again.locator('table.items tr').nth(DEMO_SITE.perPage).waitFor({ state: 'attached', timeout: 30_000 });
+    await wb.screenshot('ui/designer-restored-after-reload.png');
   });
 });

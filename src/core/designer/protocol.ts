@@ -154,6 +154,8 @@ export interface AnalysisView {
 
 export interface PreviewState {
   readonly file: string;
+  /** The task file's URI, and the rule chosen (null: auto): what the webview keeps to come back after a reload. */
+  readonly restore: { readonly uri: string; readonly rule: string | null };
   readonly page: PageView | null;
   /** Why there is no page to show (fetch failed, not HTML, too large…), or null. */
   readonly pageError: string | null;

@@ -8,6 +8,9 @@ export const COMMANDS = {
   testTask: 'crawlStudio.designer.testTask',
 } as const;
 
+/** The preview's webview type: its serializer brings previews back after a window reload. */
+export const PREVIEW_VIEW_TYPE = 'crawlStudio.designer.preview';
+
 /** Test hooks (see testHooks.ts): the preview's state, a message as if from the webview, a pick by selector. */
 export const TEST_COMMANDS = {
   state: 'crawlStudio.designer._state',

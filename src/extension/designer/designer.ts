@@ -8,7 +8,7 @@ import { scaffoldTask, taskName } from '../../core/designer/scaffold';
 import { proposeFollows, type FollowProposals } from '../../core/designer/followProposals';
 import { formatDiagnostic } from '../../core/task/diagnostics';
 import { parseTask } from '../../core/task/parse';
-import { COMMANDS, TEST_COMMANDS } from './commands';
+import { COMMANDS, PREVIEW_VIEW_TYPE, TEST_COMMANDS } from './commands';
 import { RulePreviewLenses, TaskCompletions, TaskDiagnostics, TaskHovers } from './editorFeatures';
 import { PageSource } from './pages';
 import { PreviewPanel, type PanelHost, type PanelSnapshot } from './previewPanel';
@@ -82,10 +82,15 @@ class Designer implements PanelHost, vscode.Disposable {
     return this.active ?? [...this.panels.values()][0];
   }
 
-  async openPreview(uri?: vscode.Uri, rule?: string, url?: string, preserveFocus = true): Promise<PreviewPanel> {
+  /** Opens (or reveals) the preview of a task file; `restored`: a panel VS Code brings back after a reload. */
+  async openPreview(uri?: vscode.Uri, rule?: string, url?: string, preserveFocus = true, restored?: vscode.WebviewPanel): Promise<PreviewPanel> {
     const target = uri ?? (await this.taskUri());
     if (!target) throw new Error('Open a task file (*.crawl.yaml) to preview.');
     const existing = this.panels.get(target.toString());
+    if (existing && restored) {
+      restored.dispose();
+      return existing;
+    }
     if (existing) {
       if (rule !== undefined) existing.chooseRule(rule);
       existing.panel.reveal(undefined, preserveFocus);
@@ -95,12 +100,12 @@ class Designer implements PanelHost, vscode.Disposable {
     }
     const doc = await vscode.workspace.openTextDocument(target);
     const name = target.path.split('/').pop() ?? 'task';
-    const webviewPanel = vscode.window.createWebviewPanel(
-      PreviewPanel.viewType,
-      `Preview ${name}`,
-      { viewColumn: vscode.ViewColumn.Beside, preserveFocus },
-      PreviewPanel.options(this.extensionUri, this.cacheDir(target)),
-    );
+    const options = PreviewPanel.options(this.extensionUri, this.cacheDir(target));
+    const webviewPanel = restored ?? vscode.window.createWebviewPanel(PreviewPanel.viewType, `Preview ${name}`, { viewColumn: vscode.ViewColumn.Beside, preserveFocus }, options);
+    if (restored) {
+      restored.webview.options = options;
+      restored.title = `Preview ${name}`;
+    }
     const panel = new PreviewPanel(target, webviewPanel, this.sourceFor(target), this, rule ?? null);
     this.panels.set(target.toString(), panel);
     this.active = panel;
@@ -257,6 +262,23 @@ async function exists(uri: vscode.Uri): Promise<boolean> {
   }
 }
 
+/** The webview's kept state, checked: it comes back from disk, written by the webview. */
+function restoredPreview(state: unknown): { uri: vscode.Uri; rule: string | null; url: string | null } | null {
+  if (typeof state !== 'object' || state === null) return null;
+  const s = state as Record<string, unknown>;
+  if (typeof s.uri !== 'string') return null;
+  let uri: vscode.Uri;
+  try {
+    uri = vscode.Uri.parse(s.uri, true);
+  } catch {
+    return null;
+  }
+  if (!/\.crawl\.ya?ml$/.test(uri.path)) return null;
+  const rule = typeof s.rule === 'string' && /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/.test(s.rule) ? s.rule : null;
+  const url = typeof s.url === 'string' && /^https?:\/\//i.test(s.url) && s.url.length <= 2048 ? s.url : null;
+  return { uri, rule, url };
+}
+
 function asUri(v: unknown): vscode.Uri | undefined {
   if (v instanceof vscode.Uri) return v;
   const file = taskFileOf(v);
@@ -294,6 +316,18 @@ export function activateDesigner(context: vscode.ExtensionContext, host: LazyHos
     return d.insert(panel, s, multiple);
   });
   reg(COMMANDS.newTaskFile, (opts?: NewTaskOptions) => d.newTaskFile(opts && typeof opts === 'object' ? opts : {}));
+  // Previews come back after a window reload with their page and rule (issue 23, item 10), as results and
+  // dashboards do; a task file gone meanwhile closes its preview.
+  host.serializer(PREVIEW_VIEW_TYPE, {
+    async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown) {
+      const r = restoredPreview(state);
+      if (!r || !(await exists(r.uri))) {
+        panel.dispose();
+        return;
+      }
+      await d.openPreview(r.uri, r.rule ?? undefined, r.url ?? undefined, true, panel);
+    },
+  });
   reg(COMMANDS.savePageAsFixture, (uri?: vscode.Uri | string) => d.saveFixture(d.panelFor(asUri(uri))));
   reg(COMMANDS.testTask, (uri?: vscode.Uri | string) => d.testTask(asUri(uri)));
   if (testHooksEnabled(context)) {

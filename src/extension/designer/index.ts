@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import { registerLazy } from '../lazy';
 import { isTaskDocument } from '../taskFiles';
 import { testHooksEnabled } from '../testHooks';
-import { COMMANDS, TEST_COMMANDS } from './commands';
+import { COMMANDS, PREVIEW_VIEW_TYPE, TEST_COMMANDS } from './commands';
 import type { SecretSource } from './previewAccess';
 
 // The designer's entry at activation: only the command ids and a watch for task files. Its code (cheerio, yaml,
@@ -17,7 +17,7 @@ export interface DesignerHandle {
 
 export function registerDesigner(context: vscode.ExtensionContext, secrets?: SecretSource): DesignerHandle {
   const ids = [...Object.values(COMMANDS), ...(testHooksEnabled(context) ? Object.values(TEST_COMMANDS) : [])];
-  const load = registerLazy(context, { commands: ids, load: (host) => import('./designer').then((m) => m.activateDesigner(context, host, secrets)) });
+  const load = registerLazy(context, { commands: ids, viewTypes: [PREVIEW_VIEW_TYPE], load: (host) => import('./designer').then((m) => m.activateDesigner(context, host, secrets)) });
   const loadFor = (doc: vscode.TextDocument) => {
     if (isTaskDocument(doc)) void load();
   };

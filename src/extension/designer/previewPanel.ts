@@ -20,6 +20,8 @@ import { parseTask } from '../../core/task/parse';
 import { NotHtmlError, type LoadedPage, type LoadedSitemap, type PageSource } from './pages';
 import { describeAccess } from './previewAccess';
 import { previewSitemap, sitemapEntryOf } from '../../core/designer/sitemapPreview';
+import { routeRule } from '../../core/pipeline/page';
+import { PREVIEW_VIEW_TYPE } from './commands';
 import { settings } from '../settings';
 import { WebviewPanelBase } from '../panel';
 import { mediaRoot, previewCsp, webviewHtml, webviewOptions } from '../webview';
@@ -65,7 +67,7 @@ export interface PanelSnapshot {
 }
 
 export class PreviewPanel extends WebviewPanelBase<HostMessage> {
-  static readonly viewType = 'crawlStudio.designer.preview';
+  static readonly viewType = PREVIEW_VIEW_TYPE;
 
   private readonly changed = new vscode.EventEmitter<PanelSnapshot>();
   readonly onDidChange = this.changed.event;
@@ -180,6 +182,11 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
       case 'openPage': {
         // A key names a request the preview listed; one it does not know (an old view) opens the URL with a GET.
         const listed = msg.key !== undefined ? this.requests.get(msg.key) : undefined;
+        // A URL another rule's `match` fits is that rule's page (issue 23, item 10: a URL typed into "Any URL" ran
+        // with the rule chosen before, often the first one); a URL no `match` fits keeps the chosen rule.
+        const t = this.task ?? this.lastGood;
+        const matched = t ? routeRule(t, msg.url, null) : null;
+        if (matched && this.chosenRule !== null && matched.name !== this.chosenRule) this.chosenRule = null;
         return this.openPage(msg.url, false, listed && listed.url === msg.url ? listed : null);
       }
       case 'refetch':
@@ -500,6 +507,7 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
     const m = this.loaded?.meta ?? this.sitemap?.meta;
     return {
       file: vscode.workspace.asRelativePath(this.uri),
+      restore: { uri: this.uri.toString(), rule: this.chosenRule },
       page: m
         ? {
             url: m.url,

@@ -361,9 +361,17 @@ describe('crawl designer', function () {
         return x && !x.state.loading && (x.state.pageError || x.state.page?.url === url) ? x : null;
       }, 30_000);
     };
+    // Issue 23, item 10: with a rule chosen (here the first), a typed URL another rule's `match` fits ran with the
+    // chosen one.
+    await vscode.commands.executeCommand(C.message, uri, { type: 'setRule', rule: 'list' });
+    await until('the list rule chosen', async () => (await snap(uri))?.state.analysis?.rule.reason === 'chosen');
     const book = await open(`${site.url}/catalogue/book-17.html`);
     assert.equal(book.state.pageError, null);
-    await until('the book rule by match', async () => (await snap(uri))?.state.analysis?.rule.reason === 'matched by its `match` patterns');
+    const byMatch = await until('the book rule by match', async () => {
+      const rule = (await snap(uri))?.state.analysis?.rule;
+      return rule?.reason === 'matched by its `match` patterns' ? rule : undefined;
+    });
+    assert.equal(byMatch.name, 'book');
 
     const cases: Array<[string, RegExp]> = [
       [`${site.url}/nope.html`, /HTTP 404/],
