@@ -128,6 +128,21 @@ rules:
     assert.match(diagnostics[0]!.message, /empty/);
   });
 
+  // Issue 23, item 10: a missing `}` gave three errors on the next line, two of them the parser's follow-on noise.
+  it('reports a YAML syntax error once, where it is, without the follow-on noise', () => {
+    const text = readFileSync('examples/books.crawl.yaml', 'utf8');
+    const at = text.indexOf('}', text.indexOf('fields:'));
+    assert.ok(at > 0);
+    const broken = text.slice(0, at) + text.slice(at + 1);
+    const { task, diagnostics } = parseTask(broken, 'books.crawl.yaml');
+    assert.equal(task, null);
+    assert.equal(diagnostics.length, 1, diagnostics.map(formatDiagnostic).join('\n'));
+    assert.match(diagnostics[0]!.message, /end with a \}/);
+    // Independent mistakes are all still reported: here two keys given twice.
+    const dup = parseTask(`${minimal}name: t2\nstart: [https://example.org/]\n`, 'd.crawl.yaml').diagnostics;
+    assert.equal(dup.filter((d) => /unique/i.test(d.message)).length, 2, dup.map(formatDiagnostic).join('\n'));
+  });
+
   it('finds duplicate rule names', () => {
     const { diagnostics } = parseTask(minimal + '  - name: page\n', 'f.yaml');
     assert.match(diagnostics[0]!.message, /defined twice/);

@@ -77,7 +77,7 @@ export function parseTask(text: string, file: string): ParseResult {
   const doc = parsed.doc;
   const diags = new DiagnosticSink(file, text, lineCounter, doc);
 
-  for (const err of doc.errors) {
+  for (const err of syntaxErrorsToShow(doc.errors)) {
     const [start, end] = err.pos;
     diags.atOffsets(start, end ?? start + 1, '', yamlMessage(err.message), 'error');
   }
@@ -877,4 +877,13 @@ function buildFollow(f: RawFollow, path: Path, diags: DiagnosticSink, report: Re
   const request = requestTemplate(f, path, kind, values, report);
   if (!request) return null;
   return kind === 'form' ? { kind: 'form', selector: f.form!, request, ...base } : { kind: 'request', request, ...base };
+}
+
+/**
+ * The YAML errors worth showing: the first, and any later duplicate key (an independent mistake). What follows a
+ * syntax error is the parser losing its footing, not more mistakes: a missing `}` gave three errors on the next
+ * line (issue 23, item 10). They show up again, if real, once the first is fixed.
+ */
+export function syntaxErrorsToShow<E extends { readonly code: string }>(errors: readonly E[]): E[] {
+  return errors.filter((e, i) => i === 0 || e.code === 'DUPLICATE_KEY');
 }

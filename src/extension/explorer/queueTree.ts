@@ -46,6 +46,8 @@ export class StateNode {
   readonly kind = 'state';
   jobs: JobNode[] = [];
   limit = PAGE_SIZE;
+  /** Hosts (with ports) among the listed jobs: more than one, and the rows name theirs. */
+  hosts = 1;
   constructor(
     readonly queue: QueueNode,
     readonly state: JobStateName,
@@ -299,6 +301,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
     const jobs = (await this.model.jobs(st.queue.name, st.state, 0, st.limit)).filter((j) => !seen.has(j.id) && (seen.add(j.id), true));
     const sig = (list: { id?: string; attemptsMade: number; failedReason?: string }[]) => list.map((j) => `${j.id}:${j.attemptsMade}:${j.failedReason ?? ''}`).join('|');
     if (sig(jobs) === sig(st.jobs.map((n) => n.job))) return;
+    st.hosts = new Set(jobs.map((j) => hostOf(j.data?.url))).size;
     const byId = new Map(st.jobs.map((n) => [n.job.id, n]));
     st.jobs = jobs.map((j) => {
       const node = byId.get(j.id);
@@ -483,7 +486,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
     }
     if (node instanceof JobNode) {
       const j = node.job;
-      const item = new vscode.TreeItem(jobLabel(j.data?.url) ?? `job ${j.id}`, vscode.TreeItemCollapsibleState.None);
+      const item = new vscode.TreeItem(jobLabel(j.data?.url, node.parent.hosts > 1) ?? `job ${j.id}`, vscode.TreeItemCollapsibleState.None);
       item.id = `job/${node.parent.queue.name}/${node.parent.state}/${j.id}`;
       item.contextValue = `job.${node.parent.state}`;
       const attempts = `attempt ${Math.max(1, j.attemptsMade)}${j.opts.attempts ? `/${j.opts.attempts}` : ''}`;
@@ -510,14 +513,25 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
   }
 }
 
-/** Path and query: the host is the same for most jobs of a crawl and would push the path out of sight. */
-function jobLabel(url: string | undefined): string | undefined {
+/**
+ * Path and query when the group's jobs share one host (the host would push the path out of sight); with the host
+ * and port when they do not (issue 23, item 10: a job on another port was indistinguishable).
+ */
+function jobLabel(url: string | undefined, withHost: boolean): string | undefined {
   if (!url) return undefined;
   try {
     const u = new URL(url);
-    return `${u.pathname}${u.search}`;
+    return `${withHost ? u.host : ''}${u.pathname}${u.search}`;
   } catch {
     return url;
+  }
+}
+
+function hostOf(url: string | undefined): string {
+  try {
+    return new URL(url ?? '').host;
+  } catch {
+    return '';
   }
 }
 

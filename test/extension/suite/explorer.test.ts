@@ -261,6 +261,12 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     await vscode.commands.executeCommand('crawlStudio.queue.pause', queue);
     await vscode.commands.executeCommand('crawlStudio.enqueueUrl', queue, `${site.url}/catalogue/page-9.html`);
     assert.equal(api.tree.queueNodes().find((q) => q.name === 'shop')!.snapshot.counts.waiting, 1);
+    // Issue 23, item 10: rows showed the path only, so the same page on another port looked the same.
+    const other = `http://127.0.0.1:${site.port === 1 ? 2 : site.port - 1}/catalogue/page-9.html`;
+    await vscode.commands.executeCommand('crawlStudio.enqueueUrl', queue, other);
+    const waitingGroup = ((await api.tree.getChildren(api.tree.queueNodes().find((q) => q.name === 'shop')!)) as StateNode[]).find((s) => s.state === 'waiting')!;
+    const labels = ((await api.tree.getChildren(waitingGroup)) as ExplorerNode[]).map((n) => String(api.tree.getTreeItem(n).label)).sort();
+    assert.deepEqual(labels, [`${new URL(other).host}/catalogue/page-9.html`, `127.0.0.1:${site.port}/catalogue/page-9.html`].sort());
     assert.equal(await vscode.commands.executeCommand('crawlStudio.queue.drain', queue, { skipConfirmation: true }), true);
     assert.equal(api.tree.queueNodes().find((q) => q.name === 'shop')!.snapshot.counts.waiting, 0);
     assert.equal(await vscode.commands.executeCommand('crawlStudio.queue.delete', queue, { skipConfirmation: true }), true);
