@@ -14,6 +14,7 @@ import { computePreview } from '../../src/core/designer/preview';
 import { parseWebviewMessage } from '../../src/core/designer/protocol';
 import { scaffoldTask, taskName } from '../../src/core/designer/scaffold';
 import { proposeFollows } from '../../src/core/designer/followProposals';
+import { similarSelectors } from '../../src/core/designer/similarSelectors';
 import { completionContext, hoverAt, keyCompletions, valueCompletions } from '../../src/core/designer/schemaHelp';
 import { countAt, countMessage, countSelectors, zeroMatchWarnings } from '../../src/core/designer/selectorChecks';
 import { selectorSites, siteAt, siteLabel } from '../../src/core/designer/sites';
@@ -385,6 +386,31 @@ describe('designer core', () => {
       const r = computePreview({ text, file: 'new.crawl.yaml', page, rule: null, cursor: null, lastGood: null });
       assert.equal(r.view.diagnostics.length, 0);
       assert.deepEqual(r.view.links.map((f) => f.keptTotal), [1, DEMO_SITE.perPage]);
+    });
+  });
+
+  // Issue 23, item 10: quick fixes for "matches 0 elements".
+  describe('selectors near one that matches nothing', () => {
+    const page = preparePage(listHtml, `${BASE}/catalogue/page-1.html`);
+    const siteOf = (text: string, selector: string) => selectorSites(text).find((x) => x.selector === selector)!;
+    const task = (follow: string, field: string) => `name: t\nstart: [${BASE}/]\nrules:\n  - name: list\n    follow:\n      - { selector: "${follow}", to: list }\n    items:\n      - type: card\n        scope: article.product_pod\n        fields: { price: "${field}" }\n`;
+
+    it('fixes a typo in a class with the nearest one the page has, inside the item scope', () => {
+      const text = task('li.next a', 'p.prce_color');
+      const s = similarSelectors(page, siteOf(text, 'p.prce_color'));
+      assert.equal(s[0]?.selector, 'p.price_color');
+      assert.equal(s[0]?.count, DEMO_SITE.perPage);
+      assert.match(s[0]!.why, /'\.price_color' is on the page/);
+    });
+
+    it('leaves a part out, and offers the links a follow rule\'s page shows', () => {
+      const text = task('section article.book h3 a', 'p.price_color');
+      const s = similarSelectors(page, siteOf(text, 'section article.book h3 a'), 10).map((x) => x.selector);
+      assert.ok(s.includes('section article h3 a'), s.join(' | '));
+      const nothing = task('div.pagination a.next-page', 'p.price_color');
+      const offered = similarSelectors(page, siteOf(nothing, 'div.pagination a.next-page'), 10).map((x) => x.selector);
+      assert.ok(offered.includes('li.next a'), offered.join(' | '));
+      assert.ok(offered.length <= 10);
     });
   });
 

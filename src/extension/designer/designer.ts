@@ -9,7 +9,7 @@ import { proposeFollows, type FollowProposals } from '../../core/designer/follow
 import { formatDiagnostic } from '../../core/task/diagnostics';
 import { parseTask } from '../../core/task/parse';
 import { COMMANDS, PREVIEW_VIEW_TYPE, TEST_COMMANDS } from './commands';
-import { RulePreviewLenses, TaskCompletions, TaskDiagnostics, TaskHovers } from './editorFeatures';
+import { PICK_IN_PREVIEW, RulePreviewLenses, TaskCompletions, TaskDiagnostics, TaskHovers, ZeroMatchFixes } from './editorFeatures';
 import { PageSource } from './pages';
 import { PreviewPanel, type PanelHost, type PanelSnapshot } from './previewPanel';
 import { CrawlSecrets } from '../crawlSecrets';
@@ -349,6 +349,18 @@ export function activateDesigner(context: vscode.ExtensionContext, host: LazyHos
     vscode.languages.registerCompletionItemProvider(TASK_FILES, new TaskCompletions(), ':', ' ', '-', '{', ','),
     vscode.languages.registerHoverProvider(TASK_FILES, new TaskHovers((doc) => d.diagnostics.counts.get(doc.uri.toString()))),
     vscode.languages.registerCodeLensProvider(TASK_FILES, new RulePreviewLenses()),
+    vscode.languages.registerCodeActionsProvider(TASK_FILES, new ZeroMatchFixes((doc) => d.diagnostics.counts.get(doc.uri.toString()), (doc) => d.sourceFor(doc.uri).pagesByRule()), {
+      providedCodeActionKinds: ZeroMatchFixes.kinds,
+    }),
+    // The cursor on the selector (Insert writes there), and the preview on the page the warning was about.
+    vscode.commands.registerCommand(PICK_IN_PREVIEW, async (uri: vscode.Uri, rule: string, url: string, offset: number) => {
+      const editor = await vscode.window.showTextDocument(uri, { preview: false });
+      const pos = editor.document.positionAt(offset);
+      editor.selection = new vscode.Selection(pos, pos);
+      const panel = await d.openPreview(uri, rule, url, false);
+      panel.cursorMoved(offset);
+      return true;
+    }),
     vscode.workspace.onDidChangeTextDocument((e) => {
       if (!isTaskDocument(e.document) || e.contentChanges.length === 0) return;
       d.diagnostics.schedule(e.document);

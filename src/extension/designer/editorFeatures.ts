@@ -2,6 +2,8 @@ import * as vscode from 'vscode';
 import { completionContext, hoverAt, keyCompletions, valueCompletions } from '../../core/designer/schemaHelp';
 import { countAt, countMessage, countSelectors, zeroMatchWarnings, type SiteCount } from '../../core/designer/selectorChecks';
 import type { PreparedPage } from '../../core/designer/page';
+import { similarSelectors } from '../../core/designer/similarSelectors';
+import { yamlScalar } from '../../core/designer/insert';
 import { parseTask } from '../../core/task/parse';
 import { outlineTask } from '../../core/task/outline';
 
@@ -125,6 +127,48 @@ export class TaskHovers implements vscode.HoverProvider {
     const md = new vscode.MarkdownString();
     md.appendMarkdown(`**${h.label}** \`${h.type}\`\n\n${h.description}`);
     return new vscode.Hover(md, new vscode.Range(doc.positionAt(h.range[0]), doc.positionAt(h.range[1])));
+  }
+}
+
+/** The command a "Pick in the preview" fix runs: (task file, rule, page URL, offset of the selector). */
+export const PICK_IN_PREVIEW = 'crawlStudio.designer.pickInPreview';
+
+/**
+ * Quick fixes for "matches 0 elements" (issue 23, item 10): selectors near it that match on the same page (a typo
+ * fixed, a part left out, the links a follow rule's page shows), each with its count; and picking an element in
+ * the preview, the cursor on that selector so Insert writes there.
+ */
+export class ZeroMatchFixes implements vscode.CodeActionProvider {
+  static readonly kinds = [vscode.CodeActionKind.QuickFix];
+
+  constructor(
+    private readonly counts: (doc: vscode.TextDocument) => readonly SiteCount[] | undefined,
+    private readonly pagesFor: PagesFor,
+  ) {}
+
+  async provideCodeActions(doc: vscode.TextDocument, _range: vscode.Range, ctx: vscode.CodeActionContext): Promise<vscode.CodeAction[]> {
+    const out: vscode.CodeAction[] = [];
+    for (const diag of ctx.diagnostics) {
+      if (diag.code !== 'no-match' || diag.source !== 'Crawl Studio') continue;
+      const c = countAt(this.counts(doc) ?? [], doc.offsetAt(diag.range.start));
+      if (!c || c.count > 0 || !c.site.ruleName) continue;
+      const page = (await this.pagesFor(doc)).get(c.site.ruleName);
+      const written = doc.getText(diag.range);
+      const quote = written.startsWith('"') ? 'double' : written.startsWith("'") ? 'single' : null;
+      for (const s of page ? similarSelectors(page, c.site) : []) {
+        const fix = new vscode.CodeAction(`Use '${s.selector}': ${s.count} match${s.count === 1 ? '' : 'es'} on the page (${s.why})`, vscode.CodeActionKind.QuickFix);
+        fix.edit = new vscode.WorkspaceEdit();
+        fix.edit.replace(doc.uri, diag.range, yamlScalar(s.selector, quote ?? 'double', quote !== null));
+        fix.diagnostics = [diag];
+        fix.isPreferred = out.length === 0;
+        out.push(fix);
+      }
+      const pick = new vscode.CodeAction('Pick an element in the preview for this selector', vscode.CodeActionKind.QuickFix);
+      pick.command = { title: 'Pick in the preview', command: PICK_IN_PREVIEW, arguments: [doc.uri, c.site.ruleName, c.url, doc.offsetAt(diag.range.start) + 1] };
+      pick.diagnostics = [diag];
+      out.push(pick);
+    }
+    return out;
   }
 }
 

@@ -314,8 +314,25 @@ describe('crawl designer', function () {
     const hovers = await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', uri, editor.document.positionAt(editor.document.getText().indexOf('li.next a') + 2));
     const text = hovers.flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : (c as vscode.MarkdownString).value))).join('\n');
     assert.match(text, /`li\.next a` matches 1 element on/);
-    await replaceText(editor.document, 'p.price_colour', 'p.price_color');
+    // Issue 23, item 10: quick fixes. The nearest class the page has comes first, with its count.
+    const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', uri, warning.range, vscode.CodeActionKind.QuickFix.value);
+    const titles = actions.map((a) => a.title);
+    const fix = actions.find((a) => /^Use 'p\.price_color': \d+ match/.test(a.title));
+    assert.ok(fix?.edit, titles.join('\n'));
+    assert.equal(fix.isPreferred, true, titles.join('\n'));
+    assert.ok(titles.includes('Pick an element in the preview for this selector'), titles.join('\n'));
+    assert.ok(await vscode.workspace.applyEdit(fix.edit));
+    assert.match(editor.document.getText(), /price: \{ selector: p\.price_color/);
     await until('the warning gone', () => !vscode.languages.getDiagnostics(uri).some((d) => /matches 0 elements/.test(d.message)));
+    // A follow rule's selector: the link the page shows is offered too.
+    await replaceText(editor.document, '"li.next a"', '"li.nxt a"');
+    const follow = await until('the follow warning', () => vscode.languages.getDiagnostics(uri).find((d) => /'li\.nxt a' matches 0 elements/.test(d.message)));
+    const followFixes = await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', uri, follow.range, vscode.CodeActionKind.QuickFix.value);
+    const next = followFixes.find((a) => a.title.startsWith("Use 'li.next a': 1 match"));
+    assert.ok(next?.edit, followFixes.map((a) => a.title).join('\n'));
+    assert.ok(await vscode.workspace.applyEdit(next.edit));
+    assert.match(editor.document.getText(), /selector: "li\.next a"/, 'written in the quotes it had');
+    await until('the follow warning gone', () => !vscode.languages.getDiagnostics(uri).some((d) => /matches 0 elements/.test(d.message)));
   });
 
   it('completes keys and values from the schema and explains keys on hover', async () => {
