@@ -11,6 +11,7 @@ import { QueueTreeProvider, type ExplorerNode } from './explorer/queueTree';
 import { RedisConnection } from './redisConnection';
 import { announceManagedRedis } from './managedRedisNotice';
 import { registerDemoShop } from './demoShop';
+import { registerTaskProvider } from './taskProvider';
 import { onSettingsChange, settings } from './settings';
 import { CrawlStatusBar } from './statusBar';
 import { TASK_FILES } from './taskFiles';
@@ -67,6 +68,7 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
   if (view.visible) void connection.get().then(() => tree.refresh(), () => tree.refresh());
   registerJsonDocuments(context);
   registerDemoShop(context);
+  registerTaskProvider(context, connection);
   registerCommands({ context, connection, crawls, workers, tree, secrets });
   const api: CrawlStudioApi = { connection, crawls, workers, tree, workerTree, statusBar, codeLens };
   registerResults(context, api);
