@@ -66,6 +66,9 @@ export class CrawlTaskProvider implements vscode.TaskProvider {
   }
 }
 
+/** How long the terminal is left open after the CLI's last output (its data is buffered a few ms). */
+const CLOSE_AFTER_OUTPUT_MS = 250;
+
 /** The CLI in a task's terminal: its output as it comes, Ctrl+C as SIGINT (the CLI stops gracefully), its exit code. */
 class CliTerminal implements vscode.Pseudoterminal {
   private readonly written = new vscode.EventEmitter<string>();
@@ -106,7 +109,9 @@ class CliTerminal implements vscode.Pseudoterminal {
     });
     child.on('close', (code, signal) => {
       this.child = null;
-      this.closed.fire(code ?? (signal ? 130 : 1));
+      // The terminal hands its last lines to the problem matcher after a short buffer, and drops them when the
+      // task closes first (microsoft/vscode#92868): the errors printed last never reached the Problems panel.
+      setTimeout(() => this.closed.fire(code ?? (signal ? 130 : 1)), CLOSE_AFTER_OUTPUT_MS);
     });
   }
 

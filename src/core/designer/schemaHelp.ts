@@ -169,10 +169,14 @@ export function keyCompletions(path: Path, siblings: readonly string[]): KeyComp
 }
 
 /** Values for the value at `path`: enum members, booleans, and rule names for `to` and `start[].rule`. */
-export function valueCompletions(path: Path, ruleNames: readonly string[]): ValueCompletion[] {
+/** A value naming a page rule (`follow[].to`, `start[].rule`): what no JSON Schema can complete. */
+export function isRuleReference(path: Path): boolean {
   const last = path[path.length - 1];
-  const isRuleRef = (last === 'to' && path.includes('follow')) || (last === 'rule' && path[0] === 'start');
-  if (isRuleRef) return ruleNames.map((r) => ({ value: r, description: `the page rule '${r}'` }));
+  return (last === 'to' && path.includes('follow')) || (last === 'rule' && path[0] === 'start');
+}
+
+export function valueCompletions(path: Path, ruleNames: readonly string[]): ValueCompletion[] {
+  if (isRuleReference(path)) return ruleNames.map((r) => ({ value: r, description: `the page rule '${r}'` }));
   const node = schemaAt(path);
   if (!node) return [];
   if (node.enum) return node.enum.map((e) => ({ value: String(e), description: node.description ?? '' }));

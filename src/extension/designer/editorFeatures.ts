@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { completionContext, hoverAt, keyCompletions, valueCompletions } from '../../core/designer/schemaHelp';
+import { completionContext, hoverAt, isRuleReference, keyCompletions, valueCompletions } from '../../core/designer/schemaHelp';
 import { countAt, countMessage, countSelectors, zeroMatchWarnings, type SiteCount } from '../../core/designer/selectorChecks';
 import type { PreparedPage } from '../../core/designer/page';
 import { similarSelectors } from '../../core/designer/similarSelectors';
@@ -84,11 +84,26 @@ export class TaskDiagnostics implements vscode.Disposable {
   }
 }
 
+/** Red Hat's YAML extension, which reads the schema the manifest gives it (yamlValidation) for task files. */
+export const RED_HAT_YAML = 'redhat.vscode-yaml';
+
+/** Whether another extension completes and explains task files from their JSON Schema. */
+export function schemaHelpElsewhere(): boolean {
+  return vscode.extensions.getExtension(RED_HAT_YAML) !== undefined;
+}
+
+/**
+ * Keys and values from the schema, and page rule names. With Red Hat's YAML extension installed it completes the
+ * schema's keys and values itself, so only rule names are offered here: each key was listed twice.
+ */
 export class TaskCompletions implements vscode.CompletionItemProvider {
+  constructor(private readonly schemaElsewhere: () => boolean = schemaHelpElsewhere) {}
+
   provideCompletionItems(doc: vscode.TextDocument, position: vscode.Position): vscode.CompletionItem[] {
     const text = doc.getText();
     const ctx = completionContext(text, doc.offsetAt(position));
     if (!ctx) return [];
+    if (this.schemaElsewhere() && (ctx.kind === 'key' || !isRuleReference(ctx.path))) return [];
     const range = new vscode.Range(doc.positionAt(ctx.start), position);
     if (ctx.kind === 'key') {
       return keyCompletions(ctx.path, ctx.siblings).map((k, i) => {
@@ -113,7 +128,11 @@ export class TaskCompletions implements vscode.CompletionItemProvider {
 }
 
 export class TaskHovers implements vscode.HoverProvider {
-  constructor(private readonly counts: (doc: vscode.TextDocument) => readonly SiteCount[] | undefined) {}
+  constructor(
+    private readonly counts: (doc: vscode.TextDocument) => readonly SiteCount[] | undefined,
+    /** Red Hat's YAML extension explains keys from the schema already: only match counts are added then. */
+    private readonly schemaElsewhere: () => boolean = schemaHelpElsewhere,
+  ) {}
 
   provideHover(doc: vscode.TextDocument, position: vscode.Position): vscode.Hover | null {
     const offset = doc.offsetAt(position);
@@ -122,6 +141,7 @@ export class TaskHovers implements vscode.HoverProvider {
       const r = count.site.range!;
       return new vscode.Hover(new vscode.MarkdownString(countMessage(count)), new vscode.Range(doc.positionAt(r[0]), doc.positionAt(r[1])));
     }
+    if (this.schemaElsewhere()) return null;
     const h = hoverAt(doc.getText(), offset);
     if (!h) return null;
     const md = new vscode.MarkdownString();

@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import { EXTENSION_ID, until } from '../support';
+import { RED_HAT_YAML, TaskCompletions, TaskHovers } from '../../../src/extension/designer/editorFeatures';
 
 // VS Code conventions (issue 23): `crawl-studio validate / run / test` as tasks whose problems land in the Problems
 // panel through the $crawl-studio problem matcher; what the manifest declares.
@@ -46,6 +47,26 @@ describe('VS Code conventions: tasks, problem matcher, manifest', function () {
     } finally {
       await vscode.workspace.fs.delete(broken);
     }
+  });
+
+  // Red Hat's YAML extension completes task files from the schema the manifest gives it: each key came twice.
+  // It cannot be installed here (no marketplace), so the provider is asked as it answers when it is.
+  it('leaves schema completions and hovers to Red Hat YAML when it is installed, and still completes rule names', async () => {
+    const pkg = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON as { contributes: { yamlValidation: { url: string }[] } };
+    assert.ok(pkg.contributes.yamlValidation.length > 0, 'the schema is given to the YAML extension');
+    assert.equal(RED_HAT_YAML, 'redhat.vscode-yaml');
+    const doc = await vscode.workspace.openTextDocument({ language: 'yaml', content: 'name: t\nstart: [https://a.test/]\nrequest:\n  ret\nrules:\n  - name: list\n    follow:\n      - { selector: a, to:  }\n  - name: book\n' });
+    const keyAt = new vscode.Position(3, 5);
+    const toAt = doc.positionAt(doc.getText().indexOf('to:  }') + 4);
+    const alone = new TaskCompletions(() => false);
+    const withRedHat = new TaskCompletions(() => true);
+    const labels = (items: vscode.CompletionItem[]) => items.map((i) => (typeof i.label === 'string' ? i.label : i.label.label));
+    assert.ok(labels(alone.provideCompletionItems(doc, keyAt)).includes('retries'));
+    assert.deepEqual(labels(withRedHat.provideCompletionItems(doc, keyAt)), [], 'no schema key twice');
+    assert.deepEqual(labels(withRedHat.provideCompletionItems(doc, toAt)).sort(), ['book', 'list'], 'rule names, which no schema knows');
+    const hoverAt = doc.positionAt(doc.getText().indexOf('request') + 2);
+    assert.ok(new TaskHovers(() => undefined, () => false).provideHover(doc, hoverAt));
+    assert.equal(new TaskHovers(() => undefined, () => true).provideHover(doc, hoverAt), null);
   });
 
   it('declares what it supports in virtual workspaces', () => {
