@@ -47,7 +47,8 @@ export function registerCommands(deps: CommandDeps): void {
       name = running.length === 1 ? running[0] : await vscode.window.showQuickPick(running, { placeHolder: 'Crawl to stop' });
     }
     if (!name) return false;
-    await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Stopping crawl ${name} (letting workers finish their pages)…` }, () => crawls.stop(name!));
+    // Cancel: stop waiting for the pages in flight; the workers are killed and those pages go back to the queue.
+    await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Stopping crawl ${name} (letting workers finish their pages; Cancel stops them now)…`, cancellable: true }, (_p, token) => crawls.stop(name!, token));
     void vscode.window.showInformationMessage(`Crawl '${name}' stopped. Start it again to resume where it left off.`);
     return true;
   });
@@ -123,7 +124,7 @@ export function registerCommands(deps: CommandDeps): void {
   });
 
   reg('crawlStudio.stopWorkers', async () => {
-    await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Stopping workers (in-flight pages finish first)…' }, () => workers.stopAll());
+    await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Stopping workers (in-flight pages finish first; Cancel stops them now)…', cancellable: true }, (_p, token) => workers.stopAll(token));
     return true;
   });
   reg('crawlStudio.stopWorker', (node: WorkerNode) => (node?.kind === 'local' ? workers.stop(node.worker.pid) : undefined));

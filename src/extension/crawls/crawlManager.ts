@@ -115,13 +115,21 @@ export class CrawlManager implements vscode.Disposable {
     return rc;
   }
 
-  /** Stops local workers gracefully and pauses the queue (remote workers stop taking jobs too); resumable. */
-  async stop(task: string): Promise<void> {
+  /**
+   * Stops local workers gracefully and pauses the queue (remote workers stop taking jobs too); resumable. Cancelled,
+   * the workers are killed at once (their pages go back to the queue) instead of finishing their pages.
+   */
+  async stop(task: string, token?: vscode.CancellationToken): Promise<void> {
     const rc = this.running.get(task);
     if (!rc) return;
     await rc.launch.session.crawl.pause();
     rc.launch.stop();
-    await rc.done.catch(() => undefined);
+    const sub = token?.onCancellationRequested(() => void rc.launch.kill(10_000));
+    try {
+      await rc.done.catch(() => undefined);
+    } finally {
+      sub?.dispose();
+    }
   }
 
   dispose(): void {

@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { createWriteStream } from 'node:fs';
 import { dirname } from 'node:path';
 import { finished } from 'node:stream/promises';
+import { rm } from 'node:fs/promises';
 import type { CrawlTask } from '../../core/task/model';
 import { taskKeys } from '../../frontier/keys';
 import { openStore } from '../../store';
@@ -243,24 +244,35 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
       saveLabel: 'Export',
     });
     if (!target) return;
-    const n = await this.exportTo(format, target.fsPath);
+    // A big store takes a while: the export shows its progress and can be cancelled (the partial file is removed).
+    const n = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Exporting '${this.task.name}' as ${format.toUpperCase()}…`, cancellable: true },
+      (_p, token) => this.exportTo(format, target.fsPath, token),
+    );
     if (n !== undefined) {
       void vscode.window.showInformationMessage(`Exported ${n} item(s) to ${vscode.workspace.asRelativePath(target)}.`, 'Open').then((a) => a && vscode.window.showTextDocument(target));
     }
   }
 
-  /** Exports the current view to a file the person chose (or a test named); returns the item count. */
-  async exportTo(format: ExportFormat, path: string): Promise<number | undefined> {
+  /** Exports the current view to a file the person chose (or a test named); returns the item count, undefined if cancelled. */
+  async exportTo(format: ExportFormat, path: string, token?: vscode.CancellationToken): Promise<number | undefined> {
     return this.serial(async () => {
       const out = createWriteStream(path);
+      const sub = token?.onCancellationRequested(() => out.destroy(new ExportCancelled()));
       try {
         const r = await (await this.store()).exportTo(format, out);
         out.end();
         await finished(out);
+        if (token?.isCancellationRequested) throw new ExportCancelled();
         return r.items;
       } catch (err) {
         out.destroy();
-        throw err;
+        if (!token?.isCancellationRequested) throw err;
+        await rm(path, { force: true });
+        void vscode.window.showInformationMessage(`Export of '${this.task.name}' cancelled; nothing was written.`);
+        return undefined;
+      } finally {
+        sub?.dispose();
       }
     });
   }
@@ -287,5 +299,12 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
     ResultsPanel.panels.forget(this.task.file, this);
     const src = this.source;
     void this.queue.finally(() => src?.close());
+  }
+}
+
+class ExportCancelled extends Error {
+  constructor() {
+    super('export cancelled');
+    this.name = 'ExportCancelled';
   }
 }

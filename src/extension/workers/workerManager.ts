@@ -99,9 +99,19 @@ export class WorkerManager implements vscode.Disposable {
     this.changed.fire();
   }
 
-  /** Graceful: in-flight pages finish (or go back to the queue after the grace period). */
-  async stopAll(): Promise<void> {
-    await Promise.all([...this.pools].map((p) => p.supervisor.stopAll()));
+  /**
+   * Graceful: in-flight pages finish (or go back to the queue after the grace period). Cancelled (the progress
+   * notification's Cancel), the workers are killed at once and their pages go back to the queue.
+   */
+  async stopAll(token?: vscode.CancellationToken): Promise<void> {
+    const pools = [...this.pools];
+    const sub = token?.onCancellationRequested(() => void Promise.all(pools.map((p) => p.supervisor.killAll('SIGKILL'))));
+    if (token?.isCancellationRequested) await Promise.all(pools.map((p) => p.supervisor.killAll('SIGKILL')));
+    try {
+      await Promise.all(pools.map((p) => p.supervisor.stopAll()));
+    } finally {
+      sub?.dispose();
+    }
     this.changed.fire();
   }
 

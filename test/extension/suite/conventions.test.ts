@@ -1,6 +1,13 @@
 import * as assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { EXTENSION_ID, until } from '../support';
+import type { CrawlStudioApi } from '../../../src/extension/extension';
+import { serveSite, type SiteServer } from '../../../src/demo/site';
+import { startRedis, type RedisServer } from '../../support/services';
+import { EXTENSION_ID, activateWith, restoreSettings, until } from '../support';
 import { RED_HAT_YAML, TaskCompletions, TaskHovers } from '../../../src/extension/designer/editorFeatures';
 
 // VS Code conventions (issue 23): `crawl-studio validate / run / test` as tasks whose problems land in the Problems
@@ -72,5 +79,56 @@ describe('VS Code conventions: tasks, problem matcher, manifest', function () {
   it('declares what it supports in virtual workspaces', () => {
     const pkg = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON as { capabilities: { virtualWorkspaces?: unknown } };
     assert.ok(pkg.capabilities.virtualWorkspaces, 'capabilities.virtualWorkspaces is declared');
+  });
+});
+
+// Long operations show cancellable progress (issue 23, VS Code conventions). Stop Crawl waits for the pages in
+// flight; its Cancel stops waiting: the workers are killed and their pages go back to the queue.
+describe('VS Code conventions: cancellable progress (real Redis, real crawl)', function () {
+  this.timeout(120_000);
+  let redis: RedisServer;
+  let site: SiteServer;
+  let api: CrawlStudioApi;
+  let answered = false;
+  const held: ServerResponse[] = [];
+
+  before(async () => {
+    redis = await startRedis();
+    // A page that answers after 20 s, within the workers' 30 s grace: a graceful stop waits for it (and the worker
+    // then exits by itself), a cancelled one does not.
+    site = await serveSite({ listPages: 1, perPage: 2 }, 0, (req, res) => {
+      if (req.url !== '/slow.html') return false;
+      held.push(res);
+      setTimeout(() => {
+        answered = true;
+        if (!res.writableEnded) res.writeHead(200, { 'content-type': 'text/html' }).end('<h1>late</h1>');
+      }, 20_000).unref();
+      return true;
+    });
+    api = await activateWith({ redisUrl: redis.url, workers: 1 });
+  });
+
+  after(async () => {
+    for (const r of held) r.destroy();
+    await restoreSettings(api, ['redisUrl', 'workers']);
+    await site?.close();
+    await redis?.stop();
+  });
+
+  it('Stop Crawl, cancelled, kills the workers instead of waiting for their pages', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cs-cancel-'));
+    const file = join(dir, 'slow.crawl.yaml');
+    writeFileSync(file, `name: slow\nstart: [${site.url}/slow.html]\nrequest: { timeout: 120s }\nrules:\n  - name: page\n`);
+    const rc = await api.crawls.start(await vscode.workspace.openTextDocument(vscode.Uri.file(file)));
+    const signals: (string | null)[] = [];
+    rc.launch.supervisor.on('exit', (_pid: number, _code: number | null, signal: string | null) => signals.push(signal));
+    await until('the worker to be on the slow page', () => (site.hits.get('/slow.html') ?? 0) > 0, 60_000);
+    const cts = new vscode.CancellationTokenSource();
+    const stopping = api.crawls.stop('slow', cts.token);
+    cts.cancel();
+    await stopping;
+    assert.equal(answered, false, 'the stop did not wait for the page');
+    assert.deepEqual(signals, ['SIGKILL']);
+    assert.equal(api.crawls.get('slow'), undefined);
   });
 });
