@@ -5,6 +5,7 @@ import type { RedisConnection } from './redisConnection';
 import type { CrawlStatusBar } from './statusBar';
 import type { WorkerManager } from './workers/workerManager';
 import type { WorkerTreeProvider } from './workers/workerTree';
+import type { FixtureTests } from './fixtureTests';
 
 // The extension's API: what activate() returns, i.e. what `vscode.extensions.getExtension(id).exports` (and
 // `await ext.activate()`) gives another extension or a test. A deliberate API, kept in its own file so the
@@ -29,4 +30,6 @@ export interface CrawlStudioApi {
   readonly statusBar: CrawlStatusBar;
   /** The Start/Stop lenses on task files. */
   readonly codeLens: TaskCodeLensProvider;
+  /** Fixtures in the Testing view. */
+  readonly fixtureTests: FixtureTests;
 }

@@ -7,3 +7,4 @@ export { CrawlQueue } from '../frontier/crawl';
 export { connectRedis } from '../redis/connect';
 export { launchCrawl } from '../run/launcher';
 export { QueueModel } from './explorer/queueModel';
+export { fixtureDir, testTask } from '../workspace/fixtureStore';

@@ -12,6 +12,7 @@ import { RedisConnection } from './redisConnection';
 import { announceManagedRedis } from './managedRedisNotice';
 import { registerDemoShop } from './demoShop';
 import { registerTaskProvider } from './taskProvider';
+import { FixtureTests } from './fixtureTests';
 import { onSettingsChange, settings } from './settings';
 import { CrawlStatusBar } from './statusBar';
 import { TASK_FILES } from './taskFiles';
@@ -41,6 +42,7 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
   const workerView = vscode.window.createTreeView('crawlStudio.workers', { treeDataProvider: workerTree });
   const statusBar = new CrawlStatusBar(crawls);
   const codeLens = new TaskCodeLensProvider(crawls);
+  const fixtureTests = new FixtureTests();
 
   context.subscriptions.push(
     connection,
@@ -52,6 +54,7 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
     workerView,
     statusBar,
     codeLens,
+    fixtureTests,
     vscode.languages.registerCodeLensProvider(TASK_FILES, codeLens),
     // Part of the API (api.ts): the extension's version, for other extensions and tests; not in the palette.
     vscode.commands.registerCommand('crawlStudio.version', () => context.extension.packageJSON.version as string),
@@ -70,7 +73,7 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
   registerDemoShop(context);
   registerTaskProvider(context, connection);
   registerCommands({ context, connection, crawls, workers, tree, secrets });
-  const api: CrawlStudioApi = { connection, crawls, workers, tree, workerTree, statusBar, codeLens };
+  const api: CrawlStudioApi = { connection, crawls, workers, tree, workerTree, statusBar, codeLens, fixtureTests };
   registerResults(context, api);
   return api;
 }

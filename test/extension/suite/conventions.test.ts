@@ -1,11 +1,13 @@
 import * as assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { CrawlStudioApi } from '../../../src/extension/extension';
 import { serveSite, type SiteServer } from '../../../src/demo/site';
+import { parseTask } from '../../../src/core/task/parse';
+import { saveFixture } from '../../../src/workspace/fixtureStore';
 import { startRedis, type RedisServer } from '../../support/services';
 import { EXTENSION_ID, activateWith, restoreSettings, until } from '../support';
 import { RED_HAT_YAML, TaskCompletions, TaskHovers } from '../../../src/extension/designer/editorFeatures';
@@ -74,6 +76,47 @@ describe('VS Code conventions: tasks, problem matcher, manifest', function () {
     const hoverAt = doc.positionAt(doc.getText().indexOf('request') + 2);
     assert.ok(new TaskHovers(() => undefined, () => false).provideHover(doc, hoverAt));
     assert.equal(new TaskHovers(() => undefined, () => true).provideHover(doc, hoverAt), null);
+  });
+
+  // Task fixtures in the Testing view: each a test, run from there (or the gutter), a changed field shown as a diff.
+  it('lists fixtures in the Testing view and runs them, a changed field as a diff', async () => {
+    const api = (await vscode.extensions.getExtension(EXTENSION_ID)!.activate()) as CrawlStudioApi;
+    const folder = vscode.workspace.workspaceFolders![0]!.uri;
+    const dir = vscode.Uri.joinPath(folder, 'fx');
+    const file = join(dir.fsPath, 'fx.crawl.yaml');
+    const html = (title: string) => `<html><body><article><h1>${title}</h1><p class="price">£3</p></article></body></html>`;
+    await vscode.workspace.fs.createDirectory(dir);
+    writeFileSync(file, 'name: fx\nstart: [http://fx.test/a]\nrules:\n  - name: page\n    items:\n      - type: book\n        fields: { title: h1, price: p.price }\n');
+    try {
+      const { task } = parseTask(readFileSync(file, 'utf8'), file);
+      const same = await saveFixture(file, task!, { url: 'http://fx.test/a', finalUrl: 'http://fx.test/a', html: html('Alpha') }, 'page', 0);
+      const changed = await saveFixture(file, task!, { url: 'http://fx.test/b', finalUrl: 'http://fx.test/b', html: html('Beta') }, 'page', 0);
+      // The page changed since the fixture was saved: its title reads otherwise now.
+      writeFileSync(changed.replace(/\.json$/, '.html'), html('Gamma'));
+      await api.fixtureTests.discover();
+      const suite = api.fixtureTests.controller.items.get(vscode.Uri.file(file).toString());
+      assert.ok(suite, 'the task file is a suite');
+      assert.equal(suite.children.size, 2);
+      const ran = new Promise<void>((r) => {
+        const sub = api.fixtureTests.onDidRun(() => {
+          sub.dispose();
+          r();
+        });
+      });
+      await vscode.commands.executeCommand('testing.runAll');
+      await ran;
+      const outcomes = [...api.fixtureTests.lastRun.values()].sort((a, b) => a.id.localeCompare(b.id));
+      const idOf = (json: string) => `${vscode.Uri.file(file).toString()}#${json.split('/').pop()!.replace(/\.json$/, '')}`;
+      assert.equal(api.fixtureTests.lastRun.get(idOf(same))?.state, 'passed', JSON.stringify(outcomes));
+      const failed = api.fixtureTests.lastRun.get(idOf(changed));
+      assert.equal(failed?.state, 'failed', JSON.stringify(outcomes));
+      assert.match(failed!.message ?? '', /1 field changed/);
+      assert.match(failed!.expected ?? '', /title: "Beta"/);
+      assert.match(failed!.actual ?? '', /title: "Gamma"/);
+    } finally {
+      await vscode.workspace.fs.delete(dir, { recursive: true });
+      await vscode.workspace.fs.delete(vscode.Uri.joinPath(folder, '.crawl', 'fixtures', 'fx'), { recursive: true }).then(undefined, () => undefined);
+    }
   });
 
   it('declares what it supports in virtual workspaces', () => {
