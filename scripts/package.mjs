@@ -25,7 +25,7 @@ if (what === 'vsix') {
   build(stage);
   // The library is the npm package's; the extension never loads it.
   rmSync(join(stage, 'dist', 'index.js'), { force: true });
-  for (const f of ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE', '.vscodeignore']) cpSync(f, join(stage, f));
+  for (const f of ['package.json', 'package.nls.json', 'README.md', 'CHANGELOG.md', 'LICENSE', '.vscodeignore']) cpSync(f, join(stage, f));
   cpSync('media', join(stage, 'media'), { recursive: true });
   const out = join(outDir, `crawl-studio-${pkg.version}.vsix`);
   execFileSync(join(root, 'node_modules', '.bin', 'vsce'), ['package', '--no-dependencies', '--out', out], { cwd: stage, stdio: 'inherit' });

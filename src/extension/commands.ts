@@ -27,6 +27,14 @@ export interface CommandDeps {
   readonly secrets: { envFor(task: CrawlTask): Promise<Record<string, string>> };
 }
 
+// Labels the code compares answers with, localized once (vscode.l10n: English is the only bundle so far).
+const START_WORKERS = vscode.l10n.t('Start Workers');
+const START_CRAWL = vscode.l10n.t('Start Crawl');
+const NO_PASSWORD = vscode.l10n.t('No password');
+const ENTER_PASSWORD = vscode.l10n.t('Enter a password…');
+const DRAIN = vscode.l10n.t('Drain');
+const DELETE = vscode.l10n.t('Delete');
+
 export function registerCommands(deps: CommandDeps): void {
   const { context, connection, crawls, workers, tree, secrets } = deps;
   const reg = (id: string, fn: (...args: any[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, reporting(fn)));
@@ -34,7 +42,7 @@ export function registerCommands(deps: CommandDeps): void {
   reg('crawlStudio.startCrawl', async (target?: unknown) => {
     const doc = await taskDocument(taskFileOf(target));
     if (!doc) return undefined;
-    const rc = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Starting crawl ${vscode.workspace.asRelativePath(doc.uri)}…` }, () => crawls.start(doc));
+    const rc = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Starting crawl {0}…', vscode.workspace.asRelativePath(doc.uri)) }, () => crawls.start(doc));
     void tree.refresh();
     return { task: rc.task.name };
   });
@@ -44,12 +52,12 @@ export function registerCommands(deps: CommandDeps): void {
     if (target instanceof vscode.Uri) name = (await readTask(target))?.name;
     if (!name) {
       const running = crawls.list().map((r) => r.task.name);
-      name = running.length === 1 ? running[0] : await vscode.window.showQuickPick(running, { placeHolder: 'Crawl to stop' });
+      name = running.length === 1 ? running[0] : await vscode.window.showQuickPick(running, { placeHolder: vscode.l10n.t('Crawl to stop') });
     }
     if (!name) return false;
     // Cancel: stop waiting for the pages in flight; the workers are killed and those pages go back to the queue.
-    await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Stopping crawl ${name} (letting workers finish their pages; Cancel stops them now)…`, cancellable: true }, (_p, token) => crawls.stop(name!, token));
-    void vscode.window.showInformationMessage(`Crawl '${name}' stopped. Start it again to resume where it left off.`);
+    await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Stopping crawl {0} (letting workers finish their pages; Cancel stops them now)…', name), cancellable: true }, (_p, token) => crawls.stop(name!, token));
+    void vscode.window.showInformationMessage(vscode.l10n.t("Crawl '{0}' stopped. Start it again to resume where it left off.", name));
     return true;
   });
 
@@ -57,7 +65,7 @@ export function registerCommands(deps: CommandDeps): void {
     const doc = await taskDocument(uri);
     if (!doc) return undefined;
     const task = await crawls.validate(doc);
-    if (task) void vscode.window.showInformationMessage(`${vscode.workspace.asRelativePath(doc.uri)} is valid: ${task.start.length} start URL(s), ${task.sitemaps.length ? `${task.sitemaps.length} sitemap(s), ` : ''}${task.rules.length} rule(s).`);
+    if (task) void vscode.window.showInformationMessage(vscode.l10n.t('{0} is valid: {1} start URL(s), {2}{3} rule(s).', vscode.workspace.asRelativePath(doc.uri), task.start.length, task.sitemaps.length ? vscode.l10n.t('{0} sitemap(s), ', task.sitemaps.length) : '', task.rules.length));
     else void vscode.commands.executeCommand('workbench.actions.view.problems');
     return task !== null;
   });
@@ -72,11 +80,11 @@ export function registerCommands(deps: CommandDeps): void {
       const editor = vscode.window.activeTextEditor;
       const selected = editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection).trim() : undefined;
       url ??= typeof target === 'string' ? target : selected;
-      const uri = activeTaskDocument()?.uri ?? (await pickTaskFile('Task to enqueue into'));
+      const uri = activeTaskDocument()?.uri ?? (await pickTaskFile(vscode.l10n.t('Task to enqueue into')));
       task = uri ? await readTask(uri) : null;
     }
-    if (!task) throw new Error('Choose a valid task file (*.crawl.yaml) to enqueue into.');
-    url ??= await vscode.window.showInputBox({ prompt: `URL to enqueue in '${task.name}'`, placeHolder: 'https://…', validateInput: (v) => (/^https?:\/\/\S+$/.test(v.trim()) ? null : 'An http(s) URL') });
+    if (!task) throw new Error(vscode.l10n.t('Choose a valid task file (*.crawl.yaml) to enqueue into.'));
+    url ??= await vscode.window.showInputBox({ prompt: vscode.l10n.t("URL to enqueue in '{0}'", task.name), placeHolder: 'https://…', validateInput: (v) => (/^https?:\/\/\S+$/.test(v.trim()) ? null : vscode.l10n.t('An http(s) URL')) });
     if (!url) return undefined;
     const redis = await connection.get();
     const { CrawlQueue } = await engine();
@@ -84,11 +92,18 @@ export function registerCommands(deps: CommandDeps): void {
     try {
       const res = await q.enqueueUrls(task, [url]);
       const r = res[0]!;
-      const msg = r.outcome === 'enqueued' ? `Enqueued ${r.url} in '${task.name}'.` : r.outcome === 'duplicate' ? `${r.url} was already crawled in this run.` : r.outcome === 'limit' ? `Not enqueued: '${task.name}' reached its maxPages.` : `Not a crawlable URL: ${r.url}`;
+      const msg =
+        r.outcome === 'enqueued'
+          ? vscode.l10n.t("Enqueued {0} in '{1}'.", r.url, task.name)
+          : r.outcome === 'duplicate'
+            ? vscode.l10n.t('{0} was already crawled in this run.', r.url)
+            : r.outcome === 'limit'
+              ? vscode.l10n.t("Not enqueued: '{0}' reached its maxPages.", task.name)
+              : vscode.l10n.t('Not a crawlable URL: {0}', r.url);
       if (r.outcome === 'duplicate') {
         // Not awaited: the command answers now; the offer stays in the notification.
         const t = task;
-        void vscode.window.showInformationMessage(msg, 'Fetch Again').then(async (again) => {
+        void vscode.window.showInformationMessage(msg, vscode.l10n.t('Fetch Again')).then(async (again) => {
           if (!again) return;
           const q2 = new (await engine()).CrawlQueue(await connection.get(), t.name);
           await q2.enqueueUrls(t, [url!], { force: true }).finally(() => q2.close());
@@ -98,8 +113,8 @@ export function registerCommands(deps: CommandDeps): void {
         // Issue 23, item 7: a URL enqueued after the crawl ended sat in the queue with no worker and no hint.
         const t = task;
         void vscode.window
-          .showInformationMessage(`${msg} No worker is taking '${t.name}' jobs now: it waits in the queue until one runs.`, 'Start Workers', 'Start Crawl')
-          .then((a) => a && vscode.commands.executeCommand(a === 'Start Workers' ? 'crawlStudio.startWorkers' : 'crawlStudio.startCrawl', vscode.Uri.file(t.file)));
+          .showInformationMessage(vscode.l10n.t("{0} No worker is taking '{1}' jobs now: it waits in the queue until one runs.", msg, t.name), START_WORKERS, START_CRAWL)
+          .then((a) => a && vscode.commands.executeCommand(a === START_WORKERS ? 'crawlStudio.startWorkers' : 'crawlStudio.startCrawl', vscode.Uri.file(t.file)));
         await tree.refresh();
         return { ...r, noWorker: true };
       } else void vscode.window.showInformationMessage(msg);
@@ -112,11 +127,11 @@ export function registerCommands(deps: CommandDeps): void {
 
   reg('crawlStudio.startWorkers', async (uri?: vscode.Uri, count?: number) => {
     requireTrust('Workers are not started in an untrusted workspace: they run the task files. Trust the workspace first.');
-    const file = uri ?? (await pickTaskFile('Task file for the workers'));
+    const file = uri ?? (await pickTaskFile(vscode.l10n.t('Task file for the workers')));
     if (!file) return undefined;
     const task = await readTask(file);
-    if (!task) throw new TaskInvalidError(`${vscode.workspace.asRelativePath(file)} has errors: see the Problems panel.`);
-    count ??= Number(await vscode.window.showInputBox({ prompt: 'How many worker processes?', value: String(settings.workers()), validateInput: (v) => (/^[1-9]\d?$/.test(v) ? null : '1 to 99') }));
+    if (!task) throw new TaskInvalidError(vscode.l10n.t('{0} has errors: see the Problems panel.', vscode.workspace.asRelativePath(file)));
+    count ??= Number(await vscode.window.showInputBox({ prompt: vscode.l10n.t('How many worker processes?'), value: String(settings.workers()), validateInput: (v) => (/^[1-9]\d?$/.test(v) ? null : vscode.l10n.t('1 to 99')) }));
     if (!count) return undefined;
     await connection.get();
     const pool = workers.start([file.fsPath], count, settings.concurrency(), connection.workerUrl!, await secrets.envFor(task));
@@ -124,7 +139,7 @@ export function registerCommands(deps: CommandDeps): void {
   });
 
   reg('crawlStudio.stopWorkers', async () => {
-    await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Stopping workers (in-flight pages finish first; Cancel stops them now)…', cancellable: true }, (_p, token) => workers.stopAll(token));
+    await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Stopping workers (in-flight pages finish first; Cancel stops them now)…'), cancellable: true }, (_p, token) => workers.stopAll(token));
     return true;
   });
   reg('crawlStudio.stopWorker', (node: WorkerNode) => (node?.kind === 'local' ? workers.stop(node.worker.pid) : undefined));
@@ -134,7 +149,7 @@ export function registerCommands(deps: CommandDeps): void {
 
   reg('crawlStudio.connectRedis', async (url?: string) => {
     url ??= await vscode.window.showInputBox({
-      prompt: 'Redis: a URL, sentinels and a master name, or cluster nodes (leave empty to use a managed redis-server for this workspace)',
+      prompt: vscode.l10n.t('Redis: a URL, sentinels and a master name, or cluster nodes (leave empty to use a managed redis-server for this workspace)'),
       placeHolder: 'redis://host:6379/0 · redis+sentinel://host:26379,host2:26379/mymaster · redis+cluster://host:7000,host2:7001',
       value: settings.redisUrl(),
       validateInput: (v) => {
@@ -157,12 +172,12 @@ export function registerCommands(deps: CommandDeps): void {
       const kind = parseRedisTarget(url).kind;
       const given: { password?: string; sentinelPassword?: string } = {};
       if (!passwords.password) {
-        const needs = (await vscode.window.showQuickPick(['No password', 'Enter a password…'], { placeHolder: kind === 'sentinel' ? 'Do the master and its replicas need a password?' : 'Does this Redis need a password?' })) === 'Enter a password…';
-        if (needs) given.password = await vscode.window.showInputBox({ prompt: 'Redis password (kept in VS Code Secret Storage)', password: true });
+        const needs = (await vscode.window.showQuickPick([NO_PASSWORD, ENTER_PASSWORD], { placeHolder: kind === 'sentinel' ? vscode.l10n.t('Do the master and its replicas need a password?') : vscode.l10n.t('Does this Redis need a password?') })) === ENTER_PASSWORD;
+        if (needs) given.password = await vscode.window.showInputBox({ prompt: vscode.l10n.t('Redis password (kept in VS Code Secret Storage)'), password: true });
       }
       if (kind === 'sentinel' && !passwords.sentinelPassword) {
-        const needs = (await vscode.window.showQuickPick(['No password', 'Enter a password…'], { placeHolder: 'Do the sentinels themselves need a password (their requirepass)?' })) === 'Enter a password…';
-        if (needs) given.sentinelPassword = await vscode.window.showInputBox({ prompt: 'Sentinel password (kept in VS Code Secret Storage)', password: true });
+        const needs = (await vscode.window.showQuickPick([NO_PASSWORD, ENTER_PASSWORD], { placeHolder: vscode.l10n.t('Do the sentinels themselves need a password (their requirepass)?') })) === ENTER_PASSWORD;
+        if (needs) given.sentinelPassword = await vscode.window.showInputBox({ prompt: vscode.l10n.t('Sentinel password (kept in VS Code Secret Storage)'), password: true });
       }
       await connection.configure(url, given, vscode.ConfigurationTarget.Workspace);
     }
@@ -174,10 +189,10 @@ export function registerCommands(deps: CommandDeps): void {
     const cfg = vscode.workspace.getConfiguration('crawlStudio');
     await cfg.update('redisUrl', undefined, vscode.ConfigurationTarget.Workspace);
     if (settings.redisUrl()) {
-      void vscode.window.showWarningMessage(`crawlStudio.redisUrl is set in your user settings (${settings.redisUrl()}); clear it there to use a managed Redis.`, 'Open Settings').then((a) => a && vscode.commands.executeCommand('workbench.action.openSettings', 'crawlStudio.redisUrl'));
+      void vscode.window.showWarningMessage(vscode.l10n.t('crawlStudio.redisUrl is set in your user settings ({0}); clear it there to use a managed Redis.', settings.redisUrl()), vscode.l10n.t('Open Settings')).then((a) => a && vscode.commands.executeCommand('workbench.action.openSettings', 'crawlStudio.redisUrl'));
     }
     await connection.reset();
-    await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Starting a managed redis-server…' }, () => connection.get());
+    await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Starting a managed redis-server…') }, () => connection.get());
     await tree.refresh();
     return connection.state;
   });
@@ -202,16 +217,16 @@ export function registerCommands(deps: CommandDeps): void {
   reg('crawlStudio.queue.cleanFailed', (node: QueueNode) => after(queueOf(node).clean(0, 0, 'failed')));
   reg('crawlStudio.queue.drain', async (node: QueueNode, opts?: { skipConfirmation?: boolean }) => {
     if (!opts?.skipConfirmation) {
-      const ok = await vscode.window.showWarningMessage(`Remove every waiting and delayed job of '${node.name}'? Active jobs finish; stored items stay.`, { modal: true }, 'Drain');
-      if (ok !== 'Drain') return false;
+      const ok = await vscode.window.showWarningMessage(vscode.l10n.t("Remove every waiting and delayed job of '{0}'? Active jobs finish; stored items stay.", node.name), { modal: true }, DRAIN);
+      if (ok !== DRAIN) return false;
     }
     await after(queueOf(node).drain(true));
     return true;
   });
   reg('crawlStudio.queue.delete', async (node: QueueNode, opts?: { skipConfirmation?: boolean }) => {
     if (!opts?.skipConfirmation) {
-      const ok = await vscode.window.showWarningMessage(`Delete the queue '${node.name}' with all its jobs and crawl state? Items already stored are kept.`, { modal: true }, 'Delete');
-      if (ok !== 'Delete') return false;
+      const ok = await vscode.window.showWarningMessage(vscode.l10n.t("Delete the queue '{0}' with all its jobs and crawl state? Items already stored are kept.", node.name), { modal: true }, DELETE);
+      if (ok !== DELETE) return false;
     }
     await after(tree.getModel()!.deleteQueue(node.name));
     return true;
@@ -221,7 +236,7 @@ export function registerCommands(deps: CommandDeps): void {
   // A row whose job is gone by the time its command runs (the tree refreshed under the menu) comes as undefined:
   // say so instead of failing with an internal error.
   const fresh = async (node: JobNode | undefined) => {
-    if (!node?.parent || !tree.getModel()) throw new Error('that job is no longer in the Queue Explorer (the tree refreshed under the menu): pick it again');
+    if (!node?.parent || !tree.getModel()) throw new Error(vscode.l10n.t('that job is no longer in the Queue Explorer (the tree refreshed under the menu): pick it again'));
     return (await tree.getModel()!.job(node.parent.queue.name, node.job.id!)) ?? node.job;
   };
   // As the dashboard's "Retry all": the job leaves the run's failure count and a finished run reopens.
@@ -243,10 +258,10 @@ async function taskDocument(uri?: vscode.Uri): Promise<vscode.TextDocument | und
   if (uri) return vscode.workspace.openTextDocument(uri);
   const active = activeTaskDocument();
   if (active) return active;
-  const picked = await pickTaskFile('Task file to crawl');
+  const picked = await pickTaskFile(vscode.l10n.t('Task file to crawl'));
   return picked ? vscode.workspace.openTextDocument(picked) : undefined;
 }
 
 function pickTaskFile(placeHolder: string): Promise<vscode.Uri | undefined> {
-  return pick(placeHolder, { whenNone: 'No *.crawl.yaml task file in this workspace. Create one with "Crawl Studio: New Task File".' });
+  return pick(placeHolder, { whenNone: vscode.l10n.t('No *.crawl.yaml task file in this workspace. Create one with "Crawl Studio: New Task File".') });
 }

@@ -5,8 +5,6 @@ import { DEMO_PORT, DEMO_SITE, serveSite, type SiteServer } from '../demo/site';
 // 127.0.0.1 while the window is open. The walkthrough told new users to run `crawl-studio serve-demo` in a
 // terminal, a program the .vsix does not put on PATH (issue 23, item 8).
 
-export const NEW_TASK_FOR_IT = 'New Task File for It';
-
 export class DemoShop implements vscode.Disposable {
   private site: Promise<SiteServer> | null = null;
 
@@ -34,11 +32,13 @@ export function registerDemoShop(context: vscode.ExtensionContext): void {
       const url = await shop.url();
       // Its first list page: what a task file starts from (New Task File proposes follow rules from it).
       const start = `${url}/catalogue/page-1.html`;
+      const newTask = vscode.l10n.t('New Task File for It');
+      const browse = vscode.l10n.t('Open in Browser');
       void vscode.window
-        .showInformationMessage(`The demo bookshop runs at ${url}/ while this window is open: crawl it to practise.`, NEW_TASK_FOR_IT, 'Open in Browser')
+        .showInformationMessage(vscode.l10n.t('The demo bookshop runs at {0}/ while this window is open: crawl it to practise.', url), newTask, browse)
         .then((a) => {
-          if (a === NEW_TASK_FOR_IT) return vscode.commands.executeCommand('crawlStudio.designer.newTaskFile', { name: 'books', start, preview: true });
-          if (a === 'Open in Browser') return vscode.env.openExternal(vscode.Uri.parse(`${url}/`));
+          if (a === newTask) return vscode.commands.executeCommand('crawlStudio.designer.newTaskFile', { name: 'books', start, preview: true });
+          if (a === browse) return vscode.env.openExternal(vscode.Uri.parse(`${url}/`));
           return undefined;
         });
       return { url, start };

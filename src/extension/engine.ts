@@ -8,3 +8,5 @@ export { connectRedis } from '../redis/connect';
 export { launchCrawl } from '../run/launcher';
 export { QueueModel } from './explorer/queueModel';
 export { fixtureDir, testTask } from '../workspace/fixtureStore';
+export { formatDiagnostic } from '../core/task/diagnostics';
+export { formatTestReport } from '../core/designer/fixtures';

@@ -65,13 +65,13 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
       if (e.affectsConfiguration('crawlStudio.redisUrl')) void connection.reset().then(() => tree.refresh());
     }),
     crawls.onDidFinish(({ message, result }) => {
-      void vscode.window.showInformationMessage(message, 'Open Results').then((a) => a && vscode.commands.executeCommand('crawlStudio.openResults', vscode.Uri.file(result.status.run?.file ?? '')));
+      void vscode.window.showInformationMessage(message, vscode.l10n.t('Open Results')).then((a) => a && vscode.commands.executeCommand('crawlStudio.openResults', vscode.Uri.file(result.status.run?.file ?? '')));
     }),
   );
   if (view.visible) void connection.get().then(() => tree.refresh(), () => tree.refresh());
   registerJsonDocuments(context);
   registerDemoShop(context);
-  registerTaskProvider(context, connection);
+  registerTaskProvider(context, crawls);
   registerCommands({ context, connection, crawls, workers, tree, secrets });
   const api: CrawlStudioApi = { connection, crawls, workers, tree, workerTree, statusBar, codeLens, fixtureTests };
   registerResults(context, api);

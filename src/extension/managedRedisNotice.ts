@@ -7,13 +7,10 @@ import type { RedisConnection } from './redisConnection';
 
 const SHOWN_KEY = 'crawlStudio.managedRedisAnnounced';
 
-export const USE_OWN_REDIS = 'Use My Own Redis…';
-
 export function managedRedisMessage(url: string): string {
-  return (
-    `Crawl Studio started its own redis-server for this workspace (${url}), with its data kept in the workspace's storage, ` +
-    'so crawls and their queues survive a restart. To use your own Redis instead, run "Crawl Studio: Connect to Redis…" ' +
-    'or set crawlStudio.redisUrl.'
+  return vscode.l10n.t(
+    'Crawl Studio started its own redis-server for this workspace ({0}), with its data kept in the workspace\'s storage, so crawls and their queues survive a restart. To use your own Redis instead, run "Crawl Studio: Connect to Redis…" or set crawlStudio.redisUrl.',
+    url,
   );
 }
 
@@ -21,6 +18,6 @@ export function announceManagedRedis(context: vscode.ExtensionContext, connectio
   return connection.onDidChangeState((s) => {
     if (s.kind !== 'ready' || !s.managed || context.workspaceState.get<boolean>(SHOWN_KEY)) return;
     void context.workspaceState.update(SHOWN_KEY, true);
-    void vscode.window.showInformationMessage(managedRedisMessage(s.url), USE_OWN_REDIS).then((a) => a && vscode.commands.executeCommand('crawlStudio.connectRedis'));
+    void vscode.window.showInformationMessage(managedRedisMessage(s.url), vscode.l10n.t('Use My Own Redis…')).then((a) => a && vscode.commands.executeCommand('crawlStudio.connectRedis'));
   });
 }

@@ -67,7 +67,7 @@ export class CrawlManager implements vscode.Disposable {
     const task = await this.validate(doc);
     if (!task) {
       const n = parseTask(doc.getText(), doc.uri.fsPath).diagnostics.filter((d) => d.severity === 'error');
-      throw new TaskInvalidError(`${vscode.workspace.asRelativePath(doc.uri)} has ${n.length} error${n.length === 1 ? '' : 's'}: ${n.map(formatDiagnostic)[0] ?? ''}`);
+      throw new TaskInvalidError(vscode.l10n.t('{0} has {1} error(s): {2}', vscode.workspace.asRelativePath(doc.uri), n.length, n.map(formatDiagnostic)[0] ?? ''));
     }
     const existing = this.running.get(task.name);
     if (existing) return existing;
@@ -107,7 +107,7 @@ export class CrawlManager implements vscode.Disposable {
       (err: Error) => {
         // Another process drives the task's run: nothing was started here, so nothing "stopped".
         const message =
-          err.name === 'RunInProgressError' ? `Crawl '${task.name}' not started: ${err.message}` : `Crawl '${task.name}' stopped with an error: ${err.message}`;
+          err.name === 'RunInProgressError' ? vscode.l10n.t("Crawl '{0}' not started: {1}", task.name, err.message) : vscode.l10n.t("Crawl '{0}' stopped with an error: {1}", task.name, err.message);
         void vscode.window.showErrorMessage(message);
         this.failed.fire({ task: task.name, message });
       },

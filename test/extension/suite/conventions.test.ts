@@ -9,6 +9,7 @@ import { serveSite, type SiteServer } from '../../../src/demo/site';
 import { parseTask } from '../../../src/core/task/parse';
 import { saveFixture } from '../../../src/workspace/fixtureStore';
 import { startRedis, type RedisServer } from '../../support/services';
+import { demoShopTask } from '../../support/demoTask';
 import { EXTENSION_ID, activateWith, restoreSettings, until } from '../support';
 import { RED_HAT_YAML, TaskCompletions, TaskHovers } from '../../../src/extension/designer/editorFeatures';
 
@@ -46,7 +47,7 @@ describe('VS Code conventions: tasks, problem matcher, manifest', function () {
       await vscode.tasks.executeTask(validate);
       await ended;
       // The problem matcher's diagnostics, not the designer's (their source is 'Crawl Studio').
-      const found = await until('the CLI\'s problems in the Problems panel', () => {
+      const found = await until('the task\'s problems in the Problems panel', () => {
         const d = vscode.languages.getDiagnostics(broken).filter((x) => x.source === 'crawl-studio');
         return d.length >= 2 ? d : undefined;
       }, 30_000);
@@ -89,8 +90,8 @@ describe('VS Code conventions: tasks, problem matcher, manifest', function () {
     writeFileSync(file, 'name: fx\nstart: [http://fx.test/a]\nrules:\n  - name: page\n    items:\n      - type: book\n        fields: { title: h1, price: p.price }\n');
     try {
       const { task } = parseTask(readFileSync(file, 'utf8'), file);
-      const same = await saveFixture(file, task!, { url: 'http://fx.test/a', finalUrl: 'http://fx.test/a', html: html('Alpha') }, 'page', 0);
-      const changed = await saveFixture(file, task!, { url: 'http://fx.test/b', finalUrl: 'http://fx.test/b', html: html('Beta') }, 'page', 0);
+      const same = await saveFixture(file, task!, { url: 'http://fx.test/a', finalUrl: 'http://fx.test/a', html: html('Alpha'), status: 200, fetchedAt: new Date().toISOString() }, 'page', 0);
+      const changed = await saveFixture(file, task!, { url: 'http://fx.test/b', finalUrl: 'http://fx.test/b', html: html('Beta'), status: 200, fetchedAt: new Date().toISOString() }, 'page', 0);
       // The page changed since the fixture was saved: its title reads otherwise now.
       writeFileSync(changed.replace(/\.json$/, '.html'), html('Gamma'));
       await api.fixtureTests.discover();
@@ -156,6 +157,29 @@ describe('VS Code conventions: cancellable progress (real Redis, real crawl)', f
     await restoreSettings(api, ['redisUrl', 'workers']);
     await site?.close();
     await redis?.stop();
+  });
+
+  // The run task is Start Crawl: a crawl of this window, on the extension's Redis, that the views follow.
+  it('runs a crawl from the run task, to its end', async () => {
+    const folder = vscode.workspace.workspaceFolders![0]!.uri;
+    const uri = vscode.Uri.joinPath(folder, 'runtask.crawl.yaml');
+    await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(demoShopTask({ name: 'runtask', siteUrl: site.url })));
+    try {
+      const task = await until('the run task', async () => (await vscode.tasks.fetchTasks({ type: 'crawl-studio' })).find((t) => t.name === 'run runtask.crawl.yaml'), 30_000);
+      let message = '';
+      const sub = api.crawls.onDidFinish((e) => e.task === 'runtask' && (message = e.message));
+      const ended = new Promise<void>((resolve) => {
+        const s2 = vscode.tasks.onDidEndTask((e) => e.execution.task.name === task.name && (s2.dispose(), resolve()));
+      });
+      await vscode.tasks.executeTask(task);
+      await ended;
+      sub.dispose();
+      assert.match(message, /^Crawl 'runtask' finished: \d+ pages, 2 items, 0 failed/);
+      const queues = await vscode.commands.executeCommand<{ name: string }[]>('crawlStudio.refresh');
+      assert.ok(queues?.some((q) => q.name === 'runtask'), 'the Queue Explorer lists its queue');
+    } finally {
+      await vscode.workspace.fs.delete(uri);
+    }
   });
 
   it('Stop Crawl, cancelled, kills the workers instead of waiting for their pages', async () => {
