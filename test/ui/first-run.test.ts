@@ -92,7 +92,7 @@ describe('first run of a new user (UI)', function () {
     assert.deepEqual(diagnostics, []);
     // The template guessed `a[rel=next]` and `article a`, which match nothing on the shop; and `maxDepth: 3` cut
     // its pagination at page 4.
-    assert.deepEqual(task!.rules[0]!.follow.map((f) => f.selector), ['li.next a', 'article.product_pod h3 a']);
+    assert.deepEqual(task!.rules[0]!.follow.map((f) => (f.kind === 'links' ? f.selector : f.kind)), ['li.next a', 'article.product_pod h3 a']);
     assert.equal(task!.scope.maxDepth, null);
     await page.locator('.monaco-editor .view-line', { hasText: 'selector: "li.next a"' }).first().waitFor({ timeout: 15_000 });
     // The Queue Explorer lists the new task file instead of its welcome.

@@ -100,7 +100,7 @@ describe('dashboard data', () => {
 
 // Issue 23, item 4: one source of truth per figure.
 describe('figures every view shows the same way', () => {
-  const stats = { enqueued: 60, done: 40, failed: 2, items: 80, problems: 0, bytes: 0, duplicates: 0, nonHtml: 0, sitemaps: 0, skipped: { robots: 5, limit: 7 }, failures: {}, dropped: { depth: 12 } };
+  const stats = { enqueued: 60, done: 40, failed: 2, items: 80, problems: 0, bytes: 0, duplicates: 0, nonHtml: 0, sitemaps: 0, unchanged: 0, unchangedItems: 0, skipped: { robots: 5, limit: 7 }, failures: {}, dropped: { depth: 12 } };
 
   it('counts a worker\'s failed pages in its rate, as the status bar counts them', () => {
     // A worker whose pages all failed showed "0.0 jobs/s" beside a status bar at 3.2 p/s.

@@ -382,7 +382,7 @@ describe('designer core', () => {
       assert.deepEqual(diagnostics, []);
       assert.equal(task!.scope.maxDepth, null, 'no depth limit cuts a pagination');
       assert.ok((task!.scope.maxPages ?? Infinity) >= 500);
-      assert.deepEqual(task!.rules[0]!.follow.map((f) => f.selector), ['li.next a', 'article.product_pod h3 a']);
+      assert.deepEqual(task!.rules[0]!.follow.map((f) => (f.kind === 'links' ? f.selector : f.kind)), ['li.next a', 'article.product_pod h3 a']);
       const r = computePreview({ text, file: 'new.crawl.yaml', page, rule: null, cursor: null, lastGood: null });
       assert.equal(r.view.diagnostics.length, 0);
       assert.deepEqual(r.view.links.map((f) => f.keptTotal), [1, DEMO_SITE.perPage]);

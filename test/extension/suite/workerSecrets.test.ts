@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import * as vscode from 'vscode';
 import type { CrawlStudioApi } from '../../../src/extension/extension';
 import { CrawlQueue } from '../../../src/frontier/crawl';
+import { readJobCounts } from '../../../src/observe/taskStatus';
 import { loadTaskFile } from '../../../src/workspace/taskFile';
 import { serveHttp, startRedis, type HttpServer, type RedisServer } from '../../support/services';
 import { activateWith, restoreSettings, until } from '../support';
@@ -94,7 +95,7 @@ rules:
       api.workers.list().find((w) => w.pid === pids![0])?.pool.supervisor.on('log', (_pid, line) => logs.push(line));
       const stats = await until('the crawl to drain', async () => {
         const s = await queue.stats((await queue.currentRun())!.run);
-        const c = await queue.counts();
+        const c = await readJobCounts(conn, 'ext-proxied');
         return s.done + s.failed > 0 && c.waiting + c.active + c.delayed + c.prioritized === 0 ? s : null;
       });
       assert.deepEqual(stats.failures, {}, `no page failed (a worker without the credentials gets 407): ${JSON.stringify(stats)}\n${logs.join('\n')}`);
