@@ -148,17 +148,29 @@ function renderHeader(): void {
     });
     frow.append(h('div', {}, input));
   }
-  // Keep focus and caret in the filter being typed into across re-renders.
+  // Keep focus, text and caret in the filter being typed into across re-renders: the text typed since the last
+  // query is newer than the view the extension host sent back.
   const active = document.activeElement as HTMLInputElement | null;
   const focusCol = active?.tagName === 'INPUT' && thead.contains(active) ? active.dataset.col : null;
-  const caret = focusCol ? active!.selectionStart : null;
+  const typed = focusCol ? { value: active!.value, start: active!.selectionStart, end: active!.selectionEnd } : null;
   thead.replaceChildren(hrow, frow);
-  if (focusCol) {
+  renderedHeader = headerKey();
+  if (focusCol && typed) {
     const again = thead.querySelector<HTMLInputElement>(`input[data-col="${CSS.escape(focusCol)}"]`);
-    again?.focus();
-    if (again && caret !== null) again.setSelectionRange(caret, caret);
+    if (again) {
+      again.value = typed.value;
+      again.classList.toggle('active', typed.value !== '');
+      again.focus();
+      if (typed.start !== null) again.setSelectionRange(typed.start, typed.end ?? typed.start);
+    }
   }
 }
+
+/** What the header shows; a message that changes none of it (a live crawl's run counts) leaves the header alone. */
+function headerKey(): string {
+  return JSON.stringify([visibleColumns(), view.sort, view.filters]);
+}
+let renderedHeader = '';
 
 function toggleSort(c: string): void {
   const cur = view.sort?.field === c ? view.sort : null;
@@ -492,7 +504,7 @@ window.addEventListener('message', (e: MessageEvent<ToResults>) => {
       runs = m.runs;
       renderRuns();
       persist();
-      renderHeader();
+      if (headerKey() !== renderedHeader) renderHeader();
       renderQuality();
       render();
       break;
