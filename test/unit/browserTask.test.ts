@@ -19,7 +19,7 @@ describe('task files: browser', () => {
     // Rules nothing routes to are warned about (issue 21, item 2); these tasks are about the browser syntax only.
     assert.deepEqual(diagnostics.filter((d) => !/can never be reached/.test(d.message)), []);
     assert.ok(t);
-    assert.deepEqual(t.rules[0]!.browser, { waitFor: { kind: 'load' }, block: ['image', 'font', 'media'], timeoutMs: 7_000 });
+    assert.deepEqual(t.rules[0]!.browser, { waitFor: { kind: 'load' }, block: ['image', 'font', 'media'], timeoutMs: 7_000, screenshot: 'never' });
     assert.equal(t.rules[1]!.browser, null);
     assert.equal(needsBrowser(t), true);
   });
@@ -31,14 +31,15 @@ describe('task files: browser', () => {
   - name: idle
     browser: { waitFor: networkidle, block: [image, stylesheet] }
   - name: pause
-    browser: { waitFor: 2s }
+    browser: { waitFor: 2s, screenshot: failure }
 `);
     // Rules nothing routes to are warned about (issue 21, item 2); these tasks are about the browser syntax only.
     assert.deepEqual(diagnostics.filter((d) => !/can never be reached/.test(d.message)), []);
     assert.ok(t);
-    assert.deepEqual(t.rules[0]!.browser, { waitFor: { kind: 'selector', selector: '.item' }, block: [], timeoutMs: 20_000 });
-    assert.deepEqual(t.rules[1]!.browser, { waitFor: { kind: 'networkidle' }, block: ['image', 'stylesheet'], timeoutMs: 15_000 });
+    assert.deepEqual(t.rules[0]!.browser, { waitFor: { kind: 'selector', selector: '.item' }, block: [], timeoutMs: 20_000, screenshot: 'never' });
+    assert.deepEqual(t.rules[1]!.browser, { waitFor: { kind: 'networkidle' }, block: ['image', 'stylesheet'], timeoutMs: 15_000, screenshot: 'never' });
     assert.deepEqual(t.rules[2]!.browser!.waitFor, { kind: 'delay', ms: 2_000 });
+    assert.equal(t.rules[2]!.browser!.screenshot, 'failure');
   });
 
   it('reports mistakes at their field', () => {
@@ -48,6 +49,7 @@ describe('task files: browser', () => {
       ['browser: { block: [images] }', /must be one of 'image'/, 'rules[0].browser.block[0]'],
       ['browser: { waitFor: 30s, timeout: 10s }', /never ends within the render's timeout/, 'rules[0].browser.waitFor'],
       ['browser: { headless: false }', /unknown field 'headless'/, 'rules[0].browser.headless'],
+      ['browser: { screenshot: yes }', /must be one of 'never'/, 'rules[0].browser.screenshot'],
     ];
     for (const [line, message, path] of cases) {
       const { task: t, diagnostics } = task(`rules:\n  - name: r\n    ${line}\n`);

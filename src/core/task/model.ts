@@ -144,6 +144,8 @@ export interface BrowserSpec {
   readonly block: readonly BlockedResource[];
   /** Navigation and wait together. */
   readonly timeoutMs: number;
+  /** When a screenshot of the rendered page is kept (see worker/browser/screenshots.ts). */
+  readonly screenshot: 'never' | 'failure' | 'always';
 }
 
 /** True when some rule renders pages: only then does a worker need (and start) a browser. */

@@ -375,7 +375,7 @@ type RawField = string | { selector?: string; page?: PageValue; attr?: string; h
 interface RawItem { type: string; scope?: string; key?: string[]; fields: Record<string, RawField> }
 interface RawFollow extends RawRequestParts { selector?: string; attr?: string; form?: string; values?: Record<string, RawField>; to?: string; priority?: number }
 interface RawRule { name: string; match?: string[]; follow?: RawFollow[]; items?: RawItem[]; browser?: RawBrowser; request?: { headers?: Record<string, string> }; format?: 'json' | 'html' }
-type RawBrowser = boolean | { waitFor?: string | { selector: string }; block?: BrowserSpec['block'][number][]; timeout?: string | number };
+type RawBrowser = boolean | { waitFor?: string | { selector: string }; block?: BrowserSpec['block'][number][]; timeout?: string | number; screenshot?: BrowserSpec['screenshot'] };
 type RawStart = string | (RawRequestParts & { url?: string; sitemap?: string; rule?: string; priority?: number; since?: string; follow?: string[]; alternates?: boolean });
 /** A task file's content as an object (what the YAML parses to): the library's `runCrawl({ name, start, rules })`. */
 export type TaskDefinition = RawTask;
@@ -458,7 +458,7 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
     if (waitFor.kind === 'delay' && waitFor.ms >= limit) {
       diags.atPath([...path, 'waitFor'], `a pause of ${waitFor.ms} ms never ends within the render's timeout (${limit} ms): shorten it or raise 'timeout'`);
     }
-    return { waitFor, block: spec.block ?? DEFAULTS.browserBlock, timeoutMs: limit };
+    return { waitFor, block: spec.block ?? DEFAULTS.browserBlock, timeoutMs: limit, screenshot: spec.screenshot ?? 'never' };
   };
 
   const ruleNames = new Map<string, number>();

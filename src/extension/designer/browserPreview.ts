@@ -17,7 +17,7 @@ let idle: NodeJS.Timeout | undefined;
 export function previewSpec(task: CrawlTask | null, rule: string | null): BrowserSpec {
   const rules = task?.rules ?? [];
   const spec = rules.find((r) => r.name === rule)?.browser ?? rules.find((r) => r.browser)?.browser;
-  return spec ?? { waitFor: { kind: 'load' }, block: DEFAULTS.browserBlock, timeoutMs: task?.request.timeoutMs ?? DEFAULTS.timeoutMs };
+  return spec ?? { waitFor: { kind: 'load' }, block: DEFAULTS.browserBlock, timeoutMs: task?.request.timeoutMs ?? DEFAULTS.timeoutMs, screenshot: 'never' };
 }
 
 export async function renderForPreview(url: string, spec: BrowserSpec, opts: FetchOptions, browserPath: string | undefined): Promise<FetchedPage> {
@@ -35,7 +35,7 @@ export async function renderForPreview(url: string, spec: BrowserSpec, opts: Fet
   pool ??= { path, pool: new BrowserPool({ executablePath: path, maxOpenPages: 2 }) };
   clearTimeout(idle);
   try {
-    return await poolRenderer(pool.pool).render(url, spec, opts);
+    return await poolRenderer(pool.pool).render(url, spec, { ...opts, cookies: undefined });
   } finally {
     idle = setTimeout(() => void closePreviewBrowser(), IDLE_CLOSE_MS);
     idle.unref();
