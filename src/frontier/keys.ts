@@ -38,6 +38,10 @@ export function taskKeys(task: string) {
      * kept across runs; REVISIT_RESTORED marks that the store's copy was loaded into it.
      */
     revisits: `${base}revisits`,
+    /** Hash: a run's kept screenshots of rendered pages (observe/screenshots.ts), `m:<url>` its facts, `j:<url>` the JPEG. */
+    screenshots: (run: string) => `${base}shots:${run}`,
+    /** Sorted set: the URLs of those screenshots by time, the oldest dropped first. */
+    screenshotOrder: (run: string) => `${base}shots:${run}:order`,
     bull: {
       wait: `${bull}wait`,
       active: `${bull}active`,
