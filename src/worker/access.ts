@@ -4,7 +4,7 @@ import * as cheerio from 'cheerio/slim';
 import type { CrawlTask, LoginSpec } from '../core/task/model';
 import { expandJson, expandProxyUrl, expandValue } from '../core/task/secrets';
 import { FetchFailure, fetchPage, fetchStream, type FetchedPage, type FetchOptions, type StreamedResponse } from './fetcher';
-import { SessionPool, type SessionRef, type Sessions } from './sessions';
+import { SessionPool, type SessionCookies, type SessionRef, type Sessions } from './sessions';
 import { readForm } from '../core/request/form';
 
 // How a task with `session`, `login` or `proxy` fetches a page: in a session of the pool (its cookies, logged in
@@ -12,13 +12,23 @@ import { readForm } from '../core/request/form';
 // A task without them never comes here: fetchPage alone, as before.
 
 export interface Access {
-  /** `opts`: the page's own (its rule's headers, its request's method and body, a conditional request's validators); the task's by default. */
-  fetch(url: string, opts?: FetchOptions): Promise<FetchedPage>;
+  /**
+   * `url` in a session, through a proxy, with `opts` (the page's own: its rule's headers, its request's method and
+   * body, a conditional request's validators; the task's by default): fetched, or loaded by `load` (a rendered page,
+   * browser/render.ts).
+   */
+  fetch(url: string, opts?: FetchOptions, load?: PageLoad): Promise<FetchedPage>;
   /** A body read as it downloads (sitemaps), fetched as a page is: in a session, logged in, through the proxies. */
   stream<T>(url: string, consume: (res: StreamedResponse) => Promise<T>, opts?: FetchOptions): Promise<T>;
   /** A request no session owns (robots.txt): through the proxies, the next one when one fails, no cookies. */
   fetchShared(url: string, opts: FetchOptions): Promise<FetchedPage>;
 }
+
+/** How a page is loaded once its session and proxy are chosen. */
+export type PageLoad = (url: string, opts: SessionOptions) => Promise<FetchedPage>;
+
+/** Fetch options in a session: its cookies as the browser takes them too (browser/cookies.ts). */
+type SessionOptions = FetchOptions & { readonly cookies?: SessionCookies };
 
 /** What a request in a session checks of its answer (each retires the session and throws when it fails). */
 interface AnswerChecks {
@@ -71,12 +81,12 @@ export function createAccess(task: CrawlTask, sessions: Redis | Sessions, log: L
    * One request the way a page is fetched: in a session of the pool (logged in first), with its cookies, through the
    * proxies; the session retired when the answer looks like a block. `go` makes the request and checks its answer.
    */
-  async function viaSession<T>(url: string, withOpts: FetchOptions, go: (opts: FetchOptions, checks: AnswerChecks) => Promise<T>): Promise<T> {
-    if (!pool) return viaProxies(nextProxy++, (proxy) => go({ ...withOpts, proxy }, NO_CHECKS));
+  async function viaSession<T>(url: string, withOpts: FetchOptions, go: (opts: SessionOptions, checks: AnswerChecks) => Promise<T>): Promise<T> {
+    if (!pool) return viaProxies(nextProxy++, (proxy) => go({ ...withOpts, proxy, cookies: undefined }, NO_CHECKS));
     const spec = pool.spec;
     const session = await pool.take();
     const first = task.proxy?.rotate === 'per-request' ? nextProxy++ : session.slot;
-    const opts = (proxy: string | undefined): FetchOptions => ({ ...withOpts, proxy, cookies: pool.cookies(session) });
+    const opts = (proxy: string | undefined): SessionOptions => ({ ...withOpts, proxy, cookies: pool.cookies(session) });
     // The login is sent with the task's options, not the page's (its headers are the rule's, its body the page's).
     if (task.login) await loggedIn(pool, session, session.login, task.login, (fo) => viaProxies(first, (proxy) => fetchPage(fo.url, { ...base, proxy, cookies: pool.cookies(session), ...fo.opts })));
     const retired = async (why: string, status: number): Promise<FetchFailure> => {
@@ -108,9 +118,9 @@ export function createAccess(task: CrawlTask, sessions: Redis | Sessions, log: L
   }
 
   return {
-    fetch: (url, withOpts = base) =>
+    fetch: (url, withOpts = base, load = fetchPage) =>
       viaSession(url, withOpts, async (opts, checks) => {
-        const page = await fetchPage(url, opts);
+        const page = await load(url, opts);
         await checks.loggedOut(page.finalUrl, page.status);
         await checks.blocked(page);
         return page;

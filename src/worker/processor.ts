@@ -16,10 +16,13 @@ import { AnalysisError, inlineAnalyser, type AnalysedPage, type PageAnalyser } f
 import { FetchFailure, fetchPage, fetchStream, type FetchOptions } from './fetcher';
 import type { FetchSlots, InSlot, PoliteWait } from './fetchSlots';
 import { processSitemap, type SitemapJobDeps } from './sitemapJob';
-import { createAccess, type Access } from './access';
+import { createAccess, type Access, type PageLoad } from './access';
 import { createRevisits } from './revisits';
 import { expandProxyUrl } from '../core/task/secrets';
-import { HUNG_GRACE_MS, type PageRenderer } from './browser/render';
+import { canonicalize } from '../core/url/canonical';
+import { decideLink } from '../core/url/scope';
+import { keepScreenshot } from '../observe/screenshots';
+import { HUNG_GRACE_MS, NavigationRefused, type PageRenderer, type RenderHooks } from './browser/render';
 
 // One page job: robots.txt, per-host politeness, fetch, extract, discover, hand items to the store buffer,
 // count. Every step that talks to Redis is shared state, so any number of workers on any number of machines
@@ -202,9 +205,20 @@ export function createProcessor(deps: ProcessorDeps) {
       // A rendered page holds a fetch slot too: the worker's concurrency bounds its pages in flight, however loaded.
       // A request with a method or a body is fetched: a browser navigates with a GET.
       const browser = job.data.request === undefined ? rule.browser : null;
-      page = await inSlot(() => (browser && deps.browser ? deps.browser.render(url, browser, sendOpts) : access ? access.fetch(url, opts) : fetchPage(url, opts)));
+      const renderer = deps.browser;
+      // In a session and through a proxy when the task has them (access.ts), rendered or fetched alike; a rendered page
+      // is never conditional (a browser sends its own headers).
+      const load: PageLoad = browser && renderer ? (u, o) => renderer.render(u, browser, o, renderHooks(url, run)) : fetchPage;
+      const pageOpts = browser && renderer ? sendOpts : opts;
+      page = await inSlot(() => (access ? access.fetch(url, pageOpts, load) : load(url, { ...pageOpts, cookies: undefined })));
     } catch (err) {
       releaseQuietly();
+      if (err instanceof NavigationRefused) {
+        // Not the page that was asked for, and not a failure of it: skipped, like a link out of scope.
+        deps.log('info', `skipped ${url}: ${err.message}`);
+        await countSkipped(redis, task.name, run, url, err.group);
+        return { outcome: 'skipped', status: null, items: 0, links: 0, reason: err.group };
+      }
       throw await failure(err, job, redis, task.name);
     }
     // Not awaited: nothing waits on the release, and a lost one expires with its lease.
@@ -264,6 +278,33 @@ export function createProcessor(deps: ProcessorDeps) {
       deps.log('warn', `${url}: ${outcome.problems.length} item problem(s), first: ${outcome.problems[0]!.type}[${outcome.problems[0]!.index}] ${outcome.problems[0]!.message}`);
     }
     return { outcome: 'done', status: page.status, items: outcome.items.length, links: outcome.kept.length };
+  }
+
+  /** What a rendered page checks as it goes (browser/render.ts): where it may navigate, where its screenshots go. */
+  function renderHooks(requested: string, run: string): RenderHooks {
+    const canonical = (u: string) => {
+      const c = canonicalize(u, undefined, task.canonical);
+      return c.ok ? c.url : u;
+    };
+    return {
+      // A place the page went to by itself is checked as a link would be: scope (offsite, allow and deny patterns,
+      // private host names) and robots.txt. Depth does not apply: it is the same page, wherever it ended up.
+      navigation: async (to) => {
+        if (canonical(to) === canonical(requested)) return null;
+        const d = decideLink(task, to, to, 0);
+        if (!d.ok) return d.reason === 'depth' ? null : d.reason;
+        if (task.request.robots) {
+          const rules = await deps.robots.rulesFor(new URL(d.url).origin, task.request.userAgent);
+          if (!rules.isAllowed(d.url)) return 'robots.txt';
+        }
+        return null;
+      },
+      screenshot: async (shot) => {
+        await keepScreenshot(redis, task.name, run, { url: shot.url, finalUrl: shot.finalUrl, at: Date.now(), why: shot.why }, shot.jpeg).catch((err: Error) =>
+          deps.log('warn', `screenshot of ${shot.url} not kept: ${err.message}`),
+        );
+      },
+    };
   }
 }
 

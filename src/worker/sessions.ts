@@ -16,6 +16,22 @@ import { FetchFailure, type CookieAccess } from './fetcher';
 // block seen by ten workers at once retires a session once, not its replacement nine times; cookie writes check the
 // generation the same way, so a late response cannot put a blocked session's cookies into the new one.
 
+/**
+ * A session's cookies for a browser context, which applies RFC 6265 itself: every live cookie goes in, and what the
+ * page's scripts and responses changed comes back (see browser/cookies.ts).
+ */
+export interface SessionCookies extends CookieAccess {
+  /** The session's cookies that have not expired, for rendering `url`. */
+  all(url: string): Promise<Cookie[]>;
+  /** Sets `set` and deletes `gone`, field by field, unless the session was retired meanwhile. */
+  update(set: readonly Cookie[], gone: readonly Cookie[]): Promise<void>;
+}
+
+/** The hash field of a cookie: one per domain, path and name, as RFC 6265 identifies a cookie. */
+export function cookieField(c: Cookie): string {
+  return `c:${c.domain};${c.path};${c.key}`;
+}
+
 export interface SessionRef {
   readonly slot: number;
   readonly id: string;
@@ -91,23 +107,35 @@ export class SessionPool implements Sessions {
     await this.redis.del(this.keys.sessionLogin(s.slot));
   }
 
-  /** The session's cookies for the fetcher. */
-  cookies(s: SessionRef): CookieAccess {
+  /** The session's cookies for the fetcher and the browser. */
+  cookies(s: SessionRef): SessionCookies {
     const key = this.keys.session(s.slot);
+    const read = async (url: string): Promise<Cookie[]> => {
+      const fields = await this.redis.hgetall(key);
+      // Retired by another worker meanwhile: sending no cookies would fetch the page logged out (a login form
+      // read as content), so the page is retried in a live session instead.
+      if (fields.id !== s.id) throw new FetchFailure('session', `session ${s.slot} was retired while ${url} was fetched in it`, true);
+      const out: Cookie[] = [];
+      for (const [k, v] of Object.entries(fields)) {
+        if (!k.startsWith('c:')) continue;
+        const c = Cookie.fromJSON(v);
+        if (c) out.push(c);
+      }
+      return out;
+    };
     return {
       header: async (url) => {
-        const fields = await this.redis.hgetall(key);
-        // Retired by another worker meanwhile: sending no cookies would fetch the page logged out (a login form
-        // read as content), so the page is retried in a live session instead.
-        if (fields.id !== s.id) throw new FetchFailure('session', `session ${s.slot} was retired while ${url} was fetched in it`, true);
         const store = new MemoryCookieStore();
-        for (const [k, v] of Object.entries(fields)) {
-          if (!k.startsWith('c:')) continue;
-          const c = Cookie.fromJSON(v);
-          if (c) await store.putCookie(c);
-        }
+        for (const c of await read(url)) await store.putCookie(c);
         const header = await new CookieJar(store).getCookieString(url);
         return header || null;
+      },
+      all: async (url) => (await read(url)).filter((c) => c.TTL() > 0),
+      update: async (set, gone) => {
+        const args: string[] = [];
+        for (const c of gone) args.push(cookieField(c), '');
+        for (const c of set) args.push(cookieField(c), c.TTL() <= 0 ? '' : JSON.stringify(c.toJSON()));
+        if (args.length) await this.redis.eval(SET_COOKIES, 1, key, s.id, ...args);
       },
       store: async (url, setCookie) => {
         // A jar of its own for each response: tough-cookie checks each Set-Cookie against the URL (domain, path,
@@ -117,8 +145,7 @@ export class SessionPool implements Sessions {
         for (const header of setCookie) {
           const c = await jar.setCookie(header, url, { ignoreError: true }).catch(() => undefined);
           if (!c) continue;
-          const field = `c:${c.domain};${c.path};${c.key}`;
-          args.push(field, c.TTL() <= 0 ? '' : JSON.stringify(c.toJSON()));
+          args.push(cookieField(c), c.TTL() <= 0 ? '' : JSON.stringify(c.toJSON()));
         }
         if (args.length) await this.redis.eval(SET_COOKIES, 1, key, s.id, ...args);
       },

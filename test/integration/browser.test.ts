@@ -37,7 +37,7 @@ async function serve(): Promise<Site> {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       res.end(s);
     };
-    if (path === '/robots.txt') return res.writeHead(404).end();
+    if (path === '/robots.txt') return res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /private/\n');
     if (path === '/') {
       const links = ITEMS.map((name) => `<li class="item"><a href="/item/${name}">${name}</a></li>`).join('');
       return html(scripted('<ul id="list"></ul>', `document.getElementById('list').innerHTML = ${JSON.stringify(links)};`));
@@ -59,6 +59,20 @@ async function serve(): Promise<Site> {
       return html(scripted(`<img src="/pixel.png"><main></main>`, `fetch(${JSON.stringify(otherUrl)} + '/secret').catch(() => {}).finally(() => { document.querySelector('main').innerHTML = '<h1 class="title">greedy</h1>'; });`));
     }
     if (path === '/landing') return html(scripted('<main></main>', `document.querySelector('main').innerHTML = '<h1 class="title">landed</h1>';`));
+    // Pages that leave for somewhere the task does not crawl, each its own way: none may be extracted as itself.
+    const elsewhere = 'http://offsite.example/landing';
+    if (path === '/to-offsite') return html(scripted('<main><h1 class="title">not yet</h1></main>', `location.href = ${JSON.stringify(elsewhere)};`));
+    if (path === '/meta-offsite') return html(`<!doctype html><head><meta http-equiv="refresh" content="0;url=${elsewhere}"></head><body><h1 class="title">not yet</h1></body>`);
+    if (path === '/to-disallowed') return html(scripted('<main><h1 class="title">not yet</h1></main>', `location.replace('/private/landing');`));
+    if (path === '/private/landing') return html('<!doctype html><body><h1 class="title">disallowed</h1></body>');
+    if (path === '/302-offsite') return res.writeHead(302, { location: elsewhere }).end();
+    // To a private address (the other local server, not a start host): by a server redirect, and from a script
+    // that reads a redirect's answer into the page.
+    if (path === '/302-private') return res.writeHead(302, { location: `${otherUrl}/secret` }).end();
+    if (path === '/bounce') return res.writeHead(302, { location: `${otherUrl}/secret` }).end();
+    if (path === '/leak') {
+      return html(scripted('<main></main>', `fetch('/bounce').then((r) => r.text(), () => 'refused').then((t) => { document.querySelector('main').innerHTML = '<h1 class="title">' + t + '</h1>'; });`));
+    }
     res.writeHead(404).end();
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -137,6 +151,10 @@ describe('pages rendered in a browser (real Chromium, real Redis, worker process
     const s = session(t, redis.url, {
       workers: 1,
       concurrency: 4,
+      // No worker is killed here: the default lock, so that on a busy machine (Chromium starting on a loaded CPU) a
+      // lock renewed late never hands a page to a second attempt and the counts stay exact.
+      lockDurationMs: 30_000,
+      stalledIntervalMs: 5_000,
       onWorkerLog: (_pid, line) => log.push(line),
       onProgress: () => {
         for (const pid of chromiumBelow(s.workers().map((w) => w.pid))) seen.add(pid);
@@ -204,6 +222,40 @@ describe('pages rendered in a browser (real Chromium, real Redis, worker process
       assert.deepEqual(titles, ['greedy'], 'the page rendered');
       assert.equal(site.hits.get('/pixel.png'), undefined, 'images are blocked by default');
       assert.deepEqual(otherHits, [], 'no request reached the private address');
+    } finally {
+      other.closeAllConnections();
+      other.close();
+    }
+  });
+
+  it('skips a page that navigates out of scope or against robots.txt, by script, meta refresh or redirect, without extracting it', async () => {
+    const starts = ['/to-offsite', '/meta-offsite', '/to-disallowed', '/302-offsite', '/away'];
+    const yaml = task(site, 'leaving', '/item/x').replace(/^start: .*$/m, `start: [${starts.map((p) => `{ url: "${site.url}${p}", rule: item }`).join(', ')}]`);
+    const { titles, result, log } = await crawl(yaml);
+    // Only the page that stayed on the site (/away lands on /landing) is extracted.
+    assert.deepEqual(titles, ['landed'], log.join('\n'));
+    const stats = result.status.stats!;
+    assert.equal(stats.failed, 0, JSON.stringify(stats.failures));
+    assert.deepEqual(stats.skipped, { 'navigated-offsite': 3, 'navigated-robots-txt': 1 }, log.join('\n'));
+    assert.equal(site.hits.get('/private/landing'), undefined, 'the disallowed page was never requested');
+    assert.ok(log.some((l) => l.includes('the page navigated to http://offsite.example/landing, which is not crawled (offsite)')), log.join('\n'));
+  });
+
+  it('refuses private addresses on every hop: a redirect of the page, and a redirect a script reads', async () => {
+    const otherHits: string[] = [];
+    const other = createServer((req, res) => {
+      otherHits.push(req.url ?? '');
+      res.writeHead(200, { 'access-control-allow-origin': '*', 'content-type': 'text/html' }).end('secret');
+    });
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+    otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+    try {
+      const yaml = task(site, 'hops', '/item/x').replace(/^start: .*$/m, `start: [{ url: "${site.url}/302-private", rule: item }, { url: "${site.url}/leak", rule: item }]`);
+      const { titles, result, log } = await crawl(yaml);
+      assert.deepEqual(otherHits, [], 'no request reached the private address');
+      assert.deepEqual(titles, ['refused'], 'the script got no answer from it');
+      assert.deepEqual(result.status.stats!.failures, { blocked: 1 }, log.join('\n'));
+      assert.ok(log.some((l) => new RegExp(`${new URL(otherUrl).host} resolves to a private address`).test(l)), log.join('\n'));
     } finally {
       other.closeAllConnections();
       other.close();

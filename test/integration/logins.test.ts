@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { readdirSync, readFileSync } from 'node:fs';
-import { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../support/services';
 import { session, writeTask } from '../support/crawl';
 import { FetchFailure, fetchPage } from '../../src/worker/fetcher';
 import { freePort } from '../support/services';
+import { forwardProxy, type Proxy } from '../support/proxy';
+import { redisDump } from '../support/redisDump';
 
 // A crawl that must log in, through a proxy that wants credentials: a real login site on 127.0.0.1 (a session
 // cookie, a CSRF token in the form, an auth cookie after the POST, protected pages that send you to /login, and a
@@ -120,56 +121,6 @@ async function loginSite(): Promise<LoginSite> {
   return site;
 }
 
-interface Proxy {
-  port: number;
-  server: Server;
-  /** Requests (absolute-form URL, or CONNECT host:port) it forwarded. */
-  forwarded: string[];
-  refused: number;
-}
-
-/** A forward proxy: absolute-form HTTP requests and CONNECT tunnels, each with Basic Proxy-Authorization checked. */
-async function forwardProxy(): Promise<Proxy> {
-  const p = { forwarded: [] as string[], refused: 0 } as Proxy;
-  const expected = `Basic ${Buffer.from(`${PROXY_USER}:${PROXY_PASSWORD}`).toString('base64')}`;
-  p.server = createServer((req, res) => {
-    if (req.headers['proxy-authorization'] !== expected) {
-      p.refused++;
-      res.writeHead(407, { 'proxy-authenticate': 'Basic realm="test"' });
-      return res.end();
-    }
-    const target = new URL(req.url!);
-    p.forwarded.push(target.href);
-    const headers = { ...req.headers, 'x-test-proxy': '1' };
-    delete headers['proxy-authorization'];
-    const up = httpRequest({ host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, method: req.method, headers }, (upRes) => {
-      res.writeHead(upRes.statusCode!, upRes.headers);
-      upRes.pipe(res);
-    });
-    up.on('error', () => res.destroy());
-    req.pipe(up);
-  });
-  p.server.on('connect', (req: IncomingMessage, socket, head) => {
-    if (req.headers['proxy-authorization'] !== expected) {
-      p.refused++;
-      socket.end('HTTP/1.1 407 Proxy Authentication Required\r\n\r\n');
-      return;
-    }
-    p.forwarded.push(`CONNECT ${req.url}`);
-    const [host, port] = req.url!.split(':');
-    const up = connect(Number(port), host!, () => {
-      socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      up.write(head);
-      up.pipe(socket).pipe(up);
-    });
-    up.on('error', () => socket.destroy());
-    socket.on('error', () => up.destroy());
-  });
-  await new Promise<void>((r) => p.server.listen(0, '127.0.0.1', r));
-  p.port = (p.server.address() as AddressInfo).port;
-  return p;
-}
-
 /** Every process below `root`, from /proc/PID/stat's parent field. */
 function descendants(root: number): number[] {
   const parent = new Map<number, number>();
@@ -190,23 +141,6 @@ function descendants(root: number): number[] {
   return out;
 }
 
-/** Every value under the task's keys, as text: hashes field by field, strings, lists and streams whole. */
-async function redisDump(url: string): Promise<string> {
-  const r = new Redis(url);
-  const parts: string[] = [];
-  for (const key of await r.keys('*')) {
-    const type = await r.type(key);
-    if (type === 'hash') parts.push(key, JSON.stringify(await r.hgetall(key)));
-    else if (type === 'string') parts.push(key, (await r.getBuffer(key))?.toString('latin1') ?? '');
-    else if (type === 'list') parts.push(key, JSON.stringify(await r.lrange(key, 0, -1)));
-    else if (type === 'stream') parts.push(key, JSON.stringify(await r.xrange(key, '-', '+')));
-    else if (type === 'zset') parts.push(key, JSON.stringify(await r.zrange(key, 0, -1)));
-    else if (type === 'set') parts.push(key, JSON.stringify(await r.smembers(key)));
-  }
-  r.disconnect();
-  return parts.join('\n');
-}
-
 describe('logins, sessions and proxies (real login site, real proxy, real Redis and worker processes)', function () {
   this.timeout(120_000);
   let redis: RedisServer;
@@ -217,7 +151,7 @@ describe('logins, sessions and proxies (real login site, real proxy, real Redis 
   before(async () => {
     redis = await startRedis();
     site = await loginSite();
-    proxy = await forwardProxy();
+    proxy = await forwardProxy(PROXY_USER, PROXY_PASSWORD);
   });
   after(async () => {
     process.env = saved;

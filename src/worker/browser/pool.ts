@@ -1,6 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { descendants, descendantsRss, killChildGroups } from './processes';
 import { loadPlaywright } from './load';
+import { Egress } from './egress';
 
 // One Chromium per worker process, shared by its tasks: launched on the first rendered page, at most
 // `maxOpenPages` pages open at once, replaced after `retireAfterPages` pages or above `maxMemoryBytes` (Chromium
@@ -9,7 +10,17 @@ import { loadPlaywright } from './load';
 // per the task's policy, as after a fetch timeout.
 
 /** Flags that let Chromium run as root in a container with no network of its own to update from. */
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'];
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-dev-shm-usage',
+  // WebRTC's UDP would go around the proxy every request of a page goes through (egress.ts).
+  '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+];
 
 /** Extra Chromium flags, space-separated (e.g. --js-flags=--max-old-space-size=512). */
 export const BROWSER_ARGS_ENV = 'CRAWL_STUDIO_BROWSER_ARGS';
@@ -52,6 +63,7 @@ export class BrowserPool {
   private readonly waiting: (() => void)[] = [];
   private closed = false;
   private readonly live = new Set<Generation>();
+  private egressStarted: Promise<Egress> | null = null;
 
   constructor(private readonly opts: BrowserPoolOptions) {
     this.free = Math.max(1, opts.maxOpenPages);
@@ -107,9 +119,16 @@ export class BrowserPool {
     }
   }
 
+  /** The proxy the pages' requests leave through (egress.ts), started with the first page that needs it. */
+  egress(): Promise<Egress> {
+    this.egressStarted ??= Egress.start();
+    return this.egressStarted;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all([...this.live].map((g) => this.shutdown(g)));
+    await (await this.egressStarted?.catch(() => null))?.close();
   }
 
   private generation(): Generation {

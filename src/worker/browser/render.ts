@@ -1,70 +1,206 @@
 import type { Page } from 'playwright-core';
 import type { BrowserSpec } from '../../core/task/model';
+import { redactUrl } from '../../core/url/redact';
 import { FetchFailure, type FetchedPage, type FetchOptions } from '../fetcher';
+import type { SessionCookies } from '../sessions';
+import { lendCookies } from './cookies';
+import type { EgressLease } from './egress';
 import { BrowserGoneError, type BrowserPool } from './pool';
-import { refusal } from './guard';
+import { blockedType } from './guard';
 
 // A page rendered in the browser, handed on as a FetchedPage: from here it takes exactly the path of a fetched
 // page (analysis thread, extraction, follow, discovery, store). Failures are FetchFailures with the fetcher's
 // meanings, so retries and failure counts treat a render as they treat a request.
+//
+// What a fetch gets from its options, a render gets too: the session's cookies (lent to the page's context and
+// written back with what the page changed, cookies.ts), the session's proxy and the private-address guard on
+// every request and every hop (both through the worker's egress proxy, egress.ts).
 
 const RETRYABLE_STATUS = new Set([408, 425, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524]);
 
 /** Time past a render's own timeout after which its browser is taken as hung. */
 export const HUNG_GRACE_MS = 10_000;
 
+/** A fetch's options, with a session's cookies in the form a browser context can take them. */
+export type RenderOptions = FetchOptions & { readonly cookies?: SessionCookies };
+
+export interface Screenshot {
+  readonly url: string;
+  readonly finalUrl: string;
+  readonly why: string;
+  readonly jpeg: Buffer;
+}
+
+export interface RenderHooks {
+  /**
+   * Whether the page may be at `url` after it left the requested URL (a script, a meta refresh or a redirect took
+   * it there): null when it may, else why not ('offsite', 'robots.txt'…). The task's scope and robots.txt, as for a
+   * link (processor.ts).
+   */
+  readonly navigation?: (url: string) => Promise<string | null>;
+  /** Keeps a screenshot the rule asked for (`browser.screenshot`). */
+  readonly screenshot?: (shot: Screenshot) => Promise<void>;
+}
+
 export interface PageRenderer {
-  render(url: string, spec: BrowserSpec, opts: FetchOptions): Promise<FetchedPage>;
+  render(url: string, spec: BrowserSpec, opts: RenderOptions, hooks?: RenderHooks): Promise<FetchedPage>;
+}
+
+/**
+ * The page went somewhere the task does not crawl: it is not extracted as the page that was asked for. Not a
+ * failure of the page: the processor counts it as skipped, with the reason.
+ */
+export class NavigationRefused extends FetchFailure {
+  constructor(
+    readonly to: string,
+    readonly reason: string,
+  ) {
+    super('blocked', `the page navigated to ${to}, which is not crawled (${reason})`, false);
+  }
+
+  override get group(): string {
+    return `navigated-${this.reason.replace(/[^\w-]+/g, '-')}`;
+  }
 }
 
 /** A renderer on `pool`: one page a render, in a context of its own. */
 export function poolRenderer(pool: BrowserPool): PageRenderer {
   return {
-    async render(url, spec, opts) {
+    async render(url, spec, opts, hooks = {}) {
+      // Direct only when there is nothing to guard and no proxy to go through.
+      const lease = opts.privateAllowed !== null || opts.proxy ? (await pool.egress()).lease({ privateAllowed: opts.privateAllowed, proxy: opts.proxy, resolver: opts.resolver }) : null;
       try {
         return await pool.withPage(
-          { userAgent: opts.userAgent, extraHTTPHeaders: { ...opts.headers }, serviceWorkers: 'block', acceptDownloads: false },
+          { userAgent: opts.userAgent, extraHTTPHeaders: { ...opts.headers }, serviceWorkers: 'block', acceptDownloads: false, ...(lease ? { proxy: lease.proxy } : {}) },
           spec.timeoutMs + HUNG_GRACE_MS,
-          (page) => renderOn(page, url, spec, opts),
+          (page) => renderOn(page, url, spec, opts, hooks, lease),
         );
       } catch (err) {
-        throw asFailure(err, url, spec);
+        throw asFailure(err, url, spec, lease);
+      } finally {
+        lease?.release();
       }
     },
   };
 }
 
-async function renderOn(page: Page, url: string, spec: BrowserSpec, opts: FetchOptions): Promise<FetchedPage> {
-  const guard = { block: spec.block, privateAllowed: opts.privateAllowed };
-  const hosts = new Map<string, Promise<boolean>>();
-  if ((await refusal(url, 'document', { ...guard, block: [] }, hosts)) === 'private-address') {
-    throw new FetchFailure('blocked', `${new URL(url).host} resolves to a private address (set scope.allowPrivate to crawl it)`, false);
-  }
-  await page.route('**/*', async (route) => {
-    const req = route.request();
-    const why = await refusal(req.url(), req.resourceType(), guard, hosts);
-    await (why ? route.abort(why === 'blocked' ? 'blockedbyclient' : 'addressunreachable') : route.continue()).catch(() => undefined);
-  });
+async function renderOn(page: Page, url: string, spec: BrowserSpec, opts: RenderOptions, hooks: RenderHooks, lease: EgressLease | null): Promise<FetchedPage> {
   const deadline = Date.now() + spec.timeoutMs;
   const left = () => Math.max(1, deadline - Date.now());
-  const waitUntil = spec.waitFor.kind === 'domcontentloaded' || spec.waitFor.kind === 'networkidle' ? spec.waitFor.kind : 'load';
-  const response = await page.goto(url, { waitUntil, timeout: left() });
-  const status = response?.status() ?? 200;
-  const contentType = (await response?.headerValue('content-type').catch(() => null)) ?? null;
-  if (status >= 400) {
-    throw new FetchFailure('http', `HTTP ${status}`, RETRYABLE_STATUS.has(status), status);
+  const writeBack = opts.cookies ? await lendCookies(page.context(), opts.cookies, url) : null;
+  // A navigation of the main frame after the first is checked before it leaves: a page is not read from, nor its
+  // request sent to, a place the task does not crawl. The wait in progress ends at once.
+  let refused: NavigationRefused | null = null;
+  let onRefused: (err: NavigationRefused) => void = () => undefined;
+  const refusal = new Promise<never>((_, reject) => (onRefused = reject));
+  refusal.catch(() => undefined);
+  const unlessRefused = <T>(p: Promise<T>): Promise<T> => Promise.race([p, refusal]);
+  let first = true;
+  await page.route('**/*', async (route) => {
+    const req = route.request();
+    let abort = blockedType(req.resourceType(), spec.block);
+    if (!abort && req.isNavigationRequest() && req.frame() === page.mainFrame()) {
+      if (first) first = false;
+      else if (hooks.navigation) {
+        const reason = await hooks.navigation(req.url()).catch(() => null);
+        if (reason) {
+          abort = true;
+          if (!refused) onRefused((refused = new NavigationRefused(req.url(), reason)));
+        }
+      }
+    }
+    await (abort ? route.abort('blockedbyclient') : route.continue()).catch(() => undefined);
+  });
+  // Redirects are not routed: the main frame's last request says where a navigation that failed was going.
+  let lastRequested = url;
+  page.on('request', (req) => {
+    if (req.isNavigationRequest() && req.frame() === page.mainFrame()) lastRequested = req.url();
+  });
+  const where = (at: string) => checkWhere(at, url, hooks, lease, () => refused);
+  try {
+    const waitUntil = spec.waitFor.kind === 'domcontentloaded' || spec.waitFor.kind === 'networkidle' ? spec.waitFor.kind : 'load';
+    const response = await unlessRefused(page.goto(url, { waitUntil, timeout: left() }));
+    await where(page.url());
+    const status = response?.status() ?? 200;
+    const contentType = (await response?.headerValue('content-type').catch(() => null)) ?? null;
+    if (status >= 400) {
+      throw new FetchFailure('http', `HTTP ${status}`, RETRYABLE_STATUS.has(status), status);
+    }
+    const isHtml = contentType === null || /\b(text\/html|application\/xhtml\+xml)\b/i.test(contentType);
+    if (!isHtml) {
+      const bytes = Number((await response?.headerValue('content-length').catch(() => null)) ?? 0) || 0;
+      return { url, finalUrl: page.url(), status, contentType, isHtml: false, body: '', bytes, redirects: 0 };
+    }
+    if (spec.waitFor.kind === 'selector') await unlessRefused(page.waitForSelector(spec.waitFor.selector, { state: 'attached', timeout: left() }));
+    else if (spec.waitFor.kind === 'delay') await unlessRefused(page.waitForTimeout(Math.min(spec.waitFor.ms, left())));
+    const body = await unlessRefused(contentOf(page, left));
+    // A script may have navigated while the page was awaited: what was read is from wherever the page is now.
+    const finalUrl = page.url();
+    await where(finalUrl);
+    const bytes = Buffer.byteLength(body);
+    if (bytes > opts.maxBytes) throw new FetchFailure('too-large', `the rendered page is ${bytes} bytes, over request.maxBytes (${opts.maxBytes})`, false);
+    if (spec.screenshot === 'always') await capture(page, url, 'rendered', hooks);
+    return { url, finalUrl, status, contentType, isHtml: true, body, bytes, redirects: response?.request().redirectedFrom() ? 1 : 0 };
+  } catch (caught) {
+    let err = caught;
+    // A navigation that failed on its way somewhere (a redirect out of scope, to a refused address): that is the
+    // reason, not the error page it ended on.
+    if (!(err instanceof FetchFailure) && !(err instanceof BrowserGoneError)) {
+      err = (await where(lastRequested).then(() => null, (e: unknown) => e)) ?? err;
+    }
+    if (spec.screenshot !== 'never' && !(err instanceof BrowserGoneError)) {
+      await capture(page, url, asFailure(err, url, spec, lease).message, hooks);
+    }
+    throw err;
+  } finally {
+    // What the page's responses and scripts did to the session's cookies goes back, whether or not it rendered.
+    if (writeBack) await withTimeout(writeBack(), 5_000).catch(() => undefined);
   }
-  const isHtml = contentType === null || /\b(text\/html|application\/xhtml\+xml)\b/i.test(contentType);
-  if (!isHtml) {
-    const bytes = Number((await response?.headerValue('content-length').catch(() => null)) ?? 0) || 0;
-    return { url, finalUrl: page.url(), status, contentType, isHtml: false, body: '', bytes, redirects: 0 };
+}
+
+/**
+ * Where the page is (or was going), checked as a redirect of a fetch is: never at a private address (the egress
+ * proxy refused it), never out of the task's scope or against robots.txt (hooks.navigation), never somewhere that is
+ * not a web page.
+ */
+async function checkWhere(at: string, requested: string, hooks: RenderHooks, lease: EgressLease | null, refused: () => NavigationRefused | null): Promise<void> {
+  const r = refused();
+  if (r) throw r;
+  // The session's proxy failed under the page: another proxy may do (access.ts tries the next).
+  if (lease?.proxyFailure) throw new FetchFailure('proxy', lease.proxyFailure, true);
+  const u = safeUrl(at);
+  if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) {
+    if (lease?.refused.length) throw privateFailure(lease);
+    throw new NavigationRefused(at, 'scheme');
   }
-  if (spec.waitFor.kind === 'selector') await page.waitForSelector(spec.waitFor.selector, { state: 'attached', timeout: left() });
-  else if (spec.waitFor.kind === 'delay') await page.waitForTimeout(Math.min(spec.waitFor.ms, left()));
-  const body = await contentOf(page, left);
-  const bytes = Buffer.byteLength(body);
-  if (bytes > opts.maxBytes) throw new FetchFailure('too-large', `the rendered page is ${bytes} bytes, over request.maxBytes (${opts.maxBytes})`, false);
-  return { url, finalUrl: page.url(), status, contentType, isHtml: true, body, bytes, redirects: response?.request().redirectedFrom() ? 1 : 0 };
+  // The egress proxy answered 403 for it: the page holds our refusal, not the site's answer.
+  if (lease?.refused.includes(u.host)) throw privateFailure(lease, u.host);
+  if (at === requested) return;
+  const reason = hooks.navigation ? await hooks.navigation(at) : null;
+  if (reason) throw new NavigationRefused(at, reason);
+}
+
+function privateFailure(lease: EgressLease, host = lease.refused[0]!): FetchFailure {
+  return new FetchFailure('blocked', `${host} resolves to a private address; set scope.allowPrivate to crawl it`, false);
+}
+
+function safeUrl(s: string): URL | null {
+  try {
+    return new URL(s);
+  } catch {
+    return null;
+  }
+}
+
+/** A screenshot of the viewport, for the rule that asked; never a reason for the page to fail. */
+async function capture(page: Page, url: string, why: string, hooks: RenderHooks): Promise<void> {
+  if (!hooks.screenshot) return;
+  try {
+    const jpeg = await page.screenshot({ type: 'jpeg', quality: 50, timeout: 5_000 });
+    await hooks.screenshot({ url, finalUrl: page.url(), why, jpeg });
+  } catch {
+    // A page that broke the browser has nothing to show.
+  }
 }
 
 /**
@@ -96,7 +232,7 @@ export class BrowserFailure extends FetchFailure {
   }
 }
 
-function asFailure(err: unknown, url: string, spec: BrowserSpec): Error {
+function asFailure(err: unknown, url: string, spec: BrowserSpec, lease: EgressLease | null): Error {
   if (err instanceof FetchFailure) return err;
   if (err instanceof BrowserGoneError) {
     return new BrowserFailure(err.kind, `${err.message} (rendering ${url})`);
@@ -106,7 +242,19 @@ function asFailure(err: unknown, url: string, spec: BrowserSpec): Error {
     const what = spec.waitFor.kind === 'selector' ? `waiting for '${spec.waitFor.selector}'` : `waiting for ${spec.waitFor.kind}`;
     return new FetchFailure('timeout', `render timed out after ${spec.timeoutMs} ms, ${what}`, true);
   }
-  if (/ERR_ADDRESS_UNREACHABLE/.test(message)) return new FetchFailure('blocked', `refused: ${message}`, false);
+  // The egress proxy knows why a connection failed: a private address, or the session's proxy.
+  if (lease?.refused.length && lease.refused.includes(safeUrl(url)?.host ?? '')) return privateFailure(lease, safeUrl(url)!.host);
+  if (lease?.proxyFailure) return new FetchFailure('proxy', lease.proxyFailure, true);
+  if (/ERR_TUNNEL_CONNECTION_FAILED|ERR_PROXY_CONNECTION_FAILED|ERR_HTTP_RESPONSE_CODE_FAILURE/.test(message) && lease?.refused.length) return privateFailure(lease);
+  // Said as the fetcher says it (observe/failures.ts groups by these messages).
+  const code = lease?.unreachable.get(safeUrl(url)?.host ?? '');
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new FetchFailure('dns', `cannot resolve the host of ${url} (${code})`, code === 'EAI_AGAIN');
+  if (code) return new FetchFailure('network', `network error fetching ${url}: ${code}`, true);
   if (/ERR_NAME_NOT_RESOLVED/.test(message)) return new FetchFailure('dns', message, true);
-  return new FetchFailure('network', message, true);
+  return new FetchFailure('network', redactUrl(message), true);
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), ms)))]).finally(() => clearTimeout(timer));
 }
