@@ -160,7 +160,7 @@ function shortUrl(u: string): string {
   }
 }
 
-function urlList(urls: readonly string[]): HTMLElement {
+function urlList(urls: readonly string[], shots: ReadonlySet<string>): HTMLElement {
   return h(
     'div',
     {},
@@ -170,6 +170,9 @@ function urlList(urls: readonly string[]): HTMLElement {
         { class: 'url-row' },
         h('button', { class: 'link', title: `Open ${u}`, on: { click: () => send({ type: 'openUrl', url: u }) } }, shortUrl(u)),
         h('button', { class: 'link find', title: `Find ${u}: where it is and why`, 'aria-label': `Find URL ${u}`, on: { click: () => send({ type: 'findUrl', url: u }) } }, icon('search')),
+        shots.has(u)
+          ? h('button', { class: 'link find', title: `Screenshot of ${u} as the browser rendered it`, 'aria-label': `Screenshot of ${u}`, on: { click: () => send({ type: 'showScreenshot', url: u }) } }, icon('device-camera'))
+          : null,
       ),
     ),
   );
@@ -177,10 +180,13 @@ function urlList(urls: readonly string[]): HTMLElement {
 
 let toast = '';
 
-function renderGroups(el: HTMLElement, title: string, ic: string, rows: readonly GroupRow[], retry: boolean, hint: string): void {
+function renderGroups(el: HTMLElement, title: string, ic: string, rows: readonly GroupRow[], retry: boolean, hint: string, screenshots: readonly string[]): void {
   const head = h('h2', {}, icon(ic), title, h('span', { class: 'hint' }, hint), retry && toast ? h('span', { class: 'toast', role: 'status' }, toast) : null);
+  const shots = new Set(screenshots);
+  // Under the failures: every kept screenshot (`browser.screenshot`), not only those of the sample URLs.
+  const shotList = retry && screenshots.length ? h('div', { class: 'shots' }, h('h3', {}, icon('device-camera'), `Screenshots of rendered pages (${screenshots.length}, newest first)`), urlList(screenshots, shots)) : null;
   if (rows.length === 0) {
-    el.replaceChildren(head, h('div', { class: 'empty' }, retry ? 'No failures.' : 'Nothing skipped.'));
+    el.replaceChildren(head, h('div', { class: 'empty' }, retry ? 'No failures.' : 'Nothing skipped.'), shotList ?? '');
     return;
   }
   const table = h(
@@ -197,7 +203,7 @@ function renderGroups(el: HTMLElement, title: string, ic: string, rows: readonly
           h('td', {}, h('span', { class: `group-label${/^http-4/.test(g.group) ? ' http-4' : retry ? ' bad' : ''}` }, g.label)),
           h('td', { class: 'num' }, fmtInt(g.count)),
           retry ? h('td', { class: 'num' }, fmtInt(g.jobs)) : null,
-          h('td', { class: 'urls' }, g.urls.length ? urlList(g.urls) : h('span', { class: 'muted' }, g.group === 'limit' ? 'links over maxPages are never queued' : '—')),
+          h('td', { class: 'urls' }, g.urls.length ? urlList(g.urls, shots) : h('span', { class: 'muted' }, g.group === 'limit' ? 'links over maxPages are never queued' : '—')),
           retry
             ? h('td', {}, h('vscode-button', { secondary: true, icon: 'debug-restart', disabled: g.jobs === 0, title: `Retry the ${g.jobs} failed job(s) of this group`, 'data-group': g.group, on: { click: () => send({ type: 'retryGroup', group: g.group }) } }, 'Retry all'))
             : null,
@@ -205,7 +211,7 @@ function renderGroups(el: HTMLElement, title: string, ic: string, rows: readonly
       ),
     ),
   );
-  el.replaceChildren(head, table);
+  el.replaceChildren(head, table, shotList ?? '');
 }
 
 function renderHosts(d: DashboardData): void {
@@ -287,8 +293,8 @@ function render(d: DashboardData): void {
   renderHeader(d);
   renderKpis(d);
   renderCharts(d);
-  renderGroups(failuresEl, 'Failures by cause', 'error', d.failures, true, 'final failures, with the failed jobs the queue keeps');
-  renderGroups(skippedEl, 'Skipped', 'debug-step-over', d.skipped, false, 'pages not fetched, by reason');
+  renderGroups(failuresEl, 'Failures by cause', 'error', d.failures, true, 'final failures, with the failed jobs the queue keeps', d.screenshots ?? []);
+  renderGroups(skippedEl, 'Skipped', 'debug-step-over', d.skipped, false, 'pages not fetched, by reason', d.screenshots ?? []);
   renderHosts(d);
   renderWorkers(d);
   if (focusGroup) (failuresEl.querySelector(`[data-group="${CSS.escape(focusGroup)}"]`) as HTMLElement | null)?.focus();

@@ -7,6 +7,7 @@ import { parseTask } from '../core/task/parse';
 import { DEMO_PORT, DEMO_SITE, serveSite } from '../demo/site';
 import { CrawlQueue } from '../frontier/crawl';
 import { connectRedis } from '../redis/connect';
+import type { Redis } from 'ioredis';
 import { RedisNotFoundError } from '../redis/server';
 import { DEFAULT_CONCURRENCY, defaultWorkers, optionalPositiveInt, positiveInt, REDIS_FLAG_SPEC, redisTargetFrom } from '../worker/args';
 import { workerMain } from '../worker/main';
@@ -33,6 +34,8 @@ import { redactUrl } from '../redis/connect';
 import { groupDigits } from '../core/units';
 import { DROP_REASONS } from '../core/task/dropReasons';
 import { readTaskStatus, runElapsedMs } from '../observe/taskStatus';
+import { readScreenshot, screenshotUrls } from '../observe/screenshots';
+import { writeScreenshot } from '../workspace/screenshots';
 
 // `crawl-studio`: the headless face of the engine. Every command drives the same classes the extension does.
 
@@ -51,6 +54,7 @@ Usage:
   crawl-studio fixture save <task.crawl.yaml> <url> [--rule R]   save a page and what the task extracts from it
   crawl-studio quality <task.crawl.yaml>    per item type and field: empty and distinct values, the selector
   crawl-studio errors <task.crawl.yaml> [--limit N]   errors recorded in the store (extraction, invalid items)
+  crawl-studio screenshot <task.crawl.yaml> [url] [--out FILE] [--redis URL]   rendered pages' kept screenshots
   crawl-studio demo [--dir DIR] [--workers N]
   crawl-studio serve-demo [--port N]
 
@@ -103,6 +107,8 @@ export async function main(argv: string[]): Promise<number> {
       return cmdQuality(rest);
     case 'errors':
       return cmdErrors(rest);
+    case 'screenshot':
+      return cmdScreenshot(rest);
     case 'demo':
       return cmdDemo(rest);
     case 'serve-demo':
@@ -562,6 +568,39 @@ async function cmdErrors(args: string[]): Promise<number> {
       const what = [e.rule && `rule ${e.rule}`, e.type && `${e.type}${e.key ? ` ${e.key}` : ''}`].filter(Boolean).join(', ');
       console.log(`${e.kind.padEnd(8)} ${e.url ?? '-'}${what ? ` (${what})` : ''}: ${e.message}`);
     }
+    return 0;
+  });
+}
+
+/** The screenshots of the current run (`browser: { screenshot: failure | always }`): listed, or one written to a file. */
+async function cmdScreenshot(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { redis: { type: 'string' }, out: { type: 'string', short: 'o' } } });
+  if (positionals.length < 1 || positionals.length > 2) throw new UsageError('screenshot takes a task file and, to save one, its URL');
+  const [taskFile, url] = positionals as [string, string | undefined];
+  return withQueue(taskFile, values.redis, async (q, task, redis) => {
+    const run = (await q.currentRun())?.run;
+    if (!run) {
+      console.log(`${task.name}: never run on this Redis`);
+      return 0;
+    }
+    if (url === undefined) {
+      const urls = await screenshotUrls(redis, task.name, run);
+      if (urls.length === 0) console.log(`no screenshots in run ${run} (a rule keeps them with browser: { screenshot: failure } or always)`);
+      for (const u of urls) {
+        const shot = await readScreenshot(redis, task.name, run, u);
+        if (shot) console.log(`${new Date(shot.facts.at).toISOString()}  ${u}  ${shot.facts.why}`);
+      }
+      return 0;
+    }
+    const shot = await readScreenshot(redis, task.name, run, url);
+    if (!shot) {
+      console.error(`no screenshot of ${url} in run ${run} (list them: crawl-studio screenshot ${taskFile})`);
+      return 1;
+    }
+    let file: string;
+    if (values.out) writeFileSync((file = values.out), shot.jpeg);
+    else file = await writeScreenshot(task.file, task.name, url, shot.jpeg);
+    console.log(`${file}  (${shot.facts.finalUrl === url ? url : `${url} -> ${shot.facts.finalUrl}`}, ${new Date(shot.facts.at).toISOString()}: ${shot.facts.why})`);
     return 0;
   });
 }

@@ -1,5 +1,11 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
+import { readScreenshot, screenshotUrls } from '../../src/observe/screenshots';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { descendants } from '../../src/worker/browser/processes';
@@ -260,6 +266,37 @@ describe('pages rendered in a browser (real Chromium, real Redis, worker process
       other.closeAllConnections();
       other.close();
     }
+  });
+
+  it('keeps a screenshot of a rendered page that failed, when its rule asks, and the CLI lists and saves it', async () => {
+    const yaml = task(site, 'shots', '/spin', '', 'browser: { waitFor: { selector: .title }, timeout: 1s, screenshot: failure }').replace(
+      /^start: .*$/m,
+      `start: [{ url: "${site.url}/spin", rule: item }, { url: "${site.url}/item/alpha", rule: item }]`,
+    );
+    const { titles, result } = await crawl(yaml);
+    assert.deepEqual(titles, ['alpha'], 'the page that rendered was extracted as usual');
+    const run = result.status.run!.run;
+    const r = new Redis(redis.url);
+    try {
+      assert.deepEqual(await screenshotUrls(r, 'shots', run), [`${site.url}/spin`], 'only the page that failed, once (its two attempts share one)');
+      const shot = (await readScreenshot(r, 'shots', run, `${site.url}/spin`))!;
+      assert.equal(shot.jpeg.subarray(0, 3).toString('hex'), 'ffd8ff', 'a JPEG');
+      assert.ok(shot.jpeg.byteLength > 1_000 && shot.jpeg.byteLength < 512 * 1024, `${shot.jpeg.byteLength} bytes`);
+      assert.match(shot.facts.why, /render timed out after 1000 ms, waiting for '.title'/);
+    } finally {
+      r.disconnect();
+    }
+    const cli = resolve('dist/cli.js');
+    const file = (await writeTask(yaml)).file;
+    const listed = await promisify(execFile)(process.execPath, [cli, 'screenshot', file, '--redis', redis.url]);
+    assert.match(listed.stdout, new RegExp(`${site.url}/spin  render timed out`));
+    const out = join(mkdtempSync(join(tmpdir(), 'cs-shot-')), 'spin.jpg');
+    await promisify(execFile)(process.execPath, [cli, 'screenshot', file, `${site.url}/spin`, '--out', out, '--redis', redis.url]);
+    assert.equal(readFileSync(out).subarray(0, 3).toString('hex'), 'ffd8ff');
+    const saved = await promisify(execFile)(process.execPath, [cli, 'screenshot', file, `${site.url}/spin`, '--redis', redis.url]);
+    const path = saved.stdout.split('  ')[0]!;
+    assert.ok(path.includes(join('.crawl', 'screenshots', 'shots')) && existsSync(path), saved.stdout);
+    await assert.rejects(promisify(execFile)(process.execPath, [cli, 'screenshot', file, `${site.url}/item/alpha`, '--redis', redis.url]), /no screenshot of .*\/item\/alpha/);
   });
 
   it('never starts a browser for a task without browser rules', async () => {

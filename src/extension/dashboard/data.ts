@@ -38,7 +38,7 @@ export function downsample(series: Series, max = MAX_POINTS): Series {
 }
 
 /** `localHost`: this machine's name; workers with the same host name run here (started by this window or not). */
-export function dashboardData(task: CrawlTask, h: HealthSnapshot, rates: WorkerRates, localHost: string): DashboardData {
+export function dashboardData(task: CrawlTask, h: HealthSnapshot, rates: WorkerRates, localHost: string, screenshots: readonly string[] = []): DashboardData {
   const s = h.stats;
   const points = rateSeries(h.history);
   const series = downsample({
@@ -90,6 +90,7 @@ export function dashboardData(task: CrawlTask, h: HealthSnapshot, rates: WorkerR
     series,
     failures: h.failures.map((f) => ({ group: f.group, label: describeGroup(f.group), count: f.count, jobs: f.jobs, urls: f.urls })),
     skipped: h.skipped.map((g) => ({ group: g.reason, label: describeGroup(g.reason), count: g.count, jobs: 0, urls: g.urls })),
+    screenshots,
     hosts: h.hosts.map((x) => ({ host: x.host, done: x.done, failed: x.failed, skipped: x.skipped, inFlight: x.inFlight, delayMs: x.delayMs, crawlDelayMs: x.crawlDelayMs, nextInMs: x.nextInMs })),
     workers: h.workers.map((w): WorkerRow => {
       const ago = Math.max(0, h.at - w.lastSeen);

@@ -14,6 +14,7 @@ export function parseDashboardMessage(v: unknown): FromDashboard | null {
       return hasShape(v, { type: isOneOf('retryGroup'), group: (g): g is string => typeof g === 'string' && /^[\w.-]{1,64}$/.test(g) }) ? (v as FromDashboard) : null;
     case 'openUrl':
     case 'findUrl':
+    case 'showScreenshot':
       return hasShape(v, { type: isOneOf(v.type), url }) ? (v as FromDashboard) : null;
     default:
       return null;

@@ -7,6 +7,8 @@ import { retryFailureGroup } from '../../observe/failures';
 import { readHealth, type HealthSnapshot } from '../../observe/health';
 import { bullPrefix } from '../../frontier/keys';
 import { recordSample } from '../../observe/metrics';
+import { readScreenshot, screenshotUrls } from '../../observe/screenshots';
+import { writeScreenshot } from '../../workspace/screenshots';
 import type { CrawlStudioApi } from '../api';
 import { PanelRegistry, WebviewPanelBase } from '../panel';
 import { panelOptions, webviewHtml } from '../webview';
@@ -83,6 +85,20 @@ export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
         else await vscode.commands.executeCommand('crawlStudio.findUrl', m.url, vscode.Uri.file(this.task.file));
         break;
       }
+      case 'showScreenshot': {
+        // Only a URL the dashboard lists with a screenshot.
+        if (!this.data?.screenshots.includes(m.url) || !this.data.run) return false;
+        const redis = await this.api.connection.get();
+        const shot = await readScreenshot(redis, this.task.name, this.data.run.id, m.url);
+        if (!shot) {
+          void vscode.window.showWarningMessage(`The screenshot of ${m.url} is no longer kept (a run keeps its newest 50, for a week).`);
+          return false;
+        }
+        // A file next to the task (.crawl/screenshots), shown by VS Code's own image viewer.
+        const file = await writeScreenshot(this.task.file, this.task.name, m.url, shot.jpeg);
+        await vscode.commands.executeCommand('vscode.open', vscode.Uri.file(file), { viewColumn: vscode.ViewColumn.Beside, preview: true });
+        break;
+      }
       case 'openResults':
         await vscode.commands.executeCommand('crawlStudio.openResults', vscode.Uri.file(this.task.file));
         break;
@@ -144,7 +160,9 @@ export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
       this.failuresAt = Date.now();
     }
     this.previous = h;
-    this.post({ type: 'data', data: dashboardData(this.task, h, this.rates, hostname()) });
+    // Only a task whose rules keep screenshots has any to list.
+    const shots = h.run && this.task.rules.some((r) => r.browser && r.browser.screenshot !== 'never') ? await screenshotUrls(redis, this.task.name, h.run.run) : [];
+    this.post({ type: 'data', data: dashboardData(this.task, h, this.rates, hostname(), shots) });
   }
 
   private schedule(delayMs = POLL_MS): void {

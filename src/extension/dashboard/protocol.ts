@@ -68,6 +68,8 @@ export interface DashboardData {
   readonly series: Series;
   readonly failures: readonly GroupRow[];
   readonly skipped: readonly GroupRow[];
+  /** URLs of the run with a kept screenshot of their rendered page (`browser.screenshot`), newest first. */
+  readonly screenshots: readonly string[];
   readonly hosts: readonly HostRow[];
   readonly workers: readonly WorkerRow[];
 }
@@ -82,6 +84,7 @@ export type FromDashboard =
   | { readonly type: 'retryGroup'; readonly group: string }
   | { readonly type: 'openUrl'; readonly url: string }
   | { readonly type: 'findUrl'; readonly url: string }
+  | { readonly type: 'showScreenshot'; readonly url: string }
   | { readonly type: 'openResults' };
 
 export interface DashboardPersisted {
