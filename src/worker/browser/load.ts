@@ -12,7 +12,9 @@ export function loadPlaywright(): Promise<typeof Playwright> {
   loaded ??= (async () => {
     const shipped = join(__dirname, 'playwright-core', 'lib', 'index.js');
     if (existsSync(shipped)) return require(shipped) as typeof Playwright;
-    return (await import('playwright-core')) as typeof Playwright;
+    // require, not import(): the programs run their bundle from V8's code cache (codeCache.ts) in a vm.Script,
+    // where a dynamic import() has no loader and fails (seen in bench/.build, which ships no playwright-core).
+    return require('playwright-core') as typeof Playwright;
   })();
   return loaded;
 }
