@@ -49,9 +49,24 @@ export function descendants(root = process.pid): Proc[] {
   return out;
 }
 
-/** Resident memory of every process below this one, in bytes (0 where /proc is not there). */
-export function descendantsRss(): number {
-  return descendants().reduce((sum, p) => sum + p.rssPages * 4096, 0);
+/**
+ * Memory of every process below this one, in bytes (0 where /proc is not there): each process's proportional set
+ * size, its private pages and its share of the pages it shares. Chromium's processes share most of their memory
+ * (the binary, fonts, the zygote's heap), so their resident sizes summed count it once per process: 1.3-1.7 GB for a
+ * browser whose PSS was about 600 MB, which retired it every 10 pages (bench, issue 18). RSS where smaps_rollup
+ * cannot be read.
+ */
+export function descendantsMemory(): number {
+  return descendants().reduce((sum, p) => sum + (pssOf(p.pid) ?? p.rssPages * 4096), 0);
+}
+
+function pssOf(pid: number): number | null {
+  try {
+    const m = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
