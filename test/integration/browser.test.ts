@@ -65,6 +65,14 @@ async function serve(): Promise<Site> {
       return html(scripted(`<img src="/pixel.png"><main></main>`, `fetch(${JSON.stringify(otherUrl)} + '/secret').catch(() => {}).finally(() => { document.querySelector('main').innerHTML = '<h1 class="title">greedy</h1>'; });`));
     }
     if (path === '/landing') return html(scripted('<main></main>', `document.querySelector('main').innerHTML = '<h1 class="title">landed</h1>';`));
+    // What one page leaves in its browser context and tab (a cookie its response set, one its script set, local and
+    // session storage, the window's name) must not be there for the next: the title says what the page was sent and
+    // found.
+    if (path.startsWith('/fresh/')) {
+      const sent = req.headers.cookie ?? '';
+      res.writeHead(200, { 'content-type': 'text/html', 'set-cookie': 'srv=1; Path=/' });
+      return res.end(scripted('<main></main>', `const found = [${JSON.stringify(sent)}, localStorage.getItem('seen') || '', sessionStorage.getItem('seen') || '', window.name].filter(Boolean).join(' ') || 'nothing'; localStorage.setItem('seen', 'local'); sessionStorage.setItem('seen', 'session'); window.name = 'named'; document.cookie = 'js=1; path=/'; document.querySelector('main').innerHTML = '<h1 class="title">' + location.pathname + ': ' + found + '</h1>';`));
+    }
     // Pages that leave for somewhere the task does not crawl, each its own way: none may be extracted as itself.
     const elsewhere = 'http://offsite.example/landing';
     if (path === '/to-offsite') return html(scripted('<main><h1 class="title">not yet</h1></main>', `location.href = ${JSON.stringify(elsewhere)};`));
@@ -269,10 +277,11 @@ describe('pages rendered in a browser (real Chromium, real Redis, worker process
   });
 
   it('keeps a screenshot of a rendered page that failed, when its rule asks, and the CLI lists and saves it', async () => {
-    const yaml = task(site, 'shots', '/spin', '', 'browser: { waitFor: { selector: .title }, timeout: 1s, screenshot: failure }').replace(
-      /^start: .*$/m,
-      `start: [{ url: "${site.url}/spin", rule: item }, { url: "${site.url}/item/alpha", rule: item }]`,
-    );
+    // /spin never gets its title (a 1 s timeout); /item/alpha does, with time to spare on a busy machine. Both rules
+    // keep screenshots of failures.
+    const yaml = task(site, 'shots', '/spin', '', 'browser: { waitFor: { selector: .title }, timeout: 1s, screenshot: failure }')
+      .replace(/^start: .*$/m, `start: [{ url: "${site.url}/spin", rule: item }, { url: "${site.url}/item/alpha", rule: ok }]`)
+      .replace('rules:\n', 'rules:\n  - name: ok\n    browser: { waitFor: { selector: .title }, timeout: 20s, screenshot: failure }\n    items: [{ type: thing, key: [title], fields: { title: h1.title } }]\n');
     const { titles, result } = await crawl(yaml);
     assert.deepEqual(titles, ['alpha'], 'the page that rendered was extracted as usual');
     const run = result.status.run!.run;
@@ -297,6 +306,15 @@ describe('pages rendered in a browser (real Chromium, real Redis, worker process
     const path = saved.stdout.split('  ')[0]!;
     assert.ok(path.includes(join('.crawl', 'screenshots', 'shots')) && existsSync(path), saved.stdout);
     await assert.rejects(promisify(execFile)(process.execPath, [cli, 'screenshot', file, `${site.url}/item/alpha`, '--redis', redis.url]), /no screenshot of .*\/item\/alpha/);
+  });
+
+  it('starts every page afresh, though its browser context served the page before', async () => {
+    const yaml = task(site, 'fresh', '/item/x', 'politeness: { perHost: { concurrency: 1 } }').replace(
+      /^start: .*$/m,
+      `start: [${[1, 2, 3].map((n) => `{ url: "${site.url}/fresh/${n}", rule: item }`).join(', ')}]`,
+    );
+    const { titles, log } = await crawl(yaml);
+    assert.deepEqual(titles, ['/fresh/1: nothing', '/fresh/2: nothing', '/fresh/3: nothing'], log.join('\n'));
   });
 
   it('never starts a browser for a task without browser rules', async () => {

@@ -16,7 +16,7 @@ import { lookupVia, systemResolver, type Resolver } from '../dispatcher';
 //    (https and WebSockets come as CONNECT).
 //  - The session's proxy (`proxy:`) is chained from here, with its credentials: they stay in this process's memory,
 //    never reach Chromium, its command line or the DevTools pipe.
-// Each browser context gets a lease: a random token Chromium sends as its proxy user name (Playwright answers the
+// Each browser context gets a lease (for as long as the context lives, across its pages): a random token Chromium sends as its proxy user name (Playwright answers the
 // proxy's 407 with it), naming which hosts may be private and which upstream proxy to use. A request without a live
 // token is refused, so no other local process can use the worker's proxy credentials through this port.
 
@@ -38,6 +38,8 @@ export interface EgressLease {
   readonly proxyFailure: string | null;
   /** Targets (host:port) that could not be reached, with the error code (ENOTFOUND, ECONNREFUSED…). */
   readonly unreachable: ReadonlyMap<string, string>;
+  /** Forgets what was refused or failed: the context's next page starts afresh (render.ts keeps contexts). */
+  reset(): void;
   release(): void;
 }
 
@@ -90,6 +92,11 @@ export class Egress {
       unreachable: state.unreachable,
       get proxyFailure() {
         return state.proxyFailure;
+      },
+      reset: () => {
+        state.refused.length = 0;
+        state.unreachable.clear();
+        state.proxyFailure = null;
       },
       release: () => void this.leases.delete(token),
     };

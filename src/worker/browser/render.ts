@@ -5,7 +5,7 @@ import { FetchFailure, type FetchedPage, type FetchOptions } from '../fetcher';
 import type { SessionCookies } from '../sessions';
 import { lendCookies } from './cookies';
 import type { EgressLease } from './egress';
-import { BrowserGoneError, type BrowserPool } from './pool';
+import { BrowserGoneError, type BrowserPool, type ContextKind } from './pool';
 import { blockedType } from './guard';
 
 // A page rendered in the browser, handed on as a FetchedPage: from here it takes exactly the path of a fetched
@@ -63,60 +63,113 @@ export class NavigationRefused extends FetchFailure {
   }
 }
 
-/** A renderer on `pool`: one page a render, in a context of its own. */
+/** Numbers for resolvers (tests stand in their own DNS): contexts are shared only between pages with the same one. */
+const resolverIds = new WeakMap<object, number>();
+let resolvers = 0;
+
+/**
+ * A renderer on `pool`: one page a render, in a context kept for pages of the same kind (proxy, address guard, user
+ * agent, headers; pool.ts says why), each page starting as in a new one: no cookies but its session's, no storage.
+ */
 export function poolRenderer(pool: BrowserPool): PageRenderer {
   return {
     async render(url, spec, opts, hooks = {}) {
       // Direct only when there is nothing to guard and no proxy to go through.
-      const lease = opts.privateAllowed !== null || opts.proxy ? (await pool.egress()).lease({ privateAllowed: opts.privateAllowed, proxy: opts.proxy, resolver: opts.resolver }) : null;
+      const egress = opts.privateAllowed !== null || opts.proxy ? await pool.egress() : null;
+      if (opts.resolver && !resolverIds.has(opts.resolver)) resolverIds.set(opts.resolver, ++resolvers);
+      // In memory only (the proxy URL holds its credentials): never in a message.
+      const key = JSON.stringify([opts.proxy ?? null, opts.privateAllowed, opts.userAgent, opts.headers, opts.resolver ? resolverIds.get(opts.resolver) : null]);
+      const kind: ContextKind<EgressLease | null> = {
+        key,
+        create: () => {
+          const lease = egress ? egress.lease({ privateAllowed: opts.privateAllowed, proxy: opts.proxy, resolver: opts.resolver }) : null;
+          return {
+            options: { userAgent: opts.userAgent, extraHTTPHeaders: { ...opts.headers }, serviceWorkers: 'block', acceptDownloads: false, ...(lease ? { proxy: lease.proxy } : {}) },
+            extra: lease,
+            dispose: () => lease?.release(),
+          };
+        },
+      };
+      let lease: EgressLease | null = null;
       try {
-        return await pool.withPage(
-          { userAgent: opts.userAgent, extraHTTPHeaders: { ...opts.headers }, serviceWorkers: 'block', acceptDownloads: false, ...(lease ? { proxy: lease.proxy } : {}) },
-          spec.timeoutMs + HUNG_GRACE_MS,
-          (page) => renderOn(page, url, spec, opts, hooks, lease),
-        );
+        return await pool.withPage(kind, spec.timeoutMs + HUNG_GRACE_MS, (page, l, discard) => {
+          lease = l;
+          return renderOn(page, url, spec, opts, hooks, l, discard);
+        });
       } catch (err) {
         throw asFailure(err, url, spec, lease);
-      } finally {
-        lease?.release();
       }
     },
   };
 }
 
-async function renderOn(page: Page, url: string, spec: BrowserSpec, opts: RenderOptions, hooks: RenderHooks, lease: EgressLease | null): Promise<FetchedPage> {
-  const deadline = Date.now() + spec.timeoutMs;
-  const left = () => Math.max(1, deadline - Date.now());
-  const writeBack = opts.cookies ? await lendCookies(page.context(), opts.cookies, url) : null;
+/** One render on a kept page: what the page's route and listeners (set once per page, see watch) report to. */
+interface Render {
+  readonly block: BrowserSpec['block'];
+  readonly navigation: RenderHooks['navigation'];
+  /** The first main-frame navigation (the requested URL) is not checked; the ones after it are. */
+  first: boolean;
+  refused: NavigationRefused | null;
+  onRefused(err: NavigationRefused): void;
+  /** The main frame's last request: where a navigation that failed was going (redirects are not routed). */
+  lastRequested: string;
+  /** Origins the page's frames were at: their storage is cleared after the render. */
+  readonly origins: Set<string>;
+}
+
+const watched = new WeakMap<Page, { current: Render | null }>();
+
+/** The page's route and listeners, set once for as long as it is kept; each reports to the render in progress. */
+async function watch(page: Page): Promise<{ current: Render | null }> {
+  let w = watched.get(page);
+  if (w) return w;
+  const state: { current: Render | null } = { current: null };
+  watched.set(page, (w = state));
   // A navigation of the main frame after the first is checked before it leaves: a page is not read from, nor its
   // request sent to, a place the task does not crawl. The wait in progress ends at once.
-  let refused: NavigationRefused | null = null;
-  let onRefused: (err: NavigationRefused) => void = () => undefined;
-  const refusal = new Promise<never>((_, reject) => (onRefused = reject));
-  refusal.catch(() => undefined);
-  const unlessRefused = <T>(p: Promise<T>): Promise<T> => Promise.race([p, refusal]);
-  let first = true;
   await page.route('**/*', async (route) => {
+    const r = state.current;
     const req = route.request();
-    let abort = blockedType(req.resourceType(), spec.block);
-    if (!abort && req.isNavigationRequest() && req.frame() === page.mainFrame()) {
-      if (first) first = false;
-      else if (hooks.navigation) {
-        const reason = await hooks.navigation(req.url()).catch(() => null);
+    let abort = r !== null && blockedType(req.resourceType(), r.block);
+    if (r && !abort && req.isNavigationRequest() && req.frame() === page.mainFrame()) {
+      if (r.first) r.first = false;
+      else if (r.navigation) {
+        const reason = await r.navigation(req.url()).catch(() => null);
         if (reason) {
           abort = true;
-          if (!refused) onRefused((refused = new NavigationRefused(req.url(), reason)));
+          if (!r.refused) r.onRefused((r.refused = new NavigationRefused(req.url(), reason)));
         }
       }
     }
     await (abort ? route.abort('blockedbyclient') : route.continue()).catch(() => undefined);
   });
-  // Redirects are not routed: the main frame's last request says where a navigation that failed was going.
-  let lastRequested = url;
   page.on('request', (req) => {
-    if (req.isNavigationRequest() && req.frame() === page.mainFrame()) lastRequested = req.url();
+    if (state.current && req.isNavigationRequest() && req.frame() === page.mainFrame()) state.current.lastRequested = req.url();
   });
-  const where = (at: string) => checkWhere(at, url, hooks, lease, () => refused);
+  page.on('framenavigated', (frame) => {
+    const u = safeUrl(frame.url());
+    if (state.current && u && (u.protocol === 'http:' || u.protocol === 'https:')) state.current.origins.add(u.origin);
+  });
+  return state;
+}
+
+async function renderOn(page: Page, url: string, spec: BrowserSpec, opts: RenderOptions, hooks: RenderHooks, lease: EgressLease | null, discard: () => void): Promise<FetchedPage> {
+  const deadline = Date.now() + spec.timeoutMs;
+  const left = () => Math.max(1, deadline - Date.now());
+  // The context served other pages before: this one starts with none of their cookies, refusals or failures.
+  lease?.reset();
+  await page.context().clearCookies();
+  const writeBack = opts.cookies ? await lendCookies(page.context(), opts.cookies, url) : null;
+  let onRefused: (err: NavigationRefused) => void = () => undefined;
+  const refusal = new Promise<never>((_, reject) => (onRefused = reject));
+  refusal.catch(() => undefined);
+  const unlessRefused = <T>(p: Promise<T>): Promise<T> => Promise.race([p, refusal]);
+  const r: Render = { block: spec.block, navigation: hooks.navigation, first: true, refused: null, onRefused, lastRequested: url, origins: new Set([new URL(url).origin]) };
+  const state = await watch(page);
+  state.current = r;
+  const refused = () => r.refused;
+  const origins = r.origins;
+  const where = (at: string) => checkWhere(at, url, hooks, lease, refused);
   try {
     const waitUntil = spec.waitFor.kind === 'domcontentloaded' || spec.waitFor.kind === 'networkidle' ? spec.waitFor.kind : 'load';
     const response = await unlessRefused(page.goto(url, { waitUntil, timeout: left() }));
@@ -146,15 +199,28 @@ async function renderOn(page: Page, url: string, spec: BrowserSpec, opts: Render
     // A navigation that failed on its way somewhere (a redirect out of scope, to a refused address): that is the
     // reason, not the error page it ended on.
     if (!(err instanceof FetchFailure) && !(err instanceof BrowserGoneError)) {
-      err = (await where(lastRequested).then(() => null, (e: unknown) => e)) ?? err;
+      err = (await where(r.lastRequested).then(() => null, (e: unknown) => e)) ?? err;
     }
     if (spec.screenshot !== 'never' && !(err instanceof BrowserGoneError)) {
       await capture(page, url, asFailure(err, url, spec, lease).message, hooks);
     }
     throw err;
   } finally {
+    state.current = null;
     // What the page's responses and scripts did to the session's cookies goes back, whether or not it rendered.
     if (writeBack) await withTimeout(writeBack(), 5_000).catch(() => undefined);
+    // And nothing it stored is left for the context's next page; a context that cannot be cleared is not kept.
+    await withTimeout(clearStorage(page, origins), 5_000).catch(discard);
+  }
+}
+
+/** Local storage, IndexedDB, Cache Storage… of the origins the page's frames visited (cookies: clearCookies). */
+async function clearStorage(page: Page, origins: ReadonlySet<string>): Promise<void> {
+  const cdp = await page.context().newCDPSession(page);
+  try {
+    for (const origin of origins) await cdp.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' });
+  } finally {
+    await cdp.detach().catch(() => undefined);
   }
 }
 
