@@ -3,8 +3,8 @@
 // crawler on the same site at the same concurrency, each checked for completeness -> micro-benchmarks ->
 // bench/results/<date>.md (also printed). Timings are reported, never asserted.
 //
-//   node bench/run.mjs [--quick] [--concurrency 16] [--only limit,cs1,cs2,crawlee,crawlee-np,scrapy,scale,slow,broad,micro]
-//                      [--profile] [--keep] [--broad cs1,cs2,scrapy,crawlee] [--out FILE]
+//   node bench/run.mjs [--quick] [--concurrency 16] [--only limit,cs1,cs2,crawlee,crawlee-np,scrapy,scale,slow,broad,browser,micro]
+//                      [--profile] [--keep] [--broad cs1,cs2,scrapy,crawlee] [--browser-concurrency 4] [--browser-rows cs1,crawlee] [--chromium PATH] [--out FILE]
 //
 // --quick: a ~550-page site, 200k URLs for dedup, 20k items for the stores (a sanity run in about a minute).
 // --profile: also runs Crawl Studio (1 worker) once more with --cpu-prof and Redis MONITOR, and adds where its
@@ -35,6 +35,11 @@ const { values: flags } = parseArgs({
     repeat: { type: 'string' },
     // The broad-crawl row's crawlers (default all): --broad cs1,cs2,scrapy,crawlee
     broad: { type: 'string' },
+    // The browser row (issue 18): pages in flight in each crawler's browser (default 4), and the Chromium to use.
+    'browser-concurrency': { type: 'string' },
+    // The browser row's crawlers (default both): --browser-rows cs1,crawlee
+    'browser-rows': { type: 'string' },
+    chromium: { type: 'string' },
   },
 });
 const quick = flags.quick ?? false;
@@ -145,6 +150,8 @@ async function measureCrawler(def, ctx) {
   const res = await runMeasured(def.cmd, def.args({ dir, redis, nginx, ...prep }), {
     cwd: dir,
     env: def.env,
+    cgroup: def.cgroup ?? false,
+    pss: def.pss ?? false,
     ...(def.timeoutMs ? { timeoutMs: def.timeoutMs } : {}),
     // Often enough that the per-thread figures miss little of a process that exits (at most its last 0.1 s).
     sampleMs: 100,
@@ -198,6 +205,9 @@ async function measureCrawler(def, ctx) {
     load: [load0, loadavg()[0]],
     cpuPer1000: (cpu / pages) * 1000,
     peakRss: res.peakRss,
+    peakPss: res.peakPss,
+    reapedCpuS: res.reapedCpuS,
+    cpuFrom: res.cpuFrom,
     redis: redisStats,
     check,
     items: out?.items ?? null,
@@ -486,6 +496,120 @@ rules:
     if (!flags.keep) rmrf(root);
   }
   return { rows, hosts: BROAD_HOSTS, pagesPerHost: BROAD_PAGES, delayS: BROAD_DELAY_S, timeoutS: BROAD_TIMEOUT_MS / 1000 };
+}
+
+// The browser row (issue 18): the standard site's pages built by their scripts (sitegen --scripted), a smaller site
+// (a browser renders pages tens of times slower than a fetch parses them), every page rendered by each crawler.
+const BROWSER_SITE = quick ? { list: 8, per: 20, filler: 22 } : { list: 25, per: 20, filler: 22 };
+const BROWSER_C = Number(flags['browser-concurrency'] ?? 4);
+const CHROMIUM = flags.chromium ?? '/usr/bin/chromium';
+
+/**
+ * Crawl Studio (1 worker, every rule `browser`) and Crawlee's PlaywrightCrawler on the scripted site, the same
+ * Chromium, the same number of pages in flight, REPEAT rounds interleaved: pages/s, CPU per page (the whole tree,
+ * Chromium's processes included, counted in a cgroup where the machine has one), peak memory (RSS and PSS).
+ */
+async function browserRun(ctx) {
+  const site = join(ctx.shm, 'site-browser');
+  log(`browser: scripted site of ${BROWSER_SITE.list} list pages × ${BROWSER_SITE.per} books, ${BROWSER_C} pages in flight, ${CHROMIUM}`);
+  execFileSync(process.execPath, [join(build, 'sitegen.js'), '--out', site, '--scripted', '--list', String(BROWSER_SITE.list), '--per', String(BROWSER_SITE.per), '--filler', String(BROWSER_SITE.filler)], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const expected = JSON.parse(readFileSync(join(site, 'expected.json'), 'utf8'));
+  const nginx = await startNginx({ root: site, dir: join(ctx.shm, 'nginx-browser') });
+  services.push(nginx);
+  const start = `${nginx.url}/`;
+  // A browser asks for /favicon.ico by itself (Chromium does, Crawlee's and Crawl Studio's alike): not a page of the
+  // crawl, so left out of completeness and counted apart.
+  const check = (requests, e) => ({ ...completeness(requests.filter((r) => r.uri !== '/favicon.ico'), e), favicons: requests.filter((r) => r.uri === '/favicon.ico').length });
+  const bctx = { ...ctx, nginx, expected, check };
+  const chromiumVersion = (spawnSync(CHROMIUM, ['--version'], { encoding: 'utf8' }).stdout.match(/[\d.]{6,}/) ?? ['?'])[0];
+  const crawleeVersion = JSON.parse(readFileSync(join(here, 'node_modules', 'crawlee', 'package.json'), 'utf8')).version;
+  const playwrightVersion = JSON.parse(readFileSync(resolve(here, '..', 'node_modules', 'playwright-core', 'package.json'), 'utf8')).version;
+  const extractedOk = (out, e) => out && out.items && out.items.book === e.extracted.book && out.items.listing === e.extracted.listing;
+  const defs = [
+    {
+      key: 'browser-cs1',
+      name: `Crawl Studio, 1 worker, ${BROWSER_C} pages in flight`,
+      redis: true,
+      cgroup: true,
+      pss: true,
+      cmd: process.execPath,
+      env: { CRAWL_STUDIO_CODE_CACHE: join(build, '.code-cache') },
+      prepare: ({ dir }) => {
+        const f = join(dir, 'bench.crawl.yaml');
+        writeFileSync(f, benchTask({ base: nginx.url, concurrency: BROWSER_C, browser: true }));
+        return { task: f };
+      },
+      args: ({ redis, task }) => [join(build, 'cli.js'), 'run', task, '--workers', '1', '--concurrency', String(BROWSER_C), '--redis', redis.url, '--fresh', '--browser', CHROMIUM],
+      parse: csParse,
+      itemsOk: (out, e) => out.items.book === e.items.book && out.items.listing === e.items.listing && out.extracted === e.extracted.book + e.extracted.listing,
+    },
+    {
+      key: 'browser-crawlee',
+      name: `Crawlee ${crawleeVersion} PlaywrightCrawler, ${BROWSER_C} pages in flight`,
+      cgroup: true,
+      pss: true,
+      cmd: process.execPath,
+      args: () => [join(here, 'crawlers', 'crawlee_browser.mjs'), '--start', start, '--concurrency', String(BROWSER_C), '--executable', CHROMIUM],
+      parse: lastJson,
+      itemsOk: extractedOk,
+    },
+  ];
+  const rows = [];
+  const pick = flags['browser-rows'] ? new Set(flags['browser-rows'].split(',').map((k) => `browser-${k}`)) : null;
+  try {
+    for (let round = 0; round < REPEAT; round++) {
+      for (const def of defs.filter((d) => !pick || pick.has(d.key))) {
+        log(`browser: ${def.name} (run ${round + 1} of ${REPEAT})`);
+        const busy = await settle();
+        if (busy >= 0.1) log(`  the machine did not quiet down (${Math.round(busy * 100)}% busy): read this row's "other" column`);
+        const row = await measureCrawler({ ...def, dir: `${def.key}-${round + 1}` }, bctx);
+        log(`  peak RSS ${mb(row.peakRss)}, PSS ${mb(row.peakPss)}; CPU ${fmt(row.treeCpuS, 1)} s (${row.cpuFrom}; reaped tree ${fmt(row.reapedCpuS, 1)} s)`);
+        rows.push({ ...row, round });
+      }
+    }
+  } finally {
+    await nginx.stop();
+    services.splice(services.indexOf(nginx), 1);
+    if (!flags.keep) rmrf(site);
+  }
+  return { rows, site: BROWSER_SITE, pages: expected.pages.length, concurrency: BROWSER_C, chromium: `${CHROMIUM} ${chromiumVersion}`, playwright: playwrightVersion, crawlee: crawleeVersion, htmlBytes: expected.htmlBytes };
+}
+
+/** The browser section of the report: every run, the best of each crawler, and the target. */
+function browserReport(b) {
+  const L = [];
+  L.push(
+    `**Pages that need a browser** (issue 18) — the standard site's pages built by their scripts (\`sitegen --scripted\`: the body is a script that writes the page ` +
+      `into \`#app\` once the document is parsed, then marks it ready; links and items exist only in the rendered DOM), ${fmt(b.site.list)} list pages × ${b.site.per} books, ` +
+      `${fmt(b.pages)} pages, HTML ${fmt(b.htmlBytes.min / 1024, 1)}–${fmt(b.htmlBytes.max / 1024, 1)} KB. Every page rendered in ${b.chromium} (Debian's, no download), ` +
+      `driven by playwright-core ${b.playwright} in both crawlers, **${b.concurrency} pages in flight** in each, images, fonts and media blocked, robots.txt obeyed, ` +
+      `each page read once \`#app.ready\` is in it. Crawl Studio: \`run --workers 1 --concurrency ${b.concurrency} --browser ${b.chromium.split(' ')[0]}\` with ` +
+      `\`browser: { waitFor: { selector: "#app.ready" } }\` on the bench task (defaults otherwise: a context per page, the egress proxy that guards every request, ` +
+      `items into SQLite). Crawlee ${b.crawlee}: PlaywrightCrawler, defaults (fingerprints, one browser context shared by its pages) but for the concurrency, ` +
+      `in-memory storage and \`blockRequests()\`. CPU = the whole process tree, Chromium's processes included (counted in a cgroup of each run's own where the ` +
+      `machine has one), plus Redis for Crawl Studio; peak RSS sums the tree's processes (pages Chromium's processes share counted once each), PSS shares them out.`,
+  );
+  L.push('');
+  L.push('| crawler | run | complete | pages | wall s | pages/s | pages/s (fetch window) | CPU ms / page | peak RSS | peak PSS | favicon requests | other CPU s |');
+  L.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const r of b.rows) {
+    L.push(
+      `| ${r.name} | ${r.round + 1} | ${r.complete ? 'yes' : `**no** (${[r.check.ok ? '' : `missing ${r.check.missing}, twice ${r.check.twice}, unexpected ${r.check.unexpected}, errors ${r.check.errors}`, r.itemsOk ? '' : `items ${JSON.stringify(r.items)}`].filter(Boolean).join('; ')})`} ` +
+        `| ${fmt(r.pages)} | ${fmt(r.wallS, 1)} | **${fmt(r.pagesPerSec, 1)}** | ${fmt(r.windowPagesPerSec, 1)} | ${fmt(r.cpuPer1000, 1)} | ${mb(r.peakRss)} | ${mb(r.peakPss)} | ${fmt(r.check.favicons)} | ${fmt(r.otherCpuS, 1)} |`,
+    );
+  }
+  const best = (key) => b.rows.filter((r) => r.key === key && r.complete).reduce((a, r) => (!a || r.pagesPerSec > a.pagesPerSec ? r : a), null);
+  const cs = best('browser-cs1');
+  const cr = best('browser-crawlee');
+  L.push('');
+  if (cs && cr) {
+    L.push(
+      `- At least as fast as Crawlee's PlaywrightCrawler (best runs): ${fmt(cs.pagesPerSec, 1)} against ${fmt(cr.pagesPerSec, 1)} pages/s, ` +
+        `${fmt((cs.pagesPerSec / cr.pagesPerSec) * 100)}% — ${cs.pagesPerSec >= cr.pagesPerSec ? 'met' : '**not met**'}; CPU per page ${fmt(cs.cpuPer1000, 1)} against ` +
+        `${fmt(cr.cpuPer1000, 1)} ms (${fmt(cs.cpuPer1000 / cr.cpuPer1000, 2)}×); peak PSS ${mb(cs.peakPss)} against ${mb(cr.peakPss)}.`,
+    );
+  } else L.push(`- At least as fast as Crawlee's PlaywrightCrawler: no complete run of ${cs ? 'Crawlee' : 'Crawl Studio'} to compare.`);
+  return L;
 }
 
 /** What a crawler row's process is, from its command line; null for the wrappers around it. */
@@ -918,6 +1042,7 @@ function report(ctx, rows, m, prof) {
     }
   }
   if (ctx.broad) L.push('', ...broadReport(ctx.broad));
+  if (ctx.browser) L.push('', ...browserReport(ctx.browser));
   const cs1 = rows.find((r) => r.key === 'cs1');
   if (cs1?.redis) {
     const calls = Object.entries(cs1.redis.calls).sort((a, b) => b[1] - a[1]).slice(0, 14);
@@ -1095,12 +1220,14 @@ async function main() {
     ctx.scale = want('scale') ? await scaleRun(ctx) : null;
     ctx.slow = want('slow') ? await slowRun(ctx) : null;
     ctx.broad = want('broad') ? await broadRun(ctx) : null;
+    ctx.browser = want('browser') ? await browserRun(ctx) : null;
     const m = want('micro') ? await micro(ctx) : null;
     const prof = flags.profile ? await profileRun(ctx) : null;
     const md = report(ctx, rows, m, prof) + `\nWhole suite: ${fmt((Date.now() - t0) / 1000)} s.\n`;
-    const outFile = flags.out ?? join(here, 'results', `${new Date().toISOString().slice(0, 10)}${quick ? '-quick' : ''}.md`);
+    const browserOnly = only?.size === 1 && only.has('browser');
+    const outFile = flags.out ?? join(here, 'results', `${new Date().toISOString().slice(0, 10)}${browserOnly ? '-browser' : ''}${quick ? '-quick' : ''}.md`);
     writeFileSync(outFile, md);
-    writeFileSync(join(tmp, 'raw.json'), JSON.stringify({ rows, scale: ctx.scale, slow: ctx.slow, broad: ctx.broad, micro: m, prof, expected: { ...expected, pages: expected.pages.length } }, null, 1));
+    writeFileSync(join(tmp, 'raw.json'), JSON.stringify({ rows, scale: ctx.scale, slow: ctx.slow, broad: ctx.broad, browser: ctx.browser, micro: m, prof, expected: { ...expected, pages: expected.pages.length } }, null, 1));
     console.log(md);
     log(`written ${outFile} (raw numbers: ${join(tmp, 'raw.json')})`);
   } finally {

@@ -1,7 +1,7 @@
 // Process measurement from /proc: CPU seconds of a whole process tree, its peak resident memory, and the
 // same for a long-running server (Redis, nginx, PostgreSQL) over an interval.
 import { execFileSync, spawn } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 const TICK = 100; // USER_HZ on Linux
@@ -64,13 +64,79 @@ export function killRunning() {
   }
 }
 
-export function runMeasured(cmd, args, { cwd, env, stdoutFile, sampleMs = 250, timeoutMs = 15 * 60_000, onSample } = {}) {
+/**
+ * A cpuacct cgroup (v1, as root) of its own for one measured run, or null where there is none to make. A browser's
+ * processes are not all reaped up the tree (a renderer may outlive its zygote's wait, an orphan is reparented), so the
+ * wrapper's cutime can miss them; every process started in the cgroup is counted in it, however it ends.
+ */
+function makeCgroup() {
+  const root = '/sys/fs/cgroup/cpuacct';
+  if (!existsSync(join(root, 'cgroup.procs'))) return null;
+  const dir = join(root, `cs-bench-${process.pid}-${Date.now().toString(36)}`);
+  try {
+    mkdirSync(dir);
+    return dir;
+  } catch {
+    return null;
+  }
+}
+
+/** The cgroup's CPU seconds; then every process still in it is killed and the cgroup removed. */
+async function closeCgroup(dir) {
+  let cpuS = null;
+  try {
+    cpuS = Number(readFileSync(join(dir, 'cpuacct.usage'), 'utf8')) / 1e9;
+  } catch {
+    // unreadable: no figure
+  }
+  for (let i = 0; i < 50; i++) {
+    let pids = [];
+    try {
+      pids = readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
+    } catch {
+      break;
+    }
+    if (pids.length === 0) break;
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    await sleep(100);
+  }
+  try {
+    rmdirSync(dir);
+  } catch {
+    // still busy: left for the next reboot, harmless
+  }
+  return cpuS;
+}
+
+/** Proportional set size of a process (its share of pages it shares with others), bytes; 0 when unreadable. */
+function pssOf(pid) {
+  try {
+    const m = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Options: `cgroup` counts the CPU in a cgroup of the run's own when the machine allows (see makeCgroup); `pss` also
+ * samples the tree's proportional set size every fifth sample (RSS summed over a browser's processes counts the pages
+ * they share once per process).
+ */
+export function runMeasured(cmd, args, { cwd, env, stdoutFile, sampleMs = 250, timeoutMs = 15 * 60_000, onSample, cgroup = false, pss = false } = {}) {
   const statFile = join(cwd ?? process.cwd(), `.cpu-${process.pid}-${Date.now()}.stat`);
-  const script = '"$@"; rc=$?; cat /proc/$$/stat > "$BENCH_STAT_FILE"; exit $rc';
+  const group = cgroup ? makeCgroup() : null;
+  const script = `${group ? 'echo $$ > "$BENCH_CGROUP/cgroup.procs"; ' : ''}"$@"; rc=$?; cat /proc/$$/stat > "$BENCH_STAT_FILE"; exit $rc`;
   const started = process.hrtime.bigint();
   const child = spawn('bash', ['-c', script, 'bash', cmd, ...args], {
     cwd,
-    env: { ...process.env, ...env, BENCH_STAT_FILE: statFile },
+    env: { ...process.env, ...env, BENCH_STAT_FILE: statFile, ...(group ? { BENCH_CGROUP: group } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -79,6 +145,8 @@ export function runMeasured(cmd, args, { cwd, env, stdoutFile, sampleMs = 250, t
   child.stdout.on('data', (b) => (out += b));
   child.stderr.on('data', (b) => (out += b));
   let peakRss = 0;
+  let peakPss = 0;
+  let samples = 0;
   const perPid = new Map();
   // CPU per thread, as last seen: a thread's share of the work (main, analysis, V8's compiler and GC helpers).
   const perThread = new Map();
@@ -101,12 +169,17 @@ export function runMeasured(cmd, args, { cwd, env, stdoutFile, sampleMs = 250, t
       }
     }
     peakRss = Math.max(peakRss, rss);
+    if (pss && samples++ % 5 === 0) {
+      let sum = 0;
+      for (const pid of tree) sum += pssOf(pid);
+      peakPss = Math.max(peakPss, sum);
+    }
     onSample?.();
   };
   const timer = setInterval(sample, sampleMs);
   const killer = setTimeout(() => process.kill(-child.pid, 'SIGKILL'), timeoutMs);
   return new Promise((resolve) => {
-    child.on('exit', (code, signal) => {
+    child.on('exit', async (code, signal) => {
       running.delete(child.pid);
       clearInterval(timer);
       clearTimeout(killer);
@@ -119,7 +192,21 @@ export function runMeasured(cmd, args, { cwd, env, stdoutFile, sampleMs = 250, t
         // the wrapper was killed: no total
       }
       rmSync(statFile, { force: true });
-      resolve({ code, signal, wallS, cpuS, peakRss, output: out, processes: [...perPid.entries()].map(([pid, p]) => ({ pid, ...p })), threads: [...perThread.values()] });
+      // The cgroup's figure includes the wrapper's own few milliseconds; the reaped tree's is kept beside it.
+      const groupCpuS = group ? await closeCgroup(group) : null;
+      resolve({
+        code,
+        signal,
+        wallS,
+        cpuS: groupCpuS ?? cpuS,
+        reapedCpuS: cpuS,
+        cpuFrom: groupCpuS !== null ? 'cgroup' : 'reaped',
+        peakRss,
+        peakPss: pss ? peakPss : null,
+        output: out,
+        processes: [...perPid.entries()].map(([pid, p]) => ({ pid, ...p })),
+        threads: [...perThread.values()],
+      });
     });
   });
 }

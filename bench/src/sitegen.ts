@@ -18,7 +18,7 @@ import { allBooks, renderPage, type SiteOptions } from '../../src/demo/site';
 // Deterministic: the same options write byte-identical files.
 
 const { values } = parseArgs({
-  options: { out: { type: 'string' }, list: { type: 'string' }, per: { type: 'string' }, filler: { type: 'string' } },
+  options: { out: { type: 'string' }, list: { type: 'string' }, per: { type: 'string' }, filler: { type: 'string' }, scripted: { type: 'boolean' } },
 });
 const out = values.out!;
 const opts: SiteOptions = { listPages: Number(values.list ?? 250), perPage: Number(values.per ?? 20), filler: Number(values.filler ?? 22) };
@@ -31,6 +31,23 @@ const sidebar =
 function script(seed: number): string {
   const ids = Array.from({ length: 120 }, (_, i) => ((seed * 2654435761 + i * 40503) >>> 0).toString(36));
   return `<script>window.dataLayer=window.dataLayer||[];function gtag(){dataLayer.push(arguments)}gtag('js',new Date());gtag('config','G-BENCH');var __cfg=${JSON.stringify({ page: seed, ab: ids.slice(0, 8), impressions: ids })};</script>`;
+}
+
+/**
+ * --scripted (the browser row, issue 18): the same page built by its script, as a client-rendered shop is. The body
+ * arrives empty but for a script that writes the page into #app after the document is parsed and then marks it
+ * ready; links, listings and books exist only in the rendered DOM. The page's other scripts stay outside and run.
+ */
+function scripted(html: string): string {
+  const open = html.indexOf('<body>') + '<body>'.length;
+  const close = html.lastIndexOf('</body>');
+  const inner = html.slice(open, close);
+  const scripts = inner.match(/<script>[\s\S]*?<\/script>/g) ?? [];
+  const content = inner.replace(/<script>[\s\S]*?<\/script>/g, '');
+  // \u003c: no '</script>' can end the script early.
+  const payload = JSON.stringify(content).replace(/</g, '\\u003c');
+  const render = `<div id="app"></div><script>setTimeout(function(){var a=document.getElementById('app');a.innerHTML=${payload};a.className='ready'},0)</script>`;
+  return `${html.slice(0, open)}${render}${scripts.join('')}${html.slice(close)}`;
 }
 
 function decorate(html: string, path: string, seed: number): string {
@@ -62,13 +79,14 @@ let max = 0;
 function write(path: string, seed: number): void {
   const page = renderPage(path, opts);
   if (!page) throw new Error(`no page for ${path}`);
-  const body = page.type.startsWith('text/html') ? decorate(page.body, path, seed) : page.body;
+  const html = page.type.startsWith('text/html');
+  const body = html ? (values.scripted ? scripted(decorate(page.body, path, seed)) : decorate(page.body, path, seed)) : page.body;
   const file = join(out, path === '/' ? 'index.html' : path.slice(1));
   writeFileSync(file, body);
   const n = Buffer.byteLength(body);
   bytes += n;
   files++;
-  if (page.type.startsWith('text/html')) {
+  if (html) {
     min = Math.min(min, n);
     max = Math.max(max, n);
   }
