@@ -90,14 +90,18 @@ export function poolRenderer(pool: BrowserPool): PageRenderer {
           };
         },
       };
-      let lease: EgressLease | null = null;
       try {
-        return await pool.withPage(kind, spec.timeoutMs + HUNG_GRACE_MS, (page, l, discard) => {
-          lease = l;
-          return renderOn(page, url, spec, opts, hooks, l, discard);
+        return await pool.withPage(kind, spec.timeoutMs + HUNG_GRACE_MS, async (page, lease, discard) => {
+          try {
+            return await renderOn(page, url, spec, opts, hooks, lease, discard);
+          } catch (err) {
+            // Read while the lease is this render's: once the context is back in the pool the next render resets it.
+            // A browser gone is left to the pool, which replaces it.
+            throw err instanceof BrowserGoneError ? err : asFailure(err, url, spec, lease);
+          }
         });
       } catch (err) {
-        throw asFailure(err, url, spec, lease);
+        throw asFailure(err, url, spec, null);
       }
     },
   };
