@@ -294,6 +294,8 @@ export function createProcessor(deps: ProcessorDeps) {
         const d = decideLink(task, to, to, 0);
         if (!d.ok) return d.reason === 'depth' ? null : d.reason;
         if (task.request.robots) {
+          // Usually cached (an in-scope origin is a start origin's). One not seen yet is fetched in a slot of its own
+          // while this page holds one: were every slot held by such pages, a render's timeout would free one.
           const rules = await deps.robots.rulesFor(new URL(d.url).origin, task.request.userAgent);
           if (!rules.isAllowed(d.url)) return 'robots.txt';
         }
