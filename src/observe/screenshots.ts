@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Redis } from '../redis/connect';
 import { taskKeys } from '../frontier/keys';
 
 // Screenshots of rendered pages (`browser: { screenshot: failure | always }`), for the editor's failure view and

@@ -58,7 +58,7 @@ export interface Sessions {
   setLoginState(s: SessionRef, state: string): Promise<void>;
   lockLogin(s: SessionRef, ms: number): Promise<boolean>;
   unlockLogin(s: SessionRef): Promise<void>;
-  cookies(s: SessionRef): CookieAccess;
+  cookies(s: SessionRef): SessionCookies;
 }
 
 export class SessionPool implements Sessions {
@@ -195,13 +195,21 @@ export class MemorySessions implements Sessions {
     this.locked = false;
   }
 
-  cookies(s: SessionRef): CookieAccess {
+  cookies(s: SessionRef): SessionCookies {
     const current = () => {
       if (s.id !== this.id) throw new FetchFailure('session', `session ${s.slot} was retired while it was used`, true);
       return this.jar;
     };
+    // The preview renders with the same cookies it fetches with (its Browser toggle in a task with `login`).
+    const store = () => current().store as MemoryCookieStore;
     return {
       header: async (url) => (await current().getCookieString(url)) || null,
+      all: async () => (await store().getAllCookies()).filter((c) => c.TTL() > 0),
+      update: async (set, gone) => {
+        const st = store();
+        for (const c of gone) if (c.domain && c.path) await st.removeCookie(c.domain, c.path, c.key);
+        for (const c of set) await st.putCookie(c);
+      },
       store: async (url, setCookie) => {
         const jar = current();
         for (const header of setCookie) await jar.setCookie(header, url, { ignoreError: true }).catch(() => undefined);
