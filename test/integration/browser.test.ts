@@ -9,10 +9,11 @@ import { readScreenshot, screenshotUrls } from '../../src/observe/screenshots';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { descendants } from '../../src/worker/browser/processes';
-import { findBrowser, BROWSER_PATH_ENV } from '../../src/worker/browser/executable';
+import { BROWSER_PATH_ENV } from '../../src/worker/browser/executable';
 import { BROWSER_ARGS_ENV } from '../../src/worker/browser/pool';
-import { inCI, startRedis, type RedisServer } from '../support/services';
+import { startRedis, type RedisServer } from '../support/services';
 import { bufferedPages, session, writeTask } from '../support/crawl';
+import { browserOrSkip } from '../support/browser';
 
 // Pages that need a browser (issue 18): real Chromium (Debian's), real redis-server, real worker processes from
 // dist/worker.js. The site's items exist only once its scripts ran: a plain fetch of it stores nothing.
@@ -139,13 +140,7 @@ describe('pages rendered in a browser (real Chromium, real Redis, worker process
   let site: Site;
 
   before(function () {
-    try {
-      findBrowser();
-    } catch (err) {
-      // In CI a missing browser is a broken machine, not a reason to skip.
-      if (inCI()) throw err;
-      this.skip();
-    }
+    browserOrSkip(this);
   });
   beforeEach(async () => {
     redis = await startRedis();

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { BrowserGoneError, BrowserPool, type ContextKind } from '../../src/worker/browser/pool';
-import { findBrowser } from '../../src/worker/browser/executable';
 import { descendants, descendantsMemory } from '../../src/worker/browser/processes';
-import { inCI } from '../support/services';
+import { browserOrSkip } from '../support/browser';
 
 // The worker's browser pool alone, on real Chromium: how many pages it opens at once, when it replaces its browser
 // (a page cap, a hang), and that what it launched is gone once it is closed.
@@ -13,12 +12,7 @@ describe('browser pool (real Chromium)', function () {
   let executablePath: string;
 
   before(function () {
-    try {
-      executablePath = findBrowser();
-    } catch (err) {
-      if (inCI()) throw err;
-      this.skip();
-    }
+    executablePath = browserOrSkip(this);
   });
 
   /** Contexts of one kind, counted as they are made and let go. */

@@ -1,16 +1,17 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { descendants } from '../../src/worker/browser/processes';
-import { findBrowser } from '../../src/worker/browser/executable';
 import { taskKeys } from '../../src/frontier/keys';
-import { freePort, inCI, startRedis, type RedisServer } from '../support/services';
+import { freePort, startRedis, type RedisServer } from '../support/services';
 import { bufferedPages, session, writeTask } from '../support/crawl';
 import { forwardProxy, type Proxy } from '../support/proxy';
 import { redisDump } from '../support/redisDump';
+import { cookiesOf } from '../support/httpRequest';
+import { browserOrSkip } from '../support/browser';
 
 // Rendered pages in a session, logged in, through a proxy (issue 18): real Chromium, a real login site on 127.0.0.1
 // (a CSRF token in the form, a session cookie, an HttpOnly auth cookie after the POST, pages that send you to /login
@@ -36,15 +37,6 @@ interface Site {
   unauthorised: number;
   /** Item pages asked for without the consent cookie. */
   noConsent: number;
-}
-
-function cookiesOf(req: IncomingMessage): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0) out.set(part.slice(0, eq).trim(), part.slice(eq + 1).trim());
-  }
-  return out;
 }
 
 /** A page whose script builds `inner` into <main> after a moment, then marks the page ready. */
@@ -129,12 +121,7 @@ describe('rendered pages in sessions, logged in, through a proxy (real Chromium,
   const saved = { ...process.env };
 
   before(async function () {
-    try {
-      findBrowser();
-    } catch (err) {
-      if (inCI()) throw err;
-      this.skip();
-    }
+    browserOrSkip(this);
     redis = await startRedis();
     site = await loginSite(() => otherUrl);
     proxy = await forwardProxy(PROXY_USER, PROXY_PASSWORD);

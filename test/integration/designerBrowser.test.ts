@@ -8,8 +8,7 @@ import { pageForFrame } from '../../src/core/designer/page';
 import { parseTask } from '../../src/core/task/parse';
 import { closePreviewBrowser } from '../../src/extension/designer/browserPreview';
 import { PageSource } from '../../src/extension/designer/pages';
-import { findBrowser } from '../../src/worker/browser/executable';
-import { inCI } from '../support/services';
+import { browserOrSkip } from '../support/browser';
 
 // The designer's Browser toggle (issue 18) with real Chromium: the preview gets the DOM after the page's scripts
 // ran, cached apart from the fetched copy, and the frame shows it with scripts off.
@@ -20,12 +19,7 @@ describe('designer: pages rendered in the browser (real Chromium)', function () 
   let url: string;
 
   before(async function () {
-    try {
-      findBrowser();
-    } catch (err) {
-      if (inCI()) throw err;
-      this.skip();
-    }
+    browserOrSkip(this);
     server = createServer((req, res) => {
       if (req.url === '/robots.txt') return res.writeHead(404).end();
       res.writeHead(200, { 'content-type': 'text/html' });

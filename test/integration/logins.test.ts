@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readdirSync, readFileSync } from 'node:fs';
 import { startRedis, type RedisServer } from '../support/services';
@@ -9,6 +9,7 @@ import { FetchFailure, fetchPage } from '../../src/worker/fetcher';
 import { freePort } from '../support/services';
 import { forwardProxy, type Proxy } from '../support/proxy';
 import { redisDump } from '../support/redisDump';
+import { cookiesOf, requestBody as body } from '../support/httpRequest';
 
 // A crawl that must log in, through a proxy that wants credentials: a real login site on 127.0.0.1 (a session
 // cookie, a CSRF token in the form, an auth cookie after the POST, protected pages that send you to /login, and a
@@ -36,21 +37,6 @@ interface LoginSite {
   blocks: number;
   /** Sitemaps served (to a logged-in session only). */
   sitemaps: number;
-}
-
-function cookiesOf(req: IncomingMessage): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0) out.set(part.slice(0, eq).trim(), part.slice(eq + 1).trim());
-  }
-  return out;
-}
-
-async function body(req: IncomingMessage): Promise<string> {
-  let s = '';
-  for await (const chunk of req) s += chunk;
-  return s;
 }
 
 async function loginSite(): Promise<LoginSite> {

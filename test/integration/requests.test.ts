@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { Redis } from 'ioredis';
+import { redisDump } from '../support/redisDump';
 import { serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
 import { writeTask } from '../support/crawl';
+import { requestBody as body } from '../support/httpRequest';
 
 // Requests and JSON responses, end to end: the real CLI (`run`, then `export`) with real worker processes, a real
 // redis-server and a real site on 127.0.0.1 that answers as an API does. The site checks what a crawler must
@@ -25,12 +26,6 @@ interface Site extends HttpServer {
   readonly log: string[];
   /** Requests the site refused, with why. */
   readonly refused: string[];
-}
-
-async function body(req: IncomingMessage): Promise<string> {
-  let s = '';
-  for await (const chunk of req) s += chunk;
-  return s;
 }
 
 async function shopSite(): Promise<Site> {
@@ -98,23 +93,6 @@ async function shopSite(): Promise<Site> {
     })();
   });
   return Object.assign(server, { log, refused });
-}
-
-/** Every value in Redis, as text (hashes field by field, strings, lists, streams, sets). */
-async function redisDump(url: string): Promise<string> {
-  const r = new Redis(url);
-  const parts: string[] = [];
-  for (const key of await r.keys('*')) {
-    const type = await r.type(key);
-    if (type === 'hash') parts.push(key, JSON.stringify(await r.hgetall(key)));
-    else if (type === 'string') parts.push(key, (await r.getBuffer(key))?.toString('latin1') ?? '');
-    else if (type === 'list') parts.push(key, JSON.stringify(await r.lrange(key, 0, -1)));
-    else if (type === 'stream') parts.push(key, JSON.stringify(await r.xrange(key, '-', '+')));
-    else if (type === 'zset') parts.push(key, JSON.stringify(await r.zrange(key, 0, -1)));
-    else if (type === 'set') parts.push(key, JSON.stringify(await r.smembers(key)));
-  }
-  r.disconnect();
-  return parts.join('\n');
 }
 
 describe('requests and JSON responses (real CLI, worker processes, redis-server and site)', function () {
