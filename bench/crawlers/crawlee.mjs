@@ -25,7 +25,4 @@ const crawler = new CheerioCrawler(
   },
   config,
 );
-const t0 = performance.now();
-const stats = await crawler.run([{ url: shop.canonical(start), label: 'list' }]);
-const seconds = (performance.now() - t0) / 1000;
-console.log(JSON.stringify({ result: { pages: shop.counts.pages, failed: stats.requestsFailed, finished: stats.requestsFinished, items: shop.counts.items, seconds, pagesPerSec: shop.counts.pages / seconds } }));
+await shop.crawl(crawler);

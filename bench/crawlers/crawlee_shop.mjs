@@ -72,5 +72,13 @@ export function fixtureShop(start) {
     }
   }
 
-  return { canonical, handle, counts };
+  /** Runs `crawler` from the start page and prints the row's one JSON line: { result: { pages, failed, items, seconds } }. */
+  async function crawl(crawler) {
+    const t0 = performance.now();
+    const stats = await crawler.run([{ url: canonical(start), label: 'list' }]);
+    const seconds = (performance.now() - t0) / 1000;
+    console.log(JSON.stringify({ result: { pages: counts.pages, failed: stats.requestsFailed, finished: stats.requestsFinished, items: counts.items, seconds, pagesPerSec: counts.pages / seconds } }));
+  }
+
+  return { canonical, handle, crawl, counts };
 }
