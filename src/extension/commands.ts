@@ -236,11 +236,19 @@ export function registerCommands(deps: CommandDeps): void {
   // A row whose job is gone by the time its command runs (the tree refreshed under the menu) comes as undefined:
   // say so instead of failing with an internal error.
   const fresh = async (node: JobNode | undefined) => {
-    if (!node?.parent || !tree.getModel()) throw new Error(vscode.l10n.t('that job is no longer in the Queue Explorer (the tree refreshed under the menu): pick it again'));
+    if (!node?.parent || !tree.getModel()) {
+      // The row was rendered but VS Code no longer knows its element (a refresh crossed its rendering): the
+      // whole tree is read again so the row picked again is a live one.
+      tree.rebuild();
+      throw new Error(vscode.l10n.t('that job is no longer in the Queue Explorer (the tree refreshed under the menu): pick it again'));
+    }
     return (await tree.getModel()!.job(node.parent.queue.name, node.job.id!)) ?? node.job;
   };
   // As the dashboard's "Retry all": the job leaves the run's failure count and a finished run reopens.
-  reg('crawlStudio.job.retry', async (node: JobNode) => after(retryFailedJobs(await connection.get(), node.parent.queue.name, [await fresh(node)])));
+  reg('crawlStudio.job.retry', async (node: JobNode) => {
+    const job = await fresh(node);
+    return after(retryFailedJobs(await connection.get(), node.parent.queue.name, [job]));
+  });
   reg('crawlStudio.job.remove', async (node: JobNode) => after((await fresh(node)).remove()));
   reg('crawlStudio.job.promote', async (node: JobNode) => after((await fresh(node)).promote()));
   reg('crawlStudio.job.copyUrl', (node: JobNode) => vscode.env.clipboard.writeText(node.job.data.url));

@@ -90,6 +90,8 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
   /** getChildren calls not yet answered, and the changes held back meanwhile (see notify()). */
   private fetching = 0;
   private held: Set<ExplorerNode> | 'all' | null = null;
+  /** Groups whose rows VS Code is fetching now: the answer carries every read of them that ends meanwhile. */
+  private readonly listing = new Set<StateNode>();
   /** Per group, the read of its jobs under way: reads of one group never overlap. */
   private readonly jobReads = new Map<StateNode, Promise<void>>();
   /** The workspace's task files by URI, re-read when one is created, changed or deleted. */
@@ -160,10 +162,9 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
   attach(view: vscode.TreeView<ExplorerNode>): void {
     this.disposables.push(
       view.onDidExpandElement((e) => {
-        if (e.element instanceof StateNode) {
-          this.expanded.add(e.element);
-          void this.refreshJobs(e.element);
-        }
+        // Its rows are read by the getChildren that expanding it calls: a read of its own here could end
+        // before that call and announce a change VS Code would cross with its answer (see listing).
+        if (e.element instanceof StateNode) this.expanded.add(e.element);
       }),
       view.onDidCollapseElement((e) => {
         if (e.element instanceof StateNode) this.expanded.delete(e.element);
@@ -252,13 +253,17 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
         const snap = await this.model.snapshot(name);
         const node = this.queues.get(name);
         if (node) {
-          const before = JSON.stringify(node.snapshot);
+          // Only rows whose rendering changed are announced. VS Code re-reads a changed node's whole subtree, and
+          // until it has, a context-menu command on a row below it gets no element: a poll that announced the
+          // queue every time made Retry Job on a failed row fail on a busy machine.
+          const row = this.queueRow(node);
+          const counts = node.snapshot.counts;
           node.snapshot = snap;
-          if (JSON.stringify(snap) !== before) {
-            this.notify(node);
+          if (this.queueRow(node) !== row) this.notify(node);
+          else {
             for (const s of JOB_STATES) {
               const st = this.states.get(`${name}/${s}`);
-              if (st) this.notify(st);
+              if (st && counts[s] !== snap.counts[s]) this.notify(st);
             }
           }
           next.set(name, node);
@@ -284,17 +289,21 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
     }
   }
 
-  private refreshJobs(st: StateNode): Promise<void> {
+  /**
+   * `announce`: fire a change for the group when its rows changed. Not when getChildren reads them for its own
+   * answer: announcing that made VS Code fetch the rows a second time right after showing them.
+   */
+  private refreshJobs(st: StateNode, announce = true): Promise<void> {
     // Chained: two reads of one group racing (expand, the poll, an action's refresh) could answer out of order.
     const before = this.jobReads.get(st) ?? Promise.resolve();
-    const read = before.then(() => this.readJobs(st)).finally(() => {
+    const read = before.then(() => this.readJobs(st, announce)).finally(() => {
       if (this.jobReads.get(st) === read) this.jobReads.delete(st);
     });
     this.jobReads.set(st, read);
     return read;
   }
 
-  private async readJobs(st: StateNode): Promise<void> {
+  private async readJobs(st: StateNode, announce: boolean): Promise<void> {
     if (!this.model) return;
     // One row per job id: a job moving between BullMQ's lists while they are read may be listed twice.
     const seen = new Set<string | undefined>();
@@ -311,7 +320,11 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
       }
       return new JobNode(st, j);
     });
-    this.notify(st);
+    // Not for a group being listed: its answer has these rows. Announced anyway, the change reached VS Code
+    // while it was still showing that answer; it dropped the fresh rows' elements and kept the shown rows, whose
+    // context-menu commands then got no element until something else refreshed the group (seen in CI: Retry Job
+    // on a just-expanded failed group failed three times, 30 s apart).
+    if (announce && !this.listing.has(st)) this.notify(st);
   }
 
   async loadMore(st: StateNode): Promise<void> {
@@ -371,9 +384,11 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
 
   async getChildren(node?: ExplorerNode): Promise<ExplorerNode[]> {
     this.fetching++;
+    if (node instanceof StateNode) this.listing.add(node);
     try {
       return await this.children(node);
     } finally {
+      if (node instanceof StateNode) this.listing.delete(node);
       // After the answer has gone out, not before it: VS Code must have the children before it hears of a change.
       if (--this.fetching === 0 && this.held) setTimeout(() => this.fetching === 0 && this.flushHeld(), 0);
     }
@@ -414,7 +429,8 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
       });
     }
     if (node instanceof StateNode) {
-      if (node.jobs.length === 0 && node.count > 0) await this.refreshJobs(node);
+      // Read now, after every read of the group under way (see listing): the rows shown are the current ones.
+      if (node.count > 0 || node.jobs.length > 0) await this.refreshJobs(node, false);
       const out: ExplorerNode[] = [...node.jobs];
       if (node.count > node.jobs.length && node.jobs.length >= node.limit) out.push(new MoreNode(node));
       return out;
@@ -442,27 +458,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
       item.command = node.command;
       return item;
     }
-    if (node instanceof QueueNode) {
-      const c = node.snapshot.counts;
-      const item = new vscode.TreeItem(node.name, vscode.TreeItemCollapsibleState.Collapsed);
-      item.id = `queue/${node.name}`;
-      item.contextValue = node.snapshot.paused ? 'queue.paused' : 'queue';
-      // The queue in the words the status bar's tooltip and the dashboard use (observe/taskStatus.ts describeQueue).
-      const parts = [describeQueue(c)];
-      if (c.failed) parts.push(`${c.failed} failed`);
-      if (c.skipped) parts.push(`${c.skipped} skipped`);
-      const stale = this.staleSince !== null;
-      item.description = `${stale ? 'stale · ' : ''}${node.snapshot.paused ? 'paused · ' : ''}${parts.join(' · ')}`;
-      const s = node.snapshot.stats;
-      item.tooltip = new vscode.MarkdownString(
-        (stale ? `*Counts read ${Math.round((Date.now() - this.staleSince!) / 1000)} s ago: Redis is not answering.*\n\n` : '') +
-          `**${node.name}** — run ${node.snapshot.run ?? '–'} (${node.snapshot.runState ?? 'never run'})\n\n` +
-          (s ? `${c.completed} pages done · ${c.skipped} skipped · ${c.failed} failed · ${s.items} items\n\n` : '') +
-          (node.snapshot.file ? `Task file: \`${node.snapshot.file}\`` : ''),
-      );
-      item.iconPath = new vscode.ThemeIcon(node.snapshot.paused ? 'debug-pause' : node.snapshot.runState === 'running' ? 'sync' : 'list-unordered');
-      return item;
-    }
+    if (node instanceof QueueNode) return this.queueItem(node);
     if (node instanceof TaskFileNode) {
       const label = node.name ?? vscode.workspace.asRelativePath(node.uri);
       const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
@@ -503,6 +499,41 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
     item.command = { command: 'crawlStudio.loadMore', title: 'Load more', arguments: [node] };
     item.iconPath = new vscode.ThemeIcon('ellipsis');
     return item;
+  }
+
+  private queueItem(node: QueueNode): vscode.TreeItem {
+    const c = node.snapshot.counts;
+    const item = new vscode.TreeItem(node.name, vscode.TreeItemCollapsibleState.Collapsed);
+    item.id = `queue/${node.name}`;
+    item.contextValue = node.snapshot.paused ? 'queue.paused' : 'queue';
+    // The queue in the words the status bar's tooltip and the dashboard use (observe/taskStatus.ts describeQueue).
+    const parts = [describeQueue(c)];
+    if (c.failed) parts.push(`${c.failed} failed`);
+    if (c.skipped) parts.push(`${c.skipped} skipped`);
+    const stale = this.staleSince !== null;
+    item.description = `${stale ? 'stale · ' : ''}${node.snapshot.paused ? 'paused · ' : ''}${parts.join(' · ')}`;
+    const s = node.snapshot.stats;
+    item.tooltip = new vscode.MarkdownString(
+      (stale ? `*Counts read ${Math.round((Date.now() - this.staleSince!) / 1000)} s ago: Redis is not answering.*\n\n` : '') +
+        `**${node.name}** — run ${node.snapshot.run ?? '–'} (${node.snapshot.runState ?? 'never run'})\n\n` +
+        (s ? `${c.completed} pages done · ${c.skipped} skipped · ${c.failed} failed · ${s.items} items\n\n` : '') +
+        (node.snapshot.file ? `Task file: \`${node.snapshot.file}\`` : ''),
+    );
+    item.iconPath = new vscode.ThemeIcon(node.snapshot.paused ? 'debug-pause' : node.snapshot.runState === 'running' ? 'sync' : 'list-unordered');
+    return item;
+  }
+
+  /** Reads the whole tree again: every row VS Code shows gets a live element (see the job commands' `fresh`). */
+  rebuild(): void {
+    this.notify(undefined);
+    void this.refresh();
+  }
+
+  /** What the queue's row shows, to tell whether a read changed it. */
+  private queueRow(node: QueueNode): string {
+    const item = this.queueItem(node);
+    const tip = item.tooltip instanceof vscode.MarkdownString ? item.tooltip.value : item.tooltip;
+    return JSON.stringify([item.description, tip, item.contextValue, item.iconPath instanceof vscode.ThemeIcon ? item.iconPath.id : '']);
   }
 
   dispose(): void {
