@@ -2,15 +2,15 @@ import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from '../redis/connect';
 import { scanKeys, unlinkKeys } from '../redis/nodes';
 import { randomBytes } from 'node:crypto';
-import type { KeptLink } from '../core/pipeline/page';
 import type { CrawlTask } from '../core/task/model';
 import { decideLink } from '../core/url/scope';
-import { fingerprintHex } from '../core/url/fingerprint';
 import { routeRule } from '../core/pipeline/page';
 import { buildRequest, requestKey, type JobRequest, type SeriesRef } from '../core/request/build';
 import { bucketBitsFor, seenSlot } from './dedup';
 import { bullPrefix, hostTallyField, metricsKeys, taskKeys, TASKS_KEY } from './keys';
-import { withScripts, type CrawlScripts } from './scripts';
+import { decodePage, encodePage, forceStamp } from './record';
+import { withScripts, type CrawlScripts, type FillReply } from './scripts';
+import { fleetWindow, WINDOW_LEASE_MS, type FillResult, type WindowTarget } from './window';
 
 // The producer side of a crawl and its control plane: starting and resuming runs, enqueueing discovered URLs
 // exactly once across all workers, and deciding when a run has drained. Workers and UIs share this class.
@@ -29,6 +29,11 @@ export interface PageJobData {
   readonly request?: JobRequest;
   /** The page is one of a series (`{page}`): where its template is, its page number and values. */
   readonly series?: SeriesRef;
+  /**
+   * Set on a job added again after its lease ran out (lua/frontier.lua fRecover): its first adder may have added
+   * it, and it may have finished and been removed since, so it checks that its page is still in the window first.
+   */
+  readonly recovered?: true;
 }
 
 /** The BullMQ job name of a sitemap's job (a page's job is named after its rule). */
@@ -80,6 +85,8 @@ export interface CrawlStats {
 }
 
 export interface JobCounts {
+  /** Pages waiting in the compact frontier, not BullMQ jobs yet (lua/frontier.lua). */
+  readonly frontier: number;
   readonly waiting: number;
   readonly active: number;
   readonly delayed: number;
@@ -105,8 +112,7 @@ export const DEFAULT_PRIORITY = 1000;
 /** Completed jobs kept for explorers; older ones are removed (their pages are already counted and stored). */
 export const KEEP_COMPLETED = 1000;
 export const KEEP_FAILED = 10_000;
-const CLAIM_TTL_S = 3600;
-/** Links per discover-script call and per addBulk. */
+/** Links per discover-script call. */
 const DISCOVER_CHUNK = 1000;
 
 /** What finishing a page writes (see CrawlQueue.completePage). */
@@ -126,32 +132,87 @@ function finishArgs(finish: PageFinish): (string | number)[] {
   return args;
 }
 
+/** A link as the frontier queues it. */
+export interface FrontierLink {
+  readonly url: string;
+  readonly host: string;
+  readonly rule: string;
+  readonly depth: number;
+  readonly priority: number | null;
+  readonly sitemap?: number;
+  readonly lastmod?: number;
+  /** Its request when it is not a plain GET: deduplicated by method and body too (requestKey). */
+  readonly request?: JobRequest;
+  /** A page of a series (`{page}`). */
+  readonly series?: SeriesRef;
+}
+
+/** The priority band a link waits in: its priority, or the default one (bands are ordered by it, 1 first). */
+export function bandOf(priority: number | null): string {
+  return String(priority ?? DEFAULT_PRIORITY);
+}
+
+/** Most pages of one host in the window: as many as keep its requests busy (two jobs per request, as fetchSlots.ts). */
+export function hostCap(task: CrawlTask): number {
+  return 2 * task.politeness.perHost.concurrency;
+}
+
+/** The frontier's parameters, as lua/frontier.lua's fConfig takes them. */
+export function frontierArgs(task: CrawlTask, target: number, leaseMs = WINDOW_LEASE_MS): (string | number)[] {
+  const k = taskKeys(task.name);
+  return [k.frontier.prefix, k.bull.job, task.politeness.perHost.delayMs, hostCap(task), leaseMs, target];
+}
+
 /**
- * The keys and arguments of one lua/discover.lua call (the script documents their layout): `urls` (canonical)
- * marked seen under `parentId`'s claim in `run`, and with `finish` the page finished when none is new.
+ * The keys and arguments of one lua/discover.lua call (the script documents their layout): `links` (canonical
+ * URLs) marked seen in `run` and the new ones queued in the frontier; with `finish` the page of job `jobId` finished
+ * in the same call; the window filled up to `target`.
  */
 export function discoverCall(
-  task: string,
+  task: CrawlTask,
   run: Pick<RunInfo, 'run' | 'bucketBits'>,
-  parentId: string,
-  urls: readonly string[],
-  maxPages: number,
-  finish: PageFinish | null,
+  links: readonly FrontierLink[],
+  target: number,
+  finish: { jobId: string; finish: PageFinish } | null,
+  force: string | null = null,
+  leaseMs = WINDOW_LEASE_MS,
 ): { keys: string[]; args: (string | number)[] } {
-  const k = taskKeys(task);
-  const keys: string[] = [k.stats(run.run), k.claim(parentId), k.meta];
-  const args: (string | number)[] = [String(maxPages), String(CLAIM_TTL_S), run.run, urls.length];
-  // `urls` are deduplication keys: a GET's canonical URL, or a request's method, URL and body (requestKey).
-  for (const url of urls) {
-    const slot = seenSlot(url, run.bucketBits);
+  const k = taskKeys(task.name);
+  const keys: string[] = [k.stats(run.run), k.meta];
+  const args: (string | number)[] = [...frontierArgs(task, target, leaseMs), String(task.scope.maxPages ?? 0), run.run, links.length, force === null ? '' : 'force'];
+  for (const l of links) {
+    // A page's deduplication key: a GET's canonical URL, or a request's method, URL and body (requestKey).
+    const slot = seenSlot(requestKey(l.url, l.request), run.bucketBits);
     keys.push(k.seenBucket(run.run, slot.bucket));
-    args.push(slot.member);
+    const { host, record } = encodePage(
+      { url: l.url, rule: l.rule, depth: l.depth, sitemap: l.sitemap, lastmod: l.lastmod, request: l.request, series: l.series, ...(force !== null ? { force } : {}) },
+      l.host,
+    );
+    args.push(slot.member, host, bandOf(l.priority), record);
   }
   if (finish) {
-    keys.push(k.items, metricsKeys(task, run.run).hosts, `${k.bull.job}${parentId}`);
-    args.push(...finishArgs(finish));
+    keys.push(k.items, metricsKeys(task.name, run.run).hosts);
+    args.push(finish.jobId, ...finishArgs(finish.finish));
   }
   return { keys, args };
+}
+
+/** A page taken from the frontier, to add as a BullMQ job (lua/fill.lua's tail). */
+export interface WindowPage {
+  readonly kind: 'n' | 'r';
+  readonly id: string;
+  readonly band: string;
+  readonly host: string;
+  readonly record: string;
+}
+
+/** The window's fill at `at` in a script's reply. */
+export function parseFill(reply: FillReply, at: number): { run: string; next: number; pages: WindowPage[] } {
+  const pages: WindowPage[] = [];
+  for (let i = at + 2; i + 4 < reply.length; i += 5) {
+    pages.push({ kind: reply[i] === 'r' ? 'r' : 'n', id: String(reply[i + 1]), band: String(reply[i + 2]), host: String(reply[i + 3]), record: String(reply[i + 4]) });
+  }
+  return { run: String(reply[at] ?? ''), next: Number(reply[at + 1] ?? -1), pages };
 }
 
 export type EnqueueOutcome = 'enqueued' | 'duplicate' | 'limit';
@@ -160,15 +221,21 @@ export class CrawlQueue {
   readonly queue: Queue<PageJobData, PageJobResult>;
   readonly keys: ReturnType<typeof taskKeys>;
   private readonly redis: Redis & CrawlScripts;
+  /** How many pages the window should hold (see frontier/window.ts). */
+  readonly windowTarget: WindowTarget;
+  private readonly leaseMs: number;
 
   constructor(
     redis: Redis,
     readonly taskName: string,
     /** BullMQ's Queue connection; the same one by default (see worker/runtime.ts for why a worker splits them). */
     bullConnection: Redis = redis,
+    opts: { windowTarget?: WindowTarget; leaseMs?: number } = {},
   ) {
     this.redis = withScripts(redis);
     this.keys = taskKeys(taskName);
+    this.windowTarget = opts.windowTarget ?? fleetWindow(redis, taskName);
+    this.leaseMs = opts.leaseMs ?? WINDOW_LEASE_MS;
     this.queue = new Queue<PageJobData, PageJobResult>(taskName, { connection: bullConnection, prefix: bullPrefix(taskName) });
     // Queue errors (e.g. a lost connection) are surfaced by the callers' own commands; don't crash on them.
     this.queue.on('error', () => undefined);
@@ -206,6 +273,7 @@ export class CrawlQueue {
     }
     if (previous) await this.forgetRun(previous.run);
     await this.queue.obliterate({ force: true });
+    await this.clearFrontier();
     const started = await this.beginRun(task);
     await this.syncSchedule(task);
     return { ...started, resumed: false };
@@ -221,6 +289,7 @@ export class CrawlQueue {
     if (previous) await this.forgetRun(previous.run);
     await this.queue.clean(0, 0, 'completed');
     await this.queue.clean(0, 0, 'failed');
+    await this.clearFrontier();
     return this.beginRun(task);
   }
 
@@ -267,14 +336,7 @@ export class CrawlQueue {
   }
 
   private async enqueueStart(task: CrawlTask, run: RunInfo): Promise<number> {
-    const links: KeptLink[] = task.start.map((s) => ({
-      url: s.url,
-      host: new URL(s.url).host,
-      rule: s.rule,
-      depth: 0,
-      priority: s.priority,
-      follow: -1,
-    }));
+    const links: FrontierLink[] = task.start.map((s) => ({ url: s.url, host: new URL(s.url).host, rule: s.rule, depth: 0, priority: s.priority }));
     // A sitemap is a job of its own: fetched under robots.txt and politeness like a page, retried like one, and
     // deduplicated with the pages (a sitemap named twice, by the task and by robots.txt, is read once).
     task.start.forEach((s, i) => {
@@ -285,87 +347,140 @@ export class CrawlQueue {
       const { request, series } = built.built;
       links[i] = { ...links[i]!, ...(request ? { request } : {}), ...(series ? { series } : {}) };
     });
-    task.sitemaps.forEach((s, i) => links.push({ url: s.url, host: new URL(s.url).host, rule: s.rule ?? '', depth: 0, priority: s.priority, follow: -1, sitemap: i }));
-    const res = await this.enqueueLinks(task, run, `start`, links);
+    task.sitemaps.forEach((s, i) => links.push({ url: s.url, host: new URL(s.url).host, rule: s.rule ?? '', depth: 0, priority: s.priority, sitemap: i }));
+    const res = await this.enqueueLinks(task, run, links);
     return res.filter((r) => r === 'enqueued').length;
   }
 
   /**
-   * Enqueues links found on a page, each at most once per run whichever worker finds it. `parentId` names the
-   * discovering job: if its worker dies after marking the links seen but before enqueueing them, the retried
-   * job enqueues them again (BullMQ's job id makes that second add a no-op when the first went through).
+   * Queues links in the frontier, each at most once per run whichever worker finds it (marking a URL seen and
+   * queueing it are one atomic call), and fills the window.
    */
-  async enqueueLinks(task: CrawlTask, run: RunInfo, parentId: string, links: readonly KeptLink[]): Promise<EnqueueOutcome[]> {
-    return (await this.discover(task, run, parentId, links, null)).outcomes;
+  async enqueueLinks(task: CrawlTask, run: Pick<RunInfo, 'run' | 'bucketBits'>, links: readonly FrontierLink[]): Promise<EnqueueOutcome[]> {
+    return this.discover(task, run, links, null, null);
   }
 
   /**
-   * A fetched page's links enqueued, then the page finished (its record to the store's stream, its counters, the
-   * end of its job's claim on its links: see completePage). A page none of whose links is new (most pages once a
-   * crawl has seen its site's navigation) is finished by the discover call itself, one call instead of two.
+   * A fetched page's links queued and the page finished (its record to the store's stream, its counters, its job
+   * marked done and its page out of the window), atomically in one call, which also fills the window. A page with
+   * more links than one call takes is finished with the last chunk; a worker dying before that leaves the job to a
+   * retry, which finds the links of the earlier chunks already seen (and queued) and finishes the page once.
    */
-  async finishPage(task: CrawlTask, run: RunInfo, jobId: string, links: readonly KeptLink[], finish: PageFinish): Promise<EnqueueOutcome[]> {
+  async finishPage(task: CrawlTask, run: Pick<RunInfo, 'run' | 'bucketBits'>, jobId: string, links: readonly FrontierLink[], finish: PageFinish): Promise<EnqueueOutcome[]> {
     if (links.length === 0) {
-      await this.completePage(run.run, jobId, finish);
+      await this.completePage(task, run.run, jobId, finish);
       return [];
     }
-    const { outcomes, finished } = await this.discover(task, run, jobId, links, finish);
-    if (!finished) await this.completePage(run.run, jobId, finish);
-    return outcomes;
+    return this.discover(task, run, links, { jobId, finish }, null);
   }
 
-  private async discover(task: CrawlTask, run: RunInfo, parentId: string, links: readonly KeptLink[], finish: PageFinish | null): Promise<{ outcomes: EnqueueOutcome[]; finished: boolean }> {
+  private async discover(
+    task: CrawlTask,
+    run: Pick<RunInfo, 'run' | 'bucketBits'>,
+    links: readonly FrontierLink[],
+    finish: { jobId: string; finish: PageFinish } | null,
+    force: string | null,
+  ): Promise<EnqueueOutcome[]> {
     const outcomes: EnqueueOutcome[] = [];
-    let finished = false;
-    // In chunks: a page with 100,000 links must not become one call with 200,000 arguments (past the JS stack)
-    // nor one multi-megabyte Redis command. Dedup, the page limit and the claim are per URL, so chunks compose.
-    // Only the last chunk may finish the page, and only if no chunk before it had links to enqueue.
+    // In chunks: a page with 100,000 links must not become one call with 400,000 arguments (past the JS stack)
+    // nor one multi-megabyte Redis command. Dedup and the page limit are per URL, so chunks compose.
     for (let i = 0; i < links.length; i += DISCOVER_CHUNK) {
+      const chunk = links.slice(i, i + DISCOVER_CHUNK);
       const last = i + DISCOVER_CHUNK >= links.length;
-      const chunk = await this.enqueueChunk(task, run, parentId, links.slice(i, i + DISCOVER_CHUNK), last && !outcomes.includes('enqueued') ? finish : null);
-      for (const o of chunk.outcomes) outcomes.push(o);
-      finished = chunk.finished;
+      const { keys, args } = discoverCall(task, run, chunk, await this.windowTarget(), last ? finish : null, force, this.leaseMs);
+      const reply = await this.redis.csDiscover(keys.length, ...keys, ...args);
+      for (let j = 0; j < chunk.length; j++) outcomes.push(reply[j] === 1 ? 'enqueued' : reply[j] === 2 ? 'limit' : 'duplicate');
+      await this.addFill(task, reply, chunk.length);
     }
-    return { outcomes, finished };
-  }
-
-  private async enqueueChunk(task: CrawlTask, run: RunInfo, parentId: string, links: readonly KeptLink[], finish: PageFinish | null): Promise<{ outcomes: EnqueueOutcome[]; finished: boolean }> {
-    if (links.length === 0) return { outcomes: [], finished: false };
-    const { keys, args } = discoverCall(this.taskName, run, parentId, links.map((l) => requestKey(l.url, l.request)), task.scope.maxPages ?? 0, finish);
-    const codes = await this.redis.csDiscover(keys.length, ...keys, ...args);
-    const finished = finish !== null && codes[links.length] === 1;
-    const usesPriority = taskUsesPriority(task);
-    const jobs = links
-      .filter((_, i) => codes[i] === 1)
-      .map((l) => ({
-        name: l.sitemap !== undefined ? SITEMAP_JOB : l.rule,
-        data: jobData(l, run.run),
-        opts: this.jobOptions(task, run.run, requestKey(l.url, l.request), usesPriority ? (l.priority ?? DEFAULT_PRIORITY) : null),
-      }));
-    if (jobs.length > 0) await this.queue.addBulk(jobs);
-    const outcomes = links.map((_, i): EnqueueOutcome => (codes[i] === 1 ? 'enqueued' : codes[i] === 2 ? 'limit' : 'duplicate'));
-    return { outcomes, finished };
+    return outcomes;
   }
 
   /**
    * A fetched page's bookkeeping, atomically (lua/pageDone.lua): its entry appended to the items stream, its
-   * counters added to the run's stats, its host counted, and the job's claim on its links released; once per job,
-   * however often the job runs.
+   * counters added to the run's stats, its host counted, its job marked done and its page out of the window, which is
+   * filled again.
    */
-  async completePage(run: string, jobId: string, finish: PageFinish): Promise<void> {
-    await this.redis.csPageDone(this.keys.stats(run), this.keys.items, this.keys.claim(jobId), metricsKeys(this.taskName, run).hosts, `${this.keys.bull.job}${jobId}`, ...finishArgs(finish));
+  async completePage(task: CrawlTask, run: string, jobId: string, finish: PageFinish): Promise<void> {
+    const reply = await this.redis.csPageDone(
+      this.keys.stats(run),
+      this.keys.items,
+      metricsKeys(this.taskName, run).hosts,
+      this.keys.meta,
+      ...this.frontierArgs(task, await this.windowTarget()),
+      jobId,
+      ...finishArgs(finish),
+    );
+    await this.addFill(task, reply, 0);
   }
 
-  /** The claim of a finished job is no longer needed: its links are safely enqueued. */
-  async releaseClaim(parentId: string): Promise<void> {
-    await this.redis.unlink(this.keys.claim(parentId));
+  /** A job's page ends without pageDone (skipped, failed for good): out of the window, which is filled again. */
+  async settle(task: CrawlTask, jobId: string): Promise<void> {
+    const reply = await this.redis.csSettle(this.keys.meta, ...this.frontierArgs(task, await this.windowTarget()), jobId);
+    await this.addFill(task, reply, 0);
   }
 
-  /** `key`: the request's deduplication key (requestKey), a GET's URL. */
-  jobOptions(task: CrawlTask, run: string, key: string, priority: number | null): JobsOptions {
+  /** Fills the window from the frontier (lua/fill.lua); with `reconcile`, settles what ended without settling first. */
+  async fill(task: CrawlTask, opts: { reconcile?: boolean } = {}): Promise<FillResult> {
+    const reply = await this.redis.csFill(this.keys.meta, ...this.frontierArgs(task, await this.windowTarget()), opts.reconcile ? '1' : '0');
+    const added = await this.addFill(task, reply, 0);
+    return { added, next: Number(reply[1] ?? -1) };
+  }
+
+  /**
+   * Whether the page of a job that starts again has already finished: its worker died after pageDone and before
+   * BullMQ heard (the job's hash is marked), or, for a job added again after its lease ran out, its page is no
+   * longer in the window. Such a job must not fetch its page a second time.
+   */
+  async isSettled(job: { id?: string; data: PageJobData }): Promise<boolean> {
+    const id = String(job.id);
+    const pageId = id.startsWith(`${job.data.run}.`) ? id.slice(job.data.run.length + 1) : '';
+    const [[, done], [, inWindow]] = (await this.redis.multi().hget(`${this.keys.bull.job}${id}`, 'csd').hexists(this.keys.frontier.transit, pageId).exec()) as [[null, string | null], [null, number]];
+    return done === '1' || (job.data.recovered === true && inWindow === 0);
+  }
+
+  private frontierArgs(task: CrawlTask, target: number): (string | number)[] {
+    return frontierArgs(task, target, this.leaseMs);
+  }
+
+  /** Adds the pages a script's reply hands to the window (its fill at `at`) as BullMQ jobs; how many. */
+  private async addFill(task: CrawlTask, reply: FillReply, at: number): Promise<number> {
+    const { run, pages } = parseFill(reply, at);
+    if (pages.length === 0 || run === '') return 0;
+    const usesPriority = taskUsesPriority(task);
+    await this.queue.addBulk(
+      pages.map((p) => {
+        const page = decodePage(p.host, p.record);
+        const data: PageJobData = {
+          url: page.url,
+          rule: page.rule,
+          depth: page.depth,
+          run,
+          ...(page.sitemap !== undefined ? { sitemap: page.sitemap } : {}),
+          ...(page.lastmod !== undefined ? { lastmod: page.lastmod } : {}),
+          ...(page.request !== undefined ? { request: page.request } : {}),
+          ...(page.series !== undefined ? { series: page.series } : {}),
+          ...(p.kind === 'r' ? { recovered: true as const } : {}),
+        };
+        return { name: page.sitemap !== undefined ? SITEMAP_JOB : page.rule, data, opts: this.jobOptions(task, `${run}.${p.id}`, usesPriority ? Number(p.band) : null) };
+      }),
+    );
+    return pages.length;
+  }
+
+  /** Empties the frontier and the window's records (a run replaced: its BullMQ jobs go with obliterate or clean). */
+  async clearFrontier(): Promise<void> {
+    for await (const batch of scanKeys(this.redis, this.keys.frontier.pattern)) await unlinkKeys(this.redis, batch);
+  }
+
+  /** Pages waiting in the frontier. */
+  async frontierCount(): Promise<number> {
+    return Number((await this.redis.hget(this.keys.frontier.meta, 'n')) ?? 0);
+  }
+
+  jobOptions(task: CrawlTask, jobId: string, priority: number | null): JobsOptions {
     return {
-      // Not an integer and no ':' (BullMQ rules); one id per request per run.
-      jobId: `${run}.${fingerprintHex(key)}`,
+      // Not an integer and no ':' (BullMQ rules); one id per URL per run ("<run>.<fingerprint>").
+      jobId,
       attempts: task.request.retries.attempts,
       backoff: { type: 'crawl', delay: task.request.retries.delayMs },
       removeOnComplete: { count: KEEP_COMPLETED },
@@ -392,7 +507,7 @@ export class CrawlQueue {
       }
     };
     const out: { url: string; outcome: EnqueueOutcome | 'invalid' | 'dropped'; reason?: string }[] = [];
-    const links: KeptLink[] = [];
+    const links: FrontierLink[] = [];
     const inCall = new Set<string>();
     for (const raw of urls) {
       const d = decideLink(task, raw, raw, 0);
@@ -421,24 +536,16 @@ export class CrawlQueue {
         continue;
       }
       const rule = routed ?? task.rules[0]!.name;
-      links.push({ url, host: new URL(url).host, rule, depth: 0, priority: null, follow: -1 });
+      links.push({ url, host: new URL(url).host, rule, depth: 0, priority: null });
     }
     if (opts.force) {
+      // Queued whether seen or not, each with a job id of its own (its first fetch's job may still be kept).
       if (links.length > 0) await reopen();
-      const usesPriority = taskUsesPriority(task);
-      await this.queue.addBulk(
-        links.map((l) => ({
-          name: l.rule,
-          data: { url: l.url, rule: l.rule, depth: 0, run: run.run },
-          opts: { ...this.jobOptions(task, run.run, l.url, usesPriority ? DEFAULT_PRIORITY : null), jobId: `${run.run}.${fingerprintHex(l.url)}.${Date.now().toString(36)}` },
-        })),
-      );
-      await this.redis.hincrby(this.keys.stats(run.run), 'enqueued', links.length);
+      await this.discover(task, run, links, null, forceStamp());
       for (const l of links) out.push({ url: l.url, outcome: 'enqueued' });
       return out;
     }
-    const codes = await this.enqueueLinks(task, run, `manual`, links);
-    await this.releaseClaim('manual');
+    const codes = await this.enqueueLinks(task, run, links);
     if (codes.includes('enqueued')) await reopen();
     links.forEach((l, i) => out.push({ url: l.url, outcome: codes[i]! }));
     return out;
@@ -453,7 +560,7 @@ export class CrawlQueue {
   // every view and the session read them.
 
   /** 'won': this caller must finalize the run; 'pending': work remains; 'done': someone already finalized it. */
-  async tryFinalize(run: string): Promise<'won' | 'pending' | 'done'> {
+  async tryFinalize(task: CrawlTask, run: string, holdMs = 15_000): Promise<'won' | 'pending' | 'done'> {
     const b = this.keys.bull;
     const r = await this.redis.csDrain(
       this.keys.meta,
@@ -465,6 +572,8 @@ export class CrawlQueue {
       b.prioritized,
       b.waitingChildren,
       run,
+      holdMs,
+      ...frontierArgs(task, 0),
     );
     return r === 1 ? 'won' : r === -1 ? 'done' : 'pending';
   }
@@ -496,18 +605,6 @@ export class CrawlQueue {
 
 function taskUsesPriority(task: CrawlTask): boolean {
   return task.start.some((s) => s.priority !== null) || task.sitemaps.some((s) => s.priority !== null) || task.rules.some((r) => r.follow.some((f) => f.priority !== null));
-}
-
-function jobData(l: KeptLink, run: string): PageJobData {
-  const data: PageJobData = { url: l.url, rule: l.rule, depth: l.depth, run };
-  if (l.sitemap === undefined && l.lastmod === undefined && l.request === undefined && l.series === undefined) return data;
-  return {
-    ...data,
-    ...(l.sitemap !== undefined ? { sitemap: l.sitemap } : {}),
-    ...(l.lastmod !== undefined ? { lastmod: l.lastmod } : {}),
-    ...(l.request !== undefined ? { request: l.request } : {}),
-    ...(l.series !== undefined ? { series: l.series } : {}),
-  };
 }
 
 export function parseStats(h: Record<string, string>): CrawlStats {

@@ -20,8 +20,6 @@ export function taskKeys(task: string) {
     stats: (run: string) => `${base}stats:${run}`,
     seenBucket: (run: string, bucket: number) => `${base}seen:${run}:${bucket.toString(16)}`,
     seenPattern: (run: string) => `${base}seen:${run}:*`,
-    /** Links a page has claimed but maybe not yet enqueued (crash safety for discovery). */
-    claim: (jobId: string) => `${base}claim:${jobId}`,
     finalized: (run: string) => `${base}finalized:${run}`,
     /** Sliding window of recent request starts, for the task's global rate limit. */
     rate: `${base}rate`,
@@ -42,6 +40,8 @@ export function taskKeys(task: string) {
     screenshots: (run: string) => `${base}shots:${run}`,
     /** Sorted set: the URLs of those screenshots by time, the oldest dropped first. */
     screenshotOrder: (run: string) => `${base}shots:${run}:order`,
+    /** The compact frontier: the pages waiting for the window (see frontierKeys). */
+    frontier: frontierKeys(`${base}f:`),
     bull: {
       wait: `${bull}wait`,
       active: `${bull}active`,
@@ -58,6 +58,35 @@ export function taskKeys(task: string) {
     },
   };
 }
+
+/**
+ * The compact frontier's keys under `prefix` (lua/frontier.lua documents each). The scripts build the per-band and
+ * per-host names themselves from the prefix, so these two functions must agree with it.
+ */
+export function frontierKeys(prefix: string) {
+  return {
+    prefix,
+    /** Hash: `n` (pages waiting in the frontier) and `b:<band>` (pages waiting in one priority band). */
+    meta: `${prefix}meta`,
+    /** Sorted set: the bands that hold waiting pages, scored by their priority (1 first). */
+    bands: `${prefix}bands`,
+    /** Sorted set: a band's hosts with waiting pages, scored by when the task may next take one of their pages. */
+    ready: (band: string) => `${prefix}ready:${band}`,
+    /** List: a host's waiting pages in a band, oldest first, as short records (frontier/record.ts). */
+    queue: (band: string, host: string) => `${prefix}q:${band}:${host}`,
+    /** Hash: host -> when the task may next take one of its pages (ms since EPOCH, see frontier.lua). */
+    next: `${prefix}next`,
+    /** Hash: host -> how many of its pages are in the window. */
+    win: `${prefix}win`,
+    /** Hash: page id -> "<band> <host> <record>": the window, pages handed to BullMQ and not finished yet. */
+    transit: `${prefix}transit`,
+    /** Sorted set: page id -> until when the process that took it from the frontier may still be adding its job. */
+    lease: `${prefix}lease`,
+    pattern: `${prefix}*`,
+  };
+}
+
+export type FrontierKeys = ReturnType<typeof frontierKeys>;
 
 /** Keys of a run's metrics (observe/metrics.ts), in the task's hash slot like the rest of its keys. */
 export function metricsKeys(task: string, run: string) {

@@ -1,23 +1,34 @@
 import { isCluster, type Redis } from '../redis/connect';
 import discover from './lua/discover.lua';
 import drain from './lua/drain.lua';
+import fill from './lua/fill.lua';
+import findPage from './lua/findPage.lua';
 import finishPage from './lua/finishPage.lua';
+import frontier from './lua/frontier.lua';
 import lease from './lua/lease.lua';
 import pageDone from './lua/pageDone.lua';
 import politeness from './lua/politeness.lua';
 import ratelimit from './lua/ratelimit.lua';
 import releaseJobs from './lua/releaseJobs.lua';
+import settle from './lua/settle.lua';
 
-// The engine's Lua scripts, defined once per connection (ioredis sends EVALSHA and falls back to EVAL).
+// The engine's Lua scripts, defined once per connection (ioredis sends EVALSHA and falls back to EVAL). Scripts
+// cannot include one another, so the shared parts (frontier.lua, finishPage.lua) are prepended to those using them.
+
+/** A script's reply that ends with the window's fill (lua/fill.lua documents it). */
+export type FillReply = (string | number)[];
 
 export interface CrawlScripts {
-  csDiscover(numKeys: number, ...args: (string | number)[]): Promise<number[]>;
+  csDiscover(numKeys: number, ...args: (string | number)[]): Promise<FillReply>;
   csDrain(...args: (string | number)[]): Promise<number>;
+  csFill(...args: (string | number)[]): Promise<FillReply>;
+  csFindPage(...args: (string | number)[]): Promise<[number, string]>;
   csLease(...args: (string | number)[]): Promise<[number, string?, number?]>;
-  csPageDone(...args: (string | number)[]): Promise<number>;
+  csPageDone(...args: (string | number)[]): Promise<FillReply>;
   csPoliteness(...args: (string | number)[]): Promise<[number, number]>;
   csRateLimit(...args: (string | number)[]): Promise<number>;
   csReleaseJobs(...args: (string | number)[]): Promise<string[]>;
+  csSettle(...args: (string | number)[]): Promise<FillReply>;
 }
 
 const defined = new WeakSet<Redis>();
@@ -36,13 +47,16 @@ export function withScripts(redis: Redis): Redis & CrawlScripts {
       const ignored = redis.options.autoPipeliningIgnoredCommands ?? [];
       redis.options.autoPipeliningIgnoredCommands = [...ignored, ...NO_KEY_FIRST.filter((c) => !ignored.includes(c))];
     }
-    redis.defineCommand('csDiscover', { lua: `${finishPage}\n${discover}` });
-    redis.defineCommand('csDrain', { numberOfKeys: 8, lua: drain });
+    redis.defineCommand('csDiscover', { lua: `${frontier}\n${finishPage}\n${discover}` });
+    redis.defineCommand('csDrain', { numberOfKeys: 8, lua: `${frontier}\n${drain}` });
+    redis.defineCommand('csFill', { numberOfKeys: 1, lua: `${frontier}\n${fill}` });
+    redis.defineCommand('csFindPage', { numberOfKeys: 1, lua: findPage });
     redis.defineCommand('csLease', { numberOfKeys: 1, lua: lease });
-    redis.defineCommand('csPageDone', { numberOfKeys: 5, lua: `${finishPage}\n${pageDone}` });
+    redis.defineCommand('csPageDone', { numberOfKeys: 4, lua: `${frontier}\n${finishPage}\n${pageDone}` });
     redis.defineCommand('csPoliteness', { numberOfKeys: 4, lua: politeness });
     redis.defineCommand('csRateLimit', { numberOfKeys: 1, lua: ratelimit });
     redis.defineCommand('csReleaseJobs', { numberOfKeys: 2, lua: releaseJobs });
+    redis.defineCommand('csSettle', { numberOfKeys: 1, lua: `${frontier}\n${settle}` });
     defined.add(redis);
   }
   return redis as Redis & CrawlScripts;

@@ -8,18 +8,26 @@ import type { CrawlStats, JobCounts, RunInfo } from '../frontier/crawl';
 //
 // - Pages a run got through (done, skipped, failed) are the run's counters: exact, per run, and never capped
 //   (BullMQ keeps only the newest finished jobs, and a skipped job is a "completed" one to it).
-// - Jobs that can still make work (waiting, prioritized, active, delayed) are read by taskStatus.ts's
-//   readJobCounts() only.
+// - Pages that can still make work (waiting in the compact frontier, or jobs waiting, prioritized, active, delayed)
+//   are read by taskStatus.ts's readJobCounts() only; a page in the frontier counts as waiting (issue 19).
 // - Rates are pages finished (fetched, skipped or failed) per second over the last RATE_WINDOW_MS.
 
-/** Jobs that can still make work: what every view calls the queue ("queue N"). */
-export function queuedJobs(c: Pick<JobCounts, 'waiting' | 'prioritized' | 'active' | 'delayed'>): number {
-  return c.waiting + c.prioritized + c.active + c.delayed;
+/** What the queue is counted from: the jobs, and the pages waiting in the compact frontier (not jobs yet). */
+export type QueueCounts = Pick<JobCounts, 'frontier' | 'waiting' | 'prioritized' | 'active' | 'delayed'>;
+
+/** Pages that can still make work: what every view calls the queue ("queue N"). */
+export function queuedJobs(c: QueueCounts): number {
+  return c.frontier + c.waiting + c.prioritized + c.active + c.delayed;
+}
+
+/** Pages waiting for a worker: in the frontier, or as jobs in BullMQ's waiting lists. */
+export function waitingPages(c: Pick<JobCounts, 'frontier' | 'waiting' | 'prioritized'>): number {
+  return c.frontier + c.waiting + c.prioritized;
 }
 
 /** The queue in words, the same in the explorer's rows and the status bar's tooltip: "2 waiting · 0 active · 11 delayed". */
-export function describeQueue(c: Pick<JobCounts, 'waiting' | 'prioritized' | 'active' | 'delayed'>): string {
-  const parts = [`${c.waiting + c.prioritized} waiting`, `${c.active} active`];
+export function describeQueue(c: QueueCounts): string {
+  const parts = [`${waitingPages(c)} waiting`, `${c.active} active`];
   if (c.delayed) parts.push(`${c.delayed} delayed`);
   return parts.join(' · ');
 }

@@ -2,7 +2,7 @@ import type { ChainableCommander } from 'ioredis';
 import type { Redis } from '../redis/connect';
 import { parseStats } from '../frontier/crawl';
 import { hostTallyField, metricsKeys, taskKeys, type HostOutcome } from '../frontier/keys';
-import { readJobCounts, skippedJobs } from './taskStatus';
+import { readJobCounts, skippedJobs, waitingPages } from './taskStatus';
 
 export { metricsKeys } from '../frontier/keys';
 
@@ -72,7 +72,8 @@ export async function recordSample(redis: Redis, task: string, now = Date.now())
     items: stats.items,
     enqueued: stats.enqueued,
     bytes: stats.bytes,
-    waiting: counts.waiting + counts.prioritized,
+    // Pages waiting in the compact frontier are waiting too, as BullMQ's own waiting jobs are (issue 19).
+    waiting: waitingPages(counts),
     active: counts.active,
     delayed: counts.delayed,
   };

@@ -2,7 +2,7 @@ import type { Redis } from '../redis/connect';
 import type { CrawlTask } from '../core/task/model';
 import { CrawlQueue, type CrawlStatus, type JobCounts, type RunInfo } from '../frontier/crawl';
 import { recordSample } from '../observe/metrics';
-import { finishedPages, RateMeter, readTaskStatus } from '../observe/taskStatus';
+import { finishedPages, queuedJobs, RateMeter, readTaskStatus } from '../observe/taskStatus';
 import { connectRedis } from '../redis/connect';
 import { taskKeys } from '../frontier/keys';
 import { RunLease, type LeaseHolder } from '../frontier/runLease';
@@ -205,7 +205,7 @@ export class CrawlSession {
           if (!lease.held) throw new RunTakenOverError(this.opts.task, lease.holder);
         }
         if (this.stopping) break;
-        const verdict = await this.crawl.tryFinalize(current.run);
+        const verdict = await this.crawl.tryFinalize(this.opts.task, current.run);
         if (verdict === 'won') {
           // The lease may have been taken since the last renewal (at most a few per TTL): a driver that lost it
           // leaves the finalize to the one that has it.
@@ -328,7 +328,7 @@ export class CrawlSession {
  * saw the drain up to ~170 ms late (bench site), and halving costs a few more looks, each a handful of reads.
  */
 export function nextPollMs(counts: JobCounts, pagesPerSec: number, pollMs: number): number {
-  const left = counts.waiting + counts.active + counts.delayed + counts.prioritized;
+  const left = queuedJobs(counts);
   if (pagesPerSec <= 0) return pollMs;
   return Math.max(MIN_POLL_MS, Math.min(pollMs, (left / pagesPerSec) * 500));
 }

@@ -125,6 +125,7 @@ export function createProcessor(deps: ProcessorDeps) {
       const rules = await deps.robots.rulesFor(origin, task.request.userAgent);
       if (!rules.isAllowed(url)) {
         await countSkipped(redis, task.name, run, url, 'robots.txt');
+        await crawl.settle(task, String(job.id));
         return { outcome: 'skipped', status: null, items: 0, links: 0, reason: 'robots.txt' };
       }
       crawlDelayMs = rules.crawlDelayMs;
@@ -166,6 +167,11 @@ export function createProcessor(deps: ProcessorDeps) {
       deps.log('info', started ? `scheduled run ${started.run.run} started: ${started.enqueued} start URL(s)` : 'scheduled run skipped: the previous run is still going');
       return { outcome: started ? 'done' : 'skipped', status: null, items: 0, links: started?.enqueued ?? 0, reason: started ? `run ${started.run.run}` : 'previous run still going' };
     }
+    // A job that starts again (a retry, a stall, a politeness delay, an add after a lease ran out) may find its page
+    // finished already: its worker died after pageDone and before BullMQ heard. It must not be fetched twice.
+    if ((job.attemptsStarted > 1 || job.attemptsMade > 0 || job.stalledCounter > 0 || job.data.recovered) && (await crawl.isSettled(job))) {
+      return { outcome: 'done', status: null, items: 0, links: 0, reason: 'finished before its worker stopped' };
+    }
     if (job.data.sitemap !== undefined) {
       return processSitemap(job, sitemapDeps, {
         admit: (url) => admit(job, token, url, politeWait),
@@ -181,6 +187,7 @@ export function createProcessor(deps: ProcessorDeps) {
       // The task file changed under a running crawl and the rule is gone: nothing sensible to do with the page.
       const reason = `no rule '${job.data.rule}' in the task`;
       await countSkipped(redis, task.name, run, url, reason);
+      await crawl.settle(task, String(job.id));
       return { outcome: 'skipped', status: null, items: 0, links: 0, reason };
     }
     const { host } = new URL(url);
@@ -242,7 +249,7 @@ export function createProcessor(deps: ProcessorDeps) {
     if (!json && !page.isHtml && rule.format !== 'html') {
       // The page record goes to the store with the counters, in one call: durable together (see store/buffer.ts).
       const rec = record(task.name, job.data, page.status, fetchedAt, page.contentType, page.bytes, [], []);
-      await crawl.completePage(run, jobId, { entry: pageEntry(rec), counters: { done: 1, nonhtml: 1, bytes: page.bytes }, host });
+      await crawl.completePage(task, run, jobId, { entry: pageEntry(rec), counters: { done: 1, nonhtml: 1, bytes: page.bytes }, host });
       return { outcome: 'non-html', status: page.status, items: 0, links: 0, reason: page.contentType ?? undefined };
     }
 
@@ -257,9 +264,8 @@ export function createProcessor(deps: ProcessorDeps) {
       throw new UnrecoverableError(err instanceof Error ? err.message : String(err));
     }
     const runInfo = { run, bucketBits: await bucketBits(crawl, run), state: 'running' as const, startedAt: 0, finishedAt: null, file: null };
-    // The links are enqueued first, then the page is finished (its record for the store, its counters and the end
-    // of its job's claim on its links, in one script call, with the links when none is new). A worker dying in
-    // between leaves the job to a retry that enqueues the same links (no-ops by job id) and counts the page once.
+    // The links are queued and the page finished (its record for the store, its counters, its job marked done and its
+    // page out of the window) in one script call, which also fills the window (frontier/crawl.ts finishPage).
     const kept = revisits && job.data.request === undefined ? await revisits.remember(job.data, rule, page, outcome.kept, outcome.items.length) : undefined;
     const rec = record(task.name, job.data, page.status, fetchedAt, page.contentType, page.bytes, outcome.items, outcome.problems, kept);
     const counters: Record<string, number> = { done: 1, bytes: page.bytes, items: outcome.items.length, problems: outcome.problems.length };

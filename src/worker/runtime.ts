@@ -10,6 +10,7 @@ import { HostGate } from '../frontier/politeness';
 import { connectRedis, redactUrl } from '../redis/connect';
 import { RobotsCache } from '../frontier/robots';
 import { workerIdOf, type WorkerBeat } from '../frontier/fleet';
+import { WindowFiller } from '../frontier/window';
 import { FetchFailure, fetchPage } from './fetcher';
 import { createAnalyser } from './analysis';
 import { FetchSlots } from './fetchSlots';
@@ -79,6 +80,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
   const browser = pool ? poolRenderer(pool) : undefined;
   const workers: Worker<PageJobData, PageJobResult>[] = [];
   const queues: CrawlQueue[] = [];
+  const fillers: WindowFiller[] = [];
   for (const task of opts.tasks) {
     const crawl = new CrawlQueue(redis, task.name, bullRedis);
     queues.push(crawl);
@@ -114,11 +116,18 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
       if (job.deferredFailure && job.data.run) void countFailed(redis, task.name, job.data.run, job.data.url, 'stalled').catch(() => undefined);
       // instanceof: bundling renames BullMQ's class, so its name is not always 'UnrecoverableError'.
       const final = err instanceof UnrecoverableError || err.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
-      if (final) failed++;
+      if (final) {
+        failed++;
+        // Its page leaves the window (a page that ended is never fetched again). Killed before this, the page stays
+        // in the window until a fill's reconcile finds its job failed (lua/frontier.lua fReconcile).
+        void crawl.settle(task, String(job.id)).catch(() => undefined);
+      }
       log(final ? 'warn' : 'info', `${final ? 'failed' : 'will retry'} ${job.data.url} (attempt ${job.attemptsMade}): ${err.message}`);
     });
     worker.on('error', (err) => log('error', `worker error on '${task.name}': ${err.message}`));
     workers.push(worker);
+    // Pages move from the frontier into BullMQ as the window has room (frontier/window.ts).
+    fillers.push(new WindowFiller((reconcile) => crawl.fill(task, { reconcile }), log));
   }
   log('info', `worker ${id} on ${redactUrl(opts.redisUrl)}: tasks ${opts.tasks.map((t) => t.name).join(', ')}, concurrency ${opts.concurrency}`);
 
@@ -130,6 +139,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
   await beat();
   // As BullMQ's autorun does it.
   for (const w of workers) void w.run().catch((err: Error) => w.emit('error', err));
+  for (const f of fillers) f.start();
   const heartbeat = setInterval(beat, 5_000);
   heartbeat.unref();
 
@@ -138,6 +148,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
     processed: () => processed,
     async close(force = false) {
       clearInterval(heartbeat);
+      await Promise.all(fillers.map((f) => f.stop()));
       await Promise.all(workers.map((w) => w.close(force)));
       await analyser.close();
       await pool?.close();

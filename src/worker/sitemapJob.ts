@@ -14,7 +14,8 @@ import { readSitemap } from './sitemapReader';
 
 // One sitemap's job: its request admitted like a page's (robots.txt, rate limit, host politeness), its body read as it
 // downloads, its entries routed (core/sitemap/route.ts) and enqueued batch by batch through the frontier's discovery,
-// so deduplication, the page limit and the claim that makes a retry lose nothing hold as for a page's links. A
+// so deduplication and the page limit hold as for a page's links, and a retry loses nothing (what an attempt
+// queued stays queued, the rest is queued by the next). A
 // robots.txt entry reads the fleet's cached copy and enqueues the sitemaps its `Sitemap:` lines name.
 
 export interface SitemapJobDeps {
@@ -46,6 +47,7 @@ export async function processSitemap(job: Job<PageJobData, PageJobResult>, deps:
     // The task file changed under a running crawl: its sitemaps are numbered by their place in `start`.
     const reason = `no sitemap entry ${entry} in the task`;
     await countSkipped(redis, task.name, run, url, reason);
+    await crawl.settle(task, String(job.id));
     return { outcome: 'skipped', status: null, items: 0, links: 0, reason };
   }
   const jobId = String(job.id);
@@ -57,7 +59,7 @@ export async function processSitemap(job: Job<PageJobData, PageJobResult>, deps:
     const routed = router.route(entries);
     for (const [reason, n] of Object.entries(routed.dropped)) dropped[reason] = (dropped[reason] ?? 0) + n;
     if (routed.links.length === 0) return true;
-    const outcomes = await crawl.enqueueLinks(task, runInfo, jobId, routed.links);
+    const outcomes = await crawl.enqueueLinks(task, runInfo, routed.links);
     enqueued += outcomes.filter((o) => o === 'enqueued').length;
     // Past scope.maxPages nothing more can be enqueued: the rest of the sitemap need not be downloaded.
     return !outcomes.every((o) => o === 'limit');
@@ -66,7 +68,7 @@ export async function processSitemap(job: Job<PageJobData, PageJobResult>, deps:
     const rec: PageRecord = { task: task.name, run, url, rule: job.data.rule, depth: level, status, fetchedAt: Date.now(), contentType, bytes, items: [], problems: [] };
     const counters: Record<string, number> = { done: 1, sitemaps: 1, bytes };
     for (const [reason, n] of Object.entries(dropped)) counters[`dropped:${reason}`] = n;
-    await crawl.completePage(run, jobId, { entry: pageEntry(rec), counters, host });
+    await crawl.completePage(task, run, jobId, { entry: pageEntry(rec), counters, host });
   };
 
   if (spec.robots && url === spec.url) {

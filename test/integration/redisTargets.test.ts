@@ -101,15 +101,16 @@ describe('Redis targets: Sentinel and Cluster connections (issue 19)', function 
         await worker.ping();
         const c = worker as Cluster;
         const ownerOf = async (key: string) => c.slots[Number(await c.cluster('KEYSLOT', key))]![0];
-        // A task whose slot is on another node than the slot of "4", csDiscover's first argument here.
+        // A task whose slot is on another node than the slot of "3", csDiscover's first argument here.
         let task = '';
-        for (let i = 0; !task; i++) if ((await ownerOf(taskKeys(`t${i}`).meta)) !== (await ownerOf('4'))) task = `t${i}`;
+        for (let i = 0; !task; i++) if ((await ownerOf(taskKeys(`t${i}`).meta)) !== (await ownerOf('3'))) task = `t${i}`;
         const k = taskKeys(task);
-        // In the same tick: a command of the task's slot, and one of a key on the node of "4" (a host's key, say).
+        // In the same tick: a command of the task's slot, and one of a key on the node of "3" (a host's key, say).
         const [run, , discovered] = await Promise.allSettled([
           worker.hget(k.meta, 'run'),
-          worker.get('4'),
-          worker.csDiscover(4, k.stats('r'), k.claim('j'), k.meta, k.seenBucket('r', 0), 0, 60, 'r', 1, '1'),
+          worker.get('3'),
+          // lua/discover.lua: stats, the frontier's meta, a seen bucket; the frontier's parameters, limit, run, 1 URL.
+          worker.csDiscover(3, k.stats('r'), k.meta, k.seenBucket('r', 0), k.frontier.prefix, k.bull.job, 0, 2, 5000, 0, '0', 'r', 1, '', '1', 'h', '1000', 'h0 page /'),
         ]);
         assert.deepEqual(run, { status: 'fulfilled', value: null });
         // The script ran (and refused: the task has no run 'r'), instead of the pipeline failing before it.

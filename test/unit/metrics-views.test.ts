@@ -63,7 +63,7 @@ describe('dashboard data', () => {
     at: 20_000,
     run: { run: 'r1', state: 'running', startedAt: 0, finishedAt: null },
     stats: { enqueued: 50, done: 20, failed: 3, items: 40, problems: 0, bytes: 1000, duplicates: 5, nonHtml: 0, sitemaps: 0, unchanged: 0, unchangedItems: 0, skipped: { robots: 2, limit: 4 }, failures: { 'http-503': 2, timeout: 1 }, dropped: {} },
-    counts: { waiting: 20, prioritized: 9, active: 1, delayed: 2, completed: 22, failed: 3 },
+    counts: { frontier: 0, waiting: 20, prioritized: 9, active: 1, delayed: 2, completed: 22, failed: 3 },
     isPaused: false,
     history: [s(0, 0, 50), s(10_000, 10, 39), s(20_000, 20, 29)],
     failures: [{ group: 'http-503', count: 2, jobs: 2, urls: ['http://a.test/x'] }],
@@ -111,9 +111,12 @@ describe('figures every view shows the same way', () => {
   });
 
   it('names the queue and the finished pages once', () => {
-    const c = { waiting: 2, prioritized: 0, active: 0, delayed: 11, completed: 5, failed: 1 };
+    const c = { frontier: 0, waiting: 2, prioritized: 0, active: 0, delayed: 11, completed: 5, failed: 1 };
     assert.equal(queuedJobs(c), 13, 'the status bar\'s "queue N" counts the delayed jobs the explorer lists');
     assert.equal(describeQueue(c), '2 waiting · 0 active · 11 delayed');
+    // Pages waiting in the compact frontier are not jobs yet, and wait all the same (issue 19).
+    assert.equal(queuedJobs({ ...c, frontier: 40 }), 53);
+    assert.equal(describeQueue({ ...c, frontier: 40 }), '42 waiting · 0 active · 11 delayed');
     assert.deepEqual(finishedPages(stats), { done: 40, skipped: 5, failed: 2, total: 47 });
   });
 
@@ -123,7 +126,7 @@ describe('figures every view shows the same way', () => {
     assert.equal(run.finishedAt, null);
     assert.equal(runInfoOf({ run: 'r1', state: 'finished', startedAt: '1000', finishedAt: '5000' })!.finishedAt, 5000);
     const task = parseTask('name: t\nstart: [http://a.test/]\nrules:\n  - name: r\n', '/tmp/t.crawl.yaml').task!;
-    const base = { task: 't', stats, counts: { waiting: 0, prioritized: 0, active: 0, delayed: 0, completed: 0, failed: 0 }, isPaused: false, history: [], failures: [], skipped: [], hosts: [], workers: [] };
+    const base = { task: 't', stats, counts: { frontier: 0, waiting: 0, prioritized: 0, active: 0, delayed: 0, completed: 0, failed: 0 }, isPaused: false, history: [], failures: [], skipped: [], hosts: [], workers: [] };
     const at = (now: number) => dashboardData(task, { ...base, at: now, run: { run: 'r1', state: run.state, startedAt: run.startedAt, finishedAt: run.finishedAt } }, new WorkerRates(), 'h').run!.elapsedMs;
     assert.equal(at(10_000), 9_000);
     assert.equal(at(11_000), 10_000);

@@ -72,7 +72,7 @@ describe('conditional re-crawl (core)', () => {
 
   it('counts unchanged pages in the progress line and the run summary', () => {
     const stats = parseStats({ done: '10', items: '4', unchanged: '6', 'unchanged-items': '18', bytes: '2048' });
-    const status = { task: 'shop', run: null, stats, counts: { waiting: 0, active: 0, delayed: 0, prioritized: 0, completed: 10, failed: 0 }, isPaused: false };
+    const status = { task: 'shop', run: null, stats, counts: { frontier: 0, waiting: 0, active: 0, delayed: 0, prioritized: 0, completed: 10, failed: 0 }, isPaused: false };
     assert.match(progressLine(status, 0, 1000), /^shop · 10 done · 6 unchanged · 0 failed/);
     const lines = summaryLines(status, 1000);
     assert.ok(lines.includes('  pages fetched   10 (6 unchanged: 304), 2.0 KB'), lines.join('\n'));

@@ -5,7 +5,7 @@ import { nextPollMs } from '../../src/run/session';
 // When a session looks at its run again: at half the time the jobs left should take, never faster than 25 ms,
 // never slower than the configured poll.
 
-const counts = (left: Partial<JobCounts>): JobCounts => ({ waiting: 0, active: 0, delayed: 0, prioritized: 0, completed: 0, failed: 0, ...left });
+const counts = (left: Partial<JobCounts>): JobCounts => ({ frontier: 0, waiting: 0, active: 0, delayed: 0, prioritized: 0, completed: 0, failed: 0, ...left });
 
 describe('session: next poll', () => {
   it('waits the configured poll while there is no rate yet (start-up)', () => {

@@ -3,7 +3,7 @@ import { describeGroup } from '../../observe/failures';
 import type { HealthSnapshot } from '../../observe/health';
 import type { WorkerBeat } from '../../frontier/fleet';
 import { estimateEta, finishedOf, rateSeries } from '../../observe/metrics';
-import { describeQueue, finishedPages, queuedJobs, rateOver, runElapsedMs, skippedJobs } from '../../observe/figures';
+import { describeQueue, finishedPages, queuedJobs, rateOver, runElapsedMs, skippedJobs, waitingPages } from '../../observe/figures';
 import type { WorkerRates } from '../../observe/workerRates';
 import type { DashboardData, Series, WorkerRow } from './protocol';
 
@@ -82,7 +82,7 @@ export function dashboardData(task: CrawlTask, h: HealthSnapshot, rates: WorkerR
           { label: 'Downloaded', value: s.bytes, detail: 'bytes' },
         ]
       : [],
-    queue: { waiting: h.counts.waiting + h.counts.prioritized, active: h.counts.active, delayed: h.counts.delayed, total: queuedJobs(h.counts), text: describeQueue(h.counts) },
+    queue: { waiting: waitingPages(h.counts), active: h.counts.active, delayed: h.counts.delayed, total: queuedJobs(h.counts), text: describeQueue(h.counts) },
     eta: finishedRun ? { state: 'finished', seconds: 0, completionRate: 0, discoveryRate: 0 } : { state: eta.state, seconds: eta.seconds, completionRate: eta.completionRate, discoveryRate: eta.discoveryRate },
     pagesPerSec,
     itemsPerSec,

@@ -507,7 +507,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
     item.id = `queue/${node.name}`;
     item.contextValue = node.snapshot.paused ? 'queue.paused' : 'queue';
     // The queue in the words the status bar's tooltip and the dashboard use (observe/taskStatus.ts describeQueue).
-    const parts = [describeQueue(c)];
+    const parts = [describeQueue({ frontier: 0, ...c })];
     if (c.failed) parts.push(`${c.failed} failed`);
     if (c.skipped) parts.push(`${c.skipped} skipped`);
     const stale = this.staleSince !== null;

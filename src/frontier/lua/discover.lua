@@ -1,58 +1,56 @@
--- Marks discovered URLs as seen and says which to enqueue. Atomic, so a URL found by many workers at once is
--- enqueued once. Fingerprints live in bucketed Redis sets of 63-bit integers (intset encoding: ~8 bytes a URL).
+-- Marks discovered URLs as seen and queues the new ones in the frontier, in one atomic call (frontier.lua and
+-- finishPage.lua, prepended): a URL found by many workers at once is queued once, and a URL marked seen is always
+-- queued too (there is no moment between the two for a dead worker to lose it). Fingerprints live in bucketed Redis
+-- sets of 63-bit integers (intset encoding: ~8 bytes a URL).
 --
--- KEYS[1] stats hash of the run     KEYS[2] claim hash of the discovering job     KEYS[3] the task's meta hash
--- KEYS[4..3+m] seen bucket for each URL (aligned with its member)
--- KEYS[4+m], KEYS[5+m], KEYS[6+m] the items stream, the run's per-host tally and the job's BullMQ hash (finishing only)
--- ARGV[1] max pages (0 = none)      ARGV[2] claim TTL (s)     ARGV[3] run id     ARGV[4] m, the number of URLs
--- ARGV[5..4+m] fingerprint member of each URL
--- ARGV[5+m..] optional, to finish the page here when none of its URLs is to be enqueued (finishPage.lua,
---   prepended, as pageDone.lua does): the page's finish, as finishPage.lua takes it from ARGV[5+m]
+-- KEYS[1] stats hash of the run   KEYS[2] the task's meta hash   KEYS[3..2+m] seen bucket of each URL
+-- KEYS[3+m], KEYS[4+m] the items stream and the run's per-host tally (finishing only)
+-- ARGV[1..6] the frontier's parameters (frontier.lua fConfig)   ARGV[7] max pages (0 = none)   ARGV[8] run id
+-- ARGV[9] m, the number of URLs   ARGV[10] 'force' to queue URLs seen before (enqueue --force; no page limit), or ''
+-- ARGV[11..10+4m] four per URL: fingerprint member, host, band, frontier record (frontier/record.ts)
+-- ARGV[11+4m] optional, to finish the discovering page in the same call: its job id, then from ARGV[12+4m] the
+--   page's finish, as finishPage.lua takes it
 --
--- Returns one code per URL: 1 enqueue, 0 already seen, 2 over the page limit, then one more element when asked
--- to finish: 1 if the page was finished, 0 if the caller must enqueue and call pageDone. An error when the run is
--- not the task's current run (Redis lost its data, or a new run replaced it): links of a run nobody watches any
--- more would otherwise re-seed an empty dedup set and re-crawl the site unseen.
--- A claim remembers what this job marked, so if its worker dies before enqueueing, the retry enqueues the same
--- URLs again instead of finding them "already seen" and losing them.
-if redis.call('HGET', KEYS[3], 'run') ~= ARGV[3] then
-  return redis.error_reply('RUNGONE run ' .. ARGV[3] .. ' is not the current run of this task')
+-- Returns one code per URL: 1 queued, 0 already seen, 2 over the page limit; then the window's fill (fill.lua's
+-- tail: the run, -2, the pages to add as jobs). An error when the run is not the task's current run (Redis lost its
+-- data, or a new run replaced it): links of a run nobody watches any more would otherwise re-seed an empty dedup set
+-- and re-crawl the site unseen.
+local c = fConfig(1)
+local run = ARGV[8]
+if redis.call('HGET', KEYS[2], 'run') ~= run then
+  return redis.error_reply('RUNGONE run ' .. run .. ' is not the current run of this task')
 end
-local maxPages = tonumber(ARGV[1])
-local m = tonumber(ARGV[4])
+local maxPages = tonumber(ARGV[7])
+local m = tonumber(ARGV[9])
+local force = ARGV[10] == 'force'
 local out = {}
-local dup, fresh, limited, reclaimed = 0, 0, 0, 0
-for i = 4, 3 + m do
-  local member = ARGV[i + 1]
-  local field = KEYS[i] .. '|' .. member
-  if redis.call('SADD', KEYS[i], member) == 1 then
-    local n = redis.call('HINCRBY', KEYS[1], 'enqueued', 1)
-    if maxPages > 0 and n > maxPages then
+local dup, fresh, limited = 0, 0, 0
+for k = 1, m do
+  local a = 7 + 4 * k
+  if redis.call('SADD', KEYS[2 + k], ARGV[a]) == 1 or force then
+    if maxPages > 0 and not force and redis.call('HINCRBY', KEYS[1], 'enqueued', 1) > maxPages then
       redis.call('HINCRBY', KEYS[1], 'enqueued', -1)
       limited = limited + 1
-      out[#out + 1] = 2
+      out[k] = 2
     else
-      redis.call('HSET', KEYS[2], field, 1)
+      fPush(c, ARGV[a + 1], ARGV[a + 2], ARGV[a + 3])
       fresh = fresh + 1
-      out[#out + 1] = 1
+      out[k] = 1
     end
-  elseif redis.call('HEXISTS', KEYS[2], field) == 1 then
-    reclaimed = reclaimed + 1
-    out[#out + 1] = 1
   else
     dup = dup + 1
-    out[#out + 1] = 0
+    out[k] = 0
   end
 end
+fPushed(c)
+if fresh > 0 and (maxPages == 0 or force) then redis.call('HINCRBY', KEYS[1], 'enqueued', fresh) end
 if dup > 0 then redis.call('HINCRBY', KEYS[1], 'duplicates', dup) end
 if limited > 0 then redis.call('HINCRBY', KEYS[1], 'skipped:limit', limited) end
-if fresh > 0 then redis.call('EXPIRE', KEYS[2], tonumber(ARGV[2])) end
-if #ARGV > 4 + m then
-  if fresh + reclaimed > 0 then
-    out[#out + 1] = 0
-  else
-    finishPage(KEYS[1], KEYS[4 + m], KEYS[2], KEYS[5 + m], KEYS[6 + m], 5 + m)
-    out[#out + 1] = 1
-  end
+if #ARGV > 10 + 4 * m and not fFinished(c, ARGV[11 + 4 * m]) then
+  finishPage(KEYS[1], KEYS[3 + m], KEYS[4 + m], 12 + 4 * m)
+  fDone(c, run, ARGV[11 + 4 * m])
 end
+out[m + 1] = run
+out[m + 2] = -2
+fFill(c, run, out)
 return out

@@ -1,10 +1,20 @@
--- A fetched page's bookkeeping in one call (finishPage.lua, prepended): its record (with its items) for the
--- store, the run's counters, its host's tally, and the end of the job's claim on its links, which are enqueued by
--- now. Atomic like the MULTI it replaces, and one command instead of eight for the worker to encode and Redis to
--- parse.
+-- A fetched page's bookkeeping in one call (frontier.lua and finishPage.lua, prepended): its record (with its
+-- items) for the store, the run's counters, its host's tally, its job marked finished and its page out of the
+-- window, which is filled again from the frontier. Atomic, so the page is counted, stored and settled together, and
+-- once: a job already marked finished (fFinished) finishes nothing more.
 --
--- KEYS[1] stats hash of the run    KEYS[2] items stream    KEYS[3] claim hash of the job
--- KEYS[4] the run's per-host tally   KEYS[5] the job's BullMQ hash (its page is finished once)
--- ARGV[1..] the page's finish, as finishPage.lua takes it from ARGV[1]
--- Returns 1, or 0 when the job's page had been finished already.
-return finishPage(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], 1)
+-- KEYS[1] stats hash of the run    KEYS[2] items stream    KEYS[3] the run's per-host tally    KEYS[4] the task's meta
+-- ARGV[1..6] the frontier's parameters (frontier.lua fConfig)   ARGV[7] the job id
+-- ARGV[8..] the page's finish, as finishPage.lua takes it from ARGV[8]
+--
+-- Returns the window's fill (see fill.lua): the run, -2, then the pages to add as jobs.
+local c = fConfig(1)
+local run = redis.call('HGET', KEYS[4], 'run')
+if not fFinished(c, ARGV[7]) then
+  finishPage(KEYS[1], KEYS[2], KEYS[3], 8)
+  if run then fDone(c, run, ARGV[7]) end
+end
+if not run then return {'', -2} end
+local out = {run, -2}
+fFill(c, run, out)
+return out
