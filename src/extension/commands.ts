@@ -217,10 +217,10 @@ export function registerCommands(deps: CommandDeps): void {
   reg('crawlStudio.queue.cleanFailed', (node: QueueNode) => after(queueOf(node).clean(0, 0, 'failed')));
   reg('crawlStudio.queue.drain', async (node: QueueNode, opts?: { skipConfirmation?: boolean }) => {
     if (!opts?.skipConfirmation) {
-      const ok = await vscode.window.showWarningMessage(vscode.l10n.t("Remove every waiting and delayed job of '{0}'? Active jobs finish; stored items stay.", node.name), { modal: true }, DRAIN);
+      const ok = await vscode.window.showWarningMessage(vscode.l10n.t("Remove every waiting and delayed job of '{0}', and the pages waiting in its frontier? Active jobs finish; stored items stay.", node.name), { modal: true }, DRAIN);
       if (ok !== DRAIN) return false;
     }
-    await after(queueOf(node).drain(true));
+    await after(tree.getModel()!.drain(node.name));
     return true;
   });
   reg('crawlStudio.queue.delete', async (node: QueueNode, opts?: { skipConfirmation?: boolean }) => {

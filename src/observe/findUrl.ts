@@ -7,6 +7,7 @@ import { KEEP_COMPLETED, type PageJobData, type PageJobResult, type RunInfo } fr
 import { seenSlot } from '../frontier/dedup';
 import { describeGroup, failureGroupOf } from './failures';
 import { taskKeys } from '../frontier/keys';
+import { findInFrontier } from './frontier';
 
 // "Where is this URL and why": one search across the task's scope rules, the run's seen set, its job (in any
 // state, failed included) and the stored items. Each place answers with a finding a person can read.
@@ -58,8 +59,16 @@ export async function findUrl(
     const jobId = `${run.run}.${fingerprintHex(url)}`;
     const job = (await Job.fromId(queue, jobId)) as Job<PageJobData, PageJobResult> | undefined;
     if (job) findings.push(await jobFinding(job));
-    if (seen && !job) findings.push({ place: 'seen', text: `seen in run ${run.run}; its job is no longer kept (finished jobs past the newest ${KEEP_COMPLETED} are removed) or it was over maxPages` });
-    if (!seen && !job) findings.push({ place: 'seen', text: `not seen in run ${run.run}: no page linked to it (yet)` });
+    // A page waiting in the compact frontier has no job yet (the window holds a few pages per worker).
+    const waiting = job ? null : await findInFrontier(redis, task.name, url);
+    if (waiting?.place === 'frontier') {
+      const ahead = waiting.ahead === 0 ? 'next of its host' : `${waiting.ahead} page(s) of its host before it`;
+      findings.push({ place: 'queue', state: 'frontier', text: `waiting in the frontier (not a job yet): priority band ${waiting.band}, ${ahead}` });
+    } else if (waiting?.place === 'window') {
+      findings.push({ place: 'queue', state: 'frontier', text: 'taken from the frontier: its job is being added' });
+    }
+    if (seen && !job && !waiting) findings.push({ place: 'seen', text: `seen in run ${run.run}; its job is no longer kept (finished jobs past the newest ${KEEP_COMPLETED} are removed) or it was over maxPages` });
+    if (!seen && !job && !waiting) findings.push({ place: 'seen', text: `not seen in run ${run.run}: no page linked to it (yet)` });
   }
 
   if (items) {

@@ -4,6 +4,7 @@ import { scanKeys, unlinkKeys } from '../../redis/nodes';
 import type { CrawlStats, PageJobData, PageJobResult } from '../../frontier/crawl';
 import { bullPrefix, taskKeys, TASKS_KEY } from '../../frontier/keys';
 import { finishedPages, readTaskStatus } from '../../observe/taskStatus';
+import { listFrontier } from '../../observe/frontier';
 
 // What the explorer shows, read from Redis: the task queues, their counts, and pages of jobs. One BullMQ Queue
 // object per task, all sharing the explorer's connection.
@@ -55,11 +56,18 @@ export class QueueModel {
     const c = st.counts;
     // Before a run (or on a Redis without its counters), the finished groups fall back to the jobs kept.
     const f = st.stats ? finishedPages(st.stats) : { done: c.completed, skipped: 0, failed: c.failed };
-    const counts: Record<JobStateName, number> = { waiting: c.waiting, prioritized: c.prioritized, active: c.active, delayed: c.delayed, completed: f.done, skipped: f.skipped, failed: f.failed };
+    const counts: Record<JobStateName, number> = { frontier: c.frontier, waiting: c.waiting, prioritized: c.prioritized, active: c.active, delayed: c.delayed, completed: f.done, skipped: f.skipped, failed: f.failed };
     return { name, counts, kept: { completed: c.completed, failed: c.failed }, paused: st.isPaused, run: st.run?.run ?? null, runState: st.run?.state ?? null, file: st.run?.file ?? null, stats: st.stats };
   }
 
   async jobs(name: string, state: JobStateName, start: number, count: number): Promise<CrawlJob[]> {
+    if (state === 'frontier') {
+      // Not jobs yet: rows shaped like them for the tree (URL, rule, depth), with no job actions (page.frontier).
+      const run = (await this.redis.hget(taskKeys(name).meta, 'run')) ?? '';
+      return (await listFrontier(this.redis, name, start, count)).map(
+        (r) => ({ id: `${run}.${r.id}`, name: r.rule, data: { url: r.url, rule: r.rule, depth: r.depth, run }, opts: {}, attemptsMade: 0, priority: Number(r.band) }) as unknown as CrawlJob,
+      );
+    }
     if (state === 'completed' || state === 'skipped') return this.finishedJobs(name, state, start, count);
     const jobs = await this.queue(name).getJobs([state === 'waiting' ? 'wait' : state], start, start + count - 1, state !== 'failed');
     return jobs.filter((j): j is CrawlJob => Boolean(j));
@@ -86,6 +94,17 @@ export class QueueModel {
 
   async job(name: string, id: string): Promise<CrawlJob | null> {
     return ((await this.queue(name).getJob(id)) as CrawlJob | undefined) ?? null;
+  }
+
+  /** Removes every waiting and delayed job of a task, and the pages waiting in its frontier; active jobs finish. */
+  async drain(name: string): Promise<void> {
+    await this.queue(name).drain(true);
+    const transit = taskKeys(name).frontier.transit;
+    for await (const batch of scanKeys(this.redis, taskKeys(name).frontier.pattern)) {
+      // The window's records stay: they settle as their jobs end (or are found gone), freeing their hosts.
+      const doomed = batch.filter((k) => k !== transit && k !== taskKeys(name).frontier.lease && k !== taskKeys(name).frontier.win && k !== taskKeys(name).frontier.next);
+      if (doomed.length > 0) await unlinkKeys(this.redis, doomed);
+    }
   }
 
   /** Removes a task's queue and crawl state; its item stream is kept so nothing unstored is lost. */

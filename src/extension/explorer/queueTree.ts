@@ -484,7 +484,8 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
       const j = node.job;
       const item = new vscode.TreeItem(jobLabel(j.data?.url, node.parent.hosts > 1) ?? `job ${j.id}`, vscode.TreeItemCollapsibleState.None);
       item.id = `job/${node.parent.queue.name}/${node.parent.state}/${j.id}`;
-      item.contextValue = `job.${node.parent.state}`;
+      // A page of the frontier is not a job yet: only its URL's actions apply.
+      item.contextValue = node.parent.state === 'frontier' ? 'page.frontier' : `job.${node.parent.state}`;
       const attempts = `attempt ${Math.max(1, j.attemptsMade)}${j.opts.attempts ? `/${j.opts.attempts}` : ''}`;
       const skipped = node.parent.state === 'skipped' ? j.returnvalue?.reason : undefined;
       item.description = skipped ? `skipped: ${skipped}` : j.failedReason ? `${attempts} · ${j.failedReason}` : j.data?.rule ? `${j.data.rule} · ${attempts}` : attempts;
@@ -506,8 +507,9 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
     const item = new vscode.TreeItem(node.name, vscode.TreeItemCollapsibleState.Collapsed);
     item.id = `queue/${node.name}`;
     item.contextValue = node.snapshot.paused ? 'queue.paused' : 'queue';
-    // The queue in the words the status bar's tooltip and the dashboard use (observe/taskStatus.ts describeQueue).
-    const parts = [describeQueue({ frontier: 0, ...c })];
+    // The queue in the words the status bar's tooltip and the dashboard use (observe/taskStatus.ts describeQueue),
+    // the pages waiting in the frontier among the waiting.
+    const parts = [describeQueue(c)];
     if (c.failed) parts.push(`${c.failed} failed`);
     if (c.skipped) parts.push(`${c.skipped} skipped`);
     const stale = this.staleSince !== null;
@@ -567,6 +569,7 @@ function hostOf(url: string | undefined): string {
 }
 
 const STATE_ICONS: Record<JobStateName, string> = {
+  frontier: 'inbox',
   waiting: 'watch',
   prioritized: 'arrow-up',
   active: 'play',
@@ -578,6 +581,7 @@ const STATE_ICONS: Record<JobStateName, string> = {
 
 const KEPT = 'Its rows are the newest jobs the queue still keeps.';
 const STATE_TOOLTIPS: Record<JobStateName, string> = {
+  frontier: 'Pages waiting in the frontier, not jobs yet: they become jobs as the window has room',
   waiting: 'Jobs ready to run',
   prioritized: 'Jobs ready to run, by priority',
   active: 'Jobs a worker holds now (fetching, or waiting for its host\'s turn)',

@@ -223,12 +223,12 @@ describe('Results view and Find URL (real crawl)', function () {
     const offsite = await find('http://elsewhere.test/x');
     await close();
     assert.ok(offsite.findings.some((f) => f.place === 'scope' && /out of scope: (offsite|private)/.test(f.text)), JSON.stringify(offsite.findings));
-    // A URL still waiting in the queue.
-    // (The crawl is over and its workers are gone, so an enqueued URL stays waiting.)
+    // A URL still waiting in the queue: the crawl is over and its workers are gone, so an enqueued URL stays waiting in
+    // the compact frontier (no worker calls for a window of jobs).
     await vscode.commands.executeCommand('crawlStudio.enqueueUrl', taskUri, `${site.url}/about.html?x=1`);
     const waiting = await find(`${site.url}/about.html?x=1`);
     await close();
-    assert.ok(waiting.findings.some((f) => f.place === 'queue' && /^waiting in the queue/.test(f.text)), JSON.stringify(waiting.findings));
+    assert.ok(waiting.findings.some((f) => f.place === 'queue' && /^waiting in the frontier \(not a job yet\): priority band 1000, next of its host$/.test(f.text)), JSON.stringify(waiting.findings));
     assert.ok(waiting.findings.some((f) => f.place === 'store' && /no stored item/.test(f.text)));
   });
 });

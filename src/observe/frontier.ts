@@ -1,0 +1,106 @@
+import type { Redis } from '../redis/connect';
+import { fingerprintHex } from '../core/url/fingerprint';
+import { taskKeys } from '../frontier/keys';
+import { decodePage, encodePage, type FrontierPage } from '../frontier/record';
+import { withScripts } from '../frontier/scripts';
+
+// What the views show of the compact frontier (frontier/crawl.ts, lua/frontier.lua): the pages waiting there, not
+// BullMQ jobs yet, counted, listed in about the order they will go (best band first, hosts by their schedule, each
+// host's oldest first), and found by URL. Reads only.
+
+export interface FrontierCounts {
+  /** Pages waiting in the frontier. */
+  readonly waiting: number;
+  /** Pages taken from it and not finished (the window: mostly BullMQ jobs, a few on their way). */
+  readonly inWindow: number;
+  /** Priority bands that hold waiting pages, best first. */
+  readonly bands: readonly string[];
+}
+
+export async function readFrontierCounts(redis: Redis, task: string): Promise<FrontierCounts> {
+  const f = taskKeys(task).frontier;
+  const [waiting, inWindow, bands] = await Promise.all([redis.hget(f.meta, 'n'), redis.hlen(f.transit), redis.zrange(f.bands, 0, -1)]);
+  return { waiting: Number(waiting ?? 0), inWindow, bands };
+}
+
+export interface FrontierRow extends FrontierPage {
+  readonly host: string;
+  /** The page's priority band (its priority; 1000 without one). */
+  readonly band: string;
+  /** A stable id for a view's row: the page's fingerprint (and force stamp), as its job id will end. */
+  readonly id: string;
+}
+
+/** Hosts read per round trip while listing. */
+const HOSTS_PER_READ = 200;
+
+/**
+ * Up to `count` waiting pages from the `start`-th, in about the order the window takes them. Skipping to a far
+ * `start` reads the lengths of the lists before it (one command per host); views page through the first few hundred.
+ */
+export async function listFrontier(redis: Redis, task: string, start: number, count: number): Promise<FrontierRow[]> {
+  const f = taskKeys(task).frontier;
+  const out: FrontierRow[] = [];
+  let skip = start;
+  for (const band of await redis.zrange(f.bands, 0, -1)) {
+    for (let h = 0; out.length < count; h += HOSTS_PER_READ) {
+      const hosts = await redis.zrange(f.ready(band), h, h + HOSTS_PER_READ - 1);
+      if (hosts.length === 0) break;
+      const lengths = await Promise.all(hosts.map((host) => redis.llen(f.queue(band, host))));
+      for (let i = 0; i < hosts.length && out.length < count; i++) {
+        if (skip >= lengths[i]!) {
+          skip -= lengths[i]!;
+          continue;
+        }
+        const records = await redis.lrange(f.queue(band, hosts[i]!), skip, skip + (count - out.length) - 1);
+        skip = 0;
+        for (const rec of records) out.push(row(hosts[i]!, band, rec));
+      }
+    }
+    if (out.length >= count) break;
+  }
+  return out;
+}
+
+function row(host: string, band: string, record: string): FrontierRow {
+  const page = decodePage(host, record);
+  return { ...page, host, band, id: page.force ? `${fingerprintHex(page.url)}.${page.force}` : fingerprintHex(page.url) };
+}
+
+export type FrontierWhere =
+  | { readonly place: 'frontier'; readonly band: string; readonly host: string; readonly ahead: number; readonly row: FrontierRow }
+  | { readonly place: 'window'; readonly row: FrontierRow };
+
+/** Slice of a list looked at per script call (findPage.lua). */
+const FIND_SLICE = 5_000;
+
+/**
+ * Where the canonical `url` waits in the task's frontier: in its host's list of a band (with how many of the host's
+ * pages go before it), or taken into the window with its job still on its way. Null when neither.
+ */
+export async function findInFrontier(redis: Redis, task: string, url: string): Promise<FrontierWhere | null> {
+  const f = taskKeys(task).frontier;
+  let host: string;
+  try {
+    host = new URL(url).host;
+  } catch {
+    return null;
+  }
+  const inWindow = await redis.hget(f.transit, fingerprintHex(url));
+  if (inWindow) {
+    const [band, h, ...rest] = inWindow.split(' ');
+    return { place: 'window', row: row(h!, band!, rest.join(' ')) };
+  }
+  const { record } = encodePage({ url, rule: '', depth: 0 }, host);
+  const tail = record.slice(record.lastIndexOf(' '));
+  const scripts = withScripts(redis);
+  for (const band of await redis.zrange(f.bands, 0, -1)) {
+    const list = f.queue(band, host);
+    const length = await redis.llen(list);
+    for (let from = 0; from < length; from += FIND_SLICE) {
+      const [at, rec] = await scripts.csFindPage(list, tail, record[0]!, from, FIND_SLICE);
+      if (at >= 0) return { place: 'frontier', band, host, ahead: at, row: row(host, band, rec) };
+    }
+  }
+  return null;
+}
