@@ -761,6 +761,9 @@ async function micro(ctx) {
   log(`micro: dedup memory at ${DEDUP_URLS.toLocaleString('en-US')} URLs`);
   const dd = spawnSync(process.execPath, [join(build, 'micro-dedup.js'), '--redis', redis.url, '--urls', String(DEDUP_URLS)], { encoding: 'utf8' });
   out.dedup = lastJson(dd.stdout) ?? { error: failure(dd) };
+  log(`micro: frontier memory per waiting URL at ${DEDUP_URLS.toLocaleString('en-US')} URLs, and as BullMQ jobs (before the frontier)`);
+  const fr = spawnSync(process.execPath, [join(build, 'micro-frontier.js'), '--redis', redis.url, '--urls', String(DEDUP_URLS), '--before', String(DEDUP_URLS)], { encoding: 'utf8' });
+  out.frontier = lastJson(fr.stdout) ?? { error: failure(fr) };
   log('micro: the queue alone (BullMQ jobs with the engine\'s options, a processor that does nothing)');
   const qf = spawnSync(process.execPath, [join(build, 'micro-queue.js'), '--redis', redis.url, '--jobs', quick ? '5000' : '20000', '--concurrency', String(C)], { encoding: 'utf8' });
   out.queue = lastJson(qf.stdout) ?? { error: failure(qf) };
@@ -1001,6 +1004,15 @@ function report(ctx, rows, m, prof) {
     if (peers.scrapy) t.push(`- ≥ 5× Scrapy: ${fmt(best.pagesPerSec / peers.scrapy.pagesPerSec, 1)}× — ${best.pagesPerSec >= 5 * peers.scrapy.pagesPerSec ? 'met' : '**not met**'}`);
     t.push(`- Redis round trips per page: ${csRows.map((r) => `${fmt(r.redis.reads / r.pages, 1)} (${r.key})`).join(', ')}; commands executed per page, Lua-internal included: ${csRows.map((r) => fmt(r.redis.commands / r.pages, 1)).join(', ')}`);
     t.push(`  - bytes through Redis per page, in (clients' requests) / out (replies): ${csRows.map((r) => `${fmt(r.redis.netIn / r.pages)} / ${fmt(r.redis.netOut / r.pages)} (${r.key})`).join(', ')}`);
+    if (m?.frontier?.site) {
+      const f = m.frontier;
+      t.push(
+        `- ≤ 100 bytes of Redis per waiting URL at ${fmt(f.urls)} waiting URLs (seen set + compact frontier, INFO used_memory delta): ${fmt(f.site.usedMemoryBytesPerUrl, 1)} over ${fmt(f.site.hosts)} hosts — ` +
+          `${f.site.usedMemoryBytesPerUrl <= 100 ? 'met' : '**not met**'}; ${fmt(f.broad.usedMemoryBytesPerUrl, 1)} over ${fmt(f.broad.hosts)} hosts (~${fmt(f.urls / f.broad.hosts)} a host) — ` +
+          `${f.broad.usedMemoryBytesPerUrl <= 100 ? 'met' : '**not met**'}` +
+          (f.before ? `; as BullMQ jobs (before): ${fmt(f.before.usedMemoryBytesPerUrl, 1)}` : ''),
+      );
+    }
     if (m?.dedup?.engineUsedMemoryBytesPerUrl) t.push(`- ≤ 16 bytes/URL dedup at ${fmt(m.dedup.urls)} URLs: ${fmt(m.dedup.engineUsedMemoryBytesPerUrl, 1)} bytes/URL (INFO used_memory delta) — ${m.dedup.engineUsedMemoryBytesPerUrl <= 16 ? 'met' : '**not met**'}`);
     if (Array.isArray(m?.store)) for (const s of m.store.filter((x) => x.path === 'pipeline')) t.push(`- ≥ 20,000 items/s into ${s.store} with dedup (stream → writer → store): ${fmt(s.itemsPerSec)} items/s — ${s.itemsPerSec >= 20_000 ? 'met' : '**not met**'}`);
     if (lin) t.push(`- Linear cost, pages/s on the ${fmt(lin.large.pages)}-page site within 10% of the ${fmt(lin.small.pages)}-page site's (1 worker): ${fmt(lin.wall * 100)}% of it (fetch window ${fmt(lin.window * 100)}%), CPU per page ${fmt(lin.cpu, 2)}× — ${lin.met ? 'met' : '**not met**'} (below)`);
@@ -1122,6 +1134,21 @@ function report(ctx, rows, m, prof) {
       L.push('');
       L.push(`Exactness on this data: ${fmt(d.falseSeenOnFirstPass)} URLs wrongly "already seen" on first sight, ${fmt(d.notSeenOnSecondPass)} missed on a second pass. Discover throughput ${fmt(d.discoverUrlsPerSec)} URLs/s (1,000 per call).`);
     } else if (m.dedup) L.push(`\nDedup: failed: ${JSON.stringify(m.dedup)}`);
+    if (m.frontier && !m.frontier.error) {
+      const f = m.frontier;
+      L.push('');
+      L.push(
+        `Waiting URLs (issue 19): ${fmt(f.urls)} URLs (mean ${fmt(f.avgUrlChars)} characters) discovered and left waiting, through lua/discover.lua (seen set + compact frontier, ` +
+          `no worker so no window), against the same URLs as BullMQ jobs with the engine's job options plus their seen-set members, as every waiting URL was kept before (src/micro-frontier.ts):`,
+      );
+      L.push('');
+      L.push('| how the waiting URLs are kept | bytes / waiting URL (used_memory delta) | frontier keys (MEMORY USAGE) | seen keys | discover URLs/s | pages into the window /s (fill.lua alone) |');
+      L.push('|---|---|---|---|---|---|');
+      for (const [label, r] of [[`compact frontier, ${fmt(f.site.hosts)} hosts`, f.site], [`compact frontier, ${fmt(f.broad.hosts)} hosts (~${fmt(f.urls / f.broad.hosts)} URLs a host)`, f.broad]]) {
+        L.push(`| ${label} | **${fmt(r.usedMemoryBytesPerUrl, 1)}** | ${fmt(r.frontierKeysBytesPerUrl, 1)} (${fmt(r.frontierKeys)} keys) | ${fmt(r.seenKeysBytesPerUrl, 1)} | ${fmt(r.discoverUrlsPerSec)} | ${fmt(r.takenPerSec)} |`);
+      }
+      if (f.before) L.push(`| BullMQ jobs (before the frontier), ${fmt(f.before.urls)} URLs | **${fmt(f.before.usedMemoryBytesPerUrl, 1)}** | - | - | - | - |`);
+    } else if (m.frontier) L.push(`\nFrontier memory: failed: ${JSON.stringify(m.frontier)}`);
     const q = m.queue;
     if (q && !q.error) {
       const cs1 = rows.find((r) => r.key === 'cs1');

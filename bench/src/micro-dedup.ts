@@ -1,20 +1,30 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { parseArgs } from 'node:util';
-import { discoverCall } from '../../src/frontier/crawl';
+import { parseTask } from '../../src/core/task/parse';
+import { bandOf, discoverCall, type FrontierLink } from '../../src/frontier/crawl';
 import { bucketBitsFor } from '../../src/frontier/dedup';
 import { taskKeys } from '../../src/frontier/keys';
 import { withScripts } from '../../src/frontier/scripts';
 
 // Redis memory per URL of the dedup ("seen") state at N URLs, driven through the engine's own discover path:
 // the same keys, members and Lua script (lua/discover.lua) that CrawlQueue.enqueueLinks sends, 1,000 links per
-// call with a claim per call that is unlinked afterwards, as the worker does once a page is done. Compared with
-// a plain Redis set of the full URLs and with a set of 40-hex SHA-1 fingerprints (scrapy-redis's dupefilter).
+// call. The script also queues each new URL in the compact frontier; those keys are dropped after each call so
+// the figure is the seen set's alone (micro-frontier.ts measures the two together). Compared with a plain Redis
+// set of the full URLs and with a set of 40-hex SHA-1 fingerprints (scrapy-redis's dupefilter).
 // Needs an empty Redis of its own. Prints { result: {...} }.
 
 const { values } = parseArgs({ options: { redis: { type: 'string' }, urls: { type: 'string' } } });
 const N = Number(values.urls ?? 1_000_000);
 const BATCH = 1000;
+const HOSTS = 37;
+
+const { task } = parseTask('name: dedupbench\nstart: [http://shop-0.example.com/]\nrules:\n  - name: book\n', '/tmp/dedupbench.crawl.yaml');
+if (!task) throw new Error('the bench task does not parse');
+
+function links(urls: string[]): FrontierLink[] {
+  return urls.map((u) => ({ url: u, host: new URL(u).host, rule: 'book', depth: 1, priority: null }));
+}
 
 /** The URLs of the batch starting at i, as one discover call takes them (the engine builds that call the same way). */
 function batchUrls(i: number): string[] {
@@ -22,7 +32,7 @@ function batchUrls(i: number): string[] {
 }
 
 function url(i: number): string {
-  return `http://shop-${i % 37}.example.com/catalogue/category/books/item-${i}.html?page=${i % 7}`;
+  return `http://shop-${i % HOSTS}.example.com/catalogue/category/books/item-${i}.html?page=${i % 7}`;
 }
 
 async function used(redis: Redis): Promise<number> {
@@ -58,7 +68,7 @@ async function main() {
   const redis = withScripts(new Redis(values.redis!, { maxRetriesPerRequest: null }));
   const intsetMax = Number((await redis.config('GET', 'set-max-intset-entries'))[1]);
   await redis.flushall();
-  const k = taskKeys('dedupbench');
+  const k = taskKeys(task!.name);
   const run = 'r1';
   const bits = bucketBitsFor(null);
   // discover.lua refuses links of a run that is not the task's current one (see src/frontier/lua/discover.lua).
@@ -66,12 +76,13 @@ async function main() {
   let m0 = await used(redis);
   let t0 = performance.now();
   let fresh = 0;
+  const frontierKeys = [k.frontier.meta, k.frontier.bands, k.frontier.ready(bandOf(null)), ...Array.from({ length: HOSTS }, (_, h) => k.frontier.queue(bandOf(null), `shop-${h}.example.com`))];
   for (let i = 0; i < N; i += BATCH) {
-    const claim = k.claim(`job${i}`);
-    const { keys, args } = discoverCall('dedupbench', { run, bucketBits: bits }, `job${i}`, batchUrls(i), 0, null);
+    const batch = batchUrls(i);
+    const { keys, args } = discoverCall(task!, { run, bucketBits: bits }, links(batch), 0, null);
     const codes = await redis.csDiscover(keys.length, ...keys, ...args);
-    fresh += codes.filter((c) => c === 1).length;
-    await redis.unlink(claim);
+    fresh += codes.slice(0, batch.length).filter((c) => c === 1).length;
+    await redis.unlink(...frontierKeys);
   }
   const discoverS = (performance.now() - t0) / 1000;
   const engine = await used(redis) - m0;
@@ -79,8 +90,9 @@ async function main() {
   // A second pass: every URL again, all must come back "already seen" (exactness on this data).
   let again = 0;
   for (let i = 0; i < Math.min(N, 100_000); i += BATCH) {
-    const { keys, args } = discoverCall('dedupbench', { run, bucketBits: bits }, 'again', batchUrls(i), 0, null);
-    again += (await redis.csDiscover(keys.length, ...keys, ...args)).filter((c) => c !== 0).length;
+    const batch = batchUrls(i);
+    const { keys, args } = discoverCall(task!, { run, bucketBits: bits }, links(batch), 0, null);
+    again += (await redis.csDiscover(keys.length, ...keys, ...args)).slice(0, batch.length).filter((c) => c !== 0).length;
   }
 
   await redis.flushall();

@@ -2,6 +2,7 @@ import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { parseArgs } from 'node:util';
 import { CrawlQueue, type PageJobData } from '../../src/frontier/crawl';
+import { fingerprintHex } from '../../src/core/url/fingerprint';
 import { bullPrefix } from '../../src/frontier/keys';
 import { connectRedis } from '../../src/redis/connect';
 import { parseTask } from '../../src/core/task/parse';
@@ -45,7 +46,7 @@ async function main() {
   const run = 'floor';
   const jobs = Array.from({ length: N }, (_, i) => {
     const data: PageJobData = { url: `http://127.0.0.1:9/catalogue/book-${i}.html`, rule: 'book', depth: 2, run };
-    return { name: 'book', data, opts: crawl.jobOptions(task, run, data.url, 1000) };
+    return { name: 'book', data, opts: crawl.jobOptions(task, `${run}.${fingerprintHex(data.url)}`, 1000) };
   });
 
   const cpu0 = process.cpuUsage();
