@@ -16,3 +16,10 @@ declare module '*.yaml' {
   const source: string;
   export default source;
 }
+
+// The Redis Cluster hash slot of a key (CRC16 of its hash tag, mod 16384), as ioredis computes it: the package ioredis
+// itself uses, which ships no types.
+declare module 'cluster-key-slot' {
+  const calculateSlot: (key: string) => number;
+  export default calculateSlot;
+}

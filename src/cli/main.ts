@@ -349,6 +349,7 @@ async function withQueue<T>(taskFile: string, redisFlag: string | undefined, fn:
   const redis = connectRedis(choice.url);
   const q = new CrawlQueue(redis, task.name);
   try {
+    await q.loadLayout();
     return await fn(q, task, redis);
   } finally {
     await q.close();

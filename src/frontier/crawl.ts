@@ -1,13 +1,14 @@
 import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from '../redis/connect';
-import { scanKeys, unlinkKeys } from '../redis/nodes';
 import { randomBytes } from 'node:crypto';
 import type { CrawlTask } from '../core/task/model';
 import { decideLink } from '../core/url/scope';
 import { routeRule } from '../core/pipeline/page';
 import { buildRequest, requestKey, type JobRequest, type SeriesRef } from '../core/request/build';
 import { bucketBitsFor, seenSlot } from './dedup';
-import { bullPrefix, hostTallyField, metricsKeys, taskKeys, TASKS_KEY } from './keys';
+import { hostTallyField, partitionKeys, taskKeys, TASKS_KEY, type PartitionKeys } from './keys';
+import { LAYOUT_FIELD, layoutFor, layoutFromMeta, layoutToMeta, partitionOfJob, partitionOfUrl, singleLayout, type TaskLayout } from './layout';
+import { scanKeys } from '../redis/nodes';
 import { decodePage, encodePage, forceStamp } from './record';
 import { withScripts, type CrawlScripts, type FillReply } from './scripts';
 import { fleetWindow, WINDOW_LEASE_MS, type FillResult, type WindowTarget } from './window';
@@ -157,16 +158,16 @@ export function hostCap(task: CrawlTask): number {
   return 2 * task.politeness.perHost.concurrency;
 }
 
-/** The frontier's parameters, as lua/frontier.lua's fConfig takes them. */
-export function frontierArgs(task: CrawlTask, target: number, leaseMs = WINDOW_LEASE_MS): (string | number)[] {
-  const k = taskKeys(task.name);
+/** The frontier's parameters, as lua/frontier.lua's fConfig takes them, for the partition with keys `k`. */
+export function frontierArgs(task: CrawlTask, target: number, leaseMs = WINDOW_LEASE_MS, k: PartitionKeys = taskKeys(task.name)): (string | number)[] {
   return [k.frontier.prefix, k.bull.job, task.politeness.perHost.delayMs, hostCap(task), leaseMs, target];
 }
 
 /**
  * The keys and arguments of one lua/discover.lua call (the script documents their layout): `links` (canonical
- * URLs) marked seen in `run` and the new ones queued in the frontier; with `finish` the page of job `jobId` finished
- * in the same call; the window filled up to `target`.
+ * URLs, all of partition `k`) marked seen in `run` and the new ones queued in the frontier; with `finish` the page of
+ * job `jobId` finished in the same call; the window filled up to `target`. `limit` is the page limit as the script
+ * takes it: by default the task's maxPages counted in the partition, right for a task in one partition.
  */
 export function discoverCall(
   task: CrawlTask,
@@ -174,12 +175,13 @@ export function discoverCall(
   links: readonly FrontierLink[],
   target: number,
   finish: { jobId: string; finish: PageFinish } | null,
-  force: string | null = null,
-  leaseMs = WINDOW_LEASE_MS,
+  opts: { force?: string | null; leaseMs?: number; keys?: PartitionKeys; limit?: string } = {},
 ): { keys: string[]; args: (string | number)[] } {
-  const k = taskKeys(task.name);
-  const keys: string[] = [k.stats(run.run), k.meta];
-  const args: (string | number)[] = [...frontierArgs(task, target, leaseMs), String(task.scope.maxPages ?? 0), run.run, links.length, force === null ? '' : 'force'];
+  const k = opts.keys ?? taskKeys(task.name);
+  const force = opts.force ?? null;
+  const keys: string[] = [k.stats(run.run), k.frontier.meta];
+  const limit = opts.limit ?? (task.scope.maxPages ? `max:${task.scope.maxPages}` : '0');
+  const args: (string | number)[] = [...frontierArgs(task, target, opts.leaseMs, k), limit, run.run, links.length, force === null ? '' : 'force'];
   for (const l of links) {
     // A page's deduplication key: a GET's canonical URL, or a request's method, URL and body (requestKey).
     const slot = seenSlot(requestKey(l.url, l.request), run.bucketBits);
@@ -191,7 +193,7 @@ export function discoverCall(
     args.push(slot.member, host, bandOf(l.priority), record);
   }
   if (finish) {
-    keys.push(k.items, metricsKeys(task.name, run.run).hosts);
+    keys.push(k.items, k.hosts(run.run));
     args.push(finish.jobId, ...finishArgs(finish.finish));
   }
   return { keys, args };
@@ -217,32 +219,81 @@ export function parseFill(reply: FillReply, at: number): { run: string; next: nu
 
 export type EnqueueOutcome = 'enqueued' | 'duplicate' | 'limit';
 
+/** One partition of a task (frontier/layout.ts): its keys and the BullMQ queue of its window's jobs. */
+export interface Partition {
+  readonly index: number;
+  readonly keys: PartitionKeys;
+  readonly queue: Queue<PageJobData, PageJobResult>;
+}
+
 export class CrawlQueue {
+  /** The queue of the task's first partition: its only one on a single node, and the job scheduler's. */
   readonly queue: Queue<PageJobData, PageJobResult>;
   readonly keys: ReturnType<typeof taskKeys>;
   private readonly redis: Redis & CrawlScripts;
-  /** How many pages the window should hold (see frontier/window.ts). */
+  /** How many pages the window should hold, over every partition (see frontier/window.ts). */
   readonly windowTarget: WindowTarget;
   private readonly leaseMs: number;
+  private layout: TaskLayout;
+  private readonly byTag = new Map<string, Partition>();
 
   constructor(
     redis: Redis,
     readonly taskName: string,
     /** BullMQ's Queue connection; the same one by default (see worker/runtime.ts for why a worker splits them). */
-    bullConnection: Redis = redis,
-    opts: { windowTarget?: WindowTarget; leaseMs?: number } = {},
+    private readonly bullConnection: Redis = redis,
+    opts: { windowTarget?: WindowTarget; leaseMs?: number; layout?: TaskLayout } = {},
   ) {
     this.redis = withScripts(redis);
     this.keys = taskKeys(taskName);
     this.windowTarget = opts.windowTarget ?? fleetWindow(redis, taskName);
     this.leaseMs = opts.leaseMs ?? WINDOW_LEASE_MS;
-    this.queue = new Queue<PageJobData, PageJobResult>(taskName, { connection: bullConnection, prefix: bullPrefix(taskName) });
-    // Queue errors (e.g. a lost connection) are surfaced by the callers' own commands; don't crash on them.
-    this.queue.on('error', () => undefined);
+    this.layout = opts.layout ?? singleLayout(taskName);
+    this.queue = this.partitionOfTag(taskName, 0).queue;
+  }
+
+  /**
+   * Reads how the task is spread over Redis (frontier/layout.ts): one partition on a single node, one per primary on
+   * a cluster. Every process computes the same from the same topology; a process on a cluster calls this before
+   * using the queue (the CLI, the session, workers and writers do).
+   */
+  async loadLayout(): Promise<TaskLayout> {
+    this.useLayout(await layoutFor(this.redis, this.taskName));
+    return this.layout;
+  }
+
+  useLayout(layout: TaskLayout): void {
+    this.layout = layout;
+  }
+
+  currentLayout(): TaskLayout {
+    return this.layout;
+  }
+
+  /** The task's partitions in the current layout. */
+  partitions(): Partition[] {
+    return this.layout.tags.map((tag, i) => this.partitionOfTag(tag, i));
+  }
+
+  /** The partition a page's job belongs to, by its job id. */
+  partitionOfJob(jobId: string): Partition {
+    return this.partitions()[partitionOfJob(this.layout, jobId)]!;
+  }
+
+  private partitionOfTag(tag: string, index: number): Partition {
+    let p = this.byTag.get(tag);
+    if (!p) {
+      const queue = new Queue<PageJobData, PageJobResult>(this.taskName, { connection: this.bullConnection, prefix: partitionKeys(this.taskName, tag).bullPrefix });
+      // Queue errors (e.g. a lost connection) are surfaced by the callers' own commands; don't crash on them.
+      queue.on('error', () => undefined);
+      p = { index, keys: partitionKeys(this.taskName, tag), queue };
+      this.byTag.set(tag, p);
+    }
+    return p;
   }
 
   async close(): Promise<void> {
-    await this.queue.close();
+    await Promise.all([...this.byTag.values()].map((p) => p.queue.close()));
   }
 
   async currentRun(): Promise<RunInfo | null> {
@@ -263,16 +314,19 @@ export class CrawlQueue {
    * with persistence). With `fresh`, any previous run's jobs and dedup state are dropped first.
    */
   async startRun(task: CrawlTask, opts: { fresh?: boolean } = {}): Promise<{ run: RunInfo; resumed: boolean; enqueued: number }> {
+    await this.loadLayout();
     const previous = await this.currentRun();
     if (previous && !opts.fresh && (previous.state === 'running' || previous.state === 'starting')) {
+      // A run of a version before partitions has no frontier run marker: give it one, or discover refuses its links.
+      for (const p of this.partitions()) await this.redis.hsetnx(p.keys.frontier.meta, 'run', previous.run);
       if (previous.state === 'starting') await this.enqueueStart(task, previous);
       await this.redis.hset(this.keys.meta, 'state', 'running');
-      await this.queue.resume();
+      await this.resume();
       await this.syncSchedule(task);
       return { run: { ...previous, state: 'running' }, resumed: true, enqueued: 0 };
     }
     if (previous) await this.forgetRun(previous.run);
-    await this.queue.obliterate({ force: true });
+    for (const p of this.partitions()) await p.queue.obliterate({ force: true });
     await this.clearFrontier();
     const started = await this.beginRun(task);
     await this.syncSchedule(task);
@@ -287,8 +341,10 @@ export class CrawlQueue {
     const previous = await this.currentRun();
     if (previous && (previous.state === 'running' || previous.state === 'starting')) return null;
     if (previous) await this.forgetRun(previous.run);
-    await this.queue.clean(0, 0, 'completed');
-    await this.queue.clean(0, 0, 'failed');
+    for (const p of this.partitions()) {
+      await p.queue.clean(0, 0, 'completed');
+      await p.queue.clean(0, 0, 'failed');
+    }
     await this.clearFrontier();
     return this.beginRun(task);
   }
@@ -305,8 +361,10 @@ export class CrawlQueue {
     await this.redis
       .multi()
       .del(this.keys.meta)
-      .hset(this.keys.meta, { run: run.run, state: 'starting', startedAt: run.startedAt, bucketBits: run.bucketBits, file: task.file })
+      .hset(this.keys.meta, { run: run.run, state: 'starting', startedAt: run.startedAt, bucketBits: run.bucketBits, file: task.file, [LAYOUT_FIELD]: layoutToMeta(this.layout) })
       .exec();
+    // Each partition's frontier names the run it belongs to: discover refuses links of any other (lua/discover.lua).
+    for (const p of this.partitions()) await this.redis.hset(p.keys.frontier.meta, 'run', run.run);
     // Not in the MULTI: the list of tasks is in another hash slot than the task's keys (CROSSSLOT on a cluster).
     await this.redis.sadd(TASKS_KEY, task.name);
     const enqueued = await this.enqueueStart(task, run);
@@ -363,8 +421,9 @@ export class CrawlQueue {
   /**
    * A fetched page's links queued and the page finished (its record to the store's stream, its counters, its job
    * marked done and its page out of the window), atomically in one call, which also fills the window. A page with
-   * more links than one call takes is finished with the last chunk; a worker dying before that leaves the job to a
-   * retry, which finds the links of the earlier chunks already seen (and queued) and finishes the page once.
+   * more links than one call takes, or links in other partitions, is finished with its partition's last call; a
+   * worker dying before that leaves the job to a retry, which finds the links of the earlier calls already seen (and
+   * queued) and finishes the page once.
    */
   async finishPage(task: CrawlTask, run: Pick<RunInfo, 'run' | 'bucketBits'>, jobId: string, links: readonly FrontierLink[], finish: PageFinish): Promise<EnqueueOutcome[]> {
     if (links.length === 0) {
@@ -381,16 +440,45 @@ export class CrawlQueue {
     finish: { jobId: string; finish: PageFinish } | null,
     force: string | null,
   ): Promise<EnqueueOutcome[]> {
-    const outcomes: EnqueueOutcome[] = [];
-    // In chunks: a page with 100,000 links must not become one call with 400,000 arguments (past the JS stack)
-    // nor one multi-megabyte Redis command. Dedup and the page limit are per URL, so chunks compose.
-    for (let i = 0; i < links.length; i += DISCOVER_CHUNK) {
-      const chunk = links.slice(i, i + DISCOVER_CHUNK);
-      const last = i + DISCOVER_CHUNK >= links.length;
-      const { keys, args } = discoverCall(task, run, chunk, await this.windowTarget(), last ? finish : null, force, this.leaseMs);
-      const reply = await this.redis.csDiscover(keys.length, ...keys, ...args);
-      for (let j = 0; j < chunk.length; j++) outcomes.push(reply[j] === 1 ? 'enqueued' : reply[j] === 2 ? 'limit' : 'duplicate');
-      await this.addFill(task, reply, chunk.length);
+    const parts = this.partitions();
+    const outcomes: EnqueueOutcome[] = new Array<EnqueueOutcome>(links.length);
+    // Links by partition, in page order; the finishing page's own partition goes last so that the page is finished
+    // only once every link is queued.
+    const groups = parts.map(() => [] as number[]);
+    for (let i = 0; i < links.length; i++) groups[partitionOfUrl(this.layout, requestKey(links[i]!.url, links[i]!.request))]!.push(i);
+    const own = finish ? this.partitionOfJob(finish.jobId).index : -1;
+    const order = parts.map((_, i) => i).filter((i) => i !== own && groups[i]!.length > 0);
+    if (own >= 0) order.push(own);
+    // With several partitions, a page limit is counted in one place (reserve.lua), not by each partition.
+    const maxPages = task.scope.maxPages ?? 0;
+    const reserve = parts.length > 1 && maxPages > 0 && force === null;
+    const target = Math.ceil((await this.windowTarget()) / parts.length);
+    for (const pi of order) {
+      const p = parts[pi]!;
+      const idx = groups[pi]!;
+      // In chunks: a page with 100,000 links must not become one call with 400,000 arguments (past the JS stack)
+      // nor one multi-megabyte Redis command. Dedup and the page limit are per URL, so chunks compose.
+      for (let c = 0; c < idx.length || (c === 0 && pi === own); c += DISCOVER_CHUNK) {
+        const part = idx.slice(c, c + DISCOVER_CHUNK);
+        const chunk = part.map((i) => links[i]!);
+        const last = c + DISCOVER_CHUNK >= idx.length;
+        const granted = reserve && chunk.length > 0 ? await this.redis.csReserve(this.keys.stats(run.run), maxPages, chunk.length) : 0;
+        const { keys, args } = discoverCall(task, run, chunk, target, last && pi === own ? finish : null, {
+          force,
+          leaseMs: this.leaseMs,
+          keys: p.keys,
+          ...(reserve ? { limit: `budget:${granted}` } : {}),
+        });
+        const reply = await this.redis.csDiscover(keys.length, ...keys, ...args);
+        let used = 0;
+        for (let j = 0; j < chunk.length; j++) {
+          const o: EnqueueOutcome = reply[j] === 1 ? 'enqueued' : reply[j] === 2 ? 'limit' : 'duplicate';
+          if (o === 'enqueued') used++;
+          outcomes[part[j]!] = o;
+        }
+        if (reserve && granted > used) await this.redis.hincrby(this.keys.stats(run.run), 'enqueued', used - granted);
+        await this.addFill(task, p, reply, chunk.length);
+      }
     }
     return outcomes;
   }
@@ -401,28 +489,34 @@ export class CrawlQueue {
    * filled again.
    */
   async completePage(task: CrawlTask, run: string, jobId: string, finish: PageFinish): Promise<void> {
+    const p = this.partitionOfJob(jobId);
     const reply = await this.redis.csPageDone(
-      this.keys.stats(run),
-      this.keys.items,
-      metricsKeys(this.taskName, run).hosts,
-      this.keys.meta,
-      ...this.frontierArgs(task, await this.windowTarget()),
+      p.keys.stats(run),
+      p.keys.items,
+      p.keys.hosts(run),
+      p.keys.frontier.meta,
+      ...this.frontierArgs(task, p, await this.partTarget()),
       jobId,
       ...finishArgs(finish),
     );
-    await this.addFill(task, reply, 0);
+    await this.addFill(task, p, reply, 0);
   }
 
   /** A job's page ends without pageDone (skipped, failed for good): out of the window, which is filled again. */
   async settle(task: CrawlTask, jobId: string): Promise<void> {
-    const reply = await this.redis.csSettle(this.keys.meta, ...this.frontierArgs(task, await this.windowTarget()), jobId);
-    await this.addFill(task, reply, 0);
+    const p = this.partitionOfJob(jobId);
+    const reply = await this.redis.csSettle(p.keys.frontier.meta, ...this.frontierArgs(task, p, await this.partTarget()), jobId);
+    await this.addFill(task, p, reply, 0);
   }
 
-  /** Fills the window from the frontier (lua/fill.lua); with `reconcile`, settles what ended without settling first. */
-  async fill(task: CrawlTask, opts: { reconcile?: boolean } = {}): Promise<FillResult> {
-    const reply = await this.redis.csFill(this.keys.meta, ...this.frontierArgs(task, await this.windowTarget()), opts.reconcile ? '1' : '0');
-    const added = await this.addFill(task, reply, 0);
+  /**
+   * Fills a partition's window from its frontier (lua/fill.lua); with `reconcile`, settles what ended without
+   * settling first.
+   */
+  async fill(task: CrawlTask, opts: { reconcile?: boolean; partition?: number } = {}): Promise<FillResult> {
+    const p = this.partitions()[opts.partition ?? 0]!;
+    const reply = await this.redis.csFill(p.keys.frontier.meta, ...this.frontierArgs(task, p, await this.partTarget()), opts.reconcile ? '1' : '0');
+    const added = await this.addFill(task, p, reply, 0);
     return { added, next: Number(reply[1] ?? -1) };
   }
 
@@ -433,23 +527,29 @@ export class CrawlQueue {
    */
   async isSettled(job: { id?: string; data: PageJobData }): Promise<boolean> {
     const id = String(job.id);
+    const p = this.partitionOfJob(id);
     const pageId = id.startsWith(`${job.data.run}.`) ? id.slice(job.data.run.length + 1) : '';
-    const [[, done], [, inWindow]] = (await this.redis.multi().hget(`${this.keys.bull.job}${id}`, 'csd').hexists(this.keys.frontier.transit, pageId).exec()) as [[null, string | null], [null, number]];
+    const [[, done], [, inWindow]] = (await this.redis.multi().hget(`${p.keys.bull.job}${id}`, 'csd').hexists(p.keys.frontier.transit, pageId).exec()) as [[null, string | null], [null, number]];
     return done === '1' || (job.data.recovered === true && inWindow === 0);
   }
 
-  private frontierArgs(task: CrawlTask, target: number): (string | number)[] {
-    return frontierArgs(task, target, this.leaseMs);
+  /** A partition's share of the window. */
+  private async partTarget(): Promise<number> {
+    return Math.ceil((await this.windowTarget()) / this.layout.tags.length);
   }
 
-  /** Adds the pages a script's reply hands to the window (its fill at `at`) as BullMQ jobs; how many. */
-  private async addFill(task: CrawlTask, reply: FillReply, at: number): Promise<number> {
+  private frontierArgs(task: CrawlTask, p: Partition, target: number): (string | number)[] {
+    return frontierArgs(task, target, this.leaseMs, p.keys);
+  }
+
+  /** Adds the pages a script's reply hands to partition `p`'s window (its fill at `at`) as BullMQ jobs; how many. */
+  private async addFill(task: CrawlTask, p: Partition, reply: FillReply, at: number): Promise<number> {
     const { run, pages } = parseFill(reply, at);
     if (pages.length === 0 || run === '') return 0;
     const usesPriority = taskUsesPriority(task);
-    await this.queue.addBulk(
-      pages.map((p) => {
-        const page = decodePage(p.host, p.record);
+    await p.queue.addBulk(
+      pages.map((w) => {
+        const page = decodePage(w.host, w.record);
         const data: PageJobData = {
           url: page.url,
           rule: page.rule,
@@ -459,9 +559,9 @@ export class CrawlQueue {
           ...(page.lastmod !== undefined ? { lastmod: page.lastmod } : {}),
           ...(page.request !== undefined ? { request: page.request } : {}),
           ...(page.series !== undefined ? { series: page.series } : {}),
-          ...(p.kind === 'r' ? { recovered: true as const } : {}),
+          ...(w.kind === 'r' ? { recovered: true as const } : {}),
         };
-        return { name: page.sitemap !== undefined ? SITEMAP_JOB : page.rule, data, opts: this.jobOptions(task, `${run}.${p.id}`, usesPriority ? Number(p.band) : null) };
+        return { name: page.sitemap !== undefined ? SITEMAP_JOB : page.rule, data, opts: this.jobOptions(task, `${run}.${w.id}`, usesPriority ? Number(w.band) : null) };
       }),
     );
     return pages.length;
@@ -469,12 +569,15 @@ export class CrawlQueue {
 
   /** Empties the frontier and the window's records (a run replaced: its BullMQ jobs go with obliterate or clean). */
   async clearFrontier(): Promise<void> {
-    for await (const batch of scanKeys(this.redis, this.keys.frontier.pattern)) await unlinkKeys(this.redis, batch);
+    for (const p of this.partitions()) {
+      for await (const batch of scanKeys(this.redis, p.keys.frontier.pattern)) await this.redis.unlink(...batch);
+    }
   }
 
   /** Pages waiting in the frontier. */
   async frontierCount(): Promise<number> {
-    return Number((await this.redis.hget(this.keys.frontier.meta, 'n')) ?? 0);
+    const ns = await Promise.all(this.partitions().map((p) => this.redis.hget(p.keys.frontier.meta, 'n')));
+    return ns.reduce((a, n) => a + Number(n ?? 0), 0);
   }
 
   jobOptions(task: CrawlTask, jobId: string, priority: number | null): JobsOptions {
@@ -498,6 +601,7 @@ export class CrawlQueue {
     urls: readonly string[],
     opts: { force?: boolean; rule?: string; scoped?: boolean } = {},
   ): Promise<{ url: string; outcome: EnqueueOutcome | 'invalid' | 'dropped'; reason?: string }[]> {
+    await this.loadLayout();
     const run = await this.currentRun();
     if (!run) throw new Error(`task '${task.name}' has never run on this Redis; start it first (crawl-studio run ${task.file})`);
     // A URL enqueued after the crawl drained reopens the run: workers fetch it, the next session finalizes it.
@@ -552,29 +656,39 @@ export class CrawlQueue {
   }
 
   async stats(run: string): Promise<CrawlStats> {
-    const h = await this.redis.hgetall(this.keys.stats(run));
-    return parseStats(h);
+    const hashes = await Promise.all(this.partitions().map((p) => this.redis.hgetall(p.keys.stats(run))));
+    return parseStats(sumHashes(hashes));
   }
 
   // A task's job counts and status are read by observe/taskStatus.ts (readJobCounts, readTaskStatus), the one place
   // every view and the session read them.
 
-  /** 'won': this caller must finalize the run; 'pending': work remains; 'done': someone already finalized it. */
+  /**
+   * 'won': this caller must finalize the run; 'pending': work remains; 'done': someone already finalized it. One
+   * atomic script for a task in one partition (lua/drain.lua). Spread over several, each partition is checked in its
+   * own slot between two readings of every partition's change counter (lua/drainPart.lua): unchanged counters mean
+   * no page was queued into a partition after it was found empty, so all were empty at once.
+   */
   async tryFinalize(task: CrawlTask, run: string, holdMs = 15_000): Promise<'won' | 'pending' | 'done'> {
-    const b = this.keys.bull;
-    const r = await this.redis.csDrain(
-      this.keys.meta,
-      this.keys.finalized(run),
-      b.wait,
-      b.active,
-      b.paused,
-      b.delayed,
-      b.prioritized,
-      b.waitingChildren,
-      run,
-      holdMs,
-      ...frontierArgs(task, 0),
-    );
+    const parts = this.partitions();
+    if (parts.length === 1) {
+      const b = this.keys.bull;
+      const r = await this.redis.csDrain(this.keys.meta, this.keys.finalized(run), b.wait, b.active, b.paused, b.delayed, b.prioritized, b.waitingChildren, run, holdMs, ...frontierArgs(task, 0));
+      return r === 1 ? 'won' : r === -1 ? 'done' : 'pending';
+    }
+    const [meta, flagTtl] = await Promise.all([this.redis.hmget(this.keys.meta, 'run', 'state'), this.redis.pttl(this.keys.finalized(run))]);
+    if (meta[0] !== run || meta[1] !== 'running') return 'pending';
+    if (flagTtl > 0) return 'done';
+    const versions = () => Promise.all(parts.map((p) => this.redis.hget(p.keys.frontier.meta, 'v')));
+    const before = await versions();
+    for (const p of parts) {
+      const b = p.keys.bull;
+      const [pending] = await this.redis.csDrainPart(b.wait, b.active, b.paused, b.delayed, b.prioritized, b.waitingChildren, run, ...frontierArgs(task, 0, this.leaseMs, p.keys));
+      if (pending > 0) return 'pending';
+    }
+    const after = await versions();
+    if (after.some((v, i) => v !== before[i])) return 'pending';
+    const r = await this.redis.csDrainFinal(this.keys.meta, this.keys.finalized(run), run, holdMs);
     return r === 1 ? 'won' : r === -1 ? 'done' : 'pending';
   }
 
@@ -585,11 +699,11 @@ export class CrawlQueue {
 
   /** Stops a run: no new jobs are taken; state is kept so `startRun` can resume it. */
   async pause(): Promise<void> {
-    await this.queue.pause();
+    for (const p of this.partitions()) await p.queue.pause();
   }
 
   async resume(): Promise<void> {
-    await this.queue.resume();
+    for (const p of this.partitions()) await p.queue.resume();
   }
 
   async event(e: Record<string, unknown>): Promise<void> {
@@ -598,9 +712,25 @@ export class CrawlQueue {
 
   /** Drops a previous run's dedup sets (they are the bulk of a finished crawl's Redis memory). */
   private async forgetRun(run: string): Promise<void> {
-    for await (const batch of scanKeys(this.redis, this.keys.seenPattern(run))) await unlinkKeys(this.redis, batch);
+    for (const p of this.partitions()) {
+      for await (const batch of scanKeys(this.redis, p.keys.seenPattern(run))) await this.redis.unlink(...batch);
+    }
     await this.redis.unlink(this.keys.finalized(run));
   }
+}
+
+/** A run's counters over every partition of its task (the layout its meta records), for readers without a queue. */
+export async function readRunStats(redis: Redis, task: string, run: string, layout?: TaskLayout): Promise<CrawlStats> {
+  const tags = (layout ?? layoutFromMeta(task, await redis.hget(taskKeys(task).meta, LAYOUT_FIELD))).tags;
+  return parseStats(sumHashes(await Promise.all(tags.map((tag) => redis.hgetall(partitionKeys(task, tag).stats(run))))));
+}
+
+/** Counter hashes added up field by field (a run's stats over its partitions). */
+export function sumHashes(hashes: readonly Record<string, string>[]): Record<string, string> {
+  if (hashes.length === 1) return hashes[0]!;
+  const out: Record<string, number> = {};
+  for (const h of hashes) for (const [k, v] of Object.entries(h)) out[k] = (out[k] ?? 0) + Number(v);
+  return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, String(v)]));
 }
 
 function taskUsesPriority(task: CrawlTask): boolean {

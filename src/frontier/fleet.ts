@@ -1,6 +1,6 @@
 import type { Redis } from '../redis/connect';
 import { hostname } from 'node:os';
-import { taskKeys, WORKERS_KEY } from './keys';
+import { partitionKeys, WORKERS_KEY } from './keys';
 import { HostGate } from './politeness';
 import { withScripts } from './scripts';
 
@@ -18,8 +18,9 @@ export interface WorkerBeat {
   readonly processed: number;
   readonly failed: number;
   /**
-   * Task -> id of the BullMQ Worker consuming it in this process. Its jobs' locks hold `<id>:<n>`, which is how a
-   * dead process's jobs are found. Written before the first job is taken; absent in beats of older versions.
+   * Partition tag (frontier/layout.ts: the task's name for its first or only partition, `<task>.<n>` for the others)
+   * -> id of the BullMQ Worker consuming it in this process. Its jobs' locks hold `<id>:<n>`, which is how a dead
+   * process's jobs are found. Written before the first job is taken; absent in beats of older versions.
    */
   readonly bull?: Readonly<Record<string, string>>;
 }
@@ -92,12 +93,14 @@ export async function releaseDeadWorker(redis: Redis, id: string, diedAt: number
   const scripts = withScripts(redis);
   const gate = new HostGate(redis);
   const released: Record<string, number> = {};
-  for (const [task, bullId] of Object.entries(beat.bull ?? {})) {
-    const bull = taskKeys(task).bull;
+  for (const [tag, bullId] of Object.entries(beat.bull ?? {})) {
+    // Task names hold no '.': a partition's tag is "<task>.<n>".
+    const task = tag.split('.')[0]!;
+    const bull = partitionKeys(task, tag).bull;
     // A job's lock and its host lease are both named by the token BullMQ gave the worker for it: `<id>:<n>`.
     const owner = `${bullId}:`;
     const ids = await scripts.csReleaseJobs(bull.active, bull.stalled, bull.job, owner);
-    released[task] = ids.length;
+    released[task] = (released[task] ?? 0) + ids.length;
     // The requests it had in flight hold their hosts' politeness slots: free them too, or the hosts run below
     // their concurrency until the leases expire.
     const hosts = new Set<string>();

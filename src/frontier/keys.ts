@@ -1,6 +1,8 @@
-// Every Redis key of a task shares the hash tag {task}: in Redis Cluster they live in one slot, so the Lua
-// scripts that touch BullMQ's keys and ours together stay legal. BullMQ's own keys are
-// `cs:{task}:<task>:<type>`; ours use '#', a character task names cannot contain, so they never collide.
+// Every Redis key carries a hash tag, so that on a Redis Cluster the keys one Lua script or MULTI touches share a
+// slot. A task's own keys (its run's meta, lease, events, sessions, metric history) share `{task}`; its per-page state
+// (seen set, frontier, window, BullMQ queue, counters, items stream) is split into partitions (frontier/layout.ts),
+// each under a tag of its own, the first being `{task}` itself, so a single node keeps one slot per task. BullMQ's
+// own keys are `cs:{tag}:<task>:<type>`; ours use '#', a character task names cannot contain, so they never collide.
 
 export const KEY_ROOT = 'cs';
 
@@ -11,20 +13,14 @@ export function bullPrefix(task: string): string {
 
 export function taskKeys(task: string) {
   const base = `${KEY_ROOT}:{${task}}:#`;
-  const bull = `${bullPrefix(task)}:${task}:`;
   return {
-    /** Hash: current run id, state, started/finished times, dedup bucket bits, task file. */
+    /** Hash: current run id, state, started/finished times, dedup bucket bits, task file, layout (frontier/layout.ts). */
     meta: `${base}meta`,
     /** String: the process driving the task's current run (lua/lease.lua), JSON, with a TTL its holder renews. */
     lease: `${base}lease`,
-    stats: (run: string) => `${base}stats:${run}`,
-    seenBucket: (run: string, bucket: number) => `${base}seen:${run}:${bucket.toString(16)}`,
-    seenPattern: (run: string) => `${base}seen:${run}:*`,
     finalized: (run: string) => `${base}finalized:${run}`,
     /** Sliding window of recent request starts, for the task's global rate limit. */
     rate: `${base}rate`,
-    /** Stream of extracted items on their way to the store: never through the job queue. */
-    items: `${base}items`,
     /** Stream of notable events (run started/finished) for the CLI and the extension. */
     events: `${base}events`,
     /** Hash: one session of the pool (worker/sessions.ts): its id, pages, login state and cookies, one field each. */
@@ -40,6 +36,31 @@ export function taskKeys(task: string) {
     screenshots: (run: string) => `${base}shots:${run}`,
     /** Sorted set: the URLs of those screenshots by time, the oldest dropped first. */
     screenshotOrder: (run: string) => `${base}shots:${run}:order`,
+    // The first partition's keys (frontier/layout.ts) are the task's own: on one node, the only partition.
+    ...partitionKeys(task, task),
+  };
+}
+
+/**
+ * The keys of one partition of a task's per-page state (frontier/layout.ts), under hash tag `{tag}`: the tag of the
+ * first partition is the task's name, so on a single node these are the task's keys.
+ */
+export function partitionKeys(task: string, tag: string) {
+  const base = `${KEY_ROOT}:{${tag}}:#`;
+  const bullBase = `${KEY_ROOT}:{${tag}}`;
+  const bull = `${bullBase}:${task}:`;
+  return {
+    tag,
+    /** BullMQ's key prefix for this partition's queue (queue name: the task's). */
+    bullPrefix: bullBase,
+    /** Hash: the run's counters added in this partition (readers sum the partitions). */
+    stats: (run: string) => `${base}stats:${run}`,
+    seenBucket: (run: string, bucket: number) => `${base}seen:${run}:${bucket.toString(16)}`,
+    seenPattern: (run: string) => `${base}seen:${run}:*`,
+    /** Stream of the partition's page records and items on their way to the store: never through the job queue. */
+    items: `${base}items`,
+    /** Hash "<host>\t<done|skipped|failed>" -> count of the pages finished in this partition (see metricsKeys). */
+    hosts: (run: string) => `${base}metrics:${run}:hosts`,
     /** The compact frontier: the pages waiting for the window (see frontierKeys). */
     frontier: frontierKeys(`${base}f:`),
     bull: {
@@ -59,6 +80,8 @@ export function taskKeys(task: string) {
   };
 }
 
+export type PartitionKeys = ReturnType<typeof partitionKeys>;
+
 /**
  * The compact frontier's keys under `prefix` (lua/frontier.lua documents each). The scripts build the per-band and
  * per-host names themselves from the prefix, so these two functions must agree with it.
@@ -66,7 +89,10 @@ export function taskKeys(task: string) {
 export function frontierKeys(prefix: string) {
   return {
     prefix,
-    /** Hash: `n` (pages waiting in the frontier) and `b:<band>` (pages waiting in one priority band). */
+    /**
+     * Hash: `n` (pages waiting in the frontier), `b:<band>` (pages waiting in one priority band), `v` (a counter of
+     * every change: drain detection across partitions reads it before and after).
+     */
     meta: `${prefix}meta`,
     /** Sorted set: the bands that hold waiting pages, scored by their priority (1 first). */
     bands: `${prefix}bands`,
@@ -124,8 +150,9 @@ export function hostKeys(host: string) {
   };
 }
 
+/** The fleet's copy of an origin's robots.txt; its fetch lock is `<key>:lock`, in the same hash slot. */
 export function robotsKey(origin: string): string {
-  return `${KEY_ROOT}:robots:${origin}`;
+  return `${KEY_ROOT}:robots:{${origin}}`;
 }
 
 /** Set of task names known to this Redis, for explorers. */

@@ -1,6 +1,8 @@
 import { isCluster, type Redis } from '../redis/connect';
 import discover from './lua/discover.lua';
 import drain from './lua/drain.lua';
+import drainFinal from './lua/drainFinal.lua';
+import drainPart from './lua/drainPart.lua';
 import fill from './lua/fill.lua';
 import findPage from './lua/findPage.lua';
 import finishPage from './lua/finishPage.lua';
@@ -10,6 +12,7 @@ import pageDone from './lua/pageDone.lua';
 import politeness from './lua/politeness.lua';
 import ratelimit from './lua/ratelimit.lua';
 import releaseJobs from './lua/releaseJobs.lua';
+import reserve from './lua/reserve.lua';
 import settle from './lua/settle.lua';
 
 // The engine's Lua scripts, defined once per connection (ioredis sends EVALSHA and falls back to EVAL). Scripts
@@ -21,6 +24,8 @@ export type FillReply = (string | number)[];
 export interface CrawlScripts {
   csDiscover(numKeys: number, ...args: (string | number)[]): Promise<FillReply>;
   csDrain(...args: (string | number)[]): Promise<number>;
+  csDrainFinal(...args: (string | number)[]): Promise<number>;
+  csDrainPart(...args: (string | number)[]): Promise<[number, number]>;
   csFill(...args: (string | number)[]): Promise<FillReply>;
   csFindPage(...args: (string | number)[]): Promise<[number, string]>;
   csLease(...args: (string | number)[]): Promise<[number, string?, number?]>;
@@ -28,6 +33,7 @@ export interface CrawlScripts {
   csPoliteness(...args: (string | number)[]): Promise<[number, number]>;
   csRateLimit(...args: (string | number)[]): Promise<number>;
   csReleaseJobs(...args: (string | number)[]): Promise<string[]>;
+  csReserve(...args: (string | number)[]): Promise<number>;
   csSettle(...args: (string | number)[]): Promise<FillReply>;
 }
 
@@ -49,6 +55,8 @@ export function withScripts(redis: Redis): Redis & CrawlScripts {
     }
     redis.defineCommand('csDiscover', { lua: `${frontier}\n${finishPage}\n${discover}` });
     redis.defineCommand('csDrain', { numberOfKeys: 8, lua: `${frontier}\n${drain}` });
+    redis.defineCommand('csDrainFinal', { numberOfKeys: 2, lua: drainFinal });
+    redis.defineCommand('csDrainPart', { numberOfKeys: 6, lua: `${frontier}\n${drainPart}` });
     redis.defineCommand('csFill', { numberOfKeys: 1, lua: `${frontier}\n${fill}` });
     redis.defineCommand('csFindPage', { numberOfKeys: 1, lua: findPage });
     redis.defineCommand('csLease', { numberOfKeys: 1, lua: lease });
@@ -56,6 +64,7 @@ export function withScripts(redis: Redis): Redis & CrawlScripts {
     redis.defineCommand('csPoliteness', { numberOfKeys: 4, lua: politeness });
     redis.defineCommand('csRateLimit', { numberOfKeys: 1, lua: ratelimit });
     redis.defineCommand('csReleaseJobs', { numberOfKeys: 2, lua: releaseJobs });
+    redis.defineCommand('csReserve', { numberOfKeys: 1, lua: reserve });
     redis.defineCommand('csSettle', { numberOfKeys: 1, lua: `${frontier}\n${settle}` });
     defined.add(redis);
   }

@@ -1,12 +1,19 @@
 import type { Redis } from '../redis/connect';
 import { fingerprintHex } from '../core/url/fingerprint';
-import { taskKeys } from '../frontier/keys';
+import { partitionKeys, taskKeys } from '../frontier/keys';
+import { LAYOUT_FIELD, layoutFromMeta, partitionOfUrl } from '../frontier/layout';
 import { decodePage, encodePage, type FrontierPage } from '../frontier/record';
 import { withScripts } from '../frontier/scripts';
 
 // What the views show of the compact frontier (frontier/crawl.ts, lua/frontier.lua): the pages waiting there, not
 // BullMQ jobs yet, counted, listed in about the order they will go (best band first, hosts by their schedule, each
-// host's oldest first), and found by URL. Reads only.
+// host's oldest first), and found by URL, over every partition of the task (frontier/layout.ts). Reads only.
+
+/** The frontier keys of each of the task's partitions. */
+async function frontiers(redis: Redis, task: string) {
+  const layout = layoutFromMeta(task, await redis.hget(taskKeys(task).meta, LAYOUT_FIELD));
+  return { layout, keys: layout.tags.map((tag) => partitionKeys(task, tag).frontier) };
+}
 
 export interface FrontierCounts {
   /** Pages waiting in the frontier. */
@@ -18,9 +25,9 @@ export interface FrontierCounts {
 }
 
 export async function readFrontierCounts(redis: Redis, task: string): Promise<FrontierCounts> {
-  const f = taskKeys(task).frontier;
-  const [waiting, inWindow, bands] = await Promise.all([redis.hget(f.meta, 'n'), redis.hlen(f.transit), redis.zrange(f.bands, 0, -1)]);
-  return { waiting: Number(waiting ?? 0), inWindow, bands };
+  const parts = await Promise.all((await frontiers(redis, task)).keys.map((f) => Promise.all([redis.hget(f.meta, 'n'), redis.hlen(f.transit), redis.zrange(f.bands, 0, -1)])));
+  const bands = [...new Set(parts.flatMap((p) => p[2]))].sort((a, b) => Number(a) - Number(b));
+  return { waiting: parts.reduce((a, p) => a + Number(p[0] ?? 0), 0), inWindow: parts.reduce((a, p) => a + p[1], 0), bands };
 }
 
 export interface FrontierRow extends FrontierPage {
@@ -39,25 +46,27 @@ const HOSTS_PER_READ = 200;
  * `start` reads the lengths of the lists before it (one command per host); views page through the first few hundred.
  */
 export async function listFrontier(redis: Redis, task: string, start: number, count: number): Promise<FrontierRow[]> {
-  const f = taskKeys(task).frontier;
   const out: FrontierRow[] = [];
   let skip = start;
-  for (const band of await redis.zrange(f.bands, 0, -1)) {
-    for (let h = 0; out.length < count; h += HOSTS_PER_READ) {
-      const hosts = await redis.zrange(f.ready(band), h, h + HOSTS_PER_READ - 1);
-      if (hosts.length === 0) break;
-      const lengths = await Promise.all(hosts.map((host) => redis.llen(f.queue(band, host))));
-      for (let i = 0; i < hosts.length && out.length < count; i++) {
-        if (skip >= lengths[i]!) {
-          skip -= lengths[i]!;
-          continue;
+  // Partition by partition (a cluster's), each in the order its window takes them.
+  for (const f of (await frontiers(redis, task)).keys) {
+    for (const band of await redis.zrange(f.bands, 0, -1)) {
+      for (let h = 0; out.length < count; h += HOSTS_PER_READ) {
+        const hosts = await redis.zrange(f.ready(band), h, h + HOSTS_PER_READ - 1);
+        if (hosts.length === 0) break;
+        const lengths = await Promise.all(hosts.map((host) => redis.llen(f.queue(band, host))));
+        for (let i = 0; i < hosts.length && out.length < count; i++) {
+          if (skip >= lengths[i]!) {
+            skip -= lengths[i]!;
+            continue;
+          }
+          const records = await redis.lrange(f.queue(band, hosts[i]!), skip, skip + (count - out.length) - 1);
+          skip = 0;
+          for (const rec of records) out.push(row(hosts[i]!, band, rec));
         }
-        const records = await redis.lrange(f.queue(band, hosts[i]!), skip, skip + (count - out.length) - 1);
-        skip = 0;
-        for (const rec of records) out.push(row(hosts[i]!, band, rec));
       }
+      if (out.length >= count) return out;
     }
-    if (out.length >= count) break;
   }
   return out;
 }
@@ -79,7 +88,8 @@ const FIND_SLICE = 5_000;
  * pages go before it), or taken into the window with its job still on its way. Null when neither.
  */
 export async function findInFrontier(redis: Redis, task: string, url: string): Promise<FrontierWhere | null> {
-  const f = taskKeys(task).frontier;
+  const { layout, keys } = await frontiers(redis, task);
+  const f = keys[partitionOfUrl(layout, url)]!;
   let host: string;
   try {
     host = new URL(url).host;

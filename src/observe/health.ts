@@ -94,16 +94,16 @@ async function hostHealth(redis: Redis, task: Parameters<typeof readHealth>[2], 
   const baseDelay = task.politeness?.perHost.delayMs ?? 0;
   const agent = task.request?.userAgent ?? 'CrawlStudio';
   const timeMs = await redisTimeMs(redis);
-  // Not one pipeline: each host's keys are in their own hash slot, and a cluster client refuses a pipeline across
-  // nodes. ioredis sends these at once anyway, without waiting for each reply.
+  // Not one pipeline: each host's keys (and each origin's robots.txt) have a hash slot of their own, on a Redis
+  // Cluster a node of their own.
   const r = await Promise.all(
     shown.map((h) => {
       const k = hostKeys(h.host);
-      return Promise.all([redis.zcount(k.active, `(${timeMs}`, '+inf'), redis.get(k.next), redis.get(robotsKey(`http://${h.host}`)), redis.get(robotsKey(`https://${h.host}`))]);
+      return Promise.all([redis.zcount(k.active, `(${timeMs}`, '+inf'), redis.get(k.next), redis.get(robotsKey(`http://${h.host}`)), redis.get(robotsKey(`https://${h.host}`))]).catch(() => []);
     }),
   );
   return shown.map((h, i) => {
-    const v = (j: number) => r[i]![j];
+    const v = (j: number) => r[i]?.[j] as string | number | null | undefined;
     const robots = (v(2) ?? v(3)) as string | null | undefined;
     let crawlDelayMs: number | null = null;
     if (robots) {

@@ -1,7 +1,8 @@
 import type { ChainableCommander } from 'ioredis';
 import type { Redis } from '../redis/connect';
-import { parseStats } from '../frontier/crawl';
-import { hostTallyField, metricsKeys, taskKeys, type HostOutcome } from '../frontier/keys';
+import { parseStats, readRunStats, sumHashes } from '../frontier/crawl';
+import { hostTallyField, metricsKeys, partitionKeys, taskKeys, type HostOutcome } from '../frontier/keys';
+import { LAYOUT_FIELD, layoutFromMeta } from '../frontier/layout';
 import { readJobCounts, skippedJobs, waitingPages } from './taskStatus';
 
 export { metricsKeys } from '../frontier/keys';
@@ -57,13 +58,14 @@ export { skippedJobs } from './taskStatus';
  */
 export async function recordSample(redis: Redis, task: string, now = Date.now()): Promise<MetricSample | null> {
   const keys = taskKeys(task);
-  const run = await redis.hget(keys.meta, 'run');
+  const [run, parts] = await redis.hmget(keys.meta, 'run', LAYOUT_FIELD);
   if (!run) return null;
   const mk = metricsKeys(task, run);
   if ((await redis.set(mk.tick, '1', 'PX', TICK_MS, 'NX')) !== 'OK') return null;
-  // The job counts through the one read every view uses (taskStatus.ts), beside the run's counters.
-  const [hash, counts] = await Promise.all([redis.hgetall(keys.stats(run)), readJobCounts(redis, task)]);
-  const stats = parseStats(hash);
+  // The job counts through the one read every view uses (taskStatus.ts), beside the run's counters, both summed over
+  // the run's partitions (frontier/layout.ts).
+  const layout = layoutFromMeta(task, parts);
+  const [stats, counts] = await Promise.all([readRunStats(redis, task, run, layout), readJobCounts(redis, task, layout)]);
   const sample: MetricSample = {
     t: now,
     done: stats.done,
@@ -163,7 +165,9 @@ export interface HostTally {
 }
 
 export async function readHostTally(redis: Redis, task: string, run: string): Promise<HostTally[]> {
-  const h = await redis.hgetall(metricsKeys(task, run).hosts);
+  // Pages finished are counted in their partition (lua/pageDone.lua), skips and failures in the task's own slot.
+  const tags = layoutFromMeta(task, await redis.hget(taskKeys(task).meta, LAYOUT_FIELD)).tags;
+  const h = sumHashes(await Promise.all(tags.map((tag) => redis.hgetall(partitionKeys(task, tag).hosts(run)))));
   const byHost = new Map<string, { done: number; skipped: number; failed: number }>();
   for (const [field, n] of Object.entries(h)) {
     const [host, what] = field.split('\t') as [string, string];

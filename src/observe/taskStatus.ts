@@ -1,17 +1,30 @@
 import type { Redis } from '../redis/connect';
-import { parseStats, type CrawlStatus, type JobCounts } from '../frontier/crawl';
-import { taskKeys } from '../frontier/keys';
+import { readRunStats, type CrawlStatus, type JobCounts } from '../frontier/crawl';
+import { partitionKeys, taskKeys } from '../frontier/keys';
+import { LAYOUT_FIELD, layoutFromMeta, type TaskLayout } from '../frontier/layout';
 import { runInfoOf } from './figures';
 
 // Reading a task's figures from Redis, for every view and the session (figures.ts names them). Where waiting URLs
-// live is the frontier's business (the compact frontier, then BullMQ's lists once in the window): readJobCounts()
-// is the one function that reads both, and no view reads BullMQ's lists itself.
+// live is the frontier's business (the compact frontier, then BullMQ's lists once in the window, in every partition
+// of the task on a Redis Cluster): readJobCounts() is the one function that reads them, and no view reads BullMQ's
+// lists itself.
 
 export * from './figures';
 
-/** The one read of how many pages wait (in the frontier or as jobs), run and are kept, for every view. */
-export async function readJobCounts(redis: Redis, task: string): Promise<JobCounts> {
-  const k = taskKeys(task);
+/**
+ * The one read of how many pages wait (in the frontier or as jobs), run and are kept, for every view: summed over
+ * the task's partitions (frontier/layout.ts; `layout` when the caller read it already, else the run's meta's).
+ */
+export async function readJobCounts(redis: Redis, task: string, layout?: TaskLayout): Promise<JobCounts> {
+  const tags = (layout ?? layoutFromMeta(task, await redis.hget(taskKeys(task).meta, LAYOUT_FIELD))).tags;
+  const parts = await Promise.all(tags.map((tag) => readPartitionCounts(redis, task, tag)));
+  const sum = (k: keyof JobCounts) => parts.reduce((a, c) => a + c[k], 0);
+  return { frontier: sum('frontier'), waiting: sum('waiting'), prioritized: sum('prioritized'), active: sum('active'), delayed: sum('delayed'), completed: sum('completed'), failed: sum('failed') };
+}
+
+/** One partition's counts, in one round trip to its node (its keys share a slot). */
+async function readPartitionCounts(redis: Redis, task: string, tag: string): Promise<JobCounts> {
+  const k = partitionKeys(task, tag);
   const b = k.bull;
   const r = (await redis.pipeline().llen(b.wait).llen(b.paused).zcard(b.prioritized).llen(b.active).zcard(b.delayed).zcard(b.completed).zcard(b.failed).hget(k.frontier.meta, 'n').exec()) ?? [];
   const n = (i: number) => {
@@ -27,9 +40,9 @@ export async function readJobCounts(redis: Redis, task: string): Promise<JobCoun
 /** A task's run, counters, job counts and pause state, read together: what the session reports and the views show. */
 export async function readTaskStatus(redis: Redis, task: string): Promise<CrawlStatus> {
   const keys = taskKeys(task);
-  const [meta, counts, paused] = await Promise.all([redis.hgetall(keys.meta), readJobCounts(redis, task), redis.hexists(keys.bull.meta, 'paused')]);
+  const [meta, paused] = await Promise.all([redis.hgetall(keys.meta), redis.hexists(keys.bull.meta, 'paused')]);
   const run = runInfoOf(meta);
-  const stats = run ? parseStats(await redis.hgetall(keys.stats(run.run))) : null;
+  const layout = layoutFromMeta(task, meta[LAYOUT_FIELD]);
+  const [counts, stats] = await Promise.all([readJobCounts(redis, task, layout), run ? readRunStats(redis, task, run.run, layout) : null]);
   return { task, run, stats, counts, isPaused: paused === 1 };
 }
-

@@ -302,6 +302,7 @@ export class CrawlSession {
   }
 
   private async joinRun(): Promise<{ run: RunInfo; resumed: boolean }> {
+    await this.crawl.loadLayout();
     const run = await this.crawl.currentRun();
     if (!run) throw new Error(`task '${this.opts.task.name}' has never run on this Redis: start it with crawl-studio run`);
     return { run, resumed: true };

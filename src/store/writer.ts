@@ -2,7 +2,8 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Redis } from '../redis/connect';
 import { nodeFor } from '../redis/nodes';
-import { taskKeys } from '../frontier/keys';
+import { partitionKeys, taskKeys } from '../frontier/keys';
+import { layoutFor } from '../frontier/layout';
 import { backoffDelay, type BackoffOptions } from './backoff';
 import { PAGE_FIELD } from './buffer';
 import { decodeEntry, DEFAULT_LIMITS, mergeBatch, type DecodedEntry, type MergeLimits } from './merge';
@@ -103,16 +104,90 @@ interface RawEntry {
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
-/** Creates the consumer group if needed, starts the heartbeat and the drain loop. */
+/**
+ * Creates the consumer group if needed, starts the heartbeat and the drain loop. A task spread over partitions
+ * (frontier/layout.ts: a Redis Cluster) has an items stream per partition, each drained by a writer of its own under
+ * the same consumer name, their store writes taken one at a time.
+ */
 export async function startWriter(redis: Redis, opts: WriterOptions): Promise<WriterHandle> {
-  const writer = new Writer(redis, opts);
-  await writer.start();
-  return writer;
+  const layout = await layoutFor(redis, opts.task);
+  if (layout.tags.length === 1) {
+    const writer = new Writer(redis, opts, taskKeys(opts.task).items);
+    await writer.start();
+    return writer;
+  }
+  const shared = { ...opts, consumer: opts.consumer ?? defaultConsumer(), store: oneAtATime(opts.store) };
+  const writers = layout.tags.map((tag) => new Writer(redis, shared, partitionKeys(opts.task, tag).items));
+  for (const w of writers) await w.start();
+  return new Writers(writers);
 }
 
-/** The heartbeat key of a writer: in the task's hash slot, under the items stream's name. */
-export function writerHeartbeatKey(task: string, consumer: string): string {
-  return `${taskKeys(task).items}:writer:${consumer}`;
+function defaultConsumer(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+}
+
+/** The heartbeat key of a writer: in the stream's hash slot (the task's own stream by default), under its name. */
+export function writerHeartbeatKey(task: string, consumer: string, stream = taskKeys(task).items): string {
+  return `${stream}:writer:${consumer}`;
+}
+
+/** A store whose batch writes run one at a time, for the writers of a task's partitions sharing it. */
+function oneAtATime(store: ItemStore): ItemStore {
+  let tail: Promise<unknown> = Promise.resolve();
+  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
+    const next = tail.then(fn, fn);
+    tail = next.catch(() => undefined);
+    return next;
+  };
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      if ((prop === 'writeBatch' || prop === 'writeErrors') && typeof v === 'function') {
+        return (...args: unknown[]) => serial(() => (v as (...a: unknown[]) => Promise<unknown>).apply(target, args));
+      }
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
+/** The writers of a task's partitions, as one. */
+class Writers implements WriterHandle {
+  readonly consumer: string;
+  constructor(private readonly all: readonly Writer[]) {
+    this.consumer = all[0]!.consumer;
+  }
+  async flush(opts?: { timeoutMs?: number }): Promise<void> {
+    await Promise.all(this.all.map((w) => w.flush(opts)));
+  }
+  async stop(): Promise<void> {
+    await Promise.all(this.all.map((w) => w.stop()));
+  }
+  counters(): WriterCounters {
+    const all = this.all.map((w) => w.counters());
+    const sum = (k: keyof WriterCounters) => all.reduce((a, c) => a + (c[k] as number), 0);
+    const batches = sum('batches');
+    return {
+      ...all[0]!,
+      received: sum('received'),
+      duplicates: sum('duplicates'),
+      conflicts: sum('conflicts'),
+      written: sum('written'),
+      inserted: sum('inserted'),
+      updated: sum('updated'),
+      pages: sum('pages'),
+      errors: sum('errors'),
+      batches,
+      lastBatchMs: Math.max(...all.map((c) => c.lastBatchMs)),
+      avgBatchMs: batches > 0 ? all.reduce((a, c) => a + c.avgBatchMs * c.batches, 0) / batches : 0,
+      retries: sum('retries'),
+      claimed: sum('claimed'),
+      lastError: all.find((c) => c.lastError)?.lastError ?? null,
+      backingOff: all.some((c) => c.backingOff),
+    };
+  }
+  async backlog(): Promise<number> {
+    return (await Promise.all(this.all.map((w) => w.backlog()))).reduce((a, b) => a + b, 0);
+  }
 }
 
 class Writer implements WriterHandle {
@@ -148,9 +223,11 @@ class Writer implements WriterHandle {
   constructor(
     private readonly redis: Redis,
     private readonly opts: WriterOptions,
+    /** The items stream this writer drains. */
+    stream: string,
   ) {
-    this.consumer = opts.consumer ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-    this.key = taskKeys(opts.task).items;
+    this.consumer = opts.consumer ?? defaultConsumer();
+    this.key = stream;
     this.group = opts.group ?? 'store';
     this.policy = opts.policy ?? 'ignore';
     this.batchSize = Math.max(1, opts.batchSize ?? 500);
@@ -269,7 +346,7 @@ class Writer implements WriterHandle {
       // Never delete a consumer with pending entries: DELCONSUMER would drop them from the group for good.
       const mine = (await this.redis.xpending(this.key, this.group, '-', '+', 1, this.consumer)) as unknown[];
       if (mine.length === 0) await this.redis.xgroup('DELCONSUMER', this.key, this.group, this.consumer);
-      await this.redis.del(writerHeartbeatKey(this.opts.task, this.consumer));
+      await this.redis.del(writerHeartbeatKey(this.opts.task, this.consumer, this.key));
     } catch (err) {
       this.report(`writer ${this.consumer}: cleanup on stop failed: ${(err as Error).message}`);
     }
@@ -480,7 +557,7 @@ class Writer implements WriterHandle {
       const info = pairs(flat);
       const name = String(info.name);
       if (name === this.consumer) continue;
-      if ((await this.redis.exists(writerHeartbeatKey(this.opts.task, name))) === 1) continue;
+      if ((await this.redis.exists(writerHeartbeatKey(this.opts.task, name, this.key))) === 1) continue;
       let pending = Number(info.pending);
       while (pending > 0 && !this.stopping) {
         const rows = (await this.redis.xpending(this.key, this.group, '-', '+', this.batchSize, name)) as [string, string, number, number][];
@@ -523,7 +600,7 @@ class Writer implements WriterHandle {
 
   private async beat(): Promise<void> {
     const value = JSON.stringify({ host: hostname(), pid: process.pid, at: Date.now() });
-    await this.redis.set(writerHeartbeatKey(this.opts.task, this.consumer), value, 'PX', this.heartbeatMs * 3);
+    await this.redis.set(writerHeartbeatKey(this.opts.task, this.consumer, this.key), value, 'PX', this.heartbeatMs * 3);
   }
 
   /** Resets the idle time of entries we keep retrying, so the XAUTOCLAIM safety net leaves them with us. */

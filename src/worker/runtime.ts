@@ -4,7 +4,7 @@ import type { RobotsSource } from '../core/robots';
 import { MAX_ROBOTS_BYTES, robotsUrl } from '../core/robots';
 import type { CrawlTask } from '../core/task/model';
 import { CrawlQueue, type PageJobData, type PageJobResult } from '../frontier/crawl';
-import { bullPrefix, WORKERS_KEY } from '../frontier/keys';
+import { WORKERS_KEY } from '../frontier/keys';
 import { countFailed } from '../observe/metrics';
 import { HostGate } from '../frontier/politeness';
 import { connectRedis, redactUrl } from '../redis/connect';
@@ -81,8 +81,13 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
   const workers: Worker<PageJobData, PageJobResult>[] = [];
   const queues: CrawlQueue[] = [];
   const fillers: WindowFiller[] = [];
+  // BullMQ Worker id -> the partition tag it consumes (frontier/layout.ts): the heartbeat names each, so a supervisor
+  // that sees this process die finds its jobs.
+  const bull: Record<string, string> = {};
   for (const task of opts.tasks) {
     const crawl = new CrawlQueue(redis, task.name, bullRedis);
+    // One partition on a single node; one per primary on a cluster, each with its own queue and Worker.
+    const parts = (await crawl.loadLayout(), crawl.partitions());
     queues.push(crawl);
     const slots = new FetchSlots(opts.concurrency);
     // Sessions and proxies: robots.txt goes through the same proxies as pages, the next one when one fails.
@@ -90,48 +95,56 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
     const robots = new RobotsCache(redis, (origin) => slots.run(() => fetchRobots(origin, task, access)));
     if (task.request.robots) prefetchRobots(robots, task);
     const processor = createProcessor({ task, crawl, redis, robots, gate, log, analyser, slots, browser, access });
-    const worker = new Worker<PageJobData, PageJobResult>(task.name, processor, {
-      // Run once the heartbeat names this Worker (below): a supervisor that sees this process die finds its jobs
-      // by that name.
-      autorun: false,
-      connection: connectRedis(opts.redisUrl),
-      prefix: bullPrefix(task.name),
-      // As many jobs as keep the requests busy (slots.onJobsWanted below).
-      concurrency: slots.jobsWanted(),
-      lockDuration: opts.lockDurationMs ?? 30_000,
-      // How soon a dead worker's jobs, once its supervisor released them (frontier/fleet.ts), go back to the queue.
-      // BullMQ's default is 30 s; a check is one short script, and one worker of the fleet makes it per interval.
-      stalledInterval: opts.stalledIntervalMs ?? 5_000,
-      // A job whose worker keeps dying is failed after a few stalls rather than retried forever.
-      maxStalledCount: 3,
-      settings: { backoffStrategy: (attemptsMade, _type, err) => backoffDelay(attemptsMade, task, err) },
-    });
+    // The task's job slots are shared by its partitions' Workers (a page's partition is its URL's, at random).
+    const share = (jobs: number) => Math.max(1, Math.ceil(jobs / parts.length));
+    const taskWorkers: Worker<PageJobData, PageJobResult>[] = [];
+    for (const part of parts) {
+      const worker = new Worker<PageJobData, PageJobResult>(task.name, processor, {
+        // Run once the heartbeat names this Worker (below): a supervisor that sees this process die finds its jobs
+        // by that name.
+        autorun: false,
+        connection: connectRedis(opts.redisUrl),
+        prefix: part.keys.bullPrefix,
+        // As many jobs as keep the requests busy (slots.onJobsWanted below).
+        concurrency: share(slots.jobsWanted()),
+        lockDuration: opts.lockDurationMs ?? 30_000,
+        // How soon a dead worker's jobs, once its supervisor released them (frontier/fleet.ts), go back to the queue.
+        // BullMQ's default is 30 s; a check is one short script, and one worker of the fleet makes it per interval.
+        stalledInterval: opts.stalledIntervalMs ?? 5_000,
+        // A job whose worker keeps dying is failed after a few stalls rather than retried forever.
+        maxStalledCount: 3,
+        settings: { backoffStrategy: (attemptsMade, _type, err) => backoffDelay(attemptsMade, task, err) },
+      });
+      worker.on('completed', () => processed++);
+      worker.on('failed', (job, err) => {
+        if (!job) return;
+        // A job that stalled too often (its workers kept dying on it) is failed by BullMQ without running the
+        // processor, so nothing counted it: count it here, or the run's summary would not know the page is lost.
+        if (job.deferredFailure && job.data.run) void countFailed(redis, task.name, job.data.run, job.data.url, 'stalled').catch(() => undefined);
+        // instanceof: bundling renames BullMQ's class, so its name is not always 'UnrecoverableError'.
+        const final = err instanceof UnrecoverableError || err.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
+        if (final) {
+          failed++;
+          // Its page leaves the window (a page that ended is never fetched again). Killed before this, the page stays
+          // in the window until a fill's reconcile finds its job failed (lua/frontier.lua fReconcile).
+          void crawl.settle(task, String(job.id)).catch(() => undefined);
+        }
+        log(final ? 'warn' : 'info', `${final ? 'failed' : 'will retry'} ${job.data.url} (attempt ${job.attemptsMade}): ${err.message}`);
+      });
+      worker.on('error', (err) => log('error', `worker error on '${task.name}': ${err.message}`));
+      workers.push(worker);
+      taskWorkers.push(worker);
+      bull[part.keys.tag] = worker.id;
+      // Pages move from the frontier into BullMQ as the window has room (frontier/window.ts).
+      fillers.push(new WindowFiller((reconcile) => crawl.fill(task, { reconcile, partition: part.index }), log));
+    }
     // BullMQ reads its concurrency each time it decides whether to take another job.
-    slots.onJobsWanted((jobs) => (worker.concurrency = jobs));
-    worker.on('completed', () => processed++);
-    worker.on('failed', (job, err) => {
-      if (!job) return;
-      // A job that stalled too often (its workers kept dying on it) is failed by BullMQ without running the
-      // processor, so nothing counted it: count it here, or the run's summary would not know the page is lost.
-      if (job.deferredFailure && job.data.run) void countFailed(redis, task.name, job.data.run, job.data.url, 'stalled').catch(() => undefined);
-      // instanceof: bundling renames BullMQ's class, so its name is not always 'UnrecoverableError'.
-      const final = err instanceof UnrecoverableError || err.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
-      if (final) {
-        failed++;
-        // Its page leaves the window (a page that ended is never fetched again). Killed before this, the page stays
-        // in the window until a fill's reconcile finds its job failed (lua/frontier.lua fReconcile).
-        void crawl.settle(task, String(job.id)).catch(() => undefined);
-      }
-      log(final ? 'warn' : 'info', `${final ? 'failed' : 'will retry'} ${job.data.url} (attempt ${job.attemptsMade}): ${err.message}`);
+    slots.onJobsWanted((jobs) => {
+      for (const w of taskWorkers) w.concurrency = share(jobs);
     });
-    worker.on('error', (err) => log('error', `worker error on '${task.name}': ${err.message}`));
-    workers.push(worker);
-    // Pages move from the frontier into BullMQ as the window has room (frontier/window.ts).
-    fillers.push(new WindowFiller((reconcile) => crawl.fill(task, { reconcile }), log));
   }
   log('info', `worker ${id} on ${redactUrl(opts.redisUrl)}: tasks ${opts.tasks.map((t) => t.name).join(', ')}, concurrency ${opts.concurrency}`);
 
-  const bull = Object.fromEntries(workers.map((w) => [w.name, w.id]));
   const beat = async () => {
     const info: WorkerBeat = { id, pid: process.pid, host: hostname(), tasks: opts.tasks.map((t) => t.name), concurrency: opts.concurrency, started, lastSeen: Date.now(), processed, failed, bull };
     await redis.hset(WORKERS_KEY, id, JSON.stringify(info)).catch(() => undefined);

@@ -5,13 +5,14 @@ import { promisify } from 'node:util';
 import { allBooks, expectedPages, serveSite, type SiteOptions } from '../../src/demo/site';
 import { connectRedis, isCluster } from '../../src/redis/connect';
 import { scanKeys } from '../../src/redis/nodes';
-import { bullPrefix, KEY_ROOT, taskKeys } from '../../src/frontier/keys';
+import { KEY_ROOT, partitionKeys, taskKeys } from '../../src/frontier/keys';
+import { LAYOUT_FIELD, layoutFromMeta } from '../../src/frontier/layout';
 import { startRedisCluster, type RedisCluster } from '../support/services';
 import { bookTask, writeTask } from '../support/crawl';
 
-// Crawls on a real 3-primary Redis Cluster through `redis+cluster://` (issue 19, item 4), with today's key layout:
-// every key of a task carries the hash tag {task}, so the task is one slot on one node, and each Lua call touches
-// keys of that slot (or of one host's slot). The real CLI, its worker processes and its SQLite store. Several
+// Crawls on a real 3-primary Redis Cluster through `redis+cluster://` (issue 19, item 4): a task's per-page state is
+// split into one partition per primary (frontier/layout.ts), each under a hash tag of its own, and each Lua call
+// touches keys of one slot (a partition's, or one host's). The real CLI, its worker processes and its SQLite store. Several
 // tasks, so their slots fall on different nodes than their hosts' politeness keys.
 
 const exec = promisify(execFile);
@@ -50,22 +51,32 @@ describe('crawls on a real Redis Cluster (redis+cluster://)', function () {
           // before it shows as a page fetched twice.
           const meta = taskKeys(name).meta;
           assert.equal(await redis.hget(meta, 'state'), 'finished');
-          for await (const batch of scanKeys(redis, `${bullPrefix(name)}:${name}:*`)) {
-            for (const key of batch) {
-              if ((await redis.type(key)) !== 'hash') continue;
-              const [failed, attempts] = await redis.hmget(key, 'failedReason', 'atm');
-              assert.ok(!failed && Number(attempts ?? 0) <= 1, `${key}: attempt failed: ${failed}`);
+          // The task's per-page state is split into partitions, one per primary (frontier/layout.ts).
+          const tags = layoutFromMeta(name, await redis.hget(meta, LAYOUT_FIELD)).tags;
+          assert.equal(tags.length, 3, `${name}: partitions ${tags.join(', ')}`);
+          for (const tag of tags) {
+            for await (const batch of scanKeys(redis, `${partitionKeys(name, tag).bullPrefix}:${name}:*`)) {
+              for (const key of batch) {
+                if ((await redis.type(key)) !== 'hash') continue;
+                const [failed, attempts] = await redis.hmget(key, 'failedReason', 'atm');
+                assert.ok(!failed && Number(attempts ?? 0) <= 1, `${key}: attempt failed: ${failed}`);
+              }
             }
           }
-          // Today's layout: every key of the task carries {task}, so all of them are on one node.
+          // Each partition's keys carry its tag, so they are on one node; the partitions are on three.
           assert.ok(isCluster(redis));
-          const holders: number[] = [];
-          for (const node of redis.nodes('master')) {
-            let found = 0;
-            for await (const batch of node.scanStream({ match: `${KEY_ROOT}:{${name}}*`, count: 1000 }) as AsyncIterable<string[]>) found += batch.length;
-            if (found > 0) holders.push(node.options.port!);
+          const owners = new Set<number>();
+          for (const tag of tags) {
+            const holders: number[] = [];
+            for (const node of redis.nodes('master')) {
+              let found = 0;
+              for await (const batch of node.scanStream({ match: `${KEY_ROOT}:{${tag}}*`, count: 1000 }) as AsyncIterable<string[]>) found += batch.length;
+              if (found > 0) holders.push(node.options.port!);
+            }
+            assert.equal(holders.length, 1, `${name}: keys of {${tag}} on ${holders.length} nodes`);
+            owners.add(holders[0]!);
           }
-          assert.equal(holders.length, 1, `${name}: keys on ${holders.length} nodes`);
+          assert.equal(owners.size, 3, `${name}: its partitions on ${owners.size} nodes`);
         } finally {
           await site.close();
         }

@@ -3,9 +3,12 @@
 -- queued too (there is no moment between the two for a dead worker to lose it). Fingerprints live in bucketed Redis
 -- sets of 63-bit integers (intset encoding: ~8 bytes a URL).
 --
--- KEYS[1] stats hash of the run   KEYS[2] the task's meta hash   KEYS[3..2+m] seen bucket of each URL
+-- KEYS[1] stats hash of the run   KEYS[2] the frontier's meta (its `run`)   KEYS[3..2+m] seen bucket of each URL
+-- (all of one partition: frontier/layout.ts)
 -- KEYS[3+m], KEYS[4+m] the items stream and the run's per-host tally (finishing only)
--- ARGV[1..6] the frontier's parameters (frontier.lua fConfig)   ARGV[7] max pages (0 = none)   ARGV[8] run id
+-- ARGV[1..6] the frontier's parameters (frontier.lua fConfig)   ARGV[7] the page limit: '0' none; 'max:<n>' at most n
+--   URLs queued in the run, counted here; 'budget:<n>' at most n more URLs, already counted where the caller reserved
+--   them (a run spread over partitions counts its limit in one place)   ARGV[8] run id
 -- ARGV[9] m, the number of URLs   ARGV[10] 'force' to queue URLs seen before (enqueue --force; no page limit), or ''
 -- ARGV[11..10+4m] four per URL: fingerprint member, host, band, frontier record (frontier/record.ts)
 -- ARGV[11+4m] optional, to finish the discovering page in the same call: its job id, then from ARGV[12+4m] the
@@ -20,7 +23,10 @@ local run = ARGV[8]
 if redis.call('HGET', KEYS[2], 'run') ~= run then
   return redis.error_reply('RUNGONE run ' .. run .. ' is not the current run of this task')
 end
-local maxPages = tonumber(ARGV[7])
+local limit, bound = string.match(ARGV[7], '^(%a+):(%d+)$')
+local maxPages = 0
+local budget = -1
+if limit == 'max' then maxPages = tonumber(bound) elseif limit == 'budget' then budget = tonumber(bound) end
 local m = tonumber(ARGV[9])
 local force = ARGV[10] == 'force'
 local out = {}
@@ -28,8 +34,8 @@ local dup, fresh, limited = 0, 0, 0
 for k = 1, m do
   local a = 7 + 4 * k
   if redis.call('SADD', KEYS[2 + k], ARGV[a]) == 1 or force then
-    if maxPages > 0 and not force and redis.call('HINCRBY', KEYS[1], 'enqueued', 1) > maxPages then
-      redis.call('HINCRBY', KEYS[1], 'enqueued', -1)
+    if (maxPages > 0 and not force and redis.call('HINCRBY', KEYS[1], 'enqueued', 1) > maxPages) or (budget >= 0 and not force and fresh >= budget) then
+      if budget < 0 then redis.call('HINCRBY', KEYS[1], 'enqueued', -1) end
       limited = limited + 1
       out[k] = 2
     else
@@ -43,7 +49,7 @@ for k = 1, m do
   end
 end
 fPushed(c)
-if fresh > 0 and (maxPages == 0 or force) then redis.call('HINCRBY', KEYS[1], 'enqueued', fresh) end
+if fresh > 0 and ((maxPages == 0 and budget < 0) or force) then redis.call('HINCRBY', KEYS[1], 'enqueued', fresh) end
 if dup > 0 then redis.call('HINCRBY', KEYS[1], 'duplicates', dup) end
 if limited > 0 then redis.call('HINCRBY', KEYS[1], 'skipped:limit', limited) end
 if #ARGV > 10 + 4 * m and not fFinished(c, ARGV[11 + 4 * m]) then

@@ -2,7 +2,7 @@
 -- out again, then pages of ready hosts, best band first, up to the target. With ARGV[7] = '1' the window is first
 -- reconciled (transit records of jobs finished or gone without settling).
 --
--- KEYS[1] the task's meta   ARGV[1..6] the frontier's parameters (frontier.lua fConfig)   ARGV[7] '1' to reconcile
+-- KEYS[1] the frontier's meta   ARGV[1..6] the frontier's parameters (frontier.lua fConfig)   ARGV[7] '1' to reconcile
 --
 -- Returns {run, next, kind, id, band, host, record, kind, id, ...}: the current run ('' when the task has none), then
 -- `next`: -3 when the window is full, else ms until a waiting host may give a page (0 now, -1 none waits), then five

@@ -12,7 +12,8 @@
 --   F..'bands'                zset: bands with waiting pages, scored by priority (1 first)
 --   F..'next'                 hash: host -> when the task may next take one of its pages (hosts with a delay)
 --   F..'win'                  hash: host -> its pages in the window
---   F..'meta'                 hash: n -> pages waiting; b:<band> -> pages waiting in the band
+--   F..'meta'                 hash: run -> the run the frontier belongs to; n -> pages waiting; b:<band> -> pages
+--                             waiting in the band; v -> a counter of every change (drain detection across partitions)
 --   F..'transit'              hash: page id -> "<band> <host> <record>": the window, pages taken from the lists
 --                             and not finished yet (whatever their BullMQ job's state)
 --   F..'lease'                zset: page id -> until when the process that took the page may still be adding its job
@@ -96,7 +97,10 @@ local function fPushed(c)
       c.bands = nil
     end
   end
-  if c.added > 0 then redis.call('HINCRBY', c.F .. 'meta', 'n', c.added) end
+  if c.added > 0 then
+    redis.call('HINCRBY', c.F .. 'meta', 'n', c.added)
+    redis.call('HINCRBY', c.F .. 'meta', 'v', 1)
+  end
   c.adds = {}
   c.added = 0
 end
@@ -157,7 +161,10 @@ local function fTake(c, need, out)
       c.bands = nil
     end
   end
-  if taken > 0 then redis.call('HINCRBY', F .. 'meta', 'n', -taken) end
+  if taken > 0 then
+    redis.call('HINCRBY', F .. 'meta', 'n', -taken)
+    redis.call('HINCRBY', F .. 'meta', 'v', 1)
+  end
   return taken
 end
 
@@ -169,6 +176,7 @@ local function fSettle(c, id)
   if not v then return 0 end
   redis.call('HDEL', F .. 'transit', id)
   redis.call('ZREM', F .. 'lease', id)
+  redis.call('HINCRBY', F .. 'meta', 'v', 1)
   local host = string.match(v, '^%S+ (%S+) ')
   local win = redis.call('HINCRBY', F .. 'win', host, -1)
   if win <= 0 then redis.call('HDEL', F .. 'win', host) end
@@ -262,4 +270,37 @@ local function fDone(c, run, jobId)
   if redis.call('EXISTS', jk) == 1 then redis.call('HSET', jk, 'csd', '1') end
   local p = run .. '.'
   if string.sub(jobId, 1, #p) == p then fSettle(c, string.sub(jobId, #p + 1)) end
+end
+
+-- Work left in a partition (drain.lua, drainPart.lua): BullMQ jobs in a state that can still produce work, pages
+-- waiting in the frontier, pages in the window on their way into BullMQ. Transit records of jobs that ended without
+-- settling are settled on the way (their job finished or was removed). 0 when the partition is done.
+local function fPending(c, run, wait, active, paused, delayed, prioritized, children)
+  -- A recurring task's next occurrence waits in "delayed" as a job scheduler job ("repeat:..."): it is not work of
+  -- this run. Only a short delayed set is inspected; a long one holds page jobs anyway.
+  local late = redis.call('ZCARD', delayed)
+  if late > 0 and late <= 16 then
+    for _, id in ipairs(redis.call('ZRANGE', delayed, 0, -1)) do
+      if string.sub(id, 1, 7) == 'repeat:' then late = late - 1 end
+    end
+  end
+  local pending = redis.call('LLEN', wait) + redis.call('LLEN', active) + redis.call('LLEN', paused)
+    + late + redis.call('ZCARD', prioritized) + redis.call('ZCARD', children)
+  if pending > 0 then return pending end
+  pending = tonumber(redis.call('HGET', c.F .. 'meta', 'n') or '0')
+  if pending > 0 then return pending end
+  -- With no job left that can run, a page still in the window either is on its way into BullMQ (no job yet, its
+  -- lease running: wait for it, or for its lease to run out and a fill to hand it out again) or ended without
+  -- settling (its job finished or removed: settle it now).
+  for _, id in ipairs(redis.call('HKEYS', c.F .. 'transit')) do
+    local jk = c.J .. run .. '.' .. id
+    if redis.call('EXISTS', jk) == 1 then
+      if redis.call('HEXISTS', jk, 'finishedOn') == 1 then fSettle(c, id) else pending = pending + 1 end
+    elseif redis.call('ZSCORE', c.F .. 'lease', id) then
+      pending = pending + 1
+    else
+      fSettle(c, id)
+    end
+  end
+  return pending
 end

@@ -3,7 +3,8 @@
 -- window, which is filled again from the frontier. Atomic, so the page is counted, stored and settled together, and
 -- once: a job already marked finished (fFinished) finishes nothing more.
 --
--- KEYS[1] stats hash of the run    KEYS[2] items stream    KEYS[3] the run's per-host tally    KEYS[4] the task's meta
+-- KEYS[1] stats hash of the run    KEYS[2] items stream    KEYS[3] the run's per-host tally    KEYS[4] the frontier's meta
+-- (all of the page's partition)
 -- ARGV[1..6] the frontier's parameters (frontier.lua fConfig)   ARGV[7] the job id
 -- ARGV[8..] the page's finish, as finishPage.lua takes it from ARGV[8]
 --
