@@ -5,14 +5,14 @@
 // "tests: N passed, N failed" and a non-zero exit when any stage failed.
 //
 //   npm test                      everything (after scripts/setup.sh test)
-//   node scripts/test.mjs mocha   only the named stages (build, typecheck, mocha, fuzz, faults, extension, ui)
+//   node scripts/test.mjs mocha   only the named stages (build, typecheck, mocha, fuzz, faults, faults-cluster, extension, ui)
 import './node22-guard.mjs';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const all = ['build', 'typecheck', 'mocha', 'fuzz', 'faults', 'extension', 'ui'];
+const all = ['build', 'typecheck', 'mocha', 'fuzz', 'faults', 'faults-cluster', 'extension', 'ui'];
 const wanted = process.argv.slice(2).length ? process.argv.slice(2) : all;
 const totals = { passed: 0, failed: 0, skipped: 0 };
 const failedStages = [];
@@ -56,6 +56,11 @@ const stages = {
   fuzz: () => mocha('fuzz', ['--no-config', '--timeout', '600000', '--exit', '--enable-source-maps', 'out/test/fuzz/**/*.test.js']),
   // About 4-5 minutes (CS_FAULTS_SOAK=1 for the long soak); the table is also in test-artifacts/faults-table.md.
   faults: () => mocha('faults', ['--no-config', '--timeout', '900000', '--exit', '--enable-source-maps', 'out/test/faults/**/*.test.js']),
+  // The same scenarios on a real 3-primary Redis Cluster (issue 19; test/faults/redis.ts), about as long again.
+  'faults-cluster': () => {
+    process.env.CS_FAULTS_REDIS = 'cluster';
+    return mocha('faults-cluster', ['--no-config', '--timeout', '900000', '--exit', '--enable-source-maps', 'out/test/faults/**/*.test.js']).finally(() => delete process.env.CS_FAULTS_REDIS);
+  },
   extension: async () => {
     const r = await run('node', ['scripts/code-server/run-extension-tests.mjs'], { capture: true });
     // One closing line per suite (the main one and the untrusted-workspace one).

@@ -4,12 +4,13 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SiteServer } from '../../src/demo/site';
-import { CrawlQueue } from '../../src/frontier/crawl';
+import { CrawlQueue, readRunStats } from '../../src/frontier/crawl';
 import { taskKeys } from '../../src/frontier/keys';
 import type { CrawlSession } from '../../src/run/session';
 import { attachStore, type AttachedStore } from '../../src/run/storeAttachment';
 import { connectRedis } from '../../src/redis/connect';
-import { startRedis, type RedisServer } from '../support/services';
+import { scanKeys } from '../../src/redis/nodes';
+import { FAULTS_ON_CLUSTER, faultRedis, restartableFaultRedis, type FaultRedis } from './redis';
 import { sqliteShell } from '../support/sqliteShell';
 import { hostileMiddleware, hostileExpectations, type HostileContext } from './hostile';
 import { readJobCounts } from '../../src/observe/taskStatus';
@@ -33,6 +34,7 @@ import {
   site,
   sleep,
   SOAK,
+  streamLength,
   verify,
   writeTableArtifact,
   type Row,
@@ -92,7 +94,7 @@ async function doneCount(redisUrl: string, task: string): Promise<number> {
   try {
     await r.connect();
     const run = await r.hget(taskKeys(task).meta, 'run');
-    return run ? Number((await r.hget(taskKeys(task).stats(run), 'done')) ?? 0) : -1;
+    return run ? (await readRunStats(r, task, run)).done : -1;
   } catch {
     return -1;
   } finally {
@@ -116,27 +118,9 @@ async function progressAfter(redisUrl: string, task: string, timeoutMs = 60_000)
   return NaN;
 }
 
-async function restartableRedis(appendOnly: boolean): Promise<{ dir: string; port: number; start: () => Promise<RedisServer>; cleanup: () => void }> {
-  const dir = mkdtempSync(join(tmpdir(), 'cs-fault-redis-'));
-  const first = await startRedis({ appendOnly, dir });
-  const port = first.port;
-  track(first.process);
-  await first.stop();
-  return {
-    dir,
-    port,
-    start: async () => {
-      const r = await startRedis({ appendOnly, dir, port });
-      track(r.process);
-      return r;
-    },
-    cleanup: () => rmSync(dir, { recursive: true, force: true }),
-  };
-}
-
-describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
+describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redis Cluster' : 'Redis'}, HTTP and SQLite)`, function () {
   this.timeout(SOAK ? 3_600_000 : 240_000);
-  let redis: RedisServer | undefined;
+  let redis: FaultRedis | undefined;
   let web: SiteServer | undefined;
   let scene: Scene | undefined;
   let attached: AttachedStore | undefined;
@@ -170,7 +154,7 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
 
   it('baseline: no fault', async () => {
     const t0 = Date.now();
-    redis = await startRedis();
+    redis = await faultRedis();
     web = await site();
     scene = await makeScene(web.url, 'baseline');
     const store = await withStore(scene, redis.url);
@@ -190,7 +174,7 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
    * must be; the session runs `workers` × `concurrency`.
    */
   async function poisonCrawl(name: string, workers: number, kill: (req: IncomingMessage, s: CrawlSession) => void) {
-    redis = await startRedis();
+    redis = await faultRedis();
     const small = { listPages: 10, perPage: 50, filler: 1 };
     const POISON = '/catalogue/book-77.html';
     let s: CrawlSession | undefined;
@@ -265,7 +249,7 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
 
   it(`SIGKILL a random worker every 2 s (${KILLS} kills), the supervisor restarts it`, async () => {
     const t0 = Date.now();
-    redis = await startRedis();
+    redis = await faultRedis();
     // Slow enough, by the clock, that the crawl outlasts the kills (the first at 1 s, then every 2 s: 19 s for
     // 10): 2,042 pages at 300 ms each over 24 slots take ≥ 25 s whatever the machine's speed. At 100 ms the crawl
     // was CPU-bound enough that a faster engine finished it after 9 kills (CI). Jobs are in flight at each kill.
@@ -314,18 +298,18 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
   });
   it(`SIGKILL the item writer mid-batch ${WRITER_KILLS} times (a separate process), restarted each time`, async () => {
     const t0 = Date.now();
-    redis = await startRedis();
+    redis = await faultRedis();
     web = await site(undefined, 20);
     scene = await makeScene(web.url, 'writerkill');
     const redisUrl = redis.url;
     const watch = connectRedis(redisUrl);
     storeRedis = watch;
-    const streamKey = taskKeys(scene.task.name).items;
+    const task = scene.task.name;
     // The session's finalize waits until the writers have drained the stream (the CLI's writer would flush).
     const hooks = {
-      backlog: () => watch.xlen(streamKey),
+      backlog: () => streamLength(watch, task),
       finalize: async () => {
-        await waitUntil('the items stream to drain', async () => (await watch.xlen(streamKey)) === 0, 120_000, 100);
+        await waitUntil('the items stream to drain', async () => (await streamLength(watch, task)) === 0, 120_000, 100);
         return {};
       },
     };
@@ -382,7 +366,7 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
   // unique, quick_check ok) and the crawl must store every item once.
   it('the store read by the sqlite3 shell in a loop during a crawl: nothing lost or duplicated, every read consistent', async () => {
     const t0 = Date.now();
-    redis = await startRedis();
+    redis = await faultRedis();
     web = await site(undefined, 20);
     scene = await makeScene(web.url, 'reader');
     const store = await withStore(scene, redis.url);
@@ -407,7 +391,7 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
 
   it('restart Redis mid-crawl with append-only persistence (once gracefully, once killed): the crawl resumes', async () => {
     const t0 = Date.now();
-    const rr = await restartableRedis(true);
+    const rr = await restartableFaultRedis(true);
     try {
       redis = await rr.start();
       web = await site(undefined, 20);
@@ -420,8 +404,8 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
       for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
         const target = signal === 'SIGTERM' ? 500 : 1100;
         await waitUntil(`${target} pages done`, async () => (await doneCount(redisUrl, scene!.task.name)) >= target, 60_000, 100);
-        const exited = new Promise((r) => redis!.process.once('exit', r));
-        redis.process.kill(signal);
+        const exited = redis.exited();
+        redis.kill(signal);
         await exited;
         await sleep(2_000);
         redis = await rr.start();
@@ -443,7 +427,7 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
 
   it('restart Redis mid-crawl without persistence: the session fails with a clear error, no zombie run', async () => {
     const t0 = Date.now();
-    const rr = await restartableRedis(false);
+    const rr = await restartableFaultRedis(false);
     try {
       redis = await rr.start();
       web = await site(undefined, 20);
@@ -470,8 +454,8 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
           r.disconnect();
         }
       })();
-      const exited = new Promise((r) => redis!.process.once('exit', r));
-      redis.process.kill('SIGKILL');
+      const exited = redis.exited();
+      redis.kill('SIGKILL');
       await exited;
       await sleep(500);
       redis = await rr.start();
@@ -489,6 +473,7 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
       // flight) are fetched by the remote worker, but they may not enqueue anything, so the queue drains.
       const check = connectRedis(redisUrl);
       const q = new CrawlQueue(check, scene.task.name);
+      await q.loadLayout();
       const leftovers: string[] = [];
       let zombieFetches = 0;
       try {
@@ -501,7 +486,8 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
         });
         await sleep(1_000);
         zombieFetches = [...web.hits.values()].reduce((a, b) => a + b, 0) - hitsAtError;
-        const seen = await check.keys(taskKeys(scene.task.name).seenPattern(run));
+        const seen: string[] = [];
+        for (const p of q.partitions()) for await (const batch of scanKeys(check, p.keys.seenPattern(run))) seen.push(...batch);
         if (seen.length > 0) leftovers.push(`${seen.length} dedup buckets recreated for the lost run`);
         // What the new server can hold of the lost run is what ioredis re-sent to it: at most one addBulk per page
         // in flight (2 workers x 8 + the remote worker's 4 = 20 pages), each at most a list page's ~22 new books.
@@ -532,7 +518,7 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
 
   it('Redis unreachable for 15 s (SIGSTOP): workers, writer and session carry on by themselves', async () => {
     const t0 = Date.now();
-    redis = await startRedis();
+    redis = await faultRedis();
     web = await site(undefined, 20);
     scene = await makeScene(web.url, 'redisstop');
     const redisUrl = redis.url;
@@ -540,9 +526,9 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
     const s = faultSession(scene, redisUrl, { store: store.hooks });
     const crawl = s.run();
     await waitUntil('500 pages done', async () => (await doneCount(redisUrl, scene!.task.name)) >= 500, 60_000, 100);
-    redis.process.kill('SIGSTOP');
+    redis.kill('SIGSTOP');
     await sleep(15_000);
-    redis.process.kill('SIGCONT');
+    redis.kill('SIGCONT');
     const recovery = await progressAfter(redisUrl, scene.task.name);
     await crawl;
     await s.close();
@@ -555,7 +541,7 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
 
   it('hostile site: timeouts, resets, 503 bursts, redirect loops, endless and huge bodies, gzip bomb, garbage, 100,000 links', async () => {
     const t0 = Date.now();
-    redis = await startRedis();
+    redis = await faultRedis();
     // A loopback service the pages try to reach: it must never see a request.
     let canaryHits = 0;
     const canary: Server = createServer((_req, res) => {
@@ -659,7 +645,7 @@ describe('fault injection (real workers, Redis, HTTP and SQLite)', function () {
   });
   it('the CLI killed with SIGKILL mid-crawl: its workers stop by themselves, and the next run resumes to the end', async () => {
     const t0 = Date.now();
-    redis = await startRedis();
+    redis = await faultRedis();
     web = await site(undefined, 20);
     scene = await makeScene(web.url, 'clikill');
     const args = ['run', scene.taskFile, '--redis', redis.url, '--workers', '2', '--concurrency', '8', '--lock-duration', '2000', '--stalled-interval', '1000'];

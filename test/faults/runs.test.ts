@@ -2,11 +2,10 @@ import assert from 'node:assert/strict';
 import { appendFileSync, existsSync, linkSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { Redis } from 'ioredis';
 import type { SiteServer } from '../../src/demo/site';
-import { taskKeys } from '../../src/frontier/keys';
+import { connectRedis } from '../../src/redis/connect';
 import { itemTableName } from '../../src/store/tables';
-import { startRedis, type RedisServer } from '../support/services';
+import { faultRedis, type FaultRedis } from './redis';
 import {
   bookshop,
   CLI_SCRIPT,
@@ -18,6 +17,7 @@ import {
   removeScene,
   site,
   spawnNode,
+  streamLength,
   tail,
   verify,
   waitUntil,
@@ -57,7 +57,7 @@ function readFile(path: string): { pages: string[]; items: string[] } {
 
 describe('fault injection: the run (store deleted, double start)', function () {
   this.timeout(300_000);
-  let redis: RedisServer | undefined;
+  let redis: FaultRedis | undefined;
   let web: SiteServer | undefined;
   const scenes: Scene[] = [];
 
@@ -80,7 +80,7 @@ describe('fault injection: the run (store deleted, double start)', function () {
 
   it('the store file deleted mid-crawl: the run fails saying so, claims no rows, and the next run stores what was still in Redis', async () => {
     const t0 = Date.now();
-    redis = await startRedis();
+    redis = await faultRedis();
     web = await site(undefined, 20);
     const scene = await makeScene(web.url, 'storedel');
     scenes.push(scene);
@@ -104,8 +104,8 @@ describe('fault injection: the run (store deleted, double start)', function () {
     if (code1 !== 1) problems.push(`the run with its store deleted exited ${code1}`);
     if (!/the store file .*items\.sqlite was deleted during the run/.test(out1)) problems.push(`no "store file deleted" error: ${out1.slice(-400)}`);
     if (/items stored/.test(out1)) problems.push('the failed run still printed an "items stored" summary');
-    const conn = new Redis(redis.url);
-    const waiting = await conn.xlen(taskKeys('storedel').items).finally(() => conn.disconnect());
+    const conn = connectRedis(redis.url);
+    const waiting = await streamLength(conn, 'storedel').finally(() => conn.disconnect());
 
     const resumeAt = Date.now();
     cli = spawnNode([CLI_SCRIPT, ...args]);
@@ -153,7 +153,7 @@ describe('fault injection: the run (store deleted, double start)', function () {
 
   it('double start: a second run and run --fresh are refused while the first runs; --force takes over and the first stops', async () => {
     const t0 = Date.now();
-    redis = await startRedis();
+    redis = await faultRedis();
     // Slow enough that the first run outlasts both refusals and the takeover: 2,042 pages, 60 ms each, 16 in flight.
     web = await site(undefined, 60);
     const problems: string[] = [];

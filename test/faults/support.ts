@@ -235,11 +235,15 @@ export async function verify(scene: Scene, redisUrl: string | null, exp: Expecta
     const redis: Redis = connectRedis(redisUrl);
     const q = new CrawlQueue(redis, scene.task.name);
     try {
+      await q.loadLayout();
       const run = opts.run ?? (await q.currentRun())?.run;
       if (run) stats = await q.stats(run);
-      for (const job of await q.queue.getFailed(0, -1)) {
-        if (!job?.data?.url) continue;
-        failures.set(job.data.url, job.failedReason || '');
+      // Every partition's queue (one on a single node, one per primary on a cluster).
+      for (const p of q.partitions()) {
+        for (const job of await p.queue.getFailed(0, -1)) {
+          if (!job?.data?.url) continue;
+          failures.set(job.data.url, job.failedReason || '');
+        }
       }
     } finally {
       await q.close();
@@ -309,6 +313,17 @@ export async function verify(scene: Scene, redisUrl: string | null, exp: Expecta
     stats,
     failures,
   };
+}
+
+/** Entries in a task's items streams (one per partition: one on a single node, one per primary on a cluster). */
+export async function streamLength(redis: Redis, task: string): Promise<number> {
+  const q = new CrawlQueue(redis, task);
+  try {
+    await q.loadLayout();
+    return (await Promise.all(q.partitions().map((p) => redis.xlen(p.keys.items)))).reduce((a, b) => a + b, 0);
+  } finally {
+    await q.close();
+  }
 }
 
 /** The whole bookshop, pages and items: what a crawl without faults must produce. */
