@@ -205,16 +205,16 @@ export function registerCommands(deps: CommandDeps): void {
   reg('crawlStudio.loadMore', (node: MoreNode) => tree.loadMore(node.parent));
 
   // Queue actions
-  const queueOf = (node: QueueNode) => tree.getModel()!.queue(node.name);
   const after = async <T>(p: Promise<T>) => {
     const r = await p;
     await tree.refresh();
     return r;
   };
-  reg('crawlStudio.queue.pause', (node: QueueNode) => after(queueOf(node).pause()));
-  reg('crawlStudio.queue.resume', (node: QueueNode) => after(queueOf(node).resume()));
-  reg('crawlStudio.queue.cleanCompleted', (node: QueueNode) => after(queueOf(node).clean(0, 0, 'completed')));
-  reg('crawlStudio.queue.cleanFailed', (node: QueueNode) => after(queueOf(node).clean(0, 0, 'failed')));
+  // Through the model: a task on a Redis Cluster has a queue per partition (frontier/layout.ts).
+  reg('crawlStudio.queue.pause', (node: QueueNode) => after(tree.getModel()!.pause(node.name)));
+  reg('crawlStudio.queue.resume', (node: QueueNode) => after(tree.getModel()!.resume(node.name)));
+  reg('crawlStudio.queue.cleanCompleted', (node: QueueNode) => after(tree.getModel()!.clean(node.name, 'completed')));
+  reg('crawlStudio.queue.cleanFailed', (node: QueueNode) => after(tree.getModel()!.clean(node.name, 'failed')));
   reg('crawlStudio.queue.drain', async (node: QueueNode, opts?: { skipConfirmation?: boolean }) => {
     if (!opts?.skipConfirmation) {
       const ok = await vscode.window.showWarningMessage(vscode.l10n.t("Remove every waiting and delayed job of '{0}', and the pages waiting in its frontier? Active jobs finish; stored items stay.", node.name), { modal: true }, DRAIN);

@@ -1,7 +1,8 @@
-import type { Job, Queue } from 'bullmq';
+import { Queue, type Job } from 'bullmq';
 import type { Redis } from '../redis/connect';
 import type { PageJobData, PageJobResult } from '../frontier/crawl';
-import { taskKeys } from '../frontier/keys';
+import { partitionKeys, taskKeys } from '../frontier/keys';
+import { LAYOUT_FIELD, layoutFromMeta } from '../frontier/layout';
 
 // Failed jobs grouped by cause, and "retry all of this group". The stats hash counts failures per group
 // (failed:<group>, from FetchFailure.group); a failed job only keeps its message (failedReason), so the group
@@ -60,21 +61,49 @@ export interface FailureGroupSample {
 
 type CrawlJob = Job<PageJobData, PageJobResult>;
 
-/** Reads the kept failed jobs page by page (at most `max`). */
-async function* failedJobs(queue: Queue<PageJobData, PageJobResult>, max: number): AsyncIterable<CrawlJob> {
+type CrawlQueueHandle = Queue<PageJobData, PageJobResult>;
+const partitionQueues = new WeakMap<CrawlQueueHandle, Map<string, CrawlQueueHandle>>();
+
+/**
+ * The queues of every partition of the task's run (frontier/layout.ts), given the task's first one: on a Redis
+ * Cluster a run has one per primary, made here once per first queue, on its connection.
+ */
+export async function taskQueues(redis: Redis, queue: CrawlQueueHandle, task: string): Promise<CrawlQueueHandle[]> {
+  const layout = layoutFromMeta(task, await redis.hget(taskKeys(task).meta, LAYOUT_FIELD));
+  if (layout.tags.length === 1) return [queue];
+  let made = partitionQueues.get(queue);
+  if (!made) partitionQueues.set(queue, (made = new Map()));
+  return layout.tags.map((tag) => {
+    if (tag === task) return queue;
+    let q = made.get(tag);
+    if (!q) {
+      q = new Queue<PageJobData, PageJobResult>(task, { connection: redis, prefix: partitionKeys(task, tag).bullPrefix });
+      q.on('error', () => undefined);
+      made.set(tag, q);
+    }
+    return q;
+  });
+}
+
+/** Reads the kept failed jobs page by page (at most `max`), queue after queue. */
+async function* failedJobs(queues: readonly CrawlQueueHandle[], max: number): AsyncIterable<CrawlJob> {
   const page = 500;
-  for (let start = 0; start < max; start += page) {
-    const jobs = (await queue.getJobs(['failed'], start, Math.min(max, start + page) - 1, false)).filter((j): j is CrawlJob => Boolean(j));
-    yield* jobs;
-    if (jobs.length < page) return;
+  let left = max;
+  for (const queue of queues) {
+    for (let start = 0; left > 0; start += page) {
+      const jobs = (await queue.getJobs(['failed'], start, start + Math.min(page, left) - 1, false)).filter((j): j is CrawlJob => Boolean(j));
+      left -= jobs.length;
+      yield* jobs;
+      if (jobs.length < Math.min(page, left + jobs.length)) break;
+    }
   }
 }
 
-/** Failed jobs grouped by cause, with a few URLs each (newest first). */
-export async function sampleFailures(queue: Queue<PageJobData, PageJobResult>, opts: { max?: number; urlsPerGroup?: number } = {}): Promise<FailureGroupSample[]> {
+/** Failed jobs grouped by cause, with a few URLs each (newest first); `queue` may be a task's every queue. */
+export async function sampleFailures(queue: CrawlQueueHandle | readonly CrawlQueueHandle[], opts: { max?: number; urlsPerGroup?: number } = {}): Promise<FailureGroupSample[]> {
   const per = opts.urlsPerGroup ?? 5;
   const groups = new Map<string, { jobs: number; urls: string[] }>();
-  for await (const job of failedJobs(queue, opts.max ?? 2000)) {
+  for await (const job of failedJobs(Array.isArray(queue) ? queue : [queue as CrawlQueueHandle], opts.max ?? 2000)) {
     const g = failureGroupOf(job.failedReason);
     const e = groups.get(g) ?? { jobs: 0, urls: [] };
     e.jobs++;
@@ -90,14 +119,15 @@ export async function sampleFailures(queue: Queue<PageJobData, PageJobResult>, o
  */
 export async function retryFailureGroup(redis: Redis, queue: Queue<PageJobData, PageJobResult>, task: string, group: string): Promise<number> {
   const matching: CrawlJob[] = [];
-  for await (const job of failedJobs(queue, 100_000)) if (failureGroupOf(job.failedReason) === group) matching.push(job);
+  for await (const job of failedJobs(await taskQueues(redis, queue, task), 100_000)) if (failureGroupOf(job.failedReason) === group) matching.push(job);
   return retryFailedJobs(redis, task, matching);
 }
 
 /**
  * Retries failed jobs, the one way every view does it (the dashboard's "Retry all", the explorer's Retry Job). A
  * job retried left the run's counters uncounted before (issue 23, item 4): failing again it was counted twice, and
- * the finish notification said "3 failed" where the explorer listed 2.
+ * the finish notification said "3 failed" where the explorer listed 2. The counters live in the jobs' partitions;
+ * readers sum them, so the task's own stats hash takes every decrement.
  */
 export async function retryFailedJobs(redis: Redis, task: string, jobs: readonly CrawlJob[]): Promise<number> {
   const keys = taskKeys(task);

@@ -1,4 +1,4 @@
-import { Job, type Queue } from 'bullmq';
+import { Job, Queue } from 'bullmq';
 import type { Redis } from '../redis/connect';
 import type { CrawlTask } from '../core/task/model';
 import { fingerprintHex } from '../core/url/fingerprint';
@@ -6,7 +6,8 @@ import { decideLink } from '../core/url/scope';
 import { KEEP_COMPLETED, type PageJobData, type PageJobResult, type RunInfo } from '../frontier/crawl';
 import { seenSlot } from '../frontier/dedup';
 import { describeGroup, failureGroupOf } from './failures';
-import { taskKeys } from '../frontier/keys';
+import { partitionKeys, taskKeys } from '../frontier/keys';
+import { LAYOUT_FIELD, layoutFromMeta, partitionOfUrl } from '../frontier/layout';
 import { findInFrontier } from './frontier';
 
 // "Where is this URL and why": one search across the task's scope rules, the run's seen set, its job (in any
@@ -54,21 +55,30 @@ export async function findUrl(
     findings.push({ place: 'run', text: `'${task.name}' has never run on this Redis` });
   } else {
     const run: Pick<RunInfo, 'run' | 'bucketBits'> = { run: meta.run, bucketBits: Number(meta.bucketBits ?? 12) };
+    // The URL's partition (frontier/layout.ts) holds its seen entry and its job: the task's own on a single node.
+    const layout = layoutFromMeta(task.name, meta[LAYOUT_FIELD]);
+    const tag = layout.tags[partitionOfUrl(layout, url)]!;
+    const keys = partitionKeys(task.name, tag);
     const slot = seenSlot(url, run.bucketBits);
-    const seen = (await redis.sismember(taskKeys(task.name).seenBucket(run.run, slot.bucket), slot.member)) === 1;
+    const seen = (await redis.sismember(keys.seenBucket(run.run, slot.bucket), slot.member)) === 1;
     const jobId = `${run.run}.${fingerprintHex(url)}`;
-    const job = (await Job.fromId(queue, jobId)) as Job<PageJobData, PageJobResult> | undefined;
-    if (job) findings.push(await jobFinding(job));
-    // A page waiting in the compact frontier has no job yet (the window holds a few pages per worker).
-    const waiting = job ? null : await findInFrontier(redis, task.name, url);
-    if (waiting?.place === 'frontier') {
-      const ahead = waiting.ahead === 0 ? 'next of its host' : `${waiting.ahead} page(s) of its host before it`;
-      findings.push({ place: 'queue', state: 'frontier', text: `waiting in the frontier (not a job yet): priority band ${waiting.band}, ${ahead}` });
-    } else if (waiting?.place === 'window') {
-      findings.push({ place: 'queue', state: 'frontier', text: 'taken from the frontier: its job is being added' });
+    const own = tag === task.name ? null : new Queue<PageJobData, PageJobResult>(task.name, { connection: redis, prefix: keys.bullPrefix });
+    try {
+      const job = (await Job.fromId(own ?? queue, jobId)) as Job<PageJobData, PageJobResult> | undefined;
+      if (job) findings.push(await jobFinding(job));
+      // A page waiting in the compact frontier has no job yet (the window holds a few pages per worker).
+      const waiting = job ? null : await findInFrontier(redis, task.name, url);
+      if (waiting?.place === 'frontier') {
+        const ahead = waiting.ahead === 0 ? 'next of its host' : `${waiting.ahead} page(s) of its host before it`;
+        findings.push({ place: 'queue', state: 'frontier', text: `waiting in the frontier (not a job yet): priority band ${waiting.band}, ${ahead}` });
+      } else if (waiting?.place === 'window') {
+        findings.push({ place: 'queue', state: 'frontier', text: 'taken from the frontier: its job is being added' });
+      }
+      if (seen && !job && !waiting) findings.push({ place: 'seen', text: `seen in run ${run.run}; its job is no longer kept (finished jobs past the newest ${KEEP_COMPLETED} are removed) or it was over maxPages` });
+      if (!seen && !job && !waiting) findings.push({ place: 'seen', text: `not seen in run ${run.run}: no page linked to it (yet)` });
+    } finally {
+      await own?.close();
     }
-    if (seen && !job && !waiting) findings.push({ place: 'seen', text: `seen in run ${run.run}; its job is no longer kept (finished jobs past the newest ${KEEP_COMPLETED} are removed) or it was over maxPages` });
-    if (!seen && !job && !waiting) findings.push({ place: 'seen', text: `not seen in run ${run.run}: no page linked to it (yet)` });
   }
 
   if (items) {

@@ -3,7 +3,7 @@ import type { Redis } from '../redis/connect';
 import { compileRobots, type RobotsSource } from '../core/robots';
 import type { CrawlTask } from '../core/task/model';
 import type { CrawlStats, JobCounts, PageJobData, PageJobResult } from '../frontier/crawl';
-import { sampleFailures, type FailureGroupSample } from './failures';
+import { sampleFailures, taskQueues, type FailureGroupSample } from './failures';
 import { hostKeys, robotsKey } from '../frontier/keys';
 import { readLiveWorkers, type WorkerBeat } from '../frontier/fleet';
 import { readHistory, readHostTally, readSkippedUrls, type HostTally, type MetricSample } from './metrics';
@@ -70,7 +70,7 @@ export async function readHealth(redis: Redis, queue: Queue<PageJobData, PageJob
   const run: RunHealth = { run: status.run.run, state: status.run.state, startedAt: status.run.startedAt, finishedAt: status.run.finishedAt };
   const [history, tally, workers] = await Promise.all([readHistory(redis, task.name, run.run), readHostTally(redis, task.name, run.run), readLiveWorkers(redis, at)]);
   const stats = status.stats!;
-  const samples = opts.readFailures || !opts.previous ? await sampleFailures(queue) : opts.previous.failures;
+  const samples = opts.readFailures || !opts.previous ? await sampleFailures(await taskQueues(redis, queue, task.name)) : opts.previous.failures;
   const groups = new Set([...Object.keys(stats.failures), ...samples.map((s) => s.group)]);
   const failures: FailureGroup[] = [...groups]
     .map((group) => {

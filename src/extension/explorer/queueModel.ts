@@ -2,7 +2,8 @@ import { Job, Queue } from 'bullmq';
 import type { Redis } from '../../redis/connect';
 import { scanKeys, unlinkKeys } from '../../redis/nodes';
 import type { CrawlStats, PageJobData, PageJobResult } from '../../frontier/crawl';
-import { bullPrefix, taskKeys, TASKS_KEY } from '../../frontier/keys';
+import { bullPrefix, partitionKeys, taskKeys, TASKS_KEY } from '../../frontier/keys';
+import { LAYOUT_FIELD, layoutFromMeta, partitionOfJob } from '../../frontier/layout';
 import { finishedPages, readTaskStatus } from '../../observe/taskStatus';
 import { listFrontier } from '../../observe/frontier';
 
@@ -37,14 +38,38 @@ export class QueueModel {
 
   constructor(private readonly redis: Redis) {}
 
+  /** The task's first (on a single node, only) queue: its job scheduler's. */
   queue(name: string): Queue<PageJobData, PageJobResult> {
-    let q = this.queues.get(name);
+    return this.queueOfTag(name, name);
+  }
+
+  private queueOfTag(name: string, tag: string): Queue<PageJobData, PageJobResult> {
+    const id = `${name}\t${tag}`;
+    let q = this.queues.get(id);
     if (!q) {
-      q = new Queue<PageJobData, PageJobResult>(name, { connection: this.redis, prefix: bullPrefix(name) });
+      q = new Queue<PageJobData, PageJobResult>(name, { connection: this.redis, prefix: tag === name ? bullPrefix(name) : partitionKeys(name, tag).bullPrefix });
       q.on('error', () => undefined);
-      this.queues.set(name, q);
+      this.queues.set(id, q);
     }
     return q;
+  }
+
+  /** Every queue of the task: one per partition of its run (frontier/layout.ts), one on a single node. */
+  async queuesOf(name: string): Promise<Queue<PageJobData, PageJobResult>[]> {
+    const layout = layoutFromMeta(name, await this.redis.hget(taskKeys(name).meta, LAYOUT_FIELD));
+    return layout.tags.map((tag) => this.queueOfTag(name, tag));
+  }
+
+  async pause(name: string): Promise<void> {
+    for (const q of await this.queuesOf(name)) await q.pause();
+  }
+
+  async resume(name: string): Promise<void> {
+    for (const q of await this.queuesOf(name)) await q.resume();
+  }
+
+  async clean(name: string, state: 'completed' | 'failed'): Promise<void> {
+    for (const q of await this.queuesOf(name)) await q.clean(0, 0, state);
   }
 
   async taskNames(): Promise<string[]> {
@@ -69,61 +94,85 @@ export class QueueModel {
       );
     }
     if (state === 'completed' || state === 'skipped') return this.finishedJobs(name, state, start, count);
-    const jobs = await this.queue(name).getJobs([state === 'waiting' ? 'wait' : state], start, start + count - 1, state !== 'failed');
-    return jobs.filter((j): j is CrawlJob => Boolean(j));
+    const qs = await this.queuesOf(name);
+    const asc = state !== 'failed';
+    if (qs.length === 1) return (await qs[0]!.getJobs([state === 'waiting' ? 'wait' : state], start, start + count - 1, asc)).filter((j): j is CrawlJob => Boolean(j));
+    // Several partitions: the first start + count of each, merged by time, then the page asked for.
+    const lists = await Promise.all(qs.map((q) => q.getJobs([state === 'waiting' ? 'wait' : state], 0, start + count - 1, asc)));
+    const merged = lists.flat().filter((j): j is CrawlJob => Boolean(j));
+    merged.sort((a, b) => (asc ? a.timestamp - b.timestamp : (b.finishedOn ?? b.timestamp) - (a.finishedOn ?? a.timestamp)));
+    return merged.slice(start, start + count);
   }
 
   /**
    * BullMQ's completed jobs split into fetched and skipped by their result, newest first. At most KEEP_COMPLETED
-   * are kept, so this reads a bounded list.
+   * are kept per partition, so this reads bounded lists; several partitions' are merged by finish time.
    */
   private async finishedJobs(name: string, state: 'completed' | 'skipped', start: number, count: number): Promise<CrawlJob[]> {
-    const out: CrawlJob[] = [];
-    const page = 200;
-    let matched = 0;
-    for (let from = 0; out.length < count; from += page) {
-      const jobs = (await this.queue(name).getJobs(['completed'], from, from + page - 1, false)).filter((j): j is CrawlJob => Boolean(j));
-      for (const j of jobs) {
-        if ((j.returnvalue?.outcome === 'skipped') !== (state === 'skipped')) continue;
-        if (matched++ >= start && out.length < count) out.push(j);
-      }
-      if (jobs.length < page) break;
-    }
-    return out;
+    const qs = await this.queuesOf(name);
+    if (qs.length === 1) return finishedOf(qs[0]!, state, start, count);
+    const merged = (await Promise.all(qs.map((q) => finishedOf(q, state, 0, start + count)))).flat();
+    merged.sort((a, b) => (b.finishedOn ?? b.timestamp) - (a.finishedOn ?? a.timestamp));
+    return merged.slice(start, start + count);
   }
 
   async job(name: string, id: string): Promise<CrawlJob | null> {
-    return ((await this.queue(name).getJob(id)) as CrawlJob | undefined) ?? null;
+    const qs = await this.queuesOf(name);
+    const layout = layoutFromMeta(name, await this.redis.hget(taskKeys(name).meta, LAYOUT_FIELD));
+    return ((await (qs[partitionOfJob(layout, id)] ?? qs[0]!).getJob(id)) as CrawlJob | undefined) ?? null;
   }
 
   /** Removes every waiting and delayed job of a task, and the pages waiting in its frontier; active jobs finish. */
   async drain(name: string): Promise<void> {
-    await this.queue(name).drain(true);
-    const transit = taskKeys(name).frontier.transit;
-    for await (const batch of scanKeys(this.redis, taskKeys(name).frontier.pattern)) {
+    const layout = layoutFromMeta(name, await this.redis.hget(taskKeys(name).meta, LAYOUT_FIELD));
+    for (const tag of layout.tags) {
+      await this.queueOfTag(name, tag).drain(true);
+      const f = partitionKeys(name, tag).frontier;
       // The window's records stay: they settle as their jobs end (or are found gone), freeing their hosts.
-      const doomed = batch.filter((k) => k !== transit && k !== taskKeys(name).frontier.lease && k !== taskKeys(name).frontier.win && k !== taskKeys(name).frontier.next);
-      if (doomed.length > 0) await unlinkKeys(this.redis, doomed);
+      const kept = new Set([f.transit, f.lease, f.win, f.next]);
+      for await (const batch of scanKeys(this.redis, f.pattern)) {
+        const doomed = batch.filter((k) => !kept.has(k));
+        if (doomed.length > 0) await unlinkKeys(this.redis, doomed);
+      }
     }
   }
 
   /** Removes a task's queue and crawl state; its item stream is kept so nothing unstored is lost. */
   async deleteQueue(name: string): Promise<void> {
-    const q = this.queue(name);
-    await q.obliterate({ force: true });
-    const keys = taskKeys(name);
-    const doomed: string[] = [keys.meta, keys.events, keys.rate];
-    for await (const batch of scanKeys(this.redis, `${keys.meta.slice(0, -'meta'.length)}*`)) {
-      for (const k of batch) if (k !== keys.items) doomed.push(k);
+    const layout = layoutFromMeta(name, await this.redis.hget(taskKeys(name).meta, LAYOUT_FIELD));
+    // Partition by partition: on a cluster each is a slot of its own, and one UNLINK may not span slots.
+    for (const tag of layout.tags) {
+      const q = this.queueOfTag(name, tag);
+      await q.obliterate({ force: true });
+      const items = partitionKeys(name, tag).items;
+      const doomed = new Set<string>();
+      for await (const batch of scanKeys(this.redis, `${items.slice(0, -'items'.length)}*`)) for (const k of batch) if (k !== items) doomed.add(k);
+      if (tag === name) for (const k of [taskKeys(name).meta, taskKeys(name).events, taskKeys(name).rate]) doomed.add(k);
+      if (doomed.size > 0) await this.redis.unlink(...doomed);
+      await q.close();
+      this.queues.delete(`${name}\t${tag}`);
     }
-    await unlinkKeys(this.redis, [...new Set(doomed)]);
     await this.redis.srem(TASKS_KEY, name);
-    await q.close();
-    this.queues.delete(name);
   }
 
   async close(): Promise<void> {
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     this.queues.clear();
   }
+}
+
+/** One queue's completed jobs that were fetched (`completed`) or skipped, newest first, from the `start`-th. */
+async function finishedOf(queue: Queue<PageJobData, PageJobResult>, state: 'completed' | 'skipped', start: number, count: number): Promise<CrawlJob[]> {
+  const out: CrawlJob[] = [];
+  const page = 200;
+  let matched = 0;
+  for (let from = 0; out.length < count; from += page) {
+    const jobs = (await queue.getJobs(['completed'], from, from + page - 1, false)).filter((j): j is CrawlJob => Boolean(j));
+    for (const j of jobs) {
+      if ((j.returnvalue?.outcome === 'skipped') !== (state === 'skipped')) continue;
+      if (matched++ >= start && out.length < count) out.push(j);
+    }
+    if (jobs.length < page) break;
+  }
+  return out;
 }
