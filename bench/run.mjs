@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import { summariseProfile } from './lib/profile.mjs';
 import { startMonitor } from './lib/monitor.mjs';
 import { cpuOf, killRunning, procStat, rmrf, runMeasured, settle } from './lib/procs.mjs';
-import { commandCalls, redisInfo, startNginx, startPostgres, startRedis, startSlowProxy } from './lib/services.mjs';
+import { commandCalls, redisInfo, startNginx, startPostgres, startRedis, startRedisCluster, startSlowProxy } from './lib/services.mjs';
 import { benchTask } from './lib/task.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -134,16 +134,21 @@ async function measureCrawler(def, ctx) {
   const dir = join(tmp, def.dir ?? def.key);
   mkdirSync(dir, { recursive: true });
   let redis = null;
-  if (def.redis) {
+  if (def.redis === 'cluster') {
+    redis = await startRedisCluster({ dir: join(dir, 'redis') });
+    services.push(redis);
+  } else if (def.redis) {
     redis = await startRedis({ dir: join(dir, 'redis') });
     services.push(redis);
   }
+  // Every redis-server process of the row: one, or a cluster's primaries.
+  const redisPids = redis ? (redis.pids ?? [redis.pid]) : [];
   const prep = def.prepare ? def.prepare({ dir, redis, nginx }) : {};
   const mark = nginx.mark();
   // Requests logged before this crawler started (wrk's last in-flight ones are logged as they end) don't count.
   const since = Date.now() / 1000 - 0.01;
   const ngCpu0 = nginx.workerPids().reduce((a, p) => a + cpuOf(p), 0);
-  const redisCpu0 = redis ? cpuOf(redis.pid) : 0;
+  const redisCpu0 = redisPids.reduce((a, p) => a + cpuOf(p), 0);
   const busy0 = machineBusy();
   const load0 = loadavg()[0];
   let redisPeakRss = 0;
@@ -156,14 +161,26 @@ async function measureCrawler(def, ctx) {
     // Often enough that the per-thread figures miss little of a process that exits (at most its last 0.1 s).
     sampleMs: 100,
     onSample: () => {
-      if (redis) redisPeakRss = Math.max(redisPeakRss, procStat(redis.pid)?.rss ?? 0);
+      if (redis) redisPeakRss = Math.max(redisPeakRss, redisPids.reduce((a, p) => a + (procStat(p)?.rss ?? 0), 0));
     },
   });
   const busy = machineBusy() - busy0;
   const ngCpu = nginx.workerPids().reduce((a, p) => a + cpuOf(p), 0) - ngCpu0;
-  const redisCpu = redis ? cpuOf(redis.pid) - redisCpu0 : 0;
+  const redisCpu = redisPids.reduce((a, p) => a + cpuOf(p), 0) - redisCpu0;
   let redisStats = null;
-  if (redis) {
+  if (redis?.nodes) {
+    // A cluster: each primary's figures, and their sums.
+    const perNode = [];
+    for (const n of redis.nodes) {
+      const info = await redisInfo(n.port);
+      const calls = commandCalls(info);
+      perNode.push({ port: n.port, usedMemory: Number(info.used_memory), usedMemoryPeak: Number(info.used_memory_peak), commands: Object.values(calls).reduce((a, b) => a + b, 0), reads: Number(info.total_reads_processed), cpuS: cpuOf(n.pid) });
+    }
+    const sum = (k) => perNode.reduce((a, n) => a + n[k], 0);
+    redisStats = { usedMemory: sum('usedMemory'), usedMemoryPeak: sum('usedMemoryPeak'), rssPeak: redisPeakRss, commands: sum('commands'), reads: sum('reads'), netIn: 0, netOut: 0, calls: {}, keys: '', perNode };
+    await redis.stop();
+    services.splice(services.indexOf(redis), 1);
+  } else if (redis) {
     const info = await redisInfo(redis.port);
     const calls = commandCalls(info);
     redisStats = {
@@ -429,10 +446,10 @@ rules:
     writeFileSync(f, `${starts.join('\n')}\n`);
     return f;
   };
-  const cs = (workers) => ({
-    key: `broad-cs${workers}`,
-    name: `Crawl Studio, ${workers} worker${workers > 1 ? 's' : ''} × ${C / workers}`,
-    redis: true,
+  const cs = (workers, cluster = false) => ({
+    key: `broad-cs${workers}${cluster ? 'c' : ''}`,
+    name: `Crawl Studio, ${workers} worker${workers > 1 ? 's' : ''} × ${C / workers}${cluster ? ', 3-primary Redis Cluster' : ''}`,
+    redis: cluster ? 'cluster' : true,
     cmd: process.execPath,
     timeoutMs: BROAD_TIMEOUT_MS,
     env: { CRAWL_STUDIO_CODE_CACHE: join(build, '.code-cache') },
@@ -444,6 +461,9 @@ rules:
   const defs = [
     cs(1),
     cs(2),
+    // Issue 19: the same crawl on a local 3-primary cluster (the task split into one partition per primary).
+    cs(1, true),
+    cs(2, true),
     {
       key: 'broad-scrapy',
       name: `Scrapy ${ctx.scrapyVersion ?? ''}, DownloaderAwarePriorityQueue, ${C} requests, 1 per domain, DOWNLOAD_DELAY 1`.replace('  ', ' '),
@@ -893,6 +913,30 @@ function broadReport(b) {
       `- ≥ 95% of the ideal ${fmt(b.hosts)} pages/s, ${w} worker${w > 1 ? 's' : ''}: runs ${runs.map((x) => `${fmt((x.pagesPerSec / b.hosts) * 100, 1)}%`).join(', ')}` +
         ` — ${r && r.pagesPerSec >= 0.95 * b.hosts ? 'met' : '**not met**'}${r ? '' : ' (no complete run without gaps under 0.95 s)'}`,
     );
+  }
+  // Issue 19: the cluster rows against one node, and how evenly the primaries shared the crawl.
+  const clustered = b.rows.filter((r) => r.redis?.perNode);
+  if (clustered.length) {
+    L.push('');
+    L.push(
+      'On a local 3-primary Redis Cluster (the task split into one partition per primary, frontier/layout.ts): each primary\'s used_memory at the end ' +
+        '(the run\'s seen sets, kept jobs, counters), its commands (INFO commandstats, those run inside Lua included) and its CPU, and how far the most ' +
+        'distant primary is from their mean (target ±20%):',
+    );
+    L.push('');
+    L.push('| crawler | run | pages/s | % of ideal | primary: memory MB / commands / CPU s | memory spread | commands spread |');
+    L.push('|---|---|---|---|---|---|---|');
+    const spread = (v) => {
+      const mean = v.reduce((a, x) => a + x, 0) / v.length;
+      return Math.max(...v.map((x) => Math.abs(x - mean) / mean));
+    };
+    for (const r of clustered) {
+      const n = r.redis.perNode;
+      L.push(
+        `| ${r.name} | ${r.round + 1} | ${fmt(r.pagesPerSec, 1)} | ${fmt((r.pagesPerSec / b.hosts) * 100, 1)}% | ${n.map((x) => `${fmt(x.usedMemory / 1e6, 2)} / ${fmt(x.commands)} / ${fmt(x.cpuS, 2)}`).join('; ')} ` +
+          `| ${fmt(spread(n.map((x) => x.usedMemory)) * 100, 1)}% | ${fmt(spread(n.map((x) => x.commands)) * 100, 1)}% |`,
+      );
+    }
   }
   return L;
 }

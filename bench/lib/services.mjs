@@ -149,6 +149,37 @@ export async function startRedis({ dir, appendOnly = true, extra = [] }) {
   return { url: `redis://127.0.0.1:${port}`, port, pid: child.pid, stop: () => stopChild(child) };
 }
 
+/**
+ * A 3-primary Redis Cluster on loopback with the same settings as startRedis (issue 19's cluster rows): each node in
+ * a folder of its own, joined by `redis-cli --cluster create`, ready once every node reports cluster_state:ok. The
+ * URL is the engine's `redis+cluster://` form.
+ */
+export async function startRedisCluster({ dir, appendOnly = true, primaries = 3 }) {
+  const nodes = [];
+  for (let i = 0; i < primaries; i++) {
+    const d = join(dir, `node-${i}`);
+    const node = await startRedis({ dir: d, appendOnly, extra: ['--cluster-enabled', 'yes', '--cluster-port', String(await freePort()), '--cluster-config-file', join(d, 'nodes.conf'), '--cluster-node-timeout', '5000'] });
+    nodes.push(node);
+  }
+  const stopAll = () => Promise.all(nodes.map((n) => n.stop()));
+  const create = spawnSync('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-yes'], { encoding: 'utf8' });
+  if (create.status !== 0) {
+    await stopAll();
+    throw new Error(`redis-cli --cluster create failed: ${create.stderr || create.stdout}`);
+  }
+  for (const n of nodes) {
+    const deadline = Date.now() + 30_000;
+    while (!/cluster_state:ok/.test(spawnSync('redis-cli', ['-p', String(n.port), 'cluster', 'info'], { encoding: 'utf8' }).stdout ?? '')) {
+      if (Date.now() > deadline) {
+        await stopAll();
+        throw new Error(`cluster node ${n.port} not ok after 30 s`);
+      }
+      await sleep(100);
+    }
+  }
+  return { url: `redis+cluster://${nodes.map((n) => `127.0.0.1:${n.port}`).join(',')}`, nodes, pids: nodes.map((n) => n.pid), stop: stopAll };
+}
+
 /** INFO as { section: { key: value } }, over a raw socket (no client library needed). */
 export function redisInfo(port, section = 'everything') {
   return new Promise((resolve, reject) => {
