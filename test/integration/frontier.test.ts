@@ -94,6 +94,15 @@ describe('the compact frontier and its window (real Redis)', function () {
     assert.equal(await fleet.isSettled(h1), true, 'a finished page is never fetched again by its job');
     const other = jobs.find((j) => j !== h1)!;
     assert.equal(await fleet.isSettled(other), false);
+
+    // A second run of the same job (its lock ran out on a starved worker and BullMQ gave it to another meanwhile)
+    // finishes nothing more: the page is counted and stored once.
+    const stream = await conn.xlen(fleet.keys.items);
+    const done = (await fleet.stats(run.run)).done;
+    await fleet.completePage(task, run.run, String(h1.id), { entry: ['page', '{}'], counters: { done: 1 }, host: 'h1.test' });
+    await fleet.finishPage(task, run, String(h1.id), [link('http://h1.test/new')], { entry: ['page', '{}'], counters: { done: 1 }, host: 'h1.test' });
+    assert.equal(await conn.xlen(fleet.keys.items), stream);
+    assert.equal((await fleet.stats(run.run)).done, done);
   });
 
   it("rebuilds a page's job from its record: URL, rule, depth, lastmod, sitemap", async () => {
