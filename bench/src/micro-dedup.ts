@@ -73,10 +73,11 @@ async function main() {
   const bits = bucketBitsFor(null);
   // discover.lua refuses links of a run that is not the task's current one (see src/frontier/lua/discover.lua).
   await redis.hset(k.meta, 'run', run);
+  await redis.hset(k.frontier.meta, 'run', run);
   let m0 = await used(redis);
   let t0 = performance.now();
   let fresh = 0;
-  const frontierKeys = [k.frontier.meta, k.frontier.bands, k.frontier.ready(bandOf(null)), ...Array.from({ length: HOSTS }, (_, h) => k.frontier.queue(bandOf(null), `shop-${h}.example.com`))];
+  const frontierKeys = [k.frontier.bands, k.frontier.ready(bandOf(null)), ...Array.from({ length: HOSTS }, (_, h) => k.frontier.queue(bandOf(null), `shop-${h}.example.com`))];
   for (let i = 0; i < N; i += BATCH) {
     const batch = batchUrls(i);
     const { keys, args } = discoverCall(task!, { run, bucketBits: bits }, links(batch), 0, null);

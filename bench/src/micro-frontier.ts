@@ -54,6 +54,7 @@ async function after(redis: Redis & ReturnType<typeof withScripts>, hosts: numbe
   const k = taskKeys(task!.name);
   const run = { run: 'r1', bucketBits: bucketBitsFor(null) };
   await redis.hset(k.meta, 'run', run.run, 'state', 'running');
+  await redis.hset(k.frontier.meta, 'run', run.run);
   const m0 = await used(redis);
   const t0 = performance.now();
   for (let i = 0; i < N; i += BATCH) {
@@ -76,7 +77,8 @@ async function after(redis: Redis & ReturnType<typeof withScripts>, hosts: numbe
   const t1 = performance.now();
   let taken = 0;
   while (taken < TAKE) {
-    const reply = await redis.csFill(k.meta, k.frontier.prefix, k.bull.job, 0, 1e9, 30_000, taken + 1000, '0');
+    // No per-host delay nor cap here (lua/frontier.lua fConfig): the script's own cost per page, every host giving.
+    const reply = await redis.csFill(k.frontier.meta, k.frontier.prefix, k.bull.job, 0, 1e9, 30_000, taken + 1000, '0');
     const got = (reply.length - 2) / 5;
     if (got === 0) break;
     taken += got;

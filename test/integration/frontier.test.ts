@@ -190,7 +190,7 @@ describe('the compact frontier and its window (real Redis)', function () {
     await idle.enqueueLinks(task, run, [1, 2, 3, 4].map((i) => link(`http://h${i}.test/`)));
     // A process takes three pages (the script's reply is its to add) and dies before adding any.
     const scripts = withScripts(conn);
-    const reply = await scripts.csFill(idle.keys.meta, ...frontierArgs(task, 3, 300), '0');
+    const reply = await scripts.csFill(idle.keys.frontier.meta, ...frontierArgs(task, 3, 300), '0');
     assert.equal((reply.length - 2) / 5, 3);
     const fleet = queue(task, 3, 300);
     assert.equal((await fleet.fill(task)).added, 0, 'their leases are running: they may still be on their way');
