@@ -78,7 +78,7 @@ async function after(redis: Redis & ReturnType<typeof withScripts>, hosts: numbe
   let taken = 0;
   while (taken < TAKE) {
     // No per-host delay nor cap here (lua/frontier.lua fConfig): the script's own cost per page, every host giving.
-    const reply = await redis.csFill(k.frontier.meta, k.frontier.prefix, k.bull.job, 0, 1e9, 30_000, taken + 1000, '0');
+    const reply = await redis.csFill(k.frontier.meta, k.frontier.prefix, k.bull.job, 0, 1e9, 30_000, taken + 1000, 1, '0', '0');
     const got = (reply.length - 2) / 5;
     if (got === 0) break;
     taken += got;

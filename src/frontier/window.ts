@@ -9,8 +9,13 @@ import { readLiveWorkers } from './fleet';
 /** Pages the window holds per request slot of the live workers (delayed jobs aside: lua/frontier.lua fInWindow). */
 export const WINDOW_PER_REQUEST = 3;
 
-/** How long a process that took pages from the frontier may take to add their jobs before they are handed out again. */
-export const WINDOW_LEASE_MS = 30_000;
+/**
+ * How long a process that took pages from the frontier may take to add their jobs before a fill hands them out again
+ * (lua/frontier.lua fRecover). Short: a worker killed in between holds its pages back that long (and a crawl's end
+ * with them). Handing out a page whose adder was only slow costs nothing: both add the same job id, the second add is
+ * a no-op, and a lease that runs out on a job that exists is simply dropped.
+ */
+export const WINDOW_LEASE_MS = 5_000;
 
 /** How many pages the window should hold now; 0 when no worker would take them. */
 export type WindowTarget = () => Promise<number>;

@@ -3,7 +3,7 @@ import { parseTask } from '../../src/core/task/parse';
 import type { CrawlTask } from '../../src/core/task/model';
 import { fingerprintHex } from '../../src/core/url/fingerprint';
 import { requestKey, type JobRequest, type SeriesRef } from '../../src/core/request/build';
-import { CrawlQueue, frontierArgs, type FrontierLink } from '../../src/frontier/crawl';
+import { CrawlQueue, fillBatch, frontierArgs, type FrontierLink } from '../../src/frontier/crawl';
 import { withScripts } from '../../src/frontier/scripts';
 import { connectRedis } from '../../src/redis/connect';
 import { readJobCounts } from '../../src/observe/taskStatus';
@@ -258,6 +258,32 @@ describe('the compact frontier and its window (real Redis)', function () {
     assert.equal((await fleet.fill(task)).added, 0, 'the host is still parked: two pages in its window');
     assert.ok((await fleet.fill(task, { reconcile: true })).added >= 1, 'reconciled, the host gives its next page');
     assert.equal(await fleet.frontierCount(), 0);
+  });
+
+  it('tops the window up a few pages at a time where pages finish; the filler takes the rest', async () => {
+    const task = taskOf('politeness: { perHost: { concurrency: 100 } }');
+    const idle = queue(task, 0);
+    const { run } = await idle.startRun(task, { fresh: true });
+    await idle.enqueueLinks(task, run, Array.from({ length: 60 }, (_, i) => link(`http://h${i % 6}.test/${i}`)));
+    const fleet = queue(task, 36);
+    assert.equal(fillBatch(36), 3);
+    assert.equal((await fleet.fill(task)).added, 36);
+    const jobs = await fleet.queue.getWaiting(0, -1);
+    const done = (i: number) => fleet.completePage(task, run.run, String(jobs[i]!.id), { entry: ['page', '{}'], counters: { done: 1 }, host: null });
+    // Each finished job leaves BullMQ as a worker's would (completed), so the window counts only the others.
+    const finish = async (i: number) => {
+      await done(i);
+      await jobs[i]!.remove();
+    };
+    await finish(0);
+    await finish(1);
+    assert.equal(await fleet.frontierCount(), 25, 'two places free (61 pages, 36 taken): fewer than a batch, nothing taken yet');
+    await finish(2);
+    assert.equal(await fleet.frontierCount(), 22, 'the third frees a batch: three pages taken in that call');
+    await finish(3);
+    assert.equal(await fleet.frontierCount(), 22);
+    assert.equal((await fleet.fill(task)).added, 1, "the filler takes what a finished page's call left");
+    assert.equal(await fleet.frontierCount(), 21);
   });
 
   it('queues a forced fetch of a seen URL with a job id of its own', async () => {

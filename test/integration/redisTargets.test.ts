@@ -110,7 +110,7 @@ describe('Redis targets: Sentinel and Cluster connections (issue 19)', function 
           worker.hget(k.meta, 'run'),
           worker.get('3'),
           // lua/discover.lua: stats, the frontier's meta, a seen bucket; the frontier's parameters, limit, run, 1 URL.
-          worker.csDiscover(3, k.stats('r'), k.frontier.meta, k.seenBucket('r', 0), k.frontier.prefix, k.bull.job, 0, 2, 5000, 0, '0', 'r', 1, '', '1', 'h', '1000', 'h0 page /'),
+          worker.csDiscover(3, k.stats('r'), k.frontier.meta, k.seenBucket('r', 0), k.frontier.prefix, k.bull.job, 0, 2, 5000, 0, 1, '0', '0', 'r', 1, '', '1', 'h', '1000', 'h0 page /'),
         ]);
         assert.deepEqual(run, { status: 'fulfilled', value: null });
         // The script ran (and refused: the task has no run 'r'), instead of the pipeline failing before it.

@@ -6,12 +6,12 @@
 -- KEYS[1] stats hash of the run   KEYS[2] the frontier's meta (its `run`)   KEYS[3..2+m] seen bucket of each URL
 -- (all of one partition: frontier/layout.ts)
 -- KEYS[3+m], KEYS[4+m] the items stream and the run's per-host tally (finishing only)
--- ARGV[1..6] the frontier's parameters (frontier.lua fConfig)   ARGV[7] the page limit: '0' none; 'max:<n>' at most n
+-- ARGV[1..8] the frontier's parameters (frontier.lua fConfig)   ARGV[9] the page limit: '0' none; 'max:<n>' at most n
 --   URLs queued in the run, counted here; 'budget:<n>' at most n more URLs, already counted where the caller reserved
---   them (a run spread over partitions counts its limit in one place)   ARGV[8] run id
--- ARGV[9] m, the number of URLs   ARGV[10] 'force' to queue URLs seen before (enqueue --force; no page limit), or ''
--- ARGV[11..10+4m] four per URL: fingerprint member, host, band, frontier record (frontier/record.ts)
--- ARGV[11+4m] optional, to finish the discovering page in the same call: its job id, then from ARGV[12+4m] the
+--   them (a run spread over partitions counts its limit in one place)   ARGV[10] run id
+-- ARGV[11] m, the number of URLs   ARGV[12] 'force' to queue URLs seen before (enqueue --force; no page limit), or ''
+-- ARGV[13..12+4m] four per URL: fingerprint member, host, band, frontier record (frontier/record.ts)
+-- ARGV[13+4m] optional, to finish the discovering page in the same call: its job id, then from ARGV[14+4m] the
 --   page's finish, as finishPage.lua takes it
 --
 -- Returns one code per URL: 1 queued, 0 already seen, 2 over the page limit; then the window's fill (fill.lua's
@@ -19,20 +19,20 @@
 -- data, or a new run replaced it): links of a run nobody watches any more would otherwise re-seed an empty dedup set
 -- and re-crawl the site unseen.
 local c = fConfig(1)
-local run = ARGV[8]
+local run = ARGV[10]
 if redis.call('HGET', KEYS[2], 'run') ~= run then
   return redis.error_reply('RUNGONE run ' .. run .. ' is not the current run of this task')
 end
-local limit, bound = string.match(ARGV[7], '^(%a+):(%d+)$')
+local limit, bound = string.match(ARGV[9], '^(%a+):(%d+)$')
 local maxPages = 0
 local budget = -1
 if limit == 'max' then maxPages = tonumber(bound) elseif limit == 'budget' then budget = tonumber(bound) end
-local m = tonumber(ARGV[9])
-local force = ARGV[10] == 'force'
+local m = tonumber(ARGV[11])
+local force = ARGV[12] == 'force'
 local out = {}
 local dup, fresh, limited = 0, 0, 0
 for k = 1, m do
-  local a = 7 + 4 * k
+  local a = 9 + 4 * k
   if redis.call('SADD', KEYS[2 + k], ARGV[a]) == 1 or force then
     if (maxPages > 0 and not force and redis.call('HINCRBY', KEYS[1], 'enqueued', 1) > maxPages) or (budget >= 0 and not force and fresh >= budget) then
       if budget < 0 then redis.call('HINCRBY', KEYS[1], 'enqueued', -1) end
@@ -52,9 +52,9 @@ fPushed(c)
 if fresh > 0 and ((maxPages == 0 and budget < 0) or force) then redis.call('HINCRBY', KEYS[1], 'enqueued', fresh) end
 if dup > 0 then redis.call('HINCRBY', KEYS[1], 'duplicates', dup) end
 if limited > 0 then redis.call('HINCRBY', KEYS[1], 'skipped:limit', limited) end
-if #ARGV > 10 + 4 * m and not fFinished(c, ARGV[11 + 4 * m]) then
-  finishPage(KEYS[1], KEYS[3 + m], KEYS[4 + m], 12 + 4 * m)
-  fDone(c, run, ARGV[11 + 4 * m])
+if #ARGV > 12 + 4 * m and not fFinished(c, ARGV[13 + 4 * m]) then
+  finishPage(KEYS[1], KEYS[3 + m], KEYS[4 + m], 14 + 4 * m)
+  fDone(c, run, ARGV[13 + 4 * m])
 end
 out[m + 1] = run
 out[m + 2] = -2

@@ -11,7 +11,7 @@
 -- TTL is such a leftover (of a version that never expired it) and is taken over.
 --
 -- KEYS[1] meta hash   KEYS[2] finalized flag   KEYS[3..8] wait, active, paused, delayed, prioritized, waiting-children
--- ARGV[1] run id   ARGV[2] how long the flag holds without a refresh, ms   ARGV[3..8] the frontier's parameters
+-- ARGV[1] run id   ARGV[2] how long the flag holds without a refresh, ms   ARGV[3..10] the frontier's parameters
 if redis.call('HGET', KEYS[1], 'run') ~= ARGV[1] or redis.call('HGET', KEYS[1], 'state') ~= 'running' then
   return 0
 end

@@ -4,7 +4,7 @@
 -- changes its counter, so the run is never taken for drained while such a page waits.
 --
 -- KEYS[1..6] wait, active, paused, delayed, prioritized, waiting-children of the partition's queue
--- ARGV[1] run id   ARGV[2..7] the frontier's parameters
+-- ARGV[1] run id   ARGV[2..9] the frontier's parameters
 -- Returns {work left, the frontier's change counter}.
 local c = fConfig(2)
 local pending = fPending(c, ARGV[1], KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6])

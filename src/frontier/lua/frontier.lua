@@ -27,9 +27,12 @@
 -- job is found gone or finished without that (fReconcile, drain.lua): a page is never lost, and a page whose
 -- transit record is gone is finished and is never fetched again (processor's settled check).
 --
--- Every script that prepends this reads the frontier's parameters with fConfig (ARGV, 6 values):
+-- Every script that prepends this reads the frontier's parameters with fConfig (ARGV, 8 values):
 --   F (key prefix)  J (BullMQ job key prefix, "<prefix>:<queue>:")  delay ms between two pages of a host  cap (a
 --   host's pages in the window at most)  lease ms  target (pages the window should hold, delayed jobs aside)
+--   batch (the fewest pages a fill that comes with a finished page takes: fewer, and the pages wait for the next
+--   fill, so the window is topped up a few pages at a time rather than one job add per page)  counted ('1' to keep
+--   the change counter `v`: a task spread over partitions)
 
 local PARKED = 1e14
 local EPOCH_S = 1700000000
@@ -41,10 +44,11 @@ local function fConfig(i)
   local t = redis.call('TIME')
   return {
     F = ARGV[i], J = ARGV[i + 1], delay = tonumber(ARGV[i + 2]), cap = tonumber(ARGV[i + 3]),
-    lease = tonumber(ARGV[i + 4]), target = tonumber(ARGV[i + 5]),
+    lease = tonumber(ARGV[i + 4]), target = tonumber(ARGV[i + 5]), batch = tonumber(ARGV[i + 6]),
+    counted = ARGV[i + 7] == '1',
     now = (tonumber(t[1]) - EPOCH_S) * 1000 + tonumber(t[2]) / 1000,
     adds = {}, added = 0,
-  }, i + 6
+  }, i + 8
 end
 
 -- The page's URL, rebuilt as frontier/record.ts decodePage does.
@@ -99,7 +103,7 @@ local function fPushed(c)
   end
   if c.added > 0 then
     redis.call('HINCRBY', c.F .. 'meta', 'n', c.added)
-    redis.call('HINCRBY', c.F .. 'meta', 'v', 1)
+    if c.counted then redis.call('HINCRBY', c.F .. 'meta', 'v', 1) end
   end
   c.adds = {}
   c.added = 0
@@ -141,13 +145,17 @@ local function fTake(c, need, out)
           byBand[band] = (byBand[band] or 0) + 1
           local win = redis.call('HINCRBY', F .. 'win', host, 1)
           if redis.call('EXISTS', q) == 0 then redis.call('ZREM', rz, host) end
-          local nxt = c.now
-          if c.delay > 0 then
-            nxt = math.max(tonumber(redis.call('HGET', F .. 'next', host) or '0'), c.now - SLACK_MS) + c.delay
-            redis.call('HSET', F .. 'next', host, nxt)
+          -- A host with a delay moves on by it; a host at its cap is parked. A host with neither keeps its place: it gives
+          -- pages until its cap, then the next host does.
+          if c.delay > 0 or win >= c.cap then
+            local nxt = c.now
+            if c.delay > 0 then
+              nxt = math.max(tonumber(redis.call('HGET', F .. 'next', host) or '0'), c.now - SLACK_MS) + c.delay
+              redis.call('HSET', F .. 'next', host, nxt)
+            end
+            if win >= c.cap then nxt = nxt + PARKED end
+            for _, b in ipairs(bands) do redis.call('ZADD', F .. 'ready:' .. b, 'XX', nxt, host) end
           end
-          if win >= c.cap then nxt = nxt + PARKED end
-          for _, b in ipairs(bands) do redis.call('ZADD', F .. 'ready:' .. b, 'XX', nxt, host) end
         else
           redis.call('ZREM', rz, host)
         end
@@ -163,7 +171,7 @@ local function fTake(c, need, out)
   end
   if taken > 0 then
     redis.call('HINCRBY', F .. 'meta', 'n', -taken)
-    redis.call('HINCRBY', F .. 'meta', 'v', 1)
+    if c.counted then redis.call('HINCRBY', F .. 'meta', 'v', 1) end
   end
   return taken
 end
@@ -176,7 +184,7 @@ local function fSettle(c, id)
   if not v then return 0 end
   redis.call('HDEL', F .. 'transit', id)
   redis.call('ZREM', F .. 'lease', id)
-  redis.call('HINCRBY', F .. 'meta', 'v', 1)
+  if c.counted then redis.call('HINCRBY', F .. 'meta', 'v', 1) end
   local host = string.match(v, '^%S+ (%S+) ')
   local win = redis.call('HINCRBY', F .. 'win', host, -1)
   if win <= 0 then redis.call('HDEL', F .. 'win', host) end
@@ -248,10 +256,11 @@ local function fNextIn(c)
   return math.max(0, math.ceil(best - c.now))
 end
 
--- Fills the window up to its target; `out` gets the pages to add. The usual ending of a script that changed it.
+-- Tops the window up to its target when it lacks at least `batch` pages; `out` gets the pages to add. The usual
+-- ending of a script that finished a page. (Pages whose lease ran out are handed out again by fill.lua.)
 local function fFill(c, run, out)
-  fRecover(c, run, out)
-  fTake(c, c.target - fInWindow(c), out)
+  local need = c.target - fInWindow(c)
+  if need >= c.batch then fTake(c, need, out) end
 end
 
 -- Whether the job `jobId` has finished its page already (fDone marked it): a second run of the same job (its lock

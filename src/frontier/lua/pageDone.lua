@@ -5,15 +5,15 @@
 --
 -- KEYS[1] stats hash of the run    KEYS[2] items stream    KEYS[3] the run's per-host tally    KEYS[4] the frontier's meta
 -- (all of the page's partition)
--- ARGV[1..6] the frontier's parameters (frontier.lua fConfig)   ARGV[7] the job id
--- ARGV[8..] the page's finish, as finishPage.lua takes it from ARGV[8]
+-- ARGV[1..8] the frontier's parameters (frontier.lua fConfig)   ARGV[9] the job id
+-- ARGV[10..] the page's finish, as finishPage.lua takes it from ARGV[10]
 --
 -- Returns the window's fill (see fill.lua): the run, -2, then the pages to add as jobs.
 local c = fConfig(1)
 local run = redis.call('HGET', KEYS[4], 'run')
-if not fFinished(c, ARGV[7]) then
-  finishPage(KEYS[1], KEYS[2], KEYS[3], 8)
-  if run then fDone(c, run, ARGV[7]) end
+if not fFinished(c, ARGV[9]) then
+  finishPage(KEYS[1], KEYS[2], KEYS[3], 10)
+  if run then fDone(c, run, ARGV[9]) end
 end
 if not run then return {'', -2} end
 local out = {run, -2}
