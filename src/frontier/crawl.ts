@@ -6,7 +6,7 @@ import { decideLink } from '../core/url/scope';
 import { routeRule } from '../core/pipeline/page';
 import { buildRequest, requestKey, type JobRequest, type SeriesRef } from '../core/request/build';
 import { bucketBitsFor, seenSlot } from './dedup';
-import { hostTallyField, partitionKeys, taskKeys, TASKS_KEY, type PartitionKeys } from './keys';
+import { hostTallyField, partitionKeys, taskKeys, TASKS_KEY, type FrontierKeys, type PartitionKeys } from './keys';
 import { LAYOUT_FIELD, layoutFor, layoutFromMeta, layoutToMeta, partitionOfJob, partitionOfUrl, singleLayout, type TaskLayout } from './layout';
 import { scanKeys } from '../redis/nodes';
 import { decodePage, encodePage, forceStamp } from './record';
@@ -734,6 +734,27 @@ export class CrawlQueue {
     }
     await this.redis.unlink(this.keys.finalized(run));
   }
+}
+
+/** Hosts whose waiting pages one lua/dropWaiting.lua call drops. */
+const DROP_HOSTS = 500;
+
+/**
+ * Drops the pages waiting in one partition's frontier `f` (the Queue Explorer's Drain), a few hundred hosts per atomic
+ * call, so a crawl going on meanwhile keeps its counters true. Its run marker and its window stay: the window's pages
+ * settle as their jobs end, and the pages those jobs discover are queued as usual. How many pages were dropped.
+ */
+export async function dropWaiting(redis: Redis, f: FrontierKeys, opts: { counted: boolean }): Promise<number> {
+  const scripts = withScripts(redis);
+  let dropped = 0;
+  for (const band of await redis.zrange(f.bands, 0, -1)) {
+    for (;;) {
+      const [n, left] = await scripts.csDropWaiting(f.meta, f.prefix, band, DROP_HOSTS, opts.counted ? '1' : '0');
+      dropped += n;
+      if (left === 0) break;
+    }
+  }
+  return dropped;
 }
 
 /** A run's counters over every partition of its task (the layout its meta records), for readers without a queue. */

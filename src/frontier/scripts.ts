@@ -3,6 +3,7 @@ import discover from './lua/discover.lua';
 import drain from './lua/drain.lua';
 import drainFinal from './lua/drainFinal.lua';
 import drainPart from './lua/drainPart.lua';
+import dropWaiting from './lua/dropWaiting.lua';
 import fill from './lua/fill.lua';
 import findPage from './lua/findPage.lua';
 import finishPage from './lua/finishPage.lua';
@@ -26,6 +27,7 @@ export interface CrawlScripts {
   csDrain(...args: (string | number)[]): Promise<number>;
   csDrainFinal(...args: (string | number)[]): Promise<number>;
   csDrainPart(...args: (string | number)[]): Promise<[number, number]>;
+  csDropWaiting(...args: (string | number)[]): Promise<[number, number]>;
   csFill(...args: (string | number)[]): Promise<FillReply>;
   csFindPage(...args: (string | number)[]): Promise<[number, string]>;
   csLease(...args: (string | number)[]): Promise<[number, string?, number?]>;
@@ -57,6 +59,7 @@ export function withScripts(redis: Redis): Redis & CrawlScripts {
     redis.defineCommand('csDrain', { numberOfKeys: 8, lua: `${frontier}\n${drain}` });
     redis.defineCommand('csDrainFinal', { numberOfKeys: 2, lua: drainFinal });
     redis.defineCommand('csDrainPart', { numberOfKeys: 6, lua: `${frontier}\n${drainPart}` });
+    redis.defineCommand('csDropWaiting', { numberOfKeys: 1, lua: dropWaiting });
     redis.defineCommand('csFill', { numberOfKeys: 1, lua: `${frontier}\n${fill}` });
     redis.defineCommand('csFindPage', { numberOfKeys: 1, lua: findPage });
     redis.defineCommand('csLease', { numberOfKeys: 1, lua: lease });

@@ -3,7 +3,7 @@ import { parseTask } from '../../src/core/task/parse';
 import type { CrawlTask } from '../../src/core/task/model';
 import { fingerprintHex } from '../../src/core/url/fingerprint';
 import { requestKey, type JobRequest, type SeriesRef } from '../../src/core/request/build';
-import { CrawlQueue, fillBatch, frontierArgs, type FrontierLink } from '../../src/frontier/crawl';
+import { CrawlQueue, dropWaiting, fillBatch, frontierArgs, type FrontierLink } from '../../src/frontier/crawl';
 import { withScripts } from '../../src/frontier/scripts';
 import { connectRedis } from '../../src/redis/connect';
 import { readJobCounts } from '../../src/observe/taskStatus';
@@ -284,6 +284,30 @@ describe('the compact frontier and its window (real Redis)', function () {
     assert.equal(await fleet.frontierCount(), 22);
     assert.equal((await fleet.fill(task)).added, 1, "the filler takes what a finished page's call left");
     assert.equal(await fleet.frontierCount(), 21);
+  });
+
+  it("drops the waiting pages (Drain) but keeps the run: the window's pages finish and their links are queued", async () => {
+    const task = taskOf('politeness: { perHost: { concurrency: 100 } }');
+    const idle = queue(task, 0);
+    const { run } = await idle.startRun(task, { fresh: true });
+    await idle.enqueueLinks(task, run, Array.from({ length: 30 }, (_, i) => link(`http://h${i % 3}.test/${i}`, { priority: i % 2 ? 5 : null })));
+    const fleet = queue(task, 4);
+    await fleet.fill(task);
+    assert.equal(await fleet.frontierCount(), 27);
+    assert.equal(await dropWaiting(conn, fleet.keys.frontier, { counted: false }), 27);
+    assert.equal(await fleet.frontierCount(), 0);
+    assert.equal(await conn.exists(fleet.keys.frontier.bands), 0);
+    // A page of the window finishes with a new link: queued in the same run, as before the drain.
+    const [job] = await fleet.queue.getWaiting(0, -1);
+    assert.ok(job);
+    const codes = await fleet.finishPage(task, run, String(job.id), [link('http://h9.test/after')], { entry: ['page', '{}'], counters: { done: 1 }, host: null });
+    assert.deepEqual(codes, ['enqueued']);
+    assert.equal(await fleet.isSettled(job), true);
+    await job.remove();
+    const waiting = (await fleet.queue.getWaiting(0, -1)).map((j) => j.data.url);
+    assert.equal(waiting.length, 4, 'the window is full again');
+    assert.ok(waiting.includes('http://h9.test/after'), 'with the new link, taken in the same call');
+    assert.equal(await fleet.frontierCount(), 0);
   });
 
   it('queues a forced fetch of a seen URL with a job id of its own', async () => {

@@ -1,7 +1,7 @@
 import { Job, Queue } from 'bullmq';
 import type { Redis } from '../../redis/connect';
-import { scanKeys, unlinkKeys } from '../../redis/nodes';
-import type { CrawlStats, PageJobData, PageJobResult } from '../../frontier/crawl';
+import { scanKeys } from '../../redis/nodes';
+import { dropWaiting, type CrawlStats, type PageJobData, type PageJobResult } from '../../frontier/crawl';
 import { bullPrefix, partitionKeys, taskKeys, TASKS_KEY } from '../../frontier/keys';
 import { LAYOUT_FIELD, layoutFromMeta, partitionOfJob } from '../../frontier/layout';
 import { finishedPages, readTaskStatus } from '../../observe/taskStatus';
@@ -127,13 +127,8 @@ export class QueueModel {
     const layout = layoutFromMeta(name, await this.redis.hget(taskKeys(name).meta, LAYOUT_FIELD));
     for (const tag of layout.tags) {
       await this.queueOfTag(name, tag).drain(true);
-      const f = partitionKeys(name, tag).frontier;
-      // The window's records stay: they settle as their jobs end (or are found gone), freeing their hosts.
-      const kept = new Set([f.transit, f.lease, f.win, f.next]);
-      for await (const batch of scanKeys(this.redis, f.pattern)) {
-        const doomed = batch.filter((k) => !kept.has(k));
-        if (doomed.length > 0) await unlinkKeys(this.redis, doomed);
-      }
+      // The frontier's run marker and window stay (a crawl going on keeps queueing the links its pages find).
+      await dropWaiting(this.redis, partitionKeys(name, tag).frontier, { counted: layout.tags.length > 1 });
     }
   }
 
