@@ -65,6 +65,7 @@ export async function recordSample(redis: Redis, task: string, now = Date.now())
   // The job counts through the one read every view uses (taskStatus.ts), beside the run's counters, both summed over
   // the run's partitions (frontier/layout.ts).
   const layout = layoutFromMeta(task, parts);
+  const tags = layout.tags;
   const [stats, counts] = await Promise.all([readRunStats(redis, task, run, layout), readJobCounts(redis, task, layout)]);
   const sample: MetricSample = {
     t: now,
@@ -80,6 +81,9 @@ export async function recordSample(redis: Redis, task: string, now = Date.now())
     delayed: counts.delayed,
   };
   await appendSample(redis, mk, sample);
+  // The workers' tally lives as long as the samples: the task's own (skips, failures, its partition's pages) expires
+  // with them in appendSample, the other partitions' each in its own slot.
+  await Promise.all(tags.slice(1).map((tag) => redis.pexpire(partitionKeys(task, tag).hosts(run), TTL_MS))).catch(() => undefined);
   return sample;
 }
 

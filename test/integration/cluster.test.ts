@@ -136,6 +136,11 @@ rules:
         owners.add(ranges.find(([a, b]) => slot >= a && slot <= b)![2][1]);
       }
       assert.equal(owners.size, 3);
+      // Each partition's per-host tally expires with the run's metric history, not only the task's own.
+      for (const tag of layout.tags) {
+        const ttl = await conn.pttl(partitionKeys(task.name, tag).hosts(result.run.run));
+        assert.ok(ttl > 0, `the host tally of partition ${tag} expires (pttl ${ttl})`);
+      }
       await q.close();
     } finally {
       conn.disconnect();
