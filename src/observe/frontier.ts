@@ -2,7 +2,7 @@ import type { Redis } from '../redis/connect';
 import { fingerprintHex } from '../core/url/fingerprint';
 import { partitionKeys, taskKeys } from '../frontier/keys';
 import { LAYOUT_FIELD, layoutFromMeta, partitionOfUrl } from '../frontier/layout';
-import { decodePage, encodePage, type FrontierPage } from '../frontier/record';
+import { decodePage, encodePage, pageIdOf, type FrontierPage } from '../frontier/record';
 import { withScripts } from '../frontier/scripts';
 
 // What the views show of the compact frontier (frontier/crawl.ts, lua/frontier.lua): the pages waiting there, not
@@ -34,7 +34,7 @@ export interface FrontierRow extends FrontierPage {
   readonly host: string;
   /** The page's priority band (its priority; 1000 without one). */
   readonly band: string;
-  /** A stable id for a view's row: the page's fingerprint (and force stamp), as its job id will end. */
+  /** A stable id for a view's row: its deduplication key's fingerprint (and force stamp), as its job id will end. */
   readonly id: string;
 }
 
@@ -73,7 +73,7 @@ export async function listFrontier(redis: Redis, task: string, start: number, co
 
 function row(host: string, band: string, record: string): FrontierRow {
   const page = decodePage(host, record);
-  return { ...page, host, band, id: page.force ? `${fingerprintHex(page.url)}.${page.force}` : fingerprintHex(page.url) };
+  return { ...page, host, band, id: pageIdOf(page) };
 }
 
 export type FrontierWhere =

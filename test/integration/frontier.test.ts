@@ -5,6 +5,7 @@ import { fingerprintHex } from '../../src/core/url/fingerprint';
 import { requestKey, type JobRequest, type SeriesRef } from '../../src/core/request/build';
 import { CrawlQueue, dropWaiting, fillBatch, frontierArgs, type FrontierLink } from '../../src/frontier/crawl';
 import { withScripts } from '../../src/frontier/scripts';
+import { listFrontier } from '../../src/observe/frontier';
 import { connectRedis } from '../../src/redis/connect';
 import { readJobCounts } from '../../src/observe/taskStatus';
 import { serveHttp, startRedis, type RedisServer } from '../support/services';
@@ -137,6 +138,9 @@ describe('the compact frontier and its window (real Redis)', function () {
     const url = 'http://api.test/search?p=3';
     const outcomes = await idle.enqueueLinks(task, run, [link(url, { request, series }), link(url, { series }), link(url)]);
     assert.deepEqual(outcomes, ['enqueued', 'enqueued', 'duplicate'], 'a POST and a GET of one URL are two pages; the plain GET is the series page');
+    // The explorer's rows name them as their jobs will be named.
+    const rows = (await listFrontier(conn, task.name, 0, 10)).filter((r) => r.url === url);
+    assert.deepEqual(rows.map((r) => [r.id, r.request?.method ?? 'GET']).sort(), [[fingerprintHex(requestKey(url, request)), 'POST'], [fingerprintHex(url), 'GET']].sort());
     const fleet = queue(task, 10);
     assert.equal((await fleet.fill(task)).added, 3, 'the two and the start page');
     const jobs = (await fleet.queue.getWaiting(0, -1)).filter((j) => j.data.url === url);

@@ -90,7 +90,7 @@ export class QueueModel {
       // Not jobs yet: rows shaped like them for the tree (URL, rule, depth), with no job actions (page.frontier).
       const run = (await this.redis.hget(taskKeys(name).meta, 'run')) ?? '';
       return (await listFrontier(this.redis, name, start, count)).map(
-        (r) => ({ id: `${run}.${r.id}`, name: r.rule, data: { url: r.url, rule: r.rule, depth: r.depth, run }, opts: {}, attemptsMade: 0, priority: Number(r.band) }) as unknown as CrawlJob,
+        (r) => ({ id: `${run}.${r.id}`, name: r.rule, data: { url: r.url, rule: r.rule, depth: r.depth, run, ...(r.request ? { request: r.request } : {}) }, opts: {}, attemptsMade: 0, priority: Number(r.band) }) as unknown as CrawlJob,
       );
     }
     if (state === 'completed' || state === 'skipped') return this.finishedJobs(name, state, start, count);
