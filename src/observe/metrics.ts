@@ -1,6 +1,6 @@
 import type { ChainableCommander } from 'ioredis';
 import type { Redis } from '../redis/connect';
-import { parseStats, readRunStats, sumHashes } from '../frontier/crawl';
+import { readRunStats, sumHashes } from '../frontier/crawl';
 import { hostTallyField, metricsKeys, partitionKeys, taskKeys, type HostOutcome } from '../frontier/keys';
 import { LAYOUT_FIELD, layoutFromMeta } from '../frontier/layout';
 import { readJobCounts, skippedJobs, waitingPages } from './taskStatus';
