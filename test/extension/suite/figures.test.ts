@@ -104,7 +104,7 @@ describe('Figures that agree: explorer, finish message, dashboard (real crawl)',
   it('shows skipped pages as their own group, not under completed', async () => {
     const q = await queueNode();
     const states = ((await api.tree.getChildren(q)) as StateNode[]).map((s) => s.state);
-    assert.deepEqual(states, ['waiting', 'prioritized', 'active', 'delayed', 'completed', 'skipped', 'failed']);
+    assert.deepEqual(states, ['frontier', 'waiting', 'prioritized', 'active', 'delayed', 'completed', 'skipped', 'failed']);
     const f = finished!;
     assert.equal(f.skipped, 2, 'books 3 and 7 refused by robots.txt');
     assert.equal(q.snapshot.counts.skipped, 2);
