@@ -9,6 +9,7 @@ import { bucketBitsFor, seenSlot } from './dedup';
 import { hostTallyField, partitionKeys, taskKeys, TASKS_KEY, type FrontierKeys, type PartitionKeys } from './keys';
 import { LAYOUT_FIELD, layoutFor, layoutFromMeta, layoutToMeta, partitionOfJob, partitionOfUrl, singleLayout, type TaskLayout } from './layout';
 import { scanKeys } from '../redis/nodes';
+import { replicaWait, type ReplicaWait } from '../redis/replicas';
 import { decodePage, encodePage, forceStamp } from './record';
 import { withScripts, type CrawlScripts, type FillReply } from './scripts';
 import { fleetWindow, WINDOW_LEASE_MS, type FillResult, type WindowTarget } from './window';
@@ -113,6 +114,8 @@ export const DEFAULT_PRIORITY = 1000;
 /** Completed jobs kept for explorers; older ones are removed (their pages are already counted and stored). */
 export const KEEP_COMPLETED = 1000;
 export const KEEP_FAILED = 10_000;
+/** How many times a page's finish is written before it is left as it is (a master failing over again and again). */
+const DURABLE_ATTEMPTS = 3;
 /** Links per discover-script call. */
 const DISCOVER_CHUNK = 1000;
 
@@ -247,6 +250,8 @@ export class CrawlQueue {
   readonly queue: Queue<PageJobData, PageJobResult>;
   readonly keys: ReturnType<typeof taskKeys>;
   private readonly redis: Redis & CrawlScripts;
+  /** Through Sentinel: waits until a replica has a page's finish (redis/replicas.ts); null elsewhere. */
+  private readonly replicas: ReplicaWait | null;
   /** How many pages the window should hold, over every partition (see frontier/window.ts). */
   readonly windowTarget: WindowTarget;
   private readonly leaseMs: number;
@@ -261,6 +266,7 @@ export class CrawlQueue {
     opts: { windowTarget?: WindowTarget; leaseMs?: number; layout?: TaskLayout } = {},
   ) {
     this.redis = withScripts(redis);
+    this.replicas = replicaWait(redis);
     this.keys = taskKeys(taskName);
     this.windowTarget = opts.windowTarget ?? fleetWindow(redis, taskName);
     this.leaseMs = opts.leaseMs ?? WINDOW_LEASE_MS;
@@ -439,14 +445,46 @@ export class CrawlQueue {
    * marked done and its page out of the window), atomically in one call, which also fills the window. A page with
    * more links than one call takes, or links in other partitions, is finished with its partition's last call; a
    * worker dying before that leaves the job to a retry, which finds the links of the earlier calls already seen (and
-   * queued) and finishes the page once.
+   * queued) and finishes the page once. Through Sentinel, it returns once a replica has it all (see durably).
    */
   async finishPage(task: CrawlTask, run: Pick<RunInfo, 'run' | 'bucketBits'>, jobId: string, links: readonly FrontierLink[], finish: PageFinish): Promise<EnqueueOutcome[]> {
     if (links.length === 0) {
       await this.completePage(task, run.run, jobId, finish);
       return [];
     }
-    return this.discover(task, run, links, { jobId, finish }, null);
+    let first: EnqueueOutcome[] | null = null;
+    const outcomes = await this.durably(() => this.discover(task, run, links, { jobId, finish }, null).then((o) => (first ??= o)));
+    // Written again after a failover, the links queued the first time are 'duplicate' the second.
+    return outcomes.map((o, i) => (first![i] === 'enqueued' ? 'enqueued' : o));
+  }
+
+  /**
+   * Runs a page's finishing writes. On a connection through Sentinel (redis/replicas.ts) it returns only once a
+   * replica has them, so that BullMQ, which completes the job next on a connection of its own, cannot complete it on a
+   * new master that never got the page; when the connection moved to another master meanwhile, the writes may have
+   * gone to the old one, and they are made again. They are idempotent: a link already seen is a duplicate, and a
+   * page whose job is marked finished is not finished twice (lua/frontier.lua fFinished). Elsewhere: the writes.
+   */
+  private async durably<T>(write: () => Promise<T>): Promise<T> {
+    if (!this.replicas) return write();
+    for (let attempt = 1; ; attempt++) {
+      const since = this.replicas.epoch();
+      const result = await write();
+      if ((await this.replicas.confirm(since)) || attempt >= DURABLE_ATTEMPTS) return result;
+    }
+  }
+
+  /** The connection's generation (redis/replicas.ts), for writesKept; null where there is no replica to wait for. */
+  writeEpoch(): number | null {
+    return this.replicas?.epoch() ?? null;
+  }
+
+  /**
+   * Whether every write this connection made since `since` (writeEpoch) is on a replica, through Sentinel; false when
+   * the connection moved to another master meanwhile (some may be lost with the old one). Always true elsewhere.
+   */
+  async writesKept(since: number | null): Promise<boolean> {
+    return !this.replicas || since === null || this.replicas.confirm(since);
   }
 
   private async discover(
@@ -503,20 +541,22 @@ export class CrawlQueue {
   /**
    * A fetched page's bookkeeping, atomically (lua/pageDone.lua): its entry appended to the items stream, its
    * counters added to the run's stats, its host counted, its job marked done and its page out of the window, which is
-   * filled again.
+   * filled again. Through Sentinel, it returns once a replica has it (see durably).
    */
   async completePage(task: CrawlTask, run: string, jobId: string, finish: PageFinish): Promise<void> {
-    const p = this.partitionOfJob(jobId);
-    const reply = await this.redis.csPageDone(
-      p.keys.stats(run),
-      p.keys.items,
-      p.keys.hosts(run),
-      p.keys.frontier.meta,
-      ...this.frontierArgs(task, p, await this.partTarget(), true),
-      jobId,
-      ...finishArgs(finish),
-    );
-    await this.addFill(task, p, reply, 0);
+    await this.durably(async () => {
+      const p = this.partitionOfJob(jobId);
+      const reply = await this.redis.csPageDone(
+        p.keys.stats(run),
+        p.keys.items,
+        p.keys.hosts(run),
+        p.keys.frontier.meta,
+        ...this.frontierArgs(task, p, await this.partTarget(), true),
+        jobId,
+        ...finishArgs(finish),
+      );
+      await this.addFill(task, p, reply, 0);
+    });
   }
 
   /** A job's page ends without pageDone (skipped, failed for good): out of the window, which is filled again. */

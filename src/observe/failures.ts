@@ -19,6 +19,8 @@ const PATTERNS: readonly [RegExp, (m: RegExpMatchArray) => string][] = [
   [/^more than \d+ redirects /, () => 'redirects'],
   [/^redirect to an invalid URL /, () => 'invalid-url'],
   [/(^redirect to a non-http URL|resolves to a private address)/, () => 'blocked'],
+  // worker/sitemapJob.ts: Redis failed over while a sitemap's entries were queued (redis/replicas.ts).
+  [/^Redis failed over /, () => 'failover'],
 ];
 
 export function failureGroupOf(reason: string | undefined | null): string {
@@ -43,6 +45,7 @@ export function describeGroup(group: string): string {
     'invalid-url': 'Invalid redirect',
     sitemap: 'Broken sitemap',
     blocked: 'Blocked (private or non-http)',
+    failover: 'Redis failover',
     error: 'Other error',
     robots: 'robots.txt',
     limit: 'Over maxPages',

@@ -29,7 +29,9 @@ export type FetchFailureCause =
   /** The request cannot be sent as the task writes it: a variable its headers or body name is not set. */
   | 'request'
   /** The page answered like a block (session.retireOn.selector): the session was retired. */
-  | 'session';
+  | 'session'
+  /** Redis failed over while a sitemap's entries were queued (Sentinel, redis/replicas.ts): it is read again. */
+  | 'failover';
 
 export class FetchFailure extends Error {
   constructor(

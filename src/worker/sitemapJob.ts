@@ -51,6 +51,9 @@ export async function processSitemap(job: Job<PageJobData, PageJobResult>, deps:
     return { outcome: 'skipped', status: null, items: 0, links: 0, reason };
   }
   const jobId = String(job.id);
+  // Through Sentinel, the entries queued batch by batch must be on a replica before the sitemap is finished: after a
+  // failover in between, some may have gone to the old master, and the sitemap is read again (redis/replicas.ts).
+  const since = crawl.writeEpoch();
   const runInfo = await hooks.runInfo(run);
   const host = new URL(url).host;
   const dropped: Record<string, number> = {};
@@ -65,6 +68,7 @@ export async function processSitemap(job: Job<PageJobData, PageJobResult>, deps:
     return !outcomes.every((o) => o === 'limit');
   };
   const finish = async (status: number | null, contentType: string | null, bytes: number): Promise<void> => {
+    if (!(await crawl.writesKept(since))) throw await hooks.failure(new FetchFailure('failover', `Redis failed over while the entries of ${url} were queued: it is read again`, true));
     const rec: PageRecord = { task: task.name, run, url, rule: job.data.rule, depth: level, status, fetchedAt: Date.now(), contentType, bytes, items: [], problems: [] };
     const counters: Record<string, number> = { done: 1, sitemaps: 1, bytes };
     for (const [reason, n] of Object.entries(dropped)) counters[`dropped:${reason}`] = n;

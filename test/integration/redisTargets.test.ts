@@ -4,12 +4,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import type { Cluster } from 'ioredis';
+import { Redis as NodeClient, type Cluster } from 'ioredis';
 import { connectRedis, isCluster, type Redis } from '../../src/redis/connect';
 import { nodeFor, scanKeys, unlinkKeys } from '../../src/redis/nodes';
+import { replicaWait } from '../../src/redis/replicas';
 import { withScripts } from '../../src/frontier/scripts';
 import { taskKeys } from '../../src/frontier/keys';
-import { startRedisCluster, startRedisSentinel, type RedisCluster, type RedisSentinel } from '../support/services';
+import { commandCalls, startRedisCluster, startRedisSentinel, type RedisCluster, type RedisSentinel } from '../support/services';
 
 // Connections to Sentinel and Cluster deployments from one target string (issue 19): the engine's connectRedis,
 // the per-node helpers that replace single-node assumptions, and the CLI flags. Real servers, started here.
@@ -157,6 +158,37 @@ describe('Redis targets: Sentinel and Cluster connections (issue 19)', function 
         assert.equal((await redis.call('ROLE') as unknown[])[0], 'master');
       } finally {
         redis.disconnect();
+      }
+    });
+
+    it("a write through Sentinel is confirmed by the replica (WAIT on the writer's connection); a reconnect in between says it may be lost", async () => {
+      const redis = connectRedis(setup.url);
+      const masterNode = await setup.master();
+      const master = new NodeClient({ host: '127.0.0.1', port: masterNode.port, password });
+      const replicaNode = setup.dataNodes.find((n) => n.port !== masterNode.port)!;
+      const replica = new NodeClient({ host: '127.0.0.1', port: replicaNode.port, password });
+      try {
+        const w = replicaWait(redis);
+        assert.ok(w, 'a connection through Sentinel has a replica wait');
+        assert.equal(replicaWait(master), null, 'a node connection has none: no WAIT there');
+        // Read before the connection is ready: its first connection is not a move to another master.
+        const first = w.epoch();
+        await redis.set('waited', '1');
+        const waits = await commandCalls(master, 'wait');
+        assert.equal(await w.confirm(first), true);
+        assert.equal(await commandCalls(master, 'wait'), waits + 1, 'one WAIT, on the master');
+        assert.equal(await replica.get('waited'), '1', 'the replica has the write once it is confirmed');
+        // The connection dropped and made again (as after a failover): writes since `since` may be on a master gone.
+        const since = w.epoch();
+        const id = await redis.client('ID');
+        await master.client('KILL', 'ID', String(id));
+        await redis.set('moved', '1');
+        assert.equal(await w.confirm(since), false);
+        assert.equal(await w.confirm(w.epoch()), true, 'from the new connection on, writes are confirmed again');
+      } finally {
+        redis.disconnect();
+        master.disconnect();
+        replica.disconnect();
       }
     });
 

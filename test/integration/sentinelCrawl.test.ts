@@ -3,7 +3,8 @@ import { execFile, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { allBooks, expectedPages, renderPage, serveSite, type SiteOptions, type SiteServer } from '../../src/demo/site';
-import { startRedisSentinel, type RedisNode, type RedisSentinel } from '../support/services';
+import { Redis } from 'ioredis';
+import { commandCalls, startRedisSentinel, type RedisNode, type RedisSentinel } from '../support/services';
 import { bookTask, writeTask } from '../support/crawl';
 
 // A crawl through sentinels and a master name given on the CLI, with a failover in the middle of it (issue 19,
@@ -40,6 +41,20 @@ function runThroughSentinels(setup: RedisSentinel, taskFile: string): Promise<Cr
 }
 
 const PASSWORD = 'fail0ver-pw';
+
+/** WAITs the data nodes still running have run (INFO commandstats): a worker's wait for a replica (redis/replicas.ts). */
+async function waitCalls(setup: RedisSentinel): Promise<number> {
+  let n = 0;
+  for (const node of setup.dataNodes.filter((d) => d.alive())) {
+    const conn = new Redis({ host: '127.0.0.1', port: node.port, password: PASSWORD });
+    try {
+      n += await commandCalls(conn, 'wait');
+    } finally {
+      conn.disconnect();
+    }
+  }
+  return n;
+}
 
 describe('a crawl through Redis Sentinel, with a failover during it', function () {
   this.timeout(300_000);
@@ -113,6 +128,9 @@ describe('a crawl through Redis Sentinel, with a failover during it', function (
     await assertNothingLost(task.file, site, crawl);
     const twice = [...site.hits].filter(([p, n]) => p !== '/robots.txt' && n > 1);
     assert.deepEqual(twice, [], 'no page fetched twice');
+    // Both data nodes are up, each with the calls it ran as master: the workers waited for a replica (WAIT 1) as
+    // they finished pages. Nothing else in the crawl sends WAIT.
+    assert.ok((await waitCalls(setup)) > 0, 'the workers sent WAIT');
   });
 
   it('the master killed mid-crawl: the sentinels elect a replica, the crawl carries on to the end, nothing lost', async () => {

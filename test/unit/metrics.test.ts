@@ -55,6 +55,8 @@ describe('metrics: failure groups', () => {
     assert.equal(failureGroupOf('cannot resolve the host of http://nx.invalid/ (ENOTFOUND)'), 'dns');
     assert.equal(failureGroupOf('network error fetching http://a/: ECONNRESET'), 'network');
     assert.equal(failureGroupOf('http://a/x is over the 100-byte limit'), 'too-large');
+    // The message worker/sitemapJob.ts fails a sitemap with when Redis failed over under it.
+    assert.equal(failureGroupOf('Redis failed over while the entries of http://a/sitemap.xml were queued: it is read again'), 'failover');
     assert.equal(failureGroupOf('job stalled more than allowable limit'), 'error');
     assert.equal(failureGroupOf(undefined), 'error');
     assert.equal(describeGroup('http-404'), 'HTTP 404');
