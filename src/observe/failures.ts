@@ -140,6 +140,13 @@ export async function retryFailedJobs(redis: Redis, task: string, jobs: readonly
     // Before the retry, which clears the job's failedReason.
     const group = failureGroupOf(job.failedReason);
     try {
+      // A job re-added after its lease ran out is marked `recovered`, and such a job whose page is no longer in the
+      // window is taken for one that finished before its worker died (CrawlQueue.isSettled): retried by hand, it
+      // would end without fetching. The person asked for the page again, so it is a plain job again.
+      if (job.data?.recovered) {
+        const { recovered: _recovered, ...data } = job.data;
+        await job.updateData(data);
+      }
       await job.retry('failed');
     } catch {
       continue; // Retried or removed by someone else meanwhile.

@@ -8,6 +8,8 @@ import { withScripts } from '../../src/frontier/scripts';
 import { listFrontier } from '../../src/observe/frontier';
 import { connectRedis } from '../../src/redis/connect';
 import { readJobCounts } from '../../src/observe/taskStatus';
+import { retryFailedJobs } from '../../src/observe/failures';
+import { UnrecoverableError, Worker } from 'bullmq';
 import { serveHttp, startRedis, type RedisServer } from '../support/services';
 import { session, writeTask } from '../support/crawl';
 
@@ -218,6 +220,36 @@ describe('the compact frontier and its window (real Redis)', function () {
     const twin = { id: jobs[0]!.id, data: { ...jobs[0]!.data } };
     await conn.hdel(`${fleet.keys.bull.job}${jobs[0]!.id}`, 'csd');
     assert.equal(await fleet.isSettled(twin), true);
+  });
+
+  it('fetches a recovered page again when its failed job is retried by hand, though its page left the window', async () => {
+    const task = taskOf('');
+    const idle = queue(task, 0);
+    const { run } = await idle.startRun(task, { fresh: true });
+    await idle.enqueueLinks(task, run, [link('http://h1.test/')]);
+    // Taken by a process that died before adding its job: handed out again, as a recovered job.
+    const scripts = withScripts(conn);
+    await scripts.csFill(idle.keys.frontier.meta, ...frontierArgs(task, 1, 200), '0');
+    const fleet = queue(task, 1, 200);
+    await sleep(300);
+    assert.equal((await fleet.fill(task)).added, 1);
+    const [waiting] = await fleet.queue.getWaiting(0, -1);
+    assert.equal(waiting?.data.recovered, true);
+    // It fails for good (a 404), and its page leaves the window, as the worker does.
+    const workerConn = conn.duplicate();
+    const worker = new Worker(fleet.queue.name, async () => { throw new UnrecoverableError('HTTP 404'); }, { connection: workerConn, prefix: fleet.queue.opts.prefix });
+    await new Promise<void>((r) => worker.once('failed', () => r()));
+    await worker.close();
+    workerConn.disconnect();
+    await fleet.settle(task, String(waiting!.id));
+    const [job] = await fleet.queue.getFailed(0, -1);
+    assert.ok(job);
+    assert.equal(await fleet.isSettled(job), true, 'as a recovered job out of the window, it would end without fetching');
+    // Retry Job (Queue Explorer) or Retry all (dashboard): the person asked for the page again.
+    assert.equal(await retryFailedJobs(conn, task.name, [job]), 1);
+    const again = await fleet.queue.getJob(String(job.id));
+    assert.ok(again && (await again.getState()) === 'waiting');
+    assert.equal(await fleet.isSettled(again), false, 'the retried job fetches its page');
   });
 
   it('counts a run drained only when the frontier, the window and BullMQ are all empty, settling what ended without it', async () => {
