@@ -286,11 +286,12 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
     // Set by the killer below, which TypeScript does not see running.
     let victim = null as Victim | null;
     let killedAt = 0;
-    const released: { pid: number; jobs: number; beatLeft: string | null; leasesLeft: number }[] = [];
+    const released: { pid: number; jobs: number; afterKillMs: number; beatLeft: string | null; leasesLeft: number }[] = [];
     s.supervisor.on('released', (pid, jobs) => {
+      const afterKillMs = Date.now() - killedAt;
       void (async () => {
         const leases = await conn.zrange(hostKeys(host).active, 0, -1);
-        released.push({ pid, jobs, beatLeft: await conn.hget(WORKERS_KEY, workerIdOf(pid)), leasesLeft: leases.filter((l) => l.startsWith(victim!.owner)).length });
+        released.push({ pid, jobs, afterKillMs, beatLeft: await conn.hget(WORKERS_KEY, workerIdOf(pid)), leasesLeft: leases.filter((l) => l.startsWith(victim!.owner)).length });
       })();
     });
     let killing = false;
@@ -310,12 +311,14 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
     }, 20);
     try {
       const result = await s.run();
-      const endedAfterKill = Date.now() - killedAt;
       await s.close();
       assert.ok(victim, 'a worker was killed with requests in flight');
       assert.deepEqual(released.map((r) => [r.pid, r.beatLeft, r.leasesLeft]), [[victim!.pid, null, 0]], 'its jobs released once, its heartbeat and its host leases gone');
       assert.ok(released[0]!.jobs >= victim!.leasesAtKill, `${released[0]!.jobs} jobs released, ${victim!.leasesAtKill} of them fetching`);
-      assert.ok(endedAfterKill < 15_000, `the crawl ended ${endedAfterKill} ms after the kill: its locks (30 s) or leases (35 s) held it`);
+      // Released by the supervisor while the dead worker's locks still held its jobs: without it they would have come
+      // back only when the locks (30 s) and host leases (35 s) ran out. (How long the rest of the crawl then takes
+      // depends on the machine, not on this mechanism.)
+      assert.ok(released[0]!.afterKillMs < 30_000, `released ${released[0]!.afterKillMs} ms after the kill, when its locks (30 s) would have let its jobs go anyway`);
       const expected = expectedPages(site.url, SITE).sort();
       assert.deepEqual([...pageHits(site).keys()].sort(), expected, 'every page fetched');
       assert.equal(result.status.stats!.failed, 0);
