@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import type { RequestListener } from 'node:http';
 import { serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
 import { bufferedPages, session, writeTask } from '../support/crawl';
+import { linkedPagesTask } from '../support/linkedPagesTask';
 
 // Issue 19: a broad crawl, many hosts each allowed one request a second, must keep every host busy at its rate:
 // no host's waiting pages may hold the worker while other hosts could be fetched. Before, a page that had to
@@ -54,21 +55,7 @@ describe('broad crawl: many hosts at their polite rate (issue 19)', function () 
   it('fetches the hosts breadth-first at one page a second each, every page once, without hoarding the worker', async () => {
     const hits: Hit[] = [];
     web = await serveHosts(hits);
-    const task = await writeTask(`name: broad
-start: [${web.urls.map((u) => `${u}/`).join(', ')}]
-politeness: { perHost: { concurrency: 1, delay: ${DELAY_MS}ms } }
-rules:
-  - name: page
-    match: ["**"]
-    follow:
-      - selector: a
-        to: page
-    items:
-      - type: page
-        key: [title]
-        fields:
-          title: h1
-`);
+    const task = await writeTask(linkedPagesTask({ name: 'broad', start: web.urls.map((u) => `${u}/`), perHost: { concurrency: 1, delay: `${DELAY_MS}ms` } }));
     // One worker with two requests: four jobs at most, so pages that wait holding jobs would stall it.
     const s = session(task, redis.url, { workers: 1, concurrency: 2 });
     await s.run();

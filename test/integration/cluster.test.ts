@@ -12,6 +12,7 @@ import { SqliteStore } from '../../src/store/sqlite';
 import { loadTaskFile } from '../../src/workspace/taskFile';
 import { serveHttp, startRedisCluster, type HttpServer, type RedisCluster } from '../support/services';
 import { session } from '../support/crawl';
+import { linkedPagesTask } from '../support/linkedPagesTask';
 
 // Issue 19: a crawl on a real 3-primary Redis Cluster. The task's per-page state is split into one partition per
 // primary (frontier/layout.ts), so the nodes share the crawl: each node's memory and command count within ±20% of
@@ -78,25 +79,7 @@ describe('a crawl on a real 3-primary Redis Cluster (issue 19)', function () {
     }
     dir = mkdtempSync(join(tmpdir(), 'cs-cluster-crawl-'));
     const file = join(dir, 'spread.crawl.yaml');
-    writeFileSync(
-      file,
-      `name: spread
-start: [${servers.map((s) => `${s.url}/`).join(', ')}]
-politeness: { perHost: { concurrency: 4 } }
-store: { url: "sqlite:${join(dir, 'items.sqlite')}" }
-rules:
-  - name: page
-    match: ["**"]
-    follow:
-      - selector: a
-        to: page
-    items:
-      - type: page
-        key: [title]
-        fields:
-          title: h1
-`,
-    );
+    writeFileSync(file, linkedPagesTask({ name: 'spread', start: servers.map((s) => `${s.url}/`), perHost: { concurrency: 4 }, store: `sqlite:${join(dir, 'items.sqlite')}` }));
     const task = await loadTaskFile(file);
 
     const before = await Promise.all(cluster.nodes.map((n) => figures(n.port)));
