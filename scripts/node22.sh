@@ -35,7 +35,8 @@ mkdir -p "$dir"
 exec 9>"$dir/.install.lock"
 if command -v flock >/dev/null; then flock 9; fi
 [ -f "$dir/package.json" ] || printf '{ "private": true, "description": "Node 22 for Crawl Studio; made by scripts/node22.sh" }\n' >"$dir/package.json"
-if ! (cd "$dir" && npm install "$pkg@$NODE_VERSION" --no-audit --no-fund --loglevel=error >&2); then
+# The inner npm must not inherit an outer npm's settings (npm_config_*: prefix, user agent, ...).
+if ! (cd "$dir" && while IFS= read -r name; do unset "$name"; done < <(env | sed -n 's/^\(npm_[A-Za-z0-9_]*\)=.*/\1/p') && npm install "$pkg@$NODE_VERSION" --no-audit --no-fund --loglevel=error >&2); then
   echo "node22: could not install $pkg@$NODE_VERSION; install Node 22.13 or newer yourself (https://nodejs.org) and put it first on PATH" >&2
   exit 1
 fi

@@ -94,6 +94,10 @@ log "npm install code-server@$CODE_SERVER_VERSION in $dir (takes 2-3 minutes)"
 start=$(date +%s)
 (
   cd "$dir"
+  # An inner npm must not inherit the outer one's environment: `npm test` run by Node 20 sets
+  # npm_config_user_agent ("... node/v20 ..."), and code-server's post-install reads the Node version from it
+  # and refuses ("requires node v22") although this npm runs on Node 22. Clear every npm_* variable.
+  while IFS= read -r name; do unset "$name"; done < <(env | sed -n 's/^\(npm_[A-Za-z0-9_]*\)=.*/\1/p')
   npm_config_yes=true npm_config_unsafe_perm=true npm install "code-server@$CODE_SERVER_VERSION" --unsafe-perm --no-audit --no-fund --loglevel=warn
 ) || die "npm install code-server@$CODE_SERVER_VERSION failed in $dir"
 
