@@ -1,0 +1,283 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { loadTaskFile } from '../../workspace/taskFile';
+import { DEMO_PORT, DEMO_SITE, serveSite } from '../../demo/site';
+import { DEFAULT_CONCURRENCY, defaultWorkers, optionalPositiveInt, positiveInt, redisTargetFrom } from '../../worker/args';
+import type { Progress } from '../../run/session';
+import { launchCrawl } from '../../run/launcher';
+import { chooseRedis } from '../../run/redisChoice';
+import { groupDigits } from '../../core/units';
+import demoTaskText from '../../../examples/books.crawl.yaml';
+import { progressLine, summaryLines } from '../format';
+import { emptyFieldWarnings, qualityReports } from '../quality';
+import { withStore, type LoadedTask } from '../context';
+import { command, UsageError } from '../spec';
+import { REDIS_OPTIONS } from '../options';
+import { EXIT } from '../exitCodes';
+
+// `run`, `writer` and `demo`: a crawl driven from the terminal, through the launcher the editor uses.
+
+const RUN_DETAILS = `What run does depends on the task's current run on this Redis: unfinished (interrupted by Ctrl-C, a crash or a
+kill) -> it is resumed: its queue, dedup state and counters continue; finished or stopped, or none -> a new run
+starts from the start URLs and fetches every page again. --fresh always starts a new run. A task that another live
+\`run\` or editor drives is refused (add workers to it with \`worker\`, watch it with \`status\`), unless --force.
+Without a Redis option (nor $CRAWL_STUDIO_REDIS) a private redis-server is started for the project, with its data
+in .crawl/redis next to the task file, so a crawl survives restarts.`;
+
+export const runCommand = command({
+  name: 'run',
+  args: '<task.crawl.yaml>',
+  summary: 'run a crawl: enqueue the start URLs, run local workers and the store writer, print a summary',
+  details: RUN_DETAILS,
+  options: {
+    workers: { type: 'string', short: 'w', value: 'N', help: 'local worker processes (default: one per two CPU cores)' },
+    concurrency: { type: 'string', short: 'c', value: 'N', help: 'requests each worker has in flight (default 16)' },
+    ...REDIS_OPTIONS,
+    fresh: { type: 'boolean', help: 'start a new run even when the current one is unfinished' },
+    force: { type: 'boolean', help: 'take the run over from the process that drives it' },
+    'lock-duration': { type: 'string', value: 'MS', help: "how long a page's job stays locked to its worker without a renewal" },
+    'stalled-interval': { type: 'string', value: 'MS', help: 'how often stalled jobs are looked for' },
+    browser: { type: 'string', value: 'PATH', help: "the Chromium that renders `browser` rules' pages" },
+  },
+  run(values, positionals) {
+    if (positionals.length !== 1) throw new UsageError('run takes one task file', runCommand);
+    return runCrawl(positionals[0]!, {
+      workers: positiveInt(values.workers, 'workers', defaultWorkers()),
+      concurrency: positiveInt(values.concurrency, 'concurrency', DEFAULT_CONCURRENCY),
+      redis: redisTargetFrom(values),
+      fresh: values.fresh ?? false,
+      force: values.force ?? false,
+      lockDurationMs: optionalPositiveInt(values['lock-duration'], 'lock-duration'),
+      stalledIntervalMs: optionalPositiveInt(values['stalled-interval'], 'stalled-interval'),
+      browserPath: values.browser,
+    });
+  },
+});
+
+export const writerCommand = command({
+  name: 'writer',
+  args: '<task.crawl.yaml>',
+  summary: "store a run's items from this machine and finalize the run when it drains (no workers)",
+  options: { ...REDIS_OPTIONS },
+  run(values, positionals) {
+    if (positionals.length !== 1) throw new UsageError('writer takes one task file', writerCommand);
+    return runCrawl(positionals[0]!, { join: true, workers: 0, concurrency: 1, redis: redisTargetFrom(values), fresh: false });
+  },
+});
+
+export const demoCommand = command({
+  name: 'demo',
+  args: '',
+  summary: 'write the demo task, serve the demo bookshop and crawl it',
+  options: {
+    dir: { type: 'string', value: 'DIR', help: 'where the demo task file goes (default ./crawl-demo)' },
+    workers: { type: 'string', short: 'w', value: 'N', help: 'local worker processes' },
+  },
+  async run(values) {
+    const dir = resolve(values.dir ?? 'crawl-demo');
+    mkdirSync(dir, { recursive: true });
+    const taskFile = join(dir, 'books.crawl.yaml');
+    if (!existsSync(taskFile)) writeFileSync(taskFile, demoTaskText);
+    let site;
+    try {
+      site = await serveSite(DEMO_SITE, DEMO_PORT);
+    } catch (err) {
+      throw new Error(`cannot serve the demo site on 127.0.0.1:${DEMO_PORT} (${(err as NodeJS.ErrnoException).code}); is another demo running?`);
+    }
+    console.log(`Demo bookshop on ${site.url}/ — crawling it with ${taskFile}`);
+    try {
+      return await runCrawl(taskFile, { workers: positiveInt(values.workers, 'workers', defaultWorkers()), concurrency: DEFAULT_CONCURRENCY, redis: undefined, fresh: true });
+    } finally {
+      await site.close();
+    }
+  },
+});
+
+export const serveDemoCommand = command({
+  name: 'serve-demo',
+  args: '',
+  summary: 'serve the demo bookshop until Ctrl-C',
+  options: { port: { type: 'string', value: 'N', help: `the port on 127.0.0.1 (default ${DEMO_PORT})` } },
+  async run(values) {
+    const site = await serveSite(DEMO_SITE, values.port ? Number(values.port) : DEMO_PORT);
+    console.log(`Demo bookshop on ${site.url}/ (Ctrl-C to stop)`);
+    await new Promise<void>((r) => process.once('SIGINT', () => r()));
+    await site.close();
+    return EXIT.OK;
+  },
+});
+
+interface RunFlags {
+  /** Watch and finalize the current run without starting one (the `writer` command). */
+  join?: boolean;
+  workers: number;
+  concurrency: number;
+  redis: string | undefined;
+  fresh: boolean;
+  /** Drive the task even though another live process drives its run. */
+  force?: boolean;
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
+  /** The browser for `browser` rules (--browser). */
+  browserPath?: string;
+}
+
+/** How long a second Ctrl-C waits for the killed workers' jobs to be released before the CLI exits. */
+const QUIT_RELEASE_WAIT_MS = 1_000;
+
+/**
+ * The longest a graceful stop (Ctrl-C once, SIGTERM) may take before the CLI quits as on a second Ctrl-C. Pages in
+ * flight usually finish in far less; what does not end is a store that stopped answering (a locked or hung
+ * database), whose writer cannot stop mid-call. Quitting loses nothing: unfinished pages go back to the queue and
+ * unstored items stay in Redis for the next run.
+ */
+const STOP_DEADLINE_MS = stopDeadlineMs(process.env.CRAWL_STUDIO_STOP_DEADLINE);
+
+/** `$CRAWL_STUDIO_STOP_DEADLINE` in seconds (a slow store, a loaded machine), else 20 s. */
+function stopDeadlineMs(value: string | undefined): number {
+  const s = Number(value);
+  return value && Number.isFinite(s) && s > 0 ? s * 1000 : 20_000;
+}
+
+async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
+  const task = await loadTaskFile(taskFile);
+  const redis = await chooseRedis(flags.redis, task.file);
+  console.log(`Redis: ${redis.describe()}`);
+  const launch = launchCrawl({
+    task,
+    redisUrl: redis.url,
+    workers: flags.workers,
+    concurrency: flags.concurrency,
+    workerScript: join(__dirname, 'worker.js'),
+    browserPath: flags.browserPath,
+    fresh: flags.fresh,
+    force: flags.force,
+    mode: flags.join ? 'join' : 'start',
+    lockDurationMs: flags.lockDurationMs,
+    stalledIntervalMs: flags.stalledIntervalMs,
+    onProgress: progressPrinter(),
+    onStoreOpen: (store) => console.log(`Store: ${store.store.location}`),
+    onStoreMessage: (msg) => console.error(`\nstore: ${msg}`),
+    onRunFinished: (run, status, store) => {
+      if (!task.schedule && !flags.join) return;
+      process.stdout.write('\n');
+      for (const line of summaryLines(status, (status.run?.finishedAt ?? Date.now()) - run.startedAt, [`  items are in    ${store.store.location}`], task)) console.log(line);
+      void launch.session.crawl.nextScheduledRun().then((next) => next && console.log(`Next run at ${new Date(next).toISOString()} (Ctrl-C to stop).`));
+    },
+    onWorkerExit: (pid, code, signal, expected, lines) => {
+      if (!expected) console.error(`\nworker ${pid} exited unexpectedly (${signal ?? `code ${code}`}); last lines:\n  ${lines.slice(-5).join('\n  ')}`);
+    },
+  });
+  // On its own line, as the exit message: on a terminal the progress line has no newline.
+  launch.supervisor.on('released', (pid, jobs) => console.error(`\nworker ${pid}: its ${jobs} unfinished page${jobs === 1 ? '' : 's'} went back to the queue`));
+  let interrupted = false;
+  let quitting = false;
+  let deadline: NodeJS.Timeout | undefined;
+  const quit = () => {
+    quitting = true;
+    void launch.kill(QUIT_RELEASE_WAIT_MS).finally(() => {
+      // The private redis-server may be gone already (stopped meanwhile, or killed with the terminal's group):
+      // a second Ctrl-C must end quietly, not with a "kill ESRCH" stack trace.
+      if (redis.managed?.owned) {
+        try {
+          process.kill(redis.managed.pid, 'SIGTERM');
+        } catch {
+          // Gone already.
+        }
+      }
+      process.exit(EXIT.INTERRUPTED);
+    });
+  };
+  const onSignal = () => {
+    if (quitting) process.exit(EXIT.INTERRUPTED);
+    if (interrupted) {
+      // Quit now: nothing this process started may outlive it. Killed workers' pages return to the queue (released
+      // as they die, so the next run has them at once; not waited for long); a private redis-server gets SIGTERM,
+      // which writes its append-only file, so the next run resumes.
+      quit();
+      return;
+    }
+    interrupted = true;
+    console.log('\nStopping: letting workers finish their pages (Ctrl-C again to quit now; the crawl resumes on the next run)…');
+    launch.stop();
+    deadline = setTimeout(() => {
+      console.error(
+        `\nStill stopping after ${STOP_DEADLINE_MS / 1000} s (a store that does not answer?): quitting now. ` +
+          `Run the same command again to resume the run; items not stored yet stay in Redis for it.`,
+      );
+      quit();
+    }, STOP_DEADLINE_MS);
+    deadline.unref();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const result = await launch.done;
+    process.stdout.write('\n');
+    // Say which it was: "resumes" read as "continues after a finished run" in the README, and it never does.
+    if (result.resumed) console.log(`Resumed run ${result.run.run} started ${new Date(result.run.startedAt).toISOString()} (it had not finished).`);
+    else {
+      const again = task.request.conditional ? 'every page requested again, conditionally (request.conditional)' : 'every page fetched again';
+      console.log(`New run ${result.run.run}${flags.fresh ? ' (--fresh)' : ''}: ${again}; \`run\` resumes a run only while it is unfinished.`);
+    }
+    if (interrupted) {
+      console.log(`Stopped. Run the same command again to resume run ${result.run.run}.`);
+      return EXIT.INTERRUPTED;
+    }
+    const { stored } = result;
+    const rows = stored.rows.map((r) => `${r.type}: ${groupDigits(r.count)}`);
+    const extra = [
+      `  items stored    ${rows.length ? `${rows.join(', ')} rows` : 'none'} (${stored.duplicatesMerged} duplicates merged${stored.errors ? `, ${stored.errors} errors recorded` : ''})`,
+      `  items are in    ${stored.location}`,
+      ...exportHints(taskFile, stored.rows.filter((r) => r.count > 0).map((r) => r.type)),
+    ];
+    if (!result.summary) extra.push('  (another process finalized this run)');
+    if (stored.errors) extra.push(`  see the errors  crawl-studio errors ${taskFile}`);
+    extra.push(...(await storeWarnings(task, taskFile)));
+    for (const line of summaryLines(result.status, result.durationMs, extra, task)) console.log(line);
+    return EXIT.OK;
+  } finally {
+    // The handlers stay until the end: a second Ctrl-C during this cleanup still quits cleanly.
+    await redis.release();
+    clearTimeout(deadline);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+/**
+ * What to run to export the types the store holds: CSV holds one item type, so several get one CSV each, or JSONL
+ * for all. The task's types would suggest an export that fails for a type none of whose items was stored.
+ */
+function exportHints(taskFile: string, types: string[]): string[] {
+  const distinct = [...new Set(types)];
+  if (distinct.length === 0) return [];
+  if (distinct.length === 1) return [`  export them     crawl-studio export ${taskFile} --format csv --out items.csv`];
+  return [
+    `  export them     crawl-studio export ${taskFile} --format jsonl --out items.jsonl   (every type, each row with _type)`,
+    ...distinct.map((t) => `                  crawl-studio export ${taskFile} --type ${t} --format csv --out ${t}.csv`),
+  ];
+}
+
+function progressPrinter(): (p: Progress) => void {
+  const tty = process.stdout.isTTY;
+  let lastPrint = 0;
+  return ({ status, pagesPerSec, elapsedMs, backlog }) => {
+    const line = progressLine(status, pagesPerSec, elapsedMs, backlog);
+    if (tty) process.stdout.write(`\r\x1b[2K${line}`);
+    else if (Date.now() - lastPrint > 2000) {
+      lastPrint = Date.now();
+      process.stdout.write(line + '\n');
+    }
+  };
+}
+
+/** The summary's field warnings; a store that cannot be read now costs the warnings, never the run's exit status. */
+async function storeWarnings(task: LoadedTask, taskFile: string): Promise<string[]> {
+  try {
+    const warnings = await withStore(task, undefined, async (store) => emptyFieldWarnings(task, await qualityReports(store)));
+    return warnings.map((w) => `  ${w}`).concat(warnings.length ? [`  field quality   crawl-studio quality ${taskFile}`] : []);
+  } catch (err) {
+    return [`  (field quality not checked: ${err instanceof Error ? err.message : String(err)})`];
+  }
+}

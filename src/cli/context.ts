@@ -1,0 +1,35 @@
+import { dirname } from 'node:path';
+import { CrawlQueue } from '../frontier/crawl';
+import { connectRedis, type Redis } from '../redis/connect';
+import { chooseRedis } from '../run/redisChoice';
+import { storeUrlFor } from '../run/storeAttachment';
+import { openStore } from '../store';
+import { loadTaskFile } from '../workspace/taskFile';
+
+// What the commands open and close around their work: a task's queue on Redis, a task's store.
+
+export type LoadedTask = Awaited<ReturnType<typeof loadTaskFile>>;
+export type Store = Awaited<ReturnType<typeof openStore>>;
+
+export async function withQueue<T>(taskFile: string, redisFlag: string | undefined, fn: (q: CrawlQueue, task: LoadedTask, redis: Redis) => Promise<T>): Promise<T> {
+  const task = await loadTaskFile(taskFile);
+  const choice = await chooseRedis(redisFlag, task.file, { keepRunning: true });
+  const redis = connectRedis(choice.url);
+  const q = new CrawlQueue(redis, task.name);
+  try {
+    await q.loadLayout();
+    return await fn(q, task, redis);
+  } finally {
+    await q.close();
+    redis.disconnect();
+  }
+}
+
+export async function withStore<T>(task: LoadedTask, storeFlag: string | undefined, fn: (store: Store) => Promise<T>): Promise<T> {
+  const store = await openStore(storeFlag ?? storeUrlFor(task), { task: task.name, cwd: dirname(task.file) });
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
