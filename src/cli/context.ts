@@ -25,6 +25,19 @@ export async function withQueue<T>(taskFile: string, redisFlag: string | undefin
   }
 }
 
+/** A task's queue on a Redis given by URL (the run's own, already chosen), around `fn`. */
+export async function withQueueAt<T>(url: string, taskName: string, fn: (q: CrawlQueue, redis: Redis) => Promise<T>): Promise<T> {
+  const redis = connectRedis(url);
+  const q = new CrawlQueue(redis, taskName);
+  try {
+    await q.loadLayout();
+    return await fn(q, redis);
+  } finally {
+    await q.close();
+    redis.disconnect();
+  }
+}
+
 export async function withStore<T>(task: LoadedTask, storeFlag: string | undefined, fn: (store: Store) => Promise<T>): Promise<T> {
   const store = await openStore(storeFlag ?? storeUrlFor(task), { task: task.name, cwd: dirname(task.file) });
   try {

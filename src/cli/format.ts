@@ -3,6 +3,7 @@ import type { CrawlTask } from '../core/task/model';
 import { DROP_REASONS, droppedTotal, explainDrop } from '../core/task/dropReasons';
 import { formatBytes, formatDuration, groupDigits as n } from '../core/units';
 import { describeQueue, queuedJobs } from '../observe/taskStatus';
+import type { FailedPage, RunFailures } from '../observe/failures';
 
 // Terminal output of the CLI: one progress line, and a summary at the end.
 
@@ -26,12 +27,28 @@ export function progressLine(status: CrawlStatus, pagesPerSec: number, elapsedMs
   ].join(' · ');
 }
 
-export function summaryLines(status: CrawlStatus, durationMs: number, extra: string[] = [], task?: CrawlTask): string[] {
+/**
+ * `failures` under the summary's (and `status`'s) "pages failed": each reason with its count and the first message of
+ * its group, e.g. `    login: 1 — login to http://…/login failed: HTTP 403`.
+ */
+export function failureReasonLines(f: RunFailures | null, indent = '    '): string[] {
+  return (f?.groups ?? [])
+    .filter((g) => g.kind === 'failed')
+    .map((g) => `${indent}${g.reason}: ${n(g.count)}${g.pages[0] ? ` — ${clip(g.pages[0].message, 160)}` : ''}`);
+}
+
+function clip(s: string, max: number): string {
+  const one = s.replace(/\s+/g, ' ');
+  return one.length > max ? `${one.slice(0, max - 1)}…` : one;
+}
+
+export function summaryLines(status: CrawlStatus, durationMs: number, extra: string[] = [], task?: CrawlTask, failures: RunFailures | null = null): string[] {
   const s = status.stats;
   const lines = [
     `Crawl '${status.task}' finished in ${formatDuration(durationMs)}`,
     `  pages fetched   ${n(s?.done ?? 0)}${pageKinds(s)}, ${formatBytes(s?.bytes ?? 0)}`,
     `  pages failed    ${n(s?.failed ?? 0)}${fmtGroups(s?.failures)}`,
+    ...failureReasonLines(failures),
     `  pages skipped   ${n(Object.values(s?.skipped ?? {}).reduce((a, b) => a + b, 0))}${fmtGroups(s?.skipped)}`,
     `  items extracted ${n(s?.items ?? 0)}${itemNotes(s)}`,
     `  duplicate links ${n(s?.duplicates ?? 0)} (already seen, not fetched again)`,
@@ -82,4 +99,26 @@ export function dropWarnings(s: CrawlStats, task: CrawlTask): string[] {
 function fmtGroups(g: Readonly<Record<string, number>> | undefined): string {
   const entries = Object.entries(g ?? {}).filter(([, v]) => v > 0);
   return entries.length ? ` (${entries.map(([k, v]) => `${k}: ${n(v)}`).join(', ')})` : '';
+}
+
+/** `crawl-studio failures`: each reason with its count, then its pages with what is known of each. */
+export function failuresReport(f: RunFailures): string[] {
+  if (!f.run) return [`${f.task}: never run on this Redis`];
+  const lines = [`${f.task}: run ${f.run}: ${n(f.failed)} page${f.failed === 1 ? '' : 's'} failed, ${n(f.skipped)} skipped`];
+  for (const g of f.groups) {
+    lines.push('', `${g.kind} ${g.reason}: ${n(g.count)}${g.pages.length < g.count ? ` (${g.pages.length ? `the latest ${n(g.pages.length)}` : 'their pages are no longer kept'})` : ''}`);
+    for (const p of g.pages) lines.push(...pageLines(p));
+  }
+  return lines;
+}
+
+function pageLines(p: FailedPage): string[] {
+  const facts = [
+    p.rule && `rule ${p.rule}`,
+    p.status !== null && `HTTP ${p.status}`,
+    p.attempts !== null && `${p.attempts} attempt${p.attempts === 1 ? '' : 's'}`,
+    p.worker && `worker ${p.worker}`,
+    p.at !== null && new Date(p.at).toISOString(),
+  ].filter(Boolean);
+  return [`  ${p.url}`, `    ${facts.join(' · ')}`, ...(p.message && p.message !== p.reason ? [`    ${clip(p.message, 300)}`] : [])];
 }

@@ -3,6 +3,7 @@ import { demoCommand, runCommand, serveDemoCommand, writerCommand } from './run'
 import { enqueueCommand, screenshotCommand, statusCommand, workerCommand } from './queue';
 import { errorsCommand, exportCommand, qualityCommand } from './store';
 import { fixtureCommand, testCommand, validateCommand } from './fixtures';
+import { failuresCommand, retryCommand } from './failures';
 
 /**
  * Every command of `crawl-studio`, in the order `--help` lists them. A command is one entry here (its module holds
@@ -15,6 +16,8 @@ export const COMMANDS: readonly CommandSpec[] = [
   writerCommand,
   enqueueCommand,
   statusCommand,
+  failuresCommand,
+  retryCommand,
   exportCommand,
   validateCommand,
   testCommand,

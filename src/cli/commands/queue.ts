@@ -7,7 +7,8 @@ import { DROP_REASONS } from '../../core/task/dropReasons';
 import { readTaskStatus, runElapsedMs } from '../../observe/taskStatus';
 import { readScreenshot, screenshotUrls } from '../../observe/screenshots';
 import { writeScreenshot } from '../../workspace/screenshots';
-import { droppedLine, droppedReasonLines, dropWarnings, progressLine } from '../format';
+import { droppedLine, droppedReasonLines, dropWarnings, failureReasonLines, progressLine } from '../format';
+import { readRunFailures } from '../../observe/failures';
 import { withQueue } from '../context';
 import { command, UsageError } from '../spec';
 import { JSON_OPTION, REDIS_OPTIONS, WORKER_OPTIONS } from '../options';
@@ -118,7 +119,7 @@ export const statusCommand = command({
   options: { ...REDIS_OPTIONS, ...JSON_OPTION },
   run(values, positionals) {
     if (positionals.length !== 1) throw new UsageError('status takes one task file', statusCommand);
-    return withQueue(positionals[0]!, redisTargetFrom(values), async (_q, task, redis) => {
+    return withQueue(positionals[0]!, redisTargetFrom(values), async (q, task, redis) => {
       const status = await readTaskStatus(redis, task.name);
       if (values.json) {
         console.log(JSON.stringify(status, null, 2));
@@ -131,6 +132,11 @@ export const statusCommand = command({
       const elapsed = runElapsedMs(status.run, Date.now());
       console.log(`${status.task}: run ${status.run.run}, ${status.run.state}${status.isPaused ? ' (paused)' : ''}, started ${new Date(status.run.startedAt).toISOString()}`);
       console.log(progressLine(status, 0, elapsed));
+      if (status.stats?.failed) {
+        const failures = await readRunFailures(redis, q.queue, task.name, { run: status.run.run, limit: 1 });
+        console.log(`pages failed ${groupDigits(status.stats.failed)} (why, page by page: crawl-studio failures ${positionals[0]})`);
+        for (const line of failureReasonLines(failures)) console.log(line);
+      }
       console.log(droppedLine(status.stats).trimStart());
       for (const line of droppedReasonLines(status.stats)) console.log(line);
       if (status.stats) for (const w of dropWarnings(status.stats, task)) console.log(w.trimStart());

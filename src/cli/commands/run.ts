@@ -10,7 +10,8 @@ import { groupDigits } from '../../core/units';
 import demoTaskText from '../../../examples/books.crawl.yaml';
 import { progressLine, summaryLines } from '../format';
 import { emptyFieldWarnings, qualityReports } from '../quality';
-import { withStore, type LoadedTask } from '../context';
+import { withQueueAt, withStore, type LoadedTask } from '../context';
+import { readRunFailures, type RunFailures } from '../../observe/failures';
 import { command, UsageError } from '../spec';
 import { REDIS_OPTIONS } from '../options';
 import { EXIT } from '../exitCodes';
@@ -169,6 +170,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     },
   });
   // On its own line, as the exit message: on a terminal the progress line has no newline.
+  launch.supervisor.on('log', printWorkerErrors);
   launch.supervisor.on('released', (pid, jobs) => console.error(`\nworker ${pid}: its ${jobs} unfinished page${jobs === 1 ? '' : 's'} went back to the queue`));
   let interrupted = false;
   let quitting = false;
@@ -234,7 +236,9 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     if (!result.summary) extra.push('  (another process finalized this run)');
     if (stored.errors) extra.push(`  see the errors  crawl-studio errors ${taskFile}`);
     extra.push(...(await storeWarnings(task, taskFile)));
-    for (const line of summaryLines(result.status, result.durationMs, extra, task)) console.log(line);
+    const failures = await runFailures(redis.url, task.name, result.run.run);
+    if (failures?.groups.length) extra.push(`  why, page by page: crawl-studio failures ${taskFile}`);
+    for (const line of summaryLines(result.status, result.durationMs, extra, task, failures)) console.log(line);
     return EXIT.OK;
   } finally {
     // The handlers stay until the end: a second Ctrl-C during this cleanup still quits cleanly.
@@ -270,6 +274,24 @@ function progressPrinter(): (p: Progress) => void {
       process.stdout.write(line + '\n');
     }
   };
+}
+
+/** The run's failures by reason for the summary; a Redis that cannot be read now costs the lines, not the exit status. */
+async function runFailures(url: string, taskName: string, run: string): Promise<RunFailures | null> {
+  try {
+    return await withQueueAt(url, taskName, (q, r) => readRunFailures(r, q.queue, taskName, { run, limit: 1 }));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The workers' error lines (a failed login, once per session, with its status; a BullMQ worker error) in the
+ * terminal: the rest of a worker's log stays in the lines kept for an unexpected exit.
+ */
+function printWorkerErrors(pid: number, line: string): void {
+  const m = /^\S+ error (.*)$/.exec(line);
+  if (m) console.error(`\nworker ${pid}: ${m[1]}`);
 }
 
 /** The summary's field warnings; a store that cannot be read now costs the warnings, never the run's exit status. */

@@ -1,18 +1,32 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { dataDirFor } from '../../run/redisChoice';
 import { loadTaskFile } from '../../workspace/taskFile';
-import { positiveInt } from '../../worker/args';
+import { positiveInt, redisTargetFrom } from '../../worker/args';
+import { readTaskStatus } from '../../observe/taskStatus';
 import { storeUrlFor } from '../../run/storeAttachment';
 import { exportItems, openStore, type ExportFormat } from '../../store';
 import { redactUrl } from '../../redis/connect';
 import { groupDigits } from '../../core/units';
 import { qualityReports, qualityTable } from '../quality';
-import { withStore } from '../context';
+import { withQueue, withStore } from '../context';
 import { command, UsageError } from '../spec';
-import { STORE_OPTION } from '../options';
+import { REDIS_OPTIONS, STORE_OPTION } from '../options';
 import { EXIT } from '../exitCodes';
 
 // Commands on a task's store: export, quality, errors.
+
+/** The current run's failed pages, for the hint of `errors`; 0 when Redis has no run of the task (or cannot say). */
+async function failedPages(taskFile: string, redis: string | undefined): Promise<number> {
+  // Not worth starting a private redis-server for: only one the task has used (its data next to the task file).
+  if (!redis && !existsSync(join(dataDirFor(resolve(taskFile)), 'redis'))) return 0;
+  try {
+    return await withQueue(taskFile, redis, async (_q, task, r) => (await readTaskStatus(r, task.name)).stats?.failed ?? 0);
+  } catch {
+    return 0;
+  }
+}
 
 export const exportCommand = command({
   name: 'export',
@@ -78,7 +92,7 @@ export const errorsCommand = command({
   name: 'errors',
   args: '<task.crawl.yaml>',
   summary: 'errors recorded in the store (extraction, invalid items); failed pages are in `failures`',
-  options: { ...STORE_OPTION, limit: { type: 'string', value: 'N', help: 'print at most N (default 50)' } },
+  options: { ...STORE_OPTION, ...REDIS_OPTIONS, limit: { type: 'string', value: 'N', help: 'print at most N (default 50)' } },
   async run(values, positionals) {
     if (positionals.length !== 1) throw new UsageError('errors takes one task file', errorsCommand);
     const limit = positiveInt(values.limit, 'limit', 50);
@@ -86,6 +100,11 @@ export const errorsCommand = command({
     return withStore(task, values.store, async (store) => {
       const total = await store.countErrors();
       console.log(`${groupDigits(total)} error${total === 1 ? '' : 's'} recorded in ${redactUrl(store.location)}${total > limit ? ` (the first ${groupDigits(limit)}; --limit N for more)` : ''}`);
+      if (total === 0) {
+        // "0 errors" after a run whose pages failed read as "nothing went wrong": failed pages are not store errors.
+        const failed = await failedPages(positionals[0]!, redisTargetFrom(values));
+        if (failed) console.log(`(extraction errors only: ${groupDigits(failed)} page${failed === 1 ? '' : 's'} failed in the current run; see crawl-studio failures ${positionals[0]})`);
+      }
       for (const e of await store.readErrors({ offset: 0, limit })) {
         const what = [e.rule && `rule ${e.rule}`, e.type && `${e.type}${e.key ? ` ${e.key}` : ''}`].filter(Boolean).join(', ');
         console.log(`${e.kind.padEnd(8)} ${e.url ?? '-'}${what ? ` (${what})` : ''}: ${e.message}`);
