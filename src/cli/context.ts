@@ -1,6 +1,7 @@
 import { dirname } from 'node:path';
 import { CrawlQueue } from '../frontier/crawl';
 import { connectRedis, type Redis } from '../redis/connect';
+import { checkRedis } from '../redis/check';
 import { chooseRedis } from '../run/redisChoice';
 import { storeUrlFor } from '../run/storeAttachment';
 import { openStore } from '../store';
@@ -14,6 +15,8 @@ export type Store = Awaited<ReturnType<typeof openStore>>;
 export async function withQueue<T>(taskFile: string, redisFlag: string | undefined, fn: (q: CrawlQueue, task: LoadedTask, redis: Redis) => Promise<T>): Promise<T> {
   const task = await loadTaskFile(taskFile);
   const choice = await chooseRedis(redisFlag, task.file, { keepRunning: true });
+  // Fails within seconds, naming the target and the cause, where the engine's connection would wait forever.
+  await checkRedis(choice.url);
   const redis = connectRedis(choice.url);
   const q = new CrawlQueue(redis, task.name);
   try {

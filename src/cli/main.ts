@@ -2,6 +2,7 @@ import { version } from '../../package.json';
 import { formatDiagnostic, TaskFileError } from '../core/task/diagnostics';
 import { RedisNotFoundError } from '../redis/server';
 import { RedisTargetError } from '../core/url/redisTarget';
+import { RedisConnectError, type RedisFailureCause } from '../redis/check';
 import { COMMANDS, findCommand } from './commands';
 import { commandHelp, overviewHelp, parseCommand, UsageError, wantsHelp } from './spec';
 import { EXIT, EXIT_CODE_DOCS } from './exitCodes';
@@ -54,9 +55,24 @@ export function reportError(err: unknown): number {
     console.error(`crawl-studio: ${err.message}\n(crawl-studio run --help: the forms of a Redis target)`);
     return EXIT.USAGE;
   }
+  if (err instanceof RedisConnectError) {
+    console.error(`crawl-studio: ${err.message}`);
+    return REDIS_EXIT[err.cause_];
+  }
   console.error(`crawl-studio: ${err instanceof Error ? err.message : String(err)}`);
   return EXIT.FAILED;
 }
+
+/** The exit code of each cause a Redis target fails with (README "Exit codes"). */
+const REDIS_EXIT: Record<RedisFailureCause, number> = {
+  refused: EXIT.REDIS_UNREACHABLE,
+  timeout: EXIT.REDIS_UNREACHABLE,
+  name: EXIT.REDIS_NAME,
+  auth: EXIT.REDIS_AUTH,
+  tls: EXIT.REDIS_TLS,
+  topology: EXIT.REDIS_TOPOLOGY,
+  other: EXIT.REDIS_UNREACHABLE,
+};
 
 if (require.main === module) {
   main(process.argv.slice(2)).then(

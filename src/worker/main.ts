@@ -2,7 +2,8 @@ import { parseArgs } from 'node:util';
 import { loadTaskFile } from '../workspace/taskFile';
 import { DEFAULT_CONCURRENCY, optionalPositiveInt, positiveInt, redisTargetFrom, REDIS_URL_ENV, WORKER_FLAG_SPEC } from './args';
 import { watchParent } from './parentWatch';
-import { runWorker } from './runtime';
+import { runWorker, type WorkerHandle } from './runtime';
+import { waitForRedis } from '../redis/check';
 
 // Entry point of a worker process (dist/worker.js): `node dist/worker.js TASK... [--redis URL] [--concurrency N]`,
 // the Redis target from --redis (or --sentinel, --cluster) or else $CRAWL_STUDIO_REDIS (how the CLI and the
@@ -19,24 +20,29 @@ export async function workerMain(argv: string[]): Promise<void> {
     );
   }
   const tasks = await Promise.all(positionals.map(loadTaskFile));
-  const handle = await runWorker({
-    tasks,
-    redisUrl,
-    concurrency: positiveInt(values.concurrency, 'concurrency', DEFAULT_CONCURRENCY),
-    lockDurationMs: optionalPositiveInt(values['lock-duration'], 'lock-duration'),
-    stalledIntervalMs: optionalPositiveInt(values['stalled-interval'], 'stalled-interval'),
-    browserPath: values.browser,
-    log: (level, msg) => process.stdout.write(`${new Date().toISOString()} ${level} ${msg}\n`),
-  });
+  const log = (level: 'info' | 'warn' | 'error', msg: string) => process.stdout.write(`${new Date().toISOString()} ${level} ${msg}\n`);
+  // Signals are handled from the start: while waiting for Redis (nothing in flight) one ends the worker at once; one
+  // that comes while the worker starts stops it as soon as it has (a SIGTERM right after the banner killed it).
+  let handle: WorkerHandle | null = null;
+  let phase: 'waiting' | 'starting' | 'running' = 'waiting';
+  let pending: string | null = null;
   let closing = false;
   const stop = (signal: string) => {
+    if (phase === 'waiting') {
+      log('info', `${signal}: stopped while waiting for Redis`);
+      process.exit(0);
+    }
+    if (phase === 'starting' || !handle) {
+      pending ??= signal;
+      return;
+    }
     if (closing) {
-      process.stdout.write(`${new Date().toISOString()} warn ${signal} again: leaving in-flight jobs to other workers\n`);
+      log('warn', `${signal} again: leaving in-flight jobs to other workers`);
       void handle.close(true).finally(() => process.exit(130));
       return;
     }
     closing = true;
-    process.stdout.write(`${new Date().toISOString()} info ${signal}: finishing in-flight jobs\n`);
+    log('info', `${signal}: finishing in-flight jobs`);
     void handle.close(false).then(
       () => process.exit(0),
       () => process.exit(1),
@@ -44,6 +50,20 @@ export async function workerMain(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // A worker may wait for Redis (it may be starting too), saying so on every attempt.
+  await waitForRedis(redisUrl, (line) => log('warn', line));
+  phase = 'starting';
+  handle = await runWorker({
+    tasks,
+    redisUrl,
+    concurrency: positiveInt(values.concurrency, 'concurrency', DEFAULT_CONCURRENCY),
+    lockDurationMs: optionalPositiveInt(values['lock-duration'], 'lock-duration'),
+    stalledIntervalMs: optionalPositiveInt(values['stalled-interval'], 'stalled-interval'),
+    browserPath: values.browser,
+    log,
+  });
+  phase = 'running';
+  if (pending) stop(pending);
   watchParent(() => {
     // Nobody reads our output any more: a write to the closed pipe must not crash the orderly stop.
     process.stdout.on('error', () => undefined);

@@ -8,6 +8,7 @@ import { WORKERS_KEY } from '../frontier/keys';
 import { countFailed } from '../observe/metrics';
 import { HostGate } from '../frontier/politeness';
 import { connectRedis, redactUrl } from '../redis/connect';
+import { watchConnection } from '../redis/check';
 import { RobotsCache } from '../frontier/robots';
 import { workerIdOf, type WorkerBeat } from '../frontier/fleet';
 import { WindowFiller } from '../frontier/window';
@@ -58,6 +59,8 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
   // builds; auto-pipelining builds one per tick. On the shared connection that copying was a quarter of the
   // worker's allocations and ~10% of a crawl's CPU (bench, A/B).
   const bullRedis = connectRedis(opts.redisUrl);
+  // A Redis lost mid-run is said on every reconnect, with its cause, and when it is back (redis/check.ts).
+  watchConnection(redis, opts.redisUrl, log);
   const gate = new HostGate(redis);
   const id = workerIdOf(process.pid);
   let processed = 0;

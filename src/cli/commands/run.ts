@@ -6,6 +6,7 @@ import { DEFAULT_CONCURRENCY, defaultWorkers, optionalPositiveInt, positiveInt, 
 import type { Progress } from '../../run/session';
 import { launchCrawl } from '../../run/launcher';
 import { chooseRedis } from '../../run/redisChoice';
+import { checkRedis, waitForRedis } from '../../redis/check';
 import { groupDigits } from '../../core/units';
 import demoTaskText from '../../../examples/books.crawl.yaml';
 import { progressLine, summaryLines } from '../format';
@@ -144,6 +145,14 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   const task = await loadTaskFile(taskFile);
   const redis = await chooseRedis(flags.redis, task.file);
   console.log(`Redis: ${redis.describe()}`);
+  try {
+    // `run` fails fast with the target and the cause; `writer`, long-lived like a worker, waits and says so.
+    if (flags.join) await waitForRedis(redis.url, (line) => console.error(line));
+    else await checkRedis(redis.url);
+  } catch (err) {
+    await redis.release();
+    throw err;
+  }
   const launch = launchCrawl({
     task,
     redisUrl: redis.url,
