@@ -69,9 +69,25 @@ function itemNotes(s: CrawlStats | null): string {
   return notes.length ? ` (${notes.join(', ')})` : '';
 }
 
-/** "  links dropped   11 (pattern: 11)": every drop by reason, `repeat` shown but not in the total (the URL is kept once). */
+/**
+ * "  links dropped   11 (pattern: 11)": the total and its reasons, which add up to it. `repeat` (the same URL again on
+ * one page, kept once) is not a drop of a link and not in the total, so it is said after the parentheses.
+ */
 export function droppedLine(s: CrawlStats | null): string {
-  return `  links dropped   ${n(droppedTotal(s?.dropped ?? {}))}${fmtGroups(s?.dropped)}`;
+  const { repeat = 0, ...dropped } = s?.dropped ?? {};
+  const repeats = repeat > 0 ? `; ${n(repeat)} repeat${repeat === 1 ? '' : 's'} (the same URL again on a page, kept once)` : '';
+  return `  links dropped   ${n(droppedTotal(dropped))}${fmtGroups(dropped)}${repeats}`;
+}
+
+/**
+ * "  items stored    book: 20 rows written by this run (inserted or updated), …": the rows whose last write was this
+ * run's, per type, not the table (a run that stored nothing printed an earlier run's 30 rows).
+ */
+export function storedLine(runRows: ReadonlyArray<{ readonly type: string; readonly count: number }>, tableRows: ReadonlyArray<{ readonly type: string; readonly count: number }>, notes: string): string {
+  const mine = runRows.filter((r) => r.count > 0);
+  if (mine.length > 0) return `  items stored    ${mine.map((r) => `${r.type}: ${n(r.count)}`).join(', ')} rows written by this run (inserted or updated; ${notes})`;
+  const held = tableRows.filter((r) => r.count > 0);
+  return `  items stored    none by this run (${notes})${held.length ? `; the store holds ${held.map((r) => `${r.type}: ${n(r.count)}`).join(', ')} rows from earlier runs` : ''}`;
 }
 
 /** Drop reasons present in a run, each with what its label means (for `status`). */

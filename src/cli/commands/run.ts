@@ -7,9 +7,9 @@ import type { Progress } from '../../run/session';
 import { launchCrawl } from '../../run/launcher';
 import { chooseRedis } from '../../run/redisChoice';
 import { checkRedis, waitForRedis } from '../../redis/check';
-import { groupDigits } from '../../core/units';
+import { formatDuration, groupDigits } from '../../core/units';
 import demoTaskText from '../../../examples/books.crawl.yaml';
-import { progressLine, summaryLines } from '../format';
+import { progressLine, storedLine, summaryLines } from '../format';
 import { emptyFieldWarnings, qualityReports } from '../quality';
 import { withQueueAt, withStore, type LoadedTask } from '../context';
 import { readRunFailures, type RunFailures } from '../../observe/failures';
@@ -168,6 +168,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     onProgress: progressPrinter(),
     onStoreOpen: (store) => console.log(`Store: ${store.store.location}`),
     onStoreMessage: (msg) => console.error(`\nstore: ${msg}`),
+    onRedisMessage: (msg) => console.error(`\nredis: ${msg}`),
     onRunFinished: (run, status, store) => {
       if (!task.schedule && !flags.join) return;
       process.stdout.write('\n');
@@ -236,12 +237,12 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
       return EXIT.INTERRUPTED;
     }
     const { stored } = result;
-    const rows = stored.rows.map((r) => `${r.type}: ${groupDigits(r.count)}`);
     const extra = [
-      `  items stored    ${rows.length ? `${rows.join(', ')} rows` : 'none'} (${stored.duplicatesMerged} duplicates merged${stored.errors ? `, ${stored.errors} errors recorded` : ''})`,
+      storedLine(stored.runRows, stored.rows, `${groupDigits(stored.duplicatesMerged)} duplicates merged${stored.errors ? `, ${groupDigits(stored.errors)} errors recorded` : ''}`),
       `  items are in    ${stored.location}`,
       ...exportHints(taskFile, stored.rows.filter((r) => r.count > 0).map((r) => r.type)),
     ];
+    if (result.redisGoneMs > 0) extra.push(`  Redis was gone  ${formatDuration(result.redisGoneMs)} in all during the run (the crawl waited and went on)`);
     if (!result.summary) extra.push('  (another process finalized this run)');
     if (stored.errors) extra.push(`  see the errors  crawl-studio errors ${taskFile}`);
     extra.push(...(await storeWarnings(task, taskFile)));
