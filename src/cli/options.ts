@@ -47,3 +47,8 @@ export const STORE_OPTION = {
 } as const satisfies OptionTable;
 
 export const JSON_OPTION = { json: { type: 'boolean', help: 'print JSON instead of text' } } as const satisfies OptionTable;
+
+/** For long-lived commands (run, writer, worker; monitor may add it too): how log lines are written. */
+export const LOG_FORMAT_OPTION = {
+  'log-format': { type: 'string', value: 'human|json', help: 'lines for people (default) or one JSON object a line (time, level, task, run, worker, event, url, reason)' },
+} as const satisfies OptionTable;

@@ -4,6 +4,8 @@ import { DEFAULT_CONCURRENCY, optionalPositiveInt, positiveInt, redisTargetFrom,
 import { watchParent } from './parentWatch';
 import { runWorker, type WorkerHandle } from './runtime';
 import { waitForRedis } from '../redis/check';
+import { formatLogLine, LOG_FORMAT_ENV, parseLogFormat, type Log } from '../core/logLine';
+import { workerIdOf } from '../frontier/fleet';
 
 // Entry point of a worker process (dist/worker.js): `node dist/worker.js TASK... [--redis URL] [--concurrency N]`,
 // the Redis target from --redis (or --sentinel, --cluster) or else $CRAWL_STUDIO_REDIS (how the CLI and the
@@ -20,7 +22,10 @@ export async function workerMain(argv: string[]): Promise<void> {
     );
   }
   const tasks = await Promise.all(positionals.map(loadTaskFile));
-  const log = (level: 'info' | 'warn' | 'error', msg: string) => process.stdout.write(`${new Date().toISOString()} ${level} ${msg}\n`);
+  // --log-format json (or $CRAWL_STUDIO_LOG_FORMAT, how `run` passes it to the workers it starts): one JSON object a line.
+  const format = parseLogFormat(values['log-format'] ?? process.env[LOG_FORMAT_ENV]);
+  const worker = workerIdOf(process.pid);
+  const log: Log = (level, msg, fields = {}) => process.stdout.write(`${formatLogLine(format, Date.now(), level, msg, { worker, ...fields })}\n`);
   // Signals are handled from the start: while waiting for Redis (nothing in flight) one ends the worker at once; one
   // that comes while the worker starts stops it as soon as it has (a SIGTERM right after the banner killed it).
   let handle: WorkerHandle | null = null;
@@ -29,7 +34,7 @@ export async function workerMain(argv: string[]): Promise<void> {
   let closing = false;
   const stop = (signal: string) => {
     if (phase === 'waiting') {
-      log('info', `${signal}: stopped while waiting for Redis`);
+      log('info', `${signal}: stopped while waiting for Redis`, { event: 'worker-stopped' });
       process.exit(0);
     }
     if (phase === 'starting' || !handle) {
@@ -42,7 +47,7 @@ export async function workerMain(argv: string[]): Promise<void> {
       return;
     }
     closing = true;
-    log('info', `${signal}: finishing in-flight jobs`);
+    log('info', `${signal}: finishing in-flight jobs`, { event: 'worker-stopping' });
     void handle.close(false).then(
       () => process.exit(0),
       () => process.exit(1),
@@ -51,7 +56,7 @@ export async function workerMain(argv: string[]): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   // A worker may wait for Redis (it may be starting too), saying so on every attempt.
-  await waitForRedis(redisUrl, (line) => log('warn', line));
+  await waitForRedis(redisUrl, (line) => log('warn', line, { event: 'redis-wait' }));
   phase = 'starting';
   handle = await runWorker({
     tasks,

@@ -3,18 +3,19 @@ import { join, resolve } from 'node:path';
 import { loadTaskFile } from '../../workspace/taskFile';
 import { DEMO_PORT, DEMO_SITE, serveSite } from '../../demo/site';
 import { DEFAULT_CONCURRENCY, defaultWorkers, optionalPositiveInt, positiveInt, redisTargetFrom } from '../../worker/args';
-import type { Progress } from '../../run/session';
 import { launchCrawl } from '../../run/launcher';
 import { chooseRedis } from '../../run/redisChoice';
 import { checkRedis, waitForRedis } from '../../redis/check';
 import { formatDuration, groupDigits } from '../../core/units';
 import demoTaskText from '../../../examples/books.crawl.yaml';
-import { progressLine, storedLine, summaryLines } from '../format';
+import { storedLine, summaryLines } from '../format';
+import { runOutput } from '../runOutput';
+import { LOG_FORMAT_ENV, parseLogFormat, type LogFormat } from '../../core/logLine';
 import { emptyFieldWarnings, qualityReports } from '../quality';
 import { withQueueAt, withStore, type LoadedTask } from '../context';
 import { readRunFailures, type RunFailures } from '../../observe/failures';
-import { command, UsageError } from '../spec';
-import { REDIS_OPTIONS } from '../options';
+import { command, UsageError, type CommandSpec } from '../spec';
+import { LOG_FORMAT_OPTION, REDIS_OPTIONS } from '../options';
 import { EXIT } from '../exitCodes';
 
 // `run`, `writer` and `demo`: a crawl driven from the terminal, through the launcher the editor uses.
@@ -26,7 +27,7 @@ starts from the start URLs and fetches every page again. --fresh always starts a
 Without a Redis option (nor $CRAWL_STUDIO_REDIS) a private redis-server is started for the project, with its data
 in .crawl/redis next to the task file, so a crawl survives restarts.`;
 
-export const runCommand = command({
+export const runCommand: CommandSpec = command({
   name: 'run',
   args: '<task.crawl.yaml>',
   summary: 'run a crawl: enqueue the start URLs, run local workers and the store writer, print a summary',
@@ -40,6 +41,7 @@ export const runCommand = command({
     'lock-duration': { type: 'string', value: 'MS', help: "how long a page's job stays locked to its worker without a renewal" },
     'stalled-interval': { type: 'string', value: 'MS', help: 'how often stalled jobs are looked for' },
     browser: { type: 'string', value: 'PATH', help: "the Chromium that renders `browser` rules' pages" },
+    ...LOG_FORMAT_OPTION,
   },
   run(values, positionals) {
     if (positionals.length !== 1) throw new UsageError('run takes one task file', runCommand);
@@ -52,18 +54,19 @@ export const runCommand = command({
       lockDurationMs: optionalPositiveInt(values['lock-duration'], 'lock-duration'),
       stalledIntervalMs: optionalPositiveInt(values['stalled-interval'], 'stalled-interval'),
       browserPath: values.browser,
+      logFormat: logFormatOf(values['log-format'], runCommand),
     });
   },
 });
 
-export const writerCommand = command({
+export const writerCommand: CommandSpec = command({
   name: 'writer',
   args: '<task.crawl.yaml>',
   summary: "store a run's items from this machine and finalize the run when it drains (no workers)",
-  options: { ...REDIS_OPTIONS },
+  options: { ...REDIS_OPTIONS, ...LOG_FORMAT_OPTION },
   run(values, positionals) {
     if (positionals.length !== 1) throw new UsageError('writer takes one task file', writerCommand);
-    return runCrawl(positionals[0]!, { join: true, workers: 0, concurrency: 1, redis: redisTargetFrom(values), fresh: false });
+    return runCrawl(positionals[0]!, { join: true, workers: 0, concurrency: 1, redis: redisTargetFrom(values), fresh: false, logFormat: logFormatOf(values['log-format'], writerCommand) });
   },
 });
 
@@ -109,6 +112,15 @@ export const serveDemoCommand = command({
   },
 });
 
+/** --log-format, a wrong value being a usage error of the command. */
+function logFormatOf(value: string | undefined, spec: CommandSpec): LogFormat {
+  try {
+    return parseLogFormat(value);
+  } catch (err) {
+    throw new UsageError((err as Error).message, spec);
+  }
+}
+
 interface RunFlags {
   /** Watch and finalize the current run without starting one (the `writer` command). */
   join?: boolean;
@@ -122,6 +134,8 @@ interface RunFlags {
   stalledIntervalMs?: number;
   /** The browser for `browser` rules (--browser). */
   browserPath?: string;
+  /** --log-format: lines for people (default) or one JSON object a line. */
+  logFormat?: LogFormat;
 }
 
 /** How long a second Ctrl-C waits for the killed workers' jobs to be released before the CLI exits. */
@@ -143,11 +157,14 @@ function stopDeadlineMs(value: string | undefined): number {
 
 async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   const task = await loadTaskFile(taskFile);
+  const out = runOutput(flags.logFormat ?? 'human', task.name);
+  // The workers this run starts log in the same form (worker/main.ts reads it).
+  if (out.format === 'json') process.env[LOG_FORMAT_ENV] = 'json';
   const redis = await chooseRedis(flags.redis, task.file);
-  console.log(`Redis: ${redis.describe()}`);
+  out.say('info', `Redis: ${redis.describe()}`, { event: 'redis' });
   try {
     // `run` fails fast with the target and the cause; `writer`, long-lived like a worker, waits and says so.
-    if (flags.join) await waitForRedis(redis.url, (line) => console.error(line));
+    if (flags.join) await waitForRedis(redis.url, (line) => out.say('warn', line, { event: 'redis-wait' }));
     else await checkRedis(redis.url);
   } catch (err) {
     await redis.release();
@@ -165,23 +182,23 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     mode: flags.join ? 'join' : 'start',
     lockDurationMs: flags.lockDurationMs,
     stalledIntervalMs: flags.stalledIntervalMs,
-    onProgress: progressPrinter(),
-    onStoreOpen: (store) => console.log(`Store: ${store.store.location}`),
-    onStoreMessage: (msg) => console.error(`\nstore: ${msg}`),
-    onRedisMessage: (msg) => console.error(`\nredis: ${msg}`),
+    onProgress: (p) => out.progress(p),
+    onStoreOpen: (store) => out.say('info', `Store: ${store.store.location}`, { event: 'store-open' }),
+    onStoreMessage: (msg) => out.say('warn', `store: ${msg}`, { event: 'store', newline: true }),
+    onRedisMessage: (msg) => out.say('warn', `redis: ${msg}`, { event: msg.startsWith('lost') ? 'redis-lost' : 'redis-back', newline: true }),
     onRunFinished: (run, status, store) => {
       if (!task.schedule && !flags.join) return;
-      process.stdout.write('\n');
-      for (const line of summaryLines(status, (status.run?.finishedAt ?? Date.now()) - run.startedAt, [`  items are in    ${store.store.location}`], task)) console.log(line);
-      void launch.session.crawl.nextScheduledRun().then((next) => next && console.log(`Next run at ${new Date(next).toISOString()} (Ctrl-C to stop).`));
+      if (out.format === 'human') process.stdout.write('\n');
+      out.summary(summaryLines(status, (status.run?.finishedAt ?? Date.now()) - run.startedAt, [`  items are in    ${store.store.location}`], task), status, null);
+      void launch.session.crawl.nextScheduledRun().then((next) => next && out.say('info', `Next run at ${new Date(next).toISOString()} (Ctrl-C to stop).`, { event: 'run-scheduled' }));
     },
     onWorkerExit: (pid, code, signal, expected, lines) => {
-      if (!expected) console.error(`\nworker ${pid} exited unexpectedly (${signal ?? `code ${code}`}); last lines:\n  ${lines.slice(-5).join('\n  ')}`);
+      if (!expected) out.say('error', `worker ${pid} exited unexpectedly (${signal ?? `code ${code}`}); last lines:\n  ${lines.slice(-5).join('\n  ')}`, { event: 'worker-exit', newline: true });
     },
   });
+  launch.supervisor.on('log', (pid, line) => out.workerLine(pid, line));
   // On its own line, as the exit message: on a terminal the progress line has no newline.
-  launch.supervisor.on('log', printWorkerErrors);
-  launch.supervisor.on('released', (pid, jobs) => console.error(`\nworker ${pid}: its ${jobs} unfinished page${jobs === 1 ? '' : 's'} went back to the queue`));
+  launch.supervisor.on('released', (pid, jobs) => out.say('warn', `worker ${pid}: its ${jobs} unfinished page${jobs === 1 ? '' : 's'} went back to the queue`, { event: 'pages-released', newline: true }));
   let interrupted = false;
   let quitting = false;
   let deadline: NodeJS.Timeout | undefined;
@@ -210,12 +227,14 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
       return;
     }
     interrupted = true;
-    console.log('\nStopping: letting workers finish their pages (Ctrl-C again to quit now; the crawl resumes on the next run)…');
+    out.say('info', 'Stopping: letting workers finish their pages (Ctrl-C again to quit now; the crawl resumes on the next run)…', { event: 'run-stopping', newline: true });
     launch.stop();
     deadline = setTimeout(() => {
-      console.error(
-        `\nStill stopping after ${STOP_DEADLINE_MS / 1000} s (a store that does not answer?): quitting now. ` +
+      out.say(
+        'error',
+        `Still stopping after ${STOP_DEADLINE_MS / 1000} s (a store that does not answer?): quitting now. ` +
           `Run the same command again to resume the run; items not stored yet stay in Redis for it.`,
+        { event: 'run-quitting', newline: true },
       );
       quit();
     }, STOP_DEADLINE_MS);
@@ -225,15 +244,15 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   process.on('SIGTERM', onSignal);
   try {
     const result = await launch.done;
-    process.stdout.write('\n');
+    if (out.format === 'human') process.stdout.write('\n');
     // Say which it was: "resumes" read as "continues after a finished run" in the README, and it never does.
-    if (result.resumed) console.log(`Resumed run ${result.run.run} started ${new Date(result.run.startedAt).toISOString()} (it had not finished).`);
+    if (result.resumed) out.say('info', `Resumed run ${result.run.run} started ${new Date(result.run.startedAt).toISOString()} (it had not finished).`, { event: 'run-resumed', run: result.run.run });
     else {
       const again = task.request.conditional ? 'every page requested again, conditionally (request.conditional)' : 'every page fetched again';
-      console.log(`New run ${result.run.run}${flags.fresh ? ' (--fresh)' : ''}: ${again}; \`run\` resumes a run only while it is unfinished.`);
+      out.say('info', `New run ${result.run.run}${flags.fresh ? ' (--fresh)' : ''}: ${again}; \`run\` resumes a run only while it is unfinished.`, { event: 'run-new', run: result.run.run });
     }
     if (interrupted) {
-      console.log(`Stopped. Run the same command again to resume run ${result.run.run}.`);
+      out.say('info', `Stopped. Run the same command again to resume run ${result.run.run}.`, { event: 'run-stopped', run: result.run.run });
       return EXIT.INTERRUPTED;
     }
     const { stored } = result;
@@ -248,7 +267,8 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     extra.push(...(await storeWarnings(task, taskFile)));
     const failures = await runFailures(redis.url, task.name, result.run.run);
     if (failures?.groups.length) extra.push(`  why, page by page: crawl-studio failures ${taskFile}`);
-    for (const line of summaryLines(result.status, result.durationMs, extra, task, failures)) console.log(line);
+    const itemsStored = stored.runRows.reduce((a, r) => a + r.count, 0);
+    out.summary(summaryLines(result.status, result.durationMs, extra, task, failures), result.status, failures, { itemsStored, durationMs: result.durationMs, redisGoneMs: result.redisGoneMs });
     return EXIT.OK;
   } finally {
     // The handlers stay until the end: a second Ctrl-C during this cleanup still quits cleanly.
@@ -273,19 +293,6 @@ function exportHints(taskFile: string, types: string[]): string[] {
   ];
 }
 
-function progressPrinter(): (p: Progress) => void {
-  const tty = process.stdout.isTTY;
-  let lastPrint = 0;
-  return ({ status, pagesPerSec, elapsedMs, backlog }) => {
-    const line = progressLine(status, pagesPerSec, elapsedMs, backlog);
-    if (tty) process.stdout.write(`\r\x1b[2K${line}`);
-    else if (Date.now() - lastPrint > 2000) {
-      lastPrint = Date.now();
-      process.stdout.write(line + '\n');
-    }
-  };
-}
-
 /** The run's failures by reason for the summary; a Redis that cannot be read now costs the lines, not the exit status. */
 async function runFailures(url: string, taskName: string, run: string): Promise<RunFailures | null> {
   try {
@@ -293,15 +300,6 @@ async function runFailures(url: string, taskName: string, run: string): Promise<
   } catch {
     return null;
   }
-}
-
-/**
- * The workers' error lines (a failed login, once per session, with its status; a BullMQ worker error) in the
- * terminal: the rest of a worker's log stays in the lines kept for an unexpected exit.
- */
-function printWorkerErrors(pid: number, line: string): void {
-  const m = /^\S+ error (.*)$/.exec(line);
-  if (m) console.error(`\nworker ${pid}: ${m[1]}`);
 }
 
 /** The summary's field warnings; a store that cannot be read now costs the warnings, never the run's exit status. */
