@@ -181,9 +181,12 @@ export function watchConnection(client: Redis, text: string, say: (level: 'warn'
   client.on('reconnecting', (delayMs: unknown) => {
     if (!downSince) downSince = Date.now();
     attempts++;
+    // The first reconnect of a lost connection often comes before any error: the server closed it.
     const { cause } = classifyRedisError(lastError);
+    const why = lastError === undefined || cause === 'other' ? 'connection closed' : CAUSE_TEXT[cause];
+    lastError = undefined;
     const wait = typeof delayMs === 'number' ? `${Math.max(1, Math.round(delayMs / 1000))} s` : 'a moment';
-    say('warn', `lost ${shown}: ${CAUSE_TEXT[cause]}; trying again in ${wait} (attempt ${attempts})`);
+    say('warn', `lost ${shown}: ${why}; trying again in ${wait} (attempt ${attempts})`);
   });
   client.on('ready', () => {
     if (!downSince) return;

@@ -131,3 +131,59 @@ describe('CLI: a Redis that is not there, or refuses us, is said at once (issue 
     }
   });
 });
+
+describe('CLI: a Redis lost mid-run is said, and the summary says how long it was gone (issue 31, item 2)', function () {
+  this.timeout(180_000);
+
+  it('run: "lost … trying again", "connected … again after", and "Redis was gone" in the summary', async () => {
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { serveHttp } = await import('../support/services');
+    const dir = mkdtempSync(join(tmpdir(), 'cs-lost-'));
+    let redis = await startRedis({ appendOnly: true, dir });
+    const port = redis.port;
+    let served = 0;
+    // Slow pages, so the run is still going when Redis goes away.
+    const site = await serveHttp((req, res) => {
+      served++;
+      res.setHeader('content-type', 'text/html');
+      const links = req.url === '/' ? Array.from({ length: 12 }, (_, i) => `<a href="/p/${i}">p</a>`).join('') : '';
+      setTimeout(() => res.end(`<h1>${req.url}</h1>${links}`), 250);
+    });
+    const task = await writeTask(`name: lost-redis
+start: [${site.url}/]
+request: { robots: false }
+politeness: { perHost: { concurrency: 1 } }
+rules:
+  - name: page
+    follow: [{ selector: a, to: page }]
+`);
+    const child = spawn(process.execPath, [CLI, 'run', task.file, '--workers', '1', '--concurrency', '1', '--redis', redis.url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (b) => (out += b));
+    child.stderr.on('data', (b) => (out += b));
+    const exited = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+    const until = async (what: string, f: () => boolean) => {
+      const deadline = Date.now() + 60_000;
+      while (!f()) {
+        if (Date.now() > deadline) throw new Error(`${what}: not seen\n${out}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    try {
+      await until('a few pages', () => served >= 3);
+      await redis.stop();
+      await until('the loss said', () => new RegExp(`redis: lost redis://127\\.0\\.0\\.1:${port}: connection refused; trying again in \\d+ s \\(attempt \\d+\\)`).test(out));
+      redis = await startRedis({ appendOnly: true, dir, port });
+      assert.equal(await exited, 0, out);
+      assert.match(out, new RegExp(`redis: connected to redis://127\\.0\\.0\\.1:${port} again after \\d+\\.\\d s`), out);
+      assert.match(out, /^ {2}Redis was gone {2}\d[\d.]* m?s in all during the run/m, out);
+      assert.match(out, /pages fetched +13\b/, out);
+    } finally {
+      child.kill('SIGKILL');
+      await site.close();
+      await redis.stop();
+    }
+  });
+});
