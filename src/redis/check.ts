@@ -65,6 +65,13 @@ export function classifyRedisError(err: unknown): { cause: RedisFailureCause; de
   const inner = e?.lastNodeError ?? e;
   const code = (inner as { code?: string } | undefined)?.code ?? '';
   const msg = inner instanceof Error ? inner.message : String(inner ?? '');
+  // ioredis's Sentinel connector: "All sentinels are unreachable… Last error: <why the last one failed>".
+  const last = /All sentinels are unreachable.*? Last error: (.*)$/s.exec(msg);
+  if (last) {
+    if (/unknown command.*sentinel/i.test(last[1]!)) return { cause: 'topology', detail: 'a sentinel address answered as a Redis node, not a sentinel' };
+    const inner2 = classifyRedisError(new Error(last[1]));
+    return inner2.cause === 'other' ? { cause: 'refused', detail: firstWords(last[1]!) } : inner2;
+  }
   if (/WRONGPASS|NOAUTH|invalid password|invalid username-password|AUTH.*(without any password|failed)/i.test(msg)) return { cause: 'auth', detail: firstWords(msg) };
   if (/cluster support disabled/i.test(msg)) return { cause: 'topology', detail: 'a Redis Cluster client reached a node that is not in cluster mode' };
   if (/No such master|master .*unknown|not (a )?known master/i.test(msg)) return { cause: 'topology', detail: firstWords(msg) };

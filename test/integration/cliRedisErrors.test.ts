@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort, startRedis } from '../support/services';
+import { freePort, startRedis, waitForPort } from '../support/services';
 import { writeTask } from '../support/crawl';
 import { EXIT } from '../../src/cli/exitCodes';
 import { Redis } from 'ioredis';
@@ -102,6 +102,31 @@ describe('CLI: a Redis that is not there, or refuses us, is said at once (issue 
       assert.match(none.out, /authentication failed \(NOAUTH/, none.out);
     } finally {
       await redis.stop();
+    }
+  });
+
+  it('the wrong deployment: a Cluster node named as one node, a plain node named as a Cluster, a node named as a sentinel: exit 8', async () => {
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = mkdtempSync(join(tmpdir(), 'cs-cnode-'));
+    const cport = await freePort();
+    const clusterNode = spawn('redis-server', ['--port', String(cport), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'), '--dir', dir], { stdio: 'ignore' });
+    const plain = await startRedis();
+    try {
+      await waitForPort(cport);
+      const a = await cli(['status', taskFile, '--redis', `redis://127.0.0.1:${cport}`]);
+      assert.equal(a.code, EXIT.REDIS_TOPOLOGY, a.out);
+      assert.match(a.out, /not the deployment named \(it is a Redis Cluster node: name it as redis\+cluster:\/\/\)/, a.out);
+      const b = await cli(['status', taskFile, '--cluster', `127.0.0.1:${plain.port}`]);
+      assert.equal(b.code, EXIT.REDIS_TOPOLOGY, b.out);
+      assert.match(b.out, new RegExp(`cannot connect to Redis Cluster seeds 127\\.0\\.0\\.1:${plain.port}: not the deployment named`), b.out);
+      const c = await cli(['status', taskFile, '--sentinel', `127.0.0.1:${plain.port}`, '--sentinel-master', 'm']);
+      assert.equal(c.code, EXIT.REDIS_TOPOLOGY, c.out);
+      assert.match(c.out, /answered as a Redis node, not a sentinel/, c.out);
+    } finally {
+      clusterNode.kill('SIGKILL');
+      await plain.stop();
     }
   });
 
