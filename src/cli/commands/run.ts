@@ -3,13 +3,13 @@ import { join, resolve } from 'node:path';
 import { loadTaskFile } from '../../workspace/taskFile';
 import { DEMO_PORT, DEMO_SITE, serveSite } from '../../demo/site';
 import { DEFAULT_CONCURRENCY, defaultWorkers, optionalPositiveInt, positiveInt, redisTargetFrom } from '../../worker/args';
-import { launchCrawl } from '../../run/launcher';
+import { launchCrawl, type LaunchResult } from '../../run/launcher';
 import { chooseRedis } from '../../run/redisChoice';
 import { checkRedis, waitForRedis } from '../../redis/check';
 import { formatDuration, groupDigits } from '../../core/units';
 import demoTaskText from '../../../examples/books.crawl.yaml';
 import { storedLine, summaryLines } from '../format';
-import { runOutput } from '../runOutput';
+import { runOutput, type RunOutput } from '../runOutput';
 import { LOG_FORMAT_ENV, parseLogFormat, type LogFormat } from '../../core/logLine';
 import { emptyFieldWarnings, qualityReports } from '../quality';
 import { withQueueAt, withStore, type LoadedTask } from '../context';
@@ -255,20 +255,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
       out.say('info', `Stopped. Run the same command again to resume run ${result.run.run}.`, { event: 'run-stopped', run: result.run.run });
       return EXIT.INTERRUPTED;
     }
-    const { stored } = result;
-    const extra = [
-      storedLine(stored.runRows, stored.rows, `${groupDigits(stored.duplicatesMerged)} duplicates merged${stored.errors ? `, ${groupDigits(stored.errors)} errors recorded` : ''}`),
-      `  items are in    ${stored.location}`,
-      ...exportHints(taskFile, stored.rows.filter((r) => r.count > 0).map((r) => r.type)),
-    ];
-    if (result.redisGoneMs > 0) extra.push(`  Redis was gone  ${formatDuration(result.redisGoneMs)} in all during the run (the crawl waited and went on)`);
-    if (!result.summary) extra.push('  (another process finalized this run)');
-    if (stored.errors) extra.push(`  see the errors  crawl-studio errors ${taskFile}`);
-    extra.push(...(await storeWarnings(task, taskFile)));
-    const failures = await runFailures(redis.url, task.name, result.run.run);
-    if (failures?.groups.length) extra.push(`  why, page by page: crawl-studio failures ${taskFile}`);
-    const itemsStored = stored.runRows.reduce((a, r) => a + r.count, 0);
-    out.summary(summaryLines(result.status, result.durationMs, extra, task, failures), result.status, failures, { itemsStored, durationMs: result.durationMs, redisGoneMs: result.redisGoneMs });
+    await printSummary(out, result, task, taskFile, redis.url);
     return EXIT.OK;
   } finally {
     // The handlers stay until the end: a second Ctrl-C during this cleanup still quits cleanly.
@@ -277,6 +264,24 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+}
+
+/** The summary of a run that drained: what it did, what the store holds from it, why pages failed. */
+async function printSummary(out: RunOutput, result: LaunchResult, task: LoadedTask, taskFile: string, redisUrl: string): Promise<void> {
+  const { stored } = result;
+  const extra = [
+    storedLine(stored.runRows, stored.rows, `${groupDigits(stored.duplicatesMerged)} duplicates merged${stored.errors ? `, ${groupDigits(stored.errors)} errors recorded` : ''}`),
+    `  items are in    ${stored.location}`,
+    ...exportHints(taskFile, stored.rows.filter((r) => r.count > 0).map((r) => r.type)),
+  ];
+  if (result.redisGoneMs > 0) extra.push(`  Redis was gone  ${formatDuration(result.redisGoneMs)} in all during the run (the crawl waited and went on)`);
+  if (!result.summary) extra.push('  (another process finalized this run)');
+  if (stored.errors) extra.push(`  see the errors  crawl-studio errors ${taskFile}`);
+  extra.push(...(await storeWarnings(task, taskFile)));
+  const failures = await runFailures(redisUrl, task.name, result.run.run);
+  if (failures?.groups.length) extra.push(`  why, page by page: crawl-studio failures ${taskFile}`);
+  const itemsStored = stored.runRows.reduce((a, r) => a + r.count, 0);
+  out.summary(summaryLines(result.status, result.durationMs, extra, task, failures), result.status, failures, { itemsStored, durationMs: result.durationMs, redisGoneMs: result.redisGoneMs });
 }
 
 /**
