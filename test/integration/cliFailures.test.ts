@@ -29,6 +29,9 @@ async function site(): Promise<Site> {
     else if (path === '/ok') res.end('<h1>ok</h1>');
     else if (path === '/broken') (res.statusCode = 500), res.end('<h1>oops</h1>');
     else if (path === '/login') (res.statusCode = 403), res.end('<h1>go away</h1>');
+    else if (path === '/robots.txt') res.setHeader('content-type', 'text/plain'), res.end('User-agent: *\nDisallow: /private\n');
+    else if (path === '/r') res.end('<a href="/private/1">p</a> <a href="/ok">ok</a>');
+    else if (path.startsWith('/private')) res.end('<h1>private</h1>');
     else (res.statusCode = 404), res.end('<h1>not found</h1>');
   });
   return Object.assign(server, { hits });
@@ -129,5 +132,21 @@ rules: [{ name: page }]
     assert.match(listed.out, /^failed login: 1$/m, listed.out);
     assert.match(listed.out, new RegExp(`^  ${web.url}/ok\\n    rule page · 1 attempt · worker `, 'm'), listed.out);
     assert.ok(!r.out.includes(SITE_PASSWORD) && !listed.out.includes(SITE_PASSWORD), 'no credential printed');
+  });
+
+  it('a page skipped by robots.txt: `failures` lists it under `skipped robots` with its rule and worker', async () => {
+    const task = await writeTask(`name: skips-robots
+start: [${web.url}/r]
+rules:
+  - name: page
+    follow: [{ selector: a, to: page }]
+`);
+    const r = await cli('run', task.file, '--workers', '1', '--concurrency', '1');
+    assert.equal(r.code, 0, r.out);
+    assert.match(r.out, /pages skipped +1 \(robots: 1\)/, r.out);
+    const listed = await cli('failures', task.file);
+    assert.match(listed.out, /run \S+: 0 pages failed, 1 skipped/, listed.out);
+    assert.match(listed.out, new RegExp(`^skipped robots: 1\n  ${web.url}/private/1\n    rule page · worker \\S+:\\d+ · \\d{4}-`, 'm'), listed.out);
+    assert.equal(web.hits.get('/private/1'), undefined, 'never fetched');
   });
 });
