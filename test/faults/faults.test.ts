@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -245,6 +245,41 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     // poison page, 2 failed in 2 runs of 3.
     assert.ok(collateral <= 2, `${collateral} jobs failed with the poison page`);
     assertClean(v);
+  });
+
+  it('a worker killed after queueing a page\'s links and before finishing the page loses none of them (every list page, once)', async () => {
+    // On a Redis Cluster a page's links go to their partitions one call each and the page is finished by its own
+    // partition's call, last (frontier/crawl.ts discover): a worker that dies between them must leave a retry
+    // that queues nothing twice and drops nothing. The failpoint kills the worker right before the last of those
+    // calls, once for each list page, so every link of the pagination chain crosses the window: a next page
+    // queued in another partition by the dead attempt must still be fetched, and the list page stored once.
+    // (Finishing the page first, then queueing its links elsewhere, loses the rest of the chain here: tried.)
+    const t0 = Date.now();
+    redis = await faultRedis();
+    const small = { listPages: 10, perPage: 50, filler: 1 };
+    web = await site(undefined, 20, small);
+    scene = await makeScene(web.url, 'beforefinish');
+    const markers = mkdtempSync(join(tmpdir(), 'cs-failpoint-'));
+    process.env.CS_FAILPOINT = ['before-last-call', String.raw`"url":"[^"]*/catalogue/page-\d+\.html"`, markers].join('\t');
+    try {
+      const store = await withStore(scene, redis.url);
+      const s = faultSession(scene, redis.url, { store: store.hooks, workers: 2, concurrency: 4 });
+      await s.run();
+      await s.close();
+      await store.close();
+      attached = undefined;
+    } finally {
+      delete process.env.CS_FAILPOINT;
+    }
+    const kills = readdirSync(markers).length;
+    rmSync(markers, { recursive: true, force: true });
+    // Pages in a killed worker beside the list page stall with it; one that shared three kills fails for it.
+    const v = await verify(scene, redis.url, { ...bookshop(web.url, small), mayFail: (_url, reason) => /stalled/.test(reason) });
+    record('worker killed between a page\'s links and its finish', v, `${kills} kills`, t0);
+    assertClean(v);
+    // Each list page stored reached its finish and died there once first: by construction, no timing.
+    const storedLists = bookshop(web.url, small).pages.filter((u) => /\/catalogue\/page-/.test(u) && !v.failures.has(u)).length - v.pagesUnreached;
+    assert.ok(storedLists > 0 && kills >= storedLists && kills <= small.listPages, `${kills} kills for ${storedLists} list pages stored`);
   });
 
   it(`SIGKILL a random worker ${KILLS} times spread over the crawl, the supervisor restarts it`, async () => {
