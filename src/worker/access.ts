@@ -4,7 +4,8 @@ import * as cheerio from 'cheerio/slim';
 import type { CrawlTask, LoginSpec } from '../core/task/model';
 import { expandJson, expandProxyUrl, expandValue } from '../core/task/secrets';
 import { FetchFailure, fetchPage, fetchStream, type FetchedPage, type FetchOptions, type StreamedResponse } from './fetcher';
-import { SessionPool, type SessionCookies, type SessionRef, type Sessions } from './sessions';
+import { SessionPool, SessionRetired, type SessionCookies, type SessionRef, type Sessions } from './sessions';
+import { SentBack } from './sentBack';
 import { readForm } from '../core/request/form';
 
 // How a task with `session`, `login` or `proxy` fetches a page: in a session of the pool (its cookies, logged in
@@ -80,38 +81,71 @@ export function createAccess(task: CrawlTask, sessions: Redis | Sessions, log: L
   /**
    * One request the way a page is fetched: in a session of the pool (logged in first), with its cookies, through the
    * proxies; the session retired when the answer looks like a block. `go` makes the request and checks its answer.
+   * A session retired under the page before its request was sent costs the page nothing: it goes to another session.
    */
   async function viaSession<T>(url: string, withOpts: FetchOptions, go: (opts: SessionOptions, checks: AnswerChecks) => Promise<T>): Promise<T> {
     if (!pool) return viaProxies(nextProxy++, (proxy) => go({ ...withOpts, proxy, cookies: undefined }, NO_CHECKS));
+    const host = new URL(url).host;
+    for (let round = 1; ; round++) {
+      const taken = await pool.take(host);
+      if ('waitMs' in taken) {
+        const why = `every session waits out a Retry-After from ${host}`;
+        throw new SentBack(`${why} (${Math.ceil(taken.waitMs / 1000)} s)`, taken.waitMs, new FetchFailure('session', `${why}; sent back too often`, true, null, taken.waitMs));
+      }
+      try {
+        return await inSession(pool, taken, url, host, withOpts, go);
+      } catch (err) {
+        if (!(err instanceof SessionRetired)) throw err;
+        // Each round found a session retired by another page meanwhile: past a few, the page waits its turn again.
+        if (round > pool.spec.pool + 1) throw new SentBack(err.message, 0, err);
+      }
+    }
+  }
+
+  /** One request in `session` (see viaSession). */
+  async function inSession<T>(pool: Sessions, session: SessionRef & { login: string }, url: string, host: string, withOpts: FetchOptions, go: (opts: SessionOptions, checks: AnswerChecks) => Promise<T>): Promise<T> {
     const spec = pool.spec;
-    const session = await pool.take();
     const first = task.proxy?.rotate === 'per-request' ? nextProxy++ : session.slot;
     const opts = (proxy: string | undefined): SessionOptions => ({ ...withOpts, proxy, cookies: pool.cookies(session) });
     // The login is sent with the task's options, not the page's (its headers are the rule's, its body the page's).
     if (task.login) await loggedIn(pool, session, session.login, task.login, (fo) => viaProxies(first, (proxy) => fetchPage(fo.url, { ...base, proxy, cookies: pool.cookies(session), ...fo.opts })));
-    const retired = async (why: string, status: number): Promise<FetchFailure> => {
-      if (await pool.retire(session)) log('info', `session ${session.slot} retired: ${why}`);
-      return new FetchFailure('session', `${why}; session retired`, true, status);
+    /** The failure of a page whose answer is a block: its own, when it retired the session; else the session's. */
+    const retired = async (why: string, status: number | null, failure: FetchFailure): Promise<Error> => {
+      if (await pool.retire(session)) {
+        log('info', `session ${session.slot} retired: ${why}`);
+        return failure;
+      }
+      // Another page retired the session first: this answer is that block, seen again, not something of this page.
+      return new SentBack(`${why}, in session ${session.slot}, which another page had retired already`, 0, new FetchFailure('session', `${why}; session retired`, true, status));
     };
     const checks: AnswerChecks = {
       async loggedOut(finalUrl, status) {
         // Sent back to the login page: the site ended the session's login (expired, or logged out by a block).
         const login = task.login;
         if (login !== null && new URL(finalUrl).pathname === new URL(login.url).pathname && new URL(url).pathname !== new URL(login.url).pathname) {
-          throw await retired(`${url} led back to the login page`, status);
+          const why = `${url} led back to the login page`;
+          throw await retired(why, status, new FetchFailure('session', `${why}; session retired`, true, status));
         }
       },
       async blocked(page) {
-        if (blocked(page, spec.retireOnSelector)) throw await retired(`${url} answered like a block (${spec.retireOnSelector})`, page.status);
+        if (!blocked(page, spec.retireOnSelector)) return;
+        const why = `${url} answered like a block (${spec.retireOnSelector})`;
+        throw await retired(why, page.status, new FetchFailure('session', `${why}; session retired`, true, page.status));
       },
     };
     try {
       return await viaProxies(first, (proxy) => go(opts(proxy), checks));
     } catch (err) {
-      if (err instanceof FetchFailure && err.cause_ === 'http' && err.status !== null && spec.retireOnStatus.includes(err.status)) {
-        if (await pool.retire(session)) log('info', `session ${session.slot} retired: HTTP ${err.status} for ${url}`);
+      if (!(err instanceof FetchFailure) || err.cause_ !== 'http' || err.status === null) throw err;
+      if (err.retryAfterMs !== null && (err.status === 429 || err.status === 503)) {
+        // The site says when to come back: a wait, not a block. This session sends nothing more to the host until
+        // then (the pool's other sessions may), and the page is retried no earlier (processor.ts backoffDelay).
+        await pool.waitFor(session, host, Date.now() + err.retryAfterMs);
+        throw err;
+      }
+      if (spec.retireOnStatus.includes(err.status)) {
         // Retried in a fresh session (BullMQ's attempts bound the retries), though 401/403 alone are not retryable.
-        throw new FetchFailure('http', `${err.message} (session retired)`, true, err.status);
+        throw await retired(`HTTP ${err.status} for ${url}`, err.status, new FetchFailure('http', `${err.message} (session retired)`, true, err.status, err.retryAfterMs));
       }
       throw err;
     }
@@ -148,7 +182,7 @@ export function createAccess(task: CrawlTask, sessions: Redis | Sessions, log: L
     for (;;) {
       if (state === 'ok') return;
       if (state.startsWith('failed')) throw new FetchFailure('login', `login to ${login.url} ${state} (session ${session.slot})`, false);
-      if (state === 'retired') throw new FetchFailure('session', `session ${session.slot} was retired before it logged in`, true);
+      if (state === 'retired') throw new SessionRetired(`session ${session.slot} was retired before it logged in`);
       if (await pool.lockLogin(session, LOGIN_WAIT_MS)) break;
       if (Date.now() > deadline) throw new FetchFailure('login', `gave up waiting for the login of session ${session.slot}`, true);
       await delay(100);

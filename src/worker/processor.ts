@@ -18,6 +18,7 @@ import type { FetchSlots, InSlot, PoliteWait } from './fetchSlots';
 import { processSitemap, type SitemapJobDeps } from './sitemapJob';
 import { createAccess, type Access, type PageLoad } from './access';
 import { createRevisits } from './revisits';
+import { SentBack, SentBackCounter } from './sentBack';
 import { expandProxyUrl } from '../core/task/secrets';
 import { canonicalize } from '../core/url/canonical';
 import { decideLink } from '../core/url/scope';
@@ -95,6 +96,7 @@ export function createProcessor(deps: ProcessorDeps) {
   // grace after which its browser counts as hung, see browser/render.ts).
   const leaseMs = Math.max(task.request.timeoutMs, ...task.rules.map((r) => (r.browser ? r.browser.timeoutMs + HUNG_GRACE_MS : 0))) + 5_000;
   const analyser = deps.analyser ?? inlineAnalyser();
+  const sentBack = new SentBackCounter();
   const sitemapDeps: SitemapJobDeps = {
     task,
     crawl,
@@ -220,6 +222,7 @@ export function createProcessor(deps: ProcessorDeps) {
       page = await inSlot(() => (access ? access.fetch(url, pageOpts, load) : load(url, { ...pageOpts, cookies: undefined })));
     } catch (err) {
       releaseQuietly();
+      if (err instanceof SentBack) return sendBack(job, token, err);
       if (err instanceof NavigationRefused) {
         // Not the page that was asked for, and not a failure of it: skipped, like a link out of scope.
         deps.log('info', `skipped ${url}: ${err.message}`);
@@ -284,6 +287,17 @@ export function createProcessor(deps: ProcessorDeps) {
       deps.log('warn', `${url}: ${outcome.problems.length} item problem(s), first: ${outcome.problems[0]!.type}[${outcome.problems[0]!.index}] ${outcome.problems[0]!.message}`);
     }
     return { outcome: 'done', status: page.status, items: outcome.items.length, links: outcome.kept.length };
+  }
+
+  /**
+   * Sets the job aside for `err.afterMs` without spending an attempt (sentBack.ts), or, past MAX_SENT_BACK of them in
+   * this process (or without a lock token to move the job with), fails it as a retryable failure would.
+   */
+  async function sendBack(job: Job<PageJobData, PageJobResult>, token: string | undefined, err: SentBack): Promise<never> {
+    if (!token || !sentBack.allow(String(job.id))) throw await failure(err.failure, job, redis, task.name);
+    deps.log('info', `sent back ${job.data.url} without spending an attempt: ${err.message}`);
+    await job.moveToDelayed(Date.now() + Math.max(err.afterMs, 0), token);
+    throw new DelayedError();
   }
 
   /** What a rendered page checks as it goes (browser/render.ts): where it may navigate, where its screenshots go. */
@@ -353,7 +367,8 @@ function record(
  * large, blocked) or out of attempts.
  */
 async function failure(err: unknown, job: Job<PageJobData>, redis: Redis, task: string): Promise<Error> {
-  const f = err instanceof FetchFailure ? err : null;
+  // Where a page cannot be set aside (a sitemap's stream), a page sent back is retried as its failure says.
+  const f = err instanceof SentBack ? err.failure : err instanceof FetchFailure ? err : null;
   const attempts = job.opts.attempts ?? 1;
   // A POST that may have reached the server is not sent again (requests.ts): its failure is final.
   const retry = f !== null && mayRetry(job.data.request, f);

@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import type { BrowserSpec } from '../../core/task/model';
 import { redactUrl } from '../../core/url/redact';
-import { FetchFailure, type FetchedPage, type FetchOptions } from '../fetcher';
+import { FetchFailure, retryAfter, type FetchedPage, type FetchOptions } from '../fetcher';
 import type { SessionCookies } from '../sessions';
 import { lendCookies } from './cookies';
 import type { EgressLease } from './egress';
@@ -181,7 +181,8 @@ async function renderOn(page: Page, url: string, spec: BrowserSpec, opts: Render
     const status = response?.status() ?? 200;
     const contentType = (await response?.headerValue('content-type').catch(() => null)) ?? null;
     if (status >= 400) {
-      throw new FetchFailure('http', `HTTP ${status}`, RETRYABLE_STATUS.has(status), status);
+      const wait = retryAfter((await response?.headerValue('retry-after').catch(() => null)) ?? null);
+      throw new FetchFailure('http', `HTTP ${status}`, RETRYABLE_STATUS.has(status), status, wait);
     }
     const isHtml = contentType === null || /\b(text\/html|application\/xhtml\+xml)\b/i.test(contentType);
     if (!isHtml) {
