@@ -6,8 +6,9 @@ import { Egress } from './egress';
 // One Chromium per worker process, shared by its tasks: launched on the first rendered page, at most
 // `maxOpenPages` pages open at once, replaced after `retireAfterPages` pages or above `maxMemoryBytes` (Chromium
 // leaks over long runs: Crawlee retires browsers for the same reason), and replaced at once when it crashes or
-// stops answering. A page that was on a browser that died fails its job with a retryable error: the job is retried
-// per the task's policy, as after a fetch timeout.
+// stops answering. The page that hung or crashed it fails its job with a retryable error (browser-hung,
+// browser-crash): the job is retried per the task's policy, as after a fetch timeout. The other pages that were on
+// it fail with 'closed', which is not theirs to pay for: they go back without spending an attempt (render.ts).
 
 /** Flags that let Chromium run as root in a container with no network of its own to update from. */
 export const CHROMIUM_ARGS = [
@@ -142,6 +143,8 @@ interface Generation {
   served: number;
   retiring: boolean;
   dead: boolean;
+  /** Why it was killed, when a page hung or crashed it. */
+  killedFor: string | null;
 }
 
 export class BrowserPool {
@@ -202,7 +205,10 @@ export class BrowserPool {
     } catch (err) {
       if (gen && err instanceof BrowserGoneError) this.kill(gen, err.message);
       else if (gen && (gen.dead || !(await gen.browser.then((b) => b.isConnected(), () => false)))) {
-        throw new BrowserGoneError('closed', `the browser went away: ${err instanceof Error ? err.message : String(err)}`);
+        // Taken down with its browser: by another page that hung or crashed it (that page is the one blamed), or by
+        // the browser itself. Either way nothing this page did (render.ts sends it back without an attempt).
+        const why = gen.killedFor ? `the browser was replaced under it (${gen.killedFor})` : `the browser went away: ${err instanceof Error ? err.message : String(err)}`;
+        throw new BrowserGoneError('closed', why);
       }
       throw err;
     } finally {
@@ -246,6 +252,7 @@ export class BrowserPool {
       served: 0,
       retiring: false,
       dead: false,
+      killedFor: null,
       browser: loadPlaywright().then((pw) =>
         pw.chromium.launch({
           executablePath: this.opts.executablePath,
@@ -298,6 +305,7 @@ export class BrowserPool {
     if (gen.dead) return;
     this.opts.log?.('warn', `browser ${gen.n} replaced: ${why}`);
     gen.dead = true;
+    gen.killedFor = why;
     if (this.current === gen) this.current = null;
     void this.shutdown(gen);
   }

@@ -7,6 +7,7 @@ import { lendCookies } from './cookies';
 import type { EgressLease } from './egress';
 import { BrowserGoneError, type BrowserPool, type ContextKind } from './pool';
 import { blockedType } from './guard';
+import { SentBack } from '../sentBack';
 
 // A page rendered in the browser, handed on as a FetchedPage: from here it takes exactly the path of a fetched
 // page (analysis thread, extraction, follow, discovery, store). Failures are FetchFailures with the fetcher's
@@ -304,9 +305,12 @@ export class BrowserFailure extends FetchFailure {
 }
 
 function asFailure(err: unknown, url: string, spec: BrowserSpec, lease: EgressLease | null): Error {
-  if (err instanceof FetchFailure) return err;
+  if (err instanceof FetchFailure || err instanceof SentBack) return err;
   if (err instanceof BrowserGoneError) {
-    return new BrowserFailure(err.kind, `${err.message} (rendering ${url})`);
+    const failure = new BrowserFailure(err.kind, `${err.message} (rendering ${url})`);
+    // Closed with its browser, which another page hung or crashed (that page is the one blamed), or which went away
+    // by itself: the page goes back without spending an attempt (a bounded number of times, sentBack.ts).
+    return err.kind === 'closed' ? new SentBack(failure.message, 0, failure) : failure;
   }
   const message = err instanceof Error ? err.message.split('\n')[0]! : String(err);
   if (err instanceof Error && err.name === 'TimeoutError') {
