@@ -62,18 +62,20 @@ export function createAccess(task: CrawlTask, sessions: Redis | Sessions, log: L
   /** Requests through the proxies from `first` on: a proxy that fails is named (without credentials) and the next tried. */
   async function viaProxies<T>(first: number, fetch: (proxy: string | undefined) => Promise<T>): Promise<T> {
     if (proxies.length === 0) return fetch(undefined);
-    let last: unknown;
+    const failures: FetchFailure[] = [];
     for (let i = 0; i < proxies.length; i++) {
       const proxy = proxies[(first + i) % proxies.length]!;
       try {
         return await fetch(proxy);
       } catch (err) {
         if (!(err instanceof FetchFailure) || err.cause_ !== 'proxy') throw err;
-        log('warn', `${err.message}; trying another proxy`);
-        last = err;
+        if (i < proxies.length - 1) log('warn', `${err.message}; trying another proxy`);
+        failures.push(err);
       }
     }
-    throw last;
+    // A proxy that was only unreachable may answer on a retry; when every one refused its credentials (a 407), the
+    // page fails at once: retrying a wrong password changes nothing.
+    throw failures.findLast((f) => f.retryable) ?? failures[failures.length - 1]!;
   }
 
   const blocked = (page: FetchedPage, selector: string | null) => selector !== null && page.isHtml && cheerio.load(page.body)(selector).length > 0;
@@ -214,6 +216,8 @@ export function createAccess(task: CrawlTask, sessions: Redis | Sessions, log: L
         // A proxy down, a timeout, a connection reset say nothing about the credentials: the page fails (and is
         // retried), and the session is not marked as one whose login failed for good.
         if (err instanceof FetchFailure && err.status === null && err.retryable) throw err;
+        // Nor does a proxy that refused its own credentials (407): that is the proxy's failure, not the login's.
+        if (err instanceof FetchFailure && err.cause_ === 'proxy') throw err;
         if (err instanceof FetchFailure) return err.status !== null ? `HTTP ${err.status}` : err.cause_;
         throw err;
       }

@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import type { BrowserSpec } from '../../core/task/model';
 import { redactUrl } from '../../core/url/redact';
-import { FetchFailure, retryAfter, type FetchedPage, type FetchOptions } from '../fetcher';
+import { FetchFailure, proxyAuthFailure, retryAfter, type FetchedPage, type FetchOptions } from '../fetcher';
 import type { SessionCookies } from '../sessions';
 import { lendCookies } from './cookies';
 import type { EgressLease } from './egress';
@@ -239,7 +239,7 @@ async function checkWhere(at: string, requested: string, hooks: RenderHooks, lea
   const r = refused();
   if (r) throw r;
   // The session's proxy failed under the page: another proxy may do (access.ts tries the next).
-  if (lease?.proxyFailure) throw new FetchFailure('proxy', lease.proxyFailure, true);
+  if (lease?.proxyFailure) throw proxyFailureOf(lease, lease.proxyFailure);
   const u = safeUrl(at);
   if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) {
     if (lease?.refused.length) throw privateFailure(lease);
@@ -250,6 +250,11 @@ async function checkWhere(at: string, requested: string, hooks: RenderHooks, lea
   if (at === requested) return;
   const reason = hooks.navigation ? await hooks.navigation(at) : null;
   if (reason) throw new NavigationRefused(at, reason);
+}
+
+/** The session's proxy failed: unreachable (another proxy may do, or a retry), or it refused its credentials (final). */
+function proxyFailureOf(lease: EgressLease, message: string): FetchFailure {
+  return lease.proxyStatus === 407 ? proxyAuthFailure(message) : new FetchFailure('proxy', message, true);
 }
 
 function privateFailure(lease: EgressLease, host = lease.refused[0]!): FetchFailure {
@@ -319,7 +324,7 @@ function asFailure(err: unknown, url: string, spec: BrowserSpec, lease: EgressLe
   }
   // The egress proxy knows why a connection failed: a private address, or the session's proxy.
   if (lease?.refused.length && lease.refused.includes(safeUrl(url)?.host ?? '')) return privateFailure(lease, safeUrl(url)!.host);
-  if (lease?.proxyFailure) return new FetchFailure('proxy', lease.proxyFailure, true);
+  if (lease?.proxyFailure) return proxyFailureOf(lease, lease.proxyFailure);
   if (/ERR_TUNNEL_CONNECTION_FAILED|ERR_PROXY_CONNECTION_FAILED|ERR_HTTP_RESPONSE_CODE_FAILURE/.test(message) && lease?.refused.length) return privateFailure(lease);
   // Said as the fetcher says it (observe/failures.ts groups by these messages).
   const code = lease?.unreachable.get(safeUrl(url)?.host ?? '');
