@@ -16,11 +16,11 @@ export interface Access {
   /**
    * `url` in a session, through a proxy, with `opts` (the page's own: its rule's headers, its request's method and
    * body, a conditional request's validators; the task's by default): fetched, or loaded by `load` (a rendered page,
-   * browser/render.ts).
+   * browser/render.ts). `run`: the page's run, whose sessions it uses (a new run logs in afresh).
    */
-  fetch(url: string, opts?: FetchOptions, load?: PageLoad): Promise<FetchedPage>;
+  fetch(url: string, opts?: FetchOptions, load?: PageLoad, run?: string): Promise<FetchedPage>;
   /** A body read as it downloads (sitemaps), fetched as a page is: in a session, logged in, through the proxies. */
-  stream<T>(url: string, consume: (res: StreamedResponse) => Promise<T>, opts?: FetchOptions): Promise<T>;
+  stream<T>(url: string, consume: (res: StreamedResponse) => Promise<T>, opts?: FetchOptions, run?: string): Promise<T>;
   /** A request no session owns (robots.txt): through the proxies, the next one when one fails, no cookies. */
   fetchShared(url: string, opts: FetchOptions): Promise<FetchedPage>;
 }
@@ -85,11 +85,11 @@ export function createAccess(task: CrawlTask, sessions: Redis | Sessions, log: L
    * proxies; the session retired when the answer looks like a block. `go` makes the request and checks its answer.
    * A session retired under the page before its request was sent costs the page nothing: it goes to another session.
    */
-  async function viaSession<T>(url: string, withOpts: FetchOptions, go: (opts: SessionOptions, checks: AnswerChecks) => Promise<T>): Promise<T> {
+  async function viaSession<T>(url: string, withOpts: FetchOptions, go: (opts: SessionOptions, checks: AnswerChecks) => Promise<T>, run = ''): Promise<T> {
     if (!pool) return viaProxies(nextProxy++, (proxy) => go({ ...withOpts, proxy, cookies: undefined }, NO_CHECKS));
     const host = new URL(url).host;
     for (let round = 1; ; round++) {
-      const taken = await pool.take(host);
+      const taken = await pool.take(host, run);
       if ('waitMs' in taken) {
         const why = `every session waits out a Retry-After from ${host}`;
         throw new SentBack(`${why} (${Math.ceil(taken.waitMs / 1000)} s)`, taken.waitMs, new FetchFailure('session', `${why}; sent back too often`, true, null, taken.waitMs));
@@ -154,21 +154,30 @@ export function createAccess(task: CrawlTask, sessions: Redis | Sessions, log: L
   }
 
   return {
-    fetch: (url, withOpts = base, load = fetchPage) =>
-      viaSession(url, withOpts, async (opts, checks) => {
-        const page = await load(url, opts);
-        await checks.loggedOut(page.finalUrl, page.status);
-        await checks.blocked(page);
-        return page;
-      }),
+    fetch: (url, withOpts = base, load = fetchPage, run) =>
+      viaSession(
+        url,
+        withOpts,
+        async (opts, checks) => {
+          const page = await load(url, opts);
+          await checks.loggedOut(page.finalUrl, page.status);
+          await checks.blocked(page);
+          return page;
+        },
+        run,
+      ),
     fetchShared: (url, opts) => viaProxies(nextProxy++, (proxy) => fetchPage(url, { ...opts, proxy })),
     // Checked before a byte of the body is read: a login page is not parsed as a sitemap.
-    stream: (url, consume, withOpts = base) =>
-      viaSession(url, withOpts, (opts, checks) =>
-        fetchStream(url, opts, async (res) => {
-          await checks.loggedOut(res.finalUrl, res.status);
-          return consume(res);
-        }),
+    stream: (url, consume, withOpts = base, run) =>
+      viaSession(
+        url,
+        withOpts,
+        (opts, checks) =>
+          fetchStream(url, opts, async (res) => {
+            await checks.loggedOut(res.finalUrl, res.status);
+            return consume(res);
+          }),
+        run,
       ),
   };
 

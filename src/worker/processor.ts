@@ -13,7 +13,7 @@ import type { RobotsCache } from '../frontier/robots';
 import { pageEntry } from '../store/buffer';
 import type { PageRecord } from '../store/types';
 import { AnalysisError, inlineAnalyser, type AnalysedPage, type PageAnalyser } from './analysis';
-import { FetchFailure, fetchPage, fetchStream, type FetchOptions } from './fetcher';
+import { FetchFailure, fetchPage, fetchStream, type FetchOptions, type StreamedResponse } from './fetcher';
 import type { FetchSlots, InSlot, PoliteWait } from './fetchSlots';
 import { processSitemap, type SitemapJobDeps } from './sitemapJob';
 import { createAccess, type Access, type PageLoad } from './access';
@@ -175,7 +175,9 @@ export function createProcessor(deps: ProcessorDeps) {
       return { outcome: 'done', status: null, items: 0, links: 0, reason: 'finished before its worker stopped' };
     }
     if (job.data.sitemap !== undefined) {
-      return processSitemap(job, sitemapDeps, {
+      // In the sessions of the job's run, as its pages are.
+      const deps = access ? { ...sitemapDeps, stream: <T>(u: string, consume: (res: StreamedResponse) => Promise<T>) => access.stream(u, consume, undefined, job.data.run) } : sitemapDeps;
+      return processSitemap(job, deps, {
         admit: (url) => admit(job, token, url, politeWait),
         release: (url) => void gate.release(new URL(url).host, leaseOf(job, token)).catch(() => undefined),
         inSlot,
@@ -219,7 +221,7 @@ export function createProcessor(deps: ProcessorDeps) {
       // is never conditional (a browser sends its own headers).
       const load: PageLoad = browser && renderer ? (u, o) => renderer.render(u, browser, o, renderHooks(url, run)) : fetchPage;
       const pageOpts = browser && renderer ? sendOpts : opts;
-      page = await inSlot(() => (access ? access.fetch(url, pageOpts, load) : load(url, { ...pageOpts, cookies: undefined })));
+      page = await inSlot(() => (access ? access.fetch(url, pageOpts, load, run) : load(url, { ...pageOpts, cookies: undefined })));
     } catch (err) {
       releaseQuietly();
       if (err instanceof SentBack) return sendBack(job, token, err);

@@ -46,9 +46,15 @@ return 1`;
 // A session is taken in one call: the first slot from a random one on that is not waiting out a Retry-After from the
 // page's host (a field `w:<host>`: until when, in ms) is begun (HSETNX id) and counted, so a session over maxPages is
 // seen by exactly the page that crossed it. When every slot waits, the soonest end of a wait comes back instead.
+// A session belongs to a run (field `run`): the first page of a new run finds the last run's sessions and starts
+// them afresh, so a new run logs in with the credentials it has now, not with what an earlier run's login left.
 const TAKE = `local now = tonumber(ARGV[2])
 local soonest = nil
 for i, key in ipairs(KEYS) do
+  if ARGV[4] ~= '' and redis.call('HGET', key, 'run') ~= ARGV[4] then
+    redis.call('DEL', key)
+    redis.call('HSET', key, 'run', ARGV[4])
+  end
   local v = redis.call('HGET', key, ARGV[3])
   local till = v and tonumber(v) or 0
   if till > now then
@@ -87,8 +93,11 @@ export type TakenSession = (SessionRef & { readonly login: string }) | { readonl
 /** What access.ts needs of a session pool: the fleet's in Redis (SessionPool), or one in memory (MemorySessions). */
 export interface Sessions {
   readonly spec: SessionSpec;
-  /** A session for a page of `host`: one that is not waiting out a Retry-After from it, when there is one. */
-  take(host: string): Promise<TakenSession>;
+  /**
+   * A session for a page of `host` in `run` (a session of another run is started afresh; '' takes any): one that
+   * is not waiting out a Retry-After from it, when there is one.
+   */
+  take(host: string, run?: string): Promise<TakenSession>;
   retire(s: SessionRef): Promise<boolean>;
   /** The session sends nothing to `host` before `untilMs` (a Retry-After); the other sessions may. */
   waitFor(s: SessionRef, host: string, untilMs: number): Promise<void>;
@@ -113,13 +122,13 @@ export class SessionPool implements Sessions {
    * A session for one page of `host`: the first slot from a random one on that is not waiting out a Retry-After from
    * the host, replaced first when it has fetched its maxPages.
    */
-  async take(host: string): Promise<TakenSession> {
+  async take(host: string, run = ''): Promise<TakenSession> {
     const pool = this.spec.pool;
     const first = Math.floor(Math.random() * pool);
     const slots = Array.from({ length: pool }, (_, i) => (first + i) % pool);
     const keys = slots.map((slot) => this.keys.session(slot));
     for (;;) {
-      const [i, id, pages, login] = (await this.redis.eval(TAKE, keys.length, ...keys, randomUUID(), Date.now(), waitField(host))) as [number, string, number?, string?];
+      const [i, id, pages, login] = (await this.redis.eval(TAKE, keys.length, ...keys, randomUUID(), Date.now(), waitField(host), run)) as [number, string, number?, string?];
       if (i < 0) return { waitMs: Math.max(0, Number(id) - Date.now()) };
       const slot = slots[i]!;
       if (this.spec.maxPages !== null && pages! > this.spec.maxPages) {
