@@ -4,6 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { startRedis, type RedisServer } from '../support/services';
 import { bufferedPages, session, writeTask } from '../support/crawl';
 import { browserOrSkip } from '../support/browser';
+import { readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { OWNER_FILE } from '../../src/worker/browser/profiles';
 
 // Failure attribution (issue 30, item 5), with a real Chromium in a real worker process: one page busy-loops and
 // hangs the browser, which is replaced; another page, merely slow, was rendering in the same browser when it was
@@ -87,5 +91,18 @@ rules:
     assert.equal(site.slow.requests, 2);
     assert.ok(!log.some((l) => /will retry .*\/slow|failed .*\/slow/.test(l)), `the slow page spent no attempt:\n${text}`);
     assert.ok(log.some((l) => /sent back .*\/slow without spending an attempt/.test(l)), text);
+    // The hung browser's profile folder went with it (profiles.ts), though Playwright could not close it.
+    const pid = /worker [^ ]*:(\d+) on /.exec(text)?.[1];
+    assert.ok(pid, text);
+    const left = readdirSync(tmpdir())
+      .filter((n) => n.startsWith('playwright_chromiumdev_profile-'))
+      .filter((n) => {
+        try {
+          return readFileSync(join(tmpdir(), n, OWNER_FILE), 'utf8').split(' ')[0] === pid;
+        } catch {
+          return false;
+        }
+      });
+    assert.deepEqual(left, [], 'no profile folder of the worker left');
   });
 });

@@ -2,6 +2,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { descendants, descendantsMemory, killChildGroups } from './processes';
 import { loadPlaywright } from './load';
 import { Egress } from './egress';
+import { claimProfile, profileDirOf, removeProfile, sweepProfiles } from './profiles';
 
 // One Chromium per worker process, shared by its tasks: launched on the first rendered page, at most
 // `maxOpenPages` pages open at once, replaced after `retireAfterPages` pages or above `maxMemoryBytes` (Chromium
@@ -145,6 +146,8 @@ interface Generation {
   dead: boolean;
   /** Why it was killed, when a page hung or crashed it. */
   killedFor: string | null;
+  /** Its temporary profile directory, once launched (profiles.ts). */
+  profile: string | null;
 }
 
 export class BrowserPool {
@@ -158,6 +161,9 @@ export class BrowserPool {
 
   constructor(private readonly opts: BrowserPoolOptions) {
     this.free = Math.max(1, opts.maxOpenPages);
+    // What workers killed before left in the temp folder (their browsers' profiles), removed before this one adds.
+    const removed = sweepProfiles();
+    if (removed.length) opts.log?.('info', `removed ${removed.length} browser profile folder(s) left by workers that died`);
   }
 
   /** Browsers launched so far (the first one included). */
@@ -253,6 +259,7 @@ export class BrowserPool {
       retiring: false,
       dead: false,
       killedFor: null,
+      profile: null,
       browser: loadPlaywright().then((pw) =>
         pw.chromium.launch({
           executablePath: this.opts.executablePath,
@@ -268,6 +275,9 @@ export class BrowserPool {
     gen.browser.then(
       (b) => {
         gen.pgid = childGroups().find((g) => !before.has(g)) ?? null;
+        // Ours until this process dies: a worker killed with SIGKILL leaves it to the next one to remove.
+        gen.profile = gen.pgid !== null ? profileDirOf(gen.pgid) : null;
+        if (gen.profile) claimProfile(gen.profile);
         this.opts.log?.('info', `browser ${n} started (${this.opts.executablePath}${gen.pgid ? `, pid ${gen.pgid}` : ''})`);
         b.on('disconnected', () => {
           gen.dead = true;
@@ -323,6 +333,8 @@ export class BrowserPool {
       const pgid = gen.pgid;
       killChildGroups((pid) => pid === pgid);
     }
+    // Playwright removes it when the browser closes; not always when the browser had to be killed.
+    if (gen.profile) removeProfile(gen.profile);
   }
 
   private async acquire(): Promise<void> {
