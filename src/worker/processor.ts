@@ -176,8 +176,8 @@ export function createProcessor(deps: ProcessorDeps) {
     }
     if (job.data.sitemap !== undefined) {
       // In the sessions of the job's run, as its pages are.
-      const deps = access ? { ...sitemapDeps, stream: <T>(u: string, consume: (res: StreamedResponse) => Promise<T>) => access.stream(u, consume, undefined, job.data.run) } : sitemapDeps;
-      return processSitemap(job, deps, {
+      const inRun = access ? { ...sitemapDeps, stream: <T>(u: string, consume: (res: StreamedResponse) => Promise<T>) => access.stream(u, consume, undefined, job.data.run) } : sitemapDeps;
+      return processSitemap(job, inRun, {
         admit: (url) => admit(job, token, url, politeWait),
         release: (url) => void gate.release(new URL(url).host, leaseOf(job, token)).catch(() => undefined),
         inSlot,
