@@ -87,4 +87,20 @@ describe('session pool in Redis', function () {
     const fresh = await pool.take('shop.test');
     assert.ok(!('waitMs' in fresh) && fresh.slot === b.slot, 'a retired session\'s wait goes with it');
   });
+
+  it('starts the sessions of another run afresh: no cookies, no login, no waits of the last run', async () => {
+    const pool = new SessionPool(redis, 'runs', { pool: 1, maxPages: null, retireOnStatus: [], retireOnSelector: null });
+    const first = await pool.take('shop.test', 'run-1');
+    assert.ok(!('waitMs' in first));
+    await pool.cookies(first).store('http://shop.test/', ['sid=1']);
+    await pool.setLoginState(first, 'ok');
+    await pool.waitFor(first, 'shop.test', Date.now() + 60_000);
+    const again = await pool.take('other.test', 'run-1');
+    assert.ok(!('waitMs' in again) && again.id === first.id && again.login === 'ok', 'the same run keeps its session (a resumed run too)');
+    const next = await pool.take('shop.test', 'run-2');
+    assert.ok(!('waitMs' in next), 'the last run\'s wait is gone with its session');
+    assert.notEqual(next.id, first.id);
+    assert.equal(next.login, '', 'a new run logs in again');
+    assert.equal(await pool.cookies(next).header('http://shop.test/'), null);
+  });
 });
