@@ -14,11 +14,12 @@ import type { RobotsCache } from '../frontier/robots';
 import { pageEntry } from '../store/buffer';
 import type { PageRecord } from '../store/types';
 import { AnalysisError, inlineAnalyser, type AnalysedPage, type PageAnalyser } from './analysis';
-import { FetchFailure, fetchPage, fetchStream, type FetchOptions } from './fetcher';
+import { FetchFailure, fetchPage, fetchStream, type FetchOptions, type StreamedResponse } from './fetcher';
 import type { FetchSlots, InSlot, PoliteWait } from './fetchSlots';
 import { processSitemap, type SitemapJobDeps } from './sitemapJob';
 import { createAccess, type Access, type PageLoad } from './access';
 import { createRevisits } from './revisits';
+import { SentBack, SentBackCounter } from './sentBack';
 import { expandProxyUrl } from '../core/task/secrets';
 import { canonicalize } from '../core/url/canonical';
 import { decideLink } from '../core/url/scope';
@@ -96,6 +97,7 @@ export function createProcessor(deps: ProcessorDeps) {
   // grace after which its browser counts as hung, see browser/render.ts).
   const leaseMs = Math.max(task.request.timeoutMs, ...task.rules.map((r) => (r.browser ? r.browser.timeoutMs + HUNG_GRACE_MS : 0))) + 5_000;
   const analyser = deps.analyser ?? inlineAnalyser();
+  const sentBack = new SentBackCounter();
   const sitemapDeps: SitemapJobDeps = {
     task,
     crawl,
@@ -186,7 +188,9 @@ export function createProcessor(deps: ProcessorDeps) {
       return { outcome: 'done', status: null, items: 0, links: 0, reason: 'finished before its worker stopped' };
     }
     if (job.data.sitemap !== undefined) {
-      return processSitemap(job, sitemapDeps, {
+      // In the sessions of the job's run, as its pages are.
+      const inRun = access ? { ...sitemapDeps, stream: <T>(u: string, consume: (res: StreamedResponse) => Promise<T>) => access.stream(u, consume, undefined, job.data.run) } : sitemapDeps;
+      return processSitemap(job, inRun, {
         admit: (url) => admit(job, token, url, politeWait),
         release: (url) => void gate.release(new URL(url).host, leaseOf(job, token)).catch(() => undefined),
         inSlot,
@@ -235,7 +239,7 @@ export function createProcessor(deps: ProcessorDeps) {
       page = await inSlot(async () => {
         await takeTurn(job, token, url, allowed.crawlDelayMs, politeWait);
         const delayMs = hostLimits(allowed.crawlDelayMs).delayMs;
-        if (delayMs === 0) return access ? access.fetch(url, pageOpts, load) : load(url, { ...pageOpts, cookies: undefined });
+        if (delayMs === 0) return access ? access.fetch(url, pageOpts, load, run) : load(url, { ...pageOpts, cookies: undefined });
         let told = false;
         const tell = () => {
           if (!told) (told = true), void gate.sent(host, leaseOf(job, token), delayMs).catch(() => undefined);
@@ -244,7 +248,7 @@ export function createProcessor(deps: ProcessorDeps) {
         if (load !== fetchPage) tell();
         const forget = whenSent(url, tell);
         try {
-          return await (access ? access.fetch(url, pageOpts, load) : load(url, { ...pageOpts, cookies: undefined }));
+          return await (access ? access.fetch(url, pageOpts, load, run) : load(url, { ...pageOpts, cookies: undefined }));
         } finally {
           forget();
           // Failed before its headers went out: the host is free from now.
@@ -254,6 +258,7 @@ export function createProcessor(deps: ProcessorDeps) {
     } catch (err) {
       if (err instanceof DelayedError) throw err;
       releaseQuietly();
+      if (err instanceof SentBack) return sendBack(job, token, err);
       if (err instanceof NavigationRefused) {
         // Not the page that was asked for, and not a failure of it: skipped, like a link out of scope.
         deps.log('info', `skipped ${url}: ${err.message}`);
@@ -318,6 +323,17 @@ export function createProcessor(deps: ProcessorDeps) {
       deps.log('warn', `${url}: ${outcome.problems.length} item problem(s), first: ${outcome.problems[0]!.type}[${outcome.problems[0]!.index}] ${outcome.problems[0]!.message}`);
     }
     return { outcome: 'done', status: page.status, items: outcome.items.length, links: outcome.kept.length };
+  }
+
+  /**
+   * Sets the job aside for `err.afterMs` without spending an attempt (sentBack.ts), or, past MAX_SENT_BACK of them in
+   * this process (or without a lock token to move the job with), fails it as a retryable failure would.
+   */
+  async function sendBack(job: Job<PageJobData, PageJobResult>, token: string | undefined, err: SentBack): Promise<never> {
+    if (!token || !sentBack.allow(String(job.id))) throw await failure(err.failure, job, redis, task.name);
+    deps.log('info', `sent back ${job.data.url} without spending an attempt: ${err.message}`);
+    await job.moveToDelayed(Date.now() + Math.max(err.afterMs, 0), token);
+    throw new DelayedError();
   }
 
   /** What a rendered page checks as it goes (browser/render.ts): where it may navigate, where its screenshots go. */
@@ -387,7 +403,8 @@ function record(
  * large, blocked) or out of attempts.
  */
 async function failure(err: unknown, job: Job<PageJobData>, redis: Redis, task: string): Promise<Error> {
-  const f = err instanceof FetchFailure ? err : null;
+  // Where a page cannot be set aside (a sitemap's stream), a page sent back is retried as its failure says.
+  const f = err instanceof SentBack ? err.failure : err instanceof FetchFailure ? err : null;
   const attempts = job.opts.attempts ?? 1;
   // A POST that may have reached the server is not sent again (requests.ts): its failure is final.
   const retry = f !== null && mayRetry(job.data.request, f);

@@ -10,7 +10,7 @@ import { escapesFolder, expandStoreUrl, isAbsolutePath, sqlitePathOf } from './s
 import { expandProxyUrl, hasLiteralCredentials, templateProblems, variablesOf } from './secrets';
 import { checkSelector } from '../extract/selectors';
 import { checkJsonPath } from '../extract/json';
-import { checkHeaders, readsJsonPath, REQUEST_KEYS, requestTemplate, type RawRequestParts, type Report } from './requests';
+import { checkHeaders, readsJsonPath, REQUEST_KEYS, requestTemplate, requestVariables, type RawRequestParts, type Report } from './requests';
 import { buildRequest } from '../request/build';
 import { MAX_URL_LENGTH } from '../url/canonical';
 import { compileUrlPattern, globToRegExp, matchesAny, UrlPatternError } from '../url/patterns';
@@ -491,7 +491,7 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
         diags.atPath(['rules', ri, 'follow', fi], `this follow starts its series (page ${f.request.pages.from}) on every page of '${r.name}', its own pages included, and each series goes on by itself: start the series from a start entry ('url: …{page}'), or set 'pages.from' to the first page this follow should fetch (2 when this page is page 1)`, 'warning', 'url');
       }
     });
-    const headers = checkHeaders(r.request?.headers, ['rules', ri, 'request', 'headers'], report);
+    const headers = headersOf(r.request?.headers, ['rules', ri, 'request', 'headers'], report);
     const format = r.format ?? null;
     const selectors: (string | null)[] = [
       ...items.flatMap((it) => [it.scope, ...it.fields.map((f) => f.selector)]),
@@ -575,7 +575,7 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
     request: {
       timeoutMs,
       userAgent: req.userAgent ?? DEFAULT_USER_AGENT,
-      headers: checkHeaders(req.headers, ['request', 'headers'], report),
+      headers: headersOf(req.headers, ['request', 'headers'], report),
       maxBytes: req.maxBytes !== undefined ? parseSize(req.maxBytes) : DEFAULTS.maxBytes,
       maxRedirects: req.maxRedirects ?? DEFAULTS.maxRedirects,
       robots: req.robots ?? DEFAULTS.robots,
@@ -611,6 +611,23 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
   };
 }
 
+/** The warning for a `${CRAWL_STUDIO_*}` that is not set in this process's environment. */
+function unsetVariable(name: string): string {
+  return `environment variable ${name} is not set here; the workers need it (in the editor: Crawl Studio: Set Crawl Secret)`;
+}
+
+/**
+ * Headers checked (checkHeaders), with a warning at each header whose `${CRAWL_STUDIO_*}` is not set here, as for
+ * `login` and `proxy` (see access below).
+ */
+function headersOf(headers: Record<string, string> | undefined, path: Path, report: Report): Record<string, string> {
+  const checked = checkHeaders(headers, path, report);
+  for (const [k, v] of Object.entries(checked)) {
+    for (const name of requestVariables([v])) if (process.env[name] === undefined) report([...path, k], unsetVariable(name), 'warning');
+  }
+  return checked;
+}
+
 /**
  * `session`, `login` and `proxy`. A login needs sessions (its cookies are a session's), so `login` alone gives a pool
  * of one. Unset variables are warnings here: the editor's environment is not the workers' (Secret Storage fills
@@ -626,7 +643,7 @@ function access(
     for (const p of templateProblems(template)) diags.atPath(path, p);
     for (const name of variablesOf(template)) {
       if (name.startsWith('CRAWL_STUDIO_') && process.env[name] === undefined) {
-        diags.atPath(path, `environment variable ${name} is not set here; the workers need it (in the editor: Crawl Studio: Set Crawl Secret)`, 'warning');
+        diags.atPath(path, unsetVariable(name), 'warning');
       }
     }
   };
