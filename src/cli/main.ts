@@ -35,6 +35,7 @@ import { DROP_REASONS } from '../core/task/dropReasons';
 import { readTaskStatus, runElapsedMs } from '../observe/taskStatus';
 import { readScreenshot, screenshotUrls } from '../observe/screenshots';
 import { writeScreenshot } from '../workspace/screenshots';
+import { storeChecksFor } from '../workspace/storePlace';
 
 // `crawl-studio`: the headless face of the engine. Every command drives the same classes the extension does.
 
@@ -136,7 +137,7 @@ function cmdValidate(args: string[]): number {
       errors++;
       continue;
     }
-    const { diagnostics } = parseTask(text, f);
+    const { diagnostics } = parseTask(text, f, storeChecksFor(file));
     for (const d of diagnostics) console.error(formatDiagnostic(d));
     const n = diagnostics.filter((d) => d.severity === 'error').length;
     errors += n;

@@ -1,6 +1,6 @@
 import type { BodyTemplate, FieldSpec, HttpMethod, PagesSpec, RequestTemplate } from './model';
 import { envNames, PAGE, parseTemplate, valueNames, type TemplatePart } from '../request/template';
-import { isCrawlStudioVariable, ENV_PREFIX } from './storeUrl';
+import { variableKind, variableProblem } from './variables';
 
 // The request parts of a task file, checked and normalised for parse.ts: start entries and follow entries that
 // send a method, a body, values read from the page, or count pages. Every mistake is reported at its field.
@@ -40,8 +40,9 @@ function template(source: string, path: Path, where: 'url' | 'body' | 'header', 
     return null;
   }
   for (const name of env) {
-    if (!isCrawlStudioVariable(name)) {
-      report(path, `\${${name.length > 60 ? name.slice(0, 59) + '…' : name}} is not expanded: requests may use only variables named ${ENV_PREFIX}*; rename it, e.g. \${${ENV_PREFIX}${name}}`);
+    const denied = variableProblem(name, 'request');
+    if (denied !== null) {
+      report(path, denied);
       return null;
     }
   }
@@ -63,7 +64,7 @@ export function requestVariables(sources: Iterable<string>): string[] {
   const out = new Set<string>();
   for (const s of sources) {
     const t = parseTemplate(s);
-    if (t.ok) for (const n of envNames(t.parts)) if (n.startsWith(ENV_PREFIX)) out.add(n);
+    if (t.ok) for (const n of envNames(t.parts)) if (variableKind(n) === 'secret') out.add(n);
   }
   return [...out];
 }
