@@ -181,3 +181,66 @@ store: { url: 'postgres://victim:\${PGPASSWORD}@${host}:${port}/db' }
     assert.match(v2.err, /store\.url: 'sub\/data\.db' is a symbolic link/);
   });
 });
+
+// Issue 35, item 5: `start: [http://alice:Hunter2@host/p/1]` passed validate, sent no Authorization header, and
+// the URL with its password landed in the pages table, items and the Redis AOF. Refused at validate (so never
+// seeded) and at enqueue, with a message that points to the settings for credentials and never shows the password.
+describe('credentials in a start or enqueued URL (issue 35, item 5)', function () {
+  this.timeout(120_000);
+  let redis: RedisServer;
+  let site: HttpServer;
+  const PASSWORD = 'Hunter2-pw';
+
+  before(async () => {
+    redis = await startRedis();
+    site = await serveHttp((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<p>hi</p>'));
+  });
+  after(async () => {
+    await site?.close();
+    await redis?.stop();
+  });
+
+  it('validate refuses a start URL with user:password@, at its field, pointing to login/headers, without the password', async () => {
+    const withCreds = site.url.replace('http://', `http://alice:${PASSWORD}@`);
+    const { dir, file } = taskDir(`name: c\nstart: [${withCreds}/p/1]\nrules: [{ name: page }]\n`);
+    const v = await cli(['validate', file], {}, dir);
+    assert.equal(v.code, 1, v.out + v.err);
+    assert.match(v.err, /t\.crawl\.yaml:2:\d+: error: start\[0\]: 'http:\/\/alice:\*\*\*@127\.0\.0\.1:\d+\/p\/1' has a user name or password in it: .*log in with 'login:', or send the credentials in a header/);
+    assert.ok(!(v.out + v.err).includes(PASSWORD));
+    const r = await cli(['run', file, '--workers', '1', '--redis', redis.url], {}, dir);
+    assert.notEqual(r.code, 0, r.out + r.err);
+    assert.ok(!(r.out + r.err).includes(PASSWORD));
+    const admin = new Redis(redis.url);
+    try {
+      assert.deepEqual(await admin.keys('cs:{c}*'), [], 'nothing of the task reached Redis');
+    } finally {
+      admin.disconnect();
+    }
+  });
+
+  it('enqueue refuses such a URL (from arguments and from a file) without printing its password, and queues nothing', async () => {
+    const { dir, file } = taskDir(`name: e\nstart: [${site.url}/]\nrules: [{ name: page }]\n`);
+    const first = await cli(['run', file, '--workers', '1', '--redis', redis.url], {}, dir);
+    assert.equal(first.code, 0, first.out + first.err);
+    const withCreds = `${site.url.replace('http://', `http://alice:${PASSWORD}@`)}/p/1`;
+    const one = await cli(['enqueue', file, withCreds, '--redis', redis.url], {}, dir);
+    assert.equal(one.code, 1, one.out + one.err);
+    assert.match(one.out, /^invalid +http:\/\/alice:\*\*\*@127\.0\.0\.1:\d+\/p\/1 \(credentials: a URL is stored and shown with its page/m);
+    const list = join(dir, 'urls.txt');
+    writeFileSync(list, `${withCreds}\n`);
+    const bulk = await cli(['enqueue', file, '--file', list, '--redis', redis.url], {}, dir);
+    assert.equal(bulk.code, 1, bulk.out + bulk.err);
+    assert.match(bulk.err, /urls\.txt:1: credentials \(.*send the credentials in a header.*\): http:\/\/alice:\*\*\*@/);
+    for (const r of [one, bulk]) assert.ok(!(r.out + r.err).includes(PASSWORD), r.out + r.err);
+    const admin = new Redis(redis.url);
+    try {
+      for (const key of await admin.keys('*')) {
+        const type = await admin.type(key);
+        const dump = type === 'string' ? await admin.get(key) : type === 'hash' ? JSON.stringify(await admin.hgetall(key)) : type === 'list' ? JSON.stringify(await admin.lrange(key, 0, -1)) : type === 'set' ? JSON.stringify(await admin.smembers(key)) : type === 'zset' ? JSON.stringify(await admin.zrange(key, 0, -1)) : '';
+        assert.ok(!String(dump).includes(PASSWORD), `${key} holds the password`);
+      }
+    } finally {
+      admin.disconnect();
+    }
+  });
+});

@@ -7,6 +7,8 @@ import validateSchema from 'virtual:task-schema-validator';
 import { pathToString, type Severity, type TaskDiagnostic } from './diagnostics';
 import { compileFieldRegex, type FieldRegex } from './fieldRegex';
 import { escapesFolder, expandStoreUrl, isAbsolutePath, sqlitePathOf, storeSecretProblems } from './storeUrl';
+import { credentialsMessage } from '../url/credentials';
+import { redactUrl } from '../url/redact';
 import { expandProxyUrl, hasLiteralCredentials, loginLeaks, templateProblems, variablesOf } from './secrets';
 import { checkSelector } from '../extract/selectors';
 import { checkJsonPath } from '../extract/json';
@@ -524,11 +526,15 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink, checks: Pa
     try {
       url = new URL(text);
     } catch {
-      diags.atPath(path, `${quote(text, 120)} is not an absolute URL (write it with http:// or https://)`);
+      diags.atPath(path, `${quote(redactUrl(text), 120)} is not an absolute URL (write it with http:// or https://)`);
       return null;
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       diags.atPath(path, `${quote(text, 120)} must be an http or https URL`);
+      return null;
+    }
+    if (url.username !== '' || url.password !== '') {
+      diags.atPath(path, credentialsMessage(text));
       return null;
     }
     if (url.href.length > MAX_URL_LENGTH) {
