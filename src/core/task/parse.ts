@@ -8,6 +8,7 @@ import { pathToString, type Severity, type TaskDiagnostic } from './diagnostics'
 import { compileFieldRegex, type FieldRegex } from './fieldRegex';
 import { escapesFolder, expandStoreUrl, isAbsolutePath, sqlitePathOf, storeSecretProblems } from './storeUrl';
 import { credentialsMessage } from '../url/credentials';
+import { headerValueProblem } from './headers';
 import { redactUrl } from '../url/redact';
 import { expandProxyUrl, hasLiteralCredentials, loginLeaks, templateProblems, variablesOf } from './secrets';
 import { checkSelector } from '../extract/selectors';
@@ -571,6 +572,8 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink, checks: Pa
   });
 
   const req = raw.request ?? {};
+  const agentProblem = req.userAgent !== undefined ? headerValueProblem(req.userAgent) : null;
+  if (agentProblem !== null) diags.atPath(['request', 'userAgent'], agentProblem);
   const pol = raw.politeness ?? {};
   const can = raw.canonical ?? {};
   const sc = raw.scope ?? {};

@@ -1,5 +1,6 @@
 import type { BodyTemplate, FieldSpec, HttpMethod, PagesSpec, RequestTemplate } from './model';
 import { envNames, PAGE, parseTemplate, valueNames, type TemplatePart } from '../request/template';
+import { headerNameProblem, headerValueProblem } from './headers';
 import { variableKind, variableProblem } from './variables';
 
 // The request parts of a task file, checked and normalised for parse.ts: start entries and follow entries that
@@ -53,9 +54,15 @@ function template(source: string, path: Path, where: 'url' | 'body' | 'header', 
   return [...t.parts];
 }
 
-/** Checks a header map's values (`${CRAWL_STUDIO_*}` only); returns it as written. */
+/** Checks a header map: names (headers.ts), values (one line; variables a request may use); returns it as written. */
 export function checkHeaders(headers: Record<string, string> | undefined, path: Path, report: Report): Record<string, string> {
-  for (const [k, v] of Object.entries(headers ?? {})) template(v, [...path, k], 'header', report);
+  for (const [k, v] of Object.entries(headers ?? {})) {
+    const name = headerNameProblem(k);
+    if (name !== null) report(path, name, 'error', k);
+    const value = headerValueProblem(v);
+    if (value !== null) report([...path, k], value);
+    else if (name === null) template(v, [...path, k], 'header', report);
+  }
   return headers ?? {};
 }
 
