@@ -49,7 +49,7 @@ Usage:
   crawl-studio enqueue <task.crawl.yaml> <url>... [REDIS] [--force] [--rule R]
   crawl-studio enqueue <task.crawl.yaml> --file urls.txt|- [REDIS] [--force] [--rule R]
   crawl-studio status <task.crawl.yaml> [REDIS] [--json]
-  crawl-studio export <task.crawl.yaml> [--format jsonl|csv|json] [--type T] [--out FILE] [--meta]
+  crawl-studio export <task.crawl.yaml> [--format jsonl|csv|json] [--type T] [--out FILE] [--meta] [--csv-raw]
   crawl-studio validate <file>...
   crawl-studio test <task.crawl.yaml>       re-run the task's fixtures, a diff per changed field; exit 1 on a change
   crawl-studio fixture save <task.crawl.yaml> <url> [--rule R]   save a page and what the task extracts from it
@@ -466,7 +466,7 @@ async function cmdExport(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { format: { type: 'string', short: 'f' }, type: { type: 'string' }, out: { type: 'string', short: 'o' }, store: { type: 'string' }, meta: { type: 'boolean' } },
+    options: { format: { type: 'string', short: 'f' }, type: { type: 'string' }, out: { type: 'string', short: 'o' }, store: { type: 'string' }, meta: { type: 'boolean' }, 'csv-raw': { type: 'boolean' } },
   });
   if (positionals.length !== 1) throw new UsageError('export takes one task file');
   const format = (values.format ?? 'jsonl') as ExportFormat;
@@ -482,7 +482,7 @@ async function cmdExport(args: string[]): Promise<number> {
     const out = values.out ? createWriteStream(values.out) : process.stdout;
     let res;
     try {
-      res = await exportItems(store, { format, type: values.type, out, meta: values.meta ?? false });
+      res = await exportItems(store, { format, type: values.type, out, meta: values.meta ?? false, csvRaw: values['csv-raw'] ?? false });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EPIPE' && !values.out) return 0;
       throw err;
