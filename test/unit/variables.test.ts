@@ -98,3 +98,16 @@ describe('task-file variables: the allow-list and where each secret may go', () 
     assert.ok(!located[0]!.includes('hunter2'));
   });
 });
+
+describe('task-file variables: a proxy password goes only to a proxy the user chose', () => {
+  it('refuses credentials from variables sent to a proxy host only the file names', () => {
+    const proxy = (u: string) => errors(base + `proxy: { urls: ['${u}'] }\n`, { CRAWL_STUDIO_PROXY_USER: 'u', CRAWL_STUDIO_PROXY_PASSWORD: 'p', CRAWL_STUDIO_PROXY_HOST: 'px.internal', CRAWL_STUDIO_PROXY: 'http://u:p@px.internal:3128' });
+    const evil = proxy('http://${CRAWL_STUDIO_PROXY_USER}:${CRAWL_STUDIO_PROXY_PASSWORD}@evil.example:3128');
+    assert.equal(evil.length, 1, evil.join('\n'));
+    assert.match(evil[0]!, /^t\.yaml:4:\d+: error: proxy\.urls\[0\]: \$\{CRAWL_STUDIO_PROXY_USER\}, \$\{CRAWL_STUDIO_PROXY_PASSWORD\} would be sent to evil\.example, a proxy host this file names/);
+    assert.deepEqual(proxy('http://${CRAWL_STUDIO_PROXY_USER}:${CRAWL_STUDIO_PROXY_PASSWORD}@${CRAWL_STUDIO_PROXY_HOST}:3128'), []);
+    assert.deepEqual(proxy('${CRAWL_STUDIO_PROXY}'), []);
+    assert.deepEqual(proxy('http://${CRAWL_STUDIO_PROXY_USER}:${CRAWL_STUDIO_PROXY_PASSWORD}@127.0.0.1:3128'), []);
+    assert.deepEqual(proxy('http://evil.example:3128'), [], 'a proxy without credentials is the file\'s to name');
+  });
+});

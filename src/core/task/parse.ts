@@ -10,7 +10,7 @@ import { escapesFolder, expandStoreUrl, isAbsolutePath, sqlitePathOf, storeSecre
 import { credentialsMessage } from '../url/credentials';
 import { headerValueProblem } from './headers';
 import { redactUrl } from '../url/redact';
-import { expandProxyUrl, hasLiteralCredentials, loginLeaks, templateProblems, variablesOf } from './secrets';
+import { expandProxyUrl, hasLiteralCredentials, loginLeaks, proxySecretProblems, templateProblems, variablesOf } from './secrets';
 import { checkSelector } from '../extract/selectors';
 import { checkJsonPath } from '../extract/json';
 import { checkHeaders, readsJsonPath, REQUEST_KEYS, requestTemplate, type RawRequestParts, type Report } from './requests';
@@ -698,6 +698,7 @@ function access(
         return;
       }
       variables(path, u, 'proxy');
+      for (const p of proxySecretProblems(u)) diags.atPath(path, p);
       if (templateProblems(u, 'proxy').length === 0 && variablesOf(u).every((n) => process.env[n] !== undefined)) {
         for (const p of expandProxyUrl(u, process.env).problems) diags.atPath(path, p);
       }

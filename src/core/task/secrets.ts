@@ -6,7 +6,7 @@
 // messages) never holds a secret. Messages name variables, never their values.
 
 import { expandStoreUrl, VARIABLE } from './storeUrl';
-import { mayUse, variableKind, variableProblem, type VariablePlace } from './variables';
+import { isLoopbackHost, mayUse, variableKind, variableProblem, type VariablePlace } from './variables';
 import type { CrawlTask, RequestTemplate } from './model';
 
 export function variablesOf(template: string): string[] {
@@ -126,4 +126,22 @@ export function loginLeaks(task: Pick<CrawlTask, 'login' | 'proxy' | 'request' |
   task.start.forEach((s, i) => check(['start', i], bodyOf(s.request)));
   task.proxy?.urls.forEach((u, i) => check(['proxy', 'urls', i], u));
   return out;
+}
+
+/**
+ * Whether a proxy URL would hand credentials from the environment to a proxy host only the task file names. A
+ * proxy's password goes only to a proxy the user chose: the whole URL as one variable (`${CRAWL_STUDIO_PROXY}`), a
+ * host that is one variable (`@${CRAWL_STUDIO_PROXY_HOST}:3128`), or a loopback host. Names only in the message.
+ */
+export function proxySecretProblems(template: string): string[] {
+  const m = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)@([^/?#]*)/i.exec(template.trim());
+  if (!m) return [];
+  const secrets = [...new Set(variablesOf(m[1]!))];
+  if (secrets.length === 0) return [];
+  const host = /^\[[^\]]*\]/.exec(m[2]!)?.[0] ?? m[2]!.replace(/:[^:]*$/, '');
+  if (/^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(host) || isLoopbackHost(host)) return [];
+  const named = host.length > 80 ? host.slice(0, 79) + '…' : host;
+  return [
+    `${secrets.map((n) => `\${${n}}`).join(', ')} would be sent to ${named}, a proxy host this file names: a proxy's credentials go only to a proxy you chose: give the whole URL as \${CRAWL_STUDIO_PROXY} or the host as \${CRAWL_STUDIO_PROXY_HOST} (set in your environment), or use a loopback proxy`,
+  ];
 }
