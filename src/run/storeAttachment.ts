@@ -54,9 +54,10 @@ export async function attachStore(
 ): Promise<AttachedStore> {
   const url = storeUrlFor(task);
   // A task parsed without the file system's checks (the editor parses its open document) is checked here too.
-  const written = task.store.url === null ? null : sqlitePathOf(task.store.url);
+  // The default store (.crawl/<task>.sqlite) too: a shared folder may ship `.crawl` as a link to elsewhere.
+  const written = task.store.url === null ? join('.crawl', `${task.name}.sqlite`) : sqlitePathOf(task.store.url);
   const outside = written !== null && !isAbsolutePath(written) ? storeFileProblem(written, dirname(task.file)) : null;
-  if (outside !== null) throw new Error(`${task.file}: store.url: ${outside}`);
+  if (outside !== null) throw new Error(`${task.file}: ${task.store.url === null ? 'the default store' : 'store.url'}: ${outside}`);
   const store = await openStore(url, { task: task.name, cwd: dirname(task.file) });
   let writer!: WriterHandle;
   // The file's identity once open: the same path with another inode is another file (deleted and recreated,

@@ -179,6 +179,14 @@ store: { url: 'postgres://victim:\${PGPASSWORD}@${host}:${port}/db' }
     const v2 = await cli(['validate', file2], {}, dir2);
     assert.equal(v2.code, 1, v2.out + v2.err);
     assert.match(v2.err, /store\.url: 'sub\/data\.db' is a symbolic link/);
+    // And the default store, .crawl/<task>.sqlite, when a shared folder ships `.crawl` as a link.
+    const { dir: dir3, file: file3 } = taskDir(yaml.replace("store: { url: 'sqlite:data.db' }\n", ''));
+    mkdirSync(join(outside, 'crawl'));
+    symlinkSync(join(outside, 'crawl'), join(dir3, '.crawl'));
+    const r3 = await cli(['run', file3, '--workers', '1', '--fresh'], { CRAWL_STUDIO_REDIS: `redis://:${SECRET}@127.0.0.1:${redis.port}` }, dir3);
+    assert.notEqual(r3.code, 0, r3.out + r3.err);
+    assert.match(r3.err, /the default store: '\.crawl\/c\.sqlite' is a symbolic link/);
+    assert.equal(existsSync(join(outside, 'crawl', 'c.sqlite')), false);
   });
 });
 
