@@ -35,6 +35,8 @@ import { DROP_REASONS } from '../core/task/dropReasons';
 import { readTaskStatus, runElapsedMs } from '../observe/taskStatus';
 import { readScreenshot, screenshotUrls } from '../observe/screenshots';
 import { writeScreenshot } from '../workspace/screenshots';
+import { storeChecksFor } from '../workspace/storePlace';
+import { CREDENTIALS_HINT } from '../core/url/credentials';
 
 // `crawl-studio`: the headless face of the engine. Every command drives the same classes the extension does.
 
@@ -47,7 +49,7 @@ Usage:
   crawl-studio enqueue <task.crawl.yaml> <url>... [REDIS] [--force] [--rule R]
   crawl-studio enqueue <task.crawl.yaml> --file urls.txt|- [REDIS] [--force] [--rule R]
   crawl-studio status <task.crawl.yaml> [REDIS] [--json]
-  crawl-studio export <task.crawl.yaml> [--format jsonl|csv|json] [--type T] [--out FILE] [--meta]
+  crawl-studio export <task.crawl.yaml> [--format jsonl|csv|json] [--type T] [--out FILE] [--meta] [--csv-raw]
   crawl-studio validate <file>...
   crawl-studio test <task.crawl.yaml>       re-run the task's fixtures, a diff per changed field; exit 1 on a change
   crawl-studio fixture save <task.crawl.yaml> <url> [--rule R]   save a page and what the task extracts from it
@@ -136,7 +138,7 @@ function cmdValidate(args: string[]): number {
       errors++;
       continue;
     }
-    const { diagnostics } = parseTask(text, f);
+    const { diagnostics } = parseTask(text, f, storeChecksFor(file));
     for (const d of diagnostics) console.error(formatDiagnostic(d));
     const n = diagnostics.filter((d) => d.severity === 'error').length;
     errors += n;
@@ -375,7 +377,8 @@ async function cmdEnqueue(args: string[]): Promise<number> {
   return withQueue(taskFile!, redisTargetFrom(values), async (q, task) => {
     if (values.rule !== undefined && !task.rules.some((r) => r.name === values.rule)) throw new UsageError(`no rule '${values.rule}' in ${task.file}`);
     const results = await q.enqueueUrls(task, urls, { force: values.force, rule: values.rule });
-    for (const r of results) console.log(`${r.outcome.padEnd(9)} ${r.url}${r.reason ? ` (${r.reason})` : ''}`);
+    // Shown redacted: a URL with `user:password@` is refused, and its password is not printed either.
+    for (const r of results) console.log(`${r.outcome.padEnd(9)} ${redactUrl(r.url)}${r.reason ? ` (${r.reason}${r.reason === 'credentials' ? `: ${CREDENTIALS_HINT}` : ''})` : ''}`);
     return results.some((r) => r.outcome === 'invalid') ? 1 : 0;
   });
 }
@@ -408,7 +411,11 @@ async function enqueueFile(taskFile: string, file: string, o: { redis?: string; 
       for (const r of await q.enqueueUrls(task, lines.map((b) => b.url), { force: o.force, rule: o.rule, scoped: true })) {
         if (r.outcome === 'dropped') dropped[r.reason!] = (dropped[r.reason!] ?? 0) + 1;
         else counts[r.outcome]++;
-        if (r.outcome === 'invalid') console.error(`${name}:${lineOf.get(r.url) ?? '?'}: ${r.reason} (${DROP_REASONS[r.reason!] ?? 'refused'}): ${r.url.length > 200 ? `${r.url.slice(0, 200)}… (${groupDigits(r.url.length)} characters)` : r.url}`);
+        if (r.outcome === 'invalid') {
+          const shown = redactUrl(r.url);
+          const hint = r.reason === 'credentials' ? `; ${CREDENTIALS_HINT}` : '';
+          console.error(`${name}:${lineOf.get(r.url) ?? '?'}: ${r.reason} (${DROP_REASONS[r.reason!] ?? 'refused'}${hint}): ${shown.length > 200 ? `${shown.slice(0, 200)}… (${groupDigits(shown.length)} characters)` : shown}`);
+        }
       }
     };
     let n = 0;
@@ -459,7 +466,7 @@ async function cmdExport(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { format: { type: 'string', short: 'f' }, type: { type: 'string' }, out: { type: 'string', short: 'o' }, store: { type: 'string' }, meta: { type: 'boolean' } },
+    options: { format: { type: 'string', short: 'f' }, type: { type: 'string' }, out: { type: 'string', short: 'o' }, store: { type: 'string' }, meta: { type: 'boolean' }, 'csv-raw': { type: 'boolean' } },
   });
   if (positionals.length !== 1) throw new UsageError('export takes one task file');
   const format = (values.format ?? 'jsonl') as ExportFormat;
@@ -475,7 +482,7 @@ async function cmdExport(args: string[]): Promise<number> {
     const out = values.out ? createWriteStream(values.out) : process.stdout;
     let res;
     try {
-      res = await exportItems(store, { format, type: values.type, out, meta: values.meta ?? false });
+      res = await exportItems(store, { format, type: values.type, out, meta: values.meta ?? false, csvRaw: values['csv-raw'] ?? false });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EPIPE' && !values.out) return 0;
       throw err;

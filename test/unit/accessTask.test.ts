@@ -20,6 +20,8 @@ describe('task files: sessions, logins and proxies', () => {
   it('keeps login values and proxy URLs as templates, with the defaults', () => {
     process.env.CRAWL_STUDIO_T_USER = 'ann';
     process.env.CRAWL_STUDIO_T_PW = 's3cret';
+    process.env.CRAWL_STUDIO_PROXY_T_USER = 'pu';
+    process.env.CRAWL_STUDIO_PROXY_T_PW = 'pp';
     const { task, diagnostics } = parseTask(
       base +
         `login:
@@ -28,7 +30,7 @@ describe('task files: sessions, logins and proxies', () => {
     fields: { user: '\${CRAWL_STUDIO_T_USER}', password: '\${CRAWL_STUDIO_T_PW}' }
   check: { selector: .logout }
 proxy:
-  urls: ['http://\${CRAWL_STUDIO_T_USER}:\${CRAWL_STUDIO_T_PW}@127.0.0.1:3128']
+  urls: ['http://\${CRAWL_STUDIO_PROXY_T_USER}:\${CRAWL_STUDIO_PROXY_T_PW}@127.0.0.1:3128']
 `,
       'shop.crawl.yaml',
     );
@@ -37,9 +39,9 @@ proxy:
     assert.deepEqual(task!.login!.fields, { user: '${CRAWL_STUDIO_T_USER}', password: '${CRAWL_STUDIO_T_PW}' });
     assert.equal(task!.login!.kind, 'form');
     assert.equal(task!.login!.checkSelector, '.logout');
-    assert.deepEqual(task!.proxy, { urls: ['http://${CRAWL_STUDIO_T_USER}:${CRAWL_STUDIO_T_PW}@127.0.0.1:3128'], rotate: 'per-session' });
+    assert.deepEqual(task!.proxy, { urls: ['http://${CRAWL_STUDIO_PROXY_T_USER}:${CRAWL_STUDIO_PROXY_T_PW}@127.0.0.1:3128'], rotate: 'per-session' });
     assert.ok(!JSON.stringify(task).includes('s3cret'), 'a parsed task holds no secret');
-    assert.deepEqual(credentialVariables(task!), ['CRAWL_STUDIO_T_PW', 'CRAWL_STUDIO_T_USER'], 'what the editor looks up in Secret Storage');
+    assert.deepEqual(credentialVariables(task!), ['CRAWL_STUDIO_PROXY_T_PW', 'CRAWL_STUDIO_PROXY_T_USER', 'CRAWL_STUDIO_T_PW', 'CRAWL_STUDIO_T_USER'], 'what the editor looks up in Secret Storage');
   });
 
   it('reads a session pool with its retire rules', () => {
