@@ -35,6 +35,7 @@ import { DROP_REASONS } from '../core/task/dropReasons';
 import { readTaskStatus, runElapsedMs } from '../observe/taskStatus';
 import { readScreenshot, screenshotUrls } from '../observe/screenshots';
 import { writeScreenshot } from '../workspace/screenshots';
+import { cmdMonitor, MonitorUsageError } from './monitor';
 
 // `crawl-studio`: the headless face of the engine. Every command drives the same classes the extension does.
 
@@ -56,6 +57,7 @@ Usage:
   crawl-studio screenshot <task.crawl.yaml> [url] [--out FILE] [--redis URL]   rendered pages' kept screenshots
   crawl-studio demo [--dir DIR] [--workers N]
   crawl-studio serve-demo [--port N]
+  crawl-studio monitor REDIS [--port 5555] [--bind 127.0.0.1] [--token T]   web monitor, /metrics (monitor --help)
 
 --workers N: local worker processes (default: one per two CPU cores). --concurrency N: requests each worker has in
 flight (default 16). What run does depends on the task's current run on this Redis: unfinished (interrupted by
@@ -112,6 +114,8 @@ export async function main(argv: string[]): Promise<number> {
       return cmdDemo(rest);
     case 'serve-demo':
       return cmdServeDemo(rest);
+    case 'monitor':
+      return cmdMonitor(rest);
     case undefined:
     case 'help':
     case '--help':
@@ -642,7 +646,7 @@ if (require.main === module) {
         for (const d of err.diagnostics) console.error(formatDiagnostic(d));
         process.exit(2);
       }
-      if (err instanceof UsageError) {
+      if (err instanceof UsageError || err instanceof MonitorUsageError) {
         console.error(`crawl-studio: ${err.message}\n\n${USAGE}`);
         process.exit(2);
       }

@@ -75,7 +75,7 @@ export async function readHealth(redis: Redis, queue: Queue<PageJobData, PageJob
   const failures: FailureGroup[] = [...groups]
     .map((group) => {
       const s = samples.find((x) => x.group === group);
-      return { group, count: stats.failures[group] ?? 0, jobs: s?.jobs ?? 0, urls: s?.urls ?? [] };
+      return { group, count: stats.failures[group] ?? 0, jobs: s?.jobs ?? 0, urls: s?.urls ?? [], pages: s?.pages ?? [] };
     })
     .filter((g) => g.count > 0 || g.jobs > 0)
     .sort((a, b) => Math.max(b.count, b.jobs) - Math.max(a.count, a.jobs));
