@@ -222,6 +222,27 @@ rules:
     assert.ok(!monitorStderr.includes(TOKEN), monitorStderr);
   });
 
+  it('refuses to start bound beyond loopback without a given token, and says why', async () => {
+    const r = await exec(process.execPath, [CLI, 'monitor', '--redis', redis.url, '--port', '0', '--bind', '0.0.0.0'], { timeout: 30_000 }).then(
+      () => null,
+      (err: { code: number; stderr: string }) => err,
+    );
+    assert.ok(r, 'the monitor started');
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /--bind 0\.0\.0\.0 is reachable from other machines: give the actions' token/);
+  });
+
+  it('against a port with nothing listening, exits non-zero with the target', async () => {
+    const closed = await freePort();
+    const r = await exec(process.execPath, [CLI, 'monitor', '--redis', `redis://127.0.0.1:${closed}`, '--port', '0'], { timeout: 30_000 }).then(
+      () => null,
+      (err: { code: number; stderr: string }) => err,
+    );
+    assert.ok(r, 'the monitor started');
+    assert.notEqual(r.code, 0);
+    assert.ok(r.stderr.includes(`127.0.0.1:${closed}`), r.stderr);
+  });
+
   it('serves Prometheus: a real Prometheus scrapes /metrics and reads pages fetched equal to the crawl', async function () {
     const bin = ['/usr/bin/prometheus', '/usr/local/bin/prometheus'].find((p) => existsSync(p));
     if (!bin) {
