@@ -66,6 +66,8 @@ rules:
 );
 
 const cpuOf = (info) => Number(info.used_cpu_sys) + Number(info.used_cpu_user);
+const calls = (i) => Object.values(commandCalls(i)).reduce((a, b) => a + b, 0);
+const IDLE_MS = 30_000;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function pageLoad(browser, url) {
@@ -85,6 +87,8 @@ async function crawl(mode, round) {
   let watching = null;
   const loads = [];
   let scrapes = 0;
+  let idle = null;
+  let monitorUrl = '';
   try {
     const before = await redisInfo(redis.port);
     const t0 = Date.now();
@@ -98,7 +102,8 @@ async function crawl(mode, round) {
       const port = await freePort();
       monitor = spawn(process.execPath, [CLI, 'monitor', '--redis', redis.url, '--port', String(port)], { stdio: 'ignore', env: { ...process.env, CRAWL_STUDIO_MONITOR_TOKEN: 'bench' } });
       await waitForPort(port);
-      const url = `http://127.0.0.1:${port}/#task=bench`;
+      monitorUrl = `http://127.0.0.1:${port}`;
+      const url = `${monitorUrl}/#task=bench`;
       browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
       // Wait for the task to exist, then keep its page open (it polls every 2 s) and scrape /metrics every 5 s.
       while (!(await (await fetch(`http://127.0.0.1:${port}/api/tasks`)).json()).tasks.length) await sleep(100);
@@ -119,9 +124,30 @@ async function crawl(mode, round) {
     } else await ended;
     const wallMs = Date.now() - t0;
     const after = await redisInfo(redis.port);
+    if (mode === 'monitor') {
+      // The monitor's own share, apart from the crawl: Redis CPU over IDLE_MS with the page open (polling) and
+      // /metrics scraped, then over IDLE_MS with no monitor, on the same Redis holding the finished crawl.
+      const a = await redisInfo(redis.port);
+      stop = false;
+      const scraping = (async () => {
+        for (let n = 1; !stop; n++) {
+          await sleep(1000);
+          if (n % 5 === 0) await fetch(`${monitorUrl}/metrics`).then((r) => r.text());
+        }
+      })();
+      await sleep(IDLE_MS);
+      stop = true;
+      await scraping;
+      const b = await redisInfo(redis.port);
+      await browser.close();
+      browser = null;
+      monitor.kill('SIGTERM');
+      await sleep(IDLE_MS);
+      const c = await redisInfo(redis.port);
+      idle = { watchedMsPerS: ((cpuOf(b) - cpuOf(a)) * 1e6) / IDLE_MS, unwatchedMsPerS: ((cpuOf(c) - cpuOf(b)) * 1e6) / IDLE_MS, watchedCommands: calls(b) - calls(a), unwatchedCommands: calls(c) - calls(b) };
+    }
     const pages = Number(/pages fetched\s+([\d,]+)/.exec(out)?.[1]?.replace(/,/g, '') ?? 0);
-    const calls = (i) => Object.values(commandCalls(i)).reduce((a, b) => a + b, 0);
-    return { mode, round, pages, wallMs, redisCpuS: cpuOf(after) - cpuOf(before), redisCommands: calls(after) - calls(before), scrapes, loads };
+    return { mode, round, pages, wallMs, redisCpuS: cpuOf(after) - cpuOf(before), redisCommands: calls(after) - calls(before), scrapes, loads, idle };
   } finally {
     await browser?.close();
     monitor?.kill('SIGTERM');
@@ -147,9 +173,14 @@ console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
 for (const r of rows) {
   const during = r.loads.filter((l) => l.when === 'during the crawl').map((l) => Math.round(l.ms)).join(', ');
   const after = r.loads.filter((l) => l.when === 'finished crawl').map((l) => Math.round(l.ms)).join(', ');
-  console.log(`| ${r.round} | ${r.mode === 'monitor' ? 'watching' : 'none'} | ${r.pages} | ${fmt(r.wallMs / 1000, 1)} | ${Math.round((r.pages * 1000) / r.wallMs)} | ${fmt(r.redisCpuS)} | ${fmt((r.redisCpuS * 1e6) / Math.max(1, r.pages) / 1000, 1)} | ${r.redisCommands} | ${r.mode === 'monitor' ? `${during}; ${after}` : ''} |`);
+  console.log(`| ${r.round} | ${r.mode === 'monitor' ? 'watching' : 'none'} | ${r.pages} | ${fmt(r.wallMs / 1000, 1)} | ${Math.round((r.pages * 1000) / r.wallMs)} | ${fmt(r.redisCpuS)} | ${fmt((r.redisCpuS * 1e6) / Math.max(1, r.pages), 0)} | ${r.redisCommands} | ${r.mode === 'monitor' ? `${during}; ${after}` : ''} |`);
 }
 const per = (mode) => rows.filter((r) => r.mode === mode).map((r) => r.redisCpuS / Math.max(1, r.pages));
 const best = (xs) => Math.min(...xs);
 console.log(`\nRedis CPU per page, best of ${ROUNDS}: none ${fmt(best(per('off')) * 1e6, 1)} µs, watching ${fmt(best(per('monitor')) * 1e6, 1)} µs: ${fmt((best(per('monitor')) / best(per('off')) - 1) * 100, 1)} % more.`);
+for (const r of rows.filter((x) => x.idle)) {
+  const offRates = rows.filter((x) => x.mode === 'off').map((x) => (x.redisCpuS * 1e6) / x.wallMs);
+  const crawlMsPerS = offRates.reduce((a, b) => a + b, 0) / offRates.length;
+  console.log(`round ${r.round}: Redis CPU with the crawl finished: ${fmt(r.idle.watchedMsPerS, 2)} ms/s watched (${r.idle.watchedCommands} commands in ${IDLE_MS / 1000} s), ${fmt(r.idle.unwatchedMsPerS, 2)} ms/s not (${r.idle.unwatchedCommands}); the monitor's ${fmt(r.idle.watchedMsPerS - r.idle.unwatchedMsPerS, 2)} ms/s is ${fmt(((r.idle.watchedMsPerS - r.idle.unwatchedMsPerS) / crawlMsPerS) * 100, 2)} % of the crawl's ${fmt(crawlMsPerS, 1)} ms/s (mean of the unwatched runs).`);
+}
 process.exit(0);
