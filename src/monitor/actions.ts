@@ -1,13 +1,14 @@
 import type { Redis } from '../redis/connect';
 import { CrawlQueue } from '../frontier/crawl';
+import { pauseTask, resumeTask } from '../frontier/control';
 import { retryFailureGroup } from '../observe/failures';
 import { runInfoOf } from '../observe/figures';
 import { taskKeys } from '../frontier/keys';
 import { loadTaskFile } from '../workspace/taskFile';
 
 // What the monitor's actions do, through the functions the editor and the CLI call for the same thing: pausing and
-// resuming a task's queues (CrawlQueue.pause/resume, as the editor's Stop Crawl pauses the queue for remote workers
-// and the Queue Explorer's Pause does), retrying a reason's failed pages (retryFailureGroup, the dashboard's Retry
+// resuming a task's queues (frontier/control.ts, the Queue Explorer's Pause and Resume; the editor's Stop Crawl pauses
+// the queue the same way for remote workers), retrying a reason's failed pages (retryFailureGroup, the dashboard's Retry
 // all), adding URLs (CrawlQueue.enqueueUrls, `crawl-studio enqueue` and Enqueue URL). No second implementation.
 
 /** A request the monitor refuses, with the HTTP status and the words it answers with. */
@@ -35,13 +36,13 @@ async function withQueue<T>(redis: Redis, task: string, fn: (q: CrawlQueue) => P
   }
 }
 
-export async function pauseTask(redis: Redis, task: string): Promise<ActionResult> {
-  await withQueue(redis, task, (q) => q.pause());
+export async function pause(redis: Redis, task: string): Promise<ActionResult> {
+  await pauseTask(redis, task);
   return { ok: true, message: `'${task}' paused: no worker takes its pages until it is resumed (pages in flight finish)` };
 }
 
-export async function resumeTask(redis: Redis, task: string): Promise<ActionResult> {
-  await withQueue(redis, task, (q) => q.resume());
+export async function resume(redis: Redis, task: string): Promise<ActionResult> {
+  await resumeTask(redis, task);
   return { ok: true, message: `'${task}' resumed` };
 }
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import type { Registry } from 'prom-client';
 import type { Redis } from '../redis/connect';
-import { ActionError, enqueue, pauseTask, resumeTask, retryReason, type ActionResult } from './actions';
+import { ActionError, enqueue, pause, resume, retryReason, type ActionResult } from './actions';
 import { allowedHosts, bindRefusal, hostAllowed, tokenOf, tokensEqual } from './auth';
 import { monitorRegistry } from './metrics';
 import { CSP, PAGE_CSS, PAGE_HTML } from './page';
@@ -128,9 +128,9 @@ async function handle(c: Ctx): Promise<void> {
 async function act(c: Ctx, action: Action, task: string, body: Record<string, unknown>): Promise<ActionResult> {
   switch (action) {
     case 'pause':
-      return pauseTask(c.o.redis, task);
+      return pause(c.o.redis, task);
     case 'resume':
-      return resumeTask(c.o.redis, task);
+      return resume(c.o.redis, task);
     case 'retry':
       if (typeof body.reason !== 'string') throw new HttpError(400, "retry takes {\"reason\": \"<failure reason>\"}, e.g. {\"reason\": \"http-404\"}");
       return retryReason(c.o.redis, task, body.reason);
