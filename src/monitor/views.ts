@@ -92,8 +92,10 @@ export class MonitorViews {
     await recordSample(this.redis, name, now).catch(() => null);
     const prev = this.previous.get(name);
     const readFailures = !prev || now - prev.at > FAILURES_EVERY_MS;
-    let health = await readHealth(this.redis, this.queue(name), { name }, { readFailures, previous: prev?.health ?? null });
-    if (!readFailures && health.stats?.failed !== prev?.health.stats?.failed) health = await readHealth(this.redis, this.queue(name), { name }, { readFailures: true });
+    // The charts show the newest LIMITS.points rates: one more sample than that is all the history read needs.
+    const historyLast = LIMITS.points + 1;
+    let health = await readHealth(this.redis, this.queue(name), { name }, { readFailures, previous: prev?.health ?? null, historyLast });
+    if (!readFailures && health.stats?.failed !== prev?.health.stats?.failed) health = await readHealth(this.redis, this.queue(name), { name }, { readFailures: true, historyLast });
     if (readFailures || health.stats?.failed !== prev?.health.stats?.failed) this.previous.set(name, { at: now, health });
     const [status, frontier, workers] = await Promise.all([readTaskStatus(this.redis, name), readFrontierByHost(this.redis, name, LIMITS.frontierHosts), this.workers({ all: false, task: name, now })]);
     const points = rateSeries(health.history).slice(-LIMITS.points);
