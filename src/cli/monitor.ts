@@ -80,9 +80,12 @@ export async function cmdMonitor(args: string[], env: NodeJS.ProcessEnv = proces
 
 async function pingWithin(redis: ReturnType<typeof connectRedis>, ms: number, target: string): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
+  let onError: ((err: Error) => void) | undefined;
   try {
     await Promise.race([
       redis.ping(),
+      // A refused or unresolvable target says so at once (the client would retry it quietly until the timeout).
+      new Promise<never>((_, reject) => redis.once('error', (onError = (err: Error) => reject(err)))),
       new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`Redis at ${target} did not answer within ${ms / 1000} s: is it running, and is the address right?`)), ms))),
     ]);
   } catch (err) {
@@ -90,5 +93,6 @@ async function pingWithin(redis: ReturnType<typeof connectRedis>, ms: number, ta
     throw new Error(msg.includes(target) ? msg : `cannot reach Redis at ${target}: ${msg}`);
   } finally {
     clearTimeout(timer);
+    if (onError) redis.off('error', onError);
   }
 }
