@@ -37,6 +37,7 @@ import { readScreenshot, screenshotUrls } from '../observe/screenshots';
 import { writeScreenshot } from '../workspace/screenshots';
 import { storeChecksFor } from '../workspace/storePlace';
 import { CREDENTIALS_HINT } from '../core/url/credentials';
+import { cmdMonitor, MonitorUsageError } from './monitor';
 
 // `crawl-studio`: the headless face of the engine. Every command drives the same classes the extension does.
 
@@ -58,6 +59,7 @@ Usage:
   crawl-studio screenshot <task.crawl.yaml> [url] [--out FILE] [--redis URL]   rendered pages' kept screenshots
   crawl-studio demo [--dir DIR] [--workers N]
   crawl-studio serve-demo [--port N]
+  crawl-studio monitor REDIS [--port 5555] [--bind 127.0.0.1] [--token T]   web monitor, /metrics (monitor --help)
 
 --workers N: local worker processes (default: one per two CPU cores). --concurrency N: requests each worker has in
 flight (default 16). What run does depends on the task's current run on this Redis: unfinished (interrupted by
@@ -114,6 +116,8 @@ export async function main(argv: string[]): Promise<number> {
       return cmdDemo(rest);
     case 'serve-demo':
       return cmdServeDemo(rest);
+    case 'monitor':
+      return cmdMonitor(rest);
     case undefined:
     case 'help':
     case '--help':
@@ -649,7 +653,7 @@ if (require.main === module) {
         for (const d of err.diagnostics) console.error(formatDiagnostic(d));
         process.exit(2);
       }
-      if (err instanceof UsageError) {
+      if (err instanceof UsageError || err instanceof MonitorUsageError) {
         console.error(`crawl-studio: ${err.message}\n\n${USAGE}`);
         process.exit(2);
       }
