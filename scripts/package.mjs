@@ -5,7 +5,7 @@
 //                                      library `import { runCrawl, loadTask } from 'crawl-studio'` with its types)
 // Both are bundled and minified: neither needs node_modules at run time.
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 const what = process.argv[2] ?? 'vsix';
@@ -34,7 +34,8 @@ if (what === 'vsix') {
   const stage = join(root, 'out', 'stage-cli');
   build(stage);
   rmSync(join(stage, 'dist', 'extension.js'), { force: true });
-  rmSync(join(stage, 'dist', 'media'), { recursive: true, force: true });
+  // The webviews' code stays out; the web monitor's page script (`crawl-studio monitor`) is the CLI's own.
+  for (const view of readdirSync(join(stage, 'dist', 'media'))) if (view !== 'monitor') rmSync(join(stage, 'dist', 'media', view), { recursive: true, force: true });
   // The library's types in one file, from src/api/index.ts: only what it exports, and no type of a dependency
   // (the package installs none), so a TypeScript program compiles against it as installed. dts-bundle-generator
   // also compiles the result, so a declaration that does not stand on its own fails the packaging.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what Crawl Studio needs on this machine, idempotently: `demo` (Node packages, redis-server) or `test`
-# (also PostgreSQL, Chromium, and code-server for the VS Code tests). System packages are installed with apt when
+# (also PostgreSQL, Chromium, Prometheus, and code-server for the VS Code tests). System packages are installed with apt when
 # running as root on Debian/Ubuntu; elsewhere the script says what to install and stops.
 set -euo pipefail
 mode="${1:-demo}"
@@ -19,6 +19,7 @@ if [ "$mode" = test ]; then
   have chromium || missing+=(chromium)
   have rg || missing+=(ripgrep)
   have sqlite3 || missing+=(sqlite3)  # the tests open the store with the sqlite3 shell during crawls
+  have prometheus || missing+=(prometheus)  # the monitor's /metrics is scraped by a real Prometheus
   [ -e /usr/include/krb5.h ] || [ -e /usr/include/krb5/krb5.h ] || missing+=(libkrb5-dev)
 fi
 

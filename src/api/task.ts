@@ -6,6 +6,7 @@ import { TaskFileError } from '../core/task/diagnostics';
 import type { CrawlTask } from '../core/task/model';
 import { parseTask, type TaskDefinition } from '../core/task/parse';
 import { loadTaskFile } from '../workspace/taskFile';
+import { storeChecksFor } from '../workspace/storePlace';
 
 // Tasks for the library: a task file, or an object of the same shape. Both are parsed and validated by parseTask,
 // as the CLI and the editor do, so an object gets the same located errors (by field path) as a file.
@@ -54,7 +55,7 @@ export async function loadTask(source: string | TaskDefinition, options: LoadTas
   } catch (err) {
     throw new TypeError(`the task definition cannot be written as YAML: ${(err as Error).message}`);
   }
-  const { task, diagnostics } = parseTask(text, file);
+  const { task, diagnostics } = parseTask(text, file, storeChecksFor(file));
   if (!task) throw new TaskFileError(`${file} (from the task object)`, diagnostics);
   loaded.set(task, { text });
   return task;

@@ -4,6 +4,8 @@ import { RedisNotFoundError } from '../redis/server';
 import { RedisTargetError } from '../core/url/redisTarget';
 import { RedisConnectError, type RedisFailureCause } from '../redis/check';
 import { COMMANDS, findCommand } from './commands';
+import { monitorCommand } from './commands/monitor';
+import { MonitorUsageError } from './monitor';
 import { commandHelp, overviewHelp, parseCommand, UsageError, wantsHelp } from './spec';
 import { EXIT, EXIT_CODE_DOCS } from './exitCodes';
 
@@ -45,6 +47,10 @@ export function reportError(err: unknown): number {
   }
   if (err instanceof UsageError) {
     console.error(`crawl-studio: ${err.message}\n\n${err.command ? commandHelp(err.command) : USAGE}`);
+    return EXIT.USAGE;
+  }
+  if (err instanceof MonitorUsageError) {
+    console.error(`crawl-studio: ${err.message}\n\n${commandHelp(monitorCommand)}`);
     return EXIT.USAGE;
   }
   if (err instanceof RedisNotFoundError) {

@@ -7,6 +7,8 @@ import { parseArgs } from 'node:util';
 export interface OptionSpec {
   readonly type: 'string' | 'boolean';
   readonly short?: string;
+  /** May be given more than once (its value is then a list). */
+  readonly multiple?: boolean;
   /** The value's placeholder in help (`N`, `URL`); string options only. */
   readonly value?: string;
   readonly help: string;
@@ -14,7 +16,7 @@ export interface OptionSpec {
 
 export type OptionTable = Readonly<Record<string, OptionSpec>>;
 
-type ValueOf<O extends OptionSpec> = O['type'] extends 'boolean' ? boolean : string;
+type ValueOf<O extends OptionSpec> = O['type'] extends 'boolean' ? boolean : O['multiple'] extends true ? string[] : string;
 export type OptionValues<O extends OptionTable> = { -readonly [K in keyof O]?: ValueOf<O[K]> };
 
 export interface CommandSpec<O extends OptionTable = OptionTable> {
@@ -57,8 +59,8 @@ export function wantsHelp(argv: readonly string[]): boolean {
 }
 
 export function parseCommand(spec: CommandSpec, argv: readonly string[]): { values: OptionValues<OptionTable>; positionals: string[] } {
-  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {};
-  for (const [name, o] of Object.entries(spec.options)) options[name] = o.short ? { type: o.type, short: o.short } : { type: o.type };
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }> = {};
+  for (const [name, o] of Object.entries(spec.options)) options[name] = { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) };
   try {
     const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options });
     // Typed per command by `command()`: parseArgs gives each option the type its entry says.

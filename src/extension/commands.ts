@@ -13,6 +13,8 @@ import { showJsonDocument } from './jsonDocuments';
 import { readLiveWorkers } from '../frontier/fleet';
 import { parseRedisTarget, splitPasswords } from '../core/url/redisTarget';
 import { retryFailedJobs } from '../observe/failures';
+import { credentialsMessage } from '../core/url/credentials';
+import { redactUrl } from '../core/url/redact';
 
 // Every command of the extension. Commands return their result so tests (and other extensions) can drive them
 // without clicking; every failure becomes a notification that says what to do next.
@@ -99,7 +101,7 @@ export function registerCommands(deps: CommandDeps): void {
             ? vscode.l10n.t('{0} was already crawled in this run.', r.url)
             : r.outcome === 'limit'
               ? vscode.l10n.t("Not enqueued: '{0}' reached its maxPages.", task.name)
-              : vscode.l10n.t('Not a crawlable URL: {0}', r.url);
+              : vscode.l10n.t('Not a crawlable URL: {0}', r.reason === 'credentials' ? credentialsMessage(r.url) : redactUrl(r.url));
       if (r.outcome === 'duplicate') {
         // Not awaited: the command answers now; the offer stays in the notification.
         const t = task;

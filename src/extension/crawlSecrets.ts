@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { CrawlTask } from '../core/task/model';
 import { credentialVariables } from '../core/task/secrets';
+import { variableKind } from '../core/task/variables';
 import { testHooksEnabled } from './testHooks';
 
 // Login, proxy and API credentials (headers, request bodies) kept in VS Code's Secret Storage, for crawls started from the editor: a task file
@@ -10,6 +11,8 @@ import { testHooksEnabled } from './testHooks';
 
 const PREFIX = 'crawlStudio.env.';
 const NAME = /^CRAWL_STUDIO_[A-Z0-9_]+$/;
+/** Crawl Studio's own settings (its Redis, its browser) are never a task file's: core/task/variables.ts. */
+const RESERVED = "one of Crawl Studio's own settings, which a task file may never use: pick a name of your own (the Redis password goes in Connect to Redis…)";
 
 export class CrawlSecrets {
   constructor(private readonly secrets: vscode.SecretStorage) {}
@@ -31,10 +34,11 @@ export class CrawlSecrets {
       (await vscode.window.showInputBox({
         prompt: 'Variable a task file uses as ${NAME} in a login, a proxy, headers or a request body (only CRAWL_STUDIO_* names expand)',
         value: 'CRAWL_STUDIO_',
-        validateInput: (v) => (NAME.test(v) ? null : 'A name such as CRAWL_STUDIO_PASSWORD: CRAWL_STUDIO_ then capitals, digits or _'),
+        validateInput: (v) => (!NAME.test(v) ? 'A name such as CRAWL_STUDIO_PASSWORD: CRAWL_STUDIO_ then capitals, digits or _' : variableKind(v) === 'reserved' ? RESERVED : null),
       }));
     if (!chosen) return;
     if (!NAME.test(chosen)) throw new Error(`'${chosen}' is not a CRAWL_STUDIO_* variable name`);
+    if (variableKind(chosen) === 'reserved') throw new Error(`${chosen}: ${RESERVED}`);
     const value = await vscode.window.showInputBox({ prompt: `Value of ${chosen} (kept in VS Code Secret Storage; empty to forget it)`, password: true });
     if (value === undefined) return;
     if (value === '') await this.secrets.delete(PREFIX + chosen);

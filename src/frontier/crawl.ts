@@ -6,6 +6,7 @@ import { decideLink } from '../core/url/scope';
 import { routeRule } from '../core/pipeline/page';
 import { buildRequest, requestKey, type JobRequest, type SeriesRef } from '../core/request/build';
 import { bucketBitsFor, seenSlot } from './dedup';
+import { failpoint } from './failpoint';
 import { hostTallyField, partitionKeys, taskKeys, TASKS_KEY, type FrontierKeys, type PartitionKeys } from './keys';
 import { LAYOUT_FIELD, layoutFor, layoutFromMeta, layoutToMeta, partitionOfJob, partitionOfUrl, singleLayout, type TaskLayout } from './layout';
 import { scanKeys } from '../redis/nodes';
@@ -536,6 +537,8 @@ export class CrawlQueue {
         const chunk = part.map((i) => links[i]!);
         const last = c + DISCOVER_CHUNK >= idx.length;
         const granted = reserve && chunk.length > 0 ? await this.redis.csReserve(this.keys.stats(run.run), maxPages, chunk.length) : 0;
+        // The window a finishing page's writes must survive: a worker dying before the last of its calls.
+        if (finish && last && pi === order[order.length - 1]) failpoint('before-last-call', finish.finish.entry[1]);
         const { keys, args } = discoverCall(task, run, chunk, target, last && pi === own ? finish : null, {
           force,
           leaseMs: this.leaseMs,

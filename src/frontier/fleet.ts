@@ -57,6 +57,12 @@ export function parseWorkerBeat(json: string): WorkerBeat | null {
  */
 export const WORKER_GONE_AFTER_MS = 60_000;
 
+/**
+ * A worker silent for three heartbeats is shown as gone (the dashboard's and the monitor's rule), though it still
+ * counts until WORKER_GONE_AFTER_MS: a busy worker may beat late.
+ */
+export const WORKER_SILENT_AFTER_MS = 15_000;
+
 export function isWorkerGone(beat: Pick<WorkerBeat, 'lastSeen'>, now: number): boolean {
   return now - beat.lastSeen > WORKER_GONE_AFTER_MS;
 }

@@ -29,13 +29,22 @@ export class HostGate {
    */
   async acquire(host: string, limits: HostLimits, token: string, promiseId = ''): Promise<GateAnswer> {
     const k = hostKeys(host);
-    const [ok, wait] = await this.redis.csPoliteness(k.next, k.active, k.horizon, k.promises, limits.delayMs, limits.concurrency, token, limits.leaseMs, promiseId);
+    const [ok, wait] = await this.redis.csPoliteness(k.next, k.active, k.horizon, k.promises, k.sending, limits.delayMs, limits.concurrency, token, limits.leaseMs, promiseId);
     return ok === 1 ? { ok: true } : { ok: false, waitMs: wait };
   }
 
   /** The task-wide sliding-window rate limit: 0 to go now, else ms to wait. */
   async rateLimit(key: string, max: number, perMs: number, token: string): Promise<number> {
     return this.redis.csRateLimit(key, max, perMs, token);
+  }
+
+  /**
+   * The request of a grant (`token`) is on the wire: the host's delay runs from now, and the next grant may come
+   * (lua/sent.lua). Called where the request's headers were written (worker/sendWatch.ts) for a host with a delay.
+   */
+  async sent(host: string, token: string, delayMs: number): Promise<void> {
+    const k = hostKeys(host);
+    await this.redis.csSent(k.next, k.horizon, k.sending, delayMs, token);
   }
 
   async release(host: string, token: string): Promise<void> {
@@ -47,8 +56,12 @@ export class HostGate {
    * otherwise hold the host's slots until they expire (the request timeout plus 5 s). Resolves with how many.
    */
   async releaseAll(host: string, prefix: string): Promise<number> {
-    const key = hostKeys(host).active;
-    const mine = (await this.redis.zrange(key, 0, -1)).filter((t) => t.startsWith(prefix));
-    return mine.length > 0 ? this.redis.zrem(key, ...mine) : 0;
+    const k = hostKeys(host);
+    // A grant of the dead worker whose request never went out holds the host until it expires: free it too.
+    const sending = await this.redis.get(k.sending);
+    // (As if sent with no delay: the mark goes if it is still that grant's, and the next start stays where it is.)
+    if (sending?.startsWith(prefix)) await this.redis.csSent(k.next, k.horizon, k.sending, 0, sending);
+    const mine = (await this.redis.zrange(k.active, 0, -1)).filter((t) => t.startsWith(prefix));
+    return mine.length > 0 ? this.redis.zrem(k.active, ...mine) : 0;
   }
 }

@@ -14,6 +14,7 @@ import politeness from './lua/politeness.lua';
 import ratelimit from './lua/ratelimit.lua';
 import releaseJobs from './lua/releaseJobs.lua';
 import reserve from './lua/reserve.lua';
+import sent from './lua/sent.lua';
 import settle from './lua/settle.lua';
 
 // The engine's Lua scripts, defined once per connection (ioredis sends EVALSHA and falls back to EVAL). Scripts
@@ -36,6 +37,7 @@ export interface CrawlScripts {
   csRateLimit(...args: (string | number)[]): Promise<number>;
   csReleaseJobs(...args: (string | number)[]): Promise<string[]>;
   csReserve(...args: (string | number)[]): Promise<number>;
+  csSent(...args: (string | number)[]): Promise<number>;
   csSettle(...args: (string | number)[]): Promise<FillReply>;
 }
 
@@ -64,10 +66,11 @@ export function withScripts(redis: Redis): Redis & CrawlScripts {
     redis.defineCommand('csFindPage', { numberOfKeys: 1, lua: findPage });
     redis.defineCommand('csLease', { numberOfKeys: 1, lua: lease });
     redis.defineCommand('csPageDone', { numberOfKeys: 4, lua: `${frontier}\n${finishPage}\n${pageDone}` });
-    redis.defineCommand('csPoliteness', { numberOfKeys: 4, lua: politeness });
+    redis.defineCommand('csPoliteness', { numberOfKeys: 5, lua: politeness });
     redis.defineCommand('csRateLimit', { numberOfKeys: 1, lua: ratelimit });
     redis.defineCommand('csReleaseJobs', { numberOfKeys: 2, lua: releaseJobs });
     redis.defineCommand('csReserve', { numberOfKeys: 1, lua: reserve });
+    redis.defineCommand('csSent', { numberOfKeys: 3, lua: sent });
     redis.defineCommand('csSettle', { numberOfKeys: 1, lua: `${frontier}\n${settle}` });
     defined.add(redis);
   }

@@ -68,6 +68,16 @@ export interface FailureGroupSample {
   /** Failed jobs of the group still kept by the queue. */
   readonly jobs: number;
   readonly urls: readonly string[];
+  /** The same newest pages with why they failed (the job's last error, as the worker wrote it: no secrets). */
+  readonly pages: readonly FailedJobSample[];
+}
+
+/** A failed page as its kept job says: the last error message, the attempts spent, when it failed for good. */
+export interface FailedJobSample {
+  readonly url: string;
+  readonly message: string;
+  readonly attempts: number;
+  readonly at: number | null;
 }
 
 type CrawlJob = Job<PageJobData, PageJobResult>;
@@ -113,12 +123,15 @@ async function* failedJobs(queues: readonly CrawlQueueHandle[], max: number): As
 /** Failed jobs grouped by cause, with a few URLs each (newest first); `queue` may be a task's every queue. */
 export async function sampleFailures(queue: CrawlQueueHandle | readonly CrawlQueueHandle[], opts: { max?: number; urlsPerGroup?: number } = {}): Promise<FailureGroupSample[]> {
   const per = opts.urlsPerGroup ?? 5;
-  const groups = new Map<string, { jobs: number; urls: string[] }>();
+  const groups = new Map<string, { jobs: number; urls: string[]; pages: FailedJobSample[] }>();
   for await (const job of failedJobs(Array.isArray(queue) ? queue : [queue as CrawlQueueHandle], opts.max ?? 2000)) {
     const g = jobFailureGroup(job);
-    const e = groups.get(g) ?? { jobs: 0, urls: [] };
+    const e = groups.get(g) ?? { jobs: 0, urls: [], pages: [] };
     e.jobs++;
-    if (e.urls.length < per && job.data?.url) e.urls.push(job.data.url);
+    if (e.urls.length < per && job.data?.url) {
+      e.urls.push(job.data.url);
+      e.pages.push({ url: job.data.url, message: redactMessage(job.failedReason ?? ''), attempts: job.attemptsMade, at: job.finishedOn ?? null });
+    }
     groups.set(g, e);
   }
   return [...groups].map(([group, e]) => ({ group, ...e })).sort((a, b) => b.jobs - a.jobs);

@@ -114,3 +114,40 @@ export async function findInFrontier(redis: Redis, task: string, url: string): P
   }
   return null;
 }
+
+export interface FrontierHost {
+  readonly host: string;
+  readonly band: string;
+  /** Pages of the host waiting in the band. */
+  readonly waiting: number;
+  /** When the task may next take one of its pages (ms since epoch; Redis's clock). Parked hosts are past 1e14. */
+  readonly nextAt: number;
+}
+
+export interface FrontierByHost {
+  /** Hosts with waiting pages, counted once per band they wait in (a task without priorities has one band). */
+  readonly hosts: number;
+  /** The first `limit` of them in the order the window takes them: best band first, soonest first. */
+  readonly first: readonly FrontierHost[];
+}
+
+/**
+ * The frontier by host, bounded: how many hosts have waiting pages, and the first `limit` with their waiting
+ * counts. One ZCARD per band and partition plus one LLEN per listed host, whatever the frontier's size.
+ */
+export async function readFrontierByHost(redis: Redis, task: string, limit: number): Promise<FrontierByHost> {
+  let hosts = 0;
+  const first: FrontierHost[] = [];
+  for (const f of (await frontiers(redis, task)).keys) {
+    for (const band of await redis.zrange(f.bands, 0, -1)) {
+      hosts += await redis.zcard(f.ready(band));
+      if (first.length >= limit) continue;
+      const flat = await redis.zrange(f.ready(band), 0, limit - first.length - 1, 'WITHSCORES');
+      const listed: { host: string; nextAt: number }[] = [];
+      for (let i = 0; i < flat.length; i += 2) listed.push({ host: flat[i]!, nextAt: Number(flat[i + 1]) });
+      const lengths = await Promise.all(listed.map((h) => redis.llen(f.queue(band, h.host))));
+      listed.forEach((h, i) => first.push({ host: h.host, band, waiting: lengths[i]!, nextAt: h.nextAt }));
+    }
+  }
+  return { hosts, first };
+}

@@ -59,6 +59,8 @@ export interface HealthOptions {
   /** Re-read failed jobs (costly with thousands); when false, `previous` failure samples are kept. */
   readonly readFailures: boolean;
   readonly previous?: HealthSnapshot | null;
+  /** Only the newest samples of the metric history (readHistory's `last`); the whole history without. */
+  readonly historyLast?: number;
 }
 
 export async function readHealth(redis: Redis, queue: Queue<PageJobData, PageJobResult>, task: CrawlTask | { name: string; politeness?: CrawlTask['politeness']; request?: CrawlTask['request'] }, opts: HealthOptions): Promise<HealthSnapshot> {
@@ -68,14 +70,14 @@ export async function readHealth(redis: Redis, queue: Queue<PageJobData, PageJob
   if (!status.run) return { task: task.name, at, run: null, stats: null, counts, isPaused, history: [], failures: [], skipped: [], hosts: [], workers: await readLiveWorkers(redis, at) };
   // finishedAt only once the run is over (runInfoOf): a reopened run's elapsed time keeps going.
   const run: RunHealth = { run: status.run.run, state: status.run.state, startedAt: status.run.startedAt, finishedAt: status.run.finishedAt };
-  const [history, tally, workers] = await Promise.all([readHistory(redis, task.name, run.run), readHostTally(redis, task.name, run.run), readLiveWorkers(redis, at)]);
+  const [history, tally, workers] = await Promise.all([readHistory(redis, task.name, run.run, opts.historyLast), readHostTally(redis, task.name, run.run), readLiveWorkers(redis, at)]);
   const stats = status.stats!;
   const samples = opts.readFailures || !opts.previous ? await sampleFailures(await taskQueues(redis, queue, task.name)) : opts.previous.failures;
   const groups = new Set([...Object.keys(stats.failures), ...samples.map((s) => s.group)]);
   const failures: FailureGroup[] = [...groups]
     .map((group) => {
       const s = samples.find((x) => x.group === group);
-      return { group, count: stats.failures[group] ?? 0, jobs: s?.jobs ?? 0, urls: s?.urls ?? [] };
+      return { group, count: stats.failures[group] ?? 0, jobs: s?.jobs ?? 0, urls: s?.urls ?? [], pages: s?.pages ?? [] };
     })
     .filter((g) => g.count > 0 || g.jobs > 0)
     .sort((a, b) => Math.max(b.count, b.jobs) - Math.max(a.count, a.jobs));

@@ -156,9 +156,17 @@ function hostOf(url: string): string | null {
   }
 }
 
-/** The run's samples, oldest first: the coarse tier where the fine one no longer reaches, then the fine one. */
-export async function readHistory(redis: Redis, task: string, run: string): Promise<MetricSample[]> {
+/**
+ * The run's samples, oldest first: the coarse tier where the fine one no longer reaches, then the fine one. With
+ * `last`, only the newest `last` fine samples when the fine tier holds that many (a view of the recent minutes: the
+ * whole history of a long run is ~700 KB to read).
+ */
+export async function readHistory(redis: Redis, task: string, run: string, last?: number): Promise<MetricSample[]> {
   const mk = metricsKeys(task, run);
+  if (last !== undefined && last > 0) {
+    const tail = await redis.lrange(mk.tier(TIERS[0]!.name), -last, -1);
+    if (tail.length >= last) return tail.map(parseSample);
+  }
   const [fine, coarse] = await Promise.all(TIERS.map((t) => redis.lrange(mk.tier(t.name), 0, -1)));
   return mergeTiers((fine ?? []).map(parseSample), (coarse ?? []).map(parseSample));
 }

@@ -5,6 +5,8 @@ import type { CrawlTask } from '../core/task/model';
 import type { CrawlStatus, RunInfo } from '../frontier/crawl';
 import { openStore, parseStoreUrl, startWriter, type ItemRow, type ItemStore, type WriterHandle } from '../store';
 import { summaryFromStatus, type SessionStoreHooks } from './session';
+import { isAbsolutePath, sqlitePathOf } from '../core/task/storeUrl';
+import { storeFileProblem } from '../workspace/storePlace';
 
 // Connects a crawl session to its store: a writer drains the task's item stream while the crawl runs, and the
 // finalize step flushes it and records the run summary. Used by the CLI and the extension alike.
@@ -51,6 +53,11 @@ export async function attachStore(
   onStored?: (items: readonly ItemRow[]) => void,
 ): Promise<AttachedStore> {
   const url = storeUrlFor(task);
+  // A task parsed without the file system's checks (the editor parses its open document) is checked here too.
+  // The default store (.crawl/<task>.sqlite) too: a shared folder may ship `.crawl` as a link to elsewhere.
+  const written = task.store.url === null ? join('.crawl', `${task.name}.sqlite`) : sqlitePathOf(task.store.url);
+  const outside = written !== null && !isAbsolutePath(written) ? storeFileProblem(written, dirname(task.file)) : null;
+  if (outside !== null) throw new Error(`${task.file}: ${task.store.url === null ? 'the default store' : 'store.url'}: ${outside}`);
   const store = await openStore(url, { task: task.name, cwd: dirname(task.file) });
   let writer!: WriterHandle;
   // The file's identity once open: the same path with another inode is another file (deleted and recreated,

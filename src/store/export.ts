@@ -16,6 +16,8 @@ export interface ExportOptions {
   readonly out: Writable;
   /** Adds `_key`, `_url` and `_fetched_at` (ISO 8601) before the fields. */
   readonly meta?: boolean;
+  /** CSV: keep cells that start like a formula (`=`, `+`, `-`, `@`) as they are; default: neutralised (csv.ts). */
+  readonly csvRaw?: boolean;
   /** Items read per store query. */
   readonly pageSize?: number;
 }
@@ -39,10 +41,11 @@ export async function exportItems(store: ItemStore, opts: ExportOptions): Promis
     const clash = fields.find((f) => meta.includes(f));
     if (clash) throw new Error(`cannot export type '${type}' with meta columns: it has a field named '${clash}'; export without meta`);
     const columns = [...meta, ...fields];
-    if (opts.format === 'csv') await writer.write(csvRow(columns));
+    const csv = { raw: opts.csvRaw === true };
+    if (opts.format === 'csv') await writer.write(csvRow(columns, csv));
     for await (const item of store.iterateItems(type, opts.pageSize ? { pageSize: opts.pageSize } : {})) {
       const record = toRecord(item, fields, meta);
-      if (opts.format === 'csv') await writer.write(csvRow(columns.map((c) => record[c])));
+      if (opts.format === 'csv') await writer.write(csvRow(columns.map((c) => record[c]), csv));
       else if (opts.format === 'jsonl') await writer.write(JSON.stringify(record) + '\n');
       else await writer.write((count === 0 ? '\n' : ',\n') + JSON.stringify(record));
       count++;

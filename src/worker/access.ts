@@ -4,7 +4,8 @@ import * as cheerio from 'cheerio/slim';
 import type { CrawlTask, LoginSpec } from '../core/task/model';
 import { expandJson, expandProxyUrl, expandValue } from '../core/task/secrets';
 import { FetchFailure, fetchPage, fetchStream, type FetchedPage, type FetchOptions, type StreamedResponse } from './fetcher';
-import { SessionPool, type SessionCookies, type SessionRef, type Sessions } from './sessions';
+import { SessionPool, SessionRetired, type SessionCookies, type SessionRef, type Sessions } from './sessions';
+import { SentBack } from './sentBack';
 import { readForm } from '../core/request/form';
 
 // How a task with `session`, `login` or `proxy` fetches a page: in a session of the pool (its cookies, logged in
@@ -15,11 +16,11 @@ export interface Access {
   /**
    * `url` in a session, through a proxy, with `opts` (the page's own: its rule's headers, its request's method and
    * body, a conditional request's validators; the task's by default): fetched, or loaded by `load` (a rendered page,
-   * browser/render.ts).
+   * browser/render.ts). `run`: the page's run, whose sessions it uses (a new run logs in afresh).
    */
-  fetch(url: string, opts?: FetchOptions, load?: PageLoad): Promise<FetchedPage>;
+  fetch(url: string, opts?: FetchOptions, load?: PageLoad, run?: string): Promise<FetchedPage>;
   /** A body read as it downloads (sitemaps), fetched as a page is: in a session, logged in, through the proxies. */
-  stream<T>(url: string, consume: (res: StreamedResponse) => Promise<T>, opts?: FetchOptions): Promise<T>;
+  stream<T>(url: string, consume: (res: StreamedResponse) => Promise<T>, opts?: FetchOptions, run?: string): Promise<T>;
   /** A request no session owns (robots.txt): through the proxies, the next one when one fails, no cookies. */
   fetchShared(url: string, opts: FetchOptions): Promise<FetchedPage>;
 }
@@ -61,18 +62,20 @@ export function createAccess(task: CrawlTask, sessions: Redis | Sessions, log: L
   /** Requests through the proxies from `first` on: a proxy that fails is named (without credentials) and the next tried. */
   async function viaProxies<T>(first: number, fetch: (proxy: string | undefined) => Promise<T>): Promise<T> {
     if (proxies.length === 0) return fetch(undefined);
-    let last: unknown;
+    const failures: FetchFailure[] = [];
     for (let i = 0; i < proxies.length; i++) {
       const proxy = proxies[(first + i) % proxies.length]!;
       try {
         return await fetch(proxy);
       } catch (err) {
         if (!(err instanceof FetchFailure) || err.cause_ !== 'proxy') throw err;
-        log('warn', `${err.message}; trying another proxy`);
-        last = err;
+        if (i < proxies.length - 1) log('warn', `${err.message}; trying another proxy`);
+        failures.push(err);
       }
     }
-    throw last;
+    // A proxy that was only unreachable may answer on a retry; when every one refused its credentials (a 407), the
+    // page fails at once: retrying a wrong password changes nothing.
+    throw failures.findLast((f) => f.retryable) ?? failures[failures.length - 1]!;
   }
 
   const blocked = (page: FetchedPage, selector: string | null) => selector !== null && page.isHtml && cheerio.load(page.body)(selector).length > 0;
@@ -80,59 +83,101 @@ export function createAccess(task: CrawlTask, sessions: Redis | Sessions, log: L
   /**
    * One request the way a page is fetched: in a session of the pool (logged in first), with its cookies, through the
    * proxies; the session retired when the answer looks like a block. `go` makes the request and checks its answer.
+   * A session retired under the page before its request was sent costs the page nothing: it goes to another session.
    */
-  async function viaSession<T>(url: string, withOpts: FetchOptions, go: (opts: SessionOptions, checks: AnswerChecks) => Promise<T>): Promise<T> {
+  async function viaSession<T>(url: string, withOpts: FetchOptions, go: (opts: SessionOptions, checks: AnswerChecks) => Promise<T>, run = ''): Promise<T> {
     if (!pool) return viaProxies(nextProxy++, (proxy) => go({ ...withOpts, proxy, cookies: undefined }, NO_CHECKS));
+    const host = new URL(url).host;
+    for (let round = 1; ; round++) {
+      const taken = await pool.take(host, run);
+      if ('waitMs' in taken) {
+        const why = `every session waits out a Retry-After from ${host}`;
+        throw new SentBack(`${why} (${Math.ceil(taken.waitMs / 1000)} s)`, taken.waitMs, new FetchFailure('session', `${why}; sent back too often`, true, null, taken.waitMs));
+      }
+      try {
+        return await inSession(pool, taken, url, host, withOpts, go);
+      } catch (err) {
+        if (!(err instanceof SessionRetired)) throw err;
+        // Each round found a session retired by another page meanwhile: past a few, the page waits its turn again.
+        if (round > pool.spec.pool + 1) throw new SentBack(err.message, 0, err);
+      }
+    }
+  }
+
+  /** One request in `session` (see viaSession). */
+  async function inSession<T>(pool: Sessions, session: SessionRef & { login: string }, url: string, host: string, withOpts: FetchOptions, go: (opts: SessionOptions, checks: AnswerChecks) => Promise<T>): Promise<T> {
     const spec = pool.spec;
-    const session = await pool.take();
     const first = task.proxy?.rotate === 'per-request' ? nextProxy++ : session.slot;
     const opts = (proxy: string | undefined): SessionOptions => ({ ...withOpts, proxy, cookies: pool.cookies(session) });
     // The login is sent with the task's options, not the page's (its headers are the rule's, its body the page's).
     if (task.login) await loggedIn(pool, session, session.login, task.login, (fo) => viaProxies(first, (proxy) => fetchPage(fo.url, { ...base, proxy, cookies: pool.cookies(session), ...fo.opts })));
-    const retired = async (why: string, status: number): Promise<FetchFailure> => {
-      if (await pool.retire(session)) log('info', `session ${session.slot} retired: ${why}`);
-      return new FetchFailure('session', `${why}; session retired`, true, status);
+    /** The failure of a page whose answer is a block: its own, when it retired the session; else the session's. */
+    const retired = async (why: string, status: number | null, failure: FetchFailure): Promise<Error> => {
+      if (await pool.retire(session)) {
+        log('info', `session ${session.slot} retired: ${why}`);
+        return failure;
+      }
+      // Another page retired the session first: this answer is that block, seen again, not something of this page.
+      return new SentBack(`${why}, in session ${session.slot}, which another page had retired already`, 0, new FetchFailure('session', `${why}; session retired`, true, status));
     };
     const checks: AnswerChecks = {
       async loggedOut(finalUrl, status) {
         // Sent back to the login page: the site ended the session's login (expired, or logged out by a block).
         const login = task.login;
         if (login !== null && new URL(finalUrl).pathname === new URL(login.url).pathname && new URL(url).pathname !== new URL(login.url).pathname) {
-          throw await retired(`${url} led back to the login page`, status);
+          const why = `${url} led back to the login page`;
+          throw await retired(why, status, new FetchFailure('session', `${why}; session retired`, true, status));
         }
       },
       async blocked(page) {
-        if (blocked(page, spec.retireOnSelector)) throw await retired(`${url} answered like a block (${spec.retireOnSelector})`, page.status);
+        if (!blocked(page, spec.retireOnSelector)) return;
+        const why = `${url} answered like a block (${spec.retireOnSelector})`;
+        throw await retired(why, page.status, new FetchFailure('session', `${why}; session retired`, true, page.status));
       },
     };
     try {
       return await viaProxies(first, (proxy) => go(opts(proxy), checks));
     } catch (err) {
-      if (err instanceof FetchFailure && err.cause_ === 'http' && err.status !== null && spec.retireOnStatus.includes(err.status)) {
-        if (await pool.retire(session)) log('info', `session ${session.slot} retired: HTTP ${err.status} for ${url}`);
+      if (!(err instanceof FetchFailure) || err.cause_ !== 'http' || err.status === null) throw err;
+      if (err.retryAfterMs !== null && (err.status === 429 || err.status === 503)) {
+        // The site says when to come back: a wait, not a block. This session sends nothing more to the host until
+        // then (the pool's other sessions may), and the page is retried no earlier (processor.ts backoffDelay).
+        await pool.waitFor(session, host, Date.now() + err.retryAfterMs);
+        throw err;
+      }
+      if (spec.retireOnStatus.includes(err.status)) {
         // Retried in a fresh session (BullMQ's attempts bound the retries), though 401/403 alone are not retryable.
-        throw new FetchFailure('http', `${err.message} (session retired)`, true, err.status);
+        throw await retired(`HTTP ${err.status} for ${url}`, err.status, new FetchFailure('http', `${err.message} (session retired)`, true, err.status, err.retryAfterMs));
       }
       throw err;
     }
   }
 
   return {
-    fetch: (url, withOpts = base, load = fetchPage) =>
-      viaSession(url, withOpts, async (opts, checks) => {
-        const page = await load(url, opts);
-        await checks.loggedOut(page.finalUrl, page.status);
-        await checks.blocked(page);
-        return page;
-      }),
+    fetch: (url, withOpts = base, load = fetchPage, run) =>
+      viaSession(
+        url,
+        withOpts,
+        async (opts, checks) => {
+          const page = await load(url, opts);
+          await checks.loggedOut(page.finalUrl, page.status);
+          await checks.blocked(page);
+          return page;
+        },
+        run,
+      ),
     fetchShared: (url, opts) => viaProxies(nextProxy++, (proxy) => fetchPage(url, { ...opts, proxy })),
     // Checked before a byte of the body is read: a login page is not parsed as a sitemap.
-    stream: (url, consume, withOpts = base) =>
-      viaSession(url, withOpts, (opts, checks) =>
-        fetchStream(url, opts, async (res) => {
-          await checks.loggedOut(res.finalUrl, res.status);
-          return consume(res);
-        }),
+    stream: (url, consume, withOpts = base, run) =>
+      viaSession(
+        url,
+        withOpts,
+        (opts, checks) =>
+          fetchStream(url, opts, async (res) => {
+            await checks.loggedOut(res.finalUrl, res.status);
+            return consume(res);
+          }),
+        run,
       ),
   };
 
@@ -148,7 +193,7 @@ export function createAccess(task: CrawlTask, sessions: Redis | Sessions, log: L
     for (;;) {
       if (state === 'ok') return;
       if (state.startsWith('failed')) throw new FetchFailure('login', `login to ${login.url} ${state} (session ${session.slot})`, false);
-      if (state === 'retired') throw new FetchFailure('session', `session ${session.slot} was retired before it logged in`, true);
+      if (state === 'retired') throw new SessionRetired(`session ${session.slot} was retired before it logged in`);
       if (await pool.lockLogin(session, LOGIN_WAIT_MS)) break;
       if (Date.now() > deadline) throw new FetchFailure('login', `gave up waiting for the login of session ${session.slot}`, true);
       await delay(100);
@@ -180,6 +225,8 @@ export function createAccess(task: CrawlTask, sessions: Redis | Sessions, log: L
         // A proxy down, a timeout, a connection reset say nothing about the credentials: the page fails (and is
         // retried), and the session is not marked as one whose login failed for good.
         if (err instanceof FetchFailure && err.status === null && err.retryable) throw err;
+        // Nor does a proxy that refused its own credentials (407): that is the proxy's failure, not the login's.
+        if (err instanceof FetchFailure && err.cause_ === 'proxy') throw err;
         if (err instanceof FetchFailure) return err.status !== null ? `HTTP ${err.status}` : err.cause_;
         throw err;
       }

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { RedisTargetError, targetFromFlags } from '../core/url/redisTarget';
+import { RedisTargetError, targetFromFlags, targetHasPassword } from '../core/url/redisTarget';
 
 // Flags shared by `crawl-studio worker` and the worker processes the CLI and the extension spawn, so both
 // accept exactly the same options, and the defaults both use.
@@ -67,7 +67,29 @@ export function redisTargetFrom(values: RedisFlagValues, env: NodeJS.ProcessEnv 
     sentinelPassword: env[SENTINEL_PASSWORD_ENV],
   });
   if (fromFlags !== null && values.redis !== undefined) throw new RedisTargetError('', `--redis and --${values.sentinel !== undefined ? 'sentinel' : 'cluster'} name two targets: give one`);
-  return fromFlags ?? (values.redis || env[REDIS_URL_ENV] || undefined);
+  if (fromFlags !== null) return fromFlags;
+  const source = values.redis ? '--redis' : `$${REDIS_URL_ENV}`;
+  const target = values.redis || env[REDIS_URL_ENV] || undefined;
+  if (target === undefined) return undefined;
+  let password: boolean;
+  try {
+    password = targetHasPassword(target);
+  } catch (err) {
+    // Which setting holds the bad target: the message already says which part, the target redacted.
+    if (err instanceof RedisTargetError) throw new RedisTargetError('', `${source}: ${err.message}`);
+    throw err;
+  }
+  if (password && values.redis) warn(PASSWORD_IN_ARGUMENTS);
+  return target;
+}
+
+/** Said when `--redis` holds a password: a command line is public (see REDIS_URL_ENV). */
+export const PASSWORD_IN_ARGUMENTS =
+  `warning: the --redis URL holds a password, which every user of this machine can read in the process list (ps, /proc/PID/cmdline): ` +
+  `put the URL in $${REDIS_URL_ENV} instead (or, with --sentinel/--cluster, the password in $${REDIS_PASSWORD_ENV})`;
+
+function warn(message: string): void {
+  process.stderr.write(`${message}\n`);
 }
 
 /** The command line of a spawned worker: no secret in it (the Redis URL goes in workerEnv). */

@@ -45,10 +45,20 @@ export class FetchFailure extends Error {
     this.name = 'FetchFailure';
   }
 
-  /** Short label used for grouping failures: "http-503", "timeout", "dns"… */
+  /** Short label used for grouping failures: "http-503", "timeout", "dns", "proxy-auth"… */
   get group(): string {
+    if (this.cause_ === 'proxy' && this.status === 407) return 'proxy-auth';
     return this.cause_ === 'http' && this.status !== null ? `http-${this.status}` : this.cause_;
   }
+}
+
+/**
+ * A proxy that answered 407: its credentials (proxy.urls and the variables they name) are wrong. A mistake in the
+ * task's setup, which a retry does not mend: the page fails at once (access.ts still tries the task's other proxies).
+ * `message` names the proxy without its credentials.
+ */
+export function proxyAuthFailure(message: string): FetchFailure {
+  return new FetchFailure('proxy', `${message}: check proxy.urls and the variables it names`, false, 407);
 }
 
 export interface FetchOptions {
@@ -206,6 +216,7 @@ async function openWithin(url: string, opts: FetchOptions, timeout: AbortSignal)
       });
     } catch (err) {
       if (err instanceof FetchFailure) throw err;
+      if (opts.proxy && refusedCredentials(err)) throw proxyAuthFailure(`proxy ${proxyName(opts.proxy)} refused its credentials (HTTP 407)`);
       const f = networkFailure(err, current, timeout.aborted);
       // Through a proxy, a connection that fails is the proxy's: the caller tries another. Named without credentials.
       if (opts.proxy && f.cause_ === 'network') throw new FetchFailure('proxy', `proxy ${proxyName(opts.proxy)}: ${f.message.split(opts.proxy).join(redactUrl(opts.proxy))}`, true);
@@ -218,7 +229,7 @@ async function openWithin(url: string, opts: FetchOptions, timeout: AbortSignal)
     }
     if (status === 407 && opts.proxy) {
       discard(res);
-      throw new FetchFailure('proxy', `proxy ${proxyName(opts.proxy)} refused its credentials (HTTP 407)`, true, status);
+      throw proxyAuthFailure(`proxy ${proxyName(opts.proxy)} refused its credentials (HTTP 407)`);
     }
     const location = header(res, 'location');
     if (status >= 300 && status < 400 && location !== null) {
@@ -326,6 +337,17 @@ function networkFailure(err: unknown, url: string, timedOut: boolean): FetchFail
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new FetchFailure('dns', `cannot resolve the host of ${url} (${code})`, code === 'EAI_AGAIN');
   const detail = [code, root.message ?? e.message].filter(Boolean).join(' ') || String(err);
   return new FetchFailure('network', `network error fetching ${url}: ${detail}`, true);
+}
+
+/**
+ * Whether undici's ProxyAgent failed because the proxy answered 407: it says so in a message (a plain request: "Proxy
+ * Authentication Required (407)"; a CONNECT tunnel: "Proxy response (407) !== 200"), not with a status.
+ */
+function refusedCredentials(err: unknown): boolean {
+  for (let e = err as { message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    if (typeof e.message === 'string' && /Proxy Authentication Required \(407\)|Proxy response \(407\)/.test(e.message)) return true;
+  }
+  return false;
 }
 
 /** Retry-After: seconds or an HTTP date; capped at 10 minutes so a hostile server cannot park a job forever. */

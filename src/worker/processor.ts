@@ -1,4 +1,5 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
+import { whenSent } from './sendWatch';
 import type { Redis } from '../redis/connect';
 import { setTimeout as delay } from 'node:timers/promises';
 import { readsAsJson, ruleByName } from '../core/pipeline/page';
@@ -14,11 +15,12 @@ import { pageEntry } from '../store/buffer';
 import { workerIdOf } from '../frontier/fleet';
 import type { PageRecord } from '../store/types';
 import { AnalysisError, inlineAnalyser, type AnalysedPage, type PageAnalyser } from './analysis';
-import { FetchFailure, fetchPage, fetchStream, type FetchOptions } from './fetcher';
+import { FetchFailure, fetchPage, fetchStream, type FetchOptions, type StreamedResponse } from './fetcher';
 import type { FetchSlots, InSlot, PoliteWait } from './fetchSlots';
 import { processSitemap, type SitemapJobDeps } from './sitemapJob';
 import { createAccess, type Access, type PageLoad } from './access';
 import { createRevisits } from './revisits';
+import { SentBack, SentBackCounter } from './sentBack';
 import { expandProxyUrl } from '../core/task/secrets';
 import { canonicalize } from '../core/url/canonical';
 import { decideLink } from '../core/url/scope';
@@ -96,6 +98,7 @@ export function createProcessor(deps: ProcessorDeps) {
   // grace after which its browser counts as hung, see browser/render.ts).
   const leaseMs = Math.max(task.request.timeoutMs, ...task.rules.map((r) => (r.browser ? r.browser.timeoutMs + HUNG_GRACE_MS : 0))) + 5_000;
   const analyser = deps.analyser ?? inlineAnalyser();
+  const sentBack = new SentBackCounter();
   const sitemapDeps: SitemapJobDeps = {
     task,
     crawl,
@@ -119,24 +122,37 @@ export function createProcessor(deps: ProcessorDeps) {
    * (a lease the caller releases when its request is done). The job's result when robots.txt forbids the URL, else null.
    */
   async function admit(job: Job<PageJobData, PageJobResult>, token: string | undefined, url: string, politeWait: PoliteWait): Promise<PageJobResult | null> {
-    const { run } = job.data;
-    const { host, origin } = new URL(url);
-    let crawlDelayMs: number | null = null;
-    if (task.request.robots) {
-      const rules = await deps.robots.rulesFor(origin, task.request.userAgent);
-      if (!rules.isAllowed(url)) {
-        await countSkipped(redis, task.name, run, url, 'robots.txt', job.data.rule);
-        await crawl.settle(task, String(job.id));
-        return { outcome: 'skipped', status: null, items: 0, links: 0, reason: 'robots.txt' };
-      }
-      crawlDelayMs = rules.crawlDelayMs;
-    }
+    const allowed = await robotsCheck(job, url);
+    if (!allowed.ok) return allowed.skipped;
+    await takeTurn(job, token, url, allowed.crawlDelayMs, politeWait);
+    return null;
+  }
 
-    const limits = {
-      concurrency: task.politeness.perHost.concurrency,
-      delayMs: Math.max(task.politeness.perHost.delayMs, crawlDelayMs ?? 0),
-      leaseMs,
-    };
+  /** robots.txt's word on `url`: its Crawl-delay when allowed; the job's result (skipped) when not. */
+  async function robotsCheck(
+    job: Job<PageJobData, PageJobResult>,
+    url: string,
+  ): Promise<{ ok: true; crawlDelayMs: number | null } | { ok: false; skipped: PageJobResult }> {
+    if (!task.request.robots) return { ok: true, crawlDelayMs: null };
+    const rules = await deps.robots.rulesFor(new URL(url).origin, task.request.userAgent);
+    if (rules.isAllowed(url)) return { ok: true, crawlDelayMs: rules.crawlDelayMs };
+    await countSkipped(redis, task.name, job.data.run, url, 'robots.txt', job.data.rule);
+    await crawl.settle(task, String(job.id));
+    return { ok: false, skipped: { outcome: 'skipped', status: null, items: 0, links: 0, reason: 'robots.txt' } };
+  }
+
+  /** The host's delay for a page: the task's per-host delay, or robots.txt's Crawl-delay when longer. */
+  function hostLimits(crawlDelayMs: number | null) {
+    return { concurrency: task.politeness.perHost.concurrency, delayMs: Math.max(task.politeness.perHost.delayMs, crawlDelayMs ?? 0), leaseMs };
+  }
+
+  /**
+   * The request's turn: the task's rate limit, then the host's politeness (a lease the caller releases when its
+   * request is done). Sets the job aside (DelayedError) when the wait is long.
+   */
+  async function takeTurn(job: Job<PageJobData, PageJobResult>, token: string | undefined, url: string, crawlDelayMs: number | null, politeWait: PoliteWait): Promise<void> {
+    const { host } = new URL(url);
+    const limits = hostLimits(crawlDelayMs);
     const lease = leaseOf(job, token);
     const rate = task.politeness.rateLimit;
     if (rate) {
@@ -159,7 +175,6 @@ export function createProcessor(deps: ProcessorDeps) {
       }
       await politeWait(answer.waitMs);
     }
-    return null;
   }
 
   async function processPage(job: Job<PageJobData, PageJobResult>, token: string | undefined, inSlot: InSlot, politeWait: PoliteWait): Promise<PageJobResult> {
@@ -174,7 +189,9 @@ export function createProcessor(deps: ProcessorDeps) {
       return { outcome: 'done', status: null, items: 0, links: 0, reason: 'finished before its worker stopped' };
     }
     if (job.data.sitemap !== undefined) {
-      return processSitemap(job, sitemapDeps, {
+      // In the sessions of the job's run, as its pages are.
+      const inRun = access ? { ...sitemapDeps, stream: <T>(u: string, consume: (res: StreamedResponse) => Promise<T>) => access.stream(u, consume, undefined, job.data.run) } : sitemapDeps;
+      return processSitemap(job, inRun, {
         admit: (url) => admit(job, token, url, politeWait),
         release: (url) => void gate.release(new URL(url).host, leaseOf(job, token)).catch(() => undefined),
         inSlot,
@@ -202,8 +219,8 @@ export function createProcessor(deps: ProcessorDeps) {
     // The page's revisit record is asked for with its admission, in the same write to Redis (lookup never rejects).
     // Only a GET is revisited: a request with a method or a body is sent again in full.
     const lookup = job.data.request === undefined ? revisits?.lookup(job.data, rule) : undefined;
-    const skipped = await admit(job, token, url, politeWait);
-    if (skipped) return skipped;
+    const allowed = await robotsCheck(job, url);
+    if (!allowed.ok) return allowed.skipped;
     const known = lookup ? await lookup : null;
     const opts = known ? { ...sendOpts, conditional: revisits!.conditional(known) } : sendOpts;
 
@@ -218,9 +235,31 @@ export function createProcessor(deps: ProcessorDeps) {
       // is never conditional (a browser sends its own headers).
       const load: PageLoad = browser && renderer ? (u, o) => renderer.render(u, browser, o, renderHooks(url, run)) : fetchPage;
       const pageOpts = browser && renderer ? sendOpts : opts;
-      page = await inSlot(() => (access ? access.fetch(url, pageOpts, load) : load(url, { ...pageOpts, cookies: undefined })));
+      // The host's turn is taken in the fetch slot, so no wait for a slot lies between the grant and the request;
+      // with a delay, the gate hears when the request is on the wire (sendWatch.ts) and spaces the next from then.
+      page = await inSlot(async () => {
+        await takeTurn(job, token, url, allowed.crawlDelayMs, politeWait);
+        const delayMs = hostLimits(allowed.crawlDelayMs).delayMs;
+        if (delayMs === 0) return access ? access.fetch(url, pageOpts, load, run) : load(url, { ...pageOpts, cookies: undefined });
+        let told = false;
+        const tell = () => {
+          if (!told) (told = true), void gate.sent(host, leaseOf(job, token), delayMs).catch(() => undefined);
+        };
+        // A browser sends its own requests, out of undici's sight: its page counts as sent when its render starts.
+        if (load !== fetchPage) tell();
+        const forget = whenSent(url, tell);
+        try {
+          return await (access ? access.fetch(url, pageOpts, load, run) : load(url, { ...pageOpts, cookies: undefined }));
+        } finally {
+          forget();
+          // Failed before its headers went out: the host is free from now.
+          tell();
+        }
+      });
     } catch (err) {
+      if (err instanceof DelayedError) throw err;
       releaseQuietly();
+      if (err instanceof SentBack) return sendBack(job, token, err);
       if (err instanceof NavigationRefused) {
         // Not the page that was asked for, and not a failure of it: skipped, like a link out of scope.
         deps.log('info', `skipped ${url}: ${err.message}`);
@@ -286,6 +325,17 @@ export function createProcessor(deps: ProcessorDeps) {
       deps.log('warn', `${url}: ${outcome.problems.length} item problem(s), first: ${outcome.problems[0]!.type}[${outcome.problems[0]!.index}] ${outcome.problems[0]!.message}`);
     }
     return { outcome: 'done', status: page.status, items: outcome.items.length, links: outcome.kept.length };
+  }
+
+  /**
+   * Sets the job aside for `err.afterMs` without spending an attempt (sentBack.ts), or, past MAX_SENT_BACK of them in
+   * this process (or without a lock token to move the job with), fails it as a retryable failure would.
+   */
+  async function sendBack(job: Job<PageJobData, PageJobResult>, token: string | undefined, err: SentBack): Promise<never> {
+    if (!token || !sentBack.allow(String(job.id))) throw await failure(err.failure, job, redis, task.name);
+    deps.log('info', `sent back ${job.data.url} without spending an attempt: ${err.message}`);
+    await job.moveToDelayed(Date.now() + Math.max(err.afterMs, 0), token);
+    throw new DelayedError();
   }
 
   /** What a rendered page checks as it goes (browser/render.ts): where it may navigate, where its screenshots go. */
@@ -355,7 +405,8 @@ function record(
  * large, blocked) or out of attempts.
  */
 async function failure(err: unknown, job: Job<PageJobData>, redis: Redis, task: string): Promise<Error> {
-  const f = err instanceof FetchFailure ? err : null;
+  // Where a page cannot be set aside (a sitemap's stream), a page sent back is retried as its failure says.
+  const f = err instanceof SentBack ? err.failure : err instanceof FetchFailure ? err : null;
   const attempts = job.opts.attempts ?? 1;
   // A POST that may have reached the server is not sent again (requests.ts): its failure is final.
   const retry = f !== null && mayRetry(job.data.request, f);

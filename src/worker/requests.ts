@@ -1,7 +1,8 @@
 import { CONTENT_TYPES, expandBody } from '../core/request/body';
 import { isJobRequest, type JobRequest } from '../core/request/build';
 import type { CrawlTask, PageRule } from '../core/task/model';
-import { expandValue } from '../core/task/secrets';
+import { headerValueProblem } from '../core/task/headers';
+import { expandValue, variablesOf } from '../core/task/secrets';
 import { FetchFailure, type FetchOptions } from './fetcher';
 
 // How a worker sends a page's request: its rule's headers over the task's, its job's method and body, the
@@ -12,9 +13,10 @@ import { FetchFailure, type FetchOptions } from './fetcher';
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** Headers with their variables filled in; the names of those that are not set. */
-export function expandHeaders(headers: Readonly<Record<string, string>>, env: Env): { headers: Record<string, string>; missing: string[] } {
+export function expandHeaders(headers: Readonly<Record<string, string>>, env: Env): { headers: Record<string, string>; missing: string[]; invalid: string[] } {
   const out: Record<string, string> = {};
   const missing: string[] = [];
+  const invalid: string[] = [];
   for (const [k, v] of Object.entries(headers)) {
     if (!v.includes('${')) {
       out[k] = v;
@@ -22,9 +24,12 @@ export function expandHeaders(headers: Readonly<Record<string, string>>, env: En
     }
     const e = expandValue(v, env);
     missing.push(...e.missing);
-    out[k] = e.value;
+    // A variable's value is checked as the file's text was (core/task/headers.ts), naming the variable, never its value.
+    // Such a header is left out (never sent), and the rule's pages fail saying why (ruleOptions).
+    if (headerValueProblem(e.value) !== null) invalid.push(`header '${k}': the value of ${variablesOf(v).map((n) => `\${${n}}`).join(', ')} holds a line break or another control character`);
+    else out[k] = e.value;
   }
-  return { headers: out, missing };
+  return { headers: out, missing, invalid };
 }
 
 function unset(names: readonly string[], what: string): FetchFailure {
@@ -45,14 +50,17 @@ export function ruleOptions(task: CrawlTask, base: FetchOptions, env: Env = proc
     let o = cache.get(rule.name);
     if (o) return o;
     const own = Object.keys(rule.headers).length > 0;
-    if (!own && !rule.readsJson && rule.format === null && taskHeaders.missing.length === 0) o = base;
+    if (!own && !rule.readsJson && rule.format === null && taskHeaders.missing.length === 0 && taskHeaders.invalid.length === 0) o = base;
     else {
       const ruleHeaders = expandHeaders(rule.headers, env);
       const missing = [...taskHeaders.missing, ...ruleHeaders.missing];
+      const invalid = [...taskHeaders.invalid, ...ruleHeaders.invalid];
       const lower = new Set(Object.keys({ ...task.request.headers, ...rule.headers }).map((k) => k.toLowerCase()));
       o = missing.length
         ? unset(missing, `the headers of rule '${rule.name}'`)
-        : {
+        : invalid.length
+          ? new FetchFailure('request', `the headers of rule '${rule.name}' cannot be sent: ${invalid.join('; ')}`, false)
+          : {
             ...base,
             headers: { ...(rule.readsJson && !lower.has('accept') ? { accept: JSON_ACCEPT } : {}), ...taskHeaders.headers, ...ruleHeaders.headers },
             // A JSON response is extracted by rules that read JSON, and anything by a rule with a `format`.

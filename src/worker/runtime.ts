@@ -17,6 +17,7 @@ import { WindowFiller } from '../frontier/window';
 import { FetchFailure, fetchPage } from './fetcher';
 import { createAnalyser } from './analysis';
 import { FetchSlots } from './fetchSlots';
+import { SuspectIsolation } from './suspects';
 import { createAccess, type Access } from './access';
 import { backoffDelay, createProcessor, fetchOptions } from './processor';
 import { needsBrowser } from '../core/task/model';
@@ -90,6 +91,8 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
   // BullMQ Worker id -> the partition tag it consumes (frontier/layout.ts): the heartbeat names each, so a supervisor
   // that sees this process die finds its jobs.
   const bull: Record<string, string> = {};
+  // A job whose worker died with it runs alone in this process, whatever its task (suspects.ts).
+  const isolation = new SuspectIsolation();
   for (const task of opts.tasks) {
     const crawl = new CrawlQueue(redis, task.name, bullRedis);
     // One partition on a single node; one per primary on a cluster, each with its own queue and Worker.
@@ -100,7 +103,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
     const access = createAccess(task, redis, log, fetchOptions(task));
     const robots = new RobotsCache(redis, (origin) => slots.run(() => fetchRobots(origin, task, access)));
     if (task.request.robots) prefetchRobots(robots, task);
-    const processor = createProcessor({ task, crawl, redis, robots, gate, log, analyser, slots, browser, access });
+    const processor = isolation.wrap(createProcessor({ task, crawl, redis, robots, gate, log, analyser, slots, browser, access }));
     // The task's job slots are shared by its partitions' Workers (a page's partition is its URL's, at random).
     const share = (jobs: number) => Math.max(1, Math.ceil(jobs / parts.length));
     const taskWorkers: Worker<PageJobData, PageJobResult>[] = [];

@@ -43,17 +43,64 @@ for i = 2, #ARGV, 2 do
   if ARGV[i + 1] == '' then redis.call('HDEL', KEYS[1], ARGV[i]) else redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 end
 return 1`;
-// A session is begun (HSETNX id) and counted in one call, so a session over maxPages is seen by exactly the page
-// that crossed it.
-const BEGIN = `redis.call('HSETNX', KEYS[1], 'id', ARGV[1])
-local pages = redis.call('HINCRBY', KEYS[1], 'pages', 1)
-return {redis.call('HGET', KEYS[1], 'id'), pages, redis.call('HGET', KEYS[1], 'login') or ''}`;
+// A session is taken in one call: the first slot from a random one on that is not waiting out a Retry-After from the
+// page's host (a field `w:<host>`: until when, in ms) is begun (HSETNX id) and counted, so a session over maxPages is
+// seen by exactly the page that crossed it. When every slot waits, the soonest end of a wait comes back instead.
+// A session belongs to a run (field `run`): the first page of a new run finds the last run's sessions and starts
+// them afresh, so a new run logs in with the credentials it has now, not with what an earlier run's login left.
+const TAKE = `local now = tonumber(ARGV[2])
+local soonest = nil
+for i, key in ipairs(KEYS) do
+  if ARGV[4] ~= '' and redis.call('HGET', key, 'run') ~= ARGV[4] then
+    redis.call('DEL', key)
+    redis.call('HSET', key, 'run', ARGV[4])
+  end
+  local v = redis.call('HGET', key, ARGV[3])
+  local till = v and tonumber(v) or 0
+  if till > now then
+    if soonest == nil or till < soonest then soonest = till end
+  else
+    redis.call('HSETNX', key, 'id', ARGV[1])
+    local pages = redis.call('HINCRBY', key, 'pages', 1)
+    return {i - 1, redis.call('HGET', key, 'id'), pages, redis.call('HGET', key, 'login') or ''}
+  end
+end
+return {-1, soonest}`;
+// A wait only ever grows, and only in the generation that was told to wait.
+const COOL = `if redis.call('HGET', KEYS[1], 'id') ~= ARGV[1] then return 0 end
+local v = redis.call('HGET', KEYS[1], ARGV[2])
+if not v or tonumber(v) < tonumber(ARGV[3]) then redis.call('HSET', KEYS[1], ARGV[2], ARGV[3]) end
+return 1`;
+
+/** The field of a session that says until when it waits before its next request to `host` (Retry-After). */
+function waitField(host: string): string {
+  return `w:${host}`;
+}
+
+/**
+ * The session a page was to use was retired (by another page, for a block) before the page's request was sent: the
+ * page did nothing wrong, and goes to another session (access.ts) without spending an attempt.
+ */
+export class SessionRetired extends FetchFailure {
+  constructor(message: string) {
+    super('session', message, true);
+  }
+}
+
+/** A session for a page, or how long every session of the pool still waits out a Retry-After from the page's host. */
+export type TakenSession = (SessionRef & { readonly login: string }) | { readonly waitMs: number };
 
 /** What access.ts needs of a session pool: the fleet's in Redis (SessionPool), or one in memory (MemorySessions). */
 export interface Sessions {
   readonly spec: SessionSpec;
-  take(): Promise<SessionRef & { login: string }>;
+  /**
+   * A session for a page of `host` in `run` (a session of another run is started afresh; '' takes any): one that
+   * is not waiting out a Retry-After from it, when there is one.
+   */
+  take(host: string, run?: string): Promise<TakenSession>;
   retire(s: SessionRef): Promise<boolean>;
+  /** The session sends nothing to `host` before `untilMs` (a Retry-After); the other sessions may. */
+  waitFor(s: SessionRef, host: string, untilMs: number): Promise<void>;
   loginState(s: SessionRef): Promise<string>;
   setLoginState(s: SessionRef, state: string): Promise<void>;
   lockLogin(s: SessionRef, ms: number): Promise<boolean>;
@@ -71,17 +118,29 @@ export class SessionPool implements Sessions {
     this.keys = taskKeys(task);
   }
 
-  /** A session for one page: a random slot of the pool, replaced first when it has fetched its maxPages. */
-  async take(): Promise<SessionRef & { login: string }> {
-    const slot = Math.floor(Math.random() * this.spec.pool);
+  /**
+   * A session for one page of `host`: the first slot from a random one on that is not waiting out a Retry-After from
+   * the host, replaced first when it has fetched its maxPages.
+   */
+  async take(host: string, run = ''): Promise<TakenSession> {
+    const pool = this.spec.pool;
+    const first = Math.floor(Math.random() * pool);
+    const slots = Array.from({ length: pool }, (_, i) => (first + i) % pool);
+    const keys = slots.map((slot) => this.keys.session(slot));
     for (;;) {
-      const [id, pages, login] = (await this.redis.eval(BEGIN, 1, this.keys.session(slot), randomUUID())) as [string, number, string];
-      if (this.spec.maxPages !== null && pages > this.spec.maxPages) {
+      const [i, id, pages, login] = (await this.redis.eval(TAKE, keys.length, ...keys, randomUUID(), Date.now(), waitField(host), run)) as [number, string, number?, string?];
+      if (i < 0) return { waitMs: Math.max(0, Number(id) - Date.now()) };
+      const slot = slots[i]!;
+      if (this.spec.maxPages !== null && pages! > this.spec.maxPages) {
         await this.retire({ slot, id });
         continue;
       }
-      return { slot, id, login };
+      return { slot, id, login: login! };
     }
+  }
+
+  async waitFor(s: SessionRef, host: string, untilMs: number): Promise<void> {
+    await this.redis.eval(COOL, 1, this.keys.session(s.slot), s.id, waitField(host), Math.ceil(untilMs));
   }
 
   /** Retires a session (the next page in its slot starts a new one, logged in afresh). True when this call did. */
@@ -114,7 +173,7 @@ export class SessionPool implements Sessions {
       const fields = await this.redis.hgetall(key);
       // Retired by another worker meanwhile: sending no cookies would fetch the page logged out (a login form
       // read as content), so the page is retried in a live session instead.
-      if (fields.id !== s.id) throw new FetchFailure('session', `session ${s.slot} was retired while ${url} was fetched in it`, true);
+      if (fields.id !== s.id) throw new SessionRetired(`session ${s.slot} was retired before ${url} was sent in it`);
       const out: Cookie[] = [];
       for (const [k, v] of Object.entries(fields)) {
         if (!k.startsWith('c:')) continue;
@@ -165,8 +224,16 @@ export class MemorySessions implements Sessions {
 
   constructor(readonly spec: SessionSpec) {}
 
-  async take(): Promise<SessionRef & { login: string }> {
+  private waits = new Map<string, number>();
+
+  async take(host: string): Promise<TakenSession> {
+    const till = this.waits.get(host) ?? 0;
+    if (till > Date.now()) return { waitMs: till - Date.now() };
     return { slot: 0, id: this.id, login: this.login };
+  }
+
+  async waitFor(s: SessionRef, host: string, untilMs: number): Promise<void> {
+    if (s.id === this.id) this.waits.set(host, Math.max(this.waits.get(host) ?? 0, untilMs));
   }
 
   async retire(s: SessionRef): Promise<boolean> {
@@ -174,6 +241,7 @@ export class MemorySessions implements Sessions {
     this.id = randomUUID();
     this.login = '';
     this.jar = new CookieJar(new MemoryCookieStore());
+    this.waits = new Map();
     return true;
   }
 
@@ -197,7 +265,7 @@ export class MemorySessions implements Sessions {
 
   cookies(s: SessionRef): SessionCookies {
     const current = () => {
-      if (s.id !== this.id) throw new FetchFailure('session', `session ${s.slot} was retired while it was used`, true);
+      if (s.id !== this.id) throw new SessionRetired(`session ${s.slot} was retired while it was used`);
       return this.jar;
     };
     // The preview renders with the same cookies it fetches with (its Browser toggle in a task with `login`).

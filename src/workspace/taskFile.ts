@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { TaskFileError } from '../core/task/diagnostics';
 import type { CrawlTask } from '../core/task/model';
 import { parseTask } from '../core/task/parse';
+import { storeChecksFor } from './storePlace';
 
 // The task file read from disk: the one edge where a task comes off the file system (the CLI and the worker
 // processes; the editor parses the open document's text instead). Parsing stays in src/core, which does no I/O.
@@ -16,7 +17,7 @@ export async function loadTaskFile(path: string): Promise<CrawlTask> {
   } catch (err) {
     throw new Error(`cannot read task file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
-  const { task, diagnostics } = parseTask(text, file);
+  const { task, diagnostics } = parseTask(text, file, storeChecksFor(file));
   if (!task) throw new TaskFileError(file, diagnostics);
   return task;
 }

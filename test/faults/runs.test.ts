@@ -132,6 +132,7 @@ describe('fault injection: the run (store deleted, double start)', function () {
       pagesExpected: exp.pages.length,
       pagesFetched: exp.pages.length - missingPages.length,
       pagesFailed: 0,
+      pagesUnreached: 0,
       itemsExpected: exp.items.length,
       itemsStored: items.size,
       itemsDuplicated: dup,

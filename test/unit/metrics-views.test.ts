@@ -66,7 +66,7 @@ describe('dashboard data', () => {
     counts: { frontier: 0, waiting: 20, prioritized: 9, active: 1, delayed: 2, completed: 22, failed: 3 },
     isPaused: false,
     history: [s(0, 0, 50), s(10_000, 10, 39), s(20_000, 20, 29)],
-    failures: [{ group: 'http-503', count: 2, jobs: 2, urls: ['http://a.test/x'] }],
+    failures: [{ group: 'http-503', count: 2, jobs: 2, urls: ['http://a.test/x'], pages: [{ url: 'http://a.test/x', message: 'HTTP 503 Service Unavailable', attempts: 3, at: 19_000 }] }],
     skipped: [{ reason: 'robots', count: 2, urls: [] }],
     hosts: [],
     workers: [{ id: 'h:1', pid: 1, host: 'h', tasks: ['t'], concurrency: 4, started: 0, lastSeen: 19_000, processed: 20, failed: 0 }],

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { formatRedisTarget, joinPasswords, parseRedisTarget, RedisTargetError, splitPasswords, targetFromFlags, type RedisPasswords, type RedisTarget } from '../../src/core/url/redisTarget';
 import { redactUrl } from '../../src/core/url/redact';
+import { redisTargetFrom } from '../../src/worker/args';
 
 // The one string that names a Redis deployment (issue 19): a node, a master behind sentinels, or a cluster.
 
@@ -145,5 +146,48 @@ describe('Redis targets', () => {
         for (const s of secrets) assert.ok(!shown.includes(s), `${url} shown as ${shown}`);
       }
     });
+  });
+});
+
+// Issue 35, item 10: `--redis redis://:pw@…` was taken without a word about the password now in the process list,
+// and `redis://:Bad%ZZ@…` said only "URI malformed" (ioredis decoding it), naming neither the setting nor the part.
+describe('Redis targets: messages that say which setting and which part (issue 35, item 10)', () => {
+  const captureStderr = (fn: () => void): string => {
+    const write = process.stderr.write.bind(process.stderr);
+    let out = '';
+    process.stderr.write = ((chunk: string | Uint8Array) => ((out += String(chunk)), true)) as typeof process.stderr.write;
+    try {
+      fn();
+    } finally {
+      process.stderr.write = write;
+    }
+    return out;
+  };
+
+  it('a bad percent-encoding in a redis:// password names --redis or $CRAWL_STUDIO_REDIS and the password, never the password itself', () => {
+    assert.throws(() => parseRedisTarget('redis://:Bad%ZZ@127.0.0.1:6390'), /^RedisTargetError: Redis target redis:\/\/:\*\*\*@127\.0\.0\.1:6390: the password holds a '%' that is not a percent-encoding \(write '%' as %25\)$/);
+    assert.throws(() => parseRedisTarget('rediss://us%ZZer:pw@h:6380'), /the user name holds a '%'/);
+    const flag = (() => {
+      try {
+        redisTargetFrom({ redis: 'redis://:Bad%ZZ@127.0.0.1:6390' }, {});
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return '';
+    })();
+    assert.match(flag, /^--redis: Redis target redis:\/\/:\*\*\*@127\.0\.0\.1:6390: the password holds a '%' that is not a percent-encoding/);
+    assert.ok(!flag.includes('Bad'));
+    assert.throws(() => redisTargetFrom({}, { CRAWL_STUDIO_REDIS: 'redis://:Bad%ZZ@127.0.0.1:6390' }), /^RedisTargetError: \$CRAWL_STUDIO_REDIS: Redis target redis:\/\/:\*\*\*@.*: the password holds/);
+  });
+
+  it('--redis with a password warns that other users can read it, pointing to $CRAWL_STUDIO_REDIS; the environment does not warn', () => {
+    const said = captureStderr(() => assert.equal(redisTargetFrom({ redis: 'redis://:pw@127.0.0.1:6390' }, {}), 'redis://:pw@127.0.0.1:6390'));
+    assert.match(said, /^warning: the --redis URL holds a password, which every user of this machine can read in the process list \(ps, \/proc\/PID\/cmdline\): put the URL in \$CRAWL_STUDIO_REDIS instead/);
+    assert.ok(!said.includes(':pw@'));
+    for (const redis of ['redis+sentinel://:pw@h:26379/m', 'redis+sentinel://h:26379/m?sentinelPassword=s', 'redis+cluster://:pw@h:7000']) {
+      assert.match(captureStderr(() => redisTargetFrom({ redis }, {})), /holds a password/, redis);
+    }
+    assert.equal(captureStderr(() => redisTargetFrom({ redis: 'redis://127.0.0.1:6390' }, {})), '');
+    assert.equal(captureStderr(() => redisTargetFrom({}, { CRAWL_STUDIO_REDIS: 'redis://:pw@127.0.0.1:6390' })), '');
   });
 });

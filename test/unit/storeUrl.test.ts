@@ -36,7 +36,8 @@ describe('task file store.url (issue 22)', () => {
   describe('store.url ${VAR} expansion', () => {
     for (const secret of ['sec/ret', 'p@ss:w/rd', 'a?b#c d%20e']) {
       it(`encodes a password such as '${secret}' so the URL still points at its host`, () => {
-        const r = withEnv({ PGPASSWORD: secret }, () => parseTask(withStore('postgres://crawler:${PGPASSWORD}@db.example:5432/crawl'), 't.yaml'));
+        // $PGHOST names the host the password may go to (issue 35: never to a host only the file names).
+        const r = withEnv({ PGPASSWORD: secret, PGHOST: 'db.example' }, () => parseTask(withStore('postgres://crawler:${PGPASSWORD}@db.example:5432/crawl'), 't.yaml'));
         assert.deepEqual(lines(r), []);
         const target = parseStoreUrl(r.task!.store.url!);
         assert.equal(target.kind, 'postgres');
@@ -64,7 +65,7 @@ describe('task file store.url (issue 22)', () => {
 
     it('expands only CRAWL_STUDIO_* and the libpq variables; another is a located error, never expanded', () => {
       const r = withEnv({ CRAWL_STUDIO_PW: 'ok', AWS_SECRET_ACCESS_KEY: 'AKIAsecret' }, () =>
-        parseTask(withStore('postgres://u:${CRAWL_STUDIO_PW}@h/${AWS_SECRET_ACCESS_KEY}'), 'aws.yaml'),
+        parseTask(withStore('postgres://u:${CRAWL_STUDIO_PW}@localhost/${AWS_SECRET_ACCESS_KEY}'), 'aws.yaml'),
       );
       assert.equal(r.task, null);
       const all = lines(r);

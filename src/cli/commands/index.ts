@@ -4,6 +4,7 @@ import { enqueueCommand, screenshotCommand, statusCommand, workerCommand } from 
 import { errorsCommand, exportCommand, qualityCommand } from './store';
 import { fixtureCommand, testCommand, validateCommand } from './fixtures';
 import { failuresCommand, retryCommand } from './failures';
+import { monitorCommand } from './monitor';
 
 /**
  * Every command of `crawl-studio`, in the order `--help` lists them. A command is one entry here (its module holds
@@ -25,6 +26,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   qualityCommand,
   errorsCommand,
   screenshotCommand,
+  monitorCommand,
   demoCommand,
   serveDemoCommand,
 ];

@@ -4,6 +4,8 @@ import { redisTargetFrom } from '../../worker/args';
 import { workerMain } from '../../worker/main';
 import { groupDigits } from '../../core/units';
 import { DROP_REASONS } from '../../core/task/dropReasons';
+import { CREDENTIALS_HINT } from '../../core/url/credentials';
+import { redactUrl } from '../../redis/connect';
 import { readTaskStatus, runElapsedMs } from '../../observe/taskStatus';
 import { readScreenshot, screenshotUrls } from '../../observe/screenshots';
 import { writeScreenshot } from '../../workspace/screenshots';
@@ -54,7 +56,8 @@ export const enqueueCommand = command({
     return withQueue(taskFile!, redisTargetFrom(values), async (q, task) => {
       if (values.rule !== undefined && !task.rules.some((r) => r.name === values.rule)) throw new UsageError(`no rule '${values.rule}' in ${task.file}`);
       const results = await q.enqueueUrls(task, urls, { force: values.force, rule: values.rule });
-      for (const r of results) console.log(`${r.outcome.padEnd(9)} ${r.url}${r.reason ? ` (${r.reason})` : ''}`);
+      // Shown redacted: a URL with `user:password@` is refused, and its password is not printed either.
+      for (const r of results) console.log(`${r.outcome.padEnd(9)} ${redactUrl(r.url)}${r.reason ? ` (${r.reason}${r.reason === 'credentials' ? `: ${CREDENTIALS_HINT}` : ''})` : ''}`);
       return results.some((r) => r.outcome === 'invalid') ? EXIT.FAILED : EXIT.OK;
     });
   },
@@ -88,7 +91,11 @@ async function enqueueFile(taskFile: string, file: string, o: { redis?: string; 
       for (const r of await q.enqueueUrls(task, lines.map((b) => b.url), { force: o.force, rule: o.rule, scoped: true })) {
         if (r.outcome === 'dropped') dropped[r.reason!] = (dropped[r.reason!] ?? 0) + 1;
         else counts[r.outcome]++;
-        if (r.outcome === 'invalid') console.error(`${name}:${lineOf.get(r.url) ?? '?'}: ${r.reason} (${DROP_REASONS[r.reason!] ?? 'refused'}): ${r.url.length > 200 ? `${r.url.slice(0, 200)}… (${groupDigits(r.url.length)} characters)` : r.url}`);
+        if (r.outcome === 'invalid') {
+          const shown = redactUrl(r.url);
+          const hint = r.reason === 'credentials' ? `; ${CREDENTIALS_HINT}` : '';
+          console.error(`${name}:${lineOf.get(r.url) ?? '?'}: ${r.reason} (${DROP_REASONS[r.reason!] ?? 'refused'}${hint}): ${shown.length > 200 ? `${shown.slice(0, 200)}… (${groupDigits(shown.length)} characters)` : shown}`);
+        }
       }
     };
     let n = 0;

@@ -38,6 +38,7 @@ export const exportCommand = command({
     out: { type: 'string', short: 'o', value: 'FILE', help: 'write to FILE (default: stdout)' },
     ...STORE_OPTION,
     meta: { type: 'boolean', help: "add _key, _url and _fetched_at to each record" },
+    'csv-raw': { type: 'boolean', help: 'keep CSV cells that start like a formula (= + - @) as they are (default: neutralised)' },
   },
   async run(values, positionals) {
     if (positionals.length !== 1) throw new UsageError('export takes one task file', exportCommand);
@@ -54,7 +55,7 @@ export const exportCommand = command({
       const out = values.out ? createWriteStream(values.out) : process.stdout;
       let res;
       try {
-        res = await exportItems(store, { format, type: values.type, out, meta: values.meta ?? false });
+        res = await exportItems(store, { format, type: values.type, out, meta: values.meta ?? false, csvRaw: values['csv-raw'] ?? false });
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'EPIPE' && !values.out) return EXIT.OK;
         throw err;

@@ -1,5 +1,6 @@
 import type { BodyTemplate } from '../task/model';
 import { templateParts, type TemplatePart, type Values } from './template';
+import { mayUse } from '../task/variables';
 
 // A request body as a job carries it: the exact text to send, except that each `${CRAWL_STUDIO_*}` is a hole the
 // worker fills as it sends. `parts` alternate: text, a variable's name, text, … (always an odd count), so the
@@ -106,7 +107,7 @@ export function bodyLabel(body: JobBody): string {
   return body.parts.map((p, i) => (i % 2 === 0 ? p : `\${${p}}`)).join('');
 }
 
-/** The body as sent, variables filled in from `env` (only CRAWL_STUDIO_* ones). Holds secrets: never log it. */
+/** The body as sent, variables filled in from `env` (only those a request may use: core/task/variables.ts). Holds secrets: never log it. */
 export function expandBody(body: JobBody, env: Readonly<Record<string, string | undefined>>): { readonly text: string; readonly missing: readonly string[] } {
   const encode = body.type === 'form' ? formEncode : jsonEscape;
   const missing: string[] = [];
@@ -116,7 +117,7 @@ export function expandBody(body: JobBody, env: Readonly<Record<string, string | 
       text += p;
       return;
     }
-    const v = p.startsWith('CRAWL_STUDIO_') ? env[p] : undefined;
+    const v = mayUse(p, 'request') ? env[p] : undefined;
     if (v === undefined) missing.push(p);
     else text += encode(v);
   });

@@ -6,11 +6,14 @@ import { MAX_YAML_DEPTH, parseYamlBounded } from './yamlDocument';
 import validateSchema from 'virtual:task-schema-validator';
 import { pathToString, type Severity, type TaskDiagnostic } from './diagnostics';
 import { compileFieldRegex, type FieldRegex } from './fieldRegex';
-import { escapesFolder, expandStoreUrl, isAbsolutePath, sqlitePathOf } from './storeUrl';
-import { expandProxyUrl, hasLiteralCredentials, templateProblems, variablesOf } from './secrets';
+import { escapesFolder, expandStoreUrl, isAbsolutePath, sqlitePathOf, storeSecretProblems } from './storeUrl';
+import { credentialsMessage } from '../url/credentials';
+import { headerValueProblem } from './headers';
+import { redactUrl } from '../url/redact';
+import { expandProxyUrl, hasLiteralCredentials, loginLeaks, proxySecretProblems, templateProblems, variablesOf } from './secrets';
 import { checkSelector } from '../extract/selectors';
 import { checkJsonPath } from '../extract/json';
-import { checkHeaders, readsJsonPath, REQUEST_KEYS, requestTemplate, type RawRequestParts, type Report } from './requests';
+import { checkHeaders, readsJsonPath, REQUEST_KEYS, requestTemplate, requestVariables, type RawRequestParts, type Report } from './requests';
 import { buildRequest } from '../request/build';
 import { MAX_URL_LENGTH } from '../url/canonical';
 import { compileUrlPattern, globToRegExp, matchesAny, UrlPatternError } from '../url/patterns';
@@ -59,8 +62,17 @@ export const MAX_START_URLS = 10_000;
 
 const BULK_URLS_HINT = 'for bulk URLs, list a few start pages and let the crawl follow links, or add them to a run from a file with `crawl-studio enqueue <task.crawl.yaml> --file urls.txt` (one URL a line, `-` for stdin)';
 
-/** Parses and validates a task file's text. Pure: the caller reads the file. */
-export function parseTask(text: string, file: string): ParseResult {
+/** What only the caller can check, having the file system: the parse itself does no I/O. */
+export interface ParseChecks {
+  /**
+   * Why the SQLite file a relative store.url names (as written, relative to the task file's folder) is not in
+   * that folder once symlinks are resolved; null when it is. See workspace/storePlace.ts.
+   */
+  readonly storeFile?: (relativePath: string) => string | null;
+}
+
+/** Parses and validates a task file's text. Pure: the caller reads the file (and may pass `checks` that read more). */
+export function parseTask(text: string, file: string, checks: ParseChecks = {}): ParseResult {
   const lineCounter = new LineCounter();
   if (text.length > MAX_TASK_FILE_CHARS) {
     lineCounter.addNewLine(0); // not parsed, so line 1 is the only one known
@@ -109,13 +121,14 @@ export function parseTask(text: string, file: string): ParseResult {
       return broken.some((b) => b === p || b.startsWith(p + '/'));
     };
     try {
-      buildTask(salvage(value, isBroken), file, diags);
+      buildTask(salvage(value, isBroken), file, diags, checks);
     } catch {
       // A shape the salvage did not foresee: the schema errors already explain the file.
     }
     return { task: null, diagnostics: sortByPosition(diags.list) };
   }
-  const task = buildTask(value as RawTask, file, diags);
+  const task = buildTask(value as RawTask, file, diags, checks);
+  for (const leak of loginLeaks(task)) diags.atPath(leak.path, leak.message);
   if (!diags.hasErrors) checkReachability(task, diags);
   return { task: diags.hasErrors ? null : task, diagnostics: sortByPosition(diags.list) };
 }
@@ -408,7 +421,7 @@ interface RawTask {
   rules: RawRule[];
 }
 
-function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask {
+function buildTask(raw: RawTask, file: string, diags: DiagnosticSink, checks: ParseChecks): CrawlTask {
   const pattern = (path: Path, source: string): UrlPattern | null => {
     try {
       return compileUrlPattern(source);
@@ -491,7 +504,7 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
         diags.atPath(['rules', ri, 'follow', fi], `this follow starts its series (page ${f.request.pages.from}) on every page of '${r.name}', its own pages included, and each series goes on by itself: start the series from a start entry ('url: …{page}'), or set 'pages.from' to the first page this follow should fetch (2 when this page is page 1)`, 'warning', 'url');
       }
     });
-    const headers = checkHeaders(r.request?.headers, ['rules', ri, 'request', 'headers'], report);
+    const headers = headersOf(r.request?.headers, ['rules', ri, 'request', 'headers'], report);
     const format = r.format ?? null;
     const selectors: (string | null)[] = [
       ...items.flatMap((it) => [it.scope, ...it.fields.map((f) => f.selector)]),
@@ -514,11 +527,15 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
     try {
       url = new URL(text);
     } catch {
-      diags.atPath(path, `${quote(text, 120)} is not an absolute URL (write it with http:// or https://)`);
+      diags.atPath(path, `${quote(redactUrl(text), 120)} is not an absolute URL (write it with http:// or https://)`);
       return null;
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       diags.atPath(path, `${quote(text, 120)} must be an http or https URL`);
+      return null;
+    }
+    if (url.username !== '' || url.password !== '') {
+      diags.atPath(path, credentialsMessage(text));
       return null;
     }
     if (url.href.length > MAX_URL_LENGTH) {
@@ -555,6 +572,8 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
   });
 
   const req = raw.request ?? {};
+  const agentProblem = req.userAgent !== undefined ? headerValueProblem(req.userAgent) : null;
+  if (agentProblem !== null) diags.atPath(['request', 'userAgent'], agentProblem);
   const pol = raw.politeness ?? {};
   const can = raw.canonical ?? {};
   const sc = raw.scope ?? {};
@@ -575,7 +594,7 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
     request: {
       timeoutMs,
       userAgent: req.userAgent ?? DEFAULT_USER_AGENT,
-      headers: checkHeaders(req.headers, ['request', 'headers'], report),
+      headers: headersOf(req.headers, ['request', 'headers'], report),
       maxBytes: req.maxBytes !== undefined ? parseSize(req.maxBytes) : DEFAULTS.maxBytes,
       maxRedirects: req.maxRedirects ?? DEFAULTS.maxRedirects,
       robots: req.robots ?? DEFAULTS.robots,
@@ -601,7 +620,7 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
       dropParams: (can.dropParams ?? []).map((g) => globToRegExp(g)),
     },
     store: {
-      url: raw.store?.url !== undefined ? storeUrl(raw.store.url, diags) : null,
+      url: raw.store?.url !== undefined ? storeUrl(raw.store.url, diags, checks) : null,
       onConflict: raw.store?.onConflict ?? DEFAULTS.onConflict,
       batchSize: raw.store?.batchSize ?? DEFAULTS.batchSize,
       flushMs: raw.store?.flushInterval !== undefined ? duration(['store', 'flushInterval'], raw.store.flushInterval) : DEFAULTS.flushMs,
@@ -609,6 +628,23 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink): CrawlTask
     schedule: buildSchedule(raw.schedule, diags),
     rules,
   };
+}
+
+/** The warning for a `${CRAWL_STUDIO_*}` that is not set in this process's environment. */
+function unsetVariable(name: string): string {
+  return `environment variable ${name} is not set here; the workers need it (in the editor: Crawl Studio: Set Crawl Secret)`;
+}
+
+/**
+ * Headers checked (checkHeaders), with a warning at each header whose `${CRAWL_STUDIO_*}` is not set here, as for
+ * `login` and `proxy` (see access below).
+ */
+function headersOf(headers: Record<string, string> | undefined, path: Path, report: Report): Record<string, string> {
+  const checked = checkHeaders(headers, path, report);
+  for (const [k, v] of Object.entries(checked)) {
+    for (const name of requestVariables([v])) if (process.env[name] === undefined) report([...path, k], unsetVariable(name), 'warning');
+  }
+  return checked;
 }
 
 /**
@@ -622,11 +658,11 @@ function access(
   selector: (path: Path, sel: string) => void,
   diags: DiagnosticSink,
 ): { session: SessionSpec | null; login: LoginSpec | null; proxy: ProxySpec | null } {
-  const variables = (path: Path, template: string) => {
-    for (const p of templateProblems(template)) diags.atPath(path, p);
+  const variables = (path: Path, template: string, place: 'login' | 'proxy' = 'login') => {
+    for (const p of templateProblems(template, place)) diags.atPath(path, p);
     for (const name of variablesOf(template)) {
       if (name.startsWith('CRAWL_STUDIO_') && process.env[name] === undefined) {
-        diags.atPath(path, `environment variable ${name} is not set here; the workers need it (in the editor: Crawl Studio: Set Crawl Secret)`, 'warning');
+        diags.atPath(path, unsetVariable(name), 'warning');
       }
     }
   };
@@ -678,8 +714,9 @@ function access(
         diags.atPath(path, `the proxy's password is written in the file: write it as \${CRAWL_STUDIO_PROXY_PASSWORD} (an environment variable) instead`);
         return;
       }
-      variables(path, u);
-      if (templateProblems(u).length === 0 && variablesOf(u).every((n) => process.env[n] !== undefined)) {
+      variables(path, u, 'proxy');
+      for (const p of proxySecretProblems(u)) diags.atPath(path, p);
+      if (templateProblems(u, 'proxy').length === 0 && variablesOf(u).every((n) => process.env[n] !== undefined)) {
         for (const p of expandProxyUrl(u, process.env).problems) diags.atPath(path, p);
       }
     });
@@ -767,10 +804,11 @@ function buildSchedule(raw: RawTask['schedule'], diags: DiagnosticSink): CrawlTa
  * URL that does not parse, or a relative SQLite path out of the task file's folder is an error at the field.
  * Messages quote the template, never the expanded value.
  */
-function storeUrl(template: string, diags: DiagnosticSink): string {
+function storeUrl(template: string, diags: DiagnosticSink, checks: ParseChecks): string {
   const path: Path = ['store', 'url'];
   const { url, problems } = expandStoreUrl(template, process.env);
   for (const p of problems) diags.atPath(path, p.message);
+  for (const p of storeSecretProblems(template, process.env)) diags.atPath(path, p);
   const sqlite = sqlitePathOf(url);
   if (sqlite !== null && !isAbsolutePath(sqlite) && escapesFolder(sqlite)) {
     diags.atPath(
@@ -778,6 +816,9 @@ function storeUrl(template: string, diags: DiagnosticSink): string {
       `${quote(template, 120)} points outside the task file's folder: keep the store inside it (e.g. sqlite:.crawl/items.sqlite), ` +
         'or give an absolute path to use a file elsewhere on purpose',
     );
+  } else if (sqlite !== null && !isAbsolutePath(sqlite) && checks.storeFile) {
+    const problem = checks.storeFile(sqlite);
+    if (problem !== null) diags.atPath(path, problem);
   }
   return url;
 }

@@ -1,6 +1,7 @@
 import type { BodyTemplate, FieldSpec, HttpMethod, PagesSpec, RequestTemplate } from './model';
 import { envNames, PAGE, parseTemplate, valueNames, type TemplatePart } from '../request/template';
-import { isCrawlStudioVariable, ENV_PREFIX } from './storeUrl';
+import { headerNameProblem, headerValueProblem } from './headers';
+import { variableKind, variableProblem } from './variables';
 
 // The request parts of a task file, checked and normalised for parse.ts: start entries and follow entries that
 // send a method, a body, values read from the page, or count pages. Every mistake is reported at its field.
@@ -40,8 +41,9 @@ function template(source: string, path: Path, where: 'url' | 'body' | 'header', 
     return null;
   }
   for (const name of env) {
-    if (!isCrawlStudioVariable(name)) {
-      report(path, `\${${name.length > 60 ? name.slice(0, 59) + '…' : name}} is not expanded: requests may use only variables named ${ENV_PREFIX}*; rename it, e.g. \${${ENV_PREFIX}${name}}`);
+    const denied = variableProblem(name, 'request');
+    if (denied !== null) {
+      report(path, denied);
       return null;
     }
   }
@@ -52,9 +54,15 @@ function template(source: string, path: Path, where: 'url' | 'body' | 'header', 
   return [...t.parts];
 }
 
-/** Checks a header map's values (`${CRAWL_STUDIO_*}` only); returns it as written. */
+/** Checks a header map: names (headers.ts), values (one line; variables a request may use); returns it as written. */
 export function checkHeaders(headers: Record<string, string> | undefined, path: Path, report: Report): Record<string, string> {
-  for (const [k, v] of Object.entries(headers ?? {})) template(v, [...path, k], 'header', report);
+  for (const [k, v] of Object.entries(headers ?? {})) {
+    const name = headerNameProblem(k);
+    if (name !== null) report(path, name, 'error', k);
+    const value = headerValueProblem(v);
+    if (value !== null) report([...path, k], value);
+    else if (name === null) template(v, [...path, k], 'header', report);
+  }
   return headers ?? {};
 }
 
@@ -63,7 +71,7 @@ export function requestVariables(sources: Iterable<string>): string[] {
   const out = new Set<string>();
   for (const s of sources) {
     const t = parseTemplate(s);
-    if (t.ok) for (const n of envNames(t.parts)) if (n.startsWith(ENV_PREFIX)) out.add(n);
+    if (t.ok) for (const n of envNames(t.parts)) if (variableKind(n) === 'secret') out.add(n);
   }
   return [...out];
 }

@@ -1,22 +1,21 @@
 // `${CRAWL_STUDIO_*}` in `login` and `proxy`: where credentials come from. Pure (the environment is passed in).
 //
-// Only variables named CRAWL_STUDIO_* expand, as in store.url (storeUrl.ts says why: a shared task file must not
-// be able to send `${AWS_SECRET_ACCESS_KEY}` to a host it names). The parse keeps the templates and the worker
+// Only the variables variables.ts allows at each place expand (a shared task file must not be able to send
+// `${AWS_SECRET_ACCESS_KEY}`, or Crawl Studio's own Redis password, to a host it names). The parse keeps the templates and the worker
 // expands them at the moment it logs in or connects, so a parsed task (sent to the analysis thread, quoted in
 // messages) never holds a secret. Messages name variables, never their values.
 
-import { ENV_PREFIX, expandStoreUrl, isCrawlStudioVariable, VARIABLE } from './storeUrl';
+import { expandStoreUrl, VARIABLE } from './storeUrl';
+import { isLoopbackHost, mayUse, variableKind, variableProblem, type VariablePlace } from './variables';
 import type { CrawlTask, RequestTemplate } from './model';
 
 export function variablesOf(template: string): string[] {
   return [...template.matchAll(VARIABLE)].map((m) => m[1]!);
 }
 
-/** Problems with the variable names of a template: each name outside CRAWL_STUDIO_* is one. */
-export function templateProblems(template: string): string[] {
-  return variablesOf(template)
-    .filter((n) => !isCrawlStudioVariable(n))
-    .map((n) => `\${${n.length > 60 ? n.slice(0, 59) + '…' : n}} is not expanded: login and proxy values may use only variables named ${ENV_PREFIX}*; rename it, e.g. \${${ENV_PREFIX}${n}}`);
+/** Problems with the variable names of a template at `place` (see variables.ts): one per name it may not use. */
+export function templateProblems(template: string, place: VariablePlace): string[] {
+  return [...new Set(variablesOf(template))].flatMap((n) => variableProblem(n, place) ?? []);
 }
 
 export interface Expanded<T> {
@@ -30,7 +29,7 @@ export interface Expanded<T> {
 export function expandValue(template: string, env: Readonly<Record<string, string | undefined>>): Expanded<string> {
   const missing: string[] = [];
   const value = template.replace(VARIABLE, (_w, name: string) => {
-    const v = name.startsWith(ENV_PREFIX) ? env[name] : undefined;
+    const v = mayUse(name, 'request') ? env[name] : undefined;
     if (v === undefined) missing.push(name);
     return v ?? '';
   });
@@ -64,9 +63,9 @@ export function hasLiteralCredentials(template: string): boolean {
 
 /** A proxy URL with its variables expanded, each encoded for the part of the URL it lands in. */
 export function expandProxyUrl(template: string, env: Readonly<Record<string, string | undefined>>): { url: string; problems: readonly string[] } {
-  const denied = templateProblems(template);
+  const denied = templateProblems(template, 'proxy');
   if (denied.length) return { url: '', problems: denied };
-  const { url, problems } = expandStoreUrl(template, env);
+  const { url, problems } = expandStoreUrl(template, env, 'proxy');
   const out = problems.map((p) => p.message);
   if (out.length === 0) {
     const u = new URL(url);
@@ -83,7 +82,7 @@ export function credentialVariables(task: Pick<CrawlTask, 'login' | 'proxy'> & P
   const out = new Set<string>();
   const walk = (v: unknown): void => {
     if (typeof v === 'string') {
-      for (const n of variablesOf(v)) if (n.startsWith(ENV_PREFIX) && n.length > ENV_PREFIX.length) out.add(n);
+      for (const n of variablesOf(v)) if (variableKind(n) === 'secret' || variableKind(n) === 'proxy') out.add(n);
     } else if (v && typeof v === 'object') {
       Object.values(v).forEach(walk);
     }
@@ -95,4 +94,54 @@ export function credentialVariables(task: Pick<CrawlTask, 'login' | 'proxy'> & P
   for (const rule of task.rules ?? []) walk([rule.headers, rule.follow.map((f) => (f.kind === 'links' ? null : bodies(f.request)))]);
   for (const s of task.start ?? []) walk(bodies(s.request));
   return [...out].sort();
+}
+
+/** A login variable used outside the login, with the field that uses it. */
+export interface LoginLeak {
+  readonly path: (string | number)[];
+  readonly message: string;
+}
+
+/**
+ * Login credentials go only to the login: a variable that `login` uses (`${CRAWL_STUDIO_PASSWORD}`) may not also
+ * stand in a header, a request body or a proxy URL, which go to every host the crawl reaches (or to the proxy).
+ */
+export function loginLeaks(task: Pick<CrawlTask, 'login' | 'proxy' | 'request' | 'rules' | 'start'>): LoginLeak[] {
+  if (!task.login) return [];
+  const ofLogin = new Set(credentialVariables({ login: task.login, proxy: null }));
+  if (ofLogin.size === 0) return [];
+  const out: LoginLeak[] = [];
+  const check = (path: (string | number)[], value: unknown) => {
+    const names = new Set(variablesOf(JSON.stringify(value ?? null)));
+    for (const n of [...names].filter((x) => ofLogin.has(x))) {
+      out.push({ path, message: `\${${n}} is a login credential (the login uses it): it goes only to the login, not in ${path.includes('headers') ? 'a header' : path[0] === 'proxy' ? 'a proxy URL' : 'a request body'}, which would send it to other hosts` });
+    }
+  };
+  const bodyOf = (r: RequestTemplate | null) => (r?.body ? (r.body.kind === 'form' ? r.body.fields : r.body.json) : null);
+  for (const [k, v] of Object.entries(task.request.headers)) check(['request', 'headers', k], v);
+  task.rules.forEach((rule, ri) => {
+    for (const [k, v] of Object.entries(rule.headers)) check(['rules', ri, 'request', 'headers', k], v);
+    rule.follow.forEach((f, fi) => f.kind !== 'links' && check(['rules', ri, 'follow', fi], bodyOf(f.request)));
+  });
+  task.start.forEach((s, i) => check(['start', i], bodyOf(s.request)));
+  task.proxy?.urls.forEach((u, i) => check(['proxy', 'urls', i], u));
+  return out;
+}
+
+/**
+ * Whether a proxy URL would hand credentials from the environment to a proxy host only the task file names. A
+ * proxy's password goes only to a proxy the user chose: the whole URL as one variable (`${CRAWL_STUDIO_PROXY}`), a
+ * host that is one variable (`@${CRAWL_STUDIO_PROXY_HOST}:3128`), or a loopback host. Names only in the message.
+ */
+export function proxySecretProblems(template: string): string[] {
+  const m = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)@([^/?#]*)/i.exec(template.trim());
+  if (!m) return [];
+  const secrets = [...new Set(variablesOf(m[1]!))];
+  if (secrets.length === 0) return [];
+  const host = /^\[[^\]]*\]/.exec(m[2]!)?.[0] ?? m[2]!.replace(/:[^:]*$/, '');
+  if (/^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(host) || isLoopbackHost(host)) return [];
+  const named = host.length > 80 ? host.slice(0, 79) + '…' : host;
+  return [
+    `${secrets.map((n) => `\${${n}}`).join(', ')} would be sent to ${named}, a proxy host this file names: a proxy's credentials go only to a proxy you chose: give the whole URL as \${CRAWL_STUDIO_PROXY} or the host as \${CRAWL_STUDIO_PROXY_HOST} (set in your environment), or use a loopback proxy`,
+  ];
 }

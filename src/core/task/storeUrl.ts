@@ -1,3 +1,5 @@
+import { isLoopbackHost, mayUse, variableProblem } from './variables';
+
 // `store.url` of a task file: `${VAR}` expansion and the checks that keep a task file from reaching what it
 // should not. Pure (the environment is passed in), so the rules are tested without touching process.env.
 //
@@ -10,23 +12,11 @@
 // - Messages quote the template (`${PGPASSWORD}`), never an expanded value.
 // - A relative SQLite path stays inside the task file's folder; an absolute path is taken as meant.
 
-/** Prefix of the variables a task file may expand, besides LIBPQ_VARIABLES. */
-export const ENV_PREFIX = 'CRAWL_STUDIO_';
+export { ENV_PREFIX, LIBPQ_VARIABLES, isCrawlStudioVariable } from './variables';
 
-/** The libpq environment variables (https://www.postgresql.org/docs/current/libpq-envars.html) a store URL may use. */
-export const LIBPQ_VARIABLES: readonly string[] = [
-  'PGHOST', 'PGHOSTADDR', 'PGPORT', 'PGDATABASE', 'PGUSER', 'PGPASSWORD', 'PGOPTIONS', 'PGAPPNAME',
-  'PGSSLMODE', 'PGSSLROOTCERT', 'PGSSLCERT', 'PGSSLKEY', 'PGCONNECT_TIMEOUT', 'PGTARGETSESSIONATTRS',
-];
-
-/** A `CRAWL_STUDIO_<something>` name: the variables any task-file value may expand. */
-export function isCrawlStudioVariable(name: string): boolean {
-  return name.startsWith(ENV_PREFIX) && name.length > ENV_PREFIX.length;
-}
-
-/** The variables a store URL may expand: Crawl Studio's and libpq's. */
+/** The variables a store URL may expand: Crawl Studio's (not its own settings) and libpq's. */
 export function mayExpand(name: string): boolean {
-  return isCrawlStudioVariable(name) || LIBPQ_VARIABLES.includes(name);
+  return mayUse(name, 'store');
 }
 
 export interface StoreUrlProblem {
@@ -64,8 +54,8 @@ function partsOf(template: string): ((offset: number) => UrlPart) | null {
   };
 }
 
-/** Expands `${VAR}` in a store URL template. `env` is normally process.env. */
-export function expandStoreUrl(template: string, env: Readonly<Record<string, string | undefined>>): ExpandedStoreUrl {
+/** Expands `${VAR}` in a store URL template (or a proxy URL's: `place`). `env` is normally process.env. */
+export function expandStoreUrl(template: string, env: Readonly<Record<string, string | undefined>>, place: 'store' | 'proxy' = 'store'): ExpandedStoreUrl {
   const problems: StoreUrlProblem[] = [];
   const reported = new Set<string>();
   const report = (key: string, message: string) => {
@@ -76,8 +66,9 @@ export function expandStoreUrl(template: string, env: Readonly<Record<string, st
   const partAt = partsOf(template);
   const url = template.replace(VARIABLE, (whole: string, name: string, offset: number) => {
     const shown = name.length > 80 ? name.slice(0, 79) + '…' : name;
-    if (!mayExpand(name)) {
-      report(`deny:${name}`, `\${${shown}} is not expanded: a task file may use only variables named ${ENV_PREFIX}* and the PostgreSQL ones (${LIBPQ_VARIABLES.slice(0, 6).join(', ')}, …); rename it, e.g. \${${ENV_PREFIX}${shown}}`);
+    const denied = variableProblem(name, place);
+    if (denied !== null) {
+      report(`deny:${name}`, denied);
       return '';
     }
     const v = env[name];
@@ -139,4 +130,39 @@ export function escapesFolder(path: string): boolean {
     } else depth++;
   }
   return false;
+}
+
+const WHOLE_VARIABLE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
+
+/**
+ * Whether a PostgreSQL store URL would hand a password from the environment to a host the task file names.
+ * A store password goes only to a store host the user chose: a loopback host, a host that is itself one variable
+ * (`${PGHOST}`, `${CRAWL_STUDIO_DB_HOST}`), or the host $PGHOST names. To any other host, a password written as a
+ * variable (in the password, or in a query parameter such as `?password=`) is refused, and so is a URL with no
+ * password while $PGPASSWORD is set (the PostgreSQL driver would send $PGPASSWORD by itself). Messages name
+ * variables and the host, never a value.
+ */
+export function storeSecretProblems(template: string, env: Readonly<Record<string, string | undefined>>): string[] {
+  const m = /^(postgres(?:ql)?):\/\/([^/?#]*)([^?#]*)(\?[^#]*)?/i.exec(template.trim());
+  if (!m) return [];
+  const authority = m[2]!;
+  const at = authority.lastIndexOf('@');
+  const userinfo = at < 0 ? '' : authority.slice(0, at);
+  const hostPort = authority.slice(at + 1);
+  const host = /^\[[^\]]*\]/.exec(hostPort)?.[0] ?? hostPort.replace(/:[^:]*$/, '');
+  if (host === '' || WHOLE_VARIABLE.test(host) || isLoopbackHost(host)) return [];
+  if (env.PGHOST !== undefined && env.PGHOST.toLowerCase() === host.toLowerCase()) return [];
+  const named = host.includes('${') ? `a host this file builds (${host.length > 80 ? host.slice(0, 79) + '…' : host})` : `${host}, a host this file names`;
+  const fix = `a store password goes only to a store host you choose: write the host as \${PGHOST} (set in your environment), use a loopback host, or set PGHOST=${host.includes('${') ? '<the host>' : host} to confirm this one`;
+  const colon = userinfo.indexOf(':');
+  const password = colon < 0 ? '' : userinfo.slice(colon + 1);
+  // In the query, the parameters that carry a secret (libpq's `password`, `sslpassword`; a token or key).
+  const query = new URLSearchParams((m[4] ?? '').slice(1));
+  const secretParams = [...query].filter(([k]) => /pass|secret|token|key/i.test(k)).map(([, v]) => v).join(' ');
+  const secrets = [...`${password} ${secretParams}`.matchAll(VARIABLE)].map((v) => `\${${v[1]}}`);
+  if (secrets.length > 0) return [`${[...new Set(secrets)].join(', ')} would be sent to ${named}; ${fix}`];
+  if (colon < 0 && env.PGPASSWORD !== undefined) {
+    return [`no password is written for ${named}, so the PostgreSQL driver would send it $PGPASSWORD; ${fix}`];
+  }
+  return [];
 }

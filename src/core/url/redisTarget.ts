@@ -68,7 +68,14 @@ export function parseRedisTarget(text: string): RedisTarget {
     throw new RedisTargetError(target, `not a Redis URL: use ${FORMS}`);
   }
   const name = scheme[1]!.toLowerCase();
-  if (name === 'redis' || name === 'rediss') return { kind: 'node', url: target };
+  if (name === 'redis' || name === 'rediss') {
+    // Handed to ioredis unchanged, which decodes the user name and password and said only "URI malformed" for a
+    // bad '%': checked here, naming the part.
+    const authority = target.slice(scheme[0].length).split(/[/?#]/, 1)[0]!;
+    const at = authority.lastIndexOf('@');
+    if (at >= 0) readUserinfo(target, authority.slice(0, at));
+    return { kind: 'node', url: target };
+  }
   const form = SCHEMES[name];
   if (!form) throw new RedisTargetError(target, `unknown scheme '${scheme[1]}': use ${FORMS}`);
 
@@ -233,4 +240,11 @@ function decode(target: string, text: string, what: string): string {
   } catch {
     throw new RedisTargetError(target, `${what} holds a '%' that is not a percent-encoding (write '%' as %25)`);
   }
+}
+
+/** Whether a target holds a password (of the data nodes or the sentinels). Throws RedisTargetError. */
+export function targetHasPassword(text: string): boolean {
+  const t = parseRedisTarget(text);
+  if (t.kind === 'node') return splitPasswords(text).passwords.password !== undefined;
+  return t.password !== undefined || (t.kind === 'sentinel' && t.sentinelPassword !== undefined);
 }

@@ -1,9 +1,10 @@
 import type { CrawlTask } from '../../core/task/model';
 import { describeGroup } from '../../observe/failures';
 import type { HealthSnapshot } from '../../observe/health';
-import type { WorkerBeat } from '../../frontier/fleet';
-import { estimateEta, finishedOf, rateSeries } from '../../observe/metrics';
-import { describeQueue, finishedPages, queuedJobs, rateOver, runElapsedMs, skippedJobs, waitingPages } from '../../observe/figures';
+import { WORKER_SILENT_AFTER_MS, type WorkerBeat } from '../../frontier/fleet';
+import { runRates } from '../../observe/rates';
+import { estimateEta, rateSeries } from '../../observe/metrics';
+import { describeQueue, queuedJobs, skippedJobs, waitingPages } from '../../observe/figures';
 import type { WorkerRates } from '../../observe/workerRates';
 import type { DashboardData, Series, WorkerRow } from './protocol';
 
@@ -12,8 +13,8 @@ export { WorkerRates } from '../../observe/workerRates';
 // Shapes a health snapshot for the dashboard webview: counters, chart series (downsampled), groups, hosts and
 // workers with rates. Pure, so it is tested without a webview.
 
-/** Heartbeats come every 5 s: a worker silent for three of them is shown as gone. */
-export const STALE_MS = 15_000;
+/** Heartbeats come every 5 s: a worker silent for three of them is shown as gone (the monitor's rule too). */
+export const STALE_MS = WORKER_SILENT_AFTER_MS;
 const MAX_POINTS = 900;
 
 export function downsample(series: Series, max = MAX_POINTS): Series {
@@ -49,14 +50,7 @@ export function dashboardData(task: CrawlTask, h: HealthSnapshot, rates: WorkerR
     depth: points.map((p) => p.queueDepth),
     discovered: points.map((p) => p.discoveredPerSec),
   });
-  // While the run goes: the last seconds (RATE_WINDOW_MS, as the status bar and the Workers view); once it is
-  // over, the average of the whole run (the last seconds would show the drain, or a stale rate).
-  const over = h.run !== null && h.run.state !== 'running' && h.run.state !== 'starting';
-  const elapsedMs = h.run ? runElapsedMs(h.run, h.at) : 0;
-  const secs = Math.max(1, elapsedMs / 1000);
-  const recent = (f: (x: (typeof h.history)[number]) => number) => rateOver(h.history.map((x) => ({ t: x.t, n: f(x) })));
-  const pagesPerSec = over ? finishedPages(s).total / secs : recent(finishedOf);
-  const itemsPerSec = over ? (s?.items ?? 0) / secs : recent((x) => x.items);
+  const { pagesPerSec, itemsPerSec, elapsedMs, basis } = runRates(h);
   const eta = estimateEta(h.history, task.scope.maxPages);
   const finishedRun = h.run?.state === 'finished';
   const skippedTotal = s ? skippedJobs(s) : 0;
@@ -86,7 +80,7 @@ export function dashboardData(task: CrawlTask, h: HealthSnapshot, rates: WorkerR
     eta: finishedRun ? { state: 'finished', seconds: 0, completionRate: 0, discoveryRate: 0 } : { state: eta.state, seconds: eta.seconds, completionRate: eta.completionRate, discoveryRate: eta.discoveryRate },
     pagesPerSec,
     itemsPerSec,
-    rateBasis: over ? 'run' : 'recent',
+    rateBasis: basis,
     series,
     failures: h.failures.map((f) => ({ group: f.group, label: describeGroup(f.group), count: f.count, jobs: f.jobs, urls: f.urls })),
     skipped: h.skipped.map((g) => ({ group: g.reason, label: describeGroup(g.reason), count: g.count, jobs: 0, urls: g.urls })),

@@ -6,6 +6,7 @@ import { similarSelectors } from '../../core/designer/similarSelectors';
 import { yamlScalar } from '../../core/designer/insert';
 import { parseTask } from '../../core/task/parse';
 import { outlineTask } from '../../core/task/outline';
+import { storeChecksFor } from '../../workspace/storePlace';
 
 // Editor intelligence for task files: the validator's problems as you type (exact ranges from the YAML
 // source), selectors that match nothing on the page the preview last showed for their rule, completion and
@@ -45,7 +46,8 @@ export class TaskDiagnostics implements vscode.Disposable {
     const gen = (this.generation.get(key) ?? 0) + 1;
     this.generation.set(key, gen);
     const text = doc.getText();
-    const { diagnostics } = parseTask(text, doc.uri.fsPath);
+    // On disk, the store's file is checked too (a symlink out of the folder); an untitled document has no folder.
+    const { diagnostics } = parseTask(text, doc.uri.fsPath, doc.uri.scheme === 'file' ? storeChecksFor(doc.uri.fsPath) : {});
     const out = diagnostics.map((d) => {
       const range = new vscode.Range(doc.positionAt(d.offset), doc.positionAt(Math.max(d.endOffset, d.offset)));
       const diag = new vscode.Diagnostic(range, d.path ? `${d.path}: ${d.message}` : d.message, d.severity === 'error' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning);

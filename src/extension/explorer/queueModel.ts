@@ -2,6 +2,7 @@ import { Job, Queue } from 'bullmq';
 import type { Redis } from '../../redis/connect';
 import { scanKeys } from '../../redis/nodes';
 import { dropWaiting, type CrawlStats, type PageJobData, type PageJobResult } from '../../frontier/crawl';
+import { pauseTask, resumeTask } from '../../frontier/control';
 import { bullPrefix, partitionKeys, taskKeys, TASKS_KEY } from '../../frontier/keys';
 import { LAYOUT_FIELD, layoutFromMeta, partitionOfJob } from '../../frontier/layout';
 import { finishedPages, readTaskStatus } from '../../observe/taskStatus';
@@ -60,12 +61,13 @@ export class QueueModel {
     return layout.tags.map((tag) => this.queueOfTag(name, tag));
   }
 
-  async pause(name: string): Promise<void> {
-    for (const q of await this.queuesOf(name)) await q.pause();
+  /** The same pause the web monitor's does (frontier/control.ts). */
+  pause(name: string): Promise<void> {
+    return pauseTask(this.redis, name);
   }
 
-  async resume(name: string): Promise<void> {
-    for (const q of await this.queuesOf(name)) await q.resume();
+  resume(name: string): Promise<void> {
+    return resumeTask(this.redis, name);
   }
 
   async clean(name: string, state: 'completed' | 'failed'): Promise<void> {

@@ -9,8 +9,15 @@
 -- Promises are kept in order: a page that comes back at its time starts (if the last start is `delay` behind);
 -- one that comes back late still goes before pages that hold no promise.
 --
+-- The delay holds between requests as they are sent, not only as they are granted: a grant with a delay marks the
+-- host as sending (KEYS[5], the grantee's token) until its worker says the request is on the wire (sent.lua, which
+-- moves the next start to that moment + delay), and no other grant is made meanwhile. Spaced by grant alone, a
+-- request that left late (a worker's busy event loop, a wait for a fetch slot) went out under 100 ms before the
+-- next of a host with a 200 ms delay (issue 35). The mark expires with the lease, should its worker die.
+--
 -- KEYS[1] host next-start key (last start + delay)   KEYS[2] host in-flight lease set
 -- KEYS[3] host horizon key (the earliest start not promised to anyone)   KEYS[4] host promises (id -> start)
+-- KEYS[5] host sending key (the token of a grant whose request is not sent yet)
 -- ARGV[1] delay ms   ARGV[2] concurrency   ARGV[3] lease token   ARGV[4] lease ms   ARGV[5] promise id (task|job)
 --
 -- Returns {1, 0} when the caller may fetch now (and holds a lease until it releases it or it expires), or
@@ -31,6 +38,9 @@ if redis.call('ZCARD', KEYS[2]) >= concurrency then
   return {0, 20}
 end
 if delay > 0 then
+  if redis.call('EXISTS', KEYS[5]) == 1 then
+    return {0, 5}
+  end
   local nextStart = tonumber(redis.call('GET', KEYS[1]) or '0')
   redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - FORGET_MS)
   local promised = id ~= '' and redis.call('ZSCORE', KEYS[4], id)
@@ -56,6 +66,7 @@ if delay > 0 then
     end
   end
   redis.call('SET', KEYS[1], now + delay, 'PX', delay + 1000)
+  redis.call('SET', KEYS[5], ARGV[3], 'PX', lease)
   local horizon = tonumber(redis.call('GET', KEYS[3]) or '0')
   if horizon < now + delay then
     redis.call('SET', KEYS[3], now + delay, 'PX', delay + FORGET_MS)

@@ -36,6 +36,8 @@ export interface EgressLease {
   readonly refused: readonly string[];
   /** The upstream proxy failed (unreachable, or refused its credentials): what, without credentials. */
   readonly proxyFailure: string | null;
+  /** The upstream proxy's status when it answered with an error (407: it refused its credentials). */
+  readonly proxyStatus: number | null;
   /** Targets (host:port) that could not be reached, with the error code (ENOTFOUND, ECONNREFUSED…). */
   readonly unreachable: ReadonlyMap<string, string>;
   /** Forgets what was refused or failed: the context's next page starts afresh (render.ts keeps contexts). */
@@ -47,6 +49,7 @@ interface LeaseState {
   readonly route: EgressRoute;
   readonly refused: string[];
   proxyFailure: string | null;
+  proxyStatus: number | null;
   readonly unreachable: Map<string, string>;
 }
 
@@ -84,7 +87,7 @@ export class Egress {
 
   lease(route: EgressRoute): EgressLease {
     const token = randomBytes(12).toString('hex');
-    const state: LeaseState = { route, refused: [], proxyFailure: null, unreachable: new Map() };
+    const state: LeaseState = { route, refused: [], proxyFailure: null, proxyStatus: null, unreachable: new Map() };
     this.leases.set(token, state);
     return {
       proxy: { server: `http://127.0.0.1:${this.port}`, username: token, password: 'x' },
@@ -93,10 +96,14 @@ export class Egress {
       get proxyFailure() {
         return state.proxyFailure;
       },
+      get proxyStatus() {
+        return state.proxyStatus;
+      },
       reset: () => {
         state.refused.length = 0;
         state.unreachable.clear();
         state.proxyFailure = null;
+        state.proxyStatus = null;
       },
       release: () => void this.leases.delete(token),
     };
@@ -159,7 +166,7 @@ export class Egress {
           };
       const send = upstream?.protocol === 'https:' ? httpsRequest : httpRequest;
       const out = send(opts, (up) => {
-        if (upstream && up.statusCode === 407) lease.proxyFailure = `proxy ${redactUrl(upstream.origin)} refused its credentials (HTTP 407)`;
+        if (upstream && up.statusCode === 407) refusedCredentials(lease, upstream);
         const raw: string[] = [];
         for (let i = 0; i < up.rawHeaders.length; i += 2) {
           if (!HOP_BY_HOP.has(up.rawHeaders[i]!.toLowerCase())) raw.push(up.rawHeaders[i]!, up.rawHeaders[i + 1]!);
@@ -225,7 +232,7 @@ export class Egress {
         });
         out.on('connect', (res, up, upHead) => {
           if (res.statusCode === 200) return joined(up, upHead);
-          if (res.statusCode === 407) lease.proxyFailure = `proxy ${redactUrl(upstream.origin)} refused its credentials (HTTP 407)`;
+          if (res.statusCode === 407) refusedCredentials(lease, upstream);
           up.destroy();
           refuse('502 Bad Gateway');
         });
@@ -291,4 +298,10 @@ function proxyAuthorization(proxy: URL): Record<string, string> {
   if (!proxy.username && !proxy.password) return {};
   const pair = `${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`;
   return { 'proxy-authorization': `Basic ${Buffer.from(pair).toString('base64')}` };
+}
+
+/** The upstream proxy answered 407: its credentials are wrong (a mistake in the task's setup, not a passing failure). */
+function refusedCredentials(lease: LeaseState, upstream: URL): void {
+  lease.proxyFailure = `proxy ${redactUrl(upstream.origin)} refused its credentials (HTTP 407)`;
+  lease.proxyStatus = 407;
 }

@@ -2,12 +2,14 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { descendants, descendantsMemory, killChildGroups } from './processes';
 import { loadPlaywright } from './load';
 import { Egress } from './egress';
+import { claimProfile, profileDirOf, removeProfile, sweepProfiles } from './profiles';
 
 // One Chromium per worker process, shared by its tasks: launched on the first rendered page, at most
 // `maxOpenPages` pages open at once, replaced after `retireAfterPages` pages or above `maxMemoryBytes` (Chromium
 // leaks over long runs: Crawlee retires browsers for the same reason), and replaced at once when it crashes or
-// stops answering. A page that was on a browser that died fails its job with a retryable error: the job is retried
-// per the task's policy, as after a fetch timeout.
+// stops answering. The page that hung or crashed it fails its job with a retryable error (browser-hung,
+// browser-crash): the job is retried per the task's policy, as after a fetch timeout. The other pages that were on
+// it fail with 'closed', which is not theirs to pay for: they go back without spending an attempt (render.ts).
 
 /** Flags that let Chromium run as root in a container with no network of its own to update from. */
 export const CHROMIUM_ARGS = [
@@ -142,6 +144,10 @@ interface Generation {
   served: number;
   retiring: boolean;
   dead: boolean;
+  /** Why it was killed, when a page hung or crashed it. */
+  killedFor: string | null;
+  /** Its temporary profile directory, once launched (profiles.ts). */
+  profile: string | null;
 }
 
 export class BrowserPool {
@@ -155,6 +161,9 @@ export class BrowserPool {
 
   constructor(private readonly opts: BrowserPoolOptions) {
     this.free = Math.max(1, opts.maxOpenPages);
+    // What workers killed before left in the temp folder (their browsers' profiles), removed before this one adds.
+    const removed = sweepProfiles();
+    if (removed.length) opts.log?.('info', `removed ${removed.length} browser profile folder(s) left by workers that died`);
   }
 
   /** Browsers launched so far (the first one included). */
@@ -202,7 +211,10 @@ export class BrowserPool {
     } catch (err) {
       if (gen && err instanceof BrowserGoneError) this.kill(gen, err.message);
       else if (gen && (gen.dead || !(await gen.browser.then((b) => b.isConnected(), () => false)))) {
-        throw new BrowserGoneError('closed', `the browser went away: ${err instanceof Error ? err.message : String(err)}`);
+        // Taken down with its browser: by another page that hung or crashed it (that page is the one blamed), or by
+        // the browser itself. Either way nothing this page did (render.ts sends it back without an attempt).
+        const why = gen.killedFor ? `the browser was replaced under it (${gen.killedFor})` : `the browser went away: ${err instanceof Error ? err.message : String(err)}`;
+        throw new BrowserGoneError('closed', why);
       }
       throw err;
     } finally {
@@ -246,6 +258,8 @@ export class BrowserPool {
       served: 0,
       retiring: false,
       dead: false,
+      killedFor: null,
+      profile: null,
       browser: loadPlaywright().then((pw) =>
         pw.chromium.launch({
           executablePath: this.opts.executablePath,
@@ -261,6 +275,9 @@ export class BrowserPool {
     gen.browser.then(
       (b) => {
         gen.pgid = childGroups().find((g) => !before.has(g)) ?? null;
+        // Ours until this process dies: a worker killed with SIGKILL leaves it to the next one to remove.
+        gen.profile = gen.pgid !== null ? profileDirOf(gen.pgid) : null;
+        if (gen.profile) claimProfile(gen.profile);
         this.opts.log?.('info', `browser ${n} started (${this.opts.executablePath}${gen.pgid ? `, pid ${gen.pgid}` : ''})`);
         b.on('disconnected', () => {
           gen.dead = true;
@@ -298,6 +315,7 @@ export class BrowserPool {
     if (gen.dead) return;
     this.opts.log?.('warn', `browser ${gen.n} replaced: ${why}`);
     gen.dead = true;
+    gen.killedFor = why;
     if (this.current === gen) this.current = null;
     void this.shutdown(gen);
   }
@@ -315,6 +333,8 @@ export class BrowserPool {
       const pgid = gen.pgid;
       killChildGroups((pid) => pid === pgid);
     }
+    // Playwright removes it when the browser closes; not always when the browser had to be killed.
+    if (gen.profile) removeProfile(gen.profile);
   }
 
   private async acquire(): Promise<void> {

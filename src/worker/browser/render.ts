@@ -1,12 +1,13 @@
 import type { Page } from 'playwright-core';
 import type { BrowserSpec } from '../../core/task/model';
 import { redactUrl } from '../../core/url/redact';
-import { FetchFailure, type FetchedPage, type FetchOptions } from '../fetcher';
+import { FetchFailure, proxyAuthFailure, retryAfter, type FetchedPage, type FetchOptions } from '../fetcher';
 import type { SessionCookies } from '../sessions';
 import { lendCookies } from './cookies';
 import type { EgressLease } from './egress';
 import { BrowserGoneError, type BrowserPool, type ContextKind } from './pool';
 import { blockedType } from './guard';
+import { SentBack } from '../sentBack';
 
 // A page rendered in the browser, handed on as a FetchedPage: from here it takes exactly the path of a fetched
 // page (analysis thread, extraction, follow, discovery, store). Failures are FetchFailures with the fetcher's
@@ -181,7 +182,8 @@ async function renderOn(page: Page, url: string, spec: BrowserSpec, opts: Render
     const status = response?.status() ?? 200;
     const contentType = (await response?.headerValue('content-type').catch(() => null)) ?? null;
     if (status >= 400) {
-      throw new FetchFailure('http', `HTTP ${status}`, RETRYABLE_STATUS.has(status), status);
+      const wait = retryAfter((await response?.headerValue('retry-after').catch(() => null)) ?? null);
+      throw new FetchFailure('http', `HTTP ${status}`, RETRYABLE_STATUS.has(status), status, wait);
     }
     const isHtml = contentType === null || /\b(text\/html|application\/xhtml\+xml)\b/i.test(contentType);
     if (!isHtml) {
@@ -237,7 +239,7 @@ async function checkWhere(at: string, requested: string, hooks: RenderHooks, lea
   const r = refused();
   if (r) throw r;
   // The session's proxy failed under the page: another proxy may do (access.ts tries the next).
-  if (lease?.proxyFailure) throw new FetchFailure('proxy', lease.proxyFailure, true);
+  if (lease?.proxyFailure) throw proxyFailureOf(lease, lease.proxyFailure);
   const u = safeUrl(at);
   if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) {
     if (lease?.refused.length) throw privateFailure(lease);
@@ -248,6 +250,11 @@ async function checkWhere(at: string, requested: string, hooks: RenderHooks, lea
   if (at === requested) return;
   const reason = hooks.navigation ? await hooks.navigation(at) : null;
   if (reason) throw new NavigationRefused(at, reason);
+}
+
+/** The session's proxy failed: unreachable (another proxy may do, or a retry), or it refused its credentials (final). */
+function proxyFailureOf(lease: EgressLease, message: string): FetchFailure {
+  return lease.proxyStatus === 407 ? proxyAuthFailure(message) : new FetchFailure('proxy', message, true);
 }
 
 function privateFailure(lease: EgressLease, host = lease.refused[0]!): FetchFailure {
@@ -303,9 +310,12 @@ export class BrowserFailure extends FetchFailure {
 }
 
 function asFailure(err: unknown, url: string, spec: BrowserSpec, lease: EgressLease | null): Error {
-  if (err instanceof FetchFailure) return err;
+  if (err instanceof FetchFailure || err instanceof SentBack) return err;
   if (err instanceof BrowserGoneError) {
-    return new BrowserFailure(err.kind, `${err.message} (rendering ${url})`);
+    const failure = new BrowserFailure(err.kind, `${err.message} (rendering ${url})`);
+    // Closed with its browser, which another page hung or crashed (that page is the one blamed), or which went away
+    // by itself: the page goes back without spending an attempt (a bounded number of times, sentBack.ts).
+    return err.kind === 'closed' ? new SentBack(failure.message, 0, failure) : failure;
   }
   const message = err instanceof Error ? err.message.split('\n')[0]! : String(err);
   if (err instanceof Error && err.name === 'TimeoutError') {
@@ -314,7 +324,7 @@ function asFailure(err: unknown, url: string, spec: BrowserSpec, lease: EgressLe
   }
   // The egress proxy knows why a connection failed: a private address, or the session's proxy.
   if (lease?.refused.length && lease.refused.includes(safeUrl(url)?.host ?? '')) return privateFailure(lease, safeUrl(url)!.host);
-  if (lease?.proxyFailure) return new FetchFailure('proxy', lease.proxyFailure, true);
+  if (lease?.proxyFailure) return proxyFailureOf(lease, lease.proxyFailure);
   if (/ERR_TUNNEL_CONNECTION_FAILED|ERR_PROXY_CONNECTION_FAILED|ERR_HTTP_RESPONSE_CODE_FAILURE/.test(message) && lease?.refused.length) return privateFailure(lease);
   // Said as the fetcher says it (observe/failures.ts groups by these messages).
   const code = lease?.unreachable.get(safeUrl(url)?.host ?? '');

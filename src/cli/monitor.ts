@@ -1,0 +1,98 @@
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { connectRedis, redactUrl } from '../redis/connect';
+import { REDIS_FLAG_SPEC, redisTargetFrom } from '../worker/args';
+import { generateToken } from '../monitor/auth';
+import { startMonitor } from '../monitor/server';
+
+// `crawl-studio monitor`: its options, then the server of src/monitor. The token is read from the environment or
+// `--token`, or made here and printed once, to stderr only.
+
+export const MONITOR_USAGE = `crawl-studio monitor REDIS [--port 5555] [--bind 127.0.0.1] [--token T] [--allow-host NAME]... [--hide-workers-after SECONDS]
+
+A web monitor of every task, run and worker on one Redis, with its JSON API (/api/tasks, /api/tasks/TASK,
+/api/workers), Prometheus metrics (/metrics) and /healthcheck. Actions (pause, resume, retry failed pages by reason,
+add URLs) need the token in a header (Authorization: Bearer T, or X-Crawl-Studio-Token: T); the page asks for it.
+The token: $CRAWL_STUDIO_MONITOR_TOKEN (preferred: an argument shows in ps), --token, or else one made at start and
+printed once to stderr. --bind beyond loopback needs a given token. --allow-host NAME: a Host name the monitor also
+answers to (behind a proxy, or scraped by name); others are refused (DNS rebinding). --hide-workers-after: workers
+silent that long leave the default view (default 600 s).`;
+
+export const MONITOR_TOKEN_ENV = 'CRAWL_STUDIO_MONITOR_TOKEN';
+const CONNECT_TIMEOUT_MS = 10_000;
+
+export class MonitorUsageError extends Error {}
+
+export async function cmdMonitor(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      ...REDIS_FLAG_SPEC,
+      port: { type: 'string', default: '5555' },
+      bind: { type: 'string', default: '127.0.0.1' },
+      token: { type: 'string' },
+      'allow-host': { type: 'string', multiple: true },
+      'hide-workers-after': { type: 'string', default: '600' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    console.log(MONITOR_USAGE);
+    return 0;
+  }
+  if (positionals.length > 0) throw new MonitorUsageError(`monitor takes no task file (it shows every task on the Redis), not '${positionals[0]}'`);
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new MonitorUsageError(`--port must be a port number, not '${values.port}'`);
+  const hideSecs = Number(values['hide-workers-after']);
+  if (!Number.isFinite(hideSecs) || hideSecs < 0) throw new MonitorUsageError(`--hide-workers-after must be seconds, not '${values['hide-workers-after']}'`);
+  const target = redisTargetFrom(values, env);
+  if (!target) throw new MonitorUsageError('monitor needs the Redis to watch: --redis URL (or --sentinel, --cluster, $CRAWL_STUDIO_REDIS)');
+  const given = env[MONITOR_TOKEN_ENV] || values.token;
+  const token = given || generateToken();
+  const redis = connectRedis(target);
+  redis.on('error', () => undefined);
+  try {
+    await pingWithin(redis, CONNECT_TIMEOUT_MS, redactUrl(target));
+    const monitor = await startMonitor({
+      redis,
+      bind: values.bind,
+      port,
+      token,
+      tokenGiven: Boolean(given),
+      allowHosts: values['allow-host'] ?? [],
+      hideWorkersAfterMs: hideSecs * 1000,
+      scriptPath: join(__dirname, 'media', 'monitor', 'main.js'),
+    });
+    console.log(`Crawl Studio monitor of ${redactUrl(target)} on ${monitor.url}/ (metrics: ${monitor.url}/metrics; Ctrl-C to stop)`);
+    // Printed once, to stderr only: stdout is often a log file.
+    if (!given) console.error(`Actions token (shown once): ${token}\nOpen ${monitor.url}/#token=${token} to act from the page.`);
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', () => resolve());
+      process.once('SIGTERM', () => resolve());
+    });
+    await monitor.close();
+    return 0;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function pingWithin(redis: ReturnType<typeof connectRedis>, ms: number, target: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  let onError: ((err: Error) => void) | undefined;
+  try {
+    await Promise.race([
+      redis.ping(),
+      // A refused or unresolvable target says so at once (the client would retry it quietly until the timeout).
+      new Promise<never>((_, reject) => redis.once('error', (onError = (err: Error) => reject(err)))),
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`Redis at ${target} did not answer within ${ms / 1000} s: is it running, and is the address right?`)), ms))),
+    ]);
+  } catch (err) {
+    const msg = err instanceof Error ? err.message : String(err);
+    throw new Error(msg.includes(target) ? msg : `cannot reach Redis at ${target}: ${msg}`);
+  } finally {
+    clearTimeout(timer);
+    if (onError) redis.off('error', onError);
+  }
+}

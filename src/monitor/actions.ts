@@ -1,0 +1,74 @@
+import type { Redis } from '../redis/connect';
+import { CrawlQueue } from '../frontier/crawl';
+import { pauseTask, resumeTask } from '../frontier/control';
+import { retryFailureGroup } from '../observe/failures';
+import { runInfoOf } from '../observe/figures';
+import { taskKeys } from '../frontier/keys';
+import { loadTaskFile } from '../workspace/taskFile';
+
+// What the monitor's actions do, through the functions the editor and the CLI call for the same thing: pausing and
+// resuming a task's queues (frontier/control.ts, the Queue Explorer's Pause and Resume; the editor's Stop Crawl pauses
+// the queue the same way for remote workers), retrying a reason's failed pages (retryFailureGroup, the dashboard's Retry
+// all), adding URLs (CrawlQueue.enqueueUrls, `crawl-studio enqueue` and Enqueue URL). No second implementation.
+
+/** A request the monitor refuses, with the HTTP status and the words it answers with. */
+export class ActionError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export type ActionResult = { readonly ok: true; readonly message: string; readonly count?: number; readonly results?: readonly { url: string; outcome: string; reason?: string }[] };
+
+/** Most URLs one "add URLs" request may carry (larger lists: `crawl-studio enqueue --file`). */
+export const MAX_ENQUEUE = 1_000;
+
+async function withQueue<T>(redis: Redis, task: string, fn: (q: CrawlQueue) => Promise<T>): Promise<T> {
+  const q = new CrawlQueue(redis, task);
+  try {
+    await q.loadLayout();
+    return await fn(q);
+  } finally {
+    await q.close();
+  }
+}
+
+export async function pause(redis: Redis, task: string): Promise<ActionResult> {
+  await pauseTask(redis, task);
+  return { ok: true, message: `'${task}' paused: no worker takes its pages until it is resumed (pages in flight finish)` };
+}
+
+export async function resume(redis: Redis, task: string): Promise<ActionResult> {
+  await resumeTask(redis, task);
+  return { ok: true, message: `'${task}' resumed` };
+}
+
+export async function retryReason(redis: Redis, task: string, reason: string): Promise<ActionResult> {
+  if (!/^[\w.-]{1,64}$/.test(reason)) throw new ActionError(400, `'reason' must name a failure reason (e.g. http-404, timeout), not '${reason.slice(0, 80)}'`);
+  const n = await withQueue(redis, task, (q) => retryFailureGroup(redis, q.queue, task, reason));
+  return { ok: true, count: n, message: n === 0 ? `no kept failed page of '${task}' has the reason ${reason}` : `${n} failed page(s) of '${task}' (${reason}) are back in the queue` };
+}
+
+/**
+ * URLs into the task's current run, routed by the task's rules: the task file is the one its run was started
+ * with (the run's meta names it), read on this machine.
+ */
+export async function enqueue(redis: Redis, task: string, urls: readonly string[]): Promise<ActionResult> {
+  if (urls.length === 0 || urls.length > MAX_ENQUEUE || urls.some((u) => typeof u !== 'string' || u.length > 8192)) throw new ActionError(400, `'urls' must be 1 to ${MAX_ENQUEUE} URLs`);
+  const run = runInfoOf(await redis.hgetall(taskKeys(task).meta));
+  if (!run) throw new ActionError(409, `'${task}' has never run on this Redis: start it first`);
+  if (!run.file) throw new ActionError(409, `the run of '${task}' does not name its task file: enqueue with crawl-studio enqueue`);
+  let file;
+  try {
+    file = await loadTaskFile(run.file);
+  } catch (err) {
+    throw new ActionError(409, `cannot read the task file of '${task}' on this machine (${run.file}): ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+  }
+  if (file.name !== task) throw new ActionError(409, `${run.file} now names the task '${file.name}', not '${task}'`);
+  const results = await withQueue(redis, task, (q) => q.enqueueUrls(file, urls));
+  const n = results.filter((r) => r.outcome === 'enqueued').length;
+  return { ok: true, count: n, results, message: `${n} of ${urls.length} URL(s) enqueued in '${task}'` };
+}

@@ -1,0 +1,157 @@
+import { Queue } from 'bullmq';
+import type { Redis } from '../redis/connect';
+import type { CrawlStatus, PageJobData, PageJobResult } from '../frontier/crawl';
+import { bullPrefix, TASKS_KEY } from '../frontier/keys';
+import { isWorkerGone, readWorkers, WORKER_SILENT_AFTER_MS, type WorkerBeat } from '../frontier/fleet';
+import { describeGroup } from '../observe/failures';
+import { readFrontierByHost, type FrontierByHost } from '../observe/frontier';
+import { readHealth, type HealthSnapshot } from '../observe/health';
+import { rateSeries, recordSample } from '../observe/metrics';
+import { runRates, type RunRates } from '../observe/rates';
+import { describeQueue, finishedPages, queuedJobs, readTaskStatus, waitingPages, type FinishedPages } from '../observe/taskStatus';
+import { pagesFinishedBy } from '../observe/workerRates';
+
+// What the monitor's JSON API returns, read from Redis at each request through the read-models every other view
+// uses (status --json's readTaskStatus, the dashboard's readHealth and runRates, the frontier's, the fleet's
+// heartbeats): no figure is computed here a second way. Every list is bounded. The only things kept between
+// requests are a BullMQ Queue handle per task and, for FAILURES_EVERY_MS, the sample of failed jobs (as the
+// dashboard keeps it): reading 2,000 failed jobs at every poll would cost Redis more than the crawl.
+
+/** Bounds of every list the API returns. */
+export const LIMITS = { tasks: 200, workers: 500, hosts: 50, frontierHosts: 50, groups: 50, pagesPerGroup: 5, points: 300 } as const;
+const FAILURES_EVERY_MS = 10_000;
+
+/** A task's figures, each from its one read-model: `status` is exactly what `crawl-studio status --json` prints. */
+export interface TaskSummary {
+  readonly status: CrawlStatus;
+  readonly finished: FinishedPages;
+  /** Pages that can still make work ("queue N"), and those waiting for a worker, as every view counts them. */
+  readonly queued: number;
+  readonly waiting: number;
+  readonly queueText: string;
+}
+
+export interface WorkerView {
+  readonly id: string;
+  readonly host: string;
+  readonly pid: number;
+  readonly tasks: readonly string[];
+  readonly concurrency: number;
+  readonly pagesDone: number;
+  readonly failed: number;
+  readonly started: number;
+  readonly lastSeen: number;
+  readonly lastSeenAgoMs: number;
+  /** live: beating; silent: no beat for WORKER_SILENT_AFTER_MS (shown as gone); gone: past WORKER_GONE_AFTER_MS. */
+  readonly state: 'live' | 'silent' | 'gone';
+}
+
+export interface TaskDetail extends TaskSummary {
+  readonly at: number;
+  readonly rates: RunRates;
+  /** Pages finished per second and queue depth, per sample of the run's metric history (the newest LIMITS.points). */
+  readonly series: { readonly t: readonly number[]; readonly pagesPerSec: readonly number[]; readonly queueDepth: readonly number[] };
+  readonly failures: readonly { group: string; label: string; count: number; jobs: number; pages: HealthSnapshot['failures'][number]['pages'] }[];
+  readonly skipped: readonly { reason: string; label: string; count: number; urls: readonly string[] }[];
+  readonly dropped: readonly { reason: string; count: number }[];
+  readonly hosts: HealthSnapshot['hosts'];
+  readonly frontier: FrontierByHost;
+  readonly workers: readonly WorkerView[];
+}
+
+export class MonitorViews {
+  private readonly queues = new Map<string, Queue<PageJobData, PageJobResult>>();
+  /** Per task: the last health read, reused for its failure samples until FAILURES_EVERY_MS passed or the count moved. */
+  private readonly previous = new Map<string, { at: number; health: HealthSnapshot }>();
+
+  constructor(
+    private readonly redis: Redis,
+    /** Workers silent for longer than this are left out of the default view (they stay in Redis, and in `?all=1`). */
+    private readonly hideWorkersAfterMs: number,
+  ) {}
+
+  /** The task names this Redis knows, sorted, at most LIMITS.tasks of them; `total` says how many there are. */
+  async taskNames(): Promise<{ names: string[]; total: number }> {
+    const all = (await this.redis.smembers(TASKS_KEY)).sort();
+    return { names: all.slice(0, LIMITS.tasks), total: all.length };
+  }
+
+  async isTask(name: string): Promise<boolean> {
+    return (await this.redis.sismember(TASKS_KEY, name)) === 1;
+  }
+
+  async tasks(): Promise<{ tasks: TaskSummary[]; total: number; limit: number }> {
+    const { names, total } = await this.taskNames();
+    const tasks = await Promise.all(names.map(async (name) => summaryOf(await readTaskStatus(this.redis, name))));
+    return { tasks, total, limit: LIMITS.tasks };
+  }
+
+  async task(name: string, now = Date.now()): Promise<TaskDetail> {
+    // The monitor samples a running run's history as an open dashboard does (recordSample lets one sampler a
+    // second through), so the charts have no gap when no editor watches.
+    await recordSample(this.redis, name, now).catch(() => null);
+    const prev = this.previous.get(name);
+    const readFailures = !prev || now - prev.at > FAILURES_EVERY_MS;
+    // The charts show the newest LIMITS.points rates: one more sample than that is all the history read needs.
+    const historyLast = LIMITS.points + 1;
+    let health = await readHealth(this.redis, this.queue(name), { name }, { readFailures, previous: prev?.health ?? null, historyLast });
+    if (!readFailures && health.stats?.failed !== prev?.health.stats?.failed) health = await readHealth(this.redis, this.queue(name), { name }, { readFailures: true, historyLast });
+    if (readFailures || health.stats?.failed !== prev?.health.stats?.failed) this.previous.set(name, { at: now, health });
+    const [status, frontier, workers] = await Promise.all([readTaskStatus(this.redis, name), readFrontierByHost(this.redis, name, LIMITS.frontierHosts), this.workers({ all: false, task: name, now })]);
+    const points = rateSeries(health.history).slice(-LIMITS.points);
+    const stats = status.stats;
+    return {
+      ...summaryOf(status),
+      at: health.at,
+      rates: runRates(health),
+      series: { t: points.map((p) => p.t), pagesPerSec: points.map((p) => p.finishedPerSec), queueDepth: points.map((p) => p.queueDepth) },
+      failures: health.failures.slice(0, LIMITS.groups).map((f) => ({ group: f.group, label: describeGroup(f.group), count: f.count, jobs: f.jobs, pages: f.pages.slice(0, LIMITS.pagesPerGroup) })),
+      skipped: health.skipped.slice(0, LIMITS.groups).map((s) => ({ reason: s.reason, label: describeGroup(s.reason), count: s.count, urls: s.urls.slice(0, LIMITS.pagesPerGroup) })),
+      dropped: Object.entries(stats?.dropped ?? {})
+        .map(([reason, count]) => ({ reason, count }))
+        .sort((a, b) => b.count - a.count)
+        .slice(0, LIMITS.groups),
+      hosts: health.hosts.slice(0, LIMITS.hosts),
+      frontier,
+      workers: workers.workers,
+    };
+  }
+
+  /** The fleet's workers (of one task, or all), newest beat state first; silent ones past the hiding time left out unless `all`. */
+  async workers(o: { all: boolean; task?: string; now?: number }): Promise<{ workers: WorkerView[]; hidden: number; limit: number }> {
+    const now = o.now ?? Date.now();
+    const beats = (await readWorkers(this.redis)).filter((b) => !o.task || b.tasks.includes(o.task));
+    const shown = beats.filter((b) => o.all || now - b.lastSeen <= this.hideWorkersAfterMs);
+    return { workers: shown.slice(0, LIMITS.workers).map((b) => workerView(b, now)), hidden: beats.length - shown.length, limit: LIMITS.workers };
+  }
+
+  private queue(task: string): Queue<PageJobData, PageJobResult> {
+    let q = this.queues.get(task);
+    if (!q) {
+      q = new Queue<PageJobData, PageJobResult>(task, { connection: this.redis, prefix: bullPrefix(task) });
+      q.on('error', () => undefined);
+      this.queues.set(task, q);
+    }
+    return q;
+  }
+
+  /** Forgets the cached failure samples of a task (after a retry, so the next read shows what is left). */
+  forget(task: string): void {
+    this.previous.delete(task);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.queues.values()].map((q) => q.close().catch(() => undefined)));
+    this.queues.clear();
+  }
+}
+
+export function summaryOf(status: CrawlStatus): TaskSummary {
+  return { status, finished: finishedPages(status.stats), queued: queuedJobs(status.counts), waiting: waitingPages(status.counts), queueText: describeQueue(status.counts) };
+}
+
+export function workerView(b: WorkerBeat, now: number): WorkerView {
+  const ago = Math.max(0, now - b.lastSeen);
+  const state = isWorkerGone(b, now) ? 'gone' : ago > WORKER_SILENT_AFTER_MS ? 'silent' : 'live';
+  return { id: b.id, host: b.host, pid: b.pid, tasks: b.tasks, concurrency: b.concurrency, pagesDone: pagesFinishedBy(b), failed: b.failed, started: b.started, lastSeen: b.lastSeen, lastSeenAgoMs: ago, state };
+}
