@@ -64,10 +64,10 @@ describe('CLI: a Redis that is not there, or refuses us, is said at once (issue 
     taskFile = sharedTaskFile = (await writeTask(`name: wrong-redis\nstart: [http://127.0.0.1:9/]\nrules: [{ name: page }]\n`)).file;
   });
 
-  it('nothing listening: run, status, enqueue, failures exit 4 with the target and "connection refused"; export names its store', async () => {
+  it('nothing listening: run, status, enqueue, failures, retry, monitor exit 4 with the target and "connection refused"; export names its store', async () => {
     const port = await freePort();
     const target = `redis://127.0.0.1:${port}`;
-    for (const args of [['run', taskFile], ['status', taskFile], ['enqueue', taskFile, 'http://127.0.0.1:9/x'], ['failures', taskFile], ['retry', taskFile]]) {
+    for (const args of [['run', taskFile], ['status', taskFile], ['enqueue', taskFile, 'http://127.0.0.1:9/x'], ['failures', taskFile], ['retry', taskFile], ['monitor', '--port', '0']]) {
       const r = await cli([...args, '--redis', target]);
       assert.equal(r.code, EXIT.REDIS_UNREACHABLE, `${args[0]}: ${r.out}`);
       assert.match(r.out, new RegExp(`cannot connect to redis://127\\.0\\.0\\.1:${port}: connection refused; is Redis running there\\?`), `${args[0]}: ${r.out}`);

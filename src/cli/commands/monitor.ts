@@ -1,6 +1,8 @@
 import { cmdMonitor, MONITOR_USAGE } from '../monitor';
 import { command } from '../spec';
 import { REDIS_OPTIONS } from '../options';
+import { redisTargetFrom } from '../../worker/args';
+import { checkRedis } from '../../redis/check';
 
 // `monitor` in the table of commands: its options for --help and the checks; src/cli/monitor.ts runs it.
 
@@ -17,6 +19,11 @@ export const monitorCommand = command({
     'allow-host': { type: 'string', multiple: true, value: 'NAME', help: 'a Host name the monitor also answers to (repeatable)' },
     'hide-workers-after': { type: 'string', value: 'SECONDS', help: 'workers silent that long leave the default view (default 600)' },
   },
-  // The monitor parses its own arguments (with its defaults); the table has checked them.
-  run: (_values, _positionals, argv) => cmdMonitor([...argv]),
+  // The monitor parses its own arguments (with its defaults); the table has checked them. Its Redis is checked as
+  // every command's is, so a wrong one exits with the same words and exit codes (cli/exitCodes.ts).
+  async run(values, _positionals, argv) {
+    const target = redisTargetFrom(values);
+    if (target) await checkRedis(target);
+    return cmdMonitor([...argv]);
+  },
 });
