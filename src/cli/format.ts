@@ -3,6 +3,7 @@ import type { CrawlTask } from '../core/task/model';
 import { DROP_REASONS, droppedTotal, explainDrop } from '../core/task/dropReasons';
 import { formatBytes, formatDuration, groupDigits as n } from '../core/units';
 import { describeQueue, queuedJobs } from '../observe/taskStatus';
+import type { FailedPage, RunFailures } from '../observe/failures';
 
 // Terminal output of the CLI: one progress line, and a summary at the end.
 
@@ -26,12 +27,28 @@ export function progressLine(status: CrawlStatus, pagesPerSec: number, elapsedMs
   ].join(' · ');
 }
 
-export function summaryLines(status: CrawlStatus, durationMs: number, extra: string[] = [], task?: CrawlTask): string[] {
+/**
+ * `failures` under the summary's (and `status`'s) "pages failed": each reason with its count and the first message of
+ * its group, e.g. `    login: 1 — login to http://…/login failed: HTTP 403`.
+ */
+export function failureReasonLines(f: RunFailures | null, indent = '    '): string[] {
+  return (f?.groups ?? [])
+    .filter((g) => g.kind === 'failed')
+    .map((g) => `${indent}${g.reason}: ${n(g.count)}${g.pages[0] ? ` — ${clip(g.pages[0].message, 160)}` : ''}`);
+}
+
+function clip(s: string, max: number): string {
+  const one = s.replace(/\s+/g, ' ');
+  return one.length > max ? `${one.slice(0, max - 1)}…` : one;
+}
+
+export function summaryLines(status: CrawlStatus, durationMs: number, extra: string[] = [], task?: CrawlTask, failures: RunFailures | null = null): string[] {
   const s = status.stats;
   const lines = [
     `Crawl '${status.task}' finished in ${formatDuration(durationMs)}`,
     `  pages fetched   ${n(s?.done ?? 0)}${pageKinds(s)}, ${formatBytes(s?.bytes ?? 0)}`,
     `  pages failed    ${n(s?.failed ?? 0)}${fmtGroups(s?.failures)}`,
+    ...failureReasonLines(failures),
     `  pages skipped   ${n(Object.values(s?.skipped ?? {}).reduce((a, b) => a + b, 0))}${fmtGroups(s?.skipped)}`,
     `  items extracted ${n(s?.items ?? 0)}${itemNotes(s)}`,
     `  duplicate links ${n(s?.duplicates ?? 0)} (already seen, not fetched again)`,
@@ -52,9 +69,25 @@ function itemNotes(s: CrawlStats | null): string {
   return notes.length ? ` (${notes.join(', ')})` : '';
 }
 
-/** "  links dropped   11 (pattern: 11)": every drop by reason, `repeat` shown but not in the total (the URL is kept once). */
+/**
+ * "  links dropped   11 (pattern: 11)": the total and its reasons, which add up to it. `repeat` (the same URL again on
+ * one page, kept once) is not a drop of a link and not in the total, so it is said after the parentheses.
+ */
 export function droppedLine(s: CrawlStats | null): string {
-  return `  links dropped   ${n(droppedTotal(s?.dropped ?? {}))}${fmtGroups(s?.dropped)}`;
+  const { repeat = 0, ...dropped } = s?.dropped ?? {};
+  const repeats = repeat > 0 ? `; ${n(repeat)} repeat${repeat === 1 ? '' : 's'} (the same URL again on a page, kept once)` : '';
+  return `  links dropped   ${n(droppedTotal(dropped))}${fmtGroups(dropped)}${repeats}`;
+}
+
+/**
+ * "  items stored    book: 20 rows written by this run (inserted or updated), …": the rows whose last write was this
+ * run's, per type, not the table (a run that stored nothing printed an earlier run's 30 rows).
+ */
+export function storedLine(runRows: ReadonlyArray<{ readonly type: string; readonly count: number }>, tableRows: ReadonlyArray<{ readonly type: string; readonly count: number }>, notes: string): string {
+  const mine = runRows.filter((r) => r.count > 0);
+  if (mine.length > 0) return `  items stored    ${mine.map((r) => `${r.type}: ${n(r.count)}`).join(', ')} rows written by this run (inserted or updated; ${notes})`;
+  const held = tableRows.filter((r) => r.count > 0);
+  return `  items stored    none by this run (${notes})${held.length ? `; the store holds ${held.map((r) => `${r.type}: ${n(r.count)}`).join(', ')} rows from earlier runs` : ''}`;
 }
 
 /** Drop reasons present in a run, each with what its label means (for `status`). */
@@ -82,4 +115,26 @@ export function dropWarnings(s: CrawlStats, task: CrawlTask): string[] {
 function fmtGroups(g: Readonly<Record<string, number>> | undefined): string {
   const entries = Object.entries(g ?? {}).filter(([, v]) => v > 0);
   return entries.length ? ` (${entries.map(([k, v]) => `${k}: ${n(v)}`).join(', ')})` : '';
+}
+
+/** `crawl-studio failures`: each reason with its count, then its pages with what is known of each. */
+export function failuresReport(f: RunFailures): string[] {
+  if (!f.run) return [`${f.task}: never run on this Redis`];
+  const lines = [`${f.task}: run ${f.run}: ${n(f.failed)} page${f.failed === 1 ? '' : 's'} failed, ${n(f.skipped)} skipped`];
+  for (const g of f.groups) {
+    lines.push('', `${g.kind} ${g.reason}: ${n(g.count)}${g.pages.length < g.count ? ` (${g.pages.length ? `the latest ${n(g.pages.length)}` : 'their pages are no longer kept'})` : ''}`);
+    for (const p of g.pages) lines.push(...pageLines(p));
+  }
+  return lines;
+}
+
+function pageLines(p: FailedPage): string[] {
+  const facts = [
+    p.rule && `rule ${p.rule}`,
+    p.status !== null && `HTTP ${p.status}`,
+    p.attempts !== null && `${p.attempts} attempt${p.attempts === 1 ? '' : 's'}`,
+    p.worker && `worker ${p.worker}`,
+    p.at !== null && new Date(p.at).toISOString(),
+  ].filter(Boolean);
+  return [`  ${p.url}`, `    ${facts.join(' · ')}`, ...(p.message && p.message !== p.reason ? [`    ${clip(p.message, 300)}`] : [])];
 }

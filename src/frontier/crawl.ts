@@ -37,6 +37,18 @@ export interface PageJobData {
    * it, and it may have finished and been removed since, so it checks that its page is still in the window first.
    */
   readonly recovered?: true;
+  /**
+   * Set when the page failed for good (worker/processor.ts): its failure group as the run's counters have it
+   * (`failed:<group>`), the HTTP status when there was one, and the worker that gave up, for `crawl-studio failures`
+   * and the dashboard (observe/failures.ts); the message is the job's failedReason.
+   */
+  readonly failure?: PageFailure;
+}
+
+export interface PageFailure {
+  readonly group: string;
+  readonly status: number | null;
+  readonly worker: string;
 }
 
 /** The BullMQ job name of a sitemap's job (a page's job is named after its rule). */

@@ -124,6 +124,8 @@ export function metricsKeys(task: string, run: string) {
     hosts: `${base}hosts`,
     /** Recent URLs of skipped jobs, per reason (failed jobs carry their own in BullMQ). */
     skippedUrls: (reason: string) => `${base}skipped:${reason}`,
+    /** The run's latest skipped pages, newest first, as JSON (observe/failures.ts SkippedPage), capped. */
+    skippedLog: `${base}skipped-log`,
   };
 }
 

@@ -1,7 +1,7 @@
 import { Queue, type Job } from 'bullmq';
 import type { Redis } from '../redis/connect';
-import type { PageJobData, PageJobResult } from '../frontier/crawl';
-import { partitionKeys, taskKeys } from '../frontier/keys';
+import { readRunStats, type PageJobData, type PageJobResult } from '../frontier/crawl';
+import { metricsKeys, partitionKeys, taskKeys } from '../frontier/keys';
 import { LAYOUT_FIELD, layoutFromMeta } from '../frontier/layout';
 
 // Failed jobs grouped by cause, and "retry all of this group". The stats hash counts failures per group
@@ -21,7 +21,15 @@ const PATTERNS: readonly [RegExp, (m: RegExpMatchArray) => string][] = [
   [/(^redirect to a non-http URL|resolves to a private address)/, () => 'blocked'],
   // worker/sitemapJob.ts: Redis failed over while a sitemap's entries were queued (redis/replicas.ts).
   [/^Redis failed over /, () => 'failover'],
+  // Jobs failed before PageJobData.failure existed, or by BullMQ itself (a stall), carry only their message.
+  [/^(login to |gave up waiting for the login)/, () => 'login'],
+  [/stalled more than allowable limit/, () => 'stalled'],
 ];
+
+/** A failed job's group: the one its worker recorded with the run's counters, else read from its message. */
+export function jobFailureGroup(job: Pick<CrawlJob, 'data' | 'failedReason'>): string {
+  return job.data?.failure?.group ?? failureGroupOf(job.failedReason);
+}
 
 export function failureGroupOf(reason: string | undefined | null): string {
   if (!reason) return 'error';
@@ -61,11 +69,11 @@ export interface FailureGroupSample {
   readonly jobs: number;
   readonly urls: readonly string[];
   /** The same newest pages with why they failed (the job's last error, as the worker wrote it: no secrets). */
-  readonly pages: readonly FailedPage[];
+  readonly pages: readonly FailedJobSample[];
 }
 
 /** A failed page as its kept job says: the last error message, the attempts spent, when it failed for good. */
-export interface FailedPage {
+export interface FailedJobSample {
   readonly url: string;
   readonly message: string;
   readonly attempts: number;
@@ -115,14 +123,14 @@ async function* failedJobs(queues: readonly CrawlQueueHandle[], max: number): As
 /** Failed jobs grouped by cause, with a few URLs each (newest first); `queue` may be a task's every queue. */
 export async function sampleFailures(queue: CrawlQueueHandle | readonly CrawlQueueHandle[], opts: { max?: number; urlsPerGroup?: number } = {}): Promise<FailureGroupSample[]> {
   const per = opts.urlsPerGroup ?? 5;
-  const groups = new Map<string, { jobs: number; urls: string[]; pages: FailedPage[] }>();
+  const groups = new Map<string, { jobs: number; urls: string[]; pages: FailedJobSample[] }>();
   for await (const job of failedJobs(Array.isArray(queue) ? queue : [queue as CrawlQueueHandle], opts.max ?? 2000)) {
-    const g = failureGroupOf(job.failedReason);
+    const g = jobFailureGroup(job);
     const e = groups.get(g) ?? { jobs: 0, urls: [], pages: [] };
     e.jobs++;
     if (e.urls.length < per && job.data?.url) {
       e.urls.push(job.data.url);
-      e.pages.push({ url: job.data.url, message: job.failedReason ?? '', attempts: job.attemptsMade, at: job.finishedOn ?? null });
+      e.pages.push({ url: job.data.url, message: redactMessage(job.failedReason ?? ''), attempts: job.attemptsMade, at: job.finishedOn ?? null });
     }
     groups.set(g, e);
   }
@@ -135,7 +143,7 @@ export async function sampleFailures(queue: CrawlQueueHandle | readonly CrawlQue
  */
 export async function retryFailureGroup(redis: Redis, queue: Queue<PageJobData, PageJobResult>, task: string, group: string): Promise<number> {
   const matching: CrawlJob[] = [];
-  for await (const job of failedJobs(await taskQueues(redis, queue, task), 100_000)) if (failureGroupOf(job.failedReason) === group) matching.push(job);
+  for await (const job of failedJobs(await taskQueues(redis, queue, task), 100_000)) if (jobFailureGroup(job) === group) matching.push(job);
   return retryFailedJobs(redis, task, matching);
 }
 
@@ -151,13 +159,14 @@ export async function retryFailedJobs(redis: Redis, task: string, jobs: readonly
   let retried = 0;
   for (const job of jobs) {
     // Before the retry, which clears the job's failedReason.
-    const group = failureGroupOf(job.failedReason);
+    const group = jobFailureGroup(job);
     try {
       // A job re-added after its lease ran out is marked `recovered`, and such a job whose page is no longer in the
       // window is taken for one that finished before its worker died (CrawlQueue.isSettled): retried by hand, it
       // would end without fetching. The person asked for the page again, so it is a plain job again.
-      if (job.data?.recovered) {
-        const { recovered: _recovered, ...data } = job.data;
+      // Its failure record goes too: the page is no longer failed.
+      if (job.data?.recovered || job.data?.failure) {
+        const { recovered: _recovered, failure: _failure, ...data } = job.data;
         await job.updateData(data);
       }
       await job.retry('failed');
@@ -176,4 +185,117 @@ export async function retryFailedJobs(redis: Redis, task: string, jobs: readonly
     if (state === 'finished' || state === 'stopped') await redis.multi().hset(keys.meta, 'state', 'running').hdel(keys.meta, 'finishedAt').unlink(keys.finalized(run)).exec();
   }
   return retried;
+}
+
+// ---- A run's failed and skipped pages, by reason (`crawl-studio failures`, the run summary, `status`) -----------
+
+export interface FailedPage {
+  readonly url: string;
+  readonly rule: string | null;
+  readonly reason: string;
+  /** The HTTP status the page failed with, when it got one. */
+  readonly status: number | null;
+  /** Attempts made (a skipped page: null). */
+  readonly attempts: number | null;
+  /** The last error message (URLs in it with credentials shown as `***`). */
+  readonly message: string;
+  readonly worker: string | null;
+  /** When it failed or was skipped, ms since the epoch. */
+  readonly at: number | null;
+}
+
+export interface ReasonGroup {
+  readonly kind: 'failed' | 'skipped';
+  readonly reason: string;
+  /** The run's counter (what the summary, the dashboard and `status --json` count). */
+  readonly count: number;
+  /** Its pages still known (failed jobs the queue keeps; the latest skipped pages), newest first, at most `limit`. */
+  readonly pages: readonly FailedPage[];
+}
+
+export interface RunFailures {
+  readonly task: string;
+  readonly run: string | null;
+  readonly failed: number;
+  readonly skipped: number;
+  /** Failures first, then skips; each by count, largest first. */
+  readonly groups: readonly ReasonGroup[];
+}
+
+/** True when `reason` names the group or its family (`http` for `http-404`, `parse` for `parse-timeout`). */
+export function matchesReason(group: string, reason: string | undefined): boolean {
+  return reason === undefined || group === reason || group.startsWith(`${reason}-`);
+}
+
+/** A message as shown: a URL's credentials (a proxy's `user:pass@`) never. */
+export function redactMessage(message: string): string {
+  return message.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi, '$1***@');
+}
+
+/**
+ * The failed and skipped pages of a run (the current one by default), grouped by reason with the run's counts: one
+ * read for the CLI's `failures`, its run summary and `status`, so they count as the dashboard does.
+ */
+export async function readRunFailures(
+  redis: Redis,
+  queue: CrawlQueueHandle,
+  task: string,
+  opts: { readonly run?: string; readonly reason?: string; readonly limit?: number } = {},
+): Promise<RunFailures> {
+  const run = opts.run ?? (await redis.hget(taskKeys(task).meta, 'run'));
+  if (!run) return { task, run: null, failed: 0, skipped: 0, groups: [] };
+  const limit = opts.limit ?? 20;
+  const stats = await readRunStats(redis, task, run);
+  const failedPages = new Map<string, FailedPage[]>();
+  for await (const job of failedJobs(await taskQueues(redis, queue, task), 100_000)) {
+    if (job.data?.run !== run) continue;
+    const reason = jobFailureGroup(job);
+    if (!matchesReason(reason, opts.reason)) continue;
+    const list = failedPages.get(reason) ?? [];
+    list.push({
+      url: job.data.url,
+      rule: job.data.rule ?? null,
+      reason,
+      status: job.data.failure?.status ?? httpStatusOf(job.failedReason),
+      attempts: job.attemptsMade,
+      message: redactMessage(job.failedReason ?? ''),
+      worker: job.data.failure?.worker ?? null,
+      at: job.finishedOn ?? null,
+    });
+    failedPages.set(reason, list);
+  }
+  const skippedPages = new Map<string, FailedPage[]>();
+  for (const raw of await redis.lrange(metricsKeys(task, run).skippedLog, 0, -1)) {
+    const e = parseSkipped(raw);
+    if (!e || !matchesReason(e.reason, opts.reason)) continue;
+    const list = skippedPages.get(e.reason) ?? [];
+    list.push(e);
+    skippedPages.set(e.reason, list);
+  }
+  const groups: ReasonGroup[] = [];
+  const add = (kind: ReasonGroup['kind'], counts: Readonly<Record<string, number>>, pages: Map<string, FailedPage[]>) => {
+    const reasons = new Set([...Object.keys(counts).filter((r) => (counts[r] ?? 0) > 0 && matchesReason(r, opts.reason)), ...pages.keys()]);
+    const mine = [...reasons].map((reason) => {
+      const list = (pages.get(reason) ?? []).sort((a, b) => (b.at ?? 0) - (a.at ?? 0));
+      return { kind, reason, count: Math.max(counts[reason] ?? 0, kind === 'failed' ? list.length : 0), pages: list.slice(0, limit) };
+    });
+    groups.push(...mine.sort((a, b) => b.count - a.count));
+  };
+  add('failed', stats.failures, failedPages);
+  add('skipped', stats.skipped, skippedPages);
+  return { task, run, failed: stats.failed, skipped: Object.values(stats.skipped).reduce((a, b) => a + b, 0), groups };
+}
+
+function httpStatusOf(message: string | undefined): number | null {
+  const m = /^HTTP (\d{3}) /.exec(message ?? '');
+  return m ? Number(m[1]) : null;
+}
+
+function parseSkipped(raw: string): FailedPage | null {
+  try {
+    const e = JSON.parse(raw) as { url: string; reason: string; message?: string; rule?: string | null; worker?: string | null; at?: number };
+    return { url: e.url, rule: e.rule ?? null, reason: e.reason, status: null, attempts: null, message: redactMessage(e.message ?? e.reason), worker: e.worker ?? null, at: e.at ?? null };
+  } catch {
+    return null;
+  }
 }

@@ -3,6 +3,7 @@ import type { Redis } from '../redis/connect';
 import { readRunStats, sumHashes } from '../frontier/crawl';
 import { hostTallyField, metricsKeys, partitionKeys, taskKeys, type HostOutcome } from '../frontier/keys';
 import { LAYOUT_FIELD, layoutFromMeta } from '../frontier/layout';
+import { workerIdOf } from '../frontier/fleet';
 import { readJobCounts, skippedJobs, waitingPages } from './taskStatus';
 
 export { metricsKeys } from '../frontier/keys';
@@ -111,9 +112,19 @@ export async function countFailed(redis: Redis, task: string, run: string, url: 
   await tallyJob(redis.multi().hincrby(stats, 'failed', 1).hincrby(stats, `failed:${group}`, 1), task, run, url, 'failed').exec();
 }
 
-/** A job skipped for `reason`, counted in one MULTI: the run's "skipped:<reason>", its host's tally and the reason's recent URLs. */
-export async function countSkipped(redis: Redis, task: string, run: string, url: string, reason: string): Promise<void> {
-  await tallyJob(redis.multi().hincrby(taskKeys(task).stats(run), `skipped:${skipReasonOf(reason)}`, 1), task, run, url, 'skipped', reason).exec();
+/** Skipped pages a run keeps with their details (`crawl-studio failures`): the latest, newest first. */
+export const SKIPPED_LOG_KEEP = 1_000;
+
+/**
+ * A job skipped for `reason`, counted in one MULTI: the run's "skipped:<reason>", its host's tally, the reason's
+ * recent URLs and the run's log of skipped pages (with the rule and the worker: observe/failures.ts).
+ */
+export async function countSkipped(redis: Redis, task: string, run: string, url: string, reason: string, rule: string | null = null): Promise<void> {
+  const m = redis.multi().hincrby(taskKeys(task).stats(run), `skipped:${skipReasonOf(reason)}`, 1);
+  const log = metricsKeys(task, run).skippedLog;
+  const entry = { url, reason: skipReasonOf(reason), message: reason, rule, worker: workerIdOf(process.pid), at: Date.now() };
+  m.lpush(log, JSON.stringify(entry)).ltrim(log, 0, SKIPPED_LOG_KEEP - 1).pexpire(log, TTL_MS);
+  await tallyJob(m, task, run, url, 'skipped', reason).exec();
 }
 
 /** Adds a finished job to its host's tally on `m`; a skip also joins its reason's recent URLs. */

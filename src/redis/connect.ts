@@ -53,8 +53,8 @@ export function connectTarget(target: RedisTarget, extra: RedisOptions = {}): Re
         sentinelUsername: target.sentinelUsername,
         sentinelPassword: target.sentinelPassword,
         ...(target.tls ? { tls: {}, sentinelTLS: {}, enableTLSForSentinelMode: true } : {}),
-        // All sentinels unreachable: keep asking, as for the node itself.
-        sentinelRetryStrategy: retryStrategy,
+        // All sentinels unreachable: keep asking, as for the node itself (a connection check asks once).
+        sentinelRetryStrategy: extra.retryStrategy ?? retryStrategy,
         // Subscribes to the sentinels' +switch-master and reconnects at once: without it a client stays on the
         // old master until Sentinel demotes it, seconds later, writing where nobody will read.
         failoverDetector: true,
@@ -71,12 +71,13 @@ export function connectTarget(target: RedisTarget, extra: RedisOptions = {}): Re
           ...(target.tls ? { tls: {} } : {}),
           reconnectOnError,
         },
-        clusterRetryStrategy: retryStrategy,
+        clusterRetryStrategy: extra.retryStrategy ?? retryStrategy,
         enableReadyCheck: true,
         // Writes and reads both go to primaries: the crawl reads what it just wrote.
         scaleReads: 'master',
         enableAutoPipelining: extra.enableAutoPipelining ?? false,
         lazyConnect: extra.lazyConnect ?? false,
+        ...(extra.connectTimeout ? { slotsRefreshTimeout: extra.connectTimeout } : {}),
       };
       client = new Cluster(target.nodes.map((n) => ({ host: n.host, port: n.port })), options);
       break;

@@ -1,6 +1,7 @@
 import type { CrawlTask } from '../core/task/model';
 import type { CrawlStatus, RunInfo } from '../frontier/crawl';
 import { connectRedis } from '../redis/connect';
+import { watchConnection, type ConnectionWatch } from '../redis/check';
 import { CrawlSession, type Progress, type SessionResult } from './session';
 import { restoreRevisits } from './revisitRestore';
 import { attachStore, type AttachedStore } from './storeAttachment';
@@ -49,6 +50,8 @@ export interface LaunchOptions {
   readonly onStoreOpen?: (store: AttachedStore) => void;
   /** The store writer's own messages (a database down, retrying). */
   readonly onStoreMessage?: (message: string) => void;
+  /** Redis lost and back (each reconnect with its cause and attempt: redis/check.ts watchConnection). */
+  readonly onRedisMessage?: (message: string) => void;
   /** The items of each batch this launch's writer committed to the store (see WriterOptions.onStored). */
   readonly onItemsStored?: (items: readonly ItemRow[]) => void;
   readonly onWorkerExit?: (pid: number, code: number | null, signal: string | null, expected: boolean, lastLines: string[]) => void;
@@ -57,7 +60,10 @@ export interface LaunchOptions {
 /** What the store holds after the run, for the summary: rows per item type, merged duplicates, errors. */
 export interface StoredSummary {
   readonly location: string;
+  /** Rows per item type in the store: every run's. */
   readonly rows: ReadonlyArray<{ readonly type: string; readonly count: number }>;
+  /** Rows per item type whose last write was this run's (inserted or updated by it), by any writer. */
+  readonly runRows: ReadonlyArray<{ readonly type: string; readonly count: number }>;
   readonly duplicatesMerged: number;
   readonly errors: number;
 }
@@ -66,6 +72,8 @@ export interface LaunchResult extends SessionResult {
   readonly stored: StoredSummary;
   /** stop() ended the launch before the run drained; the run stays resumable. */
   readonly stopped: boolean;
+  /** How long this launch's connection to Redis was lost during the run, in total (0: never). */
+  readonly redisGoneMs: number;
 }
 
 /** The longest the launch waits for its store to close once the run has ended. */
@@ -81,8 +89,11 @@ export class CrawlLaunch {
   private attached: AttachedStore | undefined;
   private stopped = false;
 
+  private readonly redisWatch: ConnectionWatch;
+
   constructor(private readonly opts: LaunchOptions) {
     const storeRedis = connectRedis(opts.redisUrl);
+    this.redisWatch = watchConnection(storeRedis, opts.redisUrl, (_level, line) => opts.onRedisMessage?.(line));
     let attaching!: Promise<AttachedStore>;
     const session = new CrawlSession({
       task: opts.task,
@@ -182,11 +193,15 @@ export class CrawlLaunch {
     const result = await this.session.run();
     const store = await attaching;
     const c = store.writer.counters();
-    const rows = await Promise.all((await store.store.itemTypes()).map(async (type) => ({ type, count: await store.store.count(type) })));
+    const types = await store.store.itemTypes();
+    const rows = await Promise.all(types.map(async (type) => ({ type, count: await store.store.count(type) })));
+    // The store marks each row with the run that last wrote it (store/types.ts RunItems).
+    const runRows = await Promise.all(types.map(async (type) => ({ type, count: (await store.store.itemRuns(type)).find((r) => r.run === result.run.run)?.items ?? 0 })));
     return {
       ...result,
       stopped: this.stopped,
-      stored: { location: store.store.location, rows, duplicatesMerged: c.duplicates + c.conflicts, errors: c.errors },
+      redisGoneMs: this.redisWatch.outageMs(),
+      stored: { location: store.store.location, rows, runRows, duplicatesMerged: c.duplicates + c.conflicts, errors: c.errors },
     };
   }
 }

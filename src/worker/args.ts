@@ -112,6 +112,8 @@ export const WORKER_FLAG_SPEC = {
   'stalled-interval': { type: 'string' },
   // The browser for `browser` rules; spawned workers get it as $CRAWL_STUDIO_BROWSER instead (see browser/executable.ts).
   browser: { type: 'string' },
+  // Log lines as text (default) or one JSON object a line (cli/log.ts), for a log shipper.
+  'log-format': { type: 'string' },
 } as const;
 
 export function positiveInt(value: string | undefined, name: string, fallback: number): number {

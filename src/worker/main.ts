@@ -2,7 +2,10 @@ import { parseArgs } from 'node:util';
 import { loadTaskFile } from '../workspace/taskFile';
 import { DEFAULT_CONCURRENCY, optionalPositiveInt, positiveInt, redisTargetFrom, REDIS_URL_ENV, WORKER_FLAG_SPEC } from './args';
 import { watchParent } from './parentWatch';
-import { runWorker } from './runtime';
+import { runWorker, type WorkerHandle } from './runtime';
+import { waitForRedis } from '../redis/check';
+import { formatLogLine, LOG_FORMAT_ENV, parseLogFormat, type Log } from '../core/logLine';
+import { workerIdOf } from '../frontier/fleet';
 
 // Entry point of a worker process (dist/worker.js): `node dist/worker.js TASK... [--redis URL] [--concurrency N]`,
 // the Redis target from --redis (or --sentinel, --cluster) or else $CRAWL_STUDIO_REDIS (how the CLI and the
@@ -19,24 +22,32 @@ export async function workerMain(argv: string[]): Promise<void> {
     );
   }
   const tasks = await Promise.all(positionals.map(loadTaskFile));
-  const handle = await runWorker({
-    tasks,
-    redisUrl,
-    concurrency: positiveInt(values.concurrency, 'concurrency', DEFAULT_CONCURRENCY),
-    lockDurationMs: optionalPositiveInt(values['lock-duration'], 'lock-duration'),
-    stalledIntervalMs: optionalPositiveInt(values['stalled-interval'], 'stalled-interval'),
-    browserPath: values.browser,
-    log: (level, msg) => process.stdout.write(`${new Date().toISOString()} ${level} ${msg}\n`),
-  });
+  // --log-format json (or $CRAWL_STUDIO_LOG_FORMAT, how `run` passes it to the workers it starts): one JSON object a line.
+  const format = parseLogFormat(values['log-format'] ?? process.env[LOG_FORMAT_ENV]);
+  const worker = workerIdOf(process.pid);
+  const log: Log = (level, msg, fields = {}) => process.stdout.write(`${formatLogLine(format, Date.now(), level, msg, { worker, ...fields })}\n`);
+  // Signals are handled from the start: while waiting for Redis (nothing in flight) one ends the worker at once; one
+  // that comes while the worker starts stops it as soon as it has (a SIGTERM right after the banner killed it).
+  let handle: WorkerHandle | null = null;
+  let phase: 'waiting' | 'starting' | 'running' = 'waiting';
+  let pending: string | null = null;
   let closing = false;
   const stop = (signal: string) => {
+    if (phase === 'waiting') {
+      log('info', `${signal}: stopped while waiting for Redis`, { event: 'worker-stopped' });
+      process.exit(0);
+    }
+    if (phase === 'starting' || !handle) {
+      pending ??= signal;
+      return;
+    }
     if (closing) {
-      process.stdout.write(`${new Date().toISOString()} warn ${signal} again: leaving in-flight jobs to other workers\n`);
+      log('warn', `${signal} again: leaving in-flight jobs to other workers`);
       void handle.close(true).finally(() => process.exit(130));
       return;
     }
     closing = true;
-    process.stdout.write(`${new Date().toISOString()} info ${signal}: finishing in-flight jobs\n`);
+    log('info', `${signal}: finishing in-flight jobs`, { event: 'worker-stopping' });
     void handle.close(false).then(
       () => process.exit(0),
       () => process.exit(1),
@@ -44,6 +55,20 @@ export async function workerMain(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // A worker may wait for Redis (it may be starting too), saying so on every attempt.
+  await waitForRedis(redisUrl, (line) => log('warn', line, { event: 'redis-wait' }));
+  phase = 'starting';
+  handle = await runWorker({
+    tasks,
+    redisUrl,
+    concurrency: positiveInt(values.concurrency, 'concurrency', DEFAULT_CONCURRENCY),
+    lockDurationMs: optionalPositiveInt(values['lock-duration'], 'lock-duration'),
+    stalledIntervalMs: optionalPositiveInt(values['stalled-interval'], 'stalled-interval'),
+    browserPath: values.browser,
+    log,
+  });
+  phase = 'running';
+  if (pending) stop(pending);
   watchParent(() => {
     // Nobody reads our output any more: a write to the closed pipe must not crash the orderly stop.
     process.stdout.on('error', () => undefined);

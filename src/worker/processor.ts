@@ -12,6 +12,7 @@ import { countFailed, countSkipped } from '../observe/metrics';
 import type { HostGate } from '../frontier/politeness';
 import type { RobotsCache } from '../frontier/robots';
 import { pageEntry } from '../store/buffer';
+import { workerIdOf } from '../frontier/fleet';
 import type { PageRecord } from '../store/types';
 import { AnalysisError, inlineAnalyser, type AnalysedPage, type PageAnalyser } from './analysis';
 import { FetchFailure, fetchPage, fetchStream, type FetchOptions, type StreamedResponse } from './fetcher';
@@ -135,7 +136,7 @@ export function createProcessor(deps: ProcessorDeps) {
     if (!task.request.robots) return { ok: true, crawlDelayMs: null };
     const rules = await deps.robots.rulesFor(new URL(url).origin, task.request.userAgent);
     if (rules.isAllowed(url)) return { ok: true, crawlDelayMs: rules.crawlDelayMs };
-    await countSkipped(redis, task.name, job.data.run, url, 'robots.txt');
+    await countSkipped(redis, task.name, job.data.run, url, 'robots.txt', job.data.rule);
     await crawl.settle(task, String(job.id));
     return { ok: false, skipped: { outcome: 'skipped', status: null, items: 0, links: 0, reason: 'robots.txt' } };
   }
@@ -203,7 +204,7 @@ export function createProcessor(deps: ProcessorDeps) {
     if (!rule) {
       // The task file changed under a running crawl and the rule is gone: nothing sensible to do with the page.
       const reason = `no rule '${job.data.rule}' in the task`;
-      await countSkipped(redis, task.name, run, url, reason);
+      await countSkipped(redis, task.name, run, url, reason, job.data.rule);
       await crawl.settle(task, String(job.id));
       return { outcome: 'skipped', status: null, items: 0, links: 0, reason };
     }
@@ -262,7 +263,7 @@ export function createProcessor(deps: ProcessorDeps) {
       if (err instanceof NavigationRefused) {
         // Not the page that was asked for, and not a failure of it: skipped, like a link out of scope.
         deps.log('info', `skipped ${url}: ${err.message}`);
-        await countSkipped(redis, task.name, run, url, err.group);
+        await countSkipped(redis, task.name, run, url, err.group, job.data.rule);
         return { outcome: 'skipped', status: null, items: 0, links: 0, reason: err.group };
       }
       throw await failure(err, job, redis, task.name);
@@ -300,6 +301,7 @@ export function createProcessor(deps: ProcessorDeps) {
       const kind = err instanceof AnalysisError ? err.kind : 'error';
       const group = kind === 'error' ? 'parse' : `parse-${kind}`;
       await countFailed(redis, task.name, run, url, group);
+      await markFailure(job, group, page.status);
       throw new UnrecoverableError(err instanceof Error ? err.message : String(err));
     }
     const runInfo = { run, bucketBits: await bucketBits(crawl, run), state: 'running' as const, startedAt: 0, finishedAt: null, file: null };
@@ -411,10 +413,20 @@ async function failure(err: unknown, job: Job<PageJobData>, redis: Redis, task: 
   const final = !retry || job.attemptsMade + 1 >= attempts;
   if (final) {
     await countFailed(redis, task, job.data.run, job.data.url, f?.group ?? 'error');
+    await markFailure(job, f?.group ?? 'error', f?.status ?? null);
   }
   const message = f ? f.message : err instanceof Error ? err.message : String(err);
   if (!retry) return new UnrecoverableError(f?.retryable ? `${message} (not sent again: a ${job.data.request?.method} may have reached the server; 'idempotent: true' retries it)` : message);
   return new RetryableFetchError(message, f.retryAfterMs);
+}
+
+/**
+ * The failure group and status on the failed job itself (PageJobData.failure), so `crawl-studio failures` and the
+ * dashboard group its page as the run's counters do, not by guessing from its message. Not on the counters' MULTI:
+ * on a cluster the job's hash is in its partition's slot. Lost only if Redis is, and then the message still says.
+ */
+async function markFailure(job: Job<PageJobData>, group: string, status: number | null): Promise<void> {
+  await job.updateData({ ...job.data, failure: { group, status, worker: workerIdOf(process.pid) } }).catch(() => undefined);
 }
 
 /** Exponential or fixed backoff with jitter; a longer Retry-After from the server wins. */

@@ -8,6 +8,9 @@ import { WORKERS_KEY } from '../frontier/keys';
 import { countFailed } from '../observe/metrics';
 import { HostGate } from '../frontier/politeness';
 import { connectRedis, redactUrl } from '../redis/connect';
+import { watchConnection } from '../redis/check';
+import type { Log } from '../core/logLine';
+import { jobFailureGroup } from '../observe/failures';
 import { RobotsCache } from '../frontier/robots';
 import { workerIdOf, type WorkerBeat } from '../frontier/fleet';
 import { WindowFiller } from '../frontier/window';
@@ -40,7 +43,8 @@ export interface WorkerOptions {
   readonly browserPages?: number;
   /** Pages after which the browser is replaced; default 200. */
   readonly browserRetireAfter?: number;
-  readonly log?: (level: 'info' | 'warn' | 'error', message: string) => void;
+  /** Where log lines go; `fields` say what a line is about, for `--log-format json` (core/logLine.ts). */
+  readonly log?: Log;
 }
 
 export interface WorkerHandle {
@@ -59,6 +63,8 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
   // builds; auto-pipelining builds one per tick. On the shared connection that copying was a quarter of the
   // worker's allocations and ~10% of a crawl's CPU (bench, A/B).
   const bullRedis = connectRedis(opts.redisUrl);
+  // A Redis lost mid-run is said on every reconnect, with its cause, and when it is back (redis/check.ts).
+  watchConnection(redis, opts.redisUrl, (level, line) => log(level, line, { event: level === 'warn' ? 'redis-lost' : 'redis-back' }));
   const gate = new HostGate(redis);
   const id = workerIdOf(process.pid);
   let processed = 0;
@@ -132,9 +138,16 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
           // in the window until a fill's reconcile finds its job failed (lua/frontier.lua fReconcile).
           void crawl.settle(task, String(job.id)).catch(() => undefined);
         }
-        log(final ? 'warn' : 'info', `${final ? 'failed' : 'will retry'} ${job.data.url} (attempt ${job.attemptsMade}): ${err.message}`);
+        log(final ? 'warn' : 'info', `${final ? 'failed' : 'will retry'} ${job.data.url} (attempt ${job.attemptsMade}): ${err.message}`, {
+          event: final ? 'page-failed' : 'page-retry',
+          task: task.name,
+          run: job.data.run,
+          url: job.data.url,
+          reason: jobFailureGroup({ data: job.data, failedReason: err.message }),
+          attempt: job.attemptsMade,
+        });
       });
-      worker.on('error', (err) => log('error', `worker error on '${task.name}': ${err.message}`));
+      worker.on('error', (err) => log('error', `worker error on '${task.name}': ${err.message}`, { event: 'worker-error', task: task.name }));
       workers.push(worker);
       taskWorkers.push(worker);
       bull[part.keys.tag] = worker.id;
@@ -146,7 +159,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
       for (const w of taskWorkers) w.concurrency = share(jobs);
     });
   }
-  log('info', `worker ${id} on ${redactUrl(opts.redisUrl)}: tasks ${opts.tasks.map((t) => t.name).join(', ')}, concurrency ${opts.concurrency}`);
+  log('info', `worker ${id} on ${redactUrl(opts.redisUrl)}: tasks ${opts.tasks.map((t) => t.name).join(', ')}, concurrency ${opts.concurrency}`, { event: 'worker-started', task: opts.tasks.map((t) => t.name).join(','), concurrency: opts.concurrency });
 
   const beat = async () => {
     const info: WorkerBeat = { id, pid: process.pid, host: hostname(), tasks: opts.tasks.map((t) => t.name), concurrency: opts.concurrency, started, lastSeen: Date.now(), processed, failed, bull };

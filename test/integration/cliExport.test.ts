@@ -78,7 +78,7 @@ rules:
       const task = await writeTask(`name: one-stored\nstart: [${site.url}/]\nrules:\n  - name: list\n    items:\n` +
         `      - { type: kept, scope: li, key: [n], fields: { n: b } }\n      - { type: never, scope: li, fields: { n: b, isbn: { selector: .isbn, required: true } } }\n`);
       const run = await exec(process.execPath, [CLI, 'run', task.file, '--workers', '1', '--redis', redis.url]);
-      assert.match(run.stdout, /^ {2}items stored {4}kept: 2 rows \(0 duplicates merged, 2 errors recorded\)$/m, run.stdout);
+      assert.match(run.stdout, /^ {2}items stored {4}kept: 2 rows written by this run \(inserted or updated; 0 duplicates merged, 2 errors recorded\)$/m, run.stdout);
       const suggested = [...run.stdout.matchAll(/crawl-studio export (\S+) (.*)$/gm)].map((m) => m[2]!.trim().split(/\s+/));
       assert.deepEqual(suggested, [['--format', 'csv', '--out', 'items.csv']], run.stdout);
       const r = await exec(process.execPath, [CLI, 'export', task.file, ...suggested[0]!], { cwd: resolve(task.file, '..') });

@@ -103,12 +103,12 @@ describe('code cache (dist/boot.js)', () => {
     const run = (...args: string[]) => spawnSync(process.execPath, [cli, ...args], { env: { ...process.env, CRAWL_STUDIO_CODE_CACHE: cache }, encoding: 'utf8' });
     const files = () => new Map(readdirSync(cache).filter((f) => f.endsWith('.v8')).map((f) => [f, `${statSync(join(cache, f)).ino}:${statSync(join(cache, f)).mtimeMs}`]));
     assert.equal(run('validate', resolve('examples/books.crawl.yaml')).status, 0);
-    assert.equal(run('worker').status, 1); // its usage error: the bundle ran, under the worker's flags
+    assert.equal(run('worker').status, 2); // its usage error (exit 2): the bundle ran, under the worker's flags
     const made = files();
     assert.equal(made.size, 2, `one cache for the CLI's commands, one for worker: ${[...made.keys()].join(', ')}`);
     // A cache that was used is not written again; a rejected one would be replaced (a new file by rename).
     assert.equal(run('validate', resolve('examples/books.crawl.yaml')).status, 0);
-    assert.equal(run('worker').status, 1);
+    assert.equal(run('worker').status, 2);
     assert.deepEqual(files(), made);
   });
 

@@ -57,7 +57,9 @@ describe('metrics: failure groups', () => {
     assert.equal(failureGroupOf('http://a/x is over the 100-byte limit'), 'too-large');
     // The message worker/sitemapJob.ts fails a sitemap with when Redis failed over under it.
     assert.equal(failureGroupOf('Redis failed over while the entries of http://a/sitemap.xml were queued: it is read again'), 'failover');
-    assert.equal(failureGroupOf('job stalled more than allowable limit'), 'error');
+    // As the worker counts them (worker/runtime.ts: failed:stalled; access.ts: failed:login), so the groups match the counters.
+    assert.equal(failureGroupOf('job stalled more than allowable limit'), 'stalled');
+    assert.equal(failureGroupOf('login to http://a/login failed: HTTP 403'), 'login');
     assert.equal(failureGroupOf(undefined), 'error');
     assert.equal(describeGroup('http-404'), 'HTTP 404');
     assert.equal(describeGroup('robots'), 'robots.txt');

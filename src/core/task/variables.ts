@@ -36,6 +36,9 @@ export const RESERVED_VARIABLES: readonly string[] = [
   'CRAWL_STUDIO_CODE_CACHE',
   'CRAWL_STUDIO_STOP_DEADLINE',
   'CRAWL_STUDIO_PARENT_PIPE',
+  // The web monitor's actions token (cli/monitor.ts): a task file that read it could hand it to a site.
+  'CRAWL_STUDIO_MONITOR_TOKEN',
+  'CRAWL_STUDIO_LOG_FORMAT',
 ];
 
 /** Names kept for the project's own use, present and future (a Redis or Sentinel setting of any name). */

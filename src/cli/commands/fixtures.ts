@@ -1,0 +1,91 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { formatDiagnostic } from '../../core/task/diagnostics';
+import { parseTask } from '../../core/task/parse';
+import { storeChecksFor } from '../../workspace/storePlace';
+import { loadTaskFile } from '../../workspace/taskFile';
+import { saveFixture, testTaskFile } from '../../workspace/fixtureStore';
+import { fetchPage } from '../../worker/fetcher';
+import { fetchOptions } from '../../worker/processor';
+import { ruleOptions } from '../../worker/requests';
+import { isJsonContentType } from '../../core/extract/json';
+import { routeRule } from '../../core/pipeline/page';
+import { formatTestReport, type Fixture } from '../../core/designer/fixtures';
+import { command, UsageError } from '../spec';
+import { EXIT } from '../exitCodes';
+
+// Commands that check a task without crawling it: validate, test (its fixtures), fixture save.
+
+export const validateCommand = command({
+  name: 'validate',
+  args: '<file>...',
+  summary: 'check task files; every mistake as file:line:column: error: field: message',
+  options: {},
+  run(_values, positionals) {
+    if (positionals.length === 0) throw new UsageError('validate needs at least one file', validateCommand);
+    let errors = 0;
+    for (const f of positionals) {
+      const file = resolve(f);
+      let text: string;
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch (err) {
+        console.error(`${file}: cannot read (${(err as NodeJS.ErrnoException).code})`);
+        errors++;
+        continue;
+      }
+      const { diagnostics } = parseTask(text, f, storeChecksFor(file));
+      for (const d of diagnostics) console.error(formatDiagnostic(d));
+      const n = diagnostics.filter((d) => d.severity === 'error').length;
+      errors += n;
+      if (n === 0) console.log(`${f}: ok`);
+      else console.error(`${f}: ${n} error${n === 1 ? '' : 's'}`);
+    }
+    return errors > 0 ? EXIT.FAILED : EXIT.OK;
+  },
+});
+
+export const testCommand = command({
+  name: 'test',
+  args: '<task.crawl.yaml>',
+  summary: "re-run the task's fixtures, a diff per changed field; exit 1 on a change",
+  options: {},
+  async run(_values, positionals) {
+    if (positionals.length !== 1) throw new UsageError('test takes one task file', testCommand);
+    // The same fixture check as the editor's "Test Task": pages saved with "Save Page as Fixture" re-extracted.
+    const report = await testTaskFile(positionals[0]!);
+    console.log(formatTestReport(report));
+    return report.ok ? EXIT.OK : EXIT.FAILED;
+  },
+});
+
+/**
+ * `fixture save`: the editor's "Save Page as Fixture" from the terminal, through the same saveFixture (one file
+ * format, one implementation), so `crawl-studio test` can run in CI without anyone opening the editor.
+ */
+export const fixtureCommand = command({
+  name: 'fixture',
+  args: 'save <task.crawl.yaml> <url>',
+  summary: 'save a page and what the task extracts from it, as a fixture for `test`',
+  options: { rule: { type: 'string', value: 'R', help: "the rule (default: the start URL's, else the first whose match matches)" } },
+  async run(values, positionals) {
+    if (positionals[0] !== 'save' || positionals.length !== 3) throw new UsageError('fixture save takes a task file and a URL', fixtureCommand);
+    const [, taskFile, url] = positionals as [string, string, string];
+    const task = await loadTaskFile(taskFile);
+    const start = task.start.find((s) => s.url === url || s.url === new URL(url).href);
+    const rule = values.rule ?? start?.rule ?? routeRule(task, url, null)?.name ?? task.rules[0]!.name;
+    if (!task.rules.some((r) => r.name === rule)) throw new UsageError(`no rule '${rule}' in ${task.file}`);
+    if (task.rules.find((r) => r.name === rule)!.browser) {
+      console.error(`note: rule '${rule}' renders in a browser; this fixture is the page as fetched (save rendered pages from the editor)`);
+    }
+    // Sent as a worker sends the rule's pages: its headers (an API key from the environment) over the task's.
+    const opts = ruleOptions(task, fetchOptions(task))(task.rules.find((r) => r.name === rule)!);
+    if (opts instanceof Error) throw opts;
+    const page = await fetchPage(url, { ...opts, keepNonHtml: true });
+    if (!page.isHtml && !isJsonContentType(page.contentType)) throw new Error(`${url} is neither HTML nor JSON (${page.contentType ?? 'no content type'}, HTTP ${page.status}): a fixture is a page or an API response`);
+    const json = await saveFixture(task.file, task, { url, finalUrl: page.finalUrl, html: page.body, status: page.status, fetchedAt: new Date().toISOString(), contentType: page.contentType }, rule, 0);
+    const saved = JSON.parse(readFileSync(json, 'utf8')) as Fixture;
+    console.log(`saved ${json} (rule ${rule}, HTTP ${page.status}): ${saved.expected.items.length} items, ${saved.expected.links.length} links, ${saved.expected.problems.length} problems`);
+    return EXIT.OK;
+  },
+});

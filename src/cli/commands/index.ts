@@ -1,0 +1,36 @@
+import type { CommandSpec } from '../spec';
+import { demoCommand, runCommand, serveDemoCommand, writerCommand } from './run';
+import { enqueueCommand, screenshotCommand, statusCommand, workerCommand } from './queue';
+import { errorsCommand, exportCommand, qualityCommand } from './store';
+import { fixtureCommand, testCommand, validateCommand } from './fixtures';
+import { failuresCommand, retryCommand } from './failures';
+import { monitorCommand } from './monitor';
+
+/**
+ * Every command of `crawl-studio`, in the order `--help` lists them. A command is one entry here (its module holds
+ * its arguments, options with their help, and what it does); `--help`, dispatch and the test that walks every
+ * command's help (test/unit/cliCommands.test.ts) all read this table.
+ */
+export const COMMANDS: readonly CommandSpec[] = [
+  runCommand,
+  workerCommand,
+  writerCommand,
+  enqueueCommand,
+  statusCommand,
+  failuresCommand,
+  retryCommand,
+  exportCommand,
+  validateCommand,
+  testCommand,
+  fixtureCommand,
+  qualityCommand,
+  errorsCommand,
+  screenshotCommand,
+  monitorCommand,
+  demoCommand,
+  serveDemoCommand,
+];
+
+export function findCommand(name: string): CommandSpec | undefined {
+  return COMMANDS.find((c) => c.name === name);
+}

@@ -1,0 +1,318 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { loadTaskFile } from '../../workspace/taskFile';
+import { DEMO_PORT, DEMO_SITE, serveSite } from '../../demo/site';
+import { DEFAULT_CONCURRENCY, defaultWorkers, optionalPositiveInt, positiveInt, redisTargetFrom } from '../../worker/args';
+import { launchCrawl, type LaunchResult } from '../../run/launcher';
+import { chooseRedis } from '../../run/redisChoice';
+import { checkRedis, waitForRedis } from '../../redis/check';
+import { formatDuration, groupDigits } from '../../core/units';
+import demoTaskText from '../../../examples/books.crawl.yaml';
+import { storedLine, summaryLines } from '../format';
+import { runOutput, type RunOutput } from '../runOutput';
+import { LOG_FORMAT_ENV, parseLogFormat, type LogFormat } from '../../core/logLine';
+import { emptyFieldWarnings, qualityReports } from '../quality';
+import { withQueueAt, withStore, type LoadedTask } from '../context';
+import { readRunFailures, type RunFailures } from '../../observe/failures';
+import { command, UsageError, type CommandSpec } from '../spec';
+import { LOG_FORMAT_OPTION, REDIS_OPTIONS } from '../options';
+import { EXIT } from '../exitCodes';
+
+// `run`, `writer` and `demo`: a crawl driven from the terminal, through the launcher the editor uses.
+
+const RUN_DETAILS = `What run does depends on the task's current run on this Redis: unfinished (interrupted by Ctrl-C, a crash or a
+kill) -> it is resumed: its queue, dedup state and counters continue; finished or stopped, or none -> a new run
+starts from the start URLs and fetches every page again. --fresh always starts a new run. A task that another live
+\`run\` or editor drives is refused (add workers to it with \`worker\`, watch it with \`status\`), unless --force.
+Without a Redis option (nor $CRAWL_STUDIO_REDIS) a private redis-server is started for the project, with its data
+in .crawl/redis next to the task file, so a crawl survives restarts.`;
+
+export const runCommand: CommandSpec = command({
+  name: 'run',
+  args: '<task.crawl.yaml>',
+  summary: 'run a crawl: enqueue the start URLs, run local workers and the store writer, print a summary',
+  details: RUN_DETAILS,
+  options: {
+    workers: { type: 'string', short: 'w', value: 'N', help: 'local worker processes (default: one per two CPU cores)' },
+    concurrency: { type: 'string', short: 'c', value: 'N', help: 'requests each worker has in flight (default 16)' },
+    ...REDIS_OPTIONS,
+    fresh: { type: 'boolean', help: 'start a new run even when the current one is unfinished' },
+    force: { type: 'boolean', help: 'take the run over from the process that drives it' },
+    'lock-duration': { type: 'string', value: 'MS', help: "how long a page's job stays locked to its worker without a renewal" },
+    'stalled-interval': { type: 'string', value: 'MS', help: 'how often stalled jobs are looked for' },
+    browser: { type: 'string', value: 'PATH', help: "the Chromium that renders `browser` rules' pages" },
+    ...LOG_FORMAT_OPTION,
+  },
+  run(values, positionals) {
+    if (positionals.length !== 1) throw new UsageError('run takes one task file', runCommand);
+    return runCrawl(positionals[0]!, {
+      workers: positiveInt(values.workers, 'workers', defaultWorkers()),
+      concurrency: positiveInt(values.concurrency, 'concurrency', DEFAULT_CONCURRENCY),
+      redis: redisTargetFrom(values),
+      fresh: values.fresh ?? false,
+      force: values.force ?? false,
+      lockDurationMs: optionalPositiveInt(values['lock-duration'], 'lock-duration'),
+      stalledIntervalMs: optionalPositiveInt(values['stalled-interval'], 'stalled-interval'),
+      browserPath: values.browser,
+      logFormat: logFormatOf(values['log-format'], runCommand),
+    });
+  },
+});
+
+export const writerCommand: CommandSpec = command({
+  name: 'writer',
+  args: '<task.crawl.yaml>',
+  summary: "store a run's items from this machine and finalize the run when it drains (no workers)",
+  options: { ...REDIS_OPTIONS, ...LOG_FORMAT_OPTION },
+  run(values, positionals) {
+    if (positionals.length !== 1) throw new UsageError('writer takes one task file', writerCommand);
+    return runCrawl(positionals[0]!, { join: true, workers: 0, concurrency: 1, redis: redisTargetFrom(values), fresh: false, logFormat: logFormatOf(values['log-format'], writerCommand) });
+  },
+});
+
+export const demoCommand = command({
+  name: 'demo',
+  args: '',
+  summary: 'write the demo task, serve the demo bookshop and crawl it',
+  options: {
+    dir: { type: 'string', value: 'DIR', help: 'where the demo task file goes (default ./crawl-demo)' },
+    workers: { type: 'string', short: 'w', value: 'N', help: 'local worker processes' },
+  },
+  async run(values) {
+    const dir = resolve(values.dir ?? 'crawl-demo');
+    mkdirSync(dir, { recursive: true });
+    const taskFile = join(dir, 'books.crawl.yaml');
+    if (!existsSync(taskFile)) writeFileSync(taskFile, demoTaskText);
+    let site;
+    try {
+      site = await serveSite(DEMO_SITE, DEMO_PORT);
+    } catch (err) {
+      throw new Error(`cannot serve the demo site on 127.0.0.1:${DEMO_PORT} (${(err as NodeJS.ErrnoException).code}); is another demo running?`);
+    }
+    console.log(`Demo bookshop on ${site.url}/ — crawling it with ${taskFile}`);
+    try {
+      return await runCrawl(taskFile, { workers: positiveInt(values.workers, 'workers', defaultWorkers()), concurrency: DEFAULT_CONCURRENCY, redis: undefined, fresh: true });
+    } finally {
+      await site.close();
+    }
+  },
+});
+
+export const serveDemoCommand = command({
+  name: 'serve-demo',
+  args: '',
+  summary: 'serve the demo bookshop until Ctrl-C',
+  options: { port: { type: 'string', value: 'N', help: `the port on 127.0.0.1 (default ${DEMO_PORT})` } },
+  async run(values) {
+    const site = await serveSite(DEMO_SITE, values.port ? Number(values.port) : DEMO_PORT);
+    console.log(`Demo bookshop on ${site.url}/ (Ctrl-C to stop)`);
+    await new Promise<void>((r) => process.once('SIGINT', () => r()));
+    await site.close();
+    return EXIT.OK;
+  },
+});
+
+/** --log-format, a wrong value being a usage error of the command. */
+function logFormatOf(value: string | undefined, spec: CommandSpec): LogFormat {
+  try {
+    return parseLogFormat(value);
+  } catch (err) {
+    throw new UsageError((err as Error).message, spec);
+  }
+}
+
+interface RunFlags {
+  /** Watch and finalize the current run without starting one (the `writer` command). */
+  join?: boolean;
+  workers: number;
+  concurrency: number;
+  redis: string | undefined;
+  fresh: boolean;
+  /** Drive the task even though another live process drives its run. */
+  force?: boolean;
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
+  /** The browser for `browser` rules (--browser). */
+  browserPath?: string;
+  /** --log-format: lines for people (default) or one JSON object a line. */
+  logFormat?: LogFormat;
+}
+
+/** How long a second Ctrl-C waits for the killed workers' jobs to be released before the CLI exits. */
+const QUIT_RELEASE_WAIT_MS = 1_000;
+
+/**
+ * The longest a graceful stop (Ctrl-C once, SIGTERM) may take before the CLI quits as on a second Ctrl-C. Pages in
+ * flight usually finish in far less; what does not end is a store that stopped answering (a locked or hung
+ * database), whose writer cannot stop mid-call. Quitting loses nothing: unfinished pages go back to the queue and
+ * unstored items stay in Redis for the next run.
+ */
+const STOP_DEADLINE_MS = stopDeadlineMs(process.env.CRAWL_STUDIO_STOP_DEADLINE);
+
+/** `$CRAWL_STUDIO_STOP_DEADLINE` in seconds (a slow store, a loaded machine), else 20 s. */
+function stopDeadlineMs(value: string | undefined): number {
+  const s = Number(value);
+  return value && Number.isFinite(s) && s > 0 ? s * 1000 : 20_000;
+}
+
+async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
+  const task = await loadTaskFile(taskFile);
+  const out = runOutput(flags.logFormat ?? 'human', task.name);
+  // The workers this run starts log in the same form (worker/main.ts reads it).
+  if (out.format === 'json') process.env[LOG_FORMAT_ENV] = 'json';
+  const redis = await chooseRedis(flags.redis, task.file);
+  out.say('info', `Redis: ${redis.describe()}`, { event: 'redis' });
+  try {
+    // `run` fails fast with the target and the cause; `writer`, long-lived like a worker, waits and says so.
+    if (flags.join) await waitForRedis(redis.url, (line) => out.say('warn', line, { event: 'redis-wait' }));
+    else await checkRedis(redis.url);
+  } catch (err) {
+    await redis.release();
+    throw err;
+  }
+  const launch = launchCrawl({
+    task,
+    redisUrl: redis.url,
+    workers: flags.workers,
+    concurrency: flags.concurrency,
+    workerScript: join(__dirname, 'worker.js'),
+    browserPath: flags.browserPath,
+    fresh: flags.fresh,
+    force: flags.force,
+    mode: flags.join ? 'join' : 'start',
+    lockDurationMs: flags.lockDurationMs,
+    stalledIntervalMs: flags.stalledIntervalMs,
+    onProgress: (p) => out.progress(p),
+    onStoreOpen: (store) => out.say('info', `Store: ${store.store.location}`, { event: 'store-open' }),
+    onStoreMessage: (msg) => out.say('warn', `store: ${msg}`, { event: 'store', newline: true }),
+    onRedisMessage: (msg) => out.say('warn', `redis: ${msg}`, { event: msg.startsWith('lost') ? 'redis-lost' : 'redis-back', newline: true }),
+    onRunFinished: (run, status, store) => {
+      if (!task.schedule && !flags.join) return;
+      if (out.format === 'human') process.stdout.write('\n');
+      out.summary(summaryLines(status, (status.run?.finishedAt ?? Date.now()) - run.startedAt, [`  items are in    ${store.store.location}`], task), status, null);
+      void launch.session.crawl.nextScheduledRun().then((next) => next && out.say('info', `Next run at ${new Date(next).toISOString()} (Ctrl-C to stop).`, { event: 'run-scheduled' }));
+    },
+    onWorkerExit: (pid, code, signal, expected, lines) => {
+      if (!expected) out.say('error', `worker ${pid} exited unexpectedly (${signal ?? `code ${code}`}); last lines:\n  ${lines.slice(-5).join('\n  ')}`, { event: 'worker-exit', newline: true });
+    },
+  });
+  launch.supervisor.on('log', (pid, line) => out.workerLine(pid, line));
+  // On its own line, as the exit message: on a terminal the progress line has no newline.
+  launch.supervisor.on('released', (pid, jobs) => out.say('warn', `worker ${pid}: its ${jobs} unfinished page${jobs === 1 ? '' : 's'} went back to the queue`, { event: 'pages-released', newline: true }));
+  let interrupted = false;
+  let quitting = false;
+  let deadline: NodeJS.Timeout | undefined;
+  const quit = () => {
+    quitting = true;
+    void launch.kill(QUIT_RELEASE_WAIT_MS).finally(() => {
+      // The private redis-server may be gone already (stopped meanwhile, or killed with the terminal's group):
+      // a second Ctrl-C must end quietly, not with a "kill ESRCH" stack trace.
+      if (redis.managed?.owned) {
+        try {
+          process.kill(redis.managed.pid, 'SIGTERM');
+        } catch {
+          // Gone already.
+        }
+      }
+      process.exit(EXIT.INTERRUPTED);
+    });
+  };
+  const onSignal = () => {
+    if (quitting) process.exit(EXIT.INTERRUPTED);
+    if (interrupted) {
+      // Quit now: nothing this process started may outlive it. Killed workers' pages return to the queue (released
+      // as they die, so the next run has them at once; not waited for long); a private redis-server gets SIGTERM,
+      // which writes its append-only file, so the next run resumes.
+      quit();
+      return;
+    }
+    interrupted = true;
+    out.say('info', 'Stopping: letting workers finish their pages (Ctrl-C again to quit now; the crawl resumes on the next run)…', { event: 'run-stopping', newline: true });
+    launch.stop();
+    deadline = setTimeout(() => {
+      out.say(
+        'error',
+        `Still stopping after ${STOP_DEADLINE_MS / 1000} s (a store that does not answer?): quitting now. ` +
+          `Run the same command again to resume the run; items not stored yet stay in Redis for it.`,
+        { event: 'run-quitting', newline: true },
+      );
+      quit();
+    }, STOP_DEADLINE_MS);
+    deadline.unref();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const result = await launch.done;
+    if (out.format === 'human') process.stdout.write('\n');
+    // Say which it was: "resumes" read as "continues after a finished run" in the README, and it never does.
+    if (result.resumed) out.say('info', `Resumed run ${result.run.run} started ${new Date(result.run.startedAt).toISOString()} (it had not finished).`, { event: 'run-resumed', run: result.run.run });
+    else {
+      const again = task.request.conditional ? 'every page requested again, conditionally (request.conditional)' : 'every page fetched again';
+      out.say('info', `New run ${result.run.run}${flags.fresh ? ' (--fresh)' : ''}: ${again}; \`run\` resumes a run only while it is unfinished.`, { event: 'run-new', run: result.run.run });
+    }
+    if (interrupted) {
+      out.say('info', `Stopped. Run the same command again to resume run ${result.run.run}.`, { event: 'run-stopped', run: result.run.run });
+      return EXIT.INTERRUPTED;
+    }
+    await printSummary(out, result, task, taskFile, redis.url);
+    return EXIT.OK;
+  } finally {
+    // The handlers stay until the end: a second Ctrl-C during this cleanup still quits cleanly.
+    await redis.release();
+    clearTimeout(deadline);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+/** The summary of a run that drained: what it did, what the store holds from it, why pages failed. */
+async function printSummary(out: RunOutput, result: LaunchResult, task: LoadedTask, taskFile: string, redisUrl: string): Promise<void> {
+  const { stored } = result;
+  const extra = [
+    storedLine(stored.runRows, stored.rows, `${groupDigits(stored.duplicatesMerged)} duplicates merged${stored.errors ? `, ${groupDigits(stored.errors)} errors recorded` : ''}`),
+    `  items are in    ${stored.location}`,
+    ...exportHints(taskFile, stored.rows.filter((r) => r.count > 0).map((r) => r.type)),
+  ];
+  if (result.redisGoneMs > 0) extra.push(`  Redis was gone  ${formatDuration(result.redisGoneMs)} in all during the run (the crawl waited and went on)`);
+  if (!result.summary) extra.push('  (another process finalized this run)');
+  if (stored.errors) extra.push(`  see the errors  crawl-studio errors ${taskFile}`);
+  extra.push(...(await storeWarnings(task, taskFile)));
+  const failures = await runFailures(redisUrl, task.name, result.run.run);
+  if (failures?.groups.length) extra.push(`  why, page by page: crawl-studio failures ${taskFile}`);
+  const itemsStored = stored.runRows.reduce((a, r) => a + r.count, 0);
+  out.summary(summaryLines(result.status, result.durationMs, extra, task, failures), result.status, failures, { itemsStored, durationMs: result.durationMs, redisGoneMs: result.redisGoneMs });
+}
+
+/**
+ * What to run to export the types the store holds: CSV holds one item type, so several get one CSV each, or JSONL
+ * for all. The task's types would suggest an export that fails for a type none of whose items was stored.
+ */
+function exportHints(taskFile: string, types: string[]): string[] {
+  const distinct = [...new Set(types)];
+  if (distinct.length === 0) return [];
+  if (distinct.length === 1) return [`  export them     crawl-studio export ${taskFile} --format csv --out items.csv`];
+  return [
+    `  export them     crawl-studio export ${taskFile} --format jsonl --out items.jsonl   (every type, each row with _type)`,
+    ...distinct.map((t) => `                  crawl-studio export ${taskFile} --type ${t} --format csv --out ${t}.csv`),
+  ];
+}
+
+/** The run's failures by reason for the summary; a Redis that cannot be read now costs the lines, not the exit status. */
+async function runFailures(url: string, taskName: string, run: string): Promise<RunFailures | null> {
+  try {
+    return await withQueueAt(url, taskName, (q, r) => readRunFailures(r, q.queue, taskName, { run, limit: 1 }));
+  } catch {
+    return null;
+  }
+}
+
+/** The summary's field warnings; a store that cannot be read now costs the warnings, never the run's exit status. */
+async function storeWarnings(task: LoadedTask, taskFile: string): Promise<string[]> {
+  try {
+    const warnings = await withStore(task, undefined, async (store) => emptyFieldWarnings(task, await qualityReports(store)));
+    return warnings.map((w) => `  ${w}`).concat(warnings.length ? [`  field quality   crawl-studio quality ${taskFile}`] : []);
+  } catch (err) {
+    return [`  (field quality not checked: ${err instanceof Error ? err.message : String(err)})`];
+  }
+}

@@ -1,0 +1,54 @@
+import { REDIS_FLAG_SPEC, WORKER_FLAG_SPEC } from '../worker/args';
+import type { OptionSpec, OptionTable } from './spec';
+
+// Options several commands share, with their help. The Redis and worker flags are defined once in worker/args.ts
+// (the worker process parses them too); the help here is keyed by the same names, so a flag added there without
+// help here does not compile.
+
+type Helped<S extends Readonly<Record<string, { readonly type: 'string' | 'boolean'; readonly short?: string }>>> = {
+  readonly [K in keyof S]: OptionSpec & { readonly type: S[K]['type'] };
+};
+
+function withHelp<S extends Readonly<Record<string, { readonly type: 'string' | 'boolean'; readonly short?: string }>>>(
+  spec: S,
+  help: { readonly [K in keyof S]: readonly [value: string | undefined, help: string] },
+): Helped<S> {
+  const out: Record<string, OptionSpec> = {};
+  for (const [name, o] of Object.entries(spec)) {
+    const [value, text] = help[name as keyof S];
+    out[name] = { ...o, ...(value ? { value } : {}), help: text };
+  }
+  return out as Helped<S>;
+}
+
+export const REDIS_OPTIONS = withHelp(REDIS_FLAG_SPEC, {
+  redis: ['URL', 'redis://[user:pass@]host:6379[/db], rediss:// (TLS), redis+sentinel://… or redis+cluster://… (a password belongs in $CRAWL_STUDIO_REDIS)'],
+  sentinel: ['HOST:PORT,...', 'the sentinels of a Sentinel deployment (with --sentinel-master; passwords: $CRAWL_STUDIO_REDIS_PASSWORD, $CRAWL_STUDIO_SENTINEL_PASSWORD)'],
+  'sentinel-master': ['NAME', 'the master the sentinels name'],
+  cluster: ['HOST:PORT,...', 'any nodes of a Redis Cluster'],
+});
+
+export const WORKER_OPTIONS = withHelp(WORKER_FLAG_SPEC, {
+  ...{ redis: REDIS_HELP('redis'), sentinel: REDIS_HELP('sentinel'), 'sentinel-master': REDIS_HELP('sentinel-master'), cluster: REDIS_HELP('cluster') },
+  concurrency: ['N', 'requests each worker has in flight (default 16)'],
+  'lock-duration': ['MS', "how long a page's job stays locked to its worker without a renewal (default 30000)"],
+  'stalled-interval': ['MS', 'how often stalled jobs are looked for (default 30000)'],
+  browser: ['PATH', "the Chromium that renders `browser` rules' pages (default $CRAWL_STUDIO_BROWSER, else chromium on PATH)"],
+  'log-format': ['human|json', 'log lines as text (default) or one JSON object a line'],
+});
+
+function REDIS_HELP(name: keyof typeof REDIS_OPTIONS): readonly [string | undefined, string] {
+  const o = REDIS_OPTIONS[name];
+  return [o.value, o.help];
+}
+
+export const STORE_OPTION = {
+  store: { type: 'string', value: 'URL', help: "the store to read (default: the task's store.url, else .crawl/<task>.sqlite)" },
+} as const satisfies OptionTable;
+
+export const JSON_OPTION = { json: { type: 'boolean', help: 'print JSON instead of text' } } as const satisfies OptionTable;
+
+/** For long-lived commands (run, writer, worker; monitor may add it too): how log lines are written. */
+export const LOG_FORMAT_OPTION = {
+  'log-format': { type: 'string', value: 'human|json', help: 'lines for people (default) or one JSON object a line (time, level, task, run, worker, event, url, reason)' },
+} as const satisfies OptionTable;

@@ -1,0 +1,40 @@
+// Log lines for people or for machines (issue 31, item 5): `--log-format json` on `run`, `worker` and `writer` (and
+// any long-lived command) writes one JSON object a line, for a log shipper (Loki, Elasticsearch, CloudWatch); the
+// human form, `<ISO time> <level> <message>`, stays the default. Pure: the caller writes the line.
+
+export type LogFormat = 'human' | 'json';
+export type LogLevel = 'info' | 'warn' | 'error';
+
+/** The environment variable a process passes its log format to the workers it starts (and that sets the default). */
+export const LOG_FORMAT_ENV = 'CRAWL_STUDIO_LOG_FORMAT';
+
+/** What a line is about, where known: `event` names it (`page-failed`, `progress`, `run-finished`…). */
+export interface LogFields {
+  readonly event?: string;
+  readonly task?: string;
+  readonly run?: string;
+  readonly worker?: string;
+  readonly url?: string;
+  readonly reason?: string;
+  /** More facts of the event (counts, a status): numbers, strings or flags only. */
+  readonly [more: string]: string | number | boolean | null | undefined;
+}
+
+export type Log = (level: LogLevel, message: string, fields?: LogFields) => void;
+
+/** `--log-format`: human (default) or json; anything else is a usage error naming the flag. */
+export function parseLogFormat(value: string | undefined): LogFormat {
+  if (value === undefined || value === '' || value === 'human' || value === 'text') return 'human';
+  if (value === 'json') return 'json';
+  throw new Error(`--log-format must be human or json, not '${value}'`);
+}
+
+/** One line, without its newline. JSON keys: time, level, task, run, worker, event, url, reason, message, then the rest. */
+export function formatLogLine(format: LogFormat, time: number, level: LogLevel, message: string, fields: LogFields = {}): string {
+  const iso = new Date(time).toISOString();
+  if (format === 'human') return `${iso} ${level} ${message}`;
+  const { event, task, run, worker, url, reason, ...more } = fields;
+  const record: Record<string, unknown> = { time: iso, level, task, run, worker, event: event ?? 'log', url, reason, message };
+  for (const [k, v] of Object.entries(more)) if (v !== undefined && !(k in record)) record[k] = v;
+  return JSON.stringify(record);
+}

@@ -1,0 +1,207 @@
+import type { Redis } from './connect';
+import { connectTarget, isCluster } from './connect';
+import { parseRedisTarget, type RedisTarget } from '../core/url/redisTarget';
+import { redactUrl } from '../core/url/redact';
+
+// Is the Redis target there, and is it what it was named as? Asked once, with no reconnects, before a command
+// starts its work (issue 31, item 2): the engine's own connections reconnect forever (connect.ts), which made a
+// wrong target hang silently. The answer names the target (never its password), the cause and what to check.
+
+export type RedisFailureCause = 'refused' | 'name' | 'timeout' | 'auth' | 'tls' | 'topology' | 'other';
+
+const CAUSE_TEXT: Record<RedisFailureCause, string> = {
+  refused: 'connection refused',
+  name: 'name not resolved',
+  timeout: 'timed out',
+  auth: 'authentication failed',
+  tls: 'TLS failed',
+  topology: 'not the deployment named',
+  other: 'error',
+};
+
+const HINTS: Record<RedisFailureCause, string> = {
+  refused: 'is Redis running there? Check the host and port (--redis, $CRAWL_STUDIO_REDIS) and a firewall',
+  name: 'check the host name (a typo? a name only another network resolves?)',
+  timeout: 'check the host and port, and that nothing drops the connection (firewall, security group, VPN)',
+  auth: 'check the password (and ACL user): in $CRAWL_STUDIO_REDIS, or $CRAWL_STUDIO_REDIS_PASSWORD with --sentinel and --cluster',
+  tls: 'rediss:// needs a TLS port and redis:// a plain one; check the scheme, the port and the certificate',
+  topology: 'use redis+cluster:// (--cluster) for a Redis Cluster, redis:// for a single node, and the master name the sentinels know',
+  other: 'check the target',
+};
+
+/** Why a Redis target cannot be used; `message` holds the target (redacted), the cause and what to check. */
+export class RedisConnectError extends Error {
+  constructor(
+    readonly target: string,
+    readonly cause_: RedisFailureCause,
+    readonly detail: string,
+  ) {
+    super(`cannot connect to ${target}: ${CAUSE_TEXT[cause_]}${detail ? ` (${detail})` : ''}; ${HINTS[cause_]}`);
+    this.name = 'RedisConnectError';
+  }
+
+  /** "connection refused": the short form for a retry line. */
+  get short(): string {
+    return CAUSE_TEXT[this.cause_];
+  }
+}
+
+/** The target as shown: host:port, the sentinels and master, or the cluster's seeds; never a password. */
+export function describeTarget(text: string): string {
+  const t = parseRedisTarget(text);
+  switch (t.kind) {
+    case 'node':
+      return redactUrl(t.url);
+    case 'sentinel':
+      return `Sentinel ${t.sentinels.map((s) => `${s.host}:${s.port}`).join(',')} (master '${t.masterName}')`;
+    case 'cluster':
+      return `Redis Cluster seeds ${t.nodes.map((n) => `${n.host}:${n.port}`).join(',')}`;
+  }
+}
+
+/** What an ioredis error (or a Cluster's last node error) was caused by. */
+export function classifyRedisError(err: unknown): { cause: RedisFailureCause; detail: string } {
+  const e = err as (Error & { code?: string; lastNodeError?: Error }) | undefined;
+  const inner = e?.lastNodeError ?? e;
+  const code = (inner as { code?: string } | undefined)?.code ?? '';
+  const msg = inner instanceof Error ? inner.message : String(inner ?? '');
+  // ioredis's Sentinel connector: "All sentinels are unreachable… Last error: <why the last one failed>".
+  const last = /All sentinels are unreachable.*? Last error: (.*)$/s.exec(msg);
+  if (last) {
+    if (/unknown command.*sentinel/i.test(last[1]!)) return { cause: 'topology', detail: 'a sentinel address answered as a Redis node, not a sentinel' };
+    const inner2 = classifyRedisError(new Error(last[1]));
+    return inner2.cause === 'other' ? { cause: 'refused', detail: firstWords(last[1]!) } : inner2;
+  }
+  if (/WRONGPASS|NOAUTH|invalid password|invalid username-password|AUTH.*(without any password|failed)/i.test(msg)) return { cause: 'auth', detail: firstWords(msg) };
+  if (/cluster support disabled/i.test(msg)) return { cause: 'topology', detail: 'a Redis Cluster client reached a node that is not in cluster mode' };
+  if (/No such master|master .*unknown|not (a )?known master/i.test(msg)) return { cause: 'topology', detail: firstWords(msg) };
+  if (code === 'ECONNREFUSED' || /ECONNREFUSED|All sentinels are unreachable/i.test(msg)) return { cause: 'refused', detail: '' };
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || /ENOTFOUND|EAI_AGAIN/.test(msg)) return { cause: 'name', detail: '' };
+  if (code === 'ETIMEDOUT' || /ETIMEDOUT|timed? ?out/i.test(msg)) return { cause: 'timeout', detail: '' };
+  if (/^ERR_SSL|^ERR_TLS|EPROTO|CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code) || /TLS|SSL|certificate|wrong version number/i.test(msg)) return { cause: 'tls', detail: firstWords(msg) };
+  return { cause: 'other', detail: firstWords(msg) || code };
+}
+
+function firstWords(msg: string): string {
+  const one = msg.replace(/\s+/g, ' ').trim();
+  return one.length > 120 ? `${one.slice(0, 119)}…` : one;
+}
+
+/** How long a check waits for an answer before it says "timed out" (within the issue's 10 s, with room to print). */
+export const CHECK_TIMEOUT_MS = 7_000;
+
+/**
+ * Connects to the target once (no reconnect), authenticates, PINGs, and checks that a node named as a single node is
+ * not a Cluster node (its keys would be refused with MOVED mid-run). Resolves when it can be used, else rejects with
+ * a RedisConnectError.
+ */
+export async function checkRedis(text: string, timeoutMs = CHECK_TIMEOUT_MS): Promise<void> {
+  const target = parseRedisTarget(text);
+  const shown = describeTarget(text);
+  let client: Redis | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    const s = Math.round(timeoutMs / 1000);
+    // A TLS client on a plain port waits for a handshake that never comes: said as what it most likely is.
+    const tls = /^rediss(\+|:)/.test(text);
+    timer = setTimeout(() => reject(tls ? new RedisConnectError(shown, 'tls', `no TLS handshake in ${s} s: is it a TLS port?`) : new RedisConnectError(shown, 'timeout', `no answer in ${s} s`)), timeoutMs);
+  });
+  try {
+    await Promise.race([timeout, probe(target, shown, timeoutMs, (c) => (client = c))]);
+  } catch (err) {
+    if (err instanceof RedisConnectError) throw err;
+    const { cause, detail } = classifyRedisError(err);
+    throw new RedisConnectError(shown, cause, detail);
+  } finally {
+    clearTimeout(timer);
+    client?.disconnect();
+  }
+}
+
+async function probe(target: RedisTarget, shown: string, timeoutMs: number, opened: (c: Redis) => void): Promise<void> {
+  // The first error is the cause: with no reconnect, later ones are only "Connection is closed".
+  let first: unknown;
+  const client = connectTarget(target, { lazyConnect: true, retryStrategy: () => null, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, enableOfflineQueue: false, connectionName: 'crawl-studio-check' });
+  opened(client);
+  client.on('error', (err) => (first ??= err));
+  try {
+    await client.connect();
+    await client.ping();
+  } catch (err) {
+    throw first && !(err instanceof Error && /WRONGPASS|NOAUTH/.test(err.message)) ? pickCause(first, err) : err;
+  }
+  if (target.kind === 'node' && !isCluster(client)) {
+    const info = await client.info('cluster').catch(() => '');
+    if (/cluster_enabled:1/.test(info)) throw new RedisConnectError(shown, 'topology', 'it is a Redis Cluster node: name it as redis+cluster://');
+  }
+}
+
+/** Of the first error and the one the call rejected with, the one that says more. */
+function pickCause(first: unknown, last: unknown): unknown {
+  return classifyRedisError(first).cause !== 'other' ? first : last;
+}
+
+/** The causes a wait can outlast (Redis starting, a network coming back); the others need a person. */
+const PASSING: ReadonlySet<RedisFailureCause> = new Set(['refused', 'name', 'timeout']);
+
+/** Seconds before the next try: 1, 2, 4, 8, 16, then every 30. */
+export function retryDelaySeconds(attempt: number): number {
+  return Math.min(2 ** (attempt - 1), 30);
+}
+
+/**
+ * For long-lived processes (`worker`, `writer`): checks the target until it answers, saying so on every attempt as a
+ * Celery worker does ("cannot connect to redis://h:6379: connection refused; trying again in 2 s (attempt 2)"). A
+ * cause that waiting cannot cure (a wrong password, TLS, the wrong deployment) rejects at once.
+ */
+export async function waitForRedis(text: string, say: (line: string) => void, timeoutMs = CHECK_TIMEOUT_MS): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await checkRedis(text, timeoutMs);
+      if (attempt > 1) say(`connected to ${describeTarget(text)}`);
+      return;
+    } catch (err) {
+      if (!(err instanceof RedisConnectError) || !PASSING.has(err.cause_)) throw err;
+      const delay = retryDelaySeconds(attempt);
+      say(`cannot connect to ${err.target}: ${err.short}; trying again in ${delay} s (attempt ${attempt})`);
+      await new Promise((r) => setTimeout(r, delay * 1000));
+    }
+  }
+}
+
+/** How long the connection was lost, in total, while it was watched. */
+export interface ConnectionWatch {
+  outageMs(): number;
+}
+
+/**
+ * Says each reconnect of an engine connection (connect.ts reconnects forever) with its cause and attempt, and when
+ * it is back with how long it was gone: a Redis lost mid-run is said as a Redis missing at the start is.
+ */
+export function watchConnection(client: Redis, text: string, say: (level: 'warn' | 'info', line: string) => void): ConnectionWatch {
+  const shown = describeTarget(text);
+  let lastError: unknown;
+  let downSince = 0;
+  let attempts = 0;
+  let total = 0;
+  client.on('error', (err) => (lastError = err));
+  client.on('reconnecting', (delayMs: unknown) => {
+    if (!downSince) downSince = Date.now();
+    attempts++;
+    // The first reconnect of a lost connection often comes before any error: the server closed it.
+    const { cause } = classifyRedisError(lastError);
+    const why = lastError === undefined || cause === 'other' ? 'connection closed' : CAUSE_TEXT[cause];
+    lastError = undefined;
+    const wait = typeof delayMs === 'number' ? `${Math.max(1, Math.round(delayMs / 1000))} s` : 'a moment';
+    say('warn', `lost ${shown}: ${why}; trying again in ${wait} (attempt ${attempts})`);
+  });
+  client.on('ready', () => {
+    if (!downSince) return;
+    const gone = Date.now() - downSince;
+    total += gone;
+    downSince = 0;
+    attempts = 0;
+    say('info', `connected to ${shown} again after ${(gone / 1000).toFixed(1)} s`);
+  });
+  return { outageMs: () => total + (downSince ? Date.now() - downSince : 0) };
+}

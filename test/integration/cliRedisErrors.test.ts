@@ -1,0 +1,214 @@
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { freePort, startRedis, waitForPort } from '../support/services';
+import { writeTask } from '../support/crawl';
+import { EXIT } from '../../src/cli/exitCodes';
+import { Redis } from 'ioredis';
+
+// Fail fast, say why (issue 31, item 2): a wrong Redis made `run`, `status` and `enqueue` print `Redis: …` and wait
+// forever. Against a port where nothing listens and a real redis-server with `requirepass`, each command exits with
+// the target, the cause and its exit code; `worker` waits, saying so on every attempt, and a SIGTERM ends it.
+// No timing is asserted beyond a bound that proves "not hanging".
+
+const run = promisify(execFile);
+const CLI = resolve('dist/cli.js');
+const NOT_HANGING_MS = 30_000;
+
+async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { timeout: NOT_HANGING_MS, env: { ...process.env, ...env } });
+    return { code: 0, out: stdout + stderr };
+  } catch (e) {
+    const err = e as { code: number | null; killed?: boolean; stdout: string; stderr: string };
+    assert.ok(!err.killed, `crawl-studio ${args.join(' ')} did not end within ${NOT_HANGING_MS / 1000} s:\n${err.stdout}${err.stderr}`);
+    return { code: err.code ?? -1, out: err.stdout + err.stderr };
+  }
+}
+
+/** A `crawl-studio worker` on a port, its output so far, and a wait for a line of it. */
+function startWorker(port: number) {
+  const child = spawn(process.execPath, [CLI, 'worker', taskFileOf(), '--redis', `redis://127.0.0.1:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const waiters = new Set<() => void>();
+  const onData = (b: Buffer) => {
+    out += b;
+    for (const w of waiters) w();
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  const seen = (re: RegExp) =>
+    new Promise<void>((res, rej) => {
+      const t = setTimeout(() => (waiters.delete(check), rej(new Error(`not seen ${re}:\n${out}`))), NOT_HANGING_MS);
+      const check = () => {
+        if (!re.test(out)) return;
+        clearTimeout(t);
+        waiters.delete(check);
+        res();
+      };
+      waiters.add(check);
+      check();
+    });
+  const exited = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+  return { child, output: () => out, seen, exited };
+}
+
+let sharedTaskFile = '';
+const taskFileOf = () => sharedTaskFile;
+
+describe('CLI: a Redis that is not there, or refuses us, is said at once (issue 31, item 2)', function () {
+  this.timeout(120_000);
+  let taskFile: string;
+  before(async () => {
+    taskFile = sharedTaskFile = (await writeTask(`name: wrong-redis\nstart: [http://127.0.0.1:9/]\nrules: [{ name: page }]\n`)).file;
+  });
+
+  it('nothing listening: run, status, enqueue, failures, retry, monitor exit 4 with the target and "connection refused"; export names its store', async () => {
+    const port = await freePort();
+    const target = `redis://127.0.0.1:${port}`;
+    for (const args of [['run', taskFile], ['status', taskFile], ['enqueue', taskFile, 'http://127.0.0.1:9/x'], ['failures', taskFile], ['retry', taskFile], ['monitor', '--port', '0']]) {
+      const r = await cli([...args, '--redis', target]);
+      assert.equal(r.code, EXIT.REDIS_UNREACHABLE, `${args[0]}: ${r.out}`);
+      assert.match(r.out, new RegExp(`cannot connect to redis://127\\.0\\.0\\.1:${port}: connection refused; is Redis running there\\?`), `${args[0]}: ${r.out}`);
+    }
+    // `export` reads the store, not Redis: a store that is not there is said the same way.
+    const r = await cli(['export', taskFile, '--store', `postgres://u:pg-secret-31@127.0.0.1:${port}/db`]);
+    assert.notEqual(r.code, 0, r.out);
+    assert.match(r.out, new RegExp(`postgres://u:\\*\\*\\*@127\\.0\\.0\\.1:${port}/db.*ECONNREFUSED`), r.out);
+    assert.ok(!r.out.includes('pg-secret-31'), r.out);
+  });
+
+  it('a name that does not resolve: exit 5, "name not resolved"', async () => {
+    const r = await cli(['status', taskFile, '--redis', 'redis://no-such-host.invalid:6379']);
+    assert.equal(r.code, EXIT.REDIS_NAME, r.out);
+    assert.match(r.out, /cannot connect to redis:\/\/no-such-host\.invalid:6379: name not resolved/, r.out);
+  });
+
+  it('requirepass and a wrong password (or none): exit 6, "authentication failed", the password never printed', async () => {
+    const redis = await startRedis();
+    try {
+      const admin = new Redis(redis.url);
+      await admin.config('SET', 'requirepass', 'the-right-one-31');
+      admin.disconnect();
+      for (const args of [['status', taskFile], ['run', taskFile], ['enqueue', taskFile, 'http://127.0.0.1:9/x']]) {
+        const r = await cli(args, { CRAWL_STUDIO_REDIS: `redis://:wrong-pass-31@127.0.0.1:${redis.port}` });
+        assert.equal(r.code, EXIT.REDIS_AUTH, `${args[0]}: ${r.out}`);
+        assert.match(r.out, new RegExp(`cannot connect to redis://:\\*\\*\\*@127\\.0\\.0\\.1:${redis.port}: authentication failed`), r.out);
+        assert.ok(!r.out.includes('wrong-pass-31'), `the password was printed:\n${r.out}`);
+      }
+      const none = await cli(['status', taskFile, '--redis', redis.url]);
+      assert.equal(none.code, EXIT.REDIS_AUTH, none.out);
+      assert.match(none.out, /authentication failed \(NOAUTH/, none.out);
+    } finally {
+      await redis.stop();
+    }
+  });
+
+  it('the wrong deployment: a Cluster node named as one node, a plain node named as a Cluster, a node named as a sentinel: exit 8', async () => {
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = mkdtempSync(join(tmpdir(), 'cs-cnode-'));
+    const cport = await freePort();
+    const clusterNode = spawn('redis-server', ['--port', String(cport), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'), '--dir', dir], { stdio: 'ignore' });
+    const plain = await startRedis();
+    try {
+      await waitForPort(cport);
+      const a = await cli(['status', taskFile, '--redis', `redis://127.0.0.1:${cport}`]);
+      assert.equal(a.code, EXIT.REDIS_TOPOLOGY, a.out);
+      assert.match(a.out, /not the deployment named \(it is a Redis Cluster node: name it as redis\+cluster:\/\/\)/, a.out);
+      const b = await cli(['status', taskFile, '--cluster', `127.0.0.1:${plain.port}`]);
+      assert.equal(b.code, EXIT.REDIS_TOPOLOGY, b.out);
+      assert.match(b.out, new RegExp(`cannot connect to Redis Cluster seeds 127\\.0\\.0\\.1:${plain.port}: not the deployment named`), b.out);
+      const c = await cli(['status', taskFile, '--sentinel', `127.0.0.1:${plain.port}`, '--sentinel-master', 'm']);
+      assert.equal(c.code, EXIT.REDIS_TOPOLOGY, c.out);
+      assert.match(c.out, /answered as a Redis node, not a sentinel/, c.out);
+    } finally {
+      clusterNode.kill('SIGKILL');
+      await plain.stop();
+    }
+  });
+
+  it('`worker` waits for Redis, saying so on every attempt with its backoff, connects when it comes, and a SIGTERM while waiting ends it', async () => {
+    const port = await freePort();
+    const { child: worker, output, seen, exited } = startWorker(port);
+    const out = () => output();
+    await seen(new RegExp(`cannot connect to redis://127\\.0\\.0\\.1:${port}: connection refused; trying again in 2 s \\(attempt 2\\)`));
+    assert.match(out(), /trying again in 1 s \(attempt 1\)/);
+    worker.kill('SIGTERM');
+    const code = await Promise.race([exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), NOT_HANGING_MS))]);
+    assert.equal(code, 0, `the worker ends at once on SIGTERM while waiting:\n${out()}`);
+    assert.match(out(), /SIGTERM: stopped while waiting for Redis/);
+
+    // And one that waits until Redis comes: it connects and starts.
+    const port2 = await freePort();
+    const { child: w2, output: out2, seen: seen2, exited: exited2 } = startWorker(port2);
+    await seen2(/\(attempt 1\)/);
+    const redis = await startRedis({ port: port2 });
+    try {
+      await seen2(new RegExp(`connected to redis://127\\.0\\.0\\.1:${port2}`));
+      await seen2(/worker \S+ on redis:\/\/127\.0\.0\.1/);
+      w2.kill('SIGTERM');
+      assert.equal(await exited2, 0, out2());
+    } finally {
+      await redis.stop();
+    }
+  });
+});
+
+describe('CLI: a Redis lost mid-run is said, and the summary says how long it was gone (issue 31, item 2)', function () {
+  this.timeout(180_000);
+
+  it('run: "lost … trying again", "connected … again after", and "Redis was gone" in the summary', async () => {
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { serveHttp } = await import('../support/services');
+    const dir = mkdtempSync(join(tmpdir(), 'cs-lost-'));
+    let redis = await startRedis({ appendOnly: true, dir });
+    const port = redis.port;
+    let served = 0;
+    // Slow pages, so the run is still going when Redis goes away.
+    const site = await serveHttp((req, res) => {
+      served++;
+      res.setHeader('content-type', 'text/html');
+      const links = req.url === '/' ? Array.from({ length: 12 }, (_, i) => `<a href="/p/${i}">p</a>`).join('') : '';
+      setTimeout(() => res.end(`<h1>${req.url}</h1>${links}`), 250);
+    });
+    const task = await writeTask(`name: lost-redis
+start: [${site.url}/]
+request: { robots: false }
+politeness: { perHost: { concurrency: 1 } }
+rules:
+  - name: page
+    follow: [{ selector: a, to: page }]
+`);
+    const child = spawn(process.execPath, [CLI, 'run', task.file, '--workers', '1', '--concurrency', '1', '--redis', redis.url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (b) => (out += b));
+    child.stderr.on('data', (b) => (out += b));
+    const exited = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+    const until = async (what: string, f: () => boolean) => {
+      const deadline = Date.now() + 60_000;
+      while (!f()) {
+        if (Date.now() > deadline) throw new Error(`${what}: not seen\n${out}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    try {
+      await until('a few pages', () => served >= 3);
+      await redis.stop();
+      await until('the loss said', () => new RegExp(`redis: lost redis://127\\.0\\.0\\.1:${port}: connection refused; trying again in \\d+ s \\(attempt \\d+\\)`).test(out));
+      redis = await startRedis({ appendOnly: true, dir, port });
+      assert.equal(await exited, 0, out);
+      assert.match(out, new RegExp(`redis: connected to redis://127\\.0\\.0\\.1:${port} again after \\d+\\.\\d s`), out);
+      assert.match(out, /^ {2}Redis was gone {2}\d[\d.]* m?s in all during the run/m, out);
+      assert.match(out, /pages fetched +13\b/, out);
+    } finally {
+      child.kill('SIGKILL');
+      await site.close();
+      await redis.stop();
+    }
+  });
+});
