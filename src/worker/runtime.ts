@@ -8,6 +8,7 @@ import { WORKERS_KEY } from '../frontier/keys';
 import { countFailed } from '../observe/metrics';
 import { HostGate } from '../frontier/politeness';
 import { connectRedis, redactUrl } from '../redis/connect';
+import { isRedisFull, REDIS_FULL_MARK } from '../redis/memory';
 import { RobotsCache } from '../frontier/robots';
 import { workerIdOf, type WorkerBeat } from '../frontier/fleet';
 import { WindowFiller } from '../frontier/window';
@@ -131,7 +132,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
         }
         log(final ? 'warn' : 'info', `${final ? 'failed' : 'will retry'} ${job.data.url} (attempt ${job.attemptsMade}): ${err.message}`);
       });
-      worker.on('error', (err) => log('error', `worker error on '${task.name}': ${err.message}`));
+      worker.on('error', (err) => log('error', `${isRedisFull(err) ? `${REDIS_FULL_MARK}: ` : ''}worker error on '${task.name}': ${err.message}`));
       workers.push(worker);
       taskWorkers.push(worker);
       bull[part.keys.tag] = worker.id;
