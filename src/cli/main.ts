@@ -11,10 +11,10 @@ import { RedisNotFoundError } from '../redis/server';
 import { DEFAULT_CONCURRENCY, defaultWorkers, optionalPositiveInt, positiveInt, REDIS_FLAG_SPEC, redisTargetFrom } from '../worker/args';
 import { workerMain } from '../worker/main';
 import type { Progress } from '../run/session';
-import { launchCrawl } from '../run/launcher';
+import { launchCrawl, type CrawlLaunch } from '../run/launcher';
 import demoTaskText from '../../examples/books.crawl.yaml';
 import { droppedLine, droppedReasonLines, dropWarnings, progressLine, summaryLines } from './format';
-import { chooseRedis } from '../run/redisChoice';
+import { chooseRedis, type RedisChoiceOptions } from '../run/redisChoice';
 import { RedisTargetError } from '../core/url/redisTarget';
 import { emptyFieldWarnings, qualityReports, qualityTable } from './quality';
 import { saveFixture, testTaskFile } from '../workspace/fixtureStore';
@@ -206,9 +206,15 @@ function stopDeadlineMs(value: string | undefined): number {
 
 async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   const task = await loadTaskFile(taskFile);
-  const redis = await chooseRedis(flags.redis, task.file);
+  let redisLost: Error | null = null;
+  const redis = await chooseRedis(flags.redis, task.file, {
+    watch: privateRedisWatch((err) => {
+      redisLost = err;
+      launch.stop();
+    }),
+  });
   console.log(`Redis: ${redis.describe()}`);
-  const launch = launchCrawl({
+  const launch: CrawlLaunch = launchCrawl({
     task,
     redisUrl: redis.url,
     workers: flags.workers,
@@ -243,13 +249,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     void launch.kill(QUIT_RELEASE_WAIT_MS).finally(() => {
       // The private redis-server may be gone already (stopped meanwhile, or killed with the terminal's group):
       // a second Ctrl-C must end quietly, not with a "kill ESRCH" stack trace.
-      if (redis.managed?.owned) {
-        try {
-          process.kill(redis.managed.pid, 'SIGTERM');
-        } catch {
-          // Gone already.
-        }
-      }
+      redis.abandon();
       process.exit(130);
     });
   };
@@ -267,7 +267,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     launch.stop();
     deadline = setTimeout(() => {
       console.error(
-        `\nStill stopping after ${STOP_DEADLINE_MS / 1000} s (a store that does not answer?): quitting now. ` +
+        `\nStill stopping after ${STOP_DEADLINE_MS / 1000} s (waiting for ${stillWaitingFor(launch)}): quitting now. ` +
           `Run the same command again to resume the run; items not stored yet stay in Redis for it.`,
       );
       quit();
@@ -279,6 +279,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   try {
     const result = await launch.done;
     process.stdout.write('\n');
+    if (redisLost) throw redisLost;
     // Say which it was: "resumes" read as "continues after a finished run" in the README, and it never does.
     if (result.resumed) console.log(`Resumed run ${result.run.run} started ${new Date(result.run.startedAt).toISOString()} (it had not finished).`);
     else {
@@ -308,6 +309,27 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+}
+
+/** The private redis-server's events on their own lines; one that cannot be started again stops the run (issue 35, item 4). */
+function privateRedisWatch(stop: (err: Error) => void): RedisChoiceOptions['watch'] {
+  return {
+    say: (message) => console.error(`\nRedis: ${message}`),
+    lost: (err) => {
+      console.error(`\nRedis: ${err.message}; stopping the run`);
+      stop(err);
+    },
+  };
+}
+
+/** What a graceful stop still waits for, said when it takes too long: never a store blamed for Redis (issue 35, item 4). */
+function stillWaitingFor(launch: CrawlLaunch): string {
+  const waits: string[] = [];
+  const workers = launch.supervisor.list().length;
+  if (workers > 0) waits.push(`${workers} worker${workers === 1 ? '' : 's'} to finish ${workers === 1 ? 'its' : 'their'} pages`);
+  if (launch.session.redis.status !== 'ready') waits.push(`Redis, which does not answer (${launch.session.redis.status})`);
+  if (waits.length === 0) waits.push(launch.store ? 'the store, which has not answered (a locked or hung database?)' : 'the store to open');
+  return waits.join(', and for ');
 }
 
 /**
