@@ -92,6 +92,7 @@ export class CrawlSession {
   private markWorkersStarting!: (started: boolean) => void;
   /** Who first saw Redis refuse a write for lack of memory (a local worker's line), if any did. */
   private fullSeenBy: string | null = null;
+  private memoryReadAt = 0;
 
   constructor(private readonly opts: SessionOptions) {
     this.redis = connectRedis(opts.redisUrl);
@@ -323,6 +324,9 @@ export class CrawlSession {
    */
   private async checkRedisRoom(): Promise<void> {
     if (this.fullSeenBy === null) {
+      // At most a few times a second: a fast crawl polls every 25 ms.
+      if (Date.now() - this.memoryReadAt < MEMORY_CHECK_MS) return;
+      this.memoryReadAt = Date.now();
       const memory = await readMemory(this.redis).catch(() => null);
       if (!memory || !isOverLimit(memory)) return;
       this.fullSeenBy = 'the driver (INFO memory)';
@@ -373,6 +377,9 @@ const STOPPED = Symbol('stopped');
 
 /** How long a won finalize flag holds without a refresh (drain.lua's default, which tryFinalize leaves it at). */
 export const FINALIZE_HOLD_MS = 15_000;
+
+/** How often the driver reads Redis's INFO memory to see it full. */
+const MEMORY_CHECK_MS = 500;
 
 /** How often the store is checked while the session waits on it (a finalize's flush). */
 const STORE_CHECK_MS = 1_000;
