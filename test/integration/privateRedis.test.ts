@@ -75,7 +75,8 @@ describe('The private redis-server of a project folder (issue 35 items 3-4, issu
   this.timeout(600_000);
   let site: HttpServer;
   let requests: string[] = [];
-  const started: number[] = [];
+  const clis: ChildProcess[] = [];
+  const servers: number[] = [];
 
   before(async () => {
     site = await serveHttp((req, res) => {
@@ -90,13 +91,17 @@ describe('The private redis-server of a project folder (issue 35 items 3-4, issu
   });
   after(async () => {
     await site?.close();
-    // Nothing a test started may outlive it, whatever it asserted.
-    for (const pid of started) {
+    // Nothing a test started may outlive it, whatever it asserted: CLIs still running, and private servers of this
+    // test's folders (checked by their command line, so a pid reused by another process is never killed).
+    for (const child of clis) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    for (const pid of servers) {
+      let cmd = '';
       try {
-        process.kill(pid, 'SIGKILL');
+        cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
       } catch {
-        // Gone, as it should be.
+        continue;
       }
+      if (cmd.includes('redis-server') && cmd.includes('cs-private-')) process.kill(pid, 'SIGKILL');
     }
   });
 
@@ -151,7 +156,7 @@ rules:
     requests = [];
     const dir = folder('killed');
     const run = startCli(['run', 't.crawl.yaml', '--workers', '1'], dir);
-    started.push(run.child.pid!);
+    clis.push(run.child);
     await until('the first pages', () => requests.length >= 3);
     const first = serverFile(dir)!;
     process.kill(first.pid, 'SIGKILL');
@@ -165,7 +170,7 @@ rules:
     // Killed again, and SIGTERM while it comes back: the run stops and says what it waits for, never a store.
     requests = [];
     const again = startCli(['run', 't.crawl.yaml', '--workers', '1', '--fresh'], dir);
-    started.push(again.child.pid!);
+    clis.push(again.child);
     await until('the first pages of the second run', () => requests.length >= 3);
     process.kill(serverFile(dir)!.pid, 'SIGKILL');
     await until('the run to say its Redis stopped', () => /stopped unexpectedly/.test(again.output()), 15_000);
@@ -180,16 +185,16 @@ rules:
     requests = [];
     const dir = folder('orphan');
     const run = startCli(['run', 't.crawl.yaml', '--workers', '1'], dir);
-    started.push(run.child.pid!);
+    clis.push(run.child);
     await until('the first pages', () => requests.length >= 3);
     const s = serverFile(dir)!;
-    started.push(s.pid);
+    servers.push(s.pid);
     run.child.kill('SIGKILL');
     await run.exited;
     await until(`redis-server ${s.pid} of the killed run to stop`, () => !alive(s.pid), 20_000);
 
     const next = startCli(['run', 't.crawl.yaml', '--workers', '1'], dir);
-    started.push(next.child.pid!);
+    clis.push(next.child);
     assert.equal(await next.exited, 0, next.output().slice(-3000));
     assert.match(next.output(), /Resumed run/, next.output().slice(-3000));
     assert.equal(new Set(requests).size, PAGES + 1, 'every page was fetched');
@@ -200,10 +205,10 @@ rules:
     requests = [];
     const dir = folder('leftover');
     const run = startCli(['run', 't.crawl.yaml', '--workers', '1'], dir);
-    started.push(run.child.pid!);
+    clis.push(run.child);
     await until('the first pages', () => requests.length >= 3);
     const s = serverFile(dir)!;
-    started.push(s.pid);
+    servers.push(s.pid);
     assert.ok(s.watchdog, 'the server has a watchdog');
     process.kill(s.watchdog, 'SIGKILL');
     run.child.kill('SIGKILL');
@@ -211,7 +216,7 @@ rules:
     assert.ok(alive(s.pid), 'with its watchdog killed too, the server is left running');
 
     const next = startCli(['run', 't.crawl.yaml', '--workers', '1'], dir);
-    started.push(next.child.pid!);
+    clis.push(next.child);
     assert.equal(await next.exited, 0, next.output().slice(-3000));
     assert.match(next.output(), new RegExp(`stopped the private redis-server \\(pid ${s.pid}\\) left running by a process that died`), next.output());
     assert.ok(!alive(s.pid), 'the leftover server is gone');
