@@ -129,7 +129,18 @@ export class Crawl extends EventEmitter<CrawlEvents> implements PromiseLike<Craw
     const task = isLoadedTask(source) ? source : await loadTask(source, { dir: o.dir });
     this.throwIfStopped();
     await writeDefinedTask(task);
-    const redis = await chooseRedis(o.redis, task.file);
+    let redisLost: Error | null = null;
+    // A private redis-server that dies is started again, as for the CLI; one that cannot be stops the crawl.
+    const redis = await chooseRedis(o.redis, task.file, {
+      watch: {
+        say: (m) => this.say(`Redis: ${m}`),
+        lost: (err) => {
+          redisLost = err;
+          this.say(`Redis: ${err.message}; stopping the crawl`);
+          this.launch?.stop();
+        },
+      },
+    });
     try {
       this.throwIfStopped();
       const launch = launchCrawl({
@@ -161,6 +172,7 @@ export class Crawl extends EventEmitter<CrawlEvents> implements PromiseLike<Craw
       if (this.stopRequested || o.signal?.aborted) launch.stop();
       try {
         const result = await launch.done;
+        if (redisLost) throw redisLost;
         if (this.listenerError !== null) throw this.listenerError;
         return summaryOf(task.name, result);
       } finally {

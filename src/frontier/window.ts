@@ -1,5 +1,6 @@
 import type { Redis } from '../redis/connect';
 import { readLiveWorkers } from './fleet';
+import { isRedisFull, REDIS_FULL_MARK } from '../redis/memory';
 
 // The window: the pages of the frontier that are BullMQ jobs at a time. It is sized to the fleet, so BullMQ holds
 // what the workers are about to work on and the frontier holds the rest compactly. A worker holds up to two jobs per
@@ -107,7 +108,7 @@ export class WindowFiller {
       const r = await this.fill(reconcile);
       wait = r.next === -3 ? FULL_MS : r.next < 0 ? IDLE_MS : Math.min(IDLE_MS, Math.max(MIN_MS, r.next));
     } catch (err) {
-      this.log('warn', `filling the window from the frontier: ${err instanceof Error ? err.message : String(err)}`);
+      this.log(isRedisFull(err) ? 'error' : 'warn', `${isRedisFull(err) ? `${REDIS_FULL_MARK}: ` : ''}filling the window from the frontier: ${err instanceof Error ? err.message : String(err)}`);
     }
     this.schedule(wait);
   }

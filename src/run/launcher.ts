@@ -1,7 +1,8 @@
 import type { CrawlTask } from '../core/task/model';
 import type { CrawlStatus, RunInfo } from '../frontier/crawl';
-import { connectRedis } from '../redis/connect';
+import { connectRedis, type Redis } from '../redis/connect';
 import { watchConnection, type ConnectionWatch } from '../redis/check';
+import { isRedisFull, readMemory, RedisFullError } from '../redis/memory';
 import { CrawlSession, type Progress, type SessionResult } from './session';
 import { restoreRevisits } from './revisitRestore';
 import { attachStore, type AttachedStore } from './storeAttachment';
@@ -87,6 +88,7 @@ export class CrawlLaunch {
   /** Settles once the run has ended and every part is closed: resolves with the summary, or rejects with why. */
   readonly done: Promise<LaunchResult>;
   private attached: AttachedStore | undefined;
+  private readonly storeRedis: Redis;
   private stopped = false;
 
   private readonly redisWatch: ConnectionWatch;
@@ -94,6 +96,7 @@ export class CrawlLaunch {
   constructor(private readonly opts: LaunchOptions) {
     const storeRedis = connectRedis(opts.redisUrl);
     this.redisWatch = watchConnection(storeRedis, opts.redisUrl, (_level, line) => opts.onRedisMessage?.(line));
+    this.storeRedis = storeRedis;
     let attaching!: Promise<AttachedStore>;
     const session = new CrawlSession({
       task: opts.task,
@@ -191,7 +194,11 @@ export class CrawlLaunch {
 
   private async finish(attaching: Promise<AttachedStore>): Promise<LaunchResult> {
     const result = await this.session.run();
-    const store = await attaching;
+    const store = await attaching.catch(async (err: unknown) => {
+      // The writer's consumer group or first reads refused for lack of memory: the same message as anywhere else.
+      if (!isRedisFull(err)) throw err;
+      throw new RedisFullError(await readMemory(this.storeRedis).catch(() => null), 'the store writer', this.opts.task.name);
+    });
     const c = store.writer.counters();
     const types = await store.store.itemTypes();
     const rows = await Promise.all(types.map(async (type) => ({ type, count: await store.store.count(type) })));

@@ -10,6 +10,7 @@ import { hostname } from 'node:os';
 import { WorkerSupervisor, type WorkerProcessInfo } from './supervisor';
 import { needsBrowser } from '../core/task/model';
 import { BROWSER_PATH_ENV, findBrowser } from '../worker/browser/executable';
+import { isOverLimit, isRedisFull, readMemory, REDIS_FULL_MARK, RedisFullError } from '../redis/memory';
 
 // One crawl driven from this process: start or resume the run, start local workers, watch progress, and
 // finalize the run when it drains. The CLI's `run` and the extension's "Start Crawl" are both this class, so
@@ -89,6 +90,9 @@ export class CrawlSession {
   private readonly lease: RunLease;
   private readonly workersStarting: Promise<boolean>;
   private markWorkersStarting!: (started: boolean) => void;
+  /** Who first saw Redis refuse a write for lack of memory (a local worker's line), if any did. */
+  private fullSeenBy: string | null = null;
+  private memoryReadAt = 0;
 
   constructor(private readonly opts: SessionOptions) {
     this.redis = connectRedis(opts.redisUrl);
@@ -105,6 +109,11 @@ export class CrawlSession {
       env: opts.browserPath || opts.secretEnv ? { ...opts.secretEnv, ...(opts.browserPath ? { [BROWSER_PATH_ENV]: opts.browserPath } : {}) } : undefined,
     });
     if (opts.onWorkerLog) this.supervisor.on('log', opts.onWorkerLog);
+    this.supervisor.on('log', (pid: number, line: string) => {
+      if (this.fullSeenBy !== null || !line.includes(REDIS_FULL_MARK)) return;
+      this.fullSeenBy = `worker ${pid}`;
+      this.wake?.();
+    });
     if (opts.onWorkerExit) this.supervisor.on('exit', opts.onWorkerExit);
     this.lease = new RunLease(this.redis, opts.task.name, { front: opts.front ?? 'crawl-studio run', host: hostname(), pid: process.pid });
     this.workersStarting = new Promise((r) => (this.markWorkersStarting = r));
@@ -180,6 +189,7 @@ export class CrawlSession {
           lost = true;
           throw new RunLostError(this.opts.task, current, lastDone);
         }
+        await this.checkRedisRoom();
         if (status.run.run !== current.run) {
           // The job scheduler started the next occurrence: watch that run now.
           current = status.run;
@@ -240,7 +250,14 @@ export class CrawlSession {
           setTimeout(r, nextPollMs(status.counts, status.run?.state === 'running' ? rate : 0, this.opts.pollMs ?? 500));
         });
       }
+    } catch (err) {
+      // Redis refused one of this driver's own writes (the lease, the finalize flag, a sample) for lack of memory.
+      if (!isRedisFull(err)) throw err;
+      this.fullSeenBy ??= 'the driver';
+      throw await this.redisFull();
     } finally {
+      // Workers that hold pages Redis refused (worker/processor.ts) do not finish them: not waited for long.
+      if (this.fullSeenBy !== null) lost = true;
       // A lost run has nothing to finish: its workers' jobs are gone from Redis, and waiting for them to wind
       // down (they cannot complete or fail a job the server no longer has) only delays the error by the grace.
       await this.supervisor.stopAll(lost ? 2_000 : undefined);
@@ -301,6 +318,27 @@ export class CrawlSession {
     }
   }
 
+  /**
+   * Stops the run when Redis is full (issue 35, item 2): a worker said it refused a write, or INFO memory shows it
+   * over its maxmemory with the policy noeviction. Going on would only pile up pages that cannot finish.
+   */
+  private async checkRedisRoom(): Promise<void> {
+    if (this.fullSeenBy === null) {
+      // At most a few times a second: a fast crawl polls every 25 ms.
+      if (Date.now() - this.memoryReadAt < MEMORY_CHECK_MS) return;
+      this.memoryReadAt = Date.now();
+      const memory = await readMemory(this.redis).catch(() => null);
+      if (!memory || !isOverLimit(memory)) return;
+      this.fullSeenBy = 'the driver (INFO memory)';
+    }
+    throw await this.redisFull();
+  }
+
+  private async redisFull(): Promise<RedisFullError> {
+    const memory = await readMemory(this.redis).catch(() => null);
+    return new RedisFullError(memory, this.fullSeenBy ?? 'the driver', this.opts.task.name);
+  }
+
   private async joinRun(): Promise<{ run: RunInfo; resumed: boolean }> {
     await this.crawl.loadLayout();
     const run = await this.crawl.currentRun();
@@ -339,6 +377,9 @@ const STOPPED = Symbol('stopped');
 
 /** How long a won finalize flag holds without a refresh (drain.lua's default, which tryFinalize leaves it at). */
 export const FINALIZE_HOLD_MS = 15_000;
+
+/** How often the driver reads Redis's INFO memory to see it full. */
+const MEMORY_CHECK_MS = 500;
 
 /** How often the store is checked while the session waits on it (a finalize's flush). */
 const STORE_CHECK_MS = 1_000;

@@ -8,6 +8,7 @@ import { backoffDelay, type BackoffOptions } from './backoff';
 import { PAGE_FIELD } from './buffer';
 import { decodeEntry, DEFAULT_LIMITS, mergeBatch, type DecodedEntry, type MergeLimits } from './merge';
 import { StoreDataError, type ConflictPolicy, type ErrorRow, type ItemRow, type ItemStore, type WriteResult } from './types';
+import { isRedisFull, REDIS_FULL_MARK } from '../redis/memory';
 
 // The writer drains a task's items stream into a store. Its guarantees come from one ordering rule: an entry is
 // acknowledged and deleted (XACK + XDEL) only after the transaction holding its rows has committed. Killed
@@ -372,7 +373,8 @@ class Writer implements WriterHandle {
           continue;
         }
         failures++;
-        this.fail(`writer ${this.consumer} of task ${this.opts.task}: ${(err as Error).message}`);
+        const full = isRedisFull(err) ? `${REDIS_FULL_MARK}, it refused a write; ` : '';
+        this.fail(`writer ${this.consumer} of task ${this.opts.task}: ${full}${(err as Error).message}`);
         await this.sleep(backoffDelay(failures, this.opts.backoff));
       }
     }
@@ -468,7 +470,11 @@ class Writer implements WriterHandle {
     }
     this.c.lastError = null;
     await this.opts.afterCommit?.(ids);
-    const res = await this.redis.multi().xack(this.key, this.group, ...ids).xdel(this.key, ...ids).exec();
+    // Not a MULTI: Redis refuses every command queued in a transaction while it is over its maxmemory, and XACK and
+    // XDEL are what frees its memory (issue 35, item 2: the writer spun on EXECABORT while Redis stayed full). Each is
+    // allowed alone when Redis is full; an entry acknowledged and not deleted (a connection lost between the two) is
+    // never read again, and only takes room until the stream is trimmed with its task.
+    const res = await this.redis.pipeline().xack(this.key, this.group, ...ids).xdel(this.key, ...ids).exec();
     const failed = res?.find(([e]) => e);
     if (failed) throw new Error(`acknowledging ${ids.length} stored entries failed: ${(failed[0] as Error).message}`);
     for (const wake of [...this.onAcked]) wake();

@@ -25,6 +25,7 @@ import { expandProxyUrl } from '../core/task/secrets';
 import { canonicalize } from '../core/url/canonical';
 import { decideLink } from '../core/url/scope';
 import { keepScreenshot } from '../observe/screenshots';
+import { isRedisFull, REDIS_FULL_MARK } from '../redis/memory';
 import { HUNG_GRACE_MS, NavigationRefused, type PageRenderer, type RenderHooks } from './browser/render';
 
 // One page job: robots.txt, per-host politeness, fetch, extract, discover, hand items to the store buffer,
@@ -113,9 +114,32 @@ export function createProcessor(deps: ProcessorDeps) {
   // The request of a job runs in one of the task's fetch slots when the worker has them (see fetchSlots.ts).
   const direct: InSlot = (fetch) => fetch();
   const slots = deps.slots;
-  return slots
+  const inSlots = slots
     ? (job: Job<PageJobData, PageJobResult>, token?: string) => slots.job((inSlot, politeWait) => processPage(job, token, inSlot, politeWait))
     : (job: Job<PageJobData, PageJobResult>, token?: string) => processPage(job, token, direct, delay);
+  return (job: Job<PageJobData, PageJobResult>, token?: string) => holdWhileRedisFull(job, () => inSlots(job, token));
+
+  /**
+   * A page whose writes Redis refused for lack of memory (its links' discovery, its finish, a count) is neither
+   * completed nor failed: BullMQ would spend an attempt on it, or complete a page whose links were never queued
+   * (issue 35, item 2). Its worker keeps it and tries it again as Redis has room (the writer frees memory as it
+   * stores; an operator raises maxmemory); every write it makes is idempotent (a link seen is a duplicate, a page
+   * finished is not finished twice). The driver stops the run meanwhile (run/session.ts); a worker stopped or killed
+   * while it holds a page leaves its job active, and the job runs again on resume.
+   */
+  async function holdWhileRedisFull(job: Job<PageJobData, PageJobResult>, attempt: () => Promise<PageJobResult>): Promise<PageJobResult> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await attempt();
+      } catch (err) {
+        if (!isRedisFull(err)) throw err;
+        if (tries === 1) deps.log('error', `${REDIS_FULL_MARK}: it refused the writes of ${job.data.url} (${(err as Error).message}); the page is kept, not completed, and tried again when Redis has room`);
+        await delay(Math.min(5_000, 500 * tries));
+        // Its finish may have gone through before a later write was refused (the window's fill): not fetched again.
+        if (await crawl.isSettled(job).catch(() => false)) return { outcome: 'done', status: null, items: 0, links: 0, reason: 'finished before Redis refused a later write' };
+      }
+    }
+  }
 
   /**
    * A request's turn, for pages and sitemaps alike: robots.txt, then the task's rate limit and the host's politeness

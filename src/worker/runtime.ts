@@ -11,6 +11,7 @@ import { connectRedis, redactUrl } from '../redis/connect';
 import { watchConnection } from '../redis/check';
 import type { Log } from '../core/logLine';
 import { jobFailureGroup } from '../observe/failures';
+import { isRedisFull, REDIS_FULL_MARK } from '../redis/memory';
 import { RobotsCache } from '../frontier/robots';
 import { workerIdOf, type WorkerBeat } from '../frontier/fleet';
 import { WindowFiller } from '../frontier/window';
@@ -147,7 +148,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
           attempt: job.attemptsMade,
         });
       });
-      worker.on('error', (err) => log('error', `worker error on '${task.name}': ${err.message}`, { event: 'worker-error', task: task.name }));
+      worker.on('error', (err) => log('error', `${isRedisFull(err) ? `${REDIS_FULL_MARK}: ` : ''}worker error on '${task.name}': ${err.message}`, { event: 'worker-error', task: task.name }));
       workers.push(worker);
       taskWorkers.push(worker);
       bull[part.keys.tag] = worker.id;

@@ -3,8 +3,8 @@ import { join, resolve } from 'node:path';
 import { loadTaskFile } from '../../workspace/taskFile';
 import { DEMO_PORT, DEMO_SITE, serveSite } from '../../demo/site';
 import { DEFAULT_CONCURRENCY, defaultWorkers, optionalPositiveInt, positiveInt, redisTargetFrom } from '../../worker/args';
-import { launchCrawl, type LaunchResult } from '../../run/launcher';
-import { chooseRedis } from '../../run/redisChoice';
+import { launchCrawl, type CrawlLaunch, type LaunchResult } from '../../run/launcher';
+import { chooseRedis, type RedisChoiceOptions } from '../../run/redisChoice';
 import { checkRedis, waitForRedis } from '../../redis/check';
 import { formatDuration, groupDigits } from '../../core/units';
 import demoTaskText from '../../../examples/books.crawl.yaml';
@@ -160,7 +160,14 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   const out = runOutput(flags.logFormat ?? 'human', task.name);
   // The workers this run starts log in the same form (worker/main.ts reads it).
   if (out.format === 'json') process.env[LOG_FORMAT_ENV] = 'json';
-  const redis = await chooseRedis(flags.redis, task.file);
+  let redisLost: Error | null = null;
+  let launched: CrawlLaunch | undefined;
+  const redis = await chooseRedis(flags.redis, task.file, {
+    watch: privateRedisWatch(out, (err) => {
+      redisLost = err;
+      launched?.stop();
+    }),
+  });
   out.say('info', `Redis: ${redis.describe()}`, { event: 'redis' });
   try {
     // `run` fails fast with the target and the cause; `writer`, long-lived like a worker, waits and says so.
@@ -196,6 +203,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
       if (!expected) out.say('error', `worker ${pid} exited unexpectedly (${signal ?? `code ${code}`}); last lines:\n  ${lines.slice(-5).join('\n  ')}`, { event: 'worker-exit', newline: true });
     },
   });
+  launched = launch;
   launch.supervisor.on('log', (pid, line) => out.workerLine(pid, line));
   // On its own line, as the exit message: on a terminal the progress line has no newline.
   launch.supervisor.on('released', (pid, jobs) => out.say('warn', `worker ${pid}: its ${jobs} unfinished page${jobs === 1 ? '' : 's'} went back to the queue`, { event: 'pages-released', newline: true }));
@@ -207,13 +215,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     void launch.kill(QUIT_RELEASE_WAIT_MS).finally(() => {
       // The private redis-server may be gone already (stopped meanwhile, or killed with the terminal's group):
       // a second Ctrl-C must end quietly, not with a "kill ESRCH" stack trace.
-      if (redis.managed?.owned) {
-        try {
-          process.kill(redis.managed.pid, 'SIGTERM');
-        } catch {
-          // Gone already.
-        }
-      }
+      redis.abandon();
       process.exit(EXIT.INTERRUPTED);
     });
   };
@@ -232,7 +234,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     deadline = setTimeout(() => {
       out.say(
         'error',
-        `Still stopping after ${STOP_DEADLINE_MS / 1000} s (a store that does not answer?): quitting now. ` +
+        `Still stopping after ${STOP_DEADLINE_MS / 1000} s (waiting for ${stillWaitingFor(launch)}): quitting now. ` +
           `Run the same command again to resume the run; items not stored yet stay in Redis for it.`,
         { event: 'run-quitting', newline: true },
       );
@@ -245,6 +247,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   try {
     const result = await launch.done;
     if (out.format === 'human') process.stdout.write('\n');
+    if (redisLost) throw redisLost;
     // Say which it was: "resumes" read as "continues after a finished run" in the README, and it never does.
     if (result.resumed) out.say('info', `Resumed run ${result.run.run} started ${new Date(result.run.startedAt).toISOString()} (it had not finished).`, { event: 'run-resumed', run: result.run.run });
     else {
@@ -264,6 +267,27 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+}
+
+/** The private redis-server's events on their own lines; one that cannot be started again stops the run (issue 35, item 4). */
+function privateRedisWatch(out: RunOutput, stop: (err: Error) => void): RedisChoiceOptions['watch'] {
+  return {
+    say: (message) => out.say('warn', `Redis: ${message}`, { event: 'redis-private', newline: true }),
+    lost: (err) => {
+      out.say('error', `Redis: ${err.message}; stopping the run`, { event: 'redis-private-lost', newline: true });
+      stop(err);
+    },
+  };
+}
+
+/** What a graceful stop still waits for, said when it takes too long: never a store blamed for Redis (issue 35, item 4). */
+function stillWaitingFor(launch: CrawlLaunch): string {
+  const waits: string[] = [];
+  const workers = launch.supervisor.list().length;
+  if (workers > 0) waits.push(`${workers} worker${workers === 1 ? '' : 's'} to finish ${workers === 1 ? 'its' : 'their'} pages`);
+  if (launch.session.redis.status !== 'ready') waits.push(`Redis, which does not answer (${launch.session.redis.status})`);
+  if (waits.length === 0) waits.push(launch.store ? 'the store, which has not answered (a locked or hung database?)' : 'the store to open');
+  return waits.join(', and for ');
 }
 
 /** The summary of a run that drained: what it did, what the store holds from it, why pages failed. */
