@@ -8,7 +8,9 @@ import { DEMO_PORT, DEMO_SITE, serveSite } from '../demo/site';
 import { CrawlQueue } from '../frontier/crawl';
 import { connectRedis, type Redis } from '../redis/connect';
 import { RedisNotFoundError } from '../redis/server';
-import { DEFAULT_CONCURRENCY, defaultWorkers, optionalPositiveInt, positiveInt, REDIS_FLAG_SPEC, redisTargetFrom } from '../worker/args';
+import { concurrencyFlag, DEFAULT_CONCURRENCY, defaultWorkers, maxMemoryFlag, optionalPositiveInt, positiveInt, REDIS_FLAG_SPEC, redisTargetFrom, SCALE_FLAG_SPEC, workersFlag } from '../worker/args';
+import type { Scaled } from '../core/autoscale/range';
+import { readTaskScaling, scalingLines } from '../observe/scaling';
 import { workerMain } from '../worker/main';
 import type { Progress } from '../run/session';
 import { launchCrawl } from '../run/launcher';
@@ -41,8 +43,8 @@ import { writeScreenshot } from '../workspace/screenshots';
 const USAGE = `crawl-studio — design, run and observe web crawls on Redis
 
 Usage:
-  crawl-studio run <task.crawl.yaml> [--workers N] [--concurrency N] [REDIS] [--fresh] [--force] [--browser PATH]
-  crawl-studio worker <task.crawl.yaml>... REDIS [--concurrency N] [--browser PATH]
+  crawl-studio run <task.crawl.yaml> [--workers N|auto|MIN..MAX] [--concurrency N|auto|MIN..MAX] [REDIS] [--fresh] [--force] [--browser PATH]
+  crawl-studio worker <task.crawl.yaml>... REDIS [--concurrency N|auto|MIN..MAX | --autoscale MAX,MIN] [--browser PATH]
   crawl-studio writer <task.crawl.yaml> [REDIS]
   crawl-studio enqueue <task.crawl.yaml> <url>... [REDIS] [--force] [--rule R]
   crawl-studio enqueue <task.crawl.yaml> --file urls.txt|- [REDIS] [--force] [--rule R]
@@ -58,7 +60,8 @@ Usage:
   crawl-studio serve-demo [--port N]
 
 --workers N: local worker processes (default: one per two CPU cores). --concurrency N: requests each worker has in
-flight (default 16). What run does depends on the task's current run on this Redis: unfinished (interrupted by
+flight (default 16). auto or MIN..MAX scales them on what limits the crawl (README, Autoscaling); --max-memory SIZE
+caps an autoscaled worker's memory besides its container's limit. What run does depends on the task's current run on this Redis: unfinished (interrupted by
 Ctrl-C, a crash or a kill) -> it is resumed: its queue, dedup state and counters continue; finished or stopped, or
 none -> a new run starts from the start URLs and fetches every page again. run --fresh always starts a new run; a task that another live \`run\` or editor drives is
 refused (add workers to it with \`worker\`, watch it with \`status\`), unless --force, which takes the run over: the
@@ -149,6 +152,7 @@ function cmdValidate(args: string[]): number {
 const RUN_FLAGS = {
   workers: { type: 'string', short: 'w' },
   concurrency: { type: 'string', short: 'c' },
+  ...SCALE_FLAG_SPEC,
   ...REDIS_FLAG_SPEC,
   fresh: { type: 'boolean' },
   force: { type: 'boolean' },
@@ -161,8 +165,9 @@ async function cmdRun(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: RUN_FLAGS });
   if (positionals.length !== 1) throw new UsageError('run takes one task file');
   return runCrawl(positionals[0]!, {
-    workers: positiveInt(values.workers, 'workers', defaultWorkers()),
-    concurrency: positiveInt(values.concurrency, 'concurrency', DEFAULT_CONCURRENCY),
+    workers: workersFlag(values.workers),
+    concurrency: concurrencyFlag(values),
+    maxMemoryBytes: maxMemoryFlag(values['max-memory']),
     redis: redisTargetFrom(values),
     fresh: values.fresh ?? false,
     force: values.force ?? false,
@@ -175,8 +180,9 @@ async function cmdRun(args: string[]): Promise<number> {
 interface RunFlags {
   /** Watch and finalize the current run without starting one (the `writer` command). */
   join?: boolean;
-  workers: number;
-  concurrency: number;
+  workers: number | Scaled;
+  concurrency: number | Scaled;
+  maxMemoryBytes?: number;
   redis: string | undefined;
   fresh: boolean;
   /** Drive the task even though another live process drives its run. */
@@ -213,6 +219,8 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     redisUrl: redis.url,
     workers: flags.workers,
     concurrency: flags.concurrency,
+    maxMemoryBytes: flags.maxMemoryBytes,
+    onScale: (reason) => console.error(`\n${reason}`),
     workerScript: join(__dirname, 'worker.js'),
     browserPath: flags.browserPath,
     fresh: flags.fresh,
@@ -451,6 +459,7 @@ async function cmdStatus(args: string[]): Promise<number> {
     console.log(droppedLine(status.stats).trimStart());
     for (const line of droppedReasonLines(status.stats)) console.log(line);
     if (status.stats) for (const w of dropWarnings(status.stats, task)) console.log(w.trimStart());
+    for (const line of scalingLines(await readTaskScaling(redis, task.name), Date.now())) console.log(line);
     return 0;
   });
 }

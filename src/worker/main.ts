@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadTaskFile } from '../workspace/taskFile';
-import { DEFAULT_CONCURRENCY, optionalPositiveInt, positiveInt, redisTargetFrom, REDIS_URL_ENV, WORKER_FLAG_SPEC } from './args';
+import { concurrencyFlag, maxMemoryFlag, optionalPositiveInt, redisTargetFrom, REDIS_URL_ENV, WORKER_FLAG_SPEC } from './args';
+import { AUTO_CONCURRENCY_START, initial } from '../core/autoscale/range';
 import { watchParent } from './parentWatch';
 import { runWorker } from './runtime';
 
@@ -15,14 +16,18 @@ export async function workerMain(argv: string[]): Promise<void> {
   const redisUrl = redisTargetFrom(values);
   if (positionals.length === 0 || !redisUrl) {
     throw new Error(
-      `usage: worker <task.crawl.yaml>... --redis redis://host:port | --sentinel host:port,... --sentinel-master NAME | --cluster host:port,... [--concurrency N] (or the target in $${REDIS_URL_ENV})`,
+      `usage: worker <task.crawl.yaml>... --redis redis://host:port | --sentinel host:port,... --sentinel-master NAME | --cluster host:port,... [--concurrency N|auto|MIN..MAX | --autoscale MAX,MIN] [--max-memory SIZE] (or the target in $${REDIS_URL_ENV})`,
     );
   }
+  const concurrency = concurrencyFlag(values);
+  const maxMemoryBytes = maxMemoryFlag(values['max-memory']);
   const tasks = await Promise.all(positionals.map(loadTaskFile));
   const handle = await runWorker({
     tasks,
     redisUrl,
-    concurrency: positiveInt(values.concurrency, 'concurrency', DEFAULT_CONCURRENCY),
+    concurrency: initial(concurrency, AUTO_CONCURRENCY_START),
+    ...(concurrency.kind === 'auto' ? { autoscale: { min: concurrency.min, max: concurrency.max } } : {}),
+    maxMemoryBytes,
     lockDurationMs: optionalPositiveInt(values['lock-duration'], 'lock-duration'),
     stalledIntervalMs: optionalPositiveInt(values['stalled-interval'], 'stalled-interval'),
     browserPath: values.browser,
