@@ -105,12 +105,11 @@ export const AUTOSCALE = {
   /** Slots must be this full for more of them to help. */
   busyToGrow: 0.75,
   loopBusyHold: 0.9,
-  loopDelayHoldMs: 50,
-  loopDelayBackOffMs: 150,
+  loopDelayBackOffMs: 250,
   memoryHold: 0.8,
   memoryBackOff: 0.9,
-  redisHoldMs: 50,
-  redisBackOffMs: 250,
+  redisHoldMs: 100,
+  redisBackOffMs: 500,
   /** Sites answering this many times slower than their baseline (and `latencySlackMs` more) are overloaded. */
   latencyBackOff: 3,
   latencySlackMs: 50,
@@ -163,8 +162,12 @@ export function decide(limits: ConcurrencyLimits, state: ConcurrencyState, s: Co
   if (base.last && base.last.to === c && base.last.from < c) {
     const gain = rate / Math.max(1e-9, base.last.rateBefore);
     const wanted = phase === 'double' ? AUTOSCALE.doublingGain : AUTOSCALE.stepGain;
-    if (gain < AUTOSCALE.worse) {
-      return move({ ...base, phase: 'probe', last: null, quietUntil: s.at + AUTOSCALE.quietMs }, c, base.last.from, `${c} gave ${fmtRate(rate)} pages/s, less than ${fmtRate(base.last.rateBefore)} at ${base.last.from}; ${conditions}`);
+    // A move that did not pay is undone: more requests in flight for nothing are load on the sites for nothing. A
+    // doubling that paid a little is kept, and small steps take over.
+    const paidLittle = phase === 'double' && gain >= AUTOSCALE.stepGain;
+    if (gain < wanted && !paidLittle) {
+      const why = gain < AUTOSCALE.worse ? `less than ${fmtRate(base.last.rateBefore)} at ${base.last.from}` : `no more than ${fmtRate(base.last.rateBefore)} at ${base.last.from}`;
+      return move({ ...base, phase: 'probe', last: null, quietUntil: s.at + AUTOSCALE.quietMs }, c, base.last.from, `${c} gave ${fmtRate(rate)} pages/s, ${why}; ${conditions}`);
     }
     if (gain < wanted) {
       return stay({ ...base, phase: 'probe', last: null, quietUntil: s.at + AUTOSCALE.quietMs }, `plateau: ${c} gave ${pct(gain - 1)} more pages/s than ${base.last.from}; ${conditions}`);
@@ -205,7 +208,6 @@ function growthHold(s: ConcurrencySample, state: ConcurrencyState, limits: Concu
   if (s.busy < AUTOSCALE.busyToGrow) return `no growth: slots ${pct(s.busy)} busy, something else limits the crawl`;
   if (s.memory.limit !== null && s.memory.used >= AUTOSCALE.memoryHold * s.memory.limit) return `no growth: memory ${formatBytes(s.memory.used)} of ${formatBytes(s.memory.limit)}`;
   if (s.loopBusy >= AUTOSCALE.loopBusyHold) return `no growth: this worker is CPU-bound (event loop ${pct(s.loopBusy)} busy)`;
-  if (s.loopDelayMs >= AUTOSCALE.loopDelayHoldMs) return `no growth: event loop ${Math.round(s.loopDelayMs)} ms late`;
   if (s.redisMs !== null && s.redisMs >= AUTOSCALE.redisHoldMs) return `no growth: Redis answering in ${Math.round(s.redisMs)} ms`;
   if (rate === 0) return 'no growth: no page finished';
   return null;
