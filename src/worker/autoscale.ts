@@ -46,12 +46,14 @@ export class ConcurrencyAutoscaler {
   private state: ConcurrencyState;
   private timer: NodeJS.Timeout | null = null;
   private readonly loopDelay = monitorEventLoopDelay({ resolution: 20 });
-  private window = this.freshWindow();
+  private window: ReturnType<ConcurrencyAutoscaler['freshWindow']>;
   private answers: { count: number; throttled: number; latencies: number[] } = { count: 0, throttled: 0, latencies: [] };
   private ticking = false;
 
   constructor(private readonly deps: AutoscalerDeps) {
     this.state = initialState(deps.start);
+    // Here, not as a field initializer: fields are set before the constructor's parameter properties.
+    this.window = this.freshWindow();
     for (const s of deps.slots) s.onAnswer((a) => this.answer(s, a));
   }
 
