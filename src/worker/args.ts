@@ -149,3 +149,14 @@ export function maxMemoryFlag(value: string | undefined): number | undefined {
   }
   throw new ScaleSpecError('max-memory', value, 'expected a size such as 2GB, 512MB or a number of bytes');
 }
+
+/**
+ * The editor's workers with `crawlStudio.workers.autoscale` on: Start Crawl's local processes scaled from one up to
+ * the `crawlStudio.workers` setting (unset: one per core), each worker's concurrency `auto`; off, the two settings
+ * as fixed numbers. Here, beside the CLI's flags, so the editor passes an option and never decides one itself.
+ */
+export function editorScaling(autoscale: boolean, workers: number, concurrency: number, workersSetting: number | null, cores = availableParallelism()): { workers: Scaled; concurrency: Scaled } {
+  if (!autoscale) return { workers: fixed(workers), concurrency: fixed(concurrency) };
+  const max = Math.max(1, workersSetting ?? autoWorkers(cores).max);
+  return { workers: max > 1 ? { kind: 'auto', min: 1, max } : fixed(1), concurrency: { kind: 'auto', ...AUTO_CONCURRENCY } };
+}

@@ -229,7 +229,11 @@ describe('autoscaling: measurements (issue 36)', () => {
 
   it('resizes the request slots: growth starts waiting requests at once, a shrink takes slots back as requests end', async () => {
     const slots = new FetchSlots(2);
-    const gates = Array.from({ length: 5 }, () => Promise.withResolvers<void>());
+    const gates = Array.from({ length: 5 }, () => {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      return { promise, resolve };
+    });
     const started: number[] = [];
     const runs = gates.map((g, i) => slots.run(async () => (started.push(i), g.promise)));
     await new Promise((r) => setImmediate(r));
