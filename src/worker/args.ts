@@ -101,6 +101,9 @@ export const WORKER_FLAG_SPEC = {
   ...SCALE_FLAG_SPEC,
   'lock-duration': { type: 'string' },
   'stalled-interval': { type: 'string' },
+  // Health and readiness probes (health.ts): --health [HOST:]PORT; and how long a SIGTERM waits for in-flight pages.
+  health: { type: 'string' },
+  'drain-timeout': { type: 'string' },
   // The browser for `browser` rules; spawned workers get it as $CRAWL_STUDIO_BROWSER instead (see browser/executable.ts).
   browser: { type: 'string' },
 } as const;

@@ -4,6 +4,8 @@ import { concurrencyFlag, maxMemoryFlag, optionalPositiveInt, redisTargetFrom, R
 import { AUTO_CONCURRENCY_START, initial } from '../core/autoscale/range';
 import { watchParent } from './parentWatch';
 import { runWorker } from './runtime';
+import { parseHealthAddress, serveHealth } from './health';
+import { parseDuration } from '../core/units';
 
 // Entry point of a worker process (dist/worker.js): `node dist/worker.js TASK... [--redis URL] [--concurrency N]`,
 // the Redis target from --redis (or --sentinel, --cluster) or else $CRAWL_STUDIO_REDIS (how the CLI and the
@@ -16,10 +18,12 @@ export async function workerMain(argv: string[]): Promise<void> {
   const redisUrl = redisTargetFrom(values);
   if (positionals.length === 0 || !redisUrl) {
     throw new Error(
-      `usage: worker <task.crawl.yaml>... --redis redis://host:port | --sentinel host:port,... --sentinel-master NAME | --cluster host:port,... [--concurrency N|auto|MIN..MAX | --autoscale MAX,MIN] [--max-memory SIZE] (or the target in $${REDIS_URL_ENV})`,
+      `usage: worker <task.crawl.yaml>... --redis redis://host:port | --sentinel host:port,... --sentinel-master NAME | --cluster host:port,... [--concurrency N|auto|MIN..MAX | --autoscale MAX,MIN] [--max-memory SIZE] [--health [HOST:]PORT] [--drain-timeout 25s] (or the target in $${REDIS_URL_ENV})`,
     );
   }
   const concurrency = concurrencyFlag(values);
+  const healthAt = values.health !== undefined ? parseHealthAddress(values.health) : null;
+  const drainMs = values['drain-timeout'] !== undefined ? drainTimeout(values['drain-timeout']) : null;
   const maxMemoryBytes = maxMemoryFlag(values['max-memory']);
   const tasks = await Promise.all(positionals.map(loadTaskFile));
   const handle = await runWorker({
@@ -33,6 +37,11 @@ export async function workerMain(argv: string[]): Promise<void> {
     browserPath: values.browser,
     log: (level, msg) => process.stdout.write(`${new Date().toISOString()} ${level} ${msg}\n`),
   });
+  if (healthAt) {
+    const server = await serveHealth(healthAt, () => handle.health());
+    process.stdout.write(`${new Date().toISOString()} info health on http://${healthAt.host}:${healthAt.port}/healthz and /readyz\n`);
+    process.once('exit', () => server.close());
+  }
   let closing = false;
   const stop = (signal: string) => {
     if (closing) {
@@ -41,7 +50,15 @@ export async function workerMain(argv: string[]): Promise<void> {
       return;
     }
     closing = true;
-    process.stdout.write(`${new Date().toISOString()} info ${signal}: finishing in-flight jobs\n`);
+    process.stdout.write(`${new Date().toISOString()} info ${signal}: finishing in-flight jobs${drainMs !== null ? ` (at most ${drainMs / 1000} s)` : ''}\n`);
+    // Within an orchestrator's grace period (Kubernetes: 30 s, then SIGKILL): past --drain-timeout the pages still in
+    // flight are left to other workers, as on a second signal, and the process exits on its own terms.
+    if (drainMs !== null) {
+      setTimeout(() => {
+        process.stdout.write(`${new Date().toISOString()} warn drain timeout (${drainMs / 1000} s): leaving in-flight jobs to other workers\n`);
+        void handle.close(true).finally(() => process.exit(0));
+      }, drainMs).unref();
+    }
     void handle.close(false).then(
       () => process.exit(0),
       () => process.exit(1),
@@ -55,4 +72,14 @@ export async function workerMain(argv: string[]): Promise<void> {
     process.stderr.on('error', () => undefined);
     stop('parent process gone');
   });
+}
+
+function drainTimeout(value: string): number {
+  try {
+    const ms = parseDuration(value);
+    if (ms > 0) return ms;
+  } catch {
+    // Said below.
+  }
+  throw new Error(`--drain-timeout '${value}': expected a duration such as 25s or 20000ms`);
 }

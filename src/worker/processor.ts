@@ -15,6 +15,7 @@ import type { PageRecord } from '../store/types';
 import { AnalysisError, inlineAnalyser, type AnalysedPage, type PageAnalyser } from './analysis';
 import { FetchFailure, fetchPage, fetchStream, type FetchOptions } from './fetcher';
 import type { FetchSlots, InSlot, PoliteWait } from './fetchSlots';
+import type { HostThrottles } from './hostThrottle';
 import { processSitemap, type SitemapJobDeps } from './sitemapJob';
 import { createAccess, type Access, type PageLoad } from './access';
 import { createRevisits } from './revisits';
@@ -50,6 +51,8 @@ export interface ProcessorDeps {
   readonly browser?: PageRenderer;
   /** The task's sessions and proxies (access.ts), when the caller made them (it shares them with robots.txt). */
   readonly access?: Access | null;
+  /** Per-host back-off of an autoscaled worker (hostThrottle.ts): a job takes its host's turn before the host gate. */
+  readonly hostThrottle?: HostThrottles;
 }
 
 /** Attached to retryable errors so the backoff strategy can honour Retry-After. */
@@ -110,8 +113,21 @@ export function createProcessor(deps: ProcessorDeps) {
   const direct: InSlot = (fetch) => fetch();
   const slots = deps.slots;
   return slots
-    ? (job: Job<PageJobData, PageJobResult>, token?: string) => slots.job((inSlot, politeWait) => processPage(job, token, inSlot, politeWait))
+    ? (job: Job<PageJobData, PageJobResult>, token?: string) => slots.job((inSlot, politeWait) => inHostTurn(job, inSlot, politeWait, (s) => processPage(job, token, s, politeWait)))
     : (job: Job<PageJobData, PageJobResult>, token?: string) => processPage(job, token, direct, delay);
+
+  /** Runs a job in a turn of its host when the worker backs off per host (hostThrottle.ts), its request measured. */
+  async function inHostTurn(job: Job<PageJobData, PageJobResult>, inSlot: InSlot, politeWait: PoliteWait, work: (inSlot: InSlot) => Promise<PageJobResult>): Promise<PageJobResult> {
+    const throttle = deps.hostThrottle;
+    const host = throttle && job.name !== SCHEDULED_RUN_JOB && URL.canParse(job.data.url) ? new URL(job.data.url).host : null;
+    if (!throttle || !host) return work(inSlot);
+    const release = await throttle.turn(host, politeWait);
+    try {
+      return await work(throttle.measured(host, inSlot));
+    } finally {
+      release();
+    }
+  }
 
   /**
    * A request's turn, for pages and sitemaps alike: robots.txt, then the task's rate limit and the host's politeness

@@ -12,6 +12,8 @@ import { RobotsCache } from '../frontier/robots';
 import { readLiveWorkers, takeResize, workerIdOf, type AutoscaleBeat, type WorkerBeat } from '../frontier/fleet';
 import { readDemand, usefulRequests } from '../frontier/demand';
 import { ConcurrencyAutoscaler, memoryLimit } from './autoscale';
+import { HostThrottles } from './hostThrottle';
+import type { HealthState } from './health';
 import { descendantsMemory } from './browser/processes';
 import { performance } from 'node:perf_hooks';
 import { WindowFiller } from '../frontier/window';
@@ -52,6 +54,8 @@ export interface WorkerOptions {
 
 export interface WorkerHandle {
   readonly id: string;
+  /** What its health and readiness probes answer from (health.ts). */
+  health(): HealthState;
   /** Finishes in-flight jobs (or, with force, leaves them to be picked up again) and disconnects. */
   close(force?: boolean): Promise<void>;
   processed(): number;
@@ -104,7 +108,9 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
     const access = createAccess(task, redis, log, fetchOptions(task));
     const robots = new RobotsCache(redis, (origin) => slots.run(() => fetchRobots(origin, task, access)));
     if (task.request.robots) prefetchRobots(robots, task);
-    const processor = createProcessor({ task, crawl, redis, robots, gate, log, analyser, slots, browser, access });
+    // An autoscaled worker also backs off per host (AutoThrottle-like), never above the task's per-host concurrency.
+    const hostThrottle = opts.autoscale ? new HostThrottles(task.politeness.perHost.concurrency, log) : undefined;
+    const processor = createProcessor({ task, crawl, redis, robots, gate, log, analyser, slots, browser, access, hostThrottle });
     // The task's job slots are shared by its partitions' Workers (a page's partition is its URL's, at random).
     const share = (jobs: number) => Math.max(1, Math.ceil(jobs / parts.length));
     const taskWorkers: Worker<PageJobData, PageJobResult>[] = [];
@@ -155,6 +161,9 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
   }
   log('info', `worker ${id} on ${redactUrl(opts.redisUrl)}: tasks ${opts.tasks.map((t) => t.name).join(', ')}, concurrency ${opts.autoscale ? `${opts.concurrency} (autoscaled ${opts.autoscale.min}..${opts.autoscale.max})` : opts.concurrency}`);
 
+  let lastBeatAt: number | null = null;
+  let running = false;
+  let draining = false;
   let elu = performance.eventLoopUtilization();
   let eluAt = performance.now();
   let loopBusy = 0;
@@ -169,7 +178,10 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
     }
     const concurrency = scaler?.concurrency ?? opts.concurrency;
     const info: WorkerBeat = { id, pid: process.pid, host: hostname(), tasks: opts.tasks.map((t) => t.name), concurrency, started, lastSeen: Date.now(), processed, failed, bull, loopBusy, ...(scaleBeat ? { autoscale: scaleBeat } : {}) };
-    await redis.hset(WORKERS_KEY, id, JSON.stringify(info)).catch(() => undefined);
+    await redis.hset(WORKERS_KEY, id, JSON.stringify(info)).then(
+      () => (lastBeatAt = Date.now()),
+      () => undefined,
+    );
   };
 
   /** The autoscaler of this worker's concurrency (worker/autoscale.ts): every task's slots move together. */
@@ -206,13 +218,16 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
   for (const w of workers) void w.run().catch((err: Error) => w.emit('error', err));
   for (const f of fillers) f.start();
   scaler?.start();
+  running = true;
   const heartbeat = setInterval(beat, 5_000);
   heartbeat.unref();
 
   return {
     id,
     processed: () => processed,
+    health: () => ({ lastBeatAt, running, draining, concurrency: scaler?.concurrency ?? opts.concurrency, processed }),
     async close(force = false) {
+      draining = true;
       clearInterval(heartbeat);
       scaler?.stop();
       await Promise.all(fillers.map((f) => f.stop()));

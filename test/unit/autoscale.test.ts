@@ -7,7 +7,11 @@ import { decideWorkers, PROCESS_AUTOSCALE, type ProcessSample } from '../../src/
 import { parseCeleryAutoscale, parseScaled, ScaleSpecError } from '../../src/core/autoscale/range';
 import { concurrencyFlag, maxMemoryFlag, workersFlag } from '../../src/worker/args';
 import { memoryLimit } from '../../src/worker/autoscale';
-import { FetchSlots } from '../../src/worker/fetchSlots';
+import { FetchSlots, type InSlot } from '../../src/worker/fetchSlots';
+import { HostThrottles } from '../../src/worker/hostThrottle';
+import { HEALTH_STALE_MS, healthAnswer, parseHealthAddress, serveHealth, type HealthState } from '../../src/worker/health';
+import type { AddressInfo } from 'node:net';
+import { afterAnswer, hostCap } from '../../src/core/autoscale/hostThrottle';
 import { usefulRequests } from '../../src/frontier/demand';
 
 // Issue 36: the autoscalers' decisions on fixed inputs (core/autoscale/*), the flags, and the slots' resize.
@@ -254,5 +258,91 @@ describe('autoscaling: measurements (issue 36)', () => {
     assert.deepEqual(started, [0, 1, 2, 3, 4]);
     gates[4]!.resolve();
     await Promise.all(runs);
+  });
+});
+
+describe('autoscaling: per-host back-off (issue 36)', () => {
+  it('halves a host that answers 429/503, once a second however many say so, and gives turns back one per cap of good answers', () => {
+    let s = hostCap(16);
+    let r = afterAnswer(16, s, { at: 10_000, ms: 50, throttled: true });
+    assert.equal(r.state.cap, 8);
+    assert.equal(r.reason, 'answered 429/503: at most 8 request(s) at once (was 16)');
+    s = r.state;
+    // The rest of the burst, sent at 16, says nothing new.
+    for (let i = 0; i < 7; i++) s = afterAnswer(16, s, { at: 10_100, ms: 50, throttled: true }).state;
+    assert.equal(s.cap, 8);
+    // 8 good answers: one more turn.
+    for (let i = 0; i < 8; i++) s = afterAnswer(16, s, { at: 11_000 + i, ms: 50, throttled: false }).state;
+    assert.equal(s.cap, 9);
+    // Never above the task's per-host concurrency.
+    for (let i = 0; i < 500; i++) s = afterAnswer(16, s, { at: 12_000 + i, ms: 50, throttled: false }).state;
+    assert.equal(s.cap, 16);
+  });
+
+  it('backs off a host that answers far slower than it did, never below one', () => {
+    let s = afterAnswer(4, hostCap(4), { at: 0, ms: 40, throttled: false }).state;
+    const r = afterAnswer(4, s, { at: 5_000, ms: 900, throttled: false });
+    assert.equal(r.state.cap, 2);
+    assert.match(r.reason!, /answered in 900 ms, 22\.5× its fastest: at most 2 request\(s\) at once \(was 4\)/);
+    s = r.state;
+    for (let t = 10_000; t < 20_000; t += 2_000) s = afterAnswer(4, s, { at: t, ms: 50, throttled: true }).state;
+    assert.equal(s.cap, 1);
+  });
+
+  it('holds a job until its host has a turn, and measures the answers', async () => {
+    const lines: string[] = [];
+    const t = new HostThrottles(2, (_l, m) => lines.push(m));
+    const waits: number[] = [];
+    const politeWait = (ms: number) => (waits.push(ms), new Promise<void>((r) => setImmediate(r)));
+    const a = await t.turn('h', politeWait);
+    await t.turn('h', politeWait);
+    let third = false;
+    const pending = t.turn('h', politeWait).then((r) => ((third = true), r));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(third, false, 'two out: the third waits');
+    a();
+    (await pending)();
+    assert.ok(waits.length > 0, 'it waited as for politeness');
+    const direct: InSlot = (f) => f();
+    await assert.rejects(
+      t.measured('h', direct)(async () => {
+        throw Object.assign(new Error('HTTP 503'), { status: 503 });
+      }),
+    );
+    assert.equal(t.capOf('h'), 1);
+    assert.deepEqual(lines, ['host h answered 429/503: at most 1 request(s) at once (was 2)']);
+  });
+});
+
+describe('past one machine: health and readiness (issue 36)', () => {
+  const state = (over: Partial<HealthState> = {}): HealthState => ({ lastBeatAt: 100_000, running: true, draining: false, concurrency: 16, processed: 7, ...over });
+  it('is live while its heartbeats reach Redis, ready while it also runs and is not draining', () => {
+    assert.deepEqual(healthAnswer(state(), true, 105_000), { status: 200, body: { live: true, ready: true, why: 'connected and working', concurrency: 16, processed: 7 } });
+    assert.equal(healthAnswer(state({ draining: true }), true, 105_000).status, 503);
+    assert.equal(healthAnswer(state({ draining: true }), false, 105_000).status, 200, 'draining is alive');
+    assert.equal(healthAnswer(state({ draining: true }), true, 105_000).body.why, 'draining: finishing its pages, taking no more');
+    const stale = healthAnswer(state(), false, 100_000 + HEALTH_STALE_MS + 5_000);
+    assert.equal(stale.status, 503);
+    assert.equal(stale.body.why, 'no heartbeat reached Redis for 35 s');
+    assert.equal(healthAnswer(state({ lastBeatAt: null, running: false }), true, 0).body.why, 'not connected to Redis yet');
+  });
+  it('reads --health PORT or HOST:PORT and serves the probes over HTTP', async () => {
+    assert.deepEqual(parseHealthAddress('8080'), { host: '0.0.0.0', port: 8080 });
+    assert.deepEqual(parseHealthAddress('127.0.0.1:9'), { host: '127.0.0.1', port: 9 });
+    assert.throws(() => parseHealthAddress('x'), /--health 'x': expected PORT or HOST:PORT/);
+    let draining = false;
+    const server = await serveHealth({ host: '127.0.0.1', port: 0 }, () => state({ lastBeatAt: Date.now(), draining }));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const get = async (path: string) => {
+        const res = await fetch(`http://127.0.0.1:${port}${path}`);
+        return { status: res.status, body: (await res.json()) as { ready: boolean } };
+      };
+      assert.equal((await get('/readyz')).status, 200);
+      draining = true;
+      assert.deepEqual([(await get('/readyz')).status, (await get('/healthz')).status], [503, 200]);
+    } finally {
+      server.close();
+    }
   });
 });

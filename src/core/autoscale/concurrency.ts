@@ -86,6 +86,8 @@ export const AUTOSCALE = {
   minPages: 20,
   minWindowMs: 2_000,
   maxWindowMs: 10_000,
+  /** The share of 429/503 answers that backs the whole worker off (fewer are left to the per-host back-off). */
+  throttledShare: 0.05,
   /** 429/503 answers that are judged at once, whatever the window. */
   throttledNow: 3,
   /** A doubling must bring this much more pages/s to double again. */
@@ -139,7 +141,8 @@ export function decide(limits: ConcurrencyLimits, state: ConcurrencyState, s: Co
   if (!ripe(s)) return { state, concurrency: c, judged: false, reason: `measuring: ${s.pages} page(s) in ${seconds(s.windowMs)}` };
   const rate = (s.pages * 1000) / Math.max(1, s.windowMs);
   const conditions = describe(s, rate, c);
-  const throttled = s.sites.throttled > 0 && s.sites.throttled >= 0.01 * s.sites.answered;
+  // A share of the answers, not any one: one shedding host among many is backed off per host (hostThrottle.ts).
+  const throttled = s.sites.throttled > 0 && s.sites.throttled >= AUTOSCALE.throttledShare * s.sites.answered;
   const baselineLatencyMs =
     s.sites.latencyMs === null || throttled ? state.baselineLatencyMs : state.baselineLatencyMs === null ? s.sites.latencyMs : Math.min(state.baselineLatencyMs, s.sites.latencyMs);
   const lastGood = throttled ? state.lastGood : Math.max(state.lastGood ?? 0, c);
