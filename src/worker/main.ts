@@ -56,7 +56,9 @@ export async function workerMain(argv: string[]): Promise<void> {
     if (drainMs !== null) {
       setTimeout(() => {
         process.stdout.write(`${new Date().toISOString()} warn drain timeout (${drainMs / 1000} s): leaving in-flight jobs to other workers\n`);
-        void handle.close(true).finally(() => process.exit(0));
+        // Not close(): it would wait for the requests in flight, up to their timeout. Their jobs are given back and the
+        // process exits, a few seconds at most if Redis does not answer (their locks then expire as after a kill).
+        void Promise.race([handle.abandon(), new Promise((r) => setTimeout(r, 3_000))]).finally(() => process.exit(0));
       }, drainMs).unref();
     }
     void handle.close(false).then(

@@ -9,7 +9,7 @@ import { countFailed } from '../observe/metrics';
 import { HostGate } from '../frontier/politeness';
 import { connectRedis, redactUrl } from '../redis/connect';
 import { RobotsCache } from '../frontier/robots';
-import { readLiveWorkers, takeResize, workerIdOf, type AutoscaleBeat, type WorkerBeat } from '../frontier/fleet';
+import { readLiveWorkers, releaseDeadWorker, takeResize, workerIdOf, type AutoscaleBeat, type WorkerBeat } from '../frontier/fleet';
 import { readDemand, usefulRequests } from '../frontier/demand';
 import { ConcurrencyAutoscaler, memoryLimit } from './autoscale';
 import { HostThrottles } from './hostThrottle';
@@ -56,6 +56,12 @@ export interface WorkerHandle {
   readonly id: string;
   /** What its health and readiness probes answer from (health.ts). */
   health(): HealthState;
+  /**
+   * For a process about to exit with pages still in flight (a drain past its bound): gives its jobs back to the queue
+   * now, as its supervisor does for a dead worker (frontier/fleet.ts releaseDeadWorker), rather than when their locks
+   * expire. The caller exits right after; a page that still finishes meanwhile is marked done and not fetched again.
+   */
+  abandon(): Promise<void>;
   /** Finishes in-flight jobs (or, with force, leaves them to be picked up again) and disconnects. */
   close(force?: boolean): Promise<void>;
   processed(): number;
@@ -225,6 +231,11 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
   return {
     id,
     processed: () => processed,
+    async abandon() {
+      clearInterval(heartbeat);
+      scaler?.stop();
+      await releaseDeadWorker(redis, id, Date.now()).catch(() => undefined);
+    },
     health: () => ({ lastBeatAt, running, draining, concurrency: scaler?.concurrency ?? opts.concurrency, processed }),
     async close(force = false) {
       draining = true;
