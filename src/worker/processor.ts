@@ -112,8 +112,11 @@ export function createProcessor(deps: ProcessorDeps) {
   // The request of a job runs in one of the task's fetch slots when the worker has them (see fetchSlots.ts).
   const direct: InSlot = (fetch) => fetch();
   const slots = deps.slots;
+  if (slots && deps.hostThrottle) {
+    return (job: Job<PageJobData, PageJobResult>, token?: string) => slots.job((inSlot, politeWait) => inHostTurn(job, inSlot, politeWait, (s) => processPage(job, token, s, politeWait)));
+  }
   return slots
-    ? (job: Job<PageJobData, PageJobResult>, token?: string) => slots.job((inSlot, politeWait) => inHostTurn(job, inSlot, politeWait, (s) => processPage(job, token, s, politeWait)))
+    ? (job: Job<PageJobData, PageJobResult>, token?: string) => slots.job((inSlot, politeWait) => processPage(job, token, inSlot, politeWait))
     : (job: Job<PageJobData, PageJobResult>, token?: string) => processPage(job, token, direct, delay);
 
   /** Runs a job in a turn of its host when the worker backs off per host (hostThrottle.ts), its request measured. */
