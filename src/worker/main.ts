@@ -4,7 +4,7 @@ import { concurrencyFlag, maxMemoryFlag, optionalPositiveInt, redisTargetFrom, R
 import { AUTO_CONCURRENCY_START, initial } from '../core/autoscale/range';
 import { watchParent } from './parentWatch';
 import { runWorker } from './runtime';
-import { parseHealthAddress, serveHealth } from './health';
+import type { parseHealthAddress as ParseHealthAddress } from './health';
 import { parseDuration } from '../core/units';
 
 // Entry point of a worker process (dist/worker.js): `node dist/worker.js TASK... [--redis URL] [--concurrency N]`,
@@ -22,7 +22,9 @@ export async function workerMain(argv: string[]): Promise<void> {
     );
   }
   const concurrency = concurrencyFlag(values);
-  const healthAt = values.health !== undefined ? parseHealthAddress(values.health) : null;
+  // Loaded only when asked for: a worker's boot (node:http) stays as it was without probes.
+  const health = values.health !== undefined ? await import('./health') : null;
+  const healthAt: ReturnType<typeof ParseHealthAddress> | null = health && values.health !== undefined ? health.parseHealthAddress(values.health) : null;
   const drainMs = values['drain-timeout'] !== undefined ? drainTimeout(values['drain-timeout']) : null;
   const maxMemoryBytes = maxMemoryFlag(values['max-memory']);
   const tasks = await Promise.all(positionals.map(loadTaskFile));
@@ -37,8 +39,8 @@ export async function workerMain(argv: string[]): Promise<void> {
     browserPath: values.browser,
     log: (level, msg) => process.stdout.write(`${new Date().toISOString()} ${level} ${msg}\n`),
   });
-  if (healthAt) {
-    const server = await serveHealth(healthAt, () => handle.health());
+  if (health && healthAt) {
+    const server = await health.serveHealth(healthAt, () => handle.health());
     process.stdout.write(`${new Date().toISOString()} info health on http://${healthAt.host}:${healthAt.port}/healthz and /readyz\n`);
     process.once('exit', () => server.close());
   }
