@@ -30,7 +30,11 @@ export const REDIS_OPTIONS = withHelp(REDIS_FLAG_SPEC, {
 
 export const WORKER_OPTIONS = withHelp(WORKER_FLAG_SPEC, {
   ...{ redis: REDIS_HELP('redis'), sentinel: REDIS_HELP('sentinel'), 'sentinel-master': REDIS_HELP('sentinel-master'), cluster: REDIS_HELP('cluster') },
-  concurrency: ['N', 'requests each worker has in flight (default 16)'],
+  concurrency: ['N|auto|MIN..MAX', 'requests each worker has in flight (default 16); auto or a range scales them (README, Autoscaling)'],
+  autoscale: ['MAX,MIN', "Celery's spelling of --concurrency MIN..MAX"],
+  'max-memory': ['SIZE', "caps an autoscaled worker's memory besides its container's limit (e.g. 2GB)"],
+  health: ['[HOST:]PORT', 'serve /healthz (heartbeats reach Redis) and /readyz (working, not draining) for an orchestrator'],
+  'drain-timeout': ['DURATION', 'after SIGTERM, how long to finish in-flight pages before leaving them to other workers (e.g. 25s)'],
   'lock-duration': ['MS', "how long a page's job stays locked to its worker without a renewal (default 30000)"],
   'stalled-interval': ['MS', 'how often stalled jobs are looked for (default 30000)'],
   browser: ['PATH', "the Chromium that renders `browser` rules' pages (default $CRAWL_STUDIO_BROWSER, else chromium on PATH)"],
@@ -47,6 +51,12 @@ export const STORE_OPTION = {
 } as const satisfies OptionTable;
 
 export const JSON_OPTION = { json: { type: 'boolean', help: 'print JSON instead of text' } } as const satisfies OptionTable;
+
+/** Autoscaling options of `run` (worker/args.ts SCALE_FLAG_SPEC): the worker command has them in WORKER_OPTIONS. */
+export const SCALE_OPTIONS = {
+  autoscale: { type: 'string', value: 'MAX,MIN', help: "Celery's spelling of --concurrency MIN..MAX" },
+  'max-memory': { type: 'string', value: 'SIZE', help: "caps an autoscaled worker's memory besides its container's limit (e.g. 2GB)" },
+} as const satisfies OptionTable;
 
 /** For long-lived commands (run, writer, worker; monitor may add it too): how log lines are written. */
 export const LOG_FORMAT_OPTION = {

@@ -136,7 +136,7 @@ export function registerCommands(deps: CommandDeps): void {
     count ??= Number(await vscode.window.showInputBox({ prompt: vscode.l10n.t('How many worker processes?'), value: String(settings.workers()), validateInput: (v) => (/^[1-9]\d?$/.test(v) ? null : vscode.l10n.t('1 to 99')) }));
     if (!count) return undefined;
     await connection.get();
-    const pool = workers.start([file.fsPath], count, settings.concurrency(), connection.workerUrl!, await secrets.envFor(task));
+    const pool = workers.start([file.fsPath], count, settings.scaling().concurrency, connection.workerUrl!, await secrets.envFor(task));
     return pool.supervisor.list().map((w) => w.pid);
   });
 

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { DEFAULT_CONCURRENCY, defaultWorkers } from '../worker/args';
+import { DEFAULT_CONCURRENCY, defaultWorkers, editorScaling } from '../worker/args';
 
 // Settings as the extension reads them. In an untrusted workspace, workspace-level values of settings that
 // point at machines or programs are ignored: a cloned repository must not be able to aim the editor at a Redis
@@ -32,6 +32,11 @@ export const settings = {
   // Unset (null): one per two CPU cores, as the CLI's default.
   workers: (): number => vscode.workspace.getConfiguration(SECTION).get<number | null>('workers', null) ?? defaultWorkers(),
   concurrency: (): number => vscode.workspace.getConfiguration(SECTION).get<number>('concurrency', DEFAULT_CONCURRENCY),
+  /** Workers that size themselves (worker/args.ts editorScaling): the same mechanism as `--workers auto --concurrency auto`. */
+  scaling: () => {
+    const cfg = vscode.workspace.getConfiguration(SECTION);
+    return editorScaling(cfg.get<boolean>('workers.autoscale', false), settings.workers(), settings.concurrency(), cfg.get<number | null>('workers', null));
+  },
   refreshIntervalMs: (): number => vscode.workspace.getConfiguration(SECTION).get<number>('refreshInterval', 1000),
 };
 

@@ -23,6 +23,39 @@ export interface WorkerBeat {
    * process's jobs are found. Written before the first job is taken; absent in beats of older versions.
    */
   readonly bull?: Readonly<Record<string, string>>;
+  /** A worker that sizes itself (`--concurrency auto`, worker/autoscale.ts): its range and its decisions. */
+  readonly autoscale?: AutoscaleBeat;
+  /** Share of the last seconds this worker's event loop was busy, 0..1 (~1: CPU-bound on its core). */
+  readonly loopBusy?: number;
+}
+
+export interface AutoscaleBeat {
+  readonly min: number;
+  readonly max: number;
+  /** The highest concurrency it ran at. */
+  readonly peak: number;
+  /** The last change, with its reason ("concurrency 16 → 32: 80 pages/s at 16, CPU 35%, …"). */
+  readonly last: { readonly at: number; readonly from: number; readonly to: number; readonly reason: string } | null;
+  /** Why it is where it is now (the last judged window, changed or not). */
+  readonly now: string | null;
+}
+
+/** Hash: worker id -> a concurrency the user asked it to run at (setWorkerConcurrency); taken by the worker. */
+export const RESIZE_KEY = `${WORKERS_KEY}:resize`;
+
+/**
+ * Asks a live worker to run at `concurrency` requests: an autoscaled worker holds it (it does not undo a manual
+ * resize for a while, see AUTOSCALE.manualHoldMs), within its range.
+ */
+export async function setWorkerConcurrency(redis: Redis, id: string, concurrency: number): Promise<void> {
+  await redis.hset(RESIZE_KEY, id, String(concurrency));
+}
+
+/** The resize asked of worker `id`, if any, removed as it is read. */
+export async function takeResize(redis: Redis, id: string): Promise<number | null> {
+  const [[, value]] = (await redis.multi().hget(RESIZE_KEY, id).hdel(RESIZE_KEY, id).exec()) as [[unknown, string | null], [unknown, number]];
+  const n = Number(value);
+  return value !== null && Number.isInteger(n) && n >= 1 ? n : null;
 }
 
 /** A worker process's id in the fleet: unique while it lives, and known to the process that started it. */
@@ -123,6 +156,36 @@ export async function releaseDeadWorker(redis: Redis, id: string, diedAt: number
 function urlOf(jobData: string): URL | null {
   try {
     return new URL((JSON.parse(jobData) as { url: string }).url);
+  } catch {
+    return null;
+  }
+}
+
+/** The local worker processes' last scaling decision of a task (`run --workers auto`, run/processScaler.ts). */
+export interface ProcessScaleRecord {
+  readonly at: number;
+  readonly from: number;
+  readonly to: number;
+  readonly min: number;
+  readonly max: number;
+  readonly reason: string;
+}
+
+function processScaleKey(task: string): string {
+  return `${WORKERS_KEY}:scale:${task}`;
+}
+
+/** Kept a day: `status` shows it while the run is recent. */
+export async function recordProcessScale(redis: Redis, task: string, rec: ProcessScaleRecord): Promise<void> {
+  await redis.set(processScaleKey(task), JSON.stringify(rec), 'PX', 86_400_000);
+}
+
+export async function readProcessScale(redis: Redis, task: string): Promise<ProcessScaleRecord | null> {
+  const raw = await redis.get(processScaleKey(task));
+  if (!raw) return null;
+  try {
+    const r = JSON.parse(raw) as ProcessScaleRecord;
+    return typeof r.reason === 'string' && typeof r.to === 'number' ? r : null;
   } catch {
     return null;
   }

@@ -8,6 +8,7 @@ import { restoreRevisits } from './revisitRestore';
 import { attachStore, type AttachedStore } from './storeAttachment';
 import type { ItemRow } from '../store';
 import type { WorkerSupervisor } from './supervisor';
+import type { Scaled } from '../core/autoscale/range';
 
 // The one way a crawl run is put together, called by both front ends: `crawl-studio run` / `writer` and the
 // editor's Start Crawl. It owns the run's parts and their order: the session (the run in Redis, the local
@@ -25,8 +26,14 @@ import type { WorkerSupervisor } from './supervisor';
 export interface LaunchOptions {
   readonly task: CrawlTask;
   readonly redisUrl: string;
-  readonly workers: number;
-  readonly concurrency: number;
+  /** Local worker processes: a number, or a range they are scaled in (`--workers auto|MIN..MAX`). */
+  readonly workers: number | Scaled;
+  /** Requests in flight per worker: a number, or a range each worker sizes itself in (`--concurrency auto|MIN..MAX`). */
+  readonly concurrency: number | Scaled;
+  /** A memory limit the workers' autoscaling keeps under (--max-memory). */
+  readonly maxMemoryBytes?: number;
+  /** The local worker processes' scaling decisions, with their reasons. */
+  readonly onScale?: (reason: string) => void;
   /** Absolute path of dist/worker.js. */
   readonly workerScript: string;
   /** Node binary for the workers (the extension host's, run as Node). */
@@ -103,6 +110,8 @@ export class CrawlLaunch {
       redisUrl: opts.redisUrl,
       workers: opts.workers,
       concurrency: opts.concurrency,
+      maxMemoryBytes: opts.maxMemoryBytes,
+      onScale: opts.onScale,
       workerScript: opts.workerScript,
       execPath: opts.execPath,
       browserPath: opts.browserPath,

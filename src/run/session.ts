@@ -8,6 +8,8 @@ import { taskKeys } from '../frontier/keys';
 import { RunLease, type LeaseHolder } from '../frontier/runLease';
 import { hostname } from 'node:os';
 import { WorkerSupervisor, type WorkerProcessInfo } from './supervisor';
+import { ProcessScaler } from './processScaler';
+import { asScaled, type Scaled } from '../core/autoscale/range';
 import { needsBrowser } from '../core/task/model';
 import { BROWSER_PATH_ENV, findBrowser } from '../worker/browser/executable';
 import { isOverLimit, isRedisFull, readMemory, REDIS_FULL_MARK, RedisFullError } from '../redis/memory';
@@ -40,8 +42,14 @@ export interface SessionStoreHooks {
 export interface SessionOptions {
   readonly task: CrawlTask;
   readonly redisUrl: string;
-  readonly workers: number;
-  readonly concurrency: number;
+  /** Local worker processes: a number (0: none), or a range they are scaled in (run/processScaler.ts). */
+  readonly workers: number | Scaled;
+  /** Requests in flight per worker: a number, or a range each worker sizes itself in (worker/autoscale.ts). */
+  readonly concurrency: number | Scaled;
+  /** A memory limit the workers' autoscaling keeps under (--max-memory), besides the container's. */
+  readonly maxMemoryBytes?: number;
+  /** The local worker processes' scaling decisions, with their reasons (`--workers auto`). */
+  readonly onScale?: (reason: string) => void;
   readonly workerScript: string;
   readonly fresh?: boolean;
   /** Drive the task even though another live process drives its run (see RunInProgressError). */
@@ -89,6 +97,7 @@ export class CrawlSession {
   private markStopped!: () => void;
   private readonly lease: RunLease;
   private readonly workersStarting: Promise<boolean>;
+  private scaler: ProcessScaler | null = null;
   private markWorkersStarting!: (started: boolean) => void;
   /** Who first saw Redis refuse a write for lack of memory (a local worker's line), if any did. */
   private fullSeenBy: string | null = null;
@@ -102,6 +111,7 @@ export class CrawlSession {
       taskFiles: [opts.task.file],
       redis: opts.redisUrl,
       concurrency: opts.concurrency,
+      maxMemoryBytes: opts.maxMemoryBytes,
       lockDurationMs: opts.lockDurationMs,
       stalledIntervalMs: opts.stalledIntervalMs,
       restartOnCrash: opts.restartOnCrash ?? true,
@@ -132,7 +142,11 @@ export class CrawlSession {
   /** Called by run() once the lease is held; callers wait for it with whenWorkersStart(). */
   private startWorkers(): void {
     this.markWorkersStarting(true);
-    if (this.opts.workers > 0) this.supervisor.start(this.opts.workers);
+    const workers = asScaled(this.opts.workers);
+    if (workers.kind === 'auto') {
+      this.scaler = new ProcessScaler(this.supervisor, this.redis, this.crawl, workers, (reason) => this.opts.onScale?.(reason));
+      this.scaler.start();
+    } else if (workers.n > 0) this.supervisor.start(workers.n);
   }
 
   /**
@@ -144,7 +158,7 @@ export class CrawlSession {
     const joining = this.opts.mode === 'join';
     // A second driver of a task is told, before it starts a worker or touches the run (see frontier/runLease.ts).
     // A writer joins without a lease: any number of writers is the design.
-    if (!joining && this.opts.workers > 0 && needsBrowser(this.opts.task)) {
+    if (!joining && hasWorkers(this.opts.workers) && needsBrowser(this.opts.task)) {
       // One clear message before anything starts, rather than workers that each refuse to boot (they inherit
       // this process's environment, so what is found here is what they find).
       try {
@@ -260,6 +274,7 @@ export class CrawlSession {
       if (this.fullSeenBy !== null) lost = true;
       // A lost run has nothing to finish: its workers' jobs are gone from Redis, and waiting for them to wind
       // down (they cannot complete or fail a job the server no longer has) only delays the error by the grace.
+      this.scaler?.stop();
       await this.supervisor.stopAll(lost ? 2_000 : undefined);
       if (!joining) await this.lease.release().catch(() => undefined);
     }
@@ -460,4 +475,10 @@ export function summaryFromStatus(status: CrawlStatus, durationMs: number): Reco
     bytes: s?.bytes ?? 0,
     durationMs,
   };
+}
+
+/** Whether a session starts any local worker. */
+function hasWorkers(w: number | Scaled): boolean {
+  const s = asScaled(w);
+  return s.kind === 'auto' || s.n > 0;
 }

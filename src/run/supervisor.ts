@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { workerArgs, workerEnv, type WorkerFlags } from '../worker/args';
 import { PARENT_PIPE_ENV } from '../worker/parentWatch';
+import { asScaled, AUTO_CONCURRENCY_START, initial } from '../core/autoscale/range';
 
 // Starts and watches local worker processes. The CLI's `run` and the extension both use it, so a worker
 // started from either is the same program with the same flags. Workers are child processes: a crash of one
@@ -23,7 +24,10 @@ export interface WorkerProcessInfo {
   readonly pid: number;
   readonly startedAt: number;
   readonly taskFiles: readonly string[];
+  /** Requests in flight it started with (an autoscaled worker's current one is in its heartbeat). */
   readonly concurrency: number;
+  /** It sizes itself between these (`--concurrency auto|MIN..MAX`). */
+  readonly autoscale?: { readonly min: number; readonly max: number };
 }
 
 export interface SupervisorEvents {
@@ -85,7 +89,14 @@ export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
     });
     if (child.pid === undefined) throw new Error(`could not start a worker process (${this.opts.execPath ?? process.execPath})`);
     const pid = child.pid;
-    const info: WorkerProcessInfo = { pid, startedAt: Date.now(), taskFiles: this.opts.taskFiles, concurrency: this.opts.concurrency };
+    const scaled = asScaled(this.opts.concurrency);
+    const info: WorkerProcessInfo = {
+      pid,
+      startedAt: Date.now(),
+      taskFiles: this.opts.taskFiles,
+      concurrency: initial(scaled, AUTO_CONCURRENCY_START),
+      ...(scaled.kind === 'auto' ? { autoscale: { min: scaled.min, max: scaled.max } } : {}),
+    };
     let markBooted!: () => void;
     // A worker's first line (its start-up banner, or the error that stops it) or its exit ends its boot.
     const booted = new Promise<void>((r) => (markBooted = r));

@@ -1,5 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { RedisTargetError, targetFromFlags, targetHasPassword } from '../core/url/redisTarget';
+import { AUTO_CONCURRENCY, fixed, formatScaled, parseCeleryAutoscale, parseScaled, ScaleSpecError, type Scaled } from '../core/autoscale/range';
+import { parseSize } from '../core/units';
 
 // Flags shared by `crawl-studio worker` and the worker processes the CLI and the extension spawn, so both
 // accept exactly the same options, and the defaults both use.
@@ -19,7 +21,10 @@ export function defaultWorkers(cores = availableParallelism()): number {
 
 export interface WorkerFlags {
   readonly redis: string;
-  readonly concurrency: number;
+  /** A fixed number of requests in flight, or a range the worker sizes itself in (worker/autoscale.ts). */
+  readonly concurrency: number | Scaled;
+  /** A memory limit the autoscaler keeps under (--max-memory), besides the container's. */
+  readonly maxMemoryBytes?: number;
   readonly lockDurationMs?: number;
   readonly stalledIntervalMs?: number;
 }
@@ -94,7 +99,8 @@ function warn(message: string): void {
 
 /** The command line of a spawned worker: no secret in it (the Redis URL goes in workerEnv). */
 export function workerArgs(taskFiles: readonly string[], flags: Omit<WorkerFlags, 'redis'>): string[] {
-  const args = [...taskFiles, '--concurrency', String(flags.concurrency)];
+  const args = [...taskFiles, '--concurrency', formatScaled(flags.concurrency)];
+  if (flags.maxMemoryBytes !== undefined) args.push('--max-memory', String(flags.maxMemoryBytes));
   if (flags.lockDurationMs !== undefined) args.push('--lock-duration', String(flags.lockDurationMs));
   if (flags.stalledIntervalMs !== undefined) args.push('--stalled-interval', String(flags.stalledIntervalMs));
   return args;
@@ -105,11 +111,21 @@ export function workerEnv(flags: Pick<WorkerFlags, 'redis'>): Record<string, str
   return { [REDIS_URL_ENV]: flags.redis };
 }
 
+/** Autoscaling's flags besides --concurrency and --workers: Celery's `--autoscale MAX,MIN`, and a memory limit. */
+export const SCALE_FLAG_SPEC = {
+  autoscale: { type: 'string' },
+  'max-memory': { type: 'string' },
+} as const;
+
 export const WORKER_FLAG_SPEC = {
   ...REDIS_FLAG_SPEC,
   concurrency: { type: 'string', short: 'c' },
+  ...SCALE_FLAG_SPEC,
   'lock-duration': { type: 'string' },
   'stalled-interval': { type: 'string' },
+  // Health and readiness probes (health.ts): --health [HOST:]PORT; and how long a SIGTERM waits for in-flight pages.
+  health: { type: 'string' },
+  'drain-timeout': { type: 'string' },
   // The browser for `browser` rules; spawned workers get it as $CRAWL_STUDIO_BROWSER instead (see browser/executable.ts).
   browser: { type: 'string' },
   // Log lines as text (default) or one JSON object a line (cli/log.ts), for a log shipper.
@@ -126,4 +142,48 @@ export function optionalPositiveInt(value: string | undefined, name: string): nu
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number of at least 1, not '${value}'`);
   return n;
+}
+
+/** Local worker processes with `--workers auto`: one to one per core (more than that only compete for the cores). */
+export function autoWorkers(cores = availableParallelism()): { min: number; max: number } {
+  return { min: 1, max: Math.max(1, cores) };
+}
+
+/**
+ * `--concurrency N|auto|MIN..MAX` and Celery's `--autoscale MAX,MIN` (one of the two): requests in flight per worker.
+ */
+export function concurrencyFlag(values: { readonly concurrency?: string; readonly autoscale?: string }): Scaled {
+  if (values.autoscale !== undefined && values.concurrency !== undefined) {
+    throw new ScaleSpecError('autoscale', values.autoscale, 'give --autoscale MAX,MIN or --concurrency, not both');
+  }
+  if (values.autoscale !== undefined) return parseCeleryAutoscale(values.autoscale);
+  return values.concurrency === undefined ? fixed(DEFAULT_CONCURRENCY) : parseScaled(values.concurrency, 'concurrency', AUTO_CONCURRENCY);
+}
+
+/** `--workers N|auto|MIN..MAX`: local worker processes. */
+export function workersFlag(value: string | undefined, cores = availableParallelism()): Scaled {
+  return value === undefined ? fixed(defaultWorkers(cores)) : parseScaled(value, 'workers', autoWorkers(cores));
+}
+
+/** `--max-memory 2GB` (bytes, or a size as a task file writes one). */
+export function maxMemoryFlag(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  try {
+    const n = parseSize(value);
+    if (n > 0) return n;
+  } catch {
+    // Said below.
+  }
+  throw new ScaleSpecError('max-memory', value, 'expected a size such as 2GB, 512MB or a number of bytes');
+}
+
+/**
+ * The editor's workers with `crawlStudio.workers.autoscale` on: Start Crawl's local processes scaled from one up to
+ * the `crawlStudio.workers` setting (unset: one per core), each worker's concurrency `auto`; off, the two settings
+ * as fixed numbers. Here, beside the CLI's flags, so the editor passes an option and never decides one itself.
+ */
+export function editorScaling(autoscale: boolean, workers: number, concurrency: number, workersSetting: number | null, cores = availableParallelism()): { workers: Scaled; concurrency: Scaled } {
+  if (!autoscale) return { workers: fixed(workers), concurrency: fixed(concurrency) };
+  const max = Math.max(1, workersSetting ?? autoWorkers(cores).max);
+  return { workers: max > 1 ? { kind: 'auto', min: 1, max } : fixed(1), concurrency: { kind: 'auto', ...AUTO_CONCURRENCY } };
 }

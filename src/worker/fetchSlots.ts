@@ -31,16 +31,33 @@ const ALPHA = 0.1;
  * worker takes about one job per slot: an extra job there would only wait, hoarded from other workers of the
  * fleet and lost with this one if it died (BullMQ fails a job that stalled too often).
  */
+/** One request's answer, for the autoscaler (worker/autoscale.ts): how long it took, and whether it was a 429/503. */
+export interface SlotAnswer {
+  /** The resize generation the request started in: answers to requests sent at an older size say nothing of this one. */
+  readonly generation: number;
+  readonly ms: number;
+  readonly throttled: boolean;
+  /** False for a request that failed without an answer (a timeout, a refused connection). */
+  readonly answered: boolean;
+}
+
 export class FetchSlots {
   private free: number;
+  private current: number;
+  private generation = 0;
+  /** Slot-milliseconds in use so far, and when that was last brought up to date (the autoscaler's "busy"). */
+  private usedMs = 0;
+  private usedAt = performance.now();
+  private answerListener: ((a: SlotAnswer) => void) | null = null;
   private readonly waiting: (() => void)[] = [];
   private heldMs: number | null = null;
   private outsideMs: number | null = null;
   private wanted: number;
   private listener: ((jobs: number) => void) | null = null;
 
-  constructor(readonly size: number) {
+  constructor(size: number) {
     if (!Number.isInteger(size) || size < 1) throw new RangeError(`fetch slots: size must be a whole number ≥ 1, not ${size}`);
+    this.current = size;
     this.free = size;
     // The most until jobs have been measured: a site that answers at once needs them from its first pages (a short
     // crawl is over before a slow ramp would end), and where a site is slow the first jobs bring it down to about
@@ -49,19 +66,80 @@ export class FetchSlots {
   }
 
   /** Runs `fetch` in a slot: it starts when one is free and gives the slot back when it settles. */
+  /** Requests in flight at most: the worker's concurrency for this task, which the autoscaler may change. */
+  get size(): number {
+    return this.current;
+  }
+
   async run<T>(fetch: () => Promise<T>): Promise<T> {
-    if (this.free > 0) this.free--;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    if (this.free > 0) {
+      this.touch();
+      this.free--;
+    } else await new Promise<void>((resolve) => this.waiting.push(resolve));
     const start = performance.now();
+    const generation = this.generation;
+    let throttled = false;
+    let answered = true;
     try {
       return await fetch();
+    } catch (err) {
+      // A FetchFailure carries the HTTP status of an answer, null when there was none (fetcher.ts).
+      const status = (err as { status?: unknown } | null)?.status;
+      throttled = status === 429 || status === 503;
+      answered = typeof status === 'number';
+      throw err;
     } finally {
-      this.heldMs = average(this.heldMs, performance.now() - start);
-      // Handed straight to the next waiter: a slot freed here is never taken by a newcomer ahead of the queue.
-      const next = this.waiting.shift();
+      const ms = performance.now() - start;
+      this.heldMs = average(this.heldMs, ms);
+      this.touch();
+      // Handed straight to the next waiter: a slot freed here is never taken by a newcomer ahead of the queue. After a
+      // shrink (free below 0) a slot given back is one fewer to give back, not one to hand over.
+      const next = this.free >= 0 ? this.waiting.shift() : undefined;
       if (next) next();
       else this.free++;
+      this.answerListener?.({ generation, ms, throttled, answered });
     }
+  }
+
+  /**
+   * Changes how many requests may be in flight (the autoscaler's decision). Growing hands the new slots to waiting
+   * jobs at once; shrinking takes slots back as requests in flight end, so none is cut short.
+   */
+  resize(size: number): void {
+    if (!Number.isInteger(size) || size < 1) throw new RangeError(`fetch slots: size must be a whole number ≥ 1, not ${size}`);
+    if (size === this.current) return;
+    this.touch();
+    this.free += size - this.current;
+    this.current = size;
+    this.generation++;
+    while (this.free > 0 && this.waiting.length > 0) {
+      this.free--;
+      this.waiting.shift()!();
+    }
+    if (this.heldMs === null || this.outsideMs === null) this.setWanted(MAX_JOBS_PER_SLOT * size);
+    else this.update();
+  }
+
+  /** The resize generation requests start in now (see SlotAnswer). */
+  currentGeneration(): number {
+    return this.generation;
+  }
+
+  /** Slot-milliseconds in use since the slots were made: its growth over a window ÷ (window × size) is how busy they were. */
+  usedSlotMs(): number {
+    this.touch();
+    return this.usedMs;
+  }
+
+  /** Called with every request's answer (see SlotAnswer). */
+  onAnswer(listener: (a: SlotAnswer) => void): void {
+    this.answerListener = listener;
+  }
+
+  private touch(): void {
+    const now = performance.now();
+    this.usedMs += Math.max(0, this.current - this.free) * (now - this.usedAt);
+    this.usedAt = now;
   }
 
   /**
@@ -108,7 +186,7 @@ export class FetchSlots {
 
   /** Requests in flight now. */
   inUse(): number {
-    return this.size - this.free;
+    return Math.max(0, this.current - this.free);
   }
 
   /** Jobs waiting for a slot. */
@@ -119,7 +197,10 @@ export class FetchSlots {
   private update(): void {
     if (this.heldMs === null || this.outsideMs === null) return;
     const perSlot = (this.heldMs + this.outsideMs) / Math.max(this.heldMs, 0.001);
-    const jobs = Math.min(MAX_JOBS_PER_SLOT * this.size, Math.max(this.size, Math.round(this.size * perSlot)));
+    this.setWanted(Math.min(MAX_JOBS_PER_SLOT * this.current, Math.max(this.current, Math.round(this.current * perSlot))));
+  }
+
+  private setWanted(jobs: number): void {
     if (jobs === this.wanted) return;
     this.wanted = jobs;
     this.listener?.(jobs);

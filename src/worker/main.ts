@@ -1,11 +1,14 @@
 import { parseArgs } from 'node:util';
 import { loadTaskFile } from '../workspace/taskFile';
-import { DEFAULT_CONCURRENCY, optionalPositiveInt, positiveInt, redisTargetFrom, REDIS_URL_ENV, WORKER_FLAG_SPEC } from './args';
+import { concurrencyFlag, maxMemoryFlag, optionalPositiveInt, redisTargetFrom, REDIS_URL_ENV, WORKER_FLAG_SPEC } from './args';
+import { AUTO_CONCURRENCY_START, initial } from '../core/autoscale/range';
 import { watchParent } from './parentWatch';
 import { runWorker, type WorkerHandle } from './runtime';
 import { waitForRedis } from '../redis/check';
 import { formatLogLine, LOG_FORMAT_ENV, parseLogFormat, type Log } from '../core/logLine';
 import { workerIdOf } from '../frontier/fleet';
+import type { parseHealthAddress as ParseHealthAddress } from './health';
+import { parseDuration } from '../core/units';
 
 // Entry point of a worker process (dist/worker.js): `node dist/worker.js TASK... [--redis URL] [--concurrency N]`,
 // the Redis target from --redis (or --sentinel, --cluster) or else $CRAWL_STUDIO_REDIS (how the CLI and the
@@ -18,9 +21,15 @@ export async function workerMain(argv: string[]): Promise<void> {
   const redisUrl = redisTargetFrom(values);
   if (positionals.length === 0 || !redisUrl) {
     throw new Error(
-      `usage: worker <task.crawl.yaml>... --redis redis://host:port | --sentinel host:port,... --sentinel-master NAME | --cluster host:port,... [--concurrency N] (or the target in $${REDIS_URL_ENV})`,
+      `usage: worker <task.crawl.yaml>... --redis redis://host:port | --sentinel host:port,... --sentinel-master NAME | --cluster host:port,... [--concurrency N|auto|MIN..MAX | --autoscale MAX,MIN] [--max-memory SIZE] [--health [HOST:]PORT] [--drain-timeout 25s] (or the target in $${REDIS_URL_ENV})`,
     );
   }
+  const concurrency = concurrencyFlag(values);
+  // Loaded only when asked for: a worker's boot (node:http) stays as it was without probes.
+  const health = values.health !== undefined ? await import('./health') : null;
+  const healthAt: ReturnType<typeof ParseHealthAddress> | null = health && values.health !== undefined ? health.parseHealthAddress(values.health) : null;
+  const drainMs = values['drain-timeout'] !== undefined ? drainTimeout(values['drain-timeout']) : null;
+  const maxMemoryBytes = maxMemoryFlag(values['max-memory']);
   const tasks = await Promise.all(positionals.map(loadTaskFile));
   // --log-format json (or $CRAWL_STUDIO_LOG_FORMAT, how `run` passes it to the workers it starts): one JSON object a line.
   const format = parseLogFormat(values['log-format'] ?? process.env[LOG_FORMAT_ENV]);
@@ -41,14 +50,25 @@ export async function workerMain(argv: string[]): Promise<void> {
       pending ??= signal;
       return;
     }
+    const running = handle;
     if (closing) {
       log('warn', `${signal} again: leaving in-flight jobs to other workers`);
-      void handle.close(true).finally(() => process.exit(130));
+      void running.close(true).finally(() => process.exit(130));
       return;
     }
     closing = true;
-    log('info', `${signal}: finishing in-flight jobs`, { event: 'worker-stopping' });
-    void handle.close(false).then(
+    log('info', `${signal}: finishing in-flight jobs${drainMs !== null ? ` (at most ${drainMs / 1000} s)` : ''}`, { event: 'worker-stopping' });
+    // Within an orchestrator's grace period (Kubernetes: 30 s, then SIGKILL): past --drain-timeout the pages still in
+    // flight are left to other workers, as on a second signal, and the process exits on its own terms.
+    if (drainMs !== null) {
+      setTimeout(() => {
+        log('warn', `drain timeout (${drainMs / 1000} s): leaving in-flight jobs to other workers`, { event: 'worker-drain-timeout' });
+        // Not close(): it would wait for the requests in flight, up to their timeout. Their jobs are given back and the
+        // process exits, a few seconds at most if Redis does not answer (their locks then expire as after a kill).
+        void Promise.race([running.abandon(), new Promise((r) => setTimeout(r, 3_000))]).finally(() => process.exit(0));
+      }, drainMs).unref();
+    }
+    void running.close(false).then(
       () => process.exit(0),
       () => process.exit(1),
     );
@@ -61,12 +81,20 @@ export async function workerMain(argv: string[]): Promise<void> {
   handle = await runWorker({
     tasks,
     redisUrl,
-    concurrency: positiveInt(values.concurrency, 'concurrency', DEFAULT_CONCURRENCY),
+    concurrency: initial(concurrency, AUTO_CONCURRENCY_START),
+    ...(concurrency.kind === 'auto' ? { autoscale: { min: concurrency.min, max: concurrency.max } } : {}),
+    maxMemoryBytes,
     lockDurationMs: optionalPositiveInt(values['lock-duration'], 'lock-duration'),
     stalledIntervalMs: optionalPositiveInt(values['stalled-interval'], 'stalled-interval'),
     browserPath: values.browser,
     log,
   });
+  if (health && healthAt) {
+    const running = handle;
+    const server = await health.serveHealth(healthAt, () => running.health());
+    log('info', `health on http://${healthAt.host}:${healthAt.port}/healthz and /readyz`, { event: 'health' });
+    process.once('exit', () => server.close());
+  }
   phase = 'running';
   if (pending) stop(pending);
   watchParent(() => {
@@ -75,4 +103,14 @@ export async function workerMain(argv: string[]): Promise<void> {
     process.stderr.on('error', () => undefined);
     stop('parent process gone');
   });
+}
+
+function drainTimeout(value: string): number {
+  try {
+    const ms = parseDuration(value);
+    if (ms > 0) return ms;
+  } catch {
+    // Said below.
+  }
+  throw new Error(`--drain-timeout '${value}': expected a duration such as 25s or 20000ms`);
 }

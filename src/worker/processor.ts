@@ -17,6 +17,7 @@ import type { PageRecord } from '../store/types';
 import { AnalysisError, inlineAnalyser, type AnalysedPage, type PageAnalyser } from './analysis';
 import { FetchFailure, fetchPage, fetchStream, type FetchOptions, type StreamedResponse } from './fetcher';
 import type { FetchSlots, InSlot, PoliteWait } from './fetchSlots';
+import type { HostThrottles } from './hostThrottle';
 import { processSitemap, type SitemapJobDeps } from './sitemapJob';
 import { createAccess, type Access, type PageLoad } from './access';
 import { createRevisits } from './revisits';
@@ -54,6 +55,8 @@ export interface ProcessorDeps {
   readonly browser?: PageRenderer;
   /** The task's sessions and proxies (access.ts), when the caller made them (it shares them with robots.txt). */
   readonly access?: Access | null;
+  /** Per-host back-off of an autoscaled worker (hostThrottle.ts): a job takes its host's turn before the host gate. */
+  readonly hostThrottle?: HostThrottles;
 }
 
 /** Attached to retryable errors so the backoff strategy can honour Retry-After. */
@@ -114,9 +117,13 @@ export function createProcessor(deps: ProcessorDeps) {
   // The request of a job runs in one of the task's fetch slots when the worker has them (see fetchSlots.ts).
   const direct: InSlot = (fetch) => fetch();
   const slots = deps.slots;
-  const inSlots = slots
-    ? (job: Job<PageJobData, PageJobResult>, token?: string) => slots.job((inSlot, politeWait) => processPage(job, token, inSlot, politeWait))
-    : (job: Job<PageJobData, PageJobResult>, token?: string) => processPage(job, token, direct, delay);
+  type Run = (job: Job<PageJobData, PageJobResult>, token?: string) => Promise<PageJobResult>;
+  const inSlots: Run =
+    slots && deps.hostThrottle
+      ? (job, token) => slots.job((inSlot, politeWait) => inHostTurn(job, inSlot, politeWait, (s) => processPage(job, token, s, politeWait)))
+      : slots
+        ? (job, token) => slots.job((inSlot, politeWait) => processPage(job, token, inSlot, politeWait))
+        : (job, token) => processPage(job, token, direct, delay);
   return (job: Job<PageJobData, PageJobResult>, token?: string) => holdWhileRedisFull(job, () => inSlots(job, token));
 
   /**
@@ -138,6 +145,19 @@ export function createProcessor(deps: ProcessorDeps) {
         // Its finish may have gone through before a later write was refused (the window's fill): not fetched again.
         if (await crawl.isSettled(job).catch(() => false)) return { outcome: 'done', status: null, items: 0, links: 0, reason: 'finished before Redis refused a later write' };
       }
+    }
+  }
+
+  /** Runs a job in a turn of its host when the worker backs off per host (hostThrottle.ts), its request measured. */
+  async function inHostTurn(job: Job<PageJobData, PageJobResult>, inSlot: InSlot, politeWait: PoliteWait, work: (inSlot: InSlot) => Promise<PageJobResult>): Promise<PageJobResult> {
+    const throttle = deps.hostThrottle;
+    const host = throttle && job.name !== SCHEDULED_RUN_JOB && URL.canParse(job.data.url) ? new URL(job.data.url).host : null;
+    if (!throttle || !host) return work(inSlot);
+    const release = await throttle.turn(host, politeWait);
+    try {
+      return await work(throttle.measured(host, inSlot));
+    } finally {
+      release();
     }
   }
 

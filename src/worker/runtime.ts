@@ -13,7 +13,13 @@ import type { Log } from '../core/logLine';
 import { jobFailureGroup } from '../observe/failures';
 import { isRedisFull, REDIS_FULL_MARK } from '../redis/memory';
 import { RobotsCache } from '../frontier/robots';
-import { workerIdOf, type WorkerBeat } from '../frontier/fleet';
+import { readLiveWorkers, releaseDeadWorker, takeResize, workerIdOf, type AutoscaleBeat, type WorkerBeat } from '../frontier/fleet';
+import { readDemand, usefulRequests } from '../frontier/demand';
+import { ConcurrencyAutoscaler, memoryLimit } from './autoscale';
+import { HostThrottles } from './hostThrottle';
+import type { HealthState } from './health';
+import { descendantsMemory } from './browser/processes';
+import { performance } from 'node:perf_hooks';
 import { WindowFiller } from '../frontier/window';
 import { FetchFailure, fetchPage } from './fetcher';
 import { createAnalyser } from './analysis';
@@ -33,8 +39,12 @@ import { poolRenderer } from './browser/render';
 export interface WorkerOptions {
   readonly tasks: readonly CrawlTask[];
   readonly redisUrl: string;
-  /** Requests in flight per task (see fetchSlots.ts); the worker takes more jobs than that. */
+  /** Requests in flight per task (see fetchSlots.ts); the worker takes more jobs than that. With autoscale, where it starts. */
   readonly concurrency: number;
+  /** Size the concurrency between these (worker/autoscale.ts); absent, it stays `concurrency`. */
+  readonly autoscale?: { readonly min: number; readonly max: number };
+  /** A memory limit (bytes) the autoscaler keeps under, besides the container's (--max-memory). */
+  readonly maxMemoryBytes?: number;
   /** Lock of an active job; a worker that dies loses its jobs to others after about this long. */
   readonly lockDurationMs?: number;
   readonly stalledIntervalMs?: number;
@@ -50,6 +60,14 @@ export interface WorkerOptions {
 
 export interface WorkerHandle {
   readonly id: string;
+  /** What its health and readiness probes answer from (health.ts). */
+  health(): HealthState;
+  /**
+   * For a process about to exit with pages still in flight (a drain past its bound): gives its jobs back to the queue
+   * now, as its supervisor does for a dead worker (frontier/fleet.ts releaseDeadWorker), rather than when their locks
+   * expire. The caller exits right after; a page that still finishes meanwhile is marked done and not fetched again.
+   */
+  abandon(): Promise<void>;
   /** Finishes in-flight jobs (or, with force, leaves them to be picked up again) and disconnects. */
   close(force?: boolean): Promise<void>;
   processed(): number;
@@ -89,6 +107,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
   const workers: Worker<PageJobData, PageJobResult>[] = [];
   const queues: CrawlQueue[] = [];
   const fillers: WindowFiller[] = [];
+  const allSlots: FetchSlots[] = [];
   // BullMQ Worker id -> the partition tag it consumes (frontier/layout.ts): the heartbeat names each, so a supervisor
   // that sees this process die finds its jobs.
   const bull: Record<string, string> = {};
@@ -100,11 +119,14 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
     const parts = (await crawl.loadLayout(), crawl.partitions());
     queues.push(crawl);
     const slots = new FetchSlots(opts.concurrency);
+    allSlots.push(slots);
     // Sessions and proxies: robots.txt goes through the same proxies as pages, the next one when one fails.
     const access = createAccess(task, redis, log, fetchOptions(task));
     const robots = new RobotsCache(redis, (origin) => slots.run(() => fetchRobots(origin, task, access)));
     if (task.request.robots) prefetchRobots(robots, task);
-    const processor = isolation.wrap(createProcessor({ task, crawl, redis, robots, gate, log, analyser, slots, browser, access }));
+    // An autoscaled worker also backs off per host (AutoThrottle-like), never above the task's per-host concurrency.
+    const hostThrottle = opts.autoscale ? new HostThrottles(task.politeness.perHost.concurrency, log) : undefined;
+    const processor = isolation.wrap(createProcessor({ task, crawl, redis, robots, gate, log, analyser, slots, browser, access, hostThrottle }));
     // The task's job slots are shared by its partitions' Workers (a page's partition is its URL's, at random).
     const share = (jobs: number) => Math.max(1, Math.ceil(jobs / parts.length));
     const taskWorkers: Worker<PageJobData, PageJobResult>[] = [];
@@ -160,24 +182,82 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
       for (const w of taskWorkers) w.concurrency = share(jobs);
     });
   }
-  log('info', `worker ${id} on ${redactUrl(opts.redisUrl)}: tasks ${opts.tasks.map((t) => t.name).join(', ')}, concurrency ${opts.concurrency}`, { event: 'worker-started', task: opts.tasks.map((t) => t.name).join(','), concurrency: opts.concurrency });
+  log('info', `worker ${id} on ${redactUrl(opts.redisUrl)}: tasks ${opts.tasks.map((t) => t.name).join(', ')}, concurrency ${opts.autoscale ? `${opts.concurrency} (autoscaled ${opts.autoscale.min}..${opts.autoscale.max})` : opts.concurrency}`, { event: 'worker-started', task: opts.tasks.map((t) => t.name).join(','), concurrency: opts.concurrency });
 
+  let lastBeatAt: number | null = null;
+  let running = false;
+  let draining = false;
+  let elu = performance.eventLoopUtilization();
+  let eluAt = performance.now();
+  let loopBusy = 0;
+  const scaler = opts.autoscale ? autoscaler(opts.autoscale) : null;
+  let scaleBeat: AutoscaleBeat | undefined = opts.autoscale ? { min: opts.autoscale.min, max: opts.autoscale.max, peak: opts.concurrency, last: null, now: null } : undefined;
   const beat = async () => {
-    const info: WorkerBeat = { id, pid: process.pid, host: hostname(), tasks: opts.tasks.map((t) => t.name), concurrency: opts.concurrency, started, lastSeen: Date.now(), processed, failed, bull };
-    await redis.hset(WORKERS_KEY, id, JSON.stringify(info)).catch(() => undefined);
+    // Over a few seconds at least: a beat sent at once after a decision must not report a blip.
+    if (performance.now() - eluAt >= 2_000) {
+      loopBusy = Math.round(performance.eventLoopUtilization(elu).utilization * 100) / 100;
+      elu = performance.eventLoopUtilization();
+      eluAt = performance.now();
+    }
+    const concurrency = scaler?.concurrency ?? opts.concurrency;
+    const info: WorkerBeat = { id, pid: process.pid, host: hostname(), tasks: opts.tasks.map((t) => t.name), concurrency, started, lastSeen: Date.now(), processed, failed, bull, loopBusy, ...(scaleBeat ? { autoscale: scaleBeat } : {}) };
+    await redis.hset(WORKERS_KEY, id, JSON.stringify(info)).then(
+      () => (lastBeatAt = Date.now()),
+      () => undefined,
+    );
   };
+
+  /** The autoscaler of this worker's concurrency (worker/autoscale.ts): every task's slots move together. */
+  function autoscaler(range: { readonly min: number; readonly max: number }): ConcurrencyAutoscaler {
+    const perHost = Math.max(...opts.tasks.map((t) => t.politeness.perHost.concurrency));
+    const memory = memoryLimit(opts.maxMemoryBytes, pool ? () => process.memoryUsage().rss + descendantsMemory() : () => process.memoryUsage().rss);
+    return new ConcurrencyAutoscaler({
+      limits: range,
+      start: opts.concurrency,
+      slots: allSlots,
+      pagesDone: () => processed,
+      useful: async () => {
+        const [demands, fleet] = await Promise.all([Promise.all(queues.map((q) => readDemand(redis, q.partitions().map((p) => p.keys.frontier)))), readLiveWorkers(redis)]);
+        const demand = { pages: demands.reduce((a, d) => a + d.pages, 0), hosts: demands.reduce((a, d) => a + d.hosts, 0) };
+        const others = fleet.filter((w) => w.id !== id && w.tasks.some((t) => opts.tasks.some((o) => o.name === t)));
+        return usefulRequests(demand, perHost, others.reduce((n, w) => n + w.concurrency, 0), others.length + 1);
+      },
+      ping: () => redis.ping(),
+      manual: () => takeResize(redis, id),
+      memoryUsed: memory.used,
+      memoryLimit: memory.limit,
+      onDecision: (d) => {
+        log('info', d.reason);
+        scaleBeat = { ...scaleBeat!, peak: Math.max(scaleBeat!.peak, d.to), last: d };
+        // At once, not at the next beat: the window (frontier/window.ts) follows the heartbeats' concurrency.
+        void beat();
+      },
+      onJudged: (reason) => (scaleBeat = { ...scaleBeat!, now: reason }),
+      log,
+    });
+  }
   await beat();
   // As BullMQ's autorun does it.
   for (const w of workers) void w.run().catch((err: Error) => w.emit('error', err));
   for (const f of fillers) f.start();
+  scaler?.start();
+  running = true;
   const heartbeat = setInterval(beat, 5_000);
   heartbeat.unref();
 
   return {
     id,
     processed: () => processed,
-    async close(force = false) {
+    async abandon() {
       clearInterval(heartbeat);
+      scaler?.stop();
+      await releaseDeadWorker(redis, id, Date.now()).catch(() => undefined);
+    },
+    health: () => ({ lastBeatAt, running, draining, concurrency: scaler?.concurrency ?? opts.concurrency, processed }),
+    async close(force = false) {
+      draining = true;
+      clearInterval(heartbeat);
+      scaler?.stop();
       await Promise.all(fillers.map((f) => f.stop()));
       await Promise.all(workers.map((w) => w.close(force)));
       await analyser.close();

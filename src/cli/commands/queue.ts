@@ -15,6 +15,7 @@ import { withQueue } from '../context';
 import { command, UsageError } from '../spec';
 import { JSON_OPTION, REDIS_OPTIONS, WORKER_OPTIONS } from '../options';
 import { EXIT } from '../exitCodes';
+import { readTaskScaling, scalingLines } from '../../observe/scaling';
 
 // Commands on a task's queue in Redis: worker, enqueue, status, screenshot.
 
@@ -147,6 +148,7 @@ export const statusCommand = command({
       console.log(droppedLine(status.stats).trimStart());
       for (const line of droppedReasonLines(status.stats)) console.log(line);
       if (status.stats) for (const w of dropWarnings(status.stats, task)) console.log(w.trimStart());
+      for (const line of scalingLines(await readTaskScaling(redis, task.name), Date.now())) console.log(line);
       return EXIT.OK;
     });
   },

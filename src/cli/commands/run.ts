@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadTaskFile } from '../../workspace/taskFile';
 import { DEMO_PORT, DEMO_SITE, serveSite } from '../../demo/site';
-import { DEFAULT_CONCURRENCY, defaultWorkers, optionalPositiveInt, positiveInt, redisTargetFrom } from '../../worker/args';
+import { concurrencyFlag, DEFAULT_CONCURRENCY, defaultWorkers, maxMemoryFlag, optionalPositiveInt, positiveInt, redisTargetFrom, workersFlag } from '../../worker/args';
+import type { Scaled } from '../../core/autoscale/range';
 import { launchCrawl, type CrawlLaunch, type LaunchResult } from '../../run/launcher';
 import { chooseRedis, type RedisChoiceOptions } from '../../run/redisChoice';
 import { checkRedis, waitForRedis } from '../../redis/check';
@@ -15,7 +16,7 @@ import { emptyFieldWarnings, qualityReports } from '../quality';
 import { withQueueAt, withStore, type LoadedTask } from '../context';
 import { readRunFailures, type RunFailures } from '../../observe/failures';
 import { command, UsageError, type CommandSpec } from '../spec';
-import { LOG_FORMAT_OPTION, REDIS_OPTIONS } from '../options';
+import { LOG_FORMAT_OPTION, REDIS_OPTIONS, SCALE_OPTIONS } from '../options';
 import { EXIT } from '../exitCodes';
 
 // `run`, `writer` and `demo`: a crawl driven from the terminal, through the launcher the editor uses.
@@ -33,8 +34,9 @@ export const runCommand: CommandSpec = command({
   summary: 'run a crawl: enqueue the start URLs, run local workers and the store writer, print a summary',
   details: RUN_DETAILS,
   options: {
-    workers: { type: 'string', short: 'w', value: 'N', help: 'local worker processes (default: one per two CPU cores)' },
-    concurrency: { type: 'string', short: 'c', value: 'N', help: 'requests each worker has in flight (default 16)' },
+    workers: { type: 'string', short: 'w', value: 'N|auto|MIN..MAX', help: 'local worker processes (default: one per two CPU cores); auto or a range scales them' },
+    concurrency: { type: 'string', short: 'c', value: 'N|auto|MIN..MAX', help: 'requests each worker has in flight (default 16); auto or a range scales them (README, Autoscaling)' },
+    ...SCALE_OPTIONS,
     ...REDIS_OPTIONS,
     fresh: { type: 'boolean', help: 'start a new run even when the current one is unfinished' },
     force: { type: 'boolean', help: 'take the run over from the process that drives it' },
@@ -46,8 +48,9 @@ export const runCommand: CommandSpec = command({
   run(values, positionals) {
     if (positionals.length !== 1) throw new UsageError('run takes one task file', runCommand);
     return runCrawl(positionals[0]!, {
-      workers: positiveInt(values.workers, 'workers', defaultWorkers()),
-      concurrency: positiveInt(values.concurrency, 'concurrency', DEFAULT_CONCURRENCY),
+      workers: workersFlag(values.workers),
+      concurrency: concurrencyFlag(values),
+      maxMemoryBytes: maxMemoryFlag(values['max-memory']),
       redis: redisTargetFrom(values),
       fresh: values.fresh ?? false,
       force: values.force ?? false,
@@ -124,8 +127,9 @@ function logFormatOf(value: string | undefined, spec: CommandSpec): LogFormat {
 interface RunFlags {
   /** Watch and finalize the current run without starting one (the `writer` command). */
   join?: boolean;
-  workers: number;
-  concurrency: number;
+  workers: number | Scaled;
+  concurrency: number | Scaled;
+  maxMemoryBytes?: number;
   redis: string | undefined;
   fresh: boolean;
   /** Drive the task even though another live process drives its run. */
@@ -182,6 +186,8 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     redisUrl: redis.url,
     workers: flags.workers,
     concurrency: flags.concurrency,
+    maxMemoryBytes: flags.maxMemoryBytes,
+    onScale: (reason) => out.say('info', reason, { event: 'scale', newline: true }),
     workerScript: join(__dirname, 'worker.js'),
     browserPath: flags.browserPath,
     fresh: flags.fresh,

@@ -72,11 +72,12 @@ export class CrawlManager implements vscode.Disposable {
     const existing = this.running.get(task.name);
     if (existing) return existing;
     await this.connection.get();
+    const scaling = settings.scaling();
     const launch = launchCrawl({
       task,
       redisUrl: this.connection.workerUrl!,
-      workers: settings.workers(),
-      concurrency: settings.concurrency(),
+      workers: scaling.workers,
+      concurrency: scaling.concurrency,
       workerScript: this.workers.workerScript,
       execPath: process.execPath,
       browserPath: settings.browserPath() || undefined,

@@ -1,3 +1,4 @@
+import type { Scaled } from '../../core/autoscale/range';
 import * as vscode from 'vscode';
 import { WorkerSupervisor, type WorkerProcessInfo } from '../../run/supervisor';
 
@@ -56,7 +57,7 @@ export class WorkerManager implements vscode.Disposable {
    * Starts a pool of workers for task files, independent of any crawl session (e.g. to add capacity). `secretEnv`:
    * the tasks' credentials from Secret Storage, handed over by environment as Start Crawl does (never arguments).
    */
-  start(taskFiles: readonly string[], count: number, concurrency: number, redisUrl: string, secretEnv?: Readonly<Record<string, string>>): WorkerPool {
+  start(taskFiles: readonly string[], count: number, concurrency: number | Scaled, redisUrl: string, secretEnv?: Readonly<Record<string, string>>): WorkerPool {
     const supervisor = new WorkerSupervisor({
       workerScript: this.workerScript,
       taskFiles,

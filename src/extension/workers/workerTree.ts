@@ -67,8 +67,10 @@ export class WorkerTreeProvider implements vscode.TreeDataProvider<WorkerNode>, 
       const item = new vscode.TreeItem(`PID ${w.pid}`, vscode.TreeItemCollapsibleState.None);
       item.id = `worker/${w.pid}`;
       item.contextValue = 'worker.local';
-      item.description = `${w.pool.label} · ×${w.concurrency} · ${node.rate.toFixed(1)} p/s · up ${uptime(w.startedAt)}`;
-      item.tooltip = `Local worker ${w.pid}\nTasks: ${w.taskFiles.join(', ')}\nConcurrency: ${w.concurrency}\n${finishedText(node.beat)}`;
+      // An autoscaled worker's concurrency now is in its heartbeat; what it started with is in `w`.
+      const concurrency = node.beat?.concurrency ?? w.concurrency;
+      item.description = `${w.pool.label} · ×${concurrency} · ${node.rate.toFixed(1)} p/s · up ${uptime(w.startedAt)}`;
+      item.tooltip = `Local worker ${w.pid}\nTasks: ${w.taskFiles.join(', ')}\nConcurrency: ${concurrency}${scaleText(node.beat)}\n${finishedText(node.beat)}`;
       item.iconPath = new vscode.ThemeIcon('server-process');
       item.command = { command: 'crawlStudio.showWorkerLog', title: 'Show Log', arguments: [node] };
       return item;
@@ -78,7 +80,7 @@ export class WorkerTreeProvider implements vscode.TreeDataProvider<WorkerNode>, 
     item.id = `worker/remote/${b.id}`;
     item.contextValue = 'worker.remote';
     item.description = `${b.tasks.join(', ')} · ×${b.concurrency} · ${node.rate.toFixed(1)} p/s · seen ${formatAge(Date.now() - b.lastSeen)} ago`;
-    item.tooltip = `Worker ${b.pid} on ${b.host}\nTasks: ${b.tasks.join(', ')}\nConcurrency: ${b.concurrency}\n${finishedText(b)}`;
+    item.tooltip = `Worker ${b.pid} on ${b.host}\nTasks: ${b.tasks.join(', ')}\nConcurrency: ${b.concurrency}${scaleText(b)}\n${finishedText(b)}`;
     item.iconPath = new vscode.ThemeIcon('remote');
     return item;
   }
@@ -100,4 +102,11 @@ function formatAge(ms: number): string {
   if (s < 60) return `${s}s`;
   if (s < 3600) return `${Math.floor(s / 60)}m`;
   return `${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60)}m`;
+}
+
+/** An autoscaled worker's range and last decision with its reason (frontier/fleet.ts AutoscaleBeat). */
+function scaleText(beat: WorkerBeat | null): string {
+  const a = beat?.autoscale;
+  if (!a) return '';
+  return ` (autoscaled ${a.min}..${a.max}, peak ${a.peak})${a.last ? `\nLast change: ${a.last.reason}` : ''}`;
 }

@@ -1,0 +1,128 @@
+import assert from 'node:assert/strict';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Redis } from 'ioredis';
+import { serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
+import { bufferedPages, session, writeTask } from '../support/crawl';
+import { linkedPagesTask } from '../support/linkedPagesTask';
+import { readTaskScaling, scalingLines } from '../../src/observe/scaling';
+
+// Issue 36: a worker that sizes its own concurrency (`--concurrency MIN..MAX`), run as the CLI runs it (a real worker
+// process from dist/worker.js, real Redis, a real site). Asserted on outcomes and on the decisions the worker logs and
+// publishes, never on how fast it reacted.
+
+/** A decision line of a worker's log: "concurrency 16 → 8: sites answered 429/503 …". */
+interface Decision {
+  readonly from: number;
+  readonly to: number;
+  readonly reason: string;
+}
+
+function decisionsOf(lines: readonly string[]): Decision[] {
+  const out: Decision[] = [];
+  for (const line of lines) {
+    const m = /concurrency (\d+) → (\d+): (.*)$/.exec(line);
+    if (m) out.push({ from: Number(m[1]), to: Number(m[2]), reason: m[3]! });
+  }
+  return out;
+}
+
+/**
+ * A site of one hub page linking to `pages` leaf pages, each answered after `delayMs`; `limit` requests in flight at
+ * most, more get 503 (a site that sheds load). Records the in-flight count at each request's arrival.
+ */
+async function serveSite(pages: number, delayMs: number, limit = Infinity) {
+  let inFlight = 0;
+  const arrivals: number[] = [];
+  const fetched = new Map<string, number>();
+  let shed = 0;
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
+    if (req.url === '/robots.txt') return void res.writeHead(404).end();
+    inFlight++;
+    arrivals.push(inFlight);
+    res.once('close', () => inFlight--);
+    if (inFlight > limit) {
+      shed++;
+      return void res.writeHead(503, { 'content-type': 'text/plain' }).end('busy');
+    }
+    setTimeout(() => {
+      fetched.set(req.url!, (fetched.get(req.url!) ?? 0) + 1);
+      const links = req.url === '/' ? Array.from({ length: pages }, (_, i) => `<a href="/p/${i + 1}">p${i + 1}</a>`).join('') : '';
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<html><body><h1>page ${req.url}</h1>${links}</body></html>`);
+    }, delayMs);
+  };
+  const server: HttpServer = await serveHttp(handler);
+  return { server, arrivals, fetched, shed: () => shed };
+}
+
+describe('autoscaling a worker\'s concurrency (issue 36)', function () {
+  this.timeout(300_000);
+  let redis: RedisServer;
+  let site: Awaited<ReturnType<typeof serveSite>> | undefined;
+  before(async () => (redis = await startRedis()));
+  afterEach(async () => {
+    await site?.server.close();
+    site = undefined;
+  });
+  after(async () => redis?.stop());
+
+  it('backs off a site that answers 503 above 8 requests in flight: nothing fails, every page stored, settled at or under 8', async () => {
+    const PAGES = 600;
+    site = await serveSite(PAGES, 20, 8);
+    // The task lets a host take 32 at once: the site's own limit (8) is what the worker must find.
+    const task = await writeTask(
+      linkedPagesTask({ name: 'shedding', start: [`${site.server.url}/`], perHost: { concurrency: 32 } }).replace(
+        'rules:',
+        'request: { timeout: 10s, retries: { attempts: 10, backoff: fixed, delay: 200ms } }\nrules:',
+      ),
+    );
+    const lines: string[] = [];
+    const s = session(task, redis.url, { workers: 1, concurrency: { kind: 'auto', min: 2, max: 32 }, onWorkerLog: (_pid, line) => lines.push(line) });
+    const result = await s.run();
+    await s.close();
+    if (process.env.AUTOSCALE_TEST_LOG) require('node:fs').writeFileSync(process.env.AUTOSCALE_TEST_LOG, lines.join('\n'));
+
+    assert.equal(result.status.stats!.failed, 0, `no page failed: ${lines.filter((l) => /concurrency|failed/.test(l)).join('\n')}`);
+    assert.equal(site.fetched.size, PAGES + 1, 'every page fetched');
+    for (const [page, n] of site.fetched) assert.equal(n, 1, `${page} answered with a page ${n} times`);
+    const stored = await bufferedPages(redis.url, 'shedding');
+    assert.equal(new Set(stored.map((p) => p.url)).size, PAGES + 1, 'every page stored');
+
+    const decisions = decisionsOf(lines);
+    assert.ok(site.shed() > 0, 'the worker probed above the site\'s limit at first (it starts at 16)');
+    assert.ok(decisions.some((d) => d.to < d.from && /sites answered 429\/503/.test(d.reason)), `a back-off on 503s: ${lines.join('\n')}`);
+    const last = decisions.at(-1)!;
+    const secondHalf = site.arrivals.slice(Math.floor(site.arrivals.length / 2));
+    assert.ok(last.to <= 8 || Math.max(...secondHalf) <= 8, `settled at or under 8: last decision ${last.from} → ${last.to}, in flight in the second half up to ${Math.max(...secondHalf)}`);
+  });
+
+  it('grows past 16 on a site that answers in 200 ms, and publishes its decisions in its heartbeat for status', async () => {
+    // At 16 requests a 200 ms site gives 80 pages/s: the first window (20 pages) is judged within a few seconds and
+    // 1,500 pages keep the worker busy for far longer than that at any concurrency it can reach (≤ 64: ≥ 4.7 s).
+    const PAGES = 1_500;
+    site = await serveSite(PAGES, 200);
+    const task = await writeTask(linkedPagesTask({ name: 'slowsite', start: [`${site.server.url}/`], perHost: { concurrency: 64 } }));
+    const lines: string[] = [];
+    let seenInStatus: string[] = [];
+    const s = session(task, redis.url, { workers: 1, concurrency: { kind: 'auto', min: 2, max: 64 }, onWorkerLog: (_pid, line) => lines.push(line) });
+    const watcher = new Redis(redis.url);
+    const running = s.run();
+    // What `status` prints, read while the crawl runs (its heartbeat goes with the worker when it stops).
+    const poll = setInterval(() => {
+      void readTaskScaling(watcher, 'slowsite').then((sc) => {
+        if (sc.workers.some((w) => w.autoscale?.last)) seenInStatus = scalingLines(sc, Date.now());
+      });
+    }, 250);
+    const result = await running.finally(() => clearInterval(poll));
+    await s.close();
+    watcher.disconnect();
+
+    assert.equal(result.status.stats!.failed, 0);
+    assert.equal(site.fetched.size, PAGES + 1);
+    const decisions = decisionsOf(lines);
+    const peak = Math.max(16, ...decisions.map((d) => d.to));
+    assert.ok(peak > 16, `grew past 16: ${lines.filter((l) => /concurrency/.test(l)).join('\n')}`);
+    assert.ok(site.arrivals.some((n) => n > 16), 'the site saw more than 16 requests in flight');
+    assert.ok(seenInStatus.some((l) => /concurrency \d+ \(autoscaled 2\.\.64, peak \d+\)/.test(l)), `status: ${seenInStatus.join('\n')}`);
+    assert.ok(seenInStatus.some((l) => /last change .*: concurrency \d+ → \d+: .*pages\/s at \d+, CPU \d+%/.test(l)), `status: ${seenInStatus.join('\n')}`);
+  });
+});

@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { freePort, serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
+import { session, WORKER_SCRIPT, writeTask } from '../support/crawl';
+import { linkedPagesTask } from '../support/linkedPagesTask';
+
+// Issue 36, item 4: a worker an orchestrator runs says when it is live and ready (--health), and a SIGTERM drains it
+// within the grace period (--drain-timeout): a page that never ends does not keep it alive past the bound.
+
+async function probe(port: number, path: string): Promise<{ status: number; why: string } | null> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}${path}`);
+    return { status: res.status, why: ((await res.json()) as { why: string }).why };
+  } catch {
+    return null;
+  }
+}
+
+async function until<T>(what: string, check: () => Promise<T | null | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('a worker in an orchestrator: health, readiness and a bounded drain (issue 36)', function () {
+  this.timeout(120_000);
+  let redis: RedisServer;
+  let site: HttpServer | undefined;
+  let worker: ChildProcess | undefined;
+  before(async () => (redis = await startRedis()));
+  after(async () => {
+    if (worker && worker.exitCode === null) worker.kill('SIGKILL');
+    await site?.close();
+    await redis?.stop();
+  });
+
+  it('is ready once connected, not ready while draining, and exits 0 within --drain-timeout with a page that never ends', async () => {
+    const hung: ServerResponse[] = [];
+    site = await serveHttp((req: IncomingMessage, res: ServerResponse) => {
+      if (req.url === '/robots.txt') return void res.writeHead(404).end();
+      hung.push(res); // Never answered.
+    });
+    const task = await writeTask(linkedPagesTask({ name: 'drained', start: [`${site.url}/`], perHost: { concurrency: 1 } }).replace('rules:', 'request: { timeout: 600s }\nrules:'));
+    // The run, driven without local workers: the worker below is the only one, as a pod would be.
+    const s = session(task, redis.url, { workers: 0 });
+    const running = s.run();
+    const port = await freePort();
+    const lines: string[] = [];
+    worker = spawn(process.execPath, [WORKER_SCRIPT, task.file, '--health', `127.0.0.1:${port}`, '--drain-timeout', '2s'], { env: { ...process.env, CRAWL_STUDIO_REDIS: redis.url }, stdio: ['ignore', 'pipe', 'pipe'] });
+    worker.stdout!.on('data', (b: Buffer) => lines.push(...b.toString().split('\n')));
+    worker.stderr!.on('data', (b: Buffer) => lines.push(...b.toString().split('\n')));
+    const exited = new Promise<number | null>((r) => worker!.once('exit', (code) => r(code)));
+
+    const ready = await until('/readyz 200', async () => ((await probe(port, '/readyz'))?.status === 200 ? probe(port, '/readyz') : null));
+    assert.equal(ready.why, 'connected and working');
+    assert.equal((await probe(port, '/healthz'))?.status, 200);
+    await until('the page in flight', async () => hung.length > 0);
+
+    worker.kill('SIGTERM');
+    const draining = await until('/readyz 503', async () => {
+      const p = await probe(port, '/readyz');
+      return p?.status === 503 ? p : null;
+    });
+    assert.equal(draining.why, 'draining: finishing its pages, taking no more');
+    // The page's request times out after 10 minutes, past this test's own timeout: a drain that waited for it fails here.
+    assert.equal(await exited, 0, lines.join('\n'));
+    assert.ok(lines.some((l) => /drain timeout \(2 s\): leaving in-flight jobs to other workers/.test(l)), lines.join('\n'));
+    for (const r of hung) r.destroy();
+    s.stop();
+    await running;
+    await s.close();
+  });
+});
