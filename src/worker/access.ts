@@ -3,7 +3,7 @@ import type { Redis } from '../redis/connect';
 import * as cheerio from 'cheerio/slim';
 import type { CrawlTask, LoginSpec } from '../core/task/model';
 import { expandJson, expandProxyUrl, expandValue } from '../core/task/secrets';
-import { FetchFailure, fetchPage, fetchStream, type FetchedPage, type FetchOptions, type StreamedResponse } from './fetcher';
+import { BodyOriginRefused, FetchFailure, fetchPage, fetchStream, type FetchedPage, type FetchOptions, type StreamedResponse } from './fetcher';
 import { SessionPool, SessionRetired, type SessionCookies, type SessionRef, type Sessions } from './sessions';
 import { SentBack } from './sentBack';
 import { readForm } from '../core/request/form';
@@ -216,12 +216,16 @@ export function createAccess(task: CrawlTask, sessions: Redis | Sessions, log: L
   /** Null when the login worked, else why not (a status or a missing element; never a value sent). */
   async function logIn(login: LoginSpec, fetch: (req: { url: string; opts: Partial<FetchOptions> }) => Promise<FetchedPage>): Promise<string | null> {
     const loginHost = new URL(login.url).host;
+    // The credentials go to the login's origin and nowhere else: not to a form action, nor a 307/308 redirect, that
+    // names another (a task file is untrusted, and so is the page it points at).
+    const loginOrigin = new URL(login.url).origin;
     // The login URL is written by the task's author, like a start URL: its host may be private too.
     const allowed = base.privateAllowed === null ? null : [...base.privateAllowed, loginHost];
     const send = async (url: string, post: FetchOptions['post']): Promise<FetchedPage | string> => {
       try {
-        return await fetch({ url, opts: { post, privateAllowed: allowed, keepNonHtml: true } });
+        return await fetch({ url, opts: { post, privateAllowed: allowed, keepNonHtml: true, bodyOrigin: loginOrigin } });
       } catch (err) {
+        if (err instanceof BodyOriginRefused) return `the login was redirected (HTTP ${err.status}) to ${err.to}, another origin than login.url's (${loginOrigin}): credentials are sent only to the login's origin`;
         // A proxy down, a timeout, a connection reset say nothing about the credentials: the page fails (and is
         // retried), and the session is not marked as one whose login failed for good.
         if (err instanceof FetchFailure && err.status === null && err.retryable) throw err;
@@ -270,6 +274,8 @@ export function createAccess(task: CrawlTask, sessions: Redis | Sessions, log: L
       }
       if (missingOf(missing)) return missingOf(missing);
       const action = read.action;
+      const actionOrigin = new URL(action).origin;
+      if (actionOrigin !== loginOrigin) return `the form at ${page.finalUrl} posts to ${actionOrigin}, another origin than login.url's (${loginOrigin}): credentials are sent only to the login's origin`;
       if (read.method !== 'POST') return `the form at ${page.finalUrl} is sent with ${read.method}, and a login is POSTed`;
       answer = await send(action, { contentType: 'application/x-www-form-urlencoded', body: body.toString() });
     }
