@@ -17,12 +17,8 @@ import { droppedLine, droppedReasonLines, dropWarnings, progressLine, summaryLin
 import { chooseRedis } from '../run/redisChoice';
 import { RedisTargetError } from '../core/url/redisTarget';
 import { emptyFieldWarnings, qualityReports, qualityTable } from './quality';
-import { saveFixture, testTaskFile } from '../workspace/fixtureStore';
-import { fetchPage } from '../worker/fetcher';
-import { fetchOptions } from '../worker/processor';
-import { ruleOptions } from '../worker/requests';
-import { isJsonContentType } from '../core/extract/json';
-import { routeRule } from '../core/pipeline/page';
+import { testTaskFile } from '../workspace/fixtureStore';
+import { cmdFixture, FixtureUsageError } from './fixture';
 import { formatTestReport } from '../core/designer/fixtures';
 import { storeUrlFor } from '../run/storeAttachment';
 import { exportItems, openStore, type ExportFormat } from '../store';
@@ -53,7 +49,7 @@ Usage:
   crawl-studio export <task.crawl.yaml> [--format jsonl|csv|json] [--type T] [--out FILE] [--meta] [--csv-raw]
   crawl-studio validate <file>...
   crawl-studio test <task.crawl.yaml>       re-run the task's fixtures, a diff per changed field; exit 1 on a change
-  crawl-studio fixture save <task.crawl.yaml> <url> [--rule R]   save a page and what the task extracts from it
+  crawl-studio fixture save <task.crawl.yaml> <url> [--rule R] [--browser PATH]   save a page (rendered for a browser rule) and what the task extracts from it
   crawl-studio quality <task.crawl.yaml>    per item type and field: empty and distinct values, the selector
   crawl-studio errors <task.crawl.yaml> [--limit N]   errors recorded in the store (extraction, invalid items)
   crawl-studio screenshot <task.crawl.yaml> [url] [--out FILE] [--redis URL]   rendered pages' kept screenshots
@@ -509,32 +505,6 @@ async function cmdTest(args: string[]): Promise<number> {
   return report.ok ? 0 : 1;
 }
 
-/**
- * `fixture save`: the editor's "Save Page as Fixture" from the terminal, through the same saveFixture (one file
- * format, one implementation), so `crawl-studio test` can run in CI without anyone opening the editor.
- */
-async function cmdFixture(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { rule: { type: 'string' } } });
-  if (positionals[0] !== 'save' || positionals.length !== 3) throw new UsageError('fixture save takes a task file and a URL');
-  const [, taskFile, url] = positionals as [string, string, string];
-  const task = await loadTaskFile(taskFile);
-  const start = task.start.find((s) => s.url === url || s.url === new URL(url).href);
-  const rule = values.rule ?? start?.rule ?? routeRule(task, url, null)?.name ?? task.rules[0]!.name;
-  if (!task.rules.some((r) => r.name === rule)) throw new UsageError(`no rule '${rule}' in ${task.file}`);
-  if (task.rules.find((r) => r.name === rule)!.browser) {
-    console.error(`note: rule '${rule}' renders in a browser; this fixture is the page as fetched (save rendered pages from the editor)`);
-  }
-  // Sent as a worker sends the rule's pages: its headers (an API key from the environment) over the task's.
-  const opts = ruleOptions(task, fetchOptions(task))(task.rules.find((r) => r.name === rule)!);
-  if (opts instanceof Error) throw opts;
-  const page = await fetchPage(url, { ...opts, keepNonHtml: true });
-  if (!page.isHtml && !isJsonContentType(page.contentType)) throw new Error(`${url} is neither HTML nor JSON (${page.contentType ?? 'no content type'}, HTTP ${page.status}): a fixture is a page or an API response`);
-  const json = await saveFixture(task.file, task, { url, finalUrl: page.finalUrl, html: page.body, status: page.status, fetchedAt: new Date().toISOString(), contentType: page.contentType }, rule, 0);
-  const saved = JSON.parse(readFileSync(json, 'utf8')) as import('../core/designer/fixtures').Fixture;
-  console.log(`saved ${json} (rule ${rule}, HTTP ${page.status}): ${saved.expected.items.length} items, ${saved.expected.links.length} links, ${saved.expected.problems.length} problems`);
-  return 0;
-}
-
 async function withStore<T>(task: Awaited<ReturnType<typeof loadTaskFile>>, storeFlag: string | undefined, fn: (store: Awaited<ReturnType<typeof openStore>>) => Promise<T>): Promise<T> {
   const store = await openStore(storeFlag ?? storeUrlFor(task), { task: task.name, cwd: dirname(task.file) });
   try {
@@ -653,7 +623,7 @@ if (require.main === module) {
         for (const d of err.diagnostics) console.error(formatDiagnostic(d));
         process.exit(2);
       }
-      if (err instanceof UsageError || err instanceof MonitorUsageError) {
+      if (err instanceof UsageError || err instanceof MonitorUsageError || err instanceof FixtureUsageError) {
         console.error(`crawl-studio: ${err.message}\n\n${USAGE}`);
         process.exit(2);
       }
