@@ -149,8 +149,8 @@ export interface BrowserSpec {
 }
 
 /** True when some rule renders pages: only then does a worker need (and start) a browser. */
-export function needsBrowser(task: Pick<CrawlTask, 'rules'>): boolean {
-  return task.rules.some((r) => r.browser !== null);
+export function needsBrowser(task: Pick<CrawlTask, 'rules'> & { readonly login?: LoginSpec | null }): boolean {
+  return task.rules.some((r) => r.browser !== null) || task.login?.browser === true;
 }
 
 export interface UrlPattern {
@@ -202,7 +202,15 @@ export interface LoginSpec {
   readonly kind: 'form' | 'post';
   /** The form to fill in (form logins); null: the one with a password field, else the first. */
   readonly formSelector: string | null;
+  /** Input names and values; in a browser login (`browser`), CSS selectors of the inputs to fill and values. */
   readonly fields: Readonly<Record<string, string>>;
+  /**
+   * The login page is rendered in a browser and its form filled in there (a form a script builds, its CSRF token
+   * fetched by the script): `form` logins only. The cookies it gets serve fetched and rendered pages alike.
+   */
+  readonly browser: boolean;
+  /** The element a browser login clicks to submit (null: Enter in the last field filled). */
+  readonly submitSelector: string | null;
   /** A JSON body (post logins); its strings are templates too. */
   readonly json: unknown;
   readonly checkSelector: string | null;

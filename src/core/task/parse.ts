@@ -412,7 +412,7 @@ interface RawTask {
     perHost?: { concurrency?: number; delay?: string | number };
   };
   session?: { pool?: number; maxPages?: number; retireOn?: { status?: number[]; selector?: string } };
-  login?: { url: string; form?: { selector?: string; fields: Record<string, string> }; post?: { fields?: Record<string, string>; json?: Record<string, unknown> }; check?: { selector?: string } };
+  login?: { url: string; browser?: boolean; form?: { selector?: string; submit?: string; fields: Record<string, string> }; post?: { fields?: Record<string, string>; json?: Record<string, unknown> }; check?: { selector?: string } };
   proxy?: { urls: string[]; rotate?: 'per-session' | 'per-request' };
   canonical?: { sortQuery?: boolean; stripTrailingSlash?: boolean; dropParams?: string[] };
   store?: { url?: string; onConflict?: 'update' | 'ignore'; batchSize?: number; flushInterval?: string | number };
@@ -686,11 +686,20 @@ function access(
     if (l.post?.json) strings(l.post.json, ['login', 'post', 'json']);
     if (l.form?.selector !== undefined) selector(['login', 'form', 'selector'], l.form.selector);
     if (l.check?.selector !== undefined) selector(['login', 'check', 'selector'], l.check.selector);
+    const browser = l.browser === true;
+    if (browser && !l.form) diags.atPath(['login', 'browser'], `a browser login fills in a form: give 'form' with 'fields' (CSS selectors of the inputs and their values)`);
+    if (browser) for (const k of Object.keys(l.form?.fields ?? {})) selector([...fieldsPath, k], k);
+    if (l.form?.submit !== undefined) {
+      if (!browser) diags.atPath(['login', 'form', 'submit'], `'submit' is for a browser login (browser: true); a fetched form is submitted to its action`);
+      else selector(['login', 'form', 'submit'], l.form.submit);
+    }
     login = {
       url: l.url,
       kind: l.form ? 'form' : 'post',
       formSelector: l.form?.selector ?? null,
       fields,
+      browser,
+      submitSelector: l.form?.submit ?? null,
       json: l.post?.json ?? null,
       checkSelector: l.check?.selector ?? null,
     };
