@@ -3,6 +3,7 @@
 
 import type { FieldRegex } from './fieldRegex';
 import type { Since } from '../sitemap/lastmod';
+import type { JsonLdPath } from '../extract/jsonld';
 
 /**
  * What a field can take from the page itself instead of its elements (`page: url`), as Scrapy items carry
@@ -18,6 +19,11 @@ export interface FieldSpec {
    * null or false (parseTask refuses them beside `page`), while `regex` and `url` still apply to the value.
    */
   readonly page: PageValue | null;
+  /**
+   * The field's value is read from the page's JSON-LD (`jsonld: Product.offers.price`), not an element's: as with
+   * `page`, `selector`, `attr` and `html` are then absent; `all`, `regex` and `url` apply. Absent: not a JSON-LD field.
+   */
+  readonly jsonld?: JsonLdPath | null;
   /**
    * A CSS selector, or a JSONPath (it starts with `$`: see isJsonPath) into a JSON response. Null: the scope
    * element (or JSON value) itself.

@@ -20,6 +20,7 @@ import { compileUrlPattern, globToRegExp, matchesAny, UrlPatternError } from '..
 import { checkReachability } from './reachability';
 import { parseDuration, parseSize } from '../units';
 import { parseSince } from '../sitemap/lastmod';
+import { parseJsonLdPath, type JsonLdPath } from '../extract/jsonld';
 import {
   DEFAULT_USER_AGENT,
   DEFAULTS,
@@ -384,7 +385,7 @@ function levenshtein(a: string, b: string): number {
 // ---------------------------------------------------------------------------------------------------------
 // Semantic checks and normalisation (the schema guarantees the shapes below)
 
-type RawField = string | { selector?: string; page?: PageValue; attr?: string; html?: boolean; all?: boolean; trim?: boolean; regex?: string; url?: boolean; required?: boolean };
+type RawField = string | { selector?: string; page?: PageValue; jsonld?: string; attr?: string; html?: boolean; all?: boolean; trim?: boolean; regex?: string; url?: boolean; required?: boolean };
 interface RawItem { type: string; scope?: string; key?: string[]; fields: Record<string, RawField> }
 interface RawFollow extends RawRequestParts { selector?: string; attr?: string; form?: string; values?: Record<string, RawField>; to?: string; priority?: number }
 interface RawRule { name: string; match?: string[]; follow?: RawFollow[]; items?: RawItem[]; browser?: RawBrowser; request?: { headers?: Record<string, string> }; format?: 'json' | 'html' }
@@ -860,7 +861,16 @@ function buildField(name: string, f: RawField, fpath: Path, inScope: boolean, di
       if (spec[k] !== undefined) diags.atPath(fpath, `'${k}' reads HTML: a JSONPath (${quote(spec.selector)}) already names the value to take`, 'error', k);
     }
   }
-  if (spec.page !== undefined) {
+  let jsonld: JsonLdPath | null = null;
+  if (spec.jsonld !== undefined) {
+    const parsed = parseJsonLdPath(spec.jsonld);
+    if (typeof parsed === 'string') diags.atPath([...fpath, 'jsonld'], parsed);
+    else jsonld = parsed;
+    // Read from the page's structured data, not an element: what picks or reads an element has nothing to act on.
+    for (const k of ['selector', 'attr', 'html', 'page'] as const) {
+      if (spec[k] !== undefined) diags.atPath(fpath, `'${k}' does not go with 'jsonld: ${spec.jsonld}', which reads the page's JSON-LD, not an element: remove one of them`, 'error', k);
+    }
+  } else if (spec.page !== undefined) {
     // A page field reads the page, not an element: what picks or reads an element has nothing to act on.
     for (const k of ['selector', 'attr', 'html', 'all'] as const) {
       if (spec[k] !== undefined) diags.atPath(fpath, `'${k}' does not go with 'page: ${spec.page}', which takes the page's ${spec.page}, not an element's: remove one of them`, 'error', k);
@@ -877,6 +887,7 @@ function buildField(name: string, f: RawField, fpath: Path, inScope: boolean, di
   return {
     name,
     page: spec.page ?? null,
+    ...(jsonld ? { jsonld } : {}),
     selector: spec.selector ?? null,
     attr: spec.attr ?? null,
     html: spec.html ?? false,
