@@ -139,6 +139,7 @@ function messageOf(r: FixtureResult): vscode.TestMessage {
     ...r.addedLinks.map((l) => `new link followed: ${l}`),
     ...r.removedProblems.map((p) => `problem gone: ${p}`),
     ...r.addedProblems.map((p) => `new problem: ${p}`),
+    ...r.unmet,
   ];
   const summary = `${r.rule} on ${r.url}: ${[r.changed.length ? `${r.changed.length} field${r.changed.length === 1 ? '' : 's'} changed` : '', ...lines].filter(Boolean).join('; ')}`;
   if (r.changed.length === 0) return new vscode.TestMessage(summary);

@@ -3,10 +3,11 @@ import type { Redis } from '../redis/connect';
 import * as cheerio from 'cheerio/slim';
 import type { CrawlTask, LoginSpec } from '../core/task/model';
 import { expandJson, expandProxyUrl, expandValue } from '../core/task/secrets';
-import { FetchFailure, fetchPage, fetchStream, type FetchedPage, type FetchOptions, type StreamedResponse } from './fetcher';
+import { BodyOriginRefused, FetchFailure, fetchPage, fetchStream, type FetchedPage, type FetchOptions, type StreamedResponse } from './fetcher';
 import { SessionPool, SessionRetired, type SessionCookies, type SessionRef, type Sessions } from './sessions';
 import { SentBack } from './sentBack';
 import { readForm } from '../core/request/form';
+import type { BrowserLogin } from './browser/login';
 
 // How a task with `session`, `login` or `proxy` fetches a page: in a session of the pool (its cookies, logged in
 // first), through a proxy (another one when it fails), and the session retired when the answer looks like a block.
@@ -48,7 +49,14 @@ const LOGIN_WAIT_MS = 60_000;
  * The task's access, or null for a task without sessions and proxies. `sessions`: the fleet's pool in Redis (a
  * Redis connection), or a pool of the caller's (the designer's preview keeps one in memory).
  */
-export function createAccess(task: CrawlTask, sessions: Redis | Sessions, log: Log, base: FetchOptions, env: Readonly<Record<string, string | undefined>> = process.env): Access | null {
+export function createAccess(
+  task: CrawlTask,
+  sessions: Redis | Sessions,
+  log: Log,
+  base: FetchOptions,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  browserLogin?: BrowserLogin,
+): Access | null {
   if (!task.session && !task.proxy) return null;
   const pool: Sessions | null = !task.session ? null : 'take' in sessions ? sessions : new SessionPool(sessions, task.name, task.session);
   // Expanded here, in the worker, once: the values stay in this process's memory.
@@ -110,7 +118,13 @@ export function createAccess(task: CrawlTask, sessions: Redis | Sessions, log: L
     const first = task.proxy?.rotate === 'per-request' ? nextProxy++ : session.slot;
     const opts = (proxy: string | undefined): SessionOptions => ({ ...withOpts, proxy, cookies: pool.cookies(session) });
     // The login is sent with the task's options, not the page's (its headers are the rule's, its body the page's).
-    if (task.login) await loggedIn(pool, session, session.login, task.login, (fo) => viaProxies(first, (proxy) => fetchPage(fo.url, { ...base, proxy, cookies: pool.cookies(session), ...fo.opts })));
+    if (task.login) {
+      const login = task.login;
+      const attempt = login.browser
+        ? () => logInInBrowser(login, (lo) => viaProxies(first, (proxy) => lo({ ...base, privateAllowed: withLoginHost(login), proxy, cookies: pool.cookies(session) })))
+        : () => logIn(login, (fo) => viaProxies(first, (proxy) => fetchPage(fo.url, { ...base, proxy, cookies: pool.cookies(session), ...fo.opts })));
+      await loggedIn(pool, session, session.login, login, attempt);
+    }
     /** The failure of a page whose answer is a block: its own, when it retired the session; else the session's. */
     const retired = async (why: string, status: number | null, failure: FetchFailure): Promise<Error> => {
       if (await pool.retire(session)) {
@@ -187,7 +201,7 @@ export function createAccess(task: CrawlTask, sessions: Redis | Sessions, log: L
     session: SessionRef,
     state: string,
     login: LoginSpec,
-    fetch: (req: { url: string; opts: Partial<FetchOptions> }) => Promise<FetchedPage>,
+    attempt: () => Promise<string | null>,
   ): Promise<void> {
     const deadline = Date.now() + LOGIN_WAIT_MS;
     for (;;) {
@@ -200,7 +214,7 @@ export function createAccess(task: CrawlTask, sessions: Redis | Sessions, log: L
       state = await pool.loginState(session);
     }
     try {
-      const outcome = await logIn(login, fetch);
+      const outcome = await attempt();
       await pool.setLoginState(session, outcome === null ? 'ok' : `failed: ${outcome}`);
       if (outcome === null) log('info', `session ${session.slot} logged in at ${login.url}`);
       else {
@@ -213,15 +227,29 @@ export function createAccess(task: CrawlTask, sessions: Redis | Sessions, log: L
     }
   }
 
+  /** The hosts that may be private while logging in: the login URL is written by the task's author, like a start URL. */
+  function withLoginHost(login: LoginSpec): readonly string[] | null {
+    return base.privateAllowed === null ? null : [...base.privateAllowed, new URL(login.url).host];
+  }
+
+  /** A login whose form a script builds (`login.browser`): in the worker's browser (browser/login.ts). */
+  async function logInInBrowser(login: LoginSpec, inBrowser: (go: (opts: SessionOptions) => Promise<string | null>) => Promise<string | null>): Promise<string | null> {
+    if (!browserLogin) throw new FetchFailure('login', `the login at ${login.url} runs in a browser (login.browser), and this process has none`, false);
+    return inBrowser((opts) => browserLogin.logIn(login, opts, task.request.timeoutMs, env));
+  }
+
   /** Null when the login worked, else why not (a status or a missing element; never a value sent). */
   async function logIn(login: LoginSpec, fetch: (req: { url: string; opts: Partial<FetchOptions> }) => Promise<FetchedPage>): Promise<string | null> {
-    const loginHost = new URL(login.url).host;
+    // The credentials go to the login's origin and nowhere else: not to a form action, nor a 307/308 redirect, that
+    // names another (a task file is untrusted, and so is the page it points at).
+    const loginOrigin = new URL(login.url).origin;
     // The login URL is written by the task's author, like a start URL: its host may be private too.
-    const allowed = base.privateAllowed === null ? null : [...base.privateAllowed, loginHost];
+    const allowed = withLoginHost(login);
     const send = async (url: string, post: FetchOptions['post']): Promise<FetchedPage | string> => {
       try {
-        return await fetch({ url, opts: { post, privateAllowed: allowed, keepNonHtml: true } });
+        return await fetch({ url, opts: { post, privateAllowed: allowed, keepNonHtml: true, bodyOrigin: loginOrigin } });
       } catch (err) {
+        if (err instanceof BodyOriginRefused) return `the login was redirected (HTTP ${err.status}) to ${err.to}, another origin than login.url's (${loginOrigin}): credentials are sent only to the login's origin`;
         // A proxy down, a timeout, a connection reset say nothing about the credentials: the page fails (and is
         // retried), and the session is not marked as one whose login failed for good.
         if (err instanceof FetchFailure && err.status === null && err.retryable) throw err;
@@ -270,6 +298,8 @@ export function createAccess(task: CrawlTask, sessions: Redis | Sessions, log: L
       }
       if (missingOf(missing)) return missingOf(missing);
       const action = read.action;
+      const actionOrigin = new URL(action).origin;
+      if (actionOrigin !== loginOrigin) return `the form at ${page.finalUrl} posts to ${actionOrigin}, another origin than login.url's (${loginOrigin}): credentials are sent only to the login's origin`;
       if (read.method !== 'POST') return `the form at ${page.finalUrl} is sent with ${read.method}, and a login is POSTed`;
       answer = await send(action, { contentType: 'application/x-www-form-urlencoded', body: body.toString() });
     }

@@ -80,12 +80,28 @@ export interface FetchOptions {
   readonly proxy?: string;
   /** POST with a body (logins, requests); a 301/302/303 answer is followed with a GET, as browsers do. */
   readonly post?: { readonly contentType: string; readonly body: string };
+  /**
+   * The one origin `post`'s body may go to (a login's credentials: its `login.url`'s origin): a 307 or 308 redirect
+   * that would repeat it to another origin is refused (BodyOriginRefused), not followed.
+   */
+  readonly bodyOrigin?: string;
   /** The method when it is not GET, or POST with `post` (a PUT, a PATCH, a POST without a body). */
   readonly method?: 'GET' | 'POST' | 'PUT' | 'PATCH';
   /** Report the response's ETag and Last-Modified (FetchedPage.validators): a task that re-crawls conditionally. */
   readonly validators?: boolean;
   /** A conditional request (worker/revisits.ts): `headers` go to the hop whose URL is `url` only; a 304 is returned as it is. */
   readonly conditional?: { readonly url: string; readonly headers: Readonly<Record<string, string>> };
+}
+
+/** A redirect would have carried the request's body (a login's credentials) to another origin: not followed. */
+export class BodyOriginRefused extends FetchFailure {
+  constructor(
+    readonly to: string,
+    readonly allowed: string,
+    status: number,
+  ) {
+    super('blocked', `an HTTP ${status} redirect would send the request's body on to ${to}, another origin than ${allowed}; it was not followed`, false, status);
+  }
 }
 
 export interface CookieAccess {
@@ -249,6 +265,10 @@ async function openWithin(url: string, opts: FetchOptions, timeout: AbortSignal)
       }
       if (!/^https?:$/.test(new URL(current).protocol)) {
         throw new FetchFailure('blocked', `redirect to a non-http URL: ${current}`, false, status);
+      }
+      // A body repeated by a 307/308 goes where the redirect says: credentials only to the origin they are for.
+      if (post && opts.bodyOrigin !== undefined && new URL(current).origin !== opts.bodyOrigin) {
+        throw new BodyOriginRefused(new URL(current).origin, opts.bodyOrigin, status);
       }
       continue;
     }

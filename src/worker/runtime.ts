@@ -31,6 +31,7 @@ import { needsBrowser } from '../core/task/model';
 import { findBrowser } from './browser/executable';
 import { BROWSER_ARGS_ENV, BrowserPool } from './browser/pool';
 import { poolRenderer } from './browser/render';
+import { poolLogin } from './browser/login';
 
 // A worker: one BullMQ Worker per task, all in this process, sharing one Redis connection for commands.
 // The same function runs inside `crawl-studio worker`, inside the worker processes the CLI and the extension
@@ -121,7 +122,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
     const slots = new FetchSlots(opts.concurrency);
     allSlots.push(slots);
     // Sessions and proxies: robots.txt goes through the same proxies as pages, the next one when one fails.
-    const access = createAccess(task, redis, log, fetchOptions(task));
+    const access = createAccess(task, redis, log, fetchOptions(task), process.env, pool ? poolLogin(pool) : undefined);
     const robots = new RobotsCache(redis, (origin) => slots.run(() => fetchRobots(origin, task, access)));
     if (task.request.robots) prefetchRobots(robots, task);
     // An autoscaled worker also backs off per host (AutoThrottle-like), never above the task's per-host concurrency.

@@ -38,6 +38,8 @@ export interface FixturePage {
   readonly fetchedAt: string;
   /** Its Content-Type: a JSON response is read as JSON by rules that read JSON. */
   readonly contentType?: string | null;
+  /** Rendered in a browser (a `browser:` rule's page as a worker renders it), not the HTML as fetched. */
+  readonly rendered?: boolean;
 }
 
 /** Saves the page and what `rule` extracts from it now; returns the fixture's .json path. */
@@ -55,6 +57,7 @@ export async function saveFixture(taskFile: string, task: CrawlTask, page: Fixtu
     status: page.status,
     fetchedAt: page.fetchedAt,
     ...(page.contentType ? { contentType: page.contentType } : {}),
+    ...(page.rendered ? { rendered: true } : {}),
   };
   // What `test` will run it as (fixtureInput), so the expectation of a `page:` field holds on every later run.
   const asJson = readsAsJson(rule, isJsonContentType(page.contentType ?? null));

@@ -5,7 +5,8 @@ import { parseTask } from '../../core/task/parse';
 import { storeChecksFor } from '../../workspace/storePlace';
 import { loadTaskFile } from '../../workspace/taskFile';
 import { saveFixture, testTaskFile } from '../../workspace/fixtureStore';
-import { fetchPage } from '../../worker/fetcher';
+import { fetchPage, type FetchedPage } from '../../worker/fetcher';
+import { renderOnce } from '../../worker/browser/renderOnce';
 import { fetchOptions } from '../../worker/processor';
 import { ruleOptions } from '../../worker/requests';
 import { isJsonContentType } from '../../core/extract/json';
@@ -61,31 +62,35 @@ export const testCommand = command({
 
 /**
  * `fixture save`: the editor's "Save Page as Fixture" from the terminal, through the same saveFixture (one file
- * format, one implementation), so `crawl-studio test` can run in CI without anyone opening the editor.
+ * format, one implementation), so `crawl-studio test` can run in CI without anyone opening the editor. A `browser:`
+ * rule's page is rendered as a worker renders it (worker/browser/renderOnce.ts), and the fixture says so.
  */
 export const fixtureCommand = command({
   name: 'fixture',
   args: 'save <task.crawl.yaml> <url>',
-  summary: 'save a page and what the task extracts from it, as a fixture for `test`',
-  options: { rule: { type: 'string', value: 'R', help: "the rule (default: the start URL's, else the first whose match matches)" } },
+  summary: 'save a page (rendered for a browser rule) and what the task extracts from it, as a fixture for `test`',
+  options: {
+    rule: { type: 'string', value: 'R', help: "the rule (default: the start URL's, else the first whose match matches)" },
+    browser: { type: 'string', value: 'PATH', help: "the Chromium that renders a `browser` rule's page (default $CRAWL_STUDIO_BROWSER, else chromium on PATH)" },
+  },
   async run(values, positionals) {
     if (positionals[0] !== 'save' || positionals.length !== 3) throw new UsageError('fixture save takes a task file and a URL', fixtureCommand);
     const [, taskFile, url] = positionals as [string, string, string];
     const task = await loadTaskFile(taskFile);
     const start = task.start.find((s) => s.url === url || s.url === new URL(url).href);
-    const rule = values.rule ?? start?.rule ?? routeRule(task, url, null)?.name ?? task.rules[0]!.name;
-    if (!task.rules.some((r) => r.name === rule)) throw new UsageError(`no rule '${rule}' in ${task.file}`);
-    if (task.rules.find((r) => r.name === rule)!.browser) {
-      console.error(`note: rule '${rule}' renders in a browser; this fixture is the page as fetched (save rendered pages from the editor)`);
-    }
+    const ruleName = values.rule ?? start?.rule ?? routeRule(task, url, null)?.name ?? task.rules[0]!.name;
+    const rule = task.rules.find((r) => r.name === ruleName);
+    if (!rule) throw new UsageError(`no rule '${ruleName}' in ${task.file}`);
     // Sent as a worker sends the rule's pages: its headers (an API key from the environment) over the task's.
-    const opts = ruleOptions(task, fetchOptions(task))(task.rules.find((r) => r.name === rule)!);
+    const opts = ruleOptions(task, fetchOptions(task))(rule);
     if (opts instanceof Error) throw opts;
-    const page = await fetchPage(url, { ...opts, keepNonHtml: true });
+    const page: FetchedPage = rule.browser ? await renderOnce(url, rule.browser, { ...opts, cookies: undefined }, values.browser) : await fetchPage(url, { ...opts, keepNonHtml: true });
     if (!page.isHtml && !isJsonContentType(page.contentType)) throw new Error(`${url} is neither HTML nor JSON (${page.contentType ?? 'no content type'}, HTTP ${page.status}): a fixture is a page or an API response`);
-    const json = await saveFixture(task.file, task, { url, finalUrl: page.finalUrl, html: page.body, status: page.status, fetchedAt: new Date().toISOString(), contentType: page.contentType }, rule, 0);
+    const rendered = rule.browser !== null;
+    const json = await saveFixture(task.file, task, { url, finalUrl: page.finalUrl, html: page.body, status: page.status, fetchedAt: new Date().toISOString(), contentType: page.contentType, rendered }, ruleName, 0);
     const saved = JSON.parse(readFileSync(json, 'utf8')) as Fixture;
-    console.log(`saved ${json} (rule ${rule}, HTTP ${page.status}): ${saved.expected.items.length} items, ${saved.expected.links.length} links, ${saved.expected.problems.length} problems`);
+    const how = rendered ? ', rendered in a browser' : '';
+    console.log(`saved ${json} (rule ${ruleName}, HTTP ${page.status}${how}): ${saved.expected.items.length} items, ${saved.expected.links.length} links, ${saved.expected.problems.length} problems`);
     return EXIT.OK;
   },
 });

@@ -1,7 +1,7 @@
 import type { ExtractedItem, FieldValue } from '../extract/extract';
 import { analysePage, PageFormatError, readsAsJson, ruleByName, type PageOutcome } from '../pipeline/page';
 import { isJsonContentType } from '../extract/json';
-import type { CrawlTask } from '../task/model';
+import type { CrawlTask, PageRule } from '../task/model';
 
 // Fixtures make selectors regression-tested like code: a saved page plus what the task extracted from it then.
 // Re-running the task on the saved page and comparing says which fields changed, whether the change came from
@@ -30,6 +30,8 @@ export interface Fixture {
   readonly fetchedAt?: string;
   /** The page's Content-Type: a JSON response is read as JSON, as a worker reads it (absent: HTML). */
   readonly contentType?: string | null;
+  /** The page is the DOM a browser rendered (a `browser:` rule's), not the HTML as fetched. */
+  readonly rendered?: boolean;
   readonly expected: ExpectedOutcome;
 }
 
@@ -67,6 +69,12 @@ export interface FixtureResult {
   readonly removedLinks: readonly string[];
   readonly addedProblems: readonly string[];
   readonly removedProblems: readonly string[];
+  /**
+   * What fails the fixture whatever was saved: it extracts nothing where its rule expects items or links, or it
+   * was saved the wrong way (a `browser:` rule's page as fetched, not rendered). A fixture that tests nothing is
+   * not a pass.
+   */
+  readonly unmet: readonly string[];
   readonly ok: boolean;
 }
 
@@ -122,6 +130,7 @@ export function compareOutcome(fixture: Pick<Fixture, 'name' | 'url' | 'rule'>, 
     removedLinks: diff(expLinks, actLinks),
     addedProblems: diff(actual.problems, expected.problems),
     removedProblems: diff(expected.problems, actual.problems),
+    unmet: [],
   };
   const ok = [result.changed, addedItems, removedItems, result.addedLinks, result.removedLinks, result.addedProblems, result.removedProblems].every((l) => l.length === 0);
   return { ...result, ok };
@@ -146,7 +155,25 @@ export function runFixture(task: CrawlTask, fixture: Fixture, html: string): Fix
     if (err instanceof PageFormatError) return failed(fixture, err.message);
     throw err;
   }
-  return compareOutcome(fixture, fixture.expected, expectedFrom(outcome));
+  const actual = expectedFrom(outcome);
+  const result = compareOutcome(fixture, fixture.expected, actual);
+  const unmet = unmetExpectations(rule, fixture, actual);
+  return unmet.length === 0 ? result : { ...result, unmet, ok: false };
+}
+
+/** What the fixture fails besides changes (FixtureResult.unmet). */
+function unmetExpectations(rule: PageRule, fixture: Fixture, actual: ExpectedOutcome): string[] {
+  const out: string[] = [];
+  if (rule.browser !== null && !fixture.rendered) {
+    out.push(`saved the wrong way: rule '${rule.name}' renders in a browser, but this fixture holds the page as fetched; save it again with \`crawl-studio fixture save\` (it renders) or from the preview with Browser on`);
+  }
+  if (rule.items.length > 0 && actual.items.length === 0) {
+    out.push(`extracts nothing: rule '${rule.name}' expects items (${rule.items.map((i) => i.type).join(', ')}) and the page gives none`);
+  }
+  if (rule.follow.length > 0 && actual.links.length === 0) {
+    out.push(`follows nothing: rule '${rule.name}' expects links and the page gives none`);
+  }
+  return out;
 }
 
 export function failed(fixture: Pick<Fixture, 'name' | 'url' | 'rule'>, error: string): FixtureResult {
@@ -162,6 +189,7 @@ export function failed(fixture: Pick<Fixture, 'name' | 'url' | 'rule'>, error: s
     removedLinks: [],
     addedProblems: [],
     removedProblems: [],
+    unmet: [],
     ok: false,
   };
 }
@@ -200,6 +228,7 @@ export function formatTestReport(r: TaskTestReport): string {
     for (const l of f.addedLinks) lines.push(`      new link followed: ${l}`);
     for (const p of f.removedProblems) lines.push(`      problem gone: ${p}`);
     for (const p of f.addedProblems) lines.push(`      new problem: ${p}`);
+    for (const u of f.unmet) lines.push(`      ${u}`);
   }
   const failedCount = r.results.filter((f) => !f.ok).length;
   lines.push(

@@ -8,6 +8,7 @@ import type { TemplateValue } from '../request/template';
 import { HtmlPage, nodeOf } from './dom';
 import { firstJson, JsonPage, jsonText, queryJson } from './json';
 import { findIn, findInDocument } from './select';
+import { jsonLdNodes, jsonLdValues } from './jsonld';
 
 // Extraction is a pure function of (page, page URL, rule): the workers and the designer preview call this same
 // code, so what the preview shows is what a crawl stores. A page is HTML (CSS selectors) or a JSON response
@@ -55,8 +56,11 @@ export interface PageFacts {
   readonly fetchedAt: number | null;
 }
 
-/** The facts with the name of the rule extracting the page: everything a `page:` field can take. */
-type PageAt = PageFacts & { readonly rule: string };
+/**
+ * The facts with the name of the rule extracting the page: everything a `page:` field can take; and the page's
+ * JSON-LD nodes, read once on first use (`jsonld:` fields).
+ */
+type PageAt = PageFacts & { readonly rule: string; readonly jsonld: () => readonly Record<string, unknown>[] };
 
 export interface Extraction {
   readonly items: ExtractedItem[];
@@ -127,10 +131,11 @@ function jsonReader(page: JsonPage): Reader<unknown> {
 /** `pageUrl`: the page's facts, or only its URL after redirects (its `page:` fields then know no status or time). */
 export function extractPage(page: string | HtmlPage | JsonPage, pageUrl: string | PageFacts, rule: PageRule): Extraction {
   const facts: PageFacts = typeof pageUrl === 'string' ? { url: pageUrl, finalUrl: pageUrl, status: null, fetchedAt: null } : pageUrl;
-  const at: PageAt = { ...facts, rule: rule.name };
-  if (page instanceof JsonPage) return extractWith(jsonReader(page), null, facts.finalUrl, rule, at);
+  if (page instanceof JsonPage) return extractWith(jsonReader(page), null, facts.finalUrl, rule, { ...facts, rule: rule.name, jsonld: () => [] });
   const html = typeof page === 'string' ? HtmlPage.parse(page) : page;
-  return extractWith(htmlReader(html), html, resolveBase(html, facts.finalUrl), rule, at);
+  let nodes: Record<string, unknown>[] | null = null;
+  const jsonld = () => (nodes ??= jsonLdNodes(findInDocument(html, 'script[type="application/ld+json" i]').map((el) => nodeOf(el).html() ?? '')));
+  return extractWith(htmlReader(html), html, resolveBase(html, facts.finalUrl), rule, { ...facts, rule: rule.name, jsonld });
 }
 
 function extractWith<N>(reader: Reader<N>, html: HtmlPage | null, baseUrl: string, rule: PageRule, at: PageAt): Extraction {
@@ -195,8 +200,8 @@ function collectLinks<N>(reader: Reader<N>, html: HtmlPage | null, f: FollowSpec
 function requestValues<N>(reader: Reader<N>, specs: readonly FieldSpec[], baseUrl: string, at: PageAt): Record<string, TemplateValue>[] {
   let sets: Record<string, TemplateValue>[] = [{}];
   for (const spec of specs) {
-    if (spec.page) {
-      const text = pageValue(spec.page, at);
+    if (spec.page || spec.jsonld) {
+      const text = spec.page ? pageValue(spec.page, at) : (jsonLdValues(at.jsonld(), spec.jsonld!, false)[0] ?? null);
       const v = text === null ? null : finishValue(text, spec, baseUrl);
       if (v === null || v === '') return [];
       sets = sets.map((set) => ({ ...set, [spec.name]: v }));
@@ -305,6 +310,12 @@ function fieldValue<N>(reader: Reader<N>, scope: N, field: FieldSpec, baseUrl: s
   };
   // A fact about the page, not an element's: the same clean-up applies (a regex picks an id out of the URL).
   if (field.page) return finish(at ? pageValue(field.page, at) : null);
+  // Structured data of the page (JSON-LD), wherever the item's scope is: the same clean-up as any field's.
+  if (field.jsonld) {
+    const texts = at ? jsonLdValues(at.jsonld(), field.jsonld, field.all) : [];
+    if (field.all) return texts.map(finish).filter((v): v is string => v !== null);
+    return finish(texts[0] ?? null);
+  }
   const matches = field.selector ? reader.select(scope, field.selector, !field.all) : [scope];
   const read = (node: N): string | null => finish(reader.text(node, field));
   if (field.all) {

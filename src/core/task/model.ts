@@ -3,6 +3,7 @@
 
 import type { FieldRegex } from './fieldRegex';
 import type { Since } from '../sitemap/lastmod';
+import type { JsonLdPath } from '../extract/jsonld';
 
 /**
  * What a field can take from the page itself instead of its elements (`page: url`), as Scrapy items carry
@@ -18,6 +19,11 @@ export interface FieldSpec {
    * null or false (parseTask refuses them beside `page`), while `regex` and `url` still apply to the value.
    */
   readonly page: PageValue | null;
+  /**
+   * The field's value is read from the page's JSON-LD (`jsonld: Product.offers.price`), not an element's: as with
+   * `page`, `selector`, `attr` and `html` are then absent; `all`, `regex` and `url` apply. Absent: not a JSON-LD field.
+   */
+  readonly jsonld?: JsonLdPath | null;
   /**
    * A CSS selector, or a JSONPath (it starts with `$`: see isJsonPath) into a JSON response. Null: the scope
    * element (or JSON value) itself.
@@ -149,8 +155,8 @@ export interface BrowserSpec {
 }
 
 /** True when some rule renders pages: only then does a worker need (and start) a browser. */
-export function needsBrowser(task: Pick<CrawlTask, 'rules'>): boolean {
-  return task.rules.some((r) => r.browser !== null);
+export function needsBrowser(task: Pick<CrawlTask, 'rules'> & { readonly login?: LoginSpec | null }): boolean {
+  return task.rules.some((r) => r.browser !== null) || task.login?.browser === true;
 }
 
 export interface UrlPattern {
@@ -202,7 +208,15 @@ export interface LoginSpec {
   readonly kind: 'form' | 'post';
   /** The form to fill in (form logins); null: the one with a password field, else the first. */
   readonly formSelector: string | null;
+  /** Input names and values; in a browser login (`browser`), CSS selectors of the inputs to fill and values. */
   readonly fields: Readonly<Record<string, string>>;
+  /**
+   * The login page is rendered in a browser and its form filled in there (a form a script builds, its CSRF token
+   * fetched by the script): `form` logins only. The cookies it gets serve fetched and rendered pages alike.
+   */
+  readonly browser: boolean;
+  /** The element a browser login clicks to submit (null: Enter in the last field filled). */
+  readonly submitSelector: string | null;
   /** A JSON body (post logins); its strings are templates too. */
   readonly json: unknown;
   readonly checkSelector: string | null;

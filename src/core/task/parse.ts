@@ -20,6 +20,7 @@ import { compileUrlPattern, globToRegExp, matchesAny, UrlPatternError } from '..
 import { checkReachability } from './reachability';
 import { parseDuration, parseSize } from '../units';
 import { parseSince } from '../sitemap/lastmod';
+import { parseJsonLdPath, type JsonLdPath } from '../extract/jsonld';
 import {
   DEFAULT_USER_AGENT,
   DEFAULTS,
@@ -384,7 +385,7 @@ function levenshtein(a: string, b: string): number {
 // ---------------------------------------------------------------------------------------------------------
 // Semantic checks and normalisation (the schema guarantees the shapes below)
 
-type RawField = string | { selector?: string; page?: PageValue; attr?: string; html?: boolean; all?: boolean; trim?: boolean; regex?: string; url?: boolean; required?: boolean };
+type RawField = string | { selector?: string; page?: PageValue; jsonld?: string; attr?: string; html?: boolean; all?: boolean; trim?: boolean; regex?: string; url?: boolean; required?: boolean };
 interface RawItem { type: string; scope?: string; key?: string[]; fields: Record<string, RawField> }
 interface RawFollow extends RawRequestParts { selector?: string; attr?: string; form?: string; values?: Record<string, RawField>; to?: string; priority?: number }
 interface RawRule { name: string; match?: string[]; follow?: RawFollow[]; items?: RawItem[]; browser?: RawBrowser; request?: { headers?: Record<string, string> }; format?: 'json' | 'html' }
@@ -412,7 +413,7 @@ interface RawTask {
     perHost?: { concurrency?: number; delay?: string | number };
   };
   session?: { pool?: number; maxPages?: number; retireOn?: { status?: number[]; selector?: string } };
-  login?: { url: string; form?: { selector?: string; fields: Record<string, string> }; post?: { fields?: Record<string, string>; json?: Record<string, unknown> }; check?: { selector?: string } };
+  login?: { url: string; browser?: boolean; form?: { selector?: string; submit?: string; fields: Record<string, string> }; post?: { fields?: Record<string, string>; json?: Record<string, unknown> }; check?: { selector?: string } };
   proxy?: { urls: string[]; rotate?: 'per-session' | 'per-request' };
   canonical?: { sortQuery?: boolean; stripTrailingSlash?: boolean; dropParams?: string[] };
   store?: { url?: string; onConflict?: 'update' | 'ignore'; batchSize?: number; flushInterval?: string | number };
@@ -686,11 +687,20 @@ function access(
     if (l.post?.json) strings(l.post.json, ['login', 'post', 'json']);
     if (l.form?.selector !== undefined) selector(['login', 'form', 'selector'], l.form.selector);
     if (l.check?.selector !== undefined) selector(['login', 'check', 'selector'], l.check.selector);
+    const browser = l.browser === true;
+    if (browser && !l.form) diags.atPath(['login', 'browser'], `a browser login fills in a form: give 'form' with 'fields' (CSS selectors of the inputs and their values)`);
+    if (browser) for (const k of Object.keys(l.form?.fields ?? {})) selector([...fieldsPath, k], k);
+    if (l.form?.submit !== undefined) {
+      if (!browser) diags.atPath(['login', 'form', 'submit'], `'submit' is for a browser login (browser: true); a fetched form is submitted to its action`);
+      else selector(['login', 'form', 'submit'], l.form.submit);
+    }
     login = {
       url: l.url,
       kind: l.form ? 'form' : 'post',
       formSelector: l.form?.selector ?? null,
       fields,
+      browser,
+      submitSelector: l.form?.submit ?? null,
       json: l.post?.json ?? null,
       checkSelector: l.check?.selector ?? null,
     };
@@ -851,7 +861,16 @@ function buildField(name: string, f: RawField, fpath: Path, inScope: boolean, di
       if (spec[k] !== undefined) diags.atPath(fpath, `'${k}' reads HTML: a JSONPath (${quote(spec.selector)}) already names the value to take`, 'error', k);
     }
   }
-  if (spec.page !== undefined) {
+  let jsonld: JsonLdPath | null = null;
+  if (spec.jsonld !== undefined) {
+    const parsed = parseJsonLdPath(spec.jsonld);
+    if (typeof parsed === 'string') diags.atPath([...fpath, 'jsonld'], parsed);
+    else jsonld = parsed;
+    // Read from the page's structured data, not an element: what picks or reads an element has nothing to act on.
+    for (const k of ['selector', 'attr', 'html', 'page'] as const) {
+      if (spec[k] !== undefined) diags.atPath(fpath, `'${k}' does not go with 'jsonld: ${spec.jsonld}', which reads the page's JSON-LD, not an element: remove one of them`, 'error', k);
+    }
+  } else if (spec.page !== undefined) {
     // A page field reads the page, not an element: what picks or reads an element has nothing to act on.
     for (const k of ['selector', 'attr', 'html', 'all'] as const) {
       if (spec[k] !== undefined) diags.atPath(fpath, `'${k}' does not go with 'page: ${spec.page}', which takes the page's ${spec.page}, not an element's: remove one of them`, 'error', k);
@@ -868,6 +887,7 @@ function buildField(name: string, f: RawField, fpath: Path, inScope: boolean, di
   return {
     name,
     page: spec.page ?? null,
+    ...(jsonld ? { jsonld } : {}),
     selector: spec.selector ?? null,
     attr: spec.attr ?? null,
     html: spec.html ?? false,

@@ -167,7 +167,7 @@ class Designer implements PanelHost, vscode.Disposable {
       void vscode.window.showWarningMessage('No rule applies to this page.');
       return null;
     }
-    const file = await saveFixture(p.uri.fsPath, p.task, { url: meta.url, finalUrl: meta.finalUrl, html: page.html, status: meta.status, fetchedAt: meta.fetchedAt, contentType: meta.contentType }, choice.rule.name, choice.depth);
+    const file = await saveFixture(p.uri.fsPath, p.task, { url: meta.url, finalUrl: meta.finalUrl, html: page.html, status: meta.status, fetchedAt: meta.fetchedAt, contentType: meta.contentType, rendered: meta.rendered === true }, choice.rule.name, choice.depth);
     void vscode.window.showInformationMessage(`Saved fixture ${vscode.workspace.asRelativePath(file)}: "Test Task" re-runs it.`, 'Open').then((a) => {
       if (a) void vscode.window.showTextDocument(vscode.Uri.file(file));
     });

@@ -75,22 +75,7 @@ let resolvers = 0;
 export function poolRenderer(pool: BrowserPool): PageRenderer {
   return {
     async render(url, spec, opts, hooks = {}) {
-      // Direct only when there is nothing to guard and no proxy to go through.
-      const egress = opts.privateAllowed !== null || opts.proxy ? await pool.egress() : null;
-      if (opts.resolver && !resolverIds.has(opts.resolver)) resolverIds.set(opts.resolver, ++resolvers);
-      // In memory only (the proxy URL holds its credentials): never in a message.
-      const key = JSON.stringify([opts.proxy ?? null, opts.privateAllowed, opts.userAgent, opts.headers, opts.resolver ? resolverIds.get(opts.resolver) : null]);
-      const kind: ContextKind<EgressLease | null> = {
-        key,
-        create: () => {
-          const lease = egress ? egress.lease({ privateAllowed: opts.privateAllowed, proxy: opts.proxy, resolver: opts.resolver }) : null;
-          return {
-            options: { userAgent: opts.userAgent, extraHTTPHeaders: { ...opts.headers }, serviceWorkers: 'block', acceptDownloads: false, ...(lease ? { proxy: lease.proxy } : {}) },
-            extra: lease,
-            dispose: () => lease?.release(),
-          };
-        },
-      };
+      const kind = await contextKindFor(pool, opts);
       try {
         return await pool.withPage(kind, spec.timeoutMs + HUNG_GRACE_MS, async (page, lease, discard) => {
           try {
@@ -104,6 +89,29 @@ export function poolRenderer(pool: BrowserPool): PageRenderer {
       } catch (err) {
         throw asFailure(err, url, spec, null);
       }
+    },
+  };
+}
+
+/**
+ * The kind of context a page with `opts` opens in (pool.ts): pages share one only with the same proxy, address
+ * guard, user agent, headers and DNS. Renders and browser logins (login.ts) alike.
+ */
+export async function contextKindFor(pool: BrowserPool, opts: RenderOptions): Promise<ContextKind<EgressLease | null>> {
+  // Direct only when there is nothing to guard and no proxy to go through.
+  const egress = opts.privateAllowed !== null || opts.proxy ? await pool.egress() : null;
+  if (opts.resolver && !resolverIds.has(opts.resolver)) resolverIds.set(opts.resolver, ++resolvers);
+  // In memory only (the proxy URL holds its credentials): never in a message.
+  const key = JSON.stringify([opts.proxy ?? null, opts.privateAllowed, opts.userAgent, opts.headers, opts.resolver ? resolverIds.get(opts.resolver) : null]);
+  return {
+    key,
+    create: () => {
+      const lease = egress ? egress.lease({ privateAllowed: opts.privateAllowed, proxy: opts.proxy, resolver: opts.resolver }) : null;
+      return {
+        options: { userAgent: opts.userAgent, extraHTTPHeaders: { ...opts.headers }, serviceWorkers: 'block', acceptDownloads: false, ...(lease ? { proxy: lease.proxy } : {}) },
+        extra: lease,
+        dispose: () => lease?.release(),
+      };
     },
   };
 }
@@ -221,7 +229,7 @@ async function renderOn(page: Page, url: string, spec: BrowserSpec, opts: Render
 }
 
 /** Local storage, IndexedDB, Cache Storage… of the origins the page's frames visited (cookies: clearCookies). */
-async function clearStorage(page: Page, origins: ReadonlySet<string>): Promise<void> {
+export async function clearStorage(page: Page, origins: ReadonlySet<string>): Promise<void> {
   const cdp = await page.context().newCDPSession(page);
   try {
     for (const origin of origins) await cdp.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' });
@@ -334,7 +342,7 @@ function asFailure(err: unknown, url: string, spec: BrowserSpec, lease: EgressLe
   return new FetchFailure('network', redactUrl(message), true);
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+export function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout;
   return Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), ms)))]).finally(() => clearTimeout(timer));
 }
