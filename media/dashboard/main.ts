@@ -107,6 +107,10 @@ function etaText(d: DashboardData): [string, string] {
   switch (e.state) {
     case 'finished':
       return ['done', d.run?.finishedAt ? `finished ${new Date(d.run.finishedAt).toLocaleTimeString()}` : 'finished'];
+    case 'stopped':
+      return ['stopped', d.run?.finishedAt ? `stopped ${new Date(d.run.finishedAt).toLocaleTimeString()}: Start Crawl begins a new run` : 'stopped'];
+    case 'paused':
+      return ['paused', 'the queue is paused: Resume Queue in the Queue Explorer'];
     case 'drained':
       return ['drained', 'nothing left in the queue'];
     case 'ok':

@@ -57,10 +57,14 @@ export function registerCommands(deps: CommandDeps): void {
       name = running.length === 1 ? running[0] : await vscode.window.showQuickPick(running, { placeHolder: vscode.l10n.t('Crawl to stop') });
     }
     if (!name) return false;
+    if (!crawls.get(name)) {
+      void vscode.window.showInformationMessage(vscode.l10n.t("Crawl '{0}' is not running in this window: nothing to stop.", name));
+      return false;
+    }
     // Cancel: stop waiting for the pages in flight; the workers are killed and those pages go back to the queue.
-    await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Stopping crawl {0} (letting workers finish their pages; Cancel stops them now)…', name), cancellable: true }, (_p, token) => crawls.stop(name!, token));
-    void vscode.window.showInformationMessage(vscode.l10n.t("Crawl '{0}' stopped. Start it again to resume where it left off.", name));
-    return true;
+    // The one message saying how it ended is the crawl manager's (onDidFinish: "stopped", never also "finished").
+    const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Stopping crawl {0} (letting workers finish their pages; Cancel stops them now)…', name), cancellable: true }, (_p, token) => crawls.stop(name!, token));
+    return result ? result.outcome : false;
   });
 
   reg('crawlStudio.validateTask', async (uri?: vscode.Uri) => {

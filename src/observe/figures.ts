@@ -69,14 +69,22 @@ export function runInfoOf(meta: Readonly<Record<string, string>>): RunInfo | nul
     state,
     startedAt: Number(meta.startedAt ?? 0),
     finishedAt: over && meta.finishedAt ? Number(meta.finishedAt) : null,
+    pausedMs: Number(meta.pausedMs ?? 0),
+    idleSince: meta.idleSince ? Number(meta.idleSince) : null,
     bucketBits: Number(meta.bucketBits ?? 12),
     file: meta.file ?? null,
   };
 }
 
-/** How long a run has gone: to its finish, or to `now` while it runs. */
-export function runElapsedMs(run: Pick<RunInfo, 'startedAt' | 'finishedAt'>, now: number): number {
-  return Math.max(0, (run.finishedAt ?? now) - run.startedAt);
+/**
+ * How long a run has crawled: from its start to its finish (or stop), or to `now` while it goes, less the time it
+ * was paused or interrupted (issue 32: a Stop's idle time was counted in the run's duration). Every duration a view
+ * shows (dashboard, CLI, finish message, the run summary) is this one.
+ */
+export function runElapsedMs(run: Pick<RunInfo, 'startedAt' | 'finishedAt'> & Partial<Pick<RunInfo, 'pausedMs' | 'idleSince'>>, now: number): number {
+  const end = run.finishedAt ?? now;
+  const idleNow = run.idleSince != null ? Math.max(0, end - run.idleSince) : 0;
+  return Math.max(0, end - run.startedAt - (run.pausedMs ?? 0) - idleNow);
 }
 
 /** How many pages a second, over a window: every rate a view shows (status bar, CLI, dashboard, workers) is this one. */

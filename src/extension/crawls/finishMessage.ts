@@ -1,19 +1,40 @@
 import type { CrawlTask } from '../../core/task/model';
 import type { CrawlStats } from '../../frontier/crawl';
 import { finishedPages } from '../../observe/figures';
+import type { RunOutcome } from '../../run/session';
 
 // What the editor says when a crawl ends. Its figures are the run's counters, as the Queue Explorer's groups and the
 // dashboard show them (observe/figures.ts), and a limit that cut the crawl is named with the setting to change: a
 // new user's 10-page pagination stopped at page 4 by `maxDepth: 3` looked like a finished crawl (issue 23, item 8).
 
 export function crawlFinishedMessage(task: Pick<CrawlTask, 'name' | 'scope'>, stats: CrawlStats | null): string {
+  const cuts = limitsThatCut(task, stats);
+  return `Crawl '${task.name}' finished: ${figures(stats)}.${cuts.length ? ` ${cuts.join(' ')}` : ''}`;
+}
+
+/**
+ * The one message for how a crawl ended (issue 32: a Stop showed "stopped…" and "finished: 90 pages…" at once):
+ * finished, stopped (Stop Crawl ended the run: Start begins a new one) or interrupted (left to resume).
+ */
+export function crawlEndMessage(task: Pick<CrawlTask, 'name' | 'scope'>, result: { readonly outcome: RunOutcome; readonly status: { readonly stats: CrawlStats | null } }): string {
+  const stats = result.status.stats;
+  switch (result.outcome) {
+    case 'finished':
+      return crawlFinishedMessage(task, stats);
+    case 'stopped':
+      return `Crawl '${task.name}' stopped: ${figures(stats)}. Start Crawl begins a new run from the start URLs.`;
+    case 'interrupted':
+      return `Crawl '${task.name}' interrupted: ${figures(stats)}. Start Crawl resumes it where it left off.`;
+  }
+}
+
+function figures(stats: CrawlStats | null): string {
   const f = finishedPages(stats);
   const items = stats?.items ?? 0;
   const parts = [`${f.done} page${f.done === 1 ? '' : 's'}`, `${items} item${items === 1 ? '' : 's'}`];
   if (f.skipped) parts.push(`${f.skipped} skipped`);
   parts.push(`${f.failed} failed`);
-  const cuts = limitsThatCut(task, stats);
-  return `Crawl '${task.name}' finished: ${parts.join(', ')}.${cuts.length ? ` ${cuts.join(' ')}` : ''}`;
+  return parts.join(', ');
 }
 
 /** One sentence per limit that left pages out, naming the setting: empty when the crawl ran out of links by itself. */

@@ -52,7 +52,7 @@ export function dashboardData(task: CrawlTask, h: HealthSnapshot, rates: WorkerR
   });
   const { pagesPerSec, itemsPerSec, elapsedMs, basis } = runRates(h);
   const eta = estimateEta(h.history, task.scope.maxPages);
-  const finishedRun = h.run?.state === 'finished';
+  const over = h.run?.state === 'finished' ? 'finished' : h.run?.state === 'stopped' ? 'stopped' : h.run && h.isPaused ? 'paused' : null;
   const skippedTotal = s ? skippedJobs(s) : 0;
   const reasons = (rec: Readonly<Record<string, number>>) =>
     Object.entries(rec)
@@ -77,7 +77,9 @@ export function dashboardData(task: CrawlTask, h: HealthSnapshot, rates: WorkerR
         ]
       : [],
     queue: { waiting: waitingPages(h.counts), active: h.counts.active, delayed: h.counts.delayed, total: queuedJobs(h.counts), text: describeQueue(h.counts) },
-    eta: finishedRun ? { state: 'finished', seconds: 0, completionRate: 0, discoveryRate: 0 } : { state: eta.state, seconds: eta.seconds, completionRate: eta.completionRate, discoveryRate: eta.discoveryRate },
+    // A run that is over, stopped or paused has no time left to estimate (issue 32: "running, ETA 49 s at 0.0
+    // pages/s" after a Stop).
+    eta: over ? { state: over, seconds: null, completionRate: 0, discoveryRate: 0 } : { state: eta.state, seconds: eta.seconds, completionRate: eta.completionRate, discoveryRate: eta.discoveryRate },
     pagesPerSec,
     itemsPerSec,
     rateBasis: basis,

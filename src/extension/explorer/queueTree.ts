@@ -506,14 +506,17 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
     const c = node.snapshot.counts;
     const item = new vscode.TreeItem(node.name, vscode.TreeItemCollapsibleState.Collapsed);
     item.id = `queue/${node.name}`;
-    item.contextValue = node.snapshot.paused ? 'queue.paused' : 'queue';
+    // A stopped run (Stop Crawl) is over: its queue was paused so no worker takes its pages, but Resume would not
+    // bring it back (Start Crawl begins a new run), so it offers neither Pause nor Resume.
+    const stopped = node.snapshot.runState === 'stopped';
+    item.contextValue = stopped ? 'queue.stopped' : node.snapshot.paused ? 'queue.paused' : 'queue';
     // The queue in the words the status bar's tooltip and the dashboard use (observe/taskStatus.ts describeQueue),
     // the pages waiting in the frontier among the waiting.
     const parts = [describeQueue(c)];
     if (c.failed) parts.push(`${c.failed} failed`);
     if (c.skipped) parts.push(`${c.skipped} skipped`);
     const stale = this.staleSince !== null;
-    item.description = `${stale ? 'stale · ' : ''}${node.snapshot.paused ? 'paused · ' : ''}${parts.join(' · ')}`;
+    item.description = `${stale ? 'stale · ' : ''}${stopped ? 'stopped · ' : node.snapshot.paused ? 'paused · ' : ''}${parts.join(' · ')}`;
     const s = node.snapshot.stats;
     item.tooltip = new vscode.MarkdownString(
       (stale ? `*Counts read ${Math.round((Date.now() - this.staleSince!) / 1000)} s ago: Redis is not answering.*\n\n` : '') +
@@ -521,7 +524,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
         (s ? `${c.completed} pages done · ${c.skipped} skipped · ${c.failed} failed · ${s.items} items\n\n` : '') +
         (node.snapshot.file ? `Task file: \`${node.snapshot.file}\`` : ''),
     );
-    item.iconPath = new vscode.ThemeIcon(node.snapshot.paused ? 'debug-pause' : node.snapshot.runState === 'running' ? 'sync' : 'list-unordered');
+    item.iconPath = new vscode.ThemeIcon(stopped ? 'debug-stop' : node.snapshot.paused ? 'debug-pause' : node.snapshot.runState === 'running' ? 'sync' : 'list-unordered');
     return item;
   }
 
