@@ -109,6 +109,8 @@ function etaText(d: DashboardData): [string, string] {
       return ['done', d.run?.finishedAt ? `finished ${new Date(d.run.finishedAt).toLocaleTimeString()}` : 'finished'];
     case 'stopped':
       return ['stopped', d.run?.finishedAt ? `stopped ${new Date(d.run.finishedAt).toLocaleTimeString()}: Start Crawl begins a new run` : 'stopped'];
+    case 'no-worker':
+      return ['no worker', `${d.queue.total} in the queue and no worker running: Start Crawl resumes the run`];
     case 'paused':
       return ['paused', 'the queue is paused: Resume Queue in the Queue Explorer'];
     case 'drained':

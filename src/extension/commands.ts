@@ -15,6 +15,7 @@ import { parseRedisTarget, splitPasswords } from '../core/url/redisTarget';
 import { retryFailedJobs } from '../observe/failures';
 import { credentialsMessage } from '../core/url/credentials';
 import { redactUrl } from '../core/url/redact';
+import { afterRetry } from './retryNotice';
 
 // Every command of the extension. Commands return their result so tests (and other extensions) can drive them
 // without clicking; every failure becomes a notification that says what to do next.
@@ -251,9 +252,13 @@ export function registerCommands(deps: CommandDeps): void {
     return (await tree.getModel()!.job(node.parent.queue.name, node.job.id!)) ?? node.job;
   };
   // As the dashboard's "Retry all": the job leaves the run's failure count and a finished run reopens.
+  // What it did is said as Retry all says it (retryNotice.ts): with no worker running, Start Crawl is offered.
   reg('crawlStudio.job.retry', async (node: JobNode) => {
     const job = await fresh(node);
-    return after(retryFailedJobs(await connection.get(), node.parent.queue.name, [job]));
+    const redis = await connection.get();
+    const queue = node.parent.queue;
+    const n = await after(retryFailedJobs(redis, queue.name, [job]));
+    return afterRetry(redis, crawls, { name: queue.name, file: queue.snapshot.file }, n);
   });
   reg('crawlStudio.job.remove', async (node: JobNode) => after((await fresh(node)).remove()));
   reg('crawlStudio.job.promote', async (node: JobNode) => after((await fresh(node)).promote()));

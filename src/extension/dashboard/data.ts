@@ -52,7 +52,11 @@ export function dashboardData(task: CrawlTask, h: HealthSnapshot, rates: WorkerR
   });
   const { pagesPerSec, itemsPerSec, elapsedMs, basis } = runRates(h);
   const eta = estimateEta(h.history, task.scope.maxPages);
-  const over = h.run?.state === 'finished' ? 'finished' : h.run?.state === 'stopped' ? 'stopped' : h.run && h.isPaused ? 'paused' : null;
+  // A running run with pages to do and no worker taking them (a retry or an enqueue reopened a finished run, the
+  // window that drove it closed) has no rate to estimate from: it says so, not "estimating" for ever (issue 32).
+  const working = h.workers.some((w) => w.tasks.includes(task.name) && h.at - w.lastSeen <= STALE_MS);
+  const idle = h.run?.state === 'running' && !working && queuedJobs(h.counts) > 0;
+  const over = h.run?.state === 'finished' ? 'finished' : h.run?.state === 'stopped' ? 'stopped' : h.run && h.isPaused ? 'paused' : idle ? 'no-worker' : null;
   const skippedTotal = s ? skippedJobs(s) : 0;
   const reasons = (rec: Readonly<Record<string, number>>) =>
     Object.entries(rec)
