@@ -117,8 +117,6 @@ function etaText(d: DashboardData): [string, string] {
       return ['drained', 'nothing left in the queue'];
     case 'ok':
       return [fmtDuration((e.seconds ?? 0) * 1000), rates];
-    case 'growing':
-      return ['growing', `finding more than it finishes: ${rates}`];
     case 'stalled':
       return ['stalled', 'no page finished recently — are workers running?'];
     default:

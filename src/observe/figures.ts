@@ -25,6 +25,28 @@ export function waitingPages(c: Pick<JobCounts, 'frontier' | 'waiting' | 'priori
   return c.frontier + c.waiting + c.prioritized;
 }
 
+/**
+ * The groups a queue's waiting pages are in, as the Queue Explorer lists them under the queue, whose counts add up
+ * to waitingPages(): the row's "28 waiting" was beside a `waiting` group of 0 (issue 32, item 3), because 28 were
+ * in the frontier. BullMQ's own `waiting` list is named "ready" (jobs ready to run), so "waiting" is one figure.
+ */
+export const WAITING_GROUPS = ['frontier', 'waiting', 'prioritized'] as const;
+
+/** The label of a job group in the views: BullMQ's `waiting` is "ready"; the others are their state's name. */
+export function groupLabel(state: string): string {
+  return state === 'waiting' ? 'ready' : state;
+}
+
+/**
+ * A job's attempts in words. A page retried by hand starts its attempts again (retryFailedJobs resets them), and
+ * a job that was stalled or sent back can count more starts than its task allows: never "attempt 4/3", then.
+ */
+export function describeAttempts(made: number, allowed: number | undefined): string {
+  const n = Math.max(1, made);
+  if (!allowed) return `attempt ${n}`;
+  return n <= allowed ? `attempt ${n}/${allowed}` : `${n} attempts (${allowed} allowed)`;
+}
+
 /** The queue in words, the same in the explorer's rows and the status bar's tooltip: "2 waiting · 0 active · 11 delayed". */
 export function describeQueue(c: QueueCounts): string {
   const parts = [`${waitingPages(c)} waiting`, `${c.active} active`];

@@ -118,6 +118,15 @@ describe('Stop, Start and Retry Job in the editor (issue 32)', function () {
     const redisClient = await api.connection.get();
     assert.equal(await redisClient.hget('cs:{stopper}:#meta', 'state'), 'running', 'the finished run is reopened');
 
+    // The queue row's "N waiting" is what its groups hold: BullMQ's waiting list is labelled "ready" (issue 32, item 3).
+    await vscode.commands.executeCommand('crawlStudio.refresh');
+    const reopened = api.tree.queueNodes().find((q) => q.name === 'stopper')!;
+    assert.match(String(api.tree.getTreeItem(reopened).description), /^1 waiting · 0 active/);
+    const groups = (await api.tree.getChildren(reopened)) as StateNode[];
+    const labels = groups.map((g) => [String(api.tree.getTreeItem(g).label), String(api.tree.getTreeItem(g).description)]);
+    assert.ok(!labels.some(([l]) => l === 'waiting'), JSON.stringify(labels));
+    assert.deepEqual(labels.find(([l]) => l === 'ready'), ['ready', '1']);
+
     await vscode.commands.executeCommand('crawlStudio.openDashboard', taskUri);
     const d = await until('the dashboard to say no worker runs', async () => {
       const x = await dashboard('stopper');
@@ -132,6 +141,12 @@ describe('Stop, Start and Retry Job in the editor (issue 32)', function () {
     assert.equal(result.resumed, true);
     assert.equal(result.outcome, 'finished');
     assert.equal(site.hits.get('/catalogue/book-5.html'), hits + 1, 'the retried page was fetched');
+    // It failed again (still a 404): its attempts started again with the retry, never "attempt 2/1".
+    await vscode.commands.executeCommand('crawlStudio.refresh');
+    const again = api.tree.queueNodes().find((q) => q.name === 'stopper')!;
+    const failedAgain = ((await api.tree.getChildren(again)) as StateNode[]).find((s) => s.state === 'failed')!;
+    const row = api.tree.getTreeItem(((await api.tree.getChildren(failedAgain)) as JobNode[])[0]!);
+    assert.match(String(row.description), /^attempt 1\/1 · /);
     const done = await until('the dashboard of the finished run', async () => {
       const x = await dashboard('stopper');
       return x?.run?.state === 'finished' ? x : undefined;
