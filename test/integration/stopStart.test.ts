@@ -75,6 +75,8 @@ describe('Stop, Start, Pause, Resume (issue 32, item 1)', function () {
 
     // Nothing takes the stopped run's pages, and it is never finalized: a second look still says stopped.
     assert.equal(await client.hget(taskKeys(task.name).meta, 'state'), 'stopped');
+    // Resume Queue (explorer, monitor) does not bring a stopped run back: Start does, as a new run.
+    await assert.rejects(resumeTask(client, task.name), /was stopped \(Stop Crawl ended its run\): start it again/);
 
     const second = launch(task);
     const result = await second.done;
