@@ -81,6 +81,7 @@ export interface SessionResult {
   readonly resumed: boolean;
   readonly status: CrawlStatus;
   readonly outcome: RunOutcome;
+  /** How long the run has crawled (figures.ts runElapsedMs: paused and interrupted time left out). */
   readonly durationMs: number;
   /** Null when another process finalized the run. */
   readonly summary: Record<string, unknown> | null;
@@ -266,7 +267,8 @@ export class CrawlSession {
       // What the run holds once the local workers finished their pages: the figures the stop message gives.
       status = await readTaskStatus(this.redis, this.opts.task.name).catch(() => status);
     }
-    const durationMs = outcome === 'finished' || !status!.run ? Date.now() - started : runElapsedMs(status!.run, Date.now());
+    // The run's own duration, paused and interrupted time left out (the CLI's "finished in", the library's summary).
+    const durationMs = status!.run ? runElapsedMs(status!.run, Date.now()) : Date.now() - started;
     return { run: current, resumed, status: status!, outcome, durationMs, summary };
   }
 
