@@ -133,6 +133,17 @@ export class CrawlManager implements vscode.Disposable {
     }
   }
 
+  /**
+   * Interrupts the crawl as Ctrl-C does `crawl-studio run` (the `run` task's Ctrl+C): local workers finish their
+   * pages and the run is kept; the next Start resumes it. The message says "interrupted".
+   */
+  async interrupt(task: string): Promise<LaunchResult | undefined> {
+    const rc = this.running.get(task);
+    if (!rc) return undefined;
+    rc.launch.stop();
+    return rc.done.catch(() => undefined);
+  }
+
   dispose(): void {
     for (const rc of this.running.values()) rc.launch.stop();
     this.changed.dispose();
