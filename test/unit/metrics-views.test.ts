@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dashboardData, downsample, WorkerRates } from '../../src/extension/dashboard/data';
-import { crawlFinishedMessage } from '../../src/extension/crawls/finishMessage';
+import { crawlEndMessage, crawlFinishedMessage } from '../../src/run/endMessage';
 import { describeAttempts, describeQueue, finishedPages, groupLabel, queuedJobs, RateMeter, runElapsedMs, runInfoOf, waitingPages, WAITING_GROUPS } from '../../src/observe/figures';
 import { JOB_STATES } from '../../src/extension/explorer/jobStates';
 import { parseDashboardMessage } from '../../src/extension/dashboard/messages';
@@ -174,6 +174,14 @@ describe('figures every view shows the same way', () => {
       "Crawl 't' finished: 40 pages, 80 items, 5 skipped, 2 failed. scope.maxPages (40) stopped it: 7 more links were not crawled. scope.maxDepth (3) cut it: 12 links were deeper.",
     );
     assert.equal(crawlFinishedMessage(task, { ...stats, skipped: {}, dropped: {} }), "Crawl 't' finished: 40 pages, 80 items, 2 failed.");
+  });
+
+  it('says how a crawl ended in one message: stopped and interrupted are never "finished" (issue 32)', () => {
+    const task = parseTask('name: t\nstart: [http://a.test/]\nrules:\n  - name: r\n', '/tmp/t.crawl.yaml').task!;
+    const plain = { ...stats, skipped: {}, dropped: {} };
+    assert.equal(crawlEndMessage(task, { outcome: 'stopped', status: { stats: plain } }), "Crawl 't' stopped: 40 pages, 80 items, 2 failed. Start Crawl begins a new run from the start URLs.");
+    assert.equal(crawlEndMessage(task, { outcome: 'interrupted', status: { stats: plain } }), "Crawl 't' interrupted: 40 pages, 80 items, 2 failed. Start Crawl resumes it where it left off.");
+    assert.equal(crawlEndMessage(task, { outcome: 'finished', status: { stats: plain } }), crawlFinishedMessage(task, plain));
   });
 });
 

@@ -7,7 +7,7 @@ import { engine } from '../lazy';
 import type { RedisConnection } from '../redisConnection';
 import { requireTrust, settings } from '../settings';
 import type { WorkerManager, WorkerPool } from '../workers/workerManager';
-import { crawlEndMessage } from './finishMessage';
+import { crawlEndMessage } from '../../run/endMessage';
 
 // Crawls started from the editor. Each is a CrawlLaunch, made by launchCrawl, the very function behind
 // `crawl-studio run`: session, store and writer, local workers (shown in the Workers view) and cleanup order are

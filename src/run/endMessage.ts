@@ -1,9 +1,10 @@
-import type { CrawlTask } from '../../core/task/model';
-import type { CrawlStats } from '../../frontier/crawl';
-import { finishedPages } from '../../observe/figures';
-import type { RunOutcome } from '../../run/session';
+import type { CrawlTask } from '../core/task/model';
+import type { CrawlStats } from '../frontier/crawl';
+import { finishedPages } from '../observe/figures';
+import type { RunOutcome } from './session';
 
-// What the editor says when a crawl ends. Its figures are the run's counters, as the Queue Explorer's groups and the
+// What a front end says when a crawl ends (the editor's notification and run task; meant for the CLI's `run` too,
+// so the words are the same wherever the user looks). Its figures are the run's counters, as the Queue Explorer's groups and the
 // dashboard show them (observe/figures.ts), and a limit that cut the crawl is named with the setting to change: a
 // new user's 10-page pagination stopped at page 4 by `maxDepth: 3` looked like a finished crawl (issue 23, item 8).
 
