@@ -107,12 +107,16 @@ function etaText(d: DashboardData): [string, string] {
   switch (e.state) {
     case 'finished':
       return ['done', d.run?.finishedAt ? `finished ${new Date(d.run.finishedAt).toLocaleTimeString()}` : 'finished'];
+    case 'stopped':
+      return ['stopped', d.run?.finishedAt ? `stopped ${new Date(d.run.finishedAt).toLocaleTimeString()}: Start Crawl begins a new run` : 'stopped'];
+    case 'no-worker':
+      return ['no worker', `${d.queue.total} in the queue and no worker running: Start Crawl resumes the run`];
+    case 'paused':
+      return ['paused', 'the queue is paused: Resume Queue in the Queue Explorer'];
     case 'drained':
       return ['drained', 'nothing left in the queue'];
     case 'ok':
       return [fmtDuration((e.seconds ?? 0) * 1000), rates];
-    case 'growing':
-      return ['growing', `finding more than it finishes: ${rates}`];
     case 'stalled':
       return ['stalled', 'no page finished recently — are workers running?'];
     default:

@@ -10,7 +10,8 @@
 // @vscode/test-electron, which downloads VS Code (CRAWL_STUDIO_VSCODE_VERSION, default "stable") and so needs
 // a machine that can reach Microsoft's update servers.
 //
-// Env: CRAWL_STUDIO_TEST_GREP (only matching tests), CRAWL_STUDIO_TEST_TIMEOUT (per test, ms),
+// Env: CRAWL_STUDIO_TEST_GREP (only matching tests), CRAWL_STUDIO_TEST_FILES (only the suite files whose name
+// matches, e.g. `CRAWL_STUDIO_TEST_FILES=stopStart CRAWL_STUDIO_SKIP_UNTRUSTED=1`), CRAWL_STUDIO_TEST_TIMEOUT (per test, ms),
 // CRAWL_STUDIO_RUN_TIMEOUT (whole run, ms, default 300000), CRAWL_STUDIO_TEST_WORKSPACE (folder to open),
 // CRAWL_STUDIO_SKIP_UNTRUSTED=1 (skip the second, untrusted-workspace suite; code-server route only),
 // CRAWL_STUDIO_TEST_VERBOSE=1 (print every workbench and code-server log line, not only the extension host's).

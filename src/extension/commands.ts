@@ -15,6 +15,7 @@ import { parseRedisTarget, splitPasswords } from '../core/url/redisTarget';
 import { retryFailedJobs } from '../observe/failures';
 import { credentialsMessage } from '../core/url/credentials';
 import { redactUrl } from '../core/url/redact';
+import { afterRetry } from './retryNotice';
 
 // Every command of the extension. Commands return their result so tests (and other extensions) can drive them
 // without clicking; every failure becomes a notification that says what to do next.
@@ -57,10 +58,14 @@ export function registerCommands(deps: CommandDeps): void {
       name = running.length === 1 ? running[0] : await vscode.window.showQuickPick(running, { placeHolder: vscode.l10n.t('Crawl to stop') });
     }
     if (!name) return false;
+    if (!crawls.get(name)) {
+      void vscode.window.showInformationMessage(vscode.l10n.t("Crawl '{0}' is not running in this window: nothing to stop.", name));
+      return false;
+    }
     // Cancel: stop waiting for the pages in flight; the workers are killed and those pages go back to the queue.
-    await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Stopping crawl {0} (letting workers finish their pages; Cancel stops them now)…', name), cancellable: true }, (_p, token) => crawls.stop(name!, token));
-    void vscode.window.showInformationMessage(vscode.l10n.t("Crawl '{0}' stopped. Start it again to resume where it left off.", name));
-    return true;
+    // The one message saying how it ended is the crawl manager's (onDidFinish: "stopped", never also "finished").
+    const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Stopping crawl {0} (letting workers finish their pages; Cancel stops them now)…', name), cancellable: true }, (_p, token) => crawls.stop(name!, token));
+    return result ? result.outcome : false;
   });
 
   reg('crawlStudio.validateTask', async (uri?: vscode.Uri) => {
@@ -247,9 +252,13 @@ export function registerCommands(deps: CommandDeps): void {
     return (await tree.getModel()!.job(node.parent.queue.name, node.job.id!)) ?? node.job;
   };
   // As the dashboard's "Retry all": the job leaves the run's failure count and a finished run reopens.
+  // What it did is said as Retry all says it (retryNotice.ts): with no worker running, Start Crawl is offered.
   reg('crawlStudio.job.retry', async (node: JobNode) => {
     const job = await fresh(node);
-    return after(retryFailedJobs(await connection.get(), node.parent.queue.name, [job]));
+    const redis = await connection.get();
+    const queue = node.parent.queue;
+    const n = await after(retryFailedJobs(redis, queue.name, [job]));
+    return afterRetry(redis, crawls, { name: queue.name, file: queue.snapshot.file }, n);
   });
   reg('crawlStudio.job.remove', async (node: JobNode) => after((await fresh(node)).remove()));
   reg('crawlStudio.job.promote', async (node: JobNode) => after((await fresh(node)).promote()));

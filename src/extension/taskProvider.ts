@@ -116,8 +116,9 @@ export class CrawlTaskProvider implements vscode.TaskProvider {
     const rc = await this.crawls.start(await vscode.workspace.openTextDocument(uri));
     out(`Crawl '${rc.task.name}' running: the Queue Explorer and the status bar follow it; Ctrl+C stops it (it resumes where it was).`);
     const sub = cancelled.onCancellationRequested(() => {
+      // As Ctrl-C of `crawl-studio run`: an interruption, the run kept to resume (Stop Crawl ends it).
       out('Stopping: workers finish their pages…');
-      void this.crawls.stop(rc.task.name);
+      void this.crawls.interrupt(rc.task.name);
     });
     const finished = this.crawls.onDidFinish((e) => e.task === rc.task.name && out(e.message));
     try {

@@ -66,7 +66,15 @@ export interface RunInfo {
   readonly run: string;
   readonly state: 'starting' | 'running' | 'finished' | 'stopped';
   readonly startedAt: number;
+  /** When it finished, or was stopped (state 'stopped': Stop Crawl ended it; the next start begins a new run). */
   readonly finishedAt: number | null;
+  /**
+   * Time it spent not crawling, already over: paused (Pause Queue) or interrupted (Ctrl-C) until resumed. Optional
+   * (absent: none) because a worker builds a RunInfo of its job's run that knows only its id (worker/processor.ts).
+   */
+  readonly pausedMs?: number;
+  /** Since when it is paused or interrupted, while it is (figures.ts runElapsedMs counts that time out). */
+  readonly idleSince?: number | null;
   readonly bucketBits: number;
   readonly file: string | null;
 }
@@ -346,6 +354,8 @@ export class CrawlQueue {
       state: (m.state as RunInfo['state']) ?? 'running',
       startedAt: Number(m.startedAt ?? 0),
       finishedAt: m.finishedAt ? Number(m.finishedAt) : null,
+      pausedMs: Number(m.pausedMs ?? 0),
+      idleSince: m.idleSince ? Number(m.idleSince) : null,
       bucketBits: Number(m.bucketBits ?? 12),
       file: m.file ?? null,
     };
@@ -353,7 +363,8 @@ export class CrawlQueue {
 
   /**
    * Starts a run, or resumes the unfinished one (a crawl survives restarts of the CLI, the editor and Redis
-   * with persistence). With `fresh`, any previous run's jobs and dedup state are dropped first.
+   * with persistence). With `fresh`, any previous run's jobs and dedup state are dropped first. A run that
+   * finished or was stopped (stopRun: the editor's Stop Crawl) is not resumed: a new run begins from the start URLs.
    */
   async startRun(task: CrawlTask, opts: { fresh?: boolean } = {}): Promise<{ run: RunInfo; resumed: boolean; enqueued: number }> {
     await this.loadLayout();
@@ -365,10 +376,12 @@ export class CrawlQueue {
       await this.redis.hset(this.keys.meta, 'state', 'running');
       await this.resume();
       await this.syncSchedule(task);
-      return { run: { ...previous, state: 'running' }, resumed: true, enqueued: 0 };
+      return { run: { ...(await this.currentRun())!, state: 'running' }, resumed: true, enqueued: 0 };
     }
     if (previous) await this.forgetRun(previous.run);
     for (const p of this.partitions()) await p.queue.obliterate({ force: true });
+    // A stopped run left its queues paused (so remote workers stopped too): the new run's pages must flow.
+    await this.setQueuesPaused(false);
     await this.clearFrontier();
     const started = await this.beginRun(task);
     await this.syncSchedule(task);
@@ -397,6 +410,8 @@ export class CrawlQueue {
       state: 'starting',
       startedAt: Date.now(),
       finishedAt: null,
+      pausedMs: 0,
+      idleSince: null,
       bucketBits: bucketBitsFor(task.scope.maxPages),
       file: task.file,
     };
@@ -776,13 +791,48 @@ export class CrawlQueue {
     await this.event({ type: 'run-finished', run, ...summary });
   }
 
-  /** Stops a run: no new jobs are taken; state is kept so `startRun` can resume it. */
+  /**
+   * Pauses the run (Pause Queue, the monitor's pause): no worker anywhere takes its pages; its state is kept for
+   * resume(). The time until then is not counted in the run's duration (figures.ts runActiveMs).
+   */
   async pause(): Promise<void> {
-    for (const p of this.partitions()) await p.queue.pause();
+    await this.setQueuesPaused(true);
+    await this.markIdle();
   }
 
+  /** Resumes a paused or interrupted run: its pages flow again and its idle time is added to `pausedMs`. */
   async resume(): Promise<void> {
-    for (const p of this.partitions()) await p.queue.resume();
+    await this.setQueuesPaused(false);
+    const since = await this.redis.hget(this.keys.meta, 'idleSince');
+    if (since) await this.redis.multi().hincrby(this.keys.meta, 'pausedMs', Math.max(0, Date.now() - Number(since))).hdel(this.keys.meta, 'idleSince').exec();
+  }
+
+  /**
+   * Marks the run idle from now (paused, or its driver interrupted: Ctrl-C, `crawl.stop()`), unless it already is:
+   * the time until it resumes is left out of its duration.
+   */
+  async markIdle(): Promise<void> {
+    const state = await this.redis.hget(this.keys.meta, 'state');
+    if (state === 'running' || state === 'starting') await this.redis.hsetnx(this.keys.meta, 'idleSince', Date.now());
+  }
+
+  /**
+   * Stop: ends the run `run` for good (the editor's Stop Crawl). Its queues are paused, so no worker anywhere takes
+   * another of its pages; it is never finalized as finished (drain.lua only drains a running run), and the next
+   * startRun begins a new run from the start URLs. False when the run is not the current one or is already over
+   * (it finished first: then it is reported as finished, not stopped).
+   */
+  async stopRun(run: string): Promise<boolean> {
+    const [current, state] = await this.redis.hmget(this.keys.meta, 'run', 'state');
+    if (current !== run || (state !== 'running' && state !== 'starting')) return false;
+    await this.setQueuesPaused(true);
+    await this.redis.hset(this.keys.meta, { state: 'stopped', finishedAt: Date.now() });
+    await this.event({ type: 'run-stopped', run });
+    return true;
+  }
+
+  private async setQueuesPaused(paused: boolean): Promise<void> {
+    for (const p of this.partitions()) await (paused ? p.queue.pause() : p.queue.resume());
   }
 
   async event(e: Record<string, unknown>): Promise<void> {

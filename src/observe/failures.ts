@@ -169,7 +169,8 @@ export async function retryFailedJobs(redis: Redis, task: string, jobs: readonly
         const { recovered: _recovered, failure: _failure, ...data } = job.data;
         await job.updateData(data);
       }
-      await job.retry('failed');
+      // Its attempts start again: the page was asked for anew, and counting on showed "attempt 4/3" (issue 32).
+      await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
     } catch {
       continue; // Retried or removed by someone else meanwhile.
     }

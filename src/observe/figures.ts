@@ -25,6 +25,28 @@ export function waitingPages(c: Pick<JobCounts, 'frontier' | 'waiting' | 'priori
   return c.frontier + c.waiting + c.prioritized;
 }
 
+/**
+ * The groups a queue's waiting pages are in, as the Queue Explorer lists them under the queue, whose counts add up
+ * to waitingPages(): the row's "28 waiting" was beside a `waiting` group of 0 (issue 32, item 3), because 28 were
+ * in the frontier. BullMQ's own `waiting` list is named "ready" (jobs ready to run), so "waiting" is one figure.
+ */
+export const WAITING_GROUPS = ['frontier', 'waiting', 'prioritized'] as const;
+
+/** The label of a job group in the views: BullMQ's `waiting` is "ready"; the others are their state's name. */
+export function groupLabel(state: string): string {
+  return state === 'waiting' ? 'ready' : state;
+}
+
+/**
+ * A job's attempts in words. A page retried by hand starts its attempts again (retryFailedJobs resets them), and
+ * a job that was stalled or sent back can count more starts than its task allows: never "attempt 4/3", then.
+ */
+export function describeAttempts(made: number, allowed: number | undefined): string {
+  const n = Math.max(1, made);
+  if (!allowed) return `attempt ${n}`;
+  return n <= allowed ? `attempt ${n}/${allowed}` : `${n} attempts (${allowed} allowed)`;
+}
+
 /** The queue in words, the same in the explorer's rows and the status bar's tooltip: "2 waiting · 0 active · 11 delayed". */
 export function describeQueue(c: QueueCounts): string {
   const parts = [`${waitingPages(c)} waiting`, `${c.active} active`];
@@ -69,14 +91,22 @@ export function runInfoOf(meta: Readonly<Record<string, string>>): RunInfo | nul
     state,
     startedAt: Number(meta.startedAt ?? 0),
     finishedAt: over && meta.finishedAt ? Number(meta.finishedAt) : null,
+    pausedMs: Number(meta.pausedMs ?? 0),
+    idleSince: meta.idleSince ? Number(meta.idleSince) : null,
     bucketBits: Number(meta.bucketBits ?? 12),
     file: meta.file ?? null,
   };
 }
 
-/** How long a run has gone: to its finish, or to `now` while it runs. */
-export function runElapsedMs(run: Pick<RunInfo, 'startedAt' | 'finishedAt'>, now: number): number {
-  return Math.max(0, (run.finishedAt ?? now) - run.startedAt);
+/**
+ * How long a run has crawled: from its start to its finish (or stop), or to `now` while it goes, less the time it
+ * was paused or interrupted (issue 32: a Stop's idle time was counted in the run's duration). Every duration a view
+ * shows (dashboard, CLI, finish message, the run summary) is this one.
+ */
+export function runElapsedMs(run: Pick<RunInfo, 'startedAt' | 'finishedAt'> & Partial<Pick<RunInfo, 'pausedMs' | 'idleSince'>>, now: number): number {
+  const end = run.finishedAt ?? now;
+  const idleNow = run.idleSince != null ? Math.max(0, end - run.idleSince) : 0;
+  return Math.max(0, end - run.startedAt - (run.pausedMs ?? 0) - idleNow);
 }
 
 /** How many pages a second, over a window: every rate a view shows (status bar, CLI, dashboard, workers) is this one. */

@@ -27,6 +27,9 @@ export interface RunHealth {
   readonly state: string;
   readonly startedAt: number;
   readonly finishedAt: number | null;
+  /** Paused or interrupted time, left out of its duration (figures.ts runElapsedMs). */
+  readonly pausedMs?: number;
+  readonly idleSince?: number | null;
 }
 
 export interface SkipGroup {
@@ -69,7 +72,7 @@ export async function readHealth(redis: Redis, queue: Queue<PageJobData, PageJob
   const { counts, isPaused } = status;
   if (!status.run) return { task: task.name, at, run: null, stats: null, counts, isPaused, history: [], failures: [], skipped: [], hosts: [], workers: await readLiveWorkers(redis, at) };
   // finishedAt only once the run is over (runInfoOf): a reopened run's elapsed time keeps going.
-  const run: RunHealth = { run: status.run.run, state: status.run.state, startedAt: status.run.startedAt, finishedAt: status.run.finishedAt };
+  const run: RunHealth = { run: status.run.run, state: status.run.state, startedAt: status.run.startedAt, finishedAt: status.run.finishedAt, pausedMs: status.run.pausedMs, idleSince: status.run.idleSince };
   const [history, tally, workers] = await Promise.all([readHistory(redis, task.name, run.run, opts.historyLast), readHostTally(redis, task.name, run.run), readLiveWorkers(redis, at)]);
   const stats = status.stats!;
   const samples = opts.readFailures || !opts.previous ? await sampleFailures(await taskQueues(redis, queue, task.name)) : opts.previous.failures;

@@ -4,7 +4,7 @@ import { readRunStats, sumHashes } from '../frontier/crawl';
 import { hostTallyField, metricsKeys, partitionKeys, taskKeys, type HostOutcome } from '../frontier/keys';
 import { LAYOUT_FIELD, layoutFromMeta } from '../frontier/layout';
 import { workerIdOf } from '../frontier/fleet';
-import { readJobCounts, skippedJobs, waitingPages } from './taskStatus';
+import { RATE_WINDOW_MS, rateOver, readJobCounts, skippedJobs, waitingPages } from './taskStatus';
 
 export { metricsKeys } from '../frontier/keys';
 
@@ -248,38 +248,37 @@ export function rateSeries(samples: readonly MetricSample[]): RatePoint[] {
   return out;
 }
 
-export type EtaState = 'drained' | 'estimating' | 'stalled' | 'growing' | 'ok';
+export type EtaState = 'drained' | 'estimating' | 'stalled' | 'ok';
 
 export interface Eta {
   readonly state: EtaState;
   /** Seconds to drain, when state is 'ok'. */
   readonly seconds: number | null;
+  /** Pages finished per second over RATE_WINDOW_MS: the very pages/s the dashboard shows beside it. */
   readonly completionRate: number;
   readonly discoveryRate: number;
   readonly pending: number;
 }
 
 /**
- * Time to drain from the recent completion rate c and discovery rate d over `windowMs`: the queue shrinks at
- * c - d, so pending / (c - d). With maxPages, discovery is bounded: at most (maxPages - enqueued) more jobs will
- * ever exist, so (pending + that) / c is an upper bound that also holds while discovery still outpaces c.
+ * Time to drain (issue 32, item 3): what is left (the queue: pages waiting, active or delayed) over the recent rate
+ * (pages finished per second over RATE_WINDOW_MS, the pages/s every view shows), so ETA × pages/s = queue, which a
+ * reader can check. None without a rate ('stalled') or before the window has two samples ('estimating'). The old
+ * estimate divided by completion minus discovery, which early in a crawl (discovery close to completion) said
+ * 4m19s for a crawl that took 75 s in all. The discovery rate is given, for the dashboard's detail line.
  */
-export function estimateEta(samples: readonly MetricSample[], maxPages: number | null, windowMs = 30_000): Eta {
+export function estimateEta(samples: readonly MetricSample[], _maxPages: number | null, windowMs = RATE_WINDOW_MS): Eta {
   const last = samples[samples.length - 1];
   if (!last) return { state: 'estimating', seconds: null, completionRate: 0, discoveryRate: 0, pending: 0 };
   const pending = pendingOf(last);
-  let first = last;
-  for (let i = samples.length - 1; i >= 0 && last.t - samples[i]!.t <= windowMs; i--) first = samples[i]!;
-  const dt = (last.t - first.t) / 1000;
-  const c = dt > 0 ? Math.max(0, finishedOf(last) - finishedOf(first)) / dt : 0;
-  const d = dt > 0 ? Math.max(0, last.enqueued - first.enqueued) / dt : 0;
+  const c = rateOver(samples.map((x) => ({ t: x.t, n: finishedOf(x) })), windowMs);
+  const d = rateOver(samples.map((x) => ({ t: x.t, n: x.enqueued })), windowMs);
   const base = { completionRate: c, discoveryRate: d, pending };
   if (pending === 0) return { ...base, state: 'drained', seconds: 0 };
-  if (dt < 3) return { ...base, state: 'estimating', seconds: null };
+  if (samples.length < 2 || last.t - samples[0]!.t < MIN_ETA_SPAN_MS) return { ...base, state: 'estimating', seconds: null };
   if (c === 0) return { ...base, state: 'stalled', seconds: null };
-  const capped = maxPages !== null && maxPages > 0 ? (pending + Math.max(0, maxPages - last.enqueued)) / c : null;
-  const net = c - d;
-  if (net <= 0) return capped !== null ? { ...base, state: 'ok', seconds: capped } : { ...base, state: 'growing', seconds: null };
-  const eta = pending / net;
-  return { ...base, state: 'ok', seconds: capped !== null ? Math.min(eta, capped) : eta };
+  return { ...base, state: 'ok', seconds: pending / c };
 }
+
+/** The history an ETA needs first: a couple of samples a second or more apart (recordSample's pace). */
+const MIN_ETA_SPAN_MS = 2_000;

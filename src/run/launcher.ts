@@ -185,19 +185,32 @@ export class CrawlLaunch {
     return this.attached;
   }
 
-  /** Ends the launch gracefully: local workers finish their pages; the run stays resumable. */
+  /**
+   * Interrupts the launch gracefully (Ctrl-C, the library's `crawl.stop()`): local workers finish their pages; the
+   * run stays resumable, and the time until it resumes is not in its duration. The result's outcome: 'interrupted'.
+   */
   stop(): void {
     this.stopped = true;
     this.session.stop();
   }
 
   /**
-   * Ends the launch now: local workers are killed (their pages go back to the queue as each death is seen);
-   * resolves when that is done or after `waitMs`, whichever is first.
+   * Stop: ends the run (the editor's Stop Crawl). No worker anywhere takes another of its pages, local workers
+   * finish theirs, and the next start of the task begins a new run from the start URLs. The result's outcome:
+   * 'stopped' (or 'finished' when the run drained first).
    */
-  async kill(waitMs: number): Promise<void> {
+  end(): void {
     this.stopped = true;
-    this.session.stop();
+    this.session.stop({ end: true });
+  }
+
+  /**
+   * Ends the launch now: local workers are killed (their pages go back to the queue as each death is seen);
+   * resolves when that is done or after `waitMs`, whichever is first. `end`: the run is ended, as by end().
+   */
+  async kill(waitMs: number, opts: { end?: boolean } = {}): Promise<void> {
+    this.stopped = true;
+    this.session.stop(opts);
     await Promise.race([this.session.supervisor.killAll('SIGKILL'), new Promise((r) => setTimeout(r, waitMs))]);
   }
 

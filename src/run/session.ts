@@ -2,7 +2,7 @@ import type { Redis } from '../redis/connect';
 import type { CrawlTask } from '../core/task/model';
 import { CrawlQueue, type CrawlStatus, type JobCounts, type RunInfo } from '../frontier/crawl';
 import { recordSample } from '../observe/metrics';
-import { finishedPages, queuedJobs, RateMeter, readTaskStatus } from '../observe/taskStatus';
+import { finishedPages, queuedJobs, RateMeter, readTaskStatus, runElapsedMs } from '../observe/taskStatus';
 import { connectRedis } from '../redis/connect';
 import { taskKeys } from '../frontier/keys';
 import { RunLease, type LeaseHolder } from '../frontier/runLease';
@@ -78,10 +78,19 @@ export interface SessionOptions {
   readonly onWorkerExit?: (pid: number, code: number | null, signal: string | null, expected: boolean, lastLines: string[]) => void;
 }
 
+/**
+ * How a session's run ended, the one word every front end reports it with (one message per transition):
+ * 'finished': it drained (here or in another process); 'stopped': Stop ended it (stop({ end: true }): the next
+ * start begins a new run); 'interrupted': the session stopped and left the run to resume (Ctrl-C, `crawl.stop()`).
+ */
+export type RunOutcome = 'finished' | 'stopped' | 'interrupted';
+
 export interface SessionResult {
   readonly run: RunInfo;
   readonly resumed: boolean;
   readonly status: CrawlStatus;
+  readonly outcome: RunOutcome;
+  /** How long the run has crawled (figures.ts runElapsedMs: paused and interrupted time left out). */
   readonly durationMs: number;
   /** Null when another process finalized the run. */
   readonly summary: Record<string, unknown> | null;
@@ -92,6 +101,8 @@ export class CrawlSession {
   readonly crawl: CrawlQueue;
   readonly supervisor: WorkerSupervisor;
   private stopping = false;
+  /** stop({ end: true }): the run is ended (CrawlQueue.stopRun), not left to resume. */
+  private ending = false;
   private wake: (() => void) | null = null;
   private readonly stopped: Promise<typeof STOPPED>;
   private markStopped!: () => void;
@@ -190,6 +201,7 @@ export class CrawlSession {
     const meter = new RateMeter();
     let summary: Record<string, unknown> | null = null;
     let status: CrawlStatus;
+    let outcome: RunOutcome = 'interrupted';
     let lost = false;
     const recurring = this.opts.task.schedule !== null || joining;
     try {
@@ -208,6 +220,7 @@ export class CrawlSession {
           // The job scheduler started the next occurrence: watch that run now.
           current = status.run;
           lastDone = 0;
+          outcome = 'interrupted';
         }
         const now = Date.now();
         const done = finishedPages(status.stats).total;
@@ -238,13 +251,15 @@ export class CrawlSession {
             await this.redis.del(taskKeys(this.opts.task.name).finalized(current.run)).catch(() => undefined);
             throw new RunTakenOverError(this.opts.task, lease.holder);
           }
-          const durationMs = Date.now() - current.startedAt;
           status = await readTaskStatus(this.redis, this.opts.task.name);
+          // Paused and interrupted time left out (issue 32): the duration every view shows.
+          const durationMs = runElapsedMs(status.run ?? current, Date.now());
           const finalized = await this.finalizeHeld(current, status, durationMs);
           if (finalized === STOPPED) break;
           summary = { ...summaryFromStatus(status, durationMs), ...finalized };
           await this.crawl.markFinished(current.run, summary);
           status = await readTaskStatus(this.redis, this.opts.task.name);
+          outcome = 'finished';
           this.opts.onRunFinished?.(current, status, summary);
           if (!recurring) break;
         } else if (!recurring && status.run?.run === current.run && status.run.state === 'finished') {
@@ -253,6 +268,7 @@ export class CrawlSession {
           // what the store holds and nothing waits in Redis for a writer nobody runs. A 'done' verdict of a run
           // still 'running' is a finalize in progress elsewhere: watched until it ends, or its flag expires
           // because its finalizer died and this session wins it.
+          outcome = 'finished';
           if ((await this.guarded(this.opts.store?.drain?.() ?? Promise.resolve())) === STOPPED) break;
           status = await readTaskStatus(this.redis, this.opts.task.name);
           break;
@@ -264,6 +280,7 @@ export class CrawlSession {
           setTimeout(r, nextPollMs(status.counts, status.run?.state === 'running' ? rate : 0, this.opts.pollMs ?? 500));
         });
       }
+      outcome = await this.settleStop(current, outcome);
     } catch (err) {
       // Redis refused one of this driver's own writes (the lease, the finalize flag, a sample) for lack of memory.
       if (!isRedisFull(err)) throw err;
@@ -278,7 +295,24 @@ export class CrawlSession {
       await this.supervisor.stopAll(lost ? 2_000 : undefined);
       if (!joining) await this.lease.release().catch(() => undefined);
     }
-    return { run: current, resumed, status: status!, durationMs: Date.now() - started, summary };
+    if (outcome !== 'finished') {
+      // What the run holds once the local workers finished their pages: the figures the stop message gives.
+      status = await readTaskStatus(this.redis, this.opts.task.name).catch(() => status);
+    }
+    // The run's own duration, paused and interrupted time left out (the CLI's "finished in", the library's summary).
+    const durationMs = status!.run ? runElapsedMs(status!.run, Date.now()) : Date.now() - started;
+    return { run: current, resumed, status: status!, outcome, durationMs, summary };
+  }
+
+  /**
+   * After the watch loop: a stop({ end: true }) ends the run (unless it finished first, which is then what is
+   * reported); a plain stop() leaves it to resume and marks it idle, so the time until then is not in its duration.
+   */
+  private async settleStop(current: RunInfo, outcome: RunOutcome): Promise<RunOutcome> {
+    if (!this.stopping || outcome === 'finished' || this.opts.mode === 'join') return outcome;
+    if (this.ending) return (await this.crawl.stopRun(current.run)) ? 'stopped' : (await this.crawl.currentRun())?.state === 'finished' ? 'finished' : 'stopped';
+    await this.crawl.markIdle();
+    return 'interrupted';
   }
 
   /**
@@ -361,8 +395,12 @@ export class CrawlSession {
     return { run, resumed: true };
   }
 
-  /** Stops watching and stops the local workers gracefully; the run stays resumable. */
-  stop(): void {
+  /**
+   * Stops watching and stops the local workers gracefully. By default the run stays resumable (Ctrl-C); with
+   * `end` it is ended (the editor's Stop Crawl: the next start begins a new run from the start URLs).
+   */
+  stop(opts: { end?: boolean } = {}): void {
+    if (opts.end) this.ending = true;
     this.stopping = true;
     this.markStopped();
     this.wake?.();

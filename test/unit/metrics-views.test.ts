@@ -3,8 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dashboardData, downsample, WorkerRates } from '../../src/extension/dashboard/data';
-import { crawlFinishedMessage } from '../../src/extension/crawls/finishMessage';
-import { describeQueue, finishedPages, queuedJobs, RateMeter, runInfoOf } from '../../src/observe/figures';
+import { crawlEndMessage, crawlFinishedMessage } from '../../src/run/endMessage';
+import { describeAttempts, describeQueue, finishedPages, groupLabel, queuedJobs, RateMeter, runElapsedMs, runInfoOf, waitingPages, WAITING_GROUPS } from '../../src/observe/figures';
+import { JOB_STATES } from '../../src/extension/explorer/jobStates';
 import { parseDashboardMessage } from '../../src/extension/dashboard/messages';
 import { benchmarkResults, seedItems } from '../../src/extension/results/bench';
 import { parseResultsMessage } from '../../src/extension/results/messages';
@@ -120,6 +121,30 @@ describe('figures every view shows the same way', () => {
     assert.deepEqual(finishedPages(stats), { done: 40, skipped: 5, failed: 2, total: 47 });
   });
 
+  it('names "waiting" once: the explorer\'s groups under a queue add up to its "N waiting", and none else is called waiting (issue 32)', () => {
+    const c = { frontier: 28, waiting: 0, prioritized: 3, active: 1, delayed: 2, completed: 5, failed: 1 };
+    assert.equal(describeQueue(c), '31 waiting · 1 active · 2 delayed');
+    assert.equal(WAITING_GROUPS.reduce((n, g) => n + c[g], 0), waitingPages(c));
+    // The row said "28 waiting" beside a group labelled `waiting` that said 0: BullMQ's list is labelled "ready".
+    const labels = JOB_STATES.map(groupLabel);
+    assert.ok(!labels.includes('waiting'), labels.join(', '));
+    assert.ok(WAITING_GROUPS.every((g) => (JOB_STATES as readonly string[]).includes(g)));
+  });
+
+  it('never shows more attempts than allowed as "attempt N/M" (issue 32)', () => {
+    assert.equal(describeAttempts(0, 3), 'attempt 1/3');
+    assert.equal(describeAttempts(3, 3), 'attempt 3/3');
+    assert.equal(describeAttempts(4, 3), '4 attempts (3 allowed)');
+    assert.equal(describeAttempts(2, undefined), 'attempt 2');
+  });
+
+  it('leaves paused, interrupted and stopped time out of a run\'s duration (issue 32)', () => {
+    const run = runInfoOf({ run: 'r1', state: 'stopped', startedAt: '1000', finishedAt: '11000', pausedMs: '3000' })!;
+    assert.equal(runElapsedMs(run, 99_000), 7_000, 'stopped at 11 s, paused 3 s');
+    const idle = runInfoOf({ run: 'r1', state: 'running', startedAt: '1000', pausedMs: '1000', idleSince: '6000' })!;
+    assert.equal(runElapsedMs(idle, 20_000), 4_000, 'interrupted at 6 s: the time since is not counted');
+  });
+
   it('keeps the elapsed time of a reopened run going', () => {
     // A retry or an enqueue after the end reopens a run: its old finishedAt froze the dashboard's elapsed time.
     const run = runInfoOf({ run: 'r1', state: 'running', startedAt: '1000', finishedAt: '5000' })!;
@@ -149,6 +174,14 @@ describe('figures every view shows the same way', () => {
       "Crawl 't' finished: 40 pages, 80 items, 5 skipped, 2 failed. scope.maxPages (40) stopped it: 7 more links were not crawled. scope.maxDepth (3) cut it: 12 links were deeper.",
     );
     assert.equal(crawlFinishedMessage(task, { ...stats, skipped: {}, dropped: {} }), "Crawl 't' finished: 40 pages, 80 items, 2 failed.");
+  });
+
+  it('says how a crawl ended in one message: stopped and interrupted are never "finished" (issue 32)', () => {
+    const task = parseTask('name: t\nstart: [http://a.test/]\nrules:\n  - name: r\n', '/tmp/t.crawl.yaml').task!;
+    const plain = { ...stats, skipped: {}, dropped: {} };
+    assert.equal(crawlEndMessage(task, { outcome: 'stopped', status: { stats: plain } }), "Crawl 't' stopped: 40 pages, 80 items, 2 failed. Start Crawl begins a new run from the start URLs.");
+    assert.equal(crawlEndMessage(task, { outcome: 'interrupted', status: { stats: plain } }), "Crawl 't' interrupted: 40 pages, 80 items, 2 failed. Start Crawl resumes it where it left off.");
+    assert.equal(crawlEndMessage(task, { outcome: 'finished', status: { stats: plain } }), crawlFinishedMessage(task, plain));
   });
 });
 

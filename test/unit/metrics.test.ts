@@ -28,18 +28,21 @@ describe('metrics: rates and ETA', () => {
     assert.equal(r[1]!.pagesPerSec, 0, 'a counter reset is not a negative rate');
   });
 
-  it('estimates the drain time from completion vs discovery, bounded by maxPages', () => {
-    const s = [sample(0, { done: 0, enqueued: 100, waiting: 100 }), sample(10_000, { done: 50, enqueued: 120, waiting: 70 })];
-    // c = 5/s, d = 2/s: 70 pending shrink at 3/s.
+  it('estimates the drain time from what is left and the recent rate, and gives none without a rate (issue 32)', () => {
+    // 5 pages/s over the last 5 s (the pages/s every view shows), 70 pending: 14 s, whatever discovery does.
+    const s = [sample(0, { done: 0, enqueued: 100, waiting: 100 }), sample(5_000, { done: 25, enqueued: 120, waiting: 70 })];
     const e = estimateEta(s, null);
     assert.equal(e.state, 'ok');
-    assert.ok(Math.abs(e.seconds! - 70 / 3) < 1e-9);
-    // maxPages 130: at most 10 more jobs: (70 + 10) / 5 = 16 s, shorter than 23 s.
-    assert.equal(estimateEta(s, 130).seconds, 16);
-    const growing = [sample(0, { enqueued: 100, waiting: 100 }), sample(10_000, { done: 10, enqueued: 200, waiting: 190 })];
-    assert.equal(estimateEta(growing, null).state, 'growing');
+    assert.equal(e.completionRate, 5);
+    assert.equal(e.seconds, 14);
+    assert.equal(e.seconds! * e.completionRate, e.pending, 'ETA × pages/s = what is left');
+    // Discovery close to completion used to give pending / (c - d): here 70 / 0.2 = 350 s for a queue of 70 at 5/s.
+    const discovering = [sample(0, { enqueued: 100, waiting: 100 }), sample(5_000, { done: 25, enqueued: 124, waiting: 70 })];
+    assert.equal(estimateEta(discovering, null).seconds, 14);
     assert.equal(estimateEta([sample(0, { waiting: 0 })], null).state, 'drained');
     assert.equal(estimateEta([sample(0, { waiting: 5 }), sample(10_000, { waiting: 5 })], null).state, 'stalled');
+    assert.equal(estimateEta([sample(0, { waiting: 5 }), sample(10_000, { waiting: 5 })], null).seconds, null, 'no ETA without a rate');
+    assert.equal(estimateEta([sample(0, { waiting: 5 })], null).state, 'estimating');
   });
 
   it('merges the coarse tier before the fine one', () => {

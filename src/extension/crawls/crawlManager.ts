@@ -7,7 +7,7 @@ import { engine } from '../lazy';
 import type { RedisConnection } from '../redisConnection';
 import { requireTrust, settings } from '../settings';
 import type { WorkerManager, WorkerPool } from '../workers/workerManager';
-import { crawlFinishedMessage } from './finishMessage';
+import { crawlEndMessage } from '../../run/endMessage';
 
 // Crawls started from the editor. Each is a CrawlLaunch, made by launchCrawl, the very function behind
 // `crawl-studio run`: session, store and writer, local workers (shown in the Workers view) and cleanup order are
@@ -30,7 +30,7 @@ export class CrawlManager implements vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
   private readonly finished = new vscode.EventEmitter<{ task: string; result: LaunchResult; message: string }>();
-  /** A crawl that ended, with the message the editor shows (crawlFinishedMessage). */
+  /** A crawl that ended (finished, stopped or interrupted), with the one message the editor shows (crawlEndMessage). */
   readonly onDidFinish = this.finished.event;
   private readonly failed = new vscode.EventEmitter<{ task: string; message: string }>();
   /** A crawl that was refused or ended with an error, with the very message the editor showed. */
@@ -104,7 +104,7 @@ export class CrawlManager implements vscode.Disposable {
     this.running.set(task.name, rc);
     this.changed.fire();
     void done.then(
-      (result) => this.finished.fire({ task: task.name, result, message: crawlFinishedMessage(task, result.status.stats) }),
+      (result) => this.finished.fire({ task: task.name, result, message: crawlEndMessage(task, result) }),
       (err: Error) => {
         // Another process drives the task's run: nothing was started here, so nothing "stopped".
         const message =
@@ -117,20 +117,32 @@ export class CrawlManager implements vscode.Disposable {
   }
 
   /**
-   * Stops local workers gracefully and pauses the queue (remote workers stop taking jobs too); resumable. Cancelled,
-   * the workers are killed at once (their pages go back to the queue) instead of finishing their pages.
+   * Stop (README, "Stop, Start, Pause, Resume"): ends the run through the launcher (CrawlLaunch.end: no worker
+   * anywhere takes another of its pages; the next Start begins a new run from the start URLs). Local workers
+   * finish their pages; cancelled, they are killed at once instead. The one message about it is onDidFinish's
+   * ("stopped", or "finished" when the run drained first). The result, or undefined when nothing ran here.
    */
-  async stop(task: string, token?: vscode.CancellationToken): Promise<void> {
+  async stop(task: string, token?: vscode.CancellationToken): Promise<LaunchResult | undefined> {
     const rc = this.running.get(task);
-    if (!rc) return;
-    await rc.launch.session.crawl.pause();
-    rc.launch.stop();
-    const sub = token?.onCancellationRequested(() => void rc.launch.kill(10_000));
+    if (!rc) return undefined;
+    rc.launch.end();
+    const sub = token?.onCancellationRequested(() => void rc.launch.kill(10_000, { end: true }));
     try {
-      await rc.done.catch(() => undefined);
+      return await rc.done.catch(() => undefined);
     } finally {
       sub?.dispose();
     }
+  }
+
+  /**
+   * Interrupts the crawl as Ctrl-C does `crawl-studio run` (the `run` task's Ctrl+C): local workers finish their
+   * pages and the run is kept; the next Start resumes it. The message says "interrupted".
+   */
+  async interrupt(task: string): Promise<LaunchResult | undefined> {
+    const rc = this.running.get(task);
+    if (!rc) return undefined;
+    rc.launch.stop();
+    return rc.done.catch(() => undefined);
   }
 
   dispose(): void {

@@ -52,7 +52,11 @@ export function dashboardData(task: CrawlTask, h: HealthSnapshot, rates: WorkerR
   });
   const { pagesPerSec, itemsPerSec, elapsedMs, basis } = runRates(h);
   const eta = estimateEta(h.history, task.scope.maxPages);
-  const finishedRun = h.run?.state === 'finished';
+  // A running run with pages to do and no worker taking them (a retry or an enqueue reopened a finished run, the
+  // window that drove it closed) has no rate to estimate from: it says so, not "estimating" for ever (issue 32).
+  const working = h.workers.some((w) => w.tasks.includes(task.name) && h.at - w.lastSeen <= STALE_MS);
+  const idle = h.run?.state === 'running' && !working && queuedJobs(h.counts) > 0;
+  const over = h.run?.state === 'finished' ? 'finished' : h.run?.state === 'stopped' ? 'stopped' : h.run && h.isPaused ? 'paused' : idle ? 'no-worker' : null;
   const skippedTotal = s ? skippedJobs(s) : 0;
   const reasons = (rec: Readonly<Record<string, number>>) =>
     Object.entries(rec)
@@ -77,7 +81,9 @@ export function dashboardData(task: CrawlTask, h: HealthSnapshot, rates: WorkerR
         ]
       : [],
     queue: { waiting: waitingPages(h.counts), active: h.counts.active, delayed: h.counts.delayed, total: queuedJobs(h.counts), text: describeQueue(h.counts) },
-    eta: finishedRun ? { state: 'finished', seconds: 0, completionRate: 0, discoveryRate: 0 } : { state: eta.state, seconds: eta.seconds, completionRate: eta.completionRate, discoveryRate: eta.discoveryRate },
+    // A run that is over, stopped or paused has no time left to estimate (issue 32: "running, ETA 49 s at 0.0
+    // pages/s" after a Stop).
+    eta: over ? { state: over, seconds: null, completionRate: 0, discoveryRate: 0 } : { state: eta.state, seconds: eta.seconds, completionRate: eta.completionRate, discoveryRate: eta.discoveryRate },
     pagesPerSec,
     itemsPerSec,
     rateBasis: basis,

@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import type { CrawlTask } from '../../core/task/model';
 import type { PageJobData, PageJobResult } from '../../frontier/crawl';
 import { retryFailureGroup } from '../../observe/failures';
+import { afterRetry } from '../retryNotice';
 import { readHealth, type HealthSnapshot } from '../../observe/health';
 import { bullPrefix } from '../../frontier/keys';
 import { recordSample } from '../../observe/metrics';
@@ -115,14 +116,7 @@ export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
   }
 
   private async afterRetry(n: number): Promise<void> {
-    if (n === 0) return;
-    const running = this.api.crawls.get(this.task.name) || (this.data?.workers.some((w) => !w.stale) ?? false);
-    if (running) {
-      void vscode.window.showInformationMessage(`Retrying ${n} failed job(s) of '${this.task.name}'.`);
-      return;
-    }
-    const a = await vscode.window.showInformationMessage(`${n} failed job(s) of '${this.task.name}' are back in the queue. No worker is running: start the crawl to fetch them.`, 'Start Crawl');
-    if (a) await vscode.commands.executeCommand('crawlStudio.startCrawl', vscode.Uri.file(this.task.file));
+    await afterRetry(await this.api.connection.get(), this.api.crawls, { name: this.task.name, file: this.task.file }, n);
   }
 
   private queue(redis: Awaited<ReturnType<CrawlStudioApi['connection']['get']>>): Queue<PageJobData, PageJobResult> {

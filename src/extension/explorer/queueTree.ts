@@ -4,7 +4,7 @@ import { engine } from '../lazy';
 import { TASK_GLOB } from '../taskFiles';
 import { JOB_STATES, type JobStateName } from './jobStates';
 import type { CrawlJob, QueueModel, QueueSnapshot } from './queueModel';
-import { describeQueue } from '../../observe/figures';
+import { describeAttempts, describeQueue, groupLabel, waitingPages } from '../../observe/figures';
 
 // The Queue Explorer: connection -> task queues -> job states -> jobs. Nodes are kept and updated in place and
 // carry stable ids, so a refresh re-renders only what changed and never collapses what the user expanded.
@@ -472,7 +472,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
       return item;
     }
     if (node instanceof StateNode) {
-      const item = new vscode.TreeItem(node.state, node.count > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+      const item = new vscode.TreeItem(groupLabel(node.state), node.count > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
       item.id = `state/${node.queue.name}/${node.state}`;
       item.description = String(node.count);
       item.contextValue = `state.${node.state}`;
@@ -486,7 +486,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
       item.id = `job/${node.parent.queue.name}/${node.parent.state}/${j.id}`;
       // A page of the frontier is not a job yet: only its URL's actions apply.
       item.contextValue = node.parent.state === 'frontier' ? 'page.frontier' : `job.${node.parent.state}`;
-      const attempts = `attempt ${Math.max(1, j.attemptsMade)}${j.opts.attempts ? `/${j.opts.attempts}` : ''}`;
+      const attempts = describeAttempts(j.attemptsMade, j.opts.attempts);
       const skipped = node.parent.state === 'skipped' ? j.returnvalue?.reason : undefined;
       item.description = skipped ? `skipped: ${skipped}` : j.failedReason ? `${attempts} · ${j.failedReason}` : j.data?.rule ? `${j.data.rule} · ${attempts}` : attempts;
       item.tooltip = new vscode.MarkdownString(
@@ -506,22 +506,26 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
     const c = node.snapshot.counts;
     const item = new vscode.TreeItem(node.name, vscode.TreeItemCollapsibleState.Collapsed);
     item.id = `queue/${node.name}`;
-    item.contextValue = node.snapshot.paused ? 'queue.paused' : 'queue';
+    // A stopped run (Stop Crawl) is over: its queue was paused so no worker takes its pages, but Resume would not
+    // bring it back (Start Crawl begins a new run), so it offers neither Pause nor Resume.
+    const stopped = node.snapshot.runState === 'stopped';
+    item.contextValue = stopped ? 'queue.stopped' : node.snapshot.paused ? 'queue.paused' : 'queue';
     // The queue in the words the status bar's tooltip and the dashboard use (observe/taskStatus.ts describeQueue),
     // the pages waiting in the frontier among the waiting.
     const parts = [describeQueue(c)];
     if (c.failed) parts.push(`${c.failed} failed`);
     if (c.skipped) parts.push(`${c.skipped} skipped`);
     const stale = this.staleSince !== null;
-    item.description = `${stale ? 'stale · ' : ''}${node.snapshot.paused ? 'paused · ' : ''}${parts.join(' · ')}`;
+    item.description = `${stale ? 'stale · ' : ''}${stopped ? 'stopped · ' : node.snapshot.paused ? 'paused · ' : ''}${parts.join(' · ')}`;
     const s = node.snapshot.stats;
     item.tooltip = new vscode.MarkdownString(
       (stale ? `*Counts read ${Math.round((Date.now() - this.staleSince!) / 1000)} s ago: Redis is not answering.*\n\n` : '') +
         `**${node.name}** — run ${node.snapshot.run ?? '–'} (${node.snapshot.runState ?? 'never run'})\n\n` +
+        `${waitingPages(c)} waiting: ${c.frontier} in the frontier, ${c.waiting} ready, ${c.prioritized} prioritized\n\n` +
         (s ? `${c.completed} pages done · ${c.skipped} skipped · ${c.failed} failed · ${s.items} items\n\n` : '') +
         (node.snapshot.file ? `Task file: \`${node.snapshot.file}\`` : ''),
     );
-    item.iconPath = new vscode.ThemeIcon(node.snapshot.paused ? 'debug-pause' : node.snapshot.runState === 'running' ? 'sync' : 'list-unordered');
+    item.iconPath = new vscode.ThemeIcon(stopped ? 'debug-stop' : node.snapshot.paused ? 'debug-pause' : node.snapshot.runState === 'running' ? 'sync' : 'list-unordered');
     return item;
   }
 
@@ -582,7 +586,7 @@ const STATE_ICONS: Record<JobStateName, string> = {
 const KEPT = 'Its rows are the newest jobs the queue still keeps.';
 const STATE_TOOLTIPS: Record<JobStateName, string> = {
   frontier: 'Pages waiting in the frontier, not jobs yet: they become jobs as the window has room',
-  waiting: 'Jobs ready to run',
+  waiting: 'Jobs ready to run (BullMQ\'s waiting list); with the frontier\'s and the prioritized pages, the queue\'s "waiting"',
   prioritized: 'Jobs ready to run, by priority',
   active: 'Jobs a worker holds now (fetching, or waiting for its host\'s turn)',
   delayed: 'Jobs waiting for a time: their host\'s next turn, the rate limit, or a retry\'s backoff',

@@ -182,6 +182,35 @@ describe('VS Code conventions: cancellable progress (real Redis, real crawl)', f
     }
   });
 
+  // Issue 32: the run task's Ctrl+C is Ctrl-C of `crawl-studio run` (the run is kept to resume), not Stop Crawl.
+  it('the run task\'s Ctrl+C interrupts the crawl: one "interrupted" message, the run kept to resume', async () => {
+    const folder = vscode.workspace.workspaceFolders![0]!.uri;
+    const uri = vscode.Uri.joinPath(folder, 'runint.crawl.yaml');
+    // 1 s between pages: the crawl is still going when the test interrupts it.
+    await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(demoShopTask({ name: 'runint', siteUrl: site.url, perHost: { concurrency: 1, delay: '1s' } })));
+    try {
+      const task = await until('the run task', async () => (await vscode.tasks.fetchTasks({ type: 'crawl-studio' })).find((t) => t.name === 'run runint.crawl.yaml'), 30_000);
+      const messages: string[] = [];
+      const sub = api.crawls.onDidFinish((e) => e.task === 'runint' && messages.push(e.message));
+      const ended = new Promise<void>((resolve) => {
+        const s2 = vscode.tasks.onDidEndTask((e) => e.execution.task.name === task.name && (s2.dispose(), resolve()));
+      });
+      const execution = await vscode.tasks.executeTask(task);
+      await until('a page done', () => (api.crawls.get('runint')?.status?.stats?.done ?? 0) >= 1, 60_000);
+      execution.terminate();
+      await ended;
+      await until('the message', () => messages.length > 0);
+      sub.dispose();
+      assert.equal(messages.length, 1, messages.join(' | '));
+      assert.match(messages[0]!, /^Crawl 'runint' interrupted: \d+ pages?, .*Start Crawl resumes it/);
+      const conn = await api.connection.get();
+      assert.equal(await conn.hget('cs:{runint}:#meta', 'state'), 'running', 'kept to resume');
+      assert.ok(Number(await conn.hget('cs:{runint}:#meta', 'idleSince')) > 0, 'marked idle: the time until it resumes is not in its duration');
+    } finally {
+      await vscode.workspace.fs.delete(uri);
+    }
+  });
+
   it('Stop Crawl, cancelled, kills the workers instead of waiting for their pages', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cs-cancel-'));
     const file = join(dir, 'slow.crawl.yaml');

@@ -13,6 +13,8 @@ import { LOG_TAG_ENV, tagConsole } from '../harness/consoleTag';
 //
 // Env (set through the harness's `env` option or test-electron's `extensionTestsEnv`):
 //   CRAWL_STUDIO_TEST_GREP     only tests whose full title matches this pattern
+//   CRAWL_STUDIO_TEST_FILES    only the test files whose name matches this pattern (e.g. `stopStart`): the others
+//                              are not even loaded
 //   CRAWL_STUDIO_TEST_TIMEOUT  per-test timeout in ms (default 60000)
 
 function testFiles(dir: string): string[] {
@@ -36,7 +38,8 @@ export async function run(): Promise<void> {
   });
   const grep = process.env.CRAWL_STUDIO_TEST_GREP;
   if (grep) mocha.grep(grep);
-  const files = testFiles(__dirname);
+  const only = process.env.CRAWL_STUDIO_TEST_FILES ? new RegExp(process.env.CRAWL_STUDIO_TEST_FILES) : null;
+  const files = testFiles(__dirname).filter((f) => !only || only.test(relative(__dirname, f)));
   if (files.length === 0) throw new Error(`no *.test.js files next to ${__filename}: run \`node esbuild.mjs\` first`);
   for (const f of files) mocha.addFile(f);
   // On the code-server route, tag the console so the harness can tell test output from workbench logs.

@@ -1,0 +1,38 @@
+import * as vscode from 'vscode';
+import { readLiveWorkers } from '../frontier/fleet';
+import type { Redis } from '../redis/connect';
+import type { CrawlManager } from './crawls/crawlManager';
+
+// What the editor says after failed jobs went back to the queue, the same for the dashboard's "Retry all" and the
+// Queue Explorer's Retry Job (issue 32, item 4: Retry Job on a finished crawl showed nothing, and its job waited
+// for a worker nobody ran). A retry reopens a finished run (observe/failures.ts retryFailedJobs); with no worker
+// taking the task's pages, the message says so and offers Start Crawl, which resumes that reopened run.
+
+export const START_CRAWL_AFTER_RETRY = vscode.l10n.t('Start Crawl');
+
+export interface RetryOutcome {
+  readonly retried: number;
+  /** Whether a worker (local or remote, from the fleet's heartbeats) was taking the task's pages. */
+  readonly workerRunning: boolean;
+  /** The message shown, or null when nothing was retried. */
+  readonly message: string | null;
+}
+
+export async function afterRetry(redis: Redis, crawls: CrawlManager, task: { readonly name: string; readonly file: string | null }, retried: number): Promise<RetryOutcome> {
+  if (retried === 0) return { retried, workerRunning: false, message: null };
+  const workerRunning = crawls.get(task.name) !== undefined || (await readLiveWorkers(redis)).some((w) => w.tasks.includes(task.name));
+  const jobs = vscode.l10n.t('{0} failed job(s) of \'{1}\'', retried, task.name);
+  if (workerRunning) {
+    const message = vscode.l10n.t('Retrying {0}.', jobs);
+    void vscode.window.showInformationMessage(message);
+    return { retried, workerRunning, message };
+  }
+  const message = vscode.l10n.t('{0} are back in the queue. No worker is running: start the crawl to fetch them.', jobs);
+  const file = task.file;
+  if (!file) {
+    void vscode.window.showInformationMessage(message);
+    return { retried, workerRunning, message };
+  }
+  void vscode.window.showInformationMessage(message, START_CRAWL_AFTER_RETRY).then((a) => a && vscode.commands.executeCommand('crawlStudio.startCrawl', vscode.Uri.file(file)));
+  return { retried, workerRunning, message };
+}
