@@ -7,6 +7,7 @@ import { openStore, parseStoreUrl, startWriter, type ItemRow, type ItemStore, ty
 import { summaryFromStatus, type SessionStoreHooks } from './session';
 import { isAbsolutePath, sqlitePathOf } from '../core/task/storeUrl';
 import { storeFileProblem } from '../workspace/storePlace';
+import { incompleteReason, type RunChangeCounts } from '../core/history/diff';
 
 // Connects a crawl session to its store: a writer drains the task's item stream while the crawl runs, and the
 // finalize step flushes it and records the run summary. Used by the CLI and the extension alike.
@@ -110,7 +111,8 @@ export async function attachStore(
         failures: status.stats?.failed ?? 0,
         extra: { ...base, extracted: status.stats?.items ?? 0 },
       });
-      return { stored, storeDuplicates: c.duplicates, storeConflicts: c.conflicts, storeErrors: c.errors, store: store.location };
+      const changes = await closeHistory(store, task, run, status);
+      return { stored, storeDuplicates: c.duplicates, storeConflicts: c.conflicts, storeErrors: c.errors, store: store.location, changes };
     },
   };
   return {
@@ -123,6 +125,16 @@ export async function attachStore(
       await store.close();
     },
   };
+}
+
+/**
+ * Closes the run in the store's item history: what it added, changed and removed. Only a complete run marks items
+ * removed (a failed page or the page limit would otherwise make its items look gone).
+ */
+export async function closeHistory(store: ItemStore, task: CrawlTask, run: RunInfo, status: CrawlStatus): Promise<RunChangeCounts & { incomplete: string | null }> {
+  const incomplete = incompleteReason(status.stats);
+  const counts = await store.history.finishRun({ task: task.name, run: run.run, complete: incomplete === null, finishedAt: Date.now(), retention: task.store.history });
+  return { ...counts, incomplete };
 }
 
 /** dev:inode of a file, or null when there is none at the path. */

@@ -1,6 +1,6 @@
 // The normalised task: every default applied, every pattern compiled. Produced only by parseTask(),
 // so the rest of the engine never re-checks what the validator already guarantees.
-
+import type { HistoryRetention } from '../history/diff';
 import type { FieldRegex } from './fieldRegex';
 import type { Since } from '../sitemap/lastmod';
 
@@ -264,6 +264,8 @@ export interface CrawlTask {
     readonly onConflict: 'update' | 'ignore';
     readonly batchSize: number;
     readonly flushMs: number;
+    /** How much item history to keep (store.history.keep). */
+    readonly history: HistoryRetention;
   };
   /** Null: the crawl runs once. */
   readonly schedule: { readonly cron: string | null; readonly everyMs: number | null; readonly timezone: string } | null;

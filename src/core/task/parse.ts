@@ -19,6 +19,7 @@ import { MAX_URL_LENGTH } from '../url/canonical';
 import { compileUrlPattern, globToRegExp, matchesAny, UrlPatternError } from '../url/patterns';
 import { checkReachability } from './reachability';
 import { parseDuration, parseSize } from '../units';
+import { DEFAULT_RETENTION, parseRetention as retentionOf, type HistoryRetention } from '../history/diff';
 import { parseSince } from '../sitemap/lastmod';
 import {
   DEFAULT_USER_AGENT,
@@ -415,7 +416,7 @@ interface RawTask {
   login?: { url: string; form?: { selector?: string; fields: Record<string, string> }; post?: { fields?: Record<string, string>; json?: Record<string, unknown> }; check?: { selector?: string } };
   proxy?: { urls: string[]; rotate?: 'per-session' | 'per-request' };
   canonical?: { sortQuery?: boolean; stripTrailingSlash?: boolean; dropParams?: string[] };
-  store?: { url?: string; onConflict?: 'update' | 'ignore'; batchSize?: number; flushInterval?: string | number };
+  store?: { url?: string; onConflict?: 'update' | 'ignore'; batchSize?: number; flushInterval?: string | number; history?: { keep?: string | number } };
   schedule?: { cron?: string; every?: string | number; timezone?: string };
   browser?: RawBrowser;
   rules: RawRule[];
@@ -624,6 +625,7 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink, checks: Pa
       onConflict: raw.store?.onConflict ?? DEFAULTS.onConflict,
       batchSize: raw.store?.batchSize ?? DEFAULTS.batchSize,
       flushMs: raw.store?.flushInterval !== undefined ? duration(['store', 'flushInterval'], raw.store.flushInterval) : DEFAULTS.flushMs,
+      history: parseRetention(raw.store?.history?.keep),
     },
     schedule: buildSchedule(raw.schedule, diags),
     rules,
@@ -927,4 +929,9 @@ function buildFollow(f: RawFollow, path: Path, diags: DiagnosticSink, report: Re
  */
 export function syntaxErrorsToShow<E extends { readonly code: string }>(errors: readonly E[]): E[] {
   return errors.filter((e, i) => i === 0 || e.code === 'DUPLICATE_KEY');
+}
+
+/** store.history.keep (the schema checked its form): runs, or days. */
+function parseRetention(keep: string | number | undefined): HistoryRetention {
+  return keep === undefined ? DEFAULT_RETENTION : retentionOf(keep);
 }
