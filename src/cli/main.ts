@@ -38,6 +38,7 @@ import { writeScreenshot } from '../workspace/screenshots';
 import { storeChecksFor } from '../workspace/storePlace';
 import { CREDENTIALS_HINT } from '../core/url/credentials';
 import { cmdMonitor, MonitorUsageError } from './monitor';
+import { ChangesUsageError, cmdChanges, exportChangesOf } from './changes';
 
 // `crawl-studio`: the headless face of the engine. Every command drives the same classes the extension does.
 
@@ -51,6 +52,8 @@ Usage:
   crawl-studio enqueue <task.crawl.yaml> --file urls.txt|- [REDIS] [--force] [--rule R]
   crawl-studio status <task.crawl.yaml> [REDIS] [--json]
   crawl-studio export <task.crawl.yaml> [--format jsonl|csv|json] [--type T] [--out FILE] [--meta] [--csv-raw]
+  crawl-studio export <task.crawl.yaml> --changes [--since RUN|DATE] [--format jsonl|csv] [--type T] [--out FILE]
+  crawl-studio changes <task.crawl.yaml> [--since RUN|DATE] [--type T] [--json]   added, changed, removed items
   crawl-studio validate <file>...
   crawl-studio test <task.crawl.yaml>       re-run the task's fixtures, a diff per changed field; exit 1 on a change
   crawl-studio fixture save <task.crawl.yaml> <url> [--rule R]   save a page and what the task extracts from it
@@ -118,6 +121,8 @@ export async function main(argv: string[]): Promise<number> {
       return cmdServeDemo(rest);
     case 'monitor':
       return cmdMonitor(rest);
+    case 'changes':
+      return cmdChanges(rest);
     case undefined:
     case 'help':
     case '--help':
@@ -470,7 +475,10 @@ async function cmdExport(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { format: { type: 'string', short: 'f' }, type: { type: 'string' }, out: { type: 'string', short: 'o' }, store: { type: 'string' }, meta: { type: 'boolean' }, 'csv-raw': { type: 'boolean' } },
+    options: {
+      format: { type: 'string', short: 'f' }, type: { type: 'string' }, out: { type: 'string', short: 'o' }, store: { type: 'string' }, meta: { type: 'boolean' }, 'csv-raw': { type: 'boolean' },
+      changes: { type: 'boolean' }, since: { type: 'string' },
+    },
   });
   if (positionals.length !== 1) throw new UsageError('export takes one task file');
   const format = (values.format ?? 'jsonl') as ExportFormat;
@@ -486,14 +494,16 @@ async function cmdExport(args: string[]): Promise<number> {
     const out = values.out ? createWriteStream(values.out) : process.stdout;
     let res;
     try {
-      res = await exportItems(store, { format, type: values.type, out, meta: values.meta ?? false, csvRaw: values['csv-raw'] ?? false });
+      res = values.changes
+        ? await exportChangesOf(store, task.name, { format, since: values.since, type: values.type, out, csvRaw: values['csv-raw'] ?? false })
+        : await exportItems(store, { format, type: values.type, out, meta: values.meta ?? false, csvRaw: values['csv-raw'] ?? false });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EPIPE' && !values.out) return 0;
       throw err;
     }
     if (values.out) {
       await new Promise<void>((resolve, reject) => (out as import('node:fs').WriteStream).end((err?: Error | null) => (err ? reject(err) : resolve())));
-      console.error(`exported ${groupDigits(res.items)} items (${res.types.join(', ')}) from ${redactUrl(store.location)} to ${values.out}`);
+      console.error(`exported ${groupDigits(res.items)} ${values.changes ? 'changes' : 'items'} (${res.types.join(', ')}) from ${redactUrl(store.location)} to ${values.out}`);
     }
     return 0;
   } finally {
@@ -653,7 +663,7 @@ if (require.main === module) {
         for (const d of err.diagnostics) console.error(formatDiagnostic(d));
         process.exit(2);
       }
-      if (err instanceof UsageError || err instanceof MonitorUsageError) {
+      if (err instanceof UsageError || err instanceof MonitorUsageError || err instanceof ChangesUsageError) {
         console.error(`crawl-studio: ${err.message}\n\n${USAGE}`);
         process.exit(2);
       }
