@@ -6,6 +6,7 @@ import { storeUrlFor } from '../run/storeAttachment';
 import type { Writable } from 'node:stream';
 import { changeRecord, changesSince, exportChanges, openStore, type ChangeReport, type ItemChange, type ItemStore } from '../store';
 import { loadTaskFile } from '../workspace/taskFile';
+import type { NotifyOutcome } from '../run/notify';
 
 // `crawl-studio changes TASK [--since RUN|DATE] [--type T] [--json]`: what the last run (or the runs since) added,
 // changed (field: old → new) and removed, from the store's item history (store/history).
@@ -30,19 +31,28 @@ export async function cmdChanges(args: string[]): Promise<number> {
       throw err;
     }
     if (values.json) console.log(JSON.stringify({ runs: report.runs, changes: report.changes.map(changeRecord) }, null, 2));
-    else for (const line of changeLines(task.name, report)) console.log(line);
+    else for (const line of changeLines(task.name, report, await notifyOutcomes(store))) console.log(line);
     return 0;
   } finally {
     await store.close();
   }
 }
 
+/** Each run's webhook delivery, as recorded in its summary (run/notify.ts). */
+async function notifyOutcomes(store: ItemStore): Promise<Map<string, NotifyOutcome>> {
+  const out = new Map<string, NotifyOutcome>();
+  for (const r of await store.readRuns()) if (r.extra?.notify) out.set(r.run, r.extra.notify as NotifyOutcome);
+  return out;
+}
+
 /** The human listing: per run a headline with its counts, then one line per added, changed or removed item. */
-export function changeLines(task: string, report: ChangeReport): string[] {
+export function changeLines(task: string, report: ChangeReport, notified: ReadonlyMap<string, NotifyOutcome> = new Map()): string[] {
   if (report.runs.length === 0) return [`${task}: no run has item history yet (a run records it when it finishes)`];
   const out: string[] = [];
   for (const run of report.runs) {
     out.push(runHeadline(run));
+    const sent = notified.get(run.run);
+    if (sent) out.push(`  notify: ${sent.status}${sent.attempts ? ` after ${sent.attempts} attempt${sent.attempts === 1 ? '' : 's'}` : ''}${sent.reason ? ` — ${sent.reason}` : ''}`);
     const mine = report.changes.filter((c) => c.run === run.run);
     for (const [item, list] of groupByItem(mine)) out.push(...itemLines(item, list));
   }

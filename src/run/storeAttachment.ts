@@ -8,6 +8,7 @@ import { summaryFromStatus, type SessionStoreHooks } from './session';
 import { isAbsolutePath, sqlitePathOf } from '../core/task/storeUrl';
 import { storeFileProblem } from '../workspace/storePlace';
 import { incompleteReason, type RunChangeCounts } from '../core/history/diff';
+import { notifyRun } from './notify';
 
 // Connects a crawl session to its store: a writer drains the task's item stream while the crawl runs, and the
 // finalize step flushes it and records the run summary. Used by the CLI and the extension alike.
@@ -85,6 +86,7 @@ export async function attachStore(
     await store.close();
     throw err;
   }
+  const pending = new Set<Promise<unknown>>();
   const hooks: SessionStoreHooks = {
     backlog: () => writer.backlog(),
     check: async () => check(),
@@ -112,6 +114,8 @@ export async function attachStore(
         extra: { ...base, extracted: status.stats?.items ?? 0 },
       });
       const changes = await closeHistory(store, task, run, status);
+      // In the background: the run's finish does not wait on a webhook; close() does (bounded by its retries).
+      if (task.notify) pending.add(notifyRun(store, task, changes));
       return { stored, storeDuplicates: c.duplicates, storeConflicts: c.conflicts, storeErrors: c.errors, store: store.location, changes };
     },
   };
@@ -122,6 +126,7 @@ export async function attachStore(
     check,
     async close() {
       await writer.stop();
+      await Promise.allSettled([...pending]);
       await store.close();
     },
   };

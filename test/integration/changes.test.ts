@@ -132,4 +132,64 @@ describe('what changed since the last crawl (issue 33)', function () {
       assert.deepEqual(partial.changes, []);
     });
   }
+
+  describe('notifications', () => {
+    const received: { status: number; body: Record<string, unknown> }[] = [];
+    let failFirst = 0;
+    let hook: HttpServer;
+    before(async () => {
+      hook = await serveHttp((req, res) => {
+        let text = '';
+        req.on('data', (c: Buffer) => (text += c.toString()));
+        req.on('end', () => {
+          const status = failFirst-- > 0 ? 500 : 204;
+          received.push({ status, body: JSON.parse(text) as Record<string, unknown> });
+          res.writeHead(status).end();
+        });
+      });
+    });
+    after(async () => {
+      delete process.env.CRAWL_STUDIO_WEBHOOK_URL;
+      await hook?.close();
+    });
+
+    for (const fails of [0, 2]) {
+      it(`a webhook ${fails ? 'that fails twice then succeeds ' : ''}gets one message with the run's changes, once`, async () => {
+        received.length = 0;
+        failFirst = fails;
+        process.env.CRAWL_STUDIO_WEBHOOK_URL = `${hook.url}/hook?token=s3cret`;
+        const file = join(dir, `notify-${fails}.crawl.yaml`);
+        const notify = 'notify:\n  webhook: ${CRAWL_STUDIO_WEBHOOK_URL}\n  when:\n    - moved: product.price\n      percent: 10';
+        writeFileSync(file, taskYaml(web.url, `sqlite:${join(dir, `notify-${fails}.sqlite`)}`, notify));
+        catalogue = BEFORE;
+        await crawl(file);
+        const firstRun = received.splice(0);
+        assert.equal(firstRun.filter((r) => r.status === 204).length, 0, 'the first run added items but moved no price: no message');
+        catalogue = AFTER;
+        const second = await crawl(file);
+        assert.deepEqual(received.map((r) => r.status), [...Array(fails).fill(500), 204]);
+        const body = received.at(-1)!.body;
+        assert.equal(body.run, second);
+        assert.deepEqual(body.counts, { added: 1, changed: 1, removed: 1 });
+        assert.equal(body.matched, 1);
+        assert.deepEqual((body.changes as { key: string; change: string }[]).map((c) => [c.change, c.key]), [['changed', 'a'], ['removed', 'c'], ['added', 'd']]);
+        const text = (await exec(process.execPath, [CLI, 'changes', file])).stdout;
+        assert.match(text, new RegExp(`notify: delivered after ${fails + 1} attempt`));
+        assert.doesNotMatch(text, /s3cret/);
+      });
+    }
+
+    it('a webhook that keeps failing is recorded with its reason, and the run still finishes', async () => {
+      received.length = 0;
+      failFirst = 100;
+      process.env.CRAWL_STUDIO_WEBHOOK_URL = `${hook.url}/hook?token=s3cret`;
+      const file = join(dir, 'notify-fail.crawl.yaml');
+      writeFileSync(file, taskYaml(web.url, `sqlite:${join(dir, 'notify-fail.sqlite')}`, 'notify: { webhook: "${CRAWL_STUDIO_WEBHOOK_URL}" }'));
+      catalogue = BEFORE;
+      await crawl(file);
+      const text = (await exec(process.execPath, [CLI, 'changes', file])).stdout;
+      assert.match(text, /notify: failed after 4 attempts — the webhook answered HTTP 500 \(after 4 attempts\)/);
+      assert.doesNotMatch(text, /s3cret|\/hook/);
+    });
+  });
 });
