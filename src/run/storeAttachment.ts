@@ -3,7 +3,7 @@ import { statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { CrawlTask } from '../core/task/model';
 import type { CrawlStatus, RunInfo } from '../frontier/crawl';
-import { openStore, parseStoreUrl, startWriter, type ItemRow, type ItemStore, type WriterHandle } from '../store';
+import { openStore, parseStoreUrl, storeUrlOf, startWriter, type ItemRow, type ItemStore, type WriterHandle } from '../store';
 import { summaryFromStatus, type SessionStoreHooks } from './session';
 import { isAbsolutePath, sqlitePathOf } from '../core/task/storeUrl';
 import { storeFileProblem } from '../workspace/storePlace';
@@ -41,11 +41,8 @@ export class StoreLostError extends Error {
   }
 }
 
-/** The task's store URL, or its default: an SQLite file in `.crawl/` next to the task file. */
-export function storeUrlFor(task: CrawlTask): string {
-  if (task.store.url === null) return `sqlite:${join(dirname(task.file), '.crawl', `${task.name}.sqlite`)}`;
-  return task.store.url;
-}
+/** The task's store URL, or its default: an SQLite file in `.crawl/` next to the task file (store/open.ts). */
+export const storeUrlFor = storeUrlOf;
 
 export async function attachStore(
   redis: Redis,

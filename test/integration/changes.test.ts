@@ -4,6 +4,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
+import { startMonitor } from '../../src/monitor/server';
 import { launchCrawl } from '../../src/run/launcher';
 import { loadTaskFile } from '../../src/workspace/taskFile';
 import { WORKER_SCRIPT } from '../support/crawl';
@@ -132,6 +134,25 @@ describe('what changed since the last crawl (issue 33)', function () {
       assert.deepEqual(partial.changes, []);
     });
   }
+
+  it("the monitor serves the task's changes as an Atom feed, one entry per run", async () => {
+    const conn = new Redis(redis.url);
+    const monitor = await startMonitor({ redis: conn, bind: '127.0.0.1', port: 0, token: 't'.repeat(32), tokenGiven: true, allowHosts: [], hideWorkersAfterMs: 60_000, scriptPath: resolve('dist/media/monitor/main.js') });
+    try {
+      const res = await fetch(`${monitor.url}/api/tasks/watched/changes.atom`);
+      assert.equal(res.status, 200);
+      assert.match(res.headers.get('content-type') ?? '', /application\/atom\+xml/);
+      const xml = await res.text();
+      assert.match(xml, /^<\?xml version="1\.0" encoding="utf-8"\?>\n<feed xmlns="http:\/\/www\.w3\.org\/2005\/Atom">/);
+      const titles = [...xml.matchAll(/<title>(watched: [^<]*)<\/title>/g)].map((m) => m[1]!.replace(/ \(run .*\)$/, ''));
+      assert.deepEqual(titles, ['watched: 0 added, 0 changed, 0 removed', 'watched: 1 added, 1 changed, 1 removed', 'watched: 3 added, 0 changed, 0 removed']);
+      assert.match(xml, /~ product a: price: &quot;10\.00&quot; → &quot;12\.00&quot;/);
+      assert.equal((await fetch(`${monitor.url}/api/tasks/nosuch/changes.atom`)).status, 404);
+    } finally {
+      await monitor.close();
+      conn.disconnect();
+    }
+  });
 
   describe('notifications', () => {
     const received: { status: number; body: Record<string, unknown> }[] = [];
