@@ -103,3 +103,11 @@ export async function exportChangesOf(
   const items = await exportChanges(report.changes, { format: opts.format, out: opts.out, csvRaw: opts.csvRaw });
   return { items, types: [...new Set(report.changes.map((c) => c.type))] };
 }
+
+/** The run summary's line about the run's changes (storeAttachment's finalize puts them under `changes`). */
+export function summaryChangeLines(summary: Readonly<Record<string, unknown>> | null | undefined, taskFile: string): string[] {
+  const c = summary?.changes as (RunChangeCounts & { incomplete: string | null }) | undefined;
+  if (!c) return [];
+  const why = c.incomplete ? `; not complete (${c.incomplete}), so nothing was marked removed` : '';
+  return [`  items changed   ${n(c.added)} added, ${n(c.changed)} changed, ${n(c.removed)} removed${why} (crawl-studio changes ${taskFile})`];
+}

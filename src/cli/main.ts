@@ -38,7 +38,7 @@ import { writeScreenshot } from '../workspace/screenshots';
 import { storeChecksFor } from '../workspace/storePlace';
 import { CREDENTIALS_HINT } from '../core/url/credentials';
 import { cmdMonitor, MonitorUsageError } from './monitor';
-import { ChangesUsageError, cmdChanges, exportChangesOf } from './changes';
+import { ChangesUsageError, cmdChanges, exportChangesOf, summaryChangeLines } from './changes';
 
 // `crawl-studio`: the headless face of the engine. Every command drives the same classes the extension does.
 
@@ -307,6 +307,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
       `  items are in    ${stored.location}`,
       ...exportHints(taskFile, stored.rows.filter((r) => r.count > 0).map((r) => r.type)),
     ];
+    extra.push(...summaryChangeLines(result.summary, taskFile));
     if (!result.summary) extra.push('  (another process finalized this run)');
     if (stored.errors) extra.push(`  see the errors  crawl-studio errors ${taskFile}`);
     extra.push(...(await storeWarnings(task, taskFile)));

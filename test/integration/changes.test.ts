@@ -125,6 +125,9 @@ describe('what changed since the last crawl (issue 33)', function () {
       const csv = (await exec(process.execPath, [CLI, 'export', file, '--changes', '--format', 'csv'])).stdout.trim().split(/\r?\n/);
       assert.equal(csv[0], 'run,type,key,change,field,old,new,at');
       assert.equal(csv.length, 4);
+      // The run summary of `crawl-studio run` says it too (a third run: nothing changed).
+      const runOut = (await exec(process.execPath, [CLI, 'run', file, '--redis', redis.url, '--workers', '1'])).stdout;
+      assert.match(runOut, /items changed {3}0 added, 0 changed, 0 removed \(crawl-studio changes /);
 
       // The page limit cuts the next run short: it sees a and nothing else, and must not call b and d removed.
       writeFileSync(file, taskYaml(web.url, store, 'scope: { maxPages: 2 }'));
@@ -145,7 +148,7 @@ describe('what changed since the last crawl (issue 33)', function () {
       const xml = await res.text();
       assert.match(xml, /^<\?xml version="1\.0" encoding="utf-8"\?>\n<feed xmlns="http:\/\/www\.w3\.org\/2005\/Atom">/);
       const titles = [...xml.matchAll(/<title>(watched: [^<]*)<\/title>/g)].map((m) => m[1]!.replace(/ \(run .*\)$/, ''));
-      assert.deepEqual(titles, ['watched: 0 added, 0 changed, 0 removed', 'watched: 1 added, 1 changed, 1 removed', 'watched: 3 added, 0 changed, 0 removed']);
+      assert.deepEqual(titles, ['watched: 0 added, 0 changed, 0 removed', 'watched: 0 added, 0 changed, 0 removed', 'watched: 1 added, 1 changed, 1 removed', 'watched: 3 added, 0 changed, 0 removed']);
       assert.match(xml, /~ product a: price: &quot;10\.00&quot; → &quot;12\.00&quot;/);
       assert.equal((await fetch(`${monitor.url}/api/tasks/nosuch/changes.atom`)).status, 404);
     } finally {
