@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { changesFeed, FeedError } from './feed';
 import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import type { Registry } from 'prom-client';
@@ -107,6 +108,8 @@ async function handle(c: Ctx): Promise<void> {
     if (path === '/api/workers') return send(res, 200, await c.views.workers({ all: url.searchParams.get('all') === '1' }));
     const m = /^\/api\/tasks\/([^/]+)$/.exec(path);
     if (m) return send(res, 200, await c.views.task(await knownTask(c, m[1]!)));
+    const feed = /^\/api\/tasks\/([^/]+)\/changes\.atom$/.exec(path);
+    if (feed) return sendText(res, 200, 'application/atom+xml; charset=utf-8', await changesFeedOr404(c, feed[1]!, url));
     throw new HttpError(404, `no ${path} here`);
   }
   if (req.method === 'POST') {
@@ -137,6 +140,15 @@ async function act(c: Ctx, action: Action, task: string, body: Record<string, un
     case 'enqueue':
       if (!Array.isArray(body.urls)) throw new HttpError(400, 'enqueue takes {"urls": ["https://…", …]}');
       return enqueue(c.o.redis, task, body.urls as string[]);
+  }
+}
+
+async function changesFeedOr404(c: Ctx, segment: string, url: URL): Promise<string> {
+  const task = await knownTask(c, segment);
+  try {
+    return await changesFeed(c.o.redis, task, `http://${c.req.headers.host ?? 'localhost'}${url.pathname}`);
+  } catch (err) {
+    throw err instanceof FeedError ? new HttpError(err.status, err.message) : err;
   }
 }
 

@@ -3,10 +3,12 @@ import { statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { CrawlTask } from '../core/task/model';
 import type { CrawlStatus, RunInfo } from '../frontier/crawl';
-import { openStore, parseStoreUrl, startWriter, type ItemRow, type ItemStore, type WriterHandle } from '../store';
+import { openStore, parseStoreUrl, storeUrlOf, startWriter, type ItemRow, type ItemStore, type WriterHandle } from '../store';
 import { summaryFromStatus, type SessionStoreHooks } from './session';
 import { isAbsolutePath, sqlitePathOf } from '../core/task/storeUrl';
 import { storeFileProblem } from '../workspace/storePlace';
+import { incompleteReason, type RunChangeCounts } from '../core/history/diff';
+import { notifyRun } from './notify';
 
 // Connects a crawl session to its store: a writer drains the task's item stream while the crawl runs, and the
 // finalize step flushes it and records the run summary. Used by the CLI and the extension alike.
@@ -39,11 +41,8 @@ export class StoreLostError extends Error {
   }
 }
 
-/** The task's store URL, or its default: an SQLite file in `.crawl/` next to the task file. */
-export function storeUrlFor(task: CrawlTask): string {
-  if (task.store.url === null) return `sqlite:${join(dirname(task.file), '.crawl', `${task.name}.sqlite`)}`;
-  return task.store.url;
-}
+/** The task's store URL, or its default: an SQLite file in `.crawl/` next to the task file (store/open.ts). */
+export const storeUrlFor = storeUrlOf;
 
 export async function attachStore(
   redis: Redis,
@@ -84,6 +83,7 @@ export async function attachStore(
     await store.close();
     throw err;
   }
+  const pending = new Set<Promise<unknown>>();
   const hooks: SessionStoreHooks = {
     backlog: () => writer.backlog(),
     check: async () => check(),
@@ -110,7 +110,10 @@ export async function attachStore(
         failures: status.stats?.failed ?? 0,
         extra: { ...base, extracted: status.stats?.items ?? 0 },
       });
-      return { stored, storeDuplicates: c.duplicates, storeConflicts: c.conflicts, storeErrors: c.errors, store: store.location };
+      const changes = await closeHistory(store, task, run, status);
+      // In the background: the run's finish does not wait on a webhook; close() does (bounded by its retries).
+      if (task.notify) pending.add(notifyRun(store, task, changes));
+      return { stored, storeDuplicates: c.duplicates, storeConflicts: c.conflicts, storeErrors: c.errors, store: store.location, changes };
     },
   };
   return {
@@ -120,9 +123,20 @@ export async function attachStore(
     check,
     async close() {
       await writer.stop();
+      await Promise.allSettled([...pending]);
       await store.close();
     },
   };
+}
+
+/**
+ * Closes the run in the store's item history: what it added, changed and removed. Only a complete run marks items
+ * removed (a failed page or the page limit would otherwise make its items look gone).
+ */
+export async function closeHistory(store: ItemStore, task: CrawlTask, run: RunInfo, status: CrawlStatus): Promise<RunChangeCounts & { incomplete: string | null }> {
+  const incomplete = incompleteReason(status.stats);
+  const counts = await store.history.finishRun({ task: task.name, run: run.run, complete: incomplete === null, finishedAt: Date.now(), retention: task.store.history });
+  return { ...counts, incomplete };
 }
 
 /** dev:inode of a file, or null when there is none at the path. */

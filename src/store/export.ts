@@ -92,7 +92,7 @@ function toRecord(item: StoredItem, fields: readonly string[], meta: readonly st
   return out;
 }
 
-class BackpressureWriter {
+export class BackpressureWriter {
   private failed: Error | null = null;
 
   constructor(private readonly out: Writable) {

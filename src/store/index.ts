@@ -8,8 +8,11 @@ export { decodeEntry, mergeBatch, DEFAULT_LIMITS, type DecodedEntry, type MergeL
 export { backoffDelay, type BackoffOptions } from './backoff';
 export { SqliteStore, type SqliteStoreOptions } from './sqlite';
 export { PostgresStore, type PostgresStoreOptions } from './postgres';
-export { openStore, createStore, parseStoreUrl, type OpenStoreOptions, type StoreTarget } from './open';
+export { openStore, createStore, parseStoreUrl, storeUrlOf, type OpenStoreOptions, type StoreTarget } from './open';
 export { exportItems, type ExportFormat, type ExportOptions, type ExportResult } from './export';
 export { csvCell, csvRow, parseCsv } from './csv';
 export { itemTableName, schemaForTask } from './tables';
 export * from './types';
+export { changesSince, selectRuns, type ChangeReport } from './history/query';
+export { exportChanges, changeRecord, CHANGE_COLUMNS } from './history/export';
+export type { ItemChange } from './history/log';

@@ -1,4 +1,5 @@
-import { isAbsolute, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import type { CrawlTask } from '../core/task/model';
 import { redactUrl } from '../redis/connect';
 import { PostgresStore } from './postgres';
 import { SqliteStore } from './sqlite';
@@ -73,4 +74,10 @@ export async function openStore(url: string, opts: OpenStoreOptions = {}): Promi
     throw named ? err : new Error(`cannot open store ${store.location}: ${msg}`, { cause: err });
   }
   return store;
+}
+
+/** The task's store URL, or its default: an SQLite file in `.crawl/` next to the task file. */
+export function storeUrlOf(task: Pick<CrawlTask, 'name' | 'file' | 'store'>): string {
+  if (task.store.url === null) return `sqlite:${join(dirname(task.file), '.crawl', `${task.name}.sqlite`)}`;
+  return task.store.url;
 }

@@ -18,6 +18,8 @@ import {
   type WriteResult,
 } from './types';
 import { latestRevisits } from './revisits';
+import { historySchema, ItemHistoryLog } from './history/log';
+import { postgresClientSql, postgresHistorySql } from './history/postgres';
 
 // The shared store: PostgreSQL through a `pg` Pool, for teams and for crawls too big for a file. Several writers
 // (one per worker machine) may write the same task at once, so everything here is safe under concurrency:
@@ -73,7 +75,10 @@ export class PostgresStore implements ItemStore {
     // Idle clients see the server go away (restart, failover) as an 'error' event; without a listener Node
     // would crash the process. The next query gets a fresh connection or a classified error.
     this.pool.on('error', () => undefined);
+    this.history = new ItemHistoryLog(postgresHistorySql(this.s, (what, fn) => this.tx(what, fn)));
   }
+
+  readonly history: ItemHistoryLog;
 
   async open(): Promise<void> {
     await this.ensureSchema();
@@ -110,6 +115,8 @@ export class PostgresStore implements ItemStore {
         }
       }
       const errorCount = await this.insertErrors(c, errors);
+      // In the batch's transaction: the items and what they changed commit together.
+      await this.history.observe(items, postgresClientSql(this.s, c));
       return { written, inserted, updated: written - inserted, conflicts: items.length - inserted, pages: pageCount, errors: errorCount };
     });
   }
@@ -305,6 +312,7 @@ export class PostgresStore implements ItemStore {
           CREATE UNIQUE INDEX IF NOT EXISTS pages_run_request ON ${s}.pages (run, url, method, body);
           ALTER TABLE ${s}.pages DROP CONSTRAINT IF EXISTS pages_run_url_key;`);
       }
+      await c.query(historySchema(`${s}.`));
     });
     this.schemaReady = true;
   }

@@ -476,6 +476,7 @@ export function viewAsStore(view: ItemView, base: ItemStore): ItemStore {
     iterateRevisits: (o) => base.iterateRevisits(o),
     readItems: (t, o) => (t === type ? view.page(o?.offset ?? 0, o?.limit ?? 100) : Promise.resolve([])),
     itemRuns: (t) => base.itemRuns(t),
+    history: base.history,
     itemTypes: () => Promise.resolve([type]),
     fieldNames: (t) => base.fieldNames(t),
     count: (t) => (t === type ? view.count() : Promise.resolve(0)),

@@ -2,6 +2,8 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import { itemTableName, mergeFieldNames, ORDER_COLUMNS, quoteIdent } from './tables';
+import { historySchema, ItemHistoryLog } from './history/log';
+import { sqliteHistorySql } from './history/sqlite';
 import {
   StoreDataError,
   StoreUnavailableError,
@@ -200,7 +202,10 @@ export class SqliteStore implements ItemStore {
     this.path = resolve(path);
     this.location = `sqlite:${this.path}`;
     this.busyTimeoutMs = opts.busyTimeoutMs ?? 20_000;
+    this.history = new ItemHistoryLog(sqliteHistorySql(() => this.conn(), this.path, this.busyTimeoutMs));
   }
+
+  readonly history: ItemHistoryLog;
 
   async open(): Promise<void> {
     if (this.db) return;
@@ -233,6 +238,7 @@ export class SqliteStore implements ItemStore {
         try {
           if (version >= 1 && version < 2) migrateToRequests(db);
           db.exec(BASE_SCHEMA);
+          db.exec(historySchema(''));
           db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
           db.exec(`PRAGMA application_id = ${SQLITE_APPLICATION_ID}`);
           db.exec('COMMIT');
@@ -278,6 +284,13 @@ export class SqliteStore implements ItemStore {
   }
 
   async writeBatch(pages: readonly PageRow[], items: readonly ItemRow[], policy: ConflictPolicy, errors: readonly ErrorRow[] = []): Promise<WriteResult> {
+    const result = await this.writeRows(pages, items, policy, errors);
+    // Before returning: the writer acknowledges the entries only then, so a crash in between replays them.
+    await this.history.observe(items);
+    return result;
+  }
+
+  private writeRows(pages: readonly PageRow[], items: readonly ItemRow[], policy: ConflictPolicy, errors: readonly ErrorRow[]): Promise<WriteResult> {
     return this.withBusyRetry('write a batch', () =>
       this.transaction(() => {
         const now = Date.now();

@@ -1,5 +1,6 @@
 import type { ExtractedItem, ItemProblem } from '../core/extract/extract';
 import type { RevisitRecord } from '../core/pipeline/revisit';
+import type { ItemHistoryLog } from './history/log';
 
 // The contract between workers and the storage pipeline. Workers append one PageRecord per fetched page to a
 // durable Redis stream (never the job queue); writers drain the stream into an ItemStore in batches.
@@ -183,6 +184,8 @@ export interface ItemStore {
   itemRuns(type: string): Promise<RunItems[]>;
   /** Every item of a type, in storage order, read page by page (no lock or cursor held between pages). */
   iterateItems(type: string, opts?: { pageSize?: number }): AsyncIterable<StoredItem>;
+  /** Per item: the runs that first and last saw it, its field changes, its removal (history/log.ts). */
+  readonly history: ItemHistoryLog;
 }
 
 /** The store cannot be reached right now (server down, file locked): retry later, nothing is wrong with the data. */

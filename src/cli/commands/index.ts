@@ -5,6 +5,7 @@ import { errorsCommand, exportCommand, qualityCommand } from './store';
 import { fixtureCommand, testCommand, validateCommand } from './fixtures';
 import { failuresCommand, retryCommand } from './failures';
 import { monitorCommand } from './monitor';
+import { changesCommand } from './changes';
 
 /**
  * Every command of `crawl-studio`, in the order `--help` lists them. A command is one entry here (its module holds
@@ -20,6 +21,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   failuresCommand,
   retryCommand,
   exportCommand,
+  changesCommand,
   validateCommand,
   testCommand,
   fixtureCommand,

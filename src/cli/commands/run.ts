@@ -18,6 +18,7 @@ import { readRunFailures, type RunFailures } from '../../observe/failures';
 import { command, UsageError, type CommandSpec } from '../spec';
 import { LOG_FORMAT_OPTION, REDIS_OPTIONS, SCALE_OPTIONS } from '../options';
 import { EXIT } from '../exitCodes';
+import { summaryChangeLines } from './changes';
 
 // `run`, `writer` and `demo`: a crawl driven from the terminal, through the launcher the editor uses.
 
@@ -303,6 +304,7 @@ async function printSummary(out: RunOutput, result: LaunchResult, task: LoadedTa
     storedLine(stored.runRows, stored.rows, `${groupDigits(stored.duplicatesMerged)} duplicates merged${stored.errors ? `, ${groupDigits(stored.errors)} errors recorded` : ''}`),
     `  items are in    ${stored.location}`,
     ...exportHints(taskFile, stored.rows.filter((r) => r.count > 0).map((r) => r.type)),
+    ...summaryChangeLines(result.summary, taskFile),
   ];
   if (result.redisGoneMs > 0) extra.push(`  Redis was gone  ${formatDuration(result.redisGoneMs)} in all during the run (the crawl waited and went on)`);
   if (!result.summary) extra.push('  (another process finalized this run)');

@@ -14,6 +14,7 @@ import { withQueue, withStore } from '../context';
 import { command, UsageError } from '../spec';
 import { REDIS_OPTIONS, STORE_OPTION } from '../options';
 import { EXIT } from '../exitCodes';
+import { exportChangesOf } from './changes';
 
 // Commands on a task's store: export, quality, errors.
 
@@ -39,6 +40,8 @@ export const exportCommand = command({
     ...STORE_OPTION,
     meta: { type: 'boolean', help: "add _key, _url and _fetched_at to each record" },
     'csv-raw': { type: 'boolean', help: 'keep CSV cells that start like a formula (= + - @) as they are (default: neutralised)' },
+    changes: { type: 'boolean', help: 'write the item changes `changes` lists (added, changed, removed) instead of the items' },
+    since: { type: 'string', value: 'RUN|DATE', help: 'with --changes: every run after that run id, or since that date' },
   },
   async run(values, positionals) {
     if (positionals.length !== 1) throw new UsageError('export takes one task file', exportCommand);
@@ -55,14 +58,16 @@ export const exportCommand = command({
       const out = values.out ? createWriteStream(values.out) : process.stdout;
       let res;
       try {
-        res = await exportItems(store, { format, type: values.type, out, meta: values.meta ?? false, csvRaw: values['csv-raw'] ?? false });
+        res = values.changes
+          ? await exportChangesOf(store, task.name, { format, since: values.since, type: values.type, out, csvRaw: values['csv-raw'] ?? false })
+          : await exportItems(store, { format, type: values.type, out, meta: values.meta ?? false, csvRaw: values['csv-raw'] ?? false });
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'EPIPE' && !values.out) return EXIT.OK;
         throw err;
       }
       if (values.out) {
         await new Promise<void>((resolve, reject) => (out as WriteStream).end((err?: Error | null) => (err ? reject(err) : resolve())));
-        console.error(`exported ${groupDigits(res.items)} items (${res.types.join(', ')}) from ${redactUrl(store.location)} to ${values.out}`);
+        console.error(`exported ${groupDigits(res.items)} ${values.changes ? 'changes' : 'items'} (${res.types.join(', ')}) from ${redactUrl(store.location)} to ${values.out}`);
       }
       return EXIT.OK;
     } finally {

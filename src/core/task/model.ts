@@ -1,6 +1,7 @@
 // The normalised task: every default applied, every pattern compiled. Produced only by parseTask(),
 // so the rest of the engine never re-checks what the validator already guarantees.
-
+import type { HistoryRetention } from '../history/diff';
+import type { NotifySpec } from '../history/notify';
 import type { FieldRegex } from './fieldRegex';
 import type { Since } from '../sitemap/lastmod';
 import type { JsonLdPath } from '../extract/jsonld';
@@ -278,9 +279,13 @@ export interface CrawlTask {
     readonly onConflict: 'update' | 'ignore';
     readonly batchSize: number;
     readonly flushMs: number;
+    /** How much item history to keep (store.history.keep). */
+    readonly history: HistoryRetention;
   };
   /** Null: the crawl runs once. */
   readonly schedule: { readonly cron: string | null; readonly everyMs: number | null; readonly timezone: string } | null;
+  /** Where a finished run's changes are sent (a webhook), and when; null: nowhere. */
+  readonly notify: NotifySpec | null;
   readonly rules: readonly PageRule[];
 }
 

@@ -19,6 +19,9 @@ import { MAX_URL_LENGTH } from '../url/canonical';
 import { compileUrlPattern, globToRegExp, matchesAny, UrlPatternError } from '../url/patterns';
 import { checkReachability } from './reachability';
 import { parseDuration, parseSize } from '../units';
+import { parseFieldRef, type NotifyCondition, type NotifySpec } from '../history/notify';
+import { variableProblem } from './variables';
+import { DEFAULT_RETENTION, parseRetention as retentionOf, type HistoryRetention } from '../history/diff';
 import { parseSince } from '../sitemap/lastmod';
 import { parseJsonLdPath, type JsonLdPath } from '../extract/jsonld';
 import {
@@ -182,6 +185,7 @@ function salvage(value: unknown, isBroken: (path: Path) => boolean): RawTask {
     canonical: isBroken(['canonical']) ? {} : (v.canonical as RawTask['canonical']),
     store: isBroken(['store']) ? {} : (v.store as RawTask['store']),
     schedule: isBroken(['schedule']) ? undefined : (v.schedule as RawTask['schedule']),
+    notify: isBroken(['notify']) ? undefined : (v.notify as RawTask['notify']),
     rules: fixedRules.length ? fixedRules : rules,
   } as RawTask;
 }
@@ -416,7 +420,8 @@ interface RawTask {
   login?: { url: string; browser?: boolean; form?: { selector?: string; submit?: string; fields: Record<string, string> }; post?: { fields?: Record<string, string>; json?: Record<string, unknown> }; check?: { selector?: string } };
   proxy?: { urls: string[]; rotate?: 'per-session' | 'per-request' };
   canonical?: { sortQuery?: boolean; stripTrailingSlash?: boolean; dropParams?: string[] };
-  store?: { url?: string; onConflict?: 'update' | 'ignore'; batchSize?: number; flushInterval?: string | number };
+  notify?: RawNotify;
+  store?: { url?: string; onConflict?: 'update' | 'ignore'; batchSize?: number; flushInterval?: string | number; history?: { keep?: string | number } };
   schedule?: { cron?: string; every?: string | number; timezone?: string };
   browser?: RawBrowser;
   rules: RawRule[];
@@ -625,8 +630,10 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink, checks: Pa
       onConflict: raw.store?.onConflict ?? DEFAULTS.onConflict,
       batchSize: raw.store?.batchSize ?? DEFAULTS.batchSize,
       flushMs: raw.store?.flushInterval !== undefined ? duration(['store', 'flushInterval'], raw.store.flushInterval) : DEFAULTS.flushMs,
+      history: parseRetention(raw.store?.history?.keep),
     },
     schedule: buildSchedule(raw.schedule, diags),
+    notify: buildNotify(raw.notify, diags),
     rules,
   };
 }
@@ -947,4 +954,40 @@ function buildFollow(f: RawFollow, path: Path, diags: DiagnosticSink, report: Re
  */
 export function syntaxErrorsToShow<E extends { readonly code: string }>(errors: readonly E[]): E[] {
   return errors.filter((e, i) => i === 0 || e.code === 'DUPLICATE_KEY');
+}
+
+/** store.history.keep (the schema checked its form): runs, or days. */
+function parseRetention(keep: string | number | undefined): HistoryRetention {
+  return keep === undefined ? DEFAULT_RETENTION : retentionOf(keep);
+}
+
+interface RawNotify {
+  webhook: string;
+  when?: { changed?: string; moved?: string; percent?: number }[];
+}
+
+/**
+ * `notify`: the webhook must be exactly one `${CRAWL_STUDIO_WEBHOOK*}` variable (the file cannot choose where a
+ * run's changes go, nor send another secret there); each condition names a type or a type's field.
+ */
+function buildNotify(raw: RawNotify | undefined, diags: DiagnosticSink): NotifySpec | null {
+  if (!raw) return null;
+  const m = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(raw.webhook.trim());
+  if (!m) {
+    diags.atPath(['notify', 'webhook'], `${quote(raw.webhook, 80)} is not one variable: write the webhook as \${CRAWL_STUDIO_WEBHOOK_URL} and set that variable to its URL (a task file is shared: the URL and its token stay out of it)`);
+  } else {
+    const problem = variableProblem(m[1]!, 'webhook');
+    if (problem) diags.atPath(['notify', 'webhook'], problem);
+  }
+  const when: NotifyCondition[] = [];
+  (raw.when ?? []).forEach((c, i) => {
+    const path: Path = ['notify', 'when', i];
+    if ((c.changed === undefined) === (c.moved === undefined)) return diags.atPath(path, 'a condition is either `changed: type.field` or `moved: type.field` with `percent: N`');
+    if (c.changed !== undefined) return when.push({ kind: 'changed', ...parseFieldRef(c.changed) });
+    const ref = parseFieldRef(c.moved!);
+    if (ref.field === null) return diags.atPath([...path, 'moved'], `${quote(c.moved!, 60)} names no field: write type.field, e.g. product.price`);
+    if (c.percent === undefined) return diags.atPath(path, '`moved` needs `percent: N` (how far the number must move, in percent)');
+    when.push({ kind: 'moved', type: ref.type, field: ref.field, percent: c.percent });
+  });
+  return { webhook: raw.webhook.trim(), when };
 }

@@ -9,7 +9,8 @@
 //     `${HOME}` or `${AWS_SECRET_ACCESS_KEY}` never leave the machine either.
 //   - A secret goes only where it belongs, told by its name: a store variable (PG*, CRAWL_STUDIO_DB_*,
 //     CRAWL_STUDIO_PG*, CRAWL_STUDIO_STORE_*) only in store.url; a proxy variable (CRAWL_STUDIO_PROXY*,
-//     CRAWL_STUDIO_SOCKS*) only in proxy.urls; any other CRAWL_STUDIO_* in requests (headers, bodies), the login
+//     CRAWL_STUDIO_SOCKS*) only in proxy.urls; a webhook variable (CRAWL_STUDIO_WEBHOOK*) only in notify.webhook,
+//     which takes nothing else (its whole URL is the variable's, so the file cannot choose where changes go); any other CRAWL_STUDIO_* in requests (headers, bodies), the login
 //     and proxies. Login credentials (the variables `login` uses) stay in the login: loginProblems says so.
 // The worker applies the same rules as it expands (secrets.ts, body.ts), so a task that skipped `validate` (a job
 // written by hand, an object given to the library) sends nothing more.
@@ -45,18 +46,20 @@ export const RESERVED_VARIABLES: readonly string[] = [
 const RESERVED_PREFIX = /^CRAWL_STUDIO_(REDIS|SENTINEL)(_|$)/;
 const STORE_NAME = /^CRAWL_STUDIO_(DB|PG|STORE)(_|$)/;
 const PROXY_NAME = /^CRAWL_STUDIO_(PROXY|SOCKS)(_|$)/;
+const WEBHOOK_NAME = /^CRAWL_STUDIO_WEBHOOK(_|$)/;
 
 /** What a variable is, by its name; null: not one a task file may use at all. */
-export type VariableKind = 'reserved' | 'store' | 'proxy' | 'secret';
+export type VariableKind = 'reserved' | 'store' | 'proxy' | 'webhook' | 'secret';
 
 /** Where in a task file a variable stands. */
-export type VariablePlace = 'request' | 'login' | 'proxy' | 'store';
+export type VariablePlace = 'request' | 'login' | 'proxy' | 'store' | 'webhook';
 
 const PLACE_NAMES: Record<VariablePlace, string> = {
   request: 'request headers and bodies',
   login: 'the login',
   proxy: 'proxy.urls',
   store: 'store.url',
+  webhook: 'notify.webhook',
 };
 
 /** A `CRAWL_STUDIO_<something>` name. */
@@ -68,6 +71,7 @@ export function variableKind(name: string): VariableKind | null {
   if (RESERVED_VARIABLES.includes(name) || RESERVED_PREFIX.test(name)) return 'reserved';
   if (LIBPQ_VARIABLES.includes(name) || STORE_NAME.test(name)) return 'store';
   if (PROXY_NAME.test(name)) return 'proxy';
+  if (WEBHOOK_NAME.test(name)) return 'webhook';
   return isCrawlStudioVariable(name) ? 'secret' : null;
 }
 
@@ -94,8 +98,10 @@ export function variableProblem(name: string, place: VariablePlace): string | nu
       return place === 'store' ? null : `${n} is a store variable (PG*, ${ENV_PREFIX}DB_*, ${ENV_PREFIX}PG*, ${ENV_PREFIX}STORE_*): it goes only in store.url, not in ${PLACE_NAMES[place]}`;
     case 'proxy':
       return place === 'proxy' ? null : `${n} is a proxy variable (${ENV_PREFIX}PROXY*, ${ENV_PREFIX}SOCKS*): it goes only in proxy.urls, to the proxy, not in ${PLACE_NAMES[place]}`;
+    case 'webhook':
+      return place === 'webhook' ? null : `${n} is a webhook variable (${ENV_PREFIX}WEBHOOK*): it goes only in notify.webhook, not in ${PLACE_NAMES[place]}`;
     case 'secret':
-      return null;
+      return place === 'webhook' ? `${n} cannot name the webhook: notify.webhook takes only a variable named ${ENV_PREFIX}WEBHOOK* (e.g. \${${ENV_PREFIX}WEBHOOK_URL}), so a task file cannot send other secrets there` : null;
   }
 }
 

@@ -1,0 +1,219 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
+import { startMonitor } from '../../src/monitor/server';
+import { launchCrawl } from '../../src/run/launcher';
+import { loadTaskFile } from '../../src/workspace/taskFile';
+import { WORKER_SCRIPT } from '../support/crawl';
+import { postgresForSuite, type PostgresServer } from '../support/postgres';
+import { serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
+
+// What changed since the last crawl (issue 33), end to end: a real site whose content changes between two runs
+// (a price changed, an item added, one removed, one unchanged), crawled by real workers into SQLite and into
+// PostgreSQL, then `crawl-studio changes` and `export --changes` from the built CLI.
+
+const exec = promisify(execFile);
+const CLI = resolve('dist/cli.js');
+
+type Catalogue = Record<string, { name: string; price: string }>;
+
+function shop(catalogue: () => Catalogue) {
+  return serveHttp((req, res) => {
+    const items = catalogue();
+    res.setHeader('content-type', 'text/html');
+    const m = /^\/p\/(\w+)$/.exec(req.url ?? '');
+    if (m) {
+      const it = items[m[1]!];
+      if (!it) return res.writeHead(404).end('<p>gone</p>');
+      return res.end(`<article><h1>${it.name}</h1><span class="sku">${m[1]}</span><span class="price">${it.price}</span></article>`);
+    }
+    res.end(`<ul>${Object.keys(items).map((k) => `<li><a href="/p/${k}">${k}</a></li>`).join('')}</ul>`);
+  });
+}
+
+function taskYaml(site: string, store: string, extra = ''): string {
+  return `name: watched
+start: [${site}/]
+store: { url: "${store}" }
+${extra}
+rules:
+  - name: list
+    match: ["${site}/"]
+    follow:
+      - selector: "li a"
+        to: product
+  - name: product
+    match: ["**/p/*"]
+    items:
+      - type: product
+        scope: article
+        key: [sku]
+        fields:
+          sku: .sku
+          name: h1
+          price: .price
+`;
+}
+
+const BEFORE: Catalogue = { a: { name: 'Apple', price: '10.00' }, b: { name: 'Bread', price: '2.50' }, c: { name: 'Cheese', price: '7.00' } };
+const AFTER: Catalogue = { a: { name: 'Apple', price: '12.00' }, b: { name: 'Bread', price: '2.50' }, d: { name: 'Dates', price: '4.00' } };
+
+describe('what changed since the last crawl (issue 33)', function () {
+  this.timeout(240_000);
+  let redis: RedisServer;
+  let web: HttpServer;
+  let catalogue: Catalogue = BEFORE;
+  let pg: PostgresServer | null = null;
+  const dir = mkdtempSync(join(tmpdir(), 'cs-changes-'));
+
+  before(async () => {
+    redis = await startRedis();
+    web = await shop(() => catalogue);
+    pg = await postgresForSuite('changes: PostgreSQL');
+  });
+  after(async () => {
+    await web?.close();
+    await redis?.stop();
+    await pg?.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function crawl(file: string): Promise<string> {
+    const task = await loadTaskFile(file);
+    const launch = launchCrawl({ task, redisUrl: redis.url, workers: 1, concurrency: 2, workerScript: WORKER_SCRIPT, pollMs: 100, fresh: true });
+    const result = await launch.done;
+    assert.ok(result.summary, 'the run finalized');
+    return result.run.run;
+  }
+
+  async function changesJson(file: string, ...args: string[]) {
+    const { stdout } = await exec(process.execPath, [CLI, 'changes', file, '--json', ...args]);
+    return JSON.parse(stdout) as { runs: { run: string; added: number; changed: number; removed: number; complete: boolean }[]; changes: Record<string, unknown>[] };
+  }
+
+  for (const backend of ['sqlite', 'postgres'] as const) {
+    it(`lists exactly the changed price, the added and the removed item (${backend}); a run cut short marks nothing removed`, async function () {
+      if (backend === 'postgres' && !pg) this.skip();
+      const store = backend === 'sqlite' ? `sqlite:${join(dir, 'watched.sqlite')}` : await pg!.createDatabase('watched');
+      const file = join(dir, `${backend}.crawl.yaml`);
+      writeFileSync(file, taskYaml(web.url, store));
+      catalogue = BEFORE;
+      const first = await crawl(file);
+      catalogue = AFTER;
+      const second = await crawl(file);
+
+      const report = await changesJson(file);
+      assert.deepEqual(report.runs.map((r) => [r.run, r.added, r.changed, r.removed, r.complete]), [[second, 1, 1, 1, true]]);
+      assert.deepEqual(
+        report.changes.map((c) => [c.change, c.key, c.field, c.old, c.new]),
+        [
+          ['changed', 'a', 'price', '10.00', '12.00'],
+          ['removed', 'c', null, { sku: 'c', name: 'Cheese', price: '7.00' }, null],
+          ['added', 'd', null, null, { sku: 'd', name: 'Dates', price: '4.00' }],
+        ],
+      );
+      const since = await changesJson(file, '--since', first);
+      assert.deepEqual(since.runs.map((r) => r.run), [second]);
+      const text = (await exec(process.execPath, [CLI, 'changes', file])).stdout;
+      assert.match(text, /1 added, 1 changed, 1 removed/);
+      assert.match(text, /~ product a: price: "10\.00" → "12\.00"/);
+      assert.doesNotMatch(text, /product b/, 'the unchanged item is not listed');
+      const csv = (await exec(process.execPath, [CLI, 'export', file, '--changes', '--format', 'csv'])).stdout.trim().split(/\r?\n/);
+      assert.equal(csv[0], 'run,type,key,change,field,old,new,at');
+      assert.equal(csv.length, 4);
+      // The run summary of `crawl-studio run` says it too (a third run: nothing changed).
+      const runOut = (await exec(process.execPath, [CLI, 'run', file, '--redis', redis.url, '--workers', '1'])).stdout;
+      assert.match(runOut, /items changed {3}0 added, 0 changed, 0 removed \(crawl-studio changes /);
+
+      // The page limit cuts the next run short: it sees a and nothing else, and must not call b and d removed.
+      writeFileSync(file, taskYaml(web.url, store, 'scope: { maxPages: 2 }'));
+      const cut = await crawl(file);
+      const partial = await changesJson(file);
+      assert.deepEqual(partial.runs.map((r) => [r.run, r.removed, r.complete]), [[cut, 0, false]]);
+      assert.deepEqual(partial.changes, []);
+    });
+  }
+
+  it("the monitor serves the task's changes as an Atom feed, one entry per run", async () => {
+    const conn = new Redis(redis.url);
+    const monitor = await startMonitor({ redis: conn, bind: '127.0.0.1', port: 0, token: 't'.repeat(32), tokenGiven: true, allowHosts: [], hideWorkersAfterMs: 60_000, scriptPath: resolve('dist/media/monitor/main.js') });
+    try {
+      const res = await fetch(`${monitor.url}/api/tasks/watched/changes.atom`);
+      assert.equal(res.status, 200);
+      assert.match(res.headers.get('content-type') ?? '', /application\/atom\+xml/);
+      const xml = await res.text();
+      assert.match(xml, /^<\?xml version="1\.0" encoding="utf-8"\?>\n<feed xmlns="http:\/\/www\.w3\.org\/2005\/Atom">/);
+      const titles = [...xml.matchAll(/<title>(watched: [^<]*)<\/title>/g)].map((m) => m[1]!.replace(/ \(run .*\)$/, ''));
+      assert.deepEqual(titles, ['watched: 0 added, 0 changed, 0 removed', 'watched: 0 added, 0 changed, 0 removed', 'watched: 1 added, 1 changed, 1 removed', 'watched: 3 added, 0 changed, 0 removed']);
+      assert.match(xml, /~ product a: price: &quot;10\.00&quot; → &quot;12\.00&quot;/);
+      assert.equal((await fetch(`${monitor.url}/api/tasks/nosuch/changes.atom`)).status, 404);
+    } finally {
+      await monitor.close();
+      conn.disconnect();
+    }
+  });
+
+  describe('notifications', () => {
+    const received: { status: number; body: Record<string, unknown> }[] = [];
+    let failFirst = 0;
+    let hook: HttpServer;
+    before(async () => {
+      hook = await serveHttp((req, res) => {
+        let text = '';
+        req.on('data', (c: Buffer) => (text += c.toString()));
+        req.on('end', () => {
+          const status = failFirst-- > 0 ? 500 : 204;
+          received.push({ status, body: JSON.parse(text) as Record<string, unknown> });
+          res.writeHead(status).end();
+        });
+      });
+    });
+    after(async () => {
+      delete process.env.CRAWL_STUDIO_WEBHOOK_URL;
+      await hook?.close();
+    });
+
+    for (const fails of [0, 2]) {
+      it(`a webhook ${fails ? 'that fails twice then succeeds ' : ''}gets one message with the run's changes, once`, async () => {
+        received.length = 0;
+        failFirst = fails;
+        process.env.CRAWL_STUDIO_WEBHOOK_URL = `${hook.url}/hook?token=s3cret`;
+        const file = join(dir, `notify-${fails}.crawl.yaml`);
+        const notify = 'notify:\n  webhook: ${CRAWL_STUDIO_WEBHOOK_URL}\n  when:\n    - moved: product.price\n      percent: 10';
+        writeFileSync(file, taskYaml(web.url, `sqlite:${join(dir, `notify-${fails}.sqlite`)}`, notify));
+        catalogue = BEFORE;
+        await crawl(file);
+        const firstRun = received.splice(0);
+        assert.equal(firstRun.filter((r) => r.status === 204).length, 0, 'the first run added items but moved no price: no message');
+        catalogue = AFTER;
+        const second = await crawl(file);
+        assert.deepEqual(received.map((r) => r.status), [...Array(fails).fill(500), 204]);
+        const body = received.at(-1)!.body;
+        assert.equal(body.run, second);
+        assert.deepEqual(body.counts, { added: 1, changed: 1, removed: 1 });
+        assert.equal(body.matched, 1);
+        assert.deepEqual((body.changes as { key: string; change: string }[]).map((c) => [c.change, c.key]), [['changed', 'a'], ['removed', 'c'], ['added', 'd']]);
+        const text = (await exec(process.execPath, [CLI, 'changes', file])).stdout;
+        assert.match(text, new RegExp(`notify: delivered after ${fails + 1} attempt`));
+        assert.doesNotMatch(text, /s3cret/);
+      });
+    }
+
+    it('a webhook that keeps failing is recorded with its reason, and the run still finishes', async () => {
+      received.length = 0;
+      failFirst = 100;
+      process.env.CRAWL_STUDIO_WEBHOOK_URL = `${hook.url}/hook?token=s3cret`;
+      const file = join(dir, 'notify-fail.crawl.yaml');
+      writeFileSync(file, taskYaml(web.url, `sqlite:${join(dir, 'notify-fail.sqlite')}`, 'notify: { webhook: "${CRAWL_STUDIO_WEBHOOK_URL}" }'));
+      catalogue = BEFORE;
+      await crawl(file);
+      const text = (await exec(process.execPath, [CLI, 'changes', file])).stdout;
+      assert.match(text, /notify: failed after 4 attempts — the webhook answered HTTP 500 \(after 4 attempts\)/);
+      assert.doesNotMatch(text, /s3cret|\/hook/);
+    });
+  });
+});

@@ -1,0 +1,141 @@
+import { strict as assert } from 'node:assert';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStore } from '../../src/store/open';
+import type { ItemRow, ItemStore, PageRow, RunSummary } from '../../src/store/types';
+import { postgresForSuite, type PostgresServer } from '../support/postgres';
+
+// Item history through the ItemStore interface, the same checks on SQLite and PostgreSQL: first and last run,
+// field changes, removal only by a complete run, idempotent replays, retention.
+
+const TASK = 'shop';
+
+function items(run: string, at: number, list: Record<string, Record<string, unknown>>): ItemRow[] {
+  return Object.entries(list).map(([key, data]) => ({
+    type: 'product',
+    key,
+    json: JSON.stringify(data),
+    fields: Object.keys(data),
+    url: `https://shop.test/${key}`,
+    rule: 'detail',
+    run,
+    fetchedAt: at,
+  }));
+}
+
+function summary(run: string, at: number): RunSummary {
+  return { run, task: TASK, startedAt: at, finishedAt: at + 1, durationMs: 1, pages: 1, items: 1, duplicates: 0, conflicts: 0, failures: 0 };
+}
+
+async function storeRun(store: ItemStore, run: string, at: number, list: Record<string, Record<string, unknown>>, complete = true, pages: PageRow[] = []) {
+  await store.writeBatch(pages, items(run, at, list), 'update');
+  await store.writeRunSummary(summary(run, at));
+  return store.history.finishRun({ task: TASK, run, complete, finishedAt: at + 1, retention: { runs: 30 } });
+}
+
+const first = { a: { name: 'A', price: 10 }, b: { name: 'B', price: 20 }, c: { name: 'C', price: 30 } };
+const second = { a: { name: 'A', price: 12 }, b: { name: 'B', price: 20 }, d: { name: 'D', price: 40 } };
+
+function historyContract(name: string, make: () => Promise<ItemStore>) {
+  describe(`item history: ${name}`, () => {
+    let store: ItemStore;
+    beforeEach(async () => {
+      store = await make();
+    });
+    afterEach(async () => {
+      await store?.close();
+    });
+
+    it('records added, changed (old -> new) and removed items of a complete run, and nothing for an unchanged one', async () => {
+      const r1 = await storeRun(store, 'r1', 1000, first);
+      assert.deepEqual([r1.added, r1.changed, r1.removed], [3, 0, 0]);
+      const r2 = await storeRun(store, 'r2', 2000, second);
+      assert.deepEqual([r2.added, r2.changed, r2.removed, r2.complete], [1, 1, 1, true]);
+      const changes = await store.history.changes({ task: TASK, runs: ['r2'] });
+      assert.deepEqual(
+        changes.map((c) => [c.kind, c.key, c.field, c.old, c.new]),
+        [
+          ['changed', 'a', 'price', 10, 12],
+          ['removed', 'c', null, { name: 'C', price: 30 }, undefined],
+          ['added', 'd', null, undefined, { name: 'D', price: 40 }],
+        ].sort((x, y) => String(x[1]).localeCompare(String(y[1]))),
+      );
+      assert.deepEqual((await store.history.runs(TASK)).map((r) => [r.run, r.added, r.changed, r.removed]), [['r1', 3, 0, 0], ['r2', 1, 1, 1]]);
+    });
+
+    it('storing the same batch twice, or closing a run twice, records nothing new', async () => {
+      await storeRun(store, 'r1', 1000, first);
+      const batch = items('r2', 2000, second);
+      await store.writeBatch([], batch, 'update');
+      await store.writeBatch([], batch, 'update');
+      await store.writeRunSummary(summary('r2', 2000));
+      const once = await store.history.finishRun({ task: TASK, run: 'r2', complete: true, finishedAt: 2001, retention: { runs: 30 } });
+      const twice = await store.history.finishRun({ task: TASK, run: 'r2', complete: true, finishedAt: 9999, retention: { runs: 30 } });
+      assert.deepEqual(twice, once);
+      assert.equal((await store.history.changes({ task: TASK, runs: ['r2'] })).length, 3);
+      // A replay of the batch after the run closed changes nothing either.
+      await store.writeBatch([], batch, 'update');
+      assert.equal((await store.history.changes({ task: TASK, runs: ['r2'] })).length, 3);
+    });
+
+    it('a run that was not complete marks nothing removed; the next complete one does', async () => {
+      await storeRun(store, 'r1', 1000, first);
+      const partial = await storeRun(store, 'r2', 2000, { a: first.a }, false);
+      assert.deepEqual([partial.added, partial.changed, partial.removed, partial.complete], [0, 0, 0, false]);
+      const full = await storeRun(store, 'r3', 3000, { a: first.a, b: first.b });
+      assert.deepEqual([full.removed], [1]);
+      assert.deepEqual((await store.history.changes({ task: TASK, runs: ['r3'] })).map((c) => [c.kind, c.key]), [['removed', 'c']]);
+    });
+
+    it("items of a page the site answered 304 stay present; a removed item that comes back is added again", async () => {
+      await storeRun(store, 'r1', 1000, first);
+      const unchanged: PageRow = { run: 'r2', url: 'https://shop.test/c', method: 'GET', body: '', rule: 'detail', depth: 1, status: 304, fetchedAt: 2000, contentType: null, bytes: 0 };
+      const r2 = await storeRun(store, 'r2', 2000, { a: first.a, b: first.b }, true, [unchanged]);
+      assert.equal(r2.removed, 0);
+      await storeRun(store, 'r3', 3000, { a: first.a });
+      const r4 = await storeRun(store, 'r4', 4000, { a: first.a, b: first.b });
+      assert.deepEqual([r4.added, r4.removed], [1, 0]);
+    });
+
+    it('keeps only the last N runs of history', async () => {
+      for (let i = 1; i <= 4; i++) {
+        await store.writeBatch([], items(`r${i}`, i * 1000, { a: { price: i } }), 'update');
+        await store.writeRunSummary(summary(`r${i}`, i * 1000));
+        await store.history.finishRun({ task: TASK, run: `r${i}`, complete: true, finishedAt: i * 1000 + 1, retention: { runs: 2 } });
+      }
+      assert.deepEqual((await store.history.runs(TASK)).map((r) => r.run), ['r3', 'r4']);
+      assert.equal((await store.history.changes({ task: TASK, runs: ['r1', 'r2'] })).length, 0);
+      assert.deepEqual((await store.history.changes({ task: TASK, runs: ['r4'] })).map((c) => [c.old, c.new]), [[3, 4]]);
+    });
+
+    it('keeps only the last N days of history', async () => {
+      const day = 86_400_000;
+      for (const [i, at] of [[1, 0], [2, 5 * day], [3, 10 * day]] as const) {
+        await store.writeBatch([], items(`r${i}`, at + 1, { a: { price: i } }), 'update');
+        await store.writeRunSummary(summary(`r${i}`, at + 1));
+        await store.history.finishRun({ task: TASK, run: `r${i}`, complete: true, finishedAt: at + 2, retention: { ms: 7 * day } });
+      }
+      assert.deepEqual((await store.history.runs(TASK)).map((r) => r.run), ['r2', 'r3']);
+    });
+  });
+}
+
+describe('item history', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cs-history-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  let n = 0;
+  historyContract('sqlite', () => openStore(`sqlite:${join(dir, `h${++n}.sqlite`)}`));
+
+  describe('on PostgreSQL', () => {
+    let server: PostgresServer | null = null;
+    before(async function () {
+      server = await postgresForSuite('item history: PostgreSQL');
+      if (!server) this.skip();
+    });
+    after(async () => {
+      await server?.destroy();
+    });
+    historyContract('postgres', () => openStore(server!.url, { task: `history-${++n}` }));
+  });
+});
