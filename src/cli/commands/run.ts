@@ -311,7 +311,7 @@ async function printSummary(out: RunOutput, result: LaunchResult, task: LoadedTa
   if (stored.errors) extra.push(`  see the errors  crawl-studio errors ${taskFile}`);
   extra.push(...(await storeWarnings(task, taskFile)));
   const failures = await runFailures(redisUrl, task.name, result.run.run);
-  if (failures?.groups.length) extra.push(`  why, page by page: crawl-studio failures ${taskFile}`);
+  if (failures?.groups.length) extra.push(`  ${result.status.stats?.failed ? 'why, page by page' : 'skipped, page by page'}: crawl-studio failures ${taskFile}`);
   const itemsStored = stored.runRows.reduce((a, r) => a + r.count, 0);
   out.summary(summaryLines(result.status, result.durationMs, extra, task, failures), result.status, failures, { itemsStored, durationMs: result.durationMs, redisGoneMs: result.redisGoneMs });
 }
