@@ -1,19 +1,20 @@
 import { DelayedError, type Job } from 'bullmq';
 
-// A job that was active in worker processes that died twice (BullMQ counted two stalls for it) is a suspect: it may
-// be the page that kills its worker (a page that exhausts memory, a render that takes the process down), or it may
-// only have shared the process with that page twice. Before, every page in the process at each of a poison page's
-// kills stalled again with it, and a page that was there at its kills three times failed for good though nothing
-// was wrong with it: how many did depended on how the jobs happened to spread over the workers, more on a loaded
-// machine. So a suspect runs alone in its process: it waits until the process's other jobs are done, and jobs that
-// arrive meanwhile step aside (back to the queue, delayed a moment, no attempt spent). From its third fetch on a
-// poison page kills only itself; a page that shared two of its kills has two stalls of the three BullMQ allows
-// (runtime.ts maxStalledCount), then runs alone and finishes: by construction, no page fails for another's kills.
-// One stall is not enough to suspect a page: a worker killed from outside (an OOM killer, a deploy) stalls every
-// job it had, and isolating them all would run the fleet one page at a time for a while after each such kill.
+// A job that was active in worker processes that died three times (BullMQ counted three stalls for it) is a
+// suspect: it may be the page that kills its worker (a page that exhausts memory, a render that takes the process
+// down), or it may only have shared the process with that page each time. Before, every page in the process at each
+// of a poison page's kills stalled again with it, and a page that was there at its kills too often failed for good
+// though nothing was wrong with it: how many did depended on how the jobs happened to spread over the workers, more
+// on a loaded machine. So a suspect runs alone in its process: it waits until the process's other jobs are done, and
+// jobs that arrive meanwhile step aside (back to the queue, delayed a moment, no attempt spent). BullMQ fails a job
+// at its fourth stall (runtime.ts maxStalledCount 3): a page that shared three of a poison page's kills has three
+// stalls, then runs alone, where only its own fault can stall it again. By construction, no page fails for another's
+// kills. Fewer stalls are not enough to suspect a page: a worker killed from outside (an OOM killer, a deploy) or a
+// Redis restarted twice stalls every job in flight, and isolating them all ran the fleet one page at a time for a
+// while after each such event.
 
-/** Stalls after which a job runs alone: below BullMQ's maxStalledCount (3), so an innocent one never fails. */
-export const SUSPECT_STALLS = 2;
+/** Stalls after which a job runs alone: BullMQ's maxStalledCount (3), the most a job survives, so an innocent one never fails. */
+export const SUSPECT_STALLS = 3;
 
 /** How long a job that stepped aside for a suspect waits before any worker may take it again. */
 const STEP_ASIDE_MS = 500;

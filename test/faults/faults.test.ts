@@ -239,9 +239,9 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     assert.deepEqual(unidentified, [], 'each poison request was traced to its worker');
     assert.equal(poisonHits, 4, 'fetched once, then after each of its 3 stalls');
     assert.equal(stalledInStats, stalledJobs, `stall failures are counted in the run stats (failed jobs: ${[...v.failures.keys()].join(', ')}; pages failed: ${v.pagesFailed})`);
-    // None by construction: after its second kill, the poison page and the pages that shared its worker both times
-    // are suspects, and each runs alone in its process (worker/suspects.ts), so its next kills take only itself, and
-    // the others have stalled twice, once less than fails a job. (Before, up to 3 pages that happened to travel with
+    // None by construction: after its third kill, the poison page and the pages that shared its worker each time
+    // are suspects, and each runs alone in its process (worker/suspects.ts), so its last kill takes only itself, and
+    // the others have stalled three times, once less than fails a job. (Before, up to 3 pages that happened to travel with
     // it failed, more on a loaded machine.)
     assert.equal(collateral, 0, `${collateral} jobs failed with the poison page`);
     assertClean(v);
