@@ -16,6 +16,9 @@ const all = ['build', 'typecheck', 'mocha', 'fuzz', 'faults', 'faults-cluster', 
 const wanted = process.argv.slice(2).length ? process.argv.slice(2) : all;
 const totals = { passed: 0, failed: 0, skipped: 0 };
 const failedStages = [];
+// Named again at the very end, after every stage: { stage, title, file, error }.
+const failedTests = [];
+const skippedTests = [];
 const statsDir = mkdtempSync(join(tmpdir(), 'cs-test-stats-'));
 // Tests that import BullMQ from node_modules (not through a bundle) would load msgpackr's native accelerator,
 // which the product's bundles never do (scripts/bundle-options.mjs): run them on the same pure-JS path.
@@ -41,6 +44,8 @@ async function mocha(name, args) {
     totals.passed += s.passed;
     totals.failed += s.failed;
     totals.skipped += s.skipped;
+    for (const f of s.failures ?? []) failedTests.push({ stage: name, ...f });
+    for (const k of s.skips ?? []) skippedTests.push({ stage: name, ...k });
     if (s.passed === 0 && s.failed === 0) return 1; // a stage that ran no test is a failure
   } else if (r.code !== 0) {
     totals.failed += 1;
@@ -69,6 +74,8 @@ const stages = {
       totals.passed += Number(m[1]);
       totals.failed += Number(m[2]);
     }
+    // The extension-host runner prints "extension FAILED: <title>: <message>" per failed test.
+    for (const m of r.out.matchAll(/^extension FAILED: (.*)$/gm)) failedTests.push({ stage: 'extension', title: m[1], file: '', error: '' });
     if (ms.length < 2 && r.code !== 0) {
       totals.failed += 1;
     }
@@ -96,6 +103,14 @@ for (const name of wanted) {
   if (code !== 0 && (name === 'build' || name === 'typecheck')) break;
 }
 
+if (skippedTests.length) {
+  console.log(`\nSkipped tests (${skippedTests.length}):`);
+  for (const t of skippedTests) console.log(`  [${t.stage}] ${t.title}`);
+}
+if (failedTests.length) {
+  console.log(`\nFailed tests (${failedTests.length}):`);
+  for (const t of failedTests) console.log(`  [${t.stage}] ${t.title}${t.file ? ` (${t.file.replace(process.cwd() + '/', '')})` : ''}\n      ${t.error}`);
+}
 if (failedStages.length) console.log(`\nFailed stages: ${failedStages.join(', ')}`);
 console.log(`\ntests: ${totals.passed} passed, ${totals.failed} failed${totals.skipped ? `, ${totals.skipped} skipped` : ''}`);
 process.exit(failedStages.length ? 1 : 0);

@@ -275,9 +275,7 @@ export class CrawlSession {
         }
         await new Promise<void>((r) => {
           this.wake = r;
-          // Only a running run is about to drain: a recurring or joined session idles at the configured poll
-          // between runs (its rate, an average, takes a while to decay to 0).
-          setTimeout(r, nextPollMs(status.counts, status.run?.state === 'running' ? rate : 0, this.opts.pollMs ?? 500));
+          setTimeout(r, nextPollMs(status.counts, status.run?.state, rate, this.opts.pollMs ?? 500));
         });
       }
       outcome = await this.settleStop(current, outcome);
@@ -419,9 +417,11 @@ export class CrawlSession {
  * Half, because the rate is an average that lags a crawl speeding up at its end: looking at the whole estimate
  * saw the drain up to ~170 ms late (bench site), and halving costs a few more looks, each a handful of reads.
  */
-export function nextPollMs(counts: JobCounts, pagesPerSec: number, pollMs: number): number {
+export function nextPollMs(counts: JobCounts, runState: string | undefined, pagesPerSec: number, pollMs: number): number {
+  // Only a running run is about to drain: a recurring or joined session idles at the configured poll between
+  // runs (its rate, an average, takes a while to decay to 0).
+  if (runState !== 'running' || pagesPerSec <= 0) return pollMs;
   const left = queuedJobs(counts);
-  if (pagesPerSec <= 0) return pollMs;
   return Math.max(MIN_POLL_MS, Math.min(pollMs, (left / pagesPerSec) * 500));
 }
 const MIN_POLL_MS = 25;

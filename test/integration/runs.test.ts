@@ -141,22 +141,13 @@ describe('runs (finalize, schedules, stopping workers)', function () {
     const r = connectRedis(redis.url);
     const attached = await attachStore(r, task);
     const finishedRuns: string[] = [];
-    const polls: { at: number; state: string | undefined }[] = [];
-    const s = session(task, redis.url, {
-      workers: 2,
-      store: attached.hooks,
-      onRunFinished: (run) => finishedRuns.push(run.run),
-      onProgress: (p) => polls.push({ at: Date.now(), state: p.status.run?.state }),
-    });
+    const s = session(task, redis.url, { workers: 2, store: attached.hooks, onRunFinished: (run) => finishedRuns.push(run.run) });
     const running = s.run();
     await until('two finished runs', () => finishedRuns.length >= 2, 90_000);
     s.stop();
     await running;
-    // Between runs the session idles at its configured poll (200 ms here), however fast the last run ended: it
-    // looks often only while a running run is about to drain.
-    const idleGaps = polls.slice(1).flatMap((p, i) => (polls[i]!.state === 'finished' && p.state === 'finished' ? [p.at - polls[i]!.at] : []));
-    assert.ok(idleGaps.length >= 2, `the session looked at the finished run between runs (${idleGaps.length} gaps)`);
-    assert.ok(Math.min(...idleGaps) >= 190, `idle polls ${idleGaps.join(', ')} ms apart`);
+    // How often the session looks between runs is nextPollMs's (test/unit/session-poll.test.ts), not timed here:
+    // a wall-clock gap fails on a busy machine.
     await s.close();
     await attached.close();
     r.disconnect();

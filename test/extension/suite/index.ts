@@ -60,13 +60,20 @@ function runMocha(mocha: Mocha, files: string[]): Promise<void> {
 
   return new Promise<void>((resolve, reject) => {
     try {
+      const failed: string[] = [];
       const runner = mocha.run((failures) => {
+        // scripts/test.mjs names these again in the suite's closing block.
+        for (const line of failed) console.log(`extension FAILED: ${line}`);
         const { passes = 0, pending = 0 } = runner.stats ?? {};
         // A plain closing line that CI can read, whichever route ran the suite.
         console.log(`extension: ${passes} passed, ${failures} failed${pending ? `, ${pending} skipped` : ''}`);
         if (failures > 0) reject(new Error(`${failures} extension test(s) failed`));
         else if (passes === 0) reject(new Error('no extension test ran'));
         else resolve();
+      });
+      runner.on('fail', (test, err: unknown) => {
+        const message = (String((err as Error)?.message ?? err).split('\n')[0] ?? '').slice(0, 300);
+        failed.push(`${test.fullTitle()}: ${message}`);
       });
     } catch (err) {
       reject(err instanceof Error ? err : new Error(String(err)));
