@@ -113,6 +113,8 @@ function etaText(d: DashboardData): [string, string] {
       return ['no worker', `${d.queue.total} in the queue and no worker running: Start Crawl resumes the run`];
     case 'paused':
       return ['paused', 'the queue is paused: Resume Queue in the Queue Explorer'];
+    case 'interrupted':
+      return ['interrupted', d.run?.phase ?? 'no process drives the run: Start Crawl resumes it'];
     case 'drained':
       return ['drained', 'nothing left in the queue'];
     case 'ok':
@@ -129,7 +131,7 @@ function renderHeader(d: DashboardData): void {
   const elapsed = d.run?.elapsedMs ?? 0;
   const parts: (HTMLElement | null)[] = [
     h('h1', {}, icon('pulse'), `Dashboard: ${d.task}`),
-    h('span', { class: `state ${state}` }, state === 'running' ? h('span', { class: 'dot' }) : null, state === 'none' ? 'never run' : state),
+    h('span', { class: `state ${state}`, title: d.run?.phase ?? '' }, state === 'running' ? h('span', { class: 'dot' }) : null, state === 'none' ? 'never run' : state),
     d.run ? h('span', { class: 'meta' }, `run ${d.run.id} · started ${new Date(d.run.startedAt).toLocaleTimeString()} · ${fmtDuration(elapsed)}`) : null,
     h('span', { class: 'spacer' }),
     h('vscode-button', { secondary: true, icon: 'table', on: { click: () => send({ type: 'openResults' }) } }, 'Open Results'),

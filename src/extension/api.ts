@@ -6,6 +6,7 @@ import type { CrawlStatusBar } from './statusBar';
 import type { WorkerManager } from './workers/workerManager';
 import type { WorkerTreeProvider } from './workers/workerTree';
 import type { FixtureTests } from './fixtureTests';
+import type { InterruptedRuns } from './crawls/interruptedRuns';
 
 // The extension's API: what activate() returns, i.e. what `vscode.extensions.getExtension(id).exports` (and
 // `await ext.activate()`) gives another extension or a test. A deliberate API, kept in its own file so the
@@ -32,4 +33,7 @@ export interface CrawlStudioApi {
   readonly codeLens: TaskCodeLensProvider;
   /** Fixtures in the Testing view. */
   readonly fixtureTests: FixtureTests;
+  /** The crawls the last window drove, looked at again after a reload; `lastWindowChecked` is that look. */
+  readonly interrupted: InterruptedRuns;
+  readonly lastWindowChecked: Promise<string[]>;
 }

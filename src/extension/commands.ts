@@ -16,6 +16,7 @@ import { retryFailedJobs } from '../observe/failures';
 import { credentialsMessage } from '../core/url/credentials';
 import { redactUrl } from '../core/url/redact';
 import { afterRetry } from './retryNotice';
+import { stopUndriven } from './crawls/interruptedRuns';
 
 // Every command of the extension. Commands return their result so tests (and other extensions) can drive them
 // without clicking; every failure becomes a notification that says what to do next.
@@ -50,8 +51,8 @@ export function registerCommands(deps: CommandDeps): void {
     return { task: rc.task.name };
   });
 
-  reg('crawlStudio.stopCrawl', async (target?: vscode.Uri | string) => {
-    let name: string | undefined = typeof target === 'string' ? target : undefined;
+  reg('crawlStudio.stopCrawl', async (target?: vscode.Uri | string | QueueNode) => {
+    let name: string | undefined = typeof target === 'string' ? target : target instanceof QueueNode ? target.name : undefined;
     if (target instanceof vscode.Uri) name = (await readTask(target))?.name;
     if (!name) {
       const running = crawls.list().map((r) => r.task.name);
@@ -59,6 +60,14 @@ export function registerCommands(deps: CommandDeps): void {
     }
     if (!name) return false;
     if (!crawls.get(name)) {
+      // A run nobody drives (its window reloaded, its `run` was killed) is ended here; one another process drives
+      // is that process's to stop (issue 32, item 2).
+      const ended = await stopUndriven(await connection.get(), name);
+      if (ended) {
+        void vscode.window.showInformationMessage(ended);
+        void tree.refresh();
+        return 'stopped';
+      }
       void vscode.window.showInformationMessage(vscode.l10n.t("Crawl '{0}' is not running in this window: nothing to stop.", name));
       return false;
     }

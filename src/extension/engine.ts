@@ -7,6 +7,7 @@ export { CrawlQueue } from '../frontier/crawl';
 export { connectRedis } from '../redis/connect';
 export { launchCrawl } from '../run/launcher';
 export { QueueModel } from './explorer/queueModel';
+export { readTaskStatus } from '../observe/taskStatus';
 export { fixtureDir, testTask } from '../workspace/fixtureStore';
 export { formatDiagnostic } from '../core/task/diagnostics';
 export { formatTestReport } from '../core/designer/fixtures';

@@ -18,6 +18,7 @@ import { CrawlStatusBar } from './statusBar';
 import { TASK_FILES } from './taskFiles';
 import { WorkerManager } from './workers/workerManager';
 import { WorkerTreeProvider } from './workers/workerTree';
+import { InterruptedRuns } from './crawls/interruptedRuns';
 
 // Activation wires the parts together and starts nothing expensive: Redis is connected when a view or a command
 // first needs it, so opening a folder costs only the registrations.
@@ -43,6 +44,7 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
   const statusBar = new CrawlStatusBar(crawls);
   const codeLens = new TaskCodeLensProvider(crawls);
   const fixtureTests = new FixtureTests();
+  const interrupted = new InterruptedRuns(context, connection, crawls);
 
   context.subscriptions.push(
     connection,
@@ -55,6 +57,7 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
     statusBar,
     codeLens,
     fixtureTests,
+    interrupted,
     vscode.languages.registerCodeLensProvider(TASK_FILES, codeLens),
     // Part of the API (api.ts): the extension's version, for other extensions and tests; not in the palette.
     vscode.commands.registerCommand('crawlStudio.version', () => context.extension.packageJSON.version as string),
@@ -73,7 +76,12 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
   registerDemoShop(context);
   registerTaskProvider(context, crawls);
   registerCommands({ context, connection, crawls, workers, tree, secrets });
-  const api: CrawlStudioApi = { connection, crawls, workers, tree, workerTree, statusBar, codeLens, fixtureTests };
+  // After a reload: the crawls the last window drove, now driven by nobody, are offered Resume and Stop.
+  const lastWindowChecked = interrupted.checkLastWindow().catch(() => []);
+  void lastWindowChecked.then((offered) => {
+    if (offered.length > 0) void tree.refresh();
+  });
+  const api: CrawlStudioApi = { connection, crawls, workers, tree, workerTree, statusBar, codeLens, fixtureTests, interrupted, lastWindowChecked };
   registerResults(context, api);
   return api;
 }

@@ -27,6 +27,12 @@ export interface WorkerBeat {
   readonly autoscale?: AutoscaleBeat;
   /** Share of the last seconds this worker's event loop was busy, 0..1 (~1: CPU-bound on its core). */
   readonly loopBusy?: number;
+  /**
+   * The process that started and watches it (the CLI's `run`, an editor window: worker/parentWatch.ts); absent for
+   * a worker started by hand. Such a worker stops when its parent dies, so once the parent is gone its beat no
+   * longer shows a run as worked on (observe/runPhase.ts), even before its last beat ages out.
+   */
+  readonly parent?: { readonly pid: number; readonly host: string };
 }
 
 export interface AutoscaleBeat {
@@ -82,7 +88,6 @@ export function parseWorkerBeat(json: string): WorkerBeat | null {
   return b as WorkerBeat;
 }
 
-/** The fleet's heartbeats by worker id, skipping any this version cannot read. */
 /**
  * Heartbeats come every 5 s; a worker silent for a minute is gone (killed without cleanup). One rule for every
  * view that lists workers (the Workers view, the dashboard, Enqueue's "no worker" hint): issue 23 item 4 saw
@@ -105,6 +110,7 @@ export async function readLiveWorkers(redis: Redis, now = Date.now()): Promise<W
   return (await readWorkers(redis)).filter((b) => !isWorkerGone(b, now));
 }
 
+/** The fleet's heartbeats by worker id, skipping any this version cannot read. */
 export async function readWorkers(redis: Redis): Promise<WorkerBeat[]> {
   const all = await redis.hgetall(WORKERS_KEY);
   const out: WorkerBeat[] = [];

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Redis } from '../redis/connect';
 import { taskKeys } from './keys';
 import { withScripts } from './scripts';
@@ -73,5 +74,31 @@ export class RunLease {
       return { held: true };
     }
     return { held: false, holder: JSON.parse(current!) as LeaseHolder, expiresInMs: Math.max(0, Number(pttl)) };
+  }
+}
+
+/** The driver named by a task's lease, or null when there is none (released, or expired with its holder). */
+export async function readLeaseHolder(redis: Redis, task: string): Promise<LeaseHolder | null> {
+  const raw = await redis.get(taskKeys(task).lease);
+  if (!raw) return null;
+  try {
+    return JSON.parse(raw) as LeaseHolder;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A holder known dead: a process of this machine that no longer exists (its lease outlives it by up to the TTL).
+ * A holder on another machine, or this very process, is never declared dead from here. The same test serves a
+ * supervised worker's parent (frontier/fleet.ts WorkerBeat.parent).
+ */
+export function isHolderGone(h: Pick<LeaseHolder, 'host' | 'pid'>): boolean {
+  if (h.host !== hostname() || h.pid === process.pid) return false;
+  try {
+    process.kill(h.pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }

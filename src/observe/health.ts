@@ -8,6 +8,7 @@ import { hostKeys, robotsKey } from '../frontier/keys';
 import { readLiveWorkers, type WorkerBeat } from '../frontier/fleet';
 import { readHistory, readHostTally, readSkippedUrls, type HostTally, type MetricSample } from './metrics';
 import { readTaskStatus } from './taskStatus';
+import type { RunPhase } from './runPhase';
 
 // What the crawl dashboard shows, read from Redis in one place: the run, its counters, the metric history,
 // failures by cause with sample URLs, hosts with their politeness, and the workers' heartbeats.
@@ -51,6 +52,8 @@ export interface HealthSnapshot {
   /** Jobs waiting, running and kept now (taskStatus.ts readJobCounts, as every view reads them). */
   readonly counts: JobCounts;
   readonly isPaused: boolean;
+  /** Whether the run is alive (observe/runPhase.ts): what the dashboard's state says, as every view does. */
+  readonly phase: RunPhase;
   readonly history: readonly MetricSample[];
   readonly failures: readonly FailureGroup[];
   readonly skipped: readonly SkipGroup[];
@@ -69,8 +72,8 @@ export interface HealthOptions {
 export async function readHealth(redis: Redis, queue: Queue<PageJobData, PageJobResult>, task: CrawlTask | { name: string; politeness?: CrawlTask['politeness']; request?: CrawlTask['request'] }, opts: HealthOptions): Promise<HealthSnapshot> {
   const status = await readTaskStatus(redis, task.name);
   const at = Date.now();
-  const { counts, isPaused } = status;
-  if (!status.run) return { task: task.name, at, run: null, stats: null, counts, isPaused, history: [], failures: [], skipped: [], hosts: [], workers: await readLiveWorkers(redis, at) };
+  const { counts, isPaused, phase } = status;
+  if (!status.run) return { task: task.name, at, run: null, stats: null, counts, isPaused, phase, history: [], failures: [], skipped: [], hosts: [], workers: await readLiveWorkers(redis, at) };
   // finishedAt only once the run is over (runInfoOf): a reopened run's elapsed time keeps going.
   const run: RunHealth = { run: status.run.run, state: status.run.state, startedAt: status.run.startedAt, finishedAt: status.run.finishedAt, pausedMs: status.run.pausedMs, idleSince: status.run.idleSince };
   const [history, tally, workers] = await Promise.all([readHistory(redis, task.name, run.run, opts.historyLast), readHostTally(redis, task.name, run.run), readLiveWorkers(redis, at)]);
@@ -90,7 +93,7 @@ export async function readHealth(redis: Redis, queue: Queue<PageJobData, PageJob
       .map(async ([reason, count]) => ({ reason, count, urls: await readSkippedUrls(redis, task.name, run.run, reason) })),
   );
   const hosts = await hostHealth(redis, task, tally);
-  return { task: task.name, at, run, stats, counts, isPaused, history, failures, skipped, hosts, workers: workers.filter((w) => w.tasks.includes(task.name)) };
+  return { task: task.name, at, run, stats, counts, isPaused, phase, history, failures, skipped, hosts, workers: workers.filter((w) => w.tasks.includes(task.name)) };
 }
 
 async function hostHealth(redis: Redis, task: Parameters<typeof readHealth>[2], tally: readonly HostTally[]): Promise<HostHealth[]> {

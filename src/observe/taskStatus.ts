@@ -3,6 +3,9 @@ import { readRunStats, type CrawlStatus, type JobCounts } from '../frontier/craw
 import { partitionKeys, taskKeys } from '../frontier/keys';
 import { LAYOUT_FIELD, layoutFromMeta, type TaskLayout } from '../frontier/layout';
 import { runInfoOf } from './figures';
+import { isHolderGone, readLeaseHolder } from '../frontier/runLease';
+import { needsWorkerCount, runPhase, type RunDriver, type RunPhase } from './runPhase';
+import { readLiveWorkers } from '../frontier/fleet';
 
 // Reading a task's figures from Redis, for every view and the session (figures.ts names them). Where waiting URLs
 // live is the frontier's business (the compact frontier, then BullMQ's lists once in the window, in every partition
@@ -37,12 +40,23 @@ async function readPartitionCounts(redis: Redis, task: string, tag: string): Pro
   return { frontier: n(7), waiting: n(0) + n(1), prioritized: n(2), active: n(3), delayed: n(4), completed: n(5), failed: n(6) };
 }
 
-/** A task's run, counters, job counts and pause state, read together: what the session reports and the views show. */
-export async function readTaskStatus(redis: Redis, task: string): Promise<CrawlStatus> {
+/** What every view shows of a task: its status, and whether its run is alive (runPhase.ts). */
+export interface TaskStatus extends CrawlStatus {
+  readonly phase: RunPhase;
+}
+
+/**
+ * A task's run, counters, job counts, pause state and driver, read together: what the session reports and the
+ * views show.
+ */
+export async function readTaskStatus(redis: Redis, task: string): Promise<TaskStatus> {
   const keys = taskKeys(task);
-  const [meta, paused] = await Promise.all([redis.hgetall(keys.meta), redis.hexists(keys.bull.meta, 'paused')]);
+  const [meta, paused, holder] = await Promise.all([redis.hgetall(keys.meta), redis.hexists(keys.bull.meta, 'paused'), readLeaseHolder(redis, task)]);
   const run = runInfoOf(meta);
   const layout = layoutFromMeta(task, meta[LAYOUT_FIELD]);
   const [counts, stats] = await Promise.all([readJobCounts(redis, task, layout), run ? readRunStats(redis, task, run.run, layout) : null]);
-  return { task, run, stats, counts, isPaused: paused === 1 };
+  const isPaused = paused === 1;
+  const driver: RunDriver | null = holder ? { holder, gone: isHolderGone(holder) } : null;
+  const working = needsWorkerCount(run, isPaused, driver) ? (await readLiveWorkers(redis)).filter((w) => w.tasks.includes(task) && !(w.parent && isHolderGone(w.parent))).length : 0;
+  return { task, run, stats, counts, isPaused, phase: runPhase(run, isPaused, driver, working) };
 }

@@ -23,10 +23,15 @@ export function crawlEndMessage(task: Pick<CrawlTask, 'name' | 'scope'>, result:
     case 'finished':
       return crawlFinishedMessage(task, stats);
     case 'stopped':
-      return `Crawl '${task.name}' stopped: ${figures(stats)}. Start Crawl begins a new run from the start URLs.`;
+      return crawlStoppedMessage(task.name, stats);
     case 'interrupted':
       return `Crawl '${task.name}' interrupted: ${figures(stats)}. Start Crawl resumes it where it left off.`;
   }
+}
+
+/** A run ended with Stop: by the window that drove it, or by any window once nobody drives it (a reload). */
+export function crawlStoppedMessage(task: string, stats: CrawlStats | null): string {
+  return `Crawl '${task}' stopped: ${figures(stats)}. Start Crawl begins a new run from the start URLs.`;
 }
 
 function figures(stats: CrawlStats | null): string {

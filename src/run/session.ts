@@ -5,7 +5,7 @@ import { recordSample } from '../observe/metrics';
 import { finishedPages, queuedJobs, RateMeter, readTaskStatus, runElapsedMs } from '../observe/taskStatus';
 import { connectRedis } from '../redis/connect';
 import { taskKeys } from '../frontier/keys';
-import { RunLease, type LeaseHolder } from '../frontier/runLease';
+import { isHolderGone, RunLease, type LeaseHolder } from '../frontier/runLease';
 import { hostname } from 'node:os';
 import { WorkerSupervisor, type WorkerProcessInfo } from './supervisor';
 import { ProcessScaler } from './processScaler';
@@ -180,7 +180,7 @@ export class CrawlSession {
       }
     }
     if (!joining) {
-      const lease = await this.lease.acquire(this.opts.force ?? false, holderIsGone).catch((err) => {
+      const lease = await this.lease.acquire(this.opts.force ?? false, isHolderGone).catch((err) => {
         this.markWorkersStarting(false);
         throw err;
       });
@@ -437,16 +437,6 @@ const MEMORY_CHECK_MS = 500;
 /** How often the store is checked while the session waits on it (a finalize's flush). */
 const STORE_CHECK_MS = 1_000;
 
-/** A driver on this machine whose process no longer exists (killed with SIGKILL, a crash) holds no run. */
-function holderIsGone(h: LeaseHolder): boolean {
-  if (h.host !== hostname() || h.pid === process.pid) return false;
-  try {
-    process.kill(h.pid, 0);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-}
 
 /** Another live process drives the task's run: this one refuses rather than resume or replace it unasked. */
 export class RunInProgressError extends Error {

@@ -5,6 +5,7 @@ import { MAX_ROBOTS_BYTES, robotsUrl } from '../core/robots';
 import type { CrawlTask } from '../core/task/model';
 import { CrawlQueue, type PageJobData, type PageJobResult } from '../frontier/crawl';
 import { WORKERS_KEY } from '../frontier/keys';
+import { PARENT_PIPE_ENV } from './parentWatch';
 import { countFailed } from '../observe/metrics';
 import { HostGate } from '../frontier/politeness';
 import { connectRedis, redactUrl } from '../redis/connect';
@@ -193,6 +194,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
   let loopBusy = 0;
   const scaler = opts.autoscale ? autoscaler(opts.autoscale) : null;
   let scaleBeat: AutoscaleBeat | undefined = opts.autoscale ? { min: opts.autoscale.min, max: opts.autoscale.max, peak: opts.concurrency, last: null, now: null } : undefined;
+  const supervised = process.env[PARENT_PIPE_ENV] === '1';
   const beat = async () => {
     // Over a few seconds at least: a beat sent at once after a decision must not report a blip.
     if (performance.now() - eluAt >= 2_000) {
@@ -201,7 +203,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
       eluAt = performance.now();
     }
     const concurrency = scaler?.concurrency ?? opts.concurrency;
-    const info: WorkerBeat = { id, pid: process.pid, host: hostname(), tasks: opts.tasks.map((t) => t.name), concurrency, started, lastSeen: Date.now(), processed, failed, bull, loopBusy, ...(scaleBeat ? { autoscale: scaleBeat } : {}) };
+    const info: WorkerBeat = { id, pid: process.pid, host: hostname(), tasks: opts.tasks.map((t) => t.name), concurrency, started, lastSeen: Date.now(), processed, failed, bull, loopBusy, ...(scaleBeat ? { autoscale: scaleBeat } : {}), ...(supervised ? { parent: { pid: process.ppid, host: hostname() } } : {}) };
     await redis.hset(WORKERS_KEY, id, JSON.stringify(info)).then(
       () => (lastBeatAt = Date.now()),
       () => undefined,

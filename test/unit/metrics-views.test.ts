@@ -63,6 +63,7 @@ describe('dashboard data', () => {
     task: 't',
     at: 20_000,
     run: { run: 'r1', state: 'running', startedAt: 0, finishedAt: null },
+    phase: { kind: 'running', driver: { owner: 'o', front: 'VS Code', host: 'h', pid: 1, since: 0 }, workers: 1 },
     stats: { enqueued: 50, done: 20, failed: 3, items: 40, problems: 0, bytes: 1000, duplicates: 5, nonHtml: 0, sitemaps: 0, unchanged: 0, unchangedItems: 0, skipped: { robots: 2, limit: 4 }, failures: { 'http-503': 2, timeout: 1 }, dropped: {} },
     counts: { frontier: 0, waiting: 20, prioritized: 9, active: 1, delayed: 2, completed: 22, failed: 3 },
     isPaused: false,
@@ -151,7 +152,7 @@ describe('figures every view shows the same way', () => {
     assert.equal(run.finishedAt, null);
     assert.equal(runInfoOf({ run: 'r1', state: 'finished', startedAt: '1000', finishedAt: '5000' })!.finishedAt, 5000);
     const task = parseTask('name: t\nstart: [http://a.test/]\nrules:\n  - name: r\n', '/tmp/t.crawl.yaml').task!;
-    const base = { task: 't', stats, counts: { frontier: 0, waiting: 0, prioritized: 0, active: 0, delayed: 0, completed: 0, failed: 0 }, isPaused: false, history: [], failures: [], skipped: [], hosts: [], workers: [] };
+    const base = { task: 't', stats, counts: { frontier: 0, waiting: 0, prioritized: 0, active: 0, delayed: 0, completed: 0, failed: 0 }, isPaused: false, phase: { kind: 'running' as const, driver: null, workers: 1 }, history: [], failures: [], skipped: [], hosts: [], workers: [] };
     const at = (now: number) => dashboardData(task, { ...base, at: now, run: { run: 'r1', state: run.state, startedAt: run.startedAt, finishedAt: run.finishedAt } }, new WorkerRates(), 'h').run!.elapsedMs;
     assert.equal(at(10_000), 9_000);
     assert.equal(at(11_000), 10_000);

@@ -1,3 +1,4 @@
+import { describeRunPhase, phaseWord } from '../../observe/runPhase';
 import { createReadStream, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { redisTargetFrom } from '../../worker/args';
@@ -138,7 +139,9 @@ export const statusCommand = command({
         return EXIT.OK;
       }
       const elapsed = runElapsedMs(status.run, Date.now());
-      console.log(`${status.task}: run ${status.run.run}, ${status.run.state}${status.isPaused ? ' (paused)' : ''}, started ${new Date(status.run.startedAt).toISOString()}`);
+      // The phase, not the meta's state: a run whose driver died says so (observe/runPhase.ts), as every view does.
+      console.log(`${status.task}: run ${status.run.run}, ${phaseWord(status.phase)}, started ${new Date(status.run.startedAt).toISOString()}`);
+      if (status.phase.kind === 'interrupted' || (status.phase.kind === 'running' && !status.phase.driver)) console.log(describeRunPhase(status.phase));
       console.log(progressLine(status, 0, elapsed));
       if (status.stats?.failed) {
         const failures = await readRunFailures(redis, q.queue, task.name, { run: status.run.run, limit: 1 });

@@ -3,6 +3,7 @@ import { describeGroup } from '../../observe/failures';
 import type { HealthSnapshot } from '../../observe/health';
 import { WORKER_SILENT_AFTER_MS, type WorkerBeat } from '../../frontier/fleet';
 import { runRates } from '../../observe/rates';
+import { describeRunPhase, phaseWord } from '../../observe/runPhase';
 import { estimateEta, rateSeries } from '../../observe/metrics';
 import { describeQueue, queuedJobs, skippedJobs, waitingPages } from '../../observe/figures';
 import type { WorkerRates } from '../../observe/workerRates';
@@ -55,8 +56,10 @@ export function dashboardData(task: CrawlTask, h: HealthSnapshot, rates: WorkerR
   // A running run with pages to do and no worker taking them (a retry or an enqueue reopened a finished run, the
   // window that drove it closed) has no rate to estimate from: it says so, not "estimating" for ever (issue 32).
   const working = h.workers.some((w) => w.tasks.includes(task.name) && h.at - w.lastSeen <= STALE_MS);
-  const idle = h.run?.state === 'running' && !working && queuedJobs(h.counts) > 0;
-  const over = h.run?.state === 'finished' ? 'finished' : h.run?.state === 'stopped' ? 'stopped' : h.run && h.isPaused ? 'paused' : idle ? 'no-worker' : null;
+  const idle = h.phase.kind === 'running' && !working && queuedJobs(h.counts) > 0;
+  // Interrupted: nobody drives the run (its window reloaded, its `run` was killed): no time left to estimate, and
+  // the banner says what resumes it (issue 32, item 2).
+  const over = h.phase.kind === 'finished' || h.phase.kind === 'stopped' || h.phase.kind === 'paused' || h.phase.kind === 'interrupted' ? h.phase.kind : idle ? 'no-worker' : null;
   const skippedTotal = s ? skippedJobs(s) : 0;
   const reasons = (rec: Readonly<Record<string, number>>) =>
     Object.entries(rec)
@@ -68,7 +71,7 @@ export function dashboardData(task: CrawlTask, h: HealthSnapshot, rates: WorkerR
   return {
     task: task.name,
     file: task.file,
-    run: h.run ? { id: h.run.run, state: h.run.state, startedAt: h.run.startedAt, finishedAt: h.run.finishedAt, elapsedMs } : null,
+    run: h.run ? { id: h.run.run, state: phaseWord(h.phase), phase: describeRunPhase(h.phase), startedAt: h.run.startedAt, finishedAt: h.run.finishedAt, elapsedMs } : null,
     now: h.at,
     counters: s
       ? [

@@ -54,7 +54,8 @@ export interface DashboardData {
   readonly task: string;
   readonly file: string;
   /** `finishedAt` only once the run is over; `elapsedMs` to it, or to `now` while it runs. */
-  readonly run: { readonly id: string; readonly state: string; readonly startedAt: number; readonly finishedAt: number | null; readonly elapsedMs: number } | null;
+  /** `state`: the run's phase in one word (observe/runPhase.ts phaseWord), `phase` in a sentence. */
+  readonly run: { readonly id: string; readonly state: string; readonly phase: string; readonly startedAt: number; readonly finishedAt: number | null; readonly elapsedMs: number } | null;
   readonly now: number;
   readonly counters: readonly Counter[];
   /** As every view counts it (observe/taskStatus.ts): `total` is the status bar's "queue N", `text` the explorer's words. */

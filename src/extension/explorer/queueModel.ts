@@ -7,6 +7,7 @@ import { bullPrefix, partitionKeys, taskKeys, TASKS_KEY } from '../../frontier/k
 import { LAYOUT_FIELD, layoutFromMeta, partitionOfJob } from '../../frontier/layout';
 import { finishedPages, readTaskStatus } from '../../observe/taskStatus';
 import { listFrontier } from '../../observe/frontier';
+import type { RunPhase } from '../../observe/runPhase';
 
 // What the explorer shows, read from Redis: the task queues, their counts, and pages of jobs. One BullMQ Queue
 // object per task, all sharing the explorer's connection.
@@ -30,6 +31,8 @@ export interface QueueSnapshot {
   readonly runState: string | null;
   readonly file: string | null;
   readonly stats: CrawlStats | null;
+  /** Whether its run is alive (observe/runPhase.ts): interrupted when nobody drives it, after a reload too. */
+  readonly phase: RunPhase;
 }
 
 export type CrawlJob = Job<PageJobData, PageJobResult>;
@@ -84,7 +87,7 @@ export class QueueModel {
     // Before a run (or on a Redis without its counters), the finished groups fall back to the jobs kept.
     const f = st.stats ? finishedPages(st.stats) : { done: c.completed, skipped: 0, failed: c.failed };
     const counts: Record<JobStateName, number> = { frontier: c.frontier, waiting: c.waiting, prioritized: c.prioritized, active: c.active, delayed: c.delayed, completed: f.done, skipped: f.skipped, failed: f.failed };
-    return { name, counts, kept: { completed: c.completed, failed: c.failed }, paused: st.isPaused, run: st.run?.run ?? null, runState: st.run?.state ?? null, file: st.run?.file ?? null, stats: st.stats };
+    return { name, counts, kept: { completed: c.completed, failed: c.failed }, paused: st.isPaused, run: st.run?.run ?? null, runState: st.run?.state ?? null, file: st.run?.file ?? null, stats: st.stats, phase: st.phase };
   }
 
   async jobs(name: string, state: JobStateName, start: number, count: number): Promise<CrawlJob[]> {

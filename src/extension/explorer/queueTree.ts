@@ -1,3 +1,4 @@
+import { describeRunPhase, phaseWord } from '../../observe/runPhase';
 import * as vscode from 'vscode';
 import type { RedisConnection } from '../redisConnection';
 import { engine } from '../lazy';
@@ -509,23 +510,26 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
     // A stopped run (Stop Crawl) is over: its queue was paused so no worker takes its pages, but Resume would not
     // bring it back (Start Crawl begins a new run), so it offers neither Pause nor Resume.
     const stopped = node.snapshot.runState === 'stopped';
-    item.contextValue = stopped ? 'queue.stopped' : node.snapshot.paused ? 'queue.paused' : 'queue';
+    // Interrupted: nobody drives the run any more (its window reloaded, its `run` was killed): Start Crawl resumes
+    // it, Stop Crawl ends it (issue 32, item 2).
+    const interrupted = node.snapshot.phase.kind === 'interrupted';
+    item.contextValue = stopped ? 'queue.stopped' : node.snapshot.paused ? 'queue.paused' : interrupted ? 'queue.interrupted' : 'queue';
     // The queue in the words the status bar's tooltip and the dashboard use (observe/taskStatus.ts describeQueue),
     // the pages waiting in the frontier among the waiting.
     const parts = [describeQueue(c)];
     if (c.failed) parts.push(`${c.failed} failed`);
     if (c.skipped) parts.push(`${c.skipped} skipped`);
     const stale = this.staleSince !== null;
-    item.description = `${stale ? 'stale · ' : ''}${stopped ? 'stopped · ' : node.snapshot.paused ? 'paused · ' : ''}${parts.join(' · ')}`;
+    item.description = `${stale ? 'stale · ' : ''}${stopped ? 'stopped · ' : node.snapshot.paused ? 'paused · ' : interrupted ? 'interrupted · ' : ''}${parts.join(' · ')}`;
     const s = node.snapshot.stats;
     item.tooltip = new vscode.MarkdownString(
       (stale ? `*Counts read ${Math.round((Date.now() - this.staleSince!) / 1000)} s ago: Redis is not answering.*\n\n` : '') +
-        `**${node.name}** — run ${node.snapshot.run ?? '–'} (${node.snapshot.runState ?? 'never run'})\n\n` +
+        `**${node.name}** — run ${node.snapshot.run ?? '–'} (${phaseWord(node.snapshot.phase)})\n\n${describeRunPhase(node.snapshot.phase)}\n\n` +
         `${waitingPages(c)} waiting: ${c.frontier} in the frontier, ${c.waiting} ready, ${c.prioritized} prioritized\n\n` +
         (s ? `${c.completed} pages done · ${c.skipped} skipped · ${c.failed} failed · ${s.items} items\n\n` : '') +
         (node.snapshot.file ? `Task file: \`${node.snapshot.file}\`` : ''),
     );
-    item.iconPath = new vscode.ThemeIcon(stopped ? 'debug-stop' : node.snapshot.paused ? 'debug-pause' : node.snapshot.runState === 'running' ? 'sync' : 'list-unordered');
+    item.iconPath = new vscode.ThemeIcon(stopped ? 'debug-stop' : node.snapshot.paused ? 'debug-pause' : interrupted ? 'debug-disconnect' : node.snapshot.phase.kind === 'running' ? 'sync' : 'list-unordered');
     return item;
   }
 
