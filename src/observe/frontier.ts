@@ -1,7 +1,8 @@
 import type { Redis } from '../redis/connect';
 import { fingerprintHex } from '../core/url/fingerprint';
-import { partitionKeys, taskKeys } from '../frontier/keys';
-import { LAYOUT_FIELD, layoutFromMeta, partitionOfUrl } from '../frontier/layout';
+import { partitionKeys } from '../frontier/keys';
+import { partitionOfUrl } from '../frontier/layout';
+import { readLayout } from '../frontier/partitions';
 import { decodePage, encodePage, pageIdOf, type FrontierPage } from '../frontier/record';
 import { withScripts } from '../frontier/scripts';
 
@@ -11,7 +12,7 @@ import { withScripts } from '../frontier/scripts';
 
 /** The frontier keys of each of the task's partitions. */
 async function frontiers(redis: Redis, task: string) {
-  const layout = layoutFromMeta(task, await redis.hget(taskKeys(task).meta, LAYOUT_FIELD));
+  const layout = await readLayout(redis, task);
   return { layout, keys: layout.tags.map((tag) => partitionKeys(task, tag).frontier) };
 }
 

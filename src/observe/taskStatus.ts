@@ -1,8 +1,9 @@
 import type { Redis } from '../redis/connect';
-import { readRunStats, type CrawlStatus, type JobCounts } from '../frontier/crawl';
+import { type CrawlStatus, type JobCounts } from '../frontier/types';
+import { readRunStats } from '../frontier/stats';
 import { partitionKeys, taskKeys } from '../frontier/keys';
-import { LAYOUT_FIELD, layoutFromMeta, type TaskLayout } from '../frontier/layout';
-import { runInfoOf } from './figures';
+import type { TaskLayout } from '../frontier/layout';
+import { readLayout, readRunAndLayout } from '../frontier/partitions';
 
 // Reading a task's figures from Redis, for every view and the session (figures.ts names them). Where waiting URLs
 // live is the frontier's business (the compact frontier, then BullMQ's lists once in the window, in every partition
@@ -16,7 +17,7 @@ export * from './figures';
  * the task's partitions (frontier/layout.ts; `layout` when the caller read it already, else the run's meta's).
  */
 export async function readJobCounts(redis: Redis, task: string, layout?: TaskLayout): Promise<JobCounts> {
-  const tags = (layout ?? layoutFromMeta(task, await redis.hget(taskKeys(task).meta, LAYOUT_FIELD))).tags;
+  const tags = (layout ?? (await readLayout(redis, task))).tags;
   const parts = await Promise.all(tags.map((tag) => readPartitionCounts(redis, task, tag)));
   const sum = (k: keyof JobCounts) => parts.reduce((a, c) => a + c[k], 0);
   return { frontier: sum('frontier'), waiting: sum('waiting'), prioritized: sum('prioritized'), active: sum('active'), delayed: sum('delayed'), completed: sum('completed'), failed: sum('failed') };
@@ -40,9 +41,7 @@ async function readPartitionCounts(redis: Redis, task: string, tag: string): Pro
 /** A task's run, counters, job counts and pause state, read together: what the session reports and the views show. */
 export async function readTaskStatus(redis: Redis, task: string): Promise<CrawlStatus> {
   const keys = taskKeys(task);
-  const [meta, paused] = await Promise.all([redis.hgetall(keys.meta), redis.hexists(keys.bull.meta, 'paused')]);
-  const run = runInfoOf(meta);
-  const layout = layoutFromMeta(task, meta[LAYOUT_FIELD]);
+  const [{ run, layout }, paused] = await Promise.all([readRunAndLayout(redis, task), redis.hexists(keys.bull.meta, 'paused')]);
   const [counts, stats] = await Promise.all([readJobCounts(redis, task, layout), run ? readRunStats(redis, task, run.run, layout) : null]);
   return { task, run, stats, counts, isPaused: paused === 1 };
 }
