@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { parseArgs } from 'node:util';
 import { parseTask } from '../../src/core/task/parse';
 import { type FrontierLink } from '../../src/frontier/types';
-import { bandOf, discoverCall } from '../../src/frontier/calls';
+import { bandOf, discoverCall } from '../../src/frontier/scriptArgs';
 import { bucketBitsFor } from '../../src/frontier/dedup';
 import { taskKeys } from '../../src/frontier/keys';
 import { withScripts } from '../../src/frontier/scripts';

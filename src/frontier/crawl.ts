@@ -4,7 +4,7 @@ import { decideLink } from '../core/url/scope';
 import { routeRule } from '../core/pipeline/page';
 import { buildRequest } from '../core/request/build';
 import { scanKeys } from '../redis/nodes';
-import { frontierArgs } from './calls';
+import { frontierArgs } from './scriptArgs';
 import { bucketBitsFor } from './dedup';
 import { TASKS_KEY } from './keys';
 import { LAYOUT_FIELD, layoutToMeta } from './layout';

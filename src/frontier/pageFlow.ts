@@ -2,7 +2,7 @@ import type { Redis } from '../redis/connect';
 import type { CrawlTask } from '../core/task/model';
 import { requestKey } from '../core/request/build';
 import { replicaWait, type ReplicaWait } from '../redis/replicas';
-import { discoverCall, fillBatch, finishArgs, frontierArgs, jobOptions, parseFill, taskUsesPriority } from './calls';
+import { discoverCall, fillBatch, finishArgs, frontierArgs, jobOptions, parseFill, taskUsesPriority } from './scriptArgs';
 import { failpoint } from './failpoint';
 import { taskKeys } from './keys';
 import { layoutFor, partitionOfUrl, singleLayout, type TaskLayout } from './layout';

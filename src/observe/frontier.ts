@@ -6,7 +6,7 @@ import { readLayout } from '../frontier/partitions';
 import { decodePage, encodePage, pageIdOf, type FrontierPage } from '../frontier/record';
 import { withScripts } from '../frontier/scripts';
 
-// What the views show of the compact frontier (frontier/crawl.ts, lua/frontier.lua): the pages waiting there, not
+// What the views show of the compact frontier (frontier/pageFlow.ts, lua/frontier.lua): the pages waiting there, not
 // BullMQ jobs yet, counted, listed in about the order they will go (best band first, hosts by their schedule, each
 // host's oldest first), and found by URL, over every partition of the task (frontier/layout.ts). Reads only.
 

@@ -351,7 +351,7 @@ export function createProcessor(deps: ProcessorDeps) {
     }
     const runInfo = { run, bucketBits: await bucketBits(crawl, run), state: 'running' as const, startedAt: 0, finishedAt: null, file: null };
     // The links are queued and the page finished (its record for the store, its counters, its job marked done and its
-    // page out of the window) in one script call, which also fills the window (frontier/crawl.ts finishPage).
+    // page out of the window) in one script call, which also fills the window (frontier/pageFlow.ts finishPage).
     const kept = revisits && job.data.request === undefined ? await revisits.remember(job.data, rule, page, outcome.kept, outcome.items.length) : undefined;
     const rec = record(task.name, job.data, page.status, fetchedAt, page.contentType, page.bytes, outcome.items, outcome.problems, kept);
     const counters: Record<string, number> = { done: 1, bytes: page.bytes, items: outcome.items.length, problems: outcome.problems.length };

@@ -5,7 +5,7 @@ import { fingerprintHex } from '../../src/core/url/fingerprint';
 import { requestKey, type JobRequest, type SeriesRef } from '../../src/core/request/build';
 import { CrawlQueue } from '../../src/frontier/crawl';
 import { type FrontierLink } from '../../src/frontier/types';
-import { fillBatch, frontierArgs } from '../../src/frontier/calls';
+import { fillBatch, frontierArgs } from '../../src/frontier/scriptArgs';
 import { dropWaiting } from '../../src/frontier/dropWaiting';
 import { withScripts } from '../../src/frontier/scripts';
 import { listFrontier } from '../../src/observe/frontier';
