@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { parseArgs } from 'node:util';
 import { parseTask } from '../../src/core/task/parse';
-import { type FrontierLink } from '../../src/frontier/types';
+import type { FrontierLink } from '../../src/frontier/types';
 import { bandOf, discoverCall } from '../../src/frontier/scriptArgs';
 import { bucketBitsFor } from '../../src/frontier/dedup';
 import { taskKeys } from '../../src/frontier/keys';

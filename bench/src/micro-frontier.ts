@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { parseTask } from '../../src/core/task/parse';
 import { fingerprintHex } from '../../src/core/url/fingerprint';
 import { CrawlQueue } from '../../src/frontier/crawl';
-import { type FrontierLink, type PageJobData } from '../../src/frontier/types';
+import type { FrontierLink, PageJobData } from '../../src/frontier/types';
 import { discoverCall } from '../../src/frontier/scriptArgs';
 import { bucketBitsFor, seenSlot } from '../../src/frontier/dedup';
 import { bullPrefix, taskKeys } from '../../src/frontier/keys';

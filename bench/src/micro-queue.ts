@@ -2,7 +2,7 @@ import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { parseArgs } from 'node:util';
 import { CrawlQueue } from '../../src/frontier/crawl';
-import { type PageJobData } from '../../src/frontier/types';
+import type { PageJobData } from '../../src/frontier/types';
 import { fingerprintHex } from '../../src/core/url/fingerprint';
 import { bullPrefix } from '../../src/frontier/keys';
 import { connectRedis } from '../../src/redis/connect';

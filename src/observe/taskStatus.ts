@@ -1,5 +1,5 @@
 import type { Redis } from '../redis/connect';
-import { type CrawlStatus, type JobCounts } from '../frontier/types';
+import type { CrawlStatus, JobCounts } from '../frontier/types';
 import { readRunStats } from '../frontier/stats';
 import { partitionKeys, taskKeys } from '../frontier/keys';
 import type { TaskLayout } from '../frontier/layout';

@@ -1,7 +1,7 @@
 import type { Redis } from '../redis/connect';
 import type { CrawlTask } from '../core/task/model';
 import { CrawlQueue } from '../frontier/crawl';
-import { type CrawlStatus, type JobCounts, type RunInfo } from '../frontier/types';
+import type { CrawlStatus, JobCounts, RunInfo } from '../frontier/types';
 import { recordSample } from '../observe/metrics';
 import { finishedPages, queuedJobs, RateMeter, readTaskStatus, runElapsedMs } from '../observe/taskStatus';
 import { connectRedis } from '../redis/connect';

@@ -7,7 +7,7 @@ import { isJsonContentType } from '../core/extract/json';
 import { bodyLabel } from '../core/request/body';
 import { expandHeaders, mayRetry, ruleOptions, sendOptions } from './requests';
 import type { CrawlTask } from '../core/task/model';
-import { type CrawlQueue } from '../frontier/crawl';
+import type { CrawlQueue } from '../frontier/crawl';
 import { SCHEDULED_RUN_JOB, type PageJobData, type PageJobResult } from '../frontier/types';
 import { countFailed, countSkipped } from '../frontier/outcomes';
 import type { HostGate } from '../frontier/politeness';

@@ -4,7 +4,7 @@ import type { RobotsSource } from '../core/robots';
 import { MAX_ROBOTS_BYTES, robotsUrl } from '../core/robots';
 import type { CrawlTask } from '../core/task/model';
 import { CrawlQueue } from '../frontier/crawl';
-import { type PageJobData, type PageJobResult } from '../frontier/types';
+import type { PageJobData, PageJobResult } from '../frontier/types';
 import { WORKERS_KEY } from '../frontier/keys';
 import { countFailed } from '../frontier/outcomes';
 import { HostGate } from '../frontier/politeness';

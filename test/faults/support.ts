@@ -8,7 +8,7 @@ import { allBooks, expectedPages, renderPage, serveSite, type SiteOptions, type 
 import { loadTaskFile } from '../../src/workspace/taskFile';
 import type { CrawlTask } from '../../src/core/task/model';
 import { CrawlQueue } from '../../src/frontier/crawl';
-import { type CrawlStats } from '../../src/frontier/types';
+import type { CrawlStats } from '../../src/frontier/types';
 import { connectRedis } from '../../src/redis/connect';
 import { loadSqlite, SqliteStore } from '../../src/store/sqlite';
 import { CrawlSession, type SessionOptions } from '../../src/run/session';

@@ -4,7 +4,7 @@ import type { CrawlTask } from '../../src/core/task/model';
 import { fingerprintHex } from '../../src/core/url/fingerprint';
 import { requestKey, type JobRequest, type SeriesRef } from '../../src/core/request/build';
 import { CrawlQueue } from '../../src/frontier/crawl';
-import { type FrontierLink } from '../../src/frontier/types';
+import type { FrontierLink } from '../../src/frontier/types';
 import { fillBatch, frontierArgs } from '../../src/frontier/scriptArgs';
 import { dropWaiting } from '../../src/frontier/dropWaiting';
 import { withScripts } from '../../src/frontier/scripts';
