@@ -1,7 +1,8 @@
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { parseArgs } from 'node:util';
-import { CrawlQueue, type PageJobData } from '../../src/frontier/crawl';
+import { CrawlQueue } from '../../src/frontier/crawl';
+import type { PageJobData } from '../../src/frontier/types';
 import { fingerprintHex } from '../../src/core/url/fingerprint';
 import { bullPrefix } from '../../src/frontier/keys';
 import { connectRedis } from '../../src/redis/connect';

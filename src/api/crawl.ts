@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import type { TaskDefinition } from '../core/task/parse';
-import type { CrawlStats, JobCounts, RunInfo } from '../frontier/crawl';
+import type { CrawlStats, JobCounts, RunInfo } from '../frontier/types';
 import type { ItemRow } from '../store';
 import { launchCrawl, type CrawlLaunch, type LaunchResult, type StoredSummary } from '../run/launcher';
 import { chooseRedis } from '../run/redisChoice';

@@ -1,4 +1,4 @@
-import type { CrawlStats, CrawlStatus } from '../frontier/crawl';
+import type { CrawlStats, CrawlStatus } from '../frontier/types';
 import type { CrawlTask } from '../core/task/model';
 import { DROP_REASONS, droppedTotal, explainDrop } from '../core/task/dropReasons';
 import { formatBytes, formatDuration, groupDigits as n } from '../core/units';

@@ -1,5 +1,5 @@
 import { formatLogLine, type LogFields, type LogFormat, type LogLevel } from '../core/logLine';
-import type { CrawlStatus } from '../frontier/crawl';
+import type { CrawlStatus } from '../frontier/types';
 import type { RunFailures } from '../observe/failures';
 import type { Progress } from '../run/session';
 import { queuedJobs } from '../observe/taskStatus';

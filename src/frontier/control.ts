@@ -1,14 +1,14 @@
 import type { Redis } from '../redis/connect';
 import { CrawlQueue } from './crawl';
 import { taskKeys } from './keys';
-import { LAYOUT_FIELD, layoutFromMeta } from './layout';
+import { readLayout } from './partitions';
 
 // Pausing and resuming a task from anywhere, for every front end that does it outside a run it drives: the Queue
 // Explorer's Pause and Resume, the web monitor's. Every queue of the run's layout (one per partition on a Redis
 // Cluster, as its meta records them): no worker anywhere takes the task's pages while it is paused.
 
 async function withTaskQueue(redis: Redis, task: string, fn: (q: CrawlQueue) => Promise<void>): Promise<void> {
-  const q = new CrawlQueue(redis, task, redis, { layout: layoutFromMeta(task, await redis.hget(taskKeys(task).meta, LAYOUT_FIELD)) });
+  const q = new CrawlQueue(redis, task, redis, { layout: await readLayout(redis, task) });
   try {
     await fn(q);
   } finally {

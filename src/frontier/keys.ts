@@ -32,7 +32,7 @@ export function taskKeys(task: string) {
      * kept across runs; REVISIT_RESTORED marks that the store's copy was loaded into it.
      */
     revisits: `${base}revisits`,
-    /** Hash: a run's kept screenshots of rendered pages (observe/screenshots.ts), `m:<url>` its facts, `j:<url>` the JPEG. */
+    /** Hash: a run's kept screenshots of rendered pages (frontier/screenshots.ts), `m:<url>` its facts, `j:<url>` the JPEG. */
     screenshots: (run: string) => `${base}shots:${run}`,
     /** Sorted set: the URLs of those screenshots by time, the oldest dropped first. */
     screenshotOrder: (run: string) => `${base}shots:${run}:order`,
@@ -114,7 +114,7 @@ export function frontierKeys(prefix: string) {
 
 export type FrontierKeys = ReturnType<typeof frontierKeys>;
 
-/** Keys of a run's metrics (observe/metrics.ts), in the task's hash slot like the rest of its keys. */
+/** Keys of a run's metrics (observe/metrics.ts; a job's outcome: frontier/outcomes.ts), in the task's hash slot like the rest of its keys. */
 export function metricsKeys(task: string, run: string) {
   const base = `${taskKeys(task).meta.slice(0, -'meta'.length)}metrics:${run}:`;
   return {
@@ -124,7 +124,7 @@ export function metricsKeys(task: string, run: string) {
     hosts: `${base}hosts`,
     /** Recent URLs of skipped jobs, per reason (failed jobs carry their own in BullMQ). */
     skippedUrls: (reason: string) => `${base}skipped:${reason}`,
-    /** The run's latest skipped pages, newest first, as JSON (observe/failures.ts SkippedPage), capped. */
+    /** The run's latest skipped pages, newest first, as JSON (frontier/outcomes.ts countSkipped; observe/failures.ts reads them), capped. */
     skippedLog: `${base}skipped-log`,
   };
 }

@@ -5,6 +5,7 @@ import drainFinal from './lua/drainFinal.lua';
 import drainPart from './lua/drainPart.lua';
 import dropWaiting from './lua/dropWaiting.lua';
 import fill from './lua/fill.lua';
+import keepScreenshot from './lua/keepScreenshot.lua';
 import findPage from './lua/findPage.lua';
 import finishPage from './lua/finishPage.lua';
 import frontier from './lua/frontier.lua';
@@ -15,6 +16,10 @@ import ratelimit from './lua/ratelimit.lua';
 import releaseJobs from './lua/releaseJobs.lua';
 import reserve from './lua/reserve.lua';
 import sent from './lua/sent.lua';
+import sessionRetire from './lua/sessionRetire.lua';
+import sessionSet from './lua/sessionSet.lua';
+import sessionTake from './lua/sessionTake.lua';
+import sessionWait from './lua/sessionWait.lua';
 import settle from './lua/settle.lua';
 
 // The engine's Lua scripts, defined once per connection (ioredis sends EVALSHA and falls back to EVAL). Scripts
@@ -31,6 +36,8 @@ export interface CrawlScripts {
   csDropWaiting(...args: (string | number)[]): Promise<[number, number]>;
   csFill(...args: (string | number)[]): Promise<FillReply>;
   csFindPage(...args: (string | number)[]): Promise<[number, string]>;
+  /** lua/keepScreenshot.lua: a rendered page's screenshot kept in its run's hash, the oldest past `maxKept` dropped. */
+  csKeepScreenshot(shots: string, order: string, url: string, facts: string, jpeg: Buffer, at: number, maxKept: number, ttlMs: number): Promise<number>;
   csLease(...args: (string | number)[]): Promise<[number, string?, number?]>;
   csPageDone(...args: (string | number)[]): Promise<FillReply>;
   csPoliteness(...args: (string | number)[]): Promise<[number, number]>;
@@ -38,18 +45,26 @@ export interface CrawlScripts {
   csReleaseJobs(...args: (string | number)[]): Promise<string[]>;
   csReserve(...args: (string | number)[]): Promise<number>;
   csSent(...args: (string | number)[]): Promise<number>;
+  /** lua/sessionRetire.lua: 1 when this call retired generation `id` of the session. */
+  csSessionRetire(session: string, id: string): Promise<number>;
+  /** lua/sessionSet.lua: field, value pairs ('' deletes) set in generation `id` of the session; 0 once retired. */
+  csSessionSet(session: string, id: string, ...fieldValues: string[]): Promise<number>;
+  /** lua/sessionTake.lua over `numKeys` slots: [slot index, id, pages, login], or [-1, soonest end of a wait]. */
+  csSessionTake(numKeys: number, ...keysThenArgs: (string | number)[]): Promise<[number, string, number?, string?]>;
+  /** lua/sessionWait.lua: the session sends nothing to the host of `field` before `until` (ms). */
+  csSessionWait(session: string, id: string, field: string, until: number): Promise<number>;
   csSettle(...args: (string | number)[]): Promise<FillReply>;
 }
 
 const defined = new WeakSet<Redis>();
 
 /**
- * Scripts whose first argument is not a key (csDiscover's is its number of keys). A cluster client's
+ * Scripts whose first argument is not a key (csDiscover's and csSessionTake's is their number of keys). A cluster client's
  * auto-pipelining groups a command by the slot of its first argument, so it put csDiscover with the commands of
  * whatever slot "7" hashes to, and the pipeline failed ('All keys in the pipeline should belong to the same slots
  * allocation group'): the job was retried and its page fetched again. These are sent on their own.
  */
-const NO_KEY_FIRST = ['csDiscover'];
+const NO_KEY_FIRST = ['csDiscover', 'csSessionTake'];
 
 export function withScripts(redis: Redis): Redis & CrawlScripts {
   if (!defined.has(redis)) {
@@ -64,6 +79,7 @@ export function withScripts(redis: Redis): Redis & CrawlScripts {
     redis.defineCommand('csDropWaiting', { numberOfKeys: 1, lua: dropWaiting });
     redis.defineCommand('csFill', { numberOfKeys: 1, lua: `${frontier}\n${fill}` });
     redis.defineCommand('csFindPage', { numberOfKeys: 1, lua: findPage });
+    redis.defineCommand('csKeepScreenshot', { numberOfKeys: 2, lua: keepScreenshot });
     redis.defineCommand('csLease', { numberOfKeys: 1, lua: lease });
     redis.defineCommand('csPageDone', { numberOfKeys: 4, lua: `${frontier}\n${finishPage}\n${pageDone}` });
     redis.defineCommand('csPoliteness', { numberOfKeys: 5, lua: politeness });
@@ -71,6 +87,10 @@ export function withScripts(redis: Redis): Redis & CrawlScripts {
     redis.defineCommand('csReleaseJobs', { numberOfKeys: 2, lua: releaseJobs });
     redis.defineCommand('csReserve', { numberOfKeys: 1, lua: reserve });
     redis.defineCommand('csSent', { numberOfKeys: 3, lua: sent });
+    redis.defineCommand('csSessionRetire', { numberOfKeys: 1, lua: sessionRetire });
+    redis.defineCommand('csSessionSet', { numberOfKeys: 1, lua: sessionSet });
+    redis.defineCommand('csSessionTake', { lua: sessionTake });
+    redis.defineCommand('csSessionWait', { numberOfKeys: 1, lua: sessionWait });
     redis.defineCommand('csSettle', { numberOfKeys: 1, lua: `${frontier}\n${settle}` });
     defined.add(redis);
   }

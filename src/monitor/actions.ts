@@ -2,8 +2,7 @@ import type { Redis } from '../redis/connect';
 import { CrawlQueue } from '../frontier/crawl';
 import { pauseTask, resumeTask } from '../frontier/control';
 import { retryFailureGroup } from '../observe/failures';
-import { runInfoOf } from '../observe/figures';
-import { taskKeys } from '../frontier/keys';
+import { readRun } from '../frontier/partitions';
 import { loadTaskFile } from '../workspace/taskFile';
 
 // What the monitor's actions do, through the functions the editor and the CLI call for the same thing: pausing and
@@ -48,7 +47,7 @@ export async function resume(redis: Redis, task: string): Promise<ActionResult> 
 
 export async function retryReason(redis: Redis, task: string, reason: string): Promise<ActionResult> {
   if (!/^[\w.-]{1,64}$/.test(reason)) throw new ActionError(400, `'reason' must name a failure reason (e.g. http-404, timeout), not '${reason.slice(0, 80)}'`);
-  const n = await withQueue(redis, task, (q) => retryFailureGroup(redis, q.queue, task, reason));
+  const n = await withQueue(redis, task, (q) => retryFailureGroup(q.parts, reason));
   return { ok: true, count: n, message: n === 0 ? `no kept failed page of '${task}' has the reason ${reason}` : `${n} failed page(s) of '${task}' (${reason}) are back in the queue` };
 }
 
@@ -58,7 +57,7 @@ export async function retryReason(redis: Redis, task: string, reason: string): P
  */
 export async function enqueue(redis: Redis, task: string, urls: readonly string[]): Promise<ActionResult> {
   if (urls.length === 0 || urls.length > MAX_ENQUEUE || urls.some((u) => typeof u !== 'string' || u.length > 8192)) throw new ActionError(400, `'urls' must be 1 to ${MAX_ENQUEUE} URLs`);
-  const run = runInfoOf(await redis.hgetall(taskKeys(task).meta));
+  const run = await readRun(redis, task);
   if (!run) throw new ActionError(409, `'${task}' has never run on this Redis: start it first`);
   if (!run.file) throw new ActionError(409, `the run of '${task}' does not name its task file: enqueue with crawl-studio enqueue`);
   let file;

@@ -1,7 +1,6 @@
 import { dirname } from 'node:path';
 import { changesAtom } from '../core/history/atom';
-import { taskKeys } from '../frontier/keys';
-import { runInfoOf } from '../observe/figures';
+import { readRun } from '../frontier/partitions';
 import type { Redis } from '../redis/connect';
 import { openStore, storeUrlOf } from '../store';
 import { loadTaskFile } from '../workspace/taskFile';
@@ -23,7 +22,7 @@ export class FeedError extends Error {
 }
 
 export async function changesFeed(redis: Redis, task: string, selfUrl: string): Promise<string> {
-  const run = runInfoOf(await redis.hgetall(taskKeys(task).meta));
+  const run = await readRun(redis, task);
   if (!run?.file) throw new FeedError(409, `the run of '${task}' does not name its task file, so its store is unknown here: use crawl-studio changes`);
   let file;
   try {

@@ -1,6 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Redis } from '../redis/connect';
-import type { CrawlStatus } from '../frontier/crawl';
+import type { CrawlStatus } from '../frontier/types';
 import { readLiveWorkers } from '../frontier/fleet';
 import { readFrontierByHost } from '../observe/frontier';
 import { readTaskStatus, waitingPages } from '../observe/taskStatus';

@@ -1,7 +1,7 @@
-import { Queue } from 'bullmq';
 import type { Redis } from '../redis/connect';
-import type { CrawlStatus, PageJobData, PageJobResult } from '../frontier/crawl';
-import { bullPrefix, TASKS_KEY } from '../frontier/keys';
+import type { CrawlStatus } from '../frontier/types';
+import { TASKS_KEY } from '../frontier/keys';
+import { PartitionsByTask } from '../frontier/partitions';
 import { isWorkerGone, readWorkers, WORKER_SILENT_AFTER_MS, type WorkerBeat } from '../frontier/fleet';
 import { describeGroup } from '../observe/failures';
 import { readFrontierByHost, type FrontierByHost } from '../observe/frontier';
@@ -14,7 +14,7 @@ import { pagesFinishedBy } from '../observe/workerRates';
 // What the monitor's JSON API returns, read from Redis at each request through the read-models every other view
 // uses (status --json's readTaskStatus, the dashboard's readHealth and runRates, the frontier's, the fleet's
 // heartbeats): no figure is computed here a second way. Every list is bounded. The only things kept between
-// requests are a BullMQ Queue handle per task and, for FAILURES_EVERY_MS, the sample of failed jobs (as the
+// requests are the BullMQ Queue handles of each task's partitions and, for FAILURES_EVERY_MS, the sample of failed jobs (as the
 // dashboard keeps it): reading 2,000 failed jobs at every poll would cost Redis more than the crawl.
 
 /** Bounds of every list the API returns. */
@@ -60,7 +60,7 @@ export interface TaskDetail extends TaskSummary {
 }
 
 export class MonitorViews {
-  private readonly queues = new Map<string, Queue<PageJobData, PageJobResult>>();
+  private readonly parts: PartitionsByTask;
   /** Per task: the last health read, reused for its failure samples until FAILURES_EVERY_MS passed or the count moved. */
   private readonly previous = new Map<string, { at: number; health: HealthSnapshot }>();
 
@@ -68,7 +68,9 @@ export class MonitorViews {
     private readonly redis: Redis,
     /** Workers silent for longer than this are left out of the default view (they stay in Redis, and in `?all=1`). */
     private readonly hideWorkersAfterMs: number,
-  ) {}
+  ) {
+    this.parts = new PartitionsByTask(redis);
+  }
 
   /** The task names this Redis knows, sorted, at most LIMITS.tasks of them; `total` says how many there are. */
   async taskNames(): Promise<{ names: string[]; total: number }> {
@@ -94,8 +96,8 @@ export class MonitorViews {
     const readFailures = !prev || now - prev.at > FAILURES_EVERY_MS;
     // The charts show the newest LIMITS.points rates: one more sample than that is all the history read needs.
     const historyLast = LIMITS.points + 1;
-    let health = await readHealth(this.redis, this.queue(name), { name }, { readFailures, previous: prev?.health ?? null, historyLast });
-    if (!readFailures && health.stats?.failed !== prev?.health.stats?.failed) health = await readHealth(this.redis, this.queue(name), { name }, { readFailures: true, historyLast });
+    let health = await readHealth(this.parts.of(name), { name }, { readFailures, previous: prev?.health ?? null, historyLast });
+    if (!readFailures && health.stats?.failed !== prev?.health.stats?.failed) health = await readHealth(this.parts.of(name), { name }, { readFailures: true, historyLast });
     if (readFailures || health.stats?.failed !== prev?.health.stats?.failed) this.previous.set(name, { at: now, health });
     const [status, frontier, workers] = await Promise.all([readTaskStatus(this.redis, name), readFrontierByHost(this.redis, name, LIMITS.frontierHosts), this.workers({ all: false, task: name, now })]);
     const points = rateSeries(health.history).slice(-LIMITS.points);
@@ -125,24 +127,13 @@ export class MonitorViews {
     return { workers: shown.slice(0, LIMITS.workers).map((b) => workerView(b, now)), hidden: beats.length - shown.length, limit: LIMITS.workers };
   }
 
-  private queue(task: string): Queue<PageJobData, PageJobResult> {
-    let q = this.queues.get(task);
-    if (!q) {
-      q = new Queue<PageJobData, PageJobResult>(task, { connection: this.redis, prefix: bullPrefix(task) });
-      q.on('error', () => undefined);
-      this.queues.set(task, q);
-    }
-    return q;
-  }
-
   /** Forgets the cached failure samples of a task (after a retry, so the next read shows what is left). */
   forget(task: string): void {
     this.previous.delete(task);
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.queues.values()].map((q) => q.close().catch(() => undefined)));
-    this.queues.clear();
+    await this.parts.close();
   }
 }
 

@@ -1,8 +1,7 @@
-import { Queue, type Job } from 'bullmq';
 import type { Redis } from '../redis/connect';
-import { readRunStats, type PageJobData, type PageJobResult } from '../frontier/crawl';
-import { metricsKeys, partitionKeys, taskKeys } from '../frontier/keys';
-import { LAYOUT_FIELD, layoutFromMeta } from '../frontier/layout';
+import { readRunStats } from '../frontier/stats';
+import { metricsKeys, taskKeys } from '../frontier/keys';
+import type { PageJob, PageQueue, TaskPartitions } from '../frontier/partitions';
 
 // Failed jobs grouped by cause, and "retry all of this group". The stats hash counts failures per group
 // (failed:<group>, from FetchFailure.group); a failed job only keeps its message (failedReason), so the group
@@ -80,34 +79,10 @@ export interface FailedJobSample {
   readonly at: number | null;
 }
 
-type CrawlJob = Job<PageJobData, PageJobResult>;
-
-type CrawlQueueHandle = Queue<PageJobData, PageJobResult>;
-const partitionQueues = new WeakMap<CrawlQueueHandle, Map<string, CrawlQueueHandle>>();
-
-/**
- * The queues of every partition of the task's run (frontier/layout.ts), given the task's first one: on a Redis
- * Cluster a run has one per primary, made here once per first queue, on its connection.
- */
-export async function taskQueues(redis: Redis, queue: CrawlQueueHandle, task: string): Promise<CrawlQueueHandle[]> {
-  const layout = layoutFromMeta(task, await redis.hget(taskKeys(task).meta, LAYOUT_FIELD));
-  if (layout.tags.length === 1) return [queue];
-  let made = partitionQueues.get(queue);
-  if (!made) partitionQueues.set(queue, (made = new Map()));
-  return layout.tags.map((tag) => {
-    if (tag === task) return queue;
-    let q = made.get(tag);
-    if (!q) {
-      q = new Queue<PageJobData, PageJobResult>(task, { connection: redis, prefix: partitionKeys(task, tag).bullPrefix });
-      q.on('error', () => undefined);
-      made.set(tag, q);
-    }
-    return q;
-  });
-}
+type CrawlJob = PageJob;
 
 /** Reads the kept failed jobs page by page (at most `max`), queue after queue. */
-async function* failedJobs(queues: readonly CrawlQueueHandle[], max: number): AsyncIterable<CrawlJob> {
+async function* failedJobs(queues: readonly PageQueue[], max: number): AsyncIterable<CrawlJob> {
   const page = 500;
   let left = max;
   for (const queue of queues) {
@@ -120,11 +95,11 @@ async function* failedJobs(queues: readonly CrawlQueueHandle[], max: number): As
   }
 }
 
-/** Failed jobs grouped by cause, with a few URLs each (newest first); `queue` may be a task's every queue. */
-export async function sampleFailures(queue: CrawlQueueHandle | readonly CrawlQueueHandle[], opts: { max?: number; urlsPerGroup?: number } = {}): Promise<FailureGroupSample[]> {
+/** Failed jobs grouped by cause, with a few URLs each (newest first); `queue` may be a task's every queue (TaskPartitions.queues). */
+export async function sampleFailures(queue: PageQueue | readonly PageQueue[], opts: { max?: number; urlsPerGroup?: number } = {}): Promise<FailureGroupSample[]> {
   const per = opts.urlsPerGroup ?? 5;
   const groups = new Map<string, { jobs: number; urls: string[]; pages: FailedJobSample[] }>();
-  for await (const job of failedJobs(Array.isArray(queue) ? queue : [queue as CrawlQueueHandle], opts.max ?? 2000)) {
+  for await (const job of failedJobs(Array.isArray(queue) ? queue : [queue as PageQueue], opts.max ?? 2000)) {
     const g = jobFailureGroup(job);
     const e = groups.get(g) ?? { jobs: 0, urls: [], pages: [] };
     e.jobs++;
@@ -141,10 +116,10 @@ export async function sampleFailures(queue: CrawlQueueHandle | readonly CrawlQue
  * Retries every kept failed job of a group. Each retried job leaves the run's failure counts (it is counted
  * again when it finishes), and a finished run is reopened so the next session or worker finishes it properly.
  */
-export async function retryFailureGroup(redis: Redis, queue: Queue<PageJobData, PageJobResult>, task: string, group: string): Promise<number> {
+export async function retryFailureGroup(parts: TaskPartitions, group: string): Promise<number> {
   const matching: CrawlJob[] = [];
-  for await (const job of failedJobs(await taskQueues(redis, queue, task), 100_000)) if (jobFailureGroup(job) === group) matching.push(job);
-  return retryFailedJobs(redis, task, matching);
+  for await (const job of failedJobs(await parts.queues(), 100_000)) if (jobFailureGroup(job) === group) matching.push(job);
+  return retryFailedJobs(parts.redis, parts.task, matching);
 }
 
 /**
@@ -237,18 +212,14 @@ export function redactMessage(message: string): string {
  * The failed and skipped pages of a run (the current one by default), grouped by reason with the run's counts: one
  * read for the CLI's `failures`, its run summary and `status`, so they count as the dashboard does.
  */
-export async function readRunFailures(
-  redis: Redis,
-  queue: CrawlQueueHandle,
-  task: string,
-  opts: { readonly run?: string; readonly reason?: string; readonly limit?: number } = {},
-): Promise<RunFailures> {
+export async function readRunFailures(parts: TaskPartitions, opts: { readonly run?: string; readonly reason?: string; readonly limit?: number } = {}): Promise<RunFailures> {
+  const { redis, task } = parts;
   const run = opts.run ?? (await redis.hget(taskKeys(task).meta, 'run'));
   if (!run) return { task, run: null, failed: 0, skipped: 0, groups: [] };
   const limit = opts.limit ?? 20;
   const stats = await readRunStats(redis, task, run);
   const failedPages = new Map<string, FailedPage[]>();
-  for await (const job of failedJobs(await taskQueues(redis, queue, task), 100_000)) {
+  for await (const job of failedJobs(await parts.queues(), 100_000)) {
     if (job.data?.run !== run) continue;
     const reason = jobFailureGroup(job);
     if (!matchesReason(reason, opts.reason)) continue;

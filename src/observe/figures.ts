@@ -1,4 +1,4 @@
-import type { CrawlStats, JobCounts, RunInfo } from '../frontier/crawl';
+import type { CrawlStats, JobCounts, RunInfo } from '../frontier/types';
 
 // One source for each figure the views show of a task (issue 23, item 4): the status bar, the Queue Explorer, the
 // Workers view, the dashboard, the finish notification and the CLI's progress line name a task's figures with
@@ -76,26 +76,6 @@ export function skippedJobs(stats: CrawlStats): number {
   let n = 0;
   for (const [reason, count] of Object.entries(stats.skipped)) if (reason !== 'limit') n += count;
   return n;
-}
-
-/**
- * A run as its meta hash holds it. `finishedAt` only while the run is over: a run reopened by a retry or a URL
- * enqueued after it ended is running again, and its old finish time froze the dashboard's elapsed time.
- */
-export function runInfoOf(meta: Readonly<Record<string, string>>): RunInfo | null {
-  if (!meta.run) return null;
-  const state = (meta.state as RunInfo['state'] | undefined) ?? 'running';
-  const over = state === 'finished' || state === 'stopped';
-  return {
-    run: meta.run,
-    state,
-    startedAt: Number(meta.startedAt ?? 0),
-    finishedAt: over && meta.finishedAt ? Number(meta.finishedAt) : null,
-    pausedMs: Number(meta.pausedMs ?? 0),
-    idleSince: meta.idleSince ? Number(meta.idleSince) : null,
-    bucketBits: Number(meta.bucketBits ?? 12),
-    file: meta.file ?? null,
-  };
 }
 
 /**

@@ -1,13 +1,11 @@
-import { Job, Queue } from 'bullmq';
-import type { Redis } from '../redis/connect';
+import { Job } from 'bullmq';
 import type { CrawlTask } from '../core/task/model';
-import { fingerprintHex } from '../core/url/fingerprint';
 import { decideLink } from '../core/url/scope';
-import { KEEP_COMPLETED, type PageJobData, type PageJobResult, type RunInfo } from '../frontier/crawl';
+import { KEEP_COMPLETED } from '../frontier/types';
 import { seenSlot } from '../frontier/dedup';
 import { describeGroup, failureGroupOf } from './failures';
-import { partitionKeys, taskKeys } from '../frontier/keys';
-import { LAYOUT_FIELD, layoutFromMeta, partitionOfUrl } from '../frontier/layout';
+import { partitionOfUrl } from '../frontier/layout';
+import { jobIdOf, readRunAndLayout, type PageJob, type TaskPartitions } from '../frontier/partitions';
 import { findInFrontier } from './frontier';
 
 // "Where is this URL and why": one search across the task's scope rules, the run's seen set, its job (in any
@@ -35,13 +33,9 @@ export interface UrlSearchResult {
 /** Stored items whose source URL is `url`. */
 export type ItemLookup = (url: string) => Promise<{ type: string; key: string }[]>;
 
-export async function findUrl(
-  redis: Redis,
-  queue: Queue<PageJobData, PageJobResult>,
-  task: CrawlTask,
-  input: string,
-  items?: ItemLookup,
-): Promise<UrlSearchResult> {
+/** Where `input` stands in the task of `parts` (Find URL); `items` looks it up in the store too. */
+export async function findUrl(parts: TaskPartitions, task: CrawlTask, input: string, items?: ItemLookup): Promise<UrlSearchResult> {
+  const redis = parts.redis;
   const raw = input.trim();
   const d = decideLink(task, raw, raw, 0);
   const findings: UrlFinding[] = [];
@@ -50,35 +44,26 @@ export async function findUrl(
   const url = d.url;
   if (!d.ok) findings.push({ place: 'scope', text: `out of scope: ${d.reason}${'detail' in d && d.detail ? ` (${d.detail})` : ''} — links to it are dropped` });
 
-  const meta = await redis.hgetall(taskKeys(task.name).meta);
-  if (!meta.run) {
+  const { run, layout } = await readRunAndLayout(redis, task.name);
+  if (!run) {
     findings.push({ place: 'run', text: `'${task.name}' has never run on this Redis` });
   } else {
-    const run: Pick<RunInfo, 'run' | 'bucketBits'> = { run: meta.run, bucketBits: Number(meta.bucketBits ?? 12) };
     // The URL's partition (frontier/layout.ts) holds its seen entry and its job: the task's own on a single node.
-    const layout = layoutFromMeta(task.name, meta[LAYOUT_FIELD]);
-    const tag = layout.tags[partitionOfUrl(layout, url)]!;
-    const keys = partitionKeys(task.name, tag);
+    const p = parts.of(layout)[partitionOfUrl(layout, url)]!;
     const slot = seenSlot(url, run.bucketBits);
-    const seen = (await redis.sismember(keys.seenBucket(run.run, slot.bucket), slot.member)) === 1;
-    const jobId = `${run.run}.${fingerprintHex(url)}`;
-    const own = tag === task.name ? null : new Queue<PageJobData, PageJobResult>(task.name, { connection: redis, prefix: keys.bullPrefix });
-    try {
-      const job = (await Job.fromId(own ?? queue, jobId)) as Job<PageJobData, PageJobResult> | undefined;
-      if (job) findings.push(await jobFinding(job));
-      // A page waiting in the compact frontier has no job yet (the window holds a few pages per worker).
-      const waiting = job ? null : await findInFrontier(redis, task.name, url);
-      if (waiting?.place === 'frontier') {
-        const ahead = waiting.ahead === 0 ? 'next of its host' : `${waiting.ahead} page(s) of its host before it`;
-        findings.push({ place: 'queue', state: 'frontier', text: `waiting in the frontier (not a job yet): priority band ${waiting.band}, ${ahead}` });
-      } else if (waiting?.place === 'window') {
-        findings.push({ place: 'queue', state: 'frontier', text: 'taken from the frontier: its job is being added' });
-      }
-      if (seen && !job && !waiting) findings.push({ place: 'seen', text: `seen in run ${run.run}; its job is no longer kept (finished jobs past the newest ${KEEP_COMPLETED} are removed) or it was over maxPages` });
-      if (!seen && !job && !waiting) findings.push({ place: 'seen', text: `not seen in run ${run.run}: no page linked to it (yet)` });
-    } finally {
-      await own?.close();
+    const seen = (await redis.sismember(p.keys.seenBucket(run.run, slot.bucket), slot.member)) === 1;
+    const job = (await Job.fromId(p.queue, jobIdOf(run.run, url))) as PageJob | undefined;
+    if (job) findings.push(await jobFinding(job));
+    // A page waiting in the compact frontier has no job yet (the window holds a few pages per worker).
+    const waiting = job ? null : await findInFrontier(redis, task.name, url);
+    if (waiting?.place === 'frontier') {
+      const ahead = waiting.ahead === 0 ? 'next of its host' : `${waiting.ahead} page(s) of its host before it`;
+      findings.push({ place: 'queue', state: 'frontier', text: `waiting in the frontier (not a job yet): priority band ${waiting.band}, ${ahead}` });
+    } else if (waiting?.place === 'window') {
+      findings.push({ place: 'queue', state: 'frontier', text: 'taken from the frontier: its job is being added' });
     }
+    if (seen && !job && !waiting) findings.push({ place: 'seen', text: `seen in run ${run.run}; its job is no longer kept (finished jobs past the newest ${KEEP_COMPLETED} are removed) or it was over maxPages` });
+    if (!seen && !job && !waiting) findings.push({ place: 'seen', text: `not seen in run ${run.run}: no page linked to it (yet)` });
   }
 
   if (items) {
@@ -90,7 +75,7 @@ export async function findUrl(
   return { input, url, findings };
 }
 
-async function jobFinding(job: Job<PageJobData, PageJobResult>): Promise<UrlFinding> {
+async function jobFinding(job: PageJob): Promise<UrlFinding> {
   const state = await job.getState();
   const id = String(job.id);
   const attempts = Math.max(1, job.attemptsMade);

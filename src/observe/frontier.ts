@@ -1,17 +1,18 @@
 import type { Redis } from '../redis/connect';
 import { fingerprintHex } from '../core/url/fingerprint';
-import { partitionKeys, taskKeys } from '../frontier/keys';
-import { LAYOUT_FIELD, layoutFromMeta, partitionOfUrl } from '../frontier/layout';
+import { partitionKeys } from '../frontier/keys';
+import { partitionOfUrl } from '../frontier/layout';
+import { readLayout } from '../frontier/partitions';
 import { decodePage, encodePage, pageIdOf, type FrontierPage } from '../frontier/record';
 import { withScripts } from '../frontier/scripts';
 
-// What the views show of the compact frontier (frontier/crawl.ts, lua/frontier.lua): the pages waiting there, not
+// What the views show of the compact frontier (frontier/pageFlow.ts, lua/frontier.lua): the pages waiting there, not
 // BullMQ jobs yet, counted, listed in about the order they will go (best band first, hosts by their schedule, each
 // host's oldest first), and found by URL, over every partition of the task (frontier/layout.ts). Reads only.
 
 /** The frontier keys of each of the task's partitions. */
 async function frontiers(redis: Redis, task: string) {
-  const layout = layoutFromMeta(task, await redis.hget(taskKeys(task).meta, LAYOUT_FIELD));
+  const layout = await readLayout(redis, task);
   return { layout, keys: layout.tags.map((tag) => partitionKeys(task, tag).frontier) };
 }
 

@@ -1,9 +1,9 @@
-import type { Queue } from 'bullmq';
 import type { Redis } from '../redis/connect';
 import { compileRobots, type RobotsSource } from '../core/robots';
 import type { CrawlTask } from '../core/task/model';
-import type { CrawlStats, JobCounts, PageJobData, PageJobResult } from '../frontier/crawl';
-import { sampleFailures, taskQueues, type FailureGroupSample } from './failures';
+import type { TaskPartitions } from '../frontier/partitions';
+import type { CrawlStats, JobCounts } from '../frontier/types';
+import { sampleFailures, type FailureGroupSample } from './failures';
 import { hostKeys, robotsKey } from '../frontier/keys';
 import { readLiveWorkers, type WorkerBeat } from '../frontier/fleet';
 import { readHistory, readHostTally, readSkippedUrls, type HostTally, type MetricSample } from './metrics';
@@ -69,7 +69,9 @@ export interface HealthOptions {
   readonly historyLast?: number;
 }
 
-export async function readHealth(redis: Redis, queue: Queue<PageJobData, PageJobResult>, task: CrawlTask | { name: string; politeness?: CrawlTask['politeness']; request?: CrawlTask['request'] }, opts: HealthOptions): Promise<HealthSnapshot> {
+/** The dashboard's snapshot of the task of `parts` (`task`: its politeness and user agent, when known). */
+export async function readHealth(parts: TaskPartitions, task: CrawlTask | { name: string; politeness?: CrawlTask['politeness']; request?: CrawlTask['request'] }, opts: HealthOptions): Promise<HealthSnapshot> {
+  const redis = parts.redis;
   const status = await readTaskStatus(redis, task.name);
   const at = Date.now();
   const { counts, isPaused, phase } = status;
@@ -78,7 +80,7 @@ export async function readHealth(redis: Redis, queue: Queue<PageJobData, PageJob
   const run: RunHealth = { run: status.run.run, state: status.run.state, startedAt: status.run.startedAt, finishedAt: status.run.finishedAt, pausedMs: status.run.pausedMs, idleSince: status.run.idleSince };
   const [history, tally, workers] = await Promise.all([readHistory(redis, task.name, run.run, opts.historyLast), readHostTally(redis, task.name, run.run), readLiveWorkers(redis, at)]);
   const stats = status.stats!;
-  const samples = opts.readFailures || !opts.previous ? await sampleFailures(await taskQueues(redis, queue, task.name)) : opts.previous.failures;
+  const samples = opts.readFailures || !opts.previous ? await sampleFailures(await parts.queues()) : opts.previous.failures;
   const groups = new Set([...Object.keys(stats.failures), ...samples.map((s) => s.group)]);
   const failures: FailureGroup[] = [...groups]
     .map((group) => {
@@ -96,7 +98,7 @@ export async function readHealth(redis: Redis, queue: Queue<PageJobData, PageJob
   return { task: task.name, at, run, stats, counts, isPaused, phase, history, failures, skipped, hosts, workers: workers.filter((w) => w.tasks.includes(task.name)) };
 }
 
-async function hostHealth(redis: Redis, task: Parameters<typeof readHealth>[2], tally: readonly HostTally[]): Promise<HostHealth[]> {
+async function hostHealth(redis: Redis, task: Parameters<typeof readHealth>[1], tally: readonly HostTally[]): Promise<HostHealth[]> {
   const shown = tally.slice(0, 50);
   if (shown.length === 0) return [];
   const baseDelay = task.politeness?.perHost.delayMs ?? 0;

@@ -1,9 +1,8 @@
-import type { ChainableCommander } from 'ioredis';
 import type { Redis } from '../redis/connect';
-import { readRunStats, sumHashes } from '../frontier/crawl';
-import { hostTallyField, metricsKeys, partitionKeys, taskKeys, type HostOutcome } from '../frontier/keys';
-import { LAYOUT_FIELD, layoutFromMeta } from '../frontier/layout';
-import { workerIdOf } from '../frontier/fleet';
+import { readRunStats, sumHashes } from '../frontier/stats';
+import { metricsKeys, partitionKeys } from '../frontier/keys';
+import { METRICS_TTL_MS as TTL_MS, SAMPLE_URLS } from '../frontier/outcomes';
+import { readLayout, readRunAndLayout } from '../frontier/partitions';
 import { RATE_WINDOW_MS, rateOver, readJobCounts, skippedJobs, waitingPages } from './taskStatus';
 
 export { metricsKeys } from '../frontier/keys';
@@ -47,9 +46,7 @@ export const TIERS: readonly MetricTier[] = [
   { name: 'fine', stepMs: 1_000, keep: 1_800 },
   { name: 'coarse', stepMs: 15_000, keep: 2_880 },
 ];
-const TTL_MS = 7 * 24 * 3600 * 1000;
 const TICK_MS = 900;
-const SAMPLE_URLS = 5;
 
 export { skippedJobs } from './taskStatus';
 
@@ -58,14 +55,13 @@ export { skippedJobs } from './taskStatus';
  * when skipped (another sampler was first, or the task has no run).
  */
 export async function recordSample(redis: Redis, task: string, now = Date.now()): Promise<MetricSample | null> {
-  const keys = taskKeys(task);
-  const [run, parts] = await redis.hmget(keys.meta, 'run', LAYOUT_FIELD);
-  if (!run) return null;
+  const { run: info, layout } = await readRunAndLayout(redis, task);
+  if (!info) return null;
+  const run = info.run;
   const mk = metricsKeys(task, run);
   if ((await redis.set(mk.tick, '1', 'PX', TICK_MS, 'NX')) !== 'OK') return null;
   // The job counts through the one read every view uses (taskStatus.ts), beside the run's counters, both summed over
   // the run's partitions (frontier/layout.ts).
-  const layout = layoutFromMeta(task, parts);
   const tags = layout.tags;
   const [stats, counts] = await Promise.all([readRunStats(redis, task, run, layout), readJobCounts(redis, task, layout)]);
   const sample: MetricSample = {
@@ -104,59 +100,6 @@ async function appendSample(redis: Redis, mk: ReturnType<typeof metricsKeys>, sa
 }
 
 /**
- * A job that failed for good, counted in one MULTI: the run's "failed" and "failed:<group>" counters and its host's
- * tally. Pages that are done are counted by the scripts that finish them.
- */
-export async function countFailed(redis: Redis, task: string, run: string, url: string, group: string): Promise<void> {
-  const stats = taskKeys(task).stats(run);
-  await tallyJob(redis.multi().hincrby(stats, 'failed', 1).hincrby(stats, `failed:${group}`, 1), task, run, url, 'failed').exec();
-}
-
-/** Skipped pages a run keeps with their details (`crawl-studio failures`): the latest, newest first. */
-export const SKIPPED_LOG_KEEP = 1_000;
-
-/**
- * A job skipped for `reason`, counted in one MULTI: the run's "skipped:<reason>", its host's tally, the reason's
- * recent URLs and the run's log of skipped pages (with the rule and the worker: observe/failures.ts).
- */
-export async function countSkipped(redis: Redis, task: string, run: string, url: string, reason: string, rule: string | null = null): Promise<void> {
-  const m = redis.multi().hincrby(taskKeys(task).stats(run), `skipped:${skipReasonOf(reason)}`, 1);
-  const log = metricsKeys(task, run).skippedLog;
-  const entry = { url, reason: skipReasonOf(reason), message: reason, rule, worker: workerIdOf(process.pid), at: Date.now() };
-  m.lpush(log, JSON.stringify(entry)).ltrim(log, 0, SKIPPED_LOG_KEEP - 1).pexpire(log, TTL_MS);
-  await tallyJob(m, task, run, url, 'skipped', reason).exec();
-}
-
-/** Adds a finished job to its host's tally on `m`; a skip also joins its reason's recent URLs. */
-function tallyJob(m: ChainableCommander, task: string, run: string, url: string, outcome: HostOutcome, skipReason?: string): ChainableCommander {
-  const host = hostOf(url);
-  if (!host) return m;
-  const mk = metricsKeys(task, run);
-  m.hincrby(mk.hosts, hostTallyField(host, outcome), 1);
-  if (outcome === 'skipped') {
-    const key = mk.skippedUrls(skipReasonOf(skipReason));
-    m.lpush(key, url).ltrim(key, 0, SAMPLE_URLS - 1).pexpire(key, TTL_MS);
-  }
-  return m;
-}
-
-/** The stats field name of a skip reason from a job's return value ("robots.txt" -> "robots"). */
-export function skipReasonOf(reason: string | undefined): string {
-  if (!reason) return 'other';
-  if (reason === 'robots.txt') return 'robots';
-  if (reason.startsWith('no rule')) return 'no-rule';
-  return reason.replace(/[^\w-]+/g, '-').slice(0, 40);
-}
-
-function hostOf(url: string): string | null {
-  try {
-    return new URL(url).host;
-  } catch {
-    return null;
-  }
-}
-
-/**
  * The run's samples, oldest first: the coarse tier where the fine one no longer reaches, then the fine one. With
  * `last`, only the newest `last` fine samples when the fine tier holds that many (a view of the recent minutes: the
  * whole history of a long run is ~700 KB to read).
@@ -189,7 +132,7 @@ export interface HostTally {
 
 export async function readHostTally(redis: Redis, task: string, run: string): Promise<HostTally[]> {
   // Pages finished are counted in their partition (lua/pageDone.lua), skips and failures in the task's own slot.
-  const tags = layoutFromMeta(task, await redis.hget(taskKeys(task).meta, LAYOUT_FIELD)).tags;
+  const tags = (await readLayout(redis, task)).tags;
   const h = sumHashes(await Promise.all(tags.map((tag) => redis.hgetall(partitionKeys(task, tag).hosts(run)))));
   const byHost = new Map<string, { done: number; skipped: number; failed: number }>();
   for (const [field, n] of Object.entries(h)) {

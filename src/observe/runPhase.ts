@@ -1,4 +1,4 @@
-import type { RunInfo } from '../frontier/crawl';
+import type { RunInfo } from '../frontier/types';
 import type { LeaseHolder } from '../frontier/runLease';
 
 // Whether a task's run is alive, from what is alive rather than from what was last written (issue 32, item 2). A

@@ -1,8 +1,9 @@
 import type { Redis } from '../redis/connect';
-import { readRunStats, type CrawlStatus, type JobCounts } from '../frontier/crawl';
+import type { CrawlStatus, JobCounts } from '../frontier/types';
+import { readRunStats } from '../frontier/stats';
 import { partitionKeys, taskKeys } from '../frontier/keys';
-import { LAYOUT_FIELD, layoutFromMeta, type TaskLayout } from '../frontier/layout';
-import { runInfoOf } from './figures';
+import type { TaskLayout } from '../frontier/layout';
+import { readLayout, readRunAndLayout } from '../frontier/partitions';
 import { isHolderGone, readLeaseHolder } from '../frontier/runLease';
 import { needsWorkerCount, runPhase, type RunDriver, type RunPhase } from './runPhase';
 import { readLiveWorkers } from '../frontier/fleet';
@@ -19,7 +20,7 @@ export * from './figures';
  * the task's partitions (frontier/layout.ts; `layout` when the caller read it already, else the run's meta's).
  */
 export async function readJobCounts(redis: Redis, task: string, layout?: TaskLayout): Promise<JobCounts> {
-  const tags = (layout ?? layoutFromMeta(task, await redis.hget(taskKeys(task).meta, LAYOUT_FIELD))).tags;
+  const tags = (layout ?? (await readLayout(redis, task))).tags;
   const parts = await Promise.all(tags.map((tag) => readPartitionCounts(redis, task, tag)));
   const sum = (k: keyof JobCounts) => parts.reduce((a, c) => a + c[k], 0);
   return { frontier: sum('frontier'), waiting: sum('waiting'), prioritized: sum('prioritized'), active: sum('active'), delayed: sum('delayed'), completed: sum('completed'), failed: sum('failed') };
@@ -51,9 +52,7 @@ export interface TaskStatus extends CrawlStatus {
  */
 export async function readTaskStatus(redis: Redis, task: string): Promise<TaskStatus> {
   const keys = taskKeys(task);
-  const [meta, paused, holder] = await Promise.all([redis.hgetall(keys.meta), redis.hexists(keys.bull.meta, 'paused'), readLeaseHolder(redis, task)]);
-  const run = runInfoOf(meta);
-  const layout = layoutFromMeta(task, meta[LAYOUT_FIELD]);
+  const [{ run, layout }, paused, holder] = await Promise.all([readRunAndLayout(redis, task), redis.hexists(keys.bull.meta, 'paused'), readLeaseHolder(redis, task)]);
   const [counts, stats] = await Promise.all([readJobCounts(redis, task, layout), run ? readRunStats(redis, task, run.run, layout) : null]);
   const isPaused = paused === 1;
   const driver: RunDriver | null = holder ? { holder, gone: isHolderGone(holder) } : null;

@@ -1,5 +1,5 @@
 import type { CrawlTask } from '../core/task/model';
-import type { CrawlStats } from '../frontier/crawl';
+import type { CrawlStats } from '../frontier/types';
 import { finishedPages } from '../observe/figures';
 import type { RunOutcome } from './session';
 

@@ -1,5 +1,5 @@
 import type { CrawlTask } from '../core/task/model';
-import type { CrawlStatus, RunInfo } from '../frontier/crawl';
+import type { CrawlStatus, RunInfo } from '../frontier/types';
 import { connectRedis, type Redis } from '../redis/connect';
 import { watchConnection, type ConnectionWatch } from '../redis/check';
 import { isRedisFull, readMemory, RedisFullError } from '../redis/memory';

@@ -1,6 +1,7 @@
 import type { Redis } from '../redis/connect';
 import type { CrawlTask } from '../core/task/model';
-import { CrawlQueue, type CrawlStatus, type JobCounts, type RunInfo } from '../frontier/crawl';
+import { CrawlQueue } from '../frontier/crawl';
+import type { CrawlStatus, JobCounts, RunInfo } from '../frontier/types';
 import { recordSample } from '../observe/metrics';
 import { finishedPages, queuedJobs, RateMeter, readTaskStatus, runElapsedMs } from '../observe/taskStatus';
 import { connectRedis } from '../redis/connect';

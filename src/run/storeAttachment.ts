@@ -2,7 +2,7 @@ import type { Redis } from '../redis/connect';
 import { statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { CrawlTask } from '../core/task/model';
-import type { CrawlStatus, RunInfo } from '../frontier/crawl';
+import type { CrawlStatus, RunInfo } from '../frontier/types';
 import { openStore, parseStoreUrl, storeUrlOf, startWriter, type ItemRow, type ItemStore, type WriterHandle } from '../store';
 import { summaryFromStatus, type SessionStoreHooks } from './session';
 import { isAbsolutePath, sqlitePathOf } from '../core/task/storeUrl';

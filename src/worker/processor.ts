@@ -7,8 +7,9 @@ import { isJsonContentType } from '../core/extract/json';
 import { bodyLabel } from '../core/request/body';
 import { expandHeaders, mayRetry, ruleOptions, sendOptions } from './requests';
 import type { CrawlTask } from '../core/task/model';
-import { SCHEDULED_RUN_JOB, type CrawlQueue, type PageJobData, type PageJobResult } from '../frontier/crawl';
-import { countFailed, countSkipped } from '../observe/metrics';
+import type { CrawlQueue } from '../frontier/crawl';
+import { SCHEDULED_RUN_JOB, type PageJobData, type PageJobResult } from '../frontier/types';
+import { countFailed, countSkipped } from '../frontier/outcomes';
 import type { HostGate } from '../frontier/politeness';
 import type { RobotsCache } from '../frontier/robots';
 import { pageEntry } from '../store/buffer';
@@ -25,7 +26,7 @@ import { SentBack, SentBackCounter } from './sentBack';
 import { expandProxyUrl } from '../core/task/secrets';
 import { canonicalize } from '../core/url/canonical';
 import { decideLink } from '../core/url/scope';
-import { keepScreenshot } from '../observe/screenshots';
+import { keepScreenshot } from '../frontier/screenshots';
 import { isRedisFull, REDIS_FULL_MARK } from '../redis/memory';
 import { HUNG_GRACE_MS, NavigationRefused, type PageRenderer, type RenderHooks } from './browser/render';
 
@@ -350,7 +351,7 @@ export function createProcessor(deps: ProcessorDeps) {
     }
     const runInfo = { run, bucketBits: await bucketBits(crawl, run), state: 'running' as const, startedAt: 0, finishedAt: null, file: null };
     // The links are queued and the page finished (its record for the store, its counters, its job marked done and its
-    // page out of the window) in one script call, which also fills the window (frontier/crawl.ts finishPage).
+    // page out of the window) in one script call, which also fills the window (frontier/pageFlow.ts finishPage).
     const kept = revisits && job.data.request === undefined ? await revisits.remember(job.data, rule, page, outcome.kept, outcome.items.length) : undefined;
     const rec = record(task.name, job.data, page.status, fetchedAt, page.contentType, page.bytes, outcome.items, outcome.problems, kept);
     const counters: Record<string, number> = { done: 1, bytes: page.bytes, items: outcome.items.length, problems: outcome.problems.length };

@@ -4,7 +4,7 @@ import type { KeptLink } from '../core/pipeline/page';
 import { conditionalHeaders, decodeRevisit, encodeRevisit, packLinks, relink, revisitShape, type Relinked, type RevisitRecord } from '../core/pipeline/revisit';
 import type { CrawlTask, PageRule } from '../core/task/model';
 import { fingerprintHex } from '../core/url/fingerprint';
-import type { PageJobData } from '../frontier/crawl';
+import type { PageJobData } from '../frontier/types';
 import { REVISIT_RESTORED, taskKeys } from '../frontier/keys';
 import type { FetchedPage, FetchOptions } from './fetcher';
 

@@ -3,6 +3,7 @@ import type { Redis } from '../redis/connect';
 import { Cookie, CookieJar, MemoryCookieStore } from 'tough-cookie';
 import type { SessionSpec } from '../core/task/model';
 import { taskKeys } from '../frontier/keys';
+import { withScripts, type CrawlScripts } from '../frontier/scripts';
 import { FetchFailure, type CookieAccess } from './fetcher';
 
 // The session pool of a task, in Redis so every worker on every machine shares it (as Crawlee's SessionPool, but
@@ -12,7 +13,7 @@ import { FetchFailure, type CookieAccess } from './fetcher';
 // read-modify-write of the whole jar would lose one. tough-cookie decides RFC 6265 matters (which Set-Cookie a URL
 // may set, which cookies a URL gets, expiry); Redis only keeps them.
 //
-// Retiring deletes the hash only if it is still the generation the caller used (a Lua compare-and-delete), so a
+// Retiring deletes the hash only if it is still the generation the caller used (lua/sessionRetire.lua), so a
 // block seen by ten workers at once retires a session once, not its replacement nine times; cookie writes check the
 // generation the same way, so a late response cannot put a blocked session's cookies into the new one.
 
@@ -36,41 +37,6 @@ export interface SessionRef {
   readonly slot: number;
   readonly id: string;
 }
-
-const RETIRE = `if redis.call('HGET', KEYS[1], 'id') == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end return 0`;
-const SET_COOKIES = `if redis.call('HGET', KEYS[1], 'id') ~= ARGV[1] then return 0 end
-for i = 2, #ARGV, 2 do
-  if ARGV[i + 1] == '' then redis.call('HDEL', KEYS[1], ARGV[i]) else redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
-end
-return 1`;
-// A session is taken in one call: the first slot from a random one on that is not waiting out a Retry-After from the
-// page's host (a field `w:<host>`: until when, in ms) is begun (HSETNX id) and counted, so a session over maxPages is
-// seen by exactly the page that crossed it. When every slot waits, the soonest end of a wait comes back instead.
-// A session belongs to a run (field `run`): the first page of a new run finds the last run's sessions and starts
-// them afresh, so a new run logs in with the credentials it has now, not with what an earlier run's login left.
-const TAKE = `local now = tonumber(ARGV[2])
-local soonest = nil
-for i, key in ipairs(KEYS) do
-  if ARGV[4] ~= '' and redis.call('HGET', key, 'run') ~= ARGV[4] then
-    redis.call('DEL', key)
-    redis.call('HSET', key, 'run', ARGV[4])
-  end
-  local v = redis.call('HGET', key, ARGV[3])
-  local till = v and tonumber(v) or 0
-  if till > now then
-    if soonest == nil or till < soonest then soonest = till end
-  else
-    redis.call('HSETNX', key, 'id', ARGV[1])
-    local pages = redis.call('HINCRBY', key, 'pages', 1)
-    return {i - 1, redis.call('HGET', key, 'id'), pages, redis.call('HGET', key, 'login') or ''}
-  end
-end
-return {-1, soonest}`;
-// A wait only ever grows, and only in the generation that was told to wait.
-const COOL = `if redis.call('HGET', KEYS[1], 'id') ~= ARGV[1] then return 0 end
-local v = redis.call('HGET', KEYS[1], ARGV[2])
-if not v or tonumber(v) < tonumber(ARGV[3]) then redis.call('HSET', KEYS[1], ARGV[2], ARGV[3]) end
-return 1`;
 
 /** The field of a session that says until when it waits before its next request to `host` (Retry-After). */
 function waitField(host: string): string {
@@ -110,11 +76,13 @@ export interface Sessions {
 
 export class SessionPool implements Sessions {
   private readonly keys;
+  private readonly redis: Redis & CrawlScripts;
   constructor(
-    private readonly redis: Redis,
+    redis: Redis,
     task: string,
     readonly spec: SessionSpec,
   ) {
+    this.redis = withScripts(redis);
     this.keys = taskKeys(task);
   }
 
@@ -128,7 +96,7 @@ export class SessionPool implements Sessions {
     const slots = Array.from({ length: pool }, (_, i) => (first + i) % pool);
     const keys = slots.map((slot) => this.keys.session(slot));
     for (;;) {
-      const [i, id, pages, login] = (await this.redis.eval(TAKE, keys.length, ...keys, randomUUID(), Date.now(), waitField(host), run)) as [number, string, number?, string?];
+      const [i, id, pages, login] = await this.redis.csSessionTake(keys.length, ...keys, randomUUID(), Date.now(), waitField(host), run);
       if (i < 0) return { waitMs: Math.max(0, Number(id) - Date.now()) };
       const slot = slots[i]!;
       if (this.spec.maxPages !== null && pages! > this.spec.maxPages) {
@@ -140,12 +108,12 @@ export class SessionPool implements Sessions {
   }
 
   async waitFor(s: SessionRef, host: string, untilMs: number): Promise<void> {
-    await this.redis.eval(COOL, 1, this.keys.session(s.slot), s.id, waitField(host), Math.ceil(untilMs));
+    await this.redis.csSessionWait(this.keys.session(s.slot), s.id, waitField(host), Math.ceil(untilMs));
   }
 
   /** Retires a session (the next page in its slot starts a new one, logged in afresh). True when this call did. */
   async retire(s: SessionRef): Promise<boolean> {
-    return (await this.redis.eval(RETIRE, 1, this.keys.session(s.slot), s.id)) === 1;
+    return (await this.redis.csSessionRetire(this.keys.session(s.slot), s.id)) === 1;
   }
 
   async loginState(s: SessionRef): Promise<string> {
@@ -154,7 +122,7 @@ export class SessionPool implements Sessions {
   }
 
   async setLoginState(s: SessionRef, state: string): Promise<void> {
-    await this.redis.eval(SET_COOKIES, 1, this.keys.session(s.slot), s.id, 'login', state);
+    await this.redis.csSessionSet(this.keys.session(s.slot), s.id, 'login', state);
   }
 
   /** Whether this worker may log the session in (a short lock; the others wait for `login` to be set). */
@@ -194,7 +162,7 @@ export class SessionPool implements Sessions {
         const args: string[] = [];
         for (const c of gone) args.push(cookieField(c), '');
         for (const c of set) args.push(cookieField(c), c.TTL() <= 0 ? '' : JSON.stringify(c.toJSON()));
-        if (args.length) await this.redis.eval(SET_COOKIES, 1, key, s.id, ...args);
+        if (args.length) await this.redis.csSessionSet(key, s.id, ...args);
       },
       store: async (url, setCookie) => {
         // A jar of its own for each response: tough-cookie checks each Set-Cookie against the URL (domain, path,
@@ -206,7 +174,7 @@ export class SessionPool implements Sessions {
           if (!c) continue;
           args.push(cookieField(c), c.TTL() <= 0 ? '' : JSON.stringify(c.toJSON()));
         }
-        if (args.length) await this.redis.eval(SET_COOKIES, 1, key, s.id, ...args);
+        if (args.length) await this.redis.csSessionSet(key, s.id, ...args);
       },
     };
   }

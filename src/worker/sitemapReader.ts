@@ -10,7 +10,7 @@ import { FetchFailure, type StreamedResponse } from './fetcher';
 // or text/xml, with or without Content-Encoding (which fetchStream has undone already). The bytes counted are the
 // XML's, after every decompression, so a gzip bomb stops at MAX_SITEMAP_BYTES however small it is on the wire.
 
-/** Entries handed on at once: one discover call and one addBulk each (frontier/crawl.ts chunks by 1000). */
+/** Entries handed on at once: one discover call and one addBulk each (frontier/pageFlow.ts chunks by 1000). */
 export const SITEMAP_BATCH = 1000;
 
 export interface SitemapRead {

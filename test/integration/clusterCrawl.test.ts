@@ -6,7 +6,7 @@ import { allBooks, expectedPages, serveSite, type SiteOptions } from '../../src/
 import { connectRedis, isCluster } from '../../src/redis/connect';
 import { scanKeys } from '../../src/redis/nodes';
 import { KEY_ROOT, partitionKeys, taskKeys } from '../../src/frontier/keys';
-import { LAYOUT_FIELD, layoutFromMeta } from '../../src/frontier/layout';
+import { readLayout } from '../../src/frontier/partitions';
 import { startRedisCluster, type RedisCluster } from '../support/services';
 import { bookTask, writeTask } from '../support/crawl';
 
@@ -52,7 +52,7 @@ describe('crawls on a real Redis Cluster (redis+cluster://)', function () {
           const meta = taskKeys(name).meta;
           assert.equal(await redis.hget(meta, 'state'), 'finished');
           // The task's per-page state is split into partitions, one per primary (frontier/layout.ts).
-          const tags = layoutFromMeta(name, await redis.hget(meta, LAYOUT_FIELD)).tags;
+          const tags = (await readLayout(redis, name)).tags;
           assert.equal(tags.length, 3, `${name}: partitions ${tags.join(', ')}`);
           for (const tag of tags) {
             for await (const batch of scanKeys(redis, `${partitionKeys(name, tag).bullPrefix}:${name}:*`)) {

@@ -3,7 +3,8 @@ import { allBooks, expectedPages, serveSite, type SiteServer, type SiteOptions }
 import { Redis } from 'ioredis';
 import { hostKeys, taskKeys, WORKERS_KEY } from '../../src/frontier/keys';
 import { readLiveWorkers, readWorkers, releaseDeadWorker, WORKER_GONE_AFTER_MS, workerIdOf, type WorkerBeat } from '../../src/frontier/fleet';
-import { CrawlQueue, type CrawlStats } from '../../src/frontier/crawl';
+import { CrawlQueue } from '../../src/frontier/crawl';
+import type { CrawlStats } from '../../src/frontier/types';
 import { readHostTally } from '../../src/observe/metrics';
 import { startRedis, type RedisServer } from '../support/services';
 import { bookTask, bufferedPages, session, writeTask } from '../support/crawl';

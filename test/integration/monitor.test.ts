@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import type { CrawlStatus } from '../../src/frontier/crawl';
+import type { CrawlStatus } from '../../src/frontier/types';
 import type { TaskDetail } from '../../src/monitor/views';
 import { writeTask } from '../support/crawl';
 import { browserOrSkip } from '../support/browser';

@@ -6,7 +6,8 @@ import { join, resolve } from 'node:path';
 import { serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
 import { bufferedPages, session, writeTask } from '../support/crawl';
 import { linkedPagesTask } from '../support/linkedPagesTask';
-import { readRunStats, CrawlQueue } from '../../src/frontier/crawl';
+import { CrawlQueue } from '../../src/frontier/crawl';
+import { readRunStats } from '../../src/frontier/stats';
 import { connectRedis } from '../../src/redis/connect';
 
 // Issue 35 item 8: per-host politeness measured where requests are sent. 30 loopback hosts, each allowing one

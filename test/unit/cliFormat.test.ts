@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { droppedLine, storedLine } from '../../src/cli/format';
-import type { CrawlStats } from '../../src/frontier/crawl';
+import type { CrawlStats } from '../../src/frontier/types';
 
 // Counts of this run (issue 31, item 6): the summary's lines add up and count what the run did.
 

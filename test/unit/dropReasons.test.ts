@@ -4,7 +4,7 @@ import { DROP_REASONS, droppedTotal, explainDrop } from '../../src/core/task/dro
 import { LINK_REASONS } from '../../src/core/designer/protocol';
 import { parseTask } from '../../src/core/task/parse';
 import { dropWarnings } from '../../src/cli/format';
-import type { CrawlStats } from '../../src/frontier/crawl';
+import type { CrawlStats } from '../../src/frontier/types';
 
 // Every reason a link is dropped has a label and a README row (issue 21, item 1): a counter shown in the terminal
 // under a name nobody documented is as good as invisible.

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { conditionalHeaders, decodeRevisit, encodeRevisit, packLinks, relink, revisitShape } from '../../src/core/pipeline/revisit';
 import { analysePage } from '../../src/core/pipeline/page';
 import { progressLine, summaryLines } from '../../src/cli/format';
-import { parseStats } from '../../src/frontier/crawl';
+import { parseStats } from '../../src/frontier/stats';
 import { formatDiagnostic } from '../../src/core/task/diagnostics';
 import { parseTask } from '../../src/core/task/parse';
 

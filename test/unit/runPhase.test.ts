@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import type { RunInfo } from '../../src/frontier/crawl';
+import type { RunInfo } from '../../src/frontier/types';
 import { describeRunPhase, needsWorkerCount, phaseWord, runPhase } from '../../src/observe/runPhase';
 
 // Whether a run is alive, from its driver's lease and the workers' beats, not from its meta's "running" (issue 32,

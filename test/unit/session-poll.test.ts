@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import type { JobCounts } from '../../src/frontier/crawl';
+import type { JobCounts } from '../../src/frontier/types';
 import { nextPollMs } from '../../src/run/session';
 
 // When a session looks at its run again: at half the time the jobs left should take, never faster than 25 ms,

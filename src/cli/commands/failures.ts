@@ -1,5 +1,5 @@
 import { redisTargetFrom, positiveInt } from '../../worker/args';
-import { matchesReason, readRunFailures, retryFailureGroup, sampleFailures, taskQueues } from '../../observe/failures';
+import { matchesReason, readRunFailures, retryFailureGroup, sampleFailures } from '../../observe/failures';
 import { groupDigits } from '../../core/units';
 import { failuresReport } from '../format';
 import { withQueue } from '../context';
@@ -28,8 +28,8 @@ export const failuresCommand = command({
   run(values, positionals) {
     if (positionals.length !== 1) throw new UsageError('failures takes one task file', failuresCommand);
     const limit = positiveInt(values.limit, 'limit', 20);
-    return withQueue(positionals[0]!, redisTargetFrom(values), async (q, task, redis) => {
-      const report = await readRunFailures(redis, q.queue, task.name, { run: values.run, reason: values.reason, limit });
+    return withQueue(positionals[0]!, redisTargetFrom(values), async (q) => {
+      const report = await readRunFailures(q.parts, { run: values.run, reason: values.reason, limit });
       if (values.json) console.log(JSON.stringify(report, null, 2));
       else for (const line of failuresReport(report)) console.log(line);
       return EXIT.OK;
@@ -45,12 +45,12 @@ export const retryCommand = command({
   options: { ...REDIS_OPTIONS, ...REASON_OPTION },
   run(values, positionals) {
     if (positionals.length !== 1) throw new UsageError('retry takes one task file', retryCommand);
-    return withQueue(positionals[0]!, redisTargetFrom(values), async (q, task, redis) => {
-      const groups = (await sampleFailures(await taskQueues(redis, q.queue, task.name), { max: 100_000, urlsPerGroup: 0 })).filter((g) => matchesReason(g.group, values.reason));
+    return withQueue(positionals[0]!, redisTargetFrom(values), async (q, task) => {
+      const groups = (await sampleFailures(await q.parts.queues(), { max: 100_000, urlsPerGroup: 0 })).filter((g) => matchesReason(g.group, values.reason));
       const retried: string[] = [];
       let total = 0;
       for (const g of groups) {
-        const n = await retryFailureGroup(redis, q.queue, task.name, g.group);
+        const n = await retryFailureGroup(q.parts, g.group);
         if (n > 0) retried.push(`${g.group}: ${groupDigits(n)}`);
         total += n;
       }

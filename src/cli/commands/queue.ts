@@ -144,7 +144,7 @@ export const statusCommand = command({
       if (status.phase.kind === 'interrupted' || (status.phase.kind === 'running' && !status.phase.driver)) console.log(describeRunPhase(status.phase));
       console.log(progressLine(status, 0, elapsed));
       if (status.stats?.failed) {
-        const failures = await readRunFailures(redis, q.queue, task.name, { run: status.run.run, limit: 1 });
+        const failures = await readRunFailures(q.parts, { run: status.run.run, limit: 1 });
         console.log(`pages failed ${groupDigits(status.stats.failed)} (why, page by page: crawl-studio failures ${positionals[0]})`);
         for (const line of failureReasonLines(failures)) console.log(line);
       }

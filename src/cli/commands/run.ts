@@ -333,7 +333,7 @@ function exportHints(taskFile: string, types: string[]): string[] {
 /** The run's failures by reason for the summary; a Redis that cannot be read now costs the lines, not the exit status. */
 async function runFailures(url: string, taskName: string, run: string): Promise<RunFailures | null> {
   try {
-    return await withQueueAt(url, taskName, (q, r) => readRunFailures(r, q.queue, taskName, { run, limit: 1 }));
+    return await withQueueAt(url, taskName, (q) => readRunFailures(q.parts, { run, limit: 1 }));
   } catch {
     return null;
   }

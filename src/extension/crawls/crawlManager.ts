@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { formatDiagnostic } from '../../core/task/diagnostics';
 import type { CrawlTask } from '../../core/task/model';
-import type { CrawlStatus } from '../../frontier/crawl';
+import type { CrawlStatus } from '../../frontier/types';
 import type { CrawlLaunch, LaunchResult } from '../../run/launcher';
 import { engine } from '../lazy';
 import type { RedisConnection } from '../redisConnection';

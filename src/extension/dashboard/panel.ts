@@ -1,12 +1,10 @@
 import * as vscode from 'vscode';
-import { Queue } from 'bullmq';
 import { hostname } from 'node:os';
 import type { CrawlTask } from '../../core/task/model';
-import type { PageJobData, PageJobResult } from '../../frontier/crawl';
+import { TaskPartitions } from '../../frontier/partitions';
 import { retryFailureGroup } from '../../observe/failures';
 import { afterRetry } from '../retryNotice';
 import { readHealth, type HealthSnapshot } from '../../observe/health';
-import { bullPrefix } from '../../frontier/keys';
 import { recordSample } from '../../observe/metrics';
 import { readScreenshot, screenshotUrls } from '../../observe/screenshots';
 import { writeScreenshot } from '../../workspace/screenshots';
@@ -31,7 +29,8 @@ export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
   private timer: NodeJS.Timeout | null = null;
   private previous: HealthSnapshot | null = null;
   private failuresAt = 0;
-  private queueObj: Queue<PageJobData, PageJobResult> | null = null;
+  /** The task's partitions and their queues, on the extension's connection (made at the first read). */
+  private partsObj: TaskPartitions | null = null;
   private readonly rates = new WorkerRates();
   private ticking: Promise<void> = Promise.resolve();
   /** Samples taken by this panel after the run finished (one closes the series, more would be flat noise). */
@@ -109,7 +108,7 @@ export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
 
   async retryGroup(group: string): Promise<number> {
     const redis = await this.api.connection.get();
-    const n = await retryFailureGroup(redis, this.queue(redis), this.task.name, group);
+    const n = await retryFailureGroup(this.parts(redis), group);
     this.failuresAt = 0;
     await this.refresh();
     return n;
@@ -119,12 +118,9 @@ export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
     await afterRetry(await this.api.connection.get(), this.api.crawls, { name: this.task.name, file: this.task.file }, n);
   }
 
-  private queue(redis: Awaited<ReturnType<CrawlStudioApi['connection']['get']>>): Queue<PageJobData, PageJobResult> {
-    if (!this.queueObj) {
-      this.queueObj = new Queue<PageJobData, PageJobResult>(this.task.name, { connection: redis, prefix: bullPrefix(this.task.name) });
-      this.queueObj.on('error', () => undefined);
-    }
-    return this.queueObj;
+  private parts(redis: Awaited<ReturnType<CrawlStudioApi['connection']['get']>>): TaskPartitions {
+    this.partsObj ??= new TaskPartitions(redis, this.task.name);
+    return this.partsObj;
   }
 
   /** Samples (while the run goes) and re-reads everything the dashboard shows; one at a time. */
@@ -145,7 +141,7 @@ export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
     }
     const failed = this.previous?.stats?.failed;
     const readFailures = Date.now() - this.failuresAt > FAILURES_EVERY_MS;
-    const h = await readHealth(redis, this.queue(redis), this.task, { readFailures, previous: this.previous });
+    const h = await readHealth(this.parts(redis), this.task, { readFailures, previous: this.previous });
     if (readFailures || h.stats?.failed !== failed) {
       if (!readFailures) {
         this.failuresAt = 0;
@@ -169,7 +165,7 @@ export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
   protected release(): void {
     if (this.timer) clearTimeout(this.timer);
     DashboardPanel.panels.forget(this.task.file, this);
-    const q = this.queueObj;
-    void this.ticking.finally(() => q?.close());
+    const parts = this.partsObj;
+    void this.ticking.finally(() => parts?.close());
   }
 }

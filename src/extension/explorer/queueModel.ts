@@ -1,16 +1,16 @@
-import { Job, Queue } from 'bullmq';
 import type { Redis } from '../../redis/connect';
 import { scanKeys } from '../../redis/nodes';
-import { dropWaiting, type CrawlStats, type PageJobData, type PageJobResult } from '../../frontier/crawl';
+import type { CrawlStats } from '../../frontier/types';
+import { dropWaiting } from '../../frontier/dropWaiting';
 import { pauseTask, resumeTask } from '../../frontier/control';
-import { bullPrefix, partitionKeys, taskKeys, TASKS_KEY } from '../../frontier/keys';
-import { LAYOUT_FIELD, layoutFromMeta, partitionOfJob } from '../../frontier/layout';
+import { taskKeys, TASKS_KEY } from '../../frontier/keys';
+import { pageJobId, PartitionsByTask, type PageJob, type PageQueue } from '../../frontier/partitions';
 import { finishedPages, readTaskStatus } from '../../observe/taskStatus';
 import { listFrontier } from '../../observe/frontier';
 import type { RunPhase } from '../../observe/runPhase';
 
 // What the explorer shows, read from Redis: the task queues, their counts, and pages of jobs. One BullMQ Queue
-// object per task, all sharing the explorer's connection.
+// object per partition of a task (frontier/partitions.ts), all sharing the explorer's connection.
 
 import { JOB_STATES, type JobStateName } from './jobStates';
 
@@ -35,33 +35,23 @@ export interface QueueSnapshot {
   readonly phase: RunPhase;
 }
 
-export type CrawlJob = Job<PageJobData, PageJobResult>;
+export type CrawlJob = PageJob;
 
 export class QueueModel {
-  private readonly queues = new Map<string, Queue<PageJobData, PageJobResult>>();
+  private readonly parts: PartitionsByTask;
 
-  constructor(private readonly redis: Redis) {}
-
-  /** The task's first (on a single node, only) queue: its job scheduler's. */
-  queue(name: string): Queue<PageJobData, PageJobResult> {
-    return this.queueOfTag(name, name);
+  constructor(private readonly redis: Redis) {
+    this.parts = new PartitionsByTask(redis);
   }
 
-  private queueOfTag(name: string, tag: string): Queue<PageJobData, PageJobResult> {
-    const id = `${name}\t${tag}`;
-    let q = this.queues.get(id);
-    if (!q) {
-      q = new Queue<PageJobData, PageJobResult>(name, { connection: this.redis, prefix: tag === name ? bullPrefix(name) : partitionKeys(name, tag).bullPrefix });
-      q.on('error', () => undefined);
-      this.queues.set(id, q);
-    }
-    return q;
+  /** The task's first (on a single node, only) queue: its job scheduler's. */
+  queue(name: string): PageQueue {
+    return this.parts.of(name).first().queue;
   }
 
   /** Every queue of the task: one per partition of its run (frontier/layout.ts), one on a single node. */
-  async queuesOf(name: string): Promise<Queue<PageJobData, PageJobResult>[]> {
-    const layout = layoutFromMeta(name, await this.redis.hget(taskKeys(name).meta, LAYOUT_FIELD));
-    return layout.tags.map((tag) => this.queueOfTag(name, tag));
+  queuesOf(name: string): Promise<PageQueue[]> {
+    return this.parts.of(name).queues();
   }
 
   /** The same pause the web monitor's does (frontier/control.ts). */
@@ -95,7 +85,7 @@ export class QueueModel {
       // Not jobs yet: rows shaped like them for the tree (URL, rule, depth), with no job actions (page.frontier).
       const run = (await this.redis.hget(taskKeys(name).meta, 'run')) ?? '';
       return (await listFrontier(this.redis, name, start, count)).map(
-        (r) => ({ id: `${run}.${r.id}`, name: r.rule, data: { url: r.url, rule: r.rule, depth: r.depth, run, ...(r.request ? { request: r.request } : {}) }, opts: {}, attemptsMade: 0, priority: Number(r.band) }) as unknown as CrawlJob,
+        (r) => ({ id: pageJobId(run, r.id), name: r.rule, data: { url: r.url, rule: r.rule, depth: r.depth, run, ...(r.request ? { request: r.request } : {}) }, opts: {}, attemptsMade: 0, priority: Number(r.band) }) as unknown as CrawlJob,
       );
     }
     if (state === 'completed' || state === 'skipped') return this.finishedJobs(name, state, start, count);
@@ -121,48 +111,43 @@ export class QueueModel {
     return merged.slice(start, start + count);
   }
 
-  async job(name: string, id: string): Promise<CrawlJob | null> {
-    const qs = await this.queuesOf(name);
-    const layout = layoutFromMeta(name, await this.redis.hget(taskKeys(name).meta, LAYOUT_FIELD));
-    return ((await (qs[partitionOfJob(layout, id)] ?? qs[0]!).getJob(id)) as CrawlJob | undefined) ?? null;
+  job(name: string, id: string): Promise<CrawlJob | null> {
+    return this.parts.of(name).job(id);
   }
 
   /** Removes every waiting and delayed job of a task, and the pages waiting in its frontier; active jobs finish. */
   async drain(name: string): Promise<void> {
-    const layout = layoutFromMeta(name, await this.redis.hget(taskKeys(name).meta, LAYOUT_FIELD));
-    for (const tag of layout.tags) {
-      await this.queueOfTag(name, tag).drain(true);
+    const parts = await this.parts.of(name).all();
+    for (const p of parts) {
+      await p.queue.drain(true);
       // The frontier's run marker and window stay (a crawl going on keeps queueing the links its pages find).
-      await dropWaiting(this.redis, partitionKeys(name, tag).frontier, { counted: layout.tags.length > 1 });
+      await dropWaiting(this.redis, p.keys.frontier, { counted: parts.length > 1 });
     }
   }
 
   /** Removes a task's queue and crawl state; its item stream is kept so nothing unstored is lost. */
   async deleteQueue(name: string): Promise<void> {
-    const layout = layoutFromMeta(name, await this.redis.hget(taskKeys(name).meta, LAYOUT_FIELD));
+    const parts = this.parts.of(name);
     // Partition by partition: on a cluster each is a slot of its own, and one UNLINK may not span slots.
-    for (const tag of layout.tags) {
-      const q = this.queueOfTag(name, tag);
-      await q.obliterate({ force: true });
-      const items = partitionKeys(name, tag).items;
+    for (const p of await parts.all()) {
+      await p.queue.obliterate({ force: true });
+      const items = p.keys.items;
       const doomed = new Set<string>();
       for await (const batch of scanKeys(this.redis, `${items.slice(0, -'items'.length)}*`)) for (const k of batch) if (k !== items) doomed.add(k);
-      if (tag === name) for (const k of [taskKeys(name).meta, taskKeys(name).events, taskKeys(name).rate]) doomed.add(k);
+      if (p.index === 0) for (const k of [taskKeys(name).meta, taskKeys(name).events, taskKeys(name).rate]) doomed.add(k);
       if (doomed.size > 0) await this.redis.unlink(...doomed);
-      await q.close();
-      this.queues.delete(`${name}\t${tag}`);
+      await parts.closePartition(p.keys.tag);
     }
     await this.redis.srem(TASKS_KEY, name);
   }
 
-  async close(): Promise<void> {
-    await Promise.all([...this.queues.values()].map((q) => q.close()));
-    this.queues.clear();
+  close(): Promise<void> {
+    return this.parts.close();
   }
 }
 
 /** One queue's completed jobs that were fetched (`completed`) or skipped, newest first, from the `start`-th. */
-async function finishedOf(queue: Queue<PageJobData, PageJobResult>, state: 'completed' | 'skipped', start: number, count: number): Promise<CrawlJob[]> {
+async function finishedOf(queue: PageQueue, state: 'completed' | 'skipped', start: number, count: number): Promise<CrawlJob[]> {
   const out: CrawlJob[] = [];
   const page = 200;
   let matched = 0;

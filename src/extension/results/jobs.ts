@@ -1,11 +1,9 @@
 import * as vscode from 'vscode';
-import { Job, Queue } from 'bullmq';
 import { dirname } from 'node:path';
 import type { CrawlTask } from '../../core/task/model';
-import { fingerprintHex } from '../../core/url/fingerprint';
-import type { PageJobData, PageJobResult } from '../../frontier/crawl';
+import { TaskPartitions } from '../../frontier/partitions';
 import { findUrl, type UrlFinding, type UrlSearchResult } from '../../observe/findUrl';
-import { bullPrefix } from '../../frontier/keys';
+import { readJobRecord, readPageJob, type JobRecord } from '../../observe/jobs';
 import { openStore, type ItemStore } from '../../store';
 import { ItemView } from '../../store/query';
 import { storeUrlFor } from '../../run/storeAttachment';
@@ -13,16 +11,15 @@ import type { RedisConnection } from '../redisConnection';
 import { showJsonDocument } from '../jsonDocuments';
 
 // Jobs seen from the results side: "Show Job" for a stored row and "Find URL" across the queue, the seen set,
-// failed jobs and the store. Both use a short-lived BullMQ Queue on the extension's Redis connection.
+// failed jobs and the store, through the read-models (observe/jobs.ts, observe/findUrl.ts) over every partition of
+// the task, on the extension's Redis connection.
 
-async function withQueue<T>(connection: RedisConnection, task: string, fn: (q: Queue<PageJobData, PageJobResult>) => Promise<T>): Promise<T> {
-  const redis = await connection.get();
-  const q = new Queue<PageJobData, PageJobResult>(task, { connection: redis, prefix: bullPrefix(task) });
-  q.on('error', () => undefined);
+async function withParts<T>(connection: RedisConnection, task: string, fn: (parts: TaskPartitions) => Promise<T>): Promise<T> {
+  const parts = new TaskPartitions(await connection.get(), task);
   try {
-    return await fn(q);
+    return await fn(parts);
   } finally {
-    await q.close();
+    await parts.close();
   }
 }
 
@@ -40,19 +37,14 @@ export async function storedItemsAt(store: ItemStore, url: string): Promise<{ ty
 export async function searchUrl(connection: RedisConnection, task: CrawlTask, url: string): Promise<UrlSearchResult> {
   const store = await openStore(storeUrlFor(task), { task: task.name, cwd: dirname(task.file) });
   try {
-    const redis = await connection.get();
-    return await withQueue(connection, task.name, (q) => findUrl(redis, q, task, url, (u) => storedItemsAt(store, u)));
+    return await withParts(connection, task.name, (parts) => findUrl(parts, task, url, (u) => storedItemsAt(store, u)));
   } finally {
     await store.close();
   }
 }
 
-export async function jobJson(connection: RedisConnection, task: string, jobId: string): Promise<Record<string, unknown> | null> {
-  return withQueue(connection, task, async (q) => {
-    const j = (await Job.fromId(q, jobId)) as Job<PageJobData, PageJobResult> | undefined;
-    if (!j) return null;
-    return { id: j.id, queue: task, state: await j.getState(), data: j.data, attemptsMade: j.attemptsMade, failedReason: j.failedReason, stacktrace: j.stacktrace, returnvalue: j.returnvalue, timestamp: j.timestamp, processedOn: j.processedOn, finishedOn: j.finishedOn };
-  });
+export function jobJson(connection: RedisConnection, task: string, jobId: string): Promise<JobRecord | null> {
+  return withParts(connection, task, (parts) => readJobRecord(parts, jobId));
 }
 
 async function showJson(content: unknown): Promise<void> {
@@ -63,7 +55,7 @@ async function showJson(content: unknown): Promise<void> {
 
 /** The job that fetched a stored row's page; when the queue no longer keeps it, where the URL stands instead. */
 export async function showJobFor(connection: RedisConnection, task: CrawlTask, url: string, run: string | null): Promise<void> {
-  const job = run ? await jobJson(connection, task.name, `${run}.${fingerprintHex(url)}`) : null;
+  const job = run ? await withParts(connection, task.name, (parts) => readPageJob(parts, run, url)) : null;
   if (job) return showJson(job);
   const r = await searchUrl(connection, task, url);
   await showFindings(connection, task, r, `The job of ${url} is no longer kept by the queue`);

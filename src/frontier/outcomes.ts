@@ -1,0 +1,67 @@
+import type { ChainableCommander } from 'ioredis';
+import type { Redis } from '../redis/connect';
+import { workerIdOf } from './fleet';
+import { hostTallyField, metricsKeys, taskKeys, type HostOutcome } from './keys';
+
+// What a worker writes when a job ends without finishing its page (lua/pageDone.lua counts those): a page that failed
+// for good or was skipped, in the run's counters, its host's tally, the reason's recent URLs and the run's log of
+// skipped pages. The crawl's figures depend on them, so they are the frontier's; observe/metrics.ts and
+// observe/failures.ts read them.
+
+/** How long a run's metric history, tallies and skip logs live (renewed as they are written). */
+export const METRICS_TTL_MS = 7 * 24 * 3600 * 1000;
+/** Recent URLs kept per skip reason. */
+export const SAMPLE_URLS = 5;
+
+/**
+ * A job that failed for good, counted in one MULTI: the run's "failed" and "failed:<group>" counters and its host's
+ * tally. Pages that are done are counted by the scripts that finish them.
+ */
+export async function countFailed(redis: Redis, task: string, run: string, url: string, group: string): Promise<void> {
+  const stats = taskKeys(task).stats(run);
+  await tallyJob(redis.multi().hincrby(stats, 'failed', 1).hincrby(stats, `failed:${group}`, 1), task, run, url, 'failed').exec();
+}
+
+/** Skipped pages a run keeps with their details (`crawl-studio failures`): the latest, newest first. */
+export const SKIPPED_LOG_KEEP = 1_000;
+
+/**
+ * A job skipped for `reason`, counted in one MULTI: the run's "skipped:<reason>", its host's tally, the reason's
+ * recent URLs and the run's log of skipped pages (with the rule and the worker: observe/failures.ts).
+ */
+export async function countSkipped(redis: Redis, task: string, run: string, url: string, reason: string, rule: string | null = null): Promise<void> {
+  const m = redis.multi().hincrby(taskKeys(task).stats(run), `skipped:${skipReasonOf(reason)}`, 1);
+  const log = metricsKeys(task, run).skippedLog;
+  const entry = { url, reason: skipReasonOf(reason), message: reason, rule, worker: workerIdOf(process.pid), at: Date.now() };
+  m.lpush(log, JSON.stringify(entry)).ltrim(log, 0, SKIPPED_LOG_KEEP - 1).pexpire(log, METRICS_TTL_MS);
+  await tallyJob(m, task, run, url, 'skipped', reason).exec();
+}
+
+/** Adds a finished job to its host's tally on `m`; a skip also joins its reason's recent URLs. */
+function tallyJob(m: ChainableCommander, task: string, run: string, url: string, outcome: HostOutcome, skipReason?: string): ChainableCommander {
+  const host = hostOf(url);
+  if (!host) return m;
+  const mk = metricsKeys(task, run);
+  m.hincrby(mk.hosts, hostTallyField(host, outcome), 1);
+  if (outcome === 'skipped') {
+    const key = mk.skippedUrls(skipReasonOf(skipReason));
+    m.lpush(key, url).ltrim(key, 0, SAMPLE_URLS - 1).pexpire(key, METRICS_TTL_MS);
+  }
+  return m;
+}
+
+/** The stats field name of a skip reason from a job's return value ("robots.txt" -> "robots"). */
+export function skipReasonOf(reason: string | undefined): string {
+  if (!reason) return 'other';
+  if (reason === 'robots.txt') return 'robots';
+  if (reason.startsWith('no rule')) return 'no-rule';
+  return reason.replace(/[^\w-]+/g, '-').slice(0, 40);
+}
+
+function hostOf(url: string): string | null {
+  try {
+    return new URL(url).host;
+  } catch {
+    return null;
+  }
+}
