@@ -32,7 +32,7 @@ const builds = [];
 // The extension and the worker share one copy of the engine, in the worker's bundle (scripts/shared-engine.mjs):
 // the graph of both is read first, then the two are built from it.
 const engineEntries = { extension: 'src/extension/extension.ts', worker: programBundleEntries['worker.bundle'] };
-const { 'worker.bundle': _worker, ...otherPrograms } = programBundleEntries;
+const otherPrograms = Object.fromEntries(Object.entries(programBundleEntries).filter(([name]) => name !== 'worker.bundle'));
 if (!onlyTests) {
   builds.push({
     ...common,
@@ -116,7 +116,8 @@ const graph = engineGraphOptions(common, engineEntries);
 if (watch) {
   for (const b of builds) (await esbuild.context(b)).watch();
   // The graph's build watches the files of both; each rebuild of it builds the pair again.
-  const again = { name: 'extension-and-engine', setup: (b) => b.onEnd((r) => (r.errors.length === 0 ? buildExtensionAndEngine(r.metafile) : undefined)) };
+  // (esbuild has printed a failed build's errors: watching goes on.)
+  const again = { name: 'extension-and-engine', setup: (b) => b.onEnd((r) => (r.errors.length === 0 ? buildExtensionAndEngine(r.metafile).catch(() => {}) : undefined)) };
   if (!onlyTests) (await esbuild.context({ ...graph, plugins: [...graph.plugins, again] })).watch();
 } else {
   const pair = onlyTests ? null : esbuild.build(graph).then((r) => buildExtensionAndEngine(r.metafile));

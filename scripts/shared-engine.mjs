@@ -4,18 +4,18 @@
 // and extraction. The extension uses most of it (launching a crawl, the explorer's queues, the designer's preview
 // fetching a page as a worker does), and once carried a copy of its own: 3 MB of its 3.4 MB, a third of the .vsix
 // (issue 34). Now extension.js bundles only the modules the worker does not hold and takes every other one from
-// the worker bundle at run time, through `engineModule(key)`, the one export of the worker bundle's entry.
-// Required that way the bundle runs no worker: its entry starts one only as the process's main module
-// (src/worker/entry.ts).
+// the worker bundle at run time, through `engineModule(name)`, the one export of the worker bundle's entry.
+// Required that way the bundle runs no worker: its entry starts one only as the process's main module.
 //
 // Which modules those are comes from esbuild itself, in three steps (esbuild has no code splitting for CommonJS):
-//   1. planEngine: one metafile build of both entry points, nothing written: the modules reachable from the worker's
-//      entry are the engine; those the extension's own modules import from it are what the engine exports.
+//   1. engineGraphOptions: one metafile build of both entry points, nothing written; planFrom(its metafile): the
+//      modules reachable from the worker's entry are the engine, those the extension's own modules import from it
+//      are what the engine exports.
 //   2. the extension's build with fromEngine(plan): an import that resolves into the engine becomes
-//      `require('./worker.bundle.js').engineModule(key)`.
+//      `require('./worker.bundle.js').engineModule(name)`.
 //   3. the worker's build with engineEntry(plan): its entry is the worker's, plus the table of exported modules.
 // Steps 2 and 3 run side by side. A module is keyed as esbuild's metafile names it: its path from the working
-// folder, or `namespace:path` for a plugin's module (the task validator).
+// folder, or `namespace:path` for a plugin's module (the task validator); in the bundles, by its name (nameOf).
 import { relative, resolve, sep } from 'node:path';
 
 const ENGINE_FILE = './worker.bundle.js';
@@ -46,7 +46,10 @@ function reachable(inputs, from, stopAt = new Set()) {
   return seen;
 }
 
-/** Step 1's esbuild options: both entry points of the bundles' `options`, into a metafile, nothing written. */
+/**
+ * Step 1's esbuild options: both entry points (`extension`, `worker`: their files) with the bundles' `options`, into a
+ * metafile, nothing written.
+ */
 export function engineGraphOptions(options, { extension, worker }) {
   return {
     ...options,
@@ -61,29 +64,23 @@ export function engineGraphOptions(options, { extension, worker }) {
 
 /**
  * Step 1's result from its metafile: the engine's modules (`shared`), those the extension takes from it
- * (`exported`, each with its format), and the worker's entry.
+ * (`exported`), and the worker's entry.
  */
 export function planFrom(metafile, cwd, { extension, worker }) {
   const key = (file) => keyOf(cwd, { path: resolve(cwd, file), namespace: 'file' });
   const shared = reachable(metafile.inputs, key(worker));
-  const exported = new Map();
+  const exported = new Set();
   for (const own of reachable(metafile.inputs, key(extension), shared)) {
     for (const imp of metafile.inputs[own].imports) {
-      if (shared.has(imp.path)) exported.set(imp.path, metafile.inputs[imp.path].format ?? 'cjs');
+      if (shared.has(imp.path)) exported.add(imp.path);
     }
   }
   const names = new Map();
-  for (const k of exported.keys()) {
+  for (const k of exported) {
     if (names.has(nameOf(k))) throw new Error(`two modules the extension takes from the engine are both named ${nameOf(k)}: ${names.get(nameOf(k))}, ${k}`);
     names.set(nameOf(k), k);
   }
   return { cwd, shared, exported, worker: key(worker) };
-}
-
-/** Step 1. `options`: the bundles' esbuild options; `entries`: the extension's and the worker's entry files. */
-export async function planEngine(esbuild, options, entries) {
-  const { metafile } = await esbuild.build(engineGraphOptions(options, entries));
-  return planFrom(metafile, options.absWorkingDir ?? process.cwd(), entries);
 }
 
 /** Step 2: the extension's plugin. An import that resolves into the engine is taken from the worker bundle. */
@@ -119,36 +116,24 @@ export function fromEngine(plan) {
 
 /**
  * Step 3: the worker bundle's entry, `engineEntry(plan).entry` as its entry point, with the plugin in its plugins.
- * ES modules are imported (hoisted like the rest of the bundle) and handed out as CommonJS sees them (`__esModule`,
- * so a default export stays one); CommonJS modules are required when the extension first asks, as they were when
- * it bundled them.
+ * Every module is required when first asked for, as esbuild's lazy initialisers do inside one bundle: the
+ * extension host, which requires this bundle as soon as a module it loads at activation imports one of these,
+ * runs only the modules it uses, when it uses them (src/extension/lazy.ts: the engine on first use). The worker's
+ * own entry runs only in a worker process, this bundle being its main module (dist/worker.js runs it as itself,
+ * see src/worker/codeCache.ts).
  */
 export function engineEntry(plan) {
-  const lines = [];
-  const table = [];
-  let n = 0;
-  for (const [key, format] of plan.exported) {
-    const spec = JSON.stringify(BY_KEY + key);
-    if (format === 'esm') {
-      lines.push(`import * as m${n} from ${spec};`);
-      table.push(`  ${JSON.stringify(nameOf(key))}: () => esm(m${n}),`);
-    } else {
-      table.push(`  ${JSON.stringify(nameOf(key))}: () => require(${spec}),`);
-    }
-    n++;
-  }
+  const spec = (key) => JSON.stringify(BY_KEY + key);
   const contents = [
-    ...lines,
-    `import ${JSON.stringify(BY_KEY + plan.worker)};`,
-    `const esm = (ns) => (ns.__esModule ? ns : Object.defineProperty(ns, '__esModule', { value: true }));`,
     `const modules = {`,
-    ...table,
+    ...[...plan.exported].map((key) => `  ${JSON.stringify(nameOf(key))}: () => require(${spec(key)}),`),
     `};`,
-    `export function engineModule(key) {`,
-    `  const get = modules[key];`,
-    `  if (!get) throw new Error('the worker bundle holds no module ' + key + ': extension.js and worker.bundle.js are of different builds');`,
+    `export function engineModule(name) {`,
+    `  const get = modules[name];`,
+    `  if (!get) throw new Error('the worker bundle holds no module ' + name + ': extension.js and worker.bundle.js are of different builds');`,
     `  return get();`,
     `}`,
+    `if (require.main === module) require(${spec(plan.worker)});`,
   ].join('\n');
   return {
     entry: ENTRY,
