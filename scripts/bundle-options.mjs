@@ -35,7 +35,7 @@ function noNativeModulesPlugin(names) {
 /**
  * BullMQ's PostgreSQL backend as a module that exports nothing. BullMQ's index re-exports it (`export * from
  * './postgres'`), and its SQL, inlined as strings, has top-level code esbuild cannot drop: 290 KB in every bundle
- * that imports BullMQ (a quarter of the .vsix's growth, issue 34). Crawl Studio's queues are Redis; nothing here
+ * that imports BullMQ (issue 34: the .vsix held it twice). Crawl Studio's queues are Redis; nothing here
  * imports the Postgres backend, and BullMQ reaches it only through that re-export.
  */
 function withoutBullmqPostgresPlugin() {
