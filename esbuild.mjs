@@ -4,6 +4,7 @@ import * as esbuild from 'esbuild';
 import { readdirSync, statSync, mkdirSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeBundleOptions, programBundleEntries, writeProgramStubs } from './scripts/bundle-options.mjs';
+import { engineEntry, engineGraphOptions, fromEngine, planFrom } from './scripts/shared-engine.mjs';
 
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');
@@ -28,18 +29,32 @@ function walk(dir, pred) {
 }
 
 const builds = [];
+// The extension and the worker share one copy of the engine, in the worker's bundle (scripts/shared-engine.mjs):
+// the graph of both is read first, then the two are built from it.
+const engineEntries = { extension: 'src/extension/extension.ts', worker: programBundleEntries['worker.bundle'] };
+const otherPrograms = Object.fromEntries(Object.entries(programBundleEntries).filter(([name]) => name !== 'worker.bundle'));
 if (!onlyTests) {
   builds.push({
     ...common,
     entryPoints: {
-      extension: 'src/extension/extension.ts',
-      ...programBundleEntries,
+      ...otherPrograms,
       // The npm package's library (`import { runCrawl } from 'crawl-studio'`): a plain module, no code-cache stub.
       index: 'src/api/index.ts',
     },
     outdir: outRoot,
   });
 }
+
+/** The extension's bundle and the worker's (the engine), from the graph of both (`metafile`). */
+async function buildExtensionAndEngine(metafile) {
+  const plan = planFrom(metafile, process.cwd(), engineEntries);
+  const engine = engineEntry(plan);
+  await Promise.all([
+    esbuild.build({ ...common, entryPoints: { extension: engineEntries.extension }, outdir: outRoot, plugins: [fromEngine(plan), ...common.plugins] }),
+    esbuild.build({ ...common, entryPoints: { 'worker.bundle': engine.entry }, outdir: outRoot, plugins: [engine.plugin, ...common.plugins] }),
+  ]);
+}
+
 // Webview scripts: every media/<view>/main.ts becomes dist/media/<view>/main.js for the browser sandbox of a
 // webview (no Node, no remote code: everything they run is in the bundle).
 if (!onlyTests) {
@@ -97,10 +112,16 @@ function copyAssets() {
   for (const f of ['package.json', 'browsers.json', 'LICENSE', 'NOTICE']) copyFileSync(`node_modules/playwright-core/${f}`, `${outRoot}/playwright-core/${f}`);
 }
 
+const graph = engineGraphOptions(common, engineEntries);
 if (watch) {
   for (const b of builds) (await esbuild.context(b)).watch();
+  // The graph's build watches the files of both; each rebuild of it builds the pair again.
+  // (esbuild has printed a failed build's errors: watching goes on.)
+  const again = { name: 'extension-and-engine', setup: (b) => b.onEnd((r) => (r.errors.length === 0 ? buildExtensionAndEngine(r.metafile).catch(() => {}) : undefined)) };
+  if (!onlyTests) (await esbuild.context({ ...graph, plugins: [...graph.plugins, again] })).watch();
 } else {
-  await Promise.all(builds.map((b) => esbuild.build(b)));
+  const pair = onlyTests ? null : esbuild.build(graph).then((r) => buildExtensionAndEngine(r.metafile));
+  await Promise.all([...builds.map((b) => esbuild.build(b)), pair]);
   if (!onlyTests) copyAssets();
 }
 if (!onlyTests) {

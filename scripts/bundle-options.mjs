@@ -32,6 +32,21 @@ function noNativeModulesPlugin(names) {
   };
 }
 
+/**
+ * BullMQ's PostgreSQL backend as a module that exports nothing. BullMQ's index re-exports it (`export * from
+ * './postgres'`), and its SQL, inlined as strings, has top-level code esbuild cannot drop: 290 KB in every bundle
+ * that imports BullMQ (issue 34: the .vsix held it twice). Crawl Studio's queues are Redis; nothing here
+ * imports the Postgres backend, and BullMQ reaches it only through that re-export.
+ */
+function withoutBullmqPostgresPlugin() {
+  return {
+    name: 'without-bullmq-postgres',
+    setup(build) {
+      build.onLoad({ filter: /[\\/]bullmq[\\/]dist[\\/](?:esm|cjs)[\\/]postgres[\\/]index\.js$/ }, () => ({ contents: 'export {};', loader: 'js' }));
+    },
+  };
+}
+
 export const nodeBundleOptions = {
   bundle: true,
   platform: 'node',
@@ -48,7 +63,7 @@ export const nodeBundleOptions = {
   external: ['vscode', 'playwright-core'],
   logLevel: 'warning',
   // parse.ts imports the task-file validator pre-compiled from the schema (no ajv.compile at start-up).
-  plugins: [taskValidatorPlugin(), noNativeModulesPlugin(NATIVE_OPTIONAL)],
+  plugins: [taskValidatorPlugin(), noNativeModulesPlugin(NATIVE_OPTIONAL), withoutBullmqPostgresPlugin()],
 };
 
 /**

@@ -24,13 +24,24 @@ describe('dependencies', () => {
     assert.equal(major(ours), major(tested), `ioredis ${ours}, BullMQ built against ${tested}`);
   });
 
-  it('bundles one ioredis into each program', function () {
+  it('bundles one ioredis into each program, the extension taking the worker\'s, and BullMQ without its Postgres backend', function () {
     // The development build keeps esbuild's "// node_modules/<path>" marker before every bundled module.
+    const marker = /^\/\/ .*node_modules\/ioredis\/built\/Redis\.js$/gm;
     const bundles = ['dist/worker.bundle.js', 'dist/cli.bundle.js', 'dist/extension.js', 'dist/index.js'].map((b) => join(root, b));
     if (!bundles.every(existsSync)) throw new Error('build first (node esbuild.mjs): dist/ is missing a bundle');
-    for (const b of bundles) {
-      const markers = readFileSync(b, 'utf8').match(/^\/\/ .*node_modules\/ioredis\/built\/Redis\.js$/gm) ?? [];
+    const [worker, cli, extension, library] = bundles.map((b) => readFileSync(b, 'utf8'));
+    for (const [b, text] of [['worker.bundle.js', worker], ['cli.bundle.js', cli], ['index.js', library]] as const) {
+      const markers = text!.match(marker) ?? [];
       assert.equal(markers.length, 1, `${b}: ${markers.join(', ') || 'no ioredis'}`);
+    }
+    // The extension host runs the worker bundle's engine (scripts/shared-engine.mjs): none of its own.
+    assert.deepEqual(extension!.match(marker) ?? [], [], 'extension.js bundles no ioredis of its own');
+    assert.deepEqual(extension!.match(/^\/\/ (?!crawl-studio-from-engine:).*node_modules\/bullmq\/.*$/gm) ?? [], [], 'extension.js bundles no BullMQ of its own');
+    assert.match(extension!, /require\("\.\/worker\.bundle\.js"\)\.engineModule\("node_modules\/bullmq\//, "extension.js takes BullMQ from the worker's bundle");
+    // BullMQ's PostgreSQL backend (its SQL inlined, 290 KB) is left out: the queues are Redis (scripts/bundle-options.mjs).
+    for (const [b, text] of [['worker.bundle.js', worker], ['cli.bundle.js', cli], ['index.js', library]] as const) {
+      assert.doesNotMatch(text!, /^\/\/ .*node_modules\/bullmq\/dist\/esm\/postgres\/sql-scripts\.js$/m, `${b} bundles BullMQ's Postgres SQL`);
+      assert.match(text!, /^\/\/ .*node_modules\/bullmq\/dist\/esm\/classes\/queue\.js$/m, `${b} bundles BullMQ`);
     }
   });
 
