@@ -7,6 +7,8 @@ import { loadTaskFile } from '../../workspace/taskFile';
 import { saveFixture, testTaskFile } from '../../workspace/fixtureStore';
 import { fetchPage, type FetchedPage } from '../../worker/fetcher';
 import { renderOnce } from '../../worker/browser/renderOnce';
+import { ALLOW_SCRIPTS_OPTION } from '../options';
+import { loadActionScripts } from '../../workspace/actionScripts';
 import { fetchOptions } from '../../worker/processor';
 import { ruleOptions } from '../../worker/requests';
 import { isJsonContentType } from '../../core/extract/json';
@@ -72,11 +74,13 @@ export const fixtureCommand = command({
   options: {
     rule: { type: 'string', value: 'R', help: "the rule (default: the start URL's, else the first whose match matches)" },
     browser: { type: 'string', value: 'PATH', help: "the Chromium that renders a `browser` rule's page (default $CRAWL_STUDIO_BROWSER, else chromium on PATH)" },
+    ...ALLOW_SCRIPTS_OPTION,
   },
   async run(values, positionals) {
     if (positionals[0] !== 'save' || positionals.length !== 3) throw new UsageError('fixture save takes a task file and a URL', fixtureCommand);
     const [, taskFile, url] = positionals as [string, string, string];
-    const task = await loadTaskFile(taskFile);
+    const allowScripts = values['allow-scripts'] ?? false;
+    const task = await loadTaskFile(taskFile, { allowScripts });
     const start = task.start.find((s) => s.url === url || s.url === new URL(url).href);
     const ruleName = values.rule ?? start?.rule ?? routeRule(task, url, null)?.name ?? task.rules[0]!.name;
     const rule = task.rules.find((r) => r.name === ruleName);
@@ -84,7 +88,7 @@ export const fixtureCommand = command({
     // Sent as a worker sends the rule's pages: its headers (an API key from the environment) over the task's.
     const opts = ruleOptions(task, fetchOptions(task))(rule);
     if (opts instanceof Error) throw opts;
-    const page: FetchedPage = rule.browser ? await renderOnce(url, rule.browser, { ...opts, cookies: undefined }, values.browser) : await fetchPage(url, { ...opts, keepNonHtml: true });
+    const page: FetchedPage = rule.browser ? await renderOnce(url, rule.browser, { ...opts, cookies: undefined }, values.browser, allowScripts ? { scripts: await loadActionScripts(task) } : {}) : await fetchPage(url, { ...opts, keepNonHtml: true });
     if (!page.isHtml && !isJsonContentType(page.contentType)) throw new Error(`${url} is neither HTML nor JSON (${page.contentType ?? 'no content type'}, HTTP ${page.status}): a fixture is a page or an API response`);
     const rendered = rule.browser !== null;
     const json = await saveFixture(task.file, task, { url, finalUrl: page.finalUrl, html: page.body, status: page.status, fetchedAt: new Date().toISOString(), contentType: page.contentType, rendered }, ruleName, 0);

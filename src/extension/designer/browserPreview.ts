@@ -17,7 +17,7 @@ let idle: NodeJS.Timeout | undefined;
 export function previewSpec(task: CrawlTask | null, rule: string | null): BrowserSpec {
   const rules = task?.rules ?? [];
   const spec = rules.find((r) => r.name === rule)?.browser ?? rules.find((r) => r.browser)?.browser;
-  return spec ?? { waitFor: { kind: 'load' }, block: DEFAULTS.browserBlock, timeoutMs: task?.request.timeoutMs ?? DEFAULTS.timeoutMs, screenshot: 'never' };
+  return spec ?? { waitFor: { kind: 'load' }, block: DEFAULTS.browserBlock, timeoutMs: task?.request.timeoutMs ?? DEFAULTS.timeoutMs, screenshot: 'never', actions: [] };
 }
 
 export async function renderForPreview(url: string, spec: BrowserSpec, opts: FetchOptions, browserPath: string | undefined): Promise<FetchedPage> {
