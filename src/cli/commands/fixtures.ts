@@ -8,6 +8,7 @@ import { saveFixture, testTaskFile } from '../../workspace/fixtureStore';
 import { fetchPage, type FetchedPage } from '../../worker/fetcher';
 import { renderOnce } from '../../worker/browser/renderOnce';
 import { ALLOW_SCRIPTS_OPTION } from '../options';
+import { formatStep } from '../../core/task/actions';
 import { loadActionScripts } from '../../workspace/actionScripts';
 import { fetchOptions } from '../../worker/processor';
 import { ruleOptions } from '../../worker/requests';
@@ -88,7 +89,7 @@ export const fixtureCommand = command({
     // Sent as a worker sends the rule's pages: its headers (an API key from the environment) over the task's.
     const opts = ruleOptions(task, fetchOptions(task))(rule);
     if (opts instanceof Error) throw opts;
-    const page: FetchedPage = rule.browser ? await renderOnce(url, rule.browser, { ...opts, cookies: undefined }, values.browser, allowScripts ? { scripts: await loadActionScripts(task) } : {}) : await fetchPage(url, { ...opts, keepNonHtml: true });
+    const page: FetchedPage = rule.browser ? await renderOnce(url, rule.browser, { ...opts, cookies: undefined }, values.browser, { ...(allowScripts ? { scripts: await loadActionScripts(task) } : {}), onStep: (step) => console.log(`  action ${formatStep(step)}`) }) : await fetchPage(url, { ...opts, keepNonHtml: true });
     if (!page.isHtml && !isJsonContentType(page.contentType)) throw new Error(`${url} is neither HTML nor JSON (${page.contentType ?? 'no content type'}, HTTP ${page.status}): a fixture is a page or an API response`);
     const rendered = rule.browser !== null;
     const json = await saveFixture(task.file, task, { url, finalUrl: page.finalUrl, html: page.body, status: page.status, fetchedAt: new Date().toISOString(), contentType: page.contentType, rendered }, ruleName, 0);

@@ -163,6 +163,29 @@ export function describeAction(a: PageAction): string {
   }
 }
 
+/** What one action did on a page: the worker's renders report it to the designer's preview (and `fixture save`). */
+export interface ActionStep {
+  /** Its place in `browser.actions`. */
+  readonly index: number;
+  readonly kind: ActionKind;
+  /** What it acted on, as describeAction says it (never a value it typed). */
+  readonly action: string;
+  /** Elements matched after it (scroll with a selector, wait, fill…), or scrolls and clicks done. */
+  readonly count: number | null;
+  /** What `count` counts: 'elements', 'scrolls', 'clicks'. */
+  readonly unit: string | null;
+  readonly ms: number;
+  /** Why it failed (the page fails with it); null: it did its part. */
+  readonly error: string | null;
+}
+
+/** A step as a line: "scroll (.entry until 60): 60 elements in 1.2 s", "click button.more: failed after 0.4 s: …". */
+export function formatStep(s: ActionStep): string {
+  const took = s.ms < 1000 ? `${s.ms} ms` : `${(s.ms / 1000).toFixed(1)} s`;
+  if (s.error !== null) return `${s.action}: failed after ${took}: ${s.error}`;
+  return `${s.action}: ${s.count !== null ? `${s.count} ${s.unit ?? ''} in ` : ''}${took}`.replace(/ +in/, ' in');
+}
+
 /** The scripts a task's actions run (relative to its file's folder): what a worker reads before it starts. */
 export function actionScripts(rules: readonly { readonly browser: { readonly actions: readonly PageAction[] } | null }[]): string[] {
   const files = rules.flatMap((r) => (r.browser?.actions ?? []).flatMap((a) => (a.kind === 'evaluate' ? [a.file] : [])));

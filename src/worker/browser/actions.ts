@@ -1,5 +1,7 @@
 import type { Page, Request } from 'playwright-core';
-import { describeAction, SCRIPTS_REFUSED } from '../../core/task/actions';
+import { describeAction, SCRIPTS_REFUSED, type ActionStep } from '../../core/task/actions';
+
+export type { ActionStep };
 import type { ActionKind, PageAction, WaitTarget } from '../../core/task/model';
 import { expandValue } from '../../core/task/secrets';
 import { FetchFailure } from '../fetcher';
@@ -9,21 +11,6 @@ import { BrowserGoneError } from './pool';
 // the worker's renders, `fixture save` and the designer's preview alike. Each action is bounded by its own timeout
 // and by the render's deadline; the ones that repeat stop at their `max`. Each step is reported (what, how many,
 // how long, the error), for the designer's preview.
-
-export interface ActionStep {
-  /** Its place in `browser.actions`. */
-  readonly index: number;
-  readonly kind: ActionKind;
-  /** What it acted on, as describeAction says it (never a value it typed). */
-  readonly action: string;
-  /** Elements matched after it (scroll with a selector, wait, fill…), or scrolls and clicks done. */
-  readonly count: number | null;
-  /** What `count` counts: 'elements', 'scrolls', 'clicks'. */
-  readonly unit: string | null;
-  readonly ms: number;
-  /** Why it failed (the page fails with it); null: it did its part. */
-  readonly error: string | null;
-}
 
 export interface ActionContext {
   /** Milliseconds left before the render's deadline. */
@@ -55,7 +42,8 @@ export async function runActions(page: Page, actions: readonly PageAction[], ctx
         ctx.onStep?.(steps[steps.length - 1]!);
       } catch (err) {
         const failure = asActionFailure(err, index, action, timeoutMs);
-        steps.push(step(null, null, failure.message));
+        const prefix = `browser.actions[${index}] (${describeAction(action)}): `;
+        steps.push(step(null, null, failure.message.startsWith(prefix) ? failure.message.slice(prefix.length) : failure.message));
         ctx.onStep?.(steps[steps.length - 1]!);
         throw failure;
       }
