@@ -25,6 +25,8 @@ export interface ActionContext {
 
 /** No request in flight for this long: the network is idle (Playwright's own `networkidle` measure). */
 const NETWORK_IDLE_MS = 500;
+/** Quiet (no request, no DOM change) this long after a click: what it set off has ended. */
+const SETTLED_MS = 250;
 
 /** Runs `actions` in order; the first that fails fails the page, as a FetchFailure naming it. */
 export async function runActions(page: Page, actions: readonly PageAction[], ctx: ActionContext): Promise<ActionStep[]> {
@@ -62,7 +64,7 @@ async function runOne(page: Page, a: PageAction, timeoutMs: number, ctx: ActionC
     case 'scroll':
       return scroll(page, a, deadline);
     case 'click':
-      return click(page, a, deadline);
+      return click(page, a, deadline, network);
     case 'wait':
       return wait(page, a.for, timeoutMs, network);
     case 'fill':
@@ -126,7 +128,7 @@ async function grew(page: Page, selector: string | null, size: number, ms: numbe
 }
 
 /** One click (waiting for the element), or, with `untilGone`, clicks while the element is shown and the page changes. */
-async function click(page: Page, a: Click, deadline: number): Promise<Counted> {
+async function click(page: Page, a: Click, deadline: number, network: RequestTracker): Promise<Counted> {
   const target = page.locator(a.selector).locator('visible=true').first();
   if (!a.untilGone) {
     try {
@@ -147,8 +149,28 @@ async function click(page: Page, a: Click, deadline: number): Promise<Counted> {
       if (Date.now() >= deadline) throw timedOut();
       break;
     }
+    // What the click set off (a request, then the entries it brings) ends before the element is looked for again:
+    // a button removed once the last entries arrived is not clicked a last time.
+    await settle(page, network, Math.min(a.idleMs * 3, deadline - Date.now()));
   }
   return [clicks, 'clicks'];
+}
+
+/** No request in flight and no DOM change for a moment, waited for at most `ms` (a page that never settles goes on). */
+async function settle(page: Page, network: RequestTracker, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const seen = await mutations(page);
+    const left = until - Date.now();
+    if (left <= 0) return;
+    try {
+      await network.idle(SETTLED_MS, left);
+    } catch (err) {
+      if (isTimeout(err)) return;
+      throw err;
+    }
+    if ((await mutations(page)) === seen) return;
+  }
 }
 
 /** DOM changes seen since the page's first action (a MutationObserver of ours, kept on the page's window). */

@@ -1,0 +1,188 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { TaskFileError } from '../../src/core/task/diagnostics';
+import type { PageRecord } from '../../src/store/types';
+import { closePreviewBrowser } from '../../src/extension/designer/browserPreview';
+import { PageSource } from '../../src/extension/designer/pages';
+import { loadTaskFile } from '../../src/workspace/taskFile';
+import { ENTRIES, PER_LOAD, serveActionSite, type ActionSite } from '../support/actionSite';
+import { browserOrSkip } from '../support/browser';
+import { bufferedPages, session } from '../support/crawl';
+import { startRedis, type RedisServer } from '../support/services';
+
+// Pages whose data only page actions bring (issue 30), crawled by real worker processes with real Chromium: an
+// infinite-scroll feed (60 entries, 20 per scroll), the same feed behind "load more", a search form, and a workspace
+// script. A rendered page without actions gets the first 20: the actions are what bring the other 40.
+
+const ITEM = (type: string) => `[ { type: ${type}, scope: article.entry, key: [id], fields: { id: .id, title: h2 } } ]`;
+
+function taskYaml(site: ActionSite, name: string): string {
+  return `name: ${name}
+start:
+  - { url: "${site.url}/feed?by=count", rule: scroll-count }
+  - { url: "${site.url}/feed?by=idle", rule: scroll-idle }
+  - { url: "${site.url}/feed?by=none", rule: plain }
+  - { url: "${site.url}/more", rule: load-more }
+  - { url: "${site.url}/search", rule: search }
+request: { timeout: 30s, retries: { attempts: 1 } }
+rules:
+  - name: scroll-count
+    browser:
+      waitFor: { selector: .entry }
+      actions:
+        - scroll: { selector: .entry, count: ${ENTRIES}, max: 10 }
+    items: ${ITEM('counted')}
+  - name: scroll-idle
+    browser:
+      waitFor: { selector: .entry }
+      actions:
+        - scroll: { selector: .entry }
+    items: ${ITEM('idle')}
+  - name: plain
+    browser: { waitFor: { selector: .entry } }
+    items: ${ITEM('plain')}
+  - name: load-more
+    browser:
+      waitFor: { selector: .entry }
+      actions:
+        - click: { selector: button.more, untilGone: true, max: 10 }
+    items: ${ITEM('clicked')}
+  - name: search
+    browser:
+      actions:
+        - fill: { selector: 'input[name=q]', value: '\${CRAWL_STUDIO_QUERY}' }
+        - select: { selector: '#sort', value: Descending }
+        - press: { selector: 'input[name=q]', key: Enter }
+        - wait: { selector: li.result }
+    items: [ { type: result, scope: li.result, fields: { text: span } } ]
+`;
+}
+
+function writeTaskDir(yaml: string, files: Record<string, string> = {}): string {
+  const dir = mkdtempSync(join(tmpdir(), 'cs-actions-'));
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(join(dir, name, '..'), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
+  const file = join(dir, 'task.crawl.yaml');
+  writeFileSync(file, yaml);
+  return file;
+}
+
+/** The `id`s of the items of `type`, sorted. */
+function ids(pages: readonly PageRecord[], type: string): number[] {
+  return pages.flatMap((p) => p.items.filter((i) => i.type === type).map((i) => Number(i.data.id))).sort((a, b) => a - b);
+}
+
+const ALL = Array.from({ length: ENTRIES }, (_, i) => i);
+
+/** Clicks "load more" until it is gone, waiting for each batch: what a script of the workspace may do. */
+const EXPAND_SCRIPT = `
+while (document.querySelector('button.more')) {
+  const before = document.querySelectorAll('.entry').length;
+  document.querySelector('button.more').click();
+  await new Promise((resolve) => { const t = setInterval(() => { if (document.querySelectorAll('.entry').length > before) { clearInterval(t); resolve(); } }, 20); });
+}`;
+
+describe('page actions: scroll, load more, forms and scripts (real Chromium, real Redis, worker processes)', function () {
+  this.timeout(180_000);
+  let redis: RedisServer;
+  let site: ActionSite;
+
+  before(function () {
+    browserOrSkip(this);
+  });
+  beforeEach(async () => {
+    redis = await startRedis();
+    site = await serveActionSite();
+  });
+  afterEach(async () => {
+    await site?.close();
+    await redis?.stop();
+  });
+
+  async function crawl(file: string, opts: { allowScripts?: boolean; secretEnv?: Record<string, string> } = {}) {
+    const task = await loadTaskFile(file, { allowScripts: opts.allowScripts ?? false });
+    const log: string[] = [];
+    const s = session(task, redis.url, { workers: 1, concurrency: 4, lockDurationMs: 30_000, stalledIntervalMs: 5_000, onWorkerLog: (_pid, line) => log.push(line), ...opts });
+    const result = await s.run();
+    await s.close();
+    return { result, log, pages: await bufferedPages(redis.url, task.name) };
+  }
+
+  it('gets all 60 entries by scrolling (to a count, and until the feed stops growing) and by "load more"; fills a search form', async () => {
+    const { result, pages, log } = await crawl(writeTaskDir(taskYaml(site, 'actions')), { secretEnv: { CRAWL_STUDIO_QUERY: 'widget' } });
+    assert.equal(result.status.stats!.failed, 0, log.join('\n'));
+    assert.equal(result.status.stats!.done, 5, 'no page lost');
+    assert.deepEqual(ids(pages, 'plain'), ALL.slice(0, PER_LOAD), 'without actions, the first 20 only');
+    assert.deepEqual(ids(pages, 'counted'), ALL, 'scrolled until 60 entries');
+    assert.deepEqual(ids(pages, 'idle'), ALL, 'scrolled until the feed stopped growing');
+    assert.deepEqual(ids(pages, 'clicked'), ALL, '"load more" clicked until it was gone');
+    const results = pages.flatMap((p) => p.items.filter((i) => i.type === 'result').map((i) => i.data.text));
+    assert.deepEqual(results, ['widget 3', 'widget 2', 'widget 1'], 'the query from the environment, sorted as selected');
+    // Each feed loaded each batch once: nothing asked for twice, nothing past the end.
+    assert.deepEqual([...site.loads].sort((a, b) => a - b), [0, 0, 0, 0, 20, 20, 20, 40, 40, 40]);
+  });
+
+  it('runs a workspace script only with --allow-scripts, and refuses the task without it, naming the line', async () => {
+    const yaml = `name: scripted
+start: [{ url: "${site.url}/more", rule: more }]
+request: { timeout: 30s, retries: { attempts: 1 } }
+rules:
+  - name: more
+    browser:
+      waitFor: { selector: .entry }
+      actions:
+        - evaluate: scripts/expand.js
+    items: ${ITEM('scripted')}
+`;
+    const file = writeTaskDir(yaml, { 'scripts/expand.js': EXPAND_SCRIPT });
+    await assert.rejects(loadTaskFile(file, { allowScripts: false }), (err: unknown) => {
+      assert.ok(err instanceof TaskFileError);
+      assert.equal(err.diagnostics.length, 1);
+      assert.equal(err.diagnostics[0]!.line, 9);
+      assert.equal(err.diagnostics[0]!.path, 'rules[0].browser.actions[0].evaluate');
+      assert.match(err.diagnostics[0]!.message, /--allow-scripts/);
+      return true;
+    });
+    // The CLI says so before starting anything, with the file, line and field.
+    const cli = await promisify(execFile)(process.execPath, [resolve('dist/cli.js'), 'run', file, '--redis', redis.url]).then(
+      () => null,
+      (err: { code: number; stderr: string }) => err,
+    );
+    assert.ok(cli, 'run without --allow-scripts fails');
+    assert.notEqual(cli.code, 0);
+    assert.match(cli.stderr, /task\.crawl\.yaml:9:\d+.*rules\[0\]\.browser\.actions\[0\]\.evaluate.*--allow-scripts/);
+    assert.deepEqual(site.loads, [], 'no page was rendered');
+
+    const { result, pages } = await crawl(file, { allowScripts: true });
+    assert.equal(result.status.stats!.failed, 0);
+    assert.deepEqual(ids(pages, 'scripted'), ALL);
+  });
+
+  it('the designer\'s preview runs the actions and reports each step', async () => {
+    const file = writeTaskDir(taskYaml(site, 'preview'));
+    const task = await loadTaskFile(file);
+    const source = new PageSource(mkdtempSync(join(tmpdir(), 'cs-actions-preview-')));
+    try {
+      const loaded = await source.load(`${site.url}/feed?by=count`, task, { refetch: true, browser: { rule: 'scroll-count', path: undefined } });
+      assert.equal((loaded.page.html.match(/class="entry"/g) ?? []).length, ENTRIES);
+      assert.equal(loaded.meta.actions?.length, 1);
+      assert.match(loaded.meta.actions![0]!, /^scroll \(\.entry until 60\): 60 elements in /);
+
+      // A step that fails says which, and the steps before it.
+      const broken = await loadTaskFile(writeTaskDir(taskYaml(site, 'preview2').replace('- click: { selector: button.more, untilGone: true, max: 10 }', '- click: { selector: button.more, untilGone: true, max: 10 }\n        - click: { selector: button.never, timeout: 1s }')));
+      await assert.rejects(source.load(`${site.url}/more`, broken, { refetch: true, browser: { rule: 'load-more', path: undefined } }), (err: Error) => {
+        assert.match(err.message, /browser\.actions\[1\] \(click button\.never\): timed out after 1000 ms/);
+        assert.match(err.message, /Actions: click button\.more until gone: 2 clicks in .*; click button\.never: failed after /);
+        return true;
+      });
+    } finally {
+      await closePreviewBrowser();
+    }
+  });
+});
