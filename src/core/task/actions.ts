@@ -49,9 +49,13 @@ export interface ActionChecks {
 
 const ACTION_NAMES: readonly ActionKind[] = ['scroll', 'click', 'wait', 'fill', 'select', 'press', 'evaluate'];
 
-/** Said where a script is refused: what allows one, and why it is not allowed by default. */
-export const SCRIPTS_REFUSED =
-  "runs a script of the workspace in the page, which is allowed only in a trusted workspace and when asked for: give --allow-scripts to 'crawl-studio run' (or 'worker', 'fixture save'); in the editor, trust the workspace";
+/**
+ * Said after a script's name where it is refused: why it is not allowed by default, and what allows it (`how`: the
+ * CLI's flag unless the caller says otherwise, e.g. the library's option).
+ */
+export function scriptsRefused(how = "give --allow-scripts to 'crawl-studio run' (or 'worker', 'fixture save'); in the editor, trust the workspace"): string {
+  return `runs a script of the workspace in the page, which is allowed only in a trusted workspace and when asked for: ${how}`;
+}
 
 /** `browser.actions` of a rule (or of the task's `browser`), checked; entries with problems are left out. */
 export function parseActions(raw: readonly RawAction[] | undefined, path: Path, c: ActionChecks): PageAction[] {
@@ -118,7 +122,7 @@ function parseOne(kind: ActionKind, entry: RawAction, at: Path, c: ActionChecks)
     case 'evaluate': {
       const s = typeof entry.evaluate === 'string' ? { file: entry.evaluate } : entry.evaluate!;
       const filePath = typeof entry.evaluate === 'string' ? at : [...at, 'file'];
-      if (c.allowScripts === false) c.report(filePath, `'${s.file}' ${SCRIPTS_REFUSED}`);
+      if (c.allowScripts === false) c.report(filePath, `'${s.file}' ${scriptsRefused()}`);
       else if (isAbsolutePath(s.file) || escapesFolder(s.file)) c.report(filePath, `'${s.file}' is outside the task file's folder: a script comes from the workspace, written relative to the task file (e.g. scripts/expand.js)`);
       else if (!/\.(m?js)$/i.test(s.file)) c.report(filePath, `'${s.file}' is not a JavaScript file: name a .js file of the workspace`);
       return { kind, file: s.file, timeoutMs: timeoutOf(s) };

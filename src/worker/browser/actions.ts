@@ -1,5 +1,5 @@
 import type { Page, Request } from 'playwright-core';
-import { describeAction, SCRIPTS_REFUSED, type ActionStep } from '../../core/task/actions';
+import { describeAction, scriptsRefused, type ActionStep } from '../../core/task/actions';
 
 export type { ActionStep };
 import type { ActionKind, PageAction, WaitTarget } from '../../core/task/model';
@@ -81,7 +81,7 @@ async function runOne(page: Page, a: PageAction, timeoutMs: number, ctx: ActionC
       return [null, null];
     case 'evaluate': {
       const source = ctx.scripts?.get(a.file);
-      if (source === undefined) throw new ActionError('action', `'${a.file}' ${SCRIPTS_REFUSED}`, false);
+      if (source === undefined) throw new ActionError('action', `'${a.file}' ${scriptsRefused()}`, false);
       // Its body as an async function's: `await` works, and the page is read once it has ended.
       await withDeadline(page.evaluate(`(async () => {\n${source}\n})()`), timeoutMs);
       return [null, null];
