@@ -186,3 +186,89 @@ rules:
     }
   });
 });
+
+// Issue 30's acceptance: the same feeds behind a login a script builds (its CSRF token fetched by the script), each
+// page answering 429 with Retry-After first, crawled with a pool of sessions and with a session and the login.
+describe('page actions with sessions, a script-built login and 429s (real Chromium, real Redis, worker processes)', function () {
+  this.timeout(180_000);
+  const RETRY_AFTER_S = 1;
+  /** Date.now() is whole milliseconds on both sides: a gap measured at the server may read a millisecond short. */
+  const CLOCK_GRANULARITY_MS = 2;
+  const USER = 'ann';
+  const PASSWORD = 'Feed-Pw-2291';
+  let redis: RedisServer;
+  let site: ActionSite;
+
+  before(function () {
+    browserOrSkip(this);
+  });
+  beforeEach(async () => {
+    redis = await startRedis();
+  });
+  afterEach(async () => {
+    await site?.close();
+    await redis?.stop();
+  });
+
+  function yaml(name: string, access: string): string {
+    return `name: ${name}
+start:
+  - { url: "${site.url}/feed?by=count", rule: scroll-count }
+  - { url: "${site.url}/feed?by=idle", rule: scroll-idle }
+  - { url: "${site.url}/more", rule: load-more }
+request: { timeout: 30s, retries: { attempts: 3, delay: 10ms } }
+${access}
+rules:
+  - name: scroll-count
+    browser: { waitFor: { selector: .entry }, actions: [ { scroll: { selector: .entry, count: ${ENTRIES} } } ] }
+    items: ${ITEM('counted')}
+  - name: scroll-idle
+    browser: { waitFor: { selector: .entry }, actions: [ { scroll: { selector: .entry } } ] }
+    items: ${ITEM('idle')}
+  - name: load-more
+    browser: { waitFor: { selector: .entry }, actions: [ { click: { selector: button.more, untilGone: true } } ] }
+    items: ${ITEM('clicked')}
+`;
+  }
+
+  async function crawlAndCheck(file: string, secretEnv: Record<string, string> = {}) {
+    const task = await loadTaskFile(file);
+    const log: string[] = [];
+    const s = session(task, redis.url, { workers: 1, concurrency: 4, lockDurationMs: 30_000, stalledIntervalMs: 5_000, secretEnv, onWorkerLog: (_pid, line) => log.push(line) });
+    const result = await s.run();
+    await s.close();
+    const pages = await bufferedPages(redis.url, task.name);
+    assert.equal(result.status.stats!.failed, 0, log.join('\n'));
+    assert.equal(result.status.stats!.done, 3, 'no page lost');
+    for (const type of ['counted', 'idle', 'clicked']) assert.deepEqual(ids(pages, type), ALL, `${type}: all 60 entries`);
+    const early: string[] = [];
+    for (const [path, hits] of site.requests) {
+      assert.equal(hits[0]!.status, 429, `${path} was answered 429 first (the case under test)`);
+      for (let i = 1; i < hits.length; i++) {
+        const gap = hits[i]!.at - hits[i - 1]!.at;
+        if (hits[i - 1]!.status === 429 && gap < RETRY_AFTER_S * 1000 - CLOCK_GRANULARITY_MS) early.push(`${path}: ${gap} ms after its 429`);
+      }
+    }
+    assert.deepEqual(early, [], 'no retry before its Retry-After');
+    return log;
+  }
+
+  it('with session: { pool: 4 }', async () => {
+    site = await serveActionSite({ retryAfterS: RETRY_AFTER_S });
+    await crawlAndCheck(writeTaskDir(yaml('pool', 'session: { pool: 4 }')));
+  });
+
+  it('with a session and a login in the browser, its form built by a script', async () => {
+    site = await serveActionSite({ retryAfterS: RETRY_AFTER_S, login: { user: USER, password: PASSWORD } });
+    const login = `session: { pool: 1 }
+login:
+  url: ${site.url}/login
+  browser: true
+  form:
+    fields: { '#user': '\${CRAWL_STUDIO_SITE_USER}', '#password': '\${CRAWL_STUDIO_SITE_PASSWORD}' }
+    submit: '#go'
+  check: { selector: .logout }`;
+    await crawlAndCheck(writeTaskDir(yaml('login', login)), { CRAWL_STUDIO_SITE_USER: USER, CRAWL_STUDIO_SITE_PASSWORD: PASSWORD });
+    assert.equal(site.logins(), 1, 'one session, one login: a 429 is a wait, not a block');
+  });
+});
