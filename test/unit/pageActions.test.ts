@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { parseTask } from '../../src/core/task/parse';
 import { formatStep } from '../../src/core/task/actions';
+import { credentialVariables } from '../../src/core/task/secrets';
+import { fixed } from '../../src/core/autoscale/range';
+import { workerArgs } from '../../src/worker/args';
 
 // `browser.actions` (issue 30) as people write them: every form with its defaults, and each mistake said at its
 // line and field.
@@ -103,5 +106,15 @@ describe('task files: browser.actions', () => {
     assert.equal(formatStep({ index: 1, kind: 'click', action: 'click button.more until gone', count: 2, unit: 'clicks', ms: 80, error: null }), 'click button.more until gone: 2 clicks in 80 ms');
     assert.equal(formatStep({ index: 2, kind: 'press', action: 'press Enter', count: null, unit: null, ms: 5, error: null }), 'press Enter: 5 ms');
     assert.equal(formatStep({ index: 3, kind: 'wait', action: 'wait for .x', count: null, unit: null, ms: 10_000, error: 'timed out after 10000 ms' }), 'wait for .x: failed after 10.0 s: timed out after 10000 ms');
+  });
+
+  it('names the variables form actions type, for the editor to look up in Secret Storage', () => {
+    const { task } = parse(["- fill: { selector: '#q', value: 'x ${CRAWL_STUDIO_QUERY}' }", "- select: { selector: '#s', value: '${CRAWL_STUDIO_SORT}' }"]);
+    assert.deepEqual(credentialVariables(task!), ['CRAWL_STUDIO_QUERY', 'CRAWL_STUDIO_SORT']);
+  });
+
+  it('passes --allow-scripts to the workers a run spawns only when the run has it', () => {
+    assert.ok(workerArgs(['t.crawl.yaml'], { concurrency: fixed(4), allowScripts: true }).includes('--allow-scripts'));
+    assert.ok(!workerArgs(['t.crawl.yaml'], { concurrency: fixed(4) }).includes('--allow-scripts'));
   });
 });
