@@ -28,6 +28,7 @@ start:
   - { url: "${site.url}/feed?by=none", rule: plain }
   - { url: "${site.url}/more", rule: load-more }
   - { url: "${site.url}/search", rule: search }
+  - { url: "${site.url}/more?by=broken", rule: broken }
 request: { timeout: 30s, retries: { attempts: 1 } }
 rules:
   - name: scroll-count
@@ -59,6 +60,13 @@ rules:
         - press: { selector: 'input[name=q]', key: Enter }
         - wait: { selector: li.result }
     items: [ { type: result, scope: li.result, fields: { text: span } } ]
+  - name: broken
+    browser:
+      waitFor: { selector: .entry }
+      actions:
+        - click: { selector: button.more }
+        - click: { selector: button.never, timeout: 1s }
+    items: ${ITEM('broken')}
 `;
 }
 
@@ -116,8 +124,11 @@ describe('page actions: scroll, load more, forms and scripts (real Chromium, rea
 
   it('gets all 60 entries by scrolling (to a count, and until the feed stops growing) and by "load more"; fills a search form', async () => {
     const { result, pages, log } = await crawl(writeTaskDir(taskYaml(site, 'actions')), { secretEnv: { CRAWL_STUDIO_QUERY: 'widget' } });
-    assert.equal(result.status.stats!.failed, 0, log.join('\n'));
-    assert.equal(result.status.stats!.done, 5, 'no page lost');
+    // The one page whose action cannot be done fails as `action`, naming the step; no other page is lost.
+    assert.equal(result.status.stats!.done, 5, log.join('\n'));
+    assert.deepEqual(result.status.stats!.failures, { action: 1 });
+    assert.ok(log.some((l) => l.includes('browser.actions[1] (click button.never): timed out after 1000 ms')), log.join('\n'));
+    assert.deepEqual(ids(pages, 'broken'), []);
     assert.deepEqual(ids(pages, 'plain'), ALL.slice(0, PER_LOAD), 'without actions, the first 20 only');
     assert.deepEqual(ids(pages, 'counted'), ALL, 'scrolled until 60 entries');
     assert.deepEqual(ids(pages, 'idle'), ALL, 'scrolled until the feed stopped growing');
@@ -125,7 +136,8 @@ describe('page actions: scroll, load more, forms and scripts (real Chromium, rea
     const results = pages.flatMap((p) => p.items.filter((i) => i.type === 'result').map((i) => i.data.text));
     assert.deepEqual(results, ['widget 3', 'widget 2', 'widget 1'], 'the query from the environment, sorted as selected');
     // Each feed loaded each batch once: nothing asked for twice, nothing past the end.
-    assert.deepEqual([...site.loads].sort((a, b) => a - b), [0, 0, 0, 0, 20, 20, 20, 40, 40, 40]);
+    // (The broken page loaded 0 and, clicked once, 20.)
+    assert.deepEqual([...site.loads].sort((a, b) => a - b), [0, 0, 0, 0, 0, 20, 20, 20, 20, 40, 40, 40]);
   });
 
   it('runs a workspace script only with --allow-scripts, and refuses the task without it, naming the line', async () => {
