@@ -3,7 +3,7 @@
 // located problems out; worker/browser/actions.ts runs them.
 //
 // Every action is bounded: a timeout of its own (never past the render's `timeout`, which covers the whole page) and,
-// for the ones that repeat, a most number of times. A script (`evaluate`) is code from the workspace run in the page:
+// for the ones that repeat, at most `max` times (the schema caps `max` at 1000). A script (`evaluate`) is code from the workspace run in the page:
 // the parse refuses it where its caller says scripts are not allowed (the CLI without --allow-scripts).
 
 import { templateProblems } from './secrets';
@@ -19,8 +19,6 @@ export const DEFAULT_IDLE_MS = 1_000;
 export const DEFAULT_MAX_SCROLLS = 20;
 /** Clicks of an `untilGone` click when `max` is not given. */
 export const DEFAULT_MAX_CLICKS = 50;
-/** Most repetitions any action may ask for (the schema's `max` maximum). */
-export const MAX_REPEAT = 1_000;
 
 type RawTimed = { timeout?: string | number };
 /** One entry of `actions:` as the schema lets it through: one key, the action's name. */

@@ -1,11 +1,11 @@
 import type { Page, Request } from 'playwright-core';
 import { describeAction, scriptsRefused, type ActionStep } from '../../core/task/actions';
-
-export type { ActionStep };
-import type { ActionKind, PageAction, WaitTarget } from '../../core/task/model';
+import type { PageAction, WaitTarget } from '../../core/task/model';
 import { expandValue } from '../../core/task/secrets';
 import { FetchFailure } from '../fetcher';
 import { BrowserGoneError } from './pool';
+
+export type { ActionStep };
 
 // Runs a rule's `browser.actions` on a rendered page (render.ts calls it once the page is ready, before reading it):
 // the worker's renders, `fixture save` and the designer's preview alike. Each action is bounded by its own timeout
