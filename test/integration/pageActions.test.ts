@@ -176,6 +176,37 @@ rules:
     assert.deepEqual(ids(pages, 'scripted'), ALL);
   });
 
+  it('fixture save runs the actions: the fixture holds the DOM after them, the steps are printed; a script needs --allow-scripts', async () => {
+    const yaml = `name: fixtures
+start: [{ url: "${site.url}/feed", rule: feed }, { url: "${site.url}/more", rule: more }]
+rules:
+  - name: feed
+    browser: { waitFor: { selector: .entry }, actions: [ { scroll: { selector: .entry, count: ${ENTRIES} } } ] }
+    items: ${ITEM('entry')}
+  - name: more
+    browser: { waitFor: { selector: .entry }, actions: [ { evaluate: scripts/expand.js } ] }
+    items: ${ITEM('entry')}
+`;
+    const file = writeTaskDir(yaml, { 'scripts/expand.js': EXPAND_SCRIPT });
+    const cli = (args: string[]) =>
+      promisify(execFile)(process.execPath, [resolve('dist/cli.js'), 'fixture', 'save', file, ...args]).then(
+        (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+        (e: { code: number; stdout: string; stderr: string }) => e,
+      );
+    let r = await cli([`${site.url}/feed`]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /^ {2}action scroll \(\.entry until 60\): 60 elements in /m);
+    assert.match(r.stdout, /rendered in a browser\): 60 items/);
+
+    r = await cli([`${site.url}/more`]);
+    assert.notEqual(r.code, 0, 'a script without --allow-scripts');
+    assert.match(r.stderr, /task\.crawl\.yaml:8:\d+.*rules\[1\]\.browser\.actions\[0\]\.evaluate.*--allow-scripts/);
+    r = await cli([`${site.url}/more`, '--allow-scripts']);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /^ {2}action evaluate scripts\/expand\.js: /m);
+    assert.match(r.stdout, /rendered in a browser\): 60 items/);
+  });
+
   it('the designer\'s preview runs the actions and reports each step', async () => {
     const file = writeTaskDir(taskYaml(site, 'preview'));
     const task = await loadTaskFile(file);

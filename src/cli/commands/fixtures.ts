@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { formatDiagnostic } from '../../core/task/diagnostics';
+import { formatDiagnostic, TaskFileError } from '../../core/task/diagnostics';
 import { parseTask } from '../../core/task/parse';
 import { storeChecksFor } from '../../workspace/storePlace';
 import { loadTaskFile } from '../../workspace/taskFile';
@@ -81,11 +81,13 @@ export const fixtureCommand = command({
     if (positionals[0] !== 'save' || positionals.length !== 3) throw new UsageError('fixture save takes a task file and a URL', fixtureCommand);
     const [, taskFile, url] = positionals as [string, string, string];
     const allowScripts = values['allow-scripts'] ?? false;
-    const task = await loadTaskFile(taskFile, { allowScripts });
+    // Scripts are refused below for the page's rule only: another rule's are not run here.
+    const task = await loadTaskFile(taskFile);
     const start = task.start.find((s) => s.url === url || s.url === new URL(url).href);
     const ruleName = values.rule ?? start?.rule ?? routeRule(task, url, null)?.name ?? task.rules[0]!.name;
     const rule = task.rules.find((r) => r.name === ruleName);
     if (!rule) throw new UsageError(`no rule '${ruleName}' in ${task.file}`);
+    if (!allowScripts && rule.browser?.actions.some((a) => a.kind === 'evaluate')) await refuseScripts(taskFile, task.rules.indexOf(rule));
     // Sent as a worker sends the rule's pages: its headers (an API key from the environment) over the task's.
     const opts = ruleOptions(task, fetchOptions(task))(rule);
     if (opts instanceof Error) throw opts;
@@ -99,3 +101,15 @@ export const fixtureCommand = command({
     return EXIT.OK;
   },
 });
+
+/** The parse's refusal of the rule's `evaluate` actions (without --allow-scripts), at their lines. */
+async function refuseScripts(taskFile: string, ruleIndex: number): Promise<void> {
+  try {
+    await loadTaskFile(taskFile, { allowScripts: false });
+  } catch (err) {
+    if (!(err instanceof TaskFileError)) throw err;
+    // The rule's own `browser`, or the task's it takes.
+    const mine = err.diagnostics.filter((d) => d.severity === 'error' && (d.path.startsWith(`rules[${ruleIndex}].browser.actions`) || d.path.startsWith('browser.actions')));
+    if (mine.length > 0) throw new TaskFileError(err.file, mine);
+  }
+}
