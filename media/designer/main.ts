@@ -200,6 +200,7 @@ function renderStatus(s: PreviewState): void {
     if (s.page.json) parts.push('JSON');
     parts.push(`HTTP ${s.page.status}`, kb(s.page.bytes), s.page.fromCache ? `cached copy, fetched ${ago(s.page.fetchedAt)}` : `fetched ${ago(s.page.fetchedAt)}`);
     if (s.page.finalUrl !== s.page.url) parts.push(`redirected to ${s.page.finalUrl}`);
+    if (s.page.actions?.length) parts.push(`actions: ${s.page.actions.join('; ')}`);
   }
   if (s.access) parts.push(s.access);
   const a = s.analysis;

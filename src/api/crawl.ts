@@ -8,6 +8,7 @@ import { chooseRedis } from '../run/redisChoice';
 import type { Progress } from '../run/session';
 import { DEFAULT_CONCURRENCY, defaultWorkers } from '../worker/args';
 import { isLoadedTask, loadTask, writeDefinedTask, type Task } from './task';
+import { actionScripts, scriptsRefused } from '../core/task/actions';
 
 // `runCrawl()`: a crawl run from a program, through launchCrawl, the launcher `crawl-studio run` and the editor's
 // Start Crawl use (the run in Redis, local worker processes, the store and its writer, cleanup in order). This
@@ -33,6 +34,8 @@ export interface RunOptions {
   readonly browserPath?: string;
   /** Extra environment for the worker processes, e.g. login credentials: never on a command line. */
   readonly env?: Readonly<Record<string, string>>;
+  /** `browser.actions` may run the workspace's scripts (`evaluate: file.js`), as `--allow-scripts`. Default: refused. */
+  readonly allowScripts?: boolean;
   /** Stops the crawl as `stop()` does: workers finish their pages, the summary says `stopped`, the run stays resumable. */
   readonly signal?: AbortSignal;
   /** For a task given as an object: the folder of its task file, store and private Redis (see LoadTaskOptions). */
@@ -127,6 +130,9 @@ export class Crawl extends EventEmitter<CrawlEvents> implements PromiseLike<Craw
   private async start(source: string | TaskDefinition | Task): Promise<CrawlSummary> {
     const o = this.options;
     const task = isLoadedTask(source) ? source : await loadTask(source, { dir: o.dir });
+    const script = actionScripts(task.rules)[0];
+    // Said here, once: the workers would each refuse the task.
+    if (script !== undefined && !o.allowScripts) throw new Error(`${task.file}: '${script}' ${scriptsRefused('pass allowScripts: true to runCrawl')}`);
     this.throwIfStopped();
     await writeDefinedTask(task);
     let redisLost: Error | null = null;
@@ -151,6 +157,7 @@ export class Crawl extends EventEmitter<CrawlEvents> implements PromiseLike<Craw
         // The package's dist/: the library bundle sits beside the worker's.
         workerScript: join(__dirname, 'worker.js'),
         browserPath: o.browserPath,
+        allowScripts: o.allowScripts,
         secretEnv: o.env,
         fresh: o.fresh,
         force: o.force,

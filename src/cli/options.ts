@@ -5,6 +5,8 @@ import type { OptionSpec, OptionTable } from './spec';
 // (the worker process parses them too); the help here is keyed by the same names, so a flag added there without
 // help here does not compile.
 
+const ALLOW_SCRIPTS_HELP = "let `browser.actions` run the workspace's scripts (`evaluate: file.js`) in rendered pages; a task with one is refused without it";
+
 type Helped<S extends Readonly<Record<string, { readonly type: 'string' | 'boolean'; readonly short?: string }>>> = {
   readonly [K in keyof S]: OptionSpec & { readonly type: S[K]['type'] };
 };
@@ -39,12 +41,18 @@ export const WORKER_OPTIONS = withHelp(WORKER_FLAG_SPEC, {
   'stalled-interval': ['MS', 'how often stalled jobs are looked for (default 30000)'],
   browser: ['PATH', "the Chromium that renders `browser` rules' pages (default $CRAWL_STUDIO_BROWSER, else chromium on PATH)"],
   'log-format': ['human|json', 'log lines as text (default) or one JSON object a line'],
+  'allow-scripts': [undefined, ALLOW_SCRIPTS_HELP],
 });
 
 function REDIS_HELP(name: keyof typeof REDIS_OPTIONS): readonly [string | undefined, string] {
   const o = REDIS_OPTIONS[name];
   return [o.value, o.help];
 }
+
+/** `--allow-scripts` of run, worker and fixture save: the one switch for `browser.actions` scripts. */
+export const ALLOW_SCRIPTS_OPTION = {
+  'allow-scripts': { type: 'boolean', help: ALLOW_SCRIPTS_HELP },
+} as const satisfies OptionTable;
 
 export const STORE_OPTION = {
   store: { type: 'string', value: 'URL', help: "the store to read (default: the task's store.url, else .crawl/<task>.sqlite)" },

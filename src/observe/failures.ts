@@ -20,6 +20,8 @@ const PATTERNS: readonly [RegExp, (m: RegExpMatchArray) => string][] = [
   [/(^redirect to a non-http URL|resolves to a private address)/, () => 'blocked'],
   // worker/sitemapJob.ts: Redis failed over while a sitemap's entries were queued (redis/replicas.ts).
   [/^Redis failed over /, () => 'failover'],
+  // worker/browser/actions.ts: a step of a rendered rule's `browser.actions` failed.
+  [/^browser\.actions\[\d+\] /, () => 'action'],
   // Jobs failed before PageJobData.failure existed, or by BullMQ itself (a stall), carry only their message.
   [/^(login to |gave up waiting for the login)/, () => 'login'],
   [/stalled more than allowable limit/, () => 'stalled'],
@@ -53,6 +55,7 @@ export function describeGroup(group: string): string {
     sitemap: 'Broken sitemap',
     blocked: 'Blocked (private or non-http)',
     failover: 'Redis failover',
+    action: 'Page action failed',
     error: 'Other error',
     robots: 'robots.txt',
     limit: 'Over maxPages',

@@ -40,6 +40,8 @@ export interface LaunchOptions {
   readonly execPath?: string;
   /** The browser for `browser` rules (see worker/browser/executable.ts); default: found by the workers. */
   readonly browserPath?: string;
+  /** The workers may run the task's `browser.actions` scripts (--allow-scripts; the editor: a trusted workspace). */
+  readonly allowScripts?: boolean;
   /** Credentials for the workers' environment (see SessionOptions.secretEnv). */
   readonly secretEnv?: Readonly<Record<string, string>>;
   readonly fresh?: boolean;
@@ -115,6 +117,7 @@ export class CrawlLaunch {
       workerScript: opts.workerScript,
       execPath: opts.execPath,
       browserPath: opts.browserPath,
+      allowScripts: opts.allowScripts,
       secretEnv: opts.secretEnv,
       fresh: opts.fresh,
       force: opts.force,

@@ -63,6 +63,8 @@ export interface SessionOptions {
   readonly execPath?: string;
   /** The browser for `browser` rules; the workers get it as $CRAWL_STUDIO_BROWSER. Default: what they find. */
   readonly browserPath?: string;
+  /** The workers may run the task's `browser.actions` scripts (--allow-scripts; the editor: a trusted workspace). */
+  readonly allowScripts?: boolean;
   readonly store?: SessionStoreHooks;
   readonly pollMs?: number;
   /**
@@ -126,6 +128,7 @@ export class CrawlSession {
       maxMemoryBytes: opts.maxMemoryBytes,
       lockDurationMs: opts.lockDurationMs,
       stalledIntervalMs: opts.stalledIntervalMs,
+      allowScripts: opts.allowScripts,
       restartOnCrash: opts.restartOnCrash ?? true,
       execPath: opts.execPath,
       env: opts.browserPath || opts.secretEnv ? { ...opts.secretEnv, ...(opts.browserPath ? { [BROWSER_PATH_ENV]: opts.browserPath } : {}) } : undefined,

@@ -27,6 +27,8 @@ export interface WorkerFlags {
   readonly maxMemoryBytes?: number;
   readonly lockDurationMs?: number;
   readonly stalledIntervalMs?: number;
+  /** `browser.actions` may run the workspace's scripts (`evaluate`): --allow-scripts. */
+  readonly allowScripts?: boolean;
 }
 
 /**
@@ -103,6 +105,7 @@ export function workerArgs(taskFiles: readonly string[], flags: Omit<WorkerFlags
   if (flags.maxMemoryBytes !== undefined) args.push('--max-memory', String(flags.maxMemoryBytes));
   if (flags.lockDurationMs !== undefined) args.push('--lock-duration', String(flags.lockDurationMs));
   if (flags.stalledIntervalMs !== undefined) args.push('--stalled-interval', String(flags.stalledIntervalMs));
+  if (flags.allowScripts) args.push('--allow-scripts');
   return args;
 }
 
@@ -128,6 +131,8 @@ export const WORKER_FLAG_SPEC = {
   'drain-timeout': { type: 'string' },
   // The browser for `browser` rules; spawned workers get it as $CRAWL_STUDIO_BROWSER instead (see browser/executable.ts).
   browser: { type: 'string' },
+  // `browser.actions` may run the workspace's scripts (`evaluate: file.js`); refused without it.
+  'allow-scripts': { type: 'boolean' },
   // Log lines as text (default) or one JSON object a line (cli/log.ts), for a log shipper.
   'log-format': { type: 'string' },
 } as const;

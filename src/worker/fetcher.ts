@@ -31,7 +31,9 @@ export type FetchFailureCause =
   /** The page answered like a block (session.retireOn.selector): the session was retired. */
   | 'session'
   /** Redis failed over while a sitemap's entries were queued (Sentinel, redis/replicas.ts): it is read again. */
-  | 'failover';
+  | 'failover'
+  /** A rendered page's `browser.actions` step failed (browser/actions.ts): its element never came, its script threw. */
+  | 'action';
 
 export class FetchFailure extends Error {
   constructor(

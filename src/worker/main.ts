@@ -21,7 +21,7 @@ export async function workerMain(argv: string[]): Promise<void> {
   const redisUrl = redisTargetFrom(values);
   if (positionals.length === 0 || !redisUrl) {
     throw new Error(
-      `usage: worker <task.crawl.yaml>... --redis redis://host:port | --sentinel host:port,... --sentinel-master NAME | --cluster host:port,... [--concurrency N|auto|MIN..MAX | --autoscale MAX,MIN] [--max-memory SIZE] [--health [HOST:]PORT] [--drain-timeout 25s] (or the target in $${REDIS_URL_ENV})`,
+      `usage: worker <task.crawl.yaml>... --redis redis://host:port | --sentinel host:port,... --sentinel-master NAME | --cluster host:port,... [--concurrency N|auto|MIN..MAX | --autoscale MAX,MIN] [--max-memory SIZE] [--health [HOST:]PORT] [--drain-timeout 25s] [--allow-scripts] (or the target in $${REDIS_URL_ENV})`,
     );
   }
   const concurrency = concurrencyFlag(values);
@@ -30,7 +30,9 @@ export async function workerMain(argv: string[]): Promise<void> {
   const healthAt: ReturnType<typeof ParseHealthAddress> | null = health && values.health !== undefined ? health.parseHealthAddress(values.health) : null;
   const drainMs = values['drain-timeout'] !== undefined ? drainTimeout(values['drain-timeout']) : null;
   const maxMemoryBytes = maxMemoryFlag(values['max-memory']);
-  const tasks = await Promise.all(positionals.map(loadTaskFile));
+  // --allow-scripts: `browser.actions` may run the workspace's scripts (`evaluate`); without it a task with one is refused.
+  const allowScripts = values['allow-scripts'] === true;
+  const tasks = await Promise.all(positionals.map((p) => loadTaskFile(p, { allowScripts })));
   // --log-format json (or $CRAWL_STUDIO_LOG_FORMAT, how `run` passes it to the workers it starts): one JSON object a line.
   const format = parseLogFormat(values['log-format'] ?? process.env[LOG_FORMAT_ENV]);
   const worker = workerIdOf(process.pid);
@@ -87,6 +89,7 @@ export async function workerMain(argv: string[]): Promise<void> {
     lockDurationMs: optionalPositiveInt(values['lock-duration'], 'lock-duration'),
     stalledIntervalMs: optionalPositiveInt(values['stalled-interval'], 'stalled-interval'),
     browserPath: values.browser,
+    allowScripts,
     log,
   });
   if (health && healthAt) {

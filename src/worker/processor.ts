@@ -56,6 +56,8 @@ export interface ProcessorDeps {
   readonly browser?: PageRenderer;
   /** The task's sessions and proxies (access.ts), when the caller made them (it shares them with robots.txt). */
   readonly access?: Access | null;
+  /** The workspace scripts the task's `browser.actions` may run (absent: none may; see browser/actions.ts). */
+  readonly scripts?: ReadonlyMap<string, string>;
   /** Per-host back-off of an autoscaled worker (hostThrottle.ts): a job takes its host's turn before the host gate. */
   readonly hostThrottle?: HostThrottles;
 }
@@ -390,6 +392,7 @@ export function createProcessor(deps: ProcessorDeps) {
       return c.ok ? c.url : u;
     };
     return {
+      scripts: deps.scripts,
       // A place the page went to by itself is checked as a link would be: scope (offsite, allow and deny patterns,
       // private host names) and robots.txt. Depth does not apply: it is the same page, wherever it ended up.
       navigation: async (to) => {

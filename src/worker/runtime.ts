@@ -34,6 +34,7 @@ import { findBrowser } from './browser/executable';
 import { BROWSER_ARGS_ENV, BrowserPool } from './browser/pool';
 import { poolRenderer } from './browser/render';
 import { poolLogin } from './browser/login';
+import { loadActionScripts } from '../workspace/actionScripts';
 
 // A worker: one BullMQ Worker per task, all in this process, sharing one Redis connection for commands.
 // The same function runs inside `crawl-studio worker`, inside the worker processes the CLI and the extension
@@ -57,6 +58,8 @@ export interface WorkerOptions {
   readonly browserPages?: number;
   /** Pages after which the browser is replaced; default 200. */
   readonly browserRetireAfter?: number;
+  /** `browser.actions` may run the tasks' workspace scripts (--allow-scripts); they are read once, here. */
+  readonly allowScripts?: boolean;
   /** Where log lines go; `fields` say what a line is about, for `--log-format json` (core/logLine.ts). */
   readonly log?: Log;
 }
@@ -129,7 +132,8 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
     if (task.request.robots) prefetchRobots(robots, task);
     // An autoscaled worker also backs off per host (AutoThrottle-like), never above the task's per-host concurrency.
     const hostThrottle = opts.autoscale ? new HostThrottles(task.politeness.perHost.concurrency, log) : undefined;
-    const processor = isolation.wrap(createProcessor({ task, crawl, redis, robots, gate, log, analyser, slots, browser, access, hostThrottle }));
+    const scripts = opts.allowScripts ? await loadActionScripts(task) : undefined;
+    const processor = isolation.wrap(createProcessor({ task, crawl, redis, robots, gate, log, analyser, slots, browser, access, hostThrottle, scripts }));
     // The task's job slots are shared by its partitions' Workers (a page's partition is its URL's, at random).
     const share = (jobs: number) => Math.max(1, Math.ceil(jobs / parts.length));
     const taskWorkers: Worker<PageJobData, PageJobResult>[] = [];

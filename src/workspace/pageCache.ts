@@ -20,6 +20,8 @@ export interface CachedPageMeta {
   readonly rule?: string | null;
   /** The HTML is a browser's DOM after the page's scripts ran (the designer's Browser toggle), not the response. */
   readonly rendered?: boolean;
+  /** The rule's `browser.actions` as they ran on the rendered page, one line a step (core/task/actions.ts formatStep). */
+  readonly actions?: readonly string[];
   /** The request, when it was not a plain GET (its body's variables by name): the page is cached under its key. */
   readonly request?: JobRequest;
   /** The cache key: requestKey(url, request); absent for a plain GET, whose key is its URL. */

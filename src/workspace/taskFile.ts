@@ -8,8 +8,11 @@ import { storeChecksFor } from './storePlace';
 // The task file read from disk: the one edge where a task comes off the file system (the CLI and the worker
 // processes; the editor parses the open document's text instead). Parsing stays in src/core, which does no I/O.
 
-/** Reads, parses and validates a task file; throws TaskFileError with every problem found. */
-export async function loadTaskFile(path: string): Promise<CrawlTask> {
+/**
+ * Reads, parses and validates a task file; throws TaskFileError with every problem found. `allowScripts: false`
+ * refuses `browser.actions` scripts (the CLI without --allow-scripts), at their line.
+ */
+export async function loadTaskFile(path: string, opts: { readonly allowScripts?: boolean } = {}): Promise<CrawlTask> {
   const file = resolve(path);
   let text: string;
   try {
@@ -17,7 +20,7 @@ export async function loadTaskFile(path: string): Promise<CrawlTask> {
   } catch (err) {
     throw new Error(`cannot read task file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
-  const { task, diagnostics } = parseTask(text, file, storeChecksFor(file));
+  const { task, diagnostics } = parseTask(text, file, { ...storeChecksFor(file), allowScripts: opts.allowScripts });
   if (!task) throw new TaskFileError(file, diagnostics);
   return task;
 }

@@ -19,7 +19,7 @@ describe('task files: browser', () => {
     // Rules nothing routes to are warned about (issue 21, item 2); these tasks are about the browser syntax only.
     assert.deepEqual(diagnostics.filter((d) => !/can never be reached/.test(d.message)), []);
     assert.ok(t);
-    assert.deepEqual(t.rules[0]!.browser, { waitFor: { kind: 'load' }, block: ['image', 'font', 'media'], timeoutMs: 7_000, screenshot: 'never' });
+    assert.deepEqual(t.rules[0]!.browser, { waitFor: { kind: 'load' }, block: ['image', 'font', 'media'], timeoutMs: 7_000, screenshot: 'never', actions: [] });
     assert.equal(t.rules[1]!.browser, null);
     assert.equal(needsBrowser(t), true);
   });
@@ -36,8 +36,8 @@ describe('task files: browser', () => {
     // Rules nothing routes to are warned about (issue 21, item 2); these tasks are about the browser syntax only.
     assert.deepEqual(diagnostics.filter((d) => !/can never be reached/.test(d.message)), []);
     assert.ok(t);
-    assert.deepEqual(t.rules[0]!.browser, { waitFor: { kind: 'selector', selector: '.item' }, block: [], timeoutMs: 20_000, screenshot: 'never' });
-    assert.deepEqual(t.rules[1]!.browser, { waitFor: { kind: 'networkidle' }, block: ['image', 'stylesheet'], timeoutMs: 15_000, screenshot: 'never' });
+    assert.deepEqual(t.rules[0]!.browser, { waitFor: { kind: 'selector', selector: '.item' }, block: [], timeoutMs: 20_000, screenshot: 'never', actions: [] });
+    assert.deepEqual(t.rules[1]!.browser, { waitFor: { kind: 'networkidle' }, block: ['image', 'stylesheet'], timeoutMs: 15_000, screenshot: 'never', actions: [] });
     assert.deepEqual(t.rules[2]!.browser!.waitFor, { kind: 'delay', ms: 2_000 });
     assert.equal(t.rules[2]!.browser!.screenshot, 'failure');
   });

@@ -63,6 +63,8 @@ describe('metrics: failure groups', () => {
     assert.equal(failureGroupOf('Redis failed over while the entries of http://a/sitemap.xml were queued: it is read again'), 'failover');
     // As the worker counts them (worker/runtime.ts: failed:stalled; access.ts: failed:login), so the groups match the counters.
     assert.equal(failureGroupOf('job stalled more than allowable limit'), 'stalled');
+    // worker/browser/actions.ts: a step of `browser.actions` failed.
+    assert.equal(failureGroupOf('browser.actions[1] (click button.more): timed out after 1000 ms'), 'action');
     assert.equal(failureGroupOf('login to http://a/login failed: HTTP 403'), 'login');
     assert.equal(failureGroupOf(undefined), 'error');
     assert.equal(describeGroup('http-404'), 'HTTP 404');

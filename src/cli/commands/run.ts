@@ -16,7 +16,7 @@ import { emptyFieldWarnings, qualityReports } from '../quality';
 import { withQueueAt, withStore, type LoadedTask } from '../context';
 import { readRunFailures, type RunFailures } from '../../observe/failures';
 import { command, UsageError, type CommandSpec } from '../spec';
-import { LOG_FORMAT_OPTION, REDIS_OPTIONS, SCALE_OPTIONS } from '../options';
+import { ALLOW_SCRIPTS_OPTION, LOG_FORMAT_OPTION, REDIS_OPTIONS, SCALE_OPTIONS } from '../options';
 import { EXIT } from '../exitCodes';
 import { summaryChangeLines } from './changes';
 
@@ -44,6 +44,7 @@ export const runCommand: CommandSpec = command({
     'lock-duration': { type: 'string', value: 'MS', help: "how long a page's job stays locked to its worker without a renewal" },
     'stalled-interval': { type: 'string', value: 'MS', help: 'how often stalled jobs are looked for' },
     browser: { type: 'string', value: 'PATH', help: "the Chromium that renders `browser` rules' pages" },
+    ...ALLOW_SCRIPTS_OPTION,
     ...LOG_FORMAT_OPTION,
   },
   run(values, positionals) {
@@ -58,6 +59,7 @@ export const runCommand: CommandSpec = command({
       lockDurationMs: optionalPositiveInt(values['lock-duration'], 'lock-duration'),
       stalledIntervalMs: optionalPositiveInt(values['stalled-interval'], 'stalled-interval'),
       browserPath: values.browser,
+      allowScripts: values['allow-scripts'] ?? false,
       logFormat: logFormatOf(values['log-format'], runCommand),
     });
   },
@@ -139,6 +141,8 @@ interface RunFlags {
   stalledIntervalMs?: number;
   /** The browser for `browser` rules (--browser). */
   browserPath?: string;
+  /** `browser.actions` scripts may run (--allow-scripts). */
+  allowScripts?: boolean;
   /** --log-format: lines for people (default) or one JSON object a line. */
   logFormat?: LogFormat;
 }
@@ -161,7 +165,7 @@ function stopDeadlineMs(value: string | undefined): number {
 }
 
 async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
-  const task = await loadTaskFile(taskFile);
+  const task = await loadTaskFile(taskFile, { allowScripts: flags.allowScripts ?? false });
   const out = runOutput(flags.logFormat ?? 'human', task.name);
   // The workers this run starts log in the same form (worker/main.ts reads it).
   if (out.format === 'json') process.env[LOG_FORMAT_ENV] = 'json';
@@ -191,6 +195,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     onScale: (reason) => out.say('info', reason, { event: 'scale', newline: true }),
     workerScript: join(__dirname, 'worker.js'),
     browserPath: flags.browserPath,
+    allowScripts: flags.allowScripts,
     fresh: flags.fresh,
     force: flags.force,
     mode: flags.join ? 'join' : 'start',

@@ -94,6 +94,8 @@ export interface PageView {
   readonly bytes: number;
   readonly fetchedAt: string;
   readonly fromCache: boolean;
+  /** The rule's `browser.actions` as they ran on the rendered page, one line a step (what, how many, how long). */
+  readonly actions?: readonly string[];
 }
 
 export interface PageChoice {

@@ -153,7 +153,44 @@ export interface BrowserSpec {
   readonly timeoutMs: number;
   /** When a screenshot of the rendered page is kept (see worker/browser/screenshots.ts). */
   readonly screenshot: 'never' | 'failure' | 'always';
+  /** What the page does once ready, before it is read (actions.ts); run in order within `timeoutMs`. */
+  readonly actions: readonly PageAction[];
 }
+
+/** What a `wait` action waits for. */
+export type WaitTarget =
+  | { readonly kind: 'selector'; readonly selector: string; readonly state: 'attached' | 'visible' | 'hidden' | 'detached' }
+  | { readonly kind: 'networkidle' }
+  | { readonly kind: 'delay'; readonly ms: number };
+
+interface Timed {
+  /** This action's own bound; the render's deadline bounds it too. */
+  readonly timeoutMs: number;
+}
+
+/** A step of `browser.actions` (actions.ts parses them, worker/browser/actions.ts runs them). */
+export type PageAction = Timed &
+  (
+    | {
+        readonly kind: 'scroll';
+        /** Counted to tell growth (null: the page's height). */
+        readonly selector: string | null;
+        /** Stop once `selector` matches this many (null: when the page stops growing). */
+        readonly count: number | null;
+        readonly max: number;
+        readonly idleMs: number;
+      }
+    | { readonly kind: 'click'; readonly selector: string; readonly untilGone: boolean; readonly max: number; readonly idleMs: number; readonly optional: boolean }
+    | { readonly kind: 'wait'; readonly for: WaitTarget }
+    /** `value` is a template: `${CRAWL_STUDIO_*}` expands in the worker, never in the parsed task. */
+    | { readonly kind: 'fill'; readonly selector: string; readonly value: string }
+    | { readonly kind: 'select'; readonly selector: string; readonly value: string }
+    | { readonly kind: 'press'; readonly selector: string | null; readonly key: string }
+    /** A script of the workspace, relative to the task file's folder. */
+    | { readonly kind: 'evaluate'; readonly file: string }
+  );
+
+export type ActionKind = PageAction['kind'];
 
 /** True when some rule renders pages: only then does a worker need (and start) a browser. */
 export function needsBrowser(task: Pick<CrawlTask, 'rules'> & { readonly login?: LoginSpec | null }): boolean {

@@ -24,6 +24,7 @@ import { variableProblem } from './variables';
 import { DEFAULT_RETENTION, parseRetention as retentionOf, type HistoryRetention } from '../history/diff';
 import { parseSince } from '../sitemap/lastmod';
 import { parseJsonLdPath, type JsonLdPath } from '../extract/jsonld';
+import { parseActions, type RawAction } from './actions';
 import {
   DEFAULT_USER_AGENT,
   DEFAULTS,
@@ -73,6 +74,8 @@ export interface ParseChecks {
    * that folder once symlinks are resolved; null when it is. See workspace/storePlace.ts.
    */
   readonly storeFile?: (relativePath: string) => string | null;
+  /** false: a `browser.actions` script (`evaluate`) is an error (see actions.ts); absent: not checked. */
+  readonly allowScripts?: boolean;
 }
 
 /** Parses and validates a task file's text. Pure: the caller reads the file (and may pass `checks` that read more). */
@@ -393,7 +396,7 @@ type RawField = string | { selector?: string; page?: PageValue; jsonld?: string;
 interface RawItem { type: string; scope?: string; key?: string[]; fields: Record<string, RawField> }
 interface RawFollow extends RawRequestParts { selector?: string; attr?: string; form?: string; values?: Record<string, RawField>; to?: string; priority?: number }
 interface RawRule { name: string; match?: string[]; follow?: RawFollow[]; items?: RawItem[]; browser?: RawBrowser; request?: { headers?: Record<string, string> }; format?: 'json' | 'html' }
-type RawBrowser = boolean | { waitFor?: string | { selector: string }; block?: BrowserSpec['block'][number][]; timeout?: string | number; screenshot?: BrowserSpec['screenshot'] };
+type RawBrowser = boolean | { waitFor?: string | { selector: string }; block?: BrowserSpec['block'][number][]; timeout?: string | number; screenshot?: BrowserSpec['screenshot']; actions?: RawAction[] };
 type RawStart = string | (RawRequestParts & { url?: string; sitemap?: string; rule?: string; priority?: number; since?: string; follow?: string[]; alternates?: boolean });
 /** A task file's content as an object (what the YAML parses to): the library's `runCrawl({ name, start, rules })`. */
 export type TaskDefinition = RawTask;
@@ -477,7 +480,8 @@ function buildTask(raw: RawTask, file: string, diags: DiagnosticSink, checks: Pa
     if (waitFor.kind === 'delay' && waitFor.ms >= limit) {
       diags.atPath([...path, 'waitFor'], `a pause of ${waitFor.ms} ms never ends within the render's timeout (${limit} ms): shorten it or raise 'timeout'`);
     }
-    return { waitFor, block: spec.block ?? DEFAULTS.browserBlock, timeoutMs: limit, screenshot: spec.screenshot ?? 'never' };
+    const actions = parseActions(spec.actions, [...path, 'actions'], { report: (p, m, sev) => diags.atPath(p, m, sev), selector, duration, renderTimeoutMs: limit, allowScripts: checks.allowScripts });
+    return { waitFor, block: spec.block ?? DEFAULTS.browserBlock, timeoutMs: limit, screenshot: spec.screenshot ?? 'never', actions };
   };
 
   const ruleNames = new Map<string, number>();

@@ -75,7 +75,7 @@ export function expandProxyUrl(template: string, env: Readonly<Record<string, st
 }
 
 /**
- * The CRAWL_STUDIO_* variables a task's login, proxies, headers and request bodies use: what the editor looks up in
+ * The CRAWL_STUDIO_* variables a task's login, proxies, headers, request bodies and form actions use: what the editor looks up in
  * its Secret Storage.
  */
 export function credentialVariables(task: Pick<CrawlTask, 'login' | 'proxy'> & Partial<Pick<CrawlTask, 'request' | 'rules' | 'start'>>): string[] {
@@ -92,6 +92,8 @@ export function credentialVariables(task: Pick<CrawlTask, 'login' | 'proxy'> & P
   const bodies = (r: RequestTemplate | null) => (r?.body ? (r.body.kind === 'form' ? r.body.fields : r.body.json) : null);
   walk(task.request?.headers);
   for (const rule of task.rules ?? []) walk([rule.headers, rule.follow.map((f) => (f.kind === 'links' ? null : bodies(f.request)))]);
+  // What `browser.actions` type into forms (`fill`, `select`).
+  for (const rule of task.rules ?? []) walk(rule.browser?.actions.map((a) => (a.kind === 'fill' || a.kind === 'select' ? a.value : null)));
   for (const s of task.start ?? []) walk(bodies(s.request));
   return [...out].sort();
 }

@@ -81,6 +81,8 @@ export class CrawlManager implements vscode.Disposable {
       workerScript: this.workers.workerScript,
       execPath: process.execPath,
       browserPath: settings.browserPath() || undefined,
+      // A trusted workspace (requireTrust above) is the editor's permission for `browser.actions` scripts.
+      allowScripts: true,
       secretEnv: await this.secrets?.envFor(task),
       front: 'VS Code',
       pollMs: 1000,

@@ -9,7 +9,9 @@ import { ruleOptions, sendOptions } from '../../worker/requests';
 import { compileRobots, MAX_ROBOTS_BYTES, robotsUrl, type RobotsRules, type RobotsSource } from '../../core/robots';
 import { DEFAULT_USER_AGENT, DEFAULTS, type CrawlTask } from '../../core/task/model';
 import { formatBytes } from '../../core/units';
-import { FetchFailure, fetchPage, fetchStream, type FetchOptions, type StreamedResponse } from '../../worker/fetcher';
+import { FetchFailure, fetchPage, fetchStream, type FetchedPage, type FetchOptions, type StreamedResponse } from '../../worker/fetcher';
+import { formatStep, type ActionStep } from '../../core/task/actions';
+import { loadActionScripts } from '../../workspace/actionScripts';
 import { fetchOptions } from '../../worker/processor';
 import { previewSpec, renderForPreview } from './browserPreview';
 import { PreviewAccess } from './previewAccess';
@@ -115,6 +117,8 @@ export interface PreviewBrowser {
   readonly rule: string | null;
   /** crawlStudio.browserPath, or undefined to look for one. */
   readonly path: string | undefined;
+  /** The rule's `evaluate` actions may run the workspace's scripts: the workspace is trusted. */
+  readonly scripts?: boolean;
 }
 
 export interface LoadedPage {
@@ -233,6 +237,7 @@ export class PageSource {
   private async fetch(url: string, task: CrawlTask | null, o: { signal?: AbortSignal; browser?: PreviewBrowser; request?: JobRequest | null; rule?: string | null; env?: Readonly<Record<string, string | undefined>> }): Promise<CachedPage> {
     let opts = previewFetchOptions(task, url, o.signal);
     const request = o.request ?? null;
+    const steps: ActionStep[] = [];
     try {
       const rule = task?.rules.find((r) => r.name === o.rule);
       if (task && rule) {
@@ -245,19 +250,29 @@ export class PageSource {
       opts = { ...opts, ...send, keepNonHtml: true };
       const browser = request ? undefined : o.browser;
       const access = browser ? null : await this.accessFor(task, opts);
-      const res = browser ? await renderForPreview(url, previewSpec(task, browser.rule), opts, browser.path) : access ? await access.fetch(url, opts) : await fetchPage(url, opts);
+      const res = browser ? await this.render(url, task, browser, opts, o.env, steps) : access ? await access.fetch(url, opts) : await fetchPage(url, opts);
       if (!res.isHtml && !isJsonContentType(res.contentType) && !(task?.rules.some((r) => r.format !== null) && looksLikeJson(res.body))) {
         throw new NotHtmlError(url, res.contentType);
       }
       const key = request ? { request, key: requestKey(url, request) } : {};
       return {
         html: res.body,
-        meta: { url, ...key, finalUrl: res.finalUrl, status: res.status, contentType: res.contentType, bytes: res.bytes, redirects: res.redirects, fetchedAt: new Date().toISOString(), ...(browser ? { rendered: true } : {}) },
+        meta: { url, ...key, finalUrl: res.finalUrl, status: res.status, contentType: res.contentType, bytes: res.bytes, redirects: res.redirects, fetchedAt: new Date().toISOString(), ...(browser ? { rendered: true } : {}), ...(steps.length ? { actions: steps.map(formatStep) } : {}) },
       };
     } catch (err) {
       if (err instanceof PageError) throw err;
-      throw new PageError(describeFailure(err, url, opts));
+      // The steps that ran before the one that failed say how far the page got.
+      const ran = steps.length ? ` Actions: ${steps.map(formatStep).join('; ')}.` : '';
+      throw new PageError(describeFailure(err, url, opts) + ran);
     }
+  }
+
+  /** The page as a worker renders it for the rule, its `browser.actions` run and each step kept in `steps`. */
+  private async render(url: string, task: CrawlTask | null, browser: PreviewBrowser, opts: FetchOptions, env: Readonly<Record<string, string | undefined>> | undefined, steps: ActionStep[]): Promise<FetchedPage> {
+    const spec = previewSpec(task, browser.rule);
+    // Scripts are read only for a trusted workspace; elsewhere an `evaluate` step says it was refused.
+    const scripts = task && browser.scripts && spec.actions.some((a) => a.kind === 'evaluate') ? await loadActionScripts(task) : undefined;
+    return renderForPreview(url, spec, opts, browser.path, { scripts, ...(env ? { env } : {}), onStep: (s) => steps.push(s) });
   }
 
   /** Parsed and numbered once per page and kept (a few pages: previews and the editor's checks share them). */

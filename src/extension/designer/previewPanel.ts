@@ -266,7 +266,8 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
         sitemap = await this.source.loadSitemap(url, task, robots, abort.signal);
       } else {
         try {
-          const browser = this.browserOn() ? { rule: this.pageRule(), path: settings.browserPath() || undefined } : undefined;
+          // A rule's `evaluate` actions run the workspace's scripts: only in a trusted workspace.
+          const browser = this.browserOn() ? { rule: this.pageRule(), path: settings.browserPath() || undefined, scripts: vscode.workspace.isTrusted } : undefined;
           const env = request?.request?.body || task ? await this.host.secretEnv(task) : undefined;
           // The rule's headers go with the request: the rule chosen, else the one a crawl would give the page.
           const rule = this.pageRule() ?? (task ? chooseRule(task, url, url, null).rule?.name ?? null : null);
@@ -520,6 +521,7 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
             bytes: m.bytes,
             fetchedAt: m.fetchedAt,
             fromCache: this.loaded?.fromCache ?? false,
+            ...(this.loaded?.meta.actions ? { actions: this.loaded.meta.actions } : {}),
           }
         : null,
       pageError: this.pageError,

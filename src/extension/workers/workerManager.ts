@@ -65,6 +65,8 @@ export class WorkerManager implements vscode.Disposable {
       concurrency,
       restartOnCrash: true,
       execPath: process.execPath,
+      // Started only in a trusted workspace (commands.ts): the editor's permission for `browser.actions` scripts.
+      allowScripts: true,
       ...(secretEnv && Object.keys(secretEnv).length ? { env: { ...secretEnv } } : {}),
     });
     const pool = this.track(taskFiles.map((f) => vscode.workspace.asRelativePath(f)).join(', '), supervisor);

@@ -8,6 +8,7 @@ import type { EgressLease } from './egress';
 import { BrowserGoneError, type BrowserPool, type ContextKind } from './pool';
 import { blockedType } from './guard';
 import { SentBack } from '../sentBack';
+import { runActions, type ActionStep } from './actions';
 
 // A page rendered in the browser, handed on as a FetchedPage: from here it takes exactly the path of a fetched
 // page (analysis thread, extraction, follow, discovery, store). Failures are FetchFailures with the fetcher's
@@ -41,6 +42,12 @@ export interface RenderHooks {
   readonly navigation?: (url: string) => Promise<string | null>;
   /** Keeps a screenshot the rule asked for (`browser.screenshot`). */
   readonly screenshot?: (shot: Screenshot) => Promise<void>;
+  /** The workspace scripts `evaluate` actions may run, by name (absent: none may, see actions.ts). */
+  readonly scripts?: ReadonlyMap<string, string>;
+  /** Where `fill` and `select` values' variables come from (default: this process's environment). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Told each `browser.actions` step as it ends (the designer's preview lists them). */
+  readonly onStep?: (step: ActionStep) => void;
 }
 
 export interface PageRenderer {
@@ -200,6 +207,8 @@ async function renderOn(page: Page, url: string, spec: BrowserSpec, opts: Render
     }
     if (spec.waitFor.kind === 'selector') await unlessRefused(page.waitForSelector(spec.waitFor.selector, { state: 'attached', timeout: left() }));
     else if (spec.waitFor.kind === 'delay') await unlessRefused(page.waitForTimeout(Math.min(spec.waitFor.ms, left())));
+    // Scrolls, clicks, forms, scripts: within the same deadline; one that fails fails the page, named.
+    if (spec.actions.length) await unlessRefused(runActions(page, spec.actions, { left, env: hooks.env ?? process.env, scripts: hooks.scripts, onStep: hooks.onStep }));
     const body = await unlessRefused(contentOf(page, left));
     // A script may have navigated while the page was awaited: what was read is from wherever the page is now.
     const finalUrl = page.url();
