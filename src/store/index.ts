@@ -8,7 +8,7 @@ export { decodeEntry, mergeBatch, DEFAULT_LIMITS, type DecodedEntry, type MergeL
 export { backoffDelay, type BackoffOptions } from './backoff';
 export { SqliteStore, type SqliteStoreOptions } from './sqlite';
 export { PostgresStore, type PostgresStoreOptions } from './postgres';
-export { openStore, createStore, parseStoreUrl, storeUrlOf, type OpenStoreOptions, type StoreTarget } from './open';
+export { openStore, createStore, resolveStoreUrl, storeUrlOf, type OpenStoreOptions, type StoreTarget } from './open';
 export { exportItems, type ExportFormat, type ExportOptions, type ExportResult } from './export';
 export { csvCell, csvRow, parseCsv } from './csv';
 export { itemTableName, schemaForTask } from './tables';
