@@ -1,8 +1,10 @@
 import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { formatDiagnostic } from '../../src/core/task/diagnostics';
-import { parseTask } from '../../src/core/task/parse';
+// The front ends' parse: the task's ${VAR}s read from this process's environment (core's parseTask takes it as an argument).
+import { parseTaskText as parseTask } from '../../src/workspace/taskFile';
 import { redactUrl } from '../../src/core/url/redact';
+import { parseTask as parseCoreTask } from '../../src/core/task/parse';
 import { parseStoreUrl } from '../../src/core/task/storeUrl';
 import { resolveStoreUrl } from '../../src/store/open';
 
@@ -161,5 +163,16 @@ describe('store URLs: the one parser (core/task/storeUrl.ts)', () => {
     assert.deepEqual(resolveStoreUrl('sqlite:.crawl/x.sqlite', { cwd: '/w' }), { kind: 'sqlite', path: '/w/.crawl/x.sqlite' });
     assert.deepEqual(resolveStoreUrl('postgres://u@h/db', { task: 'shop' }), { kind: 'postgres', url: 'postgres://u@h/db', schema: 'crawl_shop' });
     assert.deepEqual(resolveStoreUrl('postgres://u@h/db'), { kind: 'postgres', url: 'postgres://u@h/db', schema: 'public' });
+  });
+});
+
+describe('task parse: the environment is an argument (src/core reads no process.env)', () => {
+  it('expands store.url from the environment it is given, not from process.env', () => {
+    const text = 'name: t\nstart: [https://example.com/]\nstore:\n  url: postgres://u@${PGHOST}/db\nrules:\n  - name: page\n';
+    const given = parseCoreTask(text, 't.yaml', { env: { PGHOST: 'db.example' } });
+    assert.equal(given.task?.store.url, 'postgres://u@db.example/db');
+    const none = parseCoreTask(text, 't.yaml', { env: {} });
+    assert.equal(none.task, null);
+    assert.match(none.diagnostics.map((d) => d.message).join('\n'), /PGHOST is not set/);
   });
 });
