@@ -3,7 +3,8 @@
 // stream them out (export, csv).
 
 export { bufferPage, bufferPageIn, encodePage, PAGE_FIELD } from './buffer';
-export { startWriter, writerHeartbeatKey, type WriterCounters, type WriterHandle, type WriterOptions } from './writer';
+export { startWriter } from './writer';
+export type { WriterCounters, WriterHandle, WriterOptions } from './writerTypes';
 export { decodeEntry, mergeBatch, DEFAULT_LIMITS, type DecodedEntry, type MergeLimits, type MergedBatch } from './merge';
 export { backoffDelay, type BackoffOptions } from './backoff';
 export { SqliteStore, type SqliteStoreOptions } from './sqlite';

@@ -9,7 +9,8 @@ import { loadTaskFile } from '../../src/workspace/taskFile';
 import type { CrawlTask } from '../../src/core/task/model';
 import { CrawlQueue, type CrawlStats } from '../../src/frontier/crawl';
 import { connectRedis } from '../../src/redis/connect';
-import { loadSqlite, SqliteStore } from '../../src/store/sqlite';
+import { SqliteStore } from '../../src/store/sqlite';
+import { loadSqlite } from '../../src/store/sqliteDriver';
 import { CrawlSession, type SessionOptions } from '../../src/run/session';
 import { bookTask } from '../support/crawl';
 

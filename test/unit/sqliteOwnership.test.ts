@@ -3,7 +3,9 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadSqlite, SQLITE_APPLICATION_ID, SqliteStore } from '../../src/store/sqlite';
+import { SqliteStore } from '../../src/store/sqlite';
+import { loadSqlite } from '../../src/store/sqliteDriver';
+import { SQLITE_APPLICATION_ID } from '../../src/store/sqliteSchema';
 
 const Database = (path: string) => new (loadSqlite(path).DatabaseSync)(path);
 
