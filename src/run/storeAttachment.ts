@@ -134,7 +134,7 @@ export async function attachStore(
  * Closes the run in the store's item history: what it added, changed and removed. Only a complete run marks items
  * removed (a failed page or the page limit would otherwise make its items look gone).
  */
-export async function closeHistory(store: ItemStore, task: CrawlTask, run: RunInfo, status: CrawlStatus): Promise<RunChangeCounts & { incomplete: string | null }> {
+async function closeHistory(store: ItemStore, task: CrawlTask, run: RunInfo, status: CrawlStatus): Promise<RunChangeCounts & { incomplete: string | null }> {
   const incomplete = incompleteReason(status.stats);
   const counts = await store.history.finishRun({ task: task.name, run: run.run, complete: incomplete === null, finishedAt: Date.now(), retention: task.store.history });
   return { ...counts, incomplete };

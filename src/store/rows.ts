@@ -6,7 +6,7 @@ import type { ErrorRow, ItemRow, ReadOptions, RunSummary, StoredError, StoredIte
 // ItemStore's types. Each store keeps only its dialect: placeholders, time columns, how rows travel in bulk.
 
 /** `a = excluded.a, b = excluded.b`: the SET of an upsert that takes every listed column from the new row. */
-export function fromExcluded(columns: readonly string[]): string {
+function fromExcluded(columns: readonly string[]): string {
   return columns.map((c) => `${c} = excluded.${c}`).join(', ');
 }
 

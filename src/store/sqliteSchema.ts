@@ -24,7 +24,7 @@ DROP INDEX IF EXISTS pages_run_url;`);
  * another id, or none while holding another application's tables, is refused untouched instead of being given
  * our tables and user_version. (Stores made before the id existed are recognised by their tables and adopted.)
  */
-export const SQLITE_APPLICATION_ID = 0x43535444;
+const SQLITE_APPLICATION_ID = 0x43535444;
 
 /** The tables every Crawl Studio store has had since version 1. */
 const BASE_TABLES = ['item_types', 'pages', 'errors', 'runs'];

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '../../src/store/sqlite';
 import { loadSqlite } from '../../src/store/sqliteDriver';
-import { SQLITE_APPLICATION_ID } from '../../src/store/sqliteSchema';
+/** Crawl Studio's SQLite application_id, "CSTD": pinned here, since files in the wild carry it. */
+const SQLITE_APPLICATION_ID = 0x43535444;
 
 const Database = (path: string) => new (loadSqlite(path).DatabaseSync)(path);
 

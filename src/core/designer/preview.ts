@@ -53,7 +53,7 @@ export interface PreviewResult {
 }
 
 /** Rows and links kept per table: the webview lists them all, and a 10 000-link page must stay responsive. */
-export const MAX_ROWS = 500;
+const MAX_ROWS = 500;
 export const MAX_LINKS = 500;
 
 export function computePreview(input: PreviewInput): PreviewResult {
