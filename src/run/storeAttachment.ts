@@ -52,12 +52,7 @@ export async function attachStore(
   onStored?: (items: readonly ItemRow[]) => void,
 ): Promise<AttachedStore> {
   const url = storeUrlFor(task);
-  // A task parsed without the file system's checks (the editor parses its open document) is checked here too.
-  // The default store (.crawl/<task>.sqlite) too: a shared folder may ship `.crawl` as a link to elsewhere.
-  const parsed = task.store.url === null ? null : parseStoreUrl(task.store.url);
-  const written = parsed === null ? join('.crawl', `${task.name}.sqlite`) : parsed.kind === 'sqlite' ? parsed.path : null;
-  const outside = written !== null && !isAbsolutePath(written) ? storeFileProblem(written, dirname(task.file)) : null;
-  if (outside !== null) throw new Error(`${task.file}: ${task.store.url === null ? 'the default store' : 'store.url'}: ${outside}`);
+  checkStorePlace(task);
   const store = await openStore(url, { task: task.name, cwd: dirname(task.file) });
   let writer!: WriterHandle;
   // The file's identity once open: the same path with another inode is another file (deleted and recreated,
@@ -128,6 +123,18 @@ export async function attachStore(
       await store.close();
     },
   };
+}
+
+/**
+ * Throws when the task's SQLite file, relative to its folder, is not in that folder once symlinks are resolved. A
+ * task parsed without the file system's checks (the editor parses its open document) is checked here too; the
+ * default store (.crawl/<task>.sqlite) too: a shared folder may ship `.crawl` as a link to elsewhere.
+ */
+function checkStorePlace(task: CrawlTask): void {
+  const parsed = task.store.url === null ? null : parseStoreUrl(task.store.url);
+  const written = parsed === null ? join('.crawl', `${task.name}.sqlite`) : parsed.kind === 'sqlite' ? parsed.path : null;
+  const outside = written !== null && !isAbsolutePath(written) ? storeFileProblem(written, dirname(task.file)) : null;
+  if (outside !== null) throw new Error(`${task.file}: ${task.store.url === null ? 'the default store' : 'store.url'}: ${outside}`);
 }
 
 /**

@@ -44,12 +44,12 @@ export function bind(values: readonly unknown[]): SQLInputValue[] {
  * classifies failures: a lock that outlasts busyTimeoutMs is StoreUnavailableError (the writer backs off), a
  * constraint or size failure is StoreDataError (the writer isolates the offending entry).
  */
-export async function withBusyRetry<T>(path: string, busyTimeoutMs: number, what: string, fn: () => T): Promise<T> {
+export async function withBusyRetry<T>(path: string, busyTimeoutMs: number, what: string, fn: () => T | Promise<T>): Promise<T> {
   const deadline = Date.now() + busyTimeoutMs;
   let delay = 5;
   for (;;) {
     try {
-      return fn();
+      return await fn();
     } catch (err) {
       const msg = (err as Error).message ?? String(err);
       if (!isBusy(msg)) {

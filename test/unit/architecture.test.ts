@@ -173,37 +173,46 @@ describe('architecture (docs/architecture.md)', () => {
       );
     });
 
-    it('src/core reading process.env', () => {
-      tree({ 'core/a.ts': "export const home = () => process.env.HOME;\n", 'core/b.ts': '// process.env in a comment is no read\nexport const b = 1;\n', 'run/c.ts': 'export const c = process.env.X;\n' });
-      assert.deepEqual(coreEnvViolations(dir).map((v) => v.replace(/ reads.*$/, '')), ['src/core/a.ts:1']);
-    });
-
-    it('media/ importing more of src/ than protocol types', () => {
-      const base = mkdtempSync(join(tmpdir(), 'crawl-arch-media-'));
-      dir = base;
-      const files: Record<string, string> = {
-        'src/extension/results/protocol.ts': "import { PAGE } from '../../core/units';\nexport const PAGE_SIZE = PAGE;\n",
-        'src/core/units.ts': 'export const PAGE = 100;\n',
-        'src/monitor/views.ts': 'export interface TaskView { n: number }\nexport const readViews = () => 1;\n',
-        'media/results/main.ts': "import { PAGE_SIZE } from '../../src/extension/results/protocol';\nimport { PAGE } from '../../src/core/units';\nexport { PAGE_SIZE, PAGE };\n",
-        'media/monitor/main.ts': "import type { TaskView } from '../../src/monitor/views';\nimport { readViews } from '../../src/monitor/views';\nimport { readFileSync } from 'node:fs';\nexport type { TaskView };\nexport { readViews, readFileSync };\n",
-      };
-      for (const [p, text] of Object.entries(files)) {
-        mkdirSync(dirname(join(base, p)), { recursive: true });
-        writeFileSync(join(base, p), text);
-      }
-      const v = mediaViolations(importEdges(join(base, 'media')), join(base, 'media'), join(base, 'src'), importEdges(join(base, 'src')));
-      assert.deepEqual(v.map((x) => x.replace(/ imports '[^']+'/, '').replace(/:[^:]*$/, '')).sort(), [
-        'media/monitor/main.ts:2',
-        'media/monitor/main.ts:3',
-        'media/results/main.ts:2',
-        'src/extension/results/protocol.ts:1',
-      ]);
-    });
-
     it('a lower room importing a higher one', () => {
       const v = tree({ 'core/model.ts': "import { q } from '../frontier/crawl';\nexport { q };\n", 'frontier/crawl.ts': 'export const q = 1;\n' });
       assert.deepEqual(v, ["src/core/model.ts:1 imports '../frontier/crawl': core may import nothing outside itself, not frontier"]);
     });
+  });
+});
+
+describe('architecture: the environment and media/ rules fail on a deliberate violation', () => {
+  const dirs: string[] = [];
+  const tree = (files: Record<string, string>) => {
+    const base = mkdtempSync(join(tmpdir(), 'crawl-arch-'));
+    dirs.push(base);
+    for (const [p, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(base, p)), { recursive: true });
+      writeFileSync(join(base, p), text);
+    }
+    return base;
+  };
+  after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+  it('src/core reading process.env', () => {
+    const dir = tree({ 'core/a.ts': "export const home = () => process.env.HOME;\n", 'core/b.ts': '// process.env in a comment is no read\nexport const b = 1;\n', 'run/c.ts': 'export const c = process.env.X;\n' });
+    assert.deepEqual(coreEnvViolations(dir).map((v) => v.replace(/ reads.*$/, '')), ['src/core/a.ts:1']);
+  });
+
+  it('media/ importing more of src/ than protocol types', () => {
+    const files: Record<string, string> = {
+      'src/extension/results/protocol.ts': "import { PAGE } from '../../core/units';\nexport const PAGE_SIZE = PAGE;\n",
+      'src/core/units.ts': 'export const PAGE = 100;\n',
+      'src/monitor/views.ts': 'export interface TaskView { n: number }\nexport const readViews = () => 1;\n',
+      'media/results/main.ts': "import { PAGE_SIZE } from '../../src/extension/results/protocol';\nimport { PAGE } from '../../src/core/units';\nexport { PAGE_SIZE, PAGE };\n",
+      'media/monitor/main.ts': "import type { TaskView } from '../../src/monitor/views';\nimport { readViews } from '../../src/monitor/views';\nimport { readFileSync } from 'node:fs';\nexport type { TaskView };\nexport { readViews, readFileSync };\n",
+    };
+    const base = tree(files);
+    const v = mediaViolations(importEdges(join(base, 'media')), join(base, 'media'), join(base, 'src'), importEdges(join(base, 'src')));
+    assert.deepEqual(v.map((x) => x.replace(/ imports '[^']+'/, '').replace(/:[^:]*$/, '')).sort(), [
+      'media/monitor/main.ts:2',
+      'media/monitor/main.ts:3',
+      'media/results/main.ts:2',
+      'src/extension/results/protocol.ts:1',
+    ]);
   });
 });
