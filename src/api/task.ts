@@ -4,7 +4,8 @@ import { dirname, join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { TaskFileError } from '../core/task/diagnostics';
 import type { CrawlTask } from '../core/task/model';
-import { parseTask, type TaskDefinition } from '../core/task/parse';
+import type { TaskDefinition } from '../core/task/parse';
+import { parseTaskText } from '../workspace/taskFile';
 import { loadTaskFile } from '../workspace/taskFile';
 import { storeChecksFor } from '../workspace/storePlace';
 
@@ -55,7 +56,7 @@ export async function loadTask(source: string | TaskDefinition, options: LoadTas
   } catch (err) {
     throw new TypeError(`the task definition cannot be written as YAML: ${(err as Error).message}`);
   }
-  const { task, diagnostics } = parseTask(text, file, storeChecksFor(file));
+  const { task, diagnostics } = parseTaskText(text, file, storeChecksFor(file));
   if (!task) throw new TaskFileError(`${file} (from the task object)`, diagnostics);
   loaded.set(task, { text });
   return task;

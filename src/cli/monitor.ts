@@ -18,7 +18,7 @@ printed once to stderr. --bind beyond loopback needs a given token. --allow-host
 answers to (behind a proxy, or scraped by name); others are refused (DNS rebinding). --hide-workers-after: workers
 silent that long leave the default view (default 600 s).`;
 
-export const MONITOR_TOKEN_ENV = 'CRAWL_STUDIO_MONITOR_TOKEN';
+const MONITOR_TOKEN_ENV = 'CRAWL_STUDIO_MONITOR_TOKEN';
 const CONNECT_TIMEOUT_MS = 10_000;
 
 export class MonitorUsageError extends Error {}

@@ -47,7 +47,7 @@ export class UsageError extends Error {
 }
 
 /** Every command takes these; handled before its own parsing, so `test --help` never reads a file named --help. */
-export const HELP_OPTION: OptionSpec = { type: 'boolean', short: 'h', help: 'show this help and exit' };
+const HELP_OPTION: OptionSpec = { type: 'boolean', short: 'h', help: 'show this help and exit' };
 
 /** True when the arguments ask for help (before a `--` that ends the options). */
 export function wantsHelp(argv: readonly string[]): boolean {

@@ -40,6 +40,6 @@ export function compileRobots(origin: string, source: RobotsSource, userAgent: s
 }
 
 /** "CrawlStudio/0.1 (+https://…)" -> "CrawlStudio": robots.txt groups name the product token only. */
-export function userAgentToken(userAgent: string): string {
+function userAgentToken(userAgent: string): string {
   return userAgent.split(/[\s/]/)[0] || userAgent;
 }

@@ -23,7 +23,7 @@ export class ActionError extends Error {
 export type ActionResult = { readonly ok: true; readonly message: string; readonly count?: number; readonly results?: readonly { url: string; outcome: string; reason?: string }[] };
 
 /** Most URLs one "add URLs" request may carry (larger lists: `crawl-studio enqueue --file`). */
-export const MAX_ENQUEUE = 1_000;
+const MAX_ENQUEUE = 1_000;
 
 async function withQueue<T>(redis: Redis, task: string, fn: (q: CrawlQueue) => Promise<T>): Promise<T> {
   const q = new CrawlQueue(redis, task);

@@ -7,7 +7,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 // page on another site cannot set (no cookie: a cross-site form or image request carries none of it).
 
 /** Header names an action's token may come in. */
-export const TOKEN_HEADER = 'x-crawl-studio-token';
+const TOKEN_HEADER = 'x-crawl-studio-token';
 
 /** A fresh token: 192 random bits, URL-safe. */
 export function generateToken(): string {

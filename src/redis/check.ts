@@ -47,7 +47,7 @@ export class RedisConnectError extends Error {
 }
 
 /** The target as shown: host:port, the sentinels and master, or the cluster's seeds; never a password. */
-export function describeTarget(text: string): string {
+function describeTarget(text: string): string {
   const t = parseRedisTarget(text);
   switch (t.kind) {
     case 'node':
@@ -60,7 +60,7 @@ export function describeTarget(text: string): string {
 }
 
 /** What an ioredis error (or a Cluster's last node error) was caused by. */
-export function classifyRedisError(err: unknown): { cause: RedisFailureCause; detail: string } {
+function classifyRedisError(err: unknown): { cause: RedisFailureCause; detail: string } {
   const e = err as (Error & { code?: string; lastNodeError?: Error }) | undefined;
   const inner = e?.lastNodeError ?? e;
   const code = (inner as { code?: string } | undefined)?.code ?? '';
@@ -88,7 +88,7 @@ function firstWords(msg: string): string {
 }
 
 /** How long a check waits for an answer before it says "timed out" (within the 10 s, with room to print). */
-export const CHECK_TIMEOUT_MS = 7_000;
+const CHECK_TIMEOUT_MS = 7_000;
 
 /**
  * Connects to the target once (no reconnect), authenticates, PINGs, and checks that a node named as a single node is
@@ -145,7 +145,7 @@ function pickCause(first: unknown, last: unknown): unknown {
 const PASSING: ReadonlySet<RedisFailureCause> = new Set(['refused', 'name', 'timeout']);
 
 /** Seconds before the next try: 1, 2, 4, 8, 16, then every 30. */
-export function retryDelaySeconds(attempt: number): number {
+function retryDelaySeconds(attempt: number): number {
   return Math.min(2 ** (attempt - 1), 30);
 }
 

@@ -37,7 +37,7 @@ export class RedisNotFoundError extends Error {
   }
 }
 
-export function findRedisServer(explicit?: string): string | null {
+function findRedisServer(explicit?: string): string | null {
   if (explicit) return existsSync(explicit) ? explicit : null;
   const names = process.platform === 'win32' ? ['redis-server.exe'] : ['redis-server'];
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {

@@ -103,7 +103,7 @@ export function removeUser(dir: string, pid = process.pid): void {
   }
 }
 
-export function userPids(dir: string): number[] {
+function userPids(dir: string): number[] {
   try {
     return readdirSync(join(dir, 'users')).map(Number).filter((n) => Number.isInteger(n) && n > 0);
   } catch {

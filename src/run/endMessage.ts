@@ -44,7 +44,7 @@ function figures(stats: CrawlStats | null): string {
 }
 
 /** One sentence per limit that left pages out, naming the setting: empty when the crawl ran out of links by itself. */
-export function limitsThatCut(task: Pick<CrawlTask, 'scope'>, stats: CrawlStats | null): string[] {
+function limitsThatCut(task: Pick<CrawlTask, 'scope'>, stats: CrawlStats | null): string[] {
   if (!stats) return [];
   const out: string[] = [];
   const overPages = stats.skipped.limit ?? 0;

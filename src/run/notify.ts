@@ -21,7 +21,7 @@ export interface DeliveryOptions {
 }
 
 /** The webhook URL from its variable (parse.ts checked the form); null when it is unset. */
-export function webhookUrl(spec: NotifySpec, env: NodeJS.ProcessEnv = process.env): string | null {
+function webhookUrl(spec: NotifySpec, env: NodeJS.ProcessEnv = process.env): string | null {
   const name = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(spec.webhook)?.[1];
   const value = name ? env[name] : undefined;
   return value && /^https?:\/\//i.test(value) ? value : null;

@@ -433,7 +433,7 @@ const MIN_POLL_MS = 25;
 const STOPPED = Symbol('stopped');
 
 /** How long a won finalize flag holds without a refresh (drain.lua's default, which tryFinalize leaves it at). */
-export const FINALIZE_HOLD_MS = 15_000;
+const FINALIZE_HOLD_MS = 15_000;
 
 /** How often the driver reads Redis's INFO memory to see it full. */
 const MEMORY_CHECK_MS = 500;
@@ -477,7 +477,7 @@ export class RunTakenOverError extends Error {
 }
 
 /** The run's state vanished from Redis while a session watched it: the crawl cannot go on where it was. */
-export class RunLostError extends Error {
+class RunLostError extends Error {
   constructor(
     readonly task: CrawlTask,
     readonly run: RunInfo,

@@ -3,9 +3,9 @@ import { statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { CrawlTask } from '../core/task/model';
 import type { CrawlStatus, RunInfo } from '../frontier/types';
-import { openStore, parseStoreUrl, storeUrlOf, startWriter, type ItemRow, type ItemStore, type WriterHandle } from '../store';
+import { openStore, resolveStoreUrl, storeUrlOf, startWriter, type ItemRow, type ItemStore, type WriterHandle } from '../store';
 import { summaryFromStatus, type SessionStoreHooks } from './session';
-import { isAbsolutePath, sqlitePathOf } from '../core/task/storeUrl';
+import { isAbsolutePath, parseStoreUrl } from '../core/task/storeUrl';
 import { storeFileProblem } from '../workspace/storePlace';
 import { incompleteReason, type RunChangeCounts } from '../core/history/diff';
 import { notifyRun } from './notify';
@@ -52,16 +52,12 @@ export async function attachStore(
   onStored?: (items: readonly ItemRow[]) => void,
 ): Promise<AttachedStore> {
   const url = storeUrlFor(task);
-  // A task parsed without the file system's checks (the editor parses its open document) is checked here too.
-  // The default store (.crawl/<task>.sqlite) too: a shared folder may ship `.crawl` as a link to elsewhere.
-  const written = task.store.url === null ? join('.crawl', `${task.name}.sqlite`) : sqlitePathOf(task.store.url);
-  const outside = written !== null && !isAbsolutePath(written) ? storeFileProblem(written, dirname(task.file)) : null;
-  if (outside !== null) throw new Error(`${task.file}: ${task.store.url === null ? 'the default store' : 'store.url'}: ${outside}`);
+  checkStorePlace(task);
   const store = await openStore(url, { task: task.name, cwd: dirname(task.file) });
   let writer!: WriterHandle;
   // The file's identity once open: the same path with another inode is another file (deleted and recreated,
   // or replaced by a copy), which this process's handle does not write to.
-  const target = parseStoreUrl(url, { cwd: dirname(task.file) });
+  const target = resolveStoreUrl(url, { cwd: dirname(task.file) });
   const file = target.kind === 'sqlite' ? identity(target.path) : null;
   const check = () => {
     if (!file || target.kind !== 'sqlite') return;
@@ -130,10 +126,22 @@ export async function attachStore(
 }
 
 /**
+ * Throws when the task's SQLite file, relative to its folder, is not in that folder once symlinks are resolved. A
+ * task parsed without the file system's checks (the editor parses its open document) is checked here too; the
+ * default store (.crawl/<task>.sqlite) too: a shared folder may ship `.crawl` as a link to elsewhere.
+ */
+function checkStorePlace(task: CrawlTask): void {
+  const parsed = task.store.url === null ? null : parseStoreUrl(task.store.url);
+  const written = parsed === null ? join('.crawl', `${task.name}.sqlite`) : parsed.kind === 'sqlite' ? parsed.path : null;
+  const outside = written !== null && !isAbsolutePath(written) ? storeFileProblem(written, dirname(task.file)) : null;
+  if (outside !== null) throw new Error(`${task.file}: ${task.store.url === null ? 'the default store' : 'store.url'}: ${outside}`);
+}
+
+/**
  * Closes the run in the store's item history: what it added, changed and removed. Only a complete run marks items
  * removed (a failed page or the page limit would otherwise make its items look gone).
  */
-export async function closeHistory(store: ItemStore, task: CrawlTask, run: RunInfo, status: CrawlStatus): Promise<RunChangeCounts & { incomplete: string | null }> {
+async function closeHistory(store: ItemStore, task: CrawlTask, run: RunInfo, status: CrawlStatus): Promise<RunChangeCounts & { incomplete: string | null }> {
   const incomplete = incompleteReason(status.stats);
   const counts = await store.history.finishRun({ task: task.name, run: run.run, complete: incomplete === null, finishedAt: Date.now(), retention: task.store.history });
   return { ...counts, incomplete };

@@ -3,12 +3,13 @@
 // stream them out (export, csv).
 
 export { bufferPage, bufferPageIn, encodePage, PAGE_FIELD } from './buffer';
-export { startWriter, writerHeartbeatKey, type WriterCounters, type WriterHandle, type WriterOptions } from './writer';
+export { startWriter } from './writer';
+export type { WriterCounters, WriterHandle, WriterOptions } from './writerTypes';
 export { decodeEntry, mergeBatch, DEFAULT_LIMITS, type DecodedEntry, type MergeLimits, type MergedBatch } from './merge';
 export { backoffDelay, type BackoffOptions } from './backoff';
 export { SqliteStore, type SqliteStoreOptions } from './sqlite';
 export { PostgresStore, type PostgresStoreOptions } from './postgres';
-export { openStore, createStore, parseStoreUrl, storeUrlOf, type OpenStoreOptions, type StoreTarget } from './open';
+export { openStore, createStore, resolveStoreUrl, storeUrlOf, type OpenStoreOptions, type StoreTarget } from './open';
 export { exportItems, type ExportFormat, type ExportOptions, type ExportResult } from './export';
 export { csvCell, csvRow, parseCsv } from './csv';
 export { itemTableName, schemaForTask } from './tables';

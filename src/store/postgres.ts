@@ -1,37 +1,19 @@
 import type pg from 'pg';
-import { redactUrl } from '../redis/connect';
-import { itemTableName, mergeFieldNames, ORDER_COLUMNS, quoteIdent } from './tables';
-import {
-  StoreDataError,
-  StoreUnavailableError,
-  type ConflictPolicy,
-  type ErrorRow,
-  type ItemRow,
-  type ItemStore,
-  type PageRow,
-  type ReadOptions,
-  type RunItems,
-  type RunSummary,
-  type StoredError,
-  type StoredItem,
-  type StoredRevisit,
-  type WriteResult,
-} from './types';
-import { latestRevisits } from './revisits';
-import { historySchema, ItemHistoryLog } from './history/log';
+import { redactUrl } from '../core/url/redact';
+import { mergeFieldNames, quoteIdent } from './tables';
+import type { ConflictPolicy, ErrorRow, ItemRow, ItemStore, PageRow, ReadOptions, RunItems, RunSummary, StoredError, StoredItem, StoredRevisit, WriteResult } from './types';
+import { ItemHistoryLog } from './history/log';
 import { postgresClientSql, postgresHistorySql } from './history/postgres';
+import { clampLimit, errorFromRow, fieldsByType, itemFromRow, orderColumn, RUN_COLUMNS, RUN_CONFLICT, runFromRow, runValues } from './rows';
+import { CHUNK, insertErrors, insertItems, upsertPages, upsertRevisits } from './postgresBulk';
+import { classify, isConnectionError } from './postgresErrors';
+import { createItemTable, createSchema } from './postgresSchema';
 
 // The shared store: PostgreSQL through a `pg` Pool, for teams and for crawls too big for a file. Several writers
-// (one per worker machine) may write the same task at once, so everything here is safe under concurrency:
-// - rows are inserted with multi-row INSERT ... SELECT FROM ROWS FROM(jsonb_array_elements(...), unnest(...))
-//   ... ON CONFLICT, one statement per table per batch. Text columns travel as JSON arrays rather than
-//   PostgreSQL arrays: JSON.stringify is native and the server parses JSON faster than array literals, which
-//   measured 1.7x faster than unnest(text[]) — tens of thousands of items per second;
-// - each statement's rows are sorted (tables, then keys), so two batches lock index entries in the same order
-//   and cannot deadlock each other (a deadlock that still happens is retried like a lost connection);
-// - DDL (schema, tables for new item types) runs under a transaction-level advisory lock, because concurrent
-//   CREATE TABLE IF NOT EXISTS can still fail on the catalog's unique index.
-// Tables live in one schema per task (see open.ts) so several tasks can share a database.
+// (one per worker machine) may write the same task at once, so everything here is safe under concurrency: rows go
+// in bulk, sorted so batches cannot deadlock (postgresBulk.ts), DDL under an advisory lock (postgresSchema.ts), and
+// a deadlock that still happens is retried like a lost connection (postgresErrors.ts). Tables live in one schema
+// per task (see open.ts) so several tasks can share a database.
 
 export interface PostgresStoreOptions {
   /** Schema holding this store's tables (created if missing). */
@@ -42,9 +24,6 @@ export interface PostgresStoreOptions {
   /** Upper bound for any statement: a hung server surfaces as a retryable error instead of a stuck writer. */
   readonly statementTimeoutMs?: number;
 }
-
-/** Rows per INSERT statement: bounds the size of one array parameter; a batch may span several statements. */
-const CHUNK = 10_000;
 
 export class PostgresStore implements ItemStore {
   readonly kind = 'postgres';
@@ -95,8 +74,8 @@ export class PostgresStore implements ItemStore {
     await this.ensureTables(items);
     return this.tx('write a batch', async (c) => {
       await this.extendFields(c, items);
-      const pageCount = await this.upsertPages(c, pages);
-      await this.upsertRevisits(c, pages);
+      const pageCount = await upsertPages(c, this.s, pages);
+      await upsertRevisits(c, this.s, pages);
       const byType = new Map<string, ItemRow[]>();
       for (const item of items) {
         let list = byType.get(item.type);
@@ -109,12 +88,12 @@ export class PostgresStore implements ItemStore {
         const rows = byType.get(type)!.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
         const table = `${this.s}.${quoteIdent(this.types.get(type)!.table)}`;
         for (let i = 0; i < rows.length; i += CHUNK) {
-          const r = await this.insertItems(c, table, rows.slice(i, i + CHUNK), policy);
+          const r = await insertItems(c, table, rows.slice(i, i + CHUNK), policy);
           inserted += r.inserted;
           written += r.written;
         }
       }
-      const errorCount = await this.insertErrors(c, errors);
+      const errorCount = await insertErrors(c, this.s, errors);
       // In the batch's transaction: the items and what they changed commit together.
       await this.history.observe(items, postgresClientSql(this.s, c));
       return { written, inserted, updated: written - inserted, conflicts: items.length - inserted, pages: pageCount, errors: errorCount };
@@ -124,19 +103,16 @@ export class PostgresStore implements ItemStore {
   async writeErrors(errors: readonly ErrorRow[]): Promise<number> {
     if (errors.length === 0) return 0;
     await this.ensureSchema();
-    return this.tx('record errors', (c) => this.insertErrors(c, errors));
+    return this.tx('record errors', (c) => insertErrors(c, this.s, errors));
   }
 
   async writeRunSummary(s: RunSummary): Promise<void> {
     await this.ensureSchema();
     await this.query(
       'record the run summary',
-      `INSERT INTO ${this.s}.runs (run, task, started_at, finished_at, duration_ms, pages, items, duplicates, conflicts, failures, extra)
-       VALUES ($1, $2, to_timestamp($3 / 1000.0), to_timestamp($4 / 1000.0), $5, $6, $7, $8, $9, $10, $11)
-       ON CONFLICT (run) DO UPDATE SET task = EXCLUDED.task, started_at = EXCLUDED.started_at, finished_at = EXCLUDED.finished_at,
-         duration_ms = EXCLUDED.duration_ms, pages = EXCLUDED.pages, items = EXCLUDED.items, duplicates = EXCLUDED.duplicates,
-         conflicts = EXCLUDED.conflicts, failures = EXCLUDED.failures, extra = EXCLUDED.extra`,
-      [s.run, s.task, s.startedAt, s.finishedAt, s.durationMs, s.pages, s.items, s.duplicates, s.conflicts, s.failures, s.extra ? JSON.stringify(s.extra) : null],
+      `INSERT INTO ${this.s}.runs (${RUN_COLUMNS.join(', ')})
+       VALUES ($1, $2, to_timestamp($3 / 1000.0), to_timestamp($4 / 1000.0), $5, $6, $7, $8, $9, $10, $11) ${RUN_CONFLICT}`,
+      runValues(s),
     );
   }
 
@@ -149,19 +125,7 @@ export class PostgresStore implements ItemStore {
          failures::float8 AS failures, extra
        FROM ${this.s}.runs ORDER BY started_at, run`,
     );
-    return rows.map((r) => ({
-      run: r.run,
-      task: r.task,
-      startedAt: Math.round(r.started_at),
-      finishedAt: Math.round(r.finished_at),
-      durationMs: r.duration_ms,
-      pages: r.pages,
-      items: r.items,
-      duplicates: r.duplicates,
-      conflicts: r.conflicts,
-      failures: r.failures,
-      ...(r.extra ? { extra: r.extra as Record<string, unknown> } : {}),
-    }));
+    return rows.map(runFromRow);
   }
 
   async readErrors(opts: { offset?: number; limit?: number } = {}): Promise<StoredError[]> {
@@ -171,7 +135,7 @@ export class PostgresStore implements ItemStore {
       `SELECT error_id, kind, run, url, rule, type, key, message, ${ms('at')} AS at FROM ${this.s}.errors ORDER BY id LIMIT $1 OFFSET $2`,
       [clampLimit(opts.limit), Math.max(0, opts.offset ?? 0)],
     );
-    return rows.map((r) => ({ id: r.error_id, kind: r.kind, run: r.run, url: r.url, rule: r.rule, type: r.type, key: r.key, message: r.message, at: Math.round(r.at) }));
+    return rows.map(errorFromRow);
   }
 
   async countErrors(): Promise<number> {
@@ -211,8 +175,7 @@ export class PostgresStore implements ItemStore {
   }
 
   async readItems(type: string, opts: ReadOptions = {}): Promise<StoredItem[]> {
-    const column = ORDER_COLUMNS[opts.orderBy ?? 'id'];
-    if (!column) throw new Error(`cannot order items by '${String(opts.orderBy)}': use one of ${Object.keys(ORDER_COLUMNS).join(', ')}`);
+    const column = orderColumn(opts);
     const table = await this.tableOf(type);
     if (!table) return [];
     const dir = opts.descending ? 'DESC' : 'ASC';
@@ -221,7 +184,7 @@ export class PostgresStore implements ItemStore {
       `SELECT ${ITEM_COLUMNS} FROM ${table} ORDER BY ${column} ${dir}, id ${dir} LIMIT $1 OFFSET $2`,
       [clampLimit(opts.limit), Math.max(0, opts.offset ?? 0)],
     );
-    return rows.map((r) => toItem(type, r));
+    return rows.map((r) => itemFromRow(type, r));
   }
 
   async *iterateItems(type: string, opts: { pageSize?: number } = {}): AsyncIterable<StoredItem> {
@@ -233,7 +196,7 @@ export class PostgresStore implements ItemStore {
       // Keyset paging rather than a cursor: no transaction stays open while the consumer (a slow file, a
       // network upload) takes its time.
       const { rows } = await this.query('read items', `SELECT ${ITEM_COLUMNS} FROM ${table} WHERE id > $1 ORDER BY id LIMIT $2`, [after, size]);
-      for (const r of rows) yield toItem(type, r);
+      for (const r of rows) yield itemFromRow(type, r);
       if (rows.length < size) return;
       after = String(rows[rows.length - 1].id);
     }
@@ -241,79 +204,7 @@ export class PostgresStore implements ItemStore {
 
   private async ensureSchema(): Promise<void> {
     if (this.schemaReady) return;
-    const s = this.s;
-    await this.tx('create the schema', async (c) => {
-      await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`crawl-studio:${this.schema}`]);
-      await c.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
-      await c.query(`
-        CREATE TABLE IF NOT EXISTS ${s}.item_types (
-          type text PRIMARY KEY,
-          table_name text NOT NULL UNIQUE,
-          fields jsonb NOT NULL DEFAULT '[]',
-          created_at timestamptz NOT NULL DEFAULT now()
-        );
-        CREATE TABLE IF NOT EXISTS ${s}.pages (
-          id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-          run text NOT NULL,
-          url text NOT NULL,
-          rule text,
-          depth integer,
-          status integer,
-          fetched_at timestamptz NOT NULL,
-          content_type text,
-          bytes bigint NOT NULL DEFAULT 0,
-          method text NOT NULL DEFAULT 'GET',
-          body text NOT NULL DEFAULT ''
-        );
-        CREATE TABLE IF NOT EXISTS ${s}.errors (
-          id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-          error_id text NOT NULL UNIQUE,
-          kind text NOT NULL,
-          run text,
-          url text,
-          rule text,
-          type text,
-          key text,
-          message text NOT NULL,
-          at timestamptz NOT NULL
-        );
-        CREATE TABLE IF NOT EXISTS ${s}.runs (
-          run text PRIMARY KEY,
-          task text NOT NULL,
-          started_at timestamptz NOT NULL,
-          finished_at timestamptz NOT NULL,
-          duration_ms bigint NOT NULL,
-          pages bigint NOT NULL,
-          items bigint NOT NULL,
-          duplicates bigint NOT NULL,
-          conflicts bigint NOT NULL,
-          failures bigint NOT NULL,
-          extra jsonb
-        );
-        CREATE TABLE IF NOT EXISTS ${s}.page_validators (
-          url text PRIMARY KEY,
-          final_url text NOT NULL,
-          etag text,
-          last_modified text,
-          shape text NOT NULL,
-          items integer NOT NULL DEFAULT 0,
-          links bytea,
-          run text NOT NULL,
-          fetched_at timestamptz NOT NULL
-        );`);
-      // Pages are requests: one row per run, URL, method and body (stores made before had UNIQUE (run, url)). Only
-      // when the index is missing: ALTER TABLE and CREATE INDEX lock the table even when there is nothing to do, and
-      // a store whose pages another session holds locked must still open (and close) as it did before.
-      const { rows } = await c.query(`SELECT to_regclass($1) IS NOT NULL AS migrated`, [`${s}.pages_run_request`]);
-      if (!rows[0].migrated) {
-        await c.query(`
-          ALTER TABLE ${s}.pages ADD COLUMN IF NOT EXISTS method text NOT NULL DEFAULT 'GET';
-          ALTER TABLE ${s}.pages ADD COLUMN IF NOT EXISTS body text NOT NULL DEFAULT '';
-          CREATE UNIQUE INDEX IF NOT EXISTS pages_run_request ON ${s}.pages (run, url, method, body);
-          ALTER TABLE ${s}.pages DROP CONSTRAINT IF EXISTS pages_run_url_key;`);
-      }
-      await c.query(historySchema(`${s}.`));
-    });
+    await this.tx('create the schema', (c) => createSchema(c, this.s, this.schema));
     this.schemaReady = true;
   }
 
@@ -340,35 +231,14 @@ export class PostgresStore implements ItemStore {
     if (missing.size === 0) return;
     await this.tx('create item tables', async (c) => {
       await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`crawl-studio:${this.schema}`]);
-      for (const type of [...missing].sort()) {
-        const table = itemTableName(type);
-        const t = `${this.s}.${quoteIdent(table)}`;
-        await c.query(`
-          CREATE TABLE IF NOT EXISTS ${t} (
-            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-            key text NOT NULL UNIQUE,
-            data jsonb NOT NULL,
-            url text,
-            rule text,
-            run text,
-            fetched_at timestamptz NOT NULL,
-            first_seen timestamptz NOT NULL DEFAULT now(),
-            updated_at timestamptz NOT NULL DEFAULT now()
-          )`);
-        await c.query(`INSERT INTO ${this.s}.item_types (type, table_name) VALUES ($1, $2) ON CONFLICT (type) DO NOTHING`, [type, table]);
-      }
+      for (const type of [...missing].sort()) await createItemTable(c, this.s, type);
     });
     await this.loadTypes();
   }
 
   /** Appends field names seen for the first time, under a row lock so concurrent writers do not lose any. */
   private async extendFields(c: pg.PoolClient, items: readonly ItemRow[]): Promise<void> {
-    const byType = new Map<string, Set<string>>();
-    for (const item of items) {
-      let set = byType.get(item.type);
-      if (!set) byType.set(item.type, (set = new Set()));
-      for (const f of item.fields) set.add(f);
-    }
+    const byType = fieldsByType(items);
     for (const type of [...byType.keys()].sort()) {
       const fields = byType.get(type)!;
       const cached = this.types.get(type);
@@ -378,74 +248,6 @@ export class PostgresStore implements ItemStore {
       const merged = mergeFieldNames(current, fields);
       if (merged) await c.query(`UPDATE ${this.s}.item_types SET fields = $2::jsonb WHERE type = $1`, [type, JSON.stringify(merged)]);
       if (cached) cached.fields = merged ?? current;
-    }
-  }
-
-  private async upsertPages(c: pg.PoolClient, pages: readonly PageRow[]): Promise<number> {
-    if (pages.length === 0) return 0;
-    // One order for every writer (rows lock in it): by run, URL, method, body.
-    const key = (p: PageRow) => [p.run, p.url, p.method, p.body];
-    const rows = [...pages].sort((a, b) => {
-      const ka = key(a);
-      const kb = key(b);
-      for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i]) return ka[i]! < kb[i]! ? -1 : 1;
-      return 0;
-    });
-    for (let i = 0; i < rows.length; i += CHUNK) {
-      const part = rows.slice(i, i + CHUNK);
-      await c.query(
-        `INSERT INTO ${this.s}.pages AS p (run, url, rule, depth, status, fetched_at, content_type, bytes, method, body)
-         SELECT run, url, rule, depth, status, to_timestamp(f / 1000.0), ct, bytes, method, body
-         FROM ROWS FROM (jsonb_array_elements_text($1::jsonb), jsonb_array_elements_text($2::jsonb), jsonb_array_elements_text($3::jsonb),
-           unnest($4::int[]), unnest($5::int[]), unnest($6::float8[]), jsonb_array_elements_text($7::jsonb), unnest($8::bigint[]),
-           jsonb_array_elements_text($9::jsonb), jsonb_array_elements_text($10::jsonb))
-           AS x(run, url, rule, depth, status, f, ct, bytes, method, body)
-         ON CONFLICT (run, url, method, body) DO UPDATE SET rule = EXCLUDED.rule, depth = EXCLUDED.depth, status = EXCLUDED.status,
-           fetched_at = EXCLUDED.fetched_at, content_type = EXCLUDED.content_type, bytes = EXCLUDED.bytes
-         WHERE EXCLUDED.fetched_at >= p.fetched_at`,
-        [
-          JSON.stringify(part.map((p) => p.run)),
-          JSON.stringify(part.map((p) => p.url)),
-          JSON.stringify(part.map((p) => p.rule)),
-          part.map((p) => p.depth),
-          part.map((p) => p.status),
-          part.map((p) => p.fetchedAt),
-          JSON.stringify(part.map((p) => p.contentType)),
-          part.map((p) => p.bytes),
-          JSON.stringify(part.map((p) => p.method)),
-          JSON.stringify(part.map((p) => p.body)),
-        ],
-      );
-    }
-    return rows.length;
-  }
-
-  /** page_validators: one row per URL across runs (see SqliteStore.upsertRevisit), in URL order like every upsert here. */
-  private async upsertRevisits(c: pg.PoolClient, pages: readonly PageRow[]): Promise<void> {
-    const rows = latestRevisits(pages);
-    for (let i = 0; i < rows.length; i += CHUNK) {
-      const part = rows.slice(i, i + CHUNK);
-      await c.query(
-        `INSERT INTO ${this.s}.page_validators AS v (url, final_url, etag, last_modified, shape, items, links, run, fetched_at)
-         SELECT url, fu, e, lm, sh, it, decode(l, 'base64'), run, to_timestamp(f / 1000.0)
-         FROM ROWS FROM (jsonb_array_elements_text($1::jsonb), jsonb_array_elements_text($2::jsonb), jsonb_array_elements_text($3::jsonb),
-           jsonb_array_elements_text($4::jsonb), jsonb_array_elements_text($5::jsonb), unnest($6::int[]), jsonb_array_elements_text($7::jsonb),
-           jsonb_array_elements_text($8::jsonb), unnest($9::float8[])) AS x(url, fu, e, lm, sh, it, l, run, f)
-         ON CONFLICT (url) DO UPDATE SET final_url = EXCLUDED.final_url, etag = EXCLUDED.etag, last_modified = EXCLUDED.last_modified,
-           shape = EXCLUDED.shape, items = EXCLUDED.items, links = COALESCE(EXCLUDED.links, v.links), run = EXCLUDED.run, fetched_at = EXCLUDED.fetched_at
-         WHERE EXCLUDED.fetched_at >= v.fetched_at`,
-        [
-          JSON.stringify(part.map((p) => p.url)),
-          JSON.stringify(part.map((p) => p.revisit.finalUrl)),
-          JSON.stringify(part.map((p) => p.revisit.etag)),
-          JSON.stringify(part.map((p) => p.revisit.lastModified)),
-          JSON.stringify(part.map((p) => p.revisit.shape)),
-          part.map((p) => p.revisit.items),
-          JSON.stringify(part.map((p) => p.revisit.links)),
-          JSON.stringify(part.map((p) => p.run)),
-          part.map((p) => p.fetchedAt),
-        ],
-      );
     }
   }
 
@@ -467,72 +269,6 @@ export class PostgresStore implements ItemStore {
       if (rows.length < size) return;
       after = rows[rows.length - 1].url;
     }
-  }
-
-  private async insertItems(c: pg.PoolClient, table: string, rows: readonly ItemRow[], policy: ConflictPolicy): Promise<{ inserted: number; written: number }> {
-    // xmax = 0 holds exactly for rows this statement inserted (an updated row carries our transaction id), so
-    // one round trip yields inserted and updated counts; conflicts are the rows that came back as neither.
-    const onConflict =
-      policy === 'update'
-        ? `DO UPDATE SET data = EXCLUDED.data, url = EXCLUDED.url, rule = EXCLUDED.rule, run = EXCLUDED.run,
-             fetched_at = EXCLUDED.fetched_at, updated_at = now()
-           WHERE t.fetched_at <= EXCLUDED.fetched_at`
-        : 'DO NOTHING';
-    const { rows: out } = await c.query(
-      `WITH w AS (
-         INSERT INTO ${table} AS t (key, data, url, rule, run, fetched_at)
-         SELECT k, d, u, r, rn, to_timestamp(f / 1000.0)
-         FROM ROWS FROM (jsonb_array_elements_text($1::jsonb), jsonb_array_elements($2::jsonb), jsonb_array_elements_text($3::jsonb),
-           jsonb_array_elements_text($4::jsonb), jsonb_array_elements_text($5::jsonb), unnest($6::float8[])) AS x(k, d, u, r, rn, f)
-         ON CONFLICT (key) ${onConflict}
-         RETURNING (xmax = 0) AS inserted
-       ) SELECT count(*) FILTER (WHERE inserted)::int AS inserted, count(*)::int AS written FROM w`,
-      [
-        JSON.stringify(rows.map((r) => r.key)),
-        // The items are JSON already: joined into one array they need no escaping, and the server parses them in
-        // the same pass that builds the jsonb values.
-        `[${rows.map((r) => r.json).join(',')}]`,
-        JSON.stringify(rows.map((r) => r.url)),
-        JSON.stringify(rows.map((r) => r.rule)),
-        JSON.stringify(rows.map((r) => r.run)),
-        rows.map((r) => r.fetchedAt),
-      ],
-    );
-    return { inserted: out[0].inserted, written: out[0].written };
-  }
-
-  private async insertErrors(c: pg.PoolClient, errors: readonly ErrorRow[]): Promise<number> {
-    if (errors.length === 0) return 0;
-    const rows = [...errors].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    let n = 0;
-    for (let i = 0; i < rows.length; i += CHUNK) {
-      const part = rows.slice(i, i + CHUNK);
-      const { rows: out } = await c.query(
-        `WITH w AS (
-           INSERT INTO ${this.s}.errors (error_id, kind, run, url, rule, type, key, message, at)
-           SELECT id, kind, run, url, rule, type, key, message, to_timestamp(at / 1000.0)
-           FROM ROWS FROM (jsonb_array_elements_text($1::jsonb), jsonb_array_elements_text($2::jsonb), jsonb_array_elements_text($3::jsonb),
-             jsonb_array_elements_text($4::jsonb), jsonb_array_elements_text($5::jsonb), jsonb_array_elements_text($6::jsonb),
-             jsonb_array_elements_text($7::jsonb), jsonb_array_elements_text($8::jsonb), unnest($9::float8[]))
-             AS x(id, kind, run, url, rule, type, key, message, at)
-           ON CONFLICT (error_id) DO NOTHING
-           RETURNING 1
-         ) SELECT count(*)::int AS n FROM w`,
-        [
-          JSON.stringify(part.map((e) => e.id)),
-          JSON.stringify(part.map((e) => e.kind)),
-          JSON.stringify(part.map((e) => e.run)),
-          JSON.stringify(part.map((e) => e.url)),
-          JSON.stringify(part.map((e) => e.rule)),
-          JSON.stringify(part.map((e) => e.type)),
-          JSON.stringify(part.map((e) => e.key)),
-          JSON.stringify(part.map((e) => e.message)),
-          part.map((e) => e.at),
-        ],
-      );
-      n += out[0].n;
-    }
-    return n;
   }
 
   // Rows are shaped by the SQL at each call site (columns cast to JS-friendly types there), hence `any`.
@@ -580,54 +316,12 @@ export class PostgresStore implements ItemStore {
   }
 
   private classify(err: unknown, what: string): Error {
-    if (err instanceof StoreUnavailableError || err instanceof StoreDataError) return err;
-    const e = err as { code?: string; message?: string };
-    const msg = e.message ?? String(err);
-    const code = e.code ?? '';
-    const where = `PostgreSQL ${this.location}`;
-    if (isConnectionError(err) || TRANSIENT_CODES.has(code)) {
-      return new StoreUnavailableError(`cannot reach ${where} to ${what}: ${msg} — is the server running and the URL's host and port right?`, { cause: err });
-    }
-    if (code.startsWith('22') || code.startsWith('23') || code === '54000') {
-      return new StoreDataError(`${where} rejected the data (${what}): ${msg}`, { cause: err });
-    }
-    if (code === '28P01' || code === '28000') return new Error(`${where} refused the login: ${msg} — check the user and password in the store URL`, { cause: err });
-    if (code === '3D000') return new Error(`${where}: ${msg} — create the database (createdb) or fix the URL`, { cause: err });
-    if (code === '42501') return new Error(`${where}: ${msg} — the user needs CREATE and USAGE on schema "${this.schema}"`, { cause: err });
-    return new Error(`${where} cannot ${what}: ${msg}`, { cause: err });
+    return classify(err, what, this.location, this.schema);
   }
-}
-
-// Connection exceptions, shutdowns, timeouts, too many connections, serialization failures, deadlocks: all pass.
-const TRANSIENT_CODES = new Set(['57014', '57P01', '57P02', '57P03', '53300', '40001', '40P01', '55P03', '08000', '08003', '08006', '08001', '08004']);
-
-function isConnectionError(err: unknown): boolean {
-  const e = err as { code?: string; message?: string };
-  if (e.code && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|ENOTFOUND)$/.test(e.code)) return true;
-  if (e.code && e.code.startsWith('08')) return true;
-  return /Connection terminated|timeout exceeded when trying to connect|connection error|Query read timeout|not queryable|ECONNREFUSED/i.test(e.message ?? '');
 }
 
 const ITEM_COLUMNS = `id, key, data, url, rule, run, ${ms('fetched_at')} AS fetched_at, ${ms('first_seen')} AS first_seen, ${ms('updated_at')} AS updated_at`;
 
 function ms(column: string): string {
   return `(extract(epoch from ${column}) * 1000)::float8`;
-}
-
-function clampLimit(limit: number | undefined): number {
-  return Math.min(Math.max(1, limit ?? 100), 10_000);
-}
-
-function toItem(type: string, r: any): StoredItem {
-  return {
-    type,
-    key: r.key,
-    data: r.data as Record<string, unknown>,
-    url: r.url,
-    rule: r.rule,
-    run: r.run,
-    fetchedAt: Math.round(r.fetched_at),
-    firstSeen: Math.round(r.first_seen),
-    updatedAt: Math.round(r.updated_at),
-  };
 }

@@ -70,7 +70,7 @@ export function valueOf(item: StoredItem, field: string): unknown {
 }
 
 /** Empty the way a broken selector leaves a field: missing, null, blank text, an empty list. */
-export function isEmptyValue(v: unknown): boolean {
+function isEmptyValue(v: unknown): boolean {
   if (v === null || v === undefined) return true;
   if (typeof v === 'string') return v.trim() === '';
   if (Array.isArray(v)) return v.length === 0 || v.every(isEmptyValue);
@@ -119,7 +119,7 @@ export function sortKeyOf(v: unknown): SortKey {
   return s.slice(0, MAX_SORT_KEY).toLowerCase();
 }
 
-export function compareKeys(a: SortKey, b: SortKey): number {
+function compareKeys(a: SortKey, b: SortKey): number {
   if (typeof a === 'number' && typeof b === 'number') return a - b;
   if (typeof a === 'number') return -1;
   if (typeof b === 'number') return 1;
@@ -135,12 +135,12 @@ function hasNative(store: ItemStore): store is ItemStore & NativeItemQuery {
 }
 
 /** Whether the store can answer a query without an index (stored columns only, no filter). */
-export function isDirectQuery(query: ItemQuery): boolean {
+function isDirectQuery(query: ItemQuery): boolean {
   return query.run === undefined && query.filters.every((f) => f.text === '') && (query.sort === null || query.sort.field in NATIVE_ORDER);
 }
 
 /** The query's test of an item: its filters, and its run when it names one. */
-export function compileQuery(query: ItemQuery): Predicate {
+function compileQuery(query: ItemQuery): Predicate {
   const filters = compileFilters(query.filters);
   const run = query.run;
   return run === undefined ? filters : (item) => item.run === run && filters(item);
@@ -442,7 +442,7 @@ export class QualityTracker {
 }
 
 /** cyrb53: a fast, well-mixed 53-bit string hash (collisions negligible at millions of values). */
-export function hash53(str: string): number {
+function hash53(str: string): number {
   let h1 = 0xdeadbeef;
   let h2 = 0x41c6ce57;
   for (let i = 0; i < str.length; i++) {

@@ -1,24 +1,40 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
-import { itemTableName, mergeFieldNames, ORDER_COLUMNS, quoteIdent } from './tables';
-import { historySchema, ItemHistoryLog } from './history/log';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import { itemTableName, mergeFieldNames, quoteIdent } from './tables';
+import { ItemHistoryLog } from './history/log';
 import { sqliteHistorySql } from './history/sqlite';
+import { all, bind, get, loadSqlite, run, withBusyRetry } from './sqliteDriver';
+import { itemTableSchema, prepareDatabase } from './sqliteSchema';
 import {
-  StoreDataError,
-  StoreUnavailableError,
-  type ConflictPolicy,
-  type ErrorRow,
-  type ItemRow,
-  type ItemStore,
-  type PageRow,
-  type ReadOptions,
-  type RunItems,
-  type RunSummary,
-  type StoredError,
-  type StoredItem,
-  type StoredRevisit,
-  type WriteResult,
+  clampLimit,
+  ERROR_COLUMNS,
+  errorFromRow,
+  errorValues,
+  fieldsByType,
+  itemFromRow,
+  nullable,
+  orderColumn,
+  pageConflict,
+  revisitConflict,
+  RUN_COLUMNS,
+  RUN_CONFLICT,
+  runFromRow,
+  runValues,
+} from './rows';
+import type {
+  ConflictPolicy,
+  ErrorRow,
+  ItemRow,
+  ItemStore,
+  PageRow,
+  ReadOptions,
+  RunItems,
+  RunSummary,
+  StoredError,
+  StoredItem,
+  StoredRevisit,
+  WriteResult,
 } from './types';
 
 // The default, embedded store: one SQLite file per task in the workspace.
@@ -41,144 +57,6 @@ import {
 export interface SqliteStoreOptions {
   /** How long to retry a locked database before reporting it unavailable. */
   readonly busyTimeoutMs?: number;
-}
-
-type Row = Record<string, SQLInputValue>;
-
-let sqliteModule: typeof import('node:sqlite') | null = null;
-
-/**
- * Loads node:sqlite on first use (not at import: every CLI command and worker bundles this module), without the
- * ExperimentalWarning Node 22 prints for it, which would land in every user's terminal and the extension host log.
- */
-export function loadSqlite(path: string): typeof import('node:sqlite') {
-  if (sqliteModule) return sqliteModule;
-  const emit = process.emitWarning;
-  process.emitWarning = function (this: unknown, warning: string | Error, ...rest: unknown[]) {
-    const text = typeof warning === 'string' ? warning : warning?.message;
-    if (/SQLite is an experimental feature/.test(String(text))) return;
-    return (emit as (...a: unknown[]) => void).call(process, warning, ...rest);
-  } as typeof process.emitWarning;
-  try {
-    sqliteModule = require('node:sqlite') as typeof import('node:sqlite');
-    return sqliteModule;
-  } catch (err) {
-    throw new StoreUnavailableError(
-      `cannot open SQLite store ${path}: this Node (${process.version}) has no built-in SQLite (node:sqlite, Node 22.13 or newer). ` +
-        'Run the CLI with Node 22.13+, use VS Code 1.101 or newer, or set store.url to a postgres:// URL',
-      { cause: err },
-    );
-  } finally {
-    process.emitWarning = emit;
-  }
-}
-
-/** Binds undefined as NULL: node:sqlite refuses undefined, and optional row fields are often absent. */
-function bind(values: readonly unknown[]): SQLInputValue[] {
-  return values.map((v) => (v === undefined ? null : (v as SQLInputValue)));
-}
-
-/**
- * 2: pages are requests (method and body columns, one row per run, URL, method and body).
- * 3: page_validators (conditional re-crawl): added by BASE_SCHEMA, nothing else changes.
- */
-const SCHEMA_VERSION = 3;
-
-/** Version 1 to 2, in the caller's transaction: a store's page rows were one per URL, GETs all. */
-function migrateToRequests(db: DatabaseSync): void {
-  db.exec(`ALTER TABLE pages ADD COLUMN method TEXT NOT NULL DEFAULT 'GET';
-ALTER TABLE pages ADD COLUMN body TEXT NOT NULL DEFAULT '';
-DROP INDEX IF EXISTS pages_run_url;`);
-}
-
-/**
- * `PRAGMA application_id` of a Crawl Studio store ("CSTD"), set when the schema is created: a file that carries
- * another id, or none while holding another application's tables, is refused untouched instead of being given
- * our tables and user_version. (Stores made before the id existed are recognised by their tables and adopted.)
- */
-export const SQLITE_APPLICATION_ID = 0x43535444;
-
-/** The tables every Crawl Studio store has had since version 1. */
-const BASE_TABLES = ['item_types', 'pages', 'errors', 'runs'];
-
-const BASE_SCHEMA = `
-CREATE TABLE IF NOT EXISTS item_types (
-  type TEXT PRIMARY KEY,
-  table_name TEXT NOT NULL UNIQUE,
-  fields TEXT NOT NULL DEFAULT '[]',
-  created_at INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS pages (
-  id INTEGER PRIMARY KEY,
-  run TEXT NOT NULL,
-  url TEXT NOT NULL,
-  rule TEXT,
-  depth INTEGER,
-  status INTEGER,
-  fetched_at INTEGER NOT NULL,
-  content_type TEXT,
-  bytes INTEGER NOT NULL DEFAULT 0,
-  method TEXT NOT NULL DEFAULT 'GET',
-  body TEXT NOT NULL DEFAULT ''
-);
-CREATE UNIQUE INDEX IF NOT EXISTS pages_run_request ON pages (run, url, method, body);
-CREATE TABLE IF NOT EXISTS errors (
-  id INTEGER PRIMARY KEY,
-  error_id TEXT NOT NULL,
-  kind TEXT NOT NULL,
-  run TEXT,
-  url TEXT,
-  rule TEXT,
-  type TEXT,
-  key TEXT,
-  message TEXT NOT NULL,
-  at INTEGER NOT NULL
-);
-CREATE UNIQUE INDEX IF NOT EXISTS errors_error_id ON errors (error_id);
-CREATE TABLE IF NOT EXISTS runs (
-  run TEXT PRIMARY KEY,
-  task TEXT NOT NULL,
-  started_at INTEGER NOT NULL,
-  finished_at INTEGER NOT NULL,
-  duration_ms INTEGER NOT NULL,
-  pages INTEGER NOT NULL,
-  items INTEGER NOT NULL,
-  duplicates INTEGER NOT NULL,
-  conflicts INTEGER NOT NULL,
-  failures INTEGER NOT NULL,
-  extra TEXT
-);
-CREATE TABLE IF NOT EXISTS page_validators (
-  url TEXT PRIMARY KEY,
-  final_url TEXT NOT NULL,
-  etag TEXT,
-  last_modified TEXT,
-  shape TEXT NOT NULL,
-  items INTEGER NOT NULL DEFAULT 0,
-  links BLOB,
-  run TEXT NOT NULL,
-  fetched_at INTEGER NOT NULL
-);
-`;
-
-// `data` is declared TEXT, not JSON: SQLite gives an unknown type name NUMERIC affinity, which would turn
-// a stored '12' into the integer 12. Times are integer ms since epoch, the unit everything else in the engine
-// uses. `id` keeps insertion order for paging and exports.
-function itemTableSchema(table: string): string {
-  const t = quoteIdent(table);
-  return `
-CREATE TABLE IF NOT EXISTS ${t} (
-  id INTEGER PRIMARY KEY,
-  key TEXT NOT NULL,
-  data TEXT NOT NULL,
-  url TEXT,
-  rule TEXT,
-  run TEXT,
-  fetched_at INTEGER NOT NULL,
-  first_seen INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL
-);
-CREATE UNIQUE INDEX IF NOT EXISTS ${quoteIdent(`${table}_key`)} ON ${t} (key);`;
 }
 
 interface TableStatements {
@@ -223,29 +101,7 @@ export class SqliteStore implements ItemStore {
         throw new Error(`cannot open SQLite store ${this.path}: ${(err as Error).message} — check that the file is a SQLite database and the folder is writable`, { cause: err });
       }
       try {
-        db.exec('PRAGMA busy_timeout = 0');
-        // Before anything that could write (the journal mode, the schema): someone else's database stays as it was.
-        this.checkOwnership(db);
-        // WAL: other SQLite tools read while we write, and see whole batches only. Where the file system cannot
-        // share memory between processes (some network mounts) SQLite keeps its rollback journal; the standard
-        // locks still keep every process safe there, readers just wait for a batch to commit.
-        this.journalMode = String(get(db, 'PRAGMA journal_mode = WAL')?.journal_mode ?? 'unknown');
-        const version = Number(get(db, 'PRAGMA user_version')?.user_version ?? 0);
-        if (version > SCHEMA_VERSION) {
-          throw new Error(`SQLite store ${this.path} has schema version ${version}, newer than this Crawl Studio understands (${SCHEMA_VERSION}): update the extension`);
-        }
-        db.exec('BEGIN IMMEDIATE');
-        try {
-          if (version >= 1 && version < 2) migrateToRequests(db);
-          db.exec(BASE_SCHEMA);
-          db.exec(historySchema(''));
-          db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
-          db.exec(`PRAGMA application_id = ${SQLITE_APPLICATION_ID}`);
-          db.exec('COMMIT');
-        } catch (err) {
-          if (db.isTransaction) db.exec('ROLLBACK');
-          throw err;
-        }
+        this.journalMode = prepareDatabase(db, this.path);
       } catch (err) {
         db.close();
         throw err;
@@ -253,25 +109,6 @@ export class SqliteStore implements ItemStore {
       this.db = db;
       this.loadTypes();
     });
-  }
-
-  /** Throws, naming the file, unless it is new, empty, or a Crawl Studio store. Reads only. */
-  private checkOwnership(db: DatabaseSync): void {
-    const id = Number(get(db, 'PRAGMA application_id')?.application_id ?? 0) >>> 0;
-    if (id === SQLITE_APPLICATION_ID) return;
-    const names = all(db, `SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name`).map((r) => String(r.name));
-    const version = Number(get(db, 'PRAGMA user_version')?.user_version ?? 0);
-    if (id === 0 && names.length === 0 && version === 0) return; // a new or empty file
-    // Made by a Crawl Studio from before application_id: our tables, one of our schema versions.
-    if (id === 0 && version >= 1 && version <= SCHEMA_VERSION && BASE_TABLES.every((t) => names.includes(t))) return;
-    const what =
-      id !== 0
-        ? `its application_id is 0x${id.toString(16).padStart(8, '0')}, not Crawl Studio's (0x${SQLITE_APPLICATION_ID.toString(16)})`
-        : `it already holds ${names.length ? `tables of another application (${names.slice(0, 5).join(', ')}${names.length > 5 ? ', …' : ''})` : `user_version ${version}`}`;
-    throw new Error(
-      `SQLite store ${this.path} is not a Crawl Studio store: ${what}. Nothing was written to it; ` +
-        'point store.url at a new file (e.g. sqlite:.crawl/<task>.sqlite)',
-    );
   }
 
   async close(): Promise<void> {
@@ -299,9 +136,7 @@ export class SqliteStore implements ItemStore {
         const upsertPage = this.stmt(
           'page',
           `INSERT INTO pages (run, url, method, body, rule, depth, status, fetched_at, content_type, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT (run, url, method, body) DO UPDATE SET rule = excluded.rule, depth = excluded.depth, status = excluded.status,
-             fetched_at = excluded.fetched_at, content_type = excluded.content_type, bytes = excluded.bytes
-           WHERE excluded.fetched_at >= pages.fetched_at`,
+           ${pageConflict('pages')}`,
         );
         for (const p of pages) {
           upsertPage.run(...bind([p.run, p.url, p.method, p.body, p.rule, p.depth, p.status, p.fetchedAt, p.contentType, p.bytes]));
@@ -342,10 +177,7 @@ export class SqliteStore implements ItemStore {
     this.stmt(
       'revisit',
       `INSERT INTO page_validators (url, final_url, etag, last_modified, shape, items, links, run, fetched_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (url) DO UPDATE SET final_url = excluded.final_url, etag = excluded.etag, last_modified = excluded.last_modified,
-         shape = excluded.shape, items = excluded.items, links = COALESCE(excluded.links, page_validators.links), run = excluded.run,
-         fetched_at = excluded.fetched_at
-       WHERE excluded.fetched_at >= page_validators.fetched_at`,
+       ${revisitConflict('page_validators')}`,
     ).run(...bind([p.url, r.finalUrl, r.etag, r.lastModified, r.shape, r.items, r.links === null ? null : Buffer.from(r.links, 'base64'), p.run, p.fetchedAt]));
   }
 
@@ -382,48 +214,22 @@ export class SqliteStore implements ItemStore {
     await this.withBusyRetry('record the run summary', () => {
       run(
         this.conn(),
-        `INSERT INTO runs (run, task, started_at, finished_at, duration_ms, pages, items, duplicates, conflicts, failures, extra)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (run) DO UPDATE SET task = excluded.task, started_at = excluded.started_at, finished_at = excluded.finished_at,
-           duration_ms = excluded.duration_ms, pages = excluded.pages, items = excluded.items, duplicates = excluded.duplicates,
-           conflicts = excluded.conflicts, failures = excluded.failures, extra = excluded.extra`,
-        [s.run, s.task, s.startedAt, s.finishedAt, s.durationMs, s.pages, s.items, s.duplicates, s.conflicts, s.failures, s.extra ? JSON.stringify(s.extra) : null],
+        `INSERT INTO runs (${RUN_COLUMNS.join(', ')}) VALUES (${RUN_COLUMNS.map(() => '?').join(', ')}) ${RUN_CONFLICT}`,
+        runValues(s),
       );
     });
   }
 
   async readRuns(): Promise<RunSummary[]> {
     const rows = await this.withBusyRetry('read runs', () => all(this.conn(), 'SELECT * FROM runs ORDER BY started_at, run'));
-    return rows.map((r) => ({
-      run: String(r.run),
-      task: String(r.task),
-      startedAt: Number(r.started_at),
-      finishedAt: Number(r.finished_at),
-      durationMs: Number(r.duration_ms),
-      pages: Number(r.pages),
-      items: Number(r.items),
-      duplicates: Number(r.duplicates),
-      conflicts: Number(r.conflicts),
-      failures: Number(r.failures),
-      ...(r.extra ? { extra: JSON.parse(String(r.extra)) as Record<string, unknown> } : {}),
-    }));
+    return rows.map(runFromRow);
   }
 
   async readErrors(opts: { offset?: number; limit?: number } = {}): Promise<StoredError[]> {
     const rows = await this.withBusyRetry('read errors', () =>
       all(this.conn(), 'SELECT * FROM errors ORDER BY id LIMIT ? OFFSET ?', [clampLimit(opts.limit), Math.max(0, opts.offset ?? 0)]),
     );
-    return rows.map((r) => ({
-      id: String(r.error_id),
-      kind: String(r.kind) as ErrorRow['kind'],
-      run: nullable(r.run),
-      url: nullable(r.url),
-      rule: nullable(r.rule),
-      type: nullable(r.type),
-      key: nullable(r.key),
-      message: String(r.message),
-      at: Number(r.at),
-    }));
+    return rows.map(errorFromRow);
   }
 
   async countErrors(): Promise<number> {
@@ -468,8 +274,7 @@ export class SqliteStore implements ItemStore {
   }
 
   async readItems(type: string, opts: ReadOptions = {}): Promise<StoredItem[]> {
-    const column = ORDER_COLUMNS[opts.orderBy ?? 'id'];
-    if (!column) throw new Error(`cannot order items by '${String(opts.orderBy)}': use one of ${Object.keys(ORDER_COLUMNS).join(', ')}`);
+    const column = orderColumn(opts);
     return this.withBusyRetry('read items', () => {
       const table = this.tableOf(type);
       if (!table) return [];
@@ -479,7 +284,7 @@ export class SqliteStore implements ItemStore {
         `SELECT * FROM ${quoteIdent(table)} ORDER BY ${column} ${dir}, id ${dir} LIMIT ? OFFSET ?`,
         [clampLimit(opts.limit), Math.max(0, opts.offset ?? 0)],
       );
-      return rows.map((r) => toItem(type, r));
+      return rows.map((r) => itemFromRow(type, r));
     });
   }
 
@@ -492,7 +297,7 @@ export class SqliteStore implements ItemStore {
         const table = this.tableOf(type);
         return table ? all(this.conn(), `SELECT * FROM ${quoteIdent(table)} WHERE id > ? ORDER BY id LIMIT ?`, [after, size]) : [];
       });
-      for (const r of rows) yield toItem(type, r);
+      for (const r of rows) yield itemFromRow(type, r);
       if (rows.length < size) return;
       after = Number(rows[rows.length - 1]!.id);
     }
@@ -532,11 +337,10 @@ export class SqliteStore implements ItemStore {
     if (errors.length === 0) return 0;
     const s = this.stmt(
       'error',
-      `INSERT INTO errors (error_id, kind, run, url, rule, type, key, message, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (error_id) DO NOTHING`,
+      `INSERT INTO errors (${ERROR_COLUMNS.join(', ')}) VALUES (${ERROR_COLUMNS.map(() => '?').join(', ')}) ON CONFLICT (error_id) DO NOTHING`,
     );
     let n = 0;
-    for (const e of errors) n += Number(s.run(...bind([e.id, e.kind, e.run, e.url, e.rule, e.type, e.key, e.message, e.at])).changes);
+    for (const e of errors) n += Number(s.run(...bind(errorValues(e))).changes);
     return n;
   }
 
@@ -570,12 +374,7 @@ export class SqliteStore implements ItemStore {
 
   /** Creates tables for new types and extends field lists; runs inside the batch transaction (we hold the lock). */
   private registerTypes(items: readonly ItemRow[], now: number): void {
-    const byType = new Map<string, Set<string>>();
-    for (const item of items) {
-      let set = byType.get(item.type);
-      if (!set) byType.set(item.type, (set = new Set()));
-      for (const f of item.fields) set.add(f);
-    }
+    const byType = fieldsByType(items);
     let fresh = false;
     for (const [type, fields] of byType) {
       const known = this.types.get(type);
@@ -631,83 +430,8 @@ export class SqliteStore implements ItemStore {
     return s;
   }
 
-  /**
-   * Runs a synchronous database call, retrying with async sleeps while another process holds the file lock, and
-   * classifies failures: a lock that outlasts busyTimeoutMs is StoreUnavailableError (the writer backs off), a
-   * constraint or size failure is StoreDataError (the writer isolates the offending entry).
-   */
-  private async withBusyRetry<T>(what: string, fn: () => T): Promise<T> {
-    const deadline = Date.now() + this.busyTimeoutMs;
-    let delay = 5;
-    for (;;) {
-      try {
-        return fn();
-      } catch (err) {
-        const msg = (err as Error).message ?? String(err);
-        if (!isBusy(msg)) {
-          if (err instanceof StoreUnavailableError || err instanceof StoreDataError) throw err;
-          if (isDataError(msg)) throw new StoreDataError(`SQLite store ${this.path} rejected the data (${what}): ${msg}`, { cause: err });
-          if (isIoError(msg)) throw new StoreUnavailableError(`SQLite store ${this.path} cannot ${what}: ${msg} — check disk space and permissions`, { cause: err });
-          if (/not a database|malformed/i.test(msg)) {
-            throw new Error(`SQLite store ${this.path} cannot ${what}: ${msg} — the file is not a (healthy) SQLite database; move it away or choose another path`, { cause: err });
-          }
-          throw err instanceof Error && msg.includes(this.path) ? err : new Error(`SQLite store ${this.path} cannot ${what}: ${msg}`, { cause: err });
-        }
-        if (Date.now() >= deadline) {
-          throw new StoreUnavailableError(
-            `SQLite store ${this.path} stayed locked for ${this.busyTimeoutMs} ms (${what}): another process holds a write transaction on it (a crawl's writer, or a tool such as the sqlite3 shell or DB Browser with unsaved changes)`,
-            { cause: err },
-          );
-        }
-        await new Promise((r) => setTimeout(r, delay));
-        delay = Math.min(delay * 2, 100);
-      }
-    }
+  /** A database call retried while another process holds the lock, its failures classified (sqliteDriver.ts). */
+  private withBusyRetry<T>(what: string, fn: () => T): Promise<T> {
+    return withBusyRetry(this.path, this.busyTimeoutMs, what, fn);
   }
-}
-
-function all(db: DatabaseSync, sql: string, params: readonly unknown[] = []): Row[] {
-  return db.prepare(sql).all(...bind(params)) as Row[];
-}
-
-function get(db: DatabaseSync, sql: string, params: readonly unknown[] = []): Row | undefined {
-  return db.prepare(sql).get(...bind(params)) as Row | undefined;
-}
-
-function run(db: DatabaseSync, sql: string, params: readonly unknown[] = []): void {
-  db.prepare(sql).run(...bind(params));
-}
-
-function isBusy(msg: string): boolean {
-  return /database is locked|database is busy|SQLITE_BUSY/i.test(msg);
-}
-
-function isDataError(msg: string): boolean {
-  return /constraint failed|too big|datatype mismatch|malformed JSON/i.test(msg);
-}
-
-function isIoError(msg: string): boolean {
-  return /disk I\/O error|database or disk is full|unable to open database|readonly database/i.test(msg);
-}
-
-function clampLimit(limit: number | undefined): number {
-  return Math.min(Math.max(1, limit ?? 100), 10_000);
-}
-
-function nullable(v: unknown): string | null {
-  return v === null || v === undefined ? null : String(v);
-}
-
-function toItem(type: string, r: Row): StoredItem {
-  return {
-    type,
-    key: String(r.key),
-    data: JSON.parse(String(r.data)) as Record<string, unknown>,
-    url: nullable(r.url),
-    rule: nullable(r.rule),
-    run: nullable(r.run),
-    fetchedAt: Number(r.fetched_at),
-    firstSeen: Number(r.first_seen),
-    updatedAt: Number(r.updated_at),
-  };
 }

@@ -5,7 +5,7 @@ import { analysePage, readsAsJson, ruleByName } from '../core/pipeline/page';
 import { isJsonContentType } from '../core/extract/json';
 import { formatDiagnostic } from '../core/task/diagnostics';
 import type { CrawlTask } from '../core/task/model';
-import { parseTask } from '../core/task/parse';
+import { parseTaskText } from './taskFile';
 import { expectedFrom, failed, FIXTURE_VERSION, fixtureInput, runFixture, type Fixture, type FixtureResult, type TaskTestReport } from '../core/designer/fixtures';
 
 // The files behind fixtures: `<task dir>/.crawl/fixtures/<task name>/<name>.html` (the page) and `<name>.json`
@@ -93,7 +93,7 @@ export async function testTaskFile(taskFile: string): Promise<TaskTestReport> {
   } catch (err) {
     return { task: file, file, errors: [`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`], results: [], ok: false };
   }
-  const { task, diagnostics } = parseTask(text, file);
+  const { task, diagnostics } = parseTaskText(text, file);
   if (!task) {
     return { task: file, file, errors: diagnostics.filter((d) => d.severity === 'error').map(formatDiagnostic), results: [], ok: false };
   }

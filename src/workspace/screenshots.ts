@@ -6,7 +6,7 @@ import { fixtureName } from './fixtureStore';
 // named like a fixture (host, path, a short hash of the URL). The editor opens it in VS Code's image viewer, the
 // CLI (`crawl-studio screenshot`) prints its path. The copy in Redis (frontier/screenshots.ts, read by observe/screenshots.ts) is the kept one.
 
-export function screenshotFile(taskFile: string, taskName: string, url: string): string {
+function screenshotFile(taskFile: string, taskName: string, url: string): string {
   return join(dirname(resolve(taskFile)), '.crawl', 'screenshots', taskName, `${fixtureName(url)}.jpg`);
 }
 

@@ -2,11 +2,20 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { TaskFileError } from '../core/task/diagnostics';
 import type { CrawlTask } from '../core/task/model';
-import { parseTask } from '../core/task/parse';
+import { parseTask, type ParseChecks, type ParseResult } from '../core/task/parse';
 import { storeChecksFor } from './storePlace';
 
 // The task file read from disk: the one edge where a task comes off the file system (the CLI and the worker
 // processes; the editor parses the open document's text instead). Parsing stays in src/core, which does no I/O.
+
+/**
+
+ * Parses a task file's text with this process's environment: its `${VAR}`s are read from process.env here, at the
+ * edge, so src/core reads none. Every front end parses through this (the extension's engine() hands it out).
+ */
+export function parseTaskText(text: string, file: string, checks: Omit<ParseChecks, 'env'> = {}): ParseResult {
+  return parseTask(text, file, { ...checks, env: process.env });
+}
 
 /**
  * Reads, parses and validates a task file; throws TaskFileError with every problem found. `allowScripts: false`
@@ -20,7 +29,7 @@ export async function loadTaskFile(path: string, opts: { readonly allowScripts?:
   } catch (err) {
     throw new Error(`cannot read task file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
-  const { task, diagnostics } = parseTask(text, file, { ...storeChecksFor(file), allowScripts: opts.allowScripts });
+  const { task, diagnostics } = parseTaskText(text, file, { ...storeChecksFor(file), allowScripts: opts.allowScripts });
   if (!task) throw new TaskFileError(file, diagnostics);
   return task;
 }

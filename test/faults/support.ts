@@ -10,7 +10,8 @@ import type { CrawlTask } from '../../src/core/task/model';
 import { CrawlQueue } from '../../src/frontier/crawl';
 import type { CrawlStats } from '../../src/frontier/types';
 import { connectRedis } from '../../src/redis/connect';
-import { loadSqlite, SqliteStore } from '../../src/store/sqlite';
+import { SqliteStore } from '../../src/store/sqlite';
+import { loadSqlite } from '../../src/store/sqliteDriver';
 import { CrawlSession, type SessionOptions } from '../../src/run/session';
 import { bookTask } from '../support/crawl';
 

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { join, dirname, resolve } from 'node:path';
 import { writeFileSync, readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { loadSqlite } from '../../src/store/sqlite';
+import { loadSqlite } from '../../src/store/sqliteDriver';
 import { Redis } from 'ioredis';
 import { startRedis, type RedisServer, serveHttp, type HttpServer } from '../support/services';
 import { writeTask } from '../support/crawl';

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { backoffDelay } from '../../src/store/backoff';
 import { csvCell, csvRow, parseCsv } from '../../src/store/csv';
 import { decodeEntry, mergeBatch, type DecodedEntry } from '../../src/store/merge';
-import { parseStoreUrl } from '../../src/store/open';
+import { resolveStoreUrl } from '../../src/store/open';
 import { itemTableName, schemaForTask } from '../../src/store/tables';
 import type { PageRecord } from '../../src/store/types';
 import { page, product } from './helpers';
@@ -109,13 +109,13 @@ describe('store: names, URLs, backoff', () => {
   });
 
   it('parses store URLs and explains the ones it cannot use', () => {
-    assert.deepEqual(parseStoreUrl('sqlite:/tmp/x.sqlite'), { kind: 'sqlite', path: '/tmp/x.sqlite' });
-    assert.deepEqual(parseStoreUrl('sqlite:rel/x.db', { cwd: '/w' }), { kind: 'sqlite', path: '/w/rel/x.db' });
-    assert.deepEqual(parseStoreUrl('/w/.crawl/shop.sqlite'), { kind: 'sqlite', path: '/w/.crawl/shop.sqlite' });
-    assert.deepEqual(parseStoreUrl('postgres://u:pw@h:5432/db?schema=mine', { task: 'shop' }), { kind: 'postgres', url: 'postgres://u:pw@h:5432/db', schema: 'mine' });
-    assert.equal((parseStoreUrl('postgresql://u@h/db', { task: 'shop' }) as { schema: string }).schema, 'crawl_shop');
-    assert.throws(() => parseStoreUrl('mysql://u:secret@h/db'), (err: Error) => /unsupported store URL "mysql:\/\/u:\*\*\*@h\/db"/.test(err.message) && !err.message.includes('secret') && /sqlite:<path>/.test(err.message));
-    assert.throws(() => parseStoreUrl('sqlite:'), /names no file/);
+    assert.deepEqual(resolveStoreUrl('sqlite:/tmp/x.sqlite'), { kind: 'sqlite', path: '/tmp/x.sqlite' });
+    assert.deepEqual(resolveStoreUrl('sqlite:rel/x.db', { cwd: '/w' }), { kind: 'sqlite', path: '/w/rel/x.db' });
+    assert.deepEqual(resolveStoreUrl('/w/.crawl/shop.sqlite'), { kind: 'sqlite', path: '/w/.crawl/shop.sqlite' });
+    assert.deepEqual(resolveStoreUrl('postgres://u:pw@h:5432/db?schema=mine', { task: 'shop' }), { kind: 'postgres', url: 'postgres://u:pw@h:5432/db', schema: 'mine' });
+    assert.equal((resolveStoreUrl('postgresql://u@h/db', { task: 'shop' }) as { schema: string }).schema, 'crawl_shop');
+    assert.throws(() => resolveStoreUrl('mysql://u:secret@h/db'), (err: Error) => /unsupported store URL "mysql:\/\/u:\*\*\*@h\/db"/.test(err.message) && !err.message.includes('secret') && /sqlite:<path>/.test(err.message));
+    assert.throws(() => resolveStoreUrl('sqlite:'), /names no file/);
   });
 
   it('backs off exponentially within bounds', () => {

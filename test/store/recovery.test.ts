@@ -3,7 +3,8 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadSqlite, SqliteStore } from '../../src/store/sqlite';
+import { SqliteStore } from '../../src/store/sqlite';
+import { loadSqlite } from '../../src/store/sqliteDriver';
 import type { ItemRow } from '../../src/store/types';
 
 // A process killed in the middle of a SQLite transaction leaves pages of it behind (in WAL mode, uncommitted frames

@@ -151,3 +151,21 @@ export function importCycles(edges: readonly ImportEdge[]): string[][] {
 
 /** The room of a file: its first folder under the root (`core`, `frontier`, `extension`, ...). */
 export const roomOf = (file: string): string => (file.includes('/') ? file.slice(0, file.indexOf('/')) : '');
+
+/** Every read of `process.env` (`process.env.X`, `process.env[x]`, `process.env` passed on) in a tree's files. */
+export function envReads(root: string): { readonly file: string; readonly line: number }[] {
+  const out: { file: string; line: number }[] = [];
+  for (const file of sourceFiles(root)) {
+    const sf = ts.createSourceFile(file, readFileSync(join(root, file), 'utf8'), ts.ScriptTarget.Latest, true);
+    const visit = (node: ts.Node): void => {
+      const isProcess = (e: ts.Expression) => ts.isIdentifier(e) && e.text === 'process';
+      const env =
+        (ts.isPropertyAccessExpression(node) && isProcess(node.expression) && node.name.text === 'env') ||
+        (ts.isElementAccessExpression(node) && isProcess(node.expression) && ts.isStringLiteral(node.argumentExpression) && node.argumentExpression.text === 'env');
+      if (env) out.push({ file, line: sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1 });
+      ts.forEachChild(node, visit);
+    };
+    visit(sf);
+  }
+  return out;
+}

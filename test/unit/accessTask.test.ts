@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { formatDiagnostic } from '../../src/core/task/diagnostics';
-import { parseTask } from '../../src/core/task/parse';
+// The front ends' parse: the task's ${VAR}s read from this process's environment (core's parseTask takes it as an argument).
+import { parseTaskText as parseTask } from '../../src/workspace/taskFile';
 import { credentialVariables, expandJson, expandProxyUrl, expandValue, hasLiteralCredentials } from '../../src/core/task/secrets';
 
 // `session`, `login` and `proxy` in task files: what the task gets (templates, never values) and mistakes

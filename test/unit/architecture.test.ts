@@ -1,12 +1,13 @@
 import { strict as assert } from 'node:assert';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { importCycles, importEdges, roomOf, type ImportEdge } from '../support/importGraph';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { envReads, importCycles, importEdges, roomOf, type ImportEdge } from '../support/importGraph';
 
 // The house rules of docs/architecture.md, checked on src/ at every `npm test`: no import cycles, `vscode` only in
-// src/extension, src/core pure (no I/O modules, no network or database clients), and each room importing only
-// the rooms below it. The same checks run on a small tree with one deliberate violation of each, so a rule that
+// src/extension, src/core pure (no I/O modules, no network or database clients, no process.env: values come in
+// from the edges), each room importing only the rooms below it, and media/ (webview code) taking from src/ only
+// the protocol types it shares with the extension. The same checks run on a small tree with one deliberate violation of each, so a rule that
 // can no longer fail is seen.
 
 const root = join(__dirname, '..', '..', '..');
@@ -70,6 +71,44 @@ export function violations(edges: readonly ImportEdge[]): string[] {
   return out;
 }
 
+/** Where src/core reads process.env: it must not (the front ends pass what they read in). */
+export function coreEnvViolations(srcRoot: string): string[] {
+  return envReads(srcRoot)
+    .filter((r) => roomOf(r.file) === 'core')
+    .map((r) => `src/${r.file}:${r.line} reads process.env: src/core takes its environment as an argument (from workspace/taskFile.ts, or the caller)`);
+}
+
+/**
+ * The modules of src/ that media/ may import: the webviews' message types (`protocol.ts`), shared with the
+ * extension and the designer. The monitor page's types come from monitor/views.ts, as types only (that module
+ * reads Redis).
+ */
+const MEDIA_PROTOCOL = [/^extension\/[^/]+\/protocol\.ts$/, /^core\/designer\/protocol\.ts$/];
+const MEDIA_TYPES_ONLY = [/^monitor\/views\.ts$/];
+
+/**
+ * media/'s imports (`mediaEdges`, read from mediaRoot) and the protocol modules' own (`srcEdges`): a webview bundle
+ * holds nothing of src/ but protocol types, and no Node or I/O module.
+ */
+export function mediaViolations(mediaEdges: readonly ImportEdge[], mediaRoot: string, srcRoot: string, srcEdges: readonly ImportEdge[]): string[] {
+  const out: string[] = [];
+  const at = (e: ImportEdge) => `media/${e.from}:${e.line} imports '${e.spec}'`;
+  for (const e of mediaEdges) {
+    if (isNodeBuiltin(e.spec) || IO_PACKAGES.includes(packageOf(e.spec))) out.push(`${at(e)}: webview code runs in a browser, with no Node or I/O module`);
+    if (!e.spec.startsWith('.')) continue;
+    const inSrc = relative(srcRoot, resolve(mediaRoot, dirname(e.from), e.spec)).split(sep).join('/');
+    if (inSrc.startsWith('..')) continue;
+    const file = inSrc.endsWith('.ts') ? inSrc : `${inSrc}.ts`;
+    if (MEDIA_PROTOCOL.some((r) => r.test(file))) continue;
+    if (MEDIA_TYPES_ONLY.some((r) => r.test(file)) && e.typeOnly) continue;
+    out.push(`${at(e)}: media/ takes from src/ only protocol types (src/extension/*/protocol.ts, src/core/designer/protocol.ts, types of src/monitor/views.ts)`);
+  }
+  for (const e of srcEdges) {
+    if (MEDIA_PROTOCOL.some((r) => r.test(e.from)) && !e.typeOnly) out.push(`${where(e)}: a protocol module is bundled into the webviews, so it imports types only`);
+  }
+  return out;
+}
+
 describe('architecture (docs/architecture.md)', () => {
   it('src/ keeps the house rules: no cycles, vscode only in the extension, a pure core, rooms importing downwards', () => {
     const edges = importEdges(join(root, 'src'));
@@ -77,6 +116,16 @@ describe('architecture (docs/architecture.md)', () => {
     const rooms = new Set(edges.map((e) => roomOf(e.from)));
     for (const r of rooms) assert.ok(r in ROOMS, `src/${r}/ is a room the rules do not know: add it to ROOMS and to docs/architecture.md`);
     assert.deepEqual(violations(edges), []);
+  });
+
+  it('src/core reads no process.env', () => {
+    assert.deepEqual(coreEnvViolations(join(root, 'src')), []);
+  });
+
+  it('media/ takes only protocol types from src/', () => {
+    const mediaEdges = importEdges(join(root, 'media'));
+    assert.ok(mediaEdges.some((e) => /protocol$/.test(e.spec)), `read no protocol import from media/: is the parser seeing the webview files?`);
+    assert.deepEqual(mediaViolations(mediaEdges, join(root, 'media'), join(root, 'src'), importEdges(join(root, 'src'))), []);
   });
 
   describe('the checks fail on a deliberate violation', () => {
@@ -128,5 +177,42 @@ describe('architecture (docs/architecture.md)', () => {
       const v = tree({ 'core/model.ts': "import { q } from '../frontier/crawl';\nexport { q };\n", 'frontier/crawl.ts': 'export const q = 1;\n' });
       assert.deepEqual(v, ["src/core/model.ts:1 imports '../frontier/crawl': core may import nothing outside itself, not frontier"]);
     });
+  });
+});
+
+describe('architecture: the environment and media/ rules fail on a deliberate violation', () => {
+  const dirs: string[] = [];
+  const tree = (files: Record<string, string>) => {
+    const base = mkdtempSync(join(tmpdir(), 'crawl-arch-'));
+    dirs.push(base);
+    for (const [p, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(base, p)), { recursive: true });
+      writeFileSync(join(base, p), text);
+    }
+    return base;
+  };
+  after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+  it('src/core reading process.env', () => {
+    const dir = tree({ 'core/a.ts': "export const home = () => process.env.HOME;\n", 'core/b.ts': '// process.env in a comment is no read\nexport const b = 1;\n', 'run/c.ts': 'export const c = process.env.X;\n' });
+    assert.deepEqual(coreEnvViolations(dir).map((v) => v.replace(/ reads.*$/, '')), ['src/core/a.ts:1']);
+  });
+
+  it('media/ importing more of src/ than protocol types', () => {
+    const files: Record<string, string> = {
+      'src/extension/results/protocol.ts': "import { PAGE } from '../../core/units';\nexport const PAGE_SIZE = PAGE;\n",
+      'src/core/units.ts': 'export const PAGE = 100;\n',
+      'src/monitor/views.ts': 'export interface TaskView { n: number }\nexport const readViews = () => 1;\n',
+      'media/results/main.ts': "import { PAGE_SIZE } from '../../src/extension/results/protocol';\nimport { PAGE } from '../../src/core/units';\nexport { PAGE_SIZE, PAGE };\n",
+      'media/monitor/main.ts': "import type { TaskView } from '../../src/monitor/views';\nimport { readViews } from '../../src/monitor/views';\nimport { readFileSync } from 'node:fs';\nexport type { TaskView };\nexport { readViews, readFileSync };\n",
+    };
+    const base = tree(files);
+    const v = mediaViolations(importEdges(join(base, 'media')), join(base, 'media'), join(base, 'src'), importEdges(join(base, 'src')));
+    assert.deepEqual(v.map((x) => x.replace(/ imports '[^']+'/, '').replace(/:[^:]*$/, '')).sort(), [
+      'media/monitor/main.ts:2',
+      'media/monitor/main.ts:3',
+      'media/results/main.ts:2',
+      'src/extension/results/protocol.ts:1',
+    ]);
   });
 });

@@ -3,7 +3,10 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadSqlite, SQLITE_APPLICATION_ID, SqliteStore } from '../../src/store/sqlite';
+import { SqliteStore } from '../../src/store/sqlite';
+import { loadSqlite } from '../../src/store/sqliteDriver';
+/** Crawl Studio's SQLite application_id, "CSTD": pinned here, since files in the wild carry it. */
+const SQLITE_APPLICATION_ID = 0x43535444;
 
 const Database = (path: string) => new (loadSqlite(path).DatabaseSync)(path);
 

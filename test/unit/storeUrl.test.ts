@@ -1,9 +1,12 @@
 import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { formatDiagnostic } from '../../src/core/task/diagnostics';
-import { parseTask } from '../../src/core/task/parse';
+// The front ends' parse: the task's ${VAR}s read from this process's environment (core's parseTask takes it as an argument).
+import { parseTaskText as parseTask } from '../../src/workspace/taskFile';
 import { redactUrl } from '../../src/core/url/redact';
-import { parseStoreUrl } from '../../src/store/open';
+import { parseTask as parseCoreTask } from '../../src/core/task/parse';
+import { parseStoreUrl } from '../../src/core/task/storeUrl';
+import { resolveStoreUrl } from '../../src/store/open';
 
 // Issue 22, items 3 and 5: store.url's ${VAR} expansion (which variables, encoded for where they land, never in a
 // message), redaction of URLs that do not parse, and SQLite paths kept in the task file's folder.
@@ -39,7 +42,7 @@ describe('task file store.url (issue 22)', () => {
         // $PGHOST names the host the password may go to (issue 35: never to a host only the file names).
         const r = withEnv({ PGPASSWORD: secret, PGHOST: 'db.example' }, () => parseTask(withStore('postgres://crawler:${PGPASSWORD}@db.example:5432/crawl'), 't.yaml'));
         assert.deepEqual(lines(r), []);
-        const target = parseStoreUrl(r.task!.store.url!);
+        const target = resolveStoreUrl(r.task!.store.url!);
         assert.equal(target.kind, 'postgres');
         const u = new URL((target as { url: string }).url);
         assert.equal(u.hostname, 'db.example');
@@ -112,7 +115,7 @@ describe('task file store.url (issue 22)', () => {
 
     it('gives the CLI a message without the secret for an unencoded password', () => {
       assert.throws(
-        () => parseStoreUrl('postgres://crawler:p@ss:w/rd@db.example:5432/crawl'),
+        () => resolveStoreUrl('postgres://crawler:p@ss:w/rd@db.example:5432/crawl'),
         (err: Error) => !/ss:w|w\/rd|p@ss/.test(err.message) && /not a valid URL/.test(err.message),
       );
     });
@@ -142,5 +145,34 @@ describe('task file store.url (issue 22)', () => {
     );
     assert.deepEqual(lines(r), []);
     assert.equal(r.task!.store.url, 'postgres://crawler:pw@db.example:5432/crawl');
+  });
+});
+
+describe('store URLs: the one parser (core/task/storeUrl.ts)', () => {
+  it('keeps a SQLite path as written and takes the schema out of a PostgreSQL URL', () => {
+    assert.deepEqual(parseStoreUrl('sqlite:.crawl/x.sqlite'), { kind: 'sqlite', path: '.crawl/x.sqlite' });
+    assert.deepEqual(parseStoreUrl('sqlite://../x.db'), { kind: 'sqlite', path: '../x.db' });
+    assert.deepEqual(parseStoreUrl('items.sqlite3'), { kind: 'sqlite', path: 'items.sqlite3' });
+    assert.deepEqual(parseStoreUrl('postgres://u:pw@h/db?schema=mine&sslmode=require'), { kind: 'postgres', url: 'postgres://u:pw@h/db?sslmode=require', schema: 'mine' });
+    assert.deepEqual(parseStoreUrl('postgresql://u@h/db'), { kind: 'postgres', url: 'postgresql://u@h/db', schema: null });
+    assert.throws(() => parseStoreUrl(`postgres://h/db?schema=${'s'.repeat(64)}`), /longer than 63 characters/);
+    assert.throws(() => parseStoreUrl('https://u:secret@h/x'), (err: Error) => /unsupported store URL/.test(err.message) && !err.message.includes('secret'));
+  });
+
+  it('resolves a relative SQLite path against the caller\'s folder, and names the default schema after the task', () => {
+    assert.deepEqual(resolveStoreUrl('sqlite:.crawl/x.sqlite', { cwd: '/w' }), { kind: 'sqlite', path: '/w/.crawl/x.sqlite' });
+    assert.deepEqual(resolveStoreUrl('postgres://u@h/db', { task: 'shop' }), { kind: 'postgres', url: 'postgres://u@h/db', schema: 'crawl_shop' });
+    assert.deepEqual(resolveStoreUrl('postgres://u@h/db'), { kind: 'postgres', url: 'postgres://u@h/db', schema: 'public' });
+  });
+});
+
+describe('task parse: the environment is an argument (src/core reads no process.env)', () => {
+  it('expands store.url from the environment it is given, not from process.env', () => {
+    const text = 'name: t\nstart: [https://example.com/]\nstore:\n  url: postgres://u@${PGHOST}/db\nrules:\n  - name: page\n';
+    const given = parseCoreTask(text, 't.yaml', { env: { PGHOST: 'db.example' } });
+    assert.equal(given.task?.store.url, 'postgres://u@db.example/db');
+    const none = parseCoreTask(text, 't.yaml', { env: {} });
+    assert.equal(none.task, null);
+    assert.match(none.diagnostics.map((d) => d.message).join('\n'), /PGHOST is not set/);
   });
 });

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatDiagnostic } from '../../src/core/task/diagnostics';
-import { parseTask } from '../../src/core/task/parse';
+// The front ends' parse: the task's ${VAR}s read from this process's environment (core's parseTask takes it as an argument).
+import { parseTaskText as parseTask } from '../../src/workspace/taskFile';
 import { expandValue } from '../../src/core/task/secrets';
 import { storeSecretProblems } from '../../src/core/task/storeUrl';
 import { RESERVED_VARIABLES, variableKind, variableProblem } from '../../src/core/task/variables';

@@ -56,7 +56,7 @@ async function notifyOutcomes(store: ItemStore): Promise<Map<string, NotifyOutco
 }
 
 /** The human listing: per run a headline with its counts, then one line per added, changed or removed item. */
-export function changeLines(task: string, report: ChangeReport, notified: ReadonlyMap<string, NotifyOutcome> = new Map()): string[] {
+function changeLines(task: string, report: ChangeReport, notified: ReadonlyMap<string, NotifyOutcome> = new Map()): string[] {
   if (report.runs.length === 0) return [`${task}: no run has item history yet (a run records it when it finishes)`];
   const out: string[] = [];
   for (const run of report.runs) {
@@ -69,7 +69,7 @@ export function changeLines(task: string, report: ChangeReport, notified: Readon
   return out;
 }
 
-export function runHeadline(r: RunChangeCounts): string {
+function runHeadline(r: RunChangeCounts): string {
   const when = new Date(r.finishedAt).toISOString();
   const counts = `${n(r.added)} added, ${n(r.changed)} changed, ${n(r.removed)} removed`;
   return `run ${r.run} (finished ${when}): ${counts}${r.complete ? '' : ' — not complete, so no item was marked removed'}`;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { formatDiagnostic, TaskFileError } from '../../core/task/diagnostics';
-import { parseTask } from '../../core/task/parse';
+import { parseTaskText } from '../../workspace/taskFile';
 import { storeChecksFor } from '../../workspace/storePlace';
 import { loadTaskFile } from '../../workspace/taskFile';
 import { saveFixture, testTaskFile } from '../../workspace/fixtureStore';
@@ -38,7 +38,7 @@ export const validateCommand = command({
         errors++;
         continue;
       }
-      const { diagnostics } = parseTask(text, f, storeChecksFor(file));
+      const { diagnostics } = parseTaskText(text, f, storeChecksFor(file));
       for (const d of diagnostics) console.error(formatDiagnostic(d));
       const n = diagnostics.filter((d) => d.severity === 'error').length;
       errors += n;

@@ -122,7 +122,7 @@ export function initialState(concurrency: number): ConcurrencyState {
 }
 
 /** Whether a window has enough in it to be judged (see AUTOSCALE.minPages). */
-export function ripe(s: Pick<ConcurrencySample, 'windowMs' | 'pages' | 'sites' | 'manual'>): boolean {
+function ripe(s: Pick<ConcurrencySample, 'windowMs' | 'pages' | 'sites' | 'manual'>): boolean {
   if (s.manual !== undefined) return true;
   if (s.sites.throttled >= AUTOSCALE.throttledNow) return true;
   if (s.windowMs >= AUTOSCALE.maxWindowMs) return true;

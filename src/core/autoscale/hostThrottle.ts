@@ -15,7 +15,7 @@ export interface HostCap {
   readonly baseMs: number | null;
 }
 
-export const HOST_THROTTLE = {
+const HOST_THROTTLE = {
   cutEveryMs: 1_000,
   /** Slower than this many times its fastest (and `slackMs` more) is a push-back. */
   slow: 4,

@@ -9,7 +9,7 @@ import { memberSegment } from '../extract/json';
 export const PATH_ATTR = 'data-cs-path';
 
 /** Values shown at most: a 5 MB document must not become a 50 MB frame; the rest is said, not shown. */
-export const MAX_VIEW_NODES = 20_000;
+const MAX_VIEW_NODES = 20_000;
 
 /** Levels open at first; deeper ones are one click away. */
 const OPEN_LEVELS = 4;

@@ -164,7 +164,7 @@ function highlightJson(page: PreparedPage, json: NonNullable<PreparedPage['json'
 }
 
 /** A normalized path as people write it: `$.products[3].name` (bracketed where a name is not an identifier). */
-export function friendlyPath(normalized: string): string {
+function friendlyPath(normalized: string): string {
   return normalized.replace(/\['((?:[^'\\]|\\.)*)'\]/g, (m, name: string) => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? `.${name}` : m));
 }
 
@@ -172,7 +172,7 @@ export function friendlyPath(normalized: string): string {
  * The picker on a JSON response: the clicked value's path, `[*]` for the list it is in, and relative to the
  * item `scope` the cursor is in when one of its matches holds the value.
  */
-export function suggestJsonPath(page: PreparedPage, index: number, itemScope: string | null): SelectorSuggestion | null {
+function suggestJsonPath(page: PreparedPage, index: number, itemScope: string | null): SelectorSuggestion | null {
   const json = page.json;
   let el: Element | null = page.elements[index] ?? null;
   while (el && el.attribs[PATH_ATTR] === undefined) el = el.parent && 'attribs' in el.parent ? (el.parent as Element) : null;

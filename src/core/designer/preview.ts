@@ -5,6 +5,7 @@ import type { RobotsRules } from '../robots';
 import type { TaskDiagnostic } from '../task/diagnostics';
 import { followLabel, type CrawlTask, type PageRule } from '../task/model';
 import { parseTask } from '../task/parse';
+import type { Env } from '../task/checker';
 import { canonicalize } from '../url/canonical';
 import type { FieldValue } from '../extract/extract';
 import { highlightSite, originOf, type PreparedPage } from './page';
@@ -18,6 +19,8 @@ import { selectorSites, siteAt, siteLabel } from './sites';
 export interface PreviewInput {
   readonly text: string;
   readonly file: string;
+  /** The environment the task's `${VAR}`s are read from (the extension host's process.env). */
+  readonly env?: Env;
   readonly page: PreparedPage | null;
   /** The rule chosen by the person; null picks it as a crawl would (start URL's rule, else `match`). */
   readonly rule: string | null;
@@ -50,12 +53,12 @@ export interface PreviewResult {
 }
 
 /** Rows and links kept per table: the webview lists them all, and a 10 000-link page must stay responsive. */
-export const MAX_ROWS = 500;
+const MAX_ROWS = 500;
 export const MAX_LINKS = 500;
 
 export function computePreview(input: PreviewInput): PreviewResult {
   const t0 = performance.now();
-  const parsed = parseTask(input.text, input.file);
+  const parsed = parseTask(input.text, input.file, { env: input.env ?? {} });
   const t1 = performance.now();
   const task = parsed.task;
   const used = task ?? input.lastGood;

@@ -210,8 +210,8 @@ export type WebviewMessage =
   /** The webview applied state `seq`: what it shows, so tests can assert on the screen, not on what was sent. */
   | { readonly type: 'rendered'; readonly seq: number; readonly rows: number; readonly highlighted: number; readonly frame: string };
 
-export const MAX_URL_CHARS = 2048;
-export const MAX_SELECTOR_CHARS = 1000;
+const MAX_URL_CHARS = 2048;
+const MAX_SELECTOR_CHARS = 1000;
 /** Element numbers are array indices; a page with more elements than this is far over the size cap. */
 const MAX_INDEX = 10_000_000;
 

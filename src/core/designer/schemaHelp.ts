@@ -39,7 +39,7 @@ function resolve(node: SchemaNode | undefined): SchemaNode | undefined {
 }
 
 /** The schema of the value at `path`, or undefined where the schema says nothing (user-named keys' values). */
-export function schemaAt(path: readonly (string | number)[]): SchemaNode | undefined {
+function schemaAt(path: readonly (string | number)[]): SchemaNode | undefined {
   let node = resolve(ROOT);
   for (const seg of path) {
     if (!node) return undefined;

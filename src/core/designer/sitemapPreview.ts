@@ -20,7 +20,7 @@ export interface ReadSitemap {
 }
 
 /** Rows shown at most (every entry is routed and counted). */
-export const MAX_SITEMAP_ROWS = 1000;
+const MAX_SITEMAP_ROWS = 1000;
 
 /** The `start` entry whose settings apply to `url`, as its index in task.sitemaps; null when none names it. */
 export function sitemapEntryOf(task: CrawlTask, url: string): number | null {

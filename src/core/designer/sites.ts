@@ -123,23 +123,6 @@ export function siteAt(sites: readonly SelectorSite[], offset: number): Selector
   return best;
 }
 
-/** The index of the rule whose entry contains `offset`, or null. */
-export function ruleAt(text: string, offset: number): { index: number; name: string | null } | null {
-  const doc = parseDocument(text, { uniqueKeys: false });
-  const root = doc.contents;
-  if (!isMap(root)) return null;
-  const rules = valueOf(root, 'rules');
-  if (!isSeq(rules)) return null;
-  for (let i = 0; i < rules.items.length; i++) {
-    const r = rangeOf(rules.items[i]);
-    if (r && offset >= r[0] && offset <= r[1]) {
-      const rule = rules.items[i];
-      return { index: i, name: isMap(rule) ? scalarString(valueOf(rule, 'name')) : null };
-    }
-  }
-  return null;
-}
-
 /** A short label for people: `book.title`, `list follow[1]`, `book item[0] scope`. */
 export function siteLabel(s: SelectorSite): string {
   const rule = s.ruleName ?? `rules[${s.rule}]`;

@@ -71,7 +71,7 @@ export interface Extraction {
 }
 
 /** Largest field value kept; longer values are cut, so page content cannot blow up a store row. */
-export const MAX_FIELD_CHARS = 100_000;
+const MAX_FIELD_CHARS = 100_000;
 
 /**
  * Most characters of item data one page yields. Nested elements repeat what they contain (a scope's text holds
@@ -161,7 +161,7 @@ export function resolveBase(page: HtmlPage, pageUrl: string): string {
 }
 
 /** Most requests one `all` value of a follow makes on a page. */
-export const MAX_REQUESTS_PER_FOLLOW = 10_000;
+const MAX_REQUESTS_PER_FOLLOW = 10_000;
 
 function collectLinks<N>(reader: Reader<N>, html: HtmlPage | null, f: FollowSpec, index: number, baseUrl: string, at: PageAt, out: FoundLink[]): void {
   const found = { follow: index, to: f.to, priority: f.priority };
@@ -287,7 +287,7 @@ function finishValue(text: string, field: FieldSpec, baseUrl: string): string | 
 }
 
 /** A `page:` field's value before clean-up: text, as every field's is (`'200'`, an ISO 8601 time). */
-export function pageValue(value: PageValue, at: PageAt): string | null {
+function pageValue(value: PageValue, at: PageAt): string | null {
   switch (value) {
     case 'url':
       return at.url;

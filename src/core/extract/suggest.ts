@@ -448,7 +448,7 @@ function safeCount($: CheerioAPI, sel: string): number {
 }
 
 /** Siblings that look like `el` (same tag, a shared meaningful class if it has any): the rows of a list. */
-export function similarSiblings(el: Element): Element[] {
+function similarSiblings(el: Element): Element[] {
   const tag = tagName(el);
   const mine = meaningfulClasses(el);
   return elementChildren(el.parent).filter((s) => {
@@ -545,7 +545,7 @@ function singledOut(target: Element, repeating: Element, members: readonly Eleme
 }
 
 /** A short description of an element for people: tag, id or first classes, and the start of its text. */
-export function describeElement($: CheerioAPI, el: Element): string {
+function describeElement($: CheerioAPI, el: Element): string {
   const id = el.attribs.id ? `#${el.attribs.id}` : '';
   const cls = classesOf(el).slice(0, 2).map((c) => `.${c}`).join('');
   const text = $(el).text().replace(/\s+/g, ' ').trim();

@@ -61,7 +61,7 @@ export function notifiable(spec: NotifySpec, changes: readonly NotifiedChange[])
 }
 
 /** At most this many changes travel in one message; the counts always cover all of them. */
-export const DIGEST_LIMIT = 1000;
+const DIGEST_LIMIT = 1000;
 
 /** The JSON body: one per run, its counts, and its changes (those that met the condition first). */
 export function digest(task: string, run: RunChangeCounts, matched: readonly NotifiedChange[], all: readonly NotifiedChange[]): Record<string, unknown> {

@@ -126,7 +126,7 @@ export function requestKey(url: string, request: JobRequest | null | undefined):
 }
 
 /** The template a series was made from, if the task still has it. */
-export function seriesTemplate(task: CrawlTask, of: SeriesOrigin): RequestTemplate | null {
+function seriesTemplate(task: CrawlTask, of: SeriesOrigin): RequestTemplate | null {
   if ('start' in of) return task.start[of.start]?.request ?? null;
   const f = task.rules.find((r: PageRule) => r.name === of.rule)?.follow[of.follow];
   return f?.kind === 'request' ? f.request : null;
@@ -139,11 +139,6 @@ export function nextInSeries(task: CrawlTask, ref: SeriesRef): BuildResult | nul
   const page = ref.page + t.pages.step;
   if (t.pages.max !== null && (t.pages.step > 0 ? page > t.pages.max : page < t.pages.max)) return null;
   return buildRequest(t, { ...ref.values, [PAGE]: page }, ref.base, ref.of);
-}
-
-/** A method for messages and records: 'POST'; nothing for a plain GET. */
-export function methodLabel(request: JobRequest | null | undefined): string {
-  return request ? request.method : 'GET';
 }
 
 /** Whether a job's request is well formed (jobs come through Redis: written by another version, or by hand). */

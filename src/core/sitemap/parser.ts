@@ -23,7 +23,7 @@ export type SitemapEntry =
 export const MAX_LOC_CHARS = 4096;
 const MAX_LASTMOD_CHARS = 64;
 /** hreflang alternates kept per URL: a real site has a few dozen languages at most. */
-export const MAX_ALTERNATES = 100;
+const MAX_ALTERNATES = 100;
 
 export interface SitemapParserOptions {
   /** Also report each URL's hreflang alternates. */

@@ -1,4 +1,5 @@
-import { isLoopbackHost, mayUse, variableProblem } from './variables';
+import { redactUrl } from '../url/redact';
+import { isLoopbackHost, variableProblem } from './variables';
 
 // `store.url` of a task file: `${VAR}` expansion and the checks that keep a task file from reaching what it
 // should not. Pure (the environment is passed in), so the rules are tested without touching process.env.
@@ -11,13 +12,6 @@ import { isLoopbackHost, mayUse, variableProblem } from './variables';
 //   port: refused when they hold characters a host or port cannot have).
 // - Messages quote the template (`${PGPASSWORD}`), never an expanded value.
 // - A relative SQLite path stays inside the task file's folder; an absolute path is taken as meant.
-
-export { ENV_PREFIX, LIBPQ_VARIABLES, isCrawlStudioVariable } from './variables';
-
-/** The variables a store URL may expand: Crawl Studio's (not its own settings) and libpq's. */
-export function mayExpand(name: string): boolean {
-  return mayUse(name, 'store');
-}
 
 export interface StoreUrlProblem {
   readonly message: string;
@@ -105,9 +99,48 @@ export function expandStoreUrl(template: string, env: Readonly<Record<string, st
 
 const SQLITE_EXT = /\.(sqlite3?|db)$/i;
 
+/**
+ * What a store URL names, before anything is opened. The one parser of store URLs: the task file's checks, the
+ * store's opener (store/open.ts resolves the path and picks the default schema) and the run's file checks read it.
+ *   sqlite:<path>, sqlite://<path>, or a path ending in .sqlite/.sqlite3/.db  -> SQLite file (path as written)
+ *   postgres://user:password@host:port/db[?schema=name], postgresql://...    -> PostgreSQL (`schema` taken out)
+ */
+export type StoreUrlTarget =
+  | { readonly kind: 'sqlite'; readonly path: string }
+  | { readonly kind: 'postgres'; readonly url: string; readonly schema: string | null };
+
+/** Parses a store URL; throws a message that says which forms are accepted, never a password. */
+export function parseStoreUrl(url: string): StoreUrlTarget {
+  const text = url.trim();
+  const path = sqliteText(text);
+  if (path !== null) {
+    if (!path) throw new Error(`store URL "${text}" names no file: write sqlite:<path>, e.g. sqlite:.crawl/items.sqlite`);
+    return { kind: 'sqlite', path };
+  }
+  if (/^postgres(ql)?:\/\//i.test(text)) {
+    let parsed: URL;
+    try {
+      parsed = new URL(text);
+    } catch {
+      throw new Error(`store URL "${redactUrl(text)}" is not a valid URL: write postgres://user:password@host:5432/database`);
+    }
+    const schema = parsed.searchParams.get('schema') || null;
+    parsed.searchParams.delete('schema');
+    if (schema !== null && schema.length > 63) throw new Error(`PostgreSQL schema "${schema}" is longer than 63 characters: set ?schema=<name> in the store URL`);
+    return { kind: 'postgres', url: parsed.toString(), schema };
+  }
+  throw new Error(
+    `unsupported store URL "${redactUrl(text)}": use sqlite:<path> (or a path ending in .sqlite) for a local file, ` +
+      'or postgres://user:password@host:5432/database for PostgreSQL',
+  );
+}
+
 /** The SQLite file a store URL names, as written (relative or absolute), or null for another kind of store. */
 export function sqlitePathOf(url: string): string | null {
-  const text = url.trim();
+  return sqliteText(url.trim());
+}
+
+function sqliteText(text: string): string | null {
   if (/^sqlite:/i.test(text)) {
     const path = text.slice('sqlite:'.length);
     return path.startsWith('//') ? path.slice(2) : path;

@@ -16,10 +16,10 @@
 // written by hand, an object given to the library) sends nothing more.
 
 /** Prefix of the variables a task file may expand (besides libpq's, in store.url only). */
-export const ENV_PREFIX = 'CRAWL_STUDIO_';
+const ENV_PREFIX = 'CRAWL_STUDIO_';
 
 /** The libpq environment variables (https://www.postgresql.org/docs/current/libpq-envars.html) a store URL may use. */
-export const LIBPQ_VARIABLES: readonly string[] = [
+const LIBPQ_VARIABLES: readonly string[] = [
   'PGHOST', 'PGHOSTADDR', 'PGPORT', 'PGDATABASE', 'PGUSER', 'PGPASSWORD', 'PGOPTIONS', 'PGAPPNAME',
   'PGSSLMODE', 'PGSSLROOTCERT', 'PGSSLCERT', 'PGSSLKEY', 'PGCONNECT_TIMEOUT', 'PGTARGETSESSIONATTRS',
 ];
@@ -63,7 +63,7 @@ const PLACE_NAMES: Record<VariablePlace, string> = {
 };
 
 /** A `CRAWL_STUDIO_<something>` name. */
-export function isCrawlStudioVariable(name: string): boolean {
+function isCrawlStudioVariable(name: string): boolean {
   return name.startsWith(ENV_PREFIX) && name.length > ENV_PREFIX.length;
 }
 

@@ -5,16 +5,6 @@ import { redactUrl } from './redact';
 // for it: the password would travel for nothing and be kept everywhere. It is refused, pointing to the settings
 // that carry credentials; messages show it redacted.
 
-/** Whether a URL's text (parsed as WHATWG does) has a user name or a password. */
-export function hasCredentials(url: string): boolean {
-  try {
-    const u = new URL(url);
-    return u.username !== '' || u.password !== '';
-  } catch {
-    return false;
-  }
-}
-
 /** Where credentials go instead (docs/secrets.md). */
 export const CREDENTIALS_HINT =
   "a URL is stored and shown with its page (the pages table, items, Redis) and sends no Authorization header: log in with 'login:', or send the credentials in a header (request.headers: { authorization: 'Basic ${CRAWL_STUDIO_BASIC_AUTH}' }); see docs/secrets.md";

@@ -36,11 +36,6 @@ function cut(s: string): string {
   return s.length > 120 ? `'${s.slice(0, 119)}…' (${s.length} chars)` : `'${s}'`;
 }
 
-/** How a pattern is read, in words: for messages that explain why it matched nothing. */
-export function patternKind(source: string): 'regex' | 'path' | 'url' {
-  return source.startsWith('re:') ? 'regex' : source.startsWith('/') ? 'path' : 'url';
-}
-
 export function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${globBody(glob)}$`);
 }

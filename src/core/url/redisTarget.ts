@@ -36,8 +36,8 @@ export type RedisTarget =
     })
   | (Credentials & { readonly kind: 'cluster'; readonly tls: boolean; readonly nodes: readonly RedisHostPort[] });
 
-export const DEFAULT_SENTINEL_PORT = 26379;
-export const DEFAULT_REDIS_PORT = 6379;
+const DEFAULT_SENTINEL_PORT = 26379;
+const DEFAULT_REDIS_PORT = 6379;
 
 const FORMS = 'redis://host:6379, redis+sentinel://host:26379,host2:26379/<master name>, or redis+cluster://host:7000,host2:7001';
 
@@ -216,7 +216,7 @@ function nodeUrl(url: string): URL {
 }
 
 /** Reads `host:port,host:port` (a host alone takes the default port; IPv6 in brackets). */
-export function readHosts(target: string, list: string, defaultPort: number): RedisHostPort[] {
+function readHosts(target: string, list: string, defaultPort: number): RedisHostPort[] {
   if (list.trim() === '') throw new RedisTargetError(target, 'no host: give at least one host:port');
   return list.split(',').map((entry, i) => {
     const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9._-]+))(?::(\d{1,5}))?$/.exec(entry.trim());

@@ -7,7 +7,7 @@ import { chooseRule } from '../../core/designer/preview';
 import { scaffoldTask, taskName } from '../../core/designer/scaffold';
 import { proposeFollows, type FollowProposals } from '../../core/designer/followProposals';
 import { formatDiagnostic } from '../../core/task/diagnostics';
-import { parseTask } from '../../core/task/parse';
+import { parseTaskText } from '../../workspace/taskFile';
 import { COMMANDS, PREVIEW_VIEW_TYPE, TEST_COMMANDS } from './commands';
 import { PICK_IN_PREVIEW, RulePreviewLenses, TaskCompletions, TaskDiagnostics, TaskHovers, ZeroMatchFixes } from './editorFeatures';
 import { PageSource } from './pages';
@@ -179,7 +179,7 @@ class Designer implements PanelHost, vscode.Disposable {
     if (!target) return null;
     const doc = await vscode.workspace.openTextDocument(target);
     // The text in the editor, unsaved edits included: that is what the person is testing.
-    const { task, diagnostics } = parseTask(doc.getText(), target.fsPath);
+    const { task, diagnostics } = parseTaskText(doc.getText(), target.fsPath);
     const report: TaskTestReport = task
       ? await testTask(target.fsPath, task)
       : { task: target.fsPath, file: target.fsPath, errors: diagnostics.filter((d) => d.severity === 'error').map(formatDiagnostic), results: [], ok: false };

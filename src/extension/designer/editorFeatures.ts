@@ -4,7 +4,7 @@ import { countAt, countMessage, countSelectors, zeroMatchWarnings, type SiteCoun
 import type { PreparedPage } from '../../core/designer/page';
 import { similarSelectors } from '../../core/designer/similarSelectors';
 import { yamlScalar } from '../../core/designer/insert';
-import { parseTask } from '../../core/task/parse';
+import { parseTaskText } from '../../workspace/taskFile';
 import { outlineTask } from '../../core/task/outline';
 import { storeChecksFor } from '../../workspace/storePlace';
 
@@ -47,7 +47,7 @@ export class TaskDiagnostics implements vscode.Disposable {
     this.generation.set(key, gen);
     const text = doc.getText();
     // On disk, the store's file is checked too (a symlink out of the folder); an untitled document has no folder.
-    const { diagnostics } = parseTask(text, doc.uri.fsPath, doc.uri.scheme === 'file' ? storeChecksFor(doc.uri.fsPath) : {});
+    const { diagnostics } = parseTaskText(text, doc.uri.fsPath, doc.uri.scheme === 'file' ? storeChecksFor(doc.uri.fsPath) : {});
     const out = diagnostics.map((d) => {
       const range = new vscode.Range(doc.positionAt(d.offset), doc.positionAt(Math.max(d.endOffset, d.offset)));
       const diag = new vscode.Diagnostic(range, d.path ? `${d.path}: ${d.message}` : d.message, d.severity === 'error' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning);

@@ -16,7 +16,7 @@ import {
 import { selectorSites, siteAt, siteLabel } from '../../core/designer/sites';
 import type { CrawlTask } from '../../core/task/model';
 import { outlineTask } from '../../core/task/outline';
-import { parseTask } from '../../core/task/parse';
+import { parseTaskText } from '../../workspace/taskFile';
 import { NotHtmlError, type LoadedPage, type LoadedSitemap, type PageSource } from './pages';
 import { describeAccess } from './previewAccess';
 import { previewSitemap, sitemapEntryOf } from '../../core/designer/sitemapPreview';
@@ -312,7 +312,7 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
    */
   private parseNow(): CrawlTask | null {
     const text = this.document?.getText();
-    const task = text === undefined ? null : parseTask(text, this.uri.fsPath).task;
+    const task = text === undefined ? null : parseTaskText(text, this.uri.fsPath).task;
     if (task) this.lastGood = task;
     return task;
   }
@@ -333,7 +333,7 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
   private async refreshChoices(): Promise<void> {
     const text = this.document?.getText() ?? '';
     // Before the first analysis (the preview opening) the file is parsed here.
-    if (!this.task && !this.lastGood) this.lastGood = parseTask(text, this.uri.fsPath).task;
+    if (!this.task && !this.lastGood) this.lastGood = parseTaskText(text, this.uri.fsPath).task;
     const task = this.task ?? this.lastGood;
     // Start entries that send a body or count pages are opened as their first request (from the parsed task).
     const built: PageChoice[] = [];
@@ -436,6 +436,7 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
     const r = computePreview({
       text: doc.getText(),
       file: this.uri.fsPath,
+      env: process.env,
       page,
       rule: this.chosenRule,
       cursor: this.cursor,

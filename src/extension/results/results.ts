@@ -3,7 +3,7 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, resolve, sep } from 'node:path';
 import type { CrawlTask } from '../../core/task/model';
-import { parseTask } from '../../core/task/parse';
+import { parseTaskText } from '../../workspace/taskFile';
 import { registerDashboard } from '../dashboard';
 import type { CrawlStudioApi } from '../api';
 import { reporting } from '../errors';
@@ -101,9 +101,9 @@ function restoredTask(state: unknown): CrawlTask | null {
 
 function loadTask(uri: vscode.Uri): CrawlTask | null {
   const open = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === uri.fsPath);
-  if (open) return parseTask(open.getText(), uri.fsPath).task;
+  if (open) return parseTaskText(open.getText(), uri.fsPath).task;
   try {
-    return parseTask(readFileSync(uri.fsPath, 'utf8'), uri.fsPath).task;
+    return parseTaskText(readFileSync(uri.fsPath, 'utf8'), uri.fsPath).task;
   } catch {
     return null;
   }

@@ -1,0 +1,143 @@
+import type pg from 'pg';
+import { latestRevisits } from './revisits';
+import { pageConflict, revisitConflict } from './rows';
+import type { ConflictPolicy, ErrorRow, ItemRow, PageRow } from './types';
+
+// A batch's rows into PostgreSQL, in bulk: multi-row INSERT ... SELECT FROM ROWS FROM(jsonb_array_elements(...),
+// unnest(...)) ... ON CONFLICT, one statement per table per chunk. Text columns travel as JSON arrays rather than
+// PostgreSQL arrays: JSON.stringify is native and the server parses JSON faster than array literals, which
+// measured 1.7x faster than unnest(text[]). Each statement's rows are sorted (tables, then keys), so two batches
+// lock index entries in the same order and cannot deadlock each other. `s` is the store's quoted schema.
+
+/** Rows per INSERT statement: bounds the size of one array parameter; a batch may span several statements. */
+export const CHUNK = 10_000;
+
+export async function upsertPages(c: pg.PoolClient, s: string, pages: readonly PageRow[]): Promise<number> {
+  if (pages.length === 0) return 0;
+  // One order for every writer (rows lock in it): by run, URL, method, body.
+  const key = (p: PageRow) => [p.run, p.url, p.method, p.body];
+  const rows = [...pages].sort((a, b) => {
+    const ka = key(a);
+    const kb = key(b);
+    for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i]) return ka[i]! < kb[i]! ? -1 : 1;
+    return 0;
+  });
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    const part = rows.slice(i, i + CHUNK);
+    await c.query(
+      `INSERT INTO ${s}.pages AS p (run, url, rule, depth, status, fetched_at, content_type, bytes, method, body)
+       SELECT run, url, rule, depth, status, to_timestamp(f / 1000.0), ct, bytes, method, body
+       FROM ROWS FROM (jsonb_array_elements_text($1::jsonb), jsonb_array_elements_text($2::jsonb), jsonb_array_elements_text($3::jsonb),
+         unnest($4::int[]), unnest($5::int[]), unnest($6::float8[]), jsonb_array_elements_text($7::jsonb), unnest($8::bigint[]),
+         jsonb_array_elements_text($9::jsonb), jsonb_array_elements_text($10::jsonb))
+         AS x(run, url, rule, depth, status, f, ct, bytes, method, body)
+       ${pageConflict('p')}`,
+      [
+        JSON.stringify(part.map((p) => p.run)),
+        JSON.stringify(part.map((p) => p.url)),
+        JSON.stringify(part.map((p) => p.rule)),
+        part.map((p) => p.depth),
+        part.map((p) => p.status),
+        part.map((p) => p.fetchedAt),
+        JSON.stringify(part.map((p) => p.contentType)),
+        part.map((p) => p.bytes),
+        JSON.stringify(part.map((p) => p.method)),
+        JSON.stringify(part.map((p) => p.body)),
+      ],
+    );
+  }
+  return rows.length;
+}
+
+/** page_validators: one row per URL across runs (see SqliteStore.upsertRevisit), in URL order like every upsert here. */
+export async function upsertRevisits(c: pg.PoolClient, s: string, pages: readonly PageRow[]): Promise<void> {
+  const rows = latestRevisits(pages);
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    const part = rows.slice(i, i + CHUNK);
+    await c.query(
+      `INSERT INTO ${s}.page_validators AS v (url, final_url, etag, last_modified, shape, items, links, run, fetched_at)
+       SELECT url, fu, e, lm, sh, it, decode(l, 'base64'), run, to_timestamp(f / 1000.0)
+       FROM ROWS FROM (jsonb_array_elements_text($1::jsonb), jsonb_array_elements_text($2::jsonb), jsonb_array_elements_text($3::jsonb),
+         jsonb_array_elements_text($4::jsonb), jsonb_array_elements_text($5::jsonb), unnest($6::int[]), jsonb_array_elements_text($7::jsonb),
+         jsonb_array_elements_text($8::jsonb), unnest($9::float8[])) AS x(url, fu, e, lm, sh, it, l, run, f)
+       ${revisitConflict('v')}`,
+      [
+        JSON.stringify(part.map((p) => p.url)),
+        JSON.stringify(part.map((p) => p.revisit.finalUrl)),
+        JSON.stringify(part.map((p) => p.revisit.etag)),
+        JSON.stringify(part.map((p) => p.revisit.lastModified)),
+        JSON.stringify(part.map((p) => p.revisit.shape)),
+        part.map((p) => p.revisit.items),
+        JSON.stringify(part.map((p) => p.revisit.links)),
+        JSON.stringify(part.map((p) => p.run)),
+        part.map((p) => p.fetchedAt),
+      ],
+    );
+  }
+}
+
+export async function insertItems(c: pg.PoolClient, table: string, rows: readonly ItemRow[], policy: ConflictPolicy): Promise<{ inserted: number; written: number }> {
+  // xmax = 0 holds exactly for rows this statement inserted (an updated row carries our transaction id), so
+  // one round trip yields inserted and updated counts; conflicts are the rows that came back as neither.
+  const onConflict =
+    policy === 'update'
+      ? `DO UPDATE SET data = EXCLUDED.data, url = EXCLUDED.url, rule = EXCLUDED.rule, run = EXCLUDED.run,
+           fetched_at = EXCLUDED.fetched_at, updated_at = now()
+         WHERE t.fetched_at <= EXCLUDED.fetched_at`
+      : 'DO NOTHING';
+  const { rows: out } = await c.query(
+    `WITH w AS (
+       INSERT INTO ${table} AS t (key, data, url, rule, run, fetched_at)
+       SELECT k, d, u, r, rn, to_timestamp(f / 1000.0)
+       FROM ROWS FROM (jsonb_array_elements_text($1::jsonb), jsonb_array_elements($2::jsonb), jsonb_array_elements_text($3::jsonb),
+         jsonb_array_elements_text($4::jsonb), jsonb_array_elements_text($5::jsonb), unnest($6::float8[])) AS x(k, d, u, r, rn, f)
+       ON CONFLICT (key) ${onConflict}
+       RETURNING (xmax = 0) AS inserted
+     ) SELECT count(*) FILTER (WHERE inserted)::int AS inserted, count(*)::int AS written FROM w`,
+    [
+      JSON.stringify(rows.map((r) => r.key)),
+      // The items are JSON already: joined into one array they need no escaping, and the server parses them in
+      // the same pass that builds the jsonb values.
+      `[${rows.map((r) => r.json).join(',')}]`,
+      JSON.stringify(rows.map((r) => r.url)),
+      JSON.stringify(rows.map((r) => r.rule)),
+      JSON.stringify(rows.map((r) => r.run)),
+      rows.map((r) => r.fetchedAt),
+    ],
+  );
+  return { inserted: out[0].inserted, written: out[0].written };
+}
+
+export async function insertErrors(c: pg.PoolClient, s: string, errors: readonly ErrorRow[]): Promise<number> {
+  if (errors.length === 0) return 0;
+  const rows = [...errors].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  let n = 0;
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    const part = rows.slice(i, i + CHUNK);
+    const { rows: out } = await c.query(
+      `WITH w AS (
+         INSERT INTO ${s}.errors (error_id, kind, run, url, rule, type, key, message, at)
+         SELECT id, kind, run, url, rule, type, key, message, to_timestamp(at / 1000.0)
+         FROM ROWS FROM (jsonb_array_elements_text($1::jsonb), jsonb_array_elements_text($2::jsonb), jsonb_array_elements_text($3::jsonb),
+           jsonb_array_elements_text($4::jsonb), jsonb_array_elements_text($5::jsonb), jsonb_array_elements_text($6::jsonb),
+           jsonb_array_elements_text($7::jsonb), jsonb_array_elements_text($8::jsonb), unnest($9::float8[]))
+           AS x(id, kind, run, url, rule, type, key, message, at)
+         ON CONFLICT (error_id) DO NOTHING
+         RETURNING 1
+       ) SELECT count(*)::int AS n FROM w`,
+      [
+        JSON.stringify(part.map((e) => e.id)),
+        JSON.stringify(part.map((e) => e.kind)),
+        JSON.stringify(part.map((e) => e.run)),
+        JSON.stringify(part.map((e) => e.url)),
+        JSON.stringify(part.map((e) => e.rule)),
+        JSON.stringify(part.map((e) => e.type)),
+        JSON.stringify(part.map((e) => e.key)),
+        JSON.stringify(part.map((e) => e.message)),
+        part.map((e) => e.at),
+      ],
+    );
+    n += out[0].n;
+  }
+  return n;
+}

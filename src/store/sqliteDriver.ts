@@ -1,0 +1,98 @@
+import type { DatabaseSync, SQLInputValue } from 'node:sqlite';
+import { StoreDataError, StoreUnavailableError } from './types';
+
+// node:sqlite as the SQLite store uses it: loaded on first use, statements bound with undefined as NULL, and every
+// call retried while another process holds the file's lock, its failures classified for the writer.
+
+export type Row = Record<string, SQLInputValue>;
+
+let sqliteModule: typeof import('node:sqlite') | null = null;
+
+/**
+ * Loads node:sqlite on first use (not at import: every CLI command and worker bundles this module), without the
+ * ExperimentalWarning Node 22 prints for it, which would land in every user's terminal and the extension host log.
+ */
+export function loadSqlite(path: string): typeof import('node:sqlite') {
+  if (sqliteModule) return sqliteModule;
+  const emit = process.emitWarning;
+  process.emitWarning = function (this: unknown, warning: string | Error, ...rest: unknown[]) {
+    const text = typeof warning === 'string' ? warning : warning?.message;
+    if (/SQLite is an experimental feature/.test(String(text))) return;
+    return (emit as (...a: unknown[]) => void).call(process, warning, ...rest);
+  } as typeof process.emitWarning;
+  try {
+    sqliteModule = require('node:sqlite') as typeof import('node:sqlite');
+    return sqliteModule;
+  } catch (err) {
+    throw new StoreUnavailableError(
+      `cannot open SQLite store ${path}: this Node (${process.version}) has no built-in SQLite (node:sqlite, Node 22.13 or newer). ` +
+        'Run the CLI with Node 22.13+, use VS Code 1.101 or newer, or set store.url to a postgres:// URL',
+      { cause: err },
+    );
+  } finally {
+    process.emitWarning = emit;
+  }
+}
+
+/** Binds undefined as NULL: node:sqlite refuses undefined, and optional row fields are often absent. */
+export function bind(values: readonly unknown[]): SQLInputValue[] {
+  return values.map((v) => (v === undefined ? null : (v as SQLInputValue)));
+}
+
+/**
+ * Runs a synchronous database call, retrying with async sleeps while another process holds the file lock, and
+ * classifies failures: a lock that outlasts busyTimeoutMs is StoreUnavailableError (the writer backs off), a
+ * constraint or size failure is StoreDataError (the writer isolates the offending entry).
+ */
+export async function withBusyRetry<T>(path: string, busyTimeoutMs: number, what: string, fn: () => T | Promise<T>): Promise<T> {
+  const deadline = Date.now() + busyTimeoutMs;
+  let delay = 5;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      const msg = (err as Error).message ?? String(err);
+      if (!isBusy(msg)) {
+        if (err instanceof StoreUnavailableError || err instanceof StoreDataError) throw err;
+        if (isDataError(msg)) throw new StoreDataError(`SQLite store ${path} rejected the data (${what}): ${msg}`, { cause: err });
+        if (isIoError(msg)) throw new StoreUnavailableError(`SQLite store ${path} cannot ${what}: ${msg} — check disk space and permissions`, { cause: err });
+        if (/not a database|malformed/i.test(msg)) {
+          throw new Error(`SQLite store ${path} cannot ${what}: ${msg} — the file is not a (healthy) SQLite database; move it away or choose another path`, { cause: err });
+        }
+        throw err instanceof Error && msg.includes(path) ? err : new Error(`SQLite store ${path} cannot ${what}: ${msg}`, { cause: err });
+      }
+      if (Date.now() >= deadline) {
+        throw new StoreUnavailableError(
+          `SQLite store ${path} stayed locked for ${busyTimeoutMs} ms (${what}): another process holds a write transaction on it (a crawl's writer, or a tool such as the sqlite3 shell or DB Browser with unsaved changes)`,
+          { cause: err },
+        );
+      }
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, 100);
+    }
+  }
+}
+
+export function all(db: DatabaseSync, sql: string, params: readonly unknown[] = []): Row[] {
+  return db.prepare(sql).all(...bind(params)) as Row[];
+}
+
+export function get(db: DatabaseSync, sql: string, params: readonly unknown[] = []): Row | undefined {
+  return db.prepare(sql).get(...bind(params)) as Row | undefined;
+}
+
+export function run(db: DatabaseSync, sql: string, params: readonly unknown[] = []): void {
+  db.prepare(sql).run(...bind(params));
+}
+
+function isBusy(msg: string): boolean {
+  return /database is locked|database is busy|SQLITE_BUSY/i.test(msg);
+}
+
+function isDataError(msg: string): boolean {
+  return /constraint failed|too big|datatype mismatch|malformed JSON/i.test(msg);
+}
+
+function isIoError(msg: string): boolean {
+  return /disk I\/O error|database or disk is full|unable to open database|readonly database/i.test(msg);
+}
