@@ -4,7 +4,6 @@ import { parentPort, Worker, workerData } from 'node:worker_threads';
 import { analysePage, PageFormatError, ruleByName, type PageOutcome } from '../core/pipeline/page';
 import type { SeriesRef } from '../core/request/build';
 import type { CrawlTask } from '../core/task/model';
-import { decodeBody } from './bodyText';
 
 // Parsing and extraction of a fetched page, off the worker's event loop. They are synchronous and a page decides
 // how long they take: 300 KB of unclosed nested tags takes htmlparser2 seconds (its open-element stack is
@@ -34,12 +33,7 @@ export interface AnalysisInput {
   readonly task: CrawlTask;
   /** After redirects. */
   readonly url: string;
-  /**
-   * The page's text, or the bytes it arrived as with their Content-Type, decoded where the page is analysed: a fetched
-   * page's bytes go to the analysis thread as they are, so its text is neither decoded nor copied in the worker's main
-   * thread (issue 36: the two were ~5% of that thread's time per page, bench/README.md).
-   */
-  readonly html: string | PageBytes;
+  readonly html: string;
   readonly rule: string;
   readonly depth: number;
   /** The URL as queued, the status and the fetch time (ms): what `page:` fields read. */
@@ -49,18 +43,6 @@ export interface AnalysisInput {
   /** `html` is a JSON response's text (see analysePage). */
   readonly json?: boolean;
   readonly series?: SeriesRef;
-}
-
-export interface PageBytes {
-  readonly raw: Uint8Array;
-  readonly contentType: string | null;
-}
-
-/** The text of a page handed over as bytes (see AnalysisInput.html). */
-function textOf(html: string | PageBytes): string {
-  if (typeof html === 'string') return html;
-  const { raw, contentType } = html;
-  return decodeBody(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), contentType);
 }
 
 /** What crosses to the thread for one page: the input, with the task by name (the thread has every task). */
@@ -92,11 +74,11 @@ export function analysisBudgetMs(task: CrawlTask): number {
 /** In the caller's thread: for tests and hosts without the worker bundle. */
 export function inlineAnalyser(): PageAnalyser {
   return {
-    async analyse({ task, rule, html, ...page }) {
+    async analyse({ task, rule, ...page }) {
       const r = ruleByName(task, rule);
       if (!r) throw new AnalysisError(`no rule '${rule}' in the task`, 'error');
       try {
-        return forWorker(analysePage(task, { ...page, html: textOf(html), rule: r }));
+        return forWorker(analysePage(task, { ...page, rule: r }));
       } catch (err) {
         throw new AnalysisError(describeFailure(err), 'error');
       }

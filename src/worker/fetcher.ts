@@ -1,13 +1,11 @@
 import { isIP } from 'node:net';
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { decodeBuffer } from 'encoding-sniffer';
 import type { Dispatcher } from 'undici';
 import { isPrivateAddress } from '../core/url/hosts';
 import { redactUrl } from '../core/url/redact';
-import { decodeBody } from './bodyText';
 import { poolsFor, PrivateAddressError, proxyPools, requestVia, systemResolver, type Resolver } from './dispatcher';
-
-export { decodeBody };
 
 // One HTTP fetch with the limits a crawler needs: bounded redirects (each hop re-checked), a timeout covering
 // headers and body, a body size cap enforced while streaming (so a gzip bomb or an endless response stops at
@@ -117,14 +115,7 @@ export interface FetchedPage {
   readonly status: number;
   readonly contentType: string | null;
   readonly isHtml: boolean;
-  /** The text of an HTML page (or, with `keepNonHtml`, of any page), decoded from `raw` when first read. */
   readonly body: string;
-  /**
-   * The bytes `body` is decoded from (content codings undone), for a fetched page; a rendered one has its text only.
-   * The worker hands these to its analysis thread, which decodes them there: decoding and copying the text in the
-   * main thread cost it ~5% of its time per page (issue 36, bench/README.md).
-   */
-  readonly raw?: Buffer;
   readonly bytes: number;
   readonly redirects: number;
   /** The response's ETag and Last-Modified, when it had either (a conditional re-crawl keeps them). */
@@ -155,26 +146,12 @@ export async function fetchPage(url: string, opts: FetchOptions): Promise<Fetche
 async function fetchWithin(url: string, opts: FetchOptions, timeout: AbortSignal): Promise<FetchedPage> {
   const { res, finalUrl, status, contentType, redirects } = await openWithin(url, opts, timeout);
   const isHtml = contentType === null || /\b(text\/html|application\/xhtml\+xml)\b/i.test(contentType);
-  const { raw: all, bytes } = await readCapped(res, opts.maxBytes, finalUrl, timeout);
-  const raw = isHtml || opts.keepNonHtml ? all : undefined;
-  const etag = opts.validators ? header(res, 'etag') : null;
-  const lastModified = opts.validators ? header(res, 'last-modified') : null;
-  // The text is decoded on first read: a page analysed in the worker's thread is read there, from `raw` (see above).
-  let text: string | undefined;
-  return {
-    url,
-    finalUrl,
-    status,
-    contentType,
-    isHtml,
-    get body() {
-      return (text ??= raw ? decodeBody(raw, contentType) : '');
-    },
-    ...(raw ? { raw } : {}),
-    bytes,
-    redirects,
-    ...(etag !== null || lastModified !== null ? { validators: { etag, lastModified } } : {}),
-  };
+  const { body, bytes } = await readCapped(res, contentType, opts.maxBytes, finalUrl, timeout);
+  const page: FetchedPage = { url, finalUrl, status, contentType, isHtml, body: isHtml || opts.keepNonHtml ? body : '', bytes, redirects };
+  if (!opts.validators) return page;
+  const etag = header(res, 'etag');
+  const lastModified = header(res, 'last-modified');
+  return etag === null && lastModified === null ? page : { ...page, validators: { etag, lastModified } };
 }
 
 /** A response whose body is read as it arrives (see fetchStream). */
@@ -327,7 +304,7 @@ function decoded(res: Response): Readable {
   return raw.pipe(decoder);
 }
 
-async function readCapped(res: Response, maxBytes: number, url: string, timeout: AbortSignal): Promise<{ raw: Buffer; bytes: number }> {
+async function readCapped(res: Response, contentType: string | null, maxBytes: number, url: string, timeout: AbortSignal): Promise<{ body: string; bytes: number }> {
   const declared = Number(header(res, 'content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > maxBytes) {
     discard(res);
@@ -352,7 +329,20 @@ async function readCapped(res: Response, maxBytes: number, url: string, timeout:
     discard(res);
     throw networkFailure(err, url, timeout.aborted);
   }
-  return { raw: Buffer.concat(chunks), bytes };
+  return { body: decodeBody(Buffer.concat(chunks), contentType), bytes };
+}
+
+/**
+ * The body's text, decoded once here so the workers and the designer's preview agree. The encoding is found in
+ * the WHATWG order (encoding-sniffer, the sniffer cheerio uses): a BOM, then the Content-Type header's charset,
+ * then a `<meta charset>` / `<meta http-equiv="Content-Type">` or `<?xml encoding=...?>` in the first 1024 bytes.
+ * Labels map as the Encoding Standard says (iso-8859-1, latin1 and us-ascii mean windows-1252). Without any hint
+ * the default is UTF-8, not the spec's windows-1252: what a crawler of today's sites meets. Invalid bytes become
+ * U+FFFD rather than failing, so a broken page still parses.
+ */
+export function decodeBody(bytes: Buffer, contentType: string | null): string {
+  const label = /;\s*charset\s*=\s*["']?([^;"'\s]+)/i.exec(contentType ?? '')?.[1];
+  return decodeBuffer(bytes, { transportLayerEncodingLabel: label, defaultEncoding: 'utf-8' });
 }
 
 function networkFailure(err: unknown, url: string, timedOut: boolean): FetchFailure {

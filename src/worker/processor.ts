@@ -339,9 +339,7 @@ export function createProcessor(deps: ProcessorDeps) {
 
     let outcome: AnalysedPage;
     try {
-      // A fetched page goes as its bytes, decoded in the analysis thread (analysis.ts AnalysisInput.html).
-      const html = page.raw ? { raw: page.raw, contentType: page.contentType } : page.body;
-      outcome = await analyser.analyse({ task, url: page.finalUrl, html, rule: rule.name, depth, requestedUrl: url, status: page.status, fetchedAt, ...(json ? { json } : {}), ...(job.data.series ? { series: job.data.series } : {}) });
+      outcome = await analyser.analyse({ task, url: page.finalUrl, html: page.body, rule: rule.name, depth, requestedUrl: url, status: page.status, fetchedAt, ...(json ? { json } : {}), ...(job.data.series ? { series: job.data.series } : {}) });
     } catch (err) {
       // The page itself is the problem (too deep, too slow, too big to extract): counted, failed, not retried.
       const kind = err instanceof AnalysisError ? err.kind : 'error';
