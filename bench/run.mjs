@@ -4,7 +4,7 @@
 // bench/results/<date>.md (also printed). Timings are reported, never asserted.
 //
 //   node bench/run.mjs [--quick] [--concurrency 16] [--only limit,cs1,cs2,crawlee,crawlee-np,scrapy,scale,slow,broad,browser,micro]
-//                      [--profile] [--keep] [--broad cs1,cs2,scrapy,crawlee] [--browser-concurrency 4] [--browser-rows cs1,crawlee] [--chromium PATH] [--out FILE]
+//                      [--lists 100] [--profile] [--keep] [--broad cs1,cs2,scrapy,crawlee] [--browser-concurrency 4] [--browser-rows cs1,crawlee] [--chromium PATH] [--out FILE]
 //
 // --quick: a ~550-page site, 200k URLs for dedup, 20k items for the stores (a sanity run in about a minute).
 // --profile: also runs Crawl Studio (1 worker) once more with --cpu-prof and Redis MONITOR, and adds where its
@@ -15,10 +15,11 @@ import { loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { breakdown } from './lib/breakdown.mjs';
 import { summariseProfile } from './lib/profile.mjs';
 import { startMonitor } from './lib/monitor.mjs';
 import { cpuOf, killRunning, procStat, rmrf, runMeasured, settle } from './lib/procs.mjs';
-import { commandCalls, redisInfo, startNginx, startPostgres, startRedis, startRedisCluster, startSlowProxy } from './lib/services.mjs';
+import { commandCalls, commandUsec, redisInfo, startNginx, startPostgres, startRedis, startRedisCluster, startSlowProxy } from './lib/services.mjs';
 import { benchTask } from './lib/task.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -40,13 +41,16 @@ const { values: flags } = parseArgs({
     // The browser row's crawlers (default both): --browser-rows cs1,crawlee
     'browser-rows': { type: 'string' },
     chromium: { type: 'string' },
+    // The standard site's list pages (default 100, 25 with --quick): 22 pages each, so --lists 455 is ~10,000 pages
+    // (issue 36's acceptance at 10,000 pages).
+    lists: { type: 'string' },
   },
 });
 const quick = flags.quick ?? false;
 const C = Number(flags.concurrency ?? 16);
 const only = flags.only ? new Set(flags.only.split(',')) : null;
 const want = (k) => !only || only.has(k);
-const SITE = quick ? { list: 25, per: 20, filler: 22 } : { list: 100, per: 20, filler: 22 };
+const SITE = { list: Number(flags.lists ?? (quick ? 25 : 100)), per: 20, filler: 22 };
 // The linearity check's site: the same kind of pages, ~50,000 of them (~5,500 with --quick).
 const SCALE_LIST = quick ? 250 : 2270;
 // The latency-bound rows: every response this late, as from a distant site.
@@ -194,6 +198,8 @@ async function measureCrawler(def, ctx) {
       netIn: Number(info.total_net_input_bytes),
       netOut: Number(info.total_net_output_bytes),
       calls,
+      // Where Redis's own time goes, per command (issue 36's breakdown in bench/README.md).
+      usec: commandUsec(info),
       keys: info.db0 ?? '',
     };
     await redis.stop();
@@ -837,7 +843,9 @@ async function profileRun(ctx) {
   const res = await runMeasured(
     process.execPath,
     ['--cpu-prof', `--cpu-prof-dir=${join(dir, 'prof')}`, '-r', join(here, 'lib', 'prof-preload.cjs'), join(build, 'cli.js'), 'run', task, '--workers', '1', '--concurrency', String(C), '--redis', redis.url, '--fresh'],
-    { cwd: dir, env: { BENCH_NODE_WRAPPER: wrapper } },
+    // No code cache: V8 rejects one made without --cpu-prof, so each profiled start compiled and wrote its cache
+    // again, a third of a short crawl's profile that no user run pays.
+    { cwd: dir, env: { BENCH_NODE_WRAPPER: wrapper, CRAWL_STUDIO_CODE_CACHE: 'off' } },
   );
   if (res.code !== 0) log(res.output.slice(-2000));
   await new Promise((r) => setTimeout(r, 300));
@@ -848,7 +856,8 @@ async function profileRun(ctx) {
   const profiles = readdirSync(join(dir, 'prof')).filter((f) => f.endsWith('.cpuprofile'));
   const summaries = profiles.map((f) => {
     const s = summariseProfile(join(dir, 'prof', f));
-    return { file: f, ...s };
+    const b = breakdown(join(dir, 'prof', f));
+    return { file: f, ...s, categories: [...b.categories].sort((x, y) => y[1] - x[1]).map(([name, us]) => ({ name, ms: us / 1000 })) };
   });
   // The worker is the profile with most busy time; the CLI (coordinator + writer) is the other.
   summaries.sort((a, b) => b.busyMs - a.busyMs);
@@ -1221,6 +1230,7 @@ function report(ctx, rows, m, prof) {
       L.push('');
       L.push(`CPU profile \`${s.file}\`: ${fmt(s.busyMs)} ms busy (${fmt((s.busyMs / prof.pages) * 1000 / 1000, 2)} ms/page), ${fmt(s.idleMs)} ms idle. Self time by area: ${s.areas.map((a) => `${a.name} ${fmt(a.share * 100)}%`).join(', ')}.`);
       L.push(`Top functions: ${s.functions.slice(0, 10).map((f) => `${f.name} ${fmt(f.share * 100, 1)}%`).join(', ')}.`);
+      L.push(`By what a page does (bench/lib/breakdown.mjs: each sample to the first category its stack matches), µs per page: ${s.categories.map((c) => `${c.name} ${fmt((c.ms * 1000) / prof.pages)}`).join(', ')}.`);
     }
   }
   L.push('');

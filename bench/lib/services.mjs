@@ -213,6 +213,16 @@ export function commandCalls(info) {
   return out;
 }
 
+/** Microseconds Redis spent in each command (INFO commandstats `usec`; a script's commands count in its EVALSHA). */
+export function commandUsec(info) {
+  const out = {};
+  for (const [k, v] of Object.entries(info)) {
+    if (!k.startsWith('cmdstat_')) continue;
+    out[k.slice(8)] = Number(/usec=(\d+)/.exec(v)?.[1] ?? 0);
+  }
+  return out;
+}
+
 export function findPostgresBin() {
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return null;
