@@ -17,6 +17,8 @@ export interface HostileContext {
   /** Book pages requested so far, and when the burst began. */
   booksRequested?: number;
   burstFrom?: number;
+  /** 503s the burst gave each book page (at most BURST_PER_PAGE, so no book spends all its attempts on it). */
+  burstHits?: Map<string, number>;
   flakyAt?: number[];
 }
 
@@ -76,7 +78,12 @@ export const HOSTILE = {
 
 /** The burst starts at this book request: by then the crawl is fetching books at full rate. */
 const BURST_AT_BOOK = 50;
-const BURST_MS = 1_500;
+/**
+ * The burst answers this many book requests with 503, at most BURST_PER_PAGE per page: counted, not timed. A
+ * 1.5 s window saw only 1 or 2 requests on a starved machine (and none on a fast one, before it began at a book).
+ */
+const BURST_ANSWERS = 30;
+const BURST_PER_PAGE = 2;
 
 export function hostileMiddleware(ctx: HostileContext): (req: IncomingMessage, res: ServerResponse) => boolean {
   const flaky = new Map<string, number>();
@@ -96,8 +103,10 @@ export function hostileMiddleware(ctx: HostileContext): (req: IncomingMessage, r
       ctx.booksRequested = (ctx.booksRequested ?? 0) + 1;
       if (ctx.booksRequested >= BURST_AT_BOOK) ctx.burstFrom = Date.now();
     }
-    if (isBook && ctx.burstFrom !== undefined && Date.now() - ctx.burstFrom < BURST_MS) {
+    const burstHits = (ctx.burstHits ??= new Map());
+    if (isBook && ctx.burstFrom !== undefined && (ctx.burst503 ?? 0) < BURST_ANSWERS && (burstHits.get(path) ?? 0) < BURST_PER_PAGE) {
       ctx.burst503 = (ctx.burst503 ?? 0) + 1;
+      burstHits.set(path, (burstHits.get(path) ?? 0) + 1);
       res.writeHead(503, { 'retry-after': '1', 'content-type': 'text/plain' }).end('busy');
       return true;
     }
@@ -237,8 +246,10 @@ export function hostileExpectations(siteUrl: string, ctx?: HostileContext): Expe
     [u(HOSTILE.slow), /timed out/],
     [u(HOSTILE.reset), /network error/],
     [u(HOSTILE.resetMidBody), /network error|timed out/],
-    [u(HOSTILE.loopA), /more than 5 redirects/],
-    [u(HOSTILE.loopSelf), /more than 5 redirects/],
+    // A loop is cut at 5 redirects; on a starved machine its six requests may outlast the 2 s timeout instead. Either
+    // way it fails, and checkHits bounds how often its first page was requested (an unbounded loop would not be).
+    [u(HOSTILE.loopA), /more than 5 redirects|timed out fetching .*\/hostile\/loop-/],
+    [u(HOSTILE.loopSelf), /more than 5 redirects|timed out fetching .*\/hostile\/loop-self/],
     [u(HOSTILE.endlessSlow), /timed out/],
     [u(HOSTILE.endlessFast), /over the \d+-byte limit/],
     [u(HOSTILE.gzipBomb), /over the \d+-byte limit/],
@@ -267,7 +278,7 @@ export function hostileExpectations(siteUrl: string, ctx?: HostileContext): Expe
       const at = ctx?.flakyAt ?? [];
       const gaps = at.slice(1).map((t, i) => t - at[i]!);
       if (gaps.some((g) => g < 900)) out.push(`Retry-After ignored: the flaky page was retried after ${gaps.join(', ')} ms`);
-      if ((ctx?.burst503 ?? 0) < 20) out.push(`the 503 burst answered only ${ctx?.burst503 ?? 0} requests: it did not hit the crawl`);
+      if ((ctx?.burst503 ?? 0) < BURST_ANSWERS) out.push(`the 503 burst answered only ${ctx?.burst503 ?? 0} requests: it did not hit the crawl`);
       const slow = hits.get(HOSTILE.slow) ?? 0;
       if (slow !== 3) out.push(`the slow page was requested ${slow} times, expected 3 attempts`);
       const loop = hits.get(HOSTILE.loopA) ?? 0;
