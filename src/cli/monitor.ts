@@ -11,8 +11,8 @@ import { startMonitor } from '../monitor/server';
 export const MONITOR_USAGE = `crawl-studio monitor REDIS [--port 5555] [--bind 127.0.0.1] [--token T] [--allow-host NAME]... [--hide-workers-after SECONDS]
 
 A web monitor of every task, run and worker on one Redis, with its JSON API (/api/tasks, /api/tasks/TASK,
-/api/workers), Prometheus metrics (/metrics) and /healthcheck. Actions (pause, resume, retry failed pages by reason,
-add URLs) need the token in a header (Authorization: Bearer T, or X-Crawl-Studio-Token: T); the page asks for it.
+/api/workers), Prometheus metrics (/metrics) and /healthcheck. Actions (pause, resume, stop a run, retry failed pages
+by reason, add URLs) need the token in a header (Authorization: Bearer T, or X-Crawl-Studio-Token: T); the page asks for it.
 The token: $CRAWL_STUDIO_MONITOR_TOKEN (preferred: an argument shows in ps), --token, or else one made at start and
 printed once to stderr. --bind beyond loopback needs a given token. --allow-host NAME: a Host name the monitor also
 answers to (behind a proxy, or scraped by name); others are refused (DNS rebinding). --hide-workers-after: workers

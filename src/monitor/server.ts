@@ -4,9 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import type { Registry } from 'prom-client';
 import type { Redis } from '../redis/connect';
-import { ActionError, enqueue, pause, resume, retryReason, type ActionResult } from './actions';
+import { ActionError, enqueue, pause, resume, retryReason, stop, type ActionResult } from './actions';
 import { allowedHosts, bindRefusal, hostAllowed, tokenOf, tokensEqual } from './auth';
 import { monitorRegistry } from './metrics';
+import { readScreenshot } from '../observe/screenshots';
 import { CSP, PAGE_CSS, PAGE_HTML } from './page';
 import { MonitorViews } from './views';
 
@@ -36,7 +37,7 @@ export interface Monitor {
 
 const MAX_BODY = 256 * 1024;
 const HEALTH_TIMEOUT_MS = 2_000;
-const ACTIONS = ['pause', 'resume', 'retry', 'enqueue'] as const;
+const ACTIONS = ['pause', 'resume', 'retry', 'enqueue', 'stop'] as const;
 type Action = (typeof ACTIONS)[number];
 
 class HttpError extends Error {
@@ -108,6 +109,8 @@ async function handle(c: Ctx): Promise<void> {
     if (path === '/api/workers') return send(res, 200, await c.views.workers({ all: url.searchParams.get('all') === '1' }));
     const m = /^\/api\/tasks\/([^/]+)$/.exec(path);
     if (m) return send(res, 200, await c.views.task(await knownTask(c, m[1]!)));
+    const shot = /^\/api\/tasks\/([^/]+)\/screenshot$/.exec(path);
+    if (shot) return screenshot(c, await knownTask(c, shot[1]!), url);
     const feed = /^\/api\/tasks\/([^/]+)\/changes\.atom$/.exec(path);
     if (feed) return sendText(res, 200, 'application/atom+xml; charset=utf-8', await changesFeedOr404(c, feed[1]!, url));
     throw new HttpError(404, `no ${path} here`);
@@ -137,10 +140,27 @@ async function act(c: Ctx, action: Action, task: string, body: Record<string, un
     case 'retry':
       if (typeof body.reason !== 'string') throw new HttpError(400, "retry takes {\"reason\": \"<failure reason>\"}, e.g. {\"reason\": \"http-404\"}");
       return retryReason(c.o.redis, task, body.reason);
+    case 'stop':
+      if (body.run !== undefined && typeof body.run !== 'string') throw new HttpError(400, 'stop takes {} or {"run": "<the run id it must be>"}');
+      return stop(c.o.redis, task, body.run);
     case 'enqueue':
       if (!Array.isArray(body.urls)) throw new HttpError(400, 'enqueue takes {"urls": ["https://…", …]}');
       return enqueue(c.o.redis, task, body.urls as string[]);
   }
+}
+
+/** GET /api/tasks/TASK/screenshot?run=R&url=U: one kept screenshot (observe/screenshots.ts), as the JPEG it is. */
+async function screenshot(c: Ctx, task: string, url: URL): Promise<void> {
+  const run = url.searchParams.get('run');
+  const page = url.searchParams.get('url');
+  if (!run || !page) throw new HttpError(400, 'a screenshot is asked for with ?run=RUN&url=PAGE_URL');
+  const shot = await readScreenshot(c.o.redis, task, run, page);
+  if (!shot) throw new HttpError(404, `no screenshot of ${page.slice(0, 200)} kept in run ${run.slice(0, 80)} of '${task}' (a run keeps its newest 50, for a week)`);
+  c.res.statusCode = 200;
+  c.res.setHeader('content-type', 'image/jpeg');
+  // The page asks with the capture's time in the address (&at=): a newer capture is a new address, so this one may be cached.
+  c.res.setHeader('cache-control', 'private, max-age=86400');
+  c.res.end(c.req.method === 'HEAD' ? undefined : shot.jpeg);
 }
 
 async function changesFeedOr404(c: Ctx, segment: string, url: URL): Promise<string> {

@@ -3,7 +3,10 @@ import type { Redis } from '../redis/connect';
 import type { CrawlStatus, PageJobData, PageJobResult } from '../frontier/crawl';
 import { bullPrefix, TASKS_KEY } from '../frontier/keys';
 import { isWorkerGone, readWorkers, WORKER_SILENT_AFTER_MS, type WorkerBeat } from '../frontier/fleet';
-import { describeGroup } from '../observe/failures';
+import { describeGroup, taskQueues } from '../observe/failures';
+import { screenshotFacts, type ScreenshotFacts } from '../observe/screenshots';
+import { readActivePages, type ActivePage } from './activePages';
+import { StoredReads, type StoredView } from './stored';
 import { readFrontierByHost, type FrontierByHost } from '../observe/frontier';
 import { readHealth, type HealthSnapshot } from '../observe/health';
 import { rateSeries, recordSample } from '../observe/metrics';
@@ -18,7 +21,7 @@ import { pagesFinishedBy } from '../observe/workerRates';
 // dashboard keeps it): reading 2,000 failed jobs at every poll would cost Redis more than the crawl.
 
 /** Bounds of every list the API returns. */
-export const LIMITS = { tasks: 200, workers: 500, hosts: 50, frontierHosts: 50, groups: 50, pagesPerGroup: 5, points: 300 } as const;
+export const LIMITS = { tasks: 200, workers: 500, hosts: 50, frontierHosts: 50, groups: 50, pagesPerGroup: 5, points: 300, active: 50, screenshots: 12 } as const;
 const FAILURES_EVERY_MS = 10_000;
 
 /** A task's figures, each from its one read-model: `status` is exactly what `crawl-studio status --json` prints. */
@@ -57,18 +60,28 @@ export interface TaskDetail extends TaskSummary {
   readonly hosts: HealthSnapshot['hosts'];
   readonly frontier: FrontierByHost;
   readonly workers: readonly WorkerView[];
+  /** The pages being fetched now, oldest first (the first LIMITS.active). */
+  readonly active: readonly ActivePage[];
+  /** The current run's newest screenshots of rendered pages (failures, or every page with `screenshot: always`). */
+  readonly screenshots: readonly ScreenshotFacts[];
+  /** Rows this run stored and the store's newest items (read at most every 10 s: stored.ts). */
+  readonly stored: StoredView;
 }
 
 export class MonitorViews {
   private readonly queues = new Map<string, Queue<PageJobData, PageJobResult>>();
   /** Per task: the last health read, reused for its failure samples until FAILURES_EVERY_MS passed or the count moved. */
   private readonly previous = new Map<string, { at: number; health: HealthSnapshot }>();
+  /** Each task's store, read at most every 10 s (a database, not Redis). */
+  readonly stored: StoredReads;
 
   constructor(
     private readonly redis: Redis,
     /** Workers silent for longer than this are left out of the default view (they stay in Redis, and in `?all=1`). */
     private readonly hideWorkersAfterMs: number,
-  ) {}
+  ) {
+    this.stored = new StoredReads(redis);
+  }
 
   /** The task names this Redis knows, sorted, at most LIMITS.tasks of them; `total` says how many there are. */
   async taskNames(): Promise<{ names: string[]; total: number }> {
@@ -82,6 +95,7 @@ export class MonitorViews {
 
   async tasks(): Promise<{ tasks: TaskSummary[]; total: number; limit: number }> {
     const { names, total } = await this.taskNames();
+    this.stored.keepOnly(names);
     const tasks = await Promise.all(names.map(async (name) => summaryOf(await readTaskStatus(this.redis, name))));
     return { tasks, total, limit: LIMITS.tasks };
   }
@@ -97,7 +111,16 @@ export class MonitorViews {
     let health = await readHealth(this.redis, this.queue(name), { name }, { readFailures, previous: prev?.health ?? null, historyLast });
     if (!readFailures && health.stats?.failed !== prev?.health.stats?.failed) health = await readHealth(this.redis, this.queue(name), { name }, { readFailures: true, historyLast });
     if (readFailures || health.stats?.failed !== prev?.health.stats?.failed) this.previous.set(name, { at: now, health });
-    const [status, frontier, workers] = await Promise.all([readTaskStatus(this.redis, name), readFrontierByHost(this.redis, name, LIMITS.frontierHosts), this.workers({ all: false, task: name, now })]);
+    const beats = await readWorkers(this.redis);
+    const run = health.run?.run;
+    const [status, frontier, workers, active, screenshots, stored] = await Promise.all([
+      readTaskStatus(this.redis, name),
+      readFrontierByHost(this.redis, name, LIMITS.frontierHosts),
+      this.workers({ all: false, task: name, now, beats }),
+      taskQueues(this.redis, this.queue(name), name).then((qs) => readActivePages(this.redis, qs, beats, LIMITS.active)),
+      run ? screenshotFacts(this.redis, name, run, LIMITS.screenshots) : [],
+      this.stored.read(name, now),
+    ]);
     const points = rateSeries(health.history).slice(-LIMITS.points);
     const stats = status.stats;
     return {
@@ -114,13 +137,16 @@ export class MonitorViews {
       hosts: health.hosts.slice(0, LIMITS.hosts),
       frontier,
       workers: workers.workers,
+      active,
+      screenshots,
+      stored,
     };
   }
 
   /** The fleet's workers (of one task, or all), newest beat state first; silent ones past the hiding time left out unless `all`. */
-  async workers(o: { all: boolean; task?: string; now?: number }): Promise<{ workers: WorkerView[]; hidden: number; limit: number }> {
+  async workers(o: { all: boolean; task?: string; now?: number; beats?: readonly WorkerBeat[] }): Promise<{ workers: WorkerView[]; hidden: number; limit: number }> {
     const now = o.now ?? Date.now();
-    const beats = (await readWorkers(this.redis)).filter((b) => !o.task || b.tasks.includes(o.task));
+    const beats = (o.beats ?? (await readWorkers(this.redis))).filter((b) => !o.task || b.tasks.includes(o.task));
     const shown = beats.filter((b) => o.all || now - b.lastSeen <= this.hideWorkersAfterMs);
     return { workers: shown.slice(0, LIMITS.workers).map((b) => workerView(b, now)), hidden: beats.length - shown.length, limit: LIMITS.workers };
   }
@@ -138,6 +164,7 @@ export class MonitorViews {
   /** Forgets the cached failure samples of a task (after a retry, so the next read shows what is left). */
   forget(task: string): void {
     this.previous.delete(task);
+    this.stored.forget(task);
   }
 
   async close(): Promise<void> {
