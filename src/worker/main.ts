@@ -21,7 +21,7 @@ export async function workerMain(argv: string[]): Promise<void> {
   const redisUrl = redisTargetFrom(values);
   if (positionals.length === 0 || !redisUrl) {
     throw new Error(
-      `usage: worker <task.crawl.yaml>... --redis redis://host:port | --sentinel host:port,... --sentinel-master NAME | --cluster host:port,... [--concurrency N|auto|MIN..MAX | --autoscale MAX,MIN] [--max-memory SIZE] [--health [HOST:]PORT] [--drain-timeout 25s] (or the target in $${REDIS_URL_ENV})`,
+      `usage: worker <task.crawl.yaml>... --redis redis://host:port | --sentinel host:port,... --sentinel-master NAME | --cluster host:port,... [--concurrency N|auto|MIN..MAX | --autoscale MAX,MIN] [--max-memory SIZE] [--health [HOST:]PORT] [--metrics-port N [--metrics-bind ADDRESS]] [--drain-timeout 25s] (or the target in $${REDIS_URL_ENV})`,
     );
   }
   const concurrency = concurrencyFlag(values);
@@ -29,6 +29,10 @@ export async function workerMain(argv: string[]): Promise<void> {
   const health = values.health !== undefined ? await import('./health') : null;
   const healthAt: ReturnType<typeof ParseHealthAddress> | null = health && values.health !== undefined ? health.parseHealthAddress(values.health) : null;
   const drainMs = values['drain-timeout'] !== undefined ? drainTimeout(values['drain-timeout']) : null;
+  // Loaded only when asked for, like the probes: prom-client is not in every worker's boot.
+  const metricsModule = values['metrics-port'] !== undefined ? await import('./metrics') : null;
+  const metricsAt = metricsModule && values['metrics-port'] !== undefined ? metricsModule.metricsAddress(values['metrics-port'], values['metrics-bind']) : null;
+  if (values['metrics-bind'] !== undefined && !metricsAt) throw new Error('--metrics-bind goes with --metrics-port N');
   const maxMemoryBytes = maxMemoryFlag(values['max-memory']);
   const tasks = await Promise.all(positionals.map(loadTaskFile));
   // --log-format json (or $CRAWL_STUDIO_LOG_FORMAT, how `run` passes it to the workers it starts): one JSON object a line.
@@ -78,6 +82,7 @@ export async function workerMain(argv: string[]): Promise<void> {
   // A worker may wait for Redis (it may be starting too), saying so on every attempt.
   await waitForRedis(redisUrl, (line) => log('warn', line, { event: 'redis-wait' }));
   phase = 'starting';
+  const metrics = metricsModule ? metricsModule.workerMetrics(() => handle?.health().concurrency ?? 0) : null;
   handle = await runWorker({
     tasks,
     redisUrl,
@@ -88,7 +93,13 @@ export async function workerMain(argv: string[]): Promise<void> {
     stalledIntervalMs: optionalPositiveInt(values['stalled-interval'], 'stalled-interval'),
     browserPath: values.browser,
     log,
+    ...(metrics ? { metrics } : {}),
   });
+  if (metricsModule && metrics && metricsAt) {
+    const server = await metricsModule.serveMetrics(metricsAt, metrics.registry);
+    log('info', `metrics on ${server.url}`, { event: 'metrics' });
+    process.once('exit', () => server.close());
+  }
   if (health && healthAt) {
     const running = handle;
     const server = await health.serveHealth(healthAt, () => running.health());
