@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import type { Registry } from 'prom-client';
 import type { Redis } from '../redis/connect';
+import type { Log } from '../core/logLine';
 import { ActionError, enqueue, pause, resume, retryReason, stop, type ActionResult } from './actions';
 import { allowedHosts, bindRefusal, hostAllowed, tokenOf, tokensEqual } from './auth';
 import { monitorRegistry } from './metrics';
@@ -27,6 +28,8 @@ export interface MonitorOptions {
   readonly hideWorkersAfterMs: number;
   /** The page's bundled script (dist/media/monitor/main.js). */
   readonly scriptPath: string;
+  /** Where actions (taken or refused) and server errors are logged; never with the token. */
+  readonly log?: Log;
 }
 
 export interface Monitor {
@@ -61,6 +64,9 @@ export async function startMonitor(o: MonitorOptions): Promise<Monitor> {
   const server = createServer((req, res) => {
     void handle({ req, res, o, views, registry, script, hosts }).catch((err: unknown) => {
       const status = err instanceof HttpError || err instanceof ActionError ? err.status : 500;
+      const message = err instanceof Error ? err.message : String(err);
+      if (req.method === 'POST') o.log?.(status >= 500 ? 'error' : 'warn', `${req.method} ${(req.url ?? '').slice(0, 200)} refused (${status}): ${message}`, { event: 'monitor-action-refused', status });
+      else if (status >= 500) o.log?.('error', `${req.method} ${(req.url ?? '').slice(0, 200)} failed: ${message}`, { event: 'monitor-error', status });
       if (!res.headersSent) send(res, status, { error: err instanceof Error ? err.message : String(err) });
       else res.destroy();
     });
@@ -125,6 +131,7 @@ async function handle(c: Ctx): Promise<void> {
     const body = await readJson(req);
     const result = await act(c, m[2] as Action, task, body);
     c.views.forget(task);
+    c.o.log?.('info', `${m[2]} ${task}: ${result.message}`, { event: 'monitor-action', task, action: m[2], count: result.count });
     return send(res, 200, result);
   }
   res.setHeader('allow', 'GET, HEAD, POST');

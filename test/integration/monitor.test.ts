@@ -324,6 +324,9 @@ rules:
       assert.equal(up[0]?.value[1], '1');
       const items = await query('crawl_studio_items_extracted_total{task="mon"}');
       assert.equal(Number(items[0]?.value[1]), status.stats!.items);
+      // Items stored: the run summary's figure ("page: N rows written by this run").
+      const stored = await query('crawl_studio_items_stored_total{task="mon"}');
+      assert.equal(stored[0]?.value[1], /^page: (\d+) rows/.exec(storedLine)?.[1], storedLine);
       // The exposition has no URL in it: labels are task and reason only.
       const text = await (await fetch(`${monitorUrl}/metrics`)).text();
       assert.ok(!text.includes(web.url), 'no URL in a label');
