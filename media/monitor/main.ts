@@ -190,7 +190,7 @@ function renderTask(d: TaskDetail): void {
     h(
       'tbody',
       { 'data-reason': f.group },
-      h('tr', {}, h('th', {}, `${f.label} (${f.group})`), h('td', { class: 'n', 'data-figure': 'reason-count' }, fmt(f.count)), h('td', {}, button(`Retry ${f.jobs}`, () => void act(name, 'retry', { reason: f.group }), { 'data-action': 'retry', 'data-reason': f.group }))),
+      h('tr', {}, h('th', {}, `${f.label} (${f.group})`), h('td', { class: 'n', 'data-figure': 'reason-count' }, fmt(f.count)), h('td', {}, button(`Retry ${fmt(f.count || f.jobs)}`, () => void act(name, 'retry', { reason: f.group }), { 'data-action': 'retry', 'data-reason': f.group }))),
       ...f.pages.map((p) => h('tr', {}, h('td', { class: 'url' }, p.url), h('td', { class: 'msg', colspan: '2' }, `${p.message} (attempts: ${p.attempts})`))),
     ),
   );
@@ -254,11 +254,17 @@ function poll(): Promise<void> {
     window.clearTimeout(timer);
     try {
       const all = ($('all-workers') as HTMLInputElement).checked;
-      const [tasks, workers] = await Promise.all([get<{ tasks: TaskSummary[]; total: number; limit: number }>('/api/tasks'), get<{ workers: WorkerView[]; hidden: number }>(`/api/workers${all ? '?all=1' : ''}`)]);
+      // The task shown is read alongside the lists, not after them: one round trip per poll, not two.
+      const asked = selected;
+      const [tasks, workers, early] = await Promise.all([
+        get<{ tasks: TaskSummary[]; total: number; limit: number }>('/api/tasks'),
+        get<{ workers: WorkerView[]; hidden: number }>(`/api/workers${all ? '?all=1' : ''}`),
+        asked ? get<TaskDetail>(`/api/tasks/${encodeURIComponent(asked)}`).catch(() => null) : null,
+      ]);
       if (!selected && tasks.tasks[0]) selected = tasks.tasks[0].status.task;
       renderTasks(tasks.tasks, tasks.total, tasks.limit);
       renderWorkers(workers.workers, workers.hidden);
-      if (selected && tasks.tasks.some((t) => t.status.task === selected)) renderTask(await get<TaskDetail>(`/api/tasks/${encodeURIComponent(selected)}`));
+      if (selected && tasks.tasks.some((t) => t.status.task === selected)) renderTask(early && asked === selected ? early : await get<TaskDetail>(`/api/tasks/${encodeURIComponent(selected)}`));
       $('updated').textContent = `updated ${new Date().toLocaleTimeString()}`;
       document.body.dataset.updated = String(Date.now());
     } catch (err) {

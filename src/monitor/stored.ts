@@ -4,8 +4,8 @@ import { NoTaskStore, openTaskStore } from './taskStore';
 
 // What a task's store holds of its current run, for the monitor's task view and /metrics: the rows the run wrote
 // (store/runRows.ts, the CLI summary's "items stored") and the newest items. Read from the store its task file
-// names (taskStore.ts), at most once per READ_EVERY_MS per task: a store is a database, and a page polled every 2 s
-// or a scrape every few seconds must not become its load. Bounded: RECENT items, TYPES types.
+// names (taskStore.ts), at most once per READ_EVERY_MS per task and never in a request's way: a store is a
+// database, and a page polled every 2 s or a scrape every few seconds must not become its load or wait on it. Bounded: RECENT items, TYPES types.
 
 const READ_EVERY_MS = 10_000;
 const RECENT = 10;
@@ -37,17 +37,29 @@ export interface StoredView {
 }
 
 export class StoredReads {
-  private readonly cache = new Map<string, { at: number; read: Promise<StoredView> }>();
+  private readonly cache = new Map<string, { at: number; read: Promise<StoredView>; refreshing: boolean }>();
 
   constructor(private readonly redis: Redis) {}
 
-  /** The task's stored view, read afresh when the last read is older than READ_EVERY_MS (or `names` dropped it). */
+  /**
+   * The task's stored view. The first read waits for the store; later ones get the last read at once, and one
+   * older than READ_EVERY_MS is read again behind them (one read at a time per task), so no request waits on a
+   * database.
+   */
   read(task: string, now = Date.now()): Promise<StoredView> {
     const hit = this.cache.get(task);
-    if (hit && now - hit.at < READ_EVERY_MS) return hit.read;
-    const read = readStored(this.redis, task, now);
-    this.cache.set(task, { at: now, read });
-    return read;
+    if (!hit) {
+      const read = readStored(this.redis, task, now);
+      this.cache.set(task, { at: now, read, refreshing: false });
+      return read;
+    }
+    if (now - hit.at >= READ_EVERY_MS && !hit.refreshing) {
+      hit.refreshing = true;
+      void readStored(this.redis, task, now).then((v) => {
+        if (this.cache.get(task) === hit) this.cache.set(task, { at: Date.now(), read: Promise.resolve(v), refreshing: false });
+      });
+    }
+    return hit.read;
   }
 
   /** Forgets tasks no longer on the Redis, so the cache holds at most the tasks there are. */

@@ -18,10 +18,11 @@ import { pagesFinishedBy } from '../observe/workerRates';
 // uses (status --json's readTaskStatus, the dashboard's readHealth and runRates, the frontier's, the fleet's
 // heartbeats): no figure is computed here a second way. Every list is bounded. The only things kept between
 // requests are a BullMQ Queue handle per task and, for FAILURES_EVERY_MS, the sample of failed jobs (as the
-// dashboard keeps it): reading 2,000 failed jobs at every poll would cost Redis more than the crawl.
+// dashboard keeps it; read again behind the answers, not in their way), of the newest LIMITS.failureSample failed jobs: the page shows 5 per reason, its counts are the
+// run's counters, and reading the dashboard's 2,000 jobs took 2 s with 10,000 kept (bench/monitorScale.mjs).
 
 /** Bounds of every list the API returns. */
-export const LIMITS = { tasks: 200, workers: 500, hosts: 50, frontierHosts: 50, groups: 50, pagesPerGroup: 5, points: 300, active: 50, screenshots: 12 } as const;
+export const LIMITS = { tasks: 200, workers: 500, hosts: 50, frontierHosts: 50, groups: 50, pagesPerGroup: 5, points: 300, active: 50, screenshots: 12, failureSample: 300 } as const;
 const FAILURES_EVERY_MS = 10_000;
 
 /** A task's figures, each from its one read-model: `status` is exactly what `crawl-studio status --json` prints. */
@@ -72,6 +73,8 @@ export class MonitorViews {
   private readonly queues = new Map<string, Queue<PageJobData, PageJobResult>>();
   /** Per task: the last health read, reused for its failure samples until FAILURES_EVERY_MS passed or the count moved. */
   private readonly previous = new Map<string, { at: number; health: HealthSnapshot }>();
+  /** Tasks whose failure sample is being read again (resample). */
+  private readonly resampling = new Set<string>();
   /** Each task's store, read at most every 10 s (a database, not Redis). */
   readonly stored: StoredReads;
 
@@ -105,12 +108,16 @@ export class MonitorViews {
     // second through), so the charts have no gap when no editor watches.
     await recordSample(this.redis, name, now).catch(() => null);
     const prev = this.previous.get(name);
-    const readFailures = !prev || now - prev.at > FAILURES_EVERY_MS;
-    // The charts show the newest LIMITS.points rates: one more sample than that is all the history read needs.
-    const historyLast = LIMITS.points + 1;
-    let health = await readHealth(this.redis, this.queue(name), { name }, { readFailures, previous: prev?.health ?? null, historyLast });
-    if (!readFailures && health.stats?.failed !== prev?.health.stats?.failed) health = await readHealth(this.redis, this.queue(name), { name }, { readFailures: true, historyLast });
-    if (readFailures || health.stats?.failed !== prev?.health.stats?.failed) this.previous.set(name, { at: now, health });
+    let health: HealthSnapshot;
+    if (!prev) {
+      health = await this.readHealth(name, true, null);
+      this.previous.set(name, { at: now, health });
+    } else {
+      // The counts are read now; the failed pages shown are the last sample's while a new one is read behind this
+      // answer (every FAILURES_EVERY_MS, or when the failure count moved): no request waits for a sample.
+      health = await this.readHealth(name, false, prev.health);
+      if (now - prev.at > FAILURES_EVERY_MS || health.stats?.failed !== prev.health.stats?.failed) this.resample(name);
+    }
     const beats = await readWorkers(this.redis);
     const run = health.run?.run;
     const [status, frontier, workers, active, screenshots, stored] = await Promise.all([
@@ -149,6 +156,21 @@ export class MonitorViews {
     const beats = (o.beats ?? (await readWorkers(this.redis))).filter((b) => !o.task || b.tasks.includes(o.task));
     const shown = beats.filter((b) => o.all || now - b.lastSeen <= this.hideWorkersAfterMs);
     return { workers: shown.slice(0, LIMITS.workers).map((b) => workerView(b, now)), hidden: beats.length - shown.length, limit: LIMITS.workers };
+  }
+
+  private readHealth(name: string, readFailures: boolean, previous: HealthSnapshot | null): Promise<HealthSnapshot> {
+    // The charts show the newest LIMITS.points rates: one more sample than that is all the history read needs.
+    return readHealth(this.redis, this.queue(name), { name }, { readFailures, previous, historyLast: LIMITS.points + 1, failureSample: LIMITS.failureSample });
+  }
+
+  /** Reads a task's failure sample again, one read at a time per task, for the next answers. */
+  private resample(name: string): void {
+    if (this.resampling.has(name)) return;
+    this.resampling.add(name);
+    void this.readHealth(name, true, null)
+      .then((health) => this.previous.set(name, { at: Date.now(), health }))
+      .catch(() => undefined)
+      .finally(() => this.resampling.delete(name));
   }
 
   private queue(task: string): Queue<PageJobData, PageJobResult> {

@@ -64,6 +64,8 @@ export interface HealthOptions {
   readonly previous?: HealthSnapshot | null;
   /** Only the newest samples of the metric history (readHistory's `last`); the whole history without. */
   readonly historyLast?: number;
+  /** Failed jobs read for the samples, newest first (sampleFailures' `max`, default 2,000); the counts are the stats'. */
+  readonly failureSample?: number;
 }
 
 export async function readHealth(redis: Redis, queue: Queue<PageJobData, PageJobResult>, task: CrawlTask | { name: string; politeness?: CrawlTask['politeness']; request?: CrawlTask['request'] }, opts: HealthOptions): Promise<HealthSnapshot> {
@@ -75,7 +77,7 @@ export async function readHealth(redis: Redis, queue: Queue<PageJobData, PageJob
   const run: RunHealth = { run: status.run.run, state: status.run.state, startedAt: status.run.startedAt, finishedAt: status.run.finishedAt, pausedMs: status.run.pausedMs, idleSince: status.run.idleSince };
   const [history, tally, workers] = await Promise.all([readHistory(redis, task.name, run.run, opts.historyLast), readHostTally(redis, task.name, run.run), readLiveWorkers(redis, at)]);
   const stats = status.stats!;
-  const samples = opts.readFailures || !opts.previous ? await sampleFailures(await taskQueues(redis, queue, task.name)) : opts.previous.failures;
+  const samples = opts.readFailures || !opts.previous ? await sampleFailures(await taskQueues(redis, queue, task.name), { max: opts.failureSample }) : opts.previous.failures;
   const groups = new Set([...Object.keys(stats.failures), ...samples.map((s) => s.group)]);
   const failures: FailureGroup[] = [...groups]
     .map((group) => {
