@@ -106,7 +106,8 @@ function renderTasks(tasks: readonly TaskSummary[], total: number, limit: number
   );
 }
 
-function workerRows(workers: readonly WorkerView[]): HTMLElement[] {
+/** `fetching`: the task's pages being fetched now (TaskDetail.active), counted per worker in its own column. */
+function workerRows(workers: readonly WorkerView[], fetching?: TaskDetail['active']): HTMLElement[] {
   return workers.map((w) =>
     h(
       'tr',
@@ -119,6 +120,7 @@ function workerRows(workers: readonly WorkerView[]): HTMLElement[] {
       h('td', { class: 'n' }, fmt(w.failed)),
       h('td', {}, ago(w.lastSeenAgoMs)),
       h('td', { class: `state-${w.state}`, 'data-figure': 'worker-state' }, w.state === 'live' ? 'live' : w.state === 'silent' ? 'gone (silent)' : 'gone'),
+      fetching ? h('td', { class: 'n', 'data-figure': 'worker-fetching' }, fetching.filter((p) => p.worker === w.id).length) : false,
     ),
   );
 }
@@ -241,7 +243,7 @@ function renderTask(d: TaskDetail): void {
     h('h3', {}, 'Recent items'),
     storedView(d),
     h('h3', {}, 'Workers of this task'),
-    table(WORKER_HEAD, workerRows(d.workers), 'No worker takes this task now.'),
+    table([...WORKER_HEAD, ['Fetching now', 'n']], workerRows(d.workers, d.active), 'No worker takes this task now.'),
   );
 }
 

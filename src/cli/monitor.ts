@@ -4,7 +4,7 @@ import { connectRedis, redactUrl } from '../redis/connect';
 import { REDIS_FLAG_SPEC, redisTargetFrom } from '../worker/args';
 import { generateToken } from '../monitor/auth';
 import { startMonitor } from '../monitor/server';
-import { formatLogLine, parseLogFormat, type Log } from '../core/logLine';
+import { formatLogLine, LOG_FORMAT_ENV, parseLogFormat, type Log } from '../core/logLine';
 
 // `crawl-studio monitor`: its options, then the server of src/monitor. The token is read from the environment or
 // `--token`, or made here and printed once, to stderr only.
@@ -54,7 +54,7 @@ export async function cmdMonitor(args: string[], env: NodeJS.ProcessEnv = proces
   if (!target) throw new MonitorUsageError('monitor needs the Redis to watch: --redis URL (or --sentinel, --cluster, $CRAWL_STUDIO_REDIS)');
   let format;
   try {
-    format = parseLogFormat(values['log-format']);
+    format = parseLogFormat(values['log-format'] ?? env[LOG_FORMAT_ENV]);
   } catch (err) {
     throw new MonitorUsageError((err as Error).message);
   }

@@ -365,6 +365,8 @@ rules:
     assert.ok(fleet.workers.some((w) => w.id === active.worker && w.tasks.includes('slow')), JSON.stringify(fleet));
     await page.goto(`${monitorUrl}/#task=slow`);
     await page.locator('#task td.url').filter({ hasText: '/slow/' }).first().waitFor({ timeout: 30_000 });
+    // The task's workers say how many of its pages each is fetching now.
+    await page.waitForFunction((sel) => Number(document.querySelector(sel)?.textContent ?? 0) > 0, `#task tr[data-worker="${active.worker}"] [data-figure="worker-fetching"]`, { timeout: 30_000, polling: 250 });
     await shot('5-being-fetched');
     // Without the token: refused, and the run goes on.
     assert.equal((await post('/api/tasks/slow/stop')).status, 403);
