@@ -106,7 +106,8 @@ function renderTasks(tasks: readonly TaskSummary[], total: number, limit: number
   );
 }
 
-function workerRows(workers: readonly WorkerView[]): HTMLElement[] {
+/** `fetching`: the task's pages being fetched now (TaskDetail.active), counted per worker in its own column. */
+function workerRows(workers: readonly WorkerView[], fetching?: TaskDetail['active']): HTMLElement[] {
   return workers.map((w) =>
     h(
       'tr',
@@ -119,6 +120,7 @@ function workerRows(workers: readonly WorkerView[]): HTMLElement[] {
       h('td', { class: 'n' }, fmt(w.failed)),
       h('td', {}, ago(w.lastSeenAgoMs)),
       h('td', { class: `state-${w.state}`, 'data-figure': 'worker-state' }, w.state === 'live' ? 'live' : w.state === 'silent' ? 'gone (silent)' : 'gone'),
+      fetching ? h('td', { class: 'n', 'data-figure': 'worker-fetching' }, fetching.filter((p) => p.worker === w.id).length) : false,
     ),
   );
 }
@@ -154,6 +156,28 @@ function card(label: string, value: string, figure: string): HTMLElement {
   return h('div', { class: 'card' }, h('div', { class: 'v', 'data-figure': figure }, value), h('div', { class: 'l' }, label));
 }
 
+function shotFigure(task: string, run: string, f: TaskDetail['screenshots'][number]): HTMLElement {
+  const src = `/api/tasks/${encodeURIComponent(task)}/screenshot?run=${encodeURIComponent(run)}&url=${encodeURIComponent(f.url)}&at=${f.at}`;
+  return h('figure', { 'data-url': f.url }, h('a', { href: src, target: '_blank', rel: 'noopener' }, h('img', { src, alt: `screenshot of ${f.finalUrl}`, loading: 'lazy' })), h('figcaption', {}, h('span', { class: 'url' }, f.url), h('br'), h('span', { class: 'msg' }, f.why)));
+}
+
+function storedView(d: TaskDetail): HTMLElement {
+  const st = d.stored;
+  if (!st.location) return h('p', { class: 'muted' }, st.note ?? 'No store.');
+  const rows = st.rows.map((r) => `${r.type}: ${fmt(r.count)}`).join(', ');
+  return h(
+    'div',
+    { id: 'stored' },
+    h('p', { class: 'muted' }, `${st.location}: ${rows || 'nothing'} written by run ${st.run ?? '—'} (read ${ago(Math.max(0, d.at - st.at))})`),
+    table(['Type', 'Key', 'Fields', 'URL', 'Fetched'], st.recent.map((i) => h('tr', { 'data-item': i.key }, h('td', {}, i.type), h('td', {}, i.key), h('td', { class: 'msg' }, i.fields), h('td', { class: 'url' }, i.url ?? ''), h('td', {}, ago(Math.max(0, d.at - i.fetchedAt))))), 'No item stored yet.'),
+  );
+}
+
+function stopRun(task: string, run: string): Promise<void> | undefined {
+  if (!window.confirm(`Stop run ${run} of ${task}? It ends for good: pages in flight finish, no worker takes another, and the next start begins a new run.`)) return undefined;
+  return act(task, 'stop', { run });
+}
+
 function renderTask(d: TaskDetail): void {
   const s = d.status;
   const name = s.task;
@@ -168,7 +192,7 @@ function renderTask(d: TaskDetail): void {
     h(
       'tbody',
       { 'data-reason': f.group },
-      h('tr', {}, h('th', {}, `${f.label} (${f.group})`), h('td', { class: 'n', 'data-figure': 'reason-count' }, fmt(f.count)), h('td', {}, button(`Retry ${f.jobs}`, () => void act(name, 'retry', { reason: f.group }), { 'data-action': 'retry', 'data-reason': f.group }))),
+      h('tr', {}, h('th', {}, `${f.label} (${f.group})`), h('td', { class: 'n', 'data-figure': 'reason-count' }, fmt(f.count)), h('td', {}, button(`Retry ${fmt(f.count || f.jobs)}`, () => void act(name, 'retry', { reason: f.group }), { 'data-action': 'retry', 'data-reason': f.group }))),
       ...f.pages.map((p) => h('tr', {}, h('td', { class: 'url' }, p.url), h('td', { class: 'msg', colspan: '2' }, `${p.message} (attempts: ${p.attempts})`))),
     ),
   );
@@ -189,15 +213,21 @@ function renderTask(d: TaskDetail): void {
       card('delayed', fmt(s.counts.delayed), 'delayed'),
       card(d.rates.basis === 'run' ? 'pages/s (run)' : 'pages/s', fmtRate(d.rates.pagesPerSec), 'pages-per-sec'),
       card('downloaded bytes', fmt(st?.bytes ?? 0), 'bytes'),
+      card('items stored (this run)', d.stored.location ? fmt(d.stored.rows.reduce((a, r) => a + r.count, 0)) : '—', 'stored'),
     ),
     h(
       'div',
       { class: 'actions' },
       s.isPaused ? button('Resume', () => void act(name, 'resume'), { 'data-action': 'resume' }) : button('Pause', () => void act(name, 'pause'), { 'data-action': 'pause' }),
+      s.run && (s.run.state === 'running' || s.run.state === 'starting')
+        ? button('Stop run', () => void stopRun(name, s.run!.run), { 'data-action': 'stop', title: 'End this run for good (the editor\'s Stop Crawl): pages in flight finish, the next start begins a new run' })
+        : '',
       enqueueBox,
       button('Add URLs', () => void act(name, 'enqueue', { urls: enqueueBox.value.split(/\s+/).filter(Boolean) }), { 'data-action': 'enqueue' }),
     ),
     h('div', { class: 'cards' }, chart('Pages/s', d.series.t, d.series.pagesPerSec, '#2a7'), chart('Queue depth', d.series.t, d.series.queueDepth, '#37c')),
+    h('h3', {}, `Being fetched now (${fmt(s.counts.active)})`),
+    table(['URL', 'Rule', ['Depth', 'n'], 'Since', ['Attempt', 'n'], 'Worker'], d.active.map((p) => h('tr', {}, h('td', { class: 'url' }, p.url), h('td', {}, p.rule), num(p.depth), h('td', {}, p.startedAt ? ago(Math.max(0, d.at - p.startedAt)) : '—'), num(p.attempt), h('td', {}, p.worker ?? '—'))), 'No page is being fetched.'),
     h('h3', {}, 'Failures by reason'),
     failures.length ? h('table', { id: 'failures' }, ...failures) : h('p', { class: 'muted' }, 'No page failed.'),
     h('h3', {}, 'Skipped by reason'),
@@ -208,8 +238,12 @@ function renderTask(d: TaskDetail): void {
     table(['Host', 'Band', ['Waiting', 'n']], d.frontier.first.map((f) => h('tr', {}, h('td', {}, f.host), h('td', {}, f.band), num(f.waiting))), 'Nothing waits in the frontier.'),
     h('h3', {}, 'Hosts'),
     table(['Host', ['Done', 'n'], ['Failed', 'n'], ['Skipped', 'n'], ['In flight', 'n']], d.hosts.map((x) => h('tr', {}, h('td', {}, x.host), num(x.done), num(x.failed), num(x.skipped), num(x.inFlight))), 'No host yet.'),
+    h('h3', {}, 'Screenshots of rendered pages'),
+    d.screenshots.length && s.run ? h('div', { class: 'shots', id: 'screenshots' }, ...d.screenshots.map((f) => shotFigure(name, s.run!.run, f))) : h('p', { class: 'muted' }, 'No screenshot kept in this run (rules with browser: { screenshot: failure } keep one per failed page).'),
+    h('h3', {}, 'Recent items'),
+    storedView(d),
     h('h3', {}, 'Workers of this task'),
-    table(WORKER_HEAD, workerRows(d.workers), 'No worker takes this task now.'),
+    table([...WORKER_HEAD, ['Fetching now', 'n']], workerRows(d.workers, d.active), 'No worker takes this task now.'),
   );
 }
 
@@ -222,11 +256,17 @@ function poll(): Promise<void> {
     window.clearTimeout(timer);
     try {
       const all = ($('all-workers') as HTMLInputElement).checked;
-      const [tasks, workers] = await Promise.all([get<{ tasks: TaskSummary[]; total: number; limit: number }>('/api/tasks'), get<{ workers: WorkerView[]; hidden: number }>(`/api/workers${all ? '?all=1' : ''}`)]);
+      // The task shown is read alongside the lists, not after them: one round trip per poll, not two.
+      const asked = selected;
+      const [tasks, workers, early] = await Promise.all([
+        get<{ tasks: TaskSummary[]; total: number; limit: number }>('/api/tasks'),
+        get<{ workers: WorkerView[]; hidden: number }>(`/api/workers${all ? '?all=1' : ''}`),
+        asked ? get<TaskDetail>(`/api/tasks/${encodeURIComponent(asked)}`).catch(() => null) : null,
+      ]);
       if (!selected && tasks.tasks[0]) selected = tasks.tasks[0].status.task;
       renderTasks(tasks.tasks, tasks.total, tasks.limit);
       renderWorkers(workers.workers, workers.hidden);
-      if (selected && tasks.tasks.some((t) => t.status.task === selected)) renderTask(await get<TaskDetail>(`/api/tasks/${encodeURIComponent(selected)}`));
+      if (selected && tasks.tasks.some((t) => t.status.task === selected)) renderTask(early && asked === selected ? early : await get<TaskDetail>(`/api/tasks/${encodeURIComponent(selected)}`));
       $('updated').textContent = `updated ${new Date().toLocaleTimeString()}`;
       document.body.dataset.updated = String(Date.now());
     } catch (err) {
@@ -239,4 +279,11 @@ function poll(): Promise<void> {
   return polling;
 }
 $('all-workers').addEventListener('change', () => void poll());
+// A link to #task=NAME (or one typed in the address bar) opens that task without a reload.
+window.addEventListener('hashchange', () => {
+  const task = /(?:^#|&)task=([^&]+)/.exec(location.hash)?.[1];
+  if (!task) return;
+  selected = decodeURIComponent(task);
+  void poll();
+});
 void poll();

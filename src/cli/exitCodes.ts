@@ -29,7 +29,7 @@ export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
 /** One line per code, for README's table and `crawl-studio --help`. */
 export const EXIT_CODE_DOCS: readonly (readonly [ExitCode, string])[] = [
-  [EXIT.OK, 'done (a crawl that ran to the end, even with failed pages: see `failures`)'],
+  [EXIT.OK, 'done (a crawl that ran to the end, even with failed pages: see `failures`; or whose run was stopped from the monitor or an editor)'],
   [EXIT.FAILED, 'the command failed or found a problem (validate, test, a bad enqueue line, a run that failed)'],
   [EXIT.USAGE, 'wrong command line, task file or Redis target'],
   [EXIT.REDIS_NOT_INSTALLED, 'no Redis named and redis-server not installed'],

@@ -45,7 +45,7 @@ function clip(s: string, max: number): string {
 export function summaryLines(status: CrawlStatus, durationMs: number, extra: string[] = [], task?: CrawlTask, failures: RunFailures | null = null): string[] {
   const s = status.stats;
   const lines = [
-    `Crawl '${status.task}' finished in ${formatDuration(durationMs)}`,
+    `Crawl '${status.task}' ${status.run?.state === 'stopped' ? 'stopped' : 'finished'} in ${formatDuration(durationMs)}`,
     `  pages fetched   ${n(s?.done ?? 0)}${pageKinds(s)}, ${formatBytes(s?.bytes ?? 0)}`,
     `  pages failed    ${n(s?.failed ?? 0)}${fmtGroups(s?.failures)}`,
     ...failureReasonLines(failures),

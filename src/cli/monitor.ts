@@ -4,19 +4,22 @@ import { connectRedis, redactUrl } from '../redis/connect';
 import { REDIS_FLAG_SPEC, redisTargetFrom } from '../worker/args';
 import { generateToken } from '../monitor/auth';
 import { startMonitor } from '../monitor/server';
+import { formatLogLine, LOG_FORMAT_ENV, parseLogFormat, type Log } from '../core/logLine';
 
 // `crawl-studio monitor`: its options, then the server of src/monitor. The token is read from the environment or
 // `--token`, or made here and printed once, to stderr only.
 
-export const MONITOR_USAGE = `crawl-studio monitor REDIS [--port 5555] [--bind 127.0.0.1] [--token T] [--allow-host NAME]... [--hide-workers-after SECONDS]
+export const MONITOR_USAGE = `crawl-studio monitor REDIS [--port 5555] [--bind 127.0.0.1] [--token T] [--allow-host NAME]... [--hide-workers-after SECONDS] [--log-format human|json]
 
 A web monitor of every task, run and worker on one Redis, with its JSON API (/api/tasks, /api/tasks/TASK,
-/api/workers), Prometheus metrics (/metrics) and /healthcheck. Actions (pause, resume, retry failed pages by reason,
-add URLs) need the token in a header (Authorization: Bearer T, or X-Crawl-Studio-Token: T); the page asks for it.
+/api/workers), Prometheus metrics (/metrics) and /healthcheck. Actions (pause, resume, stop a run, retry failed pages
+by reason, add URLs) need the token in a header (Authorization: Bearer T, or X-Crawl-Studio-Token: T); the page asks for it.
 The token: $CRAWL_STUDIO_MONITOR_TOKEN (preferred: an argument shows in ps), --token, or else one made at start and
 printed once to stderr. --bind beyond loopback needs a given token. --allow-host NAME: a Host name the monitor also
 answers to (behind a proxy, or scraped by name); others are refused (DNS rebinding). --hide-workers-after: workers
-silent that long leave the default view (default 600 s).`;
+silent that long leave the default view (default 600 s). Every action taken or refused is logged (task, action,
+result; never the token). --log-format json: one JSON object a line; a token is then never printed: give it
+($CRAWL_STUDIO_MONITOR_TOKEN), or the monitor stays read-only.`;
 
 const MONITOR_TOKEN_ENV = 'CRAWL_STUDIO_MONITOR_TOKEN';
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -34,6 +37,7 @@ export async function cmdMonitor(args: string[], env: NodeJS.ProcessEnv = proces
       token: { type: 'string' },
       'allow-host': { type: 'string', multiple: true },
       'hide-workers-after': { type: 'string', default: '600' },
+      'log-format': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -48,6 +52,13 @@ export async function cmdMonitor(args: string[], env: NodeJS.ProcessEnv = proces
   if (!Number.isFinite(hideSecs) || hideSecs < 0) throw new MonitorUsageError(`--hide-workers-after must be seconds, not '${values['hide-workers-after']}'`);
   const target = redisTargetFrom(values, env);
   if (!target) throw new MonitorUsageError('monitor needs the Redis to watch: --redis URL (or --sentinel, --cluster, $CRAWL_STUDIO_REDIS)');
+  let format;
+  try {
+    format = parseLogFormat(values['log-format'] ?? env[LOG_FORMAT_ENV]);
+  } catch (err) {
+    throw new MonitorUsageError((err as Error).message);
+  }
+  const log: Log = (level, message, fields = {}) => process.stdout.write(`${formatLogLine(format, Date.now(), level, message, { event: 'monitor', ...fields })}\n`);
   const given = env[MONITOR_TOKEN_ENV] || values.token;
   const token = given || generateToken();
   const redis = connectRedis(target);
@@ -63,14 +74,19 @@ export async function cmdMonitor(args: string[], env: NodeJS.ProcessEnv = proces
       allowHosts: values['allow-host'] ?? [],
       hideWorkersAfterMs: hideSecs * 1000,
       scriptPath: join(__dirname, 'media', 'monitor', 'main.js'),
+      log,
     });
-    console.log(`Crawl Studio monitor of ${redactUrl(target)} on ${monitor.url}/ (metrics: ${monitor.url}/metrics; Ctrl-C to stop)`);
-    // Printed once, to stderr only: stdout is often a log file.
-    if (!given) console.error(`Actions token (shown once): ${token}\nOpen ${monitor.url}/#token=${token} to act from the page.`);
-    await new Promise<void>((resolve) => {
-      process.once('SIGINT', () => resolve());
-      process.once('SIGTERM', () => resolve());
+    const started = `Crawl Studio monitor of ${redactUrl(target)} on ${monitor.url}/ (metrics: ${monitor.url}/metrics; Ctrl-C to stop)`;
+    if (format === 'human') console.log(started);
+    else log('info', started, { event: 'monitor-started', url: `${monitor.url}/`, metrics: `${monitor.url}/metrics` });
+    // Printed once, to stderr only: stdout is often a log file. A log for machines never carries it (it is shipped).
+    if (!given && format === 'human') console.error(`Actions token (shown once): ${token}\nOpen ${monitor.url}/#token=${token} to act from the page.`);
+    if (!given && format === 'json') log('warn', `no token given ($${MONITOR_TOKEN_ENV}): the monitor is read-only (a made one would have to be printed into this log)`, { event: 'monitor-read-only' });
+    const signal = await new Promise<string>((resolve) => {
+      process.once('SIGINT', () => resolve('SIGINT'));
+      process.once('SIGTERM', () => resolve('SIGTERM'));
     });
+    if (format === 'json') log('info', `${signal}: monitor stopping`, { event: 'monitor-stopping' });
     await monitor.close();
     return 0;
   } finally {

@@ -36,6 +36,8 @@ export const WORKER_OPTIONS = withHelp(WORKER_FLAG_SPEC, {
   autoscale: ['MAX,MIN', "Celery's spelling of --concurrency MIN..MAX"],
   'max-memory': ['SIZE', "caps an autoscaled worker's memory besides its container's limit (e.g. 2GB)"],
   health: ['[HOST:]PORT', 'serve /healthz (heartbeats reach Redis) and /readyz (working, not draining) for an orchestrator'],
+  'metrics-port': ['N', "serve this worker's own Prometheus /metrics on port N (pages, failures by reason, fetch durations; 0: any free port)"],
+  'metrics-bind': ['ADDRESS', 'the address of --metrics-port (default 127.0.0.1; 0.0.0.0 for a scraper on another machine)'],
   'drain-timeout': ['DURATION', 'after SIGTERM, how long to finish in-flight pages before leaving them to other workers (e.g. 25s)'],
   'lock-duration': ['MS', "how long a page's job stays locked to its worker without a renewal (default 30000)"],
   'stalled-interval': ['MS', 'how often stalled jobs are looked for (default 30000)'],

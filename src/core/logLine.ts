@@ -1,5 +1,5 @@
-// Log lines for people or for machines (issue 31, item 5): `--log-format json` on `run`, `worker` and `writer` (and
-// any long-lived command) writes one JSON object a line, for a log shipper (Loki, Elasticsearch, CloudWatch); the
+// Log lines for people or for machines (issue 31, item 5): `--log-format json` on `run`, `worker`, `writer` and
+// `monitor` writes one JSON object a line, for a log shipper (Loki, Elasticsearch, CloudWatch); the
 // human form, `<ISO time> <level> <message>`, stays the default. Pure: the caller writes the line.
 
 export type LogFormat = 'human' | 'json';

@@ -6,8 +6,8 @@ import { readRun } from '../frontier/partitions';
 import { loadTaskFile } from '../workspace/taskFile';
 
 // What the monitor's actions do, through the functions the editor and the CLI call for the same thing: pausing and
-// resuming a task's queues (frontier/control.ts, the Queue Explorer's Pause and Resume; the editor's Stop Crawl pauses
-// the queue the same way for remote workers), retrying a reason's failed pages (retryFailureGroup, the dashboard's Retry
+// resuming a task's queues (frontier/control.ts, the Queue Explorer's Pause and Resume), stopping its run
+// (CrawlQueue.stopRun, the editor's Stop Crawl and `run`'s stop), retrying a reason's failed pages (retryFailureGroup, the dashboard's Retry
 // all), adding URLs (CrawlQueue.enqueueUrls, `crawl-studio enqueue` and Enqueue URL). No second implementation.
 
 /** A request the monitor refuses, with the HTTP status and the words it answers with. */
@@ -49,6 +49,23 @@ export async function retryReason(redis: Redis, task: string, reason: string): P
   if (!/^[\w.-]{1,64}$/.test(reason)) throw new ActionError(400, `'reason' must name a failure reason (e.g. http-404, timeout), not '${reason.slice(0, 80)}'`);
   const n = await withQueue(redis, task, (q) => retryFailureGroup(q.parts, reason));
   return { ok: true, count: n, message: n === 0 ? `no kept failed page of '${task}' has the reason ${reason}` : `${n} failed page(s) of '${task}' (${reason}) are back in the queue` };
+}
+
+/**
+ * Ends the task's current run for good, through CrawlQueue.stopRun (the editor's Stop Crawl, `run`'s stop): its
+ * queues are paused, it is never finalized as finished, and the next start begins a new run. `run`, when given,
+ * must be the current one: a page that shows run A does not stop a run B started since.
+ */
+export async function stop(redis: Redis, task: string, run: string | undefined): Promise<ActionResult> {
+  const current = await withQueue(redis, task, async (q) => {
+    const info = await q.currentRun();
+    if (!info) throw new ActionError(409, `'${task}' has never run on this Redis: nothing to stop`);
+    if (run !== undefined && run !== info.run) throw new ActionError(409, `run ${run.slice(0, 80)} of '${task}' is not its current run (${info.run}): nothing stopped`);
+    if (info.state === 'finished' || info.state === 'stopped') throw new ActionError(409, `run ${info.run} of '${task}' is already ${info.state}`);
+    if (!(await q.stopRun(info.run))) throw new ActionError(409, `run ${info.run} of '${task}' ended before it could be stopped`);
+    return info.run;
+  });
+  return { ok: true, message: `run ${current} of '${task}' stopped: no worker takes its pages (pages in flight finish); the next start begins a new run` };
 }
 
 /**

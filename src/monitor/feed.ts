@@ -1,12 +1,9 @@
-import { dirname } from 'node:path';
 import { changesAtom } from '../core/history/atom';
-import { readRun } from '../frontier/partitions';
 import type { Redis } from '../redis/connect';
-import { openStore, storeUrlOf } from '../store';
-import { loadTaskFile } from '../workspace/taskFile';
+import { NoTaskStore, openTaskStore } from './taskStore';
 
 // GET /api/tasks/TASK/changes.atom: the task's item changes as an Atom feed, one entry per run, from the store its
-// task file names (the file its last run was started with, read on this machine), through the store's history (what
+// task file names (taskStore.ts: the file its last run was started with, read on this machine), through the store's history (what
 // `crawl-studio changes` reads). Read-only: no token needed, like the rest of the monitor's GETs.
 
 /** Runs in the feed (the newest). */
@@ -22,15 +19,14 @@ export class FeedError extends Error {
 }
 
 export async function changesFeed(redis: Redis, task: string, selfUrl: string): Promise<string> {
-  const run = await readRun(redis, task);
-  if (!run?.file) throw new FeedError(409, `the run of '${task}' does not name its task file, so its store is unknown here: use crawl-studio changes`);
-  let file;
+  let opened;
   try {
-    file = await loadTaskFile(run.file);
+    opened = await openTaskStore(redis, task, { create: true });
   } catch (err) {
-    throw new FeedError(409, `cannot read the task file of '${task}' on this machine (${run.file}): ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+    if (err instanceof NoTaskStore) throw new FeedError(409, `${err.message}: use crawl-studio changes`);
+    throw err;
   }
-  const store = await openStore(storeUrlOf(file), { task: file.name, cwd: dirname(file.file) });
+  const { file, store } = opened!;
   try {
     const runs = (await store.history.runs(file.name)).slice(-FEED_RUNS);
     const changes = await store.history.changes({ task: file.name, runs: runs.map((r) => r.run) });

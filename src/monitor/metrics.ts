@@ -8,8 +8,9 @@ import type { MonitorViews } from './views';
 
 // The monitor's /metrics: Prometheus's view of every task on the Redis, read at scrape time by a collector (the
 // monitor keeps nothing between scrapes, so a restarted monitor loses nothing). Figures come from the read-models
-// `status --json` uses (readTaskStatus: the run's counters and the job counts), so a dashboard in Grafana and the
-// terminal agree. Labels are `task` and `reason` only, never a URL or a host: their number stays bounded.
+// `status --json` uses (readTaskStatus: the run's counters and the job counts), and the rows a run stored from the
+// read the run summary makes (store/runRows.ts), so a dashboard in Grafana and the terminal agree. Fetch durations are
+// measured by workers only: `worker --metrics-port` serves their histogram. Labels are `task` and `reason` only, never a URL or a host: their number stays bounded.
 //
 // The counters are the current run's counters: a new run starts them from zero again, which Prometheus's rate()
 // and increase() read as a counter reset.
@@ -19,6 +20,8 @@ interface Scrape {
   readonly waitingHosts: ReadonlyMap<string, number>;
   readonly workersByTask: ReadonlyMap<string, number>;
   readonly workers: number;
+  /** Rows each task's current run stored (store/runRows.ts via stored.ts), for the tasks whose store is readable here. */
+  readonly stored: ReadonlyMap<string, number>;
 }
 
 type Labels = Record<string, string>;
@@ -66,6 +69,9 @@ export function monitorRegistry(redis: Redis, views: MonitorViews): Registry {
   counter('crawl_studio_pages_skipped_total', 'Pages never fetched on purpose in the current run, by reason (robots, limit, depth...).', ['task', 'reason'], byReason((st) => stats(st)?.skipped ?? {}));
   counter('crawl_studio_pages_enqueued_total', 'URLs queued in the current run (start URLs, links, sitemap entries, enqueued by hand).', ['task'], perTask((st) => stats(st)?.enqueued ?? 0));
   counter('crawl_studio_items_extracted_total', 'Items extracted from pages in the current run.', ['task'], perTask((st) => stats(st)?.items ?? 0));
+  counter('crawl_studio_items_stored_total', "Item rows the task's current run inserted or updated in its store (the run summary's \"items stored\"); only for tasks whose task file and store this monitor can read, refreshed every 10 s.", ['task'], (s, put) => {
+    for (const [task, n] of s.stored) put({ task }, n);
+  });
   counter('crawl_studio_links_dropped_total', 'Links found on pages and dropped in the current run, by reason (offsite, pattern, depth...).', ['task', 'reason'], byReason((st) => stats(st)?.dropped ?? {}));
   counter('crawl_studio_downloaded_bytes_total', 'Bytes of response bodies downloaded in the current run.', ['task'], perTask((st) => stats(st)?.bytes ?? 0));
   gauge('crawl_studio_pages_waiting', 'Pages waiting for a worker: in the frontier and as BullMQ jobs (the views\' "waiting").', ['task'], perTask((st) => waitingPages(st.counts)));
@@ -88,12 +94,15 @@ export function monitorRegistry(redis: Redis, views: MonitorViews): Registry {
 
 async function readScrape(redis: Redis, views: MonitorViews): Promise<Scrape> {
   const { names } = await views.taskNames();
-  const [statuses, hosts, live] = await Promise.all([
+  const [statuses, hosts, live, stored] = await Promise.all([
     Promise.all(names.map((n) => readTaskStatus(redis, n))),
     Promise.all(names.map(async (n) => [n, (await readFrontierByHost(redis, n, 0)).hosts] as const)),
     readLiveWorkers(redis),
+    Promise.all(names.map(async (n) => [n, await views.stored.read(n)] as const)),
   ]);
   const workersByTask = new Map<string, number>();
   for (const w of live) for (const t of w.tasks) workersByTask.set(t, (workersByTask.get(t) ?? 0) + 1);
-  return { statuses, waitingHosts: new Map(hosts), workersByTask, workers: live.length };
+  const storedRows = new Map<string, number>();
+  for (const [task, v] of stored) if (v.location && v.run) storedRows.set(task, v.rows.reduce((a, r) => a + r.count, 0));
+  return { statuses, waitingHosts: new Map(hosts), workersByTask, workers: live.length, stored: storedRows };
 }

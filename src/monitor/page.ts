@@ -65,4 +65,7 @@ svg.chart { width: 100%; max-width: 40rem; height: 6rem; border: 1px solid var(-
 svg.chart polyline { fill: none; stroke-width: 1.5; }
 .actions { display: flex; gap: .6rem; flex-wrap: wrap; align-items: flex-start; margin: .6rem 0; }
 textarea { width: 28rem; max-width: 100%; height: 3.2rem; }
+.shots { display: flex; flex-wrap: wrap; gap: .8rem; }
+.shots figure { margin: 0; width: 16rem; } .shots img { width: 100%; border: 1px solid var(--line); }
+button[data-action="stop"] { color: var(--bad); }
 `;

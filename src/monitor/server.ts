@@ -4,9 +4,11 @@ import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import type { Registry } from 'prom-client';
 import type { Redis } from '../redis/connect';
-import { ActionError, enqueue, pause, resume, retryReason, type ActionResult } from './actions';
+import type { Log } from '../core/logLine';
+import { ActionError, enqueue, pause, resume, retryReason, stop, type ActionResult } from './actions';
 import { allowedHosts, bindRefusal, hostAllowed, tokenOf, tokensEqual } from './auth';
 import { monitorRegistry } from './metrics';
+import { readScreenshot } from '../observe/screenshots';
 import { CSP, PAGE_CSS, PAGE_HTML } from './page';
 import { MonitorViews } from './views';
 
@@ -26,6 +28,8 @@ export interface MonitorOptions {
   readonly hideWorkersAfterMs: number;
   /** The page's bundled script (dist/media/monitor/main.js). */
   readonly scriptPath: string;
+  /** Where actions (taken or refused) and server errors are logged; never with the token. */
+  readonly log?: Log;
 }
 
 export interface Monitor {
@@ -36,7 +40,7 @@ export interface Monitor {
 
 const MAX_BODY = 256 * 1024;
 const HEALTH_TIMEOUT_MS = 2_000;
-const ACTIONS = ['pause', 'resume', 'retry', 'enqueue'] as const;
+const ACTIONS = ['pause', 'resume', 'retry', 'enqueue', 'stop'] as const;
 type Action = (typeof ACTIONS)[number];
 
 class HttpError extends Error {
@@ -60,6 +64,9 @@ export async function startMonitor(o: MonitorOptions): Promise<Monitor> {
   const server = createServer((req, res) => {
     void handle({ req, res, o, views, registry, script, hosts }).catch((err: unknown) => {
       const status = err instanceof HttpError || err instanceof ActionError ? err.status : 500;
+      const message = err instanceof Error ? err.message : String(err);
+      if (req.method === 'POST') o.log?.(status >= 500 ? 'error' : 'warn', `${req.method} ${(req.url ?? '').slice(0, 200)} refused (${status}): ${message}`, { event: 'monitor-action-refused', status });
+      else if (status >= 500) o.log?.('error', `${req.method} ${(req.url ?? '').slice(0, 200)} failed: ${message}`, { event: 'monitor-error', status });
       if (!res.headersSent) send(res, status, { error: err instanceof Error ? err.message : String(err) });
       else res.destroy();
     });
@@ -108,6 +115,8 @@ async function handle(c: Ctx): Promise<void> {
     if (path === '/api/workers') return send(res, 200, await c.views.workers({ all: url.searchParams.get('all') === '1' }));
     const m = /^\/api\/tasks\/([^/]+)$/.exec(path);
     if (m) return send(res, 200, await c.views.task(await knownTask(c, m[1]!)));
+    const shot = /^\/api\/tasks\/([^/]+)\/screenshot$/.exec(path);
+    if (shot) return screenshot(c, await knownTask(c, shot[1]!), url);
     const feed = /^\/api\/tasks\/([^/]+)\/changes\.atom$/.exec(path);
     if (feed) return sendText(res, 200, 'application/atom+xml; charset=utf-8', await changesFeedOr404(c, feed[1]!, url));
     throw new HttpError(404, `no ${path} here`);
@@ -122,6 +131,7 @@ async function handle(c: Ctx): Promise<void> {
     const body = await readJson(req);
     const result = await act(c, m[2] as Action, task, body);
     c.views.forget(task);
+    c.o.log?.('info', `${m[2]} ${task}: ${result.message}`, { event: 'monitor-action', task, action: m[2], count: result.count });
     return send(res, 200, result);
   }
   res.setHeader('allow', 'GET, HEAD, POST');
@@ -137,10 +147,27 @@ async function act(c: Ctx, action: Action, task: string, body: Record<string, un
     case 'retry':
       if (typeof body.reason !== 'string') throw new HttpError(400, "retry takes {\"reason\": \"<failure reason>\"}, e.g. {\"reason\": \"http-404\"}");
       return retryReason(c.o.redis, task, body.reason);
+    case 'stop':
+      if (body.run !== undefined && typeof body.run !== 'string') throw new HttpError(400, 'stop takes {} or {"run": "<the run id it must be>"}');
+      return stop(c.o.redis, task, body.run);
     case 'enqueue':
       if (!Array.isArray(body.urls)) throw new HttpError(400, 'enqueue takes {"urls": ["https://…", …]}');
       return enqueue(c.o.redis, task, body.urls as string[]);
   }
+}
+
+/** GET /api/tasks/TASK/screenshot?run=R&url=U: one kept screenshot (observe/screenshots.ts), as the JPEG it is. */
+async function screenshot(c: Ctx, task: string, url: URL): Promise<void> {
+  const run = url.searchParams.get('run');
+  const page = url.searchParams.get('url');
+  if (!run || !page) throw new HttpError(400, 'a screenshot is asked for with ?run=RUN&url=PAGE_URL');
+  const shot = await readScreenshot(c.o.redis, task, run, page);
+  if (!shot) throw new HttpError(404, `no screenshot of ${page.slice(0, 200)} kept in run ${run.slice(0, 80)} of '${task}' (a run keeps its newest 50, for a week)`);
+  c.res.statusCode = 200;
+  c.res.setHeader('content-type', 'image/jpeg');
+  // The page asks with the capture's time in the address (&at=): a newer capture is a new address, so this one may be cached.
+  c.res.setHeader('cache-control', 'private, max-age=86400');
+  c.res.end(c.req.method === 'HEAD' ? undefined : shot.jpeg);
 }
 
 async function changesFeedOr404(c: Ctx, segment: string, url: URL): Promise<string> {

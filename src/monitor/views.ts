@@ -4,6 +4,10 @@ import { TASKS_KEY } from '../frontier/keys';
 import { PartitionsByTask } from '../frontier/partitions';
 import { isWorkerGone, readWorkers, WORKER_SILENT_AFTER_MS, type WorkerBeat } from '../frontier/fleet';
 import { describeGroup } from '../observe/failures';
+import { screenshotFacts } from '../observe/screenshots';
+import type { ScreenshotFacts } from '../frontier/screenshots';
+import { readActivePages, type ActivePage } from './activePages';
+import { StoredReads, type StoredView } from './stored';
 import { readFrontierByHost, type FrontierByHost } from '../observe/frontier';
 import { readHealth, type HealthSnapshot } from '../observe/health';
 import { rateSeries, recordSample } from '../observe/metrics';
@@ -14,11 +18,12 @@ import { pagesFinishedBy } from '../observe/workerRates';
 // What the monitor's JSON API returns, read from Redis at each request through the read-models every other view
 // uses (status --json's readTaskStatus, the dashboard's readHealth and runRates, the frontier's, the fleet's
 // heartbeats): no figure is computed here a second way. Every list is bounded. The only things kept between
-// requests are the BullMQ Queue handles of each task's partitions and, for FAILURES_EVERY_MS, the sample of failed jobs (as the
-// dashboard keeps it): reading 2,000 failed jobs at every poll would cost Redis more than the crawl.
+// requests are a BullMQ Queue handle per task and, for FAILURES_EVERY_MS, the sample of failed jobs (as the
+// dashboard keeps it; read again behind the answers, not in their way), of the newest LIMITS.failureSample failed jobs: the page shows 5 per reason, its counts are the
+// run's counters, and reading the dashboard's 2,000 jobs took 2 s with 10,000 kept (bench/monitorScale.mjs).
 
 /** Bounds of every list the API returns. */
-export const LIMITS = { tasks: 200, workers: 500, hosts: 50, frontierHosts: 50, groups: 50, pagesPerGroup: 5, points: 300 } as const;
+export const LIMITS = { tasks: 200, workers: 500, hosts: 50, frontierHosts: 50, groups: 50, pagesPerGroup: 5, points: 300, active: 50, screenshots: 12, failureSample: 300 } as const;
 const FAILURES_EVERY_MS = 10_000;
 
 /** A task's figures, each from its one read-model: `status` is exactly what `crawl-studio status --json` prints. */
@@ -57,12 +62,22 @@ export interface TaskDetail extends TaskSummary {
   readonly hosts: HealthSnapshot['hosts'];
   readonly frontier: FrontierByHost;
   readonly workers: readonly WorkerView[];
+  /** The pages being fetched now, oldest first (the first LIMITS.active). */
+  readonly active: readonly ActivePage[];
+  /** The current run's newest screenshots of rendered pages (failures, or every page with `screenshot: always`). */
+  readonly screenshots: readonly ScreenshotFacts[];
+  /** Rows this run stored and the store's newest items (read at most every 10 s: stored.ts). */
+  readonly stored: StoredView;
 }
 
 export class MonitorViews {
   private readonly parts: PartitionsByTask;
   /** Per task: the last health read, reused for its failure samples until FAILURES_EVERY_MS passed or the count moved. */
   private readonly previous = new Map<string, { at: number; health: HealthSnapshot }>();
+  /** Tasks whose failure sample is being read again (resample). */
+  private readonly resampling = new Set<string>();
+  /** Each task's store, read at most every 10 s (a database, not Redis). */
+  readonly stored: StoredReads;
 
   constructor(
     private readonly redis: Redis,
@@ -70,6 +85,7 @@ export class MonitorViews {
     private readonly hideWorkersAfterMs: number,
   ) {
     this.parts = new PartitionsByTask(redis);
+    this.stored = new StoredReads(redis);
   }
 
   /** The task names this Redis knows, sorted, at most LIMITS.tasks of them; `total` says how many there are. */
@@ -84,6 +100,7 @@ export class MonitorViews {
 
   async tasks(): Promise<{ tasks: TaskSummary[]; total: number; limit: number }> {
     const { names, total } = await this.taskNames();
+    this.stored.keepOnly(names);
     const tasks = await Promise.all(names.map(async (name) => summaryOf(await readTaskStatus(this.redis, name))));
     return { tasks, total, limit: LIMITS.tasks };
   }
@@ -93,13 +110,26 @@ export class MonitorViews {
     // second through), so the charts have no gap when no editor watches.
     await recordSample(this.redis, name, now).catch(() => null);
     const prev = this.previous.get(name);
-    const readFailures = !prev || now - prev.at > FAILURES_EVERY_MS;
-    // The charts show the newest LIMITS.points rates: one more sample than that is all the history read needs.
-    const historyLast = LIMITS.points + 1;
-    let health = await readHealth(this.parts.of(name), { name }, { readFailures, previous: prev?.health ?? null, historyLast });
-    if (!readFailures && health.stats?.failed !== prev?.health.stats?.failed) health = await readHealth(this.parts.of(name), { name }, { readFailures: true, historyLast });
-    if (readFailures || health.stats?.failed !== prev?.health.stats?.failed) this.previous.set(name, { at: now, health });
-    const [status, frontier, workers] = await Promise.all([readTaskStatus(this.redis, name), readFrontierByHost(this.redis, name, LIMITS.frontierHosts), this.workers({ all: false, task: name, now })]);
+    let health: HealthSnapshot;
+    if (!prev) {
+      health = await this.readHealth(name, true, null);
+      this.previous.set(name, { at: now, health });
+    } else {
+      // The counts are read now; the failed pages shown are the last sample's while a new one is read behind this
+      // answer (every FAILURES_EVERY_MS, or when the failure count moved): no request waits for a sample.
+      health = await this.readHealth(name, false, prev.health);
+      if (now - prev.at > FAILURES_EVERY_MS || health.stats?.failed !== prev.health.stats?.failed) this.resample(name);
+    }
+    const beats = await readWorkers(this.redis);
+    const run = health.run?.run;
+    const [status, frontier, workers, active, screenshots, stored] = await Promise.all([
+      readTaskStatus(this.redis, name),
+      readFrontierByHost(this.redis, name, LIMITS.frontierHosts),
+      this.workers({ all: false, task: name, now, beats }),
+      this.parts.of(name).queues().then((qs) => readActivePages(this.redis, qs, beats, LIMITS.active)),
+      run ? screenshotFacts(this.redis, name, run, LIMITS.screenshots) : [],
+      this.stored.read(name, now),
+    ]);
     const points = rateSeries(health.history).slice(-LIMITS.points);
     const stats = status.stats;
     return {
@@ -116,20 +146,39 @@ export class MonitorViews {
       hosts: health.hosts.slice(0, LIMITS.hosts),
       frontier,
       workers: workers.workers,
+      active,
+      screenshots,
+      stored,
     };
   }
 
   /** The fleet's workers (of one task, or all), newest beat state first; silent ones past the hiding time left out unless `all`. */
-  async workers(o: { all: boolean; task?: string; now?: number }): Promise<{ workers: WorkerView[]; hidden: number; limit: number }> {
+  async workers(o: { all: boolean; task?: string; now?: number; beats?: readonly WorkerBeat[] }): Promise<{ workers: WorkerView[]; hidden: number; limit: number }> {
     const now = o.now ?? Date.now();
-    const beats = (await readWorkers(this.redis)).filter((b) => !o.task || b.tasks.includes(o.task));
+    const beats = (o.beats ?? (await readWorkers(this.redis))).filter((b) => !o.task || b.tasks.includes(o.task));
     const shown = beats.filter((b) => o.all || now - b.lastSeen <= this.hideWorkersAfterMs);
     return { workers: shown.slice(0, LIMITS.workers).map((b) => workerView(b, now)), hidden: beats.length - shown.length, limit: LIMITS.workers };
+  }
+
+  private readHealth(name: string, readFailures: boolean, previous: HealthSnapshot | null): Promise<HealthSnapshot> {
+    // The charts show the newest LIMITS.points rates: one more sample than that is all the history read needs.
+    return readHealth(this.parts.of(name), { name }, { readFailures, previous, historyLast: LIMITS.points + 1, failureSample: LIMITS.failureSample });
+  }
+
+  /** Reads a task's failure sample again, one read at a time per task, for the next answers. */
+  private resample(name: string): void {
+    if (this.resampling.has(name)) return;
+    this.resampling.add(name);
+    void this.readHealth(name, true, null)
+      .then((health) => this.previous.set(name, { at: Date.now(), health }))
+      .catch(() => undefined)
+      .finally(() => this.resampling.delete(name));
   }
 
   /** Forgets the cached failure samples of a task (after a retry, so the next read shows what is left). */
   forget(task: string): void {
     this.previous.delete(task);
+    this.stored.forget(task);
   }
 
   async close(): Promise<void> {

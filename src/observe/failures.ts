@@ -201,9 +201,17 @@ export interface RunFailures {
   readonly groups: readonly ReasonGroup[];
 }
 
-/** True when `reason` names the group or its family (`http` for `http-404`, `parse` for `parse-timeout`). */
+/**
+ * True when `reason` is what the user asked for the group: its exact name (`http-404`, `proxy-auth`, `timeout`), or
+ * one of the HTTP families: `http` (every `http-NNN` status, and nothing else: not `proxy-auth`, `login`, `timeout`)
+ * or a status class (`http-4xx`, `http-5xx`). No other prefix matches: `proxy` is not `proxy-auth`, `too` not
+ * `too-large` (issue 31: `retry --reason http` refetches the 404, not the 407 of a proxy nor the failed login).
+ */
 export function matchesReason(group: string, reason: string | undefined): boolean {
-  return reason === undefined || group === reason || group.startsWith(`${reason}-`);
+  if (reason === undefined || group === reason) return true;
+  const status = /^http-(\d)\d\d$/.exec(group);
+  if (!status) return false;
+  return reason === 'http' || reason === `http-${status[1]}xx`;
 }
 
 /** A message as shown: a URL's credentials (a proxy's `user:pass@`) never. */

@@ -67,6 +67,8 @@ export interface HealthOptions {
   readonly previous?: HealthSnapshot | null;
   /** Only the newest samples of the metric history (readHistory's `last`); the whole history without. */
   readonly historyLast?: number;
+  /** Failed jobs read for the samples, newest first (sampleFailures' `max`, default 2,000); the counts are the stats'. */
+  readonly failureSample?: number;
 }
 
 /** The dashboard's snapshot of the task of `parts` (`task`: its politeness and user agent, when known). */
@@ -80,7 +82,7 @@ export async function readHealth(parts: TaskPartitions, task: CrawlTask | { name
   const run: RunHealth = { run: status.run.run, state: status.run.state, startedAt: status.run.startedAt, finishedAt: status.run.finishedAt, pausedMs: status.run.pausedMs, idleSince: status.run.idleSince };
   const [history, tally, workers] = await Promise.all([readHistory(redis, task.name, run.run, opts.historyLast), readHostTally(redis, task.name, run.run), readLiveWorkers(redis, at)]);
   const stats = status.stats!;
-  const samples = opts.readFailures || !opts.previous ? await sampleFailures(await parts.queues()) : opts.previous.failures;
+  const samples = opts.readFailures || !opts.previous ? await sampleFailures(await parts.queues(), { max: opts.failureSample }) : opts.previous.failures;
   const groups = new Set([...Object.keys(stats.failures), ...samples.map((s) => s.group)]);
   const failures: FailureGroup[] = [...groups]
     .map((group) => {

@@ -17,3 +17,11 @@ export async function readScreenshot(redis: Redis, task: string, run: string, ur
 export async function screenshotUrls(redis: Redis, task: string, run: string): Promise<string[]> {
   return redis.zrevrange(taskKeys(task).screenshotOrder(run), 0, -1);
 }
+
+/** The facts of `run`'s newest `limit` screenshots, newest first, without their JPEGs (a list to show). */
+export async function screenshotFacts(redis: Redis, task: string, run: string, limit: number): Promise<ScreenshotFacts[]> {
+  const urls = await redis.zrevrange(taskKeys(task).screenshotOrder(run), 0, limit - 1);
+  if (urls.length === 0) return [];
+  const metas = await redis.hmget(taskKeys(task).screenshots(run), ...urls.map((u) => `m:${u}`));
+  return metas.filter((m): m is string => m !== null).map((m) => JSON.parse(m) as ScreenshotFacts);
+}

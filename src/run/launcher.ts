@@ -7,6 +7,7 @@ import { CrawlSession, type Progress, type SessionResult } from './session';
 import { restoreRevisits } from './revisitRestore';
 import { attachStore, type AttachedStore } from './storeAttachment';
 import type { ItemRow } from '../store';
+import { rowsWrittenByRun } from '../store/runRows';
 import type { WorkerSupervisor } from './supervisor';
 import type { Scaled } from '../core/autoscale/range';
 
@@ -227,8 +228,7 @@ export class CrawlLaunch {
     const c = store.writer.counters();
     const types = await store.store.itemTypes();
     const rows = await Promise.all(types.map(async (type) => ({ type, count: await store.store.count(type) })));
-    // The store marks each row with the run that last wrote it (store/types.ts RunItems).
-    const runRows = await Promise.all(types.map(async (type) => ({ type, count: (await store.store.itemRuns(type)).find((r) => r.run === result.run.run)?.items ?? 0 })));
+    const runRows = await rowsWrittenByRun(store.store, result.run.run, types);
     return {
       ...result,
       stopped: this.stopped,

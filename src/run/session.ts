@@ -276,6 +276,11 @@ export class CrawlSession {
           if ((await this.guarded(this.opts.store?.drain?.() ?? Promise.resolve())) === STOPPED) break;
           status = await readTaskStatus(this.redis, this.opts.task.name);
           break;
+        } else if (!recurring && status.run?.run === current.run && status.run.state === 'stopped') {
+          // Stopped from elsewhere (the web monitor's Stop run, another editor's Stop Crawl: CrawlQueue.stopRun): this
+          // driver ends as its own stop would, its workers finishing their pages.
+          outcome = 'stopped';
+          break;
         }
         await new Promise<void>((r) => {
           this.wake = r;

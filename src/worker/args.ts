@@ -129,6 +129,9 @@ export const WORKER_FLAG_SPEC = {
   // Health and readiness probes (health.ts): --health [HOST:]PORT; and how long a SIGTERM waits for in-flight pages.
   health: { type: 'string' },
   'drain-timeout': { type: 'string' },
+  // The worker's own Prometheus /metrics (metrics.ts): --metrics-port N, on 127.0.0.1 unless --metrics-bind.
+  'metrics-port': { type: 'string' },
+  'metrics-bind': { type: 'string' },
   // The browser for `browser` rules; spawned workers get it as $CRAWL_STUDIO_BROWSER instead (see browser/executable.ts).
   browser: { type: 'string' },
   // `browser.actions` may run the workspace's scripts (`evaluate: file.js`); refused without it.

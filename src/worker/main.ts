@@ -7,7 +7,7 @@ import { runWorker, type WorkerHandle } from './runtime';
 import { waitForRedis } from '../redis/check';
 import { formatLogLine, LOG_FORMAT_ENV, parseLogFormat, type Log } from '../core/logLine';
 import { workerIdOf } from '../frontier/fleet';
-import type { parseHealthAddress as ParseHealthAddress } from './health';
+import type { WorkerMetrics } from './metrics';
 import { parseDuration } from '../core/units';
 
 // Entry point of a worker process (dist/worker.js): `node dist/worker.js TASK... [--redis URL] [--concurrency N]`,
@@ -21,14 +21,12 @@ export async function workerMain(argv: string[]): Promise<void> {
   const redisUrl = redisTargetFrom(values);
   if (positionals.length === 0 || !redisUrl) {
     throw new Error(
-      `usage: worker <task.crawl.yaml>... --redis redis://host:port | --sentinel host:port,... --sentinel-master NAME | --cluster host:port,... [--concurrency N|auto|MIN..MAX | --autoscale MAX,MIN] [--max-memory SIZE] [--health [HOST:]PORT] [--drain-timeout 25s] [--allow-scripts] (or the target in $${REDIS_URL_ENV})`,
+      `usage: worker <task.crawl.yaml>... --redis redis://host:port | --sentinel host:port,... --sentinel-master NAME | --cluster host:port,... [--concurrency N|auto|MIN..MAX | --autoscale MAX,MIN] [--max-memory SIZE] [--health [HOST:]PORT] [--metrics-port N [--metrics-bind ADDRESS]] [--drain-timeout 25s] [--allow-scripts] (or the target in $${REDIS_URL_ENV})`,
     );
   }
   const concurrency = concurrencyFlag(values);
-  // Loaded only when asked for: a worker's boot (node:http) stays as it was without probes.
-  const health = values.health !== undefined ? await import('./health') : null;
-  const healthAt: ReturnType<typeof ParseHealthAddress> | null = health && values.health !== undefined ? health.parseHealthAddress(values.health) : null;
   const drainMs = values['drain-timeout'] !== undefined ? drainTimeout(values['drain-timeout']) : null;
+  const endpoints = await endpointsOf(values);
   const maxMemoryBytes = maxMemoryFlag(values['max-memory']);
   // --allow-scripts: `browser.actions` may run the workspace's scripts (`evaluate`); without it a task with one is refused.
   const allowScripts = values['allow-scripts'] === true;
@@ -80,6 +78,7 @@ export async function workerMain(argv: string[]): Promise<void> {
   // A worker may wait for Redis (it may be starting too), saying so on every attempt.
   await waitForRedis(redisUrl, (line) => log('warn', line, { event: 'redis-wait' }));
   phase = 'starting';
+  const metrics = endpoints.metrics?.module.workerMetrics(() => handle?.health().concurrency ?? 0) ?? null;
   handle = await runWorker({
     tasks,
     redisUrl,
@@ -91,13 +90,9 @@ export async function workerMain(argv: string[]): Promise<void> {
     browserPath: values.browser,
     allowScripts,
     log,
+    ...(metrics ? { metrics } : {}),
   });
-  if (health && healthAt) {
-    const running = handle;
-    const server = await health.serveHealth(healthAt, () => running.health());
-    log('info', `health on http://${healthAt.host}:${healthAt.port}/healthz and /readyz`, { event: 'health' });
-    process.once('exit', () => server.close());
-  }
+  await serveEndpoints(endpoints, handle, metrics, log);
   phase = 'running';
   if (pending) stop(pending);
   watchParent(() => {
@@ -116,4 +111,35 @@ function drainTimeout(value: string): number {
     // Said below.
   }
   throw new Error(`--drain-timeout '${value}': expected a duration such as 25s or 20000ms`);
+}
+
+/** What `--health` and `--metrics-port` ask the worker to serve; their modules are loaded only then (node:http, prom-client). */
+interface Endpoints {
+  readonly health: { readonly module: typeof import('./health'); readonly at: { host: string; port: number } } | null;
+  readonly metrics: { readonly module: typeof import('./metrics'); readonly at: { host: string; port: number } } | null;
+}
+
+async function endpointsOf(values: { health?: string; 'metrics-port'?: string; 'metrics-bind'?: string }): Promise<Endpoints> {
+  if (values['metrics-bind'] !== undefined && values['metrics-port'] === undefined) throw new Error('--metrics-bind goes with --metrics-port N');
+  const health = values.health !== undefined ? await import('./health') : null;
+  const metrics = values['metrics-port'] !== undefined ? await import('./metrics') : null;
+  return {
+    health: health && values.health !== undefined ? { module: health, at: health.parseHealthAddress(values.health) } : null,
+    metrics: metrics && values['metrics-port'] !== undefined ? { module: metrics, at: metrics.metricsAddress(values['metrics-port'], values['metrics-bind']) } : null,
+  };
+}
+
+/** Starts the probes and /metrics asked for, each closed when the process exits. */
+async function serveEndpoints(e: Endpoints, handle: WorkerHandle, metrics: WorkerMetrics | null, log: Log): Promise<void> {
+  if (e.metrics && metrics) {
+    const server = await e.metrics.module.serveMetrics(e.metrics.at, metrics.registry);
+    log('info', `metrics on ${server.url}`, { event: 'metrics' });
+    process.once('exit', () => server.close());
+  }
+  if (e.health) {
+    const at = e.health.at;
+    const server = await e.health.module.serveHealth(at, () => handle.health());
+    log('info', `health on http://${at.host}:${at.port}/healthz and /readyz`, { event: 'health' });
+    process.once('exit', () => server.close());
+  }
 }

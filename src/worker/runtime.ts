@@ -1,3 +1,4 @@
+import type { WorkerMetrics } from './metrics';
 import { UnrecoverableError, Worker } from 'bullmq';
 import { hostname } from 'node:os';
 import type { RobotsSource } from '../core/robots';
@@ -62,6 +63,8 @@ export interface WorkerOptions {
   readonly allowScripts?: boolean;
   /** Where log lines go; `fields` say what a line is about, for `--log-format json` (core/logLine.ts). */
   readonly log?: Log;
+  /** `--metrics-port`: told of every job's end (metrics.ts). */
+  readonly metrics?: Pick<WorkerMetrics, 'completed' | 'failed'>;
 }
 
 export interface WorkerHandle {
@@ -154,7 +157,10 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
         maxStalledCount: 3,
         settings: { backoffStrategy: (attemptsMade, _type, err) => backoffDelay(attemptsMade, task, err) },
       });
-      worker.on('completed', () => processed++);
+      worker.on('completed', (job, result) => {
+        processed++;
+        opts.metrics?.completed(task.name, job, result);
+      });
       worker.on('failed', (job, err) => {
         if (!job) return;
         // A job that stalled too often (its workers kept dying on it) is failed by BullMQ without running the
@@ -168,12 +174,14 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
           // in the window until a fill's reconcile finds its job failed (lua/frontier.lua fReconcile).
           void crawl.settle(task, String(job.id)).catch(() => undefined);
         }
+        const reason = jobFailureGroup({ data: job.data, failedReason: err.message });
+        opts.metrics?.failed(task.name, job, reason, final);
         log(final ? 'warn' : 'info', `${final ? 'failed' : 'will retry'} ${job.data.url} (attempt ${job.attemptsMade}): ${err.message}`, {
           event: final ? 'page-failed' : 'page-retry',
           task: task.name,
           run: job.data.run,
           url: job.data.url,
-          reason: jobFailureGroup({ data: job.data, failedReason: err.message }),
+          reason,
           attempt: job.attemptsMade,
         });
       });

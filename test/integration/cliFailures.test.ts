@@ -90,6 +90,11 @@ rules:
       ['failed', 'http-404', 1, [`${web.url}/missing`]],
       ['failed', 'http-500', 1, [`${web.url}/broken`]],
     ]);
+    // A class takes its statuses only; a prefix that is not one of the HTTP forms takes nothing.
+    const server = JSON.parse((await cli('failures', task.file, '--json', '--reason', 'http-5xx')).out) as RunFailures;
+    assert.deepEqual(server.groups.map((g) => g.reason), ['http-500']);
+    const none = JSON.parse((await cli('failures', task.file, '--json', '--reason', 'htt')).out) as RunFailures;
+    assert.deepEqual(none.groups, []);
 
     const status = await cli('status', task.file);
     assert.match(status.out, /^pages failed 2 \(why, page by page: crawl-studio failures /m, status.out);

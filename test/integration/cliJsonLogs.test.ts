@@ -112,4 +112,52 @@ rules:
     assert.match(waits[0]!.worker ?? '', /:\d+$/);
     assert.equal(lines.at(-1)!.event, 'worker-stopped');
   });
+  it('monitor: JSON lines on start, for every action taken or refused (never the token), and on stop; no token printed', async () => {
+    // A task on the Redis to act on: a run of the site above.
+    const task = await writeTask(`name: jsonmon\nstart: [${site.url}/]\nrules: [{ name: page }]\n`);
+    await run(process.execPath, [CLI, 'run', task.file, '--workers', '1', '--redis', redis.url], { timeout: 60_000 });
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const start = (env: NodeJS.ProcessEnv) => {
+      const child = spawn(process.execPath, [CLI, 'monitor', '--redis', redis.url, '--port', String(port), '--log-format', 'json'], { stdio: ['ignore', 'pipe', 'pipe'], env });
+      const o = { out: '', err: '' };
+      child.stdout.on('data', (b) => (o.out += b));
+      child.stderr.on('data', (b) => (o.err += b));
+      return { child, o };
+    };
+    const up = async (o: { out: string }) => {
+      for (let i = 0; i < 300 && !o.out.includes('monitor-started'); i++) await new Promise((r) => setTimeout(r, 100));
+    };
+    const post = (path: string, token?: string) => fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { 'x-crawl-studio-token': token } : {}) }, body: '{}' });
+    // No token given: read-only, and no token anywhere in its output.
+    const env = { ...process.env };
+    delete env.CRAWL_STUDIO_MONITOR_TOKEN;
+    const a = start(env);
+    await up(a.o);
+    assert.equal((await post('/api/tasks/jsonmon/pause')).status, 403);
+    a.child.kill('SIGTERM');
+    assert.equal(await new Promise((r) => a.child.once('exit', r)), 0);
+    const la = parseAll(a.o.out);
+    assert.deepEqual(la.map((l) => l.event), ['monitor-started', 'monitor-read-only', 'monitor-action-refused', 'monitor-stopping'], a.o.out);
+    assert.equal(la[0]!.url, `${url}/`);
+    assert.equal(a.o.err, '', 'nothing on stderr: no token printed');
+    // A given token: the action is logged with its task; the token is in no line.
+    const TOKEN = 'json-log-token-abcdef0123456789';
+    const b = start({ ...env, CRAWL_STUDIO_MONITOR_TOKEN: TOKEN });
+    await up(b.o);
+    assert.equal((await post('/api/tasks/jsonmon/pause', TOKEN)).status, 200);
+    assert.equal((await post('/api/tasks/jsonmon/resume', 'wrong')).status, 403);
+    assert.equal((await post('/api/tasks/jsonmon/resume', TOKEN)).status, 200);
+    b.child.kill('SIGTERM');
+    assert.equal(await new Promise((r) => b.child.once('exit', r)), 0);
+    const lb = parseAll(b.o.out);
+    assert.deepEqual(lb.map((l) => [l.event, l.task ?? null, l.action ?? null]), [
+      ['monitor-started', null, null],
+      ['monitor-action', 'jsonmon', 'pause'],
+      ['monitor-action-refused', null, null],
+      ['monitor-action', 'jsonmon', 'resume'],
+      ['monitor-stopping', null, null],
+    ], b.o.out);
+    assert.ok(!b.o.out.includes(TOKEN) && !b.o.err.includes(TOKEN), 'the token is never written');
+  });
 });

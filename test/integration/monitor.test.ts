@@ -8,6 +8,8 @@ import { promisify } from 'node:util';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { CrawlStatus } from '../../src/frontier/types';
 import type { TaskDetail } from '../../src/monitor/views';
+import { keepScreenshot } from '../../src/frontier/screenshots';
+import { connectRedis } from '../../src/redis/connect';
 import { writeTask } from '../support/crawl';
 import { browserOrSkip } from '../support/browser';
 import { freePort, inCI, serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
@@ -25,6 +27,16 @@ const BROWSER_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-net
 
 function site(): Promise<HttpServer> {
   return serveHttp((req, res) => {
+    const slow = /^\/slow\/(\d+)$/.exec(req.url ?? '');
+    if (slow) {
+      // Pages that take a while, each linking to more: a crawl that is still fetching when the test looks.
+      const i = Number(slow[1]);
+      setTimeout(() => {
+        res.setHeader('content-type', 'text/html');
+        res.end(`<h1>slow ${i}</h1>${Array.from({ length: 4 }, (_, j) => `<a href="/slow/${i * 4 + j + 1}">next</a>`).join('')}`);
+      }, 1_500);
+      return;
+    }
     if (req.url === '/missing') {
       res.statusCode = 404;
       return res.end('gone');
@@ -70,6 +82,8 @@ describe('crawl-studio monitor: the web page, the API and /metrics of a real cra
   let monitor: ChildProcess;
   let monitorUrl: string;
   let monitorStderr = '';
+  /** The run summary's "items stored" line, to compare the monitor's with. */
+  let storedLine = '';
   let browser: Browser | null = null;
   let page: Page;
   const children: ChildProcess[] = [];
@@ -108,6 +122,7 @@ rules:
     // A real crawl by the CLI, to its end: PAGES pages and the home fetched, /missing failed (HTTP 404).
     const out = await cli('run', taskFile, '--workers', '1', '--concurrency', '2', '--redis', redis.url);
     assert.match(out, new RegExp(`pages fetched +${PAGES + 1}\\b`), out);
+    storedLine = /^ {2}items stored {4}(.*)$/m.exec(out)?.[1] ?? '';
 
     const port = await freePort();
     monitorUrl = `http://127.0.0.1:${port}`;
@@ -147,6 +162,47 @@ rules:
     assert.equal(await page.locator('#tasks tr[data-task="mon"] [data-figure="done"]').textContent(), String(status.stats!.done));
     assert.equal(await page.locator('#tasks tr[data-task="mon"] [data-figure="state"]').textContent(), 'finished');
     await shot('1-finished-crawl');
+  });
+
+  it("shows the rows this run stored, as the run's summary counts them, and the newest items", async () => {
+    // "page: 9 rows written by this run (…)": the summary's figure (store/runRows.ts) is the monitor's.
+    const m = /^page: (\d+) rows written by this run/.exec(storedLine);
+    assert.ok(m, storedLine);
+    const detail = await api<TaskDetail>('/api/tasks/mon');
+    assert.equal(detail.stored.note, null);
+    assert.deepEqual(detail.stored.rows, [{ type: 'page', count: Number(m[1]) }]);
+    assert.equal(detail.stored.run, detail.status.run!.run);
+    assert.equal(detail.stored.recent.length, Math.min(10, Number(m[1])));
+    assert.ok(detail.stored.recent.every((i, k) => i.type === 'page' && (k === 0 || i.fetchedAt <= detail.stored.recent[k - 1]!.fetchedAt)));
+    await page.locator('#task .card [data-figure="stored"]').filter({ hasText: m[1]! }).waitFor();
+    assert.equal(await page.locator('#stored tbody tr').count(), detail.stored.recent.length);
+    assert.ok(((await page.locator('#stored').textContent()) ?? '').includes(detail.stored.recent[0]!.key));
+  });
+
+  it('shows the screenshots a run kept of its rendered pages, each served as its JPEG', async () => {
+    // Kept as a worker keeps one (frontier/screenshots.ts keepScreenshot), from a real Chromium capture.
+    const run = (await statusJson()).run!.run;
+    const shotPage = await browser!.newPage({ viewport: { width: 320, height: 200 } });
+    await shotPage.setContent('<h1 style="color:#c33">render failed</h1>');
+    const jpeg = await shotPage.screenshot({ type: 'jpeg' });
+    await shotPage.close();
+    const r = connectRedis(redis.url);
+    try {
+      await keepScreenshot(r, 'mon', run, { url: `${web.url}/hung`, finalUrl: `${web.url}/hung`, at: Date.now(), why: 'rendering timed out after 5 s' }, jpeg);
+    } finally {
+      r.disconnect();
+    }
+    const fig = page.locator(`#screenshots figure[data-url="${web.url}/hung"]`);
+    await fig.waitFor({ timeout: 30_000 });
+    assert.match((await fig.textContent()) ?? '', /rendering timed out/);
+    await page.waitForFunction((sel) => ((document.querySelector(sel) as HTMLImageElement | null)?.naturalWidth ?? 0) > 0, `#screenshots figure[data-url="${web.url}/hung"] img`, { timeout: 30_000 });
+    const src = await fig.locator('img').getAttribute('src');
+    const res = await fetch(`${monitorUrl}${src}`);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'image/jpeg');
+    assert.deepEqual(Buffer.from(await res.arrayBuffer()), jpeg);
+    assert.equal((await fetch(`${monitorUrl}/api/tasks/mon/screenshot?run=${run}&url=${encodeURIComponent(`${web.url}/none`)}`)).status, 404);
+    await shot('1b-screenshots-and-items');
   });
 
   it("shows a failure's reason, URL and message", async () => {
@@ -268,6 +324,9 @@ rules:
       assert.equal(up[0]?.value[1], '1');
       const items = await query('crawl_studio_items_extracted_total{task="mon"}');
       assert.equal(Number(items[0]?.value[1]), status.stats!.items);
+      // Items stored: the run summary's figure ("page: N rows written by this run").
+      const stored = await query('crawl_studio_items_stored_total{task="mon"}');
+      assert.equal(stored[0]?.value[1], /^page: (\d+) rows/.exec(storedLine)?.[1], storedLine);
       // The exposition has no URL in it: labels are task and reason only.
       const text = await (await fetch(`${monitorUrl}/metrics`)).text();
       assert.ok(!text.includes(web.url), 'no URL in a label');
@@ -280,5 +339,58 @@ rules:
       await new Promise((r) => prom.once('exit', r));
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+  it('shows the pages being fetched now with their worker, and stops a running run from the page: the CLI driving it ends', async () => {
+    const slow = await writeTask(`name: slow
+start: [${web.url}/slow/0]
+request: { timeout: 10s, retries: { attempts: 1 } }
+rules:
+  - name: page
+    match: ["**/slow/*"]
+    follow:
+      - selector: a
+        to: page
+`);
+    const run = spawn(process.execPath, [CLI, 'run', slow.file, '--workers', '1', '--concurrency', '2', '--redis', redis.url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(run);
+    let out = '';
+    run.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    run.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((r) => run.once('exit', (code) => r(code)));
+    // A page in flight, tied to the worker process that holds it (its lock's token, named by the heartbeat).
+    const active = await until('a page being fetched, with its worker', async () => (await api<TaskDetail>('/api/tasks/slow')).active.find((p) => p.worker !== null), 60_000);
+    assert.match(active.url, /\/slow\/\d+$/);
+    assert.equal(active.rule, 'page');
+    const fleet = await api<{ workers: { id: string; tasks: string[] }[] }>('/api/workers');
+    assert.ok(fleet.workers.some((w) => w.id === active.worker && w.tasks.includes('slow')), JSON.stringify(fleet));
+    await page.goto(`${monitorUrl}/#task=slow`);
+    await page.locator('#task td.url').filter({ hasText: '/slow/' }).first().waitFor({ timeout: 30_000 });
+    // The task's workers say how many of its pages each is fetching now.
+    await page.waitForFunction((sel) => Number(document.querySelector(sel)?.textContent ?? 0) > 0, `#task tr[data-worker="${active.worker}"] [data-figure="worker-fetching"]`, { timeout: 30_000, polling: 250 });
+    await shot('5-being-fetched');
+    // Without the token: refused, and the run goes on.
+    assert.equal((await post('/api/tasks/slow/stop')).status, 403);
+    assert.equal((await post('/api/tasks/slow/stop', { 'x-crawl-studio-token': TOKEN }, { run: 'not-the-run' })).status, 409);
+    const before = JSON.parse(await cli('status', slow.file, '--json', '--redis', redis.url)) as CrawlStatus;
+    assert.equal(before.run!.state, 'running');
+    // With it, from the page (it asks first): CrawlQueue.stopRun, the editor's Stop Crawl.
+    await page.locator('#token').fill(TOKEN);
+    await page.locator('#token-form button').click();
+    page.once('dialog', (d) => void d.accept());
+    await page.locator('#task button[data-action="stop"]').click();
+    await page.locator('#message:not(.error)').filter({ hasText: 'stopped' }).waitFor();
+    const after = JSON.parse(await cli('status', slow.file, '--json', '--redis', redis.url)) as CrawlStatus;
+    assert.equal(after.run!.state, 'stopped');
+    assert.equal(after.run!.run, before.run!.run);
+    assert.equal(after.isPaused, true, 'no worker takes its pages');
+    // The `crawl-studio run` that drove it sees it stopped and ends, as its own Ctrl-C-and-end would.
+    const code = await until('the CLI run to end', async () => (run.exitCode !== null || run.signalCode !== null ? { code: await exited } : null), 60_000);
+    assert.equal(code.code, 0, out);
+    assert.match(out, /^Run \S+ was stopped from elsewhere \(the monitor's Stop run/m, out);
+    assert.match(out, /^Crawl 'slow' stopped in /m, out);
+    assert.doesNotMatch(out, /another process finalized/, out);
+    await page.locator('#tasks tr[data-task="slow"] [data-figure="state"]').filter({ hasText: 'stopped' }).waitFor();
+    await page.locator('#task button[data-action="stop"]').waitFor({ state: 'detached' });
+    await shot('6-run-stopped');
   });
 });

@@ -11,7 +11,7 @@ import { EXIT } from '../exitCodes';
 // its "Retry all", through the same read-model and the same retry (observe/failures.ts).
 
 const REASON_OPTION = {
-  reason: { type: 'string', value: 'R', help: 'only this reason, or its family (`http` for http-404, http-500…)' },
+  reason: { type: 'string', value: 'R', help: 'only this reason (http-404, proxy-auth, login, timeout…); `http` takes every HTTP status (http-404, http-500…, not proxy-auth, login or timeout), `http-4xx`/`http-5xx` a class; nothing else matches by prefix' },
 } as const;
 
 export const failuresCommand = command({

@@ -1,6 +1,6 @@
 import { cmdMonitor, MONITOR_USAGE } from '../monitor';
 import { command } from '../spec';
-import { REDIS_OPTIONS } from '../options';
+import { LOG_FORMAT_OPTION, REDIS_OPTIONS } from '../options';
 import { redisTargetFrom } from '../../worker/args';
 import { checkRedis } from '../../redis/check';
 
@@ -18,6 +18,7 @@ export const monitorCommand = command({
     token: { type: 'string', value: 'T', help: "the actions' token (better: $CRAWL_STUDIO_MONITOR_TOKEN; else one is made and printed once)" },
     'allow-host': { type: 'string', multiple: true, value: 'NAME', help: 'a Host name the monitor also answers to (repeatable)' },
     'hide-workers-after': { type: 'string', value: 'SECONDS', help: 'workers silent that long leave the default view (default 600)' },
+    ...LOG_FORMAT_OPTION,
   },
   // The monitor parses its own arguments (with its defaults); the table has checked them. Its Redis is checked as
   // every command's is, so a wrong one exits with the same words and exit codes (cli/exitCodes.ts).

@@ -270,6 +270,8 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
       out.say('info', `Stopped. Run the same command again to resume run ${result.run.run}.`, { event: 'run-stopped', run: result.run.run });
       return EXIT.INTERRUPTED;
     }
+    // Ended elsewhere (the web monitor's Stop run, an editor's Stop Crawl: CrawlQueue.stopRun): what it did, said so.
+    if (result.outcome === 'stopped') out.say('info', `Run ${result.run.run} was stopped from elsewhere (the monitor's Stop run or an editor's Stop Crawl): it does not resume; the next \`run\` begins a new one.`, { event: 'run-stopped', run: result.run.run });
     await printSummary(out, result, task, taskFile, redis.url);
     return EXIT.OK;
   } finally {
@@ -312,7 +314,7 @@ async function printSummary(out: RunOutput, result: LaunchResult, task: LoadedTa
     ...summaryChangeLines(result.summary, taskFile),
   ];
   if (result.redisGoneMs > 0) extra.push(`  Redis was gone  ${formatDuration(result.redisGoneMs)} in all during the run (the crawl waited and went on)`);
-  if (!result.summary) extra.push('  (another process finalized this run)');
+  if (!result.summary && result.outcome !== 'stopped') extra.push('  (another process finalized this run)');
   if (stored.errors) extra.push(`  see the errors  crawl-studio errors ${taskFile}`);
   extra.push(...(await storeWarnings(task, taskFile)));
   const failures = await runFailures(redisUrl, task.name, result.run.run);
