@@ -64,6 +64,8 @@ describe('a window reload mid-crawl (UI)', function () {
   /** Starts the crawl from the CodeLens, waits until it has fetched `pages` pages, and reloads the window. */
   async function startThenReload(pages: number, beforeReload?: () => Promise<void>): Promise<void> {
     const { page } = wb;
+    // The file explorer (a test before may have left the Crawl Studio views in front): shown, never toggled away.
+    await runCommand(page, 'View: Show Explorer');
     await explorerItem(page, 'shop.crawl.yaml').click();
     const lens = codeLens(page, 'Start Crawl');
     await lens.waitFor({ state: 'visible', timeout: 30_000 });
