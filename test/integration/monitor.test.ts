@@ -10,7 +10,8 @@ import type { CrawlStatus } from '../../src/frontier/crawl';
 import type { TaskDetail } from '../../src/monitor/views';
 import { writeTask } from '../support/crawl';
 import { browserOrSkip } from '../support/browser';
-import { freePort, inCI, serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
+import { skipBecause } from '../support/skip';
+import { freePort, serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
 
 // `crawl-studio monitor` (issue 31, items 3 and 4), everything real: a redis-server, a local site, a crawl by the
 // CLI, a fleet worker killed with SIGKILL, the monitor as the CLI starts it, Chromium on its page, `status --json`
@@ -245,10 +246,7 @@ rules:
 
   it('serves Prometheus: a real Prometheus scrapes /metrics and reads pages fetched equal to the crawl', async function () {
     const bin = ['/usr/bin/prometheus', '/usr/local/bin/prometheus'].find((p) => existsSync(p));
-    if (!bin) {
-      if (inCI()) throw new Error('prometheus is missing (apt-get install prometheus; scripts/setup.sh test installs it)');
-      this.skip();
-    }
+    if (!bin) skipBecause(this, 'prometheus is missing (apt-get install prometheus; scripts/setup.sh test installs it)');
     const dir = mkdtempSync(join(tmpdir(), 'cs-prom-'));
     const promPort = await freePort();
     const target = new URL(monitorUrl).host;

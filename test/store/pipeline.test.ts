@@ -26,8 +26,7 @@ describe('store: pipeline (SQLite)', function () {
   const cleanup: (() => Promise<void>)[] = [];
 
   before(async function () {
-    server = await redisForSuite('store: pipeline');
-    if (!server) return this.skip();
+    server = await redisForSuite(this);
     redis = connect(server);
     dir = mkdtempSync(join(tmpdir(), 'cs-pipe-'));
   });
@@ -219,10 +218,8 @@ describe('store: pipeline (PostgreSQL)', function () {
   const cleanup: (() => Promise<void>)[] = [];
 
   before(async function () {
-    server = await redisForSuite('store: pipeline (PostgreSQL)');
-    if (!server) return this.skip();
-    pgServer = await postgresForSuite('store: pipeline (PostgreSQL)');
-    if (!pgServer) return this.skip();
+    server = await redisForSuite(this);
+    pgServer = await postgresForSuite(this);
     redis = connect(server);
   });
   afterEach(async () => {

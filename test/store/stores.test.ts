@@ -8,6 +8,7 @@ import { openStore } from '../../src/store/open';
 import { SqliteStore } from '../../src/store/sqlite';
 import type { ItemRow, ItemStore, PageRow } from '../../src/store/types';
 import { postgresForSuite, type PostgresServer } from '../support/postgres';
+import { skipBecause } from '../support/skip';
 import { page, product } from './helpers';
 
 // The ItemStore contract, run against both stores, plus what is particular to each.
@@ -251,13 +252,22 @@ describe('store: SQLite', () => {
     await assert.rejects(openStore(path), /SQLite store .*garbage\.sqlite cannot open: file is not a database — .*move it away or choose another path/);
   });
 
-  it('writes a real SQLite file (read back by the sqlite3 tool when it is installed)', async () => {
-    const path = join(dir, 'cli.sqlite');
+  async function writeSqliteFile(name: string): Promise<string> {
+    const path = join(dir, name);
     const store = await openStore(path);
     await store.writeBatch([], rows([{ key: 'a', data: { v: 'ü' } }]), 'ignore');
     await store.close();
+    return path;
+  }
+
+  it('writes a real SQLite file', async () => {
+    const path = await writeSqliteFile('real.sqlite');
     assert.equal(readFileSync(path).subarray(0, 16).toString('latin1'), 'SQLite format 3\u0000');
-    if (spawnSync('sqlite3', ['-version']).status !== 0) return;
+  });
+
+  it('writes a file the sqlite3 tool reads back', async function () {
+    if (spawnSync('sqlite3', ['-version']).status !== 0) skipBecause(this, 'the sqlite3 shell is not installed (scripts/setup.sh test installs it)');
+    const path = await writeSqliteFile('shell.sqlite');
     const out = spawnSync('sqlite3', [path, "SELECT key, json_extract(data, '$.v') FROM items_product"], { encoding: 'utf8' });
     assert.equal(out.stdout.trim(), 'a|ü');
   });
@@ -267,8 +277,7 @@ describe('store: PostgreSQL', function () {
   this.timeout(60_000);
   let server: PostgresServer | null = null;
   before(async function () {
-    server = await postgresForSuite('store: PostgreSQL');
-    if (!server) this.skip();
+    server = await postgresForSuite(this);
   });
   after(async () => {
     await server?.destroy();
