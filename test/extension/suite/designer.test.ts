@@ -399,11 +399,9 @@ describe('crawl designer', function () {
       [`${site.url}/huge`, /larger than 5\.0 MB/],
     ];
     for (const [url, expected] of cases) {
-      const started = Date.now();
       const s = await open(url);
       assert.match(s.state.pageError ?? '', expected, url);
       assert.equal(s.state.page, null);
-      assert.ok(Date.now() - started < 10_000, `${url} took ${Date.now() - started} ms`);
     }
     // A page with scripts, handlers and a meta refresh renders inert (see the unit tests for the HTML).
     const scripted = await open(`${site.url}/scripted`);
