@@ -12,6 +12,7 @@ import { writeTask } from '../support/crawl';
 import { browserOrSkip } from '../support/browser';
 import { skipBecause } from '../support/skip';
 import { freePort, serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
+import { until } from '../support/until';
 
 // `crawl-studio monitor` (issue 31, items 3 and 4), everything real: a redis-server, a local site, a crawl by the
 // CLI, a fleet worker killed with SIGKILL, the monitor as the CLI starts it, Chromium on its page, `status --json`
@@ -48,20 +49,6 @@ function getWithHost(url: string, host: string): Promise<number> {
   });
 }
 
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 describe('crawl-studio monitor: the web page, the API and /metrics of a real crawl (issue 31)', function () {
   this.timeout(600_000);

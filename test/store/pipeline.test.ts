@@ -166,7 +166,8 @@ describe('store: pipeline (SQLite)', function () {
     await bufferPage(redis, page(task, 'https://shop.test/1', [product('before')]));
     await writer.flush({ timeoutMs: 5_000 });
     await redis.del(taskKeys(task).items);
-    await new Promise((r) => setTimeout(r, 100));
+    // The writer notices the reset before the next page: it makes its group again, and with it the stream (MKSTREAM).
+    await waitFor('the writer to make its group again', async () => (await redis.exists(taskKeys(task).items)) === 1);
     await bufferPage(redis, page(task, 'https://shop.test/2', [product('after')]));
     await writer.flush({ timeoutMs: 10_000 });
     assert.deepEqual((await store.readItems('product', { orderBy: 'key' })).map((i) => i.key), ['after', 'before']);
@@ -255,6 +256,7 @@ describe('store: pipeline (PostgreSQL)', function () {
 
     await pgServer!.stop();
     const downAt = Date.now();
+    // The outage is the scenario (10 s, with pages arriving throughout), not a wait for something.
     while (Date.now() - downAt < 10_000) {
       await produce(10);
       await new Promise((r) => setTimeout(r, 500));

@@ -51,7 +51,9 @@ function contract(name: string, make: () => Promise<ItemStore>) {
     it("'update' overwrites with newer fetches only, and keeps first_seen", async () => {
       await store.writeBatch([], rows([{ key: 'a', data: { v: '1' }, fetchedAt: 2000 }]), 'update');
       const [before] = await store.readItems('product');
-      await new Promise((r) => setTimeout(r, 5));
+      // The update must carry a later timestamp than the insert: wait for the clock to move, not a fixed time.
+      const inserted = Date.now();
+      while (Date.now() <= inserted) await new Promise((r) => setTimeout(r, 1));
       const newer = await store.writeBatch([], rows([{ key: 'a', data: { v: '2', extra: ['x'] }, fetchedAt: 3000, url: 'https://shop.test/new' }]), 'update');
       assert.deepEqual(newer, { written: 1, inserted: 0, updated: 1, conflicts: 1, pages: 0, errors: 0 });
       const older = await store.writeBatch([], rows([{ key: 'a', data: { v: 'stale' }, fetchedAt: 1000 }]), 'update');
