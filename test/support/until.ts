@@ -2,17 +2,19 @@
 // their own in test/extension/support.ts, which may import vscode). A test waits for what a sleep stood for, so
 // it is as fast as the machine allows and no slower machine makes it fail.
 
+type Truthy<T> = Exclude<T, false | null | undefined | 0 | ''>;
+
 /**
  * Polls `probe` every `everyMs` until it returns something truthy, and returns that; a probe that throws counts
  * as not yet. Fails after `timeoutMs` naming `what` and the last value or error seen.
  */
-export async function until<T>(what: string, probe: () => T | Promise<T>, timeoutMs = 60_000, everyMs = 100): Promise<NonNullable<T>> {
+export async function until<T>(what: string, probe: () => T | Promise<T>, timeoutMs = 60_000, everyMs = 100): Promise<Truthy<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
     try {
       const v = await probe();
-      if (v) return v as NonNullable<T>;
+      if (v) return v as Truthy<T>;
       last = v;
     } catch (err) {
       last = err instanceof Error ? `error: ${err.message}` : err;
