@@ -430,6 +430,7 @@ describe('crawl designer', function () {
       const x = await snap(uri);
       return x?.state.page?.url.endsWith('book-17.html') && x.rendered?.frame === x.frameKey && x.frameKey ? x : null;
     });
+    // An absence cannot be polled for: time for a request the rendered page would make, then none may have come.
     await new Promise((r) => setTimeout(r, 1500));
     assert.equal(site.hits.get(cover) ?? 0, 0, 'images are off by default: the webview never asked for the cover');
     await vscode.commands.executeCommand(C.message, uri, { type: 'setImages', allowed: true });
@@ -466,6 +467,7 @@ describe('crawl designer', function () {
     assert.equal(created.fsPath, join(dir, 'my-new-shop.crawl.yaml'));
     const doc = await vscode.workspace.openTextDocument(created);
     assert.match(doc.getText(), /^# Crawl Studio task file/);
+    // No error is an absence: the validator's time to run (600 ms), then none may be reported.
     await new Promise((r) => setTimeout(r, 600));
     assert.deepEqual(vscode.languages.getDiagnostics(created).filter((d) => d.severity === vscode.DiagnosticSeverity.Error), []);
     const second = await vscode.commands.executeCommand<vscode.Uri>(C.newTask, { folder: dir, name: 'My New Shop', start: `${site.url}/`, preview: false });
