@@ -521,6 +521,7 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
         await waitUntil('the lost run to drain', async () => (await pending()) === 0, 20_000, 200).catch(async () => {
           leftovers.push(`${await pending()} jobs of the lost run still pending 20 s after the error`);
         });
+        // Fetches after the drain are an absence to check: a moment for any, then count.
         await sleep(1_000);
         zombieFetches = [...web.hits.values()].reduce((a, b) => a + b, 0) - hitsAtError;
         const seen: string[] = [];
@@ -563,6 +564,7 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     const crawl = s.run();
     await waitUntil('500 pages done', async () => (await doneCount(redisUrl, scene!.task.name)) >= 500, 60_000, 100);
     redis.kill('SIGSTOP');
+    // The outage is the scenario, not a wait for something.
     await sleep(15_000);
     redis.kill('SIGCONT');
     const recovery = await progressAfter(redisUrl, scene.task.name);
@@ -639,10 +641,12 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     await waitUntil('200 pages', () => doneIn(cli.lines) >= 200, 60_000, 100, tail(cli));
     const kids = childrenOf(cli.child.pid!);
     cli.child.kill('SIGINT');
-    await sleep(100);
+    // The second Ctrl-C counts as one only once the first was taken: the CLI says it is stopping.
+    await waitUntil('the first Ctrl-C taken', () => cli.lines.some((l) => /Stopping: letting workers finish/.test(l)), 30_000, 50, tail(cli));
     cli.child.kill('SIGINT');
     const code1 = await exitOf(cli.child, 30_000, tail(cli));
-    await sleep(1_500);
+    // Its children exit a moment after it: as soon as they have, or those left after 10 s are orphans.
+    await waitUntil('its children to exit', () => !kids.some(alive), 10_000, 50).catch(() => undefined);
     for (const k of kids) if (alive(k)) orphans.push(k);
     for (const k of orphans) {
       try {
