@@ -319,22 +319,25 @@ describe('store: PostgreSQL', function () {
 
   // Speed is the benchmark's to measure (bench/src/micro-store.ts, against the 20,000 items/s target), never a test's:
   // a rate asserted here fails on a busy machine and proves nothing on a quiet one. What is checked is the bulk path.
-  it('writes 60,000 items in bulk batches, every one stored, and reports its rate', async function () {
+  it('writes 20,000 items in bulk batches of 5,000, every one stored, and reports its rate', async function () {
     this.timeout(120_000);
     const store = await openStore(server!.url, { task: 'throughput' });
     try {
       const r = await measure(store);
-      console.log(`      PostgreSQL: ${r.overall} items/s overall, ${r.best} items/s best batch (60,000 items in batches of 5,000)`);
-      assert.equal(await store.count('product'), 60_000);
+      console.log(`      PostgreSQL: ${r.overall} items/s overall, ${r.best} items/s best batch (20,000 items in batches of 5,000)`);
+      assert.equal(await store.count('product'), 20_000);
     } finally {
       await store.close();
     }
   });
 });
 
-/** Writes 60,000 items in batches of 5,000; items/s overall and for the fastest batch. */
+/**
+ * Writes 20,000 items in batches of 5,000 (the batch is what the bulk path is about; more of them only made the
+ * suite slower: bench/src/micro-store.ts measures the rate); items/s overall and for the fastest batch.
+ */
 async function measure(store: ItemStore): Promise<{ overall: number; best: number }> {
-  const total = 60_000;
+  const total = 20_000;
   const batch = 5_000;
   let best = 0;
   let elapsed = 0;
@@ -358,8 +361,8 @@ describe('store: SQLite throughput', () => {
     const store = await openStore(join(dir, 'rate.sqlite'));
     try {
       const { overall, best } = await measure(store);
-      console.log(`      SQLite: ${overall} items/s overall, ${best} items/s best batch (60,000 items in batches of 5,000)`);
-      assert.equal(await store.count('product'), 60_000);
+      console.log(`      SQLite: ${overall} items/s overall, ${best} items/s best batch (20,000 items in batches of 5,000)`);
+      assert.equal(await store.count('product'), 20_000);
     } finally {
       await store.close();
       rmSync(dir, { recursive: true, force: true });
