@@ -143,6 +143,7 @@ describe('crawl designer (UI)', function () {
     await frame.locator('h1.headline').waitFor({ timeout: 30_000 });
     await frame.locator('a.go').click();
     await view.locator('#suggested', { hasText: 'a.go' }).waitFor({ timeout: 15_000 });
+    // What follows checks absences (no script ran, no navigation, no request): a moment for them, then none.
     await page.waitForTimeout(1500);
     assert.equal(await frame.locator('[data-ran]').count(), 0);
     assert.equal(await frame.locator('h1.headline').count(), 1, 'no refresh or navigation replaced the page');
