@@ -13,7 +13,7 @@ class StatsReporter extends Mocha.reporters.Spec {
       const first = String((err && (err.message || err)) ?? '').split('\n').slice(0, 3).join(' | ');
       failures.push({ title: test.fullTitle(), file: test.file ?? test.parent?.file ?? '', error: first.slice(0, 400) });
     });
-    runner.on('pending', (test) => skips.push({ title: test.fullTitle(), file: test.file ?? '' }));
+    runner.on('pending', (test) => skips.push({ title: test.fullTitle(), file: test.file ?? '', reason: skipReason(test) }));
     runner.once('end', () => {
       if (process.env.CS_TEST_STATS) {
         const s = runner.stats;
@@ -22,4 +22,10 @@ class StatsReporter extends Mocha.reporters.Spec {
     });
   }
 }
+// Why a test was skipped: test/support/skip.ts puts it on the test, or on the suite a `before` hook skipped.
+function skipReason(test) {
+  for (let r = test; r; r = r.parent) if (r.skipReason) return r.skipReason;
+  return test.pending && !test.fn ? 'marked it.skip / pending (no reason given)' : 'no reason given (skip through test/support/skip.ts)';
+}
+
 module.exports = StatsReporter;

@@ -105,7 +105,7 @@ for (const name of wanted) {
 
 if (skippedTests.length) {
   console.log(`\nSkipped tests (${skippedTests.length}):`);
-  for (const t of skippedTests) console.log(`  [${t.stage}] ${t.title}`);
+  for (const t of skippedTests) console.log(`  [${t.stage}] ${t.title}\n      ${t.reason ?? 'no reason given'}`);
 }
 if (failedTests.length) {
   console.log(`\nFailed tests (${failedTests.length}):`);

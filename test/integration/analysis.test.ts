@@ -64,7 +64,6 @@ describe('analysis thread', function () {
     // Only the bomb's task has the short budget: the books behind it, in a thread that boots anew, must not fail
     // for a busy machine's slowness.
     analyser = createAnalyser([task, tight], SCRIPT, (t) => (t === tight ? 500 : 30_000));
-    const started = Date.now();
     const [bombOutcome, ...bookOutcomes] = await Promise.allSettled([bomb, ...books].map((input) => analyser!.analyse(input)));
     assert.equal(bombOutcome!.status, 'rejected');
     const err = (bombOutcome as PromiseRejectedResult).reason as AnalysisError;
@@ -76,7 +75,6 @@ describe('analysis thread', function () {
       assert.equal(outcome.status, 'fulfilled', `${books[i]!.url}: ${(outcome as PromiseRejectedResult).reason}`);
       assert.deepEqual((outcome as PromiseFulfilledResult<unknown>).value, await inline.analyse(books[i]!));
     }
-    assert.ok(Date.now() - started < 30_000, 'the bomb was stopped at its budget, not parsed to the end');
   });
 
   it('gives `page:` fields the page\'s URL, status and fetch time in the thread, as in the designer', async () => {

@@ -9,7 +9,8 @@ import { startMonitor } from '../../src/monitor/server';
 import { launchCrawl } from '../../src/run/launcher';
 import { loadTaskFile } from '../../src/workspace/taskFile';
 import { WORKER_SCRIPT } from '../support/crawl';
-import { postgresForSuite, type PostgresServer } from '../support/postgres';
+import { postgresOrReason, type PostgresServer } from '../support/postgres';
+import { skipBecause } from '../support/skip';
 import { serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
 
 // What changed since the last crawl (issue 33), end to end: a real site whose content changes between two runs
@@ -68,12 +69,15 @@ describe('what changed since the last crawl (issue 33)', function () {
   let web: HttpServer;
   let catalogue: Catalogue = BEFORE;
   let pg: PostgresServer | null = null;
+  let noPg = '';
   const dir = mkdtempSync(join(tmpdir(), 'cs-changes-'));
 
   before(async () => {
     redis = await startRedis();
     web = await shop(() => catalogue);
-    pg = await postgresForSuite('changes: PostgreSQL');
+    const started = await postgresOrReason();
+    if (typeof started === 'string') noPg = started;
+    else pg = started;
   });
   after(async () => {
     await web?.close();
@@ -97,7 +101,7 @@ describe('what changed since the last crawl (issue 33)', function () {
 
   for (const backend of ['sqlite', 'postgres'] as const) {
     it(`lists exactly the changed price, the added and the removed item (${backend}); a run cut short marks nothing removed`, async function () {
-      if (backend === 'postgres' && !pg) this.skip();
+      if (backend === 'postgres' && !pg) skipBecause(this, noPg);
       const store = backend === 'sqlite' ? `sqlite:${join(dir, 'watched.sqlite')}` : await pg!.createDatabase('watched');
       const file = join(dir, `${backend}.crawl.yaml`);
       writeFileSync(file, taskYaml(web.url, store));

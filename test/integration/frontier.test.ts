@@ -15,6 +15,7 @@ import { retryFailedJobs } from '../../src/observe/failures';
 import { UnrecoverableError, Worker } from 'bullmq';
 import { serveHttp, startRedis, type RedisServer } from '../support/services';
 import { session, writeTask } from '../support/crawl';
+import { until } from '../support/until';
 
 // The compact frontier (issue 19): waiting pages are short records in per-host lists, and only a window of them, sized
 // to the fleet, are BullMQ jobs. These tests drive the frontier's scripts directly, on a real Redis: what becomes a
@@ -188,8 +189,7 @@ describe('the compact frontier and its window (real Redis)', function () {
     assert.equal(first.added, 1, 'the start page of a.test; the rest wait for its delay');
     assert.ok(first.next > 300 && first.next <= 400, `next page of the host in ${first.next} ms`);
     assert.equal((await fleet.fill(task)).added, 0);
-    await sleep(first.next + 20);
-    assert.equal((await fleet.fill(task)).added, 1);
+    await until("the host's delay to pass", async () => (await fleet.fill(task)).added === 1, 10_000, 20);
   });
 
   it('hands out again the pages of a taker that died before adding their jobs, once its lease runs out, and only those', async () => {
@@ -205,16 +205,19 @@ describe('the compact frontier and its window (real Redis)', function () {
     assert.equal((await fleet.fill(task)).added, 0, 'their leases are running: they may still be on their way');
     assert.equal((await readJobCounts(conn, fleet.taskName)).waiting, 0);
     assert.equal(await fleet.tryFinalize(task, run.run), 'pending', 'pages on their way into BullMQ are work');
-    await sleep(400);
-    const again = await fleet.fill(task);
-    assert.equal(again.added, 3);
+    const again = await until('the leases to run out', async () => {
+      const f = await fleet.fill(task);
+      return f.added > 0 && f;
+    }, 10_000, 20);
+    assert.equal(again.added, 3, 'all three at once');
     const jobs = await fleet.queue.getWaiting(0, -1);
     assert.equal(jobs.length, 3);
     for (const j of jobs) {
       assert.equal(j.data.recovered, true);
       assert.equal(await fleet.isSettled(j), false, 'a recovered page still in the window is fetched');
     }
-    // Their jobs exist now: when their new leases run out, nobody adds them again.
+    // Their jobs exist now: when their new leases run out, nobody adds them again. An absence cannot be polled for:
+    // the time is the scenario (past the 300 ms lease).
     await sleep(400);
     assert.equal((await fleet.fill(task)).added, 0);
     assert.equal((await readJobCounts(conn, fleet.taskName)).waiting, 3);
@@ -234,8 +237,7 @@ describe('the compact frontier and its window (real Redis)', function () {
     const scripts = withScripts(conn);
     await scripts.csFill(idle.keys.frontier.meta, ...frontierArgs(task, 1, 200), '0');
     const fleet = queue(task, 1, 200);
-    await sleep(300);
-    assert.equal((await fleet.fill(task)).added, 1);
+    await until('the lease to run out', async () => (await fleet.fill(task)).added === 1, 10_000, 20);
     const [waiting] = await fleet.queue.getWaiting(0, -1);
     assert.equal(waiting?.data.recovered, true);
     // It fails for good (a 404), and its page leaves the window, as the worker does.
@@ -268,8 +270,7 @@ describe('the compact frontier and its window (real Redis)', function () {
     // The job is removed by hand (Queue Explorer): its page is no longer anybody's work.
     await job.remove();
     assert.equal(await fleet.tryFinalize(task, run.run), 'pending', 'within its lease its job may still be on its way');
-    await sleep(250);
-    await fleet.fill(task);
+    await until('the lease to run out', async () => (await fleet.fill(task)).added > 0, 10_000, 20);
     const readded = await fleet.queue.getWaiting(0, -1);
     assert.equal(readded.length, 1, 'a page whose job vanished within its lease is handed out again');
     await fleet.completePage(task, run.run, String(readded[0]!.id), { entry: ['page', '{}'], counters: { done: 1 }, host: null });
@@ -286,14 +287,14 @@ describe('the compact frontier and its window (real Redis)', function () {
     assert.equal((await fleet.fill(task)).added, 3, 'a.test has its cap (3: per request, as a slot has in the window) in the window');
     // Both jobs end without settling: removed here, as a failed job trimmed by removeOnFail would be.
     for (const j of await fleet.queue.getWaiting(0, -1)) await j.remove();
-    await sleep(150);
-    await fleet.fill(task); // leases run out: the jobs are missing, so the pages are handed out again
+    await until('the leases to run out: the jobs are missing, so the pages are handed out again', async () => (await fleet.fill(task)).added > 0, 10_000, 20);
     for (const j of await fleet.queue.getWaiting(0, -1)) {
       // ...and this time they fail for good, and their settle is lost.
       await conn.hset(`${fleet.keys.bull.job}${j.id}`, 'finishedOn', Date.now());
     }
+    // The leases run out with the jobs present: verified, which adds nothing to wait for (the time is the scenario).
     await sleep(150);
-    await fleet.fill(task); // the leases run out with the jobs present: verified
+    await fleet.fill(task);
     assert.equal((await fleet.fill(task)).added, 0, 'the host is still parked: three pages in its window');
     assert.ok((await fleet.fill(task, { reconcile: true })).added >= 1, 'reconciled, the host gives its next page');
     assert.equal(await fleet.frontierCount(), 0);

@@ -12,7 +12,9 @@ import { keepScreenshot } from '../../src/frontier/screenshots';
 import { connectRedis } from '../../src/redis/connect';
 import { writeTask } from '../support/crawl';
 import { browserOrSkip } from '../support/browser';
-import { freePort, inCI, serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
+import { skipBecause } from '../support/skip';
+import { freePort, serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
+import { until } from '../support/until';
 
 // `crawl-studio monitor` (issue 31, items 3 and 4), everything real: a redis-server, a local site, a crawl by the
 // CLI, a fleet worker killed with SIGKILL, the monitor as the CLI starts it, Chromium on its page, `status --json`
@@ -59,20 +61,6 @@ function getWithHost(url: string, host: string): Promise<number> {
   });
 }
 
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 describe('crawl-studio monitor: the web page, the API and /metrics of a real crawl (issue 31)', function () {
   this.timeout(600_000);
@@ -301,10 +289,7 @@ rules:
 
   it('serves Prometheus: a real Prometheus scrapes /metrics and reads pages fetched equal to the crawl', async function () {
     const bin = ['/usr/bin/prometheus', '/usr/local/bin/prometheus'].find((p) => existsSync(p));
-    if (!bin) {
-      if (inCI()) throw new Error('prometheus is missing (apt-get install prometheus; scripts/setup.sh test installs it)');
-      this.skip();
-    }
+    if (!bin) skipBecause(this, 'prometheus is missing (apt-get install prometheus; scripts/setup.sh test installs it)');
     const dir = mkdtempSync(join(tmpdir(), 'cs-prom-'));
     const promPort = await freePort();
     const target = new URL(monitorUrl).host;

@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { serveHttp, type HttpServer } from '../support/services';
+import { until } from '../support/until';
 
 // The project's private redis-server, as `crawl-studio run` starts it when no Redis is given (issue 35 items 3 and
 // 4, issue 30 item 6). The real CLI in fresh folders, a real site whose access log counts every request:
@@ -32,13 +33,6 @@ function startCli(args: string[], cwd: string): Cli {
   return { child, output: () => out, exited };
 }
 
-async function until(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 function alive(pid: number): boolean {
   try {

@@ -12,6 +12,7 @@ import { startRedis, type RedisServer } from '../support/services';
 import { startPostgres, type PostgresServer } from '../support/postgres';
 import { bookTask, session, writeTask } from '../support/crawl';
 import { readJobCounts } from '../../src/observe/taskStatus';
+import { until } from '../support/until';
 
 // Runs: finalize exactly once however many processes race for it, recurring runs, workers stopped with Ctrl-C,
 // a standalone writer. Real redis-server, PostgreSQL, HTTP and worker processes.
@@ -27,13 +28,6 @@ async function events(redisUrl: string, task: string): Promise<{ type: string; r
   }
 }
 
-async function until(what: string, fn: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await fn())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 async function storedKeys(task: CrawlTask): Promise<string[]> {
   const store = await openStore(storeUrlFor(task), { task: task.name });
@@ -118,6 +112,7 @@ describe('runs (finalize, schedules, stopping workers)', function () {
       const running = s.run();
       await until('some pages', () => [...site.hits.keys()].length > 5);
       await pg.stop();
+      // Not a wait for something: the outage is the scenario (10 s, longer than the writer's first retries).
       await new Promise((res) => setTimeout(res, 10_000));
       await pg.start();
       const result = await running;
@@ -221,7 +216,8 @@ rules:
       const q = taskKeys('quitnow').bull;
       await until('pages in flight', async () => site.hits.size > 6 && (await r.llen(q.active)) > 0);
       cli.kill('SIGINT');
-      await new Promise((res) => setTimeout(res, 100));
+      // The second Ctrl-C counts as one only once the first was taken: the CLI says it is stopping.
+      await until('the first Ctrl-C taken', () => /Stopping: letting workers finish/.test(out));
       cli.kill('SIGINT');
       const code = await new Promise<number | null>((res) => cli.on('exit', (c) => res(c)));
       assert.equal(code, 130, out);

@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { expectedPages, serveSite, type SiteOptions, type SiteServer } from '../../src/demo/site';
 import { startRedis, type RedisServer } from '../support/services';
+import { skipBecause } from '../support/skip';
 import { bookTask, writeTask } from '../support/crawl';
 
 // Connection secrets never reach a command line: a process's arguments are public to every user of the machine
@@ -51,7 +52,7 @@ describe('connection secrets (real Redis with a password, real worker processes)
   let url: string;
 
   before(async function () {
-    if (process.platform !== 'linux') this.skip();
+    if (process.platform !== 'linux') skipBecause(this, `reads other processes' arguments and environment from /proc, which ${process.platform} has not`);
     redis = await startRedis();
     const admin = new Redis(redis.url);
     await admin.call('ACL', 'SETUSER', 'crawler', 'on', `>${SECRET}`, '~*', '&*', '+@all');

@@ -8,6 +8,7 @@ import { readTaskStatus } from '../../src/observe/taskStatus';
 import { startRedis, type RedisServer } from '../support/services';
 import { bookTask, WORKER_SCRIPT, writeTask } from '../support/crawl';
 import type { CrawlTask } from '../../src/core/task/model';
+import { until } from '../support/until';
 
 // Stop, Start, Pause, Resume in the launcher both front ends drive (issue 32, item 1): Stop ends the run (the next
 // start is a new run that fetches the pages again, checked in the site's access log), is reported once as
@@ -16,15 +17,6 @@ import type { CrawlTask } from '../../src/core/task/model';
 
 const SITE: SiteOptions = { listPages: 2, perPage: 6 };
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('Stop, Start, Pause, Resume (issue 32, item 1)', function () {
   this.timeout(180_000);

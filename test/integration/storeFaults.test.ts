@@ -13,6 +13,7 @@ import type { CrawlTask } from '../../src/core/task/model';
 import { startRedis, type RedisServer } from '../support/services';
 import { startPostgres, type PostgresServer } from '../support/postgres';
 import { bookTask, session, WORKER_SCRIPT, writeTask } from '../support/crawl';
+import { until } from '../support/until';
 
 // A broken or missing store must not leave a run stuck or its items stranded (issue 22, item 4): a finalize
 // that died left its flag, and every later run said "another process finalized this run" while the items sat
@@ -23,13 +24,6 @@ import { bookTask, session, WORKER_SCRIPT, writeTask } from '../support/crawl';
 const SITE: SiteOptions = { listPages: 3, perPage: 10, filler: 1 };
 const CLI = resolve('dist/cli.js');
 
-async function until(what: string, fn: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await fn())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function keysIn(url: string, task: CrawlTask): Promise<string[]> {
   const store = await openStore(url, { task: task.name, cwd: dirname(task.file) });
@@ -127,7 +121,9 @@ describe('a run whose store goes wrong (issue 22, item 4)', function () {
         const pages = expectedPages(site.url, SITE).length;
         // Every page fetched: the run has drained and its finalize waits for the store.
         await until('the crawl to drain', async () => Number((await conn.hget(taskKeys('hung').stats((await conn.hget(taskKeys('hung').meta, 'run'))!), 'done')) ?? 0) >= pages, 60_000);
-        await new Promise((r) => setTimeout(r, 1_500));
+        // The driver has won the run's finalize (its flag is set), so its finalize is what waits for the store.
+        const run = (await conn.hget(taskKeys('hung').meta, 'run'))!;
+        await until('the driver to start finalizing', async () => (await conn.exists(taskKeys('hung').finalized(run))) === 1, 60_000);
         const t0 = Date.now();
         run1.kill('SIGTERM');
         const code = await Promise.race([run1.exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 150_000))]);

@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { freePort, serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
 import { session, WORKER_SCRIPT, writeTask } from '../support/crawl';
 import { linkedPagesTask } from '../support/linkedPagesTask';
+import { until } from '../support/until';
 
 // Issue 36, item 4: a worker an orchestrator runs says when it is live and ready (--health), and a SIGTERM drains it
 // within the grace period (--drain-timeout): a page that never ends does not keep it alive past the bound.
@@ -17,15 +18,6 @@ async function probe(port: number, path: string): Promise<{ status: number; why:
   }
 }
 
-async function until<T>(what: string, check: () => Promise<T | null | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('a worker in an orchestrator: health, readiness and a bounded drain (issue 36)', function () {
   this.timeout(120_000);

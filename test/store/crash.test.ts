@@ -119,12 +119,8 @@ for (const kind of ['sqlite', 'postgres'] as const) {
     let dir: string;
 
     before(async function () {
-      redisServer = await redisForSuite(`SIGKILL ${kind}`);
-      if (!redisServer) return this.skip();
-      if (kind === 'postgres') {
-        pg = await postgresForSuite(`SIGKILL ${kind}`);
-        if (!pg) return this.skip();
-      }
+      redisServer = await redisForSuite(this);
+      if (kind === 'postgres') pg = await postgresForSuite(this);
       redis = connect(redisServer);
       dir = mkdtempSync(join(tmpdir(), 'cs-crash-'));
     });

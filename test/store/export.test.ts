@@ -169,8 +169,7 @@ describe('store: export', () => {
     this.timeout(60_000);
     let server: PostgresServer | null = null;
     before(async function () {
-      server = await postgresForSuite('store: export (postgres)');
-      if (!server) this.skip();
+      server = await postgresForSuite(this);
     });
     after(async () => {
       await server?.destroy();

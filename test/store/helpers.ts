@@ -2,7 +2,8 @@ import type { Redis } from '../../src/redis/connect';
 import { connectRedis } from '../../src/redis/connect';
 import type { ExtractedItem } from '../../src/core/extract/extract';
 import type { PageRecord } from '../../src/store/types';
-import { inCI, type RedisServer, startRedis } from '../support/services';
+import { type RedisServer, startRedis } from '../support/services';
+import { skipBecause } from '../support/skip';
 
 // Shared by the store suites: page builders and service start-up with the CI rule (a missing service fails in
 // CI, skips elsewhere).
@@ -28,13 +29,12 @@ export function product(key: string, extra: Record<string, string | string[] | n
   return { type: 'product', key, data: { sku: key, name: `Product ${key}`, tags: ['a', 'b'], ...extra } };
 }
 
-export async function redisForSuite(suite: string): Promise<RedisServer | null> {
+/** Starts Redis for the suite whose `before` hook `ctx` is, or skips the suite saying why (a failure in CI). */
+export async function redisForSuite(ctx: Mocha.Context): Promise<RedisServer> {
   try {
     return await startRedis();
   } catch (err) {
-    if (inCI()) throw err;
-    console.warn(`      [${suite}] skipping: ${(err as Error).message}`);
-    return null;
+    return skipBecause(ctx, `redis-server cannot start: ${(err as Error).message}`);
   }
 }
 

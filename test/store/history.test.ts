@@ -130,8 +130,7 @@ describe('item history', () => {
   describe('on PostgreSQL', () => {
     let server: PostgresServer | null = null;
     before(async function () {
-      server = await postgresForSuite('item history: PostgreSQL');
-      if (!server) this.skip();
+      server = await postgresForSuite(this);
     });
     after(async () => {
       await server?.destroy();

@@ -27,8 +27,7 @@ describe('store: pipeline (SQLite)', function () {
   const cleanup: (() => Promise<void>)[] = [];
 
   before(async function () {
-    server = await redisForSuite('store: pipeline');
-    if (!server) return this.skip();
+    server = await redisForSuite(this);
     redis = connect(server);
     dir = mkdtempSync(join(tmpdir(), 'cs-pipe-'));
   });
@@ -168,7 +167,8 @@ describe('store: pipeline (SQLite)', function () {
     await bufferPage(redis, page(task, 'https://shop.test/1', [product('before')]));
     await writer.flush({ timeoutMs: 5_000 });
     await redis.del(taskKeys(task).items);
-    await new Promise((r) => setTimeout(r, 100));
+    // The writer notices the reset before the next page: it makes its group again, and with it the stream (MKSTREAM).
+    await waitFor('the writer to make its group again', async () => (await redis.exists(taskKeys(task).items)) === 1);
     await bufferPage(redis, page(task, 'https://shop.test/2', [product('after')]));
     await writer.flush({ timeoutMs: 10_000 });
     assert.deepEqual((await store.readItems('product', { orderBy: 'key' })).map((i) => i.key), ['after', 'before']);
@@ -220,10 +220,8 @@ describe('store: pipeline (PostgreSQL)', function () {
   const cleanup: (() => Promise<void>)[] = [];
 
   before(async function () {
-    server = await redisForSuite('store: pipeline (PostgreSQL)');
-    if (!server) return this.skip();
-    pgServer = await postgresForSuite('store: pipeline (PostgreSQL)');
-    if (!pgServer) return this.skip();
+    server = await redisForSuite(this);
+    pgServer = await postgresForSuite(this);
     redis = connect(server);
   });
   afterEach(async () => {
@@ -259,6 +257,7 @@ describe('store: pipeline (PostgreSQL)', function () {
 
     await pgServer!.stop();
     const downAt = Date.now();
+    // The outage is the scenario (10 s, with pages arriving throughout), not a wait for something.
     while (Date.now() - downAt < 10_000) {
       await produce(10);
       await new Promise((r) => setTimeout(r, 500));

@@ -3,7 +3,8 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort, inCI, waitForPort } from './services';
+import { freePort, waitForPort } from './services';
+import { skipBecause } from './skip';
 
 // A throwaway PostgreSQL cluster per suite: initdb + pg_ctl under a temp dir on a free loopback port. PostgreSQL
 // refuses to run as root, so as root every binary runs as the `postgres` user via runuser and the dir is
@@ -133,15 +134,19 @@ export async function startPostgres(): Promise<PostgresServer> {
 }
 
 /**
- * Starts PostgreSQL for a suite, or — outside CI only — returns null so the suite can skip with a message.
- * In CI a missing service is a failure, never a skip.
+ * Starts PostgreSQL for the suite whose `before` hook `ctx` is, or skips the suite saying why (test/support/skip.ts):
+ * in CI a missing service is a failure, never a skip.
  */
-export async function postgresForSuite(suite: string): Promise<PostgresServer | null> {
+export async function postgresForSuite(ctx: Mocha.Context): Promise<PostgresServer> {
+  const pg = await postgresOrReason();
+  return typeof pg === 'string' ? skipBecause(ctx, pg) : pg;
+}
+
+/** Starts PostgreSQL, or says why it cannot, for a suite whose other tests run without it (they skip with the reason). */
+export async function postgresOrReason(): Promise<PostgresServer | string> {
   try {
     return await startPostgres();
   } catch (err) {
-    if (inCI()) throw err;
-    console.warn(`      [${suite}] skipping PostgreSQL tests: ${(err as Error).message}`);
-    return null;
+    return `PostgreSQL cannot start: ${(err as Error).message}`;
   }
 }

@@ -7,14 +7,17 @@ import { openWorkbench, type Workbench } from '../extension/harness';
 import { serveSite, type SiteServer } from '../../src/demo/site';
 import { codeLens, explorerItem, keepFailureArtifacts, runCommand, waitForWorkbench } from './support/workbench';
 import { demoShopTask, PRICE_FIELD } from '../support/demoTask';
+import { until } from '../support/until';
 
 // The crawl dashboard as a new user sees it on the demo shop: the crawl starts, peaks and drains on the
 // charts, failures are grouped by cause with sample URLs, and a group is retried from the dashboard once the
 // site is healthy again. Screenshots: test-artifacts/ui/dashboard-*.png.
 
 /** Closes notification toasts so they do not cover the dashboard in screenshots. */
+/** Closes the notification toasts and waits until none is left on screen (for a clean screenshot). */
 async function clearToasts(page: Page): Promise<void> {
   for (const x of await page.locator('.notifications-toasts .codicon-notifications-clear').all()) await x.click().catch(() => undefined);
+  await until('the toasts to close', async () => (await page.locator('.notifications-toasts .notification-toast:visible').count()) === 0, 10_000).catch(() => undefined);
 }
 
 function webview(page: Page): FrameLocator {
@@ -85,14 +88,13 @@ describe('Crawl dashboard (UI)', function () {
     await workers.locator('tr', { hasText: 'this machine' }).waitFor({ timeout: 20_000 });
     await wv.locator('.chart canvas').first().waitFor({ timeout: 30_000 });
     const done = kpi(wv, 'Pages done');
-    await page.waitForTimeout(4000);
     const first = await done.innerText();
-    let later = first;
-    for (let i = 0; i < 40 && later === first; i++) {
-      await page.waitForTimeout(500);
-      later = await done.innerText();
-    }
+    const later = await until(`pages done to move from ${first}`, async () => {
+      const now = await done.innerText();
+      return now !== first && now;
+    }, 20_000, 250);
     assert.notEqual(later, first, 'pages done moves while the crawl runs');
+    await until('the charts to have points', async () => (await wv.locator('.chart .none').count()) === 0, 20_000, 250);
     assert.equal(await wv.locator('.chart .none').count(), 0, 'the charts have points');
     await wb.screenshot('ui/dashboard-1-running.png');
     await workers.scrollIntoViewIfNeeded();
@@ -104,17 +106,20 @@ describe('Crawl dashboard (UI)', function () {
     const { page } = wb;
     const wv = webview(page);
     await wv.locator('.state.finished').waitFor({ timeout: 180_000 });
-    await page.waitForTimeout(1500);
     const failures = wv.locator('section[aria-label="Failures by cause"]');
     const row503 = failures.locator('tr', { hasText: 'HTTP 503' });
     await row503.waitFor({ timeout: 20_000 });
+    // The finished run's last figures: each section shows them once the view has them.
+    await failures.locator('tr', { hasText: 'HTTP 404' }).waitFor({ timeout: 20_000 });
+    // innerText, not the locator's hasText: that reads textContent, where a table's cells have no space between them.
+    await until('the skipped pages', async () => /robots\.txt\s+1/.test(await wv.locator('section[aria-label="Skipped pages"]').innerText()), 20_000, 250);
+    await wv.locator('.kpi', { has: wv.locator('.label', { hasText: /^ETA$/ }) }).locator('.value', { hasText: /^done$/ }).waitFor({ timeout: 20_000 });
     assert.match(await row503.innerText(), /book-\d+\.html/);
     assert.match(await failures.locator('tr', { hasText: 'HTTP 404' }).innerText(), /book-50\.html/);
     assert.match(await wv.locator('section[aria-label="Skipped pages"]').innerText(), /robots\.txt\s+1/);
     assert.match(await wv.locator('section[aria-label="Hosts"]').innerText(), /127\.0\.0\.1:\d+/);
     assert.equal(await kpi(wv, 'ETA').innerText(), 'done');
     await clearToasts(page);
-    await page.waitForTimeout(500);
     await wb.screenshot('ui/dashboard-3-finished.png');
   });
 
@@ -136,7 +141,6 @@ describe('Crawl dashboard (UI)', function () {
     assert.ok(after > items, `items ${items} -> ${after}`);
     assert.match(await failures.innerText(), /HTTP 404/, 'the other group stays');
     await clearToasts(page);
-    await page.waitForTimeout(1500);
     await wb.screenshot('ui/dashboard-5-after-retry.png');
   });
 });

@@ -75,6 +75,9 @@ describe('crawl designer, as a new user (UI)', function () {
     const view = previewFrame(page);
     await view.locator('#status', { hasText: 'rule list (start URL)' }).waitFor({ timeout: 60_000 });
     await renderedFrame(page).locator('article.product_pod').first().waitFor({ timeout: 30_000 });
+    assert.match(await activeTab(page).innerText(), /books\.crawl\.yaml/, 'the new file keeps the focus');
+    assert.equal(await renderedFrame(page).locator('article.product_pod').count(), DEMO_SITE.perPage, 'the start page rendered, a card per book');
+    assert.match(await view.locator('#status').innerText(), /HTTP 200/);
     await wb.screenshot('ui/designer-new-1-scaffold.png');
   });
 
@@ -93,6 +96,9 @@ describe('crawl designer, as a new user (UI)', function () {
     await view.locator('#hl-count', { hasText: `${DEMO_SITE.perPage} matches` }).waitFor({ timeout: 10_000 });
     await renderedFrame(page).locator('article.product_pod h3 a').nth(3).click();
     await view.locator('#suggested', { hasText: 'article.product_pod h3 a' }).waitFor({ timeout: 15_000 });
+    const follows = await view.locator('h3', { hasText: /^follow\[/ }).allInnerTexts();
+    assert.ok(follows.some((t) => t.startsWith('follow[0]') && t.includes('1 kept')) && follows.some((t) => t.startsWith('follow[1]') && t.includes(`${DEMO_SITE.perPage} kept`)), follows.join(' | '));
+    assert.match(await view.locator('#hl-count').innerText(), new RegExp(`\\b${DEMO_SITE.perPage} matches`));
     await wb.screenshot('ui/designer-new-2-follow.png');
   });
 

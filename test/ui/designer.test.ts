@@ -143,6 +143,7 @@ describe('crawl designer (UI)', function () {
     await frame.locator('h1.headline').waitFor({ timeout: 30_000 });
     await frame.locator('a.go').click();
     await view.locator('#suggested', { hasText: 'a.go' }).waitFor({ timeout: 15_000 });
+    // What follows checks absences (no script ran, no navigation, no request): a moment for them, then none.
     await page.waitForTimeout(1500);
     assert.equal(await frame.locator('[data-ran]').count(), 0);
     assert.equal(await frame.locator('h1.headline').count(), 1, 'no refresh or navigation replaced the page');
@@ -190,6 +191,10 @@ describe('crawl designer (UI)', function () {
     await again.locator('#status', { hasText: /cached copy/ }).waitFor({ timeout: 60_000 });
     await renderedFrame(page).locator('h1', { hasText: 'page 2 of' }).waitFor({ timeout: 30_000 });
     await again.locator('table.items tr').nth(DEMO_SITE.perPage).waitFor({ state: 'attached', timeout: 30_000 });
+    // The same page, from the designer's cache rather than fetched again, with its items.
+    assert.match(await again.locator('#status').innerText(), /HTTP 200.*cached copy/s);
+    assert.match(await renderedFrame(page).locator('h1').first().innerText(), /page 2 of/);
+    assert.ok((await again.locator('table.items tr').count()) > DEMO_SITE.perPage, 'a row per book of the page, under the header');
     await wb.screenshot('ui/designer-restored-after-reload.png');
   });
 });

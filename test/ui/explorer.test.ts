@@ -6,6 +6,7 @@ import type { Locator, Page } from 'playwright-core';
 import { openWorkbench, type Workbench } from '../extension/harness';
 import { serveSite, type SiteServer } from '../../src/demo/site';
 import { codeLens, explorerItem, keepFailureArtifacts, openCommandPalette, paletteRow, quickInput, waitForWorkbench } from './support/workbench';
+import { alive, until } from '../support/until';
 import { demoShopTask } from '../support/demoTask';
 
 // A new user's first crawl in the real workbench: open a folder with a task file, Start Crawl from the CodeLens,
@@ -109,9 +110,13 @@ describe('Queue Explorer (UI, new user)', function () {
     const { page } = wb;
     const workers = viewPane(page, 'Workers');
     await row(workers, /^PID/).waitFor({ state: 'visible', timeout: 30_000 });
+    const pidsShown = async () => (await workers.locator('.monaco-list-row', { hasText: /^PID \d+/ }).allTextContents()).map((t) => Number(/^PID (\d+)/.exec(t)![1]));
+    const before = await pidsShown();
+    assert.ok(before.length > 0 && before.every(alive), `the workers shown are running processes: ${before.join(', ')}`);
     await workers.locator('.pane-header').hover();
     await workers.locator('.pane-header .action-label[aria-label^="Stop Workers"]').click();
     await workers.locator('.monaco-list-row', { hasText: /^PID/ }).first().waitFor({ state: 'detached', timeout: 60_000 });
+    await until('the stopped workers to exit', () => !before.some(alive), 30_000);
     await wb.screenshot('ui/explorer-3-workers-stopped.png');
 
     await openCommandPalette(page, 'Crawl Studio: Start Workers');
@@ -121,6 +126,9 @@ describe('Queue Explorer (UI, new user)', function () {
     await input.fill('1');
     await input.press('Enter');
     await row(workers, /^PID/).waitFor({ state: 'visible', timeout: 30_000 });
+    const after = await pidsShown();
+    assert.equal(after.length, 1, `one worker asked for, shown: ${after.join(', ')}`);
+    assert.ok(alive(after[0]!) && !before.includes(after[0]!), `a new running process (${after[0]}; before: ${before.join(', ')})`);
     await wb.screenshot('ui/explorer-4-workers-restarted.png');
   });
 

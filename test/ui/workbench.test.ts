@@ -1,4 +1,6 @@
 import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fixtureWorkspace, openWorkbench, type Workbench } from '../extension/harness';
 import {
   activeEditorLines,
@@ -57,6 +59,9 @@ describe('workbench (UI)', function () {
     await activeTab(page).filter({ hasText: 'Untitled-1' }).waitFor({ state: 'visible', timeout: 15_000 });
     await page.keyboard.type('typed by the UI test');
     await activeEditorLines(page).filter({ hasText: 'typed by the UI test' }).waitFor({ state: 'visible' });
+    assert.match(await activeTab(page).innerText(), /Untitled-1/);
+    // Monaco draws spaces as no-break spaces.
+    assert.equal((await activeEditorLines(page).innerText()).replace(/\u00a0/g, ' ').trim(), 'typed by the UI test');
     await wb.screenshot('ui/untitled-editor.png');
   });
 
@@ -65,11 +70,18 @@ describe('workbench (UI)', function () {
     await explorerItem(page, 'demo.crawl.yaml').click();
     await activeTab(page).filter({ hasText: 'demo.crawl.yaml' }).waitFor({ state: 'visible', timeout: 15_000 });
     await activeEditorLines(page).filter({ hasText: 'name: demo' }).waitFor({ state: 'visible' });
+    assert.match(await activeTab(page).innerText(), /demo\.crawl\.yaml/);
+    // The lines shown are the file's (Monaco draws spaces as no-break spaces, and lines in its own order).
+    const shown = (await activeEditorLines(page).innerText()).replace(/\u00a0/g, ' ').split('\n').map((l) => l.trimEnd()).filter(Boolean);
+    const onDisk = readFileSync(join(fixtureWorkspace(), 'demo.crawl.yaml'), 'utf8').split('\n');
+    assert.ok(shown.includes('name: demo') && shown.every((l) => onDisk.includes(l)), `the editor shows the file: ${shown.slice(0, 4).join(' | ')}`);
     // A second command through the helper: hide and show the side bar.
     await runCommand(page, 'View: Toggle Primary Side Bar Visibility');
     await page.locator('.part.sidebar').waitFor({ state: 'hidden' });
+    assert.equal(await page.locator('.part.sidebar').isVisible(), false);
     await runCommand(page, 'View: Toggle Primary Side Bar Visibility');
     await page.locator('.part.sidebar').waitFor({ state: 'visible' });
+    assert.equal(await page.locator('.part.sidebar').isVisible(), true);
     await wb.screenshot('ui/demo-task-open.png');
   });
 });

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { inCI } from '../support/services';
+import { skipBecause } from '../support/skip';
 
 // dist/boot.js runs a program's bundle from V8's code cache (src/worker/codeCache.ts). Each case starts a real
 // Node process through a stub like the build's, and the stub prints what the cache did.
@@ -114,10 +114,7 @@ describe('code cache (dist/boot.js)', () => {
 
   it("never runs a cache file owned by another user (V8's data is code)", function () {
     // Only root can give a file to another user. CI runs as root, so there this check always runs.
-    if (process.getuid?.() !== 0) {
-      if (inCI()) throw new Error('CI runs as root: this check cannot be skipped there');
-      this.skip();
-    }
+    if (process.getuid?.() !== 0) skipBecause(this, 'only root can give a file to another user (CI runs as root)');
     startJson();
     const [file] = readdirSync(cache).filter((f) => f.endsWith('.v8'));
     chownSync(join(cache, file!), 1, 1);

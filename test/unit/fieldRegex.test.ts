@@ -27,13 +27,11 @@ rules:
     };
 
     it('runs a catastrophic pattern on a long field in linear time', () => {
-      // V8's backtracking engine takes about 4 s on 26 characters here, and doubles with each one more.
-      let started = Date.now();
+      // V8's backtracking engine takes about 4 s on 26 characters here, and doubles with each one more: on 50,000
+      // it would never return, so a backtracking engine fails this test by its timeout, on any machine. How fast
+      // the linear engine is belongs to bench/ (timings are asserted nowhere).
       assert.equal(extract('(a+)+$', 'a'.repeat(26) + '!'), null);
-      assert.ok(Date.now() - started < 1000, `26 characters took ${Date.now() - started} ms`);
-      started = Date.now();
       assert.equal(extract('(a+)+$', 'a'.repeat(50_000) + '!'), null);
-      assert.ok(Date.now() - started < 2000, `50,000 characters took ${Date.now() - started} ms`);
     });
 
     it('keeps the semantics: first group, else the whole match; JavaScript syntax', () => {

@@ -116,11 +116,9 @@ rules:
   it('refuses alias bombs with an error instead of expanding them', () => {
     const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
     for (let i = 1; i < 10; i++) bomb.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill('*' + String.fromCharCode(96 + i)).join(',')}]`);
-    const started = Date.now();
     const { task, diagnostics } = parseTask(bomb.join('\n') + '\n', 'bomb.yaml');
     assert.equal(task, null);
-    assert.ok(diagnostics.length >= 1);
-    assert.ok(Date.now() - started < 5000);
+    assert.match(diagnostics.map((d) => d.message).join('\n'), /alias/i);
   });
 
   it('reports an empty file', () => {

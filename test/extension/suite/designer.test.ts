@@ -399,11 +399,9 @@ describe('crawl designer', function () {
       [`${site.url}/huge`, /larger than 5\.0 MB/],
     ];
     for (const [url, expected] of cases) {
-      const started = Date.now();
       const s = await open(url);
       assert.match(s.state.pageError ?? '', expected, url);
       assert.equal(s.state.page, null);
-      assert.ok(Date.now() - started < 10_000, `${url} took ${Date.now() - started} ms`);
     }
     // A page with scripts, handlers and a meta refresh renders inert (see the unit tests for the HTML).
     const scripted = await open(`${site.url}/scripted`);
@@ -432,6 +430,7 @@ describe('crawl designer', function () {
       const x = await snap(uri);
       return x?.state.page?.url.endsWith('book-17.html') && x.rendered?.frame === x.frameKey && x.frameKey ? x : null;
     });
+    // An absence cannot be polled for: time for a request the rendered page would make, then none may have come.
     await new Promise((r) => setTimeout(r, 1500));
     assert.equal(site.hits.get(cover) ?? 0, 0, 'images are off by default: the webview never asked for the cover');
     await vscode.commands.executeCommand(C.message, uri, { type: 'setImages', allowed: true });
@@ -468,6 +467,7 @@ describe('crawl designer', function () {
     assert.equal(created.fsPath, join(dir, 'my-new-shop.crawl.yaml'));
     const doc = await vscode.workspace.openTextDocument(created);
     assert.match(doc.getText(), /^# Crawl Studio task file/);
+    // No error is an absence: the validator's time to run (600 ms), then none may be reported.
     await new Promise((r) => setTimeout(r, 600));
     assert.deepEqual(vscode.languages.getDiagnostics(created).filter((d) => d.severity === vscode.DiagnosticSeverity.Error), []);
     const second = await vscode.commands.executeCommand<vscode.Uri>(C.newTask, { folder: dir, name: 'My New Shop', start: `${site.url}/`, preview: false });

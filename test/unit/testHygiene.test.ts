@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+// The suite's own rules (issue 34), checked on its sources as the architecture test checks src/: a skip goes
+// through test/support/skip.ts (so it says why, and fails in CI), and no test asserts on the wall clock (a
+// loaded machine fails it with nothing wrong; speed goals live in bench/).
+
+const ROOT = 'test';
+
+function sources(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) {
+      if (name !== 'fixtures' && name !== 'node_modules') out.push(...sources(p));
+    } else if (/\.(ts|mts|cts|js|mjs)$/.test(name)) out.push(p);
+  }
+  return out;
+}
+
+/** `file:line: text` of every line of the test tree matching `re`, but for `except`. */
+function offending(re: RegExp, except: readonly string[] = []): string[] {
+  const found: string[] = [];
+  for (const file of sources(ROOT)) {
+    const rel = relative('.', file);
+    if (except.includes(rel)) continue;
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        if (re.test(line)) found.push(`${rel}:${i + 1}: ${line.trim().slice(0, 140)}`);
+      });
+  }
+  return found;
+}
+
+describe('the test suite keeps its own rules (issue 34)', () => {
+  it('skips only through skipBecause (test/support/skip.ts), which says why and fails in CI', () => {
+    assert.deepEqual(offending(/\b(this|ctx)\.skip\(\)|\b(it|describe|context)\.skip\(|\bx(it|describe)\(/, ['test/support/skip.ts', 'test/unit/testHygiene.test.ts']), []);
+  });
+
+  it('asserts no wall-clock duration (Date.now() or performance.now() differences)', () => {
+    // The asserted condition (the first argument), not a message that reports how long something took.
+    const clock = /\bassert(\.ok)?\(\s*[^,]*(Date\.now\(\)|performance\.now\(\))\s*-[^,]*[<>]/;
+    const elapsed = /\bassert(\.ok)?\(\s*\w*(elapsed|took|duration)\w*\s*<[^,]*,/i;
+    assert.deepEqual(offending(clock, ['test/unit/testHygiene.test.ts']), []);
+    assert.deepEqual(offending(elapsed, ['test/unit/testHygiene.test.ts']), []);
+  });
+});
