@@ -1,3 +1,4 @@
+import { skipBecause } from '../support/skip';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -104,10 +105,7 @@ rules:
     assert.equal((await fetch(url.replace('/metrics', '/other'))).status, 404);
 
     const bin = ['/usr/bin/prometheus', '/usr/local/bin/prometheus'].find((p) => existsSync(p));
-    if (!bin) {
-      if (inCI()) throw new Error('prometheus is missing (apt-get install prometheus; scripts/setup.sh test installs it)');
-      this.skip();
-    }
+    if (!bin) skipBecause(this, 'prometheus is missing (apt-get install prometheus; scripts/setup.sh test installs it)');
     const dir = mkdtempSync(join(tmpdir(), 'cs-prom-worker-'));
     const promPort = await freePort();
     writeFileSync(join(dir, 'prometheus.yml'), `global: { scrape_interval: 1s, evaluation_interval: 1s }\nscrape_configs:\n  - job_name: crawl-studio-workers\n    static_configs: [{ targets: ['${new URL(url).host}'] }]\n`);
