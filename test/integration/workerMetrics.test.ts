@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { session, writeTask } from '../support/crawl';
-import { freePort, inCI, serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
+import { freePort, serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
 
 // `crawl-studio worker --metrics-port N` (issue 31, item 4): a worker's own Prometheus /metrics, on 127.0.0.1 by
 // default, counted from its BullMQ jobs (worker/metrics.ts). Everything real: a redis-server, a local site with a
