@@ -27,6 +27,13 @@ function pagesHit(site: SiteServer): Map<string, number> {
   return new Map([...site.hits].filter(([p]) => p !== '/robots.txt'));
 }
 
+/** Shows the Crawl Studio views; clicking their activity bar item when they are in front would hide them. */
+async function showCrawlStudio(page: Page): Promise<void> {
+  if (await viewPane(page, 'Queue Explorer').isVisible()) return;
+  await page.locator('.activitybar .action-item a[aria-label^="Crawl Studio"]').first().click();
+  await viewPane(page, 'Queue Explorer').waitFor({ state: 'visible', timeout: 30_000 });
+}
+
 async function until(page: Page, label: string, ok: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await ok())) {
@@ -77,7 +84,8 @@ describe('a window reload mid-crawl (UI)', function () {
     const reloaded = page.waitForEvent('load', { timeout: 60_000 });
     await runCommand(page, 'Developer: Reload Window');
     await reloaded;
-    await waitForWorkbench(page, { file: 'shop.crawl.yaml' });
+    // Whichever view was in front comes back: the file explorer, or the Crawl Studio views.
+    await waitForWorkbench(page);
   }
 
   /** Every view says the run is interrupted; returns the notification offering Resume. */
@@ -86,7 +94,7 @@ describe('a window reload mid-crawl (UI)', function () {
     const toast = page.locator('.notification-toast', { hasText: "Crawl 'shop': Interrupted" }).first();
     await toast.waitFor({ state: 'visible', timeout: 60_000 });
     assert.match(await toast.innerText(), /Start Crawl .*resumes it, Stop ends it/);
-    await page.locator('.activitybar .action-item a[aria-label^="Crawl Studio"]').first().click();
+    await showCrawlStudio(page);
     const queue = viewPane(page, 'Queue Explorer').locator('.monaco-list-row', { hasText: /^shop/ }).first();
     await queue.waitFor({ state: 'visible', timeout: 60_000 });
     await until(page, "the Queue Explorer's row saying interrupted", async () => /interrupted/.test(await queue.innerText()));
@@ -128,7 +136,7 @@ describe('a window reload mid-crawl (UI)', function () {
     let pids: number[] = [];
     await startThenReload(10, async () => {
       const workers = viewPane(page, 'Workers');
-      await page.locator('.activitybar .action-item a[aria-label^="Crawl Studio"]').first().click();
+      await showCrawlStudio(page);
       const rows = workers.locator('.monaco-list-row', { hasText: /^PID \d+/ });
       await rows.first().waitFor({ state: 'visible', timeout: 30_000 });
       pids = (await rows.allInnerTexts()).map((t) => Number(/^PID (\d+)/.exec(t)![1]));
