@@ -4,6 +4,7 @@ import { redactUrl } from '../core/url/redact';
 import { joinPasswords, splitPasswords } from '../core/url/redisTarget';
 import { engine } from './lazy';
 import { RedisNotFoundError, startManagedRedis, type ManagedRedis } from '../redis/server';
+import { PRIVATE_REDIS_DIR_ENV } from '../redis/serverOwners';
 import { requireTrust, settings } from './settings';
 
 // The extension's one Redis: the `crawlStudio.redisUrl` setting (a redis://, redis+sentinel:// or redis+cluster://
@@ -104,7 +105,10 @@ export class RedisConnection implements vscode.Disposable {
 
   private async startManaged(): Promise<ManagedRedis> {
     const base = this.context.storageUri ?? this.context.globalStorageUri;
-    const m = await startManagedRedis({ dataDir: vscode.Uri.joinPath(base, 'redis').fsPath, binary: settings.redisServerPath() || undefined });
+    const dataDir = vscode.Uri.joinPath(base, 'redis').fsPath;
+    const m = await startManagedRedis({ dataDir, binary: settings.redisServerPath() || undefined });
+    // The workers this window starts inherit it, and keep the server up until they finished their pages.
+    process.env[PRIVATE_REDIS_DIR_ENV] = dataDir;
     void m.exited.then((how) => this.onManagedExit(m, how));
     return m;
   }
@@ -163,6 +167,7 @@ export class RedisConnection implements vscode.Disposable {
     this.url = null;
     const m = this.managed;
     this.managed = null;
+    delete process.env[PRIVATE_REDIS_DIR_ENV];
     await m?.stop();
     this.setState({ kind: 'idle' });
   }

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 // Who may start, use and stop a project folder's private redis-server (server.ts). Two processes starting at once
@@ -86,6 +86,22 @@ function lockIsStale(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * The private server's data folder, for the worker processes a `run` or an editor window starts on it: each
+ * registers as a user (registerWorkerUser), so the server outlives their parent until they have finished their
+ * pages. A window reload stopped the server under workers still finishing theirs, and those pages were fetched
+ * again on Resume.
+ */
+export const PRIVATE_REDIS_DIR_ENV = 'CRAWL_STUDIO_PRIVATE_REDIS_DIR';
+
+/** A worker on the private server of `dir` (PRIVATE_REDIS_DIR_ENV): a user until it exits. */
+export function registerWorkerUser(dir: string): void {
+  // A folder removed since (a test's temporary one) is not made again.
+  if (!existsSync(dir)) return;
+  addUser(dir);
+  process.once('exit', () => removeUser(dir));
 }
 
 /** This process uses the folder's server (a `run`): it is kept running while any user lives. */

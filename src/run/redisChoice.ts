@@ -1,6 +1,6 @@
 import { dirname, join } from 'node:path';
 import { startManagedRedis, type ManagedRedis } from '../redis/server';
-import { isAlive } from '../redis/serverOwners';
+import { isAlive, PRIVATE_REDIS_DIR_ENV } from '../redis/serverOwners';
 import { redactUrl } from '../redis/connect';
 import { parseRedisTarget } from '../core/url/redisTarget';
 import { REDIS_URL_ENV } from '../worker/args';
@@ -46,9 +46,12 @@ export async function chooseRedis(target: string | undefined, taskFile: string, 
   if (explicit) {
     // A malformed target is refused here, before anything starts, with what is wrong (redacted).
     parseRedisTarget(explicit);
+    delete process.env[PRIVATE_REDIS_DIR_ENV];
     return { url: explicit, managed: null, describe: () => redactUrl(explicit), release: async () => undefined, abandon: () => undefined };
   }
   const dataDir = join(dataDirFor(taskFile), 'redis');
+  // The workers this process starts inherit it, and keep the server up until they finished their pages.
+  process.env[PRIVATE_REDIS_DIR_ENV] = dataDir;
   const start = () => startManagedRedis({ dataDir, user: !opts.keepRunning });
   let managed = await start();
   let released = false;

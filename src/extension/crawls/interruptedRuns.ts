@@ -19,6 +19,9 @@ interface DrivenCrawl {
   readonly file: string;
 }
 
+/** A run stopped by stopUndriven (from the notification, the Queue Explorer or the palette): no longer waiting. */
+const undrivenStopped = new vscode.EventEmitter<string>();
+
 const RESUME = vscode.l10n.t('Resume');
 const STOP = vscode.l10n.t('Stop');
 
@@ -41,18 +44,37 @@ export async function stopUndriven(redis: Redis, task: string): Promise<string |
   } finally {
     await q.close();
   }
+  undrivenStopped.fire(task);
   return crawlStoppedMessage(task, (await readTaskStatus(redis, task)).stats);
 }
 
 export class InterruptedRuns implements vscode.Disposable {
   private readonly sub: vscode.Disposable;
+  private readonly stoppedSub = undrivenStopped.event((task) => {
+    this.waiting.delete(task);
+    this.render();
+  });
+  /** Beside the crawls' status item: the interrupted ones this window offered to resume, until resumed or stopped. */
+  private readonly item = vscode.window.createStatusBarItem('crawlStudio.interrupted', vscode.StatusBarAlignment.Left, 49);
+  private readonly waiting = new Map<string, { readonly file: string; readonly phase: RunPhase }>();
 
   constructor(
     private readonly context: vscode.ExtensionContext,
     private readonly connection: RedisConnection,
     private readonly crawls: CrawlManager,
   ) {
-    this.sub = crawls.onDidChange(() => void this.remember());
+    this.item.name = vscode.l10n.t('Crawl Studio: interrupted crawls');
+    this.sub = crawls.onDidChange(() => {
+      void this.remember();
+      // A crawl this window drives again (Resume) is no longer waiting.
+      for (const task of [...this.waiting.keys()]) if (this.crawls.get(task)) this.waiting.delete(task);
+      this.render();
+    });
+  }
+
+  /** The status bar's words, for tests: empty when nothing waits. */
+  get statusText(): string {
+    return this.waiting.size ? this.item.text : '';
   }
 
   /**
@@ -71,10 +93,26 @@ export class InterruptedRuns implements vscode.Disposable {
       const status = await readTaskStatus(redis, d.task).catch(() => null);
       if (!status?.run || !isUndriven(status.phase)) continue;
       offered.push(d.task);
+      this.waiting.set(d.task, { file: d.file, phase: status.phase });
       void this.offer(d, status.phase);
     }
+    this.render();
     await this.remember();
     return offered;
+  }
+
+  private render(): void {
+    if (this.waiting.size === 0) {
+      this.item.hide();
+      return;
+    }
+    const tasks = [...this.waiting.keys()];
+    this.item.text = `$(debug-disconnect) ${vscode.l10n.t('{0} interrupted', tasks.join(', '))}`;
+    this.item.tooltip = [...this.waiting].map(([task, w]) => vscode.l10n.t("Crawl '{0}': {1}", task, describeRunPhase(w.phase))).join('\n');
+    const [task, first] = [...this.waiting][0]!;
+    this.item.command = { command: 'crawlStudio.startCrawl', title: vscode.l10n.t('Resume {0}', task), arguments: [vscode.Uri.file(first.file)] };
+    this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
+    this.item.show();
   }
 
   private async offer(d: DrivenCrawl, phase: RunPhase): Promise<void> {
@@ -91,5 +129,7 @@ export class InterruptedRuns implements vscode.Disposable {
 
   dispose(): void {
     this.sub.dispose();
+    this.stoppedSub.dispose();
+    this.item.dispose();
   }
 }
