@@ -147,6 +147,8 @@ describe('a window reload mid-crawl (UI)', function () {
     const queue = viewPane(page, 'Queue Explorer').locator('.monaco-list-row', { hasText: /^shop/ }).first();
     await until(page, "the Queue Explorer's row saying stopped", async () => /stopped/.test(await queue.innerText()));
     assert.equal(await page.locator('.statusbar-item', { hasText: 'shop interrupted' }).count(), 0, 'the status bar no longer says interrupted');
+    // The dashboard follows at its next poll.
+    await webview(page).locator('.state.stopped').waitFor({ timeout: 30_000 });
     await wb.screenshot('ui/reload-stop-stopped.png');
   });
 
