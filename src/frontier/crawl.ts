@@ -36,6 +36,8 @@ export class CrawlQueue extends PageFlow {
       for (const p of this.partitions()) await this.redis.hsetnx(p.keys.frontier.meta, 'run', previous.run);
       if (previous.state === 'starting') await this.enqueueStart(task, previous);
       await this.redis.hset(this.keys.meta, 'state', 'running');
+      // Driven again: no longer "reopened", so a driver lost from now on reads as interrupted (observe/runPhase.ts).
+      await this.redis.hdel(this.keys.meta, 'reopenedAt');
       await this.resume();
       await this.syncSchedule(task);
       return { run: { ...(await this.currentRun())!, state: 'running' }, resumed: true, enqueued: 0 };
@@ -159,7 +161,7 @@ export class CrawlQueue extends PageFlow {
     // A URL enqueued after the crawl drained reopens the run: workers fetch it, the next session finalizes it.
     const reopen = async () => {
       if (run.state === 'finished' || run.state === 'stopped') {
-        await this.redis.multi().hset(this.keys.meta, 'state', 'running').unlink(this.keys.finalized(run.run)).exec();
+        await this.redis.multi().hset(this.keys.meta, 'state', 'running', 'reopenedAt', String(Date.now())).unlink(this.keys.finalized(run.run)).exec();
       }
     };
     const out: { url: string; outcome: EnqueueOutcome | 'invalid' | 'dropped'; reason?: string }[] = [];

@@ -41,6 +41,7 @@ export function runInfoOf(meta: Readonly<Record<string, string>>): RunInfo | nul
     finishedAt: over && meta.finishedAt ? Number(meta.finishedAt) : null,
     pausedMs: Number(meta.pausedMs ?? 0),
     idleSince: meta.idleSince ? Number(meta.idleSince) : null,
+    reopened: !over && Boolean(meta.reopenedAt),
     bucketBits: Number(meta.bucketBits ?? 12),
     file: meta.file ?? null,
   };

@@ -60,6 +60,11 @@ export interface RunInfo {
   readonly pausedMs?: number;
   /** Since when it is paused or interrupted, while it is (figures.ts runElapsedMs counts that time out). */
   readonly idleSince?: number | null;
+  /**
+   * It had finished, and a retry or a URL enqueued after its end put pages back (`reopenedAt` in its meta, until a
+   * driver resumes it): running again, waiting for workers, rather than interrupted (observe/runPhase.ts).
+   */
+  readonly reopened?: boolean;
   readonly bucketBits: number;
   readonly file: string | null;
 }

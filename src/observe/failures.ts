@@ -161,7 +161,7 @@ export async function retryFailedJobs(redis: Redis, task: string, jobs: readonly
   if (retried > 0 && run) {
     const state = await redis.hget(keys.meta, 'state');
     // Running again: its old finish time goes too (the dashboard's elapsed time stopped at it).
-    if (state === 'finished' || state === 'stopped') await redis.multi().hset(keys.meta, 'state', 'running').hdel(keys.meta, 'finishedAt').unlink(keys.finalized(run)).exec();
+    if (state === 'finished' || state === 'stopped') await redis.multi().hset(keys.meta, 'state', 'running', 'reopenedAt', String(Date.now())).hdel(keys.meta, 'finishedAt').unlink(keys.finalized(run)).exec();
   }
   return retried;
 }

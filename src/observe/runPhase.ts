@@ -44,7 +44,8 @@ export function runPhase(run: RunInfo | null, isPaused: boolean, driver: RunDriv
   if (run.state === 'stopped') return { kind: 'stopped', at: run.finishedAt };
   if (isPaused) return { kind: 'paused' };
   if (driver && !driver.gone) return { kind: 'running', driver: driver.holder, workers: liveWorkers };
-  if (liveWorkers > 0) return { kind: 'running', driver: null, workers: liveWorkers };
+  // A finished run that a retry or an enqueue reopened waits for workers; nothing of it was cut short.
+  if (liveWorkers > 0 || run.reopened) return { kind: 'running', driver: null, workers: liveWorkers };
   return { kind: 'interrupted', since: run.idleSince ?? null, lastDriver: driver?.holder ?? null };
 }
 
@@ -72,8 +73,9 @@ export function describeRunPhase(p: RunPhase): string {
     case 'none':
       return 'No run yet.';
     case 'running':
-      return p.driver
-        ? `Running, driven by ${describeDriver(p.driver)}.`
+      if (p.driver) return `Running, driven by ${describeDriver(p.driver)}.`;
+      return p.workers === 0
+        ? 'Reopened (a retry or a URL added after its end), and no worker takes its pages: Start Crawl (or `crawl-studio run`) resumes it.'
         : `Running on ${p.workers} worker${p.workers === 1 ? '' : 's'}, but no \`crawl-studio run\` or editor drives it: it is finished and stored once one does (Start Crawl, \`crawl-studio run\`).`;
     case 'paused':
       return 'Paused: no worker takes its pages until it is resumed.';

@@ -30,6 +30,12 @@ describe('run phase (observe/runPhase.ts)', () => {
     assert.match(describeRunPhase(p), /^Running on 3 workers, but no `crawl-studio run` or editor drives it/);
   });
 
+  it('a finished run that a retry or an enqueue reopened waits for workers: running, not interrupted', () => {
+    const p = runPhase(run('running', { reopened: true }), false, null);
+    assert.deepEqual(p, { kind: 'running', driver: null, workers: 0 });
+    assert.match(describeRunPhase(p), /^Reopened .*no worker takes its pages: Start Crawl/);
+  });
+
   it('finished, stopped and paused are what the run says, whatever its driver', () => {
     assert.deepEqual(runPhase(run('finished'), false, null), { kind: 'finished', at: 9_000 });
     assert.deepEqual(runPhase(run('stopped'), true, { holder, gone: false }), { kind: 'stopped', at: 9_000 });
