@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { serveHttp, type HttpServer } from '../support/services';
@@ -53,6 +53,13 @@ interface ServerFile {
   port: number;
   owner?: number;
   watchdog?: number;
+}
+
+/** The processes registered as users of a folder's server (a run, the workers it started) that still live. */
+function liveUsers(folder: string): number[] {
+  const dir = join(folder, '.crawl', 'redis', 'users');
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).map(Number).filter((pid) => Number.isInteger(pid) && alive(pid));
 }
 
 function serverFile(folder: string): ServerFile | null {
@@ -207,6 +214,9 @@ rules:
     process.kill(s.watchdog, 'SIGKILL');
     run.child.kill('SIGKILL');
     await run.exited;
+    // Its worker is a user of the server too, and finishes its pages before it exits (its parent's pipe closed): a
+    // start meanwhile reuses the server, rightly. Once every user died, the server is a leftover.
+    await until("the killed run's worker to exit", () => liveUsers(dir).length === 0, 30_000);
     assert.ok(alive(s.pid), 'with its watchdog killed too, the server is left running');
 
     const next = startCli(['run', 't.crawl.yaml', '--workers', '1'], dir);
