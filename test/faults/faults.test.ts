@@ -10,6 +10,7 @@ import { taskKeys } from '../../src/frontier/keys';
 import type { CrawlSession } from '../../src/run/session';
 import { attachStore, type AttachedStore } from '../../src/run/storeAttachment';
 import { connectRedis } from '../../src/redis/connect';
+import { readTaskStatus } from '../../src/observe/taskStatus';
 import { scanKeys } from '../../src/redis/nodes';
 import { FAULTS_ON_CLUSTER, faultRedis, restartableFaultRedis, type FaultRedis } from './redis';
 import { sqliteShell } from '../support/sqliteShell';
@@ -437,11 +438,19 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
       const redisUrl = redis.url;
       const store = await withStore(scene, redisUrl);
       const s = faultSession(scene, redisUrl, { store: store.hooks });
+      // The workers' last lines and exits, said if the crawl stops moving: a stall here is the engine's, and must
+      // be readable from CI's log.
+      const lines: string[] = [];
+      s.supervisor.on('log', (pid: number, line: string) => lines.push(`${pid} ${line}`) > 200 && lines.shift());
+      s.supervisor.on('exit', (pid, code, signal) => lines.push(`${pid} exited ${code ?? signal}`));
       const crawl = s.run();
       const recoveries: number[] = [];
       for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
         const target = signal === 'SIGTERM' ? 500 : 1100;
-        await waitUntil(`${target} pages done`, async () => (await doneCount(redisUrl, scene!.task.name)) >= target, 60_000, 100);
+        await waitUntil(`${target} pages done`, async () => (await doneCount(redisUrl, scene!.task.name)) >= target, 60_000, 100).catch(async (err: Error) => {
+          const status = await readTaskStatus(connectRedis(redisUrl), scene!.task.name).catch((e: Error) => e.message);
+          throw new Error(`${err.message}\nstatus: ${JSON.stringify(typeof status === 'string' ? status : { counts: status.counts, phase: status.phase.kind })}\nworkers:\n${lines.slice(-40).join('\n')}`);
+        });
         const exited = redis.exited();
         redis.kill(signal);
         await exited;
