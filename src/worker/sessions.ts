@@ -169,9 +169,16 @@ export class SessionPool implements Sessions {
         // Secure, public suffixes) and parses its expiry; what it accepts is written field by field.
         const jar = new CookieJar(new MemoryCookieStore());
         const args: string[] = [];
+        let last = 0;
         for (const header of setCookie) {
           const c = await jar.setCookie(header, url, { ignoreError: true }).catch(() => undefined);
           if (!c) continue;
+          // A response's cookies keep their order when sent (RFC 6265 5.4: older first on equal paths): those set in
+          // one millisecond would tie, and the session hash does not keep the order of its fields.
+          if (c.creation instanceof Date) {
+            last = Math.max(c.creation.getTime(), last + 1);
+            c.creation = new Date(last);
+          }
           args.push(cookieField(c), c.TTL() <= 0 ? '' : JSON.stringify(c.toJSON()));
         }
         if (args.length) await this.redis.csSessionSet(key, s.id, ...args);
