@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { workerExitReport } from '../run/workerExit';
 import { join } from 'node:path';
 import type { TaskDefinition } from '../core/task/parse';
 import type { CrawlStats, JobCounts, RunInfo } from '../frontier/types';
@@ -170,7 +171,7 @@ export class Crawl extends EventEmitter<CrawlEvents> implements PromiseLike<Craw
         onRunFinished: (run, status) => this.deliver('run', { run, stats: status.stats ?? EMPTY_STATS }),
         onStoreMessage: (m) => this.say(`store: ${m}`),
         onWorkerExit: (pid, code, signal, expected, lines) => {
-          if (!expected) this.say(`worker ${pid} exited unexpectedly (${signal ?? `code ${code}`}); last lines:\n  ${lines.slice(-5).join('\n  ')}`);
+          if (!expected) this.say(workerExitReport(pid, code, signal, lines));
         },
       });
       this.launch = launch;

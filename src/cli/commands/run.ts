@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { workerExitReport } from '../../run/workerExit';
 import { join, resolve } from 'node:path';
 import { loadTaskFile } from '../../workspace/taskFile';
 import { DEMO_PORT, DEMO_SITE, serveSite } from '../../demo/site';
@@ -212,7 +213,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
       void launch.session.crawl.nextScheduledRun().then((next) => next && out.say('info', `Next run at ${new Date(next).toISOString()} (Ctrl-C to stop).`, { event: 'run-scheduled' }));
     },
     onWorkerExit: (pid, code, signal, expected, lines) => {
-      if (!expected) out.say('error', `worker ${pid} exited unexpectedly (${signal ?? `code ${code}`}); last lines:\n  ${lines.slice(-5).join('\n  ')}`, { event: 'worker-exit', newline: true });
+      if (!expected) out.say('error', workerExitReport(pid, code, signal, lines), { event: 'worker-exit', newline: true });
     },
   });
   launched = launch;

@@ -1,6 +1,7 @@
 import type { Scaled } from '../../core/autoscale/range';
 import * as vscode from 'vscode';
 import { WorkerSupervisor, type WorkerProcessInfo } from '../../run/supervisor';
+import { workerExitMessage } from '../../run/workerExit';
 
 // Local worker processes started from the editor: each is a child process running dist/worker.js (the same
 // program as `crawl-studio worker`). Their logs share one log channel, "Crawl Studio Workers", each line tagged with
@@ -46,7 +47,7 @@ export class WorkerManager implements vscode.Disposable {
       this.changed.fire();
       if (!expected) {
         void vscode.window
-          .showErrorMessage(`Crawl Studio worker ${pid} (${label}) exited unexpectedly (${signal ?? `code ${code}`}): ${lastLines.slice(-3).join(' | ') || 'no output'}`, 'Show Log')
+          .showErrorMessage(`Crawl Studio (${label}): ${workerExitMessage(pid, code, signal, lastLines)}`, 'Show Log')
           .then((a) => a && ch.show());
       }
     });
