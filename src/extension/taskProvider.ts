@@ -85,6 +85,9 @@ export class CrawlTaskProvider implements vscode.TaskProvider {
 
   /** The task file's problems as the task found them (the editor's own checks publish theirs as you type). */
   private publish(uri: vscode.Uri, diagnostics: readonly TaskDiagnostic[]): void {
+    // An open task file has the editor's live problems (designer/editorFeatures.ts), the same messages at the same
+    // places: publishing them here too listed each twice in Problems (issue 32, item 7).
+    if (isOpen(uri)) return this.problems.delete(uri);
     this.problems.set(
       uri,
       diagnostics.map((d) => {
@@ -170,7 +173,16 @@ class TaskTerminal implements vscode.Pseudoterminal {
   }
 }
 
+function isOpen(uri: vscode.Uri): boolean {
+  return vscode.workspace.textDocuments.some((d) => d.uri.toString() === uri.toString() && !d.isClosed);
+}
+
 export function registerTaskProvider(context: vscode.ExtensionContext, crawls: CrawlManager): void {
   const problems = vscode.languages.createDiagnosticCollection(TASK_TYPE);
-  context.subscriptions.push(problems, vscode.tasks.registerTaskProvider(TASK_TYPE, new CrawlTaskProvider(crawls, problems)));
+  context.subscriptions.push(
+    problems,
+    vscode.tasks.registerTaskProvider(TASK_TYPE, new CrawlTaskProvider(crawls, problems)),
+    // Opened, the file's problems are the editor's own from then on: the task's earlier copy goes.
+    vscode.workspace.onDidOpenTextDocument((doc) => problems.delete(doc.uri)),
+  );
 }

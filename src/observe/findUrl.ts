@@ -7,6 +7,8 @@ import { describeGroup, failureGroupOf } from './failures';
 import { partitionOfUrl } from '../frontier/layout';
 import { jobIdOf, readRunAndLayout, type PageJob, type TaskPartitions } from '../frontier/partitions';
 import { findInFrontier } from './frontier';
+import { readRunStats } from '../frontier/stats';
+import type { TaskLayout } from '../frontier/layout';
 
 // "Where is this URL and why": one search across the task's scope rules, the run's seen set, its job (in any
 // state, failed included) and the stored items. Each place answers with a finding a person can read.
@@ -63,7 +65,7 @@ export async function findUrl(parts: TaskPartitions, task: CrawlTask, input: str
       findings.push({ place: 'queue', state: 'frontier', text: 'taken from the frontier: its job is being added' });
     }
     if (seen && !job && !waiting) findings.push({ place: 'seen', text: `seen in run ${run.run}; its job is no longer kept (finished jobs past the newest ${KEEP_COMPLETED} are removed) or it was over maxPages` });
-    if (!seen && !job && !waiting) findings.push({ place: 'seen', text: `not seen in run ${run.run}: no page linked to it (yet)` });
+    if (!seen && !job && !waiting) findings.push({ place: 'seen', text: await notSeenText(redis, task.name, run.run, layout, d.ok ? null : d.reason) });
   }
 
   if (items) {
@@ -73,6 +75,16 @@ export async function findUrl(parts: TaskPartitions, task: CrawlTask, input: str
     if (stored.length === 0) findings.push({ place: 'store', text: 'no stored item has this source URL' });
   }
   return { input, url, findings };
+}
+
+/**
+ * Why a URL the run never queued: pages may well link to it (an off-site URL four pages link to read "no page
+ * linked to it", issue 32), but the run keeps drops as counts by reason, not by URL, so that is what it can say.
+ */
+async function notSeenText(redis: TaskPartitions['redis'], task: string, run: string, layout: TaskLayout, dropReason: string | null): Promise<string> {
+  if (dropReason === null) return `not seen in run ${run}: no page has linked to it yet, or its links were dropped (e.g. past maxDepth); the run's dropped links are counted by reason in its summary`;
+  const n = (await readRunStats(redis, task, run, layout)).dropped[dropReason] ?? 0;
+  return `not queued in run ${run}: links to it are dropped as ${dropReason} (the run dropped ${n.toLocaleString('en-US')} ${dropReason} link${n === 1 ? '' : 's'} so far), so pages may link to it without it being fetched`;
 }
 
 async function jobFinding(job: PageJob): Promise<UrlFinding> {

@@ -54,6 +54,28 @@ describe('VS Code conventions: tasks, problem matcher, manifest', function () {
       const lines = found.map((d) => [d.range.start.line, d.severity]).sort((a, b) => (a[0] as number) - (b[0] as number));
       assert.deepEqual(lines[0], [0, vscode.DiagnosticSeverity.Error], 'the name on line 1');
       assert.ok(found.some((d) => d.range.start.line === 5 && /selector/.test(d.message)), found.map((d) => `${d.range.start.line}: ${d.message}`).join('\n'));
+      // Opened, the file's problems are the editor's live ones, each once: the task's go, and validating again
+      // (the task run from the open file) adds no second copy.
+      await vscode.window.showTextDocument(broken);
+      const live = await until('the editor\'s own problems, the task\'s gone', () => {
+        const d = vscode.languages.getDiagnostics(broken);
+        return d.some((x) => x.source === 'Crawl Studio') && !d.some((x) => x.source === 'crawl-studio') ? d : undefined;
+      }, 30_000);
+      const again = new Promise<void>((resolve) => {
+        const sub = vscode.tasks.onDidEndTask((e) => {
+          if (e.execution.task.name === validate.name) {
+            sub.dispose();
+            resolve();
+          }
+        });
+      });
+      await vscode.tasks.executeTask(validate);
+      await again;
+      const after = vscode.languages.getDiagnostics(broken);
+      const messages = after.map((d) => `${d.range.start.line}:${d.message}`);
+      assert.equal(new Set(messages).size, messages.length, `a problem listed twice:\n${messages.join('\n')}`);
+      assert.equal(after.length, live.length, messages.join('\n'));
+      await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
     } finally {
       await vscode.workspace.fs.delete(broken);
     }
