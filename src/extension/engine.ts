@@ -3,7 +3,7 @@
 // initialisers, so opening a folder costs only the VS Code glue.
 // The task parse with this process's environment (workspace/taskFile.ts): core's parseTask reads no process.env.
 export { parseTaskText as parseTask } from '../workspace/taskFile';
-export { outlineTask } from '../core/task/outline';
+export { fieldSpan, outlineTask } from '../core/task/outline';
 export { CrawlQueue } from '../frontier/crawl';
 export { connectRedis } from '../redis/connect';
 export { launchCrawl } from '../run/launcher';

@@ -2,6 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { FieldChange, FixtureResult } from '../core/designer/fixtures';
+import type { fieldSpan } from '../core/task/outline';
 import { engine } from './lazy';
 import { TASK_GLOB } from './taskFiles';
 
@@ -20,6 +21,8 @@ export interface FixtureTestOutcome {
   readonly message: string | null;
   readonly expected?: string;
   readonly actual?: string;
+  /** Where the message points: the task file's line (0-based) of the first changed field. */
+  readonly line?: number;
 }
 
 export class FixtureTests implements vscode.Disposable {
@@ -88,7 +91,7 @@ export class FixtureTests implements vscode.Disposable {
         bySuite.set(suite, set);
       }
       for (const ex of request.exclude ?? []) for (const set of bySuite.values()) set.delete(ex);
-      const { parseTask, testTask } = await engine();
+      const { parseTask, testTask, fieldSpan } = await engine();
       for (const [suite, tests] of bySuite) {
         if (token.isCancellationRequested) break;
         for (const t of tests) run.started(t);
@@ -107,7 +110,7 @@ export class FixtureTests implements vscode.Disposable {
           const r = report.results.find((x) => `${uri.toString()}#${x.fixture}` === t.id);
           if (!r) this.report(run, t, 'skipped', null);
           else if (r.ok) this.report(run, t, 'passed', null);
-          else this.report(run, t, r.error ? 'errored' : 'failed', messageOf(r));
+          else this.report(run, t, r.error ? 'errored' : 'failed', messageOf(r, uri, text, fieldSpan));
         }
       }
     } finally {
@@ -121,7 +124,7 @@ export class FixtureTests implements vscode.Disposable {
     else if (state === 'skipped') run.skipped(t);
     else if (state === 'errored') run.errored(t, message!);
     else run.failed(t, message!);
-    this.lastRun.set(t.id, { id: t.id, state, message: message ? String(message.message) : null, expected: message?.expectedOutput, actual: message?.actualOutput });
+    this.lastRun.set(t.id, { id: t.id, state, message: message ? String(message.message) : null, expected: message?.expectedOutput, actual: message?.actualOutput, line: message?.location?.range.start.line });
   }
 
   dispose(): void {
@@ -129,8 +132,30 @@ export class FixtureTests implements vscode.Disposable {
   }
 }
 
-/** A failed fixture as a message; changed fields as a diff of expected and actual values, one line each. */
-function messageOf(r: FixtureResult): vscode.TestMessage {
+/**
+ * A failed fixture as a message; changed fields as a diff of expected and actual values, one line each, the field
+ * first (an item's label can be a whole quote, which pushed the field off-screen), and the message placed at the
+ * first changed field in the task file (the marker sat on line 1).
+ */
+function messageOf(r: FixtureResult, taskUri: vscode.Uri, taskText: string, spanOf: typeof fieldSpan): vscode.TestMessage {
+  const message = messageText(r);
+  const first = r.changed[0];
+  const at = spanOf(taskText, r.rule, first ? itemType(first.item) : '', first?.field ?? '');
+  if (at) message.location = new vscode.Location(taskUri, new vscode.Position(at.line, 0));
+  return message;
+}
+
+/** The item type of a change's label (`book UPC123`, `book #2`). */
+function itemType(label: string): string {
+  return label.split(' ', 1)[0]!;
+}
+
+/** An item's label cut to a length that leaves its line readable. */
+function shortLabel(label: string): string {
+  return label.length > 40 ? `${label.slice(0, 39)}…` : label;
+}
+
+function messageText(r: FixtureResult): vscode.TestMessage {
   if (r.error) return new vscode.TestMessage(r.error);
   const lines = [
     ...r.removedItems.map((i) => `item gone: ${i}`),
@@ -143,7 +168,7 @@ function messageOf(r: FixtureResult): vscode.TestMessage {
   ];
   const summary = `${r.rule} on ${r.url}: ${[r.changed.length ? `${r.changed.length} field${r.changed.length === 1 ? '' : 's'} changed` : '', ...lines].filter(Boolean).join('; ')}`;
   if (r.changed.length === 0) return new vscode.TestMessage(summary);
-  const side = (pick: (c: FieldChange) => unknown) => r.changed.map((c) => `${c.item}.${c.field}: ${JSON.stringify(pick(c) ?? null)}`).join('\n');
+  const side = (pick: (c: FieldChange) => unknown) => r.changed.map((c) => `${c.field}: ${JSON.stringify(pick(c) ?? null)}   (${shortLabel(c.item)})`).join('\n');
   return vscode.TestMessage.diff(summary, side((c) => c.expected), side((c) => c.actual));
 }
 

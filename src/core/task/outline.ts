@@ -49,3 +49,31 @@ export function outlineTask(text: string): TaskOutline {
     rules,
   };
 }
+
+/**
+ * Where a rule's item field is written (its value: the selector or the field's map), else the rule's item type,
+ * else the rule, else null: a failing fixture points at the field that changed, not at line 1 (issue 32, item 7).
+ */
+export function fieldSpan(text: string, rule: string, type: string, field: string): Span | null {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines });
+  const span = (n: Node): Span => {
+    const [s, e] = n.range ?? [0, 0];
+    return { offset: s, endOffset: e, line: lines.linePos(s).line - 1 };
+  };
+  const root = doc.contents;
+  const rules = isMap(root) ? root.get('rules', true) : null;
+  if (!isSeq(rules)) return null;
+  const ruleNode = rules.items.find((r) => isMap(r) && scalarIs(r.get('name', true), rule));
+  if (!isMap(ruleNode)) return null;
+  const items = ruleNode.get('items', true);
+  const typeNode = isSeq(items) ? items.items.find((i) => isMap(i) && scalarIs(i.get('type', true), type)) : null;
+  if (!isMap(typeNode)) return span(ruleNode as Node);
+  const fields = typeNode.get('fields', true);
+  const fieldNode = isMap(fields) ? fields.get(field, true) : null;
+  return span((fieldNode ?? typeNode) as Node);
+}
+
+function scalarIs(n: unknown, value: string): boolean {
+  return isScalar(n) && n.value === value;
+}
