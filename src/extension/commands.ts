@@ -13,6 +13,7 @@ import { showJsonDocument } from './jsonDocuments';
 import { readLiveWorkers } from '../frontier/fleet';
 import { parseRedisTarget, splitPasswords } from '../core/url/redisTarget';
 import { retryFailedJobs } from '../observe/failures';
+import { jobDocument, jobRecordOf } from '../observe/jobs';
 import { credentialsMessage } from '../core/url/credentials';
 import { redactUrl } from '../core/url/redact';
 import { afterRetry } from './retryNotice';
@@ -275,8 +276,7 @@ export function registerCommands(deps: CommandDeps): void {
   reg('crawlStudio.job.openUrl', (node: JobNode) => vscode.env.openExternal(vscode.Uri.parse(node.job.data.url)));
   reg('crawlStudio.job.showData', async (node: JobNode) => {
     const j = await fresh(node);
-    const content = { id: j.id, queue: node.parent.queue.name, data: j.data, opts: j.opts, attemptsMade: j.attemptsMade, failedReason: j.failedReason, stacktrace: j.stacktrace, returnvalue: j.returnvalue, timestamp: j.timestamp, processedOn: j.processedOn, finishedOn: j.finishedOn };
-    await showJsonDocument(`${node.parent.queue.name} job ${j.id}`, content);
+    await showJsonDocument(`${node.parent.queue.name} job ${j.id}`, { ...jobDocument(await jobRecordOf(j, node.parent.queue.name)), opts: j.opts });
     return j.data;
   });
 }

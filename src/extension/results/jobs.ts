@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import type { CrawlTask } from '../../core/task/model';
 import { TaskPartitions } from '../../frontier/partitions';
 import { findUrl, type UrlFinding, type UrlSearchResult } from '../../observe/findUrl';
-import { readJobRecord, readPageJob, type JobRecord } from '../../observe/jobs';
+import { jobDocument, readJobRecord, readPageJob, type JobRecord } from '../../observe/jobs';
 import { openStore, type ItemStore } from '../../store';
 import { ItemView } from '../../store/query';
 import { storeUrlFor } from '../../run/storeAttachment';
@@ -56,7 +56,7 @@ async function showJson(content: unknown): Promise<void> {
 /** The job that fetched a stored row's page; when the queue no longer keeps it, where the URL stands instead. */
 export async function showJobFor(connection: RedisConnection, task: CrawlTask, url: string, run: string | null): Promise<void> {
   const job = run ? await withParts(connection, task.name, (parts) => readPageJob(parts, run, url)) : null;
-  if (job) return showJson(job);
+  if (job) return showJson(jobDocument(job));
   const r = await searchUrl(connection, task, url);
   await showFindings(connection, task, r, `The job of ${url} is no longer kept by the queue`);
 }
@@ -72,7 +72,7 @@ export async function showFindings(connection: RedisConnection, task: CrawlTask,
   const f = chosen.finding;
   if (f.jobId) {
     const job = await jobJson(connection, task.name, f.jobId);
-    if (job) await showJson(job);
+    if (job) await showJson(jobDocument(job));
   } else if (f.itemType && f.itemKey) {
     await vscode.commands.executeCommand('crawlStudio.openResults', vscode.Uri.file(task.file), { itemType: f.itemType, filters: { _key: `=${f.itemKey}` } });
   }

@@ -152,7 +152,14 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     assert.equal(shown.isUntitled, false);
     assert.equal(shown.isDirty, false);
     assert.equal(shown.languageId, 'json');
-    assert.equal((JSON.parse(shown.getText()) as { data: { url: string } }).data.url, `${site.url}/catalogue/book-5.html`);
+    const doc = JSON.parse(shown.getText()) as { data: { url: string }; url: string; error: string; times: { queued: string; finished: string }; stacktraces?: string[][] };
+    assert.equal(doc.data.url, `${site.url}/catalogue/book-5.html`);
+    // Issue 32, item 7: read by a person: the error, times as dates, each stack trace as its lines.
+    assert.equal(doc.url, `${site.url}/catalogue/book-5.html`);
+    assert.match(doc.error, /404/);
+    assert.match(doc.times.queued, /^\d{4}-\d\d-\d\dT/);
+    assert.match(doc.times.finished, /^\d{4}-\d\d-\d\dT/);
+    for (const st of doc.stacktraces ?? []) assert.ok(st.every((line) => !line.includes('\n')), JSON.stringify(st));
     await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
 
     await vscode.commands.executeCommand('crawlStudio.job.retry', job);
