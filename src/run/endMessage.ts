@@ -1,6 +1,7 @@
 import type { CrawlTask } from '../core/task/model';
 import type { CrawlStats } from '../frontier/types';
 import { finishedPages } from '../observe/figures';
+import { droppedPhrase } from '../core/task/dropReasons';
 import type { RunOutcome } from './session';
 
 // What a front end says when a crawl ends (the editor's notification and run task; meant for the CLI's `run` too,
@@ -40,6 +41,8 @@ function figures(stats: CrawlStats | null): string {
   const parts = [`${f.done} page${f.done === 1 ? '' : 's'}`, `${items} item${items === 1 ? '' : 's'}`];
   if (f.skipped) parts.push(`${f.skipped} skipped`);
   parts.push(`${f.failed} failed`);
+  const dropped = droppedPhrase(stats?.dropped ?? {});
+  if (dropped) parts.push(dropped);
   return parts.join(', ');
 }
 

@@ -119,6 +119,10 @@ describe('first run of a new user (UI)', function () {
     await media.getByText('Open the Demo Shop').first().waitFor({ timeout: 30_000 });
     const mediaText = await media.innerText();
     assert.doesNotMatch(mediaText, /in a\s+terminal|serve-demo/, mediaText);
+    // Issue 32, item 7: the code sample was cut off on the right; every code block fits its pane.
+    const blocks = await media.locator('pre').evaluateAll((els) => els.map((e) => ({ scroll: e.scrollWidth, client: e.clientWidth, text: (e.textContent ?? '').slice(0, 40) })));
+    assert.ok(blocks.length > 0, 'the step shows its code sample');
+    for (const b of blocks) assert.ok(b.scroll <= b.client + 1, `a code block wider than its pane (${b.scroll} > ${b.client} px): ${b.text}`);
     await wb.screenshot('ui/first-run-5-walkthrough.png');
   });
 

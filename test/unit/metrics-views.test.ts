@@ -173,9 +173,13 @@ describe('figures every view shows the same way', () => {
     const task = parseTask('name: t\nstart: [http://a.test/]\nscope: { maxPages: 40, maxDepth: 3 }\nrules:\n  - name: r\n', '/tmp/t.crawl.yaml').task!;
     assert.equal(
       crawlFinishedMessage(task, stats),
-      "Crawl 't' finished: 40 pages, 80 items, 5 skipped, 2 failed. scope.maxPages (40) stopped it: 7 more links were not crawled. scope.maxDepth (3) cut it: 12 links were deeper.",
+      "Crawl 't' finished: 40 pages, 80 items, 5 skipped, 2 failed, 12 links dropped (depth: 12). scope.maxPages (40) stopped it: 7 more links were not crawled. scope.maxDepth (3) cut it: 12 links were deeper.",
     );
     assert.equal(crawlFinishedMessage(task, { ...stats, skipped: {}, dropped: {} }), "Crawl 't' finished: 40 pages, 80 items, 2 failed.");
+    // Issue 32, item 7: the run's dropped links by reason, in every end message (a repeat is not a dropped link).
+    const drops = { ...stats, skipped: {}, dropped: { offsite: 1200, scheme: 3, repeat: 40 } };
+    assert.equal(crawlFinishedMessage(task, drops), "Crawl 't' finished: 40 pages, 80 items, 2 failed, 1,203 links dropped (offsite: 1,200, scheme: 3).");
+    assert.match(crawlEndMessage(task, { outcome: 'stopped', status: { stats: drops } }), /2 failed, 1,203 links dropped \(offsite: 1,200, scheme: 3\)\. Start Crawl begins/);
   });
 
   it('says how a crawl ended in one message: stopped and interrupted are never "finished" (issue 32)', () => {

@@ -28,6 +28,17 @@ export function droppedTotal(dropped: Readonly<Record<string, number>>): number 
   return Object.entries(dropped).reduce((a, [r, v]) => (r === 'repeat' ? a : a + v), 0);
 }
 
+/**
+ * "12 links dropped (offsite: 9, depth: 3)", or null when none was: the finish message's words for the run's drops,
+ * which were shown only in the preview (issue 32, item 7). `repeat` is not a dropped link (the CLI says it apart).
+ */
+export function droppedPhrase(dropped: Readonly<Record<string, number>>): string | null {
+  const total = droppedTotal(dropped);
+  if (total === 0) return null;
+  const reasons = Object.entries(dropped).filter(([r, v]) => r !== 'repeat' && v > 0).sort((a, b) => b[1] - a[1]);
+  return `${total.toLocaleString('en-US')} link${total === 1 ? '' : 's'} dropped (${reasons.map(([r, v]) => `${r}: ${v.toLocaleString('en-US')}`).join(', ')})`;
+}
+
 const list = (xs: readonly { source: string }[]) => `[${xs.map((x) => `'${x.source}'`).join(', ')}]`;
 
 /**
