@@ -150,7 +150,7 @@ function renderKpis(d: DashboardData): void {
     kpi('Queue', fmtInt(d.queue.total), d.queue.text, '', 'list-unordered'),
     kpi('ETA', eta, etaDetail, '', 'watch'),
     ...d.counters.map((x) =>
-      kpi(x.label, x.label === 'Downloaded' ? fmtBytes(x.value) : fmtInt(x.value), x.label === 'Downloaded' ? undefined : x.detail, x === failed && x.value > 0 ? 'bad' : x.label === 'Skipped' && x.value > 0 ? 'warn' : '', x.label === 'Failed' ? 'error' : x.label === 'Skipped' ? 'debug-step-over' : x.label === 'Items' ? 'database' : x.label === 'Discovered' ? 'search' : x.label === 'Downloaded' ? 'cloud-download' : 'check'),
+      kpi(x.label, x.label === 'Downloaded' ? fmtBytes(x.value) : fmtInt(x.value), x.label === 'Downloaded' ? undefined : x.detail, x === failed && x.value > 0 ? 'bad' : x.label === 'Skipped' && x.value > 0 ? 'warn' : '', x.label === 'Failed' ? 'error' : x.label === 'Skipped' ? 'debug-step-over' : x.label === 'Items' ? 'database' : x.label === 'Discovered' ? 'search' : x.label === 'Downloaded' ? 'cloud-download' : x.label === 'Links dropped' ? 'filter' : 'check'),
     ),
   ];
   kpisEl.replaceChildren(...items);

@@ -85,6 +85,9 @@ describe('dashboard data', () => {
     assert.equal(d.workers[0]!.local, true);
     assert.equal(d.workers[0]!.stale, false);
     assert.equal(d.counters.find((c) => c.label === 'Pages done')!.detail, undefined);
+    // Issue 32, item 7: the run's dropped links on the dashboard, by reason, a repeat not counted.
+    const drops = dashboardData(task, { ...health, stats: { ...health.stats!, dropped: { offsite: 30, depth: 2, repeat: 9 } } }, new WorkerRates(), 'h');
+    assert.deepEqual(drops.counters.find((c) => c.label === 'Links dropped'), { label: 'Links dropped', value: 32, detail: 'offsite: 30, depth: 2' });
     const recrawl = dashboardData(task, { ...health, stats: { ...health.stats!, nonHtml: 1, unchanged: 12, unchangedItems: 30 } }, new WorkerRates(), 'h');
     assert.equal(recrawl.counters.find((c) => c.label === 'Pages done')!.detail, '1 not HTML · 12 unchanged (304)', 'a conditional re-crawl counts its unchanged pages');
   });

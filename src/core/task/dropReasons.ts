@@ -35,8 +35,16 @@ export function droppedTotal(dropped: Readonly<Record<string, number>>): number 
 export function droppedPhrase(dropped: Readonly<Record<string, number>>): string | null {
   const total = droppedTotal(dropped);
   if (total === 0) return null;
-  const reasons = Object.entries(dropped).filter(([r, v]) => r !== 'repeat' && v > 0).sort((a, b) => b[1] - a[1]);
-  return `${total.toLocaleString('en-US')} link${total === 1 ? '' : 's'} dropped (${reasons.map(([r, v]) => `${r}: ${v.toLocaleString('en-US')}`).join(', ')})`;
+  return `${total.toLocaleString('en-US')} link${total === 1 ? '' : 's'} dropped (${droppedReasons(dropped)})`;
+}
+
+/** "offsite: 9, depth: 3": the reasons of a run's dropped links, the largest first (`repeat` is not a drop). */
+export function droppedReasons(dropped: Readonly<Record<string, number>>): string {
+  return Object.entries(dropped)
+    .filter(([r, v]) => r !== 'repeat' && v > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([r, v]) => `${r}: ${v.toLocaleString('en-US')}`)
+    .join(', ');
 }
 
 const list = (xs: readonly { source: string }[]) => `[${xs.map((x) => `'${x.source}'`).join(', ')}]`;

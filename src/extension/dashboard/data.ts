@@ -1,5 +1,6 @@
 import type { CrawlTask } from '../../core/task/model';
 import { describeGroup } from '../../observe/failures';
+import { droppedReasons, droppedTotal } from '../../core/task/dropReasons';
 import type { HealthSnapshot } from '../../observe/health';
 import { WORKER_SILENT_AFTER_MS, type WorkerBeat } from '../../frontier/fleet';
 import { runRates } from '../../observe/rates';
@@ -80,6 +81,9 @@ export function dashboardData(task: CrawlTask, h: HealthSnapshot, rates: WorkerR
           { label: 'Failed', value: s.failed, detail: reasons(s.failures) || undefined },
           { label: 'Skipped', value: skippedTotal + (s.skipped.limit ?? 0), detail: reasons(s.skipped) || undefined },
           { label: 'Discovered', value: s.enqueued, detail: s.duplicates ? `${s.duplicates} duplicate links` : undefined },
+          // The run's dropped links by reason, which only the preview showed (issue 32, item 7), in the words of the
+          // end message and the CLI (`offsite: 30, depth: 2`); `repeat` is no drop.
+          { label: 'Links dropped', value: droppedTotal(s.dropped), detail: droppedReasons(s.dropped) || undefined },
           { label: 'Downloaded', value: s.bytes, detail: 'bytes' },
         ]
       : [],
