@@ -64,7 +64,7 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
   }
 
   private async store(): Promise<ResultsSource> {
-    if (!this.source) this.source = new ResultsSource(await openStore(storeUrlFor(this.task), { task: this.task.name, cwd: dirname(this.task.file) }));
+    if (!this.source) this.source = new ResultsSource(await openStore(storeUrlFor(this.task), { task: this.task.name, cwd: dirname(this.task.file) }), [...new Set(this.task.rules.flatMap((r) => r.items.map((i) => i.type)))]);
     return this.source;
   }
 

@@ -23,10 +23,23 @@ export class ResultsSource {
   /** Bumped on every query change: answers to an older query are dropped by the webview. */
   generation = 0;
 
-  constructor(readonly store: ItemStore) {}
+  /** `declared`: the task file's item types in the order it writes them (its rules', top to bottom). */
+  constructor(
+    readonly store: ItemStore,
+    private readonly declared: readonly string[] = [],
+  ) {}
 
+  /**
+   * The stored types, the task file's first: the view opens on the type the file declares first, not on the
+   * alphabetically first (a quotes task opened on `author`, its second type: issue 32, item 7).
+   */
   async types(): Promise<string[]> {
-    return this.store.itemTypes();
+    const stored = await this.store.itemTypes();
+    const rank = (t: string) => {
+      const i = this.declared.indexOf(t);
+      return i < 0 ? this.declared.length : i;
+    };
+    return [...stored].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
   }
 
   get type(): string | null {
