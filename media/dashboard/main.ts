@@ -42,9 +42,25 @@ function axes(yLabel: string): uPlot.Axis[] {
   const fg = cssVar('--vscode-descriptionForeground', '#888');
   const grid = cssVar('--vscode-editorGroup-border', 'rgba(128,128,128,.2)');
   const font = `11px ${cssVar('--vscode-font-family', 'sans-serif')}`;
+  // Axis labels overlapped (issue 32, item 7): time ticks were allowed 50 px apart, narrower than "10:00:00", and
+  // the y axis was 50 px wide whatever its values ("12,345" ran into its label). Ticks now keep room for their text
+  // and the y axis is as wide as its widest value plus its label.
+  const measure = document.createElement('canvas').getContext('2d');
+  if (measure) measure.font = font;
+  const width = (text: string) => (measure ? measure.measureText(text).width : text.length * 7);
   return [
-    { stroke: fg, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 }, font },
-    { stroke: fg, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 }, font, label: yLabel, labelFont: font, size: 50 },
+    { stroke: fg, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 }, font, space: 90 },
+    {
+      stroke: fg,
+      grid: { stroke: grid, width: 1 },
+      ticks: { stroke: grid, width: 1 },
+      font,
+      label: yLabel,
+      labelFont: font,
+      labelSize: 18,
+      space: 30,
+      size: (_u, values) => Math.ceil(Math.max(24, ...(values ?? []).map((v) => width(String(v))))) + 10 + 18,
+    },
   ];
 }
 
