@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { allBooks, expectedPages, serveSite, type SiteOptions, type SiteServer } from '../../src/demo/site';
-import { startRedis, type RedisServer } from '../support/services';
+import { freePort, startRedis, type RedisServer } from '../support/services';
+import { containerRecipe } from '../support/containerRecipe';
 import { bookTask, session, writeTask } from '../support/crawl';
 
 // The CLI as a fleet machine gets it: `npm pack` of the standalone package, installed into an empty folder
@@ -57,13 +58,14 @@ describe('the crawl-studio npm package', function () {
   this.timeout(240_000);
   let bin: string;
   let dir: string;
+  let tarball: string;
   let redis: RedisServer;
   let site: SiteServer;
 
   before(async function () {
     this.timeout(240_000);
     const out = execFileSync(process.execPath, ['scripts/package.mjs', 'cli'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-    const tarball = out.trim().split('\n').pop()!;
+    tarball = out.trim().split('\n').pop()!;
     assert.match(tarball, /crawl-studio-\d+\.\d+\.\d+\.tgz$/);
     dir = mkdtempSync(join(tmpdir(), 'cs-cli-install-'));
     writeFileSync(join(dir, 'package.json'), '{"name":"fleet-machine","private":true}');
@@ -134,6 +136,56 @@ describe('the crawl-studio npm package', function () {
     // CommonJS programs get the same exports.
     const cjs = spawnSync(process.execPath, ['-e', "const m = require('crawl-studio'); console.log(typeof m.runCrawl, typeof m.loadTask, typeof m.TaskFileError)"], { cwd: app, encoding: 'utf8' });
     assert.equal(cjs.stdout.trim(), 'function function function', cjs.stderr);
+  });
+
+  // Issue 36, item 4: the worker's container recipe, run as far as a machine without a container runtime allows:
+  // its RUN steps as plain shell in a folder standing for the image, then its ENTRYPOINT and CMD as the worker, with
+  // the Redis target from the environment as the manifests give it. Probes, metrics and the SIGTERM drain answer.
+  it('runs as deploy/worker/Containerfile says: its RUN steps, then a worker with probes, metrics and a drain', async () => {
+    const recipe = containerRecipe(readFileSync('deploy/worker/Containerfile', 'utf8'));
+    const image = mkdtempSync(join(tmpdir(), 'cs-image-'));
+    const pkg = mkdtempSync(join(tmpdir(), 'cs-image-pkg-'));
+    cpSync(tarball, join(pkg, tarball.split('/').pop()!));
+    const inImage = (x: string) => x.replaceAll(recipe.workdir, image).replaceAll('/tmp/package', pkg);
+    for (const step of recipe.run) {
+      const r = spawnSync('sh', ['-c', inImage(step)], { encoding: 'utf8', env: { ...process.env, ...recipe.args } });
+      assert.equal(r.status, 0, `RUN ${step}\n${r.stdout}${r.stderr}`);
+    }
+    const task = await writeTask(bookTask(site.url, 'pkgcontainer'));
+    const [health, metrics] = [await freePort(), await freePort()];
+    const argv = [...recipe.entrypoint, ...recipe.cmd].map(inImage).map((a) => (a === '/tasks/task.crawl.yaml' ? task.file : a === '8080' ? String(health) : a === '9464' ? String(metrics) : a));
+    const s = session(task, redis.url, { workers: 0 });
+    const running = s.run();
+    const worker = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CRAWL_STUDIO_REDIS: redis.url } });
+    let log = '';
+    worker.stdout.on('data', (b) => (log += b));
+    worker.stderr.on('data', (b) => (log += b));
+    try {
+      const get = async (port: number, path: string) => {
+        const res = await fetch(`http://127.0.0.1:${port}${path}`);
+        return { status: res.status, text: await res.text() };
+      };
+      let ready = { status: 0, text: '' };
+      for (let i = 0; i < 600 && ready.status !== 200; i++) {
+        ready = await get(health, '/readyz').catch(() => ({ status: 0, text: '' }));
+        if (ready.status !== 200) await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal(ready.status, 200, `readyz: ${ready.text}\n${log}`);
+      const result = await running;
+      assert.equal(result.status.stats!.done, expectedPages(site.url, SITE).length);
+      const m = await get(metrics, '/metrics');
+      assert.match(m.text, new RegExp(`crawl_studio_worker_pages_fetched_total\\{task="pkgcontainer"\\} ${expectedPages(site.url, SITE).length}\\b`), m.text.slice(0, 2000));
+      assert.equal((await get(health, '/healthz')).status, 200);
+    } finally {
+      worker.kill('SIGTERM');
+      await s.close();
+    }
+    const code = await new Promise<number | null>((r) => (worker.exitCode !== null ? r(worker.exitCode) : worker.on('exit', (c) => r(c))));
+    assert.equal(code, 0, log);
+    // JSON logs, as the CMD asks: every line an object.
+    const lines = log.split('\n').filter((l) => l.trim());
+    assert.ok(lines.length > 0 && lines.every((l) => l.startsWith('{')), lines.slice(0, 5).join('\n'));
+    assert.ok(!log.includes(redis.url.replace(/^redis:\/\//, 'redis://:')), 'no password-bearing URL in the log');
   });
 
   it('a run whose store cannot open fails with the store\'s error, and the workers it started are gone', async () => {
