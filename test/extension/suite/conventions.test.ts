@@ -16,6 +16,20 @@ import { RED_HAT_YAML, TaskCompletions, TaskHovers } from '../../../src/extensio
 // VS Code conventions (issue 23): `crawl-studio validate / run / test` as tasks whose problems land in the Problems
 // panel through the $crawl-studio problem matcher; what the manifest declares.
 
+
+/** Runs a task and resolves when it has ended. */
+async function runToEnd(task: vscode.Task): Promise<void> {
+  const ended = new Promise<void>((resolve) => {
+    const sub = vscode.tasks.onDidEndTask((e) => {
+      if (e.execution.task.name === task.name) {
+        sub.dispose();
+        resolve();
+      }
+    });
+  });
+  await vscode.tasks.executeTask(task);
+  await ended;
+}
 describe('VS Code conventions: tasks, problem matcher, manifest', function () {
   this.timeout(120_000);
 
@@ -36,16 +50,7 @@ describe('VS Code conventions: tasks, problem matcher, manifest', function () {
       for (const n of ['validate demo.crawl.yaml', 'run demo.crawl.yaml', 'test demo.crawl.yaml']) assert.ok(names.includes(n), names.join(', '));
       const validate = tasks.find((t) => t.name === 'validate tasks-broken.crawl.yaml')!;
       assert.equal(validate.group?.id, vscode.TaskGroup.Build.id);
-      const ended = new Promise<void>((resolve) => {
-        const sub = vscode.tasks.onDidEndTask((e) => {
-          if (e.execution.task.name === validate.name) {
-            sub.dispose();
-            resolve();
-          }
-        });
-      });
-      await vscode.tasks.executeTask(validate);
-      await ended;
+      await runToEnd(validate);
       // The problem matcher's diagnostics, not the designer's (their source is 'Crawl Studio').
       const found = await until('the task\'s problems in the Problems panel', () => {
         const d = vscode.languages.getDiagnostics(broken).filter((x) => x.source === 'crawl-studio');
@@ -61,16 +66,7 @@ describe('VS Code conventions: tasks, problem matcher, manifest', function () {
         const d = vscode.languages.getDiagnostics(broken);
         return d.some((x) => x.source === 'Crawl Studio') && !d.some((x) => x.source === 'crawl-studio') ? d : undefined;
       }, 30_000);
-      const again = new Promise<void>((resolve) => {
-        const sub = vscode.tasks.onDidEndTask((e) => {
-          if (e.execution.task.name === validate.name) {
-            sub.dispose();
-            resolve();
-          }
-        });
-      });
-      await vscode.tasks.executeTask(validate);
-      await again;
+      await runToEnd(validate);
       const after = vscode.languages.getDiagnostics(broken);
       const messages = after.map((d) => `${d.range.start.line}:${d.message}`);
       assert.equal(new Set(messages).size, messages.length, `a problem listed twice:\n${messages.join('\n')}`);
