@@ -36,12 +36,12 @@ export class ChangeRows {
     private readonly rows: readonly ChangedItem[],
     /** Changed items of the type in the run, before the kind and column filters. */
     readonly all: number,
-    /** The history's change records of the rows kept (what an export writes). */
-    readonly records: readonly ItemChange[],
+    /** The history's change records of the rows kept (what an export writes), read when asked. */
+    readonly records: () => Promise<ItemChange[]>,
   ) {}
 
   static empty(): ChangeRows {
-    return new ChangeRows(null, [], 0, []);
+    return new ChangeRows(null, [], 0, async () => []);
   }
 
   static async read(store: ItemStore, task: string, run: string, q: { type: string; kind: ChangeFilter; filters: readonly FieldFilter[]; sort: ItemSort | null }): Promise<ChangeRows> {
@@ -58,7 +58,7 @@ export class ChangeRows {
       rows = rows.map((c) => ({ c, k: keyOf(c) })).sort((a, b) => dir * compare(a.k, b.k)).map((x) => x.c);
     }
     const shown = new Set(rows.map((c) => c.key));
-    const records = (await store.history.changes({ task, runs: [run], type: q.type })).filter((c) => shown.has(c.key));
+    const records = async () => (await store.history.changes({ task, runs: [run], type: q.type })).filter((c) => shown.has(c.key));
     return new ChangeRows(run, rows, items.length, records);
   }
 

@@ -191,7 +191,7 @@ export class ResultsSource {
     if (this.changeRows) {
       // The rows' change records, as `crawl-studio export --changes` writes them.
       if (format === 'json') throw new Error('changes are exported as CSV or JSONL (as crawl-studio export --changes writes them), not JSON');
-      const items = await exportChanges(this.changeRows.records, { format, out, csvRaw: false });
+      const items = await exportChanges(await this.changeRows.records(), { format, out, csvRaw: false });
       return { items, types: this.itemType ? [this.itemType] : [] };
     }
     if (!this.view || !this.itemType) throw new Error('nothing to export: the store has no items yet');

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
@@ -178,6 +178,13 @@ rules:
 
     const all = await rowsUnder({ changes: 'all' });
     assert.deepEqual(keys(all.rows), ['changed:a', 'removed:c', 'added:d'], 'b is unchanged: never a change row');
+    // Exported as `crawl-studio export --changes` writes them: one record per change.
+    const out = join(tmpdir(), `cs-changes-${process.pid}.csv`);
+    assert.equal(await vscode.commands.executeCommand<number>('crawlStudio.results.testExport', file, 'csv', out), 3);
+    const csv = readFileSync(out, 'utf8').trim().split(/\r?\n/);
+    assert.equal(csv[0], 'run,type,key,change,field,old,new,at');
+    assert.deepEqual(csv.slice(1).map((l) => l.split(',').slice(2, 5).join(',')), ['a,changed,price', 'c,removed,', 'd,added,']);
+    rmSync(out, { force: true });
     const cols = posted(await results('watched'), 'count')!.columns;
     assert.equal(cols[0], '_change');
     // Column filters and sort apply to the change rows as to the table.
