@@ -251,6 +251,18 @@ describe('what changed since the last crawl (issue 33)', function () {
       const text = (await exec(process.execPath, [CLI, 'changes', file])).stdout;
       assert.match(text, /notify: failed after 4 attempts — the webhook answered HTTP 500 \(after 4 attempts\)/);
       assert.doesNotMatch(text, /s3cret|\/hook/);
+      // The monitor's task page shows the failed delivery with its reason, never the URL.
+      const conn = new Redis(redis.url);
+      const monitor = await startMonitor({ redis: conn, bind: '127.0.0.1', port: 0, token: 't'.repeat(32), tokenGiven: true, allowHosts: [], hideWorkersAfterMs: 60_000, scriptPath: resolve('dist/media/monitor/main.js') });
+      try {
+        const body = await (await fetch(`${monitor.url}/api/tasks/watched`)).text();
+        const notify = (JSON.parse(body) as { stored: { notify: { status: string; attempts: number; reason?: string } | null } }).stored.notify;
+        assert.deepEqual(notify, { status: 'failed', attempts: 4, reason: 'the webhook answered HTTP 500 (after 4 attempts)' });
+        assert.doesNotMatch(body, /s3cret|\/hook/);
+      } finally {
+        await monitor.close();
+        conn.disconnect();
+      }
     });
   });
 });
