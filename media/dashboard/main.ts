@@ -17,6 +17,8 @@ const send = (m: FromDashboard) => vscode.postMessage(m);
 const app = document.getElementById('app')!;
 const headerEl = h('header', {});
 const errorEl = h('div', { class: 'error', role: 'alert', hidden: true });
+// A finished run's item changes (issue 33) and its notification's outcome.
+const changesEl = h('div', { class: 'changes', role: 'status', hidden: true });
 const kpisEl = h('div', { class: 'kpis', role: 'group', 'aria-label': 'Counters' });
 const throughput = chartBox('Throughput', 'pages/s and items/s over time');
 const depth = chartBox('Queue depth', 'jobs waiting, active or delayed, and new URLs discovered per second');
@@ -25,7 +27,7 @@ const failuresEl = h('section', { 'aria-label': 'Failures by cause' });
 const skippedEl = h('section', { 'aria-label': 'Skipped pages' });
 const hostsEl = h('section', { 'aria-label': 'Hosts' });
 const workersEl = h('section', { 'aria-label': 'Workers' });
-app.append(headerEl, errorEl, kpisEl, chartsEl, failuresEl, skippedEl, hostsEl, workersEl);
+app.append(headerEl, errorEl, changesEl, kpisEl, chartsEl, failuresEl, skippedEl, hostsEl, workersEl);
 
 function chartBox(title: string, label: string): { box: HTMLElement; plot: HTMLElement } {
   const plot = h('div', { class: 'plot', role: 'img', 'aria-label': label });
@@ -153,6 +155,31 @@ function renderHeader(d: DashboardData): void {
     h('vscode-button', { secondary: true, icon: 'table', on: { click: () => send({ type: 'openResults' }) } }, 'Open Results'),
   ];
   headerEl.replaceChildren(...parts.filter((x): x is HTMLElement => x !== null));
+}
+
+function renderChanges(d: DashboardData): void {
+  const c = d.changes;
+  changesEl.hidden = !c;
+  if (!c) return;
+  const n = (x: number) => fmtInt(x);
+  const line = h(
+    'div',
+    { class: 'line' },
+    icon('diff'),
+    h('span', { 'data-figure': 'changes' }, `This run: ${n(c.added)} added, ${n(c.changed)} changed, ${n(c.removed)} removed`),
+    c.complete ? null : h('span', { class: 'meta', title: 'A failed page or the page limit cut the run short: its missing items are not called removed' }, ' (not complete: nothing marked removed)'),
+    c.added + c.changed + c.removed > 0 ? h('vscode-button', { secondary: true, icon: 'diff', on: { click: () => send({ type: 'openChanges' }) } }, 'Show changes') : null,
+  );
+  const notify = c.notify;
+  const note =
+    notify?.status === 'failed'
+      ? h('div', { class: 'notify failed', 'data-figure': 'notify' }, icon('warning'), `Notification not delivered: ${notify.reason ?? 'no reason recorded'}`)
+      : notify?.status === 'delivered'
+        ? h('div', { class: 'notify', 'data-figure': 'notify' }, icon('check'), `Notification delivered${notify.attempts > 1 ? ` (attempt ${notify.attempts})` : ''}`)
+        : notify?.status === 'skipped'
+          ? h('div', { class: 'notify', 'data-figure': 'notify' }, icon('info'), `No notification sent: ${notify.reason ?? 'nothing to send'}`)
+          : null;
+  changesEl.replaceChildren(line, ...(note ? [note] : []));
 }
 
 function renderKpis(d: DashboardData): void {
@@ -313,6 +340,7 @@ function render(d: DashboardData): void {
   // Keep focus on a button that is re-rendered (Retry all) so keyboard users do not lose their place.
   const focusGroup = (document.activeElement as HTMLElement | null)?.dataset?.group;
   renderHeader(d);
+  renderChanges(d);
   renderKpis(d);
   renderCharts(d);
   renderGroups(failuresEl, 'Failures by cause', 'error', d.failures, true, 'final failures, with the failed jobs the queue keeps', d.screenshots ?? []);

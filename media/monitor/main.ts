@@ -173,6 +173,25 @@ function storedView(d: TaskDetail): HTMLElement {
   );
 }
 
+/** Items each run added, changed and removed (item history, issue 33), and the current run's notification. */
+function changesView(d: TaskDetail): HTMLElement {
+  const st = d.stored;
+  if (!st.location) return h('p', { class: 'muted' }, st.note ?? 'No store.');
+  const n = st.notify;
+  const note = n ? h('p', { id: 'notify', class: n.status === 'failed' ? 'bad' : 'muted' }, n.status === 'failed' ? `Notification of run ${st.run ?? ''} not delivered: ${n.reason ?? 'no reason recorded'}` : n.status === 'delivered' ? `Notification of run ${st.run ?? ''} delivered (attempt ${n.attempts}).` : `No notification sent for run ${st.run ?? ''}: ${n.reason ?? 'nothing to send'}.`) : '';
+  return h(
+    'div',
+    { id: 'changes' },
+    note,
+    table(
+      ['Run', 'Finished', ['Added', 'n'], ['Changed', 'n'], ['Removed', 'n'], 'Complete'],
+      st.changeRuns.map((r) => h('tr', { 'data-run': r.run }, h('td', {}, r.run), h('td', {}, ago(Math.max(0, d.at - r.finishedAt))), num(r.added, 'added'), num(r.changed, 'changed'), num(r.removed, 'removed'), h('td', { title: r.complete ? '' : 'a failed page or the page limit cut the run short: nothing was marked removed' }, r.complete ? 'yes' : 'no'))),
+      'No run of this task has item history yet (a run records it when it finishes).',
+    ),
+    h('p', { class: 'muted' }, h('a', { href: `/api/tasks/${encodeURIComponent(d.status.task)}/changes.atom` }, 'Atom feed of the changes'), ' · crawl-studio changes <task file> lists them'),
+  );
+}
+
 function stopRun(task: string, run: string): Promise<void> | undefined {
   if (!window.confirm(`Stop run ${run} of ${task}? It ends for good: pages in flight finish, no worker takes another, and the next start begins a new run.`)) return undefined;
   return act(task, 'stop', { run });
@@ -214,6 +233,10 @@ function renderTask(d: TaskDetail): void {
       card(d.rates.basis === 'run' ? 'pages/s (run)' : 'pages/s', fmtRate(d.rates.pagesPerSec), 'pages-per-sec'),
       card('downloaded bytes', fmt(st?.bytes ?? 0), 'bytes'),
       card('items stored (this run)', d.stored.location ? fmt(d.stored.rows.reduce((a, r) => a + r.count, 0)) : '—', 'stored'),
+      // Counted when the run closes its history: '—' while it runs.
+      card('items added (this run)', d.stored.changes ? fmt(d.stored.changes.added) : '—', 'items-added'),
+      card('items changed (this run)', d.stored.changes ? fmt(d.stored.changes.changed) : '—', 'items-changed'),
+      card('items removed (this run)', d.stored.changes ? fmt(d.stored.changes.removed) : '—', 'items-removed'),
     ),
     h(
       'div',
@@ -240,6 +263,8 @@ function renderTask(d: TaskDetail): void {
     table(['Host', ['Done', 'n'], ['Failed', 'n'], ['Skipped', 'n'], ['In flight', 'n']], d.hosts.map((x) => h('tr', {}, h('td', {}, x.host), num(x.done), num(x.failed), num(x.skipped), num(x.inFlight))), 'No host yet.'),
     h('h3', {}, 'Screenshots of rendered pages'),
     d.screenshots.length && s.run ? h('div', { class: 'shots', id: 'screenshots' }, ...d.screenshots.map((f) => shotFigure(name, s.run!.run, f))) : h('p', { class: 'muted' }, 'No screenshot kept in this run (rules with browser: { screenshot: failure } keep one per failed page).'),
+    h('h3', {}, 'Changes by run'),
+    changesView(d),
     h('h3', {}, 'Recent items'),
     storedView(d),
     h('h3', {}, 'Workers of this task'),

@@ -2,7 +2,7 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
 import '@vscode-elements/elements/dist/vscode-badge/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
-import { EMPTY_VIEW, PAGE_SIZE, type ExportFormat, type FromResults, type QualityRow, type ResultsPersisted, type ResultsViewState, type RowDetail, type RunsShown, type TableRow, type ToResults } from '../../src/extension/results/protocol';
+import { EMPTY_VIEW, PAGE_SIZE, type ChangeFilter, type ChangesShown, type ExportFormat, type FromResults, type QualityRow, type ResultsPersisted, type ResultsViewState, type RowDetail, type RunsShown, type TableRow, type ToResults } from '../../src/extension/results/protocol';
 import { addStyle, fmtInt, h, icon } from './common';
 import css from './style.css';
 
@@ -15,7 +15,8 @@ addStyle(css);
 const vscode = acquireVsCodeApi<ResultsPersisted>();
 const ROW_H = 24;
 const MAX_PAGES = 60;
-const META_LABEL: Record<string, string> = { _key: 'key', _url: 'source URL', _rule: 'page rule', _fetched_at: 'fetched at', _run: 'run' };
+const META_LABEL: Record<string, string> = { _key: 'key', _url: 'source URL', _rule: 'page rule', _fetched_at: 'fetched at', _run: 'run', _change: 'change' };
+const CHANGE_MARK: Record<string, string> = { added: '+ added', changed: '~ changed', removed: '− removed' };
 
 let file = '';
 let task = '';
@@ -34,6 +35,7 @@ let selected = -1;
 let detail: RowDetail | null = null;
 let quality: { total: number; run: string; fields: readonly QualityRow[] } | null = null;
 let runs: RunsShown = { runs: [], shown: 'all' };
+let changes: ChangesShown = { runs: [], shown: null, latest: null };
 const pages = new Map<number, readonly TableRow[]>();
 /** Pages of the previous count, shown while fresh ones load (no flicker while a crawl adds rows). */
 let stale = new Map<number, readonly TableRow[]>();
@@ -54,6 +56,9 @@ const titleEl = h('span', { class: 'title' }, icon('table'), h('span', {}, 'Resu
 const typeSelect = h('select', { 'aria-label': 'Item type', title: 'Item type' });
 // Whose items: the latest run by default (issue 23, item 6), any earlier one, or all of them.
 const runSelect = h('select', { 'aria-label': 'Run', title: 'Show the items of one run (the latest by default), or of all runs' });
+// What changed (issue 33): only the items a run added, changed or removed, and which run (the latest complete one by default).
+const changeSelect = h('select', { 'aria-label': 'Changes', title: 'Show only the items a run added, changed or removed (item history)' });
+const changeRunSelect = h('select', { 'aria-label': 'Run of the changes', title: 'Whose changes: the latest complete run by default' });
 const countEl = h('span', { class: 'count', role: 'status', 'aria-live': 'polite' });
 const liveEl = h('span', { class: 'live', title: 'The crawl is running: new rows appear as they are stored' }, h('span', { class: 'dot' }), 'live');
 const busyEl = h('span', { class: 'busy' });
@@ -61,7 +66,7 @@ const columnsBtn = h('vscode-button', { secondary: true, icon: 'list-selection',
 const qualityBtn = h('vscode-button', { secondary: true, icon: 'pulse', title: 'Field quality: empty and distinct values per field' }, 'Field quality');
 const exportBtns = (['csv', 'jsonl', 'json'] as const).map((f) => h('vscode-button', { secondary: true, icon: f === 'csv' ? 'table' : 'json', title: `Export the current view (filtered, sorted) as ${f.toUpperCase()}`, 'data-format': f }, f.toUpperCase()));
 const clearBtn = h('vscode-button', { secondary: true, icon: 'clear-all', title: 'Clear every filter' }, 'Clear filters');
-const toolbar = h('div', { class: 'toolbar', role: 'toolbar', 'aria-label': 'Results' }, titleEl, typeSelect, runSelect, countEl, liveEl, busyEl, h('span', { class: 'spacer' }), clearBtn, columnsBtn, qualityBtn, h('span', { class: 'count' }, 'Export:'), ...exportBtns);
+const toolbar = h('div', { class: 'toolbar', role: 'toolbar', 'aria-label': 'Results' }, titleEl, typeSelect, runSelect, changeSelect, changeRunSelect, countEl, liveEl, busyEl, h('span', { class: 'spacer' }), clearBtn, columnsBtn, qualityBtn, h('span', { class: 'count' }, 'Export:'), ...exportBtns);
 const grid = h('div', { class: 'grid', role: 'grid', tabindex: 0, 'aria-label': 'Stored items', 'aria-multiselectable': 'false' });
 const thead = h('div', { class: 'thead', role: 'rowgroup' });
 const body = h('div', { class: 'body', role: 'rowgroup' });
@@ -86,6 +91,7 @@ function widthOf(c: string): string {
   if (c === '_fetched_at') return '160px';
   if (c === '_rule') return '90px';
   if (c === '_run') return '110px';
+  if (c === '_change') return '100px';
   return 'minmax(120px, 1fr)';
 }
 
@@ -94,7 +100,7 @@ function template(): string {
 }
 
 function minWidth(): number {
-  return visibleColumns().reduce((a, c) => a + (c === '_url' ? 220 : c === '_fetched_at' ? 160 : c === '_rule' ? 90 : c === '_run' ? 110 : 120), 0);
+  return visibleColumns().reduce((a, c) => a + (c === '_url' ? 220 : c === '_fetched_at' ? 160 : c === '_rule' ? 90 : c === '_run' ? 110 : c === '_change' ? 100 : 120), 0);
 }
 
 let filterTimer: number | undefined;
@@ -234,7 +240,7 @@ function render(): void {
   const frag = document.createDocumentFragment();
   for (let i = first; i < last; i++) {
     const row = rowAt(i);
-    const el = h('div', { class: `row${i === selected ? ' selected' : ''}${row ? '' : ' loading'}`, role: 'row', 'aria-rowindex': i + 3, 'aria-selected': i === selected ? 'true' : 'false', 'data-index': i, id: i === selected ? 'sel-row' : undefined });
+    const el = h('div', { class: `row${i === selected ? ' selected' : ''}${row ? '' : ' loading'}${row?.change ? ` chg chg-${row.change.kind}` : ''}`, role: 'row', 'aria-rowindex': i + 3, 'aria-selected': i === selected ? 'true' : 'false', 'data-index': i, id: i === selected ? 'sel-row' : undefined });
     el.style.top = `${i * ROW_H}px`;
     el.style.gridTemplateColumns = tpl;
     el.style.width = '100%';
@@ -245,6 +251,16 @@ function render(): void {
       if (row && text === '') cls.push('empty');
       if (row && /^-?\d+(\.\d+)?$/.test(text)) cls.push('num');
       if (c === '_url') cls.push('url');
+      const diff = row?.change?.fields.find((f) => f.field === c);
+      if (diff) {
+        // A changed field: its old value struck through, then the new one.
+        el.append(h('div', { class: `${cls.join(' ')} diff`, role: 'gridcell', title: `${diff.old || '(empty)'} → ${diff.new || '(empty)'}` }, h('del', {}, diff.old || '(empty)'), ' → ', h('ins', {}, diff.new || '(empty)')));
+        continue;
+      }
+      if (c === '_change' && row?.change) {
+        el.append(h('div', { class: `cell change ${row.change.kind}`, role: 'gridcell' }, CHANGE_MARK[row.change.kind] ?? row.change.kind));
+        continue;
+      }
       el.append(h('div', { class: cls.join(' '), role: 'gridcell', title: text.length > 30 ? text : undefined }, row && text === '' ? '(empty)' : text));
     }
     frag.append(el);
@@ -252,7 +268,7 @@ function render(): void {
   body.replaceChildren(frag);
   if (selected >= 0) grid.setAttribute('aria-activedescendant', 'sel-row');
   else grid.removeAttribute('aria-activedescendant');
-  emptyEl.textContent = total === 0 && generation >= 0 ? (stored === 0 ? (running ? 'No items stored yet — they appear here as the crawl stores them.' : 'No items stored for this task yet. Start the crawl to fill it.') : 'No item matches these filters.') : '';
+  emptyEl.textContent = total === 0 && generation >= 0 ? (view.changes ? (changes.shown === null ? 'No run of this task has item history yet: the changes show once a run finishes.' : stored === 0 ? `Run ${changes.shown} changed no ${view.itemType ?? ''} item.` : 'No change matches these filters.') : stored === 0 ? (running ? 'No items stored yet — they appear here as the crawl stores them.' : 'No items stored for this task yet. Start the crawl to fill it.') : 'No item matches these filters.') : '';
   emptyEl.hidden = emptyEl.textContent === '';
   renderToolbar();
 }
@@ -260,7 +276,7 @@ function render(): void {
 function renderToolbar(): void {
   const filtered = Object.keys(view.filters).length > 0;
   const oneRun = runs.shown !== 'all' && runs.runs.length > 1;
-  countEl.textContent = generation < 0 ? 'loading…' : filtered || oneRun ? `${fmtInt(total)} of ${fmtInt(stored)} items` : `${fmtInt(total)} item${total === 1 ? '' : 's'}`;
+  countEl.textContent = generation < 0 ? 'loading…' : view.changes ? `${fmtInt(total)} of ${fmtInt(stored)} changed items` : filtered || oneRun ? `${fmtInt(total)} of ${fmtInt(stored)} items` : `${fmtInt(total)} item${total === 1 ? '' : 's'}`;
   countEl.title = oneRun ? `${fmtInt(total)} items of run ${runs.shown}${filtered ? ' matching the filters' : ''}; ${fmtInt(stored)} in all runs` : '';
   liveEl.hidden = !running;
   busyEl.replaceChildren(...(busy ? [h('vscode-progress-ring', { class: 'ring' }), busy] : []));
@@ -269,7 +285,7 @@ function renderToolbar(): void {
   errorEl.hidden = !error;
   errorEl.textContent = error ?? '';
   const sortText = view.sort ? `sorted by ${META_LABEL[view.sort.field] ?? view.sort.field} ${view.sort.descending ? '↓' : '↑'}` : 'in storage order';
-  const runText = runs.shown === 'all' ? (runs.runs.length > 1 ? `all ${runs.runs.length} runs` : 'one run') : `run ${runs.shown}${runs.shown === latestRun() ? ' (latest)' : ''}`;
+  const runText = view.changes ? `changes of run ${changes.shown ?? '—'}${changes.shown !== null && changes.shown === changes.latest ? ' (latest complete)' : ''}` : runs.shown === 'all' ? (runs.runs.length > 1 ? `all ${runs.runs.length} runs` : 'one run') : `run ${runs.shown}${runs.shown === latestRun() ? ' (latest)' : ''}`;
   statusEl.replaceChildren(h('span', {}, `${task} · ${runText} · ${sortText}`), h('span', {}, storeLocation), h('span', { class: 'spacer' }), h('span', {}, '↑↓ select · Enter details · Esc close'));
 }
 
@@ -370,10 +386,20 @@ function renderDetail(): void {
       btn('Show Job', 'list-unordered', { type: 'showJob', offset: d.offset }, 'The queue job that fetched this page'),
       canPreview ? btn('Open in Preview', 'preview', { type: 'openPreview', offset: d.offset }, 'Open the cached page in the designer preview') : null,
     ),
+    ...(d.change ? [changeSection(d.change)] : []),
     fields,
     h('div', { class: 'section' }, meta),
   );
   side.hidden = false;
+}
+
+/** What the shown run did to the item: added, removed, or each changed field's old and new value. */
+function changeSection(c: NonNullable<RowDetail['change']>): HTMLElement {
+  const title = h('h3', {}, `${CHANGE_MARK[c.kind] ?? c.kind} in run ${c.run}`);
+  if (c.kind !== 'changed') return h('div', { class: `change-detail ${c.kind}` }, title);
+  const list = h('dl', {});
+  for (const f of c.fields) list.append(h('dt', {}, f.field), h('dd', {}, h('del', {}, 'old' in f ? fmtValue(f.old) || '(empty)' : '(absent)'), ' → ', h('ins', {}, 'new' in f ? fmtValue(f.new) || '(empty)' : '(absent)')));
+  return h('div', { class: 'change-detail changed' }, title, list);
 }
 
 // ---- Field quality --------------------------------------------------------------------------------------------
@@ -415,6 +441,38 @@ runSelect.addEventListener('change', () => {
   quality = null;
   query({ ...view, run: runSelect.value });
 });
+changeSelect.addEventListener('change', () => {
+  const next: ResultsViewState = { ...view };
+  // Absent, not undefined: the extension refuses a message with unknown values.
+  delete (next as { changes?: ChangeFilter }).changes;
+  query(changeSelect.value ? { ...next, changes: changeSelect.value as ChangeFilter } : next);
+});
+changeRunSelect.addEventListener('change', () => query({ ...view, changeRun: changeRunSelect.value }));
+
+/** The change filter and, while it is on, the runs with history: newest first, the latest complete one as 'latest'. */
+function renderChanges(): void {
+  const shown = changes.runs.find((r) => r.id === changes.shown);
+  const n = (k: 'added' | 'changed' | 'removed') => (shown ? ` (${fmtInt(shown[k])})` : '');
+  const opt = (value: string, label: string) => h('option', { value, selected: (view.changes ?? '') === value }, label);
+  changeSelect.replaceChildren(
+    opt('', 'All stored items'),
+    opt('all', `Changes: all${shown ? ` (${fmtInt(shown.added + shown.changed + shown.removed)})` : ''}`),
+    opt('added', `Added${n('added')}`),
+    opt('changed', `Changed${n('changed')}`),
+    opt('removed', `Removed${n('removed')}`),
+  );
+  changeSelect.hidden = changes.runs.length === 0 && !view.changes;
+  const wanted = view.changeRun ?? 'latest';
+  changeRunSelect.replaceChildren(
+    ...[...changes.runs].reverse().map((r) => {
+      const isLatest = r.id === changes.latest;
+      const label = `${isLatest ? 'Latest complete run' : 'Run'} ${r.id} · ${new Date(r.finishedAt).toLocaleString()} · +${fmtInt(r.added)} ~${fmtInt(r.changed)} −${fmtInt(r.removed)}${r.complete ? '' : ' (not complete: nothing marked removed)'}`;
+      return h('option', { value: isLatest ? 'latest' : r.id, selected: isLatest ? wanted === 'latest' || wanted === r.id : wanted === r.id }, label);
+    }),
+  );
+  changeRunSelect.hidden = !view.changes || changes.runs.length === 0;
+  runSelect.hidden = runSelect.hidden || !!view.changes;
+}
 
 function latestRun(): string | null {
   const ids = runs.runs.map((r) => r.id).filter((id): id is string => id !== null);
@@ -502,7 +560,9 @@ window.addEventListener('message', (e: MessageEvent<ToResults>) => {
       typeSelect.replaceChildren(...types.map((t) => h('option', { value: t, selected: t === view.itemType }, t)));
       typeSelect.hidden = types.length < 2;
       runs = m.runs;
+      changes = m.changes;
       renderRuns();
+      renderChanges();
       persist();
       if (headerKey() !== renderedHeader) renderHeader();
       renderQuality();

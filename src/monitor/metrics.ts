@@ -22,6 +22,8 @@ interface Scrape {
   readonly workers: number;
   /** Rows each task's current run stored (store/runRows.ts via stored.ts), for the tasks whose store is readable here. */
   readonly stored: ReadonlyMap<string, number>;
+  /** Items each task's current run added, changed and removed (store/history/query.ts via stored.ts); 0 until its history closes. */
+  readonly changes: ReadonlyMap<string, { readonly added: number; readonly changed: number; readonly removed: number }>;
 }
 
 type Labels = Record<string, string>;
@@ -72,6 +74,13 @@ export function monitorRegistry(redis: Redis, views: MonitorViews): Registry {
   counter('crawl_studio_items_stored_total', "Item rows the task's current run inserted or updated in its store (the run summary's \"items stored\"); only for tasks whose task file and store this monitor can read, refreshed every 10 s.", ['task'], (s, put) => {
     for (const [task, n] of s.stored) put({ task }, n);
   });
+  const changed = (kind: 'added' | 'changed' | 'removed'): Setter => (s, put) => {
+    for (const [task, c] of s.changes) put({ task }, c[kind]);
+  };
+  const onlyReadable = 'only for tasks whose task file and store this monitor can read, refreshed every 10 s';
+  counter('crawl_studio_items_added_total', `Items the task's current run added (new keys, or keys back after a removal): the run summary's "items changed"; 0 until the run finishes and closes its history; ${onlyReadable}.`, ['task'], changed('added'));
+  counter('crawl_studio_items_changed_total', `Items of the current run with a field whose value changed since the previous run (an item counts once); 0 until the run closes its history; ${onlyReadable}.`, ['task'], changed('changed'));
+  counter('crawl_studio_items_removed_total', `Items the current run no longer found (a complete run only); 0 until the run closes its history; ${onlyReadable}.`, ['task'], changed('removed'));
   counter('crawl_studio_links_dropped_total', 'Links found on pages and dropped in the current run, by reason (offsite, pattern, depth...).', ['task', 'reason'], byReason((st) => stats(st)?.dropped ?? {}));
   counter('crawl_studio_downloaded_bytes_total', 'Bytes of response bodies downloaded in the current run.', ['task'], perTask((st) => stats(st)?.bytes ?? 0));
   gauge('crawl_studio_pages_waiting', 'Pages waiting for a worker: in the frontier and as BullMQ jobs (the views\' "waiting").', ['task'], perTask((st) => waitingPages(st.counts)));
@@ -103,6 +112,11 @@ async function readScrape(redis: Redis, views: MonitorViews): Promise<Scrape> {
   const workersByTask = new Map<string, number>();
   for (const w of live) for (const t of w.tasks) workersByTask.set(t, (workersByTask.get(t) ?? 0) + 1);
   const storedRows = new Map<string, number>();
-  for (const [task, v] of stored) if (v.location && v.run) storedRows.set(task, v.rows.reduce((a, r) => a + r.count, 0));
-  return { statuses, waitingHosts: new Map(hosts), workersByTask, workers: live.length, stored: storedRows };
+  const changes = new Map<string, { added: number; changed: number; removed: number }>();
+  for (const [task, v] of stored) {
+    if (!v.location || !v.run) continue;
+    storedRows.set(task, v.rows.reduce((a, r) => a + r.count, 0));
+    changes.set(task, { added: v.changes?.added ?? 0, changed: v.changes?.changed ?? 0, removed: v.changes?.removed ?? 0 });
+  }
+  return { statuses, waitingHosts: new Map(hosts), workersByTask, workers: live.length, stored: storedRows, changes };
 }

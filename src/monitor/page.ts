@@ -68,4 +68,5 @@ textarea { width: 28rem; max-width: 100%; height: 3.2rem; }
 .shots { display: flex; flex-wrap: wrap; gap: .8rem; }
 .shots figure { margin: 0; width: 16rem; } .shots img { width: 100%; border: 1px solid var(--line); }
 button[data-action="stop"] { color: var(--bad); }
+#notify.bad { color: var(--bad); font-weight: 600; }
 `;

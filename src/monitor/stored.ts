@@ -1,9 +1,12 @@
+import type { RunChangeCounts } from '../core/history/diff';
 import type { Redis } from '../redis/connect';
+import { runChangeCounts } from '../store/history/query';
 import { rowsWrittenByRun, type TypeRows } from '../store/runRows';
 import { NoTaskStore, openTaskStore } from './taskStore';
 
 // What a task's store holds of its current run, for the monitor's task view and /metrics: the rows the run wrote
-// (store/runRows.ts, the CLI summary's "items stored") and the newest items. Read from the store its task file
+// (store/runRows.ts, the CLI summary's "items stored"), the newest items, and the items each run added, changed and
+// removed (store/history/query.ts, the summary's "items changed" and `crawl-studio changes`). Read from the store its task file
 // names (taskStore.ts), at most once per READ_EVERY_MS per task and never in a request's way: a store is a
 // database, and a page polled every 2 s or a scrape every few seconds must not become its load or wait on it. Bounded: RECENT items, TYPES types.
 
@@ -12,6 +15,8 @@ const RECENT = 10;
 const TYPES = 20;
 /** Characters of an item's fields shown (JSON). */
 const FIELDS_CHARS = 300;
+/** Runs with item history listed on the task page (the newest). */
+const CHANGE_RUNS = 10;
 
 export interface RecentItem {
   readonly type: string;
@@ -31,6 +36,12 @@ export interface StoredView {
   readonly rows: readonly TypeRows[];
   /** The newest items of the store, any run, newest first. */
   readonly recent: readonly RecentItem[];
+  /** What the current run added, changed and removed; null until its history closed (it still runs). */
+  readonly changes: RunChangeCounts | null;
+  /** The task's runs with item history, newest first (at most CHANGE_RUNS). */
+  readonly changeRuns: readonly RunChangeCounts[];
+  /** The current run's notification (notify:), as recorded when it was sent; its reason when it failed. */
+  readonly notify: { readonly status: string; readonly attempts: number; readonly reason?: string } | null;
   /** Why nothing is shown (no store yet, the task file not on this machine, the store refusing). */
   readonly note: string | null;
   readonly at: number;
@@ -74,7 +85,7 @@ export class StoredReads {
 }
 
 async function readStored(redis: Redis, task: string, at: number): Promise<StoredView> {
-  const none = (note: string, location: string | null = null): StoredView => ({ location, run: null, rows: [], recent: [], note, at });
+  const none = (note: string, location: string | null = null): StoredView => ({ location, run: null, rows: [], recent: [], changes: null, changeRuns: [], notify: null, note, at });
   let opened;
   try {
     opened = await openTaskStore(redis, task, { create: false });
@@ -92,12 +103,21 @@ async function readStored(redis: Redis, task: string, at: number): Promise<Store
       .sort((a, b) => b.fetchedAt - a.fetchedAt)
       .slice(0, RECENT)
       .map((i) => ({ type: i.type, key: i.key, url: i.url, run: i.run, fetchedAt: i.fetchedAt, fields: cut(JSON.stringify(i.data)) }));
-    return { location: store.location, run, rows, recent, note: null, at };
+    const changes = await runChangeCounts(store, task, run);
+    const changeRuns = (await store.history.runs(task)).slice(-CHANGE_RUNS).reverse();
+    const notify = changes ? notifyOf((await store.readRuns()).find((r) => r.run === run)?.extra?.notify) : null;
+    return { location: store.location, run, rows, recent, changes, changeRuns, notify, note: null, at };
   } catch (err) {
     return none(`the store ${store.location} refused a read: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`, store.location);
   } finally {
     await store.close().catch(() => undefined);
   }
+}
+
+function notifyOf(v: unknown): StoredView['notify'] {
+  if (typeof v !== 'object' || v === null) return null;
+  const o = v as { status?: unknown; attempts?: unknown; reason?: unknown };
+  return typeof o.status === 'string' ? { status: o.status, attempts: Number(o.attempts ?? 0), ...(typeof o.reason === 'string' ? { reason: o.reason } : {}) } : null;
 }
 
 function cut(text: string): string {

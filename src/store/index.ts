@@ -14,6 +14,6 @@ export { exportItems, type ExportFormat, type ExportOptions, type ExportResult }
 export { csvCell, csvRow, parseCsv } from './csv';
 export { itemTableName, schemaForTask } from './tables';
 export * from './types';
-export { changesSince, selectRuns, type ChangeReport } from './history/query';
+export { changesSince, changedItems, defaultChangeRun, runChangeCounts, selectRuns, type ChangedItem, type ChangeReport, type FieldDiff } from './history/query';
 export { exportChanges, changeRecord, CHANGE_COLUMNS } from './history/export';
 export type { ItemChange } from './history/log';

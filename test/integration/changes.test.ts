@@ -161,6 +161,39 @@ describe('what changed since the last crawl (issue 33)', function () {
     }
   });
 
+  it("the monitor's task page and /metrics count each run's added, changed and removed items, as `changes` does", async () => {
+    const file = join(dir, 'metered.crawl.yaml');
+    writeFileSync(file, taskYaml(web.url, `sqlite:${join(dir, 'metered.sqlite')}`).replace('name: watched', 'name: metered'));
+    catalogue = BEFORE;
+    await crawl(file);
+    catalogue = AFTER;
+    const second = await crawl(file);
+    const cli = await changesJson(file, '--since', '2000-01-01');
+    const conn = new Redis(redis.url);
+    const monitor = await startMonitor({ redis: conn, bind: '127.0.0.1', port: 0, token: 't'.repeat(32), tokenGiven: true, allowHosts: [], hideWorkersAfterMs: 60_000, scriptPath: resolve('dist/media/monitor/main.js') });
+    try {
+      const detail = (await (await fetch(`${monitor.url}/api/tasks/metered`)).json()) as { stored: { run: string; changes: { run: string; added: number; changed: number; removed: number } | null; changeRuns: { run: string; added: number; changed: number; removed: number; complete: boolean }[] } };
+      assert.equal(detail.stored.run, second);
+      assert.deepEqual([detail.stored.changes?.added, detail.stored.changes?.changed, detail.stored.changes?.removed], [1, 1, 1]);
+      assert.deepEqual(
+        detail.stored.changeRuns.map((r) => [r.run, r.added, r.changed, r.removed, r.complete]),
+        [...cli.runs].reverse().map((r) => [r.run, r.added, r.changed, r.removed, r.complete]),
+        'newest first, the counts `changes` prints',
+      );
+      // A real HTTP scrape of /metrics: the current run's counts, with the task label.
+      const res = await fetch(`${monitor.url}/metrics`);
+      assert.equal(res.status, 200);
+      const text = await res.text();
+      for (const kind of ['added', 'changed', 'removed']) {
+        assert.match(text, new RegExp(`^# TYPE crawl_studio_items_${kind}_total counter$`, 'm'));
+        assert.match(text, new RegExp(`^crawl_studio_items_${kind}_total\\{task="metered"\\} 1$`, 'm'), text.split('\n').filter((l) => l.includes('items_')).join('\n'));
+      }
+    } finally {
+      await monitor.close();
+      conn.disconnect();
+    }
+  });
+
   describe('notifications', () => {
     const received: { status: number; body: Record<string, unknown> }[] = [];
     let failFirst = 0;
@@ -218,6 +251,18 @@ describe('what changed since the last crawl (issue 33)', function () {
       const text = (await exec(process.execPath, [CLI, 'changes', file])).stdout;
       assert.match(text, /notify: failed after 4 attempts — the webhook answered HTTP 500 \(after 4 attempts\)/);
       assert.doesNotMatch(text, /s3cret|\/hook/);
+      // The monitor's task page shows the failed delivery with its reason, never the URL.
+      const conn = new Redis(redis.url);
+      const monitor = await startMonitor({ redis: conn, bind: '127.0.0.1', port: 0, token: 't'.repeat(32), tokenGiven: true, allowHosts: [], hideWorkersAfterMs: 60_000, scriptPath: resolve('dist/media/monitor/main.js') });
+      try {
+        const body = await (await fetch(`${monitor.url}/api/tasks/watched`)).text();
+        const notify = (JSON.parse(body) as { stored: { notify: { status: string; attempts: number; reason?: string } | null } }).stored.notify;
+        assert.deepEqual(notify, { status: 'failed', attempts: 4, reason: 'the webhook answered HTTP 500 (after 4 attempts)' });
+        assert.doesNotMatch(body, /s3cret|\/hook/);
+      } finally {
+        await monitor.close();
+        conn.disconnect();
+      }
     });
   });
 });

@@ -72,6 +72,8 @@ describe('crawl-studio monitor: the web page, the API and /metrics of a real cra
   let monitorStderr = '';
   /** The run summary's "items stored" line, to compare the monitor's with. */
   let storedLine = '';
+  /** Its "items changed" figures (item history, issue 33): [added, changed, removed]. */
+  let changedFigures: number[] = [];
   let browser: Browser | null = null;
   let page: Page;
   const children: ChildProcess[] = [];
@@ -111,6 +113,9 @@ rules:
     const out = await cli('run', taskFile, '--workers', '1', '--concurrency', '2', '--redis', redis.url);
     assert.match(out, new RegExp(`pages fetched +${PAGES + 1}\\b`), out);
     storedLine = /^ {2}items stored {4}(.*)$/m.exec(out)?.[1] ?? '';
+    const changedLine = /^ {2}items changed {3}(\d+) added, (\d+) changed, (\d+) removed/m.exec(out);
+    assert.ok(changedLine, out);
+    changedFigures = changedLine.slice(1, 4).map(Number);
 
     const port = await freePort();
     monitorUrl = `http://127.0.0.1:${port}`;
@@ -165,6 +170,13 @@ rules:
     await page.locator('#task .card [data-figure="stored"]').filter({ hasText: m[1]! }).waitFor();
     assert.equal(await page.locator('#stored tbody tr').count(), detail.stored.recent.length);
     assert.ok(((await page.locator('#stored').textContent()) ?? '').includes(detail.stored.recent[0]!.key));
+    // The items the run added, changed and removed: the summary's "items changed" (store/history/query.ts).
+    const c = detail.stored.changes!;
+    assert.deepEqual([c.added, c.changed, c.removed], changedFigures);
+    assert.ok(changedFigures[0]! > 0, 'the first run added every item');
+    assert.equal(await page.locator('#task .card [data-figure="items-added"]').textContent(), String(changedFigures[0]));
+    assert.equal(await page.locator('#task .card [data-figure="items-removed"]').textContent(), String(changedFigures[2]));
+    assert.equal(await page.locator(`#changes tr[data-run="${c.run}"] [data-figure="added"]`).textContent(), String(changedFigures[0]));
   });
 
   it('shows the screenshots a run kept of its rendered pages, each served as its JPEG', async () => {
@@ -312,6 +324,11 @@ rules:
       // Items stored: the run summary's figure ("page: N rows written by this run").
       const stored = await query('crawl_studio_items_stored_total{task="mon"}');
       assert.equal(stored[0]?.value[1], /^page: (\d+) rows/.exec(storedLine)?.[1], storedLine);
+      // Items added, changed and removed: the summary's "items changed".
+      for (const [i, kind] of (['added', 'changed', 'removed'] as const).entries()) {
+        const v = await query(`crawl_studio_items_${kind}_total{task="mon"}`);
+        assert.equal(Number(v[0]?.value[1]), changedFigures[i], kind);
+      }
       // The exposition has no URL in it: labels are task and reason only.
       const text = await (await fetch(`${monitorUrl}/metrics`)).text();
       assert.ok(!text.includes(web.url), 'no URL in a label');

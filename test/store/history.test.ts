@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { changedItems, defaultChangeRun, runChangeCounts } from '../../src/store/history/query';
 import { openStore } from '../../src/store/open';
 import type { ItemRow, ItemStore, PageRow, RunSummary } from '../../src/store/types';
 import { postgresForSuite, type PostgresServer } from '../support/postgres';
@@ -62,6 +63,28 @@ function historyContract(name: string, make: () => Promise<ItemStore>) {
         ].sort((x, y) => String(x[1]).localeCompare(String(y[1]))),
       );
       assert.deepEqual((await store.history.runs(TASK)).map((r) => [r.run, r.added, r.changed, r.removed]), [['r1', 3, 0, 0], ['r2', 1, 1, 1]]);
+    });
+
+    it("reads a run's changed items whole, and its counts, as every view shows them (history/query.ts)", async () => {
+      await storeRun(store, 'r1', 1000, first);
+      // An incomplete run after the complete one: the default run of a change view stays the complete one.
+      await storeRun(store, 'r2', 2000, second);
+      await storeRun(store, 'r3', 3000, { a: { name: 'A', price: 12 } }, false);
+      const runs = await store.history.runs(TASK);
+      assert.equal(defaultChangeRun(runs)?.run, 'r2');
+      assert.deepEqual(await runChangeCounts(store, TASK, 'r2'), runs[1]);
+      assert.equal(await runChangeCounts(store, TASK, 'nosuch'), null);
+      const rows = await changedItems(store, TASK, 'r2');
+      assert.deepEqual(
+        rows.map((r) => [r.kind, r.key, r.data, r.url, r.fields]),
+        [
+          ['changed', 'a', { name: 'A', price: 12 }, 'https://shop.test/a', [{ field: 'price', old: 10, new: 12 }]],
+          ['removed', 'c', { name: 'C', price: 30 }, 'https://shop.test/c', []],
+          ['added', 'd', { name: 'D', price: 40 }, 'https://shop.test/d', []],
+        ],
+      );
+      assert.deepEqual((await changedItems(store, TASK, 'r1', { type: 'product' })).map((r) => `${r.kind}:${r.key}`), ['added:a', 'added:b', 'added:c']);
+      assert.deepEqual(await changedItems(store, TASK, 'r1', { type: 'other' }), []);
     });
 
     it('storing the same batch twice, or closing a run twice, records nothing new', async () => {

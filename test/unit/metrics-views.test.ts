@@ -28,6 +28,7 @@ describe('webview messages are validated before anything happens', () => {
     assert.ok(parseResultsMessage({ type: 'export', format: 'csv' }));
     assert.ok(parseResultsMessage({ type: 'quality', show: true }));
     assert.ok(parseResultsMessage({ type: 'openUrl', offset: 4 }));
+    assert.ok(parseResultsMessage({ type: 'query', view: { ...view, changes: 'removed', changeRun: 'latest' } }));
   });
 
   it('refuses unknown types, extra fields, wrong types and unbounded sizes', () => {
@@ -40,6 +41,9 @@ describe('webview messages are validated before anything happens', () => {
       { type: 'openUrl', offset: 1.5 },
       { type: 'rows', generation: 0, offset: 0, limit: 100_000 },
       { type: 'export', format: 'csv', path: '/etc/x' },
+      { type: 'query', view: { ...view, changes: 'everything' } },
+      { type: 'query', view: { ...view, changes: undefined } },
+      { type: 'query', view: { ...view, changes: 'all', changeRun: 'x'.repeat(201) } },
       { type: 'export', format: 'sh' },
       { type: 'query', view: { ...view, filters: { a: 'x'.repeat(10_000) } } },
       { type: 'query', view: { ...view, sort: { field: 'a', descending: 'yes' } } },
@@ -54,6 +58,8 @@ describe('webview messages are validated before anything happens', () => {
     assert.equal(parseDashboardMessage({ type: 'retryGroup', group: 'x; DROP' }), null);
     assert.equal(parseDashboardMessage({ type: 'openUrl', url: 'http://a/', extra: 1 }), null);
     assert.equal(parseDashboardMessage({ type: 'openResults', file: '/etc/passwd' }), null);
+    assert.ok(parseDashboardMessage({ type: 'openChanges' }));
+    assert.equal(parseDashboardMessage({ type: 'openChanges', run: 'x' }), null);
   });
 });
 

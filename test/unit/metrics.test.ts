@@ -223,7 +223,7 @@ describe('query: filters, sorts, quality, filtered export', function () {
       // Issue 32, item 7: with no type chosen, the view opens on the type the task file declares first, not on the
       // alphabetically first ('author' < 'quote').
       await runs.writeBatch([], [{ type: 'author', key: 'a1', json: JSON.stringify({ name: 'A' }), fields: ['name'], url: 'http://s.test/a1', rule: 'author', run: 'r3', fetchedAt: 6000 }], 'ignore');
-      const declared = new ResultsSource(runs, ['quote', 'author']);
+      const declared = new ResultsSource(runs, null, ['quote', 'author']);
       assert.deepEqual(await declared.types(), ['quote', 'author']);
       assert.equal((await declared.setQuery({ itemType: null, filters: {}, sort: null, hidden: [], showQuality: false })).itemType, 'quote');
       assert.deepEqual(await new ResultsSource(runs).types(), ['author', 'quote'], 'without a task file, by name');

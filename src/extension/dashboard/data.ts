@@ -8,7 +8,7 @@ import { describeRunPhase, phaseWord } from '../../observe/runPhase';
 import { estimateEta, rateSeries } from '../../observe/metrics';
 import { describeQueue, queuedJobs, skippedJobs, waitingPages } from '../../observe/figures';
 import type { WorkerRates } from '../../observe/workerRates';
-import type { DashboardData, Series, WorkerRow } from './protocol';
+import type { DashboardData, RunChanges, Series, WorkerRow } from './protocol';
 
 export { WorkerRates } from '../../observe/workerRates';
 
@@ -41,7 +41,7 @@ export function downsample(series: Series, max = MAX_POINTS): Series {
 }
 
 /** `localHost`: this machine's name; workers with the same host name run here (started by this window or not). */
-export function dashboardData(task: CrawlTask, h: HealthSnapshot, rates: WorkerRates, localHost: string, screenshots: readonly string[] = []): DashboardData {
+export function dashboardData(task: CrawlTask, h: HealthSnapshot, rates: WorkerRates, localHost: string, screenshots: readonly string[] = [], changes: RunChanges | null = null): DashboardData {
   const s = h.stats;
   const points = rateSeries(h.history);
   const series = downsample({
@@ -103,5 +103,6 @@ export function dashboardData(task: CrawlTask, h: HealthSnapshot, rates: WorkerR
       const ago = Math.max(0, h.at - w.lastSeen);
       return { id: w.id, host: w.host, pid: w.pid, local: w.host === localHost, concurrency: w.concurrency, processed: w.processed, failed: w.failed, pagesPerSec: rates.rate(w), lastSeenAgoMs: ago, stale: ago > STALE_MS };
     }),
+    changes: changes && h.run && changes.run === h.run.run ? changes : null,
   };
 }

@@ -9,6 +9,7 @@ export function parseDashboardMessage(v: unknown): FromDashboard | null {
   switch (v.type) {
     case 'ready':
     case 'openResults':
+    case 'openChanges':
       return hasShape(v, { type: isOneOf(v.type) }) ? (v as FromDashboard) : null;
     case 'retryGroup':
       return hasShape(v, { type: isOneOf('retryGroup'), group: (g): g is string => typeof g === 'string' && /^[\w.-]{1,64}$/.test(g) }) ? (v as FromDashboard) : null;

@@ -12,8 +12,9 @@ import type { CrawlStudioApi } from '../api';
 import { PanelRegistry, WebviewPanelBase } from '../panel';
 import { panelOptions, webviewHtml } from '../webview';
 import { parseDashboardMessage } from './messages';
+import { readRunChanges } from './changes';
 import { dashboardData, WorkerRates } from './data';
-import { DASHBOARD_VIEW_TYPE, type DashboardData, type ToDashboard } from './protocol';
+import { DASHBOARD_VIEW_TYPE, type DashboardData, type RunChanges, type ToDashboard } from './protocol';
 
 // One dashboard per task file: the crawl's health, re-read from Redis every second while the panel is visible.
 // While the run is going the panel also records metric samples (recordSample lets one sampler a second
@@ -23,6 +24,8 @@ import { DASHBOARD_VIEW_TYPE, type DashboardData, type ToDashboard } from './pro
 const POLL_MS = 1000;
 /** Failed jobs are re-read when the failure count changes, and at least this often. */
 const FAILURES_EVERY_MS = 10_000;
+/** A finished run's changes are read from the store again this often until its history (and notification) is there. */
+const CHANGES_EVERY_MS = 3_000;
 
 export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
   static readonly panels = new PanelRegistry<DashboardPanel>(DASHBOARD_VIEW_TYPE);
@@ -35,6 +38,8 @@ export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
   private ticking: Promise<void> = Promise.resolve();
   /** Samples taken by this panel after the run finished (one closes the series, more would be flat noise). */
   private finishedSamples = new Set<string>();
+  /** The finished run's changes as last read from the store (the store is read again until they are complete). */
+  private changes: { run: string; value: RunChanges | null; at: number } | null = null;
 
   private constructor(
     context: vscode.ExtensionContext,
@@ -102,6 +107,10 @@ export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
       case 'openResults':
         await vscode.commands.executeCommand('crawlStudio.openResults', vscode.Uri.file(this.task.file));
         break;
+      case 'openChanges':
+        if (!this.data?.changes) return false;
+        await vscode.commands.executeCommand('crawlStudio.openResults', vscode.Uri.file(this.task.file), { changes: 'all', changeRun: this.data.changes.run });
+        break;
     }
     return true;
   }
@@ -152,7 +161,19 @@ export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
     this.previous = h;
     // Only a task whose rules keep screenshots has any to list.
     const shots = h.run && this.task.rules.some((r) => r.browser && r.browser.screenshot !== 'never') ? await screenshotUrls(redis, this.task.name, h.run.run) : [];
-    this.post({ type: 'data', data: dashboardData(this.task, h, this.rates, hostname(), shots) });
+    this.post({ type: 'data', data: dashboardData(this.task, h, this.rates, hostname(), shots, await this.runChanges(h)) });
+  }
+
+  /** A finished run's changes: read once its history closed, and again until its notification's outcome is recorded. */
+  private async runChanges(h: HealthSnapshot): Promise<RunChanges | null> {
+    if (!h.run || (h.phase.kind !== 'finished' && h.phase.kind !== 'stopped')) return null;
+    const c = this.changes;
+    const settled = c?.run === h.run.run && c.value !== null && (c.value.notify !== null || !this.task.notify);
+    if (settled || (c?.run === h.run.run && Date.now() - c.at < CHANGES_EVERY_MS)) return c!.value;
+    // The store may be busy or gone: the dashboard's other figures do not wait on it.
+    const value = await readRunChanges(this.task, h.run.run).catch(() => (c?.run === h.run!.run ? c.value : null));
+    this.changes = { run: h.run.run, value, at: Date.now() };
+    return value;
   }
 
   private schedule(delayMs = POLL_MS): void {

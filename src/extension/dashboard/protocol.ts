@@ -73,6 +73,20 @@ export interface DashboardData {
   readonly screenshots: readonly string[];
   readonly hosts: readonly HostRow[];
   readonly workers: readonly WorkerRow[];
+  /** A finished run's item changes, as its history closed them (null: running, or no history for it yet). */
+  readonly changes: RunChanges | null;
+}
+
+/** What a finished run added, changed and removed (store/history/query.ts runChangeCounts: the CLI summary's figures). */
+export interface RunChanges {
+  readonly run: string;
+  readonly added: number;
+  readonly changed: number;
+  readonly removed: number;
+  /** False when the run could mark nothing removed (a failed page, the page limit cut it short). */
+  readonly complete: boolean;
+  /** The run's notification (notify:), as recorded when it was sent: its reason when it failed. */
+  readonly notify: { readonly status: 'delivered' | 'failed' | 'skipped'; readonly attempts: number; readonly reason?: string } | null;
 }
 
 export type ToDashboard =
@@ -86,7 +100,9 @@ export type FromDashboard =
   | { readonly type: 'openUrl'; readonly url: string }
   | { readonly type: 'findUrl'; readonly url: string }
   | { readonly type: 'showScreenshot'; readonly url: string }
-  | { readonly type: 'openResults' };
+  | { readonly type: 'openResults' }
+  /** The Results view filtered to the finished run's changes. */
+  | { readonly type: 'openChanges' };
 
 export interface DashboardPersisted {
   readonly file: string;

@@ -15,7 +15,7 @@ const isSort: Check<ResultsViewState['sort']> = (v): v is ResultsViewState['sort
 const isHidden: Check<string[]> = (v): v is string[] => Array.isArray(v) && v.length <= 500 && v.every(isStr(200));
 
 export const isViewState: Check<ResultsViewState> = (v): v is ResultsViewState =>
-  hasShape(v, { itemType: (t): t is string | null => t === null || isStr(200)(t), filters: isFilters, sort: isSort, hidden: isHidden, showQuality: isBool, run: isStr(200) }, ['run']);
+  hasShape(v, { itemType: (t): t is string | null => t === null || isStr(200)(t), filters: isFilters, sort: isSort, hidden: isHidden, showQuality: isBool, run: isStr(200), changes: isOneOf('all', 'added', 'changed', 'removed'), changeRun: isStr(200) }, ['run', 'changes', 'changeRun']);
 
 const offsetMsg = (type: string) => (v: unknown) => hasShape(v, { type: isOneOf(type), offset: isInt(0, MAX_OFFSET) });
 

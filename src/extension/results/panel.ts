@@ -64,7 +64,7 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
   }
 
   private async store(): Promise<ResultsSource> {
-    if (!this.source) this.source = new ResultsSource(await openStore(storeUrlFor(this.task), { task: this.task.name, cwd: dirname(this.task.file) }), [...new Set(this.task.rules.flatMap((r) => r.items.map((i) => i.type)))]);
+    if (!this.source) this.source = new ResultsSource(await openStore(storeUrlFor(this.task), { task: this.task.name, cwd: dirname(this.task.file) }), this.task.name, [...new Set(this.task.rules.flatMap((r) => r.items.map((i) => i.type)))]);
     return this.source;
   }
 
@@ -107,7 +107,8 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
           const item = await src.item(m.offset);
           if (!item) return;
           const fields = Object.entries(item.data).map(([name, value]) => ({ name, value }));
-          this.post({ type: 'detail', detail: { offset: m.offset, type: item.type, key: item.key, url: item.url, rule: item.rule, run: item.run, fetchedAt: item.fetchedAt, fields } });
+          const change = src.changeAt(m.offset);
+          this.post({ type: 'detail', detail: { offset: m.offset, type: item.type, key: item.key, url: item.url, rule: item.rule, run: item.run, fetchedAt: item.fetchedAt, fields, ...(change ? { change } : {}) } });
         });
         return;
       case 'openUrl': {
@@ -160,7 +161,8 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
     if (needsIndex) this.post({ type: 'busy', text: 'Filtering…' });
     this.view = await src.setQuery(view);
     // A new type or run: the columns and the run filter change with it.
-    if (typeChanged || (view.run ?? 'latest') !== (this.lastInit()?.view.run ?? 'latest') || src.run !== this.lastInit()?.runs.shown) await this.postInit();
+    const last = this.lastInit();
+    if (typeChanged || (view.run ?? 'latest') !== (last?.view.run ?? 'latest') || src.run !== last?.runs.shown || view.changes !== last?.view.changes || view.changeRun !== last?.view.changeRun) await this.postInit();
     this.lastCount = '';
     await this.postCount();
     if (needsIndex) this.post({ type: 'busy', text: null });
@@ -175,7 +177,7 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
   private async postInit(canPreview = this.lastInit()?.canPreview ?? false): Promise<void> {
     const src = await this.store();
     const columns = this.view.itemType ? await src.columns(this.view.itemType) : [];
-    this.post({ type: 'init', task: this.task.name, file: this.task.file, store: src.store.location, types: await src.types(), columns, view: this.view, canPreview, runs: await src.runsShown() });
+    this.post({ type: 'init', task: this.task.name, file: this.task.file, store: src.store.location, types: await src.types(), columns, view: this.view, canPreview, runs: await src.runsShown(), changes: await src.changesShown() });
   }
 
   private async postCount(): Promise<void> {
@@ -194,6 +196,12 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
         ({ total, stored } = await src.count());
         await this.postInit();
       } else if (JSON.stringify(await src.runsShown()) !== JSON.stringify(this.lastInit()?.runs)) await this.postInit();
+    }
+    // A run closed its history: the change filter offers it, and shows it when it follows the latest.
+    if (await src.refreshChangeRuns()) {
+      if (src.changeMode && (this.view.changeRun ?? 'latest') === 'latest') this.view = await src.setQuery(this.view);
+      ({ total, stored } = await src.count());
+      await this.postInit();
     }
     const running = await this.isRunning();
     const types = await src.types();

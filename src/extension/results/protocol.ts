@@ -18,6 +18,41 @@ export interface ResultsViewState {
    * before runs were shown: 'latest'.
    */
   readonly run?: string;
+  /**
+   * Only the items a run added, changed or removed (item history, issue 33), or all three; absent: the stored
+   * items, no change filter.
+   */
+  readonly changes?: ChangeFilter;
+  /** The run whose changes are shown: 'latest' (the default: the latest complete run) or a run id. */
+  readonly changeRun?: string;
+}
+
+export type ChangeKindName = 'added' | 'changed' | 'removed';
+export type ChangeFilter = 'all' | ChangeKindName;
+export const CHANGE_FILTERS: readonly ChangeFilter[] = ['all', 'added', 'changed', 'removed'];
+
+/** A run with closed item history, with its counts (every item type), as `crawl-studio changes` counts them. */
+export interface ChangeRunOption {
+  readonly id: string;
+  readonly complete: boolean;
+  readonly finishedAt: number;
+  readonly added: number;
+  readonly changed: number;
+  readonly removed: number;
+}
+
+/** The runs the change filter offers, oldest first, and the one shown (null: no run has history yet). */
+export interface ChangesShown {
+  readonly runs: readonly ChangeRunOption[];
+  readonly shown: string | null;
+  /** The run 'latest' stands for: the latest complete run. */
+  readonly latest: string | null;
+}
+
+/** A row's change in the shown run; a changed field's values as cell text (cut to CELL_CHARS). */
+export interface RowChange {
+  readonly kind: ChangeKindName;
+  readonly fields: readonly { readonly field: string; readonly old: string; readonly new: string }[];
 }
 
 /** A run whose items the store holds, for the run filter. */
@@ -50,6 +85,8 @@ export interface RowMeta {
 export interface TableRow extends RowMeta {
   /** Display text per field (cut to CELL_CHARS). */
   readonly cells: Readonly<Record<string, string>>;
+  /** Under a change filter: what the run did to the item. */
+  readonly change?: RowChange;
 }
 
 export interface RowDetail extends RowMeta {
@@ -57,6 +94,8 @@ export interface RowDetail extends RowMeta {
   readonly type: string;
   readonly run: string | null;
   readonly fields: readonly { readonly name: string; readonly value: unknown }[];
+  /** Under a change filter: what the run did to the item, each changed field's whole old and new value. */
+  readonly change?: { readonly kind: ChangeKindName; readonly run: string; readonly fields: readonly { readonly field: string; readonly old?: unknown; readonly new?: unknown }[] };
 }
 
 export interface QualityRow {
@@ -76,6 +115,7 @@ export type ToResults =
       readonly view: ResultsViewState;
       readonly canPreview: boolean;
       readonly runs: RunsShown;
+      readonly changes: ChangesShown;
     }
   | { readonly type: 'count'; readonly generation: number; readonly total: number; readonly stored: number; readonly running: boolean; readonly indexing: boolean; readonly columns: readonly string[]; readonly types: readonly string[] }
   | { readonly type: 'rows'; readonly generation: number; readonly offset: number; readonly rows: readonly TableRow[] }

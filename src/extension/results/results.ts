@@ -12,7 +12,7 @@ import { isTaskPath, taskFor } from '../taskFiles';
 import { testHooksEnabled } from '../testHooks';
 import { searchUrl, showFindings, showJobFor } from './jobs';
 import { isViewState } from './messages';
-import { EMPTY_VIEW, RESULTS_VIEW_TYPE, type ExportFormat, type ResultsViewState } from './protocol';
+import { CHANGE_FILTERS, EMPTY_VIEW, RESULTS_VIEW_TYPE, type ExportFormat, type ResultsViewState } from './protocol';
 import { ResultsPanel } from './panel';
 import { DEFAULT_HIDDEN } from './source';
 import { isRecord } from './validate';
@@ -31,7 +31,11 @@ export function activateResults(context: vscode.ExtensionContext, api: CrawlStud
     if (!task) return undefined;
     const initial = initialView(view);
     const p = await ResultsPanel.open(context, api, actions, task, undefined, initial ?? undefined);
-    if (initial) await p.receive({ type: 'query', view: { ...p.state.view, ...initial } });
+    if (initial) {
+      // A view asked for without a change filter (Find URL's item) shows stored items, whatever the panel showed.
+      const { changes: _changes, changeRun: _changeRun, ...kept } = p.state.view;
+      await p.receive({ type: 'query', view: { ...kept, ...initial } });
+    }
     return p.storedCount();
   });
 
@@ -91,7 +95,10 @@ function initialView(v: unknown): ResultsViewState | null {
   if (!isRecord(v)) return null;
   const itemType = typeof v.itemType === 'string' ? v.itemType : null;
   const filters = isRecord(v.filters) ? Object.fromEntries(Object.entries(v.filters).filter((e): e is [string, string] => typeof e[1] === 'string')) : {};
-  return { ...EMPTY_VIEW, hidden: [...DEFAULT_HIDDEN], itemType, filters };
+  // A run's changes (the dashboard's "Show changes"): the change filter and its run.
+  const changes = CHANGE_FILTERS.find((c) => c === v.changes);
+  const changeRun = typeof v.changeRun === 'string' && v.changeRun.length <= 200 ? v.changeRun : undefined;
+  return { ...EMPTY_VIEW, hidden: [...DEFAULT_HIDDEN], itemType, filters, ...(changes ? { changes } : {}), ...(changes && changeRun ? { changeRun } : {}) };
 }
 
 function restoredTask(state: unknown): CrawlTask | null {

@@ -1,13 +1,16 @@
 import type { Writable } from 'node:stream';
-import { exportItems, type ExportResult, type ItemStore, type StoredItem } from '../../store';
+import type { RunChangeCounts } from '../../core/history/diff';
+import { exportChanges, exportItems, type ExportResult, type ItemStore, type StoredItem } from '../../store';
 import type { RunItems } from '../../store/types';
 import { ItemCache, ItemView, META_COLUMNS, QualityTracker, textOf, viewAsStore, type FieldFilter, type ItemQuery, type QualityReport } from '../../store/query';
-import { CELL_CHARS, type ExportFormat, type ResultsViewState, type RunsShown, type TableRow } from './protocol';
+import { asStoredItem, ChangeRows, changeRunOption, chooseChangeRun, rowChange } from './changes';
+import { CELL_CHARS, type ChangesShown, type ExportFormat, type ResultsViewState, type RunsShown, type TableRow } from './protocol';
 
 // The results view's data, without VS Code: one store, the current query over one item type and one run (the
 // latest by default: a table mixing every run read "author 50% empty" after one run with a broken selector, issue
 // 23 item 6), pages of rows shaped for the table, field quality of that run and filtered export. The panel (panel.ts) drives it from webview
-// messages; the benchmark (bench.ts) drives it directly, so both measure and run the same code.
+// messages; the benchmark (bench.ts) drives it directly, so both measure and run the same code. Under a change
+// filter (issue 33) the rows are a run's added, changed or removed items from the item history (changes.ts).
 
 export const DEFAULT_HIDDEN: readonly string[] = ['_key', '_rule', '_fetched_at'];
 
@@ -20,12 +23,19 @@ export class ResultsSource {
   /** The runs of each type, as last read (refreshRuns), and the run the current query shows. */
   private runsOf = new Map<string, RunItems[]>();
   private shownRun: { shown: string; filter: string | undefined } = { shown: 'all', filter: undefined };
+  /** Under a change filter: the rows shown; the task's runs with history as last read (refreshChangeRuns). */
+  private changeRows: ChangeRows | null = null;
+  private historyRuns: RunChangeCounts[] | null = null;
   /** Bumped on every query change: answers to an older query are dropped by the webview. */
   generation = 0;
 
-  /** `declared`: the task file's item types in the order it writes them (its rules', top to bottom). */
+  /**
+   * `task`: whose item history the change filter reads (without it, the filter shows nothing); `declared`: the task
+   * file's item types in the order it writes them (its rules', top to bottom).
+   */
   constructor(
     readonly store: ItemStore,
+    readonly task: string | null = null,
     private readonly declared: readonly string[] = [],
   ) {}
 
@@ -48,7 +58,8 @@ export class ResultsSource {
 
   /** Data fields in stored order, then the meta columns. */
   async columns(type: string): Promise<string[]> {
-    const cols = [...(await this.store.fieldNames(type)), ...META_COLUMNS];
+    // Under a change filter: what happened to the item first; runs and rules are not a history's.
+    const cols = this.changeRows ? ['_change', ...(await this.store.fieldNames(type)), '_key', '_url', '_fetched_at'] : [...(await this.store.fieldNames(type)), ...META_COLUMNS];
     this.columnsOf.set(type, cols);
     return cols;
   }
@@ -59,6 +70,7 @@ export class ResultsSource {
     const type = state.itemType && types.includes(state.itemType) ? state.itemType : (types[0] ?? null);
     this.generation++;
     this.itemType = type;
+    this.changeRows = state.changes !== undefined ? ChangeRows.empty() : null;
     if (!type) {
       this.view = null;
       return { ...state, itemType: null };
@@ -73,7 +85,35 @@ export class ResultsSource {
     const query: ItemQuery = { type, filters, sort, ...(this.shownRun.filter !== undefined ? { run: this.shownRun.filter } : {}) };
     const view = new ItemView(this.store, query, null);
     this.view = view.direct ? view : new ItemView(this.store, query, this.cacheFor(type));
-    return { ...state, itemType: type, filters: Object.fromEntries(filters.map((f) => [f.field, f.text])), sort, run };
+    const shown = { ...state, itemType: type, filters: Object.fromEntries(filters.map((f) => [f.field, f.text])), sort, run };
+    if (state.changes === undefined) return shown;
+    const changeRun = chooseChangeRun(state.changeRun, await this.changeRuns());
+    if (changeRun !== null && this.task !== null) this.changeRows = await ChangeRows.read(this.store, this.task, changeRun, { type, kind: state.changes, filters, sort });
+    return { ...shown, changeRun: state.changeRun ?? 'latest' };
+  }
+
+  /** The task's runs with closed history, oldest first (read once; refreshChangeRuns() reads them again). */
+  async changeRuns(): Promise<RunChangeCounts[]> {
+    if (this.task === null) return [];
+    return (this.historyRuns ??= await this.store.history.runs(this.task));
+  }
+
+  /** Reads the runs with history again; true when they changed (a run closed, or one was pruned). */
+  async refreshChangeRuns(): Promise<boolean> {
+    const before = JSON.stringify(this.historyRuns ?? []);
+    this.historyRuns = null;
+    return JSON.stringify(await this.changeRuns()) !== before;
+  }
+
+  /** The change filter's runs and the one shown. */
+  async changesShown(): Promise<ChangesShown> {
+    const runs = await this.changeRuns();
+    return { runs: runs.map(changeRunOption), shown: this.changeRows?.run ?? null, latest: chooseChangeRun('latest', runs) };
+  }
+
+  /** Whether a change filter is on. */
+  get changeMode(): boolean {
+    return this.changeRows !== null;
   }
 
   /** The runs of a type (read once; refreshRuns() reads them again). */
@@ -112,6 +152,8 @@ export class ResultsSource {
   }
 
   async count(): Promise<{ total: number; stored: number }> {
+    // Under a change filter, `stored` is every item of the type the run changed.
+    if (this.changeRows) return { total: this.changeRows.count, stored: this.changeRows.all };
     if (!this.view || !this.itemType) return { total: 0, stored: 0 };
     const total = await this.view.count();
     const stored = this.view.direct && this.view.query.filters.length === 0 ? total : await this.store.count(this.itemType);
@@ -119,11 +161,22 @@ export class ResultsSource {
   }
 
   async items(offset: number, limit: number): Promise<StoredItem[]> {
+    const ch = this.changeRows;
+    if (ch) return ch.page(offset, limit).map((c) => asStoredItem(c, ch.run!));
     return this.view ? this.view.page(offset, limit) : [];
   }
 
   async rows(offset: number, limit: number): Promise<TableRow[]> {
+    const ch = this.changeRows;
+    if (ch) return ch.page(offset, limit).map((c) => ({ ...toTableRow(asStoredItem(c, ch.run!)), change: rowChange(c) }));
     return (await this.items(offset, limit)).map(toTableRow);
+  }
+
+  /** Under a change filter: what the shown run did to the row at `offset`, with whole values. */
+  changeAt(offset: number): { kind: 'added' | 'changed' | 'removed'; run: string; fields: { field: string; old?: unknown; new?: unknown }[] } | null {
+    const ch = this.changeRows;
+    const c = ch?.page(offset, 1)[0];
+    return c && ch?.run ? { kind: c.kind, run: ch.run, fields: c.fields.map((f) => ({ ...f })) } : null;
   }
 
   async item(offset: number): Promise<StoredItem | null> {
@@ -148,6 +201,12 @@ export class ResultsSource {
 
   /** Writes the current view (filtered and sorted) with its meta columns. */
   async exportTo(format: ExportFormat, out: Writable): Promise<ExportResult> {
+    if (this.changeRows) {
+      // The rows' change records, as `crawl-studio export --changes` writes them.
+      if (format === 'json') throw new Error('changes are exported as CSV or JSONL (as crawl-studio export --changes writes them), not JSON');
+      const items = await exportChanges(await this.changeRows.records(), { format, out, csvRaw: false });
+      return { items, types: this.itemType ? [this.itemType] : [] };
+    }
     if (!this.view || !this.itemType) throw new Error('nothing to export: the store has no items yet');
     return exportItems(viewAsStore(this.view, this.store), { type: this.itemType, format, out, meta: true });
   }

@@ -177,6 +177,17 @@ export class ItemHistoryLog {
     return rows.map(toCounts);
   }
 
+  /** The last known state of these items of a type (a removed item's too, until its run is pruned). */
+  async states(type: string, keys: readonly string[]): Promise<ItemState[]> {
+    const out: ItemState[] = [];
+    for (let i = 0; i < keys.length; i += CHUNK) {
+      const chunk = keys.slice(i, i + CHUNK);
+      const rows = await this.sql.all(`SELECT * FROM ${this.t('item_state')} WHERE type = ? AND key IN (${chunk.map(() => '?').join(', ')})`, [type, ...chunk]);
+      out.push(...rows.map(toState));
+    }
+    return out;
+  }
+
   /** The changes of the given runs, by run (in the order given), type, key, kind and field. */
   async changes(q: ChangeQuery): Promise<ItemChange[]> {
     if (q.runs.length === 0) return [];
