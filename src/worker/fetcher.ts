@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { decodeBuffer } from 'encoding-sniffer';
 import type { Dispatcher } from 'undici';
+import type { FailureReason } from '../core/task/failureReasons';
 import { isPrivateAddress } from '../core/url/hosts';
 import { redactUrl } from '../core/url/redact';
 import { poolsFor, PrivateAddressError, proxyPools, requestVia, systemResolver, type Resolver } from './dispatcher';
@@ -34,6 +35,10 @@ export type FetchFailureCause =
   | 'failover'
   /** A rendered page's `browser.actions` step failed (browser/actions.ts): its element never came, its script threw. */
   | 'action';
+
+/** Each cause is recorded as a reason docs/failures.md explains (core/task/failureReasons.ts; 'http' as http-NNN). */
+type Documented<T extends FailureReason> = T;
+export type RecordedCause = Documented<Exclude<FetchFailureCause, 'http'>>;
 
 export class FetchFailure extends Error {
   constructor(

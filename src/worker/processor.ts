@@ -7,6 +7,7 @@ import { isJsonContentType } from '../core/extract/json';
 import { bodyLabel } from '../core/request/body';
 import { expandHeaders, mayRetry, ruleOptions, sendOptions } from './requests';
 import type { CrawlTask } from '../core/task/model';
+import type { FailureReason } from '../core/task/failureReasons';
 import type { CrawlQueue } from '../frontier/crawl';
 import { SCHEDULED_RUN_JOB, type PageJobData, type PageJobResult } from '../frontier/types';
 import { countFailed, countSkipped } from '../frontier/outcomes';
@@ -346,7 +347,7 @@ export function createProcessor(deps: ProcessorDeps) {
     } catch (err) {
       // The page itself is the problem (too deep, too slow, too big to extract): counted, failed, not retried.
       const kind = err instanceof AnalysisError ? err.kind : 'error';
-      const group = kind === 'error' ? 'parse' : `parse-${kind}`;
+      const group: FailureReason = kind === 'error' ? 'parse' : `parse-${kind}`;
       await countFailed(redis, task.name, run, url, group);
       await markFailure(job, group, page.status);
       throw new UnrecoverableError(err instanceof Error ? err.message : String(err));

@@ -1,4 +1,5 @@
 import type { Page } from 'playwright-core';
+import type { FailureReason } from '../../core/task/failureReasons';
 import type { BrowserSpec } from '../../core/task/model';
 import { redactUrl } from '../../core/url/redact';
 import { FetchFailure, proxyAuthFailure, retryAfter, type FetchedPage, type FetchOptions } from '../fetcher';
@@ -321,7 +322,7 @@ export class BrowserFailure extends FetchFailure {
     super('network', message, true);
   }
 
-  override get group(): string {
+  override get group(): FailureReason {
     return `browser-${this.kind}`;
   }
 }
