@@ -24,6 +24,7 @@ import { processSitemap, type SitemapJobDeps } from './sitemapJob';
 import { createAccess, type Access, type PageLoad } from './access';
 import { createRevisits } from './revisits';
 import { SentBack, SentBackCounter } from './sentBack';
+import { warningCounters, warningLines } from './pageWarnings';
 import { expandProxyUrl } from '../core/task/secrets';
 import { canonicalize } from '../core/url/canonical';
 import { decideLink } from '../core/url/scope';
@@ -107,6 +108,8 @@ export function createProcessor(deps: ProcessorDeps) {
   const leaseMs = Math.max(task.request.timeoutMs, ...task.rules.map((r) => (r.browser ? r.browser.timeoutMs + HUNG_GRACE_MS : 0))) + 5_000;
   const analyser = deps.analyser ?? inlineAnalyser();
   const sentBack = new SentBackCounter();
+  // Hosts and rules whose page warnings this process has logged (pageWarnings.ts): each is said once.
+  const warned = new Set<string>();
   const sitemapDeps: SitemapJobDeps = {
     task,
     crawl,
@@ -367,6 +370,8 @@ export function createProcessor(deps: ProcessorDeps) {
     }
     // Per rule, so the run summary can say "rule list: 11 of 11 links dropped (pattern …)" (issue 21, item 1).
     if (links > 0) counters[`rule-links:${rule.name}`] = links;
+    Object.assign(counters, warningCounters(page, host, rule.name));
+    for (const line of warningLines(page, url, host, rule.name, warned)) deps.log('warn', line);
     await crawl.finishPage(task, runInfo, jobId, outcome.kept, { entry: pageEntry(rec), counters, host });
 
     if (outcome.problems.length > 0) {

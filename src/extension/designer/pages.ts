@@ -10,6 +10,7 @@ import { compileRobots, MAX_ROBOTS_BYTES, robotsUrl, type RobotsRules, type Robo
 import { DEFAULT_USER_AGENT, DEFAULTS, type CrawlTask } from '../../core/task/model';
 import { formatBytes } from '../../core/units';
 import { FetchFailure, fetchPage, fetchStream, type FetchedPage, type FetchOptions, type StreamedResponse } from '../../worker/fetcher';
+import { warningLines } from '../../worker/pageWarnings';
 import { formatStep, type ActionStep } from '../../core/task/actions';
 import { loadActionScripts } from '../../workspace/actionScripts';
 import { fetchOptions } from '../../worker/processor';
@@ -255,9 +256,11 @@ export class PageSource {
         throw new NotHtmlError(url, res.contentType);
       }
       const key = request ? { request, key: requestKey(url, request) } : {};
+      // Said as a worker logs them (worker/pageWarnings.ts), each page on its own.
+      const warnings = warningLines(res, url, new URL(url).host, o.browser?.rule ?? '', new Set());
       return {
         html: res.body,
-        meta: { url, ...key, finalUrl: res.finalUrl, status: res.status, contentType: res.contentType, bytes: res.bytes, redirects: res.redirects, fetchedAt: new Date().toISOString(), ...(browser ? { rendered: true } : {}), ...(steps.length ? { actions: steps.map(formatStep) } : {}) },
+        meta: { url, ...key, finalUrl: res.finalUrl, status: res.status, contentType: res.contentType, bytes: res.bytes, redirects: res.redirects, fetchedAt: new Date().toISOString(), ...(browser ? { rendered: true } : {}), ...(steps.length ? { actions: steps.map(formatStep) } : {}), ...(warnings.length ? { warnings } : {}) },
       };
     } catch (err) {
       if (err instanceof PageError) throw err;
