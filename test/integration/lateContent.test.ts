@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { summaryLines } from '../../src/cli/format';
+import { closePreviewBrowser } from '../../src/extension/designer/browserPreview';
+import { PageSource } from '../../src/extension/designer/pages';
 import { SETTLE_MS } from '../../src/worker/browser/lateContent';
 import { browserOrSkip } from '../support/browser';
 import { session, writeTask } from '../support/crawl';
@@ -86,5 +91,25 @@ rules:
     assert.equal(warnings.length, 1, summary.join('\n'));
     assert.match(warnings[0]!, /^ {2}warning: rule late-list: on 1 rendered page links and items arrived after load \(0 matches when read, 4 a moment later\): cards arrived after load.*use waitFor: \{ selector: \.\.\. \} or waitFor: networkidle/);
     assert.ok(log.some((l) => /\/late \(rule late-list\): 0 link\/item matches when read at load, 4 a moment later/.test(l)), text);
+  });
+
+  it('the designer\'s preview with Browser on says it in its banner', async () => {
+    const task = await writeTask(`name: late-preview
+start: [{ url: "${site.url}/late", rule: late-list }]
+rules:
+  - name: late-list
+    browser: true
+    follow: [{ selector: a.card }]
+`);
+    const source = new PageSource(mkdtempSync(join(tmpdir(), 'cs-late-preview-')));
+    try {
+      const late = await source.load(`${site.url}/late`, task, { refetch: true, browser: { rule: 'late-list', path: undefined } });
+      assert.equal(late.meta.warnings?.length, 1, JSON.stringify(late.meta));
+      assert.match(late.meta.warnings![0]!, /\(rule late-list\): 0 link\/item matches when read at load, 4 a moment later: content arrives after load; use waitFor/);
+      const early = await source.load(`${site.url}/early`, task, { refetch: true, browser: { rule: 'late-list', path: undefined } });
+      assert.equal(early.meta.warnings, undefined);
+    } finally {
+      await closePreviewBrowser();
+    }
   });
 });
