@@ -136,8 +136,6 @@ export interface FetchedPage {
   readonly lateContent?: { readonly atLoad: number; readonly later: number };
 }
 
-export { decodeBody } from './charset';
-
 const RETRYABLE_STATUS = new Set([408, 425, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524]);
 
 // undici's request() rather than fetch(): the same connection pools without WHATWG streams and Headers on every
