@@ -36,6 +36,8 @@ export function decodeChecked(bytes: Buffer, contentType: string | null): { read
   // Cheap first: only a header charset that a meta contradicts is looked at any further.
   if (!label) return { text, conflict: null };
   const head = bytes.subarray(0, SNIFF_BYTES);
+  // No declaration can be there without one of these words: most pages stop here.
+  if (!/charset|encoding/i.test(head.toString('latin1'))) return { text, conflict: null };
   const byHeader = sniff(head, label);
   const byPage = sniff(head, undefined);
   if (byHeader.resultType !== ResultType.PASSED) return { text, conflict: null };
