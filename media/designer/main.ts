@@ -225,6 +225,8 @@ function renderBanner(s: PreviewState): void {
   } else if (errors > 0) {
     text = `The task file has ${plural(errors, 'error')}: see Problems.`;
     cls += ' error';
+  } else if (s.page?.warnings?.length) {
+    text = s.page.warnings.map((w) => `Warning: ${w}`).join('\n');
   }
   banner.className = cls;
   banner.textContent = text;

@@ -9,5 +9,5 @@ export { runCrawl, Crawl, type RunOptions, type CrawlEvents, type CrawlProgress,
 export { loadTask, type Task, type LoadTaskOptions } from './task';
 export type { TaskDefinition } from '../core/task/parse';
 export { TaskFileError, formatDiagnostic, type TaskDiagnostic } from '../core/task/diagnostics';
-export type { CrawlStats, JobCounts, RunInfo } from '../frontier/types';
+export type { CharsetWarning, CrawlStats, JobCounts, RunInfo } from '../frontier/types';
 export type { StoredSummary } from '../run/launcher';

@@ -54,7 +54,7 @@ export function summaryLines(status: CrawlStatus, durationMs: number, extra: str
     `  duplicate links ${n(s?.duplicates ?? 0)} (already seen, not fetched again)`,
     droppedLine(s),
   ];
-  return [...lines, ...extra, ...(s && task ? dropWarnings(s, task) : [])];
+  return [...lines, ...extra, ...(s && task ? dropWarnings(s, task) : []), ...(s ? pageWarnings(s) : [])];
 }
 
 /** " (3 not HTML, 1 sitemaps, 40 unchanged: 304)": what the fetched pages were, when not all plain pages. */
@@ -108,6 +108,25 @@ export function dropWarnings(s: CrawlStats, task: CrawlTask): string[] {
     if (t.links === 0 || dropped * 2 <= t.links) continue;
     const [reason, count] = Object.entries(t.dropped).filter(([r]) => r !== 'repeat').sort((a, b) => b[1] - a[1])[0]!;
     out.push(`  warning: rule ${rule}: ${n(dropped)} of ${n(t.links)} links dropped (${reason}${count < dropped ? ` ${n(count)}` : ''}: ${explainDrop(task, rule, reason)})`);
+  }
+  return out;
+}
+
+/**
+ * Warnings about pages that were read, but likely wrongly: a Content-Type charset that garbled the text (per host),
+ * a rendered rule read at `load` whose cards kept coming after it (per rule). Nothing failed, so nothing else says.
+ */
+export function pageWarnings(s: CrawlStats): string[] {
+  const out: string[] = [];
+  for (const c of s.charsetConflicts ?? []) {
+    out.push(
+      `  warning: host ${c.host}: ${n(c.pages)} page${c.pages === 1 ? '' : 's'} say charset ${c.header} in Content-Type but ${c.meta} in <meta charset>; read as ${c.header} (the header wins), their text looks garbled (mojibake such as "CrÃ¨me"): the server's header is likely wrong`,
+    );
+  }
+  for (const [rule, l] of Object.entries(s.lateContent ?? {})) {
+    out.push(
+      `  warning: rule ${rule}: on ${n(l.pages)} rendered page${l.pages === 1 ? '' : 's'} links and items arrived after load (${n(l.atLoad)} matches when read, ${n(l.later)} a moment later): cards arrived after load, some were missed; use waitFor: { selector: ... } or waitFor: networkidle`,
+    );
   }
   return out;
 }

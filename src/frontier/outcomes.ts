@@ -55,6 +55,7 @@ export function skipReasonOf(reason: string | undefined): string {
   if (!reason) return 'other';
   if (reason === 'robots.txt') return 'robots';
   if (reason.startsWith('no rule')) return 'no-rule';
+  if (reason.startsWith('no sitemap entry')) return 'no-sitemap';
   return reason.replace(/[^\w-]+/g, '-').slice(0, 40);
 }
 

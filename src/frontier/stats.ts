@@ -2,7 +2,7 @@ import type { Redis } from '../redis/connect';
 import { partitionKeys } from './keys';
 import type { TaskLayout } from './layout';
 import { readLayout } from './partitions';
-import type { CrawlStats } from './types';
+import type { CharsetWarning, CrawlStats } from './types';
 
 // A run's counters: kept per partition (frontier/layout.ts) by the scripts, added up here for every reader.
 
@@ -44,7 +44,32 @@ export function parseStats(h: Record<string, string>): CrawlStats {
     failures: group('failed:'),
     dropped: group('dropped:'),
     byRule: byRule(h),
+    charsetConflicts: charsetConflicts(h),
+    lateContent: lateContent(h),
   };
+}
+
+/** `charset:<header>:<meta>:<host>` counters (worker/pageWarnings.ts); the host last, as it may hold a port. */
+function charsetConflicts(h: Record<string, string>): CharsetWarning[] {
+  const out: CharsetWarning[] = [];
+  for (const [k, v] of Object.entries(h)) {
+    const m = /^charset:([^:]+):([^:]+):(.+)$/.exec(k);
+    if (m) out.push({ header: m[1]!, meta: m[2]!, host: m[3]!, pages: Number(v) });
+  }
+  return out.sort((a, b) => b.pages - a.pages || a.host.localeCompare(b.host));
+}
+
+/** `late:<rule>`, `late-at-load:<rule>`, `late-after:<rule>` counters (worker/pageWarnings.ts). */
+function lateContent(h: Record<string, string>): Record<string, { pages: number; atLoad: number; later: number }> {
+  const out: Record<string, { pages: number; atLoad: number; later: number }> = {};
+  for (const [k, v] of Object.entries(h)) {
+    if (k.startsWith('late:')) (out[k.slice(5)] ??= { pages: 0, atLoad: 0, later: 0 }).pages = Number(v);
+  }
+  for (const [rule, t] of Object.entries(out)) {
+    t.atLoad = Number(h[`late-at-load:${rule}`] ?? 0);
+    t.later = Number(h[`late-after:${rule}`] ?? 0);
+  }
+  return out;
 }
 
 function byRule(h: Record<string, string>): Record<string, { links: number; dropped: Record<string, number> }> {

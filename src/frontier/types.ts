@@ -95,6 +95,19 @@ export interface CrawlStats {
    * so a summary can say which rule lost most of its links. Absent in runs counted before these counters existed.
    */
   readonly byRule?: Readonly<Record<string, { readonly links: number; readonly dropped: Readonly<Record<string, number>> }>>;
+  /** Pages whose Content-Type charset garbled what their `<meta charset>` reads cleanly, per host and both charsets. */
+  readonly charsetConflicts?: readonly CharsetWarning[];
+  /** Per rendered rule: pages whose links and items kept coming after `load` (counts when read and a moment later). */
+  readonly lateContent?: Readonly<Record<string, { readonly pages: number; readonly atLoad: number; readonly later: number }>>;
+}
+
+export interface CharsetWarning {
+  readonly host: string;
+  /** The Content-Type header's encoding, which the page was read with. */
+  readonly header: string;
+  /** The page's `<meta charset>`. */
+  readonly meta: string;
+  readonly pages: number;
 }
 
 export interface JobCounts {

@@ -1,8 +1,9 @@
 import { isIP } from 'node:net';
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import { decodeBuffer } from 'encoding-sniffer';
 import type { Dispatcher } from 'undici';
+import type { FailureReason } from '../core/task/failureReasons';
+import { decodeChecked, type CharsetConflict } from './charset';
 import { isPrivateAddress } from '../core/url/hosts';
 import { redactUrl } from '../core/url/redact';
 import { poolsFor, PrivateAddressError, proxyPools, requestVia, systemResolver, type Resolver } from './dispatcher';
@@ -34,6 +35,10 @@ export type FetchFailureCause =
   | 'failover'
   /** A rendered page's `browser.actions` step failed (browser/actions.ts): its element never came, its script threw. */
   | 'action';
+
+/** Each cause is recorded as a reason docs/failures.md explains (core/task/failureReasons.ts; 'http' as http-NNN). */
+type Documented<T extends FailureReason> = T;
+export type RecordedCause = Documented<Exclude<FetchFailureCause, 'http'>>;
 
 export class FetchFailure extends Error {
   constructor(
@@ -122,6 +127,13 @@ export interface FetchedPage {
   readonly redirects: number;
   /** The response's ETag and Last-Modified, when it had either (a conditional re-crawl keeps them). */
   readonly validators?: { readonly etag: string | null; readonly lastModified: string | null };
+  /** The Content-Type's charset garbled a page its `<meta charset>` would have read cleanly (charset.ts). */
+  readonly charsetConflict?: CharsetConflict;
+  /**
+   * A rendered page read at `load` whose rule's links and items matched more elements a moment later than when it
+   * was read (browser/lateContent.ts): its cards come after load, and some were missed.
+   */
+  readonly lateContent?: { readonly atLoad: number; readonly later: number };
 }
 
 const RETRYABLE_STATUS = new Set([408, 425, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524]);
@@ -148,8 +160,8 @@ export async function fetchPage(url: string, opts: FetchOptions): Promise<Fetche
 async function fetchWithin(url: string, opts: FetchOptions, timeout: AbortSignal): Promise<FetchedPage> {
   const { res, finalUrl, status, contentType, redirects } = await openWithin(url, opts, timeout);
   const isHtml = contentType === null || /\b(text\/html|application\/xhtml\+xml)\b/i.test(contentType);
-  const { body, bytes } = await readCapped(res, contentType, opts.maxBytes, finalUrl, timeout);
-  const page: FetchedPage = { url, finalUrl, status, contentType, isHtml, body: isHtml || opts.keepNonHtml ? body : '', bytes, redirects };
+  const { body, bytes, conflict } = await readCapped(res, contentType, opts.maxBytes, finalUrl, timeout);
+  const page: FetchedPage = { url, finalUrl, status, contentType, isHtml, body: isHtml || opts.keepNonHtml ? body : '', bytes, redirects, ...(conflict && isHtml ? { charsetConflict: conflict } : {}) };
   if (!opts.validators) return page;
   const etag = header(res, 'etag');
   const lastModified = header(res, 'last-modified');
@@ -306,7 +318,7 @@ function decoded(res: Response): Readable {
   return raw.pipe(decoder);
 }
 
-async function readCapped(res: Response, contentType: string | null, maxBytes: number, url: string, timeout: AbortSignal): Promise<{ body: string; bytes: number }> {
+async function readCapped(res: Response, contentType: string | null, maxBytes: number, url: string, timeout: AbortSignal): Promise<{ body: string; bytes: number; conflict: CharsetConflict | null }> {
   const declared = Number(header(res, 'content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > maxBytes) {
     discard(res);
@@ -331,20 +343,8 @@ async function readCapped(res: Response, contentType: string | null, maxBytes: n
     discard(res);
     throw networkFailure(err, url, timeout.aborted);
   }
-  return { body: decodeBody(Buffer.concat(chunks), contentType), bytes };
-}
-
-/**
- * The body's text, decoded once here so the workers and the designer's preview agree. The encoding is found in
- * the WHATWG order (encoding-sniffer, the sniffer cheerio uses): a BOM, then the Content-Type header's charset,
- * then a `<meta charset>` / `<meta http-equiv="Content-Type">` or `<?xml encoding=...?>` in the first 1024 bytes.
- * Labels map as the Encoding Standard says (iso-8859-1, latin1 and us-ascii mean windows-1252). Without any hint
- * the default is UTF-8, not the spec's windows-1252: what a crawler of today's sites meets. Invalid bytes become
- * U+FFFD rather than failing, so a broken page still parses.
- */
-export function decodeBody(bytes: Buffer, contentType: string | null): string {
-  const label = /;\s*charset\s*=\s*["']?([^;"'\s]+)/i.exec(contentType ?? '')?.[1];
-  return decodeBuffer(bytes, { transportLayerEncodingLabel: label, defaultEncoding: 'utf-8' });
+  const { text, conflict } = decodeChecked(Buffer.concat(chunks), contentType);
+  return { body: text, bytes, conflict };
 }
 
 function networkFailure(err: unknown, url: string, timedOut: boolean): FetchFailure {

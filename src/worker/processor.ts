@@ -6,7 +6,8 @@ import { readsAsJson, ruleByName } from '../core/pipeline/page';
 import { isJsonContentType } from '../core/extract/json';
 import { bodyLabel } from '../core/request/body';
 import { expandHeaders, mayRetry, ruleOptions, sendOptions } from './requests';
-import type { CrawlTask } from '../core/task/model';
+import type { CrawlTask, PageRule } from '../core/task/model';
+import type { FailureReason } from '../core/task/failureReasons';
 import type { CrawlQueue } from '../frontier/crawl';
 import { SCHEDULED_RUN_JOB, type PageJobData, type PageJobResult } from '../frontier/types';
 import { countFailed, countSkipped } from '../frontier/outcomes';
@@ -23,12 +24,14 @@ import { processSitemap, type SitemapJobDeps } from './sitemapJob';
 import { createAccess, type Access, type PageLoad } from './access';
 import { createRevisits } from './revisits';
 import { SentBack, SentBackCounter } from './sentBack';
+import { warningCounters, warningLines } from './pageWarnings';
 import { expandProxyUrl } from '../core/task/secrets';
 import { canonicalize } from '../core/url/canonical';
 import { decideLink } from '../core/url/scope';
 import { keepScreenshot } from '../frontier/screenshots';
 import { isRedisFull, REDIS_FULL_MARK } from '../redis/memory';
 import { HUNG_GRACE_MS, NavigationRefused, type PageRenderer, type RenderHooks } from './browser/render';
+import { LateContentPolicy } from './browser/lateContent';
 
 // One page job: robots.txt, per-host politeness, fetch, extract, discover, hand items to the store buffer,
 // count. Every step that talks to Redis is shared state, so any number of workers on any number of machines
@@ -106,6 +109,10 @@ export function createProcessor(deps: ProcessorDeps) {
   const leaseMs = Math.max(task.request.timeoutMs, ...task.rules.map((r) => (r.browser ? r.browser.timeoutMs + HUNG_GRACE_MS : 0))) + 5_000;
   const analyser = deps.analyser ?? inlineAnalyser();
   const sentBack = new SentBackCounter();
+  // Hosts and rules whose page warnings this process has logged (pageWarnings.ts): each is said once.
+  const warned = new Set<string>();
+  // Which rendered pages are watched for cards that come after load (browser/lateContent.ts).
+  const lateContent = new LateContentPolicy();
   const sitemapDeps: SitemapJobDeps = {
     task,
     crawl,
@@ -280,7 +287,7 @@ export function createProcessor(deps: ProcessorDeps) {
       const renderer = deps.browser;
       // In a session and through a proxy when the task has them (access.ts), rendered or fetched alike; a rendered page
       // is never conditional (a browser sends its own headers).
-      const load: PageLoad = browser && renderer ? (u, o) => renderer.render(u, browser, o, renderHooks(url, run)) : fetchPage;
+      const load: PageLoad = browser && renderer ? (u, o) => renderer.render(u, browser, o, renderHooks(url, run, rule)) : fetchPage;
       const pageOpts = browser && renderer ? sendOpts : opts;
       // The host's turn is taken in the fetch slot, so no wait for a slot lies between the grant and the request;
       // with a delay, the gate hears when the request is on the wire (sendWatch.ts) and spaces the next from then.
@@ -346,7 +353,7 @@ export function createProcessor(deps: ProcessorDeps) {
     } catch (err) {
       // The page itself is the problem (too deep, too slow, too big to extract): counted, failed, not retried.
       const kind = err instanceof AnalysisError ? err.kind : 'error';
-      const group = kind === 'error' ? 'parse' : `parse-${kind}`;
+      const group: FailureReason = kind === 'error' ? 'parse' : `parse-${kind}`;
       await countFailed(redis, task.name, run, url, group);
       await markFailure(job, group, page.status);
       throw new UnrecoverableError(err instanceof Error ? err.message : String(err));
@@ -366,6 +373,8 @@ export function createProcessor(deps: ProcessorDeps) {
     }
     // Per rule, so the run summary can say "rule list: 11 of 11 links dropped (pattern …)" (issue 21, item 1).
     if (links > 0) counters[`rule-links:${rule.name}`] = links;
+    Object.assign(counters, warningCounters(page, host, rule.name));
+    for (const line of warningLines(page, url, host, rule.name, warned)) deps.log('warn', line);
     await crawl.finishPage(task, runInfo, jobId, outcome.kept, { entry: pageEntry(rec), counters, host });
 
     if (outcome.problems.length > 0) {
@@ -386,12 +395,14 @@ export function createProcessor(deps: ProcessorDeps) {
   }
 
   /** What a rendered page checks as it goes (browser/render.ts): where it may navigate, where its screenshots go. */
-  function renderHooks(requested: string, run: string): RenderHooks {
+  function renderHooks(requested: string, run: string, rule: PageRule): RenderHooks {
     const canonical = (u: string) => {
       const c = canonicalize(u, undefined, task.canonical);
       return c.ok ? c.url : u;
     };
+    const late = lateContent.checkFor(rule);
     return {
+      ...(late ? { late } : {}),
       scripts: deps.scripts,
       // A place the page went to by itself is checked as a link would be: scope (offsite, allow and deny patterns,
       // private host names) and robots.txt. Depth does not apply: it is the same page, wherever it ended up.

@@ -22,6 +22,8 @@ export interface CachedPageMeta {
   readonly rendered?: boolean;
   /** The rule's `browser.actions` as they ran on the rendered page, one line a step (core/task/actions.ts formatStep). */
   readonly actions?: readonly string[];
+  /** What the page was seen to get wrong as it was fetched: a charset that garbles it, cards that came after load. */
+  readonly warnings?: readonly string[];
   /** The request, when it was not a plain GET (its body's variables by name): the page is cached under its key. */
   readonly request?: JobRequest;
   /** The cache key: requestKey(url, request); absent for a plain GET, whose key is its URL. */

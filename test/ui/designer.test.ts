@@ -40,6 +40,11 @@ describe('crawl designer (UI)', function () {
     this.timeout(240_000);
     // A hostile page: scripts, handlers, a refresh and a beacon; the preview must run none of it.
     site = await serveSite(DEMO_SITE, 0, (req, res) => {
+      if (req.url === '/mislabelled.html') {
+        // UTF-8 bytes that the header calls iso-8859-1 (issue 30): read as the header says, with a warning.
+        res.writeHead(200, { 'content-type': 'text/html; charset=iso-8859-1' }).end(Buffer.from('<html><head><meta charset="utf-8"></head><body><h1 class="headline">Crème brûlée</h1></body></html>', 'utf8'));
+        return true;
+      }
       if (req.url !== '/hostile.html') return false;
       res.writeHead(200, { 'content-type': 'text/html' }).end(`<html><head><title>hostile</title>
 <meta http-equiv="refresh" content="0;url=/catalogue/page-2.html"><base href="/elsewhere/">
@@ -155,6 +160,20 @@ describe('crawl designer (UI)', function () {
     await view.locator('#url input').fill(`${site.url}/catalogue/page-1.html`);
     await view.locator('#url input').press('Enter');
     await frame.locator('article.product_pod').first().waitFor({ timeout: 30_000 });
+  });
+
+  it('says in its banner when the Content-Type charset garbles a page its <meta charset> reads cleanly', async () => {
+    const view = previewFrame(wb.page);
+    await view.locator('#url input').fill(`${site.url}/mislabelled.html`);
+    await view.locator('#url input').press('Enter');
+    await view.locator('#banner', { hasText: 'Content-Type says charset windows-1252 but the page\'s <meta> says utf-8' }).waitFor({ timeout: 30_000 });
+    await renderedFrame(wb.page).locator('h1.headline', { hasText: 'CrÃ¨me' }).waitFor({ timeout: 15_000 });
+    await wb.screenshot('ui/designer-charset.png');
+    // Back to the list page for the next test (from the cache); its banner is clear again.
+    await view.locator('#url input').fill(`${site.url}/catalogue/page-1.html`);
+    await view.locator('#url input').press('Enter');
+    await renderedFrame(wb.page).locator('article.product_pod').first().waitFor({ timeout: 30_000 });
+    await view.locator('#banner').waitFor({ state: 'hidden', timeout: 15_000 });
   });
 
   it('clicking a link in the rendered page picks it instead of navigating', async () => {

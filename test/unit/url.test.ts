@@ -158,6 +158,18 @@ rules: [{ name: r }]
     assert.equal(d('http://169.254.169.254/latest/meta-data'), 'private');
     assert.equal(d('https://example.com/'), 'ok');
   });
+  it('a start host is host and port: another port of it is another host (issue 30)', () => {
+    const { task: t3 } = parseTask(`name: t\nstart: [http://shop.example:8080/, http://127.0.0.1:8737/]\nrules: [{ name: r }]\n`, 't.yaml');
+    const d = (href: string) => {
+      const r = decideLink(t3!, href, 'http://shop.example:8080/', 1);
+      return r.ok ? 'ok' : r.reason;
+    };
+    assert.equal(d('http://shop.example:8080/a'), 'ok');
+    assert.equal(d('http://shop.example/a'), 'offsite', 'port 80 is not the start URL\'s 8080');
+    assert.equal(d('http://shop.example:8081/a'), 'offsite');
+    assert.equal(d('http://127.0.0.1:8737/a'), 'ok', 'a private start host is allowed on its own port');
+    assert.equal(d('http://127.0.0.1:8738/a'), 'private', 'and on no other');
+  });
   it('classifies addresses', () => {
     for (const a of ['127.0.0.1', '10.0.0.1', '192.168.1.1', '172.16.0.1', '::1', 'fd00::1', '::ffff:127.0.0.1']) assert.ok(isPrivateAddress(a), a);
     for (const a of ['8.8.8.8', '1.1.1.1', '2606:4700::1111']) assert.ok(!isPrivateAddress(a), a);

@@ -10,7 +10,7 @@ import { redactUrl } from '../../redis/connect';
 import { readTaskStatus, runElapsedMs } from '../../observe/taskStatus';
 import { readScreenshot, screenshotUrls } from '../../observe/screenshots';
 import { writeScreenshot } from '../../workspace/screenshots';
-import { droppedLine, droppedReasonLines, dropWarnings, failureReasonLines, progressLine } from '../format';
+import { droppedLine, droppedReasonLines, dropWarnings, failureReasonLines, pageWarnings, progressLine } from '../format';
 import { readRunFailures } from '../../observe/failures';
 import { withQueue } from '../context';
 import { command, UsageError } from '../spec';
@@ -150,7 +150,7 @@ export const statusCommand = command({
       }
       console.log(droppedLine(status.stats).trimStart());
       for (const line of droppedReasonLines(status.stats)) console.log(line);
-      if (status.stats) for (const w of dropWarnings(status.stats, task)) console.log(w.trimStart());
+      if (status.stats) for (const w of [...dropWarnings(status.stats, task), ...pageWarnings(status.stats)]) console.log(w.trimStart());
       for (const line of scalingLines(await readTaskScaling(redis, task.name), Date.now())) console.log(line);
       return EXIT.OK;
     });

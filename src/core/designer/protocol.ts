@@ -96,6 +96,8 @@ export interface PageView {
   readonly fromCache: boolean;
   /** The rule's `browser.actions` as they ran on the rendered page, one line a step (what, how many, how long). */
   readonly actions?: readonly string[];
+  /** What the fetch saw the page get wrong (a charset that garbles it, cards after load): the banner shows them. */
+  readonly warnings?: readonly string[];
 }
 
 export interface PageChoice {

@@ -6,7 +6,7 @@ import { MAX_URL_LENGTH } from '../url/canonical';
 
 export const DROP_REASONS: Readonly<Record<string, string>> = {
   pattern: 'not matched by scope.allow',
-  offsite: 'on a host other than the start URLs\'',
+  offsite: 'on a host (or port) other than the start URLs\'',
   denied: 'matched by scope.deny',
   private: 'a loopback or private-network address',
   depth: 'deeper than scope.maxDepth',

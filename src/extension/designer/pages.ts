@@ -10,6 +10,8 @@ import { compileRobots, MAX_ROBOTS_BYTES, robotsUrl, type RobotsRules, type Robo
 import { DEFAULT_USER_AGENT, DEFAULTS, type CrawlTask } from '../../core/task/model';
 import { formatBytes } from '../../core/units';
 import { FetchFailure, fetchPage, fetchStream, type FetchedPage, type FetchOptions, type StreamedResponse } from '../../worker/fetcher';
+import { warningLines } from '../../worker/pageWarnings';
+import { LateContentPolicy } from '../../worker/browser/lateContent';
 import { formatStep, type ActionStep } from '../../core/task/actions';
 import { loadActionScripts } from '../../workspace/actionScripts';
 import { fetchOptions } from '../../worker/processor';
@@ -255,9 +257,11 @@ export class PageSource {
         throw new NotHtmlError(url, res.contentType);
       }
       const key = request ? { request, key: requestKey(url, request) } : {};
+      // Said as a worker logs them (worker/pageWarnings.ts), each page on its own.
+      const warnings = warningLines(res, url, new URL(url).host, o.browser?.rule ?? '', new Set());
       return {
         html: res.body,
-        meta: { url, ...key, finalUrl: res.finalUrl, status: res.status, contentType: res.contentType, bytes: res.bytes, redirects: res.redirects, fetchedAt: new Date().toISOString(), ...(browser ? { rendered: true } : {}), ...(steps.length ? { actions: steps.map(formatStep) } : {}) },
+        meta: { url, ...key, finalUrl: res.finalUrl, status: res.status, contentType: res.contentType, bytes: res.bytes, redirects: res.redirects, fetchedAt: new Date().toISOString(), ...(browser ? { rendered: true } : {}), ...(steps.length ? { actions: steps.map(formatStep) } : {}), ...(warnings.length ? { warnings } : {}) },
       };
     } catch (err) {
       if (err instanceof PageError) throw err;
@@ -272,7 +276,10 @@ export class PageSource {
     const spec = previewSpec(task, browser.rule);
     // Scripts are read only for a trusted workspace; elsewhere an `evaluate` step says it was refused.
     const scripts = task && browser.scripts && spec.actions.some((a) => a.kind === 'evaluate') ? await loadActionScripts(task) : undefined;
-    return renderForPreview(url, spec, opts, browser.path, { scripts, ...(env ? { env } : {}), onStep: (s) => steps.push(s) });
+    // Watched for cards that come after load as a worker watches its first pages (its banner says so).
+    const rule = task?.rules.find((r) => r.name === browser.rule);
+    const late = rule ? new LateContentPolicy().checkFor(rule) : undefined;
+    return renderForPreview(url, spec, opts, browser.path, { scripts, ...(env ? { env } : {}), onStep: (s) => steps.push(s), ...(late ? { late } : {}) });
   }
 
   /** Parsed and numbered once per page and kept (a few pages: previews and the editor's checks share them). */

@@ -523,6 +523,7 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
             fetchedAt: m.fetchedAt,
             fromCache: this.loaded?.fromCache ?? false,
             ...(this.loaded?.meta.actions ? { actions: this.loaded.meta.actions } : {}),
+            ...(this.loaded?.meta.warnings?.length ? { warnings: this.loaded.meta.warnings } : {}),
           }
         : null,
       pageError: this.pageError,

@@ -1,4 +1,5 @@
 import type { Page } from 'playwright-core';
+import type { FailureReason } from '../../core/task/failureReasons';
 import type { BrowserSpec } from '../../core/task/model';
 import { redactUrl } from '../../core/url/redact';
 import { FetchFailure, proxyAuthFailure, retryAfter, type FetchedPage, type FetchOptions } from '../fetcher';
@@ -9,6 +10,7 @@ import { BrowserGoneError, type BrowserPool, type ContextKind } from './pool';
 import { blockedType } from './guard';
 import { SentBack } from '../sentBack';
 import { runActions, type ActionStep } from './actions';
+import { countMatches, watchForLate, type LateCheck } from './lateContent';
 
 // A page rendered in the browser, handed on as a FetchedPage: from here it takes exactly the path of a fetched
 // page (analysis thread, extraction, follow, discovery, store). Failures are FetchFailures with the fetcher's
@@ -48,6 +50,8 @@ export interface RenderHooks {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Told each `browser.actions` step as it ends (the designer's preview lists them). */
   readonly onStep?: (step: ActionStep) => void;
+  /** Watch whether the rule's cards keep coming after the page was read at `load` (lateContent.ts). */
+  readonly late?: LateCheck;
 }
 
 export interface PageRenderer {
@@ -209,14 +213,18 @@ async function renderOn(page: Page, url: string, spec: BrowserSpec, opts: Render
     else if (spec.waitFor.kind === 'delay') await unlessRefused(page.waitForTimeout(Math.min(spec.waitFor.ms, left())));
     // Scrolls, clicks, forms, scripts: within the same deadline; one that fails fails the page, named.
     if (spec.actions.length) await unlessRefused(runActions(page, spec.actions, { left, env: hooks.env ?? process.env, scripts: hooks.scripts, onStep: hooks.onStep }));
+    // Counted before the read: cards that come between the two are read, and still said to come late.
+    const late = spec.waitFor.kind === 'load' && spec.actions.length === 0 ? hooks.late : undefined;
+    const atLoad = late ? await unlessRefused(countMatches(page, late.selectors).catch(() => null)) : null;
     const body = await unlessRefused(contentOf(page, left));
     // A script may have navigated while the page was awaited: what was read is from wherever the page is now.
     const finalUrl = page.url();
     await where(finalUrl);
     const bytes = Buffer.byteLength(body);
     if (bytes > opts.maxBytes) throw new FetchFailure('too-large', `the rendered page is ${bytes} bytes, over request.maxBytes (${opts.maxBytes})`, false);
+    const lateContent = late && atLoad !== null && late.settle(atLoad) ? await watchForLate(page, late.selectors, atLoad, left) : null;
     if (spec.screenshot === 'always') await capture(page, url, 'rendered', hooks);
-    return { url, finalUrl, status, contentType, isHtml: true, body, bytes, redirects: response?.request().redirectedFrom() ? 1 : 0 };
+    return { url, finalUrl, status, contentType, isHtml: true, body, bytes, redirects: response?.request().redirectedFrom() ? 1 : 0, ...(lateContent ? { lateContent } : {}) };
   } catch (caught) {
     let err = caught;
     // A navigation that failed on its way somewhere (a redirect out of scope, to a refused address): that is the
@@ -321,7 +329,7 @@ export class BrowserFailure extends FetchFailure {
     super('network', message, true);
   }
 
-  override get group(): string {
+  override get group(): FailureReason {
     return `browser-${this.kind}`;
   }
 }

@@ -1,0 +1,66 @@
+import { decodeBuffer } from 'encoding-sniffer';
+import { ResultType, Sniffer } from 'encoding-sniffer/sniffer';
+
+// A response body's text, and a word when its charset is likely wrong: the Content-Type header's charset wins over
+// the page's `<meta charset>` (WHATWG), and a server that labels UTF-8 pages iso-8859-1 turns every "Crème" into
+// "CrÃ¨me" without an error anywhere. Shared by the workers and the designer's preview (both decode through
+// fetcher.ts).
+
+/** The header's and the page's encodings, when they disagree and the header's reads as mojibake. */
+export interface CharsetConflict {
+  /** The encoding the Content-Type header names (Encoding Standard names: iso-8859-1 is windows-1252). */
+  readonly header: string;
+  /** The encoding the page's `<meta charset>` (or `<?xml encoding?>`) names. */
+  readonly meta: string;
+}
+
+/** The sniffer reads this many bytes for a meta, as a browser does. */
+const SNIFF_BYTES = 1024;
+
+/**
+ * The body's text, decoded once here so the workers and the designer's preview agree. The encoding is found in
+ * the WHATWG order (encoding-sniffer, the sniffer cheerio uses): a BOM, then the Content-Type header's charset,
+ * then a `<meta charset>` / `<meta http-equiv="Content-Type">` or `<?xml encoding=...?>` in the first 1024 bytes.
+ * Labels map as the Encoding Standard says (iso-8859-1, latin1 and us-ascii mean windows-1252). Without any hint
+ * the default is UTF-8, not the spec's windows-1252: what a crawler of today's sites meets. Invalid bytes become
+ * U+FFFD rather than failing, so a broken page still parses.
+ */
+export function decodeBody(bytes: Buffer, contentType: string | null): string {
+  return decodeBuffer(bytes, { transportLayerEncodingLabel: charsetLabel(contentType), defaultEncoding: 'utf-8' });
+}
+
+/** decodeBody, and whether the header's charset garbled the text that the page's own would have read cleanly. */
+export function decodeChecked(bytes: Buffer, contentType: string | null): { readonly text: string; readonly conflict: CharsetConflict | null } {
+  const text = decodeBody(bytes, contentType);
+  const label = charsetLabel(contentType);
+  // Cheap first: only a header charset that a meta contradicts is looked at any further.
+  if (!label) return { text, conflict: null };
+  const head = bytes.subarray(0, SNIFF_BYTES);
+  // No declaration can be there without one of these words: most pages stop here.
+  if (!/charset|encoding/i.test(head.toString('latin1'))) return { text, conflict: null };
+  const byHeader = sniff(head, label);
+  const byPage = sniff(head, undefined);
+  if (byHeader.resultType !== ResultType.PASSED) return { text, conflict: null };
+  if (byPage.resultType !== ResultType.META_TAG && byPage.resultType !== ResultType.XML_ENCODING) return { text, conflict: null };
+  if (byHeader.encoding === byPage.encoding) return { text, conflict: null };
+  const other = decodeBuffer(bytes, { userEncoding: byPage.encoding });
+  const garbled = (s: string) => s.includes('\uFFFD') || MOJIBAKE.test(s);
+  if (other === text || !garbled(text) || garbled(other)) return { text, conflict: null };
+  return { text, conflict: { header: byHeader.encoding, meta: byPage.encoding } };
+}
+
+/**
+ * UTF-8 read as windows-1252 / latin1: a lead byte (Â Ã Ä Å … for U+0080-U+07FF, â for U+0800-U+FFFF) followed by
+ * what a continuation byte (0x80-0xBF) reads as in windows-1252: "CrÃ¨me", "â€™", "Ã©".
+ */
+const MOJIBAKE = /[\u00C2-\u00DF\u00E2][\u0080-\u00BF\u0152\u0153\u0160\u0161\u0178\u017D\u017E\u0192\u02C6\u02DC\u2013\u2014\u2018-\u201E\u2020-\u2022\u2026\u2030\u2039\u203A\u20AC\u2122]/;
+
+function charsetLabel(contentType: string | null): string | undefined {
+  return /;\s*charset\s*=\s*["']?([^;"'\s]+)/i.exec(contentType ?? '')?.[1];
+}
+
+function sniff(head: Buffer, label: string | undefined): Sniffer {
+  const s = new Sniffer({ transportLayerEncodingLabel: label, defaultEncoding: 'utf-8', maxBytes: SNIFF_BYTES });
+  s.write(head);
+  return s;
+}
