@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import { parseTask } from '../../src/core/task/parse';
+import { analysePage } from '../../src/core/pipeline/page';
+import { HtmlPage } from '../../src/core/extract/dom';
+import { microdataItems, microdataValues, parseMicrodataPath, itemJson } from '../../src/core/extract/microdata';
+import { openGraphTags, openGraphValues, parseOpenGraphKey } from '../../src/core/extract/opengraph';
+import { structuredDataPaths } from '../../src/core/extract/structuredData';
+import { selectorSites } from '../../src/core/designer/sites';
+import { PRODUCTS, productHtml } from '../support/productSite';
+
+// Structured data as a field source (issue 30): microdata and OpenGraph beside JSON-LD, the paths a page offers
+// (what the designer lists), and that every path listed reads back its value through a field.
+
+const task = (fields: string) => `name: sd
+start: [http://shop.test/]
+rules:
+  - name: product
+    items:
+      - type: product
+        fields:
+${fields}
+`;
+
+describe('structured data fields (microdata, OpenGraph)', () => {
+  it('read microdata values as the HTML standard says: content, meta, link, img, time, data, text; nested items apart', () => {
+    const html = `<div itemscope itemtype="http://schema.org/Product">
+      <span itemprop="name">  Lamp </span>
+      <span itemprop="price" content="9.90">€9,90</span>
+      <meta itemprop="sku" content="L-1">
+      <link itemprop="url" href="/p/1">
+      <img itemprop="image" src="img/l.jpg">
+      <time itemprop="releaseDate" datetime="2026-01-02">Jan 2</time>
+      <data itemprop="gtin" value="123">one two three</data>
+      <p itemprop="color size">red</p>
+      <div itemprop="offers" itemscope itemtype="https://schema.org/Offer"><span itemprop="price">10</span></div>
+      <div itemscope itemtype="https://schema.org/Review"><span itemprop="author">Ann</span></div>
+    </div>`;
+    const items = microdataItems(HtmlPage.parse(html).root, 'http://shop.test/p/');
+    assert.deepEqual(items.map((i) => [i.types, i.top]), [[['Product'], true], [['Offer'], false], [['Review'], true]]);
+    const read = (path: string, all = false) => microdataValues(items, parseMicrodataPath(path) as never, all);
+    assert.deepEqual(read('Product.name'), ['  Lamp ']);
+    assert.deepEqual(read('Product.price'), ['9.90'], "the item's own price, not its offer's");
+    assert.deepEqual(read('Product.sku'), ['L-1']);
+    assert.deepEqual(read('Product.url'), ['http://shop.test/p/1']);
+    assert.deepEqual(read('Product.image'), ['http://shop.test/p/img/l.jpg']);
+    assert.deepEqual(read('Product.releaseDate'), ['2026-01-02']);
+    assert.deepEqual(read('Product.gtin'), ['123']);
+    assert.deepEqual([read('Product.color'), read('Product.size')], [['red'], ['red']]);
+    assert.deepEqual(read('Product.offers.price'), ['10']);
+    assert.deepEqual(read('Offer.price'), ['10']);
+    assert.deepEqual(read('Product.author'), [], "a nested item that is not a property keeps its properties");
+    assert.deepEqual(read('Review.author'), ['Ann']);
+    assert.deepEqual(JSON.parse(read('Product.offers')[0]!), { '@type': 'Offer', price: '10' });
+    assert.deepEqual(itemJson(items[2]!), { '@type': 'Review', author: 'Ann' });
+  });
+
+  it('read OpenGraph tags by property or name, case-insensitively, a repeated one as a list', () => {
+    const root = HtmlPage.parse(`<head><meta property="og:title" content="T"><meta property="OG:Image" content="a.jpg">
+      <meta property="og:image" content="b.jpg"><meta name="twitter:card" content="summary"><meta name="description" content="d">
+      <meta property="product:price:amount" content="5"></head>`).root;
+    const tags = openGraphTags(root);
+    assert.deepEqual(tags.map(([k]) => k), ['og:title', 'og:image', 'og:image', 'twitter:card', 'product:price:amount'], 'a key without a prefix is not OpenGraph');
+    assert.deepEqual(openGraphValues(tags, 'og:image', true), ['a.jpg', 'b.jpg']);
+    assert.deepEqual(openGraphValues(tags, 'og:image', false), ['a.jpg']);
+    assert.equal(parseOpenGraphKey('OG:Title'), 'og:title');
+    assert.deepEqual(parseOpenGraphKey('title'), { error: "'title' has no prefix: write the meta property as the page does, e.g. og:title (or product:price:amount, twitter:title)" });
+  });
+
+  it('list the paths a page carries with their values, each read back the same through its field', () => {
+    const p = PRODUCTS[0]!;
+    const entries = structuredDataPaths(productHtml(p), 'http://shop.test/p/1');
+    const by = (source: string) => Object.fromEntries(entries.filter((e) => e.source === source).map((e) => [e.path, e.value]));
+    assert.deepEqual(by('jsonld'), {
+      'WebPage.name': `${p.name} | Shop`,
+      'Product.name': p.name,
+      'Product.sku': p.sku,
+      'Product.image': `/img/${p.sku}.jpg`,
+      'Product.brand.name': p.brand,
+      'Product.offers.price': p.price,
+      'Product.offers.priceCurrency': p.currency,
+      'Product.offers.availability': 'https://schema.org/InStock',
+    });
+    assert.deepEqual(by('microdata'), {
+      'Product.name': p.name,
+      'Product.image': `http://shop.test/img/${p.sku}.jpg`,
+      'Product.brand.name': p.brand,
+      'Product.sku': p.sku,
+      'Product.releaseDate': p.released,
+      'Product.offers.price': p.price,
+      'Product.offers.priceCurrency': p.currency,
+      'Product.offers.availability': 'https://schema.org/InStock',
+    });
+    assert.deepEqual(by('opengraph'), {
+      'og:type': 'product',
+      'og:title': p.name,
+      'og:image': `/img/${p.sku}.jpg`,
+      'product:price:amount': p.price,
+      'product:price:currency': p.currency,
+      'twitter:title': p.name,
+    });
+    // Every entry, written as a field, reads its value back.
+    const names = entries.map((_, i) => `f${i}`);
+    const { task: t, diagnostics } = parseTask(task(entries.map((e, i) => `          ${names[i]}: { ${e.source}: ${e.path} }`).join('\n')), 'sd.crawl.yaml');
+    assert.deepEqual(diagnostics, []);
+    const out = analysePage(t!, { url: 'http://shop.test/p/1', html: productHtml(p), rule: t!.rules[0]!, depth: 0 });
+    assert.deepEqual(out.items[0]!.data, Object.fromEntries(entries.map((e, i) => [names[i], e.value])));
+    // Nothing to highlight for them in the designer: they read no element.
+    assert.deepEqual(selectorSites(task(`          a: { microdata: Product.sku }\n          b: { opengraph: og:title }\n          c: h1`)).filter((s) => s.kind === 'field').map((s) => s.field), ['c']);
+  });
+
+  it('list nothing on a page without structured data, and skip a broken JSON-LD block', () => {
+    assert.deepEqual(structuredDataPaths('<p itemprop="name">x</p><script type="application/ld+json">{ no</script>'), []);
+  });
+
+  it('refuse a bad path or key at its field and line, and anything that reads an element beside them', () => {
+    const where = (fields: string) => parseTask(task(fields), 'sd.crawl.yaml').diagnostics.map((d) => `${d.line} ${d.path}: ${d.message}`);
+    assert.deepEqual(where('          a: { microdata: Product }\n          b: { microdata: "Product..price" }\n          c: { opengraph: title }\n          d: { opengraph: "og title" }'), [
+      "8 rules[0].items[0].fields.a.microdata: 'Product' names a type and no property: write the itemprop to read too, e.g. Product.name",
+      "9 rules[0].items[0].fields.b.microdata: 'Product..price' is not a microdata path: an empty part at part 2; write an itemtype and its itemprops, e.g. Product.offers.price",
+      "10 rules[0].items[0].fields.c.opengraph: 'title' has no prefix: write the meta property as the page does, e.g. og:title (or product:price:amount, twitter:title)",
+      "11 rules[0].items[0].fields.d.opengraph: 'og title' is not an OpenGraph property: write a <meta property> as the page does, e.g. og:title or product:price:amount",
+    ]);
+    assert.deepEqual(where('          a: { microdata: Product.sku, selector: h1 }\n          b: { opengraph: og:title, jsonld: Product.name }\n          c: { microdata: Product.sku, attr: content, page: url }'), [
+      "8 rules[0].items[0].fields.a.selector: 'selector' does not go with 'microdata: Product.sku', which reads the page's microdata, not an element: remove one of them",
+      "9 rules[0].items[0].fields.b.opengraph: 'opengraph' does not go with 'jsonld: Product.name': a field reads one source, remove one of them",
+      "10 rules[0].items[0].fields.c.attr: 'attr' does not go with 'microdata: Product.sku', which reads the page's microdata, not an element: remove one of them",
+      "10 rules[0].items[0].fields.c.page: 'page' does not go with 'microdata: Product.sku', which reads the page's microdata, not an element: remove one of them",
+    ]);
+  });
+});
