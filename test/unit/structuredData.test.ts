@@ -6,6 +6,7 @@ import { microdataItems, microdataValues, parseMicrodataPath, itemJson } from '.
 import { openGraphTags, openGraphValues, parseOpenGraphKey } from '../../src/core/extract/opengraph';
 import { structuredDataPaths } from '../../src/core/extract/structuredData';
 import { selectorSites } from '../../src/core/designer/sites';
+import { fieldNameFor, planFieldInsert } from '../../src/core/designer/insert';
 import { PRODUCTS, productHtml } from '../support/productSite';
 
 // Structured data as a field source (issue 30): microdata and OpenGraph beside JSON-LD, the paths a page offers
@@ -126,5 +127,59 @@ describe('structured data fields (microdata, OpenGraph)', () => {
       "10 rules[0].items[0].fields.c.attr: 'attr' does not go with 'microdata: Product.sku', which reads the page's microdata, not an element: remove one of them",
       "10 rules[0].items[0].fields.c.page: 'page' does not go with 'microdata: Product.sku', which reads the page's microdata, not an element: remove one of them",
     ]);
+  });
+});
+
+describe('designer: a structured-data path inserted as a field', () => {
+  const text = `name: sd
+rules:
+  - name: product
+    items:
+      - type: product
+        fields:
+          title: h1   # the heading
+          price:
+            selector: .price
+            all: true
+          empty:
+  - name: other
+`;
+  const apply = (cursorAt: string, delta: number, source: 'jsonld' | 'microdata' | 'opengraph', path: string) => {
+    const plan = planFieldInsert(text, text.indexOf(cursorAt) + delta, source, path);
+    return { out: text.slice(0, plan.start) + plan.text + text.slice(plan.end), target: plan.target };
+  };
+
+  it('gives the field under the cursor that source, whatever its value was', () => {
+    const a = apply('title: h1', 2, 'jsonld', 'Product.name');
+    assert.equal(a.target, 'field title');
+    assert.match(a.out, /\n {10}title: \{ jsonld: Product\.name \}   # the heading\n/);
+    const b = apply('selector: .price', 3, 'microdata', 'Product.offers.price');
+    assert.equal(b.target, 'field price');
+    assert.match(b.out, /\n {10}price: \{ microdata: Product\.offers\.price \}\n {10}empty:\n/);
+    const c = apply('empty:', 6, 'opengraph', 'og:title');
+    assert.equal(c.target, 'field empty');
+    assert.match(c.out, /\n {10}empty: \{ opengraph: og:title \}\n  - name: other/);
+    // What was written is a valid field.
+    for (const { out, target } of [a, b, c]) assert.deepEqual(parseTask(out, 'sd.crawl.yaml').diagnostics.filter((d) => d.path.startsWith(`rules[0].items[0].fields.${target.slice(6)}`)), []);
+  });
+
+  it('adds a new field after the last one of the item the cursor is in, named by the path, never twice the same name', () => {
+    const a = apply('type: product', 0, 'opengraph', 'product:price:amount');
+    assert.equal(a.target, 'field price_amount');
+    assert.match(a.out, /\n {10}empty:\n {10}price_amount: \{ opengraph: product:price:amount \}\n  - name: other/);
+    const b = apply('type: product', 0, 'jsonld', 'Product.offers.price');
+    assert.equal(b.target, 'field price2');
+    // After a last field written as a block mapping, too.
+    const blockLast = text.replace('          empty:\n', '');
+    const plan = planFieldInsert(blockLast, blockLast.indexOf('type: product'), 'microdata', 'Product.sku');
+    assert.match(blockLast.slice(0, plan.start) + plan.text + blockLast.slice(plan.end), /\n {12}all: true\n {10}sku: \{ microdata: Product\.sku \}\n  - name: other/);
+    assert.equal(fieldNameFor('jsonld', 'Product.offers.price'), 'price');
+    assert.equal(fieldNameFor('opengraph', 'og:title'), 'title');
+  });
+
+  it('writes at the cursor outside any item', () => {
+    const a = apply('name: other', 0, 'jsonld', 'Product.sku');
+    assert.equal(a.target, 'the cursor');
+    assert.match(a.out, /- \{ jsonld: Product\.sku \}name: other/);
   });
 });
