@@ -536,6 +536,18 @@ function renderSuggestion(view: SuggestionView | null, error: string | null): vo
     bar.appendChild(wrap);
     bar.appendChild(button('Insert', 'insert', () => post({ type: 'insert', selector: alt.sel, all: alt.all }), true));
   }
+  // The same value from the page's structured data, steadier than the markup: offered as a field of its own.
+  for (const e of view.structured ?? []) {
+    const wrap = el('span', `or ${e.source}: `, 'alt');
+    const c = el('code', e.path);
+    c.title = e.value;
+    wrap.appendChild(c);
+    bar.appendChild(wrap);
+    const add = button('Add', 'add', () => post({ type: 'insertField', source: e.source, path: e.path }), true);
+    add.title = `Add as a field: { ${e.source}: ${e.path} }`;
+    add.classList.add('add-structured');
+    bar.appendChild(add);
+  }
   bar.hidden = false;
 }
 

@@ -4,7 +4,7 @@ import { analysePage } from '../../src/core/pipeline/page';
 import { HtmlPage } from '../../src/core/extract/dom';
 import { microdataItems, microdataValues, parseMicrodataPath, itemJson } from '../../src/core/extract/microdata';
 import { openGraphTags, openGraphValues, parseOpenGraphKey } from '../../src/core/extract/opengraph';
-import { structuredDataPaths } from '../../src/core/extract/structuredData';
+import { structuredDataPaths, structuredMatches } from '../../src/core/extract/structuredData';
 import { selectorSites } from '../../src/core/designer/sites';
 import { fieldNameFor, planFieldInsert } from '../../src/core/designer/insert';
 import { PRODUCTS, productHtml } from '../support/productSite';
@@ -181,5 +181,23 @@ rules:
     const a = apply('name: other', 0, 'jsonld', 'Product.sku');
     assert.equal(a.target, 'the cursor');
     assert.match(a.out, /- \{ jsonld: Product\.sku \}name: other/);
+  });
+});
+
+describe('designer: structured data offered when picking', () => {
+  const entries = structuredDataPaths(productHtml(PRODUCTS[0]!), 'http://shop.test/p/1');
+
+  it('offers the paths whose value the picked element shows, exactly or inside a short text', () => {
+    const price = structuredMatches(entries, { text: ' €19.50 ', attrs: ['19.50'] });
+    assert.deepEqual(price.map((e) => `${e.source}: ${e.path}`), ['jsonld: Product.offers.price', 'microdata: Product.offers.price', 'opengraph: product:price:amount']);
+    const name = structuredMatches(entries, { text: 'Brass Lamp', attrs: [] });
+    assert.deepEqual(name.map((e) => `${e.source}: ${e.path}`), ['jsonld: Product.name', 'microdata: Product.name', 'opengraph: og:title', 'opengraph: twitter:title']);
+    const sku = structuredMatches(entries, { text: 'SKU: L-100', attrs: [] });
+    assert.deepEqual(sku.map((e) => e.path), ['Product.sku', 'Product.sku']);
+  });
+
+  it('offers nothing for a container holding many values, or an element showing none', () => {
+    assert.deepEqual(structuredMatches(entries, { text: 'Brass Lamp Brand: Acme SKU: L-100 Released: 2026-03-01 €19.50 In stock', attrs: [] }), []);
+    assert.deepEqual(structuredMatches(entries, { text: 'Shop', attrs: ['/'] }), []);
   });
 });

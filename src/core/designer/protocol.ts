@@ -188,6 +188,8 @@ export interface SuggestionView {
   readonly suggestion: SelectorSuggestion;
   /** Where Insert will write, e.g. `book.title` or "at the cursor". */
   readonly target: string;
+  /** Paths of the page's structured data whose value the element shows: offered beside the selector. */
+  readonly structured?: readonly StructuredEntry[];
 }
 
 // ---------------------------------------------------------------------------------------------------------

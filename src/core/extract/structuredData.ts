@@ -9,7 +9,6 @@ import { openGraphTags } from './opengraph';
 // picks one instead of writing it. Pure, and built on the same readers the fields use.
 
 export type StructuredSource = 'jsonld' | 'microdata' | 'opengraph';
-export const STRUCTURED_SOURCES: readonly StructuredSource[] = ['jsonld', 'microdata', 'opengraph'];
 
 export interface StructuredEntry {
   readonly source: StructuredSource;
@@ -112,4 +111,34 @@ function openGraphEntries(root: AnyNode): StructuredEntry[] {
   const c = collector('opengraph');
   for (const [k, v] of openGraphTags(root)) c.add(k, v);
   return c.entries;
+}
+
+/** What a clicked element shows: its text and the attributes a value may sit in (content, href, src, datetime, value). */
+export interface ShownValue {
+  readonly text: string;
+  readonly attrs: readonly string[];
+}
+
+/** Matches offered beside a picked selector, at most. */
+const MAX_MATCHES = 4;
+
+/**
+ * The entries whose value is what the picked element shows: its text or one of its value attributes, exactly, or
+ * inside a short text (`€19.50` shows the `19.50` of `Product.offers.price`), so the picker can offer "or read it
+ * from the page's structured data". Exact matches first, then JSON-LD, microdata, OpenGraph.
+ */
+export function structuredMatches(entries: readonly StructuredEntry[], shown: ShownValue): StructuredEntry[] {
+  const norm = (s: string) => s.replace(/\s+/g, ' ').trim();
+  const text = norm(shown.text);
+  const attrs = shown.attrs.map(norm).filter(Boolean);
+  const scored: { e: StructuredEntry; score: number }[] = [];
+  entries.forEach((e, i) => {
+    const v = e.value;
+    if (!v || v.endsWith('…')) return;
+    const exact = v === text || attrs.includes(v);
+    // Inside a short text only: a container's text holds every value below it.
+    const inside = !exact && v.length >= 2 && text.length <= v.length * 2 + 4 && text.includes(v);
+    if (exact || inside) scored.push({ e, score: (exact ? 0 : 1_000_000) + i });
+  });
+  return scored.sort((a, b) => a.score - b.score).slice(0, MAX_MATCHES).map((s) => s.e);
 }

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { highlightSite, originOf, pageForFrame, suggestFor, type PreparedPage } from '../../core/designer/page';
-import { structuredDataPaths, type StructuredEntry, type StructuredSource } from '../../core/extract/structuredData';
+import { structuredDataPaths, structuredMatches, type StructuredEntry, type StructuredSource } from '../../core/extract/structuredData';
 import { chooseRule, computePreview, type PreviewRequest } from '../../core/designer/preview';
 import { bodyLabel } from '../../core/request/body';
 import { buildRequest, requestKey } from '../../core/request/build';
@@ -512,7 +512,8 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
       this.post({ type: 'suggestion', view: null, error: 'That element is not on the analysed page.' });
       return null;
     }
-    this.suggestion = { index, suggestion, target: site ? siteLabel(site) : 'the cursor' };
+    const structured = this.structuredShown(page, index);
+    this.suggestion = { index, suggestion, target: site ? siteLabel(site) : 'the cursor', ...(structured.length ? { structured } : {}) };
     this.post({ type: 'suggestion', view: this.suggestion, error: null });
     this.fire();
     return this.suggestion;
@@ -548,6 +549,26 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
       analysis: this.analysis,
       ...(this.loaded && !this.loaded.page.json ? { structured: this.structuredData(this.loaded.page) } : {}),
     };
+  }
+
+  /** The structured data paths whose value the element `index` shows (its text, a value attribute, a URL). */
+  private structuredShown(page: PreparedPage, index: number): StructuredEntry[] {
+    const el = page.elements[index];
+    if (!el || page.json) return [];
+    const attrs: string[] = [];
+    for (const name of ['content', 'href', 'src', 'datetime', 'value']) {
+      const v = el.attribs[name];
+      if (v === undefined) continue;
+      attrs.push(v);
+      if (name === 'href' || name === 'src') {
+        try {
+          attrs.push(new URL(v, page.finalUrl).href);
+        } catch {
+          // Not a URL: the raw value is matched alone.
+        }
+      }
+    }
+    return structuredMatches(this.structuredData(page), { text: page.$(el).text(), attrs });
   }
 
   /** The page's structured data paths, read once per page shown. */

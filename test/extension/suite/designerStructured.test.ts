@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { PanelSnapshot } from '../../../src/extension/designer/previewPanel';
+import type { SuggestionView } from '../../../src/core/designer/protocol';
 import { PRODUCTS, serveProducts, type ProductSite } from '../../support/productSite';
 
 // The designer shows the structured data a page carries and offers it when picking (issue 30): on a product page
@@ -14,6 +15,7 @@ const C = {
   open: 'crawlStudio.designer.openPreview',
   state: 'crawlStudio.designer._state',
   message: 'crawlStudio.designer._message',
+  pick: 'crawlStudio.designer._pick',
 };
 
 async function until<T>(what: string, probe: () => T | Promise<T>, timeoutMs = 30_000): Promise<NonNullable<T>> {
@@ -79,6 +81,13 @@ rules:
       const x = await snap();
       return x?.rendered?.seq === x?.seq && x?.rendered?.data === s.state.structured!.length;
     }, 60_000);
+  });
+
+  it('offers the paths whose value a picked element shows, beside its selector', async () => {
+    const price = await vscode.commands.executeCommand<SuggestionView | null>(C.pick, uri, 'span.price', 0);
+    assert.deepEqual(price?.structured?.map((e) => `${e.source}: ${e.path}`), ['jsonld: Product.offers.price', 'microdata: Product.offers.price', 'opengraph: product:price:amount']);
+    const nav = await vscode.commands.executeCommand<SuggestionView | null>(C.pick, uri, 'nav a', 0);
+    assert.ok(nav && !nav.structured, 'a link that shows no structured value offers none');
   });
 
   it('adds a path as a new field of the item at the cursor, and the preview reads it', async () => {
