@@ -450,7 +450,7 @@ function renderStructured(entries: readonly StructuredEntry[] | undefined): void
   clear(box);
   const list = entries ?? [];
   if (list.length === 0) box.appendChild(el('div', entries ? 'This page carries no JSON-LD, microdata or OpenGraph tags.' : 'No page yet.', 'note'));
-  else box.appendChild(el('div', 'Add writes the path as a field: into the field at the cursor, else as a new field of the item the cursor is in.', 'note'));
+  else box.appendChild(el('div', 'Add writes the path as a field: into the field at the cursor, else as a new field of the item the cursor is in (or of the rule shown).', 'note'));
   for (const { source, label } of SOURCES) {
     const rows = list.filter((e) => e.source === source);
     if (rows.length === 0) continue;

@@ -177,7 +177,10 @@ rules:
     assert.equal(fieldNameFor('opengraph', 'og:title'), 'title');
   });
 
-  it('writes at the cursor outside any item', () => {
+  it("adds it to the preview's rule's first item when the cursor is in none, else writes it at the cursor", () => {
+    const plan = planFieldInsert(text, 0, 'jsonld', 'Product.sku', 'product');
+    assert.equal(plan.target, 'field sku');
+    assert.match(text.slice(0, plan.start) + plan.text + text.slice(plan.end), /\n {10}empty:\n {10}sku: \{ jsonld: Product\.sku \}\n  - name: other/);
     const a = apply('name: other', 0, 'jsonld', 'Product.sku');
     assert.equal(a.target, 'the cursor');
     assert.match(a.out, /- \{ jsonld: Product\.sku \}name: other/);

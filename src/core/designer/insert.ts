@@ -1,4 +1,4 @@
-import { isMap, isScalar, isSeq, parseDocument, type Node } from 'yaml';
+import { isMap, isScalar, isSeq, parseDocument, type Node, type YAMLMap } from 'yaml';
 import type { StructuredSource } from '../extract/structuredData';
 import { selectorSites, siteAt, siteLabel } from './sites';
 
@@ -94,14 +94,17 @@ export function fieldNameFor(source: StructuredSource, path: string): string {
 /**
  * The edit that makes a field read `path` of the page's structured data (`{ jsonld: Product.offers.price }`): the
  * field the cursor is in gets it as its value; else, with the cursor in an item, a new field is added after that
- * item's last one; else it is written at the cursor.
+ * item's last one; else after the last field of the first item of `rule` (the rule the preview shows); else it is
+ * written at the cursor.
  */
-export function planFieldInsert(text: string, cursor: number, source: StructuredSource, path: string): InsertPlan {
+export function planFieldInsert(text: string, cursor: number, source: StructuredSource, path: string, rule: string | null = null): InsertPlan {
   const value = `{ ${source}: ${pathScalar(path)} }`;
   const doc = parseDocument(text, { uniqueKeys: false });
   const rules = isMap(doc.contents) ? doc.contents.get('rules', true) : null;
-  for (const rule of isSeq(rules) ? rules.items : []) {
-    const items = isMap(rule) ? rule.get('items', true) : null;
+  let ruleItem: YAMLMap | null = null;
+  for (const r of isSeq(rules) ? rules.items : []) {
+    const items = isMap(r) ? r.get('items', true) : null;
+    if (rule !== null && isMap(r) && r.get('name') === rule && isSeq(items) && isMap(items.items[0])) ruleItem ??= items.items[0];
     for (const item of isSeq(items) ? items.items : []) {
       const span = (item as Node).range;
       if (!isMap(item) || !span || cursor < span[0] || cursor > span[1]) continue;
@@ -119,23 +122,33 @@ export function planFieldInsert(text: string, cursor: number, source: Structured
         if (colon < 0) break;
         return { start: colon + 1, end: Math.max(end, colon + 1), text: ` ${value}`, target: `field ${String(p.key.value)}` };
       }
-      const last = fields.items[fields.items.length - 1];
-      const lastKey = (last?.key as Node | null)?.range;
-      if (fields.flow || !last || !lastKey) break;
-      const names = new Set(fields.items.map((p) => (isScalar(p.key) ? String(p.key.value) : '')));
-      const base = fieldNameFor(source, path);
-      let name = base;
-      for (let i = 2; names.has(name); i++) name = `${base}${i}`;
-      const lineStart = text.lastIndexOf('\n', lastKey[0] - 1) + 1;
-      const indent = text.slice(lineStart, lastKey[0]).replace(/[^ \t]/g, ' ');
-      const lastEnd = trimmedEnd(text, (last.value as Node | null)?.range?.[1] ?? lastKey[1]);
-      let at = text.indexOf('\n', Math.max(lastEnd - 1, lastKey[1]));
-      if (at < 0) at = text.length;
-      return { start: at, end: at, text: `\n${indent}${name}: ${value}`, target: `field ${name}` };
+      const added = appendField(text, fields, source, path, value);
+      if (added) return added;
+      break;
     }
   }
+  const fields = ruleItem?.get('fields', true);
+  const added = isMap(fields) ? appendField(text, fields, source, path, value) : null;
+  if (added) return added;
   const field = emptyFieldAt(text, cursor);
   return { start: cursor, end: cursor, text: (field && text[cursor - 1] === ':' ? ' ' : '') + value, target: field ? `field ${field}` : 'the cursor' };
+}
+
+/** A new field after the last one of a block `fields:` mapping, named by the path (never a name it has), or null. */
+function appendField(text: string, fields: YAMLMap, source: StructuredSource, path: string, value: string): InsertPlan | null {
+  const last = fields.items[fields.items.length - 1];
+  const lastKey = (last?.key as Node | null)?.range;
+  if (fields.flow || !last || !lastKey) return null;
+  const names = new Set(fields.items.map((p) => (isScalar(p.key) ? String(p.key.value) : '')));
+  const base = fieldNameFor(source, path);
+  let name = base;
+  for (let i = 2; names.has(name); i++) name = `${base}${i}`;
+  const lineStart = text.lastIndexOf('\n', lastKey[0] - 1) + 1;
+  const indent = text.slice(lineStart, lastKey[0]).replace(/[^ \t]/g, ' ');
+  const lastEnd = trimmedEnd(text, (last.value as Node | null)?.range?.[1] ?? lastKey[1]);
+  let at = text.indexOf('\n', Math.max(lastEnd - 1, lastKey[1]));
+  if (at < 0) at = text.length;
+  return { start: at, end: at, text: `\n${indent}${name}: ${value}`, target: `field ${name}` };
 }
 
 /** Where a node's text ends: a block collection's range runs on over the line break and the next line's indent. */

@@ -136,7 +136,7 @@ class Designer implements PanelHost, vscode.Disposable {
   async insertField(panel: PreviewPanel, source: StructuredSource, path: string): Promise<string | null> {
     // A field added after the cursor (a new field of its item) leaves the cursor where it was, so the next Add adds
     // another field rather than replacing this one.
-    return this.applyPlan(panel, (text, cursor) => planFieldInsert(text, cursor, source, path), (plan, cursor) => plan.start <= cursor);
+    return this.applyPlan(panel, (text, cursor) => planFieldInsert(text, cursor, source, path, panel.rule), (plan, cursor) => plan.start <= cursor);
   }
 
   private async applyPlan(panel: PreviewPanel, planFor: (text: string, cursor: number) => InsertPlan, follow: (plan: InsertPlan, cursor: number) => boolean = () => true): Promise<string | null> {
