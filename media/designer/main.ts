@@ -457,7 +457,8 @@ function renderStructured(entries: readonly StructuredEntry[] | undefined): void
     const h = el('h3', `${label} `);
     h.appendChild(el('span', plural(rows.length, 'value'), 'muted'));
     box.appendChild(h);
-    const table = el('table', undefined, 'items structured');
+    // Not `items`: what reads the Items tab's tables (tests, the acknowledgement) must not count these.
+    const table = el('table', undefined, 'structured');
     table.dataset.source = source;
     for (const e of rows) {
       const tr = el('tr');
