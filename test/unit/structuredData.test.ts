@@ -109,6 +109,15 @@ describe('structured data fields (microdata, OpenGraph)', () => {
     assert.deepEqual(selectorSites(task(`          a: { microdata: Product.sku }\n          b: { opengraph: og:title }\n          c: h1`)).filter((s) => s.kind === 'field').map((s) => s.field), ['c']);
   });
 
+  it('read a page nested 10,000 levels deep without overflowing the stack (a recursive walk overflows at 8,000)', () => {
+    const depth = 10_000;
+    const html = `${'<div>'.repeat(depth)}<div itemscope itemtype="https://schema.org/Thing"><meta property="og:title" content="deep"><b itemprop="name">x</b></div>${'</div>'.repeat(depth)}`;
+    const { task: t } = parseTask(task('          name: { microdata: Thing.name }\n          title: { opengraph: og:title }'), 'sd.crawl.yaml');
+    const out = analysePage(t!, { url: 'http://shop.test/', html, rule: t!.rules[0]!, depth: 0 });
+    assert.deepEqual(out.items[0]!.data, { name: 'x', title: 'deep' });
+    assert.deepEqual(structuredDataPaths(html).map((e) => `${e.source}: ${e.path}`), ['microdata: Thing.name', 'opengraph: og:title']);
+  });
+
   it('list nothing on a page without structured data, and skip a broken JSON-LD block', () => {
     assert.deepEqual(structuredDataPaths('<p itemprop="name">x</p><script type="application/ld+json">{ no</script>'), []);
   });

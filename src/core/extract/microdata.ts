@@ -38,40 +38,35 @@ export function typeName(t: string): string {
 /** Every item of the page (nested ones too), in document order. `baseUrl` resolves URL values as the standard does. */
 export function microdataItems(root: AnyNode, baseUrl: string | null): MicrodataItem[] {
   const items: MicrodataItem[] = [];
-  let budget = MAX_ELEMENTS;
-  const itemOf = (el: Element, top: boolean): MicrodataItem => {
+  const newItem = (el: Element): MicrodataItem & { props: [string, MicrodataValue][] } => {
     const types = (el.attribs.itemtype ?? '').split(/\s+/).filter(Boolean).map(typeName);
-    const props: [string, MicrodataValue][] = [];
-    const item: MicrodataItem = { types, props, top };
+    const item = { types, props: [] as [string, MicrodataValue][], top: el.attribs.itemprop === undefined };
     if (items.length < MAX_ITEMS) items.push(item);
-    const walk = (node: AnyNode): void => {
-      if (!('children' in node)) return;
-      for (const child of node.children) {
-        if (!isTag(child) || --budget < 0) continue;
-        const names = (child.attribs.itemprop ?? '').split(/\s+/).filter(Boolean);
-        const nested = child.attribs.itemscope !== undefined;
-        if (names.length > 0) {
-          const value = nested ? itemOf(child, false) : valueOf(child, baseUrl);
-          for (const n of names) props.push([n, value]);
-        } else if (nested) {
-          itemOf(child, true);
-        }
-        // A nested item's own properties are its own, not this item's.
-        if (!nested) walk(child);
-      }
-    };
-    walk(el);
     return item;
   };
-  const find = (node: AnyNode): void => {
+  // Iterative, in document order (pre-order: an element is read when taken from the stack, its children pushed
+  // last-first): a page nested thousands of levels deep must not overflow the stack. Each element comes with the
+  // item whose properties it may carry (the nearest `itemscope` above it).
+  let budget = MAX_ELEMENTS;
+  type Owner = (MicrodataItem & { props: [string, MicrodataValue][] }) | null;
+  const stack: [AnyNode, Owner][] = [];
+  const pushChildren = (node: AnyNode, owner: Owner) => {
     if (!('children' in node)) return;
-    for (const child of node.children) {
-      if (!isTag(child) || --budget < 0) continue;
-      if (child.attribs.itemscope !== undefined) itemOf(child, child.attribs.itemprop === undefined);
-      else find(child);
-    }
+    for (let i = node.children.length - 1; i >= 0; i--) if (isTag(node.children[i]!)) stack.push([node.children[i]!, owner]);
   };
-  find(root);
+  pushChildren(root, null);
+  while (stack.length > 0 && --budget >= 0) {
+    const [node, owner] = stack.pop()!;
+    const el = node as Element;
+    const names = (el.attribs.itemprop ?? '').split(/\s+/).filter(Boolean);
+    const nested = el.attribs.itemscope !== undefined ? newItem(el) : null;
+    if (owner && names.length > 0) {
+      const value = nested ?? valueOf(el, baseUrl);
+      for (const n of names) owner.props.push([n, value]);
+    }
+    // A nested item's own properties are its own, not this item's.
+    pushChildren(el, nested ?? owner);
+  }
   return items;
 }
 

@@ -9,20 +9,19 @@ import { isTag, type AnyNode } from 'domhandler';
 export function openGraphTags(root: AnyNode): [string, string][] {
   const out: [string, string][] = [];
   let budget = 200_000;
-  const walk = (node: AnyNode): void => {
-    if (!('children' in node)) return;
-    for (const child of node.children) {
-      if (!isTag(child) || --budget < 0) continue;
-      if (child.name.toLowerCase() === 'meta') {
-        const key = child.attribs.property ?? child.attribs.name;
-        const content = child.attribs.content;
-        if (key && content !== undefined && KEY.test(key) && out.length < 10_000) out.push([key.toLowerCase(), content]);
-      } else if (child.name.toLowerCase() !== 'script' && child.name.toLowerCase() !== 'style') {
-        walk(child);
-      }
+  // Iterative: a page nested thousands of levels deep must not overflow the stack.
+  const stack: AnyNode[] = [root];
+  while (stack.length > 0 && --budget >= 0) {
+    const node = stack.pop()!;
+    if (isTag(node) && node.name.toLowerCase() === 'meta') {
+      const key = node.attribs.property ?? node.attribs.name;
+      const content = node.attribs.content;
+      if (key && content !== undefined && KEY.test(key) && out.length < 10_000) out.push([key.toLowerCase(), content]);
+      continue;
     }
-  };
-  walk(root);
+    if (isTag(node) && (node.name.toLowerCase() === 'script' || node.name.toLowerCase() === 'style')) continue;
+    if ('children' in node) for (let i = node.children.length - 1; i >= 0; i--) if (isTag(node.children[i]!)) stack.push(node.children[i]!);
+  }
   return out;
 }
 

@@ -71,8 +71,9 @@ function jsonLdEntries(blocks: readonly string[]): StructuredEntry[] {
     }
   }
   const walk = (v: unknown, path: string, depth: number): void => {
+    if (depth > MAX_DEPTH * 4) return;
     if (Array.isArray(v)) {
-      for (const x of v) walk(x, path, depth);
+      for (const x of v) walk(x, path, depth + 1);
       return;
     }
     if (v === null || v === undefined) return;
@@ -81,7 +82,7 @@ function jsonLdEntries(blocks: readonly string[]): StructuredEntry[] {
       return;
     }
     const o = v as Record<string, unknown>;
-    if ('@value' in o) return walk(o['@value'], path, depth);
+    if ('@value' in o) return walk(o['@value'], path, depth + 1);
     if (depth >= MAX_DEPTH) return;
     for (const [k, x] of Object.entries(o)) if (!k.startsWith('@') && KEY.test(k)) walk(x, `${path}.${k}`, depth + 1);
   };
