@@ -1,4 +1,5 @@
-// The crawl preview's webview: toolbar, rendered page with highlights and the picker, items / links / problems.
+// The crawl preview's webview: toolbar, rendered page with highlights and the picker, items / links / problems /
+// the page's structured data.
 // Everything shown that comes from the page or the task file is set as text (never as HTML): this document runs
 // scripts, the page it shows must not. The page itself goes into an iframe sandboxed without allow-scripts,
 // already made inert by the extension; this script reaches into it (same origin through allow-same-origin) to
@@ -21,6 +22,7 @@ import {
   type CellView,
   type HostMessage,
   type PreviewState,
+  type StructuredEntry,
   type SuggestionView,
 } from '../../src/core/designer/protocol';
 
@@ -69,6 +71,8 @@ app.innerHTML = `
       <vscode-tab-panel><div class="tab-body" id="links"></div></vscode-tab-panel>
       <vscode-tab-header slot="header" data-tab="problems">Problems <vscode-badge variant="counter" id="problems-count">0</vscode-badge></vscode-tab-header>
       <vscode-tab-panel><div class="tab-body" id="problems"></div></vscode-tab-panel>
+      <vscode-tab-header slot="header" data-tab="data" title="Structured data the page carries: JSON-LD, microdata, OpenGraph">Data <vscode-badge variant="counter" id="data-count">0</vscode-badge></vscode-tab-header>
+      <vscode-tab-panel><div class="tab-body" id="data"></div></vscode-tab-panel>
     </vscode-tabs>
   </div>
 </vscode-split-layout>`;
@@ -187,6 +191,7 @@ function render(s: PreviewState): void {
     renderLinks(s.analysis);
   }
   renderProblems(s.analysis);
+  renderStructured(s.structured);
   renderHighlightBar(s.analysis);
   applyHighlight(s.analysis);
 }
@@ -435,6 +440,49 @@ function renderProblems(a: AnalysisView | null): void {
   $('problems-count').textContent = String(n);
 }
 
+const SOURCES: readonly { readonly source: StructuredEntry['source']; readonly label: string }[] = [
+  { source: 'jsonld', label: 'JSON-LD' },
+  { source: 'microdata', label: 'Microdata' },
+  { source: 'opengraph', label: 'OpenGraph' },
+];
+
+/** The Data tab: each path of the page's structured data with its value; Add writes it as a field. */
+function renderStructured(entries: readonly StructuredEntry[] | undefined): void {
+  const box = $('data');
+  clear(box);
+  const list = entries ?? [];
+  if (list.length === 0) box.appendChild(el('div', entries ? 'This page carries no JSON-LD, microdata or OpenGraph tags.' : 'No page yet.', 'note'));
+  else box.appendChild(el('div', 'Add writes the path as a field: into the field at the cursor, else as a new field of the item the cursor is in (or of the rule shown).', 'note'));
+  for (const { source, label } of SOURCES) {
+    const rows = list.filter((e) => e.source === source);
+    if (rows.length === 0) continue;
+    const h = el('h3', `${label} `);
+    h.appendChild(el('span', plural(rows.length, 'value'), 'muted'));
+    box.appendChild(h);
+    // Not `items`: what reads the Items tab's tables (tests, the acknowledgement) must not count these.
+    const table = el('table', undefined, 'structured');
+    table.dataset.source = source;
+    for (const e of rows) {
+      const tr = el('tr');
+      const path = el('td');
+      path.appendChild(el('code', e.path));
+      tr.appendChild(path);
+      const value = el('td', e.value, e.value === '' ? 'cell-empty' : undefined);
+      value.title = e.value;
+      tr.appendChild(value);
+      const add = el('td', undefined, 'add');
+      const b = button('Add', 'add', () => post({ type: 'insertField', source: e.source, path: e.path }), true);
+      b.title = `Add as a field: { ${e.source}: ${e.path} }`;
+      add.appendChild(b);
+      tr.appendChild(add);
+      table.appendChild(tr);
+    }
+    box.appendChild(table);
+  }
+  $('data-count').textContent = String(list.length);
+  box.dataset.rows = String(list.length);
+}
+
 function renderHighlightBar(a: AnalysisView | null): void {
   const bar = $('hl-bar');
   clear(bar);
@@ -490,6 +538,18 @@ function renderSuggestion(view: SuggestionView | null, error: string | null): vo
     wrap.appendChild(c);
     bar.appendChild(wrap);
     bar.appendChild(button('Insert', 'insert', () => post({ type: 'insert', selector: alt.sel, all: alt.all }), true));
+  }
+  // The same value from the page's structured data, steadier than the markup: offered as a field of its own.
+  for (const e of view.structured ?? []) {
+    const wrap = el('span', `or ${e.source}: `, 'alt');
+    const c = el('code', e.path);
+    c.title = e.value;
+    wrap.appendChild(c);
+    bar.appendChild(wrap);
+    const add = button('Add', 'add', () => post({ type: 'insertField', source: e.source, path: e.path }), true);
+    add.title = `Add as a field: { ${e.source}: ${e.path} }`;
+    add.classList.add('add-structured');
+    bar.appendChild(add);
   }
   bar.hidden = false;
 }
@@ -576,7 +636,8 @@ function applyHighlight(a: AnalysisView | null): void {
 
 function acknowledge(): void {
   const rows = Number($('items').dataset.rows ?? '0');
-  post({ type: 'rendered', seq, rows, highlighted: frameReady ? highlighted.length : 0, frame: frameReady ? frameKey : '' });
+  const data = Number($('data').dataset.rows ?? '0');
+  post({ type: 'rendered', seq, rows, highlighted: frameReady ? highlighted.length : 0, frame: frameReady ? frameKey : '', data });
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -27,6 +27,9 @@ function fieldSpec(task: CrawlTask, type: string, field: string): FieldSpec | un
 function describe(f: FieldSpec | undefined): string {
   if (!f) return 'not in the task file now';
   if (f.page) return `page: ${f.page}`;
+  if (f.jsonld) return `jsonld: ${[f.jsonld.type, ...f.jsonld.path].join('.')}`;
+  if (f.microdata) return `microdata: ${[f.microdata.type, ...f.microdata.path].join('.')}`;
+  if (f.opengraph) return `opengraph: ${f.opengraph}`;
   if (f.selector === null) return f.attr ? `attr ${f.attr} of the item` : 'the item itself';
   return `selector '${f.selector}'${f.attr ? ` attr ${f.attr}` : ''}`;
 }

@@ -243,7 +243,7 @@ describe('designer core', () => {
       const field = 'rules:\n  - name: a\n    items:\n      - type: t\n        fields:\n          price:\n            sel';
       const c3 = completionContext(field, field.length)!;
       assert.deepEqual(c3.path, ['rules', 0, 'items', 0, 'fields', 'price']);
-      assert.deepEqual(keyCompletions(c3.path, c3.siblings).map((k) => k.key), ['selector', 'page', 'jsonld', 'attr', 'html', 'all', 'trim', 'regex', 'url', 'required']);
+      assert.deepEqual(keyCompletions(c3.path, c3.siblings).map((k) => k.key), ['selector', 'page', 'jsonld', 'microdata', 'opengraph', 'attr', 'html', 'all', 'trim', 'regex', 'url', 'required']);
       const flow = 'rules:\n  - name: a\n    follow:\n      - { selector: a, ';
       const c4 = completionContext(flow, flow.length)!;
       assert.deepEqual(c4.path, ['rules', 0, 'follow', 0]);

@@ -1,3 +1,5 @@
+import { isMap, isScalar, isSeq, parseDocument, type Node, type YAMLMap } from 'yaml';
+import type { StructuredSource } from '../extract/structuredData';
 import { selectorSites, siteAt, siteLabel } from './sites';
 
 // Where "Insert" writes a picked selector, as a text edit: over the selector of the field (or follow rule, or
@@ -74,4 +76,83 @@ function emptyFieldAt(text: string, cursor: number): string | null {
 function isInsideFlowOrMap(text: string, offset: number): boolean {
   const lineStart = text.lastIndexOf('\n', offset - 1) + 1;
   return /selector\s*:\s*$/.test(text.slice(lineStart, offset));
+}
+
+/** A structured-data path as YAML: plain where it reads the same (`og:title` too, inside a flow mapping), else quoted. */
+function pathScalar(path: string): string {
+  return /^[A-Za-z_][A-Za-z0-9_.:-]*$/.test(path) && !path.endsWith(':') ? path : yamlScalar(path, 'double', true);
+}
+
+/** A field name for a path: its last part (`Product.offers.price` → `price`, `product:price:amount` → `price_amount`). */
+export function fieldNameFor(source: StructuredSource, path: string): string {
+  const parts = path.split(source === 'opengraph' ? ':' : '.').filter(Boolean);
+  const tail = source === 'opengraph' && parts.length > 2 ? parts.slice(-2).join('_') : parts[parts.length - 1] ?? 'value';
+  const name = tail.replace(/[^A-Za-z0-9_]/g, '_').replace(/^([0-9])/, '_$1').slice(0, 60);
+  return name || 'value';
+}
+
+/**
+ * The edit that makes a field read `path` of the page's structured data (`{ jsonld: Product.offers.price }`): the
+ * field the cursor is in gets it as its value; else, with the cursor in an item, a new field is added after that
+ * item's last one; else after the last field of the first item of `rule` (the rule the preview shows); else it is
+ * written at the cursor.
+ */
+export function planFieldInsert(text: string, cursor: number, source: StructuredSource, path: string, rule: string | null = null): InsertPlan {
+  const value = `{ ${source}: ${pathScalar(path)} }`;
+  const doc = parseDocument(text, { uniqueKeys: false });
+  const rules = isMap(doc.contents) ? doc.contents.get('rules', true) : null;
+  let ruleItem: YAMLMap | null = null;
+  for (const r of isSeq(rules) ? rules.items : []) {
+    const items = isMap(r) ? r.get('items', true) : null;
+    if (rule !== null && isMap(r) && r.get('name') === rule && isSeq(items) && isMap(items.items[0])) ruleItem ??= items.items[0];
+    for (const item of isSeq(items) ? items.items : []) {
+      const span = (item as Node).range;
+      if (!isMap(item) || !span || cursor < span[0] || cursor > span[1]) continue;
+      const fields = item.get('fields', true);
+      if (!isMap(fields)) break;
+      for (const p of fields.items) {
+        const k = (p.key as Node | null)?.range;
+        if (!isScalar(p.key) || !k) continue;
+        const v = (p.value as Node | null)?.range;
+        // A key with no value yet (`price:`) ends with its line.
+        const lineEnd = text.indexOf('\n', k[1]) < 0 ? text.length : text.indexOf('\n', k[1]);
+        const end = v && p.value && !(isScalar(p.value) && p.value.value === null) ? trimmedEnd(text, v[1]) : lineEnd;
+        if (cursor < k[0] || cursor > Math.max(end, k[1])) continue;
+        const colon = text.indexOf(':', k[1]);
+        if (colon < 0) break;
+        return { start: colon + 1, end: Math.max(end, colon + 1), text: ` ${value}`, target: `field ${String(p.key.value)}` };
+      }
+      const added = appendField(text, fields, source, path, value);
+      if (added) return added;
+      break;
+    }
+  }
+  const fields = ruleItem?.get('fields', true);
+  const added = isMap(fields) ? appendField(text, fields, source, path, value) : null;
+  if (added) return added;
+  const field = emptyFieldAt(text, cursor);
+  return { start: cursor, end: cursor, text: (field && text[cursor - 1] === ':' ? ' ' : '') + value, target: field ? `field ${field}` : 'the cursor' };
+}
+
+/** A new field after the last one of a block `fields:` mapping, named by the path (never a name it has), or null. */
+function appendField(text: string, fields: YAMLMap, source: StructuredSource, path: string, value: string): InsertPlan | null {
+  const last = fields.items[fields.items.length - 1];
+  const lastKey = (last?.key as Node | null)?.range;
+  if (fields.flow || !last || !lastKey) return null;
+  const names = new Set(fields.items.map((p) => (isScalar(p.key) ? String(p.key.value) : '')));
+  const base = fieldNameFor(source, path);
+  let name = base;
+  for (let i = 2; names.has(name); i++) name = `${base}${i}`;
+  const lineStart = text.lastIndexOf('\n', lastKey[0] - 1) + 1;
+  const indent = text.slice(lineStart, lastKey[0]).replace(/[^ \t]/g, ' ');
+  const lastEnd = trimmedEnd(text, (last.value as Node | null)?.range?.[1] ?? lastKey[1]);
+  let at = text.indexOf('\n', Math.max(lastEnd - 1, lastKey[1]));
+  if (at < 0) at = text.length;
+  return { start: at, end: at, text: `\n${indent}${name}: ${value}`, target: `field ${name}` };
+}
+
+/** Where a node's text ends: a block collection's range runs on over the line break and the next line's indent. */
+function trimmedEnd(text: string, end: number): number {
+  while (end > 0 && /\s/.test(text[end - 1]!)) end--;
+  return end;
 }

@@ -3,6 +3,9 @@
 // untrusted input: parseWebviewMessage checks type and fields before the extension acts on it.
 
 import type { SelectorSuggestion } from '../extract/suggest';
+import type { StructuredEntry, StructuredSource } from '../extract/structuredData';
+
+export type { StructuredEntry, StructuredSource };
 
 export type CellState = 'ok' | 'empty' | 'missing';
 
@@ -174,6 +177,11 @@ export interface PreviewState {
   /** How the page was fetched when not plainly: "logged in (session), through proxy socks5://host:1080". */
   readonly access: string | null;
   readonly analysis: AnalysisView | null;
+  /**
+   * The structured data the page carries (JSON-LD, microdata, OpenGraph) as the paths a field reads it by, with
+   * their values: the preview's Data tab lists them and adds one as a field (`insertField`). Absent: no page.
+   */
+  readonly structured?: readonly StructuredEntry[];
 }
 
 /** What the picker shows after a click. */
@@ -182,6 +190,8 @@ export interface SuggestionView {
   readonly suggestion: SelectorSuggestion;
   /** Where Insert will write, e.g. `book.title` or "at the cursor". */
   readonly target: string;
+  /** Paths of the page's structured data whose value the element shows: offered beside the selector. */
+  readonly structured?: readonly StructuredEntry[];
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -207,10 +217,12 @@ export type WebviewMessage =
   | { readonly type: 'setBrowser'; readonly on: boolean }
   | { readonly type: 'pick'; readonly index: number }
   | { readonly type: 'insert'; readonly selector: string; readonly all: boolean }
+  /** A structured-data path from the Data tab, to add as a field (`{ jsonld: Product.offers.price }`). */
+  | { readonly type: 'insertField'; readonly source: StructuredSource; readonly path: string }
   | { readonly type: 'copy'; readonly text: string }
   | { readonly type: 'saveFixture' }
   /** The webview applied state `seq`: what it shows, so tests can assert on the screen, not on what was sent. */
-  | { readonly type: 'rendered'; readonly seq: number; readonly rows: number; readonly highlighted: number; readonly frame: string };
+  | { readonly type: 'rendered'; readonly seq: number; readonly rows: number; readonly highlighted: number; readonly frame: string; readonly data?: number };
 
 const MAX_URL_CHARS = 2048;
 const MAX_SELECTOR_CHARS = 1000;
@@ -269,11 +281,19 @@ export function parseWebviewMessage(raw: unknown): WebviewMessage | null {
       return onlyKeys(m, ['type', 'selector', 'all']) && shortText(m.selector, MAX_SELECTOR_CHARS) && !/[\r\n]/.test(m.selector) && typeof m.all === 'boolean'
         ? { type: 'insert', selector: m.selector, all: m.all }
         : null;
-    case 'rendered':
-      return onlyKeys(m, ['type', 'seq', 'rows', 'highlighted', 'frame']) && [m.seq, m.rows, m.highlighted].every((n) => Number.isSafeInteger(n) && (n as number) >= 0) &&
-        typeof m.frame === 'string' && m.frame.length <= 64
-        ? { type: 'rendered', seq: m.seq as number, rows: m.rows as number, highlighted: m.highlighted as number, frame: m.frame }
+    case 'insertField':
+      return onlyKeys(m, ['type', 'source', 'path']) && (m.source === 'jsonld' || m.source === 'microdata' || m.source === 'opengraph') &&
+        shortText(m.path, 500) && /^[A-Za-z_@][A-Za-z0-9_.:@-]*$/.test(m.path)
+        ? { type: 'insertField', source: m.source, path: m.path }
         : null;
+    case 'rendered': {
+      // `data`: the rows of the Data tab (structured data), counted like `rows` for the tests' view of the screen.
+      const data = m.data === undefined ? undefined : Number.isSafeInteger(m.data) && (m.data as number) >= 0 ? (m.data as number) : null;
+      return onlyKeys(m, ['type', 'seq', 'rows', 'highlighted', 'frame', 'data']) && [m.seq, m.rows, m.highlighted].every((n) => Number.isSafeInteger(n) && (n as number) >= 0) &&
+        typeof m.frame === 'string' && m.frame.length <= 64 && data !== null
+        ? { type: 'rendered', seq: m.seq as number, rows: m.rows as number, highlighted: m.highlighted as number, frame: m.frame, ...(data !== undefined ? { data } : {}) }
+        : null;
+    }
     case 'copy':
       return onlyKeys(m, ['type', 'text']) && shortText(m.text, MAX_SELECTOR_CHARS) ? { type: 'copy', text: m.text } : null;
     default:

@@ -94,8 +94,9 @@ export function selectorSites(text: string): SelectorSite[] {
         if (!isPair(p) || !isScalar(p.key)) continue;
         const name = String(p.key.value);
         const entry = pairSpan(p as Pair);
-        // `page: url` reads the page, no element: nothing to highlight or pick (the cursor there selects the item).
-        if (isMap(p.value) && pairNamed(p.value, 'page')) continue;
+        // `page: url` and structured data (`jsonld:`, `microdata:`, `opengraph:`) read the page, no element: nothing
+        // to highlight or pick (the cursor there selects the item).
+        if (isMap(p.value) && ['page', 'jsonld', 'microdata', 'opengraph'].some((k) => pairNamed(p.value as YAMLMap, k))) continue;
         if (isMap(p.value)) {
           const sel = scalarSite(valueOf(p.value, 'selector'));
           const all = isScalar(valueOf(p.value, 'all')) && (valueOf(p.value, 'all') as { value: unknown }).value === true;

@@ -9,6 +9,9 @@ import { HtmlPage, nodeOf } from './dom';
 import { firstJson, JsonPage, jsonText, queryJson } from './json';
 import { findIn, findInDocument } from './select';
 import { jsonLdNodes, jsonLdValues } from './jsonld';
+import { microdataItems, microdataValues, type MicrodataItem } from './microdata';
+import { openGraphTags, openGraphValues } from './opengraph';
+import { jsonLdBlocks } from './structuredData';
 
 // Extraction is a pure function of (page, page URL, rule): the workers and the designer preview call this same
 // code, so what the preview shows is what a crawl stores. A page is HTML (CSS selectors) or a JSON response
@@ -58,9 +61,37 @@ export interface PageFacts {
 
 /**
  * The facts with the name of the rule extracting the page: everything a `page:` field can take; and the page's
- * JSON-LD nodes, read once on first use (`jsonld:` fields).
+ * structured data (JSON-LD nodes, microdata items, OpenGraph tags), each read once on first use.
  */
-type PageAt = PageFacts & { readonly rule: string; readonly jsonld: () => readonly Record<string, unknown>[] };
+type PageAt = PageFacts & { readonly rule: string; readonly structured: StructuredReaders };
+
+interface StructuredReaders {
+  readonly jsonld: () => readonly Record<string, unknown>[];
+  readonly microdata: () => readonly MicrodataItem[];
+  readonly opengraph: () => readonly (readonly [string, string])[];
+}
+
+const NO_STRUCTURED: StructuredReaders = { jsonld: () => [], microdata: () => [], opengraph: () => [] };
+
+/** Lazy readers of a page's structured data: a page whose fields read none pays nothing. */
+function structuredReaders(html: HtmlPage, baseUrl: string): StructuredReaders {
+  let nodes: Record<string, unknown>[] | null = null;
+  let items: MicrodataItem[] | null = null;
+  let tags: [string, string][] | null = null;
+  return {
+    jsonld: () => (nodes ??= jsonLdNodes(jsonLdBlocks(html))),
+    microdata: () => (items ??= microdataItems(html.root, baseUrl)),
+    opengraph: () => (tags ??= openGraphTags(html.root)),
+  };
+}
+
+/** A structured-data field's texts (first only unless `all`), or null when the field reads elements. */
+function structuredTexts(field: FieldSpec, at: PageAt | undefined, all: boolean): string[] | null {
+  if (field.jsonld) return at ? jsonLdValues(at.structured.jsonld(), field.jsonld, all) : [];
+  if (field.microdata) return at ? microdataValues(at.structured.microdata(), field.microdata, all) : [];
+  if (field.opengraph) return at ? openGraphValues(at.structured.opengraph(), field.opengraph, all) : [];
+  return null;
+}
 
 export interface Extraction {
   readonly items: ExtractedItem[];
@@ -131,11 +162,10 @@ function jsonReader(page: JsonPage): Reader<unknown> {
 /** `pageUrl`: the page's facts, or only its URL after redirects (its `page:` fields then know no status or time). */
 export function extractPage(page: string | HtmlPage | JsonPage, pageUrl: string | PageFacts, rule: PageRule): Extraction {
   const facts: PageFacts = typeof pageUrl === 'string' ? { url: pageUrl, finalUrl: pageUrl, status: null, fetchedAt: null } : pageUrl;
-  if (page instanceof JsonPage) return extractWith(jsonReader(page), null, facts.finalUrl, rule, { ...facts, rule: rule.name, jsonld: () => [] });
+  if (page instanceof JsonPage) return extractWith(jsonReader(page), null, facts.finalUrl, rule, { ...facts, rule: rule.name, structured: NO_STRUCTURED });
   const html = typeof page === 'string' ? HtmlPage.parse(page) : page;
-  let nodes: Record<string, unknown>[] | null = null;
-  const jsonld = () => (nodes ??= jsonLdNodes(findInDocument(html, 'script[type="application/ld+json" i]').map((el) => nodeOf(el).html() ?? '')));
-  return extractWith(htmlReader(html), html, resolveBase(html, facts.finalUrl), rule, { ...facts, rule: rule.name, jsonld });
+  const base = resolveBase(html, facts.finalUrl);
+  return extractWith(htmlReader(html), html, base, rule, { ...facts, rule: rule.name, structured: structuredReaders(html, base) });
 }
 
 function extractWith<N>(reader: Reader<N>, html: HtmlPage | null, baseUrl: string, rule: PageRule, at: PageAt): Extraction {
@@ -200,8 +230,9 @@ function collectLinks<N>(reader: Reader<N>, html: HtmlPage | null, f: FollowSpec
 function requestValues<N>(reader: Reader<N>, specs: readonly FieldSpec[], baseUrl: string, at: PageAt): Record<string, TemplateValue>[] {
   let sets: Record<string, TemplateValue>[] = [{}];
   for (const spec of specs) {
-    if (spec.page || spec.jsonld) {
-      const text = spec.page ? pageValue(spec.page, at) : (jsonLdValues(at.jsonld(), spec.jsonld!, false)[0] ?? null);
+    const structured = structuredTexts(spec, at, false);
+    if (spec.page || structured) {
+      const text = spec.page ? pageValue(spec.page, at) : (structured![0] ?? null);
       const v = text === null ? null : finishValue(text, spec, baseUrl);
       if (v === null || v === '') return [];
       sets = sets.map((set) => ({ ...set, [spec.name]: v }));
@@ -310,9 +341,10 @@ function fieldValue<N>(reader: Reader<N>, scope: N, field: FieldSpec, baseUrl: s
   };
   // A fact about the page, not an element's: the same clean-up applies (a regex picks an id out of the URL).
   if (field.page) return finish(at ? pageValue(field.page, at) : null);
-  // Structured data of the page (JSON-LD), wherever the item's scope is: the same clean-up as any field's.
-  if (field.jsonld) {
-    const texts = at ? jsonLdValues(at.jsonld(), field.jsonld, field.all) : [];
+  // Structured data of the page (JSON-LD, microdata, OpenGraph), wherever the item's scope is: the same clean-up
+  // as any field's.
+  const texts = structuredTexts(field, at, field.all);
+  if (texts) {
     if (field.all) return texts.map(finish).filter((v): v is string => v !== null);
     return finish(texts[0] ?? null);
   }

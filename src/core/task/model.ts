@@ -5,6 +5,7 @@ import type { NotifySpec } from '../history/notify';
 import type { FieldRegex } from './fieldRegex';
 import type { Since } from '../sitemap/lastmod';
 import type { JsonLdPath } from '../extract/jsonld';
+import type { MicrodataPath } from '../extract/microdata';
 
 /**
  * What a field can take from the page itself instead of its elements (`page: url`), as Scrapy items carry
@@ -25,6 +26,10 @@ export interface FieldSpec {
    * `page`, `selector`, `attr` and `html` are then absent; `all`, `regex` and `url` apply. Absent: not a JSON-LD field.
    */
   readonly jsonld?: JsonLdPath | null;
+  /** The same from the page's microdata (`microdata: Product.offers.price`: itemtype, then itemprops). */
+  readonly microdata?: MicrodataPath | null;
+  /** The same from the page's `<meta property>` tags (`opengraph: og:title`), the key in lower case. */
+  readonly opengraph?: string | null;
   /**
    * A CSS selector, or a JSONPath (it starts with `$`: see isJsonPath) into a JSON response. Null: the scope
    * element (or JSON value) itself.

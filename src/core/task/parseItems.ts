@@ -1,5 +1,7 @@
 import { isJsonPath, type FieldSpec, type FollowSpec, type ItemSpec } from './model';
 import { parseJsonLdPath, type JsonLdPath } from '../extract/jsonld';
+import { parseMicrodataPath, type MicrodataPath } from '../extract/microdata';
+import { parseOpenGraphKey } from '../extract/opengraph';
 import { compileFieldRegex, type FieldRegex } from './fieldRegex';
 import { REQUEST_KEYS, requestTemplate } from './requests';
 import type { Checker } from './checker';
@@ -36,14 +38,32 @@ function buildField(name: string, f: RawField, fpath: Path, inScope: boolean, c:
     }
   }
   let jsonld: JsonLdPath | null = null;
+  let microdata: MicrodataPath | null = null;
+  let opengraph: string | null = null;
+  const sources = (['jsonld', 'microdata', 'opengraph'] as const).filter((k) => spec[k] !== undefined);
   if (spec.jsonld !== undefined) {
     const parsed = parseJsonLdPath(spec.jsonld);
     if (typeof parsed === 'string') diags.atPath([...fpath, 'jsonld'], parsed);
     else jsonld = parsed;
+  }
+  if (spec.microdata !== undefined) {
+    const parsed = parseMicrodataPath(spec.microdata);
+    if (typeof parsed === 'string') diags.atPath([...fpath, 'microdata'], parsed);
+    else microdata = parsed;
+  }
+  if (spec.opengraph !== undefined) {
+    const parsed = parseOpenGraphKey(spec.opengraph);
+    if (typeof parsed !== 'string') diags.atPath([...fpath, 'opengraph'], parsed.error);
+    else opengraph = parsed;
+  }
+  if (sources.length > 0) {
+    const source = sources[0]!;
+    const what = { jsonld: 'JSON-LD', microdata: 'microdata', opengraph: 'OpenGraph tags' }[source];
     // Read from the page's structured data, not an element: what picks or reads an element has nothing to act on.
     for (const k of ['selector', 'attr', 'html', 'page'] as const) {
-      if (spec[k] !== undefined) diags.atPath(fpath, `'${k}' does not go with 'jsonld: ${spec.jsonld}', which reads the page's JSON-LD, not an element: remove one of them`, 'error', k);
+      if (spec[k] !== undefined) diags.atPath(fpath, `'${k}' does not go with '${source}: ${spec[source]}', which reads the page's ${what}, not an element: remove one of them`, 'error', k);
     }
+    for (const k of sources.slice(1)) diags.atPath(fpath, `'${k}' does not go with '${source}: ${spec[source]}': a field reads one source, remove one of them`, 'error', k);
   } else if (spec.page !== undefined) {
     // A page field reads the page, not an element: what picks or reads an element has nothing to act on.
     for (const k of ['selector', 'attr', 'html', 'all'] as const) {
@@ -62,6 +82,8 @@ function buildField(name: string, f: RawField, fpath: Path, inScope: boolean, c:
     name,
     page: spec.page ?? null,
     ...(jsonld ? { jsonld } : {}),
+    ...(microdata ? { microdata } : {}),
+    ...(opengraph ? { opengraph } : {}),
     selector: spec.selector ?? null,
     attr: spec.attr ?? null,
     html: spec.html ?? false,

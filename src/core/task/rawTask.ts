@@ -5,7 +5,7 @@ import type { RawRequestParts } from './requests';
 // A task file as the YAML parses it, once the JSON schema has checked its shape (crawl-task.schema.json): what
 // the parse's semantic checks walk and turn into a CrawlTask (model.ts).
 
-export type RawField = string | { selector?: string; page?: PageValue; jsonld?: string; attr?: string; html?: boolean; all?: boolean; trim?: boolean; regex?: string; url?: boolean; required?: boolean };
+export type RawField = string | { selector?: string; page?: PageValue; jsonld?: string; microdata?: string; opengraph?: string; attr?: string; html?: boolean; all?: boolean; trim?: boolean; regex?: string; url?: boolean; required?: boolean };
 export interface RawItem { type: string; scope?: string; key?: string[]; fields: Record<string, RawField> }
 export interface RawFollow extends RawRequestParts { selector?: string; attr?: string; form?: string; values?: Record<string, RawField>; to?: string; priority?: number }
 export interface RawRule { name: string; match?: string[]; follow?: RawFollow[]; items?: RawItem[]; browser?: RawBrowser; request?: { headers?: Record<string, string> }; format?: 'json' | 'html' }

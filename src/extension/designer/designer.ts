@@ -2,7 +2,8 @@ import { dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 import { formatTestReport, type TaskTestReport } from '../../core/designer/fixtures';
 import { saveFixture, testTask } from '../../workspace/fixtureStore';
-import { planInsert } from '../../core/designer/insert';
+import { planFieldInsert, planInsert, type InsertPlan } from '../../core/designer/insert';
+import type { StructuredSource } from '../../core/extract/structuredData';
 import { chooseRule } from '../../core/designer/preview';
 import { scaffoldTask, taskName } from '../../core/designer/scaffold';
 import { proposeFollows, type FollowProposals } from '../../core/designer/followProposals';
@@ -129,16 +130,27 @@ class Designer implements PanelHost, vscode.Disposable {
   }
 
   async insert(panel: PreviewPanel, selector: string, all: boolean): Promise<string | null> {
+    return this.applyPlan(panel, (text, cursor) => planInsert(text, cursor, selector, { all }));
+  }
+
+  async insertField(panel: PreviewPanel, source: StructuredSource, path: string): Promise<string | null> {
+    // A field added after the cursor (a new field of its item) leaves the cursor where it was, so the next Add adds
+    // another field rather than replacing this one.
+    return this.applyPlan(panel, (text, cursor) => planFieldInsert(text, cursor, source, path, panel.rule), (plan, cursor) => plan.start <= cursor);
+  }
+
+  private async applyPlan(panel: PreviewPanel, planFor: (text: string, cursor: number) => InsertPlan, follow: (plan: InsertPlan, cursor: number) => boolean = () => true): Promise<string | null> {
     const doc = panel.document ?? (await vscode.workspace.openTextDocument(panel.uri));
     const editor = vscode.window.visibleTextEditors.find((e) => e.document === doc);
     const cursor = panel.cursor ?? (editor ? doc.offsetAt(editor.selection.active) : doc.getText().length);
-    const plan = planInsert(doc.getText(), cursor, selector, { all });
+    const plan = planFor(doc.getText(), cursor);
     const edit = new vscode.WorkspaceEdit();
     edit.replace(doc.uri, new vscode.Range(doc.positionAt(plan.start), doc.positionAt(plan.end)), plan.text);
     if (!(await vscode.workspace.applyEdit(edit))) {
       void vscode.window.showWarningMessage(`Could not insert into ${vscode.workspace.asRelativePath(doc.uri)}.`);
       return null;
     }
+    if (!follow(plan, cursor)) return plan.target;
     // Keep the cursor in what was written, so the preview highlights the new selector's matches.
     const end = doc.positionAt(plan.start + plan.text.length);
     if (editor) editor.selection = new vscode.Selection(end, end);

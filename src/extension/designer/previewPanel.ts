@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
-import { highlightSite, originOf, pageForFrame, suggestFor } from '../../core/designer/page';
+import { highlightSite, originOf, pageForFrame, suggestFor, type PreparedPage } from '../../core/designer/page';
+import { structuredDataPaths, structuredMatches, type StructuredEntry, type StructuredSource } from '../../core/extract/structuredData';
 import { chooseRule, computePreview, type PreviewRequest } from '../../core/designer/preview';
 import { bodyLabel } from '../../core/request/body';
 import { buildRequest, requestKey } from '../../core/request/build';
@@ -35,6 +36,8 @@ export interface PanelHost {
   readonly extensionUri: vscode.Uri;
   /** Where Insert writes: applies the edit to the task document. */
   insert(panel: PreviewPanel, selector: string, all: boolean): Promise<string | null>;
+  /** Adds a field reading a path of the page's structured data (the Data tab): the edit, or null. */
+  insertField(panel: PreviewPanel, source: StructuredSource, path: string): Promise<string | null>;
   /** The preview showed `url` with `rule`: the editor re-checks that rule's selectors on it. */
   pageShown(panel: PreviewPanel): void;
   saveFixture(panel: PreviewPanel): Promise<unknown>;
@@ -60,7 +63,7 @@ export interface PanelSnapshot {
   readonly frameKey: string;
   readonly frameBytes: number;
   /** The last `rendered` acknowledgement from the webview. */
-  readonly rendered: { readonly seq: number; readonly rows: number; readonly highlighted: number; readonly frame: string } | null;
+  readonly rendered: { readonly seq: number; readonly rows: number; readonly highlighted: number; readonly frame: string; readonly data?: number } | null;
   readonly lastInsert: { readonly selector: string; readonly target: string } | null;
   /** The last edit-triggered update: from the document change event to the state posted (debounce included). */
   readonly lastEditUpdateMs: number | null;
@@ -228,6 +231,16 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
         }
         return;
       }
+      case 'insertField': {
+        const target = await this.host.insertField(this, msg.source, msg.path);
+        if (target !== null) {
+          const written = `${msg.source}: ${msg.path}`;
+          this.lastInsert = { selector: written, target };
+          this.post({ type: 'inserted', selector: written, target });
+          this.fire();
+        }
+        return;
+      }
       case 'copy':
         await vscode.env.clipboard.writeText(msg.text);
         return;
@@ -235,7 +248,7 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
         await this.host.saveFixture(this);
         return;
       case 'rendered':
-        this.rendered = { seq: msg.seq, rows: msg.rows, highlighted: msg.highlighted, frame: msg.frame };
+        this.rendered = { seq: msg.seq, rows: msg.rows, highlighted: msg.highlighted, frame: msg.frame, ...(msg.data !== undefined ? { data: msg.data } : {}) };
         this.fire();
         return;
     }
@@ -499,7 +512,8 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
       this.post({ type: 'suggestion', view: null, error: 'That element is not on the analysed page.' });
       return null;
     }
-    this.suggestion = { index, suggestion, target: site ? siteLabel(site) : 'the cursor' };
+    const structured = this.structuredShown(page, index);
+    this.suggestion = { index, suggestion, target: site ? siteLabel(site) : 'the cursor', ...(structured.length ? { structured } : {}) };
     this.post({ type: 'suggestion', view: this.suggestion, error: null });
     this.fire();
     return this.suggestion;
@@ -534,8 +548,36 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
       sitemap: this.sitemapView,
       access: this.accessNote,
       analysis: this.analysis,
+      ...(this.loaded && !this.loaded.page.json ? { structured: this.structuredData(this.loaded.page) } : {}),
     };
   }
+
+  /** The structured data paths whose value the element `index` shows (its text, a value attribute, a URL). */
+  private structuredShown(page: PreparedPage, index: number): StructuredEntry[] {
+    const el = page.elements[index];
+    if (!el || page.json) return [];
+    const attrs: string[] = [];
+    for (const name of ['content', 'href', 'src', 'datetime', 'value']) {
+      const v = el.attribs[name];
+      if (v === undefined) continue;
+      attrs.push(v);
+      if (name === 'href' || name === 'src') {
+        try {
+          attrs.push(new URL(v, page.finalUrl).href);
+        } catch {
+          // Not a URL: the raw value is matched alone.
+        }
+      }
+    }
+    return structuredMatches(this.structuredData(page), { text: page.$(el).text(), attrs });
+  }
+
+  /** The page's structured data paths, read once per page shown. */
+  private structuredData(page: PreparedPage): readonly StructuredEntry[] {
+    if (this.structuredOf?.page !== page) this.structuredOf = { page, entries: structuredDataPaths(page.html, page.finalUrl) };
+    return this.structuredOf.entries;
+  }
+  private structuredOf: { readonly page: PreparedPage; readonly entries: readonly StructuredEntry[] } | null = null;
 
   private browserOn(): boolean {
     if (this.browserChoice !== null) return this.browserChoice;
