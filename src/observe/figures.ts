@@ -10,7 +10,8 @@ import type { CrawlStats, JobCounts, RunInfo } from '../frontier/types';
 //   (BullMQ keeps only the newest finished jobs, and a skipped job is a "completed" one to it).
 // - Pages that can still make work (waiting in the compact frontier, or jobs waiting, prioritized, active, delayed)
 //   are read by taskStatus.ts's readJobCounts() only; a page in the frontier counts as waiting (issue 19).
-// - Rates are pages finished (fetched, skipped or failed) per second over the last RATE_WINDOW_MS.
+// - Rates are pages finished (fetched, skipped or failed) per second over the last RATE_WINDOW_MS of the run's
+//   metric history, named with their window (rateWindowText); taskFigures.ts gives them to every view.
 
 /** What the queue is counted from: the jobs, and the pages waiting in the compact frontier (not jobs yet). */
 export type QueueCounts = Pick<JobCounts, 'frontier' | 'waiting' | 'prioritized' | 'active' | 'delayed'>;
@@ -89,32 +90,16 @@ export function runElapsedMs(run: Pick<RunInfo, 'startedAt' | 'finishedAt'> & Pa
   return Math.max(0, end - run.startedAt - (run.pausedMs ?? 0) - idleNow);
 }
 
-/** How many pages a second, over a window: every rate a view shows (status bar, CLI, dashboard, workers) is this one. */
-export const RATE_WINDOW_MS = 5_000;
-
 /**
- * Pages finished per second over the last RATE_WINDOW_MS, from a running total sampled now and then. The status
- * bar's "p/s", the CLI's "pages/s" and each worker's rate all count finished pages (fetched, skipped or failed):
- * a worker whose pages all failed showed "0.0 jobs/s" beside a status bar at 3.2 p/s.
+ * How many pages a second, over a window: every rate a view shows of a running task (status bar, CLI, dashboard,
+ * monitor, and the ETA they give) is over this one, and says so (rateLabel). 30 s, not 5: a 5 s rate swung from 0.4
+ * to 1.0 from one view to the next on a loaded machine, and an ETA divided by it swung with it (issue 32, item 3).
  */
-export class RateMeter {
-  private readonly points: { t: number; n: number }[] = [];
+export const RATE_WINDOW_MS = 30_000;
 
-  constructor(private readonly windowMs = RATE_WINDOW_MS) {}
-
-  /** Records the total at time t (ms) and returns the rate. A total that went down (a new run) starts again. */
-  push(t: number, total: number): number {
-    const last = this.points[this.points.length - 1];
-    if (last && (total < last.n || t < last.t)) this.points.length = 0;
-    this.points.push({ t, n: total });
-    // Keep one point at or before the window's start, so the window is always covered.
-    while (this.points.length > 2 && this.points[1]!.t <= t - this.windowMs) this.points.shift();
-    return this.rate();
-  }
-
-  rate(): number {
-    return rateOver(this.points, this.windowMs);
-  }
+/** A rate's window in words, for every label: "last 30 s", or "average over the run" once it is over. */
+export function rateWindowText(basis: 'recent' | 'run', windowMs = RATE_WINDOW_MS): string {
+  return basis === 'run' ? 'average over the run' : `last ${Math.round(windowMs / 1000)} s`;
 }
 
 /** The rate of a running total over the last `windowMs` of its points (oldest first), 0 with fewer than two. */

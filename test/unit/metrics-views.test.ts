@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dashboardData, downsample, WorkerRates } from '../../src/extension/dashboard/data';
 import { crawlEndMessage, crawlFinishedMessage } from '../../src/run/endMessage';
-import { describeAttempts, describeQueue, finishedPages, groupLabel, queuedJobs, RateMeter, runElapsedMs, waitingPages, WAITING_GROUPS } from '../../src/observe/figures';
+import { describeAttempts, describeQueue, finishedPages, groupLabel, queuedJobs, runElapsedMs, waitingPages, WAITING_GROUPS } from '../../src/observe/figures';
 import { runInfoOf } from '../../src/frontier/partitions';
 import { JOB_STATES } from '../../src/extension/explorer/jobStates';
 import { parseDashboardMessage } from '../../src/extension/dashboard/messages';
@@ -157,16 +157,6 @@ describe('figures every view shows the same way', () => {
     const at = (now: number) => dashboardData(task, { ...base, at: now, run: { run: 'r1', state: run.state, startedAt: run.startedAt, finishedAt: run.finishedAt } }, new WorkerRates(), 'h').run!.elapsedMs;
     assert.equal(at(10_000), 9_000);
     assert.equal(at(11_000), 10_000);
-  });
-
-  it('measures pages/s over the last seconds, and starts again on a new run', () => {
-    const m = new RateMeter(5_000);
-    assert.equal(m.push(0, 0), 0);
-    m.push(1_000, 4);
-    assert.equal(m.push(2_000, 8), 4);
-    for (let t = 3_000; t <= 10_000; t += 1_000) m.push(t, 8 + (t - 2_000) / 500);
-    assert.equal(m.rate(), 2);
-    assert.equal(m.push(11_000, 1), 0, 'a total that went down is a new run');
   });
 
   it('says in the finish message which limit cut the crawl, with its figures', () => {
