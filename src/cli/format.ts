@@ -2,14 +2,14 @@ import type { CrawlStats, CrawlStatus } from '../frontier/types';
 import type { CrawlTask } from '../core/task/model';
 import { DROP_REASONS, droppedTotal, explainDrop } from '../core/task/dropReasons';
 import { formatBytes, formatDuration, groupDigits as n } from '../core/units';
-import { describeQueue, queuedJobs, rateWindowText } from '../observe/taskStatus';
+import { describeQueue, queuedJobs } from '../observe/taskStatus';
 import type { TaskFigures } from '../observe/taskFigures';
 import type { FailedPage, RunFailures } from '../observe/failures';
 
 // Terminal output of the CLI: one progress line, and a summary at the end.
 
-/** `basis`: the window of `pagesPerSec` (observe/rates.ts), named beside it as every view names it. */
-export function progressLine(status: CrawlStatus, pagesPerSec: number, elapsedMs: number, backlog = 0, basis: 'recent' | 'run' = 'recent'): string {
+/** `rateLabel`: `pagesPerSec`'s name with its window (observe/taskFigures.ts), as every view names it. */
+export function progressLine(status: CrawlStatus, pagesPerSec: number, elapsedMs: number, backlog = 0, rateLabel = 'pages/s'): string {
   const s = status.stats;
   const c = status.counts;
   const skipped = Object.values(s?.skipped ?? {}).reduce((a, b) => a + b, 0);
@@ -21,7 +21,7 @@ export function progressLine(status: CrawlStatus, pagesPerSec: number, elapsedMs
     `${n(skipped)} skipped`,
     `${n(droppedTotal(s?.dropped ?? {}))} links dropped`,
     `${n(s?.items ?? 0)} items`,
-    `${pagesPerSec.toFixed(1)} pages/s (${rateWindowText(basis)})`,
+    `${pagesPerSec.toFixed(1)} ${rateLabel}`,
     // "queue N" as the editor's status bar and Queue Explorer count it (observe/taskStatus.ts).
     `queue ${n(queuedJobs(c))} (${describeQueue(c)})`,
     ...(backlog > 0 ? [`store backlog ${n(backlog)} pages`] : []),

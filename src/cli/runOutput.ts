@@ -33,7 +33,7 @@ export function runOutput(format: LogFormat, task: string): RunOutput {
         run = status.run?.run ?? run;
         if (Date.now() - lastProgress < 2000) return;
         lastProgress = Date.now();
-        json('info', progressLine(status, pagesPerSec, 0, backlog, figures?.rate.basis), { event: 'progress', ...counts(status), pagesPerSec: Math.round(pagesPerSec * 10) / 10, queue: queuedJobs(status.counts), backlog });
+        json('info', progressLine(status, pagesPerSec, 0, backlog, figures?.rate.label), { event: 'progress', ...counts(status), pagesPerSec: Math.round(pagesPerSec * 10) / 10, queue: queuedJobs(status.counts), backlog });
       },
       workerLine: (pid, line) => {
         // A worker started by this run writes JSON already ($CRAWL_STUDIO_LOG_FORMAT); anything else is wrapped.
@@ -69,7 +69,7 @@ export function runOutput(format: LogFormat, task: string): RunOutput {
       else console.error(text);
     },
     progress: ({ status, pagesPerSec, elapsedMs, backlog, figures }) => {
-      const line = progressLine(status, pagesPerSec, elapsedMs, backlog, figures?.rate.basis);
+      const line = progressLine(status, pagesPerSec, elapsedMs, backlog, figures?.rate.label);
       if (tty) process.stdout.write(`\r\x1b[2K${line}`);
       else if (Date.now() - lastPrint > 2000) {
         lastPrint = Date.now();

@@ -98,8 +98,22 @@ export function runElapsedMs(run: Pick<RunInfo, 'startedAt' | 'finishedAt'> & Pa
 export const RATE_WINDOW_MS = 30_000;
 
 /** A rate's window in words, for every label: "last 30 s", or "average over the run" once it is over. */
-export function rateWindowText(basis: 'recent' | 'run', windowMs = RATE_WINDOW_MS): string {
-  return basis === 'run' ? 'average over the run' : `last ${Math.round(windowMs / 1000)} s`;
+export function rateWindowText(basis: 'recent' | 'run', windowMs: number | null = RATE_WINDOW_MS): string {
+  return basis === 'run' || windowMs === null ? 'average over the run' : `last ${Math.max(1, Math.round(windowMs / 1000))} s`;
+}
+
+/**
+ * The window a task's recent rates are over: the last RATE_WINDOW_MS, or, early in a run, the last half of the time
+ * since its first page finished. Points before that are its ramp (workers starting, the first pages in flight, the
+ * window filling), not its pace: a rate over them made the first ETAs over-shoot by half (issue 32, item 3). Needs
+ * the run's points from its start, or 2 × RATE_WINDOW_MS of them: then every reader finds the same window.
+ */
+export function recentWindowMs(finished: readonly { readonly t: number; readonly n: number }[], windowMs = RATE_WINDOW_MS): number {
+  const last = finished[finished.length - 1];
+  if (!last || finished[0]!.n !== 0) return windowMs;
+  let from = 0;
+  while (from + 1 < finished.length && finished[from + 1]!.n === 0) from++;
+  return Math.min(windowMs, (last.t - finished[from]!.t) / 2);
 }
 
 /** The rate of a running total over the last `windowMs` of its points (oldest first), 0 with fewer than two. */

@@ -219,10 +219,13 @@ export function estimateEta(samples: readonly MetricSample[], left: number | nul
   const d = rateOver(samples.map((x) => ({ t: x.t, n: x.enqueued })), windowMs);
   const base = { completionRate: c, discoveryRate: d, pending };
   if (pending === 0) return { ...base, state: 'drained', seconds: 0 };
-  if (samples.length < 2 || last.t - samples[0]!.t < MIN_ETA_SPAN_MS) return { ...base, state: 'estimating', seconds: null };
+  // No page finished yet: no rate to speak of (not a stall).
+  if (samples.length < 2 || last.t - samples[0]!.t < MIN_ETA_SPAN_MS || finishedOf(last) === 0 || windowMs < MIN_ETA_WINDOW_MS) return { ...base, state: 'estimating', seconds: null };
   if (c === 0) return { ...base, state: 'stalled', seconds: null };
   return { ...base, state: 'ok', seconds: pending / c };
 }
 
 /** The history an ETA needs first: a couple of samples a second or more apart (recordSample's pace). */
 const MIN_ETA_SPAN_MS = 2_000;
+/** And a rate over a few seconds of pages finishing (the window is short early in a run: figures.ts recentWindowMs). */
+const MIN_ETA_WINDOW_MS = 2_000;

@@ -40,7 +40,7 @@ export interface TaskFigures {
   readonly pages: FinishedPages;
   readonly items: number;
   /** Pages finished a second, over the window its label names ("last 30 s" while running, else the run's average). */
-  readonly rate: RunRates & { readonly windowMs: number | null; readonly label: string };
+  readonly rate: RunRates & { readonly label: string };
   /**
    * Seconds left: the queue's total over the recent pages/s (so seconds × pagesPerSec = queue.total), only when the
    * run is going and a rate exists; else null, and `state` says why.
@@ -54,8 +54,9 @@ export function taskFigures(i: FiguresInput): TaskFigures {
   const queue = { waiting: waitingPages(i.counts), active: i.counts.active, delayed: i.counts.delayed, total, text: describeQueue(i.counts) };
   const going = i.phase.kind === 'running';
   const rates = runRates({ run: i.run, stats: i.stats, history: i.history, at: i.at, going });
-  const rate = { ...rates, windowMs: rates.basis === 'recent' ? RATE_WINDOW_MS : null, label: `pages/s (${rateWindowText(rates.basis)})` };
-  const e = estimateEta(i.history, total);
+  const rate = { ...rates, label: `pages/s (${rateWindowText(rates.basis, rates.windowMs)})` };
+  // Over the very window of the pages/s shown beside it: ETA × pages/s = the queue.
+  const e = estimateEta(i.history, total, rates.windowMs ?? RATE_WINDOW_MS);
   // A running run whose pages no worker takes (a retry or an enqueue reopened it, its driver is gone) has no rate to
   // estimate from: it says so rather than "estimating" for ever (issue 32, item 4).
   const working = i.workers === undefined || i.workers.some((w) => i.at - w.lastSeen <= WORKER_SILENT_AFTER_MS);
@@ -72,10 +73,10 @@ export function taskFigures(i: FiguresInput): TaskFigures {
 }
 
 /**
- * The metric samples a rate over RATE_WINDOW_MS needs: samples are at least 0.9 s apart (metrics.ts), and the one at
- * or before the window's start must be among them, or two readers of one history would see two rates.
+ * The metric samples the recent rate needs: samples are at least 0.9 s apart (metrics.ts), and its window depends on
+ * the last 2 × RATE_WINDOW_MS (figures.ts recentWindowMs): with fewer, two readers of one history would see two rates.
  */
-export const HISTORY_FOR_RATE = Math.ceil(RATE_WINDOW_MS / 900) + 2;
+export const HISTORY_FOR_RATE = Math.ceil((2 * RATE_WINDOW_MS) / 900) + 2;
 
 /** Reads a task's figures now: its status, the last samples of its history and the fleet's beats. */
 export async function readTaskFigures(redis: Redis, task: string, now = Date.now()): Promise<TaskFigures> {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dashboardData, downsample, WorkerRates } from '../../src/extension/dashboard/data';
 import { crawlEndMessage, crawlFinishedMessage } from '../../src/run/endMessage';
-import { describeAttempts, describeQueue, finishedPages, groupLabel, queuedJobs, runElapsedMs, waitingPages, WAITING_GROUPS } from '../../src/observe/figures';
+import { describeAttempts, describeQueue, finishedPages, groupLabel, queuedJobs, RATE_WINDOW_MS, rateOver, rateWindowText, recentWindowMs, runElapsedMs, waitingPages, WAITING_GROUPS } from '../../src/observe/figures';
 import { runInfoOf } from '../../src/frontier/partitions';
 import { JOB_STATES } from '../../src/extension/explorer/jobStates';
 import { parseDashboardMessage } from '../../src/extension/dashboard/messages';
@@ -157,6 +157,17 @@ describe('figures every view shows the same way', () => {
     const at = (now: number) => dashboardData(task, { ...base, at: now, run: { run: 'r1', state: run.state, startedAt: run.startedAt, finishedAt: run.finishedAt } }, new WorkerRates(), 'h').run!.elapsedMs;
     assert.equal(at(10_000), 9_000);
     assert.equal(at(11_000), 10_000);
+  });
+
+  it('takes the recent rate over the last 30 s, or early in a run over the last half of the time since its first page finished (issue 32)', () => {
+    // Nothing finished for 4 s (workers starting), then 10 pages a second.
+    const pts = [0, 1_000, 2_000, 3_000, 4_000].map((t) => ({ t, n: 0 })).concat(Array.from({ length: 8 }, (_, i) => ({ t: 5_000 + i * 1_000, n: 10 * (i + 1) })));
+    assert.equal(recentWindowMs(pts), 4_000, 'half of the 8 s since the last point before the first page');
+    assert.equal(rateOver(pts, recentWindowMs(pts)), 10, 'the pace, not the ramp');
+    const long = Array.from({ length: 100 }, (_, i) => ({ t: i * 1_000, n: i * 3 }));
+    assert.equal(recentWindowMs(long), RATE_WINDOW_MS, 'a run under way: the named window');
+    assert.equal(rateWindowText('recent', recentWindowMs(long)), 'last 30 s');
+    assert.equal(rateWindowText('run', null), 'average over the run');
   });
 
   it('says in the finish message which limit cut the crawl, with its figures', () => {

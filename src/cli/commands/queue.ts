@@ -147,7 +147,7 @@ export const statusCommand = command({
       // The phase, not the meta's state: a run whose driver died says so (observe/runPhase.ts), as every view does.
       console.log(`${status.task}: run ${status.run.run}, ${phaseWord(status.phase)}, started ${new Date(status.run.startedAt).toISOString()}`);
       if (status.phase.kind === 'interrupted' || (status.phase.kind === 'running' && !status.phase.driver)) console.log(describeRunPhase(status.phase));
-      console.log(progressLine(status, figures.rate.pagesPerSec, elapsed, 0, figures.rate.basis));
+      console.log(progressLine(status, figures.rate.pagesPerSec, elapsed, 0, figures.rate.label));
       console.log(etaLine(figures));
       if (status.stats?.failed) {
         const failures = await readRunFailures(q.parts, { run: status.run.run, limit: 1 });

@@ -84,7 +84,7 @@ export function dashboardData(task: CrawlTask, h: HealthSnapshot, rates: WorkerR
     pagesPerSec,
     itemsPerSec,
     rateBasis: basis,
-    rateWindow: rateWindowText(basis),
+    rateWindow: rateWindowText(basis, f.rate.windowMs),
     series,
     failures: h.failures.map((f) => ({ group: f.group, label: describeGroup(f.group), count: f.count, jobs: f.jobs, urls: f.urls })),
     skipped: h.skipped.map((g) => ({ group: g.reason, label: describeGroup(g.reason), count: g.count, jobs: 0, urls: g.urls })),
