@@ -52,15 +52,18 @@ export interface TaskFigures {
 export function taskFigures(i: FiguresInput): TaskFigures {
   const total = queuedJobs(i.counts);
   const queue = { waiting: waitingPages(i.counts), active: i.counts.active, delayed: i.counts.delayed, total, text: describeQueue(i.counts) };
-  const going = i.phase.kind === 'running';
+  // Going: running, and driven or worked on. A run reopened by a retry or an enqueue that nobody drives nor works on
+  // has a rate as a paused one does: its average, not the last seconds of history that nothing adds to.
+  const idle = i.phase.kind === 'running' && i.phase.driver === null && i.phase.workers === 0;
+  const going = i.phase.kind === 'running' && !idle;
   const rates = runRates({ run: i.run, stats: i.stats, history: i.history, at: i.at, going });
   const rate = { ...rates, label: `pages/s (${rateWindowText(rates.basis, rates.windowMs)})` };
   // Over the very window of the pages/s shown beside it: ETA × pages/s = the queue.
   const e = estimateEta(i.history, total, rates.windowMs ?? RATE_WINDOW_MS);
   // A running run whose pages no worker takes (a retry or an enqueue reopened it, its driver is gone) has no rate to
   // estimate from: it says so rather than "estimating" for ever (issue 32, item 4).
-  const working = i.workers === undefined || i.workers.some((w) => i.at - w.lastSeen <= WORKER_SILENT_AFTER_MS);
-  const state: EtaFigureState = !going ? (i.phase.kind === 'none' ? 'none' : i.phase.kind) : !working && total > 0 ? 'no-worker' : e.state;
+  const working = !idle && (i.workers === undefined || i.workers.some((w) => i.at - w.lastSeen <= WORKER_SILENT_AFTER_MS));
+  const state: EtaFigureState = i.phase.kind !== 'running' ? (i.phase.kind === 'none' ? 'none' : i.phase.kind) : !working && total > 0 ? 'no-worker' : e.state;
   return {
     phase: phaseWord(i.phase),
     elapsedMs: i.run ? runElapsedMs(i.run, i.at) : 0,
@@ -68,7 +71,7 @@ export function taskFigures(i: FiguresInput): TaskFigures {
     pages: finishedPages(i.stats),
     items: i.stats?.items ?? 0,
     rate,
-    eta: { state, seconds: state === 'ok' ? e.seconds : null, discoveredPerSec: e.discoveryRate },
+    eta: { state, seconds: state === 'ok' ? e.seconds : null, discoveredPerSec: going ? e.discoveryRate : 0 },
   };
 }
 
