@@ -144,9 +144,10 @@ export async function retryFailedJobs(redis: Redis, task: string, jobs: readonly
       // window is taken for one that finished before its worker died (CrawlQueue.isSettled): retried by hand, it
       // would end without fetching. The person asked for the page again, so it is a plain job again.
       // Its failure record goes too: the page is no longer failed.
-      if (job.data?.recovered || job.data?.failure) {
+      // It is counted as retried by hand, as its attempts start again (figures.ts describeAttempts).
+      if (job.data) {
         const { recovered: _recovered, failure: _failure, ...data } = job.data;
-        await job.updateData(data);
+        await job.updateData({ ...data, retried: (job.data.retried ?? 0) + 1 });
       }
       // Its attempts start again: the page was asked for anew, and counting on showed "attempt 4/3" (issue 32).
       await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });

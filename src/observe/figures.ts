@@ -39,13 +39,16 @@ export function groupLabel(state: string): string {
 }
 
 /**
- * A job's attempts in words. A page retried by hand starts its attempts again (retryFailedJobs resets them), and
- * a job that was stalled or sent back can count more starts than its task allows: never "attempt 4/3", then.
+ * A job's attempts in words: the attempts made (at least the one under way or to come) of those its task allows,
+ * and whether a person retried it. A page retried by hand starts its attempts again (retryFailedJobs resets them and
+ * counts the retry in `retried`): "attempt 1/3 (retried by you)", never "attempt 4/3" (issue 32). A job that was
+ * stalled or sent back can count more starts than allowed: "4 attempts (3 allowed)".
  */
-export function describeAttempts(made: number, allowed: number | undefined): string {
+export function describeAttempts(made: number, allowed: number | undefined, retried = 0): string {
   const n = Math.max(1, made);
-  if (!allowed) return `attempt ${n}`;
-  return n <= allowed ? `attempt ${n}/${allowed}` : `${n} attempts (${allowed} allowed)`;
+  const by = retried > 0 ? ` (retried by you${retried > 1 ? ` ${retried}×` : ''})` : '';
+  if (!allowed) return `attempt ${n}${by}`;
+  return (n <= allowed ? `attempt ${n}/${allowed}` : `${n} attempts (${allowed} allowed)`) + by;
 }
 
 /** The queue in words, the same in the explorer's rows and the status bar's tooltip: "2 waiting · 0 active · 11 delayed". */

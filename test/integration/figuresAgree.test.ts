@@ -220,7 +220,7 @@ rules:
     // Its attempts start again: never "attempt 3/2".
     const job = (await model.jobs(NAME, 'waiting', 0, 50)).find((j) => j.data?.url?.endsWith('/flaky'));
     assert.ok(job, 'the retried page waits in the explorer');
-    assert.equal(describeAttempts(job.attemptsMade, job.opts.attempts), 'attempt 1/2');
+    assert.equal(describeAttempts(job.attemptsMade, job.opts.attempts, job.data.retried), 'attempt 1/2 (retried by you)');
     // Start Crawl resumes it: the page is fetched, the run finishes again.
     const second = await launch().done;
     assert.equal(second.outcome, 'finished');

@@ -138,6 +138,9 @@ describe('figures every view shows the same way', () => {
     assert.equal(describeAttempts(3, 3), 'attempt 3/3');
     assert.equal(describeAttempts(4, 3), '4 attempts (3 allowed)');
     assert.equal(describeAttempts(2, undefined), 'attempt 2');
+    // Retried by hand: its attempts started again, and it says why.
+    assert.equal(describeAttempts(1, 3, 1), 'attempt 1/3 (retried by you)');
+    assert.equal(describeAttempts(2, 3, 2), 'attempt 2/3 (retried by you 2×)');
   });
 
   it('leaves paused, interrupted and stopped time out of a run\'s duration (issue 32)', () => {

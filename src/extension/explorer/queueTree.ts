@@ -487,7 +487,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
       item.id = `job/${node.parent.queue.name}/${node.parent.state}/${j.id}`;
       // A page of the frontier is not a job yet: only its URL's actions apply.
       item.contextValue = node.parent.state === 'frontier' ? 'page.frontier' : `job.${node.parent.state}`;
-      const attempts = describeAttempts(j.attemptsMade, j.opts.attempts);
+      const attempts = describeAttempts(j.attemptsMade, j.opts.attempts, j.data?.retried);
       const skipped = node.parent.state === 'skipped' ? j.returnvalue?.reason : undefined;
       item.description = skipped ? `skipped: ${skipped}` : j.failedReason ? `${attempts} · ${j.failedReason}` : j.data?.rule ? `${j.data.rule} · ${attempts}` : attempts;
       item.tooltip = new vscode.MarkdownString(
