@@ -186,7 +186,7 @@ function renderKpis(d: DashboardData): void {
   const [eta, etaDetail] = etaText(d);
   const c = (label: string) => d.counters.find((x) => x.label === label);
   const failed = c('Failed');
-  const rateDetail = d.rateBasis === 'run' ? 'average over the run' : 'last 5 seconds';
+  const rateDetail = d.rateWindow;
   const items = [
     kpi('Pages / s', d.pagesPerSec.toFixed(1), `finished (fetched, skipped or failed), ${rateDetail}`, 'rate', 'dashboard'),
     kpi('Items / s', d.itemsPerSec.toFixed(1), rateDetail, 'items', 'symbol-field'),
@@ -310,7 +310,7 @@ function renderWorkers(d: DashboardData): void {
     h(
       'table',
       {},
-      h('thead', {}, h('tr', {}, h('th', {}, 'worker'), h('th', {}, 'where'), h('th', { class: 'num' }, 'concurrency'), h('th', { class: 'num' }, 'processed'), h('th', { class: 'num' }, 'failed'), h('th', { class: 'num' }, 'pages/s'), h('th', { class: 'num' }, 'last seen'))),
+      h('thead', {}, h('tr', {}, h('th', {}, 'worker'), h('th', {}, 'where'), h('th', { class: 'num' }, 'concurrency'), h('th', { class: 'num' }, 'processed'), h('th', { class: 'num' }, 'failed'), h('th', { class: 'num', title: 'Pages finished a second between its last two heartbeats (the task\'s pages/s above is over ' + d.rateWindow + ')' }, 'pages/s (last beat)'), h('th', { class: 'num' }, 'last seen'))),
       h(
         'tbody',
         {},

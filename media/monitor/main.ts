@@ -16,6 +16,10 @@ function h(tag: string, attrs: Record<string, string | undefined> = {}, ...child
 }
 const fmt = (n: number) => n.toLocaleString('en-US');
 const fmtRate = (n: number) => n.toFixed(1);
+const fmtDuration = (ms: number) => {
+  const t = Math.round(ms / 1000);
+  return t < 60 ? `${t}s` : t < 3600 ? `${Math.floor(t / 60)}m ${t % 60}s` : `${Math.floor(t / 3600)}h ${Math.floor((t % 3600) / 60)}m`;
+};
 const ago = (ms: number) => (ms < 60_000 ? `${Math.round(ms / 1000)} s ago` : ms < 3_600_000 ? `${Math.round(ms / 60_000)} min ago` : `${(ms / 3_600_000).toFixed(1)} h ago`);
 
 // ---- token -------------------------------------------------------------------------------------------------------
@@ -199,6 +203,7 @@ function stopRun(task: string, run: string): Promise<void> | undefined {
 
 function renderTask(d: TaskDetail): void {
   const s = d.status;
+  const f = d.figures;
   const name = s.task;
   const st = s.stats;
   const enqueueBox = h('textarea', { 'aria-label': 'URLs to add, one a line', placeholder: 'https://… (one a line)' }) as HTMLTextAreaElement;
@@ -221,16 +226,18 @@ function renderTask(d: TaskDetail): void {
     h(
       'div',
       { class: 'cards' },
-      card('pages done', fmt(d.finished.done), 'done'),
-      card('failed', fmt(d.finished.failed), 'failed'),
-      card('skipped', fmt(d.finished.skipped), 'skipped'),
-      card('items', fmt(st?.items ?? 0), 'items'),
+      // Each figure as taskFigures() gives it to every view (observe/taskFigures.ts), its rate's window in its label.
+      card('pages done', fmt(f.pages.done), 'done'),
+      card('failed', fmt(f.pages.failed), 'failed'),
+      card('skipped', fmt(f.pages.skipped), 'skipped'),
+      card('items', fmt(f.items), 'items'),
       card('discovered', fmt(st?.enqueued ?? 0), 'enqueued'),
-      card('waiting', fmt(d.waiting), 'waiting'),
+      card('waiting', fmt(f.queue.waiting), 'waiting'),
       card('in the frontier', fmt(s.counts.frontier), 'frontier'),
-      card('active', fmt(s.counts.active), 'active'),
-      card('delayed', fmt(s.counts.delayed), 'delayed'),
-      card(d.rates.basis === 'run' ? 'pages/s (run)' : 'pages/s', fmtRate(d.rates.pagesPerSec), 'pages-per-sec'),
+      card('active', fmt(f.queue.active), 'active'),
+      card('delayed', fmt(f.queue.delayed), 'delayed'),
+      card(f.rate.label, fmtRate(f.rate.pagesPerSec), 'pages-per-sec'),
+      card('ETA', f.eta.seconds === null ? f.eta.state.replace('ok', '—') : fmtDuration(f.eta.seconds * 1000), 'eta'),
       card('downloaded bytes', fmt(st?.bytes ?? 0), 'bytes'),
       card('items stored (this run)', d.stored.location ? fmt(d.stored.rows.reduce((a, r) => a + r.count, 0)) : '—', 'stored'),
       // Counted when the run closes its history: '—' while it runs.

@@ -3,11 +3,13 @@ import type { CrawlTask } from '../core/task/model';
 import { DROP_REASONS, droppedTotal, explainDrop } from '../core/task/dropReasons';
 import { formatBytes, formatDuration, groupDigits as n } from '../core/units';
 import { describeQueue, queuedJobs } from '../observe/taskStatus';
+import type { TaskFigures } from '../observe/taskFigures';
 import type { FailedPage, RunFailures } from '../observe/failures';
 
 // Terminal output of the CLI: one progress line, and a summary at the end.
 
-export function progressLine(status: CrawlStatus, pagesPerSec: number, elapsedMs: number, backlog = 0): string {
+/** `rateLabel`: `pagesPerSec`'s name with its window (observe/taskFigures.ts), as every view names it. */
+export function progressLine(status: CrawlStatus, pagesPerSec: number, elapsedMs: number, backlog = 0, rateLabel = 'pages/s'): string {
   const s = status.stats;
   const c = status.counts;
   const skipped = Object.values(s?.skipped ?? {}).reduce((a, b) => a + b, 0);
@@ -19,13 +21,26 @@ export function progressLine(status: CrawlStatus, pagesPerSec: number, elapsedMs
     `${n(skipped)} skipped`,
     `${n(droppedTotal(s?.dropped ?? {}))} links dropped`,
     `${n(s?.items ?? 0)} items`,
-    `${pagesPerSec.toFixed(1)} pages/s`,
+    `${pagesPerSec.toFixed(1)} ${rateLabel}`,
     // "queue N" as the editor's status bar and Queue Explorer count it (observe/taskStatus.ts).
     `queue ${n(queuedJobs(c))} (${describeQueue(c)})`,
     ...(backlog > 0 ? [`store backlog ${n(backlog)} pages`] : []),
     formatDuration(elapsedMs),
   ].join(' · ');
 }
+
+/** The ETA as `status` prints it: the time left at the recent rate, or why there is none. */
+export function etaLine(f: TaskFigures): string {
+  if (f.eta.seconds !== null) return `ETA ${formatDuration(f.eta.seconds * 1000)} (queue ${n(f.queue.total)} at ${f.rate.pagesPerSec.toFixed(1)} ${f.rate.label})`;
+  return `ETA none: ${ETA_WHY[f.eta.state] ?? f.eta.state}`;
+}
+
+const ETA_WHY: Record<string, string> = {
+  estimating: 'no rate yet',
+  stalled: 'no page finished recently',
+  drained: 'nothing left in the queue',
+  'no-worker': 'no worker takes its pages',
+};
 
 /**
  * `failures` under the summary's (and `status`'s) "pages failed": each reason with its count and the first message of

@@ -29,11 +29,11 @@ export function runOutput(format: LogFormat, task: string): RunOutput {
     return {
       format,
       say: (level, message, { newline: _newline, ...fields } = {}) => json(level, message, fields),
-      progress: ({ status, pagesPerSec, backlog }) => {
+      progress: ({ status, pagesPerSec, backlog, figures }) => {
         run = status.run?.run ?? run;
         if (Date.now() - lastProgress < 2000) return;
         lastProgress = Date.now();
-        json('info', progressLine(status, pagesPerSec, 0, backlog), { event: 'progress', ...counts(status), pagesPerSec: Math.round(pagesPerSec * 10) / 10, queue: queuedJobs(status.counts), backlog });
+        json('info', progressLine(status, pagesPerSec, 0, backlog, figures?.rate.label), { event: 'progress', ...counts(status), pagesPerSec: Math.round(pagesPerSec * 10) / 10, queue: queuedJobs(status.counts), backlog });
       },
       workerLine: (pid, line) => {
         // A worker started by this run writes JSON already ($CRAWL_STUDIO_LOG_FORMAT); anything else is wrapped.
@@ -68,8 +68,8 @@ export function runOutput(format: LogFormat, task: string): RunOutput {
       if (level === 'info') console.log(text);
       else console.error(text);
     },
-    progress: ({ status, pagesPerSec, elapsedMs, backlog }) => {
-      const line = progressLine(status, pagesPerSec, elapsedMs, backlog);
+    progress: ({ status, pagesPerSec, elapsedMs, backlog, figures }) => {
+      const line = progressLine(status, pagesPerSec, elapsedMs, backlog, figures?.rate.label);
       if (tty) process.stdout.write(`\r\x1b[2K${line}`);
       else if (Date.now() - lastPrint > 2000) {
         lastPrint = Date.now();

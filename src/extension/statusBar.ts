@@ -60,9 +60,9 @@ export class CrawlStatusBar implements vscode.Disposable {
   }
 }
 
-/** One crawl's figures in the explorer's words: "shop: 2 waiting · 0 active · 11 delayed; 40 done, 3 skipped, 1 failed; 1.0 pages/s". */
+/** One crawl's figures in the explorer's words: "shop: 2 waiting · 0 active · 11 delayed; 40 done, 3 skipped, 1 failed; 1.0 pages/s (last 30 s)". */
 function tooltipLine(rc: RunningCrawl): string {
   const c = rc.status?.counts;
   const f = finishedPages(rc.status?.stats ?? null);
-  return vscode.l10n.t('{0}: {1}; {2} done, {3} skipped, {4} failed; {5} pages finished/s', rc.task.name, c ? describeQueue(c) : vscode.l10n.t('starting'), f.done, f.skipped, f.failed, rc.pagesPerSec.toFixed(1));
+  return vscode.l10n.t('{0}: {1}; {2} done, {3} skipped, {4} failed; {5} {6}', rc.task.name, c ? describeQueue(c) : vscode.l10n.t('starting'), f.done, f.skipped, f.failed, rc.pagesPerSec.toFixed(1), rc.rateLabel);
 }

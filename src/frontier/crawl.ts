@@ -161,7 +161,8 @@ export class CrawlQueue extends PageFlow {
     // A URL enqueued after the crawl drained reopens the run: workers fetch it, the next session finalizes it.
     const reopen = async () => {
       if (run.state === 'finished' || run.state === 'stopped') {
-        await this.redis.multi().hset(this.keys.meta, 'state', 'running', 'reopenedAt', String(Date.now())).unlink(this.keys.finalized(run.run)).exec();
+        // Its time since the end is idle until a driver resumes it, as a retry's reopening (observe/failures.ts).
+        await this.redis.multi().hset(this.keys.meta, 'state', 'running', 'reopenedAt', String(Date.now()), 'idleSince', String(run.finishedAt ?? Date.now())).unlink(this.keys.finalized(run.run)).exec();
       }
     };
     const out: { url: string; outcome: EnqueueOutcome | 'invalid' | 'dropped'; reason?: string }[] = [];

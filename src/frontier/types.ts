@@ -23,6 +23,11 @@ export interface PageJobData {
    */
   readonly recovered?: true;
   /**
+   * How many times a person retried the page after it failed for good (Retry all, Retry Job, `crawl-studio retry`:
+   * observe/failures.ts retryFailedJobs): its attempts start again each time, and the views say it was retried.
+   */
+  readonly retried?: number;
+  /**
    * Set when the page failed for good (worker/processor.ts): its failure group as the run's counters have it
    * (`failed:<group>`), the HTTP status when there was one, and the worker that gave up, for `crawl-studio failures`
    * and the dashboard (observe/failures.ts); the message is the job's failedReason.

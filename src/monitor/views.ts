@@ -2,7 +2,7 @@ import type { Redis } from '../redis/connect';
 import type { CrawlStatus } from '../frontier/types';
 import { TASKS_KEY } from '../frontier/keys';
 import { PartitionsByTask } from '../frontier/partitions';
-import { isWorkerGone, readWorkers, WORKER_SILENT_AFTER_MS, type WorkerBeat } from '../frontier/fleet';
+import { readWorkers, type WorkerBeat } from '../frontier/fleet';
 import { describeGroup } from '../observe/failures';
 import { screenshotFacts } from '../observe/screenshots';
 import type { ScreenshotFacts } from '../frontier/screenshots';
@@ -11,9 +11,10 @@ import { StoredReads, type StoredView } from './stored';
 import { readFrontierByHost, type FrontierByHost } from '../observe/frontier';
 import { readHealth, type HealthSnapshot } from '../observe/health';
 import { rateSeries, recordSample } from '../observe/metrics';
-import { runRates, type RunRates } from '../observe/rates';
+import type { RunRates } from '../observe/rates';
 import { describeQueue, finishedPages, queuedJobs, readTaskStatus, waitingPages, type FinishedPages } from '../observe/taskStatus';
-import { pagesFinishedBy } from '../observe/workerRates';
+import { pagesFinishedBy, workerSeen } from '../observe/workerRates';
+import { taskFigures, type TaskFigures } from '../observe/taskFigures';
 
 // What the monitor's JSON API returns, read from Redis at each request through the read-models every other view
 // uses (status --json's readTaskStatus, the dashboard's readHealth and runRates, the frontier's, the fleet's
@@ -53,6 +54,11 @@ export interface WorkerView {
 
 export interface TaskDetail extends TaskSummary {
   readonly at: number;
+  /**
+   * The task's figures as every view shows them (observe/taskFigures.ts): what `crawl-studio status --json` prints
+   * under `figures`, computed by the same function from the same reads.
+   */
+  readonly figures: TaskFigures;
   readonly rates: RunRates;
   /** Pages finished per second and queue depth, per sample of the run's metric history (the newest LIMITS.points). */
   readonly series: { readonly t: readonly number[]; readonly pagesPerSec: readonly number[]; readonly queueDepth: readonly number[] };
@@ -132,10 +138,12 @@ export class MonitorViews {
     ]);
     const points = rateSeries(health.history).slice(-LIMITS.points);
     const stats = status.stats;
+    const figures = taskFigures(health);
     return {
       ...summaryOf(status),
       at: health.at,
-      rates: runRates(health),
+      figures,
+      rates: figures.rate,
       series: { t: points.map((p) => p.t), pagesPerSec: points.map((p) => p.finishedPerSec), queueDepth: points.map((p) => p.queueDepth) },
       failures: health.failures.slice(0, LIMITS.groups).map((f) => ({ group: f.group, label: describeGroup(f.group), count: f.count, jobs: f.jobs, pages: f.pages.slice(0, LIMITS.pagesPerGroup) })),
       skipped: health.skipped.slice(0, LIMITS.groups).map((s) => ({ reason: s.reason, label: describeGroup(s.reason), count: s.count, urls: s.urls.slice(0, LIMITS.pagesPerGroup) })),
@@ -191,7 +199,6 @@ export function summaryOf(status: CrawlStatus): TaskSummary {
 }
 
 export function workerView(b: WorkerBeat, now: number): WorkerView {
-  const ago = Math.max(0, now - b.lastSeen);
-  const state = isWorkerGone(b, now) ? 'gone' : ago > WORKER_SILENT_AFTER_MS ? 'silent' : 'live';
-  return { id: b.id, host: b.host, pid: b.pid, tasks: b.tasks, concurrency: b.concurrency, pagesDone: pagesFinishedBy(b), failed: b.failed, started: b.started, lastSeen: b.lastSeen, lastSeenAgoMs: ago, state };
+  const { lastSeenAgoMs, state } = workerSeen(b, now);
+  return { id: b.id, host: b.host, pid: b.pid, tasks: b.tasks, concurrency: b.concurrency, pagesDone: pagesFinishedBy(b), failed: b.failed, started: b.started, lastSeen: b.lastSeen, lastSeenAgoMs, state };
 }

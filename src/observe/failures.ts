@@ -1,6 +1,7 @@
 import type { Redis } from '../redis/connect';
 import { readRunStats } from '../frontier/stats';
 import { metricsKeys, taskKeys } from '../frontier/keys';
+import { uncountFailed } from '../frontier/outcomes';
 import type { PageJob, PageQueue, TaskPartitions } from '../frontier/partitions';
 
 // Failed jobs grouped by cause, and "retry all of this group". The stats hash counts failures per group
@@ -143,9 +144,10 @@ export async function retryFailedJobs(redis: Redis, task: string, jobs: readonly
       // window is taken for one that finished before its worker died (CrawlQueue.isSettled): retried by hand, it
       // would end without fetching. The person asked for the page again, so it is a plain job again.
       // Its failure record goes too: the page is no longer failed.
-      if (job.data?.recovered || job.data?.failure) {
+      // It is counted as retried by hand, as its attempts start again (figures.ts describeAttempts).
+      if (job.data) {
         const { recovered: _recovered, failure: _failure, ...data } = job.data;
-        await job.updateData(data);
+        await job.updateData({ ...data, retried: (job.data.retried ?? 0) + 1 });
       }
       // Its attempts start again: the page was asked for anew, and counting on showed "attempt 4/3" (issue 32).
       await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
@@ -154,14 +156,17 @@ export async function retryFailedJobs(redis: Redis, task: string, jobs: readonly
     }
     retried++;
     // Only jobs of the current run were counted in its stats.
-    if (run && job.data?.run === run) {
-      await redis.multi().hincrby(keys.stats(run), 'failed', -1).hincrby(keys.stats(run), `failed:${group}`, -1).exec();
-    }
+    if (run && job.data?.run === run) await uncountFailed(redis, task, run, job.data.url, group);
   }
   if (retried > 0 && run) {
     const state = await redis.hget(keys.meta, 'state');
-    // Running again: its old finish time goes too (the dashboard's elapsed time stopped at it).
-    if (state === 'finished' || state === 'stopped') await redis.multi().hset(keys.meta, 'state', 'running', 'reopenedAt', String(Date.now())).hdel(keys.meta, 'finishedAt').unlink(keys.finalized(run)).exec();
+    // Running again: its old finish time goes too (the dashboard's elapsed time stopped at it). The time since it
+    // ended is idle time until a driver resumes it (CrawlQueue.resume adds it to pausedMs), not crawling time: its
+    // duration jumped by however long it had been over (issue 32).
+    if (state === 'finished' || state === 'stopped') {
+      const finishedAt = await redis.hget(keys.meta, 'finishedAt');
+      await redis.multi().hset(keys.meta, 'state', 'running', 'reopenedAt', String(Date.now()), 'idleSince', finishedAt ?? String(Date.now())).hdel(keys.meta, 'finishedAt').unlink(keys.finalized(run)).exec();
+    }
   }
   return retried;
 }

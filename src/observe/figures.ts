@@ -10,7 +10,8 @@ import type { CrawlStats, JobCounts, RunInfo } from '../frontier/types';
 //   (BullMQ keeps only the newest finished jobs, and a skipped job is a "completed" one to it).
 // - Pages that can still make work (waiting in the compact frontier, or jobs waiting, prioritized, active, delayed)
 //   are read by taskStatus.ts's readJobCounts() only; a page in the frontier counts as waiting (issue 19).
-// - Rates are pages finished (fetched, skipped or failed) per second over the last RATE_WINDOW_MS.
+// - Rates are pages finished (fetched, skipped or failed) per second over the last RATE_WINDOW_MS of the run's
+//   metric history, named with their window (rateWindowText); taskFigures.ts gives them to every view.
 
 /** What the queue is counted from: the jobs, and the pages waiting in the compact frontier (not jobs yet). */
 export type QueueCounts = Pick<JobCounts, 'frontier' | 'waiting' | 'prioritized' | 'active' | 'delayed'>;
@@ -38,13 +39,16 @@ export function groupLabel(state: string): string {
 }
 
 /**
- * A job's attempts in words. A page retried by hand starts its attempts again (retryFailedJobs resets them), and
- * a job that was stalled or sent back can count more starts than its task allows: never "attempt 4/3", then.
+ * A job's attempts in words: the attempts made (at least the one under way or to come) of those its task allows,
+ * and whether a person retried it. A page retried by hand starts its attempts again (retryFailedJobs resets them and
+ * counts the retry in `retried`): "attempt 1/3 (retried by you)", never "attempt 4/3" (issue 32). A job that was
+ * stalled or sent back can count more starts than allowed: "4 attempts (3 allowed)".
  */
-export function describeAttempts(made: number, allowed: number | undefined): string {
+export function describeAttempts(made: number, allowed: number | undefined, retried = 0): string {
   const n = Math.max(1, made);
-  if (!allowed) return `attempt ${n}`;
-  return n <= allowed ? `attempt ${n}/${allowed}` : `${n} attempts (${allowed} allowed)`;
+  const by = retried > 0 ? ` (retried by you${retried > 1 ? ` ${retried}×` : ''})` : '';
+  if (!allowed) return `attempt ${n}${by}`;
+  return (n <= allowed ? `attempt ${n}/${allowed}` : `${n} attempts (${allowed} allowed)`) + by;
 }
 
 /** The queue in words, the same in the explorer's rows and the status bar's tooltip: "2 waiting · 0 active · 11 delayed". */
@@ -89,32 +93,30 @@ export function runElapsedMs(run: Pick<RunInfo, 'startedAt' | 'finishedAt'> & Pa
   return Math.max(0, end - run.startedAt - (run.pausedMs ?? 0) - idleNow);
 }
 
-/** How many pages a second, over a window: every rate a view shows (status bar, CLI, dashboard, workers) is this one. */
-export const RATE_WINDOW_MS = 5_000;
+/**
+ * How many pages a second, over a window: every rate a view shows of a running task (status bar, CLI, dashboard,
+ * monitor, and the ETA they give) is over this one, and says so (rateLabel). 30 s, not 5: a 5 s rate swung from 0.4
+ * to 1.0 from one view to the next on a loaded machine, and an ETA divided by it swung with it (issue 32, item 3).
+ */
+export const RATE_WINDOW_MS = 30_000;
+
+/** A rate's window in words, for every label: "last 30 s", or "average over the run" once it is over. */
+export function rateWindowText(basis: 'recent' | 'run', windowMs: number | null = RATE_WINDOW_MS): string {
+  return basis === 'run' || windowMs === null ? 'average over the run' : `last ${Math.max(1, Math.round(windowMs / 1000))} s`;
+}
 
 /**
- * Pages finished per second over the last RATE_WINDOW_MS, from a running total sampled now and then. The status
- * bar's "p/s", the CLI's "pages/s" and each worker's rate all count finished pages (fetched, skipped or failed):
- * a worker whose pages all failed showed "0.0 jobs/s" beside a status bar at 3.2 p/s.
+ * The window a task's recent rates are over: the last RATE_WINDOW_MS, or, early in a run, the last half of the time
+ * since its first page finished. Points before that are its ramp (workers starting, the first pages in flight, the
+ * window filling), not its pace: a rate over them made the first ETAs over-shoot by half (issue 32, item 3). Needs
+ * the run's points from its start, or 2 × RATE_WINDOW_MS of them: then every reader finds the same window.
  */
-export class RateMeter {
-  private readonly points: { t: number; n: number }[] = [];
-
-  constructor(private readonly windowMs = RATE_WINDOW_MS) {}
-
-  /** Records the total at time t (ms) and returns the rate. A total that went down (a new run) starts again. */
-  push(t: number, total: number): number {
-    const last = this.points[this.points.length - 1];
-    if (last && (total < last.n || t < last.t)) this.points.length = 0;
-    this.points.push({ t, n: total });
-    // Keep one point at or before the window's start, so the window is always covered.
-    while (this.points.length > 2 && this.points[1]!.t <= t - this.windowMs) this.points.shift();
-    return this.rate();
-  }
-
-  rate(): number {
-    return rateOver(this.points, this.windowMs);
-  }
+export function recentWindowMs(finished: readonly { readonly t: number; readonly n: number }[], windowMs = RATE_WINDOW_MS): number {
+  const last = finished[finished.length - 1];
+  if (!last || finished[0]!.n !== 0) return windowMs;
+  let from = 0;
+  while (from + 1 < finished.length && finished[from + 1]!.n === 0) from++;
+  return Math.min(windowMs, (last.t - finished[from]!.t) / 2);
 }
 
 /** The rate of a running total over the last `windowMs` of its points (oldest first), 0 with fewer than two. */

@@ -4,6 +4,7 @@ import { decideLink } from '../core/url/scope';
 import { KEEP_COMPLETED } from '../frontier/types';
 import { seenSlot } from '../frontier/dedup';
 import { describeGroup, failureGroupOf } from './failures';
+import { describeAttempts } from './figures';
 import { partitionOfUrl } from '../frontier/layout';
 import { jobIdOf, readRunAndLayout, type PageJob, type TaskPartitions } from '../frontier/partitions';
 import { findInFrontier } from './frontier';
@@ -90,9 +91,10 @@ async function notSeenText(redis: TaskPartitions['redis'], task: string, run: st
 async function jobFinding(job: PageJob): Promise<UrlFinding> {
   const state = await job.getState();
   const id = String(job.id);
-  const attempts = Math.max(1, job.attemptsMade);
+  // Attempts in the explorer's words (figures.ts describeAttempts): made of allowed, and whether retried by hand.
+  const attempts = describeAttempts(job.attemptsMade, job.opts.attempts, job.data?.retried);
   if (state === 'failed') {
-    return { place: 'failed', jobId: id, state, text: `failed ${attempts}x: ${describeGroup(failureGroupOf(job.failedReason))} — ${job.failedReason ?? ''}`.trim() };
+    return { place: 'failed', jobId: id, state, text: `failed (${attempts}): ${describeGroup(failureGroupOf(job.failedReason))} — ${job.failedReason ?? ''}`.trim() };
   }
   if (state === 'completed') {
     const r = job.returnvalue;
@@ -100,7 +102,7 @@ async function jobFinding(job: PageJob): Promise<UrlFinding> {
     if (r?.outcome === 'non-html') return { place: 'queue', jobId: id, state, text: `fetched (HTTP ${r.status ?? '?'}), not HTML: ${r.reason ?? ''}`.trim() };
     return { place: 'queue', jobId: id, state, text: `fetched: HTTP ${r?.status ?? '?'}, ${r?.items ?? 0} item(s), ${r?.links ?? 0} new link(s)` };
   }
-  const retrying = job.attemptsMade > 0 ? ` (attempt ${job.attemptsMade + 1}, last error: ${job.failedReason ?? '?'})` : '';
+  const retrying = job.attemptsMade > 0 ? ` (${attempts}, last error: ${job.failedReason ?? '?'})` : job.data?.retried ? ` (${attempts})` : '';
   const what: Record<string, string> = { waiting: 'waiting in the queue', prioritized: 'waiting in the queue (prioritized)', active: 'being fetched now', delayed: 'delayed (politeness or retry backoff)', 'waiting-children': 'waiting' };
   return { place: 'queue', jobId: id, state, text: `${what[state] ?? state}${retrying}` };
 }

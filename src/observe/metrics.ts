@@ -204,24 +204,28 @@ export interface Eta {
 }
 
 /**
- * Time to drain (issue 32, item 3): what is left (the queue: pages waiting, active or delayed) over the recent rate
+ * Time to drain (issue 32, item 3): what is left (`left`, the queue now: pages waiting in the frontier or as jobs,
+ * active or delayed; null: the last sample's) over the recent rate
  * (pages finished per second over RATE_WINDOW_MS, the pages/s every view shows), so ETA × pages/s = queue, which a
  * reader can check. None without a rate ('stalled') or before the window has two samples ('estimating'). The old
  * estimate divided by completion minus discovery, which early in a crawl (discovery close to completion) said
  * 4m19s for a crawl that took 75 s in all. The discovery rate is given, for the dashboard's detail line.
  */
-export function estimateEta(samples: readonly MetricSample[], _maxPages: number | null, windowMs = RATE_WINDOW_MS): Eta {
+export function estimateEta(samples: readonly MetricSample[], left: number | null, windowMs = RATE_WINDOW_MS): Eta {
   const last = samples[samples.length - 1];
-  if (!last) return { state: 'estimating', seconds: null, completionRate: 0, discoveryRate: 0, pending: 0 };
-  const pending = pendingOf(last);
+  if (!last) return { state: left === 0 ? 'drained' : 'estimating', seconds: left === 0 ? 0 : null, completionRate: 0, discoveryRate: 0, pending: left ?? 0 };
+  const pending = left ?? pendingOf(last);
   const c = rateOver(samples.map((x) => ({ t: x.t, n: finishedOf(x) })), windowMs);
   const d = rateOver(samples.map((x) => ({ t: x.t, n: x.enqueued })), windowMs);
   const base = { completionRate: c, discoveryRate: d, pending };
   if (pending === 0) return { ...base, state: 'drained', seconds: 0 };
-  if (samples.length < 2 || last.t - samples[0]!.t < MIN_ETA_SPAN_MS) return { ...base, state: 'estimating', seconds: null };
+  // No page finished yet: no rate to speak of (not a stall).
+  if (samples.length < 2 || last.t - samples[0]!.t < MIN_ETA_SPAN_MS || finishedOf(last) === 0 || windowMs < MIN_ETA_WINDOW_MS) return { ...base, state: 'estimating', seconds: null };
   if (c === 0) return { ...base, state: 'stalled', seconds: null };
   return { ...base, state: 'ok', seconds: pending / c };
 }
 
 /** The history an ETA needs first: a couple of samples a second or more apart (recordSample's pace). */
 const MIN_ETA_SPAN_MS = 2_000;
+/** And a rate over a few seconds of pages finishing (the window is short early in a run: figures.ts recentWindowMs). */
+const MIN_ETA_WINDOW_MS = 2_000;

@@ -1,28 +1,39 @@
 import { finishedOf } from './metrics';
-import { finishedPages, rateOver, runElapsedMs } from './figures';
+import { finishedPages, rateOver, recentWindowMs, runElapsedMs } from './figures';
 import type { HealthSnapshot } from './health';
 
-// A run's pages/s and items/s as the dashboard and the web monitor show them (one source per figure): while the run
-// goes, over the last seconds (RATE_WINDOW_MS, as the status bar and the Workers view); once it is over, the average
-// of the whole run (the last seconds would show the drain, or a stale rate).
+// A run's pages/s and items/s (one source per figure, read through taskFigures.ts): while the run goes, over the last
+// RATE_WINDOW_MS, or less early in the run (figures.ts recentWindowMs; as the status bar, the CLI and the ETA); once it is not going (paused, interrupted, stopped,
+// finished), the average of its crawling time (the last seconds would show the drain, or a stale rate, and change
+// from one reading to the next while nothing moves).
 
 export interface RunRates {
   readonly pagesPerSec: number;
   readonly itemsPerSec: number;
   readonly elapsedMs: number;
-  /** 'recent': the last seconds of a running run; 'run': the whole run's average, once it is over. */
+  /** 'recent': the last seconds of a run that goes; 'run': the average over its crawling time. */
   readonly basis: 'recent' | 'run';
+  /** The recent rates' window (figures.ts recentWindowMs: RATE_WINDOW_MS, shorter early in a run); null for 'run'. */
+  readonly windowMs: number | null;
 }
 
-export function runRates(h: Pick<HealthSnapshot, 'run' | 'stats' | 'history' | 'at'>): RunRates {
-  const over = h.run !== null && h.run.state !== 'running' && h.run.state !== 'starting';
+export interface RatesInput extends Pick<HealthSnapshot, 'stats' | 'history' | 'at'> {
+  readonly run: Parameters<typeof runElapsedMs>[0] | null;
+  /** Whether the run is going now (its phase is 'running', runPhase.ts). */
+  readonly going: boolean;
+}
+
+export function runRates(h: RatesInput): RunRates {
   const elapsedMs = h.run ? runElapsedMs(h.run, h.at) : 0;
   const secs = Math.max(1, elapsedMs / 1000);
-  const recent = (f: (x: (typeof h.history)[number]) => number) => rateOver(h.history.map((x) => ({ t: x.t, n: f(x) })));
+  if (!h.going) return { pagesPerSec: finishedPages(h.stats).total / secs, itemsPerSec: (h.stats?.items ?? 0) / secs, elapsedMs, basis: 'run', windowMs: null };
+  const finished = h.history.map((x) => ({ t: x.t, n: finishedOf(x) }));
+  const windowMs = recentWindowMs(finished);
   return {
-    pagesPerSec: over ? finishedPages(h.stats).total / secs : recent(finishedOf),
-    itemsPerSec: over ? (h.stats?.items ?? 0) / secs : recent((x) => x.items),
+    pagesPerSec: rateOver(finished, windowMs),
+    itemsPerSec: rateOver(h.history.map((x) => ({ t: x.t, n: x.items })), windowMs),
     elapsedMs,
-    basis: over ? 'run' : 'recent',
+    basis: 'recent',
+    windowMs,
   };
 }

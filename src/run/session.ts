@@ -3,7 +3,8 @@ import type { CrawlTask } from '../core/task/model';
 import { CrawlQueue } from '../frontier/crawl';
 import type { CrawlStatus, JobCounts, RunInfo } from '../frontier/types';
 import { recordSample } from '../observe/metrics';
-import { finishedPages, queuedJobs, RateMeter, readTaskStatus, runElapsedMs } from '../observe/taskStatus';
+import { finishedPages, queuedJobs, readTaskStatus, runElapsedMs, type TaskStatus } from '../observe/taskStatus';
+import { figuresOf, type TaskFigures } from '../observe/taskFigures';
 import { connectRedis } from '../redis/connect';
 import { taskKeys } from '../frontier/keys';
 import { isHolderGone, RunLease, type LeaseHolder } from '../frontier/runLease';
@@ -23,7 +24,9 @@ export interface Progress {
   readonly status: CrawlStatus;
   /** Pages buffered for the store and not written yet (grows while the database is down). */
   readonly backlog: number;
-  /** Pages finished (fetched, skipped or failed) a second over the last seconds: the rate every view shows (observe/taskStatus.ts). */
+  /** The task's figures as every view shows them (observe/taskFigures.ts); null when they could not be read. */
+  readonly figures: TaskFigures | null;
+  /** figures.rate.pagesPerSec: pages finished (fetched, skipped or failed) a second over RATE_WINDOW_MS. */
   readonly pagesPerSec: number;
   readonly elapsedMs: number;
 }
@@ -202,9 +205,8 @@ export class CrawlSession {
     let lastDone = 0;
     let lastAt = Date.now();
     let rate = 0;
-    const meter = new RateMeter();
     let summary: Record<string, unknown> | null = null;
-    let status: CrawlStatus;
+    let status: TaskStatus;
     let outcome: RunOutcome = 'interrupted';
     let lost = false;
     const recurring = this.opts.task.schedule !== null || joining;
@@ -233,12 +235,14 @@ export class CrawlSession {
         rate = rate === 0 ? inst : rate * 0.6 + inst * 0.4;
         lastDone = done;
         lastAt = now;
-        const shown = meter.push(now, done);
-        const backlog = (await this.opts.store?.backlog?.()) ?? 0;
-        this.opts.onProgress?.({ status, backlog, pagesPerSec: shown, elapsedMs: now - started });
-        await this.opts.store?.check?.();
         // The dashboard's history (bounded, in Redis): at most one sample a second across every watcher of the run.
         await recordSample(this.redis, this.opts.task.name).catch(() => undefined);
+        // The figures shown (the status bar's, the progress line's) from the one read-model every view uses: the
+        // same pages/s as the dashboard and the monitor, over the same window of the same history (issue 32).
+        const figures = await figuresOf(this.redis, status, now).catch(() => null);
+        const backlog = (await this.opts.store?.backlog?.()) ?? 0;
+        this.opts.onProgress?.({ status, figures, backlog, pagesPerSec: figures?.rate.pagesPerSec ?? 0, elapsedMs: now - started });
+        await this.opts.store?.check?.();
         if (!joining) {
           // A driver whose lease was taken (`run --force` elsewhere) must not go on beside the new one: two drivers
           // of one run is what the lease exists to prevent. The finally below stops the workers.

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dashboardData, downsample, WorkerRates } from '../../src/extension/dashboard/data';
 import { crawlEndMessage, crawlFinishedMessage } from '../../src/run/endMessage';
-import { describeAttempts, describeQueue, finishedPages, groupLabel, queuedJobs, RateMeter, runElapsedMs, waitingPages, WAITING_GROUPS } from '../../src/observe/figures';
+import { describeAttempts, describeQueue, finishedPages, groupLabel, queuedJobs, RATE_WINDOW_MS, rateOver, rateWindowText, recentWindowMs, runElapsedMs, waitingPages, WAITING_GROUPS } from '../../src/observe/figures';
 import { runInfoOf } from '../../src/frontier/partitions';
 import { JOB_STATES } from '../../src/extension/explorer/jobStates';
 import { parseDashboardMessage } from '../../src/extension/dashboard/messages';
@@ -147,6 +147,9 @@ describe('figures every view shows the same way', () => {
     assert.equal(describeAttempts(3, 3), 'attempt 3/3');
     assert.equal(describeAttempts(4, 3), '4 attempts (3 allowed)');
     assert.equal(describeAttempts(2, undefined), 'attempt 2');
+    // Retried by hand: its attempts started again, and it says why.
+    assert.equal(describeAttempts(1, 3, 1), 'attempt 1/3 (retried by you)');
+    assert.equal(describeAttempts(2, 3, 2), 'attempt 2/3 (retried by you 2×)');
   });
 
   it('leaves paused, interrupted and stopped time out of a run\'s duration (issue 32)', () => {
@@ -168,14 +171,15 @@ describe('figures every view shows the same way', () => {
     assert.equal(at(11_000), 10_000);
   });
 
-  it('measures pages/s over the last seconds, and starts again on a new run', () => {
-    const m = new RateMeter(5_000);
-    assert.equal(m.push(0, 0), 0);
-    m.push(1_000, 4);
-    assert.equal(m.push(2_000, 8), 4);
-    for (let t = 3_000; t <= 10_000; t += 1_000) m.push(t, 8 + (t - 2_000) / 500);
-    assert.equal(m.rate(), 2);
-    assert.equal(m.push(11_000, 1), 0, 'a total that went down is a new run');
+  it('takes the recent rate over the last 30 s, or early in a run over the last half of the time since its first page finished (issue 32)', () => {
+    // Nothing finished for 4 s (workers starting), then 10 pages a second.
+    const pts = [0, 1_000, 2_000, 3_000, 4_000].map((t) => ({ t, n: 0 })).concat(Array.from({ length: 8 }, (_, i) => ({ t: 5_000 + i * 1_000, n: 10 * (i + 1) })));
+    assert.equal(recentWindowMs(pts), 4_000, 'half of the 8 s since the last point before the first page');
+    assert.equal(rateOver(pts, recentWindowMs(pts)), 10, 'the pace, not the ramp');
+    const long = Array.from({ length: 100 }, (_, i) => ({ t: i * 1_000, n: i * 3 }));
+    assert.equal(recentWindowMs(long), RATE_WINDOW_MS, 'a run under way: the named window');
+    assert.equal(rateWindowText('recent', recentWindowMs(long)), 'last 30 s');
+    assert.equal(rateWindowText('run', null), 'average over the run');
   });
 
   it('says in the finish message which limit cut the crawl, with its figures', () => {

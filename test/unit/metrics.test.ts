@@ -30,7 +30,7 @@ describe('metrics: rates and ETA', () => {
   });
 
   it('estimates the drain time from what is left and the recent rate, and gives none without a rate (issue 32)', () => {
-    // 5 pages/s over the last 5 s (the pages/s every view shows), 70 pending: 14 s, whatever discovery does.
+    // 5 pages/s over the last 5 s, 70 pending: 14 s, whatever discovery does.
     const s = [sample(0, { done: 0, enqueued: 100, waiting: 100 }), sample(5_000, { done: 25, enqueued: 120, waiting: 70 })];
     const e = estimateEta(s, null);
     assert.equal(e.state, 'ok');
@@ -41,8 +41,12 @@ describe('metrics: rates and ETA', () => {
     const discovering = [sample(0, { enqueued: 100, waiting: 100 }), sample(5_000, { done: 25, enqueued: 124, waiting: 70 })];
     assert.equal(estimateEta(discovering, null).seconds, 14);
     assert.equal(estimateEta([sample(0, { waiting: 0 })], null).state, 'drained');
-    assert.equal(estimateEta([sample(0, { waiting: 5 }), sample(10_000, { waiting: 5 })], null).state, 'stalled');
-    assert.equal(estimateEta([sample(0, { waiting: 5 }), sample(10_000, { waiting: 5 })], null).seconds, null, 'no ETA without a rate');
+    assert.equal(estimateEta([sample(0, { done: 3, waiting: 5 }), sample(10_000, { done: 3, waiting: 5 })], null).state, 'stalled');
+    assert.equal(estimateEta([sample(0, { done: 3, waiting: 5 }), sample(10_000, { done: 3, waiting: 5 })], null).seconds, null, 'no ETA without a rate');
+    // Nothing finished yet (workers starting): no rate yet, not a stall.
+    assert.equal(estimateEta([sample(0, { waiting: 5 }), sample(10_000, { waiting: 5 })], null).state, 'estimating');
+    // What is left is the queue now when given (every view's "queue N"), not the last sample's.
+    assert.equal(estimateEta(s, 50).seconds, 10);
     assert.equal(estimateEta([sample(0, { waiting: 5 })], null).state, 'estimating');
   });
 

@@ -7,10 +7,11 @@ import { groupDigits } from '../../core/units';
 import { DROP_REASONS } from '../../core/task/dropReasons';
 import { CREDENTIALS_HINT } from '../../core/url/credentials';
 import { redactUrl } from '../../redis/connect';
-import { readTaskStatus, runElapsedMs } from '../../observe/taskStatus';
+import { readTaskStatus } from '../../observe/taskStatus';
+import { figuresOf } from '../../observe/taskFigures';
 import { readScreenshot, screenshotUrls } from '../../observe/screenshots';
 import { writeScreenshot } from '../../workspace/screenshots';
-import { droppedLine, droppedReasonLines, dropWarnings, failureReasonLines, pageWarnings, progressLine } from '../format';
+import { droppedLine, droppedReasonLines, dropWarnings, etaLine, failureReasonLines, pageWarnings, progressLine } from '../format';
 import { readRunFailures } from '../../observe/failures';
 import { withQueue } from '../context';
 import { command, UsageError } from '../spec';
@@ -129,20 +130,25 @@ export const statusCommand = command({
   run(values, positionals) {
     if (positionals.length !== 1) throw new UsageError('status takes one task file', statusCommand);
     return withQueue(positionals[0]!, redisTargetFrom(values), async (q, task, redis) => {
+      // The status and its figures (pages/s over its named window, ETA, counts) as every view shows them
+      // (observe/taskFigures.ts): `figures` is what the monitor's API and the dashboard show.
+      const now = Date.now();
       const status = await readTaskStatus(redis, task.name);
+      const figures = await figuresOf(redis, status, now);
       if (values.json) {
-        console.log(JSON.stringify(status, null, 2));
+        console.log(JSON.stringify({ ...status, figures }, null, 2));
         return EXIT.OK;
       }
       if (!status.run) {
         console.log(`${status.task}: never run on this Redis`);
         return EXIT.OK;
       }
-      const elapsed = runElapsedMs(status.run, Date.now());
+      const elapsed = figures.elapsedMs;
       // The phase, not the meta's state: a run whose driver died says so (observe/runPhase.ts), as every view does.
       console.log(`${status.task}: run ${status.run.run}, ${phaseWord(status.phase)}, started ${new Date(status.run.startedAt).toISOString()}`);
       if (status.phase.kind === 'interrupted' || (status.phase.kind === 'running' && !status.phase.driver)) console.log(describeRunPhase(status.phase));
-      console.log(progressLine(status, 0, elapsed));
+      console.log(progressLine(status, figures.rate.pagesPerSec, elapsed, 0, figures.rate.label));
+      console.log(etaLine(figures));
       if (status.stats?.failed) {
         const failures = await readRunFailures(q.parts, { run: status.run.run, limit: 1 });
         console.log(`pages failed ${groupDigits(status.stats.failed)} (why, page by page: crawl-studio failures ${positionals[0]})`);

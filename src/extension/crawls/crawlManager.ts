@@ -21,6 +21,8 @@ export interface RunningCrawl {
   readonly done: Promise<LaunchResult>;
   status: CrawlStatus | null;
   pagesPerSec: number;
+  /** The window of pagesPerSec in words ("last 30 s"), as every view names it (observe/taskFigures.ts). */
+  rateLabel: string;
   /** When the session last reported progress (Date.now()); the status bar marks older figures as stale. */
   statusAt: number;
 }
@@ -91,6 +93,7 @@ export class CrawlManager implements vscode.Disposable {
         if (rc) {
           rc.status = p.status;
           rc.pagesPerSec = p.pagesPerSec;
+          if (p.figures) rc.rateLabel = p.figures.rate.label;
           rc.statusAt = Date.now();
           this.changed.fire();
         }
@@ -102,7 +105,7 @@ export class CrawlManager implements vscode.Disposable {
       this.workers.untrack(pool);
       this.changed.fire();
     });
-    const rc: RunningCrawl = { task, launch, pool, done, status: null, pagesPerSec: 0, statusAt: Date.now() };
+    const rc: RunningCrawl = { task, launch, pool, done, status: null, pagesPerSec: 0, rateLabel: 'pages/s', statusAt: Date.now() };
     this.running.set(task.name, rc);
     this.changed.fire();
     void done.then(

@@ -3,11 +3,11 @@ import { describeGroup } from '../../observe/failures';
 import { droppedReasons, droppedTotal } from '../../core/task/dropReasons';
 import type { HealthSnapshot } from '../../observe/health';
 import { WORKER_SILENT_AFTER_MS, type WorkerBeat } from '../../frontier/fleet';
-import { runRates } from '../../observe/rates';
+import { taskFigures } from '../../observe/taskFigures';
 import { describeRunPhase, phaseWord } from '../../observe/runPhase';
-import { estimateEta, rateSeries } from '../../observe/metrics';
-import { describeQueue, queuedJobs, skippedJobs, waitingPages } from '../../observe/figures';
-import type { WorkerRates } from '../../observe/workerRates';
+import { rateSeries } from '../../observe/metrics';
+import { rateWindowText, skippedJobs } from '../../observe/figures';
+import { workerSeen, type WorkerRates } from '../../observe/workerRates';
 import type { DashboardData, RunChanges, Series, WorkerRow } from './protocol';
 
 export { WorkerRates } from '../../observe/workerRates';
@@ -52,15 +52,9 @@ export function dashboardData(task: CrawlTask, h: HealthSnapshot, rates: WorkerR
     depth: points.map((p) => p.queueDepth),
     discovered: points.map((p) => p.discoveredPerSec),
   });
-  const { pagesPerSec, itemsPerSec, elapsedMs, basis } = runRates(h);
-  const eta = estimateEta(h.history, task.scope.maxPages);
-  // A running run with pages to do and no worker taking them (a retry or an enqueue reopened a finished run, the
-  // window that drove it closed) has no rate to estimate from: it says so, not "estimating" for ever (issue 32).
-  const working = h.workers.some((w) => w.tasks.includes(task.name) && h.at - w.lastSeen <= STALE_MS);
-  const idle = h.phase.kind === 'running' && !working && queuedJobs(h.counts) > 0;
-  // Interrupted: nobody drives the run (its window reloaded, its `run` was killed): no time left to estimate, and
-  // the banner says what resumes it (issue 32, item 2).
-  const over = h.phase.kind === 'finished' || h.phase.kind === 'stopped' || h.phase.kind === 'paused' || h.phase.kind === 'interrupted' ? h.phase.kind : idle ? 'no-worker' : null;
+  // Every figure shown beside another view's comes from the one read-model (observe/taskFigures.ts, issue 32).
+  const f = taskFigures(h);
+  const { pagesPerSec, itemsPerSec, elapsedMs, basis } = f.rate;
   const skippedTotal = s ? skippedJobs(s) : 0;
   const reasons = (rec: Readonly<Record<string, number>>) =>
     Object.entries(rec)
@@ -87,21 +81,23 @@ export function dashboardData(task: CrawlTask, h: HealthSnapshot, rates: WorkerR
           { label: 'Downloaded', value: s.bytes, detail: 'bytes' },
         ]
       : [],
-    queue: { waiting: waitingPages(h.counts), active: h.counts.active, delayed: h.counts.delayed, total: queuedJobs(h.counts), text: describeQueue(h.counts) },
+    queue: { waiting: f.queue.waiting, active: f.queue.active, delayed: f.queue.delayed, total: f.queue.total, text: f.queue.text },
     // A run that is over, stopped or paused has no time left to estimate (issue 32: "running, ETA 49 s at 0.0
-    // pages/s" after a Stop).
-    eta: over ? { state: over, seconds: null, completionRate: 0, discoveryRate: 0 } : { state: eta.state, seconds: eta.seconds, completionRate: eta.completionRate, discoveryRate: eta.discoveryRate },
+    // pages/s" after a Stop): taskFigures says why instead.
+    eta: { state: f.eta.state, seconds: f.eta.seconds, completionRate: f.rate.basis === 'recent' ? pagesPerSec : 0, discoveryRate: f.eta.discoveredPerSec },
     pagesPerSec,
     itemsPerSec,
     rateBasis: basis,
+    rateWindow: rateWindowText(basis, f.rate.windowMs),
     series,
     failures: h.failures.map((f) => ({ group: f.group, label: describeGroup(f.group), count: f.count, jobs: f.jobs, urls: f.urls })),
     skipped: h.skipped.map((g) => ({ group: g.reason, label: describeGroup(g.reason), count: g.count, jobs: 0, urls: g.urls })),
     screenshots,
     hosts: h.hosts.map((x) => ({ host: x.host, done: x.done, failed: x.failed, skipped: x.skipped, inFlight: x.inFlight, delayMs: x.delayMs, crawlDelayMs: x.crawlDelayMs, nextInMs: x.nextInMs })),
     workers: h.workers.map((w): WorkerRow => {
-      const ago = Math.max(0, h.at - w.lastSeen);
-      return { id: w.id, host: w.host, pid: w.pid, local: w.host === localHost, concurrency: w.concurrency, processed: w.processed, failed: w.failed, pagesPerSec: rates.rate(w), lastSeenAgoMs: ago, stale: ago > STALE_MS };
+      // Last seen as the Workers view and the monitor say it (observe/workerRates.ts workerSeen).
+      const seen = workerSeen(w, h.at);
+      return { id: w.id, host: w.host, pid: w.pid, local: w.host === localHost, concurrency: w.concurrency, processed: w.processed, failed: w.failed, pagesPerSec: rates.rate(w), lastSeenAgoMs: seen.lastSeenAgoMs, stale: seen.state !== 'live' };
     }),
     changes: changes && h.run && changes.run === h.run.run ? changes : null,
   };

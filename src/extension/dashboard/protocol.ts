@@ -45,6 +45,7 @@ export interface WorkerRow {
   readonly concurrency: number;
   readonly processed: number;
   readonly failed: number;
+  /** Pages finished a second between its last two heartbeats (observe/workerRates.ts WORKER_RATE_WINDOW). */
   readonly pagesPerSec: number | null;
   readonly lastSeenAgoMs: number;
   readonly stale: boolean;
@@ -66,6 +67,8 @@ export interface DashboardData {
   readonly itemsPerSec: number;
   /** 'recent': over the last seconds, while the run goes; 'run': the average of the whole run, once it is over. */
   readonly rateBasis: 'recent' | 'run';
+  /** The rates' window in words, as every view labels it: "last 30 s", "average over the run". */
+  readonly rateWindow: string;
   readonly series: Series;
   readonly failures: readonly GroupRow[];
   readonly skipped: readonly GroupRow[];

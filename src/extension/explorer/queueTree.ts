@@ -309,7 +309,8 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
     // One row per job id: a job moving between BullMQ's lists while they are read may be listed twice.
     const seen = new Set<string | undefined>();
     const jobs = (await this.model.jobs(st.queue.name, st.state, 0, st.limit)).filter((j) => !seen.has(j.id) && (seen.add(j.id), true));
-    const sig = (list: { id?: string; attemptsMade: number; failedReason?: string }[]) => list.map((j) => `${j.id}:${j.attemptsMade}:${j.failedReason ?? ''}`).join('|');
+    // With its hand retries: a retried page that failed again the same way has the same attempts and reason.
+    const sig = (list: { id?: string; attemptsMade: number; failedReason?: string; data?: { retried?: number } }[]) => list.map((j) => `${j.id}:${j.attemptsMade}:${j.failedReason ?? ''}:${j.data?.retried ?? 0}`).join('|');
     if (sig(jobs) === sig(st.jobs.map((n) => n.job))) return;
     st.hosts = new Set(jobs.map((j) => hostOf(j.data?.url))).size;
     const byId = new Map(st.jobs.map((n) => [n.job.id, n]));
@@ -487,7 +488,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
       item.id = `job/${node.parent.queue.name}/${node.parent.state}/${j.id}`;
       // A page of the frontier is not a job yet: only its URL's actions apply.
       item.contextValue = node.parent.state === 'frontier' ? 'page.frontier' : `job.${node.parent.state}`;
-      const attempts = describeAttempts(j.attemptsMade, j.opts.attempts);
+      const attempts = describeAttempts(j.attemptsMade, j.opts.attempts, j.data?.retried);
       const skipped = node.parent.state === 'skipped' ? j.returnvalue?.reason : undefined;
       item.description = skipped ? `skipped: ${skipped}` : j.failedReason ? `${attempts} · ${j.failedReason}` : j.data?.rule ? `${j.data.rule} · ${attempts}` : attempts;
       item.tooltip = new vscode.MarkdownString(

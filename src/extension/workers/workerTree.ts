@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { isWorkerGone, readWorkers, type WorkerBeat } from '../../frontier/fleet';
-import { pagesFinishedBy, WorkerRates } from '../../observe/workerRates';
+import { pagesFinishedBy, WORKER_RATE_WINDOW, WorkerRates, workerSeen } from '../../observe/workerRates';
 import type { RedisConnection } from '../redisConnection';
 import type { TrackedWorker, WorkerManager } from './workerManager';
 
@@ -39,12 +39,18 @@ export class WorkerTreeProvider implements vscode.TreeDataProvider<WorkerNode>, 
       }
       this.rates.keep(next.keys());
       for (const id of this.rateOf.keys()) if (!next.has(id)) this.rateOf.delete(id);
-      const changed = JSON.stringify([...next]) !== JSON.stringify([...this.beats]);
+      // Re-drawn at every poll while a remote worker is listed, not only when a beat changed: its "seen N ago"
+      // froze at "11s" beside the dashboard's "1m0s" once it stopped beating (issue 32, item 3).
+      const changed = JSON.stringify([...next]) !== JSON.stringify([...this.beats]) || [...next.values()].some((b) => !this.isLocal(b));
       this.beats = next;
       if (changed) this.changed.fire();
     } catch {
       // Connection trouble shows in the Queue Explorer.
     }
+  }
+
+  private isLocal(b: WorkerBeat): boolean {
+    return this.manager.list().some((w) => w.pid === b.pid);
   }
 
   getChildren(node?: WorkerNode): WorkerNode[] {
@@ -70,7 +76,7 @@ export class WorkerTreeProvider implements vscode.TreeDataProvider<WorkerNode>, 
       // An autoscaled worker's concurrency now is in its heartbeat; what it started with is in `w`.
       const concurrency = node.beat?.concurrency ?? w.concurrency;
       item.description = `${w.pool.label} · ×${concurrency} · ${node.rate.toFixed(1)} p/s · up ${uptime(w.startedAt)}`;
-      item.tooltip = `Local worker ${w.pid}\nTasks: ${w.taskFiles.join(', ')}\nConcurrency: ${concurrency}${scaleText(node.beat)}\n${finishedText(node.beat)}`;
+      item.tooltip = `Local worker ${w.pid}\nTasks: ${w.taskFiles.join(', ')}\nConcurrency: ${concurrency}${scaleText(node.beat)}\n${finishedText(node.beat)}\n${RATE_TEXT}`;
       item.iconPath = new vscode.ThemeIcon('server-process');
       item.command = { command: 'crawlStudio.showWorkerLog', title: 'Show Log', arguments: [node] };
       return item;
@@ -79,8 +85,10 @@ export class WorkerTreeProvider implements vscode.TreeDataProvider<WorkerNode>, 
     const item = new vscode.TreeItem(`${b.host} PID ${b.pid}`, vscode.TreeItemCollapsibleState.None);
     item.id = `worker/remote/${b.id}`;
     item.contextValue = 'worker.remote';
-    item.description = `${b.tasks.join(', ')} · ×${b.concurrency} · ${node.rate.toFixed(1)} p/s · seen ${formatAge(Date.now() - b.lastSeen)} ago`;
-    item.tooltip = `Worker ${b.pid} on ${b.host}\nTasks: ${b.tasks.join(', ')}\nConcurrency: ${b.concurrency}${scaleText(b)}\n${finishedText(b)}`;
+    // Last seen as the dashboard and the monitor say it (observe/workerRates.ts workerSeen).
+    const seen = workerSeen(b, Date.now());
+    item.description = `${b.tasks.join(', ')} · ×${b.concurrency} · ${node.rate.toFixed(1)} p/s · ${seen.state === 'live' ? '' : 'silent, '}seen ${formatAge(seen.lastSeenAgoMs)} ago`;
+    item.tooltip = `Worker ${b.pid} on ${b.host}\nTasks: ${b.tasks.join(', ')}\nConcurrency: ${b.concurrency}${scaleText(b)}\n${finishedText(b)}\n${RATE_TEXT}`;
     item.iconPath = new vscode.ThemeIcon('remote');
     return item;
   }
@@ -97,10 +105,14 @@ function finishedText(beat: WorkerBeat | null): string {
   return `Pages finished: ${pagesFinishedBy(beat)} (${beat.processed} fetched or skipped, ${beat.failed} failed)`;
 }
 
+/** Its p/s's window, named: a worker's rate is not over the task's window (the dashboard's and status bar's). */
+const RATE_TEXT = `p/s: pages finished ${WORKER_RATE_WINDOW}`;
+
+/** As the dashboard writes a duration ("1m 0s"), so one age reads the same in both. */
 function formatAge(ms: number): string {
   const s = Math.round(ms / 1000);
   if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
   return `${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60)}m`;
 }
 

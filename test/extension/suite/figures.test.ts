@@ -10,6 +10,8 @@ import { serveSite, type SiteServer } from '../../../src/demo/site';
 import { startRedis, type RedisServer } from '../../support/services';
 import { demoShopTask } from '../../support/demoTask';
 import { activateWith, restoreSettings, until } from '../support';
+import { Redis } from 'ioredis';
+import { readTaskFigures } from '../../../src/observe/taskFigures';
 
 // Issue 23, item 4: one source of truth per figure. A real crawl with pages robots.txt refuses and a page that
 // fails, and a failed job retried from the tree while the crawl runs: the finish notification, the Queue
@@ -79,6 +81,26 @@ describe('Figures that agree: explorer, finish message, dashboard (real crawl)',
     return (await api.tree.getChildren(g)) as JobNode[];
   };
 
+  /** The dashboard's figures, the explorer row's and the Hosts table's beside the read-model's, read now. */
+  const sideBySide = async (d: DashboardData) => {
+    const client = new Redis(redis.url);
+    try {
+      const f = await readTaskFigures(client, 'figs');
+      assert.equal(d.pagesPerSec, f.rate.pagesPerSec, 'dashboard pages/s');
+      assert.ok(f.rate.label.includes(d.rateWindow), `rate window: ${d.rateWindow} / ${f.rate.label}`);
+      assert.deepEqual(d.queue, f.queue, 'dashboard queue');
+      assert.equal(d.eta.state, f.eta.state, 'dashboard ETA');
+      assert.equal(d.eta.seconds, f.eta.seconds);
+      assert.equal(d.run?.elapsedMs, f.elapsedMs, 'dashboard duration');
+      assert.equal(d.counters.find((c) => c.label === 'Failed')?.value, f.pages.failed);
+      assert.equal(d.hosts.reduce((a, h) => a + h.failed, 0), f.pages.failed, 'Hosts failed beside the Failed card');
+      const q = await queueNode();
+      assert.ok(String(api.tree.getTreeItem(q).description).includes(f.queue.text), `explorer row: ${api.tree.getTreeItem(q).description} / ${f.queue.text}`);
+    } finally {
+      client.disconnect();
+    }
+  };
+
   it('counts a failed job retried mid-crawl once, in the finish message and the explorer alike', async () => {
     await api.connection.get();
     await api.crawls.start(await vscode.workspace.openTextDocument(taskUri));
@@ -119,7 +141,7 @@ describe('Figures that agree: explorer, finish message, dashboard (real crawl)',
     assert.match(String(api.tree.getTreeItem(q).description), /1 failed · 2 skipped/);
   });
 
-  it('keeps the dashboard\'s elapsed time going in a run reopened after its end', async () => {
+  it('counts neither the time since its end nor the wait for a worker in a reopened run\'s elapsed time (issue 32)', async () => {
     assert.deepEqual(await vscode.commands.executeCommand('crawlStudio.openDashboard', taskUri), { task: 'figs' });
     const done = await until('the finished run on the dashboard', async () => {
       const d = await dashboard('figs');
@@ -128,6 +150,8 @@ describe('Figures that agree: explorer, finish message, dashboard (real crawl)',
     const counters = Object.fromEntries(done.counters.map((c) => [c.label, c.value]));
     assert.equal(counters['Failed'], finished!.failed);
     assert.equal(counters['Pages done'], finished!.done);
+    // Side by side with the read-model every view formats (issue 32, item 3): the finished run's state does not move.
+    await sideBySide(done);
     // A URL enqueued after the end reopens the run (no worker takes it: nothing else changes).
     await vscode.commands.executeCommand('crawlStudio.enqueueUrl', taskUri, `${site.url}/about.html`);
     const reopened = await until('the reopened run on the dashboard', async () => {
@@ -139,8 +163,12 @@ describe('Figures that agree: explorer, finish message, dashboard (real crawl)',
       const d = await dashboard('figs');
       return d && d.now > reopened.now + 1500 ? d : undefined;
     });
-    assert.ok(later.run!.elapsedMs > reopened.run!.elapsedMs, `elapsed ${reopened.run!.elapsedMs} then ${later.run!.elapsedMs} ms`);
+    // Not frozen at its old finish time either: it is the run's crawling time, as the read-model says it
+    // (observe/taskFigures.ts); Start Crawl resumes it and the clock goes on from there.
+    assert.equal(later.run!.elapsedMs, done.run!.elapsedMs, `elapsed ${done.run!.elapsedMs}, then ${later.run!.elapsedMs} ms while no worker ran`);
+    assert.equal(later.eta.state, 'no-worker');
     assert.equal(later.queue.total, 1, 'the enqueued URL waits');
     assert.equal(later.queue.text, '1 waiting · 0 active');
+    await sideBySide(later);
   });
 });

@@ -213,7 +213,7 @@ describe('Results view and Find URL (real crawl)', function () {
     assert.ok(stored.findings.some((f) => f.place === 'store' && /^stored as book /.test(f.text)), JSON.stringify(stored.findings));
     const failed = await find(`${site.url}/catalogue/book-7.html`);
     await close();
-    assert.ok(failed.findings.some((f) => f.place === 'failed' && /failed 1x: HTTP 404/.test(f.text)), JSON.stringify(failed.findings));
+    assert.ok(failed.findings.some((f) => f.place === 'failed' && /failed \(attempt 1\/\d+\): HTTP 404/.test(f.text)), JSON.stringify(failed.findings));
     const robots = await find(`${site.url}/private/admin.html`);
     await close();
     assert.ok(robots.findings.some((f) => f.place === 'queue' && f.text === 'skipped: robots.txt'), JSON.stringify(robots.findings));

@@ -146,7 +146,7 @@ describe('Stop, Start and Retry Job in the editor (issue 32)', function () {
     const again = api.tree.queueNodes().find((q) => q.name === 'stopper')!;
     const failedAgain = ((await api.tree.getChildren(again)) as StateNode[]).find((s) => s.state === 'failed')!;
     const row = api.tree.getTreeItem(((await api.tree.getChildren(failedAgain)) as JobNode[])[0]!);
-    assert.match(String(row.description), /^attempt 1\/1 · /);
+    assert.match(String(row.description), /^attempt 1\/1 \(retried by you\) · /);
     const done = await until('the dashboard of the finished run', async () => {
       const x = await dashboard('stopper');
       return x?.run?.state === 'finished' ? x : undefined;
