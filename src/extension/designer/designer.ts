@@ -4,8 +4,9 @@ import { formatTestReport, type TaskTestReport } from '../../core/designer/fixtu
 import { saveFixture, testTask } from '../../workspace/fixtureStore';
 import { planInsert } from '../../core/designer/insert';
 import { chooseRule } from '../../core/designer/preview';
-import { scaffoldTask, taskName } from '../../core/designer/scaffold';
-import { proposeFollows, type FollowProposals } from '../../core/designer/followProposals';
+import { scaffoldTask, taskName, type ScaffoldOptions } from '../../core/designer/scaffold';
+import { proposeFollows } from '../../core/designer/followProposals';
+import { proposeDetailItem, proposeListItems } from '../../core/designer/itemProposals';
 import { formatDiagnostic } from '../../core/task/diagnostics';
 import { parseTaskText } from '../../workspace/taskFile';
 import { COMMANDS, PREVIEW_VIEW_TYPE, TEST_COMMANDS } from './commands';
@@ -210,8 +211,8 @@ class Designer implements PanelHost, vscode.Disposable {
     const stem = taskName(name);
     let uri = vscode.Uri.file(join(folder, `${stem}.crawl.yaml`));
     for (let i = 2; await exists(uri); i++) uri = vscode.Uri.file(join(folder, `${stem}-${i}.crawl.yaml`));
-    const follows = await this.proposeFollows(uri, start.trim());
-    await vscode.workspace.fs.writeFile(uri, Buffer.from(scaffoldTask({ name: stem, start: start.trim(), follows })));
+    const proposals = await this.proposeFromPages(uri, start.trim());
+    await vscode.workspace.fs.writeFile(uri, Buffer.from(scaffoldTask({ name: stem, start: start.trim(), ...proposals })));
     const doc = await vscode.workspace.openTextDocument(uri);
     await vscode.window.showTextDocument(doc, { preview: false });
     if (opts.preview ?? interactive) await this.openPreview(uri);
@@ -219,21 +220,34 @@ class Designer implements PanelHost, vscode.Disposable {
   }
 
   /**
-   * The follow rules the start page shows (followProposals.ts), read through the preview's page cache (the preview
-   * then opens on it at once). Cancellable; a page that cannot be read leaves the template's guesses.
+   * What the start page shows (followProposals.ts, itemProposals.ts): its follow rules and the items of its
+   * repeated blocks, then the main content of the first page its item links lead to, for the detail rule (issue
+   * 32, item 5). Read through the preview's page cache (the preview then opens on it at once). Cancellable; a page
+   * that cannot be read leaves the template's guesses for what it would have given.
    */
-  private async proposeFollows(uri: vscode.Uri, start: string): Promise<FollowProposals | undefined> {
+  private async proposeFromPages(uri: vscode.Uri, start: string): Promise<Omit<ScaffoldOptions, 'name' | 'start'>> {
     return vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Reading ${start} for the follow rules it shows…`, cancellable: true },
+      { location: vscode.ProgressLocation.Notification, title: `Reading ${start} for the links and items it shows…`, cancellable: true },
       async (_progress, token) => {
         const abort = new AbortController();
         const sub = token.onCancellationRequested(() => abort.abort());
+        const source = this.sourceFor(uri);
         try {
-          const loaded = await this.sourceFor(uri).load(start, null, { refetch: false, signal: abort.signal });
-          return proposeFollows(loaded.page.$, loaded.page.finalUrl);
+          const list = await source.load(start, null, { refetch: false, signal: abort.signal });
+          const follows = proposeFollows(list.page.$, list.page.finalUrl);
+          const listItems = follows.items ? proposeListItems(list.page.$, follows.items.selector) : null;
+          if (!follows.items) return { follows, listItems };
+          const detailUrl = follows.items.example;
+          try {
+            const detail = await source.load(detailUrl, null, { refetch: false, signal: abort.signal });
+            return { follows, listItems, detailItem: proposeDetailItem(detail.page.$), detailUrl };
+          } catch (err) {
+            this.output.info(`New Task File: ${detailUrl}: ${err instanceof Error ? err.message : String(err)}; the detail rule's fields are a template.`);
+            return { follows, listItems };
+          }
         } catch (err) {
           this.output.info(`New Task File: ${err instanceof Error ? err.message : String(err)}; the follow rules are guesses.`);
-          return undefined;
+          return {};
         } finally {
           sub.dispose();
         }
