@@ -63,7 +63,7 @@ describe('the Preview lens: which page a rule is previewed on', () => {
     const fixtures = [{ url: `${BASE}/author/Leo-Tolstoy/`, rule: 'author' }];
     const cached = [{ url: `${BASE}/author/Oscar-Wilde/`, rule: 'author' }];
     const pick = (c: Parameters<typeof choosePreviewPage>[2]) => choosePreviewPage(task!, 'author', c);
-    assert.deepEqual(pick({ runPages, fixtures, startPages: [start], cached }), { url: `${BASE}/author/Ada-Lovelace/`, source: 'run', why: 'a page of rule author from the last run' });
+    assert.deepEqual(pick({ runPages, fixtures, startPages: [start], cached }), { url: `${BASE}/author/Ada-Lovelace/`, source: 'run', why: "a page of rule author from a run (the task's store)" });
     assert.equal(pick({ fixtures, startPages: [start], cached })?.url, `${BASE}/author/Leo-Tolstoy/`);
     assert.equal(pick({ startPages: [start], cached })?.url, `${BASE}/author/Jane-Austen/`);
     assert.equal(pick({ cached })?.source, 'cached');

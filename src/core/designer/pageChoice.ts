@@ -34,7 +34,7 @@ export interface FetchedStart {
 export interface PageCandidates {
   /** The page the preview shows now, and the rule it shows it with (null: none yet). */
   readonly shown?: RulePage | null;
-  /** Pages of the last run, with the rule each was handled by (newest first). */
+  /** Pages a run stored items from, with the rule that handled each (the last run's first, newest first). */
   readonly runPages?: readonly RulePage[];
   readonly fixtures?: readonly RulePage[];
   /** Start pages read (cached or fetched), for their links. */
@@ -48,7 +48,7 @@ export function choosePreviewPage(task: CrawlTask, rule: string, c: PageCandidat
   if (!ruleByName(task, rule)) return null;
   if (c.shown && c.shown.rule === rule) return { url: c.shown.url, source: 'shown', why: `the page on show, a page of rule ${rule}` };
   const run = c.runPages?.find((p) => p.rule === rule);
-  if (run) return { url: run.url, source: 'run', why: `a page of rule ${rule} from the last run` };
+  if (run) return { url: run.url, source: 'run', why: `a page of rule ${rule} from a run (the task's store)` };
   const fixture = c.fixtures?.find((p) => p.rule === rule);
   if (fixture) return { url: fixture.url, source: 'fixture', why: `a page of rule ${rule} from its fixture` };
   const start = task.start.find((s) => !s.request && chooseRule(task, s.url, s.url, null).rule?.name === rule);

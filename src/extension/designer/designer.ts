@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import { formatTestReport, type TaskTestReport } from '../../core/designer/fixtures';
 import { fixturePages, saveFixture, testTask } from '../../workspace/fixtureStore';
 import { choosePreviewPage, type FetchedStart, type PageForRule } from '../../core/designer/pageChoice';
+import { runPagesOf } from './runPages';
 import { planInsert } from '../../core/designer/insert';
 import { chooseRule } from '../../core/designer/preview';
 import { scaffoldTask, taskName, type ScaffoldOptions } from '../../core/designer/scaffold';
@@ -157,7 +158,8 @@ class Designer implements PanelHost, vscode.Disposable {
     if (quick) return quick;
     const fixtures = uri.scheme === 'file' ? await fixturePages(uri.fsPath, task.name).catch(() => []) : [];
     const cached = (await source.list().catch(() => [])).flatMap((m) => (m.rule && !m.request ? [{ url: m.url, rule: m.rule }] : []));
-    const withoutLinks = choosePreviewPage(task, rule, { fixtures });
+    const runPages = await runPagesOf(task);
+    const withoutLinks = choosePreviewPage(task, rule, { runPages, fixtures });
     if (withoutLinks) return withoutLinks;
     // The start pages' links, read through the page cache (a fetch the first time): at most three start URLs.
     const startPages: FetchedStart[] = [];
@@ -169,7 +171,7 @@ class Designer implements PanelHost, vscode.Disposable {
         this.output.info(`Preview lens: ${s.url}: ${err instanceof Error ? err.message : String(err)}`);
       }
     }
-    return choosePreviewPage(task, rule, { fixtures, startPages, cached });
+    return choosePreviewPage(task, rule, { runPages, fixtures, startPages, cached });
   }
 
   /** The task file to act on: the active editor's, else the one of the last preview, else one to pick. */

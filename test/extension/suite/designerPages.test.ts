@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import type { PanelSnapshot } from '../../../src/extension/designer/previewPanel';
 import { extractPage } from '../../../src/core/extract/extract';
 import { parseTask } from '../../../src/core/task/parse';
+import { openStore } from '../../../src/store/open';
 import { book, DEMO_SITE, serveSite, type SiteServer } from '../../../src/demo/site';
 import { author, quotesOn, serveQuotes, type QuotesServer } from '../../support/quotesSite';
 
@@ -143,6 +144,21 @@ rules:
       return x?.state.page?.url === `${quotes.url}/` && !x.state.loading && x.state.analysis?.rule.name === 'list' ? x : null;
     });
     assert.equal(l.state.pageWhy, 'a start URL of the task, handled by rule list');
+
+    // A run stored an item of Mark Twain's page with rule author: the lens takes the run's page first.
+    const store = await openStore(`sqlite:${join(dir, '.crawl', 'lens.sqlite')}`);
+    const twain = `${quotes.url}/author/Mark-Twain/`;
+    await store.writeBatch([], [{ type: 'author', key: 'twain', json: '{"name":"Mark Twain"}', fields: ['name'], url: twain, rule: 'author', run: 'r1', fetchedAt: Date.now() }], 'update');
+    await store.close();
+    await vscode.commands.executeCommand(lens('author').command, ...lens('author').arguments!);
+    const r = await until("the run's author page", async () => {
+      const x = await snap(uri);
+      return x?.state.page?.url === twain && !x.state.loading && x.state.analysis?.rule.name === 'author' ? x : null;
+    });
+    assert.equal(r.state.pageWhy, "a page of rule author from a run (the task's store)");
+    await until('the warning on the run page', () => noMatch().find((d) => d.message.includes(`span.author-born-dat' matches 0 elements on ${twain}`)));
+    await vscode.commands.executeCommand(lens('list').command, ...lens('list').arguments!);
+    await until('the start page again', async () => (await snap(uri))?.state.page?.url === `${quotes.url}/`);
 
     // A rule no page is known for: applied to the page on show, said so, and not checked against it.
     await vscode.commands.executeCommand(lens('orphan').command, ...lens('orphan').arguments!);
