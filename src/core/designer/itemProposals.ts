@@ -1,4 +1,5 @@
 import type { CheerioAPI } from 'cheerio/slim';
+import { selectAll, selectOne } from 'css-select';
 import { isTag, type AnyNode, type Element } from 'domhandler';
 import { classKind, looksGenerated, suggestSelector } from '../extract/suggest';
 
@@ -33,6 +34,9 @@ export interface ItemProposal {
 
 /** Most fields proposed per item: a starting point to prune, not a dump of the page. */
 const MAX_FIELDS = 12;
+/** Most elements tried for them (each costs the picker's search): a page of thousands stays quick. */
+const MAX_CANDIDATES = 40;
+const MAX_PICKER_CALLS = 8;
 const CHROME_TAGS = new Set(['header', 'nav', 'footer', 'aside', 'form', 'script', 'style', 'noscript', 'template', 'button', 'select', 'option', 'svg']);
 const CHROME_ROLES = new Set(['navigation', 'banner', 'contentinfo', 'complementary', 'search', 'menu', 'menubar']);
 /** Class or id words of page furniture built from plain divs (`header-box`, `navbar`, `site-footer`). */
@@ -167,9 +171,11 @@ function fieldsIn($: CheerioAPI, scopes: readonly Element[], opts: { titleFrom: 
     if (link) candidates.push({ el: link, name: 'url', attr: 'href', url: true });
   }
   const taken = new Set<Element>(candidates.map((c) => c.el));
+  const hasNamedPart = namedBelow(root);
   const skipUnder = title ? [title] : [];
   let images = 0;
   for (const el of select($, '*', root)) {
+    if (candidates.length >= MAX_CANDIDATES) break;
     if (taken.has(el) || skipUnder.some((t) => isInside(el, t)) || inChrome(el, root)) continue;
     if (el.name === 'img' && el.attribs.src) {
       if (images++ === 0) candidates.push({ el, name: 'image', attr: 'src', url: true });
@@ -191,7 +197,7 @@ function fieldsIn($: CheerioAPI, scopes: readonly Element[], opts: { titleFrom: 
     const name = ownName(el) ?? (PRICE.test(own) ? 'price' : rowLabelName($, el));
     if (!name || $(el).text().trim() === '') continue;
     // Leaves first: a block whose parts have names of their own (`ul.tags` of `li.tag`) is read through them.
-    if (select($, '*', el).some((d) => ownName(d) !== null || (d.name === 'img' && !!d.attribs.src))) continue;
+    if (hasNamedPart.get(el)) continue;
     if (insideCandidate(el, candidates) || alikeBefore(el)) continue;
     candidates.push({ el, name, attr: null, url: false, repeated: alike(el).length > 1 });
   }
@@ -207,13 +213,18 @@ function toFields($: CheerioAPI, scopes: readonly Element[], candidates: readonl
   const names = new Set<string>();
   const selectors = new Set<string>();
   const values = new Set<string>();
-  for (const c of candidates) {
+  const proposedClasses = new Set<string>();
+  let pickerCalls = 0;
+  for (const c of candidates.slice(0, MAX_CANDIDATES)) {
     if (fields.length >= MAX_FIELDS) break;
     const linkList = !isLink(c.el) && c.attr === null && isLinkList($, c.el);
-    const s = suggestSelector($, c.el, { scope: { element: root, all: scopes }, preferList: c.repeated });
-    const id = c.el.attribs.id;
-    // An id names one element of a page: usable for a page's main content, not inside repeated blocks.
-    let selector = scopes.length === 1 && id && !looksGenerated(id) ? `${c.el.name}#${id}` : c.repeated && s.list ? s.list.selector : s.scoped?.selector ?? s.unique.selector;
+    const own = ownSelector($, c, root, scopes.length === 1);
+    // A later element of a class already proposed (`span.value` again) would need a positional selector: the
+    // first is the field. The picker's search is the costly part: a few at most.
+    if (!own && (shareClass(c.el, proposedClasses) || pickerCalls >= MAX_PICKER_CALLS)) continue;
+    if (!own) pickerCalls++;
+    let selector = own ?? pickerSelector($, c, root, scopes);
+    for (const k of classKeys(c.el)) proposedClasses.add(k);
     if (selector.startsWith('>')) continue; // an `nth-child` path: fragile, and unreadable in a task file
     let attr = c.attr;
     let url = c.url;
@@ -244,9 +255,39 @@ function toFields($: CheerioAPI, scopes: readonly Element[], candidates: readonl
   return fields;
 }
 
+/**
+ * The element's own name as a selector within the scope (`span.author-born-date`, `div#description`), when its first
+ * match there is the element (or, for a repeated one, the first of them): the cheap and readable answer, which
+ * most candidates have. An id only for a single scope: inside repeated blocks ids name one block.
+ */
+function ownSelector($: CheerioAPI, c: Candidate, root: Element, single: boolean): string | null {
+  const el = c.el;
+  const tries: string[] = [];
+  if (single && el.attribs.id && !looksGenerated(el.attribs.id)) tries.push(`${el.name}#${el.attribs.id}`);
+  for (const t of (el.attribs.class ?? '').split(/\s+/)) if (t && classKind(t) === 'meaningful') tries.push(`${el.name}.${t}`);
+  if (el.attribs.itemprop && /^[\w-]{1,40}$/.test(el.attribs.itemprop)) tries.push(`${el.name}[itemprop=${el.attribs.itemprop}]`);
+  for (const sel of tries) if (first(sel, root) === el) return sel;
+  return null;
+}
+
+/** `span.value` for each meaningful class: elements named alike. */
+function classKeys(el: Element): string[] {
+  return (el.attribs.class ?? '').split(/\s+/).filter((t) => t && classKind(t) === 'meaningful').map((t) => `${el.name}.${t}`);
+}
+
+function shareClass(el: Element, keys: ReadonlySet<string>): boolean {
+  return classKeys(el).some((k) => keys.has(k));
+}
+
+/** The picker's selector relative to the scope (a list's, for one of siblings alike). */
+function pickerSelector($: CheerioAPI, c: Candidate, root: Element, scopes: readonly Element[]): string {
+  const s = suggestSelector($, c.el, { scope: { element: root, all: scopes }, preferList: c.repeated });
+  return c.repeated && s.list ? s.list.selector : s.scoped?.selector ?? s.unique.selector;
+}
+
 /** The trimmed value the first match of `selector` under `scope` gives, as a field without `all` reads it. */
 function valueIn($: CheerioAPI, scope: Element, selector: string, attr: string | null): string {
-  const el = select($, selector, scope)[0];
+  const el = first(selector, scope);
   if (!el) return '';
   const v = attr ? el.attribs[attr] ?? '' : $(el).text();
   return v.replace(/\s+/g, ' ').trim();
@@ -323,12 +364,43 @@ function isLinkList($: CheerioAPI, el: Element): boolean {
   return all > 0 && linked / all > 0.6;
 }
 
+/** Per element under `root`: whether a descendant has a name of its own or is an image (one walk, not one per element). */
+function namedBelow(root: Element): Map<Element, boolean> {
+  const out = new Map<Element, boolean>();
+  const walk = (el: Element): boolean => {
+    let below = false;
+    for (const c of el.children) {
+      if (!isTag(c)) continue;
+      const child = walk(c);
+      below = below || child || ownName(c) !== null || (c.name === 'img' && !!c.attribs.src);
+    }
+    out.set(el, below);
+    return below;
+  };
+  walk(root);
+  return out;
+}
+
+/** Sibling groups by parent, then by tag and classes: built once per parent (a wide parent has thousands). */
+const siblingGroups = new WeakMap<Element, Map<string, Element[]>>();
+
 /** The element's siblings of its tag and classes, itself included. */
 function alike(el: Element): Element[] {
   const parent = parentOf(el);
   if (!parent) return [el];
-  const cls = (el.attribs.class ?? '').trim();
-  return parent.children.filter((c): c is Element => isTag(c) && c.name === el.name && (c.attribs.class ?? '').trim() === cls);
+  let groups = siblingGroups.get(parent);
+  if (!groups) {
+    groups = new Map();
+    for (const c of parent.children) {
+      if (!isTag(c)) continue;
+      const k = `${c.name} ${(c.attribs.class ?? '').trim()}`;
+      const g = groups.get(k);
+      if (g) g.push(c);
+      else groups.set(k, [c]);
+    }
+    siblingGroups.set(parent, groups);
+  }
+  return groups.get(`${el.name} ${(el.attribs.class ?? '').trim()}`) ?? [el];
 }
 
 /** An earlier sibling alike stands for this one (a field lists them all). */
@@ -383,8 +455,19 @@ function parentOf(el: AnyNode): Element | null {
 
 function select($: CheerioAPI, selector: string, under?: Element): Element[] {
   try {
-    return (under ? $(under).find(selector) : $(selector)).toArray().filter(isTag);
+    // Under an element, css-select directly: cheerio's find re-prepares its context on every call, which on a page
+    // of thousands of elements was most of the proposal's time. Same engine, same matches.
+    return under ? selectAll<AnyNode, Element>(selector, under) : $(selector).toArray().filter(isTag);
   } catch {
     return [];
+  }
+}
+
+/** The first match under `under` (document order), or undefined. */
+function first(selector: string, under: Element): Element | undefined {
+  try {
+    return selectOne<AnyNode, Element>(selector, under) ?? undefined;
+  } catch {
+    return undefined;
   }
 }
