@@ -485,7 +485,8 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
       this.shownByRule.set(rule, page);
       this.host.pageShown(this);
     }
-    if (page && r.task && (rule !== previousRule || this.rememberedFor !== cacheKey)) {
+    // A rule applied for want of a page of its own does not make this page its page.
+    if (page && r.task && !guessed && (rule !== previousRule || this.rememberedFor !== cacheKey)) {
       this.rememberedFor = cacheKey!;
       void this.source.rememberRule(cacheKey!, rule);
     }
