@@ -57,9 +57,9 @@ export function proposeListItems($: CheerioAPI, linkSelector: string): ItemPropo
   } catch {
     return null;
   }
-  const first = links[0];
-  if (!first || links.length < 2) return null;
-  const block = blockOf(first, new Set(links));
+  const link = links[0];
+  if (!link || links.length < 2) return null;
+  const block = blockOf(link, new Set(links));
   if (!block || isRoot(block)) return null;
   const s = suggestSelector($, block, { preferList: true });
   const itemScope = s.list && s.list.relative === null ? s.list.itemScope : null;
@@ -79,14 +79,14 @@ export function proposeListItems($: CheerioAPI, linkSelector: string): ItemPropo
 function blockOf(link: Element, links: ReadonlySet<Element>): Element | null {
   let block: Element | null = null;
   for (let e = parentOf(link); e && !isRoot(e); e = parentOf(e)) {
-    if (select$(e).some((a) => a !== link && links.has(a))) break;
+    if (linksUnder(e).some((a) => a !== link && links.has(a))) break;
     block = e;
   }
   return block;
 }
 
 /** Links under `el`, without a CheerioAPI: a walk of the tree. */
-function select$(el: Element): Element[] {
+function linksUnder(el: Element): Element[] {
   const out: Element[] = [];
   const walk = (n: AnyNode) => {
     if (!isTag(n)) return;
