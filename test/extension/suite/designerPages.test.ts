@@ -178,5 +178,13 @@ rules:
     await vscode.window.tabGroups.close(tab);
     await until('the warnings gone', () => noMatch().length === 0);
     assert.equal(await snap(uri), null);
+    // Nor do they come back when the file is checked afresh (as after a reload): the pages cached on disk, the
+    // author page among them, are no longer what the checks run against. An unknown key shows the check ran.
+    const doc = await vscode.workspace.openTextDocument(uri);
+    const edit = new vscode.WorkspaceEdit();
+    edit.insert(uri, doc.positionAt(doc.getText().length), 'bogusKey: 1\n');
+    assert.ok(await vscode.workspace.applyEdit(edit));
+    await until('the file checked again', () => vscode.languages.getDiagnostics(uri).some((d) => /bogusKey/.test(d.message)));
+    assert.deepEqual(noMatch().map((d) => d.message), []);
   });
 });
