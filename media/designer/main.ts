@@ -208,6 +208,7 @@ function renderStatus(s: PreviewState): void {
     if (s.page.actions?.length) parts.push(`actions: ${s.page.actions.join('; ')}`);
   }
   if (s.access) parts.push(s.access);
+  if (s.pageWhy) parts.push(s.pageWhy);
   const a = s.analysis;
   if (s.sitemap) parts.push(s.sitemap.settings);
   else if (a?.rule.name) parts.push(`rule ${a.rule.name} (${a.rule.reason})`);

@@ -100,6 +100,18 @@ export async function testTaskFile(taskFile: string): Promise<TaskTestReport> {
   return testTask(file, task);
 }
 
+/** The page and rule of each fixture of a task (unreadable ones left out): pages the preview can open for a rule. */
+export async function fixturePages(file: string, taskName: string): Promise<{ url: string; rule: string }[]> {
+  const dir = fixtureDir(file, taskName);
+  const names = await readdir(dir).then((n) => n.filter((x) => x.endsWith('.json')).sort(), () => [] as string[]);
+  const out: { url: string; rule: string }[] = [];
+  for (const n of names) {
+    const f: unknown = await readFile(join(dir, n), 'utf8').then((t) => JSON.parse(t) as unknown, () => null);
+    if (isFixture(f)) out.push({ url: f.url, rule: f.rule });
+  }
+  return out;
+}
+
 export async function testTask(file: string, task: CrawlTask): Promise<TaskTestReport> {
   const dir = fixtureDir(file, task.name);
   let names: string[];

@@ -176,6 +176,8 @@ export interface PreviewState {
   readonly sitemap: SitemapView | null;
   /** How the page was fetched when not plainly: "logged in (session), through proxy socks5://host:1080". */
   readonly access: string | null;
+  /** Which page this is for the rule and why, when the Preview lens chose it: "a page of rule detail from the start page's links". */
+  readonly pageWhy?: string | null;
   readonly analysis: AnalysisView | null;
   /**
    * The structured data the page carries (JSON-LD, microdata, OpenGraph) as the paths a field reads it by, with

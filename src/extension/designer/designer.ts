@@ -1,12 +1,15 @@
 import { dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 import { formatTestReport, type TaskTestReport } from '../../core/designer/fixtures';
-import { saveFixture, testTask } from '../../workspace/fixtureStore';
+import { fixturePages, saveFixture, testTask } from '../../workspace/fixtureStore';
+import { choosePreviewPage, type FetchedStart, type PageForRule } from '../../core/designer/pageChoice';
+import { runPagesOf } from './runPages';
 import { planFieldInsert, planInsert, type InsertPlan } from '../../core/designer/insert';
 import type { StructuredSource } from '../../core/extract/structuredData';
 import { chooseRule } from '../../core/designer/preview';
-import { scaffoldTask, taskName } from '../../core/designer/scaffold';
-import { proposeFollows, type FollowProposals } from '../../core/designer/followProposals';
+import { scaffoldTask, taskName, type ScaffoldOptions } from '../../core/designer/scaffold';
+import { proposeFollows } from '../../core/designer/followProposals';
+import { proposeDetailItem, proposeListItems } from '../../core/designer/itemProposals';
 import { formatDiagnostic } from '../../core/task/diagnostics';
 import { parseTaskText } from '../../workspace/taskFile';
 import { COMMANDS, PREVIEW_VIEW_TYPE, TEST_COMMANDS } from './commands';
@@ -46,7 +49,8 @@ class Designer implements PanelHost, vscode.Disposable {
     private readonly context: vscode.ExtensionContext,
     private readonly secrets?: SecretSource,
   ) {
-    this.diagnostics = new TaskDiagnostics((doc) => this.sourceFor(doc.uri).pagesByRule());
+    // Selectors are checked against the pages the open preview shows, and only while it is open (issue 32, item 6).
+    this.diagnostics = new TaskDiagnostics(async (doc) => this.panels.get(doc.uri.toString())?.pagesByRule() ?? new Map());
   }
 
   get extensionUri(): vscode.Uri {
@@ -84,7 +88,7 @@ class Designer implements PanelHost, vscode.Disposable {
   }
 
   /** Opens (or reveals) the preview of a task file; `restored`: a panel VS Code brings back after a reload. */
-  async openPreview(uri?: vscode.Uri, rule?: string, url?: string, preserveFocus = true, restored?: vscode.WebviewPanel): Promise<PreviewPanel> {
+  async openPreview(uri?: vscode.Uri, rule?: string, url?: string, preserveFocus = true, restored?: vscode.WebviewPanel, why?: { why: string; rule: string }): Promise<PreviewPanel> {
     const target = uri ?? (await this.taskUri());
     if (!target) throw new Error('Open a task file (*.crawl.yaml) to preview.');
     const existing = this.panels.get(target.toString());
@@ -115,10 +119,60 @@ class Designer implements PanelHost, vscode.Disposable {
     panel.onDidClose(() => {
       this.panels.delete(target.toString());
       if (this.active === panel) this.active = null;
+      // Its "matches 0 elements" warnings were about its pages: they go with it.
+      const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === target.toString());
+      if (open) void this.diagnostics.check(open);
     });
     webviewPanel.onDidChangeViewState((e) => e.webviewPanel.active && (this.active = panel));
+    if (why) panel.noteNextPage(why.why, why.rule);
     await panel.openInitial(url ?? null);
     return panel;
+  }
+
+  /**
+   * The Preview lens of a rule: the preview on a page that rule handles (pageChoice.ts: the page on show if it is
+   * one, the last run's, a fixture's, a start URL, a link on a start page, one previewed before), saying which
+   * and why; with none, the page on show with the rule chosen, and that said too.
+   */
+  async previewRule(uri: vscode.Uri, rule: string): Promise<PreviewPanel> {
+    const doc = await vscode.workspace.openTextDocument(uri);
+    const task = parseTaskText(doc.getText(), uri.fsPath).task;
+    const existing = this.panels.get(uri.toString());
+    const choice = task ? await this.pageForRule(uri, task, rule, existing) : null;
+    if (choice && existing && choice.source === 'shown') {
+      const panel = await this.openPreview(uri, rule);
+      panel.notePage(choice.why, rule);
+      return panel;
+    }
+    if (choice) {
+      existing?.noteNextPage(choice.why, rule);
+      return this.openPreview(uri, rule, choice.url, true, undefined, { why: choice.why, rule });
+    }
+    const panel = await this.openPreview(uri, rule);
+    panel.notePage(`no page of rule ${rule} found (no run, fixture, start URL or start-page link leads to one): the rule is applied to this page, its selectors unchecked`, rule, true);
+    return panel;
+  }
+
+  private async pageForRule(uri: vscode.Uri, task: CrawlTask, rule: string, panel: PreviewPanel | undefined): Promise<PageForRule | null> {
+    const source = this.sourceFor(uri);
+    const quick = choosePreviewPage(task, rule, { shown: panel?.shownPage() ?? null });
+    if (quick) return quick;
+    const fixtures = uri.scheme === 'file' ? await fixturePages(uri.fsPath, task.name).catch(() => []) : [];
+    const cached = (await source.list().catch(() => [])).flatMap((m) => (m.rule && !m.request ? [{ url: m.url, rule: m.rule }] : []));
+    const runPages = await runPagesOf(task);
+    const withoutLinks = choosePreviewPage(task, rule, { runPages, fixtures });
+    if (withoutLinks) return withoutLinks;
+    // The start pages' links, read through the page cache (a fetch the first time): at most three start URLs.
+    const startPages: FetchedStart[] = [];
+    for (const s of task.start.filter((x) => !x.request).slice(0, 3)) {
+      try {
+        const loaded = await source.load(s.url, task, { refetch: false, env: await this.secretEnv(task) });
+        if (!loaded.page.json) startPages.push({ url: s.url, finalUrl: loaded.meta.finalUrl, html: loaded.page.html });
+      } catch (err) {
+        this.output.info(`Preview lens: ${s.url}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    return choosePreviewPage(task, rule, { runPages, fixtures, startPages, cached });
   }
 
   /** The task file to act on: the active editor's, else the one of the last preview, else one to pick. */
@@ -222,8 +276,8 @@ class Designer implements PanelHost, vscode.Disposable {
     const stem = taskName(name);
     let uri = vscode.Uri.file(join(folder, `${stem}.crawl.yaml`));
     for (let i = 2; await exists(uri); i++) uri = vscode.Uri.file(join(folder, `${stem}-${i}.crawl.yaml`));
-    const follows = await this.proposeFollows(uri, start.trim());
-    await vscode.workspace.fs.writeFile(uri, Buffer.from(scaffoldTask({ name: stem, start: start.trim(), follows })));
+    const proposals = await this.proposeFromPages(uri, start.trim());
+    await vscode.workspace.fs.writeFile(uri, Buffer.from(scaffoldTask({ name: stem, start: start.trim(), ...proposals })));
     const doc = await vscode.workspace.openTextDocument(uri);
     await vscode.window.showTextDocument(doc, { preview: false });
     if (opts.preview ?? interactive) await this.openPreview(uri);
@@ -231,21 +285,34 @@ class Designer implements PanelHost, vscode.Disposable {
   }
 
   /**
-   * The follow rules the start page shows (followProposals.ts), read through the preview's page cache (the preview
-   * then opens on it at once). Cancellable; a page that cannot be read leaves the template's guesses.
+   * What the start page shows (followProposals.ts, itemProposals.ts): its follow rules and the items of its
+   * repeated blocks, then the main content of the first page its item links lead to, for the detail rule (issue
+   * 32, item 5). Read through the preview's page cache (the preview then opens on it at once). Cancellable; a page
+   * that cannot be read leaves the template's guesses for what it would have given.
    */
-  private async proposeFollows(uri: vscode.Uri, start: string): Promise<FollowProposals | undefined> {
+  private async proposeFromPages(uri: vscode.Uri, start: string): Promise<Omit<ScaffoldOptions, 'name' | 'start'>> {
     return vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Reading ${start} for the follow rules it shows…`, cancellable: true },
+      { location: vscode.ProgressLocation.Notification, title: `Reading ${start} for the links and items it shows…`, cancellable: true },
       async (_progress, token) => {
         const abort = new AbortController();
         const sub = token.onCancellationRequested(() => abort.abort());
+        const source = this.sourceFor(uri);
         try {
-          const loaded = await this.sourceFor(uri).load(start, null, { refetch: false, signal: abort.signal });
-          return proposeFollows(loaded.page.$, loaded.page.finalUrl);
+          const list = await source.load(start, null, { refetch: false, signal: abort.signal });
+          const follows = proposeFollows(list.page.$, list.page.finalUrl);
+          const listItems = follows.items ? proposeListItems(list.page.$, follows.items.selector) : null;
+          if (!follows.items) return { follows, listItems };
+          const detailUrl = follows.items.example;
+          try {
+            const detail = await source.load(detailUrl, null, { refetch: false, signal: abort.signal });
+            return { follows, listItems, detailItem: proposeDetailItem(detail.page.$), detailUrl };
+          } catch (err) {
+            this.output.info(`New Task File: ${detailUrl}: ${err instanceof Error ? err.message : String(err)}; the detail rule's fields are a template.`);
+            return { follows, listItems };
+          }
         } catch (err) {
           this.output.info(`New Task File: ${err instanceof Error ? err.message : String(err)}; the follow rules are guesses.`);
-          return undefined;
+          return {};
         } finally {
           sub.dispose();
         }
@@ -309,7 +376,10 @@ export function activateDesigner(context: vscode.ExtensionContext, host: LazyHos
   const reg = (id: string, fn: (...args: never[]) => unknown) => host.command(id, fn);
 
   reg(COMMANDS.openPreview, async (uri?: vscode.Uri | string, rule?: string, url?: string) => {
-    await d.openPreview(asUri(uri), typeof rule === 'string' ? rule : undefined, typeof url === 'string' ? url : undefined);
+    const target = asUri(uri);
+    // A rule without a page (the Preview lens): a page that rule handles.
+    if (target && typeof rule === 'string' && typeof url !== 'string') await d.previewRule(target, rule);
+    else await d.openPreview(target, typeof rule === 'string' ? rule : undefined, typeof url === 'string' ? url : undefined);
   });
   reg(COMMANDS.pickSelector, async () => {
     // The picker lives in the preview: bring it forward with the keyboard in it, ready for a click.
@@ -361,7 +431,7 @@ export function activateDesigner(context: vscode.ExtensionContext, host: LazyHos
     vscode.languages.registerCompletionItemProvider(TASK_FILES, new TaskCompletions(), ':', ' ', '-', '{', ','),
     vscode.languages.registerHoverProvider(TASK_FILES, new TaskHovers((doc) => d.diagnostics.counts.get(doc.uri.toString()))),
     vscode.languages.registerCodeLensProvider(TASK_FILES, new RulePreviewLenses()),
-    vscode.languages.registerCodeActionsProvider(TASK_FILES, new ZeroMatchFixes((doc) => d.diagnostics.counts.get(doc.uri.toString()), (doc) => d.sourceFor(doc.uri).pagesByRule()), {
+    vscode.languages.registerCodeActionsProvider(TASK_FILES, new ZeroMatchFixes((doc) => d.diagnostics.counts.get(doc.uri.toString()), async (doc) => d.panels.get(doc.uri.toString())?.pagesByRule() ?? new Map()), {
       providedCodeActionKinds: ZeroMatchFixes.kinds,
     }),
     // The cursor on the selector (Insert writes there), and the preview on the page the warning was about.

@@ -149,8 +149,6 @@ export interface LoadedSitemap {
 export class PageSource {
   private readonly prepared = new Map<string, PreparedPage>();
   private readonly robots = new Map<string, RobotsRules | Promise<void>>();
-  /** pagesByRule() reads every cached page's metadata: kept until the cache changes. */
-  private byRule: Promise<Map<string, PreparedPage>> | null = null;
   private readonly access = new PreviewAccess();
 
   constructor(
@@ -232,7 +230,6 @@ export class PageSource {
     const fetched = await this.fetch(url, task, opts);
     await savePage(this.dir, fetched);
     this.prepared.delete(key);
-    this.byRule = null;
     return { meta: fetched.meta, page: this.prepare(fetched), fromCache: false };
   }
 
@@ -315,24 +312,6 @@ export class PageSource {
 
   async rememberRule(url: string, rule: string | null): Promise<void> {
     await setPageRule(this.dir, url, rule);
-    this.byRule = null;
-  }
-
-  /** Per rule: the newest cached page last previewed with that rule, parsed. */
-  pagesByRule(): Promise<Map<string, PreparedPage>> {
-    this.byRule ??= this.readPagesByRule();
-    return this.byRule;
-  }
-
-  private async readPagesByRule(): Promise<Map<string, PreparedPage>> {
-    const out = new Map<string, PreparedPage>();
-    for (const meta of await this.list()) {
-      if (!meta.rule || out.has(meta.rule)) continue;
-      const key = cacheKeyOf(meta);
-      const cached = this.prepared.get(key) ?? (await loadPage(this.dir, key).then((c) => (c ? this.preparedOrNull(c) : null)));
-      if (cached) out.set(meta.rule, cached);
-    }
-    return out;
   }
 
   /**

@@ -93,6 +93,16 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
   private sitemapView: SitemapView | null = null;
   /** How the page was reached (session, login, proxy), for the status line. */
   private accessNote: string | null = null;
+  /** Which page this is for its rule and why (the Preview lens's choice), until another page opens. */
+  private pageWhy: string | null = null;
+  private nextWhy: { why: string; rule: string } | null = null;
+  /** The rule the lens chose the page on show for; or forced on it for want of a page of its own (`guess`). */
+  private lensFor: { rule: string; guess: boolean } | null = null;
+  /**
+   * The page this preview analysed last with each rule: what the editor's "matches 0 elements" warnings are about.
+   * Kept here, not on disk, so the warnings go with the preview (issue 32, item 6: they outlived it, and a reload).
+   */
+  private readonly shownByRule = new Map<string, PreparedPage>();
   private pageError: string | null = null;
   private loading: string | null = null;
   private abort: AbortController | null = null;
@@ -267,6 +277,9 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
     this.abort = abort;
     this.pageUrl = url;
     this.pageRequest = request;
+    this.pageWhy = this.nextWhy?.why ?? null;
+    this.lensFor = this.nextWhy ? { rule: this.nextWhy.rule, guess: false } : null;
+    this.nextWhy = null;
     this.loading = `${refetch ? 'Refetching' : 'Opening'} ${request?.request ? `${request.request.method} ` : ''}${url}`;
     this.pageError = null;
     this.postState();
@@ -480,9 +493,15 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
     // The page becomes its rule's page for the editor's zero-match checks, unless the rule only stands in.
     const rule = r.view.rule.fallback ? null : r.view.rule.name;
     const cacheKey = page?.key ?? page?.url;
-    if (page && r.task && (rule !== previousRule || this.rememberedFor !== cacheKey)) {
+    const guessed = this.lensFor?.guess === true && this.lensFor.rule === rule;
+    if (page && rule && !guessed && this.shownByRule.get(rule) !== page) {
+      this.shownByRule.set(rule, page);
+      this.host.pageShown(this);
+    }
+    // A rule applied for want of a page of its own does not make this page its page.
+    if (page && r.task && !guessed && (rule !== previousRule || this.rememberedFor !== cacheKey)) {
       this.rememberedFor = cacheKey!;
-      void this.source.rememberRule(cacheKey!, rule).then(() => this.host.pageShown(this));
+      void this.source.rememberRule(cacheKey!, rule);
     }
   }
   private rememberedFor: string | null = null;
@@ -547,6 +566,7 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
       browser: this.browserOn(),
       sitemap: this.sitemapView,
       access: this.accessNote,
+      pageWhy: this.pageWhy,
       analysis: this.analysis,
       ...(this.loaded && !this.loaded.page.json ? { structured: this.structuredData(this.loaded.page) } : {}),
     };
@@ -603,6 +623,37 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
 
   reveal(): void {
     this.panel.reveal(this.panel.viewColumn ?? vscode.ViewColumn.Beside, true);
+  }
+
+  /** Says why the next page opened is the one on show ("a page of rule detail from the start page's links"). */
+  noteNextPage(why: string, rule: string): void {
+    this.nextWhy = { why, rule };
+  }
+
+  /**
+   * Says it of the page on show (the lens kept it). `guess`: the rule is only applied to this page for want of one
+   * of its own, so its selectors are not checked against it.
+   */
+  notePage(why: string, rule: string, guess = false): void {
+    this.pageWhy = why;
+    this.lensFor = { rule, guess };
+    this.postState();
+  }
+
+  /**
+   * The page on show and the rule it is analysed with, when a crawl would give it that rule (a start URL, its
+   * `match`) or the lens chose it for the rule; a rule merely chosen in the preview says nothing about the page.
+   */
+  shownPage(): { url: string; rule: string } | null {
+    const a = this.analysis?.rule;
+    if (!a?.name || a.fallback || !this.pageUrl || !this.loaded) return null;
+    const lens = this.lensFor?.rule === a.name && !this.lensFor.guess;
+    return a.reason !== 'chosen' || lens ? { url: this.pageUrl, rule: a.name } : null;
+  }
+
+  /** The pages this preview analysed, by rule: the editor's selector checks run against them while it is open. */
+  pagesByRule(): ReadonlyMap<string, PreparedPage> {
+    return this.shownByRule;
   }
 
   chooseRule(rule: string | null): void {

@@ -359,15 +359,21 @@ describe('crawl designer', function () {
     const lenses = await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', uri);
     const mine = lenses.filter((l) => l.command?.command === C.open);
     assert.deepEqual(mine.map((l) => l.command!.arguments![1]), ['list', 'book']);
-    // The lens opens the preview with that rule.
+    // The lens opens the preview with that rule, on a page of it (issue 32, item 6): a book the start page links to.
     await vscode.commands.executeCommand(C.open, ...mine[1]!.command!.arguments!);
-    const s = await until('the book rule', async () => {
+    const s = await until('the book rule on a book page', async () => {
       const x = await snap(uri);
-      return x?.state.analysis?.rule.name === 'book' && !x.state.analysis.rule.auto ? x : null;
+      return x?.state.analysis?.rule.name === 'book' && !x.state.loading && /\/catalogue\/book-1\.html/.test(x.state.page?.url ?? '') ? x : null;
     });
     assert.equal(s.state.analysis!.items[0]!.type, 'book');
+    assert.equal(s.state.pageWhy, "a page of rule book from the start page's links");
+    // Back to the start page, its rule by the crawl's choice.
     await vscode.commands.executeCommand(C.message, uri, { type: 'setRule', rule: null });
-    await until('auto rule', async () => (await snap(uri))?.state.analysis?.rule.name === 'list');
+    await vscode.commands.executeCommand(C.message, uri, { type: 'openPage', url: `${site.url}/catalogue/page-1.html` });
+    await until('auto rule', async () => {
+      const x = await snap(uri);
+      return !x?.state.loading && x?.state.page?.url === `${site.url}/catalogue/page-1.html` && x.state.analysis?.rule.name === 'list' && x.state.analysis.rule.reason === 'start URL';
+    });
   });
 
   it('opens any typed URL, rules by match, and says clearly what went wrong with bad pages', async () => {
