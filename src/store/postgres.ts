@@ -23,6 +23,8 @@ export interface PostgresStoreOptions {
   readonly connectTimeoutMs?: number;
   /** Upper bound for any statement: a hung server surfaces as a retryable error instead of a stuck writer. */
   readonly statementTimeoutMs?: number;
+  /** Record item history (default true); off when the task's store.history.keep is 0. */
+  readonly history?: boolean;
 }
 
 export class PostgresStore implements ItemStore {
@@ -34,11 +36,13 @@ export class PostgresStore implements ItemStore {
   private schemaReady = false;
   private readonly types = new Map<string, { table: string; fields: string[] }>();
   private closed = false;
+  private readonly recordHistory: boolean;
 
   constructor(url: string, opts: PostgresStoreOptions) {
     this.location = redactUrl(url);
     this.schema = opts.schema;
     this.s = quoteIdent(opts.schema);
+    this.recordHistory = opts.history ?? true;
     // Required here, not imported: a process that never opens a PostgreSQL store does not load the driver.
     const { Pool } = require('pg') as typeof import('pg');
     this.pool = new Pool({
@@ -95,7 +99,7 @@ export class PostgresStore implements ItemStore {
       }
       const errorCount = await insertErrors(c, this.s, errors);
       // In the batch's transaction: the items and what they changed commit together.
-      await this.history.observe(items, postgresClientSql(this.s, c));
+      if (this.recordHistory) await this.history.observe(items, postgresClientSql(this.s, c), { itemsMarkSeen: policy === 'update' });
       return { written, inserted, updated: written - inserted, conflicts: items.length - inserted, pages: pageCount, errors: errorCount };
     });
   }

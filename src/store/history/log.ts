@@ -1,3 +1,4 @@
+import { quoteIdent } from '../tables';
 import { recordSighting, type ChangeKind, type ChangeRow, type HistoryRetention, type ItemState, type RunChangeCounts, type Sighting } from '../../core/history/diff';
 
 // Item history over either store: the same SQL (`?` placeholders, standard ON CONFLICT) runs on SQLite and
@@ -10,6 +11,8 @@ export type Row = Record<string, unknown>;
 export interface HistorySql {
   /** '' or 'schema.': what table names are prefixed with. */
   readonly prefix: string;
+  /** An item table's fetched_at as ms since epoch (SQLite keeps ms, PostgreSQL a timestamptz). */
+  itemTimeMs(column: string): string;
   all(sql: string, params?: readonly unknown[]): Promise<Row[]>;
   run(sql: string, params?: readonly unknown[]): Promise<void>;
   /** Runs fn in one transaction, retried as the store retries its own writes. */
@@ -73,30 +76,50 @@ export class ItemHistoryLog {
     return this.sql.prefix + name;
   }
 
-  /** Records what a stored batch's items change; idempotent (a replayed batch finds its state already there). */
-  async observe(items: readonly Sighting[], within: HistorySql = this.sql): Promise<void> {
+  /**
+   * Records what a stored batch's items change; idempotent (a replayed batch finds its state already there).
+   * `itemsMarkSeen`: the batch was stored with policy update, so each item's row in its type's table now says this
+   * run saw it (its `run`); unchanged items then write nothing here, finishRun reads their last run from there.
+   */
+  async observe(items: readonly Sighting[], within: HistorySql = this.sql, opts: { itemsMarkSeen?: boolean } = {}): Promise<void> {
     if (items.length === 0) return;
     await within.transaction('record item history', async (sql) => {
-      for (let i = 0; i < items.length; i += CHUNK) await this.observeChunk(sql, items.slice(i, i + CHUNK));
+      for (let i = 0; i < items.length; i += CHUNK) await this.observeChunk(sql, items.slice(i, i + CHUNK), opts.itemsMarkSeen === true);
     });
   }
 
-  private async observeChunk(sql: HistorySql, items: readonly Sighting[]): Promise<void> {
+  private async observeChunk(sql: HistorySql, items: readonly Sighting[], itemsMarkSeen: boolean): Promise<void> {
     const byType = new Map<string, Sighting[]>();
     for (const it of items) (byType.get(it.type) ?? byType.set(it.type, []).get(it.type)!).push(it);
     const states: ItemState[] = [];
     const changes: ChangeRow[] = [];
     for (const [type, list] of byType) {
+      // The re-crawl's common case is an item seen again as it was: SQL compares the data and returns only items
+      // that are new, came back, or differ, so an unchanged one costs its lookup (no data read back, parsed or
+      // rewritten). Stored with policy update, its item row already says this run saw it (finishRun copies that
+      // over); otherwise one narrow UPDATE per type and run records where and when it was seen.
+      const params: unknown[] = [];
+      for (const s of list) params.push(s.key, s.json);
+      params.push(type);
       const rows = await sql.all(
-        `SELECT * FROM ${this.t('item_state')} WHERE type = ? AND key IN (${list.map(() => '?').join(', ')})`,
-        [type, ...list.map((s) => s.key)],
+        `WITH v (key, data) AS (VALUES ${values(list.length, 2)})
+         SELECT v.key AS key, s.key AS known, s.first_run, s.last_run, s.removed_run, s.data, s.url, s.fetched_at
+         FROM v LEFT JOIN ${this.t('item_state')} s ON s.type = ? AND s.key = v.key
+         WHERE s.key IS NULL OR s.removed_run IS NOT NULL OR s.data <> v.data`,
+        params,
       );
-      const prev = new Map(rows.map((r) => [String(r.key), toState(r)]));
+      const differ = new Map(rows.map((r) => [String(r.key), r.known === null || r.known === undefined ? undefined : toState(type, r)]));
+      const seen = new Map<string, Sighting[]>();
       for (const s of list) {
-        const out = recordSighting(prev.get(s.key), s);
+        if (!differ.has(s.key)) {
+          if (!itemsMarkSeen) (seen.get(s.run) ?? seen.set(s.run, []).get(s.run)!).push(s);
+          continue;
+        }
+        const out = recordSighting(differ.get(s.key), s);
         if (out.state) states.push(out.state);
-        changes.push(...out.changes);
+        for (const c of out.changes) changes.push(c);
       }
+      for (const [run, again] of seen) await this.markSeen(sql, type, run, again);
     }
     // Sorted: concurrent writers (PostgreSQL) then lock rows in one order and cannot deadlock each other.
     states.sort((a, b) => cmp(a.type, b.type) || cmp(a.key, b.key));
@@ -119,6 +142,20 @@ export class ItemHistoryLog {
     }
   }
 
+  /** Unchanged items seen again (by one run, of one type): their last run, page and fetch time (an older fetch: none). */
+  private async markSeen(sql: HistorySql, type: string, run: string, list: Sighting[]): Promise<void> {
+    list.sort((a, b) => cmp(a.key, b.key));
+    const params: unknown[] = [];
+    for (const s of list) params.push(s.key, s.url, s.fetchedAt);
+    params.push(run, type);
+    await sql.run(
+      `WITH v (key, url, fetched_at) AS (VALUES ${values(list.length, 3)})
+       UPDATE ${this.t('item_state')} SET last_run = ?, url = v.url, fetched_at = CAST(v.fetched_at AS bigint)
+       FROM v WHERE ${this.t('item_state')}.type = ? AND ${this.t('item_state')}.key = v.key AND ${this.t('item_state')}.fetched_at <= CAST(v.fetched_at AS bigint)`,
+      params,
+    );
+  }
+
   /**
    * Closes a run's history: a complete run marks removed the task's items it did not see (items of pages the
    * site answered 304 were seen: they are unchanged), counts the run's changes, and prunes past the retention.
@@ -128,6 +165,7 @@ export class ItemHistoryLog {
     return this.sql.transaction('close the run in item history', async (sql) => {
       const done = await sql.all(`SELECT * FROM ${this.t('history_runs')} WHERE run = ?`, [f.run]);
       if (done[0]) return toCounts(done[0]);
+      await this.catchUpSeen(sql, f.run);
       if (f.complete) {
         const gone = `FROM ${this.t('item_state')} s WHERE s.removed_run IS NULL AND s.last_run <> ?
             AND s.last_run IN (SELECT run FROM ${this.t('runs')} WHERE task = ?)
@@ -155,6 +193,23 @@ export class ItemHistoryLog {
       await this.prune(sql, f);
       return out;
     });
+  }
+
+  /**
+   * Unchanged items this run saw in batches stored with policy update (observe's itemsMarkSeen) wrote nothing to
+   * item_state: their item rows carry this run. One UPDATE per item type brings their last run, page and fetch
+   * time over before removals are decided.
+   */
+  private async catchUpSeen(sql: HistorySql, run: string): Promise<void> {
+    const state = this.t('item_state');
+    for (const r of await sql.all(`SELECT type, table_name FROM ${this.t('item_types')} ORDER BY type`)) {
+      const table = this.sql.prefix + quoteIdent(String(r.table_name));
+      await sql.run(
+        `UPDATE ${state} SET last_run = t.run, url = t.url, fetched_at = ${sql.itemTimeMs('t.fetched_at')}
+         FROM ${table} t WHERE ${state}.type = ? AND ${state}.key = t.key AND t.run = ? AND ${state}.last_run <> ? AND ${state}.removed_run IS NULL`,
+        [String(r.type), run, run],
+      );
+    }
   }
 
   /** Drops the changes (and removed items' state) of runs past the retention; the items themselves stay. */
@@ -197,9 +252,9 @@ function values(rows: number, cols: number): string {
   return Array.from({ length: rows }, () => one).join(', ');
 }
 
-function toState(r: Row): ItemState {
+function toState(type: string, r: Row): ItemState {
   return {
-    type: String(r.type),
+    type,
     key: String(r.key),
     firstRun: String(r.first_run),
     lastRun: String(r.last_run),
