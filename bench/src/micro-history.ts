@@ -90,28 +90,31 @@ async function storeRun(store: ItemStore, run: number): Promise<{ wallMs: number
 }
 
 async function main(): Promise<void> {
-  let store: ItemStore;
-  if (values.sqlite) {
-    rmSync(values.sqlite, { force: true });
-    for (const ext of ['-wal', '-shm']) rmSync(values.sqlite + ext, { force: true });
-    store = new SqliteStore(values.sqlite, { history });
-  } else if (values.postgres) {
-    store = new PostgresStore(values.postgres, { schema: `hist_${process.pid}_${Date.now().toString(36)}`, history });
-  } else throw new Error('--sqlite PATH or --postgres URL');
-  await store.open();
+  const schema = `hist_${process.pid}_${Date.now().toString(36)}`;
+  if (values.sqlite) for (const ext of ['', '-wal', '-shm']) rmSync(values.sqlite + ext, { force: true });
+  else if (!values.postgres) throw new Error('--sqlite PATH or --postgres URL');
   // How much of the store's time is item history's own step (observe, inside writeBatch's transaction).
-  const log = store.history;
-  const observe = log.observe.bind(log);
   let observeMs = 0;
-  log.observe = async (...args) => {
-    const t0 = performance.now();
-    try {
-      return await observe(...args);
-    } finally {
-      observeMs += performance.now() - t0;
-    }
+  const open = async (): Promise<ItemStore> => {
+    const s = values.sqlite ? new SqliteStore(values.sqlite, { history }) : new PostgresStore(values.postgres!, { schema, history });
+    await s.open();
+    const log = s.history;
+    const observe = log.observe.bind(log);
+    log.observe = async (...args) => {
+      const t0 = performance.now();
+      try {
+        return await observe(...args);
+      } finally {
+        observeMs += performance.now() - t0;
+      }
+    };
+    return s;
   };
+  let store = await open();
   await storeRun(store, 1);
+  // A re-crawl is another process: the first one's store closed (SQLite checkpoints its WAL then).
+  await store.close();
+  store = await open();
   observeMs = 0;
   const second = await storeRun(store, 2);
   const changes = history ? (await store.history.runs('bench')).at(-1) : null;

@@ -63,6 +63,8 @@ export interface SqliteStoreOptions {
 
 interface TableStatements {
   readonly insert: StatementSync;
+  /** A newer fetch of the same data: only where and when it was seen move. */
+  readonly touch: StatementSync;
   readonly update: StatementSync;
 }
 
@@ -129,15 +131,17 @@ export class SqliteStore implements ItemStore {
     // the writer acknowledges the entries only after it, so a crash in between replays them whole.
     return this.withBusyRetry('write a batch', () =>
       this.transaction(async () => {
-        const result = this.writeRows(pages, items, policy, errors);
-        if (this.recordHistory) await this.history.observe(items, undefined, { itemsMarkSeen: policy === 'update' });
+        const { result, changed } = this.writeRows(pages, items, policy, errors);
+        // Items whose row already held their data (a re-crawl's most) cost history nothing: their row now names
+        // this run, which finishRun reads. The others (new, changed, or stored with policy ignore) are looked up.
+        if (this.recordHistory) await this.history.observe(changed, undefined, { itemsMarkSeen: policy === 'update' });
         return result;
       }),
     );
   }
 
   /** Runs inside writeBatch's transaction. */
-  private writeRows(pages: readonly PageRow[], items: readonly ItemRow[], policy: ConflictPolicy, errors: readonly ErrorRow[]): WriteResult {
+  private writeRows(pages: readonly PageRow[], items: readonly ItemRow[], policy: ConflictPolicy, errors: readonly ErrorRow[]): { result: WriteResult; changed: ItemRow[] } {
     const now = Date.now();
     this.registerTypes(items, now);
     let pageCount = 0;
@@ -154,22 +158,30 @@ export class SqliteStore implements ItemStore {
     let inserted = 0;
     let updated = 0;
     let conflicts = 0;
+    const changed: ItemRow[] = [];
     for (const item of items) {
       const s = this.tableStatements(item.type);
       const r = s.insert.run(...bind([item.key, item.json, item.url, item.rule, item.run, item.fetchedAt, now, now]));
       if (Number(r.changes) > 0) {
         inserted++;
+        changed.push(item);
         continue;
       }
       conflicts++;
       if (policy === 'update') {
         // Older fetches never overwrite newer ones: replays and concurrent writers then agree on the result.
+        const t = s.touch.run(...bind([item.url, item.rule, item.run, item.fetchedAt, now, item.key, item.fetchedAt, item.json]));
+        if (Number(t.changes) > 0) {
+          updated++;
+          continue;
+        }
         const u = s.update.run(...bind([item.json, item.url, item.rule, item.run, item.fetchedAt, now, item.key, item.fetchedAt]));
         updated += Number(u.changes);
       }
+      changed.push(item);
     }
     const errorCount = this.insertErrors(errors);
-    return { written: inserted + updated, inserted, updated, conflicts, pages: pageCount, errors: errorCount };
+    return { result: { written: inserted + updated, inserted, updated, conflicts, pages: pageCount, errors: errorCount }, changed };
   }
 
   async writeErrors(errors: readonly ErrorRow[]): Promise<number> {
@@ -439,6 +451,7 @@ export class SqliteStore implements ItemStore {
         insert: db.prepare(
           `INSERT INTO ${t} (key, data, url, rule, run, fetched_at, first_seen, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
         ),
+        touch: db.prepare(`UPDATE ${t} SET url = ?, rule = ?, run = ?, fetched_at = ?, updated_at = ? WHERE key = ? AND fetched_at <= ? AND data = ?`),
         update: db.prepare(
           `UPDATE ${t} SET data = ?, url = ?, rule = ?, run = ?, fetched_at = ?, updated_at = ? WHERE key = ? AND fetched_at <= ?`,
         ),

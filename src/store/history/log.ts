@@ -13,6 +13,13 @@ export interface HistorySql {
   readonly prefix: string;
   /** An item table's fetched_at as ms since epoch (SQLite keeps ms, PostgreSQL a timestamptz). */
   itemTimeMs(column: string): string;
+  /**
+   * Set by a store whose writeBatch leaves out of observe() the items its rows already held unchanged (SQLite):
+   * finishRun then also gives state to those of them history has never seen (a store older than item history).
+   */
+  readonly skipsUnchanged?: boolean;
+  /** Rows per multi-row statement, largest first (SQLite: a few fixed sizes, see pieces); absent: all in one. */
+  readonly rowsPerStatement?: readonly number[];
   all(sql: string, params?: readonly unknown[]): Promise<Row[]>;
   run(sql: string, params?: readonly unknown[]): Promise<void>;
   /** Runs fn in one transaction, retried as the store retries its own writes. */
@@ -98,16 +105,20 @@ export class ItemHistoryLog {
       // that are new, came back, or differ, so an unchanged one costs its lookup (no data read back, parsed or
       // rewritten). Stored with policy update, its item row already says this run saw it (finishRun copies that
       // over); otherwise one narrow UPDATE per type and run records where and when it was seen.
-      const params: unknown[] = [];
-      for (const s of list) params.push(s.key, s.json);
-      params.push(type);
-      const rows = await sql.all(
-        `WITH v (key, data) AS (VALUES ${values(list.length, 2)})
-         SELECT v.key AS key, s.key AS known, s.first_run, s.last_run, s.removed_run, s.data, s.url, s.fetched_at
-         FROM v LEFT JOIN ${this.t('item_state')} s ON s.type = ? AND s.key = v.key
-         WHERE s.key IS NULL OR s.removed_run IS NOT NULL OR s.data <> v.data`,
-        params,
-      );
+      const rows: Row[] = [];
+      for (const piece of pieces(list, sql.rowsPerStatement)) {
+        const params: unknown[] = [];
+        for (const s of piece) params.push(s.key, s.json);
+        params.push(type);
+        const found = await sql.all(
+          `WITH v (key, data) AS (VALUES ${values(piece.length, 2)})
+           SELECT v.key AS key, s.key AS known, s.first_run, s.last_run, s.removed_run, s.data, s.url, s.fetched_at
+           FROM v LEFT JOIN ${this.t('item_state')} s ON s.type = ? AND s.key = v.key
+           WHERE s.key IS NULL OR s.removed_run IS NOT NULL OR s.data <> v.data`,
+          params,
+        );
+        for (const r of found) rows.push(r);
+      }
       const differ = new Map(rows.map((r) => [String(r.key), r.known === null || r.known === undefined ? undefined : toState(type, r)]));
       const seen = new Map<string, Sighting[]>();
       for (const s of list) {
@@ -119,32 +130,31 @@ export class ItemHistoryLog {
         if (out.state) states.push(out.state);
         for (const c of out.changes) changes.push(c);
       }
-      for (const [run, again] of seen) await this.markSeen(sql, type, run, again);
+      for (const [run, again] of seen) for (const piece of pieces(again.sort((a, b) => cmp(a.key, b.key)), sql.rowsPerStatement)) await this.markSeen(sql, type, run, piece);
     }
     // Sorted: concurrent writers (PostgreSQL) then lock rows in one order and cannot deadlock each other.
     states.sort((a, b) => cmp(a.type, b.type) || cmp(a.key, b.key));
     changes.sort((a, b) => cmp(a.type, b.type) || cmp(a.key, b.key) || cmp(a.kind, b.kind) || cmp(a.field, b.field));
-    if (states.length > 0) {
+    for (const piece of pieces(states, sql.rowsPerStatement)) {
       await sql.run(
-        `INSERT INTO ${this.t('item_state')} (type, key, first_run, last_run, removed_run, data, url, fetched_at) VALUES ${values(states.length, 8)}
+        `INSERT INTO ${this.t('item_state')} (type, key, first_run, last_run, removed_run, data, url, fetched_at) VALUES ${values(piece.length, 8)}
          ON CONFLICT (type, key) DO UPDATE SET first_run = excluded.first_run, last_run = excluded.last_run, removed_run = excluded.removed_run,
            data = excluded.data, url = excluded.url, fetched_at = excluded.fetched_at`,
-        states.flatMap((s) => [s.type, s.key, s.firstRun, s.lastRun, s.removedRun, s.data, s.url, s.fetchedAt]),
+        piece.flatMap((s) => [s.type, s.key, s.firstRun, s.lastRun, s.removedRun, s.data, s.url, s.fetchedAt]),
       );
     }
-    if (changes.length > 0) {
-      // A later sighting in the same run keeps the run's first old value and brings the newest one.
+    // A later sighting in the same run keeps the run's first old value and brings the newest one.
+    for (const piece of pieces(changes, sql.rowsPerStatement)) {
       await sql.run(
-        `INSERT INTO ${this.t('item_changes')} (run, type, key, kind, field, old_value, new_value, at) VALUES ${values(changes.length, 8)}
+        `INSERT INTO ${this.t('item_changes')} (run, type, key, kind, field, old_value, new_value, at) VALUES ${values(piece.length, 8)}
          ON CONFLICT (run, type, key, kind, field) DO UPDATE SET new_value = excluded.new_value, at = excluded.at`,
-        changes.flatMap((c) => [c.run, c.type, c.key, c.kind, c.field, c.oldValue, c.newValue, c.at]),
+        piece.flatMap((c) => [c.run, c.type, c.key, c.kind, c.field, c.oldValue, c.newValue, c.at]),
       );
     }
   }
 
   /** Unchanged items seen again (by one run, of one type): their last run, page and fetch time (an older fetch: none). */
-  private async markSeen(sql: HistorySql, type: string, run: string, list: Sighting[]): Promise<void> {
-    list.sort((a, b) => cmp(a.key, b.key));
+  private async markSeen(sql: HistorySql, type: string, run: string, list: readonly Sighting[]): Promise<void> {
     const params: unknown[] = [];
     for (const s of list) params.push(s.key, s.url, s.fetchedAt);
     params.push(run, type);
@@ -204,6 +214,22 @@ export class ItemHistoryLog {
     const state = this.t('item_state');
     for (const r of await sql.all(`SELECT type, table_name FROM ${this.t('item_types')} ORDER BY type`)) {
       const table = this.sql.prefix + quoteIdent(String(r.table_name));
+      if (sql.skipsUnchanged) {
+        // Items it skipped that history does not hold as present: stored before the store kept history, or
+        // removed by an earlier run and back as they were. Added by this run, as in recordSighting.
+        const unknown = `FROM ${table} t WHERE t.run = ? AND NOT EXISTS (SELECT 1 FROM ${state} s WHERE s.type = ? AND s.key = t.key AND s.removed_run IS NULL)`;
+        await sql.run(
+          `INSERT INTO ${this.t('item_changes')} (run, type, key, kind, field, old_value, new_value, at)
+           SELECT ?, ?, t.key, 'added', '', NULL, t.data, ${sql.itemTimeMs('t.fetched_at')} ${unknown} ON CONFLICT DO NOTHING`,
+          [run, String(r.type), run, String(r.type)],
+        );
+        await sql.run(
+          `INSERT INTO ${state} (type, key, first_run, last_run, removed_run, data, url, fetched_at)
+           SELECT ?, t.key, t.run, t.run, NULL, t.data, t.url, ${sql.itemTimeMs('t.fetched_at')} ${unknown}
+           ON CONFLICT (type, key) DO UPDATE SET last_run = excluded.last_run, removed_run = NULL, data = excluded.data, url = excluded.url, fetched_at = excluded.fetched_at`,
+          [String(r.type), run, String(r.type)],
+        );
+      }
       await sql.run(
         `UPDATE ${state} SET last_run = t.run, url = t.url, fetched_at = ${sql.itemTimeMs('t.fetched_at')}
          FROM ${table} t WHERE ${state}.type = ? AND ${state}.key = t.key AND t.run = ? AND ${state}.last_run <> ? AND ${state}.removed_run IS NULL`,
@@ -243,6 +269,19 @@ export class ItemHistoryLog {
     const order = new Map(q.runs.map((r, i) => [r, i]));
     return rows.map(toChange).sort((a, b) => order.get(a.run)! - order.get(b.run)!);
   }
+}
+
+/**
+ * A list cut into pieces of the executor's sizes, in order. SQLite caches its statements by text, which depends on
+ * how many rows one carries: with batches of every size it would prepare (and keep) one per size.
+ */
+function* pieces<T>(list: readonly T[], sizes: readonly number[] | undefined): Iterable<readonly T[]> {
+  if (!sizes) {
+    if (list.length > 0) yield list;
+    return;
+  }
+  let i = 0;
+  for (const size of sizes) for (; list.length - i >= size; i += size) yield list.slice(i, i + size);
 }
 
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
