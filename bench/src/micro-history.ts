@@ -6,9 +6,9 @@ import { decodeEntry, mergeBatch, PostgresStore, SqliteStore, type ItemStore, ty
 // LISTS list pages of 20 `listing` items, each listing's `book` page with one `book` item) stored by a first run,
 // then a second run where most items are unchanged (2% of books change price, 1% change stock, 1% are gone and as
 // many are new), in batches as the writer makes them (decodeEntry + mergeBatch of PAGES page records, policy
-// update). Times every writeBatch of the second run (wall, and this process's CPU: SQLite works in-process,
-// PostgreSQL in its server) and its finishRun. One store, one history setting per process: bench/history.mjs
-// runs it with history on and off in interleaved rounds. Prints one JSON line.
+// update). Times every writeBatch of a run (wall, and this process's CPU: SQLite works in-process, PostgreSQL in
+// its server) and its finishRun. One run, one store, one history setting per process (`--run 1`, then `--run 2` on
+// the same store): bench/history.mjs runs it with history on and off in interleaved rounds. Prints one JSON line.
 
 const { values } = parseArgs({
   options: {
@@ -17,6 +17,8 @@ const { values } = parseArgs({
     history: { type: 'string', default: 'on' },
     lists: { type: 'string', default: '100' },
     pages: { type: 'string', default: '60' },
+    run: { type: 'string', default: '1' },
+    schema: { type: 'string', default: 'hist_bench' },
   },
 });
 const LISTS = Number(values.lists);
@@ -90,36 +92,29 @@ async function storeRun(store: ItemStore, run: number): Promise<{ wallMs: number
 }
 
 async function main(): Promise<void> {
-  const schema = `hist_${process.pid}_${Date.now().toString(36)}`;
-  if (values.sqlite) for (const ext of ['', '-wal', '-shm']) rmSync(values.sqlite + ext, { force: true });
-  else if (!values.postgres) throw new Error('--sqlite PATH or --postgres URL');
+  // Each run is a process of its own, as a re-crawl is: run 1 starts from an empty store, run 2 re-crawls it.
+  const runNo = Number(values.run);
+  const schema = values.schema!;
+  if (!values.sqlite && !values.postgres) throw new Error('--sqlite PATH or --postgres URL');
+  if (values.sqlite && runNo === 1) for (const ext of ['', '-wal', '-shm']) rmSync(values.sqlite + ext, { force: true });
+  const store: ItemStore = values.sqlite ? new SqliteStore(values.sqlite, { history }) : new PostgresStore(values.postgres!, { schema, history });
+  await store.open();
   // How much of the store's time is item history's own step (observe, inside writeBatch's transaction).
   let observeMs = 0;
-  const open = async (): Promise<ItemStore> => {
-    const s = values.sqlite ? new SqliteStore(values.sqlite, { history }) : new PostgresStore(values.postgres!, { schema, history });
-    await s.open();
-    const log = s.history;
-    const observe = log.observe.bind(log);
-    log.observe = async (...args) => {
-      const t0 = performance.now();
-      try {
-        return await observe(...args);
-      } finally {
-        observeMs += performance.now() - t0;
-      }
-    };
-    return s;
+  const log = store.history;
+  const observe = log.observe.bind(log);
+  log.observe = async (...args) => {
+    const t0 = performance.now();
+    try {
+      return await observe(...args);
+    } finally {
+      observeMs += performance.now() - t0;
+    }
   };
-  let store = await open();
-  await storeRun(store, 1);
-  // A re-crawl is another process: the first one's store closed (SQLite checkpoints its WAL then).
-  await store.close();
-  store = await open();
-  observeMs = 0;
-  const second = await storeRun(store, 2);
+  const out = await storeRun(store, runNo);
   const changes = history ? (await store.history.runs('bench')).at(-1) : null;
   await store.close();
-  console.log(JSON.stringify({ store: store.kind, history, ...second, observeUsPerItem: (observeMs * 1000) / second.items, usPerItem: (second.wallMs * 1000) / second.items, cpuUsPerItem: (second.cpuMs * 1000) / second.items, changes }));
+  console.log(JSON.stringify({ store: store.kind, history, run: runNo, ...out, observeUsPerItem: (observeMs * 1000) / out.items, usPerItem: (out.wallMs * 1000) / out.items, cpuUsPerItem: (out.cpuMs * 1000) / out.items, changes }));
 }
 
 main().catch((e) => {

@@ -111,10 +111,10 @@ export class ItemHistoryLog {
         for (const s of piece) params.push(s.key, s.json);
         params.push(type);
         const found = await sql.all(
-          `WITH v (key, data) AS (VALUES ${values(piece.length, 2)})
-           SELECT v.key AS key, s.key AS known, s.first_run, s.last_run, s.removed_run, s.data, s.url, s.fetched_at
-           FROM v LEFT JOIN ${this.t('item_state')} s ON s.type = ? AND s.key = v.key
-           WHERE s.key IS NULL OR s.removed_run IS NOT NULL OR s.data <> v.data`,
+          // VALUES as a subquery, not a CTE: SQLite ran the CTE form ~10× slower. Its columns are column1… in both.
+          `SELECT v.column1 AS key, s.key AS known, s.first_run, s.last_run, s.removed_run, s.data, s.url, s.fetched_at
+           FROM (VALUES ${values(piece.length, 2)}) AS v LEFT JOIN ${this.t('item_state')} s ON s.type = ? AND s.key = v.column1
+           WHERE s.key IS NULL OR s.removed_run IS NOT NULL OR s.data <> v.column2`,
           params,
         );
         for (const r of found) rows.push(r);
@@ -155,13 +155,13 @@ export class ItemHistoryLog {
 
   /** Unchanged items seen again (by one run, of one type): their last run, page and fetch time (an older fetch: none). */
   private async markSeen(sql: HistorySql, type: string, run: string, list: readonly Sighting[]): Promise<void> {
-    const params: unknown[] = [];
+    const params: unknown[] = [run];
     for (const s of list) params.push(s.key, s.url, s.fetchedAt);
-    params.push(run, type);
+    params.push(type);
     await sql.run(
-      `WITH v (key, url, fetched_at) AS (VALUES ${values(list.length, 3)})
-       UPDATE ${this.t('item_state')} SET last_run = ?, url = v.url, fetched_at = CAST(v.fetched_at AS bigint)
-       FROM v WHERE ${this.t('item_state')}.type = ? AND ${this.t('item_state')}.key = v.key AND ${this.t('item_state')}.fetched_at <= CAST(v.fetched_at AS bigint)`,
+      `UPDATE ${this.t('item_state')} SET last_run = ?, url = v.column2, fetched_at = CAST(v.column3 AS bigint)
+       FROM (VALUES ${values(list.length, 3)}) AS v
+       WHERE ${this.t('item_state')}.type = ? AND ${this.t('item_state')}.key = v.column1 AND ${this.t('item_state')}.fetched_at <= CAST(v.column3 AS bigint)`,
       params,
     );
   }
