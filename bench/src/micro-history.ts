@@ -103,18 +103,22 @@ async function main(): Promise<void> {
   let observeMs = 0;
   const log = store.history;
   const observe = log.observe.bind(log);
+  let observeCpuMs = 0;
   log.observe = async (...args) => {
     const t0 = performance.now();
+    const c0 = process.cpuUsage();
     try {
       return await observe(...args);
     } finally {
       observeMs += performance.now() - t0;
+      const c = process.cpuUsage(c0);
+      observeCpuMs += (c.user + c.system) / 1000;
     }
   };
   const out = await storeRun(store, runNo);
   const changes = history ? (await store.history.runs('bench')).at(-1) : null;
   await store.close();
-  console.log(JSON.stringify({ store: store.kind, history, run: runNo, ...out, observeUsPerItem: (observeMs * 1000) / out.items, usPerItem: (out.wallMs * 1000) / out.items, cpuUsPerItem: (out.cpuMs * 1000) / out.items, changes }));
+  console.log(JSON.stringify({ store: store.kind, history, run: runNo, ...out, observeUsPerItem: (observeMs * 1000) / out.items, observeCpuUsPerItem: (observeCpuMs * 1000) / out.items, usPerItem: (out.wallMs * 1000) / out.items, cpuUsPerItem: (out.cpuMs * 1000) / out.items, changes }));
 }
 
 main().catch((e) => {

@@ -88,6 +88,7 @@ export class PostgresStore implements ItemStore {
       }
       let inserted = 0;
       let written = 0;
+      const unchanged = new Set<string>();
       for (const type of [...byType.keys()].sort()) {
         const rows = byType.get(type)!.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
         const table = `${this.s}.${quoteIdent(this.types.get(type)!.table)}`;
@@ -95,11 +96,16 @@ export class PostgresStore implements ItemStore {
           const r = await insertItems(c, table, rows.slice(i, i + CHUNK), policy);
           inserted += r.inserted;
           written += r.written;
+          for (const key of r.unchanged) unchanged.add(`${type}\u0000${key}`);
         }
       }
       const errorCount = await insertErrors(c, this.s, errors);
-      // In the batch's transaction: the items and what they changed commit together.
-      if (this.recordHistory) await this.history.observe(items, postgresClientSql(this.s, c), { itemsMarkSeen: policy === 'update' });
+      // In the batch's transaction: the items and what they changed commit together. Items whose row already held
+      // their data (a re-crawl's most) cost history nothing: their row now names this run, which finishRun reads.
+      if (this.recordHistory) {
+        const changed = unchanged.size === 0 ? items : items.filter((i) => !unchanged.has(`${i.type}\u0000${i.key}`));
+        await this.history.observe(changed, postgresClientSql(this.s, c), { itemsMarkSeen: policy === 'update' });
+      }
       return { written, inserted, updated: written - inserted, conflicts: items.length - inserted, pages: pageCount, errors: errorCount };
     });
   }

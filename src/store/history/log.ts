@@ -13,8 +13,10 @@ export interface HistorySql {
   readonly prefix: string;
   /** An item table's fetched_at as ms since epoch (SQLite keeps ms, PostgreSQL a timestamptz). */
   itemTimeMs(column: string): string;
+  /** An item table's data as JSON text (PostgreSQL keeps jsonb). */
+  itemDataText(column: string): string;
   /**
-   * Set by a store whose writeBatch leaves out of observe() the items its rows already held unchanged (SQLite):
+   * Set by a store whose writeBatch leaves out of observe() the items its rows already held unchanged (both):
    * finishRun then also gives state to those of them history has never seen (a store older than item history).
    */
   readonly skipsUnchanged?: boolean;
@@ -220,12 +222,12 @@ export class ItemHistoryLog {
         const unknown = `FROM ${table} t WHERE t.run = ? AND NOT EXISTS (SELECT 1 FROM ${state} s WHERE s.type = ? AND s.key = t.key AND s.removed_run IS NULL)`;
         await sql.run(
           `INSERT INTO ${this.t('item_changes')} (run, type, key, kind, field, old_value, new_value, at)
-           SELECT ?, ?, t.key, 'added', '', NULL, t.data, ${sql.itemTimeMs('t.fetched_at')} ${unknown} ON CONFLICT DO NOTHING`,
+           SELECT CAST(? AS text), CAST(? AS text), t.key, 'added', '', NULL, ${sql.itemDataText('t.data')}, ${sql.itemTimeMs('t.fetched_at')} ${unknown} ON CONFLICT DO NOTHING`,
           [run, String(r.type), run, String(r.type)],
         );
         await sql.run(
           `INSERT INTO ${state} (type, key, first_run, last_run, removed_run, data, url, fetched_at)
-           SELECT ?, t.key, t.run, t.run, NULL, t.data, t.url, ${sql.itemTimeMs('t.fetched_at')} ${unknown}
+           SELECT CAST(? AS text), t.key, t.run, t.run, NULL, ${sql.itemDataText('t.data')}, t.url, ${sql.itemTimeMs('t.fetched_at')} ${unknown}
            ON CONFLICT (type, key) DO UPDATE SET last_run = excluded.last_run, removed_run = NULL, data = excluded.data, url = excluded.url, fetched_at = excluded.fetched_at`,
           [String(r.type), run, String(r.type)],
         );

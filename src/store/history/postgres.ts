@@ -12,6 +12,8 @@ export function postgresHistorySql(
   const outside: HistorySql = {
     prefix: `${schema}.`,
     itemTimeMs,
+    itemDataText,
+    skipsUnchanged: true,
     all: (sql, params) => tx('read item history', (c) => over(c).all(sql, params)),
     run: (sql, params) => tx('write item history', (c) => over(c).run(sql, params)),
     transaction: (what, fn) => tx(what, (c) => fn(over(c))),
@@ -24,6 +26,8 @@ export function postgresClientSql(schema: string, c: pg.PoolClient): HistorySql 
   const self: HistorySql = {
     prefix: `${schema}.`,
     itemTimeMs,
+    itemDataText,
+    skipsUnchanged: true,
     all: async (sql, params = []) => (await c.query(numbered(sql), params as unknown[])).rows as Row[],
     run: async (sql, params = []) => {
       await c.query(numbered(sql), params as unknown[]);
@@ -33,6 +37,7 @@ export function postgresClientSql(schema: string, c: pg.PoolClient): HistorySql 
   return self;
 }
 
+const itemDataText = (column: string) => `${column}::text`;
 const itemTimeMs = (column: string) => `round(extract(epoch from ${column}) * 1000)::bigint`;
 
 /** `?` -> `$n`, in order (the history SQL has no `?` inside literals). */

@@ -24,8 +24,9 @@ export function sqliteHistorySql(conn: () => DatabaseSync, where: string, busyTi
   const self: HistorySql = {
     prefix: '',
     itemTimeMs: (column) => column,
+    itemDataText: (column) => column,
     skipsUnchanged: true,
-    rowsPerStatement: [128, 32, 8, 1],
+    rowsPerStatement: [16, 1],
     all: async (sql, params = []) => prepare(sql).all(...bind(params)) as Row[],
     run: async (sql, params = []) => {
       prepare(sql).run(...bind(params));
