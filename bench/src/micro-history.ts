@@ -104,7 +104,9 @@ async function main(): Promise<void> {
   const log = store.history;
   const observe = log.observe.bind(log);
   let observeCpuMs = 0;
+  let observed = 0;
   log.observe = async (...args) => {
+    observed += args[0].length;
     const t0 = performance.now();
     const c0 = process.cpuUsage();
     try {
@@ -118,7 +120,7 @@ async function main(): Promise<void> {
   const out = await storeRun(store, runNo);
   const changes = history ? (await store.history.runs('bench')).at(-1) : null;
   await store.close();
-  console.log(JSON.stringify({ store: store.kind, history, run: runNo, ...out, observeUsPerItem: (observeMs * 1000) / out.items, observeCpuUsPerItem: (observeCpuMs * 1000) / out.items, usPerItem: (out.wallMs * 1000) / out.items, cpuUsPerItem: (out.cpuMs * 1000) / out.items, changes }));
+  console.log(JSON.stringify({ store: store.kind, history, run: runNo, ...out, observed, observeUsPerItem: (observeMs * 1000) / out.items, observeCpuUsPerItem: (observeCpuMs * 1000) / out.items, usPerItem: (out.wallMs * 1000) / out.items, cpuUsPerItem: (out.cpuMs * 1000) / out.items, changes }));
 }
 
 main().catch((e) => {

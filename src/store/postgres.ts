@@ -93,7 +93,7 @@ export class PostgresStore implements ItemStore {
         const rows = byType.get(type)!.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
         const table = `${this.s}.${quoteIdent(this.types.get(type)!.table)}`;
         for (let i = 0; i < rows.length; i += CHUNK) {
-          const r = await insertItems(c, table, rows.slice(i, i + CHUNK), policy);
+          const r = await insertItems(c, table, rows.slice(i, i + CHUNK), policy, this.recordHistory ? { state: `${this.s}.item_state`, type } : undefined);
           inserted += r.inserted;
           written += r.written;
           for (const key of r.unchanged) unchanged.add(`${type}\u0000${key}`);

@@ -81,11 +81,12 @@ export async function insertItems(
   table: string,
   rows: readonly ItemRow[],
   policy: ConflictPolicy,
+  history?: { readonly state: string; readonly type: string },
 ): Promise<{ inserted: number; written: number; unchanged: string[] }> {
   // xmax = 0 holds exactly for rows this statement inserted (an updated row carries our transaction id), so
   // one round trip yields inserted and updated counts; conflicts are the rows that came back as neither.
   // `unchanged`: keys of updated rows that already held this data (`old` reads the rows as they were before the
-  // statement: every part of it sees one snapshot), so item history can skip them.
+  // statement: every part of it sees one snapshot) and that item history holds as present, so it can skip them.
   const onConflict =
     policy === 'update'
       ? `DO UPDATE SET data = EXCLUDED.data, url = EXCLUDED.url, rule = EXCLUDED.rule, run = EXCLUDED.run,
@@ -103,7 +104,9 @@ export async function insertItems(
      ), old AS (
        SELECT key, data FROM ${table} WHERE key IN (SELECT jsonb_array_elements_text($1::jsonb))
      ) SELECT count(*) FILTER (WHERE w.inserted)::int AS inserted, count(*)::int AS written,
-         coalesce(array_agg(w.key) FILTER (WHERE NOT w.inserted AND o.data = w.data), '{}') AS unchanged
+         coalesce(array_agg(w.key) FILTER (WHERE NOT w.inserted AND o.data = w.data${
+           history ? ` AND EXISTS (SELECT 1 FROM ${history.state} s WHERE s.type = $7 AND s.key = w.key AND s.removed_run IS NULL)` : ''
+         }), '{}') AS unchanged
        FROM w LEFT JOIN old o ON o.key = w.key`,
     [
       JSON.stringify(rows.map((r) => r.key)),
@@ -114,6 +117,7 @@ export async function insertItems(
       JSON.stringify(rows.map((r) => r.rule)),
       JSON.stringify(rows.map((r) => r.run)),
       rows.map((r) => r.fetchedAt),
+      ...(history ? [history.type] : []),
     ],
   );
   return { inserted: out[0].inserted, written: out[0].written, unchanged: out[0].unchanged as string[] };

@@ -113,6 +113,18 @@ function historyContract(name: string, make: (opts?: { history?: boolean; same?:
       assert.deepEqual((await store.history.changes({ task: TASK, runs: ['r3'] })).map((c) => [c.kind, c.key, c.old, c.new]), [['changed', 'b', 20, 21], ['removed', 'c', first.c, undefined]]);
     });
 
+    it('with policy ignore (item rows keep their first data) history still sees unchanged, changed and gone items', async () => {
+      const finished = [];
+      for (const [run, at, list] of [['r1', 1000, first], ['r2', 2000, { a: first.a, b: { name: 'B', price: 21 } }]] as const) {
+        await store.writeBatch([], items(run, at, list), 'ignore');
+        await store.writeRunSummary(summary(run, at));
+        finished.push(await store.history.finishRun({ task: TASK, run, complete: true, finishedAt: at + 1, retention: { runs: 30 } }));
+      }
+      const r2 = finished[1]!;
+      assert.deepEqual([r2.added, r2.changed, r2.removed], [0, 1, 1]);
+      assert.deepEqual((await store.history.changes({ task: TASK, runs: ['r2'] })).map((c) => [c.kind, c.key]), [['changed', 'b'], ['removed', 'c']]);
+    });
+
     it('keeps only the last N runs of history', async () => {
       for (let i = 1; i <= 4; i++) {
         await store.writeBatch([], items(`r${i}`, i * 1000, { a: { price: i } }), 'update');

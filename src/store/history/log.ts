@@ -16,8 +16,9 @@ export interface HistorySql {
   /** An item table's data as JSON text (PostgreSQL keeps jsonb). */
   itemDataText(column: string): string;
   /**
-   * Set by a store whose writeBatch leaves out of observe() the items its rows already held unchanged (both):
-   * finishRun then also gives state to those of them history has never seen (a store older than item history).
+   * Set by a store whose writeBatch leaves out of observe() the items its rows already held unchanged without
+   * asking history whether it holds them as present (SQLite; PostgreSQL asks in the same statement): finishRun
+   * then gives state to those it has never seen (a store older than item history) or saw removed.
    */
   readonly skipsUnchanged?: boolean;
   /** Rows per multi-row statement, largest first (SQLite: a few fixed sizes, see pieces); absent: all in one. */
@@ -98,41 +99,39 @@ export class ItemHistoryLog {
   }
 
   private async observeChunk(sql: HistorySql, items: readonly Sighting[], itemsMarkSeen: boolean): Promise<void> {
-    const byType = new Map<string, Sighting[]>();
-    for (const it of items) (byType.get(it.type) ?? byType.set(it.type, []).get(it.type)!).push(it);
     const states: ItemState[] = [];
     const changes: ChangeRow[] = [];
-    for (const [type, list] of byType) {
-      // The re-crawl's common case is an item seen again as it was: SQL compares the data and returns only items
-      // that are new, came back, or differ, so an unchanged one costs its lookup (no data read back, parsed or
-      // rewritten). Stored with policy update, its item row already says this run saw it (finishRun copies that
-      // over); otherwise one narrow UPDATE per type and run records where and when it was seen.
-      const rows: Row[] = [];
-      for (const piece of pieces(list, sql.rowsPerStatement)) {
-        const params: unknown[] = [];
-        for (const s of piece) params.push(s.key, s.json);
-        params.push(type);
-        const found = await sql.all(
-          // VALUES as a subquery, not a CTE: SQLite ran the CTE form ~10× slower. Its columns are column1… in both.
-          `SELECT v.column1 AS key, s.key AS known, s.first_run, s.last_run, s.removed_run, s.data, s.url, s.fetched_at
-           FROM (VALUES ${values(piece.length, 2)}) AS v LEFT JOIN ${this.t('item_state')} s ON s.type = ? AND s.key = v.column1
-           WHERE s.key IS NULL OR s.removed_run IS NOT NULL OR s.data <> v.column2`,
-          params,
-        );
-        for (const r of found) rows.push(r);
+    // The items' state, every type at once (one round trip on PostgreSQL). SQL compares the data and returns only
+    // items that are new, came back, or differ: one seen again as it was reads nothing back and writes nothing
+    // (stores leave most of those out of observe altogether: see writeBatch). Stored with policy update, its item
+    // row already says this run saw it (finishRun copies that over); otherwise one narrow UPDATE per type and run
+    // records where and when it was seen.
+    const differ = new Map<string, ItemState | undefined>();
+    for (const piece of pieces(items, sql.rowsPerStatement)) {
+      const params: unknown[] = [];
+      for (const s of piece) params.push(s.type, s.key, s.json);
+      const found = await sql.all(
+        // VALUES as a subquery, not a CTE: SQLite ran the CTE form ~10× slower. Its columns are column1… in both.
+        `SELECT v.column1 AS type, v.column2 AS key, s.key AS known, s.first_run, s.last_run, s.removed_run, s.data, s.url, s.fetched_at
+         FROM (VALUES ${values(piece.length, 3)}) AS v LEFT JOIN ${this.t('item_state')} s ON s.type = v.column1 AND s.key = v.column2
+         WHERE s.key IS NULL OR s.removed_run IS NOT NULL OR s.data <> v.column3`,
+        params,
+      );
+      for (const r of found) differ.set(`${String(r.type)}\u0000${String(r.key)}`, r.known === null || r.known === undefined ? undefined : toState(String(r.type), r));
+    }
+    const seen = new Map<string, Sighting[]>();
+    for (const s of items) {
+      const id = `${s.type}\u0000${s.key}`;
+      if (!differ.has(id)) {
+        if (!itemsMarkSeen) (seen.get(`${s.type}\u0000${s.run}`) ?? seen.set(`${s.type}\u0000${s.run}`, []).get(`${s.type}\u0000${s.run}`)!).push(s);
+        continue;
       }
-      const differ = new Map(rows.map((r) => [String(r.key), r.known === null || r.known === undefined ? undefined : toState(type, r)]));
-      const seen = new Map<string, Sighting[]>();
-      for (const s of list) {
-        if (!differ.has(s.key)) {
-          if (!itemsMarkSeen) (seen.get(s.run) ?? seen.set(s.run, []).get(s.run)!).push(s);
-          continue;
-        }
-        const out = recordSighting(differ.get(s.key), s);
-        if (out.state) states.push(out.state);
-        for (const c of out.changes) changes.push(c);
-      }
-      for (const [run, again] of seen) for (const piece of pieces(again.sort((a, b) => cmp(a.key, b.key)), sql.rowsPerStatement)) await this.markSeen(sql, type, run, piece);
+      const out = recordSighting(differ.get(id), s);
+      if (out.state) states.push(out.state);
+      for (const c of out.changes) changes.push(c);
+    }
+    for (const again of seen.values()) {
+      for (const piece of pieces(again.sort((a, b) => cmp(a.key, b.key)), sql.rowsPerStatement)) await this.markSeen(sql, again[0]!.type, again[0]!.run, piece);
     }
     // Sorted: concurrent writers (PostgreSQL) then lock rows in one order and cannot deadlock each other.
     states.sort((a, b) => cmp(a.type, b.type) || cmp(a.key, b.key));
@@ -234,7 +233,8 @@ export class ItemHistoryLog {
       }
       await sql.run(
         `UPDATE ${state} SET last_run = t.run, url = t.url, fetched_at = ${sql.itemTimeMs('t.fetched_at')}
-         FROM ${table} t WHERE ${state}.type = ? AND ${state}.key = t.key AND t.run = ? AND ${state}.last_run <> ? AND ${state}.removed_run IS NULL`,
+         FROM ${table} t WHERE ${state}.type = ? AND ${state}.key = t.key AND t.run = ? AND ${state}.last_run <> ? AND ${state}.removed_run IS NULL
+           AND ${state}.fetched_at <= ${sql.itemTimeMs('t.fetched_at')}`,
         [String(r.type), run, run],
       );
     }

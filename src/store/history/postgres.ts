@@ -13,7 +13,6 @@ export function postgresHistorySql(
     prefix: `${schema}.`,
     itemTimeMs,
     itemDataText,
-    skipsUnchanged: true,
     all: (sql, params) => tx('read item history', (c) => over(c).all(sql, params)),
     run: (sql, params) => tx('write item history', (c) => over(c).run(sql, params)),
     transaction: (what, fn) => tx(what, (c) => fn(over(c))),
@@ -27,7 +26,6 @@ export function postgresClientSql(schema: string, c: pg.PoolClient): HistorySql 
     prefix: `${schema}.`,
     itemTimeMs,
     itemDataText,
-    skipsUnchanged: true,
     all: async (sql, params = []) => (await c.query(numbered(sql), params as unknown[])).rows as Row[],
     run: async (sql, params = []) => {
       await c.query(numbered(sql), params as unknown[]);
