@@ -16,6 +16,8 @@ export interface OpenStoreOptions {
   readonly task?: string;
   /** Base for relative SQLite paths (default: the process's cwd). */
   readonly cwd?: string;
+  /** Record item history (default true). */
+  readonly history?: boolean;
 }
 
 export type StoreTarget =
@@ -33,7 +35,8 @@ export function resolveStoreUrl(url: string, opts: OpenStoreOptions = {}): Store
 
 export function createStore(url: string, opts: OpenStoreOptions = {}): ItemStore {
   const target = resolveStoreUrl(url, opts);
-  return target.kind === 'sqlite' ? new SqliteStore(target.path) : new PostgresStore(target.url, { schema: target.schema });
+  const history = opts.history ?? true;
+  return target.kind === 'sqlite' ? new SqliteStore(target.path, { history }) : new PostgresStore(target.url, { schema: target.schema, history });
 }
 
 /** Creates and opens the store; on failure nothing is left open. */

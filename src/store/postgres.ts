@@ -23,6 +23,8 @@ export interface PostgresStoreOptions {
   readonly connectTimeoutMs?: number;
   /** Upper bound for any statement: a hung server surfaces as a retryable error instead of a stuck writer. */
   readonly statementTimeoutMs?: number;
+  /** Record item history (default true); off when the task's store.history.keep is 0. */
+  readonly history?: boolean;
 }
 
 export class PostgresStore implements ItemStore {
@@ -34,11 +36,13 @@ export class PostgresStore implements ItemStore {
   private schemaReady = false;
   private readonly types = new Map<string, { table: string; fields: string[] }>();
   private closed = false;
+  private readonly recordHistory: boolean;
 
   constructor(url: string, opts: PostgresStoreOptions) {
     this.location = redactUrl(url);
     this.schema = opts.schema;
     this.s = quoteIdent(opts.schema);
+    this.recordHistory = opts.history ?? true;
     // Required here, not imported: a process that never opens a PostgreSQL store does not load the driver.
     const { Pool } = require('pg') as typeof import('pg');
     this.pool = new Pool({
@@ -84,18 +88,24 @@ export class PostgresStore implements ItemStore {
       }
       let inserted = 0;
       let written = 0;
+      const unchanged = new Set<string>();
       for (const type of [...byType.keys()].sort()) {
         const rows = byType.get(type)!.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
         const table = `${this.s}.${quoteIdent(this.types.get(type)!.table)}`;
         for (let i = 0; i < rows.length; i += CHUNK) {
-          const r = await insertItems(c, table, rows.slice(i, i + CHUNK), policy);
+          const r = await insertItems(c, table, rows.slice(i, i + CHUNK), policy, this.recordHistory ? { state: `${this.s}.item_state`, type } : undefined);
           inserted += r.inserted;
           written += r.written;
+          for (const key of r.unchanged) unchanged.add(`${type}\u0000${key}`);
         }
       }
       const errorCount = await insertErrors(c, this.s, errors);
-      // In the batch's transaction: the items and what they changed commit together.
-      await this.history.observe(items, postgresClientSql(this.s, c));
+      // In the batch's transaction: the items and what they changed commit together. Items whose row already held
+      // their data (a re-crawl's most) cost history nothing: their row now names this run, which finishRun reads.
+      if (this.recordHistory) {
+        const changed = unchanged.size === 0 ? items : items.filter((i) => !unchanged.has(`${i.type}\u0000${i.key}`));
+        await this.history.observe(changed, postgresClientSql(this.s, c), { itemsMarkSeen: policy === 'update' });
+      }
       return { written, inserted, updated: written - inserted, conflicts: items.length - inserted, pages: pageCount, errors: errorCount };
     });
   }

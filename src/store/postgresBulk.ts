@@ -76,9 +76,17 @@ export async function upsertRevisits(c: pg.PoolClient, s: string, pages: readonl
   }
 }
 
-export async function insertItems(c: pg.PoolClient, table: string, rows: readonly ItemRow[], policy: ConflictPolicy): Promise<{ inserted: number; written: number }> {
+export async function insertItems(
+  c: pg.PoolClient,
+  table: string,
+  rows: readonly ItemRow[],
+  policy: ConflictPolicy,
+  history?: { readonly state: string; readonly type: string },
+): Promise<{ inserted: number; written: number; unchanged: string[] }> {
   // xmax = 0 holds exactly for rows this statement inserted (an updated row carries our transaction id), so
   // one round trip yields inserted and updated counts; conflicts are the rows that came back as neither.
+  // `unchanged`: keys of updated rows that already held this data (`old` reads the rows as they were before the
+  // statement: every part of it sees one snapshot) and that item history holds as present, so it can skip them.
   const onConflict =
     policy === 'update'
       ? `DO UPDATE SET data = EXCLUDED.data, url = EXCLUDED.url, rule = EXCLUDED.rule, run = EXCLUDED.run,
@@ -92,8 +100,14 @@ export async function insertItems(c: pg.PoolClient, table: string, rows: readonl
        FROM ROWS FROM (jsonb_array_elements_text($1::jsonb), jsonb_array_elements($2::jsonb), jsonb_array_elements_text($3::jsonb),
          jsonb_array_elements_text($4::jsonb), jsonb_array_elements_text($5::jsonb), unnest($6::float8[])) AS x(k, d, u, r, rn, f)
        ON CONFLICT (key) ${onConflict}
-       RETURNING (xmax = 0) AS inserted
-     ) SELECT count(*) FILTER (WHERE inserted)::int AS inserted, count(*)::int AS written FROM w`,
+       RETURNING t.key, t.data, (xmax = 0) AS inserted
+     ), old AS (
+       SELECT key, data FROM ${table} WHERE key IN (SELECT jsonb_array_elements_text($1::jsonb))
+     ) SELECT count(*) FILTER (WHERE w.inserted)::int AS inserted, count(*)::int AS written,
+         coalesce(array_agg(w.key) FILTER (WHERE NOT w.inserted AND o.data = w.data${
+           history ? ` AND EXISTS (SELECT 1 FROM ${history.state} s WHERE s.type = $7 AND s.key = w.key AND s.removed_run IS NULL)` : ''
+         }), '{}') AS unchanged
+       FROM w LEFT JOIN old o ON o.key = w.key`,
     [
       JSON.stringify(rows.map((r) => r.key)),
       // The items are JSON already: joined into one array they need no escaping, and the server parses them in
@@ -103,9 +117,10 @@ export async function insertItems(c: pg.PoolClient, table: string, rows: readonl
       JSON.stringify(rows.map((r) => r.rule)),
       JSON.stringify(rows.map((r) => r.run)),
       rows.map((r) => r.fetchedAt),
+      ...(history ? [history.type] : []),
     ],
   );
-  return { inserted: out[0].inserted, written: out[0].written };
+  return { inserted: out[0].inserted, written: out[0].written, unchanged: out[0].unchanged as string[] };
 }
 
 export async function insertErrors(c: pg.PoolClient, s: string, errors: readonly ErrorRow[]): Promise<number> {

@@ -57,10 +57,14 @@ import type {
 export interface SqliteStoreOptions {
   /** How long to retry a locked database before reporting it unavailable. */
   readonly busyTimeoutMs?: number;
+  /** Record item history (default true); off when the task's store.history.keep is 0. */
+  readonly history?: boolean;
 }
 
 interface TableStatements {
   readonly insert: StatementSync;
+  /** A newer fetch of the same data: only where and when it was seen move. */
+  readonly touch: StatementSync;
   readonly update: StatementSync;
 }
 
@@ -72,6 +76,7 @@ export class SqliteStore implements ItemStore {
   journalMode = 'unknown';
   private db: DatabaseSync | null = null;
   private readonly busyTimeoutMs: number;
+  private readonly recordHistory: boolean;
   private readonly types = new Map<string, { table: string; fields: string[] }>();
   private readonly statements = new Map<string, TableStatements>();
   private readonly shared = new Map<string, StatementSync>();
@@ -80,6 +85,7 @@ export class SqliteStore implements ItemStore {
     this.path = resolve(path);
     this.location = `sqlite:${this.path}`;
     this.busyTimeoutMs = opts.busyTimeoutMs ?? 20_000;
+    this.recordHistory = opts.history ?? true;
     this.history = new ItemHistoryLog(sqliteHistorySql(() => this.conn(), this.path, this.busyTimeoutMs));
   }
 
@@ -121,49 +127,61 @@ export class SqliteStore implements ItemStore {
   }
 
   async writeBatch(pages: readonly PageRow[], items: readonly ItemRow[], policy: ConflictPolicy, errors: readonly ErrorRow[] = []): Promise<WriteResult> {
-    const result = await this.writeRows(pages, items, policy, errors);
-    // Before returning: the writer acknowledges the entries only then, so a crash in between replays them.
-    await this.history.observe(items);
-    return result;
-  }
-
-  private writeRows(pages: readonly PageRow[], items: readonly ItemRow[], policy: ConflictPolicy, errors: readonly ErrorRow[]): Promise<WriteResult> {
+    // One transaction for the rows and what they change in item history: one commit (one WAL sync) per batch, and
+    // the writer acknowledges the entries only after it, so a crash in between replays them whole.
     return this.withBusyRetry('write a batch', () =>
-      this.transaction(() => {
-        const now = Date.now();
-        this.registerTypes(items, now);
-        let pageCount = 0;
-        const upsertPage = this.stmt(
-          'page',
-          `INSERT INTO pages (run, url, method, body, rule, depth, status, fetched_at, content_type, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-           ${pageConflict('pages')}`,
-        );
-        for (const p of pages) {
-          upsertPage.run(...bind([p.run, p.url, p.method, p.body, p.rule, p.depth, p.status, p.fetchedAt, p.contentType, p.bytes]));
-          pageCount++;
-          if (p.revisit) this.upsertRevisit(p);
-        }
-        let inserted = 0;
-        let updated = 0;
-        let conflicts = 0;
-        for (const item of items) {
-          const s = this.tableStatements(item.type);
-          const r = s.insert.run(...bind([item.key, item.json, item.url, item.rule, item.run, item.fetchedAt, now, now]));
-          if (Number(r.changes) > 0) {
-            inserted++;
-            continue;
-          }
-          conflicts++;
-          if (policy === 'update') {
-            // Older fetches never overwrite newer ones: replays and concurrent writers then agree on the result.
-            const u = s.update.run(...bind([item.json, item.url, item.rule, item.run, item.fetchedAt, now, item.key, item.fetchedAt]));
-            updated += Number(u.changes);
-          }
-        }
-        const errorCount = this.insertErrors(errors);
-        return { written: inserted + updated, inserted, updated, conflicts, pages: pageCount, errors: errorCount };
+      this.transaction(async () => {
+        const { result, changed } = this.writeRows(pages, items, policy, errors);
+        // Items whose row already held their data (a re-crawl's most) cost history nothing: their row now names
+        // this run, which finishRun reads. The others (new, changed, or stored with policy ignore) are looked up.
+        if (this.recordHistory) await this.history.observe(changed, undefined, { itemsMarkSeen: policy === 'update' });
+        return result;
       }),
     );
+  }
+
+  /** Runs inside writeBatch's transaction. */
+  private writeRows(pages: readonly PageRow[], items: readonly ItemRow[], policy: ConflictPolicy, errors: readonly ErrorRow[]): { result: WriteResult; changed: ItemRow[] } {
+    const now = Date.now();
+    this.registerTypes(items, now);
+    let pageCount = 0;
+    const upsertPage = this.stmt(
+      'page',
+      `INSERT INTO pages (run, url, method, body, rule, depth, status, fetched_at, content_type, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ${pageConflict('pages')}`,
+    );
+    for (const p of pages) {
+      upsertPage.run(...bind([p.run, p.url, p.method, p.body, p.rule, p.depth, p.status, p.fetchedAt, p.contentType, p.bytes]));
+      pageCount++;
+      if (p.revisit) this.upsertRevisit(p);
+    }
+    let inserted = 0;
+    let updated = 0;
+    let conflicts = 0;
+    const changed: ItemRow[] = [];
+    for (const item of items) {
+      const s = this.tableStatements(item.type);
+      const r = s.insert.run(...bind([item.key, item.json, item.url, item.rule, item.run, item.fetchedAt, now, now]));
+      if (Number(r.changes) > 0) {
+        inserted++;
+        changed.push(item);
+        continue;
+      }
+      conflicts++;
+      if (policy === 'update') {
+        // Older fetches never overwrite newer ones: replays and concurrent writers then agree on the result.
+        const t = s.touch.run(...bind([item.url, item.rule, item.run, item.fetchedAt, now, item.key, item.fetchedAt, item.json]));
+        if (Number(t.changes) > 0) {
+          updated++;
+          continue;
+        }
+        const u = s.update.run(...bind([item.json, item.url, item.rule, item.run, item.fetchedAt, now, item.key, item.fetchedAt]));
+        updated += Number(u.changes);
+      }
+      changed.push(item);
+    }
+    const errorCount = this.insertErrors(errors);
+    return { result: { written: inserted + updated, inserted, updated, conflicts, pages: pageCount, errors: errorCount }, changed };
   }
 
   async writeErrors(errors: readonly ErrorRow[]): Promise<number> {
@@ -308,19 +326,31 @@ export class SqliteStore implements ItemStore {
     return this.db;
   }
 
-  private transaction<T>(fn: () => T): T {
+  /**
+   * BEGIN IMMEDIATE … COMMIT around fn. An async fn (writeBatch's, for item history) awaits only node:sqlite calls,
+   * which are synchronous: its promises settle within this turn of the event loop.
+   */
+  private transaction<T>(fn: () => T): T;
+  private transaction<T>(fn: () => Promise<T>): Promise<T>;
+  private transaction<T>(fn: () => T | Promise<T>): T | Promise<T> {
     const db = this.conn();
     db.exec('BEGIN IMMEDIATE');
-    try {
-      const out = fn();
-      db.exec('COMMIT');
-      return out;
-    } catch (err) {
+    const fail = (err: unknown): never => {
       if (db.isTransaction) db.exec('ROLLBACK');
       // Types registered inside a rolled-back transaction do not exist: forget every cached type and statement
       // (re-reading the registry here could itself hit a busy lock and mask the original error).
       this.forgetTypes();
       throw err;
+    };
+    const commit = (v: T): T => {
+      db.exec('COMMIT');
+      return v;
+    };
+    try {
+      const out = fn();
+      return out instanceof Promise ? out.then(commit).catch(fail) : commit(out);
+    } catch (err) {
+      return fail(err);
     }
   }
 
@@ -421,6 +451,7 @@ export class SqliteStore implements ItemStore {
         insert: db.prepare(
           `INSERT INTO ${t} (key, data, url, rule, run, fetched_at, first_seen, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
         ),
+        touch: db.prepare(`UPDATE ${t} SET url = ?, rule = ?, run = ?, fetched_at = ?, updated_at = ? WHERE key = ? AND fetched_at <= ? AND data = ?`),
         update: db.prepare(
           `UPDATE ${t} SET data = ?, url = ?, rule = ?, run = ?, fetched_at = ?, updated_at = ? WHERE key = ? AND fetched_at <= ?`,
         ),

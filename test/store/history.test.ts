@@ -38,7 +38,7 @@ async function storeRun(store: ItemStore, run: string, at: number, list: Record<
 const first = { a: { name: 'A', price: 10 }, b: { name: 'B', price: 20 }, c: { name: 'C', price: 30 } };
 const second = { a: { name: 'A', price: 12 }, b: { name: 'B', price: 20 }, d: { name: 'D', price: 40 } };
 
-function historyContract(name: string, make: () => Promise<ItemStore>) {
+function historyContract(name: string, make: (opts?: { history?: boolean; same?: boolean }) => Promise<ItemStore>) {
   describe(`item history: ${name}`, () => {
     let store: ItemStore;
     beforeEach(async () => {
@@ -121,6 +121,33 @@ function historyContract(name: string, make: () => Promise<ItemStore>) {
       assert.deepEqual([r4.added, r4.removed], [1, 0]);
     });
 
+    it('items stored before the store kept history are added by the first run that keeps it, then unchanged', async () => {
+      await store.close();
+      const before = await make({ history: false, same: true });
+      await before.writeBatch([], items('r1', 1000, first), 'update');
+      await before.close();
+      store = await make({ same: true });
+      const r2 = await storeRun(store, 'r2', 2000, first);
+      assert.deepEqual([r2.added, r2.changed, r2.removed], [3, 0, 0]);
+      const added = await store.history.changes({ task: TASK, runs: ['r2'] });
+      assert.deepEqual(added.map((c) => [c.kind, c.key, c.new]), [['added', 'a', first.a], ['added', 'b', first.b], ['added', 'c', first.c]]);
+      const r3 = await storeRun(store, 'r3', 3000, { a: first.a, b: { name: 'B', price: 21 } });
+      assert.deepEqual([r3.added, r3.changed, r3.removed], [0, 1, 1]);
+      assert.deepEqual((await store.history.changes({ task: TASK, runs: ['r3'] })).map((c) => [c.kind, c.key, c.old, c.new]), [['changed', 'b', 20, 21], ['removed', 'c', first.c, undefined]]);
+    });
+
+    it('with policy ignore (item rows keep their first data) history still sees unchanged, changed and gone items', async () => {
+      const finished = [];
+      for (const [run, at, list] of [['r1', 1000, first], ['r2', 2000, { a: first.a, b: { name: 'B', price: 21 } }]] as const) {
+        await store.writeBatch([], items(run, at, list), 'ignore');
+        await store.writeRunSummary(summary(run, at));
+        finished.push(await store.history.finishRun({ task: TASK, run, complete: true, finishedAt: at + 1, retention: { runs: 30 } }));
+      }
+      const r2 = finished[1]!;
+      assert.deepEqual([r2.added, r2.changed, r2.removed], [0, 1, 1]);
+      assert.deepEqual((await store.history.changes({ task: TASK, runs: ['r2'] })).map((c) => [c.kind, c.key]), [['changed', 'b'], ['removed', 'c']]);
+    });
+
     it('keeps only the last N runs of history', async () => {
       for (let i = 1; i <= 4; i++) {
         await store.writeBatch([], items(`r${i}`, i * 1000, { a: { price: i } }), 'update');
@@ -148,7 +175,7 @@ describe('item history', () => {
   const dir = mkdtempSync(join(tmpdir(), 'cs-history-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
   let n = 0;
-  historyContract('sqlite', () => openStore(`sqlite:${join(dir, `h${++n}.sqlite`)}`));
+  historyContract('sqlite', (o = {}) => openStore(`sqlite:${join(dir, `h${o.same ? n : ++n}.sqlite`)}`, { history: o.history }));
 
   describe('on PostgreSQL', () => {
     let server: PostgresServer | null = null;
@@ -158,6 +185,6 @@ describe('item history', () => {
     after(async () => {
       await server?.destroy();
     });
-    historyContract('postgres', () => openStore(server!.url, { task: `history-${++n}` }));
+    historyContract('postgres', (o = {}) => openStore(server!.url, { task: `history-${o.same ? n : ++n}`, history: o.history }));
   });
 });

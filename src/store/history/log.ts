@@ -1,3 +1,4 @@
+import { quoteIdent } from '../tables';
 import { recordSighting, type ChangeKind, type ChangeRow, type HistoryRetention, type ItemState, type RunChangeCounts, type Sighting } from '../../core/history/diff';
 
 // Item history over either store: the same SQL (`?` placeholders, standard ON CONFLICT) runs on SQLite and
@@ -10,6 +11,18 @@ export type Row = Record<string, unknown>;
 export interface HistorySql {
   /** '' or 'schema.': what table names are prefixed with. */
   readonly prefix: string;
+  /** An item table's fetched_at as ms since epoch (SQLite keeps ms, PostgreSQL a timestamptz). */
+  itemTimeMs(column: string): string;
+  /** An item table's data as JSON text (PostgreSQL keeps jsonb). */
+  itemDataText(column: string): string;
+  /**
+   * Set by a store whose writeBatch leaves out of observe() the items its rows already held unchanged without
+   * asking history whether it holds them as present (SQLite; PostgreSQL asks in the same statement): finishRun
+   * then gives state to those it has never seen (a store older than item history) or saw removed.
+   */
+  readonly skipsUnchanged?: boolean;
+  /** Rows per multi-row statement, largest first (SQLite: a few fixed sizes, see pieces); absent: all in one. */
+  readonly rowsPerStatement?: readonly number[];
   all(sql: string, params?: readonly unknown[]): Promise<Row[]>;
   run(sql: string, params?: readonly unknown[]): Promise<void>;
   /** Runs fn in one transaction, retried as the store retries its own writes. */
@@ -73,50 +86,85 @@ export class ItemHistoryLog {
     return this.sql.prefix + name;
   }
 
-  /** Records what a stored batch's items change; idempotent (a replayed batch finds its state already there). */
-  async observe(items: readonly Sighting[], within: HistorySql = this.sql): Promise<void> {
+  /**
+   * Records what a stored batch's items change; idempotent (a replayed batch finds its state already there).
+   * `itemsMarkSeen`: the batch was stored with policy update, so each item's row in its type's table now says this
+   * run saw it (its `run`); unchanged items then write nothing here, finishRun reads their last run from there.
+   */
+  async observe(items: readonly Sighting[], within: HistorySql = this.sql, opts: { itemsMarkSeen?: boolean } = {}): Promise<void> {
     if (items.length === 0) return;
     await within.transaction('record item history', async (sql) => {
-      for (let i = 0; i < items.length; i += CHUNK) await this.observeChunk(sql, items.slice(i, i + CHUNK));
+      for (let i = 0; i < items.length; i += CHUNK) await this.observeChunk(sql, items.slice(i, i + CHUNK), opts.itemsMarkSeen === true);
     });
   }
 
-  private async observeChunk(sql: HistorySql, items: readonly Sighting[]): Promise<void> {
-    const byType = new Map<string, Sighting[]>();
-    for (const it of items) (byType.get(it.type) ?? byType.set(it.type, []).get(it.type)!).push(it);
+  private async observeChunk(sql: HistorySql, items: readonly Sighting[], itemsMarkSeen: boolean): Promise<void> {
     const states: ItemState[] = [];
     const changes: ChangeRow[] = [];
-    for (const [type, list] of byType) {
-      const rows = await sql.all(
-        `SELECT * FROM ${this.t('item_state')} WHERE type = ? AND key IN (${list.map(() => '?').join(', ')})`,
-        [type, ...list.map((s) => s.key)],
+    // The items' state, every type at once (one round trip on PostgreSQL). SQL compares the data and returns only
+    // items that are new, came back, or differ: one seen again as it was reads nothing back and writes nothing
+    // (stores leave most of those out of observe altogether: see writeBatch). Stored with policy update, its item
+    // row already says this run saw it (finishRun copies that over); otherwise one narrow UPDATE per type and run
+    // records where and when it was seen.
+    const differ = new Map<string, ItemState | undefined>();
+    for (const piece of pieces(items, sql.rowsPerStatement)) {
+      const params: unknown[] = [];
+      for (const s of piece) params.push(s.type, s.key, s.json);
+      const found = await sql.all(
+        // VALUES as a subquery, not a CTE: SQLite ran the CTE form ~10× slower. Its columns are column1… in both.
+        `SELECT v.column1 AS type, v.column2 AS key, s.key AS known, s.first_run, s.last_run, s.removed_run, s.data, s.url, s.fetched_at
+         FROM (VALUES ${values(piece.length, 3)}) AS v LEFT JOIN ${this.t('item_state')} s ON s.type = v.column1 AND s.key = v.column2
+         WHERE s.key IS NULL OR s.removed_run IS NOT NULL OR s.data <> v.column3`,
+        params,
       );
-      const prev = new Map(rows.map((r) => [String(r.key), toState(r)]));
-      for (const s of list) {
-        const out = recordSighting(prev.get(s.key), s);
-        if (out.state) states.push(out.state);
-        changes.push(...out.changes);
+      for (const r of found) differ.set(`${String(r.type)}\u0000${String(r.key)}`, r.known === null || r.known === undefined ? undefined : toState(String(r.type), r));
+    }
+    const seen = new Map<string, Sighting[]>();
+    for (const s of items) {
+      const id = `${s.type}\u0000${s.key}`;
+      if (!differ.has(id)) {
+        if (!itemsMarkSeen) (seen.get(`${s.type}\u0000${s.run}`) ?? seen.set(`${s.type}\u0000${s.run}`, []).get(`${s.type}\u0000${s.run}`)!).push(s);
+        continue;
       }
+      const out = recordSighting(differ.get(id), s);
+      if (out.state) states.push(out.state);
+      for (const c of out.changes) changes.push(c);
+    }
+    for (const again of seen.values()) {
+      for (const piece of pieces(again.sort((a, b) => cmp(a.key, b.key)), sql.rowsPerStatement)) await this.markSeen(sql, again[0]!.type, again[0]!.run, piece);
     }
     // Sorted: concurrent writers (PostgreSQL) then lock rows in one order and cannot deadlock each other.
     states.sort((a, b) => cmp(a.type, b.type) || cmp(a.key, b.key));
     changes.sort((a, b) => cmp(a.type, b.type) || cmp(a.key, b.key) || cmp(a.kind, b.kind) || cmp(a.field, b.field));
-    if (states.length > 0) {
+    for (const piece of pieces(states, sql.rowsPerStatement)) {
       await sql.run(
-        `INSERT INTO ${this.t('item_state')} (type, key, first_run, last_run, removed_run, data, url, fetched_at) VALUES ${values(states.length, 8)}
+        `INSERT INTO ${this.t('item_state')} (type, key, first_run, last_run, removed_run, data, url, fetched_at) VALUES ${values(piece.length, 8)}
          ON CONFLICT (type, key) DO UPDATE SET first_run = excluded.first_run, last_run = excluded.last_run, removed_run = excluded.removed_run,
            data = excluded.data, url = excluded.url, fetched_at = excluded.fetched_at`,
-        states.flatMap((s) => [s.type, s.key, s.firstRun, s.lastRun, s.removedRun, s.data, s.url, s.fetchedAt]),
+        piece.flatMap((s) => [s.type, s.key, s.firstRun, s.lastRun, s.removedRun, s.data, s.url, s.fetchedAt]),
       );
     }
-    if (changes.length > 0) {
-      // A later sighting in the same run keeps the run's first old value and brings the newest one.
+    // A later sighting in the same run keeps the run's first old value and brings the newest one.
+    for (const piece of pieces(changes, sql.rowsPerStatement)) {
       await sql.run(
-        `INSERT INTO ${this.t('item_changes')} (run, type, key, kind, field, old_value, new_value, at) VALUES ${values(changes.length, 8)}
+        `INSERT INTO ${this.t('item_changes')} (run, type, key, kind, field, old_value, new_value, at) VALUES ${values(piece.length, 8)}
          ON CONFLICT (run, type, key, kind, field) DO UPDATE SET new_value = excluded.new_value, at = excluded.at`,
-        changes.flatMap((c) => [c.run, c.type, c.key, c.kind, c.field, c.oldValue, c.newValue, c.at]),
+        piece.flatMap((c) => [c.run, c.type, c.key, c.kind, c.field, c.oldValue, c.newValue, c.at]),
       );
     }
+  }
+
+  /** Unchanged items seen again (by one run, of one type): their last run, page and fetch time (an older fetch: none). */
+  private async markSeen(sql: HistorySql, type: string, run: string, list: readonly Sighting[]): Promise<void> {
+    const params: unknown[] = [run];
+    for (const s of list) params.push(s.key, s.url, s.fetchedAt);
+    params.push(type);
+    await sql.run(
+      `UPDATE ${this.t('item_state')} SET last_run = ?, url = v.column2, fetched_at = CAST(v.column3 AS bigint)
+       FROM (VALUES ${values(list.length, 3)}) AS v
+       WHERE ${this.t('item_state')}.type = ? AND ${this.t('item_state')}.key = v.column1 AND ${this.t('item_state')}.fetched_at <= CAST(v.column3 AS bigint)`,
+      params,
+    );
   }
 
   /**
@@ -128,6 +176,7 @@ export class ItemHistoryLog {
     return this.sql.transaction('close the run in item history', async (sql) => {
       const done = await sql.all(`SELECT * FROM ${this.t('history_runs')} WHERE run = ?`, [f.run]);
       if (done[0]) return toCounts(done[0]);
+      await this.catchUpSeen(sql, f.run);
       if (f.complete) {
         const gone = `FROM ${this.t('item_state')} s WHERE s.removed_run IS NULL AND s.last_run <> ?
             AND s.last_run IN (SELECT run FROM ${this.t('runs')} WHERE task = ?)
@@ -155,6 +204,40 @@ export class ItemHistoryLog {
       await this.prune(sql, f);
       return out;
     });
+  }
+
+  /**
+   * Unchanged items this run saw in batches stored with policy update (observe's itemsMarkSeen) wrote nothing to
+   * item_state: their item rows carry this run. One UPDATE per item type brings their last run, page and fetch
+   * time over before removals are decided.
+   */
+  private async catchUpSeen(sql: HistorySql, run: string): Promise<void> {
+    const state = this.t('item_state');
+    for (const r of await sql.all(`SELECT type, table_name FROM ${this.t('item_types')} ORDER BY type`)) {
+      const table = this.sql.prefix + quoteIdent(String(r.table_name));
+      if (sql.skipsUnchanged) {
+        // Items it skipped that history does not hold as present: stored before the store kept history, or
+        // removed by an earlier run and back as they were. Added by this run, as in recordSighting.
+        const unknown = `FROM ${table} t WHERE t.run = ? AND NOT EXISTS (SELECT 1 FROM ${state} s WHERE s.type = ? AND s.key = t.key AND s.removed_run IS NULL)`;
+        await sql.run(
+          `INSERT INTO ${this.t('item_changes')} (run, type, key, kind, field, old_value, new_value, at)
+           SELECT CAST(? AS text), CAST(? AS text), t.key, 'added', '', NULL, ${sql.itemDataText('t.data')}, ${sql.itemTimeMs('t.fetched_at')} ${unknown} ON CONFLICT DO NOTHING`,
+          [run, String(r.type), run, String(r.type)],
+        );
+        await sql.run(
+          `INSERT INTO ${state} (type, key, first_run, last_run, removed_run, data, url, fetched_at)
+           SELECT CAST(? AS text), t.key, t.run, t.run, NULL, ${sql.itemDataText('t.data')}, t.url, ${sql.itemTimeMs('t.fetched_at')} ${unknown}
+           ON CONFLICT (type, key) DO UPDATE SET last_run = excluded.last_run, removed_run = NULL, data = excluded.data, url = excluded.url, fetched_at = excluded.fetched_at`,
+          [String(r.type), run, String(r.type)],
+        );
+      }
+      await sql.run(
+        `UPDATE ${state} SET last_run = t.run, url = t.url, fetched_at = ${sql.itemTimeMs('t.fetched_at')}
+         FROM ${table} t WHERE ${state}.type = ? AND ${state}.key = t.key AND t.run = ? AND ${state}.last_run <> ? AND ${state}.removed_run IS NULL
+           AND ${state}.fetched_at <= ${sql.itemTimeMs('t.fetched_at')}`,
+        [String(r.type), run, run],
+      );
+    }
   }
 
   /** Drops the changes (and removed items' state) of runs past the retention; the items themselves stay. */
@@ -201,6 +284,19 @@ export class ItemHistoryLog {
   }
 }
 
+/**
+ * A list cut into pieces of the executor's sizes, in order. SQLite caches its statements by text, which depends on
+ * how many rows one carries: with batches of every size it would prepare (and keep) one per size.
+ */
+function* pieces<T>(list: readonly T[], sizes: readonly number[] | undefined): Iterable<readonly T[]> {
+  if (!sizes) {
+    if (list.length > 0) yield list;
+    return;
+  }
+  let i = 0;
+  for (const size of sizes) for (; list.length - i >= size; i += size) yield list.slice(i, i + size);
+}
+
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 function values(rows: number, cols: number): string {
@@ -208,9 +304,9 @@ function values(rows: number, cols: number): string {
   return Array.from({ length: rows }, () => one).join(', ');
 }
 
-function toState(r: Row): ItemState {
+function toState(type: string, r: Row): ItemState {
   return {
-    type: String(r.type),
+    type,
     key: String(r.key),
     firstRun: String(r.first_run),
     lastRun: String(r.last_run),

@@ -11,6 +11,8 @@ export function postgresHistorySql(
   const over = (c: pg.PoolClient) => postgresClientSql(schema, c);
   const outside: HistorySql = {
     prefix: `${schema}.`,
+    itemTimeMs,
+    itemDataText,
     all: (sql, params) => tx('read item history', (c) => over(c).all(sql, params)),
     run: (sql, params) => tx('write item history', (c) => over(c).run(sql, params)),
     transaction: (what, fn) => tx(what, (c) => fn(over(c))),
@@ -22,6 +24,8 @@ export function postgresHistorySql(
 export function postgresClientSql(schema: string, c: pg.PoolClient): HistorySql {
   const self: HistorySql = {
     prefix: `${schema}.`,
+    itemTimeMs,
+    itemDataText,
     all: async (sql, params = []) => (await c.query(numbered(sql), params as unknown[])).rows as Row[],
     run: async (sql, params = []) => {
       await c.query(numbered(sql), params as unknown[]);
@@ -30,6 +34,9 @@ export function postgresClientSql(schema: string, c: pg.PoolClient): HistorySql 
   };
   return self;
 }
+
+const itemDataText = (column: string) => `${column}::text`;
+const itemTimeMs = (column: string) => `round(extract(epoch from ${column}) * 1000)::bigint`;
 
 /** `?` -> `$n`, in order (the history SQL has no `?` inside literals). */
 function numbered(sql: string): string {

@@ -23,23 +23,30 @@ export function sqliteHistorySql(conn: () => DatabaseSync, where: string, busyTi
   };
   const self: HistorySql = {
     prefix: '',
+    itemTimeMs: (column) => column,
+    itemDataText: (column) => column,
+    skipsUnchanged: true,
+    rowsPerStatement: [16, 1],
     all: async (sql, params = []) => prepare(sql).all(...bind(params)) as Row[],
     run: async (sql, params = []) => {
       prepare(sql).run(...bind(params));
     },
     transaction: (what, fn) =>
-      retry(what, async () => {
-        const d = conn();
-        d.exec('BEGIN IMMEDIATE');
-        try {
-          const out = await fn(self);
-          d.exec('COMMIT');
-          return out;
-        } catch (err) {
-          if (d.isTransaction) d.exec('ROLLBACK');
-          throw err;
-        }
-      }),
+      // Inside the store's own transaction (writeBatch's): part of it, retried with it.
+      conn().isTransaction
+        ? fn(self)
+        : retry(what, async () => {
+            const d = conn();
+            d.exec('BEGIN IMMEDIATE');
+            try {
+              const out = await fn(self);
+              d.exec('COMMIT');
+              return out;
+            } catch (err) {
+              if (d.isTransaction) d.exec('ROLLBACK');
+              throw err;
+            }
+          }),
   };
   return self;
 }

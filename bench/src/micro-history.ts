@@ -1,0 +1,129 @@
+import { rmSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { decodeEntry, mergeBatch, PostgresStore, SqliteStore, type ItemStore, type PageRecord } from '../../src/store';
+
+// Item history's cost on a re-crawl (issue 33), driving the store API directly: the bench site's items (sitegen:
+// LISTS list pages of 20 `listing` items, each listing's `book` page with one `book` item) stored by a first run,
+// then a second run where most items are unchanged (2% of books change price, 1% change stock, 1% are gone and as
+// many are new), in batches as the writer makes them (decodeEntry + mergeBatch of PAGES page records, policy
+// update). Times every writeBatch of a run (wall, and this process's CPU: SQLite works in-process, PostgreSQL in
+// its server) and its finishRun. One run, one store, one history setting per process (`--run 1`, then `--run 2` on
+// the same store): bench/history.mjs runs it with history on and off in interleaved rounds. Prints one JSON line.
+
+const { values } = parseArgs({
+  options: {
+    sqlite: { type: 'string' },
+    postgres: { type: 'string' },
+    history: { type: 'string', default: 'on' },
+    lists: { type: 'string', default: '100' },
+    pages: { type: 'string', default: '60' },
+    run: { type: 'string', default: '1' },
+    schema: { type: 'string', default: 'hist_bench' },
+  },
+});
+const LISTS = Number(values.lists);
+const PER = 20;
+const PAGES_PER_BATCH = Number(values.pages);
+const history = values.history !== 'off';
+const BASE = 'http://127.0.0.1:8080';
+
+function book(id: number, run: number): Record<string, unknown> {
+  // Second run: ids ≡ 1 (mod 50) change price, ≡ 2 (mod 100) change stock.
+  const price = 5 + (id % 50) + (run === 2 && id % 50 === 1 ? 0.5 : 0);
+  const stock = (id % 20) + (run === 2 && id % 100 === 2 ? 3 : 0);
+  return {
+    title: `A Light in the Attic, volume ${id}`,
+    price: price.toFixed(2),
+    upc: `a${id.toString(16).padStart(15, '0')}`,
+    in_stock: String(stock),
+    tags: ['Poetry', 'Books', id % 3 === 0 ? 'Classics' : 'Travel'],
+    cover: `${BASE}/media/cache/${id.toString(16).padStart(4, '0')}/cover-${id}.jpg`,
+  };
+}
+
+/** The run's page records in crawl order: a list page, then its books. Run 2 drops ids ≡ 3 (mod 100), adds as many. */
+function records(run: number): PageRecord[] {
+  const out: PageRecord[] = [];
+  let t = 1_700_000_000_000 + run * 10_000_000;
+  const runId = `run-${run}`;
+  for (let p = 1; p <= LISTS; p++) {
+    const ids: number[] = [];
+    for (let i = 0; i < PER; i++) {
+      const id = (p - 1) * PER + i;
+      if (run === 2 && id % 100 === 3) ids.push(1_000_000 + id);
+      else ids.push(id);
+    }
+    const listings = ids.map((id) => {
+      const b = book(id, run);
+      return { type: 'listing', key: `${BASE}/catalogue/book-${id}.html`, data: { title: b.title, price: b.price, url: `${BASE}/catalogue/book-${id}.html` } };
+    });
+    const page = (url: string, rule: string, items: PageRecord['items']): PageRecord => ({
+      task: 'bench', run: runId, url, rule, depth: 1, status: 200, fetchedAt: t++, contentType: 'text/html; charset=utf-8', bytes: 15_000, items, problems: [],
+    });
+    out.push(page(`${BASE}/catalogue/page-${p}.html`, 'list', listings));
+    for (const id of ids) out.push(page(`${BASE}/catalogue/book-${id}.html`, 'book', [{ type: 'book', key: String(book(id, run).upc), data: book(id, run) }]));
+  }
+  return out;
+}
+
+async function storeRun(store: ItemStore, run: number): Promise<{ wallMs: number; cpuMs: number; finishMs: number; items: number; batches: number }> {
+  const recs = records(run);
+  let wallMs = 0;
+  let cpuMs = 0;
+  let items = 0;
+  let batches = 0;
+  for (let i = 0; i < recs.length; i += PAGES_PER_BATCH) {
+    // Decoding and merging are the writer's, not the store's: outside the timing.
+    const entries = recs.slice(i, i + PAGES_PER_BATCH).map((r, j) => decodeEntry(`${run}-${i + j}`, ['p', JSON.stringify(r)]));
+    const m = mergeBatch(entries, 'update');
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    await store.writeBatch(m.pages, m.items, 'update', m.errors);
+    wallMs += performance.now() - t0;
+    const c = process.cpuUsage(c0);
+    cpuMs += (c.user + c.system) / 1000;
+    items += m.items.length;
+    batches++;
+  }
+  await store.writeRunSummary({ run: `run-${run}`, task: 'bench', startedAt: 0, finishedAt: 1, durationMs: 1, pages: recs.length, items, duplicates: 0, conflicts: 0, failures: 0 });
+  const t0 = performance.now();
+  if (history) await store.history.finishRun({ task: 'bench', run: `run-${run}`, complete: true, finishedAt: Date.now(), retention: { runs: 30 } });
+  return { wallMs, cpuMs, finishMs: performance.now() - t0, items, batches };
+}
+
+async function main(): Promise<void> {
+  // Each run is a process of its own, as a re-crawl is: run 1 starts from an empty store, run 2 re-crawls it.
+  const runNo = Number(values.run);
+  const schema = values.schema!;
+  if (!values.sqlite && !values.postgres) throw new Error('--sqlite PATH or --postgres URL');
+  if (values.sqlite && runNo === 1) for (const ext of ['', '-wal', '-shm']) rmSync(values.sqlite + ext, { force: true });
+  const store: ItemStore = values.sqlite ? new SqliteStore(values.sqlite, { history }) : new PostgresStore(values.postgres!, { schema, history });
+  await store.open();
+  // How much of the store's time is item history's own step (observe, inside writeBatch's transaction).
+  let observeMs = 0;
+  const log = store.history;
+  const observe = log.observe.bind(log);
+  let observeCpuMs = 0;
+  let observed = 0;
+  log.observe = async (...args) => {
+    observed += args[0].length;
+    const t0 = performance.now();
+    const c0 = process.cpuUsage();
+    try {
+      return await observe(...args);
+    } finally {
+      observeMs += performance.now() - t0;
+      const c = process.cpuUsage(c0);
+      observeCpuMs += (c.user + c.system) / 1000;
+    }
+  };
+  const out = await storeRun(store, runNo);
+  const changes = history ? (await store.history.runs('bench')).at(-1) : null;
+  await store.close();
+  console.log(JSON.stringify({ store: store.kind, history, run: runNo, ...out, observed, observeUsPerItem: (observeMs * 1000) / out.items, observeCpuUsPerItem: (observeCpuMs * 1000) / out.items, usPerItem: (out.wallMs * 1000) / out.items, cpuUsPerItem: (out.cpuMs * 1000) / out.items, changes }));
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
