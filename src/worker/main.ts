@@ -17,6 +17,9 @@ import { parseDuration } from '../core/units';
 // SIGTERM/SIGINT finish in-flight jobs, a second signal leaves them to be picked up by other workers; nothing
 // is lost either way.
 
+/** The stop that the parent's exit asks for (worker/parentWatch.ts). */
+const PARENT_GONE = 'parent process gone';
+
 export async function workerMain(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: WORKER_FLAG_SPEC });
   const redisUrl = redisTargetFrom(values);
@@ -41,7 +44,10 @@ export async function workerMain(argv: string[]): Promise<void> {
   let handle: WorkerHandle | null = null;
   let phase: 'waiting' | 'starting' | 'running' = 'waiting';
   let pending: string | null = null;
-  let closing = false;
+  // Why the worker is stopping, once it is. Only a second signal from a person (Ctrl-C, SIGTERM) gives up the pages
+  // in flight: the parent's exit and a signal that comes with it (a reloaded window's process tree) are one stop,
+  // or a reload re-fetched the pages that were on the wire (issue 32).
+  let closingBy: string | null = null;
   const stop = (signal: string) => {
     if (phase === 'waiting') {
       log('info', `${signal}: stopped while waiting for Redis`, { event: 'worker-stopped' });
@@ -52,12 +58,13 @@ export async function workerMain(argv: string[]): Promise<void> {
       return;
     }
     const running = handle;
-    if (closing) {
+    if (closingBy !== null) {
+      if (signal === PARENT_GONE || closingBy === PARENT_GONE) return;
       log('warn', `${signal} again: leaving in-flight jobs to other workers`);
       void running.close(true).finally(() => process.exit(130));
       return;
     }
-    closing = true;
+    closingBy = signal;
     log('info', `${signal}: finishing in-flight jobs${drainMs !== null ? ` (at most ${drainMs / 1000} s)` : ''}`, { event: 'worker-stopping' });
     // Within an orchestrator's grace period (Kubernetes: 30 s, then SIGKILL): past --drain-timeout the pages still in
     // flight are left to other workers, as on a second signal, and the process exits on its own terms.
@@ -103,7 +110,7 @@ export async function workerMain(argv: string[]): Promise<void> {
     // Nobody reads our output any more: a write to the closed pipe must not crash the orderly stop.
     process.stdout.on('error', () => undefined);
     process.stderr.on('error', () => undefined);
-    stop('parent process gone');
+    stop(PARENT_GONE);
   });
 }
 
