@@ -266,7 +266,7 @@ export class ItemHistoryLog {
     for (let i = 0; i < keys.length; i += CHUNK) {
       const chunk = keys.slice(i, i + CHUNK);
       const rows = await this.sql.all(`SELECT * FROM ${this.t('item_state')} WHERE type = ? AND key IN (${chunk.map(() => '?').join(', ')})`, [type, ...chunk]);
-      out.push(...rows.map(toState));
+      out.push(...rows.map((r) => toState(type, r)));
     }
     return out;
   }
