@@ -149,7 +149,7 @@ export function hostKeys(host: string) {
     horizon: `${base}horizon`,
     /** Sorted set: "<task>|<job id>" of pages set aside until their promised start, scored by it. */
     promises: `${base}promises`,
-    /** String (TTL): the lease token of a grant whose request is not sent yet (lua/politeness.lua, lua/sent.lua). */
+    /** String (TTL): "<lease token>|<delay ms>" of a grant whose request is not sent yet (lua/politeness.lua, lua/sent.lua). */
     sending: `${base}sending`,
   };
 }

@@ -57,10 +57,14 @@ export class HostGate {
    */
   async releaseAll(host: string, prefix: string): Promise<number> {
     const k = hostKeys(host);
-    // A grant of the dead worker whose request never went out holds the host until it expires: free it too.
+    // A grant of the dead worker not said sent holds the host until it expires: free it too. Its request may have
+    // gone out just before the kill, so the host's delay runs from now, as if it was sent now (the mark is
+    // "<token>|<delay>", politeness.lua): spaced from the grant, the next request went out 195 ms after it (issue 35).
     const sending = await this.redis.get(k.sending);
-    // (As if sent with no delay: the mark goes if it is still that grant's, and the next start stays where it is.)
-    if (sending?.startsWith(prefix)) await this.redis.csSent(k.next, k.horizon, k.sending, 0, sending);
+    if (sending?.startsWith(prefix)) {
+      const bar = sending.lastIndexOf('|');
+      await this.redis.csSent(k.next, k.horizon, k.sending, bar < 0 ? 0 : Number(sending.slice(bar + 1)) || 0, bar < 0 ? sending : sending.slice(0, bar));
+    }
     const mine = (await this.redis.zrange(k.active, 0, -1)).filter((t) => t.startsWith(prefix));
     return mine.length > 0 ? this.redis.zrem(k.active, ...mine) : 0;
   }

@@ -17,7 +17,7 @@
 --
 -- KEYS[1] host next-start key (last start + delay)   KEYS[2] host in-flight lease set
 -- KEYS[3] host horizon key (the earliest start not promised to anyone)   KEYS[4] host promises (id -> start)
--- KEYS[5] host sending key (the token of a grant whose request is not sent yet)
+-- KEYS[5] host sending key ("<token>|<delay>" of a grant whose request is not sent yet)
 -- ARGV[1] delay ms   ARGV[2] concurrency   ARGV[3] lease token   ARGV[4] lease ms   ARGV[5] promise id (task|job)
 --
 -- Returns {1, 0} when the caller may fetch now (and holds a lease until it releases it or it expires), or
@@ -66,7 +66,9 @@ if delay > 0 then
     end
   end
   redis.call('SET', KEYS[1], now + delay, 'PX', delay + 1000)
-  redis.call('SET', KEYS[5], ARGV[3], 'PX', lease)
+  -- The mark holds the delay too: a worker killed between writing its request and saying so (sent.lua) must still
+  -- space the host's next start from its release (politeness.ts releaseAll), not from this grant.
+  redis.call('SET', KEYS[5], ARGV[3] .. '|' .. delay, 'PX', lease)
   local horizon = tonumber(redis.call('GET', KEYS[3]) or '0')
   if horizon < now + delay then
     redis.call('SET', KEYS[3], now + delay, 'PX', delay + FORGET_MS)
