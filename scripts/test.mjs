@@ -21,6 +21,9 @@ const failedStages = [];
 const failedTests = [];
 const skippedTests = [];
 const mochaJobs = Number(process.env.CS_MOCHA_JOBS ?? (process.env.CS_TEST_SERIAL === '1' ? 1 : 2));
+// The files whose tests took longest in a measured run (the package's build and install, a 20,000-page crawl, ten
+// double starts; test-artifacts/slowest-mocha.txt lists a run's slowest tests).
+const LONGEST_MOCHA_FILES = ['out/test/package/cli.test.js', 'out/test/integration/privateRedis.test.js', 'out/test/integration/redisFull.test.js'];
 const statsDir = mkdtempSync(join(tmpdir(), 'cs-test-stats-'));
 // Tests that import BullMQ from node_modules (not through a bundle) would load msgpackr's native accelerator,
 // which the product's bundles never do (scripts/bundle-options.mjs): run them on the same pure-JS path.
@@ -82,7 +85,9 @@ const stages = {
   typecheck: async (out) => (await run('npx', ['tsc', '-p', '.', '--noEmit'], { out })).code,
   // Two test files at a time, each in its own process: most of this stage's time is spent waiting for crawls,
   // workers, servers and timeouts, not computing (CS_MOCHA_JOBS=1: one file at a time, as `npx mocha` runs them).
-  mocha: (out) => mocha('mocha', mochaJobs > 1 ? ['--parallel', '--jobs', String(mochaJobs)] : [], out),
+  // The longest files are named first (mocha then runs the rest of .mocharc.json's spec, each file once), so that
+  // no long file starts last and runs alone at the end.
+  mocha: (out) => mocha('mocha', mochaJobs > 1 ? ['--parallel', '--jobs', String(mochaJobs), ...LONGEST_MOCHA_FILES.filter((f) => existsSync(f))] : [], out),
   // Fixed seed and bounded cases: the same inputs every run (test/fuzz/fuzz.test.ts says how to fuzz longer).
   fuzz: (out) => mocha('fuzz', ['--no-config', '--timeout', '600000', '--exit', '--enable-source-maps', 'out/test/fuzz/**/*.test.js'], out),
   // About 4-5 minutes (CS_FAULTS_SOAK=1 for the long soak); the table is also in test-artifacts/faults-table.md
