@@ -126,9 +126,9 @@ for (const name of wanted) {
   }
 }
 
-// Stages in one group run at the same time (issue 34: the suite must stay under 20 minutes on 2 cores). A group
-// pairs stages that mostly wait (for crawls, restarts, timeouts they provoke) with ones that mostly compute, so
-// the two cores are busy without either stage's processes starving. The first stage of a group prints as it
+// Stages in one group run at the same time (issue 34: the suite must stay under 20 minutes on 2 cores). Grouped
+// are stages that mostly wait (for crawls, restarts, timeouts they provoke: measured with /usr/bin/time, mocha and
+// each fault stage keep a third of two cores busy), and short computing ones beside them. The first stage of a group prints as it
 // runs; the others print in one block when they end. CS_TEST_SERIAL=1 runs every stage alone, in order.
 const groups = process.env.CS_TEST_SERIAL === '1' ? all.map((n) => [n]) : GROUPS;
 const plan = groups.map((g) => g.filter((n) => wanted.includes(n))).filter((g) => g.length);
