@@ -47,7 +47,7 @@ import {
 // Fault injection against real processes: each scenario crawls a local bookshop of about 2,000 pages with real
 // worker processes, Redis and a SQLite store, injects its fault, lets the crawl finish, and checks that every
 // reachable page was fetched (or failed with a reason) and every item is stored exactly once. A table of the
-// results is printed at the end (and written to test-artifacts/faults-table.md).
+// results is printed at the end (and written to test-artifacts/faults-table.md, faults-table-cluster.md on a cluster).
 //
 //   npm run test:faults                 the CI-sized suite (about 5 minutes)
 //   CS_FAULTS_SOAK=1 npm run test:faults  the soak: 10,000 pages, faults repeated for longer

@@ -21,6 +21,7 @@ import {
   tail,
   verify,
   waitUntil,
+  TABLE_ARTIFACT,
   writeTableArtifact,
   type Row,
   type Scene,
@@ -30,7 +31,7 @@ import {
 // Fault injection against the run itself, from the CLI as a user runs it (issue 22, items 4 and 8): the store file
 // deleted mid-crawl, and a second `run` of a task that is already running, refused and then forced. The same
 // bookshop, real worker processes, Redis and SQLite as faults.test.ts; the rows join its table (printed, and
-// appended to test-artifacts/faults-table.md when that suite wrote it in this mocha run).
+// appended to test-artifacts/faults-table(-cluster).md when that suite wrote it in this mocha run).
 
 const rows: Row[] = [];
 const t00 = performance.timeOrigin;
@@ -72,7 +73,7 @@ describe('fault injection: the run (store deleted, double start)', function () {
 
   after(() => {
     const text = formatTable(rows);
-    const artifact = join('test-artifacts', 'faults-table.md');
+    const artifact = TABLE_ARTIFACT;
     if (existsSync(artifact) && statSync(artifact).mtimeMs >= t00) appendFileSync(artifact, `\n${text}\n`);
     else writeTableArtifact(text);
     console.log(`\n${text}\n`);

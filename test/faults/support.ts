@@ -408,10 +408,12 @@ export function formatTable(list: readonly Row[]): string {
   return [...out, ...(notes.length ? ['', 'Notes:', ...notes] : [])].join('\n');
 }
 
+/** Where the table goes: one file per Redis kind, as scripts/test.mjs runs faults and faults-cluster side by side. */
+export const TABLE_ARTIFACT = join('test-artifacts', process.env.CS_FAULTS_REDIS === 'cluster' ? 'faults-table-cluster.md' : 'faults-table.md');
+
 export function writeTableArtifact(text: string): string {
-  const dir = resolve('test-artifacts');
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, 'faults-table.md');
+  mkdirSync(resolve('test-artifacts'), { recursive: true });
+  const file = resolve(TABLE_ARTIFACT);
   writeFileSync(file, text + '\n');
   return file;
 }

@@ -1,3 +1,4 @@
+import { appendFileSync } from 'node:fs';
 import { inCI } from './services';
 
 // The one way a test skips. A skip says why, twice: on the spot, and again in the suite's closing block
@@ -19,6 +20,8 @@ export function skipBecause(ctx: Mocha.Context, reason: string): never {
   const beforeAll = runnable !== undefined && (runnable as { type?: string }).type === 'hook' && /"before all"/.test(runnable.title);
   const target: (Mocha.Runnable | Mocha.Suite) & WithReason | undefined = beforeAll ? runnable!.parent : (ctx.currentTest ?? runnable);
   if (target) target.skipReason = reason;
+  // Under mocha --parallel the reporter sees copies of the tests, without skipReason: it reads this file instead.
+  if (target && process.env.CS_TEST_SKIP_REASONS) appendFileSync(process.env.CS_TEST_SKIP_REASONS, JSON.stringify({ title: target.fullTitle(), reason }) + '\n');
   console.warn(`      skipped${target ? ` "${target.fullTitle()}"` : ''}: ${reason}`);
   ctx.skip();
 }
