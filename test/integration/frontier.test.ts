@@ -438,6 +438,49 @@ describe('a page that finished before its worker died (real worker process)', fu
   before(async () => (redis = await startRedis()));
   after(async () => redis?.stop());
 
+  // Issue 35: what a Redis restart with appendfsync everysec can leave, written directly: a host's count of pages in
+  // the window far above its cap (so it is parked: "the window is full"), and a job whose place in BullMQ was lost
+  // with its hash kept. Nothing would ever take another page of the host; the workers' reconcile heals both.
+  it('finishes a crawl whose window counts drifted and whose job lost its place (a Redis restart\'s lost writes)', async () => {
+    const hits = new Map<string, number>();
+    const web = await serveHttp((req, res) => {
+      hits.set(req.url ?? '', (hits.get(req.url ?? '') ?? 0) + 1);
+      if (req.url === '/robots.txt') return void res.writeHead(404).end();
+      const links = req.url === '/' ? Array.from({ length: 20 }, (_, i) => `<a href="/p/${i}">${i}</a>`).join('') : '';
+      res.writeHead(200, { 'content-type': 'text/html' }).end(`<html><body>${links}</body></html>`);
+    });
+    const conn = connectRedis(redis.url);
+    try {
+      const task = await writeTask(`name: healed\nstart: [${web.url}/]\nrules:\n  - name: page\n    follow: [{ selector: a, to: page }]\n`);
+      const host = new URL(web.url).host;
+      const q = new CrawlQueue(conn, task.name, conn, { windowTarget: async () => 6, leaseMs: 100 });
+      const { run } = await q.startRun(task, { fresh: true });
+      await q.enqueueLinks(task, run, Array.from({ length: 20 }, (_, i) => link(`${web.url}/p/${i}`)));
+      await q.fill(task);
+      await sleep(150); // past the leases, with the jobs present: the time is the scenario
+      await q.fill(task);
+      const jobs = await q.queue.getWaiting(0, -1);
+      assert.ok(jobs.length >= 2, `${jobs.length} jobs in the window`);
+      const lost = jobs[jobs.length - 1]!;
+      await conn.lrem(q.queue.keys.wait!, 0, String(lost.id));
+      await conn.hset(q.keys.frontier.win, host, 1000);
+      for (const band of await conn.zrange(q.keys.frontier.bands, 0, -1)) await conn.zadd(q.keys.frontier.ready(band), 'XX', 1e15, host);
+      await q.close();
+      const s = session(task, redis.url, { workers: 1, fresh: false });
+      const outcome = await Promise.race([s.run(), sleep(45_000).then(() => 'stalled' as const)]);
+      if (outcome === 'stalled') s.stop();
+      await s.close();
+      assert.ok(outcome !== 'stalled', 'the crawl finished');
+      assert.equal(outcome.status.stats?.done, 21, 'the start page and its 20 links');
+      const twice = [...hits].filter(([url, n]) => url !== '/robots.txt' && n !== 1);
+      assert.deepEqual(twice, [], 'every page fetched once');
+      assert.equal(hits.get(new URL(lost.data.url).pathname), 1, 'the page of the job that lost its place too');
+    } finally {
+      conn.disconnect();
+      await web.close();
+    }
+  });
+
   it('is not fetched again when its job comes back (the stall BullMQ makes of a worker killed after pageDone)', async () => {
     const hits = new Map<string, number>();
     const web = await serveHttp((req, res) => {

@@ -221,14 +221,18 @@ end
 
 -- Whether BullMQ can still start or finish the job `jobId` (whose hash exists and has not finished): it is in one of
 -- the states a job waits or runs in. A job in none of them (its place lost with a Redis restart while its hash was
--- kept, or moved by hand) would hold its place in the window for ever. The lists hold the window's jobs only: short.
-local function fJobPlaced(c, jobId)
-  local J = c.J
-  for _, l in ipairs({'wait', 'active', 'paused'}) do
-    if redis.call('LPOS', J .. l, jobId) then return true end
+-- kept, or moved by hand) would hold its place in the window for ever. `lists` caches the jobs of BullMQ's lists
+-- (the window's jobs only, so short) across one reconcile: read once, not once per page.
+local function fJobPlaced(c, jobId, lists)
+  if not lists.read then
+    lists.read = true
+    for _, l in ipairs({'wait', 'active', 'paused'}) do
+      for _, id in ipairs(redis.call('LRANGE', c.J .. l, 0, -1)) do lists[id] = true end
+    end
   end
+  if lists[jobId] then return true end
   for _, z in ipairs({'delayed', 'prioritized', 'waiting-children'}) do
-    if redis.call('ZSCORE', J .. z, jobId) then return true end
+    if redis.call('ZSCORE', c.J .. z, jobId) then return true end
   end
   return false
 end
@@ -242,12 +246,13 @@ end
 local function fReconcile(c, run)
   local F = c.F
   local settled = 0
+  local lists = {}
   for _, id in ipairs(redis.call('HKEYS', F .. 'transit')) do
     if not redis.call('ZSCORE', F .. 'lease', id) then
       local jk = c.J .. run .. '.' .. id
       if redis.call('EXISTS', jk) == 0 or redis.call('HEXISTS', jk, 'finishedOn') == 1 then
         settled = settled + fSettle(c, id)
-      elseif not fJobPlaced(c, run .. '.' .. id) then
+      elseif not fJobPlaced(c, run .. '.' .. id, lists) then
         redis.call('DEL', jk, jk .. ':lock', jk .. ':logs')
         redis.call('ZADD', F .. 'lease', 0, id)
       end
