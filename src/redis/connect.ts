@@ -88,6 +88,18 @@ export function connectTarget(target: RedisTarget, extra: RedisOptions = {}): Re
   return client;
 }
 
+/**
+ * Errors that say a connection dropped or a cluster is not serving yet, not that a command was wrong: the command may
+ * be sent again once Redis is back. A single node's connection waits through a restart (maxRetriesPerRequest: null
+ * resends what was in flight); a Cluster's rejects what was in flight on a node that went away while the cluster is
+ * not ready, and its reconnects fail with these until every node serves again (seen: a crawl's driver ended by
+ * "Connection is closed." across a restart of the cluster, issue 35).
+ */
+export function isConnectionDrop(err: unknown): boolean {
+  const m = err instanceof Error ? err.message : String(err);
+  return /^(Connection is closed|Failed to refresh slots cache|None of startup nodes is available|Cluster isn't ready|Too many Cluster redirections|Stream isn't writeable)|^(CLUSTERDOWN|LOADING|TRYAGAIN|MASTERDOWN)\b|\b(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT)\b/.test(m);
+}
+
 /** True for a Redis Cluster connection (ioredis's Cluster). */
 export function isCluster(redis: Redis): redis is Cluster {
   // As BullMQ tells them apart: by the flag, not by class identity.

@@ -5,7 +5,7 @@ import type { CrawlStatus, JobCounts, RunInfo } from '../frontier/types';
 import { recordSample } from '../observe/metrics';
 import { finishedPages, queuedJobs, readTaskStatus, runElapsedMs, type TaskStatus } from '../observe/taskStatus';
 import { figuresOf, type TaskFigures } from '../observe/taskFigures';
-import { connectRedis } from '../redis/connect';
+import { connectRedis, isConnectionDrop } from '../redis/connect';
 import { taskKeys } from '../frontier/keys';
 import { isHolderGone, RunLease, type LeaseHolder } from '../frontier/runLease';
 import { hostname } from 'node:os';
@@ -214,82 +214,93 @@ export class CrawlSession {
       if (!joining) await this.opts.store?.prepare?.();
       ({ run: current, resumed } = joining ? await this.joinRun() : await this.crawl.startRun(this.opts.task, { fresh: this.opts.fresh }));
       for (;;) {
-        status = await readTaskStatus(this.redis, this.opts.task.name);
-        // The run's meta hash only goes away with Redis's data (no persistence, a flush, eviction) or the task:
-        // waiting would never end, and finishing would pass a partial crawl off as a whole one.
-        if (!status.run) {
-          lost = true;
-          throw new RunLostError(this.opts.task, current, lastDone);
-        }
-        await this.checkRedisRoom();
-        if (status.run.run !== current.run) {
-          // The job scheduler started the next occurrence: watch that run now.
-          current = status.run;
-          lastDone = 0;
-          outcome = 'interrupted';
-        }
-        const now = Date.now();
-        const done = finishedPages(status.stats).total;
-        // `rate` paces the polling (a quick average that follows a crawl speeding up at its end); the rate shown is the meter's.
-        const inst = ((done - lastDone) * 1000) / Math.max(1, now - lastAt);
-        rate = rate === 0 ? inst : rate * 0.6 + inst * 0.4;
-        lastDone = done;
-        lastAt = now;
-        // The dashboard's history (bounded, in Redis): at most one sample a second across every watcher of the run.
-        await recordSample(this.redis, this.opts.task.name).catch(() => undefined);
-        // The figures shown (the status bar's, the progress line's) from the one read-model every view uses: the
-        // same pages/s as the dashboard and the monitor, over the same window of the same history (issue 32).
-        const figures = await figuresOf(this.redis, status, now).catch(() => null);
-        const backlog = (await this.opts.store?.backlog?.()) ?? 0;
-        this.opts.onProgress?.({ status, figures, backlog, pagesPerSec: figures?.rate.pagesPerSec ?? 0, elapsedMs: now - started });
-        await this.opts.store?.check?.();
-        if (!joining) {
-          // A driver whose lease was taken (`run --force` elsewhere) must not go on beside the new one: two drivers
-          // of one run is what the lease exists to prevent. The finally below stops the workers.
-          const lease = await this.lease.renew();
-          if (!lease.held) throw new RunTakenOverError(this.opts.task, lease.holder);
-        }
-        if (this.stopping) break;
-        const verdict = await this.crawl.tryFinalize(this.opts.task, current.run);
-        if (verdict === 'won') {
-          // The lease may have been taken since the last renewal (at most a few per TTL): a driver that lost it
-          // leaves the finalize to the one that has it.
-          const lease = joining ? null : await this.lease.renew(true);
-          if (lease && !lease.held) {
-            await this.redis.del(taskKeys(this.opts.task.name).finalized(current.run)).catch(() => undefined);
-            throw new RunTakenOverError(this.opts.task, lease.holder);
+        try {
+          status = await readTaskStatus(this.redis, this.opts.task.name);
+          // The run's meta hash only goes away with Redis's data (no persistence, a flush, eviction) or the task:
+          // waiting would never end, and finishing would pass a partial crawl off as a whole one.
+          if (!status.run) {
+            lost = true;
+            throw new RunLostError(this.opts.task, current, lastDone);
           }
-          status = await readTaskStatus(this.redis, this.opts.task.name);
-          // Paused and interrupted time left out (issue 32): the duration every view shows.
-          const durationMs = runElapsedMs(status.run ?? current, Date.now());
-          const finalized = await this.finalizeHeld(current, status, durationMs);
-          if (finalized === STOPPED) break;
-          summary = { ...summaryFromStatus(status, durationMs), ...finalized };
-          await this.crawl.markFinished(current.run, summary);
-          status = await readTaskStatus(this.redis, this.opts.task.name);
-          outcome = 'finished';
-          this.opts.onRunFinished?.(current, status, summary);
-          if (!recurring) break;
-        } else if (!recurring && status.run?.run === current.run && status.run.state === 'finished') {
-          // Another process (a second editor, `crawl-studio writer`) finalized this run. Entries still in the
-          // stream (left by a writer that died) are stored before the result is reported, so its row count is
-          // what the store holds and nothing waits in Redis for a writer nobody runs. A 'done' verdict of a run
-          // still 'running' is a finalize in progress elsewhere: watched until it ends, or its flag expires
-          // because its finalizer died and this session wins it.
-          outcome = 'finished';
-          if ((await this.guarded(this.opts.store?.drain?.() ?? Promise.resolve())) === STOPPED) break;
-          status = await readTaskStatus(this.redis, this.opts.task.name);
-          break;
-        } else if (!recurring && status.run?.run === current.run && status.run.state === 'stopped') {
-          // Stopped from elsewhere (the web monitor's Stop run, another editor's Stop Crawl: CrawlQueue.stopRun): this
-          // driver ends as its own stop would, its workers finishing their pages.
-          outcome = 'stopped';
-          break;
+          await this.checkRedisRoom();
+          if (status.run.run !== current.run) {
+            // The job scheduler started the next occurrence: watch that run now.
+            current = status.run;
+            lastDone = 0;
+            outcome = 'interrupted';
+          }
+          const now = Date.now();
+          const done = finishedPages(status.stats).total;
+          // `rate` paces the polling (a quick average that follows a crawl speeding up at its end); the rate shown is the meter's.
+          const inst = ((done - lastDone) * 1000) / Math.max(1, now - lastAt);
+          rate = rate === 0 ? inst : rate * 0.6 + inst * 0.4;
+          lastDone = done;
+          lastAt = now;
+          // The dashboard's history (bounded, in Redis): at most one sample a second across every watcher of the run.
+          await recordSample(this.redis, this.opts.task.name).catch(() => undefined);
+          // The figures shown (the status bar's, the progress line's) from the one read-model every view uses: the
+          // same pages/s as the dashboard and the monitor, over the same window of the same history (issue 32).
+          const figures = await figuresOf(this.redis, status, now).catch(() => null);
+          const backlog = (await this.opts.store?.backlog?.()) ?? 0;
+          this.opts.onProgress?.({ status, figures, backlog, pagesPerSec: figures?.rate.pagesPerSec ?? 0, elapsedMs: now - started });
+          await this.opts.store?.check?.();
+          if (!joining) {
+            // A driver whose lease was taken (`run --force` elsewhere) must not go on beside the new one: two drivers
+            // of one run is what the lease exists to prevent. The finally below stops the workers.
+            const lease = await this.lease.renew();
+            if (!lease.held) throw new RunTakenOverError(this.opts.task, lease.holder);
+          }
+          if (this.stopping) break;
+          const verdict = await this.crawl.tryFinalize(this.opts.task, current.run);
+          if (verdict === 'won') {
+            // The lease may have been taken since the last renewal (at most a few per TTL): a driver that lost it
+            // leaves the finalize to the one that has it.
+            const lease = joining ? null : await this.lease.renew(true);
+            if (lease && !lease.held) {
+              await this.redis.del(taskKeys(this.opts.task.name).finalized(current.run)).catch(() => undefined);
+              throw new RunTakenOverError(this.opts.task, lease.holder);
+            }
+            status = await readTaskStatus(this.redis, this.opts.task.name);
+            // Paused and interrupted time left out (issue 32): the duration every view shows.
+            const durationMs = runElapsedMs(status.run ?? current, Date.now());
+            const finalized = await this.finalizeHeld(current, status, durationMs);
+            if (finalized === STOPPED) break;
+            summary = { ...summaryFromStatus(status, durationMs), ...finalized };
+            await this.crawl.markFinished(current.run, summary);
+            status = await readTaskStatus(this.redis, this.opts.task.name);
+            outcome = 'finished';
+            this.opts.onRunFinished?.(current, status, summary);
+            if (!recurring) break;
+          } else if (!recurring && status.run?.run === current.run && status.run.state === 'finished') {
+            // Another process (a second editor, `crawl-studio writer`) finalized this run. Entries still in the
+            // stream (left by a writer that died) are stored before the result is reported, so its row count is
+            // what the store holds and nothing waits in Redis for a writer nobody runs. A 'done' verdict of a run
+            // still 'running' is a finalize in progress elsewhere: watched until it ends, or its flag expires
+            // because its finalizer died and this session wins it.
+            outcome = 'finished';
+            if ((await this.guarded(this.opts.store?.drain?.() ?? Promise.resolve())) === STOPPED) break;
+            status = await readTaskStatus(this.redis, this.opts.task.name);
+            break;
+          } else if (!recurring && status.run?.run === current.run && status.run.state === 'stopped') {
+            // Stopped from elsewhere (the web monitor's Stop run, another editor's Stop Crawl: CrawlQueue.stopRun): this
+            // driver ends as its own stop would, its workers finishing their pages.
+            outcome = 'stopped';
+            break;
+          }
+          await new Promise<void>((r) => {
+            this.wake = r;
+            setTimeout(r, nextPollMs(status.counts, status.run?.state, rate, this.opts.pollMs ?? 500));
+          });
+        } catch (err) {
+          // Redis restarting: on a cluster a command in flight is rejected rather than sent again, and the reconnect
+          // fails until every node serves. The run is still there, and its workers wait for Redis as this driver
+          // does: ending here stopped them, and the crawl with them (issue 35). Looked at again after a poll.
+          if (!isConnectionDrop(err) || this.stopping) throw err;
+          await new Promise<void>((r) => {
+            this.wake = r;
+            setTimeout(r, this.opts.pollMs ?? 500);
+          });
         }
-        await new Promise<void>((r) => {
-          this.wake = r;
-          setTimeout(r, nextPollMs(status.counts, status.run?.state, rate, this.opts.pollMs ?? 500));
-        });
       }
       outcome = await this.settleStop(current, outcome);
     } catch (err) {

@@ -12,7 +12,7 @@ import { attachStore, type AttachedStore } from '../../src/run/storeAttachment';
 import { connectRedis } from '../../src/redis/connect';
 import { readTaskStatus } from '../../src/observe/taskStatus';
 import { scanKeys } from '../../src/redis/nodes';
-import { FAULTS_ON_CLUSTER, faultRedis, restartableFaultRedis, type FaultRedis } from './redis';
+import { FAULTS_ON_CLUSTER, faultRedis, restartableFaultRedis, type FaultRedis, type RestartableRedis } from './redis';
 import { sqliteShell } from '../support/sqliteShell';
 import { hostileMiddleware, hostileExpectations, type HostileContext } from './hostile';
 import { readJobCounts } from '../../src/observe/taskStatus';
@@ -25,7 +25,7 @@ import {
   tail,
   exitOf,
   waitUntil,
-  faultSession,
+  faultSession as newFaultSession,
   fmtMs,
   formatTable,
   killAllTracked,
@@ -86,6 +86,15 @@ function alive(pid: number): boolean {
   }
 }
 
+/** Waits for `p` at most `ms`; one that has not settled by then is named in `stuck` and left behind. */
+async function bounded(what: string, p: Promise<unknown>, ms: number, stuck: string[]): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), ms)));
+  const r = await Promise.race([p.then(() => 'ok', () => 'ok'), late]);
+  clearTimeout(timer);
+  if (r === 'late') stuck.push(`${what} (${ms / 1000} s)`);
+}
+
 function assertClean(v: Verdict): void {
   assert.deepEqual(v.problems, [], v.problems.join('\n'));
 }
@@ -100,6 +109,29 @@ async function doneCount(redisUrl: string, task: string): Promise<number> {
   } catch {
     return -1;
   } finally {
+    r.disconnect();
+  }
+}
+
+/**
+ * What a stalled crawl looks like in Redis, for the failure message: the task's counts and phase, and per partition
+ * its frontier's meta, window (transit, leases, pages per host) and BullMQ's states.
+ */
+async function windowState(redisUrl: string, task: string): Promise<string> {
+  const r = connectRedis(redisUrl, { maxRetriesPerRequest: 1 });
+  const q = new CrawlQueue(r, task);
+  try {
+    await q.loadLayout();
+    const status = await readTaskStatus(r, task);
+    const out = [JSON.stringify({ counts: status.counts, phase: status.phase.kind, done: status.stats?.done })];
+    for (const p of q.partitions()) {
+      const f = p.keys.frontier;
+      const [meta, transit, lease, win, jobs] = await Promise.all([r.hgetall(f.meta), r.hlen(f.transit), r.zcard(f.lease), r.hgetall(f.win), p.queue.getJobCounts()]);
+      out.push(`partition ${p.keys.tag}: meta ${JSON.stringify(meta)} transit ${transit} leases ${lease} win ${JSON.stringify(win)} jobs ${JSON.stringify(jobs)}`);
+    }
+    return out.join('\n');
+  } finally {
+    await q.close().catch(() => undefined);
     r.disconnect();
   }
 }
@@ -127,14 +159,33 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
   let scene: Scene | undefined;
   let attached: AttachedStore | undefined;
   let storeRedis: ReturnType<typeof connectRedis> | undefined;
+  /** The scenario's crawl session: one that failed is still running here. */
+  let session: CrawlSession | undefined;
+  /** A Redis that a scenario stops and starts: its folders go once it is stopped. */
+  let restartable: RestartableRedis | undefined;
+  const faultSession = (...args: Parameters<typeof newFaultSession>) => (session = newFaultSession(...args));
 
-  afterEach(async () => {
-    await attached?.close().catch(() => undefined);
+  // After a failed scenario the crawl still runs, and its Redis may be stopped: the store's writer then waits for
+  // its last commands forever (they retry until Redis is back), which held this hook for its whole 240 s. So the
+  // session's workers go first, the store closes while Redis is still up, Redis is stopped last, and every step is
+  // bounded: one that does not end is said and left behind.
+  afterEach(async function () {
+    const stuck: string[] = [];
+    if (session) {
+      session.stop();
+      await bounded('the session\'s workers to exit', session.supervisor.killAll(), 15_000, stuck);
+      await bounded('the session to close', session.close(), 5_000, stuck);
+    }
+    if (attached) await bounded('the store to close', attached.close(), 15_000, stuck);
     storeRedis?.disconnect();
     await killAllTracked();
-    await web?.close();
+    if (web) await bounded('the site to close', web.close(), 5_000, stuck);
     await redis?.stop();
+    restartable?.cleanup();
     removeScene(scene);
+    if (stuck.length) console.warn(`cleanup after "${this.currentTest?.title}": gave up waiting for ${stuck.join(', ')}`);
+    session = undefined;
+    restartable = undefined;
     attached = undefined;
     storeRedis = undefined;
     web = undefined;
@@ -431,136 +482,126 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
   it('restart Redis mid-crawl with append-only persistence (once gracefully, once killed): the crawl resumes', async () => {
     const t0 = Date.now();
     const rr = await restartableFaultRedis(true);
-    try {
+    restartable = rr;
+    redis = await rr.start();
+    web = await site(undefined, 20);
+    scene = await makeScene(web.url, 'redisrestart');
+    const redisUrl = redis.url;
+    const store = await withStore(scene, redisUrl);
+    const s = faultSession(scene, redisUrl, { store: store.hooks });
+    // The workers' last lines and exits, said if the crawl stops moving: a stall here is the engine's, and must
+    // be readable from CI's log.
+    const lines: string[] = [];
+    s.supervisor.on('log', (pid: number, line: string) => lines.push(`${pid} ${line}`) > 200 && lines.shift());
+    s.supervisor.on('exit', (pid, code, signal) => lines.push(`${pid} exited ${code ?? signal}`));
+    const crawl = s.run();
+    const recoveries: number[] = [];
+    for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
+      const target = signal === 'SIGTERM' ? 500 : 1100;
+      await waitUntil(`${target} pages done`, async () => (await doneCount(redisUrl, scene!.task.name)) >= target, 60_000, 100).catch(async (err: Error) => {
+        const status = await windowState(redisUrl, scene!.task.name).catch((e: Error) => e.message);
+        throw new Error(`${err.message}\nstatus: ${status}\nworkers:\n${lines.slice(-40).join('\n')}`);
+      });
+      const exited = redis.exited();
+      redis.kill(signal);
+      await exited;
+      await sleep(2_000);
       redis = await rr.start();
-      web = await site(undefined, 20);
-      scene = await makeScene(web.url, 'redisrestart');
-      const redisUrl = redis.url;
-      const store = await withStore(scene, redisUrl);
-      const s = faultSession(scene, redisUrl, { store: store.hooks });
-      // The workers' last lines and exits, said if the crawl stops moving: a stall here is the engine's, and must
-      // be readable from CI's log.
-      const lines: string[] = [];
-      s.supervisor.on('log', (pid: number, line: string) => lines.push(`${pid} ${line}`) > 200 && lines.shift());
-      s.supervisor.on('exit', (pid, code, signal) => lines.push(`${pid} exited ${code ?? signal}`));
-      const crawl = s.run();
-      const recoveries: number[] = [];
-      for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
-        const target = signal === 'SIGTERM' ? 500 : 1100;
-        await waitUntil(`${target} pages done`, async () => (await doneCount(redisUrl, scene!.task.name)) >= target, 60_000, 100).catch(async (err: Error) => {
-          const status = await readTaskStatus(connectRedis(redisUrl), scene!.task.name).catch((e: Error) => e.message);
-          throw new Error(`${err.message}\nstatus: ${JSON.stringify(typeof status === 'string' ? status : { counts: status.counts, phase: status.phase.kind })}\nworkers:\n${lines.slice(-40).join('\n')}`);
-        });
-        const exited = redis.exited();
-        redis.kill(signal);
-        await exited;
-        await sleep(2_000);
-        redis = await rr.start();
-        recoveries.push(await progressAfter(redisUrl, scene.task.name));
-      }
-      await crawl;
-      await s.close();
-      await store.close();
-      attached = undefined;
-      const v = await verify(scene, redisUrl, bookshop(web.url));
-      record('Redis restart, AOF (TERM + KILL)', v, `progress ${recoveries.map(fmtMs).join(' / ')} after restart`, t0);
-      assertClean(v);
-    } finally {
-      await redis?.stop();
-      redis = undefined;
-      rr.cleanup();
+      recoveries.push(await progressAfter(redisUrl, scene.task.name));
     }
+    await crawl;
+    await s.close();
+    await store.close();
+    attached = undefined;
+    const v = await verify(scene, redisUrl, bookshop(web.url));
+    record('Redis restart, AOF (TERM + KILL)', v, `progress ${recoveries.map(fmtMs).join(' / ')} after restart`, t0);
+    assertClean(v);
   });
 
   it('restart Redis mid-crawl without persistence: the session fails with a clear error, no zombie run', async () => {
     const t0 = Date.now();
     const rr = await restartableFaultRedis(false);
-    try {
-      redis = await rr.start();
-      web = await site(undefined, 20);
-      scene = await makeScene(web.url, 'redislost');
-      const redisUrl = redis.url;
-      const store = await withStore(scene, redisUrl);
-      const s = faultSession(scene, redisUrl, { store: store.hooks });
-      const workerExits: string[] = [];
-      s.supervisor.on('exit', (pid, code, signal, _expected, lines) => workerExits.push(`${pid} exited ${code ?? signal} at +${Date.now() - (restartedAtRef.t || Date.now())} ms: ${lines.slice(-4).join(' | ')}`));
-      const restartedAtRef = { t: 0 };
-      const crawl = s.run().then(
-        (r) => ({ ok: true as const, r }),
-        (err: Error) => ({ ok: false as const, err }),
-      );
-      // A worker of another machine (`crawl-studio worker`): it outlives the session and would carry on a run
-      // that nobody watches any more.
-      const remote = spawnNode([WORKER_SCRIPT, scene.taskFile, '--redis', redisUrl, '--concurrency', '4', '--lock-duration', '2000', '--stalled-interval', '1000']);
-      await waitUntil('500 pages done', async () => (await doneCount(redisUrl, scene!.task.name)) >= 500, 60_000, 100);
-      const run = await (async () => {
-        const r = connectRedis(redisUrl);
-        try {
-          return (await r.hget(taskKeys(scene!.task.name).meta, 'run'))!;
-        } finally {
-          r.disconnect();
-        }
-      })();
-      const exited = redis.exited();
-      redis.kill('SIGKILL');
-      await exited;
-      await sleep(500);
-      redis = await rr.start();
-      const restartedAt = Date.now();
-      restartedAtRef.t = restartedAt;
-      const outcome = await Promise.race([crawl, sleep(60_000).then(() => ({ ok: 'hung' as const }))]);
-      const detectMs = Date.now() - restartedAt;
-      if (process.env.CS_FAULTS_DEBUG) console.log('DEBUG', workerExits.join('\n'));
-      const hitsAtError = [...web.hits.values()].reduce((a, b) => a + b, 0);
-      if (outcome.ok === 'hung') s.stop();
-      await s.close();
-      await store.close();
-      attached = undefined;
-      // The lost run must not go on by itself: jobs whose add reached the new server (ioredis re-sends what was in
-      // flight) are fetched by the remote worker, but they may not enqueue anything, so the queue drains.
-      const check = connectRedis(redisUrl);
-      const q = new CrawlQueue(check, scene.task.name);
-      await q.loadLayout();
-      const leftovers: string[] = [];
-      let zombieFetches = 0;
+    restartable = rr;
+    redis = await rr.start();
+    web = await site(undefined, 20);
+    scene = await makeScene(web.url, 'redislost');
+    const redisUrl = redis.url;
+    const store = await withStore(scene, redisUrl);
+    const s = faultSession(scene, redisUrl, { store: store.hooks });
+    const workerExits: string[] = [];
+    s.supervisor.on('exit', (pid, code, signal, _expected, lines) => workerExits.push(`${pid} exited ${code ?? signal} at +${Date.now() - (restartedAtRef.t || Date.now())} ms: ${lines.slice(-4).join(' | ')}`));
+    const restartedAtRef = { t: 0 };
+    const crawl = s.run().then(
+      (r) => ({ ok: true as const, r }),
+      (err: Error) => ({ ok: false as const, err }),
+    );
+    // A worker of another machine (`crawl-studio worker`): it outlives the session and would carry on a run
+    // that nobody watches any more.
+    const remote = spawnNode([WORKER_SCRIPT, scene.taskFile, '--redis', redisUrl, '--concurrency', '4', '--lock-duration', '2000', '--stalled-interval', '1000']);
+    await waitUntil('500 pages done', async () => (await doneCount(redisUrl, scene!.task.name)) >= 500, 60_000, 100);
+    const run = await (async () => {
+      const r = connectRedis(redisUrl);
       try {
-        const pending = async () => {
-          const c = await readJobCounts(check, q.taskName);
-          return c.waiting + c.active + c.delayed + c.prioritized;
-        };
-        await waitUntil('the lost run to drain', async () => (await pending()) === 0, 20_000, 200).catch(async () => {
-          leftovers.push(`${await pending()} jobs of the lost run still pending 20 s after the error`);
-        });
-        // Fetches after the drain are an absence to check: a moment for any, then count.
-        await sleep(1_000);
-        zombieFetches = [...web.hits.values()].reduce((a, b) => a + b, 0) - hitsAtError;
-        const seen: string[] = [];
-        for (const p of q.partitions()) for await (const batch of scanKeys(check, p.keys.seenPattern(run))) seen.push(...batch);
-        if (seen.length > 0) leftovers.push(`${seen.length} dedup buckets recreated for the lost run`);
-        // What the new server can hold of the lost run is what ioredis re-sent to it: at most one addBulk per page
-        // in flight (2 workers x 8 + the remote worker's 4 = 20 pages), each at most a list page's ~22 new books.
-        // More than that means the lost run found a way to go on.
-        if (zombieFetches > 20 * 25) leftovers.push(`${zombieFetches} pages fetched for the lost run after the error`);
+        return (await r.hget(taskKeys(scene!.task.name).meta, 'run'))!;
       } finally {
-        await q.close();
-        check.disconnect();
-        remote.child.kill('SIGTERM');
+        r.disconnect();
       }
-      const v = await verify(scene, redisUrl, bookshop(web.url), { run });
-      const message = outcome.ok === false ? outcome.err.message : '';
-      const ok = outcome.ok === false && /lost|gone/i.test(message) && leftovers.length === 0;
-      record('Redis restart, no persistence', { ...v, problems: [] }, outcome.ok === false ? `error after ${fmtMs(detectMs)}` : `no error (${outcome.ok === 'hung' ? 'hung' : 'finished'})`, t0,
-        `${outcome.ok === false ? `error: "${message.split('\n')[0]!.slice(0, 100)}…"` : 'no error'}${leftovers.length ? `; ${leftovers.join('; ')}` : ''}; ${zombieFetches} leftover fetches after the error, none enqueued more; partial by design: ${v.pagesFetched} pages, ${v.itemsStored} items of the lost run stored`, ok);
-      assert.notEqual(outcome.ok, 'hung', 'the session noticed the lost run instead of waiting forever');
-      assert.equal(outcome.ok, false, 'the session reports the lost run instead of finishing');
-      assert.match(message, /lost/i);
-      assert.deepEqual(leftovers, []);
-      assert.equal(v.itemsDuplicated, 0);
+    })();
+    const exited = redis.exited();
+    redis.kill('SIGKILL');
+    await exited;
+    await sleep(500);
+    redis = await rr.start();
+    const restartedAt = Date.now();
+    restartedAtRef.t = restartedAt;
+    const outcome = await Promise.race([crawl, sleep(60_000).then(() => ({ ok: 'hung' as const }))]);
+    const detectMs = Date.now() - restartedAt;
+    if (process.env.CS_FAULTS_DEBUG) console.log('DEBUG', workerExits.join('\n'));
+    const hitsAtError = [...web.hits.values()].reduce((a, b) => a + b, 0);
+    if (outcome.ok === 'hung') s.stop();
+    await s.close();
+    await store.close();
+    attached = undefined;
+    // The lost run must not go on by itself: jobs whose add reached the new server (ioredis re-sends what was in
+    // flight) are fetched by the remote worker, but they may not enqueue anything, so the queue drains.
+    const check = connectRedis(redisUrl);
+    const q = new CrawlQueue(check, scene.task.name);
+    await q.loadLayout();
+    const leftovers: string[] = [];
+    let zombieFetches = 0;
+    try {
+      const pending = async () => {
+        const c = await readJobCounts(check, q.taskName);
+        return c.waiting + c.active + c.delayed + c.prioritized;
+      };
+      await waitUntil('the lost run to drain', async () => (await pending()) === 0, 20_000, 200).catch(async () => {
+        leftovers.push(`${await pending()} jobs of the lost run still pending 20 s after the error`);
+      });
+      // Fetches after the drain are an absence to check: a moment for any, then count.
+      await sleep(1_000);
+      zombieFetches = [...web.hits.values()].reduce((a, b) => a + b, 0) - hitsAtError;
+      const seen: string[] = [];
+      for (const p of q.partitions()) for await (const batch of scanKeys(check, p.keys.seenPattern(run))) seen.push(...batch);
+      if (seen.length > 0) leftovers.push(`${seen.length} dedup buckets recreated for the lost run`);
+      // What the new server can hold of the lost run is what ioredis re-sent to it: at most one addBulk per page
+      // in flight (2 workers x 8 + the remote worker's 4 = 20 pages), each at most a list page's ~22 new books.
+      // More than that means the lost run found a way to go on.
+      if (zombieFetches > 20 * 25) leftovers.push(`${zombieFetches} pages fetched for the lost run after the error`);
     } finally {
-      await redis?.stop();
-      redis = undefined;
-      rr.cleanup();
+      await q.close();
+      check.disconnect();
+      remote.child.kill('SIGTERM');
     }
+    const v = await verify(scene, redisUrl, bookshop(web.url), { run });
+    const message = outcome.ok === false ? outcome.err.message : '';
+    const ok = outcome.ok === false && /lost|gone/i.test(message) && leftovers.length === 0;
+    record('Redis restart, no persistence', { ...v, problems: [] }, outcome.ok === false ? `error after ${fmtMs(detectMs)}` : `no error (${outcome.ok === 'hung' ? 'hung' : 'finished'})`, t0,
+      `${outcome.ok === false ? `error: "${message.split('\n')[0]!.slice(0, 100)}…"` : 'no error'}${leftovers.length ? `; ${leftovers.join('; ')}` : ''}; ${zombieFetches} leftover fetches after the error, none enqueued more; partial by design: ${v.pagesFetched} pages, ${v.itemsStored} items of the lost run stored`, ok);
+    assert.notEqual(outcome.ok, 'hung', 'the session noticed the lost run instead of waiting forever');
+    assert.equal(outcome.ok, false, 'the session reports the lost run instead of finishing');
+    assert.match(message, /lost/i);
+    assert.deepEqual(leftovers, []);
+    assert.equal(v.itemsDuplicated, 0);
   });
 
   it('Redis unreachable for 15 s (SIGSTOP): workers, writer and session carry on by themselves', async () => {

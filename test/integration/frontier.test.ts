@@ -300,6 +300,74 @@ describe('the compact frontier and its window (real Redis)', function () {
     assert.equal(await fleet.frontierCount(), 0);
   });
 
+  // What a Redis restart with appendfsync everysec can leave (the last second of writes lost, the processes acting on
+  // what they saw before): counts that no longer match the records they count. The window recounts from its truth.
+  it('recounts a host\'s pages in the window from transit: a count that drifted up no longer parks the host for good', async () => {
+    const task = taskOf('politeness: { perHost: { concurrency: 1 } }');
+    const idle = queue(task, 0);
+    const { run } = await idle.startRun(task, { fresh: true });
+    await idle.enqueueLinks(task, run, [1, 2, 3, 4, 5].map((i) => link(`http://a.test/${i}`)));
+    const fleet = queue(task, 10, 100);
+    assert.equal((await fleet.fill(task)).added, 3, 'a.test has its cap (3) in the window');
+    // Finished where no page is taken in the same call (no fleet): the window empties.
+    for (const j of await fleet.queue.getWaiting(0, -1)) {
+      await idle.completePage(task, run.run, String(j.id), { entry: ['page', '{}'], counters: { done: 1 }, host: null });
+      await j.remove();
+    }
+    assert.equal(await conn.hexists(fleet.keys.frontier.win, 'a.test'), 0, 'its pages finished: none in the window');
+    // The count is bumped back to the cap and the host parked, as if its pages' settles were lost but not the rest.
+    await conn.hset(fleet.keys.frontier.win, 'a.test', 3);
+    for (const band of await conn.zrange(fleet.keys.frontier.bands, 0, -1)) await conn.zadd(fleet.keys.frontier.ready(band), 'XX', 1e15, 'a.test');
+    assert.equal((await fleet.fill(task)).added, 0, 'parked: it believes its window full');
+    assert.equal((await fleet.fill(task, { reconcile: true })).added, 3, 'recounted: nothing of it is in the window, it gives its cap again');
+    assert.equal(await conn.hget(fleet.keys.frontier.win, 'a.test'), '3');
+  });
+
+  it('hands out again a page whose job is in no state BullMQ takes jobs from, and the run drains once it is done', async () => {
+    const task = taskOf('politeness: { perHost: { concurrency: 100 } }');
+    const idle = queue(task, 0);
+    const { run } = await idle.startRun(task, { fresh: true });
+    await idle.enqueueLinks(task, run, [1, 2, 3].map((i) => link(`http://a.test/${i}`)));
+    const fleet = queue(task, 10, 100);
+    assert.equal((await fleet.fill(task)).added, 4);
+    // Past their leases, with their jobs present: the leases are dropped (the time is the scenario).
+    await sleep(150);
+    await fleet.fill(task);
+    const jobs = await fleet.queue.getWaiting(0, -1);
+    assert.equal(jobs.length, 4);
+    // One job's place in the wait list is lost, its hash kept: nothing would ever start it, and the window counts it.
+    const lost = jobs[0]!;
+    await conn.lrem(fleet.queue.keys.wait!, 0, String(lost.id));
+    assert.equal((await fleet.fill(task)).added, 0, 'no reconcile: the page stays in the window, its job nowhere');
+    assert.equal(await fleet.tryFinalize(task, run.run), 'pending');
+    assert.equal((await fleet.fill(task, { reconcile: true })).added, 1, 'reconciled: its page is handed out again');
+    const again = await fleet.queue.getJob(String(lost.id));
+    assert.ok(again && (await again.getState()) === 'waiting');
+    assert.equal(again.data.recovered, true);
+    assert.equal(again.data.url, lost.data.url);
+    assert.equal(await fleet.isSettled(again), false, 'its page is fetched');
+    for (const j of await fleet.queue.getWaiting(0, -1)) {
+      await fleet.completePage(task, run.run, String(j.id), { entry: ['page', '{}'], counters: { done: 1 }, host: null });
+      await j.remove();
+    }
+    assert.equal(await fleet.tryFinalize(task, run.run), 'won');
+  });
+
+  it('drains a run whose count of waiting pages drifted up while no band has any', async () => {
+    const task = taskOf('');
+    const idle = queue(task, 0);
+    const { run } = await idle.startRun(task, { fresh: true });
+    const fleet = queue(task, 5, 100);
+    await fleet.fill(task);
+    const [job] = await fleet.queue.getWaiting(0, -1);
+    await fleet.completePage(task, run.run, String(job!.id), { entry: ['page', '{}'], counters: { done: 1 }, host: null });
+    await job!.remove();
+    await conn.hincrby(fleet.keys.frontier.meta, 'n', 2);
+    await conn.hincrby(fleet.keys.frontier.meta, 'b:5', 2);
+    assert.equal(await fleet.tryFinalize(task, run.run), 'won', 'nothing waits in any band: the count is wrong, not the run');
+    assert.equal(await conn.hget(fleet.keys.frontier.meta, 'n'), '0');
+  });
+
   it('tops the window up a few pages at a time where pages finish; the filler takes the rest', async () => {
     const task = taskOf('politeness: { perHost: { concurrency: 100 } }');
     const idle = queue(task, 0);
@@ -369,6 +437,49 @@ describe('a page that finished before its worker died (real worker process)', fu
   let redis: RedisServer;
   before(async () => (redis = await startRedis()));
   after(async () => redis?.stop());
+
+  // Issue 35: what a Redis restart with appendfsync everysec can leave, written directly: a host's count of pages in
+  // the window far above its cap (so it is parked: "the window is full"), and a job whose place in BullMQ was lost
+  // with its hash kept. Nothing would ever take another page of the host; the workers' reconcile heals both.
+  it('finishes a crawl whose window counts drifted and whose job lost its place (a Redis restart\'s lost writes)', async () => {
+    const hits = new Map<string, number>();
+    const web = await serveHttp((req, res) => {
+      hits.set(req.url ?? '', (hits.get(req.url ?? '') ?? 0) + 1);
+      if (req.url === '/robots.txt') return void res.writeHead(404).end();
+      const links = req.url === '/' ? Array.from({ length: 20 }, (_, i) => `<a href="/p/${i}">${i}</a>`).join('') : '';
+      res.writeHead(200, { 'content-type': 'text/html' }).end(`<html><body>${links}</body></html>`);
+    });
+    const conn = connectRedis(redis.url);
+    try {
+      const task = await writeTask(`name: healed\nstart: [${web.url}/]\nrules:\n  - name: page\n    follow: [{ selector: a, to: page }]\n`);
+      const host = new URL(web.url).host;
+      const q = new CrawlQueue(conn, task.name, conn, { windowTarget: async () => 6, leaseMs: 100 });
+      const { run } = await q.startRun(task, { fresh: true });
+      await q.enqueueLinks(task, run, Array.from({ length: 20 }, (_, i) => link(`${web.url}/p/${i}`)));
+      await q.fill(task);
+      await sleep(150); // past the leases, with the jobs present: the time is the scenario
+      await q.fill(task);
+      const jobs = await q.queue.getWaiting(0, -1);
+      assert.ok(jobs.length >= 2, `${jobs.length} jobs in the window`);
+      const lost = jobs[jobs.length - 1]!;
+      await conn.lrem(q.queue.keys.wait!, 0, String(lost.id));
+      await conn.hset(q.keys.frontier.win, host, 1000);
+      for (const band of await conn.zrange(q.keys.frontier.bands, 0, -1)) await conn.zadd(q.keys.frontier.ready(band), 'XX', 1e15, host);
+      await q.close();
+      const s = session(task, redis.url, { workers: 1, fresh: false });
+      const outcome = await Promise.race([s.run(), sleep(45_000).then(() => 'stalled' as const)]);
+      if (outcome === 'stalled') s.stop();
+      await s.close();
+      assert.ok(outcome !== 'stalled', 'the crawl finished');
+      assert.equal(outcome.status.stats?.done, 21, 'the start page and its 20 links');
+      const twice = [...hits].filter(([url, n]) => url !== '/robots.txt' && n !== 1);
+      assert.deepEqual(twice, [], 'every page fetched once');
+      assert.equal(hits.get(new URL(lost.data.url).pathname), 1, 'the page of the job that lost its place too');
+    } finally {
+      conn.disconnect();
+      await web.close();
+    }
+  });
 
   it('is not fetched again when its job comes back (the stall BullMQ makes of a worker killed after pageDone)', async () => {
     const hits = new Map<string, number>();

@@ -219,19 +219,64 @@ local function fRecover(c, run, out)
   end
 end
 
+-- Whether BullMQ can still start or finish the job `jobId` (whose hash exists and has not finished): it is in one of
+-- the states a job waits or runs in. A job in none of them (its place lost with a Redis restart while its hash was
+-- kept, or moved by hand) would hold its place in the window for ever. `lists` caches the jobs of BullMQ's lists
+-- (the window's jobs only, so short) across one reconcile: read once, not once per page.
+local function fJobPlaced(c, jobId, lists)
+  if not lists.read then
+    lists.read = true
+    for _, l in ipairs({'wait', 'active', 'paused'}) do
+      for _, id in ipairs(redis.call('LRANGE', c.J .. l, 0, -1)) do lists[id] = true end
+    end
+  end
+  if lists[jobId] then return true end
+  for _, z in ipairs({'delayed', 'prioritized', 'waiting-children'}) do
+    if redis.call('ZSCORE', c.J .. z, jobId) then return true end
+  end
+  return false
+end
+
 -- Transit records whose job is finished or gone without settling them (a worker killed between BullMQ failing the
--- job and settling it; a job removed by hand) are settled; hosts parked under an older, smaller cap are unparked.
+-- job and settling it; a job removed by hand) are settled; a job that exists in no state BullMQ takes jobs from is
+-- removed and its page handed out again (fRecover, in the same call, adds it anew). Then the window's count per host
+-- is recounted from transit, its truth: a count that drifted (a write lost with a Redis restart) would park its host
+-- for good, or let it past its cap; hosts parked under an older, smaller cap, or under a wrong count, are unparked.
 -- Only pages whose lease is over: a younger one may still be on its way into BullMQ.
 local function fReconcile(c, run)
   local F = c.F
   local settled = 0
+  local lists = {}
   for _, id in ipairs(redis.call('HKEYS', F .. 'transit')) do
     if not redis.call('ZSCORE', F .. 'lease', id) then
       local jk = c.J .. run .. '.' .. id
       if redis.call('EXISTS', jk) == 0 or redis.call('HEXISTS', jk, 'finishedOn') == 1 then
         settled = settled + fSettle(c, id)
+      elseif not fJobPlaced(c, run .. '.' .. id, lists) then
+        redis.call('DEL', jk, jk .. ':lock', jk .. ':logs')
+        redis.call('ZADD', F .. 'lease', 0, id)
       end
     end
+  end
+  local count = {}
+  for _, v in ipairs(redis.call('HVALS', F .. 'transit')) do
+    local host = string.match(v, '^%S+ (%S+) ')
+    count[host] = (count[host] or 0) + 1
+  end
+  local was = {}
+  local kv = redis.call('HGETALL', F .. 'win')
+  for i = 1, #kv, 2 do was[kv[i]] = tonumber(kv[i + 1]) end
+  local wrong = {}
+  for host, n in pairs(was) do
+    if count[host] ~= n then wrong[#wrong + 1] = host end
+  end
+  for host, _ in pairs(count) do
+    if was[host] == nil then wrong[#wrong + 1] = host end
+  end
+  for _, host in ipairs(wrong) do
+    local n = count[host] or 0
+    if n > 0 then redis.call('HSET', F .. 'win', host, n) else redis.call('HDEL', F .. 'win', host) end
+    for _, b in ipairs(fBands(c)) do redis.call('ZADD', F .. 'ready:' .. b, 'XX', fScore(c, host, n), host) end
   end
   for _, b in ipairs(fBands(c)) do
     for _, host in ipairs(redis.call('ZRANGEBYSCORE', F .. 'ready:' .. b, PARKED, '+inf')) do
@@ -297,7 +342,17 @@ local function fPending(c, run, wait, active, paused, delayed, prioritized, chil
     + late + redis.call('ZCARD', prioritized) + redis.call('ZCARD', children)
   if pending > 0 then return pending end
   pending = tonumber(redis.call('HGET', c.F .. 'meta', 'n') or '0')
-  if pending > 0 then return pending end
+  if pending > 0 then
+    if redis.call('ZCARD', c.F .. 'bands') > 0 then return pending end
+    -- Pages counted waiting, but no band has any (every script moves the counts with the lists and bands): a count
+    -- that drifted (a write lost with a Redis restart) would keep the run from ever draining. The bands are the
+    -- truth: nothing waits.
+    for _, f in ipairs(redis.call('HKEYS', c.F .. 'meta')) do
+      if string.sub(f, 1, 2) == 'b:' then redis.call('HDEL', c.F .. 'meta', f) end
+    end
+    redis.call('HSET', c.F .. 'meta', 'n', 0)
+    pending = 0
+  end
   -- With no job left that can run, a page still in the window either is on its way into BullMQ (no job yet, its
   -- lease running: wait for it, or for its lease to run out and a fill to hand it out again) or ended without
   -- settling (its job finished or removed: settle it now).
