@@ -119,7 +119,8 @@ export function sortKeyOf(v: unknown): SortKey {
   return s.slice(0, MAX_SORT_KEY).toLowerCase();
 }
 
-function compareKeys(a: SortKey, b: SortKey): number {
+/** The order of sort keys: numbers first, by value, then text; empty text last. */
+export function compareKeys(a: SortKey, b: SortKey): number {
   if (typeof a === 'number' && typeof b === 'number') return a - b;
   if (typeof a === 'number') return -1;
   if (typeof b === 'number') return 1;

@@ -1,6 +1,6 @@
 import type { RunChangeCounts } from '../../core/history/diff';
 import { changedItems, defaultChangeRun, type ChangedItem, type ItemChange, type ItemStore, type StoredItem } from '../../store';
-import { compileFilters, sortKeyOf, textOf, type FieldFilter, type ItemSort } from '../../store/query';
+import { compareKeys, compileFilters, sortKeyOf, textOf, type FieldFilter, type ItemSort } from '../../store/query';
 import { CELL_CHARS, type ChangeFilter, type ChangeRunOption, type RowChange } from './protocol';
 
 // The Results view under a change filter (issue 33): the items one run added, changed or removed, read from the
@@ -55,7 +55,7 @@ export class ChangeRows {
       const field = q.sort.field;
       const dir = q.sort.descending ? -1 : 1;
       const keyOf = (c: ChangedItem) => sortKeyOf(field === '_change' ? c.kind : field.startsWith('_') ? metaOf(c, field) : c.data[field]);
-      rows = rows.map((c) => ({ c, k: keyOf(c) })).sort((a, b) => dir * compare(a.k, b.k)).map((x) => x.c);
+      rows = rows.map((c) => ({ c, k: keyOf(c) })).sort((a, b) => dir * compareKeys(a.k, b.k)).map((x) => x.c);
     }
     const shown = new Set(rows.map((c) => c.key));
     const records = async () => (await store.history.changes({ task, runs: [run], type: q.type })).filter((c) => shown.has(c.key));
@@ -76,16 +76,6 @@ function metaOf(c: ChangedItem, field: string): unknown {
   if (field === '_url') return c.url;
   if (field === '_fetched_at') return c.at;
   return null;
-}
-
-function compare(a: number | string, b: number | string): number {
-  if (typeof a === 'number' && typeof b === 'number') return a - b;
-  if (typeof a === 'number') return -1;
-  if (typeof b === 'number') return 1;
-  if (a === b) return 0;
-  if (a === '') return 1;
-  if (b === '') return -1;
-  return a < b ? -1 : 1;
 }
 
 function cut(s: string): string {
