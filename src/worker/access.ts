@@ -208,7 +208,15 @@ export function createAccess(
       if (state === 'ok') return;
       if (state.startsWith('failed')) throw new FetchFailure('login', `login to ${login.url} ${state} (session ${session.slot})`, false);
       if (state === 'retired') throw new SessionRetired(`session ${session.slot} was retired before it logged in`);
-      if (await pool.lockLogin(session, LOGIN_WAIT_MS)) break;
+      if (await pool.lockLogin(session, LOGIN_WAIT_MS)) {
+        // Read again under the lock: another worker may have logged the session in between this worker's read and
+        // its lock (it released the lock when done), and a second login of the same session is a login too many
+        // (seen under load: 4 logins for a pool of 2 and 1 block).
+        state = await pool.loginState(session);
+        if (state !== 'ok' && state !== 'retired' && !state.startsWith('failed')) break;
+        await pool.unlockLogin(session);
+        continue;
+      }
       if (Date.now() > deadline) throw new FetchFailure('login', `gave up waiting for the login of session ${session.slot}`, true);
       await delay(100);
       state = await pool.loginState(session);

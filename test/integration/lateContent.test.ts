@@ -82,8 +82,10 @@ rules:
     const stats = result.status.stats!;
     const text = log.join('\n');
     assert.equal(stats.failed, 0, text);
-    // The case under test: the late list was read without its cards (only the early list's products were fetched).
-    assert.equal(stats.done, 2 + CARDS, text);
+    // The case under test: the late list was counted at load without its cards. It is usually read without them too
+    // (only the early list's products fetched), but on a busy machine the cards may land between the count and the
+    // read (render.ts counts first): then they are read, and still said to come late. Either way, no page failed.
+    assert.ok(stats.done === 2 + CARDS || stats.done === 2 + 2 * CARDS, `${stats.done} pages done\n${text}`);
     assert.deepEqual(Object.keys(stats.lateContent ?? {}), ['late-list'], text);
     assert.deepEqual(stats.lateContent!['late-list'], { pages: 1, atLoad: 0, later: CARDS });
     const summary = summaryLines(result.status, result.durationMs, [], task);
