@@ -1,0 +1,26 @@
+// Lint: typescript-eslint's type-checked rules (they catch what matters most in a crawl engine: a promise nobody
+// awaits loses a page or an error silently), the house's size limits, and Prettier owning layout (no style rules
+// here, eslint-config-prettier turns off the ones that would fight it).
+import js from '@eslint/js';
+import prettier from 'eslint-config-prettier';
+import { defineConfig } from 'eslint/config';
+import tseslint from 'typescript-eslint';
+
+export default defineConfig(
+  {
+    ignores: ['dist/**', 'out/**', 'bench/**', 'node_modules/**', '.cache/**', 'test-artifacts/**', '**/*.js', '**/*.mjs', '**/*.cjs'],
+  },
+  js.configs.recommended,
+  tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+  },
+  {
+    files: ['src/**/*.ts', 'media/**/*.ts'],
+    rules: {
+      'max-lines': ['error', { max: 600 }],
+      'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true, IIFEs: true }],
+    },
+  },
+  prettier,
+);
