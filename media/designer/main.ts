@@ -671,7 +671,7 @@ images.addEventListener('change', () => {
 });
 $('open').addEventListener('click', openTyped);
 url.addEventListener('keydown', (e) => {
-  if ((e as KeyboardEvent).key === 'Enter') openTyped();
+  if ((e).key === 'Enter') openTyped();
 });
 $('refetch').addEventListener('click', () => post({ type: 'refetch' }));
 $('cancel').addEventListener('click', () => post({ type: 'cancelFetch' }));

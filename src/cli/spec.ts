@@ -33,7 +33,7 @@ export interface CommandSpec<O extends OptionTable = OptionTable> {
 
 /** A command entry; typed by its own options, stored untyped in the table. */
 export function command<O extends OptionTable>(spec: CommandSpec<O>): CommandSpec {
-  return spec as unknown as CommandSpec;
+  return spec;
 }
 
 /** A wrong command line: exit 2 with the command's usage. */

@@ -74,7 +74,7 @@ export function registerCommands(deps: CommandDeps): void {
     }
     // Cancel: stop waiting for the pages in flight; the workers are killed and those pages go back to the queue.
     // The one message saying how it ended is the crawl manager's (onDidFinish: "stopped", never also "finished").
-    const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Stopping crawl {0} (letting workers finish their pages; Cancel stops them now)…', name), cancellable: true }, (_p, token) => crawls.stop(name!, token));
+    const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Stopping crawl {0} (letting workers finish their pages; Cancel stops them now)…', name), cancellable: true }, (_p, token) => crawls.stop(name, token));
     return result ? result.outcome : false;
   });
 
@@ -123,10 +123,10 @@ export function registerCommands(deps: CommandDeps): void {
         void vscode.window.showInformationMessage(msg, vscode.l10n.t('Fetch Again')).then(async (again) => {
           if (!again) return;
           const q2 = new (await engine()).CrawlQueue(await connection.get(), t.name);
-          await q2.enqueueUrls(t, [url!], { force: true }).finally(() => q2.close());
+          await q2.enqueueUrls(t, [url], { force: true }).finally(() => q2.close());
           await tree.refresh();
         });
-      } else if (r.outcome === 'enqueued' && !(await readLiveWorkers(redis)).some((w) => w.tasks.includes(task!.name))) {
+      } else if (r.outcome === 'enqueued' && !(await readLiveWorkers(redis)).some((w) => w.tasks.includes(task.name))) {
         // Issue 23, item 7: a URL enqueued after the crawl ended sat in the queue with no worker and no hint.
         const t = task;
         void vscode.window

@@ -124,7 +124,7 @@ export class TaskPartitions {
   /** A job of the task, in whichever partition holds it; null when no queue keeps it. */
   async job(jobId: string): Promise<PageJob | null> {
     const q = this.ofJob(await this.layout(), jobId).queue;
-    return ((await q.getJob(jobId)) as PageJob | undefined) ?? null;
+    return ((await q.getJob(jobId))) ?? null;
   }
 
   private partition(tag: string, index: number): Partition {

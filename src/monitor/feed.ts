@@ -19,14 +19,16 @@ export class FeedError extends Error {
 }
 
 export async function changesFeed(redis: Redis, task: string, selfUrl: string): Promise<string> {
-  let opened;
+  let opened: Awaited<ReturnType<typeof openTaskStore>>;
   try {
     opened = await openTaskStore(redis, task, { create: true });
   } catch (err) {
     if (err instanceof NoTaskStore) throw new FeedError(409, `${err.message}: use crawl-studio changes`);
     throw err;
   }
-  const { file, store } = opened!;
+  // `create: true` always opens one; the type cannot say so.
+  if (!opened) throw new FeedError(409, `task ${task} has no store: use crawl-studio changes`);
+  const { file, store } = opened;
   try {
     const runs = (await store.history.runs(file.name)).slice(-FEED_RUNS);
     const changes = await store.history.changes({ task: file.name, runs: runs.map((r) => r.run) });

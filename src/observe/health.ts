@@ -115,7 +115,7 @@ async function hostHealth(redis: Redis, task: Parameters<typeof readHealth>[1], 
     }),
   );
   return shown.map((h, i) => {
-    const v = (j: number) => r[i]?.[j] as string | number | null | undefined;
+    const v = (j: number) => r[i]?.[j];
     const robots = (v(2) ?? v(3)) as string | null | undefined;
     let crawlDelayMs: number | null = null;
     if (robots) {

@@ -88,7 +88,7 @@ async function appendSample(redis: Redis, mk: ReturnType<typeof metricsKeys>, sa
   const lasts = await Promise.all(TIERS.map((tier) => redis.lindex(mk.tier(tier.name), -1)));
   const m = redis.multi();
   TIERS.forEach((tier, i) => {
-    const last = lasts[i] ? (JSON.parse(lasts[i]!) as MetricSample).t : 0;
+    const last = lasts[i] ? (JSON.parse(lasts[i]) as MetricSample).t : 0;
     // A little slack: samples taken "every second" arrive a few ms early or late.
     if (sample.t - last < tier.stepMs * 0.9) return;
     const key = mk.tier(tier.name);

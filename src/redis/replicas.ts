@@ -74,7 +74,7 @@ export function replicaWait(redis: Redis): ReplicaWait | null {
   let w = waits.get(redis);
   if (w === undefined) {
     const sentinel = !isCluster(redis) && (redis.options.sentinels?.length ?? 0) > 0;
-    w = sentinel ? new SentinelWrites(redis as NodeClient) : null;
+    w = sentinel ? new SentinelWrites(redis) : null;
     waits.set(redis, w);
   }
   return w;

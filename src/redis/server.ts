@@ -113,8 +113,8 @@ async function startOrReuse(opts: ManagedRedisOptions): Promise<ManagedRedis> {
   stopOnExit(child, opts.dataDir);
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   let output = '';
-  child.stdout!.on('data', (b: Buffer) => (output = (output + b.toString()).slice(-4000)));
-  child.stderr!.on('data', (b: Buffer) => (output = (output + b.toString()).slice(-4000)));
+  child.stdout.on('data', (b: Buffer) => (output = (output + b.toString()).slice(-4000)));
+  child.stderr.on('data', (b: Buffer) => (output = (output + b.toString()).slice(-4000)));
   const deadline = Date.now() + 10_000;
   while (!(await answersPing(port))) {
     if (child.exitCode !== null || Date.now() > deadline) {

@@ -112,8 +112,8 @@ export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
         this.emit('log', pid, line);
       }
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     child.on('exit', (code, signal) => {
       const diedAt = Date.now();
       markBooted();

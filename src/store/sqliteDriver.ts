@@ -19,7 +19,7 @@ export function loadSqlite(path: string): typeof import('node:sqlite') {
     const text = typeof warning === 'string' ? warning : warning?.message;
     if (/SQLite is an experimental feature/.test(String(text))) return;
     return (emit as (...a: unknown[]) => void).call(process, warning, ...rest);
-  } as typeof process.emitWarning;
+  };
   try {
     sqliteModule = require('node:sqlite') as typeof import('node:sqlite');
     return sqliteModule;
@@ -74,11 +74,11 @@ export async function withBusyRetry<T>(path: string, busyTimeoutMs: number, what
 }
 
 export function all(db: DatabaseSync, sql: string, params: readonly unknown[] = []): Row[] {
-  return db.prepare(sql).all(...bind(params)) as Row[];
+  return db.prepare(sql).all(...bind(params));
 }
 
 export function get(db: DatabaseSync, sql: string, params: readonly unknown[] = []): Row | undefined {
-  return db.prepare(sql).get(...bind(params)) as Row | undefined;
+  return db.prepare(sql).get(...bind(params));
 }
 
 export function run(db: DatabaseSync, sql: string, params: readonly unknown[] = []): void {

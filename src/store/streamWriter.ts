@@ -191,7 +191,7 @@ export class StreamWriter implements WriterHandle {
     if (this.heartbeat) clearInterval(this.heartbeat);
     try {
       // Never delete a consumer with pending entries: DELCONSUMER would drop them from the group for good.
-      const mine = (await this.redis.xpending(this.key, this.group, '-', '+', 1, this.consumer)) as unknown[];
+      const mine = (await this.redis.xpending(this.key, this.group, '-', '+', 1, this.consumer));
       if (mine.length === 0) await this.redis.xgroup('DELCONSUMER', this.key, this.group, this.consumer);
       await this.redis.del(writerHeartbeatKey(this.opts.task, this.consumer, this.key));
     } catch (err) {
@@ -421,7 +421,7 @@ export class StreamWriter implements WriterHandle {
       }
       if (this.stopping) return;
       // The dead writer's pending list is empty now (what we did not claim was deleted from the stream).
-      const left = (await this.redis.xpending(this.key, this.group, '-', '+', 1, name)) as unknown[];
+      const left = (await this.redis.xpending(this.key, this.group, '-', '+', 1, name));
       if (left.length === 0) await this.redis.xgroup('DELCONSUMER', this.key, this.group, name);
     }
     let cursor = '0-0';

@@ -29,7 +29,7 @@ function socksAgent(proxyUrl: string): Dispatcher {
   process.emitWarning = function (this: unknown, warning: string | Error, ...rest: unknown[]) {
     if (/SOCKS5 proxy support is experimental/.test(String(typeof warning === 'string' ? warning : warning?.message))) return;
     return (emit as (...a: unknown[]) => void).call(process, warning, ...rest);
-  } as typeof process.emitWarning;
+  };
   try {
     const Socks5ProxyAgent = require('undici/lib/dispatcher/socks5-proxy-agent.js') as new (url: string) => Dispatcher;
     // undici knows the scheme as socks5: (or socks:); socks5h: says the same thing (names resolved by the proxy).

@@ -363,7 +363,7 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
       while (!stop && kills.length < KILLS) {
         const due = Math.ceil(((kills.length + 1) * total) / (KILLS + 1));
         const ws = s.workers();
-        if (ws.length > 0 && (await doneCount(redis!.url, scene!.task.name)) >= due) {
+        if (ws.length > 0 && (await doneCount(redis.url, scene.task.name)) >= due) {
           const w = ws[Math.floor(Math.random() * ws.length)]!;
           s.supervisor.kill(w.pid, 'SIGKILL');
           kills.push(Date.now());
@@ -542,7 +542,7 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     const run = await (async () => {
       const r = connectRedis(redisUrl);
       try {
-        return (await r.hget(taskKeys(scene!.task.name).meta, 'run'))!;
+        return (await r.hget(taskKeys(scene.task.name).meta, 'run'))!;
       } finally {
         r.disconnect();
       }

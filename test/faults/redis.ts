@@ -134,8 +134,8 @@ function cli(args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.env.REDIS_CLI ?? 'redis-cli', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
-    child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
-    child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (out += b.toString()));
     child.once('error', reject);
     child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`redis-cli ${args.join(' ')} exited ${code}: ${out}`))));
   });

@@ -99,7 +99,7 @@ rules: [{ name: any, items: [{ type: page, fields: { title: h1 } }] }]
     const source = new PageSource(mkdtempSync(join(tmpdir(), 'cs-charset-preview-')));
     const wrong = await source.load(`${web.url}/wrong`, null, { refetch: true });
     assert.equal(wrong.meta.warnings?.length, 1);
-    assert.match(wrong.meta.warnings![0]!, /\/wrong: Content-Type says charset windows-1252 but the page's <meta> says utf-8/);
+    assert.match(wrong.meta.warnings[0]!, /\/wrong: Content-Type says charset windows-1252 but the page's <meta> says utf-8/);
     const good = await source.load(`${web.url}/`, null, { refetch: true });
     assert.equal(good.meta.warnings, undefined);
   });

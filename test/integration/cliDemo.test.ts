@@ -45,7 +45,7 @@ describe('CLI: demo and serve-demo', function () {
   it('demo writes the demo task, serves the bookshop and crawls all of it with its own redis-server', async function () {
     const probe = await hold(DEMO_PORT);
     if (!probe) skipBecause(this, `port ${DEMO_PORT}, the demo's, is in use by another process`);
-    await new Promise((r) => probe!.close(r));
+    await new Promise((r) => probe.close(r));
     const r = await cli(['demo', '--dir', 'shop', '--workers', '1'], dir, 180_000);
     assert.equal(r.code, 0, r.out.slice(-3000));
     assert.match(r.out, new RegExp(`Demo bookshop on http://127\\.0\\.0\\.1:${DEMO_PORT}/ — crawling it with .*books\\.crawl\\.yaml`));

@@ -49,14 +49,14 @@ rules:
 `);
     const cli = (...a: string[]) => exec(process.execPath, [CLI, ...a, ...(a[0] === 'run' ? ['--redis', redis.url, '--workers', '1'] : [])]);
     const run = await cli('run', task.file);
-    assert.match(run.stdout, /^  warning: product\.author is empty in 3 of 3 items \(selector '\.byline'\)$/m, run.stdout);
+    assert.match(run.stdout, /^ {2}warning: product\.author is empty in 3 of 3 items \(selector '\.byline'\)$/m, run.stdout);
     assert.doesNotMatch(run.stdout, /product\.(title|price) is empty/, run.stdout);
-    assert.match(run.stdout, /^  see the errors  crawl-studio errors /m, run.stdout);
+    assert.match(run.stdout, /^ {2}see the errors {2}crawl-studio errors /m, run.stdout);
 
     const q = await cli('quality', task.file);
     assert.match(q.stdout, /^product: 3 items$/m, q.stdout);
-    assert.match(q.stdout, /^  title +0 \(0%\) +3  selector 'h1'$/m, q.stdout);
-    assert.match(q.stdout, /^  author +3 \(100%\) +0  selector '\.byline'  <- mostly empty$/m, q.stdout);
+    assert.match(q.stdout, /^ {2}title +0 \(0%\) +3 {2}selector 'h1'$/m, q.stdout);
+    assert.match(q.stdout, /^ {2}author +3 \(100%\) +0 {2}selector '\.byline' {2}<- mostly empty$/m, q.stdout);
 
     const e = await cli('errors', task.file, '--limit', '2');
     assert.match(e.stdout, /^3 errors recorded in .* \(the first 2; --limit N for more\)$/m, e.stdout);

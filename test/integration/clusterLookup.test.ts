@@ -61,7 +61,7 @@ describe('Show Job and Find URL on a crawl partitioned over a real Redis Cluster
         const picked = await readJobRecord(parts, finding.jobId!);
         if (picked?.data.url !== url) missed.push(`the job Find URL names for ${url}: ${finding.jobId} not found`);
         // Show Job of a stored row: its page's job in the run.
-        const shown = await readPageJob(parts, run!.run, url);
+        const shown = await readPageJob(parts, run.run, url);
         if (shown?.data.url !== url) missed.push(`Show Job ${url} (partition ${partitionOfUrl(layout, url)}): no job`);
         else assert.equal(shown.state, 'completed');
       }

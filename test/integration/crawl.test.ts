@@ -314,11 +314,11 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
       const result = await s.run();
       await s.close();
       assert.ok(victim, 'a worker was killed with requests in flight');
-      assert.deepEqual(released.map((r) => [r.pid, r.beatLeft, r.leasesLeft]), [[victim!.pid, null, 0]], 'its jobs released once, its heartbeat and its host leases gone');
+      assert.deepEqual(released.map((r) => [r.pid, r.beatLeft, r.leasesLeft]), [[victim.pid, null, 0]], 'its jobs released once, its heartbeat and its host leases gone');
       // Released by the supervisor while the dead worker's locks still held its jobs (only a lock still its own is
       // released: frontier/fleet.ts releaseDeadWorker), so without it they would have come back only when the locks
       // (30 s) and host leases (35 s) ran out. That, not how soon on a given machine, is the check.
-      assert.ok(released[0]!.jobs >= victim!.leasesAtKill, `${released[0]!.jobs} jobs released ${released[0]!.afterKillMs} ms after the kill, ${victim!.leasesAtKill} of them fetching`);
+      assert.ok(released[0]!.jobs >= victim.leasesAtKill, `${released[0]!.jobs} jobs released ${released[0]!.afterKillMs} ms after the kill, ${victim.leasesAtKill} of them fetching`);
       const expected = expectedPages(site.url, SITE).sort();
       assert.deepEqual([...pageHits(site).keys()].sort(), expected, 'every page fetched');
       assert.equal(result.status.stats!.failed, 0);

@@ -40,7 +40,7 @@ rules:
       const run = await parts.run();
       assert.equal(run?.state, 'finished', out.stdout);
       // Every page fetched has the partner link in its footer: the run dropped one off-site link per page.
-      const done = (await readRunStats(client, 'find-why', run!.run)).done;
+      const done = (await readRunStats(client, 'find-why', run.run)).done;
       assert.ok(done >= 5, `pages fetched: ${done}`);
       const found = await findUrl(parts, task, PARTNER);
       const texts = found.findings.map((f) => f.text);
@@ -53,7 +53,7 @@ rules:
       // An in-scope URL no page links to: not claimed to be unlinked either, but not blamed on a drop reason.
       const lonely = await findUrl(parts, task, `${site.url}/never-linked.html`);
       const lonelyTexts = lonely.findings.map((f) => f.text);
-      assert.ok(lonelyTexts.some((t) => t.startsWith(`not seen in run ${run!.run}: no page has linked to it yet`)), lonelyTexts.join('\n'));
+      assert.ok(lonelyTexts.some((t) => t.startsWith(`not seen in run ${run.run}: no page has linked to it yet`)), lonelyTexts.join('\n'));
     } finally {
       await parts.close();
       client.disconnect();

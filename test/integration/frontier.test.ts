@@ -246,7 +246,7 @@ describe('the compact frontier and its window (real Redis)', function () {
     await new Promise<void>((r) => worker.once('failed', () => r()));
     await worker.close();
     workerConn.disconnect();
-    await fleet.settle(task, String(waiting!.id));
+    await fleet.settle(task, String(waiting.id));
     const [job] = await fleet.queue.getFailed(0, -1);
     assert.ok(job);
     assert.equal(await fleet.isSettled(job), true, 'as a recovered job out of the window, it would end without fetching');

@@ -107,7 +107,7 @@ rules:
     try {
       const late = await source.load(`${site.url}/late`, task, { refetch: true, browser: { rule: 'late-list', path: undefined } });
       assert.equal(late.meta.warnings?.length, 1, JSON.stringify(late.meta));
-      assert.match(late.meta.warnings![0]!, /\(rule late-list\): 0 link\/item matches when read at load, 4 a moment later: content arrives after load; use waitFor/);
+      assert.match(late.meta.warnings[0]!, /\(rule late-list\): 0 link\/item matches when read at load, 4 a moment later: content arrives after load; use waitFor/);
       const early = await source.load(`${site.url}/early`, task, { refetch: true, browser: { rule: 'late-list', path: undefined } });
       assert.equal(early.meta.warnings, undefined);
     } finally {

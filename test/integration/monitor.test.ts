@@ -356,8 +356,8 @@ rules:
     const run = spawn(process.execPath, [CLI, 'run', slow.file, '--workers', '1', '--concurrency', '2', '--redis', redis.url], { stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(run);
     let out = '';
-    run.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    run.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    run.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    run.stderr.on('data', (d: Buffer) => (out += d.toString()));
     const exited = new Promise<number | null>((r) => run.once('exit', (code) => r(code)));
     // A page in flight, tied to the worker process that holds it (its lock's token, named by the heartbeat).
     const active = await until('a page being fetched, with its worker', async () => (await api<TaskDetail>('/api/tasks/slow')).active.find((p) => p.worker !== null), 60_000);

@@ -215,7 +215,7 @@ rules:
       const loaded = await source.load(`${site.url}/feed?by=count`, task, { refetch: true, browser: { rule: 'scroll-count', path: undefined } });
       assert.equal((loaded.page.html.match(/class="entry"/g) ?? []).length, ENTRIES);
       assert.equal(loaded.meta.actions?.length, 1);
-      assert.match(loaded.meta.actions![0]!, /^scroll \(\.entry until 60\): 60 elements in /);
+      assert.match(loaded.meta.actions[0]!, /^scroll \(\.entry until 60\): 60 elements in /);
 
       // A step that fails says which, and the steps before it.
       const broken = await loadTaskFile(writeTaskDir(taskYaml(site, 'preview2').replace('- click: { selector: button.more, untilGone: true, max: 10 }', '- click: { selector: button.more, untilGone: true, max: 10 }\n        - click: { selector: button.never, timeout: 1s }')));

@@ -27,8 +27,8 @@ function startCli(args: string[], cwd: string): Cli {
   delete env.CRAWL_STUDIO_REDIS;
   const child = spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
-  child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
+  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (out += b.toString()));
   const exited = new Promise<number | null>((r) => child.once('exit', (code, signal) => r(code ?? (signal ? null : -1))));
   return { child, output: () => out, exited };
 }

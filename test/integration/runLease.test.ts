@@ -112,7 +112,7 @@ describe('one driver per run (the run lease)', function () {
     const task = await writeTask(bookTask(site.url, 'orphan'));
     const conn = new Redis(redis.url);
     try {
-      const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+      const dead = spawnSync(process.execPath, ['-e', '0']).pid;
       const lease = (host: string, pid: number) =>
         conn.set(taskKeys('orphan').lease, JSON.stringify({ owner: 'x', front: 'crawl-studio run', host, pid, since: Date.now() }), 'PX', 60_000);
 

@@ -257,7 +257,7 @@ rules:
     const result = await s.run();
     await s.close();
 
-    assert.ok(bomb!.byteLength < 200 * 1024, `the bomb is small on the wire (${bomb!.byteLength} bytes)`);
+    assert.ok(bomb.byteLength < 200 * 1024, `the bomb is small on the wire (${bomb.byteLength} bytes)`);
     const stats = result.status.stats!;
     assert.equal(stats.failures['too-large'], 1);
     assert.equal(stats.failed, 1);

@@ -58,7 +58,7 @@ describe('Stop, Start, Pause, Resume (issue 32, item 1)', function () {
     assert.equal(run.state, 'stopped');
     assert.ok(run.finishedAt, 'the stop time is kept');
     assert.ok((run.pausedMs ?? 0) >= 1_500, `paused ${run.pausedMs} ms`);
-    assert.equal(stopped.durationMs, run.finishedAt! - run.startedAt - run.pausedMs!, 'the duration is the time crawled: stop minus start minus paused');
+    assert.equal(stopped.durationMs, run.finishedAt - run.startedAt - run.pausedMs!, 'the duration is the time crawled: stop minus start minus paused');
     const firstRunEvents = (await events(task)).filter((e) => e.run === stopped.run.run).map((e) => e.type);
     assert.deepEqual(firstRunEvents.filter((t) => t === 'run-stopped' || t === 'run-finished'), ['run-stopped'], 'stopped once, never finished');
     const fetchedBefore = stopped.status.stats!.done;

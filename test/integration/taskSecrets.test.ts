@@ -139,7 +139,7 @@ store: { url: 'postgres://victim:\${PGPASSWORD}@${host}:${port}/db' }
       const env = { PGPASSWORD: password, CRAWL_STUDIO_REDIS: `redis://:${SECRET}@127.0.0.1:${redis.port}` };
       const v = await cli(['validate', file], env, dir);
       assert.equal(v.code, 1, v.out + v.err);
-      assert.match(v.err, new RegExp(`t\\.crawl\\.yaml:5:\\d+: error: store\\.url: \\$\\{PGPASSWORD\\} would be sent to ${host!.replace(/\./g, '\\.')}, a host this file names`));
+      assert.match(v.err, new RegExp(`t\\.crawl\\.yaml:5:\\d+: error: store\\.url: \\$\\{PGPASSWORD\\} would be sent to ${host.replace(/\./g, '\\.')}, a host this file names`));
       const r = await cli(['run', file, '--workers', '1', '--fresh'], env, dir);
       assert.ok(!Buffer.concat(received).includes(password), 'the fake PostgreSQL server received the password');
       assert.notEqual(r.code, 0, r.out + r.err);

@@ -82,8 +82,8 @@ rules:
     const worker = spawn(process.execPath, [CLI, 'worker', task.file, '--redis', redis.url, '--metrics-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(worker);
     let out = '';
-    worker.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    worker.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    worker.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    worker.stderr.on('data', (d: Buffer) => (out += d.toString()));
     const url = (await until('the worker to say where its metrics are', async () => /metrics on (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(out)?.[1], 60_000)) as string;
     const result = await running;
     await s.close();
@@ -137,8 +137,8 @@ rules:
     const child = spawn(process.execPath, [CLI, 'worker', task.file, '--redis', redis.url, '--metrics-port', 'ninety'], { stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(child);
     let err = '';
-    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-    child.stdout!.on('data', (d: Buffer) => (err += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.stdout.on('data', (d: Buffer) => (err += d.toString()));
     const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
     assert.notEqual(code, 0);
     assert.match(err, /--metrics-port 'ninety': expected a port number/);

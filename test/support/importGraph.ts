@@ -75,7 +75,7 @@ export function importEdges(root: string): ImportEdge[] {
         node.arguments.length === 1 &&
         ts.isStringLiteral(node.arguments[0]!)
       ) {
-        add(node, (node.arguments[0] as ts.StringLiteral).text, false, null);
+        add(node, (node.arguments[0]).text, false, null);
       }
       ts.forEachChild(node, visit);
     };

@@ -42,7 +42,7 @@ export async function forwardProxy(user: string, password: string): Promise<Prox
     }
     p.forwarded.push(`CONNECT ${req.url}`);
     const [host, port] = req.url!.split(':');
-    const up = connect(Number(port), host!, () => {
+    const up = connect(Number(port), host, () => {
       socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       up.write(head);
       up.pipe(socket).pipe(up);

@@ -88,7 +88,7 @@ ${q.tags.map((t) => `<a class="tag" href="/tag/${t}/page/1/">${t}</a>`).join('\n
   }
   m = /^\/author\/([A-Za-z-]+)\/$/.exec(path);
   if (m) {
-    const i = NAMES.findIndex((n) => n.replace(/ /g, '-') === m![1]);
+    const i = NAMES.findIndex((n) => n.replace(/ /g, '-') === m[1]);
     if (i < 0) return null;
     const a = author(i);
     return {

@@ -164,8 +164,8 @@ async function startNode(dir: string, args: (port: number) => Promise<string[]> 
     const child = spawn(REDIS_BIN(), argv, { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     const keep = (b: Buffer) => (output = (output + b.toString()).slice(-4000));
-    child.stdout!.on('data', keep);
-    child.stderr!.on('data', keep);
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
     const spawnError = new Promise<Error>((resolve) => child.once('error', (err) => resolve(err)));
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     const deadline = Date.now() + 15_000;
@@ -255,8 +255,8 @@ function runCli(args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(REDIS_CLI(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
-    child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
-    child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (out += b.toString()));
     child.once('error', (err) => reject(new Error(`cannot run ${REDIS_CLI()}: ${err.message} (install it: apt-get install redis-tools)`)));
     child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${REDIS_CLI()} ${args.join(' ')} exited ${code}:\n${out.trim()}`))));
   });

@@ -18,7 +18,7 @@ export function skipBecause(ctx: Mocha.Context, reason: string): never {
   const runnable = ctx.test;
   // In a `before` hook mocha skips the whole suite, so the reason goes on the suite.
   const beforeAll = runnable !== undefined && (runnable as { type?: string }).type === 'hook' && /"before all"/.test(runnable.title);
-  const target: (Mocha.Runnable | Mocha.Suite) & WithReason | undefined = beforeAll ? runnable!.parent : (ctx.currentTest ?? runnable);
+  const target: (Mocha.Runnable | Mocha.Suite) & WithReason | undefined = beforeAll ? runnable.parent : (ctx.currentTest ?? runnable);
   if (target) target.skipReason = reason;
   // Under mocha --parallel the reporter sees copies of the tests, without skipReason: it reads this file instead.
   if (target && process.env.CS_TEST_SKIP_REASONS) appendFileSync(process.env.CS_TEST_SKIP_REASONS, JSON.stringify({ title: target.fullTitle(), reason }) + '\n');

@@ -264,7 +264,7 @@ describe('autoscaling: measurements (issue 36)', () => {
 describe('autoscaling: per-host back-off (issue 36)', () => {
   it('halves a host that answers 429/503, once a second however many say so, and gives turns back one per cap of good answers', () => {
     let s = hostCap(16);
-    let r = afterAnswer(16, s, { at: 10_000, ms: 50, throttled: true });
+    const r = afterAnswer(16, s, { at: 10_000, ms: 50, throttled: true });
     assert.equal(r.state.cap, 8);
     assert.equal(r.reason, 'answered 429/503: at most 8 request(s) at once (was 16)');
     s = r.state;

@@ -98,7 +98,7 @@ describe('New Task File: proposed items', () => {
       assert.equal(data.description, a.description);
       for (const [k, v] of Object.entries(data)) {
         assert.ok(typeof v === 'string' && v !== '', `${k} is empty on ${a.slug}`);
-        assert.doesNotMatch(v as string, /Quotes to Scrape|GoodReads|Login/, `${k} comes from the header or footer`);
+        assert.doesNotMatch(v, /Quotes to Scrape|GoodReads|Login/, `${k} comes from the header or footer`);
       }
     }
   });

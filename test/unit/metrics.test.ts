@@ -36,7 +36,7 @@ describe('metrics: rates and ETA', () => {
     assert.equal(e.state, 'ok');
     assert.equal(e.completionRate, 5);
     assert.equal(e.seconds, 14);
-    assert.equal(e.seconds! * e.completionRate, e.pending, 'ETA × pages/s = what is left');
+    assert.equal(e.seconds * e.completionRate, e.pending, 'ETA × pages/s = what is left');
     // Discovery close to completion used to give pending / (c - d): here 70 / 0.2 = 350 s for a queue of 70 at 5/s.
     const discovering = [sample(0, { enqueued: 100, waiting: 100 }), sample(5_000, { done: 25, enqueued: 124, waiting: 70 })];
     assert.equal(estimateEta(discovering, null).seconds, 14);

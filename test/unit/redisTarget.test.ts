@@ -155,7 +155,7 @@ describe('Redis targets: messages that say which setting and which part (issue 3
   const captureStderr = (fn: () => void): string => {
     const write = process.stderr.write.bind(process.stderr);
     let out = '';
-    process.stderr.write = ((chunk: string | Uint8Array) => ((out += String(chunk)), true)) as typeof process.stderr.write;
+    process.stderr.write = ((chunk: string | Uint8Array) => ((out += String(chunk)), true));
     try {
       fn();
     } finally {

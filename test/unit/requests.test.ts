@@ -88,7 +88,7 @@ describe('requests and JSON responses', () => {
     assert.equal(next.depth, 0);
     assert.equal(next.rule, 'products');
     assert.deepEqual(next.series, { of: { start: 0 }, page: 2, values: {} });
-    const empty = analysePage(t, { url: next.url, html: page([]), rule: t.rules[0]!, depth: 0, json: true, series: next.series! });
+    const empty = analysePage(t, { url: next.url, html: page([]), rule: t.rules[0]!, depth: 0, json: true, series: next.series });
     assert.deepEqual(empty.kept, [], 'an empty page ends the series');
   });
 

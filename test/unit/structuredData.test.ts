@@ -161,13 +161,13 @@ rules:
   it('gives the field under the cursor that source, whatever its value was', () => {
     const a = apply('title: h1', 2, 'jsonld', 'Product.name');
     assert.equal(a.target, 'field title');
-    assert.match(a.out, /\n {10}title: \{ jsonld: Product\.name \}   # the heading\n/);
+    assert.match(a.out, /\n {10}title: \{ jsonld: Product\.name \} {3}# the heading\n/);
     const b = apply('selector: .price', 3, 'microdata', 'Product.offers.price');
     assert.equal(b.target, 'field price');
     assert.match(b.out, /\n {10}price: \{ microdata: Product\.offers\.price \}\n {10}empty:\n/);
     const c = apply('empty:', 6, 'opengraph', 'og:title');
     assert.equal(c.target, 'field empty');
-    assert.match(c.out, /\n {10}empty: \{ opengraph: og:title \}\n  - name: other/);
+    assert.match(c.out, /\n {10}empty: \{ opengraph: og:title \}\n {2}- name: other/);
     // What was written is a valid field.
     for (const { out, target } of [a, b, c]) assert.deepEqual(parseTask(out, 'sd.crawl.yaml').diagnostics.filter((d) => d.path.startsWith(`rules[0].items[0].fields.${target.slice(6)}`)), []);
   });
@@ -175,13 +175,13 @@ rules:
   it('adds a new field after the last one of the item the cursor is in, named by the path, never twice the same name', () => {
     const a = apply('type: product', 0, 'opengraph', 'product:price:amount');
     assert.equal(a.target, 'field price_amount');
-    assert.match(a.out, /\n {10}empty:\n {10}price_amount: \{ opengraph: product:price:amount \}\n  - name: other/);
+    assert.match(a.out, /\n {10}empty:\n {10}price_amount: \{ opengraph: product:price:amount \}\n {2}- name: other/);
     const b = apply('type: product', 0, 'jsonld', 'Product.offers.price');
     assert.equal(b.target, 'field price2');
     // After a last field written as a block mapping, too.
     const blockLast = text.replace('          empty:\n', '');
     const plan = planFieldInsert(blockLast, blockLast.indexOf('type: product'), 'microdata', 'Product.sku');
-    assert.match(blockLast.slice(0, plan.start) + plan.text + blockLast.slice(plan.end), /\n {12}all: true\n {10}sku: \{ microdata: Product\.sku \}\n  - name: other/);
+    assert.match(blockLast.slice(0, plan.start) + plan.text + blockLast.slice(plan.end), /\n {12}all: true\n {10}sku: \{ microdata: Product\.sku \}\n {2}- name: other/);
     assert.equal(fieldNameFor('jsonld', 'Product.offers.price'), 'price');
     assert.equal(fieldNameFor('opengraph', 'og:title'), 'title');
   });
@@ -189,7 +189,7 @@ rules:
   it("adds it to the preview's rule's first item when the cursor is in none, else writes it at the cursor", () => {
     const plan = planFieldInsert(text, 0, 'jsonld', 'Product.sku', 'product');
     assert.equal(plan.target, 'field sku');
-    assert.match(text.slice(0, plan.start) + plan.text + text.slice(plan.end), /\n {10}empty:\n {10}sku: \{ jsonld: Product\.sku \}\n  - name: other/);
+    assert.match(text.slice(0, plan.start) + plan.text + text.slice(plan.end), /\n {10}empty:\n {10}sku: \{ jsonld: Product\.sku \}\n {2}- name: other/);
     const a = apply('name: other', 0, 'jsonld', 'Product.sku');
     assert.equal(a.target, 'the cursor');
     assert.match(a.out, /- \{ jsonld: Product\.sku \}name: other/);

@@ -400,7 +400,7 @@ describe('designer core', () => {
       const s = similarSelectors(page, siteOf(text, 'p.prce_color'));
       assert.equal(s[0]?.selector, 'p.price_color');
       assert.equal(s[0]?.count, DEMO_SITE.perPage);
-      assert.match(s[0]!.why, /'\.price_color' is on the page/);
+      assert.match(s[0].why, /'\.price_color' is on the page/);
     });
 
     it('leaves a part out, and offers the links a follow rule\'s page shows', () => {

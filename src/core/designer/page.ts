@@ -175,7 +175,7 @@ function friendlyPath(normalized: string): string {
 function suggestJsonPath(page: PreparedPage, index: number, itemScope: string | null): SelectorSuggestion | null {
   const json = page.json;
   let el: Element | null = page.elements[index] ?? null;
-  while (el && el.attribs[PATH_ATTR] === undefined) el = el.parent && 'attribs' in el.parent ? (el.parent as Element) : null;
+  while (el && el.attribs[PATH_ATTR] === undefined) el = el.parent && 'attribs' in el.parent ? (el.parent) : null;
   if (!json || !el) return null;
   const path = el.attribs[PATH_ATTR]!;
   const count = (p: string, at: JsonMatch = { value: json.value, path: '$' }) => queryJsonPaths(p, at.value, at.path, false).length;

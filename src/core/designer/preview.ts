@@ -89,7 +89,7 @@ export function computePreview(input: PreviewInput): PreviewResult {
     // What a worker does with a JSON response its rule does not read: records it, extracts nothing.
     if (isJson && !json && choice.rule.format === null) problems.unshift(`the response is JSON and rule '${choice.rule.name}' reads it with no JSONPath ($…): a crawl records the page and extracts nothing. Write its selectors as paths ($.items[*]) or set 'format: json'.`);
     const method = (r: JobRequest | undefined) => (r ? { method: r.method, ...(r.body ? { body: bodyLabel(r.body) } : {}) } : {});
-    const dropped = outcome.dropped.map((d) => ({ url: d.url, reason: d.reason as LinkReason, follow: d.follow, ...(d.method ? { method: d.method } : {}), ...(d.detail ? { detail: d.detail } : {}) }));
+    const dropped = outcome.dropped.map((d): { url: string; reason: LinkReason; follow: number; method?: string; detail?: string } => ({ url: d.url, reason: d.reason, follow: d.follow, ...(d.method ? { method: d.method } : {}), ...(d.detail ? { detail: d.detail } : {}) }));
     const kept: { url: string; rule: string; follow: number; method?: string; body?: string; key?: string }[] = [];
     for (const k of outcome.kept) {
       const key = k.request || k.series ? requestKey(k.url, k.request) : undefined;

@@ -94,12 +94,12 @@ function scanNames(selector: string): { kind: '.' | '#' | 'tag'; name: string; s
   const out: { kind: '.' | '#' | 'tag'; name: string; start: number; end: number }[] = [];
   for (const m of masked.matchAll(NAME)) {
     if (m[2] !== undefined) {
-      const start = m.index! + m[1]!.length;
+      const start = m.index + m[1]!.length;
       // A pseudo-class name (`:not`) is not a tag.
       if (selector[start - 1] === ':') continue;
       out.push({ kind: 'tag', name: m[2], start, end: start + m[2].length });
     } else {
-      const start = m.index! + 1;
+      const start = m.index + 1;
       out.push({ kind: m[3] as '.' | '#', name: m[4]!, start, end: start + m[4]!.length });
     }
   }
@@ -136,7 +136,7 @@ function splitSteps(selector: string): string[] | null {
   if (/[,>+~]/.test(masked)) return null;
   const steps: string[] = [];
   const re = /\S+/g;
-  for (const m of masked.matchAll(re)) steps.push(selector.slice(m.index!, m.index! + m[0].length));
+  for (const m of masked.matchAll(re)) steps.push(selector.slice(m.index, m.index + m[0].length));
   return steps;
 }
 

@@ -32,7 +32,7 @@ type Range3 = readonly [number, number, number];
 
 function rangeOf(n: unknown): Range3 | null {
   const r = (n as Node | null | undefined)?.range;
-  return r ? (r as Range3) : null;
+  return r ? (r) : null;
 }
 
 function scalarString(n: unknown): string | null {
@@ -93,7 +93,7 @@ export function selectorSites(text: string): SelectorSite[] {
       for (const p of fields.items) {
         if (!isPair(p) || !isScalar(p.key)) continue;
         const name = String(p.key.value);
-        const entry = pairSpan(p as Pair);
+        const entry = pairSpan(p);
         // `page: url` and structured data (`jsonld:`, `microdata:`, `opengraph:`) read the page, no element: nothing
         // to highlight or pick (the cursor there selects the item).
         if (isMap(p.value) && ['page', 'jsonld', 'microdata', 'opengraph'].some((k) => pairNamed(p.value as YAMLMap, k))) continue;

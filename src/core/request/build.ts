@@ -72,7 +72,7 @@ function methodOf(t: RequestTemplate): HttpMethod {
 
 /** A `url:` follow's or a start entry's request with `values` (and `{page}` for a series) in. */
 export function buildRequest(t: RequestTemplate, values: Values, base: string | undefined, origin: SeriesOrigin): BuildResult {
-  const page = t.pages ? (typeof values[PAGE] === 'number' ? (values[PAGE] as number) : t.pages.from) : null;
+  const page = t.pages ? (typeof values[PAGE] === 'number' ? (values[PAGE]) : t.pages.from) : null;
   const all: Values = page === null ? values : { ...values, [PAGE]: page };
   const url = templateUrl(t.url, all, base);
   if (url === null) return { ok: false, problem: `'${renderText(templateParts(t.url), all)}' is not a valid URL` };

@@ -19,7 +19,7 @@ export function readForm(form: Cheerio<AnyNode>, base: string): PageForm | null 
   }
   const pairs: [string, string][] = [];
   form.find('input[name], textarea[name], select[name], button[name]').each((_, node) => {
-    const el = node as Element;
+    const el = node;
     const attrs = el.attribs;
     const name = attrs.name!;
     if ('disabled' in attrs || el.name === 'button') return;

@@ -32,7 +32,7 @@ export function outlineTask(text: string): TaskOutline {
   if (isSeq(startNode)) {
     for (const item of startNode.items) {
       const urlNode = isMap(item) ? item.get('url', true) : item;
-      if (isScalar(urlNode) && typeof urlNode.value === 'string') startUrls.push({ url: urlNode.value, span: span(urlNode as Node) });
+      if (isScalar(urlNode) && typeof urlNode.value === 'string') startUrls.push({ url: urlNode.value, span: span(urlNode) });
     }
   }
   const rules: { name: string; span: Span }[] = [];
@@ -68,10 +68,10 @@ export function fieldSpan(text: string, rule: string, type: string, field: strin
   if (!isMap(ruleNode)) return null;
   const items = ruleNode.get('items', true);
   const typeNode = isSeq(items) ? items.items.find((i) => isMap(i) && scalarIs(i.get('type', true), type)) : null;
-  if (!isMap(typeNode)) return span(ruleNode as Node);
+  if (!isMap(typeNode)) return span(ruleNode);
   const fields = typeNode.get('fields', true);
   const fieldNode = isMap(fields) ? fields.get(field, true) : null;
-  return span((fieldNode ?? typeNode) as Node);
+  return span((fieldNode ?? typeNode));
 }
 
 function scalarIs(n: unknown, value: string): boolean {

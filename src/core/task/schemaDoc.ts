@@ -58,7 +58,7 @@ function section(title: string, path: string, n0: Node, out: string[], depth: nu
   if (n.description) out.push(n.description, '');
   if (n.details) out.push(...n.details, '');
   if (props) {
-    const required = new Set(obj!.required ?? []);
+    const required = new Set(obj.required ?? []);
     out.push('| field | type | required | description |', '| --- | --- | --- | --- |');
     for (const [k, v] of Object.entries(props)) {
       const d = deref(v);

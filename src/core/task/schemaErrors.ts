@@ -35,7 +35,7 @@ export function salvage(value: unknown, isBroken: (path: Path) => boolean): RawT
     schedule: isBroken(['schedule']) ? undefined : (v.schedule as RawTask['schedule']),
     notify: isBroken(['notify']) ? undefined : (v.notify as RawTask['notify']),
     rules: fixedRules.length ? fixedRules : rules,
-  } as RawTask;
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------

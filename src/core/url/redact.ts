@@ -50,7 +50,7 @@ function querySecrets(url: string): Span[] {
   const spans: Span[] = [];
   // A parameter starts after '?' or at an '&' followed by "name=": a value's own unencoded '&' (not followed by a
   // name and '=') stays inside it.
-  const starts = [q + 1, ...[...url.slice(q + 1).matchAll(/&(?=[A-Za-z0-9_.%-]*=)/g)].map((m) => q + 1 + m.index! + 1)];
+  const starts = [q + 1, ...[...url.slice(q + 1).matchAll(/&(?=[A-Za-z0-9_.%-]*=)/g)].map((m) => q + 1 + m.index + 1)];
   starts.forEach((start, i) => {
     const end = i + 1 < starts.length ? starts[i + 1]! - 1 : url.length;
     const param = url.slice(start, end);

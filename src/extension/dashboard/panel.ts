@@ -169,7 +169,7 @@ export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
     if (!h.run || (h.phase.kind !== 'finished' && h.phase.kind !== 'stopped')) return null;
     const c = this.changes;
     const settled = c?.run === h.run.run && c.value !== null && (c.value.notify !== null || !this.task.notify);
-    if (settled || (c?.run === h.run.run && Date.now() - c.at < CHANGES_EVERY_MS)) return c!.value;
+    if (settled || (c?.run === h.run.run && Date.now() - c.at < CHANGES_EVERY_MS)) return c.value;
     // The store may be busy or gone: the dashboard's other figures do not wait on it.
     const value = await readRunChanges(this.task, h.run.run).catch(() => (c?.run === h.run!.run ? c.value : null));
     this.changes = { run: h.run.run, value, at: Date.now() };

@@ -27,7 +27,7 @@ export function sqliteHistorySql(conn: () => DatabaseSync, where: string, busyTi
     itemDataText: (column) => column,
     skipsUnchanged: true,
     rowsPerStatement: [16, 1],
-    all: async (sql, params = []) => prepare(sql).all(...bind(params)) as Row[],
+    all: async (sql, params = []) => prepare(sql).all(...bind(params)),
     run: async (sql, params = []) => {
       prepare(sql).run(...bind(params));
     },

@@ -243,7 +243,7 @@ export class Egress {
         out.end();
         return;
       }
-      const up = connect({ host: hostname, port, lookup: lookupVia(route.resolver ?? systemResolver, !this.open(lease, hostPort)) as never });
+      const up = connect({ host: hostname, port, lookup: lookupVia(route.resolver ?? systemResolver, !this.open(lease, hostPort)) });
       up.once('connect', () => joined(up));
       up.once('error', (err: NodeJS.ErrnoException) => {
         if (err.code === 'ECRAWL_PRIVATE_ADDRESS') {
@@ -285,8 +285,8 @@ export class Egress {
     let pair = this.agents.get(resolver);
     if (!pair) {
       pair = {
-        guarded: new HttpAgent({ keepAlive: true, lookup: lookupVia(resolver, true) as never }),
-        open: new HttpAgent({ keepAlive: true, lookup: lookupVia(resolver, false) as never }),
+        guarded: new HttpAgent({ keepAlive: true, lookup: lookupVia(resolver, true) }),
+        open: new HttpAgent({ keepAlive: true, lookup: lookupVia(resolver, false) }),
       };
       this.agents.set(resolver, pair);
     }

@@ -129,12 +129,12 @@ describe('VS Code conventions: tasks, problem matcher, manifest', function () {
       assert.equal(api.fixtureTests.lastRun.get(idOf(same))?.state, 'passed', JSON.stringify(outcomes));
       const failed = api.fixtureTests.lastRun.get(idOf(changed));
       assert.equal(failed?.state, 'failed', JSON.stringify(outcomes));
-      assert.match(failed!.message ?? '', /1 field changed/);
-      assert.match(failed!.expected ?? '', /title: "Beta"/);
-      assert.match(failed!.actual ?? '', /title: "Gamma"/);
+      assert.match(failed.message ?? '', /1 field changed/);
+      assert.match(failed.expected ?? '', /title: "Beta"/);
+      assert.match(failed.actual ?? '', /title: "Gamma"/);
       // The field first on each line (an item's label can be a long quote), and the marker at the field's line.
-      assert.match(failed!.expected ?? '', /^title: "Beta" {3}\(book /);
-      assert.equal(failed!.line, 6, 'the failure marker on the line of the changed field (fields: { title: h1, … })');
+      assert.match(failed.expected ?? '', /^title: "Beta" {3}\(book /);
+      assert.equal(failed.line, 6, 'the failure marker on the line of the changed field (fields: { title: h1, … })');
     } finally {
       await vscode.workspace.fs.delete(dir, { recursive: true });
       await vscode.workspace.fs.delete(vscode.Uri.joinPath(folder, '.crawl', 'fixtures', 'fx'), { recursive: true }).then(undefined, () => undefined);

@@ -132,7 +132,7 @@ describe('Crawl dashboard (real crawl)', function () {
     broken = false;
     assert.equal(await vscode.commands.executeCommand('crawlStudio.dashboard.testMessage', file, { type: 'retryGroup', group: 'http-999' }), false, 'a group the dashboard does not show is refused');
     assert.equal(await vscode.commands.executeCommand('crawlStudio.dashboard.testMessage', file, { type: 'retryGroup', group: 'http-503' }), true);
-    const all = (await vscode.commands.executeCommand<{ task: string; lastPosted: Record<string, ToDashboard> }[]>('crawlStudio.dashboard.testState'))!;
+    const all = (await vscode.commands.executeCommand<{ task: string; lastPosted: Record<string, ToDashboard> }[]>('crawlStudio.dashboard.testState'));
     const retried = all.find((p) => p.task === 'dash')!.lastPosted.retried;
     assert.deepEqual(retried, { type: 'retried', group: 'http-503', count: 2 });
     const redisClient = await api.connection.get();

@@ -19,7 +19,7 @@ async function until<T>(what: string, probe: () => T | Promise<T>, timeoutMs: nu
   const end = Date.now() + timeoutMs;
   for (;;) {
     const last = await probe();
-    if (last) return last as NonNullable<T>;
+    if (last) return last;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(await explain()).slice(0, 800)}`);
     await new Promise((r) => setTimeout(r, 50));
   }

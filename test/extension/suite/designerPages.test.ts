@@ -26,7 +26,7 @@ async function until<T>(what: string, probe: () => T | Promise<T>, timeoutMs = 2
   let last: T | undefined;
   for (;;) {
     last = await probe();
-    if (last) return last as NonNullable<T>;
+    if (last) return last;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
@@ -87,7 +87,7 @@ describe('designer: New Task File items and the Preview lens (issue 32)', functi
     const detailUrl = `${quotes.url}/author/${a.slug}/`;
     const detail = extractPage(await page(detailUrl), detailUrl, task!.rules.find((r) => r.name === 'detail')!);
     assert.equal(detail.items[0]?.data.title, a.name, text);
-    assert.ok(Object.values(detail.items[0]!.data).every((v) => typeof v === 'string' && v !== '' && !v.includes('Quotes to Scrape')), JSON.stringify(detail.items[0]!.data));
+    assert.ok(Object.values(detail.items[0].data).every((v) => typeof v === 'string' && v !== '' && !v.includes('Quotes to Scrape')), JSON.stringify(detail.items[0].data));
   });
 
   it('the Preview lens of a rule opens a page it handles, says which, and its warnings go with the preview', async () => {

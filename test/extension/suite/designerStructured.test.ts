@@ -22,7 +22,7 @@ async function until<T>(what: string, probe: () => T | Promise<T>, timeoutMs = 3
   const end = Date.now() + timeoutMs;
   for (;;) {
     const last = await probe();
-    if (last) return last as NonNullable<T>;
+    if (last) return last;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }

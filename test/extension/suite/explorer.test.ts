@@ -122,7 +122,7 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     const top = lenses[0]!.command!.title;
     await until('the crawl to finish', () => !api.crawls.get('shop'), 90_000);
     assert.ok(top === '$(debug-stop) Stop Crawl' || top === '$(play) Start Crawl');
-    const after = (await vscode.commands.executeCommand<{ name: string; counts: Record<string, number> }[]>('crawlStudio.refresh'))!.find((x) => x.name === 'shop')!;
+    const after = (await vscode.commands.executeCommand<{ name: string; counts: Record<string, number> }[]>('crawlStudio.refresh')).find((x) => x.name === 'shop')!;
     assert.equal(after.counts.failed, 1, 'the 404 page failed');
     assert.ok((after.counts.completed ?? 0) >= 27, `completed ${after.counts.completed}`);
     const items = await vscode.commands.executeCommand<number>('crawlStudio.openResults', taskUri);
@@ -133,10 +133,10 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     const queue = api.tree.queueNodes().find((q) => q.name === 'shop');
     // The test bundle has its own copy of the node classes: compare kinds, not instanceof.
     assert.equal(queue?.kind, 'queue');
-    const states = (await api.tree.getChildren(queue!)) as StateNode[];
+    const states = (await api.tree.getChildren(queue)) as StateNode[];
     assert.deepEqual(states.map((s) => s.state), ['frontier', 'waiting', 'prioritized', 'active', 'delayed', 'completed', 'skipped', 'failed']);
     const failedState = states.find((s) => s.state === 'failed')!;
-    const jobs = (await api.tree.getChildren(failedState)) as ExplorerNode[];
+    const jobs = (await api.tree.getChildren(failedState));
     assert.equal(jobs.length, 1);
     const job = jobs[0] as JobNode;
     assert.equal(job.job.data.url, `${site.url}/catalogue/book-5.html`);

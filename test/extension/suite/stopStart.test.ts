@@ -105,7 +105,7 @@ describe('Stop, Start and Retry Job in the editor (issue 32)', function () {
     await vscode.commands.executeCommand('crawlStudio.refresh');
     const queue = api.tree.queueNodes().find((q) => q.name === 'stopper')!;
     const failed = ((await api.tree.getChildren(queue)) as StateNode[]).find((s) => s.state === 'failed')!;
-    const jobs = (await api.tree.getChildren(failed)) as ExplorerNode[];
+    const jobs = (await api.tree.getChildren(failed));
     assert.equal(jobs.length, 1);
     const job = jobs[0] as JobNode;
     assert.equal(job.job.data.url, `${site.url}/catalogue/book-5.html`);

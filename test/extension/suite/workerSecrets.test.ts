@@ -92,7 +92,7 @@ rules:
       const pids = await vscode.commands.executeCommand<number[]>('crawlStudio.startWorkers', vscode.Uri.file(file), 1);
       assert.equal(pids?.length, 1);
       const logs: string[] = [];
-      api.workers.list().find((w) => w.pid === pids![0])?.pool.supervisor.on('log', (_pid, line) => logs.push(line));
+      api.workers.list().find((w) => w.pid === pids[0])?.pool.supervisor.on('log', (_pid, line) => logs.push(line));
       const stats = await until('the crawl to drain', async () => {
         const s = await queue.stats((await queue.currentRun())!.run);
         const c = await readJobCounts(conn, 'ext-proxied');
@@ -102,9 +102,9 @@ rules:
       assert.equal(stats.done, 3);
       assert.equal(refused, 0, 'the proxy never refused the credentials');
       assert.deepEqual(forwarded.sort(), ['/', '/p1', '/p2']);
-      const cmdline = readFileSync(`/proc/${pids![0]}/cmdline`, 'utf8');
+      const cmdline = readFileSync(`/proc/${pids[0]}/cmdline`, 'utf8');
       assert.ok(cmdline.includes('worker') && !cmdline.includes(PASSWORD), 'the credential is not on the worker\'s command line');
-      assert.ok(readFileSync(`/proc/${pids![0]}/environ`, 'utf8').split('\0').includes(`CRAWL_STUDIO_EXT_PX_PASSWORD=${PASSWORD}`), 'it is in its environment');
+      assert.ok(readFileSync(`/proc/${pids[0]}/environ`, 'utf8').split('\0').includes(`CRAWL_STUDIO_EXT_PX_PASSWORD=${PASSWORD}`), 'it is in its environment');
     } finally {
       await queue.close();
       conn.disconnect();
