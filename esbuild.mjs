@@ -35,7 +35,9 @@ const builds = [];
 // The extension and the worker share one copy of the engine, in the worker's bundle (scripts/shared-engine.mjs):
 // the graph of both is read first, then the two are built from it.
 const engineEntries = { extension: 'src/extension/extension.ts', worker: programBundleEntries['worker.bundle'] };
-const otherPrograms = Object.fromEntries(Object.entries(programBundleEntries).filter(([name]) => name !== 'worker.bundle'));
+const otherPrograms = Object.fromEntries(
+  Object.entries(programBundleEntries).filter(([name]) => name !== 'worker.bundle'),
+);
 if (!onlyTests) {
   builds.push({
     ...common,
@@ -53,8 +55,18 @@ async function buildExtensionAndEngine(metafile) {
   const plan = planFrom(metafile, process.cwd(), engineEntries);
   const engine = engineEntry(plan);
   await Promise.all([
-    esbuild.build({ ...common, entryPoints: { extension: engineEntries.extension }, outdir: outRoot, plugins: [fromEngine(plan), ...common.plugins] }),
-    esbuild.build({ ...common, entryPoints: { 'worker.bundle': engine.entry }, outdir: outRoot, plugins: [engine.plugin, ...common.plugins] }),
+    esbuild.build({
+      ...common,
+      entryPoints: { extension: engineEntries.extension },
+      outdir: outRoot,
+      plugins: [fromEngine(plan), ...common.plugins],
+    }),
+    esbuild.build({
+      ...common,
+      entryPoints: { 'worker.bundle': engine.entry },
+      outdir: outRoot,
+      plugins: [engine.plugin, ...common.plugins],
+    }),
   ]);
 }
 
@@ -95,24 +107,27 @@ if (!onlyTests) {
 }
 
 const testEntries = production ? [] : walk('test', (p) => p.endsWith('.test.ts') || p.endsWith('/index.ts'));
-if (testEntries.length > 0) builds.push({
-  ...common,
-  sourcemap: 'inline',
-  entryPoints: testEntries,
-  outbase: 'test',
-  outdir: 'out/test',
-  // Tests import the real libraries from node_modules, like the product does after bundling.
-  packages: 'external',
-  external: [...common.external],
-});
+if (testEntries.length > 0)
+  builds.push({
+    ...common,
+    sourcemap: 'inline',
+    entryPoints: testEntries,
+    outbase: 'test',
+    outdir: 'out/test',
+    // Tests import the real libraries from node_modules, like the product does after bundling.
+    packages: 'external',
+    external: [...common.external],
+  });
 
 function copyAssets() {
   mkdirSync(`${outRoot}/schema`, { recursive: true });
   copyFileSync('src/core/task/crawl-task.schema.json', `${outRoot}/schema/crawl-task.schema.json`);
   // The codicon font for webviews, served from the extension's own files (no CDN).
   mkdirSync(`${outRoot}/media/codicons`, { recursive: true });
-  for (const f of ['codicon.css', 'codicon.ttf']) copyFileSync(`node_modules/@vscode/codicons/dist/${f}`, `${outRoot}/media/codicons/${f}`);
-  for (const f of ['package.json', 'browsers.json', 'LICENSE', 'NOTICE']) copyFileSync(`node_modules/playwright-core/${f}`, `${outRoot}/playwright-core/${f}`);
+  for (const f of ['codicon.css', 'codicon.ttf'])
+    copyFileSync(`node_modules/@vscode/codicons/dist/${f}`, `${outRoot}/media/codicons/${f}`);
+  for (const f of ['package.json', 'browsers.json', 'LICENSE', 'NOTICE'])
+    copyFileSync(`node_modules/playwright-core/${f}`, `${outRoot}/playwright-core/${f}`);
 }
 
 const graph = engineGraphOptions(common, engineEntries);
@@ -120,7 +135,11 @@ if (watch) {
   for (const b of builds) (await esbuild.context(b)).watch();
   // The graph's build watches the files of both; each rebuild of it builds the pair again.
   // (esbuild has printed a failed build's errors: watching goes on.)
-  const again = { name: 'extension-and-engine', setup: (b) => b.onEnd((r) => (r.errors.length === 0 ? buildExtensionAndEngine(r.metafile).catch(() => {}) : undefined)) };
+  const again = {
+    name: 'extension-and-engine',
+    setup: (b) =>
+      b.onEnd((r) => (r.errors.length === 0 ? buildExtensionAndEngine(r.metafile).catch(() => {}) : undefined)),
+  };
   if (!onlyTests) (await esbuild.context({ ...graph, plugins: [...graph.plugins, again] })).watch();
 } else {
   const pair = onlyTests ? null : esbuild.build(graph).then((r) => buildExtensionAndEngine(r.metafile));

@@ -8,7 +8,17 @@ import tseslint from 'typescript-eslint';
 
 export default defineConfig(
   {
-    ignores: ['dist/**', 'out/**', 'bench/**', 'node_modules/**', '.cache/**', 'test-artifacts/**', '**/*.js', '**/*.mjs', '**/*.cjs'],
+    ignores: [
+      'dist/**',
+      'out/**',
+      'bench/**',
+      'node_modules/**',
+      '.cache/**',
+      'test-artifacts/**',
+      '**/*.js',
+      '**/*.mjs',
+      '**/*.cjs',
+    ],
   },
   js.configs.recommended,
   tseslint.configs.recommendedTypeChecked,

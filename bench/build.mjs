@@ -18,7 +18,9 @@ const arg = (name) => (process.argv.includes(name) ? resolve(process.argv[proces
 const root = arg('--src') ?? resolve(here, '..');
 // The copy's own bundle options and program stubs: a change to how programs start (their stubs, flags, loader) is
 // part of what an experiment measures, and a stub must match the loader it calls.
-const { nodeBundleOptions, programBundleEntries, writeProgramStubs } = await import(pathToFileURL(join(root, 'scripts', 'bundle-options.mjs')).href);
+const { nodeBundleOptions, programBundleEntries, writeProgramStubs } = await import(
+  pathToFileURL(join(root, 'scripts', 'bundle-options.mjs')).href
+);
 const out = arg('--out') ?? join(here, '.build');
 mkdirSync(out, { recursive: true });
 // bench/package.json says "type": "module"; the bundles are CommonJS, like dist/.
@@ -40,7 +42,11 @@ const fromRootSrc = {
     // `../../src/...` from bench/src means the chosen root's src/ (the repository, or an experiment's copy).
     build.onResolve({ filter: /^\.\.\/\.\.\/src\// }, async (args) => {
       if (!args.importer.startsWith(join(here, 'src')) || args.pluginData === 'again') return undefined;
-      const r = await build.resolve(`./${args.path.slice('../../'.length)}`, { kind: args.kind, resolveDir: root, pluginData: 'again' });
+      const r = await build.resolve(`./${args.path.slice('../../'.length)}`, {
+        kind: args.kind,
+        resolveDir: root,
+        pluginData: 'again',
+      });
       return r.errors.length ? undefined : { path: r.path };
     });
     build.onResolve({ filter: /^[^./]/ }, async (args) => {
@@ -68,11 +74,20 @@ writeProgramStubs(out);
 let describe = 'unknown';
 try {
   const { execFileSync } = await import('node:child_process');
-  const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
-  const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+  const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] })
+    .toString()
+    .trim();
+  const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  })
+    .toString()
+    .trim();
   describe = `${head}${dirty ? ' + uncommitted changes in src/' : ''}`;
 } catch {
   // not a git checkout (an experiment's copy)
 }
 writeFileSync(join(out, 'SOURCE'), JSON.stringify({ root, describe, builtAt: new Date().toISOString() }) + '\n');
-console.log(`bench: built ${Object.keys(benchEntries).length + Object.keys(programBundleEntries).length} bundles into ${out}`);
+console.log(
+  `bench: built ${Object.keys(benchEntries).length + Object.keys(programBundleEntries).length} bundles into ${out}`,
+);

@@ -32,7 +32,27 @@ if (!process.argv.includes('--no-postgres')) {
 
 let seq = 0;
 const micro = (args, history, run, schema) =>
-  JSON.parse(execFileSync(process.execPath, [join(build, 'micro-history.js'), ...args, '--history', history, '--lists', LISTS, '--run', String(run), '--schema', schema], { encoding: 'utf8' }).trim().split('\n').pop());
+  JSON.parse(
+    execFileSync(
+      process.execPath,
+      [
+        join(build, 'micro-history.js'),
+        ...args,
+        '--history',
+        history,
+        '--lists',
+        LISTS,
+        '--run',
+        String(run),
+        '--schema',
+        schema,
+      ],
+      { encoding: 'utf8' },
+    )
+      .trim()
+      .split('\n')
+      .pop(),
+  );
 // The first run (untimed here), then the re-crawl in a process of its own, as a scheduled re-crawl is.
 const once = (args, history) => {
   const schema = `hist_${++seq}`;
@@ -65,7 +85,11 @@ for (const [kind, args] of stores) {
     items: on[0].items,
     batches: on[0].batches,
     changes: on[0].changes,
-    on: { us: median(on.map((x) => x.usPerItem)), cpu: median(on.map((x) => x.cpuUsPerItem)), finishMs: median(on.map((x) => x.finishMs)) },
+    on: {
+      us: median(on.map((x) => x.usPerItem)),
+      cpu: median(on.map((x) => x.cpuUsPerItem)),
+      finishMs: median(on.map((x) => x.finishMs)),
+    },
     off: { us: median(off.map((x) => x.usPerItem)), cpu: median(off.map((x) => x.cpuUsPerItem)) },
     ratio: { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) },
     withFinish: { median: median(withFinish), min: Math.min(...withFinish), max: Math.max(...withFinish) },
@@ -78,9 +102,13 @@ for (const [kind, args] of stores) {
 }
 
 const L = [];
-L.push(`Rounds: ${ROUNDS} per store, history on and off back to back (order alternating). Load average (1 min) from ${fmt(load[0])} to ${fmt(load.at(-1))}, range ${fmt(Math.min(...load))}–${fmt(Math.max(...load))}, on ${execFileSync('nproc').toString().trim()} cores.`);
+L.push(
+  `Rounds: ${ROUNDS} per store, history on and off back to back (order alternating). Load average (1 min) from ${fmt(load[0])} to ${fmt(load.at(-1))}, range ${fmt(Math.min(...load))}–${fmt(Math.max(...load))}, on ${execFileSync('nproc').toString().trim()} cores.`,
+);
 L.push('');
-L.push('| store | items (2nd run) | batches | store time per item, history off → on (µs, median) | of it in history\'s step (µs) | history costs (median of per-round on/off, min–max) | CPU per item of the process, off → on (µs) | CPU: on/off (median, min–max) | finishRun (ms) | with finishRun: on/off (median, min–max) |');
+L.push(
+  "| store | items (2nd run) | batches | store time per item, history off → on (µs, median) | of it in history's step (µs) | history costs (median of per-round on/off, min–max) | CPU per item of the process, off → on (µs) | CPU: on/off (median, min–max) | finishRun (ms) | with finishRun: on/off (median, min–max) |",
+);
 L.push('|---|---|---|---|---|---|---|---|---|---|');
 for (const r of rows) {
   const pct = (x) => `${x >= 1 ? '+' : ''}${fmt((x - 1) * 100, 0)}%`;

@@ -32,8 +32,12 @@ const site = createServer((req, res) => {
   const list = /^\/(?:l\/(\d+))?$/.exec(req.url);
   if (list) {
     const i = Number(list[1] ?? 0);
-    const links = Array.from({ length: PER }, (_, j) => `<a class="item" href="/b/${i}-${j}">item ${i}-${j}</a>`).join('');
-    return res.end(`<h1>list ${i}</h1>${links}${i + 1 < LISTS ? `<a class="next" href="/l/${i + 1}">next</a>` : ''}${filler}`);
+    const links = Array.from({ length: PER }, (_, j) => `<a class="item" href="/b/${i}-${j}">item ${i}-${j}</a>`).join(
+      '',
+    );
+    return res.end(
+      `<h1>list ${i}</h1>${links}${i + 1 < LISTS ? `<a class="next" href="/l/${i + 1}">next</a>` : ''}${filler}`,
+    );
   }
   if (req.url === '/robots.txt') return res.end('');
   const item = /^\/b\/(\d+-\d+)$/.exec(req.url);
@@ -92,7 +96,11 @@ async function crawl(mode, round) {
   try {
     const before = await redisInfo(redis.port);
     const t0 = Date.now();
-    const run = spawn(process.execPath, [CLI, 'run', taskFile, '--workers', '4', '--concurrency', '4', '--redis', redis.url, '--fresh'], { stdio: ['ignore', 'pipe', 'pipe'], cwd: tmp });
+    const run = spawn(
+      process.execPath,
+      [CLI, 'run', taskFile, '--workers', '4', '--concurrency', '4', '--redis', redis.url, '--fresh'],
+      { stdio: ['ignore', 'pipe', 'pipe'], cwd: tmp },
+    );
     let out = '';
     run.stdout.on('data', (d) => (out += d));
     run.stderr.on('data', (d) => (out += d));
@@ -100,11 +108,24 @@ async function crawl(mode, round) {
     let stop = false;
     if (mode === 'monitor') {
       const port = await freePort();
-      monitor = spawn(process.execPath, [CLI, 'monitor', '--redis', redis.url, '--port', String(port)], { stdio: 'ignore', env: { ...process.env, CRAWL_STUDIO_MONITOR_TOKEN: 'bench' } });
+      monitor = spawn(process.execPath, [CLI, 'monitor', '--redis', redis.url, '--port', String(port)], {
+        stdio: 'ignore',
+        env: { ...process.env, CRAWL_STUDIO_MONITOR_TOKEN: 'bench' },
+      });
       await waitForPort(port);
       monitorUrl = `http://127.0.0.1:${port}`;
       const url = `${monitorUrl}/#task=bench`;
-      browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: [
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+          '--no-first-run',
+        ],
+      });
       // Wait for the task to exist, then keep its page open (it polls every 2 s) and scrape /metrics every 5 s.
       while (!(await (await fetch(`http://127.0.0.1:${port}/api/tasks`)).json()).tasks.length) await sleep(100);
       const page = await browser.newPage();
@@ -113,7 +134,10 @@ async function crawl(mode, round) {
         let n = 0;
         while (!stop) {
           await sleep(1000);
-          if (++n % 5 === 0) await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text()).then(() => scrapes++);
+          if (++n % 5 === 0)
+            await fetch(`http://127.0.0.1:${port}/metrics`)
+              .then((r) => r.text())
+              .then(() => scrapes++);
           if (n === 8 || n === 16) loads.push({ when: 'during the crawl', ms: await pageLoad(browser, url) });
         }
       })();
@@ -144,10 +168,25 @@ async function crawl(mode, round) {
       monitor.kill('SIGTERM');
       await sleep(IDLE_MS);
       const c = await redisInfo(redis.port);
-      idle = { watchedMsPerS: ((cpuOf(b) - cpuOf(a)) * 1e6) / IDLE_MS, unwatchedMsPerS: ((cpuOf(c) - cpuOf(b)) * 1e6) / IDLE_MS, watchedCommands: calls(b) - calls(a), unwatchedCommands: calls(c) - calls(b) };
+      idle = {
+        watchedMsPerS: ((cpuOf(b) - cpuOf(a)) * 1e6) / IDLE_MS,
+        unwatchedMsPerS: ((cpuOf(c) - cpuOf(b)) * 1e6) / IDLE_MS,
+        watchedCommands: calls(b) - calls(a),
+        unwatchedCommands: calls(c) - calls(b),
+      };
     }
     const pages = Number(/pages fetched\s+([\d,]+)/.exec(out)?.[1]?.replace(/,/g, '') ?? 0);
-    return { mode, round, pages, wallMs, redisCpuS: cpuOf(after) - cpuOf(before), redisCommands: calls(after) - calls(before), scrapes, loads, idle };
+    return {
+      mode,
+      round,
+      pages,
+      wallMs,
+      redisCpuS: cpuOf(after) - cpuOf(before),
+      redisCommands: calls(after) - calls(before),
+      scrapes,
+      loads,
+      idle,
+    };
   } finally {
     await browser?.close();
     monitor?.kill('SIGTERM');
@@ -168,19 +207,33 @@ site.close();
 rmSync(tmp, { recursive: true, force: true });
 
 const fmt = (n, d = 2) => n.toFixed(d);
-console.log('\n| round | monitor | pages | wall s | pages/s | Redis CPU s | Redis CPU ms / 1,000 pages | Redis commands | page load ms (during; after) |');
+console.log(
+  '\n| round | monitor | pages | wall s | pages/s | Redis CPU s | Redis CPU ms / 1,000 pages | Redis commands | page load ms (during; after) |',
+);
 console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
 for (const r of rows) {
-  const during = r.loads.filter((l) => l.when === 'during the crawl').map((l) => Math.round(l.ms)).join(', ');
-  const after = r.loads.filter((l) => l.when === 'finished crawl').map((l) => Math.round(l.ms)).join(', ');
-  console.log(`| ${r.round} | ${r.mode === 'monitor' ? 'watching' : 'none'} | ${r.pages} | ${fmt(r.wallMs / 1000, 1)} | ${Math.round((r.pages * 1000) / r.wallMs)} | ${fmt(r.redisCpuS)} | ${fmt((r.redisCpuS * 1e6) / Math.max(1, r.pages), 0)} | ${r.redisCommands} | ${r.mode === 'monitor' ? `${during}; ${after}` : ''} |`);
+  const during = r.loads
+    .filter((l) => l.when === 'during the crawl')
+    .map((l) => Math.round(l.ms))
+    .join(', ');
+  const after = r.loads
+    .filter((l) => l.when === 'finished crawl')
+    .map((l) => Math.round(l.ms))
+    .join(', ');
+  console.log(
+    `| ${r.round} | ${r.mode === 'monitor' ? 'watching' : 'none'} | ${r.pages} | ${fmt(r.wallMs / 1000, 1)} | ${Math.round((r.pages * 1000) / r.wallMs)} | ${fmt(r.redisCpuS)} | ${fmt((r.redisCpuS * 1e6) / Math.max(1, r.pages), 0)} | ${r.redisCommands} | ${r.mode === 'monitor' ? `${during}; ${after}` : ''} |`,
+  );
 }
 const per = (mode) => rows.filter((r) => r.mode === mode).map((r) => r.redisCpuS / Math.max(1, r.pages));
 const best = (xs) => Math.min(...xs);
-console.log(`\nRedis CPU per page, best of ${ROUNDS}: none ${fmt(best(per('off')) * 1e6, 1)} µs, watching ${fmt(best(per('monitor')) * 1e6, 1)} µs: ${fmt((best(per('monitor')) / best(per('off')) - 1) * 100, 1)} % more.`);
+console.log(
+  `\nRedis CPU per page, best of ${ROUNDS}: none ${fmt(best(per('off')) * 1e6, 1)} µs, watching ${fmt(best(per('monitor')) * 1e6, 1)} µs: ${fmt((best(per('monitor')) / best(per('off')) - 1) * 100, 1)} % more.`,
+);
 for (const r of rows.filter((x) => x.idle)) {
   const offRates = rows.filter((x) => x.mode === 'off').map((x) => (x.redisCpuS * 1e6) / x.wallMs);
   const crawlMsPerS = offRates.reduce((a, b) => a + b, 0) / offRates.length;
-  console.log(`round ${r.round}: Redis CPU with the crawl finished: ${fmt(r.idle.watchedMsPerS, 2)} ms/s watched (${r.idle.watchedCommands} commands in ${IDLE_MS / 1000} s), ${fmt(r.idle.unwatchedMsPerS, 2)} ms/s not (${r.idle.unwatchedCommands}); the monitor's ${fmt(r.idle.watchedMsPerS - r.idle.unwatchedMsPerS, 2)} ms/s is ${fmt(((r.idle.watchedMsPerS - r.idle.unwatchedMsPerS) / crawlMsPerS) * 100, 2)} % of the crawl's ${fmt(crawlMsPerS, 1)} ms/s (mean of the unwatched runs).`);
+  console.log(
+    `round ${r.round}: Redis CPU with the crawl finished: ${fmt(r.idle.watchedMsPerS, 2)} ms/s watched (${r.idle.watchedCommands} commands in ${IDLE_MS / 1000} s), ${fmt(r.idle.unwatchedMsPerS, 2)} ms/s not (${r.idle.unwatchedCommands}); the monitor's ${fmt(r.idle.watchedMsPerS - r.idle.unwatchedMsPerS, 2)} ms/s is ${fmt(((r.idle.watchedMsPerS - r.idle.unwatchedMsPerS) / crawlMsPerS) * 100, 2)} % of the crawl's ${fmt(crawlMsPerS, 1)} ms/s (mean of the unwatched runs).`,
+  );
 }
 process.exit(0);

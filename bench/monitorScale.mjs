@@ -87,7 +87,7 @@ let browser = null;
 try {
   const crawl = await sh(['run', taskFile, '--workers', '4', '--concurrency', '16', '--redis', redis.url], 'run');
   const failed = Number(/pages failed\s+([\d,]+)/.exec(crawl.out)?.[1]?.replace(/,/g, '') ?? 0);
-  console.log(JSON.stringify({ seeded: "failures", failed, seconds: crawl.s }));
+  console.log(JSON.stringify({ seeded: 'failures', failed, seconds: crawl.s }));
   if (failed === 0) throw new Error(`the crawl failed no page:\n${crawl.out}`);
   const list = join(tmp, 'urls.txt');
   await new Promise((r) => {
@@ -96,16 +96,37 @@ try {
     w.end(r);
   });
   const enq = await sh(['enqueue', taskFile, '--file', list, '--redis', redis.url], 'enqueue');
-  console.log(JSON.stringify({ seeded: 'waiting', urls: WAITING, seconds: enq.s, said: enq.out.trim().split('\n').at(-1) }));
+  console.log(
+    JSON.stringify({ seeded: 'waiting', urls: WAITING, seconds: enq.s, said: enq.out.trim().split('\n').at(-1) }),
+  );
   const status = JSON.parse((await sh(['status', taskFile, '--json', '--redis', redis.url], 'status')).out);
   const mem = await redisInfo(redis.port, 'memory');
-  console.log(JSON.stringify({ counts: status.counts, failed: status.stats.failed, redisMemoryMB: Math.round(Number(mem.used_memory) / 1e6) }));
+  console.log(
+    JSON.stringify({
+      counts: status.counts,
+      failed: status.stats.failed,
+      redisMemoryMB: Math.round(Number(mem.used_memory) / 1e6),
+    }),
+  );
 
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  monitor = spawn(process.execPath, [CLI, 'monitor', '--redis', redis.url, '--port', String(port)], { stdio: 'ignore', env: { ...process.env, CRAWL_STUDIO_MONITOR_TOKEN: 'bench' } });
+  monitor = spawn(process.execPath, [CLI, 'monitor', '--redis', redis.url, '--port', String(port)], {
+    stdio: 'ignore',
+    env: { ...process.env, CRAWL_STUDIO_MONITOR_TOKEN: 'bench' },
+  });
   await waitForPort(port);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   // A new tab: navigation, the page and its script, the API reads, the task's counters and failures drawn.
   const load = async (when) => {
@@ -147,14 +168,24 @@ try {
   }
   const ms = (x) => Math.round(x);
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  console.log(`\n${WAITING.toLocaleString('en-US')} waiting, ${failed.toLocaleString('en-US')} failed (${status.counts.failed.toLocaleString('en-US')} failed jobs kept), load average ${spawnSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).stdout.trim()}\n`);
+  console.log(
+    `\n${WAITING.toLocaleString('en-US')} waiting, ${failed.toLocaleString('en-US')} failed (${status.counts.failed.toLocaleString('en-US')} failed jobs kept), load average ${spawnSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).stdout.trim()}\n`,
+  );
   console.log('| what | ms | |');
   console.log('| --- | ---: | --- |');
-  for (const when of ['cold: first after start', 'warm', 'stale: samples re-read', 'floor: a new tab loading /healthcheck']) {
+  for (const when of [
+    'cold: first after start',
+    'warm',
+    'stale: samples re-read',
+    'floor: a new tab loading /healthcheck',
+  ]) {
     const xs = loads.filter((l) => l.when === when).map((l) => l.ms);
     console.log(`| page load, ${when} | median ${ms(median(xs))} | ${xs.map(ms).join(', ')} |`);
   }
-  for (const r of reads) console.log(`| GET ${r.path}${r === reads[0] ? ' (samples stale)' : ''} | ${ms(r.ms)} | ${r.bytes.toLocaleString('en-US')} bytes |`);
+  for (const r of reads)
+    console.log(
+      `| GET ${r.path}${r === reads[0] ? ' (samples stale)' : ''} | ${ms(r.ms)} | ${r.bytes.toLocaleString('en-US')} bytes |`,
+    );
 } finally {
   await browser?.close();
   monitor?.kill('SIGTERM');

@@ -19,7 +19,16 @@ import { breakdown } from './lib/breakdown.mjs';
 import { summariseProfile } from './lib/profile.mjs';
 import { startMonitor } from './lib/monitor.mjs';
 import { cpuOf, killRunning, procStat, rmrf, runMeasured, settle } from './lib/procs.mjs';
-import { commandCalls, commandUsec, redisInfo, startNginx, startPostgres, startRedis, startRedisCluster, startSlowProxy } from './lib/services.mjs';
+import {
+  commandCalls,
+  commandUsec,
+  redisInfo,
+  startNginx,
+  startPostgres,
+  startRedis,
+  startRedisCluster,
+  startSlowProxy,
+} from './lib/services.mjs';
 import { benchTask } from './lib/task.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -72,7 +81,11 @@ const log = (...a) => console.error(`[bench ${new Date().toISOString().slice(11,
 const services = [];
 async function stopAll() {
   killRunning();
-  while (services.length) await services.pop().stop().catch(() => undefined);
+  while (services.length)
+    await services
+      .pop()
+      .stop()
+      .catch(() => undefined);
 }
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => void stopAll().finally(() => process.exit(130)));
 
@@ -86,7 +99,9 @@ function machineBusy() {
 /** Canonical form of a logged request URI, as every crawler is told to canonicalise (drop ref/src, sort query). */
 function canonicalUri(uri) {
   const u = new URL(uri, 'http://x');
-  const q = [...u.searchParams].filter(([k]) => k !== 'ref' && k !== 'src').sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  const q = [...u.searchParams]
+    .filter(([k]) => k !== 'ref' && k !== 'src')
+    .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   return u.pathname + (q.length ? `?${new URLSearchParams(q)}` : '');
 }
 
@@ -116,7 +131,11 @@ function completeness(requests, expected) {
     robotsFetches: requests.length - pages.length,
     windowS,
     ok: missing.length === 0 && twice.length === 0 && unexpected.length === 0 && errors === 0,
-    examples: [...missing.slice(0, 3).map((p) => `missing ${p}`), ...twice.slice(0, 3).map((p) => `twice ${p}`), ...unexpected.slice(0, 3).map((p) => `unexpected ${p}`)],
+    examples: [
+      ...missing.slice(0, 3).map((p) => `missing ${p}`),
+      ...twice.slice(0, 3).map((p) => `twice ${p}`),
+      ...unexpected.slice(0, 3).map((p) => `unexpected ${p}`),
+    ],
   };
 }
 
@@ -128,7 +147,11 @@ function failure(r) {
 }
 
 function lastJson(output) {
-  const line = output.trim().split('\n').reverse().find((l) => l.startsWith('{"result"'));
+  const line = output
+    .trim()
+    .split('\n')
+    .reverse()
+    .find((l) => l.startsWith('{"result"'));
   return line ? JSON.parse(line).result : null;
 }
 
@@ -165,7 +188,11 @@ async function measureCrawler(def, ctx) {
     // Often enough that the per-thread figures miss little of a process that exits (at most its last 0.1 s).
     sampleMs: 100,
     onSample: () => {
-      if (redis) redisPeakRss = Math.max(redisPeakRss, redisPids.reduce((a, p) => a + (procStat(p)?.rss ?? 0), 0));
+      if (redis)
+        redisPeakRss = Math.max(
+          redisPeakRss,
+          redisPids.reduce((a, p) => a + (procStat(p)?.rss ?? 0), 0),
+        );
     },
   });
   const busy = machineBusy() - busy0;
@@ -178,10 +205,28 @@ async function measureCrawler(def, ctx) {
     for (const n of redis.nodes) {
       const info = await redisInfo(n.port);
       const calls = commandCalls(info);
-      perNode.push({ port: n.port, usedMemory: Number(info.used_memory), usedMemoryPeak: Number(info.used_memory_peak), commands: Object.values(calls).reduce((a, b) => a + b, 0), reads: Number(info.total_reads_processed), cpuS: cpuOf(n.pid) });
+      perNode.push({
+        port: n.port,
+        usedMemory: Number(info.used_memory),
+        usedMemoryPeak: Number(info.used_memory_peak),
+        commands: Object.values(calls).reduce((a, b) => a + b, 0),
+        reads: Number(info.total_reads_processed),
+        cpuS: cpuOf(n.pid),
+      });
     }
     const sum = (k) => perNode.reduce((a, n) => a + n[k], 0);
-    redisStats = { usedMemory: sum('usedMemory'), usedMemoryPeak: sum('usedMemoryPeak'), rssPeak: redisPeakRss, commands: sum('commands'), reads: sum('reads'), netIn: 0, netOut: 0, calls: {}, keys: '', perNode };
+    redisStats = {
+      usedMemory: sum('usedMemory'),
+      usedMemoryPeak: sum('usedMemoryPeak'),
+      rssPeak: redisPeakRss,
+      commands: sum('commands'),
+      reads: sum('reads'),
+      netIn: 0,
+      netOut: 0,
+      calls: {},
+      keys: '',
+      perNode,
+    };
     await redis.stop();
     services.splice(services.indexOf(redis), 1);
   } else if (redis) {
@@ -257,19 +302,41 @@ async function measureCrawler(def, ctx) {
 async function scaleRun(ctx) {
   const site = join(ctx.shm, 'site-scale');
   log(`scale: site of ${SCALE_LIST} list pages × ${SITE.per} books`);
-  execFileSync(process.execPath, [join(build, 'sitegen.js'), '--out', site, '--list', String(SCALE_LIST), '--per', String(SITE.per), '--filler', String(SITE.filler)], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(
+    process.execPath,
+    [
+      join(build, 'sitegen.js'),
+      '--out',
+      site,
+      '--list',
+      String(SCALE_LIST),
+      '--per',
+      String(SITE.per),
+      '--filler',
+      String(SITE.filler),
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
   const expected = JSON.parse(readFileSync(join(site, 'expected.json'), 'utf8'));
   const nginx = await startNginx({ root: site, dir: join(ctx.shm, 'nginx-scale') });
   services.push(nginx);
   try {
     const sctx = { ...ctx, nginx, expected };
     const defs = crawlerDefs(sctx);
-    const def = { ...defs.find((d) => d.key === 'cs1'), key: 'cs1-scale', name: `Crawl Studio, 1 worker × ${C}, ${fmt(expected.pages.length)}-page site` };
+    const def = {
+      ...defs.find((d) => d.key === 'cs1'),
+      key: 'cs1-scale',
+      name: `Crawl Studio, 1 worker × ${C}, ${fmt(expected.pages.length)}-page site`,
+    };
     log(`crawler: ${def.name}`);
     await settle(); // after generating 50,000 pages onto tmpfs
     const row = await measureCrawler(def, sctx);
     // The same site through the faster no-queue loop: the ratio once start-up and the JIT's warm-up are spread thin.
-    const ldef = { ...defs.find((d) => d.key === 'limit-pipeline'), key: 'limit-scale', name: `limit + Crawl Studio analysePage, ${fmt(expected.pages.length)}-page site` };
+    const ldef = {
+      ...defs.find((d) => d.key === 'limit-pipeline'),
+      key: 'limit-scale',
+      name: `limit + Crawl Studio analysePage, ${fmt(expected.pages.length)}-page site`,
+    };
     log(`crawler: ${ldef.name}`);
     await settle();
     const limitRow = await measureCrawler(ldef, sctx);
@@ -292,7 +359,9 @@ async function slowRun(ctx) {
     const sctx = { ...ctx, nginx: proxy };
     const rows = [];
     // The no-queue loop on the same slow site says how much of the network's pace the queue and the store keep.
-    for (const def of crawlerDefs(sctx).filter((d) => d.key === 'limit-pipeline' || d.key === 'cs1' || d.key === 'cs2')) {
+    for (const def of crawlerDefs(sctx).filter(
+      (d) => d.key === 'limit-pipeline' || d.key === 'cs1' || d.key === 'cs2',
+    )) {
       const sdef = { ...def, key: `${def.key}-slow`, name: `${def.name}, ${SLOW_MS} ms a response` };
       log(`crawler: ${sdef.name}`);
       await settle();
@@ -318,10 +387,21 @@ function writeBroadSite(root, hosts) {
   for (const [i, h] of hosts.entries()) {
     const d = join(root, h);
     mkdirSync(d, { recursive: true });
-    const page = (title, links) => `<!doctype html><html><head><title>${title}</title></head><body><h1>${title}</h1>${links.map((l) => `<a href="${l}">${l}</a> `).join('')}</body></html>\n`;
+    const page = (title, links) =>
+      `<!doctype html><html><head><title>${title}</title></head><body><h1>${title}</h1>${links.map((l) => `<a href="${l}">${l}</a> `).join('')}</body></html>\n`;
     writeFileSync(join(d, 'robots.txt'), 'User-agent: *\nDisallow: /private/\n');
-    writeFileSync(join(d, 'index.html'), page(`host ${i + 1} start`, Array.from({ length: BROAD_PAGES - 1 }, (_, k) => `/p${k + 1}.html`)));
-    for (let k = 1; k < BROAD_PAGES; k++) writeFileSync(join(d, `p${k}.html`), page(`host ${i + 1} page ${k}`, ['/', `/p${(k % (BROAD_PAGES - 1)) + 1}.html`]));
+    writeFileSync(
+      join(d, 'index.html'),
+      page(
+        `host ${i + 1} start`,
+        Array.from({ length: BROAD_PAGES - 1 }, (_, k) => `/p${k + 1}.html`),
+      ),
+    );
+    for (let k = 1; k < BROAD_PAGES; k++)
+      writeFileSync(
+        join(d, `p${k}.html`),
+        page(`host ${i + 1} page ${k}`, ['/', `/p${(k % (BROAD_PAGES - 1)) + 1}.html`]),
+      );
   }
   return { hosts, paths: ['/', ...Array.from({ length: BROAD_PAGES - 1 }, (_, k) => `/p${k + 1}.html`)] };
 }
@@ -406,7 +486,11 @@ function broadCompleteness(requests, expected, since) {
     hostStartP50S: hostStarts.length ? q(hostStarts, 0.5) - hostStarts[0] : null,
     hostStartMaxS: hostStarts.length ? hostStarts[hostStarts.length - 1] - hostStarts[0] : null,
     ok: missing.length === 0 && twice.length === 0 && unexpected.length === 0 && pages.every((r) => r.status < 400),
-    examples: [...missing.slice(0, 3).map((p) => `missing ${p}`), ...twice.slice(0, 3).map((p) => `twice ${p}`), ...unexpected.slice(0, 3).map((p) => `unexpected ${p}`)],
+    examples: [
+      ...missing.slice(0, 3).map((p) => `missing ${p}`),
+      ...twice.slice(0, 3).map((p) => `twice ${p}`),
+      ...unexpected.slice(0, 3).map((p) => `unexpected ${p}`),
+    ],
   };
 }
 
@@ -460,7 +544,18 @@ rules:
     timeoutMs: BROAD_TIMEOUT_MS,
     env: { CRAWL_STUDIO_CODE_CACHE: join(build, '.code-cache') },
     prepare: ({ dir }) => ({ task: task(dir) }),
-    args: ({ redis, task: t }) => [join(build, 'cli.js'), 'run', t, '--workers', String(workers), '--concurrency', String(C / workers), '--redis', redis.url, '--fresh'],
+    args: ({ redis, task: t }) => [
+      join(build, 'cli.js'),
+      'run',
+      t,
+      '--workers',
+      String(workers),
+      '--concurrency',
+      String(C / workers),
+      '--redis',
+      redis.url,
+      '--fresh',
+    ],
     parse: csParse,
     itemsOk: (out) => out.items.page === total,
   });
@@ -472,7 +567,10 @@ rules:
     cs(2, true),
     {
       key: 'broad-scrapy',
-      name: `Scrapy ${ctx.scrapyVersion ?? ''}, DownloaderAwarePriorityQueue, ${C} requests, 1 per domain, DOWNLOAD_DELAY 1`.replace('  ', ' '),
+      name: `Scrapy ${ctx.scrapyVersion ?? ''}, DownloaderAwarePriorityQueue, ${C} requests, 1 per domain, DOWNLOAD_DELAY 1`.replace(
+        '  ',
+        ' ',
+      ),
       skip: ctx.scrapyVersion ? null : 'python3-scrapy is not installed',
       cmd: '/usr/bin/python3',
       timeoutMs: BROAD_TIMEOUT_MS,
@@ -503,7 +601,8 @@ rules:
         }
         log(`broad: ${def.name} (run ${round + 1} of ${BROAD_RUNS})`);
         const busy = await settle();
-        if (busy >= 0.1) log(`  the machine did not quiet down (${Math.round(busy * 100)}% busy): read this row's "other" column`);
+        if (busy >= 0.1)
+          log(`  the machine did not quiet down (${Math.round(busy * 100)}% busy): read this row's "other" column`);
         // Each run in a folder of its own: a fresh Redis (no robots.txt cached by the last run), a fresh Crawlee storage.
         const row = await measureCrawler({ ...def, dir: `${def.key}-${round + 1}` }, bctx);
         const c = row.check;
@@ -521,7 +620,13 @@ rules:
     services.splice(services.indexOf(nginx), 1);
     if (!flags.keep) rmrf(root);
   }
-  return { rows, hosts: BROAD_HOSTS, pagesPerHost: BROAD_PAGES, delayS: BROAD_DELAY_S, timeoutS: BROAD_TIMEOUT_MS / 1000 };
+  return {
+    rows,
+    hosts: BROAD_HOSTS,
+    pagesPerHost: BROAD_PAGES,
+    delayS: BROAD_DELAY_S,
+    timeoutS: BROAD_TIMEOUT_MS / 1000,
+  };
 }
 
 // The browser row (issue 18): the standard site's pages built by their scripts (sitegen --scripted), a smaller site
@@ -537,20 +642,50 @@ const CHROMIUM = flags.chromium ?? '/usr/bin/chromium';
  */
 async function browserRun(ctx) {
   const site = join(ctx.shm, 'site-browser');
-  log(`browser: scripted site of ${BROWSER_SITE.list} list pages × ${BROWSER_SITE.per} books, ${BROWSER_C} pages in flight, ${CHROMIUM}`);
-  execFileSync(process.execPath, [join(build, 'sitegen.js'), '--out', site, '--scripted', '--list', String(BROWSER_SITE.list), '--per', String(BROWSER_SITE.per), '--filler', String(BROWSER_SITE.filler)], { stdio: ['ignore', 'ignore', 'inherit'] });
+  log(
+    `browser: scripted site of ${BROWSER_SITE.list} list pages × ${BROWSER_SITE.per} books, ${BROWSER_C} pages in flight, ${CHROMIUM}`,
+  );
+  execFileSync(
+    process.execPath,
+    [
+      join(build, 'sitegen.js'),
+      '--out',
+      site,
+      '--scripted',
+      '--list',
+      String(BROWSER_SITE.list),
+      '--per',
+      String(BROWSER_SITE.per),
+      '--filler',
+      String(BROWSER_SITE.filler),
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
   const expected = JSON.parse(readFileSync(join(site, 'expected.json'), 'utf8'));
   const nginx = await startNginx({ root: site, dir: join(ctx.shm, 'nginx-browser') });
   services.push(nginx);
   const start = `${nginx.url}/`;
   // A browser asks for /favicon.ico by itself (Chromium does, Crawlee's and Crawl Studio's alike): not a page of the
   // crawl, so left out of completeness and counted apart.
-  const check = (requests, e) => ({ ...completeness(requests.filter((r) => r.uri !== '/favicon.ico'), e), favicons: requests.filter((r) => r.uri === '/favicon.ico').length });
+  const check = (requests, e) => ({
+    ...completeness(
+      requests.filter((r) => r.uri !== '/favicon.ico'),
+      e,
+    ),
+    favicons: requests.filter((r) => r.uri === '/favicon.ico').length,
+  });
   const bctx = { ...ctx, nginx, expected, check };
-  const chromiumVersion = (spawnSync(CHROMIUM, ['--version'], { encoding: 'utf8' }).stdout.match(/[\d.]{6,}/) ?? ['?'])[0];
-  const crawleeVersion = JSON.parse(readFileSync(join(here, 'node_modules', 'crawlee', 'package.json'), 'utf8')).version;
-  const playwrightVersion = JSON.parse(readFileSync(resolve(here, '..', 'node_modules', 'playwright-core', 'package.json'), 'utf8')).version;
-  const extractedOk = (out, e) => out && out.items && out.items.book === e.extracted.book && out.items.listing === e.extracted.listing;
+  const chromiumVersion = (spawnSync(CHROMIUM, ['--version'], { encoding: 'utf8' }).stdout.match(/[\d.]{6,}/) ?? [
+    '?',
+  ])[0];
+  const crawleeVersion = JSON.parse(
+    readFileSync(join(here, 'node_modules', 'crawlee', 'package.json'), 'utf8'),
+  ).version;
+  const playwrightVersion = JSON.parse(
+    readFileSync(resolve(here, '..', 'node_modules', 'playwright-core', 'package.json'), 'utf8'),
+  ).version;
+  const extractedOk = (out, e) =>
+    out && out.items && out.items.book === e.extracted.book && out.items.listing === e.extracted.listing;
   const defs = [
     {
       key: 'browser-cs1',
@@ -565,9 +700,25 @@ async function browserRun(ctx) {
         writeFileSync(f, benchTask({ base: nginx.url, concurrency: BROWSER_C, browser: true }));
         return { task: f };
       },
-      args: ({ redis, task }) => [join(build, 'cli.js'), 'run', task, '--workers', '1', '--concurrency', String(BROWSER_C), '--redis', redis.url, '--fresh', '--browser', CHROMIUM],
+      args: ({ redis, task }) => [
+        join(build, 'cli.js'),
+        'run',
+        task,
+        '--workers',
+        '1',
+        '--concurrency',
+        String(BROWSER_C),
+        '--redis',
+        redis.url,
+        '--fresh',
+        '--browser',
+        CHROMIUM,
+      ],
       parse: csParse,
-      itemsOk: (out, e) => out.items.book === e.items.book && out.items.listing === e.items.listing && out.extracted === e.extracted.book + e.extracted.listing,
+      itemsOk: (out, e) =>
+        out.items.book === e.items.book &&
+        out.items.listing === e.items.listing &&
+        out.extracted === e.extracted.book + e.extracted.listing,
     },
     {
       key: 'browser-crawlee',
@@ -575,7 +726,15 @@ async function browserRun(ctx) {
       cgroup: true,
       pss: true,
       cmd: process.execPath,
-      args: () => [join(here, 'crawlers', 'crawlee_browser.mjs'), '--start', start, '--concurrency', String(BROWSER_C), '--executable', CHROMIUM],
+      args: () => [
+        join(here, 'crawlers', 'crawlee_browser.mjs'),
+        '--start',
+        start,
+        '--concurrency',
+        String(BROWSER_C),
+        '--executable',
+        CHROMIUM,
+      ],
       parse: lastJson,
       itemsOk: extractedOk,
     },
@@ -587,9 +746,12 @@ async function browserRun(ctx) {
       for (const def of defs.filter((d) => !pick || pick.has(d.key))) {
         log(`browser: ${def.name} (run ${round + 1} of ${REPEAT})`);
         const busy = await settle();
-        if (busy >= 0.1) log(`  the machine did not quiet down (${Math.round(busy * 100)}% busy): read this row's "other" column`);
+        if (busy >= 0.1)
+          log(`  the machine did not quiet down (${Math.round(busy * 100)}% busy): read this row's "other" column`);
         const row = await measureCrawler({ ...def, dir: `${def.key}-${round + 1}` }, bctx);
-        log(`  peak RSS ${mb(row.peakRss)}, PSS ${mb(row.peakPss)}; CPU ${fmt(row.treeCpuS, 1)} s (${row.cpuFrom}; reaped tree ${fmt(row.reapedCpuS, 1)} s)`);
+        log(
+          `  peak RSS ${mb(row.peakRss)}, PSS ${mb(row.peakPss)}; CPU ${fmt(row.treeCpuS, 1)} s (${row.cpuFrom}; reaped tree ${fmt(row.reapedCpuS, 1)} s)`,
+        );
         rows.push({ ...row, round });
       }
     }
@@ -598,7 +760,16 @@ async function browserRun(ctx) {
     services.splice(services.indexOf(nginx), 1);
     if (!flags.keep) rmrf(site);
   }
-  return { rows, site: BROWSER_SITE, pages: expected.pages.length, concurrency: BROWSER_C, chromium: `${CHROMIUM} ${chromiumVersion}`, playwright: playwrightVersion, crawlee: crawleeVersion, htmlBytes: expected.htmlBytes };
+  return {
+    rows,
+    site: BROWSER_SITE,
+    pages: expected.pages.length,
+    concurrency: BROWSER_C,
+    chromium: `${CHROMIUM} ${chromiumVersion}`,
+    playwright: playwrightVersion,
+    crawlee: crawleeVersion,
+    htmlBytes: expected.htmlBytes,
+  };
 }
 
 /** The browser section of the report: every run, the best of each crawler, and the target. */
@@ -616,7 +787,9 @@ function browserReport(b) {
       `machine has one), plus Redis for Crawl Studio; peak RSS sums the tree's processes (pages Chromium's processes share counted once each), PSS shares them out.`,
   );
   L.push('');
-  L.push('| crawler | run | complete | pages | wall s | pages/s | pages/s (fetch window) | CPU ms / page | peak RSS | peak PSS | favicon requests | other CPU s |');
+  L.push(
+    '| crawler | run | complete | pages | wall s | pages/s | pages/s (fetch window) | CPU ms / page | peak RSS | peak PSS | favicon requests | other CPU s |',
+  );
   L.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of b.rows) {
     L.push(
@@ -624,7 +797,10 @@ function browserReport(b) {
         `| ${fmt(r.pages)} | ${fmt(r.wallS, 1)} | **${fmt(r.pagesPerSec, 1)}** | ${fmt(r.windowPagesPerSec, 1)} | ${fmt(r.cpuPer1000, 1)} | ${mb(r.peakRss)} | ${mb(r.peakPss)} | ${fmt(r.check.favicons)} | ${fmt(r.otherCpuS, 1)} |`,
     );
   }
-  const best = (key) => b.rows.filter((r) => r.key === key && r.complete).reduce((a, r) => (!a || r.pagesPerSec > a.pagesPerSec ? r : a), null);
+  const best = (key) =>
+    b.rows
+      .filter((r) => r.key === key && r.complete)
+      .reduce((a, r) => (!a || r.pagesPerSec > a.pagesPerSec ? r : a), null);
   const cs = best('browser-cs1');
   const cr = best('browser-crawlee');
   L.push('');
@@ -634,13 +810,22 @@ function browserReport(b) {
         `${fmt((cs.pagesPerSec / cr.pagesPerSec) * 100)}% — ${cs.pagesPerSec >= cr.pagesPerSec ? 'met' : '**not met**'}; CPU per page ${fmt(cs.cpuPer1000, 1)} against ` +
         `${fmt(cr.cpuPer1000, 1)} ms (${fmt(cs.cpuPer1000 / cr.cpuPer1000, 2)}×); peak PSS ${mb(cs.peakPss)} against ${mb(cr.peakPss)}.`,
     );
-  } else L.push(`- At least as fast as Crawlee's PlaywrightCrawler: no complete run of ${cs ? 'Crawlee' : 'Crawl Studio'} to compare.`);
+  } else
+    L.push(
+      `- At least as fast as Crawlee's PlaywrightCrawler: no complete run of ${cs ? 'Crawlee' : 'Crawl Studio'} to compare.`,
+    );
   return L;
 }
 
 /** What a crawler row's process is, from its command line; null for the wrappers around it. */
 function processKind(cmd) {
-  return cmd.includes('worker.js') ? 'worker' : cmd.includes('cli.js') ? 'CLI (coordinator + writer)' : cmd.includes('limit.js') ? 'crawler' : null;
+  return cmd.includes('worker.js')
+    ? 'worker'
+    : cmd.includes('cli.js')
+      ? 'CLI (coordinator + writer)'
+      : cmd.includes('limit.js')
+        ? 'crawler'
+        : null;
 }
 
 /** A crawler row's CPU by process kind and thread (seconds): main thread, the worker's analysis thread, the rest. */
@@ -665,7 +850,8 @@ function threadBreakdown(row) {
 function linearity(large, small) {
   if (!large || !small || !small.complete) return null;
   const wall = large.pagesPerSec / small.pagesPerSec;
-  const window = large.windowPagesPerSec && small.windowPagesPerSec ? large.windowPagesPerSec / small.windowPagesPerSec : null;
+  const window =
+    large.windowPagesPerSec && small.windowPagesPerSec ? large.windowPagesPerSec / small.windowPagesPerSec : null;
   const met = large.complete && wall >= 0.9 && (window === null || window >= 0.9);
   return { large, small, wall, window: window ?? NaN, cpu: large.cpuPer1000 / small.cpuPer1000, met };
 }
@@ -688,7 +874,8 @@ function crawlerDefs(ctx) {
     writeFileSync(f, benchTask({ base: ctx.nginx.url, concurrency: C }));
     return f;
   };
-  const extractedOk = (out, e) => out && out.items && out.items.book === e.extracted.book && out.items.listing === e.extracted.listing;
+  const extractedOk = (out, e) =>
+    out && out.items && out.items.book === e.extracted.book && out.items.listing === e.extracted.listing;
   const cs = (workers, from = build, suffix = '') => ({
     key: `cs${workers}${suffix}`,
     name: `Crawl Studio, ${workers} worker${workers > 1 ? 's' : ''} × ${C / workers}${suffix ? ` (${from})` : ''}`,
@@ -698,10 +885,24 @@ function crawlerDefs(ctx) {
     // folder would each start from a cold compile in every round.
     env: { CRAWL_STUDIO_CODE_CACHE: join(from, '.code-cache') },
     prepare: ({ dir }) => ({ task: taskFile(dir) }),
-    args: ({ redis, task }) => [join(from, 'cli.js'), 'run', task, '--workers', String(workers), '--concurrency', String(C / workers), '--redis', redis.url, '--fresh'],
+    args: ({ redis, task }) => [
+      join(from, 'cli.js'),
+      'run',
+      task,
+      '--workers',
+      String(workers),
+      '--concurrency',
+      String(C / workers),
+      '--redis',
+      redis.url,
+      '--fresh',
+    ],
     parse: csParse,
     // Stored rows after the store's dedup: one per book and one per listing; everything extracted was counted.
-    itemsOk: (out, e) => out.items.book === e.items.book && out.items.listing === e.items.listing && out.extracted === e.extracted.book + e.extracted.listing,
+    itemsOk: (out, e) =>
+      out.items.book === e.items.book &&
+      out.items.listing === e.items.listing &&
+      out.extracted === e.extracted.book + e.extracted.listing,
   });
   return [
     {
@@ -717,7 +918,16 @@ function crawlerDefs(ctx) {
       name: 'limit + Crawl Studio analysePage (no queue, no store)',
       cmd: process.execPath,
       prepare: ({ dir }) => ({ task: taskFile(dir) }),
-      args: ({ task }) => [join(build, 'limit.js'), '--start', start, '--concurrency', String(C), '--pipeline', '--task', task],
+      args: ({ task }) => [
+        join(build, 'limit.js'),
+        '--start',
+        start,
+        '--concurrency',
+        String(C),
+        '--pipeline',
+        '--task',
+        task,
+      ],
       parse: lastJson,
       itemsOk: extractedOk,
     },
@@ -750,12 +960,17 @@ function crawlerDefs(ctx) {
         const r = lastJson(output);
         if (r && existsSync(join(dir, 'items.jsonl'))) {
           const feed = {};
-          for (const l of readFileSync(join(dir, 'items.jsonl'), 'utf8').split('\n')) if (l) feed[JSON.parse(l).type] = (feed[JSON.parse(l).type] ?? 0) + 1;
+          for (const l of readFileSync(join(dir, 'items.jsonl'), 'utf8').split('\n'))
+            if (l) feed[JSON.parse(l).type] = (feed[JSON.parse(l).type] ?? 0) + 1;
           r.feed = feed;
         }
         return r;
       },
-      itemsOk: (out, e) => extractedOk(out, e) && out.feed && out.feed.book === e.extracted.book && out.feed.listing === e.extracted.listing,
+      itemsOk: (out, e) =>
+        extractedOk(out, e) &&
+        out.feed &&
+        out.feed.book === e.extracted.book &&
+        out.feed.listing === e.extracted.listing,
     },
   ];
 }
@@ -777,7 +992,21 @@ async function micro(ctx) {
   mkdirSync(taskDir, { recursive: true });
   const task = join(taskDir, 'bench.crawl.yaml');
   writeFileSync(task, benchTask({ base: ctx.nginx.url, concurrency: C }));
-  const ex = spawnSync(process.execPath, [join(build, 'micro-extract.js'), '--site', ctx.site, '--task', task, '--base', ctx.nginx.url, '--ms', quick ? '150' : '300'], { encoding: 'utf8' });
+  const ex = spawnSync(
+    process.execPath,
+    [
+      join(build, 'micro-extract.js'),
+      '--site',
+      ctx.site,
+      '--task',
+      task,
+      '--base',
+      ctx.nginx.url,
+      '--ms',
+      quick ? '150' : '300',
+    ],
+    { encoding: 'utf8' },
+  );
   out.extract = lastJson(ex.stdout) ?? { error: failure(ex) };
   const se = spawnSync(process.execPath, [join(build, 'micro-selectors.js'), '--site', ctx.site], { encoding: 'utf8' });
   out.selectors = lastJson(se.stdout) ?? { error: failure(se) };
@@ -785,13 +1014,43 @@ async function micro(ctx) {
   const redis = await startRedis({ dir: join(taskDir, 'redis'), appendOnly: false });
   services.push(redis);
   log(`micro: dedup memory at ${DEDUP_URLS.toLocaleString('en-US')} URLs`);
-  const dd = spawnSync(process.execPath, [join(build, 'micro-dedup.js'), '--redis', redis.url, '--urls', String(DEDUP_URLS)], { encoding: 'utf8' });
+  const dd = spawnSync(
+    process.execPath,
+    [join(build, 'micro-dedup.js'), '--redis', redis.url, '--urls', String(DEDUP_URLS)],
+    { encoding: 'utf8' },
+  );
   out.dedup = lastJson(dd.stdout) ?? { error: failure(dd) };
-  log(`micro: frontier memory per waiting URL at ${DEDUP_URLS.toLocaleString('en-US')} URLs, and as BullMQ jobs (before the frontier)`);
-  const fr = spawnSync(process.execPath, [join(build, 'micro-frontier.js'), '--redis', redis.url, '--urls', String(DEDUP_URLS), '--before', String(DEDUP_URLS)], { encoding: 'utf8' });
+  log(
+    `micro: frontier memory per waiting URL at ${DEDUP_URLS.toLocaleString('en-US')} URLs, and as BullMQ jobs (before the frontier)`,
+  );
+  const fr = spawnSync(
+    process.execPath,
+    [
+      join(build, 'micro-frontier.js'),
+      '--redis',
+      redis.url,
+      '--urls',
+      String(DEDUP_URLS),
+      '--before',
+      String(DEDUP_URLS),
+    ],
+    { encoding: 'utf8' },
+  );
   out.frontier = lastJson(fr.stdout) ?? { error: failure(fr) };
-  log('micro: the queue alone (BullMQ jobs with the engine\'s options, a processor that does nothing)');
-  const qf = spawnSync(process.execPath, [join(build, 'micro-queue.js'), '--redis', redis.url, '--jobs', quick ? '5000' : '20000', '--concurrency', String(C)], { encoding: 'utf8' });
+  log("micro: the queue alone (BullMQ jobs with the engine's options, a processor that does nothing)");
+  const qf = spawnSync(
+    process.execPath,
+    [
+      join(build, 'micro-queue.js'),
+      '--redis',
+      redis.url,
+      '--jobs',
+      quick ? '5000' : '20000',
+      '--concurrency',
+      String(C),
+    ],
+    { encoding: 'utf8' },
+  );
   out.queue = lastJson(qf.stdout) ?? { error: failure(qf) };
 
   log(`micro: item writes (${STORE_ITEMS.toLocaleString('en-US')} items) into SQLite and PostgreSQL`);
@@ -804,7 +1063,16 @@ async function micro(ctx) {
   }
   const st = spawnSync(
     process.execPath,
-    [join(build, 'micro-store.js'), '--sqlite', join(taskDir, 'items.sqlite'), ...(pg ? ['--postgres', pg.url] : []), '--redis', redis.url, '--items', String(STORE_ITEMS)],
+    [
+      join(build, 'micro-store.js'),
+      '--sqlite',
+      join(taskDir, 'items.sqlite'),
+      ...(pg ? ['--postgres', pg.url] : []),
+      '--redis',
+      redis.url,
+      '--items',
+      String(STORE_ITEMS),
+    ],
     { encoding: 'utf8' },
   );
   out.store = lastJson(st.stdout) ?? { error: failure(st) };
@@ -821,10 +1089,19 @@ async function micro(ctx) {
   const vsix = pkg.status === 0 ? pkg.stdout.trim().split('\n').pop() : null;
   const ed = spawnSync(
     process.execPath,
-    [join(build, 'micro-editor.js'), '--extension', join(repo, 'out', 'stage-vsix', 'dist', 'extension.js'), ...(vsix ? ['--vsix', vsix] : []), '--items', quick ? '20000' : '100000'],
+    [
+      join(build, 'micro-editor.js'),
+      '--extension',
+      join(repo, 'out', 'stage-vsix', 'dist', 'extension.js'),
+      ...(vsix ? ['--vsix', vsix] : []),
+      '--items',
+      quick ? '20000' : '100000',
+    ],
     { encoding: 'utf8' },
   );
-  out.editor = lastJson(ed.stdout) ?? { error: `${pkg.status === 0 ? '' : `packaging: ${failure(pkg)}; `}${failure(ed)}` };
+  out.editor = lastJson(ed.stdout) ?? {
+    error: `${pkg.status === 0 ? '' : `packaging: ${failure(pkg)}; `}${failure(ed)}`,
+  };
   return out;
 }
 
@@ -839,10 +1116,27 @@ async function profileRun(ctx) {
   // --cpu-prof is not allowed in NODE_OPTIONS: the CLI gets it on its command line, the worker through a
   // wrapper that the CLI spawns instead of node (lib/prof-preload.cjs).
   const wrapper = join(dir, 'node-prof.sh');
-  writeFileSync(wrapper, `#!/bin/sh\nexec ${process.execPath} --cpu-prof --cpu-prof-dir=${join(dir, 'prof')} "$@"\n`, { mode: 0o755 });
+  writeFileSync(wrapper, `#!/bin/sh\nexec ${process.execPath} --cpu-prof --cpu-prof-dir=${join(dir, 'prof')} "$@"\n`, {
+    mode: 0o755,
+  });
   const res = await runMeasured(
     process.execPath,
-    ['--cpu-prof', `--cpu-prof-dir=${join(dir, 'prof')}`, '-r', join(here, 'lib', 'prof-preload.cjs'), join(build, 'cli.js'), 'run', task, '--workers', '1', '--concurrency', String(C), '--redis', redis.url, '--fresh'],
+    [
+      '--cpu-prof',
+      `--cpu-prof-dir=${join(dir, 'prof')}`,
+      '-r',
+      join(here, 'lib', 'prof-preload.cjs'),
+      join(build, 'cli.js'),
+      'run',
+      task,
+      '--workers',
+      '1',
+      '--concurrency',
+      String(C),
+      '--redis',
+      redis.url,
+      '--fresh',
+    ],
     // No code cache: V8 rejects one made without --cpu-prof, so each profiled start compiled and wrote its cache
     // again, a third of a short crawl's profile that no user run pays.
     { cwd: dir, env: { BENCH_NODE_WRAPPER: wrapper, CRAWL_STUDIO_CODE_CACHE: 'off' } },
@@ -857,7 +1151,11 @@ async function profileRun(ctx) {
   const summaries = profiles.map((f) => {
     const s = summariseProfile(join(dir, 'prof', f));
     const b = breakdown(join(dir, 'prof', f));
-    return { file: f, ...s, categories: [...b.categories].sort((x, y) => y[1] - x[1]).map(([name, us]) => ({ name, ms: us / 1000 })) };
+    return {
+      file: f,
+      ...s,
+      categories: [...b.categories].sort((x, y) => y[1] - x[1]).map(([name, us]) => ({ name, ms: us / 1000 })),
+    };
   });
   // The worker is the profile with most busy time; the CLI (coordinator + writer) is the other.
   summaries.sort((a, b) => b.busyMs - a.busyMs);
@@ -893,7 +1191,9 @@ function broadReport(b) {
       `in nginx's log (\`$msec\`). Runs stopped at ${fmt(b.timeoutS)} s report their rate so far.`,
   );
   L.push('');
-  L.push('| crawler | run | complete | pages | wall s | pages/s | % of ideal pages/s | first page s | ideal wall s (19 + first page) | wall vs ideal | fetch window s | host span median / max s | gap between pages of a host p50 / p90 / max s | first page of each host after the first host, median / last s | violations (hosts) | of them < 0.95 s | min gap s | robots.txt fetches | CPU s / 1,000 pages | other CPU s |');
+  L.push(
+    '| crawler | run | complete | pages | wall s | pages/s | % of ideal pages/s | first page s | ideal wall s (19 + first page) | wall vs ideal | fetch window s | host span median / max s | gap between pages of a host p50 / p90 / max s | first page of each host after the first host, median / last s | violations (hosts) | of them < 0.95 s | min gap s | robots.txt fetches | CPU s / 1,000 pages | other CPU s |',
+  );
   L.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of b.rows) {
     if (r.skipped) {
@@ -912,7 +1212,10 @@ function broadReport(b) {
     );
   }
   // Politeness counts when a gap is short by more than the jitter between a request's admission and its arrival.
-  const best = (key) => b.rows.filter((r) => r.key === key && r.complete && r.check.violationsBy50ms === 0).reduce((a, r) => (!a || r.pagesPerSec > a.pagesPerSec ? r : a), null);
+  const best = (key) =>
+    b.rows
+      .filter((r) => r.key === key && r.complete && r.check.violationsBy50ms === 0)
+      .reduce((a, r) => (!a || r.pagesPerSec > a.pagesPerSec ? r : a), null);
   L.push('');
   for (const w of [1, 2]) {
     const runs = b.rows.filter((r) => r.key === `broad-cs${w}`);
@@ -928,12 +1231,14 @@ function broadReport(b) {
   if (clustered.length) {
     L.push('');
     L.push(
-      'On a local 3-primary Redis Cluster (the task split into one partition per primary, frontier/layout.ts): each primary\'s used_memory at the end ' +
-        '(the run\'s seen sets, kept jobs, counters), its commands (INFO commandstats, those run inside Lua included) and its CPU, and how far the most ' +
+      "On a local 3-primary Redis Cluster (the task split into one partition per primary, frontier/layout.ts): each primary's used_memory at the end " +
+        "(the run's seen sets, kept jobs, counters), its commands (INFO commandstats, those run inside Lua included) and its CPU, and how far the most " +
         'distant primary is from their mean (target ±20%):',
     );
     L.push('');
-    L.push('| crawler | run | pages/s | % of ideal | primary: memory MB / commands / CPU s | memory spread | commands spread |');
+    L.push(
+      '| crawler | run | pages/s | % of ideal | primary: memory MB / commands / CPU s | memory spread | commands spread |',
+    );
     L.push('|---|---|---|---|---|---|---|');
     const spread = (v) => {
       const mean = v.reduce((a, x) => a + x, 0) / v.length;
@@ -959,20 +1264,26 @@ function report(ctx, rows, m, prof) {
   const limit = noQueue.length ? noQueue.reduce((a, b) => (b.pagesPerSec > a.pagesPerSec ? b : a)) : null;
   // The slow site's bar: the same loop behind the same slow proxy.
   const slowLimit = ctx.slow?.find((r) => r.key === 'limit-pipeline-slow');
-  const lin = linearity(ctx.scale?.row, rows.find((r) => r.key === 'cs1'));
+  const lin = linearity(
+    ctx.scale?.row,
+    rows.find((r) => r.key === 'cs1'),
+  );
   const date = new Date().toISOString();
   L.push(`# Crawl Studio benchmark — ${date.slice(0, 10)}${quick ? ' (quick)' : ''}`);
   L.push('');
-  L.push(`Run ${date}, ${ctx.host}. Crawl Studio built from ${ctx.source.root} at \`${ctx.source.describe}\` (${ctx.source.builtAt}). Command: \`${ctx.command}\`.`);
+  L.push(
+    `Run ${date}, ${ctx.host}. Crawl Studio built from ${ctx.source.root} at \`${ctx.source.describe}\` (${ctx.source.builtAt}). Command: \`${ctx.command}\`.`,
+  );
   L.push('');
   const e = ctx.expected;
   // A broad-only run crawls its own site (its section says what it is), not the standard one.
-  if (rows.length || ctx.scale || ctx.slow || m) L.push(
-    `**Site**: ${fmt(e.pages.length)} pages to fetch (${SITE.list} list pages in 2 variants, ${fmt(e.items.book)} books, /, /about.html), ` +
-      `HTML ${fmt(e.htmlBytes.min / 1024, 1)}–${fmt(e.htmlBytes.max / 1024, 1)} KB (mean ${fmt(e.htmlBytes.mean / 1024, 1)} KB), robots-disallowed /private/, ` +
-      `off-site, mailto: and javascript: links, duplicates by fragment, query order and tracking parameters. Items: ${fmt(e.extracted.book)} books + ` +
-      `${fmt(e.extracted.listing)} listings extracted (${fmt(e.items.listing)} distinct). Served by nginx ${ctx.nginxVersion} (1 worker) on 127.0.0.1.`,
-  );
+  if (rows.length || ctx.scale || ctx.slow || m)
+    L.push(
+      `**Site**: ${fmt(e.pages.length)} pages to fetch (${SITE.list} list pages in 2 variants, ${fmt(e.items.book)} books, /, /about.html), ` +
+        `HTML ${fmt(e.htmlBytes.min / 1024, 1)}–${fmt(e.htmlBytes.max / 1024, 1)} KB (mean ${fmt(e.htmlBytes.mean / 1024, 1)} KB), robots-disallowed /private/, ` +
+        `off-site, mailto: and javascript: links, duplicates by fragment, query order and tracking parameters. Items: ${fmt(e.extracted.book)} books + ` +
+        `${fmt(e.extracted.listing)} listings extracted (${fmt(e.items.listing)} distinct). Served by nginx ${ctx.nginxVersion} (1 worker) on 127.0.0.1.`,
+    );
   if (ctx.wrk) {
     L.push('');
     L.push(
@@ -982,9 +1293,13 @@ function report(ctx, rows, m, prof) {
   }
   if (rows.length) {
     L.push('');
-    L.push(`**Crawlers** — concurrency ${C} in flight for every crawler (Crawl Studio with 2 workers: ${C / 2} each), robots.txt obeyed by all, in one run, one after the other. Ratios are to the faster no-queue row${limit ? ` (this run: ${limit.name})` : ''}:`);
+    L.push(
+      `**Crawlers** — concurrency ${C} in flight for every crawler (Crawl Studio with 2 workers: ${C / 2} each), robots.txt obeyed by all, in one run, one after the other. Ratios are to the faster no-queue row${limit ? ` (this run: ${limit.name})` : ''}:`,
+    );
     L.push('');
-    L.push('| crawler | complete | pages | wall s | pages/s | pages/s (fetch window) | ratio to limit | CPU s / 1,000 pages | peak RSS | Redis mem (peak) | Redis cmds / page | Redis round trips / page |');
+    L.push(
+      '| crawler | complete | pages | wall s | pages/s | pages/s (fetch window) | ratio to limit | CPU s / 1,000 pages | peak RSS | Redis mem (peak) | Redis cmds / page | Redis round trips / page |',
+    );
     L.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
     for (const r of rows) {
       if (r.skipped) {
@@ -992,7 +1307,8 @@ function report(ctx, rows, m, prof) {
         continue;
       }
       const ratio = limit ? r.pagesPerSec / limit.pagesPerSec : null;
-      const wratio = limit && r.windowPagesPerSec && limit.windowPagesPerSec ? r.windowPagesPerSec / limit.windowPagesPerSec : null;
+      const wratio =
+        limit && r.windowPagesPerSec && limit.windowPagesPerSec ? r.windowPagesPerSec / limit.windowPagesPerSec : null;
       L.push(
         `| ${r.name} | ${r.complete ? 'yes' : `**no** (${[r.check.ok ? '' : `missing ${r.check.missing}, twice ${r.check.twice}, unexpected ${r.check.unexpected}, errors ${r.check.errors}`, r.itemsOk ? '' : `items ${JSON.stringify(r.items)}`].filter(Boolean).join('; ')})`} ` +
           `| ${fmt(r.pages)} | ${fmt(r.wallS, 1)} | **${fmt(r.pagesPerSec)}**${r.runs?.length > 1 ? ` (runs: ${r.runs.map((x) => fmt(x)).join(', ')})` : ''} | ${fmt(r.windowPagesPerSec)} | ${ratio ? `${fmt(ratio * 100)}%` : '–'}${wratio ? ` (${fmt(wratio * 100)}%)` : ''} ` +
@@ -1000,11 +1316,17 @@ function report(ctx, rows, m, prof) {
       );
     }
     L.push('');
-    L.push('CPU split and machine load during each run (CPU seconds; "other" is everything else on the machine — this 2-core machine is shared, so other work slows wall-clock numbers but hardly the CPU per page):');
+    L.push(
+      'CPU split and machine load during each run (CPU seconds; "other" is everything else on the machine — this 2-core machine is shared, so other work slows wall-clock numbers but hardly the CPU per page):',
+    );
     L.push('');
     L.push('| crawler | crawler tree | Redis | nginx | other | load avg (start → end) |');
     L.push('|---|---|---|---|---|---|');
-    for (const r of rows) if (!r.skipped) L.push(`| ${r.name} | ${fmt(r.treeCpuS, 1)} | ${fmt(r.redisCpuS, 1)} | ${fmt(r.nginxCpuS, 1)} | ${fmt(r.otherCpuS, 1)} | ${fmt(r.load[0], 1)} → ${fmt(r.load[1], 1)} |`);
+    for (const r of rows)
+      if (!r.skipped)
+        L.push(
+          `| ${r.name} | ${fmt(r.treeCpuS, 1)} | ${fmt(r.redisCpuS, 1)} | ${fmt(r.nginxCpuS, 1)} | ${fmt(r.otherCpuS, 1)} | ${fmt(r.load[0], 1)} → ${fmt(r.load[1], 1)} |`,
+        );
   }
   const peers = {
     crawleeNp: rows.find((r) => r.key === 'crawlee-np'),
@@ -1031,11 +1353,16 @@ function report(ctx, rows, m, prof) {
     L.push('');
     const best = csRows.reduce((a, b) => (b.pagesPerSec > a.pagesPerSec ? b : a));
     const bar = (r) => Math.max(r.limit ?? 0, r['limit-pipeline'] ?? 0);
-    const paired = (k) => (ctx.perRound ?? []).filter((r) => bar(r) > 0 && r[k]).map((r) => `${fmt((r[k] / bar(r)) * 100)}%`);
+    const paired = (k) =>
+      (ctx.perRound ?? []).filter((r) => bar(r) > 0 && r[k]).map((r) => `${fmt((r[k] / bar(r)) * 100)}%`);
     const t = [];
     if (limit) {
-      t.push(`- ≥ 90% of the no-queue limit's pages/s: ${fmt((best.pagesPerSec / limit.pagesPerSec) * 100)}% (${best.name}, best runs) — ${best.pagesPerSec >= 0.9 * limit.pagesPerSec ? 'met' : '**not met**'}; round by round (each Crawl Studio run against the faster no-queue run of the same round): 1 worker ${paired('cs1').join(', ') || '–'}, 2 workers ${paired('cs2').join(', ') || '–'}`);
-      t.push(`  - CPU per page, the contention-robust view: Crawl Studio needs ${csRows.map((r) => `${fmt(r.cpuPer1000 / limit.cpuPer1000, 2)}× (${r.key})`).join(', ')} the no-queue row's CPU per page (crawler + Redis)`);
+      t.push(
+        `- ≥ 90% of the no-queue limit's pages/s: ${fmt((best.pagesPerSec / limit.pagesPerSec) * 100)}% (${best.name}, best runs) — ${best.pagesPerSec >= 0.9 * limit.pagesPerSec ? 'met' : '**not met**'}; round by round (each Crawl Studio run against the faster no-queue run of the same round): 1 worker ${paired('cs1').join(', ') || '–'}, 2 workers ${paired('cs2').join(', ') || '–'}`,
+      );
+      t.push(
+        `  - CPU per page, the contention-robust view: Crawl Studio needs ${csRows.map((r) => `${fmt(r.cpuPer1000 / limit.cpuPer1000, 2)}× (${r.key})`).join(', ')} the no-queue row's CPU per page (crawler + Redis)`,
+      );
       const slowCs = ctx.slow?.filter((r) => r !== slowLimit && r.complete) ?? [];
       if (slowLimit?.complete && slowCs.length) {
         const s = slowCs.reduce((a, b) => (b.pagesPerSec > a.pagesPerSec ? b : a));
@@ -1053,10 +1380,20 @@ function report(ctx, rows, m, prof) {
         );
       }
     }
-    if (peers.crawleeNp) t.push(`- ≥ 3× Crawlee with persistence off: ${fmt(best.pagesPerSec / peers.crawleeNp.pagesPerSec, 1)}× — ${best.pagesPerSec >= 3 * peers.crawleeNp.pagesPerSec ? 'met' : '**not met**'}`);
-    if (peers.scrapy) t.push(`- ≥ 5× Scrapy: ${fmt(best.pagesPerSec / peers.scrapy.pagesPerSec, 1)}× — ${best.pagesPerSec >= 5 * peers.scrapy.pagesPerSec ? 'met' : '**not met**'}`);
-    t.push(`- Redis round trips per page: ${csRows.map((r) => `${fmt(r.redis.reads / r.pages, 1)} (${r.key})`).join(', ')}; commands executed per page, Lua-internal included: ${csRows.map((r) => fmt(r.redis.commands / r.pages, 1)).join(', ')}`);
-    t.push(`  - bytes through Redis per page, in (clients' requests) / out (replies): ${csRows.map((r) => `${fmt(r.redis.netIn / r.pages)} / ${fmt(r.redis.netOut / r.pages)} (${r.key})`).join(', ')}`);
+    if (peers.crawleeNp)
+      t.push(
+        `- ≥ 3× Crawlee with persistence off: ${fmt(best.pagesPerSec / peers.crawleeNp.pagesPerSec, 1)}× — ${best.pagesPerSec >= 3 * peers.crawleeNp.pagesPerSec ? 'met' : '**not met**'}`,
+      );
+    if (peers.scrapy)
+      t.push(
+        `- ≥ 5× Scrapy: ${fmt(best.pagesPerSec / peers.scrapy.pagesPerSec, 1)}× — ${best.pagesPerSec >= 5 * peers.scrapy.pagesPerSec ? 'met' : '**not met**'}`,
+      );
+    t.push(
+      `- Redis round trips per page: ${csRows.map((r) => `${fmt(r.redis.reads / r.pages, 1)} (${r.key})`).join(', ')}; commands executed per page, Lua-internal included: ${csRows.map((r) => fmt(r.redis.commands / r.pages, 1)).join(', ')}`,
+    );
+    t.push(
+      `  - bytes through Redis per page, in (clients' requests) / out (replies): ${csRows.map((r) => `${fmt(r.redis.netIn / r.pages)} / ${fmt(r.redis.netOut / r.pages)} (${r.key})`).join(', ')}`,
+    );
     if (m?.frontier?.site) {
       const f = m.frontier;
       t.push(
@@ -1066,20 +1403,32 @@ function report(ctx, rows, m, prof) {
           (f.before ? `; as BullMQ jobs (before): ${fmt(f.before.usedMemoryBytesPerUrl, 1)}` : ''),
       );
     }
-    if (m?.dedup?.engineUsedMemoryBytesPerUrl) t.push(`- ≤ 16 bytes/URL dedup at ${fmt(m.dedup.urls)} URLs: ${fmt(m.dedup.engineUsedMemoryBytesPerUrl, 1)} bytes/URL (INFO used_memory delta) — ${m.dedup.engineUsedMemoryBytesPerUrl <= 16 ? 'met' : '**not met**'}`);
-    if (Array.isArray(m?.store)) for (const s of m.store.filter((x) => x.path === 'pipeline')) t.push(`- ≥ 20,000 items/s into ${s.store} with dedup (stream → writer → store): ${fmt(s.itemsPerSec)} items/s — ${s.itemsPerSec >= 20_000 ? 'met' : '**not met**'}`);
-    if (lin) t.push(`- Linear cost, pages/s on the ${fmt(lin.large.pages)}-page site within 10% of the ${fmt(lin.small.pages)}-page site's (1 worker): ${fmt(lin.wall * 100)}% of it (fetch window ${fmt(lin.window * 100)}%), CPU per page ${fmt(lin.cpu, 2)}× — ${lin.met ? 'met' : '**not met**'} (below)`);
+    if (m?.dedup?.engineUsedMemoryBytesPerUrl)
+      t.push(
+        `- ≤ 16 bytes/URL dedup at ${fmt(m.dedup.urls)} URLs: ${fmt(m.dedup.engineUsedMemoryBytesPerUrl, 1)} bytes/URL (INFO used_memory delta) — ${m.dedup.engineUsedMemoryBytesPerUrl <= 16 ? 'met' : '**not met**'}`,
+      );
+    if (Array.isArray(m?.store))
+      for (const s of m.store.filter((x) => x.path === 'pipeline'))
+        t.push(
+          `- ≥ 20,000 items/s into ${s.store} with dedup (stream → writer → store): ${fmt(s.itemsPerSec)} items/s — ${s.itemsPerSec >= 20_000 ? 'met' : '**not met**'}`,
+        );
+    if (lin)
+      t.push(
+        `- Linear cost, pages/s on the ${fmt(lin.large.pages)}-page site within 10% of the ${fmt(lin.small.pages)}-page site's (1 worker): ${fmt(lin.wall * 100)}% of it (fetch window ${fmt(lin.window * 100)}%), CPU per page ${fmt(lin.cpu, 2)}× — ${lin.met ? 'met' : '**not met**'} (below)`,
+      );
     L.push(...t);
   }
   if (lin) {
     L.push('');
     L.push(
       `**Cost grows linearly** — the same crawl on a site ${fmt(lin.large.pages / lin.small.pages, 0)}× the size (${SCALE_LIST} list pages; generated and served like the standard site), ` +
-        'one run after the standard rows. Met when neither pages/s nor the fetch window\'s pages/s falls more than 10% below the standard site\'s: ' +
+        "one run after the standard rows. Met when neither pages/s nor the fetch window's pages/s falls more than 10% below the standard site's: " +
         'a per-page cost that grew with the seen set, the queue or the store would show here. (The larger crawl spreads its start-up over more pages, so its wall-clock rate may be higher.)',
     );
     L.push('');
-    L.push('| site | complete | pages | wall s | pages/s | pages/s (fetch window) | CPU s / 1,000 pages | peak RSS | Redis mem (peak) | Redis cmds / page | Redis round trips / page |');
+    L.push(
+      '| site | complete | pages | wall s | pages/s | pages/s (fetch window) | CPU s / 1,000 pages | peak RSS | Redis mem (peak) | Redis cmds / page | Redis round trips / page |',
+    );
     L.push('|---|---|---|---|---|---|---|---|---|---|---|');
     for (const r of [lin.small, lin.large, ...(ctx.scale?.limitRow ? [ctx.scale.limitRow] : [])]) {
       L.push(
@@ -1096,7 +1445,9 @@ function report(ctx, rows, m, prof) {
         'cost where the CPU is not the limit; CPU per page says what the second worker process costs.',
     );
     L.push('');
-    L.push('| crawler | complete | pages | wall s | pages/s | pages/s (fetch window) | ratio to limit | CPU s / 1,000 pages | peak RSS |');
+    L.push(
+      '| crawler | complete | pages | wall s | pages/s | pages/s (fetch window) | ratio to limit | CPU s / 1,000 pages | peak RSS |',
+    );
     L.push('|---|---|---|---|---|---|---|---|---|');
     for (const r of ctx.slow) {
       const ratio = slowLimit?.complete ? `${fmt((r.pagesPerSec / slowLimit.pagesPerSec) * 100)}%` : '–';
@@ -1110,23 +1461,38 @@ function report(ctx, rows, m, prof) {
   if (ctx.browser) L.push('', ...browserReport(ctx.browser));
   const cs1 = rows.find((r) => r.key === 'cs1');
   if (cs1?.redis) {
-    const calls = Object.entries(cs1.redis.calls).sort((a, b) => b[1] - a[1]).slice(0, 14);
+    const calls = Object.entries(cs1.redis.calls)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 14);
     L.push('');
-    L.push(`Redis commands per page for Crawl Studio (1 worker), from INFO commandstats (Lua-internal calls included): ${calls.map(([k, v]) => `${k} ${fmt(v / cs1.pages, 2)}`).join(', ')}.`);
+    L.push(
+      `Redis commands per page for Crawl Studio (1 worker), from INFO commandstats (Lua-internal calls included): ${calls.map(([k, v]) => `${k} ${fmt(v / cs1.pages, 2)}`).join(', ')}.`,
+    );
     const procs = cs1.processes.filter((p) => processKind(p.cmd));
-    if (procs.length) L.push(`Process CPU (last sample): ${procs.map((p) => `${processKind(p.cmd)} ${fmt(p.cpu, 1)} s, peak RSS ${mb(p.rss)}`).join('; ')}.`);
+    if (procs.length)
+      L.push(
+        `Process CPU (last sample): ${procs.map((p) => `${processKind(p.cmd)} ${fmt(p.cpu, 1)} s, peak RSS ${mb(p.rss)}`).join('; ')}.`,
+      );
   }
-  const byThread = rows.filter((r) => r.threads?.length && /^(limit|cs\d)/.test(r.key)).flatMap((r) => threadBreakdown(r).map((t) => ({ r, ...t })));
+  const byThread = rows
+    .filter((r) => r.threads?.length && /^(limit|cs\d)/.test(r.key))
+    .flatMap((r) => threadBreakdown(r).map((t) => ({ r, ...t })));
   if (byThread.length) {
     L.push('');
     L.push(
       'CPU by thread, ms per page (from /proc/<pid>/task, sampled every 0.1 s, so a process\'s last 0.1 s is missing; "other threads" are V8\'s ' +
-        'compiler and GC helpers and libuv\'s pool; the worker\'s analysis thread is its busiest thread after the main one):',
+        "compiler and GC helpers and libuv's pool; the worker's analysis thread is its busiest thread after the main one):",
     );
-    L.push('', '| crawler | process | main thread | analysis thread | other threads | Redis | all, per page |', '|---|---|---|---|---|---|---|');
+    L.push(
+      '',
+      '| crawler | process | main thread | analysis thread | other threads | Redis | all, per page |',
+      '|---|---|---|---|---|---|---|',
+    );
     for (const { r, label, main, analysis, helpers, first } of byThread) {
       const per = (s) => fmt((s / r.pages) * 1000, 2);
-      L.push(`| ${first ? r.name : ''} | ${label} | ${per(main)} | ${analysis === null ? '–' : per(analysis)} | ${per(helpers)} | ${first && r.redis ? per(r.redisCpuS) : '–'} | ${first ? fmt(r.cpuPer1000, 2) : ''} |`);
+      L.push(
+        `| ${first ? r.name : ''} | ${label} | ${per(main)} | ${analysis === null ? '–' : per(analysis)} | ${per(helpers)} | ${first && r.redis ? per(r.redisCpuS) : '–'} | ${first ? fmt(r.cpuPer1000, 2) : ''} |`,
+      );
     }
   }
   if (m) {
@@ -1136,21 +1502,44 @@ function report(ctx, rows, m, prof) {
     if (e && !e.error) {
       L.push('');
       L.push('| editor | measured | target |', '| --- | --- | --- |');
-      if (e.activation) L.push(`| extension load + activate (production bundle, stubbed vscode) | ${fmt(e.activation.loadMs, 1)} + ${fmt(e.activation.activateMs, 1)} ms | ≤ 100 ms — ${e.activation.loadMs + e.activation.activateMs <= 100 ? 'met' : '**not met**'} |`);
-      for (const p of e.preview ?? []) L.push(`| preview update, ${p.shape} ${fmt(p.pageBytes / 1024)} KB page (parse + extract + highlights), p50 / p95 | ${fmt(p.p50Ms)} / ${fmt(p.p95Ms)} ms | ≤ 150 ms — ${p.p95Ms <= 150 ? 'met' : '**not met**'} |`);
+      if (e.activation)
+        L.push(
+          `| extension load + activate (production bundle, stubbed vscode) | ${fmt(e.activation.loadMs, 1)} + ${fmt(e.activation.activateMs, 1)} ms | ≤ 100 ms — ${e.activation.loadMs + e.activation.activateMs <= 100 ? 'met' : '**not met**'} |`,
+        );
+      for (const p of e.preview ?? [])
+        L.push(
+          `| preview update, ${p.shape} ${fmt(p.pageBytes / 1024)} KB page (parse + extract + highlights), p50 / p95 | ${fmt(p.p50Ms)} / ${fmt(p.p95Ms)} ms | ≤ 150 ms — ${p.p95Ms <= 150 ? 'met' : '**not met**'} |`,
+        );
       // The picker answers a click in the same preview, so it has the preview's budget.
-      for (const p of e.preview ?? []) if (p.pickP95Ms !== undefined) L.push(`| picker suggestion for a clicked card title, ${p.shape} ${fmt(p.pageBytes / 1024)} KB page, p50 / p95 | ${fmt(p.pickP50Ms, 1)} / ${fmt(p.pickP95Ms, 1)} ms | ≤ 150 ms — ${p.pickP95Ms <= 150 ? 'met' : '**not met**'} |`);
-      if (e.results) L.push(`| results view, first rows at ${fmt(e.results.items)} items; scroll page p95 | ${fmt(e.results.firstRowsMs)} ms; ${fmt(e.results.scroll.p95Ms)} ms | ≤ 300 ms — ${e.results.firstRowsMs <= 300 ? 'met' : '**not met**'} |`);
-      if (e.results?.filteredFirstRowsMs !== undefined) L.push(`| results view, first rows with a text filter (${fmt(e.results.filteredMatches)} of ${fmt(e.results.items)} match) | ${fmt(e.results.filteredFirstRowsMs)} ms | – |`);
+      for (const p of e.preview ?? [])
+        if (p.pickP95Ms !== undefined)
+          L.push(
+            `| picker suggestion for a clicked card title, ${p.shape} ${fmt(p.pageBytes / 1024)} KB page, p50 / p95 | ${fmt(p.pickP50Ms, 1)} / ${fmt(p.pickP95Ms, 1)} ms | ≤ 150 ms — ${p.pickP95Ms <= 150 ? 'met' : '**not met**'} |`,
+          );
+      if (e.results)
+        L.push(
+          `| results view, first rows at ${fmt(e.results.items)} items; scroll page p95 | ${fmt(e.results.firstRowsMs)} ms; ${fmt(e.results.scroll.p95Ms)} ms | ≤ 300 ms — ${e.results.firstRowsMs <= 300 ? 'met' : '**not met**'} |`,
+        );
+      if (e.results?.filteredFirstRowsMs !== undefined)
+        L.push(
+          `| results view, first rows with a text filter (${fmt(e.results.filteredMatches)} of ${fmt(e.results.items)} match) | ${fmt(e.results.filteredFirstRowsMs)} ms | – |`,
+        );
       if (e.vsixBytes) L.push(`| .vsix size | ${fmt(e.vsixBytes / 1048576, 2)} MB | – |`);
     } else if (e) L.push(`\nEditor micro-benchmarks: failed: ${JSON.stringify(e)}`);
     if (Array.isArray(m.extract)) {
       L.push('');
-      L.push('Extraction per page (CPU µs of the process, fastest of 7 time-boxed rounds, GC included; htmlparser2 parse = its parseDocument, as the engine parses; cheerio/slim load = the same parser through cheerio.load, as the engine parsed before (its per-load class keeps every DOM alive until a full GC); parse5 = cheerio\'s default entry point; extract = parse + the bench task\'s selectors through Crawl Studio\'s extractPage; analysePage = the worker\'s whole page step: parse + extraction + URL rules for every link):');
+      L.push(
+        "Extraction per page (CPU µs of the process, fastest of 7 time-boxed rounds, GC included; htmlparser2 parse = its parseDocument, as the engine parses; cheerio/slim load = the same parser through cheerio.load, as the engine parsed before (its per-load class keeps every DOM alive until a full GC); parse5 = cheerio's default entry point; extract = parse + the bench task's selectors through Crawl Studio's extractPage; analysePage = the worker's whole page step: parse + extraction + URL rules for every link):",
+      );
       L.push('');
-      L.push('| page | size | items | links | htmlparser2 parse | htmlparser2 parse + extract | cheerio/slim load | cheerio/slim load + extract | parse5 parse | parse5 parse + extract | analysePage (engine) |');
+      L.push(
+        '| page | size | items | links | htmlparser2 parse | htmlparser2 parse + extract | cheerio/slim load | cheerio/slim load + extract | parse5 parse | parse5 parse + extract | analysePage (engine) |',
+      );
       L.push('|---|---|---|---|---|---|---|---|---|---|---|');
-      for (const x of m.extract) L.push(`| ${x.page} | ${fmt(x.bytes / 1024, 1)} KB | ${x.items} | ${x.links} | ${fmt(x.htmlparser2ParseUs)} | ${fmt(x.htmlparser2ExtractUs)} | ${fmt(x.cheerioLoadUs)} | ${fmt(x.cheerioLoadExtractUs)} | ${fmt(x.parse5ParseUs)} | ${fmt(x.parse5ExtractUs)} | ${fmt(x.analysePageUs)} |`);
+      for (const x of m.extract)
+        L.push(
+          `| ${x.page} | ${fmt(x.bytes / 1024, 1)} KB | ${x.items} | ${x.links} | ${fmt(x.htmlparser2ParseUs)} | ${fmt(x.htmlparser2ExtractUs)} | ${fmt(x.cheerioLoadUs)} | ${fmt(x.cheerioLoadExtractUs)} | ${fmt(x.parse5ParseUs)} | ${fmt(x.parse5ExtractUs)} | ${fmt(x.analysePageUs)} |`,
+        );
     } else L.push(`\nExtraction: failed: ${JSON.stringify(m.extract)}`);
     if (m.selectors && !m.selectors.error) {
       const x = m.selectors;
@@ -1163,11 +1552,16 @@ function report(ctx, rows, m, prof) {
     } else if (m.selectors) L.push(`\nSelector micro-benchmark: failed: ${JSON.stringify(m.selectors)}`);
     if (Array.isArray(m.store)) {
       L.push('');
-      L.push(`Item writes with dedup (${fmt(STORE_ITEMS)} items, 5 per page, 10% repeat an earlier key, batches of 500, policy update; PostgreSQL ${m.postgresError ? 'unavailable' : 'with fsync=off like the test suite'}):`);
+      L.push(
+        `Item writes with dedup (${fmt(STORE_ITEMS)} items, 5 per page, 10% repeat an earlier key, batches of 500, policy update; PostgreSQL ${m.postgresError ? 'unavailable' : 'with fsync=off like the test suite'}):`,
+      );
       L.push('');
       L.push('| store | path | items/s | seconds | rows written | key conflicts merged |');
       L.push('|---|---|---|---|---|---|');
-      for (const s of m.store) L.push(`| ${s.store} | ${s.path === 'store' ? 'mergeBatch + writeBatch' : 'Redis stream → writer → store'} | **${fmt(s.itemsPerSec)}** | ${fmt(s.seconds, 2)} | ${fmt(s.written)} | ${fmt(s.conflicts + s.mergedInBatch)} |`);
+      for (const s of m.store)
+        L.push(
+          `| ${s.store} | ${s.path === 'store' ? 'mergeBatch + writeBatch' : 'Redis stream → writer → store'} | **${fmt(s.itemsPerSec)}** | ${fmt(s.seconds, 2)} | ${fmt(s.written)} | ${fmt(s.conflicts + s.mergedInBatch)} |`,
+        );
       if (m.postgresError) L.push(`\nPostgreSQL: ${m.postgresError}`);
     } else L.push(`\nStore writes: failed: ${JSON.stringify(m.store)}`);
     if (m.dedup && !m.dedup.error) {
@@ -1185,7 +1579,9 @@ function report(ctx, rows, m, prof) {
       L.push(`| plain Redis set of full URLs | ${fmt(d.plainSetBytesPerUrl, 1)} |`);
       L.push(`| set of 40-hex SHA-1 fingerprints (scrapy-redis style) | ${fmt(d.sha1HexSetBytesPerUrl, 1)} |`);
       L.push('');
-      L.push(`Exactness on this data: ${fmt(d.falseSeenOnFirstPass)} URLs wrongly "already seen" on first sight, ${fmt(d.notSeenOnSecondPass)} missed on a second pass. Discover throughput ${fmt(d.discoverUrlsPerSec)} URLs/s (1,000 per call).`);
+      L.push(
+        `Exactness on this data: ${fmt(d.falseSeenOnFirstPass)} URLs wrongly "already seen" on first sight, ${fmt(d.notSeenOnSecondPass)} missed on a second pass. Discover throughput ${fmt(d.discoverUrlsPerSec)} URLs/s (1,000 per call).`,
+      );
     } else if (m.dedup) L.push(`\nDedup: failed: ${JSON.stringify(m.dedup)}`);
     if (m.frontier && !m.frontier.error) {
       const f = m.frontier;
@@ -1195,12 +1591,22 @@ function report(ctx, rows, m, prof) {
           `no worker so no window), against the same URLs as BullMQ jobs with the engine's job options plus their seen-set members, as every waiting URL was kept before (src/micro-frontier.ts):`,
       );
       L.push('');
-      L.push('| how the waiting URLs are kept | bytes / waiting URL (used_memory delta) | frontier keys (MEMORY USAGE) | seen keys | discover URLs/s | pages into the window /s (fill.lua alone) |');
+      L.push(
+        '| how the waiting URLs are kept | bytes / waiting URL (used_memory delta) | frontier keys (MEMORY USAGE) | seen keys | discover URLs/s | pages into the window /s (fill.lua alone) |',
+      );
       L.push('|---|---|---|---|---|---|');
-      for (const [label, r] of [[`compact frontier, ${fmt(f.site.hosts)} hosts`, f.site], [`compact frontier, ${fmt(f.broad.hosts)} hosts (~${fmt(f.urls / f.broad.hosts)} URLs a host)`, f.broad]]) {
-        L.push(`| ${label} | **${fmt(r.usedMemoryBytesPerUrl, 1)}** | ${fmt(r.frontierKeysBytesPerUrl, 1)} (${fmt(r.frontierKeys)} keys) | ${fmt(r.seenKeysBytesPerUrl, 1)} | ${fmt(r.discoverUrlsPerSec)} | ${fmt(r.takenPerSec)} |`);
+      for (const [label, r] of [
+        [`compact frontier, ${fmt(f.site.hosts)} hosts`, f.site],
+        [`compact frontier, ${fmt(f.broad.hosts)} hosts (~${fmt(f.urls / f.broad.hosts)} URLs a host)`, f.broad],
+      ]) {
+        L.push(
+          `| ${label} | **${fmt(r.usedMemoryBytesPerUrl, 1)}** | ${fmt(r.frontierKeysBytesPerUrl, 1)} (${fmt(r.frontierKeys)} keys) | ${fmt(r.seenKeysBytesPerUrl, 1)} | ${fmt(r.discoverUrlsPerSec)} | ${fmt(r.takenPerSec)} |`,
+        );
       }
-      if (f.before) L.push(`| BullMQ jobs (before the frontier), ${fmt(f.before.urls)} URLs | **${fmt(f.before.usedMemoryBytesPerUrl, 1)}** | - | - | - | - |`);
+      if (f.before)
+        L.push(
+          `| BullMQ jobs (before the frontier), ${fmt(f.before.urls)} URLs | **${fmt(f.before.usedMemoryBytesPerUrl, 1)}** | - | - | - | - |`,
+        );
     } else if (m.frontier) L.push(`\nFrontier memory: failed: ${JSON.stringify(m.frontier)}`);
     const q = m.queue;
     if (q && !q.error) {
@@ -1211,7 +1617,9 @@ function report(ctx, rows, m, prof) {
         `The queue alone (src/micro-queue.ts: ${fmt(q.jobs)} BullMQ jobs with the engine's job options, added with addBulk, run by a Worker at concurrency ${q.concurrency} ` +
           `whose processor does nothing; Redis without persistence): add ${fmt(q.addPerSec)} jobs/s, run ${fmt(q.runPerSec)} jobs/s; CPU per job: add ${fmt(q.addClientMsPerJob, 3)} ms client + ` +
           `${fmt(q.addRedisMsPerJob, 3)} ms Redis, run ${fmt(q.runClientMsPerJob, 3)} ms client + ${fmt(q.runRedisMsPerJob, 3)} ms Redis: ${fmt(perJob, 2)} ms a job in all` +
-          (cs1 ? `, ${fmt((perJob / cs1.cpuPer1000) * 100)}% of Crawl Studio's ${fmt(cs1.cpuPer1000, 2)} ms per page (1 worker).` : '.'),
+          (cs1
+            ? `, ${fmt((perJob / cs1.cpuPer1000) * 100)}% of Crawl Studio's ${fmt(cs1.cpuPer1000, 2)} ms per page (1 worker).`
+            : '.'),
       );
     } else if (q) L.push(`\nThe queue alone: failed: ${JSON.stringify(q)}`);
   }
@@ -1223,26 +1631,52 @@ function report(ctx, rows, m, prof) {
     const lua = Object.entries(prof.cmds.lua).sort((a, b) => b[1] - a[1]);
     const tc = client.reduce((a, [, v]) => a + v, 0);
     const tl = lua.reduce((a, [, v]) => a + v, 0);
-    L.push(`Redis MONITOR over ${fmt(prof.pages)} pages: ${fmt(tc / prof.pages, 1)} commands sent by clients per page, ${fmt(tl / prof.pages, 1)} run inside Lua per page.`);
-    L.push(`Client commands per page: ${client.slice(0, 20).map(([k, v]) => `${k} ${fmt(v / prof.pages, 2)}`).join(', ')}.`);
-    L.push(`Inside Lua per page: ${lua.slice(0, 14).map(([k, v]) => `${k} ${fmt(v / prof.pages, 2)}`).join(', ')}.`);
+    L.push(
+      `Redis MONITOR over ${fmt(prof.pages)} pages: ${fmt(tc / prof.pages, 1)} commands sent by clients per page, ${fmt(tl / prof.pages, 1)} run inside Lua per page.`,
+    );
+    L.push(
+      `Client commands per page: ${client
+        .slice(0, 20)
+        .map(([k, v]) => `${k} ${fmt(v / prof.pages, 2)}`)
+        .join(', ')}.`,
+    );
+    L.push(
+      `Inside Lua per page: ${lua
+        .slice(0, 14)
+        .map(([k, v]) => `${k} ${fmt(v / prof.pages, 2)}`)
+        .join(', ')}.`,
+    );
     for (const s of prof.summaries) {
       L.push('');
-      L.push(`CPU profile \`${s.file}\`: ${fmt(s.busyMs)} ms busy (${fmt((s.busyMs / prof.pages) * 1000 / 1000, 2)} ms/page), ${fmt(s.idleMs)} ms idle. Self time by area: ${s.areas.map((a) => `${a.name} ${fmt(a.share * 100)}%`).join(', ')}.`);
-      L.push(`Top functions: ${s.functions.slice(0, 10).map((f) => `${f.name} ${fmt(f.share * 100, 1)}%`).join(', ')}.`);
-      L.push(`By what a page does (bench/lib/breakdown.mjs: each sample to the first category its stack matches), µs per page: ${s.categories.map((c) => `${c.name} ${fmt((c.ms * 1000) / prof.pages)}`).join(', ')}.`);
+      L.push(
+        `CPU profile \`${s.file}\`: ${fmt(s.busyMs)} ms busy (${fmt(((s.busyMs / prof.pages) * 1000) / 1000, 2)} ms/page), ${fmt(s.idleMs)} ms idle. Self time by area: ${s.areas.map((a) => `${a.name} ${fmt(a.share * 100)}%`).join(', ')}.`,
+      );
+      L.push(
+        `Top functions: ${s.functions
+          .slice(0, 10)
+          .map((f) => `${f.name} ${fmt(f.share * 100, 1)}%`)
+          .join(', ')}.`,
+      );
+      L.push(
+        `By what a page does (bench/lib/breakdown.mjs: each sample to the first category its stack matches), µs per page: ${s.categories.map((c) => `${c.name} ${fmt((c.ms * 1000) / prof.pages)}`).join(', ')}.`,
+      );
     }
   }
   L.push('');
-  L.push('How to read it: **pages/s** = pages fetched / wall time of the whole command (start-up, crawl, shutdown: what a user waits for); **fetch window** = pages / time from the first to the last page request in nginx\'s log (start-up excluded). **CPU s / 1,000 pages** = user+system CPU of the crawler\'s whole process tree (CLI, workers, writer) plus Redis, per 1,000 pages. **peak RSS** = largest sum of resident memory over the crawler\'s process tree (Redis excluded), sampled every 100 ms for the crawler rows. **Redis mem** = used_memory at the end (peak in brackets). **Redis cmds / page** = every command Redis executed (INFO commandstats delta, commands inside Lua scripts included) per page; **round trips / page** = Redis read events (total_reads_processed): one per request or pipeline the clients sent, the writer and the progress poller included. **complete** = every expected page fetched exactly once (nginx log, canonical URL), nothing unexpected or disallowed, and every item found (Crawl Studio: rows in its SQLite store after dedup; others: items extracted).');
+  L.push(
+    "How to read it: **pages/s** = pages fetched / wall time of the whole command (start-up, crawl, shutdown: what a user waits for); **fetch window** = pages / time from the first to the last page request in nginx's log (start-up excluded). **CPU s / 1,000 pages** = user+system CPU of the crawler's whole process tree (CLI, workers, writer) plus Redis, per 1,000 pages. **peak RSS** = largest sum of resident memory over the crawler's process tree (Redis excluded), sampled every 100 ms for the crawler rows. **Redis mem** = used_memory at the end (peak in brackets). **Redis cmds / page** = every command Redis executed (INFO commandstats delta, commands inside Lua scripts included) per page; **round trips / page** = Redis read events (total_reads_processed): one per request or pipeline the clients sent, the writer and the progress poller included. **complete** = every expected page fetched exactly once (nginx log, canonical URL), nothing unexpected or disallowed, and every item found (Crawl Studio: rows in its SQLite store after dedup; others: items extracted).",
+  );
   L.push('');
   return L.join('\n');
 }
 
 async function main() {
   const t0 = Date.now();
-  const source = existsSync(join(build, 'SOURCE')) ? JSON.parse(readFileSync(join(build, 'SOURCE'), 'utf8')) : { root: '?', describe: '?', builtAt: '?' };
-  const nginxVersion = (spawnSync('nginx', ['-v'], { encoding: 'utf8' }).stderr.match(/nginx\/([\d.]+)/) ?? [])[1] ?? '?';
+  const source = existsSync(join(build, 'SOURCE'))
+    ? JSON.parse(readFileSync(join(build, 'SOURCE'), 'utf8'))
+    : { root: '?', describe: '?', builtAt: '?' };
+  const nginxVersion =
+    (spawnSync('nginx', ['-v'], { encoding: 'utf8' }).stderr.match(/nginx\/([\d.]+)/) ?? [])[1] ?? '?';
   const sv = spawnSync('/usr/bin/python3', ['-c', 'import scrapy; print(scrapy.__version__)'], { encoding: 'utf8' });
   const scrapyVersion = sv.status === 0 ? sv.stdout.trim() : null;
   const cpuModel = (/model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8')) ?? [])[1] ?? '?';
@@ -1253,18 +1687,48 @@ async function main() {
   // machine) must never stall the server that every crawler depends on.
   const shm = existsSync('/dev/shm') ? join('/dev/shm', `cs-bench-${process.pid}`) : tmp;
   const site = join(shm, 'site');
-  execFileSync(process.execPath, [join(build, 'sitegen.js'), '--out', site, '--list', String(SITE.list), '--per', String(SITE.per), '--filler', String(SITE.filler)], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(
+    process.execPath,
+    [
+      join(build, 'sitegen.js'),
+      '--out',
+      site,
+      '--list',
+      String(SITE.list),
+      '--per',
+      String(SITE.per),
+      '--filler',
+      String(SITE.filler),
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
   const expected = JSON.parse(readFileSync(join(site, 'expected.json'), 'utf8'));
   const nginx = await startNginx({ root: site, dir: join(shm, 'nginx') });
   services.push(nginx);
-  const ctx = { nginx, expected, site, shm, scrapyVersion, nginxVersion, source, host, command: `node bench/run.mjs ${process.argv.slice(2).join(' ')}`.trim() };
+  const ctx = {
+    nginx,
+    expected,
+    site,
+    shm,
+    scrapyVersion,
+    nginxVersion,
+    source,
+    host,
+    command: `node bench/run.mjs ${process.argv.slice(2).join(' ')}`.trim(),
+  };
   try {
     // The server's ceiling matters to the rows on the standard site (a broad-only run has none of them).
     if (crawlerDefs(ctx).some((d) => want(d.key))) {
       log('server ceiling (wrk)');
       const w1 = wrk(`${nginx.url}/catalogue/book-7.html`, quick ? 2 : 4);
       const w2 = wrk(`${nginx.url}/catalogue/page-2.html`, quick ? 2 : 4);
-      ctx.wrk = w1 && w2 ? [{ page: 'book', ...w1 }, { page: 'list', ...w2 }] : null;
+      ctx.wrk =
+        w1 && w2
+          ? [
+              { page: 'book', ...w1 },
+              { page: 'list', ...w2 },
+            ]
+          : null;
       await new Promise((r) => setTimeout(r, 1000));
     }
 
@@ -1274,7 +1738,8 @@ async function main() {
     // The repeated rows first, round by round (limit, Crawl Studio, ... again), then the peers once: each
     // round's Crawl Studio/limit ratio compares runs minutes apart at most.
     const order = [];
-    for (let round = 0; round < REPEAT; round++) for (const def of defs) if (repeated.has(def.key)) order.push([round, def]);
+    for (let round = 0; round < REPEAT; round++)
+      for (const def of defs) if (repeated.has(def.key)) order.push([round, def]);
     for (const def of defs) if (!repeated.has(def.key)) order.push([0, def]);
     const perRound = [];
     for (const [round, def] of order) {
@@ -1285,7 +1750,8 @@ async function main() {
         }
         log(`crawler: ${def.name}${REPEAT > 1 && repeated.has(def.key) ? ` (run ${round + 1} of ${REPEAT})` : ''}`);
         const busy = await settle();
-        if (busy >= 0.1) log(`  the machine did not quiet down (${Math.round(busy * 100)}% busy): read this row's "other" column`);
+        if (busy >= 0.1)
+          log(`  the machine did not quiet down (${Math.round(busy * 100)}% busy): read this row's "other" column`);
         const row = await measureCrawler(def, ctx);
         if (repeated.has(def.key)) (perRound[round] ??= {})[def.key] = row.complete ? row.pagesPerSec : null;
         const i = rows.findIndex((r) => r.key === def.key);
@@ -1293,7 +1759,10 @@ async function main() {
         else {
           // Best of the runs (the machine is shared: the fastest run had the least interference); all are listed.
           const runs = [...rows[i].runs, row.pagesPerSec];
-          rows[i] = row.complete && (!rows[i].complete || row.pagesPerSec > rows[i].pagesPerSec) ? { ...row, runs } : { ...rows[i], runs };
+          rows[i] =
+            row.complete && (!rows[i].complete || row.pagesPerSec > rows[i].pagesPerSec)
+              ? { ...row, runs }
+              : { ...rows[i], runs };
         }
       }
     }
@@ -1306,9 +1775,31 @@ async function main() {
     const prof = flags.profile ? await profileRun(ctx) : null;
     const md = report(ctx, rows, m, prof) + `\nWhole suite: ${fmt((Date.now() - t0) / 1000)} s.\n`;
     const browserOnly = only?.size === 1 && only.has('browser');
-    const outFile = flags.out ?? join(here, 'results', `${new Date().toISOString().slice(0, 10)}${browserOnly ? '-browser' : ''}${quick ? '-quick' : ''}.md`);
+    const outFile =
+      flags.out ??
+      join(
+        here,
+        'results',
+        `${new Date().toISOString().slice(0, 10)}${browserOnly ? '-browser' : ''}${quick ? '-quick' : ''}.md`,
+      );
     writeFileSync(outFile, md);
-    writeFileSync(join(tmp, 'raw.json'), JSON.stringify({ rows, scale: ctx.scale, slow: ctx.slow, broad: ctx.broad, browser: ctx.browser, micro: m, prof, expected: { ...expected, pages: expected.pages.length } }, null, 1));
+    writeFileSync(
+      join(tmp, 'raw.json'),
+      JSON.stringify(
+        {
+          rows,
+          scale: ctx.scale,
+          slow: ctx.slow,
+          broad: ctx.broad,
+          browser: ctx.browser,
+          micro: m,
+          prof,
+          expected: { ...expected, pages: expected.pages.length },
+        },
+        null,
+        1,
+      ),
+    );
     console.log(md);
     log(`written ${outFile} (raw numbers: ${join(tmp, 'raw.json')})`);
   } finally {

@@ -42,7 +42,10 @@ function withoutBullmqPostgresPlugin() {
   return {
     name: 'without-bullmq-postgres',
     setup(build) {
-      build.onLoad({ filter: /[\\/]bullmq[\\/]dist[\\/](?:esm|cjs)[\\/]postgres[\\/]index\.js$/ }, () => ({ contents: 'export {};', loader: 'js' }));
+      build.onLoad({ filter: /[\\/]bullmq[\\/]dist[\\/](?:esm|cjs)[\\/]postgres[\\/]index\.js$/ }, () => ({
+        contents: 'export {};',
+        loader: 'js',
+      }));
     },
   };
 }

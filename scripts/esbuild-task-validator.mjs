@@ -31,7 +31,10 @@ export function taskValidatorPlugin() {
     setup(build) {
       // The schema of the tree being built (bench/build.mjs --src builds another copy through absWorkingDir).
       const schemaPath = resolve(build.initialOptions.absWorkingDir ?? process.cwd(), SCHEMA);
-      build.onResolve({ filter: /^virtual:task-schema-validator$/ }, () => ({ path: MODULE, namespace: 'task-schema-validator' }));
+      build.onResolve({ filter: /^virtual:task-schema-validator$/ }, () => ({
+        path: MODULE,
+        namespace: 'task-schema-validator',
+      }));
       build.onLoad({ filter: /.*/, namespace: 'task-schema-validator' }, () => {
         // watchFiles either way: in --watch, fixing a broken schema rebuilds.
         const watchFiles = [schemaPath];

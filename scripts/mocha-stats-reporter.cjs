@@ -11,19 +11,32 @@ class StatsReporter extends Mocha.reporters.Spec {
     const skips = [];
     // Where the time goes (issue 34): every test's and hook's duration, for scripts/test.mjs to list the slowest.
     const times = [];
-    const timed = (r) => times.push({ title: r.fullTitle(), file: r.file ?? r.parent?.file ?? '', ms: r.duration ?? 0 });
+    const timed = (r) =>
+      times.push({ title: r.fullTitle(), file: r.file ?? r.parent?.file ?? '', ms: r.duration ?? 0 });
     runner.on('test end', timed);
     runner.on('hook end', (h) => h.duration >= 1000 && timed(h));
     runner.on('fail', (test, err) => {
-      const first = String((err && (err.message || err)) ?? '').split('\n').slice(0, 3).join(' | ');
-      failures.push({ title: test.fullTitle(), file: test.file ?? test.parent?.file ?? '', error: first.slice(0, 400) });
+      const first = String((err && (err.message || err)) ?? '')
+        .split('\n')
+        .slice(0, 3)
+        .join(' | ');
+      failures.push({
+        title: test.fullTitle(),
+        file: test.file ?? test.parent?.file ?? '',
+        error: first.slice(0, 400),
+      });
     });
-    runner.on('pending', (test) => skips.push({ title: test.fullTitle(), file: test.file ?? '', reason: skipReason(test) }));
+    runner.on('pending', (test) =>
+      skips.push({ title: test.fullTitle(), file: test.file ?? '', reason: skipReason(test) }),
+    );
     runner.once('end', () => {
       if (process.env.CS_TEST_STATS) {
         const s = runner.stats;
         for (const k of skips) k.reason ??= sideReason(k.title);
-        writeFileSync(process.env.CS_TEST_STATS, JSON.stringify({ passed: s.passes, failed: s.failures, skipped: s.pending, failures, skips, times }));
+        writeFileSync(
+          process.env.CS_TEST_STATS,
+          JSON.stringify({ passed: s.passes, failed: s.failures, skipped: s.pending, failures, skips, times }),
+        );
       }
     });
   }
@@ -34,7 +47,9 @@ class StatsReporter extends Mocha.reporters.Spec {
 function skipReason(test) {
   for (let r = test; r; r = r.parent) if (r.skipReason) return r.skipReason;
   if (process.env.CS_TEST_SKIP_REASONS) return undefined;
-  return test.pending && !test.fn ? 'marked it.skip / pending (no reason given)' : 'no reason given (skip through test/support/skip.ts)';
+  return test.pending && !test.fn
+    ? 'marked it.skip / pending (no reason given)'
+    : 'no reason given (skip through test/support/skip.ts)';
 }
 function sideReason(title) {
   const file = process.env.CS_TEST_SKIP_REASONS;

@@ -17,7 +17,9 @@ mkdirSync(outDir, { recursive: true });
 function build(stage) {
   rmSync(stage, { recursive: true, force: true });
   mkdirSync(stage, { recursive: true });
-  execFileSync(process.execPath, ['esbuild.mjs', '--production', `--outdir=${join(stage, 'dist')}`], { stdio: 'inherit' });
+  execFileSync(process.execPath, ['esbuild.mjs', '--production', `--outdir=${join(stage, 'dist')}`], {
+    stdio: 'inherit',
+  });
 }
 
 if (what === 'vsix') {
@@ -25,26 +27,46 @@ if (what === 'vsix') {
   build(stage);
   // The library is the npm package's; the extension never loads it.
   rmSync(join(stage, 'dist', 'index.js'), { force: true });
-  for (const f of ['package.json', 'package.nls.json', 'README.md', 'CHANGELOG.md', 'LICENSE', '.vscodeignore']) cpSync(f, join(stage, f));
+  for (const f of ['package.json', 'package.nls.json', 'README.md', 'CHANGELOG.md', 'LICENSE', '.vscodeignore'])
+    cpSync(f, join(stage, f));
   cpSync('media', join(stage, 'media'), { recursive: true });
   const out = join(outDir, `crawl-studio-${pkg.version}.vsix`);
-  execFileSync(join(root, 'node_modules', '.bin', 'vsce'), ['package', '--no-dependencies', '--out', out], { cwd: stage, stdio: 'inherit' });
+  execFileSync(join(root, 'node_modules', '.bin', 'vsce'), ['package', '--no-dependencies', '--out', out], {
+    cwd: stage,
+    stdio: 'inherit',
+  });
   console.log(out);
 } else if (what === 'cli') {
   const stage = join(root, 'out', 'stage-cli');
   build(stage);
   rmSync(join(stage, 'dist', 'extension.js'), { force: true });
   // The webviews' code stays out; the web monitor's page script (`crawl-studio monitor`) is the CLI's own.
-  for (const view of readdirSync(join(stage, 'dist', 'media'))) if (view !== 'monitor') rmSync(join(stage, 'dist', 'media', view), { recursive: true, force: true });
+  for (const view of readdirSync(join(stage, 'dist', 'media')))
+    if (view !== 'monitor') rmSync(join(stage, 'dist', 'media', view), { recursive: true, force: true });
   // The library's types in one file, from src/api/index.ts: only what it exports, and no type of a dependency
   // (the package installs none), so a TypeScript program compiles against it as installed. dts-bundle-generator
   // also compiles the result, so a declaration that does not stand on its own fails the packaging.
-  execFileSync(process.execPath, [join(root, 'node_modules', 'dts-bundle-generator', 'dist', 'bin', 'dts-bundle-generator.js'),
-    '--project', 'tsconfig.json', '--no-banner', '--silent', '--export-referenced-types', 'false', '-o', join(stage, 'dist', 'index.d.ts'), 'src/api/index.ts'], { stdio: 'inherit' });
+  execFileSync(
+    process.execPath,
+    [
+      join(root, 'node_modules', 'dts-bundle-generator', 'dist', 'bin', 'dts-bundle-generator.js'),
+      '--project',
+      'tsconfig.json',
+      '--no-banner',
+      '--silent',
+      '--export-referenced-types',
+      'false',
+      '-o',
+      join(stage, 'dist', 'index.d.ts'),
+      'src/api/index.ts',
+    ],
+    { stdio: 'inherit' },
+  );
   const cliPkg = {
     name: 'crawl-studio',
     version: pkg.version,
-    description: 'Crawl Studio headless: run web crawls and worker fleets on a Redis/BullMQ queue from the command line or from a program (runCrawl, loadTask).',
+    description:
+      'Crawl Studio headless: run web crawls and worker fleets on a Redis/BullMQ queue from the command line or from a program (runCrawl, loadTask).',
     license: pkg.license,
     repository: pkg.repository,
     homepage: pkg.homepage,
@@ -59,7 +81,10 @@ if (what === 'vsix') {
   writeFileSync(join(stage, 'package.json'), JSON.stringify(cliPkg, null, 2) + '\n');
   cpSync('LICENSE', join(stage, 'LICENSE'));
   cpSync('README.md', join(stage, 'README.md'));
-  const name = execFileSync('npm', ['pack', '--pack-destination', outDir], { cwd: stage, encoding: 'utf8' }).trim().split('\n').pop();
+  const name = execFileSync('npm', ['pack', '--pack-destination', outDir], { cwd: stage, encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .pop();
   const out = join(outDir, name);
   if (!existsSync(out)) throw new Error(`npm pack did not produce ${out}`);
   console.log(out);

@@ -78,7 +78,10 @@ export function planFrom(metafile, cwd, { extension, worker }) {
   }
   const names = new Map();
   for (const k of exported) {
-    if (names.has(nameOf(k))) throw new Error(`two modules the extension takes from the engine are both named ${nameOf(k)}: ${names.get(nameOf(k))}, ${k}`);
+    if (names.has(nameOf(k)))
+      throw new Error(
+        `two modules the extension takes from the engine are both named ${nameOf(k)}: ${names.get(nameOf(k))}, ${k}`,
+      );
     names.set(nameOf(k), k);
   }
   const esm = new Set([...exported].filter((k) => metafile.inputs[k].format === 'esm'));
@@ -104,7 +107,13 @@ export function fromEngine(plan) {
         const key = keyOf(plan.cwd, r);
         if (!plan.shared.has(key)) return undefined;
         if (!plan.exported.has(key)) {
-          return { errors: [{ text: `${args.importer} imports ${key}, which the engine does not export: the graph changed between the build's steps (scripts/shared-engine.mjs)` }] };
+          return {
+            errors: [
+              {
+                text: `${args.importer} imports ${key}, which the engine does not export: the graph changed between the build's steps (scripts/shared-engine.mjs)`,
+              },
+            ],
+          };
         }
         return { path: nameOf(key), namespace: FROM_ENGINE };
       });
@@ -157,7 +166,11 @@ export function engineEntry(plan) {
       name: 'engine-entry',
       setup(build) {
         build.onResolve({ filter: new RegExp(`^${ENTRY}$`) }, () => ({ path: ENTRY, namespace: 'engine-entry' }));
-        build.onLoad({ filter: /.*/, namespace: 'engine-entry' }, () => ({ contents, loader: 'js', resolveDir: plan.cwd }));
+        build.onLoad({ filter: /.*/, namespace: 'engine-entry' }, () => ({
+          contents,
+          loader: 'js',
+          resolveDir: plan.cwd,
+        }));
         // A module by its key: a file by its path, a plugin's module in its namespace.
         build.onResolve({ filter: new RegExp(`^${BY_KEY}`) }, (args) => {
           const key = args.path.slice(BY_KEY.length);

@@ -23,7 +23,11 @@ const skippedTests = [];
 const mochaJobs = Number(process.env.CS_MOCHA_JOBS ?? (process.env.CS_TEST_SERIAL === '1' ? 1 : 2));
 // The files whose tests took longest in a measured run (the package's build and install, a 20,000-page crawl, ten
 // double starts; test-artifacts/slowest-mocha.txt lists a run's slowest tests).
-const LONGEST_MOCHA_FILES = ['out/test/package/cli.test.js', 'out/test/integration/privateRedis.test.js', 'out/test/integration/redisFull.test.js'];
+const LONGEST_MOCHA_FILES = [
+  'out/test/package/cli.test.js',
+  'out/test/integration/privateRedis.test.js',
+  'out/test/integration/redisFull.test.js',
+];
 const statsDir = mkdtempSync(join(tmpdir(), 'cs-test-stats-'));
 // Tests that import BullMQ from node_modules (not through a bundle) would load msgpackr's native accelerator,
 // which the product's bundles never do (scripts/bundle-options.mjs): run them on the same pure-JS path.
@@ -34,7 +38,10 @@ process.env.MSGPACKR_NATIVE_ACCELERATION_DISABLED = 'true';
 function run(cmd, args, { env = {}, capture = false, out: sink = live } = {}) {
   return new Promise((resolve) => {
     const piped = capture || sink !== live;
-    const child = spawn(cmd, args, { stdio: ['ignore', piped ? 'pipe' : 'inherit', piped ? 'pipe' : 'inherit'], env: { ...process.env, ...env } });
+    const child = spawn(cmd, args, {
+      stdio: ['ignore', piped ? 'pipe' : 'inherit', piped ? 'pipe' : 'inherit'],
+      env: { ...process.env, ...env },
+    });
     let out = '';
     if (piped) {
       child.stdout.on('data', (b) => (sink.stdout(b), capture && (out += b)));
@@ -43,10 +50,19 @@ function run(cmd, args, { env = {}, capture = false, out: sink = live } = {}) {
     child.on('exit', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), out }));
   });
 }
-const live = { stdout: (b) => process.stdout.write(b), stderr: (b) => process.stderr.write(b), log: (...a) => console.log(...a) };
+const live = {
+  stdout: (b) => process.stdout.write(b),
+  stderr: (b) => process.stderr.write(b),
+  log: (...a) => console.log(...a),
+};
 function buffered() {
   const chunks = [];
-  return { stdout: (b) => chunks.push(b), stderr: (b) => chunks.push(b), log: (...a) => chunks.push(a.join(' ') + '\n'), text: () => chunks.join('') };
+  return {
+    stdout: (b) => chunks.push(b),
+    stderr: (b) => chunks.push(b),
+    log: (...a) => chunks.push(a.join(' ') + '\n'),
+    text: () => chunks.join(''),
+  };
 }
 
 async function mocha(name, args, out, env = {}) {
@@ -74,10 +90,16 @@ async function mocha(name, args, out, env = {}) {
 // (it must stay under 20 minutes on a 2-core machine).
 function writeSlowest(name, times) {
   const rel = (f) => f.replace(process.cwd() + '/', '');
-  const lines = [...times].sort((a, b) => b.ms - a.ms).slice(0, 40).map((t) => `${(t.ms / 1000).toFixed(1).padStart(7)} s  ${t.title}  (${rel(t.file)})`);
+  const lines = [...times]
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, 40)
+    .map((t) => `${(t.ms / 1000).toFixed(1).padStart(7)} s  ${t.title}  (${rel(t.file)})`);
   const total = times.reduce((n, t) => n + t.ms, 0);
   mkdirSync('test-artifacts', { recursive: true });
-  writeFileSync(join('test-artifacts', `slowest-${name}.txt`), `${name}: ${times.length} tests and slow hooks, ${(total / 1000).toFixed(0)} s in all\n${lines.join('\n')}\n`);
+  writeFileSync(
+    join('test-artifacts', `slowest-${name}.txt`),
+    `${name}: ${times.length} tests and slow hooks, ${(total / 1000).toFixed(0)} s in all\n${lines.join('\n')}\n`,
+  );
 }
 
 const stages = {
@@ -87,15 +109,37 @@ const stages = {
   // workers, servers and timeouts, not computing (CS_MOCHA_JOBS=1: one file at a time, as `npx mocha` runs them).
   // The longest files are named first (mocha then runs the rest of .mocharc.json's spec, each file once), so that
   // no long file starts last and runs alone at the end.
-  mocha: (out) => mocha('mocha', mochaJobs > 1 ? ['--parallel', '--jobs', String(mochaJobs), ...LONGEST_MOCHA_FILES.filter((f) => existsSync(f))] : [], out),
+  mocha: (out) =>
+    mocha(
+      'mocha',
+      mochaJobs > 1
+        ? ['--parallel', '--jobs', String(mochaJobs), ...LONGEST_MOCHA_FILES.filter((f) => existsSync(f))]
+        : [],
+      out,
+    ),
   // Fixed seed and bounded cases: the same inputs every run (test/fuzz/fuzz.test.ts says how to fuzz longer).
-  fuzz: (out) => mocha('fuzz', ['--no-config', '--timeout', '600000', '--exit', '--enable-source-maps', 'out/test/fuzz/**/*.test.js'], out),
+  fuzz: (out) =>
+    mocha(
+      'fuzz',
+      ['--no-config', '--timeout', '600000', '--exit', '--enable-source-maps', 'out/test/fuzz/**/*.test.js'],
+      out,
+    ),
   // About 4-5 minutes (CS_FAULTS_SOAK=1 for the long soak); the table is also in test-artifacts/faults-table.md
   // (faults-table-cluster.md for faults-cluster). On CI each keeps about a third of the two cores busy (the rest is waiting): they run side by side.
-  faults: (out) => mocha('faults', ['--no-config', '--timeout', '900000', '--exit', '--enable-source-maps', 'out/test/faults/**/*.test.js'], out),
+  faults: (out) =>
+    mocha(
+      'faults',
+      ['--no-config', '--timeout', '900000', '--exit', '--enable-source-maps', 'out/test/faults/**/*.test.js'],
+      out,
+    ),
   // The same scenarios on a real 3-primary Redis Cluster (issue 19; test/faults/redis.ts), about as long again.
   'faults-cluster': (out) =>
-    mocha('faults-cluster', ['--no-config', '--timeout', '900000', '--exit', '--enable-source-maps', 'out/test/faults/**/*.test.js'], out, { CS_FAULTS_REDIS: 'cluster' }),
+    mocha(
+      'faults-cluster',
+      ['--no-config', '--timeout', '900000', '--exit', '--enable-source-maps', 'out/test/faults/**/*.test.js'],
+      out,
+      { CS_FAULTS_REDIS: 'cluster' },
+    ),
   extension: async (out) => {
     const r = await run('node', ['scripts/code-server/run-extension-tests.mjs'], { capture: true, out });
     // One closing line per suite (the main one and the untrusted-workspace one).
@@ -105,7 +149,8 @@ const stages = {
       totals.failed += Number(m[2]);
     }
     // The extension-host runner prints "extension FAILED: <title>: <message>" per failed test.
-    for (const m of r.out.matchAll(/^extension FAILED: (.*)$/gm)) failedTests.push({ stage: 'extension', title: m[1], file: '', error: '' });
+    for (const m of r.out.matchAll(/^extension FAILED: (.*)$/gm))
+      failedTests.push({ stage: 'extension', title: m[1], file: '', error: '' });
     if (ms.length < 2 && r.code !== 0) {
       totals.failed += 1;
     }
@@ -113,7 +158,11 @@ const stages = {
   },
   ui: async (out) => {
     const dir = 'out/test/ui';
-    const files = existsSync(dir) ? readdirSync(dir, { recursive: true }).filter((f) => String(f).endsWith('.test.js')).map((f) => join(dir, String(f))) : [];
+    const files = existsSync(dir)
+      ? readdirSync(dir, { recursive: true })
+          .filter((f) => String(f).endsWith('.test.js'))
+          .map((f) => join(dir, String(f)))
+      : [];
     if (files.length === 0) return 0;
     return mocha('ui', ['--no-config', '--timeout', '180000', '--exit', ...files], out);
   },
@@ -137,7 +186,9 @@ async function runStage(name, out) {
   const started = Date.now();
   out.log(`\n=== ${name}`);
   const code = await stages[name](out);
-  out.log(`=== ${name}: ${code === 0 ? 'ok' : `FAILED (exit ${code})`} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  out.log(
+    `=== ${name}: ${code === 0 ? 'ok' : `FAILED (exit ${code})`} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
   if (code !== 0) failedStages.push(name);
   return code;
 }
@@ -153,7 +204,8 @@ for (const group of plan) {
       return code;
     }),
   );
-  if (group.length > 1) console.log(`=== ${group.join(' + ')}: ${((Date.now() - started) / 1000).toFixed(1)} s together`);
+  if (group.length > 1)
+    console.log(`=== ${group.join(' + ')}: ${((Date.now() - started) / 1000).toFixed(1)} s together`);
   // Nothing after a broken build or typecheck can be trusted.
   if (group.some((name, i) => codes[i] !== 0 && (name === 'build' || name === 'typecheck'))) break;
 }
@@ -164,8 +216,13 @@ if (skippedTests.length) {
 }
 if (failedTests.length) {
   console.log(`\nFailed tests (${failedTests.length}):`);
-  for (const t of failedTests) console.log(`  [${t.stage}] ${t.title}${t.file ? ` (${t.file.replace(process.cwd() + '/', '')})` : ''}\n      ${t.error}`);
+  for (const t of failedTests)
+    console.log(
+      `  [${t.stage}] ${t.title}${t.file ? ` (${t.file.replace(process.cwd() + '/', '')})` : ''}\n      ${t.error}`,
+    );
 }
 if (failedStages.length) console.log(`\nFailed stages: ${failedStages.join(', ')}`);
-console.log(`\ntests: ${totals.passed} passed, ${totals.failed} failed${totals.skipped ? `, ${totals.skipped} skipped` : ''}`);
+console.log(
+  `\ntests: ${totals.passed} passed, ${totals.failed} failed${totals.skipped ? `, ${totals.skipped} skipped` : ''}`,
+);
 process.exit(failedStages.length ? 1 : 0);

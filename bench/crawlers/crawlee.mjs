@@ -7,7 +7,9 @@ import { parseArgs } from 'node:util';
 import { fixtureShop } from './crawlee_shop.mjs';
 import { CheerioCrawler, Configuration, log, LogLevel } from 'crawlee';
 
-const { values } = parseArgs({ options: { start: { type: 'string' }, concurrency: { type: 'string' }, 'no-persist': { type: 'boolean' } } });
+const { values } = parseArgs({
+  options: { start: { type: 'string' }, concurrency: { type: 'string' }, 'no-persist': { type: 'boolean' } },
+});
 const start = values.start;
 const concurrency = Number(values.concurrency ?? 16);
 log.setLevel(LogLevel.WARNING);

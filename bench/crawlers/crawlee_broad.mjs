@@ -33,4 +33,15 @@ const crawler = new CheerioCrawler(
 const t0 = performance.now();
 const stats = await crawler.run(starts);
 const seconds = (performance.now() - t0) / 1000;
-console.log(JSON.stringify({ result: { pages, failed: stats.requestsFailed, finished: stats.requestsFinished, items: pages, seconds, pagesPerSec: pages / seconds } }));
+console.log(
+  JSON.stringify({
+    result: {
+      pages,
+      failed: stats.requestsFailed,
+      finished: stats.requestsFinished,
+      items: pages,
+      seconds,
+      pagesPerSec: pages / seconds,
+    },
+  }),
+);

@@ -10,14 +10,24 @@ import { fixtureShop } from './crawlee_shop.mjs';
 import { chromium } from 'playwright-core';
 import { Configuration, PlaywrightCrawler, log, LogLevel } from 'crawlee';
 
-const { values } = parseArgs({ options: { start: { type: 'string' }, concurrency: { type: 'string' }, executable: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { start: { type: 'string' }, concurrency: { type: 'string' }, executable: { type: 'string' } },
+});
 const start = values.start;
 const concurrency = Number(values.concurrency ?? 4);
 log.setLevel(LogLevel.WARNING);
 const shop = fixtureShop(start);
 
 // The flags Crawl Studio launches Chromium with (src/worker/browser/pool.ts CHROMIUM_ARGS).
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'];
+const ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-dev-shm-usage',
+];
 
 const config = new Configuration({ persistStorage: false, purgeOnStart: true });
 const crawler = new PlaywrightCrawler(
@@ -25,8 +35,30 @@ const crawler = new PlaywrightCrawler(
     minConcurrency: concurrency,
     maxConcurrency: concurrency,
     respectRobotsTxtFile: true,
-    launchContext: { launcher: chromium, launchOptions: { executablePath: values.executable, args: ARGS, headless: true } },
-    preNavigationHooks: [async ({ blockRequests }) => blockRequests({ urlPatterns: ['.jpg', '.jpeg', '.png', '.gif', '.svg', '.webp', '.woff', '.woff2', '.ttf', '.otf', '.mp4', '.webm', '.mp3'] })],
+    launchContext: {
+      launcher: chromium,
+      launchOptions: { executablePath: values.executable, args: ARGS, headless: true },
+    },
+    preNavigationHooks: [
+      async ({ blockRequests }) =>
+        blockRequests({
+          urlPatterns: [
+            '.jpg',
+            '.jpeg',
+            '.png',
+            '.gif',
+            '.svg',
+            '.webp',
+            '.woff',
+            '.woff2',
+            '.ttf',
+            '.otf',
+            '.mp4',
+            '.webm',
+            '.mp3',
+          ],
+        }),
+    ],
     async requestHandler({ request, page, parseWithCheerio, enqueueLinks, pushData }) {
       // The page is built by its script: read it once the script says so, as Crawl Studio's waitFor does.
       await page.waitForSelector('#app.ready', { state: 'attached' });

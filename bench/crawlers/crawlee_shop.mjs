@@ -19,7 +19,9 @@ export function fixtureShop(start) {
     if (u.host !== host) return null;
     u.hash = '';
     if (u.search) {
-      const params = [...u.searchParams].filter(([k]) => k !== 'ref' && k !== 'src').sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+      const params = [...u.searchParams]
+        .filter(([k]) => k !== 'ref' && k !== 'src')
+        .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
       u.search = params.length ? new URLSearchParams(params).toString() : '';
     }
     return u.href;
@@ -51,7 +53,10 @@ export function fixtureShop(start) {
             price: /[0-9.]+/.exec(text(p.find('p.price_color')))?.[0] ?? null,
             upc: text(p.find('td.upc')),
             in_stock: /\((\d+) available\)/.exec(text(p.find('p.availability')))?.[1] ?? null,
-            tags: p.find('li.tag').toArray().map((t) => $(t).text().replace(/\s+/g, ' ').trim()),
+            tags: p
+              .find('li.tag')
+              .toArray()
+              .map((t) => $(t).text().replace(/\s+/g, ' ').trim()),
             cover: abs(p.find('img').first().attr('src'), url),
           };
         });
@@ -63,11 +68,18 @@ export function fixtureShop(start) {
         .toArray()
         .map((el) => {
           const pod = $(el);
-          return { title: text(pod.find('h3 a')), price: /[0-9.]+/.exec(text(pod.find('p.price_color')))?.[0] ?? null, url: abs(pod.find('h3 a').first().attr('href'), url) };
+          return {
+            title: text(pod.find('h3 a')),
+            price: /[0-9.]+/.exec(text(pod.find('p.price_color')))?.[0] ?? null,
+            url: abs(pod.find('h3 a').first().attr('href'), url),
+          };
         });
       if (items.length) await pushData(items.map((d) => ({ type: 'listing', ...d })));
       add('listing', items.length);
-      await enqueueLinks({ selector: 'ul.nav a, li.next a, ul.pages a, ul.sort a, header a, footer a', transformRequestFunction: transform('list') });
+      await enqueueLinks({
+        selector: 'ul.nav a, li.next a, ul.pages a, ul.sort a, header a, footer a',
+        transformRequestFunction: transform('list'),
+      });
       await enqueueLinks({ selector: 'article.product_pod a', transformRequestFunction: transform('book') });
     }
   }
@@ -77,7 +89,18 @@ export function fixtureShop(start) {
     const t0 = performance.now();
     const stats = await crawler.run([{ url: canonical(start), label: 'list' }]);
     const seconds = (performance.now() - t0) / 1000;
-    console.log(JSON.stringify({ result: { pages: counts.pages, failed: stats.requestsFailed, finished: stats.requestsFinished, items: counts.items, seconds, pagesPerSec: counts.pages / seconds } }));
+    console.log(
+      JSON.stringify({
+        result: {
+          pages: counts.pages,
+          failed: stats.requestsFailed,
+          finished: stats.requestsFinished,
+          items: counts.items,
+          seconds,
+          pagesPerSec: counts.pages / seconds,
+        },
+      }),
+    );
   }
 
   return { canonical, handle, crawl, counts };

@@ -6,16 +6,50 @@ import { SourceMap } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const CATEGORIES = [
-  ['copies between threads (postMessage, structured clone)', (leaf) => /postMessage|deserialize|serialize/i.test(leaf.callFrame.functionName) && !leaf.callFrame.url],
-  ['JSON (stringify, parse)', (leaf) => !leaf.callFrame.url && /^(stringify|parse|JSONSerialize|JSONParse)$/.test(leaf.callFrame.functionName)],
-  ['store writer (SQLite, history)', (_, areas) => areas.has('node-sqlite3-wasm') || [...areas].some((a) => a.startsWith('src/store'))],
-  ['parse + extract + link rules (htmlparser2, selectors, URLs)', (_, areas) => ['htmlparser2', 'domhandler', 'cheerio', 'css-select', 'css-what', 'nth-check', 'domutils', 're2js', 'entities'].some((a) => areas.has(a)) || [...areas].some((a) => /^src\/core\/(extract|url|pipeline)/.test(a))],
+  [
+    'copies between threads (postMessage, structured clone)',
+    (leaf) => /postMessage|deserialize|serialize/i.test(leaf.callFrame.functionName) && !leaf.callFrame.url,
+  ],
+  [
+    'JSON (stringify, parse)',
+    (leaf) => !leaf.callFrame.url && /^(stringify|parse|JSONSerialize|JSONParse)$/.test(leaf.callFrame.functionName),
+  ],
+  [
+    'store writer (SQLite, history)',
+    (_, areas) => areas.has('node-sqlite3-wasm') || [...areas].some((a) => a.startsWith('src/store')),
+  ],
+  [
+    'parse + extract + link rules (htmlparser2, selectors, URLs)',
+    (_, areas) =>
+      [
+        'htmlparser2',
+        'domhandler',
+        'cheerio',
+        'css-select',
+        'css-what',
+        'nth-check',
+        'domutils',
+        're2js',
+        'entities',
+      ].some((a) => areas.has(a)) || [...areas].some((a) => /^src\/core\/(extract|url|pipeline)/.test(a)),
+  ],
   ['BullMQ client (job fetch, lock renewal, complete, events)', (_, areas) => areas.has('bullmq')],
   ['frontier scripts, client side (finishPage, politeness)', (_, areas) => areas.has('src/frontier')],
-  ['fetch (undici, content decoding, charset)', (_, areas) => ['undici', 'encoding-sniffer', 'iconv-lite', 'zlib', 'string_decoder'].some((a) => areas.has(a))],
+  [
+    'fetch (undici, content decoding, charset)',
+    (_, areas) => ['undici', 'encoding-sniffer', 'iconv-lite', 'zlib', 'string_decoder'].some((a) => areas.has(a)),
+  ],
   ['other Redis client (ioredis: counters, progress, stream)', (_, areas) => areas.has('ioredis')],
   ['garbage collector', (leaf) => leaf.callFrame.functionName === '(garbage collector)'],
-  ['start-up, compile, (program)', (leaf, areas) => leaf.callFrame.functionName === '(program)' || areas.has('vm') || areas.has('internal/bootstrap') || leaf.callFrame.functionName === 'createCachedData' || [...areas].some((a) => a.startsWith('internal/modules'))],
+  [
+    'start-up, compile, (program)',
+    (leaf, areas) =>
+      leaf.callFrame.functionName === '(program)' ||
+      areas.has('vm') ||
+      areas.has('internal/bootstrap') ||
+      leaf.callFrame.functionName === 'createCachedData' ||
+      [...areas].some((a) => a.startsWith('internal/modules')),
+  ],
 ];
 
 export function breakdown(file) {
@@ -24,7 +58,12 @@ export function breakdown(file) {
   const mapFor = (url) => {
     if (!maps.has(url)) {
       try {
-        maps.set(url, new SourceMap(JSON.parse(readFileSync(`${url.startsWith('file://') ? fileURLToPath(url) : url}.map`, 'utf8'))));
+        maps.set(
+          url,
+          new SourceMap(
+            JSON.parse(readFileSync(`${url.startsWith('file://') ? fileURLToPath(url) : url}.map`, 'utf8')),
+          ),
+        );
       } catch {
         maps.set(url, null);
       }
@@ -74,6 +113,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   for (const f of process.argv.slice(3)) {
     const { busyUs, categories } = breakdown(f);
     console.log(`\n${f}: ${(busyUs / 1000).toFixed(0)} ms busy, ${(busyUs / pages).toFixed(0)} µs/page`);
-    for (const [k, v] of [...categories].sort((a, b) => b[1] - a[1])) console.log(`  ${k.padEnd(62)} ${(v / pages).toFixed(0).padStart(5)} µs/page  ${((v / busyUs) * 100).toFixed(0).padStart(3)}%`);
+    for (const [k, v] of [...categories].sort((a, b) => b[1] - a[1]))
+      console.log(
+        `  ${k.padEnd(62)} ${(v / pages).toFixed(0).padStart(5)} µs/page  ${((v / busyUs) * 100).toFixed(0).padStart(3)}%`,
+      );
   }
 }

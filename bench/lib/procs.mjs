@@ -129,7 +129,11 @@ function pssOf(pid) {
  * samples the tree's proportional set size every fifth sample (RSS summed over a browser's processes counts the pages
  * they share once per process).
  */
-export function runMeasured(cmd, args, { cwd, env, stdoutFile, sampleMs = 250, timeoutMs = 15 * 60_000, onSample, cgroup = false, pss = false } = {}) {
+export function runMeasured(
+  cmd,
+  args,
+  { cwd, env, stdoutFile, sampleMs = 250, timeoutMs = 15 * 60_000, onSample, cgroup = false, pss = false } = {},
+) {
   const statFile = join(cwd ?? process.cwd(), `.cpu-${process.pid}-${Date.now()}.stat`);
   const group = cgroup ? makeCgroup() : null;
   const script = `${group ? 'echo $$ > "$BENCH_CGROUP/cgroup.procs"; ' : ''}"$@"; rc=$?; cat /proc/$$/stat > "$BENCH_STAT_FILE"; exit $rc`;
@@ -164,7 +168,11 @@ export function runMeasured(cmd, args, { cwd, env, stdoutFile, sampleMs = 250, t
       if (!s) continue;
       rss += s.rss;
       if (pid !== child.pid) {
-        perPid.set(pid, { cpu: s.utime + s.stime, rss: Math.max(s.rss, perPid.get(pid)?.rss ?? 0), cmd: perPid.get(pid)?.cmd ?? cmdline(pid) });
+        perPid.set(pid, {
+          cpu: s.utime + s.stime,
+          rss: Math.max(s.rss, perPid.get(pid)?.rss ?? 0),
+          cmd: perPid.get(pid)?.cmd ?? cmdline(pid),
+        });
         for (const [tid, t] of threadStats(pid)) perThread.set(`${pid}:${tid}`, { pid, tid, cpu: t.utime + t.stime });
       }
     }

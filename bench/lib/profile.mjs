@@ -21,7 +21,12 @@ export function summariseProfile(file, { top = 15 } = {}) {
   };
   const area = (node) => {
     const cf = node.callFrame;
-    if (!cf.url) return cf.functionName === '(garbage collector)' ? '(gc)' : cf.functionName === '(idle)' ? '(idle)' : cf.functionName || '(native)';
+    if (!cf.url)
+      return cf.functionName === '(garbage collector)'
+        ? '(gc)'
+        : cf.functionName === '(idle)'
+          ? '(idle)'
+          : cf.functionName || '(native)';
     if (cf.url.startsWith('node:internal/deps/')) return cf.url.slice('node:internal/deps/'.length).split('/')[0];
     if (cf.url.startsWith('node:')) return cf.url.slice(5).split('/').slice(0, 2).join('/');
     const m = mapFor(cf.url);
@@ -70,13 +75,30 @@ export function summariseProfile(file, { top = 15 } = {}) {
     for (let id = node.id; id !== undefined; id = parent.get(id)) {
       const n = byId.get(id);
       const a = area(n);
-      if (!a.startsWith('src/') && !['bullmq', 'ioredis', 'undici', 'cheerio', 'htmlparser2', 'css-select', 'node-sqlite3-wasm'].includes(a)) continue;
+      if (
+        !a.startsWith('src/') &&
+        !['bullmq', 'ioredis', 'undici', 'cheerio', 'htmlparser2', 'css-select', 'node-sqlite3-wasm'].includes(a)
+      )
+        continue;
       const fn = `${n.callFrame.functionName || '(anonymous)'} [${a}]`;
       if (seen.has(fn)) continue;
       seen.add(fn);
       incl.set(fn, (incl.get(fn) ?? 0) + us);
     }
   }
-  const sort = (m) => [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, v]) => ({ name: k, ms: v / 1000, share: v / total }));
-  return { busyMs: total / 1000, idleMs: idle / 1000, areas: sort(byArea), functions: sort(byFn), inclusive: [...incl.entries()].sort((a, b) => b[1] - a[1]).slice(0, 40).map(([k, v]) => ({ name: k, ms: v / 1000, share: v / total })) };
+  const sort = (m) =>
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([k, v]) => ({ name: k, ms: v / 1000, share: v / total }));
+  return {
+    busyMs: total / 1000,
+    idleMs: idle / 1000,
+    areas: sort(byArea),
+    functions: sort(byFn),
+    inclusive: [...incl.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 40)
+      .map(([k, v]) => ({ name: k, ms: v / 1000, share: v / total })),
+  };
 }

@@ -117,7 +117,13 @@ ${hosts ? hosts.map((h) => `    listen ${h}:${port} backlog=4096;`).join('\n') :
         .map((l) => {
           const [t, status, bytes, ...rest] = l.split(' ');
           const host = hosts ? rest.shift() : undefined;
-          return { t: Number(t), status: Number(status), bytes: Number(bytes), uri: rest.join(' '), ...(hosts ? { host } : {}) };
+          return {
+            t: Number(t),
+            status: Number(status),
+            bytes: Number(bytes),
+            uri: rest.join(' '),
+            ...(hosts ? { host } : {}),
+          };
         });
     },
     workerPids() {
@@ -140,11 +146,33 @@ ${hosts ? hosts.map((h) => `    listen ${h}:${port} backlog=4096;`).join('\n') :
 export async function startRedis({ dir, appendOnly = true, extra = [] }) {
   mkdirSync(dir, { recursive: true });
   const port = await freePort();
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', appendOnly ? 'yes' : 'no', '--appendfsync', 'everysec', '--set-max-intset-entries', '2048', '--daemonize', 'no', ...extra];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--save',
+    '',
+    '--appendonly',
+    appendOnly ? 'yes' : 'no',
+    '--appendfsync',
+    'everysec',
+    '--set-max-intset-entries',
+    '2048',
+    '--daemonize',
+    'no',
+    ...extra,
+  ];
   const child = spawn('redis-server', args, { stdio: ['ignore', 'ignore', 'pipe'] });
   await Promise.race([
     waitForPort(port),
-    new Promise((_, reject) => child.once('error', (e) => reject(new Error(`cannot start redis-server: ${e.message} (apt-get install redis-server)`)))),
+    new Promise((_, reject) =>
+      child.once('error', (e) =>
+        reject(new Error(`cannot start redis-server: ${e.message} (apt-get install redis-server)`)),
+      ),
+    ),
   ]);
   return { url: `redis://127.0.0.1:${port}`, port, pid: child.pid, stop: () => stopChild(child) };
 }
@@ -158,18 +186,39 @@ export async function startRedisCluster({ dir, appendOnly = true, primaries = 3 
   const nodes = [];
   for (let i = 0; i < primaries; i++) {
     const d = join(dir, `node-${i}`);
-    const node = await startRedis({ dir: d, appendOnly, extra: ['--cluster-enabled', 'yes', '--cluster-port', String(await freePort()), '--cluster-config-file', join(d, 'nodes.conf'), '--cluster-node-timeout', '5000'] });
+    const node = await startRedis({
+      dir: d,
+      appendOnly,
+      extra: [
+        '--cluster-enabled',
+        'yes',
+        '--cluster-port',
+        String(await freePort()),
+        '--cluster-config-file',
+        join(d, 'nodes.conf'),
+        '--cluster-node-timeout',
+        '5000',
+      ],
+    });
     nodes.push(node);
   }
   const stopAll = () => Promise.all(nodes.map((n) => n.stop()));
-  const create = spawnSync('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-yes'], { encoding: 'utf8' });
+  const create = spawnSync(
+    'redis-cli',
+    ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-yes'],
+    { encoding: 'utf8' },
+  );
   if (create.status !== 0) {
     await stopAll();
     throw new Error(`redis-cli --cluster create failed: ${create.stderr || create.stdout}`);
   }
   for (const n of nodes) {
     const deadline = Date.now() + 30_000;
-    while (!/cluster_state:ok/.test(spawnSync('redis-cli', ['-p', String(n.port), 'cluster', 'info'], { encoding: 'utf8' }).stdout ?? '')) {
+    while (
+      !/cluster_state:ok/.test(
+        spawnSync('redis-cli', ['-p', String(n.port), 'cluster', 'info'], { encoding: 'utf8' }).stdout ?? '',
+      )
+    ) {
       if (Date.now() > deadline) {
         await stopAll();
         throw new Error(`cluster node ${n.port} not ok after 30 s`);
@@ -177,7 +226,12 @@ export async function startRedisCluster({ dir, appendOnly = true, primaries = 3 
       await sleep(100);
     }
   }
-  return { url: `redis+cluster://${nodes.map((n) => `127.0.0.1:${n.port}`).join(',')}`, nodes, pids: nodes.map((n) => n.pid), stop: stopAll };
+  return {
+    url: `redis+cluster://${nodes.map((n) => `127.0.0.1:${n.port}`).join(',')}`,
+    nodes,
+    pids: nodes.map((n) => n.pid),
+    stop: stopAll,
+  };
 }
 
 /** INFO as { section: { key: value } }, over a raw socket (no client library needed). */
@@ -226,7 +280,9 @@ export function commandUsec(info) {
 export function findPostgresBin() {
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return null;
-  const v = readdirSync(root).filter((x) => existsSync(join(root, x, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a))[0];
+  const v = readdirSync(root)
+    .filter((x) => existsSync(join(root, x, 'bin', 'initdb')))
+    .sort((a, b) => Number(b) - Number(a))[0];
   return v ? join(root, v, 'bin') : null;
 }
 
@@ -278,10 +334,13 @@ export async function startSlowProxy(target, delayMs) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1024 });
   const server = http.createServer((req, res) => {
     setTimeout(() => {
-      const upstream = http.request({ host: '127.0.0.1', port: target.port, path: req.url, method: req.method, headers: req.headers, agent }, (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        up.pipe(res);
-      });
+      const upstream = http.request(
+        { host: '127.0.0.1', port: target.port, path: req.url, method: req.method, headers: req.headers, agent },
+        (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        },
+      );
       upstream.on('error', () => res.destroy());
       req.pipe(upstream);
     }, delayMs);

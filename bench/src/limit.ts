@@ -16,7 +16,12 @@ import type { CrawlTask } from '../../src/core/task/model';
 // this row and Crawl Studio's is the queue, politeness, dedup and storage.
 
 const { values } = parseArgs({
-  options: { start: { type: 'string' }, concurrency: { type: 'string' }, pipeline: { type: 'boolean' }, task: { type: 'string' } },
+  options: {
+    start: { type: 'string' },
+    concurrency: { type: 'string' },
+    pipeline: { type: 'boolean' },
+    task: { type: 'string' },
+  },
 });
 const start = values.start!;
 const concurrency = Number(values.concurrency ?? 16);
@@ -24,7 +29,11 @@ const origin = new URL(start).origin;
 const host = new URL(start).host;
 const UA = 'CrawlStudio/0.1 (+https://github.com/crawl-studio/crawl-studio)';
 // The site is served without compression, so the limit needs no decoder for the Accept-Encoding it sends.
-const HEADERS = { 'user-agent': UA, accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5', 'accept-encoding': 'gzip, deflate, br' };
+const HEADERS = {
+  'user-agent': UA,
+  accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5',
+  'accept-encoding': 'gzip, deflate, br',
+};
 
 const LIST_FOLLOW = 'ul.nav a, li.next a, ul.pages a, ul.sort a, header a, footer a';
 const BOOK_PATTERN = /\/catalogue\/book-[^/]*\.html$/;
@@ -48,7 +57,9 @@ function canonical(href: string, base: string): string | null {
   if (u.host !== host) return null;
   u.hash = '';
   if (u.search) {
-    const params = [...u.searchParams].filter(([k]) => k !== 'ref' && k !== 'src').sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    const params = [...u.searchParams]
+      .filter(([k]) => k !== 'ref' && k !== 'src')
+      .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     u.search = params.length ? new URLSearchParams(params).toString() : '';
   }
   return u.href;
@@ -97,7 +108,11 @@ function extractOwn(html: string, url: string, kind: Kind): Job[] {
     let n = 0;
     $('article.product_pod').each((_, el) => {
       const pod = $(el);
-      const item = { title: text(pod.find('h3 a')), price: PRICE.exec(text(pod.find('p.price_color')))?.[0] ?? null, url: abs(pod.find('h3 a').first().attr('href'), url) };
+      const item = {
+        title: text(pod.find('h3 a')),
+        price: PRICE.exec(text(pod.find('p.price_color')))?.[0] ?? null,
+        url: abs(pod.find('h3 a').first().attr('href'), url),
+      };
       if (item.url) n++;
     });
     addItems('listing', n);
@@ -112,7 +127,10 @@ function extractOwn(html: string, url: string, kind: Kind): Job[] {
         price: PRICE.exec(text(p.find('p.price_color')))?.[0] ?? null,
         upc: text(p.find('td.upc')),
         in_stock: STOCK.exec(text(p.find('p.availability')))?.[1] ?? null,
-        tags: p.find('li.tag').toArray().map((t) => $(t).text().replace(/\s+/g, ' ').trim()),
+        tags: p
+          .find('li.tag')
+          .toArray()
+          .map((t) => $(t).text().replace(/\s+/g, ' ').trim()),
         cover: abs(p.find('img').first().attr('src'), url),
       };
       if (item.upc) n++;

@@ -20,7 +20,10 @@ const N = Number(values.urls ?? 1_000_000);
 const BATCH = 1000;
 const HOSTS = 37;
 
-const { task } = parseTask('name: dedupbench\nstart: [http://shop-0.example.com/]\nrules:\n  - name: book\n', '/tmp/dedupbench.crawl.yaml');
+const { task } = parseTask(
+  'name: dedupbench\nstart: [http://shop-0.example.com/]\nrules:\n  - name: book\n',
+  '/tmp/dedupbench.crawl.yaml',
+);
 if (!task) throw new Error('the bench task does not parse');
 
 function links(urls: string[]): FrontierLink[] {
@@ -41,7 +44,10 @@ async function used(redis: Redis): Promise<number> {
   return Number(/used_memory:(\d+)/.exec(info)![1]);
 }
 
-async function keysMemory(redis: Redis, pattern: string): Promise<{ keys: number; bytes: number; encodings: Record<string, number>; maxCard: number }> {
+async function keysMemory(
+  redis: Redis,
+  pattern: string,
+): Promise<{ keys: number; bytes: number; encodings: Record<string, number>; maxCard: number }> {
   let cursor = '0';
   let keys = 0;
   let bytes = 0;
@@ -78,7 +84,11 @@ async function main() {
   let m0 = await used(redis);
   let t0 = performance.now();
   let fresh = 0;
-  const frontierKeys = [k.frontier.bands, k.frontier.ready(bandOf(null)), ...Array.from({ length: HOSTS }, (_, h) => k.frontier.queue(bandOf(null), `shop-${h}.example.com`))];
+  const frontierKeys = [
+    k.frontier.bands,
+    k.frontier.ready(bandOf(null)),
+    ...Array.from({ length: HOSTS }, (_, h) => k.frontier.queue(bandOf(null), `shop-${h}.example.com`)),
+  ];
   for (let i = 0; i < N; i += BATCH) {
     const batch = batchUrls(i);
     const { keys, args } = discoverCall(task!, { run, bucketBits: bits }, links(batch), 0, null);
@@ -87,14 +97,16 @@ async function main() {
     await redis.unlink(...frontierKeys);
   }
   const discoverS = (performance.now() - t0) / 1000;
-  const engine = await used(redis) - m0;
+  const engine = (await used(redis)) - m0;
   const seen = await keysMemory(redis, k.seenPattern(run));
   // A second pass: every URL again, all must come back "already seen" (exactness on this data).
   let again = 0;
   for (let i = 0; i < Math.min(N, 100_000); i += BATCH) {
     const batch = batchUrls(i);
     const { keys, args } = discoverCall(task!, { run, bucketBits: bits }, links(batch), 0, null);
-    again += (await redis.csDiscover(keys.length, ...keys, ...args)).slice(0, batch.length).filter((c) => c !== 0).length;
+    again += (await redis.csDiscover(keys.length, ...keys, ...args))
+      .slice(0, batch.length)
+      .filter((c) => c !== 0).length;
   }
 
   await redis.flushall();

@@ -11,13 +11,22 @@ import { parseArgs } from 'node:util';
 import { measurePreviewLatency } from './previewLatency';
 import { runResultsBenchmark } from '../../src/extension/results/bench';
 
-const { values } = parseArgs({ options: { extension: { type: 'string' }, vsix: { type: 'string' }, items: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { extension: { type: 'string' }, vsix: { type: 'string' }, items: { type: 'string' } },
+});
 
 function vscodeStub(): unknown {
   // Every property is a callable that returns another stub: enough for registrations to "succeed". The module's
   // names are real own properties, as esbuild's ESM interop copies them.
   const handler: ProxyHandler<any> = {
-    get: (t, p) => (p === 'then' ? undefined : p === Symbol.toPrimitive ? () => '' : p in t ? t[p] : new Proxy(function () {}, handler)),
+    get: (t, p) =>
+      p === 'then'
+        ? undefined
+        : p === Symbol.toPrimitive
+          ? () => ''
+          : p in t
+            ? t[p]
+            : new Proxy(function () {}, handler),
     // Results are plain objects: code assigns to them (item.name = …), which a function would refuse.
     apply: () => new Proxy({}, handler),
     construct: () => new Proxy({}, handler),
@@ -31,7 +40,34 @@ function vscodeStub(): unknown {
     }
     dispose() {}
   }
-  const names = ['CodeLens', 'CompletionItem', 'CompletionItemKind', 'ConfigurationTarget', 'Diagnostic', 'DiagnosticSeverity', 'Disposable', 'Hover', 'MarkdownString', 'Position', 'ProgressLocation', 'Range', 'Selection', 'SnippetString', 'StatusBarAlignment', 'ThemeIcon', 'TreeItem', 'TreeItemCollapsibleState', 'Uri', 'ViewColumn', 'WorkspaceEdit', 'commands', 'env', 'languages', 'window', 'workspace'];
+  const names = [
+    'CodeLens',
+    'CompletionItem',
+    'CompletionItemKind',
+    'ConfigurationTarget',
+    'Diagnostic',
+    'DiagnosticSeverity',
+    'Disposable',
+    'Hover',
+    'MarkdownString',
+    'Position',
+    'ProgressLocation',
+    'Range',
+    'Selection',
+    'SnippetString',
+    'StatusBarAlignment',
+    'ThemeIcon',
+    'TreeItem',
+    'TreeItemCollapsibleState',
+    'Uri',
+    'ViewColumn',
+    'WorkspaceEdit',
+    'commands',
+    'env',
+    'languages',
+    'window',
+    'workspace',
+  ];
   return Object.assign(Object.fromEntries(names.map((n) => [n, any()])), { EventEmitter });
 }
 
@@ -53,14 +89,20 @@ function activation(extensionJs: string): { loadMs: number; activateMs: number }
 async function main(): Promise<void> {
   const out: Record<string, unknown> = {};
   if (values.extension) out.activation = activation(values.extension);
-  out.preview = [measurePreviewLatency({ pageBytes: 300 * 1024, runs: 20 }), measurePreviewLatency({ pageBytes: 300 * 1024, runs: 10, shape: 'dense' })];
+  out.preview = [
+    measurePreviewLatency({ pageBytes: 300 * 1024, runs: 20 }),
+    measurePreviewLatency({ pageBytes: 300 * 1024, runs: 10, shape: 'dense' }),
+  ];
   out.results = await runResultsBenchmark({ items: Number(values.items ?? 100_000) });
   if (values.vsix) out.vsixBytes = statSync(values.vsix).size;
   console.log(JSON.stringify({ result: out }));
 }
 
 // The activated extension leaves timers behind (its explorer polls): exit once the numbers are out.
-void main().then(() => process.exit(0), (err) => {
-  console.error(err);
-  process.exit(1);
-});
+void main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -14,7 +14,9 @@ import { loadTaskFile } from '../../src/workspace/taskFile';
 // engine's whole page step (analysePage: extraction + URL canonicalisation, scope and routing of every link).
 // Time-boxed loops, the fastest of 7 rounds, in CPU µs per page. Prints { result: [...] }.
 
-const { values } = parseArgs({ options: { site: { type: 'string' }, task: { type: 'string' }, base: { type: 'string' }, ms: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { site: { type: 'string' }, task: { type: 'string' }, base: { type: 'string' }, ms: { type: 'string' } },
+});
 const site = values.site!;
 const base = values.base!;
 const roundMs = Number(values.ms ?? 300);

@@ -17,12 +17,17 @@ import { withScripts } from '../../src/frontier/scripts';
 // the per-host structures show. Then the cost of moving pages into the window: pages taken per second by lua/fill.lua.
 // Needs an empty Redis of its own. Prints { result: {...} }.
 
-const { values } = parseArgs({ options: { redis: { type: 'string' }, urls: { type: 'string' }, before: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { redis: { type: 'string' }, urls: { type: 'string' }, before: { type: 'string' } },
+});
 const N = Number(values.urls ?? 1_000_000);
 const BEFORE = Number(values.before ?? N);
 const BATCH = 1000;
 
-const { task } = parseTask('name: frontierbench\nstart: [http://shop-0.example.com/]\nrules:\n  - name: book\n', '/tmp/frontierbench.crawl.yaml');
+const { task } = parseTask(
+  'name: frontierbench\nstart: [http://shop-0.example.com/]\nrules:\n  - name: book\n',
+  '/tmp/frontierbench.crawl.yaml',
+);
 if (!task) throw new Error('the bench task does not parse');
 
 /** The i-th URL when the crawl spans `hosts` hosts (the dedup row's URLs with 37 hosts). */
@@ -80,7 +85,18 @@ async function after(redis: Redis & ReturnType<typeof withScripts>, hosts: numbe
   let taken = 0;
   while (taken < TAKE) {
     // No per-host delay nor cap here (lua/frontier.lua fConfig): the script's own cost per page, every host giving.
-    const reply = await redis.csFill(k.frontier.meta, k.frontier.prefix, k.bull.job, 0, 1e9, 30_000, taken + 1000, 1, '0', '0');
+    const reply = await redis.csFill(
+      k.frontier.meta,
+      k.frontier.prefix,
+      k.bull.job,
+      0,
+      1e9,
+      30_000,
+      taken + 1000,
+      1,
+      '0',
+      '0',
+    );
     const got = (reply.length - 2) / 5;
     if (got === 0) break;
     taken += got;
@@ -134,7 +150,9 @@ async function main() {
   const old = BEFORE > 0 ? await before(redis) : null;
   await redis.flushall();
   redis.disconnect();
-  console.log(JSON.stringify({ result: { urls: N, avgUrlChars: chars / Math.ceil(N / 97), site, broad, before: old } }));
+  console.log(
+    JSON.stringify({ result: { urls: N, avgUrlChars: chars / Math.ceil(N / 97), site, broad, before: old } }),
+  );
 }
 main().catch((e) => {
   console.error(e);

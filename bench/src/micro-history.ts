@@ -55,18 +55,40 @@ function records(run: number): PageRecord[] {
     }
     const listings = ids.map((id) => {
       const b = book(id, run);
-      return { type: 'listing', key: `${BASE}/catalogue/book-${id}.html`, data: { title: b.title, price: b.price, url: `${BASE}/catalogue/book-${id}.html` } };
+      return {
+        type: 'listing',
+        key: `${BASE}/catalogue/book-${id}.html`,
+        data: { title: b.title, price: b.price, url: `${BASE}/catalogue/book-${id}.html` },
+      };
     });
     const page = (url: string, rule: string, items: PageRecord['items']): PageRecord => ({
-      task: 'bench', run: runId, url, rule, depth: 1, status: 200, fetchedAt: t++, contentType: 'text/html; charset=utf-8', bytes: 15_000, items, problems: [],
+      task: 'bench',
+      run: runId,
+      url,
+      rule,
+      depth: 1,
+      status: 200,
+      fetchedAt: t++,
+      contentType: 'text/html; charset=utf-8',
+      bytes: 15_000,
+      items,
+      problems: [],
     });
     out.push(page(`${BASE}/catalogue/page-${p}.html`, 'list', listings));
-    for (const id of ids) out.push(page(`${BASE}/catalogue/book-${id}.html`, 'book', [{ type: 'book', key: String(book(id, run).upc), data: book(id, run) }]));
+    for (const id of ids)
+      out.push(
+        page(`${BASE}/catalogue/book-${id}.html`, 'book', [
+          { type: 'book', key: String(book(id, run).upc), data: book(id, run) },
+        ]),
+      );
   }
   return out;
 }
 
-async function storeRun(store: ItemStore, run: number): Promise<{ wallMs: number; cpuMs: number; finishMs: number; items: number; batches: number }> {
+async function storeRun(
+  store: ItemStore,
+  run: number,
+): Promise<{ wallMs: number; cpuMs: number; finishMs: number; items: number; batches: number }> {
   const recs = records(run);
   let wallMs = 0;
   let cpuMs = 0;
@@ -74,7 +96,9 @@ async function storeRun(store: ItemStore, run: number): Promise<{ wallMs: number
   let batches = 0;
   for (let i = 0; i < recs.length; i += PAGES_PER_BATCH) {
     // Decoding and merging are the writer's, not the store's: outside the timing.
-    const entries = recs.slice(i, i + PAGES_PER_BATCH).map((r, j) => decodeEntry(`${run}-${i + j}`, ['p', JSON.stringify(r)]));
+    const entries = recs
+      .slice(i, i + PAGES_PER_BATCH)
+      .map((r, j) => decodeEntry(`${run}-${i + j}`, ['p', JSON.stringify(r)]));
     const m = mergeBatch(entries, 'update');
     const c0 = process.cpuUsage();
     const t0 = performance.now();
@@ -85,9 +109,27 @@ async function storeRun(store: ItemStore, run: number): Promise<{ wallMs: number
     items += m.items.length;
     batches++;
   }
-  await store.writeRunSummary({ run: `run-${run}`, task: 'bench', startedAt: 0, finishedAt: 1, durationMs: 1, pages: recs.length, items, duplicates: 0, conflicts: 0, failures: 0 });
+  await store.writeRunSummary({
+    run: `run-${run}`,
+    task: 'bench',
+    startedAt: 0,
+    finishedAt: 1,
+    durationMs: 1,
+    pages: recs.length,
+    items,
+    duplicates: 0,
+    conflicts: 0,
+    failures: 0,
+  });
   const t0 = performance.now();
-  if (history) await store.history.finishRun({ task: 'bench', run: `run-${run}`, complete: true, finishedAt: Date.now(), retention: { runs: 30 } });
+  if (history)
+    await store.history.finishRun({
+      task: 'bench',
+      run: `run-${run}`,
+      complete: true,
+      finishedAt: Date.now(),
+      retention: { runs: 30 },
+    });
   return { wallMs, cpuMs, finishMs: performance.now() - t0, items, batches };
 }
 
@@ -96,8 +138,11 @@ async function main(): Promise<void> {
   const runNo = Number(values.run);
   const schema = values.schema!;
   if (!values.sqlite && !values.postgres) throw new Error('--sqlite PATH or --postgres URL');
-  if (values.sqlite && runNo === 1) for (const ext of ['', '-wal', '-shm']) rmSync(values.sqlite + ext, { force: true });
-  const store: ItemStore = values.sqlite ? new SqliteStore(values.sqlite, { history }) : new PostgresStore(values.postgres!, { schema, history });
+  if (values.sqlite && runNo === 1)
+    for (const ext of ['', '-wal', '-shm']) rmSync(values.sqlite + ext, { force: true });
+  const store: ItemStore = values.sqlite
+    ? new SqliteStore(values.sqlite, { history })
+    : new PostgresStore(values.postgres!, { schema, history });
   await store.open();
   // How much of the store's time is item history's own step (observe, inside writeBatch's transaction).
   let observeMs = 0;
@@ -120,7 +165,20 @@ async function main(): Promise<void> {
   const out = await storeRun(store, runNo);
   const changes = history ? (await store.history.runs('bench')).at(-1) : null;
   await store.close();
-  console.log(JSON.stringify({ store: store.kind, history, run: runNo, ...out, observed, observeUsPerItem: (observeMs * 1000) / out.items, observeCpuUsPerItem: (observeCpuMs * 1000) / out.items, usPerItem: (out.wallMs * 1000) / out.items, cpuUsPerItem: (out.cpuMs * 1000) / out.items, changes }));
+  console.log(
+    JSON.stringify({
+      store: store.kind,
+      history,
+      run: runNo,
+      ...out,
+      observed,
+      observeUsPerItem: (observeMs * 1000) / out.items,
+      observeCpuUsPerItem: (observeCpuMs * 1000) / out.items,
+      usPerItem: (out.wallMs * 1000) / out.items,
+      cpuUsPerItem: (out.cpuMs * 1000) / out.items,
+      changes,
+    }),
+  );
 }
 
 main().catch((e) => {

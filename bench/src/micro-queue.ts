@@ -14,7 +14,9 @@ import { parseTask } from '../../src/core/task/parse';
 // this is the engine's own work (fetch, politeness, dedup, the page record), not the queue. CPU of this process
 // (the client side) and of Redis (INFO cpu), per job. Needs an empty Redis of its own. Prints { result: {...} }.
 
-const { values } = parseArgs({ options: { redis: { type: 'string' }, jobs: { type: 'string' }, concurrency: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { redis: { type: 'string' }, jobs: { type: 'string' }, concurrency: { type: 'string' } },
+});
 const N = Number(values.jobs ?? 20_000);
 const C = Number(values.concurrency ?? 16);
 const url = values.redis!;
@@ -59,11 +61,15 @@ async function main() {
   const rAdd = await redisCpu(admin);
 
   let done = 0;
-  const worker = new Worker<PageJobData>(task.name, async () => ({ outcome: 'done', status: 200, items: 0, links: 0 }), {
-    connection: connectRedis(url),
-    prefix: bullPrefix(task.name),
-    concurrency: C,
-  });
+  const worker = new Worker<PageJobData>(
+    task.name,
+    async () => ({ outcome: 'done', status: 200, items: 0, links: 0 }),
+    {
+      connection: connectRedis(url),
+      prefix: bullPrefix(task.name),
+      concurrency: C,
+    },
+  );
   await new Promise<void>((resolve) => worker.on('completed', () => ++done === N && resolve()));
   const ran = performance.now();
   const allCpu = process.cpuUsage(cpu0);

@@ -52,4 +52,14 @@ for (let round = 0; round < 15; round++) {
     best[k] = Math.min(best[k]!, (c.user + c.system) / n);
   }
 }
-console.log(JSON.stringify({ result: { page: 'list', bytes: Buffer.byteLength(html), scopes: pods.length, fieldsPerScope: fields.length, ...best } }));
+console.log(
+  JSON.stringify({
+    result: {
+      page: 'list',
+      bytes: Buffer.byteLength(html),
+      scopes: pods.length,
+      fieldsPerScope: fields.length,
+      ...best,
+    },
+  }),
+);

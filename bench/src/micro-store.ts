@@ -1,7 +1,16 @@
 import { Redis } from 'ioredis';
 import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { bufferPage, decodeEntry, mergeBatch, PostgresStore, SqliteStore, startWriter, type ItemStore, type PageRecord } from '../../src/store';
+import {
+  bufferPage,
+  decodeEntry,
+  mergeBatch,
+  PostgresStore,
+  SqliteStore,
+  startWriter,
+  type ItemStore,
+  type PageRecord,
+} from '../../src/store';
 
 // Item writes per second into SQLite and PostgreSQL, with deduplication, two ways:
 //  - store: mergeBatch (in-batch dedup) + ItemStore.writeBatch (ON CONFLICT dedup against stored rows), batches
@@ -11,7 +20,14 @@ import { bufferPage, decodeEntry, mergeBatch, PostgresStore, SqliteStore, startW
 // Items: 5 per page record, keys drawn so that 10% of items repeat a key already written (conflicts) and
 // some repeat within a batch (merged). Prints { result: [...] }.
 
-const { values } = parseArgs({ options: { sqlite: { type: 'string' }, postgres: { type: 'string' }, redis: { type: 'string' }, items: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    sqlite: { type: 'string' },
+    postgres: { type: 'string' },
+    redis: { type: 'string' },
+    items: { type: 'string' },
+  },
+});
 const total = Number(values.items ?? 100_000);
 const PER_PAGE = 5;
 
@@ -23,9 +39,32 @@ function records(run: string, n: number): PageRecord[] {
     for (let i = 0; i < PER_PAGE && k < n; i++, k++) {
       // Every 10th item reuses an earlier key: a duplicate the store must merge.
       const id = k % 10 === 9 ? Math.floor(k / 2) : k;
-      items.push({ type: 'book', key: `UPC${id.toString(16).padStart(8, '0')}`, data: { title: `The book ${id}`, price: (5 + (id % 50)).toFixed(2), upc: `UPC${id.toString(16).padStart(8, '0')}`, in_stock: String(id % 20), tags: ['fiction', 'travel'], cover: `http://127.0.0.1:8080/media/cover-${id}.jpg` } });
+      items.push({
+        type: 'book',
+        key: `UPC${id.toString(16).padStart(8, '0')}`,
+        data: {
+          title: `The book ${id}`,
+          price: (5 + (id % 50)).toFixed(2),
+          upc: `UPC${id.toString(16).padStart(8, '0')}`,
+          in_stock: String(id % 20),
+          tags: ['fiction', 'travel'],
+          cover: `http://127.0.0.1:8080/media/cover-${id}.jpg`,
+        },
+      });
     }
-    out.push({ task: 'bench', run, url: `http://127.0.0.1:8080/catalogue/book-${p}.html`, rule: 'book', depth: 2, status: 200, fetchedAt: 1_700_000_000_000 + p, contentType: 'text/html; charset=utf-8', bytes: 15_000, items, problems: [] });
+    out.push({
+      task: 'bench',
+      run,
+      url: `http://127.0.0.1:8080/catalogue/book-${p}.html`,
+      rule: 'book',
+      depth: 2,
+      status: 200,
+      fetchedAt: 1_700_000_000_000 + p,
+      contentType: 'text/html; charset=utf-8',
+      bytes: 15_000,
+      items,
+      problems: [],
+    });
   }
   return out;
 }
@@ -37,7 +76,9 @@ async function direct(store: ItemStore): Promise<Record<string, number>> {
   let conflicts = 0;
   let dups = 0;
   for (let i = 0; i < recs.length; i += 500 / PER_PAGE) {
-    const entries = recs.slice(i, i + 500 / PER_PAGE).map((r, j) => decodeEntry(`${i + j}-0`, ['p', JSON.stringify(r)]));
+    const entries = recs
+      .slice(i, i + 500 / PER_PAGE)
+      .map((r, j) => decodeEntry(`${i + j}-0`, ['p', JSON.stringify(r)]));
     const m = mergeBatch(entries, 'update');
     dups += m.duplicates;
     const res = await store.writeBatch(m.pages, m.items, 'update', m.errors);
@@ -62,7 +103,15 @@ async function pipeline(store: ItemStore, redis: Redis): Promise<Record<string, 
   const s = (performance.now() - t0) / 1000;
   const c = writer.counters();
   await writer.stop();
-  return { items: total, seconds: s, itemsPerSec: total / s, written: c.written, conflicts: c.conflicts, mergedInBatch: c.duplicates, batches: c.batches };
+  return {
+    items: total,
+    seconds: s,
+    itemsPerSec: total / s,
+    written: c.written,
+    conflicts: c.conflicts,
+    mergedInBatch: c.duplicates,
+    batches: c.batches,
+  };
 }
 
 async function main() {
@@ -70,7 +119,11 @@ async function main() {
   const redis = new Redis(values.redis!, { maxRetriesPerRequest: null });
   const targets: [string, () => ItemStore][] = [];
   if (values.sqlite) targets.push(['sqlite', () => new SqliteStore(values.sqlite!)]);
-  if (values.postgres) targets.push(['postgres', () => new PostgresStore(values.postgres!, { schema: `bench_${Date.now().toString(36)}` })]);
+  if (values.postgres)
+    targets.push([
+      'postgres',
+      () => new PostgresStore(values.postgres!, { schema: `bench_${Date.now().toString(36)}` }),
+    ]);
   for (const [kind, make] of targets) {
     if (kind === 'sqlite') rmSync(values.sqlite!, { force: true });
     let store = make();

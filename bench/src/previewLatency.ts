@@ -89,7 +89,8 @@ function typicalPage(target: number): string {
   const products: { id: number; sku: string; v: number }[] = [];
   let state = '';
   while (bytes + state.length < target) {
-    for (let k = 0; k < 500; k++) products.push({ id: products.length, sku: `SKU-${products.length}`, v: products.length % 7 });
+    for (let k = 0; k < 500; k++)
+      products.push({ id: products.length, sku: `SKU-${products.length}`, v: products.length % 7 });
     state = JSON.stringify({ products });
   }
   const extra = `<section class="reviews">${parts.join('')}</section><script id="__STATE__" type="application/json">${state}</script>`;

@@ -18,15 +18,46 @@ import { allBooks, renderPage, type SiteOptions } from '../../src/demo/site';
 // Deterministic: the same options write byte-identical files.
 
 const { values } = parseArgs({
-  options: { out: { type: 'string' }, list: { type: 'string' }, per: { type: 'string' }, filler: { type: 'string' }, scripted: { type: 'boolean' } },
+  options: {
+    out: { type: 'string' },
+    list: { type: 'string' },
+    per: { type: 'string' },
+    filler: { type: 'string' },
+    scripted: { type: 'boolean' },
+  },
 });
 const out = values.out!;
-const opts: SiteOptions = { listPages: Number(values.list ?? 250), perPage: Number(values.per ?? 20), filler: Number(values.filler ?? 22) };
+const opts: SiteOptions = {
+  listPages: Number(values.list ?? 250),
+  perPage: Number(values.per ?? 20),
+  filler: Number(values.filler ?? 22),
+};
 
-const WORDS = ['fiction', 'poetry', 'history', 'science', 'travel', 'mystery', 'art', 'music', 'cooking', 'health', 'sports', 'religion', 'business', 'romance', 'horror', 'humor'];
+const WORDS = [
+  'fiction',
+  'poetry',
+  'history',
+  'science',
+  'travel',
+  'mystery',
+  'art',
+  'music',
+  'cooking',
+  'health',
+  'sports',
+  'religion',
+  'business',
+  'romance',
+  'horror',
+  'humor',
+];
 const sidebar =
   '<aside class="sidebar"><h3>Categories</h3><ul class="categories">' +
-  Array.from({ length: 48 }, (_, i) => `<li><a href="/catalogue/category/books/${WORDS[i % WORDS.length]}_${i + 2}/index.html">${WORDS[i % WORDS.length]} ${i + 2}</a></li>`).join('') +
+  Array.from(
+    { length: 48 },
+    (_, i) =>
+      `<li><a href="/catalogue/category/books/${WORDS[i % WORDS.length]}_${i + 2}/index.html">${WORDS[i % WORDS.length]} ${i + 2}</a></li>`,
+  ).join('') +
   '</ul></aside>';
 function script(seed: number): string {
   const ids = Array.from({ length: 120 }, (_, i) => ((seed * 2654435761 + i * 40503) >>> 0).toString(36));
@@ -59,7 +90,9 @@ function decorate(html: string, path: string, seed: number): string {
     // Numbered pagination (a window of ten pages each way, plus first and last), as most shops have: the
     // crawl frontier widens quickly instead of following one "next" link at a time, so every crawler is bound
     // by its throughput, not by the latency of a 250-step chain.
-    const nums = [1, ...Array.from({ length: 21 }, (_, i) => n - 10 + i), opts.listPages].filter((k, i, a) => k >= 1 && k <= opts.listPages && k !== n && a.indexOf(k) === i);
+    const nums = [1, ...Array.from({ length: 21 }, (_, i) => n - 10 + i), opts.listPages].filter(
+      (k, i, a) => k >= 1 && k <= opts.listPages && k !== n && a.indexOf(k) === i,
+    );
     const pages = `<ul class="pages">${nums.map((k) => `<li><a href="page-${k}.html">${k}</a></li>`).join('')}</ul>`;
     h = h.replace(
       '<section>',
@@ -80,7 +113,11 @@ function write(path: string, seed: number): void {
   const page = renderPage(path, opts);
   if (!page) throw new Error(`no page for ${path}`);
   const html = page.type.startsWith('text/html');
-  const body = html ? (values.scripted ? scripted(decorate(page.body, path, seed)) : decorate(page.body, path, seed)) : page.body;
+  const body = html
+    ? values.scripted
+      ? scripted(decorate(page.body, path, seed))
+      : decorate(page.body, path, seed)
+    : page.body;
   const file = join(out, path === '/' ? 'index.html' : path.slice(1));
   writeFileSync(file, body);
   const n = Buffer.byteLength(body);
@@ -101,7 +138,8 @@ for (const b of books) write(`/catalogue/book-${b.id}.html`, 100_000 + b.id);
 
 // What a complete crawl fetches (canonical path + query) and extracts.
 const pages = ['/', '/about.html'];
-for (let p = 1; p <= opts.listPages; p++) pages.push(`/catalogue/page-${p}.html`, `/catalogue/page-${p}.html?sort=price&view=grid`);
+for (let p = 1; p <= opts.listPages; p++)
+  pages.push(`/catalogue/page-${p}.html`, `/catalogue/page-${p}.html?sort=price&view=grid`);
 for (const b of books) pages.push(`/catalogue/book-${b.id}.html`);
 const expected = {
   options: opts,

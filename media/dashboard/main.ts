@@ -79,7 +79,11 @@ function makePlots(): { a: uPlot; b: uPlot } {
       cursor: { drag: { x: false, y: false } },
       scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
       axes: axes('per second'),
-      series: [{}, { label: 'pages/s', stroke: blue, width: 2, fill: blue + '22', value: (_u, v) => fmt(v) }, { label: 'items/s', stroke: green, width: 2, value: (_u, v) => fmt(v) }],
+      series: [
+        {},
+        { label: 'pages/s', stroke: blue, width: 2, fill: blue + '22', value: (_u, v) => fmt(v) },
+        { label: 'items/s', stroke: green, width: 2, value: (_u, v) => fmt(v) },
+      ],
     },
     [[], [], []],
     throughput.plot,
@@ -88,9 +92,27 @@ function makePlots(): { a: uPlot; b: uPlot } {
     {
       ...size(depth.plot),
       cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] }, r: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
-      axes: [...axes('jobs'), { side: 1, scale: 'r', stroke: cssVar('--vscode-descriptionForeground', '#888'), grid: { show: false }, size: 50, font: `11px ${cssVar('--vscode-font-family', 'sans-serif')}` }],
-      series: [{}, { label: 'queue depth', stroke: orange, width: 2, fill: orange + '33', value: (_u, v) => fmt(v) }, { label: 'discovered/s', stroke: purple, width: 1.5, scale: 'r', dash: [4, 3], value: (_u, v) => fmt(v) }],
+      scales: {
+        x: { time: true },
+        y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] },
+        r: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] },
+      },
+      axes: [
+        ...axes('jobs'),
+        {
+          side: 1,
+          scale: 'r',
+          stroke: cssVar('--vscode-descriptionForeground', '#888'),
+          grid: { show: false },
+          size: 50,
+          font: `11px ${cssVar('--vscode-font-family', 'sans-serif')}`,
+        },
+      ],
+      series: [
+        {},
+        { label: 'queue depth', stroke: orange, width: 2, fill: orange + '33', value: (_u, v) => fmt(v) },
+        { label: 'discovered/s', stroke: purple, width: 1.5, scale: 'r', dash: [4, 3], value: (_u, v) => fmt(v) },
+      ],
     },
     [[], [], []],
     depth.plot,
@@ -110,13 +132,26 @@ function renderCharts(d: DashboardData): void {
   for (const box of [throughput.plot, depth.plot]) {
     let none = box.querySelector<HTMLElement>('.none');
     if (s.t.length < 2) {
-      if (!none) box.append((none = h('div', { class: 'none' }, d.run ? 'Collecting samples…' : 'This task has not run on this Redis yet.')));
+      if (!none)
+        box.append(
+          (none = h(
+            'div',
+            { class: 'none' },
+            d.run ? 'Collecting samples…' : 'This task has not run on this Redis yet.',
+          )),
+        );
     } else none?.remove();
   }
 }
 
 function kpi(label: string, value: string, detail?: string, cls = '', ic?: string): HTMLElement {
-  return h('div', { class: `kpi ${cls}`, role: 'group', 'aria-label': `${label}: ${value}${detail ? `, ${detail}` : ''}` }, h('div', { class: 'label' }, ic ? icon(ic) : null, label), h('div', { class: 'value' }, value), detail ? h('div', { class: 'detail', title: detail }, detail) : null);
+  return h(
+    'div',
+    { class: `kpi ${cls}`, role: 'group', 'aria-label': `${label}: ${value}${detail ? `, ${detail}` : ''}` },
+    h('div', { class: 'label' }, ic ? icon(ic) : null, label),
+    h('div', { class: 'value' }, value),
+    detail ? h('div', { class: 'detail', title: detail }, detail) : null,
+  );
 }
 
 function etaText(d: DashboardData): [string, string] {
@@ -126,7 +161,12 @@ function etaText(d: DashboardData): [string, string] {
     case 'finished':
       return ['done', d.run?.finishedAt ? `finished ${new Date(d.run.finishedAt).toLocaleTimeString()}` : 'finished'];
     case 'stopped':
-      return ['stopped', d.run?.finishedAt ? `stopped ${new Date(d.run.finishedAt).toLocaleTimeString()}: Start Crawl begins a new run` : 'stopped'];
+      return [
+        'stopped',
+        d.run?.finishedAt
+          ? `stopped ${new Date(d.run.finishedAt).toLocaleTimeString()}: Start Crawl begins a new run`
+          : 'stopped',
+      ];
     case 'no-worker':
       return ['no worker', `${d.queue.total} in the queue and no worker running: Start Crawl resumes the run`];
     case 'paused':
@@ -149,10 +189,25 @@ function renderHeader(d: DashboardData): void {
   const elapsed = d.run?.elapsedMs ?? 0;
   const parts: (HTMLElement | null)[] = [
     h('h1', {}, icon('pulse'), `Dashboard: ${d.task}`),
-    h('span', { class: `state ${state}`, title: d.run?.phase ?? '' }, state === 'running' ? h('span', { class: 'dot' }) : null, state === 'none' ? 'never run' : state),
-    d.run ? h('span', { class: 'meta' }, `run ${d.run.id} · started ${new Date(d.run.startedAt).toLocaleTimeString()} · ${fmtDuration(elapsed)}`) : null,
+    h(
+      'span',
+      { class: `state ${state}`, title: d.run?.phase ?? '' },
+      state === 'running' ? h('span', { class: 'dot' }) : null,
+      state === 'none' ? 'never run' : state,
+    ),
+    d.run
+      ? h(
+          'span',
+          { class: 'meta' },
+          `run ${d.run.id} · started ${new Date(d.run.startedAt).toLocaleTimeString()} · ${fmtDuration(elapsed)}`,
+        )
+      : null,
     h('span', { class: 'spacer' }),
-    h('vscode-button', { secondary: true, icon: 'table', on: { click: () => send({ type: 'openResults' }) } }, 'Open Results'),
+    h(
+      'vscode-button',
+      { secondary: true, icon: 'table', on: { click: () => send({ type: 'openResults' }) } },
+      'Open Results',
+    ),
   ];
   headerEl.replaceChildren(...parts.filter((x): x is HTMLElement => x !== null));
 }
@@ -166,18 +221,52 @@ function renderChanges(d: DashboardData): void {
     'div',
     { class: 'line' },
     icon('diff'),
-    h('span', { 'data-figure': 'changes' }, `This run: ${n(c.added)} added, ${n(c.changed)} changed, ${n(c.removed)} removed`),
-    c.complete ? null : h('span', { class: 'meta', title: 'A failed page or the page limit cut the run short: its missing items are not called removed' }, ' (not complete: nothing marked removed)'),
-    c.added + c.changed + c.removed > 0 ? h('vscode-button', { secondary: true, icon: 'diff', on: { click: () => send({ type: 'openChanges' }) } }, 'Show changes') : null,
+    h(
+      'span',
+      { 'data-figure': 'changes' },
+      `This run: ${n(c.added)} added, ${n(c.changed)} changed, ${n(c.removed)} removed`,
+    ),
+    c.complete
+      ? null
+      : h(
+          'span',
+          {
+            class: 'meta',
+            title: 'A failed page or the page limit cut the run short: its missing items are not called removed',
+          },
+          ' (not complete: nothing marked removed)',
+        ),
+    c.added + c.changed + c.removed > 0
+      ? h(
+          'vscode-button',
+          { secondary: true, icon: 'diff', on: { click: () => send({ type: 'openChanges' }) } },
+          'Show changes',
+        )
+      : null,
   );
   const notify = c.notify;
   const note =
     notify?.status === 'failed'
-      ? h('div', { class: 'notify failed', 'data-figure': 'notify' }, icon('warning'), `Notification not delivered: ${notify.reason ?? 'no reason recorded'}`)
+      ? h(
+          'div',
+          { class: 'notify failed', 'data-figure': 'notify' },
+          icon('warning'),
+          `Notification not delivered: ${notify.reason ?? 'no reason recorded'}`,
+        )
       : notify?.status === 'delivered'
-        ? h('div', { class: 'notify', 'data-figure': 'notify' }, icon('check'), `Notification delivered${notify.attempts > 1 ? ` (attempt ${notify.attempts})` : ''}`)
+        ? h(
+            'div',
+            { class: 'notify', 'data-figure': 'notify' },
+            icon('check'),
+            `Notification delivered${notify.attempts > 1 ? ` (attempt ${notify.attempts})` : ''}`,
+          )
         : notify?.status === 'skipped'
-          ? h('div', { class: 'notify', 'data-figure': 'notify' }, icon('info'), `No notification sent: ${notify.reason ?? 'nothing to send'}`)
+          ? h(
+              'div',
+              { class: 'notify', 'data-figure': 'notify' },
+              icon('info'),
+              `No notification sent: ${notify.reason ?? 'nothing to send'}`,
+            )
           : null;
   changesEl.replaceChildren(line, ...(note ? [note] : []));
 }
@@ -188,12 +277,36 @@ function renderKpis(d: DashboardData): void {
   const failed = c('Failed');
   const rateDetail = d.rateWindow;
   const items = [
-    kpi('Pages / s', d.pagesPerSec.toFixed(1), `finished (fetched, skipped or failed), ${rateDetail}`, 'rate', 'dashboard'),
+    kpi(
+      'Pages / s',
+      d.pagesPerSec.toFixed(1),
+      `finished (fetched, skipped or failed), ${rateDetail}`,
+      'rate',
+      'dashboard',
+    ),
     kpi('Items / s', d.itemsPerSec.toFixed(1), rateDetail, 'items', 'symbol-field'),
     kpi('Queue', fmtInt(d.queue.total), d.queue.text, '', 'list-unordered'),
     kpi('ETA', eta, etaDetail, '', 'watch'),
     ...d.counters.map((x) =>
-      kpi(x.label, x.label === 'Downloaded' ? fmtBytes(x.value) : fmtInt(x.value), x.label === 'Downloaded' ? undefined : x.detail, x === failed && x.value > 0 ? 'bad' : x.label === 'Skipped' && x.value > 0 ? 'warn' : '', x.label === 'Failed' ? 'error' : x.label === 'Skipped' ? 'debug-step-over' : x.label === 'Items' ? 'database' : x.label === 'Discovered' ? 'search' : x.label === 'Downloaded' ? 'cloud-download' : x.label === 'Links dropped' ? 'filter' : 'check'),
+      kpi(
+        x.label,
+        x.label === 'Downloaded' ? fmtBytes(x.value) : fmtInt(x.value),
+        x.label === 'Downloaded' ? undefined : x.detail,
+        x === failed && x.value > 0 ? 'bad' : x.label === 'Skipped' && x.value > 0 ? 'warn' : '',
+        x.label === 'Failed'
+          ? 'error'
+          : x.label === 'Skipped'
+            ? 'debug-step-over'
+            : x.label === 'Items'
+              ? 'database'
+              : x.label === 'Discovered'
+                ? 'search'
+                : x.label === 'Downloaded'
+                  ? 'cloud-download'
+                  : x.label === 'Links dropped'
+                    ? 'filter'
+                    : 'check',
+      ),
     ),
   ];
   kpisEl.replaceChildren(...items);
@@ -217,10 +330,32 @@ function urlList(urls: readonly string[], shots: ReadonlySet<string>): HTMLEleme
       h(
         'div',
         { class: 'url-row' },
-        h('button', { class: 'link', title: `Open ${u}`, on: { click: () => send({ type: 'openUrl', url: u }) } }, shortUrl(u)),
-        h('button', { class: 'link find', title: `Find ${u}: where it is and why`, 'aria-label': `Find URL ${u}`, on: { click: () => send({ type: 'findUrl', url: u }) } }, icon('search')),
+        h(
+          'button',
+          { class: 'link', title: `Open ${u}`, on: { click: () => send({ type: 'openUrl', url: u }) } },
+          shortUrl(u),
+        ),
+        h(
+          'button',
+          {
+            class: 'link find',
+            title: `Find ${u}: where it is and why`,
+            'aria-label': `Find URL ${u}`,
+            on: { click: () => send({ type: 'findUrl', url: u }) },
+          },
+          icon('search'),
+        ),
         shots.has(u)
-          ? h('button', { class: 'link find', title: `Screenshot of ${u} as the browser rendered it`, 'aria-label': `Screenshot of ${u}`, on: { click: () => send({ type: 'showScreenshot', url: u }) } }, icon('device-camera'))
+          ? h(
+              'button',
+              {
+                class: 'link find',
+                title: `Screenshot of ${u} as the browser rendered it`,
+                'aria-label': `Screenshot of ${u}`,
+                on: { click: () => send({ type: 'showScreenshot', url: u }) },
+              },
+              icon('device-camera'),
+            )
           : null,
       ),
     ),
@@ -229,11 +364,34 @@ function urlList(urls: readonly string[], shots: ReadonlySet<string>): HTMLEleme
 
 let toast = '';
 
-function renderGroups(el: HTMLElement, title: string, ic: string, rows: readonly GroupRow[], retry: boolean, hint: string, screenshots: readonly string[]): void {
-  const head = h('h2', {}, icon(ic), title, h('span', { class: 'hint' }, hint), retry && toast ? h('span', { class: 'toast', role: 'status' }, toast) : null);
+function renderGroups(
+  el: HTMLElement,
+  title: string,
+  ic: string,
+  rows: readonly GroupRow[],
+  retry: boolean,
+  hint: string,
+  screenshots: readonly string[],
+): void {
+  const head = h(
+    'h2',
+    {},
+    icon(ic),
+    title,
+    h('span', { class: 'hint' }, hint),
+    retry && toast ? h('span', { class: 'toast', role: 'status' }, toast) : null,
+  );
   const shots = new Set(screenshots);
   // Under the failures: every kept screenshot (`browser.screenshot`), not only those of the sample URLs.
-  const shotList = retry && screenshots.length ? h('div', { class: 'shots' }, h('h3', {}, icon('device-camera'), `Screenshots of rendered pages (${screenshots.length}, newest first)`), urlList(screenshots, shots)) : null;
+  const shotList =
+    retry && screenshots.length
+      ? h(
+          'div',
+          { class: 'shots' },
+          h('h3', {}, icon('device-camera'), `Screenshots of rendered pages (${screenshots.length}, newest first)`),
+          urlList(screenshots, shots),
+        )
+      : null;
   if (rows.length === 0) {
     el.replaceChildren(head, h('div', { class: 'empty' }, retry ? 'No failures.' : 'Nothing skipped.'), shotList ?? '');
     return;
@@ -241,7 +399,19 @@ function renderGroups(el: HTMLElement, title: string, ic: string, rows: readonly
   const table = h(
     'table',
     {},
-    h('thead', {}, h('tr', {}, h('th', {}, retry ? 'cause' : 'reason'), h('th', { class: 'num' }, 'count'), retry ? h('th', { class: 'num', title: 'Failed jobs the queue still keeps' }, 'jobs kept') : null, h('th', {}, 'sample URLs'), retry ? h('th', {}, '') : null)),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        h('th', {}, retry ? 'cause' : 'reason'),
+        h('th', { class: 'num' }, 'count'),
+        retry ? h('th', { class: 'num', title: 'Failed jobs the queue still keeps' }, 'jobs kept') : null,
+        h('th', {}, 'sample URLs'),
+        retry ? h('th', {}, '') : null,
+      ),
+    ),
     h(
       'tbody',
       {},
@@ -249,12 +419,37 @@ function renderGroups(el: HTMLElement, title: string, ic: string, rows: readonly
         h(
           'tr',
           {},
-          h('td', {}, h('span', { class: `group-label${/^http-4/.test(g.group) ? ' http-4' : retry ? ' bad' : ''}` }, g.label)),
+          h(
+            'td',
+            {},
+            h('span', { class: `group-label${/^http-4/.test(g.group) ? ' http-4' : retry ? ' bad' : ''}` }, g.label),
+          ),
           h('td', { class: 'num' }, fmtInt(g.count)),
           retry ? h('td', { class: 'num' }, fmtInt(g.jobs)) : null,
-          h('td', { class: 'urls' }, g.urls.length ? urlList(g.urls, shots) : h('span', { class: 'muted' }, g.group === 'limit' ? 'links over maxPages are never queued' : '—')),
+          h(
+            'td',
+            { class: 'urls' },
+            g.urls.length
+              ? urlList(g.urls, shots)
+              : h('span', { class: 'muted' }, g.group === 'limit' ? 'links over maxPages are never queued' : '—'),
+          ),
           retry
-            ? h('td', {}, h('vscode-button', { secondary: true, icon: 'debug-restart', disabled: g.jobs === 0, title: `Retry the ${g.jobs} failed job(s) of this group`, 'data-group': g.group, on: { click: () => send({ type: 'retryGroup', group: g.group }) } }, 'Retry all'))
+            ? h(
+                'td',
+                {},
+                h(
+                  'vscode-button',
+                  {
+                    secondary: true,
+                    icon: 'debug-restart',
+                    disabled: g.jobs === 0,
+                    title: `Retry the ${g.jobs} failed job(s) of this group`,
+                    'data-group': g.group,
+                    on: { click: () => send({ type: 'retryGroup', group: g.group }) },
+                  },
+                  'Retry all',
+                ),
+              )
             : null,
         ),
       ),
@@ -264,7 +459,13 @@ function renderGroups(el: HTMLElement, title: string, ic: string, rows: readonly
 }
 
 function renderHosts(d: DashboardData): void {
-  const head = h('h2', {}, icon('globe'), 'Hosts', h('span', { class: 'hint' }, 'pages per host and the politeness in force'));
+  const head = h(
+    'h2',
+    {},
+    icon('globe'),
+    'Hosts',
+    h('span', { class: 'hint' }, 'pages per host and the politeness in force'),
+  );
   if (d.hosts.length === 0) {
     hostsEl.replaceChildren(head, h('div', { class: 'empty' }, 'No page finished yet.'));
     return;
@@ -275,7 +476,21 @@ function renderHosts(d: DashboardData): void {
     h(
       'table',
       {},
-      h('thead', {}, h('tr', {}, h('th', {}, 'host'), h('th', { class: 'num' }, 'done'), h('th', { class: 'num' }, 'failed'), h('th', { class: 'num' }, 'skipped'), h('th', { class: 'num' }, 'in flight'), h('th', { class: 'num' }, 'delay'), h('th', { class: 'num' }, 'next start'))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          h('th', {}, 'host'),
+          h('th', { class: 'num' }, 'done'),
+          h('th', { class: 'num' }, 'failed'),
+          h('th', { class: 'num' }, 'skipped'),
+          h('th', { class: 'num' }, 'in flight'),
+          h('th', { class: 'num' }, 'delay'),
+          h('th', { class: 'num' }, 'next start'),
+        ),
+      ),
       h(
         'tbody',
         {},
@@ -290,7 +505,14 @@ function renderHosts(d: DashboardData): void {
             h('td', { class: 'num' }, fmtInt(x.failed)),
             h('td', { class: 'num' }, fmtInt(x.skipped)),
             h('td', { class: 'num' }, fmtInt(x.inFlight)),
-            h('td', { class: 'num', title: x.crawlDelayMs ? `robots.txt Crawl-delay ${x.crawlDelayMs} ms` : 'the task\'s perHost.delay' }, `${fmtInt(x.delayMs)} ms${x.crawlDelayMs ? ' (robots)' : ''}`),
+            h(
+              'td',
+              {
+                class: 'num',
+                title: x.crawlDelayMs ? `robots.txt Crawl-delay ${x.crawlDelayMs} ms` : "the task's perHost.delay",
+              },
+              `${fmtInt(x.delayMs)} ms${x.crawlDelayMs ? ' (robots)' : ''}`,
+            ),
             h('td', { class: 'num' }, x.nextInMs > 0 ? `in ${fmtInt(x.nextInMs)} ms` : 'now'),
           );
         }),
@@ -300,9 +522,22 @@ function renderHosts(d: DashboardData): void {
 }
 
 function renderWorkers(d: DashboardData): void {
-  const head = h('h2', {}, icon('server-process'), 'Workers', h('span', { class: 'hint' }, 'from their heartbeats in Redis (every 5 s)'));
+  const head = h(
+    'h2',
+    {},
+    icon('server-process'),
+    'Workers',
+    h('span', { class: 'hint' }, 'from their heartbeats in Redis (every 5 s)'),
+  );
   if (d.workers.length === 0) {
-    workersEl.replaceChildren(head, h('div', { class: 'empty' }, 'No worker is serving this task. Start the crawl, or run `crawl-studio worker <task> --redis <url>` on any machine.'));
+    workersEl.replaceChildren(
+      head,
+      h(
+        'div',
+        { class: 'empty' },
+        'No worker is serving this task. Start the crawl, or run `crawl-studio worker <task> --redis <url>` on any machine.',
+      ),
+    );
     return;
   }
   workersEl.replaceChildren(
@@ -310,7 +545,31 @@ function renderWorkers(d: DashboardData): void {
     h(
       'table',
       {},
-      h('thead', {}, h('tr', {}, h('th', {}, 'worker'), h('th', {}, 'where'), h('th', { class: 'num' }, 'concurrency'), h('th', { class: 'num' }, 'processed'), h('th', { class: 'num' }, 'failed'), h('th', { class: 'num', title: 'Pages finished a second between its last two heartbeats (the task\'s pages/s above is over ' + d.rateWindow + ')' }, 'pages/s (last beat)'), h('th', { class: 'num' }, 'last seen'))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          h('th', {}, 'worker'),
+          h('th', {}, 'where'),
+          h('th', { class: 'num' }, 'concurrency'),
+          h('th', { class: 'num' }, 'processed'),
+          h('th', { class: 'num' }, 'failed'),
+          h(
+            'th',
+            {
+              class: 'num',
+              title:
+                "Pages finished a second between its last two heartbeats (the task's pages/s above is over " +
+                d.rateWindow +
+                ')',
+            },
+            'pages/s (last beat)',
+          ),
+          h('th', { class: 'num' }, 'last seen'),
+        ),
+      ),
       h(
         'tbody',
         {},
@@ -319,12 +578,27 @@ function renderWorkers(d: DashboardData): void {
             'tr',
             {},
             h('td', {}, w.id),
-            h('td', {}, h('span', { class: `tag ${w.local ? 'local' : 'remote'}` }, w.local ? 'this machine' : `remote: ${w.host}`)),
+            h(
+              'td',
+              {},
+              h(
+                'span',
+                { class: `tag ${w.local ? 'local' : 'remote'}` },
+                w.local ? 'this machine' : `remote: ${w.host}`,
+              ),
+            ),
             h('td', { class: 'num' }, fmtInt(w.concurrency)),
             h('td', { class: 'num' }, fmtInt(w.processed)),
             h('td', { class: 'num' }, fmtInt(w.failed)),
             h('td', { class: 'num' }, w.pagesPerSec === null ? '…' : w.pagesPerSec.toFixed(1)),
-            h('td', { class: `num${w.stale ? ' stale' : ''}`, title: w.stale ? 'No heartbeat for a while: the worker may be gone' : undefined }, `${fmtDuration(w.lastSeenAgoMs)} ago`),
+            h(
+              'td',
+              {
+                class: `num${w.stale ? ' stale' : ''}`,
+                title: w.stale ? 'No heartbeat for a while: the worker may be gone' : undefined,
+              },
+              `${fmtDuration(w.lastSeenAgoMs)} ago`,
+            ),
           ),
         ),
       ),
@@ -343,8 +617,24 @@ function render(d: DashboardData): void {
   renderChanges(d);
   renderKpis(d);
   renderCharts(d);
-  renderGroups(failuresEl, 'Failures by cause', 'error', d.failures, true, 'final failures, with the failed jobs the queue keeps', d.screenshots ?? []);
-  renderGroups(skippedEl, 'Skipped', 'debug-step-over', d.skipped, false, 'pages not fetched, by reason', d.screenshots ?? []);
+  renderGroups(
+    failuresEl,
+    'Failures by cause',
+    'error',
+    d.failures,
+    true,
+    'final failures, with the failed jobs the queue keeps',
+    d.screenshots ?? [],
+  );
+  renderGroups(
+    skippedEl,
+    'Skipped',
+    'debug-step-over',
+    d.skipped,
+    false,
+    'pages not fetched, by reason',
+    d.screenshots ?? [],
+  );
   renderHosts(d);
   renderWorkers(d);
   if (focusGroup) (failuresEl.querySelector(`[data-group="${CSS.escape(focusGroup)}"]`) as HTMLElement | null)?.focus();

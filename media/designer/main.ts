@@ -169,12 +169,16 @@ function render(s: PreviewState): void {
     // A request that is not a plain GET is listed (and opened) by its key.
     const choices = s.choices.map((c) => ({ value: c.key ?? c.url, label: c.label }));
     const current = s.page?.key ?? s.page?.url ?? '';
-    if (current && !choices.some((c) => c.value === current)) choices.unshift({ value: current, label: s.page?.method ? `${s.page.method} ${s.page.url}` : current });
+    if (current && !choices.some((c) => c.value === current))
+      choices.unshift({ value: current, label: s.page?.method ? `${s.page.method} ${s.page.url}` : current });
     if (!current) choices.unshift({ value: '', label: 'Choose a page…' });
     setOptions(pages, choices, current);
     const a = s.analysis;
-    const ruleOptions = [{ value: '', label: a?.rule.auto && a.rule.name ? `auto (${a.rule.name})` : 'auto' }, ...(a?.rule.names ?? []).map((n) => ({ value: n, label: n }))];
-    setOptions(rules, ruleOptions, a && !a.rule.auto ? a.rule.name ?? '' : '');
+    const ruleOptions = [
+      { value: '', label: a?.rule.auto && a.rule.name ? `auto (${a.rule.name})` : 'auto' },
+      ...(a?.rule.names ?? []).map((n) => ({ value: n, label: n })),
+    ];
+    setOptions(rules, ruleOptions, a && !a.rule.auto ? (a.rule.name ?? '') : '');
     if (images.checked !== s.images) images.checked = s.images;
     if (browserBox.checked !== s.browser) browserBox.checked = s.browser;
   } finally {
@@ -201,9 +205,16 @@ function renderStatus(s: PreviewState): void {
   const parts: string[] = [];
   if (s.loading) parts.push(`${s.loading}…`);
   if (s.page) {
-    if (s.page.method) parts.push(`${s.page.method}${s.page.body ? ` ${s.page.body.length > 80 ? s.page.body.slice(0, 80) + '…' : s.page.body}` : ''}`);
+    if (s.page.method)
+      parts.push(
+        `${s.page.method}${s.page.body ? ` ${s.page.body.length > 80 ? s.page.body.slice(0, 80) + '…' : s.page.body}` : ''}`,
+      );
     if (s.page.json) parts.push('JSON');
-    parts.push(`HTTP ${s.page.status}`, kb(s.page.bytes), s.page.fromCache ? `cached copy, fetched ${ago(s.page.fetchedAt)}` : `fetched ${ago(s.page.fetchedAt)}`);
+    parts.push(
+      `HTTP ${s.page.status}`,
+      kb(s.page.bytes),
+      s.page.fromCache ? `cached copy, fetched ${ago(s.page.fetchedAt)}` : `fetched ${ago(s.page.fetchedAt)}`,
+    );
     if (s.page.finalUrl !== s.page.url) parts.push(`redirected to ${s.page.finalUrl}`);
     if (s.page.actions?.length) parts.push(`actions: ${s.page.actions.join('; ')}`);
   }
@@ -254,7 +265,12 @@ function renderFrameMessage(s: PreviewState): void {
   }
 }
 
-const SITEMAP_FORMATS: Record<string, string> = { urlset: 'Sitemap', sitemapindex: 'Sitemap index', text: 'Text sitemap', robots: 'robots.txt' };
+const SITEMAP_FORMATS: Record<string, string> = {
+  urlset: 'Sitemap',
+  sitemapindex: 'Sitemap index',
+  text: 'Text sitemap',
+  robots: 'robots.txt',
+};
 
 /** A sitemap in place of the page: its entries, each with the rule a crawl gives it or why it is dropped. */
 function renderSitemap(s: PreviewState): void {
@@ -266,13 +282,25 @@ function renderSitemap(s: PreviewState): void {
   if (!sm) return;
   const dropped = Object.values(sm.dropped).reduce((a, b) => a + b, 0);
   const h = el('h3', `${SITEMAP_FORMATS[sm.format] ?? sm.format} `);
-  h.appendChild(el('span', `${plural(sm.total, 'entry')}${sm.truncated ? ' (the first ones: the preview stops there)' : ''} · ${sm.kept} to crawl · ${dropped} dropped`, 'muted'));
+  h.appendChild(
+    el(
+      'span',
+      `${plural(sm.total, 'entry')}${sm.truncated ? ' (the first ones: the preview stops there)' : ''} · ${sm.kept} to crawl · ${dropped} dropped`,
+      'muted',
+    ),
+  );
   box.appendChild(h);
   box.appendChild(el('div', `${sm.settings}. Click an entry to preview it.`, 'note'));
   const table = el('table', undefined, 'items');
   table.id = 'sitemap-entries';
   const head = el('tr');
-  for (const c of ['#', sm.format === 'sitemapindex' || sm.format === 'robots' ? 'sitemap' : 'page', 'lastmod', 'a crawl…']) head.appendChild(el('th', c));
+  for (const c of [
+    '#',
+    sm.format === 'sitemapindex' || sm.format === 'robots' ? 'sitemap' : 'page',
+    'lastmod',
+    'a crawl…',
+  ])
+    head.appendChild(el('th', c));
   table.appendChild(head);
   sm.entries.forEach((e, i) => {
     const tr = el('tr');
@@ -291,7 +319,8 @@ function renderSitemap(s: PreviewState): void {
     table.appendChild(tr);
   });
   box.appendChild(table);
-  if (sm.entries.length < sm.total) box.appendChild(el('div', `Showing the first ${sm.entries.length} of ${sm.total}.`, 'note'));
+  if (sm.entries.length < sm.total)
+    box.appendChild(el('div', `Showing the first ${sm.entries.length} of ${sm.total}.`, 'note'));
 }
 
 /** The tabs while a sitemap is shown: where its entries go, by rule and by drop reason. */
@@ -299,13 +328,16 @@ function renderSitemapSummary(s: PreviewState): void {
   const sm = s.sitemap!;
   const items = $('items');
   clear(items);
-  items.appendChild(el('div', 'A sitemap has no items of its own: click one of its pages to preview what its rule extracts.', 'note'));
+  items.appendChild(
+    el('div', 'A sitemap has no items of its own: click one of its pages to preview what its rule extracts.', 'note'),
+  );
   items.dataset.rows = '0';
   $('items-count').textContent = '0';
   const links = $('links');
   clear(links);
   const byRule = new Map<string, number>();
-  for (const e of sm.entries) if (!e.dropped) byRule.set(e.rule ?? 'sitemaps read next', (byRule.get(e.rule ?? 'sitemaps read next') ?? 0) + 1);
+  for (const e of sm.entries)
+    if (!e.dropped) byRule.set(e.rule ?? 'sitemaps read next', (byRule.get(e.rule ?? 'sitemaps read next') ?? 0) + 1);
   const ul = el('ul', undefined, 'links');
   for (const [rule, n] of byRule) ul.appendChild(el('li', `${rule}: ${n}`));
   for (const [reason, n] of Object.entries(sm.dropped)) {
@@ -342,11 +374,23 @@ function renderItems(a: AnalysisView | null): void {
   let rows = 0;
   const tables = a?.items ?? [];
   if (!a || tables.length === 0) {
-    box.appendChild(el('div', !a ? 'No analysis yet.' : a.rule.name ? `The rule '${a.rule.name}' extracts no items (it has no \`items\`).` : 'No rule applies.', 'note'));
+    box.appendChild(
+      el(
+        'div',
+        !a
+          ? 'No analysis yet.'
+          : a.rule.name
+            ? `The rule '${a.rule.name}' extracts no items (it has no \`items\`).`
+            : 'No rule applies.',
+        'note',
+      ),
+    );
   }
   for (const t of tables) {
     const h = el('h3', `${t.type} `);
-    h.appendChild(el('span', `${plural(t.total, 'item')}${t.scope ? ` · one per ${t.scope}` : ' · one per page'}`, 'muted'));
+    h.appendChild(
+      el('span', `${plural(t.total, 'item')}${t.scope ? ` · one per ${t.scope}` : ' · one per page'}`, 'muted'),
+    );
     box.appendChild(h);
     const table = el('table', undefined, 'items');
     table.dataset.type = t.type;
@@ -362,7 +406,8 @@ function renderItems(a: AnalysisView | null): void {
       rows++;
     });
     box.appendChild(table);
-    if (t.rows.length < t.total) box.appendChild(el('div', `Showing the first ${t.rows.length} of ${t.total}.`, 'note'));
+    if (t.rows.length < t.total)
+      box.appendChild(el('div', `Showing the first ${t.rows.length} of ${t.total}.`, 'note'));
   }
   $('items-count').textContent = String(tables.reduce((n, t) => n + t.total, 0));
   box.dataset.rows = String(rows);
@@ -376,7 +421,9 @@ function renderLinks(a: AnalysisView | null): void {
     kept += f.keptTotal;
     const h = el('h3', f.index < 0 ? '' : `follow[${f.index}] `);
     h.appendChild(el('code', f.selector));
-    h.appendChild(el('span', ` → ${f.to ?? 'rule by match'} · ${f.keptTotal} kept, ${f.droppedTotal} dropped`, 'muted'));
+    h.appendChild(
+      el('span', ` → ${f.to ?? 'rule by match'} · ${f.keptTotal} kept, ${f.droppedTotal} dropped`, 'muted'),
+    );
     box.appendChild(h);
     const keptBox = el('details');
     keptBox.open = true;
@@ -394,7 +441,8 @@ function renderLinks(a: AnalysisView | null): void {
         post({ type: 'openPage', url: l.url, ...(l.key ? { key: l.key } : {}) });
       });
       li.appendChild(a);
-      if (l.body) li.appendChild(el('span', `  ${l.body.length > 120 ? l.body.slice(0, 120) + '…' : l.body}`, 'muted body'));
+      if (l.body)
+        li.appendChild(el('span', `  ${l.body.length > 120 ? l.body.slice(0, 120) + '…' : l.body}`, 'muted body'));
       li.appendChild(el('span', `  → ${l.rule}`, 'muted'));
       ul.appendChild(li);
     }
@@ -406,7 +454,9 @@ function renderLinks(a: AnalysisView | null): void {
       const dl = el('ul', undefined, 'links');
       for (const d of f.dropped) {
         const li = el('li');
-        li.appendChild(el('span', `${LINK_REASONS[d.reason] ?? d.reason}${d.detail ? ` (${d.detail})` : ''}: `, 'reason'));
+        li.appendChild(
+          el('span', `${LINK_REASONS[d.reason] ?? d.reason}${d.detail ? ` (${d.detail})` : ''}: `, 'reason'),
+        );
         li.appendChild(document.createTextNode(`${d.method ? `${d.method} ` : ''}${d.url}`));
         dl.appendChild(li);
       }
@@ -414,8 +464,12 @@ function renderLinks(a: AnalysisView | null): void {
       box.appendChild(dropBox);
     }
   }
-  if ((a?.links.length ?? 0) === 0) box.appendChild(el('div', a?.rule.name ? `The rule '${a.rule.name}' follows no links.` : 'No rule applies.', 'note'));
-  if (a?.robotsPending) box.appendChild(el('div', 'Reading robots.txt… links it disallows will move to Dropped.', 'note'));
+  if ((a?.links.length ?? 0) === 0)
+    box.appendChild(
+      el('div', a?.rule.name ? `The rule '${a.rule.name}' follows no links.` : 'No rule applies.', 'note'),
+    );
+  if (a?.robotsPending)
+    box.appendChild(el('div', 'Reading robots.txt… links it disallows will move to Dropped.', 'note'));
   $('links-count').textContent = String(kept);
 }
 
@@ -452,8 +506,18 @@ function renderStructured(entries: readonly StructuredEntry[] | undefined): void
   const box = $('data');
   clear(box);
   const list = entries ?? [];
-  if (list.length === 0) box.appendChild(el('div', entries ? 'This page carries no JSON-LD, microdata or OpenGraph tags.' : 'No page yet.', 'note'));
-  else box.appendChild(el('div', 'Add writes the path as a field: into the field at the cursor, else as a new field of the item the cursor is in (or of the rule shown).', 'note'));
+  if (list.length === 0)
+    box.appendChild(
+      el('div', entries ? 'This page carries no JSON-LD, microdata or OpenGraph tags.' : 'No page yet.', 'note'),
+    );
+  else
+    box.appendChild(
+      el(
+        'div',
+        'Add writes the path as a field: into the field at the cursor, else as a new field of the item the cursor is in (or of the rule shown).',
+        'note',
+      ),
+    );
   for (const { source, label } of SOURCES) {
     const rows = list.filter((e) => e.source === source);
     if (rows.length === 0) continue;
@@ -489,7 +553,13 @@ function renderHighlightBar(a: AnalysisView | null): void {
   clear(bar);
   const h = a?.highlight;
   if (!h) {
-    bar.appendChild(el('span', 'Put the cursor on a selector in the task file to highlight its matches; click an element to get a selector for it.', 'label'));
+    bar.appendChild(
+      el(
+        'span',
+        'Put the cursor on a selector in the task file to highlight its matches; click an element to get a selector for it.',
+        'label',
+      ),
+    );
     return;
   }
   bar.appendChild(el('span', h.label, 'label'));
@@ -505,7 +575,6 @@ function renderHighlightBar(a: AnalysisView | null): void {
 }
 
 function renderSuggestion(view: SuggestionView | null, error: string | null): void {
-
   const bar = $('pick-bar');
   clear(bar);
   if (error) {
@@ -522,15 +591,31 @@ function renderSuggestion(view: SuggestionView | null, error: string | null): vo
   const code = el('code', s.selector, 'sel');
   code.id = 'suggested';
   bar.appendChild(code);
-  bar.appendChild(el('span', `${s.count} match${s.count === 1 ? '' : 'es'}${s.kind === 'scoped' ? ' in its item' : ''}${s.multiple ? ' (a list: all: true)' : ''}`, 'count'));
-  const insert = button(view.target === 'the cursor' ? 'Insert at the cursor' : `Insert into ${view.target}`, 'insert', () => post({ type: 'insert', selector: s.selector, all: s.multiple }));
+  bar.appendChild(
+    el(
+      'span',
+      `${s.count} match${s.count === 1 ? '' : 'es'}${s.kind === 'scoped' ? ' in its item' : ''}${s.multiple ? ' (a list: all: true)' : ''}`,
+      'count',
+    ),
+  );
+  const insert = button(
+    view.target === 'the cursor' ? 'Insert at the cursor' : `Insert into ${view.target}`,
+    'insert',
+    () => post({ type: 'insert', selector: s.selector, all: s.multiple }),
+  );
   insert.id = 'insert';
   bar.appendChild(insert);
   bar.appendChild(button('Copy', 'copy', () => post({ type: 'copy', text: s.selector }), true));
   const alts = [
-    s.unique.selector !== s.selector ? { label: 'only this one', sel: s.unique.selector, count: s.unique.count, all: false } : null,
-    s.list && s.list.selector !== s.selector ? { label: 'the list', sel: s.list.selector, count: s.list.count, all: true } : null,
-    s.scoped && s.scoped.selector !== s.selector ? { label: 'inside its item', sel: s.scoped.selector, count: s.scoped.count, all: false } : null,
+    s.unique.selector !== s.selector
+      ? { label: 'only this one', sel: s.unique.selector, count: s.unique.count, all: false }
+      : null,
+    s.list && s.list.selector !== s.selector
+      ? { label: 'the list', sel: s.list.selector, count: s.list.count, all: true }
+      : null,
+    s.scoped && s.scoped.selector !== s.selector
+      ? { label: 'inside its item', sel: s.scoped.selector, count: s.scoped.count, all: false }
+      : null,
   ].filter((x): x is NonNullable<typeof x> => x !== null);
   for (const alt of alts) {
     const wrap = el('span', `${alt.label}: `, 'alt');
@@ -562,7 +647,8 @@ const FRAME_STYLE_ID = '__crawl_studio_preview__';
 
 /** Highlight colours from the editor's theme (the frame's document does not see the webview's variables). */
 function frameCss(): string {
-  const v = (name: string, fallback: string) => getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
+  const v = (name: string, fallback: string) =>
+    getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
   const match = v('--vscode-editor-findMatchHighlightBackground', 'rgba(234, 92, 0, 0.33)');
   const border = v('--vscode-editorOverviewRuler-findMatchForeground', '#d18616');
   const focus = v('--vscode-focusBorder', '#007fd4');
@@ -579,7 +665,8 @@ function setFrame(html: string | null, key: string): void {
   highlighted = [];
   lastHighlightKey = '';
   if (html === null) {
-    frame.srcdoc = '<!doctype html><meta http-equiv="Content-Security-Policy" content="default-src \'none\'"><title>empty</title>';
+    frame.srcdoc =
+      '<!doctype html><meta http-equiv="Content-Security-Policy" content="default-src \'none\'"><title>empty</title>';
     return;
   }
   frame.srcdoc = html;
@@ -593,20 +680,25 @@ frame.addEventListener('load', () => {
   styleEl.textContent = frameCss();
   (doc.head ?? doc.documentElement).appendChild(styleEl);
   frameIndex = new Map();
-  for (const e of Array.from(doc.querySelectorAll('[data-cs-i]'))) frameIndex.set(Number(e.getAttribute('data-cs-i')), e);
+  for (const e of Array.from(doc.querySelectorAll('[data-cs-i]')))
+    frameIndex.set(Number(e.getAttribute('data-cs-i')), e);
   // Listeners run in this (the webview's) realm: the frame's own scripts never run.
   const numbered = (t: EventTarget | null) => (t instanceof doc.defaultView!.Element ? t.closest('[data-cs-i]') : null);
-  doc.addEventListener('click', (e) => {
-    // A JSON view's <summary> still opens and closes its value (no script needed); anything else only picks.
-    const summary = e.target instanceof doc.defaultView!.Element && e.target.closest('summary');
-    if (!summary) e.preventDefault();
-    e.stopPropagation();
-    const target = numbered(e.target);
-    if (!target) return;
-    for (const p of Array.from(doc.querySelectorAll('[data-cs-picked]'))) p.removeAttribute('data-cs-picked');
-    target.setAttribute('data-cs-picked', '');
-    post({ type: 'pick', index: Number(target.getAttribute('data-cs-i')) });
-  }, true);
+  doc.addEventListener(
+    'click',
+    (e) => {
+      // A JSON view's <summary> still opens and closes its value (no script needed); anything else only picks.
+      const summary = e.target instanceof doc.defaultView!.Element && e.target.closest('summary');
+      if (!summary) e.preventDefault();
+      e.stopPropagation();
+      const target = numbered(e.target);
+      if (!target) return;
+      for (const p of Array.from(doc.querySelectorAll('[data-cs-picked]'))) p.removeAttribute('data-cs-picked');
+      target.setAttribute('data-cs-picked', '');
+      post({ type: 'pick', index: Number(target.getAttribute('data-cs-i')) });
+    },
+    true,
+  );
   for (const type of ['auxclick', 'submit', 'dblclick']) doc.addEventListener(type, (e) => e.preventDefault(), true);
   doc.addEventListener('mouseover', (e) => numbered(e.target)?.setAttribute('data-cs-hover', ''), true);
   doc.addEventListener('mouseout', (e) => numbered(e.target)?.removeAttribute('data-cs-hover'), true);
@@ -638,7 +730,14 @@ function applyHighlight(a: AnalysisView | null): void {
 function acknowledge(): void {
   const rows = Number($('items').dataset.rows ?? '0');
   const data = Number($('data').dataset.rows ?? '0');
-  post({ type: 'rendered', seq, rows, highlighted: frameReady ? highlighted.length : 0, frame: frameReady ? frameKey : '', data });
+  post({
+    type: 'rendered',
+    seq,
+    rows,
+    highlighted: frameReady ? highlighted.length : 0,
+    frame: frameReady ? frameKey : '',
+    data,
+  });
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -671,7 +770,7 @@ images.addEventListener('change', () => {
 });
 $('open').addEventListener('click', openTyped);
 url.addEventListener('keydown', (e) => {
-  if ((e).key === 'Enter') openTyped();
+  if (e.key === 'Enter') openTyped();
 });
 $('refetch').addEventListener('click', () => post({ type: 'refetch' }));
 $('cancel').addEventListener('click', () => post({ type: 'cancelFetch' }));
@@ -694,7 +793,11 @@ window.addEventListener('message', (event: MessageEvent) => {
       renderSuggestion(msg.view, msg.error);
       return;
     case 'inserted': {
-      const note = el('span', msg.target === 'the cursor' ? 'Inserted at the cursor.' : `Inserted into ${msg.target}.`, 'label');
+      const note = el(
+        'span',
+        msg.target === 'the cursor' ? 'Inserted at the cursor.' : `Inserted into ${msg.target}.`,
+        'label',
+      );
       note.id = 'inserted';
       $('pick-bar').appendChild(note);
       return;

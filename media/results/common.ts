@@ -2,7 +2,10 @@
 
 /** Adds CSS with the page's nonce: the Content-Security-Policy allows no other inline style. */
 export function addStyle(css: string): void {
-  const nonce = (document.currentScript as HTMLScriptElement | null)?.nonce || document.querySelector<HTMLScriptElement>('script[nonce]')?.nonce || '';
+  const nonce =
+    (document.currentScript as HTMLScriptElement | null)?.nonce ||
+    document.querySelector<HTMLScriptElement>('script[nonce]')?.nonce ||
+    '';
   const el = document.createElement('style');
   el.nonce = nonce;
   el.textContent = css;
@@ -10,12 +13,22 @@ export function addStyle(css: string): void {
 }
 
 type AttrValue = string | number | boolean | undefined | null;
-type Attrs = { [name: string]: AttrValue | Record<string, (e: Event) => void> } & { on?: Record<string, (e: Event) => void> };
+type Attrs = { [name: string]: AttrValue | Record<string, (e: Event) => void> } & {
+  on?: Record<string, (e: Event) => void>;
+};
 
 /** Creates an element with attributes (on*: listeners) and children. Text is always set as text, never HTML. */
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs?: Attrs, ...children: (Node | string | null | undefined | false)[]): HTMLElementTagNameMap[K];
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs?: Attrs,
+  ...children: (Node | string | null | undefined | false)[]
+): HTMLElementTagNameMap[K];
 export function h(tag: string, attrs?: Attrs, ...children: (Node | string | null | undefined | false)[]): HTMLElement;
-export function h(tag: string, attrs: Attrs = {}, ...children: (Node | string | null | undefined | false)[]): HTMLElement {
+export function h(
+  tag: string,
+  attrs: Attrs = {},
+  ...children: (Node | string | null | undefined | false)[]
+): HTMLElement {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (k === 'on') {
@@ -28,7 +41,12 @@ export function h(tag: string, attrs: Attrs = {}, ...children: (Node | string | 
 }
 
 export function icon(name: string, label?: string): HTMLElement {
-  return h('span', { class: `codicon codicon-${name}`, 'aria-hidden': label ? undefined : 'true', 'aria-label': label, role: label ? 'img' : undefined });
+  return h('span', {
+    class: `codicon codicon-${name}`,
+    'aria-hidden': label ? undefined : 'true',
+    'aria-label': label,
+    role: label ? 'img' : undefined,
+  });
 }
 
 export function fmtInt(n: number): string {

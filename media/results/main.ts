@@ -2,7 +2,21 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
 import '@vscode-elements/elements/dist/vscode-badge/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
-import { EMPTY_VIEW, PAGE_SIZE, type ChangeFilter, type ChangesShown, type ExportFormat, type FromResults, type QualityRow, type ResultsPersisted, type ResultsViewState, type RowDetail, type RunsShown, type TableRow, type ToResults } from '../../src/extension/results/protocol';
+import {
+  EMPTY_VIEW,
+  PAGE_SIZE,
+  type ChangeFilter,
+  type ChangesShown,
+  type ExportFormat,
+  type FromResults,
+  type QualityRow,
+  type ResultsPersisted,
+  type ResultsViewState,
+  type RowDetail,
+  type RunsShown,
+  type TableRow,
+  type ToResults,
+} from '../../src/extension/results/protocol';
 import { addStyle, fmtInt, h, icon } from './common';
 import css from './style.css';
 
@@ -15,7 +29,14 @@ addStyle(css);
 const vscode = acquireVsCodeApi<ResultsPersisted>();
 const ROW_H = 24;
 const MAX_PAGES = 60;
-const META_LABEL: Record<string, string> = { _key: 'key', _url: 'source URL', _rule: 'page rule', _fetched_at: 'fetched at', _run: 'run', _change: 'change' };
+const META_LABEL: Record<string, string> = {
+  _key: 'key',
+  _url: 'source URL',
+  _rule: 'page rule',
+  _fetched_at: 'fetched at',
+  _run: 'run',
+  _change: 'change',
+};
 const CHANGE_MARK: Record<string, string> = { added: '+ added', changed: '~ changed', removed: '− removed' };
 
 let file = '';
@@ -55,19 +76,79 @@ const app = document.getElementById('app')!;
 const titleEl = h('span', { class: 'title' }, icon('table'), h('span', {}, 'Results'));
 const typeSelect = h('select', { 'aria-label': 'Item type', title: 'Item type' });
 // Whose items: the latest run by default (issue 23, item 6), any earlier one, or all of them.
-const runSelect = h('select', { 'aria-label': 'Run', title: 'Show the items of one run (the latest by default), or of all runs' });
+const runSelect = h('select', {
+  'aria-label': 'Run',
+  title: 'Show the items of one run (the latest by default), or of all runs',
+});
 // What changed (issue 33): only the items a run added, changed or removed, and which run (the latest complete one by default).
-const changeSelect = h('select', { 'aria-label': 'Changes', title: 'Show only the items a run added, changed or removed (item history)' });
-const changeRunSelect = h('select', { 'aria-label': 'Run of the changes', title: 'Whose changes: the latest complete run by default' });
+const changeSelect = h('select', {
+  'aria-label': 'Changes',
+  title: 'Show only the items a run added, changed or removed (item history)',
+});
+const changeRunSelect = h('select', {
+  'aria-label': 'Run of the changes',
+  title: 'Whose changes: the latest complete run by default',
+});
 const countEl = h('span', { class: 'count', role: 'status', 'aria-live': 'polite' });
-const liveEl = h('span', { class: 'live', title: 'The crawl is running: new rows appear as they are stored' }, h('span', { class: 'dot' }), 'live');
+const liveEl = h(
+  'span',
+  { class: 'live', title: 'The crawl is running: new rows appear as they are stored' },
+  h('span', { class: 'dot' }),
+  'live',
+);
 const busyEl = h('span', { class: 'busy' });
-const columnsBtn = h('vscode-button', { secondary: true, icon: 'list-selection', title: 'Choose columns', 'aria-haspopup': 'true' }, 'Columns');
-const qualityBtn = h('vscode-button', { secondary: true, icon: 'pulse', title: 'Field quality: empty and distinct values per field' }, 'Field quality');
-const exportBtns = (['csv', 'jsonl', 'json'] as const).map((f) => h('vscode-button', { secondary: true, icon: f === 'csv' ? 'table' : 'json', title: `Export the current view (filtered, sorted) as ${f.toUpperCase()}`, 'data-format': f }, f.toUpperCase()));
-const clearBtn = h('vscode-button', { secondary: true, icon: 'clear-all', title: 'Clear every filter' }, 'Clear filters');
-const toolbar = h('div', { class: 'toolbar', role: 'toolbar', 'aria-label': 'Results' }, titleEl, typeSelect, runSelect, changeSelect, changeRunSelect, countEl, liveEl, busyEl, h('span', { class: 'spacer' }), clearBtn, columnsBtn, qualityBtn, h('span', { class: 'count' }, 'Export:'), ...exportBtns);
-const grid = h('div', { class: 'grid', role: 'grid', tabindex: 0, 'aria-label': 'Stored items', 'aria-multiselectable': 'false' });
+const columnsBtn = h(
+  'vscode-button',
+  { secondary: true, icon: 'list-selection', title: 'Choose columns', 'aria-haspopup': 'true' },
+  'Columns',
+);
+const qualityBtn = h(
+  'vscode-button',
+  { secondary: true, icon: 'pulse', title: 'Field quality: empty and distinct values per field' },
+  'Field quality',
+);
+const exportBtns = (['csv', 'jsonl', 'json'] as const).map((f) =>
+  h(
+    'vscode-button',
+    {
+      secondary: true,
+      icon: f === 'csv' ? 'table' : 'json',
+      title: `Export the current view (filtered, sorted) as ${f.toUpperCase()}`,
+      'data-format': f,
+    },
+    f.toUpperCase(),
+  ),
+);
+const clearBtn = h(
+  'vscode-button',
+  { secondary: true, icon: 'clear-all', title: 'Clear every filter' },
+  'Clear filters',
+);
+const toolbar = h(
+  'div',
+  { class: 'toolbar', role: 'toolbar', 'aria-label': 'Results' },
+  titleEl,
+  typeSelect,
+  runSelect,
+  changeSelect,
+  changeRunSelect,
+  countEl,
+  liveEl,
+  busyEl,
+  h('span', { class: 'spacer' }),
+  clearBtn,
+  columnsBtn,
+  qualityBtn,
+  h('span', { class: 'count' }, 'Export:'),
+  ...exportBtns,
+);
+const grid = h('div', {
+  class: 'grid',
+  role: 'grid',
+  tabindex: 0,
+  'aria-label': 'Stored items',
+  'aria-multiselectable': 'false',
+});
 const thead = h('div', { class: 'thead', role: 'rowgroup' });
 const body = h('div', { class: 'body', role: 'rowgroup' });
 const emptyEl = h('div', { class: 'empty-state' });
@@ -100,7 +181,22 @@ function template(): string {
 }
 
 function minWidth(): number {
-  return visibleColumns().reduce((a, c) => a + (c === '_url' ? 220 : c === '_fetched_at' ? 160 : c === '_rule' ? 90 : c === '_run' ? 110 : c === '_change' ? 100 : 120), 0);
+  return visibleColumns().reduce(
+    (a, c) =>
+      a +
+      (c === '_url'
+        ? 220
+        : c === '_fetched_at'
+          ? 160
+          : c === '_rule'
+            ? 90
+            : c === '_run'
+              ? 110
+              : c === '_change'
+                ? 100
+                : 120),
+    0,
+  );
 }
 
 let filterTimer: number | undefined;
@@ -240,7 +336,14 @@ function render(): void {
   const frag = document.createDocumentFragment();
   for (let i = first; i < last; i++) {
     const row = rowAt(i);
-    const el = h('div', { class: `row${i === selected ? ' selected' : ''}${row ? '' : ' loading'}${row?.change ? ` chg chg-${row.change.kind}` : ''}`, role: 'row', 'aria-rowindex': i + 3, 'aria-selected': i === selected ? 'true' : 'false', 'data-index': i, id: i === selected ? 'sel-row' : undefined });
+    const el = h('div', {
+      class: `row${i === selected ? ' selected' : ''}${row ? '' : ' loading'}${row?.change ? ` chg chg-${row.change.kind}` : ''}`,
+      role: 'row',
+      'aria-rowindex': i + 3,
+      'aria-selected': i === selected ? 'true' : 'false',
+      'data-index': i,
+      id: i === selected ? 'sel-row' : undefined,
+    });
     el.style.top = `${i * ROW_H}px`;
     el.style.gridTemplateColumns = tpl;
     el.style.width = '100%';
@@ -254,21 +357,58 @@ function render(): void {
       const diff = row?.change?.fields.find((f) => f.field === c);
       if (diff) {
         // A changed field: its old value struck through, then the new one.
-        el.append(h('div', { class: `${cls.join(' ')} diff`, role: 'gridcell', title: `${diff.old || '(empty)'} → ${diff.new || '(empty)'}` }, h('del', {}, diff.old || '(empty)'), ' → ', h('ins', {}, diff.new || '(empty)')));
+        el.append(
+          h(
+            'div',
+            {
+              class: `${cls.join(' ')} diff`,
+              role: 'gridcell',
+              title: `${diff.old || '(empty)'} → ${diff.new || '(empty)'}`,
+            },
+            h('del', {}, diff.old || '(empty)'),
+            ' → ',
+            h('ins', {}, diff.new || '(empty)'),
+          ),
+        );
         continue;
       }
       if (c === '_change' && row?.change) {
-        el.append(h('div', { class: `cell change ${row.change.kind}`, role: 'gridcell' }, CHANGE_MARK[row.change.kind] ?? row.change.kind));
+        el.append(
+          h(
+            'div',
+            { class: `cell change ${row.change.kind}`, role: 'gridcell' },
+            CHANGE_MARK[row.change.kind] ?? row.change.kind,
+          ),
+        );
         continue;
       }
-      el.append(h('div', { class: cls.join(' '), role: 'gridcell', title: text.length > 30 ? text : undefined }, row && text === '' ? '(empty)' : text));
+      el.append(
+        h(
+          'div',
+          { class: cls.join(' '), role: 'gridcell', title: text.length > 30 ? text : undefined },
+          row && text === '' ? '(empty)' : text,
+        ),
+      );
     }
     frag.append(el);
   }
   body.replaceChildren(frag);
   if (selected >= 0) grid.setAttribute('aria-activedescendant', 'sel-row');
   else grid.removeAttribute('aria-activedescendant');
-  emptyEl.textContent = total === 0 && generation >= 0 ? (view.changes ? (changes.shown === null ? 'No run of this task has item history yet: the changes show once a run finishes.' : stored === 0 ? `Run ${changes.shown} changed no ${view.itemType ?? ''} item.` : 'No change matches these filters.') : stored === 0 ? (running ? 'No items stored yet — they appear here as the crawl stores them.' : 'No items stored for this task yet. Start the crawl to fill it.') : 'No item matches these filters.') : '';
+  emptyEl.textContent =
+    total === 0 && generation >= 0
+      ? view.changes
+        ? changes.shown === null
+          ? 'No run of this task has item history yet: the changes show once a run finishes.'
+          : stored === 0
+            ? `Run ${changes.shown} changed no ${view.itemType ?? ''} item.`
+            : 'No change matches these filters.'
+        : stored === 0
+          ? running
+            ? 'No items stored yet — they appear here as the crawl stores them.'
+            : 'No items stored for this task yet. Start the crawl to fill it.'
+          : 'No item matches these filters.'
+      : '';
   emptyEl.hidden = emptyEl.textContent === '';
   renderToolbar();
 }
@@ -276,17 +416,39 @@ function render(): void {
 function renderToolbar(): void {
   const filtered = Object.keys(view.filters).length > 0;
   const oneRun = runs.shown !== 'all' && runs.runs.length > 1;
-  countEl.textContent = generation < 0 ? 'loading…' : view.changes ? `${fmtInt(total)} of ${fmtInt(stored)} changed items` : filtered || oneRun ? `${fmtInt(total)} of ${fmtInt(stored)} items` : `${fmtInt(total)} item${total === 1 ? '' : 's'}`;
-  countEl.title = oneRun ? `${fmtInt(total)} items of run ${runs.shown}${filtered ? ' matching the filters' : ''}; ${fmtInt(stored)} in all runs` : '';
+  countEl.textContent =
+    generation < 0
+      ? 'loading…'
+      : view.changes
+        ? `${fmtInt(total)} of ${fmtInt(stored)} changed items`
+        : filtered || oneRun
+          ? `${fmtInt(total)} of ${fmtInt(stored)} items`
+          : `${fmtInt(total)} item${total === 1 ? '' : 's'}`;
+  countEl.title = oneRun
+    ? `${fmtInt(total)} items of run ${runs.shown}${filtered ? ' matching the filters' : ''}; ${fmtInt(stored)} in all runs`
+    : '';
   liveEl.hidden = !running;
   busyEl.replaceChildren(...(busy ? [h('vscode-progress-ring', { class: 'ring' }), busy] : []));
   clearBtn.hidden = !filtered;
   qualityBtn.toggleAttribute('secondary', !view.showQuality);
   errorEl.hidden = !error;
   errorEl.textContent = error ?? '';
-  const sortText = view.sort ? `sorted by ${META_LABEL[view.sort.field] ?? view.sort.field} ${view.sort.descending ? '↓' : '↑'}` : 'in storage order';
-  const runText = view.changes ? `changes of run ${changes.shown ?? '—'}${changes.shown !== null && changes.shown === changes.latest ? ' (latest complete)' : ''}` : runs.shown === 'all' ? (runs.runs.length > 1 ? `all ${runs.runs.length} runs` : 'one run') : `run ${runs.shown}${runs.shown === latestRun() ? ' (latest)' : ''}`;
-  statusEl.replaceChildren(h('span', {}, `${task} · ${runText} · ${sortText}`), h('span', {}, storeLocation), h('span', { class: 'spacer' }), h('span', {}, '↑↓ select · Enter details · Esc close'));
+  const sortText = view.sort
+    ? `sorted by ${META_LABEL[view.sort.field] ?? view.sort.field} ${view.sort.descending ? '↓' : '↑'}`
+    : 'in storage order';
+  const runText = view.changes
+    ? `changes of run ${changes.shown ?? '—'}${changes.shown !== null && changes.shown === changes.latest ? ' (latest complete)' : ''}`
+    : runs.shown === 'all'
+      ? runs.runs.length > 1
+        ? `all ${runs.runs.length} runs`
+        : 'one run'
+      : `run ${runs.shown}${runs.shown === latestRun() ? ' (latest)' : ''}`;
+  statusEl.replaceChildren(
+    h('span', {}, `${task} · ${runText} · ${sortText}`),
+    h('span', {}, storeLocation),
+    h('span', { class: 'spacer' }),
+    h('span', {}, '↑↓ select · Enter details · Esc close'),
+  );
 }
 
 let scheduled = false;
@@ -308,7 +470,8 @@ function select(i: number, open = false): void {
   const headH = thead.offsetHeight;
   const top = selected * ROW_H;
   if (top < grid.scrollTop) grid.scrollTop = top;
-  else if (top + ROW_H > grid.scrollTop + grid.clientHeight - headH) grid.scrollTop = top + ROW_H - grid.clientHeight + headH;
+  else if (top + ROW_H > grid.scrollTop + grid.clientHeight - headH)
+    grid.scrollTop = top + ROW_H - grid.clientHeight + headH;
   render();
   if (open || !side.hidden) send({ type: 'detail', offset: selected });
 }
@@ -351,17 +514,23 @@ function fmtValue(v: unknown): string {
 }
 
 function isEmpty(v: unknown): boolean {
-  return v === null || v === undefined || (typeof v === 'string' && v.trim() === '') || (Array.isArray(v) && v.length === 0);
+  return (
+    v === null || v === undefined || (typeof v === 'string' && v.trim() === '') || (Array.isArray(v) && v.length === 0)
+  );
 }
 
 function renderDetail(): void {
   if (!detail) return;
   const d = detail;
-  const btn = (label: string, ic: string, m: FromResults, title: string) => h('vscode-button', { secondary: true, icon: ic, title, on: { click: () => send(m) } }, label);
+  const btn = (label: string, ic: string, m: FromResults, title: string) =>
+    h('vscode-button', { secondary: true, icon: ic, title, on: { click: () => send(m) } }, label);
   const fields = h('dl', {});
   for (const f of d.fields) {
     const text = fmtValue(f.value);
-    fields.append(h('dt', {}, f.name), h('dd', { class: isEmpty(f.value) ? 'empty' : undefined }, isEmpty(f.value) ? '(empty)' : text));
+    fields.append(
+      h('dt', {}, f.name),
+      h('dd', { class: isEmpty(f.value) ? 'empty' : undefined }, isEmpty(f.value) ? '(empty)' : text),
+    );
   }
   const meta = h(
     'dl',
@@ -378,13 +547,34 @@ function renderDetail(): void {
     h('dd', {}, d.run ?? '—'),
   );
   side.replaceChildren(
-    h('h2', {}, icon('symbol-field'), `Row ${fmtInt(d.offset + 1)}`, h('vscode-button', { class: 'close', secondary: true, icon: 'close', 'icon-only': true, title: 'Close (Esc)', 'aria-label': 'Close row detail', on: { click: closeDetail } })),
+    h(
+      'h2',
+      {},
+      icon('symbol-field'),
+      `Row ${fmtInt(d.offset + 1)}`,
+      h('vscode-button', {
+        class: 'close',
+        secondary: true,
+        icon: 'close',
+        'icon-only': true,
+        title: 'Close (Esc)',
+        'aria-label': 'Close row detail',
+        on: { click: closeDetail },
+      }),
+    ),
     h(
       'div',
       { class: 'actions' },
       btn('Open URL', 'link-external', { type: 'openUrl', offset: d.offset }, 'Open the source URL in the browser'),
       btn('Show Job', 'list-unordered', { type: 'showJob', offset: d.offset }, 'The queue job that fetched this page'),
-      canPreview ? btn('Open in Preview', 'preview', { type: 'openPreview', offset: d.offset }, 'Open the cached page in the designer preview') : null,
+      canPreview
+        ? btn(
+            'Open in Preview',
+            'preview',
+            { type: 'openPreview', offset: d.offset },
+            'Open the cached page in the designer preview',
+          )
+        : null,
     ),
     ...(d.change ? [changeSection(d.change)] : []),
     fields,
@@ -398,7 +588,17 @@ function changeSection(c: NonNullable<RowDetail['change']>): HTMLElement {
   const title = h('h3', {}, `${CHANGE_MARK[c.kind] ?? c.kind} in run ${c.run}`);
   if (c.kind !== 'changed') return h('div', { class: `change-detail ${c.kind}` }, title);
   const list = h('dl', {});
-  for (const f of c.fields) list.append(h('dt', {}, f.field), h('dd', {}, h('del', {}, 'old' in f ? fmtValue(f.old) || '(empty)' : '(absent)'), ' → ', h('ins', {}, 'new' in f ? fmtValue(f.new) || '(empty)' : '(absent)')));
+  for (const f of c.fields)
+    list.append(
+      h('dt', {}, f.field),
+      h(
+        'dd',
+        {},
+        h('del', {}, 'old' in f ? fmtValue(f.old) || '(empty)' : '(absent)'),
+        ' → ',
+        h('ins', {}, 'new' in f ? fmtValue(f.new) || '(empty)' : '(absent)'),
+      ),
+    );
   return h('div', { class: 'change-detail changed' }, title, list);
 }
 
@@ -417,17 +617,55 @@ function renderQuality(): void {
     const empty = pct(f.empty);
     const distinct = pct(f.distinct);
     const bad = n > 0 && f.empty === n;
-    const emptyBar = h('div', { class: `bar empty${bad ? ' bad' : ''}`, title: `${fmtInt(f.empty)} of ${fmtInt(n)} empty` }, h('div', { class: 'fill' }), h('span', { class: 'txt' }, `${empty.toFixed(empty > 0 && empty < 1 ? 1 : 0)}% empty`));
+    const emptyBar = h(
+      'div',
+      { class: `bar empty${bad ? ' bad' : ''}`, title: `${fmtInt(f.empty)} of ${fmtInt(n)} empty` },
+      h('div', { class: 'fill' }),
+      h('span', { class: 'txt' }, `${empty.toFixed(empty > 0 && empty < 1 ? 1 : 0)}% empty`),
+    );
     (emptyBar.firstChild as HTMLElement).style.width = `${empty}%`;
-    const distinctBar = h('div', { class: 'bar', title: `${fmtInt(f.distinct)} distinct values` }, h('div', { class: 'fill' }), h('span', { class: 'txt' }, `${distinct.toFixed(distinct > 0 && distinct < 1 ? 1 : 0)}% distinct (${fmtInt(f.distinct)})`));
+    const distinctBar = h(
+      'div',
+      { class: 'bar', title: `${fmtInt(f.distinct)} distinct values` },
+      h('div', { class: 'fill' }),
+      h(
+        'span',
+        { class: 'txt' },
+        `${distinct.toFixed(distinct > 0 && distinct < 1 ? 1 : 0)}% distinct (${fmtInt(f.distinct)})`,
+      ),
+    );
     (distinctBar.firstChild as HTMLElement).style.width = `${distinct}%`;
-    const name = h('button', { class: 'field', title: `Show the items where ${f.field} is empty`, on: { click: () => query({ ...view, filters: { ...view.filters, [f.field]: '=' } }) } }, bad ? h('span', { class: 'bad-field' }, icon('warning'), f.field) : f.field);
+    const name = h(
+      'button',
+      {
+        class: 'field',
+        title: `Show the items where ${f.field} is empty`,
+        on: { click: () => query({ ...view, filters: { ...view.filters, [f.field]: '=' } }) },
+      },
+      bad ? h('span', { class: 'bad-field' }, icon('warning'), f.field) : f.field,
+    );
     return h('div', { class: 'qrow', role: 'row' }, name, emptyBar, distinctBar);
   });
   const broken = quality.fields.filter((f) => n > 0 && f.empty === n).map((f) => f.field);
   qualityEl.replaceChildren(
-    h('h2', {}, icon('pulse'), 'Field quality', h('span', { class: 'hint' }, `${fmtInt(n)} ${view.itemType ?? ''} items${quality.run === 'all' ? ' of all runs' : ` of run ${quality.run}`}${broken.length ? ` — always empty: ${broken.join(', ')} (check the selector)` : ''}`)),
-    h('div', { class: 'qrow qhead', role: 'row' }, h('span', {}, 'field'), h('span', {}, 'empty values'), h('span', {}, 'distinct values')),
+    h(
+      'h2',
+      {},
+      icon('pulse'),
+      'Field quality',
+      h(
+        'span',
+        { class: 'hint' },
+        `${fmtInt(n)} ${view.itemType ?? ''} items${quality.run === 'all' ? ' of all runs' : ` of run ${quality.run}`}${broken.length ? ` — always empty: ${broken.join(', ')} (check the selector)` : ''}`,
+      ),
+    ),
+    h(
+      'div',
+      { class: 'qrow qhead', role: 'row' },
+      h('span', {}, 'field'),
+      h('span', {}, 'empty values'),
+      h('span', {}, 'distinct values'),
+    ),
     ...rows,
   );
 }
@@ -467,7 +705,14 @@ function renderChanges(): void {
     ...[...changes.runs].reverse().map((r) => {
       const isLatest = r.id === changes.latest;
       const label = `${isLatest ? 'Latest complete run' : 'Run'} ${r.id} · ${new Date(r.finishedAt).toLocaleString()} · +${fmtInt(r.added)} ~${fmtInt(r.changed)} −${fmtInt(r.removed)}${r.complete ? '' : ' (not complete: nothing marked removed)'}`;
-      return h('option', { value: isLatest ? 'latest' : r.id, selected: isLatest ? wanted === 'latest' || wanted === r.id : wanted === r.id }, label);
+      return h(
+        'option',
+        {
+          value: isLatest ? 'latest' : r.id,
+          selected: isLatest ? wanted === 'latest' || wanted === r.id : wanted === r.id,
+        },
+        label,
+      );
     }),
   );
   changeRunSelect.hidden = !view.changes || changes.runs.length === 0;
@@ -485,7 +730,14 @@ function renderRuns(): void {
   const total = runs.runs.reduce((a, r) => a + r.items, 0);
   const latest = latestRun();
   const opts = [...ids].reverse().map((r) =>
-    h('option', { value: r.id === latest ? 'latest' : r.id!, selected: runs.shown === r.id && ((view.run ?? 'latest') === 'latest') === (r.id === latest) }, `${r.id === latest ? 'Latest run' : 'Run'} ${r.id} · ${new Date(r.firstFetchedAt).toLocaleString()} · ${fmtInt(r.items)} items`),
+    h(
+      'option',
+      {
+        value: r.id === latest ? 'latest' : r.id!,
+        selected: runs.shown === r.id && ((view.run ?? 'latest') === 'latest') === (r.id === latest),
+      },
+      `${r.id === latest ? 'Latest run' : 'Run'} ${r.id} · ${new Date(r.firstFetchedAt).toLocaleString()} · ${fmtInt(r.items)} items`,
+    ),
   );
   opts.push(h('option', { value: 'all', selected: runs.shown === 'all' }, `All runs · ${fmtInt(total)} items`));
   runSelect.replaceChildren(...opts);
@@ -499,7 +751,8 @@ qualityBtn.addEventListener('click', () => {
   renderQuality();
   renderToolbar();
 });
-for (const b of exportBtns) b.addEventListener('click', () => send({ type: 'export', format: b.dataset.format as ExportFormat }));
+for (const b of exportBtns)
+  b.addEventListener('click', () => send({ type: 'export', format: b.dataset.format as ExportFormat }));
 
 let popup: HTMLElement | null = null;
 columnsBtn.addEventListener('click', (e) => {

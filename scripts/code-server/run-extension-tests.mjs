@@ -28,7 +28,9 @@ const require = createRequire(import.meta.url);
 const suite = join(repo, 'out', 'test', 'extension', 'suite', 'index.js');
 const untrustedSuite = join(repo, 'out', 'test', 'extension', 'untrusted', 'index.js');
 const harnessJs = join(repo, 'out', 'test', 'extension', 'harness', 'index.js');
-const workspace = resolve(process.env.CRAWL_STUDIO_TEST_WORKSPACE ?? join(repo, 'test', 'extension', 'fixtures', 'workspace'));
+const workspace = resolve(
+  process.env.CRAWL_STUDIO_TEST_WORKSPACE ?? join(repo, 'test', 'extension', 'fixtures', 'workspace'),
+);
 // Tells the suite where it runs and what it opened (and proves the environment reaches the extension host).
 const env = {
   CRAWL_STUDIO_TEST_HOST: process.env.CRAWL_STUDIO_TEST_ELECTRON === '1' ? 'electron' : 'code-server',
@@ -55,7 +57,13 @@ try {
       extensionDevelopmentPath: repo,
       extensionTestsPath: suite,
       extensionTestsEnv: env,
-      launchArgs: [workspace, '--disable-extensions', '--disable-workspace-trust', '--skip-welcome', '--skip-release-notes'],
+      launchArgs: [
+        workspace,
+        '--disable-extensions',
+        '--disable-workspace-trust',
+        '--skip-welcome',
+        '--skip-release-notes',
+      ],
     }).catch((err) => {
       // runTests rejects with TestRunFailedError when the suite fails: that is a test failure, not a crash.
       if (err && typeof err.code === 'number') return err.code;
@@ -105,8 +113,7 @@ try {
     }
   }
 } catch (err) {
-  fail(err instanceof Error ? err.stack ?? err.message : String(err));
+  fail(err instanceof Error ? (err.stack ?? err.message) : String(err));
 }
 console.log(`[extension tests] exit code ${code} after ${((Date.now() - started) / 1000).toFixed(1)} s`);
 process.exit(code);
-

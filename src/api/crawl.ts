@@ -99,7 +99,20 @@ export interface CrawlEvents {
 }
 
 const EMPTY_STATS: CrawlStats = {
-  enqueued: 0, done: 0, failed: 0, items: 0, problems: 0, bytes: 0, duplicates: 0, nonHtml: 0, sitemaps: 0, unchanged: 0, unchangedItems: 0, skipped: {}, failures: {}, dropped: {},
+  enqueued: 0,
+  done: 0,
+  failed: 0,
+  items: 0,
+  problems: 0,
+  bytes: 0,
+  duplicates: 0,
+  nonHtml: 0,
+  sitemaps: 0,
+  unchanged: 0,
+  unchangedItems: 0,
+  skipped: {},
+  failures: {},
+  dropped: {},
 };
 
 /**
@@ -113,7 +126,10 @@ export class Crawl extends EventEmitter<CrawlEvents> implements PromiseLike<Craw
   private stopRequested = false;
   private listenerError: unknown = null;
 
-  constructor(source: string | TaskDefinition | Task, private readonly options: RunOptions) {
+  constructor(
+    source: string | TaskDefinition | Task,
+    private readonly options: RunOptions,
+  ) {
     super();
     this.done = this.start(source);
   }
@@ -124,7 +140,10 @@ export class Crawl extends EventEmitter<CrawlEvents> implements PromiseLike<Craw
     this.launch?.stop();
   }
 
-  then<A = CrawlSummary, B = never>(onfulfilled?: ((value: CrawlSummary) => A | PromiseLike<A>) | null, onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Promise<A | B> {
+  then<A = CrawlSummary, B = never>(
+    onfulfilled?: ((value: CrawlSummary) => A | PromiseLike<A>) | null,
+    onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
+  ): Promise<A | B> {
     return this.done.then(onfulfilled, onrejected);
   }
 
@@ -133,7 +152,8 @@ export class Crawl extends EventEmitter<CrawlEvents> implements PromiseLike<Craw
     const task = isLoadedTask(source) ? source : await loadTask(source, { dir: o.dir });
     const script = actionScripts(task.rules)[0];
     // Said here, once: the workers would each refuse the task.
-    if (script !== undefined && !o.allowScripts) throw new Error(`${task.file}: '${script}' ${scriptsRefused('pass allowScripts: true to runCrawl')}`);
+    if (script !== undefined && !o.allowScripts)
+      throw new Error(`${task.file}: '${script}' ${scriptsRefused('pass allowScripts: true to runCrawl')}`);
     this.throwIfStopped();
     await writeDefinedTask(task);
     let redisLost: Error | null = null;
@@ -226,11 +246,27 @@ function progressOf(task: string, p: Progress): CrawlProgress {
 }
 
 function itemOf(row: ItemRow): CrawledItem {
-  return { type: row.type, key: row.key, data: JSON.parse(row.json) as CrawledItem['data'], url: row.url, rule: row.rule, run: row.run, fetchedAt: row.fetchedAt };
+  return {
+    type: row.type,
+    key: row.key,
+    data: JSON.parse(row.json) as CrawledItem['data'],
+    url: row.url,
+    rule: row.rule,
+    run: row.run,
+    fetchedAt: row.fetchedAt,
+  };
 }
 
 function summaryOf(task: string, r: LaunchResult): CrawlSummary {
-  return { task, run: r.run, resumed: r.resumed, stopped: r.stopped, durationMs: r.durationMs, stats: r.status.stats ?? EMPTY_STATS, stored: r.stored };
+  return {
+    task,
+    run: r.run,
+    resumed: r.resumed,
+    stopped: r.stopped,
+    durationMs: r.durationMs,
+    stats: r.status.stats ?? EMPTY_STATS,
+    stored: r.stored,
+  };
 }
 
 /**

@@ -5,7 +5,16 @@
 // (bundled as dist/index.js, its types as dist/index.d.ts). Everything here is public: keep it small and typed, and
 // document a change in the README's "Library" section and the CHANGELOG.
 
-export { runCrawl, Crawl, type RunOptions, type CrawlEvents, type CrawlProgress, type CrawledItem, type CrawlSummary, type RunFinished } from './crawl';
+export {
+  runCrawl,
+  Crawl,
+  type RunOptions,
+  type CrawlEvents,
+  type CrawlProgress,
+  type CrawledItem,
+  type CrawlSummary,
+  type RunFinished,
+} from './crawl';
 export { loadTask, type Task, type LoadTaskOptions } from './task';
 export type { TaskDefinition } from '../core/task/parse';
 export { TaskFileError, formatDiagnostic, type TaskDiagnostic } from '../core/task/diagnostics';

@@ -29,7 +29,8 @@ export interface LoadTaskOptions {
 }
 
 /** First line of a task file written from an object: such a file is rewritten on each run, any other never. */
-const WRITTEN_HEADER = "# Written by crawl-studio's runCrawl() from a task object: rewritten on every run, edits are lost.";
+const WRITTEN_HEADER =
+  "# Written by crawl-studio's runCrawl() from a task object: rewritten on every run, edits are lost.";
 
 /** Tasks loadTask() returned, and for those given as objects the text of their file. */
 const loaded = new WeakMap<CrawlTask, { readonly text: string | null }>();
@@ -78,7 +79,9 @@ export async function writeDefinedTask(task: Task): Promise<void> {
     const current = readFileSync(task.file, 'utf8');
     if (current === text) return;
     if (!current.startsWith(WRITTEN_HEADER)) {
-      throw new Error(`${task.file} exists and was not written by runCrawl(): give the task another name, or the run another 'dir'`);
+      throw new Error(
+        `${task.file} exists and was not written by runCrawl(): give the task another name, or the run another 'dir'`,
+      );
     }
   }
   await mkdir(dirname(task.file), { recursive: true });

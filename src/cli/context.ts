@@ -12,7 +12,11 @@ import { loadTaskFile } from '../workspace/taskFile';
 export type LoadedTask = Awaited<ReturnType<typeof loadTaskFile>>;
 export type Store = Awaited<ReturnType<typeof openStore>>;
 
-export async function withQueue<T>(taskFile: string, redisFlag: string | undefined, fn: (q: CrawlQueue, task: LoadedTask, redis: Redis) => Promise<T>): Promise<T> {
+export async function withQueue<T>(
+  taskFile: string,
+  redisFlag: string | undefined,
+  fn: (q: CrawlQueue, task: LoadedTask, redis: Redis) => Promise<T>,
+): Promise<T> {
   const task = await loadTaskFile(taskFile);
   const choice = await chooseRedis(redisFlag, task.file, { keepRunning: true });
   // Fails within seconds, naming the target and the cause, where the engine's connection would wait forever.
@@ -29,7 +33,11 @@ export async function withQueue<T>(taskFile: string, redisFlag: string | undefin
 }
 
 /** A task's queue on a Redis given by URL (the run's own, already chosen), around `fn`. */
-export async function withQueueAt<T>(url: string, taskName: string, fn: (q: CrawlQueue, redis: Redis) => Promise<T>): Promise<T> {
+export async function withQueueAt<T>(
+  url: string,
+  taskName: string,
+  fn: (q: CrawlQueue, redis: Redis) => Promise<T>,
+): Promise<T> {
   const redis = connectRedis(url);
   const q = new CrawlQueue(redis, taskName);
   try {
@@ -41,7 +49,11 @@ export async function withQueueAt<T>(url: string, taskName: string, fn: (q: Craw
   }
 }
 
-export async function withStore<T>(task: LoadedTask, storeFlag: string | undefined, fn: (store: Store) => Promise<T>): Promise<T> {
+export async function withStore<T>(
+  task: LoadedTask,
+  storeFlag: string | undefined,
+  fn: (store: Store) => Promise<T>,
+): Promise<T> {
   const store = await openStore(storeFlag ?? storeUrlFor(task), { task: task.name, cwd: dirname(task.file) });
   try {
     return await fn(store);

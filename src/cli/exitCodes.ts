@@ -29,12 +29,15 @@ export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
 /** One line per code, for README's table and `crawl-studio --help`. */
 export const EXIT_CODE_DOCS: readonly (readonly [ExitCode, string])[] = [
-  [EXIT.OK, 'done (a crawl that ran to the end, even with failed pages: see `failures`; or whose run was stopped from the monitor or an editor)'],
+  [
+    EXIT.OK,
+    'done (a crawl that ran to the end, even with failed pages: see `failures`; or whose run was stopped from the monitor or an editor)',
+  ],
   [EXIT.FAILED, 'the command failed or found a problem (validate, test, a bad enqueue line, a run that failed)'],
   [EXIT.USAGE, 'wrong command line, task file or Redis target'],
   [EXIT.REDIS_NOT_INSTALLED, 'no Redis named and redis-server not installed'],
   [EXIT.REDIS_UNREACHABLE, 'Redis unreachable: connection refused or timed out'],
-  [EXIT.REDIS_NAME, "Redis host name not resolved"],
+  [EXIT.REDIS_NAME, 'Redis host name not resolved'],
   [EXIT.REDIS_AUTH, 'Redis authentication failed'],
   [EXIT.REDIS_TLS, 'Redis TLS handshake failed'],
   [EXIT.REDIS_TOPOLOGY, 'Redis is not the deployment named (Cluster vs. single node, unknown Sentinel master)'],

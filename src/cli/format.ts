@@ -9,7 +9,13 @@ import type { FailedPage, RunFailures } from '../observe/failures';
 // Terminal output of the CLI: one progress line, and a summary at the end.
 
 /** `rateLabel`: `pagesPerSec`'s name with its window (observe/taskFigures.ts), as every view names it. */
-export function progressLine(status: CrawlStatus, pagesPerSec: number, elapsedMs: number, backlog = 0, rateLabel = 'pages/s'): string {
+export function progressLine(
+  status: CrawlStatus,
+  pagesPerSec: number,
+  elapsedMs: number,
+  backlog = 0,
+  rateLabel = 'pages/s',
+): string {
   const s = status.stats;
   const c = status.counts;
   const skipped = Object.values(s?.skipped ?? {}).reduce((a, b) => a + b, 0);
@@ -31,7 +37,8 @@ export function progressLine(status: CrawlStatus, pagesPerSec: number, elapsedMs
 
 /** The ETA as `status` prints it: the time left at the recent rate, or why there is none. */
 export function etaLine(f: TaskFigures): string {
-  if (f.eta.seconds !== null) return `ETA ${formatDuration(f.eta.seconds * 1000)} (queue ${n(f.queue.total)} at ${f.rate.pagesPerSec.toFixed(1)} ${f.rate.label})`;
+  if (f.eta.seconds !== null)
+    return `ETA ${formatDuration(f.eta.seconds * 1000)} (queue ${n(f.queue.total)} at ${f.rate.pagesPerSec.toFixed(1)} ${f.rate.label})`;
   return `ETA none: ${ETA_WHY[f.eta.state] ?? f.eta.state}`;
 }
 
@@ -57,7 +64,13 @@ function clip(s: string, max: number): string {
   return one.length > max ? `${one.slice(0, max - 1)}…` : one;
 }
 
-export function summaryLines(status: CrawlStatus, durationMs: number, extra: string[] = [], task?: CrawlTask, failures: RunFailures | null = null): string[] {
+export function summaryLines(
+  status: CrawlStatus,
+  durationMs: number,
+  extra: string[] = [],
+  task?: CrawlTask,
+  failures: RunFailures | null = null,
+): string[] {
   const s = status.stats;
   const lines = [
     `Crawl '${status.task}' ${status.run?.state === 'stopped' ? 'stopped' : 'finished'} in ${formatDuration(durationMs)}`,
@@ -74,13 +87,20 @@ export function summaryLines(status: CrawlStatus, durationMs: number, extra: str
 
 /** " (3 not HTML, 1 sitemaps, 40 unchanged: 304)": what the fetched pages were, when not all plain pages. */
 function pageKinds(s: CrawlStats | null): string {
-  const kinds = [s?.nonHtml ? `${n(s.nonHtml)} not HTML` : '', s?.sitemaps ? `${n(s.sitemaps)} sitemaps` : '', s?.unchanged ? `${n(s.unchanged)} unchanged: 304` : ''].filter(Boolean);
+  const kinds = [
+    s?.nonHtml ? `${n(s.nonHtml)} not HTML` : '',
+    s?.sitemaps ? `${n(s.sitemaps)} sitemaps` : '',
+    s?.unchanged ? `${n(s.unchanged)} unchanged: 304` : '',
+  ].filter(Boolean);
   return kinds.length ? ` (${kinds.join(', ')})` : '';
 }
 
 /** " (2 item problems, 120 more kept from unchanged pages)". */
 function itemNotes(s: CrawlStats | null): string {
-  const notes = [s?.problems ? `${n(s.problems)} item problems` : '', s?.unchanged ? `${n(s.unchangedItems)} more kept from unchanged pages` : ''].filter(Boolean);
+  const notes = [
+    s?.problems ? `${n(s.problems)} item problems` : '',
+    s?.unchanged ? `${n(s.unchangedItems)} more kept from unchanged pages` : '',
+  ].filter(Boolean);
   return notes.length ? ` (${notes.join(', ')})` : '';
 }
 
@@ -90,7 +110,8 @@ function itemNotes(s: CrawlStats | null): string {
  */
 export function droppedLine(s: CrawlStats | null): string {
   const { repeat = 0, ...dropped } = s?.dropped ?? {};
-  const repeats = repeat > 0 ? `; ${n(repeat)} repeat${repeat === 1 ? '' : 's'} (the same URL again on a page, kept once)` : '';
+  const repeats =
+    repeat > 0 ? `; ${n(repeat)} repeat${repeat === 1 ? '' : 's'} (the same URL again on a page, kept once)` : '';
   return `  links dropped   ${n(droppedTotal(dropped))}${fmtGroups(dropped)}${repeats}`;
 }
 
@@ -98,9 +119,14 @@ export function droppedLine(s: CrawlStats | null): string {
  * "  items stored    book: 20 rows written by this run (inserted or updated), …": the rows whose last write was this
  * run's, per type, not the table (a run that stored nothing printed an earlier run's 30 rows).
  */
-export function storedLine(runRows: ReadonlyArray<{ readonly type: string; readonly count: number }>, tableRows: ReadonlyArray<{ readonly type: string; readonly count: number }>, notes: string): string {
+export function storedLine(
+  runRows: ReadonlyArray<{ readonly type: string; readonly count: number }>,
+  tableRows: ReadonlyArray<{ readonly type: string; readonly count: number }>,
+  notes: string,
+): string {
   const mine = runRows.filter((r) => r.count > 0);
-  if (mine.length > 0) return `  items stored    ${mine.map((r) => `${r.type}: ${n(r.count)}`).join(', ')} rows written by this run (inserted or updated; ${notes})`;
+  if (mine.length > 0)
+    return `  items stored    ${mine.map((r) => `${r.type}: ${n(r.count)}`).join(', ')} rows written by this run (inserted or updated; ${notes})`;
   const held = tableRows.filter((r) => r.count > 0);
   return `  items stored    none by this run (${notes})${held.length ? `; the store holds ${held.map((r) => `${r.type}: ${n(r.count)}`).join(', ')} rows from earlier runs` : ''}`;
 }
@@ -121,8 +147,12 @@ export function dropWarnings(s: CrawlStats, task: CrawlTask): string[] {
   for (const [rule, t] of Object.entries(s.byRule ?? {})) {
     const dropped = droppedTotal(t.dropped);
     if (t.links === 0 || dropped * 2 <= t.links) continue;
-    const [reason, count] = Object.entries(t.dropped).filter(([r]) => r !== 'repeat').sort((a, b) => b[1] - a[1])[0]!;
-    out.push(`  warning: rule ${rule}: ${n(dropped)} of ${n(t.links)} links dropped (${reason}${count < dropped ? ` ${n(count)}` : ''}: ${explainDrop(task, rule, reason)})`);
+    const [reason, count] = Object.entries(t.dropped)
+      .filter(([r]) => r !== 'repeat')
+      .sort((a, b) => b[1] - a[1])[0]!;
+    out.push(
+      `  warning: rule ${rule}: ${n(dropped)} of ${n(t.links)} links dropped (${reason}${count < dropped ? ` ${n(count)}` : ''}: ${explainDrop(task, rule, reason)})`,
+    );
   }
   return out;
 }
@@ -154,9 +184,14 @@ function fmtGroups(g: Readonly<Record<string, number>> | undefined): string {
 /** `crawl-studio failures`: each reason with its count, then its pages with what is known of each. */
 export function failuresReport(f: RunFailures): string[] {
   if (!f.run) return [`${f.task}: never run on this Redis`];
-  const lines = [`${f.task}: run ${f.run}: ${n(f.failed)} page${f.failed === 1 ? '' : 's'} failed, ${n(f.skipped)} skipped`];
+  const lines = [
+    `${f.task}: run ${f.run}: ${n(f.failed)} page${f.failed === 1 ? '' : 's'} failed, ${n(f.skipped)} skipped`,
+  ];
   for (const g of f.groups) {
-    lines.push('', `${g.kind} ${g.reason}: ${n(g.count)}${g.pages.length < g.count ? ` (${g.pages.length ? `the latest ${n(g.pages.length)}` : 'their pages are no longer kept'})` : ''}`);
+    lines.push(
+      '',
+      `${g.kind} ${g.reason}: ${n(g.count)}${g.pages.length < g.count ? ` (${g.pages.length ? `the latest ${n(g.pages.length)}` : 'their pages are no longer kept'})` : ''}`,
+    );
     for (const p of g.pages) lines.push(...pageLines(p));
   }
   return lines;
@@ -170,5 +205,9 @@ function pageLines(p: FailedPage): string[] {
     p.worker && `worker ${p.worker}`,
     p.at !== null && new Date(p.at).toISOString(),
   ].filter(Boolean);
-  return [`  ${p.url}`, `    ${facts.join(' · ')}`, ...(p.message && p.message !== p.reason ? [`    ${clip(p.message, 300)}`] : [])];
+  return [
+    `  ${p.url}`,
+    `    ${facts.join(' · ')}`,
+    ...(p.message && p.message !== p.reason ? [`    ${clip(p.message, 300)}`] : []),
+  ];
 }

@@ -45,20 +45,29 @@ export async function cmdMonitor(args: string[], env: NodeJS.ProcessEnv = proces
     console.log(MONITOR_USAGE);
     return 0;
   }
-  if (positionals.length > 0) throw new MonitorUsageError(`monitor takes no task file (it shows every task on the Redis), not '${positionals[0]}'`);
+  if (positionals.length > 0)
+    throw new MonitorUsageError(
+      `monitor takes no task file (it shows every task on the Redis), not '${positionals[0]}'`,
+    );
   const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new MonitorUsageError(`--port must be a port number, not '${values.port}'`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new MonitorUsageError(`--port must be a port number, not '${values.port}'`);
   const hideSecs = Number(values['hide-workers-after']);
-  if (!Number.isFinite(hideSecs) || hideSecs < 0) throw new MonitorUsageError(`--hide-workers-after must be seconds, not '${values['hide-workers-after']}'`);
+  if (!Number.isFinite(hideSecs) || hideSecs < 0)
+    throw new MonitorUsageError(`--hide-workers-after must be seconds, not '${values['hide-workers-after']}'`);
   const target = redisTargetFrom(values, env);
-  if (!target) throw new MonitorUsageError('monitor needs the Redis to watch: --redis URL (or --sentinel, --cluster, $CRAWL_STUDIO_REDIS)');
+  if (!target)
+    throw new MonitorUsageError(
+      'monitor needs the Redis to watch: --redis URL (or --sentinel, --cluster, $CRAWL_STUDIO_REDIS)',
+    );
   let format;
   try {
     format = parseLogFormat(values['log-format'] ?? env[LOG_FORMAT_ENV]);
   } catch (err) {
     throw new MonitorUsageError((err as Error).message);
   }
-  const log: Log = (level, message, fields = {}) => process.stdout.write(`${formatLogLine(format, Date.now(), level, message, { event: 'monitor', ...fields })}\n`);
+  const log: Log = (level, message, fields = {}) =>
+    process.stdout.write(`${formatLogLine(format, Date.now(), level, message, { event: 'monitor', ...fields })}\n`);
   const given = env[MONITOR_TOKEN_ENV] || values.token;
   const token = given || generateToken();
   const redis = connectRedis(target);
@@ -80,8 +89,14 @@ export async function cmdMonitor(args: string[], env: NodeJS.ProcessEnv = proces
     if (format === 'human') console.log(started);
     else log('info', started, { event: 'monitor-started', url: `${monitor.url}/`, metrics: `${monitor.url}/metrics` });
     // Printed once, to stderr only: stdout is often a log file. A log for machines never carries it (it is shipped).
-    if (!given && format === 'human') console.error(`Actions token (shown once): ${token}\nOpen ${monitor.url}/#token=${token} to act from the page.`);
-    if (!given && format === 'json') log('warn', `no token given ($${MONITOR_TOKEN_ENV}): the monitor is read-only (a made one would have to be printed into this log)`, { event: 'monitor-read-only' });
+    if (!given && format === 'human')
+      console.error(`Actions token (shown once): ${token}\nOpen ${monitor.url}/#token=${token} to act from the page.`);
+    if (!given && format === 'json')
+      log(
+        'warn',
+        `no token given ($${MONITOR_TOKEN_ENV}): the monitor is read-only (a made one would have to be printed into this log)`,
+        { event: 'monitor-read-only' },
+      );
     const signal = await new Promise<string>((resolve) => {
       process.once('SIGINT', () => resolve('SIGINT'));
       process.once('SIGTERM', () => resolve('SIGTERM'));
@@ -102,7 +117,18 @@ async function pingWithin(redis: ReturnType<typeof connectRedis>, ms: number, ta
       redis.ping(),
       // A refused or unresolvable target says so at once (the client would retry it quietly until the timeout).
       new Promise<never>((_, reject) => redis.once('error', (onError = (err: Error) => reject(err)))),
-      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`Redis at ${target} did not answer within ${ms / 1000} s: is it running, and is the address right?`)), ms))),
+      new Promise<never>(
+        (_, reject) =>
+          (timer = setTimeout(
+            () =>
+              reject(
+                new Error(
+                  `Redis at ${target} did not answer within ${ms / 1000} s: is it running, and is the address right?`,
+                ),
+              ),
+            ms,
+          )),
+      ),
     ]);
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);

@@ -16,10 +16,12 @@ export async function qualityReports(store: ItemStore): Promise<QualityReport[]>
 }
 
 function fieldSpec(task: CrawlTask, type: string, field: string): FieldSpec | undefined {
-  for (const r of task.rules) for (const it of r.items) if (it.type === type) {
-    const f = it.fields.find((x) => x.name === field);
-    if (f) return f;
-  }
+  for (const r of task.rules)
+    for (const it of r.items)
+      if (it.type === type) {
+        const f = it.fields.find((x) => x.name === field);
+        if (f) return f;
+      }
   return undefined;
 }
 
@@ -42,7 +44,9 @@ export function emptyFieldWarnings(task: CrawlTask, reports: readonly QualityRep
   for (const r of reports) {
     for (const f of r.fields) {
       if (r.total > 0 && f.empty / r.total > MOSTLY_EMPTY) {
-        out.push(`warning: ${r.type}.${f.field} is empty in ${n(f.empty)} of ${n(r.total)} items (${describe(fieldSpec(task, r.type, f.field))})`);
+        out.push(
+          `warning: ${r.type}.${f.field} is empty in ${n(f.empty)} of ${n(r.total)} items (${describe(fieldSpec(task, r.type, f.field))})`,
+        );
       }
     }
   }
@@ -59,7 +63,9 @@ export function qualityTable(task: CrawlTask, reports: readonly QualityReport[])
     lines.push(`  ${'field'.padEnd(w)}  ${'empty'.padStart(12)}  ${'distinct'.padStart(9)}  extracted by`);
     for (const f of r.fields) {
       const mark = r.total > 0 && f.empty / r.total > MOSTLY_EMPTY ? '  <- mostly empty' : '';
-      lines.push(`  ${f.field.padEnd(w)}  ${`${n(f.empty)} (${pct(f.empty, r.total)})`.padStart(12)}  ${n(f.distinct).padStart(9)}  ${describe(fieldSpec(task, r.type, f.field))}${mark}`);
+      lines.push(
+        `  ${f.field.padEnd(w)}  ${`${n(f.empty)} (${pct(f.empty, r.total)})`.padStart(12)}  ${n(f.distinct).padStart(9)}  ${describe(fieldSpec(task, r.type, f.field))}${mark}`,
+      );
     }
   }
   return lines;

@@ -33,7 +33,13 @@ export function runOutput(format: LogFormat, task: string): RunOutput {
         run = status.run?.run ?? run;
         if (Date.now() - lastProgress < 2000) return;
         lastProgress = Date.now();
-        json('info', progressLine(status, pagesPerSec, 0, backlog, figures?.rate.label), { event: 'progress', ...counts(status), pagesPerSec: Math.round(pagesPerSec * 10) / 10, queue: queuedJobs(status.counts), backlog });
+        json('info', progressLine(status, pagesPerSec, 0, backlog, figures?.rate.label), {
+          event: 'progress',
+          ...counts(status),
+          pagesPerSec: Math.round(pagesPerSec * 10) / 10,
+          queue: queuedJobs(status.counts),
+          backlog,
+        });
       },
       workerLine: (pid, line) => {
         // A worker started by this run writes JSON already ($CRAWL_STUDIO_LOG_FORMAT); anything else is wrapped.
@@ -53,7 +59,12 @@ export function runOutput(format: LogFormat, task: string): RunOutput {
         for (const g of failures?.groups ?? []) {
           if (g.kind !== 'failed') continue;
           const first = g.pages[0];
-          json('warn', first?.message ?? g.reason, { event: 'failure-reason', reason: g.reason, count: g.count, url: first?.url });
+          json('warn', first?.message ?? g.reason, {
+            event: 'failure-reason',
+            reason: g.reason,
+            count: g.count,
+            url: first?.url,
+          });
         }
         json('info', `crawl '${task}' finished`, { event: 'run-finished', ...counts(status), ...extra });
       },

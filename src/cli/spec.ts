@@ -16,7 +16,11 @@ export interface OptionSpec {
 
 export type OptionTable = Readonly<Record<string, OptionSpec>>;
 
-type ValueOf<O extends OptionSpec> = O['type'] extends 'boolean' ? boolean : O['multiple'] extends true ? string[] : string;
+type ValueOf<O extends OptionSpec> = O['type'] extends 'boolean'
+  ? boolean
+  : O['multiple'] extends true
+    ? string[]
+    : string;
 export type OptionValues<O extends OptionTable> = { -readonly [K in keyof O]?: ValueOf<O[K]> };
 
 export interface CommandSpec<O extends OptionTable = OptionTable> {
@@ -58,9 +62,13 @@ export function wantsHelp(argv: readonly string[]): boolean {
   return false;
 }
 
-export function parseCommand(spec: CommandSpec, argv: readonly string[]): { values: OptionValues<OptionTable>; positionals: string[] } {
+export function parseCommand(
+  spec: CommandSpec,
+  argv: readonly string[],
+): { values: OptionValues<OptionTable>; positionals: string[] } {
   const options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }> = {};
-  for (const [name, o] of Object.entries(spec.options)) options[name] = { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) };
+  for (const [name, o] of Object.entries(spec.options))
+    options[name] = { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) };
   try {
     const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options });
     // Typed per command by `command()`: parseArgs gives each option the type its entry says.
@@ -79,9 +87,15 @@ function optionLabel(name: string, o: OptionSpec): string {
 
 /** `crawl-studio COMMAND --help`. */
 export function commandHelp(spec: CommandSpec): string {
-  const rows = [...Object.entries(spec.options), ['help', HELP_OPTION] as const].map(([name, o]) => [optionLabel(name, o), o.help] as const);
+  const rows = [...Object.entries(spec.options), ['help', HELP_OPTION] as const].map(
+    ([name, o]) => [optionLabel(name, o), o.help] as const,
+  );
   const width = Math.min(34, Math.max(...rows.map(([l]) => l.length)));
-  const lines = [`Usage: crawl-studio ${spec.name}${spec.args ? ` ${spec.args}` : ''}${rows.length > 1 ? ' [options]' : ''}`, '', spec.summary];
+  const lines = [
+    `Usage: crawl-studio ${spec.name}${spec.args ? ` ${spec.args}` : ''}${rows.length > 1 ? ' [options]' : ''}`,
+    '',
+    spec.summary,
+  ];
   if (spec.details) lines.push('', spec.details);
   lines.push('', 'Options:');
   for (const [label, help] of rows) {
@@ -92,12 +106,15 @@ export function commandHelp(spec: CommandSpec): string {
 }
 
 /** `crawl-studio --help`: every command with its summary. */
-export function overviewHelp(commands: readonly CommandSpec[], exitCodes: readonly (readonly [number, string])[]): string {
+export function overviewHelp(
+  commands: readonly CommandSpec[],
+  exitCodes: readonly (readonly [number, string])[],
+): string {
   return [
     'crawl-studio — design, run and observe web crawls on Redis',
     '',
     'Usage: crawl-studio COMMAND [arguments] [options]',
-    '       crawl-studio COMMAND --help    the command\'s arguments and options',
+    "       crawl-studio COMMAND --help    the command's arguments and options",
     '       crawl-studio --version',
     '',
     'Commands:',

@@ -30,11 +30,27 @@ export function parseLogFormat(value: string | undefined): LogFormat {
 }
 
 /** One line, without its newline. JSON keys: time, level, task, run, worker, event, url, reason, message, then the rest. */
-export function formatLogLine(format: LogFormat, time: number, level: LogLevel, message: string, fields: LogFields = {}): string {
+export function formatLogLine(
+  format: LogFormat,
+  time: number,
+  level: LogLevel,
+  message: string,
+  fields: LogFields = {},
+): string {
   const iso = new Date(time).toISOString();
   if (format === 'human') return `${iso} ${level} ${message}`;
   const { event, task, run, worker, url, reason, ...more } = fields;
-  const record: Record<string, unknown> = { time: iso, level, task, run, worker, event: event ?? 'log', url, reason, message };
+  const record: Record<string, unknown> = {
+    time: iso,
+    level,
+    task,
+    run,
+    worker,
+    event: event ?? 'log',
+    url,
+    reason,
+    message,
+  };
   for (const [k, v] of Object.entries(more)) if (v !== undefined && !(k in record)) record[k] = v;
   return JSON.stringify(record);
 }

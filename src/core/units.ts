@@ -44,6 +44,7 @@ export function groupDigits(n: number): string {
   if (!Number.isSafeInteger(n)) return String(n);
   const digits = String(Math.abs(n));
   let out = '';
-  for (let end = digits.length; end > 0; end -= 3) out = digits.slice(Math.max(0, end - 3), end) + (out ? `,${out}` : '');
+  for (let end = digits.length; end > 0; end -= 3)
+    out = digits.slice(Math.max(0, end - 3), end) + (out ? `,${out}` : '');
   return n < 0 ? `-${out}` : out;
 }

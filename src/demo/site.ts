@@ -22,7 +22,24 @@ export interface Book {
   readonly stock: number;
 }
 
-const WORDS = ['river', 'glass', 'orbit', 'lantern', 'maple', 'quiet', 'ember', 'harbor', 'velvet', 'signal', 'meadow', 'cobalt', 'thistle', 'atlas', 'ferry', 'juniper'];
+const WORDS = [
+  'river',
+  'glass',
+  'orbit',
+  'lantern',
+  'maple',
+  'quiet',
+  'ember',
+  'harbor',
+  'velvet',
+  'signal',
+  'meadow',
+  'cobalt',
+  'thistle',
+  'atlas',
+  'ferry',
+  'juniper',
+];
 const UNICODE = ['Café ☕', 'Ænima', 'Straße', '東京 Nights', 'Øresund', 'naïve “quotes”'];
 const TAGS = ['fiction', 'poetry', 'history', 'science', 'travel', 'mystery', 'art'];
 
@@ -45,7 +62,7 @@ export function book(id: number): Book {
   const tags = TAGS.filter(() => r() < 0.3);
   return {
     id,
-    upc: `UPC${(id * 2654435761 % 4294967296).toString(16).padStart(8, '0')}`,
+    upc: `UPC${((id * 2654435761) % 4294967296).toString(16).padStart(8, '0')}`,
     title,
     price: (5 + r() * 50).toFixed(2),
     tags,
@@ -81,8 +98,13 @@ export function renderPage(path: string, opts: SiteOptions): { status: number; t
   const html = (body: string) => ({ status: 200, type: 'text/html; charset=utf-8', body });
   if (path === '/robots.txt') return { status: 200, type: 'text/plain', body: 'User-agent: *\nDisallow: /private/\n' };
   if (path === '/' || path === '/index.html') {
-    return html(layout('Books to Crawl', `<h1>Books to Crawl</h1><p>A sample shop for Crawl Studio.</p>
-<ul class="nav"><li><a href="/catalogue/page-1.html">All books</a></li><li><a href="/catalogue/page-1.html#top">All books (top)</a></li></ul>`));
+    return html(
+      layout(
+        'Books to Crawl',
+        `<h1>Books to Crawl</h1><p>A sample shop for Crawl Studio.</p>
+<ul class="nav"><li><a href="/catalogue/page-1.html">All books</a></li><li><a href="/catalogue/page-1.html#top">All books (top)</a></li></ul>`,
+      ),
+    );
   }
   if (path === '/about.html') return html(layout('About', '<h1>About</h1><p>Nothing to extract here.</p>'));
   if (path.startsWith('/private/')) return html(layout('Private', '<h1>Private</h1>'));
@@ -93,7 +115,10 @@ export function renderPage(path: string, opts: SiteOptions): { status: number; t
     const books = Array.from({ length: opts.perPage }, (_, i) => book((p - 1) * opts.perPage + i + 1));
     const pods = books
       .map(
-        (b, i) => `<article class="product_pod"><h3><a href="book-${b.id}.html${i % 3 === 0 ? '?ref=list&amp;src=p' + p : ''}" title="${esc(b.title)}">${esc(b.title)}</a></h3>
+        (
+          b,
+          i,
+        ) => `<article class="product_pod"><h3><a href="book-${b.id}.html${i % 3 === 0 ? '?ref=list&amp;src=p' + p : ''}" title="${esc(b.title)}">${esc(b.title)}</a></h3>
 <p class="price_color">£${b.price}</p><a href="/catalogue/book-${b.id}.html#reviews">reviews</a></article>`,
       )
       .join('\n');
@@ -101,7 +126,12 @@ export function renderPage(path: string, opts: SiteOptions): { status: number; t
       p > 1 ? `<li class="previous"><a href="page-${p - 1}.html">previous</a></li>` : '',
       p < opts.listPages ? `<li class="next"><a href="page-${p + 1}.html">next</a></li>` : '',
     ].join('');
-    return html(layout(`Page ${p}`, `<h1>All books, page ${p} of ${opts.listPages}</h1><section>${pods}</section><ul class="pager">${pager}</ul>`));
+    return html(
+      layout(
+        `Page ${p}`,
+        `<h1>All books, page ${p} of ${opts.listPages}</h1><section>${pods}</section><ul class="pager">${pager}</ul>`,
+      ),
+    );
   }
   m = /^\/catalogue\/book-(\d+)\.html$/.exec(path);
   if (m) {
@@ -109,8 +139,9 @@ export function renderPage(path: string, opts: SiteOptions): { status: number; t
     if (id < 1 || id > opts.listPages * opts.perPage) return null;
     const b = book(id);
     const r = rng(id);
-    const filler = Array.from({ length: opts.filler ?? 2 }, () =>
-      `<p>${Array.from({ length: 60 }, () => WORDS[Math.floor(r() * WORDS.length)]).join(' ')}.</p>`,
+    const filler = Array.from(
+      { length: opts.filler ?? 2 },
+      () => `<p>${Array.from({ length: 60 }, () => WORDS[Math.floor(r() * WORDS.length)]).join(' ')}.</p>`,
     ).join('');
     const related = [1, 2, 3]
       .map((k) => ((id + k * 7) % (opts.listPages * opts.perPage)) + 1)
@@ -145,7 +176,12 @@ export interface SiteServer {
 export type Middleware = (req: IncomingMessage, res: ServerResponse) => boolean;
 
 /** Serves the site on 127.0.0.1. A middleware can answer a request first (tests inject faults that way). */
-export async function serveSite(opts: SiteOptions, port = 0, middleware?: Middleware, latencyMs = 0): Promise<SiteServer> {
+export async function serveSite(
+  opts: SiteOptions,
+  port = 0,
+  middleware?: Middleware,
+  latencyMs = 0,
+): Promise<SiteServer> {
   const hits = new Map<string, number>();
   const server = createServer((req, res) => {
     const full = req.url ?? '/';
@@ -155,7 +191,10 @@ export async function serveSite(opts: SiteOptions, port = 0, middleware?: Middle
     const page = renderPage(path, opts);
     const send = () => {
       if (!page) res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>Not found</h1>');
-      else res.writeHead(page.status, { 'content-type': page.type, 'content-length': Buffer.byteLength(page.body) }).end(page.body);
+      else
+        res
+          .writeHead(page.status, { 'content-type': page.type, 'content-length': Buffer.byteLength(page.body) })
+          .end(page.body);
     };
     if (latencyMs > 0) setTimeout(send, latencyMs);
     else send();

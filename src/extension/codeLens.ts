@@ -21,14 +21,36 @@ export class TaskCodeLensProvider implements vscode.CodeLensProvider, vscode.Dis
     const running = outline.name ? this.crawls.get(outline.name) : undefined;
     const lenses = [
       running
-        ? new vscode.CodeLens(top, { title: '$(debug-stop) Stop Crawl', command: 'crawlStudio.stopCrawl', arguments: [doc.uri] })
-        : new vscode.CodeLens(top, { title: '$(play) Start Crawl', command: 'crawlStudio.startCrawl', arguments: [doc.uri] }),
-      new vscode.CodeLens(top, { title: '$(check) Validate', command: 'crawlStudio.validateTask', arguments: [doc.uri] }),
-      new vscode.CodeLens(top, { title: '$(table) Open Results', command: 'crawlStudio.openResults', arguments: [doc.uri] }),
+        ? new vscode.CodeLens(top, {
+            title: '$(debug-stop) Stop Crawl',
+            command: 'crawlStudio.stopCrawl',
+            arguments: [doc.uri],
+          })
+        : new vscode.CodeLens(top, {
+            title: '$(play) Start Crawl',
+            command: 'crawlStudio.startCrawl',
+            arguments: [doc.uri],
+          }),
+      new vscode.CodeLens(top, {
+        title: '$(check) Validate',
+        command: 'crawlStudio.validateTask',
+        arguments: [doc.uri],
+      }),
+      new vscode.CodeLens(top, {
+        title: '$(table) Open Results',
+        command: 'crawlStudio.openResults',
+        arguments: [doc.uri],
+      }),
     ];
     for (const s of outline.startUrls) {
       const pos = doc.positionAt(s.span.offset);
-      lenses.push(new vscode.CodeLens(new vscode.Range(pos, pos), { title: '$(add) Enqueue', command: 'crawlStudio.enqueueUrl', arguments: [doc.uri, s.url] }));
+      lenses.push(
+        new vscode.CodeLens(new vscode.Range(pos, pos), {
+          title: '$(add) Enqueue',
+          command: 'crawlStudio.enqueueUrl',
+          arguments: [doc.uri, s.url],
+        }),
+      );
     }
     return lenses;
   }

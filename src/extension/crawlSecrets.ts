@@ -12,7 +12,8 @@ import { testHooksEnabled } from './testHooks';
 const PREFIX = 'crawlStudio.env.';
 const NAME = /^CRAWL_STUDIO_[A-Z0-9_]+$/;
 /** Crawl Studio's own settings (its Redis, its browser) are never a task file's: core/task/variables.ts. */
-const RESERVED = "one of Crawl Studio's own settings, which a task file may never use: pick a name of your own (the Redis password goes in Connect to Redis…)";
+const RESERVED =
+  "one of Crawl Studio's own settings, which a task file may never use: pick a name of your own (the Redis password goes in Connect to Redis…)";
 
 export class CrawlSecrets {
   constructor(private readonly secrets: vscode.SecretStorage) {}
@@ -32,18 +33,31 @@ export class CrawlSecrets {
     const chosen =
       name ??
       (await vscode.window.showInputBox({
-        prompt: 'Variable a task file uses as ${NAME} in a login, a proxy, headers or a request body (only CRAWL_STUDIO_* names expand)',
+        prompt:
+          'Variable a task file uses as ${NAME} in a login, a proxy, headers or a request body (only CRAWL_STUDIO_* names expand)',
         value: 'CRAWL_STUDIO_',
-        validateInput: (v) => (!NAME.test(v) ? 'A name such as CRAWL_STUDIO_PASSWORD: CRAWL_STUDIO_ then capitals, digits or _' : variableKind(v) === 'reserved' ? RESERVED : null),
+        validateInput: (v) =>
+          !NAME.test(v)
+            ? 'A name such as CRAWL_STUDIO_PASSWORD: CRAWL_STUDIO_ then capitals, digits or _'
+            : variableKind(v) === 'reserved'
+              ? RESERVED
+              : null,
       }));
     if (!chosen) return;
     if (!NAME.test(chosen)) throw new Error(`'${chosen}' is not a CRAWL_STUDIO_* variable name`);
     if (variableKind(chosen) === 'reserved') throw new Error(`${chosen}: ${RESERVED}`);
-    const value = await vscode.window.showInputBox({ prompt: `Value of ${chosen} (kept in VS Code Secret Storage; empty to forget it)`, password: true });
+    const value = await vscode.window.showInputBox({
+      prompt: `Value of ${chosen} (kept in VS Code Secret Storage; empty to forget it)`,
+      password: true,
+    });
     if (value === undefined) return;
     if (value === '') await this.secrets.delete(PREFIX + chosen);
     else await this.secrets.store(PREFIX + chosen, value);
-    void vscode.window.showInformationMessage(value === '' ? `${chosen} forgotten.` : `${chosen} kept in Secret Storage; crawls started here pass it to their workers.`);
+    void vscode.window.showInformationMessage(
+      value === ''
+        ? `${chosen} forgotten.`
+        : `${chosen} kept in Secret Storage; crawls started here pass it to their workers.`,
+    );
   }
 }
 

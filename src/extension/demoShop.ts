@@ -20,7 +20,10 @@ export class DemoShop implements vscode.Disposable {
   }
 
   dispose(): void {
-    void this.site?.then((s) => s.close(), () => undefined);
+    void this.site?.then(
+      (s) => s.close(),
+      () => undefined,
+    );
   }
 }
 
@@ -35,9 +38,18 @@ export function registerDemoShop(context: vscode.ExtensionContext): void {
       const newTask = vscode.l10n.t('New Task File for It');
       const browse = vscode.l10n.t('Open in Browser');
       void vscode.window
-        .showInformationMessage(vscode.l10n.t('The demo bookshop runs at {0}/ while this window is open: crawl it to practise.', url), newTask, browse)
+        .showInformationMessage(
+          vscode.l10n.t('The demo bookshop runs at {0}/ while this window is open: crawl it to practise.', url),
+          newTask,
+          browse,
+        )
         .then((a) => {
-          if (a === newTask) return vscode.commands.executeCommand('crawlStudio.designer.newTaskFile', { name: 'books', start, preview: true });
+          if (a === newTask)
+            return vscode.commands.executeCommand('crawlStudio.designer.newTaskFile', {
+              name: 'books',
+              start,
+              preview: true,
+            });
           if (a === browse) return vscode.env.openExternal(vscode.Uri.parse(`${url}/`));
           return undefined;
         });

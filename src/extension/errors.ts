@@ -25,19 +25,26 @@ export function reporting(fn: (...args: any[]) => unknown): (...args: unknown[])
  */
 export function reportError(err: unknown): void {
   const act = (message: string, actions: Record<string, () => unknown>) =>
-    void vscode.window.showErrorMessage(message, ...Object.keys(actions)).then((choice) => (choice ? actions[choice]!() : undefined));
+    void vscode.window
+      .showErrorMessage(message, ...Object.keys(actions))
+      .then((choice) => (choice ? actions[choice]!() : undefined));
   if (err instanceof TaskInvalidError) {
-    return act(err.message, { 'Show Problems': () => vscode.commands.executeCommand('workbench.actions.view.problems') });
+    return act(err.message, {
+      'Show Problems': () => vscode.commands.executeCommand('workbench.actions.view.problems'),
+    });
   }
   const text = err instanceof Error ? err.message : String(err);
   if (err instanceof UntrustedWorkspaceError) {
-    return act(`Crawl Studio: ${text}`, { 'Manage Workspace Trust': () => vscode.commands.executeCommand('workbench.trust.manage') });
+    return act(`Crawl Studio: ${text}`, {
+      'Manage Workspace Trust': () => vscode.commands.executeCommand('workbench.trust.manage'),
+    });
   }
   if (err instanceof RedisNotFoundError || /redis|ECONNREFUSED/i.test(text)) {
     const { message, actions } = describeConnectionError(err);
     const run: Record<string, () => unknown> = {
       'Connect to Redis…': () => vscode.commands.executeCommand('crawlStudio.connectRedis'),
-      'Set redis-server Path': () => vscode.commands.executeCommand('workbench.action.openSettings', 'crawlStudio.redisServerPath'),
+      'Set redis-server Path': () =>
+        vscode.commands.executeCommand('workbench.action.openSettings', 'crawlStudio.redisServerPath'),
     };
     return act(message, Object.fromEntries(actions.map((a) => [a, run[a] ?? (() => undefined)])));
   }

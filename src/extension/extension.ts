@@ -33,11 +33,19 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
   const designer = registerDesigner(context, secrets);
   const crawls = new CrawlManager(connection, workers, designer, secrets);
   // The editor title shows Stop Crawl instead of Start Crawl on a task file whose crawl runs (issue 23, item 7).
-  const syncRunning = () => void vscode.commands.executeCommand('setContext', 'crawlStudio.runningTaskFiles', crawls.list().map((r) => r.task.file));
+  const syncRunning = () =>
+    void vscode.commands.executeCommand(
+      'setContext',
+      'crawlStudio.runningTaskFiles',
+      crawls.list().map((r) => r.task.file),
+    );
   context.subscriptions.push(crawls.onDidChange(syncRunning));
   syncRunning();
   const tree = new QueueTreeProvider(connection, settings.refreshIntervalMs);
-  const view = vscode.window.createTreeView<ExplorerNode>('crawlStudio.queueExplorer', { treeDataProvider: tree, showCollapseAll: true });
+  const view = vscode.window.createTreeView<ExplorerNode>('crawlStudio.queueExplorer', {
+    treeDataProvider: tree,
+    showCollapseAll: true,
+  });
   tree.attach(view);
   const workerTree = new WorkerTreeProvider(workers, connection);
   const workerView = vscode.window.createTreeView('crawlStudio.workers', { treeDataProvider: workerTree });
@@ -62,16 +70,40 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
     // Part of the API (api.ts): the extension's version, for other extensions and tests; not in the palette.
     vscode.commands.registerCommand('crawlStudio.version', () => context.extension.packageJSON.version as string),
     // The explorer connects on its own when it becomes visible, so a user who opens the view sees the queues.
-    view.onDidChangeVisibility((e) => e.visible && void connection.get().then(() => tree.refresh(), () => tree.refresh())),
-    connection.onDidChangeState((s) => void vscode.commands.executeCommand('setContext', 'crawlStudio.connected', s.kind === 'ready' || s.kind === 'lost' || s.kind === 'connecting')),
+    view.onDidChangeVisibility(
+      (e) =>
+        e.visible &&
+        void connection.get().then(
+          () => tree.refresh(),
+          () => tree.refresh(),
+        ),
+    ),
+    connection.onDidChangeState(
+      (s) =>
+        void vscode.commands.executeCommand(
+          'setContext',
+          'crawlStudio.connected',
+          s.kind === 'ready' || s.kind === 'lost' || s.kind === 'connecting',
+        ),
+    ),
     onSettingsChange((e) => {
       if (e.affectsConfiguration('crawlStudio.redisUrl')) void connection.reset().then(() => tree.refresh());
     }),
     crawls.onDidFinish(({ message, result }) => {
-      void vscode.window.showInformationMessage(message, vscode.l10n.t('Open Results')).then((a) => a && vscode.commands.executeCommand('crawlStudio.openResults', vscode.Uri.file(result.status.run?.file ?? '')));
+      void vscode.window
+        .showInformationMessage(message, vscode.l10n.t('Open Results'))
+        .then(
+          (a) =>
+            a &&
+            vscode.commands.executeCommand('crawlStudio.openResults', vscode.Uri.file(result.status.run?.file ?? '')),
+        );
     }),
   );
-  if (view.visible) void connection.get().then(() => tree.refresh(), () => tree.refresh());
+  if (view.visible)
+    void connection.get().then(
+      () => tree.refresh(),
+      () => tree.refresh(),
+    );
   registerJsonDocuments(context);
   registerDemoShop(context);
   registerTaskProvider(context, crawls);
@@ -81,7 +113,18 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
   void lastWindowChecked.then((offered) => {
     if (offered.length > 0) void tree.refresh();
   });
-  const api: CrawlStudioApi = { connection, crawls, workers, tree, workerTree, statusBar, codeLens, fixtureTests, interrupted, lastWindowChecked };
+  const api: CrawlStudioApi = {
+    connection,
+    crawls,
+    workers,
+    tree,
+    workerTree,
+    statusBar,
+    codeLens,
+    fixtureTests,
+    interrupted,
+    lastWindowChecked,
+  };
   registerResults(context, api);
   return api;
 }

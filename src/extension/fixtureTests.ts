@@ -38,7 +38,12 @@ export class FixtureTests implements vscode.Disposable {
       if (!item) await this.discover();
     };
     this.controller.refreshHandler = () => this.discover();
-    this.controller.createRunProfile('Run Fixtures', vscode.TestRunProfileKind.Run, (request, token) => this.run(request, token), true);
+    this.controller.createRunProfile(
+      'Run Fixtures',
+      vscode.TestRunProfileKind.Run,
+      (request, token) => this.run(request, token),
+      true,
+    );
     const watcher = vscode.workspace.createFileSystemWatcher('**/{*.crawl.yaml,*.crawl.yml,.crawl/fixtures/**/*.json}');
     let pending: NodeJS.Timeout | null = null;
     const again = () => {
@@ -47,7 +52,14 @@ export class FixtureTests implements vscode.Disposable {
       if (pending) clearTimeout(pending);
       pending = setTimeout(() => void this.discover(), 300);
     };
-    this.disposables.push(this.controller, this.ran, watcher, watcher.onDidCreate(again), watcher.onDidChange(again), watcher.onDidDelete(again));
+    this.disposables.push(
+      this.controller,
+      this.ran,
+      watcher,
+      watcher.onDidCreate(again),
+      watcher.onDidChange(again),
+      watcher.onDidDelete(again),
+    );
   }
 
   /** Reads every task file's fixtures: a suite per task file that has some, a test per fixture. */
@@ -62,7 +74,11 @@ export class FixtureTests implements vscode.Disposable {
       const dir = fixtureDir(uri.fsPath, name);
       const files = (await readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith('.json')).sort();
       if (files.length === 0) continue;
-      const suite = this.controller.createTestItem(uri.toString(), `${name} (${vscode.workspace.asRelativePath(uri)})`, uri);
+      const suite = this.controller.createTestItem(
+        uri.toString(),
+        `${name} (${vscode.workspace.asRelativePath(uri)})`,
+        uri,
+      );
       suite.range = new vscode.Range(0, 0, 0, 0);
       suite.children.replace(
         files.map((f) => {
@@ -102,7 +118,13 @@ export class FixtureTests implements vscode.Disposable {
         const { task, diagnostics } = parseTask(text, uri.fsPath);
         if (!task) {
           const first = diagnostics.find((d) => d.severity === 'error');
-          for (const t of tests) this.report(run, t, 'errored', new vscode.TestMessage(`The task file has errors: ${first?.message ?? 'see the Problems panel'}`));
+          for (const t of tests)
+            this.report(
+              run,
+              t,
+              'errored',
+              new vscode.TestMessage(`The task file has errors: ${first?.message ?? 'see the Problems panel'}`),
+            );
           continue;
         }
         const report = await testTask(uri.fsPath, task);
@@ -119,12 +141,24 @@ export class FixtureTests implements vscode.Disposable {
     }
   }
 
-  private report(run: vscode.TestRun, t: vscode.TestItem, state: FixtureTestOutcome['state'], message: vscode.TestMessage | null): void {
+  private report(
+    run: vscode.TestRun,
+    t: vscode.TestItem,
+    state: FixtureTestOutcome['state'],
+    message: vscode.TestMessage | null,
+  ): void {
     if (state === 'passed') run.passed(t);
     else if (state === 'skipped') run.skipped(t);
     else if (state === 'errored') run.errored(t, message!);
     else run.failed(t, message!);
-    this.lastRun.set(t.id, { id: t.id, state, message: message ? String(message.message) : null, expected: message?.expectedOutput, actual: message?.actualOutput, line: message?.location?.range.start.line });
+    this.lastRun.set(t.id, {
+      id: t.id,
+      state,
+      message: message ? String(message.message) : null,
+      expected: message?.expectedOutput,
+      actual: message?.actualOutput,
+      line: message?.location?.range.start.line,
+    });
   }
 
   dispose(): void {
@@ -137,7 +171,12 @@ export class FixtureTests implements vscode.Disposable {
  * first (an item's label can be a whole quote, which pushed the field off-screen), and the message placed at the
  * first changed field in the task file (the marker sat on line 1).
  */
-function messageOf(r: FixtureResult, taskUri: vscode.Uri, taskText: string, spanOf: typeof fieldSpan): vscode.TestMessage {
+function messageOf(
+  r: FixtureResult,
+  taskUri: vscode.Uri,
+  taskText: string,
+  spanOf: typeof fieldSpan,
+): vscode.TestMessage {
   const message = messageText(r);
   const first = r.changed[0];
   const at = spanOf(taskText, r.rule, first ? itemType(first.item) : '', first?.field ?? '');
@@ -168,8 +207,13 @@ function messageText(r: FixtureResult): vscode.TestMessage {
   ];
   const summary = `${r.rule} on ${r.url}: ${[r.changed.length ? `${r.changed.length} field${r.changed.length === 1 ? '' : 's'} changed` : '', ...lines].filter(Boolean).join('; ')}`;
   if (r.changed.length === 0) return new vscode.TestMessage(summary);
-  const side = (pick: (c: FieldChange) => unknown) => r.changed.map((c) => `${c.field}: ${JSON.stringify(pick(c) ?? null)}   (${shortLabel(c.item)})`).join('\n');
-  return vscode.TestMessage.diff(summary, side((c) => c.expected), side((c) => c.actual));
+  const side = (pick: (c: FieldChange) => unknown) =>
+    r.changed.map((c) => `${c.field}: ${JSON.stringify(pick(c) ?? null)}   (${shortLabel(c.item)})`).join('\n');
+  return vscode.TestMessage.diff(
+    summary,
+    side((c) => c.expected),
+    side((c) => c.actual),
+  );
 }
 
 function* iterate(items: vscode.TestItemCollection): Iterable<vscode.TestItem> {

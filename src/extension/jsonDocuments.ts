@@ -12,7 +12,10 @@ class JsonDocuments implements vscode.TextDocumentContentProvider {
   readonly onDidChange = this.changed.event;
 
   provideTextDocumentContent(uri: vscode.Uri): string {
-    return this.contents.get(uri.toString()) ?? '// This document is no longer available: show it again from the Queue Explorer or the results.';
+    return (
+      this.contents.get(uri.toString()) ??
+      '// This document is no longer available: show it again from the Queue Explorer or the results.'
+    );
   }
 
   set(uri: vscode.Uri, text: string): void {
@@ -31,7 +34,11 @@ export function registerJsonDocuments(context: vscode.ExtensionContext): void {
 }
 
 /** Opens `content` as a read-only JSON document titled `<title>.json` (e.g. "shop job r1.3f2a…"). */
-export async function showJsonDocument(title: string, content: unknown, column?: vscode.ViewColumn): Promise<vscode.TextDocument> {
+export async function showJsonDocument(
+  title: string,
+  content: unknown,
+  column?: vscode.ViewColumn,
+): Promise<vscode.TextDocument> {
   if (!provider) throw new Error('internal: showJsonDocument before registerJsonDocuments');
   const uri = vscode.Uri.from({ scheme: JSON_SCHEME, path: `/${title.replace(/[\\/]/g, '_')}.json` });
   provider.set(uri, JSON.stringify(content, null, 2));

@@ -40,7 +40,8 @@ export function registerLazy<T>(context: vscode.ExtensionContext, module: LazyMo
     command: (id, handler) => {
       handlers.set(id, handler);
       // A handler the list does not know still works, registered when the module loads.
-      if (!module.commands.includes(id)) context.subscriptions.push(vscode.commands.registerCommand(id, handler as (...args: unknown[]) => unknown));
+      if (!module.commands.includes(id))
+        context.subscriptions.push(vscode.commands.registerCommand(id, handler as (...args: unknown[]) => unknown));
     },
     serializer: (viewType, s) => serializers.set(viewType, s),
   };

@@ -18,6 +18,8 @@ export function announceManagedRedis(context: vscode.ExtensionContext, connectio
   return connection.onDidChangeState((s) => {
     if (s.kind !== 'ready' || !s.managed || context.workspaceState.get<boolean>(SHOWN_KEY)) return;
     void context.workspaceState.update(SHOWN_KEY, true);
-    void vscode.window.showInformationMessage(managedRedisMessage(s.url), vscode.l10n.t('Use My Own Redis…')).then((a) => a && vscode.commands.executeCommand('crawlStudio.connectRedis'));
+    void vscode.window
+      .showInformationMessage(managedRedisMessage(s.url), vscode.l10n.t('Use My Own Redis…'))
+      .then((a) => a && vscode.commands.executeCommand('crawlStudio.connectRedis'));
   });
 }

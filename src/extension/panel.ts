@@ -72,7 +72,8 @@ export class PanelRegistry<P extends WebviewPanelBase<{ readonly type: string }>
       open.panel.reveal();
       return { panel: open, created: false };
     }
-    const webviewPanel = revived ?? vscode.window.createWebviewPanel(this.viewType, title, vscode.ViewColumn.Active, options);
+    const webviewPanel =
+      revived ?? vscode.window.createWebviewPanel(this.viewType, title, vscode.ViewColumn.Active, options);
     webviewPanel.title = title;
     const panel = make(webviewPanel);
     this.open.set(key, panel);

@@ -95,10 +95,15 @@ export class RedisConnection implements vscode.Disposable {
   private async resolveUrl(): Promise<string> {
     const configured = settings.redisUrl();
     if (configured) {
-      const [password, sentinelPassword] = await Promise.all([this.context.secrets.get(SECRET_KEY), this.context.secrets.get(SENTINEL_SECRET_KEY)]);
+      const [password, sentinelPassword] = await Promise.all([
+        this.context.secrets.get(SECRET_KEY),
+        this.context.secrets.get(SENTINEL_SECRET_KEY),
+      ]);
       return joinPasswords(configured, { password, sentinelPassword });
     }
-    requireTrust('Crawl Studio does not start a Redis server in an untrusted workspace. Trust the workspace, or set crawlStudio.redisUrl in your user settings.');
+    requireTrust(
+      'Crawl Studio does not start a Redis server in an untrusted workspace. Trust the workspace, or set crawlStudio.redisUrl in your user settings.',
+    );
     this.managed = await this.startManaged();
     return this.managed.url;
   }
@@ -122,10 +127,12 @@ export class RedisConnection implements vscode.Disposable {
     if (this.restarts.length > MAX_RESTARTS_PER_MINUTE) {
       this.managed = null;
       this.setState({ kind: 'failed', error: `the managed redis-server keeps stopping (${why})` });
-      void vscode.window.showErrorMessage(
-        `Crawl Studio: the managed redis-server stopped ${this.restarts.length} times within a minute (last: ${why}); it is not restarted again. Check its data folder and memory, then run Start Managed Redis.`,
-        'Start Managed Redis',
-      ).then((a) => a && vscode.commands.executeCommand('crawlStudio.startManagedRedis'));
+      void vscode.window
+        .showErrorMessage(
+          `Crawl Studio: the managed redis-server stopped ${this.restarts.length} times within a minute (last: ${why}); it is not restarted again. Check its data folder and memory, then run Start Managed Redis.`,
+          'Start Managed Redis',
+        )
+        .then((a) => a && vscode.commands.executeCommand('crawlStudio.startManagedRedis'));
       return;
     }
     try {
@@ -136,10 +143,15 @@ export class RedisConnection implements vscode.Disposable {
       }
       this.managed = next;
       // Same port, same data: the client (and every worker) reconnects by itself.
-      void vscode.window.showWarningMessage(`Crawl Studio: the managed redis-server stopped (${why}) and was started again on ${redactUrl(next.url)} with its data; crawls carry on.`);
+      void vscode.window.showWarningMessage(
+        `Crawl Studio: the managed redis-server stopped (${why}) and was started again on ${redactUrl(next.url)} with its data; crawls carry on.`,
+      );
     } catch (err) {
       this.managed = null;
-      this.setState({ kind: 'failed', error: `the managed redis-server stopped (${why}) and could not be started again: ${(err as Error).message}` });
+      this.setState({
+        kind: 'failed',
+        error: `the managed redis-server stopped (${why}) and could not be started again: ${(err as Error).message}`,
+      });
     }
   }
 
@@ -147,11 +159,18 @@ export class RedisConnection implements vscode.Disposable {
    * Connects to a Redis target from now on: the target without its passwords goes to the setting; its passwords (in
    * the text, or given apart) to SecretStorage.
    */
-  async configure(url: string, given: { password?: string; sentinelPassword?: string }, target: vscode.ConfigurationTarget): Promise<void> {
+  async configure(
+    url: string,
+    given: { password?: string; sentinelPassword?: string },
+    target: vscode.ConfigurationTarget,
+  ): Promise<void> {
     const { target: text, passwords } = splitPasswords(url);
     const password = passwords.password ?? given.password;
     const sentinelPassword = passwords.sentinelPassword ?? given.sentinelPassword;
-    for (const [key, value] of [[SECRET_KEY, password], [SENTINEL_SECRET_KEY, sentinelPassword]] as const) {
+    for (const [key, value] of [
+      [SECRET_KEY, password],
+      [SENTINEL_SECRET_KEY, sentinelPassword],
+    ] as const) {
       if (value) await this.context.secrets.store(key, value);
       else await this.context.secrets.delete(key);
     }
@@ -183,7 +202,11 @@ export class RedisConnection implements vscode.Disposable {
 
 export function describeConnectionError(err: unknown): { message: string; actions: string[] } {
   if (err instanceof RedisNotFoundError) {
-    return { message: 'Crawl Studio needs Redis: redis-server was not found. Install it (Debian/Ubuntu: sudo apt-get install redis-server; macOS: brew install redis) or connect to a Redis URL.', actions: ['Connect to Redis…', 'Set redis-server Path'] };
+    return {
+      message:
+        'Crawl Studio needs Redis: redis-server was not found. Install it (Debian/Ubuntu: sudo apt-get install redis-server; macOS: brew install redis) or connect to a Redis URL.',
+      actions: ['Connect to Redis…', 'Set redis-server Path'],
+    };
   }
   const message = err instanceof Error ? err.message : String(err);
   return { message: `Crawl Studio cannot reach Redis: ${message}`, actions: ['Connect to Redis…'] };

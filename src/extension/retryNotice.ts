@@ -18,21 +18,32 @@ export interface RetryOutcome {
   readonly message: string | null;
 }
 
-export async function afterRetry(redis: Redis, crawls: CrawlManager, task: { readonly name: string; readonly file: string | null }, retried: number): Promise<RetryOutcome> {
+export async function afterRetry(
+  redis: Redis,
+  crawls: CrawlManager,
+  task: { readonly name: string; readonly file: string | null },
+  retried: number,
+): Promise<RetryOutcome> {
   if (retried === 0) return { retried, workerRunning: false, message: null };
-  const workerRunning = crawls.get(task.name) !== undefined || (await readLiveWorkers(redis)).some((w) => w.tasks.includes(task.name));
-  const jobs = vscode.l10n.t('{0} failed job(s) of \'{1}\'', retried, task.name);
+  const workerRunning =
+    crawls.get(task.name) !== undefined || (await readLiveWorkers(redis)).some((w) => w.tasks.includes(task.name));
+  const jobs = vscode.l10n.t("{0} failed job(s) of '{1}'", retried, task.name);
   if (workerRunning) {
     const message = vscode.l10n.t('Retrying {0}.', jobs);
     void vscode.window.showInformationMessage(message);
     return { retried, workerRunning, message };
   }
-  const message = vscode.l10n.t('{0} are back in the queue. No worker is running: start the crawl to fetch them.', jobs);
+  const message = vscode.l10n.t(
+    '{0} are back in the queue. No worker is running: start the crawl to fetch them.',
+    jobs,
+  );
   const file = task.file;
   if (!file) {
     void vscode.window.showInformationMessage(message);
     return { retried, workerRunning, message };
   }
-  void vscode.window.showInformationMessage(message, START_CRAWL_AFTER_RETRY).then((a) => a && vscode.commands.executeCommand('crawlStudio.startCrawl', vscode.Uri.file(file)));
+  void vscode.window
+    .showInformationMessage(message, START_CRAWL_AFTER_RETRY)
+    .then((a) => a && vscode.commands.executeCommand('crawlStudio.startCrawl', vscode.Uri.file(file)));
   return { retried, workerRunning, message };
 }

@@ -30,12 +30,18 @@ export const settings = {
   // A binary the workers run, so a workspace may name it only once trusted (as redisServerPath).
   browserPath: (): string => (trustedValue<string>('browserPath') ?? '').trim(),
   // Unset (null): one per two CPU cores, as the CLI's default.
-  workers: (): number => vscode.workspace.getConfiguration(SECTION).get<number | null>('workers', null) ?? defaultWorkers(),
+  workers: (): number =>
+    vscode.workspace.getConfiguration(SECTION).get<number | null>('workers', null) ?? defaultWorkers(),
   concurrency: (): number => vscode.workspace.getConfiguration(SECTION).get<number>('concurrency', DEFAULT_CONCURRENCY),
   /** Workers that size themselves (worker/args.ts editorScaling): the same mechanism as `--workers auto --concurrency auto`. */
   scaling: () => {
     const cfg = vscode.workspace.getConfiguration(SECTION);
-    return editorScaling(cfg.get<boolean>('workers.autoscale', false), settings.workers(), settings.concurrency(), cfg.get<number | null>('workers', null));
+    return editorScaling(
+      cfg.get<boolean>('workers.autoscale', false),
+      settings.workers(),
+      settings.concurrency(),
+      cfg.get<number | null>('workers', null),
+    );
   },
   refreshIntervalMs: (): number => vscode.workspace.getConfiguration(SECTION).get<number>('refreshInterval', 1000),
 };

@@ -36,14 +36,24 @@ export class CrawlStatusBar implements vscode.Disposable {
     const stale = running.filter((rc) => now - rc.statusAt > STALE_AFTER_MS);
     const parts = running.map((rc) => {
       const age = now - rc.statusAt;
-      if (age > STALE_AFTER_MS) return vscode.l10n.t('{0} no progress report for {1} s', rc.task.name, Math.round(age / 1000));
+      if (age > STALE_AFTER_MS)
+        return vscode.l10n.t('{0} no progress report for {1} s', rc.task.name, Math.round(age / 1000));
       const c = rc.status?.counts;
-      return vscode.l10n.t('{0} {1} p/s · queue {2} · {3} failed', rc.task.name, rc.pagesPerSec.toFixed(1), c ? queuedJobs(c) : 0, finishedPages(rc.status?.stats ?? null).failed);
+      return vscode.l10n.t(
+        '{0} {1} p/s · queue {2} · {3} failed',
+        rc.task.name,
+        rc.pagesPerSec.toFixed(1),
+        c ? queuedJobs(c) : 0,
+        finishedPages(rc.status?.stats ?? null).failed,
+      );
     });
     this.item.text = `${stale.length ? '$(warning)' : '$(sync~spin)'} ${parts.join('  |  ')}`;
     this.item.backgroundColor = stale.length ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     this.item.tooltip = stale.length
-      ? vscode.l10n.t('Crawl Studio: {0} reported nothing for a while: Redis may be unreachable. The crawl carries on by itself when it returns.', stale.map((rc) => `'${rc.task.name}'`).join(', '))
+      ? vscode.l10n.t(
+          'Crawl Studio: {0} reported nothing for a while: Redis may be unreachable. The crawl carries on by itself when it returns.',
+          stale.map((rc) => `'${rc.task.name}'`).join(', '),
+        )
       : `${vscode.l10n.t('Crawl Studio: running crawls (click to show the Queue Explorer)')}\n${running.map(tooltipLine).join('\n')}`;
     this.item.show();
   }
@@ -64,5 +74,14 @@ export class CrawlStatusBar implements vscode.Disposable {
 function tooltipLine(rc: RunningCrawl): string {
   const c = rc.status?.counts;
   const f = finishedPages(rc.status?.stats ?? null);
-  return vscode.l10n.t('{0}: {1}; {2} done, {3} skipped, {4} failed; {5} {6}', rc.task.name, c ? describeQueue(c) : vscode.l10n.t('starting'), f.done, f.skipped, f.failed, rc.pagesPerSec.toFixed(1), rc.rateLabel);
+  return vscode.l10n.t(
+    '{0}: {1}; {2} done, {3} skipped, {4} failed; {5} {6}',
+    rc.task.name,
+    c ? describeQueue(c) : vscode.l10n.t('starting'),
+    f.done,
+    f.skipped,
+    f.failed,
+    rc.pagesPerSec.toFixed(1),
+    rc.rateLabel,
+  );
 }

@@ -60,13 +60,23 @@ export function taskFileOf(target: unknown): vscode.Uri | undefined {
 
 /** A Queue Explorer row of a task file that has no queue yet (explorer/queueTree.ts TaskFileNode). */
 function isTaskFileRow(v: unknown): v is { kind: 'taskFile'; uri: vscode.Uri } {
-  return typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === 'taskFile' && (v as { uri?: unknown }).uri instanceof vscode.Uri;
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    (v as { kind?: unknown }).kind === 'taskFile' &&
+    (v as { uri?: unknown }).uri instanceof vscode.Uri
+  );
 }
 
 function isQueue(v: unknown): v is { kind: 'queue'; snapshot: { file: string } } {
   if (typeof v !== 'object' || v === null) return false;
   const r = v as { kind?: unknown; snapshot?: unknown };
-  return r.kind === 'queue' && typeof r.snapshot === 'object' && r.snapshot !== null && typeof (r.snapshot as { file?: unknown }).file === 'string';
+  return (
+    r.kind === 'queue' &&
+    typeof r.snapshot === 'object' &&
+    r.snapshot !== null &&
+    typeof (r.snapshot as { file?: unknown }).file === 'string'
+  );
 }
 
 /** The task in a task file (the editor's text when it is open, unsaved edits included); null when invalid. */
@@ -88,6 +98,7 @@ export async function taskFor(target: unknown, placeHolder: string): Promise<Cra
     return null;
   }
   const task = await readTask(uri);
-  if (!task) void vscode.window.showErrorMessage(`${vscode.workspace.asRelativePath(uri)} has errors: see the Problems panel.`);
+  if (!task)
+    void vscode.window.showErrorMessage(`${vscode.workspace.asRelativePath(uri)} has errors: see the Problems panel.`);
   return task;
 }

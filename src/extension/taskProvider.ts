@@ -55,11 +55,25 @@ export class CrawlTaskProvider implements vscode.TaskProvider {
   }
 
   private task(def: CrawlTaskDefinition, folder: vscode.WorkspaceFolder): vscode.Task {
-    const uri = /^(\/|[A-Za-z]:[\\/])/.test(def.file) ? vscode.Uri.file(def.file) : vscode.Uri.joinPath(folder.uri, def.file);
+    const uri = /^(\/|[A-Za-z]:[\\/])/.test(def.file)
+      ? vscode.Uri.file(def.file)
+      : vscode.Uri.joinPath(folder.uri, def.file);
     const work = (out: Output, cancelled: vscode.CancellationToken) => this[def.command](uri, def.file, out, cancelled);
-    const t = new vscode.Task(def, folder, `${def.command} ${def.file}`, TASK_TYPE, new vscode.CustomExecution(async () => new TaskTerminal(work)), []);
-    t.group = def.command === 'test' ? vscode.TaskGroup.Test : def.command === 'validate' ? vscode.TaskGroup.Build : undefined;
-    t.detail = { validate: 'Check the task file: its errors go to the Problems panel', run: 'Crawl it on the extension\'s Redis, as Start Crawl does', test: 'Check the fixtures saved for the task file' }[def.command];
+    const t = new vscode.Task(
+      def,
+      folder,
+      `${def.command} ${def.file}`,
+      TASK_TYPE,
+      new vscode.CustomExecution(async () => new TaskTerminal(work)),
+      [],
+    );
+    t.group =
+      def.command === 'test' ? vscode.TaskGroup.Test : def.command === 'validate' ? vscode.TaskGroup.Build : undefined;
+    t.detail = {
+      validate: 'Check the task file: its errors go to the Problems panel',
+      run: "Crawl it on the extension's Redis, as Start Crawl does",
+      test: 'Check the fixtures saved for the task file',
+    }[def.command];
     return t;
   }
 
@@ -79,7 +93,12 @@ export class CrawlTaskProvider implements vscode.TaskProvider {
     const { diagnostics } = parseTask(await this.text(uri), shown);
     this.publish(uri, diagnostics);
     const n = diagnostics.filter((d) => d.severity === 'error').length;
-    out([...diagnostics.map(formatDiagnostic), n === 0 ? `${shown}: ok` : `${shown}: ${n} error${n === 1 ? '' : 's'}`].join('\n'));
+    out(
+      [
+        ...diagnostics.map(formatDiagnostic),
+        n === 0 ? `${shown}: ok` : `${shown}: ${n} error${n === 1 ? '' : 's'}`,
+      ].join('\n'),
+    );
     return n > 0 ? 1 : 0;
   }
 
@@ -92,7 +111,11 @@ export class CrawlTaskProvider implements vscode.TaskProvider {
       uri,
       diagnostics.map((d) => {
         const range = new vscode.Range(d.line - 1, d.column - 1, d.endLine - 1, Math.max(d.endColumn - 1, d.column));
-        const diag = new vscode.Diagnostic(range, d.path ? `${d.path}: ${d.message}` : d.message, d.severity === 'error' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning);
+        const diag = new vscode.Diagnostic(
+          range,
+          d.path ? `${d.path}: ${d.message}` : d.message,
+          d.severity === 'error' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning,
+        );
         diag.source = TASK_TYPE;
         return diag;
       }),
@@ -117,7 +140,9 @@ export class CrawlTaskProvider implements vscode.TaskProvider {
   private async run(uri: vscode.Uri, shown: string, out: Output, cancelled: vscode.CancellationToken): Promise<number> {
     if ((await this.validate(uri, shown, () => undefined)) !== 0) return this.validate(uri, shown, out);
     const rc = await this.crawls.start(await vscode.workspace.openTextDocument(uri));
-    out(`Crawl '${rc.task.name}' running: the Queue Explorer and the status bar follow it; Ctrl+C stops it (it resumes where it was).`);
+    out(
+      `Crawl '${rc.task.name}' running: the Queue Explorer and the status bar follow it; Ctrl+C stops it (it resumes where it was).`,
+    );
     const sub = cancelled.onCancellationRequested(() => {
       // As Ctrl-C of `crawl-studio run`: an interruption, the run kept to resume (Stop Crawl ends it).
       out('Stopping: workers finish their pages…');

@@ -83,7 +83,9 @@ export function webviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, o
   const n = nonce();
   const media = (...p: string[]) => webview.asWebviewUri(vscode.Uri.joinPath(mediaRoot(extensionUri), ...p)).toString();
   const csp = (opts.csp ?? panelCsp)(webview.cspSource, n);
-  const app = Object.entries(opts.app ?? {}).map(([k, v]) => ` ${k}="${escapeHtml(v)}"`).join('');
+  const app = Object.entries(opts.app ?? {})
+    .map(([k, v]) => ` ${k}="${escapeHtml(v)}"`)
+    .join('');
   return `<!DOCTYPE html>
 <html lang="en">
 <head>

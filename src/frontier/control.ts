@@ -23,7 +23,9 @@ export function pauseTask(redis: Redis, task: string): Promise<void> {
 /** A stopped run (Stop Crawl) is over: resuming its queue would let workers crawl a run nothing finalizes. */
 export async function resumeTask(redis: Redis, task: string): Promise<void> {
   if ((await redis.hget(taskKeys(task).meta, 'state')) === 'stopped') {
-    throw new Error(`task '${task}' was stopped (Stop Crawl ended its run): start it again to begin a new run from its start URLs`);
+    throw new Error(
+      `task '${task}' was stopped (Stop Crawl ended its run): start it again to begin a new run from its start URLs`,
+    );
   }
   return withTaskQueue(redis, task, (q) => q.resume());
 }

@@ -12,7 +12,14 @@ import { PageFlow } from './pageFlow';
 import { readRun } from './partitions';
 import { forceStamp } from './record';
 import { readRunStats } from './stats';
-import { SCHEDULED_RUN_JOB, SCHEDULER_ID, type CrawlStats, type EnqueueOutcome, type FrontierLink, type RunInfo } from './types';
+import {
+  SCHEDULED_RUN_JOB,
+  SCHEDULER_ID,
+  type CrawlStats,
+  type EnqueueOutcome,
+  type FrontierLink,
+  type RunInfo,
+} from './types';
 
 // The producer side of a crawl and its control plane: starting and resuming runs, enqueueing URLs a person asked
 // for, pausing, stopping and deciding when a run has drained. Its page side (links queued exactly once across all
@@ -28,7 +35,10 @@ export class CrawlQueue extends PageFlow {
    * with persistence). With `fresh`, any previous run's jobs and dedup state are dropped first. A run that
    * finished or was stopped (stopRun: the editor's Stop Crawl) is not resumed: a new run begins from the start URLs.
    */
-  async startRun(task: CrawlTask, opts: { fresh?: boolean } = {}): Promise<{ run: RunInfo; resumed: boolean; enqueued: number }> {
+  async startRun(
+    task: CrawlTask,
+    opts: { fresh?: boolean } = {},
+  ): Promise<{ run: RunInfo; resumed: boolean; enqueued: number }> {
     await this.loadLayout();
     const previous = await this.currentRun();
     if (previous && !opts.fresh && (previous.state === 'running' || previous.state === 'starting')) {
@@ -82,7 +92,14 @@ export class CrawlQueue extends PageFlow {
     await this.redis
       .multi()
       .del(this.keys.meta)
-      .hset(this.keys.meta, { run: run.run, state: 'starting', startedAt: run.startedAt, bucketBits: run.bucketBits, file: task.file, [LAYOUT_FIELD]: layoutToMeta(this.layout) })
+      .hset(this.keys.meta, {
+        run: run.run,
+        state: 'starting',
+        startedAt: run.startedAt,
+        bucketBits: run.bucketBits,
+        file: task.file,
+        [LAYOUT_FIELD]: layoutToMeta(this.layout),
+      })
       .exec();
     // Each partition's frontier names the run it belongs to: discover refuses links of any other (lua/discover.lua).
     for (const p of this.partitions()) await this.redis.hset(p.keys.frontier.meta, 'run', run.run);
@@ -101,11 +118,11 @@ export class CrawlQueue extends PageFlow {
       return;
     }
     const { cron, everyMs, timezone } = task.schedule;
-    await this.queue.upsertJobScheduler(
-      SCHEDULER_ID,
-      cron ? { pattern: cron, tz: timezone } : { every: everyMs! },
-      { name: SCHEDULED_RUN_JOB, data: { url: '', rule: '', depth: 0, run: '' }, opts: { removeOnComplete: true, removeOnFail: 100 } },
-    );
+    await this.queue.upsertJobScheduler(SCHEDULER_ID, cron ? { pattern: cron, tz: timezone } : { every: everyMs! }, {
+      name: SCHEDULED_RUN_JOB,
+      data: { url: '', rule: '', depth: 0, run: '' },
+      opts: { removeOnComplete: true, removeOnFail: 100 },
+    });
   }
 
   /** When the next scheduled run starts (ms since epoch), or null. */
@@ -115,7 +132,13 @@ export class CrawlQueue extends PageFlow {
   }
 
   private async enqueueStart(task: CrawlTask, run: RunInfo): Promise<number> {
-    const links: FrontierLink[] = task.start.map((s) => ({ url: s.url, host: new URL(s.url).host, rule: s.rule, depth: 0, priority: s.priority }));
+    const links: FrontierLink[] = task.start.map((s) => ({
+      url: s.url,
+      host: new URL(s.url).host,
+      rule: s.rule,
+      depth: 0,
+      priority: s.priority,
+    }));
     // A sitemap is a job of its own: fetched under robots.txt and politeness like a page, retried like one, and
     // deduplicated with the pages (a sitemap named twice, by the task and by robots.txt, is read once).
     task.start.forEach((s, i) => {
@@ -126,11 +149,19 @@ export class CrawlQueue extends PageFlow {
       const { request, series } = built.built;
       links[i] = { ...links[i]!, ...(request ? { request } : {}), ...(series ? { series } : {}) };
     });
-    task.sitemaps.forEach((s, i) => links.push({ url: s.url, host: new URL(s.url).host, rule: s.rule ?? '', depth: 0, priority: s.priority, sitemap: i }));
+    task.sitemaps.forEach((s, i) =>
+      links.push({
+        url: s.url,
+        host: new URL(s.url).host,
+        rule: s.rule ?? '',
+        depth: 0,
+        priority: s.priority,
+        sitemap: i,
+      }),
+    );
     const res = await this.enqueueLinks(task, run, links);
     return res.filter((r) => r === 'enqueued').length;
   }
-
 
   /** Empties the frontier and the window's records (a run replaced: its BullMQ jobs go with obliterate or clean). */
   async clearFrontier(): Promise<void> {
@@ -145,7 +176,6 @@ export class CrawlQueue extends PageFlow {
     return ns.reduce((a, n) => a + Number(n ?? 0), 0);
   }
 
-
   /**
    * Enqueues URLs a person asked for (CLI, "Enqueue URL"). They are canonicalised and routed like links; with
    * `force` an already-seen URL is fetched again.
@@ -157,12 +187,27 @@ export class CrawlQueue extends PageFlow {
   ): Promise<{ url: string; outcome: EnqueueOutcome | 'invalid' | 'dropped'; reason?: string }[]> {
     await this.loadLayout();
     const run = await this.currentRun();
-    if (!run) throw new Error(`task '${task.name}' has never run on this Redis; start it first (crawl-studio run ${task.file})`);
+    if (!run)
+      throw new Error(
+        `task '${task.name}' has never run on this Redis; start it first (crawl-studio run ${task.file})`,
+      );
     // A URL enqueued after the crawl drained reopens the run: workers fetch it, the next session finalizes it.
     const reopen = async () => {
       if (run.state === 'finished' || run.state === 'stopped') {
         // Its time since the end is idle until a driver resumes it, as a retry's reopening (observe/failures.ts).
-        await this.redis.multi().hset(this.keys.meta, 'state', 'running', 'reopenedAt', String(Date.now()), 'idleSince', String(run.finishedAt ?? Date.now())).unlink(this.keys.finalized(run.run)).exec();
+        await this.redis
+          .multi()
+          .hset(
+            this.keys.meta,
+            'state',
+            'running',
+            'reopenedAt',
+            String(Date.now()),
+            'idleSince',
+            String(run.finishedAt ?? Date.now()),
+          )
+          .unlink(this.keys.finalized(run.run))
+          .exec();
       }
     };
     const out: { url: string; outcome: EnqueueOutcome | 'invalid' | 'dropped'; reason?: string }[] = [];
@@ -171,7 +216,10 @@ export class CrawlQueue extends PageFlow {
     for (const raw of urls) {
       const d = decideLink(task, raw, raw, 0);
       // A person may enqueue any http(s) URL; only malformed ones are refused.
-      if (!d.ok && (d.reason === 'invalid' || d.reason === 'scheme' || d.reason === 'credentials' || d.reason === 'too-long')) {
+      if (
+        !d.ok &&
+        (d.reason === 'invalid' || d.reason === 'scheme' || d.reason === 'credentials' || d.reason === 'too-long')
+      ) {
         out.push({ url: raw, outcome: 'invalid', reason: d.reason });
         continue;
       }
@@ -228,17 +276,41 @@ export class CrawlQueue extends PageFlow {
     const parts = this.partitions();
     if (parts.length === 1) {
       const b = this.keys.bull;
-      const r = await this.redis.csDrain(this.keys.meta, this.keys.finalized(run), b.wait, b.active, b.paused, b.delayed, b.prioritized, b.waitingChildren, run, holdMs, ...frontierArgs(task, 0));
+      const r = await this.redis.csDrain(
+        this.keys.meta,
+        this.keys.finalized(run),
+        b.wait,
+        b.active,
+        b.paused,
+        b.delayed,
+        b.prioritized,
+        b.waitingChildren,
+        run,
+        holdMs,
+        ...frontierArgs(task, 0),
+      );
       return r === 1 ? 'won' : r === -1 ? 'done' : 'pending';
     }
-    const [meta, flagTtl] = await Promise.all([this.redis.hmget(this.keys.meta, 'run', 'state'), this.redis.pttl(this.keys.finalized(run))]);
+    const [meta, flagTtl] = await Promise.all([
+      this.redis.hmget(this.keys.meta, 'run', 'state'),
+      this.redis.pttl(this.keys.finalized(run)),
+    ]);
     if (meta[0] !== run || meta[1] !== 'running') return 'pending';
     if (flagTtl > 0) return 'done';
     const versions = () => Promise.all(parts.map((p) => this.redis.hget(p.keys.frontier.meta, 'v')));
     const before = await versions();
     for (const p of parts) {
       const b = p.keys.bull;
-      const [pending] = await this.redis.csDrainPart(b.wait, b.active, b.paused, b.delayed, b.prioritized, b.waitingChildren, run, ...frontierArgs(task, 0, this.leaseMs, p.keys, { counted: true }));
+      const [pending] = await this.redis.csDrainPart(
+        b.wait,
+        b.active,
+        b.paused,
+        b.delayed,
+        b.prioritized,
+        b.waitingChildren,
+        run,
+        ...frontierArgs(task, 0, this.leaseMs, p.keys, { counted: true }),
+      );
       if (pending > 0) return 'pending';
     }
     const after = await versions();
@@ -265,7 +337,12 @@ export class CrawlQueue extends PageFlow {
   async resume(): Promise<void> {
     await this.setQueuesPaused(false);
     const since = await this.redis.hget(this.keys.meta, 'idleSince');
-    if (since) await this.redis.multi().hincrby(this.keys.meta, 'pausedMs', Math.max(0, Date.now() - Number(since))).hdel(this.keys.meta, 'idleSince').exec();
+    if (since)
+      await this.redis
+        .multi()
+        .hincrby(this.keys.meta, 'pausedMs', Math.max(0, Date.now() - Number(since)))
+        .hdel(this.keys.meta, 'idleSince')
+        .exec();
   }
 
   /**

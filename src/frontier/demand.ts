@@ -16,7 +16,12 @@ export interface Demand {
 export async function readDemand(redis: Redis, frontiers: readonly FrontierKeys[]): Promise<Demand> {
   const parts = await Promise.all(
     frontiers.map(async (f) => {
-      const [n, transit, inWindowHosts, bands] = await Promise.all([redis.hget(f.meta, 'n'), redis.hlen(f.transit), redis.hlen(f.win), redis.zrange(f.bands, 0, -1)]);
+      const [n, transit, inWindowHosts, bands] = await Promise.all([
+        redis.hget(f.meta, 'n'),
+        redis.hlen(f.transit),
+        redis.hlen(f.win),
+        redis.zrange(f.bands, 0, -1),
+      ]);
       const ready = await Promise.all(bands.map((b) => redis.zcard(f.ready(b))));
       return { pages: Number(n ?? 0) + transit, hosts: inWindowHosts + ready.reduce((a, b) => a + b, 0) };
     }),

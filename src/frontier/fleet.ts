@@ -59,7 +59,10 @@ export async function setWorkerConcurrency(redis: Redis, id: string, concurrency
 
 /** The resize asked of worker `id`, if any, removed as it is read. */
 export async function takeResize(redis: Redis, id: string): Promise<number | null> {
-  const [[, value]] = (await redis.multi().hget(RESIZE_KEY, id).hdel(RESIZE_KEY, id).exec()) as [[unknown, string | null], [unknown, number]];
+  const [[, value]] = (await redis.multi().hget(RESIZE_KEY, id).hdel(RESIZE_KEY, id).exec()) as [
+    [unknown, string | null],
+    [unknown, number],
+  ];
   const n = Number(value);
   return value !== null && Number.isInteger(n) && n >= 1 ? n : null;
 }

@@ -57,7 +57,12 @@ export function layoutToMeta(layout: TaskLayout): string {
  */
 export async function layoutFor(redis: Redis, task: string): Promise<TaskLayout> {
   if (!isCluster(redis)) return singleLayout(task);
-  const ranges = (await redis.cluster('SLOTS')) as unknown as [number, number, [string, number, ...unknown[]], ...unknown[]][];
+  const ranges = (await redis.cluster('SLOTS')) as unknown as [
+    number,
+    number,
+    [string, number, ...unknown[]],
+    ...unknown[],
+  ][];
   const ownerOf = (slot: number) => {
     const r = ranges.find(([a, b]) => slot >= a && slot <= b);
     return r ? `${r[2][0]}:${r[2][1]}` : '';

@@ -19,7 +19,13 @@ export const SAMPLE_URLS = 5;
  */
 export async function countFailed(redis: Redis, task: string, run: string, url: string, group: string): Promise<void> {
   const stats = taskKeys(task).stats(run);
-  await tallyJob(redis.multi().hincrby(stats, 'failed', 1).hincrby(stats, `failed:${group}`, 1), task, run, url, 'failed').exec();
+  await tallyJob(
+    redis.multi().hincrby(stats, 'failed', 1).hincrby(stats, `failed:${group}`, 1),
+    task,
+    run,
+    url,
+    'failed',
+  ).exec();
 }
 
 /**
@@ -27,7 +33,13 @@ export async function countFailed(redis: Redis, task: string, run: string, url: 
  * tally, in one MULTI (after retries the Hosts table said 4 failed beside the Failed card's 2: issue 32, item 3).
  * It is counted again by how it ends this time.
  */
-export async function uncountFailed(redis: Redis, task: string, run: string, url: string | undefined, group: string): Promise<void> {
+export async function uncountFailed(
+  redis: Redis,
+  task: string,
+  run: string,
+  url: string | undefined,
+  group: string,
+): Promise<void> {
   const stats = taskKeys(task).stats(run);
   const m = redis.multi().hincrby(stats, 'failed', -1).hincrby(stats, `failed:${group}`, -1);
   const host = url ? hostOf(url) : null;
@@ -42,23 +54,48 @@ export const SKIPPED_LOG_KEEP = 1_000;
  * A job skipped for `reason`, counted in one MULTI: the run's "skipped:<reason>", its host's tally, the reason's
  * recent URLs and the run's log of skipped pages (with the rule and the worker: observe/failures.ts).
  */
-export async function countSkipped(redis: Redis, task: string, run: string, url: string, reason: string, rule: string | null = null): Promise<void> {
+export async function countSkipped(
+  redis: Redis,
+  task: string,
+  run: string,
+  url: string,
+  reason: string,
+  rule: string | null = null,
+): Promise<void> {
   const m = redis.multi().hincrby(taskKeys(task).stats(run), `skipped:${skipReasonOf(reason)}`, 1);
   const log = metricsKeys(task, run).skippedLog;
-  const entry = { url, reason: skipReasonOf(reason), message: reason, rule, worker: workerIdOf(process.pid), at: Date.now() };
-  m.lpush(log, JSON.stringify(entry)).ltrim(log, 0, SKIPPED_LOG_KEEP - 1).pexpire(log, METRICS_TTL_MS);
+  const entry = {
+    url,
+    reason: skipReasonOf(reason),
+    message: reason,
+    rule,
+    worker: workerIdOf(process.pid),
+    at: Date.now(),
+  };
+  m.lpush(log, JSON.stringify(entry))
+    .ltrim(log, 0, SKIPPED_LOG_KEEP - 1)
+    .pexpire(log, METRICS_TTL_MS);
   await tallyJob(m, task, run, url, 'skipped', reason).exec();
 }
 
 /** Adds a finished job to its host's tally on `m`; a skip also joins its reason's recent URLs. */
-function tallyJob(m: ChainableCommander, task: string, run: string, url: string, outcome: HostOutcome, skipReason?: string): ChainableCommander {
+function tallyJob(
+  m: ChainableCommander,
+  task: string,
+  run: string,
+  url: string,
+  outcome: HostOutcome,
+  skipReason?: string,
+): ChainableCommander {
   const host = hostOf(url);
   if (!host) return m;
   const mk = metricsKeys(task, run);
   m.hincrby(mk.hosts, hostTallyField(host, outcome), 1);
   if (outcome === 'skipped') {
     const key = mk.skippedUrls(skipReasonOf(skipReason));
-    m.lpush(key, url).ltrim(key, 0, SAMPLE_URLS - 1).pexpire(key, METRICS_TTL_MS);
+    m.lpush(key, url)
+      .ltrim(key, 0, SAMPLE_URLS - 1)
+      .pexpire(key, METRICS_TTL_MS);
   }
   return m;
 }

@@ -2,14 +2,29 @@ import type { Redis } from '../redis/connect';
 import type { CrawlTask } from '../core/task/model';
 import { requestKey } from '../core/request/build';
 import { replicaWait, type ReplicaWait } from '../redis/replicas';
-import { discoverCall, fillBatch, finishArgs, frontierArgs, jobOptions, parseFill, taskUsesPriority } from './scriptArgs';
+import {
+  discoverCall,
+  fillBatch,
+  finishArgs,
+  frontierArgs,
+  jobOptions,
+  parseFill,
+  taskUsesPriority,
+} from './scriptArgs';
 import { failpoint } from './failpoint';
 import { taskKeys } from './keys';
 import { layoutFor, partitionOfUrl, singleLayout, type TaskLayout } from './layout';
 import { pageIdOfJob, pageJobId, TaskPartitions, type PageQueue, type Partition } from './partitions';
 import { decodePage } from './record';
 import { withScripts, type CrawlScripts, type FillReply } from './scripts';
-import { SITEMAP_JOB, type EnqueueOutcome, type FrontierLink, type PageFinish, type PageJobData, type RunInfo } from './types';
+import {
+  SITEMAP_JOB,
+  type EnqueueOutcome,
+  type FrontierLink,
+  type PageFinish,
+  type PageJobData,
+  type RunInfo,
+} from './types';
 import { fleetWindow, WINDOW_LEASE_MS, type FillResult, type WindowTarget } from './window';
 
 // The page side of a crawl's queue, shared by workers and front ends through CrawlQueue (crawl.ts): the task's
@@ -95,7 +110,11 @@ export abstract class PageFlow {
    * Queues links in the frontier, each at most once per run whichever worker finds it (marking a URL seen and
    * queueing it are one atomic call), and fills the window.
    */
-  async enqueueLinks(task: CrawlTask, run: Pick<RunInfo, 'run' | 'bucketBits'>, links: readonly FrontierLink[]): Promise<EnqueueOutcome[]> {
+  async enqueueLinks(
+    task: CrawlTask,
+    run: Pick<RunInfo, 'run' | 'bucketBits'>,
+    links: readonly FrontierLink[],
+  ): Promise<EnqueueOutcome[]> {
     return this.discover(task, run, links, null, null);
   }
 
@@ -106,13 +125,21 @@ export abstract class PageFlow {
    * worker dying before that leaves the job to a retry, which finds the links of the earlier calls already seen (and
    * queued) and finishes the page once. Through Sentinel, it returns once a replica has it all (see durably).
    */
-  async finishPage(task: CrawlTask, run: Pick<RunInfo, 'run' | 'bucketBits'>, jobId: string, links: readonly FrontierLink[], finish: PageFinish): Promise<EnqueueOutcome[]> {
+  async finishPage(
+    task: CrawlTask,
+    run: Pick<RunInfo, 'run' | 'bucketBits'>,
+    jobId: string,
+    links: readonly FrontierLink[],
+    finish: PageFinish,
+  ): Promise<EnqueueOutcome[]> {
     if (links.length === 0) {
       await this.completePage(task, run.run, jobId, finish);
       return [];
     }
     let first: EnqueueOutcome[] | null = null;
-    const outcomes = await this.durably(() => this.discover(task, run, links, { jobId, finish }, null).then((o) => (first ??= o)));
+    const outcomes = await this.durably(() =>
+      this.discover(task, run, links, { jobId, finish }, null).then((o) => (first ??= o)),
+    );
     // Written again after a failover, the links queued the first time are 'duplicate' the second.
     return outcomes.map((o, i) => (first![i] === 'enqueued' ? 'enqueued' : o));
   }
@@ -158,7 +185,8 @@ export abstract class PageFlow {
     // Links by partition, in page order; the finishing page's own partition goes last so that the page is finished
     // only once every link is queued.
     const groups = parts.map(() => [] as number[]);
-    for (let i = 0; i < links.length; i++) groups[partitionOfUrl(this.layout, requestKey(links[i]!.url, links[i]!.request))]!.push(i);
+    for (let i = 0; i < links.length; i++)
+      groups[partitionOfUrl(this.layout, requestKey(links[i]!.url, links[i]!.request))]!.push(i);
     const own = finish ? this.partitionOfJob(finish.jobId).index : -1;
     const order = parts.map((_, i) => i).filter((i) => i !== own && groups[i]!.length > 0);
     if (own >= 0) order.push(own);
@@ -175,7 +203,10 @@ export abstract class PageFlow {
         const part = idx.slice(c, c + DISCOVER_CHUNK);
         const chunk = part.map((i) => links[i]!);
         const last = c + DISCOVER_CHUNK >= idx.length;
-        const granted = reserve && chunk.length > 0 ? await this.redis.csReserve(this.keys.stats(run.run), maxPages, chunk.length) : 0;
+        const granted =
+          reserve && chunk.length > 0
+            ? await this.redis.csReserve(this.keys.stats(run.run), maxPages, chunk.length)
+            : 0;
         // The window a finishing page's writes must survive: a worker dying before the last of its calls.
         if (finish && last && pi === order[order.length - 1]) failpoint('before-last-call', finish.finish.entry[1]);
         const { keys, args } = discoverCall(task, run, chunk, target, last && pi === own ? finish : null, {
@@ -223,7 +254,11 @@ export abstract class PageFlow {
   /** A job's page ends without pageDone (skipped, failed for good): out of the window, which is filled again. */
   async settle(task: CrawlTask, jobId: string): Promise<void> {
     const p = this.partitionOfJob(jobId);
-    const reply = await this.redis.csSettle(p.keys.frontier.meta, ...this.frontierArgs(task, p, await this.partTarget(), true), jobId);
+    const reply = await this.redis.csSettle(
+      p.keys.frontier.meta,
+      ...this.frontierArgs(task, p, await this.partTarget(), true),
+      jobId,
+    );
     await this.addFill(task, p, reply, 0);
   }
 
@@ -233,7 +268,11 @@ export abstract class PageFlow {
    */
   async fill(task: CrawlTask, opts: { reconcile?: boolean; partition?: number } = {}): Promise<FillResult> {
     const p = this.partitions()[opts.partition ?? 0]!;
-    const reply = await this.redis.csFill(p.keys.frontier.meta, ...this.frontierArgs(task, p, await this.partTarget()), opts.reconcile ? '1' : '0');
+    const reply = await this.redis.csFill(
+      p.keys.frontier.meta,
+      ...this.frontierArgs(task, p, await this.partTarget()),
+      opts.reconcile ? '1' : '0',
+    );
     const added = await this.addFill(task, p, reply, 0);
     return { added, next: Number(reply[1] ?? -1) };
   }
@@ -247,7 +286,11 @@ export abstract class PageFlow {
     const id = String(job.id);
     const p = this.partitionOfJob(id);
     const pageId = pageIdOfJob(job.data.run, id);
-    const [[, done], [, inWindow]] = (await this.redis.multi().hget(`${p.keys.bull.job}${id}`, 'csd').hexists(p.keys.frontier.transit, pageId).exec()) as [[null, string | null], [null, number]];
+    const [[, done], [, inWindow]] = (await this.redis
+      .multi()
+      .hget(`${p.keys.bull.job}${id}`, 'csd')
+      .hexists(p.keys.frontier.transit, pageId)
+      .exec()) as [[null, string | null], [null, number]];
     return done === '1' || (job.data.recovered === true && inWindow === 0);
   }
 
@@ -257,7 +300,10 @@ export abstract class PageFlow {
   }
 
   private frontierArgs(task: CrawlTask, p: Partition, target: number, batched = false): (string | number)[] {
-    return frontierArgs(task, target, this.leaseMs, p.keys, { batch: batched ? fillBatch(target) : 1, counted: this.layout.tags.length > 1 });
+    return frontierArgs(task, target, this.leaseMs, p.keys, {
+      batch: batched ? fillBatch(target) : 1,
+      counted: this.layout.tags.length > 1,
+    });
   }
 
   /** Adds the pages a script's reply hands to partition `p`'s window (its fill at `at`) as BullMQ jobs; how many. */
@@ -279,7 +325,11 @@ export abstract class PageFlow {
           ...(page.series !== undefined ? { series: page.series } : {}),
           ...(w.kind === 'r' ? { recovered: true as const } : {}),
         };
-        return { name: page.sitemap !== undefined ? SITEMAP_JOB : page.rule, data, opts: jobOptions(task, pageJobId(run, w.id), usesPriority ? Number(w.band) : null) };
+        return {
+          name: page.sitemap !== undefined ? SITEMAP_JOB : page.rule,
+          data,
+          opts: jobOptions(task, pageJobId(run, w.id), usesPriority ? Number(w.band) : null),
+        };
       }),
     );
     return pages.length;

@@ -53,7 +53,10 @@ export async function readRun(redis: Redis, task: string): Promise<RunInfo | nul
 }
 
 /** The task's current run and its layout, in one read of its meta hash. */
-export async function readRunAndLayout(redis: Redis, task: string): Promise<{ run: RunInfo | null; layout: TaskLayout }> {
+export async function readRunAndLayout(
+  redis: Redis,
+  task: string,
+): Promise<{ run: RunInfo | null; layout: TaskLayout }> {
   const meta = await redis.hgetall(taskKeys(task).meta);
   return { run: runInfoOf(meta), layout: layoutFromMeta(task, meta[LAYOUT_FIELD]) };
 }
@@ -124,14 +127,17 @@ export class TaskPartitions {
   /** A job of the task, in whichever partition holds it; null when no queue keeps it. */
   async job(jobId: string): Promise<PageJob | null> {
     const q = this.ofJob(await this.layout(), jobId).queue;
-    return ((await q.getJob(jobId))) ?? null;
+    return (await q.getJob(jobId)) ?? null;
   }
 
   private partition(tag: string, index: number): Partition {
     let p = this.byTag.get(tag);
     if (!p) {
       const keys = partitionKeys(this.task, tag);
-      const queue: PageQueue = new Queue<PageJobData, PageJobResult>(this.task, { connection: this.bullConnection, prefix: keys.bullPrefix });
+      const queue: PageQueue = new Queue<PageJobData, PageJobResult>(this.task, {
+        connection: this.bullConnection,
+        prefix: keys.bullPrefix,
+      });
       // Queue errors (e.g. a lost connection) are surfaced by the callers' own commands; don't crash on them.
       queue.on('error', () => undefined);
       p = { index, keys, queue };

@@ -29,7 +29,18 @@ export class HostGate {
    */
   async acquire(host: string, limits: HostLimits, token: string, promiseId = ''): Promise<GateAnswer> {
     const k = hostKeys(host);
-    const [ok, wait] = await this.redis.csPoliteness(k.next, k.active, k.horizon, k.promises, k.sending, limits.delayMs, limits.concurrency, token, limits.leaseMs, promiseId);
+    const [ok, wait] = await this.redis.csPoliteness(
+      k.next,
+      k.active,
+      k.horizon,
+      k.promises,
+      k.sending,
+      limits.delayMs,
+      limits.concurrency,
+      token,
+      limits.leaseMs,
+      promiseId,
+    );
     return ok === 1 ? { ok: true } : { ok: false, waitMs: wait };
   }
 
@@ -63,7 +74,13 @@ export class HostGate {
     const sending = await this.redis.get(k.sending);
     if (sending?.startsWith(prefix)) {
       const bar = sending.lastIndexOf('|');
-      await this.redis.csSent(k.next, k.horizon, k.sending, bar < 0 ? 0 : Number(sending.slice(bar + 1)) || 0, bar < 0 ? sending : sending.slice(0, bar));
+      await this.redis.csSent(
+        k.next,
+        k.horizon,
+        k.sending,
+        bar < 0 ? 0 : Number(sending.slice(bar + 1)) || 0,
+        bar < 0 ? sending : sending.slice(0, bar),
+      );
     }
     const mine = (await this.redis.zrange(k.active, 0, -1)).filter((t) => t.startsWith(prefix));
     return mine.length > 0 ? this.redis.zrem(k.active, ...mine) : 0;

@@ -47,7 +47,9 @@ export interface EncodedPage {
 export function encodePage(page: FrontierPage, host: string): EncodedPage {
   const https = page.url.startsWith('https://');
   const origin = `${https ? 'https' : 'http'}://${host}`;
-  const inline = page.url.startsWith(origin) && (page.url.length === origin.length || page.url[origin.length] === '/' || page.url[origin.length] === '?');
+  const inline =
+    page.url.startsWith(origin) &&
+    (page.url.length === origin.length || page.url[origin.length] === '/' || page.url[origin.length] === '?');
   let meta = `${https ? 's' : 'h'}${page.depth.toString(36)}`;
   if (page.lastmod !== undefined) meta += `.l${Math.max(0, Math.round(page.lastmod)).toString(36)}`;
   if (page.sitemap !== undefined) meta += `.m${page.sitemap}`;
@@ -70,7 +72,11 @@ export function decodePage(host: string, record: string): FrontierPage {
   const pieces = meta.split('.');
   const head = pieces[0]!;
   let url = `${head[0] === 's' ? 'https' : 'http'}://${host}${rest}`;
-  const page: { -readonly [K in keyof FrontierPage]: FrontierPage[K] } = { url, rule: record.slice(first + 1, last), depth: parseInt(head.slice(1), 36) || 0 };
+  const page: { -readonly [K in keyof FrontierPage]: FrontierPage[K] } = {
+    url,
+    rule: record.slice(first + 1, last),
+    depth: parseInt(head.slice(1), 36) || 0,
+  };
   for (const p of pieces.slice(1)) {
     const v = p.slice(1);
     if (p[0] === 'l') page.lastmod = parseInt(v, 36);

@@ -20,7 +20,8 @@ export interface LeaseHolder {
   readonly since: number;
 }
 
-export type LeaseResult = { readonly held: true } | { readonly held: false; readonly holder: LeaseHolder; readonly expiresInMs: number };
+export type LeaseResult =
+  { readonly held: true } | { readonly held: false; readonly holder: LeaseHolder; readonly expiresInMs: number };
 
 /** Long enough to ride out a slow poll or a Redis failover, short enough that a killed driver's lease is soon gone. */
 export const LEASE_TTL_MS = 15_000;
@@ -68,7 +69,14 @@ export class RunLease {
   }
 
   private async call(op: 'acquire' | 'renew', force: boolean): Promise<LeaseResult> {
-    const [ok, current, pttl] = await this.redis.csLease(this.key, op, this.holder.owner, JSON.stringify(this.holder), this.ttlMs, force ? '1' : '0');
+    const [ok, current, pttl] = await this.redis.csLease(
+      this.key,
+      op,
+      this.holder.owner,
+      JSON.stringify(this.holder),
+      this.ttlMs,
+      force ? '1' : '0',
+    );
     if (ok === 1) {
       this.renewedAt = Date.now();
       return { held: true };

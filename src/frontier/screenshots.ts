@@ -24,10 +24,25 @@ export interface ScreenshotFacts {
 }
 
 /** Keeps a rendered page's screenshot (lua/keepScreenshot.lua); false when it is too large to keep. */
-export async function keepScreenshot(redis: Redis, task: string, run: string, facts: Omit<ScreenshotFacts, 'bytes'>, jpeg: Buffer): Promise<boolean> {
+export async function keepScreenshot(
+  redis: Redis,
+  task: string,
+  run: string,
+  facts: Omit<ScreenshotFacts, 'bytes'>,
+  jpeg: Buffer,
+): Promise<boolean> {
   if (jpeg.byteLength > MAX_BYTES) return false;
   const keys = taskKeys(task);
   const meta = JSON.stringify({ ...facts, bytes: jpeg.byteLength });
-  await withScripts(redis).csKeepScreenshot(keys.screenshots(run), keys.screenshotOrder(run), facts.url, meta, jpeg, facts.at, MAX_KEPT, TTL_MS);
+  await withScripts(redis).csKeepScreenshot(
+    keys.screenshots(run),
+    keys.screenshotOrder(run),
+    facts.url,
+    meta,
+    jpeg,
+    facts.at,
+    MAX_KEPT,
+    TTL_MS,
+  );
   return true;
 }

@@ -5,7 +5,14 @@ import { seenSlot } from './dedup';
 import { hostTallyField, taskKeys, type PartitionKeys } from './keys';
 import { encodePage } from './record';
 import type { FillReply } from './scripts';
-import { DEFAULT_PRIORITY, KEEP_COMPLETED, KEEP_FAILED, type FrontierLink, type PageFinish, type RunInfo } from './types';
+import {
+  DEFAULT_PRIORITY,
+  KEEP_COMPLETED,
+  KEEP_FAILED,
+  type FrontierLink,
+  type PageFinish,
+  type RunInfo,
+} from './types';
 import { WINDOW_LEASE_MS, WINDOW_PER_REQUEST } from './window';
 
 // The arguments the frontier's Lua scripts take and the replies they give (each script documents its layout), and
@@ -14,7 +21,11 @@ import { WINDOW_LEASE_MS, WINDOW_PER_REQUEST } from './window';
 
 /** A finish as the scripts take it: entry field and value, host tally field ('' for none), counter pairs. */
 export function finishArgs(finish: PageFinish): (string | number)[] {
-  const args: (string | number)[] = [finish.entry[0], finish.entry[1], finish.host === null ? '' : hostTallyField(finish.host, 'done')];
+  const args: (string | number)[] = [
+    finish.entry[0],
+    finish.entry[1],
+    finish.host === null ? '' : hostTallyField(finish.host, 'done'),
+  ];
   for (const [field, n] of Object.entries(finish.counters)) if (n !== 0) args.push(field, n);
   return args;
 }
@@ -44,7 +55,16 @@ export function frontierArgs(
   k: PartitionKeys = taskKeys(task.name),
   opts: { batch?: number; counted?: boolean } = {},
 ): (string | number)[] {
-  return [k.frontier.prefix, k.bull.job, task.politeness.perHost.delayMs, hostCap(task), leaseMs, target, opts.batch ?? 1, opts.counted ? '1' : '0'];
+  return [
+    k.frontier.prefix,
+    k.bull.job,
+    task.politeness.perHost.delayMs,
+    hostCap(task),
+    leaseMs,
+    target,
+    opts.batch ?? 1,
+    opts.counted ? '1' : '0',
+  ];
 }
 
 /**
@@ -75,13 +95,28 @@ export function discoverCall(
   const force = opts.force ?? null;
   const keys: string[] = [k.stats(run.run), k.frontier.meta];
   const limit = opts.limit ?? (task.scope.maxPages ? `max:${task.scope.maxPages}` : '0');
-  const args: (string | number)[] = [...frontierArgs(task, target, opts.leaseMs, k, { batch: fillBatch(target), counted: opts.counted }), limit, run.run, links.length, force === null ? '' : 'force'];
+  const args: (string | number)[] = [
+    ...frontierArgs(task, target, opts.leaseMs, k, { batch: fillBatch(target), counted: opts.counted }),
+    limit,
+    run.run,
+    links.length,
+    force === null ? '' : 'force',
+  ];
   for (const l of links) {
     // A page's deduplication key: a GET's canonical URL, or a request's method, URL and body (requestKey).
     const slot = seenSlot(requestKey(l.url, l.request), run.bucketBits);
     keys.push(k.seenBucket(run.run, slot.bucket));
     const { host, record } = encodePage(
-      { url: l.url, rule: l.rule, depth: l.depth, sitemap: l.sitemap, lastmod: l.lastmod, request: l.request, series: l.series, ...(force !== null ? { force } : {}) },
+      {
+        url: l.url,
+        rule: l.rule,
+        depth: l.depth,
+        sitemap: l.sitemap,
+        lastmod: l.lastmod,
+        request: l.request,
+        series: l.series,
+        ...(force !== null ? { force } : {}),
+      },
       l.host,
     );
     args.push(slot.member, host, bandOf(l.priority), record);
@@ -106,14 +141,24 @@ export interface WindowPage {
 export function parseFill(reply: FillReply, at: number): { run: string; next: number; pages: WindowPage[] } {
   const pages: WindowPage[] = [];
   for (let i = at + 2; i + 4 < reply.length; i += 5) {
-    pages.push({ kind: reply[i] === 'r' ? 'r' : 'n', id: String(reply[i + 1]), band: String(reply[i + 2]), host: String(reply[i + 3]), record: String(reply[i + 4]) });
+    pages.push({
+      kind: reply[i] === 'r' ? 'r' : 'n',
+      id: String(reply[i + 1]),
+      band: String(reply[i + 2]),
+      host: String(reply[i + 3]),
+      record: String(reply[i + 4]),
+    });
   }
   return { run: String(reply[at] ?? ''), next: Number(reply[at + 1] ?? -1), pages };
 }
 
 /** Whether any rule of the task sets a priority: its jobs then carry their band as BullMQ priority. */
 export function taskUsesPriority(task: CrawlTask): boolean {
-  return task.start.some((s) => s.priority !== null) || task.sitemaps.some((s) => s.priority !== null) || task.rules.some((r) => r.follow.some((f) => f.priority !== null));
+  return (
+    task.start.some((s) => s.priority !== null) ||
+    task.sitemaps.some((s) => s.priority !== null) ||
+    task.rules.some((r) => r.follow.some((f) => f.priority !== null))
+  );
 }
 
 /** A page's BullMQ job options: its deterministic id, its retries with the crawl's backoff, what is kept after. */

@@ -37,7 +37,16 @@ export interface CrawlScripts {
   csFill(...args: (string | number)[]): Promise<FillReply>;
   csFindPage(...args: (string | number)[]): Promise<[number, string]>;
   /** lua/keepScreenshot.lua: a rendered page's screenshot kept in its run's hash, the oldest past `maxKept` dropped. */
-  csKeepScreenshot(shots: string, order: string, url: string, facts: string, jpeg: Buffer, at: number, maxKept: number, ttlMs: number): Promise<number>;
+  csKeepScreenshot(
+    shots: string,
+    order: string,
+    url: string,
+    facts: string,
+    jpeg: Buffer,
+    at: number,
+    maxKept: number,
+    ttlMs: number,
+  ): Promise<number>;
   csLease(...args: (string | number)[]): Promise<[number, string?, number?]>;
   csPageDone(...args: (string | number)[]): Promise<FillReply>;
   csPoliteness(...args: (string | number)[]): Promise<[number, number]>;

@@ -9,7 +9,9 @@ import type { CharsetWarning, CrawlStats } from './types';
 /** A run's counters over every partition of its task (the layout its meta records), for readers without a queue. */
 export async function readRunStats(redis: Redis, task: string, run: string, layout?: TaskLayout): Promise<CrawlStats> {
   const tags = (layout ?? (await readLayout(redis, task))).tags;
-  return parseStats(sumHashes(await Promise.all(tags.map((tag) => redis.hgetall(partitionKeys(task, tag).stats(run))))));
+  return parseStats(
+    sumHashes(await Promise.all(tags.map((tag) => redis.hgetall(partitionKeys(task, tag).stats(run))))),
+  );
 }
 
 /** Counter hashes added up field by field (a run's stats over its partitions). */

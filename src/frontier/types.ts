@@ -99,11 +99,15 @@ export interface CrawlStats {
    * Per page rule: links found on its pages (kept and dropped, on-page repeats excepted) and the drops by reason,
    * so a summary can say which rule lost most of its links. Absent in runs counted before these counters existed.
    */
-  readonly byRule?: Readonly<Record<string, { readonly links: number; readonly dropped: Readonly<Record<string, number>> }>>;
+  readonly byRule?: Readonly<
+    Record<string, { readonly links: number; readonly dropped: Readonly<Record<string, number>> }>
+  >;
   /** Pages whose Content-Type charset garbled what their `<meta charset>` reads cleanly, per host and both charsets. */
   readonly charsetConflicts?: readonly CharsetWarning[];
   /** Per rendered rule: pages whose links and items kept coming after `load` (counts when read and a moment later). */
-  readonly lateContent?: Readonly<Record<string, { readonly pages: number; readonly atLoad: number; readonly later: number }>>;
+  readonly lateContent?: Readonly<
+    Record<string, { readonly pages: number; readonly atLoad: number; readonly later: number }>
+  >;
 }
 
 export interface CharsetWarning {

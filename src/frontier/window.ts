@@ -33,7 +33,8 @@ export function fleetWindow(redis: Redis, task: string, ttlMs = 2_000): WindowTa
     if (Date.now() - at < ttlMs) return Promise.resolve(value);
     reading ??= readLiveWorkers(redis)
       .then((workers) => {
-        value = WINDOW_PER_REQUEST * workers.filter((w) => w.tasks.includes(task)).reduce((n, w) => n + w.concurrency, 0);
+        value =
+          WINDOW_PER_REQUEST * workers.filter((w) => w.tasks.includes(task)).reduce((n, w) => n + w.concurrency, 0);
         at = Date.now();
         return value;
       })
@@ -108,7 +109,10 @@ export class WindowFiller {
       const r = await this.fill(reconcile);
       wait = r.next === -3 ? FULL_MS : r.next < 0 ? IDLE_MS : Math.min(IDLE_MS, Math.max(MIN_MS, r.next));
     } catch (err) {
-      this.log(isRedisFull(err) ? 'error' : 'warn', `${isRedisFull(err) ? `${REDIS_FULL_MARK}: ` : ''}filling the window from the frontier: ${err instanceof Error ? err.message : String(err)}`);
+      this.log(
+        isRedisFull(err) ? 'error' : 'warn',
+        `${isRedisFull(err) ? `${REDIS_FULL_MARK}: ` : ''}filling the window from the frontier: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
     this.schedule(wait);
   }

@@ -20,7 +20,12 @@ export class ActionError extends Error {
   }
 }
 
-export type ActionResult = { readonly ok: true; readonly message: string; readonly count?: number; readonly results?: readonly { url: string; outcome: string; reason?: string }[] };
+export type ActionResult = {
+  readonly ok: true;
+  readonly message: string;
+  readonly count?: number;
+  readonly results?: readonly { url: string; outcome: string; reason?: string }[];
+};
 
 /** Most URLs one "add URLs" request may carry (larger lists: `crawl-studio enqueue --file`). */
 const MAX_ENQUEUE = 1_000;
@@ -37,7 +42,10 @@ async function withQueue<T>(redis: Redis, task: string, fn: (q: CrawlQueue) => P
 
 export async function pause(redis: Redis, task: string): Promise<ActionResult> {
   await pauseTask(redis, task);
-  return { ok: true, message: `'${task}' paused: no worker takes its pages until it is resumed (pages in flight finish)` };
+  return {
+    ok: true,
+    message: `'${task}' paused: no worker takes its pages until it is resumed (pages in flight finish)`,
+  };
 }
 
 export async function resume(redis: Redis, task: string): Promise<ActionResult> {
@@ -46,9 +54,20 @@ export async function resume(redis: Redis, task: string): Promise<ActionResult> 
 }
 
 export async function retryReason(redis: Redis, task: string, reason: string): Promise<ActionResult> {
-  if (!/^[\w.-]{1,64}$/.test(reason)) throw new ActionError(400, `'reason' must name a failure reason (e.g. http-404, timeout), not '${reason.slice(0, 80)}'`);
+  if (!/^[\w.-]{1,64}$/.test(reason))
+    throw new ActionError(
+      400,
+      `'reason' must name a failure reason (e.g. http-404, timeout), not '${reason.slice(0, 80)}'`,
+    );
   const n = await withQueue(redis, task, (q) => retryFailureGroup(q.parts, reason));
-  return { ok: true, count: n, message: n === 0 ? `no kept failed page of '${task}' has the reason ${reason}` : `${n} failed page(s) of '${task}' (${reason}) are back in the queue` };
+  return {
+    ok: true,
+    count: n,
+    message:
+      n === 0
+        ? `no kept failed page of '${task}' has the reason ${reason}`
+        : `${n} failed page(s) of '${task}' (${reason}) are back in the queue`,
+  };
 }
 
 /**
@@ -60,12 +79,21 @@ export async function stop(redis: Redis, task: string, run: string | undefined):
   const current = await withQueue(redis, task, async (q) => {
     const info = await q.currentRun();
     if (!info) throw new ActionError(409, `'${task}' has never run on this Redis: nothing to stop`);
-    if (run !== undefined && run !== info.run) throw new ActionError(409, `run ${run.slice(0, 80)} of '${task}' is not its current run (${info.run}): nothing stopped`);
-    if (info.state === 'finished' || info.state === 'stopped') throw new ActionError(409, `run ${info.run} of '${task}' is already ${info.state}`);
-    if (!(await q.stopRun(info.run))) throw new ActionError(409, `run ${info.run} of '${task}' ended before it could be stopped`);
+    if (run !== undefined && run !== info.run)
+      throw new ActionError(
+        409,
+        `run ${run.slice(0, 80)} of '${task}' is not its current run (${info.run}): nothing stopped`,
+      );
+    if (info.state === 'finished' || info.state === 'stopped')
+      throw new ActionError(409, `run ${info.run} of '${task}' is already ${info.state}`);
+    if (!(await q.stopRun(info.run)))
+      throw new ActionError(409, `run ${info.run} of '${task}' ended before it could be stopped`);
     return info.run;
   });
-  return { ok: true, message: `run ${current} of '${task}' stopped: no worker takes its pages (pages in flight finish); the next start begins a new run` };
+  return {
+    ok: true,
+    message: `run ${current} of '${task}' stopped: no worker takes its pages (pages in flight finish); the next start begins a new run`,
+  };
 }
 
 /**
@@ -73,15 +101,20 @@ export async function stop(redis: Redis, task: string, run: string | undefined):
  * with (the run's meta names it), read on this machine.
  */
 export async function enqueue(redis: Redis, task: string, urls: readonly string[]): Promise<ActionResult> {
-  if (urls.length === 0 || urls.length > MAX_ENQUEUE || urls.some((u) => typeof u !== 'string' || u.length > 8192)) throw new ActionError(400, `'urls' must be 1 to ${MAX_ENQUEUE} URLs`);
+  if (urls.length === 0 || urls.length > MAX_ENQUEUE || urls.some((u) => typeof u !== 'string' || u.length > 8192))
+    throw new ActionError(400, `'urls' must be 1 to ${MAX_ENQUEUE} URLs`);
   const run = await readRun(redis, task);
   if (!run) throw new ActionError(409, `'${task}' has never run on this Redis: start it first`);
-  if (!run.file) throw new ActionError(409, `the run of '${task}' does not name its task file: enqueue with crawl-studio enqueue`);
+  if (!run.file)
+    throw new ActionError(409, `the run of '${task}' does not name its task file: enqueue with crawl-studio enqueue`);
   let file;
   try {
     file = await loadTaskFile(run.file);
   } catch (err) {
-    throw new ActionError(409, `cannot read the task file of '${task}' on this machine (${run.file}): ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+    throw new ActionError(
+      409,
+      `cannot read the task file of '${task}' on this machine (${run.file}): ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
+    );
   }
   if (file.name !== task) throw new ActionError(409, `${run.file} now names the task '${file.name}', not '${task}'`);
   const results = await withQueue(redis, task, (q) => q.enqueueUrls(file, urls));

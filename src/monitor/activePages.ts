@@ -22,18 +22,34 @@ export interface ActivePage {
 
 type CrawlJob = Job<PageJobData, PageJobResult>;
 
-export async function readActivePages(redis: Redis, queues: readonly Queue<PageJobData, PageJobResult>[], beats: readonly WorkerBeat[], limit: number): Promise<ActivePage[]> {
+export async function readActivePages(
+  redis: Redis,
+  queues: readonly Queue<PageJobData, PageJobResult>[],
+  beats: readonly WorkerBeat[],
+  limit: number,
+): Promise<ActivePage[]> {
   const owner = new Map<string, string>();
   for (const b of beats) for (const bullId of Object.values(b.bull ?? {})) owner.set(bullId, b.id);
   const out: ActivePage[] = [];
   for (const q of queues) {
     if (out.length >= limit) break;
-    const jobs = (await q.getJobs(['active'], 0, limit - out.length - 1)).filter((j): j is CrawlJob => Boolean(j?.data));
-    const locks = jobs.length ? await Promise.all(jobs.map((j) => redis.get(`${q.toKey(String(j.id))}:lock`).catch(() => null))) : [];
+    const jobs = (await q.getJobs(['active'], 0, limit - out.length - 1)).filter((j): j is CrawlJob =>
+      Boolean(j?.data),
+    );
+    const locks = jobs.length
+      ? await Promise.all(jobs.map((j) => redis.get(`${q.toKey(String(j.id))}:lock`).catch(() => null)))
+      : [];
     jobs.forEach((j, i) => {
       const token = locks[i];
       const bullId = token ? token.slice(0, token.lastIndexOf(':')) : null;
-      out.push({ url: j.data.url, rule: j.data.rule, depth: j.data.depth, startedAt: j.processedOn ?? null, attempt: j.attemptsMade + 1, worker: (bullId && owner.get(bullId)) ?? null });
+      out.push({
+        url: j.data.url,
+        rule: j.data.rule,
+        depth: j.data.depth,
+        startedAt: j.processedOn ?? null,
+        attempt: j.attemptsMade + 1,
+        worker: (bullId && owner.get(bullId)) ?? null,
+      });
     });
   }
   return out.sort((a, b) => (a.startedAt ?? 0) - (b.startedAt ?? 0));

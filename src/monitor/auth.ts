@@ -58,8 +58,12 @@ export function hostName(header: string | undefined): string | null {
  * Prometheus uses).
  */
 export function allowedHosts(bind: string, extra: readonly string[]): ReadonlySet<string> {
-  const out = new Set<string>([bind.replace(/^\[|\]$/g, '').toLowerCase(), ...extra.map((h) => h.trim().toLowerCase()).filter(Boolean)]);
-  if (isLoopback(bind) || bind === '0.0.0.0' || bind === '::') for (const h of ['localhost', '127.0.0.1', '::1']) out.add(h);
+  const out = new Set<string>([
+    bind.replace(/^\[|\]$/g, '').toLowerCase(),
+    ...extra.map((h) => h.trim().toLowerCase()).filter(Boolean),
+  ]);
+  if (isLoopback(bind) || bind === '0.0.0.0' || bind === '::')
+    for (const h of ['localhost', '127.0.0.1', '::1']) out.add(h);
   return out;
 }
 

@@ -65,14 +65,25 @@ export async function startMonitor(o: MonitorOptions): Promise<Monitor> {
     void handle({ req, res, o, views, registry, script, hosts }).catch((err: unknown) => {
       const status = err instanceof HttpError || err instanceof ActionError ? err.status : 500;
       const message = err instanceof Error ? err.message : String(err);
-      if (req.method === 'POST') o.log?.(status >= 500 ? 'error' : 'warn', `${req.method} ${(req.url ?? '').slice(0, 200)} refused (${status}): ${message}`, { event: 'monitor-action-refused', status });
-      else if (status >= 500) o.log?.('error', `${req.method} ${(req.url ?? '').slice(0, 200)} failed: ${message}`, { event: 'monitor-error', status });
+      if (req.method === 'POST')
+        o.log?.(
+          status >= 500 ? 'error' : 'warn',
+          `${req.method} ${(req.url ?? '').slice(0, 200)} refused (${status}): ${message}`,
+          { event: 'monitor-action-refused', status },
+        );
+      else if (status >= 500)
+        o.log?.('error', `${req.method} ${(req.url ?? '').slice(0, 200)} failed: ${message}`, {
+          event: 'monitor-error',
+          status,
+        });
       if (!res.headersSent) send(res, status, { error: err instanceof Error ? err.message : String(err) });
       else res.destroy();
     });
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => reject(new Error(`cannot listen on ${o.bind}:${o.port} (${err.code ?? err.message})`)));
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(new Error(`cannot listen on ${o.bind}:${o.port} (${err.code ?? err.message})`)),
+    );
     server.listen(o.port, o.bind, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
@@ -102,7 +113,11 @@ async function handle(c: Ctx): Promise<void> {
   const { req, res } = c;
   securityHeaders(res);
   // DNS rebinding: a page of another site that got its name to resolve to this address still sends its own name.
-  if (!hostAllowed(req.headers.host, c.hosts)) throw new HttpError(403, `Host '${String(req.headers.host ?? '').slice(0, 100)}' is not one this monitor answers to (add it with --allow-host)`);
+  if (!hostAllowed(req.headers.host, c.hosts))
+    throw new HttpError(
+      403,
+      `Host '${String(req.headers.host ?? '').slice(0, 100)}' is not one this monitor answers to (add it with --allow-host)`,
+    );
   const url = new URL(req.url ?? '/', 'http://monitor.invalid');
   const path = url.pathname;
   if (req.method === 'GET' || req.method === 'HEAD') {
@@ -112,13 +127,15 @@ async function handle(c: Ctx): Promise<void> {
     if (path === '/healthcheck') return healthcheck(c);
     if (path === '/metrics') return sendText(res, 200, c.registry.contentType, await c.registry.metrics());
     if (path === '/api/tasks') return send(res, 200, await c.views.tasks());
-    if (path === '/api/workers') return send(res, 200, await c.views.workers({ all: url.searchParams.get('all') === '1' }));
+    if (path === '/api/workers')
+      return send(res, 200, await c.views.workers({ all: url.searchParams.get('all') === '1' }));
     const m = /^\/api\/tasks\/([^/]+)$/.exec(path);
     if (m) return send(res, 200, await c.views.task(await knownTask(c, m[1]!)));
     const shot = /^\/api\/tasks\/([^/]+)\/screenshot$/.exec(path);
     if (shot) return screenshot(c, await knownTask(c, shot[1]!), url);
     const feed = /^\/api\/tasks\/([^/]+)\/changes\.atom$/.exec(path);
-    if (feed) return sendText(res, 200, 'application/atom+xml; charset=utf-8', await changesFeedOr404(c, feed[1]!, url));
+    if (feed)
+      return sendText(res, 200, 'application/atom+xml; charset=utf-8', await changesFeedOr404(c, feed[1]!, url));
     throw new HttpError(404, `no ${path} here`);
   }
   if (req.method === 'POST') {
@@ -126,12 +143,23 @@ async function handle(c: Ctx): Promise<void> {
     if (!m || !(ACTIONS as readonly string[]).includes(m[2]!)) throw new HttpError(404, `no action ${path} here`);
     // The token before anything else is read: without it nothing changes, whatever the request holds.
     const token = tokenOf(req.headers);
-    if (token === null || !tokensEqual(token, c.o.token)) throw new HttpError(403, token === null ? 'actions need the token (Authorization: Bearer T or X-Crawl-Studio-Token: T); the monitor is read-only without it' : 'wrong token');
+    if (token === null || !tokensEqual(token, c.o.token))
+      throw new HttpError(
+        403,
+        token === null
+          ? 'actions need the token (Authorization: Bearer T or X-Crawl-Studio-Token: T); the monitor is read-only without it'
+          : 'wrong token',
+      );
     const task = await knownTask(c, m[1]!);
     const body = await readJson(req);
     const result = await act(c, m[2] as Action, task, body);
     c.views.forget(task);
-    c.o.log?.('info', `${m[2]} ${task}: ${result.message}`, { event: 'monitor-action', task, action: m[2], count: result.count });
+    c.o.log?.('info', `${m[2]} ${task}: ${result.message}`, {
+      event: 'monitor-action',
+      task,
+      action: m[2],
+      count: result.count,
+    });
     return send(res, 200, result);
   }
   res.setHeader('allow', 'GET, HEAD, POST');
@@ -145,10 +173,12 @@ async function act(c: Ctx, action: Action, task: string, body: Record<string, un
     case 'resume':
       return resume(c.o.redis, task);
     case 'retry':
-      if (typeof body.reason !== 'string') throw new HttpError(400, "retry takes {\"reason\": \"<failure reason>\"}, e.g. {\"reason\": \"http-404\"}");
+      if (typeof body.reason !== 'string')
+        throw new HttpError(400, 'retry takes {"reason": "<failure reason>"}, e.g. {"reason": "http-404"}');
       return retryReason(c.o.redis, task, body.reason);
     case 'stop':
-      if (body.run !== undefined && typeof body.run !== 'string') throw new HttpError(400, 'stop takes {} or {"run": "<the run id it must be>"}');
+      if (body.run !== undefined && typeof body.run !== 'string')
+        throw new HttpError(400, 'stop takes {} or {"run": "<the run id it must be>"}');
       return stop(c.o.redis, task, body.run);
     case 'enqueue':
       if (!Array.isArray(body.urls)) throw new HttpError(400, 'enqueue takes {"urls": ["https://…", …]}');
@@ -162,7 +192,11 @@ async function screenshot(c: Ctx, task: string, url: URL): Promise<void> {
   const page = url.searchParams.get('url');
   if (!run || !page) throw new HttpError(400, 'a screenshot is asked for with ?run=RUN&url=PAGE_URL');
   const shot = await readScreenshot(c.o.redis, task, run, page);
-  if (!shot) throw new HttpError(404, `no screenshot of ${page.slice(0, 200)} kept in run ${run.slice(0, 80)} of '${task}' (a run keeps its newest 50, for a week)`);
+  if (!shot)
+    throw new HttpError(
+      404,
+      `no screenshot of ${page.slice(0, 200)} kept in run ${run.slice(0, 80)} of '${task}' (a run keeps its newest 50, for a week)`,
+    );
   c.res.statusCode = 200;
   c.res.setHeader('content-type', 'image/jpeg');
   // The page asks with the capture's time in the address (&at=): a newer capture is a new address, so this one may be cached.
@@ -192,12 +226,23 @@ async function knownTask(c: Ctx, segment: string): Promise<string> {
 
 async function healthcheck(c: Ctx): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`Redis did not answer PING within ${HEALTH_TIMEOUT_MS} ms`)), HEALTH_TIMEOUT_MS)));
+  const timeout = new Promise<never>(
+    (_, reject) =>
+      (timer = setTimeout(
+        () => reject(new Error(`Redis did not answer PING within ${HEALTH_TIMEOUT_MS} ms`)),
+        HEALTH_TIMEOUT_MS,
+      )),
+  );
   try {
     await Promise.race([c.o.redis.ping(), timeout]);
     sendText(c.res, 200, 'text/plain; charset=utf-8', 'ok\n');
   } catch (err) {
-    sendText(c.res, 503, 'text/plain; charset=utf-8', `Redis unavailable: ${err instanceof Error ? err.message : String(err)}\n`);
+    sendText(
+      c.res,
+      503,
+      'text/plain; charset=utf-8',
+      `Redis unavailable: ${err instanceof Error ? err.message : String(err)}\n`,
+    );
   } finally {
     clearTimeout(timer);
   }

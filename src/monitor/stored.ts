@@ -67,7 +67,8 @@ export class StoredReads {
     if (now - hit.at >= READ_EVERY_MS && !hit.refreshing) {
       hit.refreshing = true;
       void readStored(this.redis, task, now).then((v) => {
-        if (this.cache.get(task) === hit) this.cache.set(task, { at: Date.now(), read: Promise.resolve(v), refreshing: false });
+        if (this.cache.get(task) === hit)
+          this.cache.set(task, { at: Date.now(), read: Promise.resolve(v), refreshing: false });
       });
     }
     return hit.read;
@@ -85,30 +86,56 @@ export class StoredReads {
 }
 
 async function readStored(redis: Redis, task: string, at: number): Promise<StoredView> {
-  const none = (note: string, location: string | null = null): StoredView => ({ location, run: null, rows: [], recent: [], changes: null, changeRuns: [], notify: null, note, at });
+  const none = (note: string, location: string | null = null): StoredView => ({
+    location,
+    run: null,
+    rows: [],
+    recent: [],
+    changes: null,
+    changeRuns: [],
+    notify: null,
+    note,
+    at,
+  });
   let opened;
   try {
     opened = await openTaskStore(redis, task, { create: false });
   } catch (err) {
-    return none(err instanceof NoTaskStore ? err.message : `cannot open the store of '${task}': ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+    return none(
+      err instanceof NoTaskStore
+        ? err.message
+        : `cannot open the store of '${task}': ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
+    );
   }
   if (!opened) return none('no store yet: nothing stored');
   const { store, run } = opened;
   try {
     const types = (await store.itemTypes()).slice(0, TYPES);
     const rows = await rowsWrittenByRun(store, run, types);
-    const newest = await Promise.all(types.map((type) => store.readItems(type, { orderBy: 'fetched_at', descending: true, limit: RECENT })));
+    const newest = await Promise.all(
+      types.map((type) => store.readItems(type, { orderBy: 'fetched_at', descending: true, limit: RECENT })),
+    );
     const recent = newest
       .flat()
       .sort((a, b) => b.fetchedAt - a.fetchedAt)
       .slice(0, RECENT)
-      .map((i) => ({ type: i.type, key: i.key, url: i.url, run: i.run, fetchedAt: i.fetchedAt, fields: cut(JSON.stringify(i.data)) }));
+      .map((i) => ({
+        type: i.type,
+        key: i.key,
+        url: i.url,
+        run: i.run,
+        fetchedAt: i.fetchedAt,
+        fields: cut(JSON.stringify(i.data)),
+      }));
     const changes = await runChangeCounts(store, task, run);
     const changeRuns = (await store.history.runs(task)).slice(-CHANGE_RUNS).reverse();
     const notify = changes ? notifyOf((await store.readRuns()).find((r) => r.run === run)?.extra?.notify) : null;
     return { location: store.location, run, rows, recent, changes, changeRuns, notify, note: null, at };
   } catch (err) {
-    return none(`the store ${store.location} refused a read: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`, store.location);
+    return none(
+      `the store ${store.location} refused a read: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
+      store.location,
+    );
   } finally {
     await store.close().catch(() => undefined);
   }
@@ -117,7 +144,13 @@ async function readStored(redis: Redis, task: string, at: number): Promise<Store
 function notifyOf(v: unknown): StoredView['notify'] {
   if (typeof v !== 'object' || v === null) return null;
   const o = v as { status?: unknown; attempts?: unknown; reason?: unknown };
-  return typeof o.status === 'string' ? { status: o.status, attempts: Number(o.attempts ?? 0), ...(typeof o.reason === 'string' ? { reason: o.reason } : {}) } : null;
+  return typeof o.status === 'string'
+    ? {
+        status: o.status,
+        attempts: Number(o.attempts ?? 0),
+        ...(typeof o.reason === 'string' ? { reason: o.reason } : {}),
+      }
+    : null;
 }
 
 function cut(text: string): string {

@@ -23,12 +23,15 @@ export interface TaskStore {
 export async function openTaskStore(redis: Redis, task: string, opts: { create: boolean }): Promise<TaskStore | null> {
   const run = await readRun(redis, task);
   if (!run) throw new NoTaskStore(`'${task}' has never run on this Redis`);
-  if (!run.file) throw new NoTaskStore(`the run of '${task}' does not name its task file, so its store is unknown here`);
+  if (!run.file)
+    throw new NoTaskStore(`the run of '${task}' does not name its task file, so its store is unknown here`);
   let file: CrawlTask;
   try {
     file = await loadTaskFile(run.file);
   } catch (err) {
-    throw new NoTaskStore(`cannot read the task file of '${task}' on this machine (${run.file}): ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+    throw new NoTaskStore(
+      `cannot read the task file of '${task}' on this machine (${run.file}): ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
+    );
   }
   if (file.name !== task) throw new NoTaskStore(`${run.file} now names the task '${file.name}', not '${task}'`);
   const url = storeUrlOf(file);

@@ -12,7 +12,14 @@ import { readFrontierByHost, type FrontierByHost } from '../observe/frontier';
 import { readHealth, type HealthSnapshot } from '../observe/health';
 import { rateSeries, recordSample } from '../observe/metrics';
 import type { RunRates } from '../observe/rates';
-import { describeQueue, finishedPages, queuedJobs, readTaskStatus, waitingPages, type FinishedPages } from '../observe/taskStatus';
+import {
+  describeQueue,
+  finishedPages,
+  queuedJobs,
+  readTaskStatus,
+  waitingPages,
+  type FinishedPages,
+} from '../observe/taskStatus';
 import { pagesFinishedBy, workerSeen } from '../observe/workerRates';
 import { taskFigures, type TaskFigures } from '../observe/taskFigures';
 
@@ -24,7 +31,18 @@ import { taskFigures, type TaskFigures } from '../observe/taskFigures';
 // run's counters, and reading the dashboard's 2,000 jobs took 2 s with 10,000 kept (bench/monitorScale.mjs).
 
 /** Bounds of every list the API returns. */
-export const LIMITS = { tasks: 200, workers: 500, hosts: 50, frontierHosts: 50, groups: 50, pagesPerGroup: 5, points: 300, active: 50, screenshots: 12, failureSample: 300 } as const;
+export const LIMITS = {
+  tasks: 200,
+  workers: 500,
+  hosts: 50,
+  frontierHosts: 50,
+  groups: 50,
+  pagesPerGroup: 5,
+  points: 300,
+  active: 50,
+  screenshots: 12,
+  failureSample: 300,
+} as const;
 const FAILURES_EVERY_MS = 10_000;
 
 /** A task's figures, each from its one read-model: `status` is exactly what `crawl-studio status --json` prints. */
@@ -61,8 +79,18 @@ export interface TaskDetail extends TaskSummary {
   readonly figures: TaskFigures;
   readonly rates: RunRates;
   /** Pages finished per second and queue depth, per sample of the run's metric history (the newest LIMITS.points). */
-  readonly series: { readonly t: readonly number[]; readonly pagesPerSec: readonly number[]; readonly queueDepth: readonly number[] };
-  readonly failures: readonly { group: string; label: string; count: number; jobs: number; pages: HealthSnapshot['failures'][number]['pages'] }[];
+  readonly series: {
+    readonly t: readonly number[];
+    readonly pagesPerSec: readonly number[];
+    readonly queueDepth: readonly number[];
+  };
+  readonly failures: readonly {
+    group: string;
+    label: string;
+    count: number;
+    jobs: number;
+    pages: HealthSnapshot['failures'][number]['pages'];
+  }[];
   readonly skipped: readonly { reason: string; label: string; count: number; urls: readonly string[] }[];
   readonly dropped: readonly { reason: string; count: number }[];
   readonly hosts: HealthSnapshot['hosts'];
@@ -132,7 +160,10 @@ export class MonitorViews {
       readTaskStatus(this.redis, name),
       readFrontierByHost(this.redis, name, LIMITS.frontierHosts),
       this.workers({ all: false, task: name, now, beats }),
-      this.parts.of(name).queues().then((qs) => readActivePages(this.redis, qs, beats, LIMITS.active)),
+      this.parts
+        .of(name)
+        .queues()
+        .then((qs) => readActivePages(this.redis, qs, beats, LIMITS.active)),
       run ? screenshotFacts(this.redis, name, run, LIMITS.screenshots) : [],
       this.stored.read(name, now),
     ]);
@@ -144,9 +175,24 @@ export class MonitorViews {
       at: health.at,
       figures,
       rates: figures.rate,
-      series: { t: points.map((p) => p.t), pagesPerSec: points.map((p) => p.finishedPerSec), queueDepth: points.map((p) => p.queueDepth) },
-      failures: health.failures.slice(0, LIMITS.groups).map((f) => ({ group: f.group, label: describeGroup(f.group), count: f.count, jobs: f.jobs, pages: f.pages.slice(0, LIMITS.pagesPerGroup) })),
-      skipped: health.skipped.slice(0, LIMITS.groups).map((s) => ({ reason: s.reason, label: describeGroup(s.reason), count: s.count, urls: s.urls.slice(0, LIMITS.pagesPerGroup) })),
+      series: {
+        t: points.map((p) => p.t),
+        pagesPerSec: points.map((p) => p.finishedPerSec),
+        queueDepth: points.map((p) => p.queueDepth),
+      },
+      failures: health.failures.slice(0, LIMITS.groups).map((f) => ({
+        group: f.group,
+        label: describeGroup(f.group),
+        count: f.count,
+        jobs: f.jobs,
+        pages: f.pages.slice(0, LIMITS.pagesPerGroup),
+      })),
+      skipped: health.skipped.slice(0, LIMITS.groups).map((s) => ({
+        reason: s.reason,
+        label: describeGroup(s.reason),
+        count: s.count,
+        urls: s.urls.slice(0, LIMITS.pagesPerGroup),
+      })),
       dropped: Object.entries(stats?.dropped ?? {})
         .map(([reason, count]) => ({ reason, count }))
         .sort((a, b) => b.count - a.count)
@@ -161,16 +207,29 @@ export class MonitorViews {
   }
 
   /** The fleet's workers (of one task, or all), newest beat state first; silent ones past the hiding time left out unless `all`. */
-  async workers(o: { all: boolean; task?: string; now?: number; beats?: readonly WorkerBeat[] }): Promise<{ workers: WorkerView[]; hidden: number; limit: number }> {
+  async workers(o: {
+    all: boolean;
+    task?: string;
+    now?: number;
+    beats?: readonly WorkerBeat[];
+  }): Promise<{ workers: WorkerView[]; hidden: number; limit: number }> {
     const now = o.now ?? Date.now();
     const beats = (o.beats ?? (await readWorkers(this.redis))).filter((b) => !o.task || b.tasks.includes(o.task));
     const shown = beats.filter((b) => o.all || now - b.lastSeen <= this.hideWorkersAfterMs);
-    return { workers: shown.slice(0, LIMITS.workers).map((b) => workerView(b, now)), hidden: beats.length - shown.length, limit: LIMITS.workers };
+    return {
+      workers: shown.slice(0, LIMITS.workers).map((b) => workerView(b, now)),
+      hidden: beats.length - shown.length,
+      limit: LIMITS.workers,
+    };
   }
 
   private readHealth(name: string, readFailures: boolean, previous: HealthSnapshot | null): Promise<HealthSnapshot> {
     // The charts show the newest LIMITS.points rates: one more sample than that is all the history read needs.
-    return readHealth(this.parts.of(name), { name }, { readFailures, previous, historyLast: LIMITS.points + 1, failureSample: LIMITS.failureSample });
+    return readHealth(
+      this.parts.of(name),
+      { name },
+      { readFailures, previous, historyLast: LIMITS.points + 1, failureSample: LIMITS.failureSample },
+    );
   }
 
   /** Reads a task's failure sample again, one read at a time per task, for the next answers. */
@@ -195,10 +254,28 @@ export class MonitorViews {
 }
 
 export function summaryOf(status: CrawlStatus): TaskSummary {
-  return { status, finished: finishedPages(status.stats), queued: queuedJobs(status.counts), waiting: waitingPages(status.counts), queueText: describeQueue(status.counts) };
+  return {
+    status,
+    finished: finishedPages(status.stats),
+    queued: queuedJobs(status.counts),
+    waiting: waitingPages(status.counts),
+    queueText: describeQueue(status.counts),
+  };
 }
 
 export function workerView(b: WorkerBeat, now: number): WorkerView {
   const { lastSeenAgoMs, state } = workerSeen(b, now);
-  return { id: b.id, host: b.host, pid: b.pid, tasks: b.tasks, concurrency: b.concurrency, pagesDone: pagesFinishedBy(b), failed: b.failed, started: b.started, lastSeen: b.lastSeen, lastSeenAgoMs, state };
+  return {
+    id: b.id,
+    host: b.host,
+    pid: b.pid,
+    tasks: b.tasks,
+    concurrency: b.concurrency,
+    pagesDone: pagesFinishedBy(b),
+    failed: b.failed,
+    started: b.started,
+    lastSeen: b.lastSeen,
+    lastSeenAgoMs,
+    state,
+  };
 }

@@ -14,7 +14,10 @@ const PATTERNS: readonly [RegExp, (m: RegExpMatchArray) => string][] = [
   [/^timed out fetching /, () => 'timeout'],
   [/^cannot resolve /, () => 'dns'],
   [/^(network error fetching |fetch of .* was aborted)/, () => 'network'],
-  [/(over the \d+-byte limit| is \d+ bytes, over |^sitemap \S+ (is|decompresses to) more than \d+ MB)/, () => 'too-large'],
+  [
+    /(over the \d+-byte limit| is \d+ bytes, over |^sitemap \S+ (is|decompresses to) more than \d+ MB)/,
+    () => 'too-large',
+  ],
   [/^sitemap \S+ (is not a sitemap|could not be read)/, () => 'sitemap'],
   [/^more than \d+ redirects /, () => 'redirects'],
   [/^redirect to an invalid URL /, () => 'invalid-url'],
@@ -91,7 +94,9 @@ async function* failedJobs(queues: readonly PageQueue[], max: number): AsyncIter
   let left = max;
   for (const queue of queues) {
     for (let start = 0; left > 0; start += page) {
-      const jobs = (await queue.getJobs(['failed'], start, start + Math.min(page, left) - 1, false)).filter((j): j is CrawlJob => Boolean(j));
+      const jobs = (await queue.getJobs(['failed'], start, start + Math.min(page, left) - 1, false)).filter(
+        (j): j is CrawlJob => Boolean(j),
+      );
       left -= jobs.length;
       yield* jobs;
       if (jobs.length < Math.min(page, left + jobs.length)) break;
@@ -100,7 +105,10 @@ async function* failedJobs(queues: readonly PageQueue[], max: number): AsyncIter
 }
 
 /** Failed jobs grouped by cause, with a few URLs each (newest first); `queue` may be a task's every queue (TaskPartitions.queues). */
-export async function sampleFailures(queue: PageQueue | readonly PageQueue[], opts: { max?: number; urlsPerGroup?: number } = {}): Promise<FailureGroupSample[]> {
+export async function sampleFailures(
+  queue: PageQueue | readonly PageQueue[],
+  opts: { max?: number; urlsPerGroup?: number } = {},
+): Promise<FailureGroupSample[]> {
   const per = opts.urlsPerGroup ?? 5;
   const groups = new Map<string, { jobs: number; urls: string[]; pages: FailedJobSample[] }>();
   for await (const job of failedJobs(Array.isArray(queue) ? queue : [queue as PageQueue], opts.max ?? 2000)) {
@@ -109,7 +117,12 @@ export async function sampleFailures(queue: PageQueue | readonly PageQueue[], op
     e.jobs++;
     if (e.urls.length < per && job.data?.url) {
       e.urls.push(job.data.url);
-      e.pages.push({ url: job.data.url, message: redactMessage(job.failedReason ?? ''), attempts: job.attemptsMade, at: job.finishedOn ?? null });
+      e.pages.push({
+        url: job.data.url,
+        message: redactMessage(job.failedReason ?? ''),
+        attempts: job.attemptsMade,
+        at: job.finishedOn ?? null,
+      });
     }
     groups.set(g, e);
   }
@@ -122,7 +135,8 @@ export async function sampleFailures(queue: PageQueue | readonly PageQueue[], op
  */
 export async function retryFailureGroup(parts: TaskPartitions, group: string): Promise<number> {
   const matching: CrawlJob[] = [];
-  for await (const job of failedJobs(await parts.queues(), 100_000)) if (jobFailureGroup(job) === group) matching.push(job);
+  for await (const job of failedJobs(await parts.queues(), 100_000))
+    if (jobFailureGroup(job) === group) matching.push(job);
   return retryFailedJobs(parts.redis, parts.task, matching);
 }
 
@@ -165,7 +179,20 @@ export async function retryFailedJobs(redis: Redis, task: string, jobs: readonly
     // duration jumped by however long it had been over (issue 32).
     if (state === 'finished' || state === 'stopped') {
       const finishedAt = await redis.hget(keys.meta, 'finishedAt');
-      await redis.multi().hset(keys.meta, 'state', 'running', 'reopenedAt', String(Date.now()), 'idleSince', finishedAt ?? String(Date.now())).hdel(keys.meta, 'finishedAt').unlink(keys.finalized(run)).exec();
+      await redis
+        .multi()
+        .hset(
+          keys.meta,
+          'state',
+          'running',
+          'reopenedAt',
+          String(Date.now()),
+          'idleSince',
+          finishedAt ?? String(Date.now()),
+        )
+        .hdel(keys.meta, 'finishedAt')
+        .unlink(keys.finalized(run))
+        .exec();
     }
   }
   return retried;
@@ -228,7 +255,10 @@ export function redactMessage(message: string): string {
  * The failed and skipped pages of a run (the current one by default), grouped by reason with the run's counts: one
  * read for the CLI's `failures`, its run summary and `status`, so they count as the dashboard does.
  */
-export async function readRunFailures(parts: TaskPartitions, opts: { readonly run?: string; readonly reason?: string; readonly limit?: number } = {}): Promise<RunFailures> {
+export async function readRunFailures(
+  parts: TaskPartitions,
+  opts: { readonly run?: string; readonly reason?: string; readonly limit?: number } = {},
+): Promise<RunFailures> {
   const { redis, task } = parts;
   const run = opts.run ?? (await redis.hget(taskKeys(task).meta, 'run'));
   if (!run) return { task, run: null, failed: 0, skipped: 0, groups: [] };
@@ -261,11 +291,23 @@ export async function readRunFailures(parts: TaskPartitions, opts: { readonly ru
     skippedPages.set(e.reason, list);
   }
   const groups: ReasonGroup[] = [];
-  const add = (kind: ReasonGroup['kind'], counts: Readonly<Record<string, number>>, pages: Map<string, FailedPage[]>) => {
-    const reasons = new Set([...Object.keys(counts).filter((r) => (counts[r] ?? 0) > 0 && matchesReason(r, opts.reason)), ...pages.keys()]);
+  const add = (
+    kind: ReasonGroup['kind'],
+    counts: Readonly<Record<string, number>>,
+    pages: Map<string, FailedPage[]>,
+  ) => {
+    const reasons = new Set([
+      ...Object.keys(counts).filter((r) => (counts[r] ?? 0) > 0 && matchesReason(r, opts.reason)),
+      ...pages.keys(),
+    ]);
     const mine = [...reasons].map((reason) => {
       const list = (pages.get(reason) ?? []).sort((a, b) => (b.at ?? 0) - (a.at ?? 0));
-      return { kind, reason, count: Math.max(counts[reason] ?? 0, kind === 'failed' ? list.length : 0), pages: list.slice(0, limit) };
+      return {
+        kind,
+        reason,
+        count: Math.max(counts[reason] ?? 0, kind === 'failed' ? list.length : 0),
+        pages: list.slice(0, limit),
+      };
     });
     groups.push(...mine.sort((a, b) => b.count - a.count));
   };
@@ -281,8 +323,24 @@ function httpStatusOf(message: string | undefined): number | null {
 
 function parseSkipped(raw: string): FailedPage | null {
   try {
-    const e = JSON.parse(raw) as { url: string; reason: string; message?: string; rule?: string | null; worker?: string | null; at?: number };
-    return { url: e.url, rule: e.rule ?? null, reason: e.reason, status: null, attempts: null, message: redactMessage(e.message ?? e.reason), worker: e.worker ?? null, at: e.at ?? null };
+    const e = JSON.parse(raw) as {
+      url: string;
+      reason: string;
+      message?: string;
+      rule?: string | null;
+      worker?: string | null;
+      at?: number;
+    };
+    return {
+      url: e.url,
+      rule: e.rule ?? null,
+      reason: e.reason,
+      status: null,
+      attempts: null,
+      message: redactMessage(e.message ?? e.reason),
+      worker: e.worker ?? null,
+      at: e.at ?? null,
+    };
   } catch {
     return null;
   }

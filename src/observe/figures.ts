@@ -87,7 +87,10 @@ export function skippedJobs(stats: CrawlStats): number {
  * was paused or interrupted (issue 32: a Stop's idle time was counted in the run's duration). Every duration a view
  * shows (dashboard, CLI, finish message, the run summary) is this one.
  */
-export function runElapsedMs(run: Pick<RunInfo, 'startedAt' | 'finishedAt'> & Partial<Pick<RunInfo, 'pausedMs' | 'idleSince'>>, now: number): number {
+export function runElapsedMs(
+  run: Pick<RunInfo, 'startedAt' | 'finishedAt'> & Partial<Pick<RunInfo, 'pausedMs' | 'idleSince'>>,
+  now: number,
+): number {
   const end = run.finishedAt ?? now;
   const idleNow = run.idleSince != null ? Math.max(0, end - run.idleSince) : 0;
   return Math.max(0, end - run.startedAt - (run.pausedMs ?? 0) - idleNow);
@@ -102,7 +105,9 @@ export const RATE_WINDOW_MS = 30_000;
 
 /** A rate's window in words, for every label: "last 30 s", or "average over the run" once it is over. */
 export function rateWindowText(basis: 'recent' | 'run', windowMs: number | null = RATE_WINDOW_MS): string {
-  return basis === 'run' || windowMs === null ? 'average over the run' : `last ${Math.max(1, Math.round(windowMs / 1000))} s`;
+  return basis === 'run' || windowMs === null
+    ? 'average over the run'
+    : `last ${Math.max(1, Math.round(windowMs / 1000))} s`;
 }
 
 /**
@@ -111,7 +116,10 @@ export function rateWindowText(basis: 'recent' | 'run', windowMs: number | null 
  * window filling), not its pace: a rate over them made the first ETAs over-shoot by half (issue 32, item 3). Needs
  * the run's points from its start, or 2 × RATE_WINDOW_MS of them: then every reader finds the same window.
  */
-export function recentWindowMs(finished: readonly { readonly t: number; readonly n: number }[], windowMs = RATE_WINDOW_MS): number {
+export function recentWindowMs(
+  finished: readonly { readonly t: number; readonly n: number }[],
+  windowMs = RATE_WINDOW_MS,
+): number {
   const last = finished[finished.length - 1];
   if (!last || finished[0]!.n !== 0) return windowMs;
   let from = 0;
@@ -120,7 +128,10 @@ export function recentWindowMs(finished: readonly { readonly t: number; readonly
 }
 
 /** The rate of a running total over the last `windowMs` of its points (oldest first), 0 with fewer than two. */
-export function rateOver(points: readonly { readonly t: number; readonly n: number }[], windowMs = RATE_WINDOW_MS): number {
+export function rateOver(
+  points: readonly { readonly t: number; readonly n: number }[],
+  windowMs = RATE_WINDOW_MS,
+): number {
   const last = points[points.length - 1];
   if (!last) return 0;
   let first = last;

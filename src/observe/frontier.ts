@@ -26,9 +26,17 @@ export interface FrontierCounts {
 }
 
 export async function readFrontierCounts(redis: Redis, task: string): Promise<FrontierCounts> {
-  const parts = await Promise.all((await frontiers(redis, task)).keys.map((f) => Promise.all([redis.hget(f.meta, 'n'), redis.hlen(f.transit), redis.zrange(f.bands, 0, -1)])));
+  const parts = await Promise.all(
+    (await frontiers(redis, task)).keys.map((f) =>
+      Promise.all([redis.hget(f.meta, 'n'), redis.hlen(f.transit), redis.zrange(f.bands, 0, -1)]),
+    ),
+  );
   const bands = [...new Set(parts.flatMap((p) => p[2]))].sort((a, b) => Number(a) - Number(b));
-  return { waiting: parts.reduce((a, p) => a + Number(p[0] ?? 0), 0), inWindow: parts.reduce((a, p) => a + p[1], 0), bands };
+  return {
+    waiting: parts.reduce((a, p) => a + Number(p[0] ?? 0), 0),
+    inWindow: parts.reduce((a, p) => a + p[1], 0),
+    bands,
+  };
 }
 
 export interface FrontierRow extends FrontierPage {
@@ -78,7 +86,13 @@ function row(host: string, band: string, record: string): FrontierRow {
 }
 
 export type FrontierWhere =
-  | { readonly place: 'frontier'; readonly band: string; readonly host: string; readonly ahead: number; readonly row: FrontierRow }
+  | {
+      readonly place: 'frontier';
+      readonly band: string;
+      readonly host: string;
+      readonly ahead: number;
+      readonly row: FrontierRow;
+    }
   | { readonly place: 'window'; readonly row: FrontierRow };
 
 /** Slice of a list looked at per script call (findPage.lua). */

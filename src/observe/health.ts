@@ -72,35 +72,94 @@ export interface HealthOptions {
 }
 
 /** The dashboard's snapshot of the task of `parts` (`task`: its politeness and user agent, when known). */
-export async function readHealth(parts: TaskPartitions, task: CrawlTask | { name: string; politeness?: CrawlTask['politeness']; request?: CrawlTask['request'] }, opts: HealthOptions): Promise<HealthSnapshot> {
+export async function readHealth(
+  parts: TaskPartitions,
+  task: CrawlTask | { name: string; politeness?: CrawlTask['politeness']; request?: CrawlTask['request'] },
+  opts: HealthOptions,
+): Promise<HealthSnapshot> {
   const redis = parts.redis;
   const status = await readTaskStatus(redis, task.name);
   const at = Date.now();
   const { counts, isPaused, phase } = status;
-  if (!status.run) return { task: task.name, at, run: null, stats: null, counts, isPaused, phase, history: [], failures: [], skipped: [], hosts: [], workers: await readLiveWorkers(redis, at) };
+  if (!status.run)
+    return {
+      task: task.name,
+      at,
+      run: null,
+      stats: null,
+      counts,
+      isPaused,
+      phase,
+      history: [],
+      failures: [],
+      skipped: [],
+      hosts: [],
+      workers: await readLiveWorkers(redis, at),
+    };
   // finishedAt only once the run is over (runInfoOf): a reopened run's elapsed time keeps going.
-  const run: RunHealth = { run: status.run.run, state: status.run.state, startedAt: status.run.startedAt, finishedAt: status.run.finishedAt, pausedMs: status.run.pausedMs, idleSince: status.run.idleSince };
-  const [history, tally, workers] = await Promise.all([readHistory(redis, task.name, run.run, opts.historyLast), readHostTally(redis, task.name, run.run), readLiveWorkers(redis, at)]);
+  const run: RunHealth = {
+    run: status.run.run,
+    state: status.run.state,
+    startedAt: status.run.startedAt,
+    finishedAt: status.run.finishedAt,
+    pausedMs: status.run.pausedMs,
+    idleSince: status.run.idleSince,
+  };
+  const [history, tally, workers] = await Promise.all([
+    readHistory(redis, task.name, run.run, opts.historyLast),
+    readHostTally(redis, task.name, run.run),
+    readLiveWorkers(redis, at),
+  ]);
   const stats = status.stats!;
-  const samples = opts.readFailures || !opts.previous ? await sampleFailures(await parts.queues(), { max: opts.failureSample }) : opts.previous.failures;
+  const samples =
+    opts.readFailures || !opts.previous
+      ? await sampleFailures(await parts.queues(), { max: opts.failureSample })
+      : opts.previous.failures;
   const groups = new Set([...Object.keys(stats.failures), ...samples.map((s) => s.group)]);
   const failures: FailureGroup[] = [...groups]
     .map((group) => {
       const s = samples.find((x) => x.group === group);
-      return { group, count: stats.failures[group] ?? 0, jobs: s?.jobs ?? 0, urls: s?.urls ?? [], pages: s?.pages ?? [] };
+      return {
+        group,
+        count: stats.failures[group] ?? 0,
+        jobs: s?.jobs ?? 0,
+        urls: s?.urls ?? [],
+        pages: s?.pages ?? [],
+      };
     })
     .filter((g) => g.count > 0 || g.jobs > 0)
     .sort((a, b) => Math.max(b.count, b.jobs) - Math.max(a.count, a.jobs));
   const skipped = await Promise.all(
     Object.entries(stats.skipped)
       .filter(([, n]) => n > 0)
-      .map(async ([reason, count]) => ({ reason, count, urls: await readSkippedUrls(redis, task.name, run.run, reason) })),
+      .map(async ([reason, count]) => ({
+        reason,
+        count,
+        urls: await readSkippedUrls(redis, task.name, run.run, reason),
+      })),
   );
   const hosts = await hostHealth(redis, task, tally);
-  return { task: task.name, at, run, stats, counts, isPaused, phase, history, failures, skipped, hosts, workers: workers.filter((w) => w.tasks.includes(task.name)) };
+  return {
+    task: task.name,
+    at,
+    run,
+    stats,
+    counts,
+    isPaused,
+    phase,
+    history,
+    failures,
+    skipped,
+    hosts,
+    workers: workers.filter((w) => w.tasks.includes(task.name)),
+  };
 }
 
-async function hostHealth(redis: Redis, task: Parameters<typeof readHealth>[1], tally: readonly HostTally[]): Promise<HostHealth[]> {
+async function hostHealth(
+  redis: Redis,
+  task: Parameters<typeof readHealth>[1],
+  tally: readonly HostTally[],
+): Promise<HostHealth[]> {
   const shown = tally.slice(0, 50);
   if (shown.length === 0) return [];
   const baseDelay = task.politeness?.perHost.delayMs ?? 0;
@@ -111,7 +170,12 @@ async function hostHealth(redis: Redis, task: Parameters<typeof readHealth>[1], 
   const r = await Promise.all(
     shown.map((h) => {
       const k = hostKeys(h.host);
-      return Promise.all([redis.zcount(k.active, `(${timeMs}`, '+inf'), redis.get(k.next), redis.get(robotsKey(`http://${h.host}`)), redis.get(robotsKey(`https://${h.host}`))]).catch(() => []);
+      return Promise.all([
+        redis.zcount(k.active, `(${timeMs}`, '+inf'),
+        redis.get(k.next),
+        redis.get(robotsKey(`http://${h.host}`)),
+        redis.get(robotsKey(`https://${h.host}`)),
+      ]).catch(() => []);
     }),
   );
   return shown.map((h, i) => {
@@ -126,7 +190,13 @@ async function hostHealth(redis: Redis, task: Parameters<typeof readHealth>[1], 
       }
     }
     const next = Number(v(1) ?? 0);
-    return { ...h, inFlight: Number(v(0) ?? 0), delayMs: Math.max(baseDelay, crawlDelayMs ?? 0), crawlDelayMs, nextInMs: Math.max(0, next - timeMs) };
+    return {
+      ...h,
+      inFlight: Number(v(0) ?? 0),
+      delayMs: Math.max(baseDelay, crawlDelayMs ?? 0),
+      crawlDelayMs,
+      nextInMs: Math.max(0, next - timeMs),
+    };
   });
 }
 

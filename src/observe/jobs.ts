@@ -53,7 +53,8 @@ export function readPageJob(parts: TaskPartitions, run: string, url: string): Pr
  */
 export function jobDocument(r: JobRecord): Record<string, unknown> {
   const iso = (t: number | undefined) => (t ? new Date(t).toISOString() : null);
-  const seconds = (from: number | undefined, to: number | undefined) => (from && to ? `${((to - from) / 1000).toFixed(1)} s` : null);
+  const seconds = (from: number | undefined, to: number | undefined) =>
+    from && to ? `${((to - from) / 1000).toFixed(1)} s` : null;
   return {
     id: r.id,
     queue: r.queue,
@@ -70,6 +71,15 @@ export function jobDocument(r: JobRecord): Record<string, unknown> {
     },
     returnvalue: r.returnvalue,
     data: r.data,
-    ...(r.stacktrace?.length ? { stacktraces: r.stacktrace.map((st) => st.split('\n').map((l) => l.trim()).filter(Boolean)) } : {}),
+    ...(r.stacktrace?.length
+      ? {
+          stacktraces: r.stacktrace.map((st) =>
+            st
+              .split('\n')
+              .map((l) => l.trim())
+              .filter(Boolean),
+          ),
+        }
+      : {}),
   };
 }

@@ -63,7 +63,10 @@ export async function recordSample(redis: Redis, task: string, now = Date.now())
   // The job counts through the one read every view uses (taskStatus.ts), beside the run's counters, both summed over
   // the run's partitions (frontier/layout.ts).
   const tags = layout.tags;
-  const [stats, counts] = await Promise.all([readRunStats(redis, task, run, layout), readJobCounts(redis, task, layout)]);
+  const [stats, counts] = await Promise.all([
+    readRunStats(redis, task, run, layout),
+    readJobCounts(redis, task, layout),
+  ]);
   const sample: MetricSample = {
     t: now,
     done: stats.done,
@@ -80,7 +83,9 @@ export async function recordSample(redis: Redis, task: string, now = Date.now())
   await appendSample(redis, mk, sample);
   // The workers' tally lives as long as the samples: the task's own (skips, failures, its partition's pages) expires
   // with them in appendSample, the other partitions' each in its own slot.
-  await Promise.all(tags.slice(1).map((tag) => redis.pexpire(partitionKeys(task, tag).hosts(run), TTL_MS))).catch(() => undefined);
+  await Promise.all(tags.slice(1).map((tag) => redis.pexpire(partitionKeys(task, tag).hosts(run), TTL_MS))).catch(
+    () => undefined,
+  );
   return sample;
 }
 
@@ -141,7 +146,9 @@ export async function readHostTally(redis: Redis, task: string, run: string): Pr
     if (what === 'done' || what === 'skipped' || what === 'failed') e[what] += Number(n);
     byHost.set(host, e);
   }
-  return [...byHost].map(([host, e]) => ({ host, ...e })).sort((a, b) => b.done + b.failed + b.skipped - (a.done + a.failed + a.skipped));
+  return [...byHost]
+    .map(([host, e]) => ({ host, ...e }))
+    .sort((a, b) => b.done + b.failed + b.skipped - (a.done + a.failed + a.skipped));
 }
 
 export async function readSkippedUrls(redis: Redis, task: string, run: string, reason: string): Promise<string[]> {
@@ -213,14 +220,33 @@ export interface Eta {
  */
 export function estimateEta(samples: readonly MetricSample[], left: number | null, windowMs = RATE_WINDOW_MS): Eta {
   const last = samples[samples.length - 1];
-  if (!last) return { state: left === 0 ? 'drained' : 'estimating', seconds: left === 0 ? 0 : null, completionRate: 0, discoveryRate: 0, pending: left ?? 0 };
+  if (!last)
+    return {
+      state: left === 0 ? 'drained' : 'estimating',
+      seconds: left === 0 ? 0 : null,
+      completionRate: 0,
+      discoveryRate: 0,
+      pending: left ?? 0,
+    };
   const pending = left ?? pendingOf(last);
-  const c = rateOver(samples.map((x) => ({ t: x.t, n: finishedOf(x) })), windowMs);
-  const d = rateOver(samples.map((x) => ({ t: x.t, n: x.enqueued })), windowMs);
+  const c = rateOver(
+    samples.map((x) => ({ t: x.t, n: finishedOf(x) })),
+    windowMs,
+  );
+  const d = rateOver(
+    samples.map((x) => ({ t: x.t, n: x.enqueued })),
+    windowMs,
+  );
   const base = { completionRate: c, discoveryRate: d, pending };
   if (pending === 0) return { ...base, state: 'drained', seconds: 0 };
   // No page finished yet: no rate to speak of (not a stall).
-  if (samples.length < 2 || last.t - samples[0]!.t < MIN_ETA_SPAN_MS || finishedOf(last) === 0 || windowMs < MIN_ETA_WINDOW_MS) return { ...base, state: 'estimating', seconds: null };
+  if (
+    samples.length < 2 ||
+    last.t - samples[0]!.t < MIN_ETA_SPAN_MS ||
+    finishedOf(last) === 0 ||
+    windowMs < MIN_ETA_WINDOW_MS
+  )
+    return { ...base, state: 'estimating', seconds: null };
   if (c === 0) return { ...base, state: 'stalled', seconds: null };
   return { ...base, state: 'ok', seconds: pending / c };
 }

@@ -26,12 +26,22 @@ export interface RatesInput extends Pick<HealthSnapshot, 'stats' | 'history' | '
 export function runRates(h: RatesInput): RunRates {
   const elapsedMs = h.run ? runElapsedMs(h.run, h.at) : 0;
   const secs = Math.max(1, elapsedMs / 1000);
-  if (!h.going) return { pagesPerSec: finishedPages(h.stats).total / secs, itemsPerSec: (h.stats?.items ?? 0) / secs, elapsedMs, basis: 'run', windowMs: null };
+  if (!h.going)
+    return {
+      pagesPerSec: finishedPages(h.stats).total / secs,
+      itemsPerSec: (h.stats?.items ?? 0) / secs,
+      elapsedMs,
+      basis: 'run',
+      windowMs: null,
+    };
   const finished = h.history.map((x) => ({ t: x.t, n: finishedOf(x) }));
   const windowMs = recentWindowMs(finished);
   return {
     pagesPerSec: rateOver(finished, windowMs),
-    itemsPerSec: rateOver(h.history.map((x) => ({ t: x.t, n: x.items })), windowMs),
+    itemsPerSec: rateOver(
+      h.history.map((x) => ({ t: x.t, n: x.items })),
+      windowMs,
+    ),
     elapsedMs,
     basis: 'recent',
     windowMs,

@@ -21,14 +21,22 @@ export async function readTaskScaling(redis: Redis, task: string): Promise<TaskS
   const [beats, processes] = await Promise.all([readLiveWorkers(redis), readProcessScale(redis, task)]);
   const workers = beats
     .filter((b) => b.tasks.includes(task))
-    .map((b) => ({ id: b.id, concurrency: b.concurrency, loopBusy: typeof b.loopBusy === 'number' ? b.loopBusy : null, autoscale: b.autoscale ?? null }));
+    .map((b) => ({
+      id: b.id,
+      concurrency: b.concurrency,
+      loopBusy: typeof b.loopBusy === 'number' ? b.loopBusy : null,
+      autoscale: b.autoscale ?? null,
+    }));
   return { workers, processes };
 }
 
 /** The lines `status` prints: one per live worker, its last decision under it, and the processes' decision. */
 export function scalingLines(s: TaskScaling, now: number): string[] {
   const lines: string[] = [];
-  if (s.workers.length > 0) lines.push(`workers: ${s.workers.length} live, ${s.workers.reduce((n, w) => n + w.concurrency, 0)} request(s) in flight at most`);
+  if (s.workers.length > 0)
+    lines.push(
+      `workers: ${s.workers.length} live, ${s.workers.reduce((n, w) => n + w.concurrency, 0)} request(s) in flight at most`,
+    );
   for (const w of s.workers) {
     const range = w.autoscale ? ` (autoscaled ${w.autoscale.min}..${w.autoscale.max}, peak ${w.autoscale.peak})` : '';
     const busy = w.loopBusy !== null ? `, event loop ${Math.round(w.loopBusy * 100)}% busy` : '';
@@ -36,7 +44,10 @@ export function scalingLines(s: TaskScaling, now: number): string[] {
     if (w.autoscale?.last) lines.push(`    last change ${ago(now - w.autoscale.last.at)}: ${w.autoscale.last.reason}`);
     if (w.autoscale?.now && w.autoscale.now !== w.autoscale.last?.reason) lines.push(`    now: ${w.autoscale.now}`);
   }
-  if (s.processes) lines.push(`local worker processes ${s.processes.min}..${s.processes.max}, last change ${ago(now - s.processes.at)}: ${s.processes.reason}`);
+  if (s.processes)
+    lines.push(
+      `local worker processes ${s.processes.min}..${s.processes.max}, last change ${ago(now - s.processes.at)}: ${s.processes.reason}`,
+    );
   return lines;
 }
 

@@ -1,7 +1,16 @@
 import type { Redis } from '../redis/connect';
 import type { CrawlStats, JobCounts, RunInfo } from '../frontier/types';
 import { readLiveWorkers, WORKER_SILENT_AFTER_MS, type WorkerBeat } from '../frontier/fleet';
-import { describeQueue, finishedPages, queuedJobs, RATE_WINDOW_MS, rateWindowText, runElapsedMs, waitingPages, type FinishedPages } from './figures';
+import {
+  describeQueue,
+  finishedPages,
+  queuedJobs,
+  RATE_WINDOW_MS,
+  rateWindowText,
+  runElapsedMs,
+  waitingPages,
+  type FinishedPages,
+} from './figures';
 import { estimateEta, readHistory, type EtaState, type MetricSample } from './metrics';
 import { runRates, type RunRates } from './rates';
 import { phaseWord, type RunPhase } from './runPhase';
@@ -35,7 +44,13 @@ export interface TaskFigures {
   /** Crawling time: paused, interrupted and stopped time left out (figures.ts runElapsedMs). */
   readonly elapsedMs: number;
   /** Pages that can still make work: waiting (the frontier's and BullMQ's), active, delayed; total is "queue N". */
-  readonly queue: { readonly waiting: number; readonly active: number; readonly delayed: number; readonly total: number; readonly text: string };
+  readonly queue: {
+    readonly waiting: number;
+    readonly active: number;
+    readonly delayed: number;
+    readonly total: number;
+    readonly text: string;
+  };
   /** Pages the run got through, by how they ended (the run's counters). */
   readonly pages: FinishedPages;
   readonly items: number;
@@ -51,7 +66,13 @@ export interface TaskFigures {
 /** A task's figures from what was read of it: the same input gives the same figures in every view. */
 export function taskFigures(i: FiguresInput): TaskFigures {
   const total = queuedJobs(i.counts);
-  const queue = { waiting: waitingPages(i.counts), active: i.counts.active, delayed: i.counts.delayed, total, text: describeQueue(i.counts) };
+  const queue = {
+    waiting: waitingPages(i.counts),
+    active: i.counts.active,
+    delayed: i.counts.delayed,
+    total,
+    text: describeQueue(i.counts),
+  };
   // Going: running, and driven or worked on. A run reopened by a retry or an enqueue that nobody drives nor works on
   // has a rate as a paused one does: its average, not the last seconds of history that nothing adds to.
   const idle = i.phase.kind === 'running' && i.phase.driver === null && i.phase.workers === 0;
@@ -62,8 +83,16 @@ export function taskFigures(i: FiguresInput): TaskFigures {
   const e = estimateEta(i.history, total, rates.windowMs ?? RATE_WINDOW_MS);
   // A running run whose pages no worker takes (a retry or an enqueue reopened it, its driver is gone) has no rate to
   // estimate from: it says so rather than "estimating" for ever (issue 32, item 4).
-  const working = !idle && (i.workers === undefined || i.workers.some((w) => i.at - w.lastSeen <= WORKER_SILENT_AFTER_MS));
-  const state: EtaFigureState = i.phase.kind !== 'running' ? (i.phase.kind === 'none' ? 'none' : i.phase.kind) : !working && total > 0 ? 'no-worker' : e.state;
+  const working =
+    !idle && (i.workers === undefined || i.workers.some((w) => i.at - w.lastSeen <= WORKER_SILENT_AFTER_MS));
+  const state: EtaFigureState =
+    i.phase.kind !== 'running'
+      ? i.phase.kind === 'none'
+        ? 'none'
+        : i.phase.kind
+      : !working && total > 0
+        ? 'no-worker'
+        : e.state;
   return {
     phase: phaseWord(i.phase),
     elapsedMs: i.run ? runElapsedMs(i.run, i.at) : 0,
@@ -88,6 +117,9 @@ export async function readTaskFigures(redis: Redis, task: string, now = Date.now
 
 /** The figures of a status just read (readTaskStatus), with the history and the beats they need besides. */
 export async function figuresOf(redis: Redis, status: TaskStatus, now = Date.now()): Promise<TaskFigures> {
-  const [history, workers] = await Promise.all([status.run ? readHistory(redis, status.task, status.run.run, HISTORY_FOR_RATE) : [], readLiveWorkers(redis, now)]);
+  const [history, workers] = await Promise.all([
+    status.run ? readHistory(redis, status.task, status.run.run, HISTORY_FOR_RATE) : [],
+    readLiveWorkers(redis, now),
+  ]);
   return taskFigures({ ...status, at: now, history, workers: workers.filter((w) => w.tasks.includes(status.task)) });
 }

@@ -23,14 +23,33 @@ export async function readJobCounts(redis: Redis, task: string, layout?: TaskLay
   const tags = (layout ?? (await readLayout(redis, task))).tags;
   const parts = await Promise.all(tags.map((tag) => readPartitionCounts(redis, task, tag)));
   const sum = (k: keyof JobCounts) => parts.reduce((a, c) => a + c[k], 0);
-  return { frontier: sum('frontier'), waiting: sum('waiting'), prioritized: sum('prioritized'), active: sum('active'), delayed: sum('delayed'), completed: sum('completed'), failed: sum('failed') };
+  return {
+    frontier: sum('frontier'),
+    waiting: sum('waiting'),
+    prioritized: sum('prioritized'),
+    active: sum('active'),
+    delayed: sum('delayed'),
+    completed: sum('completed'),
+    failed: sum('failed'),
+  };
 }
 
 /** One partition's counts, in one round trip to its node (its keys share a slot). */
 async function readPartitionCounts(redis: Redis, task: string, tag: string): Promise<JobCounts> {
   const k = partitionKeys(task, tag);
   const b = k.bull;
-  const r = (await redis.pipeline().llen(b.wait).llen(b.paused).zcard(b.prioritized).llen(b.active).zcard(b.delayed).zcard(b.completed).zcard(b.failed).hget(k.frontier.meta, 'n').exec()) ?? [];
+  const r =
+    (await redis
+      .pipeline()
+      .llen(b.wait)
+      .llen(b.paused)
+      .zcard(b.prioritized)
+      .llen(b.active)
+      .zcard(b.delayed)
+      .zcard(b.completed)
+      .zcard(b.failed)
+      .hget(k.frontier.meta, 'n')
+      .exec()) ?? [];
   const n = (i: number) => {
     const [err, v] = r[i] ?? [null, 0];
     if (err) throw err;
@@ -38,7 +57,15 @@ async function readPartitionCounts(redis: Redis, task: string, tag: string): Pro
   };
   // BullMQ 6 keeps paused jobs in `wait`; older queues may still hold a `paused` list.
   // Pages waiting in the compact frontier are not jobs yet (issue 19): its meta counts them.
-  return { frontier: n(7), waiting: n(0) + n(1), prioritized: n(2), active: n(3), delayed: n(4), completed: n(5), failed: n(6) };
+  return {
+    frontier: n(7),
+    waiting: n(0) + n(1),
+    prioritized: n(2),
+    active: n(3),
+    delayed: n(4),
+    completed: n(5),
+    failed: n(6),
+  };
 }
 
 /** What every view shows of a task: its status, and whether its run is alive (runPhase.ts). */
@@ -52,10 +79,20 @@ export interface TaskStatus extends CrawlStatus {
  */
 export async function readTaskStatus(redis: Redis, task: string): Promise<TaskStatus> {
   const keys = taskKeys(task);
-  const [{ run, layout }, paused, holder] = await Promise.all([readRunAndLayout(redis, task), redis.hexists(keys.bull.meta, 'paused'), readLeaseHolder(redis, task)]);
-  const [counts, stats] = await Promise.all([readJobCounts(redis, task, layout), run ? readRunStats(redis, task, run.run, layout) : null]);
+  const [{ run, layout }, paused, holder] = await Promise.all([
+    readRunAndLayout(redis, task),
+    redis.hexists(keys.bull.meta, 'paused'),
+    readLeaseHolder(redis, task),
+  ]);
+  const [counts, stats] = await Promise.all([
+    readJobCounts(redis, task, layout),
+    run ? readRunStats(redis, task, run.run, layout) : null,
+  ]);
   const isPaused = paused === 1;
   const driver: RunDriver | null = holder ? { holder, gone: isHolderGone(holder) } : null;
-  const working = needsWorkerCount(run, isPaused, driver) ? (await readLiveWorkers(redis)).filter((w) => w.tasks.includes(task) && !(w.parent && isHolderGone(w.parent))).length : 0;
+  const working = needsWorkerCount(run, isPaused, driver)
+    ? (await readLiveWorkers(redis)).filter((w) => w.tasks.includes(task) && !(w.parent && isHolderGone(w.parent)))
+        .length
+    : 0;
   return { task, run, stats, counts, isPaused, phase: runPhase(run, isPaused, driver, working) };
 }

@@ -44,7 +44,13 @@ export const WORKER_RATE_WINDOW = 'between its last two heartbeats';
  * monitor (issue 32: "seen 11 s ago" in one view beside "1m0s" in another, a tree item never re-drawn).
  * live: beating; silent: no beat for WORKER_SILENT_AFTER_MS (shown as gone); gone: past WORKER_GONE_AFTER_MS.
  */
-export function workerSeen(beat: Pick<WorkerBeat, 'lastSeen'>, now: number): { readonly lastSeenAgoMs: number; readonly state: 'live' | 'silent' | 'gone' } {
+export function workerSeen(
+  beat: Pick<WorkerBeat, 'lastSeen'>,
+  now: number,
+): { readonly lastSeenAgoMs: number; readonly state: 'live' | 'silent' | 'gone' } {
   const ago = Math.max(0, now - beat.lastSeen);
-  return { lastSeenAgoMs: ago, state: isWorkerGone(beat, now) ? 'gone' : ago > WORKER_SILENT_AFTER_MS ? 'silent' : 'live' };
+  return {
+    lastSeenAgoMs: ago,
+    state: isWorkerGone(beat, now) ? 'gone' : ago > WORKER_SILENT_AFTER_MS ? 'silent' : 'live',
+  };
 }

@@ -25,7 +25,8 @@ const HINTS: Record<RedisFailureCause, string> = {
   timeout: 'check the host and port, and that nothing drops the connection (firewall, security group, VPN)',
   auth: 'check the password (and ACL user): in $CRAWL_STUDIO_REDIS, or $CRAWL_STUDIO_REDIS_PASSWORD with --sentinel and --cluster',
   tls: 'rediss:// needs a TLS port and redis:// a plain one; check the scheme, the port and the certificate',
-  topology: 'use redis+cluster:// (--cluster) for a Redis Cluster, redis:// for a single node, and the master name the sentinels know',
+  topology:
+    'use redis+cluster:// (--cluster) for a Redis Cluster, redis:// for a single node, and the master name the sentinels know',
   other: 'check the target',
 };
 
@@ -68,17 +69,27 @@ function classifyRedisError(err: unknown): { cause: RedisFailureCause; detail: s
   // ioredis's Sentinel connector: "All sentinels are unreachable… Last error: <why the last one failed>".
   const last = /All sentinels are unreachable.*? Last error: (.*)$/s.exec(msg);
   if (last) {
-    if (/unknown command.*sentinel/i.test(last[1]!)) return { cause: 'topology', detail: 'a sentinel address answered as a Redis node, not a sentinel' };
+    if (/unknown command.*sentinel/i.test(last[1]!))
+      return { cause: 'topology', detail: 'a sentinel address answered as a Redis node, not a sentinel' };
     const inner2 = classifyRedisError(new Error(last[1]));
     return inner2.cause === 'other' ? { cause: 'refused', detail: firstWords(last[1]!) } : inner2;
   }
-  if (/WRONGPASS|NOAUTH|invalid password|invalid username-password|AUTH.*(without any password|failed)/i.test(msg)) return { cause: 'auth', detail: firstWords(msg) };
-  if (/cluster support disabled/i.test(msg)) return { cause: 'topology', detail: 'a Redis Cluster client reached a node that is not in cluster mode' };
-  if (/No such master|master .*unknown|not (a )?known master/i.test(msg)) return { cause: 'topology', detail: firstWords(msg) };
-  if (code === 'ECONNREFUSED' || /ECONNREFUSED|All sentinels are unreachable/i.test(msg)) return { cause: 'refused', detail: '' };
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || /ENOTFOUND|EAI_AGAIN/.test(msg)) return { cause: 'name', detail: '' };
+  if (/WRONGPASS|NOAUTH|invalid password|invalid username-password|AUTH.*(without any password|failed)/i.test(msg))
+    return { cause: 'auth', detail: firstWords(msg) };
+  if (/cluster support disabled/i.test(msg))
+    return { cause: 'topology', detail: 'a Redis Cluster client reached a node that is not in cluster mode' };
+  if (/No such master|master .*unknown|not (a )?known master/i.test(msg))
+    return { cause: 'topology', detail: firstWords(msg) };
+  if (code === 'ECONNREFUSED' || /ECONNREFUSED|All sentinels are unreachable/i.test(msg))
+    return { cause: 'refused', detail: '' };
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || /ENOTFOUND|EAI_AGAIN/.test(msg))
+    return { cause: 'name', detail: '' };
   if (code === 'ETIMEDOUT' || /ETIMEDOUT|timed? ?out/i.test(msg)) return { cause: 'timeout', detail: '' };
-  if (/^ERR_SSL|^ERR_TLS|EPROTO|CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code) || /TLS|SSL|certificate|wrong version number/i.test(msg)) return { cause: 'tls', detail: firstWords(msg) };
+  if (
+    /^ERR_SSL|^ERR_TLS|EPROTO|CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code) ||
+    /TLS|SSL|certificate|wrong version number/i.test(msg)
+  )
+    return { cause: 'tls', detail: firstWords(msg) };
   return { cause: 'other', detail: firstWords(msg) || code };
 }
 
@@ -104,7 +115,15 @@ export async function checkRedis(text: string, timeoutMs = CHECK_TIMEOUT_MS): Pr
     const s = Math.round(timeoutMs / 1000);
     // A TLS client on a plain port waits for a handshake that never comes: said as what it most likely is.
     const tls = /^rediss(\+|:)/.test(text);
-    timer = setTimeout(() => reject(tls ? new RedisConnectError(shown, 'tls', `no TLS handshake in ${s} s: is it a TLS port?`) : new RedisConnectError(shown, 'timeout', `no answer in ${s} s`)), timeoutMs);
+    timer = setTimeout(
+      () =>
+        reject(
+          tls
+            ? new RedisConnectError(shown, 'tls', `no TLS handshake in ${s} s: is it a TLS port?`)
+            : new RedisConnectError(shown, 'timeout', `no answer in ${s} s`),
+        ),
+      timeoutMs,
+    );
   });
   try {
     await Promise.race([timeout, probe(target, shown, timeoutMs, (c) => (client = c))]);
@@ -121,7 +140,14 @@ export async function checkRedis(text: string, timeoutMs = CHECK_TIMEOUT_MS): Pr
 async function probe(target: RedisTarget, shown: string, timeoutMs: number, opened: (c: Redis) => void): Promise<void> {
   // The first error is the cause: with no reconnect, later ones are only "Connection is closed".
   let first: unknown;
-  const client = connectTarget(target, { lazyConnect: true, retryStrategy: () => null, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, enableOfflineQueue: false, connectionName: 'crawl-studio-check' });
+  const client = connectTarget(target, {
+    lazyConnect: true,
+    retryStrategy: () => null,
+    connectTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    connectionName: 'crawl-studio-check',
+  });
   opened(client);
   client.on('error', (err) => (first ??= err));
   try {
@@ -132,7 +158,8 @@ async function probe(target: RedisTarget, shown: string, timeoutMs: number, open
   }
   if (target.kind === 'node' && !isCluster(client)) {
     const info = await client.info('cluster').catch(() => '');
-    if (/cluster_enabled:1/.test(info)) throw new RedisConnectError(shown, 'topology', 'it is a Redis Cluster node: name it as redis+cluster://');
+    if (/cluster_enabled:1/.test(info))
+      throw new RedisConnectError(shown, 'topology', 'it is a Redis Cluster node: name it as redis+cluster://');
   }
 }
 
@@ -154,7 +181,11 @@ function retryDelaySeconds(attempt: number): number {
  * Celery worker does ("cannot connect to redis://h:6379: connection refused; trying again in 2 s (attempt 2)"). A
  * cause that waiting cannot cure (a wrong password, TLS, the wrong deployment) rejects at once.
  */
-export async function waitForRedis(text: string, say: (line: string) => void, timeoutMs = CHECK_TIMEOUT_MS): Promise<void> {
+export async function waitForRedis(
+  text: string,
+  say: (line: string) => void,
+  timeoutMs = CHECK_TIMEOUT_MS,
+): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
       await checkRedis(text, timeoutMs);
@@ -178,7 +209,11 @@ export interface ConnectionWatch {
  * Says each reconnect of an engine connection (connect.ts reconnects forever) with its cause and attempt, and when
  * it is back with how long it was gone: a Redis lost mid-run is said as a Redis missing at the start is.
  */
-export function watchConnection(client: Redis, text: string, say: (level: 'warn' | 'info', line: string) => void): ConnectionWatch {
+export function watchConnection(
+  client: Redis,
+  text: string,
+  say: (level: 'warn' | 'info', line: string) => void,
+): ConnectionWatch {
   const shown = describeTarget(text);
   let lastError: unknown;
   let downSince = 0;

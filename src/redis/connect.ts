@@ -79,7 +79,10 @@ export function connectTarget(target: RedisTarget, extra: RedisOptions = {}): Re
         lazyConnect: extra.lazyConnect ?? false,
         ...(extra.connectTimeout ? { slotsRefreshTimeout: extra.connectTimeout } : {}),
       };
-      client = new Cluster(target.nodes.map((n) => ({ host: n.host, port: n.port })), options);
+      client = new Cluster(
+        target.nodes.map((n) => ({ host: n.host, port: n.port })),
+        options,
+      );
       break;
     }
   }
@@ -97,7 +100,9 @@ export function connectTarget(target: RedisTarget, extra: RedisOptions = {}): Re
  */
 export function isConnectionDrop(err: unknown): boolean {
   const m = err instanceof Error ? err.message : String(err);
-  return /^(Connection is closed|Failed to refresh slots cache|None of startup nodes is available|Cluster isn't ready|Too many Cluster redirections|Stream isn't writeable)|^(CLUSTERDOWN|LOADING|TRYAGAIN|MASTERDOWN)\b|\b(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT)\b/.test(m);
+  return /^(Connection is closed|Failed to refresh slots cache|None of startup nodes is available|Cluster isn't ready|Too many Cluster redirections|Stream isn't writeable)|^(CLUSTERDOWN|LOADING|TRYAGAIN|MASTERDOWN)\b|\b(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT)\b/.test(
+    m,
+  );
 }
 
 /** True for a Redis Cluster connection (ioredis's Cluster). */

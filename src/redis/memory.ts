@@ -31,7 +31,11 @@ export interface RedisMemory {
 export async function readMemory(redis: Pick<Redis, 'info'>): Promise<RedisMemory> {
   const info = await redis.info('memory');
   const field = (name: string) => new RegExp(`^${name}:(\\S+)`, 'm').exec(info)?.[1] ?? '';
-  return { used: Number(field('used_memory')) || 0, max: Number(field('maxmemory')) || 0, policy: field('maxmemory_policy') || 'noeviction' };
+  return {
+    used: Number(field('used_memory')) || 0,
+    max: Number(field('maxmemory')) || 0,
+    policy: field('maxmemory_policy') || 'noeviction',
+  };
 }
 
 /** Over its limit, Redis refuses every write that may grow its memory. */
@@ -52,7 +56,10 @@ export class RedisFullError extends Error {
     readonly where: string,
     readonly task: string,
   ) {
-    const figures = memory && memory.max > 0 ? `used_memory ${formatBytes(memory.used)} of maxmemory ${formatBytes(memory.max)}, policy ${memory.policy}` : 'its maxmemory limit';
+    const figures =
+      memory && memory.max > 0
+        ? `used_memory ${formatBytes(memory.used)} of maxmemory ${formatBytes(memory.max)}, policy ${memory.policy}`
+        : 'its maxmemory limit';
     super(
       `Redis is full: it refused the crawl's writes (OOM, ${figures}; first seen by ${where}). The run of task '${task}' stopped ` +
         `and stays resumable: pages being finished were not completed, and links whose discovery Redis refused are found ` +

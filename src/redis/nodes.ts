@@ -10,7 +10,8 @@ export async function* scanKeys(redis: Redis, match: string, count = 1000): Asyn
   if (isCluster(redis) && redis.status !== 'ready') await redis.ping();
   const nodes: NodeClient[] = isCluster(redis) ? redis.nodes('master') : [redis];
   for (const node of nodes) {
-    for await (const batch of node.scanStream({ match, count }) as AsyncIterable<string[]>) if (batch.length > 0) yield batch;
+    for await (const batch of node.scanStream({ match, count }) as AsyncIterable<string[]>)
+      if (batch.length > 0) yield batch;
   }
 }
 

@@ -84,7 +84,15 @@ async function startOrReuse(opts: ManagedRedisOptions): Promise<ManagedRedis> {
   let note: string | null = null;
   if (existing && isAlive(existing.pid) && (await answersPing(existing.port))) {
     if (existing.owner === undefined || otherUsersAlive(opts.dataDir, existing.owner)) {
-      return { url: `redis://127.0.0.1:${existing.port}`, pid: existing.pid, owned: false, note, exited: new Promise(() => undefined), stop: async () => release(opts.dataDir, existing.pid), abandon: () => release(opts.dataDir, existing.pid) };
+      return {
+        url: `redis://127.0.0.1:${existing.port}`,
+        pid: existing.pid,
+        owned: false,
+        note,
+        exited: new Promise(() => undefined),
+        stop: async () => release(opts.dataDir, existing.pid),
+        abandon: () => release(opts.dataDir, existing.pid),
+      };
     }
     // Every process that used it died (killed with SIGKILL, and its watchdog too): left over, it would hold the
     // folder's data for nobody. SIGTERM writes its append-only file; the new server reads it.
@@ -99,19 +107,29 @@ async function startOrReuse(opts: ManagedRedisOptions): Promise<ManagedRedis> {
   const port = existing && (await portIsFree(existing.port)) ? existing.port : await freePort();
   const persistent = opts.persistent ?? true;
   const args = [
-    '--port', String(port),
-    '--bind', '127.0.0.1',
-    '--dir', opts.dataDir,
-    '--save', '',
-    '--appendonly', persistent ? 'yes' : 'no',
-    '--appendfsync', 'everysec',
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    opts.dataDir,
+    '--save',
+    '',
+    '--appendonly',
+    persistent ? 'yes' : 'no',
+    '--appendfsync',
+    'everysec',
     // Dedup buckets are sets of integers; a higher intset limit keeps them compact in larger crawls.
-    '--set-max-intset-entries', '2048',
-    '--daemonize', 'no',
+    '--set-max-intset-entries',
+    '2048',
+    '--daemonize',
+    'no',
   ];
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: false });
   stopOnExit(child, opts.dataDir);
-  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   let output = '';
   child.stdout.on('data', (b: Buffer) => (output = (output + b.toString()).slice(-4000)));
   child.stderr.on('data', (b: Buffer) => (output = (output + b.toString()).slice(-4000)));
@@ -126,7 +144,10 @@ async function startOrReuse(opts: ManagedRedisOptions): Promise<ManagedRedis> {
   // Written before its watchdog starts, which goes away when the file names another server.
   writeFileSync(stateFile, JSON.stringify({ pid: child.pid!, port, owner: process.pid } satisfies ServerFile));
   const watchdog = startWatchdog(opts.dataDir, child.pid!) ?? undefined;
-  writeFileSync(stateFile, JSON.stringify({ pid: child.pid!, port, owner: process.pid, watchdog } satisfies ServerFile));
+  writeFileSync(
+    stateFile,
+    JSON.stringify({ pid: child.pid!, port, owner: process.pid, watchdog } satisfies ServerFile),
+  );
   const dir = opts.dataDir;
   return {
     url: `redis://127.0.0.1:${port}`,
@@ -146,7 +167,8 @@ async function startOrReuse(opts: ManagedRedisOptions): Promise<ManagedRedis> {
       }),
     abandon: () => {
       removeUser(dir);
-      if (child.exitCode === null && child.signalCode === null && !otherUsersAlive(dir, process.pid)) child.kill('SIGTERM');
+      if (child.exitCode === null && child.signalCode === null && !otherUsersAlive(dir, process.pid))
+        child.kill('SIGTERM');
     },
   };
 }
@@ -197,7 +219,9 @@ function stopOnExit(child: ChildProcess, dir: string): void {
   if (!exitHook) {
     exitHook = true;
     process.once('exit', () => {
-      for (const c of owned) if (c.exitCode === null && c.signalCode === null && !otherUsersAlive(dirOf.get(c) ?? '', process.pid)) c.kill('SIGTERM');
+      for (const c of owned)
+        if (c.exitCode === null && c.signalCode === null && !otherUsersAlive(dirOf.get(c) ?? '', process.pid))
+          c.kill('SIGTERM');
     });
   }
 }
@@ -209,7 +233,6 @@ function readServerFile(path: string): ServerFile | null {
     return null;
   }
 }
-
 
 function answersPing(port: number): Promise<boolean> {
   return new Promise((resolve) => {

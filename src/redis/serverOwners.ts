@@ -1,5 +1,15 @@
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeSync, existsSync } from 'node:fs';
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+  existsSync,
+} from 'node:fs';
 import { join } from 'node:path';
 
 // Who may start, use and stop a project folder's private redis-server (server.ts). Two processes starting at once
@@ -55,7 +65,10 @@ export async function withStartLock<T>(dir: string, fn: () => Promise<T>): Promi
       }
       continue;
     }
-    if (Date.now() > deadline) throw new Error(`the private redis-server of ${dir} is being started by pid ${readPid(path)} for over ${LOCK_WAIT_MS / 1000} s (${path})`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `the private redis-server of ${dir} is being started by pid ${readPid(path)} for over ${LOCK_WAIT_MS / 1000} s (${path})`,
+      );
     await new Promise((r) => setTimeout(r, 50));
   }
   try {
@@ -121,7 +134,9 @@ export function removeUser(dir: string, pid = process.pid): void {
 
 function userPids(dir: string): number[] {
   try {
-    return readdirSync(join(dir, 'users')).map(Number).filter((n) => Number.isInteger(n) && n > 0);
+    return readdirSync(join(dir, 'users'))
+      .map(Number)
+      .filter((n) => Number.isInteger(n) && n > 0);
   } catch {
     return [];
   }

@@ -18,7 +18,10 @@ export function crawlFinishedMessage(task: Pick<CrawlTask, 'name' | 'scope'>, st
  * The one message for how a crawl ended (issue 32: a Stop showed "stopped…" and "finished: 90 pages…" at once):
  * finished, stopped (Stop Crawl ended the run: Start begins a new one) or interrupted (left to resume).
  */
-export function crawlEndMessage(task: Pick<CrawlTask, 'name' | 'scope'>, result: { readonly outcome: RunOutcome; readonly status: { readonly stats: CrawlStats | null } }): string {
+export function crawlEndMessage(
+  task: Pick<CrawlTask, 'name' | 'scope'>,
+  result: { readonly outcome: RunOutcome; readonly status: { readonly stats: CrawlStats | null } },
+): string {
   const stats = result.status.stats;
   switch (result.outcome) {
     case 'finished':
@@ -51,8 +54,14 @@ function limitsThatCut(task: Pick<CrawlTask, 'scope'>, stats: CrawlStats | null)
   if (!stats) return [];
   const out: string[] = [];
   const overPages = stats.skipped.limit ?? 0;
-  if (overPages > 0) out.push(`scope.maxPages (${task.scope.maxPages}) stopped it: ${overPages} more link${overPages === 1 ? '' : 's'} were not crawled.`);
+  if (overPages > 0)
+    out.push(
+      `scope.maxPages (${task.scope.maxPages}) stopped it: ${overPages} more link${overPages === 1 ? '' : 's'} were not crawled.`,
+    );
   const tooDeep = stats.dropped.depth ?? 0;
-  if (tooDeep > 0) out.push(`scope.maxDepth (${task.scope.maxDepth}) cut it: ${tooDeep} link${tooDeep === 1 ? ' was' : 's were'} deeper.`);
+  if (tooDeep > 0)
+    out.push(
+      `scope.maxDepth (${task.scope.maxDepth}) cut it: ${tooDeep} link${tooDeep === 1 ? ' was' : 's were'} deeper.`,
+    );
   return out;
 }

@@ -65,7 +65,13 @@ export interface LaunchOptions {
   readonly onRedisMessage?: (message: string) => void;
   /** The items of each batch this launch's writer committed to the store (see WriterOptions.onStored). */
   readonly onItemsStored?: (items: readonly ItemRow[]) => void;
-  readonly onWorkerExit?: (pid: number, code: number | null, signal: string | null, expected: boolean, lastLines: string[]) => void;
+  readonly onWorkerExit?: (
+    pid: number,
+    code: number | null,
+    signal: string | null,
+    expected: boolean,
+    lastLines: string[],
+  ) => void;
 }
 
 /** What the store holds after the run, for the summary: rows per item type, merged duplicates, errors. */
@@ -137,7 +143,8 @@ export class CrawlLaunch {
         prepare: async () => {
           if (!opts.task.request.conditional) return;
           const n = await restoreRevisits(storeRedis, opts.task, async () => (await attaching).store);
-          if (n > 0) opts.onStoreMessage?.(`${n} page validators restored from the store into Redis (conditional re-crawl)`);
+          if (n > 0)
+            opts.onStoreMessage?.(`${n} page validators restored from the store into Redis (conditional re-crawl)`);
         },
       },
       onProgress: opts.onProgress,
@@ -165,10 +172,18 @@ export class CrawlLaunch {
       // writer's stop, and with it the end of the launch, for ever: the editor's Stop Crawl never came back and
       // the crawl stayed "running". Past the bound the store is left to finish or fail by itself; its writer
       // acknowledged nothing it did not store, so what it holds goes to the next writer.
-      const closing = attaching.then((a) => a.close(), () => undefined);
-      const closed = await Promise.race([closing.then(() => true), new Promise<false>((r) => setTimeout(r, STORE_CLOSE_MAX_MS, false).unref())]);
+      const closing = attaching.then(
+        (a) => a.close(),
+        () => undefined,
+      );
+      const closed = await Promise.race([
+        closing.then(() => true),
+        new Promise<false>((r) => setTimeout(r, STORE_CLOSE_MAX_MS, false).unref()),
+      ]);
       if (!closed) {
-        opts.onStoreMessage?.(`the store did not close within ${STORE_CLOSE_MAX_MS / 1000} s (a call to it is still waiting); left to finish by itself, items not stored stay in Redis`);
+        opts.onStoreMessage?.(
+          `the store did not close within ${STORE_CLOSE_MAX_MS / 1000} s (a call to it is still waiting); left to finish by itself, items not stored stay in Redis`,
+        );
         void closing.then(() => storeRedis.disconnect());
         return;
       }
@@ -223,7 +238,11 @@ export class CrawlLaunch {
     const store = await attaching.catch(async (err: unknown) => {
       // The writer's consumer group or first reads refused for lack of memory: the same message as anywhere else.
       if (!isRedisFull(err)) throw err;
-      throw new RedisFullError(await readMemory(this.storeRedis).catch(() => null), 'the store writer', this.opts.task.name);
+      throw new RedisFullError(
+        await readMemory(this.storeRedis).catch(() => null),
+        'the store writer',
+        this.opts.task.name,
+      );
     });
     const c = store.writer.counters();
     const types = await store.store.itemTypes();
@@ -233,7 +252,13 @@ export class CrawlLaunch {
       ...result,
       stopped: this.stopped,
       redisGoneMs: this.redisWatch.outageMs(),
-      stored: { location: store.store.location, rows, runRows, duplicatesMerged: c.duplicates + c.conflicts, errors: c.errors },
+      stored: {
+        location: store.store.location,
+        rows,
+        runRows,
+        duplicatesMerged: c.duplicates + c.conflicts,
+        errors: c.errors,
+      },
     };
   }
 }

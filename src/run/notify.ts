@@ -45,7 +45,8 @@ export async function deliver(url: string, body: unknown, opts: DeliveryOptions 
       if (res.ok) return { status: 'delivered', attempts: i };
       reason = `the webhook answered HTTP ${res.status}`;
       // A 4xx other than 408/429 will not get better by retrying.
-      if (res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429) return { status: 'failed', attempts: i, reason };
+      if (res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429)
+        return { status: 'failed', attempts: i, reason };
     } catch (err) {
       reason = `the webhook could not be reached: ${describe(err)}`;
     }
@@ -65,7 +66,12 @@ function describe(err: unknown): string {
 }
 
 /** Decides, sends and records the run's notification; resolves when it is recorded (never rejects). */
-export async function notifyRun(store: ItemStore, task: { name: string; notify: NotifySpec | null }, run: RunChangeCounts, opts: DeliveryOptions = {}): Promise<NotifyOutcome | null> {
+export async function notifyRun(
+  store: ItemStore,
+  task: { name: string; notify: NotifySpec | null },
+  run: RunChangeCounts,
+  opts: DeliveryOptions = {},
+): Promise<NotifyOutcome | null> {
   const spec = task.notify;
   if (!spec) return null;
   let outcome: NotifyOutcome;
@@ -73,11 +79,25 @@ export async function notifyRun(store: ItemStore, task: { name: string; notify: 
     const all = await store.history.changes({ task: task.name, runs: [run.run] });
     const matched = notifiable(spec, all);
     const url = webhookUrl(spec);
-    if (matched.length === 0) outcome = { status: 'skipped', attempts: 0, reason: spec.when.length ? 'no change met notify.when' : 'nothing changed' };
-    else if (url === null) outcome = { status: 'failed', attempts: 0, reason: `${spec.webhook} is not set to an http(s) URL in this process's environment` };
+    if (matched.length === 0)
+      outcome = {
+        status: 'skipped',
+        attempts: 0,
+        reason: spec.when.length ? 'no change met notify.when' : 'nothing changed',
+      };
+    else if (url === null)
+      outcome = {
+        status: 'failed',
+        attempts: 0,
+        reason: `${spec.webhook} is not set to an http(s) URL in this process's environment`,
+      };
     else outcome = await deliver(url, digest(task.name, run, matched, all), opts);
   } catch (err) {
-    outcome = { status: 'failed', attempts: 0, reason: `the run's changes could not be read: ${(err as Error).message}` };
+    outcome = {
+      status: 'failed',
+      attempts: 0,
+      reason: `the run's changes could not be read: ${(err as Error).message}`,
+    };
   }
   await recordOutcome(store, run.run, outcome).catch(() => undefined);
   return outcome;

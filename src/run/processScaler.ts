@@ -47,21 +47,31 @@ export class ProcessScaler {
     try {
       const local = this.supervisor.list();
       const ids = new Set(local.map((w) => workerIdOf(w.pid)));
-      const [beats, demand] = await Promise.all([readLiveWorkers(this.redis), readDemand(this.redis, this.crawl.partitions().map((p) => p.keys.frontier))]);
+      const [beats, demand] = await Promise.all([
+        readLiveWorkers(this.redis),
+        readDemand(
+          this.redis,
+          this.crawl.partitions().map((p) => p.keys.frontier),
+        ),
+      ]);
       const mine = beats.filter((b) => ids.has(b.id));
       const fleet = beats.filter((b) => b.tasks.includes(this.crawl.taskName));
       const now = cpuTimes();
       const total = now.total - this.cpu.total;
       const machineCpu = total > 0 ? (now.busy - this.cpu.busy) / total : 0;
       this.cpu = now;
-      const d = decideWorkers(this.limits, { ...this.state, workers: local.length }, {
-        at: Date.now(),
-        loopBusy: mine.flatMap((b) => (typeof b.loopBusy === 'number' ? [b.loopBusy] : [])),
-        machineCpu,
-        cores: cpus().length,
-        waitingPages: demand.pages,
-        fleetConcurrency: fleet.reduce((n, b) => n + b.concurrency, 0),
-      });
+      const d = decideWorkers(
+        this.limits,
+        { ...this.state, workers: local.length },
+        {
+          at: Date.now(),
+          loopBusy: mine.flatMap((b) => (typeof b.loopBusy === 'number' ? [b.loopBusy] : [])),
+          machineCpu,
+          cores: cpus().length,
+          waitingPages: demand.pages,
+          fleetConcurrency: fleet.reduce((n, b) => n + b.concurrency, 0),
+        },
+      );
       this.state = d.state;
       if (d.workers === local.length || !this.timer) return;
       if (d.workers > local.length) this.supervisor.start(d.workers - local.length);
@@ -71,7 +81,14 @@ export class ProcessScaler {
         for (const w of newest) void this.supervisor.stopOne(w.pid);
       }
       this.log(d.reason);
-      await recordProcessScale(this.redis, this.crawl.taskName, { at: Date.now(), from: local.length, to: d.workers, min: this.limits.min, max: this.limits.max, reason: d.reason });
+      await recordProcessScale(this.redis, this.crawl.taskName, {
+        at: Date.now(),
+        from: local.length,
+        to: d.workers,
+        min: this.limits.min,
+        max: this.limits.max,
+        reason: d.reason,
+      });
     } catch (err) {
       this.log(`autoscaling workers: ${err instanceof Error ? err.message : String(err)}`);
     } finally {

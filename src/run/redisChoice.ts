@@ -41,13 +41,23 @@ const RESTART_WINDOW_MS = 60_000;
 const MAX_RESTARTS = 3;
 const WATCH_MS = 250;
 
-export async function chooseRedis(target: string | undefined, taskFile: string, opts: RedisChoiceOptions = {}): Promise<RedisChoice> {
+export async function chooseRedis(
+  target: string | undefined,
+  taskFile: string,
+  opts: RedisChoiceOptions = {},
+): Promise<RedisChoice> {
   const explicit = target ?? process.env[REDIS_URL_ENV];
   if (explicit) {
     // A malformed target is refused here, before anything starts, with what is wrong (redacted).
     parseRedisTarget(explicit);
     delete process.env[PRIVATE_REDIS_DIR_ENV];
-    return { url: explicit, managed: null, describe: () => redactUrl(explicit), release: async () => undefined, abandon: () => undefined };
+    return {
+      url: explicit,
+      managed: null,
+      describe: () => redactUrl(explicit),
+      release: async () => undefined,
+      abandon: () => undefined,
+    };
   }
   const dataDir = join(dataDirFor(taskFile), 'redis');
   // The workers this process starts inherit it, and keep the server up until they finished their pages.
@@ -67,8 +77,11 @@ export async function chooseRedis(target: string | undefined, taskFile: string, 
       const now = Date.now();
       restarts.splice(0, restarts.length, ...restarts.filter((t) => now - t < RESTART_WINDOW_MS), now);
       void (async () => {
-        if (restarts.length > MAX_RESTARTS) throw new Error(`it stopped ${restarts.length} times within a minute; not started again`);
-        say(`the private redis-server (pid ${dead.pid}, ${dead.url}) stopped unexpectedly: starting it again with its data (its append-only file keeps the crawl)…`);
+        if (restarts.length > MAX_RESTARTS)
+          throw new Error(`it stopped ${restarts.length} times within a minute; not started again`);
+        say(
+          `the private redis-server (pid ${dead.pid}, ${dead.url}) stopped unexpectedly: starting it again with its data (its append-only file keeps the crawl)…`,
+        );
         const next = await start();
         if (released) return void (await next.stop());
         managed = next;
@@ -76,7 +89,11 @@ export async function chooseRedis(target: string | undefined, taskFile: string, 
       })()
         .catch((err: Error) => {
           clearInterval(timer);
-          lost(new Error(`the private redis-server (pid ${dead.pid}, ${dead.url}) stopped unexpectedly and could not be started again: ${err.message}`));
+          lost(
+            new Error(
+              `the private redis-server (pid ${dead.pid}, ${dead.url}) stopped unexpectedly and could not be started again: ${err.message}`,
+            ),
+          );
         })
         .finally(() => (restarting = false));
     }, WATCH_MS);

@@ -28,7 +28,10 @@ export async function restoreRevisits(redis: Redis, task: CrawlTask, store: () =
     if (pending === 0) return;
     const res = await batch.exec();
     const failed = res?.find(([e]) => e);
-    if (failed) throw new Error(`restoring the revisit records of '${task.name}' into Redis failed: ${(failed[0] as Error).message}`);
+    if (failed)
+      throw new Error(
+        `restoring the revisit records of '${task.name}' into Redis failed: ${(failed[0] as Error).message}`,
+      );
     batch = redis.pipeline();
     pending = 0;
   };

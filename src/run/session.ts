@@ -81,7 +81,13 @@ export interface SessionOptions {
   readonly onWorkerLog?: (pid: number, line: string) => void;
   /** Credentials for the workers' environment (the editor's Secret Storage): never on a command line. */
   readonly secretEnv?: Readonly<Record<string, string>>;
-  readonly onWorkerExit?: (pid: number, code: number | null, signal: string | null, expected: boolean, lastLines: string[]) => void;
+  readonly onWorkerExit?: (
+    pid: number,
+    code: number | null,
+    signal: string | null,
+    expected: boolean,
+    lastLines: string[],
+  ) => void;
 }
 
 /**
@@ -134,7 +140,10 @@ export class CrawlSession {
       allowScripts: opts.allowScripts,
       restartOnCrash: opts.restartOnCrash ?? true,
       execPath: opts.execPath,
-      env: opts.browserPath || opts.secretEnv ? { ...opts.secretEnv, ...(opts.browserPath ? { [BROWSER_PATH_ENV]: opts.browserPath } : {}) } : undefined,
+      env:
+        opts.browserPath || opts.secretEnv
+          ? { ...opts.secretEnv, ...(opts.browserPath ? { [BROWSER_PATH_ENV]: opts.browserPath } : {}) }
+          : undefined,
     });
     if (opts.onWorkerLog) this.supervisor.on('log', opts.onWorkerLog);
     this.supervisor.on('log', (pid: number, line: string) => {
@@ -143,7 +152,11 @@ export class CrawlSession {
       this.wake?.();
     });
     if (opts.onWorkerExit) this.supervisor.on('exit', opts.onWorkerExit);
-    this.lease = new RunLease(this.redis, opts.task.name, { front: opts.front ?? 'crawl-studio run', host: hostname(), pid: process.pid });
+    this.lease = new RunLease(this.redis, opts.task.name, {
+      front: opts.front ?? 'crawl-studio run',
+      host: hostname(),
+      pid: process.pid,
+    });
     this.workersStarting = new Promise((r) => (this.markWorkersStarting = r));
     this.stopped = new Promise((r) => (this.markStopped = () => r(STOPPED)));
   }
@@ -162,7 +175,9 @@ export class CrawlSession {
     this.markWorkersStarting(true);
     const workers = asScaled(this.opts.workers);
     if (workers.kind === 'auto') {
-      this.scaler = new ProcessScaler(this.supervisor, this.redis, this.crawl, workers, (reason) => this.opts.onScale?.(reason));
+      this.scaler = new ProcessScaler(this.supervisor, this.redis, this.crawl, workers, (reason) =>
+        this.opts.onScale?.(reason),
+      );
       this.scaler.start();
     } else if (workers.n > 0) this.supervisor.start(workers.n);
   }
@@ -212,7 +227,9 @@ export class CrawlSession {
     const recurring = this.opts.task.schedule !== null || joining;
     try {
       if (!joining) await this.opts.store?.prepare?.();
-      ({ run: current, resumed } = joining ? await this.joinRun() : await this.crawl.startRun(this.opts.task, { fresh: this.opts.fresh }));
+      ({ run: current, resumed } = joining
+        ? await this.joinRun()
+        : await this.crawl.startRun(this.opts.task, { fresh: this.opts.fresh }));
       for (;;) {
         try {
           status = await readTaskStatus(this.redis, this.opts.task.name);
@@ -242,7 +259,13 @@ export class CrawlSession {
           // same pages/s as the dashboard and the monitor, over the same window of the same history (issue 32).
           const figures = await figuresOf(this.redis, status, now).catch(() => null);
           const backlog = (await this.opts.store?.backlog?.()) ?? 0;
-          this.opts.onProgress?.({ status, figures, backlog, pagesPerSec: figures?.rate.pagesPerSec ?? 0, elapsedMs: now - started });
+          this.opts.onProgress?.({
+            status,
+            figures,
+            backlog,
+            pagesPerSec: figures?.rate.pagesPerSec ?? 0,
+            elapsedMs: now - started,
+          });
           await this.opts.store?.check?.();
           if (!joining) {
             // A driver whose lease was taken (`run --force` elsewhere) must not go on beside the new one: two drivers
@@ -332,7 +355,12 @@ export class CrawlSession {
    */
   private async settleStop(current: RunInfo, outcome: RunOutcome): Promise<RunOutcome> {
     if (!this.stopping || outcome === 'finished' || this.opts.mode === 'join') return outcome;
-    if (this.ending) return (await this.crawl.stopRun(current.run)) ? 'stopped' : (await this.crawl.currentRun())?.state === 'finished' ? 'finished' : 'stopped';
+    if (this.ending)
+      return (await this.crawl.stopRun(current.run))
+        ? 'stopped'
+        : (await this.crawl.currentRun())?.state === 'finished'
+          ? 'finished'
+          : 'stopped';
     await this.crawl.markIdle();
     return 'interrupted';
   }
@@ -342,7 +370,11 @@ export class CrawlSession {
    * finalizer that dies leaves the run to the next session), and gives it back when the finalize fails or stop()
    * cuts it short, so the run stays resumable and the next session finalizes it and stores what it left.
    */
-  private async finalizeHeld(run: RunInfo, status: CrawlStatus, durationMs: number): Promise<Record<string, unknown> | typeof STOPPED> {
+  private async finalizeHeld(
+    run: RunInfo,
+    status: CrawlStatus,
+    durationMs: number,
+  ): Promise<Record<string, unknown> | typeof STOPPED> {
     const flag = taskKeys(this.opts.task.name).finalized(run.run);
     // The lease too: a finalize that outlasts its TTL (a long backlog to store) must not let a second driver in.
     const keep = setInterval(() => {
@@ -413,7 +445,8 @@ export class CrawlSession {
   private async joinRun(): Promise<{ run: RunInfo; resumed: boolean }> {
     await this.crawl.loadLayout();
     const run = await this.crawl.currentRun();
-    if (!run) throw new Error(`task '${this.opts.task.name}' has never run on this Redis: start it with crawl-studio run`);
+    if (!run)
+      throw new Error(`task '${this.opts.task.name}' has never run on this Redis: start it with crawl-studio run`);
     return { run, resumed: true };
   }
 
@@ -441,7 +474,12 @@ export class CrawlSession {
  * Half, because the rate is an average that lags a crawl speeding up at its end: looking at the whole estimate
  * saw the drain up to ~170 ms late (bench site), and halving costs a few more looks, each a handful of reads.
  */
-export function nextPollMs(counts: JobCounts, runState: string | undefined, pagesPerSec: number, pollMs: number): number {
+export function nextPollMs(
+  counts: JobCounts,
+  runState: string | undefined,
+  pagesPerSec: number,
+  pollMs: number,
+): number {
   // Only a running run is about to drain: a recurring or joined session idles at the configured poll between
   // runs (its rate, an average, takes a while to decay to 0).
   if (runState !== 'running' || pagesPerSec <= 0) return pollMs;
@@ -460,7 +498,6 @@ const MEMORY_CHECK_MS = 500;
 
 /** How often the store is checked while the session waits on it (a finalize's flush). */
 const STORE_CHECK_MS = 1_000;
-
 
 /** Another live process drives the task's run: this one refuses rather than resume or replace it unasked. */
 export class RunInProgressError extends Error {

@@ -3,7 +3,15 @@ import { statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { CrawlTask } from '../core/task/model';
 import type { CrawlStatus, RunInfo } from '../frontier/types';
-import { openStore, resolveStoreUrl, storeUrlOf, startWriter, type ItemRow, type ItemStore, type WriterHandle } from '../store';
+import {
+  openStore,
+  resolveStoreUrl,
+  storeUrlOf,
+  startWriter,
+  type ItemRow,
+  type ItemStore,
+  type WriterHandle,
+} from '../store';
 import { summaryFromStatus, type SessionStoreHooks } from './session';
 import { isAbsolutePath, parseStoreUrl } from '../core/task/storeUrl';
 import { storeFileProblem } from '../workspace/storePlace';
@@ -62,7 +70,8 @@ export async function attachStore(
   const check = () => {
     if (!file || target.kind !== 'sqlite') return;
     const now = identity(target.path);
-    if (now === null || now !== file) throw new StoreLostError(target.path, now === null ? 'deleted' : 'replaced', writer?.counters().written ?? 0);
+    if (now === null || now !== file)
+      throw new StoreLostError(target.path, now === null ? 'deleted' : 'replaced', writer?.counters().written ?? 0);
   };
   try {
     writer = await startWriter(redis, {
@@ -109,7 +118,14 @@ export async function attachStore(
       const changes = await closeHistory(store, task, run, status);
       // In the background: the run's finish does not wait on a webhook; close() does (bounded by its retries).
       if (task.notify) pending.add(notifyRun(store, task, changes));
-      return { stored, storeDuplicates: c.duplicates, storeConflicts: c.conflicts, storeErrors: c.errors, store: store.location, changes };
+      return {
+        stored,
+        storeDuplicates: c.duplicates,
+        storeConflicts: c.conflicts,
+        storeErrors: c.errors,
+        store: store.location,
+        changes,
+      };
     },
   };
   return {
@@ -132,18 +148,31 @@ export async function attachStore(
  */
 function checkStorePlace(task: CrawlTask): void {
   const parsed = task.store.url === null ? null : parseStoreUrl(task.store.url);
-  const written = parsed === null ? join('.crawl', `${task.name}.sqlite`) : parsed.kind === 'sqlite' ? parsed.path : null;
+  const written =
+    parsed === null ? join('.crawl', `${task.name}.sqlite`) : parsed.kind === 'sqlite' ? parsed.path : null;
   const outside = written !== null && !isAbsolutePath(written) ? storeFileProblem(written, dirname(task.file)) : null;
-  if (outside !== null) throw new Error(`${task.file}: ${task.store.url === null ? 'the default store' : 'store.url'}: ${outside}`);
+  if (outside !== null)
+    throw new Error(`${task.file}: ${task.store.url === null ? 'the default store' : 'store.url'}: ${outside}`);
 }
 
 /**
  * Closes the run in the store's item history: what it added, changed and removed. Only a complete run marks items
  * removed (a failed page or the page limit would otherwise make its items look gone).
  */
-async function closeHistory(store: ItemStore, task: CrawlTask, run: RunInfo, status: CrawlStatus): Promise<RunChangeCounts & { incomplete: string | null }> {
+async function closeHistory(
+  store: ItemStore,
+  task: CrawlTask,
+  run: RunInfo,
+  status: CrawlStatus,
+): Promise<RunChangeCounts & { incomplete: string | null }> {
   const incomplete = incompleteReason(status.stats);
-  const counts = await store.history.finishRun({ task: task.name, run: run.run, complete: incomplete === null, finishedAt: Date.now(), retention: task.store.history });
+  const counts = await store.history.finishRun({
+    task: task.name,
+    run: run.run,
+    complete: incomplete === null,
+    finishedAt: Date.now(),
+    retention: task.store.history,
+  });
   return { ...counts, incomplete };
 }
 

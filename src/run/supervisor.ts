@@ -60,7 +60,10 @@ function trackChild(child: ChildProcess): void {
 }
 
 export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
-  private readonly children = new Map<number, { child: ChildProcess; info: WorkerProcessInfo; lines: string[]; stopping: boolean; booted: Promise<void> }>();
+  private readonly children = new Map<
+    number,
+    { child: ChildProcess; info: WorkerProcessInfo; lines: string[]; stopping: boolean; booted: Promise<void> }
+  >();
   private stopped = false;
   /** Releases of dead workers' jobs under way (see release()). */
   private readonly releasing = new Set<Promise<void>>();
@@ -82,12 +85,19 @@ export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
     const args = [this.opts.workerScript, ...workerArgs(this.opts.taskFiles, this.opts)];
     const child = spawn(this.opts.execPath ?? process.execPath, args, {
       // The Redis URL, which may hold a password, by environment: a command line is readable by every user.
-      env: { ...process.env, ...this.opts.env, ...workerEnv(this.opts), ELECTRON_RUN_AS_NODE: '1', [PARENT_PIPE_ENV]: '1' },
+      env: {
+        ...process.env,
+        ...this.opts.env,
+        ...workerEnv(this.opts),
+        ELECTRON_RUN_AS_NODE: '1',
+        [PARENT_PIPE_ENV]: '1',
+      },
       // stdin is the parent pipe (see parentWatch.ts): never written, closed by the kernel when this process dies.
       stdio: ['pipe', 'pipe', 'pipe'],
       cwd: this.opts.cwd,
     });
-    if (child.pid === undefined) throw new Error(`could not start a worker process (${this.opts.execPath ?? process.execPath})`);
+    if (child.pid === undefined)
+      throw new Error(`could not start a worker process (${this.opts.execPath ?? process.execPath})`);
     const pid = child.pid;
     const scaled = asScaled(this.opts.concurrency);
     const info: WorkerProcessInfo = {
@@ -179,7 +189,10 @@ export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
    */
   private async release(pid: number, diedAt: number): Promise<void> {
     // Loaded here, not at the top: the extension imports this module at activation, which must not load ioredis.
-    const [{ connectRedis }, { releaseDeadWorker, workerIdOf }] = await Promise.all([import('../redis/connect'), import('../frontier/fleet')]);
+    const [{ connectRedis }, { releaseDeadWorker, workerIdOf }] = await Promise.all([
+      import('../redis/connect'),
+      import('../frontier/fleet'),
+    ]);
     const redis = connectRedis(this.opts.redis, { maxRetriesPerRequest: 1, connectionName: 'crawl-studio-supervisor' });
     // Disconnecting fails the pending commands, which ends the wait.
     const timer = setTimeout(() => redis.disconnect(), RELEASE_TIMEOUT_MS);

@@ -23,14 +23,26 @@ export function workerExitCause(lastLines: readonly string[]): string | null {
 }
 
 /** `worker 123 exited unexpectedly (SIGKILL): <cause>`, or `…: it printed no error` when it said none. */
-export function workerExitMessage(pid: number, code: number | null, signal: string | null, lastLines: readonly string[]): string {
+export function workerExitMessage(
+  pid: number,
+  code: number | null,
+  signal: string | null,
+  lastLines: readonly string[],
+): string {
   const how = signal ?? `code ${code}`;
   const cause = workerExitCause(lastLines);
   return `worker ${pid} exited unexpectedly (${how}): ${cause ?? (signal ? `killed by ${signal}, it printed no error` : 'it printed no error')}`;
 }
 
 /** The message, then the worker's last lines indented, for a terminal or a log (not for a toast). */
-export function workerExitReport(pid: number, code: number | null, signal: string | null, lastLines: readonly string[]): string {
+export function workerExitReport(
+  pid: number,
+  code: number | null,
+  signal: string | null,
+  lastLines: readonly string[],
+): string {
   const tail = lastLines.slice(-5);
-  return tail.length ? `${workerExitMessage(pid, code, signal, lastLines)}; last lines:\n  ${tail.join('\n  ')}` : workerExitMessage(pid, code, signal, lastLines);
+  return tail.length
+    ? `${workerExitMessage(pid, code, signal, lastLines)}; last lines:\n  ${tail.join('\n  ')}`
+    : workerExitMessage(pid, code, signal, lastLines);
 }

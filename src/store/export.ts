@@ -39,13 +39,22 @@ export async function exportItems(store: ItemStore, opts: ExportOptions): Promis
     const fields = await store.fieldNames(type);
     const meta = metaColumns(opts.meta === true, withType);
     const clash = fields.find((f) => meta.includes(f));
-    if (clash) throw new Error(`cannot export type '${type}' with meta columns: it has a field named '${clash}'; export without meta`);
+    if (clash)
+      throw new Error(
+        `cannot export type '${type}' with meta columns: it has a field named '${clash}'; export without meta`,
+      );
     const columns = [...meta, ...fields];
     const csv = { raw: opts.csvRaw === true };
     if (opts.format === 'csv') await writer.write(csvRow(columns, csv));
     for await (const item of store.iterateItems(type, opts.pageSize ? { pageSize: opts.pageSize } : {})) {
       const record = toRecord(item, fields, meta);
-      if (opts.format === 'csv') await writer.write(csvRow(columns.map((c) => record[c]), csv));
+      if (opts.format === 'csv')
+        await writer.write(
+          csvRow(
+            columns.map((c) => record[c]),
+            csv,
+          ),
+        );
       else if (opts.format === 'jsonl') await writer.write(JSON.stringify(record) + '\n');
       else await writer.write((count === 0 ? '\n' : ',\n') + JSON.stringify(record));
       count++;
@@ -56,16 +65,21 @@ export async function exportItems(store: ItemStore, opts: ExportOptions): Promis
 }
 
 async function chooseTypes(store: ItemStore, opts: ExportOptions): Promise<string[]> {
-  if (!['jsonl', 'csv', 'json'].includes(opts.format)) throw new Error(`unknown export format '${opts.format}': use jsonl, csv or json`);
+  if (!['jsonl', 'csv', 'json'].includes(opts.format))
+    throw new Error(`unknown export format '${opts.format}': use jsonl, csv or json`);
   const all = await store.itemTypes();
   if (opts.type !== undefined) {
     if (!all.includes(opts.type)) {
-      throw new Error(`store ${store.location} has no items of type '${opts.type}'${all.length ? ` (it has: ${all.join(', ')})` : ' (it has no items yet)'}`);
+      throw new Error(
+        `store ${store.location} has no items of type '${opts.type}'${all.length ? ` (it has: ${all.join(', ')})` : ' (it has no items yet)'}`,
+      );
     }
     return [opts.type];
   }
   if (opts.format === 'csv' && all.length > 1) {
-    throw new Error(`a CSV file holds one item type and store ${store.location} has ${all.length} (${all.join(', ')}): choose one`);
+    throw new Error(
+      `a CSV file holds one item type and store ${store.location} has ${all.length} (${all.join(', ')}): choose one`,
+    );
   }
   return all;
 }

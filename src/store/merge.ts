@@ -50,7 +50,11 @@ export function decodeEntry(id: string, fields: readonly string[] | null, field 
   }
 }
 
-export function mergeBatch(entries: readonly DecodedEntry[], policy: ConflictPolicy, limits: MergeLimits = DEFAULT_LIMITS): MergedBatch {
+export function mergeBatch(
+  entries: readonly DecodedEntry[],
+  policy: ConflictPolicy,
+  limits: MergeLimits = DEFAULT_LIMITS,
+): MergedBatch {
   const pages = new Map<string, PageRow>();
   const items = new Map<string, ItemRow>();
   const errors: ErrorRow[] = [];
@@ -154,9 +158,21 @@ function readRevisit(v: unknown): RevisitRecord | null {
   if (!isObject(v)) return null;
   const str = (x: unknown) => (typeof x === 'string' ? clean(x) : null);
   if (typeof v.finalUrl !== 'string' || typeof v.shape !== 'string' || typeof v.items !== 'number') return null;
-  const links = v.links === null || v.links === undefined ? null : typeof v.links === 'string' && /^[A-Za-z0-9+/]*={0,2}$/.test(v.links) ? v.links : undefined;
+  const links =
+    v.links === null || v.links === undefined
+      ? null
+      : typeof v.links === 'string' && /^[A-Za-z0-9+/]*={0,2}$/.test(v.links)
+        ? v.links
+        : undefined;
   if (links === undefined) return null;
-  return { etag: str(v.etag), lastModified: str(v.lastModified), finalUrl: clean(v.finalUrl), shape: clean(v.shape), items: Math.max(0, Math.round(v.items)), links };
+  return {
+    etag: str(v.etag),
+    lastModified: str(v.lastModified),
+    finalUrl: clean(v.finalUrl),
+    shape: clean(v.shape),
+    items: Math.max(0, Math.round(v.items)),
+    links,
+  };
 }
 
 function readItem(v: unknown, page: PageRow, limits: MergeLimits): ItemRow | string {
@@ -183,7 +199,8 @@ function readItem(v: unknown, page: PageRow, limits: MergeLimits): ItemRow | str
     json = JSON.stringify(data);
   }
   const bytes = Buffer.byteLength(json);
-  if (bytes > limits.maxItemBytes) return `item is ${bytes} bytes of JSON, more than the ${limits.maxItemBytes} allowed`;
+  if (bytes > limits.maxItemBytes)
+    return `item is ${bytes} bytes of JSON, more than the ${limits.maxItemBytes} allowed`;
   return {
     type: clean(v.type),
     key: clean(v.key),
@@ -221,7 +238,14 @@ function base(id: string, kind: ErrorRow['kind'], page: PageRow): Omit<ErrorRow,
   return { id, kind, run: page.run, url: page.url, rule: page.rule, at: page.fetchedAt };
 }
 
-function invalid(id: string, run: string | null, message: string, type: string | null, key: string | null, url: string | null = null): ErrorRow {
+function invalid(
+  id: string,
+  run: string | null,
+  message: string,
+  type: string | null,
+  key: string | null,
+  url: string | null = null,
+): ErrorRow {
   // An unparseable entry has no fetch time; the id's ms part is when it was buffered, which is stable on replay.
   const at = Number(id.split('-')[0]) || 0;
   return { id, kind: 'invalid', run, url, rule: null, type, key, message: clean(message), at };

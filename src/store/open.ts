@@ -28,15 +28,24 @@ export type StoreTarget =
 export function resolveStoreUrl(url: string, opts: OpenStoreOptions = {}): StoreTarget {
   const target = parseStoreUrl(url);
   if (target.kind === 'sqlite') {
-    return { kind: 'sqlite', path: isAbsolute(target.path) ? target.path : resolve(opts.cwd ?? process.cwd(), target.path) };
+    return {
+      kind: 'sqlite',
+      path: isAbsolute(target.path) ? target.path : resolve(opts.cwd ?? process.cwd(), target.path),
+    };
   }
-  return { kind: 'postgres', url: target.url, schema: target.schema ?? (opts.task ? schemaForTask(opts.task) : 'public') };
+  return {
+    kind: 'postgres',
+    url: target.url,
+    schema: target.schema ?? (opts.task ? schemaForTask(opts.task) : 'public'),
+  };
 }
 
 export function createStore(url: string, opts: OpenStoreOptions = {}): ItemStore {
   const target = resolveStoreUrl(url, opts);
   const history = opts.history ?? true;
-  return target.kind === 'sqlite' ? new SqliteStore(target.path, { history }) : new PostgresStore(target.url, { schema: target.schema, history });
+  return target.kind === 'sqlite'
+    ? new SqliteStore(target.path, { history })
+    : new PostgresStore(target.url, { schema: target.schema, history });
 }
 
 /** Creates and opens the store; on failure nothing is left open. */

@@ -1,10 +1,33 @@
 import type pg from 'pg';
 import { redactUrl } from '../core/url/redact';
 import { mergeFieldNames, quoteIdent } from './tables';
-import type { ConflictPolicy, ErrorRow, ItemRow, ItemStore, PageRow, ReadOptions, RunItems, RunSummary, StoredError, StoredItem, StoredRevisit, WriteResult } from './types';
+import type {
+  ConflictPolicy,
+  ErrorRow,
+  ItemRow,
+  ItemStore,
+  PageRow,
+  ReadOptions,
+  RunItems,
+  RunSummary,
+  StoredError,
+  StoredItem,
+  StoredRevisit,
+  WriteResult,
+} from './types';
 import { ItemHistoryLog } from './history/log';
 import { postgresClientSql, postgresHistorySql } from './history/postgres';
-import { clampLimit, errorFromRow, fieldsByType, itemFromRow, orderColumn, RUN_COLUMNS, RUN_CONFLICT, runFromRow, runValues } from './rows';
+import {
+  clampLimit,
+  errorFromRow,
+  fieldsByType,
+  itemFromRow,
+  orderColumn,
+  RUN_COLUMNS,
+  RUN_CONFLICT,
+  runFromRow,
+  runValues,
+} from './rows';
 import { CHUNK, insertErrors, insertItems, upsertPages, upsertRevisits } from './postgresBulk';
 import { classify, isConnectionError } from './postgresErrors';
 import { createItemTable, createSchema } from './postgresSchema';
@@ -73,7 +96,12 @@ export class PostgresStore implements ItemStore {
     await this.pool.end();
   }
 
-  async writeBatch(pages: readonly PageRow[], items: readonly ItemRow[], policy: ConflictPolicy, errors: readonly ErrorRow[] = []): Promise<WriteResult> {
+  async writeBatch(
+    pages: readonly PageRow[],
+    items: readonly ItemRow[],
+    policy: ConflictPolicy,
+    errors: readonly ErrorRow[] = [],
+  ): Promise<WriteResult> {
     await this.ensureSchema();
     await this.ensureTables(items);
     return this.tx('write a batch', async (c) => {
@@ -93,7 +121,13 @@ export class PostgresStore implements ItemStore {
         const rows = byType.get(type)!.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
         const table = `${this.s}.${quoteIdent(this.types.get(type)!.table)}`;
         for (let i = 0; i < rows.length; i += CHUNK) {
-          const r = await insertItems(c, table, rows.slice(i, i + CHUNK), policy, this.recordHistory ? { state: `${this.s}.item_state`, type } : undefined);
+          const r = await insertItems(
+            c,
+            table,
+            rows.slice(i, i + CHUNK),
+            policy,
+            this.recordHistory ? { state: `${this.s}.item_state`, type } : undefined,
+          );
           inserted += r.inserted;
           written += r.written;
           for (const key of r.unchanged) unchanged.add(`${type}\u0000${key}`);
@@ -106,7 +140,14 @@ export class PostgresStore implements ItemStore {
         const changed = unchanged.size === 0 ? items : items.filter((i) => !unchanged.has(`${i.type}\u0000${i.key}`));
         await this.history.observe(changed, postgresClientSql(this.s, c), { itemsMarkSeen: policy === 'update' });
       }
-      return { written, inserted, updated: written - inserted, conflicts: items.length - inserted, pages: pageCount, errors: errorCount };
+      return {
+        written,
+        inserted,
+        updated: written - inserted,
+        conflicts: items.length - inserted,
+        pages: pageCount,
+        errors: errorCount,
+      };
     });
   }
 
@@ -180,7 +221,10 @@ export class PostgresStore implements ItemStore {
   async itemRuns(type: string): Promise<RunItems[]> {
     const table = await this.tableOf(type);
     if (!table) return [];
-    const { rows } = await this.query('count items by run', `SELECT run, count(*)::float8 AS n, ${ms('min(fetched_at)')} AS first FROM ${table} GROUP BY run ORDER BY min(fetched_at), run`);
+    const { rows } = await this.query(
+      'count items by run',
+      `SELECT run, count(*)::float8 AS n, ${ms('min(fetched_at)')} AS first FROM ${table} GROUP BY run ORDER BY min(fetched_at), run`,
+    );
     return rows.map((r) => ({ run: r.run, items: r.n, firstFetchedAt: Math.round(r.first) }));
   }
 
@@ -205,7 +249,11 @@ export class PostgresStore implements ItemStore {
     for (;;) {
       // Keyset paging rather than a cursor: no transaction stays open while the consumer (a slow file, a
       // network upload) takes its time.
-      const { rows } = await this.query('read items', `SELECT ${ITEM_COLUMNS} FROM ${table} WHERE id > $1 ORDER BY id LIMIT $2`, [after, size]);
+      const { rows } = await this.query(
+        'read items',
+        `SELECT ${ITEM_COLUMNS} FROM ${table} WHERE id > $1 ORDER BY id LIMIT $2`,
+        [after, size],
+      );
       for (const r of rows) yield itemFromRow(type, r);
       if (rows.length < size) return;
       after = String(rows[rows.length - 1].id);
@@ -256,7 +304,11 @@ export class PostgresStore implements ItemStore {
       const { rows } = await c.query(`SELECT fields FROM ${this.s}.item_types WHERE type = $1 FOR UPDATE`, [type]);
       const current = (rows[0]?.fields ?? []) as string[];
       const merged = mergeFieldNames(current, fields);
-      if (merged) await c.query(`UPDATE ${this.s}.item_types SET fields = $2::jsonb WHERE type = $1`, [type, JSON.stringify(merged)]);
+      if (merged)
+        await c.query(`UPDATE ${this.s}.item_types SET fields = $2::jsonb WHERE type = $1`, [
+          type,
+          JSON.stringify(merged),
+        ]);
       if (cached) cached.fields = merged ?? current;
     }
   }
@@ -274,7 +326,16 @@ export class PostgresStore implements ItemStore {
       );
       for (const r of rows) {
         // encode(…, 'base64') wraps its output every 76 characters.
-        yield { url: r.url, finalUrl: r.final_url, etag: r.etag, lastModified: r.last_modified, shape: r.shape, items: r.items, links: String(r.links).replace(/\n/g, ''), fetchedAt: Math.round(r.fetched_at) };
+        yield {
+          url: r.url,
+          finalUrl: r.final_url,
+          etag: r.etag,
+          lastModified: r.last_modified,
+          shape: r.shape,
+          items: r.items,
+          links: String(r.links).replace(/\n/g, ''),
+          fetchedAt: Math.round(r.fetched_at),
+        };
       }
       if (rows.length < size) return;
       after = rows[rows.length - 1].url;

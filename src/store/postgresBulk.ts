@@ -105,7 +105,9 @@ export async function insertItems(
        SELECT key, data FROM ${table} WHERE key IN (SELECT jsonb_array_elements_text($1::jsonb))
      ) SELECT count(*) FILTER (WHERE w.inserted)::int AS inserted, count(*)::int AS written,
          coalesce(array_agg(w.key) FILTER (WHERE NOT w.inserted AND o.data = w.data${
-           history ? ` AND EXISTS (SELECT 1 FROM ${history.state} s WHERE s.type = $7 AND s.key = w.key AND s.removed_run IS NULL)` : ''
+           history
+             ? ` AND EXISTS (SELECT 1 FROM ${history.state} s WHERE s.type = $7 AND s.key = w.key AND s.removed_run IS NULL)`
+             : ''
          }), '{}') AS unchanged
        FROM w LEFT JOIN old o ON o.key = w.key`,
     [

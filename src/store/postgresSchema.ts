@@ -95,5 +95,8 @@ export async function createItemTable(c: pg.PoolClient, s: string, type: string)
       first_seen timestamptz NOT NULL DEFAULT now(),
       updated_at timestamptz NOT NULL DEFAULT now()
     )`);
-  await c.query(`INSERT INTO ${s}.item_types (type, table_name) VALUES ($1, $2) ON CONFLICT (type) DO NOTHING`, [type, table]);
+  await c.query(`INSERT INTO ${s}.item_types (type, table_name) VALUES ($1, $2) ON CONFLICT (type) DO NOTHING`, [
+    type,
+    table,
+  ]);
 }

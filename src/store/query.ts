@@ -137,7 +137,11 @@ function hasNative(store: ItemStore): store is ItemStore & NativeItemQuery {
 
 /** Whether the store can answer a query without an index (stored columns only, no filter). */
 function isDirectQuery(query: ItemQuery): boolean {
-  return query.run === undefined && query.filters.every((f) => f.text === '') && (query.sort === null || query.sort.field in NATIVE_ORDER);
+  return (
+    query.run === undefined &&
+    query.filters.every((f) => f.text === '') &&
+    (query.sort === null || query.sort.field in NATIVE_ORDER)
+  );
 }
 
 /** The query's test of an item: its filters, and its run when it names one. */
@@ -241,7 +245,9 @@ export class ItemView {
     let i = 0;
     let j = 0;
     for (let k = 0; k < n; k++) {
-      const takeOld = j >= fresh.length || (i < this.size && cmp(this.keys[i]!, this.ordinals[i]!, fresh[j]!.key, fresh[j]!.ordinal) <= 0);
+      const takeOld =
+        j >= fresh.length ||
+        (i < this.size && cmp(this.keys[i]!, this.ordinals[i]!, fresh[j]!.key, fresh[j]!.ordinal) <= 0);
       if (takeOld) {
         ordinals[k] = this.ordinals[i]!;
         keys[k] = this.keys[i++]!;
@@ -264,7 +270,12 @@ export class ItemView {
     const type = this.query.type;
     if (isDirectQuery(this.query)) {
       const s = this.query.sort;
-      return this.store.readItems(type, { offset, limit, orderBy: s ? NATIVE_ORDER[s.field] : 'id', descending: s?.descending ?? false });
+      return this.store.readItems(type, {
+        offset,
+        limit,
+        orderBy: s ? NATIVE_ORDER[s.field] : 'id',
+        descending: s?.descending ?? false,
+      });
     }
     if (!this.indexed) await this.update();
     const wanted = Array.from(this.ordinals.subarray(offset, Math.min(this.size, offset + limit)));
@@ -363,7 +374,17 @@ export class ItemCache {
   item(ordinal: number): StoredItem {
     const r = this.rows[ordinal];
     if (!r) throw new Error(`internal: no cached item at ${ordinal}`);
-    return { type: this.type, key: r.key, url: r.url, rule: r.rule, run: r.run, fetchedAt: r.fetchedAt, firstSeen: r.firstSeen, updatedAt: r.updatedAt, data: JSON.parse(r.json) as Record<string, unknown> };
+    return {
+      type: this.type,
+      key: r.key,
+      url: r.url,
+      rule: r.rule,
+      run: r.run,
+      fetchedAt: r.fetchedAt,
+      firstSeen: r.firstSeen,
+      updatedAt: r.updatedAt,
+      data: JSON.parse(r.json) as Record<string, unknown>,
+    };
   }
 }
 
@@ -437,7 +458,11 @@ export class QualityTracker {
     return {
       type: this.type,
       total: this.counted,
-      fields: fields.map((f) => ({ field: f, empty: this.empty.get(f) ?? 0, distinct: this.distinct.get(f)?.size ?? 0 })),
+      fields: fields.map((f) => ({
+        field: f,
+        empty: this.empty.get(f) ?? 0,
+        distinct: this.distinct.get(f)?.size ?? 0,
+      })),
     };
   }
 }

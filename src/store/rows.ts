@@ -23,14 +23,38 @@ export function revisitConflict(t: string): string {
     WHERE excluded.fetched_at >= ${t}.fetched_at`;
 }
 
-export const RUN_COLUMNS = ['run', 'task', 'started_at', 'finished_at', 'duration_ms', 'pages', 'items', 'duplicates', 'conflicts', 'failures', 'extra'] as const;
+export const RUN_COLUMNS = [
+  'run',
+  'task',
+  'started_at',
+  'finished_at',
+  'duration_ms',
+  'pages',
+  'items',
+  'duplicates',
+  'conflicts',
+  'failures',
+  'extra',
+] as const;
 
 /** A run's summary row is written again when the run is finalized again: the last word wins. */
 export const RUN_CONFLICT = `ON CONFLICT (run) DO UPDATE SET ${fromExcluded(RUN_COLUMNS.slice(1))}`;
 
 /** A run summary's values in RUN_COLUMNS order. */
 export function runValues(s: RunSummary): unknown[] {
-  return [s.run, s.task, s.startedAt, s.finishedAt, s.durationMs, s.pages, s.items, s.duplicates, s.conflicts, s.failures, s.extra ? JSON.stringify(s.extra) : null];
+  return [
+    s.run,
+    s.task,
+    s.startedAt,
+    s.finishedAt,
+    s.durationMs,
+    s.pages,
+    s.items,
+    s.duplicates,
+    s.conflicts,
+    s.failures,
+    s.extra ? JSON.stringify(s.extra) : null,
+  ];
 }
 
 export const ERROR_COLUMNS = ['error_id', 'kind', 'run', 'url', 'rule', 'type', 'key', 'message', 'at'] as const;
@@ -43,7 +67,10 @@ export function errorValues(e: ErrorRow): unknown[] {
 /** The column readItems orders by: a whitelist, since orderBy comes from the UI and must never reach SQL as text. */
 export function orderColumn(opts: ReadOptions): string {
   const column = ORDER_COLUMNS[opts.orderBy ?? 'id'];
-  if (!column) throw new Error(`cannot order items by '${String(opts.orderBy)}': use one of ${Object.keys(ORDER_COLUMNS).join(', ')}`);
+  if (!column)
+    throw new Error(
+      `cannot order items by '${String(opts.orderBy)}': use one of ${Object.keys(ORDER_COLUMNS).join(', ')}`,
+    );
   return column;
 }
 

@@ -12,5 +12,7 @@ export interface TypeRows {
 /** Per item type of the store: the rows run `run` inserted or updated (0 for a type it wrote none of). */
 export async function rowsWrittenByRun(store: ItemStore, run: string, types?: readonly string[]): Promise<TypeRows[]> {
   const names = types ?? (await store.itemTypes());
-  return Promise.all(names.map(async (type) => ({ type, count: (await store.itemRuns(type)).find((r) => r.run === run)?.items ?? 0 })));
+  return Promise.all(
+    names.map(async (type) => ({ type, count: (await store.itemRuns(type)).find((r) => r.run === run)?.items ?? 0 })),
+  );
 }

@@ -96,7 +96,9 @@ export class SqliteStore implements ItemStore {
     try {
       mkdirSync(dirname(this.path), { recursive: true });
     } catch (err) {
-      throw new Error(`cannot create the folder for SQLite store ${this.path}: ${(err as Error).message} — check that it is writable`);
+      throw new Error(
+        `cannot create the folder for SQLite store ${this.path}: ${(err as Error).message} — check that it is writable`,
+      );
     }
     const { DatabaseSync: SqliteDatabase } = loadSqlite(this.path);
     await this.withBusyRetry('open', () => {
@@ -104,7 +106,10 @@ export class SqliteStore implements ItemStore {
       try {
         db = new SqliteDatabase(this.path);
       } catch (err) {
-        throw new Error(`cannot open SQLite store ${this.path}: ${(err as Error).message} — check that the file is a SQLite database and the folder is writable`, { cause: err });
+        throw new Error(
+          `cannot open SQLite store ${this.path}: ${(err as Error).message} — check that the file is a SQLite database and the folder is writable`,
+          { cause: err },
+        );
       }
       try {
         this.journalMode = prepareDatabase(db, this.path);
@@ -126,7 +131,12 @@ export class SqliteStore implements ItemStore {
     db.close();
   }
 
-  async writeBatch(pages: readonly PageRow[], items: readonly ItemRow[], policy: ConflictPolicy, errors: readonly ErrorRow[] = []): Promise<WriteResult> {
+  async writeBatch(
+    pages: readonly PageRow[],
+    items: readonly ItemRow[],
+    policy: ConflictPolicy,
+    errors: readonly ErrorRow[] = [],
+  ): Promise<WriteResult> {
     // One transaction for the rows and what they change in item history: one commit (one WAL sync) per batch, and
     // the writer acknowledges the entries only after it, so a crash in between replays them whole.
     return this.withBusyRetry('write a batch', () =>
@@ -141,7 +151,12 @@ export class SqliteStore implements ItemStore {
   }
 
   /** Runs inside writeBatch's transaction. */
-  private writeRows(pages: readonly PageRow[], items: readonly ItemRow[], policy: ConflictPolicy, errors: readonly ErrorRow[]): { result: WriteResult; changed: ItemRow[] } {
+  private writeRows(
+    pages: readonly PageRow[],
+    items: readonly ItemRow[],
+    policy: ConflictPolicy,
+    errors: readonly ErrorRow[],
+  ): { result: WriteResult; changed: ItemRow[] } {
     const now = Date.now();
     this.registerTypes(items, now);
     let pageCount = 0;
@@ -151,7 +166,9 @@ export class SqliteStore implements ItemStore {
        ${pageConflict('pages')}`,
     );
     for (const p of pages) {
-      upsertPage.run(...bind([p.run, p.url, p.method, p.body, p.rule, p.depth, p.status, p.fetchedAt, p.contentType, p.bytes]));
+      upsertPage.run(
+        ...bind([p.run, p.url, p.method, p.body, p.rule, p.depth, p.status, p.fetchedAt, p.contentType, p.bytes]),
+      );
       pageCount++;
       if (p.revisit) this.upsertRevisit(p);
     }
@@ -170,18 +187,25 @@ export class SqliteStore implements ItemStore {
       conflicts++;
       if (policy === 'update') {
         // Older fetches never overwrite newer ones: replays and concurrent writers then agree on the result.
-        const t = s.touch.run(...bind([item.url, item.rule, item.run, item.fetchedAt, now, item.key, item.fetchedAt, item.json]));
+        const t = s.touch.run(
+          ...bind([item.url, item.rule, item.run, item.fetchedAt, now, item.key, item.fetchedAt, item.json]),
+        );
         if (Number(t.changes) > 0) {
           updated++;
           continue;
         }
-        const u = s.update.run(...bind([item.json, item.url, item.rule, item.run, item.fetchedAt, now, item.key, item.fetchedAt]));
+        const u = s.update.run(
+          ...bind([item.json, item.url, item.rule, item.run, item.fetchedAt, now, item.key, item.fetchedAt]),
+        );
         updated += Number(u.changes);
       }
       changed.push(item);
     }
     const errorCount = this.insertErrors(errors);
-    return { result: { written: inserted + updated, inserted, updated, conflicts, pages: pageCount, errors: errorCount }, changed };
+    return {
+      result: { written: inserted + updated, inserted, updated, conflicts, pages: pageCount, errors: errorCount },
+      changed,
+    };
   }
 
   async writeErrors(errors: readonly ErrorRow[]): Promise<number> {
@@ -196,7 +220,19 @@ export class SqliteStore implements ItemStore {
       'revisit',
       `INSERT INTO page_validators (url, final_url, etag, last_modified, shape, items, links, run, fetched_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
        ${revisitConflict('page_validators')}`,
-    ).run(...bind([p.url, r.finalUrl, r.etag, r.lastModified, r.shape, r.items, r.links === null ? null : Buffer.from(r.links, 'base64'), p.run, p.fetchedAt]));
+    ).run(
+      ...bind([
+        p.url,
+        r.finalUrl,
+        r.etag,
+        r.lastModified,
+        r.shape,
+        r.items,
+        r.links === null ? null : Buffer.from(r.links, 'base64'),
+        p.run,
+        p.fetchedAt,
+      ]),
+    );
   }
 
   async *iterateRevisits(opts: { pageSize?: number } = {}): AsyncIterable<StoredRevisit> {
@@ -239,19 +275,26 @@ export class SqliteStore implements ItemStore {
   }
 
   async readRuns(): Promise<RunSummary[]> {
-    const rows = await this.withBusyRetry('read runs', () => all(this.conn(), 'SELECT * FROM runs ORDER BY started_at, run'));
+    const rows = await this.withBusyRetry('read runs', () =>
+      all(this.conn(), 'SELECT * FROM runs ORDER BY started_at, run'),
+    );
     return rows.map(runFromRow);
   }
 
   async readErrors(opts: { offset?: number; limit?: number } = {}): Promise<StoredError[]> {
     const rows = await this.withBusyRetry('read errors', () =>
-      all(this.conn(), 'SELECT * FROM errors ORDER BY id LIMIT ? OFFSET ?', [clampLimit(opts.limit), Math.max(0, opts.offset ?? 0)]),
+      all(this.conn(), 'SELECT * FROM errors ORDER BY id LIMIT ? OFFSET ?', [
+        clampLimit(opts.limit),
+        Math.max(0, opts.offset ?? 0),
+      ]),
     );
     return rows.map(errorFromRow);
   }
 
   async countErrors(): Promise<number> {
-    return this.withBusyRetry('count errors', () => Number(get(this.conn(), 'SELECT count(*) AS n FROM errors')?.n ?? 0));
+    return this.withBusyRetry('count errors', () =>
+      Number(get(this.conn(), 'SELECT count(*) AS n FROM errors')?.n ?? 0),
+    );
   }
 
   async countPages(): Promise<number> {
@@ -283,7 +326,10 @@ export class SqliteStore implements ItemStore {
     return this.withBusyRetry('count items by run', () => {
       const table = this.tableOf(type);
       if (!table) return [];
-      return all(this.conn(), `SELECT run, count(*) AS n, min(fetched_at) AS first FROM ${quoteIdent(table)} GROUP BY run ORDER BY first, run`).map((r) => ({
+      return all(
+        this.conn(),
+        `SELECT run, count(*) AS n, min(fetched_at) AS first FROM ${quoteIdent(table)} GROUP BY run ORDER BY first, run`,
+      ).map((r) => ({
         run: nullable(r.run),
         items: Number(r.n),
         firstFetchedAt: Number(r.first),
@@ -313,7 +359,9 @@ export class SqliteStore implements ItemStore {
       // Keyset paging: each page is one short statement, so no lock is held while the consumer awaits.
       const rows = await this.withBusyRetry('read items', () => {
         const table = this.tableOf(type);
-        return table ? all(this.conn(), `SELECT * FROM ${quoteIdent(table)} WHERE id > ? ORDER BY id LIMIT ?`, [after, size]) : [];
+        return table
+          ? all(this.conn(), `SELECT * FROM ${quoteIdent(table)} WHERE id > ? ORDER BY id LIMIT ?`, [after, size])
+          : [];
       });
       for (const r of rows) yield itemFromRow(type, r);
       if (rows.length < size) return;
@@ -419,7 +467,12 @@ export class SqliteStore implements ItemStore {
       if (!current) {
         const table = itemTableName(type);
         db.exec(itemTableSchema(table));
-        run(db, 'INSERT INTO item_types (type, table_name, fields, created_at) VALUES (?, ?, ?, ?)', [type, table, JSON.stringify([...fields]), now]);
+        run(db, 'INSERT INTO item_types (type, table_name, fields, created_at) VALUES (?, ?, ?, ?)', [
+          type,
+          table,
+          JSON.stringify([...fields]),
+          now,
+        ]);
         this.types.set(type, { table, fields: [...fields] });
         continue;
       }
@@ -451,7 +504,9 @@ export class SqliteStore implements ItemStore {
         insert: db.prepare(
           `INSERT INTO ${t} (key, data, url, rule, run, fetched_at, first_seen, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
         ),
-        touch: db.prepare(`UPDATE ${t} SET url = ?, rule = ?, run = ?, fetched_at = ?, updated_at = ? WHERE key = ? AND fetched_at <= ? AND data = ?`),
+        touch: db.prepare(
+          `UPDATE ${t} SET url = ?, rule = ?, run = ?, fetched_at = ?, updated_at = ? WHERE key = ? AND fetched_at <= ? AND data = ?`,
+        ),
         update: db.prepare(
           `UPDATE ${t} SET data = ?, url = ?, rule = ?, run = ?, fetched_at = ?, updated_at = ? WHERE key = ? AND fetched_at <= ?`,
         ),

@@ -44,7 +44,12 @@ export function bind(values: readonly unknown[]): SQLInputValue[] {
  * classifies failures: a lock that outlasts busyTimeoutMs is StoreUnavailableError (the writer backs off), a
  * constraint or size failure is StoreDataError (the writer isolates the offending entry).
  */
-export async function withBusyRetry<T>(path: string, busyTimeoutMs: number, what: string, fn: () => T | Promise<T>): Promise<T> {
+export async function withBusyRetry<T>(
+  path: string,
+  busyTimeoutMs: number,
+  what: string,
+  fn: () => T | Promise<T>,
+): Promise<T> {
   const deadline = Date.now() + busyTimeoutMs;
   let delay = 5;
   for (;;) {
@@ -54,12 +59,22 @@ export async function withBusyRetry<T>(path: string, busyTimeoutMs: number, what
       const msg = (err as Error).message ?? String(err);
       if (!isBusy(msg)) {
         if (err instanceof StoreUnavailableError || err instanceof StoreDataError) throw err;
-        if (isDataError(msg)) throw new StoreDataError(`SQLite store ${path} rejected the data (${what}): ${msg}`, { cause: err });
-        if (isIoError(msg)) throw new StoreUnavailableError(`SQLite store ${path} cannot ${what}: ${msg} — check disk space and permissions`, { cause: err });
+        if (isDataError(msg))
+          throw new StoreDataError(`SQLite store ${path} rejected the data (${what}): ${msg}`, { cause: err });
+        if (isIoError(msg))
+          throw new StoreUnavailableError(
+            `SQLite store ${path} cannot ${what}: ${msg} — check disk space and permissions`,
+            { cause: err },
+          );
         if (/not a database|malformed/i.test(msg)) {
-          throw new Error(`SQLite store ${path} cannot ${what}: ${msg} — the file is not a (healthy) SQLite database; move it away or choose another path`, { cause: err });
+          throw new Error(
+            `SQLite store ${path} cannot ${what}: ${msg} — the file is not a (healthy) SQLite database; move it away or choose another path`,
+            { cause: err },
+          );
         }
-        throw err instanceof Error && msg.includes(path) ? err : new Error(`SQLite store ${path} cannot ${what}: ${msg}`, { cause: err });
+        throw err instanceof Error && msg.includes(path)
+          ? err
+          : new Error(`SQLite store ${path} cannot ${what}: ${msg}`, { cause: err });
       }
       if (Date.now() >= deadline) {
         throw new StoreUnavailableError(

@@ -113,7 +113,10 @@ CREATE UNIQUE INDEX IF NOT EXISTS ${quoteIdent(`${table}_key`)} ON ${t} (key);`;
 function checkOwnership(db: DatabaseSync, path: string): void {
   const id = Number(get(db, 'PRAGMA application_id')?.application_id ?? 0) >>> 0;
   if (id === SQLITE_APPLICATION_ID) return;
-  const names = all(db, `SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name`).map((r) => String(r.name));
+  const names = all(
+    db,
+    `SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name`,
+  ).map((r) => String(r.name));
   const version = Number(get(db, 'PRAGMA user_version')?.user_version ?? 0);
   if (id === 0 && names.length === 0 && version === 0) return; // a new or empty file
   // Made by a Crawl Studio from before application_id: our tables, one of our schema versions.
@@ -142,7 +145,9 @@ export function prepareDatabase(db: DatabaseSync, path: string): string {
   const journalMode = String(get(db, 'PRAGMA journal_mode = WAL')?.journal_mode ?? 'unknown');
   const version = Number(get(db, 'PRAGMA user_version')?.user_version ?? 0);
   if (version > SCHEMA_VERSION) {
-    throw new Error(`SQLite store ${path} has schema version ${version}, newer than this Crawl Studio understands (${SCHEMA_VERSION}): update the extension`);
+    throw new Error(
+      `SQLite store ${path} has schema version ${version}, newer than this Crawl Studio understands (${SCHEMA_VERSION}): update the extension`,
+    );
   }
   db.exec('BEGIN IMMEDIATE');
   try {

@@ -191,7 +191,7 @@ export class StreamWriter implements WriterHandle {
     if (this.heartbeat) clearInterval(this.heartbeat);
     try {
       // Never delete a consumer with pending entries: DELCONSUMER would drop them from the group for good.
-      const mine = (await this.redis.xpending(this.key, this.group, '-', '+', 1, this.consumer));
+      const mine = await this.redis.xpending(this.key, this.group, '-', '+', 1, this.consumer);
       if (mine.length === 0) await this.redis.xgroup('DELCONSUMER', this.key, this.group, this.consumer);
       await this.redis.del(writerHeartbeatKey(this.opts.task, this.consumer, this.key));
     } catch (err) {
@@ -303,7 +303,9 @@ export class StreamWriter implements WriterHandle {
       } catch (err) {
         this.c.retries++;
         this.c.backingOff = true;
-        this.fail(`writer ${this.consumer} of task ${this.opts.task}: batch of ${entries.length} entries not stored, retrying: ${(err as Error).message}`);
+        this.fail(
+          `writer ${this.consumer} of task ${this.opts.task}: batch of ${entries.length} entries not stored, retrying: ${(err as Error).message}`,
+        );
         if (this.stopping) return;
         await this.touch(ids);
         await this.sleep(backoffDelay(attempt, this.opts.backoff));
@@ -320,7 +322,11 @@ export class StreamWriter implements WriterHandle {
     // XDEL are what frees its memory (issue 35, item 2: the writer spun on EXECABORT while Redis stayed full). Each is
     // allowed alone when Redis is full; an entry acknowledged and not deleted (a connection lost between the two) is
     // never read again, and only takes room until the stream is trimmed with its task.
-    const res = await this.redis.pipeline().xack(this.key, this.group, ...ids).xdel(this.key, ...ids).exec();
+    const res = await this.redis
+      .pipeline()
+      .xack(this.key, this.group, ...ids)
+      .xdel(this.key, ...ids)
+      .exec();
     const failed = res?.find(([e]) => e);
     if (failed) throw new Error(`acknowledging ${ids.length} stored entries failed: ${(failed[0] as Error).message}`);
     for (const wake of [...this.onAcked]) wake();
@@ -350,7 +356,11 @@ export class StreamWriter implements WriterHandle {
    * The store refused the batch's data: write entry by entry, then item by item, so one bad row becomes an error
    * row instead of blocking everything behind it. Anything but a data error propagates (the caller backs off).
    */
-  private async isolate(entries: readonly DecodedEntry[], cause: StoreDataError, stored: ItemRow[]): Promise<WriteResult> {
+  private async isolate(
+    entries: readonly DecodedEntry[],
+    cause: StoreDataError,
+    stored: ItemRow[],
+  ): Promise<WriteResult> {
     this.report(`writer ${this.consumer}: store refused a batch (${cause.message}); writing its entries one by one`);
     const total = { written: 0, inserted: 0, updated: 0, conflicts: 0, pages: 0, errors: 0 };
     const add = (r: WriteResult) => {
@@ -397,9 +407,17 @@ export class StreamWriter implements WriterHandle {
     // Our own pending entries exist only when acknowledging failed (Redis went away after a commit); '>' never
     // delivers them again, so re-read them from our pending list. Replaying a stored batch is harmless.
     while (!this.stopping) {
-      const reply = (await this.redis.call('XREADGROUP', 'GROUP', this.group, this.consumer, 'COUNT', this.batchSize, 'STREAMS', this.key, '0')) as
-        | [string, [string, string[] | null][]][]
-        | null;
+      const reply = (await this.redis.call(
+        'XREADGROUP',
+        'GROUP',
+        this.group,
+        this.consumer,
+        'COUNT',
+        this.batchSize,
+        'STREAMS',
+        this.key,
+        '0',
+      )) as [string, [string, string[] | null][]][] | null;
       const own = reply?.[0]?.[1] ?? [];
       if (own.length === 0) break;
       await this.process(own.map(([id, fields]) => ({ id, fields })));
@@ -412,25 +430,37 @@ export class StreamWriter implements WriterHandle {
       if ((await this.redis.exists(writerHeartbeatKey(this.opts.task, name, this.key))) === 1) continue;
       let pending = Number(info.pending);
       while (pending > 0 && !this.stopping) {
-        const rows = (await this.redis.xpending(this.key, this.group, '-', '+', this.batchSize, name)) as [string, string, number, number][];
+        const rows = (await this.redis.xpending(this.key, this.group, '-', '+', this.batchSize, name)) as [
+          string,
+          string,
+          number,
+          number,
+        ][];
         if (rows.length === 0) break;
-        const claimed = (await this.redis.xclaim(this.key, this.group, this.consumer, 0, ...rows.map((r) => r[0]))) as [string, string[] | null][];
+        const claimed = (await this.redis.xclaim(this.key, this.group, this.consumer, 0, ...rows.map((r) => r[0]))) as [
+          string,
+          string[] | null,
+        ][];
         this.c.claimed += claimed.length;
         if (claimed.length > 0) await this.process(claimed.map(([id, fields]) => ({ id, fields })));
         pending -= rows.length;
       }
       if (this.stopping) return;
       // The dead writer's pending list is empty now (what we did not claim was deleted from the stream).
-      const left = (await this.redis.xpending(this.key, this.group, '-', '+', 1, name));
+      const left = await this.redis.xpending(this.key, this.group, '-', '+', 1, name);
       if (left.length === 0) await this.redis.xgroup('DELCONSUMER', this.key, this.group, name);
     }
     let cursor = '0-0';
     do {
-      const reply = (await this.redis.xautoclaim(this.key, this.group, this.consumer, this.claimIdleMs, cursor, 'COUNT', this.batchSize)) as [
-        string,
-        [string, string[] | null][],
-        string[]?,
-      ];
+      const reply = (await this.redis.xautoclaim(
+        this.key,
+        this.group,
+        this.consumer,
+        this.claimIdleMs,
+        cursor,
+        'COUNT',
+        this.batchSize,
+      )) as [string, [string, string[] | null][], string[]?];
       cursor = reply[0];
       const entries = reply[1].filter(([id]) => id);
       if (entries.length > 0) {
@@ -445,14 +475,21 @@ export class StreamWriter implements WriterHandle {
       await this.redis.xgroup('CREATE', this.key, this.group, '0', 'MKSTREAM');
     } catch (err) {
       if (!/BUSYGROUP/.test((err as Error).message)) {
-        throw new Error(`cannot create consumer group '${this.group}' on ${this.key}: ${(err as Error).message}`, { cause: err });
+        throw new Error(`cannot create consumer group '${this.group}' on ${this.key}: ${(err as Error).message}`, {
+          cause: err,
+        });
       }
     }
   }
 
   private async beat(): Promise<void> {
     const value = JSON.stringify({ host: hostname(), pid: process.pid, at: Date.now() });
-    await this.redis.set(writerHeartbeatKey(this.opts.task, this.consumer, this.key), value, 'PX', this.heartbeatMs * 3);
+    await this.redis.set(
+      writerHeartbeatKey(this.opts.task, this.consumer, this.key),
+      value,
+      'PX',
+      this.heartbeatMs * 3,
+    );
   }
 
   /** Resets the idle time of entries we keep retrying, so the XAUTOCLAIM safety net leaves them with us. */

@@ -9,7 +9,10 @@ const PLAIN = /^[a-z_][a-z0-9_]{0,47}$/;
 
 export function itemTableName(type: string): string {
   if (PLAIN.test(type)) return `items_${type}`;
-  const base = type.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 40);
+  const base = type
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, '_')
+    .slice(0, 40);
   const hash = createHash('sha1').update(type).digest('hex').slice(0, 8);
   return `items_${base}_${hash}`;
 }
@@ -48,6 +51,9 @@ export function mergeFieldNames(known: readonly string[], incoming: Iterable<str
  */
 export function schemaForTask(task: string): string {
   if (/^[a-z0-9_]{1,48}$/.test(task)) return `crawl_${task}`;
-  const base = task.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 40);
+  const base = task
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, '_')
+    .slice(0, 40);
   return `crawl_${base}_${createHash('sha1').update(task).digest('hex').slice(0, 8)}`;
 }

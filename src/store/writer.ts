@@ -84,4 +84,3 @@ class Writers implements WriterHandle {
     return (await Promise.all(this.all.map((w) => w.backlog()))).reduce((a, b) => a + b, 0);
   }
 }
-

@@ -3,7 +3,15 @@ import type { Redis } from '../redis/connect';
 import * as cheerio from 'cheerio/slim';
 import type { CrawlTask, LoginSpec } from '../core/task/model';
 import { expandJson, expandProxyUrl, expandValue } from '../core/task/secrets';
-import { BodyOriginRefused, FetchFailure, fetchPage, fetchStream, type FetchedPage, type FetchOptions, type StreamedResponse } from './fetcher';
+import {
+  BodyOriginRefused,
+  FetchFailure,
+  fetchPage,
+  fetchStream,
+  type FetchedPage,
+  type FetchOptions,
+  type StreamedResponse,
+} from './fetcher';
 import { SessionPool, SessionRetired, type SessionCookies, type SessionRef, type Sessions } from './sessions';
 import { SentBack } from './sentBack';
 import { readForm } from '../core/request/form';
@@ -58,7 +66,11 @@ export function createAccess(
   browserLogin?: BrowserLogin,
 ): Access | null {
   if (!task.session && !task.proxy) return null;
-  const pool: Sessions | null = !task.session ? null : 'take' in sessions ? sessions : new SessionPool(sessions, task.name, task.session);
+  const pool: Sessions | null = !task.session
+    ? null
+    : 'take' in sessions
+      ? sessions
+      : new SessionPool(sessions, task.name, task.session);
   // Expanded here, in the worker, once: the values stay in this process's memory.
   const proxies = (task.proxy?.urls ?? []).map((template, i) => {
     const { url, problems } = expandProxyUrl(template, env);
@@ -86,21 +98,31 @@ export function createAccess(
     throw failures.findLast((f) => f.retryable) ?? failures[failures.length - 1]!;
   }
 
-  const blocked = (page: FetchedPage, selector: string | null) => selector !== null && page.isHtml && cheerio.load(page.body)(selector).length > 0;
+  const blocked = (page: FetchedPage, selector: string | null) =>
+    selector !== null && page.isHtml && cheerio.load(page.body)(selector).length > 0;
 
   /**
    * One request the way a page is fetched: in a session of the pool (logged in first), with its cookies, through the
    * proxies; the session retired when the answer looks like a block. `go` makes the request and checks its answer.
    * A session retired under the page before its request was sent costs the page nothing: it goes to another session.
    */
-  async function viaSession<T>(url: string, withOpts: FetchOptions, go: (opts: SessionOptions, checks: AnswerChecks) => Promise<T>, run = ''): Promise<T> {
+  async function viaSession<T>(
+    url: string,
+    withOpts: FetchOptions,
+    go: (opts: SessionOptions, checks: AnswerChecks) => Promise<T>,
+    run = '',
+  ): Promise<T> {
     if (!pool) return viaProxies(nextProxy++, (proxy) => go({ ...withOpts, proxy, cookies: undefined }, NO_CHECKS));
     const host = new URL(url).host;
     for (let round = 1; ; round++) {
       const taken = await pool.take(host, run);
       if ('waitMs' in taken) {
         const why = `every session waits out a Retry-After from ${host}`;
-        throw new SentBack(`${why} (${Math.ceil(taken.waitMs / 1000)} s)`, taken.waitMs, new FetchFailure('session', `${why}; sent back too often`, true, null, taken.waitMs));
+        throw new SentBack(
+          `${why} (${Math.ceil(taken.waitMs / 1000)} s)`,
+          taken.waitMs,
+          new FetchFailure('session', `${why}; sent back too often`, true, null, taken.waitMs),
+        );
       }
       try {
         return await inSession(pool, taken, url, host, withOpts, go);
@@ -113,16 +135,37 @@ export function createAccess(
   }
 
   /** One request in `session` (see viaSession). */
-  async function inSession<T>(pool: Sessions, session: SessionRef & { login: string }, url: string, host: string, withOpts: FetchOptions, go: (opts: SessionOptions, checks: AnswerChecks) => Promise<T>): Promise<T> {
+  async function inSession<T>(
+    pool: Sessions,
+    session: SessionRef & { login: string },
+    url: string,
+    host: string,
+    withOpts: FetchOptions,
+    go: (opts: SessionOptions, checks: AnswerChecks) => Promise<T>,
+  ): Promise<T> {
     const spec = pool.spec;
     const first = task.proxy?.rotate === 'per-request' ? nextProxy++ : session.slot;
-    const opts = (proxy: string | undefined): SessionOptions => ({ ...withOpts, proxy, cookies: pool.cookies(session) });
+    const opts = (proxy: string | undefined): SessionOptions => ({
+      ...withOpts,
+      proxy,
+      cookies: pool.cookies(session),
+    });
     // The login is sent with the task's options, not the page's (its headers are the rule's, its body the page's).
     if (task.login) {
       const login = task.login;
       const attempt = login.browser
-        ? () => logInInBrowser(login, (lo) => viaProxies(first, (proxy) => lo({ ...base, privateAllowed: withLoginHost(login), proxy, cookies: pool.cookies(session) })))
-        : () => logIn(login, (fo) => viaProxies(first, (proxy) => fetchPage(fo.url, { ...base, proxy, cookies: pool.cookies(session), ...fo.opts })));
+        ? () =>
+            logInInBrowser(login, (lo) =>
+              viaProxies(first, (proxy) =>
+                lo({ ...base, privateAllowed: withLoginHost(login), proxy, cookies: pool.cookies(session) }),
+              ),
+            )
+        : () =>
+            logIn(login, (fo) =>
+              viaProxies(first, (proxy) =>
+                fetchPage(fo.url, { ...base, proxy, cookies: pool.cookies(session), ...fo.opts }),
+              ),
+            );
       await loggedIn(pool, session, session.login, login, attempt);
     }
     /** The failure of a page whose answer is a block: its own, when it retired the session; else the session's. */
@@ -132,13 +175,21 @@ export function createAccess(
         return failure;
       }
       // Another page retired the session first: this answer is that block, seen again, not something of this page.
-      return new SentBack(`${why}, in session ${session.slot}, which another page had retired already`, 0, new FetchFailure('session', `${why}; session retired`, true, status));
+      return new SentBack(
+        `${why}, in session ${session.slot}, which another page had retired already`,
+        0,
+        new FetchFailure('session', `${why}; session retired`, true, status),
+      );
     };
     const checks: AnswerChecks = {
       async loggedOut(finalUrl, status) {
         // Sent back to the login page: the site ended the session's login (expired, or logged out by a block).
         const login = task.login;
-        if (login !== null && new URL(finalUrl).pathname === new URL(login.url).pathname && new URL(url).pathname !== new URL(login.url).pathname) {
+        if (
+          login !== null &&
+          new URL(finalUrl).pathname === new URL(login.url).pathname &&
+          new URL(url).pathname !== new URL(login.url).pathname
+        ) {
           const why = `${url} led back to the login page`;
           throw await retired(why, status, new FetchFailure('session', `${why}; session retired`, true, status));
         }
@@ -146,7 +197,11 @@ export function createAccess(
       async blocked(page) {
         if (!blocked(page, spec.retireOnSelector)) return;
         const why = `${url} answered like a block (${spec.retireOnSelector})`;
-        throw await retired(why, page.status, new FetchFailure('session', `${why}; session retired`, true, page.status));
+        throw await retired(
+          why,
+          page.status,
+          new FetchFailure('session', `${why}; session retired`, true, page.status),
+        );
       },
     };
     try {
@@ -161,7 +216,11 @@ export function createAccess(
       }
       if (spec.retireOnStatus.includes(err.status)) {
         // Retried in a fresh session (BullMQ's attempts bound the retries), though 401/403 alone are not retryable.
-        throw await retired(`HTTP ${err.status} for ${url}`, err.status, new FetchFailure('http', `${err.message} (session retired)`, true, err.status, err.retryAfterMs));
+        throw await retired(
+          `HTTP ${err.status} for ${url}`,
+          err.status,
+          new FetchFailure('http', `${err.message} (session retired)`, true, err.status, err.retryAfterMs),
+        );
       }
       throw err;
     }
@@ -206,7 +265,8 @@ export function createAccess(
     const deadline = Date.now() + LOGIN_WAIT_MS;
     for (;;) {
       if (state === 'ok') return;
-      if (state.startsWith('failed')) throw new FetchFailure('login', `login to ${login.url} ${state} (session ${session.slot})`, false);
+      if (state.startsWith('failed'))
+        throw new FetchFailure('login', `login to ${login.url} ${state} (session ${session.slot})`, false);
       if (state === 'retired') throw new SessionRetired(`session ${session.slot} was retired before it logged in`);
       if (await pool.lockLogin(session, LOGIN_WAIT_MS)) {
         // Read again under the lock: another worker may have logged the session in between this worker's read and
@@ -217,7 +277,8 @@ export function createAccess(
         await pool.unlockLogin(session);
         continue;
       }
-      if (Date.now() > deadline) throw new FetchFailure('login', `gave up waiting for the login of session ${session.slot}`, true);
+      if (Date.now() > deadline)
+        throw new FetchFailure('login', `gave up waiting for the login of session ${session.slot}`, true);
       await delay(100);
       state = await pool.loginState(session);
     }
@@ -241,13 +302,24 @@ export function createAccess(
   }
 
   /** A login whose form a script builds (`login.browser`): in the worker's browser (browser/login.ts). */
-  async function logInInBrowser(login: LoginSpec, inBrowser: (go: (opts: SessionOptions) => Promise<string | null>) => Promise<string | null>): Promise<string | null> {
-    if (!browserLogin) throw new FetchFailure('login', `the login at ${login.url} runs in a browser (login.browser), and this process has none`, false);
+  async function logInInBrowser(
+    login: LoginSpec,
+    inBrowser: (go: (opts: SessionOptions) => Promise<string | null>) => Promise<string | null>,
+  ): Promise<string | null> {
+    if (!browserLogin)
+      throw new FetchFailure(
+        'login',
+        `the login at ${login.url} runs in a browser (login.browser), and this process has none`,
+        false,
+      );
     return inBrowser((opts) => browserLogin.logIn(login, opts, task.request.timeoutMs, env));
   }
 
   /** Null when the login worked, else why not (a status or a missing element; never a value sent). */
-  async function logIn(login: LoginSpec, fetch: (req: { url: string; opts: Partial<FetchOptions> }) => Promise<FetchedPage>): Promise<string | null> {
+  async function logIn(
+    login: LoginSpec,
+    fetch: (req: { url: string; opts: Partial<FetchOptions> }) => Promise<FetchedPage>,
+  ): Promise<string | null> {
     // The credentials go to the login's origin and nowhere else: not to a form action, nor a 307/308 redirect, that
     // names another (a task file is untrusted, and so is the page it points at).
     const loginOrigin = new URL(login.url).origin;
@@ -255,9 +327,13 @@ export function createAccess(
     const allowed = withLoginHost(login);
     const send = async (url: string, post: FetchOptions['post']): Promise<FetchedPage | string> => {
       try {
-        return await fetch({ url, opts: { post, privateAllowed: allowed, keepNonHtml: true, bodyOrigin: loginOrigin } });
+        return await fetch({
+          url,
+          opts: { post, privateAllowed: allowed, keepNonHtml: true, bodyOrigin: loginOrigin },
+        });
       } catch (err) {
-        if (err instanceof BodyOriginRefused) return `the login was redirected (HTTP ${err.status}) to ${err.to}, another origin than login.url's (${loginOrigin}): credentials are sent only to the login's origin`;
+        if (err instanceof BodyOriginRefused)
+          return `the login was redirected (HTTP ${err.status}) to ${err.to}, another origin than login.url's (${loginOrigin}): credentials are sent only to the login's origin`;
         // A proxy down, a timeout, a connection reset say nothing about the credentials: the page fails (and is
         // retried), and the session is not marked as one whose login failed for good.
         if (err instanceof FetchFailure && err.status === null && err.retryable) throw err;
@@ -267,7 +343,8 @@ export function createAccess(
         throw err;
       }
     };
-    const missingOf = (names: readonly string[]) => (names.length ? `environment variable(s) not set: ${[...new Set(names)].join(', ')}` : null);
+    const missingOf = (names: readonly string[]) =>
+      names.length ? `environment variable(s) not set: ${[...new Set(names)].join(', ')}` : null;
     let answer: FetchedPage | string;
     if (login.kind === 'post') {
       if (login.json !== null) {
@@ -289,7 +366,12 @@ export function createAccess(
       const page = await send(login.url, undefined);
       if (typeof page === 'string') return `${page} loading the login page`;
       const $ = cheerio.load(page.body);
-      const form = login.formSelector !== null ? $(login.formSelector).first() : $('form:has(input[type=password])').first().length ? $('form:has(input[type=password])').first() : $('form').first();
+      const form =
+        login.formSelector !== null
+          ? $(login.formSelector).first()
+          : $('form:has(input[type=password])').first().length
+            ? $('form:has(input[type=password])').first()
+            : $('form').first();
       if (form.length === 0) return `no ${login.formSelector ?? 'form'} on ${page.finalUrl}`;
       // As Scrapy's FormRequest.from_response: the form's own values (its hidden CSRF token) and then ours. The
       // form is read as a `form:` follow reads one (core/request/form.ts).
@@ -307,14 +389,18 @@ export function createAccess(
       if (missingOf(missing)) return missingOf(missing);
       const action = read.action;
       const actionOrigin = new URL(action).origin;
-      if (actionOrigin !== loginOrigin) return `the form at ${page.finalUrl} posts to ${actionOrigin}, another origin than login.url's (${loginOrigin}): credentials are sent only to the login's origin`;
-      if (read.method !== 'POST') return `the form at ${page.finalUrl} is sent with ${read.method}, and a login is POSTed`;
+      if (actionOrigin !== loginOrigin)
+        return `the form at ${page.finalUrl} posts to ${actionOrigin}, another origin than login.url's (${loginOrigin}): credentials are sent only to the login's origin`;
+      if (read.method !== 'POST')
+        return `the form at ${page.finalUrl} is sent with ${read.method}, and a login is POSTed`;
       answer = await send(action, { contentType: 'application/x-www-form-urlencoded', body: body.toString() });
     }
     if (typeof answer === 'string') return answer;
     const $ = cheerio.load(answer.isHtml ? answer.body : '');
-    if (login.checkSelector !== null) return $(login.checkSelector).length > 0 ? null : `${answer.finalUrl} has no ${login.checkSelector}`;
-    if (login.kind === 'form' && $('input[type=password]').length > 0) return `${answer.finalUrl} still shows a password field`;
+    if (login.checkSelector !== null)
+      return $(login.checkSelector).length > 0 ? null : `${answer.finalUrl} has no ${login.checkSelector}`;
+    if (login.kind === 'form' && $('input[type=password]').length > 0)
+      return `${answer.finalUrl} still shows a password field`;
     return null;
   }
 }

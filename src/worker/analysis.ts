@@ -92,7 +92,11 @@ export function inlineAnalyser(): PageAnalyser {
  * within `budgetMs` of its task. Falls back to the caller's thread when the script is missing (tests run the processor
  * from their own bundles).
  */
-export function createAnalyser(tasks: readonly CrawlTask[], script = join(__dirname, 'analysis.js'), budgetMs: (task: CrawlTask) => number = analysisBudgetMs): PageAnalyser {
+export function createAnalyser(
+  tasks: readonly CrawlTask[],
+  script = join(__dirname, 'analysis.js'),
+  budgetMs: (task: CrawlTask) => number = analysisBudgetMs,
+): PageAnalyser {
   if (!existsSync(script)) return inlineAnalyser();
   try {
     structuredClone(tasks); // what the thread receives; a task that cannot cross is analysed here
@@ -148,7 +152,8 @@ class ThreadAnalyser implements PageAnalyser {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    for (const p of [...this.posted.splice(0), ...this.waiting.splice(0)]) p.reject(new AnalysisError('the page analyser is closed', 'error'));
+    for (const p of [...this.posted.splice(0), ...this.waiting.splice(0)])
+      p.reject(new AnalysisError('the page analyser is closed', 'error'));
     const t = this.thread;
     this.thread = null;
     if (t) await t.terminate();
@@ -199,7 +204,12 @@ class ThreadAnalyser implements PageAnalyser {
     const budget = this.budgetMs(p.input.task);
     this.timer = setTimeout(() => {
       const t = this.thread;
-      this.replace(new AnalysisError(`parsing and extracting ${p.input.url} took longer than ${budget / 1000} s (stopped): deeply nested or enormous markup`, 'budget'));
+      this.replace(
+        new AnalysisError(
+          `parsing and extracting ${p.input.url} took longer than ${budget / 1000} s (stopped): deeply nested or enormous markup`,
+          'budget',
+        ),
+      );
       void t?.terminate();
     }, budget);
   }
@@ -241,7 +251,8 @@ export function runAnalysisThread(): void {
 }
 
 function describeFailure(err: unknown): string {
-  if (err instanceof RangeError && /call stack/i.test(err.message)) return 'the page nests elements too deeply to extract (stack overflow)';
+  if (err instanceof RangeError && /call stack/i.test(err.message))
+    return 'the page nests elements too deeply to extract (stack overflow)';
   if (err instanceof PageFormatError) return err.message;
   const msg = err instanceof Error ? err.message : String(err);
   return `extraction failed: ${msg.slice(0, 300)}`;

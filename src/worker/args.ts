@@ -1,6 +1,14 @@
 import { availableParallelism } from 'node:os';
 import { RedisTargetError, targetFromFlags, targetHasPassword } from '../core/url/redisTarget';
-import { AUTO_CONCURRENCY, fixed, formatScaled, parseCeleryAutoscale, parseScaled, ScaleSpecError, type Scaled } from '../core/autoscale/range';
+import {
+  AUTO_CONCURRENCY,
+  fixed,
+  formatScaled,
+  parseCeleryAutoscale,
+  parseScaled,
+  ScaleSpecError,
+  type Scaled,
+} from '../core/autoscale/range';
 import { parseSize } from '../core/units';
 
 // Flags shared by `crawl-studio worker` and the worker processes the CLI and the extension spawn, so both
@@ -73,7 +81,11 @@ export function redisTargetFrom(values: RedisFlagValues, env: NodeJS.ProcessEnv 
     password: env[REDIS_PASSWORD_ENV],
     sentinelPassword: env[SENTINEL_PASSWORD_ENV],
   });
-  if (fromFlags !== null && values.redis !== undefined) throw new RedisTargetError('', `--redis and --${values.sentinel !== undefined ? 'sentinel' : 'cluster'} name two targets: give one`);
+  if (fromFlags !== null && values.redis !== undefined)
+    throw new RedisTargetError(
+      '',
+      `--redis and --${values.sentinel !== undefined ? 'sentinel' : 'cluster'} name two targets: give one`,
+    );
   if (fromFlags !== null) return fromFlags;
   const source = values.redis ? '--redis' : `$${REDIS_URL_ENV}`;
   const target = values.redis || env[REDIS_URL_ENV] || undefined;
@@ -165,7 +177,9 @@ export function concurrencyFlag(values: { readonly concurrency?: string; readonl
     throw new ScaleSpecError('autoscale', values.autoscale, 'give --autoscale MAX,MIN or --concurrency, not both');
   }
   if (values.autoscale !== undefined) return parseCeleryAutoscale(values.autoscale);
-  return values.concurrency === undefined ? fixed(DEFAULT_CONCURRENCY) : parseScaled(values.concurrency, 'concurrency', AUTO_CONCURRENCY);
+  return values.concurrency === undefined
+    ? fixed(DEFAULT_CONCURRENCY)
+    : parseScaled(values.concurrency, 'concurrency', AUTO_CONCURRENCY);
 }
 
 /** `--workers N|auto|MIN..MAX`: local worker processes. */
@@ -190,8 +204,17 @@ export function maxMemoryFlag(value: string | undefined): number | undefined {
  * the `crawlStudio.workers` setting (unset: one per core), each worker's concurrency `auto`; off, the two settings
  * as fixed numbers. Here, beside the CLI's flags, so the editor passes an option and never decides one itself.
  */
-export function editorScaling(autoscale: boolean, workers: number, concurrency: number, workersSetting: number | null, cores = availableParallelism()): { workers: Scaled; concurrency: Scaled } {
+export function editorScaling(
+  autoscale: boolean,
+  workers: number,
+  concurrency: number,
+  workersSetting: number | null,
+  cores = availableParallelism(),
+): { workers: Scaled; concurrency: Scaled } {
   if (!autoscale) return { workers: fixed(workers), concurrency: fixed(concurrency) };
   const max = Math.max(1, workersSetting ?? autoWorkers(cores).max);
-  return { workers: max > 1 ? { kind: 'auto', min: 1, max } : fixed(1), concurrency: { kind: 'auto', ...AUTO_CONCURRENCY } };
+  return {
+    workers: max > 1 ? { kind: 'auto', min: 1, max } : fixed(1),
+    concurrency: { kind: 'auto', ...AUTO_CONCURRENCY },
+  };
 }

@@ -1,7 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { monitorEventLoopDelay, performance, type EventLoopUtilization } from 'node:perf_hooks';
-import { decide, initialState, type ConcurrencyLimits, type ConcurrencySample, type ConcurrencyState } from '../core/autoscale/concurrency';
+import {
+  decide,
+  initialState,
+  type ConcurrencyLimits,
+  type ConcurrencySample,
+  type ConcurrencyState,
+} from '../core/autoscale/concurrency';
 import type { Demand } from '../frontier/demand';
 import type { FetchSlots, SlotAnswer } from './fetchSlots';
 
@@ -47,7 +53,11 @@ export class ConcurrencyAutoscaler {
   private timer: NodeJS.Timeout | null = null;
   private readonly loopDelay = monitorEventLoopDelay({ resolution: 20 });
   private window: ReturnType<ConcurrencyAutoscaler['freshWindow']>;
-  private answers: { count: number; throttled: number; latencies: number[] } = { count: 0, throttled: 0, latencies: [] };
+  private answers: { count: number; throttled: number; latencies: number[] } = {
+    count: 0,
+    throttled: 0,
+    latencies: [],
+  };
   private ticking = false;
 
   constructor(private readonly deps: AutoscalerDeps) {
@@ -140,7 +150,11 @@ export class ConcurrencyAutoscaler {
       machineCpu: cpuShare(w.cpu, cpuTimes()),
       memory: { used: this.deps.memoryUsed(), limit: this.deps.memoryLimit },
       redisMs,
-      sites: { answered: this.answers.count, throttled: this.answers.throttled, latencyMs: lat.length > 0 ? lat[Math.floor(lat.length / 2)]! : null },
+      sites: {
+        answered: this.answers.count,
+        throttled: this.answers.throttled,
+        latencyMs: lat.length > 0 ? lat[Math.floor(lat.length / 2)]! : null,
+      },
       useful,
       ...(manual !== null ? { manual } : {}),
     };
@@ -170,7 +184,11 @@ function cpuShare(a: { busy: number; total: number }, b: { busy: number; total: 
  * `maxMemory` (--max-memory), else none. With both, the smaller. What is measured against it is the cgroup's own
  * use (`memory.current`: every process of the container) when the limit is the cgroup's.
  */
-export function memoryLimit(maxMemory: number | undefined, own: () => number, root = '/sys/fs/cgroup'): { limit: number | null; used: () => number } {
+export function memoryLimit(
+  maxMemory: number | undefined,
+  own: () => number,
+  root = '/sys/fs/cgroup',
+): { limit: number | null; used: () => number } {
   const cg = readNumber(`${root}/memory.max`);
   if (cg !== null && (maxMemory === undefined || cg <= maxMemory)) {
     return { limit: cg, used: () => readNumber(`${root}/memory.current`) ?? own() };

@@ -30,7 +30,10 @@ export function decodeBody(bytes: Buffer, contentType: string | null): string {
 }
 
 /** decodeBody, and whether the header's charset garbled the text that the page's own would have read cleanly. */
-export function decodeChecked(bytes: Buffer, contentType: string | null): { readonly text: string; readonly conflict: CharsetConflict | null } {
+export function decodeChecked(
+  bytes: Buffer,
+  contentType: string | null,
+): { readonly text: string; readonly conflict: CharsetConflict | null } {
   const text = decodeBody(bytes, contentType);
   const label = charsetLabel(contentType);
   // Cheap first: only a header charset that a meta contradicts is looked at any further.
@@ -41,7 +44,8 @@ export function decodeChecked(bytes: Buffer, contentType: string | null): { read
   const byHeader = sniff(head, label);
   const byPage = sniff(head, undefined);
   if (byHeader.resultType !== ResultType.PASSED) return { text, conflict: null };
-  if (byPage.resultType !== ResultType.META_TAG && byPage.resultType !== ResultType.XML_ENCODING) return { text, conflict: null };
+  if (byPage.resultType !== ResultType.META_TAG && byPage.resultType !== ResultType.XML_ENCODING)
+    return { text, conflict: null };
   if (byHeader.encoding === byPage.encoding) return { text, conflict: null };
   const other = decodeBuffer(bytes, { userEncoding: byPage.encoding });
   const garbled = (s: string) => s.includes('\uFFFD') || MOJIBAKE.test(s);
@@ -53,7 +57,8 @@ export function decodeChecked(bytes: Buffer, contentType: string | null): { read
  * UTF-8 read as windows-1252 / latin1: a lead byte (Â Ã Ä Å … for U+0080-U+07FF, â for U+0800-U+FFFF) followed by
  * what a continuation byte (0x80-0xBF) reads as in windows-1252: "CrÃ¨me", "â€™", "Ã©".
  */
-const MOJIBAKE = /[\u00C2-\u00DF\u00E2][\u0080-\u00BF\u0152\u0153\u0160\u0161\u0178\u017D\u017E\u0192\u02C6\u02DC\u2013\u2014\u2018-\u201E\u2020-\u2022\u2026\u2030\u2039\u203A\u20AC\u2122]/;
+const MOJIBAKE =
+  /[\u00C2-\u00DF\u00E2][\u0080-\u00BF\u0152\u0153\u0160\u0161\u0178\u017D\u017E\u0192\u02C6\u02DC\u2013\u2014\u2018-\u201E\u2020-\u2022\u2026\u2030\u2039\u203A\u20AC\u2122]/;
 
 function charsetLabel(contentType: string | null): string | undefined {
   return /;\s*charset\s*=\s*["']?([^;"'\s]+)/i.exec(contentType ?? '')?.[1];

@@ -46,7 +46,12 @@ export type CacheOutcome = 'off' | 'made' | 'used' | 'rejected';
  * when the cache was made and not yet when the next start read it, so every start was a miss (the CLI's
  * `--liftoff-only` did that: +35 ms a start, and 1.7 MB written again each time).
  */
-export function runCached(bundle: string, entry: NodeModule, v8Flags: readonly string[] = [], dir = codeCacheDir()): CacheOutcome {
+export function runCached(
+  bundle: string,
+  entry: NodeModule,
+  v8Flags: readonly string[] = [],
+  dir = codeCacheDir(),
+): CacheOutcome {
   for (const flag of v8Flags) setFlagsFromString(flag);
   const source = readFileSync(bundle, 'utf8').replace(/^#!.*/, '');
   const prefix = runtimePrefix(bundle, v8Flags);
@@ -102,7 +107,8 @@ function scheduleWrite(script: Script, dir: string, file: string, prefix: string
       renameSync(tmp, file);
       // The caches of earlier builds of this bundle under this runtime and flags are dead weight (a few MB each).
       for (const old of readdirSync(dir)) {
-        if (old.startsWith(prefix) && old.endsWith('.v8') && join(dir, old) !== file) rmSync(join(dir, old), { force: true });
+        if (old.startsWith(prefix) && old.endsWith('.v8') && join(dir, old) !== file)
+          rmSync(join(dir, old), { force: true });
       }
     } catch {
       // A read-only or full disk: the next start compiles again.

@@ -27,7 +27,8 @@ const ProxyAgent = require('undici/lib/dispatcher/proxy-agent.js') as typeof Pro
 function socksAgent(proxyUrl: string): Dispatcher {
   const emit = process.emitWarning;
   process.emitWarning = function (this: unknown, warning: string | Error, ...rest: unknown[]) {
-    if (/SOCKS5 proxy support is experimental/.test(String(typeof warning === 'string' ? warning : warning?.message))) return;
+    if (/SOCKS5 proxy support is experimental/.test(String(typeof warning === 'string' ? warning : warning?.message)))
+      return;
     return (emit as (...a: unknown[]) => void).call(process, warning, ...rest);
   };
   try {
@@ -44,16 +45,31 @@ export function isSocksProxy(proxyUrl: string): boolean {
   return /^socks5h?:/i.test(proxyUrl);
 }
 
-const apiRequest = require('undici/lib/api/api-request.js') as (this: Dispatcher, opts: Dispatcher.RequestOptions) => Promise<Dispatcher.ResponseData>;
+const apiRequest = require('undici/lib/api/api-request.js') as (
+  this: Dispatcher,
+  opts: Dispatcher.RequestOptions,
+) => Promise<Dispatcher.ResponseData>;
 
 /** A request (GET unless told) through `dispatcher`: undici's request() without its entry module. */
 export function requestVia(
   dispatcher: Dispatcher,
   url: string,
-  opts: { headers: Record<string, string>; signal: AbortSignal; method?: 'GET' | 'POST' | 'PUT' | 'PATCH'; body?: string },
+  opts: {
+    headers: Record<string, string>;
+    signal: AbortSignal;
+    method?: 'GET' | 'POST' | 'PUT' | 'PATCH';
+    body?: string;
+  },
 ): Promise<Dispatcher.ResponseData> {
   const u = new URL(url);
-  return apiRequest.call(dispatcher, { origin: u.origin, path: `${u.pathname}${u.search}`, method: opts.method ?? 'GET', headers: opts.headers, body: opts.body, signal: opts.signal });
+  return apiRequest.call(dispatcher, {
+    origin: u.origin,
+    path: `${u.pathname}${u.search}`,
+    method: opts.method ?? 'GET',
+    headers: opts.headers,
+    body: opts.body,
+    signal: opts.signal,
+  });
 }
 
 export interface ProxyPools {
@@ -77,7 +93,10 @@ export function proxyPools(proxyUrl: string): ProxyPools {
       const socks = socksAgent(proxyUrl);
       p = { plain: socks, tunnel: socks };
     } else {
-      p = { plain: new ProxyAgent({ uri: proxyUrl, proxyTunnel: false }), tunnel: new ProxyAgent({ uri: proxyUrl, proxyTunnel: true }) };
+      p = {
+        plain: new ProxyAgent({ uri: proxyUrl, proxyTunnel: false }),
+        tunnel: new ProxyAgent({ uri: proxyUrl, proxyTunnel: true }),
+      };
     }
     proxies.set(proxyUrl, p);
   }
@@ -113,7 +132,8 @@ export function lookupVia(resolve: Resolver, guarded: boolean) {
       (addresses) => {
         const bad = guarded ? addresses.find((a) => isPrivateAddress(a.address)) : undefined;
         if (bad) return callback(new PrivateAddressError(hostname, bad.address), '');
-        if (addresses.length === 0) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), '');
+        if (addresses.length === 0)
+          return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), '');
         if (options.all) return callback(null, [...addresses]);
         callback(null, addresses[0]!.address, addresses[0]!.family);
       },

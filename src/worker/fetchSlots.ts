@@ -56,7 +56,8 @@ export class FetchSlots {
   private listener: ((jobs: number) => void) | null = null;
 
   constructor(size: number) {
-    if (!Number.isInteger(size) || size < 1) throw new RangeError(`fetch slots: size must be a whole number ≥ 1, not ${size}`);
+    if (!Number.isInteger(size) || size < 1)
+      throw new RangeError(`fetch slots: size must be a whole number ≥ 1, not ${size}`);
     this.current = size;
     this.free = size;
     // The most until jobs have been measured: a site that answers at once needs them from its first pages (a short
@@ -106,7 +107,8 @@ export class FetchSlots {
    * jobs at once; shrinking takes slots back as requests in flight end, so none is cut short.
    */
   resize(size: number): void {
-    if (!Number.isInteger(size) || size < 1) throw new RangeError(`fetch slots: size must be a whole number ≥ 1, not ${size}`);
+    if (!Number.isInteger(size) || size < 1)
+      throw new RangeError(`fetch slots: size must be a whole number ≥ 1, not ${size}`);
     if (size === this.current) return;
     this.touch();
     this.free += size - this.current;
@@ -197,7 +199,9 @@ export class FetchSlots {
   private update(): void {
     if (this.heldMs === null || this.outsideMs === null) return;
     const perSlot = (this.heldMs + this.outsideMs) / Math.max(this.heldMs, 0.001);
-    this.setWanted(Math.min(MAX_JOBS_PER_SLOT * this.current, Math.max(this.current, Math.round(this.current * perSlot))));
+    this.setWanted(
+      Math.min(MAX_JOBS_PER_SLOT * this.current, Math.max(this.current, Math.round(this.current * perSlot))),
+    );
   }
 
   private setWanted(jobs: number): void {

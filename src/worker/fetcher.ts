@@ -107,7 +107,12 @@ export class BodyOriginRefused extends FetchFailure {
     readonly allowed: string,
     status: number,
   ) {
-    super('blocked', `an HTTP ${status} redirect would send the request's body on to ${to}, another origin than ${allowed}; it was not followed`, false, status);
+    super(
+      'blocked',
+      `an HTTP ${status} redirect would send the request's body on to ${to}, another origin than ${allowed}; it was not followed`,
+      false,
+      status,
+    );
   }
 }
 
@@ -148,7 +153,10 @@ export async function fetchPage(url: string, opts: FetchOptions): Promise<Fetche
   // the fetch is done, until a GC collects its signal (a WeakRef and a finalization record each). Measured alone:
   // 12.5 µs a signal against 5.5 for this, and 200,000 of them left a 350 MB heap against 20 MB.
   const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(new DOMException('The operation timed out.', 'TimeoutError')), opts.timeoutMs);
+  const timer = setTimeout(
+    () => deadline.abort(new DOMException('The operation timed out.', 'TimeoutError')),
+    opts.timeoutMs,
+  );
   timer.unref();
   try {
     return await fetchWithin(url, opts, deadline.signal);
@@ -161,7 +169,17 @@ async function fetchWithin(url: string, opts: FetchOptions, timeout: AbortSignal
   const { res, finalUrl, status, contentType, redirects } = await openWithin(url, opts, timeout);
   const isHtml = contentType === null || /\b(text\/html|application\/xhtml\+xml)\b/i.test(contentType);
   const { body, bytes, conflict } = await readCapped(res, contentType, opts.maxBytes, finalUrl, timeout);
-  const page: FetchedPage = { url, finalUrl, status, contentType, isHtml, body: isHtml || opts.keepNonHtml ? body : '', bytes, redirects, ...(conflict && isHtml ? { charsetConflict: conflict } : {}) };
+  const page: FetchedPage = {
+    url,
+    finalUrl,
+    status,
+    contentType,
+    isHtml,
+    body: isHtml || opts.keepNonHtml ? body : '',
+    bytes,
+    redirects,
+    ...(conflict && isHtml ? { charsetConflict: conflict } : {}),
+  };
   if (!opts.validators) return page;
   const etag = header(res, 'etag');
   const lastModified = header(res, 'last-modified');
@@ -183,9 +201,17 @@ export interface StreamedResponse {
  * next chunk, not the whole body: `consume` may pause between chunks (to enqueue what it read) for as long as that
  * takes. No size cap here: `consume` counts what it reads. Failures while reading are FetchFailures too.
  */
-export async function fetchStream<T>(url: string, opts: FetchOptions, consume: (res: StreamedResponse) => Promise<T>): Promise<T> {
+export async function fetchStream<T>(
+  url: string,
+  opts: FetchOptions,
+  consume: (res: StreamedResponse) => Promise<T>,
+): Promise<T> {
   const deadline = new AbortController();
-  const arm = () => setTimeout(() => deadline.abort(new DOMException('The operation timed out.', 'TimeoutError')), opts.timeoutMs).unref();
+  const arm = () =>
+    setTimeout(
+      () => deadline.abort(new DOMException('The operation timed out.', 'TimeoutError')),
+      opts.timeoutMs,
+    ).unref();
   let timer = arm();
   let opened: Awaited<ReturnType<typeof openWithin>>;
   try {
@@ -220,7 +246,11 @@ export async function fetchStream<T>(url: string, opts: FetchOptions, consume: (
   }
 }
 
-async function openWithin(url: string, opts: FetchOptions, timeout: AbortSignal): Promise<{ res: Response; finalUrl: string; status: number; contentType: string | null; redirects: number }> {
+async function openWithin(
+  url: string,
+  opts: FetchOptions,
+  timeout: AbortSignal,
+): Promise<{ res: Response; finalUrl: string; status: number; contentType: string | null; redirects: number }> {
   const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
   let current = url;
   let post = opts.post;
@@ -246,10 +276,16 @@ async function openWithin(url: string, opts: FetchOptions, timeout: AbortSignal)
       });
     } catch (err) {
       if (err instanceof FetchFailure) throw err;
-      if (opts.proxy && refusedCredentials(err)) throw proxyAuthFailure(`proxy ${proxyName(opts.proxy)} refused its credentials (HTTP 407)`);
+      if (opts.proxy && refusedCredentials(err))
+        throw proxyAuthFailure(`proxy ${proxyName(opts.proxy)} refused its credentials (HTTP 407)`);
       const f = networkFailure(err, current, timeout.aborted);
       // Through a proxy, a connection that fails is the proxy's: the caller tries another. Named without credentials.
-      if (opts.proxy && f.cause_ === 'network') throw new FetchFailure('proxy', `proxy ${proxyName(opts.proxy)}: ${f.message.split(opts.proxy).join(redactUrl(opts.proxy))}`, true);
+      if (opts.proxy && f.cause_ === 'network')
+        throw new FetchFailure(
+          'proxy',
+          `proxy ${proxyName(opts.proxy)}: ${f.message.split(opts.proxy).join(redactUrl(opts.proxy))}`,
+          true,
+        );
       throw f;
     }
     const status = res.statusCode;
@@ -289,7 +325,13 @@ async function openWithin(url: string, opts: FetchOptions, timeout: AbortSignal)
     if (status >= 400) {
       discard(res);
       const retryable = RETRYABLE_STATUS.has(status);
-      throw new FetchFailure('http', `HTTP ${status} for ${current}`, retryable, status, retryAfter(header(res, 'retry-after')));
+      throw new FetchFailure(
+        'http',
+        `HTTP ${status} for ${current}`,
+        retryable,
+        status,
+        retryAfter(header(res, 'retry-after')),
+      );
     }
     return { res, finalUrl: current, status, contentType: header(res, 'content-type'), redirects: hop };
   }
@@ -312,17 +354,34 @@ function decoded(res: Response): Readable {
   const coding = (header(res, 'content-encoding') ?? '').trim().toLowerCase();
   const raw = res.body as unknown as Readable;
   const decoder =
-    coding === 'gzip' || coding === 'x-gzip' ? createGunzip() : coding === 'deflate' ? createInflate() : coding === 'br' ? createBrotliDecompress() : null;
+    coding === 'gzip' || coding === 'x-gzip'
+      ? createGunzip()
+      : coding === 'deflate'
+        ? createInflate()
+        : coding === 'br'
+          ? createBrotliDecompress()
+          : null;
   if (!decoder) return raw;
   raw.on('error', (err) => decoder.destroy(err));
   return raw.pipe(decoder);
 }
 
-async function readCapped(res: Response, contentType: string | null, maxBytes: number, url: string, timeout: AbortSignal): Promise<{ body: string; bytes: number; conflict: CharsetConflict | null }> {
+async function readCapped(
+  res: Response,
+  contentType: string | null,
+  maxBytes: number,
+  url: string,
+  timeout: AbortSignal,
+): Promise<{ body: string; bytes: number; conflict: CharsetConflict | null }> {
   const declared = Number(header(res, 'content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > maxBytes) {
     discard(res);
-    throw new FetchFailure('too-large', `${url} is ${declared} bytes, over the ${maxBytes}-byte limit`, false, res.statusCode);
+    throw new FetchFailure(
+      'too-large',
+      `${url} is ${declared} bytes, over the ${maxBytes}-byte limit`,
+      false,
+      res.statusCode,
+    );
   }
   const stream = decoded(res);
   const chunks: Buffer[] = [];
@@ -356,7 +415,8 @@ function networkFailure(err: unknown, url: string, timedOut: boolean): FetchFail
   const root: Cause = e.cause && !e.code ? e.cause : e;
   if (err instanceof PrivateAddressError || root instanceof PrivateAddressError) return blocked(new URL(url).host);
   const code = root.code ?? '';
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new FetchFailure('dns', `cannot resolve the host of ${url} (${code})`, code === 'EAI_AGAIN');
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    return new FetchFailure('dns', `cannot resolve the host of ${url} (${code})`, code === 'EAI_AGAIN');
   const detail = [code, root.message ?? e.message].filter(Boolean).join(' ') || String(err);
   return new FetchFailure('network', `network error fetching ${url}: ${detail}`, true);
 }
@@ -366,8 +426,13 @@ function networkFailure(err: unknown, url: string, timedOut: boolean): FetchFail
  * Authentication Required (407)"; a CONNECT tunnel: "Proxy response (407) !== 200"), not with a status.
  */
 function refusedCredentials(err: unknown): boolean {
-  for (let e = err as { message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
-    if (typeof e.message === 'string' && /Proxy Authentication Required \(407\)|Proxy response \(407\)/.test(e.message)) return true;
+  for (
+    let e = err as { message?: unknown; cause?: unknown } | undefined, depth = 0;
+    e && depth < 4;
+    e = e.cause as typeof e, depth++
+  ) {
+    if (typeof e.message === 'string' && /Proxy Authentication Required \(407\)|Proxy response \(407\)/.test(e.message))
+      return true;
   }
   return false;
 }
@@ -404,7 +469,9 @@ async function proxiedDispatcher(url: string, opts: FetchOptions, proxy: string)
   const u = new URL(url);
   if (opts.privateAllowed !== null && !opts.privateAllowed.includes(u.host)) {
     const literal = u.hostname.replace(/^\[|\]$/g, '');
-    const addresses = isIP(literal) ? [literal] : (await (opts.resolver ?? systemResolver)(literal).catch(() => [])).map((a) => a.address);
+    const addresses = isIP(literal)
+      ? [literal]
+      : (await (opts.resolver ?? systemResolver)(literal).catch(() => [])).map((a) => a.address);
     if (addresses.some((a) => isPrivateAddress(a))) throw blocked(u.host);
   }
   const pools = proxyPools(proxy);
@@ -418,5 +485,9 @@ export function proxyName(proxyUrl: string): string {
 }
 
 function blocked(host: string): FetchFailure {
-  return new FetchFailure('blocked', `${host} resolves to a private address; set scope.allowPrivate to crawl it`, false);
+  return new FetchFailure(
+    'blocked',
+    `${host} resolves to a private address; set scope.allowPrivate to crawl it`,
+    false,
+  );
 }

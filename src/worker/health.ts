@@ -19,13 +19,28 @@ export interface HealthState {
 
 export interface HealthAnswer {
   readonly status: 200 | 503;
-  readonly body: { readonly live: boolean; readonly ready: boolean; readonly why: string; readonly concurrency: number; readonly processed: number };
+  readonly body: {
+    readonly live: boolean;
+    readonly ready: boolean;
+    readonly why: string;
+    readonly concurrency: number;
+    readonly processed: number;
+  };
 }
 
 /** The answer to /healthz (`ready` false) or /readyz (`ready` true), from the worker's state now. */
 export function healthAnswer(s: HealthState, ready: boolean, now: number): HealthAnswer {
   const live = s.lastBeatAt !== null && now - s.lastBeatAt <= HEALTH_STALE_MS;
-  const why = s.lastBeatAt === null ? 'not connected to Redis yet' : !live ? `no heartbeat reached Redis for ${Math.round((now - s.lastBeatAt) / 1000)} s` : s.draining ? 'draining: finishing its pages, taking no more' : !s.running ? 'starting' : 'connected and working';
+  const why =
+    s.lastBeatAt === null
+      ? 'not connected to Redis yet'
+      : !live
+        ? `no heartbeat reached Redis for ${Math.round((now - s.lastBeatAt) / 1000)} s`
+        : s.draining
+          ? 'draining: finishing its pages, taking no more'
+          : !s.running
+            ? 'starting'
+            : 'connected and working';
   const isReady = live && s.running && !s.draining;
   const body = { live, ready: isReady, why, concurrency: s.concurrency, processed: s.processed };
   return { status: (ready ? isReady : live) ? 200 : 503, body };
@@ -35,7 +50,8 @@ export function healthAnswer(s: HealthState, ready: boolean, now: number): Healt
 export function parseHealthAddress(value: string): { host: string; port: number } {
   const m = /^(?:(.+):)?(\d{1,5})$/.exec(value.trim());
   const port = m ? Number(m[2]) : NaN;
-  if (!m || port < 1 || port > 65535) throw new Error(`--health '${value}': expected PORT or HOST:PORT (e.g. 8080, 127.0.0.1:8080)`);
+  if (!m || port < 1 || port > 65535)
+    throw new Error(`--health '${value}': expected PORT or HOST:PORT (e.g. 8080, 127.0.0.1:8080)`);
   return { host: m[1] ?? '0.0.0.0', port };
 }
 

@@ -1,7 +1,14 @@
 import { PRIVATE_REDIS_DIR_ENV, registerWorkerUser } from '../redis/serverOwners';
 import { parseArgs } from 'node:util';
 import { loadTaskFile } from '../workspace/taskFile';
-import { concurrencyFlag, maxMemoryFlag, optionalPositiveInt, redisTargetFrom, REDIS_URL_ENV, WORKER_FLAG_SPEC } from './args';
+import {
+  concurrencyFlag,
+  maxMemoryFlag,
+  optionalPositiveInt,
+  redisTargetFrom,
+  REDIS_URL_ENV,
+  WORKER_FLAG_SPEC,
+} from './args';
 import { AUTO_CONCURRENCY_START, initial } from '../core/autoscale/range';
 import { watchParent } from './parentWatch';
 import { runWorker, type WorkerHandle } from './runtime';
@@ -38,7 +45,8 @@ export async function workerMain(argv: string[]): Promise<void> {
   // --log-format json (or $CRAWL_STUDIO_LOG_FORMAT, how `run` passes it to the workers it starts): one JSON object a line.
   const format = parseLogFormat(values['log-format'] ?? process.env[LOG_FORMAT_ENV]);
   const worker = workerIdOf(process.pid);
-  const log: Log = (level, msg, fields = {}) => process.stdout.write(`${formatLogLine(format, Date.now(), level, msg, { worker, ...fields })}\n`);
+  const log: Log = (level, msg, fields = {}) =>
+    process.stdout.write(`${formatLogLine(format, Date.now(), level, msg, { worker, ...fields })}\n`);
   // Signals are handled from the start: while waiting for Redis (nothing in flight) one ends the worker at once; one
   // that comes while the worker starts stops it as soon as it has (a SIGTERM right after the banner killed it).
   let handle: WorkerHandle | null = null;
@@ -65,12 +73,16 @@ export async function workerMain(argv: string[]): Promise<void> {
       return;
     }
     closingBy = signal;
-    log('info', `${signal}: finishing in-flight jobs${drainMs !== null ? ` (at most ${drainMs / 1000} s)` : ''}`, { event: 'worker-stopping' });
+    log('info', `${signal}: finishing in-flight jobs${drainMs !== null ? ` (at most ${drainMs / 1000} s)` : ''}`, {
+      event: 'worker-stopping',
+    });
     // Within an orchestrator's grace period (Kubernetes: 30 s, then SIGKILL): past --drain-timeout the pages still in
     // flight are left to other workers, as on a second signal, and the process exits on its own terms.
     if (drainMs !== null) {
       setTimeout(() => {
-        log('warn', `drain timeout (${drainMs / 1000} s): leaving in-flight jobs to other workers`, { event: 'worker-drain-timeout' });
+        log('warn', `drain timeout (${drainMs / 1000} s): leaving in-flight jobs to other workers`, {
+          event: 'worker-drain-timeout',
+        });
         // Not close(): it would wait for the requests in flight, up to their timeout. Their jobs are given back and the
         // process exits, a few seconds at most if Redis does not answer (their locks then expire as after a kill).
         void Promise.race([running.abandon(), new Promise((r) => setTimeout(r, 3_000))]).finally(() => process.exit(0));
@@ -130,18 +142,32 @@ interface Endpoints {
   readonly metrics: { readonly module: typeof import('./metrics'); readonly at: { host: string; port: number } } | null;
 }
 
-async function endpointsOf(values: { health?: string; 'metrics-port'?: string; 'metrics-bind'?: string }): Promise<Endpoints> {
-  if (values['metrics-bind'] !== undefined && values['metrics-port'] === undefined) throw new Error('--metrics-bind goes with --metrics-port N');
+async function endpointsOf(values: {
+  health?: string;
+  'metrics-port'?: string;
+  'metrics-bind'?: string;
+}): Promise<Endpoints> {
+  if (values['metrics-bind'] !== undefined && values['metrics-port'] === undefined)
+    throw new Error('--metrics-bind goes with --metrics-port N');
   const health = values.health !== undefined ? await import('./health') : null;
   const metrics = values['metrics-port'] !== undefined ? await import('./metrics') : null;
   return {
-    health: health && values.health !== undefined ? { module: health, at: health.parseHealthAddress(values.health) } : null,
-    metrics: metrics && values['metrics-port'] !== undefined ? { module: metrics, at: metrics.metricsAddress(values['metrics-port'], values['metrics-bind']) } : null,
+    health:
+      health && values.health !== undefined ? { module: health, at: health.parseHealthAddress(values.health) } : null,
+    metrics:
+      metrics && values['metrics-port'] !== undefined
+        ? { module: metrics, at: metrics.metricsAddress(values['metrics-port'], values['metrics-bind']) }
+        : null,
   };
 }
 
 /** Starts the probes and /metrics asked for, each closed when the process exits. */
-async function serveEndpoints(e: Endpoints, handle: WorkerHandle, metrics: WorkerMetrics | null, log: Log): Promise<void> {
+async function serveEndpoints(
+  e: Endpoints,
+  handle: WorkerHandle,
+  metrics: WorkerMetrics | null,
+  log: Log,
+): Promise<void> {
   if (e.metrics && metrics) {
     const server = await e.metrics.module.serveMetrics(e.metrics.at, metrics.registry);
     log('info', `metrics on ${server.url}`, { event: 'metrics' });

@@ -8,7 +8,8 @@ import type { FetchedPage } from './fetcher';
 export function warningCounters(page: FetchedPage, host: string, rule: string): Record<string, number> {
   const out: Record<string, number> = {};
   // The host last: it may hold a port's ':', the encodings' names and the rule's counters' prefixes never do.
-  if (page.charsetConflict) out[`charset:${page.charsetConflict.header.toLowerCase()}:${page.charsetConflict.meta.toLowerCase()}:${host}`] = 1;
+  if (page.charsetConflict)
+    out[`charset:${page.charsetConflict.header.toLowerCase()}:${page.charsetConflict.meta.toLowerCase()}:${host}`] = 1;
   if (page.lateContent) {
     out[`late:${rule}`] = 1;
     out[`late-at-load:${rule}`] = page.lateContent.atLoad;
@@ -23,12 +24,16 @@ export function warningLines(page: FetchedPage, url: string, host: string, rule:
   const c = page.charsetConflict;
   if (c && !seen.has(`charset ${host}`)) {
     seen.add(`charset ${host}`);
-    out.push(`${url}: Content-Type says charset ${c.header.toLowerCase()} but the page's <meta> says ${c.meta.toLowerCase()}; read as ${c.header.toLowerCase()} (the header wins), its text looks garbled (mojibake)`);
+    out.push(
+      `${url}: Content-Type says charset ${c.header.toLowerCase()} but the page's <meta> says ${c.meta.toLowerCase()}; read as ${c.header.toLowerCase()} (the header wins), its text looks garbled (mojibake)`,
+    );
   }
   const l = page.lateContent;
   if (l && !seen.has(`late ${rule}`)) {
     seen.add(`late ${rule}`);
-    out.push(`${url} (rule ${rule}): ${l.atLoad} link/item matches when read at load, ${l.later} a moment later: content arrives after load; use waitFor: { selector: ... } or networkidle`);
+    out.push(
+      `${url} (rule ${rule}): ${l.atLoad} link/item matches when read at load, ${l.later} a moment later: content arrives after load; use waitFor: { selector: ... } or networkidle`,
+    );
   }
   return out;
 }

@@ -106,7 +106,9 @@ export function createProcessor(deps: ProcessorDeps) {
   const maxInlineHostWait = deps.maxInlineHostWaitMs ?? 25;
   // A host lease outlasts the longest request: a render may take longer than a fetch (its own timeout, and the
   // grace after which its browser counts as hung, see browser/render.ts).
-  const leaseMs = Math.max(task.request.timeoutMs, ...task.rules.map((r) => (r.browser ? r.browser.timeoutMs + HUNG_GRACE_MS : 0))) + 5_000;
+  const leaseMs =
+    Math.max(task.request.timeoutMs, ...task.rules.map((r) => (r.browser ? r.browser.timeoutMs + HUNG_GRACE_MS : 0))) +
+    5_000;
   const analyser = deps.analyser ?? inlineAnalyser();
   const sentBack = new SentBackCounter();
   // Hosts and rules whose page warnings this process has logged (pageWarnings.ts): each is said once.
@@ -130,7 +132,10 @@ export function createProcessor(deps: ProcessorDeps) {
   type Run = (job: Job<PageJobData, PageJobResult>, token?: string) => Promise<PageJobResult>;
   const inSlots: Run =
     slots && deps.hostThrottle
-      ? (job, token) => slots.job((inSlot, politeWait) => inHostTurn(job, inSlot, politeWait, (s) => processPage(job, token, s, politeWait)))
+      ? (job, token) =>
+          slots.job((inSlot, politeWait) =>
+            inHostTurn(job, inSlot, politeWait, (s) => processPage(job, token, s, politeWait)),
+          )
       : slots
         ? (job, token) => slots.job((inSlot, politeWait) => processPage(job, token, inSlot, politeWait))
         : (job, token) => processPage(job, token, direct, delay);
@@ -144,24 +149,44 @@ export function createProcessor(deps: ProcessorDeps) {
    * finished is not finished twice). The driver stops the run meanwhile (run/session.ts); a worker stopped or killed
    * while it holds a page leaves its job active, and the job runs again on resume.
    */
-  async function holdWhileRedisFull(job: Job<PageJobData, PageJobResult>, attempt: () => Promise<PageJobResult>): Promise<PageJobResult> {
+  async function holdWhileRedisFull(
+    job: Job<PageJobData, PageJobResult>,
+    attempt: () => Promise<PageJobResult>,
+  ): Promise<PageJobResult> {
     for (let tries = 1; ; tries++) {
       try {
         return await attempt();
       } catch (err) {
         if (!isRedisFull(err)) throw err;
-        if (tries === 1) deps.log('error', `${REDIS_FULL_MARK}: it refused the writes of ${job.data.url} (${(err as Error).message}); the page is kept, not completed, and tried again when Redis has room`);
+        if (tries === 1)
+          deps.log(
+            'error',
+            `${REDIS_FULL_MARK}: it refused the writes of ${job.data.url} (${(err as Error).message}); the page is kept, not completed, and tried again when Redis has room`,
+          );
         await delay(Math.min(5_000, 500 * tries));
         // Its finish may have gone through before a later write was refused (the window's fill): not fetched again.
-        if (await crawl.isSettled(job).catch(() => false)) return { outcome: 'done', status: null, items: 0, links: 0, reason: 'finished before Redis refused a later write' };
+        if (await crawl.isSettled(job).catch(() => false))
+          return {
+            outcome: 'done',
+            status: null,
+            items: 0,
+            links: 0,
+            reason: 'finished before Redis refused a later write',
+          };
       }
     }
   }
 
   /** Runs a job in a turn of its host when the worker backs off per host (hostThrottle.ts), its request measured. */
-  async function inHostTurn(job: Job<PageJobData, PageJobResult>, inSlot: InSlot, politeWait: PoliteWait, work: (inSlot: InSlot) => Promise<PageJobResult>): Promise<PageJobResult> {
+  async function inHostTurn(
+    job: Job<PageJobData, PageJobResult>,
+    inSlot: InSlot,
+    politeWait: PoliteWait,
+    work: (inSlot: InSlot) => Promise<PageJobResult>,
+  ): Promise<PageJobResult> {
     const throttle = deps.hostThrottle;
-    const host = throttle && job.name !== SCHEDULED_RUN_JOB && URL.canParse(job.data.url) ? new URL(job.data.url).host : null;
+    const host =
+      throttle && job.name !== SCHEDULED_RUN_JOB && URL.canParse(job.data.url) ? new URL(job.data.url).host : null;
     if (!throttle || !host) return work(inSlot);
     const release = await throttle.turn(host, politeWait);
     try {
@@ -175,7 +200,12 @@ export function createProcessor(deps: ProcessorDeps) {
    * A request's turn, for pages and sitemaps alike: robots.txt, then the task's rate limit and the host's politeness
    * (a lease the caller releases when its request is done). The job's result when robots.txt forbids the URL, else null.
    */
-  async function admit(job: Job<PageJobData, PageJobResult>, token: string | undefined, url: string, politeWait: PoliteWait): Promise<PageJobResult | null> {
+  async function admit(
+    job: Job<PageJobData, PageJobResult>,
+    token: string | undefined,
+    url: string,
+    politeWait: PoliteWait,
+  ): Promise<PageJobResult | null> {
     const allowed = await robotsCheck(job, url);
     if (!allowed.ok) return allowed.skipped;
     await takeTurn(job, token, url, allowed.crawlDelayMs, politeWait);
@@ -197,14 +227,24 @@ export function createProcessor(deps: ProcessorDeps) {
 
   /** The host's delay for a page: the task's per-host delay, or robots.txt's Crawl-delay when longer. */
   function hostLimits(crawlDelayMs: number | null) {
-    return { concurrency: task.politeness.perHost.concurrency, delayMs: Math.max(task.politeness.perHost.delayMs, crawlDelayMs ?? 0), leaseMs };
+    return {
+      concurrency: task.politeness.perHost.concurrency,
+      delayMs: Math.max(task.politeness.perHost.delayMs, crawlDelayMs ?? 0),
+      leaseMs,
+    };
   }
 
   /**
    * The request's turn: the task's rate limit, then the host's politeness (a lease the caller releases when its
    * request is done). Sets the job aside (DelayedError) when the wait is long.
    */
-  async function takeTurn(job: Job<PageJobData, PageJobResult>, token: string | undefined, url: string, crawlDelayMs: number | null, politeWait: PoliteWait): Promise<void> {
+  async function takeTurn(
+    job: Job<PageJobData, PageJobResult>,
+    token: string | undefined,
+    url: string,
+    crawlDelayMs: number | null,
+    politeWait: PoliteWait,
+  ): Promise<void> {
     const { host } = new URL(url);
     const limits = hostLimits(crawlDelayMs);
     const lease = leaseOf(job, token);
@@ -231,26 +271,58 @@ export function createProcessor(deps: ProcessorDeps) {
     }
   }
 
-  async function processPage(job: Job<PageJobData, PageJobResult>, token: string | undefined, inSlot: InSlot, politeWait: PoliteWait): Promise<PageJobResult> {
+  async function processPage(
+    job: Job<PageJobData, PageJobResult>,
+    token: string | undefined,
+    inSlot: InSlot,
+    politeWait: PoliteWait,
+  ): Promise<PageJobResult> {
     if (job.name === SCHEDULED_RUN_JOB) {
       const started = await crawl.startScheduledRun(task);
-      deps.log('info', started ? `scheduled run ${started.run.run} started: ${started.enqueued} start URL(s)` : 'scheduled run skipped: the previous run is still going');
-      return { outcome: started ? 'done' : 'skipped', status: null, items: 0, links: started?.enqueued ?? 0, reason: started ? `run ${started.run.run}` : 'previous run still going' };
+      deps.log(
+        'info',
+        started
+          ? `scheduled run ${started.run.run} started: ${started.enqueued} start URL(s)`
+          : 'scheduled run skipped: the previous run is still going',
+      );
+      return {
+        outcome: started ? 'done' : 'skipped',
+        status: null,
+        items: 0,
+        links: started?.enqueued ?? 0,
+        reason: started ? `run ${started.run.run}` : 'previous run still going',
+      };
     }
     // A job that starts again (a retry, a stall, a politeness delay, an add after a lease ran out) may find its page
     // finished already: its worker died after pageDone and before BullMQ heard. It must not be fetched twice.
-    if ((job.attemptsStarted > 1 || job.attemptsMade > 0 || job.stalledCounter > 0 || job.data.recovered) && (await crawl.isSettled(job))) {
+    if (
+      (job.attemptsStarted > 1 || job.attemptsMade > 0 || job.stalledCounter > 0 || job.data.recovered) &&
+      (await crawl.isSettled(job))
+    ) {
       return { outcome: 'done', status: null, items: 0, links: 0, reason: 'finished before its worker stopped' };
     }
     if (job.data.sitemap !== undefined) {
       // In the sessions of the job's run, as its pages are.
-      const inRun = access ? { ...sitemapDeps, stream: <T>(u: string, consume: (res: StreamedResponse) => Promise<T>) => access.stream(u, consume, undefined, job.data.run) } : sitemapDeps;
+      const inRun = access
+        ? {
+            ...sitemapDeps,
+            stream: <T>(u: string, consume: (res: StreamedResponse) => Promise<T>) =>
+              access.stream(u, consume, undefined, job.data.run),
+          }
+        : sitemapDeps;
       return processSitemap(job, inRun, {
         admit: (url) => admit(job, token, url, politeWait),
         release: (url) => void gate.release(new URL(url).host, leaseOf(job, token)).catch(() => undefined),
         inSlot,
         failure: (err) => failure(err, job, redis, task.name),
-        runInfo: async (run) => ({ run, bucketBits: await bucketBits(crawl, run), state: 'running' as const, startedAt: 0, finishedAt: null, file: null }),
+        runInfo: async (run) => ({
+          run,
+          bucketBits: await bucketBits(crawl, run),
+          state: 'running' as const,
+          startedAt: 0,
+          finishedAt: null,
+          file: null,
+        }),
       });
     }
     const { url, depth, run } = job.data;
@@ -287,23 +359,27 @@ export function createProcessor(deps: ProcessorDeps) {
       const renderer = deps.browser;
       // In a session and through a proxy when the task has them (access.ts), rendered or fetched alike; a rendered page
       // is never conditional (a browser sends its own headers).
-      const load: PageLoad = browser && renderer ? (u, o) => renderer.render(u, browser, o, renderHooks(url, run, rule)) : fetchPage;
+      const load: PageLoad =
+        browser && renderer ? (u, o) => renderer.render(u, browser, o, renderHooks(url, run, rule)) : fetchPage;
       const pageOpts = browser && renderer ? sendOpts : opts;
       // The host's turn is taken in the fetch slot, so no wait for a slot lies between the grant and the request;
       // with a delay, the gate hears when the request is on the wire (sendWatch.ts) and spaces the next from then.
       page = await inSlot(async () => {
         await takeTurn(job, token, url, allowed.crawlDelayMs, politeWait);
         const delayMs = hostLimits(allowed.crawlDelayMs).delayMs;
-        if (delayMs === 0) return access ? access.fetch(url, pageOpts, load, run) : load(url, { ...pageOpts, cookies: undefined });
+        if (delayMs === 0)
+          return access ? access.fetch(url, pageOpts, load, run) : load(url, { ...pageOpts, cookies: undefined });
         let told = false;
         const tell = () => {
-          if (!told) (told = true), void gate.sent(host, leaseOf(job, token), delayMs).catch(() => undefined);
+          if (!told) ((told = true), void gate.sent(host, leaseOf(job, token), delayMs).catch(() => undefined));
         };
         // A browser sends its own requests, out of undici's sight: its page counts as sent when its render starts.
         if (load !== fetchPage) tell();
         const forget = whenSent(url, tell);
         try {
-          return await (access ? access.fetch(url, pageOpts, load, run) : load(url, { ...pageOpts, cookies: undefined }));
+          return await (access
+            ? access.fetch(url, pageOpts, load, run)
+            : load(url, { ...pageOpts, cookies: undefined }));
         } finally {
           forget();
           // Failed before its headers went out: the host is free from now.
@@ -330,9 +406,24 @@ export function createProcessor(deps: ProcessorDeps) {
     if (known && page.status === 304) {
       // Unchanged since the last full fetch: nothing to extract; its items stay stored, its links are followed again.
       const same = await revisits!.unchanged(job.data, rule, known, page);
-      const runInfo = { run, bucketBits: await bucketBits(crawl, run), state: 'running' as const, startedAt: 0, finishedAt: null, file: null };
-      const rec: PageRecord = { ...record(task.name, job.data, 304, fetchedAt, page.contentType, page.bytes, [], []), revisit: same.record };
-      const counters: Record<string, number> = { done: 1, unchanged: 1, 'unchanged-items': known.items, bytes: page.bytes };
+      const runInfo = {
+        run,
+        bucketBits: await bucketBits(crawl, run),
+        state: 'running' as const,
+        startedAt: 0,
+        finishedAt: null,
+        file: null,
+      };
+      const rec: PageRecord = {
+        ...record(task.name, job.data, 304, fetchedAt, page.contentType, page.bytes, [], []),
+        revisit: same.record,
+      };
+      const counters: Record<string, number> = {
+        done: 1,
+        unchanged: 1,
+        'unchanged-items': known.items,
+        bytes: page.bytes,
+      };
       for (const [reason, n] of Object.entries(same.dropped)) counters[`dropped:${reason}`] = n;
       await crawl.finishPage(task, runInfo, jobId, same.kept, { entry: pageEntry(rec), counters, host });
       return { outcome: 'done', status: 304, items: 0, links: same.kept.length, reason: 'unchanged' };
@@ -343,13 +434,28 @@ export function createProcessor(deps: ProcessorDeps) {
     if (!json && !page.isHtml && rule.format !== 'html') {
       // The page record goes to the store with the counters, in one call: durable together (see store/buffer.ts).
       const rec = record(task.name, job.data, page.status, fetchedAt, page.contentType, page.bytes, [], []);
-      await crawl.completePage(task, run, jobId, { entry: pageEntry(rec), counters: { done: 1, nonhtml: 1, bytes: page.bytes }, host });
+      await crawl.completePage(task, run, jobId, {
+        entry: pageEntry(rec),
+        counters: { done: 1, nonhtml: 1, bytes: page.bytes },
+        host,
+      });
       return { outcome: 'non-html', status: page.status, items: 0, links: 0, reason: page.contentType ?? undefined };
     }
 
     let outcome: AnalysedPage;
     try {
-      outcome = await analyser.analyse({ task, url: page.finalUrl, html: page.body, rule: rule.name, depth, requestedUrl: url, status: page.status, fetchedAt, ...(json ? { json } : {}), ...(job.data.series ? { series: job.data.series } : {}) });
+      outcome = await analyser.analyse({
+        task,
+        url: page.finalUrl,
+        html: page.body,
+        rule: rule.name,
+        depth,
+        requestedUrl: url,
+        status: page.status,
+        fetchedAt,
+        ...(json ? { json } : {}),
+        ...(job.data.series ? { series: job.data.series } : {}),
+      });
     } catch (err) {
       // The page itself is the problem (too deep, too slow, too big to extract): counted, failed, not retried.
       const kind = err instanceof AnalysisError ? err.kind : 'error';
@@ -358,12 +464,37 @@ export function createProcessor(deps: ProcessorDeps) {
       await markFailure(job, group, page.status);
       throw new UnrecoverableError(err instanceof Error ? err.message : String(err));
     }
-    const runInfo = { run, bucketBits: await bucketBits(crawl, run), state: 'running' as const, startedAt: 0, finishedAt: null, file: null };
+    const runInfo = {
+      run,
+      bucketBits: await bucketBits(crawl, run),
+      state: 'running' as const,
+      startedAt: 0,
+      finishedAt: null,
+      file: null,
+    };
     // The links are queued and the page finished (its record for the store, its counters, its job marked done and its
     // page out of the window) in one script call, which also fills the window (frontier/pageFlow.ts finishPage).
-    const kept = revisits && job.data.request === undefined ? await revisits.remember(job.data, rule, page, outcome.kept, outcome.items.length) : undefined;
-    const rec = record(task.name, job.data, page.status, fetchedAt, page.contentType, page.bytes, outcome.items, outcome.problems, kept);
-    const counters: Record<string, number> = { done: 1, bytes: page.bytes, items: outcome.items.length, problems: outcome.problems.length };
+    const kept =
+      revisits && job.data.request === undefined
+        ? await revisits.remember(job.data, rule, page, outcome.kept, outcome.items.length)
+        : undefined;
+    const rec = record(
+      task.name,
+      job.data,
+      page.status,
+      fetchedAt,
+      page.contentType,
+      page.bytes,
+      outcome.items,
+      outcome.problems,
+      kept,
+    );
+    const counters: Record<string, number> = {
+      done: 1,
+      bytes: page.bytes,
+      items: outcome.items.length,
+      problems: outcome.problems.length,
+    };
     let links = outcome.kept.length;
     for (const [reason, n] of Object.entries(outcome.droppedByReason)) {
       counters[`dropped:${reason}`] = n;
@@ -378,7 +509,10 @@ export function createProcessor(deps: ProcessorDeps) {
     await crawl.finishPage(task, runInfo, jobId, outcome.kept, { entry: pageEntry(rec), counters, host });
 
     if (outcome.problems.length > 0) {
-      deps.log('warn', `${url}: ${outcome.problems.length} item problem(s), first: ${outcome.problems[0]!.type}[${outcome.problems[0]!.index}] ${outcome.problems[0]!.message}`);
+      deps.log(
+        'warn',
+        `${url}: ${outcome.problems.length} item problem(s), first: ${outcome.problems[0]!.type}[${outcome.problems[0]!.index}] ${outcome.problems[0]!.message}`,
+      );
     }
     return { outcome: 'done', status: page.status, items: outcome.items.length, links: outcome.kept.length };
   }
@@ -387,7 +521,11 @@ export function createProcessor(deps: ProcessorDeps) {
    * Sets the job aside for `err.afterMs` without spending an attempt (sentBack.ts), or, past MAX_SENT_BACK of them in
    * this process (or without a lock token to move the job with), fails it as a retryable failure would.
    */
-  async function sendBack(job: Job<PageJobData, PageJobResult>, token: string | undefined, err: SentBack): Promise<never> {
+  async function sendBack(
+    job: Job<PageJobData, PageJobResult>,
+    token: string | undefined,
+    err: SentBack,
+  ): Promise<never> {
     if (!token || !sentBack.allow(String(job.id))) throw await failure(err.failure, job, redis, task.name);
     deps.log('info', `sent back ${job.data.url} without spending an attempt: ${err.message}`);
     await job.moveToDelayed(Date.now() + Math.max(err.afterMs, 0), token);
@@ -419,9 +557,13 @@ export function createProcessor(deps: ProcessorDeps) {
         return null;
       },
       screenshot: async (shot) => {
-        await keepScreenshot(redis, task.name, run, { url: shot.url, finalUrl: shot.finalUrl, at: Date.now(), why: shot.why }, shot.jpeg).catch((err: Error) =>
-          deps.log('warn', `screenshot of ${shot.url} not kept: ${err.message}`),
-        );
+        await keepScreenshot(
+          redis,
+          task.name,
+          run,
+          { url: shot.url, finalUrl: shot.finalUrl, at: Date.now(), why: shot.why },
+          shot.jpeg,
+        ).catch((err: Error) => deps.log('warn', `screenshot of ${shot.url} not kept: ${err.message}`));
       },
     };
   }
@@ -454,8 +596,23 @@ function record(
   problems: PageRecord['problems'],
   revisit?: PageRecord['revisit'],
 ): PageRecord {
-  const request = data.request ? { method: data.request.method, ...(data.request.body ? { body: bodyLabel(data.request.body) } : {}) } : {};
-  const rec: PageRecord = { task, run: data.run, url: data.url, ...request, rule: data.rule, depth: data.depth, status, fetchedAt, contentType, bytes, items, problems };
+  const request = data.request
+    ? { method: data.request.method, ...(data.request.body ? { body: bodyLabel(data.request.body) } : {}) }
+    : {};
+  const rec: PageRecord = {
+    task,
+    run: data.run,
+    url: data.url,
+    ...request,
+    rule: data.rule,
+    depth: data.depth,
+    status,
+    fetchedAt,
+    contentType,
+    bytes,
+    items,
+    problems,
+  };
   return revisit ? { ...rec, revisit } : rec;
 }
 
@@ -475,7 +632,12 @@ async function failure(err: unknown, job: Job<PageJobData>, redis: Redis, task: 
     await markFailure(job, f?.group ?? 'error', f?.status ?? null);
   }
   const message = f ? f.message : err instanceof Error ? err.message : String(err);
-  if (!retry) return new UnrecoverableError(f?.retryable ? `${message} (not sent again: a ${job.data.request?.method} may have reached the server; 'idempotent: true' retries it)` : message);
+  if (!retry)
+    return new UnrecoverableError(
+      f?.retryable
+        ? `${message} (not sent again: a ${job.data.request?.method} may have reached the server; 'idempotent: true' retries it)`
+        : message,
+    );
   return new RetryableFetchError(message, f.retryAfterMs);
 }
 
@@ -485,7 +647,9 @@ async function failure(err: unknown, job: Job<PageJobData>, redis: Redis, task: 
  * on a cluster the job's hash is in its partition's slot. Lost only if Redis is, and then the message still says.
  */
 async function markFailure(job: Job<PageJobData>, group: string, status: number | null): Promise<void> {
-  await job.updateData({ ...job.data, failure: { group, status, worker: workerIdOf(process.pid) } }).catch(() => undefined);
+  await job
+    .updateData({ ...job.data, failure: { group, status, worker: workerIdOf(process.pid) } })
+    .catch(() => undefined);
 }
 
 /** Exponential or fixed backoff with jitter; a longer Retry-After from the server wins. */

@@ -1,7 +1,16 @@
 import type { Redis } from '../redis/connect';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { KeptLink } from '../core/pipeline/page';
-import { conditionalHeaders, decodeRevisit, encodeRevisit, packLinks, relink, revisitShape, type Relinked, type RevisitRecord } from '../core/pipeline/revisit';
+import {
+  conditionalHeaders,
+  decodeRevisit,
+  encodeRevisit,
+  packLinks,
+  relink,
+  revisitShape,
+  type Relinked,
+  type RevisitRecord,
+} from '../core/pipeline/revisit';
 import type { CrawlTask, PageRule } from '../core/task/model';
 import { fingerprintHex } from '../core/url/fingerprint';
 import type { PageJobData } from '../frontier/types';
@@ -53,7 +62,13 @@ export class Revisits {
    * A page fetched in full: its record (for the page's store entry) when it has validators, written to Redis too.
    * A page that lost its validators loses its record.
    */
-  async remember(data: PageJobData, rule: PageRule, page: FetchedPage, kept: readonly KeptLink[], items: number): Promise<RevisitRecord | undefined> {
+  async remember(
+    data: PageJobData,
+    rule: PageRule,
+    page: FetchedPage,
+    kept: readonly KeptLink[],
+    items: number,
+  ): Promise<RevisitRecord | undefined> {
     if (rule.browser) return undefined;
     const field = fingerprintHex(data.url);
     const v = page.validators;
@@ -61,11 +76,19 @@ export class Revisits {
     // series) is fetched in full every time, since a 304 could not send those again as they were.
     const plain = kept.every((l) => l.request === undefined && l.series === undefined && l.next === undefined);
     if (!v || !plain) {
-      if (await this.hasRecords(data.run).catch(() => false)) await this.redis.hdel(this.key, field).catch(() => undefined);
+      if (await this.hasRecords(data.run).catch(() => false))
+        await this.redis.hdel(this.key, field).catch(() => undefined);
       return undefined;
     }
     const links = deflateRawSync(packLinks(kept)).toString('base64');
-    const rec: RevisitRecord = { etag: v.etag, lastModified: v.lastModified, finalUrl: page.finalUrl, shape: this.shape(rule), items, links };
+    const rec: RevisitRecord = {
+      etag: v.etag,
+      lastModified: v.lastModified,
+      finalUrl: page.finalUrl,
+      shape: this.shape(rule),
+      items,
+      links,
+    };
     // Not worth failing the page for: without it the next run fetches this page in full.
     await this.redis.hset(this.key, field, encodeRevisit(rec)).catch(() => undefined);
     return rec;
@@ -75,12 +98,24 @@ export class Revisits {
    * A 304: the links its record kept, decided again at this depth, and the record for the store (links left out:
    * the stored ones stay). Validators the 304 sent anew (RFC 9110 lets it) replace the old ones.
    */
-  async unchanged(data: PageJobData, rule: PageRule, rec: RevisitRecord, page: FetchedPage): Promise<Relinked & { record: RevisitRecord }> {
-    const relinked = relink(this.task, rule, inflateRawSync(Buffer.from(rec.links ?? '', 'base64')).toString(), data.depth);
+  async unchanged(
+    data: PageJobData,
+    rule: PageRule,
+    rec: RevisitRecord,
+    page: FetchedPage,
+  ): Promise<Relinked & { record: RevisitRecord }> {
+    const relinked = relink(
+      this.task,
+      rule,
+      inflateRawSync(Buffer.from(rec.links ?? '', 'base64')).toString(),
+      data.depth,
+    );
     const etag = page.validators?.etag ?? rec.etag;
     const lastModified = page.validators?.lastModified ?? rec.lastModified;
     if (etag !== rec.etag || lastModified !== rec.lastModified) {
-      await this.redis.hset(this.key, fingerprintHex(data.url), encodeRevisit({ ...rec, etag, lastModified })).catch(() => undefined);
+      await this.redis
+        .hset(this.key, fingerprintHex(data.url), encodeRevisit({ ...rec, etag, lastModified }))
+        .catch(() => undefined);
     }
     return { ...relinked, record: { ...rec, etag, lastModified, links: null } };
   }

@@ -16,7 +16,14 @@ import type { Log } from '../core/logLine';
 import { jobFailureGroup } from '../observe/failures';
 import { isRedisFull, REDIS_FULL_MARK } from '../redis/memory';
 import { RobotsCache } from '../frontier/robots';
-import { readLiveWorkers, releaseDeadWorker, takeResize, workerIdOf, type AutoscaleBeat, type WorkerBeat } from '../frontier/fleet';
+import {
+  readLiveWorkers,
+  releaseDeadWorker,
+  takeResize,
+  workerIdOf,
+  type AutoscaleBeat,
+  type WorkerBeat,
+} from '../frontier/fleet';
 import { readDemand, usefulRequests } from '../frontier/demand';
 import { ConcurrencyAutoscaler, memoryLimit } from './autoscale';
 import { HostThrottles } from './hostThrottle';
@@ -92,7 +99,9 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
   // worker's allocations and ~10% of a crawl's CPU (bench, A/B).
   const bullRedis = connectRedis(opts.redisUrl);
   // A Redis lost mid-run is said on every reconnect, with its cause, and when it is back (redis/check.ts).
-  watchConnection(redis, opts.redisUrl, (level, line) => log(level, line, { event: level === 'warn' ? 'redis-lost' : 'redis-back' }));
+  watchConnection(redis, opts.redisUrl, (level, line) =>
+    log(level, line, { event: level === 'warn' ? 'redis-lost' : 'redis-back' }),
+  );
   const gate = new HostGate(redis);
   const id = workerIdOf(process.pid);
   let processed = 0;
@@ -136,7 +145,22 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
     // An autoscaled worker also backs off per host (AutoThrottle-like), never above the task's per-host concurrency.
     const hostThrottle = opts.autoscale ? new HostThrottles(task.politeness.perHost.concurrency, log) : undefined;
     const scripts = opts.allowScripts ? await loadActionScripts(task) : undefined;
-    const processor = isolation.wrap(createProcessor({ task, crawl, redis, robots, gate, log, analyser, slots, browser, access, hostThrottle, scripts }));
+    const processor = isolation.wrap(
+      createProcessor({
+        task,
+        crawl,
+        redis,
+        robots,
+        gate,
+        log,
+        analyser,
+        slots,
+        browser,
+        access,
+        hostThrottle,
+        scripts,
+      }),
+    );
     // The task's job slots are shared by its partitions' Workers (a page's partition is its URL's, at random).
     const share = (jobs: number) => Math.max(1, Math.ceil(jobs / parts.length));
     const taskWorkers: Worker<PageJobData, PageJobResult>[] = [];
@@ -165,9 +189,13 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
         if (!job) return;
         // A job that stalled too often (its workers kept dying on it) is failed by BullMQ without running the
         // processor, so nothing counted it: count it here, or the run's summary would not know the page is lost.
-        if (job.deferredFailure && job.data.run) void countFailed(redis, task.name, job.data.run, job.data.url, 'stalled').catch(() => undefined);
+        if (job.deferredFailure && job.data.run)
+          void countFailed(redis, task.name, job.data.run, job.data.url, 'stalled').catch(() => undefined);
         // instanceof: bundling renames BullMQ's class, so its name is not always 'UnrecoverableError'.
-        const final = err instanceof UnrecoverableError || err.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
+        const final =
+          err instanceof UnrecoverableError ||
+          err.name === 'UnrecoverableError' ||
+          job.attemptsMade >= (job.opts.attempts ?? 1);
         if (final) {
           failed++;
           // Its page leaves the window (a page that ended is never fetched again). Killed before this, the page stays
@@ -176,16 +204,26 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
         }
         const reason = jobFailureGroup({ data: job.data, failedReason: err.message });
         opts.metrics?.failed(task.name, job, reason, final);
-        log(final ? 'warn' : 'info', `${final ? 'failed' : 'will retry'} ${job.data.url} (attempt ${job.attemptsMade}): ${err.message}`, {
-          event: final ? 'page-failed' : 'page-retry',
-          task: task.name,
-          run: job.data.run,
-          url: job.data.url,
-          reason,
-          attempt: job.attemptsMade,
-        });
+        log(
+          final ? 'warn' : 'info',
+          `${final ? 'failed' : 'will retry'} ${job.data.url} (attempt ${job.attemptsMade}): ${err.message}`,
+          {
+            event: final ? 'page-failed' : 'page-retry',
+            task: task.name,
+            run: job.data.run,
+            url: job.data.url,
+            reason,
+            attempt: job.attemptsMade,
+          },
+        );
       });
-      worker.on('error', (err) => log('error', `${isRedisFull(err) ? `${REDIS_FULL_MARK}: ` : ''}worker error on '${task.name}': ${err.message}`, { event: 'worker-error', task: task.name }));
+      worker.on('error', (err) =>
+        log(
+          'error',
+          `${isRedisFull(err) ? `${REDIS_FULL_MARK}: ` : ''}worker error on '${task.name}': ${err.message}`,
+          { event: 'worker-error', task: task.name },
+        ),
+      );
       workers.push(worker);
       taskWorkers.push(worker);
       bull[part.keys.tag] = worker.id;
@@ -197,7 +235,11 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
       for (const w of taskWorkers) w.concurrency = share(jobs);
     });
   }
-  log('info', `worker ${id} on ${redactUrl(opts.redisUrl)}: tasks ${opts.tasks.map((t) => t.name).join(', ')}, concurrency ${opts.autoscale ? `${opts.concurrency} (autoscaled ${opts.autoscale.min}..${opts.autoscale.max})` : opts.concurrency}`, { event: 'worker-started', task: opts.tasks.map((t) => t.name).join(','), concurrency: opts.concurrency });
+  log(
+    'info',
+    `worker ${id} on ${redactUrl(opts.redisUrl)}: tasks ${opts.tasks.map((t) => t.name).join(', ')}, concurrency ${opts.autoscale ? `${opts.concurrency} (autoscaled ${opts.autoscale.min}..${opts.autoscale.max})` : opts.concurrency}`,
+    { event: 'worker-started', task: opts.tasks.map((t) => t.name).join(','), concurrency: opts.concurrency },
+  );
 
   let lastBeatAt: number | null = null;
   let running = false;
@@ -206,7 +248,9 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
   let eluAt = performance.now();
   let loopBusy = 0;
   const scaler = opts.autoscale ? autoscaler(opts.autoscale) : null;
-  let scaleBeat: AutoscaleBeat | undefined = opts.autoscale ? { min: opts.autoscale.min, max: opts.autoscale.max, peak: opts.concurrency, last: null, now: null } : undefined;
+  let scaleBeat: AutoscaleBeat | undefined = opts.autoscale
+    ? { min: opts.autoscale.min, max: opts.autoscale.max, peak: opts.concurrency, last: null, now: null }
+    : undefined;
   const supervised = process.env[PARENT_PIPE_ENV] === '1';
   const beat = async () => {
     // Over a few seconds at least: a beat sent at once after a decision must not report a blip.
@@ -216,7 +260,21 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
       eluAt = performance.now();
     }
     const concurrency = scaler?.concurrency ?? opts.concurrency;
-    const info: WorkerBeat = { id, pid: process.pid, host: hostname(), tasks: opts.tasks.map((t) => t.name), concurrency, started, lastSeen: Date.now(), processed, failed, bull, loopBusy, ...(scaleBeat ? { autoscale: scaleBeat } : {}), ...(supervised ? { parent: { pid: process.ppid, host: hostname() } } : {}) };
+    const info: WorkerBeat = {
+      id,
+      pid: process.pid,
+      host: hostname(),
+      tasks: opts.tasks.map((t) => t.name),
+      concurrency,
+      started,
+      lastSeen: Date.now(),
+      processed,
+      failed,
+      bull,
+      loopBusy,
+      ...(scaleBeat ? { autoscale: scaleBeat } : {}),
+      ...(supervised ? { parent: { pid: process.ppid, host: hostname() } } : {}),
+    };
     await redis.hset(WORKERS_KEY, id, JSON.stringify(info)).then(
       () => (lastBeatAt = Date.now()),
       () => undefined,
@@ -226,17 +284,38 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
   /** The autoscaler of this worker's concurrency (worker/autoscale.ts): every task's slots move together. */
   function autoscaler(range: { readonly min: number; readonly max: number }): ConcurrencyAutoscaler {
     const perHost = Math.max(...opts.tasks.map((t) => t.politeness.perHost.concurrency));
-    const memory = memoryLimit(opts.maxMemoryBytes, pool ? () => process.memoryUsage().rss + descendantsMemory() : () => process.memoryUsage().rss);
+    const memory = memoryLimit(
+      opts.maxMemoryBytes,
+      pool ? () => process.memoryUsage().rss + descendantsMemory() : () => process.memoryUsage().rss,
+    );
     return new ConcurrencyAutoscaler({
       limits: range,
       start: opts.concurrency,
       slots: allSlots,
       pagesDone: () => processed,
       useful: async () => {
-        const [demands, fleet] = await Promise.all([Promise.all(queues.map((q) => readDemand(redis, q.partitions().map((p) => p.keys.frontier)))), readLiveWorkers(redis)]);
-        const demand = { pages: demands.reduce((a, d) => a + d.pages, 0), hosts: demands.reduce((a, d) => a + d.hosts, 0) };
+        const [demands, fleet] = await Promise.all([
+          Promise.all(
+            queues.map((q) =>
+              readDemand(
+                redis,
+                q.partitions().map((p) => p.keys.frontier),
+              ),
+            ),
+          ),
+          readLiveWorkers(redis),
+        ]);
+        const demand = {
+          pages: demands.reduce((a, d) => a + d.pages, 0),
+          hosts: demands.reduce((a, d) => a + d.hosts, 0),
+        };
         const others = fleet.filter((w) => w.id !== id && w.tasks.some((t) => opts.tasks.some((o) => o.name === t)));
-        return usefulRequests(demand, perHost, others.reduce((n, w) => n + w.concurrency, 0), others.length + 1);
+        return usefulRequests(
+          demand,
+          perHost,
+          others.reduce((n, w) => n + w.concurrency, 0),
+          others.length + 1,
+        );
       },
       ping: () => redis.ping(),
       manual: () => takeResize(redis, id),
@@ -309,7 +388,8 @@ async function fetchRobots(origin: string, task: CrawlTask, access: Access | nul
     const res = await (access ? access.fetchShared(robotsUrl(origin), opts) : fetchPage(robotsUrl(origin), opts));
     return { state: 'ok', text: res.body || '' };
   } catch (err) {
-    if (err instanceof FetchFailure && err.status !== null && err.status >= 400 && err.status < 500) return { state: 'missing', text: '' };
+    if (err instanceof FetchFailure && err.status !== null && err.status >= 400 && err.status < 500)
+      return { state: 'missing', text: '' };
     if (err instanceof FetchFailure && err.cause_ === 'too-large') return { state: 'missing', text: '' };
     return { state: 'unreachable', text: '' };
   }

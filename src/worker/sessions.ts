@@ -96,7 +96,14 @@ export class SessionPool implements Sessions {
     const slots = Array.from({ length: pool }, (_, i) => (first + i) % pool);
     const keys = slots.map((slot) => this.keys.session(slot));
     for (;;) {
-      const [i, id, pages, login] = await this.redis.csSessionTake(keys.length, ...keys, randomUUID(), Date.now(), waitField(host), run);
+      const [i, id, pages, login] = await this.redis.csSessionTake(
+        keys.length,
+        ...keys,
+        randomUUID(),
+        Date.now(),
+        waitField(host),
+        run,
+      );
       if (i < 0) return { waitMs: Math.max(0, Number(id) - Date.now()) };
       const slot = slots[i]!;
       if (this.spec.maxPages !== null && pages! > this.spec.maxPages) {

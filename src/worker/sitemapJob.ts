@@ -39,7 +39,11 @@ export interface SitemapJobHooks {
   runInfo(run: string): Promise<RunInfo>;
 }
 
-export async function processSitemap(job: Job<PageJobData, PageJobResult>, deps: SitemapJobDeps, hooks: SitemapJobHooks): Promise<PageJobResult> {
+export async function processSitemap(
+  job: Job<PageJobData, PageJobResult>,
+  deps: SitemapJobDeps,
+  hooks: SitemapJobHooks,
+): Promise<PageJobResult> {
   const { task, crawl, redis } = deps;
   const { url, run, depth: level } = job.data;
   const entry = job.data.sitemap!;
@@ -69,8 +73,27 @@ export async function processSitemap(job: Job<PageJobData, PageJobResult>, deps:
     return !outcomes.every((o) => o === 'limit');
   };
   const finish = async (status: number | null, contentType: string | null, bytes: number): Promise<void> => {
-    if (!(await crawl.writesKept(since))) throw await hooks.failure(new FetchFailure('failover', `Redis failed over while the entries of ${url} were queued: it is read again`, true));
-    const rec: PageRecord = { task: task.name, run, url, rule: job.data.rule, depth: level, status, fetchedAt: Date.now(), contentType, bytes, items: [], problems: [] };
+    if (!(await crawl.writesKept(since)))
+      throw await hooks.failure(
+        new FetchFailure(
+          'failover',
+          `Redis failed over while the entries of ${url} were queued: it is read again`,
+          true,
+        ),
+      );
+    const rec: PageRecord = {
+      task: task.name,
+      run,
+      url,
+      rule: job.data.rule,
+      depth: level,
+      status,
+      fetchedAt: Date.now(),
+      contentType,
+      bytes,
+      items: [],
+      problems: [],
+    };
     const counters: Record<string, number> = { done: 1, sitemaps: 1, bytes };
     for (const [reason, n] of Object.entries(dropped)) counters[`dropped:${reason}`] = n;
     await crawl.completePage(task, run, jobId, { entry: pageEntry(rec), counters, host });
@@ -80,10 +103,19 @@ export async function processSitemap(job: Job<PageJobData, PageJobResult>, deps:
     // Level -1: the sitemaps robots.txt names are the task's own (level 0), as if the task file listed them.
     const router = new SitemapRouter({ task, entry, url, level: -1, nowMs: Date.now() });
     const rules = await deps.robots.rulesFor(new URL(url).origin, task.request.userAgent);
-    await enqueue(router, rules.sitemaps.map((loc) => ({ kind: 'sitemap', loc, lastmod: null })));
+    await enqueue(
+      router,
+      rules.sitemaps.map((loc) => ({ kind: 'sitemap', loc, lastmod: null })),
+    );
     await finish(null, 'text/plain', 0);
     if (rules.sitemaps.length === 0) deps.log('warn', `${url} names no sitemap (no Sitemap: line)`);
-    return { outcome: 'done', status: null, items: 0, links: enqueued, reason: `robots.txt: ${rules.sitemaps.length} sitemap(s)` };
+    return {
+      outcome: 'done',
+      status: null,
+      items: 0,
+      links: enqueued,
+      reason: `robots.txt: ${rules.sitemaps.length} sitemap(s)`,
+    };
   }
 
   const skipped = await hooks.admit(url);
@@ -101,7 +133,12 @@ export async function processSitemap(job: Job<PageJobData, PageJobResult>, deps:
       }),
     );
     if (read.format === null) {
-      throw new FetchFailure('sitemap', `sitemap ${url} is not a sitemap: ${read.root ? `its root element is <${read.root}>, not <urlset> or <sitemapindex>` : 'it is empty'}`, false, response!.status);
+      throw new FetchFailure(
+        'sitemap',
+        `sitemap ${url} is not a sitemap: ${read.root ? `its root element is <${read.root}>, not <urlset> or <sitemapindex>` : 'it is empty'}`,
+        false,
+        response!.status,
+      );
     }
   } catch (err) {
     hooks.release(url);
@@ -110,8 +147,19 @@ export async function processSitemap(job: Job<PageJobData, PageJobResult>, deps:
   hooks.release(url);
   const res = response as { status: number; contentType: string | null } | null;
   await finish(res?.status ?? null, res?.contentType ?? null, read.bytes);
-  const drops = Object.entries(dropped).map(([r, n]) => `${n} ${r}`).join(', ');
+  const drops = Object.entries(dropped)
+    .map(([r, n]) => `${n} ${r}`)
+    .join(', ');
   const entries = (router as SitemapRouter | null)?.entries ?? 0;
-  deps.log('info', `sitemap ${url} (${read.format}${read.gzipped ? ', gzip' : ''}): ${entries} entries, ${enqueued} enqueued${drops ? `, dropped ${drops}` : ''}${read.stopped ? ', stopped at scope.maxPages' : ''}`);
-  return { outcome: 'done', status: res?.status ?? null, items: 0, links: enqueued, reason: `sitemap: ${entries} entries` };
+  deps.log(
+    'info',
+    `sitemap ${url} (${read.format}${read.gzipped ? ', gzip' : ''}): ${entries} entries, ${enqueued} enqueued${drops ? `, dropped ${drops}` : ''}${read.stopped ? ', stopped at scope.maxPages' : ''}`,
+  );
+  return {
+    outcome: 'done',
+    status: res?.status ?? null,
+    items: 0,
+    links: enqueued,
+    reason: `sitemap: ${entries} entries`,
+  };
 }

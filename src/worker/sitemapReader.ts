@@ -64,17 +64,24 @@ export async function readSitemap(
   } catch (err) {
     // What was read before a sitemap turned out too large is sound (every entry closed): it is crawled.
     if (err instanceof FetchFailure && err.cause_ === 'too-large' && !stopped) {
-      for (let i = 0; i < pending.length; i += SITEMAP_BATCH) if (!(await onBatch(pending.slice(i, i + SITEMAP_BATCH)))) break;
+      for (let i = 0; i < pending.length; i += SITEMAP_BATCH)
+        if (!(await onBatch(pending.slice(i, i + SITEMAP_BATCH)))) break;
     }
     if (err instanceof FetchFailure) throw err;
     // zlib's errors ("incorrect header check", "unexpected end of file"): the file itself is broken, a retry will not mend it.
-    throw new FetchFailure('network', `sitemap ${res.finalUrl} could not be read: ${err instanceof Error ? err.message : String(err)}`, false, res.status);
+    throw new FetchFailure(
+      'network',
+      `sitemap ${res.finalUrl} could not be read: ${err instanceof Error ? err.message : String(err)}`,
+      false,
+      res.status,
+    );
   }
   if (!stopped) {
     parser.write(text.decode());
     parser.end();
     for (const e of parser.take()) pending.push(e);
-    for (let i = 0; i < pending.length && !stopped; i += SITEMAP_BATCH) stopped = !(await onBatch(pending.slice(i, i + SITEMAP_BATCH)));
+    for (let i = 0; i < pending.length && !stopped; i += SITEMAP_BATCH)
+      stopped = !(await onBatch(pending.slice(i, i + SITEMAP_BATCH)));
   }
   return { format: parser.format, root: parser.root, bytes, gzipped: source.gzipped, stopped };
 }

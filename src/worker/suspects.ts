@@ -26,7 +26,9 @@ export class SuspectIsolation {
   private emptied: (() => void) | null = null;
 
   /** A processor whose suspect jobs run alone in this process (one instance for every task and partition in it). */
-  wrap<D, R>(processor: (job: Job<D, R>, token?: string) => Promise<R>): (job: Job<D, R>, token?: string) => Promise<R> {
+  wrap<D, R>(
+    processor: (job: Job<D, R>, token?: string) => Promise<R>,
+  ): (job: Job<D, R>, token?: string) => Promise<R> {
     return async (job, token) => {
       // Without a token the job cannot be set aside (a direct call, as in tests): it runs as it comes.
       if (!token) return processor(job, token);

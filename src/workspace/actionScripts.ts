@@ -24,7 +24,8 @@ export async function loadActionScripts(task: Pick<CrawlTask, 'file' | 'rules'>)
       throw fail(`cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
     }
     const rel = relative(await realpath(folder), real);
-    if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) throw fail(`leads to ${real}, outside the task file's folder (a symbolic link): keep scripts inside the folder`);
+    if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel))
+      throw fail(`leads to ${real}, outside the task file's folder (a symbolic link): keep scripts inside the folder`);
     const text = await readFile(real, 'utf8');
     if (Buffer.byteLength(text) > MAX_SCRIPT_BYTES) throw fail(`is larger than ${MAX_SCRIPT_BYTES / 1024} KB`);
     scripts.set(name, text);

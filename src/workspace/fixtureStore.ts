@@ -6,7 +6,16 @@ import { isJsonContentType } from '../core/extract/json';
 import { formatDiagnostic } from '../core/task/diagnostics';
 import type { CrawlTask } from '../core/task/model';
 import { parseTaskText } from './taskFile';
-import { expectedFrom, failed, FIXTURE_VERSION, fixtureInput, runFixture, type Fixture, type FixtureResult, type TaskTestReport } from '../core/designer/fixtures';
+import {
+  expectedFrom,
+  failed,
+  FIXTURE_VERSION,
+  fixtureInput,
+  runFixture,
+  type Fixture,
+  type FixtureResult,
+  type TaskTestReport,
+} from '../core/designer/fixtures';
 
 // The files behind fixtures: `<task dir>/.crawl/fixtures/<task name>/<name>.html` (the page) and `<name>.json`
 // (URL, rule, depth and the expected extraction). Used by the extension ("Save Page as Fixture", "Test Task")
@@ -25,7 +34,11 @@ export function fixtureName(url: string): string {
   } catch {
     stem = 'page';
   }
-  stem = stem.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/-+/g, '-').replace(/^-|-$/g, '').slice(0, 80);
+  stem = stem
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/-+/g, '-')
+    .replace(/^-|-$/g, '')
+    .slice(0, 80);
   return `${stem}-${createHash('sha256').update(url).digest('hex').slice(0, 8)}`;
 }
 
@@ -43,7 +56,13 @@ export interface FixturePage {
 }
 
 /** Saves the page and what `rule` extracts from it now; returns the fixture's .json path. */
-export async function saveFixture(taskFile: string, task: CrawlTask, page: FixturePage, ruleName: string, depth: number): Promise<string> {
+export async function saveFixture(
+  taskFile: string,
+  task: CrawlTask,
+  page: FixturePage,
+  ruleName: string,
+  depth: number,
+): Promise<string> {
   const rule = ruleByName(task, ruleName);
   if (!rule) throw new Error(`the task has no rule '${ruleName}'`);
   const saved = {
@@ -61,7 +80,13 @@ export async function saveFixture(taskFile: string, task: CrawlTask, page: Fixtu
   };
   // What `test` will run it as (fixtureInput), so the expectation of a `page:` field holds on every later run.
   const asJson = readsAsJson(rule, isJsonContentType(page.contentType ?? null));
-  const outcome = analysePage(task, { ...fixtureInput({ ...saved, expected: { items: [], problems: [], links: [] } }), html: page.html, rule, depth, ...(asJson ? { json: true } : {}) });
+  const outcome = analysePage(task, {
+    ...fixtureInput({ ...saved, expected: { items: [], problems: [], links: [] } }),
+    html: page.html,
+    rule,
+    depth,
+    ...(asJson ? { json: true } : {}),
+  });
   const fixture: Fixture = { ...saved, expected: expectedFrom(outcome) };
   const name = fixture.name;
   const dir = fixtureDir(taskFile, task.name);
@@ -80,8 +105,18 @@ async function writeAtomic(path: string, data: string): Promise<void> {
 
 function isFixture(v: unknown): v is Fixture {
   const f = v as Partial<Fixture> | null;
-  return !!f && f.version === FIXTURE_VERSION && typeof f.url === 'string' && typeof f.finalUrl === 'string' && typeof f.rule === 'string' &&
-    typeof f.depth === 'number' && !!f.expected && Array.isArray(f.expected.items) && Array.isArray(f.expected.links) && Array.isArray(f.expected.problems);
+  return (
+    !!f &&
+    f.version === FIXTURE_VERSION &&
+    typeof f.url === 'string' &&
+    typeof f.finalUrl === 'string' &&
+    typeof f.rule === 'string' &&
+    typeof f.depth === 'number' &&
+    !!f.expected &&
+    Array.isArray(f.expected.items) &&
+    Array.isArray(f.expected.links) &&
+    Array.isArray(f.expected.problems)
+  );
 }
 
 /** Runs every fixture of the task in `taskFile`. Never throws for a broken fixture: it is a failed result. */
@@ -91,11 +126,23 @@ export async function testTaskFile(taskFile: string): Promise<TaskTestReport> {
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    return { task: file, file, errors: [`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`], results: [], ok: false };
+    return {
+      task: file,
+      file,
+      errors: [`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`],
+      results: [],
+      ok: false,
+    };
   }
   const { task, diagnostics } = parseTaskText(text, file);
   if (!task) {
-    return { task: file, file, errors: diagnostics.filter((d) => d.severity === 'error').map(formatDiagnostic), results: [], ok: false };
+    return {
+      task: file,
+      file,
+      errors: diagnostics.filter((d) => d.severity === 'error').map(formatDiagnostic),
+      results: [],
+      ok: false,
+    };
   }
   return testTask(file, task);
 }
@@ -103,10 +150,16 @@ export async function testTaskFile(taskFile: string): Promise<TaskTestReport> {
 /** The page and rule of each fixture of a task (unreadable ones left out): pages the preview can open for a rule. */
 export async function fixturePages(file: string, taskName: string): Promise<{ url: string; rule: string }[]> {
   const dir = fixtureDir(file, taskName);
-  const names = await readdir(dir).then((n) => n.filter((x) => x.endsWith('.json')).sort(), () => [] as string[]);
+  const names = await readdir(dir).then(
+    (n) => n.filter((x) => x.endsWith('.json')).sort(),
+    () => [] as string[],
+  );
   const out: { url: string; rule: string }[] = [];
   for (const n of names) {
-    const f: unknown = await readFile(join(dir, n), 'utf8').then((t) => JSON.parse(t) as unknown, () => null);
+    const f: unknown = await readFile(join(dir, n), 'utf8').then(
+      (t) => JSON.parse(t) as unknown,
+      () => null,
+    );
     if (isFixture(f)) out.push({ url: f.url, rule: f.rule });
   }
   return out;
@@ -121,7 +174,15 @@ export async function testTask(file: string, task: CrawlTask): Promise<TaskTestR
     names = [];
   }
   if (names.length === 0) {
-    return { task: task.name, file, errors: [`no fixtures in ${dir}: save one with \`crawl-studio fixture save ${file} <url>\` or from the preview ("Save Page as Fixture")`], results: [], ok: false };
+    return {
+      task: task.name,
+      file,
+      errors: [
+        `no fixtures in ${dir}: save one with \`crawl-studio fixture save ${file} <url>\` or from the preview ("Save Page as Fixture")`,
+      ],
+      results: [],
+      ok: false,
+    };
   }
   const results: FixtureResult[] = [];
   for (const n of names) {

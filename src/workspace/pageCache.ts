@@ -65,7 +65,13 @@ export async function savePage(dir: string, page: CachedPage): Promise<void> {
 
 function isMeta(v: unknown): v is CachedPageMeta {
   const m = v as Partial<CachedPageMeta> | null;
-  return !!m && typeof m.url === 'string' && typeof m.finalUrl === 'string' && typeof m.status === 'number' && typeof m.fetchedAt === 'string';
+  return (
+    !!m &&
+    typeof m.url === 'string' &&
+    typeof m.finalUrl === 'string' &&
+    typeof m.status === 'number' &&
+    typeof m.fetchedAt === 'string'
+  );
 }
 
 /** The page cached under `url` (a plain GET) or a request's key. */

@@ -23,7 +23,11 @@ export async function restoreSettings(api: CrawlStudioApi | undefined, keys: rea
 }
 
 /** Polls `fn` every 200 ms until it returns something truthy, and returns that; fails naming `what` after `timeoutMs`. */
-export async function until<T>(what: string, fn: () => Promise<T | undefined | false | null> | T | undefined | false | null, timeoutMs = 60_000): Promise<T> {
+export async function until<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false | null> | T | undefined | false | null,
+  timeoutMs = 60_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

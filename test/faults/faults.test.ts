@@ -55,8 +55,22 @@ import {
 const KILLS = SOAK ? 40 : 10;
 const WRITER_KILLS = SOAK ? 20 : 5;
 
-function record(scenario: string, verdict: Verdict | null, recovery: string, t0: number, note?: string, ok?: boolean): Row {
-  const row: Row = { scenario, verdict, recovery, durationMs: Date.now() - t0, ok: ok ?? (verdict !== null && verdict.problems.length === 0), note };
+function record(
+  scenario: string,
+  verdict: Verdict | null,
+  recovery: string,
+  t0: number,
+  note?: string,
+  ok?: boolean,
+): Row {
+  const row: Row = {
+    scenario,
+    verdict,
+    recovery,
+    durationMs: Date.now() - t0,
+    ok: ok ?? (verdict !== null && verdict.problems.length === 0),
+    note,
+  };
   rows.push(row);
   return row;
 }
@@ -67,7 +81,13 @@ function record(scenario: string, verdict: Verdict | null, recovery: string, t0:
  * one every 2 s off a terminal).
  */
 const doneIn = (lines: string[]) =>
-  Math.max(0, ...lines.map((l) => /· ([\d,]+) done ·|^\s*pages fetched\s+([\d,]+)/.exec(l)).filter(Boolean).map((m) => Number((m![1] ?? m![2])!.replace(/,/g, ''))));
+  Math.max(
+    0,
+    ...lines
+      .map((l) => /· ([\d,]+) done ·|^\s*pages fetched\s+([\d,]+)/.exec(l))
+      .filter(Boolean)
+      .map((m) => Number((m![1] ?? m![2])!.replace(/,/g, ''))),
+  );
 
 function childrenOf(pid: number): number[] {
   try {
@@ -90,7 +110,13 @@ function alive(pid: number): boolean {
 async function bounded(what: string, p: Promise<unknown>, ms: number, stuck: string[]): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), ms)));
-  const r = await Promise.race([p.then(() => 'ok', () => 'ok'), late]);
+  const r = await Promise.race([
+    p.then(
+      () => 'ok',
+      () => 'ok',
+    ),
+    late,
+  ]);
   clearTimeout(timer);
   if (r === 'late') stuck.push(`${what} (${ms / 1000} s)`);
 }
@@ -101,7 +127,12 @@ function assertClean(v: Verdict): void {
 
 /** The run's done counter, read on its own connection (the crawl's connections may be stalled by the fault). */
 async function doneCount(redisUrl: string, task: string): Promise<number> {
-  const r = connectRedis(redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 500, retryStrategy: () => null, lazyConnect: true });
+  const r = connectRedis(redisUrl, {
+    maxRetriesPerRequest: 1,
+    connectTimeout: 500,
+    retryStrategy: () => null,
+    lazyConnect: true,
+  });
   try {
     await r.connect();
     const run = await r.hget(taskKeys(task).meta, 'run');
@@ -126,8 +157,16 @@ async function windowState(redisUrl: string, task: string): Promise<string> {
     const out = [JSON.stringify({ counts: status.counts, phase: status.phase.kind, done: status.stats?.done })];
     for (const p of q.partitions()) {
       const f = p.keys.frontier;
-      const [meta, transit, lease, win, jobs] = await Promise.all([r.hgetall(f.meta), r.hlen(f.transit), r.zcard(f.lease), r.hgetall(f.win), p.queue.getJobCounts()]);
-      out.push(`partition ${p.keys.tag}: meta ${JSON.stringify(meta)} transit ${transit} leases ${lease} win ${JSON.stringify(win)} jobs ${JSON.stringify(jobs)}`);
+      const [meta, transit, lease, win, jobs] = await Promise.all([
+        r.hgetall(f.meta),
+        r.hlen(f.transit),
+        r.zcard(f.lease),
+        r.hgetall(f.win),
+        p.queue.getJobCounts(),
+      ]);
+      out.push(
+        `partition ${p.keys.tag}: meta ${JSON.stringify(meta)} transit ${transit} leases ${lease} win ${JSON.stringify(win)} jobs ${JSON.stringify(jobs)}`,
+      );
     }
     return out.join('\n');
   } finally {
@@ -173,7 +212,7 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     const stuck: string[] = [];
     if (session) {
       session.stop();
-      await bounded('the session\'s workers to exit', session.supervisor.killAll(), 15_000, stuck);
+      await bounded("the session's workers to exit", session.supervisor.killAll(), 15_000, stuck);
       await bounded('the session to close', session.close(), 5_000, stuck);
     }
     if (attached) await bounded('the store to close', attached.close(), 15_000, stuck);
@@ -183,7 +222,8 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     await redis?.stop();
     restartable?.cleanup();
     removeScene(scene);
-    if (stuck.length) console.warn(`cleanup after "${this.currentTest?.title}": gave up waiting for ${stuck.join(', ')}`);
+    if (stuck.length)
+      console.warn(`cleanup after "${this.currentTest?.title}": gave up waiting for ${stuck.join(', ')}`);
     session = undefined;
     restartable = undefined;
     attached = undefined;
@@ -232,12 +272,16 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     const POISON = '/catalogue/book-77.html';
     let s: CrawlSession | undefined;
     let poisonHits = 0;
-    web = await site((req) => {
-      if (req.url?.split('?')[0] !== POISON || !s) return false;
-      poisonHits++;
-      kill(req, s);
-      return true;
-    }, 20, small);
+    web = await site(
+      (req) => {
+        if (req.url?.split('?')[0] !== POISON || !s) return false;
+        poisonHits++;
+        kill(req, s);
+        return true;
+      },
+      20,
+      small,
+    );
     scene = await makeScene(web.url, name);
     const store = await withStore(scene, redis.url);
     s = faultSession(scene, redis.url, { store: store.hooks, workers, concurrency: 4 });
@@ -268,7 +312,11 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     // Counted whether or not an earlier attempt got as far as storing the page before its worker died.
     const stalledJobs = [...v.failures.values()].filter((r) => /stalled/.test(r)).length;
     assert.ok(stalledJobs >= 1);
-    assert.equal(stalledInStats, stalledJobs, `stall failures are counted in the run stats (failed jobs: ${[...v.failures.keys()].join(', ')}; pages failed: ${v.pagesFailed})`);
+    assert.equal(
+      stalledInStats,
+      stalledJobs,
+      `stall failures are counted in the run stats (failed jobs: ${[...v.failures.keys()].join(', ')}; pages failed: ${v.pagesFailed})`,
+    );
     assertClean(v);
   });
 
@@ -280,7 +328,10 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     let requests = 0;
     const { v, poisonHits, stalledInStats } = await poisonCrawl('poisonone', 3, (req, s) => {
       requests++;
-      const pid = processOfRequest(req, s.workers().map((w) => w.pid));
+      const pid = processOfRequest(
+        req,
+        s.workers().map((w) => w.pid),
+      );
       if (pid === null) unidentified.push(requests);
       else s.supervisor.kill(pid, 'SIGKILL');
     });
@@ -288,10 +339,19 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     // before it could finish the job: it is a failed job, not a failed page, so count the jobs.
     const stalledJobs = [...v.failures.values()].filter((r) => /stalled/.test(r)).length;
     const collateral = stalledJobs - 1;
-    record('poison page kills only its worker', v, `failed after ${poisonHits} fetches; ${collateral} other jobs failed with it`, t0);
+    record(
+      'poison page kills only its worker',
+      v,
+      `failed after ${poisonHits} fetches; ${collateral} other jobs failed with it`,
+      t0,
+    );
     assert.deepEqual(unidentified, [], 'each poison request was traced to its worker');
     assert.equal(poisonHits, 4, 'fetched once, then after each of its 3 stalls');
-    assert.equal(stalledInStats, stalledJobs, `stall failures are counted in the run stats (failed jobs: ${[...v.failures.keys()].join(', ')}; pages failed: ${v.pagesFailed})`);
+    assert.equal(
+      stalledInStats,
+      stalledJobs,
+      `stall failures are counted in the run stats (failed jobs: ${[...v.failures.keys()].join(', ')}; pages failed: ${v.pagesFailed})`,
+    );
     // None by construction: after its third kill, the poison page and the pages that shared its worker each time
     // are suspects, and each runs alone in its process (worker/suspects.ts), so its last kill takes only itself, and
     // the others have stalled three times, once less than fails a job. (Before, up to 3 pages that happened to travel with
@@ -300,7 +360,7 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     assertClean(v);
   });
 
-  it('a worker killed after queueing a page\'s links and before finishing the page loses none of them (every list page, once)', async () => {
+  it("a worker killed after queueing a page's links and before finishing the page loses none of them (every list page, once)", async () => {
     // On a Redis Cluster a page's links go to their partitions one call each and the page is finished by its own
     // partition's call, last (frontier/crawl.ts discover): a worker that dies between them must leave a retry
     // that queues nothing twice and drops nothing. The failpoint kills the worker right before the last of those
@@ -313,7 +373,9 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     web = await site(undefined, 20, small);
     scene = await makeScene(web.url, 'beforefinish');
     const markers = mkdtempSync(join(tmpdir(), 'cs-failpoint-'));
-    process.env.CS_FAILPOINT = ['before-last-call', String.raw`"url":"[^"]*/catalogue/page-\d+\.html"`, markers].join('\t');
+    process.env.CS_FAILPOINT = ['before-last-call', String.raw`"url":"[^"]*/catalogue/page-\d+\.html"`, markers].join(
+      '\t',
+    );
     try {
       const store = await withStore(scene, redis.url);
       const s = faultSession(scene, redis.url, { store: store.hooks, workers: 2, concurrency: 4 });
@@ -327,12 +389,20 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     const kills = readdirSync(markers).length;
     rmSync(markers, { recursive: true, force: true });
     // Pages in a killed worker beside the list page stall with it; one that shared three kills fails for it.
-    const v = await verify(scene, redis.url, { ...bookshop(web.url, small), mayFail: (_url, reason) => /stalled/.test(reason) });
-    record('worker killed between a page\'s links and its finish', v, `${kills} kills`, t0);
+    const v = await verify(scene, redis.url, {
+      ...bookshop(web.url, small),
+      mayFail: (_url, reason) => /stalled/.test(reason),
+    });
+    record("worker killed between a page's links and its finish", v, `${kills} kills`, t0);
     assertClean(v);
     // Each list page stored reached its finish and died there once first: by construction, no timing.
-    const storedLists = bookshop(web.url, small).pages.filter((u) => /\/catalogue\/page-/.test(u) && !v.failures.has(u)).length - v.pagesUnreached;
-    assert.ok(storedLists > 0 && kills >= storedLists && kills <= small.listPages, `${kills} kills for ${storedLists} list pages stored`);
+    const storedLists =
+      bookshop(web.url, small).pages.filter((u) => /\/catalogue\/page-/.test(u) && !v.failures.has(u)).length -
+      v.pagesUnreached;
+    assert.ok(
+      storedLists > 0 && kills >= storedLists && kills <= small.listPages,
+      `${kills} kills for ${storedLists} list pages stored`,
+    );
   });
 
   it(`SIGKILL a random worker ${KILLS} times spread over the crawl, the supervisor restarts it`, async () => {
@@ -355,7 +425,8 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     });
     // A replacement is back in service when it logs its start line.
     s.supervisor.on('log', (_pid, line) => {
-      if (/ worker \S+ on redis/.test(line) && kills.length > readyAfterKill.length) readyAfterKill.push(Date.now() - kills[readyAfterKill.length]!);
+      if (/ worker \S+ on redis/.test(line) && kills.length > readyAfterKill.length)
+        readyAfterKill.push(Date.now() - kills[readyAfterKill.length]!);
     });
     let stop = false;
     const total = bookshop(web.url).pages.length;
@@ -381,7 +452,14 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     const worst = readyAfterKill.length ? Math.max(...readyAfterKill) : null;
     const note = kills.length < KILLS ? `only ${kills.length} kills landed before the crawl finished` : undefined;
     const enough = kills.length === KILLS;
-    record(`SIGKILL random worker x${kills.length}`, v, `replacement ready ≤ ${fmtMs(worst)}`, t0, note, v.problems.length === 0 && enough);
+    record(
+      `SIGKILL random worker x${kills.length}`,
+      v,
+      `replacement ready ≤ ${fmtMs(worst)}`,
+      t0,
+      note,
+      v.problems.length === 0 && enough,
+    );
     assert.ok(enough, `${kills.length} of ${KILLS} kills landed while the crawl ran`);
     assert.deepEqual(unexpected, []);
     assertClean(v);
@@ -404,7 +482,13 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
       },
     };
     const s = faultSession(scene, redisUrl, { store: hooks });
-    const writerEnv = { REDIS_URL: redisUrl, STORE_PATH: scene.storePath, TASK: scene.task.name, BATCH: '100', HOLD_AFTER_COMMIT_MS: '150' };
+    const writerEnv = {
+      REDIS_URL: redisUrl,
+      STORE_PATH: scene.storePath,
+      TASK: scene.task.name,
+      BATCH: '100',
+      HOLD_AFTER_COMMIT_MS: '150',
+    };
     const startWriter = async () => {
       const w = spawnNode([join(__dirname, 'writer-child', 'index.js')], writerEnv);
       await w.waitFor(/^ready$/, 20_000);
@@ -419,7 +503,12 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
       // Odd kills land between the commit and the acknowledgement (rows stored, entries still pending: the
       // next writer replays them); even ones land at a random moment of the next batch.
       const seen = writer.lines.filter((l) => l.startsWith('committed')).length;
-      await waitUntil('a committed batch', () => writer.lines.filter((l) => l.startsWith('committed')).length > seen, 30_000, 5);
+      await waitUntil(
+        'a committed batch',
+        () => writer.lines.filter((l) => l.startsWith('committed')).length > seen,
+        30_000,
+        5,
+      );
       if (k % 2 === 1) kinds.push('after commit, before ack');
       else {
         await sleep(20 + Math.floor(Math.random() * 150));
@@ -440,10 +529,18 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     await new Promise((r) => writer.child.once('exit', r));
     const v = await verify(scene, redisUrl, bookshop(web.url));
     // Entries a killed writer had read but not acknowledged, taken over by its successor.
-    const claimed = writers.reduce((sum, w) => sum + Math.max(0, ...w.lines.map((l) => Number(/claimed (\d+)/.exec(l)?.[1] ?? 0))), 0);
+    const claimed = writers.reduce(
+      (sum, w) => sum + Math.max(0, ...w.lines.map((l) => Number(/claimed (\d+)/.exec(l)?.[1] ?? 0))),
+      0,
+    );
     const afterCommit = kinds.filter((k) => k.startsWith('after')).length;
-    record(`SIGKILL item writer x${WRITER_KILLS} mid-batch`, v, `first batch after restart ≤ ${fmtMs(Math.max(...recoveries))}`, t0,
-      `${claimed} entries taken over from killed writers (${afterCommit} kills between commit and acknowledgement, ${kinds.length - afterCommit} at random points)`);
+    record(
+      `SIGKILL item writer x${WRITER_KILLS} mid-batch`,
+      v,
+      `first batch after restart ≤ ${fmtMs(Math.max(...recoveries))}`,
+      t0,
+      `${claimed} entries taken over from killed writers (${afterCommit} kills between commit and acknowledgement, ${kinds.length - afterCommit} at random points)`,
+    );
     assert.ok(claimed > 0, 'the kills left entries for the next writer to take over');
     assertClean(v);
   });
@@ -470,9 +567,14 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     const v = await verify(scene, redis.url, bookshop(web.url));
     const check = await sqliteShell(scene.storePath, 'PRAGMA integrity_check;');
     const integrity = check.err || check.out;
-    record('external reader: sqlite3 shell during the crawl', v, '-', t0,
+    record(
+      'external reader: sqlite3 shell during the crawl',
+      v,
+      '-',
+      t0,
       `${reads.ok} reads during the crawl, ${reads.busy} busy, ${reads.problems.length} inconsistent; integrity_check: ${integrity.trim()}`,
-      reads.problems.length === 0 && integrity.trim() === 'ok' && reads.ok >= 5);
+      reads.problems.length === 0 && integrity.trim() === 'ok' && reads.ok >= 5,
+    );
     assert.deepEqual(reads.problems, []);
     assert.ok(reads.ok >= 5, `only ${reads.ok} reads completed during the crawl`);
     assert.equal(integrity.trim(), 'ok');
@@ -498,7 +600,12 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     const recoveries: number[] = [];
     for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
       const target = signal === 'SIGTERM' ? 500 : 1100;
-      await waitUntil(`${target} pages done`, async () => (await doneCount(redisUrl, scene!.task.name)) >= target, 60_000, 100).catch(async (err: Error) => {
+      await waitUntil(
+        `${target} pages done`,
+        async () => (await doneCount(redisUrl, scene!.task.name)) >= target,
+        60_000,
+        100,
+      ).catch(async (err: Error) => {
         const status = await windowState(redisUrl, scene!.task.name).catch((e: Error) => e.message);
         throw new Error(`${err.message}\nstatus: ${status}\nworkers:\n${lines.slice(-40).join('\n')}`);
       });
@@ -529,7 +636,11 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     const store = await withStore(scene, redisUrl);
     const s = faultSession(scene, redisUrl, { store: store.hooks });
     const workerExits: string[] = [];
-    s.supervisor.on('exit', (pid, code, signal, _expected, lines) => workerExits.push(`${pid} exited ${code ?? signal} at +${Date.now() - (restartedAtRef.t || Date.now())} ms: ${lines.slice(-4).join(' | ')}`));
+    s.supervisor.on('exit', (pid, code, signal, _expected, lines) =>
+      workerExits.push(
+        `${pid} exited ${code ?? signal} at +${Date.now() - (restartedAtRef.t || Date.now())} ms: ${lines.slice(-4).join(' | ')}`,
+      ),
+    );
     const restartedAtRef = { t: 0 };
     const crawl = s.run().then(
       (r) => ({ ok: true as const, r }),
@@ -537,7 +648,18 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     );
     // A worker of another machine (`crawl-studio worker`): it outlives the session and would carry on a run
     // that nobody watches any more.
-    const remote = spawnNode([WORKER_SCRIPT, scene.taskFile, '--redis', redisUrl, '--concurrency', '4', '--lock-duration', '2000', '--stalled-interval', '1000']);
+    const remote = spawnNode([
+      WORKER_SCRIPT,
+      scene.taskFile,
+      '--redis',
+      redisUrl,
+      '--concurrency',
+      '4',
+      '--lock-duration',
+      '2000',
+      '--stalled-interval',
+      '1000',
+    ]);
     await waitUntil('500 pages done', async () => (await doneCount(redisUrl, scene!.task.name)) >= 500, 60_000, 100);
     const run = await (async () => {
       const r = connectRedis(redisUrl);
@@ -581,7 +703,8 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
       await sleep(1_000);
       zombieFetches = [...web.hits.values()].reduce((a, b) => a + b, 0) - hitsAtError;
       const seen: string[] = [];
-      for (const p of q.partitions()) for await (const batch of scanKeys(check, p.keys.seenPattern(run))) seen.push(...batch);
+      for (const p of q.partitions())
+        for await (const batch of scanKeys(check, p.keys.seenPattern(run))) seen.push(...batch);
       if (seen.length > 0) leftovers.push(`${seen.length} dedup buckets recreated for the lost run`);
       // What the new server can hold of the lost run is what ioredis re-sent to it: at most one addBulk per page
       // in flight (2 workers x 8 + the remote worker's 4 = 20 pages), each at most a list page's ~22 new books.
@@ -595,8 +718,16 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     const v = await verify(scene, redisUrl, bookshop(web.url), { run });
     const message = outcome.ok === false ? outcome.err.message : '';
     const ok = outcome.ok === false && /lost|gone/i.test(message) && leftovers.length === 0;
-    record('Redis restart, no persistence', { ...v, problems: [] }, outcome.ok === false ? `error after ${fmtMs(detectMs)}` : `no error (${outcome.ok === 'hung' ? 'hung' : 'finished'})`, t0,
-      `${outcome.ok === false ? `error: "${message.split('\n')[0]!.slice(0, 100)}…"` : 'no error'}${leftovers.length ? `; ${leftovers.join('; ')}` : ''}; ${zombieFetches} leftover fetches after the error, none enqueued more; partial by design: ${v.pagesFetched} pages, ${v.itemsStored} items of the lost run stored`, ok);
+    record(
+      'Redis restart, no persistence',
+      { ...v, problems: [] },
+      outcome.ok === false
+        ? `error after ${fmtMs(detectMs)}`
+        : `no error (${outcome.ok === 'hung' ? 'hung' : 'finished'})`,
+      t0,
+      `${outcome.ok === false ? `error: "${message.split('\n')[0]!.slice(0, 100)}…"` : 'no error'}${leftovers.length ? `; ${leftovers.join('; ')}` : ''}; ${zombieFetches} leftover fetches after the error, none enqueued more; partial by design: ${v.pagesFetched} pages, ${v.itemsStored} items of the lost run stored`,
+      ok,
+    );
     assert.notEqual(outcome.ok, 'hung', 'the session noticed the lost run instead of waiting forever');
     assert.equal(outcome.ok, false, 'the session reports the lost run instead of finishing');
     assert.match(message, /lost/i);
@@ -647,7 +778,9 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
       const store = await withStore(scene, redis.url);
       const s = faultSession(scene, redis.url, { store: store.hooks });
       const exits: string[] = [];
-      s.supervisor.on('exit', (pid, code, signal, expected, lines) => exits.push(`${pid} ${code ?? signal} expected=${expected} ${lines.slice(-3).join(' | ')}`));
+      s.supervisor.on('exit', (pid, code, signal, expected, lines) =>
+        exits.push(`${pid} ${code ?? signal} expected=${expected} ${lines.slice(-3).join(' | ')}`),
+      );
       ctx.crawlStarted = Date.now();
       const result = await s.run();
       await s.close();
@@ -657,7 +790,19 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
       if (process.env.CS_FAULTS_DEBUG) {
         const dbg = connectRedis(redis.url);
         const dq = new CrawlQueue(dbg, scene.task.name);
-        for (const j of await dq.queue.getFailed(0, -1)) if (/huge|slow/.test(j.data.url)) console.log('DEBUG', j.data.url, 'attemptsMade', j.attemptsMade, 'stalled', j.stalledCounter, 'started', j.attemptsStarted, j.failedReason);
+        for (const j of await dq.queue.getFailed(0, -1))
+          if (/huge|slow/.test(j.data.url))
+            console.log(
+              'DEBUG',
+              j.data.url,
+              'attemptsMade',
+              j.attemptsMade,
+              'stalled',
+              j.stalledCounter,
+              'started',
+              j.attemptsStarted,
+              j.failedReason,
+            );
         await dq.close();
         dbg.disconnect();
         console.log('DEBUG exits', exits.join(', '));
@@ -669,7 +814,13 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
       if ((dropped.private ?? 0) < 3) problems.push(`only ${dropped.private ?? 0} links dropped as private`);
       if ((dropped.scheme ?? 0) < 3) problems.push(`only ${dropped.scheme ?? 0} links dropped for their scheme`);
       problems.push(...exp.checkHits(web.hits));
-      record('hostile site (20 kinds of bad page)', { ...v, problems }, '-', t0, `503 burst answered ${ctx.burst503 ?? 0} requests, all retried after Retry-After and fetched; ${dropped.private ?? 0} links dropped as private, ${dropped.scheme ?? 0} for their scheme; loopback canary hits: ${canaryHits}`);
+      record(
+        'hostile site (20 kinds of bad page)',
+        { ...v, problems },
+        '-',
+        t0,
+        `503 burst answered ${ctx.burst503 ?? 0} requests, all retried after Retry-After and fetched; ${dropped.private ?? 0} links dropped as private, ${dropped.scheme ?? 0} for their scheme; loopback canary hits: ${canaryHits}`,
+      );
       assert.deepEqual(problems, [], problems.join('\n'));
     } finally {
       canary.closeAllConnections();
@@ -685,7 +836,18 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     web = await site(undefined, 60);
     scene = await makeScene(web.url, 'cliresume');
     const env = { CRAWL_STUDIO_REDIS: '' };
-    const args = ['run', scene.taskFile, '--workers', '2', '--concurrency', '8', '--lock-duration', '2000', '--stalled-interval', '1000'];
+    const args = [
+      'run',
+      scene.taskFile,
+      '--workers',
+      '2',
+      '--concurrency',
+      '8',
+      '--lock-duration',
+      '2000',
+      '--stalled-interval',
+      '1000',
+    ];
     const orphans: number[] = [];
     // 1: Ctrl-C twice: quit at once. Nothing it started may outlive it.
     let cli = spawnNode([CLI_SCRIPT, ...args], env);
@@ -693,7 +855,13 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     const kids = childrenOf(cli.child.pid!);
     cli.child.kill('SIGINT');
     // The second Ctrl-C counts as one only once the first was taken: the CLI says it is stopping.
-    await waitUntil('the first Ctrl-C taken', () => cli.lines.some((l) => /Stopping: letting workers finish/.test(l)), 30_000, 50, tail(cli));
+    await waitUntil(
+      'the first Ctrl-C taken',
+      () => cli.lines.some((l) => /Stopping: letting workers finish/.test(l)),
+      30_000,
+      50,
+      tail(cli),
+    );
     cli.child.kill('SIGINT');
     const code1 = await exitOf(cli.child, 30_000, tail(cli));
     // Its children exit a moment after it: as soon as they have, or those left after 10 s are orphans.
@@ -725,7 +893,8 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     // The CLI's private Redis stopped with it: the store must hold every page and item.
     const v = await verify(scene, null, bookshop(web.url));
     const problems = [...v.problems];
-    if (orphans.length) problems.push(`${orphans.length} process(es) outlived the CLI after a double Ctrl-C: ${orphans.join(', ')}`);
+    if (orphans.length)
+      problems.push(`${orphans.length} process(es) outlived the CLI after a double Ctrl-C: ${orphans.join(', ')}`);
     if (code1 !== 130) problems.push(`double Ctrl-C exit code ${code1}`);
     if (code2 !== 130) problems.push(`Ctrl-C exit code ${code2}`);
     if (!/Run the same command again to resume/.test(out2)) problems.push('no resume hint after Ctrl-C');
@@ -739,7 +908,20 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     redis = await faultRedis();
     web = await site(undefined, 20);
     scene = await makeScene(web.url, 'clikill');
-    const args = ['run', scene.taskFile, '--redis', redis.url, '--workers', '2', '--concurrency', '8', '--lock-duration', '2000', '--stalled-interval', '1000'];
+    const args = [
+      'run',
+      scene.taskFile,
+      '--redis',
+      redis.url,
+      '--workers',
+      '2',
+      '--concurrency',
+      '8',
+      '--lock-duration',
+      '2000',
+      '--stalled-interval',
+      '1000',
+    ];
     let cli = spawnNode([CLI_SCRIPT, ...args]);
     await waitUntil('200 pages', () => doneIn(cli.lines) >= 200, 60_000, 100, tail(cli));
     const workers = childrenOf(cli.child.pid!);
@@ -767,10 +949,16 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     const v = await verify(scene, redis.url, bookshop(web.url));
     const problems = [...v.problems];
     if (workers.length !== 2) problems.push(`expected the CLI's 2 worker processes, found ${workers.length}`);
-    if (orphans.length) problems.push(`${orphans.length} worker(s) still running 30 s after the CLI was killed: ${orphans.join(', ')}`);
+    if (orphans.length)
+      problems.push(`${orphans.length} worker(s) still running 30 s after the CLI was killed: ${orphans.join(', ')}`);
     if (code !== 0) problems.push(`resumed run exit code ${code}: ${out.slice(-500)}`);
     if (!/Resumed run/.test(out)) problems.push('the second run did not say it resumed');
-    record('CLI killed (SIGKILL), resume', { ...v, problems }, `workers stopped ${fmtMs(stoppedMs)} after; run done ${fmtMs(Date.now() - resumeAt)} after restart`, t0);
+    record(
+      'CLI killed (SIGKILL), resume',
+      { ...v, problems },
+      `workers stopped ${fmtMs(stoppedMs)} after; run done ${fmtMs(Date.now() - resumeAt)} after restart`,
+      t0,
+    );
     assert.deepEqual(problems, [], problems.join('\n'));
   });
 });
@@ -805,7 +993,10 @@ function sqliteShellReader(file: string): { stop: () => Promise<{ ok: number; bu
           table = r.out.trim() || null;
           if (!table) continue;
         }
-        r = await sqliteShell(file, `BEGIN; SELECT count(*), count(DISTINCT key) FROM "${table}"; SELECT count(*) FROM pages; PRAGMA quick_check; COMMIT;`);
+        r = await sqliteShell(
+          file,
+          `BEGIN; SELECT count(*), count(DISTINCT key) FROM "${table}"; SELECT count(*) FROM pages; PRAGMA quick_check; COMMIT;`,
+        );
       } catch (err) {
         problems.push((err as Error).message); // the shell is not installed
         return;
@@ -815,7 +1006,8 @@ function sqliteShellReader(file: string): { stop: () => Promise<{ ok: number; bu
       const [items, keys] = counts!.split(' ').map(Number);
       const now = { items: items!, pages: Number(pages) };
       if (items !== keys) problems.push(`${items} item rows but ${keys} distinct keys`);
-      if (now.items < last.items || now.pages < last.pages) problems.push(`counts went down: ${JSON.stringify(last)} → ${JSON.stringify(now)}`);
+      if (now.items < last.items || now.pages < last.pages)
+        problems.push(`counts went down: ${JSON.stringify(last)} → ${JSON.stringify(now)}`);
       if (check !== 'ok') problems.push(`quick_check: ${check}`);
       last = now;
       ok++;

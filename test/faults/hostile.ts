@@ -104,7 +104,12 @@ export function hostileMiddleware(ctx: HostileContext): (req: IncomingMessage, r
       if (ctx.booksRequested >= BURST_AT_BOOK) ctx.burstFrom = Date.now();
     }
     const burstHits = (ctx.burstHits ??= new Map());
-    if (isBook && ctx.burstFrom !== undefined && (ctx.burst503 ?? 0) < BURST_ANSWERS && (burstHits.get(path) ?? 0) < BURST_PER_PAGE) {
+    if (
+      isBook &&
+      ctx.burstFrom !== undefined &&
+      (ctx.burst503 ?? 0) < BURST_ANSWERS &&
+      (burstHits.get(path) ?? 0) < BURST_PER_PAGE
+    ) {
       ctx.burst503 = (ctx.burst503 ?? 0) + 1;
       burstHits.set(path, (burstHits.get(path) ?? 0) + 1);
       res.writeHead(503, { 'retry-after': '1', 'content-type': 'text/plain' }).end('busy');
@@ -114,7 +119,9 @@ export function hostileMiddleware(ctx: HostileContext): (req: IncomingMessage, r
       const page = renderPage('/', SITE_SIZE)!;
       const c = ctx.canaryPort;
       const links = [
-        ...Object.values(HOSTILE).filter((p) => p !== HOSTILE.deepBook).map((p) => `<li><a href="${p}">${p}</a></li>`),
+        ...Object.values(HOSTILE)
+          .filter((p) => p !== HOSTILE.deepBook)
+          .map((p) => `<li><a href="${p}">${p}</a></li>`),
         // Page content steering towards the user's machine and other schemes: all dropped before any fetch.
         `<li><a href="http://[::ffff:7f00:1]:${c}/admin">mapped loopback</a></li>`,
         `<li><a href="http://localhost:${c}/">localhost</a></li>`,
@@ -200,7 +207,13 @@ export function hostileMiddleware(ctx: HostileContext): (req: IncomingMessage, r
         res.writeHead(200, { 'content-type': 'text/html' }).end(randomBytes(256 * 1024));
         return true;
       case HOSTILE.invalidUtf8: {
-        const parts = [Buffer.from('<html><head><meta charset="utf-8"><title>'), Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0xe2, 0x82, 0xed, 0xa0, 0x80]), Buffer.from('</title></head><body><ul class="nav"><li><a href="/about.html?x='), Buffer.from([0xc0, 0xaf, 0xf8, 0x88]), Buffer.from('">bad</a></li></ul></body></html>')];
+        const parts = [
+          Buffer.from('<html><head><meta charset="utf-8"><title>'),
+          Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0xe2, 0x82, 0xed, 0xa0, 0x80]),
+          Buffer.from('</title></head><body><ul class="nav"><li><a href="/about.html?x='),
+          Buffer.from([0xc0, 0xaf, 0xf8, 0x88]),
+          Buffer.from('">bad</a></li></ul></body></html>'),
+        ];
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(Buffer.concat(parts));
         return true;
       }
@@ -227,7 +240,9 @@ export function hostileMiddleware(ctx: HostileContext): (req: IncomingMessage, r
         return true;
       case HOSTILE.deepBook:
         // A product whose title nests 50,000 elements deep: extraction recurses through it.
-        html(`<html><body><article class="product_page"><h1>${'<span>'.repeat(50_000)}Deep${'</span>'.repeat(50_000)}</h1><table><tr><td class="upc">UPC-DEEP</td></tr></table></article></body></html>`);
+        html(
+          `<html><body><article class="product_page"><h1>${'<span>'.repeat(50_000)}Deep${'</span>'.repeat(50_000)}</h1><table><tr><td class="upc">UPC-DEEP</td></tr></table></article></body></html>`,
+        );
         return true;
       default:
         if (/^\/hostile\/missing-\d+\.html$/.test(path)) {
@@ -239,7 +254,10 @@ export function hostileMiddleware(ctx: HostileContext): (req: IncomingMessage, r
   };
 }
 
-export function hostileExpectations(siteUrl: string, ctx?: HostileContext): Expectation & { checkHits: (hits: Map<string, number>) => string[] } {
+export function hostileExpectations(
+  siteUrl: string,
+  ctx?: HostileContext,
+): Expectation & { checkHits: (hits: Map<string, number>) => string[] } {
   const shop = bookshop(siteUrl);
   const u = (p: string) => `${siteUrl}${p}`;
   const mustFail = new Map<string, RegExp>([
@@ -259,7 +277,14 @@ export function hostileExpectations(siteUrl: string, ctx?: HostileContext): Expe
     [u(HOSTILE.parserBomb), /took longer than \d+ s/],
   ]);
   for (let k = 0; k < 200; k++) mustFail.set(u(`/hostile/missing-${k}.html`), /HTTP 404/);
-  const fetchedOk = [HOSTILE.flaky503, HOSTILE.binary, HOSTILE.invalidUtf8, HOSTILE.malformed, HOSTILE.manyLinks, HOSTILE.notHtml].map(u);
+  const fetchedOk = [
+    HOSTILE.flaky503,
+    HOSTILE.binary,
+    HOSTILE.invalidUtf8,
+    HOSTILE.malformed,
+    HOSTILE.manyLinks,
+    HOSTILE.notHtml,
+  ].map(u);
   return {
     pages: [...shop.pages, ...mustFail.keys(), ...fetchedOk, u(HOSTILE.deepBook)],
     mustFail,
@@ -277,13 +302,16 @@ export function hostileExpectations(siteUrl: string, ctx?: HostileContext): Expe
       // Retry-After: 1 beats the 100 ms backoff: each retry waits about a second.
       const at = ctx?.flakyAt ?? [];
       const gaps = at.slice(1).map((t, i) => t - at[i]!);
-      if (gaps.some((g) => g < 900)) out.push(`Retry-After ignored: the flaky page was retried after ${gaps.join(', ')} ms`);
-      if ((ctx?.burst503 ?? 0) < BURST_ANSWERS) out.push(`the 503 burst answered only ${ctx?.burst503 ?? 0} requests: it did not hit the crawl`);
+      if (gaps.some((g) => g < 900))
+        out.push(`Retry-After ignored: the flaky page was retried after ${gaps.join(', ')} ms`);
+      if ((ctx?.burst503 ?? 0) < BURST_ANSWERS)
+        out.push(`the 503 burst answered only ${ctx?.burst503 ?? 0} requests: it did not hit the crawl`);
       const slow = hits.get(HOSTILE.slow) ?? 0;
       if (slow !== 3) out.push(`the slow page was requested ${slow} times, expected 3 attempts`);
       const loop = hits.get(HOSTILE.loopA) ?? 0;
       // One attempt requests it 3 times (5 redirects allowed); a first attempt may time out on a loaded machine.
-      if (loop < 3 || loop > 9) out.push(`the redirect loop's first page was requested ${loop} times: the loop is not bounded`);
+      if (loop < 3 || loop > 9)
+        out.push(`the redirect loop's first page was requested ${loop} times: the loop is not bounded`);
       const retried404 = [...hits].filter(([p, n]) => p.startsWith('/hostile/missing-') && n !== 1).length;
       if (retried404 > 0) out.push(`${retried404} pages answering 404 were requested more than once`);
       const huge = hits.get(HOSTILE.huge) ?? 0;

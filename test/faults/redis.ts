@@ -43,7 +43,10 @@ function single(url: string, child: ChildProcess, stop: () => Promise<void>): Fa
   return {
     url,
     kill: (signal) => void child.kill(signal),
-    exited: () => (child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((r) => child.once('exit', () => r()))),
+    exited: () =>
+      child.exitCode !== null || child.signalCode !== null
+        ? Promise.resolve()
+        : new Promise((r) => child.once('exit', () => r())),
     stop,
   };
 }
@@ -85,7 +88,10 @@ export async function restartableFaultRedis(appendOnly: boolean): Promise<Restar
       return {
         url: `redis+cluster://${nodes.map((n) => `127.0.0.1:${n.port}`).join(',')}`,
         kill: (signal) => children.forEach((c) => alive(c) && c.kill(signal)),
-        exited: () => Promise.all(children.map((c) => (alive(c) ? new Promise<void>((r) => c.once('exit', () => r())) : undefined))).then(() => undefined),
+        exited: () =>
+          Promise.all(
+            children.map((c) => (alive(c) ? new Promise<void>((r) => c.once('exit', () => r())) : undefined)),
+          ).then(() => undefined),
         stop: async () => {
           await Promise.all(
             children.map(async (c) => {
@@ -105,8 +111,30 @@ export async function restartableFaultRedis(appendOnly: boolean): Promise<Restar
 }
 
 async function clusterNode(n: { dir: string; port: number; bus: number }, appendOnly: boolean): Promise<ChildProcess> {
-  const args = ['--port', String(n.port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-port', String(n.bus), '--cluster-config-file', 'nodes.conf'];
-  args.push('--cluster-node-timeout', '5000', '--dir', n.dir, '--save', '', '--appendonly', appendOnly ? 'yes' : 'no', '--daemonize', 'no');
+  const args = [
+    '--port',
+    String(n.port),
+    '--bind',
+    '127.0.0.1',
+    '--cluster-enabled',
+    'yes',
+    '--cluster-port',
+    String(n.bus),
+    '--cluster-config-file',
+    'nodes.conf',
+  ];
+  args.push(
+    '--cluster-node-timeout',
+    '5000',
+    '--dir',
+    n.dir,
+    '--save',
+    '',
+    '--appendonly',
+    appendOnly ? 'yes' : 'no',
+    '--daemonize',
+    'no',
+  );
   const child = track(spawn(process.env.REDIS_SERVER ?? 'redis-server', args, { stdio: ['ignore', 'ignore', 'pipe'] }));
   await waitForPort(n.port);
   return child;
@@ -115,7 +143,13 @@ async function clusterNode(n: { dir: string; port: number; bus: number }, append
 async function clusterOk(port: number): Promise<void> {
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const r = new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
+    const r = new Redis({
+      host: '127.0.0.1',
+      port,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+      lazyConnect: true,
+    });
     r.on('error', () => undefined);
     try {
       await r.connect();
@@ -137,6 +171,8 @@ function cli(args: string[]): Promise<void> {
     child.stdout.on('data', (b: Buffer) => (out += b.toString()));
     child.stderr.on('data', (b: Buffer) => (out += b.toString()));
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`redis-cli ${args.join(' ')} exited ${code}: ${out}`))));
+    child.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`redis-cli ${args.join(' ')} exited ${code}: ${out}`)),
+    );
   });
 }

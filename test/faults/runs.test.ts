@@ -38,9 +38,22 @@ const t00 = performance.timeOrigin;
 
 /** The highest "N done" a CLI printed (its progress lines, every 2 s off a terminal, and its summary). */
 const doneIn = (lines: string[]) =>
-  Math.max(0, ...lines.map((l) => /· ([\d,]+) done ·|^\s*pages fetched\s+([\d,]+)/.exec(l)).filter(Boolean).map((m) => Number((m![1] ?? m![2])!.replace(/,/g, ''))));
+  Math.max(
+    0,
+    ...lines
+      .map((l) => /· ([\d,]+) done ·|^\s*pages fetched\s+([\d,]+)/.exec(l))
+      .filter(Boolean)
+      .map((m) => Number((m![1] ?? m![2])!.replace(/,/g, ''))),
+  );
 
-function record(scenario: string, verdict: Verdict | null, recovery: string, t0: number, note: string | undefined, ok: boolean): void {
+function record(
+  scenario: string,
+  verdict: Verdict | null,
+  recovery: string,
+  t0: number,
+  note: string | undefined,
+  ok: boolean,
+): void {
   rows.push({ scenario, verdict, recovery, durationMs: Date.now() - t0, ok, note });
 }
 
@@ -49,7 +62,9 @@ function readFile(path: string): { pages: string[]; items: string[] } {
   const db = new DatabaseSync(path, { readOnly: true });
   try {
     const pages = (db.prepare('SELECT url FROM pages').all() as { url: string }[]).map((r) => r.url);
-    const items = (db.prepare(`SELECT key FROM "${itemTableName('book')}"`).all() as { key: string }[]).map((r) => r.key);
+    const items = (db.prepare(`SELECT key FROM "${itemTableName('book')}"`).all() as { key: string }[]).map(
+      (r) => r.key,
+    );
     return { pages, items };
   } finally {
     db.close();
@@ -103,7 +118,8 @@ describe('fault injection: the run (store deleted, double start)', function () {
     const detectedMs = Date.now() - deletedAt;
     const out1 = cli.lines.join('\n');
     if (code1 !== 1) problems.push(`the run with its store deleted exited ${code1}`);
-    if (!/the store file .*items\.sqlite was deleted during the run/.test(out1)) problems.push(`no "store file deleted" error: ${out1.slice(-400)}`);
+    if (!/the store file .*items\.sqlite was deleted during the run/.test(out1))
+      problems.push(`no "store file deleted" error: ${out1.slice(-400)}`);
     if (/items stored/.test(out1)) problems.push('the failed run still printed an "items stored" summary');
     const conn = connectRedis(redis.url);
     const waiting = await streamLength(conn, 'storedel').finally(() => conn.disconnect());
@@ -118,7 +134,8 @@ describe('fault injection: the run (store deleted, double start)', function () {
     const before = readFile(lost);
     const after = readFile(scene.storePath);
     const claimed = /items stored\s+book: ([\d,]+) rows/.exec(out2)?.[1]?.replace(/,/g, '');
-    if (Number(claimed) !== after.items.length) problems.push(`the next run claims ${claimed} rows, its file holds ${after.items.length}`);
+    if (Number(claimed) !== after.items.length)
+      problems.push(`the next run claims ${claimed} rows, its file holds ${after.items.length}`);
     const exp = bookshop(web.url);
     const pages = new Set([...before.pages, ...after.pages]);
     const items = new Set([...before.items, ...after.items]);
@@ -128,7 +145,8 @@ describe('fault injection: the run (store deleted, double start)', function () {
     if (missingItems.length) problems.push(`${missingItems.length} items in neither file (e.g. ${missingItems[0]})`);
     const dup = before.items.length - new Set(before.items).size + (after.items.length - new Set(after.items).size);
     if (dup) problems.push(`${dup} duplicate item rows within a file`);
-    if (after.items.length === 0 || before.items.length === 0) problems.push(`expected items in both files: deleted ${before.items.length}, new ${after.items.length}`);
+    if (after.items.length === 0 || before.items.length === 0)
+      problems.push(`expected items in both files: deleted ${before.items.length}, new ${after.items.length}`);
     const verdict: Verdict = {
       pagesExpected: exp.pages.length,
       pagesFetched: exp.pages.length - missingPages.length,
@@ -161,14 +179,29 @@ describe('fault injection: the run (store deleted, double start)', function () {
     const problems: string[] = [];
     const exp = bookshop(web.url);
     const onceEach = (base: Map<string, number>, label: string) => {
-      const wrong = exp.pages.filter((p) => (web!.hits.get(new URL(p).pathname) ?? 0) - (base.get(new URL(p).pathname) ?? 0) !== 1);
-      if (wrong.length) problems.push(`${label}: ${wrong.length} pages not fetched exactly once (e.g. ${wrong[0]}: ${(web!.hits.get(new URL(wrong[0]!).pathname) ?? 0) - (base.get(new URL(wrong[0]!).pathname) ?? 0)})`);
+      const wrong = exp.pages.filter(
+        (p) => (web!.hits.get(new URL(p).pathname) ?? 0) - (base.get(new URL(p).pathname) ?? 0) !== 1,
+      );
+      if (wrong.length)
+        problems.push(
+          `${label}: ${wrong.length} pages not fetched exactly once (e.g. ${wrong[0]}: ${(web!.hits.get(new URL(wrong[0]!).pathname) ?? 0) - (base.get(new URL(wrong[0]!).pathname) ?? 0)})`,
+        );
     };
 
     // 1: refused twice, and the first run finishes whole.
     const a = await makeScene(web.url, 'double');
     scenes.push(a);
-    const args = (s: Scene, ...more: string[]) => ['run', s.taskFile, '--redis', redis!.url, '--workers', '2', '--concurrency', '8', ...more];
+    const args = (s: Scene, ...more: string[]) => [
+      'run',
+      s.taskFile,
+      '--redis',
+      redis!.url,
+      '--workers',
+      '2',
+      '--concurrency',
+      '8',
+      ...more,
+    ];
     const first = spawnNode([CLI_SCRIPT, ...args(a)]);
     await waitUntil('100 pages', () => doneIn(first.lines) >= 100, 60_000, 100, tail(first));
     for (const more of [[], ['--fresh']]) {
@@ -176,7 +209,8 @@ describe('fault injection: the run (store deleted, double start)', function () {
       const code = await exitOf(second.child, 30_000, tail(second));
       const out = second.lines.join('\n');
       if (code !== 1) problems.push(`second run ${more.join(' ')} exited ${code}`);
-      if (!new RegExp(`task 'double' is already running: crawl-studio run \\(pid ${first.child.pid} on `).test(out)) problems.push(`second run ${more.join(' ')}: no refusal naming the first: ${out.slice(-300)}`);
+      if (!new RegExp(`task 'double' is already running: crawl-studio run \\(pid ${first.child.pid} on `).test(out))
+        problems.push(`second run ${more.join(' ')}: no refusal naming the first: ${out.slice(-300)}`);
     }
     const codeFirst = await exitOf(first.child, 120_000, tail(first));
     if (codeFirst !== 0) problems.push(`the first run exited ${codeFirst}`);
@@ -192,11 +226,14 @@ describe('fault injection: the run (store deleted, double start)', function () {
     await waitUntil('100 pages', () => doneIn(driven.lines) >= 100, 60_000, 100, tail(driven));
     const forcedAt = Date.now();
     const forced = spawnNode([CLI_SCRIPT, ...args(b, '--force')]);
-    const codeDriven = await exitOf(driven.child, 60_000, tail(driven)).catch((e: Error) => (problems.push(e.message), null));
+    const codeDriven = await exitOf(driven.child, 60_000, tail(driven)).catch(
+      (e: Error) => (problems.push(e.message), null),
+    );
     const stoppedMs = Date.now() - forcedAt;
     const outDriven = driven.lines.join('\n');
     if (codeDriven !== 1) problems.push(`the taken-over run exited ${codeDriven}`);
-    if (!/task 'takeover' was taken over: crawl-studio run \(pid \d+ on .*stopped its workers/.test(outDriven)) problems.push(`the taken-over run did not say so: ${outDriven.slice(-300)}`);
+    if (!/task 'takeover' was taken over: crawl-studio run \(pid \d+ on .*stopped its workers/.test(outDriven))
+      problems.push(`the taken-over run did not say so: ${outDriven.slice(-300)}`);
     const codeForced = await exitOf(forced.child, 120_000, tail(forced));
     if (codeForced !== 0) problems.push(`the forced run exited ${codeForced}`);
     if (!/Resumed run/.test(forced.lines.join('\n'))) problems.push('the forced run did not resume the run');

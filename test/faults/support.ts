@@ -68,7 +68,11 @@ export function tail(program: { lines: string[] }, n = 15): () => string {
 export function exitOf(child: ChildProcess, timeoutMs: number, context?: () => string): Promise<number | null> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
   return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`process ${child.pid} still running after ${timeoutMs} ms${context ? `; ${context()}` : ''}`)), timeoutMs);
+    const t = setTimeout(
+      () =>
+        reject(new Error(`process ${child.pid} still running after ${timeoutMs} ms${context ? `; ${context()}` : ''}`)),
+      timeoutMs,
+    );
     child.once('exit', (code) => {
       clearTimeout(t);
       resolve(code);
@@ -77,10 +81,17 @@ export function exitOf(child: ChildProcess, timeoutMs: number, context?: () => s
 }
 
 /** Polls `cond` until it holds; on timeout the error ends with `context()` (e.g. the last lines of a CLI's output). */
-export async function waitUntil(what: string, cond: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 50, context?: () => string): Promise<number> {
+export async function waitUntil(
+  what: string,
+  cond: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  everyMs = 50,
+  context?: () => string,
+): Promise<number> {
   const t0 = Date.now();
   while (!(await cond())) {
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${context ? `; ${context()}` : ''}`);
+    if (Date.now() - t0 > timeoutMs)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${context ? `; ${context()}` : ''}`);
     await sleep(everyMs);
   }
   return Date.now() - t0;
@@ -176,7 +187,11 @@ export function processOfRequest(req: IncomingMessage, pids: readonly number[]):
   return null;
 }
 
-export async function site(middleware?: (req: IncomingMessage, res: ServerResponse) => boolean, latencyMs = 5, opts: SiteOptions = SITE_SIZE): Promise<SiteServer> {
+export async function site(
+  middleware?: (req: IncomingMessage, res: ServerResponse) => boolean,
+  latencyMs = 5,
+  opts: SiteOptions = SITE_SIZE,
+): Promise<SiteServer> {
   return serveSite(opts, 0, middleware, latencyMs);
 }
 
@@ -224,7 +239,12 @@ export interface Verdict {
  * Without a Redis URL (the CLI's private Redis is gone once it exits) only the store is read: then every page
  * must have been stored.
  */
-export async function verify(scene: Scene, redisUrl: string | null, exp: Expectation, opts: { run?: string } = {}): Promise<Verdict> {
+export async function verify(
+  scene: Scene,
+  redisUrl: string | null,
+  exp: Expectation,
+  opts: { run?: string } = {},
+): Promise<Verdict> {
   const problems: string[] = [];
   // Pages: one row per (run, url) in the store's pages table.
   const db = new (loadSqlite(scene.storePath).DatabaseSync)(scene.storePath, { readOnly: true });
@@ -297,7 +317,8 @@ export async function verify(scene: Scene, redisUrl: string | null, exp: Expecta
   }
   // Every failed page is counted in the run's stats, whoever failed it (the processor, or BullMQ after stalls).
   const failedJobs = [...failures.keys()].filter((u) => expected.has(u) || exp.extraPagesOk?.(u)).length;
-  if (stats && stats.failed < failedJobs) problems.push(`stats count ${stats.failed} failed pages, the queue holds ${failedJobs} failed jobs`);
+  if (stats && stats.failed < failedJobs)
+    problems.push(`stats count ${stats.failed} failed pages, the queue holds ${failedJobs} failed jobs`);
 
   // Items, through the store API.
   const store = new SqliteStore(scene.storePath);
@@ -314,10 +335,13 @@ export async function verify(scene: Scene, redisUrl: string | null, exp: Expecta
   if (duplicated > 0) problems.push(`${duplicated} duplicate item rows`);
   let missingItems = 0;
   for (const k of wantItems) if (!keys.has(k)) missingItems++;
-  if (missingItems > 0) problems.push(`${missingItems} items missing from the store (e.g. ${[...wantItems].find((k) => !keys.has(k))})`);
+  if (missingItems > 0)
+    problems.push(`${missingItems} items missing from the store (e.g. ${[...wantItems].find((k) => !keys.has(k))})`);
   const strangers = [...keys.keys()].filter((k) => !wantItems.has(k));
   if (strangers.length > 0) problems.push(`${strangers.length} unexpected items stored (e.g. ${strangers[0]})`);
-  for (const r of rows.slice(0, 50)) if (r.data.upc !== r.key || !r.data.title) problems.push(`item ${r.key} is malformed: ${JSON.stringify(r.data).slice(0, 120)}`);
+  for (const r of rows.slice(0, 50))
+    if (r.data.upc !== r.key || !r.data.title)
+      problems.push(`item ${r.key} is malformed: ${JSON.stringify(r.data).slice(0, 120)}`);
   rows = [];
   return {
     pagesExpected: exp.pages.length,
@@ -334,7 +358,11 @@ export async function verify(scene: Scene, redisUrl: string | null, exp: Expecta
 }
 
 /** The pages reachable from `start` when only the pages that pass `stored` pass their links on. */
-function reachableThrough(start: string, stored: (url: string) => boolean, linksOf: (url: string) => readonly string[]): Set<string> {
+function reachableThrough(
+  start: string,
+  stored: (url: string) => boolean,
+  linksOf: (url: string) => readonly string[],
+): Set<string> {
   const seen = new Set([start]);
   const todo = [start];
   while (todo.length > 0) {
@@ -360,7 +388,12 @@ export async function streamLength(redis: Redis, task: string): Promise<number> 
 export function bookshop(
   siteUrl: string,
   opts: SiteOptions = SITE_SIZE,
-): { pages: string[]; items: string[]; itemOf: (url: string) => string | undefined; linksOf: (url: string) => string[] } {
+): {
+  pages: string[];
+  items: string[];
+  itemOf: (url: string) => string | undefined;
+  linksOf: (url: string) => string[];
+} {
   const books = allBooks(opts);
   const itemOf = (url: string) => {
     const m = /\/catalogue\/book-(\d+)\.html$/.exec(url);
@@ -395,7 +428,9 @@ export function formatTable(list: readonly Row[]): string {
   const head = ['scenario', 'pages exp/fetched/failed', 'items exp/stored/dup', 'recovery', 'took', 'result'];
   const body = list.map((r) => [
     r.scenario,
-    r.verdict ? `${r.verdict.pagesExpected}/${r.verdict.pagesFetched}/${r.verdict.pagesFailed}${r.verdict.pagesUnreached ? ` (${r.verdict.pagesUnreached} unreached)` : ''}` : '-',
+    r.verdict
+      ? `${r.verdict.pagesExpected}/${r.verdict.pagesFetched}/${r.verdict.pagesFailed}${r.verdict.pagesUnreached ? ` (${r.verdict.pagesUnreached} unreached)` : ''}`
+      : '-',
     r.verdict ? `${r.verdict.itemsExpected}/${r.verdict.itemsStored}/${r.verdict.itemsDuplicated}` : '-',
     r.recovery,
     `${(r.durationMs / 1000).toFixed(1)} s`,
@@ -409,7 +444,10 @@ export function formatTable(list: readonly Row[]): string {
 }
 
 /** Where the table goes: one file per Redis kind, as scripts/test.mjs runs faults and faults-cluster side by side. */
-export const TABLE_ARTIFACT = join('test-artifacts', process.env.CS_FAULTS_REDIS === 'cluster' ? 'faults-table-cluster.md' : 'faults-table.md');
+export const TABLE_ARTIFACT = join(
+  'test-artifacts',
+  process.env.CS_FAULTS_REDIS === 'cluster' ? 'faults-table-cluster.md' : 'faults-table.md',
+);
 
 export function writeTableArtifact(text: string): string {
   mkdirSync(resolve('test-artifacts'), { recursive: true });
@@ -424,8 +462,14 @@ export function fmtMs(ms: number | null | undefined): string {
 }
 
 /** Spawns a node script with piped output, tracked for cleanup; `lines` collects its output. */
-export function spawnNode(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): { child: ChildProcess; lines: string[]; waitFor: (re: RegExp, timeoutMs: number) => Promise<string> } {
-  const child = track(spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env }, cwd }));
+export function spawnNode(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  cwd?: string,
+): { child: ChildProcess; lines: string[]; waitFor: (re: RegExp, timeoutMs: number) => Promise<string> } {
+  const child = track(
+    spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env }, cwd }),
+  );
   const lines: string[] = [];
   const listeners = new Set<(line: string) => void>();
   let partial = '';
@@ -461,7 +505,11 @@ export function spawnNode(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: str
         if (!listeners.has(f)) return;
         clearTimeout(t);
         listeners.delete(f);
-        reject(new Error(`process exited (${sig ?? code}) before a line matching ${re}; last lines:\n${lines.slice(-15).join('\n')}`));
+        reject(
+          new Error(
+            `process exited (${sig ?? code}) before a line matching ${re}; last lines:\n${lines.slice(-15).join('\n')}`,
+          ),
+        );
       });
     });
   return { child, lines, waitFor };

@@ -30,13 +30,17 @@ export function runCase(kind: FuzzKind, seed: number, index: number): CaseOutcom
     try {
       res = parseTask(text, 'fuzz.crawl.yaml');
     } catch (err) {
-      return { violations: [`parseTask threw ${(err as Error).name}: ${(err as Error).message.slice(0, 200)}`], label: 'threw' };
+      return {
+        violations: [`parseTask threw ${(err as Error).name}: ${(err as Error).message.slice(0, 200)}`],
+        label: 'threw',
+      };
     }
     const violations = checkParseResult(text, res);
     // Same input, same answer (10% of cases: it doubles the cost).
     if (chance(r, 0.1)) {
       const again = parseTask(text, 'fuzz.crawl.yaml');
-      if (JSON.stringify(again.diagnostics) !== JSON.stringify(res.diagnostics)) violations.push('diagnostics differ between two parses of the same text');
+      if (JSON.stringify(again.diagnostics) !== JSON.stringify(res.diagnostics))
+        violations.push('diagnostics differ between two parses of the same text');
     }
     return { violations, label: res.task ? 'accepted' : 'rejected' };
   }
@@ -49,7 +53,9 @@ export function runCase(kind: FuzzKind, seed: number, index: number): CaseOutcom
         const v = checkDecision(task, l.href, l.base, l.depth);
         violations.push(...v.map((m) => `[task ${task.name}] ${m}`));
       } catch (err) {
-        violations.push(`[task ${task.name}] decideLink threw ${(err as Error).name}: ${(err as Error).message.slice(0, 200)} for ${JSON.stringify(l.href.slice(0, 120))}`);
+        violations.push(
+          `[task ${task.name}] decideLink threw ${(err as Error).name}: ${(err as Error).message.slice(0, 200)} for ${JSON.stringify(l.href.slice(0, 120))}`,
+        );
       }
     }
     kept++;
@@ -62,7 +68,11 @@ interface UrlCase {
 }
 
 function urlCase(r: Rng): UrlCase {
-  const bases = ['http://example.com/dir/page.html', 'http://127.0.0.1:8737/catalogue/page-1.html', 'https://sub.example.org/a/b/'];
+  const bases = [
+    'http://example.com/dir/page.html',
+    'http://127.0.0.1:8737/catalogue/page-1.html',
+    'https://sub.example.org/a/b/',
+  ];
   const links = Array.from({ length: 20 }, () => {
     const startHost = pick(r, ['example.com', '127.0.0.1:8737', 'sub.example.org']);
     let base = pick(r, bases);
@@ -89,10 +99,16 @@ export function urlTasks(): CrawlTask[] {
     return res.task;
   };
   tasks = [
-    make(`name: default-scope\nstart: [http://example.com/]\ncanonical: { dropParams: [utm_*, ref] }\nrules: [{name: a}]\n`),
-    make(`name: allow-deny\nstart: [https://sub.example.org/a/]\nscope: { allow: ["https://*.example.org/**", "re:^http://example\\\\.com\\\\/\\\\w+"], deny: ["**/b/**"], maxDepth: 6 }\ncanonical: { stripTrailingSlash: true, sortQuery: false }\nrules: [{name: a}]\n`),
+    make(
+      `name: default-scope\nstart: [http://example.com/]\ncanonical: { dropParams: [utm_*, ref] }\nrules: [{name: a}]\n`,
+    ),
+    make(
+      `name: allow-deny\nstart: [https://sub.example.org/a/]\nscope: { allow: ["https://*.example.org/**", "re:^http://example\\\\.com\\\\/\\\\w+"], deny: ["**/b/**"], maxDepth: 6 }\ncanonical: { stripTrailingSlash: true, sortQuery: false }\nrules: [{name: a}]\n`,
+    ),
     make(`name: private-start\nstart: [http://127.0.0.1:8737/]\nscope: { maxDepth: 10 }\nrules: [{name: a}]\n`),
-    make(`name: allow-private\nstart: [http://127.0.0.1:8737/]\nscope: { allowPrivate: true, allow: ["http://**"] }\nrules: [{name: a}]\n`),
+    make(
+      `name: allow-private\nstart: [http://127.0.0.1:8737/]\nscope: { allowPrivate: true, allow: ["http://**"] }\nrules: [{name: a}]\n`,
+    ),
   ];
   return tasks;
 }

@@ -93,7 +93,8 @@ async function fuzz(kind: FuzzKind, defaults: { cases: number; budgetMs: number 
       });
       w.on('exit', (code) => {
         clearInterval(watchdog);
-        if (code !== 0 && current >= 0) rejectRun(new Error(`fuzz worker exited with code ${code} during case ${current}`));
+        if (code !== 0 && current >= 0)
+          rejectRun(new Error(`fuzz worker exited with code ${code} during case ${current}`));
       });
     });
   }
@@ -112,13 +113,22 @@ function save(kind: FuzzKind, seed: number, index: number, why: string): string 
 }
 
 function summary(r: FuzzReport): string {
-  const labels = Object.entries(r.labels).map(([k, v]) => `${k} ${v}`).join(', ');
+  const labels = Object.entries(r.labels)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
   return `${r.kind}: seed ${r.seed}, ${r.cases} cases in ${(r.ms / 1000).toFixed(1)} s (${labels}); slowest case #${r.slowestIndex} ${r.slowestMs.toFixed(0)} ms; ${r.findings.length} finding(s)`;
 }
 
 function assertClean(r: FuzzReport): void {
-  const shown = r.findings.slice(0, 20).map((f) => `  case #${f.index}: ${f.what}`).join('\n');
-  assert.equal(r.findings.length, 0, `${summary(r)}\n${shown}${r.findings.length > 20 ? `\n  … and ${r.findings.length - 20} more` : ''}`);
+  const shown = r.findings
+    .slice(0, 20)
+    .map((f) => `  case #${f.index}: ${f.what}`)
+    .join('\n');
+  assert.equal(
+    r.findings.length,
+    0,
+    `${summary(r)}\n${shown}${r.findings.length > 20 ? `\n  … and ${r.findings.length - 20} more` : ''}`,
+  );
 }
 
 describe('fuzz: hostile input never crashes, hangs or slips through', function () {

@@ -18,9 +18,12 @@ export function checkParseResult(text: string, res: ParseResult): string[] {
   if (res.task !== null && errors.length > 0) out.push('a task despite error diagnostics');
   for (const d of res.diagnostics) {
     if (typeof d.message !== 'string' || d.message.trim() === '') out.push('empty diagnostic message');
-    else if (d.message.length > MAX_MESSAGE_CHARS) out.push(`diagnostic message of ${d.message.length} chars (${d.path}: ${d.message.slice(0, 60)}…)`);
-    if (!(d.line >= 1 && d.column >= 1 && d.endLine >= d.line)) out.push(`bad position ${d.line}:${d.column}-${d.endLine}:${d.endColumn}`);
-    if (!(d.offset >= 0 && d.offset <= text.length && d.endOffset >= d.offset && d.endOffset <= text.length + 1)) out.push(`bad offsets ${d.offset}-${d.endOffset} of ${text.length}`);
+    else if (d.message.length > MAX_MESSAGE_CHARS)
+      out.push(`diagnostic message of ${d.message.length} chars (${d.path}: ${d.message.slice(0, 60)}…)`);
+    if (!(d.line >= 1 && d.column >= 1 && d.endLine >= d.line))
+      out.push(`bad position ${d.line}:${d.column}-${d.endLine}:${d.endColumn}`);
+    if (!(d.offset >= 0 && d.offset <= text.length && d.endOffset >= d.offset && d.endOffset <= text.length + 1))
+      out.push(`bad offsets ${d.offset}-${d.endOffset} of ${text.length}`);
     if (d.severity !== 'error' && d.severity !== 'warning') out.push(`bad severity ${String(d.severity)}`);
   }
   if (res.task) out.push(...checkTaskUsable(res.task));
@@ -31,7 +34,8 @@ export function checkParseResult(text: string, res: ParseResult): string[] {
 export function checkTaskUsable(t: CrawlTask): string[] {
   const out: string[] = [];
   const dur = (name: string, v: number) => {
-    if (!Number.isFinite(v) || v < 0 || v > MAX_TIMER_MS) out.push(`${name} = ${v} ms is accepted but no timer can wait that long`);
+    if (!Number.isFinite(v) || v < 0 || v > MAX_TIMER_MS)
+      out.push(`${name} = ${v} ms is accepted but no timer can wait that long`);
   };
   dur('request.timeout', t.request.timeoutMs);
   dur('request.retries.delay', t.request.retries.delayMs);
@@ -41,7 +45,9 @@ export function checkTaskUsable(t: CrawlTask): string[] {
   try {
     AbortSignal.timeout(t.request.timeoutMs);
   } catch (err) {
-    out.push(`request.timeout ${t.request.timeoutMs}: the fetcher's timeout throws (${(err as Error).message.slice(0, 80)})`);
+    out.push(
+      `request.timeout ${t.request.timeoutMs}: the fetcher's timeout throws (${(err as Error).message.slice(0, 80)})`,
+    );
   }
   const posInt = (name: string, v: number) => {
     if (!Number.isSafeInteger(v) || v < 1) out.push(`${name} = ${v} is not a usable whole number`);
@@ -56,7 +62,8 @@ export function checkTaskUsable(t: CrawlTask): string[] {
   if (t.start.length === 0 && t.sitemaps.length === 0) out.push('no start URL and no sitemap');
   for (const s of t.sitemaps) {
     if (!/^https?:\/\//.test(s.url)) out.push(`sitemap ${s.url.slice(0, 60)} is not http(s)`);
-    if (s.rule !== null && !t.rules.some((r) => r.name === s.rule)) out.push(`sitemap routed to missing rule '${s.rule}'`);
+    if (s.rule !== null && !t.rules.some((r) => r.name === s.rule))
+      out.push(`sitemap routed to missing rule '${s.rule}'`);
     if (s.since && !Number.isFinite(s.since.ms)) out.push(`sitemap since ${s.since.ms} is not a time`);
   }
   for (const s of t.start) {
@@ -64,15 +71,24 @@ export function checkTaskUsable(t: CrawlTask): string[] {
     if (!t.rules.some((r) => r.name === s.rule)) out.push(`start URL routed to missing rule '${s.rule}'`);
   }
   if (t.rules.length === 0) out.push('no rules');
-  for (const r of t.rules) for (const f of r.follow) if (f.to !== null && !t.rules.some((x) => x.name === f.to)) out.push(`follow to missing rule '${f.to}'`);
+  for (const r of t.rules)
+    for (const f of r.follow)
+      if (f.to !== null && !t.rules.some((x) => x.name === f.to)) out.push(`follow to missing rule '${f.to}'`);
   return out;
 }
 
 // An oracle for "private", written independently of src/core/url/hosts.ts: Node's BlockList over the IPv4
 // ranges, and the same ranges seen through every IPv6 form that the network maps to IPv4.
 const V4_PRIVATE: [string, number][] = [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['127.0.0.0', 8], ['100.64.0.0', 10], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 3],
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['127.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 3],
 ];
 const oracle = new BlockList();
 for (const [a, p] of V4_PRIVATE) {
@@ -84,10 +100,20 @@ for (const [a, p] of V4_PRIVATE) {
   oracle.addSubnet(`64:ff9b::${hi}:${lo}`, 96 + p, 'ipv6');
   oracle.addSubnet(`2002:${hi}:${lo}::`, 16 + p, 'ipv6');
 }
-for (const [a, p] of [['::', 96], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8]] as [string, number][]) oracle.addSubnet(a, p, 'ipv6');
+for (const [a, p] of [
+  ['::', 96],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as [string, number][])
+  oracle.addSubnet(a, p, 'ipv6');
 
 export function oracleSaysPrivate(hostname: string): boolean {
-  const h = hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
+  const h = hostname
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase()
+    .replace(/\.$/, '');
   if (h === 'localhost' || h.endsWith('.localhost')) return true;
   const kind = isIP(h);
   if (kind === 4) return oracle.check(h, 'ipv4');
@@ -113,14 +139,16 @@ export function checkDecision(task: CrawlTask, href: string, base: string, depth
   if (u.hash) out.push('kept a fragment');
   const startHost = task.scope.startHosts.includes(u.host);
   if (task.scope.allow.length === 0 && !startHost) out.push(`kept off-site ${u.host}`);
-  if (task.scope.allow.length > 0 && !matchesAny(d.url, task.scope.allow)) out.push('kept a URL no allow pattern matches');
+  if (task.scope.allow.length > 0 && !matchesAny(d.url, task.scope.allow))
+    out.push('kept a URL no allow pattern matches');
   if (matchesAny(d.url, task.scope.deny)) out.push('kept a denied URL');
   if (!startHost && !task.scope.allowPrivate && (oracleSaysPrivate(u.hostname) || isLocalHostname(u.hostname))) {
     out.push(`kept private host ${u.hostname} (from ${JSON.stringify(href.slice(0, 120))})`);
   }
   const again = canonicalize(d.url, undefined, task.canonical);
   if (!again.ok) out.push(`canonical URL is refused when canonicalised again (${again.reason})`);
-  else if (again.url !== d.url) out.push(`canonical form is not stable: ${d.url.slice(0, 100)} -> ${again.url.slice(0, 100)}`);
+  else if (again.url !== d.url)
+    out.push(`canonical form is not stable: ${d.url.slice(0, 100)} -> ${again.url.slice(0, 100)}`);
   return out;
 }
 

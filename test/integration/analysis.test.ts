@@ -4,7 +4,13 @@ import { resolve } from 'node:path';
 import { parseTask } from '../../src/core/task/parse';
 import type { CrawlTask } from '../../src/core/task/model';
 import { DEMO_SITE, renderPage } from '../../src/demo/site';
-import { AnalysisError, createAnalyser, inlineAnalyser, type AnalysisInput, type PageAnalyser } from '../../src/worker/analysis';
+import {
+  AnalysisError,
+  createAnalyser,
+  inlineAnalyser,
+  type AnalysisInput,
+  type PageAnalyser,
+} from '../../src/worker/analysis';
 import { demoShopTask } from '../support/demoTask';
 
 // The worker's analysis thread (dist/analysis.js, the real bundle) with pages posted ahead of the one it is on:
@@ -23,7 +29,16 @@ function demoTask(name = 'analysis'): CrawlTask {
 function pageInput(task: CrawlTask, path: string, rule: string): AnalysisInput {
   const html = renderPage(path, DEMO_SITE)?.body;
   assert.ok(html, `the demo site has no ${path}`);
-  return { task, url: `${SITE}${path}`, html, rule, depth: 1, requestedUrl: `${SITE}${path}`, status: 200, fetchedAt: Date.UTC(2026, 0, 2) };
+  return {
+    task,
+    url: `${SITE}${path}`,
+    html,
+    rule,
+    depth: 1,
+    requestedUrl: `${SITE}${path}`,
+    status: 200,
+    fetchedAt: Date.UTC(2026, 0, 2),
+  };
 }
 
 describe('analysis thread', function () {
@@ -59,12 +74,18 @@ describe('analysis thread', function () {
     const task = demoTask();
     const tight = demoTask('tight');
     // Unclosed nesting: htmlparser2 is quadratic in the depth, minutes of work for this page.
-    const bomb: AnalysisInput = { ...pageInput(tight, '/catalogue/book-1.html', 'book'), url: `${SITE}/bomb.html`, html: `<html><body>${'<div>'.repeat(400_000)}x` };
+    const bomb: AnalysisInput = {
+      ...pageInput(tight, '/catalogue/book-1.html', 'book'),
+      url: `${SITE}/bomb.html`,
+      html: `<html><body>${'<div>'.repeat(400_000)}x`,
+    };
     const books = [7, 8, 9, 10, 11].map((n) => pageInput(task, `/catalogue/book-${n}.html`, 'book'));
     // Only the bomb's task has the short budget: the books behind it, in a thread that boots anew, must not fail
     // for a busy machine's slowness.
     analyser = createAnalyser([task, tight], SCRIPT, (t) => (t === tight ? 500 : 30_000));
-    const [bombOutcome, ...bookOutcomes] = await Promise.allSettled([bomb, ...books].map((input) => analyser!.analyse(input)));
+    const [bombOutcome, ...bookOutcomes] = await Promise.allSettled(
+      [bomb, ...books].map((input) => analyser!.analyse(input)),
+    );
     assert.equal(bombOutcome!.status, 'rejected');
     const err = (bombOutcome as PromiseRejectedResult).reason as AnalysisError;
     assert.ok(err instanceof AnalysisError, String(err));
@@ -77,15 +98,26 @@ describe('analysis thread', function () {
     }
   });
 
-  it('gives `page:` fields the page\'s URL, status and fetch time in the thread, as in the designer', async () => {
-    const text = `name: facts\nstart: [${SITE}/]\nrules:\n  - name: book\n    items:\n      - type: book\n        fields:\n          title: h1\n` +
+  it("gives `page:` fields the page's URL, status and fetch time in the thread, as in the designer", async () => {
+    const text =
+      `name: facts\nstart: [${SITE}/]\nrules:\n  - name: book\n    items:\n      - type: book\n        fields:\n          title: h1\n` +
       `          url: { page: url }\n          landed: { page: finalUrl }\n          status: { page: status }\n          fetched: { page: fetchedAt }\n          rule: { page: rule }\n`;
     const task = parseTask(text, '/tmp/facts.crawl.yaml').task!;
-    const input: AnalysisInput = { ...pageInput(task, '/catalogue/book-3.html', 'book'), requestedUrl: `${SITE}/b/3`, status: 203 };
+    const input: AnalysisInput = {
+      ...pageInput(task, '/catalogue/book-3.html', 'book'),
+      requestedUrl: `${SITE}/b/3`,
+      status: 203,
+    };
     analyser = createAnalyser([task], SCRIPT);
     const out = await analyser.analyse(input);
     assert.deepEqual(out, await inlineAnalyser().analyse(input));
     const { title: _, ...facts } = out.items[0]!.data;
-    assert.deepEqual(facts, { url: `${SITE}/b/3`, landed: `${SITE}/catalogue/book-3.html`, status: '203', fetched: '2026-01-02T00:00:00.000Z', rule: 'book' });
+    assert.deepEqual(facts, {
+      url: `${SITE}/b/3`,
+      landed: `${SITE}/catalogue/book-3.html`,
+      status: '203',
+      fetched: '2026-01-02T00:00:00.000Z',
+      rule: 'book',
+    });
   });
 });

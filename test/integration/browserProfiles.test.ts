@@ -25,7 +25,10 @@ async function serve(): Promise<Site> {
   const held = { count: 0 };
   let holdRequests = 0;
   const server = createServer((req, res) => {
-    const html = (s: string) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><html><body>${s}</body></html>`);
+    const html = (s: string) =>
+      res
+        .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+        .end(`<!doctype html><html><body>${s}</body></html>`);
     if (req.url === '/hold') {
       // The first request is answered only once its connection is gone (its worker killed): a page in flight.
       if (++holdRequests === 1) {
@@ -45,7 +48,9 @@ async function serve(): Promise<Site> {
 
 /** The profile directories of the browsers running under `pid`. */
 function profilesUnder(pid: number): string[] {
-  const dirs = descendants(pid).map((p) => profileDirOf(p.pid)).filter((d): d is string => d !== null && d.startsWith(tmpdir()));
+  const dirs = descendants(pid)
+    .map((p) => profileDirOf(p.pid))
+    .filter((d): d is string => d !== null && d.startsWith(tmpdir()));
   return [...new Set(dirs)];
 }
 
@@ -82,7 +87,12 @@ rules:
     items: [{ type: page, key: [title], fields: { title: h1.title } }]
 `);
     const log: string[] = [];
-    const s = session(task, redis.url, { workers: 1, concurrency: 2, restartOnCrash: true, onWorkerLog: (_pid, line) => log.push(line) });
+    const s = session(task, redis.url, {
+      workers: 1,
+      concurrency: 2,
+      restartOnCrash: true,
+      onWorkerLog: (_pid, line) => log.push(line),
+    });
     const exits: string[] = [];
     s.supervisor.on('exit', (_pid, _code, signal, expected) => {
       if (!expected) exits.push(String(signal));
@@ -104,8 +114,14 @@ rules:
       const result = await running;
       assert.deepEqual(exits, ['SIGKILL']);
       assert.equal(result.status.stats!.failed, 0, log.join('\n'));
-      const titles = (await bufferedPages(redis.url, 'profiles')).flatMap((p) => p.items.map((it) => String(it.data.title))).sort();
-      assert.deepEqual([...new Set(titles)], ['held', 'item 1', 'item 2', 'item 3'], 'every page stored, /hold after the kill');
+      const titles = (await bufferedPages(redis.url, 'profiles'))
+        .flatMap((p) => p.items.map((it) => String(it.data.title)))
+        .sort();
+      assert.deepEqual(
+        [...new Set(titles)],
+        ['held', 'item 1', 'item 2', 'item 3'],
+        'every page stored, /hold after the kill',
+      );
     } finally {
       await s.close();
     }
@@ -113,6 +129,9 @@ rules:
       assert.deepEqual(browsersIn(dir), [], `no browser of the killed worker still runs in ${dir}`);
       assert.ok(!existsSync(dir), `the killed worker's profile ${dir} was removed:\n${log.join('\n')}`);
     }
-    assert.ok(log.some((l) => /removed \d+ browser profile folder\(s\) left by workers that died/.test(l)), log.join('\n'));
+    assert.ok(
+      log.some((l) => /removed \d+ browser profile folder\(s\) left by workers that died/.test(l)),
+      log.join('\n'),
+    );
   });
 });

@@ -60,7 +60,11 @@ async function loginSite(otherUrl: () => string): Promise<Site> {
       if (path === '/robots.txt') return page(res, 404, '');
       // Open pages for the address-guard test: a script reads a private address, directly and through a redirect.
       if (path === '/open/leak') {
-        return page(res, 200, `<!doctype html><body><main></main><script>Promise.all([fetch(${JSON.stringify(otherUrl())} + '/secret'), fetch('/open/bounce')].map((p) => p.then((r) => r.text(), () => 'refused'))).then((t) => { document.querySelector('main').innerHTML = '<h1 class="title">' + t.join(' ') + '</h1>'; document.body.classList.add('ready'); });</script></body>`);
+        return page(
+          res,
+          200,
+          `<!doctype html><body><main></main><script>Promise.all([fetch(${JSON.stringify(otherUrl())} + '/secret'), fetch('/open/bounce')].map((p) => p.then((r) => r.text(), () => 'refused'))).then((t) => { document.querySelector('main').innerHTML = '<h1 class="title">' + t.join(' ') + '</h1>'; document.body.classList.add('ready'); });</script></body>`,
+        );
       }
       if (path === '/open/bounce') return res.writeHead(302, { location: `${otherUrl()}/secret` }).end();
       if (path === '/login' && req.method === 'GET') {
@@ -71,14 +75,24 @@ async function loginSite(otherUrl: () => string): Promise<Site> {
           csrf.set(sid, randomBytes(8).toString('hex'));
           headers['set-cookie'] = `sid=${sid}; Path=/; HttpOnly`;
         }
-        return page(res, 200, `<form method="post" action="/login"><input type="hidden" name="csrf" value="${csrf.get(sid)}"><input name="user"><input type="password" name="password"></form>`, headers);
+        return page(
+          res,
+          200,
+          `<form method="post" action="/login"><input type="hidden" name="csrf" value="${csrf.get(sid)}"><input name="user"><input type="password" name="password"></form>`,
+          headers,
+        );
       }
       if (path === '/login' && req.method === 'POST') {
         let body = '';
         for await (const chunk of req) body += chunk;
         const form = new URLSearchParams(body);
         const sid = cookies.get('sid');
-        if (sid === undefined || csrf.get(sid) !== form.get('csrf') || form.get('user') !== USER || form.get('password') !== PASSWORD) {
+        if (
+          sid === undefined ||
+          csrf.get(sid) !== form.get('csrf') ||
+          form.get('user') !== USER ||
+          form.get('password') !== PASSWORD
+        ) {
           site.failedLogins++;
           return page(res, 403, 'bad login');
         }
@@ -93,7 +107,10 @@ async function loginSite(otherUrl: () => string): Promise<Site> {
         return res.writeHead(302, { location: '/login' }).end();
       }
       if (path === '/') {
-        const links = Array.from({ length: ITEMS }, (_, i) => `<a class="item" href="/item/${i + 1}">${i + 1}</a>`).join('');
+        const links = Array.from(
+          { length: ITEMS },
+          (_, i) => `<a class="item" href="/item/${i + 1}">${i + 1}</a>`,
+        ).join('');
         return page(res, 200, scripted(links, `document.cookie = 'consent=yes; path=/';`));
       }
       const m = /^\/item\/(\d+)$/.exec(path);
@@ -200,21 +217,37 @@ rules:
     assert.deepEqual(titles, Array.from({ length: ITEMS }, (_, i) => `Item ${i + 1}`).sort(), log);
     assert.equal(site.failedLogins, 0, 'the login sent the CSRF token, the session cookie and the credentials');
     assert.equal(site.logins, 1, 'one session, logged in once');
-    assert.equal(site.unauthorised, 0, 'every rendered page carried the auth cookie of the login (HttpOnly, set on a redirect)');
-    assert.equal(site.noConsent, 0, 'the consent cookie the home page\'s script set reached every item page');
-    assert.ok(Object.keys(sessionHash).some((k) => /^c:127\.0\.0\.1;\/;consent$/.test(k)), `the script's cookie is in the session: ${Object.keys(sessionHash).join(', ')}`);
-    assert.deepEqual(site.direct, [], 'every request to the site went through the proxy, the browser\'s included');
+    assert.equal(
+      site.unauthorised,
+      0,
+      'every rendered page carried the auth cookie of the login (HttpOnly, set on a redirect)',
+    );
+    assert.equal(site.noConsent, 0, "the consent cookie the home page's script set reached every item page");
+    assert.ok(
+      Object.keys(sessionHash).some((k) => /^c:127\.0\.0\.1;\/;consent$/.test(k)),
+      `the script's cookie is in the session: ${Object.keys(sessionHash).join(', ')}`,
+    );
+    assert.deepEqual(site.direct, [], "every request to the site went through the proxy, the browser's included");
     const rendered = proxy.forwarded.filter((u) => /\/item\/\d+$/.test(u));
-    assert.equal(rendered.length, ITEMS, `the item pages went through the proxy once each: ${proxy.forwarded.join(', ')}`);
+    assert.equal(
+      rendered.length,
+      ITEMS,
+      `the item pages went through the proxy once each: ${proxy.forwarded.join(', ')}`,
+    );
     assert.equal(proxy.refused, 0, 'the proxy got its credentials on every request');
-    assert.ok([...cmdlines.values()].some((c) => /chromium/.test(c)), 'Chromium ran under the worker');
+    assert.ok(
+      [...cmdlines.values()].some((c) => /chromium/.test(c)),
+      'Chromium ran under the worker',
+    );
     for (const secret of [PASSWORD, PROXY_PASSWORD]) {
       assert.ok(!dump.includes(secret), 'no credential in Redis');
       assert.ok(!log.includes(secret), `no credential in the worker's log:\n${log}`);
-      for (const [pid, line] of cmdlines) assert.ok(!line.includes(secret), `process ${pid}'s command line holds a credential: ${line}`);
+      for (const [pid, line] of cmdlines)
+        assert.ok(!line.includes(secret), `process ${pid}'s command line holds a credential: ${line}`);
     }
     // The proxy's credentials never reach Chromium: it knows only the worker's own loopback proxy.
-    for (const line of cmdlines.values()) assert.ok(!line.includes(String(proxy.port)), `a process was told the proxy's address: ${line}`);
+    for (const line of cmdlines.values())
+      assert.ok(!line.includes(String(proxy.port)), `a process was told the proxy's address: ${line}`);
   });
 
   it('keeps the address guard through a proxy, and moves on from a proxy that does not answer', async () => {
@@ -235,18 +268,37 @@ rules:
     items: [{ type: page, key: [title], fields: { title: h1.title } }]
 `);
     const logs: string[] = [];
-    const s = session(task, redis.url, { workers: 1, concurrency: 2, lockDurationMs: 30_000, stalledIntervalMs: 5_000, onWorkerLog: (_pid, line) => logs.push(line) });
+    const s = session(task, redis.url, {
+      workers: 1,
+      concurrency: 2,
+      lockDurationMs: 30_000,
+      stalledIntervalMs: 5_000,
+      onWorkerLog: (_pid, line) => logs.push(line),
+    });
     const result = await s.run();
     await s.close();
     const log = logs.join('\n');
     const pages = await bufferedPages(redis.url, task.name);
     assert.equal(result.status.stats!.failed, 0, `${JSON.stringify(result.status.stats!.failures)}\n${log}`);
-    assert.deepEqual(pages.flatMap((p) => p.items.map((i) => i.data.title)), ['refused refused'], 'the page rendered, and its script got nothing from the private address');
+    assert.deepEqual(
+      pages.flatMap((p) => p.items.map((i) => i.data.title)),
+      ['refused refused'],
+      'the page rendered, and its script got nothing from the private address',
+    );
     assert.deepEqual(otherHits, [], 'no request reached the private address');
     const otherHost = new URL(otherUrl).host;
-    assert.ok(!proxy.forwarded.slice(forwarded).some((u) => u.includes(otherHost)), `nothing for the private address was sent to the proxy: ${proxy.forwarded.slice(forwarded).join(', ')}`);
-    assert.ok(proxy.forwarded.slice(forwarded).some((u) => u.endsWith('/open/bounce')), 'the page\'s own requests went through the proxy');
-    assert.ok(logs.some((l) => l.includes(`proxy http://127.0.0.1:${dead}`) && /another proxy/.test(l)), `the dead proxy was named and another tried:\n${log}`);
+    assert.ok(
+      !proxy.forwarded.slice(forwarded).some((u) => u.includes(otherHost)),
+      `nothing for the private address was sent to the proxy: ${proxy.forwarded.slice(forwarded).join(', ')}`,
+    );
+    assert.ok(
+      proxy.forwarded.slice(forwarded).some((u) => u.endsWith('/open/bounce')),
+      "the page's own requests went through the proxy",
+    );
+    assert.ok(
+      logs.some((l) => l.includes(`proxy http://127.0.0.1:${dead}`) && /another proxy/.test(l)),
+      `the dead proxy was named and another tried:\n${log}`,
+    );
     assert.ok(!log.includes(PROXY_PASSWORD), 'no credential in the log');
   });
 });

@@ -30,9 +30,15 @@ function shop(catalogue: () => Catalogue) {
     if (m) {
       const it = items[m[1]!];
       if (!it) return res.writeHead(404).end('<p>gone</p>');
-      return res.end(`<article><h1>${it.name}</h1><span class="sku">${m[1]}</span><span class="price">${it.price}</span></article>`);
+      return res.end(
+        `<article><h1>${it.name}</h1><span class="sku">${m[1]}</span><span class="price">${it.price}</span></article>`,
+      );
     }
-    res.end(`<ul>${Object.keys(items).map((k) => `<li><a href="/p/${k}">${k}</a></li>`).join('')}</ul>`);
+    res.end(
+      `<ul>${Object.keys(items)
+        .map((k) => `<li><a href="/p/${k}">${k}</a></li>`)
+        .join('')}</ul>`,
+    );
   });
 }
 
@@ -60,8 +66,16 @@ rules:
 `;
 }
 
-const BEFORE: Catalogue = { a: { name: 'Apple', price: '10.00' }, b: { name: 'Bread', price: '2.50' }, c: { name: 'Cheese', price: '7.00' } };
-const AFTER: Catalogue = { a: { name: 'Apple', price: '12.00' }, b: { name: 'Bread', price: '2.50' }, d: { name: 'Dates', price: '4.00' } };
+const BEFORE: Catalogue = {
+  a: { name: 'Apple', price: '10.00' },
+  b: { name: 'Bread', price: '2.50' },
+  c: { name: 'Cheese', price: '7.00' },
+};
+const AFTER: Catalogue = {
+  a: { name: 'Apple', price: '12.00' },
+  b: { name: 'Bread', price: '2.50' },
+  d: { name: 'Dates', price: '4.00' },
+};
 
 describe('what changed since the last crawl (issue 33)', function () {
   this.timeout(240_000);
@@ -88,7 +102,15 @@ describe('what changed since the last crawl (issue 33)', function () {
 
   async function crawl(file: string): Promise<string> {
     const task = await loadTaskFile(file);
-    const launch = launchCrawl({ task, redisUrl: redis.url, workers: 1, concurrency: 2, workerScript: WORKER_SCRIPT, pollMs: 100, fresh: true });
+    const launch = launchCrawl({
+      task,
+      redisUrl: redis.url,
+      workers: 1,
+      concurrency: 2,
+      workerScript: WORKER_SCRIPT,
+      pollMs: 100,
+      fresh: true,
+    });
     const result = await launch.done;
     assert.ok(result.summary, 'the run finalized');
     return result.run.run;
@@ -96,13 +118,17 @@ describe('what changed since the last crawl (issue 33)', function () {
 
   async function changesJson(file: string, ...args: string[]) {
     const { stdout } = await exec(process.execPath, [CLI, 'changes', file, '--json', ...args]);
-    return JSON.parse(stdout) as { runs: { run: string; added: number; changed: number; removed: number; complete: boolean }[]; changes: Record<string, unknown>[] };
+    return JSON.parse(stdout) as {
+      runs: { run: string; added: number; changed: number; removed: number; complete: boolean }[];
+      changes: Record<string, unknown>[];
+    };
   }
 
   for (const backend of ['sqlite', 'postgres'] as const) {
     it(`lists exactly the changed price, the added and the removed item (${backend}); a run cut short marks nothing removed`, async function () {
       if (backend === 'postgres' && !pg) skipBecause(this, noPg);
-      const store = backend === 'sqlite' ? `sqlite:${join(dir, 'watched.sqlite')}` : await pg!.createDatabase('watched');
+      const store =
+        backend === 'sqlite' ? `sqlite:${join(dir, 'watched.sqlite')}` : await pg!.createDatabase('watched');
       const file = join(dir, `${backend}.crawl.yaml`);
       writeFileSync(file, taskYaml(web.url, store));
       catalogue = BEFORE;
@@ -111,7 +137,10 @@ describe('what changed since the last crawl (issue 33)', function () {
       const second = await crawl(file);
 
       const report = await changesJson(file);
-      assert.deepEqual(report.runs.map((r) => [r.run, r.added, r.changed, r.removed, r.complete]), [[second, 1, 1, 1, true]]);
+      assert.deepEqual(
+        report.runs.map((r) => [r.run, r.added, r.changed, r.removed, r.complete]),
+        [[second, 1, 1, 1, true]],
+      );
       assert.deepEqual(
         report.changes.map((c) => [c.change, c.key, c.field, c.old, c.new]),
         [
@@ -121,12 +150,17 @@ describe('what changed since the last crawl (issue 33)', function () {
         ],
       );
       const since = await changesJson(file, '--since', first);
-      assert.deepEqual(since.runs.map((r) => r.run), [second]);
+      assert.deepEqual(
+        since.runs.map((r) => r.run),
+        [second],
+      );
       const text = (await exec(process.execPath, [CLI, 'changes', file])).stdout;
       assert.match(text, /1 added, 1 changed, 1 removed/);
       assert.match(text, /~ product a: price: "10\.00" → "12\.00"/);
       assert.doesNotMatch(text, /product b/, 'the unchanged item is not listed');
-      const csv = (await exec(process.execPath, [CLI, 'export', file, '--changes', '--format', 'csv'])).stdout.trim().split(/\r?\n/);
+      const csv = (await exec(process.execPath, [CLI, 'export', file, '--changes', '--format', 'csv'])).stdout
+        .trim()
+        .split(/\r?\n/);
       assert.equal(csv[0], 'run,type,key,change,field,old,new,at');
       assert.equal(csv.length, 4);
       // The run summary of `crawl-studio run` says it too (a third run: nothing changed).
@@ -137,22 +171,41 @@ describe('what changed since the last crawl (issue 33)', function () {
       writeFileSync(file, taskYaml(web.url, store, 'scope: { maxPages: 2 }'));
       const cut = await crawl(file);
       const partial = await changesJson(file);
-      assert.deepEqual(partial.runs.map((r) => [r.run, r.removed, r.complete]), [[cut, 0, false]]);
+      assert.deepEqual(
+        partial.runs.map((r) => [r.run, r.removed, r.complete]),
+        [[cut, 0, false]],
+      );
       assert.deepEqual(partial.changes, []);
     });
   }
 
   it("the monitor serves the task's changes as an Atom feed, one entry per run", async () => {
     const conn = new Redis(redis.url);
-    const monitor = await startMonitor({ redis: conn, bind: '127.0.0.1', port: 0, token: 't'.repeat(32), tokenGiven: true, allowHosts: [], hideWorkersAfterMs: 60_000, scriptPath: resolve('dist/media/monitor/main.js') });
+    const monitor = await startMonitor({
+      redis: conn,
+      bind: '127.0.0.1',
+      port: 0,
+      token: 't'.repeat(32),
+      tokenGiven: true,
+      allowHosts: [],
+      hideWorkersAfterMs: 60_000,
+      scriptPath: resolve('dist/media/monitor/main.js'),
+    });
     try {
       const res = await fetch(`${monitor.url}/api/tasks/watched/changes.atom`);
       assert.equal(res.status, 200);
       assert.match(res.headers.get('content-type') ?? '', /application\/atom\+xml/);
       const xml = await res.text();
       assert.match(xml, /^<\?xml version="1\.0" encoding="utf-8"\?>\n<feed xmlns="http:\/\/www\.w3\.org\/2005\/Atom">/);
-      const titles = [...xml.matchAll(/<title>(watched: [^<]*)<\/title>/g)].map((m) => m[1]!.replace(/ \(run .*\)$/, ''));
-      assert.deepEqual(titles, ['watched: 0 added, 0 changed, 0 removed', 'watched: 0 added, 0 changed, 0 removed', 'watched: 1 added, 1 changed, 1 removed', 'watched: 3 added, 0 changed, 0 removed']);
+      const titles = [...xml.matchAll(/<title>(watched: [^<]*)<\/title>/g)].map((m) =>
+        m[1]!.replace(/ \(run .*\)$/, ''),
+      );
+      assert.deepEqual(titles, [
+        'watched: 0 added, 0 changed, 0 removed',
+        'watched: 0 added, 0 changed, 0 removed',
+        'watched: 1 added, 1 changed, 1 removed',
+        'watched: 3 added, 0 changed, 0 removed',
+      ]);
       assert.match(xml, /~ product a: price: &quot;10\.00&quot; → &quot;12\.00&quot;/);
       assert.equal((await fetch(`${monitor.url}/api/tasks/nosuch/changes.atom`)).status, 404);
     } finally {
@@ -163,18 +216,39 @@ describe('what changed since the last crawl (issue 33)', function () {
 
   it("the monitor's task page and /metrics count each run's added, changed and removed items, as `changes` does", async () => {
     const file = join(dir, 'metered.crawl.yaml');
-    writeFileSync(file, taskYaml(web.url, `sqlite:${join(dir, 'metered.sqlite')}`).replace('name: watched', 'name: metered'));
+    writeFileSync(
+      file,
+      taskYaml(web.url, `sqlite:${join(dir, 'metered.sqlite')}`).replace('name: watched', 'name: metered'),
+    );
     catalogue = BEFORE;
     await crawl(file);
     catalogue = AFTER;
     const second = await crawl(file);
     const cli = await changesJson(file, '--since', '2000-01-01');
     const conn = new Redis(redis.url);
-    const monitor = await startMonitor({ redis: conn, bind: '127.0.0.1', port: 0, token: 't'.repeat(32), tokenGiven: true, allowHosts: [], hideWorkersAfterMs: 60_000, scriptPath: resolve('dist/media/monitor/main.js') });
+    const monitor = await startMonitor({
+      redis: conn,
+      bind: '127.0.0.1',
+      port: 0,
+      token: 't'.repeat(32),
+      tokenGiven: true,
+      allowHosts: [],
+      hideWorkersAfterMs: 60_000,
+      scriptPath: resolve('dist/media/monitor/main.js'),
+    });
     try {
-      const detail = (await (await fetch(`${monitor.url}/api/tasks/metered`)).json()) as { stored: { run: string; changes: { run: string; added: number; changed: number; removed: number } | null; changeRuns: { run: string; added: number; changed: number; removed: number; complete: boolean }[] } };
+      const detail = (await (await fetch(`${monitor.url}/api/tasks/metered`)).json()) as {
+        stored: {
+          run: string;
+          changes: { run: string; added: number; changed: number; removed: number } | null;
+          changeRuns: { run: string; added: number; changed: number; removed: number; complete: boolean }[];
+        };
+      };
       assert.equal(detail.stored.run, second);
-      assert.deepEqual([detail.stored.changes?.added, detail.stored.changes?.changed, detail.stored.changes?.removed], [1, 1, 1]);
+      assert.deepEqual(
+        [detail.stored.changes?.added, detail.stored.changes?.changed, detail.stored.changes?.removed],
+        [1, 1, 1],
+      );
       assert.deepEqual(
         detail.stored.changeRuns.map((r) => [r.run, r.added, r.changed, r.removed, r.complete]),
         [...cli.runs].reverse().map((r) => [r.run, r.added, r.changed, r.removed, r.complete]),
@@ -186,7 +260,14 @@ describe('what changed since the last crawl (issue 33)', function () {
       const text = await res.text();
       for (const kind of ['added', 'changed', 'removed']) {
         assert.match(text, new RegExp(`^# TYPE crawl_studio_items_${kind}_total counter$`, 'm'));
-        assert.match(text, new RegExp(`^crawl_studio_items_${kind}_total\\{task="metered"\\} 1$`, 'm'), text.split('\n').filter((l) => l.includes('items_')).join('\n'));
+        assert.match(
+          text,
+          new RegExp(`^crawl_studio_items_${kind}_total\\{task="metered"\\} 1$`, 'm'),
+          text
+            .split('\n')
+            .filter((l) => l.includes('items_'))
+            .join('\n'),
+        );
       }
     } finally {
       await monitor.close();
@@ -220,20 +301,35 @@ describe('what changed since the last crawl (issue 33)', function () {
         failFirst = fails;
         process.env.CRAWL_STUDIO_WEBHOOK_URL = `${hook.url}/hook?token=s3cret`;
         const file = join(dir, `notify-${fails}.crawl.yaml`);
-        const notify = 'notify:\n  webhook: ${CRAWL_STUDIO_WEBHOOK_URL}\n  when:\n    - moved: product.price\n      percent: 10';
+        const notify =
+          'notify:\n  webhook: ${CRAWL_STUDIO_WEBHOOK_URL}\n  when:\n    - moved: product.price\n      percent: 10';
         writeFileSync(file, taskYaml(web.url, `sqlite:${join(dir, `notify-${fails}.sqlite`)}`, notify));
         catalogue = BEFORE;
         await crawl(file);
         const firstRun = received.splice(0);
-        assert.equal(firstRun.filter((r) => r.status === 204).length, 0, 'the first run added items but moved no price: no message');
+        assert.equal(
+          firstRun.filter((r) => r.status === 204).length,
+          0,
+          'the first run added items but moved no price: no message',
+        );
         catalogue = AFTER;
         const second = await crawl(file);
-        assert.deepEqual(received.map((r) => r.status), [...Array(fails).fill(500), 204]);
+        assert.deepEqual(
+          received.map((r) => r.status),
+          [...Array(fails).fill(500), 204],
+        );
         const body = received.at(-1)!.body;
         assert.equal(body.run, second);
         assert.deepEqual(body.counts, { added: 1, changed: 1, removed: 1 });
         assert.equal(body.matched, 1);
-        assert.deepEqual((body.changes as { key: string; change: string }[]).map((c) => [c.change, c.key]), [['changed', 'a'], ['removed', 'c'], ['added', 'd']]);
+        assert.deepEqual(
+          (body.changes as { key: string; change: string }[]).map((c) => [c.change, c.key]),
+          [
+            ['changed', 'a'],
+            ['removed', 'c'],
+            ['added', 'd'],
+          ],
+        );
         const text = (await exec(process.execPath, [CLI, 'changes', file])).stdout;
         assert.match(text, new RegExp(`notify: delivered after ${fails + 1} attempt`));
         assert.doesNotMatch(text, /s3cret/);
@@ -245,7 +341,14 @@ describe('what changed since the last crawl (issue 33)', function () {
       failFirst = 100;
       process.env.CRAWL_STUDIO_WEBHOOK_URL = `${hook.url}/hook?token=s3cret`;
       const file = join(dir, 'notify-fail.crawl.yaml');
-      writeFileSync(file, taskYaml(web.url, `sqlite:${join(dir, 'notify-fail.sqlite')}`, 'notify: { webhook: "${CRAWL_STUDIO_WEBHOOK_URL}" }'));
+      writeFileSync(
+        file,
+        taskYaml(
+          web.url,
+          `sqlite:${join(dir, 'notify-fail.sqlite')}`,
+          'notify: { webhook: "${CRAWL_STUDIO_WEBHOOK_URL}" }',
+        ),
+      );
       catalogue = BEFORE;
       await crawl(file);
       const text = (await exec(process.execPath, [CLI, 'changes', file])).stdout;
@@ -253,11 +356,26 @@ describe('what changed since the last crawl (issue 33)', function () {
       assert.doesNotMatch(text, /s3cret|\/hook/);
       // The monitor's task page shows the failed delivery with its reason, never the URL.
       const conn = new Redis(redis.url);
-      const monitor = await startMonitor({ redis: conn, bind: '127.0.0.1', port: 0, token: 't'.repeat(32), tokenGiven: true, allowHosts: [], hideWorkersAfterMs: 60_000, scriptPath: resolve('dist/media/monitor/main.js') });
+      const monitor = await startMonitor({
+        redis: conn,
+        bind: '127.0.0.1',
+        port: 0,
+        token: 't'.repeat(32),
+        tokenGiven: true,
+        allowHosts: [],
+        hideWorkersAfterMs: 60_000,
+        scriptPath: resolve('dist/media/monitor/main.js'),
+      });
       try {
         const body = await (await fetch(`${monitor.url}/api/tasks/watched`)).text();
-        const notify = (JSON.parse(body) as { stored: { notify: { status: string; attempts: number; reason?: string } | null } }).stored.notify;
-        assert.deepEqual(notify, { status: 'failed', attempts: 4, reason: 'the webhook answered HTTP 500 (after 4 attempts)' });
+        const notify = (
+          JSON.parse(body) as { stored: { notify: { status: string; attempts: number; reason?: string } | null } }
+        ).stored.notify;
+        assert.deepEqual(notify, {
+          status: 'failed',
+          attempts: 4,
+          reason: 'the webhook answered HTTP 500 (after 4 attempts)',
+        });
         assert.doesNotMatch(body, /s3cret|\/hook/);
       } finally {
         await monitor.close();

@@ -20,8 +20,11 @@ describe("CLI summary: `items stored` counts this run's rows (issue 31, item 6)"
     redis = await startRedis();
     site = await serveHttp((req, res) => {
       res.setHeader('content-type', 'text/html');
-      if (down) return (res.statusCode = 403), res.end('no');
-      if (req.url === '/') res.end(`${Array.from({ length: 5 }, (_, i) => `<a href="/o/${i}">o</a><a href="/o/${i}">again</a>`).join('')}`);
+      if (down) return ((res.statusCode = 403), res.end('no'));
+      if (req.url === '/')
+        res.end(
+          `${Array.from({ length: 5 }, (_, i) => `<a href="/o/${i}">o</a><a href="/o/${i}">again</a>`).join('')}`,
+        );
       else res.end(`<h1 class="id">${req.url}</h1>`);
     });
   });
@@ -42,14 +45,23 @@ rules:
     match: ["**/o/*"]
     items: [{ type: order, key: [id], fields: { id: h1.id } }]
 `);
-    const cli = async (...args: string[]) => (await run(process.execPath, [CLI, ...args, '--redis', redis.url], { timeout: 90_000 })).stdout;
+    const cli = async (...args: string[]) =>
+      (await run(process.execPath, [CLI, ...args, '--redis', redis.url], { timeout: 90_000 })).stdout;
     const first = await cli('run', task.file, '--workers', '1');
-    assert.match(first, /^ {2}items stored {4}order: 5 rows written by this run \(inserted or updated; 0 duplicates merged\)$/m, first);
+    assert.match(
+      first,
+      /^ {2}items stored {4}order: 5 rows written by this run \(inserted or updated; 0 duplicates merged\)$/m,
+      first,
+    );
     // Each link twice on the page: the second is a repeat, outside the total.
     assert.match(first, /^ {2}links dropped {3}0; 5 repeats \(the same URL again on a page, kept once\)$/m, first);
     down = true;
     const second = await cli('run', task.file, '--workers', '1');
     assert.match(second, /New run/, second);
-    assert.match(second, /^ {2}items stored {4}none by this run \(0 duplicates merged\); the store holds order: 5 rows from earlier runs$/m, second);
+    assert.match(
+      second,
+      /^ {2}items stored {4}none by this run \(0 duplicates merged\); the store holds order: 5 rows from earlier runs$/m,
+      second,
+    );
   });
 });

@@ -17,10 +17,15 @@ const CLI = resolve('dist/cli.js');
 
 function cli(args: string[], cwd: string, timeoutMs: number): Promise<{ code: number | null; out: string }> {
   return new Promise((done) => {
-    execFile(process.execPath, [CLI, ...args], { cwd, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = err ? (err as { code?: number | string | null }).code : 0;
-      done({ code: typeof code === 'number' ? code : null, out: stdout + stderr });
-    });
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { cwd, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        const code = err ? (err as { code?: number | string | null }).code : 0;
+        done({ code: typeof code === 'number' ? code : null, out: stdout + stderr });
+      },
+    );
   });
 }
 
@@ -48,7 +53,10 @@ describe('CLI: demo and serve-demo', function () {
     await new Promise((r) => probe.close(r));
     const r = await cli(['demo', '--dir', 'shop', '--workers', '1'], dir, 180_000);
     assert.equal(r.code, 0, r.out.slice(-3000));
-    assert.match(r.out, new RegExp(`Demo bookshop on http://127\\.0\\.0\\.1:${DEMO_PORT}/ — crawling it with .*books\\.crawl\\.yaml`));
+    assert.match(
+      r.out,
+      new RegExp(`Demo bookshop on http://127\\.0\\.0\\.1:${DEMO_PORT}/ — crawling it with .*books\\.crawl\\.yaml`),
+    );
     const file = join(dir, 'shop', 'books.crawl.yaml');
     const { task, diagnostics } = parseTask(readFileSync(file, 'utf8'), file);
     assert.deepEqual(diagnostics, []);
@@ -64,7 +72,13 @@ describe('CLI: demo and serve-demo', function () {
     try {
       const r = await cli(['demo', '--dir', 'shop'], dir, 60_000);
       assert.notEqual(r.code, 0);
-      assert.match(r.out, new RegExp(`cannot serve the demo site on 127\\.0\\.0\\.1:${DEMO_PORT} \\(EADDRINUSE\\); is another demo running\\?`), r.out);
+      assert.match(
+        r.out,
+        new RegExp(
+          `cannot serve the demo site on 127\\.0\\.0\\.1:${DEMO_PORT} \\(EADDRINUSE\\); is another demo running\\?`,
+        ),
+        r.out,
+      );
       assert.ok(existsSync(join(dir, 'shop', 'books.crawl.yaml')), 'the task file is written first');
     } finally {
       await new Promise((r) => (held ? held.close(r) : r(undefined)));
@@ -73,13 +87,20 @@ describe('CLI: demo and serve-demo', function () {
 
   it('serve-demo serves the bookshop on --port until Ctrl-C, then exits 0', async () => {
     const port = await freePort();
-    const child = spawn(process.execPath, [CLI, 'serve-demo', '--port', String(port)], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'serve-demo', '--port', String(port)], {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (b: Buffer) => (out += b.toString()));
     child.stderr.on('data', (b: Buffer) => (out += b.toString()));
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     try {
-      await until(`serve-demo to say where it serves (${out})`, () => out.includes(`Demo bookshop on http://127.0.0.1:${port}/ (Ctrl-C to stop)`), 30_000);
+      await until(
+        `serve-demo to say where it serves (${out})`,
+        () => out.includes(`Demo bookshop on http://127.0.0.1:${port}/ (Ctrl-C to stop)`),
+        30_000,
+      );
       const home = await fetch(`http://127.0.0.1:${port}/`);
       assert.equal(home.status, 200);
       assert.match(await home.text(), /<h1>Books to Crawl<\/h1>/);

@@ -15,7 +15,10 @@ const CLI = resolve('dist/cli.js');
 function listSite(): Promise<HttpServer> {
   return serveHttp((req, res) => {
     res.setHeader('content-type', 'text/html');
-    if (req.url === '/') res.end(`<ul>${Array.from({ length: 11 }, (_, i) => `<li><a href="/author/a${i}">a${i}</a></li>`).join('')}</ul><a href="/">home</a>`);
+    if (req.url === '/')
+      res.end(
+        `<ul>${Array.from({ length: 11 }, (_, i) => `<li><a href="/author/a${i}">a${i}</a></li>`).join('')}</ul><a href="/">home</a>`,
+      );
     else res.end('<h1>author</h1>');
   });
 }
@@ -52,7 +55,11 @@ rules:
 `);
     const out = await cli('run', task.file, '--workers', '1', '--concurrency', '2');
     assert.match(out, /links dropped +11 \(pattern: 11\)/, out);
-    assert.match(out, /warning: rule list: 11 of 11 links dropped \(pattern: scope\.allow \['http:\/\/127\.0\.0\.1:\d+\/'\] matches none of them/, out);
+    assert.match(
+      out,
+      /warning: rule list: 11 of 11 links dropped \(pattern: scope\.allow \['http:\/\/127\.0\.0\.1:\d+\/'\] matches none of them/,
+      out,
+    );
     assert.match(out, /11 links dropped/, 'the progress line carries the total');
 
     const status = await cli('status', task.file);
@@ -72,7 +79,11 @@ rules:
 `);
     const out = await cli('run', task.file, '--workers', '1', '--concurrency', '2');
     assert.match(out, /links dropped +11 \(no-rule: 11\)/, out);
-    assert.match(out, /warning: rule list: 11 of 11 links dropped \(no-rule: no rule's match matches them \(follow 'li a' has no 'to'\); match patterns are list: \['http:\/\/127\.0\.0\.1:\d+\/'\]/, out);
+    assert.match(
+      out,
+      /warning: rule list: 11 of 11 links dropped \(no-rule: no rule's match matches them \(follow 'li a' has no 'to'\); match patterns are list: \['http:\/\/127\.0\.0\.1:\d+\/'\]/,
+      out,
+    );
   });
 
   it('a crawl that keeps its links prints no drop warning', async () => {

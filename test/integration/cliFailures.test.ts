@@ -27,12 +27,13 @@ async function site(): Promise<Site> {
     res.setHeader('content-type', 'text/html');
     if (path === '/') res.end('<a href="/ok">ok</a> <a href="/missing">missing</a> <a href="/broken">broken</a>');
     else if (path === '/ok') res.end('<h1>ok</h1>');
-    else if (path === '/broken') (res.statusCode = 500), res.end('<h1>oops</h1>');
-    else if (path === '/login') (res.statusCode = 403), res.end('<h1>go away</h1>');
-    else if (path === '/robots.txt') res.setHeader('content-type', 'text/plain'), res.end('User-agent: *\nDisallow: /private\n');
+    else if (path === '/broken') ((res.statusCode = 500), res.end('<h1>oops</h1>'));
+    else if (path === '/login') ((res.statusCode = 403), res.end('<h1>go away</h1>'));
+    else if (path === '/robots.txt')
+      (res.setHeader('content-type', 'text/plain'), res.end('User-agent: *\nDisallow: /private\n'));
     else if (path === '/r') res.end('<a href="/private/1">p</a> <a href="/ok">ok</a>');
     else if (path.startsWith('/private')) res.end('<h1>private</h1>');
-    else (res.statusCode = 404), res.end('<h1>not found</h1>');
+    else ((res.statusCode = 404), res.end('<h1>not found</h1>'));
   });
   return Object.assign(server, { hits });
 }
@@ -82,8 +83,19 @@ rules:
     assert.equal(listed.code, 0, listed.out);
     assert.match(listed.out, /run \S+: 2 pages failed, 0 skipped/, listed.out);
     assert.match(listed.out, /^failed http-404: 1$/m, listed.out);
-    assert.match(listed.out, new RegExp(`^  ${web.url}/missing\\n    rule page · HTTP 404 · 1 attempt · worker \\S+:\\d+ · \\d{4}-\\d\\d-\\d\\dT`, 'm'), listed.out);
-    assert.match(listed.out, new RegExp(`^  ${web.url}/broken\\n    rule page · HTTP 500 · 2 attempts · worker `, 'm'), listed.out);
+    assert.match(
+      listed.out,
+      new RegExp(
+        `^  ${web.url}/missing\\n    rule page · HTTP 404 · 1 attempt · worker \\S+:\\d+ · \\d{4}-\\d\\d-\\d\\dT`,
+        'm',
+      ),
+      listed.out,
+    );
+    assert.match(
+      listed.out,
+      new RegExp(`^  ${web.url}/broken\\n    rule page · HTTP 500 · 2 attempts · worker `, 'm'),
+      listed.out,
+    );
 
     const json = JSON.parse((await cli('failures', task.file, '--json', '--reason', 'http')).out) as RunFailures;
     assert.deepEqual(json.groups.map((g) => [g.kind, g.reason, g.count, g.pages.map((p) => p.url)]).sort(), [
@@ -92,7 +104,10 @@ rules:
     ]);
     // A class takes its statuses only; a prefix that is not one of the HTTP forms takes nothing.
     const server = JSON.parse((await cli('failures', task.file, '--json', '--reason', 'http-5xx')).out) as RunFailures;
-    assert.deepEqual(server.groups.map((g) => g.reason), ['http-500']);
+    assert.deepEqual(
+      server.groups.map((g) => g.reason),
+      ['http-500'],
+    );
     const none = JSON.parse((await cli('failures', task.file, '--json', '--reason', 'htt')).out) as RunFailures;
     assert.deepEqual(none.groups, []);
 
@@ -130,7 +145,9 @@ rules: [{ name: page }]
 `);
     const r = await cli('run', task.file, '--workers', '1', '--concurrency', '1');
     assert.equal(r.code, 0, r.out);
-    const said = r.out.split('\n').filter((l) => /^worker \d+: login to .*\/login failed: .*403.* \(session \d\)/.test(l));
+    const said = r.out
+      .split('\n')
+      .filter((l) => /^worker \d+: login to .*\/login failed: .*403.* \(session \d\)/.test(l));
     assert.equal(said.length, 1, `one line for the one session:\n${r.out}`);
     assert.match(r.out, /^ +login: 1 — login to .*\/login failed: .*403/m, r.out);
     const listed = await cli('failures', task.file, '--reason', 'login');
@@ -151,7 +168,11 @@ rules:
     assert.match(r.out, /pages skipped +1 \(robots: 1\)/, r.out);
     const listed = await cli('failures', task.file);
     assert.match(listed.out, /run \S+: 0 pages failed, 1 skipped/, listed.out);
-    assert.match(listed.out, new RegExp(`^skipped robots: 1\n  ${web.url}/private/1\n    rule page · worker \\S+:\\d+ · \\d{4}-`, 'm'), listed.out);
+    assert.match(
+      listed.out,
+      new RegExp(`^skipped robots: 1\n  ${web.url}/private/1\n    rule page · worker \\S+:\\d+ · \\d{4}-`, 'm'),
+      listed.out,
+    );
     assert.equal(web.hits.get('/private/1'), undefined, 'never fetched');
   });
 });

@@ -40,7 +40,8 @@ describe('CLI conventions: --help for every command, --version, exit codes (issu
         const r = await cli([spec.name, flag]);
         assert.equal(r.code, 0, `${spec.name} ${flag}: exit ${r.code}\n${r.out}${r.err}`);
         assert.match(r.out, new RegExp(`^Usage: crawl-studio ${spec.name}\\b`, 'm'), r.out);
-        for (const name of Object.keys(spec.options)) assert.match(r.out, new RegExp(`--${name}\\b`), `${spec.name} --help lacks --${name}`);
+        for (const name of Object.keys(spec.options))
+          assert.match(r.out, new RegExp(`--${name}\\b`), `${spec.name} --help lacks --${name}`);
         assert.match(r.out, /--help/);
       }
     });

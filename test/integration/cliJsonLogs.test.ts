@@ -54,7 +54,7 @@ describe('CLI: --log-format json (issue 31, item 5)', function () {
       res.setHeader('content-type', 'text/html');
       if (req.url === '/') res.end('<a href="/a">a</a> <a href="/missing">m</a>');
       else if (req.url === '/a') res.end('<h1>a</h1>');
-      else (res.statusCode = 404), res.end('no');
+      else ((res.statusCode = 404), res.end('no'));
     });
   });
   after(async () => {
@@ -62,7 +62,7 @@ describe('CLI: --log-format json (issue 31, item 5)', function () {
     await redis?.stop();
   });
 
-  it('run: every line of stdout is a JSON object; the workers\' page failures come through with url and reason; the run ends with run-finished', async () => {
+  it("run: every line of stdout is a JSON object; the workers' page failures come through with url and reason; the run ends with run-finished", async () => {
     const task = await writeTask(`name: jsonlogs
 start: [${site.url}/]
 request: { robots: false }
@@ -70,11 +70,24 @@ rules:
   - name: page
     follow: [{ selector: a, to: page }]
 `);
-    const { stdout, stderr } = await run(process.execPath, [CLI, 'run', task.file, '--workers', '1', '--redis', redis.url, '--log-format', 'json'], { timeout: 90_000 });
+    const { stdout, stderr } = await run(
+      process.execPath,
+      [CLI, 'run', task.file, '--workers', '1', '--redis', redis.url, '--log-format', 'json'],
+      { timeout: 90_000 },
+    );
     const lines = parseAll(stdout);
     assert.equal(stderr.trim(), '', 'nothing for people on stderr either');
     const events = new Set(lines.map((l) => l.event));
-    for (const e of ['redis', 'store-open', 'worker-started', 'page-failed', 'failure-reason', 'run-new', 'run-finished']) assert.ok(events.has(e), `no ${e} event in:\n${stdout}`);
+    for (const e of [
+      'redis',
+      'store-open',
+      'worker-started',
+      'page-failed',
+      'failure-reason',
+      'run-new',
+      'run-finished',
+    ])
+      assert.ok(events.has(e), `no ${e} event in:\n${stdout}`);
     const failed = lines.find((l) => l.event === 'page-failed')!;
     assert.equal(failed.url, `${site.url}/missing`);
     assert.equal(failed.reason, 'http-404');
@@ -95,20 +108,32 @@ rules:
   it('worker: JSON lines while it waits for Redis and when it stops', async () => {
     const task = await writeTask(`name: jsonworker\nstart: [${site.url}/]\nrules: [{ name: page }]\n`);
     const port = await freePort();
-    const child = spawn(process.execPath, [CLI, 'worker', task.file, '--redis', `redis://127.0.0.1:${port}`, '--log-format', 'json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [CLI, 'worker', task.file, '--redis', `redis://127.0.0.1:${port}`, '--log-format', 'json'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     child.stdout.on('data', (b) => (out += b));
     child.stderr.on('data', (b) => (out += b));
     await new Promise<void>((res, rej) => {
       const t = setTimeout(() => rej(new Error(`no retry line:\n${out}`)), 30_000);
-      const iv = setInterval(() => /"attempt 2|\(attempt 2\)/.test(out) && (clearInterval(iv), clearTimeout(t), res()), 50);
+      const iv = setInterval(
+        () => /"attempt 2|\(attempt 2\)/.test(out) && (clearInterval(iv), clearTimeout(t), res()),
+        50,
+      );
     });
     child.kill('SIGTERM');
     assert.equal(await new Promise((r) => child.once('exit', r)), 0);
     const lines = parseAll(out);
     const waits = lines.filter((l) => l.event === 'redis-wait');
     assert.ok(waits.length >= 2, out);
-    assert.match(waits[1]!.message, new RegExp(`cannot connect to redis://127\\.0\\.0\\.1:${port}: connection refused; trying again in 2 s \\(attempt 2\\)`));
+    assert.match(
+      waits[1]!.message,
+      new RegExp(
+        `cannot connect to redis://127\\.0\\.0\\.1:${port}: connection refused; trying again in 2 s \\(attempt 2\\)`,
+      ),
+    );
     assert.match(waits[0]!.worker ?? '', /:\d+$/);
     assert.equal(lines.at(-1)!.event, 'worker-stopped');
   });
@@ -119,7 +144,11 @@ rules:
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const start = (env: NodeJS.ProcessEnv) => {
-      const child = spawn(process.execPath, [CLI, 'monitor', '--redis', redis.url, '--port', String(port), '--log-format', 'json'], { stdio: ['ignore', 'pipe', 'pipe'], env });
+      const child = spawn(
+        process.execPath,
+        [CLI, 'monitor', '--redis', redis.url, '--port', String(port), '--log-format', 'json'],
+        { stdio: ['ignore', 'pipe', 'pipe'], env },
+      );
       const o = { out: '', err: '' };
       child.stdout.on('data', (b) => (o.out += b));
       child.stderr.on('data', (b) => (o.err += b));
@@ -128,7 +157,12 @@ rules:
     const up = async (o: { out: string }) => {
       for (let i = 0; i < 300 && !o.out.includes('monitor-started'); i++) await new Promise((r) => setTimeout(r, 100));
     };
-    const post = (path: string, token?: string) => fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { 'x-crawl-studio-token': token } : {}) }, body: '{}' });
+    const post = (path: string, token?: string) =>
+      fetch(`${url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(token ? { 'x-crawl-studio-token': token } : {}) },
+        body: '{}',
+      });
     // No token given: read-only, and no token anywhere in its output.
     const env = { ...process.env };
     delete env.CRAWL_STUDIO_MONITOR_TOKEN;
@@ -138,7 +172,11 @@ rules:
     a.child.kill('SIGTERM');
     assert.equal(await new Promise((r) => a.child.once('exit', r)), 0);
     const la = parseAll(a.o.out);
-    assert.deepEqual(la.map((l) => l.event), ['monitor-started', 'monitor-read-only', 'monitor-action-refused', 'monitor-stopping'], a.o.out);
+    assert.deepEqual(
+      la.map((l) => l.event),
+      ['monitor-started', 'monitor-read-only', 'monitor-action-refused', 'monitor-stopping'],
+      a.o.out,
+    );
     assert.equal(la[0]!.url, `${url}/`);
     assert.equal(a.o.err, '', 'nothing on stderr: no token printed');
     // A given token: the action is logged with its task; the token is in no line.
@@ -151,13 +189,17 @@ rules:
     b.child.kill('SIGTERM');
     assert.equal(await new Promise((r) => b.child.once('exit', r)), 0);
     const lb = parseAll(b.o.out);
-    assert.deepEqual(lb.map((l) => [l.event, l.task ?? null, l.action ?? null]), [
-      ['monitor-started', null, null],
-      ['monitor-action', 'jsonmon', 'pause'],
-      ['monitor-action-refused', null, null],
-      ['monitor-action', 'jsonmon', 'resume'],
-      ['monitor-stopping', null, null],
-    ], b.o.out);
+    assert.deepEqual(
+      lb.map((l) => [l.event, l.task ?? null, l.action ?? null]),
+      [
+        ['monitor-started', null, null],
+        ['monitor-action', 'jsonmon', 'pause'],
+        ['monitor-action-refused', null, null],
+        ['monitor-action', 'jsonmon', 'resume'],
+        ['monitor-stopping', null, null],
+      ],
+      b.o.out,
+    );
     assert.ok(!b.o.out.includes(TOKEN) && !b.o.err.includes(TOKEN), 'the token is never written');
   });
 });

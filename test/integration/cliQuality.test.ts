@@ -20,8 +20,12 @@ describe('CLI: field quality and errors (issue 21, item 4)', function () {
     redis = await startRedis();
     web = await serveHttp((req, res) => {
       res.setHeader('content-type', 'text/html');
-      if (req.url === '/') res.end(Array.from({ length: 6 }, (_, i) => `<a class="p" href="/p${i}">p${i}</a>`).join(''));
-      else res.end(`<div class="item"><h1>Title ${req.url}</h1><span class="price">${req.url!.length}</span>${Number(req.url!.slice(2)) % 2 === 0 ? '<span class="sku">S</span>' : ''}</div>`);
+      if (req.url === '/')
+        res.end(Array.from({ length: 6 }, (_, i) => `<a class="p" href="/p${i}">p${i}</a>`).join(''));
+      else
+        res.end(
+          `<div class="item"><h1>Title ${req.url}</h1><span class="price">${req.url!.length}</span>${Number(req.url!.slice(2)) % 2 === 0 ? '<span class="sku">S</span>' : ''}</div>`,
+        );
     });
     base = web.url;
   });
@@ -47,9 +51,14 @@ rules:
           sku: { selector: .sku, required: true }
           price: .price
 `);
-    const cli = (...a: string[]) => exec(process.execPath, [CLI, ...a, ...(a[0] === 'run' ? ['--redis', redis.url, '--workers', '1'] : [])]);
+    const cli = (...a: string[]) =>
+      exec(process.execPath, [CLI, ...a, ...(a[0] === 'run' ? ['--redis', redis.url, '--workers', '1'] : [])]);
     const run = await cli('run', task.file);
-    assert.match(run.stdout, /^ {2}warning: product\.author is empty in 3 of 3 items \(selector '\.byline'\)$/m, run.stdout);
+    assert.match(
+      run.stdout,
+      /^ {2}warning: product\.author is empty in 3 of 3 items \(selector '\.byline'\)$/m,
+      run.stdout,
+    );
     assert.doesNotMatch(run.stdout, /product\.(title|price) is empty/, run.stdout);
     assert.match(run.stdout, /^ {2}see the errors {2}crawl-studio errors /m, run.stdout);
 
@@ -62,6 +71,7 @@ rules:
     assert.match(e.stdout, /^3 errors recorded in .* \(the first 2; --limit N for more\)$/m, e.stdout);
     const rows = e.stdout.trim().split('\n').slice(1);
     assert.equal(rows.length, 2, e.stdout);
-    for (const r of rows) assert.match(r, new RegExp(`^\\S+ +${base.replace(/[.]/g, '\\.')}/p\\d \\(rule page.*\\): .*sku`), r);
+    for (const r of rows)
+      assert.match(r, new RegExp(`^\\S+ +${base.replace(/[.]/g, '\\.')}/p\\d \\(rule page.*\\): .*sku`), r);
   });
 });

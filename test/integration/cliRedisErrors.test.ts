@@ -18,18 +18,26 @@ const NOT_HANGING_MS = 30_000;
 
 async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { timeout: NOT_HANGING_MS, env: { ...process.env, ...env } });
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], {
+      timeout: NOT_HANGING_MS,
+      env: { ...process.env, ...env },
+    });
     return { code: 0, out: stdout + stderr };
   } catch (e) {
     const err = e as { code: number | null; killed?: boolean; stdout: string; stderr: string };
-    assert.ok(!err.killed, `crawl-studio ${args.join(' ')} did not end within ${NOT_HANGING_MS / 1000} s:\n${err.stdout}${err.stderr}`);
+    assert.ok(
+      !err.killed,
+      `crawl-studio ${args.join(' ')} did not end within ${NOT_HANGING_MS / 1000} s:\n${err.stdout}${err.stderr}`,
+    );
     return { code: err.code ?? -1, out: err.stdout + err.stderr };
   }
 }
 
 /** A `crawl-studio worker` on a port, its output so far, and a wait for a line of it. */
 function startWorker(port: number) {
-  const child = spawn(process.execPath, [CLI, 'worker', taskFileOf(), '--redis', `redis://127.0.0.1:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'worker', taskFileOf(), '--redis', `redis://127.0.0.1:${port}`], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   const waiters = new Set<() => void>();
   const onData = (b: Buffer) => {
@@ -61,16 +69,29 @@ describe('CLI: a Redis that is not there, or refuses us, is said at once (issue 
   this.timeout(120_000);
   let taskFile: string;
   before(async () => {
-    taskFile = sharedTaskFile = (await writeTask(`name: wrong-redis\nstart: [http://127.0.0.1:9/]\nrules: [{ name: page }]\n`)).file;
+    taskFile = sharedTaskFile = (
+      await writeTask(`name: wrong-redis\nstart: [http://127.0.0.1:9/]\nrules: [{ name: page }]\n`)
+    ).file;
   });
 
   it('nothing listening: run, status, enqueue, failures, retry, monitor exit 4 with the target and "connection refused"; export names its store', async () => {
     const port = await freePort();
     const target = `redis://127.0.0.1:${port}`;
-    for (const args of [['run', taskFile], ['status', taskFile], ['enqueue', taskFile, 'http://127.0.0.1:9/x'], ['failures', taskFile], ['retry', taskFile], ['monitor', '--port', '0']]) {
+    for (const args of [
+      ['run', taskFile],
+      ['status', taskFile],
+      ['enqueue', taskFile, 'http://127.0.0.1:9/x'],
+      ['failures', taskFile],
+      ['retry', taskFile],
+      ['monitor', '--port', '0'],
+    ]) {
       const r = await cli([...args, '--redis', target]);
       assert.equal(r.code, EXIT.REDIS_UNREACHABLE, `${args[0]}: ${r.out}`);
-      assert.match(r.out, new RegExp(`cannot connect to redis://127\\.0\\.0\\.1:${port}: connection refused; is Redis running there\\?`), `${args[0]}: ${r.out}`);
+      assert.match(
+        r.out,
+        new RegExp(`cannot connect to redis://127\\.0\\.0\\.1:${port}: connection refused; is Redis running there\\?`),
+        `${args[0]}: ${r.out}`,
+      );
     }
     // `export` reads the store, not Redis: a store that is not there is said the same way.
     const r = await cli(['export', taskFile, '--store', `postgres://u:pg-secret-31@127.0.0.1:${port}/db`]);
@@ -91,10 +112,18 @@ describe('CLI: a Redis that is not there, or refuses us, is said at once (issue 
       const admin = new Redis(redis.url);
       await admin.config('SET', 'requirepass', 'the-right-one-31');
       admin.disconnect();
-      for (const args of [['status', taskFile], ['run', taskFile], ['enqueue', taskFile, 'http://127.0.0.1:9/x']]) {
+      for (const args of [
+        ['status', taskFile],
+        ['run', taskFile],
+        ['enqueue', taskFile, 'http://127.0.0.1:9/x'],
+      ]) {
         const r = await cli(args, { CRAWL_STUDIO_REDIS: `redis://:wrong-pass-31@127.0.0.1:${redis.port}` });
         assert.equal(r.code, EXIT.REDIS_AUTH, `${args[0]}: ${r.out}`);
-        assert.match(r.out, new RegExp(`cannot connect to redis://:\\*\\*\\*@127\\.0\\.0\\.1:${redis.port}: authentication failed`), r.out);
+        assert.match(
+          r.out,
+          new RegExp(`cannot connect to redis://:\\*\\*\\*@127\\.0\\.0\\.1:${redis.port}: authentication failed`),
+          r.out,
+        );
         assert.ok(!r.out.includes('wrong-pass-31'), `the password was printed:\n${r.out}`);
       }
       const none = await cli(['status', taskFile, '--redis', redis.url]);
@@ -111,16 +140,43 @@ describe('CLI: a Redis that is not there, or refuses us, is said at once (issue 
     const { join } = await import('node:path');
     const dir = mkdtempSync(join(tmpdir(), 'cs-cnode-'));
     const cport = await freePort();
-    const clusterNode = spawn('redis-server', ['--port', String(cport), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'), '--dir', dir], { stdio: 'ignore' });
+    const clusterNode = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(cport),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        join(dir, 'nodes.conf'),
+        '--dir',
+        dir,
+      ],
+      { stdio: 'ignore' },
+    );
     const plain = await startRedis();
     try {
       await waitForPort(cport);
       const a = await cli(['status', taskFile, '--redis', `redis://127.0.0.1:${cport}`]);
       assert.equal(a.code, EXIT.REDIS_TOPOLOGY, a.out);
-      assert.match(a.out, /not the deployment named \(it is a Redis Cluster node: name it as redis\+cluster:\/\/\)/, a.out);
+      assert.match(
+        a.out,
+        /not the deployment named \(it is a Redis Cluster node: name it as redis\+cluster:\/\/\)/,
+        a.out,
+      );
       const b = await cli(['status', taskFile, '--cluster', `127.0.0.1:${plain.port}`]);
       assert.equal(b.code, EXIT.REDIS_TOPOLOGY, b.out);
-      assert.match(b.out, new RegExp(`cannot connect to Redis Cluster seeds 127\\.0\\.0\\.1:${plain.port}: not the deployment named`), b.out);
+      assert.match(
+        b.out,
+        new RegExp(`cannot connect to Redis Cluster seeds 127\\.0\\.0\\.1:${plain.port}: not the deployment named`),
+        b.out,
+      );
       const c = await cli(['status', taskFile, '--sentinel', `127.0.0.1:${plain.port}`, '--sentinel-master', 'm']);
       assert.equal(c.code, EXIT.REDIS_TOPOLOGY, c.out);
       assert.match(c.out, /answered as a Redis node, not a sentinel/, c.out);
@@ -134,7 +190,11 @@ describe('CLI: a Redis that is not there, or refuses us, is said at once (issue 
     const port = await freePort();
     const { child: worker, output, seen, exited } = startWorker(port);
     const out = () => output();
-    await seen(new RegExp(`cannot connect to redis://127\\.0\\.0\\.1:${port}: connection refused; trying again in 2 s \\(attempt 2\\)`));
+    await seen(
+      new RegExp(
+        `cannot connect to redis://127\\.0\\.0\\.1:${port}: connection refused; trying again in 2 s \\(attempt 2\\)`,
+      ),
+    );
     assert.match(out(), /trying again in 1 s \(attempt 1\)/);
     worker.kill('SIGTERM');
     const code = await Promise.race([exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), NOT_HANGING_MS))]);
@@ -184,7 +244,11 @@ rules:
   - name: page
     follow: [{ selector: a, to: page }]
 `);
-    const child = spawn(process.execPath, [CLI, 'run', task.file, '--workers', '1', '--concurrency', '1', '--redis', redis.url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [CLI, 'run', task.file, '--workers', '1', '--concurrency', '1', '--redis', redis.url],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     child.stdout.on('data', (b) => (out += b));
     child.stderr.on('data', (b) => (out += b));
@@ -199,10 +263,18 @@ rules:
     try {
       await until('a few pages', () => served >= 3);
       await redis.stop();
-      await until('the loss said', () => new RegExp(`redis: lost redis://127\\.0\\.0\\.1:${port}: connection refused; trying again in \\d+ s \\(attempt \\d+\\)`).test(out));
+      await until('the loss said', () =>
+        new RegExp(
+          `redis: lost redis://127\\.0\\.0\\.1:${port}: connection refused; trying again in \\d+ s \\(attempt \\d+\\)`,
+        ).test(out),
+      );
       redis = await startRedis({ appendOnly: true, dir, port });
       assert.equal(await exited, 0, out);
-      assert.match(out, new RegExp(`redis: connected to redis://127\\.0\\.0\\.1:${port} again after \\d+\\.\\d s`), out);
+      assert.match(
+        out,
+        new RegExp(`redis: connected to redis://127\\.0\\.0\\.1:${port} again after \\d+\\.\\d s`),
+        out,
+      );
       assert.match(out, /^ {2}Redis was gone {2}\d[\d.]* m?s in all during the run/m, out);
       assert.match(out, /pages fetched +13\b/, out);
     } finally {

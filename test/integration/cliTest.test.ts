@@ -15,7 +15,19 @@ describe('crawl-studio test', function () {
     const yaml = readFileSync('examples/books.crawl.yaml', 'utf8');
     const task = await writeTask(yaml);
     const url = 'http://127.0.0.1:8737/catalogue/book-17.html';
-    await saveFixture(task.file, task, { url, finalUrl: url, html: renderPage('/catalogue/book-17.html', DEMO_SITE)!.body, status: 200, fetchedAt: new Date().toISOString() }, 'book', 2);
+    await saveFixture(
+      task.file,
+      task,
+      {
+        url,
+        finalUrl: url,
+        html: renderPage('/catalogue/book-17.html', DEMO_SITE)!.body,
+        status: 200,
+        fetchedAt: new Date().toISOString(),
+      },
+      'book',
+      2,
+    );
     const cli = resolve('dist/cli.js');
     let r = spawnSync(process.execPath, [cli, 'test', task.file], { encoding: 'utf8' });
     assert.equal(r.status, 0, r.stdout + r.stderr);

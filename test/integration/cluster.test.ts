@@ -71,16 +71,29 @@ describe('a crawl on a real 3-primary Redis Cluster (issue 19)', function () {
         const n = path === '/' ? -1 : Number(/^\/p\/(\d+)$/.exec(path)?.[1] ?? NaN);
         if (Number.isNaN(n)) return void res.writeHead(404).end();
         // Each page links a few pages further on its host and one page of the next host.
-        const links = [1, 2, 3].map((d) => n + d).filter((m) => m < PAGES).map((m) => `<a href="/p/${m}">${m}</a>`);
+        const links = [1, 2, 3]
+          .map((d) => n + d)
+          .filter((m) => m < PAGES)
+          .map((m) => `<a href="/p/${m}">${m}</a>`);
         const next = servers[(h + 1) % HOSTS]?.url;
         if (next && n >= 0) links.push(`<a href="${next}/p/${n}">next host</a>`);
-        res.writeHead(200, { 'content-type': 'text/html' }).end(`<html><body><h1>host ${h} page ${n}</h1>${links.join('')}</body></html>`);
+        res
+          .writeHead(200, { 'content-type': 'text/html' })
+          .end(`<html><body><h1>host ${h} page ${n}</h1>${links.join('')}</body></html>`);
       };
       servers.push(await serveHttp(handler, `127.0.0.${h + 2}`));
     }
     dir = mkdtempSync(join(tmpdir(), 'cs-cluster-crawl-'));
     const file = join(dir, 'spread.crawl.yaml');
-    writeFileSync(file, linkedPagesTask({ name: 'spread', start: servers.map((s) => `${s.url}/`), perHost: { concurrency: 4 }, store: `sqlite:${join(dir, 'items.sqlite')}` }));
+    writeFileSync(
+      file,
+      linkedPagesTask({
+        name: 'spread',
+        start: servers.map((s) => `${s.url}/`),
+        perHost: { concurrency: 4 },
+        store: `sqlite:${join(dir, 'items.sqlite')}`,
+      }),
+    );
     const task = await loadTaskFile(file);
 
     const before = await Promise.all(cluster.nodes.map((n) => figures(n.port)));
@@ -135,8 +148,12 @@ describe('a crawl on a real 3-primary Redis Cluster (issue 19)', function () {
     const commands = after.map((a, i) => a.commands - before[i]!.commands);
     const m = spread(memory);
     const c = spread(commands);
-    const table = cluster.nodes.map((n, i) => `127.0.0.1:${n.port} memory +${memory[i]} B, ${commands[i]} commands`).join('; ');
-    console.log(`      per node: ${table}; worst deviation from the mean: memory ${(m.worst * 100).toFixed(1)}%, commands ${(c.worst * 100).toFixed(1)}%`);
+    const table = cluster.nodes
+      .map((n, i) => `127.0.0.1:${n.port} memory +${memory[i]} B, ${commands[i]} commands`)
+      .join('; ');
+    console.log(
+      `      per node: ${table}; worst deviation from the mean: memory ${(m.worst * 100).toFixed(1)}%, commands ${(c.worst * 100).toFixed(1)}%`,
+    );
     assert.ok(m.worst <= 0.2, `memory per node within ±20% of the mean: ${table}`);
     assert.ok(c.worst <= 0.2, `commands per node within ±20% of the mean: ${table}`);
   });

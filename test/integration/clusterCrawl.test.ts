@@ -36,16 +36,39 @@ describe('crawls on a real Redis Cluster (redis+cluster://)', function () {
         const site = await serveSite(SITE);
         try {
           const task = await writeTask(bookTask(site.url, name));
-          const run = await exec(process.execPath, [CLI, 'run', task.file, '--workers', '2', '--redis', cluster.url], { maxBuffer: 16 * 1024 * 1024 });
+          const run = await exec(process.execPath, [CLI, 'run', task.file, '--workers', '2', '--redis', cluster.url], {
+            maxBuffer: 16 * 1024 * 1024,
+          });
           assert.match(run.stdout, /^Redis: redis\+cluster:\/\/127\.0\.0\.1:\d+,/m, run.stdout);
 
           const pages = expectedPages(site.url, SITE);
-          for (const url of pages) assert.equal(site.hits.get(url.slice(site.url.length)), 1, `${name}: ${url} fetched ${site.hits.get(url.slice(site.url.length)) ?? 0} times\n${run.stdout}`);
-          assert.equal([...site.hits.keys()].filter((p) => p !== '/robots.txt').length, pages.length, 'no other page fetched');
+          for (const url of pages)
+            assert.equal(
+              site.hits.get(url.slice(site.url.length)),
+              1,
+              `${name}: ${url} fetched ${site.hits.get(url.slice(site.url.length)) ?? 0} times\n${run.stdout}`,
+            );
+          assert.equal(
+            [...site.hits.keys()].filter((p) => p !== '/robots.txt').length,
+            pages.length,
+            'no other page fetched',
+          );
 
-          const out = await exec(process.execPath, [CLI, 'export', task.file, '--type', 'book', '--format', 'jsonl'], { maxBuffer: 16 * 1024 * 1024 });
-          const upcs = out.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { upc: string }).upc).sort();
-          assert.deepEqual(upcs, allBooks(SITE).map((b) => b.upc).sort(), `${name}: every item stored once`);
+          const out = await exec(process.execPath, [CLI, 'export', task.file, '--type', 'book', '--format', 'jsonl'], {
+            maxBuffer: 16 * 1024 * 1024,
+          });
+          const upcs = out.stdout
+            .trim()
+            .split('\n')
+            .map((l) => (JSON.parse(l) as { upc: string }).upc)
+            .sort();
+          assert.deepEqual(
+            upcs,
+            allBooks(SITE)
+              .map((b) => b.upc)
+              .sort(),
+            `${name}: every item stored once`,
+          );
 
           // No attempt failed: an error a cluster raises (CROSSSLOT, a pipeline across nodes) shows as a retry
           // before it shows as a page fetched twice.
@@ -70,7 +93,11 @@ describe('crawls on a real Redis Cluster (redis+cluster://)', function () {
             const holders: number[] = [];
             for (const node of redis.nodes('master')) {
               let found = 0;
-              for await (const batch of node.scanStream({ match: `${KEY_ROOT}:{${tag}}*`, count: 1000 }) as AsyncIterable<string[]>) found += batch.length;
+              for await (const batch of node.scanStream({
+                match: `${KEY_ROOT}:{${tag}}*`,
+                count: 1000,
+              }) as AsyncIterable<string[]>)
+                found += batch.length;
               if (found > 0) holders.push(node.options.port!);
             }
             assert.equal(holders.length, 1, `${name}: keys of {${tag}} on ${holders.length} nodes`);

@@ -37,7 +37,9 @@ describe('Show Job and Find URL on a crawl partitioned over a real Redis Cluster
     const parts = new TaskPartitions(redis, NAME);
     try {
       const task = await writeTask(bookTask(site.url, NAME));
-      const out = await exec(process.execPath, [CLI, 'run', task.file, '--workers', '2', '--redis', cluster.url], { maxBuffer: 16 * 1024 * 1024 });
+      const out = await exec(process.execPath, [CLI, 'run', task.file, '--workers', '2', '--redis', cluster.url], {
+        maxBuffer: 16 * 1024 * 1024,
+      });
       const run = await parts.run();
       assert.equal(run?.state, 'finished', out.stdout);
       const layout = await parts.layout();
@@ -53,7 +55,9 @@ describe('Show Job and Find URL on a crawl partitioned over a real Redis Cluster
         held.add(partitionOfUrl(layout, url));
         const finding = found.findings.find((f) => f.jobId !== undefined);
         if (!finding) {
-          missed.push(`Find URL ${url} (partition ${partitionOfUrl(layout, url)}): ${found.findings.map((f) => f.text).join('; ')}`);
+          missed.push(
+            `Find URL ${url} (partition ${partitionOfUrl(layout, url)}): ${found.findings.map((f) => f.text).join('; ')}`,
+          );
           continue;
         }
         assert.equal(finding.state, 'completed', `${url}: ${finding.text}`);

@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { allBooks, expectedPages, serveSite, type SiteServer, type SiteOptions } from '../../src/demo/site';
 import { Redis } from 'ioredis';
 import { hostKeys, taskKeys, WORKERS_KEY } from '../../src/frontier/keys';
-import { readLiveWorkers, readWorkers, releaseDeadWorker, WORKER_GONE_AFTER_MS, workerIdOf, type WorkerBeat } from '../../src/frontier/fleet';
+import {
+  readLiveWorkers,
+  readWorkers,
+  releaseDeadWorker,
+  WORKER_GONE_AFTER_MS,
+  workerIdOf,
+  type WorkerBeat,
+} from '../../src/frontier/fleet';
 import { CrawlQueue } from '../../src/frontier/crawl';
 import type { CrawlStats } from '../../src/frontier/types';
 import { readHostTally } from '../../src/observe/metrics';
@@ -19,7 +26,12 @@ function pageHits(site: SiteServer): Map<string, number> {
 }
 
 /** The most jobs active at once in a task's queue while `crawl` runs: sampled every 5 ms, while `counting()`. */
-async function maxActiveJobs(redisUrl: string, taskName: string, crawl: () => Promise<void>, counting = () => true): Promise<number> {
+async function maxActiveJobs(
+  redisUrl: string,
+  taskName: string,
+  crawl: () => Promise<void>,
+  counting = () => true,
+): Promise<number> {
   const conn = new Redis(redisUrl);
   let max = 0;
   let sampling = true;
@@ -77,10 +89,15 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
     const pages = await bufferedPages(redis.url, 'full');
     assert.equal(pages.length, expected.length);
     const keys = pages.flatMap((p) => p.items.map((i) => i.key)).sort();
-    assert.deepEqual(keys, allBooks(SITE).map((b) => b.upc).sort());
+    assert.deepEqual(
+      keys,
+      allBooks(SITE)
+        .map((b) => b.upc)
+        .sort(),
+    );
   });
 
-  it('keeps a worker\'s requests in flight at its concurrency while it works on more pages than that', async () => {
+  it("keeps a worker's requests in flight at its concurrency while it works on more pages than that", async () => {
     // Responses take 5 ms, about what the rest of a job takes (the host gate, the analysis thread, Redis): a worker
     // needs more jobs than requests to keep its requests busy, and takes them (FetchSlots.jobsWanted). The host
     // gate allows 16, so only the worker's own concurrency (3) limits the requests.
@@ -98,7 +115,9 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
       },
       5,
     );
-    const task = await writeTask(bookTask(site.url, 'slots', 'politeness: { perHost: { concurrency: 16, delay: 0ms } }'));
+    const task = await writeTask(
+      bookTask(site.url, 'slots', 'politeness: { perHost: { concurrency: 16, delay: 0ms } }'),
+    );
     const maxActive = await maxActiveJobs(redis.url, 'slots', async () => {
       const s = session(task, redis.url, { workers: 1, concurrency: 3 });
       const result = await s.run();
@@ -107,7 +126,10 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
     });
     console.log(`      requests in flight at most ${maxInFlight}, active jobs at most ${maxActive} (concurrency 3)`);
     assert.equal(maxInFlight, 3, 'requests in flight reach the concurrency and never pass it');
-    assert.ok(maxActive > 3 && maxActive <= 6, `active jobs: more than the concurrency, at most twice it; seen ${maxActive}`);
+    assert.ok(
+      maxActive > 3 && maxActive <= 6,
+      `active jobs: more than the concurrency, at most twice it; seen ${maxActive}`,
+    );
   });
 
   it('keeps a one-request host at one request while jobs wait at its gate, and every page is fetched once', async () => {
@@ -129,7 +151,9 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
       },
       40,
     );
-    const task = await writeTask(bookTask(site.url, 'polite', 'politeness: { perHost: { concurrency: 1, delay: 0ms } }'));
+    const task = await writeTask(
+      bookTask(site.url, 'polite', 'politeness: { perHost: { concurrency: 1, delay: 0ms } }'),
+    );
     let stats: CrawlStats | null = null;
     const peakActive = await maxActiveJobs(redis.url, 'polite', async () => {
       const s = session(task, redis.url, { workers: 1, concurrency: 4 });
@@ -193,7 +217,11 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
     result = await s.run();
     await s.close();
     // Depth 0: home; depth 1: what home links to (page-1, about; private is robots-blocked).
-    assert.deepEqual([...pageHits(site).keys()].sort(), [`${site.url}/`, `${site.url}/about.html`, `${site.url}/catalogue/page-1.html`]);
+    assert.deepEqual([...pageHits(site).keys()].sort(), [
+      `${site.url}/`,
+      `${site.url}/about.html`,
+      `${site.url}/catalogue/page-1.html`,
+    ]);
   });
 
   it('holds a global rate limit across worker processes', async () => {
@@ -214,7 +242,10 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
     const gaps4 = times.slice(4).map((t, i) => t - times[i]!);
     assert.ok(Math.min(...gaps4) >= 700, `gaps between request i and i+4: ${gaps4.join(', ')} ms`);
     const minSpan = Math.floor((times.length - 1) / 4) * 1000;
-    assert.ok(times.at(-1)! - times[0]! >= minSpan - 300, `span ${times.at(-1)! - times[0]!} ms for ${times.length} requests`);
+    assert.ok(
+      times.at(-1)! - times[0]! >= minSpan - 300,
+      `span ${times.at(-1)! - times[0]!} ms for ${times.length} requests`,
+    );
   });
 
   it('spaces requests to one host by the per-host delay', async () => {
@@ -223,7 +254,9 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
       if (req.url !== '/robots.txt') times.push(Date.now());
       return false;
     });
-    const task = await writeTask(bookTask(site.url, 'polite', 'politeness: { perHost: { concurrency: 4, delay: 150ms } }'));
+    const task = await writeTask(
+      bookTask(site.url, 'polite', 'politeness: { perHost: { concurrency: 4, delay: 150ms } }'),
+    );
     const s = session(task, redis.url, { workers: 2, concurrency: 4 });
     await s.run();
     await s.close();
@@ -241,7 +274,9 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
     // Slow pages keep jobs in flight when the kill lands.
     site = await serveSite(SITE, 0, undefined, 40);
     const slowSite = site;
-    const task = await writeTask(bookTask(site.url, 'killed', 'politeness: { perHost: { concurrency: 8, delay: 20ms } }'));
+    const task = await writeTask(
+      bookTask(site.url, 'killed', 'politeness: { perHost: { concurrency: 8, delay: 20ms } }'),
+    );
     const s = session(task, redis.url, { workers: 2, concurrency: 4, restartOnCrash: true });
     let killed = 0;
     const exits: string[] = [];
@@ -270,7 +305,7 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
     assert.equal(keys.size, allBooks(SITE).length, 'every item extracted at least once (the store dedups replays)');
   });
 
-  it('gives a killed worker\'s jobs and host slots back within a stalled-jobs check, not when locks and leases expire', async () => {
+  it("gives a killed worker's jobs and host slots back within a stalled-jobs check, not when locks and leases expire", async () => {
     // Locks of 30 s and host leases of 35 s (timeout + 5 s), the defaults: had the supervisor not released them,
     // the dead worker's pages could not run again, nor its host's slots be used, for at least 30 s. Released, they
     // are back at the next stalled-jobs check (every 5 s, the default). The host allows 4 requests, fewer than the
@@ -279,20 +314,35 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
     const slowSite = site;
     const host = new URL(site.url).host;
     const task = await writeTask(
-      bookTask(site.url, 'released', 'politeness: { perHost: { concurrency: 4, delay: 0ms } }', { request: '{ timeout: 30s, retries: { attempts: 3, backoff: fixed, delay: 100ms } }' }),
+      bookTask(site.url, 'released', 'politeness: { perHost: { concurrency: 4, delay: 0ms } }', {
+        request: '{ timeout: 30s, retries: { attempts: 3, backoff: fixed, delay: 100ms } }',
+      }),
     );
-    const s = session(task, redis.url, { workers: 2, concurrency: 4, restartOnCrash: true, lockDurationMs: 30_000, stalledIntervalMs: 5_000 });
+    const s = session(task, redis.url, {
+      workers: 2,
+      concurrency: 4,
+      restartOnCrash: true,
+      lockDurationMs: 30_000,
+      stalledIntervalMs: 5_000,
+    });
     const conn = new Redis(redis.url);
     type Victim = { pid: number; owner: string; leasesAtKill: number };
     // Set by the killer below, which TypeScript does not see running.
     let victim = null as Victim | null;
     let killedAt = 0;
-    const released: { pid: number; jobs: number; afterKillMs: number; beatLeft: string | null; leasesLeft: number }[] = [];
+    const released: { pid: number; jobs: number; afterKillMs: number; beatLeft: string | null; leasesLeft: number }[] =
+      [];
     s.supervisor.on('released', (pid, jobs) => {
       const afterKillMs = Date.now() - killedAt;
       void (async () => {
         const leases = await conn.zrange(hostKeys(host).active, 0, -1);
-        released.push({ pid, jobs, afterKillMs, beatLeft: await conn.hget(WORKERS_KEY, workerIdOf(pid)), leasesLeft: leases.filter((l) => l.startsWith(victim!.owner)).length });
+        released.push({
+          pid,
+          jobs,
+          afterKillMs,
+          beatLeft: await conn.hget(WORKERS_KEY, workerIdOf(pid)),
+          leasesLeft: leases.filter((l) => l.startsWith(victim!.owner)).length,
+        });
       })();
     });
     let killing = false;
@@ -314,11 +364,18 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
       const result = await s.run();
       await s.close();
       assert.ok(victim, 'a worker was killed with requests in flight');
-      assert.deepEqual(released.map((r) => [r.pid, r.beatLeft, r.leasesLeft]), [[victim.pid, null, 0]], 'its jobs released once, its heartbeat and its host leases gone');
+      assert.deepEqual(
+        released.map((r) => [r.pid, r.beatLeft, r.leasesLeft]),
+        [[victim.pid, null, 0]],
+        'its jobs released once, its heartbeat and its host leases gone',
+      );
       // Released by the supervisor while the dead worker's locks still held its jobs (only a lock still its own is
       // released: frontier/fleet.ts releaseDeadWorker), so without it they would have come back only when the locks
       // (30 s) and host leases (35 s) ran out. That, not how soon on a given machine, is the check.
-      assert.ok(released[0]!.jobs >= victim.leasesAtKill, `${released[0]!.jobs} jobs released ${released[0]!.afterKillMs} ms after the kill, ${victim.leasesAtKill} of them fetching`);
+      assert.ok(
+        released[0]!.jobs >= victim.leasesAtKill,
+        `${released[0]!.jobs} jobs released ${released[0]!.afterKillMs} ms after the kill, ${victim.leasesAtKill} of them fetching`,
+      );
       const expected = expectedPages(site.url, SITE).sort();
       assert.deepEqual([...pageHits(site).keys()].sort(), expected, 'every page fetched');
       assert.equal(result.status.stats!.failed, 0);
@@ -338,13 +395,24 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
     try {
       const id = workerIdOf(424242);
       const diedAt = Date.now();
-      const beat: WorkerBeat = { id, pid: 424242, host: 'h', tasks: ['t'], concurrency: 1, started: diedAt + 5, lastSeen: diedAt + 5, processed: 0, failed: 0, bull: { t: 'b' } };
+      const beat: WorkerBeat = {
+        id,
+        pid: 424242,
+        host: 'h',
+        tasks: ['t'],
+        concurrency: 1,
+        started: diedAt + 5,
+        lastSeen: diedAt + 5,
+        processed: 0,
+        failed: 0,
+        bull: { t: 'b' },
+      };
       await conn.hset(WORKERS_KEY, id, JSON.stringify(beat));
       assert.deepEqual(await releaseDeadWorker(conn, id, diedAt), {});
-      assert.ok(await conn.hget(WORKERS_KEY, id), 'the new worker\'s heartbeat is kept');
+      assert.ok(await conn.hget(WORKERS_KEY, id), "the new worker's heartbeat is kept");
       await conn.hset(WORKERS_KEY, id, JSON.stringify({ ...beat, started: diedAt - 1000 }));
       assert.deepEqual(await releaseDeadWorker(conn, id, diedAt), { t: 0 });
-      assert.equal(await conn.hget(WORKERS_KEY, id), null, 'the dead worker\'s heartbeat is removed');
+      assert.equal(await conn.hget(WORKERS_KEY, id), null, "the dead worker's heartbeat is removed");
     } finally {
       conn.disconnect();
     }
@@ -354,8 +422,28 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
     const conn = new Redis(redis.url);
     try {
       await conn.del(WORKERS_KEY);
-      const beat: WorkerBeat = { id: 'm:2', pid: 2, host: 'm', tasks: ['t'], concurrency: 4, started: 1, lastSeen: Date.now(), processed: 3, failed: 0 };
-      await conn.hset(WORKERS_KEY, 'm:1', '{not json', 'm:2', JSON.stringify(beat), 'm:3', 'null', 'm:4', JSON.stringify({ id: 'm:4', pid: '4' }));
+      const beat: WorkerBeat = {
+        id: 'm:2',
+        pid: 2,
+        host: 'm',
+        tasks: ['t'],
+        concurrency: 4,
+        started: 1,
+        lastSeen: Date.now(),
+        processed: 3,
+        failed: 0,
+      };
+      await conn.hset(
+        WORKERS_KEY,
+        'm:1',
+        '{not json',
+        'm:2',
+        JSON.stringify(beat),
+        'm:3',
+        'null',
+        'm:4',
+        JSON.stringify({ id: 'm:4', pid: '4' }),
+      );
       assert.deepEqual(await readWorkers(conn), [beat]);
       assert.deepEqual(await releaseDeadWorker(conn, 'm:3', Date.now()), {});
       assert.equal(await conn.hget(WORKERS_KEY, 'm:3'), 'null', 'an entry it cannot read is left as it is');
@@ -371,11 +459,24 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
     try {
       await conn.del(WORKERS_KEY);
       const now = Date.now();
-      const beat = (id: string, lastSeen: number): WorkerBeat => ({ id, pid: 1, host: 'm', tasks: ['t'], concurrency: 4, started: 1, lastSeen, processed: 0, failed: 0 });
+      const beat = (id: string, lastSeen: number): WorkerBeat => ({
+        id,
+        pid: 1,
+        host: 'm',
+        tasks: ['t'],
+        concurrency: 4,
+        started: 1,
+        lastSeen,
+        processed: 0,
+        failed: 0,
+      });
       const live = beat('m:live', now - 5_000);
       const dead = beat('m:dead', now - WORKER_GONE_AFTER_MS - 1_000);
       await conn.hset(WORKERS_KEY, live.id, JSON.stringify(live), dead.id, JSON.stringify(dead));
-      assert.deepEqual((await readWorkers(conn)).map((b) => b.id), ['m:dead', 'm:live']);
+      assert.deepEqual(
+        (await readWorkers(conn)).map((b) => b.id),
+        ['m:dead', 'm:live'],
+      );
       assert.deepEqual(await readLiveWorkers(conn, now), [live]);
     } finally {
       await conn.del(WORKERS_KEY);

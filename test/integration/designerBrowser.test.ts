@@ -23,7 +23,9 @@ describe('designer: pages rendered in the browser (real Chromium)', function () 
     server = createServer((req, res) => {
       if (req.url === '/robots.txt') return res.writeHead(404).end();
       res.writeHead(200, { 'content-type': 'text/html' });
-      res.end(`<!doctype html><body><ul id="list"></ul><script>setTimeout(() => { for (const text of ['one', 'two']) { const li = document.createElement('li'); li.className = 'it' + 'em'; li.textContent = text; document.getElementById('list').append(li); } }, 50);</script></body>`);
+      res.end(
+        `<!doctype html><body><ul id="list"></ul><script>setTimeout(() => { for (const text of ['one', 'two']) { const li = document.createElement('li'); li.className = 'it' + 'em'; li.textContent = text; document.getElementById('list').append(li); } }, 50);</script></body>`,
+      );
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
@@ -34,8 +36,11 @@ describe('designer: pages rendered in the browser (real Chromium)', function () 
     server?.close();
   });
 
-  it('renders with the rule\'s browser settings, caches the rendered copy apart, and frames it without scripts', async () => {
-    const { task } = parseTask(`name: d\nstart: [${url}]\nrules:\n  - name: list\n    browser: { waitFor: { selector: li.item } }\n`, 'd.crawl.yaml');
+  it("renders with the rule's browser settings, caches the rendered copy apart, and frames it without scripts", async () => {
+    const { task } = parseTask(
+      `name: d\nstart: [${url}]\nrules:\n  - name: list\n    browser: { waitFor: { selector: li.item } }\n`,
+      'd.crawl.yaml',
+    );
     assert.ok(task);
     const source = new PageSource(mkdtempSync(join(tmpdir(), 'cs-designer-browser-')));
 
@@ -46,7 +51,11 @@ describe('designer: pages rendered in the browser (real Chromium)', function () 
     const rendered = await source.load(url, task, { refetch: false, browser: { rule: 'list', path: undefined } });
     assert.equal(rendered.fromCache, false, 'the fetched copy is not shown for the rendered one');
     assert.equal(rendered.meta.rendered, true);
-    assert.equal((rendered.page.html.match(/<li class="item"/g) ?? []).length, 2, 'rendered: the script\'s items are in the DOM');
+    assert.equal(
+      (rendered.page.html.match(/<li class="item"/g) ?? []).length,
+      2,
+      "rendered: the script's items are in the DOM",
+    );
 
     const again = await source.load(url, task, { refetch: false, browser: { rule: 'list', path: undefined } });
     assert.equal(again.fromCache, true);

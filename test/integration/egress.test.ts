@@ -19,7 +19,16 @@ interface Answer {
 function viaEgress(egress: Egress, target: string, token: string | null): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: '127.0.0.1', port: egress.port, path: target, method: 'GET', headers: { host: new URL(target).host, ...(token ? { 'proxy-authorization': `Basic ${Buffer.from(`${token}:x`).toString('base64')}` } : {}) } },
+      {
+        host: '127.0.0.1',
+        port: egress.port,
+        path: target,
+        method: 'GET',
+        headers: {
+          host: new URL(target).host,
+          ...(token ? { 'proxy-authorization': `Basic ${Buffer.from(`${token}:x`).toString('base64')}` } : {}),
+        },
+      },
       (res) => {
         let body = '';
         res.on('data', (c) => (body += c));
@@ -33,7 +42,13 @@ function viaEgress(egress: Egress, target: string, token: string | null): Promis
 
 function connectVia(egress: Egress, hostPort: string, token: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port: egress.port, method: 'CONNECT', path: hostPort, headers: { 'proxy-authorization': `Basic ${Buffer.from(`${token}:x`).toString('base64')}` } });
+    const req = httpRequest({
+      host: '127.0.0.1',
+      port: egress.port,
+      method: 'CONNECT',
+      path: hostPort,
+      headers: { 'proxy-authorization': `Basic ${Buffer.from(`${token}:x`).toString('base64')}` },
+    });
     req.on('connect', (res, socket) => {
       socket.destroy();
       resolve(res.statusCode!);
@@ -53,7 +68,9 @@ describe('egress proxy of rendered pages', function () {
     egress = await Egress.start();
     site = await serveHttp((req, res) => {
       hits.push(req.url ?? '');
-      res.writeHead(200, { 'content-type': 'text/plain', 'set-cookie': ['a=1', 'b=2'] }).end(`hello ${req.headers['x-test-proxy'] ? 'via upstream' : 'direct'}`);
+      res
+        .writeHead(200, { 'content-type': 'text/plain', 'set-cookie': ['a=1', 'b=2'] })
+        .end(`hello ${req.headers['x-test-proxy'] ? 'via upstream' : 'direct'}`);
     });
     upstream = await forwardProxy(UP_USER, UP_PASSWORD);
   });
@@ -69,7 +86,11 @@ describe('egress proxy of rendered pages', function () {
     const before = hits.length;
     assert.equal((await viaEgress(egress, `${site.url}/x`, null)).status, 407);
     assert.equal((await viaEgress(egress, `${site.url}/x`, 'not-a-token')).status, 407);
-    assert.equal((await viaEgress(egress, `${site.url}/x`, lease.proxy.username)).status, 407, 'a released lease is no longer honoured');
+    assert.equal(
+      (await viaEgress(egress, `${site.url}/x`, lease.proxy.username)).status,
+      407,
+      'a released lease is no longer honoured',
+    );
     assert.equal(hits.length, before);
   });
 
@@ -86,7 +107,10 @@ describe('egress proxy of rendered pages', function () {
     assert.equal(await connectVia(egress, new URL(site.url).host, guarded.proxy.username), 403);
     // A name that resolves to a private address is refused inside the connection's own lookup.
     const named = egress.lease({ privateAllowed: [], resolver: async () => [{ address: '127.0.0.1', family: 4 }] });
-    assert.equal((await viaEgress(egress, `http://intranet.test:${new URL(site.url).port}/secret`, named.proxy.username)).status, 403);
+    assert.equal(
+      (await viaEgress(egress, `http://intranet.test:${new URL(site.url).port}/secret`, named.proxy.username)).status,
+      403,
+    );
     assert.deepEqual(named.refused, [`intranet.test:${new URL(site.url).port}`]);
     assert.equal(hits.length, before, 'nothing reached the private address');
     guarded.reset();
@@ -95,11 +119,17 @@ describe('egress proxy of rendered pages', function () {
   });
 
   it('chains the upstream proxy with its credentials, and names it without them when it fails', async () => {
-    const lease = egress.lease({ privateAllowed: null, proxy: `http://${UP_USER}:${UP_PASSWORD}@127.0.0.1:${upstream.port}` });
+    const lease = egress.lease({
+      privateAllowed: null,
+      proxy: `http://${UP_USER}:${UP_PASSWORD}@127.0.0.1:${upstream.port}`,
+    });
     const ok = await viaEgress(egress, `${site.url}/up`, lease.proxy.username);
     assert.equal(ok.body, 'hello via upstream');
     assert.equal(await connectVia(egress, new URL(site.url).host, lease.proxy.username), 200);
-    assert.ok(upstream.forwarded.includes(`${site.url}/up`) && upstream.forwarded.includes(`CONNECT ${new URL(site.url).host}`), upstream.forwarded.join(', '));
+    assert.ok(
+      upstream.forwarded.includes(`${site.url}/up`) && upstream.forwarded.includes(`CONNECT ${new URL(site.url).host}`),
+      upstream.forwarded.join(', '),
+    );
     assert.equal(upstream.refused, 0);
     lease.release();
 

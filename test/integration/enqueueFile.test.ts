@@ -44,21 +44,30 @@ rules:
     const t = await task('bulk-file');
     await exec(process.execPath, [CLI, 'run', t.file, '--workers', '1', '--redis', redis.url]);
     const list = join(dirname(t.file), 'urls.txt');
-    writeFileSync(list, [
-      `${base}/a`, // 1
-      '', // 2
-      '# a comment', // 3
-      `${base}/`, // 4: the start page, seen in the run
-      'not a url', // 5
-      `https://example.com/elsewhere`, // 6: off-site
-      `${base}/private/x`, // 7: scope.deny
-      `${base}/a`, // 8: a repeat of line 1
-      `  ${base}/b  `, // 9: trimmed
-      `${base}/${'x'.repeat(2100)}`, // 10: too long
-    ].join('\n'));
-    const r = await exec(process.execPath, [CLI, 'enqueue', t.file, '--file', list, '--redis', redis.url]).catch((e) => e);
+    writeFileSync(
+      list,
+      [
+        `${base}/a`, // 1
+        '', // 2
+        '# a comment', // 3
+        `${base}/`, // 4: the start page, seen in the run
+        'not a url', // 5
+        `https://example.com/elsewhere`, // 6: off-site
+        `${base}/private/x`, // 7: scope.deny
+        `${base}/a`, // 8: a repeat of line 1
+        `  ${base}/b  `, // 9: trimmed
+        `${base}/${'x'.repeat(2100)}`, // 10: too long
+      ].join('\n'),
+    );
+    const r = await exec(process.execPath, [CLI, 'enqueue', t.file, '--file', list, '--redis', redis.url]).catch(
+      (e) => e,
+    );
     assert.equal(r.code, 1, 'bad lines make the exit status 1');
-    assert.match(r.stdout, /^2 enqueued, 2 already seen, 2 dropped \((offsite: 1, denied: 1|denied: 1, offsite: 1)\), 2 bad lines$/m, r.stdout + r.stderr);
+    assert.match(
+      r.stdout,
+      /^2 enqueued, 2 already seen, 2 dropped \((offsite: 1, denied: 1|denied: 1, offsite: 1)\), 2 bad lines$/m,
+      r.stdout + r.stderr,
+    );
     assert.match(r.stderr, /urls\.txt:5: invalid \(not a valid URL\): not a url/, r.stderr);
     assert.match(r.stderr, /urls\.txt:10: too-long \(over 2048 characters\): .*… \(2,1\d\d characters\)/, r.stderr);
     const s = await status(t.file);
@@ -70,7 +79,9 @@ rules:
     const t = await task('bulk-stdin');
     await exec(process.execPath, [CLI, 'run', t.file, '--workers', '1', '--redis', redis.url]);
     const lines = Array.from({ length: 2_500 }, (_, i) => `${base}/p${i % 2_100}`).join('\n') + '\n';
-    const child = spawn(process.execPath, [CLI, 'enqueue', t.file, '--file', '-', '--redis', redis.url], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'enqueue', t.file, '--file', '-', '--redis', redis.url], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (b) => (out += b));
     child.stderr.on('data', (b) => (out += b));

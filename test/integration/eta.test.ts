@@ -35,13 +35,18 @@ function site(): Promise<HttpServer> {
     }
     let body: string;
     const cat = /^\/c\/(\d+)$/.exec(url);
-    if (url === '/') body = `<h1>home</h1>${Array.from({ length: CATEGORIES }, (_, i) => `<a href="/c/${i}">c${i}</a>`).join('')}`;
-    else if (cat) body = `<h1>category ${cat[1]}</h1>${Array.from({ length: PER_CATEGORY }, (_, j) => `<a href="/p/${cat[1]}/${j}">p${j}</a>`).join('')}`;
+    if (url === '/')
+      body = `<h1>home</h1>${Array.from({ length: CATEGORIES }, (_, i) => `<a href="/c/${i}">c${i}</a>`).join('')}`;
+    else if (cat)
+      body = `<h1>category ${cat[1]}</h1>${Array.from({ length: PER_CATEGORY }, (_, j) => `<a href="/p/${cat[1]}/${j}">p${j}</a>`).join('')}`;
     else body = `<h1>page ${url}</h1><a href="/">home</a>`;
-    setTimeout(() => {
-      lastServedAt = Date.now();
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<html><body>${body}</body></html>`);
-    }, url === '/' ? HOME_DELAY_MS : PAGE_DELAY_MS);
+    setTimeout(
+      () => {
+        lastServedAt = Date.now();
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<html><body>${body}</body></html>`);
+      },
+      url === '/' ? HOME_DELAY_MS : PAGE_DELAY_MS,
+    );
   });
 }
 
@@ -64,7 +69,9 @@ describe('ETA: within 50% of the time really left, none without a rate (issue 32
   });
 
   it(`samples the ETA of a ${TOTAL}-page crawl at 20%, 40% and 60% and compares it with when it finished`, async () => {
-    const task = await writeTask(linkedPagesTask({ name: 'eta', start: [`${web.url}/`], perHost: { concurrency: 32 } }));
+    const task = await writeTask(
+      linkedPagesTask({ name: 'eta', start: [`${web.url}/`], perHost: { concurrency: 32 } }),
+    );
     const reader = new Redis(redis.url);
     const readings: Reading[] = [];
     let running = true;
@@ -101,7 +108,9 @@ describe('ETA: within 50% of the time really left, none without a rate (issue 32
       assert.ok(r, `a reading at ${share * 100}%`);
       const actual = (endAt - r.at) / 1000;
       const eta = r.f.eta.seconds;
-      report.push(`${share * 100}%: ETA ${eta?.toFixed(1)} s, actual ${actual.toFixed(1)} s (${r.f.rate.pagesPerSec.toFixed(1)} ${r.f.rate.label}, queue ${r.f.queue.total})`);
+      report.push(
+        `${share * 100}%: ETA ${eta?.toFixed(1)} s, actual ${actual.toFixed(1)} s (${r.f.rate.pagesPerSec.toFixed(1)} ${r.f.rate.label}, queue ${r.f.queue.total})`,
+      );
       assert.ok(eta !== null, `an ETA at ${share * 100}% (${r.f.eta.state})\n${report.join('\n')}`);
       // What the ETA says it is: the queue at the rate shown beside it.
       assert.ok(Math.abs(eta * r.f.rate.pagesPerSec - r.f.queue.total) < 1e-6, 'ETA × pages/s = queue');

@@ -10,7 +10,14 @@ const TEXT = 'caf\u00e9 \u2013 na\u00efve \u201cquoted\u201d \u20ac';
 const JA = '\u65e5\u672c\u8a9e\u306e\u30da\u30fc\u30b8';
 
 // windows-1252 bytes for TEXT, by hand so the test does not depend on the decoder under test.
-const CP1252: Record<string, number> = { '\u00e9': 0xe9, '\u2013': 0x96, '\u00ef': 0xef, '\u201c': 0x93, '\u201d': 0x94, '\u20ac': 0x80 };
+const CP1252: Record<string, number> = {
+  '\u00e9': 0xe9,
+  '\u2013': 0x96,
+  '\u00ef': 0xef,
+  '\u201c': 0x93,
+  '\u201d': 0x94,
+  '\u20ac': 0x80,
+};
 function cp1252(s: string): Buffer {
   return Buffer.from([...s].map((c) => CP1252[c] ?? (c.charCodeAt(0) < 0x80 ? c.charCodeAt(0) : 0x3f)));
 }
@@ -41,12 +48,22 @@ describe('fetcher: page encodings (BOM, header charset, meta prescan)', function
         case '/sjis':
           return res
             .writeHead(200, type('text/html'))
-            .end(Buffer.concat([Buffer.from('<html><head><meta charset="Shift_JIS"></head><body><p class="t">'), SJIS_JA, Buffer.from('</p></body></html>')]));
+            .end(
+              Buffer.concat([
+                Buffer.from('<html><head><meta charset="Shift_JIS"></head><body><p class="t">'),
+                SJIS_JA,
+                Buffer.from('</p></body></html>'),
+              ]),
+            );
         case '/utf16le-bom':
         case '/':
-          return res.writeHead(200, type('text/html')).end(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(UTF16_PAGE, 'utf16le')]));
+          return res
+            .writeHead(200, type('text/html'))
+            .end(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(UTF16_PAGE, 'utf16le')]));
         case '/header-beats-meta':
-          return res.writeHead(200, type('text/html; charset=windows-1252')).end(cp1252(html('<meta charset="utf-8">', TEXT)));
+          return res
+            .writeHead(200, type('text/html; charset=windows-1252'))
+            .end(cp1252(html('<meta charset="utf-8">', TEXT)));
         case '/bom-beats-header':
           return res
             .writeHead(200, type('text/html; charset=windows-1252'))
@@ -65,7 +82,14 @@ describe('fetcher: page encodings (BOM, header charset, meta prescan)', function
     await web.close();
   });
 
-  const opts: FetchOptions = { timeoutMs: 5000, maxBytes: 1 << 20, maxRedirects: 3, headers: {}, userAgent: 'cs-test', privateAllowed: null };
+  const opts: FetchOptions = {
+    timeoutMs: 5000,
+    maxBytes: 1 << 20,
+    maxRedirects: 3,
+    headers: {},
+    userAgent: 'cs-test',
+    privateAllowed: null,
+  };
   const body = async (path: string) => (await fetchPage(`${base}${path}`, opts)).body;
 
   it('decodes windows-1252 named by <meta charset> when the header has no charset', async () => {

@@ -62,11 +62,14 @@ describe('fetcher: the address checked is the address connected to (DNS rebindin
     // First answer public (TEST-NET-3, unroutable), every later one loopback. A fetcher that checks with one
     // lookup and lets fetch do another connects to 127.0.0.1; this one connects where its check looked.
     const dns = scriptedDns({ 'rebind.test': ['203.0.113.7', '127.0.0.1'] });
-    await assert.rejects(fetchPage(`http://rebind.test:${port}/secret`, { ...opts(dns, ['example.com']), timeoutMs: 1000 }), (e: unknown) => {
-      assert.ok(e instanceof FetchFailure, String(e));
-      assert.ok(e.cause_ === 'timeout' || e.cause_ === 'network', `${e.cause_}: ${e.message}`);
-      return true;
-    });
+    await assert.rejects(
+      fetchPage(`http://rebind.test:${port}/secret`, { ...opts(dns, ['example.com']), timeoutMs: 1000 }),
+      (e: unknown) => {
+        assert.ok(e instanceof FetchFailure, String(e));
+        assert.ok(e.cause_ === 'timeout' || e.cause_ === 'network', `${e.cause_}: ${e.message}`);
+        return true;
+      },
+    );
     assert.equal(hits, 0, 'nothing reached the loopback server');
     assert.deepEqual(dns.queries, ['rebind.test']);
   });
@@ -84,7 +87,10 @@ describe('fetcher: the address checked is the address connected to (DNS rebindin
 
   it('refuses a redirect from an allowed start host to a name that resolves to loopback', async () => {
     const dns = scriptedDns({ 'start.test': ['127.0.0.1'], 'rebind.test': ['127.0.0.1'] });
-    await assert.rejects(fetchPage(`http://start.test:${port}/hop`, opts(dns, [`start.test:${port}`])), (e: unknown) => e instanceof FetchFailure && e.cause_ === 'blocked');
+    await assert.rejects(
+      fetchPage(`http://start.test:${port}/hop`, opts(dns, [`start.test:${port}`])),
+      (e: unknown) => e instanceof FetchFailure && e.cause_ === 'blocked',
+    );
     assert.equal(hits, 1, 'the start host answered, the redirect target was never connected to');
     assert.deepEqual(dns.queries, ['start.test', 'rebind.test']);
   });
@@ -94,7 +100,10 @@ describe('fetcher: the address checked is the address connected to (DNS rebindin
       { address: '203.0.113.7', family: 4 },
       { address: '127.0.0.1', family: 4 },
     ];
-    await assert.rejects(fetchPage(`http://mixed.test:${port}/`, opts(resolver, [])), (e: unknown) => e instanceof FetchFailure && e.cause_ === 'blocked');
+    await assert.rejects(
+      fetchPage(`http://mixed.test:${port}/`, opts(resolver, [])),
+      (e: unknown) => e instanceof FetchFailure && e.cause_ === 'blocked',
+    );
     assert.equal(hits, 0);
   });
 
@@ -106,6 +115,9 @@ describe('fetcher: the address checked is the address connected to (DNS rebindin
 
   it('reports an unknown name as a DNS failure, not a block', async () => {
     const dns = scriptedDns({});
-    await assert.rejects(fetchPage(`http://nowhere.test:${port}/`, opts(dns, [])), (e: unknown) => e instanceof FetchFailure && e.cause_ === 'dns');
+    await assert.rejects(
+      fetchPage(`http://nowhere.test:${port}/`, opts(dns, [])),
+      (e: unknown) => e instanceof FetchFailure && e.cause_ === 'dns',
+    );
   });
 });

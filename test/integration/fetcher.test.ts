@@ -27,7 +27,9 @@ describe('fetcher: codings, redirects and caps', () => {
         case '/plain':
           return res.writeHead(200, html).end(PAGE);
         case '/latin1':
-          return res.writeHead(200, { 'content-type': 'text/html; charset=iso-8859-1' }).end(Buffer.from('<p>caf\u00e9</p>', 'latin1'));
+          return res
+            .writeHead(200, { 'content-type': 'text/html; charset=iso-8859-1' })
+            .end(Buffer.from('<p>caf\u00e9</p>', 'latin1'));
         case '/corrupt':
           return res.writeHead(200, { ...html, 'content-encoding': 'gzip' }).end(Buffer.from('not gzip at all'));
         case '/hop1':
@@ -49,7 +51,14 @@ describe('fetcher: codings, redirects and caps', () => {
     await web.close();
   });
 
-  const opts: FetchOptions = { timeoutMs: 5000, maxBytes: 1 << 20, maxRedirects: 3, headers: {}, userAgent: 'cs-test', privateAllowed: null };
+  const opts: FetchOptions = {
+    timeoutMs: 5000,
+    maxBytes: 1 << 20,
+    maxRedirects: 3,
+    headers: {},
+    userAgent: 'cs-test',
+    privateAllowed: null,
+  };
 
   for (const coding of ['gzip', 'br', 'deflate', 'plain']) {
     it(`decodes a ${coding} body to the page's text`, async () => {
@@ -72,23 +81,41 @@ describe('fetcher: codings, redirects and caps', () => {
     assert.equal(page.finalUrl, `${base}/gzip`);
     assert.equal(page.redirects, 2);
     assert.equal(page.body, PAGE);
-    await assert.rejects(fetchPage(`${base}/hop1`, { ...opts, maxRedirects: 1 }), (e: unknown) => e instanceof FetchFailure && e.cause_ === 'redirects');
+    await assert.rejects(
+      fetchPage(`${base}/hop1`, { ...opts, maxRedirects: 1 }),
+      (e: unknown) => e instanceof FetchFailure && e.cause_ === 'redirects',
+    );
   });
 
   it('counts the size cap after decoding: a small compressed body that inflates past it fails', async () => {
-    await assert.rejects(fetchPage(`${base}/big-gzip`, opts), (e: unknown) => e instanceof FetchFailure && e.cause_ === 'too-large');
+    await assert.rejects(
+      fetchPage(`${base}/big-gzip`, opts),
+      (e: unknown) => e instanceof FetchFailure && e.cause_ === 'too-large',
+    );
   });
 
   it('fails a body that is not in the coding it claims as a network error, retryable', async () => {
-    await assert.rejects(fetchPage(`${base}/corrupt`, opts), (e: unknown) => e instanceof FetchFailure && e.cause_ === 'network' && e.retryable);
+    await assert.rejects(
+      fetchPage(`${base}/corrupt`, opts),
+      (e: unknown) => e instanceof FetchFailure && e.cause_ === 'network' && e.retryable,
+    );
   });
 
   it('maps HTTP errors: 404 final, 503 retryable with Retry-After', async () => {
-    await assert.rejects(fetchPage(`${base}/missing`, opts), (e: unknown) => e instanceof FetchFailure && e.group === 'http-404' && !e.retryable);
-    await assert.rejects(fetchPage(`${base}/retry`, opts), (e: unknown) => e instanceof FetchFailure && e.status === 503 && e.retryable && e.retryAfterMs === 2000);
+    await assert.rejects(
+      fetchPage(`${base}/missing`, opts),
+      (e: unknown) => e instanceof FetchFailure && e.group === 'http-404' && !e.retryable,
+    );
+    await assert.rejects(
+      fetchPage(`${base}/retry`, opts),
+      (e: unknown) => e instanceof FetchFailure && e.status === 503 && e.retryable && e.retryAfterMs === 2000,
+    );
   });
 
   it('reports a refused connection as a network error', async () => {
-    await assert.rejects(fetchPage('http://127.0.0.1:1/', opts), (e: unknown) => e instanceof FetchFailure && e.cause_ === 'network' && /ECONNREFUSED/.test(e.message));
+    await assert.rejects(
+      fetchPage('http://127.0.0.1:1/', opts),
+      (e: unknown) => e instanceof FetchFailure && e.cause_ === 'network' && /ECONNREFUSED/.test(e.message),
+    );
   });
 });

@@ -41,7 +41,10 @@ function site(state: { fixed: boolean }): Promise<HttpServer> {
     if (url === '/robots.txt') return void res.writeHead(404).end();
     if (url === '/flaky' && !state.fixed) return void res.writeHead(500).end('down');
     if (url === '/missing') return void res.writeHead(404).end('gone');
-    const body = url === '/' ? `<h1>home</h1>${Array.from({ length: PAGES }, (_, i) => `<a href="/p${i}">p${i}</a>`).join('')}<a href="/flaky">flaky</a><a href="/missing">missing</a>` : `<h1>page ${url}</h1><a href="/">home</a>`;
+    const body =
+      url === '/'
+        ? `<h1>home</h1>${Array.from({ length: PAGES }, (_, i) => `<a href="/p${i}">p${i}</a>`).join('')}<a href="/flaky">flaky</a><a href="/missing">missing</a>`
+        : `<h1>page ${url}</h1><a href="/">home</a>`;
     setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end(body), 100);
   });
 }
@@ -84,8 +87,15 @@ rules:
 `);
     const port = await freePort();
     monitorUrl = `http://127.0.0.1:${port}`;
-    monitor = spawn(process.execPath, [CLI, 'monitor', '--redis', redis.url, '--port', String(port), '--bind', '127.0.0.1'], { stdio: 'ignore' });
-    await until('the monitor to answer', async () => (await fetch(`${monitorUrl}/healthcheck`).catch(() => null))?.status === 200);
+    monitor = spawn(
+      process.execPath,
+      [CLI, 'monitor', '--redis', redis.url, '--port', String(port), '--bind', '127.0.0.1'],
+      { stdio: 'ignore' },
+    );
+    await until(
+      'the monitor to answer',
+      async () => (await fetch(`${monitorUrl}/healthcheck`).catch(() => null))?.status === 200,
+    );
   });
 
   after(async () => {
@@ -117,7 +127,11 @@ rules:
     return l;
   };
   const figures = () => readTaskFigures(client, NAME);
-  const statusJson = async () => JSON.parse((await exec(process.execPath, [CLI, 'status', task.file, '--json', '--redis', redis.url], { timeout: 60_000 })).stdout) as TaskStatus & { figures: TaskFigures };
+  const statusJson = async () =>
+    JSON.parse(
+      (await exec(process.execPath, [CLI, 'status', task.file, '--json', '--redis', redis.url], { timeout: 60_000 }))
+        .stdout,
+    ) as TaskStatus & { figures: TaskFigures };
   const api = async <T>(path: string): Promise<T> => {
     const r = await fetch(`${monitorUrl}${path}`);
     assert.equal(r.status, 200, path);
@@ -140,7 +154,12 @@ rules:
   /** Every figure shown in two places, from every source, at one Redis state; `moment` names it in failures. */
   async function sideBySide(moment: string): Promise<TaskFigures> {
     const f = await settled();
-    const [cli, detail, health, snap] = await Promise.all([statusJson(), api<TaskDetail>(`/api/tasks/${NAME}`), readHealth(parts.of(NAME), task, { readFailures: true }), model.snapshot(NAME)]);
+    const [cli, detail, health, snap] = await Promise.all([
+      statusJson(),
+      api<TaskDetail>(`/api/tasks/${NAME}`),
+      readHealth(parts.of(NAME), task, { readFailures: true }),
+      model.snapshot(NAME),
+    ]);
     const dash = dashboardData(task, health, new WorkerRates(), hostname());
     assert.deepEqual(await figures(), f, `${moment}: the state moved while it was read`);
     const m = (what: string) => `${moment}: ${what}`;
@@ -148,16 +167,27 @@ rules:
     // `crawl-studio status --json` and the monitor's API: the read-model's figures, every one of them.
     assert.deepEqual(cli.figures, f, m('status --json'));
     assert.deepEqual(detail.figures, f, m('the monitor'));
-    assert.deepEqual(detail.status.counts, cli.counts, m('the monitor\'s counts and status --json\'s'));
-    assert.deepEqual(detail.status.stats, cli.stats, m('the monitor\'s counters and status --json\'s'));
-    assert.deepEqual(detail.finished, f.pages, m('the monitor\'s finished pages'));
-    assert.equal(detail.waiting, f.queue.waiting, m('the monitor\'s waiting'));
-    assert.equal(detail.queued, f.queue.total, m('the monitor\'s queue'));
-    assert.equal(detail.rates.pagesPerSec, f.rate.pagesPerSec, m('the monitor\'s pages/s'));
+    assert.deepEqual(detail.status.counts, cli.counts, m("the monitor's counts and status --json's"));
+    assert.deepEqual(detail.status.stats, cli.stats, m("the monitor's counters and status --json's"));
+    assert.deepEqual(detail.finished, f.pages, m("the monitor's finished pages"));
+    assert.equal(detail.waiting, f.queue.waiting, m("the monitor's waiting"));
+    assert.equal(detail.queued, f.queue.total, m("the monitor's queue"));
+    assert.equal(detail.rates.pagesPerSec, f.rate.pagesPerSec, m("the monitor's pages/s"));
     // Hosts beside the Failed card: the monitor's and the dashboard's tables count what the cards count.
-    for (const [who, hosts] of [['monitor', detail.hosts], ['dashboard', dash.hosts]] as const) {
-      assert.equal(hosts.reduce((a, h) => a + h.failed, 0), f.pages.failed, m(`${who}'s Hosts failed vs the Failed card`));
-      assert.equal(hosts.reduce((a, h) => a + h.done, 0), f.pages.done, m(`${who}'s Hosts done vs Pages done`));
+    for (const [who, hosts] of [
+      ['monitor', detail.hosts],
+      ['dashboard', dash.hosts],
+    ] as const) {
+      assert.equal(
+        hosts.reduce((a, h) => a + h.failed, 0),
+        f.pages.failed,
+        m(`${who}'s Hosts failed vs the Failed card`),
+      );
+      assert.equal(
+        hosts.reduce((a, h) => a + h.done, 0),
+        f.pages.done,
+        m(`${who}'s Hosts done vs Pages done`),
+      );
     }
 
     // The dashboard.
@@ -166,7 +196,10 @@ rules:
     assert.equal(card('Failed'), f.pages.failed, m('dashboard Failed'));
     assert.equal(card('Items'), f.items, m('dashboard Items'));
     assert.equal(dash.pagesPerSec, f.rate.pagesPerSec, m('dashboard pages/s'));
-    assert.ok(f.rate.label.includes(dash.rateWindow), m(`dashboard's rate window "${dash.rateWindow}" vs "${f.rate.label}"`));
+    assert.ok(
+      f.rate.label.includes(dash.rateWindow),
+      m(`dashboard's rate window "${dash.rateWindow}" vs "${f.rate.label}"`),
+    );
     assert.deepEqual(dash.queue, f.queue, m('dashboard queue'));
     assert.equal(dash.eta.state, f.eta.state, m('dashboard ETA state'));
     assert.equal(dash.eta.seconds, f.eta.seconds, m('dashboard ETA'));
@@ -176,7 +209,11 @@ rules:
     // The Queue Explorer: the row's "N waiting" is its groups' sum, and every view's waiting; done and failed too.
     const c = snap.counts;
     assert.equal(describeQueue(c), f.queue.text, m('explorer row'));
-    assert.equal(WAITING_GROUPS.reduce((a, g) => a + c[g], 0), f.queue.waiting, m('explorer waiting groups vs the row'));
+    assert.equal(
+      WAITING_GROUPS.reduce((a, g) => a + c[g], 0),
+      f.queue.waiting,
+      m('explorer waiting groups vs the row'),
+    );
     assert.equal(c.completed, f.pages.done, m('explorer completed'));
     assert.equal(c.failed, f.pages.failed, m('explorer failed'));
     assert.equal(c.active, f.queue.active, m('explorer active'));
@@ -197,7 +234,7 @@ rules:
     // The status bar's figures come from the session's progress: the read-model's, at the session's last poll.
     const polled = progress!;
     await until('a poll after the state settled', async () => progress !== polled);
-    assert.deepEqual(progress!.figures, during, 'the session\'s progress (status bar, CLI line)');
+    assert.deepEqual(progress!.figures, during, "the session's progress (status bar, CLI line)");
     assert.equal(progress!.pagesPerSec, during.rate.pagesPerSec);
     await resumeTask(client, NAME);
     const ended = await first.done;
@@ -220,7 +257,10 @@ rules:
     // Its attempts start again: never "attempt 3/2".
     const job = (await model.jobs(NAME, 'waiting', 0, 50)).find((j) => j.data?.url?.endsWith('/flaky'));
     assert.ok(job, 'the retried page waits in the explorer');
-    assert.equal(describeAttempts(job.attemptsMade, job.opts.attempts, job.data.retried), 'attempt 1/2 (retried by you)');
+    assert.equal(
+      describeAttempts(job.attemptsMade, job.opts.attempts, job.data.retried),
+      'attempt 1/2 (retried by you)',
+    );
     // Start Crawl resumes it: the page is fetched, the run finishes again.
     const second = await launch().done;
     assert.equal(second.outcome, 'finished');
@@ -230,7 +270,18 @@ rules:
 
     // ---- After a Stop: a new run stopped a third of the way.
     state.fixed = false;
-    const third = launchCrawl({ task, redisUrl: redis.url, workers: 1, concurrency: 2, workerScript: WORKER_SCRIPT, pollMs: 100, fresh: true, lockDurationMs: 2_000, stalledIntervalMs: 1_000, onProgress: (p) => (progress = p) });
+    const third = launchCrawl({
+      task,
+      redisUrl: redis.url,
+      workers: 1,
+      concurrency: 2,
+      workerScript: WORKER_SCRIPT,
+      pollMs: 100,
+      fresh: true,
+      lockDurationMs: 2_000,
+      stalledIntervalMs: 1_000,
+      onProgress: (p) => (progress = p),
+    });
     launches.push(third);
     await until('a new run a third of the way', async () => {
       const f = await figures();

@@ -24,7 +24,7 @@ describe('Find URL: why a URL pages link to was never fetched (issue 32)', funct
   before(async () => (redis = await startRedis()));
   after(async () => redis?.stop());
 
-  it('says the links to an off-site URL are dropped, with the run\'s count, not that no page linked to it', async () => {
+  it("says the links to an off-site URL are dropped, with the run's count, not that no page linked to it", async () => {
     const site = await serveSite({ listPages: 1, perPage: 3, filler: 1 });
     const client = connectRedis(redis.url);
     const parts = new TaskPartitions(client, 'find-why');
@@ -36,7 +36,9 @@ rules:
     match: ["${site.url}/**"]
     follow: [{ selector: "a", to: page }]
 `);
-      const out = await exec(process.execPath, [CLI, 'run', task.file, '--workers', '1', '--redis', redis.url], { maxBuffer: 16 * 1024 * 1024 });
+      const out = await exec(process.execPath, [CLI, 'run', task.file, '--workers', '1', '--redis', redis.url], {
+        maxBuffer: 16 * 1024 * 1024,
+      });
       const run = await parts.run();
       assert.equal(run?.state, 'finished', out.stdout);
       // Every page fetched has the partner link in its footer: the run dropped one off-site link per page.
@@ -44,7 +46,10 @@ rules:
       assert.ok(done >= 5, `pages fetched: ${done}`);
       const found = await findUrl(parts, task, PARTNER);
       const texts = found.findings.map((f) => f.text);
-      assert.ok(texts.some((t) => /out of scope: offsite/.test(t)), texts.join('\n'));
+      assert.ok(
+        texts.some((t) => /out of scope: offsite/.test(t)),
+        texts.join('\n'),
+      );
       const why = texts.find((t) => t.startsWith('not queued in run'));
       assert.ok(why, texts.join('\n'));
       assert.ok(why.includes(`links to it are dropped as offsite (the run dropped ${done} offsite links so far)`), why);
@@ -53,7 +58,10 @@ rules:
       // An in-scope URL no page links to: not claimed to be unlinked either, but not blamed on a drop reason.
       const lonely = await findUrl(parts, task, `${site.url}/never-linked.html`);
       const lonelyTexts = lonely.findings.map((f) => f.text);
-      assert.ok(lonelyTexts.some((t) => t.startsWith(`not seen in run ${run.run}: no page has linked to it yet`)), lonelyTexts.join('\n'));
+      assert.ok(
+        lonelyTexts.some((t) => t.startsWith(`not seen in run ${run.run}: no page has linked to it yet`)),
+        lonelyTexts.join('\n'),
+      );
     } finally {
       await parts.close();
       client.disconnect();

@@ -21,11 +21,22 @@ describe('finishing a page (real Redis)', function () {
     await redis?.stop();
   });
 
-  const { task } = parseTask(`name: finish\nstart: [http://example.com/]\nrules: [{ name: a, follow: [{ selector: a, to: a }] }]\n`, 't.crawl.yaml');
-  const link = (path: string): KeptLink => ({ url: `http://example.com${path}`, host: 'example.com', rule: 'a', depth: 1, priority: null, follow: 0 });
+  const { task } = parseTask(
+    `name: finish\nstart: [http://example.com/]\nrules: [{ name: a, follow: [{ selector: a, to: a }] }]\n`,
+    't.crawl.yaml',
+  );
+  const link = (path: string): KeptLink => ({
+    url: `http://example.com${path}`,
+    host: 'example.com',
+    rule: 'a',
+    depth: 1,
+    priority: null,
+    follow: 0,
+  });
   const entry = (path: string): [string, string] => ['page', JSON.stringify({ url: `http://example.com${path}` })];
   // No live worker: the window stays empty and every page waits in the frontier.
-  const queue = (conn: ReturnType<typeof connectRedis>) => new CrawlQueue(conn, task!.name, conn, { windowTarget: async () => 0 });
+  const queue = (conn: ReturnType<typeof connectRedis>) =>
+    new CrawlQueue(conn, task!.name, conn, { windowTarget: async () => 0 });
 
   it('queues the new links and finishes the page in one script call, with or without new links', async () => {
     const conn = connectRedis(redis.url);
@@ -36,14 +47,26 @@ describe('finishing a page (real Redis)', function () {
       const stream0 = await streamLength();
 
       let scriptsBefore = await commandCalls(conn, 'evalsha', 'eval');
-      const first = await q.finishPage(task!, run, `${run.run}.job-1`, [link('/a'), link('/')], { entry: entry('/'), counters: { done: 1, items: 2 }, host: 'example.com' });
+      const first = await q.finishPage(task!, run, `${run.run}.job-1`, [link('/a'), link('/')], {
+        entry: entry('/'),
+        counters: { done: 1, items: 2 },
+        host: 'example.com',
+      });
       assert.deepEqual(first, ['enqueued', 'duplicate']);
-      assert.equal((await commandCalls(conn, 'evalsha', 'eval')) - scriptsBefore, 1, 'one script call: discover finishes the page');
+      assert.equal(
+        (await commandCalls(conn, 'evalsha', 'eval')) - scriptsBefore,
+        1,
+        'one script call: discover finishes the page',
+      );
       assert.equal((await streamLength()) - stream0, 1);
       assert.equal((await readJobCounts(conn, task!.name)).frontier, 2, 'the start URL and /a wait in the frontier');
 
       scriptsBefore = await commandCalls(conn, 'evalsha', 'eval');
-      const second = await q.finishPage(task!, run, `${run.run}.job-2`, [link('/a'), link('/')], { entry: entry('/a'), counters: { done: 1, items: 3, 'dropped:scope': 4 }, host: 'example.com' });
+      const second = await q.finishPage(task!, run, `${run.run}.job-2`, [link('/a'), link('/')], {
+        entry: entry('/a'),
+        counters: { done: 1, items: 3, 'dropped:scope': 4 },
+        host: 'example.com',
+      });
       assert.deepEqual(second, ['duplicate', 'duplicate']);
       assert.equal((await commandCalls(conn, 'evalsha', 'eval')) - scriptsBefore, 1);
       const fields = (await conn.xrange(q.keys.items, '-', '+')).map(([, f]) => f);
@@ -55,10 +78,19 @@ describe('finishing a page (real Redis)', function () {
       assert.equal(stats.dropped.scope, 4);
       assert.equal(stats.enqueued, 2);
       assert.equal((await readJobCounts(conn, task!.name)).frontier, 2, 'nothing more was queued');
-      assert.deepEqual(await readHostTally(conn, task!.name, run.run), [{ host: 'example.com', done: 2, skipped: 0, failed: 0 }]);
+      assert.deepEqual(await readHostTally(conn, task!.name, run.run), [
+        { host: 'example.com', done: 2, skipped: 0, failed: 0 },
+      ]);
 
       // No links at all: finished by pageDone alone.
-      assert.deepEqual(await q.finishPage(task!, run, `${run.run}.job-3`, [], { entry: entry('/b'), counters: { done: 1 }, host: 'example.com' }), []);
+      assert.deepEqual(
+        await q.finishPage(task!, run, `${run.run}.job-3`, [], {
+          entry: entry('/b'),
+          counters: { done: 1 },
+          host: 'example.com',
+        }),
+        [],
+      );
       assert.equal((await streamLength()) - stream0, 3);
       assert.equal((await q.stats(run.run)).done, 3);
       assert.equal((await readHostTally(conn, task!.name, run.run))[0]!.done, 3);
@@ -78,8 +110,16 @@ describe('finishing a page (real Redis)', function () {
       // attempt queued /c (an earlier chunk) and died.
       assert.deepEqual(await q.enqueueLinks(task!, run, [link('/c')]), ['enqueued']);
       const before = await q.frontierCount();
-      const retried = await q.finishPage(task!, run, `${run.run}.job-9`, [link('/c'), link('/d')], { entry: entry('/'), counters: { done: 1 }, host: 'example.com' });
-      assert.deepEqual(retried, ['duplicate', 'enqueued'], '/c is queued already (marking seen and queueing are one call)');
+      const retried = await q.finishPage(task!, run, `${run.run}.job-9`, [link('/c'), link('/d')], {
+        entry: entry('/'),
+        counters: { done: 1 },
+        host: 'example.com',
+      });
+      assert.deepEqual(
+        retried,
+        ['duplicate', 'enqueued'],
+        '/c is queued already (marking seen and queueing are one call)',
+      );
       assert.equal(await q.frontierCount(), before + 1);
       assert.equal((await conn.xlen(q.keys.items)) - stream0, 1, 'finished once');
       assert.equal((await q.stats(run.run)).done, 1);
@@ -102,7 +142,12 @@ describe('finishing a page (real Redis)', function () {
       assert.ok(job?.id, 'the start URL has a job');
       const jobId = String(job.id);
       const stream0 = await conn.xlen(q.keys.items);
-      const finishWith = (links: KeptLink[]) => q.finishPage(task!, run, jobId, links, { entry: entry('/'), counters: { done: 1, items: 3 }, host: 'example.com' });
+      const finishWith = (links: KeptLink[]) =>
+        q.finishPage(task!, run, jobId, links, {
+          entry: entry('/'),
+          counters: { done: 1, items: 3 },
+          host: 'example.com',
+        });
       // First run: a new link, queued, the page finished. The second run finds the link seen; the third has none.
       assert.deepEqual(await finishWith([link('/p')]), ['enqueued']);
       assert.deepEqual(await finishWith([link('/p')]), ['duplicate']);
@@ -117,7 +162,11 @@ describe('finishing a page (real Redis)', function () {
       await q.fill(task!);
       const [other] = (await q.queue.getJobs(['wait', 'prioritized'], 0, 10)).filter((j) => j?.data.url.endsWith('/p'));
       assert.ok(other?.id, '/p became a job');
-      await q.finishPage(task!, run, String(other.id), [], { entry: entry('/p'), counters: { done: 1 }, host: 'example.com' });
+      await q.finishPage(task!, run, String(other.id), [], {
+        entry: entry('/p'),
+        counters: { done: 1 },
+        host: 'example.com',
+      });
       assert.equal((await q.stats(run.run)).done, 2);
       assert.equal((await readTaskStatus(conn, task!.name)).counts.frontier, 0, 'nothing waits in the frontier');
     } finally {

@@ -31,7 +31,14 @@ function taskOf(extra = '', follow = '{ selector: a, to: page }'): CrawlTask {
   return r.task;
 }
 
-const link = (url: string, o: Partial<FrontierLink> = {}): FrontierLink => ({ url, host: new URL(url).host, rule: 'page', depth: 1, priority: null, ...o });
+const link = (url: string, o: Partial<FrontierLink> = {}): FrontierLink => ({
+  url,
+  host: new URL(url).host,
+  rule: 'page',
+  depth: 1,
+  priority: null,
+  ...o,
+});
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('the compact frontier and its window (real Redis)', function () {
@@ -63,7 +70,8 @@ describe('the compact frontier and its window (real Redis)', function () {
     const idle = queue(task, 0);
     const { run } = await idle.startRun(task, { fresh: true });
     const links: FrontierLink[] = [];
-    for (let h = 0; h < 5; h++) for (let p = 0; p < 20; p++) links.push(link(`http://h${h}.test/p/${p}?x=${p}`, { depth: 2 }));
+    for (let h = 0; h < 5; h++)
+      for (let p = 0; p < 20; p++) links.push(link(`http://h${h}.test/p/${p}?x=${p}`, { depth: 2 }));
     links.push(link('https://h0.test/other/q', { rule: 'other-page', lastmod: 1_700_000_000_123 }));
     const outcomes = await idle.enqueueLinks(task, run, links);
     assert.equal(outcomes.filter((o) => o === 'enqueued').length, 101);
@@ -80,10 +88,18 @@ describe('the compact frontier and its window (real Redis)', function () {
     const jobs = await fleet.queue.getWaiting(0, -1);
     const byHost = new Map<string, number>();
     for (const j of jobs) {
-      assert.equal(j.id, `${run.run}.${fingerprintHex(j.data.url)}`, 'one job id per URL per run, as before the frontier');
+      assert.equal(
+        j.id,
+        `${run.run}.${fingerprintHex(j.data.url)}`,
+        'one job id per URL per run, as before the frontier',
+      );
       byHost.set(new URL(j.data.url).host, (byHost.get(new URL(j.data.url).host) ?? 0) + 1);
     }
-    assert.deepEqual([...byHost.values()].sort(), [1, 1, 1, 1, 2, 2], `6 hosts in turn, two pages at most each: ${JSON.stringify([...byHost])}`);
+    assert.deepEqual(
+      [...byHost.values()].sort(),
+      [1, 1, 1, 1, 2, 2],
+      `6 hosts in turn, two pages at most each: ${JSON.stringify([...byHost])}`,
+    );
     const h1 = jobs.find((j) => j.data.url === 'http://h1.test/p/0?x=0');
     assert.ok(h1, 'a host gives its oldest pages first');
     assert.ok(jobs.some((j) => j.data.url === 'http://h1.test/p/1?x=1'));
@@ -94,9 +110,17 @@ describe('the compact frontier and its window (real Redis)', function () {
     assert.equal((await readJobCounts(conn, fleet.taskName)).waiting, 8);
 
     // A finished page leaves the window and another takes its place in the same call.
-    await fleet.completePage(task, run.run, String(h1.id), { entry: ['page', '{}'], counters: { done: 1 }, host: 'h1.test' });
+    await fleet.completePage(task, run.run, String(h1.id), {
+      entry: ['page', '{}'],
+      counters: { done: 1 },
+      host: 'h1.test',
+    });
     counts = await readJobCounts(conn, fleet.taskName);
-    assert.equal(counts.waiting, 9, "the finished page's job is still waiting here (no worker took it), and one more was added");
+    assert.equal(
+      counts.waiting,
+      9,
+      "the finished page's job is still waiting here (no worker took it), and one more was added",
+    );
     assert.equal(counts.frontier, 93);
     assert.equal(await fleet.isSettled(h1), true, 'a finished page is never fetched again by its job');
     const other = jobs.find((j) => j !== h1)!;
@@ -106,8 +130,16 @@ describe('the compact frontier and its window (real Redis)', function () {
     // finishes nothing more: the page is counted and stored once.
     const stream = await conn.xlen(fleet.keys.items);
     const done = (await fleet.stats(run.run)).done;
-    await fleet.completePage(task, run.run, String(h1.id), { entry: ['page', '{}'], counters: { done: 1 }, host: 'h1.test' });
-    await fleet.finishPage(task, run, String(h1.id), [link('http://h1.test/new')], { entry: ['page', '{}'], counters: { done: 1 }, host: 'h1.test' });
+    await fleet.completePage(task, run.run, String(h1.id), {
+      entry: ['page', '{}'],
+      counters: { done: 1 },
+      host: 'h1.test',
+    });
+    await fleet.finishPage(task, run, String(h1.id), [link('http://h1.test/new')], {
+      entry: ['page', '{}'],
+      counters: { done: 1 },
+      host: 'h1.test',
+    });
     assert.equal(await conn.xlen(fleet.keys.items), stream);
     assert.equal((await fleet.stats(run.run)).done, done);
   });
@@ -126,33 +158,73 @@ describe('the compact frontier and its window (real Redis)', function () {
     assert.equal((await fleet.fill(task)).added, 4);
     assert.equal(await fleet.frontierCount(), 0);
     const jobs = new Map((await fleet.queue.getWaiting(0, -1)).map((j) => [j.data.url, j]));
-    assert.deepEqual({ ...jobs.get('https://h0.test/other/q?b=2&a=1')!.data }, { url: 'https://h0.test/other/q?b=2&a=1', rule: 'other-page', depth: 1, run: run.run, lastmod: 1_700_000_000_123 });
+    assert.deepEqual(
+      { ...jobs.get('https://h0.test/other/q?b=2&a=1')!.data },
+      {
+        url: 'https://h0.test/other/q?b=2&a=1',
+        rule: 'other-page',
+        depth: 1,
+        run: run.run,
+        lastmod: 1_700_000_000_123,
+      },
+    );
     assert.equal(jobs.get('https://h0.test/other/q?b=2&a=1')!.name, 'other-page');
     const sitemap = jobs.get('http://h0.test:8080/sitemap.xml')!;
-    assert.deepEqual({ ...sitemap.data }, { url: 'http://h0.test:8080/sitemap.xml', rule: '', depth: 0, run: run.run, sitemap: 2 });
+    assert.deepEqual(
+      { ...sitemap.data },
+      { url: 'http://h0.test:8080/sitemap.xml', rule: '', depth: 0, run: run.run, sitemap: 2 },
+    );
     assert.equal(sitemap.name, 'sitemap');
     assert.equal(jobs.get('http://h0.test/a%20b/c')!.data.depth, 40);
     for (const [url, j] of jobs) assert.equal(j.id, `${run.run}.${fingerprintHex(url)}`);
   });
 
-  it('carries a request (method, body) and a series into the job, named by the request\'s deduplication key', async () => {
+  it("carries a request (method, body) and a series into the job, named by the request's deduplication key", async () => {
     const task = taskOf('politeness: { perHost: { concurrency: 100 } }');
     const idle = queue(task, 0);
     const { run } = await idle.startRun(task, { fresh: true });
-    const request: JobRequest = { method: 'POST', body: { type: 'json', parts: ['{"q": "a b", "k": ', 'CRAWL_STUDIO_KEY', '}'] }, idempotent: false, id: '0123456789abcdef' };
-    const series: SeriesRef = { of: { rule: 'page', follow: 0 }, page: 3, values: { term: 'x y' }, base: 'http://api.test/list' };
+    const request: JobRequest = {
+      method: 'POST',
+      body: { type: 'json', parts: ['{"q": "a b", "k": ', 'CRAWL_STUDIO_KEY', '}'] },
+      idempotent: false,
+      id: '0123456789abcdef',
+    };
+    const series: SeriesRef = {
+      of: { rule: 'page', follow: 0 },
+      page: 3,
+      values: { term: 'x y' },
+      base: 'http://api.test/list',
+    };
     const url = 'http://api.test/search?p=3';
-    const outcomes = await idle.enqueueLinks(task, run, [link(url, { request, series }), link(url, { series }), link(url)]);
-    assert.deepEqual(outcomes, ['enqueued', 'enqueued', 'duplicate'], 'a POST and a GET of one URL are two pages; the plain GET is the series page');
+    const outcomes = await idle.enqueueLinks(task, run, [
+      link(url, { request, series }),
+      link(url, { series }),
+      link(url),
+    ]);
+    assert.deepEqual(
+      outcomes,
+      ['enqueued', 'enqueued', 'duplicate'],
+      'a POST and a GET of one URL are two pages; the plain GET is the series page',
+    );
     // The explorer's rows name them as their jobs will be named.
     const rows = (await listFrontier(conn, task.name, 0, 10)).filter((r) => r.url === url);
-    assert.deepEqual(rows.map((r) => [r.id, r.request?.method ?? 'GET']).sort(), [[fingerprintHex(requestKey(url, request)), 'POST'], [fingerprintHex(url), 'GET']].sort());
+    assert.deepEqual(
+      rows.map((r) => [r.id, r.request?.method ?? 'GET']).sort(),
+      [
+        [fingerprintHex(requestKey(url, request)), 'POST'],
+        [fingerprintHex(url), 'GET'],
+      ].sort(),
+    );
     const fleet = queue(task, 10);
     assert.equal((await fleet.fill(task)).added, 3, 'the two and the start page');
     const jobs = (await fleet.queue.getWaiting(0, -1)).filter((j) => j.data.url === url);
     const post = jobs.find((j) => j.data.request)!;
     assert.deepEqual({ ...post.data }, { url, rule: 'page', depth: 1, run: run.run, request, series });
-    assert.equal(post.id, `${run.run}.${fingerprintHex(requestKey(url, request))}`, 'its job id is the one main gives a request');
+    assert.equal(
+      post.id,
+      `${run.run}.${fingerprintHex(requestKey(url, request))}`,
+      'its job id is the one main gives a request',
+    );
     const get = jobs.find((j) => !j.data.request)!;
     assert.deepEqual({ ...get.data }, { url, rule: 'page', depth: 1, run: run.run, series });
     assert.equal(get.id, `${run.run}.${fingerprintHex(url)}`);
@@ -172,18 +244,30 @@ describe('the compact frontier and its window (real Redis)', function () {
     await fleet.fill(task);
     const taken = (await fleet.queue.getJobs(['waiting', 'prioritized'], 0, -1)).map((j) => j.data.url).sort();
     assert.deepEqual(taken, ['http://a.test/also-first', 'http://b.test/first']);
-    assert.deepEqual((await fleet.queue.getPrioritized(0, -1)).map((j) => j.priority), [1, 1], 'a task with priorities gives its jobs theirs');
+    assert.deepEqual(
+      (await fleet.queue.getPrioritized(0, -1)).map((j) => j.priority),
+      [1, 1],
+      'a task with priorities gives its jobs theirs',
+    );
     const more = queue(task, 3);
     await more.fill(task);
     const next = (await more.queue.getJobs(['waiting', 'prioritized'], 0, -1)).map((j) => j.data.url).sort();
-    assert.deepEqual(next, ['http://a.test/also-first', 'http://a.test/late', 'http://b.test/first'], 'band 50 before the default band (1000)');
+    assert.deepEqual(
+      next,
+      ['http://a.test/also-first', 'http://a.test/late', 'http://b.test/first'],
+      'band 50 before the default band (1000)',
+    );
   });
 
   it("spaces the pages taken from a host by the task's per-host delay", async () => {
     const task = taskOf('politeness: { perHost: { concurrency: 4, delay: 400ms } }');
     const idle = queue(task, 0);
     const { run } = await idle.startRun(task, { fresh: true });
-    await idle.enqueueLinks(task, run, [1, 2, 3].map((i) => link(`http://a.test/${i}`)));
+    await idle.enqueueLinks(
+      task,
+      run,
+      [1, 2, 3].map((i) => link(`http://a.test/${i}`)),
+    );
     const fleet = queue(task, 10);
     const first = await fleet.fill(task);
     assert.equal(first.added, 1, 'the start page of a.test; the rest wait for its delay');
@@ -196,7 +280,11 @@ describe('the compact frontier and its window (real Redis)', function () {
     const task = taskOf('');
     const idle = queue(task, 0);
     const { run } = await idle.startRun(task, { fresh: true });
-    await idle.enqueueLinks(task, run, [1, 2, 3, 4].map((i) => link(`http://h${i}.test/`)));
+    await idle.enqueueLinks(
+      task,
+      run,
+      [1, 2, 3, 4].map((i) => link(`http://h${i}.test/`)),
+    );
     // A process takes three pages (the script's reply is its to add) and dies before adding any.
     const scripts = withScripts(conn);
     const reply = await scripts.csFill(idle.keys.frontier.meta, ...frontierArgs(task, 3, 300), '0');
@@ -205,10 +293,15 @@ describe('the compact frontier and its window (real Redis)', function () {
     assert.equal((await fleet.fill(task)).added, 0, 'their leases are running: they may still be on their way');
     assert.equal((await readJobCounts(conn, fleet.taskName)).waiting, 0);
     assert.equal(await fleet.tryFinalize(task, run.run), 'pending', 'pages on their way into BullMQ are work');
-    const again = await until('the leases to run out', async () => {
-      const f = await fleet.fill(task);
-      return f.added > 0 && f;
-    }, 10_000, 20);
+    const again = await until(
+      'the leases to run out',
+      async () => {
+        const f = await fleet.fill(task);
+        return f.added > 0 && f;
+      },
+      10_000,
+      20,
+    );
     assert.equal(again.added, 3, 'all three at once');
     const jobs = await fleet.queue.getWaiting(0, -1);
     assert.equal(jobs.length, 3);
@@ -222,7 +315,11 @@ describe('the compact frontier and its window (real Redis)', function () {
     assert.equal((await fleet.fill(task)).added, 0);
     assert.equal((await readJobCounts(conn, fleet.taskName)).waiting, 3);
     // A recovered job whose page finished meanwhile (its first adder was only slow) does not fetch it again.
-    await fleet.completePage(task, run.run, String(jobs[0]!.id), { entry: ['page', '{}'], counters: { done: 1 }, host: null });
+    await fleet.completePage(task, run.run, String(jobs[0]!.id), {
+      entry: ['page', '{}'],
+      counters: { done: 1 },
+      host: null,
+    });
     const twin = { id: jobs[0]!.id, data: { ...jobs[0]!.data } };
     await conn.hdel(`${fleet.keys.bull.job}${jobs[0]!.id}`, 'csd');
     assert.equal(await fleet.isSettled(twin), true);
@@ -242,14 +339,24 @@ describe('the compact frontier and its window (real Redis)', function () {
     assert.equal(waiting?.data.recovered, true);
     // It fails for good (a 404), and its page leaves the window, as the worker does.
     const workerConn = conn.duplicate();
-    const worker = new Worker(fleet.queue.name, async () => { throw new UnrecoverableError('HTTP 404'); }, { connection: workerConn, prefix: fleet.queue.opts.prefix });
+    const worker = new Worker(
+      fleet.queue.name,
+      async () => {
+        throw new UnrecoverableError('HTTP 404');
+      },
+      { connection: workerConn, prefix: fleet.queue.opts.prefix },
+    );
     await new Promise<void>((r) => worker.once('failed', () => r()));
     await worker.close();
     workerConn.disconnect();
     await fleet.settle(task, String(waiting.id));
     const [job] = await fleet.queue.getFailed(0, -1);
     assert.ok(job);
-    assert.equal(await fleet.isSettled(job), true, 'as a recovered job out of the window, it would end without fetching');
+    assert.equal(
+      await fleet.isSettled(job),
+      true,
+      'as a recovered job out of the window, it would end without fetching',
+    );
     // Retry Job (Queue Explorer) or Retry all (dashboard): the person asked for the page again.
     assert.equal(await retryFailedJobs(conn, task.name, [job]), 1);
     const again = await fleet.queue.getJob(String(job.id));
@@ -273,7 +380,11 @@ describe('the compact frontier and its window (real Redis)', function () {
     await until('the lease to run out', async () => (await fleet.fill(task)).added > 0, 10_000, 20);
     const readded = await fleet.queue.getWaiting(0, -1);
     assert.equal(readded.length, 1, 'a page whose job vanished within its lease is handed out again');
-    await fleet.completePage(task, run.run, String(readded[0]!.id), { entry: ['page', '{}'], counters: { done: 1 }, host: null });
+    await fleet.completePage(task, run.run, String(readded[0]!.id), {
+      entry: ['page', '{}'],
+      counters: { done: 1 },
+      host: null,
+    });
     await readded[0]!.remove();
     assert.equal(await fleet.tryFinalize(task, run.run), 'won');
   });
@@ -282,12 +393,25 @@ describe('the compact frontier and its window (real Redis)', function () {
     const task = taskOf('politeness: { perHost: { concurrency: 1 } }');
     const idle = queue(task, 0);
     const { run } = await idle.startRun(task, { fresh: true });
-    await idle.enqueueLinks(task, run, [1, 2, 3, 4].map((i) => link(`http://a.test/${i}`)));
+    await idle.enqueueLinks(
+      task,
+      run,
+      [1, 2, 3, 4].map((i) => link(`http://a.test/${i}`)),
+    );
     const fleet = queue(task, 10, 100);
-    assert.equal((await fleet.fill(task)).added, 3, 'a.test has its cap (3: per request, as a slot has in the window) in the window');
+    assert.equal(
+      (await fleet.fill(task)).added,
+      3,
+      'a.test has its cap (3: per request, as a slot has in the window) in the window',
+    );
     // Both jobs end without settling: removed here, as a failed job trimmed by removeOnFail would be.
     for (const j of await fleet.queue.getWaiting(0, -1)) await j.remove();
-    await until('the leases to run out: the jobs are missing, so the pages are handed out again', async () => (await fleet.fill(task)).added > 0, 10_000, 20);
+    await until(
+      'the leases to run out: the jobs are missing, so the pages are handed out again',
+      async () => (await fleet.fill(task)).added > 0,
+      10_000,
+      20,
+    );
     for (const j of await fleet.queue.getWaiting(0, -1)) {
       // ...and this time they fail for good, and their settle is lost.
       await conn.hset(`${fleet.keys.bull.job}${j.id}`, 'finishedOn', Date.now());
@@ -302,24 +426,37 @@ describe('the compact frontier and its window (real Redis)', function () {
 
   // What a Redis restart with appendfsync everysec can leave (the last second of writes lost, the processes acting on
   // what they saw before): counts that no longer match the records they count. The window recounts from its truth.
-  it('recounts a host\'s pages in the window from transit: a count that drifted up no longer parks the host for good', async () => {
+  it("recounts a host's pages in the window from transit: a count that drifted up no longer parks the host for good", async () => {
     const task = taskOf('politeness: { perHost: { concurrency: 1 } }');
     const idle = queue(task, 0);
     const { run } = await idle.startRun(task, { fresh: true });
-    await idle.enqueueLinks(task, run, [1, 2, 3, 4, 5].map((i) => link(`http://a.test/${i}`)));
+    await idle.enqueueLinks(
+      task,
+      run,
+      [1, 2, 3, 4, 5].map((i) => link(`http://a.test/${i}`)),
+    );
     const fleet = queue(task, 10, 100);
     assert.equal((await fleet.fill(task)).added, 3, 'a.test has its cap (3) in the window');
     // Finished where no page is taken in the same call (no fleet): the window empties.
     for (const j of await fleet.queue.getWaiting(0, -1)) {
-      await idle.completePage(task, run.run, String(j.id), { entry: ['page', '{}'], counters: { done: 1 }, host: null });
+      await idle.completePage(task, run.run, String(j.id), {
+        entry: ['page', '{}'],
+        counters: { done: 1 },
+        host: null,
+      });
       await j.remove();
     }
     assert.equal(await conn.hexists(fleet.keys.frontier.win, 'a.test'), 0, 'its pages finished: none in the window');
     // The count is bumped back to the cap and the host parked, as if its pages' settles were lost but not the rest.
     await conn.hset(fleet.keys.frontier.win, 'a.test', 3);
-    for (const band of await conn.zrange(fleet.keys.frontier.bands, 0, -1)) await conn.zadd(fleet.keys.frontier.ready(band), 'XX', 1e15, 'a.test');
+    for (const band of await conn.zrange(fleet.keys.frontier.bands, 0, -1))
+      await conn.zadd(fleet.keys.frontier.ready(band), 'XX', 1e15, 'a.test');
     assert.equal((await fleet.fill(task)).added, 0, 'parked: it believes its window full');
-    assert.equal((await fleet.fill(task, { reconcile: true })).added, 3, 'recounted: nothing of it is in the window, it gives its cap again');
+    assert.equal(
+      (await fleet.fill(task, { reconcile: true })).added,
+      3,
+      'recounted: nothing of it is in the window, it gives its cap again',
+    );
     assert.equal(await conn.hget(fleet.keys.frontier.win, 'a.test'), '3');
   });
 
@@ -327,7 +464,11 @@ describe('the compact frontier and its window (real Redis)', function () {
     const task = taskOf('politeness: { perHost: { concurrency: 100 } }');
     const idle = queue(task, 0);
     const { run } = await idle.startRun(task, { fresh: true });
-    await idle.enqueueLinks(task, run, [1, 2, 3].map((i) => link(`http://a.test/${i}`)));
+    await idle.enqueueLinks(
+      task,
+      run,
+      [1, 2, 3].map((i) => link(`http://a.test/${i}`)),
+    );
     const fleet = queue(task, 10, 100);
     assert.equal((await fleet.fill(task)).added, 4);
     // Past their leases, with their jobs present: the leases are dropped (the time is the scenario).
@@ -347,7 +488,11 @@ describe('the compact frontier and its window (real Redis)', function () {
     assert.equal(again.data.url, lost.data.url);
     assert.equal(await fleet.isSettled(again), false, 'its page is fetched');
     for (const j of await fleet.queue.getWaiting(0, -1)) {
-      await fleet.completePage(task, run.run, String(j.id), { entry: ['page', '{}'], counters: { done: 1 }, host: null });
+      await fleet.completePage(task, run.run, String(j.id), {
+        entry: ['page', '{}'],
+        counters: { done: 1 },
+        host: null,
+      });
       await j.remove();
     }
     assert.equal(await fleet.tryFinalize(task, run.run), 'won');
@@ -360,11 +505,19 @@ describe('the compact frontier and its window (real Redis)', function () {
     const fleet = queue(task, 5, 100);
     await fleet.fill(task);
     const [job] = await fleet.queue.getWaiting(0, -1);
-    await fleet.completePage(task, run.run, String(job!.id), { entry: ['page', '{}'], counters: { done: 1 }, host: null });
+    await fleet.completePage(task, run.run, String(job!.id), {
+      entry: ['page', '{}'],
+      counters: { done: 1 },
+      host: null,
+    });
     await job!.remove();
     await conn.hincrby(fleet.keys.frontier.meta, 'n', 2);
     await conn.hincrby(fleet.keys.frontier.meta, 'b:5', 2);
-    assert.equal(await fleet.tryFinalize(task, run.run), 'won', 'nothing waits in any band: the count is wrong, not the run');
+    assert.equal(
+      await fleet.tryFinalize(task, run.run),
+      'won',
+      'nothing waits in any band: the count is wrong, not the run',
+    );
     assert.equal(await conn.hget(fleet.keys.frontier.meta, 'n'), '0');
   });
 
@@ -372,12 +525,21 @@ describe('the compact frontier and its window (real Redis)', function () {
     const task = taskOf('politeness: { perHost: { concurrency: 100 } }');
     const idle = queue(task, 0);
     const { run } = await idle.startRun(task, { fresh: true });
-    await idle.enqueueLinks(task, run, Array.from({ length: 60 }, (_, i) => link(`http://h${i % 6}.test/${i}`)));
+    await idle.enqueueLinks(
+      task,
+      run,
+      Array.from({ length: 60 }, (_, i) => link(`http://h${i % 6}.test/${i}`)),
+    );
     const fleet = queue(task, 36);
     assert.equal(fillBatch(36), 3);
     assert.equal((await fleet.fill(task)).added, 36);
     const jobs = await fleet.queue.getWaiting(0, -1);
-    const done = (i: number) => fleet.completePage(task, run.run, String(jobs[i]!.id), { entry: ['page', '{}'], counters: { done: 1 }, host: null });
+    const done = (i: number) =>
+      fleet.completePage(task, run.run, String(jobs[i]!.id), {
+        entry: ['page', '{}'],
+        counters: { done: 1 },
+        host: null,
+      });
     // Each finished job leaves BullMQ as a worker's would (completed), so the window counts only the others.
     const finish = async (i: number) => {
       await done(i);
@@ -385,7 +547,11 @@ describe('the compact frontier and its window (real Redis)', function () {
     };
     await finish(0);
     await finish(1);
-    assert.equal(await fleet.frontierCount(), 25, 'two places free (61 pages, 36 taken): fewer than a batch, nothing taken yet');
+    assert.equal(
+      await fleet.frontierCount(),
+      25,
+      'two places free (61 pages, 36 taken): fewer than a batch, nothing taken yet',
+    );
     await finish(2);
     assert.equal(await fleet.frontierCount(), 22, 'the third frees a batch: three pages taken in that call');
     await finish(3);
@@ -398,7 +564,11 @@ describe('the compact frontier and its window (real Redis)', function () {
     const task = taskOf('politeness: { perHost: { concurrency: 100 } }');
     const idle = queue(task, 0);
     const { run } = await idle.startRun(task, { fresh: true });
-    await idle.enqueueLinks(task, run, Array.from({ length: 30 }, (_, i) => link(`http://h${i % 3}.test/${i}`, { priority: i % 2 ? 5 : null })));
+    await idle.enqueueLinks(
+      task,
+      run,
+      Array.from({ length: 30 }, (_, i) => link(`http://h${i % 3}.test/${i}`, { priority: i % 2 ? 5 : null })),
+    );
     const fleet = queue(task, 4);
     await fleet.fill(task);
     assert.equal(await fleet.frontierCount(), 27);
@@ -408,7 +578,11 @@ describe('the compact frontier and its window (real Redis)', function () {
     // A page of the window finishes with a new link: queued in the same run, as before the drain.
     const [job] = await fleet.queue.getWaiting(0, -1);
     assert.ok(job);
-    const codes = await fleet.finishPage(task, run, String(job.id), [link('http://h9.test/after')], { entry: ['page', '{}'], counters: { done: 1 }, host: null });
+    const codes = await fleet.finishPage(task, run, String(job.id), [link('http://h9.test/after')], {
+      entry: ['page', '{}'],
+      counters: { done: 1 },
+      host: null,
+    });
     assert.deepEqual(codes, ['enqueued']);
     assert.equal(await fleet.isSettled(job), true);
     await job.remove();
@@ -422,8 +596,14 @@ describe('the compact frontier and its window (real Redis)', function () {
     const task = taskOf('');
     const fleet = queue(task, 10);
     const { run } = await fleet.startRun(task, { fresh: true });
-    assert.deepEqual((await fleet.enqueueUrls(task, ['http://a.test/'])).map((r) => r.outcome), ['duplicate']);
-    assert.deepEqual((await fleet.enqueueUrls(task, ['http://a.test/'], { force: true })).map((r) => r.outcome), ['enqueued']);
+    assert.deepEqual(
+      (await fleet.enqueueUrls(task, ['http://a.test/'])).map((r) => r.outcome),
+      ['duplicate'],
+    );
+    assert.deepEqual(
+      (await fleet.enqueueUrls(task, ['http://a.test/'], { force: true })).map((r) => r.outcome),
+      ['enqueued'],
+    );
     const ids = (await fleet.queue.getWaiting(0, -1)).map((j) => String(j.id)).sort();
     const base = `${run.run}.${fingerprintHex('http://a.test/')}`;
     assert.equal(ids.length, 2, ids.join(' '));
@@ -441,7 +621,7 @@ describe('a page that finished before its worker died (real worker process)', fu
   // Issue 35: what a Redis restart with appendfsync everysec can leave, written directly: a host's count of pages in
   // the window far above its cap (so it is parked: "the window is full"), and a job whose place in BullMQ was lost
   // with its hash kept. Nothing would ever take another page of the host; the workers' reconcile heals both.
-  it('finishes a crawl whose window counts drifted and whose job lost its place (a Redis restart\'s lost writes)', async () => {
+  it("finishes a crawl whose window counts drifted and whose job lost its place (a Redis restart's lost writes)", async () => {
     const hits = new Map<string, number>();
     const web = await serveHttp((req, res) => {
       hits.set(req.url ?? '', (hits.get(req.url ?? '') ?? 0) + 1);
@@ -451,11 +631,17 @@ describe('a page that finished before its worker died (real worker process)', fu
     });
     const conn = connectRedis(redis.url);
     try {
-      const task = await writeTask(`name: healed\nstart: [${web.url}/]\nrules:\n  - name: page\n    follow: [{ selector: a, to: page }]\n`);
+      const task = await writeTask(
+        `name: healed\nstart: [${web.url}/]\nrules:\n  - name: page\n    follow: [{ selector: a, to: page }]\n`,
+      );
       const host = new URL(web.url).host;
       const q = new CrawlQueue(conn, task.name, conn, { windowTarget: async () => 6, leaseMs: 100 });
       const { run } = await q.startRun(task, { fresh: true });
-      await q.enqueueLinks(task, run, Array.from({ length: 20 }, (_, i) => link(`${web.url}/p/${i}`)));
+      await q.enqueueLinks(
+        task,
+        run,
+        Array.from({ length: 20 }, (_, i) => link(`${web.url}/p/${i}`)),
+      );
       await q.fill(task);
       await sleep(150); // past the leases, with the jobs present: the time is the scenario
       await q.fill(task);
@@ -464,7 +650,8 @@ describe('a page that finished before its worker died (real worker process)', fu
       const lost = jobs[jobs.length - 1]!;
       await conn.lrem(q.queue.keys.wait!, 0, String(lost.id));
       await conn.hset(q.keys.frontier.win, host, 1000);
-      for (const band of await conn.zrange(q.keys.frontier.bands, 0, -1)) await conn.zadd(q.keys.frontier.ready(band), 'XX', 1e15, host);
+      for (const band of await conn.zrange(q.keys.frontier.bands, 0, -1))
+        await conn.zadd(q.keys.frontier.ready(band), 'XX', 1e15, host);
       await q.close();
       const s = session(task, redis.url, { workers: 1, fresh: false });
       const outcome = await Promise.race([s.run(), sleep(45_000).then(() => 'stalled' as const)]);
@@ -490,14 +677,20 @@ describe('a page that finished before its worker died (real worker process)', fu
     });
     const conn = connectRedis(redis.url);
     try {
-      const task = await writeTask(`name: settled\nstart: [${web.url}/]\nrules:\n  - name: page\n    follow: [{ selector: a, to: page }]\n`);
+      const task = await writeTask(
+        `name: settled\nstart: [${web.url}/]\nrules:\n  - name: page\n    follow: [{ selector: a, to: page }]\n`,
+      );
       const q = new CrawlQueue(conn, task.name, conn, { windowTarget: async () => 5 });
       const { run } = await q.startRun(task, { fresh: true });
       const [job] = await q.queue.getWaiting(0, -1);
       assert.equal(job?.data.url, `${web.url}/`);
       // Its first attempt fetched and finished the page, then its worker died before BullMQ completed the job: a
       // stalled-jobs check moves it back to wait, counting the stall.
-      await q.finishPage(task, run, String(job.id), [], { entry: ['page', JSON.stringify({ url: job.data.url })], counters: { done: 1 }, host: new URL(web.url).host });
+      await q.finishPage(task, run, String(job.id), [], {
+        entry: ['page', JSON.stringify({ url: job.data.url })],
+        counters: { done: 1 },
+        host: new URL(web.url).host,
+      });
       await conn.hset(`${q.keys.bull.job}${job.id}`, 'stc', 1);
       await q.close();
       const s = session(task, redis.url, { workers: 1, fresh: false });

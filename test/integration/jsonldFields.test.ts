@@ -22,7 +22,13 @@ function productPage(p: (typeof PRODUCTS)[number]): string {
     '@context': 'https://schema.org',
     '@graph': [
       { '@type': 'BreadcrumbList', itemListElement: [] },
-      { '@type': 'Product', name: p.name, sku: p.sku, offers: [{ '@type': 'Offer', price: p.price, priceCurrency: 'EUR' }], brand: { '@type': 'Brand', name: 'Acme' } },
+      {
+        '@type': 'Product',
+        name: p.name,
+        sku: p.sku,
+        offers: [{ '@type': 'Offer', price: p.price, priceCurrency: 'EUR' }],
+        brand: { '@type': 'Brand', name: 'Acme' },
+      },
     ],
   };
   // The visible markup says something else (a sale banner): the structured data is what the fields read.
@@ -76,16 +82,29 @@ rules:
     const result = await s.run();
     await s.close();
     assert.equal(result.status.stats!.failed, 0);
-    const items = (await bufferedPages(redis.url, task.name)).flatMap((p) => p.items.map((i) => i.data)).sort((a, b) => String(a.sku).localeCompare(String(b.sku)));
+    const items = (await bufferedPages(redis.url, task.name))
+      .flatMap((p) => p.items.map((i) => i.data))
+      .sort((a, b) => String(a.sku).localeCompare(String(b.sku)));
     assert.deepEqual(
       items,
-      [...PRODUCTS].sort((a, b) => a.sku.localeCompare(b.sku)).map((p) => ({ sku: p.sku, name: p.name, price: String(p.price), currency: 'EUR', brand: 'Acme', heading: `${p.name} — SALE!` })),
+      [...PRODUCTS]
+        .sort((a, b) => a.sku.localeCompare(b.sku))
+        .map((p) => ({
+          sku: p.sku,
+          name: p.name,
+          price: String(p.price),
+          currency: 'EUR',
+          brand: 'Acme',
+          heading: `${p.name} — SALE!`,
+        })),
     );
   });
 
   it('refuses a bad path at validate, with its line and field', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'cs-ld-')), 'bad.crawl.yaml');
-    writeFileSync(file, `name: ld-bad
+    writeFileSync(
+      file,
+      `name: ld-bad
 start: [${url}/]
 rules:
   - name: product
@@ -94,11 +113,16 @@ rules:
         fields:
           price: { jsonld: Product..price }
           name: { jsonld: Product, selector: h1 }
-`);
+`,
+    );
     const r = spawnSync(process.execPath, [resolve('dist/cli.js'), 'validate', file], { encoding: 'utf8' });
     assert.notEqual(r.status, 0);
     const out = r.stdout + r.stderr;
-    assert.match(out, /:8:\d+: error: .*jsonld.*'Product\.\.price' is not a JSON-LD path: an empty part at part 2; write a type and its properties, e\.g\. Product\.offers\.price/, out);
+    assert.match(
+      out,
+      /:8:\d+: error: .*jsonld.*'Product\.\.price' is not a JSON-LD path: an empty part at part 2; write a type and its properties, e\.g\. Product\.offers\.price/,
+      out,
+    );
     assert.match(out, /:9:\d+: error: .*'Product' names a type and no property/, out);
     assert.match(out, /:9:\d+: error: .*'selector' does not go with 'jsonld: Product'/, out);
   });

@@ -23,11 +23,17 @@ const CARDS_AFTER_MS = Math.round(SETTLE_MS / 3);
 const CARDS = 4;
 
 async function serve(): Promise<{ url: string; server: Server }> {
-  const cards = (prefix: string) => Array.from({ length: CARDS }, (_, i) => `<a class="card" href="/p/${prefix}${i}">${prefix}${i}</a>`).join('');
+  const cards = (prefix: string) =>
+    Array.from({ length: CARDS }, (_, i) => `<a class="card" href="/p/${prefix}${i}">${prefix}${i}</a>`).join('');
   const server = createServer((req, res) => {
-    const html = (s: string) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><html><body>${s}</body></html>`);
+    const html = (s: string) =>
+      res
+        .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+        .end(`<!doctype html><html><body>${s}</body></html>`);
     if (req.url === '/late') {
-      return html(`<div id="list"></div><script>addEventListener('load', () => fetch('/cards').then((r) => r.text()).then((h) => { document.getElementById('list').innerHTML = h; }));</script>`);
+      return html(
+        `<div id="list"></div><script>addEventListener('load', () => fetch('/cards').then((r) => r.text()).then((h) => { document.getElementById('list').innerHTML = h; }));</script>`,
+      );
     }
     if (req.url === '/cards') {
       setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end(cards('late')), CARDS_AFTER_MS);
@@ -72,7 +78,13 @@ rules:
     items: [{ type: product, fields: { name: h1 } }]
 `);
     const log: string[] = [];
-    const s = session(task, redis.url, { workers: 1, concurrency: 2, lockDurationMs: 30_000, stalledIntervalMs: 5_000, onWorkerLog: (_pid, line) => log.push(line) });
+    const s = session(task, redis.url, {
+      workers: 1,
+      concurrency: 2,
+      lockDurationMs: 30_000,
+      stalledIntervalMs: 5_000,
+      onWorkerLog: (_pid, line) => log.push(line),
+    });
     let result;
     try {
       result = await s.run();
@@ -91,11 +103,17 @@ rules:
     const summary = summaryLines(result.status, result.durationMs, [], task);
     const warnings = summary.filter((l) => l.includes('warning'));
     assert.equal(warnings.length, 1, summary.join('\n'));
-    assert.match(warnings[0]!, /^ {2}warning: rule late-list: on 1 rendered page links and items arrived after load \(0 matches when read, 4 a moment later\): cards arrived after load.*use waitFor: \{ selector: \.\.\. \} or waitFor: networkidle/);
-    assert.ok(log.some((l) => /\/late \(rule late-list\): 0 link\/item matches when read at load, 4 a moment later/.test(l)), text);
+    assert.match(
+      warnings[0]!,
+      /^ {2}warning: rule late-list: on 1 rendered page links and items arrived after load \(0 matches when read, 4 a moment later\): cards arrived after load.*use waitFor: \{ selector: \.\.\. \} or waitFor: networkidle/,
+    );
+    assert.ok(
+      log.some((l) => /\/late \(rule late-list\): 0 link\/item matches when read at load, 4 a moment later/.test(l)),
+      text,
+    );
   });
 
-  it('the designer\'s preview with Browser on says it in its banner', async () => {
+  it("the designer's preview with Browser on says it in its banner", async () => {
     const task = await writeTask(`name: late-preview
 start: [{ url: "${site.url}/late", rule: late-list }]
 rules:
@@ -105,10 +123,19 @@ rules:
 `);
     const source = new PageSource(mkdtempSync(join(tmpdir(), 'cs-late-preview-')));
     try {
-      const late = await source.load(`${site.url}/late`, task, { refetch: true, browser: { rule: 'late-list', path: undefined } });
+      const late = await source.load(`${site.url}/late`, task, {
+        refetch: true,
+        browser: { rule: 'late-list', path: undefined },
+      });
       assert.equal(late.meta.warnings?.length, 1, JSON.stringify(late.meta));
-      assert.match(late.meta.warnings[0]!, /\(rule late-list\): 0 link\/item matches when read at load, 4 a moment later: content arrives after load; use waitFor/);
-      const early = await source.load(`${site.url}/early`, task, { refetch: true, browser: { rule: 'late-list', path: undefined } });
+      assert.match(
+        late.meta.warnings[0]!,
+        /\(rule late-list\): 0 link\/item matches when read at load, 4 a moment later: content arrives after load; use waitFor/,
+      );
+      const early = await source.load(`${site.url}/early`, task, {
+        refetch: true,
+        browser: { rule: 'late-list', path: undefined },
+      });
       assert.equal(early.meta.warnings, undefined);
     } finally {
       await closePreviewBrowser();

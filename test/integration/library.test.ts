@@ -58,7 +58,12 @@ describe('library: runCrawl and loadTask (issue 21, item 8)', function () {
     (broken.rules[1]!.items![0]!.fields as Record<string, unknown>).url = { page: 'uri' };
     await assert.rejects(lib.loadTask(broken, { dir }), (err: unknown) => {
       assert.ok(err instanceof lib.TaskFileError);
-      assert.deepEqual(err.diagnostics.map((d) => `${d.path}: ${d.message}`), ["rules[1].items[0].fields.url.page: must be one of 'url', 'finalUrl', 'status', 'fetchedAt', 'rule', not 'uri'"]);
+      assert.deepEqual(
+        err.diagnostics.map((d) => `${d.path}: ${d.message}`),
+        [
+          "rules[1].items[0].fields.url.page: must be one of 'url', 'finalUrl', 'status', 'fetchedAt', 'rule', not 'uri'",
+        ],
+      );
       return true;
     });
     assert.ok(!existsSync(join(dir, 'libobject.crawl.yaml')), 'an invalid task writes nothing');
@@ -73,13 +78,19 @@ describe('library: runCrawl and loadTask (issue 21, item 8)', function () {
 
     // A task file of the same name that a person wrote is never overwritten.
     writeFileSync(join(dir, 'mine.crawl.yaml'), 'name: mine\n');
-    await assert.rejects(lib.runCrawl({ ...definition, name: 'mine' }, { redis: redis.url, workers: 1, dir }).done, /mine\.crawl\.yaml exists and was not written by runCrawl\(\)/);
+    await assert.rejects(
+      lib.runCrawl({ ...definition, name: 'mine' }, { redis: redis.url, workers: 1, dir }).done,
+      /mine\.crawl\.yaml exists and was not written by runCrawl\(\)/,
+    );
     assert.equal(readFileSync(join(dir, 'mine.crawl.yaml'), 'utf8'), 'name: mine\n');
   });
 
   it('an AbortSignal stops the crawl gracefully, and the next runCrawl resumes its run', async () => {
     // One page at a time, 200 ms apart (3 s or more for the site): the abort comes long before the crawl could end.
-    const task = await lib.loadTask((await writeTask(bookTask(site.url, 'libabort', 'politeness: { perHost: { concurrency: 1, delay: 200ms } }'))).file);
+    const task = await lib.loadTask(
+      (await writeTask(bookTask(site.url, 'libabort', 'politeness: { perHost: { concurrency: 1, delay: 200ms } }')))
+        .file,
+    );
     const ac = new AbortController();
     const first = lib.runCrawl(task, { redis: redis.url, workers: 1, concurrency: 1, signal: ac.signal });
     first.on('item', () => ac.abort());
@@ -95,11 +106,15 @@ describe('library: runCrawl and loadTask (issue 21, item 8)', function () {
     assert.deepEqual(second.stored.rows, [{ type: 'book', count: BOOKS }]);
 
     // A signal aborted before the start runs nothing.
-    await assert.rejects(lib.runCrawl(task, { redis: redis.url, signal: AbortSignal.abort() }).done, { name: 'AbortError' });
+    await assert.rejects(lib.runCrawl(task, { redis: redis.url, signal: AbortSignal.abort() }).done, {
+      name: 'AbortError',
+    });
   });
 
   it('a listener that throws stops the crawl, and `done` rejects with its error', async () => {
-    const task = await writeTask(bookTask(site.url, 'libthrow', 'politeness: { perHost: { concurrency: 1, delay: 50ms } }'));
+    const task = await writeTask(
+      bookTask(site.url, 'libthrow', 'politeness: { perHost: { concurrency: 1, delay: 50ms } }'),
+    );
     const crawl = lib.runCrawl(task.file, { redis: redis.url, workers: 1, concurrency: 1 });
     crawl.on('item', () => {
       throw new Error('the pipeline broke');

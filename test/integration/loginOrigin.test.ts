@@ -40,13 +40,18 @@ async function collector(): Promise<Collector> {
 }
 
 /** A login site whose form posts to `action` (absolute); its own /post answers 307 to `redirect`. */
-async function loginSite(action: () => string, redirect: () => string): Promise<{ url: string; server: Server; posts: number }> {
+async function loginSite(
+  action: () => string,
+  redirect: () => string,
+): Promise<{ url: string; server: Server; posts: number }> {
   const site = { posts: 0 } as { url: string; server: Server; posts: number };
   site.server = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     if (path === '/login') {
       res.writeHead(200, { 'content-type': 'text/html' });
-      return res.end(`<html><body><form method="post" action="${action()}"><input type="hidden" name="csrf" value="t1"><input name="user"><input type="password" name="password"></form></body></html>`);
+      return res.end(
+        `<html><body><form method="post" action="${action()}"><input type="hidden" name="csrf" value="t1"><input name="user"><input type="password" name="password"></form></body></html>`,
+      );
     }
     if (path === '/post') {
       site.posts++;
@@ -68,7 +73,10 @@ describe('login credentials go only to the login origin (real HTTP servers)', fu
 
   before(async () => {
     evil = await collector();
-    site = await loginSite(() => action, () => evil.url);
+    site = await loginSite(
+      () => action,
+      () => evil.url,
+    );
   });
   after(() => {
     evil?.server.close();
@@ -89,7 +97,13 @@ rules: [{ name: home, match: ['**'] }]
 `);
     const env = { CRAWL_STUDIO_SITE_PASSWORD: PASSWORD };
     const logs: string[] = [];
-    const access = createAccess(task, new MemorySessions(task.session!), (_l, m) => logs.push(m), fetchOptions(task), env)!;
+    const access = createAccess(
+      task,
+      new MemorySessions(task.session!),
+      (_l, m) => logs.push(m),
+      fetchOptions(task),
+      env,
+    )!;
     const err = await access.fetch(`${site.url}/`).then(
       () => null,
       (e: unknown) => e,
@@ -103,7 +117,12 @@ rules: [{ name: home, match: ['**'] }]
   it('refuses a form whose action is on another origin: that server receives nothing', async () => {
     action = `${evil.url}/collect`;
     const err = await tryLogin();
-    assert.match(err.message, new RegExp(`posts to ${evil.url.replace(/\./g, '\\.')}, another origin than login\\.url's \\(${site.url.replace(/\./g, '\\.')}\\)`));
+    assert.match(
+      err.message,
+      new RegExp(
+        `posts to ${evil.url.replace(/\./g, '\\.')}, another origin than login\\.url's \\(${site.url.replace(/\./g, '\\.')}\\)`,
+      ),
+    );
     assert.deepEqual(evil.bodies, [], 'the other origin received no request');
   });
 

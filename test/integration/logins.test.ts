@@ -42,7 +42,15 @@ interface LoginSite {
 async function loginSite(): Promise<LoginSite> {
   const csrf = new Map<string, string>(); // sid -> token
   const auth = new Map<string, number>(); // auth cookie -> pages served
-  const site = { url: '', logins: 0, failedLogins: 0, direct: [] as string[], unauthorised: 0, blocks: 0, sitemaps: 0 } as LoginSite;
+  const site = {
+    url: '',
+    logins: 0,
+    failedLogins: 0,
+    direct: [] as string[],
+    unauthorised: 0,
+    blocks: 0,
+    sitemaps: 0,
+  } as LoginSite;
   const page = (res: ServerResponse, status: number, html: string, headers: Record<string, string | string[]> = {}) => {
     res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', ...headers });
     res.end(`<!doctype html><html><body>${html}</body></html>`);
@@ -60,13 +68,24 @@ async function loginSite(): Promise<LoginSite> {
           csrf.set(sid, randomBytes(8).toString('hex'));
           headers['set-cookie'] = `sid=${sid}; Path=/; HttpOnly`;
         }
-        return page(res, 200, `<form method="post" action="/login"><input type="hidden" name="csrf" value="${csrf.get(sid)}">` +
-          `<input name="user"><input type="password" name="password"><input type="checkbox" name="remember"><button type="submit" name="go">Log in</button></form>`, headers);
+        return page(
+          res,
+          200,
+          `<form method="post" action="/login"><input type="hidden" name="csrf" value="${csrf.get(sid)}">` +
+            `<input name="user"><input type="password" name="password"><input type="checkbox" name="remember"><button type="submit" name="go">Log in</button></form>`,
+          headers,
+        );
       }
       if (path === '/login' && req.method === 'POST') {
         const form = new URLSearchParams(await body(req));
         const sid = cookies.get('sid');
-        const ok = sid !== undefined && csrf.get(sid) === form.get('csrf') && form.get('user') === USER && form.get('password') === PASSWORD && !form.has('go') && !form.has('remember');
+        const ok =
+          sid !== undefined &&
+          csrf.get(sid) === form.get('csrf') &&
+          form.get('user') === USER &&
+          form.get('password') === PASSWORD &&
+          !form.has('go') &&
+          !form.has('remember');
         if (!ok) {
           site.failedLogins++;
           return page(res, 403, 'bad login');
@@ -86,10 +105,17 @@ async function loginSite(): Promise<LoginSite> {
       if (path === '/sitemap.xml') {
         site.sitemaps++;
         res.writeHead(200, { 'content-type': 'application/xml' });
-        return res.end(`<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${[1, 2, 3].map((i) => `<url><loc>${site.url}/item/${i}</loc></url>`).join('')}</urlset>`);
+        return res.end(
+          `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${[1, 2, 3].map((i) => `<url><loc>${site.url}/item/${i}</loc></url>`).join('')}</urlset>`,
+        );
       }
       if (path === '/') {
-        return page(res, 200, `<a class="logout" href="/logout">log out</a>` + Array.from({ length: ITEMS }, (_, i) => `<a class="item" href="/item/${i + 1}">${i + 1}</a>`).join(''));
+        return page(
+          res,
+          200,
+          `<a class="logout" href="/logout">log out</a>` +
+            Array.from({ length: ITEMS }, (_, i) => `<a class="item" href="/item/${i + 1}">${i + 1}</a>`).join(''),
+        );
       }
       const m = /^\/item\/(\d+)$/.exec(path);
       if (!m) return page(res, 404, 'no such page');
@@ -175,7 +201,12 @@ rules:
 `);
     const logs: string[] = [];
     const cmdlines = new Map<number, string>();
-    const s = session(task, redis.url, { workers: 2, concurrency: 2, secretEnv, onWorkerLog: (pid, line) => logs.push(`${pid}: ${line}`) });
+    const s = session(task, redis.url, {
+      workers: 2,
+      concurrency: 2,
+      secretEnv,
+      onWorkerLog: (pid, line) => logs.push(`${pid}: ${line}`),
+    });
     let running = true;
     const watch = (async () => {
       while (running) {
@@ -203,17 +234,30 @@ rules:
     assert.equal(stats.problems, 0, 'no page was read logged out (a login form taken for an item page)');
     assert.equal(site.failedLogins, 0, 'every login sent the CSRF token, the session cookie and the credentials');
     assert.ok(site.blocks > 0, 'the site blocked some sessions (the case under test)');
-    assert.ok(site.logins > 2, `blocked sessions were replaced and logged in again: ${site.logins} logins for a pool of 2`);
-    assert.ok(site.logins <= 2 + site.blocks, `a login per new session, no loop: ${site.logins} logins, ${site.blocks} blocks`);
+    assert.ok(
+      site.logins > 2,
+      `blocked sessions were replaced and logged in again: ${site.logins} logins for a pool of 2`,
+    );
+    assert.ok(
+      site.logins <= 2 + site.blocks,
+      `a login per new session, no loop: ${site.logins} logins, ${site.blocks} blocks`,
+    );
     assert.deepEqual(site.direct, [], 'every request to the site went through the proxy');
-    assert.ok(proxy.forwarded.some((u) => u.endsWith('/robots.txt')), 'robots.txt too');
+    assert.ok(
+      proxy.forwarded.some((u) => u.endsWith('/robots.txt')),
+      'robots.txt too',
+    );
     assert.equal(proxy.refused, 0, 'the proxy got its credentials on every request');
-    assert.ok(proxy.forwarded.length >= ITEMS + 1 + 2 * site.logins, `the proxy forwarded ${proxy.forwarded.length} requests`);
+    assert.ok(
+      proxy.forwarded.length >= ITEMS + 1 + 2 * site.logins,
+      `the proxy forwarded ${proxy.forwarded.length} requests`,
+    );
     assert.ok(cmdlines.size >= 2, `the worker processes were seen: ${[...cmdlines.values()].join('\n')}`);
     for (const secret of [PASSWORD, PROXY_PASSWORD]) {
       assert.ok(!dump.includes(secret), 'no credential in Redis (job data, sessions, streams)');
       assert.ok(!log.includes(secret), `no credential in the workers' logs:\n${log}`);
-      for (const [pid, line] of cmdlines) assert.ok(!line.includes(secret), `process ${pid}'s command line holds a credential`);
+      for (const [pid, line] of cmdlines)
+        assert.ok(!line.includes(secret), `process ${pid}'s command line holds a credential`);
       assert.ok(!JSON.stringify(stats).includes(secret), 'no credential in the run numbers');
     }
     assert.match(dump, /#session:\d/, 'the sessions are kept in Redis');
@@ -250,7 +294,11 @@ rules:
     assert.deepEqual(stats.failures, {}, logs.join('\n'));
     assert.equal(stats.sitemaps, 1);
     assert.equal(stats.items, 3, `the sitemap's pages were crawled: ${JSON.stringify(stats)}\n${logs.join('\n')}`);
-    assert.equal(site.sitemaps - before.sitemaps, 1, 'the sitemap was served to a logged-in session (not sent to /login)');
+    assert.equal(
+      site.sitemaps - before.sitemaps,
+      1,
+      'the sitemap was served to a logged-in session (not sent to /login)',
+    );
     assert.equal(site.unauthorised, before.unauthorised, 'no request without the session cookie');
     assert.deepEqual(site.direct.slice(before.direct), [], 'the sitemap and its pages went through the proxy');
   });
@@ -291,12 +339,18 @@ rules: [{ name: page }]
     assert.equal(site.logins, before.logins);
     const reported = logs.filter((l) => / error login to .* failed: HTTP 403 \(session \d\)/.test(l));
     assert.equal(reported.length, attempts, `each failed login said once, with its status:\n${log}`);
-    assert.ok(logs.some((l) => l.includes(`proxy http://127.0.0.1:${dead}`) && /another proxy/.test(l)), `the refusing proxy was named:\n${log}`);
+    assert.ok(
+      logs.some((l) => l.includes(`proxy http://127.0.0.1:${dead}`) && /another proxy/.test(l)),
+      `the refusing proxy was named:\n${log}`,
+    );
     assert.ok(!log.includes(PROXY_PASSWORD) && !log.includes('wrong-password-x'), `no credential in the logs:\n${log}`);
   });
 
   it('fails a page at once when its proxy refuses the credentials (407), naming the proxy and not the credentials', async () => {
-    Object.assign(process.env, { CRAWL_STUDIO_PROXY_USER: PROXY_USER, CRAWL_STUDIO_PROXY_PASSWORD: 'wrong-proxy-pw-3' });
+    Object.assign(process.env, {
+      CRAWL_STUDIO_PROXY_USER: PROXY_USER,
+      CRAWL_STUDIO_PROXY_PASSWORD: 'wrong-proxy-pw-3',
+    });
     const refused = proxy.refused;
     const task = await writeTask(`name: proxy-407
 start: [${site.url}/item/1, ${site.url}/item/2, ${site.url}/item/3]
@@ -311,11 +365,21 @@ rules: [{ name: page }]
     await s.close();
     const log = logs.join('\n');
     const stats = result.status.stats!;
-    assert.deepEqual(stats.failures, { 'proxy-auth': 3 }, `every page failed as proxy-auth: ${JSON.stringify(stats)}\n${log}`);
+    assert.deepEqual(
+      stats.failures,
+      { 'proxy-auth': 3 },
+      `every page failed as proxy-auth: ${JSON.stringify(stats)}\n${log}`,
+    );
     assert.equal(proxy.refused - refused, 3, 'one request a page: a 407 is not retried as if it were transient');
     assert.ok(!logs.some((l) => /will retry/.test(l)), log);
-    assert.ok(logs.some((l) => l.includes(`proxy http://127.0.0.1:${proxy.port} refused its credentials (HTTP 407)`)), `the proxy named:\n${log}`);
-    assert.ok(!log.includes('wrong-proxy-pw-3') && !log.includes(PROXY_USER + ':'), `no credential in the logs:\n${log}`);
+    assert.ok(
+      logs.some((l) => l.includes(`proxy http://127.0.0.1:${proxy.port} refused its credentials (HTTP 407)`)),
+      `the proxy named:\n${log}`,
+    );
+    assert.ok(
+      !log.includes('wrong-proxy-pw-3') && !log.includes(PROXY_USER + ':'),
+      `no credential in the logs:\n${log}`,
+    );
   });
 
   it("logs in afresh in a new run: the previous run's logged-in session is not reused, so changed credentials are tried", async () => {
@@ -334,7 +398,12 @@ rules:
     const crawl = async (password: string) => {
       const task = await writeTask(yaml);
       const logs: string[] = [];
-      const s = session(task, redis.url, { workers: 1, concurrency: 1, secretEnv: { CRAWL_STUDIO_SITE_USER: USER, CRAWL_STUDIO_SITE_PASSWORD: password }, onWorkerLog: (_pid, line) => logs.push(line) });
+      const s = session(task, redis.url, {
+        workers: 1,
+        concurrency: 1,
+        secretEnv: { CRAWL_STUDIO_SITE_USER: USER, CRAWL_STUDIO_SITE_PASSWORD: password },
+        onWorkerLog: (_pid, line) => logs.push(line),
+      });
       const result = await s.run();
       await s.close();
       return { stats: result.status.stats!, log: logs.join('\n') };
@@ -348,16 +417,34 @@ rules:
     assert.equal(site.logins - before.logins, 1);
     const second = await crawl('changed-and-wrong-7');
     assert.equal(site.failedLogins - before.failed, 1, `the new run tried its own credentials:\n${second.log}`);
-    assert.deepEqual(second.stats.failures, { login: 1 }, `a wrong password fails, though the last run's session was logged in:\n${second.log}`);
+    assert.deepEqual(
+      second.stats.failures,
+      { login: 1 },
+      `a wrong password fails, though the last run's session was logged in:\n${second.log}`,
+    );
   });
 
   it('checks the target, not the proxy, against private addresses', async () => {
     const forwarded = proxy.forwarded.length;
     const url = `http://${PROXY_USER}:${PROXY_PASSWORD}@127.0.0.1:${proxy.port}`;
-    const opts = { timeoutMs: 5_000, maxBytes: 1e6, maxRedirects: 2, headers: {}, userAgent: 'test', privateAllowed: [] as string[], proxy: url };
-    await assert.rejects(fetchPage(`${site.url}/login`, opts), (err: unknown) => err instanceof FetchFailure && err.cause_ === 'blocked');
+    const opts = {
+      timeoutMs: 5_000,
+      maxBytes: 1e6,
+      maxRedirects: 2,
+      headers: {},
+      userAgent: 'test',
+      privateAllowed: [] as string[],
+      proxy: url,
+    };
     await assert.rejects(
-      fetchPage('http://localhost.test-private.invalid/', { ...opts, resolver: async () => [{ address: '10.1.2.3', family: 4 }] }),
+      fetchPage(`${site.url}/login`, opts),
+      (err: unknown) => err instanceof FetchFailure && err.cause_ === 'blocked',
+    );
+    await assert.rejects(
+      fetchPage('http://localhost.test-private.invalid/', {
+        ...opts,
+        resolver: async () => [{ address: '10.1.2.3', family: 4 }],
+      }),
       (err: unknown) => err instanceof FetchFailure && err.cause_ === 'blocked',
     );
     assert.equal(proxy.forwarded.length, forwarded, 'nothing was sent to the proxy');
@@ -369,7 +456,10 @@ rules:
     // speaks plain HTTP, which is enough to see the tunnel was asked for and granted).
     const refused = proxy.refused;
     const host = new URL(site.url).host;
-    await assert.rejects(fetchPage(`https://${host}/login`, { ...opts, privateAllowed: [host] }), (e: unknown) => e instanceof FetchFailure && !/connect is not a function/.test(e.message));
+    await assert.rejects(
+      fetchPage(`https://${host}/login`, { ...opts, privateAllowed: [host] }),
+      (e: unknown) => e instanceof FetchFailure && !/connect is not a function/.test(e.message),
+    );
     assert.deepEqual(proxy.forwarded.slice(forwarded + 1), [`CONNECT ${host}`]);
     assert.equal(proxy.refused, refused, 'the tunnel was authorised');
   });

@@ -19,14 +19,35 @@ describe('metric history: the newest samples only', function () {
     await server?.stop();
   });
 
-  const sample = (t: number) => JSON.stringify({ t, done: t, failed: 0, skipped: 0, items: 0, enqueued: 0, bytes: 0, waiting: 0, active: 0, delayed: 0 });
+  const sample = (t: number) =>
+    JSON.stringify({
+      t,
+      done: t,
+      failed: 0,
+      skipped: 0,
+      items: 0,
+      enqueued: 0,
+      bytes: 0,
+      waiting: 0,
+      active: 0,
+      delayed: 0,
+    });
 
   it('reads the last N fine samples, or everything when the fine tier holds fewer', async () => {
     const mk = metricsKeys('hist', 'r1');
     await redis.rpush(mk.tier(TIERS[1]!.name), sample(1), sample(2));
     await redis.rpush(mk.tier(TIERS[0]!.name), ...[10, 11, 12, 13, 14].map(sample));
-    assert.deepEqual((await readHistory(redis, 'hist', 'r1', 3)).map((s) => s.t), [12, 13, 14]);
-    assert.deepEqual((await readHistory(redis, 'hist', 'r1', 9)).map((s) => s.t), [1, 2, 10, 11, 12, 13, 14]);
-    assert.deepEqual((await readHistory(redis, 'hist', 'r1')).map((s) => s.t), [1, 2, 10, 11, 12, 13, 14]);
+    assert.deepEqual(
+      (await readHistory(redis, 'hist', 'r1', 3)).map((s) => s.t),
+      [12, 13, 14],
+    );
+    assert.deepEqual(
+      (await readHistory(redis, 'hist', 'r1', 9)).map((s) => s.t),
+      [1, 2, 10, 11, 12, 13, 14],
+    );
+    assert.deepEqual(
+      (await readHistory(redis, 'hist', 'r1')).map((s) => s.t),
+      [1, 2, 10, 11, 12, 13, 14],
+    );
   });
 });

@@ -25,7 +25,14 @@ const CLI = resolve('dist/cli.js');
 const SHOTS = resolve('test-artifacts/monitor');
 const TOKEN = 'monitor-test-token-0123456789';
 const PAGES = 8;
-const BROWSER_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const BROWSER_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 function site(): Promise<HttpServer> {
   return serveHttp((req, res) => {
@@ -35,7 +42,9 @@ function site(): Promise<HttpServer> {
       const i = Number(slow[1]);
       setTimeout(() => {
         res.setHeader('content-type', 'text/html');
-        res.end(`<h1>slow ${i}</h1>${Array.from({ length: 4 }, (_, j) => `<a href="/slow/${i * 4 + j + 1}">next</a>`).join('')}`);
+        res.end(
+          `<h1>slow ${i}</h1>${Array.from({ length: 4 }, (_, j) => `<a href="/slow/${i * 4 + j + 1}">next</a>`).join('')}`,
+        );
       }, 1_500);
       return;
     }
@@ -44,7 +53,10 @@ function site(): Promise<HttpServer> {
       return res.end('gone');
     }
     res.setHeader('content-type', 'text/html');
-    if (req.url === '/') res.end(`<h1>home</h1>${Array.from({ length: PAGES }, (_, i) => `<a href="/p${i}">p${i}</a>`).join('')}<a href="/missing">missing</a>`);
+    if (req.url === '/')
+      res.end(
+        `<h1>home</h1>${Array.from({ length: PAGES }, (_, i) => `<a href="/p${i}">p${i}</a>`).join('')}<a href="/missing">missing</a>`,
+      );
     else res.end(`<h1>page ${req.url}</h1><a href="/">home</a>`);
   });
 }
@@ -60,7 +72,6 @@ function getWithHost(url: string, host: string): Promise<number> {
     req.end();
   });
 }
-
 
 describe('crawl-studio monitor: the web page, the API and /metrics of a real crawl (issue 31)', function () {
   this.timeout(600_000);
@@ -79,13 +90,19 @@ describe('crawl-studio monitor: the web page, the API and /metrics of a real cra
   const children: ChildProcess[] = [];
 
   const cli = async (...args: string[]) => (await exec(process.execPath, [CLI, ...args], { timeout: 120_000 })).stdout;
-  const statusJson = async () => JSON.parse(await cli('status', taskFile, '--json', '--redis', redis.url)) as CrawlStatus;
+  const statusJson = async () =>
+    JSON.parse(await cli('status', taskFile, '--json', '--redis', redis.url)) as CrawlStatus;
   const api = async <T>(path: string) => {
     const r = await fetch(`${monitorUrl}${path}`);
     assert.equal(r.status, 200, `${path}: ${r.status}`);
     return (await r.json()) as T;
   };
-  const post = (path: string, headers: Record<string, string> = {}, body: unknown = {}) => fetch(`${monitorUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const post = (path: string, headers: Record<string, string> = {}, body: unknown = {}) =>
+    fetch(`${monitorUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
   const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 
   before(async function () {
@@ -119,10 +136,17 @@ rules:
 
     const port = await freePort();
     monitorUrl = `http://127.0.0.1:${port}`;
-    monitor = spawn(process.execPath, [CLI, 'monitor', '--redis', redis.url, '--port', String(port), '--bind', '127.0.0.1'], { env: { ...process.env, CRAWL_STUDIO_MONITOR_TOKEN: TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
+    monitor = spawn(
+      process.execPath,
+      [CLI, 'monitor', '--redis', redis.url, '--port', String(port), '--bind', '127.0.0.1'],
+      { env: { ...process.env, CRAWL_STUDIO_MONITOR_TOKEN: TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     children.push(monitor);
     monitor.stderr!.on('data', (d: Buffer) => (monitorStderr += d.toString()));
-    await until('the monitor to answer /healthcheck', async () => (await fetch(`${monitorUrl}/healthcheck`)).status === 200);
+    await until(
+      'the monitor to answer /healthcheck',
+      async () => (await fetch(`${monitorUrl}/healthcheck`)).status === 200,
+    );
     browser = await chromium.launch({ executablePath: chromiumPath, args: BROWSER_ARGS });
     page = await browser.newPage({ viewport: { width: 1280, height: 1400 } });
   });
@@ -143,7 +167,10 @@ rules:
     assert.deepEqual(detail.status.counts, status.counts);
     assert.deepEqual(detail.status.run, status.run);
     const list = await api<{ tasks: { status: CrawlStatus }[] }>('/api/tasks');
-    assert.deepEqual(list.tasks.map((t) => t.status.stats), [status.stats]);
+    assert.deepEqual(
+      list.tasks.map((t) => t.status.stats),
+      [status.stats],
+    );
 
     await page.goto(`${monitorUrl}/#task=mon`);
     const figure = (name: string) => page.locator(`#task .card [data-figure="${name}"]`);
@@ -152,7 +179,10 @@ rules:
     assert.equal(await figure('failed').textContent(), String(status.stats!.failed));
     assert.equal(await figure('items').textContent(), String(status.stats!.items));
     assert.equal(await figure('enqueued').textContent(), String(status.stats!.enqueued));
-    assert.equal(await page.locator('#tasks tr[data-task="mon"] [data-figure="done"]').textContent(), String(status.stats!.done));
+    assert.equal(
+      await page.locator('#tasks tr[data-task="mon"] [data-figure="done"]').textContent(),
+      String(status.stats!.done),
+    );
     assert.equal(await page.locator('#tasks tr[data-task="mon"] [data-figure="state"]').textContent(), 'finished');
     await shot('1-finished-crawl');
   });
@@ -166,7 +196,11 @@ rules:
     assert.deepEqual(detail.stored.rows, [{ type: 'page', count: Number(m[1]) }]);
     assert.equal(detail.stored.run, detail.status.run!.run);
     assert.equal(detail.stored.recent.length, Math.min(10, Number(m[1])));
-    assert.ok(detail.stored.recent.every((i, k) => i.type === 'page' && (k === 0 || i.fetchedAt <= detail.stored.recent[k - 1]!.fetchedAt)));
+    assert.ok(
+      detail.stored.recent.every(
+        (i, k) => i.type === 'page' && (k === 0 || i.fetchedAt <= detail.stored.recent[k - 1]!.fetchedAt),
+      ),
+    );
     await page.locator('#task .card [data-figure="stored"]').filter({ hasText: m[1]! }).waitFor();
     assert.equal(await page.locator('#stored tbody tr').count(), detail.stored.recent.length);
     assert.ok(((await page.locator('#stored').textContent()) ?? '').includes(detail.stored.recent[0]!.key));
@@ -174,9 +208,18 @@ rules:
     const c = detail.stored.changes!;
     assert.deepEqual([c.added, c.changed, c.removed], changedFigures);
     assert.ok(changedFigures[0]! > 0, 'the first run added every item');
-    assert.equal(await page.locator('#task .card [data-figure="items-added"]').textContent(), String(changedFigures[0]));
-    assert.equal(await page.locator('#task .card [data-figure="items-removed"]').textContent(), String(changedFigures[2]));
-    assert.equal(await page.locator(`#changes tr[data-run="${c.run}"] [data-figure="added"]`).textContent(), String(changedFigures[0]));
+    assert.equal(
+      await page.locator('#task .card [data-figure="items-added"]').textContent(),
+      String(changedFigures[0]),
+    );
+    assert.equal(
+      await page.locator('#task .card [data-figure="items-removed"]').textContent(),
+      String(changedFigures[2]),
+    );
+    assert.equal(
+      await page.locator(`#changes tr[data-run="${c.run}"] [data-figure="added"]`).textContent(),
+      String(changedFigures[0]),
+    );
   });
 
   it('shows the screenshots a run kept of its rendered pages, each served as its JPEG', async () => {
@@ -188,20 +231,34 @@ rules:
     await shotPage.close();
     const r = connectRedis(redis.url);
     try {
-      await keepScreenshot(r, 'mon', run, { url: `${web.url}/hung`, finalUrl: `${web.url}/hung`, at: Date.now(), why: 'rendering timed out after 5 s' }, jpeg);
+      await keepScreenshot(
+        r,
+        'mon',
+        run,
+        { url: `${web.url}/hung`, finalUrl: `${web.url}/hung`, at: Date.now(), why: 'rendering timed out after 5 s' },
+        jpeg,
+      );
     } finally {
       r.disconnect();
     }
     const fig = page.locator(`#screenshots figure[data-url="${web.url}/hung"]`);
     await fig.waitFor({ timeout: 30_000 });
     assert.match((await fig.textContent()) ?? '', /rendering timed out/);
-    await page.waitForFunction((sel) => ((document.querySelector(sel) as HTMLImageElement | null)?.naturalWidth ?? 0) > 0, `#screenshots figure[data-url="${web.url}/hung"] img`, { timeout: 30_000 });
+    await page.waitForFunction(
+      (sel) => ((document.querySelector(sel) as HTMLImageElement | null)?.naturalWidth ?? 0) > 0,
+      `#screenshots figure[data-url="${web.url}/hung"] img`,
+      { timeout: 30_000 },
+    );
     const src = await fig.locator('img').getAttribute('src');
     const res = await fetch(`${monitorUrl}${src}`);
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'image/jpeg');
     assert.deepEqual(Buffer.from(await res.arrayBuffer()), jpeg);
-    assert.equal((await fetch(`${monitorUrl}/api/tasks/mon/screenshot?run=${run}&url=${encodeURIComponent(`${web.url}/none`)}`)).status, 404);
+    assert.equal(
+      (await fetch(`${monitorUrl}/api/tasks/mon/screenshot?run=${run}&url=${encodeURIComponent(`${web.url}/none`)}`))
+        .status,
+      404,
+    );
     await shot('1b-screenshots-and-items');
   });
 
@@ -217,13 +274,23 @@ rules:
   it('marks a worker killed with SIGKILL gone', async () => {
     const worker = spawn(process.execPath, [CLI, 'worker', taskFile, '--redis', redis.url], { stdio: 'ignore' });
     children.push(worker);
-    const id = await until('the worker to beat', async () => (await api<{ workers: { id: string; pid: number }[] }>('/api/workers')).workers.find((w) => w.pid === worker.pid)?.id);
+    const id = await until(
+      'the worker to beat',
+      async () =>
+        (await api<{ workers: { id: string; pid: number }[] }>('/api/workers')).workers.find(
+          (w) => w.pid === worker.pid,
+        )?.id,
+    );
     const row = page.locator(`#workers tr[data-worker="${id}"]`);
     await row.waitFor();
     assert.equal(await row.locator('[data-figure="worker-state"]').textContent(), 'live');
     worker.kill('SIGKILL');
     // Its heartbeat stays in Redis; silent for three beats it is shown as gone (the dashboard's rule).
-    await page.waitForFunction((sel) => /^gone/.test(document.querySelector(sel)?.textContent ?? ''), `#workers tr[data-worker="${id}"] [data-figure="worker-state"]`, { timeout: 90_000, polling: 500 });
+    await page.waitForFunction(
+      (sel) => /^gone/.test(document.querySelector(sel)?.textContent ?? ''),
+      `#workers tr[data-worker="${id}"] [data-figure="worker-state"]`,
+      { timeout: 90_000, polling: 500 },
+    );
     await shot('2-worker-gone');
   });
 
@@ -242,8 +309,14 @@ rules:
     await page.locator('#message.error').filter({ hasText: '403' }).waitFor();
     // Straight at the API: no token, a wrong one, a wrong scheme.
     assert.equal((await post('/api/tasks/mon/retry', {}, { reason: 'http-404' })).status, 403);
-    assert.equal((await post('/api/tasks/mon/retry', { 'x-crawl-studio-token': `${TOKEN}x` }, { reason: 'http-404' })).status, 403);
-    assert.equal((await post('/api/tasks/mon/retry', { authorization: `Basic ${TOKEN}` }, { reason: 'http-404' })).status, 403);
+    assert.equal(
+      (await post('/api/tasks/mon/retry', { 'x-crawl-studio-token': `${TOKEN}x` }, { reason: 'http-404' })).status,
+      403,
+    );
+    assert.equal(
+      (await post('/api/tasks/mon/retry', { authorization: `Basic ${TOKEN}` }, { reason: 'http-404' })).status,
+      403,
+    );
     assert.equal((await post('/api/tasks/mon/pause')).status, 403);
     const after = await statusJson();
     assert.deepEqual(after.stats, before.stats);
@@ -260,10 +333,18 @@ rules:
     await page.locator('#message:not(.error)').filter({ hasText: 'back in the queue' }).waitFor();
     const after = await statusJson();
     assert.equal(after.stats!.failed, before.stats!.failed - 1);
-    assert.equal(after.counts.waiting + after.counts.prioritized + after.counts.frontier, 1, JSON.stringify(after.counts));
+    assert.equal(
+      after.counts.waiting + after.counts.prioritized + after.counts.frontier,
+      1,
+      JSON.stringify(after.counts),
+    );
     assert.equal(after.run!.state, 'running', 'a retried page reopens the run');
     // The page follows within a poll.
-    await page.waitForFunction((want) => document.querySelector('#task .card [data-figure="waiting"]')?.textContent === want, '1', { timeout: 30_000 });
+    await page.waitForFunction(
+      (want) => document.querySelector('#task .card [data-figure="waiting"]')?.textContent === want,
+      '1',
+      { timeout: 30_000 },
+    );
     await shot('4-retried');
     // Bearer works too, for scripts.
     const paused = await post('/api/tasks/mon/pause', { authorization: `Bearer ${TOKEN}` });
@@ -279,7 +360,9 @@ rules:
   });
 
   it('refuses to start bound beyond loopback without a given token, and says why', async () => {
-    const r = await exec(process.execPath, [CLI, 'monitor', '--redis', redis.url, '--port', '0', '--bind', '0.0.0.0'], { timeout: 30_000 }).then(
+    const r = await exec(process.execPath, [CLI, 'monitor', '--redis', redis.url, '--port', '0', '--bind', '0.0.0.0'], {
+      timeout: 30_000,
+    }).then(
       () => null,
       (err: { code: number; stderr: string }) => err,
     );
@@ -290,7 +373,9 @@ rules:
 
   it('against a port with nothing listening, exits non-zero with the target', async () => {
     const closed = await freePort();
-    const r = await exec(process.execPath, [CLI, 'monitor', '--redis', `redis://127.0.0.1:${closed}`, '--port', '0'], { timeout: 30_000 }).then(
+    const r = await exec(process.execPath, [CLI, 'monitor', '--redis', `redis://127.0.0.1:${closed}`, '--port', '0'], {
+      timeout: 30_000,
+    }).then(
       () => null,
       (err: { code: number; stderr: string }) => err,
     );
@@ -301,20 +386,38 @@ rules:
 
   it('serves Prometheus: a real Prometheus scrapes /metrics and reads pages fetched equal to the crawl', async function () {
     const bin = ['/usr/bin/prometheus', '/usr/local/bin/prometheus'].find((p) => existsSync(p));
-    if (!bin) skipBecause(this, 'prometheus is missing (apt-get install prometheus; scripts/setup.sh test installs it)');
+    if (!bin)
+      skipBecause(this, 'prometheus is missing (apt-get install prometheus; scripts/setup.sh test installs it)');
     const dir = mkdtempSync(join(tmpdir(), 'cs-prom-'));
     const promPort = await freePort();
     const target = new URL(monitorUrl).host;
-    writeFileSync(join(dir, 'prometheus.yml'), `global: { scrape_interval: 1s, evaluation_interval: 1s }\nscrape_configs:\n  - job_name: crawl-studio\n    static_configs: [{ targets: ['${target}'] }]\n`);
-    const prom = spawn(bin, [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${promPort}`], { stdio: 'ignore' });
+    writeFileSync(
+      join(dir, 'prometheus.yml'),
+      `global: { scrape_interval: 1s, evaluation_interval: 1s }\nscrape_configs:\n  - job_name: crawl-studio\n    static_configs: [{ targets: ['${target}'] }]\n`,
+    );
+    const prom = spawn(
+      bin,
+      [
+        `--config.file=${join(dir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${join(dir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${promPort}`,
+      ],
+      { stdio: 'ignore' },
+    );
     children.push(prom);
     try {
       const status = await statusJson();
       const query = async (q: string) => {
-        const r = (await (await fetch(`http://127.0.0.1:${promPort}/api/v1/query?query=${encodeURIComponent(q)}`)).json()) as { data: { result: { metric: Record<string, string>; value: [number, string] }[] } };
+        const r = (await (
+          await fetch(`http://127.0.0.1:${promPort}/api/v1/query?query=${encodeURIComponent(q)}`)
+        ).json()) as { data: { result: { metric: Record<string, string>; value: [number, string] }[] } };
         return r.data.result;
       };
-      const fetched = await until('Prometheus to have scraped the monitor', async () => (await query('crawl_studio_pages_fetched_total{task="mon"}'))[0], 90_000);
+      const fetched = await until(
+        'Prometheus to have scraped the monitor',
+        async () => (await query('crawl_studio_pages_fetched_total{task="mon"}'))[0],
+        90_000,
+      );
       assert.equal(Number(fetched.value[1]), status.stats!.done);
       assert.equal(fetched.metric.job, 'crawl-studio');
       const up = await query('up{job="crawl-studio"}');
@@ -335,7 +438,11 @@ rules:
       assert.match(text, /^crawl_studio_pages_waiting\{task="mon"\} 1$/m);
       // The killed worker still counts until its heartbeat is a minute old (WORKER_GONE_AFTER_MS, every view's rule).
       assert.match(text, /^crawl_studio_workers [01]$/m);
-      assert.match(text, /^crawl_studio_pages_failed_total\{task="mon",reason="http-404"\} 0$/m, 'the retried page left the failures');
+      assert.match(
+        text,
+        /^crawl_studio_pages_failed_total\{task="mon",reason="http-404"\} 0$/m,
+        'the retried page left the failures',
+      );
     } finally {
       prom.kill('SIGTERM');
       await new Promise((r) => prom.once('exit', r));
@@ -353,26 +460,44 @@ rules:
       - selector: a
         to: page
 `);
-    const run = spawn(process.execPath, [CLI, 'run', slow.file, '--workers', '1', '--concurrency', '2', '--redis', redis.url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const run = spawn(
+      process.execPath,
+      [CLI, 'run', slow.file, '--workers', '1', '--concurrency', '2', '--redis', redis.url],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     children.push(run);
     let out = '';
     run.stdout.on('data', (d: Buffer) => (out += d.toString()));
     run.stderr.on('data', (d: Buffer) => (out += d.toString()));
     const exited = new Promise<number | null>((r) => run.once('exit', (code) => r(code)));
     // A page in flight, tied to the worker process that holds it (its lock's token, named by the heartbeat).
-    const active = await until('a page being fetched, with its worker', async () => (await api<TaskDetail>('/api/tasks/slow')).active.find((p) => p.worker !== null), 60_000);
+    const active = await until(
+      'a page being fetched, with its worker',
+      async () => (await api<TaskDetail>('/api/tasks/slow')).active.find((p) => p.worker !== null),
+      60_000,
+    );
     assert.match(active.url, /\/slow\/\d+$/);
     assert.equal(active.rule, 'page');
     const fleet = await api<{ workers: { id: string; tasks: string[] }[] }>('/api/workers');
-    assert.ok(fleet.workers.some((w) => w.id === active.worker && w.tasks.includes('slow')), JSON.stringify(fleet));
+    assert.ok(
+      fleet.workers.some((w) => w.id === active.worker && w.tasks.includes('slow')),
+      JSON.stringify(fleet),
+    );
     await page.goto(`${monitorUrl}/#task=slow`);
     await page.locator('#task td.url').filter({ hasText: '/slow/' }).first().waitFor({ timeout: 30_000 });
     // The task's workers say how many of its pages each is fetching now.
-    await page.waitForFunction((sel) => Number(document.querySelector(sel)?.textContent ?? 0) > 0, `#task tr[data-worker="${active.worker}"] [data-figure="worker-fetching"]`, { timeout: 30_000, polling: 250 });
+    await page.waitForFunction(
+      (sel) => Number(document.querySelector(sel)?.textContent ?? 0) > 0,
+      `#task tr[data-worker="${active.worker}"] [data-figure="worker-fetching"]`,
+      { timeout: 30_000, polling: 250 },
+    );
     await shot('5-being-fetched');
     // Without the token: refused, and the run goes on.
     assert.equal((await post('/api/tasks/slow/stop')).status, 403);
-    assert.equal((await post('/api/tasks/slow/stop', { 'x-crawl-studio-token': TOKEN }, { run: 'not-the-run' })).status, 409);
+    assert.equal(
+      (await post('/api/tasks/slow/stop', { 'x-crawl-studio-token': TOKEN }, { run: 'not-the-run' })).status,
+      409,
+    );
     const before = JSON.parse(await cli('status', slow.file, '--json', '--redis', redis.url)) as CrawlStatus;
     assert.equal(before.run!.state, 'running');
     // With it, from the page (it asks first): CrawlQueue.stopRun, the editor's Stop Crawl.
@@ -386,7 +511,11 @@ rules:
     assert.equal(after.run!.run, before.run!.run);
     assert.equal(after.isPaused, true, 'no worker takes its pages');
     // The `crawl-studio run` that drove it sees it stopped and ends, as its own Ctrl-C-and-end would.
-    const code = await until('the CLI run to end', async () => (run.exitCode !== null || run.signalCode !== null ? { code: await exited } : null), 60_000);
+    const code = await until(
+      'the CLI run to end',
+      async () => (run.exitCode !== null || run.signalCode !== null ? { code: await exited } : null),
+      60_000,
+    );
     assert.equal(code.code, 0, out);
     assert.match(out, /^Run \S+ was stopped from elsewhere \(the monitor's Stop run/m, out);
     assert.match(out, /^Crawl 'slow' stopped in /m, out);

@@ -83,7 +83,9 @@ function writeTaskDir(yaml: string, files: Record<string, string> = {}): string 
 
 /** The `id`s of the items of `type`, sorted. */
 function ids(pages: readonly PageRecord[], type: string): number[] {
-  return pages.flatMap((p) => p.items.filter((i) => i.type === type).map((i) => Number(i.data.id))).sort((a, b) => a - b);
+  return pages
+    .flatMap((p) => p.items.filter((i) => i.type === type).map((i) => Number(i.data.id)))
+    .sort((a, b) => a - b);
 }
 
 const ALL = Array.from({ length: ENTRIES }, (_, i) => i);
@@ -116,28 +118,47 @@ describe('page actions: scroll, load more, forms and scripts (real Chromium, rea
   async function crawl(file: string, opts: { allowScripts?: boolean; secretEnv?: Record<string, string> } = {}) {
     const task = await loadTaskFile(file, { allowScripts: opts.allowScripts ?? false });
     const log: string[] = [];
-    const s = session(task, redis.url, { workers: 1, concurrency: 4, lockDurationMs: 30_000, stalledIntervalMs: 5_000, onWorkerLog: (_pid, line) => log.push(line), ...opts });
+    const s = session(task, redis.url, {
+      workers: 1,
+      concurrency: 4,
+      lockDurationMs: 30_000,
+      stalledIntervalMs: 5_000,
+      onWorkerLog: (_pid, line) => log.push(line),
+      ...opts,
+    });
     const result = await s.run();
     await s.close();
     return { result, log, pages: await bufferedPages(redis.url, task.name) };
   }
 
   it('gets all 60 entries by scrolling (to a count, and until the feed stops growing) and by "load more"; fills a search form', async () => {
-    const { result, pages, log } = await crawl(writeTaskDir(taskYaml(site, 'actions')), { secretEnv: { CRAWL_STUDIO_QUERY: 'widget' } });
+    const { result, pages, log } = await crawl(writeTaskDir(taskYaml(site, 'actions')), {
+      secretEnv: { CRAWL_STUDIO_QUERY: 'widget' },
+    });
     // The one page whose action cannot be done fails as `action`, naming the step; no other page is lost.
     assert.equal(result.status.stats!.done, 5, log.join('\n'));
     assert.deepEqual(result.status.stats!.failures, { action: 1 });
-    assert.ok(log.some((l) => l.includes('browser.actions[1] (click button.never): timed out after 1000 ms')), log.join('\n'));
+    assert.ok(
+      log.some((l) => l.includes('browser.actions[1] (click button.never): timed out after 1000 ms')),
+      log.join('\n'),
+    );
     assert.deepEqual(ids(pages, 'broken'), []);
     assert.deepEqual(ids(pages, 'plain'), ALL.slice(0, PER_LOAD), 'without actions, the first 20 only');
     assert.deepEqual(ids(pages, 'counted'), ALL, 'scrolled until 60 entries');
     assert.deepEqual(ids(pages, 'idle'), ALL, 'scrolled until the feed stopped growing');
     assert.deepEqual(ids(pages, 'clicked'), ALL, '"load more" clicked until it was gone');
     const results = pages.flatMap((p) => p.items.filter((i) => i.type === 'result').map((i) => i.data.text));
-    assert.deepEqual(results, ['widget 3', 'widget 2', 'widget 1'], 'the query from the environment, sorted as selected');
+    assert.deepEqual(
+      results,
+      ['widget 3', 'widget 2', 'widget 1'],
+      'the query from the environment, sorted as selected',
+    );
     // Each feed loaded each batch once: nothing asked for twice, nothing past the end.
     // (The broken page loaded 0 and, clicked once, 20.)
-    assert.deepEqual([...site.loads].sort((a, b) => a - b), [0, 0, 0, 0, 0, 20, 20, 20, 20, 40, 40, 40]);
+    assert.deepEqual(
+      [...site.loads].sort((a, b) => a - b),
+      [0, 0, 0, 0, 0, 20, 20, 20, 20, 40, 40, 40],
+    );
   });
 
   it('runs a workspace script only with --allow-scripts, and refuses the task without it, naming the line', async () => {
@@ -162,7 +183,13 @@ rules:
       return true;
     });
     // The CLI says so before starting anything, with the file, line and field.
-    const cli = await promisify(execFile)(process.execPath, [resolve('dist/cli.js'), 'run', file, '--redis', redis.url]).then(
+    const cli = await promisify(execFile)(process.execPath, [
+      resolve('dist/cli.js'),
+      'run',
+      file,
+      '--redis',
+      redis.url,
+    ]).then(
       () => null,
       (err: { code: number; stderr: string }) => err,
     );
@@ -207,23 +234,39 @@ rules:
     assert.match(r.stdout, /rendered in a browser\): 60 items/);
   });
 
-  it('the designer\'s preview runs the actions and reports each step', async () => {
+  it("the designer's preview runs the actions and reports each step", async () => {
     const file = writeTaskDir(taskYaml(site, 'preview'));
     const task = await loadTaskFile(file);
     const source = new PageSource(mkdtempSync(join(tmpdir(), 'cs-actions-preview-')));
     try {
-      const loaded = await source.load(`${site.url}/feed?by=count`, task, { refetch: true, browser: { rule: 'scroll-count', path: undefined } });
+      const loaded = await source.load(`${site.url}/feed?by=count`, task, {
+        refetch: true,
+        browser: { rule: 'scroll-count', path: undefined },
+      });
       assert.equal((loaded.page.html.match(/class="entry"/g) ?? []).length, ENTRIES);
       assert.equal(loaded.meta.actions?.length, 1);
       assert.match(loaded.meta.actions[0]!, /^scroll \(\.entry until 60\): 60 elements in /);
 
       // A step that fails says which, and the steps before it.
-      const broken = await loadTaskFile(writeTaskDir(taskYaml(site, 'preview2').replace('- click: { selector: button.more, untilGone: true, max: 10 }', '- click: { selector: button.more, untilGone: true, max: 10 }\n        - click: { selector: button.never, timeout: 1s }')));
-      await assert.rejects(source.load(`${site.url}/more`, broken, { refetch: true, browser: { rule: 'load-more', path: undefined } }), (err: Error) => {
-        assert.match(err.message, /browser\.actions\[1\] \(click button\.never\): timed out after 1000 ms/);
-        assert.match(err.message, /Actions: click button\.more until gone: 2 clicks in .*; click button\.never: failed after /);
-        return true;
-      });
+      const broken = await loadTaskFile(
+        writeTaskDir(
+          taskYaml(site, 'preview2').replace(
+            '- click: { selector: button.more, untilGone: true, max: 10 }',
+            '- click: { selector: button.more, untilGone: true, max: 10 }\n        - click: { selector: button.never, timeout: 1s }',
+          ),
+        ),
+      );
+      await assert.rejects(
+        source.load(`${site.url}/more`, broken, { refetch: true, browser: { rule: 'load-more', path: undefined } }),
+        (err: Error) => {
+          assert.match(err.message, /browser\.actions\[1\] \(click button\.never\): timed out after 1000 ms/);
+          assert.match(
+            err.message,
+            /Actions: click button\.more until gone: 2 clicks in .*; click button\.never: failed after /,
+          );
+          return true;
+        },
+      );
     } finally {
       await closePreviewBrowser();
     }
@@ -277,19 +320,28 @@ rules:
   async function crawlAndCheck(file: string, secretEnv: Record<string, string> = {}) {
     const task = await loadTaskFile(file);
     const log: string[] = [];
-    const s = session(task, redis.url, { workers: 1, concurrency: 4, lockDurationMs: 30_000, stalledIntervalMs: 5_000, secretEnv, onWorkerLog: (_pid, line) => log.push(line) });
+    const s = session(task, redis.url, {
+      workers: 1,
+      concurrency: 4,
+      lockDurationMs: 30_000,
+      stalledIntervalMs: 5_000,
+      secretEnv,
+      onWorkerLog: (_pid, line) => log.push(line),
+    });
     const result = await s.run();
     await s.close();
     const pages = await bufferedPages(redis.url, task.name);
     assert.equal(result.status.stats!.failed, 0, log.join('\n'));
     assert.equal(result.status.stats!.done, 3, 'no page lost');
-    for (const type of ['counted', 'idle', 'clicked']) assert.deepEqual(ids(pages, type), ALL, `${type}: all 60 entries`);
+    for (const type of ['counted', 'idle', 'clicked'])
+      assert.deepEqual(ids(pages, type), ALL, `${type}: all 60 entries`);
     const early: string[] = [];
     for (const [path, hits] of site.requests) {
       assert.equal(hits[0]!.status, 429, `${path} was answered 429 first (the case under test)`);
       for (let i = 1; i < hits.length; i++) {
         const gap = hits[i]!.at - hits[i - 1]!.at;
-        if (hits[i - 1]!.status === 429 && gap < RETRY_AFTER_S * 1000 - CLOCK_GRANULARITY_MS) early.push(`${path}: ${gap} ms after its 429`);
+        if (hits[i - 1]!.status === 429 && gap < RETRY_AFTER_S * 1000 - CLOCK_GRANULARITY_MS)
+          early.push(`${path}: ${gap} ms after its 429`);
       }
     }
     assert.deepEqual(early, [], 'no retry before its Retry-After');
@@ -311,7 +363,10 @@ login:
     fields: { '#user': '\${CRAWL_STUDIO_SITE_USER}', '#password': '\${CRAWL_STUDIO_SITE_PASSWORD}' }
     submit: '#go'
   check: { selector: .logout }`;
-    await crawlAndCheck(writeTaskDir(yaml('login', login)), { CRAWL_STUDIO_SITE_USER: USER, CRAWL_STUDIO_SITE_PASSWORD: PASSWORD });
+    await crawlAndCheck(writeTaskDir(yaml('login', login)), {
+      CRAWL_STUDIO_SITE_USER: USER,
+      CRAWL_STUDIO_SITE_PASSWORD: PASSWORD,
+    });
     assert.equal(site.logins(), 1, 'one session, one login: a 429 is a wait, not a block');
   });
 });

@@ -20,7 +20,10 @@ async function serve(): Promise<{ url: string; server: Server; release: () => vo
   let release!: () => void;
   const released = new Promise<void>((r) => (release = r));
   const server = createServer((req, res) => {
-    const html = (s: string) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><html><body>${s}</body></html>`);
+    const html = (s: string) =>
+      res
+        .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+        .end(`<!doctype html><html><body>${s}</body></html>`);
     if (req.url === '/hold') return void released.then(() => html('<h1 class="title">held</h1>'));
     const m = /^\/(spin|plain)\/(\d+)$/.exec(req.url ?? '');
     if (m) return html(`<h1 class="title">${m[1]} ${m[2]}</h1>`);
@@ -37,13 +40,20 @@ function descendants(roots: readonly number[]): number[] {
     if (!/^\d+$/.test(name)) continue;
     try {
       // The fields after the command's closing parenthesis: state, then the parent's pid.
-      parent.set(Number(name), Number(readFileSync(`/proc/${name}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]));
+      parent.set(
+        Number(name),
+        Number(
+          readFileSync(`/proc/${name}/stat`, 'utf8')
+            .replace(/^.*\) /s, '')
+            .split(' ')[1],
+        ),
+      );
     } catch {
       // Gone meanwhile.
     }
   }
   const out = new Set(roots.filter((r) => parent.has(r)));
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const [pid, ppid] of parent) if (out.has(ppid) && !out.has(pid)) (out.add(pid), (grew = true));
   }
@@ -73,7 +83,8 @@ async function spinning(pids: readonly number[]): Promise<number[]> {
   for (let i = 0; i < LOOKS; i++) {
     for (const pid of renderers) {
       try {
-        if (readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0] === 'R') running.set(pid, running.get(pid)! + 1);
+        if (readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0] === 'R')
+          running.set(pid, running.get(pid)! + 1);
       } catch {
         // Gone: not spinning.
       }
@@ -119,7 +130,14 @@ rules:
     );
     const task = await loadTaskFile(join(dir, 'task.crawl.yaml'), { allowScripts: true });
     const log: string[] = [];
-    const s = session(task, redis.url, { workers: 1, concurrency: 3, allowScripts: true, lockDurationMs: 30_000, stalledIntervalMs: 5_000, onWorkerLog: (_pid, line) => log.push(line) });
+    const s = session(task, redis.url, {
+      workers: 1,
+      concurrency: 3,
+      allowScripts: true,
+      lockDurationMs: 30_000,
+      stalledIntervalMs: 5_000,
+      onWorkerLog: (_pid, line) => log.push(line),
+    });
     let spinningAfter: number[] = [];
     let browserProcesses: number[] = [];
     // Once the busy page has failed (its cleanup done: the failure is logged after it), while the browser is still
@@ -146,14 +164,20 @@ rules:
     // The action's own timeout ends it (its cleanup bounded too); on a machine too loaded for that, the render's
     // hung deadline does, and the browser is replaced. Either is bounded and says so.
     assert.ok(reason === 'action' || reason === 'browser-hung', `a bounded reason, not ${reason}:\n${text}`);
-    if (reason === 'action') assert.match(text, /failed .*\/spin\/0 .*browser\.actions\[0\] \(evaluate scripts\/spin\.js\): timed out after 1000 ms/);
+    if (reason === 'action')
+      assert.match(
+        text,
+        /failed .*\/spin\/0 .*browser\.actions\[0\] \(evaluate scripts\/spin\.js\): timed out after 1000 ms/,
+      );
     assert.equal(stats.done, PLAIN + 1, `every other page rendered:\n${text}`);
-    const titles = (await bufferedPages(redis.url, 'busy-script')).flatMap((p) => p.items.map((i) => String(i.data.title))).sort();
+    const titles = (await bufferedPages(redis.url, 'busy-script'))
+      .flatMap((p) => p.items.map((i) => String(i.data.title)))
+      .sort();
     assert.deepEqual(titles, ['held', ...Array.from({ length: PLAIN }, (_, i) => `plain ${i}`)]);
     assert.ok(browserProcesses.length > 0, `the worker's browser was seen:\n${text}`);
     assert.deepEqual(spinningAfter, [], `no renderer still spinning once the page failed:\n${text}`);
     // Killed processes may take a moment to exit (and stay zombies, not running, until reaped).
     for (let i = 0; i < 100 && browserProcesses.some(alive); i++) await new Promise((r) => setTimeout(r, 100));
-    assert.deepEqual(browserProcesses.filter(alive), [], 'no process of the worker\'s browsers left once it stopped');
+    assert.deepEqual(browserProcesses.filter(alive), [], "no process of the worker's browsers left once it stopped");
   });
 });

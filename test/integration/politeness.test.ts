@@ -30,13 +30,25 @@ async function serveHosts(hits: Map<string, number>): Promise<{ urls: string[]; 
     const handler: RequestListener = (req, res) => {
       if (req.url === '/robots.txt') return void res.writeHead(404).end();
       hits.set(`${h}${req.url}`, (hits.get(`${h}${req.url}`) ?? 0) + 1);
-      const links = req.url === '/' ? Array.from({ length: PAGES - 1 }, (_, i) => `<a href="/p${i + 1}">p${i + 1}</a>`).join('') : '';
+      const links =
+        req.url === '/'
+          ? Array.from({ length: PAGES - 1 }, (_, i) => `<a href="/p${i + 1}">p${i + 1}</a>`).join('')
+          : '';
       // A little slow, so requests are in flight at each kill.
-      setTimeout(() => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<html><body><h1>host ${h} page ${req.url}</h1>${links}</body></html>`), 30);
+      setTimeout(
+        () =>
+          res
+            .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+            .end(`<html><body><h1>host ${h} page ${req.url}</h1>${links}</body></html>`),
+        30,
+      );
     };
     servers.push(await serveHttp(handler, `127.0.0.${h + 2}`));
   }
-  return { urls: servers.map((s) => s.url), close: async () => void (await Promise.all(servers.map((s) => s.close()))) };
+  return {
+    urls: servers.map((s) => s.url),
+    close: async () => void (await Promise.all(servers.map((s) => s.close()))),
+  };
 }
 
 async function pagesDone(redisUrl: string, task: string): Promise<number> {
@@ -67,7 +79,7 @@ describe('politeness where requests are sent, through worker kills (issue 35)', 
   // The race behind a 195.5 ms gap seen once in the test below: a worker killed after writing its request and before
   // saying it was sent (sent.lua). Its supervisor's release must space the host's next start from the release, not
   // from the grant, since the request may have left at any moment up to the kill.
-  it('a dead worker\'s grant not said sent: the host\'s delay runs from its release, not from the grant', async () => {
+  it("a dead worker's grant not said sent: the host's delay runs from its release, not from the grant", async () => {
     const r = connectRedis(redis.url);
     try {
       const gate = new HostGate(r);
@@ -82,7 +94,10 @@ describe('politeness where requests are sent, through worker kills (issue 35)', 
       assert.equal(await gate.releaseAll(host, 'w1:'), 1);
       const next = Number(await r.get(hostKeys(host).next));
       assert.ok(releasedAt > grantNext - DELAY_MS, 'the release came after the grant');
-      assert.ok(next >= releasedAt + DELAY_MS, `the next start (${next}) is a delay after the release (${releasedAt}), not after the grant (${grantNext})`);
+      assert.ok(
+        next >= releasedAt + DELAY_MS,
+        `the next start (${next}) is a delay after the release (${releasedAt}), not after the grant (${grantNext})`,
+      );
       assert.equal(await r.exists(hostKeys(host).sending), 0, 'the mark is gone with the release');
       // A live worker's sent() still clears its own mark.
       await r.del(hostKeys(host).next, hostKeys(host).horizon);
@@ -97,7 +112,13 @@ describe('politeness where requests are sent, through worker kills (issue 35)', 
   it(`no host is sent two requests within its delay (${HOSTS} hosts, ${DELAY_MS} ms, ${KILLS} worker kills)`, async () => {
     const hits = new Map<string, number>();
     web = await serveHosts(hits);
-    const task = await writeTask(linkedPagesTask({ name: 'polite', start: web.urls.map((u) => `${u}/`), perHost: { concurrency: 2, delay: `${DELAY_MS}ms` } }));
+    const task = await writeTask(
+      linkedPagesTask({
+        name: 'polite',
+        start: web.urls.map((u) => `${u}/`),
+        perHost: { concurrency: 2, delay: `${DELAY_MS}ms` },
+      }),
+    );
     const sends = join(dir, 'sends.log');
     const saved = { NODE_OPTIONS: process.env.NODE_OPTIONS, CS_SEND_TIMES: process.env.CS_SEND_TIMES };
     process.env.NODE_OPTIONS = `${saved.NODE_OPTIONS ?? ''} --import ${PRELOAD}`.trim();
@@ -144,7 +165,8 @@ describe('politeness where requests are sent, through worker kills (issue 35)', 
     const short: string[] = [];
     for (const [origin, times] of byHost) {
       times.sort((a, b) => a - b);
-      for (let i = 1; i < times.length; i++) if (times[i]! - times[i - 1]! < DELAY_MS) short.push(`${origin}: ${(times[i]! - times[i - 1]!).toFixed(1)} ms`);
+      for (let i = 1; i < times.length; i++)
+        if (times[i]! - times[i - 1]! < DELAY_MS) short.push(`${origin}: ${(times[i]! - times[i - 1]!).toFixed(1)} ms`);
     }
     assert.deepEqual(short, [], `gaps under ${DELAY_MS} ms between two requests sent to one host`);
   });

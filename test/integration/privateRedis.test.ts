@@ -29,10 +29,11 @@ function startCli(args: string[], cwd: string): Cli {
   let out = '';
   child.stdout.on('data', (b: Buffer) => (out += b.toString()));
   child.stderr.on('data', (b: Buffer) => (out += b.toString()));
-  const exited = new Promise<number | null>((r) => child.once('exit', (code, signal) => r(code ?? (signal ? null : -1))));
+  const exited = new Promise<number | null>((r) =>
+    child.once('exit', (code, signal) => r(code ?? (signal ? null : -1))),
+  );
   return { child, output: () => out, exited };
 }
-
 
 function alive(pid: number): boolean {
   try {
@@ -59,7 +60,9 @@ interface ServerFile {
 function liveUsers(folder: string): number[] {
   const dir = join(folder, '.crawl', 'redis', 'users');
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).map(Number).filter((pid) => Number.isInteger(pid) && alive(pid));
+  return readdirSync(dir)
+    .map(Number)
+    .filter((pid) => Number.isInteger(pid) && alive(pid));
 }
 
 function serverFile(folder: string): ServerFile | null {
@@ -85,7 +88,10 @@ describe('The private redis-server of a project folder (issue 35 items 3-4, issu
       res.setHeader('content-type', 'text/html');
       // Slow enough that a run lasts a few seconds: a second run started at once meets the first one running.
       setTimeout(() => {
-        if (req.url === '/') res.end(`<html><body>${Array.from({ length: PAGES }, (_, i) => `<a href="/p/${i}">${i}</a>`).join('')}</body></html>`);
+        if (req.url === '/')
+          res.end(
+            `<html><body>${Array.from({ length: PAGES }, (_, i) => `<a href="/p/${i}">${i}</a>`).join('')}</body></html>`,
+          );
         else res.end('<html><body><h1>x</h1></body></html>');
       }, 60);
     });
@@ -141,13 +147,24 @@ rules:
     for (let round = 1; round <= 10; round++) {
       requests = [];
       const dir = folder('twice');
-      const runs = [startCli(['run', 't.crawl.yaml', '--workers', '1'], dir), startCli(['run', 't.crawl.yaml', '--workers', '1'], dir)];
+      const runs = [
+        startCli(['run', 't.crawl.yaml', '--workers', '1'], dir),
+        startCli(['run', 't.crawl.yaml', '--workers', '1'], dir),
+      ];
       const codes = await Promise.all(runs.map((r) => r.exited));
       const outs = runs.map((r) => r.output());
       const ok = codes.filter((c) => c === 0).length;
-      assert.equal(ok, 1, `round ${round}: exactly one run drives the task (exit codes ${codes.join(', ')}):\n${outs.join('\n----\n').slice(-4000)}`);
+      assert.equal(
+        ok,
+        1,
+        `round ${round}: exactly one run drives the task (exit codes ${codes.join(', ')}):\n${outs.join('\n----\n').slice(-4000)}`,
+      );
       const refused = outs[codes.findIndex((c) => c !== 0)]!;
-      assert.match(refused, /task 'twice' is already running: crawl-studio run \(pid \d+ on .*\) drives its run/, `round ${round}:\n${refused}`);
+      assert.match(
+        refused,
+        /task 'twice' is already running: crawl-studio run \(pid \d+ on .*\) drives its run/,
+        `round ${round}:\n${refused}`,
+      );
       fetchedOnce();
       await serverGone(dir);
     }
@@ -161,8 +178,16 @@ rules:
     await until('the first pages', () => requests.length >= 3);
     const first = serverFile(dir)!;
     process.kill(first.pid, 'SIGKILL');
-    await until('the run to say its Redis stopped', () => /the private redis-server \(pid \d+, [^)]+\) stopped unexpectedly/.test(run.output()), 15_000);
-    await until('the run to say its Redis is back', () => /the private redis-server is back/.test(run.output()), 30_000);
+    await until(
+      'the run to say its Redis stopped',
+      () => /the private redis-server \(pid \d+, [^)]+\) stopped unexpectedly/.test(run.output()),
+      15_000,
+    );
+    await until(
+      'the run to say its Redis is back',
+      () => /the private redis-server is back/.test(run.output()),
+      30_000,
+    );
     assert.equal(await run.exited, 0, run.output().slice(-3000));
     assert.match(run.output(), new RegExp(`pages fetched +${PAGES + 1}\\b`), run.output().slice(-3000));
     assert.equal(new Set(requests).size, PAGES + 1, 'every page was fetched');
@@ -222,7 +247,11 @@ rules:
     const next = startCli(['run', 't.crawl.yaml', '--workers', '1'], dir);
     clis.push(next.child);
     assert.equal(await next.exited, 0, next.output().slice(-3000));
-    assert.match(next.output(), new RegExp(`stopped the private redis-server \\(pid ${s.pid}\\) left running by a process that died`), next.output());
+    assert.match(
+      next.output(),
+      new RegExp(`stopped the private redis-server \\(pid ${s.pid}\\) left running by a process that died`),
+      next.output(),
+    );
     assert.ok(!alive(s.pid), 'the leftover server is gone');
     assert.equal(new Set(requests).size, PAGES + 1, 'every page was fetched');
     await serverGone(dir);

@@ -29,12 +29,18 @@ async function site(): Promise<Site> {
   let version = 1;
   const log: Site['log'] = [];
   const pages = (): Record<string, { html: string; etag?: string; lastModified?: string }> => ({
-    '/': { etag: '"home-1"', html: '<a class="item" href="/item/1">1</a><a class="item" href="/item/2">2</a><a class="more" href="/a">a</a>' },
+    '/': {
+      etag: '"home-1"',
+      html: '<a class="item" href="/item/1">1</a><a class="item" href="/item/2">2</a><a class="more" href="/a">a</a>',
+    },
     '/a': { etag: 'W/"a-1"', html: '<a class="item" href="/item/3">3</a><a class="more" href="/b">b</a>' },
     '/b': { lastModified: LAST_MODIFIED, html: '<a class="more" href="/c">c</a>' },
     '/c': { html: '<a class="item" href="/item/9">9</a>' },
     '/item/1': { etag: '"i1"', html: '<p class="id">1</p><h1>One</h1>' },
-    '/item/2': version === 1 ? { etag: '"i2-v1"', html: '<p class="id">2</p><h1>Two</h1>' } : { etag: '"i2-v2"', html: '<p class="id">2</p><h1>Two, again</h1><a class="item" href="/item/4">4</a>' },
+    '/item/2':
+      version === 1
+        ? { etag: '"i2-v1"', html: '<p class="id">2</p><h1>Two</h1>' }
+        : { etag: '"i2-v2"', html: '<p class="id">2</p><h1>Two, again</h1><a class="item" href="/item/4">4</a>' },
     '/item/3': { etag: '"i3"', lastModified: LAST_MODIFIED, html: '<p class="id">3</p><h1>Three</h1>' },
     '/item/4': { etag: '"i4"', html: '<p class="id">4</p><h1>Four</h1>' },
     '/item/9': { etag: '"i9"', html: '<p class="id">9</p><h1>Nine</h1>' },
@@ -54,7 +60,10 @@ async function site(): Promise<Site> {
     if (page.etag) headers.etag = page.etag;
     if (page.lastModified) headers['last-modified'] = page.lastModified;
     // RFC 9110 13.2.2: If-None-Match decides when present; If-Modified-Since only without it.
-    const notModified = inm !== undefined ? page.etag !== undefined && inm === page.etag : ims !== undefined && page.lastModified !== undefined && Date.parse(ims) >= Date.parse(page.lastModified);
+    const notModified =
+      inm !== undefined
+        ? page.etag !== undefined && inm === page.etag
+        : ims !== undefined && page.lastModified !== undefined && Date.parse(ims) >= Date.parse(page.lastModified);
     log.push({ path, conditional, status: notModified ? 304 : 200 });
     if (notModified) {
       res.writeHead(304, page.etag ? { etag: page.etag } : {}).end();
@@ -108,14 +117,20 @@ describe('conditional re-crawl: ETag and Last-Modified through the CLI (real sit
     const items = () => {
       const d = new DatabaseSync(db, { readOnly: true });
       try {
-        return d.prepare('SELECT key, json_extract(data, \'$.title\') AS title FROM items_item ORDER BY key').all().map((r) => `${r.key}: ${r.title}`);
+        return d
+          .prepare("SELECT key, json_extract(data, '$.title') AS title FROM items_item ORDER BY key")
+          .all()
+          .map((r) => `${r.key}: ${r.title}`);
       } finally {
         d.close();
       }
     };
 
     const first = await crawl(task.file);
-    assert.ok(s.log.every((l) => !l.conditional && l.status === 200), `the first run has nothing to compare with: ${JSON.stringify(s.log)}`);
+    assert.ok(
+      s.log.every((l) => !l.conditional && l.status === 200),
+      `the first run has nothing to compare with: ${JSON.stringify(s.log)}`,
+    );
     assert.equal(s.log.length, 8, JSON.stringify(byPath()));
     assert.doesNotMatch(first, /unchanged/, first);
     assert.deepEqual(items(), ['1: One', '2: Two', '3: Three', '9: Nine']);
@@ -141,7 +156,11 @@ describe('conditional re-crawl: ETag and Last-Modified through the CLI (real sit
     assert.match(second, /pages fetched +9 \(6 unchanged: 304\)/, second);
     assert.match(second, /items extracted 2 \(3 more kept from unchanged pages\)/, second);
     assert.match(second, /requested again, conditionally/, second);
-    assert.deepEqual(items(), ['1: One', '2: Two, again', '3: Three', '4: Four', '9: Nine'], 'unchanged items kept once, the changed one updated');
+    assert.deepEqual(
+      items(),
+      ['1: One', '2: Two, again', '3: Three', '4: Four', '9: Nine'],
+      'unchanged items kept once, the changed one updated',
+    );
     const status = await cli('status', task.file);
     assert.match(status, /9 done · 6 unchanged ·/, status);
 
@@ -166,7 +185,10 @@ describe('conditional re-crawl: ETag and Last-Modified through the CLI (real sit
     // Off: nothing conditional.
     writeFileSync(task.file, readFileSync(task.file, 'utf8').replace('conditional: true', 'conditional: false'));
     await crawl(task.file);
-    assert.ok(s.log.every((l) => !l.conditional), JSON.stringify(byPath()));
+    assert.ok(
+      s.log.every((l) => !l.conditional),
+      JSON.stringify(byPath()),
+    );
     assert.equal(s.log.length, 9);
   });
 });

@@ -24,10 +24,15 @@ interface CliResult {
 
 function cli(args: string[], timeoutMs: number): Promise<CliResult> {
   return new Promise((done) => {
-    execFile(process.execPath, [CLI, ...args], { timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = err ? ((err as { code?: number | null }).code ?? null) : 0;
-      done({ code: typeof code === 'number' ? code : null, out: stdout + stderr });
-    });
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        const code = err ? ((err as { code?: number | null }).code ?? null) : 0;
+        done({ code: typeof code === 'number' ? code : null, out: stdout + stderr });
+      },
+    );
   });
 }
 
@@ -73,7 +78,11 @@ rules:
       const first = await cli(args, 240_000);
       assert.notEqual(first.code, 0, `the run must stop with a failure when Redis is full:\n${first.out.slice(-3000)}`);
       assert.notEqual(first.code, null, `the run must stop by itself, not stay running:\n${first.out.slice(-3000)}`);
-      assert.match(first.out, /Redis is full: it refused the crawl's writes \(OOM, used_memory [\d.]+ [KM]?B of maxmemory [\d.]+ [KM]?B, policy noeviction/, first.out.slice(-3000));
+      assert.match(
+        first.out,
+        /Redis is full: it refused the crawl's writes \(OOM, used_memory [\d.]+ [KM]?B of maxmemory [\d.]+ [KM]?B, policy noeviction/,
+        first.out.slice(-3000),
+      );
       assert.match(first.out, /CONFIG SET maxmemory/);
       assert.doesNotMatch(first.out, /EXECABORT Transaction discarded/, 'the writer no longer spins on EXECABORT');
 
@@ -82,7 +91,11 @@ rules:
       assert.equal(second.code, 0, second.out.slice(-3000));
       assert.match(second.out, /Resumed run/, second.out.slice(-3000));
       assert.match(second.out, /pages failed +0\b/, second.out.slice(-3000));
-      assert.match(second.out, new RegExp(`pages fetched +${(LINKS + 1).toLocaleString('en-US')}\\b`), second.out.slice(-3000));
+      assert.match(
+        second.out,
+        new RegExp(`pages fetched +${(LINKS + 1).toLocaleString('en-US')}\\b`),
+        second.out.slice(-3000),
+      );
       const fetched = new Set(requests.filter((u) => u.startsWith('/p/')));
       const missing = Array.from({ length: LINKS }, (_, i) => `/p/${i}`).filter((u) => !fetched.has(u));
       assert.deepEqual(missing.slice(0, 10), [], `${missing.length} of the page's ${LINKS} links were never fetched`);

@@ -10,7 +10,13 @@ import { nodeFor, scanKeys, unlinkKeys } from '../../src/redis/nodes';
 import { replicaWait } from '../../src/redis/replicas';
 import { withScripts } from '../../src/frontier/scripts';
 import { taskKeys } from '../../src/frontier/keys';
-import { commandCalls, startRedisCluster, startRedisSentinel, type RedisCluster, type RedisSentinel } from '../support/services';
+import {
+  commandCalls,
+  startRedisCluster,
+  startRedisSentinel,
+  type RedisCluster,
+  type RedisSentinel,
+} from '../support/services';
 
 // Connections to Sentinel and Cluster deployments from one target string (issue 19): the engine's connectRedis,
 // the per-node helpers that replace single-node assumptions, and the CLI flags. Real servers, started here.
@@ -44,9 +50,12 @@ describe('Redis targets: Sentinel and Cluster connections (issue 19)', function 
     it('connectRedis gives a cluster client that reaches every slot', async () => {
       assert.ok(isCluster(redis));
       for (let i = 0; i < 50; i++) await redis.set(`t:spread:${i}`, String(i));
-      const perNode = await Promise.all((redis).nodes('master').map((n) => n.dbsize()));
+      const perNode = await Promise.all(redis.nodes('master').map((n) => n.dbsize()));
       assert.equal(perNode.length, 3);
-      assert.ok(perNode.every((n) => n > 0), `keys on every primary: ${perNode.join(', ')}`);
+      assert.ok(
+        perNode.every((n) => n > 0),
+        `keys on every primary: ${perNode.join(', ')}`,
+      );
     });
 
     it('scanKeys on a client that has not connected yet still scans every primary', async () => {
@@ -86,8 +95,17 @@ describe('Redis targets: Sentinel and Cluster connections (issue 19)', function 
         const owner = await nodeFor(redis, key);
         const others = (redis as Cluster).nodes('master').filter((n) => n.options.port !== owner.options.port);
         // Give the XREAD time to reach its node: poll the owner's client list until it blocks there.
-        for (let i = 0; i < 100 && !(String(await owner.client('LIST'))).split('\n').some((l: string) => l.includes(`id=${id} `) && /cmd=xread/.test(l)); i++) await new Promise((r) => setTimeout(r, 50));
-        for (const n of others) assert.equal(await n.client('UNBLOCK', id), 0, 'another node has no such blocked client');
+        for (
+          let i = 0;
+          i < 100 &&
+          !String(await owner.client('LIST'))
+            .split('\n')
+            .some((l: string) => l.includes(`id=${id} `) && /cmd=xread/.test(l));
+          i++
+        )
+          await new Promise((r) => setTimeout(r, 50));
+        for (const n of others)
+          assert.equal(await n.client('UNBLOCK', id), 0, 'another node has no such blocked client');
         assert.equal(await owner.client('UNBLOCK', id), 1);
         assert.equal(await read, null, 'the blocked read ended, empty');
       } finally {
@@ -104,19 +122,41 @@ describe('Redis targets: Sentinel and Cluster connections (issue 19)', function 
         const ownerOf = async (key: string) => c.slots[Number(await c.cluster('KEYSLOT', key))]![0];
         // A task whose slot is on another node than the slot of "3", csDiscover's first argument here.
         let task = '';
-        for (let i = 0; !task; i++) if ((await ownerOf(taskKeys(`t${i}`).meta)) !== (await ownerOf('3'))) task = `t${i}`;
+        for (let i = 0; !task; i++)
+          if ((await ownerOf(taskKeys(`t${i}`).meta)) !== (await ownerOf('3'))) task = `t${i}`;
         const k = taskKeys(task);
         // In the same tick: a command of the task's slot, and one of a key on the node of "3" (a host's key, say).
         const [run, , discovered] = await Promise.allSettled([
           worker.hget(k.meta, 'run'),
           worker.get('3'),
           // lua/discover.lua: stats, the frontier's meta, a seen bucket; the frontier's parameters, limit, run, 1 URL.
-          worker.csDiscover(3, k.stats('r'), k.frontier.meta, k.seenBucket('r', 0), k.frontier.prefix, k.bull.job, 0, 2, 5000, 0, 1, '0', '0', 'r', 1, '', '1', 'h', '1000', 'h0 page /'),
+          worker.csDiscover(
+            3,
+            k.stats('r'),
+            k.frontier.meta,
+            k.seenBucket('r', 0),
+            k.frontier.prefix,
+            k.bull.job,
+            0,
+            2,
+            5000,
+            0,
+            1,
+            '0',
+            '0',
+            'r',
+            1,
+            '',
+            '1',
+            'h',
+            '1000',
+            'h0 page /',
+          ),
         ]);
         assert.deepEqual(run, { status: 'fulfilled', value: null });
         // The script ran (and refused: the task has no run 'r'), instead of the pipeline failing before it.
         assert.equal(discovered.status, 'rejected');
-        assert.match((discovered).reason.message, /RUNGONE/);
+        assert.match(discovered.reason.message, /RUNGONE/);
       } finally {
         worker.disconnect();
       }
@@ -155,7 +195,7 @@ describe('Redis targets: Sentinel and Cluster connections (issue 19)', function 
         await redis.set('after', '2');
         assert.equal(Number(/^tcp_port:(\d+)/m.exec(await redis.info('server'))![1]), next.port);
         assert.deepEqual(await redis.mget('before', 'after'), ['1', '2']);
-        assert.equal((await redis.call('ROLE') as unknown[])[0], 'master');
+        assert.equal(((await redis.call('ROLE')) as unknown[])[0], 'master');
       } finally {
         redis.disconnect();
       }
@@ -195,17 +235,34 @@ describe('Redis targets: Sentinel and Cluster connections (issue 19)', function 
     it('the CLI takes --sentinel and --sentinel-master, passwords from the environment, never from its arguments', async () => {
       const file = taskFile('via-sentinel-flag');
       const hosts = setup.sentinels.map((s) => `127.0.0.1:${s.port}`).join(',');
-      const env = { ...process.env, CRAWL_STUDIO_REDIS: '', CRAWL_STUDIO_REDIS_PASSWORD: password, CRAWL_STUDIO_SENTINEL_PASSWORD: sentinelPassword };
-      const r = await exec(process.execPath, [CLI, 'status', file, '--sentinel', hosts, '--sentinel-master', setup.masterName], { env });
+      const env = {
+        ...process.env,
+        CRAWL_STUDIO_REDIS: '',
+        CRAWL_STUDIO_REDIS_PASSWORD: password,
+        CRAWL_STUDIO_SENTINEL_PASSWORD: sentinelPassword,
+      };
+      const r = await exec(
+        process.execPath,
+        [CLI, 'status', file, '--sentinel', hosts, '--sentinel-master', setup.masterName],
+        { env },
+      );
       assert.match(r.stdout, /^via-sentinel-flag: never run on this Redis$/m);
       // The same target as one URL in the environment.
-      const r2 = await exec(process.execPath, [CLI, 'status', file], { env: { ...process.env, CRAWL_STUDIO_REDIS: setup.url } });
+      const r2 = await exec(process.execPath, [CLI, 'status', file], {
+        env: { ...process.env, CRAWL_STUDIO_REDIS: setup.url },
+      });
       assert.match(r2.stdout, /never run on this Redis/);
     });
 
     it('a malformed target is refused before anything starts, with the password hidden', async () => {
       const file = taskFile('bad-target');
-      const err = await exec(process.execPath, [CLI, 'status', file, '--redis', `redis+sentinel://:hunter2@127.0.0.1:1/m?sentinelPassword=opensesame&dbb=1`]).then(
+      const err = await exec(process.execPath, [
+        CLI,
+        'status',
+        file,
+        '--redis',
+        `redis+sentinel://:hunter2@127.0.0.1:1/m?sentinelPassword=opensesame&dbb=1`,
+      ]).then(
         () => assert.fail('accepted'),
         (e: { code: number; stderr: string }) => e,
       );

@@ -25,12 +25,21 @@ describe('test harness: real Redis Cluster and Sentinel on loopback', function (
         const slots = await client.cluster('SLOTS');
         const owners = new Set(slots.map((s) => s[2]![1]));
         assert.deepEqual([...owners].sort(), cluster.nodes.map((n) => n.port).sort(), 'every primary owns slots');
-        assert.equal(slots.reduce((n, [a, b]) => n + b - a + 1, 0), 16384);
+        assert.equal(
+          slots.reduce((n, [a, b]) => n + b - a + 1, 0),
+          16384,
+        );
         for (let i = 0; i < 30; i++) await client.set(`k${i}`, String(i));
         // Keys landed on every node, each holding only its own slots' keys.
         const perNode = await Promise.all(client.nodes('master').map((n) => n.dbsize()));
-        assert.equal(perNode.reduce((a, b) => a + b, 0), 30);
-        assert.ok(perNode.every((n) => n > 0), `keys on every node: ${perNode.join(', ')}`);
+        assert.equal(
+          perNode.reduce((a, b) => a + b, 0),
+          30,
+        );
+        assert.ok(
+          perNode.every((n) => n > 0),
+          `keys on every node: ${perNode.join(', ')}`,
+        );
       } finally {
         client.disconnect();
       }
@@ -49,7 +58,13 @@ describe('test harness: real Redis Cluster and Sentinel on loopback', function (
     });
 
     function client(s: RedisSentinel, password?: string, sentinelPassword?: string): Redis {
-      const c = new Redis({ sentinels: s.sentinels.map((n) => ({ host: '127.0.0.1', port: n.port })), name: s.masterName, password, sentinelPassword, maxRetriesPerRequest: null });
+      const c = new Redis({
+        sentinels: s.sentinels.map((n) => ({ host: '127.0.0.1', port: n.port })),
+        name: s.masterName,
+        password,
+        sentinelPassword,
+        maxRetriesPerRequest: null,
+      });
       c.on('error', () => undefined);
       return c;
     }

@@ -16,7 +16,9 @@ import { fetchOptions } from '../../src/worker/processor';
 
 function cli(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((res) => {
-    const child = spawn(process.execPath, [resolve('dist/cli.js'), ...args], { env: { ...process.env, CRAWL_STUDIO_BROWSER: process.env.CRAWL_STUDIO_BROWSER ?? browserPath } });
+    const child = spawn(process.execPath, [resolve('dist/cli.js'), ...args], {
+      env: { ...process.env, CRAWL_STUDIO_BROWSER: process.env.CRAWL_STUDIO_BROWSER ?? browserPath },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (b) => (stdout += b));
@@ -64,11 +66,23 @@ rules:
     assert.equal(r.status, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /\(rule list, HTTP 200, rendered in a browser\): 3 items/, r.stdout);
     const dir = fixtureDir(task.file, task.name);
-    const stem = readdirSync(dir).find((n) => n.endsWith('.json'))!.slice(0, -5);
-    const saved = JSON.parse(readFileSync(join(dir, `${stem}.json`), 'utf8')) as { rendered?: boolean; expected: { items: { data: { name: string } }[] } };
+    const stem = readdirSync(dir)
+      .find((n) => n.endsWith('.json'))!
+      .slice(0, -5);
+    const saved = JSON.parse(readFileSync(join(dir, `${stem}.json`), 'utf8')) as {
+      rendered?: boolean;
+      expected: { items: { data: { name: string } }[] };
+    };
     assert.equal(saved.rendered, true, 'the fixture says it was rendered');
-    assert.deepEqual(saved.expected.items.map((i) => i.data.name), ['Lamp', 'Chair', 'Desk']);
-    assert.match(readFileSync(join(dir, `${stem}.html`), 'utf8'), /<span class="name">Desk<\/span>/, 'the page saved is the rendered DOM');
+    assert.deepEqual(
+      saved.expected.items.map((i) => i.data.name),
+      ['Lamp', 'Chair', 'Desk'],
+    );
+    assert.match(
+      readFileSync(join(dir, `${stem}.html`), 'utf8'),
+      /<span class="name">Desk<\/span>/,
+      'the page saved is the rendered DOM',
+    );
 
     r = await cli(['test', task.file]);
     assert.equal(r.status, 0, r.stdout + r.stderr);
@@ -97,9 +111,19 @@ rules:
 `);
     rmSync(fixtureDir(task.file, task.name), { recursive: true, force: true });
     const page = await fetchPage(url, fetchOptions(task));
-    await saveFixture(task.file, task, { url, finalUrl: page.finalUrl, html: page.body, status: page.status, fetchedAt: new Date().toISOString() }, 'list', 0);
+    await saveFixture(
+      task.file,
+      task,
+      { url, finalUrl: page.finalUrl, html: page.body, status: page.status, fetchedAt: new Date().toISOString() },
+      'list',
+      0,
+    );
     const r = await cli(['test', task.file]);
     assert.equal(r.status, 1, r.stdout + r.stderr);
-    assert.match(r.stdout, /saved the wrong way: rule 'list' renders in a browser, but this fixture holds the page as fetched/, r.stdout);
+    assert.match(
+      r.stdout,
+      /saved the wrong way: rule 'list' renders in a browser, but this fixture holds the page as fetched/,
+      r.stdout,
+    );
   });
 });

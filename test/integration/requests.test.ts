@@ -19,7 +19,12 @@ const exec = promisify(execFile);
 const CLI = resolve('dist/cli.js');
 const API_KEY = `key-${randomBytes(6).toString('hex')}`;
 const TOKEN = `tok-${randomBytes(6).toString('hex')}`;
-const PRODUCTS = [1, 2, 3, 4, 5, 6].map((id) => ({ id, name: `Product ${id}`, price: id * 10, href: `/api/products/${id}` }));
+const PRODUCTS = [1, 2, 3, 4, 5, 6].map((id) => ({
+  id,
+  name: `Product ${id}`,
+  price: id * 10,
+  href: `/api/products/${id}`,
+}));
 
 interface Site extends HttpServer {
   /** "METHOD path?query" of every request, in order. */
@@ -56,15 +61,23 @@ async function shopSite(): Promise<Site> {
         // A search form on every page, each load with its own CSRF token.
         const token = randomBytes(6).toString('hex');
         tokens.add(token);
-        return html(res, `<h1>${u.pathname}</h1><form id="search" method="post" action="/search"><input type="hidden" name="csrf" value="${token}">` +
-          `<input name="q" value=""><select name="sort"><option value="new">new</option><option value="price" selected>price</option></select><button name="go">Go</button></form>`);
+        return html(
+          res,
+          `<h1>${u.pathname}</h1><form id="search" method="post" action="/search"><input type="hidden" name="csrf" value="${token}">` +
+            `<input name="q" value=""><select name="sort"><option value="new">new</option><option value="price" selected>price</option></select><button name="go">Go</button></form>`,
+        );
       }
       if (u.pathname === '/search' && req.method === 'POST') {
-        if (req.headers['content-type'] !== 'application/x-www-form-urlencoded') return refuse(res, 415, `search: content-type ${req.headers['content-type']}`);
+        if (req.headers['content-type'] !== 'application/x-www-form-urlencoded')
+          return refuse(res, 415, `search: content-type ${req.headers['content-type']}`);
         if (!tokens.has(form.get('csrf') ?? '')) return refuse(res, 403, 'search: no valid CSRF token');
         if (form.get('token') !== TOKEN) return refuse(res, 403, 'search: wrong token');
-        if (form.get('q') !== 'shoes' || form.get('sort') !== 'price' || form.has('go')) return refuse(res, 400, `search: form ${sent}`);
-        return html(res, `<span id="q" data-q="shoes"></span><ul><li class="hit">Red shoe</li><li class="hit">Blue shoe</li></ul>`);
+        if (form.get('q') !== 'shoes' || form.get('sort') !== 'price' || form.has('go'))
+          return refuse(res, 400, `search: form ${sent}`);
+        return html(
+          res,
+          `<span id="q" data-q="shoes"></span><ul><li class="hit">Red shoe</li><li class="hit">Blue shoe</li></ul>`,
+        );
       }
       if (u.pathname === '/search/more' && req.method === 'POST') {
         if (form.get('q') !== 'shoes') return refuse(res, 400, `more: form ${sent}`);
@@ -72,13 +85,15 @@ async function shopSite(): Promise<Site> {
         return json(res, { hits: (hits[form.get('page') ?? ''] ?? []).map((name) => ({ name })) });
       }
       if (u.pathname === '/api/products') {
-        if (req.headers['x-api-key'] !== API_KEY) return refuse(res, 401, `products: x-api-key ${req.headers['x-api-key']}`);
+        if (req.headers['x-api-key'] !== API_KEY)
+          return refuse(res, 401, `products: x-api-key ${req.headers['x-api-key']}`);
         const page = Number(u.searchParams.get('page'));
         return json(res, { page, products: PRODUCTS.slice((page - 1) * 2, page * 2) });
       }
       const m = /^\/api\/products\/(\d+)$/.exec(u.pathname);
       if (m) {
-        if (!/application\/json/.test(req.headers.accept ?? '')) return refuse(res, 406, `product: accept ${req.headers.accept}`);
+        if (!/application\/json/.test(req.headers.accept ?? ''))
+          return refuse(res, 406, `product: accept ${req.headers.accept}`);
         const p = PRODUCTS.find((x) => x.id === Number(m[1]))!;
         return json(res, { id: p.id, price: { amount: p.price, currency: 'EUR' } }, 'application/vnd.shop+json');
       }
@@ -109,13 +124,20 @@ describe('requests and JSON responses (real CLI, worker processes, redis-server 
   });
 
   async function cli(args: string[], env: Record<string, string> = {}): Promise<string> {
-    const { stdout, stderr } = await exec(process.execPath, [CLI, ...args, ...(['validate', 'export', 'fixture', 'test'].includes(args[0]!) ? [] : ['--redis', redis.url])], { timeout: 150_000, env: { ...process.env, ...env } });
+    const { stdout, stderr } = await exec(
+      process.execPath,
+      [CLI, ...args, ...(['validate', 'export', 'fixture', 'test'].includes(args[0]!) ? [] : ['--redis', redis.url])],
+      { timeout: 150_000, env: { ...process.env, ...env } },
+    );
     return stdout + stderr;
   }
 
   async function exported(file: string, type: string): Promise<Record<string, unknown>[]> {
     const out = await cli(['export', file, '--type', type, '--format', 'jsonl']);
-    return out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    return out
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
   }
 
   it('pages through a JSON API with a rule header, follows JSON links, submits a search form once and counts its "load more" POSTs', async () => {
@@ -151,25 +173,38 @@ rules:
 `);
     const validate = await cli(['validate', task.file]);
     assert.doesNotMatch(validate, /error/, validate);
-    const out = await cli(['run', task.file, '--workers', '2', '--concurrency', '4'], { CRAWL_STUDIO_TEST_TOKEN: TOKEN, CRAWL_STUDIO_TEST_API_KEY: API_KEY });
+    const out = await cli(['run', task.file, '--workers', '2', '--concurrency', '4'], {
+      CRAWL_STUDIO_TEST_TOKEN: TOKEN,
+      CRAWL_STUDIO_TEST_API_KEY: API_KEY,
+    });
     assert.deepEqual(site.refused, [], `the site accepted every request:\n${out}`);
 
     const count = (line: string) => site.log.filter((l) => l === line).length;
-    for (const p of [1, 2, 3, 4]) assert.equal(count(`GET /api/products?page=${p}`), 1, `API page ${p} fetched once: ${site.log.join(', ')}`);
+    for (const p of [1, 2, 3, 4])
+      assert.equal(count(`GET /api/products?page=${p}`), 1, `API page ${p} fetched once: ${site.log.join(', ')}`);
     assert.equal(count('GET /api/products?page=5'), 0, 'page 4 was empty: the series ended there');
     assert.equal(count('POST /search'), 1, 'the same search form on two pages (two CSRF tokens) was sent once');
-    assert.equal(site.log.filter((l) => l === 'POST /search/more').length, 3, 'load more: pages 2 and 3, then the empty page 4');
+    assert.equal(
+      site.log.filter((l) => l === 'POST /search/more').length,
+      3,
+      'load more: pages 2 and 3, then the empty page 4',
+    );
     for (const p of PRODUCTS) assert.equal(count(`GET /api/products/${p.id}`), 1);
 
     const products = await exported(task.file, 'product');
     assert.deepEqual(products.map((p) => [p.id, p.name]).sort(), PRODUCTS.map((p) => [String(p.id), p.name]).sort());
     const prices = await exported(task.file, 'price');
-    assert.deepEqual(prices.map((p) => [p.id, p.amount]).sort(), PRODUCTS.map((p) => [String(p.id), String(p.price)]).sort());
+    assert.deepEqual(
+      prices.map((p) => [p.id, p.amount]).sort(),
+      PRODUCTS.map((p) => [String(p.id), String(p.price)]).sort(),
+    );
     const hits = await exported(task.file, 'hit');
     assert.deepEqual(hits.map((h) => h.name).sort(), ['Black shoe', 'Blue shoe', 'Green shoe', 'Red shoe']);
 
     // A fixture of an API page, saved and re-run from the terminal: read as JSON, sent with the rule's header.
-    const saved = await cli(['fixture', 'save', task.file, `${site.url}/api/products?page=2`, '--rule', 'products'], { CRAWL_STUDIO_TEST_API_KEY: API_KEY });
+    const saved = await cli(['fixture', 'save', task.file, `${site.url}/api/products?page=2`, '--rule', 'products'], {
+      CRAWL_STUDIO_TEST_API_KEY: API_KEY,
+    });
     assert.match(saved, /2 items, 2 links, 0 problems/, saved);
     const tested = await cli(['test', task.file]);
     assert.match(tested, /1 of 1 fixture unchanged/, tested);
@@ -182,7 +217,11 @@ rules:
     // Job data is JSON inside the hash's JSON: unescaped to read it.
     const jobs = dump.replace(/\\"/g, '"');
     assert.match(jobs, /"method":"POST"/, 'the POST jobs carry their method');
-    assert.match(jobs, /"parts":\["csrf=[0-9a-f]+&sort=price&q=shoes&token=","CRAWL_STUDIO_TEST_TOKEN",""\]/, 'and their body, the variable by name only');
+    assert.match(
+      jobs,
+      /"parts":\["csrf=[0-9a-f]+&sort=price&q=shoes&token=","CRAWL_STUDIO_TEST_TOKEN",""\]/,
+      'and their body, the variable by name only',
+    );
   });
 
   it('does not send a failed POST again unless it is idempotent; an unset variable fails its pages by name', async () => {
@@ -205,7 +244,11 @@ rules:
     request: { headers: { x-api-key: '\${CRAWL_STUDIO_TEST_UNSET}' } }
 `);
     const out = await cli(['run', task.file, '--workers', '1', '--concurrency', '1']);
-    assert.equal(site.log.filter((l) => l === 'POST /flaky').length, 3, `the plain POST once (500, final), the idempotent one twice:\n${site.log.join('\n')}`);
+    assert.equal(
+      site.log.filter((l) => l === 'POST /flaky').length,
+      3,
+      `the plain POST once (500, final), the idempotent one twice:\n${site.log.join('\n')}`,
+    );
     assert.ok(!site.log.includes('GET /about'), 'the page whose header variable is unset was not sent');
     assert.match(out, /failed +2/, out);
     assert.match(out, /http-500/, out);

@@ -46,7 +46,11 @@ async function retryAfterSite(needsLogin: boolean): Promise<Site> {
     void (async () => {
       const path = new URL(req.url ?? '/', 'http://x').pathname;
       if (path === '/login' && req.method === 'GET') {
-        return html(res, 200, '<form method="post" action="/login"><input name="user"><input type="password" name="password"></form>');
+        return html(
+          res,
+          200,
+          '<form method="post" action="/login"><input name="user"><input type="password" name="password"></form>',
+        );
       }
       if (path === '/login' && req.method === 'POST') {
         const form = new URLSearchParams(await body(req));
@@ -88,7 +92,8 @@ function earlyRetries(site: Site): string[] {
   for (const [path, hits] of site.hits) {
     for (let i = 1; i < hits.length; i++) {
       const gap = hits[i]!.at - hits[i - 1]!.at;
-      if (hits[i - 1]!.status === 429 && gap < RETRY_AFTER_S * 1000 - CLOCK_GRANULARITY_MS) early.push(`${path}: ${gap} ms after its 429`);
+      if (hits[i - 1]!.status === 429 && gap < RETRY_AFTER_S * 1000 - CLOCK_GRANULARITY_MS)
+        early.push(`${path}: ${gap} ms after its 429`);
     }
   }
   return early;
@@ -121,11 +126,20 @@ describe('sessions keep Retry-After (real 429 site, real Redis and worker proces
   async function crawl(site: Site, yaml: string, extra: Parameters<typeof session>[2] = {}) {
     const task = await writeTask(yaml);
     const logs: string[] = [];
-    const s = session(task, redis.url, { workers: 2, concurrency: 4, onWorkerLog: (pid, line) => logs.push(`${pid}: ${line}`), ...extra });
+    const s = session(task, redis.url, {
+      workers: 2,
+      concurrency: 4,
+      onWorkerLog: (pid, line) => logs.push(`${pid}: ${line}`),
+      ...extra,
+    });
     try {
       const result = await s.run();
       const pages = (await bufferedPages(redis.url, task.name)).filter((p) => p.status === 200);
-      return { stats: result.status.stats!, stored: new Set(pages.map((p) => new URL(p.url).pathname)), log: logs.join('\n') };
+      return {
+        stats: result.status.stats!,
+        stored: new Set(pages.map((p) => new URL(p.url).pathname)),
+        log: logs.join('\n'),
+      };
     } finally {
       await s.close();
     }
@@ -138,7 +152,10 @@ describe('sessions keep Retry-After (real 429 site, real Redis and worker proces
     assert.equal(r.stats.failed, 0, `no page lost: ${summary}\n${r.log}`);
     assert.equal(r.stats.items, PAGES, summary);
     assert.deepEqual(earlyRetries(site), [], `no retry before its Retry-After (${summary})`);
-    assert.ok(hits.some((h) => h.status === 429), 'the site did answer 429 (the case under test)');
+    assert.ok(
+      hits.some((h) => h.status === 429),
+      'the site did answer 429 (the case under test)',
+    );
   }
 
   it('with a pool of 4 sessions: every page stored, none lost, no retry before its Retry-After', async () => {
@@ -162,7 +179,11 @@ login:
   check: { selector: .logout }`;
       const r = await crawl(site, taskYaml(site, 'ra-login', access), { secretEnv });
       assertAllStoredInTime(site, r);
-      assert.equal(site.logins, 1, `a 429 with Retry-After is a wait, not a block: the one session stays logged in (${site.logins} logins)\n${r.log}`);
+      assert.equal(
+        site.logins,
+        1,
+        `a 429 with Retry-After is a wait, not a block: the one session stays logged in (${site.logins} logins)\n${r.log}`,
+      );
       assert.equal(site.unauthorised, 0, 'no page was requested logged out');
     } finally {
       site.server.close();

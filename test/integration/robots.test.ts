@@ -36,7 +36,9 @@ describe('robots.txt look-ups (real Redis)', function () {
       const gets = await commandCalls(conn, 'get');
       const sets = await commandCalls(conn, 'set');
       // Sixteen jobs starting together on one origin, as a crawl's first pages do.
-      const rules = await Promise.all(Array.from({ length: 16 }, () => cache.rulesFor('http://shop.test', 'crawl-studio')));
+      const rules = await Promise.all(
+        Array.from({ length: 16 }, () => cache.rulesFor('http://shop.test', 'crawl-studio')),
+      );
       assert.equal(fetches, 1);
       assert.ok(rules.every((r) => !r.isAllowed('http://shop.test/private/x') && r.isAllowed('http://shop.test/a')));
       // Two GETs (a miss, and a look again under the lock), one SET NX (the lock), one SET of the copy. Each job

@@ -34,7 +34,9 @@ describe('one driver per run (the run lease)', function () {
   });
 
   it('refuses a second run and a second --fresh of a running task, starts no worker for them, and the first run finishes whole', async () => {
-    const task = await writeTask(bookTask(site.url, 'twice', 'politeness: { perHost: { concurrency: 1, delay: 0ms } }'));
+    const task = await writeTask(
+      bookTask(site.url, 'twice', 'politeness: { perHost: { concurrency: 1, delay: 0ms } }'),
+    );
     const first = session(task, redis.url, { workers: 1 });
     const firstDone = first.run();
     while (site.hits.size < 4) await new Promise((r) => setTimeout(r, 20));
@@ -47,8 +49,14 @@ describe('one driver per run (the run lease)', function () {
       );
       await second.close();
       assert.ok(err instanceof RunInProgressError, `second driver (fresh: ${fresh}) refused; got ${err}`);
-      assert.match(err.message, new RegExp(`task 'twice' is already running: crawl-studio run \\(pid ${process.pid} on `));
-      assert.match(err.message, fresh ? /--force \(its queue and progress are replaced/ : /stop that process or add --force/);
+      assert.match(
+        err.message,
+        new RegExp(`task 'twice' is already running: crawl-studio run \\(pid ${process.pid} on `),
+      );
+      assert.match(
+        err.message,
+        fresh ? /--force \(its queue and progress are replaced/ : /stop that process or add --force/,
+      );
       assert.equal(second.workers().length, 0, 'the refused driver started no worker');
     }
 
@@ -56,7 +64,8 @@ describe('one driver per run (the run lease)', function () {
     await first.close();
     const pages = expectedPages(site.url, SITE);
     assert.equal(result.status.stats!.done, pages.length);
-    for (const p of pages) assert.equal(site.hits.get(new URL(p).pathname), 1, `${p} fetched once: the run was not replaced`);
+    for (const p of pages)
+      assert.equal(site.hits.get(new URL(p).pathname), 1, `${p} fetched once: the run was not replaced`);
 
     // The lease goes with its driver: the task can be run again at once.
     const again = session(task, redis.url, { workers: 1 });
@@ -69,7 +78,9 @@ describe('one driver per run (the run lease)', function () {
     const big: SiteOptions = { listPages: 6, perPage: 10, filler: 1 };
     const slow = await serveSite(big, 0, undefined, 80);
     try {
-      const task = await writeTask(bookTask(slow.url, 'taken', 'politeness: { perHost: { concurrency: 1, delay: 0ms } }'));
+      const task = await writeTask(
+        bookTask(slow.url, 'taken', 'politeness: { perHost: { concurrency: 1, delay: 0ms } }'),
+      );
       const first = session(task, redis.url, { workers: 1 });
       const firstDone = first.run().then(
         () => null,
@@ -81,8 +92,11 @@ describe('one driver per run (the run lease)', function () {
 
       const err = await firstDone;
       assert.ok(err instanceof RunTakenOverError, `the first driver fails when its lease is taken; got ${err}`);
-      assert.match(err.message, new RegExp(`task 'taken' was taken over: VS Code \\(pid ${process.pid} on .*stopped its workers`));
-      assert.equal(first.workers().length, 0, 'the first driver\'s workers are stopped');
+      assert.match(
+        err.message,
+        new RegExp(`task 'taken' was taken over: VS Code \\(pid ${process.pid} on .*stopped its workers`),
+      );
+      assert.equal(first.workers().length, 0, "the first driver's workers are stopped");
       await first.close();
 
       const result = await secondDone;
@@ -95,14 +109,27 @@ describe('one driver per run (the run lease)', function () {
     }
   });
 
-  it('a refused launch opens no store: the store file is the running driver\'s', async () => {
-    const task = await writeTask(bookTask(site.url, 'store-twice', 'politeness: { perHost: { concurrency: 1, delay: 0ms } }'));
+  it("a refused launch opens no store: the store file is the running driver's", async () => {
+    const task = await writeTask(
+      bookTask(site.url, 'store-twice', 'politeness: { perHost: { concurrency: 1, delay: 0ms } }'),
+    );
     const first = session(task, redis.url, { workers: 1 });
     const firstDone = first.run();
     while (site.hits.size < 3) await new Promise((r) => setTimeout(r, 20));
-    const launch = launchCrawl({ task, redisUrl: redis.url, workers: 1, concurrency: 2, workerScript: WORKER_SCRIPT, pollMs: 200 });
+    const launch = launchCrawl({
+      task,
+      redisUrl: redis.url,
+      workers: 1,
+      concurrency: 2,
+      workerScript: WORKER_SCRIPT,
+      pollMs: 200,
+    });
     await assert.rejects(launch.done, RunInProgressError);
-    assert.equal(existsSync(join(dirname(task.file), '.crawl', 'store-twice.sqlite')), false, 'no SQLite file created by the refused launch');
+    assert.equal(
+      existsSync(join(dirname(task.file), '.crawl', 'store-twice.sqlite')),
+      false,
+      'no SQLite file created by the refused launch',
+    );
     first.stop();
     await firstDone;
     await first.close();
@@ -114,20 +141,36 @@ describe('one driver per run (the run lease)', function () {
     try {
       const dead = spawnSync(process.execPath, ['-e', '0']).pid;
       const lease = (host: string, pid: number) =>
-        conn.set(taskKeys('orphan').lease, JSON.stringify({ owner: 'x', front: 'crawl-studio run', host, pid, since: Date.now() }), 'PX', 60_000);
+        conn.set(
+          taskKeys('orphan').lease,
+          JSON.stringify({ owner: 'x', front: 'crawl-studio run', host, pid, since: Date.now() }),
+          'PX',
+          60_000,
+        );
 
       await lease(hostname(), dead);
       const s1 = session(task, redis.url, { workers: 1 });
-      assert.equal((await s1.run()).status.stats!.done, expectedPages(site.url, SITE).length, 'a dead local driver\'s lease is taken over');
+      assert.equal(
+        (await s1.run()).status.stats!.done,
+        expectedPages(site.url, SITE).length,
+        "a dead local driver's lease is taken over",
+      );
       await s1.close();
 
       await lease('another-machine', 4242);
       const s2 = session(task, redis.url, { workers: 1 });
-      await assert.rejects(s2.run(), /task 'orphan' is already running: crawl-studio run \(pid 4242 on another-machine/);
+      await assert.rejects(
+        s2.run(),
+        /task 'orphan' is already running: crawl-studio run \(pid 4242 on another-machine/,
+      );
       await s2.close();
 
       const s3 = session(task, redis.url, { workers: 1, force: true });
-      assert.equal((await s3.run()).status.stats!.done, expectedPages(site.url, SITE).length, '--force drives it anyway');
+      assert.equal(
+        (await s3.run()).status.stats!.done,
+        expectedPages(site.url, SITE).length,
+        '--force drives it anyway',
+      );
       await s3.close();
       assert.equal(await conn.exists(taskKeys('orphan').lease), 0, 'released when the run ended');
     } finally {

@@ -28,7 +28,6 @@ async function events(redisUrl: string, task: string): Promise<{ type: string; r
   }
 }
 
-
 async function storedKeys(task: CrawlTask): Promise<string[]> {
   const store = await openStore(storeUrlFor(task), { task: task.name });
   try {
@@ -65,15 +64,23 @@ describe('runs (finalize, schedules, stopping workers)', function () {
     it('finalizes exactly once when 4 workers in two sessions drain a crawl together; the summary matches the table', async () => {
       const db = await pg.createDatabase('finalize_once');
       const task = await writeTask(bookTask(site.url, 'race', `store: { url: "${db}" }`));
-      const stores = await Promise.all([0, 1].map(async () => {
-        const r = connectRedis(redis.url);
-        return { r, attached: await attachStore(r, task) };
-      }));
+      const stores = await Promise.all(
+        [0, 1].map(async () => {
+          const r = connectRedis(redis.url);
+          return { r, attached: await attachStore(r, task) };
+        }),
+      );
       const s1 = session(task, redis.url, { workers: 2, store: stores[0]!.attached.hooks, pollMs: 50 });
       // A second driver of a run is refused, and one forced in takes the run over (runLease.test.ts); a
       // `crawl-studio writer` (a joining session, here with workers of its own) races the driver to finalize,
       // which is what exactly-once must survive. It serves runs until stopped: stopped once the run finished.
-      const s2 = session(task, redis.url, { workers: 2, store: stores[1]!.attached.hooks, pollMs: 50, fresh: false, mode: 'join' });
+      const s2 = session(task, redis.url, {
+        workers: 2,
+        store: stores[1]!.attached.hooks,
+        pollMs: 50,
+        fresh: false,
+        mode: 'join',
+      });
       const p1 = s1.run();
       await until('the run to start', async () => (await s1.crawl.currentRun())?.state === 'running');
       const p2 = s2.run();
@@ -104,11 +111,21 @@ describe('runs (finalize, schedules, stopping workers)', function () {
 
     it('finishes a crawl with every item stored once after PostgreSQL was down for 10 s', async () => {
       const db = await pg.createDatabase('pg_down');
-      const task = await writeTask(bookTask(site.url, 'pgdown', `store: { url: "${db}" }\npoliteness: { perHost: { concurrency: 2, delay: 40ms } }`));
+      const task = await writeTask(
+        bookTask(
+          site.url,
+          'pgdown',
+          `store: { url: "${db}" }\npoliteness: { perHost: { concurrency: 2, delay: 40ms } }`,
+        ),
+      );
       const r = connectRedis(redis.url);
       const attached = await attachStore(r, task);
       let maxBacklog = 0;
-      const s = session(task, redis.url, { workers: 2, store: attached.hooks, onProgress: (p) => (maxBacklog = Math.max(maxBacklog, p.backlog)) });
+      const s = session(task, redis.url, {
+        workers: 2,
+        store: attached.hooks,
+        onProgress: (p) => (maxBacklog = Math.max(maxBacklog, p.backlog)),
+      });
       const running = s.run();
       await until('some pages', () => [...site.hits.keys()].length > 5);
       await pg.stop();
@@ -124,7 +141,12 @@ describe('runs (finalize, schedules, stopping workers)', function () {
       const store = await openStore(db, { task: 'pgdown' });
       try {
         const keys = (await store.readItems('book', { offset: 0, limit: 1000 })).map((i) => i.key).sort();
-        assert.deepEqual(keys, allBooks(SITE).map((b) => b.upc).sort());
+        assert.deepEqual(
+          keys,
+          allBooks(SITE)
+            .map((b) => b.upc)
+            .sort(),
+        );
       } finally {
         await store.close();
       }
@@ -136,7 +158,11 @@ describe('runs (finalize, schedules, stopping workers)', function () {
     const r = connectRedis(redis.url);
     const attached = await attachStore(r, task);
     const finishedRuns: string[] = [];
-    const s = session(task, redis.url, { workers: 2, store: attached.hooks, onRunFinished: (run) => finishedRuns.push(run.run) });
+    const s = session(task, redis.url, {
+      workers: 2,
+      store: attached.hooks,
+      onRunFinished: (run) => finishedRuns.push(run.run),
+    });
     const running = s.run();
     await until('two finished runs', () => finishedRuns.length >= 2, 90_000);
     s.stop();
@@ -148,7 +174,13 @@ describe('runs (finalize, schedules, stopping workers)', function () {
     r.disconnect();
     assert.notEqual(finishedRuns[0], finishedRuns[1]);
     assert.ok((site.hits.get('/catalogue/book-7.html') ?? 0) >= 2, 'pages fetched again in the second run');
-    assert.deepEqual(await storedKeys(task), allBooks(SITE).map((b) => b.upc).sort(), 'each item stored once');
+    assert.deepEqual(
+      await storedKeys(task),
+      allBooks(SITE)
+        .map((b) => b.upc)
+        .sort(),
+      'each item stored once',
+    );
     const store = await openStore(storeUrlFor(task), { task: task.name });
     try {
       assert.ok((await store.readRuns()).length >= 2);
@@ -194,20 +226,32 @@ rules:
     const store = await openStore(storeUrlFor(task), { task: task.name });
     try {
       const rows = await store.readItems('book', { offset: 0, limit: 1000 });
-      assert.deepEqual(rows.map((i) => i.key).sort(), allBooks(SITE).map((b) => b.title).sort(), 'the table holds each key once');
+      assert.deepEqual(
+        rows.map((i) => i.key).sort(),
+        allBooks(SITE)
+          .map((b) => b.title)
+          .sort(),
+        'the table holds each key once',
+      );
       assert.equal(c.duplicates + c.conflicts, allBooks(SITE).length, 'every second copy was merged');
     } finally {
       await store.close();
     }
   });
 
-  it('`run` quit with a second Ctrl-C leaves no page locked: its killed workers\' pages and host slots are released', async () => {
+  it("`run` quit with a second Ctrl-C leaves no page locked: its killed workers' pages and host slots are released", async () => {
     await site.close();
     // Slow pages: the workers hold pages in flight when the CLI quits.
     site = await serveSite(SITE, 0, undefined, 300);
     const host = new URL(site.url).host;
-    const task = await writeTask(bookTask(site.url, 'quitnow', 'politeness: { perHost: { concurrency: 8, delay: 0ms } }'));
-    const cli = spawn(process.execPath, [resolve('dist/cli.js'), 'run', task.file, '--redis', redis.url, '--workers', '2', '--concurrency', '4'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const task = await writeTask(
+      bookTask(site.url, 'quitnow', 'politeness: { perHost: { concurrency: 8, delay: 0ms } }'),
+    );
+    const cli = spawn(
+      process.execPath,
+      [resolve('dist/cli.js'), 'run', task.file, '--redis', redis.url, '--workers', '2', '--concurrency', '4'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     cli.stdout.on('data', (b) => (out += b));
     cli.stderr.on('data', (b) => (out += b));
@@ -223,11 +267,18 @@ rules:
       assert.equal(code, 130, out);
       // Locks of 30 s and leases of 10 s (the task's 5 s timeout + 5 s): without the release they would be here.
       const active = await r.lrange(q.active, 0, -1);
-      assert.ok(active.length > 0, 'the killed workers left pages active (back in the queue at the next stalled check)');
+      assert.ok(
+        active.length > 0,
+        'the killed workers left pages active (back in the queue at the next stalled check)',
+      );
       const locked = [];
       for (const id of active) if (await r.exists(`${q.job}${id}:lock`)) locked.push(id);
       assert.deepEqual(locked, [], 'no active page is still locked');
-      assert.deepEqual(await r.smembers(q.stalled).then((m) => m.sort()), [...active].sort(), 'each is marked for the stalled check');
+      assert.deepEqual(
+        await r.smembers(q.stalled).then((m) => m.sort()),
+        [...active].sort(),
+        'each is marked for the stalled check',
+      );
       assert.deepEqual(await r.zrange(hostKeys(host).active, 0, -1), [], 'no request slot of the host is held');
       assert.deepEqual(await r.hkeys(WORKERS_KEY), [], 'no heartbeat of a dead worker is left');
       assert.match(out, /unfinished pages? went back to the queue/);
@@ -238,16 +289,22 @@ rules:
   });
 
   it('a CLI worker stopped with Ctrl-C finishes its pages and loses none; a standalone writer stores and finalizes', async () => {
-    const task = await writeTask(bookTask(site.url, 'ctrlc', 'politeness: { perHost: { concurrency: 4, delay: 30ms } }'));
+    const task = await writeTask(
+      bookTask(site.url, 'ctrlc', 'politeness: { perHost: { concurrency: 4, delay: 30ms } }'),
+    );
     // The run is started by a session without local workers; the CLI worker and writer join it.
     const s = session(task, redis.url, { workers: 0 });
     const running = s.run();
     await until('the run to start', async () => (await s.crawl.currentRun())?.state === 'running');
     const cli = resolve('dist/cli.js');
-    const writer = spawn(process.execPath, [cli, 'writer', task.file, '--redis', redis.url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const writer = spawn(process.execPath, [cli, 'writer', task.file, '--redis', redis.url], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let writerOut = '';
     writer.stdout.on('data', (b) => (writerOut += b));
-    const worker = spawn(process.execPath, [cli, 'worker', task.file, '--redis', redis.url, '--concurrency', '4'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const worker = spawn(process.execPath, [cli, 'worker', task.file, '--redis', redis.url, '--concurrency', '4'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     worker.stdout.on('data', (b) => (out += b));
     await until('some pages', () => [...site.hits.keys()].length > 8);
@@ -262,13 +319,22 @@ rules:
     const result = await running;
     worker2.kill('SIGTERM');
     await new Promise((r) => worker2.on('exit', r));
-    await until('the writer to store every item', async () => (await storedKeys(task)).length === allBooks(SITE).length);
+    await until(
+      'the writer to store every item',
+      async () => (await storedKeys(task)).length === allBooks(SITE).length,
+    );
     writer.kill('SIGINT');
     await new Promise((r) => writer.on('exit', r));
     await s.close();
-    for (const url of expectedPages(site.url, SITE)) assert.equal(site.hits.get(url.slice(site.url.length)), 1, `${url} fetched once`);
+    for (const url of expectedPages(site.url, SITE))
+      assert.equal(site.hits.get(url.slice(site.url.length)), 1, `${url} fetched once`);
     assert.equal(result.status.stats!.failed, 0);
-    assert.deepEqual(await storedKeys(task), allBooks(SITE).map((b) => b.upc).sort());
+    assert.deepEqual(
+      await storedKeys(task),
+      allBooks(SITE)
+        .map((b) => b.upc)
+        .sort(),
+    );
     const finished = (await events(redis.url, 'ctrlc')).filter((e) => e.type === 'run-finished');
     assert.equal(finished.length, 1, 'finalized once, by the session or the writer');
     void writerOut;

@@ -52,7 +52,11 @@ describe('connection secrets (real Redis with a password, real worker processes)
   let url: string;
 
   before(async function () {
-    if (process.platform !== 'linux') skipBecause(this, `reads other processes' arguments and environment from /proc, which ${process.platform} has not`);
+    if (process.platform !== 'linux')
+      skipBecause(
+        this,
+        `reads other processes' arguments and environment from /proc, which ${process.platform} has not`,
+      );
     redis = await startRedis();
     const admin = new Redis(redis.url);
     await admin.call('ACL', 'SETUSER', 'crawler', 'on', `>${SECRET}`, '~*', '&*', '+@all');
@@ -95,7 +99,8 @@ describe('connection secrets (real Redis with a password, real worker processes)
       assert.match(out, new RegExp(`pages fetched\\s+${expectedPages(site.url, SITE).length}\\b`), out);
       const workers = [...seen.values()].filter((l) => l.includes('worker.js'));
       assert.ok(workers.length >= 2, `the worker processes were seen: ${[...seen.values()].join('\n')}`);
-      for (const [pid, line] of seen) assert.ok(!line.includes(SECRET), `process ${pid}'s command line holds the password: ${line}`);
+      for (const [pid, line] of seen)
+        assert.ok(!line.includes(SECRET), `process ${pid}'s command line holds the password: ${line}`);
       assert.ok(!out.includes(SECRET), `the CLI's output holds the password:\n${out}`);
     });
   }

@@ -30,10 +30,26 @@ interface Crawl {
 /** `crawl-studio run` through the sentinels, as a child process; output kept for the assertion messages. */
 function runThroughSentinels(setup: RedisSentinel, taskFile: string): Promise<Crawl> {
   const hosts = setup.sentinels.map((s) => `127.0.0.1:${s.port}`).join(',');
-  const child = spawn(process.execPath, [CLI, 'run', taskFile, '--workers', '2', '--concurrency', '4', '--sentinel', hosts, '--sentinel-master', setup.masterName], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, CRAWL_STUDIO_REDIS: '', CRAWL_STUDIO_REDIS_PASSWORD: PASSWORD },
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      CLI,
+      'run',
+      taskFile,
+      '--workers',
+      '2',
+      '--concurrency',
+      '4',
+      '--sentinel',
+      hosts,
+      '--sentinel-master',
+      setup.masterName,
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, CRAWL_STUDIO_REDIS: '', CRAWL_STUDIO_REDIS_PASSWORD: PASSWORD },
+    },
+  );
   let out = '';
   child.stdout.on('data', (b: Buffer) => (out += b.toString()));
   child.stderr.on('data', (b: Buffer) => (out += b.toString()));
@@ -72,7 +88,9 @@ describe('a crawl through Redis Sentinel, with a failover during it', function (
    * each response until `failover` has resolved (the new master in place), so part of the crawl surely runs on
    * each master, and pages are in flight across the switch.
    */
-  async function siteWithFailover(failover: () => Promise<RedisNode>): Promise<{ site: SiteServer; switched: Promise<{ node: RedisNode; pagesBefore: number }> }> {
+  async function siteWithFailover(
+    failover: () => Promise<RedisNode>,
+  ): Promise<{ site: SiteServer; switched: Promise<{ node: RedisNode; pagesBefore: number }> }> {
     let pages = 0;
     let start!: () => void;
     const started = new Promise<void>((r) => (start = r));
@@ -109,18 +127,37 @@ describe('a crawl through Redis Sentinel, with a failover during it', function (
     const missing = pages.filter((_, i) => counts[i] === 0);
     assert.deepEqual(missing, [], `pages never fetched\n${crawl.out}`);
     assert.match(crawl.out, new RegExp(`pages fetched +${pages.length}\\b`), crawl.out);
-    const out = await exec(process.execPath, [CLI, 'export', taskFile, '--type', 'book', '--format', 'jsonl'], { maxBuffer: 16 * 1024 * 1024 });
-    const upcs = out.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { upc: string }).upc).sort();
-    assert.deepEqual(upcs, allBooks(SITE).map((b) => b.upc).sort(), 'every item stored, once');
+    const out = await exec(process.execPath, [CLI, 'export', taskFile, '--type', 'book', '--format', 'jsonl'], {
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    const upcs = out.stdout
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { upc: string }).upc)
+      .sort();
+    assert.deepEqual(
+      upcs,
+      allBooks(SITE)
+        .map((b) => b.upc)
+        .sort(),
+      'every item stored, once',
+    );
   }
 
   it('a graceful SENTINEL FAILOVER mid-crawl (writes paused until the replica has them): workers and writer follow the new master; every page fetched once, every item stored once', async () => {
-    setup = await startRedisSentinel({ password: PASSWORD, args: ['--min-replicas-to-write', '1', '--min-replicas-max-lag', '10'] });
+    setup = await startRedisSentinel({
+      password: PASSWORD,
+      args: ['--min-replicas-to-write', '1', '--min-replicas-max-lag', '10'],
+    });
     const first = await setup.master();
     const sentinel = setup;
     const served = await siteWithFailover(() => sentinel.failover({ pauseWrites: true }));
     site = served.site;
-    const task = await writeTask(bookTask(site.url, 'failover', '', { request: '{ timeout: 30s, retries: { attempts: 3, backoff: fixed, delay: 100ms } }' }));
+    const task = await writeTask(
+      bookTask(site.url, 'failover', '', {
+        request: '{ timeout: 30s, retries: { attempts: 3, backoff: fixed, delay: 100ms } }',
+      }),
+    );
     const crawl = await runThroughSentinels(setup, task.file);
     const { node, pagesBefore } = await served.switched;
     assert.notEqual(node.port, first.port, 'the master changed');
@@ -136,18 +173,28 @@ describe('a crawl through Redis Sentinel, with a failover during it', function (
   it('the master killed mid-crawl: the sentinels elect a replica, the crawl carries on to the end, nothing lost', async () => {
     // Two replicas: with min-replicas-to-write 1, the promoted one needs the other as its replica to take writes
     // (with one replica, the crawl waits, refused NOREPLICAS, until the dead node is back as a replica).
-    setup = await startRedisSentinel({ replicas: 2, password: PASSWORD, args: ['--min-replicas-to-write', '1', '--min-replicas-max-lag', '10'] });
+    setup = await startRedisSentinel({
+      replicas: 2,
+      password: PASSWORD,
+      args: ['--min-replicas-to-write', '1', '--min-replicas-max-lag', '10'],
+    });
     const first = await setup.master();
     const sentinel = setup;
     const served = await siteWithFailover(() => sentinel.killMaster());
     site = served.site;
-    const task = await writeTask(bookTask(site.url, 'killed', '', { request: '{ timeout: 30s, retries: { attempts: 3, backoff: fixed, delay: 100ms } }' }));
+    const task = await writeTask(
+      bookTask(site.url, 'killed', '', {
+        request: '{ timeout: 30s, retries: { attempts: 3, backoff: fixed, delay: 100ms } }',
+      }),
+    );
     const crawl = await runThroughSentinels(setup, task.file);
     const { node } = await served.switched;
     assert.notEqual(node.port, first.port);
     assert.equal(first.alive(), false);
     await assertNothingLost(task.file, site, crawl);
     const twice = [...site.hits].filter(([p, n]) => p !== '/robots.txt' && n > 1);
-    console.log(`      pages fetched more than once after the kill: ${twice.length}${twice.length ? ` (${twice.map(([p]) => p).join(', ')})` : ''}`);
+    console.log(
+      `      pages fetched more than once after the kill: ${twice.length}${twice.length ? ` (${twice.map(([p]) => p).join(', ')})` : ''}`,
+    );
   });
 });

@@ -31,14 +31,21 @@ async function blockingSite(): Promise<Site> {
   const waiting = new Map<string, () => void>();
   const site: Site = { url: '', server: undefined as unknown as Server, logins: 0, innocentBlocks: 0 };
   const html = (res: ServerResponse, status: number, content: string) =>
-    res.writeHead(status, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><html><body>${content}</body></html>`);
+    res
+      .writeHead(status, { 'content-type': 'text/html; charset=utf-8' })
+      .end(`<!doctype html><html><body>${content}</body></html>`);
   let blocked = false;
   let loggedInAgain: () => void = () => undefined;
   const secondLogin = new Promise<void>((r) => (loggedInAgain = r));
   site.server = createServer((req, res) => {
     void (async () => {
       const path = new URL(req.url ?? '/', 'http://x').pathname;
-      if (path === '/login' && req.method === 'GET') return html(res, 200, '<form method="post" action="/login"><input name="user"><input type="password" name="password"></form>');
+      if (path === '/login' && req.method === 'GET')
+        return html(
+          res,
+          200,
+          '<form method="post" action="/login"><input name="user"><input type="password" name="password"></form>',
+        );
       if (path === '/login' && req.method === 'POST') {
         const form = new URLSearchParams(await body(req));
         if (form.get('user') !== USER || form.get('password') !== PASSWORD) return html(res, 403, 'bad login');
@@ -112,7 +119,12 @@ rules:
     items: [{ type: page, key: [title], fields: { title: h1.title } }]
 `);
     const logs: string[] = [];
-    const s = session(task, redis.url, { workers: 1, concurrency: 4, secretEnv: { CRAWL_STUDIO_RT_USER: USER, CRAWL_STUDIO_RT_PASSWORD: PASSWORD }, onWorkerLog: (_pid, line) => logs.push(line) });
+    const s = session(task, redis.url, {
+      workers: 1,
+      concurrency: 4,
+      secretEnv: { CRAWL_STUDIO_RT_USER: USER, CRAWL_STUDIO_RT_PASSWORD: PASSWORD },
+      onWorkerLog: (_pid, line) => logs.push(line),
+    });
     let result;
     try {
       result = await s.run();
@@ -121,9 +133,14 @@ rules:
     }
     const log = logs.join('\n');
     const stats = result.status.stats!;
-    assert.ok(site.innocentBlocks >= 1, `another page was in flight in the blocked session (the case under test):\n${log}`);
+    assert.ok(
+      site.innocentBlocks >= 1,
+      `another page was in flight in the blocked session (the case under test):\n${log}`,
+    );
     assert.deepEqual(stats.failures, { 'http-403': 1 }, `only the blocked page failed:\n${log}`);
-    const stored = (await bufferedPages(redis.url, 'retire-inflight')).filter((p) => p.status === 200).map((p) => new URL(p.url).pathname);
+    const stored = (await bufferedPages(redis.url, 'retire-inflight'))
+      .filter((p) => p.status === 200)
+      .map((p) => new URL(p.url).pathname);
     assert.equal(new Set(stored).size, PAGES - 1, `every other page stored: ${stored.sort().join(' ')}\n${log}`);
     assert.ok(!stored.includes(BLOCKING_PAGE));
     assert.equal(site.logins, 2, 'one login, and one for the session that replaced the blocked one');

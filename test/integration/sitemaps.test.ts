@@ -77,7 +77,10 @@ describe('sitemaps (real Redis, real HTTP, worker processes)', function () {
       switch (path) {
         case '/robots.txt':
           // Named twice: the second is a duplicate, read once.
-          return send('text/plain', `User-agent: *\nDisallow: /private/\n\nSitemap: ${base}/sitemap_index.xml\nSitemap: ${base}/sitemap_index.xml\n`);
+          return send(
+            'text/plain',
+            `User-agent: *\nDisallow: /private/\n\nSitemap: ${base}/sitemap_index.xml\nSitemap: ${base}/sitemap_index.xml\n`,
+          );
         case '/sitemap_index.xml':
           return send(
             'application/xml',
@@ -141,7 +144,21 @@ rules:
     await s.close();
 
     const fetched = [...site.hits.keys()].filter((p) => p !== '/robots.txt').sort();
-    assert.deepEqual(fetched, ['/about.html', '/de/p/1', '/moved.xml', '/nested_index.xml', '/p/1', '/p/2', '/p/3', '/p/4', '/p/5', '/p/sitemap.xml', '/pages.txt', '/products.xml.gz', '/sitemap_index.xml']);
+    assert.deepEqual(fetched, [
+      '/about.html',
+      '/de/p/1',
+      '/moved.xml',
+      '/nested_index.xml',
+      '/p/1',
+      '/p/2',
+      '/p/3',
+      '/p/4',
+      '/p/5',
+      '/p/sitemap.xml',
+      '/pages.txt',
+      '/products.xml.gz',
+      '/sitemap_index.xml',
+    ]);
     for (const [path, n] of site.hits) assert.equal(n, 1, `${path} fetched ${n} times`);
 
     const stats = result.status.stats!;
@@ -150,7 +167,11 @@ rules:
     assert.equal(stats.done, 6 + 7);
     assert.equal(stats.failed, 0);
     assert.equal(stats.skipped.robots, 1, '/private/p/9 is listed but robots.txt forbids it');
-    assert.deepEqual(stats.dropped, { since: 2, offsite: 1, 'no-rule': 1, repeat: 1 }, 'old.xml and /p/old by since, elsewhere.test offsite, /unrouted.html no rule, the index named twice by robots.txt');
+    assert.deepEqual(
+      stats.dropped,
+      { since: 2, offsite: 1, 'no-rule': 1, repeat: 1 },
+      'old.xml and /p/old by since, elsewhere.test offsite, /unrouted.html no rule, the index named twice by robots.txt',
+    );
     assert.equal(stats.duplicates, 1, '/p/1, listed by two sitemaps, is crawled once');
 
     const pages = await bufferedPages(redis.url, 'sitemaps');
@@ -191,12 +212,17 @@ rules:
       }
       if (path !== '/big.xml') return false;
       res.writeHead(200, { 'content-type': 'application/xml' }); // chunked: no length known in advance
-      res.write('<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n');
+      res.write(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n',
+      );
       for (let i = 0; i < TOTAL; i += 1000) {
         if (i === 20_000) {
           // The rest is sent only once a listed page has been asked for: a worker that held the whole sitemap before
           // enqueueing would never ask, and the fallback after 30 s fails the test below.
-          const why = await Promise.race([firstPageAsked, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 30_000))]);
+          const why = await Promise.race([
+            firstPageAsked,
+            new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 30_000)),
+          ]);
           if (why === 'timeout') res.write('<!-- no page was asked for while the sitemap was downloading -->');
         }
         let chunk = '';
@@ -219,7 +245,11 @@ rules:
     await s.close();
 
     const crawled = [...site.hits.keys()].filter((p) => p.startsWith('/keep/')).sort();
-    assert.deepEqual(crawled, ['/keep/0', '/keep/10000', '/keep/20000', '/keep/30000', '/keep/40000'], 'the listed pages among the first 50,000 entries, no later one');
+    assert.deepEqual(
+      crawled,
+      ['/keep/0', '/keep/10000', '/keep/20000', '/keep/30000', '/keep/40000'],
+      'the listed pages among the first 50,000 entries, no later one',
+    );
     assert.equal(pageBeforeSitemapEnded, true, 'a listed page was fetched while the sitemap was still downloading');
     assert.equal(site.hits.get('/big.xml'), 1);
     const stats = result.status.stats!;
@@ -240,7 +270,13 @@ rules:
     // 60 MB of XML (one page, then blanks) that gzip packs into about 60 KB. Packed before the crawl, not in the
     // request: gzipSync of 60 MB is seconds of this process's CPU on a loaded machine, and the worker's 5 s timeout
     // ran out waiting for the answer, so the first request failed as a (retryable) timeout and a second came.
-    bomb = gzipSync(Buffer.concat([Buffer.from(urlset(`<url><loc>${site.url}/keep/before-bomb</loc></url>`).replace('</urlset>', '')), Buffer.alloc(60 * 1024 * 1024, ' '), Buffer.from('</urlset>')]));
+    bomb = gzipSync(
+      Buffer.concat([
+        Buffer.from(urlset(`<url><loc>${site.url}/keep/before-bomb</loc></url>`).replace('</urlset>', '')),
+        Buffer.alloc(60 * 1024 * 1024, ' '),
+        Buffer.from('</urlset>'),
+      ]),
+    );
     const task = await writeTask(`name: bomb
 start:
   - { sitemap: "${site.url}/bomb.xml.gz", rule: page }
@@ -271,7 +307,10 @@ rules:
       const [failed] = await crawl.queue.getFailed();
       assert.equal(failed!.attemptsMade, 1, 'one attempt: too-large is not retryable');
       assert.equal(failed!.stalledCounter, 0, 'the job was never taken from a worker that seemed dead');
-      assert.match(failed!.failedReason, /^sitemap http:\/\/127\.0\.0\.1:\d+\/bomb\.xml\.gz decompresses to more than 50 MB, the sitemap protocol's limit/);
+      assert.match(
+        failed!.failedReason,
+        /^sitemap http:\/\/127\.0\.0\.1:\d+\/bomb\.xml\.gz decompresses to more than 50 MB, the sitemap protocol's limit/,
+      );
     } finally {
       await crawl.close();
       conn.disconnect();

@@ -20,14 +20,27 @@ describe('SOCKS5 proxies (real SOCKS5 server, real Redis and worker processes)',
   const seen: { path: string; port: number }[] = [];
   const saved = { ...process.env };
   const proxyUrl = () => `socks5://${USER}:${encodeURIComponent(PASSWORD)}@127.0.0.1:${socks.port}`;
-  const opts = (extra: Partial<FetchOptions> = {}): FetchOptions => ({ timeoutMs: 5_000, maxBytes: 1e6, maxRedirects: 2, headers: {}, userAgent: 'test', privateAllowed: [new URL(site.url).host], proxy: proxyUrl(), ...extra });
+  const opts = (extra: Partial<FetchOptions> = {}): FetchOptions => ({
+    timeoutMs: 5_000,
+    maxBytes: 1e6,
+    maxRedirects: 2,
+    headers: {},
+    userAgent: 'test',
+    privateAllowed: [new URL(site.url).host],
+    proxy: proxyUrl(),
+    ...extra,
+  });
 
   before(async () => {
     site = await serveHttp((req, res) => {
       seen.push({ path: req.url ?? '', port: req.socket.remotePort! });
       res.setHeader('content-type', 'text/html');
       const n = /^\/p(\d+)$/.exec(req.url ?? '')?.[1];
-      res.end(req.url === '/' ? Array.from({ length: 6 }, (_, i) => `<a href="/p${i + 1}">${i + 1}</a>`).join('') : `<h1>page ${n}</h1>`);
+      res.end(
+        req.url === '/'
+          ? Array.from({ length: 6 }, (_, i) => `<a href="/p${i + 1}">${i + 1}</a>`).join('')
+          : `<h1>page ${n}</h1>`,
+      );
     });
     socks = await startSocks5({ user: USER, password: PASSWORD });
     redis = await startRedis();
@@ -46,33 +59,54 @@ describe('SOCKS5 proxies (real SOCKS5 server, real Redis and worker processes)',
     assert.match(page.body, /page 1/);
     assert.deepEqual(socks.targets.slice(before), [new URL(site.url).host]);
     // A name, not an address: the proxy resolves it (socks5h).
-    const byName = await fetchPage(`http://localhost:${new URL(site.url).port}/p2`, opts({ privateAllowed: [`localhost:${new URL(site.url).port}`], proxy: proxyUrl().replace('socks5:', 'socks5h:') }));
+    const byName = await fetchPage(
+      `http://localhost:${new URL(site.url).port}/p2`,
+      opts({
+        privateAllowed: [`localhost:${new URL(site.url).port}`],
+        proxy: proxyUrl().replace('socks5:', 'socks5h:'),
+      }),
+    );
     assert.equal(byName.status, 200);
     assert.equal(socks.targets.at(-1), `localhost:${new URL(site.url).port}`);
   });
 
   it('names a proxy that refuses the credentials, or the connection, without the password', async () => {
     const refused = socks.refused;
-    await assert.rejects(fetchPage(`${site.url}/p1`, opts({ proxy: `socks5://${USER}:wrong@127.0.0.1:${socks.port}` })), (err: unknown) => {
-      assert.ok(err instanceof FetchFailure && err.cause_ === 'proxy', String(err));
-      assert.match(err.message, new RegExp(`^proxy socks5://127\\.0\\.0\\.1:${socks.port}: `));
-      assert.ok(!err.message.includes('wrong'), err.message);
-      return true;
-    });
+    await assert.rejects(
+      fetchPage(`${site.url}/p1`, opts({ proxy: `socks5://${USER}:wrong@127.0.0.1:${socks.port}` })),
+      (err: unknown) => {
+        assert.ok(err instanceof FetchFailure && err.cause_ === 'proxy', String(err));
+        assert.match(err.message, new RegExp(`^proxy socks5://127\\.0\\.0\\.1:${socks.port}: `));
+        assert.ok(!err.message.includes('wrong'), err.message);
+        return true;
+      },
+    );
     assert.equal(socks.refused, refused + 1);
     const dead = await freePort();
-    await assert.rejects(fetchPage(`${site.url}/p1`, opts({ proxy: `socks5://${USER}:${encodeURIComponent(PASSWORD)}@127.0.0.1:${dead}` })), (err: unknown) => {
-      assert.ok(err instanceof FetchFailure && err.cause_ === 'proxy' && err.retryable, String(err));
-      assert.ok(!err.message.includes(PASSWORD) && !err.message.includes(encodeURIComponent(PASSWORD)), err.message);
-      return true;
-    });
+    await assert.rejects(
+      fetchPage(
+        `${site.url}/p1`,
+        opts({ proxy: `socks5://${USER}:${encodeURIComponent(PASSWORD)}@127.0.0.1:${dead}` }),
+      ),
+      (err: unknown) => {
+        assert.ok(err instanceof FetchFailure && err.cause_ === 'proxy' && err.retryable, String(err));
+        assert.ok(!err.message.includes(PASSWORD) && !err.message.includes(encodeURIComponent(PASSWORD)), err.message);
+        return true;
+      },
+    );
   });
 
   it('checks the target, not the proxy, against private addresses', async () => {
     const before = socks.targets.length;
-    await assert.rejects(fetchPage(`${site.url}/p1`, opts({ privateAllowed: [] })), (err: unknown) => err instanceof FetchFailure && err.cause_ === 'blocked');
     await assert.rejects(
-      fetchPage('http://intranet.test-private.invalid/', opts({ privateAllowed: [], resolver: async () => [{ address: '10.1.2.3', family: 4 }] })),
+      fetchPage(`${site.url}/p1`, opts({ privateAllowed: [] })),
+      (err: unknown) => err instanceof FetchFailure && err.cause_ === 'blocked',
+    );
+    await assert.rejects(
+      fetchPage(
+        'http://intranet.test-private.invalid/',
+        opts({ privateAllowed: [], resolver: async () => [{ address: '10.1.2.3', family: 4 }] }),
+      ),
       (err: unknown) => err instanceof FetchFailure && err.cause_ === 'blocked',
     );
     assert.equal(socks.targets.length, before, 'nothing was asked of the proxy');
@@ -108,9 +142,19 @@ rules:
     const served = seen.slice(before);
     assert.equal(served.length, 8, JSON.stringify(served));
     assert.ok(served.some((r) => r.path === '/robots.txt'));
-    assert.deepEqual(served.filter((r) => !socks.upstreamPorts.has(r.port)), [], 'every request came through the SOCKS server');
-    assert.ok(logs.some((l) => l.includes(`proxy socks5://127.0.0.1:${dead}`) && /another proxy/.test(l)), `the refusing proxy was named:\n${log}`);
+    assert.deepEqual(
+      served.filter((r) => !socks.upstreamPorts.has(r.port)),
+      [],
+      'every request came through the SOCKS server',
+    );
+    assert.ok(
+      logs.some((l) => l.includes(`proxy socks5://127.0.0.1:${dead}`) && /another proxy/.test(l)),
+      `the refusing proxy was named:\n${log}`,
+    );
     assert.ok(!log.includes(PASSWORD) && !log.includes(encodeURIComponent(PASSWORD)), 'no credential in the logs');
-    assert.ok(!/ExperimentalWarning/.test(log), `undici's experimental warning is kept out of the workers' logs:\n${log}`);
+    assert.ok(
+      !/ExperimentalWarning/.test(log),
+      `undici's experimental warning is kept out of the workers' logs:\n${log}`,
+    );
   });
 });

@@ -17,7 +17,6 @@ import { until } from '../support/until';
 
 const SITE: SiteOptions = { listPages: 2, perPage: 6 };
 
-
 describe('Stop, Start, Pause, Resume (issue 32, item 1)', function () {
   this.timeout(180_000);
   let redis: RedisServer;
@@ -36,12 +35,26 @@ describe('Stop, Start, Pause, Resume (issue 32, item 1)', function () {
   });
 
   const launch = (task: CrawlTask): CrawlLaunch =>
-    launchCrawl({ task, redisUrl: redis.url, workers: 1, concurrency: 1, workerScript: WORKER_SCRIPT, pollMs: 100, lockDurationMs: 2_000, stalledIntervalMs: 1_000 });
+    launchCrawl({
+      task,
+      redisUrl: redis.url,
+      workers: 1,
+      concurrency: 1,
+      workerScript: WORKER_SCRIPT,
+      pollMs: 100,
+      lockDurationMs: 2_000,
+      stalledIntervalMs: 1_000,
+    });
   const done = async (task: CrawlTask) => (await readTaskStatus(client, task.name)).stats?.done ?? 0;
-  const events = async (task: CrawlTask) => (await client.xrange(taskKeys(task.name).events, '-', '+')).map(([, f]) => JSON.parse(f[1]!) as { type: string; run: string });
+  const events = async (task: CrawlTask) =>
+    (await client.xrange(taskKeys(task.name).events, '-', '+')).map(
+      ([, f]) => JSON.parse(f[1]!) as { type: string; run: string },
+    );
 
   it('Stop ends the run once as "stopped"; Start then begins a new run that fetches every page again; paused time is not in its duration', async () => {
-    const task = await writeTask(bookTask(site.url, 'stopstart', 'politeness: { perHost: { concurrency: 1, delay: 100ms } }'));
+    const task = await writeTask(
+      bookTask(site.url, 'stopstart', 'politeness: { perHost: { concurrency: 1, delay: 100ms } }'),
+    );
     const first = launch(task);
     await until('a few pages', async () => (await done(task)) >= 3);
     // Paused for at least 1.5 s: that time must not count in the run's duration.
@@ -58,9 +71,17 @@ describe('Stop, Start, Pause, Resume (issue 32, item 1)', function () {
     assert.equal(run.state, 'stopped');
     assert.ok(run.finishedAt, 'the stop time is kept');
     assert.ok((run.pausedMs ?? 0) >= 1_500, `paused ${run.pausedMs} ms`);
-    assert.equal(stopped.durationMs, run.finishedAt - run.startedAt - run.pausedMs!, 'the duration is the time crawled: stop minus start minus paused');
+    assert.equal(
+      stopped.durationMs,
+      run.finishedAt - run.startedAt - run.pausedMs!,
+      'the duration is the time crawled: stop minus start minus paused',
+    );
     const firstRunEvents = (await events(task)).filter((e) => e.run === stopped.run.run).map((e) => e.type);
-    assert.deepEqual(firstRunEvents.filter((t) => t === 'run-stopped' || t === 'run-finished'), ['run-stopped'], 'stopped once, never finished');
+    assert.deepEqual(
+      firstRunEvents.filter((t) => t === 'run-stopped' || t === 'run-finished'),
+      ['run-stopped'],
+      'stopped once, never finished',
+    );
     const fetchedBefore = stopped.status.stats!.done;
     assert.ok(fetchedBefore < expectedPages(site.url, SITE).length, `stopped before the end (${fetchedBefore} pages)`);
     assert.equal(site.hits.get('/'), 1);
@@ -81,7 +102,9 @@ describe('Stop, Start, Pause, Resume (issue 32, item 1)', function () {
   });
 
   it('an interruption (Ctrl-C, crawl.stop()) is resumed, without the interrupted time in the duration', async () => {
-    const task = await writeTask(bookTask(site.url, 'interrupt', 'politeness: { perHost: { concurrency: 1, delay: 100ms } }'));
+    const task = await writeTask(
+      bookTask(site.url, 'interrupt', 'politeness: { perHost: { concurrency: 1, delay: 100ms } }'),
+    );
     const first = launch(task);
     await until('a few pages', async () => (await done(task)) >= 3);
     first.stop();
@@ -101,6 +124,9 @@ describe('Stop, Start, Pause, Resume (issue 32, item 1)', function () {
     assert.equal(meta.idleSince, undefined);
     // Computed when the finalize began, a moment before finishedAt was written: at most that, never the idle time more.
     const duration = (result.summary as { durationMs: number }).durationMs;
-    assert.ok(duration > 0 && duration <= Number(meta.finishedAt) - Number(meta.startedAt) - Number(meta.pausedMs), `duration ${duration} ms`);
+    assert.ok(
+      duration > 0 && duration <= Number(meta.finishedAt) - Number(meta.startedAt) - Number(meta.pausedMs),
+      `duration ${duration} ms`,
+    );
   });
 });

@@ -24,7 +24,6 @@ import { until } from '../support/until';
 const SITE: SiteOptions = { listPages: 3, perPage: 10, filler: 1 };
 const CLI = resolve('dist/cli.js');
 
-
 async function keysIn(url: string, task: CrawlTask): Promise<string[]> {
   const store = await openStore(url, { task: task.name, cwd: dirname(task.file) });
   try {
@@ -34,8 +33,14 @@ async function keysIn(url: string, task: CrawlTask): Promise<string[]> {
   }
 }
 
-function cli(args: string[], env: Record<string, string> = {}): { exited: Promise<number | null>; output: () => string; kill: (sig: NodeJS.Signals) => void } {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CRAWL_STUDIO_REDIS: '', ...env } });
+function cli(
+  args: string[],
+  env: Record<string, string> = {},
+): { exited: Promise<number | null>; output: () => string; kill: (sig: NodeJS.Signals) => void } {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, CRAWL_STUDIO_REDIS: '', ...env },
+  });
   let out = '';
   child.stdout.on('data', (b) => (out += b));
   child.stderr.on('data', (b) => (out += b));
@@ -77,7 +82,14 @@ describe('a run whose store goes wrong (issue 22, item 4)', function () {
       if (left.startsWith('with')) await conn.set(k.finalized(firstRun), '1', 'PX', 2_000);
       else await conn.set(k.finalized(firstRun), '1');
 
-      const launch = launchCrawl({ task, redisUrl: redis.url, workers: 1, concurrency: 2, workerScript: WORKER_SCRIPT, pollMs: 100 });
+      const launch = launchCrawl({
+        task,
+        redisUrl: redis.url,
+        workers: 1,
+        concurrency: 2,
+        workerScript: WORKER_SCRIPT,
+        pollMs: 100,
+      });
       const result = await launch.done;
       assert.equal(result.resumed, true);
       assert.equal(result.run.run, firstRun);
@@ -120,17 +132,39 @@ describe('a run whose store goes wrong (issue 22, item 4)', function () {
         const run1 = cli(args, { CRAWL_STUDIO_STOP_DEADLINE: '120' });
         const pages = expectedPages(site.url, SITE).length;
         // Every page fetched: the run has drained and its finalize waits for the store.
-        await until('the crawl to drain', async () => Number((await conn.hget(taskKeys('hung').stats((await conn.hget(taskKeys('hung').meta, 'run'))!), 'done')) ?? 0) >= pages, 60_000);
+        await until(
+          'the crawl to drain',
+          async () =>
+            Number(
+              (await conn.hget(taskKeys('hung').stats((await conn.hget(taskKeys('hung').meta, 'run'))!), 'done')) ?? 0,
+            ) >= pages,
+          60_000,
+        );
         // The driver has won the run's finalize (its flag is set), so its finalize is what waits for the store.
         const run = (await conn.hget(taskKeys('hung').meta, 'run'))!;
-        await until('the driver to start finalizing', async () => (await conn.exists(taskKeys('hung').finalized(run))) === 1, 60_000);
+        await until(
+          'the driver to start finalizing',
+          async () => (await conn.exists(taskKeys('hung').finalized(run))) === 1,
+          60_000,
+        );
         const t0 = Date.now();
         run1.kill('SIGTERM');
-        const code = await Promise.race([run1.exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 150_000))]);
+        const code = await Promise.race([
+          run1.exited,
+          new Promise<'hung'>((r) => setTimeout(() => r('hung'), 150_000)),
+        ]);
         if (code === 'hung') run1.kill('SIGKILL');
-        assert.notEqual(code, 'hung', `the CLI still ran ${Math.round((Date.now() - t0) / 1000)} s after SIGTERM:\n${run1.output().slice(-2000)}`);
+        assert.notEqual(
+          code,
+          'hung',
+          `the CLI still ran ${Math.round((Date.now() - t0) / 1000)} s after SIGTERM:\n${run1.output().slice(-2000)}`,
+        );
         assert.equal(code, 130, run1.output().slice(-2000));
-        assert.doesNotMatch(run1.output(), /Still stopping after/, 'the launch ended by itself, not by the last-resort quit');
+        assert.doesNotMatch(
+          run1.output(),
+          /Still stopping after/,
+          'the launch ended by itself, not by the last-resort quit',
+        );
         // The launch itself ends (its store's close is bounded), not only the CLI's last-resort quit.
         assert.match(run1.output(), /Stopped\. Run the same command again to resume/);
         assert.match(run1.output(), /the store did not close within 10 s/);
@@ -155,8 +189,17 @@ describe('a run whose store goes wrong (issue 22, item 4)', function () {
   it('a store file deleted mid-run is detected: the run fails saying so, and the next run stores what the lost file took', async () => {
     // Slow enough that the file is deleted with most of the crawl still to come.
     site = await serveSite(SITE, 0, undefined, 60);
-    const task = await writeTask(bookTask(site.url, 'deleted', 'politeness: { perHost: { concurrency: 2, delay: 0ms } }'));
-    const launch = launchCrawl({ task, redisUrl: redis.url, workers: 1, concurrency: 2, workerScript: WORKER_SCRIPT, pollMs: 100 });
+    const task = await writeTask(
+      bookTask(site.url, 'deleted', 'politeness: { perHost: { concurrency: 2, delay: 0ms } }'),
+    );
+    const launch = launchCrawl({
+      task,
+      redisUrl: redis.url,
+      workers: 1,
+      concurrency: 2,
+      workerScript: WORKER_SCRIPT,
+      pollMs: 100,
+    });
     await until('some rows stored', () => (launch.store?.writer.counters().written ?? 0) >= 3);
     const path = join(dirname(task.file), '.crawl', 'deleted.sqlite');
     // As `rm .crawl/deleted.sqlite*` would, but hard links keep the deleted file readable for the test: what the
@@ -172,19 +215,36 @@ describe('a run whose store goes wrong (issue 22, item 4)', function () {
       (e: Error) => e,
     );
     assert.ok(err instanceof StoreLostError, `the run fails for the lost store; got ${err}`);
-    assert.match(err.message, new RegExp(`the store file ${path.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} was deleted during the run`));
+    assert.match(
+      err.message,
+      new RegExp(`the store file ${path.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} was deleted during the run`),
+    );
     assert.ok(!existsSync(path), 'no store file was made up at the path by the failed run');
 
-    const again = launchCrawl({ task, redisUrl: redis.url, workers: 1, concurrency: 2, workerScript: WORKER_SCRIPT, pollMs: 100 });
+    const again = launchCrawl({
+      task,
+      redisUrl: redis.url,
+      workers: 1,
+      concurrency: 2,
+      workerScript: WORKER_SCRIPT,
+      pollMs: 100,
+    });
     const result = await again.done;
     assert.equal(result.resumed, true);
     const now = await keysIn(`sqlite:${path}`, task);
-    assert.deepEqual(result.stored.rows, [{ type: 'book', count: now.length }], 'the summary counts the rows of the file that is there');
+    assert.deepEqual(
+      result.stored.rows,
+      [{ type: 'book', count: now.length }],
+      'the summary counts the rows of the file that is there',
+    );
     // Every item is in one of the two files: the lost one holds what was acknowledged into it, the new one the rest.
     const lost = await keysIn(`sqlite:${backup}`, task);
     const all = new Set([...lost, ...now]);
     const books = allBooks(SITE).map((b) => b.upc);
     assert.deepEqual([...all].sort(), [...books].sort(), 'no item lost between the deleted file and the new one');
-    assert.ok(now.length > 0 && now.length < books.length, `the new file holds the items the deleted one took after it was deleted and the rest (${now.length})`);
+    assert.ok(
+      now.length > 0 && now.length < books.length,
+      `the new file holds the items the deleted one took after it was deleted and the rest (${now.length})`,
+    );
   });
 });

@@ -67,7 +67,9 @@ rules:
     const result = await s.run();
     await s.close();
     assert.equal(result.status.stats!.failed, 0);
-    const items = (await bufferedPages(redis.url, task.name)).flatMap((p) => p.items.map((i) => i.data)).sort((a, b) => String(a.sku).localeCompare(String(b.sku)));
+    const items = (await bufferedPages(redis.url, task.name))
+      .flatMap((p) => p.items.map((i) => i.data))
+      .sort((a, b) => String(a.sku).localeCompare(String(b.sku)));
     assert.equal(items.length, PRODUCTS.length);
     for (const item of items) {
       const p = PRODUCTS.find((x) => x.sku === item.sku)!;
@@ -83,14 +85,22 @@ rules:
         { mdSku: item.mdSku, mdName: item.mdName, mdPrice: item.mdPrice, mdBrand: item.mdBrand, mdImage: item.mdImage },
         { mdSku: item.sku, mdName: item.name, mdPrice: item.price, mdBrand: item.brand, mdImage: item.image },
       );
-      assert.deepEqual([item.mdCurrency, item.mdReleased, item.mdStock], [p.currency, p.released, p.inStock ? 'InStock' : 'OutOfStock']);
-      assert.deepEqual({ ogTitle: item.ogTitle, ogImage: item.ogImage, ogPrice: item.ogPrice, ogCurrency: item.ogCurrency }, { ogTitle: item.name, ogImage: item.image, ogPrice: item.price, ogCurrency: p.currency });
+      assert.deepEqual(
+        [item.mdCurrency, item.mdReleased, item.mdStock],
+        [p.currency, p.released, p.inStock ? 'InStock' : 'OutOfStock'],
+      );
+      assert.deepEqual(
+        { ogTitle: item.ogTitle, ogImage: item.ogImage, ogPrice: item.ogPrice, ogCurrency: item.ogCurrency },
+        { ogTitle: item.name, ogImage: item.image, ogPrice: item.price, ogCurrency: p.currency },
+      );
     }
   });
 
   it('refuses a bad microdata path or OpenGraph key at validate, with its line and field', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'cs-sd-')), 'bad.crawl.yaml');
-    writeFileSync(file, `name: sd-bad
+    writeFileSync(
+      file,
+      `name: sd-bad
 start: [${site.url}/]
 rules:
   - name: product
@@ -99,12 +109,21 @@ rules:
         fields:
           price: { microdata: Offer }
           title: { opengraph: title, selector: h1 }
-`);
+`,
+    );
     const r = spawnSync(process.execPath, [resolve('dist/cli.js'), 'validate', file], { encoding: 'utf8' });
     assert.notEqual(r.status, 0);
     const out = r.stdout + r.stderr;
-    assert.match(out, /:8:\d+: error: .*'Offer' names a type and no property: write the itemprop to read too, e\.g\. Offer\.name/, out);
-    assert.match(out, /:9:\d+: error: .*'title' has no prefix: write the meta property as the page does, e\.g\. og:title/, out);
+    assert.match(
+      out,
+      /:8:\d+: error: .*'Offer' names a type and no property: write the itemprop to read too, e\.g\. Offer\.name/,
+      out,
+    );
+    assert.match(
+      out,
+      /:9:\d+: error: .*'title' has no prefix: write the meta property as the page does, e\.g\. og:title/,
+      out,
+    );
     assert.match(out, /:9:\d+: error: .*'selector' does not go with 'opengraph: title'/, out);
   });
 });

@@ -25,7 +25,11 @@ interface Cli {
 
 function cli(args: string[], env: Record<string, string>, cwd: string): Promise<Cli> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [resolve('dist/cli.js'), ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [resolve('dist/cli.js'), ...args], {
+      cwd,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (b) => (out += b));
@@ -72,10 +76,19 @@ rules: [{ name: page, match: ['**'] }]
   for (const variable of ['CRAWL_STUDIO_REDIS', 'CRAWL_STUDIO_REDIS_PASSWORD', 'CRAWL_STUDIO_SENTINEL_PASSWORD']) {
     it(`validate refuses \${${variable}} in a header, naming the field, the line and the variable`, async () => {
       const { dir, file } = taskDir(leakTask(variable));
-      const env = { CRAWL_STUDIO_REDIS: `redis://:${SECRET}@127.0.0.1:${redis.port}`, CRAWL_STUDIO_REDIS_PASSWORD: SECRET, CRAWL_STUDIO_SENTINEL_PASSWORD: SECRET };
+      const env = {
+        CRAWL_STUDIO_REDIS: `redis://:${SECRET}@127.0.0.1:${redis.port}`,
+        CRAWL_STUDIO_REDIS_PASSWORD: SECRET,
+        CRAWL_STUDIO_SENTINEL_PASSWORD: SECRET,
+      };
       const r = await cli(['validate', file], env, dir);
       assert.equal(r.code, 1, r.out + r.err);
-      assert.match(r.err, new RegExp(`t\\.crawl\\.yaml:3:\\d+: error: request\\.headers\\.x-leak: \\$\\{${variable}\\} is not expanded: it is one of Crawl Studio's own settings`));
+      assert.match(
+        r.err,
+        new RegExp(
+          `t\\.crawl\\.yaml:3:\\d+: error: request\\.headers\\.x-leak: \\$\\{${variable}\\} is not expanded: it is one of Crawl Studio's own settings`,
+        ),
+      );
       assert.ok(!(r.out + r.err).includes(SECRET), 'no message holds the secret');
     });
   }
@@ -83,20 +96,25 @@ rules: [{ name: page, match: ['**'] }]
   it('`run` of the exact task of the issue refuses it and the host it names never receives the Redis password', async () => {
     const { dir, file } = taskDir(leakTask('CRAWL_STUDIO_REDIS'));
     seen.length = 0;
-    const r = await cli(['run', file, '--workers', '1', '--fresh'], { CRAWL_STUDIO_REDIS: `redis://:${SECRET}@127.0.0.1:${redis.port}` }, dir);
-    for (const h of seen) assert.ok(!JSON.stringify(h).includes(SECRET), `the server received the secret: ${JSON.stringify(h)}`);
+    const r = await cli(
+      ['run', file, '--workers', '1', '--fresh'],
+      { CRAWL_STUDIO_REDIS: `redis://:${SECRET}@127.0.0.1:${redis.port}` },
+      dir,
+    );
+    for (const h of seen)
+      assert.ok(!JSON.stringify(h).includes(SECRET), `the server received the secret: ${JSON.stringify(h)}`);
     assert.notEqual(r.code, 0, r.out + r.err);
     assert.match(r.err, /request\.headers\.x-leak: \$\{CRAWL_STUDIO_REDIS\} is not expanded/);
     assert.ok(!(r.out + r.err).includes(SECRET));
   });
 
-  it('a CRAWL_STUDIO_* secret of the task\'s own still goes in a header (the documented use)', async () => {
+  it("a CRAWL_STUDIO_* secret of the task's own still goes in a header (the documented use)", async () => {
     const { dir, file } = taskDir(leakTask('CRAWL_STUDIO_API_KEY'));
     const r = await cli(['validate', file], { CRAWL_STUDIO_API_KEY: 'k' }, dir);
     assert.equal(r.code, 0, r.out + r.err);
   });
 
-  describe('a PostgreSQL store URL naming a host of the file\'s choosing', () => {
+  describe("a PostgreSQL store URL naming a host of the file's choosing", () => {
     let pg: Server;
     let port = 0;
     const received: Buffer[] = [];
@@ -139,7 +157,12 @@ store: { url: 'postgres://victim:\${PGPASSWORD}@${host}:${port}/db' }
       const env = { PGPASSWORD: password, CRAWL_STUDIO_REDIS: `redis://:${SECRET}@127.0.0.1:${redis.port}` };
       const v = await cli(['validate', file], env, dir);
       assert.equal(v.code, 1, v.out + v.err);
-      assert.match(v.err, new RegExp(`t\\.crawl\\.yaml:5:\\d+: error: store\\.url: \\$\\{PGPASSWORD\\} would be sent to ${host.replace(/\./g, '\\.')}, a host this file names`));
+      assert.match(
+        v.err,
+        new RegExp(
+          `t\\.crawl\\.yaml:5:\\d+: error: store\\.url: \\$\\{PGPASSWORD\\} would be sent to ${host.replace(/\./g, '\\.')}, a host this file names`,
+        ),
+      );
       const r = await cli(['run', file, '--workers', '1', '--fresh'], env, dir);
       assert.ok(!Buffer.concat(received).includes(password), 'the fake PostgreSQL server received the password');
       assert.notEqual(r.code, 0, r.out + r.err);
@@ -151,11 +174,14 @@ store: { url: 'postgres://victim:\${PGPASSWORD}@${host}:${port}/db' }
       const { dir, file } = taskDir(yaml);
       const v = await cli(['validate', file], { PGPASSWORD: 'x' }, dir);
       assert.equal(v.code, 1, v.out + v.err);
-      assert.match(v.err, /store\.url: no password is written for .*, so the PostgreSQL driver would send it \$PGPASSWORD/);
+      assert.match(
+        v.err,
+        /store\.url: no password is written for .*, so the PostgreSQL driver would send it \$PGPASSWORD/,
+      );
     });
   });
 
-  it('a data.db symlinked out of the task\'s folder is refused at validate and at run, and nothing is written there', async () => {
+  it("a data.db symlinked out of the task's folder is refused at validate and at run, and nothing is written there", async () => {
     const outside = mkdtempSync(join(tmpdir(), 'cs-outside-'));
     const target = join(outside, 'stolen.db');
     const yaml = `name: c\nstart: ['${site.url}/p']\nrequest: { robots: false }\nrules: [{ name: page, match: ['**'] }]\nstore: { url: 'sqlite:data.db' }\n`;
@@ -163,8 +189,15 @@ store: { url: 'postgres://victim:\${PGPASSWORD}@${host}:${port}/db' }
     symlinkSync(target, join(dir, 'data.db')); // dangling: the store would create the file outside
     const v = await cli(['validate', file], {}, dir);
     assert.equal(v.code, 1, v.out + v.err);
-    assert.match(v.err, /t\.crawl\.yaml:5:\d+: error: store\.url: 'data\.db' is a symbolic link .* outside the task file's folder/);
-    const r = await cli(['run', file, '--workers', '1', '--fresh'], { CRAWL_STUDIO_REDIS: `redis://:${SECRET}@127.0.0.1:${redis.port}` }, dir);
+    assert.match(
+      v.err,
+      /t\.crawl\.yaml:5:\d+: error: store\.url: 'data\.db' is a symbolic link .* outside the task file's folder/,
+    );
+    const r = await cli(
+      ['run', file, '--workers', '1', '--fresh'],
+      { CRAWL_STUDIO_REDIS: `redis://:${SECRET}@127.0.0.1:${redis.port}` },
+      dir,
+    );
     assert.notEqual(r.code, 0, r.out + r.err);
     assert.equal(existsSync(target), false, 'the store was created outside the task folder');
     // A linked folder on the way is the same.
@@ -178,7 +211,11 @@ store: { url: 'postgres://victim:\${PGPASSWORD}@${host}:${port}/db' }
     const { dir: dir3, file: file3 } = taskDir(yaml.replace("store: { url: 'sqlite:data.db' }\n", ''));
     mkdirSync(join(outside, 'crawl'));
     symlinkSync(join(outside, 'crawl'), join(dir3, '.crawl'));
-    const r3 = await cli(['run', file3, '--workers', '1', '--fresh'], { CRAWL_STUDIO_REDIS: `redis://:${SECRET}@127.0.0.1:${redis.port}` }, dir3);
+    const r3 = await cli(
+      ['run', file3, '--workers', '1', '--fresh'],
+      { CRAWL_STUDIO_REDIS: `redis://:${SECRET}@127.0.0.1:${redis.port}` },
+      dir3,
+    );
     assert.notEqual(r3.code, 0, r3.out + r3.err);
     assert.match(r3.err, /the default store: '\.crawl\/c\.sqlite' is a symbolic link/);
     assert.equal(existsSync(join(outside, 'crawl', 'c.sqlite')), false);
@@ -208,7 +245,10 @@ describe('credentials in a start or enqueued URL (issue 35, item 5)', function (
     const { dir, file } = taskDir(`name: c\nstart: [${withCreds}/p/1]\nrules: [{ name: page }]\n`);
     const v = await cli(['validate', file], {}, dir);
     assert.equal(v.code, 1, v.out + v.err);
-    assert.match(v.err, /t\.crawl\.yaml:2:\d+: error: start\[0\]: 'http:\/\/alice:\*\*\*@127\.0\.0\.1:\d+\/p\/1' has a user name or password in it: .*log in with 'login:', or send the credentials in a header/);
+    assert.match(
+      v.err,
+      /t\.crawl\.yaml:2:\d+: error: start\[0\]: 'http:\/\/alice:\*\*\*@127\.0\.0\.1:\d+\/p\/1' has a user name or password in it: .*log in with 'login:', or send the credentials in a header/,
+    );
     assert.ok(!(v.out + v.err).includes(PASSWORD));
     const r = await cli(['run', file, '--workers', '1', '--redis', redis.url], {}, dir);
     assert.notEqual(r.code, 0, r.out + r.err);
@@ -228,7 +268,10 @@ describe('credentials in a start or enqueued URL (issue 35, item 5)', function (
     const withCreds = `${site.url.replace('http://', `http://alice:${PASSWORD}@`)}/p/1`;
     const one = await cli(['enqueue', file, withCreds, '--redis', redis.url], {}, dir);
     assert.equal(one.code, 1, one.out + one.err);
-    assert.match(one.out, /^invalid +http:\/\/alice:\*\*\*@127\.0\.0\.1:\d+\/p\/1 \(credentials: a URL is stored and shown with its page/m);
+    assert.match(
+      one.out,
+      /^invalid +http:\/\/alice:\*\*\*@127\.0\.0\.1:\d+\/p\/1 \(credentials: a URL is stored and shown with its page/m,
+    );
     const list = join(dir, 'urls.txt');
     writeFileSync(list, `${withCreds}\n`);
     const bulk = await cli(['enqueue', file, '--file', list, '--redis', redis.url], {}, dir);
@@ -239,7 +282,18 @@ describe('credentials in a start or enqueued URL (issue 35, item 5)', function (
     try {
       for (const key of await admin.keys('*')) {
         const type = await admin.type(key);
-        const dump = type === 'string' ? await admin.get(key) : type === 'hash' ? JSON.stringify(await admin.hgetall(key)) : type === 'list' ? JSON.stringify(await admin.lrange(key, 0, -1)) : type === 'set' ? JSON.stringify(await admin.smembers(key)) : type === 'zset' ? JSON.stringify(await admin.zrange(key, 0, -1)) : '';
+        const dump =
+          type === 'string'
+            ? await admin.get(key)
+            : type === 'hash'
+              ? JSON.stringify(await admin.hgetall(key))
+              : type === 'list'
+                ? JSON.stringify(await admin.lrange(key, 0, -1))
+                : type === 'set'
+                  ? JSON.stringify(await admin.smembers(key))
+                  : type === 'zset'
+                    ? JSON.stringify(await admin.zrange(key, 0, -1))
+                    : '';
         assert.ok(!String(dump).includes(PASSWORD), `${key} holds the password`);
       }
     } finally {

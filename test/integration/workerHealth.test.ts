@@ -18,7 +18,6 @@ async function probe(port: number, path: string): Promise<{ status: number; why:
   }
 }
 
-
 describe('a worker in an orchestrator: health, readiness and a bounded drain (issue 36)', function () {
   this.timeout(120_000);
   let redis: RedisServer;
@@ -37,18 +36,29 @@ describe('a worker in an orchestrator: health, readiness and a bounded drain (is
       if (req.url === '/robots.txt') return void res.writeHead(404).end();
       hung.push(res); // Never answered.
     });
-    const task = await writeTask(linkedPagesTask({ name: 'drained', start: [`${site.url}/`], perHost: { concurrency: 1 } }).replace('rules:', 'request: { timeout: 600s }\nrules:'));
+    const task = await writeTask(
+      linkedPagesTask({ name: 'drained', start: [`${site.url}/`], perHost: { concurrency: 1 } }).replace(
+        'rules:',
+        'request: { timeout: 600s }\nrules:',
+      ),
+    );
     // The run, driven without local workers: the worker below is the only one, as a pod would be.
     const s = session(task, redis.url, { workers: 0 });
     const running = s.run();
     const port = await freePort();
     const lines: string[] = [];
-    worker = spawn(process.execPath, [WORKER_SCRIPT, task.file, '--health', `127.0.0.1:${port}`, '--drain-timeout', '2s'], { env: { ...process.env, CRAWL_STUDIO_REDIS: redis.url }, stdio: ['ignore', 'pipe', 'pipe'] });
+    worker = spawn(
+      process.execPath,
+      [WORKER_SCRIPT, task.file, '--health', `127.0.0.1:${port}`, '--drain-timeout', '2s'],
+      { env: { ...process.env, CRAWL_STUDIO_REDIS: redis.url }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     worker.stdout!.on('data', (b: Buffer) => lines.push(...b.toString().split('\n')));
     worker.stderr!.on('data', (b: Buffer) => lines.push(...b.toString().split('\n')));
     const exited = new Promise<number | null>((r) => worker!.once('exit', (code) => r(code)));
 
-    const ready = await until('/readyz 200', async () => ((await probe(port, '/readyz'))?.status === 200 ? probe(port, '/readyz') : null));
+    const ready = await until('/readyz 200', async () =>
+      (await probe(port, '/readyz'))?.status === 200 ? probe(port, '/readyz') : null,
+    );
     assert.equal(ready.why, 'connected and working');
     assert.equal((await probe(port, '/healthz'))?.status, 200);
     await until('the page in flight', async () => hung.length > 0);
@@ -61,7 +71,10 @@ describe('a worker in an orchestrator: health, readiness and a bounded drain (is
     assert.equal(draining.why, 'draining: finishing its pages, taking no more');
     // The page's request times out after 10 minutes, past this test's own timeout: a drain that waited for it fails here.
     assert.equal(await exited, 0, lines.join('\n'));
-    assert.ok(lines.some((l) => /drain timeout \(2 s\): leaving in-flight jobs to other workers/.test(l)), lines.join('\n'));
+    assert.ok(
+      lines.some((l) => /drain timeout \(2 s\): leaving in-flight jobs to other workers/.test(l)),
+      lines.join('\n'),
+    );
     for (const r of hung) r.destroy();
     s.stop();
     await running;

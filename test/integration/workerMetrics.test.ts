@@ -25,7 +25,8 @@ async function until<T>(what: string, fn: () => Promise<T | null | undefined | f
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
@@ -50,7 +51,10 @@ describe("crawl-studio worker --metrics-port: a worker's own Prometheus metrics 
         return res.end('gone');
       }
       res.setHeader('content-type', 'text/html');
-      if (req.url === '/') res.end(`<h1>home</h1>${Array.from({ length: PAGES }, (_, i) => `<a href="/p${i}">p${i}</a>`).join('')}<a href="/missing">x</a>`);
+      if (req.url === '/')
+        res.end(
+          `<h1>home</h1>${Array.from({ length: PAGES }, (_, i) => `<a href="/p${i}">p${i}</a>`).join('')}<a href="/missing">x</a>`,
+        );
       else res.end(`<h1>page ${req.url}</h1>`);
     });
   });
@@ -79,12 +83,18 @@ rules:
 `);
     const s = session(task, redis.url, { workers: 0 });
     const running = s.run();
-    const worker = spawn(process.execPath, [CLI, 'worker', task.file, '--redis', redis.url, '--metrics-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const worker = spawn(process.execPath, [CLI, 'worker', task.file, '--redis', redis.url, '--metrics-port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     children.push(worker);
     let out = '';
     worker.stdout.on('data', (d: Buffer) => (out += d.toString()));
     worker.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const url = (await until('the worker to say where its metrics are', async () => /metrics on (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(out)?.[1], 60_000)) as string;
+    const url = (await until(
+      'the worker to say where its metrics are',
+      async () => /metrics on (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(out)?.[1],
+      60_000,
+    )) as string;
     const result = await running;
     await s.close();
     const stats = result.status.stats!;
@@ -97,7 +107,11 @@ rules:
     assert.equal(sample(text, 'crawl_studio_worker_items_extracted_total', 'task="wm"'), stats.items, text);
     // Every attempt timed: the pages fetched and the one that failed.
     assert.equal(sample(text, 'crawl_studio_fetch_duration_seconds_count', 'task="wm"'), stats.done + 1, text);
-    assert.equal(sample(text, 'crawl_studio_fetch_duration_seconds_bucket', 'le="+Inf",task="wm"'), stats.done + 1, text);
+    assert.equal(
+      sample(text, 'crawl_studio_fetch_duration_seconds_bucket', 'le="+Inf",task="wm"'),
+      stats.done + 1,
+      text,
+    );
     assert.match(text, /^# TYPE crawl_studio_fetch_duration_seconds histogram$/m);
     assert.match(text, /^crawl_studio_worker_concurrency \d+$/m);
     assert.match(text, /^crawl_studio_worker_process_resident_memory_bytes \d+/m);
@@ -105,24 +119,45 @@ rules:
     assert.equal((await fetch(url.replace('/metrics', '/other'))).status, 404);
 
     const bin = ['/usr/bin/prometheus', '/usr/local/bin/prometheus'].find((p) => existsSync(p));
-    if (!bin) skipBecause(this, 'prometheus is missing (apt-get install prometheus; scripts/setup.sh test installs it)');
+    if (!bin)
+      skipBecause(this, 'prometheus is missing (apt-get install prometheus; scripts/setup.sh test installs it)');
     const dir = mkdtempSync(join(tmpdir(), 'cs-prom-worker-'));
     const promPort = await freePort();
-    writeFileSync(join(dir, 'prometheus.yml'), `global: { scrape_interval: 1s, evaluation_interval: 1s }\nscrape_configs:\n  - job_name: crawl-studio-workers\n    static_configs: [{ targets: ['${new URL(url).host}'] }]\n`);
-    const prom = spawn(bin, [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${promPort}`], { stdio: 'ignore' });
+    writeFileSync(
+      join(dir, 'prometheus.yml'),
+      `global: { scrape_interval: 1s, evaluation_interval: 1s }\nscrape_configs:\n  - job_name: crawl-studio-workers\n    static_configs: [{ targets: ['${new URL(url).host}'] }]\n`,
+    );
+    const prom = spawn(
+      bin,
+      [
+        `--config.file=${join(dir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${join(dir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${promPort}`,
+      ],
+      { stdio: 'ignore' },
+    );
     children.push(prom);
     try {
       const query = async (q: string) => {
-        const r = (await (await fetch(`http://127.0.0.1:${promPort}/api/v1/query?query=${encodeURIComponent(q)}`)).json()) as { data: { result: { metric: Record<string, string>; value: [number, string] }[] } };
+        const r = (await (
+          await fetch(`http://127.0.0.1:${promPort}/api/v1/query?query=${encodeURIComponent(q)}`)
+        ).json()) as { data: { result: { metric: Record<string, string>; value: [number, string] }[] } };
         return r.data.result;
       };
-      const fetched = await until('Prometheus to have scraped the worker', async () => (await query('crawl_studio_worker_pages_fetched_total{task="wm"}'))[0], 90_000);
+      const fetched = await until(
+        'Prometheus to have scraped the worker',
+        async () => (await query('crawl_studio_worker_pages_fetched_total{task="wm"}'))[0],
+        90_000,
+      );
       assert.equal(Number(fetched.value[1]), stats.done);
       assert.equal(fetched.metric.job, 'crawl-studio-workers');
       const timed = await query('crawl_studio_fetch_duration_seconds_count{task="wm"}');
       assert.equal(Number(timed[0]?.value[1]), stats.done + 1);
       const failed = await query('sum by (reason) (crawl_studio_worker_pages_failed_total{task="wm"})');
-      assert.deepEqual(failed.map((f) => [f.metric.reason, Number(f.value[1])]), [['http-404', 1]]);
+      assert.deepEqual(
+        failed.map((f) => [f.metric.reason, Number(f.value[1])]),
+        [['http-404', 1]],
+      );
     } finally {
       prom.kill('SIGTERM');
       await new Promise((r) => prom.once('exit', r));
@@ -134,7 +169,11 @@ rules:
 
   it('refuses a --metrics-port that is not a port, naming the flag', async () => {
     const task = await writeTask(`name: wm2\nstart: [${web.url}/]\nrules:\n  - name: page\n    match: ["**"]\n`);
-    const child = spawn(process.execPath, [CLI, 'worker', task.file, '--redis', redis.url, '--metrics-port', 'ninety'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [CLI, 'worker', task.file, '--redis', redis.url, '--metrics-port', 'ninety'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     children.push(child);
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));

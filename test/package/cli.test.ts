@@ -64,7 +64,10 @@ describe('the crawl-studio npm package', function () {
 
   before(async function () {
     this.timeout(240_000);
-    const out = execFileSync(process.execPath, ['scripts/package.mjs', 'cli'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    const out = execFileSync(process.execPath, ['scripts/package.mjs', 'cli'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     tarball = out.trim().split('\n').pop()!;
     assert.match(tarball, /crawl-studio-\d+\.\d+\.\d+\.tgz$/);
     dir = mkdtempSync(join(tmpdir(), 'cs-cli-install-'));
@@ -93,7 +96,9 @@ describe('the crawl-studio npm package', function () {
     // The crawl is started elsewhere with no local workers: only the installed CLI's worker fetches.
     const s = session(task, redis.url, { workers: 0 });
     const running = s.run();
-    const worker = spawn(bin, ['worker', task.file, '--redis', redis.url, '--concurrency', '4'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const worker = spawn(bin, ['worker', task.file, '--redis', redis.url, '--concurrency', '4'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let log = '';
     worker.stdout.on('data', (b) => (log += b));
     const result = await running;
@@ -107,34 +112,63 @@ describe('the crawl-studio npm package', function () {
 
   it('is a library: a TypeScript program imports runCrawl and loadTask, compiles against its types and crawls', async () => {
     const manifest = JSON.parse(readFileSync(join(dir, 'node_modules', 'crawl-studio', 'package.json'), 'utf8'));
-    assert.deepEqual([manifest.main, manifest.types, manifest.exports['.']], ['dist/index.js', 'dist/index.d.ts', { types: './dist/index.d.ts', default: './dist/index.js' }]);
+    assert.deepEqual(
+      [manifest.main, manifest.types, manifest.exports['.']],
+      ['dist/index.js', 'dist/index.d.ts', { types: './dist/index.d.ts', default: './dist/index.js' }],
+    );
     const app = mkdtempSync(join(tmpdir(), 'cs-lib-app-'));
     cpSync(join(dir, 'node_modules'), join(app, 'node_modules'), { recursive: true });
     writeFileSync(join(app, 'package.json'), '{"name":"pipeline","private":true,"type":"module"}');
-    writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: {
-        module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, outDir: 'out',
-        // The package's own declarations are checked too: they must stand on their own, as installed.
-        skipLibCheck: false, types: ['node'], typeRoots: [resolve('node_modules/@types')],
-      },
-      files: ['pipeline.ts'],
-    }));
+    writeFileSync(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          strict: true,
+          outDir: 'out',
+          // The package's own declarations are checked too: they must stand on their own, as installed.
+          skipLibCheck: false,
+          types: ['node'],
+          typeRoots: [resolve('node_modules/@types')],
+        },
+        files: ['pipeline.ts'],
+      }),
+    );
     writeFileSync(join(app, 'pipeline.ts'), PIPELINE);
-    const tsc = spawnSync(process.execPath, [resolve('node_modules/typescript/bin/tsc'), '-p', app], { encoding: 'utf8' });
+    const tsc = spawnSync(process.execPath, [resolve('node_modules/typescript/bin/tsc'), '-p', app], {
+      encoding: 'utf8',
+    });
     assert.equal(tsc.status, 0, `the program compiles against the package's types:\n${tsc.stdout}${tsc.stderr}`);
     // Not spawnSync: the site is served by this process, which must keep answering while the program crawls it.
-    const run = await promisify(execFile)(process.execPath, [join(app, 'out', 'pipeline.js'), site.url, redis.url], { cwd: app, encoding: 'utf8', timeout: 120_000 });
+    const run = await promisify(execFile)(process.execPath, [join(app, 'out', 'pipeline.js'), site.url, redis.url], {
+      cwd: app,
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     const out = JSON.parse(run.stdout.trim().split('\n').pop()!);
     const books = allBooks(SITE);
     assert.equal(out.pages, expectedPages(site.url, SITE).length, run.stdout + run.stderr);
     assert.deepEqual(out.stored, [{ type: 'book', count: books.length }]);
     assert.equal(out.items, books.length);
-    assert.deepEqual(out.book1, { title: books[0]!.title, upc: books[0]!.upc, url: `${site.url}/catalogue/book-1.html` });
+    assert.deepEqual(out.book1, {
+      title: books[0]!.title,
+      upc: books[0]!.upc,
+      url: `${site.url}/catalogue/book-1.html`,
+    });
     assert.ok(out.progress > 0);
     assert.equal(out.invalid, 'start[0]');
     assert.ok(existsSync(join(app, 'pipeline-books.crawl.yaml')), 'the task object was written for the workers');
     // CommonJS programs get the same exports.
-    const cjs = spawnSync(process.execPath, ['-e', "const m = require('crawl-studio'); console.log(typeof m.runCrawl, typeof m.loadTask, typeof m.TaskFileError)"], { cwd: app, encoding: 'utf8' });
+    const cjs = spawnSync(
+      process.execPath,
+      [
+        '-e',
+        "const m = require('crawl-studio'); console.log(typeof m.runCrawl, typeof m.loadTask, typeof m.TaskFileError)",
+      ],
+      { cwd: app, encoding: 'utf8' },
+    );
     assert.equal(cjs.stdout.trim(), 'function function function', cjs.stderr);
   });
 
@@ -153,10 +187,17 @@ describe('the crawl-studio npm package', function () {
     }
     const task = await writeTask(bookTask(site.url, 'pkgcontainer'));
     const [health, metrics] = [await freePort(), await freePort()];
-    const argv = [...recipe.entrypoint, ...recipe.cmd].map(inImage).map((a) => (a === '/tasks/task.crawl.yaml' ? task.file : a === '8080' ? String(health) : a === '9464' ? String(metrics) : a));
+    const argv = [...recipe.entrypoint, ...recipe.cmd]
+      .map(inImage)
+      .map((a) =>
+        a === '/tasks/task.crawl.yaml' ? task.file : a === '8080' ? String(health) : a === '9464' ? String(metrics) : a,
+      );
     const s = session(task, redis.url, { workers: 0 });
     const running = s.run();
-    const worker = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CRAWL_STUDIO_REDIS: redis.url } });
+    const worker = spawn(argv[0]!, argv.slice(1), {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, CRAWL_STUDIO_REDIS: redis.url },
+    });
     let log = '';
     worker.stdout.on('data', (b) => (log += b));
     worker.stderr.on('data', (b) => (log += b));
@@ -174,13 +215,21 @@ describe('the crawl-studio npm package', function () {
       const result = await running;
       assert.equal(result.status.stats!.done, expectedPages(site.url, SITE).length);
       const m = await get(metrics, '/metrics');
-      assert.match(m.text, new RegExp(`crawl_studio_worker_pages_fetched_total\\{task="pkgcontainer"\\} ${expectedPages(site.url, SITE).length}\\b`), m.text.slice(0, 2000));
+      assert.match(
+        m.text,
+        new RegExp(
+          `crawl_studio_worker_pages_fetched_total\\{task="pkgcontainer"\\} ${expectedPages(site.url, SITE).length}\\b`,
+        ),
+        m.text.slice(0, 2000),
+      );
       assert.equal((await get(health, '/healthz')).status, 200);
     } finally {
       worker.kill('SIGTERM');
       await s.close();
     }
-    const code = await new Promise<number | null>((r) => (worker.exitCode !== null ? r(worker.exitCode) : worker.on('exit', (c) => r(c))));
+    const code = await new Promise<number | null>((r) =>
+      worker.exitCode !== null ? r(worker.exitCode) : worker.on('exit', (c) => r(c)),
+    );
     assert.equal(code, 0, log);
     // JSON logs, as the CMD asks: every line an object.
     const lines = log.split('\n').filter((l) => l.trim());
@@ -188,10 +237,14 @@ describe('the crawl-studio npm package', function () {
     assert.ok(!log.includes(redis.url.replace(/^redis:\/\//, 'redis://:')), 'no password-bearing URL in the log');
   });
 
-  it('a run whose store cannot open fails with the store\'s error, and the workers it started are gone', async () => {
+  it("a run whose store cannot open fails with the store's error, and the workers it started are gone", async () => {
     // The workers boot while the store opens (CLI run), so a store that fails must take them down again.
-    const task = await writeTask(bookTask(site.url, 'pkgbadstore', 'store: { url: "postgres://nobody@127.0.0.1:1/nodb" }'));
-    const run = spawn(bin, ['run', task.file, '--workers', '2', '--redis', redis.url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const task = await writeTask(
+      bookTask(site.url, 'pkgbadstore', 'store: { url: "postgres://nobody@127.0.0.1:1/nodb" }'),
+    );
+    const run = spawn(bin, ['run', task.file, '--workers', '2', '--redis', redis.url], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     run.stdout.on('data', (b) => (out += b));
     run.stderr.on('data', (b) => (out += b));
@@ -199,7 +252,10 @@ describe('the crawl-studio npm package', function () {
     assert.equal(code, 1, out);
     assert.match(out, /cannot reach PostgreSQL postgres:\/\/nobody@127\.0\.0\.1:1\/nodb/);
     // A worker killed as the CLI exits may take a moment to leave the process table.
-    const workersLeft = () => execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(task.file) && !l.includes(' run '));
+    const workersLeft = () =>
+      execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
+        .split('\n')
+        .filter((l) => l.includes(task.file) && !l.includes(' run '));
     for (let i = 0; i < 40 && workersLeft().length > 0; i++) await new Promise((r) => setTimeout(r, 50));
     assert.deepEqual(workersLeft(), [], 'no worker process of this task is left');
   });

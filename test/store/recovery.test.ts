@@ -44,13 +44,17 @@ setInterval(() => {}, 1000);
 /** Runs CHILD on `file` and SIGKILLs it once its uncommitted pages are in the file. */
 function killMidTransaction(file: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', '-e', CHILD, file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', '-e', CHILD, file], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.stdout.on('data', (d: Buffer) => {
       if (String(d).includes('spilled')) child.kill('SIGKILL');
     });
-    child.on('exit', (code, signal) => (signal === 'SIGKILL' ? resolve() : reject(new Error(`child exited ${code} before the kill: ${err}`))));
+    child.on('exit', (code, signal) =>
+      signal === 'SIGKILL' ? resolve() : reject(new Error(`child exited ${code} before the kill: ${err}`)),
+    );
   });
 }
 
@@ -71,7 +75,13 @@ describe('store: SQLite recovers a transaction killed mid-way (sqlite)', functio
     // The items' column is what the child rewrites: make sure it is there under the name it uses.
     const probe = new (loadSqlite(file).DatabaseSync)(file);
     const table = String(probe.prepare("SELECT table_name FROM item_types WHERE type = 'product'").get()!.table_name);
-    assert.ok(probe.prepare(`PRAGMA table_info("${table}")`).all().some((c) => c.name === 'data'), `no data column in ${table}`);
+    assert.ok(
+      probe
+        .prepare(`PRAGMA table_info("${table}")`)
+        .all()
+        .some((c) => c.name === 'data'),
+      `no data column in ${table}`,
+    );
     probe.close();
 
     await killMidTransaction(file);
@@ -92,7 +102,13 @@ describe('store: SQLite recovers a transaction killed mid-way (sqlite)', functio
     }
     const check = new (loadSqlite(file).DatabaseSync)(file);
     try {
-      assert.deepEqual(check.prepare('PRAGMA integrity_check').all().map((r) => ({ ...r })), [{ integrity_check: 'ok' }]);
+      assert.deepEqual(
+        check
+          .prepare('PRAGMA integrity_check')
+          .all()
+          .map((r) => ({ ...r })),
+        [{ integrity_check: 'ok' }],
+      );
     } finally {
       check.close();
     }

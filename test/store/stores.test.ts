@@ -13,7 +13,9 @@ import { page, product } from './helpers';
 
 // The ItemStore contract, run against both stores, plus what is particular to each.
 
-function rows(items: { type?: string; key: string; data: Record<string, unknown>; fetchedAt?: number; url?: string }[]): ItemRow[] {
+function rows(
+  items: { type?: string; key: string; data: Record<string, unknown>; fetchedAt?: number; url?: string }[],
+): ItemRow[] {
   return items.map((i) => ({
     type: i.type ?? 'product',
     key: i.key,
@@ -26,7 +28,18 @@ function rows(items: { type?: string; key: string; data: Record<string, unknown>
   }));
 }
 
-const pageRow: PageRow = { run: 'r1', url: 'https://shop.test/p', method: 'GET', body: '', rule: 'list', depth: 0, status: 200, fetchedAt: 1_700_000_000_000, contentType: 'text/html', bytes: 10 };
+const pageRow: PageRow = {
+  run: 'r1',
+  url: 'https://shop.test/p',
+  method: 'GET',
+  body: '',
+  rule: 'list',
+  depth: 0,
+  status: 200,
+  fetchedAt: 1_700_000_000_000,
+  contentType: 'text/html',
+  bytes: 10,
+};
 
 function contract(name: string, make: () => Promise<ItemStore>) {
   describe(`store contract: ${name}`, () => {
@@ -39,12 +52,33 @@ function contract(name: string, make: () => Promise<ItemStore>) {
     });
 
     it("'ignore' keeps the stored row and counts the conflict", async () => {
-      const first = await store.writeBatch([pageRow], rows([{ key: 'a', data: { v: '1' } }, { key: 'b', data: { v: '1' } }]), 'ignore');
+      const first = await store.writeBatch(
+        [pageRow],
+        rows([
+          { key: 'a', data: { v: '1' } },
+          { key: 'b', data: { v: '1' } },
+        ]),
+        'ignore',
+      );
       assert.deepEqual(first, { written: 2, inserted: 2, updated: 0, conflicts: 0, pages: 1, errors: 0 });
-      const second = await store.writeBatch([pageRow], rows([{ key: 'a', data: { v: '2' }, fetchedAt: 1_800_000_000_000 }, { key: 'c', data: { v: '2' } }]), 'ignore');
+      const second = await store.writeBatch(
+        [pageRow],
+        rows([
+          { key: 'a', data: { v: '2' }, fetchedAt: 1_800_000_000_000 },
+          { key: 'c', data: { v: '2' } },
+        ]),
+        'ignore',
+      );
       assert.deepEqual(second, { written: 1, inserted: 1, updated: 0, conflicts: 1, pages: 1, errors: 0 });
       const items = await store.readItems('product', { orderBy: 'key' });
-      assert.deepEqual(items.map((i) => [i.key, i.data.v]), [['a', '1'], ['b', '1'], ['c', '2']]);
+      assert.deepEqual(
+        items.map((i) => [i.key, i.data.v]),
+        [
+          ['a', '1'],
+          ['b', '1'],
+          ['c', '2'],
+        ],
+      );
       assert.equal(await store.countPages(), 1);
     });
 
@@ -54,7 +88,11 @@ function contract(name: string, make: () => Promise<ItemStore>) {
       // The update must carry a later timestamp than the insert: wait for the clock to move, not a fixed time.
       const inserted = Date.now();
       while (Date.now() <= inserted) await new Promise((r) => setTimeout(r, 1));
-      const newer = await store.writeBatch([], rows([{ key: 'a', data: { v: '2', extra: ['x'] }, fetchedAt: 3000, url: 'https://shop.test/new' }]), 'update');
+      const newer = await store.writeBatch(
+        [],
+        rows([{ key: 'a', data: { v: '2', extra: ['x'] }, fetchedAt: 3000, url: 'https://shop.test/new' }]),
+        'update',
+      );
       assert.deepEqual(newer, { written: 1, inserted: 0, updated: 1, conflicts: 1, pages: 0, errors: 0 });
       const older = await store.writeBatch([], rows([{ key: 'a', data: { v: 'stale' }, fetchedAt: 1000 }]), 'update');
       assert.deepEqual(older, { written: 0, inserted: 0, updated: 0, conflicts: 1, pages: 0, errors: 0 });
@@ -80,31 +118,55 @@ function contract(name: string, make: () => Promise<ItemStore>) {
       assert.equal(await store.countPages(), 1);
       assert.equal(await store.countErrors(), 2);
       const errors = await store.readErrors();
-      assert.deepEqual(errors.map((e) => [e.id, e.kind, e.url, e.type]), [
-        ['100-0/0', 'extract', 'https://shop.test/list', 'product'],
-        ['100-0/1', 'invalid', 'https://shop.test/list', 'product'],
-      ]);
+      assert.deepEqual(
+        errors.map((e) => [e.id, e.kind, e.url, e.type]),
+        [
+          ['100-0/0', 'extract', 'https://shop.test/list', 'product'],
+          ['100-0/1', 'invalid', 'https://shop.test/list', 'product'],
+        ],
+      );
       assert.equal(errors[0]!.at, p.fetchedAt);
     });
 
     it('keeps one page row per request: a GET and two POST bodies of one URL, replayed', async () => {
-      const rows: PageRow[] = [pageRow, { ...pageRow, method: 'POST', body: 'q=a' }, { ...pageRow, method: 'POST', body: 'q=b' }];
+      const rows: PageRow[] = [
+        pageRow,
+        { ...pageRow, method: 'POST', body: 'q=a' },
+        { ...pageRow, method: 'POST', body: 'q=b' },
+      ];
       assert.equal((await store.writeBatch(rows, [], 'update')).pages, 3);
-      await store.writeBatch(rows.map((r) => ({ ...r, fetchedAt: r.fetchedAt + 1 })), [], 'update');
+      await store.writeBatch(
+        rows.map((r) => ({ ...r, fetchedAt: r.fetchedAt + 1 })),
+        [],
+        'update',
+      );
       assert.equal(await store.countPages(), 3);
     });
 
     it('keeps types apart, pages through items, iterates all of them', async () => {
-      const many = Array.from({ length: 2500 }, (_, i) => ({ key: `k${String(i).padStart(5, '0')}`, data: { n: String(i), list: [String(i), 'ü'] } }));
+      const many = Array.from({ length: 2500 }, (_, i) => ({
+        key: `k${String(i).padStart(5, '0')}`,
+        data: { n: String(i), list: [String(i), 'ü'] },
+      }));
       await store.writeBatch([], rows(many), 'ignore');
-      await store.writeBatch([], rows([{ type: 'Product', key: 'k00001', data: { other: 'yes' } }, { type: 'review', key: 'r1', data: { stars: '5' } }]), 'ignore');
+      await store.writeBatch(
+        [],
+        rows([
+          { type: 'Product', key: 'k00001', data: { other: 'yes' } },
+          { type: 'review', key: 'r1', data: { stars: '5' } },
+        ]),
+        'ignore',
+      );
       assert.deepEqual(await store.itemTypes(), ['Product', 'product', 'review']);
       assert.equal(await store.count('product'), 2500);
       assert.equal(await store.count('Product'), 1);
       assert.equal(await store.count('nope'), 0);
       assert.deepEqual(await store.readItems('nope'), []);
       const pageOf = await store.readItems('product', { offset: 100, limit: 3, orderBy: 'key', descending: true });
-      assert.deepEqual(pageOf.map((i) => i.key), ['k02399', 'k02398', 'k02397']);
+      assert.deepEqual(
+        pageOf.map((i) => i.key),
+        ['k02399', 'k02398', 'k02397'],
+      );
       let n = 0;
       const seen = new Set<string>();
       for await (const item of store.iterateItems('product', { pageSize: 700 })) {
@@ -114,30 +176,71 @@ function contract(name: string, make: () => Promise<ItemStore>) {
       }
       assert.equal(n, 2500);
       assert.equal(seen.size, 2500);
-      await assert.rejects(store.readItems('product', { orderBy: 'data; DROP TABLE x' as never }), /cannot order items by/);
+      await assert.rejects(
+        store.readItems('product', { orderBy: 'data; DROP TABLE x' as never }),
+        /cannot order items by/,
+      );
     });
 
     it('keeps one revisit record per URL across runs: newer fetches win, a 304 keeps the stored links', async () => {
-      const rec = { etag: '"v1"', lastModified: 'Mon, 01 Jan 2024 00:00:00 GMT', finalUrl: 'https://shop.test/a', shape: 's1', items: 3, links: Buffer.from('0\thttps://shop.test/b\n').toString('base64') };
-      const a = (run: string, fetchedAt: number, revisit: PageRow['revisit'], url = 'https://shop.test/a'): PageRow => ({ ...pageRow, run, url, fetchedAt, revisit });
+      const rec = {
+        etag: '"v1"',
+        lastModified: 'Mon, 01 Jan 2024 00:00:00 GMT',
+        finalUrl: 'https://shop.test/a',
+        shape: 's1',
+        items: 3,
+        links: Buffer.from('0\thttps://shop.test/b\n').toString('base64'),
+      };
+      const a = (
+        run: string,
+        fetchedAt: number,
+        revisit: PageRow['revisit'],
+        url = 'https://shop.test/a',
+      ): PageRow => ({ ...pageRow, run, url, fetchedAt, revisit });
       await store.writeBatch([a('r1', 1000, rec), a('r1', 1000, undefined, 'https://shop.test/plain')], [], 'ignore');
       // Run 2: a 304 (links left out, a new ETag sent with it) and, in the same batch, an older replay of run 1.
-      await store.writeBatch([a('r2', 2000, { ...rec, etag: '"v1b"', links: null }), a('r1', 1000, { ...rec, etag: '"stale"' })], [], 'ignore');
+      await store.writeBatch(
+        [a('r2', 2000, { ...rec, etag: '"v1b"', links: null }), a('r1', 1000, { ...rec, etag: '"stale"' })],
+        [],
+        'ignore',
+      );
       const rows: unknown[] = [];
       for await (const r of store.iterateRevisits({ pageSize: 1 })) rows.push(r);
-      assert.deepEqual(rows, [{ url: 'https://shop.test/a', finalUrl: rec.finalUrl, etag: '"v1b"', lastModified: rec.lastModified, shape: 's1', items: 3, links: rec.links, fetchedAt: 2000 }]);
+      assert.deepEqual(rows, [
+        {
+          url: 'https://shop.test/a',
+          finalUrl: rec.finalUrl,
+          etag: '"v1b"',
+          lastModified: rec.lastModified,
+          shape: 's1',
+          items: 3,
+          links: rec.links,
+          fetchedAt: 2000,
+        },
+      ]);
       // A full fetch replaces the links; a record without links or validators is never read back.
       const links = Buffer.from('0\thttps://shop.test/c\n').toString('base64');
-      await store.writeBatch([a('r3', 3000, { ...rec, etag: '"v2"', items: 1, links }), a('r3', 3000, { ...rec, etag: null, lastModified: null }, 'https://shop.test/none')], [], 'ignore');
+      await store.writeBatch(
+        [
+          a('r3', 3000, { ...rec, etag: '"v2"', items: 1, links }),
+          a('r3', 3000, { ...rec, etag: null, lastModified: null }, 'https://shop.test/none'),
+        ],
+        [],
+        'ignore',
+      );
       const after: { etag: string | null; links: string | null; items: number }[] = [];
       for await (const r of store.iterateRevisits()) after.push(r);
-      assert.deepEqual(after.map((r) => [r.etag, r.links, r.items]), [['"v2"', links, 1]]);
+      assert.deepEqual(
+        after.map((r) => [r.etag, r.links, r.items]),
+        [['"v2"', links, 1]],
+      );
       assert.equal(await store.countPages(), 5, 'the pages table keeps one row per run and URL, as before');
     });
 
     // Issue 23, item 6: the results view shows one run at a time, the latest by default.
     it('counts items by the run that stored them, oldest run first', async () => {
-      const ofRun = (run: string, fetchedAt: number, keys: string[]) => rows(keys.map((key) => ({ key, data: { v: run }, fetchedAt }))).map((r) => ({ ...r, run }));
+      const ofRun = (run: string, fetchedAt: number, keys: string[]) =>
+        rows(keys.map((key) => ({ key, data: { v: run }, fetchedAt }))).map((r) => ({ ...r, run }));
       await store.writeBatch([], ofRun('r2', 2000, ['c', 'd', 'e']), 'ignore');
       await store.writeBatch([], ofRun('r1', 1000, ['a', 'b']), 'ignore');
       // Kept under 'update', an item counts under the run that wrote it last.
@@ -151,7 +254,18 @@ function contract(name: string, make: () => Promise<ItemStore>) {
     });
 
     it('records and replaces run summaries', async () => {
-      const s = { run: 'r1', task: 'shop', startedAt: 1000, finishedAt: 5000, durationMs: 4000, pages: 10, items: 20, duplicates: 3, conflicts: 1, failures: 2 };
+      const s = {
+        run: 'r1',
+        task: 'shop',
+        startedAt: 1000,
+        finishedAt: 5000,
+        durationMs: 4000,
+        pages: 10,
+        items: 20,
+        duplicates: 3,
+        conflicts: 1,
+        failures: 2,
+      };
       await store.writeRunSummary(s);
       await store.writeRunSummary({ ...s, items: 21, extra: { note: 'again' } });
       assert.deepEqual(await store.readRuns(), [{ ...s, items: 21, extra: { note: 'again' } }]);
@@ -206,7 +320,8 @@ describe('store: SQLite', () => {
     try {
       await assert.rejects(
         quick.writeBatch([], rows([{ key: 'c', data: { v: '1' } }]), 'ignore'),
-        (err: Error) => err.name === 'StoreUnavailableError' && err.message.includes(path) && /write transaction/.test(err.message),
+        (err: Error) =>
+          err.name === 'StoreUnavailableError' && err.message.includes(path) && /write transaction/.test(err.message),
       );
     } finally {
       forever.kill();
@@ -222,8 +337,31 @@ describe('store: SQLite', () => {
   it('migrates a store of schema version 2: page_validators added, everything stored kept', async () => {
     const path = join(dir, 'v2.sqlite');
     const store = await openStore(path);
-    await store.writeBatch([pageRow], rows([{ key: 'a', data: { v: '1' } }]), 'ignore', [{ id: 'e1', kind: 'extract', run: 'r1', url: pageRow.url, rule: 'list', type: 'product', key: null, message: 'm', at: 1 }]);
-    await store.writeRunSummary({ run: 'r1', task: 'shop', startedAt: 1, finishedAt: 2, durationMs: 1, pages: 1, items: 1, duplicates: 0, conflicts: 0, failures: 0 });
+    await store.writeBatch([pageRow], rows([{ key: 'a', data: { v: '1' } }]), 'ignore', [
+      {
+        id: 'e1',
+        kind: 'extract',
+        run: 'r1',
+        url: pageRow.url,
+        rule: 'list',
+        type: 'product',
+        key: null,
+        message: 'm',
+        at: 1,
+      },
+    ]);
+    await store.writeRunSummary({
+      run: 'r1',
+      task: 'shop',
+      startedAt: 1,
+      finishedAt: 2,
+      durationMs: 1,
+      pages: 1,
+      items: 1,
+      duplicates: 0,
+      conflicts: 0,
+      failures: 0,
+    });
     await store.close();
     // Back to what version 2 wrote (pages as requests, no page_validators), user_version 2.
     const { DatabaseSync } = await import('node:sqlite');
@@ -236,7 +374,17 @@ describe('store: SQLite', () => {
       assert.equal(await migrated.countPages(), 1);
       assert.equal(await migrated.countErrors(), 1);
       assert.equal((await migrated.readRuns()).length, 1);
-      await migrated.writeBatch([{ ...pageRow, run: 'r2', revisit: { etag: '"x"', lastModified: null, finalUrl: pageRow.url, shape: 's', items: 1, links: '' } }], [], 'ignore');
+      await migrated.writeBatch(
+        [
+          {
+            ...pageRow,
+            run: 'r2',
+            revisit: { etag: '"x"', lastModified: null, finalUrl: pageRow.url, shape: 's', items: 1, links: '' },
+          },
+        ],
+        [],
+        'ignore',
+      );
       const back: unknown[] = [];
       for await (const r of migrated.iterateRevisits()) back.push(r);
       assert.equal(back.length, 1);
@@ -251,7 +399,10 @@ describe('store: SQLite', () => {
   it('says what to do with a file that is not a SQLite database', async () => {
     const path = join(dir, 'garbage.sqlite');
     writeFileSync(path, 'not a database, just text long enough to fill the header'.repeat(4));
-    await assert.rejects(openStore(path), /SQLite store .*garbage\.sqlite cannot open: file is not a database — .*move it away or choose another path/);
+    await assert.rejects(
+      openStore(path),
+      /SQLite store .*garbage\.sqlite cannot open: file is not a database — .*move it away or choose another path/,
+    );
   });
 
   async function writeSqliteFile(name: string): Promise<string> {
@@ -268,9 +419,12 @@ describe('store: SQLite', () => {
   });
 
   it('writes a file the sqlite3 tool reads back', async function () {
-    if (spawnSync('sqlite3', ['-version']).status !== 0) skipBecause(this, 'the sqlite3 shell is not installed (scripts/setup.sh test installs it)');
+    if (spawnSync('sqlite3', ['-version']).status !== 0)
+      skipBecause(this, 'the sqlite3 shell is not installed (scripts/setup.sh test installs it)');
     const path = await writeSqliteFile('shell.sqlite');
-    const out = spawnSync('sqlite3', [path, "SELECT key, json_extract(data, '$.v') FROM items_product"], { encoding: 'utf8' });
+    const out = spawnSync('sqlite3', [path, "SELECT key, json_extract(data, '$.v') FROM items_product"], {
+      encoding: 'utf8',
+    });
     assert.equal(out.stdout.trim(), 'a|ü');
   });
 });
@@ -324,7 +478,9 @@ describe('store: PostgreSQL', function () {
     const store = await openStore(server!.url, { task: 'throughput' });
     try {
       const r = await measure(store);
-      console.log(`      PostgreSQL: ${r.overall} items/s overall, ${r.best} items/s best batch (20,000 items in batches of 5,000)`);
+      console.log(
+        `      PostgreSQL: ${r.overall} items/s overall, ${r.best} items/s best batch (20,000 items in batches of 5,000)`,
+      );
       assert.equal(await store.count('product'), 20_000);
     } finally {
       await store.close();
@@ -361,7 +517,9 @@ describe('store: SQLite throughput', () => {
     const store = await openStore(join(dir, 'rate.sqlite'));
     try {
       const { overall, best } = await measure(store);
-      console.log(`      SQLite: ${overall} items/s overall, ${best} items/s best batch (20,000 items in batches of 5,000)`);
+      console.log(
+        `      SQLite: ${overall} items/s overall, ${best} items/s best batch (20,000 items in batches of 5,000)`,
+      );
       assert.equal(await store.count('product'), 20_000);
     } finally {
       await store.close();
@@ -371,7 +529,10 @@ describe('store: SQLite throughput', () => {
 });
 
 /** Another process holding SQLite's write lock on `path` (BEGIN IMMEDIATE and a write) for `ms`, then committing. */
-function holdWriteLock(path: string, ms: number): { locked: Promise<void>; exit: Promise<number | null>; kill: () => void } {
+function holdWriteLock(
+  path: string,
+  ms: number,
+): { locked: Promise<void>; exit: Promise<number | null>; kill: () => void } {
   const child = spawn(
     process.execPath,
     [

@@ -100,29 +100,43 @@ const LOGIN_SCRIPT = `(async () => {
 })();`;
 
 /** The login's pages, or null when `req` is for another page; `authed` says whether its cookie is a login's. */
-function loginRoutes(o: NonNullable<ActionSiteOptions['login']>, state: { csrf: Map<string, string>; auth: Set<string>; logins: number }) {
+function loginRoutes(
+  o: NonNullable<ActionSiteOptions['login']>,
+  state: { csrf: Map<string, string>; auth: Set<string>; logins: number },
+) {
   return async (req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> => {
-    const html = (body: string) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><body>${body}</body>`);
-    if (path === '/login') return html('<div id="app">loading…</div><script src="/login.js"></script>'), true;
-    if (path === '/login.js') return res.writeHead(200, { 'content-type': 'text/javascript' }).end(LOGIN_SCRIPT), true;
+    const html = (body: string) =>
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><body>${body}</body>`);
+    if (path === '/login') return (html('<div id="app">loading…</div><script src="/login.js"></script>'), true);
+    if (path === '/login.js')
+      return (res.writeHead(200, { 'content-type': 'text/javascript' }).end(LOGIN_SCRIPT), true);
     if (path === '/csrf') {
       const sid = randomBytes(8).toString('hex');
       const token = randomBytes(8).toString('hex');
       state.csrf.set(sid, token);
-      res.writeHead(200, { 'content-type': 'application/json', 'set-cookie': `sid=${sid}; Path=/; HttpOnly` }).end(JSON.stringify({ token }));
+      res
+        .writeHead(200, { 'content-type': 'application/json', 'set-cookie': `sid=${sid}; Path=/; HttpOnly` })
+        .end(JSON.stringify({ token }));
       return true;
     }
     if (path === '/session' && req.method === 'POST') {
       const body = JSON.parse(await requestBody(req)) as { user?: string; password?: string };
       const sid = cookiesOf(req).get('sid');
-      if (sid === undefined || state.csrf.get(sid) !== req.headers['x-csrf'] || body.user !== o.user || body.password !== o.password) {
+      if (
+        sid === undefined ||
+        state.csrf.get(sid) !== req.headers['x-csrf'] ||
+        body.user !== o.user ||
+        body.password !== o.password
+      ) {
         res.writeHead(403, { 'content-type': 'application/json' }).end('{"ok":false}');
         return true;
       }
       state.logins++;
       const token = randomBytes(8).toString('hex');
       state.auth.add(token);
-      res.writeHead(200, { 'content-type': 'application/json', 'set-cookie': `auth=${token}; Path=/; HttpOnly` }).end('{"ok":true}');
+      res
+        .writeHead(200, { 'content-type': 'application/json', 'set-cookie': `auth=${token}; Path=/; HttpOnly` })
+        .end('{"ok":true}');
       return true;
     }
     const token = cookiesOf(req).get('auth');
@@ -130,7 +144,7 @@ function loginRoutes(o: NonNullable<ActionSiteOptions['login']>, state: { csrf: 
       res.writeHead(path.startsWith('/api/') ? 403 : 302, { location: '/login' }).end();
       return true;
     }
-    if (path === '/') return html('<a class="logout" href="/logout">log out</a>'), true;
+    if (path === '/') return (html('<a class="logout" href="/logout">log out</a>'), true);
     return false;
   };
 }
@@ -145,7 +159,8 @@ export async function serveActionSite(o: ActionSiteOptions = {}): Promise<Action
     const u = new URL(req.url ?? '/', 'http://x');
     if (u.pathname === '/robots.txt') return res.writeHead(404).end();
     if (login && (await login(req, res, u.pathname))) return;
-    const json = (v: unknown) => setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(v)), API_DELAY_MS);
+    const json = (v: unknown) =>
+      setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(v)), API_DELAY_MS);
     if (u.pathname === '/api/entries') {
       const from = Number(u.searchParams.get('from') ?? 0);
       loads.push(from);
@@ -164,7 +179,9 @@ export async function serveActionSite(o: ActionSiteOptions = {}): Promise<Action
     const now = Date.now();
     if (o.retryAfterS !== undefined && (seen.length === 0 || now - seen[0]!.at < o.retryAfterS * 1000)) {
       seen.push({ at: now, status: 429 });
-      return res.writeHead(429, { 'retry-after': String(o.retryAfterS), 'content-type': 'text/html' }).end('<!doctype html><p>slow down</p>');
+      return res
+        .writeHead(429, { 'retry-after': String(o.retryAfterS), 'content-type': 'text/html' })
+        .end('<!doctype html><p>slow down</p>');
     }
     seen.push({ at: now, status: 200 });
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);

@@ -26,8 +26,12 @@ export function demoShopTask(o: DemoTaskOptions): string {
     'start:',
     `  - ${o.siteUrl}/`,
     'canonical: { dropParams: [ref, src] }',
-    ...(o.retries ? [`request: { retries: { attempts: ${o.retries.attempts}, backoff: fixed, delay: ${o.retries.delay} } }`] : []),
-    ...(o.perHost ? [`politeness: { perHost: { concurrency: ${o.perHost.concurrency}, delay: ${o.perHost.delay} } }`] : []),
+    ...(o.retries
+      ? [`request: { retries: { attempts: ${o.retries.attempts}, backoff: fixed, delay: ${o.retries.delay} } }`]
+      : []),
+    ...(o.perHost
+      ? [`politeness: { perHost: { concurrency: ${o.perHost.concurrency}, delay: ${o.perHost.delay} } }`]
+      : []),
     'rules:',
     '  - name: list',
     `    match: ["${o.siteUrl}/", "**/catalogue/page-*.html"]`,

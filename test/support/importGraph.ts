@@ -61,21 +61,29 @@ export function importEdges(root: string): ImportEdge[] {
     const visit = (node: ts.Node): void => {
       if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
         const clause = node.importClause;
-        const named = clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : null;
-        const typeOnly = !!clause && (clause.isTypeOnly || (!clause.name && !!named && named.length > 0 && named.every((e) => e.isTypeOnly)));
+        const named =
+          clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : null;
+        const typeOnly =
+          !!clause &&
+          (clause.isTypeOnly || (!clause.name && !!named && named.length > 0 && named.every((e) => e.isTypeOnly)));
         const names = named && !clause?.name ? named.map((e) => (e.propertyName ?? e.name).text) : null;
         add(node, node.moduleSpecifier.text, typeOnly, names);
       } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
         add(node, node.moduleSpecifier.text, node.isTypeOnly, null);
-      } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+      } else if (
+        ts.isImportTypeNode(node) &&
+        ts.isLiteralTypeNode(node.argument) &&
+        ts.isStringLiteral(node.argument.literal)
+      ) {
         add(node, node.argument.literal.text, true, null);
       } else if (
         ts.isCallExpression(node) &&
-        (node.expression.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(node.expression) && node.expression.text === 'require')) &&
+        (node.expression.kind === ts.SyntaxKind.ImportKeyword ||
+          (ts.isIdentifier(node.expression) && node.expression.text === 'require')) &&
         node.arguments.length === 1 &&
         ts.isStringLiteral(node.arguments[0]!)
       ) {
-        add(node, (node.arguments[0]).text, false, null);
+        add(node, node.arguments[0].text, false, null);
       }
       ts.forEachChild(node, visit);
     };
@@ -161,7 +169,10 @@ export function envReads(root: string): { readonly file: string; readonly line: 
       const isProcess = (e: ts.Expression) => ts.isIdentifier(e) && e.text === 'process';
       const env =
         (ts.isPropertyAccessExpression(node) && isProcess(node.expression) && node.name.text === 'env') ||
-        (ts.isElementAccessExpression(node) && isProcess(node.expression) && ts.isStringLiteral(node.argumentExpression) && node.argumentExpression.text === 'env');
+        (ts.isElementAccessExpression(node) &&
+          isProcess(node.expression) &&
+          ts.isStringLiteral(node.argumentExpression) &&
+          node.argumentExpression.text === 'env');
       if (env) out.push({ file, line: sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1 });
       ts.forEachChild(node, visit);
     };

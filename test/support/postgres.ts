@@ -61,7 +61,10 @@ process.once('exit', () => {
 
 export async function startPostgres(): Promise<PostgresServer> {
   const bin = findPostgresBin();
-  if (!bin) throw new Error('PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb): apt-get install -y postgresql, or set PG_BIN');
+  if (!bin)
+    throw new Error(
+      'PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb): apt-get install -y postgresql, or set PG_BIN',
+    );
   const root = typeof process.getuid === 'function' && process.getuid() === 0;
   const dir = mkdtempSync(join(tmpdir(), 'cs-pg-'));
   if (root) {
@@ -74,14 +77,18 @@ export async function startPostgres(): Promise<PostgresServer> {
   const port = await freePort();
   // --no-sync and fsync=off: a throwaway test cluster need not survive a power cut, and syncing costs seconds.
   try {
-    await exec(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C'], 'initdb');
+    await exec(
+      join(bin, 'initdb'),
+      ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C'],
+      'initdb',
+    );
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
     throw err;
   }
   const opts = [
     `-p ${port}`,
-    "-c listen_addresses=127.0.0.1",
+    '-c listen_addresses=127.0.0.1',
     `-c unix_socket_directories=${dir}`,
     '-c fsync=off',
     '-c full_page_writes=off',
@@ -100,7 +107,11 @@ export async function startPostgres(): Promise<PostgresServer> {
     dir,
     async start() {
       if (running) return;
-      await exec(pgCtl, ['-D', data, '-o', opts, '-l', join(dir, 'server.log'), '-w', '-t', '30', 'start'], 'pg_ctl start');
+      await exec(
+        pgCtl,
+        ['-D', data, '-o', opts, '-l', join(dir, 'server.log'), '-w', '-t', '30', 'start'],
+        'pg_ctl start',
+      );
       await waitForPort(port);
       running = true;
     },
@@ -119,7 +130,22 @@ export async function startPostgres(): Promise<PostgresServer> {
     },
     async createDatabase(name: string) {
       if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`bad database name ${name}`);
-      await exec(join(bin, 'psql'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-v', 'ON_ERROR_STOP=1', '-c', `CREATE DATABASE ${name}`], `CREATE DATABASE ${name}`);
+      await exec(
+        join(bin, 'psql'),
+        [
+          '-h',
+          '127.0.0.1',
+          '-p',
+          String(port),
+          '-U',
+          'postgres',
+          '-v',
+          'ON_ERROR_STOP=1',
+          '-c',
+          `CREATE DATABASE ${name}`,
+        ],
+        `CREATE DATABASE ${name}`,
+      );
       return `postgres://postgres@127.0.0.1:${port}/${name}`;
     },
   };

@@ -20,8 +20,26 @@ export interface Product {
 }
 
 export const PRODUCTS: readonly Product[] = [
-  { id: 1, sku: 'L-100', name: 'Brass Lamp', price: '19.50', currency: 'EUR', brand: 'Acme', released: '2026-03-01', inStock: true },
-  { id: 2, sku: 'C-200', name: 'Oak Chair', price: '120.00', currency: 'EUR', brand: 'Woodly', released: '2025-11-15', inStock: false },
+  {
+    id: 1,
+    sku: 'L-100',
+    name: 'Brass Lamp',
+    price: '19.50',
+    currency: 'EUR',
+    brand: 'Acme',
+    released: '2026-03-01',
+    inStock: true,
+  },
+  {
+    id: 2,
+    sku: 'C-200',
+    name: 'Oak Chair',
+    price: '120.00',
+    currency: 'EUR',
+    brand: 'Woodly',
+    released: '2025-11-15',
+    inStock: false,
+  },
 ];
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/"/g, '&quot;');
@@ -80,7 +98,9 @@ export async function serveProducts(): Promise<ProductSite> {
     const p = m ? PRODUCTS.find((x) => x.id === Number(m[1])) : undefined;
     if (req.url === '/') {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-      return res.end(`<!doctype html><html><body>${PRODUCTS.map((x) => `<a class="p" href="/p/${x.id}">${esc(x.name)}</a>`).join(' ')}</body></html>`);
+      return res.end(
+        `<!doctype html><html><body>${PRODUCTS.map((x) => `<a class="p" href="/p/${x.id}">${esc(x.name)}</a>`).join(' ')}</body></html>`,
+      );
     }
     if (!p) return res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>Not found</h1>');
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(productHtml(p));

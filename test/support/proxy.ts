@@ -27,10 +27,19 @@ export async function forwardProxy(user: string, password: string): Promise<Prox
     p.forwarded.push(target.href);
     const headers = { ...req.headers, 'x-test-proxy': '1' };
     delete headers['proxy-authorization'];
-    const up = httpRequest({ host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, method: req.method, headers }, (upRes) => {
-      res.writeHead(upRes.statusCode!, upRes.headers);
-      upRes.pipe(res);
-    });
+    const up = httpRequest(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: `${target.pathname}${target.search}`,
+        method: req.method,
+        headers,
+      },
+      (upRes) => {
+        res.writeHead(upRes.statusCode!, upRes.headers);
+        upRes.pipe(res);
+      },
+    );
     up.on('error', () => res.destroy());
     req.pipe(up);
   });
@@ -54,4 +63,3 @@ export async function forwardProxy(user: string, password: string): Promise<Prox
   p.port = (p.server.address() as AddressInfo).port;
   return p;
 }
-

@@ -20,9 +20,43 @@ export interface Author {
   readonly description: string;
 }
 
-const NAMES = ['Jane Austen', 'Albert Einstein', 'Marie Curie', 'Mark Twain', 'Ada Lovelace', 'Leo Tolstoy', 'Rosalind Franklin', 'Oscar Wilde', 'Emily Dickinson', 'Carl Sagan', 'Frida Kahlo', 'Isaac Newton'];
+const NAMES = [
+  'Jane Austen',
+  'Albert Einstein',
+  'Marie Curie',
+  'Mark Twain',
+  'Ada Lovelace',
+  'Leo Tolstoy',
+  'Rosalind Franklin',
+  'Oscar Wilde',
+  'Emily Dickinson',
+  'Carl Sagan',
+  'Frida Kahlo',
+  'Isaac Newton',
+];
 const TAGS = ['life', 'love', 'books', 'humor', 'science', 'truth'];
-const WORDS = ['a', 'mind', 'that', 'is', 'stretched', 'by', 'new', 'experience', 'can', 'never', 'go', 'back', 'to', 'its', 'old', 'dimensions', 'and', 'the', 'world', 'reads'];
+const WORDS = [
+  'a',
+  'mind',
+  'that',
+  'is',
+  'stretched',
+  'by',
+  'new',
+  'experience',
+  'can',
+  'never',
+  'go',
+  'back',
+  'to',
+  'its',
+  'old',
+  'dimensions',
+  'and',
+  'the',
+  'world',
+  'reads',
+];
 
 export const QUOTES_PER_PAGE = 10;
 export const QUOTE_PAGES = 2;

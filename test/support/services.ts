@@ -93,7 +93,9 @@ export async function startRedis(opts: RedisServerOptions = {}): Promise<RedisSe
   args.push('--appendonly', opts.appendOnly ? 'yes' : 'no');
   const child = spawn(bin, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   const spawnError = new Promise<never>((_, reject) =>
-    child.once('error', (err) => reject(new Error(`cannot start ${bin}: ${err.message} (install it: apt-get install redis-server)`))),
+    child.once('error', (err) =>
+      reject(new Error(`cannot start ${bin}: ${err.message} (install it: apt-get install redis-server)`)),
+    ),
   );
   await Promise.race([waitForPort(port), spawnError]);
   let stopped = false;
@@ -120,10 +122,14 @@ export async function startRedis(opts: RedisServerOptions = {}): Promise<RedisSe
  * Calls of `commands` (summed) that the Redis behind `redis` has run since it started, from INFO commandstats. Names
  * as INFO spells them: `get`, `evalsha`, `client|unblock`.
  */
-export async function commandCalls(redis: { info(section: string): Promise<string> }, ...commands: string[]): Promise<number> {
+export async function commandCalls(
+  redis: { info(section: string): Promise<string> },
+  ...commands: string[]
+): Promise<number> {
   const info = await redis.info('commandstats');
   let n = 0;
-  for (const c of commands) n += Number(new RegExp(`^cmdstat_${c.replace(/[|]/g, '\\|')}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
+  for (const c of commands)
+    n += Number(new RegExp(`^cmdstat_${c.replace(/[|]/g, '\\|')}:calls=(\\d+)`, 'm').exec(info)?.[1] ?? 0);
   return n;
 }
 
@@ -156,7 +162,11 @@ const REDIS_CLI = (): string => process.env.REDIS_CLI ?? 'redis-cli';
  * for a sentinel). Ready when the process answers INFO with its own PID, so a port another test took between
  * freePort() and the bind is noticed (the process exits with "Address already in use") and another port tried.
  */
-async function startNode(dir: string, args: (port: number) => Promise<string[]> | string[], password?: string): Promise<RedisNode> {
+async function startNode(
+  dir: string,
+  args: (port: number) => Promise<string[]> | string[],
+  password?: string,
+): Promise<RedisNode> {
   let lastOutput = '';
   for (let attempt = 0; attempt < 5; attempt++) {
     const port = await freePort();
@@ -172,18 +182,23 @@ async function startNode(dir: string, args: (port: number) => Promise<string[]> 
     let ready = false;
     while (!ready) {
       const failure = await Promise.race([spawnError, new Promise<null>((r) => setTimeout(() => r(null), 50))]);
-      if (failure) throw new Error(`cannot start ${REDIS_BIN()}: ${failure.message} (install it: apt-get install redis-server)`);
+      if (failure)
+        throw new Error(`cannot start ${REDIS_BIN()}: ${failure.message} (install it: apt-get install redis-server)`);
       if (child.exitCode !== null || child.signalCode !== null) break;
       ready = (await serverPid(port, password)) === child.pid;
       if (!ready && Date.now() > deadline) {
         child.kill('SIGKILL');
-        throw new Error(`${REDIS_BIN()} ${argv.join(' ')} did not answer on 127.0.0.1:${port} within 15 s:\n${output.trim()}`);
+        throw new Error(
+          `${REDIS_BIN()} ${argv.join(' ')} did not answer on 127.0.0.1:${port} within 15 s:\n${output.trim()}`,
+        );
       }
     }
     if (!ready) {
       lastOutput = output;
       if (/address already in use/i.test(output)) continue;
-      throw new Error(`${REDIS_BIN()} ${argv.join(' ')} exited (${child.exitCode ?? child.signalCode}):\n${output.trim()}`);
+      throw new Error(
+        `${REDIS_BIN()} ${argv.join(' ')} exited (${child.exitCode ?? child.signalCode}):\n${output.trim()}`,
+      );
     }
     const alive = () => child.exitCode === null && child.signalCode === null;
     const end = async (signal: NodeJS.Signals) => {
@@ -211,7 +226,16 @@ async function startNode(dir: string, args: (port: number) => Promise<string[]> 
 
 /** The process_id a Redis on `port` reports, or null when nothing (or not Redis) answers there. */
 async function serverPid(port: number, password?: string): Promise<number | null> {
-  const conn = new Redis({ host: '127.0.0.1', port, password, lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0, enableOfflineQueue: false, connectTimeout: 1_000 });
+  const conn = new Redis({
+    host: '127.0.0.1',
+    port,
+    password,
+    lazyConnect: true,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    connectTimeout: 1_000,
+  });
   conn.on('error', () => undefined);
   try {
     await conn.connect();
@@ -226,7 +250,14 @@ async function serverPid(port: number, password?: string): Promise<number | null
 
 /** A short-lived connection to one node, for the harness's own checks. */
 async function withNode<T>(port: number, password: string | undefined, fn: (conn: Redis) => Promise<T>): Promise<T> {
-  const conn = new Redis({ host: '127.0.0.1', port, password, retryStrategy: () => null, maxRetriesPerRequest: 0, connectTimeout: 2_000 });
+  const conn = new Redis({
+    host: '127.0.0.1',
+    port,
+    password,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 2_000,
+  });
   conn.on('error', () => undefined);
   try {
     return await fn(conn);
@@ -246,7 +277,10 @@ async function pollFor<T>(what: string, ms: number, check: () => Promise<T | und
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${ms} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`,
+      );
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -257,8 +291,12 @@ function runCli(args: string[]): Promise<string> {
     let out = '';
     child.stdout.on('data', (b: Buffer) => (out += b.toString()));
     child.stderr.on('data', (b: Buffer) => (out += b.toString()));
-    child.once('error', (err) => reject(new Error(`cannot run ${REDIS_CLI()}: ${err.message} (install it: apt-get install redis-tools)`)));
-    child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${REDIS_CLI()} ${args.join(' ')} exited ${code}:\n${out.trim()}`))));
+    child.once('error', (err) =>
+      reject(new Error(`cannot run ${REDIS_CLI()}: ${err.message} (install it: apt-get install redis-tools)`)),
+    );
+    child.once('exit', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`${REDIS_CLI()} ${args.join(' ')} exited ${code}:\n${out.trim()}`)),
+    );
   });
 }
 
@@ -299,16 +337,26 @@ export async function startRedisCluster(opts: RedisClusterOptions = {}): Promise
       mkdirSync(dir);
       nodes.push(
         await startNode(dir, async (port) => [
-          '--port', String(port),
-          '--bind', '127.0.0.1',
-          '--cluster-enabled', 'yes',
-          '--cluster-port', String(await freePort()),
-          '--cluster-config-file', 'nodes.conf',
-          '--cluster-node-timeout', '5000',
-          '--dir', dir,
-          '--save', '',
-          '--appendonly', 'no',
-          '--daemonize', 'no',
+          '--port',
+          String(port),
+          '--bind',
+          '127.0.0.1',
+          '--cluster-enabled',
+          'yes',
+          '--cluster-port',
+          String(await freePort()),
+          '--cluster-config-file',
+          'nodes.conf',
+          '--cluster-node-timeout',
+          '5000',
+          '--dir',
+          dir,
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+          '--daemonize',
+          'no',
           ...(opts.args ?? []),
         ]),
       );
@@ -318,7 +366,11 @@ export async function startRedisCluster(opts: RedisClusterOptions = {}): Promise
       await pollFor(`cluster_state:ok and 16384 slots on 127.0.0.1:${n.port}`, 30_000, () =>
         withNode(n.port, undefined, async (conn) => {
           const info = await conn.cluster('INFO');
-          return /cluster_state:ok/.test(info) && /cluster_slots_ok:16384/.test(info) && /cluster_known_nodes:(\d+)/.exec(info)?.[1] === String(count) ? true : undefined;
+          return /cluster_state:ok/.test(info) &&
+            /cluster_slots_ok:16384/.test(info) &&
+            /cluster_known_nodes:(\d+)/.exec(info)?.[1] === String(count)
+            ? true
+            : undefined;
         }),
       );
     }
@@ -387,16 +439,25 @@ export async function startRedisSentinel(opts: RedisSentinelOptions = {}): Promi
   const sentinels: RedisNode[] = [];
   const auth = opts.password ? ['--requirepass', opts.password, '--masterauth', opts.password] : [];
   const dataArgs = (dir: string, port: number) => [
-    '--port', String(port),
-    '--bind', '127.0.0.1',
-    '--dir', dir,
-    '--save', '',
-    '--appendonly', 'no',
-    '--daemonize', 'no',
-    '--repl-diskless-sync', 'yes',
-    '--repl-diskless-sync-delay', '0',
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--daemonize',
+    'no',
+    '--repl-diskless-sync',
+    'yes',
+    '--repl-diskless-sync-delay',
+    '0',
     // A replica announces the address sentinels and clients should use.
-    '--replica-announce-ip', '127.0.0.1',
+    '--replica-announce-ip',
+    '127.0.0.1',
     ...auth,
     ...(opts.args ?? []),
   ];
@@ -440,7 +501,9 @@ export async function startRedisSentinel(opts: RedisSentinelOptions = {}): Promi
                 `sentinel failover-timeout ${name} 10000`,
                 `sentinel parallel-syncs ${name} 1`,
                 ...(opts.password ? [`sentinel auth-pass ${name} ${opts.password}`] : []),
-                ...(opts.sentinelPassword ? [`requirepass ${opts.sentinelPassword}`, `sentinel sentinel-pass ${opts.sentinelPassword}`] : []),
+                ...(opts.sentinelPassword
+                  ? [`requirepass ${opts.sentinelPassword}`, `sentinel sentinel-pass ${opts.sentinelPassword}`]
+                  : []),
                 '',
               ].join('\n'),
             );
@@ -451,11 +514,18 @@ export async function startRedisSentinel(opts: RedisSentinelOptions = {}): Promi
       );
     }
     for (const s of sentinels) {
-      await pollFor(`sentinel 127.0.0.1:${s.port} to know the master, ${replicas} replica(s) and ${sentinelCount - 1} other sentinel(s)`, 30_000, () =>
-        withNode(s.port, opts.sentinelPassword, async (conn) => {
-          const m = pairs((await conn.call('SENTINEL', 'MASTER', name)) as string[]);
-          return m['flags'] === 'master' && m['num-slaves'] === String(replicas) && m['num-other-sentinels'] === String(sentinelCount - 1) ? true : undefined;
-        }),
+      await pollFor(
+        `sentinel 127.0.0.1:${s.port} to know the master, ${replicas} replica(s) and ${sentinelCount - 1} other sentinel(s)`,
+        30_000,
+        () =>
+          withNode(s.port, opts.sentinelPassword, async (conn) => {
+            const m = pairs((await conn.call('SENTINEL', 'MASTER', name)) as string[]);
+            return m['flags'] === 'master' &&
+              m['num-slaves'] === String(replicas) &&
+              m['num-other-sentinels'] === String(sentinelCount - 1)
+              ? true
+              : undefined;
+          }),
       );
     }
   } catch (err) {
@@ -470,28 +540,41 @@ export async function startRedisSentinel(opts: RedisSentinelOptions = {}): Promi
   };
   const named = async (): Promise<number[]> =>
     Promise.all(
-      sentinels.filter((s) => s.alive()).map((s) => withNode(s.port, opts.sentinelPassword, async (conn) => Number(((await conn.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name)) as string[])[1]))),
+      sentinels
+        .filter((s) => s.alive())
+        .map((s) =>
+          withNode(s.port, opts.sentinelPassword, async (conn) =>
+            Number(((await conn.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name)) as string[])[1]),
+          ),
+        ),
     );
   const master = async (): Promise<RedisNode> => {
     const ports = new Set(await named());
     if (ports.size !== 1) throw new Error(`the sentinels disagree on the master of ${name}: ${[...ports].join(', ')}`);
     return byPort([...ports][0]!);
   };
-  const role = (n: RedisNode) => withNode(n.port, opts.password, async (conn) => (await conn.call('ROLE')) as unknown[]);
+  const role = (n: RedisNode) =>
+    withNode(n.port, opts.password, async (conn) => (await conn.call('ROLE')) as unknown[]);
   const switched = (old: RedisNode): Promise<RedisNode> =>
     pollFor(`the sentinels of ${name} to agree on a master other than 127.0.0.1:${old.port}`, 60_000, async () => {
       const ports = new Set(await named());
       return ports.size === 1 && !ports.has(old.port) ? byPort([...ports][0]!) : undefined;
     });
   const promoted = async (old: RedisNode, next: RedisNode, oldStaysUp: boolean): Promise<RedisNode> => {
-    await pollFor(`127.0.0.1:${next.port} to be master`, 30_000, async () => ((await role(next))[0] === 'master' ? true : undefined));
+    await pollFor(`127.0.0.1:${next.port} to be master`, 30_000, async () =>
+      (await role(next))[0] === 'master' ? true : undefined,
+    );
     if (oldStaysUp) {
       // Sentinel turns a reachable old master into a replica some seconds after the switch (+convert-to-slave):
       // until then it is a second master, and clients still on it write where nobody reads.
-      await pollFor(`the old master 127.0.0.1:${old.port} to become a replica of 127.0.0.1:${next.port}`, 60_000, async () => {
-        const r = await role(old);
-        return r[0] === 'slave' && Number(r[2]) === next.port && r[3] === 'connected' ? true : undefined;
-      });
+      await pollFor(
+        `the old master 127.0.0.1:${old.port} to become a replica of 127.0.0.1:${next.port}`,
+        60_000,
+        async () => {
+          const r = await role(old);
+          return r[0] === 'slave' && Number(r[2]) === next.port && r[3] === 'connected' ? true : undefined;
+        },
+      );
     }
     return next;
   };
@@ -522,14 +605,17 @@ export async function startRedisSentinel(opts: RedisSentinelOptions = {}): Promi
       try {
         // A paused master stops answering the sentinels' hello messages (PUBLISH waits like a write), so they may
         // start the failover by themselves first: that one is as good.
-        await withNode(s.port, opts.sentinelPassword, (conn) => conn.call('SENTINEL', 'FAILOVER', name)).catch((err: Error) => {
-          if (!/INPROG/.test(err.message)) throw err;
-        });
+        await withNode(s.port, opts.sentinelPassword, (conn) => conn.call('SENTINEL', 'FAILOVER', name)).catch(
+          (err: Error) => {
+            if (!/INPROG/.test(err.message)) throw err;
+          },
+        );
         const next = await switched(old);
         if (o.pauseWrites) await withNode(old.port, opts.password, (conn) => conn.call('CLIENT', 'UNPAUSE'));
         return await promoted(old, next, true);
       } finally {
-        if (o.pauseWrites && old.alive()) await withNode(old.port, opts.password, (conn) => conn.call('CLIENT', 'UNPAUSE')).catch(() => undefined);
+        if (o.pauseWrites && old.alive())
+          await withNode(old.port, opts.password, (conn) => conn.call('CLIENT', 'UNPAUSE')).catch(() => undefined);
       }
     },
     async killMaster() {

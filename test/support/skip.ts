@@ -17,11 +17,15 @@ export function skipBecause(ctx: Mocha.Context, reason: string): never {
   if (inCI()) throw new Error(`cannot skip in CI (CI=${process.env.CI}): ${reason}`);
   const runnable = ctx.test;
   // In a `before` hook mocha skips the whole suite, so the reason goes on the suite.
-  const beforeAll = runnable !== undefined && (runnable as { type?: string }).type === 'hook' && /"before all"/.test(runnable.title);
-  const target: (Mocha.Runnable | Mocha.Suite) & WithReason | undefined = beforeAll ? runnable.parent : (ctx.currentTest ?? runnable);
+  const beforeAll =
+    runnable !== undefined && (runnable as { type?: string }).type === 'hook' && /"before all"/.test(runnable.title);
+  const target: ((Mocha.Runnable | Mocha.Suite) & WithReason) | undefined = beforeAll
+    ? runnable.parent
+    : (ctx.currentTest ?? runnable);
   if (target) target.skipReason = reason;
   // Under mocha --parallel the reporter sees copies of the tests, without skipReason: it reads this file instead.
-  if (target && process.env.CS_TEST_SKIP_REASONS) appendFileSync(process.env.CS_TEST_SKIP_REASONS, JSON.stringify({ title: target.fullTitle(), reason }) + '\n');
+  if (target && process.env.CS_TEST_SKIP_REASONS)
+    appendFileSync(process.env.CS_TEST_SKIP_REASONS, JSON.stringify({ title: target.fullTitle(), reason }) + '\n');
   console.warn(`      skipped${target ? ` "${target.fullTitle()}"` : ''}: ${reason}`);
   ctx.skip();
 }

@@ -6,9 +6,15 @@ import { execFile } from 'node:child_process';
 /** Runs `sql` on `file`; what it printed and what it complained of. Rejects only when the shell is not installed. */
 export function sqliteShell(file: string, sql: string): Promise<{ out: string; err: string }> {
   return new Promise((resolve, reject) =>
-    execFile('sqlite3', ['-batch', '-noheader', '-separator', ' ', file, sql], { timeout: 20_000 }, (error, stdout, stderr) => {
-      if (error && /ENOENT/.test(error.message)) reject(new Error('the sqlite3 shell is not installed (scripts/setup.sh test installs it)'));
-      else resolve({ out: String(stdout), err: String(stderr) + (error && !stderr ? error.message : '') });
-    }),
+    execFile(
+      'sqlite3',
+      ['-batch', '-noheader', '-separator', ' ', file, sql],
+      { timeout: 20_000 },
+      (error, stdout, stderr) => {
+        if (error && /ENOENT/.test(error.message))
+          reject(new Error('the sqlite3 shell is not installed (scripts/setup.sh test installs it)'));
+        else resolve({ out: String(stdout), err: String(stderr) + (error && !stderr ? error.message : '') });
+      },
+    ),
   );
 }

@@ -8,7 +8,12 @@ type Truthy<T> = Exclude<T, false | null | undefined | 0 | ''>;
  * Polls `probe` every `everyMs` until it returns something truthy, and returns that; a probe that throws counts
  * as not yet. Fails after `timeoutMs` naming `what` and the last value or error seen.
  */
-export async function until<T>(what: string, probe: () => T | Promise<T>, timeoutMs = 60_000, everyMs = 100): Promise<Truthy<T>> {
+export async function until<T>(
+  what: string,
+  probe: () => T | Promise<T>,
+  timeoutMs = 60_000,
+  everyMs = 100,
+): Promise<Truthy<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -19,7 +24,10 @@ export async function until<T>(what: string, probe: () => T | Promise<T>, timeou
     } catch (err) {
       last = err instanceof Error ? `error: ${err.message}` : err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${typeof last === 'string' ? last : JSON.stringify(last)})`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what} (last: ${typeof last === 'string' ? last : JSON.stringify(last)})`,
+      );
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }

@@ -13,8 +13,16 @@ import { codeLens, explorerItem, keepFailureArtifacts, runCommand, waitForWorkbe
 // test-artifacts/ui/changes-*.png.
 
 type Catalogue = Record<string, { name: string; price: string }>;
-const BEFORE: Catalogue = { a: { name: 'Apple', price: '10.00' }, b: { name: 'Bread', price: '2.50' }, c: { name: 'Cheese', price: '7.00' } };
-const AFTER: Catalogue = { a: { name: 'Apple', price: '12.00' }, b: { name: 'Bread', price: '2.50' }, d: { name: 'Dates', price: '4.00' } };
+const BEFORE: Catalogue = {
+  a: { name: 'Apple', price: '10.00' },
+  b: { name: 'Bread', price: '2.50' },
+  c: { name: 'Cheese', price: '7.00' },
+};
+const AFTER: Catalogue = {
+  a: { name: 'Apple', price: '12.00' },
+  b: { name: 'Bread', price: '2.50' },
+  d: { name: 'Dates', price: '4.00' },
+};
 
 function webview(page: Page): FrameLocator {
   return page.frameLocator('iframe.webview.ready:visible').frameLocator('#active-frame');
@@ -34,9 +42,15 @@ describe('What changed: the Results change filter and the dashboard (UI)', funct
       if (m) {
         const it = catalogue[m[1]!];
         if (!it) return res.writeHead(404).end('<p>gone</p>');
-        return res.end(`<article><h1>${it.name}</h1><span class="sku">${m[1]}</span><span class="price">${it.price}</span></article>`);
+        return res.end(
+          `<article><h1>${it.name}</h1><span class="sku">${m[1]}</span><span class="price">${it.price}</span></article>`,
+        );
       }
-      res.end(`<ul>${Object.keys(catalogue).map((k) => `<li><a href="/p/${k}">${k}</a></li>`).join('')}</ul>`);
+      res.end(
+        `<ul>${Object.keys(catalogue)
+          .map((k) => `<li><a href="/p/${k}">${k}</a></li>`)
+          .join('')}</ul>`,
+      );
     });
     const folder = mkdtempSync(join(tmpdir(), 'cs-ui-changes-'));
     writeFileSync(
@@ -61,7 +75,10 @@ rules:
           price: .price
 `,
     );
-    wb = await openWorkbench({ workspaceFolder: folder, settings: { 'crawlStudio.workers': 1, 'crawlStudio.concurrency': 2 } });
+    wb = await openWorkbench({
+      workspaceFolder: folder,
+      settings: { 'crawlStudio.workers': 1, 'crawlStudio.concurrency': 2 },
+    });
     await waitForWorkbench(wb.page, { file: 'watched.crawl.yaml' });
   });
 
@@ -75,11 +92,18 @@ rules:
   });
 
   async function crawlToTheEnd(page: Page): Promise<void> {
-    for (const t of await page.locator('.notifications-toasts .notification-toast').all()) await t.locator('.codicon-notifications-clear').click().catch(() => undefined);
+    for (const t of await page.locator('.notifications-toasts .notification-toast').all())
+      await t
+        .locator('.codicon-notifications-clear')
+        .click()
+        .catch(() => undefined);
     const lens = codeLens(page, 'Start Crawl');
     await lens.waitFor({ state: 'visible', timeout: 60_000 });
     await lens.click();
-    await page.locator('.notifications-toasts', { hasText: "Crawl 'watched' finished" }).first().waitFor({ timeout: 120_000 });
+    await page
+      .locator('.notifications-toasts', { hasText: "Crawl 'watched' finished" })
+      .first()
+      .waitFor({ timeout: 120_000 });
   }
 
   it("shows a run's changed price struck through, the added and the removed item, under each filter", async () => {
@@ -98,7 +122,10 @@ rules:
     assert.equal(await diff.locator('del').innerText(), '10.00');
     assert.equal(await diff.locator('ins').innerText(), '12.00');
     assert.equal(await wv.locator('.row:not(.loading)').count(), 1);
-    assert.match(await wv.locator('select[aria-label="Run of the changes"] option:checked').innerText(), /^Latest complete run .* \+1 ~1 −1$/);
+    assert.match(
+      await wv.locator('select[aria-label="Run of the changes"] option:checked').innerText(),
+      /^Latest complete run .* \+1 ~1 −1$/,
+    );
     await wb.screenshot('ui/changes-1-changed.png');
 
     await changes.selectOption('removed');
@@ -106,7 +133,11 @@ rules:
     assert.equal(await wv.locator('.row:not(.loading)').count(), 1);
     await changes.selectOption('all');
     await wv.locator('.row.chg-added', { hasText: 'Dates' }).waitFor({ timeout: 30_000 });
-    assert.deepEqual(await wv.locator('.row:not(.loading) .cell.change').allInnerTexts(), ['~ changed', '− removed', '+ added']);
+    assert.deepEqual(await wv.locator('.row:not(.loading) .cell.change').allInnerTexts(), [
+      '~ changed',
+      '− removed',
+      '+ added',
+    ]);
     await wb.screenshot('ui/changes-2-all.png');
   });
 

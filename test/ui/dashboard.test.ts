@@ -16,8 +16,13 @@ import { until } from '../support/until';
 /** Closes notification toasts so they do not cover the dashboard in screenshots. */
 /** Closes the notification toasts and waits until none is left on screen (for a clean screenshot). */
 async function clearToasts(page: Page): Promise<void> {
-  for (const x of await page.locator('.notifications-toasts .codicon-notifications-clear').all()) await x.click().catch(() => undefined);
-  await until('the toasts to close', async () => (await page.locator('.notifications-toasts .notification-toast:visible').count()) === 0, 10_000).catch(() => undefined);
+  for (const x of await page.locator('.notifications-toasts .codicon-notifications-clear').all())
+    await x.click().catch(() => undefined);
+  await until(
+    'the toasts to close',
+    async () => (await page.locator('.notifications-toasts .notification-toast:visible').count()) === 0,
+    10_000,
+  ).catch(() => undefined);
 }
 
 function webview(page: Page): FrameLocator {
@@ -33,18 +38,23 @@ describe('Crawl dashboard (UI)', function () {
   before(async function () {
     this.timeout(180_000);
     // Every 12th book answers 503 while the site is "unhealthy"; book 50 is gone for good.
-    site = await serveSite({ listPages: 12, perPage: 20 }, 0, (req, res) => {
-      const m = /^\/catalogue\/book-(\d+)\.html/.exec(req.url ?? '');
-      if (m && Number(m[1]) === 50) {
-        res.writeHead(404).end('gone');
-        return true;
-      }
-      if (m && unhealthy && Number(m[1]) % 12 === 0) {
-        res.writeHead(503).end('busy');
-        return true;
-      }
-      return false;
-    }, 50);
+    site = await serveSite(
+      { listPages: 12, perPage: 20 },
+      0,
+      (req, res) => {
+        const m = /^\/catalogue\/book-(\d+)\.html/.exec(req.url ?? '');
+        if (m && Number(m[1]) === 50) {
+          res.writeHead(404).end('gone');
+          return true;
+        }
+        if (m && unhealthy && Number(m[1]) % 12 === 0) {
+          res.writeHead(503).end('busy');
+          return true;
+        }
+        return false;
+      },
+      50,
+    );
     const folder = mkdtempSync(join(tmpdir(), 'cs-ui-dashboard-'));
     writeFileSync(
       join(folder, 'shop.crawl.yaml'),
@@ -57,7 +67,10 @@ describe('Crawl dashboard (UI)', function () {
         fields: { title: 'h1', upc: 'td.upc', price: PRICE_FIELD },
       }),
     );
-    wb = await openWorkbench({ workspaceFolder: folder, settings: { 'crawlStudio.workers': 1, 'crawlStudio.concurrency': 3 } });
+    wb = await openWorkbench({
+      workspaceFolder: folder,
+      settings: { 'crawlStudio.workers': 1, 'crawlStudio.concurrency': 3 },
+    });
     await waitForWorkbench(wb.page, { file: 'shop.crawl.yaml' });
   });
 
@@ -70,7 +83,8 @@ describe('Crawl dashboard (UI)', function () {
     await site?.close();
   });
 
-  const kpi = (wv: FrameLocator, label: string) => wv.locator('.kpi', { has: wv.locator('.label', { hasText: new RegExp(`^${label}$`) }) }).locator('.value');
+  const kpi = (wv: FrameLocator, label: string) =>
+    wv.locator('.kpi', { has: wv.locator('.label', { hasText: new RegExp(`^${label}$`) }) }).locator('.value');
 
   it('shows the crawl start and move on the charts', async () => {
     const { page } = wb;
@@ -89,10 +103,15 @@ describe('Crawl dashboard (UI)', function () {
     await wv.locator('.chart canvas').first().waitFor({ timeout: 30_000 });
     const done = kpi(wv, 'Pages done');
     const first = await done.innerText();
-    const later = await until(`pages done to move from ${first}`, async () => {
-      const now = await done.innerText();
-      return now !== first && now;
-    }, 20_000, 250);
+    const later = await until(
+      `pages done to move from ${first}`,
+      async () => {
+        const now = await done.innerText();
+        return now !== first && now;
+      },
+      20_000,
+      250,
+    );
     assert.notEqual(later, first, 'pages done moves while the crawl runs');
     await until('the charts to have points', async () => (await wv.locator('.chart .none').count()) === 0, 20_000, 250);
     assert.equal(await wv.locator('.chart .none').count(), 0, 'the charts have points');
@@ -112,8 +131,16 @@ describe('Crawl dashboard (UI)', function () {
     // The finished run's last figures: each section shows them once the view has them.
     await failures.locator('tr', { hasText: 'HTTP 404' }).waitFor({ timeout: 20_000 });
     // innerText, not the locator's hasText: that reads textContent, where a table's cells have no space between them.
-    await until('the skipped pages', async () => /robots\.txt\s+1/.test(await wv.locator('section[aria-label="Skipped pages"]').innerText()), 20_000, 250);
-    await wv.locator('.kpi', { has: wv.locator('.label', { hasText: /^ETA$/ }) }).locator('.value', { hasText: /^done$/ }).waitFor({ timeout: 20_000 });
+    await until(
+      'the skipped pages',
+      async () => /robots\.txt\s+1/.test(await wv.locator('section[aria-label="Skipped pages"]').innerText()),
+      20_000,
+      250,
+    );
+    await wv
+      .locator('.kpi', { has: wv.locator('.label', { hasText: /^ETA$/ }) })
+      .locator('.value', { hasText: /^done$/ })
+      .waitFor({ timeout: 20_000 });
     assert.match(await row503.innerText(), /book-\d+\.html/);
     assert.match(await failures.locator('tr', { hasText: 'HTTP 404' }).innerText(), /book-50\.html/);
     assert.match(await wv.locator('section[aria-label="Skipped pages"]').innerText(), /robots\.txt\s+1/);

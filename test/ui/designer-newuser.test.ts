@@ -6,7 +6,16 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { openWorkbench, repoRoot, type Workbench } from '../extension/harness';
 import { book, DEMO_SITE, serveSite, type SiteServer } from '../../src/demo/site';
-import { activeTab, codeLenses, keepFailureArtifacts, previewFrame, quickInput, renderedFrame, runWhenOffered, waitForWorkbench } from './support/workbench';
+import {
+  activeTab,
+  codeLenses,
+  keepFailureArtifacts,
+  previewFrame,
+  quickInput,
+  renderedFrame,
+  runWhenOffered,
+  waitForWorkbench,
+} from './support/workbench';
 import { parseTask } from '../../src/core/task/parse';
 
 // The issue's acceptance, tried as a new user would: "New Task File", then design a task for the demo shop
@@ -20,7 +29,10 @@ async function cursorOn(page: Page, text: string): Promise<void> {
 
 function run(args: string[], cwd: string, timeoutMs: number): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(repoRoot(), 'dist', 'cli.js'), ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(repoRoot(), 'dist', 'cli.js'), ...args], {
+      cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -66,7 +78,8 @@ describe('crawl designer, as a new user (UI)', function () {
     await input.fill('books');
     await page.keyboard.press('Enter');
     // The second prompt (start URL) comes with its example value.
-    for (let i = 0; i < 100 && (await input.inputValue()) !== 'https://example.com/'; i++) await page.waitForTimeout(100);
+    for (let i = 0; i < 100 && (await input.inputValue()) !== 'https://example.com/'; i++)
+      await page.waitForTimeout(100);
     await input.fill(`${site.url}/catalogue/page-1.html`);
     await page.keyboard.press('Enter');
     // The preview opens beside the new file, which keeps the focus.
@@ -76,7 +89,11 @@ describe('crawl designer, as a new user (UI)', function () {
     await view.locator('#status', { hasText: 'rule list (start URL)' }).waitFor({ timeout: 60_000 });
     await renderedFrame(page).locator('article.product_pod').first().waitFor({ timeout: 30_000 });
     assert.match(await activeTab(page).innerText(), /books\.crawl\.yaml/, 'the new file keeps the focus');
-    assert.equal(await renderedFrame(page).locator('article.product_pod').count(), DEMO_SITE.perPage, 'the start page rendered, a card per book');
+    assert.equal(
+      await renderedFrame(page).locator('article.product_pod').count(),
+      DEMO_SITE.perPage,
+      'the start page rendered, a card per book',
+    );
     assert.match(await view.locator('#status').innerText(), /HTTP 200/);
     await wb.screenshot('ui/designer-new-1-scaffold.png');
   });
@@ -86,10 +103,19 @@ describe('crawl designer, as a new user (UI)', function () {
   it('follows what the start page shows: its next-page link and its book links', async () => {
     const { page } = wb;
     const view = previewFrame(page);
-    await page.locator('.monaco-editor .view-line', { hasText: 'selector: "li.next a"' }).first().waitFor({ timeout: 10_000 });
-    await page.locator('.monaco-editor .view-line', { hasText: 'selector: "article.product_pod h3 a"' }).first().waitFor({ timeout: 10_000 });
+    await page
+      .locator('.monaco-editor .view-line', { hasText: 'selector: "li.next a"' })
+      .first()
+      .waitFor({ timeout: 10_000 });
+    await page
+      .locator('.monaco-editor .view-line', { hasText: 'selector: "article.product_pod h3 a"' })
+      .first()
+      .waitFor({ timeout: 10_000 });
     await view.locator('vscode-tab-header[data-tab=links]').click();
-    await view.locator('h3', { hasText: 'follow[1]' }).filter({ hasText: `${DEMO_SITE.perPage} kept` }).waitFor({ timeout: 10_000 });
+    await view
+      .locator('h3', { hasText: 'follow[1]' })
+      .filter({ hasText: `${DEMO_SITE.perPage} kept` })
+      .waitFor({ timeout: 10_000 });
     await view.locator('h3', { hasText: 'follow[0]' }).filter({ hasText: '1 kept' }).waitFor({ timeout: 10_000 });
     // The picker still offers the same selector for a click on a title.
     await cursorOn(page, 'selector: "article.product_pod h3 a"');
@@ -97,7 +123,11 @@ describe('crawl designer, as a new user (UI)', function () {
     await renderedFrame(page).locator('article.product_pod h3 a').nth(3).click();
     await view.locator('#suggested', { hasText: 'article.product_pod h3 a' }).waitFor({ timeout: 15_000 });
     const follows = await view.locator('h3', { hasText: /^follow\[/ }).allInnerTexts();
-    assert.ok(follows.some((t) => t.startsWith('follow[0]') && t.includes('1 kept')) && follows.some((t) => t.startsWith('follow[1]') && t.includes(`${DEMO_SITE.perPage} kept`)), follows.join(' | '));
+    assert.ok(
+      follows.some((t) => t.startsWith('follow[0]') && t.includes('1 kept')) &&
+        follows.some((t) => t.startsWith('follow[1]') && t.includes(`${DEMO_SITE.perPage} kept`)),
+      follows.join(' | '),
+    );
     assert.match(await view.locator('#hl-count').innerText(), new RegExp(`\\b${DEMO_SITE.perPage} matches`));
     await wb.screenshot('ui/designer-new-2-follow.png');
   });
@@ -108,7 +138,10 @@ describe('crawl designer, as a new user (UI)', function () {
   it('designs the detail rule on a book page', async () => {
     const { page } = wb;
     const view = previewFrame(page);
-    await page.locator('.monaco-editor .view-line', { hasText: 'scope: "article.product_pod"' }).first().waitFor({ timeout: 10_000 });
+    await page
+      .locator('.monaco-editor .view-line', { hasText: 'scope: "article.product_pod"' })
+      .first()
+      .waitFor({ timeout: 10_000 });
     await view.locator('vscode-tab-header[data-tab=items]').click();
     const card = view.locator('table.items[data-type="product"] tr').nth(1);
     await card.waitFor({ timeout: 15_000 });
@@ -116,7 +149,9 @@ describe('crawl designer, as a new user (UI)', function () {
     assert.ok(cardCells.includes(book(1).title) && cardCells.includes(`£${book(1).price}`), cardCells.join(' | '));
     // The "Preview" lens above the detail rule opens a page of that rule: a book the list links to.
     await codeLenses(page, 'Preview').nth(1).click();
-    await view.locator('#status', { hasText: "a page of rule detail from the start page's links" }).waitFor({ timeout: 30_000 });
+    await view
+      .locator('#status', { hasText: "a page of rule detail from the start page's links" })
+      .waitFor({ timeout: 30_000 });
     const row = view.locator('table.items[data-type="product_page"] tr').nth(1);
     await row.waitFor({ timeout: 15_000 });
     const cells = await row.locator('td').allTextContents();
@@ -128,7 +163,10 @@ describe('crawl designer, as a new user (UI)', function () {
     // Any URL can be typed: another book, read with the same fields.
     await view.locator('#url input').fill(`${site.url}/catalogue/book-7.html`);
     await view.locator('#url input').press('Enter');
-    await view.locator('table.items[data-type="product_page"] td', { hasText: book(7).title }).first().waitFor({ timeout: 30_000 });
+    await view
+      .locator('table.items[data-type="product_page"] td', { hasText: book(7).title })
+      .first()
+      .waitFor({ timeout: 30_000 });
   });
 
   it('saves the task, which validates and runs', async () => {
@@ -137,14 +175,24 @@ describe('crawl designer, as a new user (UI)', function () {
     await page.keyboard.press('Control+S');
     const file = join(dir, 'books.crawl.yaml');
     const deadline = Date.now() + 10_000;
-    while (!/related_links/.test(readFileSync(file, 'utf8')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while (!/related_links/.test(readFileSync(file, 'utf8')) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
     const text = readFileSync(file, 'utf8');
     const { task, diagnostics } = parseTask(text, file);
     assert.deepEqual(diagnostics, []);
-    assert.deepEqual(task!.rules[0]!.follow.map((f) => (f.kind === 'links' ? f.selector : null)), ['li.next a', 'article.product_pod h3 a']);
+    assert.deepEqual(
+      task!.rules[0]!.follow.map((f) => (f.kind === 'links' ? f.selector : null)),
+      ['li.next a', 'article.product_pod h3 a'],
+    );
     await wb.screenshot('ui/designer-new-4-saved.png');
     const r = await run(['run', file, '--workers', '1', '--concurrency', '4'], dir, 150_000);
-    console.log(r.out.split('\n').filter((l) => /finished in|pages fetched|items extracted|items stored/.test(l)).map((l) => `      ${l}`).join('\n'));
+    console.log(
+      r.out
+        .split('\n')
+        .filter((l) => /finished in|pages fetched|items extracted|items stored/.test(l))
+        .map((l) => `      ${l}`)
+        .join('\n'),
+    );
     assert.equal(r.code, 0, r.out);
     const items = Number(/items extracted\s+([\d,]+)/.exec(r.out)?.[1]?.replace(/,/g, '') ?? '0');
     // Every book of every list page, twice: a `product` from its list page's block and a `product_page` from its

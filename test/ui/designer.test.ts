@@ -5,7 +5,17 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { openWorkbench, type Workbench } from '../extension/harness';
 import { DEMO_SITE, serveSite, type SiteServer } from '../../src/demo/site';
-import { activeEditorLines, activeTab, explorerItem, keepFailureArtifacts, previewFrame, renderedFrame, runCommand, runWhenOffered, waitForWorkbench } from './support/workbench';
+import {
+  activeEditorLines,
+  activeTab,
+  explorerItem,
+  keepFailureArtifacts,
+  previewFrame,
+  renderedFrame,
+  runCommand,
+  runWhenOffered,
+  waitForWorkbench,
+} from './support/workbench';
 
 // The designer as a person uses it, in the real workbench: open a task file, open the preview, type a selector
 // and watch the items table change, click an element in the rendered page, insert the suggested selector.
@@ -42,7 +52,14 @@ describe('crawl designer (UI)', function () {
     site = await serveSite(DEMO_SITE, 0, (req, res) => {
       if (req.url === '/mislabelled.html') {
         // UTF-8 bytes that the header calls iso-8859-1 (issue 30): read as the header says, with a warning.
-        res.writeHead(200, { 'content-type': 'text/html; charset=iso-8859-1' }).end(Buffer.from('<html><head><meta charset="utf-8"></head><body><h1 class="headline">Crème brûlée</h1></body></html>', 'utf8'));
+        res
+          .writeHead(200, { 'content-type': 'text/html; charset=iso-8859-1' })
+          .end(
+            Buffer.from(
+              '<html><head><meta charset="utf-8"></head><body><h1 class="headline">Crème brûlée</h1></body></html>',
+              'utf8',
+            ),
+          );
         return true;
       }
       if (req.url !== '/hostile.html') return false;
@@ -97,7 +114,10 @@ describe('crawl designer (UI)', function () {
     for (let i = 0; i < 'p.price_color'.length; i++) await page.keyboard.press('Shift+ArrowLeft');
     await page.keyboard.type('p.price', { delay: 40 });
     // `p.price` matches nothing: every price is marked missing.
-    await view.locator('table.items .cell-missing').nth(DEMO_SITE.perPage - 1).waitFor({ state: 'attached', timeout: 15_000 });
+    await view
+      .locator('table.items .cell-missing')
+      .nth(DEMO_SITE.perPage - 1)
+      .waitFor({ state: 'attached', timeout: 15_000 });
     assert.equal(await view.locator('table.items .cell-missing').count(), DEMO_SITE.perPage);
     // The cursor is on that selector: the highlight bar shows it with its count.
     await view.locator('#hl-bar code', { hasText: 'p.price' }).waitFor({ timeout: 10_000 });
@@ -106,7 +126,10 @@ describe('crawl designer (UI)', function () {
     await view.locator('#hl-count', { hasText: `${DEMO_SITE.perPage} matches` }).waitFor({ timeout: 15_000 });
     assert.equal(await view.locator('table.items .cell-missing').count(), 0);
     // Highlighted in the rendered page.
-    await renderedFrame(page).locator('p.price_color[data-cs-hl]').nth(DEMO_SITE.perPage - 1).waitFor({ state: 'attached', timeout: 10_000 });
+    await renderedFrame(page)
+      .locator('p.price_color[data-cs-hl]')
+      .nth(DEMO_SITE.perPage - 1)
+      .waitFor({ state: 'attached', timeout: 10_000 });
     await wb.screenshot('ui/designer-typed.png');
   });
 
@@ -130,10 +153,17 @@ describe('crawl designer (UI)', function () {
     await insert.click();
     await view.locator('#inserted').waitFor({ timeout: 10_000 });
     // The task file's editor (the active group is the preview's now).
-    await page.locator('.monaco-editor .view-line', { hasText: 'price: p.price_color' }).first().waitFor({ timeout: 10_000 });
+    await page
+      .locator('.monaco-editor .view-line', { hasText: 'price: p.price_color' })
+      .first()
+      .waitFor({ timeout: 10_000 });
     // `h3` also matches once per card, so the count alone cannot tell the re-run rule from the old one: wait
     // for the prices to come back in the table (the old rule put the titles there).
-    await view.locator('table.items td').nth(2).filter({ hasText: /^£\d+\.\d\d$/ }).waitFor({ timeout: 15_000 });
+    await view
+      .locator('table.items td')
+      .nth(2)
+      .filter({ hasText: /^£\d+\.\d\d$/ })
+      .waitFor({ timeout: 15_000 });
     await view.locator('#hl-bar code', { hasText: /^p\.price_color$/ }).waitFor({ timeout: 15_000 });
     assert.equal(await view.locator('#hl-count').textContent(), `${DEMO_SITE.perPage} matches`);
     await wb.screenshot('ui/designer-inserted.png');
@@ -166,7 +196,9 @@ describe('crawl designer (UI)', function () {
     const view = previewFrame(wb.page);
     await view.locator('#url input').fill(`${site.url}/mislabelled.html`);
     await view.locator('#url input').press('Enter');
-    await view.locator('#banner', { hasText: 'Content-Type says charset windows-1252 but the page\'s <meta> says utf-8' }).waitFor({ timeout: 30_000 });
+    await view
+      .locator('#banner', { hasText: "Content-Type says charset windows-1252 but the page's <meta> says utf-8" })
+      .waitFor({ timeout: 30_000 });
     await renderedFrame(wb.page).locator('h1.headline', { hasText: 'CrÃ¨me' }).waitFor({ timeout: 15_000 });
     await wb.screenshot('ui/designer-charset.png');
     // Back to the list page for the next test (from the cache); its banner is clear again.
@@ -213,7 +245,10 @@ describe('crawl designer (UI)', function () {
     // The same page, from the designer's cache rather than fetched again, with its items.
     assert.match(await again.locator('#status').innerText(), /HTTP 200.*cached copy/s);
     assert.match(await renderedFrame(page).locator('h1').first().innerText(), /page 2 of/);
-    assert.ok((await again.locator('table.items tr').count()) > DEMO_SITE.perPage, 'a row per book of the page, under the header');
+    assert.ok(
+      (await again.locator('table.items tr').count()) > DEMO_SITE.perPage,
+      'a row per book of the page, under the header',
+    );
     await wb.screenshot('ui/designer-restored-after-reload.png');
   });
 });

@@ -5,7 +5,15 @@ import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { openWorkbench, type Workbench } from '../extension/harness';
 import { serveSite, type SiteServer } from '../../src/demo/site';
-import { codeLens, explorerItem, keepFailureArtifacts, openCommandPalette, paletteRow, quickInput, waitForWorkbench } from './support/workbench';
+import {
+  codeLens,
+  explorerItem,
+  keepFailureArtifacts,
+  openCommandPalette,
+  paletteRow,
+  quickInput,
+  waitForWorkbench,
+} from './support/workbench';
 import { alive, until } from '../support/until';
 import { demoShopTask } from '../support/demoTask';
 
@@ -15,7 +23,10 @@ import { demoShopTask } from '../support/demoTask';
 // Screenshots: test-artifacts/ui/explorer-*.png.
 
 function viewPane(page: Page, title: string): Locator {
-  return page.locator('.pane').filter({ has: page.locator('.pane-header', { hasText: title }) }).first();
+  return page
+    .locator('.pane')
+    .filter({ has: page.locator('.pane-header', { hasText: title }) })
+    .first();
 }
 
 function row(pane: Locator, text: string | RegExp): Locator {
@@ -38,7 +49,10 @@ async function contextMenu(page: Page, target: Locator, label: string): Promise<
     // On a loaded machine a click can land while the menu is still laying out, or while the live tree re-renders
     // the row the menu belongs to, and be lost (seen in CI twice, the menu stayed open with the item
     // highlighted): the menu closing is the sign the action ran.
-    const closed = await menu.waitFor({ state: 'hidden', timeout: 3_000 }).then(() => true, () => false);
+    const closed = await menu.waitFor({ state: 'hidden', timeout: 3_000 }).then(
+      () => true,
+      () => false,
+    );
     if (closed) return;
     if (attempt >= 2) throw new Error(`the context menu item '${label}' took neither a click nor the keyboard`);
     await page.keyboard.press('Escape');
@@ -54,16 +68,27 @@ describe('Queue Explorer (UI, new user)', function () {
     this.timeout(180_000);
     // A slow, polite shop so the crawl outlasts the steps that watch it run (~17 s, set by the clock, not by the
     // machine's load); book-5 answers 404.
-    site = await serveSite({ listPages: 5, perPage: 10 }, 0, (req, res) => {
-      if (req.url === '/catalogue/book-5.html') {
-        res.writeHead(404).end('gone');
-        return true;
-      }
-      return false;
-    }, 30);
+    site = await serveSite(
+      { listPages: 5, perPage: 10 },
+      0,
+      (req, res) => {
+        if (req.url === '/catalogue/book-5.html') {
+          res.writeHead(404).end('gone');
+          return true;
+        }
+        return false;
+      },
+      30,
+    );
     const folder = mkdtempSync(join(tmpdir(), 'cs-ui-explorer-'));
-    writeFileSync(join(folder, 'shop.crawl.yaml'), demoShopTask({ name: 'shop', siteUrl: site.url, perHost: { concurrency: 2, delay: '300ms' } }));
-    wb = await openWorkbench({ workspaceFolder: folder, settings: { 'crawlStudio.workers': 2, 'crawlStudio.refreshInterval': 500 } });
+    writeFileSync(
+      join(folder, 'shop.crawl.yaml'),
+      demoShopTask({ name: 'shop', siteUrl: site.url, perHost: { concurrency: 2, delay: '300ms' } }),
+    );
+    wb = await openWorkbench({
+      workspaceFolder: folder,
+      settings: { 'crawlStudio.workers': 2, 'crawlStudio.refreshInterval': 500 },
+    });
     await waitForWorkbench(wb.page, { file: 'shop.crawl.yaml' });
   });
 
@@ -101,8 +126,15 @@ describe('Queue Explorer (UI, new user)', function () {
     await codeLens(page, 'Stop Crawl').waitFor({ state: 'visible', timeout: 10_000 });
     // Issue 23, item 7: the editor title said "Start Crawl" while the crawl ran; it offers Stop Crawl now.
     const titleActions = page.locator('.editor-group-container .editor-actions');
-    await titleActions.locator('a.action-label[aria-label^="Stop Crawl"]').first().waitFor({ state: 'visible', timeout: 10_000 });
-    assert.equal(await titleActions.locator('a.action-label[aria-label^="Start Crawl"]').count(), 0, 'no Start Crawl in the editor title while it runs');
+    await titleActions
+      .locator('a.action-label[aria-label^="Stop Crawl"]')
+      .first()
+      .waitFor({ state: 'visible', timeout: 10_000 });
+    assert.equal(
+      await titleActions.locator('a.action-label[aria-label^="Start Crawl"]').count(),
+      0,
+      'no Start Crawl in the editor title while it runs',
+    );
     await wb.screenshot('ui/explorer-2-running.png');
   });
 
@@ -110,12 +142,21 @@ describe('Queue Explorer (UI, new user)', function () {
     const { page } = wb;
     const workers = viewPane(page, 'Workers');
     await row(workers, /^PID/).waitFor({ state: 'visible', timeout: 30_000 });
-    const pidsShown = async () => (await workers.locator('.monaco-list-row', { hasText: /^PID \d+/ }).allTextContents()).map((t) => Number(/^PID (\d+)/.exec(t)![1]));
+    const pidsShown = async () =>
+      (await workers.locator('.monaco-list-row', { hasText: /^PID \d+/ }).allTextContents()).map((t) =>
+        Number(/^PID (\d+)/.exec(t)![1]),
+      );
     const before = await pidsShown();
-    assert.ok(before.length > 0 && before.every(alive), `the workers shown are running processes: ${before.join(', ')}`);
+    assert.ok(
+      before.length > 0 && before.every(alive),
+      `the workers shown are running processes: ${before.join(', ')}`,
+    );
     await workers.locator('.pane-header').hover();
     await workers.locator('.pane-header .action-label[aria-label^="Stop Workers"]').click();
-    await workers.locator('.monaco-list-row', { hasText: /^PID/ }).first().waitFor({ state: 'detached', timeout: 60_000 });
+    await workers
+      .locator('.monaco-list-row', { hasText: /^PID/ })
+      .first()
+      .waitFor({ state: 'detached', timeout: 60_000 });
     await until('the stopped workers to exit', () => !before.some(alive), 30_000);
     await wb.screenshot('ui/explorer-3-workers-stopped.png');
 
@@ -128,7 +169,10 @@ describe('Queue Explorer (UI, new user)', function () {
     await row(workers, /^PID/).waitFor({ state: 'visible', timeout: 30_000 });
     const after = await pidsShown();
     assert.equal(after.length, 1, `one worker asked for, shown: ${after.join(', ')}`);
-    assert.ok(alive(after[0]!) && !before.includes(after[0]!), `a new running process (${after[0]}; before: ${before.join(', ')})`);
+    assert.ok(
+      alive(after[0]!) && !before.includes(after[0]!),
+      `a new running process (${after[0]}; before: ${before.join(', ')})`,
+    );
     await wb.screenshot('ui/explorer-4-workers-restarted.png');
   });
 
@@ -151,7 +195,8 @@ describe('Queue Explorer (UI, new user)', function () {
     const queue = row(explorer, /^shop/);
     // Drained: nothing waiting or active, the 404 in failed.
     const deadline = Date.now() + 120_000;
-    while (!/0 waiting · 0 active · 1 failed/.test(await queue.innerText()) && Date.now() < deadline) await page.waitForTimeout(500);
+    while (!/0 waiting · 0 active · 1 failed/.test(await queue.innerText()) && Date.now() < deadline)
+      await page.waitForTimeout(500);
     assert.match(await queue.innerText(), /0 waiting · 0 active · 1 failed/);
     await codeLens(page, 'Start Crawl').waitFor({ state: 'visible', timeout: 30_000 });
     const failed = row(explorer, /^failed/);
@@ -163,13 +208,19 @@ describe('Queue Explorer (UI, new user)', function () {
     const fetched = () => (site.hits.get('/catalogue/book-5.html') ?? 0) > before;
     // When the tree refreshes under the open menu (the run ending beside it), Retry Job gets no row and says so:
     // "that job is no longer in the Queue Explorer …: pick it again". A user picks it again; so does the test.
-    const gone = page.locator('.notifications-toasts .notification-toast', { hasText: 'no longer in the Queue Explorer' });
+    const gone = page.locator('.notifications-toasts .notification-toast', {
+      hasText: 'no longer in the Queue Explorer',
+    });
     for (let attempt = 0; attempt < 3 && !fetched(); attempt++) {
       await contextMenu(page, job, 'Retry Job');
       const until = Date.now() + 60_000;
       while (!fetched() && (await gone.count()) === 0 && Date.now() < until) await page.waitForTimeout(250);
       if (fetched() || (await gone.count()) === 0) break;
-      for (const t of await gone.all()) await t.locator('.codicon-notifications-clear').click().catch(() => undefined);
+      for (const t of await gone.all())
+        await t
+          .locator('.codicon-notifications-clear')
+          .click()
+          .catch(() => undefined);
       await job.waitFor({ state: 'visible', timeout: 15_000 });
     }
     assert.ok(fetched(), 'the retried job was fetched again');

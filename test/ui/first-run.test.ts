@@ -14,7 +14,10 @@ import { keepFailureArtifacts, quickInput, runCommand, runWhenOffered, waitForWo
 // literal backticks. Screenshots: test-artifacts/ui/first-run-*.png.
 
 function viewPane(page: Page, title: string): Locator {
-  return page.locator('.pane').filter({ has: page.locator('.pane-header', { hasText: title }) }).first();
+  return page
+    .locator('.pane')
+    .filter({ has: page.locator('.pane-header', { hasText: title }) })
+    .first();
 }
 
 function toast(page: Page, text: string | RegExp): Locator {
@@ -48,12 +51,14 @@ describe('first run of a new user (UI)', function () {
     const { page } = wb;
     const icon = page.locator('.activitybar .action-item a[aria-label^="Crawl Studio"]').first();
     await icon.waitFor({ state: 'visible', timeout: 60_000 });
-    await page.locator('.activitybar').screenshot({ path: join(artifactsRoot(), 'ui', 'first-run-0-activity-bar.png') });
+    await page
+      .locator('.activitybar')
+      .screenshot({ path: join(artifactsRoot(), 'ui', 'first-run-0-activity-bar.png') });
     await icon.click();
     const note = toast(page, MANAGED);
     await note.waitFor({ state: 'visible', timeout: 60_000 });
     const text = await note.innerText();
-    assert.match(text, /Connect to Redis/, 'it says how to use one\'s own Redis');
+    assert.match(text, /Connect to Redis/, "it says how to use one's own Redis");
     assert.match(text, /crawlStudio\.redisUrl/);
     await note.locator('.monaco-button', { hasText: 'Use My Own Redis' }).waitFor({ state: 'visible' });
     await wb.screenshot('ui/first-run-1-managed-redis-notice.png');
@@ -80,7 +85,9 @@ describe('first run of a new user (UI)', function () {
 
   it('serves the demo shop and writes a task file whose follow rules are what its page shows', async () => {
     const { page } = wb;
-    await viewPane(page, 'Queue Explorer').locator('.welcome-view-content .monaco-button', { hasText: 'Open the Demo Shop' }).click();
+    await viewPane(page, 'Queue Explorer')
+      .locator('.welcome-view-content .monaco-button', { hasText: 'Open the Demo Shop' })
+      .click();
     const offer = toast(page, /The demo bookshop runs at http:\/\/127\.0\.0\.1:\d+\//);
     await offer.waitFor({ state: 'visible', timeout: 30_000 });
     await wb.screenshot('ui/first-run-3-demo-shop.png');
@@ -92,11 +99,20 @@ describe('first run of a new user (UI)', function () {
     assert.deepEqual(diagnostics, []);
     // The template guessed `a[rel=next]` and `article a`, which match nothing on the shop; and `maxDepth: 3` cut
     // its pagination at page 4.
-    assert.deepEqual(task!.rules[0]!.follow.map((f) => (f.kind === 'links' ? f.selector : f.kind)), ['li.next a', 'article.product_pod h3 a']);
+    assert.deepEqual(
+      task!.rules[0]!.follow.map((f) => (f.kind === 'links' ? f.selector : f.kind)),
+      ['li.next a', 'article.product_pod h3 a'],
+    );
     assert.equal(task!.scope.maxDepth, null);
-    await page.locator('.monaco-editor .view-line', { hasText: 'selector: "li.next a"' }).first().waitFor({ timeout: 15_000 });
+    await page
+      .locator('.monaco-editor .view-line', { hasText: 'selector: "li.next a"' })
+      .first()
+      .waitFor({ timeout: 15_000 });
     // The Queue Explorer lists the new task file instead of its welcome.
-    await viewPane(page, 'Queue Explorer').locator('.monaco-list-row', { hasText: 'books' }).first().waitFor({ timeout: 30_000 });
+    await viewPane(page, 'Queue Explorer')
+      .locator('.monaco-list-row', { hasText: 'books' })
+      .first()
+      .waitFor({ timeout: 30_000 });
     await wb.screenshot('ui/first-run-4-demo-task-file.png');
   });
 
@@ -120,9 +136,14 @@ describe('first run of a new user (UI)', function () {
     const mediaText = await media.innerText();
     assert.doesNotMatch(mediaText, /in a\s+terminal|serve-demo/, mediaText);
     // Issue 32, item 7: the code sample was cut off on the right; every code block fits its pane.
-    const blocks = await media.locator('pre').evaluateAll((els) => els.map((e) => ({ scroll: e.scrollWidth, client: e.clientWidth, text: (e.textContent ?? '').slice(0, 40) })));
+    const blocks = await media
+      .locator('pre')
+      .evaluateAll((els) =>
+        els.map((e) => ({ scroll: e.scrollWidth, client: e.clientWidth, text: (e.textContent ?? '').slice(0, 40) })),
+      );
     assert.ok(blocks.length > 0, 'the step shows its code sample');
-    for (const b of blocks) assert.ok(b.scroll <= b.client + 1, `a code block wider than its pane (${b.scroll} > ${b.client} px): ${b.text}`);
+    for (const b of blocks)
+      assert.ok(b.scroll <= b.client + 1, `a code block wider than its pane (${b.scroll} > ${b.client} px): ${b.text}`);
     await wb.screenshot('ui/first-run-5-walkthrough.png');
   });
 
@@ -139,7 +160,11 @@ describe('first run of a new user (UI)', function () {
     // Connected again to a managed server (the row of the task file comes from a read of Redis and the folder).
     await explorer.locator('.monaco-list-row', { hasText: 'managed' }).first().waitFor({ timeout: 60_000 });
     await explorer.locator('.monaco-list-row', { hasText: 'books' }).first().waitFor({ timeout: 30_000 });
-    assert.equal(await page.locator('.notifications-toasts .notification-toast', { hasText: MANAGED }).count(), 0, 'the notice came once');
+    assert.equal(
+      await page.locator('.notifications-toasts .notification-toast', { hasText: MANAGED }).count(),
+      0,
+      'the notice came once',
+    );
     await wb.screenshot('ui/first-run-6-after-reload.png');
   });
 });

@@ -15,7 +15,10 @@ import { demoShopTask } from '../support/demoTask';
 // reload. Screenshots: test-artifacts/ui/reload-*.png.
 
 function viewPane(page: Page, title: string): Locator {
-  return page.locator('.pane').filter({ has: page.locator('.pane-header', { hasText: title }) }).first();
+  return page
+    .locator('.pane')
+    .filter({ has: page.locator('.pane-header', { hasText: title }) })
+    .first();
 }
 
 function webview(page: Page) {
@@ -34,7 +37,12 @@ async function showCrawlStudio(page: Page): Promise<void> {
   await viewPane(page, 'Queue Explorer').waitFor({ state: 'visible', timeout: 30_000 });
 }
 
-async function until(page: Page, label: string, ok: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+async function until(
+  page: Page,
+  label: string,
+  ok: () => boolean | Promise<boolean>,
+  timeoutMs = 60_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await ok())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${label}`);
@@ -54,8 +62,14 @@ describe('a window reload mid-crawl (UI)', function () {
     // mid-crawl whatever the machine's load.
     site = await serveSite({ listPages: 8, perPage: 10 }, 0, undefined, 30);
     folder = mkdtempSync(join(tmpdir(), 'cs-ui-reload-'));
-    writeFileSync(join(folder, 'shop.crawl.yaml'), demoShopTask({ name: 'shop', siteUrl: site.url, perHost: { concurrency: 2, delay: '300ms' } }));
-    wb = await openWorkbench({ workspaceFolder: folder, settings: { 'crawlStudio.workers': 1, 'crawlStudio.refreshInterval': 500 } });
+    writeFileSync(
+      join(folder, 'shop.crawl.yaml'),
+      demoShopTask({ name: 'shop', siteUrl: site.url, perHost: { concurrency: 2, delay: '300ms' } }),
+    );
+    wb = await openWorkbench({
+      workspaceFolder: folder,
+      settings: { 'crawlStudio.workers': 1, 'crawlStudio.refreshInterval': 500 },
+    });
     await waitForWorkbench(wb.page, { file: 'shop.crawl.yaml' });
   });
 
@@ -97,7 +111,9 @@ describe('a window reload mid-crawl (UI)', function () {
     await showCrawlStudio(page);
     const queue = viewPane(page, 'Queue Explorer').locator('.monaco-list-row', { hasText: /^shop/ }).first();
     await queue.waitFor({ state: 'visible', timeout: 60_000 });
-    await until(page, "the Queue Explorer's row saying interrupted", async () => /interrupted/.test(await queue.innerText()));
+    await until(page, "the Queue Explorer's row saying interrupted", async () =>
+      /interrupted/.test(await queue.innerText()),
+    );
     const status = page.locator('.statusbar-item', { hasText: 'shop interrupted' }).first();
     await status.waitFor({ state: 'visible', timeout: 30_000 });
     await runCommand(page, 'Crawl Studio: Open Dashboard');
@@ -105,17 +121,28 @@ describe('a window reload mid-crawl (UI)', function () {
     await wv.locator('.state.interrupted').waitFor({ timeout: 60_000 });
     await wb.screenshot(`ui/reload-${shot}-interrupted.png`);
     // The toast may have been hidden by the dashboard: the notification center keeps it.
-    return page.locator('.notification-toast, .notifications-center .notification-list-item', { hasText: "Crawl 'shop': Interrupted" }).first();
+    return page
+      .locator('.notification-toast, .notifications-center .notification-list-item', {
+        hasText: "Crawl 'shop': Interrupted",
+      })
+      .first();
   }
 
   /** Resume from the notification, and wait for the finish message; returns the pages it counts. */
   async function resumeToTheEnd(notification: Locator, shot: string): Promise<number> {
     const { page } = wb;
     if (!(await notification.isVisible())) await runCommand(page, 'Notifications: Show Notifications');
-    await notification.locator('a.monaco-button, .monaco-button', { hasText: /^Resume$/ }).first().click();
+    await notification
+      .locator('a.monaco-button, .monaco-button', { hasText: /^Resume$/ })
+      .first()
+      .click();
     const finished = page.locator('.notification-toast', { hasText: "Crawl 'shop' finished" }).first();
     await finished.waitFor({ state: 'visible', timeout: 180_000 });
-    assert.equal(await page.locator('.statusbar-item', { hasText: 'shop interrupted' }).count(), 0, 'the status bar no longer says interrupted once resumed');
+    assert.equal(
+      await page.locator('.statusbar-item', { hasText: 'shop interrupted' }).count(),
+      0,
+      'the status bar no longer says interrupted once resumed',
+    );
     await wb.screenshot(`ui/reload-${shot}-resumed-finished.png`);
     const pages = /finished: (\d+) pages?/.exec(await finished.innerText());
     assert.ok(pages, 'the finish message counts the pages');
@@ -131,7 +158,10 @@ describe('a window reload mid-crawl (UI)', function () {
     // (redis/serverOwners.ts), but a page whose request was on the wire may still be fetched again on Resume: at
     // most the host's concurrency (2). Seen: one page, in some runs. Every page is in the run, once.
     const twice = [...hits].filter(([, n]) => n > 1);
-    assert.ok(twice.length <= 2 && twice.every(([, n]) => n === 2), `only pages in flight fetched again, once: ${twice.map(([p, n]) => `${p} ×${n}`).join(', ')}`);
+    assert.ok(
+      twice.length <= 2 && twice.every(([, n]) => n === 2),
+      `only pages in flight fetched again, once: ${twice.map(([p, n]) => `${p} ×${n}`).join(', ')}`,
+    );
     assert.equal(counted, hits.size, 'the run counts every page the site served, once');
   });
 
@@ -141,12 +171,22 @@ describe('a window reload mid-crawl (UI)', function () {
     await startThenReload(5);
     const notification = await expectInterruptedEverywhere('stop');
     if (!(await notification.isVisible())) await runCommand(page, 'Notifications: Show Notifications');
-    await notification.locator('a.monaco-button, .monaco-button', { hasText: /^Stop$/ }).first().click();
-    await page.locator('.notification-toast', { hasText: "Crawl 'shop' stopped" }).first().waitFor({ state: 'visible', timeout: 60_000 });
+    await notification
+      .locator('a.monaco-button, .monaco-button', { hasText: /^Stop$/ })
+      .first()
+      .click();
+    await page
+      .locator('.notification-toast', { hasText: "Crawl 'shop' stopped" })
+      .first()
+      .waitFor({ state: 'visible', timeout: 60_000 });
     await showCrawlStudio(page);
     const queue = viewPane(page, 'Queue Explorer').locator('.monaco-list-row', { hasText: /^shop/ }).first();
     await until(page, "the Queue Explorer's row saying stopped", async () => /stopped/.test(await queue.innerText()));
-    assert.equal(await page.locator('.statusbar-item', { hasText: 'shop interrupted' }).count(), 0, 'the status bar no longer says interrupted');
+    assert.equal(
+      await page.locator('.statusbar-item', { hasText: 'shop interrupted' }).count(),
+      0,
+      'the status bar no longer says interrupted',
+    );
     // The dashboard follows at its next poll.
     await webview(page).locator('.state.stopped').waitFor({ timeout: 30_000 });
     await wb.screenshot('ui/reload-stop-stopped.png');
@@ -163,7 +203,7 @@ describe('a window reload mid-crawl (UI)', function () {
       const rows = workers.locator('.monaco-list-row', { hasText: /^PID \d+/ });
       await rows.first().waitFor({ state: 'visible', timeout: 30_000 });
       pids = (await rows.allInnerTexts()).map((t) => Number(/^PID (\d+)/.exec(t)![1]));
-      assert.ok(pids.length > 0, 'the Workers view lists the crawl\'s worker');
+      assert.ok(pids.length > 0, "the Workers view lists the crawl's worker");
       for (const pid of pids) process.kill(pid, 'SIGKILL');
     });
     const notification = await expectInterruptedEverywhere('2');
@@ -171,7 +211,10 @@ describe('a window reload mid-crawl (UI)', function () {
     const hits = pagesHit(site);
     // A page on the wire when its worker was killed is fetched again on resume: at most the requests in flight.
     const twice = [...hits].filter(([, n]) => n > 1);
-    assert.ok(twice.length <= 2 * pids.length, `at most the pages in flight were fetched again: ${twice.map(([p, n]) => `${p} ×${n}`).join(', ')}`);
+    assert.ok(
+      twice.length <= 2 * pids.length,
+      `at most the pages in flight were fetched again: ${twice.map(([p, n]) => `${p} ×${n}`).join(', ')}`,
+    );
     assert.equal(counted, hits.size, 'the run counts every page the site served, once');
   });
 });

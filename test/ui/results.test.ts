@@ -5,7 +5,14 @@ import { join } from 'node:path';
 import type { FrameLocator, Page } from 'playwright-core';
 import { openWorkbench, type Workbench } from '../extension/harness';
 import { serveSite, type SiteServer } from '../../src/demo/site';
-import { codeLens, explorerItem, keepFailureArtifacts, quickInput, runCommand, waitForWorkbench } from './support/workbench';
+import {
+  codeLens,
+  explorerItem,
+  keepFailureArtifacts,
+  quickInput,
+  runCommand,
+  waitForWorkbench,
+} from './support/workbench';
 import { demoShopTask, PRICE_FIELD } from '../support/demoTask';
 
 // A new user's look at a crawl's results in the real workbench: Start Crawl, open Results while it runs and
@@ -36,7 +43,10 @@ describe('Results view (UI)', function () {
         fields: { title: 'h1', price: PRICE_FIELD, upc: 'td.upc', isbn: 'td.isbn' },
       }),
     );
-    wb = await openWorkbench({ workspaceFolder: folder, settings: { 'crawlStudio.workers': 1, 'crawlStudio.concurrency': 2 } });
+    wb = await openWorkbench({
+      workspaceFolder: folder,
+      settings: { 'crawlStudio.workers': 1, 'crawlStudio.concurrency': 2 },
+    });
     await waitForWorkbench(wb.page, { file: 'shop.crawl.yaml' });
   });
 
@@ -86,14 +96,27 @@ describe('Results view (UI)', function () {
     // the query, and the crawl is still writing: wait for what only the filtered rows give, titles that are all
     // "river" ones.
     const titleCells = wv.locator('.row:not(.loading) .cell:first-child');
-    await wv.locator('.grid').filter({ has: titleCells }).filter({ hasNot: titleCells.filter({ hasNotText: /river/i }) }).waitFor({ timeout: 30_000 });
+    await wv
+      .locator('.grid')
+      .filter({ has: titleCells })
+      .filter({ hasNot: titleCells.filter({ hasNotText: /river/i }) })
+      .waitFor({ timeout: 30_000 });
     const titles = await titleCells.allInnerTexts();
     assert.ok(titles.length > 0);
-    assert.ok(titles.every((t) => /river/i.test(t)), titles.join(' | '));
+    assert.ok(
+      titles.every((t) => /river/i.test(t)),
+      titles.join(' | '),
+    );
     const cols = await wv.locator('.hcell').evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.col));
     const priceIdx = cols.indexOf('price');
-    const prices = (await wv.locator(`.row:not(.loading) .cell:nth-child(${priceIdx + 1})`).allInnerTexts()).map(Number);
-    assert.deepEqual(prices, [...prices].sort((a, b) => b - a), 'descending prices');
+    const prices = (await wv.locator(`.row:not(.loading) .cell:nth-child(${priceIdx + 1})`).allInnerTexts()).map(
+      Number,
+    );
+    assert.deepEqual(
+      prices,
+      [...prices].sort((a, b) => b - a),
+      'descending prices',
+    );
     await wb.screenshot('ui/results-2-sorted-filtered.png');
   });
 
@@ -131,7 +154,10 @@ describe('Results view (UI)', function () {
     await wv.locator('.live').waitFor({ state: 'hidden', timeout: 120_000 });
     // The message that ends "live" may carry a count taken before the writer's last flush; the next one (a poll
     // later) has them all: 25 of the 200 books are "river" ones.
-    await wv.locator('.toolbar .count', { hasText: /^25 of 200 items/ }).first().waitFor({ timeout: 15_000 });
+    await wv
+      .locator('.toolbar .count', { hasText: /^25 of 200 items/ })
+      .first()
+      .waitFor({ timeout: 15_000 });
     const shown = 25;
     await wv.locator('vscode-button[data-format="csv"]').click();
     // code-server's save dialog is a quick input holding a path.
@@ -154,10 +180,15 @@ describe('Results view (UI)', function () {
     assert.equal(lines.length - 1, shown, 'the CSV holds exactly the filtered rows');
     assert.ok(lines.slice(1).every((l) => /river/i.test(l)));
     // The finished crawl's toast would cover the field quality panel: keep only the export's.
-    for (const t of await page.locator('.notifications-toasts .notification-toast', { hasNotText: 'Exported' }).all()) await t.locator('.codicon-notifications-clear').click().catch(() => undefined);
+    for (const t of await page.locator('.notifications-toasts .notification-toast', { hasNotText: 'Exported' }).all())
+      await t
+        .locator('.codicon-notifications-clear')
+        .click()
+        .catch(() => undefined);
     const quality = wv.locator('.quality h2');
     const deadline2 = Date.now() + 15_000;
-    while (!/^\D*200 book items/.test(await quality.innerText()) && Date.now() < deadline2) await page.waitForTimeout(250);
+    while (!/^\D*200 book items/.test(await quality.innerText()) && Date.now() < deadline2)
+      await page.waitForTimeout(250);
     assert.match(await quality.innerText(), /200 book items/, 'field quality keeps up with the stored items');
     await wb.screenshot('ui/results-6-exported.png');
   });
@@ -174,7 +205,10 @@ describe('Results view (UI)', function () {
     await wv.locator('.row:not(.loading)').first().waitFor({ state: 'visible', timeout: 60_000 });
     assert.equal(await wv.locator('.frow input[data-col="title"]').inputValue(), 'river');
     await wv.locator('.hcell[data-col="price"][aria-sort="descending"]').waitFor();
-    await wv.locator('.toolbar .count', { hasText: /^25 of 200 items/ }).first().waitFor({ timeout: 30_000 });
+    await wv
+      .locator('.toolbar .count', { hasText: /^25 of 200 items/ })
+      .first()
+      .waitFor({ timeout: 30_000 });
     await wb.screenshot('ui/results-7-restored-after-reload.png');
   });
 });

@@ -25,7 +25,11 @@ const RENDERED_DATA = '/rendered/data.json';
 function serveRendered(req: IncomingMessage, res: ServerResponse): boolean {
   if (req.url === RENDERED) {
     const script = `fetch('${RENDERED_DATA}').then((r) => r.json()).then((d) => { document.querySelector('main').innerHTML = '<h1 class="title">' + d.title + '</h1>'; });`;
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><html><head><title>rendered</title></head><body><main></main><script>${script}</script></body></html>`);
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end(
+        `<!doctype html><html><head><title>rendered</title></head><body><main></main><script>${script}</script></body></html>`,
+      );
     return true;
   }
   if (req.url === RENDERED_DATA) {
@@ -60,19 +64,28 @@ describe('the packaged .vsix (UI)', function () {
 
   before(async function () {
     this.timeout(300_000);
-    const out = execFileSync(process.execPath, ['scripts/package.mjs', 'vsix'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    const out = execFileSync(process.execPath, ['scripts/package.mjs', 'vsix'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     vsix = out.trim().split('\n').pop()!;
     assert.match(vsix, /\.vsix$/);
     // The demo bookshop and the README's task file, on a free port instead of 8737.
     site = await serveSite(DEMO_SITE, 0, serveRendered);
     const folder = mkdtempSync(join(tmpdir(), 'cs-ui-vsix-'));
     writeFileSync(join(folder, 'books.crawl.yaml'), booksTask(site));
-    wb = await openWorkbench({ workspaceFolder: folder, extensionDevelopmentPath: null, installExtensions: [vsix], settings: { 'crawlStudio.workers': 2 } });
+    wb = await openWorkbench({
+      workspaceFolder: folder,
+      extensionDevelopmentPath: null,
+      installExtensions: [vsix],
+      settings: { 'crawlStudio.workers': 2 },
+    });
     await waitForWorkbench(wb.page, { file: 'books.crawl.yaml' });
   });
 
   afterEach(async function () {
-    if (this.currentTest?.state === 'failed' && wb) console.error(`    screenshot ${await wb.saveArtifacts('ui/failed-vsix')}`);
+    if (this.currentTest?.state === 'failed' && wb)
+      console.error(`    screenshot ${await wb.saveArtifacts('ui/failed-vsix')}`);
   });
 
   after(async () => {
@@ -85,7 +98,18 @@ describe('the packaged .vsix (UI)', function () {
     assert.ok(bytes <= MAX_VSIX_BYTES, `the .vsix is ${bytes} bytes, more than ${MAX_VSIX_BYTES}`);
     const listing = execFileSync('unzip', ['-l', vsix], { encoding: 'utf8' });
     assert.ok(!/node_modules\//.test(listing), 'no node_modules in the .vsix');
-    for (const f of ['extension/dist/extension.js', 'extension/dist/worker.js', 'extension/dist/worker.bundle.js', 'extension/dist/analysis.js', 'extension/dist/analysis.bundle.js', 'extension/dist/boot.js', 'extension/dist/schema/crawl-task.schema.json', 'extension/dist/playwright-core/lib/index.js', 'extension/dist/playwright-core/package.json', 'extension/media/icon.png']) {
+    for (const f of [
+      'extension/dist/extension.js',
+      'extension/dist/worker.js',
+      'extension/dist/worker.bundle.js',
+      'extension/dist/analysis.js',
+      'extension/dist/analysis.bundle.js',
+      'extension/dist/boot.js',
+      'extension/dist/schema/crawl-task.schema.json',
+      'extension/dist/playwright-core/lib/index.js',
+      'extension/dist/playwright-core/package.json',
+      'extension/media/icon.png',
+    ]) {
       assert.ok(listing.includes(f), `${f} in the .vsix`);
     }
     assert.ok(!/\.map\n/.test(listing), 'no source maps');
@@ -101,7 +125,10 @@ describe('the packaged .vsix (UI)', function () {
     await paletteRow(page, 'Crawl Studio: Start Crawl').click();
     // The pages are fetched by the installed extension's workers…
     const deadline = Date.now() + 120_000;
-    const books = Array.from({ length: DEMO_SITE.listPages * DEMO_SITE.perPage }, (_, i) => `/catalogue/book-${i + 1}.html`);
+    const books = Array.from(
+      { length: DEMO_SITE.listPages * DEMO_SITE.perPage },
+      (_, i) => `/catalogue/book-${i + 1}.html`,
+    );
     while (books.some((b) => !site.hits.get(b)) && Date.now() < deadline) await page.waitForTimeout(250);
     for (const b of books) assert.equal(site.hits.get(b), 1, `${b} fetched once`);
     assert.equal(site.hits.get('/private/admin.html'), undefined, 'robots.txt obeyed');
@@ -113,7 +140,9 @@ describe('the packaged .vsix (UI)', function () {
     await codeLens(page, 'Start Crawl').waitFor({ state: 'visible', timeout: 60_000 });
     await openCommandPalette(page, 'Notifications: Show Notifications');
     await paletteRow(page, 'Notifications: Show Notifications').click();
-    const done = page.locator('.notifications-center .notification-list-item', { hasText: /Crawl 'books' finished: 108 pages, 101 items, 1 skipped, 0 failed/ });
+    const done = page.locator('.notifications-center .notification-list-item', {
+      hasText: /Crawl 'books' finished: 108 pages, 101 items, 1 skipped, 0 failed/,
+    });
     await done.first().waitFor({ state: 'visible', timeout: 60_000 });
     await wb.screenshot('ui/vsix-installed-crawl-finished.png');
   });

@@ -72,9 +72,16 @@ describe('workbench (UI)', function () {
     await activeEditorLines(page).filter({ hasText: 'name: demo' }).waitFor({ state: 'visible' });
     assert.match(await activeTab(page).innerText(), /demo\.crawl\.yaml/);
     // The lines shown are the file's (Monaco draws spaces as no-break spaces, and lines in its own order).
-    const shown = (await activeEditorLines(page).innerText()).replace(/\u00a0/g, ' ').split('\n').map((l) => l.trimEnd()).filter(Boolean);
+    const shown = (await activeEditorLines(page).innerText())
+      .replace(/\u00a0/g, ' ')
+      .split('\n')
+      .map((l) => l.trimEnd())
+      .filter(Boolean);
     const onDisk = readFileSync(join(fixtureWorkspace(), 'demo.crawl.yaml'), 'utf8').split('\n');
-    assert.ok(shown.includes('name: demo') && shown.every((l) => onDisk.includes(l)), `the editor shows the file: ${shown.slice(0, 4).join(' | ')}`);
+    assert.ok(
+      shown.includes('name: demo') && shown.every((l) => onDisk.includes(l)),
+      `the editor shows the file: ${shown.slice(0, 4).join(' | ')}`,
+    );
     // A second command through the helper: hide and show the side bar.
     await runCommand(page, 'View: Toggle Primary Side Bar Visibility');
     await page.locator('.part.sidebar').waitFor({ state: 'hidden' });

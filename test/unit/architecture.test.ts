@@ -45,7 +45,8 @@ const IO_PACKAGES = ['undici', 'ioredis', 'bullmq', 'pg', 'playwright-core', 'vs
 
 const NODE_BUILTINS = new Set(require('node:module').builtinModules as string[]);
 const isNodeBuiltin = (spec: string) => spec.startsWith('node:') || NODE_BUILTINS.has(spec.split('/')[0]!);
-const packageOf = (spec: string) => (spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
+const packageOf = (spec: string) =>
+  spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!;
 const where = (e: ImportEdge) => `src/${e.from}:${e.line} imports '${e.spec}'`;
 
 export function violations(edges: readonly ImportEdge[]): string[] {
@@ -53,18 +54,24 @@ export function violations(edges: readonly ImportEdge[]): string[] {
   for (const cycle of importCycles(edges)) out.push(`import cycle: ${cycle.map((f) => `src/${f}`).join(' -> ')}`);
   for (const e of edges) {
     const room = roomOf(e.from);
-    if (packageOf(e.spec) === 'vscode' && room !== 'extension') out.push(`${where(e)}: only src/extension talks to VS Code`);
+    if (packageOf(e.spec) === 'vscode' && room !== 'extension')
+      out.push(`${where(e)}: only src/extension talks to VS Code`);
     if (room === 'core' && !e.spec.startsWith('.')) {
       if (isNodeBuiltin(e.spec)) {
         const allowed = CORE_NODE[e.spec.startsWith('node:') ? e.spec : `node:${e.spec}`];
         const ok = allowed === 'all' || (!!allowed && !!e.names && e.names.every((n) => allowed.includes(n)));
-        if (!ok) out.push(`${where(e)}: src/core does no I/O (allowed from Node: ${Object.keys(CORE_NODE).join(', ')}, node:net's isIP)`);
+        if (!ok)
+          out.push(
+            `${where(e)}: src/core does no I/O (allowed from Node: ${Object.keys(CORE_NODE).join(', ')}, node:net's isIP)`,
+          );
       } else if (IO_PACKAGES.includes(packageOf(e.spec))) out.push(`${where(e)}: src/core does no I/O`);
     }
     if (e.to) {
       const target = roomOf(e.to);
       if (target !== room && room in ROOMS && !ROOMS[room]!.includes(target)) {
-        out.push(`${where(e)}: ${room} may import ${ROOMS[room]!.join(', ') || 'nothing outside itself'}, not ${target || 'the top of src'}`);
+        out.push(
+          `${where(e)}: ${room} may import ${ROOMS[room]!.join(', ') || 'nothing outside itself'}, not ${target || 'the top of src'}`,
+        );
       }
     }
   }
@@ -75,7 +82,10 @@ export function violations(edges: readonly ImportEdge[]): string[] {
 export function coreEnvViolations(srcRoot: string): string[] {
   return envReads(srcRoot)
     .filter((r) => roomOf(r.file) === 'core')
-    .map((r) => `src/${r.file}:${r.line} reads process.env: src/core takes its environment as an argument (from workspace/taskFile.ts, or the caller)`);
+    .map(
+      (r) =>
+        `src/${r.file}:${r.line} reads process.env: src/core takes its environment as an argument (from workspace/taskFile.ts, or the caller)`,
+    );
 }
 
 /**
@@ -90,21 +100,32 @@ const MEDIA_TYPES_ONLY = [/^monitor\/views\.ts$/];
  * media/'s imports (`mediaEdges`, read from mediaRoot) and the protocol modules' own (`srcEdges`): a webview bundle
  * holds nothing of src/ but protocol types, and no Node or I/O module.
  */
-export function mediaViolations(mediaEdges: readonly ImportEdge[], mediaRoot: string, srcRoot: string, srcEdges: readonly ImportEdge[]): string[] {
+export function mediaViolations(
+  mediaEdges: readonly ImportEdge[],
+  mediaRoot: string,
+  srcRoot: string,
+  srcEdges: readonly ImportEdge[],
+): string[] {
   const out: string[] = [];
   const at = (e: ImportEdge) => `media/${e.from}:${e.line} imports '${e.spec}'`;
   for (const e of mediaEdges) {
-    if (isNodeBuiltin(e.spec) || IO_PACKAGES.includes(packageOf(e.spec))) out.push(`${at(e)}: webview code runs in a browser, with no Node or I/O module`);
+    if (isNodeBuiltin(e.spec) || IO_PACKAGES.includes(packageOf(e.spec)))
+      out.push(`${at(e)}: webview code runs in a browser, with no Node or I/O module`);
     if (!e.spec.startsWith('.')) continue;
-    const inSrc = relative(srcRoot, resolve(mediaRoot, dirname(e.from), e.spec)).split(sep).join('/');
+    const inSrc = relative(srcRoot, resolve(mediaRoot, dirname(e.from), e.spec))
+      .split(sep)
+      .join('/');
     if (inSrc.startsWith('..')) continue;
     const file = inSrc.endsWith('.ts') ? inSrc : `${inSrc}.ts`;
     if (MEDIA_PROTOCOL.some((r) => r.test(file))) continue;
     if (MEDIA_TYPES_ONLY.some((r) => r.test(file)) && e.typeOnly) continue;
-    out.push(`${at(e)}: media/ takes from src/ only protocol types (src/extension/*/protocol.ts, src/core/designer/protocol.ts, types of src/monitor/views.ts)`);
+    out.push(
+      `${at(e)}: media/ takes from src/ only protocol types (src/extension/*/protocol.ts, src/core/designer/protocol.ts, types of src/monitor/views.ts)`,
+    );
   }
   for (const e of srcEdges) {
-    if (MEDIA_PROTOCOL.some((r) => r.test(e.from)) && !e.typeOnly) out.push(`${where(e)}: a protocol module is bundled into the webviews, so it imports types only`);
+    if (MEDIA_PROTOCOL.some((r) => r.test(e.from)) && !e.typeOnly)
+      out.push(`${where(e)}: a protocol module is bundled into the webviews, so it imports types only`);
   }
   return out;
 }
@@ -114,7 +135,8 @@ describe('architecture (docs/architecture.md)', () => {
     const edges = importEdges(join(root, 'src'));
     assert.ok(edges.length > 300, `read only ${edges.length} imports from src/: is the parser seeing the files?`);
     const rooms = new Set(edges.map((e) => roomOf(e.from)));
-    for (const r of rooms) assert.ok(r in ROOMS, `src/${r}/ is a room the rules do not know: add it to ROOMS and to docs/architecture.md`);
+    for (const r of rooms)
+      assert.ok(r in ROOMS, `src/${r}/ is a room the rules do not know: add it to ROOMS and to docs/architecture.md`);
     assert.deepEqual(violations(edges), []);
   });
 
@@ -124,8 +146,14 @@ describe('architecture (docs/architecture.md)', () => {
 
   it('media/ takes only protocol types from src/', () => {
     const mediaEdges = importEdges(join(root, 'media'));
-    assert.ok(mediaEdges.some((e) => /protocol$/.test(e.spec)), `read no protocol import from media/: is the parser seeing the webview files?`);
-    assert.deepEqual(mediaViolations(mediaEdges, join(root, 'media'), join(root, 'src'), importEdges(join(root, 'src'))), []);
+    assert.ok(
+      mediaEdges.some((e) => /protocol$/.test(e.spec)),
+      `read no protocol import from media/: is the parser seeing the webview files?`,
+    );
+    assert.deepEqual(
+      mediaViolations(mediaEdges, join(root, 'media'), join(root, 'src'), importEdges(join(root, 'src'))),
+      [],
+    );
   });
 
   describe('the checks fail on a deliberate violation', () => {
@@ -145,11 +173,16 @@ describe('architecture (docs/architecture.md)', () => {
         'extension/extension.ts': "import { open } from './results/panel';\nexport interface Api { n: number }\n",
         'extension/results/panel.ts': "import type { Api } from '../extension';\nexport const open = (a?: Api) => a;\n",
       });
-      assert.deepEqual(v, ['import cycle: src/extension/extension.ts -> src/extension/results/panel.ts -> src/extension/extension.ts']);
+      assert.deepEqual(v, [
+        'import cycle: src/extension/extension.ts -> src/extension/results/panel.ts -> src/extension/extension.ts',
+      ]);
     });
 
     it('a cycle through a lazy import()', () => {
-      const v = tree({ 'run/a.ts': "export const b = () => import('./b');\n", 'run/b.ts': "import { b } from './a';\nexport { b };\n" });
+      const v = tree({
+        'run/a.ts': "export const b = () => import('./b');\n",
+        'run/b.ts': "import { b } from './a';\nexport { b };\n",
+      });
       assert.equal(v.length, 1);
       assert.match(v[0]!, /^import cycle: src\/run\/a\.ts -> src\/run\/b\.ts -> src\/run\/a\.ts$/);
     });
@@ -163,8 +196,10 @@ describe('architecture (docs/architecture.md)', () => {
     it('src/core reading files, opening sockets or talking to Redis', () => {
       const v = tree({
         'core/a.ts': "import { readFile } from 'node:fs/promises';\nexport { readFile };\n",
-        'core/b.ts': "import { connect } from 'node:net';\nimport { isIP } from 'node:net';\nexport { connect, isIP };\n",
-        'core/c.ts': "import IORedis from 'ioredis';\nimport { createHash } from 'node:crypto';\nexport { IORedis, createHash };\n",
+        'core/b.ts':
+          "import { connect } from 'node:net';\nimport { isIP } from 'node:net';\nexport { connect, isIP };\n",
+        'core/c.ts':
+          "import IORedis from 'ioredis';\nimport { createHash } from 'node:crypto';\nexport { IORedis, createHash };\n",
         'core/d.ts': "import * as os from 'os';\nexport { os };\n",
       });
       assert.deepEqual(
@@ -174,8 +209,13 @@ describe('architecture (docs/architecture.md)', () => {
     });
 
     it('a lower room importing a higher one', () => {
-      const v = tree({ 'core/model.ts': "import { q } from '../frontier/crawl';\nexport { q };\n", 'frontier/crawl.ts': 'export const q = 1;\n' });
-      assert.deepEqual(v, ["src/core/model.ts:1 imports '../frontier/crawl': core may import nothing outside itself, not frontier"]);
+      const v = tree({
+        'core/model.ts': "import { q } from '../frontier/crawl';\nexport { q };\n",
+        'frontier/crawl.ts': 'export const q = 1;\n',
+      });
+      assert.deepEqual(v, [
+        "src/core/model.ts:1 imports '../frontier/crawl': core may import nothing outside itself, not frontier",
+      ]);
     });
   });
 });
@@ -194,8 +234,15 @@ describe('architecture: the environment and media/ rules fail on a deliberate vi
   after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
   it('src/core reading process.env', () => {
-    const dir = tree({ 'core/a.ts': "export const home = () => process.env.HOME;\n", 'core/b.ts': '// process.env in a comment is no read\nexport const b = 1;\n', 'run/c.ts': 'export const c = process.env.X;\n' });
-    assert.deepEqual(coreEnvViolations(dir).map((v) => v.replace(/ reads.*$/, '')), ['src/core/a.ts:1']);
+    const dir = tree({
+      'core/a.ts': 'export const home = () => process.env.HOME;\n',
+      'core/b.ts': '// process.env in a comment is no read\nexport const b = 1;\n',
+      'run/c.ts': 'export const c = process.env.X;\n',
+    });
+    assert.deepEqual(
+      coreEnvViolations(dir).map((v) => v.replace(/ reads.*$/, '')),
+      ['src/core/a.ts:1'],
+    );
   });
 
   it('media/ importing more of src/ than protocol types', () => {
@@ -203,11 +250,18 @@ describe('architecture: the environment and media/ rules fail on a deliberate vi
       'src/extension/results/protocol.ts': "import { PAGE } from '../../core/units';\nexport const PAGE_SIZE = PAGE;\n",
       'src/core/units.ts': 'export const PAGE = 100;\n',
       'src/monitor/views.ts': 'export interface TaskView { n: number }\nexport const readViews = () => 1;\n',
-      'media/results/main.ts': "import { PAGE_SIZE } from '../../src/extension/results/protocol';\nimport { PAGE } from '../../src/core/units';\nexport { PAGE_SIZE, PAGE };\n",
-      'media/monitor/main.ts': "import type { TaskView } from '../../src/monitor/views';\nimport { readViews } from '../../src/monitor/views';\nimport { readFileSync } from 'node:fs';\nexport type { TaskView };\nexport { readViews, readFileSync };\n",
+      'media/results/main.ts':
+        "import { PAGE_SIZE } from '../../src/extension/results/protocol';\nimport { PAGE } from '../../src/core/units';\nexport { PAGE_SIZE, PAGE };\n",
+      'media/monitor/main.ts':
+        "import type { TaskView } from '../../src/monitor/views';\nimport { readViews } from '../../src/monitor/views';\nimport { readFileSync } from 'node:fs';\nexport type { TaskView };\nexport { readViews, readFileSync };\n",
     };
     const base = tree(files);
-    const v = mediaViolations(importEdges(join(base, 'media')), join(base, 'media'), join(base, 'src'), importEdges(join(base, 'src')));
+    const v = mediaViolations(
+      importEdges(join(base, 'media')),
+      join(base, 'media'),
+      join(base, 'src'),
+      importEdges(join(base, 'src')),
+    );
     assert.deepEqual(v.map((x) => x.replace(/ imports '[^']+'/, '').replace(/:[^:]*$/, '')).sort(), [
       'media/monitor/main.ts:2',
       'media/monitor/main.ts:3',

@@ -2,14 +2,26 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AUTOSCALE, decide, initialState, type ConcurrencySample, type ConcurrencyState } from '../../src/core/autoscale/concurrency';
+import {
+  AUTOSCALE,
+  decide,
+  initialState,
+  type ConcurrencySample,
+  type ConcurrencyState,
+} from '../../src/core/autoscale/concurrency';
 import { decideWorkers, PROCESS_AUTOSCALE, type ProcessSample } from '../../src/core/autoscale/processes';
 import { parseCeleryAutoscale, parseScaled, ScaleSpecError } from '../../src/core/autoscale/range';
 import { concurrencyFlag, maxMemoryFlag, workersFlag } from '../../src/worker/args';
 import { memoryLimit } from '../../src/worker/autoscale';
 import { FetchSlots, type InSlot } from '../../src/worker/fetchSlots';
 import { HostThrottles } from '../../src/worker/hostThrottle';
-import { HEALTH_STALE_MS, healthAnswer, parseHealthAddress, serveHealth, type HealthState } from '../../src/worker/health';
+import {
+  HEALTH_STALE_MS,
+  healthAnswer,
+  parseHealthAddress,
+  serveHealth,
+  type HealthState,
+} from '../../src/worker/health';
 import type { AddressInfo } from 'node:net';
 import { afterAnswer, hostCap } from '../../src/core/autoscale/hostThrottle';
 import { usefulRequests } from '../../src/frontier/demand';
@@ -37,7 +49,12 @@ function sample(at: number, pages: number, over: Partial<ConcurrencySample> = {}
 }
 
 /** Runs windows through the controller: each entry gives the pages the window saw at the concurrency of the time. */
-function run(start: number, pagesAt: (c: number, i: number) => number | Partial<ConcurrencySample> & { pages: number }, windows: number, t0 = 1_000_000) {
+function run(
+  start: number,
+  pagesAt: (c: number, i: number) => number | (Partial<ConcurrencySample> & { pages: number }),
+  windows: number,
+  t0 = 1_000_000,
+) {
   let state: ConcurrencyState = initialState(start);
   const path = [start];
   const reasons: string[] = [];
@@ -69,7 +86,10 @@ describe('autoscaling: the concurrency controller (issue 36)', () => {
     assert.match(reasons[1]!, /concurrency stays 32: plateau: 32 gave 13% more pages\/s than 16/);
     // Quiet, then steps of an eighth: 32 → 36 gives nothing and is undone; never doubled again.
     assert.ok(path.includes(36), `it probes: ${path.join(' ')}`);
-    assert.ok(path.every((c) => c <= 36), `path ${path.join(' ')}`);
+    assert.ok(
+      path.every((c) => c <= 36),
+      `path ${path.join(' ')}`,
+    );
     assert.match(reasons[path.indexOf(36)]!, /^concurrency 36 → 32: 36 gave 90 pages\/s, no more than 90 at 32/);
     // A doubling that brings nothing is undone at once.
     const flat = run(16, () => 400, 2);
@@ -88,14 +108,20 @@ describe('autoscaling: the concurrency controller (issue 36)', () => {
 
   it('backs off on 429/503, to the last level that drew none, and stays under the level that drew them', () => {
     // A site that answers 503 above 8 in flight.
-    const site = (c: number) => ({ pages: Math.min(c, 8) * 25, sites: { answered: c * 25, throttled: c > 8 ? (c - 8) * 25 : 0, latencyMs: 200 } });
+    const site = (c: number) => ({
+      pages: Math.min(c, 8) * 25,
+      sites: { answered: c * 25, throttled: c > 8 ? (c - 8) * 25 : 0, latencyMs: 200 },
+    });
     const { path, reasons, state } = run(16, site, 40);
     assert.equal(path[1], 8, 'halved at once: no level below 16 was known good');
     assert.match(reasons[0]!, /^concurrency 16 → 8: sites answered 429\/503 to 200 of 400 request\(s\) at 16/);
     // It probes 9 once after the quiet time, is pushed back to 8, and never goes above 8 again.
     const afterProbe = path.indexOf(9);
     assert.ok(afterProbe > 0, `it probes: ${path.join(' ')}`);
-    assert.ok(path.slice(afterProbe + 1).every((c) => c <= 8), `path ${path.join(' ')}`);
+    assert.ok(
+      path.slice(afterProbe + 1).every((c) => c <= 8),
+      `path ${path.join(' ')}`,
+    );
     assert.equal(state.concurrency, 8);
     assert.match(reasons.at(-1)!, /kept under 9, where the sites answered 429\/503/);
   });
@@ -141,7 +167,11 @@ describe('autoscaling: the concurrency controller (issue 36)', () => {
   it('waits for enough pages before judging, but judges 429/503 at once', () => {
     const few = decide(LIMITS, initialState(16), sample(0, 5, { windowMs: 3_000 }));
     assert.equal(few.judged, false);
-    const throttled = decide(LIMITS, initialState(16), sample(0, 2, { windowMs: 300, sites: { answered: 10, throttled: AUTOSCALE.throttledNow, latencyMs: 5 } }));
+    const throttled = decide(
+      LIMITS,
+      initialState(16),
+      sample(0, 2, { windowMs: 300, sites: { answered: 10, throttled: AUTOSCALE.throttledNow, latencyMs: 5 } }),
+    );
     assert.equal(throttled.judged, true);
     assert.equal(throttled.concurrency, 8);
   });
@@ -166,11 +196,22 @@ describe('autoscaling: the concurrency controller (issue 36)', () => {
 
 describe('autoscaling: local worker processes (issue 36)', () => {
   const limits = { min: 1, max: 4 };
-  const s = (over: Partial<ProcessSample>): ProcessSample => ({ at: 100_000, loopBusy: [0.95], machineCpu: 0.5, cores: 2, waitingPages: 5_000, fleetConcurrency: 16, ...over });
+  const s = (over: Partial<ProcessSample>): ProcessSample => ({
+    at: 100_000,
+    loopBusy: [0.95],
+    machineCpu: 0.5,
+    cores: 2,
+    waitingPages: 5_000,
+    fleetConcurrency: 16,
+    ...over,
+  });
   it('adds a process when the workers are CPU-bound on their cores and a core is idle', () => {
     const d = decideWorkers(limits, { workers: 1, settleUntil: 0 }, s({}));
     assert.equal(d.workers, 2);
-    assert.match(d.reason, /^workers 1 → 2: CPU-bound on their cores with idle cores left; workers 95% busy on their cores, CPU 50% \(1\.0 of 2 cores idle\), 5000 page\(s\) waiting/);
+    assert.match(
+      d.reason,
+      /^workers 1 → 2: CPU-bound on their cores with idle cores left; workers 95% busy on their cores, CPU 50% \(1\.0 of 2 cores idle\), 5000 page\(s\) waiting/,
+    );
     assert.equal(d.state.settleUntil, 100_000 + PROCESS_AUTOSCALE.settleMs);
   });
   it('does not add one without an idle core, without work, when not CPU-bound, or while settling', () => {
@@ -178,17 +219,25 @@ describe('autoscaling: local worker processes (issue 36)', () => {
     assert.equal(decideWorkers(limits, { workers: 1, settleUntil: 0 }, s({ waitingPages: 10 })).workers, 1);
     assert.equal(decideWorkers(limits, { workers: 1, settleUntil: 0 }, s({ loopBusy: [0.5] })).workers, 1);
     assert.equal(decideWorkers(limits, { workers: 1, settleUntil: 200_000 }, s({})).workers, 1);
-    assert.equal(decideWorkers(limits, { workers: 2, settleUntil: 0 }, s({ loopBusy: [0.95] })).workers, 2, 'one worker has not reported yet');
+    assert.equal(
+      decideWorkers(limits, { workers: 2, settleUntil: 0 }, s({ loopBusy: [0.95] })).workers,
+      2,
+      'one worker has not reported yet',
+    );
   });
   it('removes one when the machine is saturated and the workers wait for it', () => {
-    const d = decideWorkers(limits, { workers: 3, settleUntil: 0 }, s({ loopBusy: [0.4, 0.45, 0.5], machineCpu: 0.99 }));
+    const d = decideWorkers(
+      limits,
+      { workers: 3, settleUntil: 0 },
+      s({ loopBusy: [0.4, 0.45, 0.5], machineCpu: 0.99 }),
+    );
     assert.equal(d.workers, 2);
     assert.match(d.reason, /the machine is saturated and the workers wait for it/);
   });
 });
 
 describe('autoscaling: flags (issue 36)', () => {
-  it('reads --concurrency N|auto|MIN..MAX and Celery\'s --autoscale MAX,MIN', () => {
+  it("reads --concurrency N|auto|MIN..MAX and Celery's --autoscale MAX,MIN", () => {
     assert.deepEqual(concurrencyFlag({}), { kind: 'fixed', n: 16 });
     assert.deepEqual(concurrencyFlag({ concurrency: '8' }), { kind: 'fixed', n: 8 });
     assert.deepEqual(concurrencyFlag({ concurrency: 'auto' }), { kind: 'auto', min: 2, max: 64 });
@@ -201,10 +250,21 @@ describe('autoscaling: flags (issue 36)', () => {
     assert.equal(maxMemoryFlag('2GB'), 2 * 1024 ** 3);
   });
   it('says what is wrong with a bad value', () => {
-    assert.throws(() => concurrencyFlag({ concurrency: '32..4' }), (e: Error) => e instanceof ScaleSpecError && /--concurrency '32\.\.4': the range is MIN\.\.MAX: 4 is less than 32/.test(e.message));
-    assert.throws(() => concurrencyFlag({ autoscale: '4,32' }), /--autoscale '4,32': MAX comes first \(Celery's order\)/);
+    assert.throws(
+      () => concurrencyFlag({ concurrency: '32..4' }),
+      (e: Error) =>
+        e instanceof ScaleSpecError &&
+        /--concurrency '32\.\.4': the range is MIN\.\.MAX: 4 is less than 32/.test(e.message),
+    );
+    assert.throws(
+      () => concurrencyFlag({ autoscale: '4,32' }),
+      /--autoscale '4,32': MAX comes first \(Celery's order\)/,
+    );
     assert.throws(() => concurrencyFlag({ autoscale: '8,2', concurrency: '4' }), /not both/);
-    assert.throws(() => concurrencyFlag({ concurrency: 'lots' }), /--concurrency 'lots': expected a whole number of at least 1, 'auto', or MIN\.\.MAX/);
+    assert.throws(
+      () => concurrencyFlag({ concurrency: 'lots' }),
+      /--concurrency 'lots': expected a whole number of at least 1, 'auto', or MIN\.\.MAX/,
+    );
     assert.throws(() => maxMemoryFlag('huge'), /--max-memory 'huge'/);
   });
 });
@@ -223,7 +283,7 @@ describe('autoscaling: measurements (issue 36)', () => {
     assert.equal(memoryLimit(undefined, () => 1, dir).limit, null);
   });
 
-  it('bounds the useful requests by the waiting pages and their hosts\' limits', () => {
+  it("bounds the useful requests by the waiting pages and their hosts' limits", () => {
     assert.equal(usefulRequests({ pages: 1000, hosts: 3 }, 4, 0, 1), 12);
     assert.equal(usefulRequests({ pages: 5, hosts: 30 }, 4, 0, 1), 5);
     // Two workers: a fair share, or what the other leaves.
@@ -305,7 +365,10 @@ describe('autoscaling: per-host back-off (issue 36)', () => {
     assert.ok(waits.length > 0, 'it waited as for politeness');
     const direct: InSlot = (f) => f();
     await assert.rejects(
-      t.measured('h', direct)(async () => {
+      t.measured(
+        'h',
+        direct,
+      )(async () => {
         throw Object.assign(new Error('HTTP 503'), { status: 503 });
       }),
     );
@@ -315,16 +378,32 @@ describe('autoscaling: per-host back-off (issue 36)', () => {
 });
 
 describe('past one machine: health and readiness (issue 36)', () => {
-  const state = (over: Partial<HealthState> = {}): HealthState => ({ lastBeatAt: 100_000, running: true, draining: false, concurrency: 16, processed: 7, ...over });
+  const state = (over: Partial<HealthState> = {}): HealthState => ({
+    lastBeatAt: 100_000,
+    running: true,
+    draining: false,
+    concurrency: 16,
+    processed: 7,
+    ...over,
+  });
   it('is live while its heartbeats reach Redis, ready while it also runs and is not draining', () => {
-    assert.deepEqual(healthAnswer(state(), true, 105_000), { status: 200, body: { live: true, ready: true, why: 'connected and working', concurrency: 16, processed: 7 } });
+    assert.deepEqual(healthAnswer(state(), true, 105_000), {
+      status: 200,
+      body: { live: true, ready: true, why: 'connected and working', concurrency: 16, processed: 7 },
+    });
     assert.equal(healthAnswer(state({ draining: true }), true, 105_000).status, 503);
     assert.equal(healthAnswer(state({ draining: true }), false, 105_000).status, 200, 'draining is alive');
-    assert.equal(healthAnswer(state({ draining: true }), true, 105_000).body.why, 'draining: finishing its pages, taking no more');
+    assert.equal(
+      healthAnswer(state({ draining: true }), true, 105_000).body.why,
+      'draining: finishing its pages, taking no more',
+    );
     const stale = healthAnswer(state(), false, 100_000 + HEALTH_STALE_MS + 5_000);
     assert.equal(stale.status, 503);
     assert.equal(stale.body.why, 'no heartbeat reached Redis for 35 s');
-    assert.equal(healthAnswer(state({ lastBeatAt: null, running: false }), true, 0).body.why, 'not connected to Redis yet');
+    assert.equal(
+      healthAnswer(state({ lastBeatAt: null, running: false }), true, 0).body.why,
+      'not connected to Redis yet',
+    );
   });
   it('reads --health PORT or HOST:PORT and serves the probes over HTTP', async () => {
     assert.deepEqual(parseHealthAddress('8080'), { host: '0.0.0.0', port: 8080 });

@@ -23,7 +23,16 @@ describe('browser cookies', () => {
     host.domain = 'shop.example';
     host.hostOnly = true;
     const domain = Cookie.parse('lang=en; Domain=shop.example; Path=/a; Secure; Max-Age=3600')!;
-    assert.deepEqual(toBrowser(host), { name: 'auth', value: 't1', domain: 'shop.example', path: '/', expires: -1, httpOnly: true, secure: false, sameSite: 'Strict' });
+    assert.deepEqual(toBrowser(host), {
+      name: 'auth',
+      value: 't1',
+      domain: 'shop.example',
+      path: '/',
+      expires: -1,
+      httpOnly: true,
+      secure: false,
+      sameSite: 'Strict',
+    });
     const d = toBrowser(domain)!;
     assert.equal(d.domain, '.shop.example', 'a leading dot: the cookie goes to subdomains too');
     assert.equal(d.secure, true);
@@ -49,8 +58,14 @@ describe('browser cookies', () => {
     const before = [browserCookie('a', '1'), browserCookie('b', '2'), browserCookie('c', '3')];
     const after = [browserCookie('a', '1'), browserCookie('b', '20'), browserCookie('d', '4')];
     const { set, gone } = cookieChanges(before, after);
-    assert.deepEqual(set.map((c) => `${c.name}=${c.value}`), ['b=20', 'd=4']);
-    assert.deepEqual(gone.map((c) => c.name), ['c']);
+    assert.deepEqual(
+      set.map((c) => `${c.name}=${c.value}`),
+      ['b=20', 'd=4'],
+    );
+    assert.deepEqual(
+      gone.map((c) => c.name),
+      ['c'],
+    );
     assert.deepEqual(cookieChanges(before, before), { set: [], gone: [] });
   });
 });

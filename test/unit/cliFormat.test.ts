@@ -14,13 +14,26 @@ describe('CLI summary: counts that add up (issue 31, item 6)', () => {
       '  links dropped   9,055 (offsite: 9,038, scheme: 17); 138,064 repeats (the same URL again on a page, kept once)',
     );
     assert.equal(droppedLine(stats({ pattern: 11 })), '  links dropped   11 (pattern: 11)');
-    assert.equal(droppedLine(stats({ repeat: 1 })), '  links dropped   0; 1 repeat (the same URL again on a page, kept once)');
+    assert.equal(
+      droppedLine(stats({ repeat: 1 })),
+      '  links dropped   0; 1 repeat (the same URL again on a page, kept once)',
+    );
     assert.equal(droppedLine(null), '  links dropped   0');
   });
 
   it("items stored: this run's rows, and a run that stored none says so beside what earlier runs left", () => {
     assert.equal(
-      storedLine([{ type: 'book', count: 20 }, { type: 'author', count: 0 }], [{ type: 'book', count: 50 }, { type: 'author', count: 3 }], '0 duplicates merged'),
+      storedLine(
+        [
+          { type: 'book', count: 20 },
+          { type: 'author', count: 0 },
+        ],
+        [
+          { type: 'book', count: 50 },
+          { type: 'author', count: 3 },
+        ],
+        '0 duplicates merged',
+      ),
       '  items stored    book: 20 rows written by this run (inserted or updated; 0 duplicates merged)',
     );
     assert.equal(

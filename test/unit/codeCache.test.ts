@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { skipBecause } from '../support/skip';
@@ -27,7 +36,10 @@ describe('code cache (dist/boot.js)', () => {
         'console.log(JSON.stringify({ main: require.main === module, dir: __dirname, file: __filename, helper: helper(), resolves: typeof require.resolve, args: process.argv.slice(2) }));\n',
     );
     writeFileSync(join(dir, 'helper.js'), 'module.exports = () => "helped";\n');
-    writeFileSync(join(dir, 'prog.js'), `process.stderr.write(require(${JSON.stringify(BOOT)}).runCached(require('node:path').join(__dirname, 'prog.bundle.js'), module));\n`);
+    writeFileSync(
+      join(dir, 'prog.js'),
+      `process.stderr.write(require(${JSON.stringify(BOOT)}).runCached(require('node:path').join(__dirname, 'prog.bundle.js'), module));\n`,
+    );
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -40,7 +52,10 @@ describe('code cache (dist/boot.js)', () => {
 
   /** Starts prog.js (or another stub); what the cache did (the stub's stderr) and what the program printed. */
   const start = (setting = cache, stub = 'prog') => {
-    const r = spawnSync(process.execPath, [join(dir, `${stub}.js`), 'a', 'b'], { env: { ...process.env, CRAWL_STUDIO_CODE_CACHE: setting }, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [join(dir, `${stub}.js`), 'a', 'b'], {
+      env: { ...process.env, CRAWL_STUDIO_CODE_CACHE: setting },
+      encoding: 'utf8',
+    });
     assert.equal(r.status, 0, r.stderr);
     return { outcome: r.stderr, stdout: r.stdout };
   };
@@ -52,7 +67,14 @@ describe('code cache (dist/boot.js)', () => {
   it('runs the bundle as the entry module, then from the cache it wrote', () => {
     const first = startJson();
     assert.equal(first.outcome, 'made');
-    assert.deepEqual(first.result, { main: true, dir, file: join(dir, 'prog.bundle.js'), helper: 'helped', resolves: 'function', args: ['a', 'b'] });
+    assert.deepEqual(first.result, {
+      main: true,
+      dir,
+      file: join(dir, 'prog.bundle.js'),
+      helper: 'helped',
+      resolves: 'function',
+      args: ['a', 'b'],
+    });
     assert.equal(readdirSync(cache).filter((f) => f.endsWith('.v8')).length, 1);
     const second = startJson();
     assert.equal(second.outcome, 'used');
@@ -85,7 +107,7 @@ describe('code cache (dist/boot.js)', () => {
     assert.equal(existsSync(cache), false);
   });
 
-  it('sets a program\'s V8 flags before reading its cache, and keeps a cache per set of flags', () => {
+  it("sets a program's V8 flags before reading its cache, and keeps a cache per set of flags", () => {
     withFlags('liftoff', ['--liftoff-only']);
     // A flag that changes code generation makes V8 reject a cache made without it: set by the program itself, after
     // the cache was read, it made every start a miss.
@@ -100,8 +122,17 @@ describe('code cache (dist/boot.js)', () => {
 
   it('starts the built CLI from its cache on the second start, for its own commands and for `worker`', () => {
     const cli = resolve('dist/cli.js');
-    const run = (...args: string[]) => spawnSync(process.execPath, [cli, ...args], { env: { ...process.env, CRAWL_STUDIO_CODE_CACHE: cache }, encoding: 'utf8' });
-    const files = () => new Map(readdirSync(cache).filter((f) => f.endsWith('.v8')).map((f) => [f, `${statSync(join(cache, f)).ino}:${statSync(join(cache, f)).mtimeMs}`]));
+    const run = (...args: string[]) =>
+      spawnSync(process.execPath, [cli, ...args], {
+        env: { ...process.env, CRAWL_STUDIO_CODE_CACHE: cache },
+        encoding: 'utf8',
+      });
+    const files = () =>
+      new Map(
+        readdirSync(cache)
+          .filter((f) => f.endsWith('.v8'))
+          .map((f) => [f, `${statSync(join(cache, f)).ino}:${statSync(join(cache, f)).mtimeMs}`]),
+      );
     assert.equal(run('validate', resolve('examples/books.crawl.yaml')).status, 0);
     assert.equal(run('worker').status, 2); // its usage error (exit 2): the bundle ran, under the worker's flags
     const made = files();

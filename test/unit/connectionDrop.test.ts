@@ -16,7 +16,8 @@ describe('isConnectionDrop', () => {
       'TRYAGAIN Multiple keys request during rehashing of slot',
       'connect ECONNREFUSED 127.0.0.1:6390',
       'read ECONNRESET',
-    ]) assert.equal(isConnectionDrop(new Error(m)), true, m);
+    ])
+      assert.equal(isConnectionDrop(new Error(m)), true, m);
   });
 
   it('leaves every other error to end what it ends', () => {
@@ -27,6 +28,7 @@ describe('isConnectionDrop', () => {
       'EXECABORT Transaction discarded because of previous errors.',
       'ERR Error running script: user_script:12: attempt to compare nil with number',
       'the run of task t is gone from Redis',
-    ]) assert.equal(isConnectionDrop(new Error(m)), false, m);
+    ])
+      assert.equal(isConnectionDrop(new Error(m)), false, m);
   });
 });

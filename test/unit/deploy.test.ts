@@ -10,10 +10,11 @@ import { containerRecipe } from '../support/containerRecipe';
 
 const dir = 'deploy/kubernetes';
 type Obj = { kind: string; metadata: { name: string }; spec: Record<string, any> };
-const docs = (file: string): Obj[] => parseAllDocuments(readFileSync(`${dir}/${file}`, 'utf8')).map((d) => {
-  assert.deepEqual(d.errors, [], `${file}: ${d.errors.join('; ')}`);
-  return d.toJS() as Obj;
-});
+const docs = (file: string): Obj[] =>
+  parseAllDocuments(readFileSync(`${dir}/${file}`, 'utf8')).map((d) => {
+    assert.deepEqual(d.errors, [], `${file}: ${d.errors.join('; ')}`);
+    return d.toJS() as Obj;
+  });
 
 describe('deploy/: the container recipe and the Kubernetes example agree', () => {
   const kustomization = docs('kustomization.yaml')[0] as unknown as { resources: string[] };
@@ -30,17 +31,26 @@ describe('deploy/: the container recipe and the Kubernetes example agree', () =>
 
   it('runs the worker as the Containerfile does, probed on its --health port, draining within the grace period', () => {
     const c = worker.spec.template.spec.containers[0];
-    assert.deepEqual(c.args, recipe.cmd, 'the Deployment passes the Containerfile\'s CMD');
+    assert.deepEqual(c.args, recipe.cmd, "the Deployment passes the Containerfile's CMD");
     const flag = (name: string) => c.args[c.args.indexOf(name) + 1];
     const health = c.ports.find((p: { name: string }) => p.name === 'health');
     assert.equal(String(health.containerPort), flag('--health'));
     assert.equal(c.livenessProbe.httpGet.path, '/healthz');
     assert.equal(c.readinessProbe.httpGet.path, '/readyz');
-    assert.equal(String(c.ports.find((p: { name: string }) => p.name === 'metrics').containerPort), flag('--metrics-port'));
-    assert.ok(Number(flag('--drain-timeout').replace(/s$/, '')) < worker.spec.template.spec.terminationGracePeriodSeconds, 'the drain ends before SIGKILL');
+    assert.equal(
+      String(c.ports.find((p: { name: string }) => p.name === 'metrics').containerPort),
+      flag('--metrics-port'),
+    );
+    assert.ok(
+      Number(flag('--drain-timeout').replace(/s$/, '')) < worker.spec.template.spec.terminationGracePeriodSeconds,
+      'the drain ends before SIGKILL',
+    );
     // The Redis target, with its password, by environment from a Secret: never an argument.
     assert.ok(!c.args.some((a: string) => /redis/.test(a)));
-    assert.deepEqual(c.env.find((e: { name: string }) => e.name === 'CRAWL_STUDIO_REDIS').valueFrom.secretKeyRef, { name: 'crawl-studio-redis', key: 'url' });
+    assert.deepEqual(c.env.find((e: { name: string }) => e.name === 'CRAWL_STUDIO_REDIS').valueFrom.secretKeyRef, {
+      name: 'crawl-studio-redis',
+      key: 'url',
+    });
   });
 
   it('scales the worker Deployment on metrics the monitor exports', () => {
@@ -50,7 +60,8 @@ describe('deploy/: the container recipe and the Kubernetes example agree', () =>
       assert.equal(t.type, 'prometheus');
       const names = t.metadata.query.match(/crawl_studio_[a-z_]+/g) ?? [];
       assert.ok(names.length > 0, t.metadata.query);
-      for (const n of names) assert.ok(metricsDoc.includes(`| \`${n}\` | gauge |`), `${n} is a gauge the monitor exports (docs/metrics.md)`);
+      for (const n of names)
+        assert.ok(metricsDoc.includes(`| \`${n}\` | gauge |`), `${n} is a gauge the monitor exports (docs/metrics.md)`);
     }
   });
 
@@ -58,7 +69,13 @@ describe('deploy/: the container recipe and the Kubernetes example agree', () =>
     const c = monitor.spec.template.spec.containers[0];
     assert.equal(c.args[c.args.indexOf('--bind') + 1], '$(POD_IP)', 'the pod address is a Host it answers to');
     assert.equal(c.env.find((e: { name: string }) => e.name === 'POD_IP').valueFrom.fieldRef.fieldPath, 'status.podIP');
-    assert.ok(c.env.some((e: { name: string }) => e.name === 'CRAWL_STUDIO_MONITOR_TOKEN'), 'bound beyond loopback, the monitor needs a given token');
-    assert.equal(monitor.spec.template.metadata.annotations['prometheus.io/port'], c.args[c.args.indexOf('--port') + 1]);
+    assert.ok(
+      c.env.some((e: { name: string }) => e.name === 'CRAWL_STUDIO_MONITOR_TOKEN'),
+      'bound beyond loopback, the monitor needs a given token',
+    );
+    assert.equal(
+      monitor.spec.template.metadata.annotations['prometheus.io/port'],
+      c.args[c.args.indexOf('--port') + 1],
+    );
   });
 });

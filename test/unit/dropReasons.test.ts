@@ -15,7 +15,8 @@ describe('drop reasons', () => {
     for (const r of [...Object.keys(LINK_REASONS), 'sitemap-limit', 'since', 'follow', 'nesting']) {
       assert.ok(DROP_REASONS[r], `no label for '${r}'`);
     }
-    for (const r of Object.keys(DROP_REASONS)) assert.match(readme, new RegExp(`^  \\| [^|]*\`${r}\``, 'm'), `README lacks a row for '${r}'`);
+    for (const r of Object.keys(DROP_REASONS))
+      assert.match(readme, new RegExp(`^  \\| [^|]*\`${r}\``, 'm'), `README lacks a row for '${r}'`);
   });
 
   it('repeat is shown but not in the total', () => {
@@ -23,11 +24,20 @@ describe('drop reasons', () => {
   });
 
   it('warns for a rule that lost most of its links, not for one that kept most', () => {
-    const { task } = parseTask(`name: t\nstart: [https://example.com/]\nscope: { allow: ["https://example.com/"] }\nrules:\n  - name: list\n    follow: [{ selector: a, to: list }]\n  - name: other\n`, 't.crawl.yaml');
-    const stats = { dropped: { pattern: 11 }, byRule: { list: { links: 11, dropped: { pattern: 11 } }, other: { links: 10, dropped: { pattern: 5 } } } } as unknown as CrawlStats;
+    const { task } = parseTask(
+      `name: t\nstart: [https://example.com/]\nscope: { allow: ["https://example.com/"] }\nrules:\n  - name: list\n    follow: [{ selector: a, to: list }]\n  - name: other\n`,
+      't.crawl.yaml',
+    );
+    const stats = {
+      dropped: { pattern: 11 },
+      byRule: { list: { links: 11, dropped: { pattern: 11 } }, other: { links: 10, dropped: { pattern: 5 } } },
+    } as unknown as CrawlStats;
     const w = dropWarnings(stats, task!);
     assert.equal(w.length, 1, w.join('\n'));
-    assert.match(w[0]!, /rule list: 11 of 11 links dropped \(pattern: scope\.allow \['https:\/\/example\.com\/'\] matches none of them/);
+    assert.match(
+      w[0]!,
+      /rule list: 11 of 11 links dropped \(pattern: scope\.allow \['https:\/\/example\.com\/'\] matches none of them/,
+    );
     assert.match(explainDrop(task!, 'list', 'depth'), /scope\.maxDepth/);
   });
 });

@@ -5,7 +5,17 @@ import { matchesReason } from '../../src/observe/failures';
 // CLI's run of a 404 and a 500 is in test/integration/cliFailures.test.ts.
 
 describe('--reason R: which failure groups it takes', () => {
-  const groups = ['http-404', 'http-500', 'http-503', 'proxy-auth', 'login', 'timeout', 'too-large', 'render-timeout', 'dns'];
+  const groups = [
+    'http-404',
+    'http-500',
+    'http-503',
+    'proxy-auth',
+    'login',
+    'timeout',
+    'too-large',
+    'render-timeout',
+    'dns',
+  ];
   const taken = (reason: string | undefined) => groups.filter((g) => matchesReason(g, reason));
 
   it('no reason: every group', () => assert.deepEqual(taken(undefined), groups));

@@ -53,7 +53,13 @@ describe('docs/failures.md: a table of every failure and skip reason', () => {
 
   it('the skip reasons the worker records are rows of the table', () => {
     const row = (r: string) => (r.startsWith('navigated-') ? 'navigated-REASON' : r);
-    const skips = ['robots.txt', "no rule 'gone' in the task", 'no sitemap entry 3 in the task', new NavigationRefused('http://b/', 'offsite').group, new NavigationRefused('http://b/', 'robots.txt').group];
+    const skips = [
+      'robots.txt',
+      "no rule 'gone' in the task",
+      'no sitemap entry 3 in the task',
+      new NavigationRefused('http://b/', 'offsite').group,
+      new NavigationRefused('http://b/', 'robots.txt').group,
+    ];
     for (const s of skips) assert.ok(Object.hasOwn(SKIP_REASONS, row(skipReasonOf(s))), `${s} → ${skipReasonOf(s)}`);
   });
 });

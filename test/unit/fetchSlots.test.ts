@@ -61,10 +61,16 @@ describe('fetch slots', () => {
     assert.throws(() => new FetchSlots(1.5), /size must be/);
   });
 
-  describe('jobs wanted (Little\'s law over time in and out of a slot)', () => {
+  describe("jobs wanted (Little's law over time in and out of a slot)", () => {
     const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
     /** Runs `n` jobs, `parallel` at a time: each `outside` ms of other work, then a request of `request` ms. */
-    async function jobs(slots: FetchSlots, n: number, parallel: number, outside: number, request: number): Promise<number[]> {
+    async function jobs(
+      slots: FetchSlots,
+      n: number,
+      parallel: number,
+      outside: number,
+      request: number,
+    ): Promise<number[]> {
       const seen: number[] = [];
       slots.onJobsWanted((j) => seen.push(j));
       let next = 0;
@@ -117,20 +123,28 @@ describe('fetch slots', () => {
       // Each job waits 40 ms at the host gate, then makes a 20 ms request: counted as work, the 40 ms would want
       // 4 × 60 / 20 = 12 jobs (8, at most).
       const polite = (n: number) =>
-        Promise.all(Array.from({ length: n }, () => slots.job(async (inSlot, politeWait) => {
-          await politeWait(40);
-          return inSlot(() => sleep(20));
-        })));
+        Promise.all(
+          Array.from({ length: n }, () =>
+            slots.job(async (inSlot, politeWait) => {
+              await politeWait(40);
+              return inSlot(() => sleep(20));
+            }),
+          ),
+        );
       await polite(12);
       assert.equal(slots.jobsWanted(), 4);
       assert.deepEqual(seen, [4]);
       // The same 40 ms spent on anything else is work that more jobs would overlap.
       seen = [];
       for (let i = 0; i < 3; i++) {
-        await Promise.all(Array.from({ length: 4 }, () => slots.job(async (inSlot) => {
-          await sleep(40);
-          return inSlot(() => sleep(20));
-        })));
+        await Promise.all(
+          Array.from({ length: 4 }, () =>
+            slots.job(async (inSlot) => {
+              await sleep(40);
+              return inSlot(() => sleep(20));
+            }),
+          ),
+        );
       }
       assert.ok(slots.jobsWanted() > 4, `jobs wanted ${slots.jobsWanted()}`);
     });

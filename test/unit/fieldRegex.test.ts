@@ -22,7 +22,12 @@ rules:
       assert.deepEqual(diagnostics.map(formatDiagnostic), []);
       // Across structuredClone, as the task reaches the analysis thread.
       const cloned = structuredClone(t!);
-      const out = analysePage(cloned, { url: 'https://example.com/', html: `<p>${text}</p>`, rule: cloned.rules[0]!, depth: 0 });
+      const out = analysePage(cloned, {
+        url: 'https://example.com/',
+        html: `<p>${text}</p>`,
+        rule: cloned.rules[0]!,
+        depth: 0,
+      });
       return out.items[0]?.data.f ?? null;
     };
 
@@ -54,14 +59,22 @@ rules:
         assert.equal(t, null);
         assert.equal(diagnostics.length, 1, diagnostics.map(formatDiagnostic).join('\n'));
         const line = formatDiagnostic(diagnostics[0]!);
-        assert.ok(line.startsWith(`t.yaml:8:36: error: rules[0].items[0].fields.f.regex: '${regex}' cannot be used: it uses a ${what}`), line);
+        assert.ok(
+          line.startsWith(
+            `t.yaml:8:36: error: rules[0].items[0].fields.f.regex: '${regex}' cannot be used: it uses a ${what}`,
+          ),
+          line,
+        );
         assert.match(line, /RE2/);
       });
     }
 
     it('still reports a syntax error as one', () => {
       const { diagnostics } = parseTask(task('([a-z'), 't.yaml');
-      assert.match(formatDiagnostic(diagnostics[0]!), /fields\.f\.regex: '\(\[a-z' cannot be used: it is not a valid regular expression: /);
+      assert.match(
+        formatDiagnostic(diagnostics[0]!),
+        /fields\.f\.regex: '\(\[a-z' cannot be used: it is not a valid regular expression: /,
+      );
     });
   });
 });

@@ -1,20 +1,46 @@
 import { strict as assert } from 'node:assert';
 import { parseTask } from '../../src/core/task/parse';
-import { fieldChanges, incompleteReason, parseRetention, recordSighting, type ItemState, type Sighting } from '../../src/core/history/diff';
+import {
+  fieldChanges,
+  incompleteReason,
+  parseRetention,
+  recordSighting,
+  type ItemState,
+  type Sighting,
+} from '../../src/core/history/diff';
 
 // Item history's decisions (issue 33), without a store: what one sighting records.
 
-const sight = (run: string, data: Record<string, unknown>, fetchedAt: number): Sighting => ({ type: 'p', key: 'k', json: JSON.stringify(data), url: 'https://shop.test/k', run, fetchedAt });
+const sight = (run: string, data: Record<string, unknown>, fetchedAt: number): Sighting => ({
+  type: 'p',
+  key: 'k',
+  json: JSON.stringify(data),
+  url: 'https://shop.test/k',
+  run,
+  fetchedAt,
+});
 
 function state(s: Sighting, firstRun = s.run, removedRun: string | null = null): ItemState {
-  return { type: s.type, key: s.key, firstRun, lastRun: s.run, removedRun, data: s.json, url: s.url, fetchedAt: s.fetchedAt };
+  return {
+    type: s.type,
+    key: s.key,
+    firstRun,
+    lastRun: s.run,
+    removedRun,
+    data: s.json,
+    url: s.url,
+    fetchedAt: s.fetchedAt,
+  };
 }
 
 describe('item history: what a sighting records', () => {
   it('a new item is added; the same sighting again records nothing', () => {
     const s = sight('r1', { price: 1 }, 10);
     const first = recordSighting(undefined, s);
-    assert.deepEqual(first.changes.map((c) => [c.kind, c.newValue]), [['added', '{"price":1}']]);
+    assert.deepEqual(
+      first.changes.map((c) => [c.kind, c.newValue]),
+      [['added', '{"price":1}']],
+    );
     assert.deepEqual(recordSighting(first.state!, s), { state: null, changes: [] });
   });
 
@@ -25,25 +51,40 @@ describe('item history: what a sighting records', () => {
 
   it('a field change records old and new; a field lost records its old value', () => {
     const out = recordSighting(state(sight('r1', { price: 1, stock: 'yes' }, 10)), sight('r2', { price: 2 }, 20));
-    assert.deepEqual(out.changes.map((c) => [c.kind, c.field, c.oldValue, c.newValue]), [['changed', 'price', '1', '2'], ['changed', 'stock', '"yes"', null]]);
+    assert.deepEqual(
+      out.changes.map((c) => [c.kind, c.field, c.oldValue, c.newValue]),
+      [
+        ['changed', 'price', '1', '2'],
+        ['changed', 'stock', '"yes"', null],
+      ],
+    );
     assert.equal(out.state!.firstRun, 'r1');
     assert.equal(out.state!.lastRun, 'r2');
   });
 
   it('an item added in this run and seen again with other values stays one added row, with the newest value', () => {
     const out = recordSighting(state(sight('r1', { price: 1 }, 10)), sight('r1', { price: 3 }, 11));
-    assert.deepEqual(out.changes.map((c) => [c.kind, c.newValue]), [['added', '{"price":3}']]);
+    assert.deepEqual(
+      out.changes.map((c) => [c.kind, c.newValue]),
+      [['added', '{"price":3}']],
+    );
   });
 
   it('a removed item that comes back is added again, keeping its first run', () => {
     const out = recordSighting(state(sight('r1', { price: 1 }, 10), 'r0', 'r2'), sight('r3', { price: 1 }, 30));
-    assert.deepEqual(out.changes.map((c) => c.kind), ['added']);
+    assert.deepEqual(
+      out.changes.map((c) => c.kind),
+      ['added'],
+    );
     assert.equal(out.state!.firstRun, 'r0');
     assert.equal(out.state!.removedRun, null);
   });
 
   it('values compare as JSON: 12 and "12" differ, equal arrays do not', () => {
-    assert.deepEqual(fieldChanges({ a: 12, b: [1, 2] }, { a: '12', b: [1, 2] }).map((c) => c.field), ['a']);
+    assert.deepEqual(
+      fieldChanges({ a: 12, b: [1, 2] }, { a: '12', b: [1, 2] }).map((c) => c.field),
+      ['a'],
+    );
   });
 
   it('a run with failed pages or cut by the page limit is not complete; retention reads runs or days', () => {
@@ -56,7 +97,8 @@ describe('item history: what a sighting records', () => {
   });
 
   it('store.history.keep: a bad value is an error at its line; a good one is read', () => {
-    const task = (keep: string) => `name: t\nstart: [https://shop.test/]\nstore:\n  history: { keep: ${keep} }\nrules:\n  - name: r\n`;
+    const task = (keep: string) =>
+      `name: t\nstart: [https://shop.test/]\nstore:\n  history: { keep: ${keep} }\nrules:\n  - name: r\n`;
     const bad = parseTask(task('soon'), 't.crawl.yaml');
     assert.equal(bad.task, null);
     const d = bad.diagnostics.find((x) => /number of runs/.test(x.message));

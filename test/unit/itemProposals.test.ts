@@ -32,14 +32,25 @@ function generate(site: Site): { text: string; task: CrawlTask; detailUrl: strin
   const listItems = proposeListItems(list.$, follows.items.selector);
   const detailUrl = follows.items.example;
   const detail = preparePage(site.page(new URL(detailUrl).pathname), detailUrl);
-  const text = scaffoldTask({ name: 'new', start: site.start, follows, listItems, detailItem: proposeDetailItem(detail.$), detailUrl });
+  const text = scaffoldTask({
+    name: 'new',
+    start: site.start,
+    follows,
+    listItems,
+    detailItem: proposeDetailItem(detail.$),
+    detailUrl,
+  });
   const { task, diagnostics } = parseTask(text, 'new.crawl.yaml');
   assert.deepEqual(diagnostics, [], text);
   return { text, task: task!, detailUrl };
 }
 
 function extract(task: CrawlTask, rule: string, site: Site, url: string) {
-  return extractPage(site.page(new URL(url).pathname), url, task.rules.find((r) => r.name === rule)!);
+  return extractPage(
+    site.page(new URL(url).pathname),
+    url,
+    task.rules.find((r) => r.name === rule)!,
+  );
 }
 
 describe('New Task File: proposed items', () => {
@@ -50,9 +61,20 @@ describe('New Task File: proposed items', () => {
       assert.deepEqual(got.problems, []);
       const books = Array.from({ length: DEMO_SITE.perPage }, (_, i) => book((p - 1) * DEMO_SITE.perPage + i + 1));
       assert.equal(got.items.length, books.length, text);
-      assert.deepEqual(got.items.map((i) => i.data.title), books.map((b) => b.title));
-      assert.deepEqual(got.items.map((i) => i.data.price), books.map((b) => `£${b.price}`));
-      assert.deepEqual(got.items.map((i) => i.data.url), books.map((b) => new URL(`/catalogue/book-${b.id}.html`, BASE).href).map((u, i) => (i % 3 === 0 ? `${u}?ref=list&src=p${p}` : u)));
+      assert.deepEqual(
+        got.items.map((i) => i.data.title),
+        books.map((b) => b.title),
+      );
+      assert.deepEqual(
+        got.items.map((i) => i.data.price),
+        books.map((b) => `£${b.price}`),
+      );
+      assert.deepEqual(
+        got.items.map((i) => i.data.url),
+        books
+          .map((b) => new URL(`/catalogue/book-${b.id}.html`, BASE).href)
+          .map((u, i) => (i % 3 === 0 ? `${u}?ref=list&src=p${p}` : u)),
+      );
     }
   });
 
@@ -85,9 +107,18 @@ describe('New Task File: proposed items', () => {
       assert.deepEqual(got.problems, []);
       const expected = quotesOn(p);
       assert.equal(got.items.length, QUOTES_PER_PAGE, text);
-      assert.deepEqual(got.items.map((i) => i.data.text), expected.map((q) => q.text));
-      assert.deepEqual(got.items.map((i) => i.data.author), expected.map((q) => q.author));
-      assert.deepEqual(got.items.map((i) => i.data.tags), expected.map((q) => [...q.tags]));
+      assert.deepEqual(
+        got.items.map((i) => i.data.text),
+        expected.map((q) => q.text),
+      );
+      assert.deepEqual(
+        got.items.map((i) => i.data.author),
+        expected.map((q) => q.author),
+      );
+      assert.deepEqual(
+        got.items.map((i) => i.data.tags),
+        expected.map((q) => [...q.tags]),
+      );
     }
     for (const i of [0, 1, 5]) {
       const a = author(i);
@@ -112,10 +143,13 @@ describe('New Task File: proposed items', () => {
     );
     assert.equal(mainContent(page.$)?.name, 'main');
     const item = proposeDetailItem(page.$)!;
-    assert.deepEqual(item.fields.map((f) => [f.name, f.example]), [
-      ['title', 'The Thing'],
-      ['summary', 'A summary of the thing, long enough to be text.'],
-    ]);
+    assert.deepEqual(
+      item.fields.map((f) => [f.name, f.example]),
+      [
+        ['title', 'The Thing'],
+        ['summary', 'A summary of the thing, long enough to be text.'],
+      ],
+    );
   });
 
   it('finds the largest text block when no landmark names it, and proposes nothing on a page without one', () => {
@@ -127,6 +161,9 @@ describe('New Task File: proposed items', () => {
     assert.equal(mainContent(page.$)?.attribs.class, 'profile');
     assert.equal(proposeDetailItem(page.$)?.fields[0]?.example, 'Ann');
     assert.equal(proposeDetailItem(preparePage('<html><body></body></html>', `${BASE}/`).$), null);
-    assert.equal(proposeListItems(preparePage('<html><body><a href="/x">x</a></body></html>', `${BASE}/`).$, 'a'), null);
+    assert.equal(
+      proposeListItems(preparePage('<html><body><a href="/x">x</a></body></html>', `${BASE}/`).$, 'a'),
+      null,
+    );
   });
 });

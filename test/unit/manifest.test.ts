@@ -12,13 +12,23 @@ const nls = JSON.parse(readFileSync('package.nls.json', 'utf8')) as Record<strin
 /** Every string under the manifest's user-facing keys, with where it is. */
 function shown(): [string, string][] {
   const out: [string, string][] = [];
-  const keys = new Set(['title', 'description', 'markdownDescription', 'name', 'contents', 'displayName', 'label', 'category']);
+  const keys = new Set([
+    'title',
+    'description',
+    'markdownDescription',
+    'name',
+    'contents',
+    'displayName',
+    'label',
+    'category',
+  ]);
   const walk = (v: unknown, path: string) => {
     if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${path}[${i}]`));
     else if (v && typeof v === 'object') {
       for (const [k, x] of Object.entries(v)) {
         // A view's `name` and a command's `title` are shown; a problem matcher's `name` is an id.
-        if (typeof x === 'string' && keys.has(k) && !(k === 'name' && path.includes('problemMatchers'))) out.push([`${path}.${k}`, x]);
+        if (typeof x === 'string' && keys.has(k) && !(k === 'name' && path.includes('problemMatchers')))
+          out.push([`${path}.${k}`, x]);
         else walk(x, `${path}.${k}`);
       }
     }
@@ -34,16 +44,37 @@ describe('extension manifest', () => {
     const literal = shown().filter(([, v]) => !/^%[\w.-]+%$/.test(v));
     assert.deepEqual(literal, [], 'strings written in package.json');
     const used = new Set(shown().map(([, v]) => v.slice(1, -1)));
-    assert.deepEqual([...used].filter((k) => !(k in nls)), [], 'keys missing from package.nls.json');
-    assert.deepEqual(Object.keys(nls).filter((k) => !used.has(k)), [], 'entries nothing uses');
+    assert.deepEqual(
+      [...used].filter((k) => !(k in nls)),
+      [],
+      'keys missing from package.nls.json',
+    );
+    assert.deepEqual(
+      Object.keys(nls).filter((k) => !used.has(k)),
+      [],
+      'entries nothing uses',
+    );
     // Walkthrough and welcome texts render links and nothing else of markdown: a backtick shows as one.
-    assert.deepEqual(Object.entries(nls).filter(([k, v]) => /^(walkthrough|viewsWelcome)\./.test(k) && v.includes('`')).map(([k]) => k), []);
+    assert.deepEqual(
+      Object.entries(nls)
+        .filter(([k, v]) => /^(walkthrough|viewsWelcome)\./.test(k) && v.includes('`'))
+        .map(([k]) => k),
+      [],
+    );
   });
 
-  it('has a problem matcher that reads the CLI\'s problem lines', () => {
-    const matcher = (pkg.contributes.problemMatchers as { name: string; pattern: { regexp: string; file: number; line: number; column: number; severity: number; message: number } }[]).find((m) => m.name === 'crawl-studio')!;
+  it("has a problem matcher that reads the CLI's problem lines", () => {
+    const matcher = (
+      pkg.contributes.problemMatchers as {
+        name: string;
+        pattern: { regexp: string; file: number; line: number; column: number; severity: number; message: number };
+      }[]
+    ).find((m) => m.name === 'crawl-studio')!;
     const re = new RegExp(matcher.pattern.regexp);
-    const { diagnostics } = parseTask('name: Bad Name\nstart: [https://example.com/]\nrules:\n  - name: r\n    follow:\n      - { selector: "a[", to: r }\n', 'tasks/shop.crawl.yaml');
+    const { diagnostics } = parseTask(
+      'name: Bad Name\nstart: [https://example.com/]\nrules:\n  - name: r\n    follow:\n      - { selector: "a[", to: r }\n',
+      'tasks/shop.crawl.yaml',
+    );
     const lines = diagnostics.map(formatDiagnostic);
     assert.equal(lines.length, 2);
     for (const [line, d] of lines.map((l, i) => [l, diagnostics[i]!] as const)) {

@@ -3,7 +3,16 @@ import { Redis } from 'ioredis';
 import { describeGroup, failureGroupOf } from '../../src/observe/failures';
 import { taskKeys } from '../../src/frontier/keys';
 import { countFailed, countSkipped } from '../../src/frontier/outcomes';
-import { estimateEta, mergeTiers, metricsKeys, rateSeries, readHistory, readHostTally, recordSample, type MetricSample } from '../../src/observe/metrics';
+import {
+  estimateEta,
+  mergeTiers,
+  metricsKeys,
+  rateSeries,
+  readHistory,
+  readHostTally,
+  recordSample,
+  type MetricSample,
+} from '../../src/observe/metrics';
 import { compileFilters, ItemCache, ItemView, QualityTracker, sortKeyOf, viewAsStore } from '../../src/store/query';
 import { ResultsSource } from '../../src/extension/results/source';
 import { exportItems, SqliteStore } from '../../src/store';
@@ -17,11 +26,27 @@ import { startRedis, type RedisServer } from '../support/services';
 // The dashboard's engine side (metric samples in Redis, rates, ETA, failure groups) and the results view's
 // query layer (filters, sorts, field quality, filtered export) on a real SQLite store.
 
-const sample = (t: number, o: Partial<MetricSample> = {}): MetricSample => ({ t, done: 0, failed: 0, skipped: 0, items: 0, enqueued: 0, bytes: 0, waiting: 0, active: 0, delayed: 0, ...o });
+const sample = (t: number, o: Partial<MetricSample> = {}): MetricSample => ({
+  t,
+  done: 0,
+  failed: 0,
+  skipped: 0,
+  items: 0,
+  enqueued: 0,
+  bytes: 0,
+  waiting: 0,
+  active: 0,
+  delayed: 0,
+  ...o,
+});
 
 describe('metrics: rates and ETA', () => {
   it('derives per-second rates from cumulative samples, never negative', () => {
-    const r = rateSeries([sample(0, { done: 0, items: 0 }), sample(2000, { done: 10, items: 4, waiting: 5 }), sample(3000, { done: 2 })]);
+    const r = rateSeries([
+      sample(0, { done: 0, items: 0 }),
+      sample(2000, { done: 10, items: 4, waiting: 5 }),
+      sample(3000, { done: 2 }),
+    ]);
     assert.equal(r.length, 2);
     assert.equal(r[0]!.pagesPerSec, 5);
     assert.equal(r[0]!.itemsPerSec, 2);
@@ -31,18 +56,31 @@ describe('metrics: rates and ETA', () => {
 
   it('estimates the drain time from what is left and the recent rate, and gives none without a rate (issue 32)', () => {
     // 5 pages/s over the last 5 s, 70 pending: 14 s, whatever discovery does.
-    const s = [sample(0, { done: 0, enqueued: 100, waiting: 100 }), sample(5_000, { done: 25, enqueued: 120, waiting: 70 })];
+    const s = [
+      sample(0, { done: 0, enqueued: 100, waiting: 100 }),
+      sample(5_000, { done: 25, enqueued: 120, waiting: 70 }),
+    ];
     const e = estimateEta(s, null);
     assert.equal(e.state, 'ok');
     assert.equal(e.completionRate, 5);
     assert.equal(e.seconds, 14);
     assert.equal(e.seconds * e.completionRate, e.pending, 'ETA × pages/s = what is left');
     // Discovery close to completion used to give pending / (c - d): here 70 / 0.2 = 350 s for a queue of 70 at 5/s.
-    const discovering = [sample(0, { enqueued: 100, waiting: 100 }), sample(5_000, { done: 25, enqueued: 124, waiting: 70 })];
+    const discovering = [
+      sample(0, { enqueued: 100, waiting: 100 }),
+      sample(5_000, { done: 25, enqueued: 124, waiting: 70 }),
+    ];
     assert.equal(estimateEta(discovering, null).seconds, 14);
     assert.equal(estimateEta([sample(0, { waiting: 0 })], null).state, 'drained');
-    assert.equal(estimateEta([sample(0, { done: 3, waiting: 5 }), sample(10_000, { done: 3, waiting: 5 })], null).state, 'stalled');
-    assert.equal(estimateEta([sample(0, { done: 3, waiting: 5 }), sample(10_000, { done: 3, waiting: 5 })], null).seconds, null, 'no ETA without a rate');
+    assert.equal(
+      estimateEta([sample(0, { done: 3, waiting: 5 }), sample(10_000, { done: 3, waiting: 5 })], null).state,
+      'stalled',
+    );
+    assert.equal(
+      estimateEta([sample(0, { done: 3, waiting: 5 }), sample(10_000, { done: 3, waiting: 5 })], null).seconds,
+      null,
+      'no ETA without a rate',
+    );
     // Nothing finished yet (workers starting): no rate yet, not a stall.
     assert.equal(estimateEta([sample(0, { waiting: 5 }), sample(10_000, { waiting: 5 })], null).state, 'estimating');
     // What is left is the queue now when given (every view's "queue N"), not the last sample's.
@@ -52,7 +90,10 @@ describe('metrics: rates and ETA', () => {
 
   it('merges the coarse tier before the fine one', () => {
     const m = mergeTiers([sample(100), sample(101)], [sample(0), sample(50), sample(100)]);
-    assert.deepEqual(m.map((s) => s.t), [0, 50, 100, 101]);
+    assert.deepEqual(
+      m.map((s) => s.t),
+      [0, 50, 100, 101],
+    );
   });
 });
 
@@ -64,7 +105,10 @@ describe('metrics: failure groups', () => {
     assert.equal(failureGroupOf('network error fetching http://a/: ECONNRESET'), 'network');
     assert.equal(failureGroupOf('http://a/x is over the 100-byte limit'), 'too-large');
     // The message worker/sitemapJob.ts fails a sitemap with when Redis failed over under it.
-    assert.equal(failureGroupOf('Redis failed over while the entries of http://a/sitemap.xml were queued: it is read again'), 'failover');
+    assert.equal(
+      failureGroupOf('Redis failed over while the entries of http://a/sitemap.xml were queued: it is read again'),
+      'failover',
+    );
     // As the worker counts them (worker/runtime.ts: failed:stalled; access.ts: failed:login), so the groups match the counters.
     assert.equal(failureGroupOf('job stalled more than allowable limit'), 'stalled');
     // worker/browser/actions.ts: a step of `browser.actions` failed.
@@ -92,7 +136,14 @@ describe('metrics: samples in Redis', function () {
   it('takes at most one sample a second across samplers, bounded and readable after a restart', async () => {
     const k = taskKeys('m1');
     await redis.hset(k.meta, { run: 'r1', state: 'running' });
-    await redis.hset(k.stats('r1'), { done: 3, failed: 1, items: 2, enqueued: 10, 'skipped:robots': 1, 'skipped:limit': 5 });
+    await redis.hset(k.stats('r1'), {
+      done: 3,
+      failed: 1,
+      items: 2,
+      enqueued: 10,
+      'skipped:robots': 1,
+      'skipped:limit': 5,
+    });
     await redis.rpush(k.bull.wait, 'a', 'b');
     const first = await recordSample(redis, 'm1', 1_000_000);
     assert.ok(first);
@@ -102,7 +153,10 @@ describe('metrics: samples in Redis', function () {
     await redis.del(metricsKeys('m1', 'r1').tick);
     await recordSample(redis, 'm1', 1_001_000);
     const h = await readHistory(redis, 'm1', 'r1');
-    assert.deepEqual(h.map((s) => s.t), [1_000_000, 1_001_000]);
+    assert.deepEqual(
+      h.map((s) => s.t),
+      [1_000_000, 1_001_000],
+    );
     assert.ok((await redis.pttl(metricsKeys('m1', 'r1').tier('fine'))) > 0, 'metrics expire');
   });
 
@@ -115,9 +169,17 @@ describe('metrics: samples in Redis', function () {
       { host: 'a.test', done: 0, skipped: 2, failed: 0 },
       { host: 'b.test', done: 0, skipped: 0, failed: 1 },
     ]);
-    assert.deepEqual(await redis.lrange(metricsKeys('m2', 'r2').skippedUrls('robots'), 0, -1), ['http://a.test/2', 'http://a.test/1']);
+    assert.deepEqual(await redis.lrange(metricsKeys('m2', 'r2').skippedUrls('robots'), 0, -1), [
+      'http://a.test/2',
+      'http://a.test/1',
+    ]);
     // The run's counters, in the same MULTI; a job whose URL has no host is counted for the run all the same.
-    assert.deepEqual(await redis.hgetall(taskKeys('m2').stats('r2')), { 'skipped:robots': '2', failed: '2', 'failed:http-404': '1', 'failed:error': '1' });
+    assert.deepEqual(await redis.hgetall(taskKeys('m2').stats('r2')), {
+      'skipped:robots': '2',
+      failed: '2',
+      'failed:http-404': '1',
+      'failed:error': '1',
+    });
     // The tally lives as long as the run's samples: each sample renews it.
     await redis.hset(taskKeys('m2').meta, { run: 'r2', state: 'running' });
     assert.equal(await redis.pttl(metricsKeys('m2', 'r2').hosts), -1);
@@ -136,7 +198,16 @@ describe('query: filters, sorts, quality, filtered export', function () {
     await store.open();
     const items = Array.from({ length: 500 }, (_, i) => {
       const data = { title: `Book ${i}`, price: String((i * 7) % 100), broken: '', tags: i % 2 ? ['x'] : [] };
-      return { type: 'book', key: `k${i}`, json: JSON.stringify(data), fields: Object.keys(data), url: `http://s.test/b/${i}.html`, rule: 'book', run: 'r', fetchedAt: 1000 + i };
+      return {
+        type: 'book',
+        key: `k${i}`,
+        json: JSON.stringify(data),
+        fields: Object.keys(data),
+        url: `http://s.test/b/${i}.html`,
+        rule: 'book',
+        run: 'r',
+        fetchedAt: 1000 + i,
+      };
     });
     await store.writeBatch([], items, 'ignore');
   });
@@ -160,17 +231,44 @@ describe('query: filters, sorts, quality, filtered export', function () {
   for (const cached of [false, true]) {
     it(`filters and sorts by a field, ${cached ? 'from memory' : 'by scanning the store'}`, async () => {
       const cache = cached ? new ItemCache(store, 'book') : null;
-      const v = new ItemView(store, { type: 'book', filters: [{ field: 'title', text: '9' }], sort: { field: 'price', descending: true } }, cache);
+      const v = new ItemView(
+        store,
+        { type: 'book', filters: [{ field: 'title', text: '9' }], sort: { field: 'price', descending: true } },
+        cache,
+      );
       const n = await v.count();
       let expected = 0;
       for await (const it of store.iterateItems('book')) if (String(it.data.title).includes('9')) expected++;
       assert.equal(n, expected);
       const rows = await v.page(0, n);
       const prices = rows.map((r) => Number(r.data.price));
-      assert.deepEqual(prices, [...prices].sort((a, b) => b - a));
+      assert.deepEqual(
+        prices,
+        [...prices].sort((a, b) => b - a),
+      );
       assert.ok(rows.every((r) => String(r.data.title).includes('9')));
       // New items are indexed incrementally.
-      await store.writeBatch([], [{ type: 'book', key: `new-${cached}`, json: JSON.stringify({ title: `Book 999 ${cached}`, price: cached ? '1001' : '1000', broken: '', tags: [] }), fields: ['title'], url: 'http://s.test/n', rule: 'book', run: 'r', fetchedAt: 5 }], 'ignore');
+      await store.writeBatch(
+        [],
+        [
+          {
+            type: 'book',
+            key: `new-${cached}`,
+            json: JSON.stringify({
+              title: `Book 999 ${cached}`,
+              price: cached ? '1001' : '1000',
+              broken: '',
+              tags: [],
+            }),
+            fields: ['title'],
+            url: 'http://s.test/n',
+            rule: 'book',
+            run: 'r',
+            fetchedAt: 5,
+          },
+        ],
+        'ignore',
+      );
       assert.equal(await v.count(), n + 1);
       assert.equal((await v.page(0, 1))[0]!.data.price, cached ? '1001' : '1000');
     });
@@ -191,25 +289,55 @@ describe('query: filters, sorts, quality, filtered export', function () {
   });
 
   // Issue 23, item 6: after a run with a broken selector the table held both runs' items and read "author 50% empty".
-  it('shows one run\'s items, the latest by default, with the field quality of that run', async () => {
+  it("shows one run's items, the latest by default, with the field quality of that run", async () => {
     const runDir = mkdtempSync(join(tmpdir(), 'cs-runs-'));
     const runs = new SqliteStore(join(runDir, 'runs.sqlite'));
     await runs.open();
     try {
-      const quote = (run: string, i: number, author: string) => ({ type: 'quote', key: `${run}-${i}`, json: JSON.stringify({ text: `q${i}`, author }), fields: ['text', 'author'], url: `http://s.test/q${i}`, rule: 'list', run, fetchedAt: run === 'r1' ? 1000 + i : 5000 + i });
-      await runs.writeBatch([], Array.from({ length: 10 }, (_, i) => quote('r1', i, `A${i}`)), 'ignore');
-      await runs.writeBatch([], Array.from({ length: 10 }, (_, i) => quote('r2', i, '')), 'ignore');
+      const quote = (run: string, i: number, author: string) => ({
+        type: 'quote',
+        key: `${run}-${i}`,
+        json: JSON.stringify({ text: `q${i}`, author }),
+        fields: ['text', 'author'],
+        url: `http://s.test/q${i}`,
+        rule: 'list',
+        run,
+        fetchedAt: run === 'r1' ? 1000 + i : 5000 + i,
+      });
+      await runs.writeBatch(
+        [],
+        Array.from({ length: 10 }, (_, i) => quote('r1', i, `A${i}`)),
+        'ignore',
+      );
+      await runs.writeBatch(
+        [],
+        Array.from({ length: 10 }, (_, i) => quote('r2', i, '')),
+        'ignore',
+      );
       const src = new ResultsSource(runs);
       const view = await src.setQuery({ itemType: 'quote', filters: {}, sort: null, hidden: [], showQuality: false });
       assert.equal(view.run, 'latest');
       assert.equal(src.run, 'r2', 'the latest run');
       assert.deepEqual(await src.count(), { total: 10, stored: 20 });
-      assert.ok((await src.rows(0, 100)).every((r) => r.cells._run === 'r2'), 'only its rows, with their run shown');
+      assert.ok(
+        (await src.rows(0, 100)).every((r) => r.cells._run === 'r2'),
+        'only its rows, with their run shown',
+      );
       const latest = await src.fieldQuality();
       assert.equal(latest!.total, 10);
-      assert.equal(latest!.fields.find((f) => f.field === 'author')!.empty, 10, 'author is empty in every item of the broken run, not in 50%');
+      assert.equal(
+        latest!.fields.find((f) => f.field === 'author')!.empty,
+        10,
+        'author is empty in every item of the broken run, not in 50%',
+      );
       const runsShown = await src.runsShown();
-      assert.deepEqual(runsShown.runs.map((r) => [r.id, r.items]), [['r1', 10], ['r2', 10]]);
+      assert.deepEqual(
+        runsShown.runs.map((r) => [r.id, r.items]),
+        [
+          ['r1', 10],
+          ['r2', 10],
+        ],
+      );
       await src.setQuery({ ...view, run: 'r1' });
       assert.equal((await src.count()).total, 10);
       assert.equal((await src.fieldQuality())!.fields.find((f) => f.field === 'author')!.empty, 0);
@@ -226,10 +354,28 @@ describe('query: filters, sorts, quality, filtered export', function () {
 
       // Issue 32, item 7: with no type chosen, the view opens on the type the task file declares first, not on the
       // alphabetically first ('author' < 'quote').
-      await runs.writeBatch([], [{ type: 'author', key: 'a1', json: JSON.stringify({ name: 'A' }), fields: ['name'], url: 'http://s.test/a1', rule: 'author', run: 'r3', fetchedAt: 6000 }], 'ignore');
+      await runs.writeBatch(
+        [],
+        [
+          {
+            type: 'author',
+            key: 'a1',
+            json: JSON.stringify({ name: 'A' }),
+            fields: ['name'],
+            url: 'http://s.test/a1',
+            rule: 'author',
+            run: 'r3',
+            fetchedAt: 6000,
+          },
+        ],
+        'ignore',
+      );
       const declared = new ResultsSource(runs, null, ['quote', 'author']);
       assert.deepEqual(await declared.types(), ['quote', 'author']);
-      assert.equal((await declared.setQuery({ itemType: null, filters: {}, sort: null, hidden: [], showQuality: false })).itemType, 'quote');
+      assert.equal(
+        (await declared.setQuery({ itemType: null, filters: {}, sort: null, hidden: [], showQuality: false })).itemType,
+        'quote',
+      );
       assert.deepEqual(await new ResultsSource(runs).types(), ['author', 'quote'], 'without a task file, by name');
     } finally {
       await runs.close();

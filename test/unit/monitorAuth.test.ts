@@ -1,5 +1,13 @@
 import { strict as assert } from 'node:assert';
-import { allowedHosts, bindRefusal, hostAllowed, hostName, isLoopback, tokenOf, tokensEqual } from '../../src/monitor/auth';
+import {
+  allowedHosts,
+  bindRefusal,
+  hostAllowed,
+  hostName,
+  isLoopback,
+  tokenOf,
+  tokensEqual,
+} from '../../src/monitor/auth';
 
 // The web monitor's gatekeeping (issue 31): which Host headers it answers, where the actions' token is read from,
 // and when a bind address needs a given token. The end-to-end checks are in test/integration/monitor.test.ts.
@@ -18,7 +26,8 @@ describe('monitor auth', () => {
   it('answers its bind address and loopback names only, plus what --allow-host adds', () => {
     const loop = allowedHosts('127.0.0.1', []);
     for (const ok of ['127.0.0.1:5555', 'localhost:5555', '[::1]:5555']) assert.ok(hostAllowed(ok, loop), ok);
-    for (const no of ['evil.example:5555', '127.0.0.1.nip.io:5555', '10.0.0.5:5555', '', undefined]) assert.ok(!hostAllowed(no, loop), String(no));
+    for (const no of ['evil.example:5555', '127.0.0.1.nip.io:5555', '10.0.0.5:5555', '', undefined])
+      assert.ok(!hostAllowed(no, loop), String(no));
     const lan = allowedHosts('10.0.0.5', ['monitor.internal']);
     assert.ok(hostAllowed('10.0.0.5:5555', lan));
     assert.ok(hostAllowed('monitor.internal', lan));

@@ -6,7 +6,14 @@ import { variableProblem } from '../../src/core/task/variables';
 // Notifications' pure parts (issue 33): the webhook variable's own rule, and the conditions.
 
 describe('notify: conditions and the webhook variable', () => {
-  const price = (old: unknown, now: unknown) => ({ type: 'product', key: 'a', kind: 'changed' as const, field: 'price', old, new: now });
+  const price = (old: unknown, now: unknown) => ({
+    type: 'product',
+    key: 'a',
+    kind: 'changed' as const,
+    field: 'price',
+    old,
+    new: now,
+  });
 
   it('a numeric field moved by more than N percent, either way, from numbers or from text', () => {
     const moved = { kind: 'moved' as const, type: 'product', field: 'price', percent: 10 };
@@ -19,8 +26,20 @@ describe('notify: conditions and the webhook variable', () => {
 
   it('changed: a field of a type, or any change of the type; no condition: any change', () => {
     const changes = [price(1, 2), { type: 'product', key: 'b', kind: 'added' as const, field: null }];
-    assert.equal(notifiable({ webhook: '${CRAWL_STUDIO_WEBHOOK_URL}', when: [{ kind: 'changed', type: 'product', field: 'stock' }] }, changes).length, 0);
-    assert.equal(notifiable({ webhook: '${CRAWL_STUDIO_WEBHOOK_URL}', when: [{ kind: 'changed', type: 'product', field: null }] }, changes).length, 2);
+    assert.equal(
+      notifiable(
+        { webhook: '${CRAWL_STUDIO_WEBHOOK_URL}', when: [{ kind: 'changed', type: 'product', field: 'stock' }] },
+        changes,
+      ).length,
+      0,
+    );
+    assert.equal(
+      notifiable(
+        { webhook: '${CRAWL_STUDIO_WEBHOOK_URL}', when: [{ kind: 'changed', type: 'product', field: null }] },
+        changes,
+      ).length,
+      2,
+    );
     assert.equal(notifiable({ webhook: '${CRAWL_STUDIO_WEBHOOK_URL}', when: [] }, changes).length, 2);
   });
 
@@ -32,7 +51,8 @@ describe('notify: conditions and the webhook variable', () => {
   });
 
   it('a task file whose webhook is a literal URL or another variable is refused at notify.webhook', () => {
-    const task = (webhook: string) => `name: t\nstart: [https://shop.test/]\nnotify: { webhook: "${webhook}" }\nrules:\n  - name: r\n`;
+    const task = (webhook: string) =>
+      `name: t\nstart: [https://shop.test/]\nnotify: { webhook: "${webhook}" }\nrules:\n  - name: r\n`;
     for (const [webhook, message] of [
       ['https://hooks.test/x', /is not one variable/],
       ['${CRAWL_STUDIO_TOKEN}', /only a variable named CRAWL_STUDIO_WEBHOOK/],

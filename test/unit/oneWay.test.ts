@@ -19,15 +19,25 @@ interface Rule {
 
 const RULES: readonly Rule[] = [
   { what: "a BullMQ Queue of a task's partition", pattern: /\bnew Queue\b/, only: ['frontier/partitions.ts'] },
-  { what: "the layout read from a task's meta hash", pattern: /\b(LAYOUT_FIELD|layoutFromMeta)\b/, only: ['frontier/layout.ts', 'frontier/partitions.ts', 'frontier/crawl.ts'] },
-  { what: 'a Lua script defined or sent inline', pattern: /\.(defineCommand|eval|evalsha)\(/, only: ['frontier/scripts.ts'] },
+  {
+    what: "the layout read from a task's meta hash",
+    pattern: /\b(LAYOUT_FIELD|layoutFromMeta)\b/,
+    only: ['frontier/layout.ts', 'frontier/partitions.ts', 'frontier/crawl.ts'],
+  },
+  {
+    what: 'a Lua script defined or sent inline',
+    pattern: /\.(defineCommand|eval|evalsha)\(/,
+    only: ['frontier/scripts.ts'],
+  },
 ];
 
 function violations(files: ReadonlyMap<string, string>): string[] {
   const out: string[] = [];
   for (const [file, text] of files) {
     text.split('\n').forEach((line, i) => {
-      for (const r of RULES) if (r.pattern.test(line) && !r.only.includes(file)) out.push(`src/${file}:${i + 1}: ${r.what} outside ${r.only.join(', ')}`);
+      for (const r of RULES)
+        if (r.pattern.test(line) && !r.only.includes(file))
+          out.push(`src/${file}:${i + 1}: ${r.what} outside ${r.only.join(', ')}`);
     });
   }
   return out;
@@ -49,7 +59,10 @@ describe("one way to a task's partitions and to Lua (issue 34)", () => {
 
   it('each rule fails on a deliberate violation', () => {
     const tree = new Map([
-      ['extension/results/jobs.ts', "const q = new Queue<PageJobData>(task, { connection: redis, prefix: bullPrefix(task) });"],
+      [
+        'extension/results/jobs.ts',
+        'const q = new Queue<PageJobData>(task, { connection: redis, prefix: bullPrefix(task) });',
+      ],
       ['observe/findUrl.ts', 'const layout = layoutFromMeta(task.name, meta[LAYOUT_FIELD]);'],
       ['worker/sessions.ts', 'await this.redis.eval(RETIRE, 1, key, id);'],
       ['frontier/partitions.ts', 'const queue = new Queue(task, { connection });'],

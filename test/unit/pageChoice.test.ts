@@ -42,7 +42,11 @@ const start = { url: `${BASE}/`, finalUrl: `${BASE}/`, html: renderQuotesPage('/
 describe('the Preview lens: which page a rule is previewed on', () => {
   it('takes a link of the start page that routes to the rule, and says so', () => {
     const c = choosePreviewPage(task!, 'author', { shown: { url: `${BASE}/`, rule: 'list' }, startPages: [start] });
-    assert.deepEqual(c, { url: `${BASE}/author/Jane-Austen/`, source: 'link', why: "a page of rule author from the start page's links" });
+    assert.deepEqual(c, {
+      url: `${BASE}/author/Jane-Austen/`,
+      source: 'link',
+      why: "a page of rule author from the start page's links",
+    });
   });
 
   it('routes by `match` as well as by `to`', () => {
@@ -52,18 +56,29 @@ describe('the Preview lens: which page a rule is previewed on', () => {
     assert.equal(choosePreviewPage(task!, 'orphan', { startPages: [start] }), null);
   });
 
-  it('the start URL for the rule that handles it; the page on show when it is the rule\'s', () => {
-    assert.deepEqual(choosePreviewPage(task!, 'list', { startPages: [start] }), { url: `${BASE}/`, source: 'start', why: 'a start URL of the task, handled by rule list' });
+  it("the start URL for the rule that handles it; the page on show when it is the rule's", () => {
+    assert.deepEqual(choosePreviewPage(task!, 'list', { startPages: [start] }), {
+      url: `${BASE}/`,
+      source: 'start',
+      why: 'a start URL of the task, handled by rule list',
+    });
     const shown = { url: `${BASE}/author/Mark-Twain/`, rule: 'author' };
     assert.equal(choosePreviewPage(task!, 'author', { shown, startPages: [start] })?.source, 'shown');
   });
 
   it('prefers the last run, then fixtures, then the start page, then pages previewed before', () => {
-    const runPages = [{ url: `${BASE}/page/2/`, rule: 'list' }, { url: `${BASE}/author/Ada-Lovelace/`, rule: 'author' }];
+    const runPages = [
+      { url: `${BASE}/page/2/`, rule: 'list' },
+      { url: `${BASE}/author/Ada-Lovelace/`, rule: 'author' },
+    ];
     const fixtures = [{ url: `${BASE}/author/Leo-Tolstoy/`, rule: 'author' }];
     const cached = [{ url: `${BASE}/author/Oscar-Wilde/`, rule: 'author' }];
     const pick = (c: Parameters<typeof choosePreviewPage>[2]) => choosePreviewPage(task!, 'author', c);
-    assert.deepEqual(pick({ runPages, fixtures, startPages: [start], cached }), { url: `${BASE}/author/Ada-Lovelace/`, source: 'run', why: "a page of rule author from a run (the task's store)" });
+    assert.deepEqual(pick({ runPages, fixtures, startPages: [start], cached }), {
+      url: `${BASE}/author/Ada-Lovelace/`,
+      source: 'run',
+      why: "a page of rule author from a run (the task's store)",
+    });
     assert.equal(pick({ fixtures, startPages: [start], cached })?.url, `${BASE}/author/Leo-Tolstoy/`);
     assert.equal(pick({ startPages: [start], cached })?.url, `${BASE}/author/Jane-Austen/`);
     assert.equal(pick({ cached })?.source, 'cached');

@@ -39,14 +39,23 @@ const FETCHED = Date.UTC(2026, 11, 3, 9, 41, 7, 123);
 
 describe('page fields ({ page: url })', () => {
   it('the schema lists the values the engine knows', () => {
-    const field = (schema as { definitions: { field: { then: { properties: { page: { enum: string[] } } } } } }).definitions.field;
+    const field = (schema as { definitions: { field: { then: { properties: { page: { enum: string[] } } } } } })
+      .definitions.field;
     assert.deepEqual(field.then.properties.page.enum, [...PAGE_VALUES]);
   });
 
   it('take the page URL as queued, the URL after redirects, the status, the fetch time and the rule, cleaned up like any field', () => {
     const { task: t, diagnostics } = parseTask(task(FIELDS), 'pf.crawl.yaml');
     assert.deepEqual(diagnostics, []);
-    const out = analysePage(t!, { url: 'http://shop.test/book/17/', html: HTML, rule: t!.rules[0]!, depth: 1, requestedUrl: 'http://shop.test/book/17', status: 200, fetchedAt: FETCHED });
+    const out = analysePage(t!, {
+      url: 'http://shop.test/book/17/',
+      html: HTML,
+      rule: t!.rules[0]!,
+      depth: 1,
+      requestedUrl: 'http://shop.test/book/17',
+      status: 200,
+      fetchedAt: FETCHED,
+    });
     assert.deepEqual(out.problems, []);
     assert.deepEqual(out.items[0]!.data, {
       title: 'A book',
@@ -62,18 +71,45 @@ describe('page fields ({ page: url })', () => {
   });
 
   it('give every item of a scope the same page values, and are null where a fact is not known', () => {
-    const { task: t } = parseTask(task(`          title: span\n          id: span\n          url: { page: url }\n          status: { page: status, required: true }`, '\n        scope: li'), 'pf.crawl.yaml');
-    const out = analysePage(t!, { url: 'http://shop.test/list', html: '<ul><li><span>a</span></li><li><span>b</span></li></ul>', rule: t!.rules[0]!, depth: 0 });
+    const { task: t } = parseTask(
+      task(
+        `          title: span\n          id: span\n          url: { page: url }\n          status: { page: status, required: true }`,
+        '\n        scope: li',
+      ),
+      'pf.crawl.yaml',
+    );
+    const out = analysePage(t!, {
+      url: 'http://shop.test/list',
+      html: '<ul><li><span>a</span></li><li><span>b</span></li></ul>',
+      rule: t!.rules[0]!,
+      depth: 0,
+    });
     assert.equal(out.items.length, 0, 'status is required and unknown: no item');
-    assert.deepEqual(out.problems.map((p) => p.message), ["required field 'status' empty", "required field 'status' empty"]);
-    const known = analysePage(t!, { url: 'http://shop.test/list', html: '<ul><li><span>a</span></li><li><span>b</span></li></ul>', rule: t!.rules[0]!, depth: 0, status: 203 });
-    assert.deepEqual(known.items.map((i) => [i.data.title, i.data.url, i.data.status]), [['a', 'http://shop.test/list', '203'], ['b', 'http://shop.test/list', '203']]);
+    assert.deepEqual(
+      out.problems.map((p) => p.message),
+      ["required field 'status' empty", "required field 'status' empty"],
+    );
+    const known = analysePage(t!, {
+      url: 'http://shop.test/list',
+      html: '<ul><li><span>a</span></li><li><span>b</span></li></ul>',
+      rule: t!.rules[0]!,
+      depth: 0,
+      status: 203,
+    });
+    assert.deepEqual(
+      known.items.map((i) => [i.data.title, i.data.url, i.data.status]),
+      [
+        ['a', 'http://shop.test/list', '203'],
+        ['b', 'http://shop.test/list', '203'],
+      ],
+    );
   });
 
   it('need no selector or scope, and refuse what reads an element, at the key, with the way out', () => {
     const ok = parseTask(task('          id: { page: url }'), 'pf.crawl.yaml');
     assert.deepEqual(ok.diagnostics, [], 'a page field alone needs neither selector nor scope');
-    const where = (text: string) => parseTask(text, 'pf.crawl.yaml').diagnostics.map((d) => `${d.line}:${d.column} ${d.path}: ${d.message}`);
+    const where = (text: string) =>
+      parseTask(text, 'pf.crawl.yaml').diagnostics.map((d) => `${d.line}:${d.column} ${d.path}: ${d.message}`);
     assert.deepEqual(where(task(`          id: h1\n          url: { page: url, selector: a, all: true }`)), [
       "10:29 rules[0].items[0].fields.url.selector: 'selector' does not go with 'page: url', which takes the page's url, not an element's: remove one of them",
       "10:42 rules[0].items[0].fields.url.all: 'all' does not go with 'page: url', which takes the page's url, not an element's: remove one of them",
@@ -83,15 +119,31 @@ describe('page fields ({ page: url })', () => {
     ]);
   });
 
-  it('show their values in the designer preview, from the cached page\'s status and fetch time', () => {
+  it("show their values in the designer preview, from the cached page's status and fetch time", () => {
     const text = task(FIELDS);
-    const page = preparePage(HTML, 'http://shop.test/book/17', 'http://shop.test/book/17/', { status: 200, fetchedAt: FETCHED });
+    const page = preparePage(HTML, 'http://shop.test/book/17', 'http://shop.test/book/17/', {
+      status: 200,
+      fetchedAt: FETCHED,
+    });
     const r = computePreview({ text, file: 'pf.crawl.yaml', page, rule: 'book', cursor: null, lastGood: null });
     const table = r.view.items[0]!;
     const row = Object.fromEntries(table.columns.map((c, i) => [c, table.rows[0]!.cells[i]!.value]));
-    assert.deepEqual(row, { title: 'A book', id: '17', url: 'http://shop.test/book/17', landed: 'http://shop.test/book/17/', status: '200', fetched: '2026-12-03T09:41:07.123Z', rule: 'book' });
+    assert.deepEqual(row, {
+      title: 'A book',
+      id: '17',
+      url: 'http://shop.test/book/17',
+      landed: 'http://shop.test/book/17/',
+      status: '200',
+      fetched: '2026-12-03T09:41:07.123Z',
+      rule: 'book',
+    });
     // No element to highlight or pick for a page field: the designer's selector sites leave it out.
-    assert.deepEqual(selectorSites(text).filter((s) => s.kind === 'field').map((s) => s.field), ['title']);
+    assert.deepEqual(
+      selectorSites(text)
+        .filter((s) => s.kind === 'field')
+        .map((s) => s.field),
+      ['title'],
+    );
   });
 
   it('keep their values in a fixture: `test` passes on the saved page, whenever it runs', async () => {
@@ -99,7 +151,19 @@ describe('page fields ({ page: url })', () => {
     const file = join(dir, 'pf.crawl.yaml');
     writeFileSync(file, task(FIELDS));
     const t = parseTask(readFileSync(file, 'utf8'), file).task!;
-    const json = await saveFixture(file, t, { url: 'http://shop.test/book/17', finalUrl: 'http://shop.test/book/17/', html: HTML, status: 200, fetchedAt: new Date(FETCHED).toISOString() }, 'book', 1);
+    const json = await saveFixture(
+      file,
+      t,
+      {
+        url: 'http://shop.test/book/17',
+        finalUrl: 'http://shop.test/book/17/',
+        html: HTML,
+        status: 200,
+        fetchedAt: new Date(FETCHED).toISOString(),
+      },
+      'book',
+      1,
+    );
     const saved = JSON.parse(readFileSync(json, 'utf8'));
     assert.equal(saved.status, 200);
     assert.equal(saved.expected.items[0].data.fetched, '2026-12-03T09:41:07.123Z');
@@ -109,6 +173,12 @@ describe('page fields ({ page: url })', () => {
     const { status: _s, fetchedAt: _f, ...old } = saved;
     writeFileSync(json, JSON.stringify({ ...old, savedAt: '2025-01-01T00:00:00.000Z' }));
     const before = await testTaskFile(file);
-    assert.deepEqual(before.results[0]!.changed.map((c) => [c.field, c.actual]), [['status', null], ['fetched', '2025-01-01T00:00:00.000Z']]);
+    assert.deepEqual(
+      before.results[0]!.changed.map((c) => [c.field, c.actual]),
+      [
+        ['status', null],
+        ['fetched', '2025-01-01T00:00:00.000Z'],
+      ],
+    );
   });
 });

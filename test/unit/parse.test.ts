@@ -44,7 +44,10 @@ rules:
     const lines = diagnostics.map(formatDiagnostic);
     assert.equal(diagnostics.length, 4, lines.join('\n'));
     assert.match(lines[0]!, /^bad\.crawl\.yaml:1:7: error: name: 'Bad Name' must be 1-64 lowercase/);
-    assert.match(lines[1]!, /^bad\.crawl\.yaml:7:19: error: rules\[0\]\.follow\[0\]\.selector: '\.a\[' is not a valid CSS selector/);
+    assert.match(
+      lines[1]!,
+      /^bad\.crawl\.yaml:7:19: error: rules\[0\]\.follow\[0\]\.selector: '\.a\[' is not a valid CSS selector/,
+    );
     assert.match(lines[2]!, /^bad\.crawl\.yaml:8:13: error: rules\[0\]\.follow\[0\]\.to: no rule named 'detial'/);
     assert.match(lines[3]!, /^bad\.crawl\.yaml:14:15: error: rules\[1\]\.items\[0\]\.key\[0\]: 'titel' is not a field/);
   });
@@ -68,9 +71,18 @@ rules:
     const { diagnostics } = parseTask(text, 'f.crawl.yaml');
     const lines = diagnostics.map(formatDiagnostic);
     assert.equal(diagnostics.length, 3, lines.join('\n'));
-    assert.match(lines[0]!, /^f\.crawl\.yaml:7:19: error: rules\[0\]\.follow\[0\]\.selector: '\.a\[' is not a valid CSS selector/);
-    assert.match(lines[1]!, /^f\.crawl\.yaml:8:13: error: rules\[0\]\.follow\[0\]\.to: no rule named 'detial'; did you mean 'detail'\?/);
-    assert.match(lines[2]!, /^f\.crawl\.yaml:14:15: error: rules\[1\]\.items\[0\]\.key\[0\]: 'titel' is not a field of this item; did you mean 'title'\?/);
+    assert.match(
+      lines[0]!,
+      /^f\.crawl\.yaml:7:19: error: rules\[0\]\.follow\[0\]\.selector: '\.a\[' is not a valid CSS selector/,
+    );
+    assert.match(
+      lines[1]!,
+      /^f\.crawl\.yaml:8:13: error: rules\[0\]\.follow\[0\]\.to: no rule named 'detial'; did you mean 'detail'\?/,
+    );
+    assert.match(
+      lines[2]!,
+      /^f\.crawl\.yaml:14:15: error: rules\[1\]\.items\[0\]\.key\[0\]: 'titel' is not a field of this item; did you mean 'title'\?/,
+    );
   });
 
   it('names unknown fields at the key and suggests the right one', () => {
@@ -102,7 +114,10 @@ rules:
 `;
     const { diagnostics } = parseTask(text, 'f.yaml');
     const msgs = diagnostics.map((d) => `${d.line}:${d.path}: ${d.message}`);
-    assert.ok(msgs.some((m) => m.startsWith('3:request.timeout:') && m.includes('must be a duration')), msgs.join('\n'));
+    assert.ok(
+      msgs.some((m) => m.startsWith('3:request.timeout:') && m.includes('must be a duration')),
+      msgs.join('\n'),
+    );
     assert.ok(!msgs.some((m) => m.includes('maxBytes')), '5 MB is a valid size');
   });
 
@@ -115,7 +130,12 @@ rules:
 
   it('refuses alias bombs with an error instead of expanding them', () => {
     const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
-    for (let i = 1; i < 10; i++) bomb.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill('*' + String.fromCharCode(96 + i)).join(',')}]`);
+    for (let i = 1; i < 10; i++)
+      bomb.push(
+        `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9)
+          .fill('*' + String.fromCharCode(96 + i))
+          .join(',')}]`,
+      );
     const { task, diagnostics } = parseTask(bomb.join('\n') + '\n', 'bomb.yaml');
     assert.equal(task, null);
     assert.match(diagnostics.map((d) => d.message).join('\n'), /alias/i);

@@ -1,5 +1,14 @@
 import assert from 'node:assert/strict';
-import { formatRedisTarget, joinPasswords, parseRedisTarget, RedisTargetError, splitPasswords, targetFromFlags, type RedisPasswords, type RedisTarget } from '../../src/core/url/redisTarget';
+import {
+  formatRedisTarget,
+  joinPasswords,
+  parseRedisTarget,
+  RedisTargetError,
+  splitPasswords,
+  targetFromFlags,
+  type RedisPasswords,
+  type RedisTarget,
+} from '../../src/core/url/redisTarget';
 import { redactUrl } from '../../src/core/url/redact';
 import { redisTargetFrom } from '../../src/worker/args';
 
@@ -8,26 +17,38 @@ import { redisTargetFrom } from '../../src/worker/args';
 describe('Redis targets', () => {
   describe('parseRedisTarget', () => {
     it('hands redis:// and rediss:// URLs and socket paths to ioredis unchanged', () => {
-      for (const url of ['redis://127.0.0.1:6379', 'rediss://u:p@h:6380/2', '/run/redis.sock']) assert.deepEqual(parseRedisTarget(url), { kind: 'node', url });
+      for (const url of ['redis://127.0.0.1:6379', 'rediss://u:p@h:6380/2', '/run/redis.sock'])
+        assert.deepEqual(parseRedisTarget(url), { kind: 'node', url });
     });
 
-    it('reads sentinels, the master name, the data nodes\' and the sentinels\' credentials and the database', () => {
-      assert.deepEqual(parseRedisTarget('redis+sentinel://crawler:p%40ss%2Fw%3Ard@10.0.0.1:26379,sentinel-b,[::1]:26380/my%20master?db=3&sentinelPassword=s%26cret&sentinelUsername=watch'), {
+    it("reads sentinels, the master name, the data nodes' and the sentinels' credentials and the database", () => {
+      assert.deepEqual(
+        parseRedisTarget(
+          'redis+sentinel://crawler:p%40ss%2Fw%3Ard@10.0.0.1:26379,sentinel-b,[::1]:26380/my%20master?db=3&sentinelPassword=s%26cret&sentinelUsername=watch',
+        ),
+        {
+          kind: 'sentinel',
+          tls: false,
+          sentinels: [
+            { host: '10.0.0.1', port: 26379 },
+            { host: 'sentinel-b', port: 26379 },
+            { host: '::1', port: 26380 },
+          ],
+          masterName: 'my master',
+          db: 3,
+          username: 'crawler',
+          password: 'p@ss/w:rd',
+          sentinelUsername: 'watch',
+          sentinelPassword: 's&cret',
+        },
+      );
+      assert.deepEqual(parseRedisTarget('rediss+sentinel://s1:1/m'), {
         kind: 'sentinel',
-        tls: false,
-        sentinels: [
-          { host: '10.0.0.1', port: 26379 },
-          { host: 'sentinel-b', port: 26379 },
-          { host: '::1', port: 26380 },
-        ],
-        masterName: 'my master',
-        db: 3,
-        username: 'crawler',
-        password: 'p@ss/w:rd',
-        sentinelUsername: 'watch',
-        sentinelPassword: 's&cret',
+        tls: true,
+        sentinels: [{ host: 's1', port: 1 }],
+        masterName: 'm',
+        db: 0,
       });
-      assert.deepEqual(parseRedisTarget('rediss+sentinel://s1:1/m'), { kind: 'sentinel', tls: true, sentinels: [{ host: 's1', port: 1 }], masterName: 'm', db: 0 });
     });
 
     it('reads cluster seed nodes (default port 6379) and the password', () => {
@@ -53,7 +74,10 @@ describe('Redis targets', () => {
         ['redis+sentinel://h/m/2', /master name alone; for a database write \?db=N/],
         ['redis+sentinel://h/m?db=x', /db must be a whole number/],
         ['redis+sentinel://h/m?db=-1', /db must be a whole number/],
-        ['redis+sentinel://h/m?password=x', /unknown parameter 'password': redis\+sentinel:\/\/ takes db, sentinelUsername, sentinelPassword/],
+        [
+          'redis+sentinel://h/m?password=x',
+          /unknown parameter 'password': redis\+sentinel:\/\/ takes db, sentinelUsername, sentinelPassword/,
+        ],
         ['redis+sentinel://h/m?db=1&db=2', /'db' is given more than once/],
         ['redis+sentinel:///m', /no host/],
         ['redis+sentinel://h:0/m', /host 1 of the list is not host:port/],
@@ -65,7 +89,11 @@ describe('Redis targets', () => {
         ['redis+cluster://:p%zz@h', /'%' that is not a percent-encoding/],
       ];
       for (const [text, message] of cases) {
-        assert.throws(() => parseRedisTarget(text), (err: Error) => err instanceof RedisTargetError && message.test(err.message), text);
+        assert.throws(
+          () => parseRedisTarget(text),
+          (err: Error) => err instanceof RedisTargetError && message.test(err.message),
+          text,
+        );
       }
       // Unencoded '/' and '@' in passwords: the error quotes no part of the password.
       for (const [text, secret] of [
@@ -87,9 +115,29 @@ describe('Redis targets', () => {
 
   it('formatRedisTarget writes what parseRedisTarget reads', () => {
     const targets: RedisTarget[] = [
-      { kind: 'sentinel', tls: false, sentinels: [{ host: '10.0.0.1', port: 26379 }, { host: '::1', port: 5 }], masterName: 'm/1 x', db: 2, username: 'u@x', password: 'p@ss:w/rd,&', sentinelPassword: 'a&b=c#d' },
+      {
+        kind: 'sentinel',
+        tls: false,
+        sentinels: [
+          { host: '10.0.0.1', port: 26379 },
+          { host: '::1', port: 5 },
+        ],
+        masterName: 'm/1 x',
+        db: 2,
+        username: 'u@x',
+        password: 'p@ss:w/rd,&',
+        sentinelPassword: 'a&b=c#d',
+      },
       { kind: 'sentinel', tls: true, sentinels: [{ host: 'h', port: 1 }], masterName: 'mymaster', db: 0 },
-      { kind: 'cluster', tls: false, nodes: [{ host: 'a', port: 7000 }, { host: 'b', port: 7001 }], password: 'x' },
+      {
+        kind: 'cluster',
+        tls: false,
+        nodes: [
+          { host: 'a', port: 7000 },
+          { host: 'b', port: 7001 },
+        ],
+        password: 'x',
+      },
       { kind: 'node', url: 'redis://h:1' },
     ];
     for (const t of targets) assert.deepEqual(parseRedisTarget(formatRedisTarget(t)), t);
@@ -97,7 +145,11 @@ describe('Redis targets', () => {
 
   it('splitPasswords and joinPasswords keep passwords apart from the text, for every form', () => {
     const cases: [string, string, RedisPasswords][] = [
-      ['redis+sentinel://u:p%40w@h/m?db=1&sentinelPassword=s%26', 'redis+sentinel://u@h:26379/m?db=1', { password: 'p@w', sentinelPassword: 's&' }],
+      [
+        'redis+sentinel://u:p%40w@h/m?db=1&sentinelPassword=s%26',
+        'redis+sentinel://u@h:26379/m?db=1',
+        { password: 'p@w', sentinelPassword: 's&' },
+      ],
       ['redis+cluster://:pw@h:1,h:2', 'redis+cluster://h:1,h:2', { password: 'pw' }],
       ['redis://:p%2Fw@h:6379/2', 'redis://h:6379/2', { password: 'p/w' }],
       ['redis://h:6379', 'redis://h:6379', {}],
@@ -112,7 +164,15 @@ describe('Redis targets', () => {
   });
 
   it('targetFromFlags: --sentinel with --sentinel-master, --cluster, passwords from the environment', () => {
-    assert.equal(targetFromFlags({ sentinel: '10.0.0.1,10.0.0.2:26380', sentinelMaster: 'mymaster', password: 'p@w', sentinelPassword: 's' }), 'redis+sentinel://:p%40w@10.0.0.1:26379,10.0.0.2:26380/mymaster?sentinelPassword=s');
+    assert.equal(
+      targetFromFlags({
+        sentinel: '10.0.0.1,10.0.0.2:26380',
+        sentinelMaster: 'mymaster',
+        password: 'p@w',
+        sentinelPassword: 's',
+      }),
+      'redis+sentinel://:p%40w@10.0.0.1:26379,10.0.0.2:26380/mymaster?sentinelPassword=s',
+    );
     assert.equal(targetFromFlags({ cluster: 'a:7000,b:7001' }), 'redis+cluster://a:7000,b:7001');
     assert.equal(targetFromFlags({}), null);
     assert.throws(() => targetFromFlags({ sentinel: 'a' }), /--sentinel needs --sentinel-master/);
@@ -122,12 +182,27 @@ describe('Redis targets', () => {
   });
 
   describe('redactUrl on Sentinel and Cluster targets', () => {
-    it('hides the data nodes\' and the sentinels\' passwords, keeps hosts, master, database and user', () => {
-      assert.equal(redactUrl('redis+sentinel://crawler:pw@h1:26379,h2:26379/mymaster?db=2&sentinelPassword=spw'), 'redis+sentinel://crawler:***@h1:26379,h2:26379/mymaster?db=2&sentinelPassword=***');
-      assert.equal(redactUrl('redis+sentinel://h1,h2/m?sentinelUsername=w&sentinelPassword=spw&db=1'), 'redis+sentinel://h1,h2/m?sentinelUsername=w&sentinelPassword=***&db=1');
-      assert.equal(redactUrl('redis+cluster://:pw@127.0.0.1:7000,127.0.0.1:7001'), 'redis+cluster://:***@127.0.0.1:7000,127.0.0.1:7001');
-      assert.equal(redactUrl('redis+cluster://127.0.0.1:7000,127.0.0.1:7001'), 'redis+cluster://127.0.0.1:7000,127.0.0.1:7001');
-      assert.equal(redactUrl('postgres://h/db?sslmode=require&password=x'), 'postgres://h/db?sslmode=require&password=***');
+    it("hides the data nodes' and the sentinels' passwords, keeps hosts, master, database and user", () => {
+      assert.equal(
+        redactUrl('redis+sentinel://crawler:pw@h1:26379,h2:26379/mymaster?db=2&sentinelPassword=spw'),
+        'redis+sentinel://crawler:***@h1:26379,h2:26379/mymaster?db=2&sentinelPassword=***',
+      );
+      assert.equal(
+        redactUrl('redis+sentinel://h1,h2/m?sentinelUsername=w&sentinelPassword=spw&db=1'),
+        'redis+sentinel://h1,h2/m?sentinelUsername=w&sentinelPassword=***&db=1',
+      );
+      assert.equal(
+        redactUrl('redis+cluster://:pw@127.0.0.1:7000,127.0.0.1:7001'),
+        'redis+cluster://:***@127.0.0.1:7000,127.0.0.1:7001',
+      );
+      assert.equal(
+        redactUrl('redis+cluster://127.0.0.1:7000,127.0.0.1:7001'),
+        'redis+cluster://127.0.0.1:7000,127.0.0.1:7001',
+      );
+      assert.equal(
+        redactUrl('postgres://h/db?sslmode=require&password=x'),
+        'postgres://h/db?sslmode=require&password=***',
+      );
     });
 
     it('never prints any part of a password, encoded properly or not', () => {
@@ -155,7 +230,7 @@ describe('Redis targets: messages that say which setting and which part (issue 3
   const captureStderr = (fn: () => void): string => {
     const write = process.stderr.write.bind(process.stderr);
     let out = '';
-    process.stderr.write = ((chunk: string | Uint8Array) => ((out += String(chunk)), true));
+    process.stderr.write = (chunk: string | Uint8Array) => ((out += String(chunk)), true);
     try {
       fn();
     } finally {
@@ -165,7 +240,10 @@ describe('Redis targets: messages that say which setting and which part (issue 3
   };
 
   it('a bad percent-encoding in a redis:// password names --redis or $CRAWL_STUDIO_REDIS and the password, never the password itself', () => {
-    assert.throws(() => parseRedisTarget('redis://:Bad%ZZ@127.0.0.1:6390'), /^RedisTargetError: Redis target redis:\/\/:\*\*\*@127\.0\.0\.1:6390: the password holds a '%' that is not a percent-encoding \(write '%' as %25\)$/);
+    assert.throws(
+      () => parseRedisTarget('redis://:Bad%ZZ@127.0.0.1:6390'),
+      /^RedisTargetError: Redis target redis:\/\/:\*\*\*@127\.0\.0\.1:6390: the password holds a '%' that is not a percent-encoding \(write '%' as %25\)$/,
+    );
     assert.throws(() => parseRedisTarget('rediss://us%ZZer:pw@h:6380'), /the user name holds a '%'/);
     const flag = (() => {
       try {
@@ -175,19 +253,44 @@ describe('Redis targets: messages that say which setting and which part (issue 3
       }
       return '';
     })();
-    assert.match(flag, /^--redis: Redis target redis:\/\/:\*\*\*@127\.0\.0\.1:6390: the password holds a '%' that is not a percent-encoding/);
+    assert.match(
+      flag,
+      /^--redis: Redis target redis:\/\/:\*\*\*@127\.0\.0\.1:6390: the password holds a '%' that is not a percent-encoding/,
+    );
     assert.ok(!flag.includes('Bad'));
-    assert.throws(() => redisTargetFrom({}, { CRAWL_STUDIO_REDIS: 'redis://:Bad%ZZ@127.0.0.1:6390' }), /^RedisTargetError: \$CRAWL_STUDIO_REDIS: Redis target redis:\/\/:\*\*\*@.*: the password holds/);
+    assert.throws(
+      () => redisTargetFrom({}, { CRAWL_STUDIO_REDIS: 'redis://:Bad%ZZ@127.0.0.1:6390' }),
+      /^RedisTargetError: \$CRAWL_STUDIO_REDIS: Redis target redis:\/\/:\*\*\*@.*: the password holds/,
+    );
   });
 
   it('--redis with a password warns that other users can read it, pointing to $CRAWL_STUDIO_REDIS; the environment does not warn', () => {
-    const said = captureStderr(() => assert.equal(redisTargetFrom({ redis: 'redis://:pw@127.0.0.1:6390' }, {}), 'redis://:pw@127.0.0.1:6390'));
-    assert.match(said, /^warning: the --redis URL holds a password, which every user of this machine can read in the process list \(ps, \/proc\/PID\/cmdline\): put the URL in \$CRAWL_STUDIO_REDIS instead/);
+    const said = captureStderr(() =>
+      assert.equal(redisTargetFrom({ redis: 'redis://:pw@127.0.0.1:6390' }, {}), 'redis://:pw@127.0.0.1:6390'),
+    );
+    assert.match(
+      said,
+      /^warning: the --redis URL holds a password, which every user of this machine can read in the process list \(ps, \/proc\/PID\/cmdline\): put the URL in \$CRAWL_STUDIO_REDIS instead/,
+    );
     assert.ok(!said.includes(':pw@'));
-    for (const redis of ['redis+sentinel://:pw@h:26379/m', 'redis+sentinel://h:26379/m?sentinelPassword=s', 'redis+cluster://:pw@h:7000']) {
-      assert.match(captureStderr(() => redisTargetFrom({ redis }, {})), /holds a password/, redis);
+    for (const redis of [
+      'redis+sentinel://:pw@h:26379/m',
+      'redis+sentinel://h:26379/m?sentinelPassword=s',
+      'redis+cluster://:pw@h:7000',
+    ]) {
+      assert.match(
+        captureStderr(() => redisTargetFrom({ redis }, {})),
+        /holds a password/,
+        redis,
+      );
     }
-    assert.equal(captureStderr(() => redisTargetFrom({ redis: 'redis://127.0.0.1:6390' }, {})), '');
-    assert.equal(captureStderr(() => redisTargetFrom({}, { CRAWL_STUDIO_REDIS: 'redis://:pw@127.0.0.1:6390' })), '');
+    assert.equal(
+      captureStderr(() => redisTargetFrom({ redis: 'redis://127.0.0.1:6390' }, {})),
+      '',
+    );
+    assert.equal(
+      captureStderr(() => redisTargetFrom({}, { CRAWL_STUDIO_REDIS: 'redis://:pw@127.0.0.1:6390' })),
+      '',
+    );
   });
 });

@@ -5,7 +5,17 @@ import { describeRunPhase, needsWorkerCount, phaseWord, runPhase } from '../../s
 // Whether a run is alive, from its driver's lease and the workers' beats, not from its meta's "running" (issue 32,
 // item 2: after a window reload every view said "running" with frozen counts).
 
-const run = (state: RunInfo['state'], extra: Partial<RunInfo> = {}): RunInfo => ({ run: 'r1', state, startedAt: 1_000, finishedAt: state === 'finished' || state === 'stopped' ? 9_000 : null, pausedMs: 0, idleSince: null, bucketBits: 12, file: '/w/t.crawl.yaml', ...extra });
+const run = (state: RunInfo['state'], extra: Partial<RunInfo> = {}): RunInfo => ({
+  run: 'r1',
+  state,
+  startedAt: 1_000,
+  finishedAt: state === 'finished' || state === 'stopped' ? 9_000 : null,
+  pausedMs: 0,
+  idleSince: null,
+  bucketBits: 12,
+  file: '/w/t.crawl.yaml',
+  ...extra,
+});
 const holder = { owner: 'o1', front: 'VS Code', host: 'devbox', pid: 4242, since: 1_000 };
 
 describe('run phase (observe/runPhase.ts)', () => {
@@ -18,7 +28,10 @@ describe('run phase (observe/runPhase.ts)', () => {
   it('a running run whose driver died (lease expired, or its pid gone on this machine) is interrupted', () => {
     const gone = runPhase(run('running'), false, { holder, gone: true });
     assert.equal(gone.kind, 'interrupted');
-    assert.match(describeRunPhase(gone), /^Interrupted: its driver, VS Code \(pid 4242, devbox\), is gone\. .*Start Crawl .* resumes it, Stop ends it\.$/);
+    assert.match(
+      describeRunPhase(gone),
+      /^Interrupted: its driver, VS Code \(pid 4242, devbox\), is gone\. .*Start Crawl .* resumes it, Stop ends it\.$/,
+    );
     const expired = runPhase(run('running', { idleSince: 5_000 }), false, null);
     assert.deepEqual(expired, { kind: 'interrupted', since: 5_000, lastDriver: null });
     assert.equal(phaseWord(expired), 'interrupted');
@@ -43,7 +56,7 @@ describe('run phase (observe/runPhase.ts)', () => {
     assert.deepEqual(runPhase(null, false, null), { kind: 'none' });
   });
 
-  it('counts the workers only for a run nobody drives (the driver\'s own polls never read the fleet)', () => {
+  it("counts the workers only for a run nobody drives (the driver's own polls never read the fleet)", () => {
     assert.equal(needsWorkerCount(run('running'), false, { holder, gone: false }), false);
     assert.equal(needsWorkerCount(run('running'), false, { holder, gone: true }), true);
     assert.equal(needsWorkerCount(run('running'), false, null), true);

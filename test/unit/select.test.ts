@@ -20,19 +20,84 @@ const HAND = `<!doctype html><html><head><title>t</title><base href="/x/"></head
 <table><tr><td>1</td><td>2</td></tr><tr><td>3</td></tr></table></body></html>`;
 
 const SELECTORS = [
-  'a', 'li a', 'ul li a', 'div a', 'div div a', 'li > a', 'li > div > a', 'ul > li', 'li + li', 'li ~ li', 'h2', '.card h2', '.card > h2',
-  '.card .card h2', 'div.card', '#main a', '#main', 'a[href]', 'a[href^="/catalogue"]', 'a[rel=next]', '[class~=item]', 'li:not(.sel) a',
-  'li:nth-child(2)', 'li:first-child a', 'td:last-child', 'tr:nth-of-type(2) td', 'a:contains("two")', 'p b', 'b', 'li, h2', 'h2, li a',
-  ':is(h2, b)', 'input[type=checkbox]', 'option', '*', 'body *', 'html body a', 'section div h2', 'article h3 a', '.product_pod h3 a',
-  '.product_pod', 'p.price_color', '.price_color', 'li.next a', 'ul.pager a', '.pager .next a', 'img', 'div p', 'h1', 'title', 'head title',
-  'table td', 'tr > td', 'a:not([href])', 'ol.row li', '.row > li', 'p.star-rating', '[class*="star"]', 'div:empty', 'li:only-child',
+  'a',
+  'li a',
+  'ul li a',
+  'div a',
+  'div div a',
+  'li > a',
+  'li > div > a',
+  'ul > li',
+  'li + li',
+  'li ~ li',
+  'h2',
+  '.card h2',
+  '.card > h2',
+  '.card .card h2',
+  'div.card',
+  '#main a',
+  '#main',
+  'a[href]',
+  'a[href^="/catalogue"]',
+  'a[rel=next]',
+  '[class~=item]',
+  'li:not(.sel) a',
+  'li:nth-child(2)',
+  'li:first-child a',
+  'td:last-child',
+  'tr:nth-of-type(2) td',
+  'a:contains("two")',
+  'p b',
+  'b',
+  'li, h2',
+  'h2, li a',
+  ':is(h2, b)',
+  'input[type=checkbox]',
+  'option',
+  '*',
+  'body *',
+  'html body a',
+  'section div h2',
+  'article h3 a',
+  '.product_pod h3 a',
+  '.product_pod',
+  'p.price_color',
+  '.price_color',
+  'li.next a',
+  'ul.pager a',
+  '.pager .next a',
+  'img',
+  'div p',
+  'h1',
+  'title',
+  'head title',
+  'table td',
+  'tr > td',
+  'a:not([href])',
+  'ol.row li',
+  '.row > li',
+  'p.star-rating',
+  '[class*="star"]',
+  'div:empty',
+  'li:only-child',
   // Through cheerio itself (positionals, :root, :has, a leading combinator): same answers by construction.
-  'li:first', 'li:eq(1) a', 'a:last', ':root', 'li:has(div)', '> li',
+  'li:first',
+  'li:eq(1) a',
+  'a:last',
+  ':root',
+  'li:has(div)',
+  '> li',
 ];
 
 function pages(): [string, string][] {
   const out: [string, string][] = [['hand', HAND]];
-  for (const path of ['/', '/catalogue/page-1.html', '/catalogue/page-2.html', '/catalogue/book-7.html', '/about.html']) {
+  for (const path of [
+    '/',
+    '/catalogue/page-1.html',
+    '/catalogue/page-2.html',
+    '/catalogue/book-7.html',
+    '/about.html',
+  ]) {
     const p = renderPage(path, SITE);
     if (p) out.push([path, p.body]);
   }
@@ -58,9 +123,15 @@ describe('compiled selectors answer what cheerio answers', () => {
           const expected = $(scope).find(sel).toArray();
           const got = findIn(page, scope, sel);
           if (got.length !== expected.length || got.some((g, i) => g !== expected[i])) {
-            assert.fail(`${name}: $(${label(scope)}).find('${sel}') gave ${expected.length} element(s), the compiled query ${got.length}: ${got.map(label).join(' ')}`);
+            assert.fail(
+              `${name}: $(${label(scope)}).find('${sel}') gave ${expected.length} element(s), the compiled query ${got.length}: ${got.map(label).join(' ')}`,
+            );
           }
-          assert.deepEqual(findIn(page, scope, sel, true), expected.slice(0, 1), `${name}: first of $(${label(scope)}).find('${sel}')`);
+          assert.deepEqual(
+            findIn(page, scope, sel, true),
+            expected.slice(0, 1),
+            `${name}: first of $(${label(scope)}).find('${sel}')`,
+          );
           compared++;
         }
       }
@@ -76,7 +147,8 @@ describe('compiled selectors answer what cheerio answers', () => {
       const theirs = $('*').toArray();
       const ours: AnyNode[] = elementsInOrder(page.root);
       assert.equal(ours.length, theirs.length);
-      for (const sel of SELECTORS) assert.deepEqual(order(findInDocument(page, sel), ours), order($(sel).toArray(), theirs), `$('${sel}')`);
+      for (const sel of SELECTORS)
+        assert.deepEqual(order(findInDocument(page, sel), ours), order($(sel).toArray(), theirs), `$('${sel}')`);
     });
   }
 
@@ -84,8 +156,14 @@ describe('compiled selectors answer what cheerio answers', () => {
     const a = cheerio.load(HAND);
     const b = cheerio.load(renderPage('/catalogue/page-1.html', SITE)!.body);
     for (let i = 0; i < 3; i++) {
-      for (const [$, sel] of [[a, 'li a'], [b, 'h3 a'], [a, '.card h2'], [b, 'li a']] as const) {
-        for (const scope of $('li, div, article').toArray()) assert.deepEqual(findIn(HtmlPage.of($), scope, sel), $(scope).find(sel).toArray(), sel);
+      for (const [$, sel] of [
+        [a, 'li a'],
+        [b, 'h3 a'],
+        [a, '.card h2'],
+        [b, 'li a'],
+      ] as const) {
+        for (const scope of $('li, div, article').toArray())
+          assert.deepEqual(findIn(HtmlPage.of($), scope, sel), $(scope).find(sel).toArray(), sel);
       }
     }
   });

@@ -5,7 +5,16 @@ import { nextPollMs } from '../../src/run/session';
 // When a session looks at its run again: at half the time the jobs left should take, never faster than 25 ms,
 // never slower than the configured poll.
 
-const counts = (left: Partial<JobCounts>): JobCounts => ({ frontier: 0, waiting: 0, active: 0, delayed: 0, prioritized: 0, completed: 0, failed: 0, ...left });
+const counts = (left: Partial<JobCounts>): JobCounts => ({
+  frontier: 0,
+  waiting: 0,
+  active: 0,
+  delayed: 0,
+  prioritized: 0,
+  completed: 0,
+  failed: 0,
+  ...left,
+});
 
 describe('session: next poll', () => {
   it('waits the configured poll while there is no rate yet (start-up)', () => {
@@ -17,7 +26,15 @@ describe('session: next poll', () => {
   });
 
   it('counts every unfinished state, not finished ones', () => {
-    assert.equal(nextPollMs(counts({ waiting: 10, active: 10, delayed: 10, prioritized: 10, completed: 1e6, failed: 1e6 }), 'running', 100, 1_000), 200);
+    assert.equal(
+      nextPollMs(
+        counts({ waiting: 10, active: 10, delayed: 10, prioritized: 10, completed: 1e6, failed: 1e6 }),
+        'running',
+        100,
+        1_000,
+      ),
+      200,
+    );
   });
 
   it('a drained queue on a fast crawl: 25 ms, not faster', () => {
@@ -25,7 +42,7 @@ describe('session: next poll', () => {
     assert.equal(nextPollMs(counts({ active: 1 }), 'running', 1_000, 500), 25);
   });
 
-  it('between runs (finished, paused) idles at the configured poll, whatever the last run\'s rate', () => {
+  it("between runs (finished, paused) idles at the configured poll, whatever the last run's rate", () => {
     assert.equal(nextPollMs(counts({}), 'finished', 900, 200), 200);
     assert.equal(nextPollMs(counts({ waiting: 3 }), 'paused', 900, 200), 200);
     assert.equal(nextPollMs(counts({}), undefined, 900, 200), 200);

@@ -33,7 +33,7 @@ const URLSET = `<?xml version="1.0" encoding="UTF-8"?>
 </urlset>`;
 
 describe('sitemap parser', () => {
-  it('reads <url> entries with lastmod, entities and CDATA, and never an extension\'s nested <loc>', () => {
+  it("reads <url> entries with lastmod, entities and CDATA, and never an extension's nested <loc>", () => {
     const { entries, parser } = parseAll(URLSET);
     assert.equal(parser.format, 'urlset');
     assert.deepEqual(entries, [
@@ -44,8 +44,14 @@ describe('sitemap parser', () => {
 
   it('gives the same entries whatever the chunks, one character at a time included', () => {
     const whole = parseAll(URLSET, { alternates: true }).entries;
-    for (const chunk of [1, 2, 7, 64]) assert.deepEqual(parseAll(URLSET, { alternates: true }, chunk).entries, whole, `chunks of ${chunk}`);
-    assert.deepEqual(whole[0], { kind: 'page', loc: 'https://shop.test/a?x=1&y=2', lastmod: '2026-03-01', alternates: ['https://shop.test/de/a', 'https://shop.test/fr/a'] });
+    for (const chunk of [1, 2, 7, 64])
+      assert.deepEqual(parseAll(URLSET, { alternates: true }, chunk).entries, whole, `chunks of ${chunk}`);
+    assert.deepEqual(whole[0], {
+      kind: 'page',
+      loc: 'https://shop.test/a?x=1&y=2',
+      lastmod: '2026-03-01',
+      alternates: ['https://shop.test/de/a', 'https://shop.test/fr/a'],
+    });
   });
 
   it('reads a sitemap index, with a namespace prefix too', () => {
@@ -65,7 +71,11 @@ describe('sitemap parser', () => {
     for (const chunk of [1, 5, text.length]) {
       const { entries, parser } = parseAll(text, {}, chunk);
       assert.equal(parser.format, 'text');
-      assert.deepEqual(entries.map((e) => e.loc), ['https://shop.test/1', 'https://shop.test/2', 'https://shop.test/3'], `chunks of ${chunk}`);
+      assert.deepEqual(
+        entries.map((e) => e.loc),
+        ['https://shop.test/1', 'https://shop.test/2', 'https://shop.test/3'],
+        `chunks of ${chunk}`,
+      );
     }
   });
 
@@ -74,7 +84,10 @@ describe('sitemap parser', () => {
     assert.equal(html.parser.format, null);
     assert.equal(html.parser.root, 'html');
     assert.deepEqual(html.entries, []);
-    assert.equal(parseAll('<rss><channel><item><link>https://x.test/</link></item></channel></rss>').parser.format, null);
+    assert.equal(
+      parseAll('<rss><channel><item><link>https://x.test/</link></item></channel></rss>').parser.format,
+      null,
+    );
   });
 
   it('cuts a giant <loc> or line instead of holding it', () => {
@@ -90,19 +103,55 @@ describe('sitemap parser', () => {
 describe('sitemap parser on hostile input', () => {
   it('never throws and never keeps a <loc> past its cap, whatever the bytes and the chunks', () => {
     let seed = 17;
-    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
-    const pieces = ['<urlset>', '<url>', '<loc>', '</loc>', '</url>', '<sitemapindex>', '<sitemap>', '<lastmod>', '2026-01-01', '<![CDATA[', ']]>', '<!--', '-->', '&amp;', '&#x0;', '&bogus;', '<', '>', '/', '"', "'", 'https://x.test/', 'a'.repeat(5000), '<?xml ?>', '<!DOCTYPE x [<!ENTITY e "eeee">]>', '&e;', '\u0000', '\n', ' '];
+    const rand = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    const pieces = [
+      '<urlset>',
+      '<url>',
+      '<loc>',
+      '</loc>',
+      '</url>',
+      '<sitemapindex>',
+      '<sitemap>',
+      '<lastmod>',
+      '2026-01-01',
+      '<![CDATA[',
+      ']]>',
+      '<!--',
+      '-->',
+      '&amp;',
+      '&#x0;',
+      '&bogus;',
+      '<',
+      '>',
+      '/',
+      '"',
+      "'",
+      'https://x.test/',
+      'a'.repeat(5000),
+      '<?xml ?>',
+      '<!DOCTYPE x [<!ENTITY e "eeee">]>',
+      '&e;',
+      '\u0000',
+      '\n',
+      ' ',
+    ];
     for (let round = 0; round < 300; round++) {
       let text = '';
       for (let i = rand(200); i > 0; i--) text += pieces[rand(pieces.length)];
       const { entries } = parseAll(text, { alternates: true }, 1 + rand(300));
-      for (const e of entries) assert.ok(e.loc.length <= MAX_LOC_CHARS + 1, `round ${round}: a ${e.loc.length}-character <loc>`);
+      for (const e of entries)
+        assert.ok(e.loc.length <= MAX_LOC_CHARS + 1, `round ${round}: a ${e.loc.length}-character <loc>`);
     }
   });
 
   it('expands no entity a DTD declares (no billion laughs)', () => {
-    const { entries } = parseAll('<!DOCTYPE x [<!ENTITY e "eeee">]><urlset><url><loc>https://x.test/&e;</loc></url></urlset>');
-    assert.deepEqual(entries.map((e) => e.loc), ['https://x.test/&e;']);
+    const { entries } = parseAll(
+      '<!DOCTYPE x [<!ENTITY e "eeee">]><urlset><url><loc>https://x.test/&e;</loc></url></urlset>',
+    );
+    assert.deepEqual(
+      entries.map((e) => e.loc),
+      ['https://x.test/&e;'],
+    );
   });
 });
 
@@ -114,7 +163,8 @@ describe('sitemap dates', () => {
     assert.equal(parseLastmod('2026-03-04T10:20Z'), Date.UTC(2026, 2, 4, 10, 20));
     assert.equal(parseLastmod('2026-03-04T10:20:30.123+02:00'), Date.UTC(2026, 2, 4, 8, 20, 30));
     assert.equal(parseLastmod('2026-03-04T10:20:30-0500'), Date.UTC(2026, 2, 4, 15, 20, 30));
-    for (const bad of ['', 'yesterday', '2026-13-01', '2026-02-30', '04/03/2026', '2026-03-04T25:00Z']) assert.equal(parseLastmod(bad), null, bad);
+    for (const bad of ['', 'yesterday', '2026-13-01', '2026-02-30', '04/03/2026', '2026-03-04T25:00Z'])
+      assert.equal(parseLastmod(bad), null, bad);
   });
 
   it('reads `since` as a date or an age counted back from when the sitemap is read', () => {
@@ -146,7 +196,12 @@ rules:
 
 describe('sitemap routing', () => {
   const task = parseTask(TASK, 'sm.crawl.yaml').task!;
-  const page = (loc: string, lastmod: string | null = null, alternates: string[] = []): SitemapEntry => ({ kind: 'page', loc, lastmod, alternates });
+  const page = (loc: string, lastmod: string | null = null, alternates: string[] = []): SitemapEntry => ({
+    kind: 'page',
+    loc,
+    lastmod,
+    alternates,
+  });
 
   it('routes pages to rules by match, drops them like links, and skips what is older than `since`', () => {
     const router = new SitemapRouter({ task, entry: 0, url: 'https://shop.test/sitemap.xml', level: 0, nowMs: 0 });
@@ -167,23 +222,45 @@ describe('sitemap routing', () => {
         ['https://shop.test/p/5', 'product', 0, undefined],
       ],
     );
-    assert.ok(r.links.every((l) => l.sitemap === undefined), 'pages are page jobs');
+    assert.ok(
+      r.links.every((l) => l.sitemap === undefined),
+      'pages are page jobs',
+    );
     assert.deepEqual(r.dropped, { since: 1, 'no-rule': 1, offsite: 1, denied: 1 });
   });
 
   it('sends every page of an entry with `rule` to that rule, alternates included', () => {
     const router = new SitemapRouter({ task, entry: 1, url: 'https://shop.test/index.xml', level: 0, nowMs: 0 });
     const r = router.route([page('https://shop.test/anything', null, ['https://shop.test/de/anything'])]);
-    assert.deepEqual(r.links.map((l) => [l.url, l.rule]), [['https://shop.test/anything', 'product'], ['https://shop.test/de/anything', 'product']]);
+    assert.deepEqual(
+      r.links.map((l) => [l.url, l.rule]),
+      [
+        ['https://shop.test/anything', 'product'],
+        ['https://shop.test/de/anything', 'product'],
+      ],
+    );
   });
 
   it('reads the sitemaps of an index that `follow` names, one level deeper, and stops at the nesting limit', () => {
     const sitemap = (loc: string): SitemapEntry => ({ kind: 'sitemap', loc, lastmod: '2026-03-01' });
     const router = new SitemapRouter({ task, entry: 1, url: 'https://shop.test/index.xml', level: 2, nowMs: 0 });
-    const r = router.route([sitemap('/products-1.xml'), sitemap('/blog.xml'), sitemap('https://elsewhere.test/products-2.xml')]);
-    assert.deepEqual(r.links.map((l) => [l.url, l.sitemap, l.depth, l.lastmod]), [['https://shop.test/products-1.xml', 1, 3, Date.UTC(2026, 2, 1)]]);
+    const r = router.route([
+      sitemap('/products-1.xml'),
+      sitemap('/blog.xml'),
+      sitemap('https://elsewhere.test/products-2.xml'),
+    ]);
+    assert.deepEqual(
+      r.links.map((l) => [l.url, l.sitemap, l.depth, l.lastmod]),
+      [['https://shop.test/products-1.xml', 1, 3, Date.UTC(2026, 2, 1)]],
+    );
     assert.deepEqual(r.dropped, { follow: 1, offsite: 1 });
-    const deepest = new SitemapRouter({ task, entry: 1, url: 'https://shop.test/index.xml', level: MAX_SITEMAP_NESTING, nowMs: 0 });
+    const deepest = new SitemapRouter({
+      task,
+      entry: 1,
+      url: 'https://shop.test/index.xml',
+      level: MAX_SITEMAP_NESTING,
+      nowMs: 0,
+    });
     assert.deepEqual(deepest.route([sitemap('/products-9.xml')]).dropped, { nesting: 1 });
   });
 
@@ -204,11 +281,24 @@ describe('sitemap routing', () => {
   });
 
   it('reads a sitemap on a start host or one `scope.allow` names, even when `allow` names only pages', () => {
-    const allowing = parseTask(`name: a\nstart: [{ sitemap: "https://shop.test/robots.txt" }]\nscope: { allow: ["https://shop.test/p/**", "https://s3.test/shop/**"] }\nrules: [{ name: r }]\n`, 'a.crawl.yaml').task!;
+    const allowing = parseTask(
+      `name: a\nstart: [{ sitemap: "https://shop.test/robots.txt" }]\nscope: { allow: ["https://shop.test/p/**", "https://s3.test/shop/**"] }\nrules: [{ name: r }]\n`,
+      'a.crawl.yaml',
+    ).task!;
     assert.equal(allowing.sitemaps[0]!.robots, true);
-    assert.deepEqual(decideSitemap(allowing, '/sitemap.xml', 'https://shop.test/robots.txt'), { ok: true, url: 'https://shop.test/sitemap.xml', host: 'shop.test' });
+    assert.deepEqual(decideSitemap(allowing, '/sitemap.xml', 'https://shop.test/robots.txt'), {
+      ok: true,
+      url: 'https://shop.test/sitemap.xml',
+      host: 'shop.test',
+    });
     assert.equal(decideSitemap(allowing, 'https://s3.test/shop/sitemap.xml', 'https://shop.test/robots.txt').ok, true);
-    assert.deepEqual(decideSitemap(allowing, 'https://evil.test/sitemap.xml', 'https://shop.test/robots.txt'), { ok: false, reason: 'offsite' });
-    assert.deepEqual(decideSitemap(allowing, 'http://10.0.0.1/sitemap.xml', 'https://shop.test/robots.txt'), { ok: false, reason: 'private' });
+    assert.deepEqual(decideSitemap(allowing, 'https://evil.test/sitemap.xml', 'https://shop.test/robots.txt'), {
+      ok: false,
+      reason: 'offsite',
+    });
+    assert.deepEqual(decideSitemap(allowing, 'http://10.0.0.1/sitemap.xml', 'https://shop.test/robots.txt'), {
+      ok: false,
+      reason: 'private',
+    });
   });
 });

@@ -26,9 +26,23 @@ rules:
       'shop.crawl.yaml',
     );
     assert.deepEqual(diagnostics, []);
-    assert.deepEqual(task!.start.map((s) => s.url), ['https://shop.test/']);
+    assert.deepEqual(
+      task!.start.map((s) => s.url),
+      ['https://shop.test/'],
+    );
     const [robots, index, query] = task!.sitemaps;
-    assert.deepEqual({ ...robots!, follow: [] }, { url: 'https://shop.test/robots.txt', robots: true, rule: null, priority: null, since: null, follow: [], alternates: false });
+    assert.deepEqual(
+      { ...robots!, follow: [] },
+      {
+        url: 'https://shop.test/robots.txt',
+        robots: true,
+        rule: null,
+        priority: null,
+        since: null,
+        follow: [],
+        alternates: false,
+      },
+    );
     assert.equal(index!.rule, 'product');
     assert.equal(index!.priority, 5);
     assert.deepEqual(index!.since, { kind: 'age', ms: 30 * 86_400_000 });
@@ -40,14 +54,20 @@ rules:
   });
 
   it('a task may start from sitemaps alone', () => {
-    const { task, diagnostics } = parseTask('name: s\nstart: [{ sitemap: "https://shop.test/sitemap.xml", rule: r }]\nrules: [{ name: r }]\n', 's.crawl.yaml');
+    const { task, diagnostics } = parseTask(
+      'name: s\nstart: [{ sitemap: "https://shop.test/sitemap.xml", rule: r }]\nrules: [{ name: r }]\n',
+      's.crawl.yaml',
+    );
     assert.deepEqual(diagnostics, []);
     assert.equal(task!.start.length, 0);
     assert.equal(task!.sitemaps.length, 1);
   });
 
-  it('warns when a sitemap\'s pages could reach no rule (no rule, and no rule has match)', () => {
-    const { task, diagnostics } = parseTask('name: s\nstart:\n  - sitemap: https://shop.test/sitemap.xml\nrules: [{ name: page }]\n', 's.crawl.yaml');
+  it("warns when a sitemap's pages could reach no rule (no rule, and no rule has match)", () => {
+    const { task, diagnostics } = parseTask(
+      'name: s\nstart:\n  - sitemap: https://shop.test/sitemap.xml\nrules: [{ name: page }]\n',
+      's.crawl.yaml',
+    );
     assert.ok(task, 'a warning, not an error');
     assert.deepEqual(diagnostics.map(formatDiagnostic), [
       "s.crawl.yaml:3:5: warning: start[0].sitemap: no rule has 'match', so every page this sitemap lists would be dropped (no-rule): add 'rule: page' to the entry, or 'match' to a rule",

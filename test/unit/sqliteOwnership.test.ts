@@ -35,7 +35,14 @@ describe('task file store ownership (issue 22)', () => {
       db.close();
       const before = hash(path);
       const store = new SqliteStore(path, { busyTimeoutMs: 500 });
-      await assert.rejects(store.open(), (err: Error) => err.message.includes(path) && /not a Crawl Studio store/.test(err.message) && /accounts/.test(err.message) && /Nothing was written/.test(err.message));
+      await assert.rejects(
+        store.open(),
+        (err: Error) =>
+          err.message.includes(path) &&
+          /not a Crawl Studio store/.test(err.message) &&
+          /accounts/.test(err.message) &&
+          /Nothing was written/.test(err.message),
+      );
       await store.close();
       assert.equal(hash(path), before, 'the file is unchanged');
       assert.equal(pragma(path, 'user_version'), 7);
@@ -86,15 +93,41 @@ PRAGMA user_version = 1; PRAGMA application_id = ${SQLITE_APPLICATION_ID};`);
       db.close();
       const store = new SqliteStore(path);
       await store.open();
-      const row = { run: 'r1', url: 'https://shop.test/search', rule: 'results', depth: 1, status: 200, fetchedAt: 2000, contentType: 'text/html', bytes: 9 };
-      await store.writeBatch([{ ...row, method: 'POST', body: 'q=shoes' }, { ...row, method: 'GET', body: '' }], [], 'update');
-      assert.equal(await store.countPages(), 2, 'the GET row kept (updated), the POST of the same URL a row of its own');
+      const row = {
+        run: 'r1',
+        url: 'https://shop.test/search',
+        rule: 'results',
+        depth: 1,
+        status: 200,
+        fetchedAt: 2000,
+        contentType: 'text/html',
+        bytes: 9,
+      };
+      await store.writeBatch(
+        [
+          { ...row, method: 'POST', body: 'q=shoes' },
+          { ...row, method: 'GET', body: '' },
+        ],
+        [],
+        'update',
+      );
+      assert.equal(
+        await store.countPages(),
+        2,
+        'the GET row kept (updated), the POST of the same URL a row of its own',
+      );
       await store.close();
       const check = Database(path);
       assert.equal(Number(check.prepare('PRAGMA user_version').get()?.user_version), 3);
       const rows = check.prepare('SELECT method, body, rule FROM pages ORDER BY method').all();
       check.close();
-      assert.deepEqual(rows.map((r) => ({ ...r })), [{ method: 'GET', body: '', rule: 'results' }, { method: 'POST', body: 'q=shoes', rule: 'results' }]);
+      assert.deepEqual(
+        rows.map((r) => ({ ...r })),
+        [
+          { method: 'GET', body: '', rule: 'results' },
+          { method: 'POST', body: 'q=shoes', rule: 'results' },
+        ],
+      );
     });
   });
 });

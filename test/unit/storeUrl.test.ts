@@ -40,7 +40,9 @@ describe('task file store.url (issue 22)', () => {
     for (const secret of ['sec/ret', 'p@ss:w/rd', 'a?b#c d%20e']) {
       it(`encodes a password such as '${secret}' so the URL still points at its host`, () => {
         // $PGHOST names the host the password may go to (issue 35: never to a host only the file names).
-        const r = withEnv({ PGPASSWORD: secret, PGHOST: 'db.example' }, () => parseTask(withStore('postgres://crawler:${PGPASSWORD}@db.example:5432/crawl'), 't.yaml'));
+        const r = withEnv({ PGPASSWORD: secret, PGHOST: 'db.example' }, () =>
+          parseTask(withStore('postgres://crawler:${PGPASSWORD}@db.example:5432/crawl'), 't.yaml'),
+        );
         assert.deepEqual(lines(r), []);
         const target = resolveStoreUrl(r.task!.store.url!);
         assert.equal(target.kind, 'postgres');
@@ -73,7 +75,10 @@ describe('task file store.url (issue 22)', () => {
       assert.equal(r.task, null);
       const all = lines(r);
       assert.equal(all.length, 1, all.join('\n'));
-      assert.match(all[0]!, /^aws\.yaml:4:8: error: store\.url: \$\{AWS_SECRET_ACCESS_KEY\} is not expanded: a task file may use only variables named CRAWL_STUDIO_\*/);
+      assert.match(
+        all[0]!,
+        /^aws\.yaml:4:8: error: store\.url: \$\{AWS_SECRET_ACCESS_KEY\} is not expanded: a task file may use only variables named CRAWL_STUDIO_\*/,
+      );
       assert.ok(!all[0]!.includes('AKIAsecret'));
       const ok = withEnv({ CRAWL_STUDIO_PW: 'pw', PGHOST: 'db.internal', PGPORT: '5433' }, () =>
         parseTask(withStore('postgres://u:${CRAWL_STUDIO_PW}@${PGHOST}:${PGPORT}/db'), 't.yaml'),
@@ -85,7 +90,10 @@ describe('task file store.url (issue 22)', () => {
       const r = withEnv({ PGPORT: 'hunter2' }, () => parseTask(withStore('postgres://u@h:${PGPORT}/db'), 't.yaml'));
       assert.equal(r.task, null);
       const all = lines(r).join('\n');
-      assert.match(all, /store\.url: 'postgres:\/\/u@h:\$\{PGPORT\}\/db' is not a valid URL once its variables are expanded/);
+      assert.match(
+        all,
+        /store\.url: 'postgres:\/\/u@h:\$\{PGPORT\}\/db' is not a valid URL once its variables are expanded/,
+      );
       assert.ok(!all.includes('hunter2'), all);
     });
   });
@@ -108,7 +116,10 @@ describe('task file store.url (issue 22)', () => {
     });
 
     it('keeps the user, host and database of a well-formed URL readable', () => {
-      assert.equal(redactUrl('postgres://crawler:secret@db.example:5432/crawl'), 'postgres://crawler:***@db.example:5432/crawl');
+      assert.equal(
+        redactUrl('postgres://crawler:secret@db.example:5432/crawl'),
+        'postgres://crawler:***@db.example:5432/crawl',
+      );
       assert.equal(redactUrl('redis://127.0.0.1:6379/0'), 'redis://127.0.0.1:6379/0');
       assert.equal(redactUrl('postgresql://u@h/db'), 'postgresql://u@h/db');
     });
@@ -123,15 +134,30 @@ describe('task file store.url (issue 22)', () => {
 
   describe('SQLite store path', () => {
     it("refuses a relative path out of the task file's folder, at the field", () => {
-      for (const url of ['sqlite:../../../other-app/data.db', 'sqlite:.crawl/../../x.sqlite', '../shared.db', 'sqlite://../x.db']) {
+      for (const url of [
+        'sqlite:../../../other-app/data.db',
+        'sqlite:.crawl/../../x.sqlite',
+        '../shared.db',
+        'sqlite://../x.db',
+      ]) {
         const r = parseTask(withStore(url), 'tasks/t.crawl.yaml');
         assert.equal(r.task, null, url);
-        assert.match(lines(r).join('\n'), /^tasks\/t\.crawl\.yaml:4:8: error: store\.url: '.*' points outside the task file's folder/m, url);
+        assert.match(
+          lines(r).join('\n'),
+          /^tasks\/t\.crawl\.yaml:4:8: error: store\.url: '.*' points outside the task file's folder/m,
+          url,
+        );
       }
     });
 
     it('accepts paths inside the folder and absolute paths, given on purpose', () => {
-      for (const url of ['sqlite:.crawl/items.sqlite', 'sqlite:data/../items.db', 'items.sqlite3', 'sqlite:/var/lib/crawl/items.sqlite', 'sqlite:C:/crawl/x.db']) {
+      for (const url of [
+        'sqlite:.crawl/items.sqlite',
+        'sqlite:data/../items.db',
+        'items.sqlite3',
+        'sqlite:/var/lib/crawl/items.sqlite',
+        'sqlite:C:/crawl/x.db',
+      ]) {
         assert.deepEqual(lines(parseTask(withStore(url), 't.yaml')), [], url);
       }
     });
@@ -153,22 +179,45 @@ describe('store URLs: the one parser (core/task/storeUrl.ts)', () => {
     assert.deepEqual(parseStoreUrl('sqlite:.crawl/x.sqlite'), { kind: 'sqlite', path: '.crawl/x.sqlite' });
     assert.deepEqual(parseStoreUrl('sqlite://../x.db'), { kind: 'sqlite', path: '../x.db' });
     assert.deepEqual(parseStoreUrl('items.sqlite3'), { kind: 'sqlite', path: 'items.sqlite3' });
-    assert.deepEqual(parseStoreUrl('postgres://u:pw@h/db?schema=mine&sslmode=require'), { kind: 'postgres', url: 'postgres://u:pw@h/db?sslmode=require', schema: 'mine' });
-    assert.deepEqual(parseStoreUrl('postgresql://u@h/db'), { kind: 'postgres', url: 'postgresql://u@h/db', schema: null });
+    assert.deepEqual(parseStoreUrl('postgres://u:pw@h/db?schema=mine&sslmode=require'), {
+      kind: 'postgres',
+      url: 'postgres://u:pw@h/db?sslmode=require',
+      schema: 'mine',
+    });
+    assert.deepEqual(parseStoreUrl('postgresql://u@h/db'), {
+      kind: 'postgres',
+      url: 'postgresql://u@h/db',
+      schema: null,
+    });
     assert.throws(() => parseStoreUrl(`postgres://h/db?schema=${'s'.repeat(64)}`), /longer than 63 characters/);
-    assert.throws(() => parseStoreUrl('https://u:secret@h/x'), (err: Error) => /unsupported store URL/.test(err.message) && !err.message.includes('secret'));
+    assert.throws(
+      () => parseStoreUrl('https://u:secret@h/x'),
+      (err: Error) => /unsupported store URL/.test(err.message) && !err.message.includes('secret'),
+    );
   });
 
-  it('resolves a relative SQLite path against the caller\'s folder, and names the default schema after the task', () => {
-    assert.deepEqual(resolveStoreUrl('sqlite:.crawl/x.sqlite', { cwd: '/w' }), { kind: 'sqlite', path: '/w/.crawl/x.sqlite' });
-    assert.deepEqual(resolveStoreUrl('postgres://u@h/db', { task: 'shop' }), { kind: 'postgres', url: 'postgres://u@h/db', schema: 'crawl_shop' });
-    assert.deepEqual(resolveStoreUrl('postgres://u@h/db'), { kind: 'postgres', url: 'postgres://u@h/db', schema: 'public' });
+  it("resolves a relative SQLite path against the caller's folder, and names the default schema after the task", () => {
+    assert.deepEqual(resolveStoreUrl('sqlite:.crawl/x.sqlite', { cwd: '/w' }), {
+      kind: 'sqlite',
+      path: '/w/.crawl/x.sqlite',
+    });
+    assert.deepEqual(resolveStoreUrl('postgres://u@h/db', { task: 'shop' }), {
+      kind: 'postgres',
+      url: 'postgres://u@h/db',
+      schema: 'crawl_shop',
+    });
+    assert.deepEqual(resolveStoreUrl('postgres://u@h/db'), {
+      kind: 'postgres',
+      url: 'postgres://u@h/db',
+      schema: 'public',
+    });
   });
 });
 
 describe('task parse: the environment is an argument (src/core reads no process.env)', () => {
   it('expands store.url from the environment it is given, not from process.env', () => {
-    const text = 'name: t\nstart: [https://example.com/]\nstore:\n  url: postgres://u@${PGHOST}/db\nrules:\n  - name: page\n';
+    const text =
+      'name: t\nstart: [https://example.com/]\nstore:\n  url: postgres://u@${PGHOST}/db\nrules:\n  - name: page\n';
     const given = parseCoreTask(text, 't.yaml', { env: { PGHOST: 'db.example' } });
     assert.equal(given.task?.store.url, 'postgres://u@db.example/db');
     const none = parseCoreTask(text, 't.yaml', { env: {} });

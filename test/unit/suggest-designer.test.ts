@@ -35,7 +35,10 @@ describe('designer core', () => {
     it('finds every selector with its source range and context', () => {
       const sites = selectorSites(books);
       const follows = sites.filter((s) => s.kind === 'follow');
-      assert.deepEqual(follows.map((s) => s.selector), ['ul.nav a, li.next a, header a', 'article.product_pod h3 a', 'ul.related a']);
+      assert.deepEqual(
+        follows.map((s) => s.selector),
+        ['ul.nav a, li.next a, header a', 'article.product_pod h3 a', 'ul.related a'],
+      );
       const price = sites.find((s) => s.field === 'price')!;
       assert.equal(price.selector, 'p.price_color');
       assert.equal(price.itemScope, 'article.product_page');
@@ -60,7 +63,8 @@ describe('designer core', () => {
     });
 
     it('works on a file with errors', () => {
-      const text = 'name: Bad Name\nrules:\n  - name: r\n    items:\n      - type: t\n        fields:\n          a: "h1["\n';
+      const text =
+        'name: Bad Name\nrules:\n  - name: r\n    items:\n      - type: t\n        fields:\n          a: "h1["\n';
       const s = selectorSites(text);
       assert.equal(s.find((x) => x.field === 'a')?.selector, 'h1[');
     });
@@ -71,20 +75,37 @@ describe('designer core', () => {
 
     it('numbers elements in document order and highlights what a field reads', () => {
       assert.equal(page.elements.length, page.$('*').length);
-      const text = 'name: t\nstart: [http://127.0.0.1:8737/]\nrules:\n  - name: list\n    items:\n      - type: c\n        scope: article.product_pod\n        fields:\n          title: h3 a\n          links: { selector: a, all: true }\n';
+      const text =
+        'name: t\nstart: [http://127.0.0.1:8737/]\nrules:\n  - name: list\n    items:\n      - type: c\n        scope: article.product_pod\n        fields:\n          title: h3 a\n          links: { selector: a, all: true }\n';
       const sites = selectorSites(text);
-      const title = highlightSite(page, sites.find((s) => s.field === 'title')!, 'x');
+      const title = highlightSite(
+        page,
+        sites.find((s) => s.field === 'title')!,
+        'x',
+      );
       assert.equal(title.count, DEMO_SITE.perPage);
       assert.deepEqual(title.scopes, { matched: DEMO_SITE.perPage, total: DEMO_SITE.perPage });
       assert.ok(title.indices.every((i) => page.elements[i]!.name === 'a'));
-      const links = highlightSite(page, sites.find((s) => s.field === 'links')!, 'x');
+      const links = highlightSite(
+        page,
+        sites.find((s) => s.field === 'links')!,
+        'x',
+      );
       assert.equal(links.count, 2 * DEMO_SITE.perPage, 'all: true reads every match in each scope');
-      const scope = highlightSite(page, sites.find((s) => s.kind === 'scope')!, 'x');
+      const scope = highlightSite(
+        page,
+        sites.find((s) => s.kind === 'scope')!,
+        'x',
+      );
       assert.equal(scope.count, DEMO_SITE.perPage);
     });
 
     it('reports an invalid selector instead of throwing', () => {
-      const h = highlightSite(page, { ...selectorSites('rules:\n  - name: r\n    follow:\n      - selector: "a["\n')[0]! }, 'x');
+      const h = highlightSite(
+        page,
+        { ...selectorSites('rules:\n  - name: r\n    follow:\n      - selector: "a["\n')[0]! },
+        'x',
+      );
       assert.match(h.error ?? '', /not a valid CSS selector/);
       assert.equal(h.count, 0);
     });
@@ -131,12 +152,26 @@ describe('designer core', () => {
     const page = preparePage(bookHtml, `${BASE}/catalogue/book-17.html`);
 
     it('runs the matching rule: items with every field, links kept and dropped with reasons', () => {
-      const r = computePreview({ text: books, file: 'books.crawl.yaml', page, rule: null, cursor: null, lastGood: null });
+      const r = computePreview({
+        text: books,
+        file: 'books.crawl.yaml',
+        page,
+        rule: null,
+        cursor: null,
+        lastGood: null,
+      });
       assert.ok(r.task);
       assert.equal(r.view.rule.name, 'book');
       assert.equal(r.view.rule.reason, 'matched by its `match` patterns');
       assert.equal(r.view.rule.fallback, false);
-      const about = computePreview({ text: books, file: 'b.yaml', page: preparePage('<h1>About</h1>', `${BASE}/about.html`), rule: null, cursor: null, lastGood: null });
+      const about = computePreview({
+        text: books,
+        file: 'b.yaml',
+        page: preparePage('<h1>About</h1>', `${BASE}/about.html`),
+        rule: null,
+        cursor: null,
+        lastGood: null,
+      });
       assert.equal(about.view.rule.name, 'list');
       assert.equal(about.view.rule.fallback, true);
       assert.equal(r.view.items.length, 1);
@@ -151,7 +186,10 @@ describe('designer core', () => {
     });
 
     it('marks missing and empty values', () => {
-      const text = books.replace('upc: td.upc', 'upc: td.nothing-here').replace('tags: { selector: li.tag, all: true }', 'tags: { selector: li.nope, all: true }').replace('key: [upc]', 'key: [title]');
+      const text = books
+        .replace('upc: td.upc', 'upc: td.nothing-here')
+        .replace('tags: { selector: li.tag, all: true }', 'tags: { selector: li.nope, all: true }')
+        .replace('key: [upc]', 'key: [title]');
       const r = computePreview({ text, file: 'b.yaml', page, rule: null, cursor: null, lastGood: null });
       const t = r.view.items[0]!;
       assert.equal(t.rows[0]!.cells[t.columns.indexOf('upc')]!.state, 'missing');
@@ -161,7 +199,14 @@ describe('designer core', () => {
     it('while the file has errors: shows them, and the last valid extraction marked stale', () => {
       const good = computePreview({ text: books, file: 'b.yaml', page, rule: null, cursor: null, lastGood: null });
       const broken = books.replace('title: h1', 'title: "h1["');
-      const r = computePreview({ text: broken, file: 'b.yaml', page, rule: null, cursor: broken.indexOf('"h1["') + 2, lastGood: good.task });
+      const r = computePreview({
+        text: broken,
+        file: 'b.yaml',
+        page,
+        rule: null,
+        cursor: broken.indexOf('"h1["') + 2,
+        lastGood: good.task,
+      });
       assert.equal(r.task, null);
       assert.equal(r.view.stale, true);
       assert.equal(r.view.items[0]!.rows.length, 1);
@@ -172,20 +217,50 @@ describe('designer core', () => {
     it('a start URL gets its rule and depth 0; robots.txt drops links once known', () => {
       const list = preparePage(listHtml, `${BASE}/catalogue/page-1.html`);
       const text = books.replace('start:\n  - http://127.0.0.1:8737/', `start:\n  - ${BASE}/catalogue/page-1.html`);
-      const robots = compileRobots(BASE, { state: 'ok', text: 'User-agent: *\nDisallow: /catalogue/book-1.html\n' }, 'CrawlStudio');
-      const pending = computePreview({ text, file: 'b.yaml', page: list, rule: null, cursor: null, lastGood: null, robots: () => undefined });
+      const robots = compileRobots(
+        BASE,
+        { state: 'ok', text: 'User-agent: *\nDisallow: /catalogue/book-1.html\n' },
+        'CrawlStudio',
+      );
+      const pending = computePreview({
+        text,
+        file: 'b.yaml',
+        page: list,
+        rule: null,
+        cursor: null,
+        lastGood: null,
+        robots: () => undefined,
+      });
       assert.equal(pending.view.rule.reason, 'start URL');
       assert.equal(pending.view.robotsPending, true);
       assert.deepEqual(pending.robotsWanted, [BASE]);
-      const known = computePreview({ text, file: 'b.yaml', page: list, rule: null, cursor: null, lastGood: null, robots: () => robots });
+      const known = computePreview({
+        text,
+        file: 'b.yaml',
+        page: list,
+        rule: null,
+        cursor: null,
+        lastGood: null,
+        robots: () => robots,
+      });
       assert.equal(known.view.robotsPending, false);
       const books1 = known.view.links[1]!;
       assert.ok(books1.dropped.some((d) => d.reason === 'robots' && d.url === `${BASE}/catalogue/book-1.html`));
       assert.equal(books1.keptTotal, DEMO_SITE.perPage - 1);
       // The front page links to page 1 twice (once with a fragment): one of them is a duplicate.
       const home = preparePage(renderPage('/', DEMO_SITE)!.body, `${BASE}/`);
-      const front = computePreview({ text: books, file: 'b.yaml', page: home, rule: null, cursor: null, lastGood: null, robots: () => robots });
-      assert.ok(front.view.links[0]!.dropped.some((d) => d.reason === 'repeat' && d.url === `${BASE}/catalogue/page-1.html`));
+      const front = computePreview({
+        text: books,
+        file: 'b.yaml',
+        page: home,
+        rule: null,
+        cursor: null,
+        lastGood: null,
+        robots: () => robots,
+      });
+      assert.ok(
+        front.view.links[0]!.dropped.some((d) => d.reason === 'repeat' && d.url === `${BASE}/catalogue/page-1.html`),
+      );
     });
 
     it('highlights the selector under the cursor', () => {
@@ -211,9 +286,15 @@ describe('designer core', () => {
       const warnings = zeroMatchWarnings(counts);
       assert.equal(warnings.length, 1);
       assert.equal(text.slice(warnings[0]!.start, warnings[0]!.end), 'td.sku');
-      assert.match(warnings[0]!.message, /'td\.sku' matches 0 elements on http:\/\/127\.0\.0\.1:8737\/catalogue\/book-17\.html/);
+      assert.match(
+        warnings[0]!.message,
+        /'td\.sku' matches 0 elements on http:\/\/127\.0\.0\.1:8737\/catalogue\/book-17\.html/,
+      );
       const hover = countAt(counts, text.indexOf('p.price_color') + 1);
-      assert.match(countMessage(hover!), /`p\.price_color` matches 1 element on .*found in 1 of 1 'article\.product_page' elements/);
+      assert.match(
+        countMessage(hover!),
+        /`p\.price_color` matches 1 element on .*found in 1 of 1 'article\.product_page' elements/,
+      );
     });
   });
 
@@ -234,31 +315,61 @@ describe('designer core', () => {
       const c1 = completionContext(top, top.length)!;
       assert.deepEqual(c1.path, []);
       const top1 = keyCompletions(c1.path, c1.siblings).map((k) => k.key);
-      for (const k of ['canonical', 'politeness', 'request', 'rules', 'scope', 'start', 'store']) assert.ok(top1.includes(k), k);
+      for (const k of ['canonical', 'politeness', 'request', 'rules', 'scope', 'start', 'store'])
+        assert.ok(top1.includes(k), k);
       assert.ok(!top1.includes('name'));
       const rule = 'rules:\n  - name: a\n    fo';
       const c2 = completionContext(rule, rule.length)!;
       assert.deepEqual(c2.path, ['rules', 0]);
       assert.ok(keyCompletions(c2.path, c2.siblings).some((k) => k.key === 'follow' && k.shape === 'list'));
-      const field = 'rules:\n  - name: a\n    items:\n      - type: t\n        fields:\n          price:\n            sel';
+      const field =
+        'rules:\n  - name: a\n    items:\n      - type: t\n        fields:\n          price:\n            sel';
       const c3 = completionContext(field, field.length)!;
       assert.deepEqual(c3.path, ['rules', 0, 'items', 0, 'fields', 'price']);
-      assert.deepEqual(keyCompletions(c3.path, c3.siblings).map((k) => k.key), ['selector', 'page', 'jsonld', 'microdata', 'opengraph', 'attr', 'html', 'all', 'trim', 'regex', 'url', 'required']);
+      assert.deepEqual(
+        keyCompletions(c3.path, c3.siblings).map((k) => k.key),
+        [
+          'selector',
+          'page',
+          'jsonld',
+          'microdata',
+          'opengraph',
+          'attr',
+          'html',
+          'all',
+          'trim',
+          'regex',
+          'url',
+          'required',
+        ],
+      );
       const flow = 'rules:\n  - name: a\n    follow:\n      - { selector: a, ';
       const c4 = completionContext(flow, flow.length)!;
       assert.deepEqual(c4.path, ['rules', 0, 'follow', 0]);
-      assert.deepEqual(keyCompletions(c4.path, c4.siblings).map((k) => k.key), ['attr', 'to', 'priority']);
+      assert.deepEqual(
+        keyCompletions(c4.path, c4.siblings).map((k) => k.key),
+        ['attr', 'to', 'priority'],
+      );
     });
 
     it('values: enums, booleans and rule names', () => {
       const text = 'request:\n  retries:\n    backoff: ';
       const ctx = completionContext(text, text.length)!;
       assert.equal(ctx.kind, 'value');
-      assert.deepEqual(valueCompletions(ctx.path, []).map((v) => v.value), ['exponential', 'fixed']);
+      assert.deepEqual(
+        valueCompletions(ctx.path, []).map((v) => v.value),
+        ['exponential', 'fixed'],
+      );
       const to = 'rules:\n  - name: a\n    follow:\n      - selector: x\n        to: ';
       const c2 = completionContext(to, to.length)!;
-      assert.deepEqual(valueCompletions(c2.path, ['a', 'b']).map((v) => v.value), ['a', 'b']);
-      assert.deepEqual(valueCompletions(['scope', 'allowPrivate'], []).map((v) => v.value), ['true', 'false']);
+      assert.deepEqual(
+        valueCompletions(c2.path, ['a', 'b']).map((v) => v.value),
+        ['a', 'b'],
+      );
+      assert.deepEqual(
+        valueCompletions(['scope', 'allowPrivate'], []).map((v) => v.value),
+        ['true', 'false'],
+      );
     });
 
     it('hovers a key with its description, through $ref', () => {
@@ -283,10 +394,17 @@ describe('designer core', () => {
       // Whatever the selector, the task reads back exactly it, in block and in flow context.
       for (const s of ['a, b', 'x #y', 'a:hover', '- x', '> p', "it's", '[x]', '*', 'a[b="c\\d"]', 'p.x y', '"q"']) {
         for (const fields of [`fields:\n          v: ${yamlScalar(s)}`, `fields: { v: ${yamlScalar(s)} }`]) {
-          const parsed = parseTask(`name: t\nstart: [http://a.com/]\nrules:\n  - name: r\n    items:\n      - type: x\n        ${fields}\n`, 't');
+          const parsed = parseTask(
+            `name: t\nstart: [http://a.com/]\nrules:\n  - name: r\n    items:\n      - type: x\n        ${fields}\n`,
+            't',
+          );
           const field = parsed.task?.rules[0]!.items[0]!.fields[0];
           if (parsed.task) assert.equal(field?.selector, s, fields);
-          else assert.ok(parsed.diagnostics.every((d) => /not a valid CSS selector/.test(d.message)), `${fields}: ${parsed.diagnostics.map((d) => d.message)}`);
+          else
+            assert.ok(
+              parsed.diagnostics.every((d) => /not a valid CSS selector/.test(d.message)),
+              `${fields}: ${parsed.diagnostics.map((d) => d.message)}`,
+            );
         }
       }
     });
@@ -369,23 +487,39 @@ describe('designer core', () => {
     });
 
     it('says nothing it cannot see', () => {
-      const page = preparePage('<html><body><h1>Hi</h1><a href="/a">a</a><nav><a href="/1">1</a><a href="/2">2</a><a href="/3">3</a></nav></body></html>', `${BASE}/`);
+      const page = preparePage(
+        '<html><body><h1>Hi</h1><a href="/a">a</a><nav><a href="/1">1</a><a href="/2">2</a><a href="/3">3</a></nav></body></html>',
+        `${BASE}/`,
+      );
       assert.deepEqual(proposeFollows(page.$, page.finalUrl), { next: null, items: null });
-      const rel = preparePage('<html><body><ul><li><a href="/x">Older</a></li></ul><a rel="next" href="/p2">2</a></body></html>', `${BASE}/`);
+      const rel = preparePage(
+        '<html><body><ul><li><a href="/x">Older</a></li></ul><a rel="next" href="/p2">2</a></body></html>',
+        `${BASE}/`,
+      );
       assert.equal(proposeFollows(rel.$, rel.finalUrl).next?.example, `${BASE}/p2`);
     });
 
     it('scaffolds those rules, without a depth limit, and they keep every page of the list', () => {
       const page = preparePage(listHtml, `${BASE}/catalogue/page-1.html`);
-      const text = scaffoldTask({ name: 'books', start: `${BASE}/catalogue/page-1.html`, follows: proposeFollows(page.$, page.finalUrl) });
+      const text = scaffoldTask({
+        name: 'books',
+        start: `${BASE}/catalogue/page-1.html`,
+        follows: proposeFollows(page.$, page.finalUrl),
+      });
       const { task, diagnostics } = parseTask(text, 'new.crawl.yaml');
       assert.deepEqual(diagnostics, []);
       assert.equal(task!.scope.maxDepth, null, 'no depth limit cuts a pagination');
       assert.ok((task!.scope.maxPages ?? Infinity) >= 500);
-      assert.deepEqual(task!.rules[0]!.follow.map((f) => (f.kind === 'links' ? f.selector : f.kind)), ['li.next a', 'article.product_pod h3 a']);
+      assert.deepEqual(
+        task!.rules[0]!.follow.map((f) => (f.kind === 'links' ? f.selector : f.kind)),
+        ['li.next a', 'article.product_pod h3 a'],
+      );
       const r = computePreview({ text, file: 'new.crawl.yaml', page, rule: null, cursor: null, lastGood: null });
       assert.equal(r.view.diagnostics.length, 0);
-      assert.deepEqual(r.view.links.map((f) => f.keptTotal), [1, DEMO_SITE.perPage]);
+      assert.deepEqual(
+        r.view.links.map((f) => f.keptTotal),
+        [1, DEMO_SITE.perPage],
+      );
     });
   });
 
@@ -393,7 +527,8 @@ describe('designer core', () => {
   describe('selectors near one that matches nothing', () => {
     const page = preparePage(listHtml, `${BASE}/catalogue/page-1.html`);
     const siteOf = (text: string, selector: string) => selectorSites(text).find((x) => x.selector === selector)!;
-    const task = (follow: string, field: string) => `name: t\nstart: [${BASE}/]\nrules:\n  - name: list\n    follow:\n      - { selector: "${follow}", to: list }\n    items:\n      - type: card\n        scope: article.product_pod\n        fields: { price: "${field}" }\n`;
+    const task = (follow: string, field: string) =>
+      `name: t\nstart: [${BASE}/]\nrules:\n  - name: list\n    follow:\n      - { selector: "${follow}", to: list }\n    items:\n      - type: card\n        scope: article.product_pod\n        fields: { price: "${field}" }\n`;
 
     it('fixes a typo in a class with the nearest one the page has, inside the item scope', () => {
       const text = task('li.next a', 'p.prce_color');
@@ -403,7 +538,7 @@ describe('designer core', () => {
       assert.match(s[0].why, /'\.price_color' is on the page/);
     });
 
-    it('leaves a part out, and offers the links a follow rule\'s page shows', () => {
+    it("leaves a part out, and offers the links a follow rule's page shows", () => {
       const text = task('section article.book h3 a', 'p.price_color');
       const s = similarSelectors(page, siteOf(text, 'section article.book h3 a'), 10).map((x) => x.selector);
       assert.ok(s.includes('section article h3 a'), s.join(' | '));
@@ -417,15 +552,36 @@ describe('designer core', () => {
   describe('webview messages', () => {
     it('accepts exactly the known shapes', () => {
       assert.deepEqual(parseWebviewMessage({ type: 'pick', index: 3 }), { type: 'pick', index: 3 });
-      assert.deepEqual(parseWebviewMessage({ type: 'openPage', url: 'https://a.com/x' }), { type: 'openPage', url: 'https://a.com/x' });
+      assert.deepEqual(parseWebviewMessage({ type: 'openPage', url: 'https://a.com/x' }), {
+        type: 'openPage',
+        url: 'https://a.com/x',
+      });
       assert.deepEqual(parseWebviewMessage({ type: 'setRule', rule: null }), { type: 'setRule', rule: null });
-      assert.deepEqual(parseWebviewMessage({ type: 'insert', selector: 'h1', all: false }), { type: 'insert', selector: 'h1', all: false });
+      assert.deepEqual(parseWebviewMessage({ type: 'insert', selector: 'h1', all: false }), {
+        type: 'insert',
+        selector: 'h1',
+        all: false,
+      });
       for (const bad of [
-        null, 'pick', [], {}, { type: 'pick' }, { type: 'pick', index: -1 }, { type: 'pick', index: 1.5 }, { type: 'pick', index: '3' },
-        { type: 'pick', index: 1, extra: true }, { type: 'openPage', url: 'file:///etc/passwd' }, { type: 'openPage', url: 'javascript:alert(1)' },
-        { type: 'openPage', url: 'x'.repeat(3000) }, { type: 'setRule', rule: '../x' }, { type: 'setImages', allowed: 'yes' },
-        { type: 'insert', selector: 'a\nb: c', all: false }, { type: 'insert', selector: '', all: false }, { type: 'insert', selector: 'h1' },
-        { type: 'eval', code: '1' }, { type: 'ready', x: 1 },
+        null,
+        'pick',
+        [],
+        {},
+        { type: 'pick' },
+        { type: 'pick', index: -1 },
+        { type: 'pick', index: 1.5 },
+        { type: 'pick', index: '3' },
+        { type: 'pick', index: 1, extra: true },
+        { type: 'openPage', url: 'file:///etc/passwd' },
+        { type: 'openPage', url: 'javascript:alert(1)' },
+        { type: 'openPage', url: 'x'.repeat(3000) },
+        { type: 'setRule', rule: '../x' },
+        { type: 'setImages', allowed: 'yes' },
+        { type: 'insert', selector: 'a\nb: c', all: false },
+        { type: 'insert', selector: '', all: false },
+        { type: 'insert', selector: 'h1' },
+        { type: 'eval', code: '1' },
+        { type: 'ready', x: 1 },
       ]) {
         assert.equal(parseWebviewMessage(bad), null, JSON.stringify(bad));
       }
@@ -441,12 +597,26 @@ describe('designer core', () => {
       const cache = pageCacheDir(join(dir, 'books.crawl.yaml'));
       assert.equal(cache, join(dir, '.crawl', 'pages'));
       assert.deepEqual(await listPages(cache), []);
-      const meta = { url: `${BASE}/`, finalUrl: `${BASE}/`, status: 200, contentType: 'text/html', bytes: 10, redirects: 0, fetchedAt: '2024-01-01T00:00:00.000Z' };
+      const meta = {
+        url: `${BASE}/`,
+        finalUrl: `${BASE}/`,
+        status: 200,
+        contentType: 'text/html',
+        bytes: 10,
+        redirects: 0,
+        fetchedAt: '2024-01-01T00:00:00.000Z',
+      };
       await savePage(cache, { meta, html: '<h1>a</h1>' });
-      await savePage(cache, { meta: { ...meta, url: `${BASE}/b`, fetchedAt: '2024-01-02T00:00:00.000Z' }, html: '<h1>b</h1>' });
+      await savePage(cache, {
+        meta: { ...meta, url: `${BASE}/b`, fetchedAt: '2024-01-02T00:00:00.000Z' },
+        html: '<h1>b</h1>',
+      });
       assert.equal((await loadPage(cache, `${BASE}/`))?.html, '<h1>a</h1>');
       assert.equal(await loadPage(cache, `${BASE}/nope`), null);
-      assert.deepEqual((await listPages(cache)).map((m) => m.url), [`${BASE}/b`, `${BASE}/`]);
+      assert.deepEqual(
+        (await listPages(cache)).map((m) => m.url),
+        [`${BASE}/b`, `${BASE}/`],
+      );
       await setPageRule(cache, `${BASE}/`, 'list');
       assert.equal((await loadPage(cache, `${BASE}/`))?.meta.rule, 'list');
     });
@@ -455,7 +625,19 @@ describe('designer core', () => {
       const file = join(dir, 'books.crawl.yaml');
       writeFileSync(file, books);
       const task = parseTask(books, file).task!;
-      const json = await saveFixture(file, task, { url: `${BASE}/catalogue/book-17.html`, finalUrl: `${BASE}/catalogue/book-17.html`, html: bookHtml, status: 200, fetchedAt: '2026-01-02T03:04:05.000Z' }, 'book', 1);
+      const json = await saveFixture(
+        file,
+        task,
+        {
+          url: `${BASE}/catalogue/book-17.html`,
+          finalUrl: `${BASE}/catalogue/book-17.html`,
+          html: bookHtml,
+          status: 200,
+          fetchedAt: '2026-01-02T03:04:05.000Z',
+        },
+        'book',
+        1,
+      );
       assert.ok(json.startsWith(fixtureDir(file, 'books')));
       const ok = await testTaskFile(file);
       assert.equal(ok.ok, true, formatTestReport(ok));
@@ -488,8 +670,15 @@ describe('designer core', () => {
 
     it('pairs hash-keyed items by position and lists added and removed ones', () => {
       const item = (title: string) => ({ type: 'p', key: `#${title}`, data: { title } });
-      const r = compareOutcome({ name: 'f', url: 'u', rule: 'r' }, { items: [item('a'), item('b')], problems: [], links: [] }, { items: [item('a'), item('c'), item('d')], problems: [], links: [{ url: 'x', rule: 'r' }] });
-      assert.deepEqual(r.changed.map((c) => [c.field, c.expected, c.actual]), [['title', 'b', 'c']]);
+      const r = compareOutcome(
+        { name: 'f', url: 'u', rule: 'r' },
+        { items: [item('a'), item('b')], problems: [], links: [] },
+        { items: [item('a'), item('c'), item('d')], problems: [], links: [{ url: 'x', rule: 'r' }] },
+      );
+      assert.deepEqual(
+        r.changed.map((c) => [c.field, c.expected, c.actual]),
+        [['title', 'b', 'c']],
+      );
       assert.deepEqual(r.addedItems, ['p #3']);
       assert.deepEqual(r.addedLinks, ['x -> r']);
       assert.equal(r.ok, false);

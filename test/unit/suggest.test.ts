@@ -3,7 +3,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as cheerio from 'cheerio/slim';
 import type { Element } from 'domhandler';
-import { classKind, closestMatching, looksGenerated, suggestSelector, type SelectorSuggestion } from '../../src/core/extract/suggest';
+import {
+  classKind,
+  closestMatching,
+  looksGenerated,
+  suggestSelector,
+  type SelectorSuggestion,
+} from '../../src/core/extract/suggest';
 import { DEMO_SITE, renderPage } from '../../src/demo/site';
 
 // The picker's suggestions on pages shaped like real sites: a shop grid with CSS-in-JS class soup, a
@@ -29,10 +35,33 @@ function suggest($: cheerio.CheerioAPI, selector: string, nth = 0, scopeSelector
 describe('selector suggestion', () => {
   describe('names', () => {
     it('treats machine-made class names and ids as unusable', () => {
-      for (const t of ['css-1x9v3kq', 'sc-bdfBwQ', 'kgBfvc', 'Price_wrap__x7Ka2', '_3xYz1', 'post-48213', 'ember402', 'ng-star-inserted', 'radix-:r1:', 'md:flex', 'w-1/2', 'jsx-2923']) {
+      for (const t of [
+        'css-1x9v3kq',
+        'sc-bdfBwQ',
+        'kgBfvc',
+        'Price_wrap__x7Ka2',
+        '_3xYz1',
+        'post-48213',
+        'ember402',
+        'ng-star-inserted',
+        'radix-:r1:',
+        'md:flex',
+        'w-1/2',
+        'jsx-2923',
+      ]) {
         assert.equal(looksGenerated(t), true, t);
       }
-      for (const t of ['product_pod', 'price_color', 'product-card__title', 'entry-title', 'main-nav', 'h2', 'col2', 'btn-primary', 'comment-author']) {
+      for (const t of [
+        'product_pod',
+        'price_color',
+        'product-card__title',
+        'entry-title',
+        'main-nav',
+        'h2',
+        'col2',
+        'btn-primary',
+        'comment-author',
+      ]) {
         assert.equal(looksGenerated(t), false, t);
       }
     });
@@ -99,7 +128,8 @@ describe('selector suggestion', () => {
     it('never uses css-in-js or css-module class names', () => {
       for (const sel of ['h2.product-card__title', 'span.price', 'a.product-card__link', 'button']) {
         const s = suggest($, sel, 1);
-        for (const c of [s.selector, s.unique.selector, s.list?.selector ?? '']) assert.doesNotMatch(c, /css-|sc-|__x7Ka2|kgBfvc/, c);
+        for (const c of [s.selector, s.unique.selector, s.list?.selector ?? ''])
+          assert.doesNotMatch(c, /css-|sc-|__x7Ka2|kgBfvc/, c);
       }
     });
 
@@ -181,7 +211,12 @@ describe('selector suggestion', () => {
       const s = suggest($, '#rates tbody td', 6); // row 2, column 3
       assert.equal(s.kind, 'list');
       assert.equal(s.count, 5);
-      assert.deepEqual($(s.selector).toArray().map((e) => $(e).text()), ['1.0842', '0.7931', '151.32', '0.9012', '10.611']);
+      assert.deepEqual(
+        $(s.selector)
+          .toArray()
+          .map((e) => $(e).text()),
+        ['1.0842', '0.7931', '151.32', '0.9012', '10.611'],
+      );
     });
 
     it('a data cell relative to its row', () => {
@@ -224,7 +259,9 @@ describe('selector suggestion', () => {
 
   describe('invariants on every element of every page', () => {
     const pages: Array<[string, cheerio.CheerioAPI]> = [
-      ...['shop-list.html', 'article.html', 'table.html', 'nav.html'].map((n) => [n, page(n)] as [string, cheerio.CheerioAPI]),
+      ...['shop-list.html', 'article.html', 'table.html', 'nav.html'].map(
+        (n) => [n, page(n)] as [string, cheerio.CheerioAPI],
+      ),
       ['demo book', cheerio.load(renderPage('/catalogue/book-3.html', DEMO_SITE)!.body)],
     ];
     for (const [name, $] of pages) {

@@ -13,15 +13,24 @@ describe('task file bounds (issue 22)', () => {
       const long = 'https://example.com/' + 'a'.repeat(2100);
       const r = parseTask(`name: t\nstart:\n  - https://example.com/\n  - ${long}\nrules:\n  - name: r\n`, 't.yaml');
       assert.equal(r.task, null);
-      assert.match(lines(r).join('\n'), /^t\.yaml:4:5: error: start\[1\]: '.*' is 2120 characters long; the crawler refuses URLs over 2048/m);
+      assert.match(
+        lines(r).join('\n'),
+        /^t\.yaml:4:5: error: start\[1\]: '.*' is 2120 characters long; the crawler refuses URLs over 2048/m,
+      );
     });
 
     it('counts links dropped for their length on a page, by reason', () => {
-      const { task: t } = parseTask(`name: t\nstart: [https://example.com/]\nrules:\n  - name: r\n    match: ["**"]\n    follow: [{ selector: a }]\n`, 't.yaml');
+      const { task: t } = parseTask(
+        `name: t\nstart: [https://example.com/]\nrules:\n  - name: r\n    match: ["**"]\n    follow: [{ selector: a }]\n`,
+        't.yaml',
+      );
       const html = `<a href="/ok">ok</a><a href="/${'x'.repeat(2100)}">long</a>`;
       const out = analysePage(t!, { url: 'https://example.com/', html, rule: t!.rules[0]!, depth: 0 });
       assert.equal(out.kept.length, 1);
-      assert.deepEqual(out.dropped.map((d) => d.reason), ['too-long']);
+      assert.deepEqual(
+        out.dropped.map((d) => d.reason),
+        ['too-long'],
+      );
     });
 
     it(`refuses more than ${MAX_START_URLS} start URLs, pointing to the queue for bulk URLs`, () => {
@@ -30,7 +39,10 @@ describe('task file bounds (issue 22)', () => {
       assert.equal(r.task, null);
       const all = lines(r);
       assert.equal(all.length, 1, all.slice(0, 3).join('\n'));
-      assert.match(all[0]!, /^t\.yaml:3:3: error: start: 10001 start URLs, more than the 10000 a task file may list; .*crawl-studio enqueue/);
+      assert.match(
+        all[0]!,
+        /^t\.yaml:3:3: error: start: 10001 start URLs, more than the 10000 a task file may list; .*crawl-studio enqueue/,
+      );
     });
 
     it(`refuses a file over ${MAX_TASK_FILE_CHARS / 1024 / 1024} MB before parsing it`, () => {
@@ -39,7 +51,10 @@ describe('task file bounds (issue 22)', () => {
       const r = parseTask(text, 'big.yaml');
       assert.equal(r.task, null);
       assert.equal(lines(r).length, 1, lines(r).join('\n').slice(0, 400));
-      assert.match(lines(r)[0]!, /^big\.yaml:1:1: error: the file is 5\.0 MB, more than the 5 MB a task file may be; .*crawl-studio enqueue/);
+      assert.match(
+        lines(r)[0]!,
+        /^big\.yaml:1:1: error: the file is 5\.0 MB, more than the 5 MB a task file may be; .*crawl-studio enqueue/,
+      );
     });
   });
 });

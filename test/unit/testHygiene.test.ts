@@ -36,7 +36,13 @@ function offending(re: RegExp, except: readonly string[] = []): string[] {
 
 describe('the test suite keeps its own rules (issue 34)', () => {
   it('skips only through skipBecause (test/support/skip.ts), which says why and fails in CI', () => {
-    assert.deepEqual(offending(/\b(this|ctx)\.skip\(\)|\b(it|describe|context)\.skip\(|\bx(it|describe)\(/, ['test/support/skip.ts', 'test/unit/testHygiene.test.ts']), []);
+    assert.deepEqual(
+      offending(/\b(this|ctx)\.skip\(\)|\b(it|describe|context)\.skip\(|\bx(it|describe)\(/, [
+        'test/support/skip.ts',
+        'test/unit/testHygiene.test.ts',
+      ]),
+      [],
+    );
   });
 
   it('asserts no wall-clock duration (Date.now() or performance.now() differences)', () => {

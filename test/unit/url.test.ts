@@ -52,17 +52,77 @@ describe('URL canonicalisation: remembered results', () => {
   // canonicalize remembers results by a key (the URL; the base's authority or directory and the reference). With a
   // fresh options object nothing is remembered, so each answer below is compared with the computed one.
   const bases = [
-    'http://x.com/dir/page.html', 'http://x.com/other/', 'https://x.com/dir/', 'http://x.com:8080/d/', 'http://X.COM:80/d/e',
-    'http://u:p@x.com/d/', 'http://x.com', 'http://x.com?q', 'http://y.com/a/b/c', 'http://x.com\\d/', ' http://x.com/d/', undefined,
-    'http://x.com/dir/other.html?a=1', 'http://x.com/dir/', 'http://x.com/dir', 'http://x.com/dir/sub/page', 'https://x.com/dir/page.html',
-    'http://x.com/d%2Fe/f', 'http://x.com/a/./b/../c/p', 'ftp://x.com/dir/', 'http://x.com/dir/page.html#frag', 'http://x.com/di\tr/p',
+    'http://x.com/dir/page.html',
+    'http://x.com/other/',
+    'https://x.com/dir/',
+    'http://x.com:8080/d/',
+    'http://X.COM:80/d/e',
+    'http://u:p@x.com/d/',
+    'http://x.com',
+    'http://x.com?q',
+    'http://y.com/a/b/c',
+    'http://x.com\\d/',
+    ' http://x.com/d/',
+    undefined,
+    'http://x.com/dir/other.html?a=1',
+    'http://x.com/dir/',
+    'http://x.com/dir',
+    'http://x.com/dir/sub/page',
+    'https://x.com/dir/page.html',
+    'http://x.com/d%2Fe/f',
+    'http://x.com/a/./b/../c/p',
+    'ftp://x.com/dir/',
+    'http://x.com/dir/page.html#frag',
+    'http://x.com/di\tr/p',
   ];
   const hrefs = [
-    '/', '/a', '/a?b=1&a=2', '/a#x', '/%7Ea/%2f', '/a/../b/./c', '/ref?ref=1&z=2&src=3', ' /a ', '/a\tb', '/a\\b', '/\\x.com/a',
-    '//x.com/a', '\\\\x.com/a', 'a/b', '../c', './d', '?q=1', '#f', '', 'http://X.com:80/a#f', 'HTTP://x.com/%7Ea?b&a',
-    'https://x.com/', 'http://u:p@x.com/', 'http:/x', 'http:x', 'mailto:x@y.z', 'javascript:void(0)', 'http://[::1]/', 'http://bücher.example/',
-    'page-2.html', 'book-21.html?ref=list&src=p2', 'sub/x.html', '../up.html', '../../../top', 'a:b', 'https:rel', 'ftp:x', 'ws:y', 'file:z',
-    'x\u0001?q', '\u0001?q', 'p\nq', '%2e%2e/x', '.', '..', 'c:\\\\windows', 'data:text/html,hi',
+    '/',
+    '/a',
+    '/a?b=1&a=2',
+    '/a#x',
+    '/%7Ea/%2f',
+    '/a/../b/./c',
+    '/ref?ref=1&z=2&src=3',
+    ' /a ',
+    '/a\tb',
+    '/a\\b',
+    '/\\x.com/a',
+    '//x.com/a',
+    '\\\\x.com/a',
+    'a/b',
+    '../c',
+    './d',
+    '?q=1',
+    '#f',
+    '',
+    'http://X.com:80/a#f',
+    'HTTP://x.com/%7Ea?b&a',
+    'https://x.com/',
+    'http://u:p@x.com/',
+    'http:/x',
+    'http:x',
+    'mailto:x@y.z',
+    'javascript:void(0)',
+    'http://[::1]/',
+    'http://bücher.example/',
+    'page-2.html',
+    'book-21.html?ref=list&src=p2',
+    'sub/x.html',
+    '../up.html',
+    '../../../top',
+    'a:b',
+    'https:rel',
+    'ftp:x',
+    'ws:y',
+    'file:z',
+    'x\u0001?q',
+    '\u0001?q',
+    'p\nq',
+    '%2e%2e/x',
+    '.',
+    '..',
+    'c:\\\\windows',
+    'data:text/html,hi',
   ];
   const o = { sortQuery: true, stripTrailingSlash: true, dropParams: [globToRegExp('ref'), globToRegExp('src')] };
 
@@ -70,7 +130,30 @@ describe('URL canonicalisation: remembered results', () => {
     const cases: [string, string | undefined][] = [];
     for (const b of bases) for (const h of hrefs) cases.push([h, b]);
     // Random references too: the characters URL parsing treats specially, in any order.
-    const alphabet = ['/', '\\', '?', '#', '.', '..', ':', '%2e', '%7E', 'a', 'B', '=', '&', ' ', '\t', '@', 'x.com', 'http:', 'https:', '//', '\u0001', 'ws:'];
+    const alphabet = [
+      '/',
+      '\\',
+      '?',
+      '#',
+      '.',
+      '..',
+      ':',
+      '%2e',
+      '%7E',
+      'a',
+      'B',
+      '=',
+      '&',
+      ' ',
+      '\t',
+      '@',
+      'x.com',
+      'http:',
+      'https:',
+      '//',
+      '\u0001',
+      'ws:',
+    ];
     let seed = 7;
     const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
     for (let i = 0; i < 6_000; i++) {
@@ -111,14 +194,20 @@ describe('URL patterns', () => {
     assert.ok(!author.test('http://127.0.0.1:8080/author/a/b'), '* stays within a segment');
     const one = compileUrlPattern('/1/').regex;
     assert.ok(one.test('http://127.0.0.1/1/'));
-    assert.ok(!one.test('http://127.0.0.1/author/x'), '"/1/" is the path /1/, not the regex 1 (which matched every URL on 127.0.0.1)');
+    assert.ok(
+      !one.test('http://127.0.0.1/author/x'),
+      '"/1/" is the path /1/, not the regex 1 (which matched every URL on 127.0.0.1)',
+    );
     const page = compileUrlPattern('/page/*/').regex;
     assert.ok(page.test('http://h/page/2/'));
     assert.ok(!page.test('http://h/pag'), '"/page/*/" is not the regex page/*');
     assert.ok(compileUrlPattern('/**').regex.test('http://h/a/b?c=d'));
   });
   it('an old /regex/ is refused with the re: form to write instead', () => {
-    assert.throws(() => compileUrlPattern('/book-\\d+/'), /'\/book-\\d\+\/' starts with '\/', so it is a path glob now, .*write it as 're:book-\\d\+'/);
+    assert.throws(
+      () => compileUrlPattern('/book-\\d+/'),
+      /'\/book-\\d\+\/' starts with '\/', so it is a path glob now, .*write it as 're:book-\\d\+'/,
+    );
     assert.throws(() => compileUrlPattern('/book/i'), /flags are not supported/);
   });
 });
@@ -145,7 +234,10 @@ rules: [{ name: r }]
     assert.equal(decide('page.html', 3), 'depth');
   });
   it('never lets a page steer the crawl to private addresses off the start host', () => {
-    const { task: t2 } = parseTask(`name: t\nstart: [http://127.0.0.1:8737/]\nscope: { allow: ["**"] }\nrules: [{ name: r }]\n`, 't.yaml');
+    const { task: t2 } = parseTask(
+      `name: t\nstart: [http://127.0.0.1:8737/]\nscope: { allow: ["**"] }\nrules: [{ name: r }]\n`,
+      't.yaml',
+    );
     const d = (href: string) => {
       const r = decideLink(t2!, href, 'http://127.0.0.1:8737/', 1);
       return r.ok ? 'ok' : r.reason;
@@ -159,19 +251,23 @@ rules: [{ name: r }]
     assert.equal(d('https://example.com/'), 'ok');
   });
   it('a start host is host and port: another port of it is another host (issue 30)', () => {
-    const { task: t3 } = parseTask(`name: t\nstart: [http://shop.example:8080/, http://127.0.0.1:8737/]\nrules: [{ name: r }]\n`, 't.yaml');
+    const { task: t3 } = parseTask(
+      `name: t\nstart: [http://shop.example:8080/, http://127.0.0.1:8737/]\nrules: [{ name: r }]\n`,
+      't.yaml',
+    );
     const d = (href: string) => {
       const r = decideLink(t3!, href, 'http://shop.example:8080/', 1);
       return r.ok ? 'ok' : r.reason;
     };
     assert.equal(d('http://shop.example:8080/a'), 'ok');
-    assert.equal(d('http://shop.example/a'), 'offsite', 'port 80 is not the start URL\'s 8080');
+    assert.equal(d('http://shop.example/a'), 'offsite', "port 80 is not the start URL's 8080");
     assert.equal(d('http://shop.example:8081/a'), 'offsite');
     assert.equal(d('http://127.0.0.1:8737/a'), 'ok', 'a private start host is allowed on its own port');
     assert.equal(d('http://127.0.0.1:8738/a'), 'private', 'and on no other');
   });
   it('classifies addresses', () => {
-    for (const a of ['127.0.0.1', '10.0.0.1', '192.168.1.1', '172.16.0.1', '::1', 'fd00::1', '::ffff:127.0.0.1']) assert.ok(isPrivateAddress(a), a);
+    for (const a of ['127.0.0.1', '10.0.0.1', '192.168.1.1', '172.16.0.1', '::1', 'fd00::1', '::ffff:127.0.0.1'])
+      assert.ok(isPrivateAddress(a), a);
     for (const a of ['8.8.8.8', '1.1.1.1', '2606:4700::1111']) assert.ok(!isPrivateAddress(a), a);
   });
 });
@@ -197,6 +293,9 @@ describe('dedup slots', () => {
       assert.equal(fingerprint(url), want.readBigUInt64BE(0), url);
       assert.equal(fingerprintHex(url), want.subarray(0, 8).toString('hex'), url);
     }
-    assert.deepEqual(seenSlot('http://a.com/', 12), { bucket: Number(fingerprint('http://a.com/') >> 52n), member: (fingerprint('http://a.com/') & ((1n << 63n) - 1n)).toString() });
+    assert.deepEqual(seenSlot('http://a.com/', 12), {
+      bucket: Number(fingerprint('http://a.com/') >> 52n),
+      member: (fingerprint('http://a.com/') & ((1n << 63n) - 1n)).toString(),
+    });
   });
 });

@@ -6,16 +6,22 @@ describe('an unexpected worker exit, said', () => {
     const lines = [
       '[info] worker started for shop (concurrency 4)',
       'file:///x/dist/worker.js:10',
-      'TypeError: Cannot read properties of undefined (reading \'url\')',
+      "TypeError: Cannot read properties of undefined (reading 'url')",
       '    at handle (file:///x/dist/worker.js:10:5)',
       '    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)',
     ];
     assert.equal(workerExitCause(lines), "TypeError: Cannot read properties of undefined (reading 'url')");
-    assert.equal(workerExitMessage(7, 1, null, lines), "worker 7 exited unexpectedly (code 1): TypeError: Cannot read properties of undefined (reading 'url')");
+    assert.equal(
+      workerExitMessage(7, 1, null, lines),
+      "worker 7 exited unexpectedly (code 1): TypeError: Cannot read properties of undefined (reading 'url')",
+    );
   });
 
   it('a tagged error line is a cause without its tag', () => {
-    assert.equal(workerExitCause(['[info] worker started', '[error] store: disk full', '[info] closing']), 'store: disk full');
+    assert.equal(
+      workerExitCause(['[info] worker started', '[error] store: disk full', '[info] closing']),
+      'store: disk full',
+    );
   });
 
   it('a worker killed after its start-up line says it printed no error, never quoting that line', () => {
@@ -28,6 +34,9 @@ describe('an unexpected worker exit, said', () => {
 
   it('a report for a terminal adds the last five lines below the message', () => {
     const lines = ['a', 'b', 'c', 'd', 'e', '[error] boom'];
-    assert.equal(workerExitReport(1, 1, null, lines), 'worker 1 exited unexpectedly (code 1): boom; last lines:\n  b\n  c\n  d\n  e\n  [error] boom');
+    assert.equal(
+      workerExitReport(1, 1, null, lines),
+      'worker 1 exited unexpectedly (code 1): boom; last lines:\n  b\n  c\n  d\n  e\n  [error] boom',
+    );
   });
 });

@@ -3,7 +3,15 @@ import type { RunChangeCounts } from '../../core/history/diff';
 import { groupDigits as n } from '../../core/units';
 import { storeUrlFor } from '../../run/storeAttachment';
 import type { Writable } from 'node:stream';
-import { changeRecord, changesSince, exportChanges, openStore, type ChangeReport, type ItemChange, type ItemStore } from '../../store';
+import {
+  changeRecord,
+  changesSince,
+  exportChanges,
+  openStore,
+  type ChangeReport,
+  type ItemChange,
+  type ItemStore,
+} from '../../store';
 import { loadTaskFile } from '../../workspace/taskFile';
 import type { NotifyOutcome } from '../../run/notify';
 import { command, UsageError } from '../spec';
@@ -29,7 +37,8 @@ export const changesCommand = command({
     const store = await openStore(values.store ?? storeUrlFor(task), { task: task.name, cwd: dirname(task.file) });
     try {
       const report = await reportSince(store, task.name, values.since, values.type);
-      if (values.json) console.log(JSON.stringify({ runs: report.runs, changes: report.changes.map(changeRecord) }, null, 2));
+      if (values.json)
+        console.log(JSON.stringify({ runs: report.runs, changes: report.changes.map(changeRecord) }, null, 2));
       else for (const line of changeLines(task.name, report, await notifyOutcomes(store))) console.log(line);
       return EXIT.OK;
     } finally {
@@ -39,7 +48,12 @@ export const changesCommand = command({
 });
 
 /** The changes since a run or date; a --since that names neither is a usage error. */
-async function reportSince(store: ItemStore, task: string, since: string | undefined, type: string | undefined): Promise<ChangeReport> {
+async function reportSince(
+  store: ItemStore,
+  task: string,
+  since: string | undefined,
+  type: string | undefined,
+): Promise<ChangeReport> {
   try {
     return await changesSince(store, task, { since, type });
   } catch (err) {
@@ -56,13 +70,20 @@ async function notifyOutcomes(store: ItemStore): Promise<Map<string, NotifyOutco
 }
 
 /** The human listing: per run a headline with its counts, then one line per added, changed or removed item. */
-function changeLines(task: string, report: ChangeReport, notified: ReadonlyMap<string, NotifyOutcome> = new Map()): string[] {
+function changeLines(
+  task: string,
+  report: ChangeReport,
+  notified: ReadonlyMap<string, NotifyOutcome> = new Map(),
+): string[] {
   if (report.runs.length === 0) return [`${task}: no run has item history yet (a run records it when it finishes)`];
   const out: string[] = [];
   for (const run of report.runs) {
     out.push(runHeadline(run));
     const sent = notified.get(run.run);
-    if (sent) out.push(`  notify: ${sent.status}${sent.attempts ? ` after ${sent.attempts} attempt${sent.attempts === 1 ? '' : 's'}` : ''}${sent.reason ? ` — ${sent.reason}` : ''}`);
+    if (sent)
+      out.push(
+        `  notify: ${sent.status}${sent.attempts ? ` after ${sent.attempts} attempt${sent.attempts === 1 ? '' : 's'}` : ''}${sent.reason ? ` — ${sent.reason}` : ''}`,
+      );
     const mine = report.changes.filter((c) => c.run === run.run);
     for (const [item, list] of groupByItem(mine)) out.push(...itemLines(item, list));
   }
@@ -92,7 +113,8 @@ function itemLines(item: string, list: readonly ItemChange[]): string[] {
     else if (c.kind === 'removed') out.push(`  - ${item}`);
   }
   const changed = list.filter((c) => c.kind === 'changed');
-  if (changed.length) out.push(`  ~ ${item}: ${changed.map((c) => `${c.field}: ${show(c.old)} → ${show(c.new)}`).join(', ')}`);
+  if (changed.length)
+    out.push(`  ~ ${item}: ${changed.map((c) => `${c.field}: ${show(c.old)} → ${show(c.new)}`).join(', ')}`);
   return out;
 }
 
@@ -102,16 +124,22 @@ export async function exportChangesOf(
   task: string,
   opts: { format: string; since?: string; type?: string; out: Writable; csvRaw: boolean },
 ): Promise<{ items: number; types: string[] }> {
-  if (opts.format !== 'jsonl' && opts.format !== 'csv') throw new UsageError(`export --changes writes jsonl or csv, not '${opts.format}'`);
+  if (opts.format !== 'jsonl' && opts.format !== 'csv')
+    throw new UsageError(`export --changes writes jsonl or csv, not '${opts.format}'`);
   const report = await reportSince(store, task, opts.since, opts.type);
   const items = await exportChanges(report.changes, { format: opts.format, out: opts.out, csvRaw: opts.csvRaw });
   return { items, types: [...new Set(report.changes.map((c) => c.type))] };
 }
 
 /** The run summary's line about the run's changes (storeAttachment's finalize puts them under `changes`). */
-export function summaryChangeLines(summary: Readonly<Record<string, unknown>> | null | undefined, taskFile: string): string[] {
+export function summaryChangeLines(
+  summary: Readonly<Record<string, unknown>> | null | undefined,
+  taskFile: string,
+): string[] {
   const c = summary?.changes as (RunChangeCounts & { incomplete: string | null }) | undefined;
   if (!c) return [];
   const why = c.incomplete ? `; not complete (${c.incomplete}), so nothing was marked removed` : '';
-  return [`  items changed   ${n(c.added)} added, ${n(c.changed)} changed, ${n(c.removed)} removed${why} (crawl-studio changes ${taskFile})`];
+  return [
+    `  items changed   ${n(c.added)} added, ${n(c.changed)} changed, ${n(c.removed)} removed${why} (crawl-studio changes ${taskFile})`,
+  ];
 }

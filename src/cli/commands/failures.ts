@@ -11,13 +11,18 @@ import { EXIT } from '../exitCodes';
 // its "Retry all", through the same read-model and the same retry (observe/failures.ts).
 
 const REASON_OPTION = {
-  reason: { type: 'string', value: 'R', help: 'only this reason (http-404, proxy-auth, login, timeout…); `http` takes every HTTP status (http-404, http-500…, not proxy-auth, login or timeout), `http-4xx`/`http-5xx` a class; nothing else matches by prefix' },
+  reason: {
+    type: 'string',
+    value: 'R',
+    help: 'only this reason (http-404, proxy-auth, login, timeout…); `http` takes every HTTP status (http-404, http-500…, not proxy-auth, login or timeout), `http-4xx`/`http-5xx` a class; nothing else matches by prefix',
+  },
 } as const;
 
 export const failuresCommand = command({
   name: 'failures',
   args: '<task.crawl.yaml>',
-  summary: 'the failed and skipped pages of a run, by reason: URL, rule, HTTP status, attempts, last error, worker, time',
+  summary:
+    'the failed and skipped pages of a run, by reason: URL, rule, HTTP status, attempts, last error, worker, time',
   options: {
     ...REDIS_OPTIONS,
     run: { type: 'string', value: 'ID', help: 'a run other than the current one' },
@@ -41,12 +46,15 @@ export const retryCommand = command({
   name: 'retry',
   args: '<task.crawl.yaml>',
   summary: "put the current run's failed pages back in its queue (all, or one reason), as the dashboard's Retry all",
-  details: 'The run reopens if it had finished; its workers (or the next `run` of the task, which resumes it) fetch them.',
+  details:
+    'The run reopens if it had finished; its workers (or the next `run` of the task, which resumes it) fetch them.',
   options: { ...REDIS_OPTIONS, ...REASON_OPTION },
   run(values, positionals) {
     if (positionals.length !== 1) throw new UsageError('retry takes one task file', retryCommand);
     return withQueue(positionals[0]!, redisTargetFrom(values), async (q, task) => {
-      const groups = (await sampleFailures(await q.parts.queues(), { max: 100_000, urlsPerGroup: 0 })).filter((g) => matchesReason(g.group, values.reason));
+      const groups = (await sampleFailures(await q.parts.queues(), { max: 100_000, urlsPerGroup: 0 })).filter((g) =>
+        matchesReason(g.group, values.reason),
+      );
       const retried: string[] = [];
       let total = 0;
       for (const g of groups) {
@@ -55,11 +63,15 @@ export const retryCommand = command({
         total += n;
       }
       if (total === 0) {
-        console.log(`no failed pages${values.reason ? ` with reason '${values.reason}'` : ''} to retry in ${task.name}`);
+        console.log(
+          `no failed pages${values.reason ? ` with reason '${values.reason}'` : ''} to retry in ${task.name}`,
+        );
         return EXIT.OK;
       }
       console.log(`put back ${groupDigits(total)} failed page${total === 1 ? '' : 's'} (${retried.join(', ')})`);
-      console.log(`the run's workers fetch them; with none running, \`crawl-studio run ${positionals[0]}\` resumes the run`);
+      console.log(
+        `the run's workers fetch them; with none running, \`crawl-studio run ${positionals[0]}\` resumes the run`,
+      );
       return EXIT.OK;
     });
   },

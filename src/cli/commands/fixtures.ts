@@ -73,12 +73,21 @@ export const fixtureCommand = command({
   args: 'save <task.crawl.yaml> <url>',
   summary: 'save a page (rendered for a browser rule) and what the task extracts from it, as a fixture for `test`',
   options: {
-    rule: { type: 'string', value: 'R', help: "the rule (default: the start URL's, else the first whose match matches)" },
-    browser: { type: 'string', value: 'PATH', help: "the Chromium that renders a `browser` rule's page (default $CRAWL_STUDIO_BROWSER, else chromium on PATH)" },
+    rule: {
+      type: 'string',
+      value: 'R',
+      help: "the rule (default: the start URL's, else the first whose match matches)",
+    },
+    browser: {
+      type: 'string',
+      value: 'PATH',
+      help: "the Chromium that renders a `browser` rule's page (default $CRAWL_STUDIO_BROWSER, else chromium on PATH)",
+    },
     ...ALLOW_SCRIPTS_OPTION,
   },
   async run(values, positionals) {
-    if (positionals[0] !== 'save' || positionals.length !== 3) throw new UsageError('fixture save takes a task file and a URL', fixtureCommand);
+    if (positionals[0] !== 'save' || positionals.length !== 3)
+      throw new UsageError('fixture save takes a task file and a URL', fixtureCommand);
     const [, taskFile, url] = positionals as [string, string, string];
     const allowScripts = values['allow-scripts'] ?? false;
     // Scripts are refused below for the page's rule only: another rule's are not run here.
@@ -87,17 +96,42 @@ export const fixtureCommand = command({
     const ruleName = values.rule ?? start?.rule ?? routeRule(task, url, null)?.name ?? task.rules[0]!.name;
     const rule = task.rules.find((r) => r.name === ruleName);
     if (!rule) throw new UsageError(`no rule '${ruleName}' in ${task.file}`);
-    if (!allowScripts && rule.browser?.actions.some((a) => a.kind === 'evaluate')) await refuseScripts(taskFile, task.rules.indexOf(rule));
+    if (!allowScripts && rule.browser?.actions.some((a) => a.kind === 'evaluate'))
+      await refuseScripts(taskFile, task.rules.indexOf(rule));
     // Sent as a worker sends the rule's pages: its headers (an API key from the environment) over the task's.
     const opts = ruleOptions(task, fetchOptions(task))(rule);
     if (opts instanceof Error) throw opts;
-    const page: FetchedPage = rule.browser ? await renderOnce(url, rule.browser, { ...opts, cookies: undefined }, values.browser, { ...(allowScripts ? { scripts: await loadActionScripts(task) } : {}), onStep: (step) => console.log(`  action ${formatStep(step)}`) }) : await fetchPage(url, { ...opts, keepNonHtml: true });
-    if (!page.isHtml && !isJsonContentType(page.contentType)) throw new Error(`${url} is neither HTML nor JSON (${page.contentType ?? 'no content type'}, HTTP ${page.status}): a fixture is a page or an API response`);
+    const page: FetchedPage = rule.browser
+      ? await renderOnce(url, rule.browser, { ...opts, cookies: undefined }, values.browser, {
+          ...(allowScripts ? { scripts: await loadActionScripts(task) } : {}),
+          onStep: (step) => console.log(`  action ${formatStep(step)}`),
+        })
+      : await fetchPage(url, { ...opts, keepNonHtml: true });
+    if (!page.isHtml && !isJsonContentType(page.contentType))
+      throw new Error(
+        `${url} is neither HTML nor JSON (${page.contentType ?? 'no content type'}, HTTP ${page.status}): a fixture is a page or an API response`,
+      );
     const rendered = rule.browser !== null;
-    const json = await saveFixture(task.file, task, { url, finalUrl: page.finalUrl, html: page.body, status: page.status, fetchedAt: new Date().toISOString(), contentType: page.contentType, rendered }, ruleName, 0);
+    const json = await saveFixture(
+      task.file,
+      task,
+      {
+        url,
+        finalUrl: page.finalUrl,
+        html: page.body,
+        status: page.status,
+        fetchedAt: new Date().toISOString(),
+        contentType: page.contentType,
+        rendered,
+      },
+      ruleName,
+      0,
+    );
     const saved = JSON.parse(readFileSync(json, 'utf8')) as Fixture;
     const how = rendered ? ', rendered in a browser' : '';
-    console.log(`saved ${json} (rule ${ruleName}, HTTP ${page.status}${how}): ${saved.expected.items.length} items, ${saved.expected.links.length} links, ${saved.expected.problems.length} problems`);
+    console.log(
+      `saved ${json} (rule ${ruleName}, HTTP ${page.status}${how}): ${saved.expected.items.length} items, ${saved.expected.links.length} links, ${saved.expected.problems.length} problems`,
+    );
     return EXIT.OK;
   },
 });
@@ -109,7 +143,11 @@ async function refuseScripts(taskFile: string, ruleIndex: number): Promise<void>
   } catch (err) {
     if (!(err instanceof TaskFileError)) throw err;
     // The rule's own `browser`, or the task's it takes.
-    const mine = err.diagnostics.filter((d) => d.severity === 'error' && (d.path.startsWith(`rules[${ruleIndex}].browser.actions`) || d.path.startsWith('browser.actions')));
+    const mine = err.diagnostics.filter(
+      (d) =>
+        d.severity === 'error' &&
+        (d.path.startsWith(`rules[${ruleIndex}].browser.actions`) || d.path.startsWith('browser.actions')),
+    );
     if (mine.length > 0) throw new TaskFileError(err.file, mine);
   }
 }

@@ -14,10 +14,27 @@ export const monitorCommand = command({
   options: {
     ...REDIS_OPTIONS,
     port: { type: 'string', value: 'N', help: 'the port (default 5555; 0: any free one)' },
-    bind: { type: 'string', value: 'ADDRESS', help: 'the address to listen on (default 127.0.0.1; beyond loopback needs a given token)' },
-    token: { type: 'string', value: 'T', help: "the actions' token (better: $CRAWL_STUDIO_MONITOR_TOKEN; else one is made and printed once)" },
-    'allow-host': { type: 'string', multiple: true, value: 'NAME', help: 'a Host name the monitor also answers to (repeatable)' },
-    'hide-workers-after': { type: 'string', value: 'SECONDS', help: 'workers silent that long leave the default view (default 600)' },
+    bind: {
+      type: 'string',
+      value: 'ADDRESS',
+      help: 'the address to listen on (default 127.0.0.1; beyond loopback needs a given token)',
+    },
+    token: {
+      type: 'string',
+      value: 'T',
+      help: "the actions' token (better: $CRAWL_STUDIO_MONITOR_TOKEN; else one is made and printed once)",
+    },
+    'allow-host': {
+      type: 'string',
+      multiple: true,
+      value: 'NAME',
+      help: 'a Host name the monitor also answers to (repeatable)',
+    },
+    'hide-workers-after': {
+      type: 'string',
+      value: 'SECONDS',
+      help: 'workers silent that long leave the default view (default 600)',
+    },
     ...LOG_FORMAT_OPTION,
   },
   // The monitor parses its own arguments (with its defaults); the table has checked them. Its Redis is checked as

@@ -11,7 +11,15 @@ import { readTaskStatus } from '../../observe/taskStatus';
 import { figuresOf } from '../../observe/taskFigures';
 import { readScreenshot, screenshotUrls } from '../../observe/screenshots';
 import { writeScreenshot } from '../../workspace/screenshots';
-import { droppedLine, droppedReasonLines, dropWarnings, etaLine, failureReasonLines, pageWarnings, progressLine } from '../format';
+import {
+  droppedLine,
+  droppedReasonLines,
+  dropWarnings,
+  etaLine,
+  failureReasonLines,
+  pageWarnings,
+  progressLine,
+} from '../format';
 import { readRunFailures } from '../../observe/failures';
 import { withQueue } from '../context';
 import { command, UsageError } from '../spec';
@@ -42,25 +50,39 @@ export const enqueueCommand = command({
   name: 'enqueue',
   args: '<task.crawl.yaml> <url>... | <task.crawl.yaml> --file FILE',
   summary: "add URLs to a task's current run",
-  details: 'URLs given as arguments are queued whatever the scope; --file reads one URL a line (- for stdin), each deduplicated, scoped and routed like a link.',
+  details:
+    'URLs given as arguments are queued whatever the scope; --file reads one URL a line (- for stdin), each deduplicated, scoped and routed like a link.',
   options: {
     ...REDIS_OPTIONS,
     force: { type: 'boolean', help: 'queue URLs already seen in the run' },
     file: { type: 'string', short: 'f', value: 'FILE', help: 'read URLs from FILE, one a line (- for stdin)' },
-    rule: { type: 'string', value: 'R', help: 'the rule their pages go to (default: routed by the rules\' match)' },
+    rule: { type: 'string', value: 'R', help: "the rule their pages go to (default: routed by the rules' match)" },
   },
   async run(values, positionals) {
     if (values.file !== undefined) {
-      if (positionals.length !== 1) throw new UsageError('enqueue --file takes a task file and no URL arguments', enqueueCommand);
-      return enqueueFile(positionals[0]!, values.file, { redis: redisTargetFrom(values), force: values.force, rule: values.rule });
+      if (positionals.length !== 1)
+        throw new UsageError('enqueue --file takes a task file and no URL arguments', enqueueCommand);
+      return enqueueFile(positionals[0]!, values.file, {
+        redis: redisTargetFrom(values),
+        force: values.force,
+        rule: values.rule,
+      });
     }
-    if (positionals.length < 2) throw new UsageError('enqueue takes a task file and at least one URL (or --file FILE, - for stdin)', enqueueCommand);
+    if (positionals.length < 2)
+      throw new UsageError(
+        'enqueue takes a task file and at least one URL (or --file FILE, - for stdin)',
+        enqueueCommand,
+      );
     const [taskFile, ...urls] = positionals;
     return withQueue(taskFile!, redisTargetFrom(values), async (q, task) => {
-      if (values.rule !== undefined && !task.rules.some((r) => r.name === values.rule)) throw new UsageError(`no rule '${values.rule}' in ${task.file}`);
+      if (values.rule !== undefined && !task.rules.some((r) => r.name === values.rule))
+        throw new UsageError(`no rule '${values.rule}' in ${task.file}`);
       const results = await q.enqueueUrls(task, urls, { force: values.force, rule: values.rule });
       // Shown redacted: a URL with `user:password@` is refused, and its password is not printed either.
-      for (const r of results) console.log(`${r.outcome.padEnd(9)} ${redactUrl(r.url)}${r.reason ? ` (${r.reason}${r.reason === 'credentials' ? `: ${CREDENTIALS_HINT}` : ''})` : ''}`);
+      for (const r of results)
+        console.log(
+          `${r.outcome.padEnd(9)} ${redactUrl(r.url)}${r.reason ? ` (${r.reason}${r.reason === 'credentials' ? `: ${CREDENTIALS_HINT}` : ''})` : ''}`,
+        );
       return results.some((r) => r.outcome === 'invalid') ? EXIT.FAILED : EXIT.OK;
     });
   },
@@ -71,15 +93,22 @@ export const enqueueCommand = command({
  * stream and sent in batches through the frontier's discovery, so a list of millions is never held whole and its
  * URLs are deduplicated, scoped and routed like links found on pages. Bad lines are reported with their number.
  */
-async function enqueueFile(taskFile: string, file: string, o: { redis?: string; force?: boolean; rule?: string }): Promise<number> {
+async function enqueueFile(
+  taskFile: string,
+  file: string,
+  o: { redis?: string; force?: boolean; rule?: string },
+): Promise<number> {
   return withQueue(taskFile, o.redis, async (q, task) => {
-    if (o.rule !== undefined && !task.rules.some((r) => r.name === o.rule)) throw new UsageError(`no rule '${o.rule}' in ${task.file}`);
+    if (o.rule !== undefined && !task.rules.some((r) => r.name === o.rule))
+      throw new UsageError(`no rule '${o.rule}' in ${task.file}`);
     const input = file === '-' ? process.stdin : createReadStream(file);
     const name = file === '-' ? '<stdin>' : file;
     const opened = new Promise<void>((res, rej) => {
       if (file === '-') return res();
       input.once('open', () => res());
-      input.once('error', (err: NodeJS.ErrnoException) => rej(new Error(`${file}: cannot read (${err.code ?? err.message})`)));
+      input.once('error', (err: NodeJS.ErrnoException) =>
+        rej(new Error(`${file}: cannot read (${err.code ?? err.message})`)),
+      );
     });
     await opened;
     const counts = { enqueued: 0, duplicate: 0, limit: 0, invalid: 0 };
@@ -91,13 +120,19 @@ async function enqueueFile(taskFile: string, file: string, o: { redis?: string; 
       batch = [];
       const lineOf = new Map<string, number>();
       for (const b of lines) if (!lineOf.has(b.url)) lineOf.set(b.url, b.line);
-      for (const r of await q.enqueueUrls(task, lines.map((b) => b.url), { force: o.force, rule: o.rule, scoped: true })) {
+      for (const r of await q.enqueueUrls(
+        task,
+        lines.map((b) => b.url),
+        { force: o.force, rule: o.rule, scoped: true },
+      )) {
         if (r.outcome === 'dropped') dropped[r.reason!] = (dropped[r.reason!] ?? 0) + 1;
         else counts[r.outcome]++;
         if (r.outcome === 'invalid') {
           const shown = redactUrl(r.url);
           const hint = r.reason === 'credentials' ? `; ${CREDENTIALS_HINT}` : '';
-          console.error(`${name}:${lineOf.get(r.url) ?? '?'}: ${r.reason} (${DROP_REASONS[r.reason!] ?? 'refused'}${hint}): ${shown.length > 200 ? `${shown.slice(0, 200)}… (${groupDigits(shown.length)} characters)` : shown}`);
+          console.error(
+            `${name}:${lineOf.get(r.url) ?? '?'}: ${r.reason} (${DROP_REASONS[r.reason!] ?? 'refused'}${hint}): ${shown.length > 200 ? `${shown.slice(0, 200)}… (${groupDigits(shown.length)} characters)` : shown}`,
+          );
         }
       }
     };
@@ -145,18 +180,25 @@ export const statusCommand = command({
       }
       const elapsed = figures.elapsedMs;
       // The phase, not the meta's state: a run whose driver died says so (observe/runPhase.ts), as every view does.
-      console.log(`${status.task}: run ${status.run.run}, ${phaseWord(status.phase)}, started ${new Date(status.run.startedAt).toISOString()}`);
-      if (status.phase.kind === 'interrupted' || (status.phase.kind === 'running' && !status.phase.driver)) console.log(describeRunPhase(status.phase));
+      console.log(
+        `${status.task}: run ${status.run.run}, ${phaseWord(status.phase)}, started ${new Date(status.run.startedAt).toISOString()}`,
+      );
+      if (status.phase.kind === 'interrupted' || (status.phase.kind === 'running' && !status.phase.driver))
+        console.log(describeRunPhase(status.phase));
       console.log(progressLine(status, figures.rate.pagesPerSec, elapsed, 0, figures.rate.label));
       console.log(etaLine(figures));
       if (status.stats?.failed) {
         const failures = await readRunFailures(q.parts, { run: status.run.run, limit: 1 });
-        console.log(`pages failed ${groupDigits(status.stats.failed)} (why, page by page: crawl-studio failures ${positionals[0]})`);
+        console.log(
+          `pages failed ${groupDigits(status.stats.failed)} (why, page by page: crawl-studio failures ${positionals[0]})`,
+        );
         for (const line of failureReasonLines(failures)) console.log(line);
       }
       console.log(droppedLine(status.stats).trimStart());
       for (const line of droppedReasonLines(status.stats)) console.log(line);
-      if (status.stats) for (const w of [...dropWarnings(status.stats, task), ...pageWarnings(status.stats)]) console.log(w.trimStart());
+      if (status.stats)
+        for (const w of [...dropWarnings(status.stats, task), ...pageWarnings(status.stats)])
+          console.log(w.trimStart());
       for (const line of scalingLines(await readTaskScaling(redis, task.name), Date.now())) console.log(line);
       return EXIT.OK;
     });
@@ -170,10 +212,16 @@ export const screenshotCommand = command({
   summary: "rendered pages' kept screenshots of the current run: listed, or one saved as a JPEG",
   options: {
     ...REDIS_OPTIONS,
-    out: { type: 'string', short: 'o', value: 'FILE', help: 'where the JPEG goes (default .crawl/screenshots/<task>/)' },
+    out: {
+      type: 'string',
+      short: 'o',
+      value: 'FILE',
+      help: 'where the JPEG goes (default .crawl/screenshots/<task>/)',
+    },
   },
   run(values, positionals) {
-    if (positionals.length < 1 || positionals.length > 2) throw new UsageError('screenshot takes a task file and, to save one, its URL', screenshotCommand);
+    if (positionals.length < 1 || positionals.length > 2)
+      throw new UsageError('screenshot takes a task file and, to save one, its URL', screenshotCommand);
     const [taskFile, url] = positionals as [string, string | undefined];
     return withQueue(taskFile, redisTargetFrom(values), async (q, task, redis) => {
       const run = (await q.currentRun())?.run;
@@ -183,7 +231,10 @@ export const screenshotCommand = command({
       }
       if (url === undefined) {
         const urls = await screenshotUrls(redis, task.name, run);
-        if (urls.length === 0) console.log(`no screenshots in run ${run} (a rule keeps them with browser: { screenshot: failure } or always)`);
+        if (urls.length === 0)
+          console.log(
+            `no screenshots in run ${run} (a rule keeps them with browser: { screenshot: failure } or always)`,
+          );
         for (const u of urls) {
           const shot = await readScreenshot(redis, task.name, run, u);
           if (shot) console.log(`${new Date(shot.facts.at).toISOString()}  ${u}  ${shot.facts.why}`);
@@ -198,7 +249,9 @@ export const screenshotCommand = command({
       let file: string;
       if (values.out) writeFileSync((file = values.out), shot.jpeg);
       else file = await writeScreenshot(task.file, task.name, url, shot.jpeg);
-      console.log(`${file}  (${shot.facts.finalUrl === url ? url : `${url} -> ${shot.facts.finalUrl}`}, ${new Date(shot.facts.at).toISOString()}: ${shot.facts.why})`);
+      console.log(
+        `${file}  (${shot.facts.finalUrl === url ? url : `${url} -> ${shot.facts.finalUrl}`}, ${new Date(shot.facts.at).toISOString()}: ${shot.facts.why})`,
+      );
       return EXIT.OK;
     });
   },

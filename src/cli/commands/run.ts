@@ -3,7 +3,16 @@ import { workerExitReport } from '../../run/workerExit';
 import { join, resolve } from 'node:path';
 import { loadTaskFile } from '../../workspace/taskFile';
 import { DEMO_PORT, DEMO_SITE, serveSite } from '../../demo/site';
-import { concurrencyFlag, DEFAULT_CONCURRENCY, defaultWorkers, maxMemoryFlag, optionalPositiveInt, positiveInt, redisTargetFrom, workersFlag } from '../../worker/args';
+import {
+  concurrencyFlag,
+  DEFAULT_CONCURRENCY,
+  defaultWorkers,
+  maxMemoryFlag,
+  optionalPositiveInt,
+  positiveInt,
+  redisTargetFrom,
+  workersFlag,
+} from '../../worker/args';
 import type { Scaled } from '../../core/autoscale/range';
 import { launchCrawl, type CrawlLaunch, type LaunchResult } from '../../run/launcher';
 import { chooseRedis, type RedisChoiceOptions } from '../../run/redisChoice';
@@ -36,13 +45,27 @@ export const runCommand: CommandSpec = command({
   summary: 'run a crawl: enqueue the start URLs, run local workers and the store writer, print a summary',
   details: RUN_DETAILS,
   options: {
-    workers: { type: 'string', short: 'w', value: 'N|auto|MIN..MAX', help: 'local worker processes (default: one per two CPU cores); auto or a range scales them' },
-    concurrency: { type: 'string', short: 'c', value: 'N|auto|MIN..MAX', help: 'requests each worker has in flight (default 16); auto or a range scales them (README, Autoscaling)' },
+    workers: {
+      type: 'string',
+      short: 'w',
+      value: 'N|auto|MIN..MAX',
+      help: 'local worker processes (default: one per two CPU cores); auto or a range scales them',
+    },
+    concurrency: {
+      type: 'string',
+      short: 'c',
+      value: 'N|auto|MIN..MAX',
+      help: 'requests each worker has in flight (default 16); auto or a range scales them (README, Autoscaling)',
+    },
     ...SCALE_OPTIONS,
     ...REDIS_OPTIONS,
     fresh: { type: 'boolean', help: 'start a new run even when the current one is unfinished' },
     force: { type: 'boolean', help: 'take the run over from the process that drives it' },
-    'lock-duration': { type: 'string', value: 'MS', help: "how long a page's job stays locked to its worker without a renewal" },
+    'lock-duration': {
+      type: 'string',
+      value: 'MS',
+      help: "how long a page's job stays locked to its worker without a renewal",
+    },
     'stalled-interval': { type: 'string', value: 'MS', help: 'how often stalled jobs are looked for' },
     browser: { type: 'string', value: 'PATH', help: "the Chromium that renders `browser` rules' pages" },
     ...ALLOW_SCRIPTS_OPTION,
@@ -73,7 +96,14 @@ export const writerCommand: CommandSpec = command({
   options: { ...REDIS_OPTIONS, ...LOG_FORMAT_OPTION },
   run(values, positionals) {
     if (positionals.length !== 1) throw new UsageError('writer takes one task file', writerCommand);
-    return runCrawl(positionals[0]!, { join: true, workers: 0, concurrency: 1, redis: redisTargetFrom(values), fresh: false, logFormat: logFormatOf(values['log-format'], writerCommand) });
+    return runCrawl(positionals[0]!, {
+      join: true,
+      workers: 0,
+      concurrency: 1,
+      redis: redisTargetFrom(values),
+      fresh: false,
+      logFormat: logFormatOf(values['log-format'], writerCommand),
+    });
   },
 });
 
@@ -94,11 +124,18 @@ export const demoCommand = command({
     try {
       site = await serveSite(DEMO_SITE, DEMO_PORT);
     } catch (err) {
-      throw new Error(`cannot serve the demo site on 127.0.0.1:${DEMO_PORT} (${(err as NodeJS.ErrnoException).code}); is another demo running?`);
+      throw new Error(
+        `cannot serve the demo site on 127.0.0.1:${DEMO_PORT} (${(err as NodeJS.ErrnoException).code}); is another demo running?`,
+      );
     }
     console.log(`Demo bookshop on ${site.url}/ — crawling it with ${taskFile}`);
     try {
-      return await runCrawl(taskFile, { workers: positiveInt(values.workers, 'workers', defaultWorkers()), concurrency: DEFAULT_CONCURRENCY, redis: undefined, fresh: true });
+      return await runCrawl(taskFile, {
+        workers: positiveInt(values.workers, 'workers', defaultWorkers()),
+        concurrency: DEFAULT_CONCURRENCY,
+        redis: undefined,
+        fresh: true,
+      });
     } finally {
       await site.close();
     }
@@ -205,21 +242,43 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     onProgress: (p) => out.progress(p),
     onStoreOpen: (store) => out.say('info', `Store: ${store.store.location}`, { event: 'store-open' }),
     onStoreMessage: (msg) => out.say('warn', `store: ${msg}`, { event: 'store', newline: true }),
-    onRedisMessage: (msg) => out.say('warn', `redis: ${msg}`, { event: msg.startsWith('lost') ? 'redis-lost' : 'redis-back', newline: true }),
+    onRedisMessage: (msg) =>
+      out.say('warn', `redis: ${msg}`, { event: msg.startsWith('lost') ? 'redis-lost' : 'redis-back', newline: true }),
     onRunFinished: (run, status, store) => {
       if (!task.schedule && !flags.join) return;
       if (out.format === 'human') process.stdout.write('\n');
-      out.summary(summaryLines(status, (status.run?.finishedAt ?? Date.now()) - run.startedAt, [`  items are in    ${store.store.location}`], task), status, null);
-      void launch.session.crawl.nextScheduledRun().then((next) => next && out.say('info', `Next run at ${new Date(next).toISOString()} (Ctrl-C to stop).`, { event: 'run-scheduled' }));
+      out.summary(
+        summaryLines(
+          status,
+          (status.run?.finishedAt ?? Date.now()) - run.startedAt,
+          [`  items are in    ${store.store.location}`],
+          task,
+        ),
+        status,
+        null,
+      );
+      void launch.session.crawl.nextScheduledRun().then(
+        (next) =>
+          next &&
+          out.say('info', `Next run at ${new Date(next).toISOString()} (Ctrl-C to stop).`, {
+            event: 'run-scheduled',
+          }),
+      );
     },
     onWorkerExit: (pid, code, signal, expected, lines) => {
-      if (!expected) out.say('error', workerExitReport(pid, code, signal, lines), { event: 'worker-exit', newline: true });
+      if (!expected)
+        out.say('error', workerExitReport(pid, code, signal, lines), { event: 'worker-exit', newline: true });
     },
   });
   launched = launch;
   launch.supervisor.on('log', (pid, line) => out.workerLine(pid, line));
   // On its own line, as the exit message: on a terminal the progress line has no newline.
-  launch.supervisor.on('released', (pid, jobs) => out.say('warn', `worker ${pid}: its ${jobs} unfinished page${jobs === 1 ? '' : 's'} went back to the queue`, { event: 'pages-released', newline: true }));
+  launch.supervisor.on('released', (pid, jobs) =>
+    out.say('warn', `worker ${pid}: its ${jobs} unfinished page${jobs === 1 ? '' : 's'} went back to the queue`, {
+      event: 'pages-released',
+      newline: true,
+    }),
+  );
   let interrupted = false;
   let quitting = false;
   let deadline: NodeJS.Timeout | undefined;
@@ -242,7 +301,11 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
       return;
     }
     interrupted = true;
-    out.say('info', 'Stopping: letting workers finish their pages (Ctrl-C again to quit now; the crawl resumes on the next run)…', { event: 'run-stopping', newline: true });
+    out.say(
+      'info',
+      'Stopping: letting workers finish their pages (Ctrl-C again to quit now; the crawl resumes on the next run)…',
+      { event: 'run-stopping', newline: true },
+    );
     launch.stop();
     deadline = setTimeout(() => {
       out.say(
@@ -262,17 +325,36 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     if (out.format === 'human') process.stdout.write('\n');
     if (redisLost) throw redisLost;
     // Say which it was: "resumes" read as "continues after a finished run" in the README, and it never does.
-    if (result.resumed) out.say('info', `Resumed run ${result.run.run} started ${new Date(result.run.startedAt).toISOString()} (it had not finished).`, { event: 'run-resumed', run: result.run.run });
+    if (result.resumed)
+      out.say(
+        'info',
+        `Resumed run ${result.run.run} started ${new Date(result.run.startedAt).toISOString()} (it had not finished).`,
+        { event: 'run-resumed', run: result.run.run },
+      );
     else {
-      const again = task.request.conditional ? 'every page requested again, conditionally (request.conditional)' : 'every page fetched again';
-      out.say('info', `New run ${result.run.run}${flags.fresh ? ' (--fresh)' : ''}: ${again}; \`run\` resumes a run only while it is unfinished.`, { event: 'run-new', run: result.run.run });
+      const again = task.request.conditional
+        ? 'every page requested again, conditionally (request.conditional)'
+        : 'every page fetched again';
+      out.say(
+        'info',
+        `New run ${result.run.run}${flags.fresh ? ' (--fresh)' : ''}: ${again}; \`run\` resumes a run only while it is unfinished.`,
+        { event: 'run-new', run: result.run.run },
+      );
     }
     if (interrupted) {
-      out.say('info', `Stopped. Run the same command again to resume run ${result.run.run}.`, { event: 'run-stopped', run: result.run.run });
+      out.say('info', `Stopped. Run the same command again to resume run ${result.run.run}.`, {
+        event: 'run-stopped',
+        run: result.run.run,
+      });
       return EXIT.INTERRUPTED;
     }
     // Ended elsewhere (the web monitor's Stop run, an editor's Stop Crawl: CrawlQueue.stopRun): what it did, said so.
-    if (result.outcome === 'stopped') out.say('info', `Run ${result.run.run} was stopped from elsewhere (the monitor's Stop run or an editor's Stop Crawl): it does not resume; the next \`run\` begins a new one.`, { event: 'run-stopped', run: result.run.run });
+    if (result.outcome === 'stopped')
+      out.say(
+        'info',
+        `Run ${result.run.run} was stopped from elsewhere (the monitor's Stop run or an editor's Stop Crawl): it does not resume; the next \`run\` begins a new one.`,
+        { event: 'run-stopped', run: result.run.run },
+      );
     await printSummary(out, result, task, taskFile, redis.url);
     return EXIT.OK;
   } finally {
@@ -299,29 +381,55 @@ function privateRedisWatch(out: RunOutput, stop: (err: Error) => void): RedisCho
 function stillWaitingFor(launch: CrawlLaunch): string {
   const waits: string[] = [];
   const workers = launch.supervisor.list().length;
-  if (workers > 0) waits.push(`${workers} worker${workers === 1 ? '' : 's'} to finish ${workers === 1 ? 'its' : 'their'} pages`);
-  if (launch.session.redis.status !== 'ready') waits.push(`Redis, which does not answer (${launch.session.redis.status})`);
-  if (waits.length === 0) waits.push(launch.store ? 'the store, which has not answered (a locked or hung database?)' : 'the store to open');
+  if (workers > 0)
+    waits.push(`${workers} worker${workers === 1 ? '' : 's'} to finish ${workers === 1 ? 'its' : 'their'} pages`);
+  if (launch.session.redis.status !== 'ready')
+    waits.push(`Redis, which does not answer (${launch.session.redis.status})`);
+  if (waits.length === 0)
+    waits.push(launch.store ? 'the store, which has not answered (a locked or hung database?)' : 'the store to open');
   return waits.join(', and for ');
 }
 
 /** The summary of a run that drained: what it did, what the store holds from it, why pages failed. */
-async function printSummary(out: RunOutput, result: LaunchResult, task: LoadedTask, taskFile: string, redisUrl: string): Promise<void> {
+async function printSummary(
+  out: RunOutput,
+  result: LaunchResult,
+  task: LoadedTask,
+  taskFile: string,
+  redisUrl: string,
+): Promise<void> {
   const { stored } = result;
   const extra = [
-    storedLine(stored.runRows, stored.rows, `${groupDigits(stored.duplicatesMerged)} duplicates merged${stored.errors ? `, ${groupDigits(stored.errors)} errors recorded` : ''}`),
+    storedLine(
+      stored.runRows,
+      stored.rows,
+      `${groupDigits(stored.duplicatesMerged)} duplicates merged${stored.errors ? `, ${groupDigits(stored.errors)} errors recorded` : ''}`,
+    ),
     `  items are in    ${stored.location}`,
-    ...exportHints(taskFile, stored.rows.filter((r) => r.count > 0).map((r) => r.type)),
+    ...exportHints(
+      taskFile,
+      stored.rows.filter((r) => r.count > 0).map((r) => r.type),
+    ),
     ...summaryChangeLines(result.summary, taskFile),
   ];
-  if (result.redisGoneMs > 0) extra.push(`  Redis was gone  ${formatDuration(result.redisGoneMs)} in all during the run (the crawl waited and went on)`);
+  if (result.redisGoneMs > 0)
+    extra.push(
+      `  Redis was gone  ${formatDuration(result.redisGoneMs)} in all during the run (the crawl waited and went on)`,
+    );
   if (!result.summary && result.outcome !== 'stopped') extra.push('  (another process finalized this run)');
   if (stored.errors) extra.push(`  see the errors  crawl-studio errors ${taskFile}`);
   extra.push(...(await storeWarnings(task, taskFile)));
   const failures = await runFailures(redisUrl, task.name, result.run.run);
-  if (failures?.groups.length) extra.push(`  ${result.status.stats?.failed ? 'why, page by page' : 'skipped, page by page'}: crawl-studio failures ${taskFile}`);
+  if (failures?.groups.length)
+    extra.push(
+      `  ${result.status.stats?.failed ? 'why, page by page' : 'skipped, page by page'}: crawl-studio failures ${taskFile}`,
+    );
   const itemsStored = stored.runRows.reduce((a, r) => a + r.count, 0);
-  out.summary(summaryLines(result.status, result.durationMs, extra, task, failures), result.status, failures, { itemsStored, durationMs: result.durationMs, redisGoneMs: result.redisGoneMs });
+  out.summary(summaryLines(result.status, result.durationMs, extra, task, failures), result.status, failures, {
+    itemsStored,
+    durationMs: result.durationMs,
+    redisGoneMs: result.redisGoneMs,
+  });
 }
 
 /**
@@ -350,8 +458,12 @@ async function runFailures(url: string, taskName: string, run: string): Promise<
 /** The summary's field warnings; a store that cannot be read now costs the warnings, never the run's exit status. */
 async function storeWarnings(task: LoadedTask, taskFile: string): Promise<string[]> {
   try {
-    const warnings = await withStore(task, undefined, async (store) => emptyFieldWarnings(task, await qualityReports(store)));
-    return warnings.map((w) => `  ${w}`).concat(warnings.length ? [`  field quality   crawl-studio quality ${taskFile}`] : []);
+    const warnings = await withStore(task, undefined, async (store) =>
+      emptyFieldWarnings(task, await qualityReports(store)),
+    );
+    return warnings
+      .map((w) => `  ${w}`)
+      .concat(warnings.length ? [`  field quality   crawl-studio quality ${taskFile}`] : []);
   } catch (err) {
     return [`  (field quality not checked: ${err instanceof Error ? err.message : String(err)})`];
   }

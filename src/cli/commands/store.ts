@@ -23,7 +23,11 @@ async function failedPages(taskFile: string, redis: string | undefined): Promise
   // Not worth starting a private redis-server for: only one the task has used (its data next to the task file).
   if (!redis && !existsSync(join(dataDirFor(resolve(taskFile)), 'redis'))) return 0;
   try {
-    return await withQueue(taskFile, redis, async (_q, task, r) => (await readTaskStatus(r, task.name)).stats?.failed ?? 0);
+    return await withQueue(
+      taskFile,
+      redis,
+      async (_q, task, r) => (await readTaskStatus(r, task.name)).stats?.failed ?? 0,
+    );
   } catch {
     return 0;
   }
@@ -34,40 +38,73 @@ export const exportCommand = command({
   args: '<task.crawl.yaml>',
   summary: 'write the stored items as JSONL (default), CSV or JSON',
   options: {
-    format: { type: 'string', short: 'f', value: 'jsonl|csv|json', help: 'the format (default jsonl; a CSV holds one item type)' },
+    format: {
+      type: 'string',
+      short: 'f',
+      value: 'jsonl|csv|json',
+      help: 'the format (default jsonl; a CSV holds one item type)',
+    },
     type: { type: 'string', value: 'T', help: 'only items of type T' },
     out: { type: 'string', short: 'o', value: 'FILE', help: 'write to FILE (default: stdout)' },
     ...STORE_OPTION,
-    meta: { type: 'boolean', help: "add _key, _url and _fetched_at to each record" },
-    'csv-raw': { type: 'boolean', help: 'keep CSV cells that start like a formula (= + - @) as they are (default: neutralised)' },
-    changes: { type: 'boolean', help: 'write the item changes `changes` lists (added, changed, removed) instead of the items' },
-    since: { type: 'string', value: 'RUN|DATE', help: 'with --changes: every run after that run id, or since that date' },
+    meta: { type: 'boolean', help: 'add _key, _url and _fetched_at to each record' },
+    'csv-raw': {
+      type: 'boolean',
+      help: 'keep CSV cells that start like a formula (= + - @) as they are (default: neutralised)',
+    },
+    changes: {
+      type: 'boolean',
+      help: 'write the item changes `changes` lists (added, changed, removed) instead of the items',
+    },
+    since: {
+      type: 'string',
+      value: 'RUN|DATE',
+      help: 'with --changes: every run after that run id, or since that date',
+    },
   },
   async run(values, positionals) {
     if (positionals.length !== 1) throw new UsageError('export takes one task file', exportCommand);
     const format = (values.format ?? 'jsonl') as ExportFormat;
-    if (!['jsonl', 'csv', 'json'].includes(format)) throw new UsageError(`--format must be jsonl, csv or json, not '${format}'`, exportCommand);
+    if (!['jsonl', 'csv', 'json'].includes(format))
+      throw new UsageError(`--format must be jsonl, csv or json, not '${format}'`, exportCommand);
     const task = await loadTaskFile(positionals[0]!);
     const store = await openStore(values.store ?? storeUrlFor(task), { task: task.name, cwd: dirname(task.file) });
     try {
       // `export | head -1`: a reader that closed the pipe has all it wanted, so the export ends quietly, exit 0.
-      if (!values.out) process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-        if (err.code === 'EPIPE') process.exit(EXIT.OK);
-        throw err;
-      });
+      if (!values.out)
+        process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+          if (err.code === 'EPIPE') process.exit(EXIT.OK);
+          throw err;
+        });
       const out = values.out ? createWriteStream(values.out) : process.stdout;
       let res;
       try {
         res = values.changes
-          ? await exportChangesOf(store, task.name, { format, since: values.since, type: values.type, out, csvRaw: values['csv-raw'] ?? false })
-          : await exportItems(store, { format, type: values.type, out, meta: values.meta ?? false, csvRaw: values['csv-raw'] ?? false });
+          ? await exportChangesOf(store, task.name, {
+              format,
+              since: values.since,
+              type: values.type,
+              out,
+              csvRaw: values['csv-raw'] ?? false,
+            })
+          : await exportItems(store, {
+              format,
+              type: values.type,
+              out,
+              meta: values.meta ?? false,
+              csvRaw: values['csv-raw'] ?? false,
+            });
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'EPIPE' && !values.out) return EXIT.OK;
         throw err;
       }
       if (values.out) {
-        await new Promise<void>((resolve, reject) => (out as WriteStream).end((err?: Error | null) => (err ? reject(err) : resolve())));
-        console.error(`exported ${groupDigits(res.items)} ${values.changes ? 'changes' : 'items'} (${res.types.join(', ')}) from ${redactUrl(store.location)} to ${values.out}`);
+        await new Promise<void>((resolve, reject) =>
+          (out as WriteStream).end((err?: Error | null) => (err ? reject(err) : resolve())),
+        );
+        console.error(
+          `exported ${groupDigits(res.items)} ${values.changes ? 'changes' : 'items'} (${res.types.join(', ')}) from ${redactUrl(store.location)} to ${values.out}`,
+        );
       }
       return EXIT.OK;
     } finally {
@@ -98,21 +135,32 @@ export const errorsCommand = command({
   name: 'errors',
   args: '<task.crawl.yaml>',
   summary: 'errors recorded in the store (extraction, invalid items); failed pages are in `failures`',
-  options: { ...STORE_OPTION, ...REDIS_OPTIONS, limit: { type: 'string', value: 'N', help: 'print at most N (default 50)' } },
+  options: {
+    ...STORE_OPTION,
+    ...REDIS_OPTIONS,
+    limit: { type: 'string', value: 'N', help: 'print at most N (default 50)' },
+  },
   async run(values, positionals) {
     if (positionals.length !== 1) throw new UsageError('errors takes one task file', errorsCommand);
     const limit = positiveInt(values.limit, 'limit', 50);
     const task = await loadTaskFile(positionals[0]!);
     return withStore(task, values.store, async (store) => {
       const total = await store.countErrors();
-      console.log(`${groupDigits(total)} error${total === 1 ? '' : 's'} recorded in ${redactUrl(store.location)}${total > limit ? ` (the first ${groupDigits(limit)}; --limit N for more)` : ''}`);
+      console.log(
+        `${groupDigits(total)} error${total === 1 ? '' : 's'} recorded in ${redactUrl(store.location)}${total > limit ? ` (the first ${groupDigits(limit)}; --limit N for more)` : ''}`,
+      );
       if (total === 0) {
         // "0 errors" after a run whose pages failed read as "nothing went wrong": failed pages are not store errors.
         const failed = await failedPages(positionals[0]!, redisTargetFrom(values));
-        if (failed) console.log(`(extraction errors only: ${groupDigits(failed)} page${failed === 1 ? '' : 's'} failed in the current run; see crawl-studio failures ${positionals[0]})`);
+        if (failed)
+          console.log(
+            `(extraction errors only: ${groupDigits(failed)} page${failed === 1 ? '' : 's'} failed in the current run; see crawl-studio failures ${positionals[0]})`,
+          );
       }
       for (const e of await store.readErrors({ offset: 0, limit })) {
-        const what = [e.rule && `rule ${e.rule}`, e.type && `${e.type}${e.key ? ` ${e.key}` : ''}`].filter(Boolean).join(', ');
+        const what = [e.rule && `rule ${e.rule}`, e.type && `${e.type}${e.key ? ` ${e.key}` : ''}`]
+          .filter(Boolean)
+          .join(', ');
         console.log(`${e.kind.padEnd(8)} ${e.url ?? '-'}${what ? ` (${what})` : ''}: ${e.message}`);
       }
       return EXIT.OK;

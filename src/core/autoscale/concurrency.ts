@@ -118,7 +118,16 @@ export const AUTOSCALE = {
 } as const;
 
 export function initialState(concurrency: number): ConcurrencyState {
-  return { concurrency, last: null, phase: 'double', quietUntil: 0, ceiling: null, lastGood: null, baselineLatencyMs: null, heldUntil: 0 };
+  return {
+    concurrency,
+    last: null,
+    phase: 'double',
+    quietUntil: 0,
+    ceiling: null,
+    lastGood: null,
+    baselineLatencyMs: null,
+    heldUntil: 0,
+  };
 }
 
 /** Whether a window has enough in it to be judged (see AUTOSCALE.minPages). */
@@ -135,30 +144,62 @@ export function decide(limits: ConcurrencyLimits, state: ConcurrencyState, s: Co
   const clamp = (n: number) => Math.min(limits.max, Math.max(limits.min, Math.round(n)));
   if (s.manual !== undefined) {
     const to = clamp(s.manual);
-    const next: ConcurrencyState = { ...initialState(to), ceiling: state.ceiling, baselineLatencyMs: state.baselineLatencyMs, heldUntil: s.at + AUTOSCALE.manualHoldMs };
-    return move(next, c, to, `resized by hand${to !== s.manual ? ` (asked ${s.manual}, kept within ${limits.min}..${limits.max})` : ''}; held for ${AUTOSCALE.manualHoldMs / 60_000} min`);
+    const next: ConcurrencyState = {
+      ...initialState(to),
+      ceiling: state.ceiling,
+      baselineLatencyMs: state.baselineLatencyMs,
+      heldUntil: s.at + AUTOSCALE.manualHoldMs,
+    };
+    return move(
+      next,
+      c,
+      to,
+      `resized by hand${to !== s.manual ? ` (asked ${s.manual}, kept within ${limits.min}..${limits.max})` : ''}; held for ${AUTOSCALE.manualHoldMs / 60_000} min`,
+    );
   }
-  if (!ripe(s)) return { state, concurrency: c, judged: false, reason: `measuring: ${s.pages} page(s) in ${seconds(s.windowMs)}` };
+  if (!ripe(s))
+    return { state, concurrency: c, judged: false, reason: `measuring: ${s.pages} page(s) in ${seconds(s.windowMs)}` };
   const rate = (s.pages * 1000) / Math.max(1, s.windowMs);
   const conditions = describe(s, rate, c);
   // A share of the answers, not any one: one shedding host among many is backed off per host (hostThrottle.ts).
   const throttled = s.sites.throttled > 0 && s.sites.throttled >= AUTOSCALE.throttledShare * s.sites.answered;
   const baselineLatencyMs =
-    s.sites.latencyMs === null || throttled ? state.baselineLatencyMs : state.baselineLatencyMs === null ? s.sites.latencyMs : Math.min(state.baselineLatencyMs, s.sites.latencyMs);
+    s.sites.latencyMs === null || throttled
+      ? state.baselineLatencyMs
+      : state.baselineLatencyMs === null
+        ? s.sites.latencyMs
+        : Math.min(state.baselineLatencyMs, s.sites.latencyMs);
   const lastGood = throttled ? state.lastGood : Math.max(state.lastGood ?? 0, c);
-  const base: ConcurrencyState = { ...state, baselineLatencyMs, lastGood, ceiling: state.ceiling && state.ceiling.until > s.at ? state.ceiling : null };
+  const base: ConcurrencyState = {
+    ...state,
+    baselineLatencyMs,
+    lastGood,
+    ceiling: state.ceiling && state.ceiling.until > s.at ? state.ceiling : null,
+  };
 
-  if (s.at < state.heldUntil) return stay(base, `held at ${c} after a manual resize (${seconds(state.heldUntil - s.at)} left): ${conditions}`);
+  if (s.at < state.heldUntil)
+    return stay(base, `held at ${c} after a manual resize (${seconds(state.heldUntil - s.at)} left): ${conditions}`);
 
   // Pressure first: a back-off is never held up by anything else.
   if (throttled) {
     const to = clamp(state.lastGood !== null && state.lastGood < c ? state.lastGood : c / 2);
     const ceiling = { n: c, until: s.at + AUTOSCALE.ceilingMs };
     const why = `sites answered 429/503 to ${s.sites.throttled} of ${s.sites.answered} request(s) at ${c}`;
-    return move({ ...base, ceiling, phase: 'probe', last: null, quietUntil: s.at + AUTOSCALE.quietMs }, c, to, `${why}; ${conditions}`);
+    return move(
+      { ...base, ceiling, phase: 'probe', last: null, quietUntil: s.at + AUTOSCALE.quietMs },
+      c,
+      to,
+      `${why}; ${conditions}`,
+    );
   }
   const pressure = backOffReason(s, base);
-  if (pressure) return move({ ...base, phase: 'probe', last: null, quietUntil: s.at + AUTOSCALE.quietMs }, c, clamp(Math.min(c - 1, c * 0.75)), `${pressure}; ${conditions}`);
+  if (pressure)
+    return move(
+      { ...base, phase: 'probe', last: null, quietUntil: s.at + AUTOSCALE.quietMs },
+      c,
+      clamp(Math.min(c - 1, c * 0.75)),
+      `${pressure}; ${conditions}`,
+    );
 
   // Did the last move pay?
   let phase = base.phase;
@@ -169,11 +210,22 @@ export function decide(limits: ConcurrencyLimits, state: ConcurrencyState, s: Co
     // doubling that paid a little is kept, and small steps take over.
     const paidLittle = phase === 'double' && gain >= AUTOSCALE.stepGain;
     if (gain < wanted && !paidLittle) {
-      const why = gain < AUTOSCALE.worse ? `less than ${fmtRate(base.last.rateBefore)} at ${base.last.from}` : `no more than ${fmtRate(base.last.rateBefore)} at ${base.last.from}`;
-      return move({ ...base, phase: 'probe', last: null, quietUntil: s.at + AUTOSCALE.quietMs }, c, base.last.from, `${c} gave ${fmtRate(rate)} pages/s, ${why}; ${conditions}`);
+      const why =
+        gain < AUTOSCALE.worse
+          ? `less than ${fmtRate(base.last.rateBefore)} at ${base.last.from}`
+          : `no more than ${fmtRate(base.last.rateBefore)} at ${base.last.from}`;
+      return move(
+        { ...base, phase: 'probe', last: null, quietUntil: s.at + AUTOSCALE.quietMs },
+        c,
+        base.last.from,
+        `${c} gave ${fmtRate(rate)} pages/s, ${why}; ${conditions}`,
+      );
     }
     if (gain < wanted) {
-      return stay({ ...base, phase: 'probe', last: null, quietUntil: s.at + AUTOSCALE.quietMs }, `plateau: ${c} gave ${pct(gain - 1)} more pages/s than ${base.last.from}; ${conditions}`);
+      return stay(
+        { ...base, phase: 'probe', last: null, quietUntil: s.at + AUTOSCALE.quietMs },
+        `plateau: ${c} gave ${pct(gain - 1)} more pages/s than ${base.last.from}; ${conditions}`,
+      );
     }
   } else if (base.last && base.last.to === c && base.last.from > c) {
     phase = 'probe';
@@ -191,27 +243,43 @@ export function decide(limits: ConcurrencyLimits, state: ConcurrencyState, s: Co
 
 /** A reason to bring concurrency down now, if any. */
 function backOffReason(s: ConcurrencySample, state: ConcurrencyState): string | null {
-  if (s.memory.limit !== null && s.memory.used >= AUTOSCALE.memoryBackOff * s.memory.limit) return `memory ${formatBytes(s.memory.used)} of the ${formatBytes(s.memory.limit)} limit`;
+  if (s.memory.limit !== null && s.memory.used >= AUTOSCALE.memoryBackOff * s.memory.limit)
+    return `memory ${formatBytes(s.memory.used)} of the ${formatBytes(s.memory.limit)} limit`;
   if (s.loopDelayMs >= AUTOSCALE.loopDelayBackOffMs) return `event loop ${Math.round(s.loopDelayMs)} ms late`;
-  if (s.redisMs !== null && s.redisMs >= AUTOSCALE.redisBackOffMs) return `Redis answering in ${Math.round(s.redisMs)} ms`;
+  if (s.redisMs !== null && s.redisMs >= AUTOSCALE.redisBackOffMs)
+    return `Redis answering in ${Math.round(s.redisMs)} ms`;
   const base = state.baselineLatencyMs;
-  if (base !== null && s.sites.latencyMs !== null && s.sites.latencyMs >= AUTOSCALE.latencyBackOff * base + AUTOSCALE.latencySlackMs) {
+  if (
+    base !== null &&
+    s.sites.latencyMs !== null &&
+    s.sites.latencyMs >= AUTOSCALE.latencyBackOff * base + AUTOSCALE.latencySlackMs
+  ) {
     return `sites answering in ${Math.round(s.sites.latencyMs)} ms, ${(s.sites.latencyMs / Math.max(1, base)).toFixed(1)}× the ${Math.round(base)} ms they started at`;
   }
   return null;
 }
 
 /** A reason not to grow now, if any. */
-function growthHold(s: ConcurrencySample, state: ConcurrencyState, limits: ConcurrencyLimits, rate: number): string | null {
+function growthHold(
+  s: ConcurrencySample,
+  state: ConcurrencyState,
+  limits: ConcurrencyLimits,
+  rate: number,
+): string | null {
   const c = state.concurrency;
   if (c >= limits.max) return `at the maximum ${limits.max}`;
-  if (state.ceiling && c + 1 >= state.ceiling.n) return `kept under ${state.ceiling.n}, where the sites answered 429/503 (${seconds(state.ceiling.until - s.at)} more)`;
+  if (state.ceiling && c + 1 >= state.ceiling.n)
+    return `kept under ${state.ceiling.n}, where the sites answered 429/503 (${seconds(state.ceiling.until - s.at)} more)`;
   if (s.at < state.quietUntil) return `settling (${seconds(state.quietUntil - s.at)} before the next probe)`;
-  if (s.useful !== null && s.useful <= c) return `no growth: the waiting pages keep at most ${s.useful} request(s) busy`;
+  if (s.useful !== null && s.useful <= c)
+    return `no growth: the waiting pages keep at most ${s.useful} request(s) busy`;
   if (s.busy < AUTOSCALE.busyToGrow) return `no growth: slots ${pct(s.busy)} busy, something else limits the crawl`;
-  if (s.memory.limit !== null && s.memory.used >= AUTOSCALE.memoryHold * s.memory.limit) return `no growth: memory ${formatBytes(s.memory.used)} of ${formatBytes(s.memory.limit)}`;
-  if (s.loopBusy >= AUTOSCALE.loopBusyHold) return `no growth: this worker is CPU-bound (event loop ${pct(s.loopBusy)} busy)`;
-  if (s.redisMs !== null && s.redisMs >= AUTOSCALE.redisHoldMs) return `no growth: Redis answering in ${Math.round(s.redisMs)} ms`;
+  if (s.memory.limit !== null && s.memory.used >= AUTOSCALE.memoryHold * s.memory.limit)
+    return `no growth: memory ${formatBytes(s.memory.used)} of ${formatBytes(s.memory.limit)}`;
+  if (s.loopBusy >= AUTOSCALE.loopBusyHold)
+    return `no growth: this worker is CPU-bound (event loop ${pct(s.loopBusy)} busy)`;
+  if (s.redisMs !== null && s.redisMs >= AUTOSCALE.redisHoldMs)
+    return `no growth: Redis answering in ${Math.round(s.redisMs)} ms`;
   if (rate === 0) return 'no growth: no page finished';
   return null;
 }
@@ -229,11 +297,21 @@ export function describe(s: ConcurrencySample, rate: number, c: number): string 
 
 function move(state: ConcurrencyState, from: number, to: number, why: string): ConcurrencyDecision {
   const next = { ...state, concurrency: to };
-  return { state: next, concurrency: to, judged: true, reason: from === to ? `concurrency stays ${to}: ${why}` : `concurrency ${from} → ${to}: ${why}` };
+  return {
+    state: next,
+    concurrency: to,
+    judged: true,
+    reason: from === to ? `concurrency stays ${to}: ${why}` : `concurrency ${from} → ${to}: ${why}`,
+  };
 }
 
 function stay(state: ConcurrencyState, why: string): ConcurrencyDecision {
-  return { state, concurrency: state.concurrency, judged: true, reason: `concurrency stays ${state.concurrency}: ${why}` };
+  return {
+    state,
+    concurrency: state.concurrency,
+    judged: true,
+    reason: `concurrency stays ${state.concurrency}: ${why}`,
+  };
 }
 
 function pct(x: number): string {

@@ -33,13 +33,22 @@ export interface HostAnswer {
 }
 
 /** The host's cap after one answer, and why it moved (null when it did not). */
-export function afterAnswer(max: number, s: HostCap, a: HostAnswer): { readonly state: HostCap; readonly reason: string | null } {
+export function afterAnswer(
+  max: number,
+  s: HostCap,
+  a: HostAnswer,
+): { readonly state: HostCap; readonly reason: string | null } {
   const slow = !a.throttled && s.baseMs !== null && a.ms >= HOST_THROTTLE.slow * s.baseMs + HOST_THROTTLE.slackMs;
   if (a.throttled || slow) {
     if (a.at - s.cutAt < HOST_THROTTLE.cutEveryMs || s.cap <= 1) return { state: { ...s, streak: 0 }, reason: null };
     const cap = Math.max(1, Math.floor(s.cap / 2));
-    const why = a.throttled ? 'answered 429/503' : `answered in ${Math.round(a.ms)} ms, ${(a.ms / s.baseMs!).toFixed(1)}× its fastest`;
-    return { state: { ...s, cap, streak: 0, cutAt: a.at }, reason: `${why}: at most ${cap} request(s) at once (was ${s.cap})` };
+    const why = a.throttled
+      ? 'answered 429/503'
+      : `answered in ${Math.round(a.ms)} ms, ${(a.ms / s.baseMs!).toFixed(1)}× its fastest`;
+    return {
+      state: { ...s, cap, streak: 0, cutAt: a.at },
+      reason: `${why}: at most ${cap} request(s) at once (was ${s.cap})`,
+    };
   }
   const baseMs = s.baseMs === null ? a.ms : Math.min(s.baseMs, a.ms);
   const streak = s.streak + 1;

@@ -40,13 +40,21 @@ export const PROCESS_AUTOSCALE = {
   starved: 0.6,
 } as const;
 
-export function decideWorkers(limits: { readonly min: number; readonly max: number }, state: ProcessState, s: ProcessSample): ProcessDecision {
+export function decideWorkers(
+  limits: { readonly min: number; readonly max: number },
+  state: ProcessState,
+  s: ProcessSample,
+): ProcessDecision {
   const n = state.workers;
   const idle = (1 - s.machineCpu) * s.cores;
   const busy = s.loopBusy.length > 0 ? s.loopBusy.reduce((a, b) => a + b, 0) / s.loopBusy.length : 0;
   const facts = `workers ${pct(busy)} busy on their cores, CPU ${pct(s.machineCpu)} (${idle.toFixed(1)} of ${s.cores} cores idle), ${s.waitingPages} page(s) waiting`;
   const stay = (why: string): ProcessDecision => ({ state, workers: n, reason: `workers stay ${n}: ${why}` });
-  const change = (to: number, why: string): ProcessDecision => ({ state: { workers: to, settleUntil: s.at + PROCESS_AUTOSCALE.settleMs }, workers: to, reason: `workers ${n} → ${to}: ${why}` });
+  const change = (to: number, why: string): ProcessDecision => ({
+    state: { workers: to, settleUntil: s.at + PROCESS_AUTOSCALE.settleMs },
+    workers: to,
+    reason: `workers ${n} → ${to}: ${why}`,
+  });
   if (n < limits.min) return change(limits.min, `below the minimum ${limits.min}`);
   if (n > limits.max) return change(limits.max, `above the maximum ${limits.max}`);
   if (s.at < state.settleUntil) return stay(`settling; ${facts}`);

@@ -1,7 +1,9 @@
 // How many of something a worker runs (requests in flight, local worker processes): a fixed number the user chose,
 // or a range the autoscaler moves within. One type for both, so a caller cannot hold a range and forget to scale.
 
-export type Scaled = { readonly kind: 'fixed'; readonly n: number } | { readonly kind: 'auto'; readonly min: number; readonly max: number };
+export type Scaled =
+  | { readonly kind: 'fixed'; readonly n: number }
+  | { readonly kind: 'auto'; readonly min: number; readonly max: number };
 
 /** `--concurrency auto`: from a couple of requests to as many as the machine, the sites and the work allow. */
 export const AUTO_CONCURRENCY = { min: 2, max: 64 } as const;
@@ -44,7 +46,11 @@ export class ScaleSpecError extends Error {
  * `N`, `auto` or `MIN..MAX` (`--concurrency`, `--workers`). `auto` is `autoRange`. A range whose ends are equal is
  * a fixed number: nothing to scale.
  */
-export function parseScaled(value: string, flag: string, autoRange: { readonly min: number; readonly max: number }): Scaled {
+export function parseScaled(
+  value: string,
+  flag: string,
+  autoRange: { readonly min: number; readonly max: number },
+): Scaled {
   const v = value.trim();
   if (v === 'auto') return { kind: 'auto', min: autoRange.min, max: autoRange.max };
   const range = /^(\d+)\s*\.\.\s*(\d+)$/.exec(v);
@@ -58,21 +64,25 @@ export function parseScaled(value: string, flag: string, autoRange: { readonly m
  */
 export function parseCeleryAutoscale(value: string): Scaled {
   const parts = value.split(',').map((p) => p.trim());
-  if (parts.length > 2) throw new ScaleSpecError('autoscale', value, 'give MAX,MIN (two whole numbers, the largest first, as Celery does)');
+  if (parts.length > 2)
+    throw new ScaleSpecError('autoscale', value, 'give MAX,MIN (two whole numbers, the largest first, as Celery does)');
   const max = wholeAtLeastOne(parts[0]!, 'autoscale', value);
   const min = parts.length === 2 ? wholeAtLeastOne(parts[1]!, 'autoscale', value) : 1;
-  if (min > max) throw new ScaleSpecError('autoscale', value, `MAX comes first (Celery's order): ${max} is less than ${min}`);
+  if (min > max)
+    throw new ScaleSpecError('autoscale', value, `MAX comes first (Celery's order): ${max} is less than ${min}`);
   return rangeOf(min, max, 'autoscale', value);
 }
 
 function rangeOf(min: number, max: number, flag: string, value: string): Scaled {
-  if (!Number.isInteger(min) || min < 1) throw new ScaleSpecError(flag, value, 'the minimum must be a whole number of at least 1');
+  if (!Number.isInteger(min) || min < 1)
+    throw new ScaleSpecError(flag, value, 'the minimum must be a whole number of at least 1');
   if (max < min) throw new ScaleSpecError(flag, value, `the range is MIN..MAX: ${max} is less than ${min}`);
   return min === max ? fixed(min) : { kind: 'auto', min, max };
 }
 
 function wholeAtLeastOne(v: string, flag: string, value: string): number {
   const n = Number(v);
-  if (v === '' || !Number.isInteger(n) || n < 1) throw new ScaleSpecError(flag, value, "expected a whole number of at least 1, 'auto', or MIN..MAX");
+  if (v === '' || !Number.isInteger(n) || n < 1)
+    throw new ScaleSpecError(flag, value, "expected a whole number of at least 1, 'auto', or MIN..MAX");
   return n;
 }

@@ -36,8 +36,18 @@ export interface Fixture {
 }
 
 /** The page a fixture holds, as analysePage takes it: an old fixture's `fetchedAt` is its save time, its status unknown. */
-export function fixtureInput(fixture: Fixture): { url: string; requestedUrl: string; status: number | null; fetchedAt: number } {
-  return { url: fixture.finalUrl, requestedUrl: fixture.url, status: fixture.status ?? null, fetchedAt: Date.parse(fixture.fetchedAt ?? fixture.savedAt) };
+export function fixtureInput(fixture: Fixture): {
+  url: string;
+  requestedUrl: string;
+  status: number | null;
+  fetchedAt: number;
+} {
+  return {
+    url: fixture.finalUrl,
+    requestedUrl: fixture.url,
+    status: fixture.status ?? null,
+    fetchedAt: Date.parse(fixture.fetchedAt ?? fixture.savedAt),
+  };
 }
 
 export function expectedFrom(outcome: PageOutcome): ExpectedOutcome {
@@ -90,7 +100,11 @@ function sameValue(a: FieldValue | undefined, b: FieldValue | undefined): boolea
  * Items are paired by type and key; items whose key is a content hash (no `key` fields) change key whenever a
  * field changes, so the leftovers of each type are paired by position.
  */
-export function compareOutcome(fixture: Pick<Fixture, 'name' | 'url' | 'rule'>, expected: ExpectedOutcome, actual: ExpectedOutcome): FixtureResult {
+export function compareOutcome(
+  fixture: Pick<Fixture, 'name' | 'url' | 'rule'>,
+  expected: ExpectedOutcome,
+  actual: ExpectedOutcome,
+): FixtureResult {
   const changed: FieldChange[] = [];
   const addedItems: string[] = [];
   const removedItems: string[] = [];
@@ -132,7 +146,15 @@ export function compareOutcome(fixture: Pick<Fixture, 'name' | 'url' | 'rule'>, 
     removedProblems: diff(expected.problems, actual.problems),
     unmet: [],
   };
-  const ok = [result.changed, addedItems, removedItems, result.addedLinks, result.removedLinks, result.addedProblems, result.removedProblems].every((l) => l.length === 0);
+  const ok = [
+    result.changed,
+    addedItems,
+    removedItems,
+    result.addedLinks,
+    result.removedLinks,
+    result.addedProblems,
+    result.removedProblems,
+  ].every((l) => l.length === 0);
   return { ...result, ok };
 }
 
@@ -150,7 +172,13 @@ export function runFixture(task: CrawlTask, fixture: Fixture, html: string): Fix
   const json = readsAsJson(rule, isJsonContentType(fixture.contentType ?? null));
   let outcome: PageOutcome;
   try {
-    outcome = analysePage(task, { ...fixtureInput(fixture), html, rule, depth: fixture.depth, ...(json ? { json } : {}) });
+    outcome = analysePage(task, {
+      ...fixtureInput(fixture),
+      html,
+      rule,
+      depth: fixture.depth,
+      ...(json ? { json } : {}),
+    });
   } catch (err) {
     if (err instanceof PageFormatError) return failed(fixture, err.message);
     throw err;
@@ -165,10 +193,14 @@ export function runFixture(task: CrawlTask, fixture: Fixture, html: string): Fix
 function unmetExpectations(rule: PageRule, fixture: Fixture, actual: ExpectedOutcome): string[] {
   const out: string[] = [];
   if (rule.browser !== null && !fixture.rendered) {
-    out.push(`saved the wrong way: rule '${rule.name}' renders in a browser, but this fixture holds the page as fetched; save it again with \`crawl-studio fixture save\` (it renders) or from the preview with Browser on`);
+    out.push(
+      `saved the wrong way: rule '${rule.name}' renders in a browser, but this fixture holds the page as fetched; save it again with \`crawl-studio fixture save\` (it renders) or from the preview with Browser on`,
+    );
   }
   if (rule.items.length > 0 && actual.items.length === 0) {
-    out.push(`extracts nothing: rule '${rule.name}' expects items (${rule.items.map((i) => i.type).join(', ')}) and the page gives none`);
+    out.push(
+      `extracts nothing: rule '${rule.name}' expects items (${rule.items.map((i) => i.type).join(', ')}) and the page gives none`,
+    );
   }
   if (rule.follow.length > 0 && actual.links.length === 0) {
     out.push(`follows nothing: rule '${rule.name}' expects links and the page gives none`);
@@ -221,7 +253,8 @@ export function formatTestReport(r: TaskTestReport): string {
     }
     lines.push(`FAIL  ${f.fixture} (${f.rule}, ${f.url})`);
     if (f.error) lines.push(`      ${f.error}`);
-    for (const c of f.changed) lines.push(`      ${c.item}: ${c.field} changed: ${show(c.expected)} -> ${show(c.actual)}`);
+    for (const c of f.changed)
+      lines.push(`      ${c.item}: ${c.field} changed: ${show(c.expected)} -> ${show(c.actual)}`);
     for (const i of f.removedItems) lines.push(`      item gone: ${i}`);
     for (const i of f.addedItems) lines.push(`      new item: ${i}`);
     for (const l of f.removedLinks) lines.push(`      link no longer followed: ${l}`);

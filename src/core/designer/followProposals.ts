@@ -36,7 +36,10 @@ export function proposeFollows($: CheerioAPI, pageUrl: string): FollowProposals 
     .toArray()
     .filter(isTag)
     .map((el) => ({ el, url: resolve(el.attribs.href ?? '', base) }))
-    .filter((l): l is { el: Element; url: URL } => l.url !== null && l.url.host === base.host && stripHash(l.url) !== stripHash(base));
+    .filter(
+      (l): l is { el: Element; url: URL } =>
+        l.url !== null && l.url.host === base.host && stripHash(l.url) !== stripHash(base),
+    );
   const next = nextLink($, links);
   return { next: next ? proposal($, next.el, next.url, false) : null, items: itemLinks($, links, next?.el ?? null) };
 }
@@ -45,10 +48,22 @@ function nextLink($: CheerioAPI, links: readonly { el: Element; url: URL }[]): {
   let best: { el: Element; url: URL; score: number } | null = null;
   for (const l of links) {
     const rel = (l.el.attribs.rel ?? '').toLowerCase().split(/\s+/);
-    const text = $(l.el).text().toLowerCase().replace(/[\s»›→>]+/g, ' ').trim();
+    const text = $(l.el)
+      .text()
+      .toLowerCase()
+      .replace(/[\s»›→>]+/g, ' ')
+      .trim();
     const label = `${l.el.attribs['aria-label'] ?? ''} ${l.el.attribs.title ?? ''}`.toLowerCase();
     const classes = `${l.el.attribs.class ?? ''} ${parentOf(l.el)?.attribs.class ?? ''}`.toLowerCase();
-    const score = rel.includes('next') ? 4 : NEXT_TEXT.test(text) ? 3 : /\bnext\b/.test(label) ? 2 : /\bnext\b/.test(classes) ? 1 : 0;
+    const score = rel.includes('next')
+      ? 4
+      : NEXT_TEXT.test(text)
+        ? 3
+        : /\bnext\b/.test(label)
+          ? 2
+          : /\bnext\b/.test(classes)
+            ? 1
+            : 0;
     if (score > 0 && (!best || score > best.score)) best = { ...l, score };
   }
   return best;
@@ -59,7 +74,11 @@ function nextLink($: CheerioAPI, links: readonly { el: Element; url: URL }[]): {
  * containers. Links in headings (titles) count double, and a group linking to few distinct pages (tags, "read
  * more" twins) counts for those pages only.
  */
-function itemLinks($: CheerioAPI, links: readonly { el: Element; url: URL }[], next: Element | null): FollowProposal | null {
+function itemLinks(
+  $: CheerioAPI,
+  links: readonly { el: Element; url: URL }[],
+  next: Element | null,
+): FollowProposal | null {
   const groups = new Map<string, { el: Element; url: URL }[]>();
   for (const l of links) {
     if (l.el === next || inChrome(l.el) || $(l.el).text().trim() === '') continue;
@@ -95,7 +114,8 @@ function proposal($: CheerioAPI, el: Element, url: URL, list: boolean): FollowPr
 /** Tag and classes of the element and its three closest ancestors: links in the same place of a repeated block. */
 function shapeOf(el: Element): string {
   const parts: string[] = [];
-  for (let e: Element | null = el, i = 0; e && i < 4; e = parentOf(e), i++) parts.push(`${e.name}.${(e.attribs.class ?? '').trim().split(/\s+/).sort().join('.')}`);
+  for (let e: Element | null = el, i = 0; e && i < 4; e = parentOf(e), i++)
+    parts.push(`${e.name}.${(e.attribs.class ?? '').trim().split(/\s+/).sort().join('.')}`);
   return parts.join('<');
 }
 

@@ -15,7 +15,8 @@ export function yamlScalar(selector: string, prefer: 'double' | 'single' = 'doub
   if (plain && !quote) return selector;
   const canSingle = !selector.includes("'");
   const canDouble = !selector.includes('"');
-  if (prefer === 'single' ? canSingle || !canDouble : canSingle && !canDouble) return `'${selector.replace(/'/g, "''")}'`;
+  if (prefer === 'single' ? canSingle || !canDouble : canSingle && !canDouble)
+    return `'${selector.replace(/'/g, "''")}'`;
   return `"${selector.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }
 
@@ -46,9 +47,19 @@ export function planInsert(text: string, cursor: number, selector: string, opts:
   const field = emptyFieldAt(text, cursor);
   if (field && opts.all) {
     const space = text[cursor - 1] === ':' ? ' ' : '';
-    return { start: cursor, end: cursor, text: `${space}{ selector: ${yamlScalar(selector)}, all: true }`, target: `field ${field}` };
+    return {
+      start: cursor,
+      end: cursor,
+      text: `${space}{ selector: ${yamlScalar(selector)}, all: true }`,
+      target: `field ${field}`,
+    };
   }
-  return { start: cursor, end: cursor, text: (field && text[cursor - 1] === ':' ? ' ' : '') + yamlScalar(selector), target: field ? `field ${field}` : 'the cursor' };
+  return {
+    start: cursor,
+    end: cursor,
+    text: (field && text[cursor - 1] === ':' ? ' ' : '') + yamlScalar(selector),
+    target: field ? `field ${field}` : 'the cursor',
+  };
 }
 
 /** The name of the field whose empty value the cursor is at (`  tags: |` inside a `fields:` mapping), or null. */
@@ -60,7 +71,7 @@ function emptyFieldAt(text: string, cursor: number): string | null {
   if (!m) return null;
   const indent = m[1]!.length;
   // The nearest line above that is less indented is the field's parent key: it must be `fields:`.
-  for (let end = lineStart - 1; end > 0; ) {
+  for (let end = lineStart - 1; end > 0;) {
     const start = text.lastIndexOf('\n', end - 1) + 1;
     const line = text.slice(start, end);
     end = start - 1;
@@ -86,8 +97,12 @@ function pathScalar(path: string): string {
 /** A field name for a path: its last part (`Product.offers.price` → `price`, `product:price:amount` → `price_amount`). */
 export function fieldNameFor(source: StructuredSource, path: string): string {
   const parts = path.split(source === 'opengraph' ? ':' : '.').filter(Boolean);
-  const tail = source === 'opengraph' && parts.length > 2 ? parts.slice(-2).join('_') : parts[parts.length - 1] ?? 'value';
-  const name = tail.replace(/[^A-Za-z0-9_]/g, '_').replace(/^([0-9])/, '_$1').slice(0, 60);
+  const tail =
+    source === 'opengraph' && parts.length > 2 ? parts.slice(-2).join('_') : (parts[parts.length - 1] ?? 'value');
+  const name = tail
+    .replace(/[^A-Za-z0-9_]/g, '_')
+    .replace(/^([0-9])/, '_$1')
+    .slice(0, 60);
   return name || 'value';
 }
 
@@ -97,14 +112,21 @@ export function fieldNameFor(source: StructuredSource, path: string): string {
  * item's last one; else after the last field of the first item of `rule` (the rule the preview shows); else it is
  * written at the cursor.
  */
-export function planFieldInsert(text: string, cursor: number, source: StructuredSource, path: string, rule: string | null = null): InsertPlan {
+export function planFieldInsert(
+  text: string,
+  cursor: number,
+  source: StructuredSource,
+  path: string,
+  rule: string | null = null,
+): InsertPlan {
   const value = `{ ${source}: ${pathScalar(path)} }`;
   const doc = parseDocument(text, { uniqueKeys: false });
   const rules = isMap(doc.contents) ? doc.contents.get('rules', true) : null;
   let ruleItem: YAMLMap | null = null;
   for (const r of isSeq(rules) ? rules.items : []) {
     const items = isMap(r) ? r.get('items', true) : null;
-    if (rule !== null && isMap(r) && r.get('name') === rule && isSeq(items) && isMap(items.items[0])) ruleItem ??= items.items[0];
+    if (rule !== null && isMap(r) && r.get('name') === rule && isSeq(items) && isMap(items.items[0]))
+      ruleItem ??= items.items[0];
     for (const item of isSeq(items) ? items.items : []) {
       const span = (item as Node).range;
       if (!isMap(item) || !span || cursor < span[0] || cursor > span[1]) continue;
@@ -120,7 +142,12 @@ export function planFieldInsert(text: string, cursor: number, source: Structured
         if (cursor < k[0] || cursor > Math.max(end, k[1])) continue;
         const colon = text.indexOf(':', k[1]);
         if (colon < 0) break;
-        return { start: colon + 1, end: Math.max(end, colon + 1), text: ` ${value}`, target: `field ${String(p.key.value)}` };
+        return {
+          start: colon + 1,
+          end: Math.max(end, colon + 1),
+          text: ` ${value}`,
+          target: `field ${String(p.key.value)}`,
+        };
       }
       const added = appendField(text, fields, source, path, value);
       if (added) return added;
@@ -131,11 +158,22 @@ export function planFieldInsert(text: string, cursor: number, source: Structured
   const added = isMap(fields) ? appendField(text, fields, source, path, value) : null;
   if (added) return added;
   const field = emptyFieldAt(text, cursor);
-  return { start: cursor, end: cursor, text: (field && text[cursor - 1] === ':' ? ' ' : '') + value, target: field ? `field ${field}` : 'the cursor' };
+  return {
+    start: cursor,
+    end: cursor,
+    text: (field && text[cursor - 1] === ':' ? ' ' : '') + value,
+    target: field ? `field ${field}` : 'the cursor',
+  };
 }
 
 /** A new field after the last one of a block `fields:` mapping, named by the path (never a name it has), or null. */
-function appendField(text: string, fields: YAMLMap, source: StructuredSource, path: string, value: string): InsertPlan | null {
+function appendField(
+  text: string,
+  fields: YAMLMap,
+  source: StructuredSource,
+  path: string,
+  value: string,
+): InsertPlan | null {
   const last = fields.items[fields.items.length - 1];
   const lastKey = (last?.key as Node | null)?.range;
   if (fields.flow || !last || !lastKey) return null;

@@ -37,12 +37,64 @@ const MAX_FIELDS = 12;
 /** Most elements tried for them (each costs the picker's search): a page of thousands stays quick. */
 const MAX_CANDIDATES = 40;
 const MAX_PICKER_CALLS = 8;
-const CHROME_TAGS = new Set(['header', 'nav', 'footer', 'aside', 'form', 'script', 'style', 'noscript', 'template', 'button', 'select', 'option', 'svg']);
+const CHROME_TAGS = new Set([
+  'header',
+  'nav',
+  'footer',
+  'aside',
+  'form',
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'button',
+  'select',
+  'option',
+  'svg',
+]);
 const CHROME_ROLES = new Set(['navigation', 'banner', 'contentinfo', 'complementary', 'search', 'menu', 'menubar']);
 /** Class or id words of page furniture built from plain divs (`header-box`, `navbar`, `site-footer`). */
-const CHROME_WORDS = /(^|[-_])(header|footer|nav|navbar|navigation|menu|sidebar|breadcrumbs?|topbar|masthead|cookie|banner)([-_]|$)/i;
+const CHROME_WORDS =
+  /(^|[-_])(header|footer|nav|navbar|navigation|menu|sidebar|breadcrumbs?|topbar|masthead|cookie|banner)([-_]|$)/i;
 /** Words a class name adds about looks or layout, not about what the thing is (`price_color`, `product_pod`). */
-const STYLE_WORDS = new Set(['color', 'colour', 'box', 'wrap', 'wrapper', 'inner', 'outer', 'container', 'content', 'block', 'value', 'field', 'pod', 'card', 'tile', 'row', 'col', 'cell', 'entry', 'listing', 'item', 'page', 'details', 'detail', 'main', 'big', 'small', 'large', 'label', 'data', 'area', 'section', 'holder', 'body', 'single', 'full']);
+const STYLE_WORDS = new Set([
+  'color',
+  'colour',
+  'box',
+  'wrap',
+  'wrapper',
+  'inner',
+  'outer',
+  'container',
+  'content',
+  'block',
+  'value',
+  'field',
+  'pod',
+  'card',
+  'tile',
+  'row',
+  'col',
+  'cell',
+  'entry',
+  'listing',
+  'item',
+  'page',
+  'details',
+  'detail',
+  'main',
+  'big',
+  'small',
+  'large',
+  'label',
+  'data',
+  'area',
+  'section',
+  'holder',
+  'body',
+  'single',
+  'full',
+]);
 const PRICE = /^(?:[£$€¥₹]|[A-Z]{3}\s)\s?\d[\d,.\s]*$|^\d[\d,.\s]*\s?(?:[£$€¥₹]|[A-Z]{3})$/;
 const VAGUE_LINK_TEXT = /^(more|read more|details?|view|here|link|click here|about|open|go|see more|→|»)$/i;
 
@@ -139,7 +191,13 @@ export function mainContent($: CheerioAPI): Element | null {
   // ancestor that would take in page furniture.
   while (select($, 'h1, h2, h3', best).length === 0) {
     const up = parentOf(best);
-    if (!up || isRoot(up) || select($, 'header, nav, footer, [role=navigation], [role=banner]', up).some(() => true) || hasChromeChild(up)) break;
+    if (
+      !up ||
+      isRoot(up) ||
+      select($, 'header, nav, footer, [role=navigation], [role=banner]', up).some(() => true) ||
+      hasChromeChild(up)
+    )
+      break;
     best = up;
   }
   return best;
@@ -158,15 +216,20 @@ interface Candidate {
  * Fields for items whose elements are `scopes`, read from the first and kept when their selector finds a
  * non-empty value in at least half of them (every one, for a single scope).
  */
-function fieldsIn($: CheerioAPI, scopes: readonly Element[], opts: { titleFrom: 'heading' | 'h1'; type: string }): FieldProposal[] {
+function fieldsIn(
+  $: CheerioAPI,
+  scopes: readonly Element[],
+  opts: { titleFrom: 'heading' | 'h1'; type: string },
+): FieldProposal[] {
   const root = scopes[0]!;
   const candidates: Candidate[] = [];
   const title = titleElement($, root, opts.titleFrom);
   if (title) {
-    const link = isLink(title) ? title : select($, 'a[href]', title)[0] ?? null;
+    const link = isLink(title) ? title : (select($, 'a[href]', title)[0] ?? null);
     const text = link ?? title;
     // A link's title attribute holds the whole title where its text is cut ("A Light in the ...").
-    const full = link?.attribs.title && link.attribs.title.trim().length >= $(link).text().trim().length ? 'title' : null;
+    const full =
+      link?.attribs.title && link.attribs.title.trim().length >= $(link).text().trim().length ? 'title' : null;
     candidates.push({ el: text, name: 'title', attr: full, url: false });
     if (link) candidates.push({ el: link, name: 'url', attr: 'href', url: true });
   }
@@ -190,7 +253,11 @@ function fieldsIn($: CheerioAPI, scopes: readonly Element[], opts: { titleFrom: 
       // A link with a name of its own (`a.tag`) is read for its words; others for where they lead.
       const named = ownName(el);
       if (named && alikeBefore(el)) continue;
-      candidates.push(named ? { el, name: named, attr: null, url: false, repeated: alike(el).length > 1 } : { el, name: linkName($, el), attr: 'href', url: true });
+      candidates.push(
+        named
+          ? { el, name: named, attr: null, url: false, repeated: alike(el).length > 1 }
+          : { el, name: linkName($, el), attr: 'href', url: true },
+      );
       continue;
     }
     const own = ownText(el);
@@ -203,7 +270,9 @@ function fieldsIn($: CheerioAPI, scopes: readonly Element[], opts: { titleFrom: 
   }
   // `author_born_date` in an `author` item says `born_date`.
   const prefix = `${opts.type}_`;
-  const named = candidates.map((c) => (c.name.startsWith(prefix) && c.name.length > prefix.length ? { ...c, name: c.name.slice(prefix.length) } : c));
+  const named = candidates.map((c) =>
+    c.name.startsWith(prefix) && c.name.length > prefix.length ? { ...c, name: c.name.slice(prefix.length) } : c,
+  );
   return toFields($, scopes, named);
 }
 
@@ -264,15 +333,20 @@ function ownSelector($: CheerioAPI, c: Candidate, root: Element, single: boolean
   const el = c.el;
   const tries: string[] = [];
   if (single && el.attribs.id && !looksGenerated(el.attribs.id)) tries.push(`${el.name}#${el.attribs.id}`);
-  for (const t of (el.attribs.class ?? '').split(/\s+/)) if (t && classKind(t) === 'meaningful') tries.push(`${el.name}.${t}`);
-  if (el.attribs.itemprop && /^[\w-]{1,40}$/.test(el.attribs.itemprop)) tries.push(`${el.name}[itemprop=${el.attribs.itemprop}]`);
+  for (const t of (el.attribs.class ?? '').split(/\s+/))
+    if (t && classKind(t) === 'meaningful') tries.push(`${el.name}.${t}`);
+  if (el.attribs.itemprop && /^[\w-]{1,40}$/.test(el.attribs.itemprop))
+    tries.push(`${el.name}[itemprop=${el.attribs.itemprop}]`);
   for (const sel of tries) if (first(sel, root) === el) return sel;
   return null;
 }
 
 /** `span.value` for each meaningful class: elements named alike. */
 function classKeys(el: Element): string[] {
-  return (el.attribs.class ?? '').split(/\s+/).filter((t) => t && classKind(t) === 'meaningful').map((t) => `${el.name}.${t}`);
+  return (el.attribs.class ?? '')
+    .split(/\s+/)
+    .filter((t) => t && classKind(t) === 'meaningful')
+    .map((t) => `${el.name}.${t}`);
 }
 
 function shareClass(el: Element, keys: ReadonlySet<string>): boolean {
@@ -282,27 +356,32 @@ function shareClass(el: Element, keys: ReadonlySet<string>): boolean {
 /** The picker's selector relative to the scope (a list's, for one of siblings alike). */
 function pickerSelector($: CheerioAPI, c: Candidate, root: Element, scopes: readonly Element[]): string {
   const s = suggestSelector($, c.el, { scope: { element: root, all: scopes }, preferList: c.repeated });
-  return c.repeated && s.list ? s.list.selector : s.scoped?.selector ?? s.unique.selector;
+  return c.repeated && s.list ? s.list.selector : (s.scoped?.selector ?? s.unique.selector);
 }
 
 /** The trimmed value the first match of `selector` under `scope` gives, as a field without `all` reads it. */
 function valueIn($: CheerioAPI, scope: Element, selector: string, attr: string | null): string {
   const el = first(selector, scope);
   if (!el) return '';
-  const v = attr ? el.attribs[attr] ?? '' : $(el).text();
+  const v = attr ? (el.attribs[attr] ?? '') : $(el).text();
   return v.replace(/\s+/g, ' ').trim();
 }
 
 function titleElement($: CheerioAPI, root: Element, from: 'heading' | 'h1'): Element | null {
   const visible = (els: Element[]) => els.find((el) => !inChrome(el, root) && $(el).text().trim() !== '') ?? null;
   if (from === 'h1') return visible(select($, 'h1', root)) ?? visible(select($, 'h2, h3, h4', root));
-  return visible(select($, 'h1, h2, h3, h4, h5, h6', root)) ?? visible(select($, '[itemprop=name], [class*=title], [class*=name]', root));
+  return (
+    visible(select($, 'h1, h2, h3, h4, h5, h6', root)) ??
+    visible(select($, '[itemprop=name], [class*=title], [class*=name]', root))
+  );
 }
 
 /** A name the element gives itself: its `itemprop`, else its first meaningful class or id, less style words. */
 function ownName(el: Element): string | null {
   if (el.attribs.itemprop) return snake(el.attribs.itemprop);
-  const tokens = [...(el.attribs.class ?? '').split(/\s+/), el.attribs.id ?? ''].filter((t) => t && classKind(t) === 'meaningful');
+  const tokens = [...(el.attribs.class ?? '').split(/\s+/), el.attribs.id ?? ''].filter(
+    (t) => t && classKind(t) === 'meaningful',
+  );
   for (const t of tokens) {
     const n = nameFrom(t);
     if (n) return n;
@@ -312,7 +391,11 @@ function ownName(el: Element): string | null {
 
 /** `price_color` → price, `author-born-date` → author_born_date, `text` → text. */
 function nameFrom(token: string): string | null {
-  const words = token.replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase().split(/[-_]+/).filter(Boolean);
+  const words = token
+    .replace(/([a-z])([A-Z])/g, '$1_$2')
+    .toLowerCase()
+    .split(/[-_]+/)
+    .filter(Boolean);
   const kept = words.filter((w) => !STYLE_WORDS.has(w));
   const n = snake((kept.length > 0 ? kept : words).join('_'));
   return n || null;
@@ -333,9 +416,16 @@ function linkName($: CheerioAPI, el: Element): string {
   const href = el.attribs.href ?? '';
   const hash = /#([A-Za-z][\w-]{1,30})$/.exec(href)?.[1];
   if (hash) return `${snake(hash)}_url`;
-  const text = $(el).text().replace(/[()[\]]/g, '').trim();
-  if (/^[A-Za-z]+( [A-Za-z]+)?$/.test(text) && !VAGUE_LINK_TEXT.test(text) && text.length <= 20) return `${snake(text)}_url`;
-  const segment = href.replace(/^[a-z]+:\/\/[^/]+/i, '').split(/[/?#]/).find((p) => /^[A-Za-z][A-Za-z-]{2,20}$/.test(p));
+  const text = $(el)
+    .text()
+    .replace(/[()[\]]/g, '')
+    .trim();
+  if (/^[A-Za-z]+( [A-Za-z]+)?$/.test(text) && !VAGUE_LINK_TEXT.test(text) && text.length <= 20)
+    return `${snake(text)}_url`;
+  const segment = href
+    .replace(/^[a-z]+:\/\/[^/]+/i, '')
+    .split(/[/?#]/)
+    .find((p) => /^[A-Za-z][A-Za-z-]{2,20}$/.test(p));
   return segment ? `${snake(segment)}_url` : 'link';
 }
 

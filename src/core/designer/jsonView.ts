@@ -44,21 +44,32 @@ export function jsonViewHtml(value: unknown): string {
     }
     const entries: [string, string, unknown][] = Array.isArray(v)
       ? v.map((x, i) => [`${path}[${i}]`, '', x])
-      : Object.entries(v).map(([k, x]) => [path + memberSegment(k), `<span class="k">${esc(JSON.stringify(k))}</span>: `, x]);
+      : Object.entries(v).map(([k, x]) => [
+          path + memberSegment(k),
+          `<span class="k">${esc(JSON.stringify(k))}</span>: `,
+          x,
+        ]);
     const [open, close] = Array.isArray(v) ? ['[', ']'] : ['{', '}'];
-    const count = Array.isArray(v) ? `${entries.length} item${entries.length === 1 ? '' : 's'}` : `${entries.length} key${entries.length === 1 ? '' : 's'}`;
+    const count = Array.isArray(v)
+      ? `${entries.length} item${entries.length === 1 ? '' : 's'}`
+      : `${entries.length} key${entries.length === 1 ? '' : 's'}`;
     if (entries.length === 0) {
       out.push(`<div${attr}>${label}${open}${close}</div>`);
       return;
     }
-    out.push(`<details${attr}${depth < OPEN_LEVELS ? ' open' : ''}><summary>${label}${open} <span class="c">${count}</span></summary><div>`);
+    out.push(
+      `<details${attr}${depth < OPEN_LEVELS ? ' open' : ''}><summary>${label}${open} <span class="c">${count}</span></summary><div>`,
+    );
     let shown = 0;
     for (const [p, l, x] of entries) {
       if (budget <= 0) break;
       walk(x, p, l, depth + 1);
       shown++;
     }
-    if (shown < entries.length) out.push(`<div class="more">… ${entries.length - shown} more not shown (the preview shows ${MAX_VIEW_NODES.toLocaleString('en-US')} values)</div>`);
+    if (shown < entries.length)
+      out.push(
+        `<div class="more">… ${entries.length - shown} more not shown (the preview shows ${MAX_VIEW_NODES.toLocaleString('en-US')} values)</div>`,
+      );
     out.push(`</div>${close}</details>`);
   };
   walk(value, '$', '', 0);

@@ -37,7 +37,13 @@ export interface PreparedPage {
  * here: a SyntaxError when it is not JSON), shown as a JSON view whose values are the elements highlights and picks
  * point at; `opts.key`: the request's cache key when it is not a plain GET.
  */
-export function preparePage(html: string, url: string, finalUrl: string = url, fetched: { status: number; fetchedAt: number } | null = null, opts: { json?: boolean; key?: string } = {}): PreparedPage {
+export function preparePage(
+  html: string,
+  url: string,
+  finalUrl: string = url,
+  fetched: { status: number; fetchedAt: number } | null = null,
+  opts: { json?: boolean; key?: string } = {},
+): PreparedPage {
   const json = opts.json ?? false;
   const value: unknown = json ? JSON.parse(html.charCodeAt(0) === 0xfeff ? html.slice(1) : html) : undefined;
   // One cheerio load per fetched page (not per keystroke): the picker and highlights query it freely.
@@ -51,12 +57,26 @@ export function preparePage(html: string, url: string, finalUrl: string = url, f
     const path = json ? el.attribs[PATH_ATTR] : undefined;
     if (path !== undefined) byPath.set(path, i);
   });
-  return { url, finalUrl, html, status: fetched?.status ?? null, fetchedAt: fetched?.fetchedAt ?? null, $, elements, index, ...(json ? { json: { value, elements: byPath } } : {}), ...(opts.key ? { key: opts.key } : {}) };
+  return {
+    url,
+    finalUrl,
+    html,
+    status: fetched?.status ?? null,
+    fetchedAt: fetched?.fetchedAt ?? null,
+    $,
+    elements,
+    index,
+    ...(json ? { json: { value, elements: byPath } } : {}),
+    ...(opts.key ? { key: opts.key } : {}),
+  };
 }
 
 /** The inert HTML for the preview frame (see render.ts); images from the page origin when allowed. */
 export function pageForFrame(page: PreparedPage, allowImages: boolean): string {
-  return renderableHtml(page.$.html(), { url: page.finalUrl, imageOrigin: allowImages ? originOf(page.finalUrl) : null });
+  return renderableHtml(page.$.html(), {
+    url: page.finalUrl,
+    imageOrigin: allowImages ? originOf(page.finalUrl) : null,
+  });
 }
 
 export function originOf(url: string): string | null {
@@ -91,7 +111,14 @@ function select($: cheerio.CheerioAPI, selector: string): Element[] {
  */
 export function highlightSite(page: PreparedPage, site: SelectorSite, label: string): Highlight {
   const $ = page.$;
-  const fail = (error: string): Highlight => ({ label, selector: site.selector, indices: [], count: 0, scopes: null, error });
+  const fail = (error: string): Highlight => ({
+    label,
+    selector: site.selector,
+    indices: [],
+    count: 0,
+    scopes: null,
+    error,
+  });
   for (const sel of [site.selector, site.kind === 'field' ? site.itemScope : null]) {
     if (sel === null) continue;
     const problem = isJsonPath(sel) ? checkJsonPath(sel) : checkSelector(sel);
@@ -100,7 +127,11 @@ export function highlightSite(page: PreparedPage, site: SelectorSite, label: str
   // Each kind of selector reads its kind of page and finds nothing in the other (as extraction does).
   const kindOf = (sel: string | null) => (sel === null ? null : isJsonPath(sel) ? 'json' : 'css');
   const pageKind = page.json ? 'json' : 'css';
-  if ([kindOf(site.selector), kindOf(site.kind === 'field' ? site.itemScope : null)].some((k) => k !== null && k !== pageKind)) {
+  if (
+    [kindOf(site.selector), kindOf(site.kind === 'field' ? site.itemScope : null)].some(
+      (k) => k !== null && k !== pageKind,
+    )
+  ) {
     return { label, selector: site.selector, indices: [], count: 0, scopes: null, error: null };
   }
   if (page.json) return highlightJson(page, page.json, site, label);
@@ -128,7 +159,12 @@ export function highlightSite(page: PreparedPage, site: SelectorSite, label: str
  * scope element the click is in makes the suggestion relative to it; on a follow rule (which reads every
  * match) the list comes first.
  */
-export function suggestFor(page: PreparedPage, index: number, itemScope: string | null, preferList = false): SelectorSuggestion | null {
+export function suggestFor(
+  page: PreparedPage,
+  index: number,
+  itemScope: string | null,
+  preferList = false,
+): SelectorSuggestion | null {
   if (page.json) return suggestJsonPath(page, index, itemScope);
   const el = page.elements[index];
   if (!el) return null;
@@ -141,7 +177,12 @@ export function suggestFor(page: PreparedPage, index: number, itemScope: string 
 }
 
 /** highlightSite for a JSON response: the values a JSONPath matches, shown by their elements in the JSON view. */
-function highlightJson(page: PreparedPage, json: NonNullable<PreparedPage['json']>, site: SelectorSite, label: string): Highlight {
+function highlightJson(
+  page: PreparedPage,
+  json: NonNullable<PreparedPage['json']>,
+  site: SelectorSite,
+  label: string,
+): Highlight {
   const root: JsonMatch = { value: json.value, path: '$' };
   let found: JsonMatch[];
   let scopes: Highlight['scopes'] = null;
@@ -165,7 +206,9 @@ function highlightJson(page: PreparedPage, json: NonNullable<PreparedPage['json'
 
 /** A normalized path as people write it: `$.products[3].name` (bracketed where a name is not an identifier). */
 function friendlyPath(normalized: string): string {
-  return normalized.replace(/\['((?:[^'\\]|\\.)*)'\]/g, (m, name: string) => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? `.${name}` : m));
+  return normalized.replace(/\['((?:[^'\\]|\\.)*)'\]/g, (m, name: string) =>
+    /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? `.${name}` : m,
+  );
 }
 
 /**
@@ -175,18 +218,29 @@ function friendlyPath(normalized: string): string {
 function suggestJsonPath(page: PreparedPage, index: number, itemScope: string | null): SelectorSuggestion | null {
   const json = page.json;
   let el: Element | null = page.elements[index] ?? null;
-  while (el && el.attribs[PATH_ATTR] === undefined) el = el.parent && 'attribs' in el.parent ? (el.parent) : null;
+  while (el && el.attribs[PATH_ATTR] === undefined) el = el.parent && 'attribs' in el.parent ? el.parent : null;
   if (!json || !el) return null;
   const path = el.attribs[PATH_ATTR]!;
-  const count = (p: string, at: JsonMatch = { value: json.value, path: '$' }) => queryJsonPaths(p, at.value, at.path, false).length;
+  const count = (p: string, at: JsonMatch = { value: json.value, path: '$' }) =>
+    queryJsonPaths(p, at.value, at.path, false).length;
   const unique = friendlyPath(path);
   // The innermost array index becomes [*]: the list the value is one of.
   const listPath = path.replace(/\[\d+\](?=[^[]*(?:\['(?:[^'\\]|\\.)*'\])*$)/, '[*]');
-  const list = listPath !== path ? { selector: friendlyPath(listPath), count: count(listPath), itemScope: friendlyPath(listPath.slice(0, listPath.lastIndexOf('[*]') + 3)), relative: null } : null;
+  const list =
+    listPath !== path
+      ? {
+          selector: friendlyPath(listPath),
+          count: count(listPath),
+          itemScope: friendlyPath(listPath.slice(0, listPath.lastIndexOf('[*]') + 3)),
+          relative: null,
+        }
+      : null;
   let scoped = null;
   if (itemScope && isJsonPath(itemScope) && checkJsonPath(itemScope) === null) {
     const scopes = queryJsonPaths(itemScope, json.value, '$', true);
-    const holder = scopes.filter((s) => path === s.path || path.startsWith(s.path + '[')).sort((a, b) => b.path.length - a.path.length)[0];
+    const holder = scopes
+      .filter((s) => path === s.path || path.startsWith(s.path + '['))
+      .sort((a, b) => b.path.length - a.path.length)[0];
     if (holder) {
       const rel = friendlyPath('$' + path.slice(holder.path.length));
       const matched = scopes.filter((s) => count(rel, s) > 0).length;

@@ -46,7 +46,8 @@ export interface PageCandidates {
 /** The page to preview `rule` on, or null when none is known: the preview then keeps its page and says so. */
 export function choosePreviewPage(task: CrawlTask, rule: string, c: PageCandidates): PageForRule | null {
   if (!ruleByName(task, rule)) return null;
-  if (c.shown && c.shown.rule === rule) return { url: c.shown.url, source: 'shown', why: `the page on show, a page of rule ${rule}` };
+  if (c.shown && c.shown.rule === rule)
+    return { url: c.shown.url, source: 'shown', why: `the page on show, a page of rule ${rule}` };
   const run = c.runPages?.find((p) => p.rule === rule);
   if (run) return { url: run.url, source: 'run', why: `a page of rule ${rule} from a run (the task's store)` };
   const fixture = c.fixtures?.find((p) => p.rule === rule);
@@ -67,7 +68,13 @@ function linkToRule(task: CrawlTask, page: FetchedStart, rule: string): string |
   const startRule = chooseRule(task, page.finalUrl, page.url, null).rule;
   if (!startRule) return null;
   try {
-    const out = analysePage(task, { url: page.finalUrl, requestedUrl: page.url, html: page.html, rule: startRule, depth: 0 });
+    const out = analysePage(task, {
+      url: page.finalUrl,
+      requestedUrl: page.url,
+      html: page.html,
+      rule: startRule,
+      depth: 0,
+    });
     return out.kept.find((l) => l.rule === rule && !l.request && l.sitemap === undefined)?.url ?? null;
   } catch {
     return null;

@@ -62,7 +62,13 @@ export function computePreview(input: PreviewInput): PreviewResult {
   const t1 = performance.now();
   const task = parsed.task;
   const used = task ?? input.lastGood;
-  const diagnostics: DiagnosticView[] = parsed.diagnostics.map((d) => ({ severity: d.severity, message: d.message, path: d.path, line: d.line, column: d.column }));
+  const diagnostics: DiagnosticView[] = parsed.diagnostics.map((d) => ({
+    severity: d.severity,
+    message: d.message,
+    path: d.path,
+    line: d.line,
+    column: d.column,
+  }));
   const names = used?.rules.map((r) => r.name) ?? [];
   const choice = used && input.page ? chooseRule(used, input.page.finalUrl, input.page.url, input.rule) : null;
 
@@ -77,19 +83,47 @@ export function computePreview(input: PreviewInput): PreviewResult {
     const json = readsAsJson(choice.rule, isJson);
     let outcome: ReturnType<typeof analysePage>;
     try {
-      outcome = isJson && !json && choice.rule.format === null
-        ? { items: [], problems: [], kept: [], dropped: [] }
-        : analysePage(used, { url: input.page.finalUrl, html: input.page.html, rule: choice.rule, depth: choice.depth, requestedUrl: input.page.url, status: input.page.status, fetchedAt: input.page.fetchedAt, ...(json ? { json } : {}), ...(input.series ? { series: input.series } : {}) });
+      outcome =
+        isJson && !json && choice.rule.format === null
+          ? { items: [], problems: [], kept: [], dropped: [] }
+          : analysePage(used, {
+              url: input.page.finalUrl,
+              html: input.page.html,
+              rule: choice.rule,
+              depth: choice.depth,
+              requestedUrl: input.page.url,
+              status: input.page.status,
+              fetchedAt: input.page.fetchedAt,
+              ...(json ? { json } : {}),
+              ...(input.series ? { series: input.series } : {}),
+            });
     } catch (err) {
       if (!(err instanceof PageFormatError)) throw err;
-      outcome = { items: [], problems: [{ type: choice.rule.name, index: -1, message: err.message }], kept: [], dropped: [] };
+      outcome = {
+        items: [],
+        problems: [{ type: choice.rule.name, index: -1, message: err.message }],
+        kept: [],
+        dropped: [],
+      };
     }
     items = itemTables(choice.rule, outcome.items);
     problems = outcome.problems.map((p) => (p.index < 0 ? p.message : `${p.type} #${p.index + 1}: ${p.message}`));
     // What a worker does with a JSON response its rule does not read: records it, extracts nothing.
-    if (isJson && !json && choice.rule.format === null) problems.unshift(`the response is JSON and rule '${choice.rule.name}' reads it with no JSONPath ($…): a crawl records the page and extracts nothing. Write its selectors as paths ($.items[*]) or set 'format: json'.`);
-    const method = (r: JobRequest | undefined) => (r ? { method: r.method, ...(r.body ? { body: bodyLabel(r.body) } : {}) } : {});
-    const dropped = outcome.dropped.map((d): { url: string; reason: LinkReason; follow: number; method?: string; detail?: string } => ({ url: d.url, reason: d.reason, follow: d.follow, ...(d.method ? { method: d.method } : {}), ...(d.detail ? { detail: d.detail } : {}) }));
+    if (isJson && !json && choice.rule.format === null)
+      problems.unshift(
+        `the response is JSON and rule '${choice.rule.name}' reads it with no JSONPath ($…): a crawl records the page and extracts nothing. Write its selectors as paths ($.items[*]) or set 'format: json'.`,
+      );
+    const method = (r: JobRequest | undefined) =>
+      r ? { method: r.method, ...(r.body ? { body: bodyLabel(r.body) } : {}) } : {};
+    const dropped = outcome.dropped.map(
+      (d): { url: string; reason: LinkReason; follow: number; method?: string; detail?: string } => ({
+        url: d.url,
+        reason: d.reason,
+        follow: d.follow,
+        ...(d.method ? { method: d.method } : {}),
+        ...(d.detail ? { detail: d.detail } : {}),
+      }),
+    );
     const kept: { url: string; rule: string; follow: number; method?: string; body?: string; key?: string }[] = [];
     for (const k of outcome.kept) {
       const key = k.request || k.series ? requestKey(k.url, k.request) : undefined;
@@ -100,7 +134,13 @@ export function computePreview(input: PreviewInput): PreviewResult {
         robotsWanted.add(origin);
         robotsPending = true;
       }
-      if (rules && !rules.isAllowed(k.url)) dropped.push({ url: k.url, reason: 'robots', follow: k.follow, ...(k.request ? { method: k.request.method } : {}) });
+      if (rules && !rules.isAllowed(k.url))
+        dropped.push({
+          url: k.url,
+          reason: 'robots',
+          follow: k.follow,
+          ...(k.request ? { method: k.request.method } : {}),
+        });
       else kept.push({ url: k.url, rule: k.rule, follow: k.follow, ...method(k.request), ...(key ? { key } : {}) });
     }
     const group = (index: number, selector: string, to: string | null): FollowView => {
@@ -118,7 +158,8 @@ export function computePreview(input: PreviewInput): PreviewResult {
     };
     links = choice.rule.follow.map((f, i) => group(i, followLabel(f), f.to));
     // The next page of the series this page is one of: not a follow of its rule, shown as its own group.
-    if (input.series) links.push(group(-1, `next page of the series (page ${input.series.page} now)`, choice.rule.name));
+    if (input.series)
+      links.push(group(-1, `next page of the series (page ${input.series.page} now)`, choice.rule.name));
   }
   const t2 = performance.now();
 
@@ -183,7 +224,12 @@ export function chooseRule(task: CrawlTask, finalUrl: string, requestedUrl: stri
   }
   const matched = routeRule(task, finalUrl, null);
   if (matched) return { rule: matched, reason: 'matched by its `match` patterns', depth, fallback: false };
-  return { rule: task.rules[0] ?? null, reason: 'no rule matches this URL: showing the first rule', depth, fallback: true };
+  return {
+    rule: task.rules[0] ?? null,
+    reason: 'no rule matches this URL: showing the first rule',
+    depth,
+    fallback: true,
+  };
 }
 
 function cell(v: FieldValue | undefined): CellView {
@@ -192,7 +238,10 @@ function cell(v: FieldValue | undefined): CellView {
   return { value: v, state: 'ok' };
 }
 
-function itemTables(rule: PageRule, items: readonly { type: string; key: string; data: Readonly<Record<string, FieldValue>> }[]): ItemTableView[] {
+function itemTables(
+  rule: PageRule,
+  items: readonly { type: string; key: string; data: Readonly<Record<string, FieldValue>> }[],
+): ItemTableView[] {
   // One table per item type (two item specs of one type share a table, as they share a store table).
   const byType = new Map<string, { scope: string | null; columns: string[] }>();
   for (const spec of rule.items) {

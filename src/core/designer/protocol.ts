@@ -24,8 +24,18 @@ export interface ItemTableView {
 }
 
 export type LinkReason =
-  | 'invalid' | 'scheme' | 'credentials' | 'too-long' | 'offsite' | 'pattern' | 'denied' | 'private' | 'depth'
-  | 'no-rule' | 'repeat' | 'robots';
+  | 'invalid'
+  | 'scheme'
+  | 'credentials'
+  | 'too-long'
+  | 'offsite'
+  | 'pattern'
+  | 'denied'
+  | 'private'
+  | 'depth'
+  | 'no-rule'
+  | 'repeat'
+  | 'robots';
 
 /** How each reason a link is dropped reads in the preview. */
 export const LINK_REASONS: Readonly<Record<LinkReason, string>> = {
@@ -60,7 +70,12 @@ export interface FollowView {
   readonly selector: string;
   readonly to: string | null;
   readonly kept: readonly LinkView[];
-  readonly dropped: readonly { readonly url: string; readonly reason: LinkReason; readonly method?: string; readonly detail?: string }[];
+  readonly dropped: readonly {
+    readonly url: string;
+    readonly reason: LinkReason;
+    readonly method?: string;
+    readonly detail?: string;
+  }[];
   readonly keptTotal: number;
   readonly droppedTotal: number;
 }
@@ -156,7 +171,12 @@ export interface AnalysisView {
   /** robots.txt of some link origins is still being fetched: their links show as kept for now. */
   readonly robotsPending: boolean;
   readonly highlight: HighlightView | null;
-  readonly timings: { readonly parseMs: number; readonly analyseMs: number; readonly highlightMs: number; readonly totalMs: number };
+  readonly timings: {
+    readonly parseMs: number;
+    readonly analyseMs: number;
+    readonly highlightMs: number;
+    readonly totalMs: number;
+  };
 }
 
 export interface PreviewState {
@@ -224,7 +244,14 @@ export type WebviewMessage =
   | { readonly type: 'copy'; readonly text: string }
   | { readonly type: 'saveFixture' }
   /** The webview applied state `seq`: what it shows, so tests can assert on the screen, not on what was sent. */
-  | { readonly type: 'rendered'; readonly seq: number; readonly rows: number; readonly highlighted: number; readonly frame: string; readonly data?: number };
+  | {
+      readonly type: 'rendered';
+      readonly seq: number;
+      readonly rows: number;
+      readonly highlighted: number;
+      readonly frame: string;
+      readonly data?: number;
+    };
 
 const MAX_URL_CHARS = 2048;
 const MAX_SELECTOR_CHARS = 1000;
@@ -270,34 +297,63 @@ export function parseWebviewMessage(raw: unknown): WebviewMessage | null {
     case 'setRule':
       if (!onlyKeys(m, ['type', 'rule'])) return null;
       if (m.rule === null) return { type: 'setRule', rule: null };
-      return shortText(m.rule, 64) && /^[A-Za-z_][A-Za-z0-9_-]*$/.test(m.rule) ? { type: 'setRule', rule: m.rule } : null;
+      return shortText(m.rule, 64) && /^[A-Za-z_][A-Za-z0-9_-]*$/.test(m.rule)
+        ? { type: 'setRule', rule: m.rule }
+        : null;
     case 'setImages':
-      return onlyKeys(m, ['type', 'allowed']) && typeof m.allowed === 'boolean' ? { type: 'setImages', allowed: m.allowed } : null;
+      return onlyKeys(m, ['type', 'allowed']) && typeof m.allowed === 'boolean'
+        ? { type: 'setImages', allowed: m.allowed }
+        : null;
     case 'setBrowser':
       return onlyKeys(m, ['type', 'on']) && typeof m.on === 'boolean' ? { type: 'setBrowser', on: m.on } : null;
     case 'pick':
-      return onlyKeys(m, ['type', 'index']) && Number.isSafeInteger(m.index) && (m.index as number) >= 0 && (m.index as number) < MAX_INDEX
+      return onlyKeys(m, ['type', 'index']) &&
+        Number.isSafeInteger(m.index) &&
+        (m.index as number) >= 0 &&
+        (m.index as number) < MAX_INDEX
         ? { type: 'pick', index: m.index as number }
         : null;
     case 'insert':
-      return onlyKeys(m, ['type', 'selector', 'all']) && shortText(m.selector, MAX_SELECTOR_CHARS) && !/[\r\n]/.test(m.selector) && typeof m.all === 'boolean'
+      return onlyKeys(m, ['type', 'selector', 'all']) &&
+        shortText(m.selector, MAX_SELECTOR_CHARS) &&
+        !/[\r\n]/.test(m.selector) &&
+        typeof m.all === 'boolean'
         ? { type: 'insert', selector: m.selector, all: m.all }
         : null;
     case 'insertField':
-      return onlyKeys(m, ['type', 'source', 'path']) && (m.source === 'jsonld' || m.source === 'microdata' || m.source === 'opengraph') &&
-        shortText(m.path, 500) && /^[A-Za-z_@][A-Za-z0-9_.:@-]*$/.test(m.path)
+      return onlyKeys(m, ['type', 'source', 'path']) &&
+        (m.source === 'jsonld' || m.source === 'microdata' || m.source === 'opengraph') &&
+        shortText(m.path, 500) &&
+        /^[A-Za-z_@][A-Za-z0-9_.:@-]*$/.test(m.path)
         ? { type: 'insertField', source: m.source, path: m.path }
         : null;
     case 'rendered': {
       // `data`: the rows of the Data tab (structured data), counted like `rows` for the tests' view of the screen.
-      const data = m.data === undefined ? undefined : Number.isSafeInteger(m.data) && (m.data as number) >= 0 ? (m.data as number) : null;
-      return onlyKeys(m, ['type', 'seq', 'rows', 'highlighted', 'frame', 'data']) && [m.seq, m.rows, m.highlighted].every((n) => Number.isSafeInteger(n) && (n as number) >= 0) &&
-        typeof m.frame === 'string' && m.frame.length <= 64 && data !== null
-        ? { type: 'rendered', seq: m.seq as number, rows: m.rows as number, highlighted: m.highlighted as number, frame: m.frame, ...(data !== undefined ? { data } : {}) }
+      const data =
+        m.data === undefined
+          ? undefined
+          : Number.isSafeInteger(m.data) && (m.data as number) >= 0
+            ? (m.data as number)
+            : null;
+      return onlyKeys(m, ['type', 'seq', 'rows', 'highlighted', 'frame', 'data']) &&
+        [m.seq, m.rows, m.highlighted].every((n) => Number.isSafeInteger(n) && (n as number) >= 0) &&
+        typeof m.frame === 'string' &&
+        m.frame.length <= 64 &&
+        data !== null
+        ? {
+            type: 'rendered',
+            seq: m.seq as number,
+            rows: m.rows as number,
+            highlighted: m.highlighted as number,
+            frame: m.frame,
+            ...(data !== undefined ? { data } : {}),
+          }
         : null;
     }
     case 'copy':
-      return onlyKeys(m, ['type', 'text']) && shortText(m.text, MAX_SELECTOR_CHARS) ? { type: 'copy', text: m.text } : null;
+      return onlyKeys(m, ['type', 'text']) && shortText(m.text, MAX_SELECTOR_CHARS)
+        ? { type: 'copy', text: m.text }
+        : null;
     default:
       return null;
   }

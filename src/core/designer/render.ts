@@ -13,7 +13,18 @@ import { resolveBase } from '../extract/extract';
 const DROP = 'script, base, link, iframe, frame, frameset, object, embed, applet, portal, meta[http-equiv]';
 
 /** Attributes whose value is a URL the browser may load or navigate to. */
-const URL_ATTRS = ['href', 'src', 'action', 'formaction', 'poster', 'background', 'xlink:href', 'data', 'cite', 'longdesc'];
+const URL_ATTRS = [
+  'href',
+  'src',
+  'action',
+  'formaction',
+  'poster',
+  'background',
+  'xlink:href',
+  'data',
+  'cite',
+  'longdesc',
+];
 
 /** Attributes that load or navigate on their own, or carry markup. */
 const DROP_ATTRS = new Set(['srcdoc', 'ping', 'http-equiv', 'nonce', 'integrity', 'autofocus']);
@@ -72,7 +83,6 @@ export function renderableHtml(annotatedHtml: string, opts: RenderOptions): stri
   else $.root().prepend(`<head>${meta}</head>`);
   return $.html();
 }
-
 
 function absolute(value: string, base: string): string {
   if (value.startsWith('#')) return value;

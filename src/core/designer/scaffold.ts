@@ -39,10 +39,18 @@ export function scaffoldTask(opts: ScaffoldOptions): string {
   const found = next !== null || items !== null;
   const nextSel = yamlString(next?.selector ?? 'a[rel=next]');
   const itemsSel = yamlString(items?.selector ?? 'article a');
-  const seen = [next ? `its next-page link (${next.count} match)` : '', items ? `${items.count} links to what it lists` : ''].filter(Boolean).join(', ');
+  const seen = [
+    next ? `its next-page link (${next.count} match)` : '',
+    items ? `${items.count} links to what it lists` : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
   const guessed = [next ? '' : 'the next-page link', items ? '' : 'the item links'].filter(Boolean).join(' and ');
   // Two rules' items of one type would share a table with different columns.
-  const detail = opts.detailItem && opts.listItems && opts.detailItem.type === opts.listItems.type ? { ...opts.detailItem, type: `${opts.detailItem.type}_page` } : opts.detailItem;
+  const detail =
+    opts.detailItem && opts.listItems && opts.detailItem.type === opts.listItems.type
+      ? { ...opts.detailItem, type: `${opts.detailItem.type}_page` }
+      : opts.detailItem;
   const followNote = found
     ? `      # Found on the start page: ${seen}.${guessed ? `\n      # Guessed: ${guessed}.` : ''}
       # The preview's Links tab shows where they lead; click a link in the page to pick another.`

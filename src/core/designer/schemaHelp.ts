@@ -106,7 +106,10 @@ export function completionContext(text: string, offset: number): CompletionConte
 
 function findPlaceholder(node: unknown, path: Path): { path: Path; asKey: boolean; siblings: string[] } | null {
   if (isMap(node)) {
-    const keys = node.items.filter(isPair).map((p) => (isScalar(p.key) ? String(p.key.value) : '')).filter((k) => k !== PLACEHOLDER);
+    const keys = node.items
+      .filter(isPair)
+      .map((p) => (isScalar(p.key) ? String(p.key.value) : ''))
+      .filter((k) => k !== PLACEHOLDER);
     for (const p of node.items) {
       if (!isPair(p)) continue;
       const k = isScalar(p.key) ? String(p.key.value) : '';
@@ -158,13 +161,20 @@ const EXCLUDES: Readonly<Record<string, readonly string[]>> = {
 export function keyCompletions(path: Path, siblings: readonly string[]): KeyCompletion[] {
   const node = schemaAt(path);
   if (!node?.properties) return [];
-  const inEntry = (path.length >= 2 && path[path.length - 2] === 'follow') || (path.length === 2 && path[0] === 'start');
+  const inEntry =
+    (path.length >= 2 && path[path.length - 2] === 'follow') || (path.length === 2 && path[0] === 'start');
   const excluded = new Set(inEntry ? siblings.flatMap((k) => EXCLUDES[k] ?? []) : []);
   return Object.entries(node.properties)
     .filter(([k]) => !siblings.includes(k) && !excluded.has(k))
     .map(([key, raw]) => {
       const n = resolve(raw) ?? {};
-      return { key, description: n.description ?? '', type: typeLabel(n), required: node.required?.includes(key) ?? false, shape: shapeOf(n) };
+      return {
+        key,
+        description: n.description ?? '',
+        type: typeLabel(n),
+        required: node.required?.includes(key) ?? false,
+        shape: shapeOf(n),
+      };
     });
 }
 
@@ -207,7 +217,7 @@ export function hoverAt(text: string, offset: number): HoverInfo | null {
   if (!node) return null;
   const parent = schemaAt(hit.path.slice(0, -1));
   const userNamed = parent && !parent.properties?.[String(hit.path[hit.path.length - 1])];
-  const description = userNamed ? `A field of this item. ${node.description ?? ''}`.trim() : node.description ?? '';
+  const description = userNamed ? `A field of this item. ${node.description ?? ''}`.trim() : (node.description ?? '');
   return { label: labelOf(hit.path), description, type: typeLabel(node), range: hit.range };
 }
 

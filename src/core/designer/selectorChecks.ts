@@ -35,11 +35,17 @@ export function countSelectors(text: string, pages: PagesByRule): SiteCount[] {
 
 /** "matches 0 elements on <url>" for every selector that finds nothing on its rule's page. */
 export function zeroMatchWarnings(counts: readonly SiteCount[]): SelectorWarning[] {
-  return counts
-    .filter((c) => c.count === 0 && c.site.range !== null)
-    // A field inside a scope that matched nothing adds no news: the scope's own warning says it.
-    .filter((c) => !(c.site.kind === 'field' && c.scopes !== null && c.scopes.total === 0))
-    .map((c) => ({ start: c.site.range![0], end: c.site.range![1], message: `'${c.site.selector}' matches 0 elements on ${c.url}${inScopes(c)}` }));
+  return (
+    counts
+      .filter((c) => c.count === 0 && c.site.range !== null)
+      // A field inside a scope that matched nothing adds no news: the scope's own warning says it.
+      .filter((c) => !(c.site.kind === 'field' && c.scopes !== null && c.scopes.total === 0))
+      .map((c) => ({
+        start: c.site.range![0],
+        end: c.site.range![1],
+        message: `'${c.site.selector}' matches 0 elements on ${c.url}${inScopes(c)}`,
+      }))
+  );
 }
 
 function inScopes(c: SiteCount): string {

@@ -83,7 +83,10 @@ function typoFixes(selector: string, names: Names): { selector: string; why: str
     if (pool.has(m.name)) continue;
     const near = nearest(m.name, pool);
     if (!near) continue;
-    out.push({ selector: selector.slice(0, m.start) + near + selector.slice(m.end), why: `'${m.kind === 'tag' ? '' : m.kind}${near}' is on the page, '${m.kind === 'tag' ? '' : m.kind}${m.name}' is not` });
+    out.push({
+      selector: selector.slice(0, m.start) + near + selector.slice(m.end),
+      why: `'${m.kind === 'tag' ? '' : m.kind}${near}' is on the page, '${m.kind === 'tag' ? '' : m.kind}${m.name}' is not`,
+    });
   }
   return out;
 }
@@ -112,7 +115,8 @@ function relaxations(selector: string): { selector: string; why: string }[] {
   if (!steps) return [];
   const out: { selector: string; why: string }[] = [];
   if (steps.length > 1) {
-    for (let i = 0; i < steps.length; i++) out.push({ selector: [...steps.slice(0, i), ...steps.slice(i + 1)].join(' '), why: `without '${steps[i]}'` });
+    for (let i = 0; i < steps.length; i++)
+      out.push({ selector: [...steps.slice(0, i), ...steps.slice(i + 1)].join(' '), why: `without '${steps[i]}'` });
   }
   steps.forEach((step, i) => {
     const parts = maskBrackets(step).match(/^[a-zA-Z*][\w-]*|[.#][\w-]+|\[[^\]]*\]|:[\w-]+(\([^)]*\))?/g);

@@ -36,10 +36,24 @@ export function previewSitemap(task: CrawlTask, read: ReadSitemap, nowMs: number
   const named = sitemapEntryOf(task, read.url);
   // A sitemap the task does not name (a child of an index, or one typed in): routed with no `rule`, `since` or
   // `follow` of its own, as a link would be.
-  const plain: SitemapStart = { url: read.url, robots: read.format === 'robots', rule: null, priority: null, since: null, follow: [], alternates: false };
+  const plain: SitemapStart = {
+    url: read.url,
+    robots: read.format === 'robots',
+    rule: null,
+    priority: null,
+    since: null,
+    follow: [],
+    alternates: false,
+  };
   const sitemaps = named === null ? [...task.sitemaps, plain] : task.sitemaps;
   const entry = named ?? sitemaps.length - 1;
-  const router = new SitemapRouter({ task: { ...task, sitemaps }, entry, url: read.finalUrl, level: read.format === 'robots' ? -1 : 0, nowMs });
+  const router = new SitemapRouter({
+    task: { ...task, sitemaps },
+    entry,
+    url: read.finalUrl,
+    level: read.format === 'robots' ? -1 : 0,
+    nowMs,
+  });
   const rows: SitemapView['entries'][number][] = [];
   const dropped: Record<string, number> = {};
   let kept = 0;
@@ -62,7 +76,10 @@ export function previewSitemap(task: CrawlTask, read: ReadSitemap, nowMs: number
   return {
     url: read.url,
     format: read.format,
-    settings: named === null ? 'not a sitemap the task starts from: its pages are routed by match' : describeSpec(task.sitemaps[named]!),
+    settings:
+      named === null
+        ? 'not a sitemap the task starts from: its pages are routed by match'
+        : describeSpec(task.sitemaps[named]!),
     entries: rows,
     total: read.entries.length,
     kept,
@@ -73,6 +90,11 @@ export function previewSitemap(task: CrawlTask, read: ReadSitemap, nowMs: number
 
 /** "the task's sitemap entry: rule product, since, 2 follow patterns". */
 function describeSpec(spec: SitemapStart): string {
-  const parts = [spec.rule ? `every page to rule ${spec.rule}` : 'pages routed by match', spec.since ? 'older <lastmod>s skipped (since)' : '', spec.follow.length ? `${spec.follow.length} follow pattern(s) for its sitemaps` : '', spec.alternates ? 'alternates too' : ''];
+  const parts = [
+    spec.rule ? `every page to rule ${spec.rule}` : 'pages routed by match',
+    spec.since ? 'older <lastmod>s skipped (since)' : '',
+    spec.follow.length ? `${spec.follow.length} follow pattern(s) for its sitemaps` : '',
+    spec.alternates ? 'alternates too' : '',
+  ];
   return `the task's sitemap entry: ${parts.filter(Boolean).join(', ')}`;
 }

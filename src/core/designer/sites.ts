@@ -32,7 +32,7 @@ type Range3 = readonly [number, number, number];
 
 function rangeOf(n: unknown): Range3 | null {
   const r = (n as Node | null | undefined)?.range;
-  return r ? (r) : null;
+  return r ? r : null;
 }
 
 function scalarString(n: unknown): string | null {
@@ -78,7 +78,18 @@ export function selectorSites(text: string): SelectorSite[] {
         const r = rangeOf(f);
         if (!isMap(f) || !r) return;
         const sel = scalarSite(valueOf(f, 'selector'));
-        out.push({ ...base, kind: 'follow', item: null, follow: fi, field: null, ...sel, entry: [r[0], r[1]], itemScope: null, all: true, attr: scalarString(valueOf(f, 'attr')) ?? 'href' });
+        out.push({
+          ...base,
+          kind: 'follow',
+          item: null,
+          follow: fi,
+          field: null,
+          ...sel,
+          entry: [r[0], r[1]],
+          itemScope: null,
+          all: true,
+          attr: scalarString(valueOf(f, 'attr')) ?? 'href',
+        });
       });
     }
     const items = valueOf(rule, 'items');
@@ -87,7 +98,18 @@ export function selectorSites(text: string): SelectorSite[] {
       const r = rangeOf(it);
       if (!isMap(it) || !r) return;
       const scope = scalarSite(valueOf(it, 'scope'));
-      out.push({ ...base, kind: 'scope', item: ii, follow: null, field: null, ...scope, entry: [r[0], r[1]], itemScope: null, all: true, attr: null });
+      out.push({
+        ...base,
+        kind: 'scope',
+        item: ii,
+        follow: null,
+        field: null,
+        ...scope,
+        entry: [r[0], r[1]],
+        itemScope: null,
+        all: true,
+        attr: null,
+      });
       const fields = valueOf(it, 'fields');
       if (!isMap(fields)) return;
       for (const p of fields.items) {
@@ -96,14 +118,41 @@ export function selectorSites(text: string): SelectorSite[] {
         const entry = pairSpan(p);
         // `page: url` and structured data (`jsonld:`, `microdata:`, `opengraph:`) read the page, no element: nothing
         // to highlight or pick (the cursor there selects the item).
-        if (isMap(p.value) && ['page', 'jsonld', 'microdata', 'opengraph'].some((k) => pairNamed(p.value as YAMLMap, k))) continue;
+        if (
+          isMap(p.value) &&
+          ['page', 'jsonld', 'microdata', 'opengraph'].some((k) => pairNamed(p.value as YAMLMap, k))
+        )
+          continue;
         if (isMap(p.value)) {
           const sel = scalarSite(valueOf(p.value, 'selector'));
-          const all = isScalar(valueOf(p.value, 'all')) && (valueOf(p.value, 'all') as { value: unknown }).value === true;
-          out.push({ ...base, kind: 'field', item: ii, follow: null, field: name, ...sel, entry, itemScope: scope.selector, all, attr: scalarString(valueOf(p.value, 'attr')) });
+          const all =
+            isScalar(valueOf(p.value, 'all')) && (valueOf(p.value, 'all') as { value: unknown }).value === true;
+          out.push({
+            ...base,
+            kind: 'field',
+            item: ii,
+            follow: null,
+            field: name,
+            ...sel,
+            entry,
+            itemScope: scope.selector,
+            all,
+            attr: scalarString(valueOf(p.value, 'attr')),
+          });
         } else {
           const sel = scalarSite(p.value);
-          out.push({ ...base, kind: 'field', item: ii, follow: null, field: name, ...sel, entry, itemScope: scope.selector, all: false, attr: null });
+          out.push({
+            ...base,
+            kind: 'field',
+            item: ii,
+            follow: null,
+            field: name,
+            ...sel,
+            entry,
+            itemScope: scope.selector,
+            all: false,
+            attr: null,
+          });
         }
       }
     });

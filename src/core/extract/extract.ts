@@ -1,7 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { AnyNode as Node } from 'domhandler';
 import { execFieldRegex } from '../task/fieldRegex';
-import { isJsonPath, type FieldSpec, type FollowSpec, type ItemSpec, type PageRule, type PageValue } from '../task/model';
+import {
+  isJsonPath,
+  type FieldSpec,
+  type FollowSpec,
+  type ItemSpec,
+  type PageRule,
+  type PageValue,
+} from '../task/model';
 import { buildFormRequest, buildRequest, type BuildResult, type JobRequest, type SeriesRef } from '../request/build';
 import { readForm } from '../request/form';
 import type { TemplateValue } from '../request/template';
@@ -160,15 +167,35 @@ function jsonReader(page: JsonPage): Reader<unknown> {
 }
 
 /** `pageUrl`: the page's facts, or only its URL after redirects (its `page:` fields then know no status or time). */
-export function extractPage(page: string | HtmlPage | JsonPage, pageUrl: string | PageFacts, rule: PageRule): Extraction {
-  const facts: PageFacts = typeof pageUrl === 'string' ? { url: pageUrl, finalUrl: pageUrl, status: null, fetchedAt: null } : pageUrl;
-  if (page instanceof JsonPage) return extractWith(jsonReader(page), null, facts.finalUrl, rule, { ...facts, rule: rule.name, structured: NO_STRUCTURED });
+export function extractPage(
+  page: string | HtmlPage | JsonPage,
+  pageUrl: string | PageFacts,
+  rule: PageRule,
+): Extraction {
+  const facts: PageFacts =
+    typeof pageUrl === 'string' ? { url: pageUrl, finalUrl: pageUrl, status: null, fetchedAt: null } : pageUrl;
+  if (page instanceof JsonPage)
+    return extractWith(jsonReader(page), null, facts.finalUrl, rule, {
+      ...facts,
+      rule: rule.name,
+      structured: NO_STRUCTURED,
+    });
   const html = typeof page === 'string' ? HtmlPage.parse(page) : page;
   const base = resolveBase(html, facts.finalUrl);
-  return extractWith(htmlReader(html), html, base, rule, { ...facts, rule: rule.name, structured: structuredReaders(html, base) });
+  return extractWith(htmlReader(html), html, base, rule, {
+    ...facts,
+    rule: rule.name,
+    structured: structuredReaders(html, base),
+  });
 }
 
-function extractWith<N>(reader: Reader<N>, html: HtmlPage | null, baseUrl: string, rule: PageRule, at: PageAt): Extraction {
+function extractWith<N>(
+  reader: Reader<N>,
+  html: HtmlPage | null,
+  baseUrl: string,
+  rule: PageRule,
+  at: PageAt,
+): Extraction {
   const items: ExtractedItem[] = [];
   const problems: ItemProblem[] = [];
   const budget: Budget = { left: MAX_PAGE_ITEM_CHARS };
@@ -193,14 +220,39 @@ export function resolveBase(page: HtmlPage, pageUrl: string): string {
 /** Most requests one `all` value of a follow makes on a page. */
 const MAX_REQUESTS_PER_FOLLOW = 10_000;
 
-function collectLinks<N>(reader: Reader<N>, html: HtmlPage | null, f: FollowSpec, index: number, baseUrl: string, at: PageAt, out: FoundLink[]): void {
+function collectLinks<N>(
+  reader: Reader<N>,
+  html: HtmlPage | null,
+  f: FollowSpec,
+  index: number,
+  baseUrl: string,
+  at: PageAt,
+  out: FoundLink[],
+): void {
   const found = { follow: index, to: f.to, priority: f.priority };
   const add = (r: BuildResult, label: string) => {
-    if (r.ok) out.push({ ...found, href: r.built.url, ...(r.built.request ? { request: r.built.request } : {}), ...(r.built.series ? { series: r.built.series } : {}) });
+    if (r.ok)
+      out.push({
+        ...found,
+        href: r.built.url,
+        ...(r.built.request ? { request: r.built.request } : {}),
+        ...(r.built.series ? { series: r.built.series } : {}),
+      });
     else out.push({ ...found, href: label, problem: r.problem });
   };
   if (f.kind === 'links') {
-    const attr: FieldSpec = { name: '', page: null, selector: null, attr: isJsonPath(f.selector) ? null : f.attr, html: false, all: true, trim: true, regex: null, url: false, required: false };
+    const attr: FieldSpec = {
+      name: '',
+      page: null,
+      selector: null,
+      attr: isJsonPath(f.selector) ? null : f.attr,
+      html: false,
+      all: true,
+      trim: true,
+      regex: null,
+      url: false,
+      required: false,
+    };
     for (const node of reader.select(reader.root, f.selector, false)) {
       // In JSON only strings are URLs: an id (42) or an object is not a link.
       if (!html && typeof node !== 'string') continue;
@@ -220,14 +272,20 @@ function collectLinks<N>(reader: Reader<N>, html: HtmlPage | null, f: FollowSpec
     }
     return;
   }
-  for (const values of valueSets) add(buildRequest(f.request, values, baseUrl, { rule: at.rule, follow: index }), f.request.url);
+  for (const values of valueSets)
+    add(buildRequest(f.request, values, baseUrl, { rule: at.rule, follow: index }), f.request.url);
 }
 
 /**
  * The sets of values a request template is filled with: one, or one per match of the value with `all`. A value
  * that finds nothing makes no request (a cursor that is absent on the last page ends the crawl there).
  */
-function requestValues<N>(reader: Reader<N>, specs: readonly FieldSpec[], baseUrl: string, at: PageAt): Record<string, TemplateValue>[] {
+function requestValues<N>(
+  reader: Reader<N>,
+  specs: readonly FieldSpec[],
+  baseUrl: string,
+  at: PageAt,
+): Record<string, TemplateValue>[] {
   let sets: Record<string, TemplateValue>[] = [{}];
   for (const spec of specs) {
     const structured = structuredTexts(spec, at, false);
@@ -267,7 +325,11 @@ function extractItems<N>(
   scopes.forEach((scope, index) => {
     if (budget.left <= 0) {
       if (skipped++ === 0) {
-        problems.push({ type: spec.type, index, message: `${scopes.length - index} item(s) not extracted: this page's items reached the limit of ${MAX_PAGE_ITEM_CHARS.toLocaleString('en-US')} characters` });
+        problems.push({
+          type: spec.type,
+          index,
+          message: `${scopes.length - index} item(s) not extracted: this page's items reached the limit of ${MAX_PAGE_ITEM_CHARS.toLocaleString('en-US')} characters`,
+        });
       }
       return;
     }
@@ -333,7 +395,14 @@ function pageValue(value: PageValue, at: PageAt): string | null {
   }
 }
 
-function fieldValue<N>(reader: Reader<N>, scope: N, field: FieldSpec, baseUrl: string, budget?: Budget, at?: PageAt): FieldValue {
+function fieldValue<N>(
+  reader: Reader<N>,
+  scope: N,
+  field: FieldSpec,
+  baseUrl: string,
+  budget?: Budget,
+  at?: PageAt,
+): FieldValue {
   const finish = (text: string | null): string | null => {
     const out = text === null ? null : finishValue(text, field, baseUrl);
     if (out !== null && budget) budget.left -= out.length;
@@ -369,11 +438,16 @@ function fieldValue<N>(reader: Reader<N>, scope: N, field: FieldSpec, baseUrl: s
  */
 export function itemKey(spec: ItemSpec, data: Readonly<Record<string, FieldValue>>): string | { error: string } {
   if (spec.key.length === 0) {
-    const canonical = JSON.stringify(Object.keys(data).sort().map((k) => [k, data[k]]));
+    const canonical = JSON.stringify(
+      Object.keys(data)
+        .sort()
+        .map((k) => [k, data[k]]),
+    );
     return '#' + createHash('sha1').update(canonical).digest('hex');
   }
   const parts = spec.key.map((k) => data[k] ?? null);
   const empty = spec.key.filter((_, i) => isEmpty(parts[i]!));
-  if (empty.length > 0) return { error: `key field${empty.length > 1 ? 's' : ''} ${empty.map((e) => `'${e}'`).join(', ')} empty` };
+  if (empty.length > 0)
+    return { error: `key field${empty.length > 1 ? 's' : ''} ${empty.map((e) => `'${e}'`).join(', ')} empty` };
   return spec.key.length === 1 && typeof parts[0] === 'string' ? parts[0] : JSON.stringify(parts);
 }

@@ -1,4 +1,11 @@
-import { FunctionExpressionType, JSONPathEnvironment, JSONPathError, type FilterFunction, type JSONPathQuery, type JSONValue } from 'json-p3';
+import {
+  FunctionExpressionType,
+  JSONPathEnvironment,
+  JSONPathError,
+  type FilterFunction,
+  type JSONPathQuery,
+  type JSONValue,
+} from 'json-p3';
 import { compileFieldRegex, execFieldRegex } from '../task/fieldRegex';
 
 // JSONPath (RFC 9535) into JSON responses, by json-p3: the IETF standard syntax people meet in API docs and
@@ -69,7 +76,9 @@ export function checkJsonPath(path: string): string | null {
 export function queryJson(path: string, value: unknown, spread: boolean): unknown[] {
   let values: unknown[];
   try {
-    values = compile(path).query(value as JSONValue).values();
+    values = compile(path)
+      .query(value as JSONValue)
+      .values();
   } catch (err) {
     if (err instanceof JSONPathError) return [];
     throw err;
@@ -148,9 +157,11 @@ export function queryJsonPaths(path: string, value: unknown, at: string, spread:
 /** The normalized path segment of an object member (RFC 9535 2.7: single quotes, escapes). */
 export function memberSegment(name: string): string {
   // eslint-disable-next-line no-control-regex
-  const escaped = name.replace(/[\\']/g, (c) => `\\${c}`).replace(/[\u0000-\u001f]/g, (c) => {
-    const short: Record<string, string> = { '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
-    return short[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
-  });
+  const escaped = name
+    .replace(/[\\']/g, (c) => `\\${c}`)
+    .replace(/[\u0000-\u001f]/g, (c) => {
+      const short: Record<string, string> = { '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+      return short[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+    });
   return `['${escaped}']`;
 }

@@ -19,7 +19,8 @@ export function parseJsonLdPath(text: string): JsonLdPath | string {
     const what = parts[bad] === '' ? 'an empty part' : `'${parts[bad]}'`;
     return `'${text}' is not a JSON-LD path: ${what} at part ${bad + 1}; write a type and its properties, e.g. Product.offers.price`;
   }
-  if (parts.length < 2) return `'${text}' names a type and no property: write the property to read too, e.g. ${text}.name`;
+  if (parts.length < 2)
+    return `'${text}' names a type and no property: write the property to read too, e.g. ${text}.name`;
   return { type: parts[0]!, path: parts.slice(1) };
 }
 
@@ -64,7 +65,8 @@ export function jsonLdValues(nodes: readonly Record<string, unknown>[], p: JsonL
       const next: unknown[] = [];
       for (const v of level) {
         for (const o of Array.isArray(v) ? v : [v]) {
-          if (o && typeof o === 'object' && !Array.isArray(o) && key in o) next.push((o as Record<string, unknown>)[key]);
+          if (o && typeof o === 'object' && !Array.isArray(o) && key in o)
+            next.push((o as Record<string, unknown>)[key]);
         }
       }
       level = next;

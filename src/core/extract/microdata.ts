@@ -25,14 +25,27 @@ const MAX_ITEMS = 5_000;
 const MAX_ELEMENTS = 200_000;
 
 const URL_ATTR: Readonly<Record<string, string>> = {
-  a: 'href', area: 'href', link: 'href',
-  img: 'src', audio: 'src', video: 'src', source: 'src', track: 'src', embed: 'src', iframe: 'src',
+  a: 'href',
+  area: 'href',
+  link: 'href',
+  img: 'src',
+  audio: 'src',
+  video: 'src',
+  source: 'src',
+  track: 'src',
+  embed: 'src',
+  iframe: 'src',
   object: 'data',
 };
 
 /** A type URL or name as written in `itemtype` (`https://schema.org/Product`) by its last part (`Product`). */
 export function typeName(t: string): string {
-  return t.replace(/[/#:]+$/, '').split(/[/#:]/).pop() ?? t;
+  return (
+    t
+      .replace(/[/#:]+$/, '')
+      .split(/[/#:]/)
+      .pop() ?? t
+  );
 }
 
 /** Every item of the page (nested ones too), in document order. `baseUrl` resolves URL values as the standard does. */
@@ -52,7 +65,8 @@ export function microdataItems(root: AnyNode, baseUrl: string | null): Microdata
   const stack: [AnyNode, Owner][] = [];
   const pushChildren = (node: AnyNode, owner: Owner) => {
     if (!('children' in node)) return;
-    for (let i = node.children.length - 1; i >= 0; i--) if (isTag(node.children[i]!)) stack.push([node.children[i]!, owner]);
+    for (let i = node.children.length - 1; i >= 0; i--)
+      if (isTag(node.children[i]!)) stack.push([node.children[i]!, owner]);
   };
   pushChildren(root, null);
   while (stack.length > 0 && --budget >= 0) {
@@ -107,7 +121,8 @@ export function parseMicrodataPath(text: string): MicrodataPath | string {
     const what = parts[bad] === '' ? 'an empty part' : `'${parts[bad]}'`;
     return `'${text}' is not a microdata path: ${what} at part ${bad + 1}; write an itemtype and its itemprops, e.g. Product.offers.price`;
   }
-  if (parts.length < 2) return `'${text}' names a type and no property: write the itemprop to read too, e.g. ${text}.name`;
+  if (parts.length < 2)
+    return `'${text}' names a type and no property: write the itemprop to read too, e.g. ${text}.name`;
   return { type: parts[0]!, path: parts.slice(1) };
 }
 

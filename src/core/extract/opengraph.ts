@@ -20,7 +20,8 @@ export function openGraphTags(root: AnyNode): [string, string][] {
       continue;
     }
     if (isTag(node) && (node.name.toLowerCase() === 'script' || node.name.toLowerCase() === 'style')) continue;
-    if ('children' in node) for (let i = node.children.length - 1; i >= 0; i--) if (isTag(node.children[i]!)) stack.push(node.children[i]!);
+    if ('children' in node)
+      for (let i = node.children.length - 1; i >= 0; i--) if (isTag(node.children[i]!)) stack.push(node.children[i]!);
   }
   return out;
 }
@@ -30,8 +31,13 @@ const KEY = /^[A-Za-z][A-Za-z0-9_-]*(:[A-Za-z0-9_-]+)+$/;
 /** The key as read (lower case), or why it is not one (said at the field, with an example). */
 export function parseOpenGraphKey(text: string): string | { error: string } {
   if (KEY.test(text)) return text.toLowerCase();
-  if (/^[A-Za-z][A-Za-z0-9_-]*$/.test(text)) return { error: `'${text}' has no prefix: write the meta property as the page does, e.g. og:${text} (or product:price:amount, twitter:${text})` };
-  return { error: `'${text}' is not an OpenGraph property: write a <meta property> as the page does, e.g. og:title or product:price:amount` };
+  if (/^[A-Za-z][A-Za-z0-9_-]*$/.test(text))
+    return {
+      error: `'${text}' has no prefix: write the meta property as the page does, e.g. og:${text} (or product:price:amount, twitter:${text})`,
+    };
+  return {
+    error: `'${text}' is not an OpenGraph property: write a <meta property> as the page does, e.g. og:title or product:price:amount`,
+  };
 }
 
 /** The values of `key`, in page order (first only unless `all`). */

@@ -34,11 +34,18 @@ export function jsonLdBlocks(page: HtmlPage): string[] {
 /** Every path to a value the page's JSON-LD, microdata and OpenGraph hold, each with its first value, in page order. */
 export function structuredDataPaths(page: string | HtmlPage, baseUrl: string | null = null): StructuredEntry[] {
   const html = typeof page === 'string' ? HtmlPage.parse(page) : page;
-  return [...jsonLdEntries(jsonLdBlocks(html)), ...microdataEntries(html.root, baseUrl), ...openGraphEntries(html.root)];
+  return [
+    ...jsonLdEntries(jsonLdBlocks(html)),
+    ...microdataEntries(html.root, baseUrl),
+    ...openGraphEntries(html.root),
+  ];
 }
 
 /** Collects path → first value, once per path, up to the cap. */
-function collector(source: StructuredSource): { add(path: string, value: string): void; readonly entries: StructuredEntry[] } {
+function collector(source: StructuredSource): {
+  add(path: string, value: string): void;
+  readonly entries: StructuredEntry[];
+} {
   const seen = new Set<string>();
   const entries: StructuredEntry[] = [];
   return {
@@ -66,7 +73,10 @@ function jsonLdEntries(blocks: readonly string[]): StructuredEntry[] {
     for (const n of Array.isArray(parsed) ? parsed : [parsed]) {
       if (!n || typeof n !== 'object') continue;
       const graph = (n as Record<string, unknown>)['@graph'];
-      if (Array.isArray(graph)) roots.push(...graph.filter((g): g is Record<string, unknown> => !!g && typeof g === 'object' && !Array.isArray(g)));
+      if (Array.isArray(graph))
+        roots.push(
+          ...graph.filter((g): g is Record<string, unknown> => !!g && typeof g === 'object' && !Array.isArray(g)),
+        );
       else roots.push(n as Record<string, unknown>);
     }
   }
@@ -141,5 +151,8 @@ export function structuredMatches(entries: readonly StructuredEntry[], shown: Sh
     const inside = !exact && v.length >= 2 && text.length <= v.length * 2 + 4 && text.includes(v);
     if (exact || inside) scored.push({ e, score: (exact ? 0 : 1_000_000) + i });
   });
-  return scored.sort((a, b) => a.score - b.score).slice(0, MAX_MATCHES).map((s) => s.e);
+  return scored
+    .sort((a, b) => a.score - b.score)
+    .slice(0, MAX_MATCHES)
+    .map((s) => s.e);
 }

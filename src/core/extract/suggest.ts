@@ -75,20 +75,39 @@ export function looksGenerated(token: string): boolean {
   // Names needing CSS escapes (Tailwind's `md:flex`, `w-1/2`) are skipped too: unreadable in a task file.
   if (!IDENT.test(token)) return true;
   if (/\d{3,}/.test(token)) return true; // counters and database ids: post-12345, ember402
-  if (/^(css|sc|jsx|emotion|svelte|astro|styled|chakra|tw|e)-[a-zA-Z0-9]{4,}$/.test(token) && /\d|[a-z][A-Z]|[A-Z][a-z]*[A-Z]/.test(token.split('-').slice(1).join(''))) return true;
+  if (
+    /^(css|sc|jsx|emotion|svelte|astro|styled|chakra|tw|e)-[a-zA-Z0-9]{4,}$/.test(token) &&
+    /\d|[a-z][A-Z]|[A-Z][a-z]*[A-Z]/.test(token.split('-').slice(1).join(''))
+  )
+    return true;
   if (/__[a-zA-Z0-9-]{5}$/.test(token) && /[0-9]|[a-z][A-Z]/.test(token.slice(-5))) return true; // CSS modules: Button_root__a1B2c
   if (/^_[a-zA-Z0-9]{4,}$/.test(token) && /\d/.test(token)) return true; // _3xYz1
-  if (token.split(/[-_]+/).some((seg) => seg.length >= 5 && /\d/.test(seg) && /[a-zA-Z]/.test(seg) && !/^[a-zA-Z]+\d{1,2}$/.test(seg))) return true; // a1b2c, 9f3kq
+  if (
+    token
+      .split(/[-_]+/)
+      .some((seg) => seg.length >= 5 && /\d/.test(seg) && /[a-zA-Z]/.test(seg) && !/^[a-zA-Z]+\d{1,2}$/.test(seg))
+  )
+    return true; // a1b2c, 9f3kq
   // Short mixed-case soup without separators (styled-components: bdfBwQ, AxjAm).
-  if (token.length <= 8 && !/[-_]/.test(token) && (token.match(/[a-z][A-Z]|[A-Z]{2}[a-z]/g) ?? []).length >= 2) return true;
+  if (token.length <= 8 && !/[-_]/.test(token) && (token.match(/[a-z][A-Z]|[A-Z]{2}[a-z]/g) ?? []).length >= 2)
+    return true;
   // Short hashes without vowels (styled-components' second class: kgBfvc).
-  if (token.length >= 5 && token.length <= 8 && /^[a-zA-Z]+$/.test(token) && /[A-Z]/.test(token.slice(1)) && (token.match(/[aeiouy]/gi) ?? []).length / token.length < 0.2) return true;
+  if (
+    token.length >= 5 &&
+    token.length <= 8 &&
+    /^[a-zA-Z]+$/.test(token) &&
+    /[A-Z]/.test(token.slice(1)) &&
+    (token.match(/[aeiouy]/gi) ?? []).length / token.length < 0.2
+  )
+    return true;
   if (/^(ng|_ng)[-_]/.test(token)) return true; // Angular bookkeeping (ng-star-inserted, _ngcontent-…)
   return false;
 }
 
-const STATE = /^(active|current|selected|open|opened|closed|hidden|visible|show|shown|hover|focus|focused|disabled|enabled|checked|expanded|collapsed|loading|loaded|odd|even|first|last|clearfix|clear|fade|in|out|is-.+|has-.+|js-.+|u-.+)$/;
-const UTILITY = /^(row|col|col-.+|container(-fluid)?|d-.+|flex|flex-.+|grid|grid-.+|block|inline(-.+)?|relative|absolute|fixed|sticky|float-.+|pull-.+|text-.+|font-.+|bg-.+|border(-.+)?|rounded(-.+)?|shadow(-.+)?|[mp][trblxyse]?-.+|w-.+|h-.+|min-.+|max-.+|gap-.+|space-.+|items-.+|justify-.+|content-.+|self-.+|place-.+|order-.+|z-.+|top-.+|left-.+|right-.+|bottom-.+|inset-.+|overflow-.+|leading-.+|tracking-.+|opacity-.+|cursor-.+|transition(-.+)?|duration-.+|ease-.+|sr-only|visually-hidden|truncate|uppercase|lowercase|capitalize|italic|underline|invisible|list-.+|align-.+|whitespace-.+|break-.+|(col|row)-span-.+|(sm|md|lg|xl)-.+)$/;
+const STATE =
+  /^(active|current|selected|open|opened|closed|hidden|visible|show|shown|hover|focus|focused|disabled|enabled|checked|expanded|collapsed|loading|loaded|odd|even|first|last|clearfix|clear|fade|in|out|is-.+|has-.+|js-.+|u-.+)$/;
+const UTILITY =
+  /^(row|col|col-.+|container(-fluid)?|d-.+|flex|flex-.+|grid|grid-.+|block|inline(-.+)?|relative|absolute|fixed|sticky|float-.+|pull-.+|text-.+|font-.+|bg-.+|border(-.+)?|rounded(-.+)?|shadow(-.+)?|[mp][trblxyse]?-.+|w-.+|h-.+|min-.+|max-.+|gap-.+|space-.+|items-.+|justify-.+|content-.+|self-.+|place-.+|order-.+|z-.+|top-.+|left-.+|right-.+|bottom-.+|inset-.+|overflow-.+|leading-.+|tracking-.+|opacity-.+|cursor-.+|transition(-.+)?|duration-.+|ease-.+|sr-only|visually-hidden|truncate|uppercase|lowercase|capitalize|italic|underline|invisible|list-.+|align-.+|whitespace-.+|break-.+|(col|row)-span-.+|(sm|md|lg|xl)-.+)$/;
 
 /** Scale utilities of any framework: `scroll-m-20`, `gap-6`, `text-4xl`, `col-md-6`. */
 const NUMERIC_UTILITY = /^[a-z]+(-[a-z]+)*-(\d+(\.\d+)?|\d?(xs|sm|md|lg|xl)|\d+xl)$/;
@@ -103,13 +122,72 @@ export function classKind(name: string): ClassKind {
 }
 
 /** Attributes that name what an element is, stable across pages (microdata, test hooks, link relations…). */
-const STABLE_ATTRS = ['itemprop', 'data-testid', 'data-test', 'data-qa', 'data-cy', 'name', 'property', 'rel', 'role', 'type', 'aria-label'];
+const STABLE_ATTRS = [
+  'itemprop',
+  'data-testid',
+  'data-test',
+  'data-qa',
+  'data-cy',
+  'name',
+  'property',
+  'rel',
+  'role',
+  'type',
+  'aria-label',
+];
 
 const SEMANTIC_TAGS = new Set([
-  'a', 'abbr', 'address', 'article', 'aside', 'blockquote', 'button', 'caption', 'cite', 'code', 'dd', 'dl', 'dt', 'em',
-  'figcaption', 'figure', 'footer', 'form', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'img', 'input', 'label', 'li',
-  'main', 'meta', 'nav', 'ol', 'p', 'picture', 'pre', 'section', 'select', 'strong', 'table', 'tbody', 'td', 'textarea',
-  'tfoot', 'th', 'thead', 'time', 'title', 'tr', 'ul', 'video',
+  'a',
+  'abbr',
+  'address',
+  'article',
+  'aside',
+  'blockquote',
+  'button',
+  'caption',
+  'cite',
+  'code',
+  'dd',
+  'dl',
+  'dt',
+  'em',
+  'figcaption',
+  'figure',
+  'footer',
+  'form',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'header',
+  'img',
+  'input',
+  'label',
+  'li',
+  'main',
+  'meta',
+  'nav',
+  'ol',
+  'p',
+  'picture',
+  'pre',
+  'section',
+  'select',
+  'strong',
+  'table',
+  'tbody',
+  'td',
+  'textarea',
+  'tfoot',
+  'th',
+  'thead',
+  'time',
+  'title',
+  'tr',
+  'ul',
+  'video',
 ]);
 
 // ---------------------------------------------------------------------------------------------------------
@@ -199,7 +277,8 @@ function stepsFor(el: Element, opts: { ids: boolean; positions: boolean }): Step
   const label = tag === 'tr' ? rowLabel(el) : null;
   if (label) out.push({ sel: `tr:has(th:contains(${quoteAttr(label)}))`, cost: COST.classPair, kind: 'attr' });
   out.push({ sel: tag, cost: SEMANTIC_TAGS.has(tag) ? COST.semanticTag : COST.genericTag, kind: 'tag' });
-  for (const c of classes.filter((c) => classKind(c) === 'weak').slice(0, 2)) out.push({ sel: `${tag}.${c}`, cost: COST.weakClass, kind: 'class' });
+  for (const c of classes.filter((c) => classKind(c) === 'weak').slice(0, 2))
+    out.push({ sel: `${tag}.${c}`, cost: COST.weakClass, kind: 'class' });
   if (opts.positions) {
     const pos = positionStep(el);
     if (pos) out.push(pos);
@@ -313,7 +392,10 @@ function combos(targetSteps: readonly Step[], ancestors: readonly Element[], pos
   const near = ancestors.slice(0, 10);
   // Far ancestors only contribute ids: `#main ... a` is stable whatever lies between.
   const far = ancestors.slice(10).filter((a) => a.attribs.id && !looksGenerated(a.attribs.id));
-  const anc = [...near, ...far].map((a, depth) => ({ depth, steps: stepsFor(a, { ids: true, positions }).slice(0, 5) }));
+  const anc = [...near, ...far].map((a, depth) => ({
+    depth,
+    steps: stepsFor(a, { ids: true, positions }).slice(0, 5),
+  }));
   const out: Combo[] = [];
   for (const t of targetSteps) {
     out.push({ steps: [t.sel], cost: t.cost });
@@ -322,7 +404,8 @@ function combos(targetSteps: readonly Step[], ancestors: readonly Element[], pos
         out.push({ steps: [s1.sel, t.sel], cost: s1.cost + t.cost + COST.join });
         for (const a2 of anc) {
           if (a2.depth <= a1.depth) continue;
-          for (const s2 of a2.steps) out.push({ steps: [s2.sel, s1.sel, t.sel], cost: s2.cost + s1.cost + t.cost + 2 * COST.join });
+          for (const s2 of a2.steps)
+            out.push({ steps: [s2.sel, s1.sel, t.sel], cost: s2.cost + s1.cost + t.cost + 2 * COST.join });
         }
       }
     }
@@ -415,13 +498,19 @@ function scopedSelector(m: Matcher, $: CheerioAPI, target: Element, scope: Sugge
   for (const combo of pool) {
     const sel = combo.steps.join(' ');
     const matched = probe.filter((s) => safeFind($, s, sel) > 0).length;
-    if (!best || matched > best.matched || (matched === best.matched && combo.cost < best.combo.cost)) best = { combo, matched };
+    if (!best || matched > best.matched || (matched === best.matched && combo.cost < best.combo.cost))
+      best = { combo, matched };
   }
-  const selector = best ? best.combo.steps.join(' ') : anchoredPath(m, target, scope.element) ?? nthChildPath(target, scope.element);
+  const selector = best
+    ? best.combo.steps.join(' ')
+    : (anchoredPath(m, target, scope.element) ?? nthChildPath(target, scope.element));
   return {
     selector,
     count: safeFind($, scope.element, selector),
-    coverage: { matched: best?.matched ?? probe.filter((s) => safeFind($, s, selector) > 0).length, scopes: probe.length },
+    coverage: {
+      matched: best?.matched ?? probe.filter((s) => safeFind($, s, selector) > 0).length,
+      scopes: probe.length,
+    },
   };
 }
 
@@ -488,7 +577,9 @@ function repeatingAncestor(target: Element, stop: Element | null): Repeat | null
 function repeatingSelector(m: Matcher, el: Element, siblings: readonly Element[], boundary: Element | null): string {
   const wanted = new Set(siblings);
   // Steps every sibling shares: no ids, no positions (they name one row).
-  const steps = stepsFor(el, { ids: false, positions: false }).filter((s) => siblings.every((x) => m.set(s.sel).has(x)));
+  const steps = stepsFor(el, { ids: false, positions: false }).filter((s) =>
+    siblings.every((x) => m.set(s.sel).has(x)),
+  );
   const list = combos(steps, ancestorsOf(el, boundary), false);
   let best: { sel: string; extra: number } | null = null;
   const more = budget();
@@ -524,7 +615,9 @@ function listSelector(m: Matcher, $: CheerioAPI, target: Element, boundary: Elem
     const rel = scopedSelector(m, $, target, { element: rep.el, all: rep.siblings });
     const selector = `${itemScope} ${rel.selector}`;
     candidate = { selector, count: count(selector), itemScope, relative: rel.selector };
-    members = sample(rep.siblings, 50).map((s) => $(s).find(rel.selector).toArray().find(isTag)).filter((x): x is Element => x !== undefined);
+    members = sample(rep.siblings, 50)
+      .map((s) => $(s).find(rel.selector).toArray().find(isTag))
+      .filter((x): x is Element => x !== undefined);
   }
   if (candidate.count < 2) return null;
   return { candidate, preferred: rep.strong && !singledOut(target, rep.el, members) };
@@ -547,7 +640,10 @@ function singledOut(target: Element, repeating: Element, members: readonly Eleme
 /** A short description of an element for people: tag, id or first classes, and the start of its text. */
 function describeElement($: CheerioAPI, el: Element): string {
   const id = el.attribs.id ? `#${el.attribs.id}` : '';
-  const cls = classesOf(el).slice(0, 2).map((c) => `.${c}`).join('');
+  const cls = classesOf(el)
+    .slice(0, 2)
+    .map((c) => `.${c}`)
+    .join('');
   const text = $(el).text().replace(/\s+/g, ' ').trim();
   return `${tagName(el)}${id}${cls}${text ? ` "${text.length > 40 ? text.slice(0, 40) + '…' : text}"` : ''}`;
 }
@@ -567,7 +663,14 @@ export function suggestSelector($: CheerioAPI, target: Element, opts: SuggestOpt
   const list = listed?.candidate ?? null;
   const element = describeElement($, target);
   const base = { unique, list, scoped, element };
-  if (listed && (listed.preferred || opts.preferList)) return { ...base, selector: listed.candidate.selector, count: listed.candidate.count, kind: 'list', multiple: true };
+  if (listed && (listed.preferred || opts.preferList))
+    return {
+      ...base,
+      selector: listed.candidate.selector,
+      count: listed.candidate.count,
+      kind: 'list',
+      multiple: true,
+    };
   if (scoped) return { ...base, selector: scoped.selector, count: scoped.count, kind: 'scoped', multiple: false };
   return { ...base, selector: unique.selector, count: unique.count, kind: 'unique', multiple: false };
 }

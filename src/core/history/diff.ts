@@ -63,7 +63,18 @@ export function recordSighting(prev: ItemState | undefined, s: Sighting): Sighti
   });
   const added = (firstRun: string): SightingOutcome => ({
     state: next(firstRun),
-    changes: [{ run: s.run, type: s.type, key: s.key, kind: 'added', field: '', oldValue: null, newValue: s.json, at: s.fetchedAt }],
+    changes: [
+      {
+        run: s.run,
+        type: s.type,
+        key: s.key,
+        kind: 'added',
+        field: '',
+        oldValue: null,
+        newValue: s.json,
+        at: s.fetchedAt,
+      },
+    ],
   });
   if (!prev) return added(s.run);
   // Replays and out-of-order deliveries: an older fetch never rewrites a newer one.
@@ -72,12 +83,20 @@ export function recordSighting(prev: ItemState | undefined, s: Sighting): Sighti
   // Added in this very run: the added row carries the newest value rather than a change on top of it.
   if (prev.firstRun === s.run && prev.data !== s.json) return added(s.run);
   if (prev.data === s.json) {
-    if (prev.lastRun === s.run && prev.url === s.url && prev.fetchedAt === s.fetchedAt) return { state: null, changes: [] };
+    if (prev.lastRun === s.run && prev.url === s.url && prev.fetchedAt === s.fetchedAt)
+      return { state: null, changes: [] };
     return { state: { ...next(prev.firstRun) }, changes: [] };
   }
-  const changes = fieldChanges(parseObject(prev.data), parseObject(s.json)).map(
-    (c): ChangeRow => ({ run: s.run, type: s.type, key: s.key, kind: 'changed', field: c.field, oldValue: c.old, newValue: c.new, at: s.fetchedAt }),
-  );
+  const changes = fieldChanges(parseObject(prev.data), parseObject(s.json)).map((c): ChangeRow => ({
+    run: s.run,
+    type: s.type,
+    key: s.key,
+    kind: 'changed',
+    field: c.field,
+    oldValue: c.old,
+    newValue: c.new,
+    at: s.fetchedAt,
+  }));
   return { state: next(prev.firstRun), changes };
 }
 
@@ -97,7 +116,8 @@ export function fieldChanges(before: Record<string, unknown>, after: Record<stri
     const n = text(after[field]);
     if (o !== n) out.push({ field, old: o, new: n });
   }
-  for (const field of Object.keys(before)) if (!(field in after)) out.push({ field, old: text(before[field]), new: null });
+  for (const field of Object.keys(before))
+    if (!(field in after)) out.push({ field, old: text(before[field]), new: null });
   return out;
 }
 
@@ -136,9 +156,12 @@ export interface RunChangeCounts {
 }
 
 /** Why a finished run may not mark items removed (null: it may). */
-export function incompleteReason(stats: { failed?: number; skipped?: Readonly<Record<string, number>> } | null | undefined): string | null {
+export function incompleteReason(
+  stats: { failed?: number; skipped?: Readonly<Record<string, number>> } | null | undefined,
+): string | null {
   if (!stats) return 'the run has no counters';
   if ((stats.failed ?? 0) > 0) return `${stats.failed} pages failed`;
-  if ((stats.skipped?.limit ?? 0) > 0) return `the page limit (scope.maxPages) cut it short (${stats.skipped!.limit} links not followed)`;
+  if ((stats.skipped?.limit ?? 0) > 0)
+    return `the page limit (scope.maxPages) cut it short (${stats.skipped!.limit} links not followed)`;
   return null;
 }

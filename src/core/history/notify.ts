@@ -64,7 +64,12 @@ export function notifiable(spec: NotifySpec, changes: readonly NotifiedChange[])
 const DIGEST_LIMIT = 1000;
 
 /** The JSON body: one per run, its counts, and its changes (those that met the condition first). */
-export function digest(task: string, run: RunChangeCounts, matched: readonly NotifiedChange[], all: readonly NotifiedChange[]): Record<string, unknown> {
+export function digest(
+  task: string,
+  run: RunChangeCounts,
+  matched: readonly NotifiedChange[],
+  all: readonly NotifiedChange[],
+): Record<string, unknown> {
   const rest = all.filter((c) => !matched.includes(c));
   const listed = [...matched, ...rest].slice(0, DIGEST_LIMIT);
   return {
@@ -74,7 +79,14 @@ export function digest(task: string, run: RunChangeCounts, matched: readonly Not
     complete: run.complete,
     counts: { added: run.added, changed: run.changed, removed: run.removed },
     matched: matched.length,
-    changes: listed.map((c) => ({ type: c.type, key: c.key, change: c.kind, field: c.field, old: c.old ?? null, new: c.new ?? null })),
+    changes: listed.map((c) => ({
+      type: c.type,
+      key: c.key,
+      change: c.kind,
+      field: c.field,
+      old: c.old ?? null,
+      new: c.new ?? null,
+    })),
     ...(all.length > listed.length ? { truncated: all.length - listed.length } : {}),
   };
 }

@@ -79,7 +79,12 @@ export function analysePage(task: CrawlTask, page: PageInput): PageOutcome {
       throw new PageFormatError(`the response is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
-  const facts = { url: page.requestedUrl ?? page.url, finalUrl: page.url, status: page.status ?? null, fetchedAt: page.fetchedAt ?? null };
+  const facts = {
+    url: page.requestedUrl ?? page.url,
+    finalUrl: page.url,
+    status: page.status ?? null,
+    fetchedAt: page.fetchedAt ?? null,
+  };
   const ex = extractPage(doc, facts, page.rule);
   const kept: KeptLink[] = [];
   const dropped: DroppedLink[] = [];
@@ -89,12 +94,21 @@ export function analysePage(task: CrawlTask, page: PageInput): PageOutcome {
     // Links (most of what a page has) take the plain path: no request, no series, objects built as literals.
     const request = link.request;
     if (link.problem !== undefined) {
-      dropped.push(withMethod({ url: link.href, reason: 'invalid', follow: link.follow, detail: link.problem }, request));
+      dropped.push(
+        withMethod({ url: link.href, reason: 'invalid', follow: link.follow, detail: link.problem }, request),
+      );
       continue;
     }
     const d = decideLink(task, link.href, ex.baseUrl, depth);
     if (!d.ok) {
-      dropped.push(withMethod(d.detail ? { url: d.url, reason: d.reason, follow: link.follow, detail: d.detail } : { url: d.url, reason: d.reason, follow: link.follow }, request));
+      dropped.push(
+        withMethod(
+          d.detail
+            ? { url: d.url, reason: d.reason, follow: link.follow, detail: d.detail }
+            : { url: d.url, reason: d.reason, follow: link.follow },
+          request,
+        ),
+      );
       continue;
     }
     const key = request ? requestKey(d.url, request) : d.url;
@@ -108,8 +122,19 @@ export function analysePage(task: CrawlTask, page: PageInput): PageOutcome {
       continue;
     }
     seenOnPage.add(key);
-    const k: KeptLink = { url: d.url, host: d.host, rule: rule.name, depth, priority: link.priority, follow: link.follow };
-    kept.push(request || link.series ? { ...k, ...(request ? { request } : {}), ...(link.series ? { series: link.series } : {}) } : k);
+    const k: KeptLink = {
+      url: d.url,
+      host: d.host,
+      rule: rule.name,
+      depth,
+      priority: link.priority,
+      follow: link.follow,
+    };
+    kept.push(
+      request || link.series
+        ? { ...k, ...(request ? { request } : {}), ...(link.series ? { series: link.series } : {}) }
+        : k,
+    );
   }
   // A series goes on while its pages yield something: items, problems or links. Its next page is as deep as this
   // one (the pages of one listing are one hop from where it was found) and goes to the same rule.
@@ -120,7 +145,18 @@ export function analysePage(task: CrawlTask, page: PageInput): PageOutcome {
       const { url, request, series } = next.built;
       const d = decideLink(task, url, url, page.depth);
       if (!d.ok) dropped.push({ url: d.url, reason: d.reason, follow: -1, ...(d.detail ? { detail: d.detail } : {}) });
-      else kept.push({ url: d.url, host: d.host, rule: page.rule.name, depth: page.depth, priority: seriesPriority(task, page.series), follow: -1, next: true, ...(request ? { request } : {}), ...(series ? { series } : {}) });
+      else
+        kept.push({
+          url: d.url,
+          host: d.host,
+          rule: page.rule.name,
+          depth: page.depth,
+          priority: seriesPriority(task, page.series),
+          follow: -1,
+          next: true,
+          ...(request ? { request } : {}),
+          ...(series ? { series } : {}),
+        });
     }
   }
   return { items: ex.items, problems: ex.problems, kept, dropped };

@@ -34,7 +34,12 @@ export function revisitShape(task: CrawlTask, rule: PageRule): string {
     follow: rule.follow,
     items: rule.items,
     canonical: { ...task.canonical, dropParams: task.canonical.dropParams.map((r) => r.source) },
-    scope: { allow: patterns(task.scope.allow), deny: patterns(task.scope.deny), hosts: task.scope.startHosts, allowPrivate: task.scope.allowPrivate },
+    scope: {
+      allow: patterns(task.scope.allow),
+      deny: patterns(task.scope.deny),
+      hosts: task.scope.startHosts,
+      allowPrivate: task.scope.allowPrivate,
+    },
     // Routing of the links (follow `to`, else the first rule whose match matches).
     routes: task.rules.map((r) => [r.name, patterns(r.match)]),
   };
@@ -90,7 +95,14 @@ export function decodeRevisit(text: string | null | undefined): RevisitRecord | 
   if (!text) return null;
   try {
     const a = JSON.parse(text) as unknown[];
-    if (!Array.isArray(a) || a[0] !== 1 || typeof a[1] !== 'string' || typeof a[2] !== 'number' || typeof a[5] !== 'string') return null;
+    if (
+      !Array.isArray(a) ||
+      a[0] !== 1 ||
+      typeof a[1] !== 'string' ||
+      typeof a[2] !== 'number' ||
+      typeof a[5] !== 'string'
+    )
+      return null;
     const str = (v: unknown) => (typeof v === 'string' ? v : null);
     return { shape: a[1], items: a[2], etag: str(a[3]), lastModified: str(a[4]), finalUrl: a[5], links: str(a[6]) };
   } catch {

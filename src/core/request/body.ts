@@ -56,7 +56,8 @@ export function renderBody(template: BodyTemplate, values: Values, pagePairs: Fo
       emit();
     };
     for (const [name, value] of pagePairs) if (!ours.has(name)) pair(name, () => out.text(formEncode(value)));
-    for (const [name, source] of Object.entries(template.fields)) pair(name, () => emitParts(out, templateParts(source), values, formEncode));
+    for (const [name, source] of Object.entries(template.fields))
+      pair(name, () => emitParts(out, templateParts(source), values, formEncode));
     return { type: 'form', parts: out.parts };
   }
   emitJson(out, template.json, values);
@@ -108,7 +109,10 @@ export function bodyLabel(body: JobBody): string {
 }
 
 /** The body as sent, variables filled in from `env` (only those a request may use: core/task/variables.ts). Holds secrets: never log it. */
-export function expandBody(body: JobBody, env: Readonly<Record<string, string | undefined>>): { readonly text: string; readonly missing: readonly string[] } {
+export function expandBody(
+  body: JobBody,
+  env: Readonly<Record<string, string | undefined>>,
+): { readonly text: string; readonly missing: readonly string[] } {
   const encode = body.type === 'form' ? formEncode : jsonEscape;
   const missing: string[] = [];
   let text = '';
@@ -127,5 +131,11 @@ export function expandBody(body: JobBody, env: Readonly<Record<string, string | 
 /** Whether a job's body is well formed (it came through Redis: a job another version wrote, or a hand-made one). */
 export function isJobBody(v: unknown): v is JobBody {
   const b = v as Partial<JobBody> | null;
-  return !!b && (b.type === 'form' || b.type === 'json') && Array.isArray(b.parts) && b.parts.length % 2 === 1 && b.parts.every((p) => typeof p === 'string');
+  return (
+    !!b &&
+    (b.type === 'form' || b.type === 'json') &&
+    Array.isArray(b.parts) &&
+    b.parts.length % 2 === 1 &&
+    b.parts.every((p) => typeof p === 'string')
+  );
 }

@@ -38,7 +38,8 @@ export interface BuiltRequest {
   readonly series: SeriesRef | null;
 }
 
-export type BuildResult = { readonly ok: true; readonly built: BuiltRequest } | { readonly ok: false; readonly problem: string };
+export type BuildResult =
+  { readonly ok: true; readonly built: BuiltRequest } | { readonly ok: false; readonly problem: string };
 
 /**
  * Form fields whose values change with every page load and say nothing about what is asked for: CSRF tokens.
@@ -52,7 +53,12 @@ function identity(method: HttpMethod, body: JobBody | null, volatileFree: JobBod
   return createHash('sha1').update(text).digest('hex').slice(0, 16);
 }
 
-function jobRequest(method: HttpMethod, body: JobBody | null, idempotent: boolean, volatileFree: JobBody | null = null): JobRequest | null {
+function jobRequest(
+  method: HttpMethod,
+  body: JobBody | null,
+  idempotent: boolean,
+  volatileFree: JobBody | null = null,
+): JobRequest | null {
   if (method === 'GET' && body === null) return null;
   return { method, body, idempotent, id: identity(method, body, volatileFree) };
 }
@@ -71,8 +77,13 @@ function methodOf(t: RequestTemplate): HttpMethod {
 }
 
 /** A `url:` follow's or a start entry's request with `values` (and `{page}` for a series) in. */
-export function buildRequest(t: RequestTemplate, values: Values, base: string | undefined, origin: SeriesOrigin): BuildResult {
-  const page = t.pages ? (typeof values[PAGE] === 'number' ? (values[PAGE]) : t.pages.from) : null;
+export function buildRequest(
+  t: RequestTemplate,
+  values: Values,
+  base: string | undefined,
+  origin: SeriesOrigin,
+): BuildResult {
+  const page = t.pages ? (typeof values[PAGE] === 'number' ? values[PAGE] : t.pages.from) : null;
   const all: Values = page === null ? values : { ...values, [PAGE]: page };
   const url = templateUrl(t.url, all, base);
   if (url === null) return { ok: false, problem: `'${renderText(templateParts(t.url), all)}' is not a valid URL` };
@@ -105,10 +116,17 @@ export function buildFormRequest(t: RequestTemplate, form: PageForm, values: Val
   const fields = t.body?.kind === 'form' ? t.body.fields : {};
   if (method === 'GET') {
     const secret = Object.entries(fields).find(([, v]) => envNames(templateParts(v)).length > 0);
-    if (secret) return { ok: false, problem: `the form is sent with GET, which would put \${${envNames(templateParts(secret[1]))[0]}} (field '${secret[0]}') in the URL` };
+    if (secret)
+      return {
+        ok: false,
+        problem: `the form is sent with GET, which would put \${${envNames(templateParts(secret[1]))[0]}} (field '${secret[0]}') in the URL`,
+      };
     const url = new URL(action);
     const ours = new Set(Object.keys(fields));
-    const pairs = [...form.pairs.filter(([n]) => !ours.has(n)), ...Object.entries(fields).map(([n, v]) => [n, renderText(templateParts(v), values)] as const)];
+    const pairs = [
+      ...form.pairs.filter(([n]) => !ours.has(n)),
+      ...Object.entries(fields).map(([n, v]) => [n, renderText(templateParts(v), values)] as const),
+    ];
     // As a browser submits a GET form: the pairs replace the action's query.
     url.search = pairs.map(([n, v]) => `${formEncode(n)}=${formEncode(v)}`).join('&');
     return { ok: true, built: { url: url.href, request: null, series: null } };
@@ -116,8 +134,17 @@ export function buildFormRequest(t: RequestTemplate, form: PageForm, values: Val
   const template = { kind: 'form' as const, fields };
   const body = renderBody(template, values, form.pairs);
   const volatile = form.pairs.some(([n]) => VOLATILE_FIELD.test(n));
-  const volatileFree = volatile ? renderBody(template, values, form.pairs.map(([n, v]) => [n, VOLATILE_FIELD.test(n) ? '' : v] as const)) : null;
-  return { ok: true, built: { url: action, request: jobRequest(method, body, t.idempotent, volatileFree), series: null } };
+  const volatileFree = volatile
+    ? renderBody(
+        template,
+        values,
+        form.pairs.map(([n, v]) => [n, VOLATILE_FIELD.test(n) ? '' : v] as const),
+      )
+    : null;
+  return {
+    ok: true,
+    built: { url: action, request: jobRequest(method, body, t.idempotent, volatileFree), series: null },
+  };
 }
 
 /** A request's deduplication key: its canonical URL for a GET (as links always were), else method, URL and body. */
@@ -144,5 +171,12 @@ export function nextInSeries(task: CrawlTask, ref: SeriesRef): BuildResult | nul
 /** Whether a job's request is well formed (jobs come through Redis: written by another version, or by hand). */
 export function isJobRequest(v: unknown): v is JobRequest {
   const r = v as Partial<JobRequest> | null;
-  return !!r && typeof r.method === 'string' && ['GET', 'POST', 'PUT', 'PATCH'].includes(r.method) && (r.body === null || isJobBody(r.body)) && typeof r.idempotent === 'boolean' && typeof r.id === 'string';
+  return (
+    !!r &&
+    typeof r.method === 'string' &&
+    ['GET', 'POST', 'PUT', 'PATCH'].includes(r.method) &&
+    (r.body === null || isJobBody(r.body)) &&
+    typeof r.idempotent === 'boolean' &&
+    typeof r.id === 'string'
+  );
 }

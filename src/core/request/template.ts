@@ -5,12 +5,10 @@
 // is never read as a template: a page that holds the text "${CRAWL_STUDIO_PASSWORD}" sends that text, not the
 // password.
 
-export type TemplatePart =
-  | { readonly text: string }
-  | { readonly value: string }
-  | { readonly env: string };
+export type TemplatePart = { readonly text: string } | { readonly value: string } | { readonly env: string };
 
-export type TemplateResult = { readonly ok: true; readonly parts: readonly TemplatePart[] } | { readonly ok: false; readonly problem: string };
+export type TemplateResult =
+  { readonly ok: true; readonly parts: readonly TemplatePart[] } | { readonly ok: false; readonly problem: string };
 
 /** The built-in value: the page number of a series (see series in build.ts). */
 export const PAGE = 'page';
@@ -34,7 +32,8 @@ export function parseTemplate(source: string): TemplateResult {
   }
   text += source.slice(last);
   if (text) parts.push({ text });
-  if (/\$\{(?![A-Za-z0-9_]+\})/.test(source)) return { ok: false, problem: `'\${' must start a variable such as \${CRAWL_STUDIO_TOKEN}` };
+  if (/\$\{(?![A-Za-z0-9_]+\})/.test(source))
+    return { ok: false, problem: `'\${' must start a variable such as \${CRAWL_STUDIO_TOKEN}` };
   return { ok: true, parts };
 }
 
@@ -61,7 +60,11 @@ export type Values = Readonly<Record<string, TemplateValue>>;
  * The template as text, each value passed through `encode` (e.g. encodeURIComponent for a URL). Variables are
  * left as `${NAME}`: a URL never takes one (the parser refuses them there), a label shows the name, not the value.
  */
-export function renderText(parts: readonly TemplatePart[], values: Values, encode: (s: string) => string = (s) => s): string {
+export function renderText(
+  parts: readonly TemplatePart[],
+  values: Values,
+  encode: (s: string) => string = (s) => s,
+): string {
   let out = '';
   for (const p of parts) {
     if ('text' in p) out += p.text;

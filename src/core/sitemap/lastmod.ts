@@ -1,7 +1,8 @@
 // Dates of sitemaps: <lastmod> as the protocol writes it (W3C Datetime), and a task's `since`, a date or an age.
 
 /** YYYY, YYYY-MM, YYYY-MM-DD, then optionally Thh:mm[:ss[.s…]] and a zone (Z or ±hh:mm), as W3C Datetime has it. */
-const W3C = /^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?\s*(Z|[+-]\d{2}:?\d{2})?)?)?)?$/i;
+const W3C =
+  /^(\d{4})(?:-(\d{2})(?:-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?\s*(Z|[+-]\d{2}:?\d{2})?)?)?)?$/i;
 
 /**
  * A <lastmod> as ms since the epoch, or null when it is not a date (sites write all sorts: such an entry is then
@@ -14,7 +15,8 @@ export function parseLastmod(text: string | null): number | null {
   const [, y, mo = '01', d = '01', h = '00', mi = '00', s = '00', zone] = m;
   const month = Number(mo);
   const day = Number(d);
-  if (month < 1 || month > 12 || day < 1 || day > 31 || Number(h) > 23 || Number(mi) > 59 || Number(s) > 60) return null;
+  if (month < 1 || month > 12 || day < 1 || day > 31 || Number(h) > 23 || Number(mi) > 59 || Number(s) > 60)
+    return null;
   let offsetMin = 0;
   if (zone && zone.toUpperCase() !== 'Z') {
     const z = /^([+-])(\d{2}):?(\d{2})$/.exec(zone)!;

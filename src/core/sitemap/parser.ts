@@ -12,7 +12,12 @@ export type SitemapFormat = 'urlset' | 'sitemapindex' | 'text';
 
 export type SitemapEntry =
   /** A page the sitemap lists, with its hreflang alternates (<xhtml:link rel="alternate">) when asked for. */
-  | { readonly kind: 'page'; readonly loc: string; readonly lastmod: string | null; readonly alternates: readonly string[] }
+  | {
+      readonly kind: 'page';
+      readonly loc: string;
+      readonly lastmod: string | null;
+      readonly alternates: readonly string[];
+    }
   /** A sitemap a sitemap index lists. */
   | { readonly kind: 'sitemap'; readonly loc: string; readonly lastmod: string | null };
 
@@ -115,13 +120,25 @@ export class SitemapParser {
           if (this.depth === 1) {
             this.rootName = local;
           } else if (this.depth === 2) {
-            this.item = this.rootName === 'urlset' && local === 'url' ? 'page' : this.rootName === 'sitemapindex' && local === 'sitemap' ? 'sitemap' : null;
+            this.item =
+              this.rootName === 'urlset' && local === 'url'
+                ? 'page'
+                : this.rootName === 'sitemapindex' && local === 'sitemap'
+                  ? 'sitemap'
+                  : null;
             this.loc = '';
             this.lastmod = '';
             this.alternates = [];
           } else if (this.depth === 3 && this.item) {
             this.field = local === 'loc' ? 'loc' : local === 'lastmod' ? 'lastmod' : null;
-            if (local === 'link' && this.item === 'page' && this.opts.alternates && attribs.rel === 'alternate' && attribs.href && this.alternates.length < MAX_ALTERNATES) {
+            if (
+              local === 'link' &&
+              this.item === 'page' &&
+              this.opts.alternates &&
+              attribs.rel === 'alternate' &&
+              attribs.href &&
+              this.alternates.length < MAX_ALTERNATES
+            ) {
               this.alternates.push(attribs.href.slice(0, MAX_LOC_CHARS + 1));
             }
           }
@@ -139,7 +156,12 @@ export class SitemapParser {
           if (this.depth === 2 && this.item) {
             const loc = this.loc.trim();
             const lastmod = this.lastmod.trim() || null;
-            if (loc) this.out.push(this.item === 'page' ? { kind: 'page', loc, lastmod, alternates: this.alternates } : { kind: 'sitemap', loc, lastmod });
+            if (loc)
+              this.out.push(
+                this.item === 'page'
+                  ? { kind: 'page', loc, lastmod, alternates: this.alternates }
+                  : { kind: 'sitemap', loc, lastmod },
+              );
             this.item = null;
           }
           this.depth--;

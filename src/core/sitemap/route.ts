@@ -96,7 +96,15 @@ export class SitemapRouter {
     if (!d.ok) return d.reason;
     const rule = routeRule(this.ctx.task, d.url, this.spec.rule);
     if (!rule) return 'no-rule';
-    return { url: d.url, host: d.host, rule: rule.name, depth: 0, priority: this.spec.priority, follow: -1, ...(lastmod !== null ? { lastmod } : {}) };
+    return {
+      url: d.url,
+      host: d.host,
+      rule: rule.name,
+      depth: 0,
+      priority: this.spec.priority,
+      follow: -1,
+      ...(lastmod !== null ? { lastmod } : {}),
+    };
   }
 
   private childSitemap(loc: string, lastmod: number | null): KeptLink | string {
@@ -104,11 +112,21 @@ export class SitemapRouter {
     const d = decideSitemap(this.ctx.task, loc, this.ctx.url);
     if (!d.ok) return d.reason;
     if (this.spec.follow.length > 0 && !matchesAny(d.url, this.spec.follow)) return 'follow';
-    return { url: d.url, host: d.host, rule: this.spec.rule ?? '', depth: this.ctx.level + 1, priority: this.spec.priority, follow: -1, sitemap: this.ctx.entry, ...(lastmod !== null ? { lastmod } : {}) };
+    return {
+      url: d.url,
+      host: d.host,
+      rule: this.spec.rule ?? '',
+      depth: this.ctx.level + 1,
+      priority: this.spec.priority,
+      follow: -1,
+      sitemap: this.ctx.entry,
+      ...(lastmod !== null ? { lastmod } : {}),
+    };
   }
 }
 
-export type SitemapDecision = { readonly ok: true; readonly url: string; readonly host: string } | { readonly ok: false; readonly reason: string };
+export type SitemapDecision =
+  { readonly ok: true; readonly url: string; readonly host: string } | { readonly ok: false; readonly reason: string };
 
 /**
  * Whether a sitemap named by an index or a robots.txt may be read. Not `decideLink`: `scope.allow` lists the pages
@@ -120,7 +138,8 @@ export function decideSitemap(task: CrawlTask, href: string, base: string): Site
   if (!c.ok) return { ok: false, reason: c.reason };
   const { scope } = task;
   const startHost = scope.startHosts.includes(c.host);
-  if (!startHost && !scope.allowPrivate && isLocalHostname(new URL(c.url).hostname)) return { ok: false, reason: 'private' };
+  if (!startHost && !scope.allowPrivate && isLocalHostname(new URL(c.url).hostname))
+    return { ok: false, reason: 'private' };
   if (!startHost && !matchesAny(c.url, scope.allow)) return { ok: false, reason: 'offsite' };
   if (matchesAny(c.url, scope.deny)) return { ok: false, reason: 'denied' };
   return { ok: true, url: c.url, host: c.host };

@@ -24,7 +24,9 @@ type RawTimed = { timeout?: string | number };
 /** One entry of `actions:` as the schema lets it through: one key, the action's name. */
 export interface RawAction {
   scroll?: RawTimed & { selector?: string; count?: number; max?: number; idle?: string | number };
-  click?: string | (RawTimed & { selector: string; untilGone?: boolean; max?: number; idle?: string | number; optional?: boolean });
+  click?:
+    | string
+    | (RawTimed & { selector: string; untilGone?: boolean; max?: number; idle?: string | number; optional?: boolean });
   wait?: string | number | (RawTimed & { selector: string; state?: 'attached' | 'visible' | 'hidden' | 'detached' });
   fill?: RawTimed & { selector: string; value: string };
   select?: RawTimed & { selector: string; value: string };
@@ -51,7 +53,9 @@ const ACTION_NAMES: readonly ActionKind[] = ['scroll', 'click', 'wait', 'fill', 
  * Said after a script's name where it is refused: why it is not allowed by default, and what allows it (`how`: the
  * CLI's flag unless the caller says otherwise, e.g. the library's option).
  */
-export function scriptsRefused(how = "give --allow-scripts to 'crawl-studio run' (or 'worker', 'fixture save'); in the editor, trust the workspace"): string {
+export function scriptsRefused(
+  how = "give --allow-scripts to 'crawl-studio run' (or 'worker', 'fixture save'); in the editor, trust the workspace",
+): string {
   return `runs a script of the workspace in the page, which is allowed only in a trusted workspace and when asked for: ${how}`;
 }
 
@@ -62,7 +66,11 @@ export function parseActions(raw: readonly RawAction[] | undefined, path: Path, 
     const names = ACTION_NAMES.filter((n) => entry[n] !== undefined);
     if (names.length !== 1) {
       // None: the schema said so (an unknown or missing key).
-      if (names.length > 1) c.report(at, `one action an entry, not ${names.map((n) => `'${n}'`).join(' and ')}: write each as its own '- ${names[0]}: …' entry, in the order they should run`);
+      if (names.length > 1)
+        c.report(
+          at,
+          `one action an entry, not ${names.map((n) => `'${n}'`).join(' and ')}: write each as its own '- ${names[0]}: …' entry, in the order they should run`,
+        );
       return [];
     }
     const action = parseOne(names[0]!, entry, [...at, names[0]!], c);
@@ -75,14 +83,22 @@ function parseOne(kind: ActionKind, entry: RawAction, at: Path, c: ActionChecks)
     const t = spec !== null && typeof spec === 'object' ? (spec as RawTimed).timeout : undefined;
     if (t === undefined) return Math.min(DEFAULT_ACTION_TIMEOUT_MS, c.renderTimeoutMs);
     const ms = c.duration([...at, 'timeout'], t);
-    if (ms > c.renderTimeoutMs) c.report([...at, 'timeout'], `${ms} ms is longer than the render's timeout (${c.renderTimeoutMs} ms), which bounds the page with its actions: shorten it or raise the browser's 'timeout'`);
+    if (ms > c.renderTimeoutMs)
+      c.report(
+        [...at, 'timeout'],
+        `${ms} ms is longer than the render's timeout (${c.renderTimeoutMs} ms), which bounds the page with its actions: shorten it or raise the browser's 'timeout'`,
+      );
     return ms;
   };
   const sel = (path: Path, s: string): string => (c.selector(path, s), s);
   switch (kind) {
     case 'scroll': {
       const s = entry.scroll!;
-      if (s.count !== undefined && s.selector === undefined) c.report([...at, 'count'], `'count' counts the elements of 'selector': give the selector of the entries that load (e.g. selector: .entry)`);
+      if (s.count !== undefined && s.selector === undefined)
+        c.report(
+          [...at, 'count'],
+          `'count' counts the elements of 'selector': give the selector of the entries that load (e.g. selector: .entry)`,
+        );
       return {
         kind,
         selector: s.selector !== undefined ? sel([...at, 'selector'], s.selector) : null,
@@ -94,7 +110,8 @@ function parseOne(kind: ActionKind, entry: RawAction, at: Path, c: ActionChecks)
     }
     case 'click': {
       const s = typeof entry.click === 'string' ? { selector: entry.click } : entry.click!;
-      if (s.max !== undefined && !s.untilGone) c.report([...at, 'max'], `'max' bounds the clicks of 'untilGone: true'; a click without it clicks once`);
+      if (s.max !== undefined && !s.untilGone)
+        c.report([...at, 'max'], `'max' bounds the clicks of 'untilGone: true'; a click without it clicks once`);
       return {
         kind,
         selector: sel(typeof entry.click === 'string' ? at : [...at, 'selector'], s.selector),
@@ -115,14 +132,24 @@ function parseOne(kind: ActionKind, entry: RawAction, at: Path, c: ActionChecks)
     }
     case 'press': {
       const s = typeof entry.press === 'string' ? { key: entry.press } : entry.press!;
-      return { kind, key: s.key, selector: s.selector !== undefined ? sel([...at, 'selector'], s.selector) : null, timeoutMs: timeoutOf(s) };
+      return {
+        kind,
+        key: s.key,
+        selector: s.selector !== undefined ? sel([...at, 'selector'], s.selector) : null,
+        timeoutMs: timeoutOf(s),
+      };
     }
     case 'evaluate': {
       const s = typeof entry.evaluate === 'string' ? { file: entry.evaluate } : entry.evaluate!;
       const filePath = typeof entry.evaluate === 'string' ? at : [...at, 'file'];
       if (c.allowScripts === false) c.report(filePath, `'${s.file}' ${scriptsRefused()}`);
-      else if (isAbsolutePath(s.file) || escapesFolder(s.file)) c.report(filePath, `'${s.file}' is outside the task file's folder: a script comes from the workspace, written relative to the task file (e.g. scripts/expand.js)`);
-      else if (!/\.(m?js)$/i.test(s.file)) c.report(filePath, `'${s.file}' is not a JavaScript file: name a .js file of the workspace`);
+      else if (isAbsolutePath(s.file) || escapesFolder(s.file))
+        c.report(
+          filePath,
+          `'${s.file}' is outside the task file's folder: a script comes from the workspace, written relative to the task file (e.g. scripts/expand.js)`,
+        );
+      else if (!/\.(m?js)$/i.test(s.file))
+        c.report(filePath, `'${s.file}' is not a JavaScript file: name a .js file of the workspace`);
       return { kind, file: s.file, timeoutMs: timeoutOf(s) };
     }
   }
@@ -131,7 +158,11 @@ function parseOne(kind: ActionKind, entry: RawAction, at: Path, c: ActionChecks)
 function idleOf(idle: string | number | undefined, at: Path, c: ActionChecks): number {
   if (idle === undefined) return DEFAULT_IDLE_MS;
   const ms = c.duration([...at, 'idle'], idle);
-  if (ms >= c.renderTimeoutMs) c.report([...at, 'idle'], `waiting ${ms} ms for the page to grow never ends within the render's timeout (${c.renderTimeoutMs} ms): shorten it or raise 'timeout'`);
+  if (ms >= c.renderTimeoutMs)
+    c.report(
+      [...at, 'idle'],
+      `waiting ${ms} ms for the page to grow never ends within the render's timeout (${c.renderTimeoutMs} ms): shorten it or raise 'timeout'`,
+    );
   return ms;
 }
 
@@ -142,7 +173,11 @@ function waitTarget(w: NonNullable<RawAction['wait']>, at: Path, c: ActionChecks
   }
   if (w === 'networkidle') return { kind: 'networkidle' };
   const ms = typeof w === 'number' ? w : parseDuration(w);
-  if (ms >= c.renderTimeoutMs) c.report(at, `a pause of ${ms} ms never ends within the render's timeout (${c.renderTimeoutMs} ms): shorten it or raise 'timeout'`);
+  if (ms >= c.renderTimeoutMs)
+    c.report(
+      at,
+      `a pause of ${ms} ms never ends within the render's timeout (${c.renderTimeoutMs} ms): shorten it or raise 'timeout'`,
+    );
   return { kind: 'delay', ms };
 }
 
@@ -154,7 +189,11 @@ export function describeAction(a: PageAction): string {
     case 'click':
       return `click ${a.selector}${a.untilGone ? ' until gone' : ''}`;
     case 'wait':
-      return a.for.kind === 'selector' ? `wait for ${a.for.selector}${a.for.state !== 'attached' ? ` (${a.for.state})` : ''}` : a.for.kind === 'delay' ? `wait ${a.for.ms} ms` : 'wait for network idle';
+      return a.for.kind === 'selector'
+        ? `wait for ${a.for.selector}${a.for.state !== 'attached' ? ` (${a.for.state})` : ''}`
+        : a.for.kind === 'delay'
+          ? `wait ${a.for.ms} ms`
+          : 'wait for network idle';
     case 'fill':
     case 'select':
       return `${a.kind} ${a.selector}`;
@@ -189,7 +228,11 @@ export function formatStep(s: ActionStep): string {
 }
 
 /** The scripts a task's actions run (relative to its file's folder): what a worker reads before it starts. */
-export function actionScripts(rules: readonly { readonly browser: { readonly actions: readonly PageAction[] } | null }[]): string[] {
-  const files = rules.flatMap((r) => (r.browser?.actions ?? []).flatMap((a) => (a.kind === 'evaluate' ? [a.file] : [])));
+export function actionScripts(
+  rules: readonly { readonly browser: { readonly actions: readonly PageAction[] } | null }[],
+): string[] {
+  const files = rules.flatMap((r) =>
+    (r.browser?.actions ?? []).flatMap((a) => (a.kind === 'evaluate' ? [a.file] : [])),
+  );
   return [...new Set(files)];
 }

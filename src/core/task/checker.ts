@@ -50,7 +50,11 @@ export function makeChecker(diags: DiagnosticSink, env: Env, allowScripts?: bool
   };
   const selector = (path: Path, sel: string): void => {
     const problem = checkSelector(sel);
-    if (problem) diags.atPath(path, `${quote(sel)} is not a valid CSS selector (${problem.length > 200 ? problem.slice(0, 199) + '…' : problem})`);
+    if (problem)
+      diags.atPath(
+        path,
+        `${quote(sel)} is not a valid CSS selector (${problem.length > 200 ? problem.slice(0, 199) + '…' : problem})`,
+      );
   };
   return {
     diags,
@@ -58,17 +62,25 @@ export function makeChecker(diags: DiagnosticSink, env: Env, allowScripts?: bool
     allowScripts,
     report: (path, message, severity = 'error', key) => diags.atPath(path, message, severity, key),
     pattern,
-    patterns: (path, list) => (list ?? []).map((s, i) => pattern([...path, i], s)).filter((p): p is UrlPattern => p !== null),
+    patterns: (path, list) =>
+      (list ?? []).map((s, i) => pattern([...path, i], s)).filter((p): p is UrlPattern => p !== null),
     selector,
     selectorOrPath(path, sel) {
       if (!isJsonPath(sel)) return selector(path, sel);
       const problem = checkJsonPath(sel);
-      if (problem) diags.atPath(path, `${quote(sel)} is not a valid JSONPath (${problem.length > 200 ? problem.slice(0, 199) + '…' : problem}); a path starts with $, e.g. $.items[*].name`);
+      if (problem)
+        diags.atPath(
+          path,
+          `${quote(sel)} is not a valid JSONPath (${problem.length > 200 ? problem.slice(0, 199) + '…' : problem}); a path starts with $, e.g. $.items[*].name`,
+        );
     },
     duration(path, value) {
       const ms = parseDuration(value);
       if (!(ms <= MAX_DURATION_MS)) {
-        diags.atPath(path, `${typeof value === 'string' ? quote(value) : value} is too long: a duration can be at most 24 days (${MAX_DURATION_MS} ms), the longest a timer can wait`);
+        diags.atPath(
+          path,
+          `${typeof value === 'string' ? quote(value) : value} is too long: a duration can be at most 24 days (${MAX_DURATION_MS} ms), the longest a timer can wait`,
+        );
       }
       return ms;
     },
@@ -94,7 +106,10 @@ export function checkStartUrl(path: Path, text: string, diags: DiagnosticSink): 
   }
   if (url.href.length > MAX_URL_LENGTH) {
     // The crawler refuses longer URLs (canonical.ts): said here, instead of the URL vanishing from the crawl.
-    diags.atPath(path, `${quote(text, 120)} is ${url.href.length} characters long; the crawler refuses URLs over ${MAX_URL_LENGTH}`);
+    diags.atPath(
+      path,
+      `${quote(text, 120)} is ${url.href.length} characters long; the crawler refuses URLs over ${MAX_URL_LENGTH}`,
+    );
     return null;
   }
   return url;

@@ -74,7 +74,6 @@ export function yamlMessage(message: string): string {
   return message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
 }
 
-
 export function sortByPosition(list: TaskDiagnostic[]): TaskDiagnostic[] {
   return list.sort((a, b) => a.offset - b.offset);
 }

@@ -6,11 +6,11 @@ import { MAX_URL_LENGTH } from '../url/canonical';
 
 export const DROP_REASONS: Readonly<Record<string, string>> = {
   pattern: 'not matched by scope.allow',
-  offsite: 'on a host (or port) other than the start URLs\'',
+  offsite: "on a host (or port) other than the start URLs'",
   denied: 'matched by scope.deny',
   private: 'a loopback or private-network address',
   depth: 'deeper than scope.maxDepth',
-  'no-rule': 'no rule\'s match matches it',
+  'no-rule': "no rule's match matches it",
   robots: 'disallowed by robots.txt',
   'too-long': `over ${MAX_URL_LENGTH} characters`,
   invalid: 'not a valid URL',
@@ -18,8 +18,8 @@ export const DROP_REASONS: Readonly<Record<string, string>> = {
   credentials: 'has user:password in it',
   repeat: 'the same URL again on the same page or sitemap batch (kept once)',
   'sitemap-limit': 'past the 50,000 entries a sitemap is read for',
-  since: 'sitemap <lastmod> before the entry\'s since',
-  follow: 'a sitemap of an index that the entry\'s follow does not match',
+  since: "sitemap <lastmod> before the entry's since",
+  follow: "a sitemap of an index that the entry's follow does not match",
   nesting: 'a sitemap index nested more than 5 levels deep',
 };
 

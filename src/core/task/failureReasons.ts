@@ -15,11 +15,13 @@ export interface ReasonHelp {
  */
 export const FAILURE_REASONS = {
   'http-NNN': {
-    means: 'The server answered with this status (4xx, 5xx). 408, 425, 429, 500, 502-504 and 520-524 were retried first (a 429 or 503 waits out its Retry-After); other statuses are final at once.',
+    means:
+      'The server answered with this status (4xx, 5xx). 408, 425, 429, 500, 502-504 and 520-524 were retried first (a 429 or 503 waits out its Retry-After); other statuses are final at once.',
     todo: 'A 404/410: a dead link, often a follow selector picking the wrong links. A 403 or 429 on many pages: slow down (`politeness`), use `session`, or check you may crawl the site. A 5xx: the site is struggling; retry later with `crawl-studio retry --reason http-5xx`.',
   },
   timeout: {
-    means: 'No complete answer within `request.timeout` (a rendered page: the navigation and `waitFor` within `browser.timeout`). Retried.',
+    means:
+      'No complete answer within `request.timeout` (a rendered page: the navigation and `waitFor` within `browser.timeout`). Retried.',
     todo: 'Raise `request.timeout` (or `browser.timeout`); lower concurrency if the site slows under load; for a rendered page, wait for something that comes (`waitFor: { selector: … }`).',
   },
   network: {
@@ -28,7 +30,7 @@ export const FAILURE_REASONS = {
   },
   dns: {
     means: 'The host name does not resolve (ENOTFOUND; EAI_AGAIN is retried).',
-    todo: 'Check the URL\'s host name and the workers\' DNS.',
+    todo: "Check the URL's host name and the workers' DNS.",
   },
   'too-large': {
     means: 'The body (after decompression) is over `request.maxBytes`, or a sitemap over its size limit. Not retried.',
@@ -40,10 +42,11 @@ export const FAILURE_REASONS = {
   },
   'invalid-url': {
     means: 'A redirect to something that is not a valid URL.',
-    todo: 'Nothing on your side: the site\'s redirect is broken.',
+    todo: "Nothing on your side: the site's redirect is broken.",
   },
   blocked: {
-    means: 'Refused before any request: a private or loopback address (the start hosts excepted), or a redirect to a non-http URL.',
+    means:
+      'Refused before any request: a private or loopback address (the start hosts excepted), or a redirect to a non-http URL.',
     todo: 'To crawl an intranet host, set `scope.allowPrivate`.',
   },
   sitemap: {
@@ -51,7 +54,8 @@ export const FAILURE_REASONS = {
     todo: 'Check the sitemap URL in `start`; open it to see what the site serves.',
   },
   proxy: {
-    means: 'The proxy could not be reached or could not connect to the site. Retried, through the task\'s other proxies first.',
+    means:
+      "The proxy could not be reached or could not connect to the site. Retried, through the task's other proxies first.",
     todo: 'Check `proxy.urls` and that the proxy is up.',
   },
   'proxy-auth': {
@@ -59,7 +63,8 @@ export const FAILURE_REASONS = {
     todo: 'Fix the credentials in `proxy.urls` (the `${VARS}` it names).',
   },
   login: {
-    means: 'The session\'s `login` failed (its request failed, or its `check` did not pass), so the page was not fetched.',
+    means:
+      "The session's `login` failed (its request failed, or its `check` did not pass), so the page was not fetched.",
     todo: 'Run `crawl-studio validate` and check the login variables; the first message says what the login page answered.',
   },
   request: {
@@ -71,23 +76,26 @@ export const FAILURE_REASONS = {
     todo: 'Slow down, use more sessions or proxies; check that `retireOn` does not match ordinary pages.',
   },
   failover: {
-    means: 'Redis failed over while a sitemap\'s entries were being queued; the sitemap is read again.',
+    means: "Redis failed over while a sitemap's entries were being queued; the sitemap is read again.",
     todo: 'Nothing, unless it repeats: then look at the Redis deployment.',
   },
   action: {
-    means: 'A step of the rule\'s `browser.actions` failed: its element never came, it timed out, or its script threw. The message names the step.',
-    todo: 'Open the page in the designer\'s preview, which runs the actions and lists each step.',
+    means:
+      "A step of the rule's `browser.actions` failed: its element never came, it timed out, or its script threw. The message names the step.",
+    todo: "Open the page in the designer's preview, which runs the actions and lists each step.",
   },
   'browser-crash': {
     means: 'The browser crashed while rendering this page. Retried in a new browser.',
     todo: 'Many of them: the pages may need more memory (fewer concurrent renders, `--concurrency`).',
   },
   'browser-hung': {
-    means: 'This page stopped the browser answering (a script that never yields, e.g. a busy loop) past its timeout; the browser was killed and replaced.',
-    todo: 'Block the page\'s scripts (`browser.block: [script]`), or fetch the rule\'s pages without a browser.',
+    means:
+      'This page stopped the browser answering (a script that never yields, e.g. a busy loop) past its timeout; the browser was killed and replaced.',
+    todo: "Block the page's scripts (`browser.block: [script]`), or fetch the rule's pages without a browser.",
   },
   'browser-closed': {
-    means: 'The browser closed under this page too many times in a row (another page hung or crashed it, or it went away). Pages closed with a browser go back without spending an attempt, a bounded number of times.',
+    means:
+      'The browser closed under this page too many times in a row (another page hung or crashed it, or it went away). Pages closed with a browser go back without spending an attempt, a bounded number of times.',
     todo: 'Look at the `browser-hung` and `browser-crash` pages of the run: they are the cause.',
   },
   parse: {
@@ -103,8 +111,8 @@ export const FAILURE_REASONS = {
     todo: 'Lower `request.maxBytes`, or keep the rule off such pages.',
   },
   stalled: {
-    means: 'The page\'s worker died or stopped answering while it held the page, too many times (BullMQ\'s stall limit).',
-    todo: 'Look at the workers\' logs around the page: a worker killed (memory, a crash) on this page each time.',
+    means: "The page's worker died or stopped answering while it held the page, too many times (BullMQ's stall limit).",
+    todo: "Look at the workers' logs around the page: a worker killed (memory, a crash) on this page each time.",
   },
   error: {
     means: 'A failure of no known kind.',
@@ -120,7 +128,7 @@ export type FailureReason = keyof typeof FAILURE_REASONS;
  */
 export const SKIP_REASONS = {
   robots: {
-    means: 'robots.txt disallows the page for the task\'s user agent.',
+    means: "robots.txt disallows the page for the task's user agent.",
     todo: 'Nothing: the site asks not to. `request.robots: false` only where you may ignore it.',
   },
   limit: {
@@ -128,15 +136,16 @@ export const SKIP_REASONS = {
     todo: 'Raise `scope.maxPages` if you want more.',
   },
   'no-rule': {
-    means: 'The page\'s rule is no longer in the task file (it changed while the run went on).',
+    means: "The page's rule is no longer in the task file (it changed while the run went on).",
     todo: 'Run again, or put the rule back.',
   },
   'no-sitemap': {
-    means: 'The sitemap\'s entry is no longer in the task file\'s `start` (it changed while the run went on).',
+    means: "The sitemap's entry is no longer in the task file's `start` (it changed while the run went on).",
     todo: 'Run again.',
   },
   'navigated-REASON': {
-    means: 'A rendered page went somewhere by itself (a script, a meta refresh, a redirect) that the task does not crawl: out of scope, against robots.txt, not http(s). It is not read as the page asked for.',
+    means:
+      'A rendered page went somewhere by itself (a script, a meta refresh, a redirect) that the task does not crawl: out of scope, against robots.txt, not http(s). It is not read as the page asked for.',
     todo: 'If the place is fine to crawl, widen `scope`; otherwise nothing.',
   },
 } as const satisfies Readonly<Record<string, ReasonHelp>>;

@@ -28,7 +28,10 @@ export function compileFieldRegex(source: string): { ok: true; regex: FieldRegex
   }
   const unsupported = unsupportedSyntax(source);
   if (unsupported) {
-    return { ok: false, problem: `it uses ${unsupported}, which the linear-time regex engine (RE2) does not support; rewrite it without (e.g. match more and keep a capture group)` };
+    return {
+      ok: false,
+      problem: `it uses ${unsupported}, which the linear-time regex engine (RE2) does not support; rewrite it without (e.g. match more and keep a capture group)`,
+    };
   }
   let re2: string;
   try {

@@ -26,7 +26,8 @@ const NOT_SETTABLE: Readonly<Record<string, string>> = {
   trailer: 'Trailer is a hop-by-hop header the HTTP client sets',
   expect: 'Expect is a hop-by-hop header the HTTP client sets',
   'proxy-connection': 'Proxy-Connection is a hop-by-hop header the HTTP client sets',
-  'proxy-authorization': "proxy credentials go in proxy.urls (http://${CRAWL_STUDIO_PROXY_USER}:${CRAWL_STUDIO_PROXY_PASSWORD}@proxy:3128), to the proxy only",
+  'proxy-authorization':
+    'proxy credentials go in proxy.urls (http://${CRAWL_STUDIO_PROXY_USER}:${CRAWL_STUDIO_PROXY_PASSWORD}@proxy:3128), to the proxy only',
 };
 
 function shown(text: string): string {
@@ -36,7 +37,8 @@ function shown(text: string): string {
 
 /** Why a task file may not set the header `name`, or null. */
 export function headerNameProblem(name: string): string | null {
-  if (!TOKEN.test(name)) return `${shown(name)} is not a header name: a name is letters, digits and !#$%&'*+-.^_\`|~, with no space, colon or line break`;
+  if (!TOKEN.test(name))
+    return `${shown(name)} is not a header name: a name is letters, digits and !#$%&'*+-.^_\`|~, with no space, colon or line break`;
   const why = NOT_SETTABLE[name.toLowerCase()];
   return why === undefined ? null : `'${name}' cannot be set: ${why}`;
 }
@@ -45,6 +47,9 @@ export function headerNameProblem(name: string): string | null {
 export function headerValueProblem(value: string): string | null {
   const m = CONTROL.exec(value);
   if (!m) return null;
-  const what = m[0] === '\r' || m[0] === '\n' ? 'a line break (CR or LF)' : `the control character U+${m[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
+  const what =
+    m[0] === '\r' || m[0] === '\n'
+      ? 'a line break (CR or LF)'
+      : `the control character U+${m[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
   return `the value holds ${what}: a header value is one line of text (a line break would end the header and start another)`;
 }

@@ -149,7 +149,19 @@ export type BrowserWait =
   | { readonly kind: 'delay'; readonly ms: number };
 
 /** Resource types a page may not load (Playwright's names). */
-export type BlockedResource = 'image' | 'font' | 'media' | 'stylesheet' | 'script' | 'xhr' | 'fetch' | 'websocket' | 'eventsource' | 'manifest' | 'texttrack' | 'other';
+export type BlockedResource =
+  | 'image'
+  | 'font'
+  | 'media'
+  | 'stylesheet'
+  | 'script'
+  | 'xhr'
+  | 'fetch'
+  | 'websocket'
+  | 'eventsource'
+  | 'manifest'
+  | 'texttrack'
+  | 'other';
 
 export interface BrowserSpec {
   readonly waitFor: BrowserWait;
@@ -164,7 +176,11 @@ export interface BrowserSpec {
 
 /** What a `wait` action waits for. */
 export type WaitTarget =
-  | { readonly kind: 'selector'; readonly selector: string; readonly state: 'attached' | 'visible' | 'hidden' | 'detached' }
+  | {
+      readonly kind: 'selector';
+      readonly selector: string;
+      readonly state: 'attached' | 'visible' | 'hidden' | 'detached';
+    }
   | { readonly kind: 'networkidle' }
   | { readonly kind: 'delay'; readonly ms: number };
 
@@ -185,7 +201,14 @@ export type PageAction = Timed &
         readonly max: number;
         readonly idleMs: number;
       }
-    | { readonly kind: 'click'; readonly selector: string; readonly untilGone: boolean; readonly max: number; readonly idleMs: number; readonly optional: boolean }
+    | {
+        readonly kind: 'click';
+        readonly selector: string;
+        readonly untilGone: boolean;
+        readonly max: number;
+        readonly idleMs: number;
+        readonly optional: boolean;
+      }
     | { readonly kind: 'wait'; readonly for: WaitTarget }
     /** `value` is a template: `${CRAWL_STUDIO_*}` expands in the worker, never in the parsed task. */
     | { readonly kind: 'fill'; readonly selector: string; readonly value: string }
@@ -325,7 +348,11 @@ export interface CrawlTask {
     readonly history: HistoryRetention;
   };
   /** Null: the crawl runs once. */
-  readonly schedule: { readonly cron: string | null; readonly everyMs: number | null; readonly timezone: string } | null;
+  readonly schedule: {
+    readonly cron: string | null;
+    readonly everyMs: number | null;
+    readonly timezone: string;
+  } | null;
   /** Where a finished run's changes are sent (a webhook), and when; null: nowhere. */
   readonly notify: NotifySpec | null;
   readonly rules: readonly PageRule[];

@@ -32,7 +32,8 @@ export function outlineTask(text: string): TaskOutline {
   if (isSeq(startNode)) {
     for (const item of startNode.items) {
       const urlNode = isMap(item) ? item.get('url', true) : item;
-      if (isScalar(urlNode) && typeof urlNode.value === 'string') startUrls.push({ url: urlNode.value, span: span(urlNode) });
+      if (isScalar(urlNode) && typeof urlNode.value === 'string')
+        startUrls.push({ url: urlNode.value, span: span(urlNode) });
     }
   }
   const rules: { name: string; span: Span }[] = [];
@@ -71,7 +72,7 @@ export function fieldSpan(text: string, rule: string, type: string, field: strin
   if (!isMap(typeNode)) return span(ruleNode);
   const fields = typeNode.get('fields', true);
   const fieldNode = isMap(fields) ? fields.get(field, true) : null;
-  return span((fieldNode ?? typeNode));
+  return span(fieldNode ?? typeNode);
 }
 
 function scalarIs(n: unknown, value: string): boolean {

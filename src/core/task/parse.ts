@@ -61,13 +61,25 @@ export function parseTask(text: string, file: string, checks: ParseChecks = {}):
   if (text.length > MAX_TASK_FILE_CHARS) {
     lineCounter.addNewLine(0); // not parsed, so line 1 is the only one known
     const diags = new DiagnosticSink(file, text, lineCounter, null);
-    diags.atOffsets(0, 0, '', `the file is ${(text.length / 1024 / 1024).toFixed(1)} MB, more than the ${MAX_TASK_FILE_CHARS / 1024 / 1024} MB a task file may be; ${BULK_URLS_HINT}`, 'error');
+    diags.atOffsets(
+      0,
+      0,
+      '',
+      `the file is ${(text.length / 1024 / 1024).toFixed(1)} MB, more than the ${MAX_TASK_FILE_CHARS / 1024 / 1024} MB a task file may be; ${BULK_URLS_HINT}`,
+      'error',
+    );
     return { task: null, diagnostics: diags.list };
   }
   const parsed = parseYamlBounded(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   if (!parsed.ok) {
     const diags = new DiagnosticSink(file, text, lineCounter, null);
-    diags.atOffsets(parsed.offset, parsed.offset + 1, '', `the file nests collections more than ${MAX_YAML_DEPTH} levels deep; a task file needs far fewer`, 'error');
+    diags.atOffsets(
+      parsed.offset,
+      parsed.offset + 1,
+      '',
+      `the file nests collections more than ${MAX_YAML_DEPTH} levels deep; a task file needs far fewer`,
+      'error',
+    );
     return { task: null, diagnostics: diags.list };
   }
   const doc = parsed.doc;

@@ -21,7 +21,8 @@ function unsetVariable(name: string): string {
 export function headersOf(headers: Record<string, string> | undefined, path: Path, c: Checker): Record<string, string> {
   const checked = checkHeaders(headers, path, c.report);
   for (const [k, v] of Object.entries(checked)) {
-    for (const name of requestVariables([v])) if (c.env[name] === undefined) c.report([...path, k], unsetVariable(name), 'warning');
+    for (const name of requestVariables([v]))
+      if (c.env[name] === undefined) c.report([...path, k], unsetVariable(name), 'warning');
   }
   return checked;
 }
@@ -30,7 +31,8 @@ export function headersOf(headers: Record<string, string> | undefined, path: Pat
 function checkVariables(c: Checker, path: Path, template: string, place: 'login' | 'proxy' = 'login'): void {
   for (const p of templateProblems(template, place)) c.diags.atPath(path, p);
   for (const name of variablesOf(template)) {
-    if (name.startsWith('CRAWL_STUDIO_') && c.env[name] === undefined) c.diags.atPath(path, unsetVariable(name), 'warning');
+    if (name.startsWith('CRAWL_STUDIO_') && c.env[name] === undefined)
+      c.diags.atPath(path, unsetVariable(name), 'warning');
   }
 }
 
@@ -38,7 +40,10 @@ function checkVariables(c: Checker, path: Path, template: string, place: 'login'
  * `session`, `login` and `proxy`. A login needs sessions (its cookies are a session's), so `login` alone gives a pool
  * of one.
  */
-export function buildAccess(raw: RawTask, c: Checker): { session: SessionSpec | null; login: LoginSpec | null; proxy: ProxySpec | null } {
+export function buildAccess(
+  raw: RawTask,
+  c: Checker,
+): { session: SessionSpec | null; login: LoginSpec | null; proxy: ProxySpec | null } {
   const login = raw.login ? buildLogin(raw.login, c) : null;
   let session: SessionSpec | null = null;
   const s = raw.session;
@@ -74,10 +79,18 @@ function buildLogin(l: NonNullable<RawTask['login']>, c: Checker): LoginSpec {
   if (l.form?.selector !== undefined) selector(['login', 'form', 'selector'], l.form.selector);
   if (l.check?.selector !== undefined) selector(['login', 'check', 'selector'], l.check.selector);
   const browser = l.browser === true;
-  if (browser && !l.form) diags.atPath(['login', 'browser'], `a browser login fills in a form: give 'form' with 'fields' (CSS selectors of the inputs and their values)`);
+  if (browser && !l.form)
+    diags.atPath(
+      ['login', 'browser'],
+      `a browser login fills in a form: give 'form' with 'fields' (CSS selectors of the inputs and their values)`,
+    );
   if (browser) for (const k of Object.keys(l.form?.fields ?? {})) selector([...fieldsPath, k], k);
   if (l.form?.submit !== undefined) {
-    if (!browser) diags.atPath(['login', 'form', 'submit'], `'submit' is for a browser login (browser: true); a fetched form is submitted to its action`);
+    if (!browser)
+      diags.atPath(
+        ['login', 'form', 'submit'],
+        `'submit' is for a browser login (browser: true); a fetched form is submitted to its action`,
+      );
     else selector(['login', 'form', 'submit'], l.form.submit);
   }
   return {
@@ -96,7 +109,10 @@ function buildProxy(raw: NonNullable<RawTask['proxy']>, c: Checker): ProxySpec {
   raw.urls.forEach((u, i) => {
     const path: Path = ['proxy', 'urls', i];
     if (hasLiteralCredentials(u)) {
-      c.diags.atPath(path, `the proxy's password is written in the file: write it as \${CRAWL_STUDIO_PROXY_PASSWORD} (an environment variable) instead`);
+      c.diags.atPath(
+        path,
+        `the proxy's password is written in the file: write it as \${CRAWL_STUDIO_PROXY_PASSWORD} (an environment variable) instead`,
+      );
       return;
     }
     checkVariables(c, path, u, 'proxy');

@@ -15,12 +15,17 @@ import { closest, quote } from './wording';
 export function buildItem(it: RawItem, path: Path, c: Checker): ItemSpec {
   const { diags, selectorOrPath: selector } = c;
   if (it.scope !== undefined) selector([...path, 'scope'], it.scope);
-  const fields: FieldSpec[] = Object.entries(it.fields).map(([name, f]) => buildField(name, f, [...path, 'fields', name], it.scope !== undefined, c));
+  const fields: FieldSpec[] = Object.entries(it.fields).map(([name, f]) =>
+    buildField(name, f, [...path, 'fields', name], it.scope !== undefined, c),
+  );
   const names = new Set(fields.map((f) => f.name));
   (it.key ?? []).forEach((k, i) => {
     if (!names.has(k)) {
       const guess = closest(k, [...names]);
-      diags.atPath([...path, 'key', i], `${quote(k)} is not a field of this item${guess ? `; did you mean '${guess}'?` : ''}`);
+      diags.atPath(
+        [...path, 'key', i],
+        `${quote(k)} is not a field of this item${guess ? `; did you mean '${guess}'?` : ''}`,
+      );
     }
   });
   return { type: it.type, scope: it.scope ?? null, key: it.key ?? [], fields };
@@ -34,7 +39,13 @@ function buildField(name: string, f: RawField, fpath: Path, inScope: boolean, c:
   if (spec.attr !== undefined && spec.html) diags.atPath([...fpath, 'html'], `use either 'attr' or 'html', not both`);
   if (spec.selector !== undefined && isJsonPath(spec.selector)) {
     for (const k of ['attr', 'html'] as const) {
-      if (spec[k] !== undefined) diags.atPath(fpath, `'${k}' reads HTML: a JSONPath (${quote(spec.selector)}) already names the value to take`, 'error', k);
+      if (spec[k] !== undefined)
+        diags.atPath(
+          fpath,
+          `'${k}' reads HTML: a JSONPath (${quote(spec.selector)}) already names the value to take`,
+          'error',
+          k,
+        );
     }
   }
   let jsonld: JsonLdPath | null = null;
@@ -61,13 +72,31 @@ function buildField(name: string, f: RawField, fpath: Path, inScope: boolean, c:
     const what = { jsonld: 'JSON-LD', microdata: 'microdata', opengraph: 'OpenGraph tags' }[source];
     // Read from the page's structured data, not an element: what picks or reads an element has nothing to act on.
     for (const k of ['selector', 'attr', 'html', 'page'] as const) {
-      if (spec[k] !== undefined) diags.atPath(fpath, `'${k}' does not go with '${source}: ${spec[source]}', which reads the page's ${what}, not an element: remove one of them`, 'error', k);
+      if (spec[k] !== undefined)
+        diags.atPath(
+          fpath,
+          `'${k}' does not go with '${source}: ${spec[source]}', which reads the page's ${what}, not an element: remove one of them`,
+          'error',
+          k,
+        );
     }
-    for (const k of sources.slice(1)) diags.atPath(fpath, `'${k}' does not go with '${source}: ${spec[source]}': a field reads one source, remove one of them`, 'error', k);
+    for (const k of sources.slice(1))
+      diags.atPath(
+        fpath,
+        `'${k}' does not go with '${source}: ${spec[source]}': a field reads one source, remove one of them`,
+        'error',
+        k,
+      );
   } else if (spec.page !== undefined) {
     // A page field reads the page, not an element: what picks or reads an element has nothing to act on.
     for (const k of ['selector', 'attr', 'html', 'all'] as const) {
-      if (spec[k] !== undefined) diags.atPath(fpath, `'${k}' does not go with 'page: ${spec.page}', which takes the page's ${spec.page}, not an element's: remove one of them`, 'error', k);
+      if (spec[k] !== undefined)
+        diags.atPath(
+          fpath,
+          `'${k}' does not go with 'page: ${spec.page}', which takes the page's ${spec.page}, not an element's: remove one of them`,
+          'error',
+          k,
+        );
     }
   } else if (spec.selector === undefined && !inScope && !spec.attr) {
     diags.atPath(fpath, `needs a 'selector' (there is no item 'scope' element to read from)`);
@@ -106,33 +135,55 @@ export function buildFollow(f: RawFollow, path: Path, c: Checker): FollowSpec | 
   // `url` with `form` is the form sent elsewhere, not a kind of its own.
   const kind = f.form !== undefined ? 'form' : kinds[0];
   if (kind === undefined || (kinds.includes('selector') && kinds.length > 1)) {
-    diags.atPath(path, kind === undefined
-      ? `give 'selector' (links to follow), 'form' (a form of the page to submit) or 'url' (a request to build)`
-      : `give one of 'selector' (links), 'form' (a form to submit) or 'url' (a request), not ${kinds.map((k) => `'${k}'`).join(' and ')}`);
+    diags.atPath(
+      path,
+      kind === undefined
+        ? `give 'selector' (links to follow), 'form' (a form of the page to submit) or 'url' (a request to build)`
+        : `give one of 'selector' (links), 'form' (a form to submit) or 'url' (a request), not ${kinds.map((k) => `'${k}'`).join(' and ')}`,
+    );
     return null;
   }
   if (kind === 'selector') {
     const sel = f.selector!;
     selector([...path, 'selector'], sel);
     for (const k of [...REQUEST_KEYS, 'values'] as const) {
-      if (f[k] !== undefined) diags.atPath(path, `'${k}' builds a request: it goes with 'form' or 'url', not with 'selector' (links are fetched with a GET)`, 'error', k);
+      if (f[k] !== undefined)
+        diags.atPath(
+          path,
+          `'${k}' builds a request: it goes with 'form' or 'url', not with 'selector' (links are fetched with a GET)`,
+          'error',
+          k,
+        );
     }
-    if (f.attr !== undefined && isJsonPath(sel)) diags.atPath(path, `'attr' reads HTML: the strings a JSONPath matches are the URLs`, 'error', 'attr');
+    if (f.attr !== undefined && isJsonPath(sel))
+      diags.atPath(path, `'attr' reads HTML: the strings a JSONPath matches are the URLs`, 'error', 'attr');
     return { kind: 'links', selector: sel, attr: f.attr ?? 'href', ...base };
   }
   if (f.attr !== undefined) diags.atPath(path, `'attr' is for 'selector' links`, 'error', 'attr');
   if (kind === 'form') selector([...path, 'form'], f.form!);
-  if (kind === 'form' && isJsonPath(f.form!)) diags.atPath([...path, 'form'], `a form is found with a CSS selector, e.g. 'form#search'`);
+  if (kind === 'form' && isJsonPath(f.form!))
+    diags.atPath([...path, 'form'], `a form is found with a CSS selector, e.g. 'form#search'`);
   const entries = Object.entries(f.values ?? {});
   const values = entries.map(([name, v]) => {
     const at: Path = [...path, 'values', name];
-    if (name === 'page') diags.atPath(at, `{page} is the page counter (see 'pages'): give this value another name`, 'error');
-    if (typeof v === 'object' && v.selector === undefined && v.page === undefined) diags.atPath(at, `needs a 'selector' (a CSS selector or a JSONPath) to read the value from the page, or 'page' (its url, status…)`);
+    if (name === 'page')
+      diags.atPath(at, `{page} is the page counter (see 'pages'): give this value another name`, 'error');
+    if (typeof v === 'object' && v.selector === undefined && v.page === undefined)
+      diags.atPath(
+        at,
+        `needs a 'selector' (a CSS selector or a JSONPath) to read the value from the page, or 'page' (its url, status…)`,
+      );
     return buildField(name, v, at, true, c);
   });
   const all = values.filter((v) => v.all);
-  if (all.length > 1) diags.atPath([...path, 'values', all[1]!.name], `only one value may take 'all' (a request per match): '${all[0]!.name}' already does`);
+  if (all.length > 1)
+    diags.atPath(
+      [...path, 'values', all[1]!.name],
+      `only one value may take 'all' (a request per match): '${all[0]!.name}' already does`,
+    );
   const request = requestTemplate(f, path, kind, values, report);
   if (!request) return null;
-  return kind === 'form' ? { kind: 'form', selector: f.form!, request, ...base } : { kind: 'request', request, ...base };
+  return kind === 'form'
+    ? { kind: 'form', selector: f.form!, request, ...base }
+    : { kind: 'request', request, ...base };
 }

@@ -15,10 +15,18 @@ import { parseActions } from './actions';
 export type RuleRefCheck = (path: Path, name: string) => void;
 
 /** The rules of a task file, and the check of references to them (follow `to:`, a start entry's `rule:`). */
-export function buildRules(raw: RawTask, c: Checker, timeoutMs: number): { rules: PageRule[]; checkRuleRef: RuleRefCheck } {
+export function buildRules(
+  raw: RawTask,
+  c: Checker,
+  timeoutMs: number,
+): { rules: PageRule[]; checkRuleRef: RuleRefCheck } {
   const ruleNames = new Map<string, number>();
   raw.rules.forEach((r, i) => {
-    if (ruleNames.has(r.name)) c.diags.atPath(['rules', i, 'name'], `rule '${r.name}' is defined twice (first at rules[${ruleNames.get(r.name)}])`);
+    if (ruleNames.has(r.name))
+      c.diags.atPath(
+        ['rules', i, 'name'],
+        `rule '${r.name}' is defined twice (first at rules[${ruleNames.get(r.name)}])`,
+      );
     else ruleNames.set(r.name, i);
   });
   // Suggestions for the first broken references only: a generated file with thousands of them stays fast.
@@ -26,7 +34,10 @@ export function buildRules(raw: RawTask, c: Checker, timeoutMs: number): { rules
   const checkRuleRef: RuleRefCheck = (path, name) => {
     if (!ruleNames.has(name)) {
       const guess = suggestions++ < 50 ? closest(name, [...ruleNames.keys()]) : null;
-      c.diags.atPath(path, `no rule named ${quote(name)}${guess ? `; did you mean '${guess}'?` : ` (rules: ${listNames([...ruleNames.keys()])})`}`);
+      c.diags.atPath(
+        path,
+        `no rule named ${quote(name)}${guess ? `; did you mean '${guess}'?` : ` (rules: ${listNames([...ruleNames.keys()])})`}`,
+      );
     }
   };
   const rules = raw.rules.map((r, ri) => buildRule(r, ri, raw, c, timeoutMs, checkRuleRef));
@@ -34,7 +45,14 @@ export function buildRules(raw: RawTask, c: Checker, timeoutMs: number): { rules
 }
 
 /** One rule: its follow entries and items, its browser (its own, else the task's), headers and format. */
-function buildRule(r: RawRule, ri: number, raw: RawTask, c: Checker, timeoutMs: number, checkRuleRef: RuleRefCheck): PageRule {
+function buildRule(
+  r: RawRule,
+  ri: number,
+  raw: RawTask,
+  c: Checker,
+  timeoutMs: number,
+  checkRuleRef: RuleRefCheck,
+): PageRule {
   const follow: FollowSpec[] = (r.follow ?? []).flatMap((f, fi) => {
     if (f.to !== undefined) checkRuleRef(['rules', ri, 'follow', fi, 'to'], f.to);
     const spec = buildFollow(f, ['rules', ri, 'follow', fi], c);
@@ -47,7 +65,12 @@ function buildRule(r: RawRule, ri: number, raw: RawTask, c: Checker, timeoutMs: 
   follow.forEach((f, fi) => {
     // A series goes on from its own pages: a follow that starts one on its own rule starts it again on each page.
     if (f.kind === 'request' && f.request.pages && f.to === r.name && r.follow?.[fi]?.pages?.from === undefined) {
-      c.diags.atPath(['rules', ri, 'follow', fi], `this follow starts its series (page ${f.request.pages.from}) on every page of '${r.name}', its own pages included, and each series goes on by itself: start the series from a start entry ('url: …{page}'), or set 'pages.from' to the first page this follow should fetch (2 when this page is page 1)`, 'warning', 'url');
+      c.diags.atPath(
+        ['rules', ri, 'follow', fi],
+        `this follow starts its series (page ${f.request.pages.from}) on every page of '${r.name}', its own pages included, and each series goes on by itself: start the series from a start entry ('url: …{page}'), or set 'pages.from' to the first page this follow should fetch (2 when this page is page 1)`,
+        'warning',
+        'url',
+      );
     }
   });
   const headers = headersOf(r.request?.headers, ['rules', ri, 'request', 'headers'], c);
@@ -58,9 +81,21 @@ function buildRule(r: RawRule, ri: number, raw: RawTask, c: Checker, timeoutMs: 
   ];
   const readsJson = format === 'json' || selectors.some((sel) => readsJsonPath({ selector: sel }));
   if (browserSpec && readsJson) {
-    c.diags.atPath(r.browser !== undefined ? ['rules', ri, 'browser'] : ['rules', ri], `a rule that reads JSON is fetched, never rendered in a browser: remove 'browser' here${r.browser === undefined ? ` (it comes from the task's 'browser': set 'browser: false' on this rule)` : ''}`);
+    c.diags.atPath(
+      r.browser !== undefined ? ['rules', ri, 'browser'] : ['rules', ri],
+      `a rule that reads JSON is fetched, never rendered in a browser: remove 'browser' here${r.browser === undefined ? ` (it comes from the task's 'browser': set 'browser: false' on this rule)` : ''}`,
+    );
   }
-  return { name: r.name, match: c.patterns(['rules', ri, 'match'], r.match), follow, items, browser: browserSpec, headers, format, readsJson };
+  return {
+    name: r.name,
+    match: c.patterns(['rules', ri, 'match'], r.match),
+    follow,
+    items,
+    browser: browserSpec,
+    headers,
+    format,
+    readsJson,
+  };
 }
 
 /** A rule's (or the task's) `browser`: how a rendered page waits, what it blocks, its timeout; null: fetched. */
@@ -79,8 +114,23 @@ function buildBrowser(b: RawBrowser | undefined, path: Path, defaultTimeoutMs: n
   }
   const limit = spec.timeout !== undefined ? c.duration([...path, 'timeout'], spec.timeout) : defaultTimeoutMs;
   if (waitFor.kind === 'delay' && waitFor.ms >= limit) {
-    c.diags.atPath([...path, 'waitFor'], `a pause of ${waitFor.ms} ms never ends within the render's timeout (${limit} ms): shorten it or raise 'timeout'`);
+    c.diags.atPath(
+      [...path, 'waitFor'],
+      `a pause of ${waitFor.ms} ms never ends within the render's timeout (${limit} ms): shorten it or raise 'timeout'`,
+    );
   }
-  const actions = parseActions(spec.actions, [...path, 'actions'], { report: (p, m, sev) => c.diags.atPath(p, m, sev), selector: c.selector, duration: c.duration, renderTimeoutMs: limit, allowScripts: c.allowScripts });
-  return { waitFor, block: spec.block ?? DEFAULTS.browserBlock, timeoutMs: limit, screenshot: spec.screenshot ?? 'never', actions };
+  const actions = parseActions(spec.actions, [...path, 'actions'], {
+    report: (p, m, sev) => c.diags.atPath(p, m, sev),
+    selector: c.selector,
+    duration: c.duration,
+    renderTimeoutMs: limit,
+    allowScripts: c.allowScripts,
+  });
+  return {
+    waitFor,
+    block: spec.block ?? DEFAULTS.browserBlock,
+    timeoutMs: limit,
+    screenshot: spec.screenshot ?? 'never',
+    actions,
+  };
 }

@@ -17,7 +17,10 @@ export function buildSchedule(raw: RawTask['schedule'], diags: DiagnosticSink): 
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: timezone });
   } catch {
-    diags.atPath(['schedule', 'timezone'], `'${timezone}' is not a known time zone (use an IANA name such as Europe/Berlin)`);
+    diags.atPath(
+      ['schedule', 'timezone'],
+      `'${timezone}' is not a known time zone (use an IANA name such as Europe/Berlin)`,
+    );
     return null;
   }
   if (raw.cron !== undefined) {

@@ -9,7 +9,12 @@ import type { RawTask } from './rawTask';
 // A task's crawl-wide settings: `scope`, `request` (timeouts, user agent, headers, sizes, retries, conditional
 // re-crawl), `politeness` (rate limit, per-host concurrency and delay) and `canonical` (how URLs are normalised).
 
-export function buildScope(raw: RawTask, start: readonly StartUrl[], sitemaps: readonly SitemapStart[], c: Checker): CrawlTask['scope'] {
+export function buildScope(
+  raw: RawTask,
+  start: readonly StartUrl[],
+  sitemaps: readonly SitemapStart[],
+  c: Checker,
+): CrawlTask['scope'] {
   const sc = raw.scope ?? {};
   return {
     allow: c.patterns(['scope', 'allow'], sc.allow),
@@ -24,7 +29,9 @@ export function buildScope(raw: RawTask, start: readonly StartUrl[], sitemaps: r
 
 /** `request.timeout`: also the default of a rendered page's timeout, so read before the rules. */
 export function requestTimeout(raw: RawTask, c: Checker): number {
-  return raw.request?.timeout !== undefined ? c.duration(['request', 'timeout'], raw.request.timeout) : DEFAULTS.timeoutMs;
+  return raw.request?.timeout !== undefined
+    ? c.duration(['request', 'timeout'], raw.request.timeout)
+    : DEFAULTS.timeoutMs;
 }
 
 export function buildRequestSettings(raw: RawTask, timeoutMs: number, c: Checker): CrawlTask['request'] {
@@ -41,7 +48,10 @@ export function buildRequestSettings(raw: RawTask, timeoutMs: number, c: Checker
     retries: {
       attempts: req.retries?.attempts ?? DEFAULTS.attempts,
       backoff: req.retries?.backoff ?? DEFAULTS.backoff,
-      delayMs: req.retries?.delay !== undefined ? c.duration(['request', 'retries', 'delay'], req.retries.delay) : DEFAULTS.retryDelayMs,
+      delayMs:
+        req.retries?.delay !== undefined
+          ? c.duration(['request', 'retries', 'delay'], req.retries.delay)
+          : DEFAULTS.retryDelayMs,
     },
     // A scheduled task is re-crawled by definition; one run by hand asks for it.
     conditional: req.conditional ?? raw.schedule !== undefined,
@@ -51,10 +61,18 @@ export function buildRequestSettings(raw: RawTask, timeoutMs: number, c: Checker
 export function buildPoliteness(raw: RawTask, c: Checker): CrawlTask['politeness'] {
   const pol = raw.politeness ?? {};
   return {
-    rateLimit: pol.rateLimit ? { max: pol.rateLimit.max, perMs: Math.max(1, c.duration(['politeness', 'rateLimit', 'per'], pol.rateLimit.per)) } : null,
+    rateLimit: pol.rateLimit
+      ? {
+          max: pol.rateLimit.max,
+          perMs: Math.max(1, c.duration(['politeness', 'rateLimit', 'per'], pol.rateLimit.per)),
+        }
+      : null,
     perHost: {
       concurrency: pol.perHost?.concurrency ?? DEFAULTS.perHostConcurrency,
-      delayMs: pol.perHost?.delay !== undefined ? c.duration(['politeness', 'perHost', 'delay'], pol.perHost.delay) : DEFAULTS.perHostDelayMs,
+      delayMs:
+        pol.perHost?.delay !== undefined
+          ? c.duration(['politeness', 'perHost', 'delay'], pol.perHost.delay)
+          : DEFAULTS.perHostDelayMs,
     },
   };
 }

@@ -17,12 +17,17 @@ import { quote } from './wording';
  */
 export type StoreFileCheck = (relativePath: string) => string | null;
 
-export function buildStore(raw: RawTask['store'], c: Checker, storeFile: StoreFileCheck | undefined): CrawlTask['store'] {
+export function buildStore(
+  raw: RawTask['store'],
+  c: Checker,
+  storeFile: StoreFileCheck | undefined,
+): CrawlTask['store'] {
   return {
     url: raw?.url !== undefined ? storeUrl(raw.url, c, storeFile) : null,
     onConflict: raw?.onConflict ?? DEFAULTS.onConflict,
     batchSize: raw?.batchSize ?? DEFAULTS.batchSize,
-    flushMs: raw?.flushInterval !== undefined ? c.duration(['store', 'flushInterval'], raw.flushInterval) : DEFAULTS.flushMs,
+    flushMs:
+      raw?.flushInterval !== undefined ? c.duration(['store', 'flushInterval'], raw.flushInterval) : DEFAULTS.flushMs,
     history: parseRetention(raw?.history?.keep),
   };
 }
@@ -65,7 +70,10 @@ export function buildNotify(raw: RawNotify | undefined, diags: DiagnosticSink): 
   if (!raw) return null;
   const m = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(raw.webhook.trim());
   if (!m) {
-    diags.atPath(['notify', 'webhook'], `${quote(raw.webhook, 80)} is not one variable: write the webhook as \${CRAWL_STUDIO_WEBHOOK_URL} and set that variable to its URL (a task file is shared: the URL and its token stay out of it)`);
+    diags.atPath(
+      ['notify', 'webhook'],
+      `${quote(raw.webhook, 80)} is not one variable: write the webhook as \${CRAWL_STUDIO_WEBHOOK_URL} and set that variable to its URL (a task file is shared: the URL and its token stay out of it)`,
+    );
   } else {
     const problem = variableProblem(m[1]!, 'webhook');
     if (problem) diags.atPath(['notify', 'webhook'], problem);
@@ -73,11 +81,17 @@ export function buildNotify(raw: RawNotify | undefined, diags: DiagnosticSink): 
   const when: NotifyCondition[] = [];
   (raw.when ?? []).forEach((c, i) => {
     const path: Path = ['notify', 'when', i];
-    if ((c.changed === undefined) === (c.moved === undefined)) return diags.atPath(path, 'a condition is either `changed: type.field` or `moved: type.field` with `percent: N`');
+    if ((c.changed === undefined) === (c.moved === undefined))
+      return diags.atPath(path, 'a condition is either `changed: type.field` or `moved: type.field` with `percent: N`');
     if (c.changed !== undefined) return when.push({ kind: 'changed', ...parseFieldRef(c.changed) });
     const ref = parseFieldRef(c.moved!);
-    if (ref.field === null) return diags.atPath([...path, 'moved'], `${quote(c.moved!, 60)} names no field: write type.field, e.g. product.price`);
-    if (c.percent === undefined) return diags.atPath(path, '`moved` needs `percent: N` (how far the number must move, in percent)');
+    if (ref.field === null)
+      return diags.atPath(
+        [...path, 'moved'],
+        `${quote(c.moved!, 60)} names no field: write type.field, e.g. product.price`,
+      );
+    if (c.percent === undefined)
+      return diags.atPath(path, '`moved` needs `percent: N` (how far the number must move, in percent)');
     when.push({ kind: 'moved', type: ref.type, field: ref.field, percent: c.percent });
   });
   return { webhook: raw.webhook.trim(), when };

@@ -16,7 +16,11 @@ export function checkReachability(task: CrawlTask, diags: Sink): void {
   const starts = [...task.start.map((s) => s.url), ...task.sitemaps.map((s) => s.url)];
   const routedByMatch = task.rules.filter((r) => r.match.length > 0);
 
-  if (task.scope.allow.length > 0 && task.start.length > 0 && !task.start.some((s) => matchesAny(s.url, task.scope.allow))) {
+  if (
+    task.scope.allow.length > 0 &&
+    task.start.length > 0 &&
+    !task.start.some((s) => matchesAny(s.url, task.scope.allow))
+  ) {
     diags.atPath(
       ['scope', 'allow'],
       `no pattern here matches a start URL (${task.start[0]!.url}): links to pages like the start pages are dropped as 'pattern'. ` +
@@ -31,7 +35,11 @@ export function checkReachability(task: CrawlTask, diags: Sink): void {
       r.match.forEach((p, pi) => {
         const host = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/([^/*?]+)\//.exec(p.source)?.[1];
         if (host !== undefined && !task.scope.startHosts.includes(host)) {
-          diags.atPath(['rules', ri, 'match', pi], `'${p.source}' is for host ${host}, which is not a start host (${task.scope.startHosts.join(', ')}) and scope.allow is not set: links it would route are dropped as 'offsite'. For any host the scope allows, write a path: '${p.source.replace(/^[^:]+:\/\/[^/]+/, '')}'`, 'warning');
+          diags.atPath(
+            ['rules', ri, 'match', pi],
+            `'${p.source}' is for host ${host}, which is not a start host (${task.scope.startHosts.join(', ')}) and scope.allow is not set: links it would route are dropped as 'offsite'. For any host the scope allows, write a path: '${p.source.replace(/^[^:]+:\/\/[^/]+/, '')}'`,
+            'warning',
+          );
         }
       }),
     );
@@ -40,7 +48,11 @@ export function checkReachability(task: CrawlTask, diags: Sink): void {
   task.rules.forEach((r, ri) =>
     r.follow.forEach((f, fi) => {
       if (f.to === null && routedByMatch.length === 0) {
-        diags.atPath(['rules', ri, 'follow', fi], `this follow has no 'to' and no rule has 'match', so every link it finds is dropped (no-rule): add 'to: <rule>' here, or 'match' to the rule that should take its links`, 'warning');
+        diags.atPath(
+          ['rules', ri, 'follow', fi],
+          `this follow has no 'to' and no rule has 'match', so every link it finds is dropped (no-rule): add 'to: <rule>' here, or 'match' to the rule that should take its links`,
+          'warning',
+        );
       }
     }),
   );
@@ -71,9 +83,15 @@ export function checkReachability(task: CrawlTask, diags: Sink): void {
   if (starts.length === 0 || (routedByMatch.length === 0 && task.sitemaps.some((s) => s.rule === null))) return;
   task.rules.forEach((r, ri) => {
     if (reached.has(r.name)) return;
-    const why = r.match.length === 0
-      ? `no start URL, sitemap or follow 'to' names it, and it has no 'match'`
-      : `its 'match' (${quoteList(r.match)}) is used only for links of a follow without 'to', and no rule reached from the start pages has one`;
-    diags.atPath(['rules', ri], `rule '${r.name}' can never be reached: ${why} (\`crawl-studio enqueue --rule ${r.name}\` can still send pages to it)`, 'warning', 'name');
+    const why =
+      r.match.length === 0
+        ? `no start URL, sitemap or follow 'to' names it, and it has no 'match'`
+        : `its 'match' (${quoteList(r.match)}) is used only for links of a follow without 'to', and no rule reached from the start pages has one`;
+    diags.atPath(
+      ['rules', ri],
+      `rule '${r.name}' can never be reached: ${why} (\`crawl-studio enqueue --rule ${r.name}\` can still send pages to it)`,
+      'warning',
+      'name',
+    );
   });
 }

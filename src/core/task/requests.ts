@@ -37,7 +37,10 @@ function template(source: string, path: Path, where: 'url' | 'body' | 'header', 
   }
   const env = envNames(t.parts);
   if (where === 'url' && env.length > 0) {
-    report(path, `\${${env[0]}} in a URL would be stored and shown with the page: send it in a header (rules[].request.headers) or the body instead`);
+    report(
+      path,
+      `\${${env[0]}} in a URL would be stored and shown with the page: send it in a header (rules[].request.headers) or the body instead`,
+    );
     return null;
   }
   for (const name of env) {
@@ -48,14 +51,21 @@ function template(source: string, path: Path, where: 'url' | 'body' | 'header', 
     }
   }
   if (where === 'header' && valueNames(t.parts).length > 0) {
-    report(path, `{${valueNames(t.parts)[0]}} in a header: headers take no values from the page (write {{ for a literal brace)`);
+    report(
+      path,
+      `{${valueNames(t.parts)[0]}} in a header: headers take no values from the page (write {{ for a literal brace)`,
+    );
     return null;
   }
   return [...t.parts];
 }
 
 /** Checks a header map: names (headers.ts), values (one line; variables a request may use); returns it as written. */
-export function checkHeaders(headers: Record<string, string> | undefined, path: Path, report: Report): Record<string, string> {
+export function checkHeaders(
+  headers: Record<string, string> | undefined,
+  path: Path,
+  report: Report,
+): Record<string, string> {
   for (const [k, v] of Object.entries(headers ?? {})) {
     const name = headerNameProblem(k);
     if (name !== null) report(path, name, 'error', k);
@@ -88,7 +98,13 @@ function jsonStrings(v: unknown, path: Path, out: [string, Path][]): void {
  * `values` are the entry's own (already checked); `kind` says what the entry is: a start entry has no page to
  * read values from, a form follow's URL and method default to the form's.
  */
-export function requestTemplate(raw: RawRequestParts, path: Path, kind: 'start' | 'url' | 'form', values: readonly FieldSpec[], report: Report): RequestTemplate | null {
+export function requestTemplate(
+  raw: RawRequestParts,
+  path: Path,
+  kind: 'start' | 'url' | 'form',
+  values: readonly FieldSpec[],
+  report: Report,
+): RequestTemplate | null {
   let ok = true;
   const used = new Set<string>();
   const holes = (source: string, at: Path, where: 'url' | 'body') => {
@@ -102,7 +118,12 @@ export function requestTemplate(raw: RawRequestParts, path: Path, kind: 'start' 
     ok = false;
   }
   if (kind === 'form' && raw.json !== undefined) {
-    report(path, `a form is sent form-encoded: give its values in 'fields', or use 'url:' with 'json' to send JSON`, 'error', 'json');
+    report(
+      path,
+      `a form is sent form-encoded: give its values in 'fields', or use 'url:' with 'json' to send JSON`,
+      'error',
+      'json',
+    );
     ok = false;
   }
   const fields: Record<string, string> = {};
@@ -115,24 +136,46 @@ export function requestTemplate(raw: RawRequestParts, path: Path, kind: 'start' 
     jsonStrings(raw.json, [...path, 'json'], strings);
     for (const [s, at] of strings) holes(s, at, 'body');
   }
-  const body: BodyTemplate | null = raw.json !== undefined ? { kind: 'json', json: raw.json } : raw.fields !== undefined || kind === 'form' ? { kind: 'form', fields } : null;
+  const body: BodyTemplate | null =
+    raw.json !== undefined
+      ? { kind: 'json', json: raw.json }
+      : raw.fields !== undefined || kind === 'form'
+        ? { kind: 'form', fields }
+        : null;
   const method: HttpMethod | null = raw.method ?? null;
   if (method === 'GET' && kind !== 'form' && body) {
-    report([...path, 'method'], `a GET has no body: drop 'method' to POST the ${raw.json !== undefined ? 'json' : 'fields'}, or put the values in the URL`);
+    report(
+      [...path, 'method'],
+      `a GET has no body: drop 'method' to POST the ${raw.json !== undefined ? 'json' : 'fields'}, or put the values in the URL`,
+    );
     ok = false;
   }
   const defined = new Set(values.map((v) => v.name));
   for (const name of used) {
     if (name === PAGE || defined.has(name)) continue;
-    const where = kind === 'start' ? `a start entry has no page to read {${name}} from: only {page} counts here` : `{${name}} is not one of the entry's values (${values.length ? values.map((v) => v.name).join(', ') : 'it has none'}): add it under 'values'`;
+    const where =
+      kind === 'start'
+        ? `a start entry has no page to read {${name}} from: only {page} counts here`
+        : `{${name}} is not one of the entry's values (${values.length ? values.map((v) => v.name).join(', ') : 'it has none'}): add it under 'values'`;
     report(path, `${where} (write {{${name}}} for literal braces)`, 'error', 'url');
     ok = false;
   }
-  for (const v of values) if (!used.has(v.name)) report([...path, 'values', v.name], `{${v.name}} appears nowhere in the URL or the body: this value is read for nothing`, 'warning');
+  for (const v of values)
+    if (!used.has(v.name))
+      report(
+        [...path, 'values', v.name],
+        `{${v.name}} appears nowhere in the URL or the body: this value is read for nothing`,
+        'warning',
+      );
   let pages: PagesSpec | null = null;
   if (used.has(PAGE)) {
     if (kind === 'form') {
-      report(path, `a form follow does not count pages: use 'url:' (the form's action) with 'fields' to send {page}`, 'error', 'url');
+      report(
+        path,
+        `a form follow does not count pages: use 'url:' (the form's action) with 'fields' to send {page}`,
+        'error',
+        'url',
+      );
       ok = false;
     }
     const p = raw.pages ?? {};
@@ -142,12 +185,22 @@ export function requestTemplate(raw: RawRequestParts, path: Path, kind: 'start' 
       ok = false;
     }
   } else if (raw.pages !== undefined) {
-    report([...path, 'pages'], `'pages' counts {page}, which the URL and the body do not use: add {page} where the page number goes (e.g. ?page={page})`);
+    report(
+      [...path, 'pages'],
+      `'pages' counts {page}, which the URL and the body do not use: add {page} where the page number goes (e.g. ?page={page})`,
+    );
     ok = false;
   }
   if (!ok) return null;
   const m = method ?? (kind === 'form' ? null : body ? 'POST' : 'GET');
-  return { url: raw.url ?? '', method, body, idempotent: raw.idempotent ?? (m === 'GET' || m === 'PUT'), pages, values };
+  return {
+    url: raw.url ?? '',
+    method,
+    body,
+    idempotent: raw.idempotent ?? (m === 'GET' || m === 'PUT'),
+    pages,
+    values,
+  };
 }
 
 /** Whether a field spec (item field or request value) reads JSON. */

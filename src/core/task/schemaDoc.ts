@@ -51,7 +51,13 @@ function limits(n: Node): string {
 
 function section(title: string, path: string, n0: Node, out: string[], depth: number): void {
   const n = deref(n0);
-  const obj = n.then?.properties ? n.then : n.items && deref(n.items).properties ? deref(n.items) : n.items && deref(n.items).then ? deref(n.items).then! : n;
+  const obj = n.then?.properties
+    ? n.then
+    : n.items && deref(n.items).properties
+      ? deref(n.items)
+      : n.items && deref(n.items).then
+        ? deref(n.items).then!
+        : n;
   const props = obj?.properties;
   const mapOf = typeof n.additionalProperties === 'object' ? deref(n.additionalProperties) : null;
   out.push(`${'#'.repeat(Math.min(depth, 6))} ${title}`, '');
@@ -63,12 +69,18 @@ function section(title: string, path: string, n0: Node, out: string[], depth: nu
     for (const [k, v] of Object.entries(props)) {
       const d = deref(v);
       const unit = v.$ref === '#/definitions/duration' || v.$ref === '#/definitions/size';
-      out.push(`| \`${k}\` | ${typeOf(v)}${unit ? '' : limits(d)} | ${required.has(k) ? 'yes' : ''} | ${(d.description ?? '').replace(/\n/g, ' ').replace(/\|/g, '\\|')} |`);
+      out.push(
+        `| \`${k}\` | ${typeOf(v)}${unit ? '' : limits(d)} | ${required.has(k) ? 'yes' : ''} | ${(d.description ?? '').replace(/\n/g, ' ').replace(/\|/g, '\\|')} |`,
+      );
     }
     out.push('');
     for (const [k, v] of Object.entries(props)) {
       const d = deref(v);
-      const nested = d.properties || d.then?.properties || (d.items && (deref(d.items).properties || deref(d.items).then?.properties)) || (typeof d.additionalProperties === 'object' && deref(d.additionalProperties).then);
+      const nested =
+        d.properties ||
+        d.then?.properties ||
+        (d.items && (deref(d.items).properties || deref(d.items).then?.properties)) ||
+        (typeof d.additionalProperties === 'object' && deref(d.additionalProperties).then);
       if (nested) section(`\`${path}${k}\``, `${path}${k}.`, v, out, depth + 1);
     }
   } else if (mapOf?.then?.properties) {

@@ -14,17 +14,22 @@ export function salvage(value: unknown, isBroken: (path: Path) => boolean): RawT
   const v = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
   const list = (x: unknown) => (Array.isArray(x) ? x : []);
   const keep = <T>(items: unknown[], path: Path): T[] =>
-    items.map((x, i) => [x, i] as const).filter(([, i]) => !isBroken([...path, i])).map(([x]) => x as T);
+    items
+      .map((x, i) => [x, i] as const)
+      .filter(([, i]) => !isBroken([...path, i]))
+      .map(([x]) => x as T);
   const rules = keep<RawRule>(list(v.rules), ['rules']);
   const fixedRules = list(v.rules).flatMap((r, ri) => {
     if (typeof r !== 'object' || r === null || typeof (r as RawRule).name !== 'string') return [];
     const rr = r as RawRule;
-    return [{
-      name: rr.name,
-      match: isBroken(['rules', ri, 'match']) ? [] : rr.match,
-      follow: keep<RawFollow>(list(rr.follow), ['rules', ri, 'follow']),
-      items: keep<RawItem>(list(rr.items), ['rules', ri, 'items']),
-    }];
+    return [
+      {
+        name: rr.name,
+        match: isBroken(['rules', ri, 'match']) ? [] : rr.match,
+        follow: keep<RawFollow>(list(rr.follow), ['rules', ri, 'follow']),
+        items: keep<RawItem>(list(rr.items), ['rules', ri, 'items']),
+      },
+    ];
   });
   return {
     name: 'x',
@@ -109,15 +114,26 @@ export function reportSchemaError(diags: DiagnosticSink, e: ErrorObject): void {
       return;
     }
     case 'pattern':
-      diags.atPath(path, `${describeValue(e.data)} ${parent?.errorMessage ?? `must match ${(e.params as { pattern: string }).pattern}`}`);
+      diags.atPath(
+        path,
+        `${describeValue(e.data)} ${parent?.errorMessage ?? `must match ${(e.params as { pattern: string }).pattern}`}`,
+      );
       return;
     case 'propertyNames': {
       const name = (e.params as { propertyName: string }).propertyName;
-      diags.atPath(path, `${quote(name)}: ${(e.schema as { errorMessage?: string }).errorMessage ?? 'is not a valid name'}`, 'error', name);
+      diags.atPath(
+        path,
+        `${quote(name)}: ${(e.schema as { errorMessage?: string }).errorMessage ?? 'is not a valid name'}`,
+        'error',
+        name,
+      );
       return;
     }
     case 'minItems':
-      diags.atPath(path, `needs at least ${(e.params as { limit: number }).limit} entr${(e.params as { limit: number }).limit === 1 ? 'y' : 'ies'}`);
+      diags.atPath(
+        path,
+        `needs at least ${(e.params as { limit: number }).limit} entr${(e.params as { limit: number }).limit === 1 ? 'y' : 'ies'}`,
+      );
       return;
     case 'minProperties':
       diags.atPath(path, `needs at least ${(e.params as { limit: number }).limit} field`);

@@ -62,14 +62,18 @@ export function hasLiteralCredentials(template: string): boolean {
 }
 
 /** A proxy URL with its variables expanded, each encoded for the part of the URL it lands in. */
-export function expandProxyUrl(template: string, env: Readonly<Record<string, string | undefined>>): { url: string; problems: readonly string[] } {
+export function expandProxyUrl(
+  template: string,
+  env: Readonly<Record<string, string | undefined>>,
+): { url: string; problems: readonly string[] } {
   const denied = templateProblems(template, 'proxy');
   if (denied.length) return { url: '', problems: denied };
   const { url, problems } = expandStoreUrl(template, env, 'proxy');
   const out = problems.map((p) => p.message);
   if (out.length === 0) {
     const u = new URL(url);
-    if (!['http:', 'https:', 'socks5:', 'socks5h:'].includes(u.protocol)) out.push(`a proxy URL must be http://, https:// or socks5://, not ${u.protocol}//`);
+    if (!['http:', 'https:', 'socks5:', 'socks5h:'].includes(u.protocol))
+      out.push(`a proxy URL must be http://, https:// or socks5://, not ${u.protocol}//`);
   }
   return { url, problems: out };
 }
@@ -78,7 +82,9 @@ export function expandProxyUrl(template: string, env: Readonly<Record<string, st
  * The CRAWL_STUDIO_* variables a task's login, proxies, headers, request bodies and form actions use: what the editor looks up in
  * its Secret Storage.
  */
-export function credentialVariables(task: Pick<CrawlTask, 'login' | 'proxy'> & Partial<Pick<CrawlTask, 'request' | 'rules' | 'start'>>): string[] {
+export function credentialVariables(
+  task: Pick<CrawlTask, 'login' | 'proxy'> & Partial<Pick<CrawlTask, 'request' | 'rules' | 'start'>>,
+): string[] {
   const out = new Set<string>();
   const walk = (v: unknown): void => {
     if (typeof v === 'string') {
@@ -89,11 +95,14 @@ export function credentialVariables(task: Pick<CrawlTask, 'login' | 'proxy'> & P
   };
   if (task.login) walk([Object.values(task.login.fields), task.login.json]);
   if (task.proxy) walk(task.proxy.urls);
-  const bodies = (r: RequestTemplate | null) => (r?.body ? (r.body.kind === 'form' ? r.body.fields : r.body.json) : null);
+  const bodies = (r: RequestTemplate | null) =>
+    r?.body ? (r.body.kind === 'form' ? r.body.fields : r.body.json) : null;
   walk(task.request?.headers);
-  for (const rule of task.rules ?? []) walk([rule.headers, rule.follow.map((f) => (f.kind === 'links' ? null : bodies(f.request)))]);
+  for (const rule of task.rules ?? [])
+    walk([rule.headers, rule.follow.map((f) => (f.kind === 'links' ? null : bodies(f.request)))]);
   // What `browser.actions` type into forms (`fill`, `select`).
-  for (const rule of task.rules ?? []) walk(rule.browser?.actions.map((a) => (a.kind === 'fill' || a.kind === 'select' ? a.value : null)));
+  for (const rule of task.rules ?? [])
+    walk(rule.browser?.actions.map((a) => (a.kind === 'fill' || a.kind === 'select' ? a.value : null)));
   for (const s of task.start ?? []) walk(bodies(s.request));
   return [...out].sort();
 }
@@ -116,10 +125,14 @@ export function loginLeaks(task: Pick<CrawlTask, 'login' | 'proxy' | 'request' |
   const check = (path: (string | number)[], value: unknown) => {
     const names = new Set(variablesOf(JSON.stringify(value ?? null)));
     for (const n of [...names].filter((x) => ofLogin.has(x))) {
-      out.push({ path, message: `\${${n}} is a login credential (the login uses it): it goes only to the login, not in ${path.includes('headers') ? 'a header' : path[0] === 'proxy' ? 'a proxy URL' : 'a request body'}, which would send it to other hosts` });
+      out.push({
+        path,
+        message: `\${${n}} is a login credential (the login uses it): it goes only to the login, not in ${path.includes('headers') ? 'a header' : path[0] === 'proxy' ? 'a proxy URL' : 'a request body'}, which would send it to other hosts`,
+      });
     }
   };
-  const bodyOf = (r: RequestTemplate | null) => (r?.body ? (r.body.kind === 'form' ? r.body.fields : r.body.json) : null);
+  const bodyOf = (r: RequestTemplate | null) =>
+    r?.body ? (r.body.kind === 'form' ? r.body.fields : r.body.json) : null;
   for (const [k, v] of Object.entries(task.request.headers)) check(['request', 'headers', k], v);
   task.rules.forEach((rule, ri) => {
     for (const [k, v] of Object.entries(rule.headers)) check(['rules', ri, 'request', 'headers', k], v);

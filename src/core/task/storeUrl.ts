@@ -49,7 +49,11 @@ function partsOf(template: string): ((offset: number) => UrlPart) | null {
 }
 
 /** Expands `${VAR}` in a store URL template (or a proxy URL's: `place`). `env` is normally process.env. */
-export function expandStoreUrl(template: string, env: Readonly<Record<string, string | undefined>>, place: 'store' | 'proxy' = 'store'): ExpandedStoreUrl {
+export function expandStoreUrl(
+  template: string,
+  env: Readonly<Record<string, string | undefined>>,
+  place: 'store' | 'proxy' = 'store',
+): ExpandedStoreUrl {
   const problems: StoreUrlProblem[] = [];
   const reported = new Set<string>();
   const report = (key: string, message: string) => {
@@ -73,11 +77,17 @@ export function expandStoreUrl(template: string, env: Readonly<Record<string, st
     if (!partAt) return v;
     switch (partAt(offset)) {
       case 'scheme':
-        report(`scheme:${name}`, `\${${shown}} cannot stand in the URL's scheme: write postgres:// (or the scheme you mean) in the file`);
+        report(
+          `scheme:${name}`,
+          `\${${shown}} cannot stand in the URL's scheme: write postgres:// (or the scheme you mean) in the file`,
+        );
         return '';
       case 'host':
         if (!HOST_CHARS.test(v)) {
-          report(`host:${name}`, `\${${shown}} is in the host part of the URL but holds characters a host name or port cannot have (such as / @ ? #)`);
+          report(
+            `host:${name}`,
+            `\${${shown}} is in the host part of the URL but holds characters a host name or port cannot have (such as / @ ? #)`,
+          );
           return '';
         }
         return v;
@@ -91,7 +101,9 @@ export function expandStoreUrl(template: string, env: Readonly<Record<string, st
     try {
       new URL(url);
     } catch {
-      problems.push({ message: `'${template.length > 120 ? template.slice(0, 119) + '…' : template}' is not a valid URL once its variables are expanded: write postgres://user:password@host:5432/database` });
+      problems.push({
+        message: `'${template.length > 120 ? template.slice(0, 119) + '…' : template}' is not a valid URL once its variables are expanded: write postgres://user:password@host:5432/database`,
+      });
     }
   }
   return { url, problems };
@@ -114,7 +126,8 @@ export function parseStoreUrl(url: string): StoreUrlTarget {
   const text = url.trim();
   const path = sqliteText(text);
   if (path !== null) {
-    if (!path) throw new Error(`store URL "${text}" names no file: write sqlite:<path>, e.g. sqlite:.crawl/items.sqlite`);
+    if (!path)
+      throw new Error(`store URL "${text}" names no file: write sqlite:<path>, e.g. sqlite:.crawl/items.sqlite`);
     return { kind: 'sqlite', path };
   }
   if (/^postgres(ql)?:\/\//i.test(text)) {
@@ -122,11 +135,16 @@ export function parseStoreUrl(url: string): StoreUrlTarget {
     try {
       parsed = new URL(text);
     } catch {
-      throw new Error(`store URL "${redactUrl(text)}" is not a valid URL: write postgres://user:password@host:5432/database`);
+      throw new Error(
+        `store URL "${redactUrl(text)}" is not a valid URL: write postgres://user:password@host:5432/database`,
+      );
     }
     const schema = parsed.searchParams.get('schema') || null;
     parsed.searchParams.delete('schema');
-    if (schema !== null && schema.length > 63) throw new Error(`PostgreSQL schema "${schema}" is longer than 63 characters: set ?schema=<name> in the store URL`);
+    if (schema !== null && schema.length > 63)
+      throw new Error(
+        `PostgreSQL schema "${schema}" is longer than 63 characters: set ?schema=<name> in the store URL`,
+      );
     return { kind: 'postgres', url: parsed.toString(), schema };
   }
   throw new Error(
@@ -185,13 +203,18 @@ export function storeSecretProblems(template: string, env: Readonly<Record<strin
   const host = /^\[[^\]]*\]/.exec(hostPort)?.[0] ?? hostPort.replace(/:[^:]*$/, '');
   if (host === '' || WHOLE_VARIABLE.test(host) || isLoopbackHost(host)) return [];
   if (env.PGHOST !== undefined && env.PGHOST.toLowerCase() === host.toLowerCase()) return [];
-  const named = host.includes('${') ? `a host this file builds (${host.length > 80 ? host.slice(0, 79) + '…' : host})` : `${host}, a host this file names`;
+  const named = host.includes('${')
+    ? `a host this file builds (${host.length > 80 ? host.slice(0, 79) + '…' : host})`
+    : `${host}, a host this file names`;
   const fix = `a store password goes only to a store host you choose: write the host as \${PGHOST} (set in your environment), use a loopback host, or set PGHOST=${host.includes('${') ? '<the host>' : host} to confirm this one`;
   const colon = userinfo.indexOf(':');
   const password = colon < 0 ? '' : userinfo.slice(colon + 1);
   // In the query, the parameters that carry a secret (libpq's `password`, `sslpassword`; a token or key).
   const query = new URLSearchParams((m[4] ?? '').slice(1));
-  const secretParams = [...query].filter(([k]) => /pass|secret|token|key/i.test(k)).map(([, v]) => v).join(' ');
+  const secretParams = [...query]
+    .filter(([k]) => /pass|secret|token|key/i.test(k))
+    .map(([, v]) => v)
+    .join(' ');
   const secrets = [...`${password} ${secretParams}`.matchAll(VARIABLE)].map((v) => `\${${v[1]}}`);
   if (secrets.length > 0) return [`${[...new Set(secrets)].join(', ')} would be sent to ${named}; ${fix}`];
   if (colon < 0 && env.PGPASSWORD !== undefined) {

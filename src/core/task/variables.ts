@@ -20,8 +20,20 @@ const ENV_PREFIX = 'CRAWL_STUDIO_';
 
 /** The libpq environment variables (https://www.postgresql.org/docs/current/libpq-envars.html) a store URL may use. */
 const LIBPQ_VARIABLES: readonly string[] = [
-  'PGHOST', 'PGHOSTADDR', 'PGPORT', 'PGDATABASE', 'PGUSER', 'PGPASSWORD', 'PGOPTIONS', 'PGAPPNAME',
-  'PGSSLMODE', 'PGSSLROOTCERT', 'PGSSLCERT', 'PGSSLKEY', 'PGCONNECT_TIMEOUT', 'PGTARGETSESSIONATTRS',
+  'PGHOST',
+  'PGHOSTADDR',
+  'PGPORT',
+  'PGDATABASE',
+  'PGUSER',
+  'PGPASSWORD',
+  'PGOPTIONS',
+  'PGAPPNAME',
+  'PGSSLMODE',
+  'PGSSLROOTCERT',
+  'PGSSLCERT',
+  'PGSSLKEY',
+  'PGCONNECT_TIMEOUT',
+  'PGTARGETSESSIONATTRS',
 ];
 
 /**
@@ -97,18 +109,32 @@ export function variableProblem(name: string, place: VariablePlace): string | nu
     case 'reserved':
       return `${n} is not expanded: it is one of Crawl Studio's own settings (its Redis connection, its browser, its workers), which a task file may never use, since it could send them to any host it names; give the value a name of its own, e.g. \${${ENV_PREFIX}TOKEN}`;
     case 'store':
-      return place === 'store' ? null : `${n} is a store variable (PG*, ${ENV_PREFIX}DB_*, ${ENV_PREFIX}PG*, ${ENV_PREFIX}STORE_*): it goes only in store.url, not in ${PLACE_NAMES[place]}`;
+      return place === 'store'
+        ? null
+        : `${n} is a store variable (PG*, ${ENV_PREFIX}DB_*, ${ENV_PREFIX}PG*, ${ENV_PREFIX}STORE_*): it goes only in store.url, not in ${PLACE_NAMES[place]}`;
     case 'proxy':
-      return place === 'proxy' ? null : `${n} is a proxy variable (${ENV_PREFIX}PROXY*, ${ENV_PREFIX}SOCKS*): it goes only in proxy.urls, to the proxy, not in ${PLACE_NAMES[place]}`;
+      return place === 'proxy'
+        ? null
+        : `${n} is a proxy variable (${ENV_PREFIX}PROXY*, ${ENV_PREFIX}SOCKS*): it goes only in proxy.urls, to the proxy, not in ${PLACE_NAMES[place]}`;
     case 'webhook':
-      return place === 'webhook' ? null : `${n} is a webhook variable (${ENV_PREFIX}WEBHOOK*): it goes only in notify.webhook, not in ${PLACE_NAMES[place]}`;
+      return place === 'webhook'
+        ? null
+        : `${n} is a webhook variable (${ENV_PREFIX}WEBHOOK*): it goes only in notify.webhook, not in ${PLACE_NAMES[place]}`;
     case 'secret':
-      return place === 'webhook' ? `${n} cannot name the webhook: notify.webhook takes only a variable named ${ENV_PREFIX}WEBHOOK* (e.g. \${${ENV_PREFIX}WEBHOOK_URL}), so a task file cannot send other secrets there` : null;
+      return place === 'webhook'
+        ? `${n} cannot name the webhook: notify.webhook takes only a variable named ${ENV_PREFIX}WEBHOOK* (e.g. \${${ENV_PREFIX}WEBHOOK_URL}), so a task file cannot send other secrets there`
+        : null;
   }
 }
 
 /** Where a store URL's password may go: a loopback host, or a host the user's environment names. */
 export function isLoopbackHost(host: string): boolean {
   const h = host.toLowerCase().replace(/^\[|\]$/g, '');
-  return h === 'localhost' || h.endsWith('.localhost') || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || h === '::1' || h === '0:0:0:0:0:0:0:1';
+  return (
+    h === 'localhost' ||
+    h.endsWith('.localhost') ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) ||
+    h === '::1' ||
+    h === '0:0:0:0:0:0:0:1'
+  );
 }

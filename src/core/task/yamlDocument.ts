@@ -1,4 +1,14 @@
-import { Composer, Parser, YAMLParseError, type CST, type Document, type DocumentOptions, type LineCounter, type ParseOptions, type SchemaOptions } from 'yaml';
+import {
+  Composer,
+  Parser,
+  YAMLParseError,
+  type CST,
+  type Document,
+  type DocumentOptions,
+  type LineCounter,
+  type ParseOptions,
+  type SchemaOptions,
+} from 'yaml';
 
 /** Deeper than any task file needs (the schema's deepest field is about 8 levels), far below the stack's limit. */
 export const MAX_YAML_DEPTH = 64;
@@ -27,7 +37,13 @@ export function parseYamlBounded(
     if (!doc) doc = d;
     else {
       // Same rule as parseDocument: one document per file.
-      doc.errors.push(new YAMLParseError([d.range[0], d.range[1]], 'MULTIPLE_DOCS', 'Source contains multiple documents; please use YAML.parseAllDocuments()'));
+      doc.errors.push(
+        new YAMLParseError(
+          [d.range[0], d.range[1]],
+          'MULTIPLE_DOCS',
+          'Source contains multiple documents; please use YAML.parseAllDocuments()',
+        ),
+      );
       break;
     }
   }

@@ -10,7 +10,9 @@ const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 
 
 /** The fingerprint as 16 hex digits (job ids, lookups). */
 export function fingerprintHex(canonicalUrl: string): string {
-  return (oneShot ? oneShot('sha1', canonicalUrl, 'hex') : crypto.createHash('sha1').update(canonicalUrl).digest('hex')).slice(0, 16);
+  return (
+    oneShot ? oneShot('sha1', canonicalUrl, 'hex') : crypto.createHash('sha1').update(canonicalUrl).digest('hex')
+  ).slice(0, 16);
 }
 
 export function fingerprint(canonicalUrl: string): bigint {

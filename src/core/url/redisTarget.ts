@@ -39,7 +39,8 @@ export type RedisTarget =
 const DEFAULT_SENTINEL_PORT = 26379;
 const DEFAULT_REDIS_PORT = 6379;
 
-const FORMS = 'redis://host:6379, redis+sentinel://host:26379,host2:26379/<master name>, or redis+cluster://host:7000,host2:7001';
+const FORMS =
+  'redis://host:6379, redis+sentinel://host:26379,host2:26379/<master name>, or redis+cluster://host:7000,host2:7001';
 
 const SCHEMES: Record<string, { kind: 'sentinel' | 'cluster'; tls: boolean }> = {
   'redis+sentinel': { kind: 'sentinel', tls: false },
@@ -85,30 +86,51 @@ export function parseRedisTarget(text: string): RedisTarget {
   const tail = authorityEnd < 0 ? '' : rest.slice(authorityEnd);
   const at = authority.lastIndexOf('@');
   const credentials = at < 0 ? {} : readUserinfo(target, authority.slice(0, at));
-  const hosts = readHosts(target, authority.slice(at + 1), form.kind === 'sentinel' ? DEFAULT_SENTINEL_PORT : DEFAULT_REDIS_PORT);
+  const hosts = readHosts(
+    target,
+    authority.slice(at + 1),
+    form.kind === 'sentinel' ? DEFAULT_SENTINEL_PORT : DEFAULT_REDIS_PORT,
+  );
 
-  if (tail.includes('#')) throw new RedisTargetError(target, "a Redis target has no '#' part (percent-encode '#' in a password as %23)");
+  if (tail.includes('#'))
+    throw new RedisTargetError(target, "a Redis target has no '#' part (percent-encode '#' in a password as %23)");
   const q = tail.indexOf('?');
   const path = q < 0 ? tail : tail.slice(0, q);
   const query = new URLSearchParams(q < 0 ? '' : tail.slice(q + 1));
 
   if (form.kind === 'cluster') {
-    if (path !== '' && path !== '/' && path !== '/0') throw new RedisTargetError(target, `a Redis Cluster has only database 0, so no path ('${path}')`);
+    if (path !== '' && path !== '/' && path !== '/0')
+      throw new RedisTargetError(target, `a Redis Cluster has only database 0, so no path ('${path}')`);
     const unknown = [...new Set(query.keys())];
-    if (unknown.length > 0) throw new RedisTargetError(target, `unknown parameter${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `'${k}'`).join(', ')}: redis+cluster:// takes none`);
+    if (unknown.length > 0)
+      throw new RedisTargetError(
+        target,
+        `unknown parameter${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `'${k}'`).join(', ')}: redis+cluster:// takes none`,
+      );
     return { kind: 'cluster', tls: form.tls, nodes: hosts, ...credentials };
   }
 
   const rawName = path.replace(/^\//, '');
-  if (rawName.includes('/')) throw new RedisTargetError(target, 'the path is the master name alone; for a database write ?db=N');
+  if (rawName.includes('/'))
+    throw new RedisTargetError(target, 'the path is the master name alone; for a database write ?db=N');
   const masterName = decode(target, rawName, 'the master name');
-  if (masterName === '') throw new RedisTargetError(target, 'no master name: write it as the path, e.g. redis+sentinel://host:26379/mymaster');
+  if (masterName === '')
+    throw new RedisTargetError(
+      target,
+      'no master name: write it as the path, e.g. redis+sentinel://host:26379/mymaster',
+    );
   const unknown = [...new Set(query.keys())].filter((k) => !(SENTINEL_PARAMS as readonly string[]).includes(k));
-  if (unknown.length > 0) throw new RedisTargetError(target, `unknown parameter${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `'${k}'`).join(', ')}: redis+sentinel:// takes ${SENTINEL_PARAMS.join(', ')}`);
-  for (const k of SENTINEL_PARAMS) if (query.getAll(k).length > 1) throw new RedisTargetError(target, `'${k}' is given more than once`);
+  if (unknown.length > 0)
+    throw new RedisTargetError(
+      target,
+      `unknown parameter${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `'${k}'`).join(', ')}: redis+sentinel:// takes ${SENTINEL_PARAMS.join(', ')}`,
+    );
+  for (const k of SENTINEL_PARAMS)
+    if (query.getAll(k).length > 1) throw new RedisTargetError(target, `'${k}' is given more than once`);
   const dbText = query.get('db');
   const db = dbText === null ? 0 : Number(dbText);
-  if (!Number.isInteger(db) || db < 0 || dbText === '') throw new RedisTargetError(target, `db must be a whole number of at least 0, not '${dbText}'`);
+  if (!Number.isInteger(db) || db < 0 || dbText === '')
+    throw new RedisTargetError(target, `db must be a whole number of at least 0, not '${dbText}'`);
   const sentinelUsername = query.get('sentinelUsername') || undefined;
   const sentinelPassword = query.get('sentinelPassword') || undefined;
   return {
@@ -128,7 +150,9 @@ export function formatRedisTarget(t: RedisTarget): string {
   if (t.kind === 'node') return t.url;
   const user = t.username ? encodeURIComponent(t.username) : '';
   const userinfo = t.password ? `${user}:${encodeURIComponent(t.password)}@` : user ? `${user}@` : '';
-  const hosts = (t.kind === 'sentinel' ? t.sentinels : t.nodes).map((h) => `${h.host.includes(':') ? `[${h.host}]` : h.host}:${h.port}`).join(',');
+  const hosts = (t.kind === 'sentinel' ? t.sentinels : t.nodes)
+    .map((h) => `${h.host.includes(':') ? `[${h.host}]` : h.host}:${h.port}`)
+    .join(',');
   const scheme = `${t.tls ? 'rediss' : 'redis'}+${t.kind}`;
   if (t.kind === 'cluster') return `${scheme}://${userinfo}${hosts}`;
   const query = new URLSearchParams();
@@ -152,16 +176,36 @@ export interface RedisTargetFlags {
 
 /** The target the flags name, as its one string; null when they name none. Throws on a flag missing its partner. */
 export function targetFromFlags(f: RedisTargetFlags): string | null {
-  if (f.sentinel !== undefined && f.cluster !== undefined) throw new RedisTargetError('', '--sentinel and --cluster name two different deployments: give one');
-  if (f.sentinelMaster !== undefined && f.sentinel === undefined) throw new RedisTargetError('', '--sentinel-master needs --sentinel host:port,host:port');
+  if (f.sentinel !== undefined && f.cluster !== undefined)
+    throw new RedisTargetError('', '--sentinel and --cluster name two different deployments: give one');
+  if (f.sentinelMaster !== undefined && f.sentinel === undefined)
+    throw new RedisTargetError('', '--sentinel-master needs --sentinel host:port,host:port');
   const password = f.password || undefined;
   if (f.sentinel !== undefined) {
-    if (!f.sentinelMaster) throw new RedisTargetError('', '--sentinel needs --sentinel-master <name>, the master name the sentinels monitor');
+    if (!f.sentinelMaster)
+      throw new RedisTargetError(
+        '',
+        '--sentinel needs --sentinel-master <name>, the master name the sentinels monitor',
+      );
     const sentinels = readHosts(`--sentinel ${f.sentinel}`, f.sentinel, DEFAULT_SENTINEL_PORT);
     const sentinelPassword = f.sentinelPassword || undefined;
-    return formatRedisTarget({ kind: 'sentinel', tls: false, sentinels, masterName: f.sentinelMaster, db: 0, ...(password ? { password } : {}), ...(sentinelPassword ? { sentinelPassword } : {}) });
+    return formatRedisTarget({
+      kind: 'sentinel',
+      tls: false,
+      sentinels,
+      masterName: f.sentinelMaster,
+      db: 0,
+      ...(password ? { password } : {}),
+      ...(sentinelPassword ? { sentinelPassword } : {}),
+    });
   }
-  if (f.cluster !== undefined) return formatRedisTarget({ kind: 'cluster', tls: false, nodes: readHosts(`--cluster ${f.cluster}`, f.cluster, DEFAULT_REDIS_PORT), ...(password ? { password } : {}) });
+  if (f.cluster !== undefined)
+    return formatRedisTarget({
+      kind: 'cluster',
+      tls: false,
+      nodes: readHosts(`--cluster ${f.cluster}`, f.cluster, DEFAULT_REDIS_PORT),
+      ...(password ? { password } : {}),
+    });
   return null;
 }
 
@@ -188,7 +232,10 @@ export function splitPasswords(text: string): { readonly target: string; readonl
     return { target: formatRedisTarget(rest), passwords: password ? { password } : {} };
   }
   const { password, sentinelPassword, ...rest } = t;
-  return { target: formatRedisTarget(rest), passwords: { ...(password ? { password } : {}), ...(sentinelPassword ? { sentinelPassword } : {}) } };
+  return {
+    target: formatRedisTarget(rest),
+    passwords: { ...(password ? { password } : {}), ...(sentinelPassword ? { sentinelPassword } : {}) },
+  };
 }
 
 /** Puts passwords kept apart back into a target, where it has none of its own. Throws RedisTargetError. */
@@ -204,7 +251,11 @@ export function joinPasswords(text: string, p: RedisPasswords): string {
   const password = t.password ?? p.password;
   if (t.kind === 'cluster') return formatRedisTarget({ ...t, ...(password ? { password } : {}) });
   const sentinelPassword = t.sentinelPassword ?? p.sentinelPassword;
-  return formatRedisTarget({ ...t, ...(password ? { password } : {}), ...(sentinelPassword ? { sentinelPassword } : {}) });
+  return formatRedisTarget({
+    ...t,
+    ...(password ? { password } : {}),
+    ...(sentinelPassword ? { sentinelPassword } : {}),
+  });
 }
 
 function nodeUrl(url: string): URL {
@@ -222,7 +273,11 @@ function readHosts(target: string, list: string, defaultPort: number): RedisHost
     const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9._-]+))(?::(\d{1,5}))?$/.exec(entry.trim());
     const port = m?.[3] === undefined ? defaultPort : Number(m[3]);
     // The entry itself is not quoted: with an unencoded '/' or '@' in a password it could hold part of it.
-    if (!m || port < 1 || port > 65535) throw new RedisTargetError(target, `host ${i + 1} of the list is not host:port (hosts are separated by ',', a password's '@', ':', '/' and ',' are percent-encoded)`);
+    if (!m || port < 1 || port > 65535)
+      throw new RedisTargetError(
+        target,
+        `host ${i + 1} of the list is not host:port (hosts are separated by ',', a password's '@', ':', '/' and ',' are percent-encoded)`,
+      );
     return { host: m[1] ?? m[2]!, port };
   });
 }

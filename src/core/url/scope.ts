@@ -7,15 +7,7 @@ import { matchesAny } from './patterns';
 // preview, dashboard), so each rejection names one cause.
 
 export type DropReason =
-  | 'invalid'
-  | 'scheme'
-  | 'credentials'
-  | 'too-long'
-  | 'offsite'
-  | 'pattern'
-  | 'denied'
-  | 'private'
-  | 'depth';
+  'invalid' | 'scheme' | 'credentials' | 'too-long' | 'offsite' | 'pattern' | 'denied' | 'private' | 'depth';
 
 export type LinkDecision =
   | { readonly ok: true; readonly url: string; readonly host: string }

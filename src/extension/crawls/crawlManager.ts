@@ -63,13 +63,22 @@ export class CrawlManager implements vscode.Disposable {
   }
 
   async start(doc: vscode.TextDocument): Promise<RunningCrawl> {
-    requireTrust('Crawl Studio does not run crawls in an untrusted workspace: a task file runs programs and sends requests. Trust the workspace to crawl.');
+    requireTrust(
+      'Crawl Studio does not run crawls in an untrusted workspace: a task file runs programs and sends requests. Trust the workspace to crawl.',
+    );
     if (doc.isDirty) await doc.save();
     const { parseTask, launchCrawl } = await engine();
     const task = await this.validate(doc);
     if (!task) {
       const n = parseTask(doc.getText(), doc.uri.fsPath).diagnostics.filter((d) => d.severity === 'error');
-      throw new TaskInvalidError(vscode.l10n.t('{0} has {1} error(s): {2}', vscode.workspace.asRelativePath(doc.uri), n.length, n.map(formatDiagnostic)[0] ?? ''));
+      throw new TaskInvalidError(
+        vscode.l10n.t(
+          '{0} has {1} error(s): {2}',
+          vscode.workspace.asRelativePath(doc.uri),
+          n.length,
+          n.map(formatDiagnostic)[0] ?? '',
+        ),
+      );
     }
     const existing = this.running.get(task.name);
     if (existing) return existing;
@@ -105,7 +114,16 @@ export class CrawlManager implements vscode.Disposable {
       this.workers.untrack(pool);
       this.changed.fire();
     });
-    const rc: RunningCrawl = { task, launch, pool, done, status: null, pagesPerSec: 0, rateLabel: 'pages/s', statusAt: Date.now() };
+    const rc: RunningCrawl = {
+      task,
+      launch,
+      pool,
+      done,
+      status: null,
+      pagesPerSec: 0,
+      rateLabel: 'pages/s',
+      statusAt: Date.now(),
+    };
     this.running.set(task.name, rc);
     this.changed.fire();
     void done.then(
@@ -113,7 +131,9 @@ export class CrawlManager implements vscode.Disposable {
       (err: Error) => {
         // Another process drives the task's run: nothing was started here, so nothing "stopped".
         const message =
-          err.name === 'RunInProgressError' ? vscode.l10n.t("Crawl '{0}' not started: {1}", task.name, err.message) : vscode.l10n.t("Crawl '{0}' stopped with an error: {1}", task.name, err.message);
+          err.name === 'RunInProgressError'
+            ? vscode.l10n.t("Crawl '{0}' not started: {1}", task.name, err.message)
+            : vscode.l10n.t("Crawl '{0}' stopped with an error: {1}", task.name, err.message);
         void vscode.window.showErrorMessage(message);
         this.failed.fire({ task: task.name, message });
       },

@@ -55,7 +55,11 @@ export class InterruptedRuns implements vscode.Disposable {
     this.render();
   });
   /** Beside the crawls' status item: the interrupted ones this window offered to resume, until resumed or stopped. */
-  private readonly item = vscode.window.createStatusBarItem('crawlStudio.interrupted', vscode.StatusBarAlignment.Left, 49);
+  private readonly item = vscode.window.createStatusBarItem(
+    'crawlStudio.interrupted',
+    vscode.StatusBarAlignment.Left,
+    49,
+  );
   private readonly waiting = new Map<string, { readonly file: string; readonly phase: RunPhase }>();
 
   constructor(
@@ -108,15 +112,25 @@ export class InterruptedRuns implements vscode.Disposable {
     }
     const tasks = [...this.waiting.keys()];
     this.item.text = `$(debug-disconnect) ${vscode.l10n.t('{0} interrupted', tasks.join(', '))}`;
-    this.item.tooltip = [...this.waiting].map(([task, w]) => vscode.l10n.t("Crawl '{0}': {1}", task, describeRunPhase(w.phase))).join('\n');
+    this.item.tooltip = [...this.waiting]
+      .map(([task, w]) => vscode.l10n.t("Crawl '{0}': {1}", task, describeRunPhase(w.phase)))
+      .join('\n');
     const [task, first] = [...this.waiting][0]!;
-    this.item.command = { command: 'crawlStudio.startCrawl', title: vscode.l10n.t('Resume {0}', task), arguments: [vscode.Uri.file(first.file)] };
+    this.item.command = {
+      command: 'crawlStudio.startCrawl',
+      title: vscode.l10n.t('Resume {0}', task),
+      arguments: [vscode.Uri.file(first.file)],
+    };
     this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
     this.item.show();
   }
 
   private async offer(d: DrivenCrawl, phase: RunPhase): Promise<void> {
-    const answer = await vscode.window.showWarningMessage(vscode.l10n.t("Crawl '{0}': {1}", d.task, describeRunPhase(phase)), RESUME, STOP);
+    const answer = await vscode.window.showWarningMessage(
+      vscode.l10n.t("Crawl '{0}': {1}", d.task, describeRunPhase(phase)),
+      RESUME,
+      STOP,
+    );
     if (answer === RESUME) await vscode.commands.executeCommand('crawlStudio.startCrawl', vscode.Uri.file(d.file));
     else if (answer === STOP) await vscode.commands.executeCommand('crawlStudio.stopCrawl', d.task);
   }

@@ -14,7 +14,14 @@ export async function readRunChanges(task: CrawlTask, run: string): Promise<RunC
     const counts = await runChangeCounts(store, task.name, run);
     if (!counts) return null;
     const extra = (await store.readRuns()).find((r) => r.run === run)?.extra;
-    return { run, added: counts.added, changed: counts.changed, removed: counts.removed, complete: counts.complete, notify: notifyOutcome(extra?.notify) };
+    return {
+      run,
+      added: counts.added,
+      changed: counts.changed,
+      removed: counts.removed,
+      complete: counts.complete,
+      notify: notifyOutcome(extra?.notify),
+    };
   } finally {
     await store.close();
   }
@@ -24,5 +31,9 @@ function notifyOutcome(v: unknown): RunChanges['notify'] {
   if (typeof v !== 'object' || v === null) return null;
   const o = v as { status?: unknown; attempts?: unknown; reason?: unknown };
   if (o.status !== 'delivered' && o.status !== 'failed' && o.status !== 'skipped') return null;
-  return { status: o.status, attempts: Number(o.attempts ?? 0), ...(typeof o.reason === 'string' ? { reason: o.reason } : {}) };
+  return {
+    status: o.status,
+    attempts: Number(o.attempts ?? 0),
+    ...(typeof o.reason === 'string' ? { reason: o.reason } : {}),
+  };
 }

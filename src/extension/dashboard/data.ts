@@ -37,11 +37,24 @@ export function downsample(series: Series, max = MAX_POINTS): Series {
     }
     return out;
   };
-  return { t: pick(series.t, false), pages: pick(series.pages, true), items: pick(series.items, true), depth: pick(series.depth, false), discovered: pick(series.discovered, true) };
+  return {
+    t: pick(series.t, false),
+    pages: pick(series.pages, true),
+    items: pick(series.items, true),
+    depth: pick(series.depth, false),
+    discovered: pick(series.discovered, true),
+  };
 }
 
 /** `localHost`: this machine's name; workers with the same host name run here (started by this window or not). */
-export function dashboardData(task: CrawlTask, h: HealthSnapshot, rates: WorkerRates, localHost: string, screenshots: readonly string[] = [], changes: RunChanges | null = null): DashboardData {
+export function dashboardData(
+  task: CrawlTask,
+  h: HealthSnapshot,
+  rates: WorkerRates,
+  localHost: string,
+  screenshots: readonly string[] = [],
+  changes: RunChanges | null = null,
+): DashboardData {
   const s = h.stats;
   const points = rateSeries(h.history);
   const series = downsample({
@@ -66,38 +79,101 @@ export function dashboardData(task: CrawlTask, h: HealthSnapshot, rates: WorkerR
   return {
     task: task.name,
     file: task.file,
-    run: h.run ? { id: h.run.run, state: phaseWord(h.phase), phase: describeRunPhase(h.phase), startedAt: h.run.startedAt, finishedAt: h.run.finishedAt, elapsedMs } : null,
+    run: h.run
+      ? {
+          id: h.run.run,
+          state: phaseWord(h.phase),
+          phase: describeRunPhase(h.phase),
+          startedAt: h.run.startedAt,
+          finishedAt: h.run.finishedAt,
+          elapsedMs,
+        }
+      : null,
     now: h.at,
     counters: s
       ? [
-          { label: 'Pages done', value: s.done, detail: [s.nonHtml ? `${s.nonHtml} not HTML` : '', s.unchanged ? `${s.unchanged} unchanged (304)` : ''].filter(Boolean).join(' · ') || undefined },
+          {
+            label: 'Pages done',
+            value: s.done,
+            detail:
+              [s.nonHtml ? `${s.nonHtml} not HTML` : '', s.unchanged ? `${s.unchanged} unchanged (304)` : '']
+                .filter(Boolean)
+                .join(' · ') || undefined,
+          },
           { label: 'Items', value: s.items, detail: s.problems ? `${s.problems} item problems` : undefined },
           { label: 'Failed', value: s.failed, detail: reasons(s.failures) || undefined },
           { label: 'Skipped', value: skippedTotal + (s.skipped.limit ?? 0), detail: reasons(s.skipped) || undefined },
-          { label: 'Discovered', value: s.enqueued, detail: s.duplicates ? `${s.duplicates} duplicate links` : undefined },
+          {
+            label: 'Discovered',
+            value: s.enqueued,
+            detail: s.duplicates ? `${s.duplicates} duplicate links` : undefined,
+          },
           // The run's dropped links by reason, which only the preview showed (issue 32, item 7), in the words of the
           // end message and the CLI (`offsite: 30, depth: 2`); `repeat` is no drop.
           { label: 'Links dropped', value: droppedTotal(s.dropped), detail: droppedReasons(s.dropped) || undefined },
           { label: 'Downloaded', value: s.bytes, detail: 'bytes' },
         ]
       : [],
-    queue: { waiting: f.queue.waiting, active: f.queue.active, delayed: f.queue.delayed, total: f.queue.total, text: f.queue.text },
+    queue: {
+      waiting: f.queue.waiting,
+      active: f.queue.active,
+      delayed: f.queue.delayed,
+      total: f.queue.total,
+      text: f.queue.text,
+    },
     // A run that is over, stopped or paused has no time left to estimate (issue 32: "running, ETA 49 s at 0.0
     // pages/s" after a Stop): taskFigures says why instead.
-    eta: { state: f.eta.state, seconds: f.eta.seconds, completionRate: f.rate.basis === 'recent' ? pagesPerSec : 0, discoveryRate: f.eta.discoveredPerSec },
+    eta: {
+      state: f.eta.state,
+      seconds: f.eta.seconds,
+      completionRate: f.rate.basis === 'recent' ? pagesPerSec : 0,
+      discoveryRate: f.eta.discoveredPerSec,
+    },
     pagesPerSec,
     itemsPerSec,
     rateBasis: basis,
     rateWindow: rateWindowText(basis, f.rate.windowMs),
     series,
-    failures: h.failures.map((f) => ({ group: f.group, label: describeGroup(f.group), count: f.count, jobs: f.jobs, urls: f.urls })),
-    skipped: h.skipped.map((g) => ({ group: g.reason, label: describeGroup(g.reason), count: g.count, jobs: 0, urls: g.urls })),
+    failures: h.failures.map((f) => ({
+      group: f.group,
+      label: describeGroup(f.group),
+      count: f.count,
+      jobs: f.jobs,
+      urls: f.urls,
+    })),
+    skipped: h.skipped.map((g) => ({
+      group: g.reason,
+      label: describeGroup(g.reason),
+      count: g.count,
+      jobs: 0,
+      urls: g.urls,
+    })),
     screenshots,
-    hosts: h.hosts.map((x) => ({ host: x.host, done: x.done, failed: x.failed, skipped: x.skipped, inFlight: x.inFlight, delayMs: x.delayMs, crawlDelayMs: x.crawlDelayMs, nextInMs: x.nextInMs })),
+    hosts: h.hosts.map((x) => ({
+      host: x.host,
+      done: x.done,
+      failed: x.failed,
+      skipped: x.skipped,
+      inFlight: x.inFlight,
+      delayMs: x.delayMs,
+      crawlDelayMs: x.crawlDelayMs,
+      nextInMs: x.nextInMs,
+    })),
     workers: h.workers.map((w): WorkerRow => {
       // Last seen as the Workers view and the monitor say it (observe/workerRates.ts workerSeen).
       const seen = workerSeen(w, h.at);
-      return { id: w.id, host: w.host, pid: w.pid, local: w.host === localHost, concurrency: w.concurrency, processed: w.processed, failed: w.failed, pagesPerSec: rates.rate(w), lastSeenAgoMs: seen.lastSeenAgoMs, stale: seen.state !== 'live' };
+      return {
+        id: w.id,
+        host: w.host,
+        pid: w.pid,
+        local: w.host === localHost,
+        concurrency: w.concurrency,
+        processed: w.processed,
+        failed: w.failed,
+        pagesPerSec: rates.rate(w),
+        lastSeenAgoMs: seen.lastSeenAgoMs,
+        stale: seen.state !== 'live',
+      };
     }),
     changes: changes && h.run && changes.run === h.run.run ? changes : null,
   };

@@ -22,21 +22,29 @@ export function registerDashboard(context: vscode.ExtensionContext, api: CrawlSt
   });
 
   host.serializer(DASHBOARD_VIEW_TYPE, {
-      async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown) {
-        const file = isRecord(state) && typeof state.file === 'string' && isTaskPath(state.file) && existsSync(state.file) ? state.file : null;
-        const task = file ? await taskFor(vscode.Uri.file(file), '') : null;
-        if (!task) {
-          panel.dispose();
-          return;
-        }
-        DashboardPanel.open(context, api, task, panel);
-      },
+    async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown) {
+      const file =
+        isRecord(state) && typeof state.file === 'string' && isTaskPath(state.file) && existsSync(state.file)
+          ? state.file
+          : null;
+      const task = file ? await taskFor(vscode.Uri.file(file), '') : null;
+      if (!task) {
+        panel.dispose();
+        return;
+      }
+      DashboardPanel.open(context, api, task, panel);
+    },
   });
 
   // Test hooks (testHooks.ts): registered only when the extension host runs tests.
   if (testHooksEnabled(context)) {
     reg('crawlStudio.dashboard.testState', () =>
-      [...DashboardPanel.panels.values()].map((p) => ({ task: p.task.name, file: p.task.file, visible: p.panel.visible, lastPosted: Object.fromEntries(p.lastPosted) })),
+      [...DashboardPanel.panels.values()].map((p) => ({
+        task: p.task.name,
+        file: p.task.file,
+        visible: p.panel.visible,
+        lastPosted: Object.fromEntries(p.lastPosted),
+      })),
     );
     reg('crawlStudio.dashboard.testMessage', (file: unknown, message: unknown) => {
       const p = [...DashboardPanel.panels.values()].find((x) => x.task.file === file || x.task.name === file);

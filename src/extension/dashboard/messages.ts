@@ -12,7 +12,12 @@ export function parseDashboardMessage(v: unknown): FromDashboard | null {
     case 'openChanges':
       return hasShape(v, { type: isOneOf(v.type) }) ? (v as FromDashboard) : null;
     case 'retryGroup':
-      return hasShape(v, { type: isOneOf('retryGroup'), group: (g): g is string => typeof g === 'string' && /^[\w.-]{1,64}$/.test(g) }) ? (v as FromDashboard) : null;
+      return hasShape(v, {
+        type: isOneOf('retryGroup'),
+        group: (g): g is string => typeof g === 'string' && /^[\w.-]{1,64}$/.test(g),
+      })
+        ? (v as FromDashboard)
+        : null;
     case 'openUrl':
     case 'findUrl':
     case 'showScreenshot':

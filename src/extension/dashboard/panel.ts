@@ -51,12 +51,27 @@ export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
     panel.webview.options = panelOptions(context.extensionUri);
     panel.iconPath = vscode.Uri.joinPath(context.extensionUri, 'media', 'icon.svg');
     const title = `Dashboard: ${task.name}`;
-    panel.webview.html = webviewHtml(panel.webview, context.extensionUri, { view: 'dashboard', title, app: { role: 'application', 'aria-label': title } });
+    panel.webview.html = webviewHtml(panel.webview, context.extensionUri, {
+      view: 'dashboard',
+      title,
+      app: { role: 'application', 'aria-label': title },
+    });
     this.disposables.push(panel.onDidChangeViewState(() => this.schedule(0)));
   }
 
-  static open(context: vscode.ExtensionContext, api: CrawlStudioApi, task: CrawlTask, existing?: vscode.WebviewPanel): DashboardPanel {
-    const { panel, created } = DashboardPanel.panels.show(task.file, `Dashboard: ${task.name}`, panelOptions(context.extensionUri), existing, (p) => new DashboardPanel(context, api, p, task));
+  static open(
+    context: vscode.ExtensionContext,
+    api: CrawlStudioApi,
+    task: CrawlTask,
+    existing?: vscode.WebviewPanel,
+  ): DashboardPanel {
+    const { panel, created } = DashboardPanel.panels.show(
+      task.file,
+      `Dashboard: ${task.name}`,
+      panelOptions(context.extensionUri),
+      existing,
+      (p) => new DashboardPanel(context, api, p, task),
+    );
     if (created) panel.schedule(0);
     return panel;
   }
@@ -84,7 +99,9 @@ export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
       case 'openUrl':
       case 'findUrl': {
         // Only sample URLs the dashboard shows, and only http(s).
-        const shown = [...(this.data?.failures ?? []), ...(this.data?.skipped ?? [])].some((g) => g.urls.includes(m.url));
+        const shown = [...(this.data?.failures ?? []), ...(this.data?.skipped ?? [])].some((g) =>
+          g.urls.includes(m.url),
+        );
         if (!shown || !/^https?:\/\//i.test(m.url)) return false;
         if (m.type === 'openUrl') await vscode.env.openExternal(vscode.Uri.parse(m.url, true));
         else await vscode.commands.executeCommand('crawlStudio.findUrl', m.url, vscode.Uri.file(this.task.file));
@@ -96,12 +113,17 @@ export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
         const redis = await this.api.connection.get();
         const shot = await readScreenshot(redis, this.task.name, this.data.run.id, m.url);
         if (!shot) {
-          void vscode.window.showWarningMessage(`The screenshot of ${m.url} is no longer kept (a run keeps its newest 50, for a week).`);
+          void vscode.window.showWarningMessage(
+            `The screenshot of ${m.url} is no longer kept (a run keeps its newest 50, for a week).`,
+          );
           return false;
         }
         // A file next to the task (.crawl/screenshots), shown by VS Code's own image viewer.
         const file = await writeScreenshot(this.task.file, this.task.name, m.url, shot.jpeg);
-        await vscode.commands.executeCommand('vscode.open', vscode.Uri.file(file), { viewColumn: vscode.ViewColumn.Beside, preview: true });
+        await vscode.commands.executeCommand('vscode.open', vscode.Uri.file(file), {
+          viewColumn: vscode.ViewColumn.Beside,
+          preview: true,
+        });
         break;
       }
       case 'openResults':
@@ -109,7 +131,10 @@ export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
         break;
       case 'openChanges':
         if (!this.data?.changes) return false;
-        await vscode.commands.executeCommand('crawlStudio.openResults', vscode.Uri.file(this.task.file), { changes: 'all', changeRun: this.data.changes.run });
+        await vscode.commands.executeCommand('crawlStudio.openResults', vscode.Uri.file(this.task.file), {
+          changes: 'all',
+          changeRun: this.data.changes.run,
+        });
         break;
     }
     return true;
@@ -124,7 +149,12 @@ export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
   }
 
   private async afterRetry(n: number): Promise<void> {
-    await afterRetry(await this.api.connection.get(), this.api.crawls, { name: this.task.name, file: this.task.file }, n);
+    await afterRetry(
+      await this.api.connection.get(),
+      this.api.crawls,
+      { name: this.task.name, file: this.task.file },
+      n,
+    );
   }
 
   private parts(redis: Awaited<ReturnType<CrawlStudioApi['connection']['get']>>): TaskPartitions {
@@ -134,7 +164,9 @@ export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
 
   /** Samples (while the run goes) and re-reads everything the dashboard shows; one at a time. */
   refresh(): Promise<void> {
-    this.ticking = this.ticking.then(() => this.tick()).catch((err: unknown) => this.post({ type: 'error', message: err instanceof Error ? err.message : String(err) }));
+    this.ticking = this.ticking
+      .then(() => this.tick())
+      .catch((err: unknown) => this.post({ type: 'error', message: err instanceof Error ? err.message : String(err) }));
     return this.ticking;
   }
 
@@ -142,7 +174,8 @@ export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
     if (this.disposed) return;
     const redis = await this.api.connection.get();
     const prevRun = this.previous?.run;
-    if (!prevRun || prevRun.state === 'running' || prevRun.state === 'starting') await recordSample(redis, this.task.name);
+    if (!prevRun || prevRun.state === 'running' || prevRun.state === 'starting')
+      await recordSample(redis, this.task.name);
     else if (!this.finishedSamples.has(prevRun.run)) {
       // One sample after the end, so the chart shows the drain even if the session stopped sampling first.
       this.finishedSamples.add(prevRun.run);
@@ -160,8 +193,14 @@ export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
     }
     this.previous = h;
     // Only a task whose rules keep screenshots has any to list.
-    const shots = h.run && this.task.rules.some((r) => r.browser && r.browser.screenshot !== 'never') ? await screenshotUrls(redis, this.task.name, h.run.run) : [];
-    this.post({ type: 'data', data: dashboardData(this.task, h, this.rates, hostname(), shots, await this.runChanges(h)) });
+    const shots =
+      h.run && this.task.rules.some((r) => r.browser && r.browser.screenshot !== 'never')
+        ? await screenshotUrls(redis, this.task.name, h.run.run)
+        : [];
+    this.post({
+      type: 'data',
+      data: dashboardData(this.task, h, this.rates, hostname(), shots, await this.runChanges(h)),
+    });
   }
 
   /** A finished run's changes: read once its history closed, and again until its notification's outcome is recorded. */

@@ -56,12 +56,30 @@ export interface DashboardData {
   readonly file: string;
   /** `finishedAt` only once the run is over; `elapsedMs` to it, or to `now` while it runs. */
   /** `state`: the run's phase in one word (observe/runPhase.ts phaseWord), `phase` in a sentence. */
-  readonly run: { readonly id: string; readonly state: string; readonly phase: string; readonly startedAt: number; readonly finishedAt: number | null; readonly elapsedMs: number } | null;
+  readonly run: {
+    readonly id: string;
+    readonly state: string;
+    readonly phase: string;
+    readonly startedAt: number;
+    readonly finishedAt: number | null;
+    readonly elapsedMs: number;
+  } | null;
   readonly now: number;
   readonly counters: readonly Counter[];
   /** As every view counts it (observe/taskStatus.ts): `total` is the status bar's "queue N", `text` the explorer's words. */
-  readonly queue: { readonly waiting: number; readonly active: number; readonly delayed: number; readonly total: number; readonly text: string };
-  readonly eta: { readonly state: string; readonly seconds: number | null; readonly completionRate: number; readonly discoveryRate: number };
+  readonly queue: {
+    readonly waiting: number;
+    readonly active: number;
+    readonly delayed: number;
+    readonly total: number;
+    readonly text: string;
+  };
+  readonly eta: {
+    readonly state: string;
+    readonly seconds: number | null;
+    readonly completionRate: number;
+    readonly discoveryRate: number;
+  };
   /** Pages finished (fetched, skipped or failed) per second, as the status bar and the Workers view count them. */
   readonly pagesPerSec: number;
   readonly itemsPerSec: number;
@@ -89,7 +107,11 @@ export interface RunChanges {
   /** False when the run could mark nothing removed (a failed page, the page limit cut it short). */
   readonly complete: boolean;
   /** The run's notification (notify:), as recorded when it was sent: its reason when it failed. */
-  readonly notify: { readonly status: 'delivered' | 'failed' | 'skipped'; readonly attempts: number; readonly reason?: string } | null;
+  readonly notify: {
+    readonly status: 'delivered' | 'failed' | 'skipped';
+    readonly attempts: number;
+    readonly reason?: string;
+  } | null;
 }
 
 export type ToDashboard =

@@ -18,11 +18,25 @@ let idle: NodeJS.Timeout | undefined;
 export function previewSpec(task: CrawlTask | null, rule: string | null): BrowserSpec {
   const rules = task?.rules ?? [];
   const spec = rules.find((r) => r.name === rule)?.browser ?? rules.find((r) => r.browser)?.browser;
-  return spec ?? { waitFor: { kind: 'load' }, block: DEFAULTS.browserBlock, timeoutMs: task?.request.timeoutMs ?? DEFAULTS.timeoutMs, screenshot: 'never', actions: [] };
+  return (
+    spec ?? {
+      waitFor: { kind: 'load' },
+      block: DEFAULTS.browserBlock,
+      timeoutMs: task?.request.timeoutMs ?? DEFAULTS.timeoutMs,
+      screenshot: 'never',
+      actions: [],
+    }
+  );
 }
 
 /** `hooks`: the rule's actions' scripts (a trusted workspace only), their variables, and each step as it ends. */
-export async function renderForPreview(url: string, spec: BrowserSpec, opts: FetchOptions, browserPath: string | undefined, hooks: Pick<RenderHooks, 'scripts' | 'env' | 'onStep'> = {}): Promise<FetchedPage> {
+export async function renderForPreview(
+  url: string,
+  spec: BrowserSpec,
+  opts: FetchOptions,
+  browserPath: string | undefined,
+  hooks: Pick<RenderHooks, 'scripts' | 'env' | 'onStep'> = {},
+): Promise<FetchedPage> {
   // Loaded here, not at the top: the extension host pays for the browser code only when the toggle is on.
   const [{ findBrowser }, { BrowserPool }, { poolRenderer }] = await Promise.all([
     import('../../worker/browser/executable'),

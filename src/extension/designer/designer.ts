@@ -13,7 +13,14 @@ import { proposeDetailItem, proposeListItems } from '../../core/designer/itemPro
 import { formatDiagnostic } from '../../core/task/diagnostics';
 import { parseTaskText } from '../../workspace/taskFile';
 import { COMMANDS, PREVIEW_VIEW_TYPE, TEST_COMMANDS } from './commands';
-import { PICK_IN_PREVIEW, RulePreviewLenses, TaskCompletions, TaskDiagnostics, TaskHovers, ZeroMatchFixes } from './editorFeatures';
+import {
+  PICK_IN_PREVIEW,
+  RulePreviewLenses,
+  TaskCompletions,
+  TaskDiagnostics,
+  TaskHovers,
+  ZeroMatchFixes,
+} from './editorFeatures';
 import { PageSource } from './pages';
 import { PreviewPanel, type PanelHost, type PanelSnapshot } from './previewPanel';
 import { CrawlSecrets } from '../crawlSecrets';
@@ -50,7 +57,9 @@ class Designer implements PanelHost, vscode.Disposable {
     private readonly secrets?: SecretSource,
   ) {
     // Selectors are checked against the pages the open preview shows, and only while it is open (issue 32, item 6).
-    this.diagnostics = new TaskDiagnostics(async (doc) => this.panels.get(doc.uri.toString())?.pagesByRule() ?? new Map());
+    this.diagnostics = new TaskDiagnostics(
+      async (doc) => this.panels.get(doc.uri.toString())?.pagesByRule() ?? new Map(),
+    );
   }
 
   get extensionUri(): vscode.Uri {
@@ -76,7 +85,11 @@ class Designer implements PanelHost, vscode.Disposable {
     let s = this.sources.get(dir);
     if (!s) {
       // The editor's environment, with Secret Storage's values over it: what Start Crawl gives its workers.
-      s = new PageSource(dir, async (task) => ({ ...process.env, ...(await this.secrets?.envFor(task)) }), (m) => this.log(m));
+      s = new PageSource(
+        dir,
+        async (task) => ({ ...process.env, ...(await this.secrets?.envFor(task)) }),
+        (m) => this.log(m),
+      );
       this.sources.set(dir, s);
     }
     return s;
@@ -88,7 +101,14 @@ class Designer implements PanelHost, vscode.Disposable {
   }
 
   /** Opens (or reveals) the preview of a task file; `restored`: a panel VS Code brings back after a reload. */
-  async openPreview(uri?: vscode.Uri, rule?: string, url?: string, preserveFocus = true, restored?: vscode.WebviewPanel, why?: { why: string; rule: string }): Promise<PreviewPanel> {
+  async openPreview(
+    uri?: vscode.Uri,
+    rule?: string,
+    url?: string,
+    preserveFocus = true,
+    restored?: vscode.WebviewPanel,
+    why?: { why: string; rule: string },
+  ): Promise<PreviewPanel> {
     const target = uri ?? (await this.taskUri());
     if (!target) throw new Error('Open a task file (*.crawl.yaml) to preview.');
     const existing = this.panels.get(target.toString());
@@ -106,7 +126,14 @@ class Designer implements PanelHost, vscode.Disposable {
     const doc = await vscode.workspace.openTextDocument(target);
     const name = target.path.split('/').pop() ?? 'task';
     const options = PreviewPanel.options(this.extensionUri, this.cacheDir(target));
-    const webviewPanel = restored ?? vscode.window.createWebviewPanel(PreviewPanel.viewType, `Preview ${name}`, { viewColumn: vscode.ViewColumn.Beside, preserveFocus }, options);
+    const webviewPanel =
+      restored ??
+      vscode.window.createWebviewPanel(
+        PreviewPanel.viewType,
+        `Preview ${name}`,
+        { viewColumn: vscode.ViewColumn.Beside, preserveFocus },
+        options,
+      );
     if (restored) {
       restored.webview.options = options;
       restored.title = `Preview ${name}`;
@@ -149,16 +176,27 @@ class Designer implements PanelHost, vscode.Disposable {
       return this.openPreview(uri, rule, choice.url, true, undefined, { why: choice.why, rule });
     }
     const panel = await this.openPreview(uri, rule);
-    panel.notePage(`no page of rule ${rule} found (no run, fixture, start URL or start-page link leads to one): the rule is applied to this page, its selectors unchecked`, rule, true);
+    panel.notePage(
+      `no page of rule ${rule} found (no run, fixture, start URL or start-page link leads to one): the rule is applied to this page, its selectors unchecked`,
+      rule,
+      true,
+    );
     return panel;
   }
 
-  private async pageForRule(uri: vscode.Uri, task: CrawlTask, rule: string, panel: PreviewPanel | undefined): Promise<PageForRule | null> {
+  private async pageForRule(
+    uri: vscode.Uri,
+    task: CrawlTask,
+    rule: string,
+    panel: PreviewPanel | undefined,
+  ): Promise<PageForRule | null> {
     const source = this.sourceFor(uri);
     const quick = choosePreviewPage(task, rule, { shown: panel?.shownPage() ?? null });
     if (quick) return quick;
     const fixtures = uri.scheme === 'file' ? await fixturePages(uri.fsPath, task.name).catch(() => []) : [];
-    const cached = (await source.list().catch(() => [])).flatMap((m) => (m.rule && !m.request ? [{ url: m.url, rule: m.rule }] : []));
+    const cached = (await source.list().catch(() => [])).flatMap((m) =>
+      m.rule && !m.request ? [{ url: m.url, rule: m.rule }] : [],
+    );
     const runPages = await runPagesOf(task);
     const withoutLinks = choosePreviewPage(task, rule, { runPages, fixtures });
     if (withoutLinks) return withoutLinks;
@@ -190,10 +228,18 @@ class Designer implements PanelHost, vscode.Disposable {
   async insertField(panel: PreviewPanel, source: StructuredSource, path: string): Promise<string | null> {
     // A field added after the cursor (a new field of its item) leaves the cursor where it was, so the next Add adds
     // another field rather than replacing this one.
-    return this.applyPlan(panel, (text, cursor) => planFieldInsert(text, cursor, source, path, panel.rule), (plan, cursor) => plan.start <= cursor);
+    return this.applyPlan(
+      panel,
+      (text, cursor) => planFieldInsert(text, cursor, source, path, panel.rule),
+      (plan, cursor) => plan.start <= cursor,
+    );
   }
 
-  private async applyPlan(panel: PreviewPanel, planFor: (text: string, cursor: number) => InsertPlan, follow: (plan: InsertPlan, cursor: number) => boolean = () => true): Promise<string | null> {
+  private async applyPlan(
+    panel: PreviewPanel,
+    planFor: (text: string, cursor: number) => InsertPlan,
+    follow: (plan: InsertPlan, cursor: number) => boolean = () => true,
+  ): Promise<string | null> {
     const doc = panel.document ?? (await vscode.workspace.openTextDocument(panel.uri));
     const editor = vscode.window.visibleTextEditors.find((e) => e.document === doc);
     const cursor = panel.cursor ?? (editor ? doc.offsetAt(editor.selection.active) : doc.getText().length);
@@ -220,11 +266,15 @@ class Designer implements PanelHost, vscode.Disposable {
   async saveFixture(panel?: PreviewPanel): Promise<string | null> {
     const p = panel ?? this.panelFor();
     if (!p?.loaded) {
-      void vscode.window.showWarningMessage('Open the preview on a page first: the fixture is that page and what the task extracts from it.');
+      void vscode.window.showWarningMessage(
+        'Open the preview on a page first: the fixture is that page and what the task extracts from it.',
+      );
       return null;
     }
     if (!p.task) {
-      void vscode.window.showWarningMessage('The task file has errors: fix them, then save the fixture (it records what the task extracts).');
+      void vscode.window.showWarningMessage(
+        'The task file has errors: fix them, then save the fixture (it records what the task extracts).',
+      );
       return null;
     }
     const { meta, page } = p.loaded;
@@ -233,10 +283,26 @@ class Designer implements PanelHost, vscode.Disposable {
       void vscode.window.showWarningMessage('No rule applies to this page.');
       return null;
     }
-    const file = await saveFixture(p.uri.fsPath, p.task, { url: meta.url, finalUrl: meta.finalUrl, html: page.html, status: meta.status, fetchedAt: meta.fetchedAt, contentType: meta.contentType, rendered: meta.rendered === true }, choice.rule.name, choice.depth);
-    void vscode.window.showInformationMessage(`Saved fixture ${vscode.workspace.asRelativePath(file)}: "Test Task" re-runs it.`, 'Open').then((a) => {
-      if (a) void vscode.window.showTextDocument(vscode.Uri.file(file));
-    });
+    const file = await saveFixture(
+      p.uri.fsPath,
+      p.task,
+      {
+        url: meta.url,
+        finalUrl: meta.finalUrl,
+        html: page.html,
+        status: meta.status,
+        fetchedAt: meta.fetchedAt,
+        contentType: meta.contentType,
+        rendered: meta.rendered === true,
+      },
+      choice.rule.name,
+      choice.depth,
+    );
+    void vscode.window
+      .showInformationMessage(`Saved fixture ${vscode.workspace.asRelativePath(file)}: "Test Task" re-runs it.`, 'Open')
+      .then((a) => {
+        if (a) void vscode.window.showTextDocument(vscode.Uri.file(file));
+      });
     return file;
   }
 
@@ -248,16 +314,25 @@ class Designer implements PanelHost, vscode.Disposable {
     const { task, diagnostics } = parseTaskText(doc.getText(), target.fsPath);
     const report: TaskTestReport = task
       ? await testTask(target.fsPath, task)
-      : { task: target.fsPath, file: target.fsPath, errors: diagnostics.filter((d) => d.severity === 'error').map(formatDiagnostic), results: [], ok: false };
+      : {
+          task: target.fsPath,
+          file: target.fsPath,
+          errors: diagnostics.filter((d) => d.severity === 'error').map(formatDiagnostic),
+          results: [],
+          ok: false,
+        };
     this.fixturesOutput.clear();
     this.fixturesOutput.appendLine(formatTestReport(report));
     const changed = report.results.filter((r) => !r.ok).length;
-    const summary = report.errors.length > 0 && report.results.length === 0
-      ? `Test Task: ${report.errors[0]}`
-      : changed === 0
-        ? `Test Task: all ${report.results.length} fixture(s) unchanged.`
-        : `Test Task: ${changed} of ${report.results.length} fixture(s) changed.`;
-    const show = report.ok ? vscode.window.showInformationMessage(summary, 'Show Report') : vscode.window.showWarningMessage(summary, 'Show Report');
+    const summary =
+      report.errors.length > 0 && report.results.length === 0
+        ? `Test Task: ${report.errors[0]}`
+        : changed === 0
+          ? `Test Task: all ${report.results.length} fixture(s) unchanged.`
+          : `Test Task: ${changed} of ${report.results.length} fixture(s) changed.`;
+    const show = report.ok
+      ? vscode.window.showInformationMessage(summary, 'Show Report')
+      : vscode.window.showWarningMessage(summary, 'Show Report');
     void show.then((a) => a && this.fixturesOutput.show(true));
     return report;
   }
@@ -266,18 +341,35 @@ class Designer implements PanelHost, vscode.Disposable {
     const interactive = opts.name === undefined;
     const folder = opts.folder ?? vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     if (!folder) {
-      void vscode.window.showWarningMessage('Open a folder first: the task file, its page cache and its fixtures live in it.');
+      void vscode.window.showWarningMessage(
+        'Open a folder first: the task file, its page cache and its fixtures live in it.',
+      );
       return null;
     }
-    const name = opts.name ?? (await vscode.window.showInputBox({ prompt: 'Task name (also its queue name)', value: 'my-crawl', validateInput: (v) => (v.trim() ? null : 'A name') }));
+    const name =
+      opts.name ??
+      (await vscode.window.showInputBox({
+        prompt: 'Task name (also its queue name)',
+        value: 'my-crawl',
+        validateInput: (v) => (v.trim() ? null : 'A name'),
+      }));
     if (name === undefined) return null;
-    const start = opts.start ?? (await vscode.window.showInputBox({ prompt: 'First start URL', value: 'https://example.com/', validateInput: (v) => (/^https?:\/\/\S+$/.test(v.trim()) ? null : 'An http(s) URL') }));
+    const start =
+      opts.start ??
+      (await vscode.window.showInputBox({
+        prompt: 'First start URL',
+        value: 'https://example.com/',
+        validateInput: (v) => (/^https?:\/\/\S+$/.test(v.trim()) ? null : 'An http(s) URL'),
+      }));
     if (start === undefined) return null;
     const stem = taskName(name);
     let uri = vscode.Uri.file(join(folder, `${stem}.crawl.yaml`));
     for (let i = 2; await exists(uri); i++) uri = vscode.Uri.file(join(folder, `${stem}-${i}.crawl.yaml`));
     const proposals = await this.proposeFromPages(uri, start.trim());
-    await vscode.workspace.fs.writeFile(uri, Buffer.from(scaffoldTask({ name: stem, start: start.trim(), ...proposals })));
+    await vscode.workspace.fs.writeFile(
+      uri,
+      Buffer.from(scaffoldTask({ name: stem, start: start.trim(), ...proposals })),
+    );
     const doc = await vscode.workspace.openTextDocument(uri);
     await vscode.window.showTextDocument(doc, { preview: false });
     if (opts.preview ?? interactive) await this.openPreview(uri);
@@ -292,7 +384,11 @@ class Designer implements PanelHost, vscode.Disposable {
    */
   private async proposeFromPages(uri: vscode.Uri, start: string): Promise<Omit<ScaffoldOptions, 'name' | 'start'>> {
     return vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Reading ${start} for the links and items it shows…`, cancellable: true },
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `Reading ${start} for the links and items it shows…`,
+        cancellable: true,
+      },
       async (_progress, token) => {
         const abort = new AbortController();
         const sub = token.onCancellationRequested(() => abort.abort());
@@ -307,11 +403,15 @@ class Designer implements PanelHost, vscode.Disposable {
             const detail = await source.load(detailUrl, null, { refetch: false, signal: abort.signal });
             return { follows, listItems, detailItem: proposeDetailItem(detail.page.$), detailUrl };
           } catch (err) {
-            this.output.info(`New Task File: ${detailUrl}: ${err instanceof Error ? err.message : String(err)}; the detail rule's fields are a template.`);
+            this.output.info(
+              `New Task File: ${detailUrl}: ${err instanceof Error ? err.message : String(err)}; the detail rule's fields are a template.`,
+            );
             return { follows, listItems };
           }
         } catch (err) {
-          this.output.info(`New Task File: ${err instanceof Error ? err.message : String(err)}; the follow rules are guesses.`);
+          this.output.info(
+            `New Task File: ${err instanceof Error ? err.message : String(err)}; the follow rules are guesses.`,
+          );
           return {};
         } finally {
           sub.dispose();
@@ -371,7 +471,11 @@ function asUri(v: unknown): vscode.Uri | undefined {
  * commands' handlers go to `host` (index.ts registered the command ids at activation and forwards to them), its
  * providers and listeners to the context.
  */
-export function activateDesigner(context: vscode.ExtensionContext, host: LazyHost, secrets?: SecretSource): { readonly diagnostics: TaskDiagnostics } {
+export function activateDesigner(
+  context: vscode.ExtensionContext,
+  host: LazyHost,
+  secrets?: SecretSource,
+): { readonly diagnostics: TaskDiagnostics } {
   const d = new Designer(context, secrets);
   const reg = (id: string, fn: (...args: never[]) => unknown) => host.command(id, fn);
 
@@ -379,7 +483,12 @@ export function activateDesigner(context: vscode.ExtensionContext, host: LazyHos
     const target = asUri(uri);
     // A rule without a page (the Preview lens): a page that rule handles.
     if (target && typeof rule === 'string' && typeof url !== 'string') await d.previewRule(target, rule);
-    else await d.openPreview(target, typeof rule === 'string' ? rule : undefined, typeof url === 'string' ? url : undefined);
+    else
+      await d.openPreview(
+        target,
+        typeof rule === 'string' ? rule : undefined,
+        typeof url === 'string' ? url : undefined,
+      );
   });
   reg(COMMANDS.pickSelector, async () => {
     // The picker lives in the preview: bring it forward with the keyboard in it, ready for a click.
@@ -394,7 +503,7 @@ export function activateDesigner(context: vscode.ExtensionContext, host: LazyHos
       void vscode.window.showInformationMessage('Click an element in the preview to get a selector, then Insert.');
       return null;
     }
-    const multiple = typeof all === 'boolean' ? all : panel.snapshot().suggestion?.suggestion.multiple ?? false;
+    const multiple = typeof all === 'boolean' ? all : (panel.snapshot().suggestion?.suggestion.multiple ?? false);
     return d.insert(panel, s, multiple);
   });
   reg(COMMANDS.newTaskFile, (opts?: NewTaskOptions) => d.newTaskFile(opts && typeof opts === 'object' ? opts : {}));
@@ -414,7 +523,10 @@ export function activateDesigner(context: vscode.ExtensionContext, host: LazyHos
   reg(COMMANDS.testTask, (uri?: vscode.Uri | string) => d.testTask(asUri(uri)));
   if (testHooksEnabled(context)) {
     reg(TEST_COMMANDS.state, (uri?: vscode.Uri | string) => d.snapshot(asUri(uri)));
-    reg(TEST_COMMANDS.message, async (uri: vscode.Uri | string, msg: unknown) => (await d.panelFor(asUri(uri))?.receive(msg)) ?? false);
+    reg(
+      TEST_COMMANDS.message,
+      async (uri: vscode.Uri | string, msg: unknown) => (await d.panelFor(asUri(uri))?.receive(msg)) ?? false,
+    );
     reg(TEST_COMMANDS.pick, (uri: vscode.Uri | string, selector: string, nth = 0) => {
       const panel = d.panelFor(asUri(uri));
       const page = panel?.loaded?.page;
@@ -429,20 +541,33 @@ export function activateDesigner(context: vscode.ExtensionContext, host: LazyHos
   context.subscriptions.push(
     d,
     vscode.languages.registerCompletionItemProvider(TASK_FILES, new TaskCompletions(), ':', ' ', '-', '{', ','),
-    vscode.languages.registerHoverProvider(TASK_FILES, new TaskHovers((doc) => d.diagnostics.counts.get(doc.uri.toString()))),
+    vscode.languages.registerHoverProvider(
+      TASK_FILES,
+      new TaskHovers((doc) => d.diagnostics.counts.get(doc.uri.toString())),
+    ),
     vscode.languages.registerCodeLensProvider(TASK_FILES, new RulePreviewLenses()),
-    vscode.languages.registerCodeActionsProvider(TASK_FILES, new ZeroMatchFixes((doc) => d.diagnostics.counts.get(doc.uri.toString()), async (doc) => d.panels.get(doc.uri.toString())?.pagesByRule() ?? new Map()), {
-      providedCodeActionKinds: ZeroMatchFixes.kinds,
-    }),
+    vscode.languages.registerCodeActionsProvider(
+      TASK_FILES,
+      new ZeroMatchFixes(
+        (doc) => d.diagnostics.counts.get(doc.uri.toString()),
+        async (doc) => d.panels.get(doc.uri.toString())?.pagesByRule() ?? new Map(),
+      ),
+      {
+        providedCodeActionKinds: ZeroMatchFixes.kinds,
+      },
+    ),
     // The cursor on the selector (Insert writes there), and the preview on the page the warning was about.
-    vscode.commands.registerCommand(PICK_IN_PREVIEW, async (uri: vscode.Uri, rule: string, url: string, offset: number) => {
-      const editor = await vscode.window.showTextDocument(uri, { preview: false });
-      const pos = editor.document.positionAt(offset);
-      editor.selection = new vscode.Selection(pos, pos);
-      const panel = await d.openPreview(uri, rule, url, false);
-      panel.cursorMoved(offset);
-      return true;
-    }),
+    vscode.commands.registerCommand(
+      PICK_IN_PREVIEW,
+      async (uri: vscode.Uri, rule: string, url: string, offset: number) => {
+        const editor = await vscode.window.showTextDocument(uri, { preview: false });
+        const pos = editor.document.positionAt(offset);
+        editor.selection = new vscode.Selection(pos, pos);
+        const panel = await d.openPreview(uri, rule, url, false);
+        panel.cursorMoved(offset);
+        return true;
+      },
+    ),
     vscode.workspace.onDidChangeTextDocument((e) => {
       if (!isTaskDocument(e.document) || e.contentChanges.length === 0) return;
       d.diagnostics.schedule(e.document);

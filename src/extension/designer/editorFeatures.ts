@@ -1,6 +1,18 @@
 import * as vscode from 'vscode';
-import { completionContext, hoverAt, isRuleReference, keyCompletions, valueCompletions } from '../../core/designer/schemaHelp';
-import { countAt, countMessage, countSelectors, zeroMatchWarnings, type SiteCount } from '../../core/designer/selectorChecks';
+import {
+  completionContext,
+  hoverAt,
+  isRuleReference,
+  keyCompletions,
+  valueCompletions,
+} from '../../core/designer/schemaHelp';
+import {
+  countAt,
+  countMessage,
+  countSelectors,
+  zeroMatchWarnings,
+  type SiteCount,
+} from '../../core/designer/selectorChecks';
 import type { PreparedPage } from '../../core/designer/page';
 import { similarSelectors } from '../../core/designer/similarSelectors';
 import { yamlScalar } from '../../core/designer/insert';
@@ -34,10 +46,13 @@ export class TaskDiagnostics implements vscode.Disposable {
     if (!isTaskDocument(doc)) return;
     const key = doc.uri.toString();
     clearTimeout(this.timers.get(key));
-    this.timers.set(key, setTimeout(() => {
-      this.timers.delete(key);
-      void this.check(doc);
-    }, delay));
+    this.timers.set(
+      key,
+      setTimeout(() => {
+        this.timers.delete(key);
+        void this.check(doc);
+      }, delay),
+    );
   }
 
   /** Validates now; resolves when the Problems panel has the result. */
@@ -47,10 +62,18 @@ export class TaskDiagnostics implements vscode.Disposable {
     this.generation.set(key, gen);
     const text = doc.getText();
     // On disk, the store's file is checked too (a symlink out of the folder); an untitled document has no folder.
-    const { diagnostics } = parseTaskText(text, doc.uri.fsPath, doc.uri.scheme === 'file' ? storeChecksFor(doc.uri.fsPath) : {});
+    const { diagnostics } = parseTaskText(
+      text,
+      doc.uri.fsPath,
+      doc.uri.scheme === 'file' ? storeChecksFor(doc.uri.fsPath) : {},
+    );
     const out = diagnostics.map((d) => {
       const range = new vscode.Range(doc.positionAt(d.offset), doc.positionAt(Math.max(d.endOffset, d.offset)));
-      const diag = new vscode.Diagnostic(range, d.path ? `${d.path}: ${d.message}` : d.message, d.severity === 'error' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning);
+      const diag = new vscode.Diagnostic(
+        range,
+        d.path ? `${d.path}: ${d.message}` : d.message,
+        d.severity === 'error' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning,
+      );
       diag.source = 'Crawl Studio';
       return diag;
     });
@@ -62,7 +85,11 @@ export class TaskDiagnostics implements vscode.Disposable {
     }
     if (this.generation.get(key) !== gen || doc.isClosed) return out;
     for (const w of zeroMatchWarnings(counts)) {
-      const diag = new vscode.Diagnostic(new vscode.Range(doc.positionAt(w.start), doc.positionAt(w.end)), w.message, vscode.DiagnosticSeverity.Warning);
+      const diag = new vscode.Diagnostic(
+        new vscode.Range(doc.positionAt(w.start), doc.positionAt(w.end)),
+        w.message,
+        vscode.DiagnosticSeverity.Warning,
+      );
       diag.source = 'Crawl Studio';
       diag.code = 'no-match';
       out.push(diag);
@@ -113,7 +140,9 @@ export class TaskCompletions implements vscode.CompletionItemProvider {
         item.detail = `${k.type}${k.required ? ' (required)' : ''}`;
         item.documentation = new vscode.MarkdownString(k.description);
         // Multi-line snippets: VS Code re-indents the following lines to the current line's indentation.
-        item.insertText = new vscode.SnippetString(k.shape === 'map' ? `${k.key}:\n\t$0` : k.shape === 'list' ? `${k.key}:\n\t- $0` : `${k.key}: $0`);
+        item.insertText = new vscode.SnippetString(
+          k.shape === 'map' ? `${k.key}:\n\t$0` : k.shape === 'list' ? `${k.key}:\n\t- $0` : `${k.key}: $0`,
+        );
         item.range = range;
         item.sortText = `${k.required ? 0 : 1}${String(i).padStart(3, '0')}`;
         return item;
@@ -141,7 +170,10 @@ export class TaskHovers implements vscode.HoverProvider {
     const count = countAt(this.counts(doc) ?? [], offset);
     if (count) {
       const r = count.site.range!;
-      return new vscode.Hover(new vscode.MarkdownString(countMessage(count)), new vscode.Range(doc.positionAt(r[0]), doc.positionAt(r[1])));
+      return new vscode.Hover(
+        new vscode.MarkdownString(countMessage(count)),
+        new vscode.Range(doc.positionAt(r[0]), doc.positionAt(r[1])),
+      );
     }
     if (this.schemaElsewhere()) return null;
     const h = hoverAt(doc.getText(), offset);
@@ -168,7 +200,11 @@ export class ZeroMatchFixes implements vscode.CodeActionProvider {
     private readonly pagesFor: PagesFor,
   ) {}
 
-  async provideCodeActions(doc: vscode.TextDocument, _range: vscode.Range, ctx: vscode.CodeActionContext): Promise<vscode.CodeAction[]> {
+  async provideCodeActions(
+    doc: vscode.TextDocument,
+    _range: vscode.Range,
+    ctx: vscode.CodeActionContext,
+  ): Promise<vscode.CodeAction[]> {
     const out: vscode.CodeAction[] = [];
     for (const diag of ctx.diagnostics) {
       if (diag.code !== 'no-match' || diag.source !== 'Crawl Studio') continue;
@@ -178,15 +214,25 @@ export class ZeroMatchFixes implements vscode.CodeActionProvider {
       const written = doc.getText(diag.range);
       const quote = written.startsWith('"') ? 'double' : written.startsWith("'") ? 'single' : null;
       for (const s of page ? similarSelectors(page, c.site) : []) {
-        const fix = new vscode.CodeAction(`Use '${s.selector}': ${s.count} match${s.count === 1 ? '' : 'es'} on the page (${s.why})`, vscode.CodeActionKind.QuickFix);
+        const fix = new vscode.CodeAction(
+          `Use '${s.selector}': ${s.count} match${s.count === 1 ? '' : 'es'} on the page (${s.why})`,
+          vscode.CodeActionKind.QuickFix,
+        );
         fix.edit = new vscode.WorkspaceEdit();
         fix.edit.replace(doc.uri, diag.range, yamlScalar(s.selector, quote ?? 'double', quote !== null));
         fix.diagnostics = [diag];
         fix.isPreferred = out.length === 0;
         out.push(fix);
       }
-      const pick = new vscode.CodeAction('Pick an element in the preview for this selector', vscode.CodeActionKind.QuickFix);
-      pick.command = { title: 'Pick in the preview', command: PICK_IN_PREVIEW, arguments: [doc.uri, c.site.ruleName, c.url, doc.offsetAt(diag.range.start) + 1] };
+      const pick = new vscode.CodeAction(
+        'Pick an element in the preview for this selector',
+        vscode.CodeActionKind.QuickFix,
+      );
+      pick.command = {
+        title: 'Pick in the preview',
+        command: PICK_IN_PREVIEW,
+        arguments: [doc.uri, c.site.ruleName, c.url, doc.offsetAt(diag.range.start) + 1],
+      };
       pick.diagnostics = [diag];
       out.push(pick);
     }

@@ -17,7 +17,11 @@ export interface DesignerHandle {
 
 export function registerDesigner(context: vscode.ExtensionContext, secrets?: SecretSource): DesignerHandle {
   const ids = [...Object.values(COMMANDS), ...(testHooksEnabled(context) ? Object.values(TEST_COMMANDS) : [])];
-  const load = registerLazy(context, { commands: ids, viewTypes: [PREVIEW_VIEW_TYPE], load: (host) => import('./designer').then((m) => m.activateDesigner(context, host, secrets)) });
+  const load = registerLazy(context, {
+    commands: ids,
+    viewTypes: [PREVIEW_VIEW_TYPE],
+    load: (host) => import('./designer').then((m) => m.activateDesigner(context, host, secrets)),
+  });
   const loadFor = (doc: vscode.TextDocument) => {
     if (isTaskDocument(doc)) void load();
   };

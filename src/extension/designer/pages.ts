@@ -2,14 +2,29 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { preparePage, type PreparedPage } from '../../core/designer/page';
-import { cacheKeyOf, listPages, loadPage, savePage, setPageRule, type CachedPage, type CachedPageMeta } from '../../workspace/pageCache';
+import {
+  cacheKeyOf,
+  listPages,
+  loadPage,
+  savePage,
+  setPageRule,
+  type CachedPage,
+  type CachedPageMeta,
+} from '../../workspace/pageCache';
 import { isJsonContentType } from '../../core/extract/json';
 import { requestKey, type JobRequest } from '../../core/request/build';
 import { ruleOptions, sendOptions } from '../../worker/requests';
 import { compileRobots, MAX_ROBOTS_BYTES, robotsUrl, type RobotsRules, type RobotsSource } from '../../core/robots';
 import { DEFAULT_USER_AGENT, DEFAULTS, type CrawlTask } from '../../core/task/model';
 import { formatBytes } from '../../core/units';
-import { FetchFailure, fetchPage, fetchStream, type FetchedPage, type FetchOptions, type StreamedResponse } from '../../worker/fetcher';
+import {
+  FetchFailure,
+  fetchPage,
+  fetchStream,
+  type FetchedPage,
+  type FetchOptions,
+  type StreamedResponse,
+} from '../../worker/fetcher';
 import { warningLines } from '../../worker/pageWarnings';
 import { LateContentPolicy } from '../../worker/browser/lateContent';
 import { formatStep, type ActionStep } from '../../core/task/actions';
@@ -46,7 +61,9 @@ export class NotHtmlError extends PageError {
     readonly url: string,
     readonly contentType: string | null,
   ) {
-    super(`${url} is neither HTML nor JSON (${contentType ?? 'no content type'}): the preview, like the workers, extracts from HTML and JSON only (a rule's 'format' reads a response whatever its type).`);
+    super(
+      `${url} is neither HTML nor JSON (${contentType ?? 'no content type'}): the preview, like the workers, extracts from HTML and JSON only (a rule's 'format' reads a response whatever its type).`,
+    );
     this.name = 'NotHtmlError';
   }
 }
@@ -83,7 +100,9 @@ export function describeFailure(err: unknown, url: string, opts: FetchOptions): 
   if (err instanceof FetchFailure) {
     switch (err.cause_) {
       case 'timeout':
-        return err.message.startsWith('render timed out') ? `${url}: ${err.message} (browser.timeout, browser.waitFor).` : `${url} did not answer within ${opts.timeoutMs / 1000} s (request.timeout). Try Refetch, or raise the timeout.`;
+        return err.message.startsWith('render timed out')
+          ? `${url}: ${err.message} (browser.timeout, browser.waitFor).`
+          : `${url} did not answer within ${opts.timeoutMs / 1000} s (request.timeout). Try Refetch, or raise the timeout.`;
       case 'too-large':
         return `${url} is larger than ${formatBytes(opts.maxBytes)}: the preview reads at most ${formatBytes(PREVIEW_MAX_BYTES)} (and request.maxBytes).`;
       case 'redirects':
@@ -182,17 +201,37 @@ export class PageSource {
    * Reads a sitemap (or a robots.txt's Sitemap: lines) as a worker would, through the task's session and proxies,
    * up to PREVIEW_SITEMAP_ENTRIES entries. Not cached: a sitemap changes, and its routing is what is previewed.
    */
-  async loadSitemap(url: string, task: CrawlTask | null, robots: boolean, signal?: AbortSignal): Promise<LoadedSitemap> {
+  async loadSitemap(
+    url: string,
+    task: CrawlTask | null,
+    robots: boolean,
+    signal?: AbortSignal,
+  ): Promise<LoadedSitemap> {
     const opts = previewFetchOptions(task, url, signal);
     try {
       const access = await this.accessFor(task, opts);
-      const meta = (finalUrl: string, status: number, contentType: string | null, bytes: number): CachedPageMeta => ({ url, finalUrl, status, contentType, bytes, redirects: 0, fetchedAt: new Date().toISOString() });
+      const meta = (finalUrl: string, status: number, contentType: string | null, bytes: number): CachedPageMeta => ({
+        url,
+        finalUrl,
+        status,
+        contentType,
+        bytes,
+        redirects: 0,
+        fetchedAt: new Date().toISOString(),
+      });
       if (robots) {
         const robotsOpts = { ...opts, keepNonHtml: true, maxBytes: MAX_ROBOTS_BYTES * 2 };
         const res = access ? await access.fetchShared(url, robotsOpts) : await fetchPage(url, robotsOpts);
-        const rules = compileRobots(new URL(res.finalUrl).origin, { state: 'ok', text: res.body }, task?.request.userAgent ?? DEFAULT_USER_AGENT);
+        const rules = compileRobots(
+          new URL(res.finalUrl).origin,
+          { state: 'ok', text: res.body },
+          task?.request.userAgent ?? DEFAULT_USER_AGENT,
+        );
         const entries: SitemapEntry[] = rules.sitemaps.map((loc) => ({ kind: 'sitemap', loc, lastmod: null }));
-        return { read: { url, finalUrl: res.finalUrl, format: 'robots', entries, truncated: false }, meta: meta(res.finalUrl, res.status, res.contentType, res.bytes) };
+        return {
+          read: { url, finalUrl: res.finalUrl, format: 'robots', entries, truncated: false },
+          meta: meta(res.finalUrl, res.status, res.contentType, res.bytes),
+        };
       }
       const spec = task?.sitemaps.find((s) => s.url === url);
       const entries: SitemapEntry[] = [];
@@ -204,9 +243,17 @@ export class PageSource {
           return !truncated;
         });
         if (read.format === null) {
-          throw new FetchFailure('sitemap', `${url} is not a sitemap: ${read.root ? `its root element is <${read.root}>, not <urlset> or <sitemapindex>` : 'it is empty'}`, false, res.status);
+          throw new FetchFailure(
+            'sitemap',
+            `${url} is not a sitemap: ${read.root ? `its root element is <${read.root}>, not <urlset> or <sitemapindex>` : 'it is empty'}`,
+            false,
+            res.status,
+          );
         }
-        return { read: { url, finalUrl: res.finalUrl, format: read.format, entries, truncated: truncated || read.stopped }, meta: meta(res.finalUrl, res.status, res.contentType, read.bytes) };
+        return {
+          read: { url, finalUrl: res.finalUrl, format: read.format, entries, truncated: truncated || read.stopped },
+          meta: meta(res.finalUrl, res.status, res.contentType, read.bytes),
+        };
       };
       return access ? await access.stream(url, consume, opts) : await fetchStream(url, opts, consume);
     } catch (err) {
@@ -220,12 +267,24 @@ export class PageSource {
    * as a worker sends it (the rule's headers, variables from `env`: the editor's environment and Secret Storage)
    * and cached under its own key.
    */
-  async load(url: string, task: CrawlTask | null, opts: { refetch: boolean; signal?: AbortSignal; browser?: PreviewBrowser; request?: JobRequest | null; rule?: string | null; env?: Readonly<Record<string, string | undefined>> }): Promise<LoadedPage> {
+  async load(
+    url: string,
+    task: CrawlTask | null,
+    opts: {
+      refetch: boolean;
+      signal?: AbortSignal;
+      browser?: PreviewBrowser;
+      request?: JobRequest | null;
+      rule?: string | null;
+      env?: Readonly<Record<string, string | undefined>>;
+    },
+  ): Promise<LoadedPage> {
     const key = requestKey(url, opts.request);
     if (!opts.refetch) {
       const cached = await loadPage(this.dir, key);
       // A rendered copy and a fetched one are different pages: the toggle never shows one for the other.
-      if (cached && !!cached.meta.rendered === !!opts.browser) return { meta: cached.meta, page: this.prepare(cached), fromCache: true };
+      if (cached && !!cached.meta.rendered === !!opts.browser)
+        return { meta: cached.meta, page: this.prepare(cached), fromCache: true };
     }
     const fetched = await this.fetch(url, task, opts);
     await savePage(this.dir, fetched);
@@ -233,7 +292,17 @@ export class PageSource {
     return { meta: fetched.meta, page: this.prepare(fetched), fromCache: false };
   }
 
-  private async fetch(url: string, task: CrawlTask | null, o: { signal?: AbortSignal; browser?: PreviewBrowser; request?: JobRequest | null; rule?: string | null; env?: Readonly<Record<string, string | undefined>> }): Promise<CachedPage> {
+  private async fetch(
+    url: string,
+    task: CrawlTask | null,
+    o: {
+      signal?: AbortSignal;
+      browser?: PreviewBrowser;
+      request?: JobRequest | null;
+      rule?: string | null;
+      env?: Readonly<Record<string, string | undefined>>;
+    },
+  ): Promise<CachedPage> {
     let opts = previewFetchOptions(task, url, o.signal);
     const request = o.request ?? null;
     const steps: ActionStep[] = [];
@@ -249,8 +318,16 @@ export class PageSource {
       opts = { ...opts, ...send, keepNonHtml: true };
       const browser = request ? undefined : o.browser;
       const access = browser ? null : await this.accessFor(task, opts);
-      const res = browser ? await this.render(url, task, browser, opts, o.env, steps) : access ? await access.fetch(url, opts) : await fetchPage(url, opts);
-      if (!res.isHtml && !isJsonContentType(res.contentType) && !(task?.rules.some((r) => r.format !== null) && looksLikeJson(res.body))) {
+      const res = browser
+        ? await this.render(url, task, browser, opts, o.env, steps)
+        : access
+          ? await access.fetch(url, opts)
+          : await fetchPage(url, opts);
+      if (
+        !res.isHtml &&
+        !isJsonContentType(res.contentType) &&
+        !(task?.rules.some((r) => r.format !== null) && looksLikeJson(res.body))
+      ) {
         throw new NotHtmlError(url, res.contentType);
       }
       const key = request ? { request, key: requestKey(url, request) } : {};
@@ -258,7 +335,19 @@ export class PageSource {
       const warnings = warningLines(res, url, new URL(url).host, o.browser?.rule ?? '', new Set());
       return {
         html: res.body,
-        meta: { url, ...key, finalUrl: res.finalUrl, status: res.status, contentType: res.contentType, bytes: res.bytes, redirects: res.redirects, fetchedAt: new Date().toISOString(), ...(browser ? { rendered: true } : {}), ...(steps.length ? { actions: steps.map(formatStep) } : {}), ...(warnings.length ? { warnings } : {}) },
+        meta: {
+          url,
+          ...key,
+          finalUrl: res.finalUrl,
+          status: res.status,
+          contentType: res.contentType,
+          bytes: res.bytes,
+          redirects: res.redirects,
+          fetchedAt: new Date().toISOString(),
+          ...(browser ? { rendered: true } : {}),
+          ...(steps.length ? { actions: steps.map(formatStep) } : {}),
+          ...(warnings.length ? { warnings } : {}),
+        },
       };
     } catch (err) {
       if (err instanceof PageError) throw err;
@@ -269,14 +358,29 @@ export class PageSource {
   }
 
   /** The page as a worker renders it for the rule, its `browser.actions` run and each step kept in `steps`. */
-  private async render(url: string, task: CrawlTask | null, browser: PreviewBrowser, opts: FetchOptions, env: Readonly<Record<string, string | undefined>> | undefined, steps: ActionStep[]): Promise<FetchedPage> {
+  private async render(
+    url: string,
+    task: CrawlTask | null,
+    browser: PreviewBrowser,
+    opts: FetchOptions,
+    env: Readonly<Record<string, string | undefined>> | undefined,
+    steps: ActionStep[],
+  ): Promise<FetchedPage> {
     const spec = previewSpec(task, browser.rule);
     // Scripts are read only for a trusted workspace; elsewhere an `evaluate` step says it was refused.
-    const scripts = task && browser.scripts && spec.actions.some((a) => a.kind === 'evaluate') ? await loadActionScripts(task) : undefined;
+    const scripts =
+      task && browser.scripts && spec.actions.some((a) => a.kind === 'evaluate')
+        ? await loadActionScripts(task)
+        : undefined;
     // Watched for cards that come after load as a worker watches its first pages (its banner says so).
     const rule = task?.rules.find((r) => r.name === browser.rule);
     const late = rule ? new LateContentPolicy().checkFor(rule) : undefined;
-    return renderForPreview(url, spec, opts, browser.path, { scripts, ...(env ? { env } : {}), onStep: (s) => steps.push(s), ...(late ? { late } : {}) });
+    return renderForPreview(url, spec, opts, browser.path, {
+      scripts,
+      ...(env ? { env } : {}),
+      onStep: (s) => steps.push(s),
+      ...(late ? { late } : {}),
+    });
   }
 
   /** Parsed and numbered once per page and kept (a few pages: previews and the editor's checks share them). */
@@ -285,12 +389,22 @@ export class PageSource {
     const hit = this.prepared.get(key);
     if (hit && hit.html === page.html) return hit;
     // A JSON response is shown as JSON (and read as JSON by rules that read it): by its type, or a body that is JSON.
-    const json = isJsonContentType(page.meta.contentType) || (page.meta.contentType !== null && !/html|xml/i.test(page.meta.contentType) && looksLikeJson(page.html));
+    const json =
+      isJsonContentType(page.meta.contentType) ||
+      (page.meta.contentType !== null && !/html|xml/i.test(page.meta.contentType) && looksLikeJson(page.html));
     let p: PreparedPage;
     try {
-      p = preparePage(page.html, page.meta.url, page.meta.finalUrl, { status: page.meta.status, fetchedAt: Date.parse(page.meta.fetchedAt) }, { json, ...(page.meta.key ? { key: page.meta.key } : {}) });
+      p = preparePage(
+        page.html,
+        page.meta.url,
+        page.meta.finalUrl,
+        { status: page.meta.status, fetchedAt: Date.parse(page.meta.fetchedAt) },
+        { json, ...(page.meta.key ? { key: page.meta.key } : {}) },
+      );
     } catch (err) {
-      throw new PageError(`${page.meta.url} says it is JSON (${page.meta.contentType}) but is not valid JSON: ${err instanceof Error ? err.message : String(err)}. A worker fails this page as 'parse'.`);
+      throw new PageError(
+        `${page.meta.url} says it is JSON (${page.meta.contentType}) but is not valid JSON: ${err instanceof Error ? err.message : String(err)}. A worker fails this page as 'parse'.`,
+      );
     }
     this.prepared.set(key, p);
     while (this.prepared.size > 4) this.prepared.delete(this.prepared.keys().next().value!);
@@ -348,7 +462,11 @@ export class PageSource {
       const res = access ? await access.fetchShared(robotsUrl(origin), opts) : await fetchPage(robotsUrl(origin), opts);
       source = { state: 'ok', text: res.body || '' };
     } catch (err) {
-      if (err instanceof FetchFailure && ((err.status !== null && err.status >= 400 && err.status < 500) || err.cause_ === 'too-large')) source = { state: 'missing', text: '' };
+      if (
+        err instanceof FetchFailure &&
+        ((err.status !== null && err.status >= 400 && err.status < 500) || err.cause_ === 'too-large')
+      )
+        source = { state: 'missing', text: '' };
       else source = { state: 'unreachable', text: '' };
     }
     if (source.state !== 'unreachable') {

@@ -28,10 +28,18 @@ export class PreviewAccess {
   for(task: CrawlTask, env: Env, base: FetchOptions, log: (message: string) => void): Access | null {
     if (!task.session && !task.proxy) return null;
     const values = credentialVariables(task).map((n) => `${n}=${env[n] ?? ''}`);
-    const key = createHash('sha256').update(JSON.stringify([task.name, task.session, task.login, task.proxy, values])).digest('hex');
+    const key = createHash('sha256')
+      .update(JSON.stringify([task.name, task.session, task.login, task.proxy, values]))
+      .digest('hex');
     if (this.current?.key !== key) {
       // createAccess throws, naming the field and the variable, when a proxy URL does not expand.
-      const access = createAccess(task, new MemorySessions(task.session ?? { pool: 1, maxPages: null, retireOnStatus: [], retireOnSelector: null }), (level, message) => level !== 'info' && log(message), base, env);
+      const access = createAccess(
+        task,
+        new MemorySessions(task.session ?? { pool: 1, maxPages: null, retireOnStatus: [], retireOnSelector: null }),
+        (level, message) => level !== 'info' && log(message),
+        base,
+        env,
+      );
       this.current = { key, access };
     }
     return this.current.access;

@@ -1,6 +1,11 @@
 import * as vscode from 'vscode';
 import { highlightSite, originOf, pageForFrame, suggestFor, type PreparedPage } from '../../core/designer/page';
-import { structuredDataPaths, structuredMatches, type StructuredEntry, type StructuredSource } from '../../core/extract/structuredData';
+import {
+  structuredDataPaths,
+  structuredMatches,
+  type StructuredEntry,
+  type StructuredSource,
+} from '../../core/extract/structuredData';
 import { chooseRule, computePreview, type PreviewRequest } from '../../core/designer/preview';
 import { bodyLabel } from '../../core/request/body';
 import { buildRequest, requestKey } from '../../core/request/build';
@@ -63,7 +68,13 @@ export interface PanelSnapshot {
   readonly frameKey: string;
   readonly frameBytes: number;
   /** The last `rendered` acknowledgement from the webview. */
-  readonly rendered: { readonly seq: number; readonly rows: number; readonly highlighted: number; readonly frame: string; readonly data?: number } | null;
+  readonly rendered: {
+    readonly seq: number;
+    readonly rows: number;
+    readonly highlighted: number;
+    readonly frame: string;
+    readonly data?: number;
+  } | null;
   readonly lastInsert: { readonly selector: string; readonly target: string } | null;
   /** The last edit-triggered update: from the document change event to the state posted (debounce included). */
   readonly lastEditUpdateMs: number | null;
@@ -138,7 +149,10 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
 
   /** The panel's webview options: scripts for our bundle only, files from dist/media and the page cache. */
   static options(extensionUri: vscode.Uri, cacheDir: vscode.Uri): vscode.WebviewPanelOptions & vscode.WebviewOptions {
-    return webviewOptions(extensionUri, { enableForms: false, localResourceRoots: [mediaRoot(extensionUri), cacheDir] });
+    return webviewOptions(extensionUri, {
+      enableForms: false,
+      localResourceRoots: [mediaRoot(extensionUri), cacheDir],
+    });
   }
 
   private setHtml(): void {
@@ -258,7 +272,13 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
         await this.host.saveFixture(this);
         return;
       case 'rendered':
-        this.rendered = { seq: msg.seq, rows: msg.rows, highlighted: msg.highlighted, frame: msg.frame, ...(msg.data !== undefined ? { data: msg.data } : {}) };
+        this.rendered = {
+          seq: msg.seq,
+          rows: msg.rows,
+          highlighted: msg.highlighted,
+          frame: msg.frame,
+          ...(msg.data !== undefined ? { data: msg.data } : {}),
+        };
         this.fire();
         return;
     }
@@ -293,11 +313,20 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
       } else {
         try {
           // A rule's `evaluate` actions run the workspace's scripts: only in a trusted workspace.
-          const browser = this.browserOn() ? { rule: this.pageRule(), path: settings.browserPath() || undefined, scripts: vscode.workspace.isTrusted } : undefined;
+          const browser = this.browserOn()
+            ? { rule: this.pageRule(), path: settings.browserPath() || undefined, scripts: vscode.workspace.isTrusted }
+            : undefined;
           const env = request?.request?.body || task ? await this.host.secretEnv(task) : undefined;
           // The rule's headers go with the request: the rule chosen, else the one a crawl would give the page.
-          const rule = this.pageRule() ?? (task ? chooseRule(task, url, url, null).rule?.name ?? null : null);
-          loaded = await this.source.load(url, task, { refetch, signal: abort.signal, browser, request: request?.request ?? null, rule, ...(env ? { env } : {}) });
+          const rule = this.pageRule() ?? (task ? (chooseRule(task, url, url, null).rule?.name ?? null) : null);
+          loaded = await this.source.load(url, task, {
+            refetch,
+            signal: abort.signal,
+            browser,
+            request: request?.request ?? null,
+            rule,
+            ...(env ? { env } : {}),
+          });
         } catch (err) {
           // XML or text where a page was expected: a sitemap under a name that does not say so.
           if (!(err instanceof NotHtmlError) || !SITEMAP_TYPES.test(err.contentType ?? '')) throw err;
@@ -350,7 +379,8 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
     const cached = await this.source.list();
     const forRule = this.chosenRule ? cached.find((m) => m.rule === this.chosenRule) : undefined;
     const start = this.choices.find((c) => c.kind === 'start');
-    if (!forRule && start) return this.openPage(start.url, false, start.key !== undefined ? (this.requests.get(start.key) ?? null) : null);
+    if (!forRule && start)
+      return this.openPage(start.url, false, start.key !== undefined ? (this.requests.get(start.key) ?? null) : null);
     const first = forRule?.url ?? cached[0]?.url;
     if (first) return this.openPage(first, false, forRule?.key ? (this.requests.get(forRule.key) ?? null) : null);
     this.schedule('full', 0);
@@ -369,10 +399,19 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
       if (!b.ok) return;
       const key = requestKey(b.built.url, b.built.request);
       this.requests.set(key, { url: b.built.url, request: b.built.request, series: b.built.series });
-      built.push({ url: b.built.url, key, kind: 'start', label: `start: ${b.built.request ? `${b.built.request.method} ` : ''}${b.built.url}${b.built.series ? ` (page ${b.built.series.page})` : ''}` });
+      built.push({
+        url: b.built.url,
+        key,
+        kind: 'start',
+        label: `start: ${b.built.request ? `${b.built.request.method} ` : ''}${b.built.url}${b.built.series ? ` (page ${b.built.series.page})` : ''}`,
+      });
     });
     // Plain start URLs: the parsed task's, else (a file with errors) those the outline finds.
-    const plain = task ? task.start.filter((s) => !s.request).map((s) => s.url) : outlineTask(text).startUrls.map((s) => s.url).filter((u) => /^https?:\/\//.test(u) && !/\{[A-Za-z_]/.test(u));
+    const plain = task
+      ? task.start.filter((s) => !s.request).map((s) => s.url)
+      : outlineTask(text)
+          .startUrls.map((s) => s.url)
+          .filter((u) => /^https?:\/\//.test(u) && !/\{[A-Za-z_]/.test(u));
     const sitemaps = task?.sitemaps.map((s) => s.url) ?? [];
     const cached = await this.source.list();
     const shown = new Set([...plain, ...built.map((b) => b.key!)]);
@@ -382,9 +421,16 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
       ...sitemaps.map((url): PageChoice => ({ url, kind: 'sitemap', label: `sitemap: ${url}` })),
       ...cached
         .filter((m) => !shown.has(m.key ?? m.url))
-        .map((m): PageChoice => ({ url: m.url, kind: 'cached', label: `cached: ${m.request ? `${m.request.method} ` : ''}${m.url}`, ...(m.key ? { key: m.key } : {}) })),
+        .map((m): PageChoice => ({
+          url: m.url,
+          kind: 'cached',
+          label: `cached: ${m.request ? `${m.request.method} ` : ''}${m.url}`,
+          ...(m.key ? { key: m.key } : {}),
+        })),
     ];
-    for (const m of cached) if (m.key && m.request && !this.requests.has(m.key)) this.requests.set(m.key, { url: m.url, request: m.request, series: null });
+    for (const m of cached)
+      if (m.key && m.request && !this.requests.has(m.key))
+        this.requests.set(m.key, { url: m.url, request: m.request, series: null });
   }
 
   private postFrame(): void {
@@ -444,10 +490,11 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
     this.running = true;
     try {
       const doc = this.document ?? (await vscode.workspace.openTextDocument(this.uri));
-      if (kind === 'cursor' && this.analysis && this.analysedVersion === doc.version) this.updateHighlight(doc.getText());
+      if (kind === 'cursor' && this.analysis && this.analysedVersion === doc.version)
+        this.updateHighlight(doc.getText());
       else this.analyse(doc);
     } catch (err) {
-      this.host.log(`preview update failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+      this.host.log(`preview update failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     } finally {
       this.running = false;
       const again = this.again;
@@ -489,7 +536,15 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
     this.postState();
     // The task or the rule now says otherwise about rendering than the copy shown (the task was parsed after the
     // page opened, the rule changed): show the other copy. openPage loads what browserOn() says, so this settles.
-    if (page && this.pageUrl && !this.loading && !this.pageRequest?.request && !page.json && !!this.loaded?.meta.rendered !== this.browserOn()) void this.openPage(this.pageUrl, false);
+    if (
+      page &&
+      this.pageUrl &&
+      !this.loading &&
+      !this.pageRequest?.request &&
+      !page.json &&
+      !!this.loaded?.meta.rendered !== this.browserOn()
+    )
+      void this.openPage(this.pageUrl, false);
     // The page becomes its rule's page for the editor's zero-match checks, unless the rule only stands in.
     const rule = r.view.rule.fallback ? null : r.view.rule.name;
     const cacheKey = page?.key ?? page?.url;
@@ -532,7 +587,12 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
       return null;
     }
     const structured = this.structuredShown(page, index);
-    this.suggestion = { index, suggestion, target: site ? siteLabel(site) : 'the cursor', ...(structured.length ? { structured } : {}) };
+    this.suggestion = {
+      index,
+      suggestion,
+      target: site ? siteLabel(site) : 'the cursor',
+      ...(structured.length ? { structured } : {}),
+    };
     this.post({ type: 'suggestion', view: this.suggestion, error: null });
     this.fire();
     return this.suggestion;
@@ -546,7 +606,9 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
       page: m
         ? {
             url: m.url,
-            ...(m.request ? { method: m.request.method, ...(m.request.body ? { body: bodyLabel(m.request.body) } : {}) } : {}),
+            ...(m.request
+              ? { method: m.request.method, ...(m.request.body ? { body: bodyLabel(m.request.body) } : {}) }
+              : {}),
             ...(m.key ? { key: m.key } : {}),
             ...(this.loaded?.page.json ? { json: true } : {}),
             finalUrl: m.finalUrl,
@@ -594,7 +656,8 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
 
   /** The page's structured data paths, read once per page shown. */
   private structuredData(page: PreparedPage): readonly StructuredEntry[] {
-    if (this.structuredOf?.page !== page) this.structuredOf = { page, entries: structuredDataPaths(page.html, page.finalUrl) };
+    if (this.structuredOf?.page !== page)
+      this.structuredOf = { page, entries: structuredDataPaths(page.html, page.finalUrl) };
     return this.structuredOf.entries;
   }
   private structuredOf: { readonly page: PreparedPage; readonly entries: readonly StructuredEntry[] } | null = null;

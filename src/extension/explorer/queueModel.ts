@@ -76,8 +76,27 @@ export class QueueModel {
     const c = st.counts;
     // Before a run (or on a Redis without its counters), the finished groups fall back to the jobs kept.
     const f = st.stats ? finishedPages(st.stats) : { done: c.completed, skipped: 0, failed: c.failed };
-    const counts: Record<JobStateName, number> = { frontier: c.frontier, waiting: c.waiting, prioritized: c.prioritized, active: c.active, delayed: c.delayed, completed: f.done, skipped: f.skipped, failed: f.failed };
-    return { name, counts, kept: { completed: c.completed, failed: c.failed }, paused: st.isPaused, run: st.run?.run ?? null, runState: st.run?.state ?? null, file: st.run?.file ?? null, stats: st.stats, phase: st.phase };
+    const counts: Record<JobStateName, number> = {
+      frontier: c.frontier,
+      waiting: c.waiting,
+      prioritized: c.prioritized,
+      active: c.active,
+      delayed: c.delayed,
+      completed: f.done,
+      skipped: f.skipped,
+      failed: f.failed,
+    };
+    return {
+      name,
+      counts,
+      kept: { completed: c.completed, failed: c.failed },
+      paused: st.isPaused,
+      run: st.run?.run ?? null,
+      runState: st.run?.state ?? null,
+      file: st.run?.file ?? null,
+      stats: st.stats,
+      phase: st.phase,
+    };
   }
 
   async jobs(name: string, state: JobStateName, start: number, count: number): Promise<CrawlJob[]> {
@@ -85,17 +104,32 @@ export class QueueModel {
       // Not jobs yet: rows shaped like them for the tree (URL, rule, depth), with no job actions (page.frontier).
       const run = (await this.redis.hget(taskKeys(name).meta, 'run')) ?? '';
       return (await listFrontier(this.redis, name, start, count)).map(
-        (r) => ({ id: pageJobId(run, r.id), name: r.rule, data: { url: r.url, rule: r.rule, depth: r.depth, run, ...(r.request ? { request: r.request } : {}) }, opts: {}, attemptsMade: 0, priority: Number(r.band) }) as unknown as CrawlJob,
+        (r) =>
+          ({
+            id: pageJobId(run, r.id),
+            name: r.rule,
+            data: { url: r.url, rule: r.rule, depth: r.depth, run, ...(r.request ? { request: r.request } : {}) },
+            opts: {},
+            attemptsMade: 0,
+            priority: Number(r.band),
+          }) as unknown as CrawlJob,
       );
     }
     if (state === 'completed' || state === 'skipped') return this.finishedJobs(name, state, start, count);
     const qs = await this.queuesOf(name);
     const asc = state !== 'failed';
-    if (qs.length === 1) return (await qs[0]!.getJobs([state === 'waiting' ? 'wait' : state], start, start + count - 1, asc)).filter((j): j is CrawlJob => Boolean(j));
+    if (qs.length === 1)
+      return (await qs[0]!.getJobs([state === 'waiting' ? 'wait' : state], start, start + count - 1, asc)).filter(
+        (j): j is CrawlJob => Boolean(j),
+      );
     // Several partitions: the first start + count of each, merged by time, then the page asked for.
-    const lists = await Promise.all(qs.map((q) => q.getJobs([state === 'waiting' ? 'wait' : state], 0, start + count - 1, asc)));
+    const lists = await Promise.all(
+      qs.map((q) => q.getJobs([state === 'waiting' ? 'wait' : state], 0, start + count - 1, asc)),
+    );
     const merged = lists.flat().filter((j): j is CrawlJob => Boolean(j));
-    merged.sort((a, b) => (asc ? a.timestamp - b.timestamp : (b.finishedOn ?? b.timestamp) - (a.finishedOn ?? a.timestamp)));
+    merged.sort((a, b) =>
+      asc ? a.timestamp - b.timestamp : (b.finishedOn ?? b.timestamp) - (a.finishedOn ?? a.timestamp),
+    );
     return merged.slice(start, start + count);
   }
 
@@ -103,7 +137,12 @@ export class QueueModel {
    * BullMQ's completed jobs split into fetched and skipped by their result, newest first. At most KEEP_COMPLETED
    * are kept per partition, so this reads bounded lists; several partitions' are merged by finish time.
    */
-  private async finishedJobs(name: string, state: 'completed' | 'skipped', start: number, count: number): Promise<CrawlJob[]> {
+  private async finishedJobs(
+    name: string,
+    state: 'completed' | 'skipped',
+    start: number,
+    count: number,
+  ): Promise<CrawlJob[]> {
     const qs = await this.queuesOf(name);
     if (qs.length === 1) return finishedOf(qs[0]!, state, start, count);
     const merged = (await Promise.all(qs.map((q) => finishedOf(q, state, 0, start + count)))).flat();
@@ -133,8 +172,10 @@ export class QueueModel {
       await p.queue.obliterate({ force: true });
       const items = p.keys.items;
       const doomed = new Set<string>();
-      for await (const batch of scanKeys(this.redis, `${items.slice(0, -'items'.length)}*`)) for (const k of batch) if (k !== items) doomed.add(k);
-      if (p.index === 0) for (const k of [taskKeys(name).meta, taskKeys(name).events, taskKeys(name).rate]) doomed.add(k);
+      for await (const batch of scanKeys(this.redis, `${items.slice(0, -'items'.length)}*`))
+        for (const k of batch) if (k !== items) doomed.add(k);
+      if (p.index === 0)
+        for (const k of [taskKeys(name).meta, taskKeys(name).events, taskKeys(name).rate]) doomed.add(k);
       if (doomed.size > 0) await this.redis.unlink(...doomed);
       await parts.closePartition(p.keys.tag);
     }
@@ -147,12 +188,19 @@ export class QueueModel {
 }
 
 /** One queue's completed jobs that were fetched (`completed`) or skipped, newest first, from the `start`-th. */
-async function finishedOf(queue: PageQueue, state: 'completed' | 'skipped', start: number, count: number): Promise<CrawlJob[]> {
+async function finishedOf(
+  queue: PageQueue,
+  state: 'completed' | 'skipped',
+  start: number,
+  count: number,
+): Promise<CrawlJob[]> {
   const out: CrawlJob[] = [];
   const page = 200;
   let matched = 0;
   for (let from = 0; out.length < count; from += page) {
-    const jobs = (await queue.getJobs(['completed'], from, from + page - 1, false)).filter((j): j is CrawlJob => Boolean(j));
+    const jobs = (await queue.getJobs(['completed'], from, from + page - 1, false)).filter((j): j is CrawlJob =>
+      Boolean(j),
+    );
     for (const j of jobs) {
       if ((j.returnvalue?.outcome === 'skipped') !== (state === 'skipped')) continue;
       if (matched++ >= start && out.length < count) out.push(j);

@@ -118,7 +118,12 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
         void this.readTaskFiles();
       }, 300);
     };
-    this.disposables.push(watcher, watcher.onDidCreate(rescan), watcher.onDidChange(rescan), watcher.onDidDelete(rescan));
+    this.disposables.push(
+      watcher,
+      watcher.onDidCreate(rescan),
+      watcher.onDidChange(rescan),
+      watcher.onDidDelete(rescan),
+    );
     this.disposables.push(
       connection.onDidChangeState((s) => {
         // A reset (new URL, managed server) replaces the client: the model must not keep reading the old one.
@@ -158,7 +163,6 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
     if (held === 'all') this.changed.fire(undefined);
     else if (held) for (const n of held) this.changed.fire(n);
   }
-
 
   attach(view: vscode.TreeView<ExplorerNode>): void {
     this.disposables.push(
@@ -201,7 +205,8 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
     const lost = this.connection.state.kind === 'lost';
     // A read that has not answered for a few polls: Redis is hung or unreachable (ioredis queues commands
     // while it reconnects, so nothing fails yet).
-    const late = this.readStartedAt !== null && Date.now() - this.readStartedAt > Math.max(5_000, 3 * this.intervalMs());
+    const late =
+      this.readStartedAt !== null && Date.now() - this.readStartedAt > Math.max(5_000, 3 * this.intervalMs());
     const stale = this.queues.size > 0 && (lost || late);
     if (stale === this.isStale) return;
     this.staleSince = stale ? this.lastReadAt || Date.now() : null;
@@ -247,7 +252,11 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
       this.model ??= new (await engine()).QueueModel(redis);
       const names = await this.model.taskNames();
       // The first read decides between the tree and the welcome content: announced even when it finds nothing.
-      let structural = names.length !== this.queues.size || names.some((n) => !this.queues.has(n)) || this.error !== null || this.lastReadAt === 0;
+      let structural =
+        names.length !== this.queues.size ||
+        names.some((n) => !this.queues.has(n)) ||
+        this.error !== null ||
+        this.lastReadAt === 0;
       this.error = null;
       const next = new Map<string, QueueNode>();
       for (const name of names) {
@@ -297,9 +306,11 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
   private refreshJobs(st: StateNode, announce = true): Promise<void> {
     // Chained: two reads of one group racing (expand, the poll, an action's refresh) could answer out of order.
     const before = this.jobReads.get(st) ?? Promise.resolve();
-    const read = before.then(() => this.readJobs(st, announce)).finally(() => {
-      if (this.jobReads.get(st) === read) this.jobReads.delete(st);
-    });
+    const read = before
+      .then(() => this.readJobs(st, announce))
+      .finally(() => {
+        if (this.jobReads.get(st) === read) this.jobReads.delete(st);
+      });
     this.jobReads.set(st, read);
     return read;
   }
@@ -308,9 +319,12 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
     if (!this.model) return;
     // One row per job id: a job moving between BullMQ's lists while they are read may be listed twice.
     const seen = new Set<string | undefined>();
-    const jobs = (await this.model.jobs(st.queue.name, st.state, 0, st.limit)).filter((j) => !seen.has(j.id) && (seen.add(j.id), true));
+    const jobs = (await this.model.jobs(st.queue.name, st.state, 0, st.limit)).filter(
+      (j) => !seen.has(j.id) && (seen.add(j.id), true),
+    );
     // With its hand retries: a retried page that failed again the same way has the same attempts and reason.
-    const sig = (list: { id?: string; attemptsMade: number; failedReason?: string; data?: { retried?: number } }[]) => list.map((j) => `${j.id}:${j.attemptsMade}:${j.failedReason ?? ''}:${j.data?.retried ?? 0}`).join('|');
+    const sig = (list: { id?: string; attemptsMade: number; failedReason?: string; data?: { retried?: number } }[]) =>
+      list.map((j) => `${j.id}:${j.attemptsMade}:${j.failedReason ?? ''}:${j.data?.retried ?? 0}`).join('|');
     if (sig(jobs) === sig(st.jobs.map((n) => n.job))) return;
     st.hosts = new Set(jobs.map((j) => hostOf(j.data?.url))).size;
     const byId = new Map(st.jobs.map((n) => [n.job.id, n]));
@@ -355,7 +369,8 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
         node.errors = errors;
         next.set(uri.toString(), node);
       }
-      const signature = (m: Map<string, TaskFileNode>) => [...m.values()].map((t) => `${t.uri.toString()}\t${t.name}\t${t.errors}`).join('\n');
+      const signature = (m: Map<string, TaskFileNode>) =>
+        [...m.values()].map((t) => `${t.uri.toString()}\t${t.name}\t${t.errors}`).join('\n');
       const changed = signature(next) !== signature(this.taskFiles) || !this.taskFilesKnown;
       this.taskFiles = next;
       this.taskFilesKnown = true;
@@ -404,15 +419,33 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
       void this.readTaskFiles();
       // Nothing to list (no queue, no task file): the welcome content offers New Task File and the demo shop
       // (issue 23, item 8), rather than a tree saying "No queues yet".
-      const empty = s.kind === 'ready' && this.lastReadAt > 0 && this.taskFilesKnown && this.queues.size === 0 && this.taskFiles.size === 0 && !this.error;
+      const empty =
+        s.kind === 'ready' &&
+        this.lastReadAt > 0 &&
+        this.taskFilesKnown &&
+        this.queues.size === 0 &&
+        this.taskFiles.size === 0 &&
+        !this.error;
       return empty ? [] : [this.root];
     }
     if (node instanceof ConnectionNode) {
       const s = this.connection.state;
       const out: ExplorerNode[] = [];
       if (s.kind === 'lost') out.push(new NoticeNode('lost', 'Connection lost — reconnecting…', s.error, 'warning'));
-      if (s.kind === 'failed') out.push(new NoticeNode('failed', 'Not connected', s.error, 'error', { command: 'crawlStudio.connectRedis', title: 'Connect' }));
-      if (s.kind === 'idle') out.push(new NoticeNode('idle', 'Not connected', 'Connect to Redis or start a crawl', 'plug', { command: 'crawlStudio.connectRedis', title: 'Connect' }));
+      if (s.kind === 'failed')
+        out.push(
+          new NoticeNode('failed', 'Not connected', s.error, 'error', {
+            command: 'crawlStudio.connectRedis',
+            title: 'Connect',
+          }),
+        );
+      if (s.kind === 'idle')
+        out.push(
+          new NoticeNode('idle', 'Not connected', 'Connect to Redis or start a crawl', 'plug', {
+            command: 'crawlStudio.connectRedis',
+            title: 'Connect',
+          }),
+        );
       if (this.error) out.push(new NoticeNode('error', 'Cannot read queues', this.error, 'warning'));
       // Never awaited here: the rows come from the last read, and a read that changes them refreshes the tree.
       void this.readTaskFiles();
@@ -448,7 +481,9 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
       item.id = 'connection';
       item.contextValue = 'connection';
       item.description = s.kind === 'ready' ? (s.managed ? 'managed' : 'connected') : s.kind;
-      item.iconPath = new vscode.ThemeIcon(s.kind === 'ready' ? 'database' : s.kind === 'lost' ? 'debug-disconnect' : 'plug');
+      item.iconPath = new vscode.ThemeIcon(
+        s.kind === 'ready' ? 'database' : s.kind === 'lost' ? 'debug-disconnect' : 'plug',
+      );
       return item;
     }
     if (node instanceof NoticeNode) {
@@ -474,7 +509,10 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
       return item;
     }
     if (node instanceof StateNode) {
-      const item = new vscode.TreeItem(groupLabel(node.state), node.count > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+      const item = new vscode.TreeItem(
+        groupLabel(node.state),
+        node.count > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+      );
       item.id = `state/${node.queue.name}/${node.state}`;
       item.description = String(node.count);
       item.contextValue = `state.${node.state}`;
@@ -484,17 +522,29 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
     }
     if (node instanceof JobNode) {
       const j = node.job;
-      const item = new vscode.TreeItem(jobLabel(j.data?.url, node.parent.hosts > 1) ?? `job ${j.id}`, vscode.TreeItemCollapsibleState.None);
+      const item = new vscode.TreeItem(
+        jobLabel(j.data?.url, node.parent.hosts > 1) ?? `job ${j.id}`,
+        vscode.TreeItemCollapsibleState.None,
+      );
       item.id = `job/${node.parent.queue.name}/${node.parent.state}/${j.id}`;
       // A page of the frontier is not a job yet: only its URL's actions apply.
       item.contextValue = node.parent.state === 'frontier' ? 'page.frontier' : `job.${node.parent.state}`;
       const attempts = describeAttempts(j.attemptsMade, j.opts.attempts, j.data?.retried);
       const skipped = node.parent.state === 'skipped' ? j.returnvalue?.reason : undefined;
-      item.description = skipped ? `skipped: ${skipped}` : j.failedReason ? `${attempts} · ${j.failedReason}` : j.data?.rule ? `${j.data.rule} · ${attempts}` : attempts;
+      item.description = skipped
+        ? `skipped: ${skipped}`
+        : j.failedReason
+          ? `${attempts} · ${j.failedReason}`
+          : j.data?.rule
+            ? `${j.data.rule} · ${attempts}`
+            : attempts;
       item.tooltip = new vscode.MarkdownString(
-        `\`${j.data?.url}\`\n\nrule **${j.data?.rule}**, depth ${j.data?.depth}, ${attempts}` + (j.failedReason ? `\n\nLast error: ${j.failedReason}` : ''),
+        `\`${j.data?.url}\`\n\nrule **${j.data?.rule}**, depth ${j.data?.depth}, ${attempts}` +
+          (j.failedReason ? `\n\nLast error: ${j.failedReason}` : ''),
       );
-      item.iconPath = new vscode.ThemeIcon(node.parent.state === 'failed' ? 'error' : node.parent.state === 'skipped' ? 'debug-step-over' : 'link');
+      item.iconPath = new vscode.ThemeIcon(
+        node.parent.state === 'failed' ? 'error' : node.parent.state === 'skipped' ? 'debug-step-over' : 'link',
+      );
       return item;
     }
     const item = new vscode.TreeItem(`Load ${PAGE_SIZE} more…`, vscode.TreeItemCollapsibleState.None);
@@ -514,7 +564,13 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
     // Interrupted: nobody drives the run any more (its window reloaded, its `run` was killed): Start Crawl resumes
     // it, Stop Crawl ends it (issue 32, item 2).
     const interrupted = node.snapshot.phase.kind === 'interrupted';
-    item.contextValue = stopped ? 'queue.stopped' : node.snapshot.paused ? 'queue.paused' : interrupted ? 'queue.interrupted' : 'queue';
+    item.contextValue = stopped
+      ? 'queue.stopped'
+      : node.snapshot.paused
+        ? 'queue.paused'
+        : interrupted
+          ? 'queue.interrupted'
+          : 'queue';
     // The queue in the words the status bar's tooltip and the dashboard use (observe/taskStatus.ts describeQueue),
     // the pages waiting in the frontier among the waiting.
     const parts = [describeQueue(c)];
@@ -524,13 +580,25 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
     item.description = `${stale ? 'stale · ' : ''}${stopped ? 'stopped · ' : node.snapshot.paused ? 'paused · ' : interrupted ? 'interrupted · ' : ''}${parts.join(' · ')}`;
     const s = node.snapshot.stats;
     item.tooltip = new vscode.MarkdownString(
-      (stale ? `*Counts read ${Math.round((Date.now() - this.staleSince!) / 1000)} s ago: Redis is not answering.*\n\n` : '') +
+      (stale
+        ? `*Counts read ${Math.round((Date.now() - this.staleSince!) / 1000)} s ago: Redis is not answering.*\n\n`
+        : '') +
         `**${node.name}** — run ${node.snapshot.run ?? '–'} (${phaseWord(node.snapshot.phase)})\n\n${describeRunPhase(node.snapshot.phase)}\n\n` +
         `${waitingPages(c)} waiting: ${c.frontier} in the frontier, ${c.waiting} ready, ${c.prioritized} prioritized\n\n` +
         (s ? `${c.completed} pages done · ${c.skipped} skipped · ${c.failed} failed · ${s.items} items\n\n` : '') +
         (node.snapshot.file ? `Task file: \`${node.snapshot.file}\`` : ''),
     );
-    item.iconPath = new vscode.ThemeIcon(stopped ? 'debug-stop' : node.snapshot.paused ? 'debug-pause' : interrupted ? 'debug-disconnect' : node.snapshot.phase.kind === 'running' ? 'sync' : 'list-unordered');
+    item.iconPath = new vscode.ThemeIcon(
+      stopped
+        ? 'debug-stop'
+        : node.snapshot.paused
+          ? 'debug-pause'
+          : interrupted
+            ? 'debug-disconnect'
+            : node.snapshot.phase.kind === 'running'
+              ? 'sync'
+              : 'list-unordered',
+    );
     return item;
   }
 
@@ -544,7 +612,12 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
   private queueRow(node: QueueNode): string {
     const item = this.queueItem(node);
     const tip = item.tooltip instanceof vscode.MarkdownString ? item.tooltip.value : item.tooltip;
-    return JSON.stringify([item.description, tip, item.contextValue, item.iconPath instanceof vscode.ThemeIcon ? item.iconPath.id : '']);
+    return JSON.stringify([
+      item.description,
+      tip,
+      item.contextValue,
+      item.iconPath instanceof vscode.ThemeIcon ? item.iconPath.id : '',
+    ]);
   }
 
   dispose(): void {
@@ -591,10 +664,11 @@ const STATE_ICONS: Record<JobStateName, string> = {
 const KEPT = 'Its rows are the newest jobs the queue still keeps.';
 const STATE_TOOLTIPS: Record<JobStateName, string> = {
   frontier: 'Pages waiting in the frontier, not jobs yet: they become jobs as the window has room',
-  waiting: 'Jobs ready to run (BullMQ\'s waiting list); with the frontier\'s and the prioritized pages, the queue\'s "waiting"',
+  waiting:
+    "Jobs ready to run (BullMQ's waiting list); with the frontier's and the prioritized pages, the queue's \"waiting\"",
   prioritized: 'Jobs ready to run, by priority',
-  active: 'Jobs a worker holds now (fetching, or waiting for its host\'s turn)',
-  delayed: 'Jobs waiting for a time: their host\'s next turn, the rate limit, or a retry\'s backoff',
+  active: "Jobs a worker holds now (fetching, or waiting for its host's turn)",
+  delayed: "Jobs waiting for a time: their host's next turn, the rate limit, or a retry's backoff",
   completed: `Pages fetched in this run (the run's count). ${KEPT}`,
   skipped: `Pages not fetched on purpose in this run: robots.txt, a rule gone from the task (the run's count). ${KEPT}`,
   failed: `Pages that failed for good in this run (the run's count). ${KEPT}`,

@@ -36,8 +36,23 @@ export async function seedItems(store: ItemStore, n: number, batch = 5000): Prom
   for (let start = 0; start < n; start += batch) {
     const rows: ItemRow[] = [];
     for (let i = start; i < Math.min(n, start + batch); i++) {
-      const data = { title: `Book ${i}: ${['a light', 'the dark', 'some long'][i % 3]} story`, price: ((i * 7919) % 10000) / 100, upc: `upc-${i}`, rating: ['One', 'Two', 'Three', 'Four', 'Five'][i % 5], availability: '' };
-      rows.push({ type: 'book', key: `upc-${i}`, json: JSON.stringify(data), fields: Object.keys(data), url: `http://127.0.0.1:8737/catalogue/book-${i}.html`, rule: 'book', run: 'bench', fetchedAt: 1_700_000_000_000 + i });
+      const data = {
+        title: `Book ${i}: ${['a light', 'the dark', 'some long'][i % 3]} story`,
+        price: ((i * 7919) % 10000) / 100,
+        upc: `upc-${i}`,
+        rating: ['One', 'Two', 'Three', 'Four', 'Five'][i % 5],
+        availability: '',
+      };
+      rows.push({
+        type: 'book',
+        key: `upc-${i}`,
+        json: JSON.stringify(data),
+        fields: Object.keys(data),
+        url: `http://127.0.0.1:8737/catalogue/book-${i}.html`,
+        rule: 'book',
+        run: 'bench',
+        fetchedAt: 1_700_000_000_000 + i,
+      });
     }
     await store.writeBatch([], rows, 'ignore');
   }
@@ -46,7 +61,12 @@ export async function seedItems(store: ItemStore, n: number, batch = 5000): Prom
 function stats(times: number[]): ScrollStats {
   const sorted = [...times].sort((a, b) => a - b);
   const mean = times.reduce((a, b) => a + b, 0) / Math.max(1, times.length);
-  return { pages: times.length, meanMs: round(mean), p95Ms: round(sorted[Math.floor(sorted.length * 0.95)] ?? 0), maxMs: round(sorted[sorted.length - 1] ?? 0) };
+  return {
+    pages: times.length,
+    meanMs: round(mean),
+    p95Ms: round(sorted[Math.floor(sorted.length * 0.95)] ?? 0),
+    maxMs: round(sorted[sorted.length - 1] ?? 0),
+  };
 }
 
 const round = (x: number) => Math.round(x * 10) / 10;
@@ -58,7 +78,10 @@ async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
 }
 
 /** Measures a store (already filled) through ResultsSource. */
-export async function benchmarkResults(store: ItemStore, opts: { scrollPages?: number; jumps?: number } = {}): Promise<ResultsBenchmark> {
+export async function benchmarkResults(
+  store: ItemStore,
+  opts: { scrollPages?: number; jumps?: number } = {},
+): Promise<ResultsBenchmark> {
   const src = new ResultsSource(store);
   const open = async (view: ResultsViewState) => {
     await src.setQuery(view);
@@ -78,16 +101,32 @@ export async function benchmarkResults(store: ItemStore, opts: { scrollPages?: n
   };
   const n = opts.scrollPages ?? 50;
   const scroll = await page(Array.from({ length: n }, (_, i) => i * PAGE_SIZE));
-  const rnd = (total: number) => Array.from({ length: opts.jumps ?? 20 }, (_, i) => Math.floor(((i * 7919) % 1000) / 1000 * Math.max(0, total - PAGE_SIZE)));
+  const rnd = (total: number) =>
+    Array.from({ length: opts.jumps ?? 20 }, (_, i) =>
+      Math.floor((((i * 7919) % 1000) / 1000) * Math.max(0, total - PAGE_SIZE)),
+    );
   const jumps = await page(rnd(items));
-  const [filteredMatches, filteredFirstRowsMs] = await timed(() => open({ ...EMPTY_VIEW, itemType: 'book', filters: { title: 'dark' }, sort: { field: 'price', descending: true } }));
+  const [filteredMatches, filteredFirstRowsMs] = await timed(() =>
+    open({ ...EMPTY_VIEW, itemType: 'book', filters: { title: 'dark' }, sort: { field: 'price', descending: true } }),
+  );
   const filteredScroll = await page([...Array.from({ length: n }, (_, i) => i * PAGE_SIZE), ...rnd(filteredMatches)]);
   const [, qualityMs] = await timed(() => src.fieldQuality());
-  return { items, firstRowsMs: round(firstRowsMs), scroll, jumps, filteredFirstRowsMs: round(filteredFirstRowsMs), filteredScroll, filteredMatches, qualityMs: round(qualityMs) };
+  return {
+    items,
+    firstRowsMs: round(firstRowsMs),
+    scroll,
+    jumps,
+    filteredFirstRowsMs: round(filteredFirstRowsMs),
+    filteredScroll,
+    filteredMatches,
+    qualityMs: round(qualityMs),
+  };
 }
 
 /** Seeds a throwaway SQLite store with `items` items (default 100,000) and measures it. */
-export async function runResultsBenchmark(opts: { items?: number; dir?: string } = {}): Promise<ResultsBenchmark & { seedMs: number }> {
+export async function runResultsBenchmark(
+  opts: { items?: number; dir?: string } = {},
+): Promise<ResultsBenchmark & { seedMs: number }> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'cs-results-bench-'));
   const store = new SqliteStore(join(dir, 'bench.sqlite'));
   await store.open();

@@ -1,5 +1,12 @@
 import type { RunChangeCounts } from '../../core/history/diff';
-import { changedItems, defaultChangeRun, type ChangedItem, type ItemChange, type ItemStore, type StoredItem } from '../../store';
+import {
+  changedItems,
+  defaultChangeRun,
+  type ChangedItem,
+  type ItemChange,
+  type ItemStore,
+  type StoredItem,
+} from '../../store';
 import { compareKeys, compileFilters, sortKeyOf, textOf, type FieldFilter, type ItemSort } from '../../store/query';
 import { CELL_CHARS, type ChangeFilter, type ChangeRunOption, type RowChange } from './protocol';
 
@@ -15,12 +22,29 @@ export function chooseChangeRun(wanted: string | undefined, runs: readonly RunCh
 }
 
 export function changeRunOption(r: RunChangeCounts): ChangeRunOption {
-  return { id: r.run, complete: r.complete, finishedAt: r.finishedAt, added: r.added, changed: r.changed, removed: r.removed };
+  return {
+    id: r.run,
+    complete: r.complete,
+    finishedAt: r.finishedAt,
+    added: r.added,
+    changed: r.changed,
+    removed: r.removed,
+  };
 }
 
 /** A changed item as the table's rows are (store/query filters and sorts StoredItems). */
 export function asStoredItem(c: ChangedItem, run: string): StoredItem {
-  return { type: c.type, key: c.key, data: c.data, url: c.url, rule: null, run, fetchedAt: c.at, firstSeen: c.at, updatedAt: c.at };
+  return {
+    type: c.type,
+    key: c.key,
+    data: c.data,
+    url: c.url,
+    rule: null,
+    run,
+    fetchedAt: c.at,
+    firstSeen: c.at,
+    updatedAt: c.at,
+  };
 }
 
 export function rowChange(c: ChangedItem): RowChange {
@@ -44,21 +68,35 @@ export class ChangeRows {
     return new ChangeRows(null, [], 0, async () => []);
   }
 
-  static async read(store: ItemStore, task: string, run: string, q: { type: string; kind: ChangeFilter; filters: readonly FieldFilter[]; sort: ItemSort | null }): Promise<ChangeRows> {
+  static async read(
+    store: ItemStore,
+    task: string,
+    run: string,
+    q: { type: string; kind: ChangeFilter; filters: readonly FieldFilter[]; sort: ItemSort | null },
+  ): Promise<ChangeRows> {
     const items = await changedItems(store, task, run, { type: q.type });
     // The change column is filtered on the change's kind, every other column as the table filters it.
     const keep = compileFilters(q.filters.filter((f) => f.field !== '_change'));
-    const keepKind = compileFilters(q.filters.filter((f) => f.field === '_change').map((f) => ({ ...f, field: 'kind' })));
+    const keepKind = compileFilters(
+      q.filters.filter((f) => f.field === '_change').map((f) => ({ ...f, field: 'kind' })),
+    );
     const kindItem = (c: ChangedItem) => asStoredItem({ ...c, data: { kind: c.kind } }, run);
-    let rows = items.filter((c) => (q.kind === 'all' || c.kind === q.kind) && keep(asStoredItem(c, run)) && keepKind(kindItem(c)));
+    let rows = items.filter(
+      (c) => (q.kind === 'all' || c.kind === q.kind) && keep(asStoredItem(c, run)) && keepKind(kindItem(c)),
+    );
     if (q.sort) {
       const field = q.sort.field;
       const dir = q.sort.descending ? -1 : 1;
-      const keyOf = (c: ChangedItem) => sortKeyOf(field === '_change' ? c.kind : field.startsWith('_') ? metaOf(c, field) : c.data[field]);
-      rows = rows.map((c) => ({ c, k: keyOf(c) })).sort((a, b) => dir * compareKeys(a.k, b.k)).map((x) => x.c);
+      const keyOf = (c: ChangedItem) =>
+        sortKeyOf(field === '_change' ? c.kind : field.startsWith('_') ? metaOf(c, field) : c.data[field]);
+      rows = rows
+        .map((c) => ({ c, k: keyOf(c) }))
+        .sort((a, b) => dir * compareKeys(a.k, b.k))
+        .map((x) => x.c);
     }
     const shown = new Set(rows.map((c) => c.key));
-    const records = async () => (await store.history.changes({ task, runs: [run], type: q.type })).filter((c) => shown.has(c.key));
+    const records = async () =>
+      (await store.history.changes({ task, runs: [run], type: q.type })).filter((c) => shown.has(c.key));
     return new ChangeRows(run, rows, items.length, records);
   }
 

@@ -14,7 +14,11 @@ import { showJsonDocument } from '../jsonDocuments';
 // failed jobs and the store, through the read-models (observe/jobs.ts, observe/findUrl.ts) over every partition of
 // the task, on the extension's Redis connection.
 
-async function withParts<T>(connection: RedisConnection, task: string, fn: (parts: TaskPartitions) => Promise<T>): Promise<T> {
+async function withParts<T>(
+  connection: RedisConnection,
+  task: string,
+  fn: (parts: TaskPartitions) => Promise<T>,
+): Promise<T> {
   const parts = new TaskPartitions(await connection.get(), task);
   try {
     return await fn(parts);
@@ -49,31 +53,62 @@ export function jobJson(connection: RedisConnection, task: string, jobId: string
 
 async function showJson(content: unknown): Promise<void> {
   const c = content as { queue?: unknown; id?: unknown; url?: unknown };
-  const title = c.id !== undefined ? `${String(c.queue ?? 'job')} job ${String(c.id)}` : `where ${String(c.url ?? 'the URL')} stands`;
+  const title =
+    c.id !== undefined
+      ? `${String(c.queue ?? 'job')} job ${String(c.id)}`
+      : `where ${String(c.url ?? 'the URL')} stands`;
   await showJsonDocument(title, content, vscode.ViewColumn.Beside);
 }
 
 /** The job that fetched a stored row's page; when the queue no longer keeps it, where the URL stands instead. */
-export async function showJobFor(connection: RedisConnection, task: CrawlTask, url: string, run: string | null): Promise<void> {
+export async function showJobFor(
+  connection: RedisConnection,
+  task: CrawlTask,
+  url: string,
+  run: string | null,
+): Promise<void> {
   const job = run ? await withParts(connection, task.name, (parts) => readPageJob(parts, run, url)) : null;
   if (job) return showJson(jobDocument(job));
   const r = await searchUrl(connection, task, url);
   await showFindings(connection, task, r, `The job of ${url} is no longer kept by the queue`);
 }
 
-const ICONS: Record<UrlFinding['place'], string> = { scope: 'filter', run: 'info', seen: 'eye', queue: 'list-unordered', failed: 'error', store: 'database' };
+const ICONS: Record<UrlFinding['place'], string> = {
+  scope: 'filter',
+  run: 'info',
+  seen: 'eye',
+  queue: 'list-unordered',
+  failed: 'error',
+  store: 'database',
+};
 
 /** Lists findings; picking one opens what it names (the job's data, the item in the results view). */
-export async function showFindings(connection: RedisConnection, task: CrawlTask, r: UrlSearchResult, title?: string): Promise<void> {
+export async function showFindings(
+  connection: RedisConnection,
+  task: CrawlTask,
+  r: UrlSearchResult,
+  title?: string,
+): Promise<void> {
   type Pick = vscode.QuickPickItem & { finding: UrlFinding };
-  const picks: Pick[] = r.findings.map((f) => ({ label: `$(${ICONS[f.place]}) ${f.place}`, description: f.text, finding: f }));
-  const chosen = await vscode.window.showQuickPick(picks, { title: title ?? `${r.url ?? r.input} in '${task.name}'`, placeHolder: r.url ?? r.input, matchOnDescription: true });
+  const picks: Pick[] = r.findings.map((f) => ({
+    label: `$(${ICONS[f.place]}) ${f.place}`,
+    description: f.text,
+    finding: f,
+  }));
+  const chosen = await vscode.window.showQuickPick(picks, {
+    title: title ?? `${r.url ?? r.input} in '${task.name}'`,
+    placeHolder: r.url ?? r.input,
+    matchOnDescription: true,
+  });
   if (!chosen) return;
   const f = chosen.finding;
   if (f.jobId) {
     const job = await jobJson(connection, task.name, f.jobId);
     if (job) await showJson(jobDocument(job));
   } else if (f.itemType && f.itemKey) {
-    await vscode.commands.executeCommand('crawlStudio.openResults', vscode.Uri.file(task.file), { itemType: f.itemType, filters: { _key: `=${f.itemKey}` } });
+    await vscode.commands.executeCommand('crawlStudio.openResults', vscode.Uri.file(task.file), {
+      itemType: f.itemType,
+      filters: { _key: `=${f.itemKey}` },
+    });
   }
 }

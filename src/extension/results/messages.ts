@@ -15,7 +15,20 @@ const isSort: Check<ResultsViewState['sort']> = (v): v is ResultsViewState['sort
 const isHidden: Check<string[]> = (v): v is string[] => Array.isArray(v) && v.length <= 500 && v.every(isStr(200));
 
 export const isViewState: Check<ResultsViewState> = (v): v is ResultsViewState =>
-  hasShape(v, { itemType: (t): t is string | null => t === null || isStr(200)(t), filters: isFilters, sort: isSort, hidden: isHidden, showQuality: isBool, run: isStr(200), changes: isOneOf('all', 'added', 'changed', 'removed'), changeRun: isStr(200) }, ['run', 'changes', 'changeRun']);
+  hasShape(
+    v,
+    {
+      itemType: (t): t is string | null => t === null || isStr(200)(t),
+      filters: isFilters,
+      sort: isSort,
+      hidden: isHidden,
+      showQuality: isBool,
+      run: isStr(200),
+      changes: isOneOf('all', 'added', 'changed', 'removed'),
+      changeRun: isStr(200),
+    },
+    ['run', 'changes', 'changeRun'],
+  );
 
 const offsetMsg = (type: string) => (v: unknown) => hasShape(v, { type: isOneOf(type), offset: isInt(0, MAX_OFFSET) });
 
@@ -27,14 +40,23 @@ export function parseResultsMessage(v: unknown): FromResults | null {
     case 'query':
       return hasShape(v, { type: isOneOf('query'), view: isViewState }) ? (v as FromResults) : null;
     case 'rows':
-      return hasShape(v, { type: isOneOf('rows'), generation: isInt(0, Number.MAX_SAFE_INTEGER), offset: isInt(0, MAX_OFFSET), limit: isInt(1, 1000) }) ? (v as FromResults) : null;
+      return hasShape(v, {
+        type: isOneOf('rows'),
+        generation: isInt(0, Number.MAX_SAFE_INTEGER),
+        offset: isInt(0, MAX_OFFSET),
+        limit: isInt(1, 1000),
+      })
+        ? (v as FromResults)
+        : null;
     case 'detail':
     case 'openUrl':
     case 'showJob':
     case 'openPreview':
       return offsetMsg(v.type)(v) ? (v as FromResults) : null;
     case 'export':
-      return hasShape(v, { type: isOneOf('export'), format: isOneOf('csv', 'jsonl', 'json') }) ? (v as FromResults) : null;
+      return hasShape(v, { type: isOneOf('export'), format: isOneOf('csv', 'jsonl', 'json') })
+        ? (v as FromResults)
+        : null;
     case 'quality':
       return hasShape(v, { type: isOneOf('quality'), show: isBool }) ? (v as FromResults) : null;
     default:

@@ -11,7 +11,14 @@ import type { CrawlStudioApi } from '../api';
 import { PanelRegistry, WebviewPanelBase } from '../panel';
 import { panelOptions, webviewHtml } from '../webview';
 import { parseResultsMessage } from './messages';
-import { EMPTY_VIEW, RESULTS_VIEW_TYPE, type ExportFormat, type FromResults, type ResultsViewState, type ToResults } from './protocol';
+import {
+  EMPTY_VIEW,
+  RESULTS_VIEW_TYPE,
+  type ExportFormat,
+  type FromResults,
+  type ResultsViewState,
+  type ToResults,
+} from './protocol';
 import { DEFAULT_HIDDEN, ResultsSource } from './source';
 
 // One results panel per task file: the task's stored items as a virtual table in a webview. The webview asks
@@ -47,7 +54,11 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
     panel.webview.options = panelOptions(context.extensionUri);
     panel.iconPath = vscode.Uri.joinPath(context.extensionUri, 'media', 'icon.svg');
     const title = `Results: ${task.name}`;
-    panel.webview.html = webviewHtml(panel.webview, context.extensionUri, { view: 'results', title, app: { role: 'application', 'aria-label': title } });
+    panel.webview.html = webviewHtml(panel.webview, context.extensionUri, {
+      view: 'results',
+      title,
+      app: { role: 'application', 'aria-label': title },
+    });
     this.disposables.push(panel.onDidChangeViewState(() => this.schedulePoll(0)));
   }
 
@@ -60,11 +71,22 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
     view?: ResultsViewState,
   ): Promise<ResultsPanel> {
     const initial = view ?? { ...EMPTY_VIEW, hidden: [...DEFAULT_HIDDEN] };
-    return ResultsPanel.panels.show(task.file, `Results: ${task.name}`, panelOptions(context.extensionUri), existing, (panel) => new ResultsPanel(context, api, actions, panel, task, initial)).panel;
+    return ResultsPanel.panels.show(
+      task.file,
+      `Results: ${task.name}`,
+      panelOptions(context.extensionUri),
+      existing,
+      (panel) => new ResultsPanel(context, api, actions, panel, task, initial),
+    ).panel;
   }
 
   private async store(): Promise<ResultsSource> {
-    if (!this.source) this.source = new ResultsSource(await openStore(storeUrlFor(this.task), { task: this.task.name, cwd: dirname(this.task.file) }), this.task.name, [...new Set(this.task.rules.flatMap((r) => r.items.map((i) => i.type)))]);
+    if (!this.source)
+      this.source = new ResultsSource(
+        await openStore(storeUrlFor(this.task), { task: this.task.name, cwd: dirname(this.task.file) }),
+        this.task.name,
+        [...new Set(this.task.rules.flatMap((r) => r.items.map((i) => i.type)))],
+      );
     return this.source;
   }
 
@@ -98,7 +120,12 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
         await this.serial(async () => {
           const src = await this.store();
           if (m.generation !== src.generation) return;
-          this.post({ type: 'rows', generation: m.generation, offset: m.offset, rows: await src.rows(m.offset, m.limit) });
+          this.post({
+            type: 'rows',
+            generation: m.generation,
+            offset: m.offset,
+            rows: await src.rows(m.offset, m.limit),
+          });
         });
         return;
       case 'detail':
@@ -108,13 +135,27 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
           if (!item) return;
           const fields = Object.entries(item.data).map(([name, value]) => ({ name, value }));
           const change = src.changeAt(m.offset);
-          this.post({ type: 'detail', detail: { offset: m.offset, type: item.type, key: item.key, url: item.url, rule: item.rule, run: item.run, fetchedAt: item.fetchedAt, fields, ...(change ? { change } : {}) } });
+          this.post({
+            type: 'detail',
+            detail: {
+              offset: m.offset,
+              type: item.type,
+              key: item.key,
+              url: item.url,
+              rule: item.rule,
+              run: item.run,
+              fetchedAt: item.fetchedAt,
+              fields,
+              ...(change ? { change } : {}),
+            },
+          });
         });
         return;
       case 'openUrl': {
         const item = await this.serial(async () => (await this.store()).item(m.offset));
         // Only the stored item's own URL, and only http(s): the webview never names what gets opened.
-        if (item?.url && /^https?:\/\//i.test(item.url)) await vscode.env.openExternal(vscode.Uri.parse(item.url, true));
+        if (item?.url && /^https?:\/\//i.test(item.url))
+          await vscode.env.openExternal(vscode.Uri.parse(item.url, true));
         return;
       }
       case 'showJob': {
@@ -126,11 +167,18 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
         const item = await this.serial(async () => (await this.store()).item(m.offset));
         if (!item?.url || !/^https?:\/\//i.test(item.url)) return;
         if (!(await vscode.commands.getCommands(true)).includes(DESIGNER_PREVIEW_COMMAND)) {
-          void vscode.window.showInformationMessage('The designer preview is not available in this version of Crawl Studio.');
+          void vscode.window.showInformationMessage(
+            'The designer preview is not available in this version of Crawl Studio.',
+          );
           return;
         }
         // The designer's signature: (task file, rule, url).
-        await vscode.commands.executeCommand(DESIGNER_PREVIEW_COMMAND, vscode.Uri.file(this.task.file), item.rule ?? undefined, item.url);
+        await vscode.commands.executeCommand(
+          DESIGNER_PREVIEW_COMMAND,
+          vscode.Uri.file(this.task.file),
+          item.rule ?? undefined,
+          item.url,
+        );
         return;
       }
       case 'export':
@@ -157,12 +205,22 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
   private async applyQuery(view: ResultsViewState): Promise<void> {
     const src = await this.store();
     const typeChanged = view.itemType !== this.view.itemType;
-    const needsIndex = Object.values(view.filters).some((t) => t !== '') || (view.sort !== null && !['_key', '_fetched_at'].includes(view.sort.field)) || (view.run ?? 'latest') !== (this.view.run ?? 'latest');
+    const needsIndex =
+      Object.values(view.filters).some((t) => t !== '') ||
+      (view.sort !== null && !['_key', '_fetched_at'].includes(view.sort.field)) ||
+      (view.run ?? 'latest') !== (this.view.run ?? 'latest');
     if (needsIndex) this.post({ type: 'busy', text: 'Filtering…' });
     this.view = await src.setQuery(view);
     // A new type or run: the columns and the run filter change with it.
     const last = this.lastInit();
-    if (typeChanged || (view.run ?? 'latest') !== (last?.view.run ?? 'latest') || src.run !== last?.runs.shown || view.changes !== last?.view.changes || view.changeRun !== last?.view.changeRun) await this.postInit();
+    if (
+      typeChanged ||
+      (view.run ?? 'latest') !== (last?.view.run ?? 'latest') ||
+      src.run !== last?.runs.shown ||
+      view.changes !== last?.view.changes ||
+      view.changeRun !== last?.view.changeRun
+    )
+      await this.postInit();
     this.lastCount = '';
     await this.postCount();
     if (needsIndex) this.post({ type: 'busy', text: null });
@@ -177,7 +235,18 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
   private async postInit(canPreview = this.lastInit()?.canPreview ?? false): Promise<void> {
     const src = await this.store();
     const columns = this.view.itemType ? await src.columns(this.view.itemType) : [];
-    this.post({ type: 'init', task: this.task.name, file: this.task.file, store: src.store.location, types: await src.types(), columns, view: this.view, canPreview, runs: await src.runsShown(), changes: await src.changesShown() });
+    this.post({
+      type: 'init',
+      task: this.task.name,
+      file: this.task.file,
+      store: src.store.location,
+      types: await src.types(),
+      columns,
+      view: this.view,
+      canPreview,
+      runs: await src.runsShown(),
+      changes: await src.changesShown(),
+    });
   }
 
   private async postCount(): Promise<void> {
@@ -234,13 +303,17 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     if (this.disposed || !this.panel.visible) return;
-    const running = (this.lastPosted.get('count') as Extract<ToResults, { type: 'count' }> | undefined)?.running ?? true;
-    this.timer = setTimeout(() => {
-      void this.serial(async () => {
-        await this.postCount();
-        if (this.view.showQuality) await this.postQuality();
-      }).finally(() => this.schedulePoll());
-    }, delayMs ?? (running ? 1000 : 5000));
+    const running =
+      (this.lastPosted.get('count') as Extract<ToResults, { type: 'count' }> | undefined)?.running ?? true;
+    this.timer = setTimeout(
+      () => {
+        void this.serial(async () => {
+          await this.postCount();
+          if (this.view.showQuality) await this.postQuality();
+        }).finally(() => this.schedulePoll());
+      },
+      delayMs ?? (running ? 1000 : 5000),
+    );
   }
 
   private async exportWithDialog(format: ExportFormat): Promise<void> {
@@ -254,11 +327,17 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
     if (!target) return;
     // A big store takes a while: the export shows its progress and can be cancelled (the partial file is removed).
     const n = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Exporting '${this.task.name}' as ${format.toUpperCase()}…`, cancellable: true },
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `Exporting '${this.task.name}' as ${format.toUpperCase()}…`,
+        cancellable: true,
+      },
       (_p, token) => this.exportTo(format, target.fsPath, token),
     );
     if (n !== undefined) {
-      void vscode.window.showInformationMessage(`Exported ${n} item(s) to ${vscode.workspace.asRelativePath(target)}.`, 'Open').then((a) => a && vscode.window.showTextDocument(target));
+      void vscode.window
+        .showInformationMessage(`Exported ${n} item(s) to ${vscode.workspace.asRelativePath(target)}.`, 'Open')
+        .then((a) => a && vscode.window.showTextDocument(target));
     }
   }
 

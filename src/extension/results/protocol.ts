@@ -95,7 +95,11 @@ export interface RowDetail extends RowMeta {
   readonly run: string | null;
   readonly fields: readonly { readonly name: string; readonly value: unknown }[];
   /** Under a change filter: what the run did to the item, each changed field's whole old and new value. */
-  readonly change?: { readonly kind: ChangeKindName; readonly run: string; readonly fields: readonly { readonly field: string; readonly old?: unknown; readonly new?: unknown }[] };
+  readonly change?: {
+    readonly kind: ChangeKindName;
+    readonly run: string;
+    readonly fields: readonly { readonly field: string; readonly old?: unknown; readonly new?: unknown }[];
+  };
 }
 
 export interface QualityRow {
@@ -117,10 +121,25 @@ export type ToResults =
       readonly runs: RunsShown;
       readonly changes: ChangesShown;
     }
-  | { readonly type: 'count'; readonly generation: number; readonly total: number; readonly stored: number; readonly running: boolean; readonly indexing: boolean; readonly columns: readonly string[]; readonly types: readonly string[] }
+  | {
+      readonly type: 'count';
+      readonly generation: number;
+      readonly total: number;
+      readonly stored: number;
+      readonly running: boolean;
+      readonly indexing: boolean;
+      readonly columns: readonly string[];
+      readonly types: readonly string[];
+    }
   | { readonly type: 'rows'; readonly generation: number; readonly offset: number; readonly rows: readonly TableRow[] }
   | { readonly type: 'detail'; readonly detail: RowDetail }
-  | { readonly type: 'quality'; readonly itemType: string; readonly run: string; readonly total: number; readonly fields: readonly QualityRow[] }
+  | {
+      readonly type: 'quality';
+      readonly itemType: string;
+      readonly run: string;
+      readonly total: number;
+      readonly fields: readonly QualityRow[];
+    }
   | { readonly type: 'busy'; readonly text: string | null }
   | { readonly type: 'error'; readonly message: string };
 
@@ -138,4 +157,11 @@ export type FromResults =
   /** Show (and keep current while visible) or hide the field quality panel. */
   | { readonly type: 'quality'; readonly show: boolean };
 
-export const EMPTY_VIEW: ResultsViewState = { itemType: null, filters: {}, sort: null, hidden: [], showQuality: false, run: 'latest' };
+export const EMPTY_VIEW: ResultsViewState = {
+  itemType: null,
+  filters: {},
+  sort: null,
+  hidden: [],
+  showQuality: false,
+  run: 'latest',
+};

@@ -22,7 +22,9 @@ import { isRecord } from './validate';
  * result so tests can drive it; `crawlStudio.results.test*` hooks expose what the panels last sent.
  */
 export function activateResults(context: vscode.ExtensionContext, api: CrawlStudioApi, host: LazyHost): void {
-  const actions = { showJob: (task: CrawlTask, url: string, run: string | null) => showJobFor(api.connection, task, url, run) };
+  const actions = {
+    showJob: (task: CrawlTask, url: string, run: string | null) => showJobFor(api.connection, task, url, run),
+  };
   const reg = (id: string, fn: (...args: any[]) => unknown) => host.command(id, reporting(fn));
 
   // Returns the number of stored items (every type), as the first version of the command did.
@@ -42,35 +44,56 @@ export function activateResults(context: vscode.ExtensionContext, api: CrawlStud
   reg('crawlStudio.findUrl', async (url?: unknown, target?: unknown) => {
     const task = await taskFor(target, 'Task to search');
     if (!task) return undefined;
-    const text = typeof url === 'string' ? url : await vscode.window.showInputBox({ title: `Find URL in '${task.name}'`, prompt: 'Where is this URL in the crawl, and why?', placeHolder: 'https://…', validateInput: (v) => (v.trim() ? null : 'A URL') });
+    const text =
+      typeof url === 'string'
+        ? url
+        : await vscode.window.showInputBox({
+            title: `Find URL in '${task.name}'`,
+            prompt: 'Where is this URL in the crawl, and why?',
+            placeHolder: 'https://…',
+            validateInput: (v) => (v.trim() ? null : 'A URL'),
+          });
     if (!text) return undefined;
-    const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Finding ${text}…` }, () => searchUrl(api.connection, task, text));
+    const r = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Window, title: `Finding ${text}…` },
+      () => searchUrl(api.connection, task, text),
+    );
     // Not awaited: the command answers now; the list stays open for the person.
     void showFindings(api.connection, task, r);
     return r;
   });
 
   host.serializer(RESULTS_VIEW_TYPE, {
-      async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown) {
-        const task = restoredTask(state);
-        if (!task) {
-          panel.dispose();
-          return;
-        }
-        const view = isRecord(state) && isViewState(state.view) ? state.view : undefined;
-        await ResultsPanel.open(context, api, actions, task, panel, view);
-      },
+    async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown) {
+      const task = restoredTask(state);
+      if (!task) {
+        panel.dispose();
+        return;
+      }
+      const view = isRecord(state) && isViewState(state.view) ? state.view : undefined;
+      await ResultsPanel.open(context, api, actions, task, panel, view);
+    },
   });
 
   // Test hooks (testHooks.ts): registered only when the extension host runs tests.
   if (testHooksEnabled(context)) {
     reg('crawlStudio.results.testState', () =>
-      [...ResultsPanel.panels.values()].map((p) => ({ task: p.task.name, file: p.task.file, view: p.state.view, visible: p.panel.visible, lastPosted: Object.fromEntries(p.lastPosted) })),
+      [...ResultsPanel.panels.values()].map((p) => ({
+        task: p.task.name,
+        file: p.task.file,
+        view: p.state.view,
+        visible: p.panel.visible,
+        lastPosted: Object.fromEntries(p.lastPosted),
+      })),
     );
-    reg('crawlStudio.results.testMessage', (file: unknown, message: unknown) => panelFor(file)?.receive(message) ?? false);
+    reg(
+      'crawlStudio.results.testMessage',
+      (file: unknown, message: unknown) => panelFor(file)?.receive(message) ?? false,
+    );
     reg('crawlStudio.results.testExport', async (file: unknown, format: unknown, path: unknown) => {
       const p = panelFor(file);
-      if (!p || !['csv', 'jsonl', 'json'].includes(String(format)) || typeof path !== 'string' || !writableByHook(path)) return undefined;
+      if (!p || !['csv', 'jsonl', 'json'].includes(String(format)) || typeof path !== 'string' || !writableByHook(path))
+        return undefined;
       return p.exportTo(format as ExportFormat, path);
     });
   }
@@ -86,7 +109,9 @@ function panelFor(file: unknown): ResultsPanel | undefined {
 /** The test hook writes only inside the workspace or the temp folder. */
 function writableByHook(path: string): boolean {
   const abs = resolve(path);
-  const roots = [tmpdir(), ...(vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath)].map((r) => (existsSync(r) ? realpathSync(r) : r));
+  const roots = [tmpdir(), ...(vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath)].map((r) =>
+    existsSync(r) ? realpathSync(r) : r,
+  );
   const dir = existsSync(dirname(abs)) ? realpathSync(dirname(abs)) : dirname(abs);
   return roots.some((r) => dir === r || dir.startsWith(r + sep));
 }
@@ -94,15 +119,25 @@ function writableByHook(path: string): boolean {
 function initialView(v: unknown): ResultsViewState | null {
   if (!isRecord(v)) return null;
   const itemType = typeof v.itemType === 'string' ? v.itemType : null;
-  const filters = isRecord(v.filters) ? Object.fromEntries(Object.entries(v.filters).filter((e): e is [string, string] => typeof e[1] === 'string')) : {};
+  const filters = isRecord(v.filters)
+    ? Object.fromEntries(Object.entries(v.filters).filter((e): e is [string, string] => typeof e[1] === 'string'))
+    : {};
   // A run's changes (the dashboard's "Show changes"): the change filter and its run.
   const changes = CHANGE_FILTERS.find((c) => c === v.changes);
   const changeRun = typeof v.changeRun === 'string' && v.changeRun.length <= 200 ? v.changeRun : undefined;
-  return { ...EMPTY_VIEW, hidden: [...DEFAULT_HIDDEN], itemType, filters, ...(changes ? { changes } : {}), ...(changes && changeRun ? { changeRun } : {}) };
+  return {
+    ...EMPTY_VIEW,
+    hidden: [...DEFAULT_HIDDEN],
+    itemType,
+    filters,
+    ...(changes ? { changes } : {}),
+    ...(changes && changeRun ? { changeRun } : {}),
+  };
 }
 
 function restoredTask(state: unknown): CrawlTask | null {
-  if (!isRecord(state) || typeof state.file !== 'string' || !isTaskPath(state.file) || !existsSync(state.file)) return null;
+  if (!isRecord(state) || typeof state.file !== 'string' || !isTaskPath(state.file) || !existsSync(state.file))
+    return null;
   return loadTask(vscode.Uri.file(state.file));
 }
 

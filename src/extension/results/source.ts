@@ -2,9 +2,26 @@ import type { Writable } from 'node:stream';
 import type { RunChangeCounts } from '../../core/history/diff';
 import { exportChanges, exportItems, type ExportResult, type ItemStore, type StoredItem } from '../../store';
 import type { RunItems } from '../../store/types';
-import { ItemCache, ItemView, META_COLUMNS, QualityTracker, textOf, viewAsStore, type FieldFilter, type ItemQuery, type QualityReport } from '../../store/query';
+import {
+  ItemCache,
+  ItemView,
+  META_COLUMNS,
+  QualityTracker,
+  textOf,
+  viewAsStore,
+  type FieldFilter,
+  type ItemQuery,
+  type QualityReport,
+} from '../../store/query';
 import { asStoredItem, ChangeRows, changeRunOption, chooseChangeRun, rowChange } from './changes';
-import { CELL_CHARS, type ChangesShown, type ExportFormat, type ResultsViewState, type RunsShown, type TableRow } from './protocol';
+import {
+  CELL_CHARS,
+  type ChangesShown,
+  type ExportFormat,
+  type ResultsViewState,
+  type RunsShown,
+  type TableRow,
+} from './protocol';
 
 // The results view's data, without VS Code: one store, the current query over one item type and one run (the
 // latest by default: a table mixing every run read "author 50% empty" after one run with a broken selector, issue
@@ -59,7 +76,9 @@ export class ResultsSource {
   /** Data fields in stored order, then the meta columns. */
   async columns(type: string): Promise<string[]> {
     // Under a change filter: what happened to the item first; runs and rules are not a history's.
-    const cols = this.changeRows ? ['_change', ...(await this.store.fieldNames(type)), '_key', '_url', '_fetched_at'] : [...(await this.store.fieldNames(type)), ...META_COLUMNS];
+    const cols = this.changeRows
+      ? ['_change', ...(await this.store.fieldNames(type)), '_key', '_url', '_fetched_at']
+      : [...(await this.store.fieldNames(type)), ...META_COLUMNS];
     this.columnsOf.set(type, cols);
     return cols;
   }
@@ -82,13 +101,30 @@ export class ResultsSource {
     const sort = state.sort && columns.has(state.sort.field) ? state.sort : null;
     const run = state.run ?? 'latest';
     this.shownRun = chooseRun(run, await this.runs(type));
-    const query: ItemQuery = { type, filters, sort, ...(this.shownRun.filter !== undefined ? { run: this.shownRun.filter } : {}) };
+    const query: ItemQuery = {
+      type,
+      filters,
+      sort,
+      ...(this.shownRun.filter !== undefined ? { run: this.shownRun.filter } : {}),
+    };
     const view = new ItemView(this.store, query, null);
     this.view = view.direct ? view : new ItemView(this.store, query, this.cacheFor(type));
-    const shown = { ...state, itemType: type, filters: Object.fromEntries(filters.map((f) => [f.field, f.text])), sort, run };
+    const shown = {
+      ...state,
+      itemType: type,
+      filters: Object.fromEntries(filters.map((f) => [f.field, f.text])),
+      sort,
+      run,
+    };
     if (state.changes === undefined) return shown;
     const changeRun = chooseChangeRun(state.changeRun, await this.changeRuns());
-    if (changeRun !== null && this.task !== null) this.changeRows = await ChangeRows.read(this.store, this.task, changeRun, { type, kind: state.changes, filters, sort });
+    if (changeRun !== null && this.task !== null)
+      this.changeRows = await ChangeRows.read(this.store, this.task, changeRun, {
+        type,
+        kind: state.changes,
+        filters,
+        sort,
+      });
     return { ...shown, changeRun: state.changeRun ?? 'latest' };
   }
 
@@ -108,7 +144,11 @@ export class ResultsSource {
   /** The change filter's runs and the one shown. */
   async changesShown(): Promise<ChangesShown> {
     const runs = await this.changeRuns();
-    return { runs: runs.map(changeRunOption), shown: this.changeRows?.run ?? null, latest: chooseChangeRun('latest', runs) };
+    return {
+      runs: runs.map(changeRunOption),
+      shown: this.changeRows?.run ?? null,
+      latest: chooseChangeRun('latest', runs),
+    };
   }
 
   /** Whether a change filter is on. */
@@ -137,7 +177,10 @@ export class ResultsSource {
   /** The runs offered by the run filter and the one shown (a run id, or 'all'). */
   async runsShown(): Promise<RunsShown> {
     const runs = this.itemType ? await this.runs(this.itemType) : [];
-    return { runs: runs.map((r) => ({ id: r.run, items: r.items, firstFetchedAt: r.firstFetchedAt })), shown: this.shownRun.shown };
+    return {
+      runs: runs.map((r) => ({ id: r.run, items: r.items, firstFetchedAt: r.firstFetchedAt })),
+      shown: this.shownRun.shown,
+    };
   }
 
   /** True when the current query needs an index (the first count may take a while on big stores). */
@@ -156,7 +199,8 @@ export class ResultsSource {
     if (this.changeRows) return { total: this.changeRows.count, stored: this.changeRows.all };
     if (!this.view || !this.itemType) return { total: 0, stored: 0 };
     const total = await this.view.count();
-    const stored = this.view.direct && this.view.query.filters.length === 0 ? total : await this.store.count(this.itemType);
+    const stored =
+      this.view.direct && this.view.query.filters.length === 0 ? total : await this.store.count(this.itemType);
     return { total, stored };
   }
 
@@ -168,12 +212,17 @@ export class ResultsSource {
 
   async rows(offset: number, limit: number): Promise<TableRow[]> {
     const ch = this.changeRows;
-    if (ch) return ch.page(offset, limit).map((c) => ({ ...toTableRow(asStoredItem(c, ch.run!)), change: rowChange(c) }));
+    if (ch)
+      return ch.page(offset, limit).map((c) => ({ ...toTableRow(asStoredItem(c, ch.run!)), change: rowChange(c) }));
     return (await this.items(offset, limit)).map(toTableRow);
   }
 
   /** Under a change filter: what the shown run did to the row at `offset`, with whole values. */
-  changeAt(offset: number): { kind: 'added' | 'changed' | 'removed'; run: string; fields: { field: string; old?: unknown; new?: unknown }[] } | null {
+  changeAt(offset: number): {
+    kind: 'added' | 'changed' | 'removed';
+    run: string;
+    fields: { field: string; old?: unknown; new?: unknown }[];
+  } | null {
     const ch = this.changeRows;
     const c = ch?.page(offset, 1)[0];
     return c && ch?.run ? { kind: c.kind, run: ch.run, fields: c.fields.map((f) => ({ ...f })) } : null;
@@ -203,7 +252,10 @@ export class ResultsSource {
   async exportTo(format: ExportFormat, out: Writable): Promise<ExportResult> {
     if (this.changeRows) {
       // The rows' change records, as `crawl-studio export --changes` writes them.
-      if (format === 'json') throw new Error('changes are exported as CSV or JSONL (as crawl-studio export --changes writes them), not JSON');
+      if (format === 'json')
+        throw new Error(
+          'changes are exported as CSV or JSONL (as crawl-studio export --changes writes them), not JSON',
+        );
       const items = await exportChanges(await this.changeRows.records(), { format, out, csvRaw: false });
       return { items, types: this.itemType ? [this.itemType] : [] };
     }

@@ -40,7 +40,9 @@ export class WorkerManager implements vscode.Disposable {
       this.changed.fire();
     });
     supervisor.on('log', (pid, line) => logLine(this.channel(), pid, line));
-    supervisor.on('released', (pid, jobs) => this.channel().info(`[${pid}] ${jobs} unfinished page${jobs === 1 ? '' : 's'} went back to the queue`));
+    supervisor.on('released', (pid, jobs) =>
+      this.channel().info(`[${pid}] ${jobs} unfinished page${jobs === 1 ? '' : 's'} went back to the queue`),
+    );
     supervisor.on('exit', (pid, code, signal, expected, lastLines) => {
       const ch = this.channel();
       (expected ? ch.info : ch.error).call(ch, `[${pid}] worker exited (${signal ?? `code ${code}`})`);
@@ -58,7 +60,13 @@ export class WorkerManager implements vscode.Disposable {
    * Starts a pool of workers for task files, independent of any crawl session (e.g. to add capacity). `secretEnv`:
    * the tasks' credentials from Secret Storage, handed over by environment as Start Crawl does (never arguments).
    */
-  start(taskFiles: readonly string[], count: number, concurrency: number | Scaled, redisUrl: string, secretEnv?: Readonly<Record<string, string>>): WorkerPool {
+  start(
+    taskFiles: readonly string[],
+    count: number,
+    concurrency: number | Scaled,
+    redisUrl: string,
+    secretEnv?: Readonly<Record<string, string>>,
+  ): WorkerPool {
     const supervisor = new WorkerSupervisor({
       workerScript: this.workerScript,
       taskFiles,
@@ -94,12 +102,14 @@ export class WorkerManager implements vscode.Disposable {
   }
 
   async stop(pid: number): Promise<void> {
-    for (const pool of this.pools) if (pool.supervisor.list().some((w) => w.pid === pid)) await pool.supervisor.stopOne(pid);
+    for (const pool of this.pools)
+      if (pool.supervisor.list().some((w) => w.pid === pid)) await pool.supervisor.stopOne(pid);
     this.changed.fire();
   }
 
   async restart(pid: number): Promise<void> {
-    for (const pool of this.pools) if (pool.supervisor.list().some((w) => w.pid === pid)) await pool.supervisor.restart(pid);
+    for (const pool of this.pools)
+      if (pool.supervisor.list().some((w) => w.pid === pid)) await pool.supervisor.restart(pid);
     this.changed.fire();
   }
 
@@ -109,7 +119,9 @@ export class WorkerManager implements vscode.Disposable {
    */
   async stopAll(token?: vscode.CancellationToken): Promise<void> {
     const pools = [...this.pools];
-    const sub = token?.onCancellationRequested(() => void Promise.all(pools.map((p) => p.supervisor.killAll('SIGKILL'))));
+    const sub = token?.onCancellationRequested(
+      () => void Promise.all(pools.map((p) => p.supervisor.killAll('SIGKILL'))),
+    );
     if (token?.isCancellationRequested) await Promise.all(pools.map((p) => p.supervisor.killAll('SIGKILL')));
     try {
       await Promise.all(pools.map((p) => p.supervisor.stopAll()));

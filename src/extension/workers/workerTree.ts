@@ -7,7 +7,9 @@ import type { TrackedWorker, WorkerManager } from './workerManager';
 // The Workers view: local worker processes, and remote ones (other machines, other editors) from the
 // heartbeats every worker keeps in Redis, with their throughput and last-seen time.
 
-export type WorkerNode = { kind: 'local'; worker: TrackedWorker; beat: WorkerBeat | null; rate: number } | { kind: 'remote'; beat: WorkerBeat; rate: number };
+export type WorkerNode =
+  | { kind: 'local'; worker: TrackedWorker; beat: WorkerBeat | null; rate: number }
+  | { kind: 'remote'; beat: WorkerBeat; rate: number };
 
 export class WorkerTreeProvider implements vscode.TreeDataProvider<WorkerNode>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
@@ -41,7 +43,9 @@ export class WorkerTreeProvider implements vscode.TreeDataProvider<WorkerNode>, 
       for (const id of this.rateOf.keys()) if (!next.has(id)) this.rateOf.delete(id);
       // Re-drawn at every poll while a remote worker is listed, not only when a beat changed: its "seen N ago"
       // froze at "11s" beside the dashboard's "1m0s" once it stopped beating (issue 32, item 3).
-      const changed = JSON.stringify([...next]) !== JSON.stringify([...this.beats]) || [...next.values()].some((b) => !this.isLocal(b));
+      const changed =
+        JSON.stringify([...next]) !== JSON.stringify([...this.beats]) ||
+        [...next.values()].some((b) => !this.isLocal(b));
       this.beats = next;
       if (changed) this.changed.fire();
     } catch {
@@ -62,7 +66,8 @@ export class WorkerTreeProvider implements vscode.TreeDataProvider<WorkerNode>, 
       if (beat) localIds.add(beat.id);
       return { kind: 'local', worker: w, beat, rate: beat ? (this.rateOf.get(beat.id) ?? 0) : 0 };
     });
-    for (const b of this.beats.values()) if (!localIds.has(b.id)) out.push({ kind: 'remote', beat: b, rate: this.rateOf.get(b.id) ?? 0 });
+    for (const b of this.beats.values())
+      if (!localIds.has(b.id)) out.push({ kind: 'remote', beat: b, rate: this.rateOf.get(b.id) ?? 0 });
     return out;
   }
 

@@ -1,5 +1,13 @@
 import { quoteIdent } from '../tables';
-import { recordSighting, type ChangeKind, type ChangeRow, type HistoryRetention, type ItemState, type RunChangeCounts, type Sighting } from '../../core/history/diff';
+import {
+  recordSighting,
+  type ChangeKind,
+  type ChangeRow,
+  type HistoryRetention,
+  type ItemState,
+  type RunChangeCounts,
+  type Sighting,
+} from '../../core/history/diff';
 
 // Item history over either store: the same SQL (`?` placeholders, standard ON CONFLICT) runs on SQLite and
 // PostgreSQL through a small executor each store provides (history/sqlite.ts, history/postgres.ts); what to record
@@ -91,10 +99,15 @@ export class ItemHistoryLog {
    * `itemsMarkSeen`: the batch was stored with policy update, so each item's row in its type's table now says this
    * run saw it (its `run`); unchanged items then write nothing here, finishRun reads their last run from there.
    */
-  async observe(items: readonly Sighting[], within: HistorySql = this.sql, opts: { itemsMarkSeen?: boolean } = {}): Promise<void> {
+  async observe(
+    items: readonly Sighting[],
+    within: HistorySql = this.sql,
+    opts: { itemsMarkSeen?: boolean } = {},
+  ): Promise<void> {
     if (items.length === 0) return;
     await within.transaction('record item history', async (sql) => {
-      for (let i = 0; i < items.length; i += CHUNK) await this.observeChunk(sql, items.slice(i, i + CHUNK), opts.itemsMarkSeen === true);
+      for (let i = 0; i < items.length; i += CHUNK)
+        await this.observeChunk(sql, items.slice(i, i + CHUNK), opts.itemsMarkSeen === true);
     });
   }
 
@@ -117,13 +130,21 @@ export class ItemHistoryLog {
          WHERE s.key IS NULL OR s.removed_run IS NOT NULL OR s.data <> v.column3`,
         params,
       );
-      for (const r of found) differ.set(`${String(r.type)}\u0000${String(r.key)}`, r.known === null || r.known === undefined ? undefined : toState(String(r.type), r));
+      for (const r of found)
+        differ.set(
+          `${String(r.type)}\u0000${String(r.key)}`,
+          r.known === null || r.known === undefined ? undefined : toState(String(r.type), r),
+        );
     }
     const seen = new Map<string, Sighting[]>();
     for (const s of items) {
       const id = `${s.type}\u0000${s.key}`;
       if (!differ.has(id)) {
-        if (!itemsMarkSeen) (seen.get(`${s.type}\u0000${s.run}`) ?? seen.set(`${s.type}\u0000${s.run}`, []).get(`${s.type}\u0000${s.run}`)!).push(s);
+        if (!itemsMarkSeen)
+          (
+            seen.get(`${s.type}\u0000${s.run}`) ??
+            seen.set(`${s.type}\u0000${s.run}`, []).get(`${s.type}\u0000${s.run}`)!
+          ).push(s);
         continue;
       }
       const out = recordSighting(differ.get(id), s);
@@ -131,7 +152,11 @@ export class ItemHistoryLog {
       for (const c of out.changes) changes.push(c);
     }
     for (const again of seen.values()) {
-      for (const piece of pieces(again.sort((a, b) => cmp(a.key, b.key)), sql.rowsPerStatement)) await this.markSeen(sql, again[0]!.type, again[0]!.run, piece);
+      for (const piece of pieces(
+        again.sort((a, b) => cmp(a.key, b.key)),
+        sql.rowsPerStatement,
+      ))
+        await this.markSeen(sql, again[0]!.type, again[0]!.run, piece);
     }
     // Sorted: concurrent writers (PostgreSQL) then lock rows in one order and cannot deadlock each other.
     states.sort((a, b) => cmp(a.type, b.type) || cmp(a.key, b.key));
@@ -196,7 +221,15 @@ export class ItemHistoryLog {
         [f.run],
       );
       const n = (k: ChangeKind) => Number(counts.find((r) => r.kind === k)?.n ?? 0);
-      const out: RunChangeCounts = { run: f.run, task: f.task, complete: f.complete, finishedAt: f.finishedAt, added: n('added'), changed: n('changed'), removed: n('removed') };
+      const out: RunChangeCounts = {
+        run: f.run,
+        task: f.task,
+        complete: f.complete,
+        finishedAt: f.finishedAt,
+        added: n('added'),
+        changed: n('changed'),
+        removed: n('removed'),
+      };
       await sql.run(
         `INSERT INTO ${this.t('history_runs')} (run, task, complete, finished_at, added, changed, removed) VALUES (?, ?, ?, ?, ?, ?, ?)`,
         [out.run, out.task, out.complete ? 1 : 0, out.finishedAt, out.added, out.changed, out.removed],
@@ -244,8 +277,14 @@ export class ItemHistoryLog {
   private async prune(sql: HistorySql, f: FinishRun): Promise<void> {
     const old =
       'runs' in f.retention
-        ? await sql.all(`SELECT run FROM ${this.t('history_runs')} WHERE task = ? ORDER BY finished_at DESC, run DESC LIMIT 1000000000 OFFSET ?`, [f.task, f.retention.runs])
-        : await sql.all(`SELECT run FROM ${this.t('history_runs')} WHERE task = ? AND finished_at < ?`, [f.task, f.finishedAt - f.retention.ms]);
+        ? await sql.all(
+            `SELECT run FROM ${this.t('history_runs')} WHERE task = ? ORDER BY finished_at DESC, run DESC LIMIT 1000000000 OFFSET ?`,
+            [f.task, f.retention.runs],
+          )
+        : await sql.all(`SELECT run FROM ${this.t('history_runs')} WHERE task = ? AND finished_at < ?`, [
+            f.task,
+            f.finishedAt - f.retention.ms,
+          ]);
     for (const r of old) {
       const run = String(r.run);
       await sql.run(`DELETE FROM ${this.t('item_changes')} WHERE run = ?`, [run]);
@@ -256,7 +295,10 @@ export class ItemHistoryLog {
 
   /** The task's closed runs, oldest first, with their counts. */
   async runs(task: string): Promise<RunChangeCounts[]> {
-    const rows = await this.sql.all(`SELECT * FROM ${this.t('history_runs')} WHERE task = ? ORDER BY finished_at, run`, [task]);
+    const rows = await this.sql.all(
+      `SELECT * FROM ${this.t('history_runs')} WHERE task = ? ORDER BY finished_at, run`,
+      [task],
+    );
     return rows.map(toCounts);
   }
 
@@ -265,7 +307,10 @@ export class ItemHistoryLog {
     const out: ItemState[] = [];
     for (let i = 0; i < keys.length; i += CHUNK) {
       const chunk = keys.slice(i, i + CHUNK);
-      const rows = await this.sql.all(`SELECT * FROM ${this.t('item_state')} WHERE type = ? AND key IN (${chunk.map(() => '?').join(', ')})`, [type, ...chunk]);
+      const rows = await this.sql.all(
+        `SELECT * FROM ${this.t('item_state')} WHERE type = ? AND key IN (${chunk.map(() => '?').join(', ')})`,
+        [type, ...chunk],
+      );
       out.push(...rows.map((r) => toState(type, r)));
     }
     return out;

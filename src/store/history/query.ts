@@ -15,21 +15,40 @@ export interface ChangeReport {
  * The task's runs a person asked about: without `since`, the last closed run; with a run id, the runs closed after
  * it; with a date (anything Date.parse reads, e.g. 2026-12-01 or an ISO time), the runs closed since then.
  */
-export async function changesSince(store: ItemStore, task: string, opts: { since?: string; type?: string } = {}): Promise<ChangeReport> {
+export async function changesSince(
+  store: ItemStore,
+  task: string,
+  opts: { since?: string; type?: string } = {},
+): Promise<ChangeReport> {
   const all = await store.history.runs(task);
   const runs = selectRuns(all, opts.since, task);
-  const changes = await store.history.changes({ task, runs: runs.map((r) => r.run), ...(opts.type !== undefined ? { type: opts.type } : {}) });
+  const changes = await store.history.changes({
+    task,
+    runs: runs.map((r) => r.run),
+    ...(opts.type !== undefined ? { type: opts.type } : {}),
+  });
   return { runs, changes };
 }
 
-export function selectRuns(all: readonly RunChangeCounts[], since: string | undefined, task: string): RunChangeCounts[] {
+export function selectRuns(
+  all: readonly RunChangeCounts[],
+  since: string | undefined,
+  task: string,
+): RunChangeCounts[] {
   if (since === undefined) return all.slice(-1);
   const at = all.findIndex((r) => r.run === since);
   if (at >= 0) return all.slice(at + 1);
   const ms = Date.parse(since);
   if (Number.isNaN(ms)) {
-    const known = all.length ? `: its runs with history are ${all.slice(-5).map((r) => r.run).join(', ')}${all.length > 5 ? ' (last 5)' : ''}` : ' (no run of it has history yet)';
-    throw new Error(`--since '${since}' is neither a run of task '${task}' with history nor a date (e.g. 2026-12-01)${known}`);
+    const known = all.length
+      ? `: its runs with history are ${all
+          .slice(-5)
+          .map((r) => r.run)
+          .join(', ')}${all.length > 5 ? ' (last 5)' : ''}`
+      : ' (no run of it has history yet)';
+    throw new Error(
+      `--since '${since}' is neither a run of task '${task}' with history nor a date (e.g. 2026-12-01)${known}`,
+    );
   }
   return all.filter((r) => r.finishedAt >= ms);
 }
@@ -74,23 +93,47 @@ export interface ChangedItem {
  * The items a run added, changed or removed, one row each, by type and key. A removed item comes from its history
  * (it may be gone from the items table); a changed one is its last known state with the run's new values.
  */
-export async function changedItems(store: ItemStore, task: string, run: string, opts: { type?: string } = {}): Promise<ChangedItem[]> {
-  const changes = await store.history.changes({ task, runs: [run], ...(opts.type !== undefined ? { type: opts.type } : {}) });
+export async function changedItems(
+  store: ItemStore,
+  task: string,
+  run: string,
+  opts: { type?: string } = {},
+): Promise<ChangedItem[]> {
+  const changes = await store.history.changes({
+    task,
+    runs: [run],
+    ...(opts.type !== undefined ? { type: opts.type } : {}),
+  });
   const byItem = new Map<string, ItemChange[]>();
   for (const c of changes) {
     const id = `${c.type}\n${c.key}`;
     (byItem.get(id) ?? byItem.set(id, []).get(id)!).push(c);
   }
   const keysByType = new Map<string, string[]>();
-  for (const list of byItem.values()) (keysByType.get(list[0]!.type) ?? keysByType.set(list[0]!.type, []).get(list[0]!.type)!).push(list[0]!.key);
+  for (const list of byItem.values())
+    (keysByType.get(list[0]!.type) ?? keysByType.set(list[0]!.type, []).get(list[0]!.type)!).push(list[0]!.key);
   const states = new Map<string, { data: string; url: string }>();
-  for (const [type, keys] of keysByType) for (const st of await store.history.states(type, keys)) states.set(`${type}\n${st.key}`, st);
+  for (const [type, keys] of keysByType)
+    for (const st of await store.history.states(type, keys)) states.set(`${type}\n${st.key}`, st);
   const out: ChangedItem[] = [];
   for (const [id, list] of byItem) {
     const first = list[0]!;
     const state = states.get(id);
-    const kind: ChangeKind = list.some((c) => c.kind === 'removed') ? 'removed' : list.some((c) => c.kind === 'added') ? 'added' : 'changed';
-    const fields = kind === 'changed' ? list.filter((c) => c.kind === 'changed').map((c) => ({ field: c.field!, ...('old' in c ? { old: c.old } : {}), ...('new' in c ? { new: c.new } : {}) })) : [];
+    const kind: ChangeKind = list.some((c) => c.kind === 'removed')
+      ? 'removed'
+      : list.some((c) => c.kind === 'added')
+        ? 'added'
+        : 'changed';
+    const fields =
+      kind === 'changed'
+        ? list
+            .filter((c) => c.kind === 'changed')
+            .map((c) => ({
+              field: c.field!,
+              ...('old' in c ? { old: c.old } : {}),
+              ...('new' in c ? { new: c.new } : {}),
+            }))
+        : [];
     let data: Record<string, unknown>;
     if (kind === 'removed') data = asObject(list.find((c) => c.kind === 'removed')!.old);
     else if (kind === 'added') data = asObject(list.find((c) => c.kind === 'added')!.new);
@@ -101,7 +144,15 @@ export async function changedItems(store: ItemStore, task: string, run: string, 
         else delete data[f.field];
       }
     }
-    out.push({ type: first.type, key: first.key, kind, data, url: state?.url ?? null, fields, at: Math.max(...list.map((c) => c.at)) });
+    out.push({
+      type: first.type,
+      key: first.key,
+      kind,
+      data,
+      url: state?.url ?? null,
+      fields,
+      at: Math.max(...list.map((c) => c.at)),
+    });
   }
   return out;
 }
@@ -115,5 +166,7 @@ function parseJson(text: string): unknown {
 }
 
 function asObject(v: unknown): Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? { ...(v as Record<string, unknown>) } : { value: v };
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+    ? { ...(v as Record<string, unknown>) }
+    : { value: v };
 }

@@ -29,7 +29,11 @@ const NETWORK_IDLE_MS = 500;
 const SETTLED_MS = 250;
 
 /** Runs `actions` in order; the first that fails fails the page, as a FetchFailure naming it. */
-export async function runActions(page: Page, actions: readonly PageAction[], ctx: ActionContext): Promise<ActionStep[]> {
+export async function runActions(
+  page: Page,
+  actions: readonly PageAction[],
+  ctx: ActionContext,
+): Promise<ActionStep[]> {
   if (actions.length === 0) return [];
   const steps: ActionStep[] = [];
   const network = trackRequests(page);
@@ -37,7 +41,15 @@ export async function runActions(page: Page, actions: readonly PageAction[], ctx
     for (const [index, action] of actions.entries()) {
       const started = Date.now();
       const timeoutMs = Math.max(1, Math.min(action.timeoutMs, ctx.left()));
-      const step = (count: number | null, unit: string | null, error: string | null): ActionStep => ({ index, kind: action.kind, action: describeAction(action), count, unit, ms: Date.now() - started, error });
+      const step = (count: number | null, unit: string | null, error: string | null): ActionStep => ({
+        index,
+        kind: action.kind,
+        action: describeAction(action),
+        count,
+        unit,
+        ms: Date.now() - started,
+        error,
+      });
       try {
         const [count, unit] = await runOne(page, action, timeoutMs, ctx, network);
         steps.push(step(count, unit, null));
@@ -45,7 +57,9 @@ export async function runActions(page: Page, actions: readonly PageAction[], ctx
       } catch (err) {
         const failure = asActionFailure(err, index, action, timeoutMs);
         const prefix = `browser.actions[${index}] (${describeAction(action)}): `;
-        steps.push(step(null, null, failure.message.startsWith(prefix) ? failure.message.slice(prefix.length) : failure.message));
+        steps.push(
+          step(null, null, failure.message.startsWith(prefix) ? failure.message.slice(prefix.length) : failure.message),
+        );
         ctx.onStep?.(steps[steps.length - 1]!);
         throw failure;
       }
@@ -58,7 +72,13 @@ export async function runActions(page: Page, actions: readonly PageAction[], ctx
 
 type Counted = [count: number | null, unit: string | null];
 
-async function runOne(page: Page, a: PageAction, timeoutMs: number, ctx: ActionContext, network: RequestTracker): Promise<Counted> {
+async function runOne(
+  page: Page,
+  a: PageAction,
+  timeoutMs: number,
+  ctx: ActionContext,
+  network: RequestTracker,
+): Promise<Counted> {
   const deadline = Date.now() + timeoutMs;
   switch (a.kind) {
     case 'scroll':
@@ -95,7 +115,11 @@ type Click = Extract<PageAction, { kind: 'click' }>;
 /** Scrolls to the bottom until `count` entries, no growth within `idle`, or `max` scrolls. */
 async function scroll(page: Page, a: Scroll, deadline: number): Promise<Counted> {
   // With a selector, its matches tell growth (and its last one is scrolled into view, for a feed in a scrolling box).
-  const measure = () => page.evaluate((sel) => (sel ? document.querySelectorAll(sel).length : document.documentElement.scrollHeight), a.selector);
+  const measure = () =>
+    page.evaluate(
+      (sel) => (sel ? document.querySelectorAll(sel).length : document.documentElement.scrollHeight),
+      a.selector,
+    );
   let size = await measure();
   let scrolls = 0;
   while (scrolls < a.max && !(a.count !== null && size >= a.count)) {
@@ -119,7 +143,11 @@ async function scroll(page: Page, a: Scroll, deadline: number): Promise<Counted>
 async function grew(page: Page, selector: string | null, size: number, ms: number): Promise<boolean> {
   if (ms <= 0) return false;
   try {
-    await page.waitForFunction(([sel, before]) => (sel ? document.querySelectorAll(sel).length : document.documentElement.scrollHeight) > before, [selector, size] as const, { timeout: ms });
+    await page.waitForFunction(
+      ([sel, before]) => (sel ? document.querySelectorAll(sel).length : document.documentElement.scrollHeight) > before,
+      [selector, size] as const,
+      { timeout: ms },
+    );
     return true;
   } catch (err) {
     if (isTimeout(err)) return false;
@@ -179,7 +207,12 @@ function mutations(page: Page): Promise<number> {
     const w = window as unknown as { __crawlStudioMutations?: { n: number } };
     if (!w.__crawlStudioMutations) {
       const box = (w.__crawlStudioMutations = { n: 0 });
-      new MutationObserver((list) => (box.n += list.length)).observe(document, { subtree: true, childList: true, characterData: true, attributes: true });
+      new MutationObserver((list) => (box.n += list.length)).observe(document, {
+        subtree: true,
+        childList: true,
+        characterData: true,
+        attributes: true,
+      });
     }
     return w.__crawlStudioMutations.n;
   });
@@ -188,7 +221,11 @@ function mutations(page: Page): Promise<number> {
 async function changed(page: Page, before: number, ms: number): Promise<boolean> {
   if (ms <= 0) return false;
   try {
-    await page.waitForFunction((n) => ((window as unknown as { __crawlStudioMutations?: { n: number } }).__crawlStudioMutations?.n ?? 0) > n, before, { timeout: ms });
+    await page.waitForFunction(
+      (n) => ((window as unknown as { __crawlStudioMutations?: { n: number } }).__crawlStudioMutations?.n ?? 0) > n,
+      before,
+      { timeout: ms },
+    );
     return true;
   } catch (err) {
     if (isTimeout(err)) return false;
@@ -249,7 +286,8 @@ function trackRequests(page: Page): RequestTracker {
 
 function expanded(template: string, ctx: ActionContext): string {
   const e = expandValue(template, ctx.env);
-  if (e.missing.length) throw new ActionError('request', `environment variable(s) not set: ${[...new Set(e.missing)].join(', ')}`, false);
+  if (e.missing.length)
+    throw new ActionError('request', `environment variable(s) not set: ${[...new Set(e.missing)].join(', ')}`, false);
   return e.value;
 }
 
@@ -278,7 +316,9 @@ function isTimeout(err: unknown): boolean {
 
 function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout;
-  return Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(timedOut()), ms)))]).finally(() => clearTimeout(timer));
+  return Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(timedOut()), ms)))]).finally(
+    () => clearTimeout(timer),
+  );
 }
 
 /** The failure the page fails with: the action named by its place, a timeout retried, a mistake in the task not. */

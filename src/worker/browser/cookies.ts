@@ -17,7 +17,8 @@ const SAME_SITE = { strict: 'Strict', lax: 'Lax', none: 'None' } as const;
 export function toBrowser(c: Cookie): NewCookie | null {
   if (!c.domain) return null;
   const expiry = c.expiryTime();
-  const sameSite = typeof c.sameSite === 'string' ? SAME_SITE[c.sameSite.toLowerCase() as keyof typeof SAME_SITE] : undefined;
+  const sameSite =
+    typeof c.sameSite === 'string' ? SAME_SITE[c.sameSite.toLowerCase() as keyof typeof SAME_SITE] : undefined;
   return {
     name: c.key,
     value: c.value,
@@ -48,10 +49,14 @@ export function fromBrowser(b: BrowserCookie): Cookie {
 }
 
 const identity = (b: BrowserCookie) => `${b.domain.replace(/^\./, '')};${b.path};${b.name}`;
-const state = (b: BrowserCookie) => `${b.value}\u0000${Math.round(b.expires)}\u0000${b.httpOnly}\u0000${b.secure}\u0000${b.sameSite}`;
+const state = (b: BrowserCookie) =>
+  `${b.value}\u0000${Math.round(b.expires)}\u0000${b.httpOnly}\u0000${b.secure}\u0000${b.sameSite}`;
 
 /** What changed between two reads of a context's cookies: cookies set or changed, and cookies gone. */
-export function cookieChanges(before: readonly BrowserCookie[], after: readonly BrowserCookie[]): { set: BrowserCookie[]; gone: BrowserCookie[] } {
+export function cookieChanges(
+  before: readonly BrowserCookie[],
+  after: readonly BrowserCookie[],
+): { set: BrowserCookie[]; gone: BrowserCookie[] } {
   const was = new Map(before.map((b) => [identity(b), b]));
   const now = new Map(after.map((b) => [identity(b), b]));
   return {
@@ -65,7 +70,11 @@ export function cookieChanges(before: readonly BrowserCookie[], after: readonly 
  * made against the context's own reading of the cookies it was given (Chromium fills in defaults), so a page that
  * changed nothing writes nothing.
  */
-export async function lendCookies(context: BrowserContext, session: SessionCookies, url: string): Promise<() => Promise<void>> {
+export async function lendCookies(
+  context: BrowserContext,
+  session: SessionCookies,
+  url: string,
+): Promise<() => Promise<void>> {
   const given = (await session.all(url)).map(toBrowser).filter((c): c is NewCookie => c !== null);
   if (given.length) {
     try {

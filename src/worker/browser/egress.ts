@@ -1,5 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  Agent as HttpAgent,
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect, isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -53,7 +60,17 @@ interface LeaseState {
   readonly unreachable: Map<string, string>;
 }
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authorization', 'proxy-connection', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authorization',
+  'proxy-connection',
+  'proxy-authenticate',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 
 export class Egress {
   private readonly leases = new Map<string, LeaseState>();
@@ -195,7 +212,9 @@ export class Egress {
     socket.on('error', () => undefined);
     const lease = this.leaseOf(req);
     if (!lease) {
-      socket.end('HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="crawl-studio"\r\nContent-Length: 0\r\n\r\n');
+      socket.end(
+        'HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="crawl-studio"\r\nContent-Length: 0\r\n\r\n',
+      );
       return;
     }
     const hostPort = req.url ?? '';
@@ -243,7 +262,11 @@ export class Egress {
         out.end();
         return;
       }
-      const up = connect({ host: hostname, port, lookup: lookupVia(route.resolver ?? systemResolver, !this.open(lease, hostPort)) });
+      const up = connect({
+        host: hostname,
+        port,
+        lookup: lookupVia(route.resolver ?? systemResolver, !this.open(lease, hostPort)),
+      });
       up.once('connect', () => joined(up));
       up.once('error', (err: NodeJS.ErrnoException) => {
         if (err.code === 'ECRAWL_PRIVATE_ADDRESS') {
@@ -272,7 +295,8 @@ export class Egress {
     const literal = hostname.replace(/^\[|\]$/g, '');
     let addresses: string[] = [];
     if (isIP(literal)) addresses = [literal];
-    else if (lease.route.proxy) addresses = (await (lease.route.resolver ?? systemResolver)(literal).catch(() => [])).map((a) => a.address);
+    else if (lease.route.proxy)
+      addresses = (await (lease.route.resolver ?? systemResolver)(literal).catch(() => [])).map((a) => a.address);
     if (addresses.some((a) => isPrivateAddress(a))) {
       lease.refused.push(host);
       return `${host} resolves to a private address`;

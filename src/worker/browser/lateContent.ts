@@ -29,7 +29,10 @@ export class LateContentPolicy {
   checkFor(rule: PageRule): LateCheck | undefined {
     const spec = rule.browser;
     if (!spec || spec.waitFor.kind !== 'load' || spec.actions.length > 0) return undefined;
-    const selectors = [...rule.follow.filter((f) => f.kind === 'links').map((f) => f.selector), ...rule.items.flatMap((i) => (i.scope ? [i.scope] : []))].filter((s) => !isJsonPath(s));
+    const selectors = [
+      ...rule.follow.filter((f) => f.kind === 'links').map((f) => f.selector),
+      ...rule.items.flatMap((i) => (i.scope ? [i.scope] : [])),
+    ].filter((s) => !isJsonPath(s));
     if (selectors.length === 0) return undefined;
     let t = this.rules.get(rule.name);
     if (!t) this.rules.set(rule.name, (t = { pages: 0, settles: 0 }));
@@ -65,7 +68,12 @@ export function countMatches(page: Page, selectors: readonly string[]): Promise<
  * Whether more matches came within SETTLE_MS (and `left`) of the read: the counts, or null. Never a reason for the
  * page to fail: a page that navigated, broke or hung here is read already.
  */
-export async function watchForLate(page: Page, selectors: readonly string[], atLoad: number, left: () => number): Promise<{ atLoad: number; later: number } | null> {
+export async function watchForLate(
+  page: Page,
+  selectors: readonly string[],
+  atLoad: number,
+  left: () => number,
+): Promise<{ atLoad: number; later: number } | null> {
   // The render's own deadline keeps room for its cleanup.
   const ms = Math.min(SETTLE_MS, left() - 2_000);
   if (ms <= 0) return null;

@@ -33,18 +33,33 @@ export function poolLogin(pool: BrowserPool): BrowserLogin {
       if (missing.length) return `environment variable(s) not set: ${[...new Set(missing)].join(', ')}`;
       const kind = await contextKindFor(pool, opts);
       try {
-        return await pool.withPage(kind, timeoutMs + HUNG_GRACE_MS, (page, lease, discard) => loginOn(page, login, values, opts, timeoutMs, () => lease?.reset(), discard));
+        return await pool.withPage(kind, timeoutMs + HUNG_GRACE_MS, (page, lease, discard) =>
+          loginOn(page, login, values, opts, timeoutMs, () => lease?.reset(), discard),
+        );
       } catch (err) {
         if (err instanceof FetchFailure) throw err;
-        if (err instanceof BrowserGoneError) throw new BrowserFailure(err.kind, `${err.message} (logging in at ${login.url})`);
+        if (err instanceof BrowserGoneError)
+          throw new BrowserFailure(err.kind, `${err.message} (logging in at ${login.url})`);
         // A navigation that failed (the site unreachable): the page is retried, the session not marked failed.
-        throw new FetchFailure('network', `logging in at ${login.url} in the browser: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`, true);
+        throw new FetchFailure(
+          'network',
+          `logging in at ${login.url} in the browser: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
+          true,
+        );
       }
     },
   };
 }
 
-async function loginOn(page: Page, login: LoginSpec, values: ReadonlyArray<[string, string]>, opts: RenderOptions, timeoutMs: number, reset: () => void, discard: () => void): Promise<string | null> {
+async function loginOn(
+  page: Page,
+  login: LoginSpec,
+  values: ReadonlyArray<[string, string]>,
+  opts: RenderOptions,
+  timeoutMs: number,
+  reset: () => void,
+  discard: () => void,
+): Promise<string | null> {
   const deadline = Date.now() + timeoutMs;
   const left = () => Math.max(1, deadline - Date.now());
   reset();
@@ -59,7 +74,8 @@ async function loginOn(page: Page, login: LoginSpec, values: ReadonlyArray<[stri
     const req = route.request();
     const u = new URL(req.url());
     if (/^https?:$/.test(u.protocol)) origins.add(u.origin);
-    if (req.method() !== 'GET' && req.method() !== 'HEAD' && u.origin !== loginOrigin) return route.abort('blockedbyclient');
+    if (req.method() !== 'GET' && req.method() !== 'HEAD' && u.origin !== loginOrigin)
+      return route.abort('blockedbyclient');
     return route.fallback();
   };
   await page.route('**/*', guard);
@@ -91,9 +107,14 @@ async function loginOn(page: Page, login: LoginSpec, values: ReadonlyArray<[stri
     // Done when the page shows what a logged-in page has, or else when its password field is gone.
     const check = login.checkSelector ?? 'input[type=password]';
     try {
-      await page.waitForSelector(check, { state: login.checkSelector !== null ? 'attached' : 'detached', timeout: left() });
+      await page.waitForSelector(check, {
+        state: login.checkSelector !== null ? 'attached' : 'detached',
+        timeout: left(),
+      });
     } catch {
-      return login.checkSelector !== null ? `${page.url()} has no ${login.checkSelector}` : `${page.url()} still shows a password field`;
+      return login.checkSelector !== null
+        ? `${page.url()} has no ${login.checkSelector}`
+        : `${page.url()} still shows a password field`;
     }
     // The login's own requests (a cookie set by a fetch the page made after the check appeared) are waited for.
     await page.waitForLoadState('networkidle', { timeout: Math.min(left(), 2_000) }).catch(() => undefined);

@@ -70,7 +70,14 @@ const MAX_USES = 100;
 async function newPooled<X>(browser: Browser, kind: ContextKind<X>): Promise<PooledContext> {
   const made = kind.create();
   try {
-    return { key: kind.key, context: await browser.newContext(made.options), extra: made.extra, dispose: made.dispose, page: null, uses: 0 };
+    return {
+      key: kind.key,
+      context: await browser.newContext(made.options),
+      extra: made.extra,
+      dispose: made.dispose,
+      page: null,
+      uses: 0,
+    };
   } catch (err) {
     made.dispose();
     throw err;
@@ -95,7 +102,10 @@ async function blank(page: Page | null): Promise<boolean> {
   if (!page) return false;
   try {
     // Waited for as an event: a page already at about:blank (setContent) would satisfy a wait for the URL at once.
-    const navigated = page.waitForEvent('framenavigated', { predicate: (f) => f === page.mainFrame() && f.url() === 'about:blank', timeout: 3_000 });
+    const navigated = page.waitForEvent('framenavigated', {
+      predicate: (f) => f === page.mainFrame() && f.url() === 'about:blank',
+      timeout: 3_000,
+    });
     navigated.catch(() => undefined);
     // The navigation it starts may end the evaluation before it answers: that is the point, not a failure.
     await withTimeout(
@@ -163,7 +173,8 @@ export class BrowserPool {
     this.free = Math.max(1, opts.maxOpenPages);
     // What workers killed before left in the temp folder (their browsers' profiles), removed before this one adds.
     const removed = sweepProfiles();
-    if (removed.length) opts.log?.('info', `removed ${removed.length} browser profile folder(s) left by workers that died`);
+    if (removed.length)
+      opts.log?.('info', `removed ${removed.length} browser profile folder(s) left by workers that died`);
   }
 
   /** Browsers launched so far (the first one included). */
@@ -180,7 +191,11 @@ export class BrowserPool {
    * between renders the page is taken to about:blank, which stops the last page's scripts. `deadlineMs` bounds the
    * whole: past it, the browser is taken as hung and replaced.
    */
-  async withPage<T, X>(kind: ContextKind<X>, deadlineMs: number, work: (page: Page, extra: X, discard: () => void) => Promise<T>): Promise<T> {
+  async withPage<T, X>(
+    kind: ContextKind<X>,
+    deadlineMs: number,
+    work: (page: Page, extra: X, discard: () => void) => Promise<T>,
+  ): Promise<T> {
     if (this.closed) throw new BrowserGoneError('closed', 'the browser pool is closed');
     await this.acquire();
     let gen: Generation | null = null;
@@ -198,22 +213,34 @@ export class BrowserPool {
         const page = held.page ?? (held.page = await keptPage(held.context));
         held.uses++;
         const crashed = new Promise<never>((_, reject) => {
-          onCrash = () => reject(new BrowserGoneError('crash', 'the page crashed the browser\'s renderer'));
+          onCrash = () => reject(new BrowserGoneError('crash', "the page crashed the browser's renderer"));
           page.once('crash', onCrash);
         });
         crashed.catch(() => undefined);
         return Promise.race([work(page, held.extra as X, () => void (keep = false)), crashed]);
       })();
       const hung = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new BrowserGoneError('hung', `the browser did not answer within ${deadlineMs} ms`)), deadlineMs);
+        timer = setTimeout(
+          () => reject(new BrowserGoneError('hung', `the browser did not answer within ${deadlineMs} ms`)),
+          deadlineMs,
+        );
       });
       return await Promise.race([run, hung]);
     } catch (err) {
       if (gen && err instanceof BrowserGoneError) this.kill(gen, err.message);
-      else if (gen && (gen.dead || !(await gen.browser.then((b) => b.isConnected(), () => false)))) {
+      else if (
+        gen &&
+        (gen.dead ||
+          !(await gen.browser.then(
+            (b) => b.isConnected(),
+            () => false,
+          )))
+      ) {
         // Taken down with its browser: by another page that hung or crashed it (that page is the one blamed), or by
         // the browser itself. Either way nothing this page did (render.ts sends it back without an attempt).
-        const why = gen.killedFor ? `the browser was replaced under it (${gen.killedFor})` : `the browser went away: ${err instanceof Error ? err.message : String(err)}`;
+        const why = gen.killedFor
+          ? `the browser was replaced under it (${gen.killedFor})`
+          : `the browser went away: ${err instanceof Error ? err.message : String(err)}`;
         throw new BrowserGoneError('closed', why);
       }
       throw err;
@@ -222,7 +249,8 @@ export class BrowserPool {
       const h = held as PooledContext | null;
       if (h?.page && onCrash) h.page.off('crash', onCrash);
       if (h && gen && !gen.dead) {
-        if (keep && !gen.retiring && h.uses < MAX_USES && (await blank(h.page))) putIdle(gen, h, this.opts.maxOpenPages * 2);
+        if (keep && !gen.retiring && h.uses < MAX_USES && (await blank(h.page)))
+          putIdle(gen, h, this.opts.maxOpenPages * 2);
         else await closePooled(h);
       } else if (h) h.dispose();
       if (gen) {
@@ -278,7 +306,10 @@ export class BrowserPool {
         // Ours until this process dies: a worker killed with SIGKILL leaves it to the next one to remove.
         gen.profile = gen.pgid !== null ? profileDirOf(gen.pgid) : null;
         if (gen.profile) claimProfile(gen.profile);
-        this.opts.log?.('info', `browser ${n} started (${this.opts.executablePath}${gen.pgid ? `, pid ${gen.pgid}` : ''})`);
+        this.opts.log?.(
+          'info',
+          `browser ${n} started (${this.opts.executablePath}${gen.pgid ? `, pid ${gen.pgid}` : ''})`,
+        );
         b.on('disconnected', () => {
           gen.dead = true;
           this.live.delete(gen);
@@ -305,7 +336,10 @@ export class BrowserPool {
       if (gen.served >= pages || memory > (this.opts.maxMemoryBytes ?? 1024 ** 3)) {
         gen.retiring = true;
         if (this.current === gen) this.current = null;
-        this.opts.log?.('info', `browser ${gen.n} retired after ${gen.served} pages${memory ? ` (${Math.round(memory / 1024 / 1024)} MB)` : ''}`);
+        this.opts.log?.(
+          'info',
+          `browser ${gen.n} retired after ${gen.served} pages${memory ? ` (${Math.round(memory / 1024 / 1024)} MB)` : ''}`,
+        );
       }
     }
     if (gen.retiring && gen.open === 0) void this.shutdown(gen);
@@ -357,5 +391,8 @@ function childGroups(): number[] {
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout;
-  return Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), ms)))]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    p,
+    new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), ms))),
+  ]).finally(() => clearTimeout(timer));
 }

@@ -113,13 +113,27 @@ export async function contextKindFor(pool: BrowserPool, opts: RenderOptions): Pr
   const egress = opts.privateAllowed !== null || opts.proxy ? await pool.egress() : null;
   if (opts.resolver && !resolverIds.has(opts.resolver)) resolverIds.set(opts.resolver, ++resolvers);
   // In memory only (the proxy URL holds its credentials): never in a message.
-  const key = JSON.stringify([opts.proxy ?? null, opts.privateAllowed, opts.userAgent, opts.headers, opts.resolver ? resolverIds.get(opts.resolver) : null]);
+  const key = JSON.stringify([
+    opts.proxy ?? null,
+    opts.privateAllowed,
+    opts.userAgent,
+    opts.headers,
+    opts.resolver ? resolverIds.get(opts.resolver) : null,
+  ]);
   return {
     key,
     create: () => {
-      const lease = egress ? egress.lease({ privateAllowed: opts.privateAllowed, proxy: opts.proxy, resolver: opts.resolver }) : null;
+      const lease = egress
+        ? egress.lease({ privateAllowed: opts.privateAllowed, proxy: opts.proxy, resolver: opts.resolver })
+        : null;
       return {
-        options: { userAgent: opts.userAgent, extraHTTPHeaders: { ...opts.headers }, serviceWorkers: 'block', acceptDownloads: false, ...(lease ? { proxy: lease.proxy } : {}) },
+        options: {
+          userAgent: opts.userAgent,
+          extraHTTPHeaders: { ...opts.headers },
+          serviceWorkers: 'block',
+          acceptDownloads: false,
+          ...(lease ? { proxy: lease.proxy } : {}),
+        },
         extra: lease,
         dispose: () => lease?.release(),
       };
@@ -168,7 +182,8 @@ async function watch(page: Page): Promise<{ current: Render | null }> {
     await (abort ? route.abort('blockedbyclient') : route.continue()).catch(() => undefined);
   });
   page.on('request', (req) => {
-    if (state.current && req.isNavigationRequest() && req.frame() === page.mainFrame()) state.current.lastRequested = req.url();
+    if (state.current && req.isNavigationRequest() && req.frame() === page.mainFrame())
+      state.current.lastRequested = req.url();
   });
   page.on('framenavigated', (frame) => {
     const u = safeUrl(frame.url());
@@ -177,7 +192,15 @@ async function watch(page: Page): Promise<{ current: Render | null }> {
   return state;
 }
 
-async function renderOn(page: Page, url: string, spec: BrowserSpec, opts: RenderOptions, hooks: RenderHooks, lease: EgressLease | null, discard: () => void): Promise<FetchedPage> {
+async function renderOn(
+  page: Page,
+  url: string,
+  spec: BrowserSpec,
+  opts: RenderOptions,
+  hooks: RenderHooks,
+  lease: EgressLease | null,
+  discard: () => void,
+): Promise<FetchedPage> {
   const deadline = Date.now() + spec.timeoutMs;
   const left = () => Math.max(1, deadline - Date.now());
   // The context served other pages before: this one starts with none of their cookies, refusals or failures.
@@ -188,14 +211,23 @@ async function renderOn(page: Page, url: string, spec: BrowserSpec, opts: Render
   const refusal = new Promise<never>((_, reject) => (onRefused = reject));
   refusal.catch(() => undefined);
   const unlessRefused = <T>(p: Promise<T>): Promise<T> => Promise.race([p, refusal]);
-  const r: Render = { block: spec.block, navigation: hooks.navigation, first: true, refused: null, onRefused, lastRequested: url, origins: new Set([new URL(url).origin]) };
+  const r: Render = {
+    block: spec.block,
+    navigation: hooks.navigation,
+    first: true,
+    refused: null,
+    onRefused,
+    lastRequested: url,
+    origins: new Set([new URL(url).origin]),
+  };
   const state = await watch(page);
   state.current = r;
   const refused = () => r.refused;
   const origins = r.origins;
   const where = (at: string) => checkWhere(at, url, hooks, lease, refused);
   try {
-    const waitUntil = spec.waitFor.kind === 'domcontentloaded' || spec.waitFor.kind === 'networkidle' ? spec.waitFor.kind : 'load';
+    const waitUntil =
+      spec.waitFor.kind === 'domcontentloaded' || spec.waitFor.kind === 'networkidle' ? spec.waitFor.kind : 'load';
     const response = await unlessRefused(page.goto(url, { waitUntil, timeout: left() }));
     await where(page.url());
     const status = response?.status() ?? 200;
@@ -209,10 +241,19 @@ async function renderOn(page: Page, url: string, spec: BrowserSpec, opts: Render
       const bytes = Number((await response?.headerValue('content-length').catch(() => null)) ?? 0) || 0;
       return { url, finalUrl: page.url(), status, contentType, isHtml: false, body: '', bytes, redirects: 0 };
     }
-    if (spec.waitFor.kind === 'selector') await unlessRefused(page.waitForSelector(spec.waitFor.selector, { state: 'attached', timeout: left() }));
+    if (spec.waitFor.kind === 'selector')
+      await unlessRefused(page.waitForSelector(spec.waitFor.selector, { state: 'attached', timeout: left() }));
     else if (spec.waitFor.kind === 'delay') await unlessRefused(page.waitForTimeout(Math.min(spec.waitFor.ms, left())));
     // Scrolls, clicks, forms, scripts: within the same deadline; one that fails fails the page, named.
-    if (spec.actions.length) await unlessRefused(runActions(page, spec.actions, { left, env: hooks.env ?? process.env, scripts: hooks.scripts, onStep: hooks.onStep }));
+    if (spec.actions.length)
+      await unlessRefused(
+        runActions(page, spec.actions, {
+          left,
+          env: hooks.env ?? process.env,
+          scripts: hooks.scripts,
+          onStep: hooks.onStep,
+        }),
+      );
     // Counted before the read: cards that come between the two are read, and still said to come late.
     const late = spec.waitFor.kind === 'load' && spec.actions.length === 0 ? hooks.late : undefined;
     const atLoad = late ? await unlessRefused(countMatches(page, late.selectors).catch(() => null)) : null;
@@ -221,16 +262,36 @@ async function renderOn(page: Page, url: string, spec: BrowserSpec, opts: Render
     const finalUrl = page.url();
     await where(finalUrl);
     const bytes = Buffer.byteLength(body);
-    if (bytes > opts.maxBytes) throw new FetchFailure('too-large', `the rendered page is ${bytes} bytes, over request.maxBytes (${opts.maxBytes})`, false);
-    const lateContent = late && atLoad !== null && late.settle(atLoad) ? await watchForLate(page, late.selectors, atLoad, left) : null;
+    if (bytes > opts.maxBytes)
+      throw new FetchFailure(
+        'too-large',
+        `the rendered page is ${bytes} bytes, over request.maxBytes (${opts.maxBytes})`,
+        false,
+      );
+    const lateContent =
+      late && atLoad !== null && late.settle(atLoad) ? await watchForLate(page, late.selectors, atLoad, left) : null;
     if (spec.screenshot === 'always') await capture(page, url, 'rendered', hooks);
-    return { url, finalUrl, status, contentType, isHtml: true, body, bytes, redirects: response?.request().redirectedFrom() ? 1 : 0, ...(lateContent ? { lateContent } : {}) };
+    return {
+      url,
+      finalUrl,
+      status,
+      contentType,
+      isHtml: true,
+      body,
+      bytes,
+      redirects: response?.request().redirectedFrom() ? 1 : 0,
+      ...(lateContent ? { lateContent } : {}),
+    };
   } catch (caught) {
     let err = caught;
     // A navigation that failed on its way somewhere (a redirect out of scope, to a refused address): that is the
     // reason, not the error page it ended on.
     if (!(err instanceof FetchFailure) && !(err instanceof BrowserGoneError)) {
-      err = (await where(r.lastRequested).then(() => null, (e: unknown) => e)) ?? err;
+      err =
+        (await where(r.lastRequested).then(
+          () => null,
+          (e: unknown) => e,
+        )) ?? err;
     }
     if (spec.screenshot !== 'never' && !(err instanceof BrowserGoneError)) {
       await capture(page, url, asFailure(err, url, spec, lease).message, hooks);
@@ -260,7 +321,13 @@ export async function clearStorage(page: Page, origins: ReadonlySet<string>): Pr
  * proxy refused it), never out of the task's scope or against robots.txt (hooks.navigation), never somewhere that is
  * not a web page.
  */
-async function checkWhere(at: string, requested: string, hooks: RenderHooks, lease: EgressLease | null, refused: () => NavigationRefused | null): Promise<void> {
+async function checkWhere(
+  at: string,
+  requested: string,
+  hooks: RenderHooks,
+  lease: EgressLease | null,
+  refused: () => NavigationRefused | null,
+): Promise<void> {
   const r = refused();
   if (r) throw r;
   // The session's proxy failed under the page: another proxy may do (access.ts tries the next).
@@ -283,7 +350,11 @@ function proxyFailureOf(lease: EgressLease, message: string): FetchFailure {
 }
 
 function privateFailure(lease: EgressLease, host = lease.refused[0]!): FetchFailure {
-  return new FetchFailure('blocked', `${host} resolves to a private address; set scope.allowPrivate to crawl it`, false);
+  return new FetchFailure(
+    'blocked',
+    `${host} resolves to a private address; set scope.allowPrivate to crawl it`,
+    false,
+  );
 }
 
 function safeUrl(s: string): URL | null {
@@ -344,16 +415,23 @@ function asFailure(err: unknown, url: string, spec: BrowserSpec, lease: EgressLe
   }
   const message = err instanceof Error ? err.message.split('\n')[0]! : String(err);
   if (err instanceof Error && err.name === 'TimeoutError') {
-    const what = spec.waitFor.kind === 'selector' ? `waiting for '${spec.waitFor.selector}'` : `waiting for ${spec.waitFor.kind}`;
+    const what =
+      spec.waitFor.kind === 'selector' ? `waiting for '${spec.waitFor.selector}'` : `waiting for ${spec.waitFor.kind}`;
     return new FetchFailure('timeout', `render timed out after ${spec.timeoutMs} ms, ${what}`, true);
   }
   // The egress proxy knows why a connection failed: a private address, or the session's proxy.
-  if (lease?.refused.length && lease.refused.includes(safeUrl(url)?.host ?? '')) return privateFailure(lease, safeUrl(url)!.host);
+  if (lease?.refused.length && lease.refused.includes(safeUrl(url)?.host ?? ''))
+    return privateFailure(lease, safeUrl(url)!.host);
   if (lease?.proxyFailure) return proxyFailureOf(lease, lease.proxyFailure);
-  if (/ERR_TUNNEL_CONNECTION_FAILED|ERR_PROXY_CONNECTION_FAILED|ERR_HTTP_RESPONSE_CODE_FAILURE/.test(message) && lease?.refused.length) return privateFailure(lease);
+  if (
+    /ERR_TUNNEL_CONNECTION_FAILED|ERR_PROXY_CONNECTION_FAILED|ERR_HTTP_RESPONSE_CODE_FAILURE/.test(message) &&
+    lease?.refused.length
+  )
+    return privateFailure(lease);
   // Said as the fetcher says it (observe/failures.ts groups by these messages).
   const code = lease?.unreachable.get(safeUrl(url)?.host ?? '');
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new FetchFailure('dns', `cannot resolve the host of ${url} (${code})`, code === 'EAI_AGAIN');
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    return new FetchFailure('dns', `cannot resolve the host of ${url} (${code})`, code === 'EAI_AGAIN');
   if (code) return new FetchFailure('network', `network error fetching ${url}: ${code}`, true);
   if (/ERR_NAME_NOT_RESOLVED/.test(message)) return new FetchFailure('dns', message, true);
   return new FetchFailure('network', redactUrl(message), true);
@@ -361,5 +439,8 @@ function asFailure(err: unknown, url: string, spec: BrowserSpec, lease: EgressLe
 
 export function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout;
-  return Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), ms)))]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    p,
+    new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), ms))),
+  ]).finally(() => clearTimeout(timer));
 }

@@ -7,7 +7,13 @@ import { poolRenderer, type RenderHooks, type RenderOptions } from './render';
 // One page rendered as a worker renders it (the same pool and render code, render.ts), in a browser launched for it
 // and closed after: what `crawl-studio fixture save` keeps of a `browser:` rule's page.
 
-export async function renderOnce(url: string, spec: BrowserSpec, opts: RenderOptions, browserPath?: string, hooks: RenderHooks = {}): Promise<FetchedPage> {
+export async function renderOnce(
+  url: string,
+  spec: BrowserSpec,
+  opts: RenderOptions,
+  browserPath?: string,
+  hooks: RenderHooks = {},
+): Promise<FetchedPage> {
   const pool = new BrowserPool({
     executablePath: findBrowser(browserPath),
     maxOpenPages: 1,

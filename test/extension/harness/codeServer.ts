@@ -109,7 +109,9 @@ function exited(child: ChildProcess): Promise<void> {
 export async function startCodeServer(opts: CodeServerOptions): Promise<CodeServer> {
   const bin = opts.bin ?? codeServerBin();
   if (!existsSync(bin)) {
-    throw new Error(`code-server not found at ${bin}: run \`bash scripts/code-server/install.sh\` (or set CODE_SERVER_BIN)`);
+    throw new Error(
+      `code-server not found at ${bin}: run \`bash scripts/code-server/install.sh\` (or set CODE_SERVER_BIN)`,
+    );
   }
   if (!existsSync(opts.workspaceFolder)) throw new Error(`workspace folder ${opts.workspaceFolder} does not exist`);
   const port = await freePort();
@@ -127,26 +129,45 @@ export async function startCodeServer(opts: CodeServerOptions): Promise<CodeServ
   writeFileSync(configFile, 'auth: none\n');
   const launcher = realpathSync(bin);
   for (const vsix of opts.installExtensions ?? []) {
-    const install = ['--config', configFile, '--extensions-dir', extensionsDir, '--user-data-dir', userDataDir, '--install-extension', vsix];
-    const r = spawnSync(launcher.endsWith('.js') ? process.execPath : bin, launcher.endsWith('.js') ? [launcher, ...install] : install, {
-      encoding: 'utf8',
-      env: childEnv(dir, opts.env),
-      timeout: 120_000,
-    });
-    if (r.status !== 0) throw new Error(`code-server --install-extension ${vsix} failed (${r.status}):\n${r.stdout}\n${r.stderr}`);
+    const install = [
+      '--config',
+      configFile,
+      '--extensions-dir',
+      extensionsDir,
+      '--user-data-dir',
+      userDataDir,
+      '--install-extension',
+      vsix,
+    ];
+    const r = spawnSync(
+      launcher.endsWith('.js') ? process.execPath : bin,
+      launcher.endsWith('.js') ? [launcher, ...install] : install,
+      {
+        encoding: 'utf8',
+        env: childEnv(dir, opts.env),
+        timeout: 120_000,
+      },
+    );
+    if (r.status !== 0)
+      throw new Error(`code-server --install-extension ${vsix} failed (${r.status}):\n${r.stdout}\n${r.stderr}`);
   }
 
   const args = [
-    '--config', configFile,
-    '--auth', 'none',
-    '--bind-addr', `127.0.0.1:${port}`,
+    '--config',
+    configFile,
+    '--auth',
+    'none',
+    '--bind-addr',
+    `127.0.0.1:${port}`,
     '--disable-telemetry',
     '--disable-update-check',
     ...(trust ? [] : ['--disable-workspace-trust']),
     '--disable-getting-started-override',
     '--ignore-last-opened',
-    '--extensions-dir', extensionsDir,
-    '--user-data-dir', userDataDir,
+    '--extensions-dir',
+    extensionsDir,
+    '--user-data-dir',
+    userDataDir,
     opts.workspaceFolder,
   ];
   // The npm package's launcher is a node script: run it with this node (code-server needs Node 20).

@@ -96,7 +96,11 @@ function abs(p: string): string {
 }
 
 /** The workbench URL that opens `folder` with the given launch payload (`vscode-remote://` URIs). */
-export function workbenchUrl(server: CodeServer, folder: string, payload: ReadonlyArray<readonly [string, string]>): string {
+export function workbenchUrl(
+  server: CodeServer,
+  folder: string,
+  payload: ReadonlyArray<readonly [string, string]>,
+): string {
   let url = `${server.url}/?folder=${encodeURIComponent(folder)}`;
   if (payload.length > 0) url += `&payload=${encodeURIComponent(JSON.stringify(payload))}`;
   return url;
@@ -162,13 +166,16 @@ export async function openWorkbench(opts: WorkbenchOptions): Promise<Workbench> 
       note(`[workbench ${type}] ${text}`);
       opts.onLog?.(type, text);
     });
-    await page.exposeFunction('codeAutomationExit', (code: number, logs?: Array<{ relativePath: string; contents: string }>) => {
-      note(`[workbench] codeAutomationExit(${code})`);
-      if (code !== 0 && Array.isArray(logs)) {
-        for (const log of logs) note(`[workbench log file ${log.relativePath}]\n${log.contents}`);
-      }
-      resolveExit(typeof code === 'number' ? code : 1);
-    });
+    await page.exposeFunction(
+      'codeAutomationExit',
+      (code: number, logs?: Array<{ relativePath: string; contents: string }>) => {
+        note(`[workbench] codeAutomationExit(${code})`);
+        if (code !== 0 && Array.isArray(logs)) {
+          for (const log of logs) note(`[workbench log file ${log.relativePath}]\n${log.contents}`);
+        }
+        resolveExit(typeof code === 'number' ? code : 1);
+      },
+    );
     page.on('console', (msg) => note(`[console ${msg.type()}] ${msg.text()}`));
     page.on('pageerror', (err) => note(`[pageerror] ${err.stack ?? err.message}`));
 
@@ -251,11 +258,15 @@ export async function runExtensionTests(opts: ExtensionTestOptions): Promise<num
     ]);
     if (code === 'timeout') {
       const png = await wb.saveArtifacts(name);
-      throw new Error(`extension tests did not finish in ${timeoutMs} ms; screenshot ${png}, log ${png.replace(/\.png$/, '.log')}`);
+      throw new Error(
+        `extension tests did not finish in ${timeoutMs} ms; screenshot ${png}, log ${png.replace(/\.png$/, '.log')}`,
+      );
     }
     if (code !== 0) {
       const png = await wb.saveArtifacts(name);
-      console.error(`[harness] extension tests exited ${code}; screenshot ${png}, log ${png.replace(/\.png$/, '.log')}`);
+      console.error(
+        `[harness] extension tests exited ${code}; screenshot ${png}, log ${png.replace(/\.png$/, '.log')}`,
+      );
     }
     return code;
   } finally {

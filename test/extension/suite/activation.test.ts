@@ -2,7 +2,6 @@ import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import { EXTENSION_ID } from '../support';
 
-
 describe('extension activation', () => {
   it('is installed in the extension host under its publisher.name id', () => {
     const ext = vscode.extensions.getExtension(EXTENSION_ID);
@@ -43,10 +42,21 @@ describe('extension activation', () => {
       'crawlStudio.designer._pick',
     ];
     const registered = new Set(await vscode.commands.getCommands(true));
-    assert.deepEqual(hooks.filter((h) => !registered.has(h)), []);
-    const pkg = ext.packageJSON as { contributes?: { commands?: { command: string }[]; menus?: Record<string, { command?: string }[]> } };
-    const contributed = [...(pkg.contributes?.commands ?? []), ...Object.values(pkg.contributes?.menus ?? {}).flat()].map((c) => c.command);
-    assert.deepEqual(contributed.filter((c) => c !== undefined && (hooks.includes(c) || /\._/.test(c))), []);
+    assert.deepEqual(
+      hooks.filter((h) => !registered.has(h)),
+      [],
+    );
+    const pkg = ext.packageJSON as {
+      contributes?: { commands?: { command: string }[]; menus?: Record<string, { command?: string }[]> };
+    };
+    const contributed = [
+      ...(pkg.contributes?.commands ?? []),
+      ...Object.values(pkg.contributes?.menus ?? {}).flat(),
+    ].map((c) => c.command);
+    assert.deepEqual(
+      contributed.filter((c) => c !== undefined && (hooks.includes(c) || /\._/.test(c))),
+      [],
+    );
   });
 
   it('opened the fixture workspace', async () => {

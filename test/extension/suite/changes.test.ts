@@ -17,8 +17,16 @@ import { activateWith, restoreSettings, until } from '../support';
 // changes` reads), and why its notification was not delivered.
 
 type Catalogue = Record<string, { name: string; price: string }>;
-const BEFORE: Catalogue = { a: { name: 'Apple', price: '10.00' }, b: { name: 'Bread', price: '2.50' }, c: { name: 'Cheese', price: '7.00' } };
-const AFTER: Catalogue = { a: { name: 'Apple', price: '12.00' }, b: { name: 'Bread', price: '2.50' }, d: { name: 'Dates', price: '4.00' } };
+const BEFORE: Catalogue = {
+  a: { name: 'Apple', price: '10.00' },
+  b: { name: 'Bread', price: '2.50' },
+  c: { name: 'Cheese', price: '7.00' },
+};
+const AFTER: Catalogue = {
+  a: { name: 'Apple', price: '12.00' },
+  b: { name: 'Bread', price: '2.50' },
+  d: { name: 'Dates', price: '4.00' },
+};
 
 interface PanelState {
   task: string;
@@ -31,12 +39,18 @@ async function results(task: string): Promise<PanelState | undefined> {
   return all.find((p) => p.task === task);
 }
 
-function posted<T extends ToResults['type']>(p: PanelState | undefined, type: T): Extract<ToResults, { type: T }> | undefined {
+function posted<T extends ToResults['type']>(
+  p: PanelState | undefined,
+  type: T,
+): Extract<ToResults, { type: T }> | undefined {
   return p?.lastPosted[type] as Extract<ToResults, { type: T }> | undefined;
 }
 
 async function dashboard(task: string): Promise<DashboardData | undefined> {
-  const all = (await vscode.commands.executeCommand<{ task: string; lastPosted: Partial<Record<ToDashboard['type'], ToDashboard>> }[]>('crawlStudio.dashboard.testState')) ?? [];
+  const all =
+    (await vscode.commands.executeCommand<
+      { task: string; lastPosted: Partial<Record<ToDashboard['type'], ToDashboard>> }[]
+    >('crawlStudio.dashboard.testState')) ?? [];
   const d = all.find((x) => x.task === task)?.lastPosted.data;
   return d?.type === 'data' ? d.data : undefined;
 }
@@ -52,7 +66,8 @@ describe('What changed, in the editor: the Results change filter and the dashboa
   let taskUri: vscode.Uri;
   let catalogue = BEFORE;
   const runs: string[] = [];
-  const send = (message: unknown) => vscode.commands.executeCommand<boolean>('crawlStudio.results.testMessage', file, message);
+  const send = (message: unknown) =>
+    vscode.commands.executeCommand<boolean>('crawlStudio.results.testMessage', file, message);
 
   before(async () => {
     redis = await startRedis();
@@ -62,9 +77,15 @@ describe('What changed, in the editor: the Results change filter and the dashboa
       if (m) {
         const it = catalogue[m[1]!];
         if (!it) return res.writeHead(404).end('<p>gone</p>');
-        return res.end(`<article><h1>${it.name}</h1><span class="sku">${m[1]}</span><span class="price">${it.price}</span></article>`);
+        return res.end(
+          `<article><h1>${it.name}</h1><span class="sku">${m[1]}</span><span class="price">${it.price}</span></article>`,
+        );
       }
-      res.end(`<ul>${Object.keys(catalogue).map((k) => `<li><a href="/p/${k}">${k}</a></li>`).join('')}</ul>`);
+      res.end(
+        `<ul>${Object.keys(catalogue)
+          .map((k) => `<li><a href="/p/${k}">${k}</a></li>`)
+          .join('')}</ul>`,
+      );
     });
     // A webhook that refuses every message: the run's notification fails, with its reason.
     hook = await serveHttp((_req, res) => res.writeHead(400).end());
@@ -120,9 +141,18 @@ rules:
   });
 
   /** Applies a view and reads back the rows the webview would be sent, all of them. */
-  async function rowsUnder(view: Partial<ResultsViewState>): Promise<{ rows: readonly TableRow[]; total: number; stored: number }> {
+  async function rowsUnder(
+    view: Partial<ResultsViewState>,
+  ): Promise<{ rows: readonly TableRow[]; total: number; stored: number }> {
     const before = posted(await results('watched'), 'count')?.generation ?? -1;
-    const full: ResultsViewState = { itemType: 'product', filters: {}, sort: null, hidden: [], showQuality: false, ...view };
+    const full: ResultsViewState = {
+      itemType: 'product',
+      filters: {},
+      sort: null,
+      hidden: [],
+      showQuality: false,
+      ...view,
+    };
     assert.equal(await send({ type: 'query', view: full }), true);
     const count = await until('the count of the new query', async () => {
       const c = posted(await results('watched'), 'count');
@@ -147,10 +177,13 @@ rules:
       init.changes.runs.map((r) => [r.id, r.added, r.changed, r.removed, r.complete]),
       report.runs.map((r) => [r.run, r.added, r.changed, r.removed, r.complete]),
     );
-    assert.deepEqual(init.changes.runs.map((r) => [r.id, r.added, r.changed, r.removed]), [
-      [runs[0], 3, 0, 0],
-      [runs[1], 1, 1, 1],
-    ]);
+    assert.deepEqual(
+      init.changes.runs.map((r) => [r.id, r.added, r.changed, r.removed]),
+      [
+        [runs[0], 3, 0, 0],
+        [runs[1], 1, 1, 1],
+      ],
+    );
     assert.equal(init.changes.latest, runs[1]);
 
     const keys = (r: readonly TableRow[]) => r.map((x) => `${x.change?.kind ?? 'stored'}:${x.key}`);
@@ -158,7 +191,11 @@ rules:
     assert.deepEqual(keys(added.rows), ['added:d']);
     assert.equal(added.rows[0]!.cells.name, 'Dates');
     assert.equal(added.stored, 3, 'three items of the type changed in the run');
-    assert.equal(posted(await results('watched'), 'init')!.changes.shown, runs[1], 'the latest complete run by default');
+    assert.equal(
+      posted(await results('watched'), 'init')!.changes.shown,
+      runs[1],
+      'the latest complete run by default',
+    );
 
     const changed = await rowsUnder({ changes: 'changed' });
     assert.deepEqual(keys(changed.rows), ['changed:a']);
@@ -171,7 +208,11 @@ rules:
       const d = posted(await results('watched'), 'detail');
       return d?.detail.key === 'a' ? d.detail : undefined;
     });
-    assert.deepEqual(detail.change, { kind: 'changed', run: runs[1], fields: [{ field: 'price', old: '10.00', new: '12.00' }] });
+    assert.deepEqual(detail.change, {
+      kind: 'changed',
+      run: runs[1],
+      fields: [{ field: 'price', old: '10.00', new: '12.00' }],
+    });
 
     // The removed item comes from its history, with its last values.
     const removed = await rowsUnder({ changes: 'removed' });
@@ -186,12 +227,19 @@ rules:
     assert.equal(await vscode.commands.executeCommand<number>('crawlStudio.results.testExport', file, 'csv', out), 3);
     const csv = readFileSync(out, 'utf8').trim().split(/\r?\n/);
     assert.equal(csv[0], 'run,type,key,change,field,old,new,at');
-    assert.deepEqual(csv.slice(1).map((l) => l.split(',').slice(2, 5).join(',')), ['a,changed,price', 'c,removed,', 'd,added,']);
+    assert.deepEqual(
+      csv.slice(1).map((l) => l.split(',').slice(2, 5).join(',')),
+      ['a,changed,price', 'c,removed,', 'd,added,'],
+    );
     rmSync(out, { force: true });
     const cols = posted(await results('watched'), 'count')!.columns;
     assert.equal(cols[0], '_change');
     // Column filters and sort apply to the change rows as to the table.
-    const filtered = await rowsUnder({ changes: 'all', filters: { name: 'es' }, sort: { field: 'price', descending: true } });
+    const filtered = await rowsUnder({
+      changes: 'all',
+      filters: { name: 'es' },
+      sort: { field: 'price', descending: true },
+    });
     assert.deepEqual(keys(filtered.rows), ['removed:c', 'added:d'], 'Cheese 7.00 then Dates 4.00');
 
     // An earlier run: the first added all three.
@@ -207,10 +255,14 @@ rules:
 
   it("says on the finished run's dashboard how many items it added, changed and removed, and why its notification failed", async () => {
     assert.deepEqual(await vscode.commands.executeCommand('crawlStudio.openDashboard', taskUri), { task: 'watched' });
-    const d = await until('the run changes and the notification outcome on the dashboard', async () => {
-      const x = await dashboard('watched');
-      return x?.changes?.notify ? x : undefined;
-    }, 30_000);
+    const d = await until(
+      'the run changes and the notification outcome on the dashboard',
+      async () => {
+        const x = await dashboard('watched');
+        return x?.changes?.notify ? x : undefined;
+      },
+      30_000,
+    );
     assert.equal(d.run?.id, runs[1]);
     const { notify, ...counts } = d.changes!;
     assert.deepEqual(counts, { run: runs[1], added: 1, changed: 1, removed: 1, complete: true });

@@ -14,10 +14,11 @@ import { EXTENSION_ID, activateWith, restoreSettings, until } from '../support';
 // reopened dashboard shows the run so far), failures are grouped by cause with sample URLs, and "Retry all of
 // this group" sends exactly that group's failed jobs back to the queue.
 
-
-
 async function data(task: string): Promise<DashboardData | undefined> {
-  const all = (await vscode.commands.executeCommand<{ task: string; lastPosted: Partial<Record<ToDashboard['type'], ToDashboard>> }[]>('crawlStudio.dashboard.testState')) ?? [];
+  const all =
+    (await vscode.commands.executeCommand<
+      { task: string; lastPosted: Partial<Record<ToDashboard['type'], ToDashboard>> }[]
+    >('crawlStudio.dashboard.testState')) ?? [];
   const p = all.find((x) => x.task === task)?.lastPosted;
   if (p?.error?.type === 'error') lastError = p.error.message;
   const d = p?.data;
@@ -39,21 +40,35 @@ describe('Crawl dashboard (real crawl)', function () {
     redis = await startRedis();
     // Books 3 and 4 answer 503 until the test "fixes" the site; book 9 is a 404.
     // ~5 s of crawl (the per-host delay): long enough for a heartbeat and a few samples on a fast machine.
-    site = await serveSite({ listPages: 4, perPage: 10 }, 0, (req, res) => {
-      if (broken && /^\/catalogue\/book-[34]\.html/.test(req.url ?? '')) {
-        res.writeHead(503).end('busy');
-        return true;
-      }
-      if (req.url?.startsWith('/catalogue/book-9.html')) {
-        res.writeHead(404).end('gone');
-        return true;
-      }
-      return false;
-    }, 60);
+    site = await serveSite(
+      { listPages: 4, perPage: 10 },
+      0,
+      (req, res) => {
+        if (broken && /^\/catalogue\/book-[34]\.html/.test(req.url ?? '')) {
+          res.writeHead(503).end('busy');
+          return true;
+        }
+        if (req.url?.startsWith('/catalogue/book-9.html')) {
+          res.writeHead(404).end('gone');
+          return true;
+        }
+        return false;
+      },
+      60,
+    );
     api = await activateWith({ redisUrl: redis.url, workers: 1, concurrency: 2 });
     const dir = mkdtempSync(join(tmpdir(), 'cs-dash-'));
     file = join(dir, 'dash.crawl.yaml');
-    writeFileSync(file, demoShopTask({ name: 'dash', siteUrl: site.url, retries: { attempts: 2, delay: '50ms' }, perHost: { concurrency: 2, delay: '100ms' }, headerLinks: true }));
+    writeFileSync(
+      file,
+      demoShopTask({
+        name: 'dash',
+        siteUrl: site.url,
+        retries: { attempts: 2, delay: '50ms' },
+        perHost: { concurrency: 2, delay: '100ms' },
+        headerLinks: true,
+      }),
+    );
     taskUri = vscode.Uri.file(file);
   });
 
@@ -86,14 +101,23 @@ describe('Crawl dashboard (real crawl)', function () {
     assert.equal(withWorker.workers[0]!.local, true);
     const moved = await until('the series to grow and pages to be done', async () => {
       const d = await data('dash');
-      return d && d.series.t.length >= 3 && (d.counters.find((c) => c.label === 'Pages done')?.value ?? 0) > 0 ? d : undefined;
+      return d && d.series.t.length >= 3 && (d.counters.find((c) => c.label === 'Pages done')?.value ?? 0) > 0
+        ? d
+        : undefined;
     });
-    assert.ok(moved.series.pages.some((v) => v > 0), 'a non-zero pages/s point');
+    assert.ok(
+      moved.series.pages.some((v) => v > 0),
+      'a non-zero pages/s point',
+    );
     await until('the crawl to finish', () => !api.crawls.get('dash'), 120_000);
-    const done = await until('finished data', async () => {
-      const d = await data('dash');
-      return d?.run?.state === 'finished' ? d : undefined;
-    }, 20_000);
+    const done = await until(
+      'finished data',
+      async () => {
+        const d = await data('dash');
+        return d?.run?.state === 'finished' ? d : undefined;
+      },
+      20_000,
+    );
     assert.equal(done.eta.state, 'finished');
     assert.ok(done.hosts.length === 1 && done.hosts[0]!.done > 0, JSON.stringify(done.hosts));
     const robots = done.skipped.find((g) => g.group === 'robots');
@@ -101,13 +125,17 @@ describe('Crawl dashboard (real crawl)', function () {
   });
 
   it('groups failures by cause with sample URLs', async () => {
-    const d = await until('failure groups', async () => {
-      const x = await data('dash');
-      // Both groups whole: a worker counts a failure just before BullMQ moves its job to the failed set, so a
-      // refresh in between shows the group with a job (and a sample URL) short until the next re-read.
-      const by = (g: string) => x?.failures.find((f) => f.group === g);
-      return x && x.failures.length === 2 && by('http-503')?.jobs === 2 && by('http-404')?.jobs === 1 ? x : undefined;
-    }, 20_000).catch(async (err: Error) => {
+    const d = await until(
+      'failure groups',
+      async () => {
+        const x = await data('dash');
+        // Both groups whole: a worker counts a failure just before BullMQ moves its job to the failed set, so a
+        // refresh in between shows the group with a job (and a sample URL) short until the next re-read.
+        const by = (g: string) => x?.failures.find((f) => f.group === g);
+        return x && x.failures.length === 2 && by('http-503')?.jobs === 2 && by('http-404')?.jobs === 1 ? x : undefined;
+      },
+      20_000,
+    ).catch(async (err: Error) => {
       throw new Error(`${err.message}: ${JSON.stringify((await data('dash'))?.failures)} ${lastError}`);
     });
     const f503 = d.failures.find((g) => g.group === 'http-503')!;
@@ -130,24 +158,48 @@ describe('Crawl dashboard (real crawl)', function () {
 
   it('retries all failed jobs of one group, not the others', async () => {
     broken = false;
-    assert.equal(await vscode.commands.executeCommand('crawlStudio.dashboard.testMessage', file, { type: 'retryGroup', group: 'http-999' }), false, 'a group the dashboard does not show is refused');
-    assert.equal(await vscode.commands.executeCommand('crawlStudio.dashboard.testMessage', file, { type: 'retryGroup', group: 'http-503' }), true);
-    const all = (await vscode.commands.executeCommand<{ task: string; lastPosted: Record<string, ToDashboard> }[]>('crawlStudio.dashboard.testState'));
+    assert.equal(
+      await vscode.commands.executeCommand('crawlStudio.dashboard.testMessage', file, {
+        type: 'retryGroup',
+        group: 'http-999',
+      }),
+      false,
+      'a group the dashboard does not show is refused',
+    );
+    assert.equal(
+      await vscode.commands.executeCommand('crawlStudio.dashboard.testMessage', file, {
+        type: 'retryGroup',
+        group: 'http-503',
+      }),
+      true,
+    );
+    const all = await vscode.commands.executeCommand<{ task: string; lastPosted: Record<string, ToDashboard> }[]>(
+      'crawlStudio.dashboard.testState',
+    );
     const retried = all.find((p) => p.task === 'dash')!.lastPosted.retried;
     assert.deepEqual(retried, { type: 'retried', group: 'http-503', count: 2 });
     const redisClient = await api.connection.get();
     assert.equal(await redisClient.hget('cs:{dash}:#meta', 'state'), 'running', 'the finished run is reopened');
     // Read the queue directly: crawlStudio.refresh would bind the Queue Explorer's model to this suite's Redis.
     const failedJobs = await redisClient.zcard('cs:{dash}:dash:failed');
-    const waiting = (await redisClient.llen('cs:{dash}:dash:wait')) + (await redisClient.zcard('cs:{dash}:dash:prioritized'));
+    const waiting =
+      (await redisClient.llen('cs:{dash}:dash:wait')) + (await redisClient.zcard('cs:{dash}:dash:prioritized'));
     assert.equal(failedJobs, 1, 'only the 404 stays failed');
     assert.equal(waiting, 2);
     // Resume: the two pages are fetched now that the site answers.
     await startCrawl();
-    await until('the retried pages to be stored', async () => {
-      const d = await data('dash');
-      return d && d.failures.every((g) => g.group !== 'http-503') && d.counters.find((c) => c.label === 'Items')?.value === 39 ? d : undefined;
-    }, 90_000);
+    await until(
+      'the retried pages to be stored',
+      async () => {
+        const d = await data('dash');
+        return d &&
+          d.failures.every((g) => g.group !== 'http-503') &&
+          d.counters.find((c) => c.label === 'Items')?.value === 39
+          ? d
+          : undefined;
+      },
+      90_000,
+    );
     await until('the resumed crawl to finish', () => !api.crawls.get('dash'), 60_000);
   });
 });

@@ -124,7 +124,11 @@ describe('crawl designer', function () {
         return true;
       }
       if (path === '/scripted') {
-        res.writeHead(200, { 'content-type': 'text/html' }).end('<html><head><script>document.title="ran"</script><meta http-equiv="refresh" content="0;url=/x"></head><body onload="alert(1)"><h1 onclick="x()">Scripted</h1><a href="javascript:alert(1)">j</a></body></html>');
+        res
+          .writeHead(200, { 'content-type': 'text/html' })
+          .end(
+            '<html><head><script>document.title="ran"</script><meta http-equiv="refresh" content="0;url=/x"></head><body onload="alert(1)"><h1 onclick="x()">Scripted</h1><a href="javascript:alert(1)">j</a></body></html>',
+          );
         return true;
       }
       return false;
@@ -163,10 +167,16 @@ describe('crawl designer', function () {
     // Cached on disk next to the task file.
     assert.ok(existsSync(join(dir, '.crawl', 'pages')));
     // The webview got it: its acknowledgement names the rows it shows and the frame it loaded.
-    const shown = await until('the webview to render', async () => {
-      const x = await snap(uri);
-      return x?.rendered && x.rendered.rows === DEMO_SITE.perPage && x.rendered.frame === x.frameKey && x.frameKey ? x : null;
-    }, 60_000); // the first render includes the webview's own start-up, slow on a loaded machine
+    const shown = await until(
+      'the webview to render',
+      async () => {
+        const x = await snap(uri);
+        return x?.rendered && x.rendered.rows === DEMO_SITE.perPage && x.rendered.frame === x.frameKey && x.frameKey
+          ? x
+          : null;
+      },
+      60_000,
+    ); // the first render includes the webview's own start-up, slow on a loaded machine
     assert.ok(shown.frameBytes > 1000);
   });
 
@@ -181,7 +191,9 @@ describe('crawl designer', function () {
       return x && x.seq > before && t?.rows.every((r) => r.cells[1]!.state === 'missing') ? x : null;
     });
     const ms = Date.now() - started;
-    console.log(`      edit -> preview state: ${missing.lastEditUpdateMs?.toFixed(0)} ms from the change event (debounce 150 ms, analysis ${missing.state.analysis!.timings.totalMs.toFixed(1)} ms); ${ms} ms from applyEdit`);
+    console.log(
+      `      edit -> preview state: ${missing.lastEditUpdateMs?.toFixed(0)} ms from the change event (debounce 150 ms, analysis ${missing.state.analysis!.timings.totalMs.toFixed(1)} ms); ${ms} ms from applyEdit`,
+    );
     // Its speed is the bench's preview row; here only that the edit itself (not a later event) updated it.
     assert.ok(missing.lastEditUpdateMs !== null);
     assert.ok(doc.isDirty, 'the preview reads unsaved text');
@@ -193,10 +205,14 @@ describe('crawl designer', function () {
     assert.equal(fixed.rows.length, DEMO_SITE.perPage);
   });
 
-  it('shows what `page:` fields take: the page\'s URL, status and fetch time (issue 21, item 5)', async () => {
+  it("shows what `page:` fields take: the page's URL, status and fetch time (issue 21, item 5)", async () => {
     const doc = editor.document;
     const field = 'price: { selector: p.price_color, regex: "[0-9.]+" }';
-    await replaceText(doc, field, `${field}\n          at: { page: url }\n          code: { page: status }\n          when: { page: fetchedAt }`);
+    await replaceText(
+      doc,
+      field,
+      `${field}\n          at: { page: url }\n          code: { page: status }\n          when: { page: fetchedAt }`,
+    );
     const t = await until('the page columns', async () => {
       const table = (await snap(uri))?.state.analysis?.items[0];
       return table?.columns.includes('when') ? table : null;
@@ -205,8 +221,15 @@ describe('crawl designer', function () {
     assert.equal(row.at, `${site.url}/catalogue/page-1.html`);
     assert.equal(row.code, '200');
     assert.ok(!Number.isNaN(Date.parse(String(row.when))), `a fetch time: ${row.when}`);
-    assert.ok(t.rows.every((r) => r.cells[t.columns.indexOf('at')]!.value === row.at), 'every item of the page has it');
-    await replaceText(doc, `${field}\n          at: { page: url }\n          code: { page: status }\n          when: { page: fetchedAt }`, field);
+    assert.ok(
+      t.rows.every((r) => r.cells[t.columns.indexOf('at')]!.value === row.at),
+      'every item of the page has it',
+    );
+    await replaceText(
+      doc,
+      `${field}\n          at: { page: url }\n          code: { page: status }\n          when: { page: fetchedAt }`,
+      field,
+    );
   });
 
   it('keeps the last valid extraction, marked stale, while the file has errors', async () => {
@@ -227,7 +250,9 @@ describe('crawl designer', function () {
     const s = await until('the highlight', async () => {
       const x = await snap(uri);
       const h = x?.state.analysis?.highlight;
-      return x && h?.selector === 'h3 a' && x.rendered?.seq === x.seq && x.rendered.highlighted === DEMO_SITE.perPage ? x : null;
+      return x && h?.selector === 'h3 a' && x.rendered?.seq === x.seq && x.rendered.highlighted === DEMO_SITE.perPage
+        ? x
+        : null;
     });
     assert.equal(s.state.analysis!.highlight!.count, DEMO_SITE.perPage);
     assert.equal(s.state.analysis!.highlight!.label, 'list items[0].title');
@@ -241,7 +266,9 @@ describe('crawl designer', function () {
   it('suggests selectors for clicked elements: list page-wide, relative inside an item', async () => {
     placeCursor(editor, 'name: designer-test', 2); // not in an item
     await until('cursor outside items', async () => (await snap(uri))?.state.analysis?.highlight === null);
-    const pageWide = await vscode.commands.executeCommand<{ suggestion: { selector: string; count: number; kind: string } }>(C.pick, uri, 'article.product_pod h3 a', 4);
+    const pageWide = await vscode.commands.executeCommand<{
+      suggestion: { selector: string; count: number; kind: string };
+    }>(C.pick, uri, 'article.product_pod h3 a', 4);
     assert.equal(pageWide.suggestion.selector, 'article.product_pod h3 a');
     assert.equal(pageWide.suggestion.count, DEMO_SITE.perPage);
     assert.equal(pageWide.suggestion.kind, 'list');
@@ -249,8 +276,14 @@ describe('crawl designer', function () {
     assert.equal(next.suggestion.selector, 'li.next a');
 
     placeCursor(editor, 'price: {', 2); // in the card item's price field
-    await until('cursor in the price field', async () => (await snap(uri))?.state.analysis?.highlight?.label === 'list items[0].price');
-    const scoped = await vscode.commands.executeCommand<{ suggestion: { selector: string; kind: string }; target: string }>(C.pick, uri, 'article.product_pod p.price_color', 7);
+    await until(
+      'cursor in the price field',
+      async () => (await snap(uri))?.state.analysis?.highlight?.label === 'list items[0].price',
+    );
+    const scoped = await vscode.commands.executeCommand<{
+      suggestion: { selector: string; kind: string };
+      target: string;
+    }>(C.pick, uri, 'article.product_pod p.price_color', 7);
     assert.equal(scoped.suggestion.selector, 'p.price_color');
     assert.equal(scoped.suggestion.kind, 'scoped');
     assert.equal(scoped.target, 'list items[0].price');
@@ -260,9 +293,16 @@ describe('crawl designer', function () {
 
   it('Insert writes the picked selector into the field at the cursor', async () => {
     placeCursor(editor, 'title: h3 a', 8);
-    await until('cursor in the title field', async () => (await snap(uri))?.state.analysis?.highlight?.label === 'list items[0].title');
+    await until(
+      'cursor in the title field',
+      async () => (await snap(uri))?.state.analysis?.highlight?.label === 'list items[0].title',
+    );
     // Through the webview's message (validated like any message from it).
-    const ok = await vscode.commands.executeCommand<boolean>(C.message, uri, { type: 'insert', selector: 'h3 > a[title]', all: false });
+    const ok = await vscode.commands.executeCommand<boolean>(C.message, uri, {
+      type: 'insert',
+      selector: 'h3 > a[title]',
+      all: false,
+    });
     assert.equal(ok, true);
     assert.match(editor.document.getText(), /title: "h3 > a\[title\]"\n/);
     const s = await until('the inserted selector to be used', async () => {
@@ -279,7 +319,14 @@ describe('crawl designer', function () {
   });
 
   it('drops malformed messages from the webview', async () => {
-    for (const bad of [{ type: 'pick', index: -1 }, { type: 'openPage', url: 'file:///etc/passwd' }, { type: 'eval', code: '1' }, { type: 'insert', selector: 'a\nname: x', all: false }, 'ready', null]) {
+    for (const bad of [
+      { type: 'pick', index: -1 },
+      { type: 'openPage', url: 'file:///etc/passwd' },
+      { type: 'eval', code: '1' },
+      { type: 'insert', selector: 'a\nname: x', all: false },
+      'ready',
+      null,
+    ]) {
       assert.equal(await vscode.commands.executeCommand<boolean>(C.message, uri, bad), false, JSON.stringify(bad));
     }
     assert.doesNotMatch(editor.document.getText(), /name: x/);
@@ -290,7 +337,9 @@ describe('crawl designer', function () {
     await replaceText(doc, 'title: h1', 'title: "h1["');
     await replaceText(doc, '    match: ["**', '    mtch: ["**');
     const diags = await until('diagnostics', () => {
-      const d = vscode.languages.getDiagnostics(uri).filter((x) => x.source === 'Crawl Studio' && x.severity === vscode.DiagnosticSeverity.Error);
+      const d = vscode.languages
+        .getDiagnostics(uri)
+        .filter((x) => x.source === 'Crawl Studio' && x.severity === vscode.DiagnosticSeverity.Error);
       return d.length >= 2 ? d : null;
     });
     const text = doc.getText();
@@ -302,20 +351,38 @@ describe('crawl designer', function () {
     assert.ok(text);
     await replaceText(doc, 'title: "h1["', 'title: h1');
     await replaceText(doc, '    mtch: ["**', '    match: ["**');
-    await until('no errors', () => vscode.languages.getDiagnostics(uri).every((x) => x.severity !== vscode.DiagnosticSeverity.Error));
+    await until('no errors', () =>
+      vscode.languages.getDiagnostics(uri).every((x) => x.severity !== vscode.DiagnosticSeverity.Error),
+    );
   });
 
   it('warns about a selector that matches nothing on the page the preview showed for its rule', async () => {
     await replaceText(editor.document, 'price: { selector: p.price_color', 'price: { selector: p.price_colour');
-    const warning = await until('the zero-match warning', () => vscode.languages.getDiagnostics(uri).find((d) => /matches 0 elements/.test(d.message)));
+    const warning = await until('the zero-match warning', () =>
+      vscode.languages.getDiagnostics(uri).find((d) => /matches 0 elements/.test(d.message)),
+    );
     assert.equal(warning.severity, vscode.DiagnosticSeverity.Warning);
     assert.equal(editor.document.getText(warning.range), 'p.price_colour');
-    assert.match(warning.message, new RegExp(`'p\\.price_colour' matches 0 elements on ${site.url.replace(/\./g, '\\.')}/catalogue/page-1\\.html`));
-    const hovers = await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', uri, editor.document.positionAt(editor.document.getText().indexOf('li.next a') + 2));
-    const text = hovers.flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : (c as vscode.MarkdownString).value))).join('\n');
+    assert.match(
+      warning.message,
+      new RegExp(`'p\\.price_colour' matches 0 elements on ${site.url.replace(/\./g, '\\.')}/catalogue/page-1\\.html`),
+    );
+    const hovers = await vscode.commands.executeCommand<vscode.Hover[]>(
+      'vscode.executeHoverProvider',
+      uri,
+      editor.document.positionAt(editor.document.getText().indexOf('li.next a') + 2),
+    );
+    const text = hovers
+      .flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : (c as vscode.MarkdownString).value)))
+      .join('\n');
     assert.match(text, /`li\.next a` matches 1 element on/);
     // Issue 23, item 10: quick fixes. The nearest class the page has comes first, with its count.
-    const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', uri, warning.range, vscode.CodeActionKind.QuickFix.value);
+    const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>(
+      'vscode.executeCodeActionProvider',
+      uri,
+      warning.range,
+      vscode.CodeActionKind.QuickFix.value,
+    );
     const titles = actions.map((a) => a.title);
     const fix = actions.find((a) => /^Use 'p\.price_color': \d+ match/.test(a.title));
     assert.ok(fix?.edit, titles.join('\n'));
@@ -323,34 +390,63 @@ describe('crawl designer', function () {
     assert.ok(titles.includes('Pick an element in the preview for this selector'), titles.join('\n'));
     assert.ok(await vscode.workspace.applyEdit(fix.edit));
     assert.match(editor.document.getText(), /price: \{ selector: p\.price_color/);
-    await until('the warning gone', () => !vscode.languages.getDiagnostics(uri).some((d) => /matches 0 elements/.test(d.message)));
+    await until(
+      'the warning gone',
+      () => !vscode.languages.getDiagnostics(uri).some((d) => /matches 0 elements/.test(d.message)),
+    );
     // A follow rule's selector: the link the page shows is offered too.
     await replaceText(editor.document, '"li.next a"', '"li.nxt a"');
-    const follow = await until('the follow warning', () => vscode.languages.getDiagnostics(uri).find((d) => /'li\.nxt a' matches 0 elements/.test(d.message)));
-    const followFixes = await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', uri, follow.range, vscode.CodeActionKind.QuickFix.value);
+    const follow = await until('the follow warning', () =>
+      vscode.languages.getDiagnostics(uri).find((d) => /'li\.nxt a' matches 0 elements/.test(d.message)),
+    );
+    const followFixes = await vscode.commands.executeCommand<vscode.CodeAction[]>(
+      'vscode.executeCodeActionProvider',
+      uri,
+      follow.range,
+      vscode.CodeActionKind.QuickFix.value,
+    );
     const next = followFixes.find((a) => a.title.startsWith("Use 'li.next a': 1 match"));
     assert.ok(next?.edit, followFixes.map((a) => a.title).join('\n'));
     assert.ok(await vscode.workspace.applyEdit(next.edit));
     assert.match(editor.document.getText(), /selector: "li\.next a"/, 'written in the quotes it had');
-    await until('the follow warning gone', () => !vscode.languages.getDiagnostics(uri).some((d) => /matches 0 elements/.test(d.message)));
+    await until(
+      'the follow warning gone',
+      () => !vscode.languages.getDiagnostics(uri).some((d) => /matches 0 elements/.test(d.message)),
+    );
   });
 
   it('completes keys and values from the schema and explains keys on hover', async () => {
     const doc = editor.document;
     await replaceText(doc, '  timeout: 2s\n', '  timeout: 2s\n  ret\n');
     const pos = doc.positionAt(doc.getText().indexOf('  ret\n') + 5);
-    const list = await vscode.commands.executeCommand<vscode.CompletionList>('vscode.executeCompletionItemProvider', uri, pos);
-    const labels = list.items.filter((i) => i.kind === vscode.CompletionItemKind.Property).map((i) => (typeof i.label === 'string' ? i.label : i.label.label));
+    const list = await vscode.commands.executeCommand<vscode.CompletionList>(
+      'vscode.executeCompletionItemProvider',
+      uri,
+      pos,
+    );
+    const labels = list.items
+      .filter((i) => i.kind === vscode.CompletionItemKind.Property)
+      .map((i) => (typeof i.label === 'string' ? i.label : i.label.label));
     assert.ok(labels.includes('retries'), labels.join(', '));
     assert.ok(labels.includes('headers'));
     assert.ok(!labels.includes('timeout'), 'keys already present are not offered');
     await replaceText(doc, '  timeout: 2s\n  ret\n', '  timeout: 2s\n');
     const to = doc.getText().indexOf('to: book') + 4;
-    const values = await vscode.commands.executeCommand<vscode.CompletionList>('vscode.executeCompletionItemProvider', uri, doc.positionAt(to));
+    const values = await vscode.commands.executeCommand<vscode.CompletionList>(
+      'vscode.executeCompletionItemProvider',
+      uri,
+      doc.positionAt(to),
+    );
     const rules = values.items.filter((i) => i.kind === vscode.CompletionItemKind.EnumMember).map((i) => i.label);
     assert.deepEqual(rules.sort(), ['book', 'list']);
-    const hovers = await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', uri, doc.positionAt(doc.getText().indexOf('maxRedirects') + 2));
-    const text = hovers.flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : (c as vscode.MarkdownString).value))).join('\n');
+    const hovers = await vscode.commands.executeCommand<vscode.Hover[]>(
+      'vscode.executeHoverProvider',
+      uri,
+      doc.positionAt(doc.getText().indexOf('maxRedirects') + 2),
+    );
+    const text = hovers
+      .flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : (c as vscode.MarkdownString).value)))
+      .join('\n');
     assert.match(text, /request\.maxRedirects/);
     assert.match(text, /Redirects followed per request/);
   });
@@ -358,31 +454,50 @@ describe('crawl designer', function () {
   it('puts a Preview lens on every rule', async () => {
     const lenses = await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', uri);
     const mine = lenses.filter((l) => l.command?.command === C.open);
-    assert.deepEqual(mine.map((l) => l.command!.arguments![1]), ['list', 'book']);
+    assert.deepEqual(
+      mine.map((l) => l.command!.arguments![1]),
+      ['list', 'book'],
+    );
     // The lens opens the preview with that rule, on a page of it (issue 32, item 6): a book the start page links to.
     await vscode.commands.executeCommand(C.open, ...mine[1]!.command!.arguments!);
     const s = await until('the book rule on a book page', async () => {
       const x = await snap(uri);
-      return x?.state.analysis?.rule.name === 'book' && !x.state.loading && /\/catalogue\/book-1\.html/.test(x.state.page?.url ?? '') ? x : null;
+      return x?.state.analysis?.rule.name === 'book' &&
+        !x.state.loading &&
+        /\/catalogue\/book-1\.html/.test(x.state.page?.url ?? '')
+        ? x
+        : null;
     });
     assert.equal(s.state.analysis!.items[0]!.type, 'book');
     assert.equal(s.state.pageWhy, "a page of rule book from the start page's links");
     // Back to the start page, its rule by the crawl's choice.
     await vscode.commands.executeCommand(C.message, uri, { type: 'setRule', rule: null });
-    await vscode.commands.executeCommand(C.message, uri, { type: 'openPage', url: `${site.url}/catalogue/page-1.html` });
+    await vscode.commands.executeCommand(C.message, uri, {
+      type: 'openPage',
+      url: `${site.url}/catalogue/page-1.html`,
+    });
     await until('auto rule', async () => {
       const x = await snap(uri);
-      return !x?.state.loading && x?.state.page?.url === `${site.url}/catalogue/page-1.html` && x.state.analysis?.rule.name === 'list' && x.state.analysis.rule.reason === 'start URL';
+      return (
+        !x?.state.loading &&
+        x?.state.page?.url === `${site.url}/catalogue/page-1.html` &&
+        x.state.analysis?.rule.name === 'list' &&
+        x.state.analysis.rule.reason === 'start URL'
+      );
     });
   });
 
   it('opens any typed URL, rules by match, and says clearly what went wrong with bad pages', async () => {
     const open = async (url: string) => {
       assert.equal(await vscode.commands.executeCommand<boolean>(C.message, uri, { type: 'openPage', url }), true);
-      return until(`the result for ${url}`, async () => {
-        const x = await snap(uri);
-        return x && !x.state.loading && (x.state.pageError || x.state.page?.url === url) ? x : null;
-      }, 30_000);
+      return until(
+        `the result for ${url}`,
+        async () => {
+          const x = await snap(uri);
+          return x && !x.state.loading && (x.state.pageError || x.state.page?.url === url) ? x : null;
+        },
+        30_000,
+      );
     };
     // Issue 23, item 10: with a rule chosen (here the first), a typed URL another rule's `match` fits ran with the
     // chosen one.
@@ -431,7 +546,10 @@ describe('crawl designer', function () {
 
   it('loads images only when turned on, and then only from the page origin (the CSP decides)', async () => {
     const cover = '/media/cover-17.jpg';
-    await vscode.commands.executeCommand(C.message, uri, { type: 'openPage', url: `${site.url}/catalogue/book-17.html` });
+    await vscode.commands.executeCommand(C.message, uri, {
+      type: 'openPage',
+      url: `${site.url}/catalogue/book-17.html`,
+    });
     await until('the book page in the frame', async () => {
       const x = await snap(uri);
       return x?.state.page?.url.endsWith('book-17.html') && x.rendered?.frame === x.frameKey && x.frameKey ? x : null;
@@ -444,8 +562,16 @@ describe('crawl designer', function () {
     assert.equal((await snap(uri))!.state.images, true);
     await vscode.commands.executeCommand(C.message, uri, { type: 'setImages', allowed: false });
     await until('images off again', async () => (await snap(uri))?.state.images === false);
-    await vscode.commands.executeCommand(C.message, uri, { type: 'openPage', url: `${site.url}/catalogue/page-1.html` });
-    await until('back on the list page', async () => (await snap(uri))?.state.analysis?.rule.name === 'list' && (await snap(uri))?.state.page?.url.endsWith('page-1.html'));
+    await vscode.commands.executeCommand(C.message, uri, {
+      type: 'openPage',
+      url: `${site.url}/catalogue/page-1.html`,
+    });
+    await until(
+      'back on the list page',
+      async () =>
+        (await snap(uri))?.state.analysis?.rule.name === 'list' &&
+        (await snap(uri))?.state.page?.url.endsWith('page-1.html'),
+    );
   });
 
   it('saves the page as a fixture and Test Task reports the fields that changed', async () => {
@@ -469,14 +595,27 @@ describe('crawl designer', function () {
   });
 
   it('scaffolds a new task file that validates', async () => {
-    const created = await vscode.commands.executeCommand<vscode.Uri>(C.newTask, { folder: dir, name: 'My New Shop', start: `${site.url}/`, preview: false });
+    const created = await vscode.commands.executeCommand<vscode.Uri>(C.newTask, {
+      folder: dir,
+      name: 'My New Shop',
+      start: `${site.url}/`,
+      preview: false,
+    });
     assert.equal(created.fsPath, join(dir, 'my-new-shop.crawl.yaml'));
     const doc = await vscode.workspace.openTextDocument(created);
     assert.match(doc.getText(), /^# Crawl Studio task file/);
     // No error is an absence: the validator's time to run (600 ms), then none may be reported.
     await new Promise((r) => setTimeout(r, 600));
-    assert.deepEqual(vscode.languages.getDiagnostics(created).filter((d) => d.severity === vscode.DiagnosticSeverity.Error), []);
-    const second = await vscode.commands.executeCommand<vscode.Uri>(C.newTask, { folder: dir, name: 'My New Shop', start: `${site.url}/`, preview: false });
+    assert.deepEqual(
+      vscode.languages.getDiagnostics(created).filter((d) => d.severity === vscode.DiagnosticSeverity.Error),
+      [],
+    );
+    const second = await vscode.commands.executeCommand<vscode.Uri>(C.newTask, {
+      folder: dir,
+      name: 'My New Shop',
+      start: `${site.url}/`,
+      preview: false,
+    });
     assert.equal(second.fsPath, join(dir, 'my-new-shop-2.crawl.yaml'), 'never overwrites');
   });
 });

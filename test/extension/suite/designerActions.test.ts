@@ -15,12 +15,18 @@ const C = {
   state: 'crawlStudio.designer._state',
 };
 
-async function until<T>(what: string, probe: () => T | Promise<T>, timeoutMs: number, explain: () => Promise<unknown>): Promise<NonNullable<T>> {
+async function until<T>(
+  what: string,
+  probe: () => T | Promise<T>,
+  timeoutMs: number,
+  explain: () => Promise<unknown>,
+): Promise<NonNullable<T>> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const last = await probe();
     if (last) return last;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(await explain()).slice(0, 800)}`);
+    if (Date.now() > end)
+      throw new Error(`timed out waiting for ${what}: ${JSON.stringify(await explain()).slice(0, 800)}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -51,7 +57,7 @@ describe('crawl designer: page actions in the preview (real Chromium)', function
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('runs the rule\'s actions on the rendered page and lists each step', async () => {
+  it("runs the rule's actions on the rendered page and lists each step", async () => {
     await vscode.commands.executeCommand(C.open, uri);
     const shown = await until(
       'the scrolled page analysed',
@@ -62,10 +68,22 @@ describe('crawl designer: page actions in the preview (real Chromium)', function
       60_000,
       async () => {
         const x = await snap();
-        return x && { browser: x.state.browser, loading: x.state.loading, pageError: x.state.pageError, actions: x.state.page?.actions, rows: x.state.analysis?.items[0]?.rows.length };
+        return (
+          x && {
+            browser: x.state.browser,
+            loading: x.state.loading,
+            pageError: x.state.pageError,
+            actions: x.state.page?.actions,
+            rows: x.state.analysis?.items[0]?.rows.length,
+          }
+        );
       },
     );
-    assert.equal(shown.state.analysis!.items[0]!.rows.length, ENTRIES, 'the analysis sees every entry the scrolls loaded');
+    assert.equal(
+      shown.state.analysis!.items[0]!.rows.length,
+      ENTRIES,
+      'the analysis sees every entry the scrolls loaded',
+    );
     assert.equal(shown.state.page!.actions!.length, 1);
     assert.match(shown.state.page!.actions![0]!, /^scroll \(\.entry until 60\): 60 elements in /);
   });

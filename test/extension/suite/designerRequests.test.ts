@@ -43,7 +43,19 @@ describe('crawl designer: JSON responses and requests', function () {
         if (req.headers['x-key'] !== KEY) return res.writeHead(401).end('{"error":"no key"}');
         if (u.pathname === '/items') {
           const page = Number(u.searchParams.get('page'));
-          return res.end(JSON.stringify({ page, items: page <= 2 ? [1, 2, 3].map((i) => ({ id: `${page}-${i}`, name: `Item ${page}.${i}`, href: `/items/${page}-${i}` })) : [] }));
+          return res.end(
+            JSON.stringify({
+              page,
+              items:
+                page <= 2
+                  ? [1, 2, 3].map((i) => ({
+                      id: `${page}-${i}`,
+                      name: `Item ${page}.${i}`,
+                      href: `/items/${page}-${i}`,
+                    }))
+                  : [],
+            }),
+          );
         }
         if (u.pathname === '/search' && req.method === 'POST') {
           const q = (JSON.parse(body) as { q: string }).q;
@@ -54,7 +66,9 @@ describe('crawl designer: JSON responses and requests', function () {
     });
     dir = mkdtempSync(join(tmpdir(), 'cs-designer-json-'));
     const file = join(dir, 'api.crawl.yaml');
-    writeFileSync(file, `name: designer-json
+    writeFileSync(
+      file,
+      `name: designer-json
 start:
   - url: ${api.url}/items?page={page}
   - url: ${api.url}/search
@@ -71,7 +85,8 @@ rules:
           name: $.name
     follow:
       - { selector: '$.items[*].href', to: items }
-`);
+`,
+    );
     uri = vscode.Uri.file(file);
     editor = await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
   });
@@ -88,7 +103,14 @@ rules:
     let seen: unknown = null;
     const s = await until('the JSON page analysed', async () => {
       const x = await snap(uri);
-      seen = { page: x?.state.page, error: x?.state.pageError, loading: x?.state.loading, choices: x?.state.choices, analysis: x?.state.analysis?.items, received };
+      seen = {
+        page: x?.state.page,
+        error: x?.state.pageError,
+        loading: x?.state.loading,
+        choices: x?.state.choices,
+        analysis: x?.state.analysis?.items,
+        received,
+      };
       return x?.state.page?.json && x.state.analysis?.items.length ? x : null;
     }).catch((err: Error) => {
       throw new Error(`${err.message}: ${JSON.stringify(seen)}`);
@@ -97,7 +119,14 @@ rules:
     assert.ok(received.includes(`GET /items?page=1 ${KEY} `), `sent with the rule's header: ${received.join('\n')}`);
     const table = s.state.analysis!.items[0]!;
     assert.deepEqual(table.columns, ['id', 'name']);
-    assert.deepEqual(table.rows.map((r) => r.cells.map((c) => c.value)), [['1-1', 'Item 1.1'], ['1-2', 'Item 1.2'], ['1-3', 'Item 1.3']]);
+    assert.deepEqual(
+      table.rows.map((r) => r.cells.map((c) => c.value)),
+      [
+        ['1-1', 'Item 1.1'],
+        ['1-2', 'Item 1.2'],
+        ['1-3', 'Item 1.3'],
+      ],
+    );
     const links = s.state.analysis!.links;
     assert.equal(links[0]!.keptTotal, 3);
     assert.equal(links[0]!.kept[0]!.url, `${api.url}/items/1-1`);
@@ -105,16 +134,30 @@ rules:
     assert.equal(next.kept[0]!.url, `${api.url}/items?page=2`, 'the next page of the series');
     assert.ok(next.kept[0]!.key, 'opened as a page of the series');
     // The webview shows the rows and the JSON view in its frame.
-    await until('the webview to render', async () => {
-      const x = await snap(uri);
-      return x?.rendered && x.rendered.rows === 3 && x.rendered.frame === x.frameKey && x.frameKey ? x : null;
-    }, 60_000);
+    await until(
+      'the webview to render',
+      async () => {
+        const x = await snap(uri);
+        return x?.rendered && x.rendered.rows === 3 && x.rendered.frame === x.frameKey && x.frameKey ? x : null;
+      },
+      60_000,
+    );
 
     // The next page, opened from the link: still a page of the series, which goes on to page 3.
-    assert.equal(await vscode.commands.executeCommand<boolean>(C.message, uri, { type: 'openPage', url: next.kept[0]!.url, key: next.kept[0]!.key }), true);
+    assert.equal(
+      await vscode.commands.executeCommand<boolean>(C.message, uri, {
+        type: 'openPage',
+        url: next.kept[0]!.url,
+        key: next.kept[0]!.key,
+      }),
+      true,
+    );
     const p2 = await until('page 2', async () => {
       const x = await snap(uri);
-      return x?.state.page?.url === `${api.url}/items?page=2` && x.state.analysis?.items[0]?.rows[0]?.cells[0]?.value === '2-1' ? x : null;
+      return x?.state.page?.url === `${api.url}/items?page=2` &&
+        x.state.analysis?.items[0]?.rows[0]?.cells[0]?.value === '2-1'
+        ? x
+        : null;
     });
     assert.equal(p2.state.analysis!.links.find((l) => l.index === -1)!.kept[0]!.url, `${api.url}/items?page=3`);
   });
@@ -130,21 +173,36 @@ rules:
     assert.deepEqual(s.state.analysis!.highlight!.scopes, { matched: 3, total: 3 });
     assert.equal(s.state.analysis!.highlight!.count, 3);
     // A click on a value in the JSON view (here on page 2's second item's name): its path, relative to the item.
-    const picked = await vscode.commands.executeCommand<{ suggestion: { selector: string; kind: string; element: string } }>(C.pick, uri, `[data-cs-path="$['items'][1]['name']"]`);
+    const picked = await vscode.commands.executeCommand<{
+      suggestion: { selector: string; kind: string; element: string };
+    }>(C.pick, uri, `[data-cs-path="$['items'][1]['name']"]`);
     assert.equal(picked.suggestion.element, '$.items[1].name');
     assert.equal(picked.suggestion.selector, '$.name');
     assert.equal(picked.suggestion.kind, 'scoped');
   });
 
-  it('sends a start entry\'s POST with its JSON body, the variable filled in, and shows what it returns', async () => {
+  it("sends a start entry's POST with its JSON body, the variable filled in, and shows what it returns", async () => {
     const choice = (await snap(uri))!.state.choices.find((c) => c.label.includes('POST'))!;
     assert.ok(choice?.key, `the POST start entry is listed: ${JSON.stringify((await snap(uri))!.state.choices)}`);
-    assert.equal(await vscode.commands.executeCommand<boolean>(C.message, uri, { type: 'openPage', url: choice.url, key: choice.key }), true);
+    assert.equal(
+      await vscode.commands.executeCommand<boolean>(C.message, uri, {
+        type: 'openPage',
+        url: choice.url,
+        key: choice.key,
+      }),
+      true,
+    );
     const s = await until('the search results', async () => {
       const x = await snap(uri);
-      return x?.state.page?.method === 'POST' && x.state.analysis?.items[0]?.rows[0]?.cells[1]?.value === 'Found shoes' ? x : null;
+      return x?.state.page?.method === 'POST' && x.state.analysis?.items[0]?.rows[0]?.cells[1]?.value === 'Found shoes'
+        ? x
+        : null;
     });
-    assert.equal(s.state.page!.body, '{"q":"shoes","key":"${CRAWL_STUDIO_EXT_KEY}"}', 'shown with the variable by name');
+    assert.equal(
+      s.state.page!.body,
+      '{"q":"shoes","key":"${CRAWL_STUDIO_EXT_KEY}"}',
+      'shown with the variable by name',
+    );
     assert.ok(received.includes(`POST /search ${KEY} {"q":"shoes","key":"${KEY}"}`), received.join('\n'));
     assert.equal(s.state.analysis!.items[0]!.rows[0]!.cells[1]!.value, 'Found shoes');
   });

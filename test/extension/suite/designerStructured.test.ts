@@ -41,7 +41,9 @@ describe('designer: structured data (JSON-LD, microdata, OpenGraph)', function (
     site = await serveProducts();
     dir = mkdtempSync(join(tmpdir(), 'cs-designer-sd-'));
     const file = join(dir, 'products.crawl.yaml');
-    writeFileSync(file, `name: products
+    writeFileSync(
+      file,
+      `name: products
 start:
   - ${site.url}/p/1
 rules:
@@ -50,7 +52,8 @@ rules:
       - type: product
         fields:
           name: h1
-`);
+`,
+    );
     uri = vscode.Uri.file(file);
     editor = await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
   });
@@ -77,15 +80,22 @@ rules:
     assert.equal(offered.get('opengraph: og:title'), p.name);
     assert.equal(offered.get('opengraph: product:price:amount'), p.price);
     // The webview shows them: its acknowledgement counts the Data tab's rows.
-    await until('the webview to show the Data rows', async () => {
-      const x = await snap();
-      return x?.rendered?.seq === x?.seq && x?.rendered?.data === s.state.structured!.length;
-    }, 60_000);
+    await until(
+      'the webview to show the Data rows',
+      async () => {
+        const x = await snap();
+        return x?.rendered?.seq === x?.seq && x?.rendered?.data === s.state.structured!.length;
+      },
+      60_000,
+    );
   });
 
   it('offers the paths whose value a picked element shows, beside its selector', async () => {
     const price = await vscode.commands.executeCommand<SuggestionView | null>(C.pick, uri, 'span.price', 0);
-    assert.deepEqual(price?.structured?.map((e) => `${e.source}: ${e.path}`), ['jsonld: Product.offers.price', 'microdata: Product.offers.price', 'opengraph: product:price:amount']);
+    assert.deepEqual(
+      price?.structured?.map((e) => `${e.source}: ${e.path}`),
+      ['jsonld: Product.offers.price', 'microdata: Product.offers.price', 'opengraph: product:price:amount'],
+    );
     const nav = await vscode.commands.executeCommand<SuggestionView | null>(C.pick, uri, 'nav a', 0);
     assert.ok(nav && !nav.structured, 'a link that shows no structured value offers none');
   });
@@ -93,12 +103,22 @@ rules:
   it('adds a path as a new field of the item at the cursor, and the preview reads it', async () => {
     const at = editor.document.getText().indexOf('type: product');
     editor.selection = new vscode.Selection(editor.document.positionAt(at), editor.document.positionAt(at));
-    await until('the cursor in the item', async () => /items\[0\]/.test((await snap())?.state.analysis?.highlight?.label ?? ''));
+    await until('the cursor in the item', async () =>
+      /items\[0\]/.test((await snap())?.state.analysis?.highlight?.label ?? ''),
+    );
     // The message the Data tab's Add button sends (validated like any message from the webview).
-    const ok = await vscode.commands.executeCommand<boolean>(C.message, uri, { type: 'insertField', source: 'jsonld', path: 'Product.offers.price' });
+    const ok = await vscode.commands.executeCommand<boolean>(C.message, uri, {
+      type: 'insertField',
+      source: 'jsonld',
+      path: 'Product.offers.price',
+    });
     assert.equal(ok, true);
     assert.match(editor.document.getText(), /\n {10}name: h1\n {10}price: \{ jsonld: Product\.offers\.price \}/);
-    const ok2 = await vscode.commands.executeCommand<boolean>(C.message, uri, { type: 'insertField', source: 'opengraph', path: 'og:title' });
+    const ok2 = await vscode.commands.executeCommand<boolean>(C.message, uri, {
+      type: 'insertField',
+      source: 'opengraph',
+      path: 'og:title',
+    });
     assert.equal(ok2, true);
     const table = await until('the new columns', async () => {
       const x = await snap();
@@ -111,7 +131,11 @@ rules:
 
   it('drops a malformed insertField message', async () => {
     const before = editor.document.getText();
-    for (const bad of [{ type: 'insertField', source: 'rdfa', path: 'x.y' }, { type: 'insertField', source: 'jsonld', path: 'a\nname: x' }, { type: 'insertField', source: 'jsonld' }]) {
+    for (const bad of [
+      { type: 'insertField', source: 'rdfa', path: 'x.y' },
+      { type: 'insertField', source: 'jsonld', path: 'a\nname: x' },
+      { type: 'insertField', source: 'jsonld' },
+    ]) {
       assert.equal(await vscode.commands.executeCommand<boolean>(C.message, uri, bad), false, JSON.stringify(bad));
     }
     assert.equal(editor.document.getText(), before);

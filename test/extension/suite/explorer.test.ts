@@ -14,11 +14,9 @@ import { EXTENSION_ID, activateWith, restoreSettings, until } from '../support';
 // The extension against a real redis-server and a real crawl of the demo shop: commands, the Queue Explorer's
 // contents, context actions, CodeLens, workers and diagnostics.
 
-
 function taskYaml(siteUrl: string, name: string): string {
   return demoShopTask({ name, siteUrl, retries: { attempts: 2, delay: '50ms' } });
 }
-
 
 describe('Queue Explorer, commands and workers (real Redis, real crawl)', function () {
   this.timeout(120_000);
@@ -31,13 +29,18 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
   before(async () => {
     redis = await startRedis();
     // A 404 page gives the crawl a failed job to retry from the tree.
-    site = await serveSite({ listPages: 3, perPage: 8 }, 0, (req, res) => {
-      if (req.url === '/catalogue/book-5.html') {
-        res.writeHead(404).end('gone');
-        return true;
-      }
-      return false;
-    }, 20);
+    site = await serveSite(
+      { listPages: 3, perPage: 8 },
+      0,
+      (req, res) => {
+        if (req.url === '/catalogue/book-5.html') {
+          res.writeHead(404).end('gone');
+          return true;
+        }
+        return false;
+      },
+      20,
+    );
     api = await activateWith({ redisUrl: redis.url, workers: 1 });
     dir = mkdtempSync(join(tmpdir(), 'cs-ext-'));
     const file = join(dir, 'shop.crawl.yaml');
@@ -53,7 +56,9 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
   });
 
   it('registers every contributed command', async () => {
-    const pkg = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON as { contributes: { commands: { command: string }[] } };
+    const pkg = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON as {
+      contributes: { commands: { command: string }[] };
+    };
     const registered = new Set(await vscode.commands.getCommands(true));
     const missing = pkg.contributes.commands.map((c) => c.command).filter((c) => !registered.has(c));
     assert.deepEqual(missing, []);
@@ -67,44 +72,73 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     });
     // The designer adds its own "Preview" lenses on page rules; these are the run lenses.
     const run = lenses.filter((l) => !/Preview/.test(l.command?.title ?? ''));
-    assert.deepEqual(run.map((l) => l.command?.title), ['$(play) Start Crawl', '$(check) Validate', '$(table) Open Results', '$(add) Enqueue']);
-    const startLine = doc.getText().split('\n').findIndex((l) => l.includes(`${site.url}/`) && !l.includes('match'));
+    assert.deepEqual(
+      run.map((l) => l.command?.title),
+      ['$(play) Start Crawl', '$(check) Validate', '$(table) Open Results', '$(add) Enqueue'],
+    );
+    const startLine = doc
+      .getText()
+      .split('\n')
+      .findIndex((l) => l.includes(`${site.url}/`) && !l.includes('match'));
     assert.ok(startLine > 0, 'the task file lists its start URL');
     assert.equal(run[3]!.range.start.line, startLine, 'Enqueue sits on the start URL line');
   });
 
-  it('puts a broken task file\'s errors in the Problems panel with exact ranges', async () => {
+  it("puts a broken task file's errors in the Problems panel with exact ranges", async () => {
     const bad = join(dir, 'bad.crawl.yaml');
-    writeFileSync(bad, 'name: Bad Name\nstart: [http://127.0.0.1:1/]\nrules:\n  - name: r\n    follow:\n      - selector: "a["\n        to: nowhere\n');
+    writeFileSync(
+      bad,
+      'name: Bad Name\nstart: [http://127.0.0.1:1/]\nrules:\n  - name: r\n    follow:\n      - selector: "a["\n        to: nowhere\n',
+    );
     const uri = vscode.Uri.file(bad);
     const ok = await vscode.commands.executeCommand<boolean>('crawlStudio.validateTask', uri);
     assert.equal(ok, false);
     const diags = vscode.languages.getDiagnostics(uri).filter((d) => d.source === 'Crawl Studio');
     assert.equal(diags.length, 3, diags.map((d) => d.message).join('\n'));
     const byLine = diags.map((d) => [d.range.start.line, d.range.start.character]).sort((a, b) => a[0]! - b[0]!);
-    assert.deepEqual(byLine, [[0, 6], [5, 18], [6, 12]]);
+    assert.deepEqual(byLine, [
+      [0, 6],
+      [5, 18],
+      [6, 12],
+    ]);
   });
 
   // Issue 23, item 9: a task file that had not run appeared nowhere in the sidebar ("No queues yet").
   it('lists the workspace task files that have not run yet, and follows files created and deleted', async () => {
     await vscode.commands.executeCommand('crawlStudio.refresh');
     const root = (await api.tree.getChildren())[0]!;
-    const fileRows = async () => (await api.tree.getChildren(root)).filter((n) => n.kind === 'taskFile').map((n) => api.tree.getTreeItem(n));
+    const fileRows = async () =>
+      (await api.tree.getChildren(root)).filter((n) => n.kind === 'taskFile').map((n) => api.tree.getTreeItem(n));
     // The rows come from a read of the workspace in the background; the tree refreshes when it lands.
-    const demo = await until('the fixture workspace\'s demo.crawl.yaml to be listed', async () => (await fileRows()).find((i) => i.resourceUri?.path.endsWith('/demo.crawl.yaml')), 30_000);
+    const demo = await until(
+      "the fixture workspace's demo.crawl.yaml to be listed",
+      async () => (await fileRows()).find((i) => i.resourceUri?.path.endsWith('/demo.crawl.yaml')),
+      30_000,
+    );
     assert.equal(demo.description, 'not run yet');
     assert.equal(demo.contextValue, 'taskFile');
     const folder = vscode.workspace.workspaceFolders![0]!.uri;
     const extra = vscode.Uri.joinPath(folder, 'broken-extra.crawl.yaml');
-    await vscode.workspace.fs.writeFile(extra, new TextEncoder().encode('name: broken-extra\nstart: [not a url]\nrules: []\n'));
+    await vscode.workspace.fs.writeFile(
+      extra,
+      new TextEncoder().encode('name: broken-extra\nstart: [not a url]\nrules: []\n'),
+    );
     try {
-      const row = await until('the new file to be listed', async () => (await fileRows()).find((i) => i.resourceUri?.path.endsWith('/broken-extra.crawl.yaml')), 30_000);
+      const row = await until(
+        'the new file to be listed',
+        async () => (await fileRows()).find((i) => i.resourceUri?.path.endsWith('/broken-extra.crawl.yaml')),
+        30_000,
+      );
       assert.match(String(row.description), /^\d+ errors?$/);
       assert.equal(row.contextValue, 'taskFile.invalid');
     } finally {
       await vscode.workspace.fs.delete(extra);
     }
-    await until('the deleted file to leave the list', async () => !(await fileRows()).some((i) => i.resourceUri?.path.endsWith('/broken-extra.crawl.yaml')), 30_000);
+    await until(
+      'the deleted file to leave the list',
+      async () => !(await fileRows()).some((i) => i.resourceUri?.path.endsWith('/broken-extra.crawl.yaml')),
+      30_000,
+    );
   });
 
   it('runs a crawl from Start Crawl: the tree fills with counts, the status bar shows it, items reach the store', async () => {
@@ -113,7 +147,8 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     assert.match(api.statusBar.text, /shop|^$/);
     // While it runs, the explorer lists the queue with live counts.
     const queues = await until('the queue in the explorer', async () => {
-      const q = await vscode.commands.executeCommand<{ name: string; counts: Record<string, number> }[]>('crawlStudio.refresh');
+      const q =
+        await vscode.commands.executeCommand<{ name: string; counts: Record<string, number> }[]>('crawlStudio.refresh');
       return q?.find((x) => x.name === 'shop');
     });
     assert.ok(queues.counts);
@@ -122,7 +157,9 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     const top = lenses[0]!.command!.title;
     await until('the crawl to finish', () => !api.crawls.get('shop'), 90_000);
     assert.ok(top === '$(debug-stop) Stop Crawl' || top === '$(play) Start Crawl');
-    const after = (await vscode.commands.executeCommand<{ name: string; counts: Record<string, number> }[]>('crawlStudio.refresh')).find((x) => x.name === 'shop')!;
+    const after = (
+      await vscode.commands.executeCommand<{ name: string; counts: Record<string, number> }[]>('crawlStudio.refresh')
+    ).find((x) => x.name === 'shop')!;
     assert.equal(after.counts.failed, 1, 'the 404 page failed');
     assert.ok((after.counts.completed ?? 0) >= 27, `completed ${after.counts.completed}`);
     const items = await vscode.commands.executeCommand<number>('crawlStudio.openResults', taskUri);
@@ -134,9 +171,12 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     // The test bundle has its own copy of the node classes: compare kinds, not instanceof.
     assert.equal(queue?.kind, 'queue');
     const states = (await api.tree.getChildren(queue)) as StateNode[];
-    assert.deepEqual(states.map((s) => s.state), ['frontier', 'waiting', 'prioritized', 'active', 'delayed', 'completed', 'skipped', 'failed']);
+    assert.deepEqual(
+      states.map((s) => s.state),
+      ['frontier', 'waiting', 'prioritized', 'active', 'delayed', 'completed', 'skipped', 'failed'],
+    );
     const failedState = states.find((s) => s.state === 'failed')!;
-    const jobs = (await api.tree.getChildren(failedState));
+    const jobs = await api.tree.getChildren(failedState);
     assert.equal(jobs.length, 1);
     const job = jobs[0] as JobNode;
     assert.equal(job.job.data.url, `${site.url}/catalogue/book-5.html`);
@@ -152,18 +192,31 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     assert.equal(shown.isUntitled, false);
     assert.equal(shown.isDirty, false);
     assert.equal(shown.languageId, 'json');
-    const doc = JSON.parse(shown.getText()) as { data: { url: string }; url: string; error: string; times: { queued: string; finished: string }; stacktraces?: string[][] };
+    const doc = JSON.parse(shown.getText()) as {
+      data: { url: string };
+      url: string;
+      error: string;
+      times: { queued: string; finished: string };
+      stacktraces?: string[][];
+    };
     assert.equal(doc.data.url, `${site.url}/catalogue/book-5.html`);
     // Issue 32, item 7: read by a person: the error, times as dates, each stack trace as its lines.
     assert.equal(doc.url, `${site.url}/catalogue/book-5.html`);
     assert.match(doc.error, /404/);
     assert.match(doc.times.queued, /^\d{4}-\d\d-\d\dT/);
     assert.match(doc.times.finished, /^\d{4}-\d\d-\d\dT/);
-    for (const st of doc.stacktraces ?? []) assert.ok(st.every((line) => !line.includes('\n')), JSON.stringify(st));
+    for (const st of doc.stacktraces ?? [])
+      assert.ok(
+        st.every((line) => !line.includes('\n')),
+        JSON.stringify(st),
+      );
     await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
 
     await vscode.commands.executeCommand('crawlStudio.job.retry', job);
-    const state = await api.tree.getModel()!.job('shop', job.job.id!).then((j) => j!.getState());
+    const state = await api.tree
+      .getModel()!
+      .job('shop', job.job.id!)
+      .then((j) => j!.getState());
     assert.equal(state, 'waiting', 'the retried job is back in the queue');
   });
 
@@ -192,7 +245,11 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
         // Fresh groups each round (as after a reload): their first expansion reads their jobs from Redis.
         const groups = ((await fetch(queue)) as StateNode[]).filter((s) => s.count > 0);
         assert.ok(groups.length > 0, 'some group has jobs');
-        const answers = await Promise.all([...groups.map((g) => fetch(g)), api.tree.refresh(), ...groups.map((g) => fetch(g))]);
+        const answers = await Promise.all([
+          ...groups.map((g) => fetch(g)),
+          api.tree.refresh(),
+          ...groups.map((g) => fetch(g)),
+        ]);
         for (const list of answers) {
           if (!Array.isArray(list)) continue;
           const ids = list.map((n) => api.tree.getTreeItem(n).id);
@@ -223,7 +280,11 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     // The retried job from the previous test is waiting; the run is finished, so re-open it for enqueueing.
     const redisClient = await api.connection.get();
     await redisClient.hset('cs:{shop}:#meta', 'state', 'running');
-    const r = await vscode.commands.executeCommand<{ outcome: string; noWorker?: boolean }>('crawlStudio.enqueueUrl', queue, `${site.url}/about.html`);
+    const r = await vscode.commands.executeCommand<{ outcome: string; noWorker?: boolean }>(
+      'crawlStudio.enqueueUrl',
+      queue,
+      `${site.url}/about.html`,
+    );
     assert.equal(r?.outcome, 'enqueued');
     // Issue 23, item 7: nothing consumes the queue now, and Enqueue says so (with Start Workers / Start Crawl).
     assert.equal(r?.noWorker, true, 'the hint that no worker takes the job');
@@ -237,7 +298,17 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
 
   it('lists a worker of another machine from its heartbeat, past one it cannot read', async () => {
     const redisClient = await api.connection.get();
-    const beat = { id: 'far:77', pid: 77, host: 'far', tasks: ['shop'], concurrency: 8, started: Date.now() - 60_000, lastSeen: Date.now(), processed: 10, failed: 0 };
+    const beat = {
+      id: 'far:77',
+      pid: 77,
+      host: 'far',
+      tasks: ['shop'],
+      concurrency: 8,
+      started: Date.now() - 60_000,
+      lastSeen: Date.now(),
+      processed: 10,
+      failed: 0,
+    };
     // Another version's worker, or anything else, may write an entry this one cannot read.
     await redisClient.hset(WORKERS_KEY, 'odd:1', '{"id":', 'far:77', JSON.stringify(beat));
     try {
@@ -250,7 +321,10 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     } finally {
       await redisClient.hdel(WORKERS_KEY, 'odd:1', 'far:77');
     }
-    await until('the worker to leave the view with its heartbeat', () => !api.workerTree.getChildren().some((n) => n.kind === 'remote'));
+    await until(
+      'the worker to leave the view with its heartbeat',
+      () => !api.workerTree.getChildren().some((n) => n.kind === 'remote'),
+    );
   });
 
   it('cleans, drains and deletes a queue, keeping stored items', async () => {
@@ -279,12 +353,24 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     assert.deepEqual(rows.map((r) => r.job.data.url).sort(), [`${site.url}/catalogue/page-9.html`, other].sort());
     for (const r of rows) assert.equal(api.tree.getTreeItem(r).contextValue, 'page.frontier');
     const labels = rows.map((n) => String(api.tree.getTreeItem(n).label)).sort();
-    assert.deepEqual(labels, [`${new URL(other).host}/catalogue/page-9.html`, `127.0.0.1:${site.port}/catalogue/page-9.html`].sort());
-    assert.equal(await vscode.commands.executeCommand('crawlStudio.queue.drain', queue, { skipConfirmation: true }), true);
+    assert.deepEqual(
+      labels,
+      [`${new URL(other).host}/catalogue/page-9.html`, `127.0.0.1:${site.port}/catalogue/page-9.html`].sort(),
+    );
+    assert.equal(
+      await vscode.commands.executeCommand('crawlStudio.queue.drain', queue, { skipConfirmation: true }),
+      true,
+    );
     const drained = api.tree.queueNodes().find((q) => q.name === 'shop')!.snapshot.counts;
     assert.equal(drained.waiting + drained.frontier, 0);
-    assert.equal(await vscode.commands.executeCommand('crawlStudio.queue.delete', queue, { skipConfirmation: true }), true);
-    assert.equal(api.tree.queueNodes().find((q) => q.name === 'shop'), undefined);
+    assert.equal(
+      await vscode.commands.executeCommand('crawlStudio.queue.delete', queue, { skipConfirmation: true }),
+      true,
+    );
+    assert.equal(
+      api.tree.queueNodes().find((q) => q.name === 'shop'),
+      undefined,
+    );
     const items = await vscode.commands.executeCommand<number>('crawlStudio.openResults', taskUri);
     assert.equal(items, 23, 'deleting the queue keeps the stored items');
   });
@@ -295,23 +381,42 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     this.timeout(120_000);
     const file = join(dir, 'slowshop.crawl.yaml');
     // One page every 300 ms: the crawl runs long enough to freeze Redis under it.
-    writeFileSync(file, demoShopTask({ name: 'slowshop', siteUrl: site.url, perHost: { concurrency: 1, delay: '300ms' } }));
+    writeFileSync(
+      file,
+      demoShopTask({ name: 'slowshop', siteUrl: site.url, perHost: { concurrency: 1, delay: '300ms' } }),
+    );
     const uri = vscode.Uri.file(file);
     await vscode.commands.executeCommand('crawlStudio.startCrawl', uri);
     await until('the crawl in the status bar', () => /slowshop [0-9.]+ p\/s/.test(api.statusBar.text));
-    await until('the queue in the explorer', async () => (await vscode.commands.executeCommand<{ name: string }[]>('crawlStudio.refresh'))?.some((q) => q.name === 'slowshop'));
+    await until('the queue in the explorer', async () =>
+      (await vscode.commands.executeCommand<{ name: string }[]>('crawlStudio.refresh'))?.some(
+        (q) => q.name === 'slowshop',
+      ),
+    );
     const queueItem = () => api.tree.getTreeItem(api.tree.queueNodes().find((q) => q.name === 'slowshop')!);
     // The explorer polls Redis while it is visible, as a user watching it would have it.
     await vscode.commands.executeCommand('crawlStudio.queueExplorer.focus');
     assert.doesNotMatch(String(queueItem().description), /stale/);
     redis.process.kill('SIGSTOP');
     try {
-      await until('the status bar to mark the crawl stale', () => /slowshop no progress report for \d+ s/.test(api.statusBar.text), 30_000);
-      await until('the explorer to mark its counts stale', () => api.tree.isStale && /^stale · /.test(String(queueItem().description)), 30_000);
+      await until(
+        'the status bar to mark the crawl stale',
+        () => /slowshop no progress report for \d+ s/.test(api.statusBar.text),
+        30_000,
+      );
+      await until(
+        'the explorer to mark its counts stale',
+        () => api.tree.isStale && /^stale · /.test(String(queueItem().description)),
+        30_000,
+      );
     } finally {
       redis.process.kill('SIGCONT');
     }
-    await until('the status bar live again', () => /slowshop [0-9.]+ p\/s/.test(api.statusBar.text) || !api.statusBar.text.includes('slowshop'), 30_000);
+    await until(
+      'the status bar live again',
+      () => /slowshop [0-9.]+ p\/s/.test(api.statusBar.text) || !api.statusBar.text.includes('slowshop'),
+      30_000,
+    );
     await until('the explorer live again', () => !api.tree.isStale, 30_000);
     assert.doesNotMatch(String(queueItem().description), /stale/);
     await vscode.commands.executeCommand('crawlStudio.stopCrawl', 'slowshop');
@@ -326,7 +431,9 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     assert.ok(notices.some((n) => api.tree.getTreeItem(n).label === 'Connection lost — reconnecting…'));
     redis = await startRedis({ port });
     await until('reconnection', () => api.connection.state.kind === 'ready', 30_000);
-    const after = (await api.tree.getChildren(root)).filter((n) => n.kind === 'notice' && api.tree.getTreeItem(n).label === 'Connection lost — reconnecting…');
+    const after = (await api.tree.getChildren(root)).filter(
+      (n) => n.kind === 'notice' && api.tree.getTreeItem(n).label === 'Connection lost — reconnecting…',
+    );
     assert.equal(after.length, 0);
   });
 });

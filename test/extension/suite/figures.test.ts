@@ -19,7 +19,10 @@ import { readTaskFigures } from '../../../src/observe/taskFigures';
 // reopened after its end keeps its elapsed time going.
 
 async function dashboard(task: string): Promise<DashboardData | undefined> {
-  const all = (await vscode.commands.executeCommand<{ task: string; lastPosted: Partial<Record<ToDashboard['type'], ToDashboard>> }[]>('crawlStudio.dashboard.testState')) ?? [];
+  const all =
+    (await vscode.commands.executeCommand<
+      { task: string; lastPosted: Partial<Record<ToDashboard['type'], ToDashboard>> }[]
+    >('crawlStudio.dashboard.testState')) ?? [];
   const d = all.find((x) => x.task === task)?.lastPosted.data;
   return d?.type === 'data' ? d.data : undefined;
 }
@@ -37,17 +40,24 @@ describe('Figures that agree: explorer, finish message, dashboard (real crawl)',
     redis = await startRedis();
     // Books 3 and 7 are refused by robots.txt; book 5 answers 404. Slow and polite, so the crawl outlasts the
     // retry the test makes while it runs (~6 s, set by the per-host delay).
-    site = await serveSite({ listPages: 3, perPage: 8 }, 0, (req, res) => {
-      if (req.url === '/robots.txt') {
-        res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /catalogue/book-3.html\nDisallow: /catalogue/book-7.html\n');
-        return true;
-      }
-      if (req.url === '/catalogue/book-5.html') {
-        res.writeHead(404).end('gone');
-        return true;
-      }
-      return false;
-    }, 20);
+    site = await serveSite(
+      { listPages: 3, perPage: 8 },
+      0,
+      (req, res) => {
+        if (req.url === '/robots.txt') {
+          res
+            .writeHead(200, { 'content-type': 'text/plain' })
+            .end('User-agent: *\nDisallow: /catalogue/book-3.html\nDisallow: /catalogue/book-7.html\n');
+          return true;
+        }
+        if (req.url === '/catalogue/book-5.html') {
+          res.writeHead(404).end('gone');
+          return true;
+        }
+        return false;
+      },
+      20,
+    );
     api = await activateWith({ redisUrl: redis.url, workers: 1, concurrency: 2 });
     const dir = mkdtempSync(join(tmpdir(), 'cs-figures-'));
     const file = join(dir, 'figs.crawl.yaml');
@@ -74,7 +84,8 @@ describe('Figures that agree: explorer, finish message, dashboard (real crawl)',
       await api.tree.refresh();
       return api.tree.queueNodes().find((n) => n.name === 'figs');
     });
-  const group = async (state: string): Promise<StateNode> => ((await api.tree.getChildren(await queueNode())) as StateNode[]).find((s) => s.state === state)!;
+  const group = async (state: string): Promise<StateNode> =>
+    ((await api.tree.getChildren(await queueNode())) as StateNode[]).find((s) => s.state === state)!;
   const rows = async (state: string) => {
     const g = await group(state);
     g.jobs = []; // read afresh
@@ -93,9 +104,16 @@ describe('Figures that agree: explorer, finish message, dashboard (real crawl)',
       assert.equal(d.eta.seconds, f.eta.seconds);
       assert.equal(d.run?.elapsedMs, f.elapsedMs, 'dashboard duration');
       assert.equal(d.counters.find((c) => c.label === 'Failed')?.value, f.pages.failed);
-      assert.equal(d.hosts.reduce((a, h) => a + h.failed, 0), f.pages.failed, 'Hosts failed beside the Failed card');
+      assert.equal(
+        d.hosts.reduce((a, h) => a + h.failed, 0),
+        f.pages.failed,
+        'Hosts failed beside the Failed card',
+      );
       const q = await queueNode();
-      assert.ok(String(api.tree.getTreeItem(q).description).includes(f.queue.text), `explorer row: ${api.tree.getTreeItem(q).description} / ${f.queue.text}`);
+      assert.ok(
+        String(api.tree.getTreeItem(q).description).includes(f.queue.text),
+        `explorer row: ${api.tree.getTreeItem(q).description} / ${f.queue.text}`,
+      );
     } finally {
       client.disconnect();
     }
@@ -113,35 +131,53 @@ describe('Figures that agree: explorer, finish message, dashboard (real crawl)',
     const hitsBefore = site.hits.get('/catalogue/book-5.html') ?? 0;
     await vscode.commands.executeCommand('crawlStudio.job.retry', failed);
     await until('the crawl to finish', () => finished, 120_000);
-    assert.ok((site.hits.get('/catalogue/book-5.html') ?? 0) > hitsBefore, 'the retried job ran again (and failed again)');
+    assert.ok(
+      (site.hits.get('/catalogue/book-5.html') ?? 0) > hitsBefore,
+      'the retried job ran again (and failed again)',
+    );
 
     const q = await queueNode();
     const f = finished!;
     assert.equal(f.failed, 1, `the run counts the 404 once, not once per attempt: ${f.message}`);
     assert.match(f.message, / 1 failed\b/);
-    assert.equal(q.snapshot.counts.failed, f.failed, 'the explorer\'s failed group is the finish message\'s figure');
+    assert.equal(q.snapshot.counts.failed, f.failed, "the explorer's failed group is the finish message's figure");
     assert.equal((await rows('failed')).length, 1);
   });
 
   it('shows skipped pages as their own group, not under completed', async () => {
     const q = await queueNode();
     const states = ((await api.tree.getChildren(q)) as StateNode[]).map((s) => s.state);
-    assert.deepEqual(states, ['frontier', 'waiting', 'prioritized', 'active', 'delayed', 'completed', 'skipped', 'failed']);
+    assert.deepEqual(states, [
+      'frontier',
+      'waiting',
+      'prioritized',
+      'active',
+      'delayed',
+      'completed',
+      'skipped',
+      'failed',
+    ]);
     const f = finished!;
     assert.equal(f.skipped, 2, 'books 3 and 7 refused by robots.txt');
     assert.equal(q.snapshot.counts.skipped, 2);
     assert.match(f.message, / 2 skipped\b/);
     assert.equal(q.snapshot.counts.completed, f.done, 'completed is the pages fetched, as the finish message says');
     const skipped = await rows('skipped');
-    assert.deepEqual(skipped.map((n) => new URL(n.job.data.url).pathname).sort(), ['/catalogue/book-3.html', '/catalogue/book-7.html']);
+    assert.deepEqual(skipped.map((n) => new URL(n.job.data.url).pathname).sort(), [
+      '/catalogue/book-3.html',
+      '/catalogue/book-7.html',
+    ]);
     assert.match(String(api.tree.getTreeItem(skipped[0]!).description), /skipped: robots\.txt/);
     const completed = await rows('completed');
     assert.ok(completed.length > 0);
-    assert.ok(completed.every((n) => n.job.returnvalue?.outcome !== 'skipped'), 'no skipped page among the completed');
+    assert.ok(
+      completed.every((n) => n.job.returnvalue?.outcome !== 'skipped'),
+      'no skipped page among the completed',
+    );
     assert.match(String(api.tree.getTreeItem(q).description), /1 failed · 2 skipped/);
   });
 
-  it('counts neither the time since its end nor the wait for a worker in a reopened run\'s elapsed time (issue 32)', async () => {
+  it("counts neither the time since its end nor the wait for a worker in a reopened run's elapsed time (issue 32)", async () => {
     assert.deepEqual(await vscode.commands.executeCommand('crawlStudio.openDashboard', taskUri), { task: 'figs' });
     const done = await until('the finished run on the dashboard', async () => {
       const d = await dashboard('figs');
@@ -165,7 +201,11 @@ describe('Figures that agree: explorer, finish message, dashboard (real crawl)',
     });
     // Not frozen at its old finish time either: it is the run's crawling time, as the read-model says it
     // (observe/taskFigures.ts); Start Crawl resumes it and the clock goes on from there.
-    assert.equal(later.run!.elapsedMs, done.run!.elapsedMs, `elapsed ${done.run!.elapsedMs}, then ${later.run!.elapsedMs} ms while no worker ran`);
+    assert.equal(
+      later.run!.elapsedMs,
+      done.run!.elapsedMs,
+      `elapsed ${done.run!.elapsedMs}, then ${later.run!.elapsedMs} ms while no worker ran`,
+    );
     assert.equal(later.eta.state, 'no-worker');
     assert.equal(later.queue.total, 1, 'the enqueued URL waits');
     assert.equal(later.queue.text, '1 waiting · 0 active');

@@ -9,21 +9,26 @@ import { activateWith, restoreSettings, until } from '../support';
 // Now a managed server that dies is started again by the extension, on the same port with the same data, and
 // every client reconnects by itself. A real redis-server, killed with SIGKILL.
 
-
 describe('managed Redis (a real redis-server started by the extension)', function () {
   this.timeout(90_000);
   let api: CrawlStudioApi;
   let hadSettingsDir = false;
 
   before(async () => {
-    hadSettingsDir = await vscode.workspace.fs.stat(vscode.Uri.joinPath(vscode.workspace.workspaceFolders![0]!.uri, '.vscode')).then(() => true, () => false);
+    hadSettingsDir = await vscode.workspace.fs
+      .stat(vscode.Uri.joinPath(vscode.workspace.workspaceFolders![0]!.uri, '.vscode'))
+      .then(
+        () => true,
+        () => false,
+      );
     api = await activateWith({ redisUrl: '' });
   });
   after(async () => {
     await restoreSettings(api, ['redisUrl']);
     // Start Managed Redis clears the workspace's redisUrl, which writes the fixture's .vscode/settings.json.
     const settingsDir = vscode.Uri.joinPath(vscode.workspace.workspaceFolders![0]!.uri, '.vscode');
-    if (!hadSettingsDir) await vscode.workspace.fs.delete(settingsDir, { recursive: true }).then(undefined, () => undefined);
+    if (!hadSettingsDir)
+      await vscode.workspace.fs.delete(settingsDir, { recursive: true }).then(undefined, () => undefined);
   });
 
   it('is started again on the same port with its data when it dies, and the views recover without a reload', async () => {
@@ -33,7 +38,11 @@ describe('managed Redis (a real redis-server started by the extension)', functio
     await client.sadd(TASKS_KEY, 'survivor');
     // A SIGKILL loses what the process holds, not what it wrote to the file (the fsync each second guards against a
     // machine crash, which this is not): the write is safe once Redis has no AOF buffer left for it.
-    await until('the write in the append-only file', async () => /^aof_buffer_length:0\r?$/m.test(await client.info('persistence')), 10_000);
+    await until(
+      'the write in the append-only file',
+      async () => /^aof_buffer_length:0\r?$/m.test(await client.info('persistence')),
+      10_000,
+    );
     process.kill(first.pid, 'SIGKILL');
 
     const second = await until('a new managed server', () => {

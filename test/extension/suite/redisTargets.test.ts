@@ -32,8 +32,11 @@ describe('Connect to Redis…: Sentinel and Cluster targets (real sentinels, rea
 
   after(async () => {
     // Forget the passwords (configure() deletes the secrets a target does not have), then the setting.
-    if (cluster) await api.connection.configure(cluster.url, {}, vscode.ConfigurationTarget.Workspace).catch(() => undefined);
-    await vscode.workspace.getConfiguration('crawlStudio').update('redisUrl', undefined, vscode.ConfigurationTarget.Workspace);
+    if (cluster)
+      await api.connection.configure(cluster.url, {}, vscode.ConfigurationTarget.Workspace).catch(() => undefined);
+    await vscode.workspace
+      .getConfiguration('crawlStudio')
+      .update('redisUrl', undefined, vscode.ConfigurationTarget.Workspace);
     await restoreSettings(api, []);
     if (!hadDotVscode) rmSync(dotVscode, { recursive: true, force: true });
     await sentinel?.stop();
@@ -46,7 +49,10 @@ describe('Connect to Redis…: Sentinel and Cluster targets (real sentinels, rea
     const stored = vscode.workspace.getConfiguration('crawlStudio').inspect<string>('redisUrl')!.workspaceValue!;
     const ports = sentinel!.sentinels.map((s) => `127.0.0.1:${s.port}`).join(',');
     assert.equal(stored, `redis+sentinel://${ports}/csmaster`, 'no password in settings');
-    assert.ok(state.kind === 'ready' && !state.url.includes('p@ss') && !state.url.includes('s3nt'), 'the shown target is redacted');
+    assert.ok(
+      state.kind === 'ready' && !state.url.includes('p@ss') && !state.url.includes('s3nt'),
+      'the shown target is redacted',
+    );
     // What workers get back: both passwords.
     const target = parseRedisTarget(api.connection.workerUrl!);
     assert.ok(target.kind === 'sentinel');
@@ -60,11 +66,21 @@ describe('Connect to Redis…: Sentinel and Cluster targets (real sentinels, rea
   it('takes a redis+cluster:// target: the explorer reads its queues through the cluster', async () => {
     await api.connection.configure(cluster!.url, {}, vscode.ConfigurationTarget.Workspace);
     assert.equal(api.connection.state.kind, 'ready');
-    assert.equal(vscode.workspace.getConfiguration('crawlStudio').inspect<string>('redisUrl')!.workspaceValue, cluster!.url);
+    assert.equal(
+      vscode.workspace.getConfiguration('crawlStudio').inspect<string>('redisUrl')!.workspaceValue,
+      cluster!.url,
+    );
     // A task known to this Redis (its queue empty): the list of tasks and the queue's counts are in other slots.
     await (await api.connection.get()).sadd(TASKS_KEY, 'on-cluster');
-    const queues = await vscode.commands.executeCommand<{ name: string; counts: Record<string, number> }[]>('crawlStudio.refresh');
-    assert.deepEqual(queues.map((q) => q.name), ['on-cluster']);
-    assert.equal(Object.values(queues[0]!.counts).reduce((a, b) => a + b, 0), 0);
+    const queues =
+      await vscode.commands.executeCommand<{ name: string; counts: Record<string, number> }[]>('crawlStudio.refresh');
+    assert.deepEqual(
+      queues.map((q) => q.name),
+      ['on-cluster'],
+    );
+    assert.equal(
+      Object.values(queues[0]!.counts).reduce((a, b) => a + b, 0),
+      0,
+    );
   });
 });

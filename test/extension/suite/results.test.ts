@@ -15,7 +15,6 @@ import { EXTENSION_ID, activateWith, restoreSettings, until } from '../support';
 // the webview receives pages of rows and new rows while the crawl runs, filters and sorts, exports the filtered
 // rows, shows field quality, and Find URL answers for a URL in each place it can be.
 
-
 interface PanelState {
   task: string;
   file: string;
@@ -23,17 +22,20 @@ interface PanelState {
   lastPosted: Partial<Record<ToResults['type'], ToResults>>;
 }
 
-
 async function panel(task: string): Promise<PanelState | undefined> {
   const all = (await vscode.commands.executeCommand<PanelState[]>('crawlStudio.results.testState')) ?? [];
   return all.find((p) => p.task === task);
 }
 
-function posted<T extends ToResults['type']>(p: PanelState | undefined, type: T): Extract<ToResults, { type: T }> | undefined {
+function posted<T extends ToResults['type']>(
+  p: PanelState | undefined,
+  type: T,
+): Extract<ToResults, { type: T }> | undefined {
   return p?.lastPosted[type] as Extract<ToResults, { type: T }> | undefined;
 }
 
-const send = (file: string, message: unknown) => vscode.commands.executeCommand<boolean>('crawlStudio.results.testMessage', file, message);
+const send = (file: string, message: unknown) =>
+  vscode.commands.executeCommand<boolean>('crawlStudio.results.testMessage', file, message);
 
 describe('Results view and Find URL (real crawl)', function () {
   this.timeout(180_000);
@@ -47,13 +49,18 @@ describe('Results view and Find URL (real crawl)', function () {
   before(async () => {
     redis = await startRedis();
     // Slow enough to watch rows arrive; book-7 is gone (404), and `isbn` reads a selector the page lacks.
-    site = await serveSite({ listPages: 4, perPage: 10 }, 0, (req, res) => {
-      if (req.url?.startsWith('/catalogue/book-7.html')) {
-        res.writeHead(404).end('gone');
-        return true;
-      }
-      return false;
-    }, 40);
+    site = await serveSite(
+      { listPages: 4, perPage: 10 },
+      0,
+      (req, res) => {
+        if (req.url?.startsWith('/catalogue/book-7.html')) {
+          res.writeHead(404).end('gone');
+          return true;
+        }
+        return false;
+      },
+      40,
+    );
     api = await activateWith({ redisUrl: redis.url, workers: 1, concurrency: 2 });
     dir = mkdtempSync(join(tmpdir(), 'cs-results-'));
     file = join(dir, 'books.crawl.yaml');
@@ -101,25 +108,46 @@ describe('Results view and Find URL (real crawl)', function () {
     assert.ok(rows.rows.length >= first.total);
     assert.match(rows.rows[0]!.cells.title ?? '', /\S/);
     // More rows arrive while the panel is open (it polls the store while visible).
-    await until('the count to grow', async () => (posted(await panel('books'), 'count')?.total ?? 0) > first.total, 60_000);
+    await until(
+      'the count to grow',
+      async () => (posted(await panel('books'), 'count')?.total ?? 0) > first.total,
+      60_000,
+    );
     await until('the crawl to finish', () => !api.crawls.get('books'), 120_000);
-    const done = await until('the final count', async () => {
-      const c = posted(await panel('books'), 'count');
-      return c && !c.running && c.total === 39 ? c : undefined;
-    }, 30_000);
+    const done = await until(
+      'the final count',
+      async () => {
+        const c = posted(await panel('books'), 'count');
+        return c && !c.running && c.total === 39 ? c : undefined;
+      },
+      30_000,
+    );
     assert.equal(done.stored, 39, '40 books minus the one that 404s');
   });
 
   it('refuses malformed messages from the webview', async () => {
     assert.equal(await send(file, { type: 'rows', generation: 0, offset: -1, limit: 10 }), false);
-    assert.equal(await send(file, { type: 'openUrl', offset: 0, url: 'file:///etc/passwd' }), false, 'extra fields are refused');
+    assert.equal(
+      await send(file, { type: 'openUrl', offset: 0, url: 'file:///etc/passwd' }),
+      false,
+      'extra fields are refused',
+    );
     assert.equal(await send(file, { type: 'runCommand', command: 'workbench.action.quit' }), false);
     assert.equal(await send(file, { type: 'export', format: 'exe' }), false);
   });
 
   it('filters and sorts by a field, and exports exactly the filtered rows', async () => {
     const base = posted(await panel('books'), 'count')!;
-    await send(file, { type: 'query', view: { itemType: 'book', filters: { title: '1' }, sort: { field: 'price', descending: true }, hidden: [], showQuality: false } });
+    await send(file, {
+      type: 'query',
+      view: {
+        itemType: 'book',
+        filters: { title: '1' },
+        sort: { field: 'price', descending: true },
+        hidden: [],
+        showQuality: false,
+      },
+    });
     const c = posted(await panel('books'), 'count')!;
     assert.ok(c.generation > base.generation);
     // Titles end with the book's number: 1, 10..19, 21, 31.
@@ -129,7 +157,11 @@ describe('Results view and Find URL (real crawl)', function () {
     assert.equal(rows.length, c.total);
     assert.ok(rows.every((r) => (r.cells.title ?? '').includes('1')));
     const prices = rows.map((r) => Number(r.cells.price));
-    assert.deepEqual(prices, [...prices].sort((a, b) => b - a), 'sorted by price, descending');
+    assert.deepEqual(
+      prices,
+      [...prices].sort((a, b) => b - a),
+      'sorted by price, descending',
+    );
 
     for (const format of ['jsonl', 'csv', 'json'] as const) {
       const out = join(dir, `export.${format}`);
@@ -137,17 +169,36 @@ describe('Results view and Find URL (real crawl)', function () {
       assert.equal(n, c.total, format);
       const text = readFileSync(out, 'utf8');
       if (format === 'jsonl') {
-        const lines = text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-        assert.deepEqual(lines.map((l) => l.title), rows.map((r) => r.cells.title), 'same rows, same order as the view');
+        const lines = text
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as Record<string, unknown>);
+        assert.deepEqual(
+          lines.map((l) => l.title),
+          rows.map((r) => r.cells.title),
+          'same rows, same order as the view',
+        );
         assert.ok(lines.every((l) => typeof l._url === 'string' && typeof l._key === 'string'));
       } else if (format === 'csv') assert.equal(text.trim().split('\n').length, c.total + 1);
       else assert.equal((JSON.parse(text) as unknown[]).length, c.total);
     }
-    assert.equal(await vscode.commands.executeCommand('crawlStudio.results.testExport', file, 'json', '/etc/crawl-studio-test.json'), undefined, 'the hook writes nowhere outside the workspace and temp');
+    assert.equal(
+      await vscode.commands.executeCommand(
+        'crawlStudio.results.testExport',
+        file,
+        'json',
+        '/etc/crawl-studio-test.json',
+      ),
+      undefined,
+      'the hook writes nowhere outside the workspace and temp',
+    );
   });
 
   it('shows field quality: a selector that matches nothing is 100% empty', async () => {
-    await send(file, { type: 'query', view: { itemType: 'book', filters: {}, sort: null, hidden: [], showQuality: true } });
+    await send(file, {
+      type: 'query',
+      view: { itemType: 'book', filters: {}, sort: null, hidden: [], showQuality: true },
+    });
     await send(file, { type: 'quality', show: true });
     const q = posted(await panel('books'), 'quality')!;
     assert.equal(q.total, 39);
@@ -174,26 +225,53 @@ describe('Results view and Find URL (real crawl)', function () {
     const firstRun = posted(await panel('books'), 'init')!.runs.shown;
     assert.match(firstRun, /^\w+$/, 'the one run is shown');
     // A second run with a broken title selector, and a key read from elsewhere: 39 new items, titles empty.
-    writeFileSync(file, demoShopTask({ name: 'books', siteUrl: site.url, retries: { attempts: 1, delay: '50ms' }, perHost: { concurrency: 2, delay: '50ms' }, headerLinks: true, fields: { title: 'h9', upc: 'h1', price: PRICE_FIELD, isbn: 'td.isbn' } }));
+    writeFileSync(
+      file,
+      demoShopTask({
+        name: 'books',
+        siteUrl: site.url,
+        retries: { attempts: 1, delay: '50ms' },
+        perHost: { concurrency: 2, delay: '50ms' },
+        headerLinks: true,
+        fields: { title: 'h9', upc: 'h1', price: PRICE_FIELD, isbn: 'td.isbn' },
+      }),
+    );
     await vscode.commands.executeCommand('crawlStudio.startCrawl', taskUri);
     await until('the second run to finish', () => !api.crawls.get('books'), 120_000);
-    const latest = await until('the panel to show the second run', async () => {
-      const p = await panel('books');
-      const init = posted(p, 'init');
-      const c = posted(p, 'count');
-      return init && init.runs.shown !== firstRun && c?.stored === 78 && c.total === 39 ? { init, c } : undefined;
-    }, 30_000);
-    assert.deepEqual(latest.init.runs.runs.map((r) => [r.id, r.items]), [[firstRun, 39], [latest.init.runs.shown, 39]]);
+    const latest = await until(
+      'the panel to show the second run',
+      async () => {
+        const p = await panel('books');
+        const init = posted(p, 'init');
+        const c = posted(p, 'count');
+        return init && init.runs.shown !== firstRun && c?.stored === 78 && c.total === 39 ? { init, c } : undefined;
+      },
+      30_000,
+    );
+    assert.deepEqual(
+      latest.init.runs.runs.map((r) => [r.id, r.items]),
+      [
+        [firstRun, 39],
+        [latest.init.runs.shown, 39],
+      ],
+    );
     assert.ok(latest.init.columns.includes('_run'), 'the table has a run column');
     await send(file, { type: 'rows', generation: latest.c.generation, offset: 0, limit: 100 });
     const rows = posted(await panel('books'), 'rows')!.rows;
     assert.equal(rows.length, 39);
-    assert.ok(rows.every((r) => r.cells._run === latest.init.runs.shown), 'only the latest run\'s rows, each showing its run');
+    assert.ok(
+      rows.every((r) => r.cells._run === latest.init.runs.shown),
+      "only the latest run's rows, each showing its run",
+    );
     await send(file, { type: 'quality', show: true });
     const q = posted(await panel('books'), 'quality')!;
     assert.equal(q.run, latest.init.runs.shown);
     assert.equal(q.total, 39);
-    assert.equal(q.fields.find((f) => f.field === 'title')!.empty, 39, 'the broken run\'s titles are all empty, not half');
+    assert.equal(
+      q.fields.find((f) => f.field === 'title')!.empty,
+      39,
+      "the broken run's titles are all empty, not half",
+    );
     // Every run, or the first one, on request.
     const view = { itemType: 'book', filters: {}, sort: null, hidden: [], showQuality: true };
     await send(file, { type: 'query', view: { ...view, run: 'all' } });
@@ -210,25 +288,47 @@ describe('Results view and Find URL (real crawl)', function () {
     const close = () => vscode.commands.executeCommand('workbench.action.closeQuickOpen');
     const stored = await find(`${site.url}/catalogue/book-3.html`);
     await close();
-    assert.ok(stored.findings.some((f) => f.place === 'store' && /^stored as book /.test(f.text)), JSON.stringify(stored.findings));
+    assert.ok(
+      stored.findings.some((f) => f.place === 'store' && /^stored as book /.test(f.text)),
+      JSON.stringify(stored.findings),
+    );
     const failed = await find(`${site.url}/catalogue/book-7.html`);
     await close();
-    assert.ok(failed.findings.some((f) => f.place === 'failed' && /failed \(attempt 1\/\d+\): HTTP 404/.test(f.text)), JSON.stringify(failed.findings));
+    assert.ok(
+      failed.findings.some((f) => f.place === 'failed' && /failed \(attempt 1\/\d+\): HTTP 404/.test(f.text)),
+      JSON.stringify(failed.findings),
+    );
     const robots = await find(`${site.url}/private/admin.html`);
     await close();
-    assert.ok(robots.findings.some((f) => f.place === 'queue' && f.text === 'skipped: robots.txt'), JSON.stringify(robots.findings));
+    assert.ok(
+      robots.findings.some((f) => f.place === 'queue' && f.text === 'skipped: robots.txt'),
+      JSON.stringify(robots.findings),
+    );
     const unseen = await find(`${site.url}/catalogue/book-999.html`);
     await close();
-    assert.ok(unseen.findings.some((f) => f.place === 'seen' && /^not seen/.test(f.text)), JSON.stringify(unseen.findings));
+    assert.ok(
+      unseen.findings.some((f) => f.place === 'seen' && /^not seen/.test(f.text)),
+      JSON.stringify(unseen.findings),
+    );
     const offsite = await find('http://elsewhere.test/x');
     await close();
-    assert.ok(offsite.findings.some((f) => f.place === 'scope' && /out of scope: (offsite|private)/.test(f.text)), JSON.stringify(offsite.findings));
+    assert.ok(
+      offsite.findings.some((f) => f.place === 'scope' && /out of scope: (offsite|private)/.test(f.text)),
+      JSON.stringify(offsite.findings),
+    );
     // A URL still waiting in the queue: the crawl is over and its workers are gone, so an enqueued URL stays waiting in
     // the compact frontier (no worker calls for a window of jobs).
     await vscode.commands.executeCommand('crawlStudio.enqueueUrl', taskUri, `${site.url}/about.html?x=1`);
     const waiting = await find(`${site.url}/about.html?x=1`);
     await close();
-    assert.ok(waiting.findings.some((f) => f.place === 'queue' && /^waiting in the frontier \(not a job yet\): priority band 1000, next of its host$/.test(f.text)), JSON.stringify(waiting.findings));
+    assert.ok(
+      waiting.findings.some(
+        (f) =>
+          f.place === 'queue' &&
+          /^waiting in the frontier \(not a job yet\): priority band 1000, next of its host$/.test(f.text),
+      ),
+      JSON.stringify(waiting.findings),
+    );
     assert.ok(waiting.findings.some((f) => f.place === 'store' && /no stored item/.test(f.text)));
   });
 });

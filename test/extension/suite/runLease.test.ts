@@ -41,7 +41,12 @@ describe('Start Crawl of a task that is already running (real Redis)', function 
     const file = join(dir, 'busy.crawl.yaml');
     writeFileSync(file, demoShopTask({ name: 'busy', siteUrl: site.url }));
     const since = Date.UTC(2026, 0, 2, 3, 4, 5);
-    await conn.set(taskKeys('busy').lease, JSON.stringify({ owner: 'elsewhere', front: 'crawl-studio run', host: 'build-box', pid: 4242, since }), 'PX', 60_000);
+    await conn.set(
+      taskKeys('busy').lease,
+      JSON.stringify({ owner: 'elsewhere', front: 'crawl-studio run', host: 'build-box', pid: 4242, since }),
+      'PX',
+      60_000,
+    );
 
     const failed = new Promise<{ task: string; message: string }>((resolve) => {
       const sub = api.crawls.onDidFail((e) => {
@@ -50,17 +55,33 @@ describe('Start Crawl of a task that is already running (real Redis)', function 
         resolve(e);
       });
     });
-    const started = await vscode.commands.executeCommand<{ task: string }>('crawlStudio.startCrawl', vscode.Uri.file(file));
+    const started = await vscode.commands.executeCommand<{ task: string }>(
+      'crawlStudio.startCrawl',
+      vscode.Uri.file(file),
+    );
     assert.deepEqual(started, { task: 'busy' });
-    const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no message within 30 s')), 30_000));
+    const timeout = new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error('no message within 30 s')), 30_000),
+    );
     const { message } = await Promise.race([failed, timeout]);
 
-    assert.match(message, /^Crawl 'busy' not started: task 'busy' is already running: crawl-studio run \(pid 4242 on build-box, since 2026-01-02 03:04:05 UTC\) drives its run\./);
+    assert.match(
+      message,
+      /^Crawl 'busy' not started: task 'busy' is already running: crawl-studio run \(pid 4242 on build-box, since 2026-01-02 03:04:05 UTC\) drives its run\./,
+    );
     assert.match(message, /crawl-studio worker .*busy\.crawl\.yaml/);
     assert.equal(api.crawls.get('busy'), undefined, 'nothing runs for the task in this window');
-    assert.equal(existsSync(join(dir, '.crawl', 'busy.sqlite')), false, 'the store is the other driver\'s: not opened here');
+    assert.equal(
+      existsSync(join(dir, '.crawl', 'busy.sqlite')),
+      false,
+      "the store is the other driver's: not opened here",
+    );
     assert.equal(await conn.hget(taskKeys('busy').meta, 'run'), null, 'no run started or resumed');
-    assert.match((await conn.get(taskKeys('busy').lease))!, /"owner":"elsewhere"/, 'the lease still belongs to the driver');
+    assert.match(
+      (await conn.get(taskKeys('busy').lease))!,
+      /"owner":"elsewhere"/,
+      'the lease still belongs to the driver',
+    );
     assert.equal(site.hits.size, 0, 'no page fetched');
   });
 });

@@ -18,7 +18,10 @@ import { activateWith, restoreSettings, until } from '../support';
 // that no worker runs, the dashboard says so instead of "estimating" for ever, and Start Crawl finishes it.
 
 async function dashboard(task: string): Promise<DashboardData | undefined> {
-  const all = (await vscode.commands.executeCommand<{ task: string; lastPosted: Partial<Record<ToDashboard['type'], ToDashboard>> }[]>('crawlStudio.dashboard.testState')) ?? [];
+  const all =
+    (await vscode.commands.executeCommand<
+      { task: string; lastPosted: Partial<Record<ToDashboard['type'], ToDashboard>> }[]
+    >('crawlStudio.dashboard.testState')) ?? [];
   const d = all.find((x) => x.task === task)?.lastPosted?.data;
   return d?.type === 'data' ? d.data : undefined;
 }
@@ -36,17 +39,30 @@ describe('Stop, Start and Retry Job in the editor (issue 32)', function () {
     redis = await startRedis();
     // book-5 is a 404: a failed job to retry once the crawl finished. 40 ms a page, one at a time, 100 ms apart:
     // the crawl is still going when the test stops it.
-    site = await serveSite({ listPages: 3, perPage: 8 }, 0, (req, res) => {
-      if (req.url === '/catalogue/book-5.html') {
-        res.writeHead(404).end('gone');
-        return true;
-      }
-      return false;
-    }, 40);
+    site = await serveSite(
+      { listPages: 3, perPage: 8 },
+      0,
+      (req, res) => {
+        if (req.url === '/catalogue/book-5.html') {
+          res.writeHead(404).end('gone');
+          return true;
+        }
+        return false;
+      },
+      40,
+    );
     api = await activateWith({ redisUrl: redis.url, workers: 1, concurrency: 1 });
     const dir = mkdtempSync(join(tmpdir(), 'cs-stop-'));
     const file = join(dir, 'stopper.crawl.yaml');
-    writeFileSync(file, demoShopTask({ name: 'stopper', siteUrl: site.url, retries: { attempts: 1, delay: '50ms' }, perHost: { concurrency: 1, delay: '100ms' } }));
+    writeFileSync(
+      file,
+      demoShopTask({
+        name: 'stopper',
+        siteUrl: site.url,
+        retries: { attempts: 1, delay: '50ms' },
+        perHost: { concurrency: 1, delay: '100ms' },
+      }),
+    );
     taskUri = vscode.Uri.file(file);
     // The one message the editor shows when a crawl ends (extension.ts shows exactly this text).
     sub = api.crawls.onDidFinish((e) => e.task === 'stopper' && messages.push(e.message));
@@ -105,7 +121,7 @@ describe('Stop, Start and Retry Job in the editor (issue 32)', function () {
     await vscode.commands.executeCommand('crawlStudio.refresh');
     const queue = api.tree.queueNodes().find((q) => q.name === 'stopper')!;
     const failed = ((await api.tree.getChildren(queue)) as StateNode[]).find((s) => s.state === 'failed')!;
-    const jobs = (await api.tree.getChildren(failed));
+    const jobs = await api.tree.getChildren(failed);
     assert.equal(jobs.length, 1);
     const job = jobs[0] as JobNode;
     assert.equal(job.job.data.url, `${site.url}/catalogue/book-5.html`);
@@ -123,9 +139,15 @@ describe('Stop, Start and Retry Job in the editor (issue 32)', function () {
     const reopened = api.tree.queueNodes().find((q) => q.name === 'stopper')!;
     assert.match(String(api.tree.getTreeItem(reopened).description), /^1 waiting · 0 active/);
     const groups = (await api.tree.getChildren(reopened)) as StateNode[];
-    const labels = groups.map((g) => [String(api.tree.getTreeItem(g).label), String(api.tree.getTreeItem(g).description)]);
+    const labels = groups.map((g) => [
+      String(api.tree.getTreeItem(g).label),
+      String(api.tree.getTreeItem(g).description),
+    ]);
     assert.ok(!labels.some(([l]) => l === 'waiting'), JSON.stringify(labels));
-    assert.deepEqual(labels.find(([l]) => l === 'ready'), ['ready', '1']);
+    assert.deepEqual(
+      labels.find(([l]) => l === 'ready'),
+      ['ready', '1'],
+    );
 
     await vscode.commands.executeCommand('crawlStudio.openDashboard', taskUri);
     const d = await until('the dashboard to say no worker runs', async () => {

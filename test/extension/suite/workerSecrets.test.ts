@@ -45,10 +45,19 @@ describe('Start Workers… passes Secret Storage values to its workers (real pro
       }
       const target = new URL(req.url!);
       forwarded.push(target.pathname);
-      const up = httpRequest({ host: target.hostname, port: target.port, path: target.pathname, method: req.method, headers: { host: target.host } }, (r) => {
-        res.writeHead(r.statusCode!, r.headers);
-        r.pipe(res);
-      });
+      const up = httpRequest(
+        {
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: req.method,
+          headers: { host: target.host },
+        },
+        (r) => {
+          res.writeHead(r.statusCode!, r.headers);
+          r.pipe(res);
+        },
+      );
       up.on('error', () => res.destroy());
       req.pipe(up);
     });
@@ -66,10 +75,18 @@ describe('Start Workers… passes Secret Storage values to its workers (real pro
     await redis?.stop();
   });
 
-  it('fetches through the proxy with the stored credentials; none in the workers\' command lines', async () => {
-    assert.equal(process.env.CRAWL_STUDIO_EXT_PX_PASSWORD, undefined, 'the value is not in the extension host\'s environment');
+  it("fetches through the proxy with the stored credentials; none in the workers' command lines", async () => {
+    assert.equal(
+      process.env.CRAWL_STUDIO_EXT_PX_PASSWORD,
+      undefined,
+      "the value is not in the extension host's environment",
+    );
     await vscode.commands.executeCommand('crawlStudio._setCrawlSecretForTest', 'CRAWL_STUDIO_EXT_PX_USER', USER);
-    await vscode.commands.executeCommand('crawlStudio._setCrawlSecretForTest', 'CRAWL_STUDIO_EXT_PX_PASSWORD', PASSWORD);
+    await vscode.commands.executeCommand(
+      'crawlStudio._setCrawlSecretForTest',
+      'CRAWL_STUDIO_EXT_PX_PASSWORD',
+      PASSWORD,
+    );
     const dir = mkdtempSync(join(tmpdir(), 'cs-ext-workers-'));
     const file = join(dir, 'proxied.crawl.yaml');
     writeFileSync(
@@ -92,19 +109,34 @@ rules:
       const pids = await vscode.commands.executeCommand<number[]>('crawlStudio.startWorkers', vscode.Uri.file(file), 1);
       assert.equal(pids?.length, 1);
       const logs: string[] = [];
-      api.workers.list().find((w) => w.pid === pids[0])?.pool.supervisor.on('log', (_pid, line) => logs.push(line));
+      api.workers
+        .list()
+        .find((w) => w.pid === pids[0])
+        ?.pool.supervisor.on('log', (_pid, line) => logs.push(line));
       const stats = await until('the crawl to drain', async () => {
         const s = await queue.stats((await queue.currentRun())!.run);
         const c = await readJobCounts(conn, 'ext-proxied');
         return s.done + s.failed > 0 && c.waiting + c.active + c.delayed + c.prioritized === 0 ? s : null;
       });
-      assert.deepEqual(stats.failures, {}, `no page failed (a worker without the credentials gets 407): ${JSON.stringify(stats)}\n${logs.join('\n')}`);
+      assert.deepEqual(
+        stats.failures,
+        {},
+        `no page failed (a worker without the credentials gets 407): ${JSON.stringify(stats)}\n${logs.join('\n')}`,
+      );
       assert.equal(stats.done, 3);
       assert.equal(refused, 0, 'the proxy never refused the credentials');
       assert.deepEqual(forwarded.sort(), ['/', '/p1', '/p2']);
       const cmdline = readFileSync(`/proc/${pids[0]}/cmdline`, 'utf8');
-      assert.ok(cmdline.includes('worker') && !cmdline.includes(PASSWORD), 'the credential is not on the worker\'s command line');
-      assert.ok(readFileSync(`/proc/${pids[0]}/environ`, 'utf8').split('\0').includes(`CRAWL_STUDIO_EXT_PX_PASSWORD=${PASSWORD}`), 'it is in its environment');
+      assert.ok(
+        cmdline.includes('worker') && !cmdline.includes(PASSWORD),
+        "the credential is not on the worker's command line",
+      );
+      assert.ok(
+        readFileSync(`/proc/${pids[0]}/environ`, 'utf8')
+          .split('\0')
+          .includes(`CRAWL_STUDIO_EXT_PX_PASSWORD=${PASSWORD}`),
+        'it is in its environment',
+      );
     } finally {
       await queue.close();
       conn.disconnect();

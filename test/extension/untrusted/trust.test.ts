@@ -11,7 +11,6 @@ import { EXTENSION_ID } from '../support';
 // aim crawlStudio.redisUrl at a trap (a TCP server that counts connections) and its task file's start URL at the
 // same trap, so any connection, Redis or HTTP, shows up in one counter.
 
-
 /** Processes whose parent is `pid`, with their command names and lines (Linux /proc). */
 function childProcesses(pid: number): { pid: number; comm: string; cmdline: string }[] {
   const out: { pid: number; comm: string; cmdline: string }[] = [];
@@ -20,7 +19,12 @@ function childProcesses(pid: number): { pid: number; comm: string; cmdline: stri
     try {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
       const m = /^\d+ \((.*)\) \S+ (\d+)/.exec(stat);
-      if (m && Number(m[2]) === pid) out.push({ pid: Number(name), comm: m[1]!, cmdline: readFileSync(`/proc/${name}/cmdline`, 'utf8').replace(/\0/g, ' ') });
+      if (m && Number(m[2]) === pid)
+        out.push({
+          pid: Number(name),
+          comm: m[1]!,
+          cmdline: readFileSync(`/proc/${name}/cmdline`, 'utf8').replace(/\0/g, ' '),
+        });
     } catch {
       // gone meanwhile
     }
@@ -49,7 +53,9 @@ describe('an untrusted workspace (restricted mode)', function () {
       taskFile,
       `name: untrusted\nstart:\n  - http://127.0.0.1:${trapPort}/\nrules:\n  - name: page\n    fields:\n      title: h1\n`,
     );
-    await vscode.workspace.getConfiguration('crawlStudio').update('redisUrl', `redis://127.0.0.1:${trapPort}/0`, vscode.ConfigurationTarget.Workspace);
+    await vscode.workspace
+      .getConfiguration('crawlStudio')
+      .update('redisUrl', `redis://127.0.0.1:${trapPort}/0`, vscode.ConfigurationTarget.Workspace);
     const ext = vscode.extensions.getExtension<CrawlStudioApi>(EXTENSION_ID);
     assert.ok(ext, `${EXTENSION_ID} is not installed`);
     api = await ext.activate();
@@ -72,7 +78,8 @@ describe('an untrusted workspace (restricted mode)', function () {
 
   it('activates in limited mode: task files are validated and the commands exist', async () => {
     const commands = await vscode.commands.getCommands(true);
-    for (const c of ['crawlStudio.startCrawl', 'crawlStudio.startWorkers', 'crawlStudio.validateTask']) assert.ok(commands.includes(c), c);
+    for (const c of ['crawlStudio.startCrawl', 'crawlStudio.startWorkers', 'crawlStudio.validateTask'])
+      assert.ok(commands.includes(c), c);
     const doc = await vscode.workspace.openTextDocument(taskFile);
     await vscode.window.showTextDocument(doc);
     const ok = await vscode.commands.executeCommand('crawlStudio.validateTask', doc.uri);
@@ -85,13 +92,19 @@ describe('an untrusted workspace (restricted mode)', function () {
     assert.equal(state.kind, 'failed', JSON.stringify(state));
     assert.match(state.kind === 'failed' ? state.error : '', /untrusted workspace/);
     assert.equal(connections.length, 0, 'something connected to the workspace redisUrl');
-    assert.deepEqual(childProcesses(process.pid).filter((c) => /redis/.test(c.comm)), []);
+    assert.deepEqual(
+      childProcesses(process.pid).filter((c) => /redis/.test(c.comm)),
+      [],
+    );
   });
 
   it('starts no crawl: Start Crawl refuses, and nothing is fetched', async () => {
     const result = await vscode.commands.executeCommand('crawlStudio.startCrawl', vscode.Uri.file(taskFile));
     assert.equal(result, undefined);
-    assert.deepEqual(api.crawls.list().map((c) => c.task.name), []);
+    assert.deepEqual(
+      api.crawls.list().map((c) => c.task.name),
+      [],
+    );
     // Nothing contacted is an absence: a moment for a connection that would follow the command, then none may have.
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(connections.length, 0, 'the start URL or the Redis URL was contacted');
@@ -101,13 +114,19 @@ describe('an untrusted workspace (restricted mode)', function () {
     const result = await vscode.commands.executeCommand('crawlStudio.startWorkers', vscode.Uri.file(taskFile), 2);
     assert.equal(result, undefined);
     assert.deepEqual(api.workers.list(), []);
-    assert.deepEqual(childProcesses(process.pid).filter((c) => /worker\.js/.test(c.cmdline)), []);
+    assert.deepEqual(
+      childProcesses(process.pid).filter((c) => /worker\.js/.test(c.cmdline)),
+      [],
+    );
   });
 
   it('starts no managed redis-server when asked to', async () => {
     await vscode.commands.executeCommand('crawlStudio.startManagedRedis');
     assert.equal(api.connection.state.kind, 'failed');
-    assert.deepEqual(childProcesses(process.pid).filter((c) => /redis/.test(c.comm)), []);
+    assert.deepEqual(
+      childProcesses(process.pid).filter((c) => /redis/.test(c.comm)),
+      [],
+    );
     assert.equal(connections.length, 0);
   });
 });

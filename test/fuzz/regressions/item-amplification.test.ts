@@ -20,7 +20,10 @@ describe('fuzz regressions: item data a page can yield is bounded', function () 
     const out = analysePage(task!, { url: 'http://example.com/', html, rule: task!.rules[0]!, depth: 0 });
     const chars = JSON.stringify(out.items).length;
     assert.ok(chars < MAX_PAGE_ITEM_CHARS * 1.5, `${chars} characters of items`);
-    assert.ok(out.problems.some((p) => /reached the limit/.test(p.message)), JSON.stringify(out.problems));
+    assert.ok(
+      out.problems.some((p) => /reached the limit/.test(p.message)),
+      JSON.stringify(out.problems),
+    );
   });
 
   it('counts items and problems too: many empty scopes do not add up to hundreds of MB', () => {

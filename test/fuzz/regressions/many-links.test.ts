@@ -20,12 +20,17 @@ describe('fuzz regressions: a page with 100,000 links', function () {
   });
 
   it('enqueues what the page limit allows and counts the rest, in chunks', async () => {
-    const { task } = parseTask(`name: many-links\nstart: [http://example.com/]\nscope: { maxPages: 11 }\nrules: [{ name: a, follow: [{ selector: a, to: a }] }]\n`, 't.crawl.yaml');
+    const { task } = parseTask(
+      `name: many-links\nstart: [http://example.com/]\nscope: { maxPages: 11 }\nrules: [{ name: a, follow: [{ selector: a, to: a }] }]\n`,
+      't.crawl.yaml',
+    );
     // What analysePage keeps from such a page (checked on 1,000 links; the full page takes seconds to parse).
     const html = `<html><body>${Array.from({ length: 1000 }, (_, i) => `<a href="/p/${i}">${i}</a>`).join('')}</body></html>`;
     const sample = analysePage(task!, { url: 'http://example.com/', html, rule: task!.rules[0]!, depth: 0 }).kept;
     assert.equal(sample.length, 1000);
-    const outcome = { kept: Array.from({ length: 100_000 }, (_, i) => ({ ...sample[0]!, url: `http://example.com/p/${i}` })) };
+    const outcome = {
+      kept: Array.from({ length: 100_000 }, (_, i) => ({ ...sample[0]!, url: `http://example.com/p/${i}` })),
+    };
     const conn = connectRedis(redis.url);
     const q = new CrawlQueue(conn, task!.name);
     try {

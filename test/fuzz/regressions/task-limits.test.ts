@@ -5,7 +5,8 @@ import { MAX_YAML_DEPTH } from '../../../src/core/task/yamlDocument';
 // Found by the task-file fuzzer (test/fuzz): values the validator accepted but the engine could not use, and
 // messages that repeated a huge value back in full.
 
-const base = (extra: string) => `name: t\nstart: [http://example.com/]\n${extra}\nrules:\n  - name: a\n    follow: [{ selector: a, to: a }]\n`;
+const base = (extra: string) =>
+  `name: t\nstart: [http://example.com/]\n${extra}\nrules:\n  - name: a\n    follow: [{ selector: a, to: a }]\n`;
 
 describe('fuzz regressions: task-file limits', () => {
   it('refuses a duration no timer can wait for, with the field and the limit (timeout: 5000h used to make every fetch throw)', () => {
@@ -21,7 +22,10 @@ describe('fuzz regressions: task-file limits', () => {
       const d = diagnostics.find((x) => x.path === field);
       if (field === 'politeness.rateLimit.per') {
         // '30d' is not a duration at all: the schema says so.
-        assert.ok(diagnostics.some((x) => x.path === field), field);
+        assert.ok(
+          diagnostics.some((x) => x.path === field),
+          field,
+        );
         continue;
       }
       assert.ok(d, `${field}: ${diagnostics.map((x) => `${x.path}: ${x.message}`).join('; ')}`);
@@ -49,7 +53,8 @@ describe('fuzz regressions: task-file limits', () => {
       const { task, diagnostics } = parseTask(text, 't.crawl.yaml');
       assert.equal(task, null);
       assert.ok(diagnostics.length > 0);
-      for (const d of diagnostics) assert.ok(d.message.length <= 600, `${d.path}: ${d.message.length} chars: ${d.message.slice(0, 100)}`);
+      for (const d of diagnostics)
+        assert.ok(d.message.length <= 600, `${d.path}: ${d.message.length} chars: ${d.message.slice(0, 100)}`);
     }
   });
 
@@ -80,7 +85,10 @@ describe('fuzz regressions: deep nesting', () => {
 
   it('still parses a file nested just within the limit, and block nesting counts like flow nesting', () => {
     const within = parseTask(deep(MAX_YAML_DEPTH - 1), 'deep.crawl.yaml');
-    assert.ok(!within.diagnostics.some((d) => /levels deep/.test(d.message)), within.diagnostics.map((d) => d.message).join('; '));
+    assert.ok(
+      !within.diagnostics.some((d) => /levels deep/.test(d.message)),
+      within.diagnostics.map((d) => d.message).join('; '),
+    );
     const block = `name: x\nstart: [http://example.com/]\nrules: []\nx:\n${Array.from({ length: 70 }, (_, i) => `${' '.repeat(i + 1)}k${i}:`).join('\n')} 1\n`;
     const r = parseTask(block, 'deep.crawl.yaml');
     assert.match(r.diagnostics[0]!.message, /levels deep/);

@@ -4,7 +4,13 @@ import { runCase, type FuzzKind } from '../cases';
 // The fuzz loop, in a worker thread so the main thread can time every input and terminate a hang.
 // Messages: {t:'start', i} before a case, {t:'done', i, ms, label, violations} after it, {t:'end'} at the end.
 
-const { kind, seed, from, to, deadline } = workerData as { kind: FuzzKind; seed: number; from: number; to: number; deadline: number };
+const { kind, seed, from, to, deadline } = workerData as {
+  kind: FuzzKind;
+  seed: number;
+  from: number;
+  to: number;
+  deadline: number;
+};
 for (let i = from; i < to; i++) {
   if (Date.now() > deadline) break;
   parentPort!.postMessage({ t: 'start', i });
@@ -15,6 +21,12 @@ for (let i = from; i < to; i++) {
   } catch (err) {
     outcome = { violations: [`the case itself threw: ${(err as Error).stack ?? err}`], label: 'harness' };
   }
-  parentPort!.postMessage({ t: 'done', i, ms: performance.now() - t0, label: outcome.label, violations: outcome.violations });
+  parentPort!.postMessage({
+    t: 'done',
+    i,
+    ms: performance.now() - t0,
+    label: outcome.label,
+    violations: outcome.violations,
+  });
 }
 parentPort!.postMessage({ t: 'end' });

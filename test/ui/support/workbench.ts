@@ -28,7 +28,10 @@ export async function openCommandPalette(page: Page, text = ''): Promise<Locator
   // nowhere: pressed again, as a user would, before giving up.
   for (let attempt = 0; ; attempt++) {
     await page.keyboard.press('F1');
-    const shown = await widget.waitFor({ state: 'visible', timeout: 5_000 }).then(() => true, () => false);
+    const shown = await widget.waitFor({ state: 'visible', timeout: 5_000 }).then(
+      () => true,
+      () => false,
+    );
     if (shown) break;
     if (attempt >= 2) throw new Error('the command palette did not open on F1 (pressed three times)');
   }
@@ -73,7 +76,9 @@ export async function runWhenOffered(page: Page, label: string): Promise<void> {
     try {
       await row.waitFor({ state: 'visible', timeout: 3_000 });
       await row.click();
-      await quickInput(page).waitFor({ state: 'hidden', timeout: 15_000 }).catch(() => undefined);
+      await quickInput(page)
+        .waitFor({ state: 'hidden', timeout: 15_000 })
+        .catch(() => undefined);
       return;
     } catch (err) {
       if (attempt >= 15) throw err;
@@ -120,7 +125,10 @@ export function activeEditorLines(page: Page): Locator {
  * After a failed test, keeps a screenshot and the workbench transcript under test-artifacts/ui/ (named after the
  * test) and prints where they are. Use as `afterEach(async function () { await keepFailureArtifacts(this, wb); })`.
  */
-export async function keepFailureArtifacts(ctx: Mocha.Context, wb: { saveArtifacts(name: string): Promise<string> } | undefined): Promise<void> {
+export async function keepFailureArtifacts(
+  ctx: Mocha.Context,
+  wb: { saveArtifacts(name: string): Promise<string> } | undefined,
+): Promise<void> {
   if (ctx.currentTest?.state !== 'failed' || !wb) return;
   const png = await wb.saveArtifacts(`ui/failed-${ctx.currentTest.fullTitle().replace(/[^\w.-]+/g, '-')}`);
   console.error(`    screenshot ${png}, log ${png.replace(/\.png$/, '.log')}`);
