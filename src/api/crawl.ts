@@ -124,7 +124,7 @@ export class Crawl extends EventEmitter<CrawlEvents> implements PromiseLike<Craw
   readonly done: Promise<CrawlSummary>;
   private launch: CrawlLaunch | null = null;
   private stopRequested = false;
-  private listenerError: unknown = null;
+  private listenerError: { readonly thrown: unknown } | null = null;
 
   constructor(
     source: string | TaskDefinition | Task,
@@ -156,7 +156,8 @@ export class Crawl extends EventEmitter<CrawlEvents> implements PromiseLike<Craw
       throw new Error(`${task.file}: '${script}' ${scriptsRefused('pass allowScripts: true to runCrawl')}`);
     this.throwIfStopped();
     await writeDefinedTask(task);
-    let redisLost: Error | null = null;
+    // Set from the watch's callback: typed so, the check below is not narrowed to `null`.
+    let redisLost = null as Error | null;
     // A private redis-server that dies is started again, as for the CLI; one that cannot be stops the crawl.
     const redis = await chooseRedis(o.redis, task.file, {
       watch: {
@@ -201,7 +202,7 @@ export class Crawl extends EventEmitter<CrawlEvents> implements PromiseLike<Craw
       try {
         const result = await launch.done;
         if (redisLost) throw redisLost;
-        if (this.listenerError !== null) throw this.listenerError;
+        if (this.listenerError !== null) throw this.listenerError.thrown;
         return summaryOf(task.name, result);
       } finally {
         o.signal?.removeEventListener('abort', abort);
@@ -222,7 +223,7 @@ export class Crawl extends EventEmitter<CrawlEvents> implements PromiseLike<Craw
     try {
       (this.emit as (event: K, ...args: CrawlEvents[K]) => boolean)(event, ...args);
     } catch (err) {
-      if (this.listenerError === null) this.listenerError = err;
+      this.listenerError ??= { thrown: err };
       this.stop();
     }
   }

@@ -55,7 +55,7 @@ export async function loadTask(source: string | TaskDefinition, options: LoadTas
   try {
     text = `${WRITTEN_HEADER}\n${stringify(source)}`;
   } catch (err) {
-    throw new TypeError(`the task definition cannot be written as YAML: ${(err as Error).message}`);
+    throw new TypeError(`the task definition cannot be written as YAML: ${(err as Error).message}`, { cause: err });
   }
   const { task, diagnostics } = parseTaskText(text, file, storeChecksFor(file));
   if (!task) throw new TaskFileError(`${file} (from the task object)`, diagnostics);

@@ -7,6 +7,7 @@ import { describeGroup, failureGroupOf } from './failures';
 import { describeAttempts } from './figures';
 import { partitionOfUrl } from '../frontier/layout';
 import { jobIdOf, readRunAndLayout, type PageJob, type TaskPartitions } from '../frontier/partitions';
+import type { PageJobData, PageJobResult } from '../frontier/types';
 import { findInFrontier } from './frontier';
 import { readRunStats } from '../frontier/stats';
 import type { TaskLayout } from '../frontier/layout';
@@ -65,7 +66,7 @@ export async function findUrl(
     const p = parts.of(layout)[partitionOfUrl(layout, url)]!;
     const slot = seenSlot(url, run.bucketBits);
     const seen = (await redis.sismember(p.keys.seenBucket(run.run, slot.bucket), slot.member)) === 1;
-    const job = (await Job.fromId(p.queue, jobIdOf(run.run, url))) as PageJob | undefined;
+    const job = await Job.fromId<PageJobData, PageJobResult>(p.queue, jobIdOf(run.run, url));
     if (job) findings.push(await jobFinding(job));
     // A page waiting in the compact frontier has no job yet (the window holds a few pages per worker).
     const waiting = job ? null : await findInFrontier(redis, task.name, url);

@@ -111,33 +111,8 @@ export async function readHealth(
     readLiveWorkers(redis, at),
   ]);
   const stats = status.stats!;
-  const samples =
-    opts.readFailures || !opts.previous
-      ? await sampleFailures(await parts.queues(), { max: opts.failureSample })
-      : opts.previous.failures;
-  const groups = new Set([...Object.keys(stats.failures), ...samples.map((s) => s.group)]);
-  const failures: FailureGroup[] = [...groups]
-    .map((group) => {
-      const s = samples.find((x) => x.group === group);
-      return {
-        group,
-        count: stats.failures[group] ?? 0,
-        jobs: s?.jobs ?? 0,
-        urls: s?.urls ?? [],
-        pages: s?.pages ?? [],
-      };
-    })
-    .filter((g) => g.count > 0 || g.jobs > 0)
-    .sort((a, b) => Math.max(b.count, b.jobs) - Math.max(a.count, a.jobs));
-  const skipped = await Promise.all(
-    Object.entries(stats.skipped)
-      .filter(([, n]) => n > 0)
-      .map(async ([reason, count]) => ({
-        reason,
-        count,
-        urls: await readSkippedUrls(redis, task.name, run.run, reason),
-      })),
-  );
+  const failures = await failureGroups(parts, stats, opts);
+  const skipped = await skippedGroups(redis, task.name, run.run, stats);
   const hosts = await hostHealth(redis, task, tally);
   return {
     task: task.name,
@@ -153,6 +128,37 @@ export async function readHealth(
     hosts,
     workers: workers.filter((w) => w.tasks.includes(task.name)),
   };
+}
+
+/** The run's failures by group: the counts from its stats, the sample of failed jobs (read again only when asked). */
+async function failureGroups(parts: TaskPartitions, stats: CrawlStats, opts: HealthOptions): Promise<FailureGroup[]> {
+  const samples =
+    opts.readFailures || !opts.previous
+      ? await sampleFailures(await parts.queues(), { max: opts.failureSample })
+      : opts.previous.failures;
+  const groups = new Set([...Object.keys(stats.failures), ...samples.map((s) => s.group)]);
+  return [...groups]
+    .map((group) => {
+      const s = samples.find((x) => x.group === group);
+      return {
+        group,
+        count: stats.failures[group] ?? 0,
+        jobs: s?.jobs ?? 0,
+        urls: s?.urls ?? [],
+        pages: s?.pages ?? [],
+      };
+    })
+    .filter((g) => g.count > 0 || g.jobs > 0)
+    .sort((a, b) => Math.max(b.count, b.jobs) - Math.max(a.count, a.jobs));
+}
+
+/** The run's skipped pages by reason, each with the URLs kept for it. */
+function skippedGroups(redis: Redis, task: string, run: string, stats: CrawlStats) {
+  return Promise.all(
+    Object.entries(stats.skipped)
+      .filter(([, n]) => n > 0)
+      .map(async ([reason, count]) => ({ reason, count, urls: await readSkippedUrls(redis, task, run, reason) })),
+  );
 }
 
 async function hostHealth(

@@ -149,7 +149,9 @@ async function probe(target: RedisTarget, shown: string, timeoutMs: number, open
     connectionName: 'crawl-studio-check',
   });
   opened(client);
-  client.on('error', (err) => (first ??= err));
+  client.on('error', (err: Error) => {
+    first ??= err;
+  });
   try {
     await client.connect();
     await client.ping();
@@ -219,7 +221,9 @@ export function watchConnection(
   let downSince = 0;
   let attempts = 0;
   let total = 0;
-  client.on('error', (err) => (lastError = err));
+  client.on('error', (err: Error) => {
+    lastError = err;
+  });
   client.on('reconnecting', (delayMs: unknown) => {
     if (!downSince) downSince = Date.now();
     attempts++;

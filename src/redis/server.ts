@@ -1,4 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { delimiter, join } from 'node:path';
@@ -78,6 +79,48 @@ export async function startManagedRedis(opts: ManagedRedisOptions): Promise<Mana
   });
 }
 
+/** The private server's command line: localhost only, persistence as asked, compact dedup buckets. */
+function serverArgs(port: number, dataDir: string, persistent: boolean): string[] {
+  return [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dataDir,
+    '--save',
+    '',
+    '--appendonly',
+    persistent ? 'yes' : 'no',
+    '--appendfsync',
+    'everysec',
+    // Dedup buckets are sets of integers; a higher intset limit keeps them compact in larger crawls.
+    '--set-max-intset-entries',
+    '2048',
+    '--daemonize',
+    'no',
+  ];
+}
+
+/** Waits until the new server answers; one that exits or stays silent for 10 s is killed and said with its output. */
+async function answeringOrKilled(
+  child: ChildProcessByStdio<null, Readable, Readable>,
+  port: number,
+  bin: string,
+): Promise<void> {
+  let output = '';
+  child.stdout.on('data', (b: Buffer) => (output = (output + b.toString()).slice(-4000)));
+  child.stderr.on('data', (b: Buffer) => (output = (output + b.toString()).slice(-4000)));
+  const deadline = Date.now() + 10_000;
+  while (!(await answersPing(port))) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`redis-server (${bin}) did not start on 127.0.0.1:${port}:\n${output.trim()}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 async function startOrReuse(opts: ManagedRedisOptions): Promise<ManagedRedis> {
   const stateFile = join(opts.dataDir, 'server.json');
   const existing = readServerFile(stateFile);
@@ -105,42 +148,13 @@ async function startOrReuse(opts: ManagedRedisOptions): Promise<ManagedRedis> {
   // reconnect to the new server by themselves (issue 23, item 1: a restart on another port left them dialling
   // the dead one, and the editor's views reading an empty server).
   const port = existing && (await portIsFree(existing.port)) ? existing.port : await freePort();
-  const persistent = opts.persistent ?? true;
-  const args = [
-    '--port',
-    String(port),
-    '--bind',
-    '127.0.0.1',
-    '--dir',
-    opts.dataDir,
-    '--save',
-    '',
-    '--appendonly',
-    persistent ? 'yes' : 'no',
-    '--appendfsync',
-    'everysec',
-    // Dedup buckets are sets of integers; a higher intset limit keeps them compact in larger crawls.
-    '--set-max-intset-entries',
-    '2048',
-    '--daemonize',
-    'no',
-  ];
+  const args = serverArgs(port, opts.dataDir, opts.persistent ?? true);
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: false });
   stopOnExit(child, opts.dataDir);
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
-  let output = '';
-  child.stdout.on('data', (b: Buffer) => (output = (output + b.toString()).slice(-4000)));
-  child.stderr.on('data', (b: Buffer) => (output = (output + b.toString()).slice(-4000)));
-  const deadline = Date.now() + 10_000;
-  while (!(await answersPing(port))) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`redis-server (${bin}) did not start on 127.0.0.1:${port}:\n${output.trim()}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await answeringOrKilled(child, port, bin);
   // Written before its watchdog starts, which goes away when the file names another server.
   writeFileSync(stateFile, JSON.stringify({ pid: child.pid!, port, owner: process.pid } satisfies ServerFile));
   const watchdog = startWatchdog(opts.dataDir, child.pid!) ?? undefined;

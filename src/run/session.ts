@@ -7,13 +7,14 @@ import { finishedPages, queuedJobs, readTaskStatus, runElapsedMs, type TaskStatu
 import { figuresOf, type TaskFigures } from '../observe/taskFigures';
 import { connectRedis, isConnectionDrop } from '../redis/connect';
 import { taskKeys } from '../frontier/keys';
-import { isHolderGone, RunLease, type LeaseHolder } from '../frontier/runLease';
+import { isHolderGone, RunLease } from '../frontier/runLease';
 import { hostname } from 'node:os';
 import { WorkerSupervisor, type WorkerProcessInfo } from './supervisor';
 import { ProcessScaler } from './processScaler';
 import { asScaled, type Scaled } from '../core/autoscale/range';
 import { needsBrowser } from '../core/task/model';
 import { BROWSER_PATH_ENV, findBrowser } from '../worker/browser/executable';
+import { RunInProgressError, RunLostError, RunTakenOverError } from './runErrors';
 import { isOverLimit, isRedisFull, readMemory, REDIS_FULL_MARK, RedisFullError } from '../redis/memory';
 
 // One crawl driven from this process: start or resume the run, start local workers, watch progress, and
@@ -88,6 +89,47 @@ export interface SessionOptions {
     expected: boolean,
     lastLines: string[],
   ) => void;
+}
+
+/** What the driver's watch of a run carries from one poll to the next. */
+interface RunWatch {
+  current: RunInfo;
+  /** The run was there already (resumed), not started by this session. */
+  readonly resumed: boolean;
+  /** The last status read (set by the first poll). */
+  status: TaskStatus | undefined;
+  outcome: RunOutcome;
+  summary: Record<string, unknown> | null;
+  /** The run's data went from Redis: the workers are not waited for. */
+  lost: boolean;
+  lastDone: number;
+  lastAt: number;
+  rate: number;
+  readonly started: number;
+  readonly joining: boolean;
+  readonly recurring: boolean;
+}
+
+function newWatch(
+  begun: { run: RunInfo; resumed: boolean },
+  started: number,
+  joining: boolean,
+  recurring: boolean,
+): RunWatch {
+  return {
+    current: begun.run,
+    resumed: begun.resumed,
+    status: undefined,
+    outcome: 'interrupted',
+    summary: null,
+    lost: false,
+    lastDone: 0,
+    lastAt: Date.now(),
+    rate: 0,
+    started,
+    joining,
+    recurring,
+  };
 }
 
 /**
@@ -189,9 +231,42 @@ export class CrawlSession {
   async run(): Promise<SessionResult> {
     const started = Date.now();
     const joining = this.opts.mode === 'join';
-    // A second driver of a task is told, before it starts a worker or touches the run (see frontier/runLease.ts).
-    // A writer joins without a lease: any number of writers is the design.
-    if (!joining && hasWorkers(this.opts.workers) && needsBrowser(this.opts.task)) {
+    await this.preflight(joining);
+    // Workers boot (half a second: a Node process, its bundle, its task file, Redis) while the run is set up. One
+    // that is ready first (it rarely is) meets nothing a remote worker joining at any moment could not: at worst a
+    // leftover job of a run being replaced, whose links its run check refuses (discover.lua).
+    this.startWorkers();
+    let watch: RunWatch | null = null;
+    try {
+      if (!joining) await this.opts.store?.prepare?.();
+      const begun = joining
+        ? await this.joinRun()
+        : await this.crawl.startRun(this.opts.task, { fresh: this.opts.fresh });
+      watch = newWatch(begun, started, joining, this.opts.task.schedule !== null || joining);
+      while ((await this.pollOnce(watch)) === 'again');
+      watch.outcome = await this.settleStop(watch.current, watch.outcome);
+    } catch (err) {
+      // Redis refused one of this driver's own writes (the lease, the finalize flag, a sample) for lack of memory.
+      if (!isRedisFull(err)) throw err;
+      this.fullSeenBy ??= 'the driver';
+      throw await this.redisFull();
+    } finally {
+      // Workers that hold pages Redis refused (worker/processor.ts) do not finish them: not waited for long.
+      // A lost run has nothing to finish: its workers' jobs are gone from Redis, and waiting for them to wind
+      // down (they cannot complete or fail a job the server no longer has) only delays the error by the grace.
+      const lost = watch?.lost === true || this.fullSeenBy !== null;
+      this.scaler?.stop();
+      await this.supervisor.stopAll(lost ? 2_000 : undefined);
+      if (!joining) await this.lease.release().catch(() => undefined);
+    }
+    return this.resultOf(watch, started);
+  }
+
+  /** Before anything starts: the browser a rendered task needs, and the run's lease (a second driver is told). */
+  private async preflight(joining: boolean): Promise<void> {
+    // A writer joins without a lease: any number of writers is the design (see frontier/runLease.ts).
+    if (joining) return;
+    if (hasWorkers(this.opts.workers) && needsBrowser(this.opts.task)) {
       // One clear message before anything starts, rather than workers that each refuse to boot (they inherit
       // this process's environment, so what is found here is what they find).
       try {
@@ -201,152 +276,152 @@ export class CrawlSession {
         throw err;
       }
     }
-    if (!joining) {
-      const lease = await this.lease.acquire(this.opts.force ?? false, isHolderGone).catch((err) => {
-        this.markWorkersStarting(false);
-        throw err;
-      });
-      if (!lease.held) {
-        this.markWorkersStarting(false);
-        throw new RunInProgressError(this.opts.task, lease.holder, this.opts.fresh ?? false);
-      }
+    const lease = await this.lease.acquire(this.opts.force ?? false, isHolderGone).catch((err) => {
+      this.markWorkersStarting(false);
+      throw err;
+    });
+    if (!lease.held) {
+      this.markWorkersStarting(false);
+      throw new RunInProgressError(this.opts.task, lease.holder, this.opts.fresh ?? false);
     }
-    // Workers boot (half a second: a Node process, its bundle, its task file, Redis) while the run is set up. One
-    // that is ready first (it rarely is) meets nothing a remote worker joining at any moment could not: at worst a
-    // leftover job of a run being replaced, whose links its run check refuses (discover.lua).
-    this.startWorkers();
-    let current!: RunInfo;
-    let resumed = false;
-    let lastDone = 0;
-    let lastAt = Date.now();
-    let rate = 0;
-    let summary: Record<string, unknown> | null = null;
-    let status: TaskStatus;
-    let outcome: RunOutcome = 'interrupted';
-    let lost = false;
-    const recurring = this.opts.task.schedule !== null || joining;
+  }
+
+  /** One look at the run, then the wait until the next: 'done' when the watch ends. */
+  private async pollOnce(w: RunWatch): Promise<'again' | 'done'> {
     try {
-      if (!joining) await this.opts.store?.prepare?.();
-      ({ run: current, resumed } = joining
-        ? await this.joinRun()
-        : await this.crawl.startRun(this.opts.task, { fresh: this.opts.fresh }));
-      for (;;) {
-        try {
-          status = await readTaskStatus(this.redis, this.opts.task.name);
-          // The run's meta hash only goes away with Redis's data (no persistence, a flush, eviction) or the task:
-          // waiting would never end, and finishing would pass a partial crawl off as a whole one.
-          if (!status.run) {
-            lost = true;
-            throw new RunLostError(this.opts.task, current, lastDone);
-          }
-          await this.checkRedisRoom();
-          if (status.run.run !== current.run) {
-            // The job scheduler started the next occurrence: watch that run now.
-            current = status.run;
-            lastDone = 0;
-            outcome = 'interrupted';
-          }
-          const now = Date.now();
-          const done = finishedPages(status.stats).total;
-          // `rate` paces the polling (a quick average that follows a crawl speeding up at its end); the rate shown is the meter's.
-          const inst = ((done - lastDone) * 1000) / Math.max(1, now - lastAt);
-          rate = rate === 0 ? inst : rate * 0.6 + inst * 0.4;
-          lastDone = done;
-          lastAt = now;
-          // The dashboard's history (bounded, in Redis): at most one sample a second across every watcher of the run.
-          await recordSample(this.redis, this.opts.task.name).catch(() => undefined);
-          // The figures shown (the status bar's, the progress line's) from the one read-model every view uses: the
-          // same pages/s as the dashboard and the monitor, over the same window of the same history (issue 32).
-          const figures = await figuresOf(this.redis, status, now).catch(() => null);
-          const backlog = (await this.opts.store?.backlog?.()) ?? 0;
-          this.opts.onProgress?.({
-            status,
-            figures,
-            backlog,
-            pagesPerSec: figures?.rate.pagesPerSec ?? 0,
-            elapsedMs: now - started,
-          });
-          await this.opts.store?.check?.();
-          if (!joining) {
-            // A driver whose lease was taken (`run --force` elsewhere) must not go on beside the new one: two drivers
-            // of one run is what the lease exists to prevent. The finally below stops the workers.
-            const lease = await this.lease.renew();
-            if (!lease.held) throw new RunTakenOverError(this.opts.task, lease.holder);
-          }
-          if (this.stopping) break;
-          const verdict = await this.crawl.tryFinalize(this.opts.task, current.run);
-          if (verdict === 'won') {
-            // The lease may have been taken since the last renewal (at most a few per TTL): a driver that lost it
-            // leaves the finalize to the one that has it.
-            const lease = joining ? null : await this.lease.renew(true);
-            if (lease && !lease.held) {
-              await this.redis.del(taskKeys(this.opts.task.name).finalized(current.run)).catch(() => undefined);
-              throw new RunTakenOverError(this.opts.task, lease.holder);
-            }
-            status = await readTaskStatus(this.redis, this.opts.task.name);
-            // Paused and interrupted time left out (issue 32): the duration every view shows.
-            const durationMs = runElapsedMs(status.run ?? current, Date.now());
-            const finalized = await this.finalizeHeld(current, status, durationMs);
-            if (finalized === STOPPED) break;
-            summary = { ...summaryFromStatus(status, durationMs), ...finalized };
-            await this.crawl.markFinished(current.run, summary);
-            status = await readTaskStatus(this.redis, this.opts.task.name);
-            outcome = 'finished';
-            this.opts.onRunFinished?.(current, status, summary);
-            if (!recurring) break;
-          } else if (!recurring && status.run?.run === current.run && status.run.state === 'finished') {
-            // Another process (a second editor, `crawl-studio writer`) finalized this run. Entries still in the
-            // stream (left by a writer that died) are stored before the result is reported, so its row count is
-            // what the store holds and nothing waits in Redis for a writer nobody runs. A 'done' verdict of a run
-            // still 'running' is a finalize in progress elsewhere: watched until it ends, or its flag expires
-            // because its finalizer died and this session wins it.
-            outcome = 'finished';
-            if ((await this.guarded(this.opts.store?.drain?.() ?? Promise.resolve())) === STOPPED) break;
-            status = await readTaskStatus(this.redis, this.opts.task.name);
-            break;
-          } else if (!recurring && status.run?.run === current.run && status.run.state === 'stopped') {
-            // Stopped from elsewhere (the web monitor's Stop run, another editor's Stop Crawl: CrawlQueue.stopRun): this
-            // driver ends as its own stop would, its workers finishing their pages.
-            outcome = 'stopped';
-            break;
-          }
-          await new Promise<void>((r) => {
-            this.wake = r;
-            setTimeout(r, nextPollMs(status.counts, status.run?.state, rate, this.opts.pollMs ?? 500));
-          });
-        } catch (err) {
-          // Redis restarting: on a cluster a command in flight is rejected rather than sent again, and the reconnect
-          // fails until every node serves. The run is still there, and its workers wait for Redis as this driver
-          // does: ending here stopped them, and the crawl with them (issue 35). Looked at again after a poll.
-          if (!isConnectionDrop(err) || this.stopping) throw err;
-          await new Promise<void>((r) => {
-            this.wake = r;
-            setTimeout(r, this.opts.pollMs ?? 500);
-          });
-        }
-      }
-      outcome = await this.settleStop(current, outcome);
+      if ((await this.observe(w)) === 'done' || (await this.conclude(w)) === 'done') return 'done';
+      await this.sleep(nextPollMs(w.status!.counts, w.status!.run?.state, w.rate, this.opts.pollMs ?? 500));
     } catch (err) {
-      // Redis refused one of this driver's own writes (the lease, the finalize flag, a sample) for lack of memory.
-      if (!isRedisFull(err)) throw err;
-      this.fullSeenBy ??= 'the driver';
-      throw await this.redisFull();
-    } finally {
-      // Workers that hold pages Redis refused (worker/processor.ts) do not finish them: not waited for long.
-      if (this.fullSeenBy !== null) lost = true;
-      // A lost run has nothing to finish: its workers' jobs are gone from Redis, and waiting for them to wind
-      // down (they cannot complete or fail a job the server no longer has) only delays the error by the grace.
-      this.scaler?.stop();
-      await this.supervisor.stopAll(lost ? 2_000 : undefined);
-      if (!joining) await this.lease.release().catch(() => undefined);
+      // Redis restarting: on a cluster a command in flight is rejected rather than sent again, and the reconnect
+      // fails until every node serves. The run is still there, and its workers wait for Redis as this driver
+      // does: ending here stopped them, and the crawl with them (issue 35). Looked at again after a poll.
+      if (!isConnectionDrop(err) || this.stopping) throw err;
+      await this.sleep(this.opts.pollMs ?? 500);
     }
-    if (outcome !== 'finished') {
+    return 'again';
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise<void>((r) => {
+      this.wake = r;
+      setTimeout(r, ms);
+    });
+  }
+
+  /** Reads the run, says its progress, checks the store and the lease: 'done' once a stop was asked for. */
+  private async observe(w: RunWatch): Promise<'again' | 'done'> {
+    const status = await readTaskStatus(this.redis, this.opts.task.name);
+    w.status = status;
+    // The run's meta hash only goes away with Redis's data (no persistence, a flush, eviction) or the task:
+    // waiting would never end, and finishing would pass a partial crawl off as a whole one.
+    if (!status.run) {
+      w.lost = true;
+      throw new RunLostError(this.opts.task, w.current, w.lastDone);
+    }
+    await this.checkRedisRoom();
+    if (status.run.run !== w.current.run) {
+      // The job scheduler started the next occurrence: watch that run now.
+      w.current = status.run;
+      w.lastDone = 0;
+      w.outcome = 'interrupted';
+    }
+    const now = Date.now();
+    const done = finishedPages(status.stats).total;
+    // `rate` paces the polling (a quick average that follows a crawl speeding up at its end); the rate shown is the meter's.
+    const inst = ((done - w.lastDone) * 1000) / Math.max(1, now - w.lastAt);
+    w.rate = w.rate === 0 ? inst : w.rate * 0.6 + inst * 0.4;
+    w.lastDone = done;
+    w.lastAt = now;
+    // The dashboard's history (bounded, in Redis): at most one sample a second across every watcher of the run.
+    await recordSample(this.redis, this.opts.task.name).catch(() => undefined);
+    // The figures shown (the status bar's, the progress line's) from the one read-model every view uses: the
+    // same pages/s as the dashboard and the monitor, over the same window of the same history (issue 32).
+    const figures = await figuresOf(this.redis, status, now).catch(() => null);
+    const backlog = (await this.opts.store?.backlog?.()) ?? 0;
+    this.opts.onProgress?.({
+      status,
+      figures,
+      backlog,
+      pagesPerSec: figures?.rate.pagesPerSec ?? 0,
+      elapsedMs: now - w.started,
+    });
+    await this.opts.store?.check?.();
+    if (!w.joining) {
+      // A driver whose lease was taken (`run --force` elsewhere) must not go on beside the new one: two drivers
+      // of one run is what the lease exists to prevent. run()'s finally stops the workers.
+      const lease = await this.lease.renew();
+      if (!lease.held) throw new RunTakenOverError(this.opts.task, lease.holder);
+    }
+    return this.stopping ? 'done' : 'again';
+  }
+
+  /** Finalizes the run when its pages are done, or ends the watch when another process finished or stopped it. */
+  private async conclude(w: RunWatch): Promise<'again' | 'done'> {
+    const verdict = await this.crawl.tryFinalize(this.opts.task, w.current.run);
+    const state = w.status!.run?.run === w.current.run ? w.status!.run.state : null;
+    if (verdict === 'won') return this.finalizeWon(w);
+    if (w.recurring) return 'again';
+    if (state === 'finished') {
+      // Another process (a second editor, `crawl-studio writer`) finalized this run. Entries still in the
+      // stream (left by a writer that died) are stored before the result is reported, so its row count is
+      // what the store holds and nothing waits in Redis for a writer nobody runs. A 'done' verdict of a run
+      // still 'running' is a finalize in progress elsewhere: watched until it ends, or its flag expires
+      // because its finalizer died and this session wins it.
+      w.outcome = 'finished';
+      if ((await this.guarded(this.opts.store?.drain?.() ?? Promise.resolve())) === STOPPED) return 'done';
+      w.status = await readTaskStatus(this.redis, this.opts.task.name);
+      return 'done';
+    }
+    if (state === 'stopped') {
+      // Stopped from elsewhere (the web monitor's Stop run, another editor's Stop Crawl: CrawlQueue.stopRun): this
+      // driver ends as its own stop would, its workers finishing their pages.
+      w.outcome = 'stopped';
+      return 'done';
+    }
+    return 'again';
+  }
+
+  /** This driver won the run's finalize: the store's last rows, the summary, the run marked finished. */
+  private async finalizeWon(w: RunWatch): Promise<'again' | 'done'> {
+    // The lease may have been taken since the last renewal (at most a few per TTL): a driver that lost it
+    // leaves the finalize to the one that has it.
+    const lease = w.joining ? null : await this.lease.renew(true);
+    if (lease && !lease.held) {
+      await this.redis.del(taskKeys(this.opts.task.name).finalized(w.current.run)).catch(() => undefined);
+      throw new RunTakenOverError(this.opts.task, lease.holder);
+    }
+    let status = await readTaskStatus(this.redis, this.opts.task.name);
+    // Paused and interrupted time left out (issue 32): the duration every view shows.
+    const durationMs = runElapsedMs(status.run ?? w.current, Date.now());
+    const finalized = await this.finalizeHeld(w.current, status, durationMs);
+    if (finalized === STOPPED) return 'done';
+    w.summary = { ...summaryFromStatus(status, durationMs), ...finalized };
+    await this.crawl.markFinished(w.current.run, w.summary);
+    status = await readTaskStatus(this.redis, this.opts.task.name);
+    w.status = status;
+    w.outcome = 'finished';
+    this.opts.onRunFinished?.(w.current, status, w.summary);
+    return w.recurring ? 'again' : 'done';
+  }
+
+  private async resultOf(w: RunWatch | null, started: number): Promise<SessionResult> {
+    // The try in run() either threw or set the watch.
+    const watch = w!;
+    let status = watch.status!;
+    if (watch.outcome !== 'finished') {
       // What the run holds once the local workers finished their pages: the figures the stop message gives.
       status = await readTaskStatus(this.redis, this.opts.task.name).catch(() => status);
     }
     // The run's own duration, paused and interrupted time left out (the CLI's "finished in", the library's summary).
-    const durationMs = status!.run ? runElapsedMs(status!.run, Date.now()) : Date.now() - started;
-    return { run: current, resumed, status: status!, outcome, durationMs, summary };
+    const durationMs = status.run ? runElapsedMs(status.run, Date.now()) : Date.now() - started;
+    return {
+      run: watch.current,
+      resumed: watch.resumed,
+      status,
+      outcome: watch.outcome,
+      durationMs,
+      summary: watch.summary,
+    };
   }
 
   /**
@@ -498,57 +573,6 @@ const MEMORY_CHECK_MS = 500;
 
 /** How often the store is checked while the session waits on it (a finalize's flush). */
 const STORE_CHECK_MS = 1_000;
-
-/** Another live process drives the task's run: this one refuses rather than resume or replace it unasked. */
-export class RunInProgressError extends Error {
-  constructor(
-    readonly task: CrawlTask,
-    readonly holder: LeaseHolder,
-    fresh: boolean,
-  ) {
-    const since = new Date(holder.since).toISOString().replace('T', ' ').slice(0, 19);
-    super(
-      `task '${task.name}' is already running: ${holder.front} (pid ${holder.pid} on ${holder.host}, since ${since} UTC) drives its run. ` +
-        `Add workers to that run with \`crawl-studio worker ${task.file}\`, or watch it with \`crawl-studio status ${task.file}\`. ` +
-        (fresh
-          ? 'To discard that run and start again anyway, add --force (its queue and progress are replaced; stored items are kept).'
-          : 'To drive it from here instead, stop that process or add --force.'),
-    );
-    this.name = 'RunInProgressError';
-  }
-}
-
-/** Another driver took this session's lease (`run --force`): this one stopped rather than run beside it. */
-export class RunTakenOverError extends Error {
-  constructor(
-    readonly task: CrawlTask,
-    readonly holder: LeaseHolder,
-  ) {
-    const since = new Date(holder.since).toISOString().replace('T', ' ').slice(0, 19);
-    super(
-      `task '${task.name}' was taken over: ${holder.front} (pid ${holder.pid} on ${holder.host}, since ${since} UTC) now drives its run ` +
-        `(started with --force), so this process stopped its workers and left the run to it. Watch it with \`crawl-studio status ${task.file}\`.`,
-    );
-    this.name = 'RunTakenOverError';
-  }
-}
-
-/** The run's state vanished from Redis while a session watched it: the crawl cannot go on where it was. */
-class RunLostError extends Error {
-  constructor(
-    readonly task: CrawlTask,
-    readonly run: RunInfo,
-    pagesBefore: number,
-  ) {
-    super(
-      `Redis lost run ${run.run} of task '${task.name}': its state is gone (the server restarted without persistence, was ` +
-        `flushed or evicted keys under memory pressure, or the task was deleted), so the crawl cannot continue where it was. ` +
-        `${pagesBefore} pages had been fetched or failed; items already stored are kept. Running the task again starts a new ` +
-        `run from its start URLs; give Redis persistence (appendonly yes) and maxmemory-policy noeviction to keep runs across restarts.`,
-    );
-    this.name = 'RunLostError';
-  }
-}
 
 export function summaryFromStatus(status: CrawlStatus, durationMs: number): Record<string, unknown> {
   const s = status.stats;

@@ -93,40 +93,8 @@ export async function attachStore(
     backlog: () => writer.backlog(),
     check: async () => check(),
     drain: () => writer.flush(),
-    async finalize(run: RunInfo, status: CrawlStatus, durationMs: number) {
-      await writer.flush();
-      check();
-      const c = writer.counters();
-      const base = summaryFromStatus(status, durationMs);
-      // Rows in the store, not extractions: a page re-fetched after a worker died is extracted twice but stored
-      // once, and the summary must match the table.
-      let stored = 0;
-      for (const type of await store.itemTypes()) stored += await store.count(type);
-      await store.writeRunSummary({
-        run: run.run,
-        task: task.name,
-        startedAt: run.startedAt,
-        finishedAt: Date.now(),
-        durationMs,
-        pages: status.stats?.done ?? 0,
-        items: stored,
-        duplicates: c.duplicates,
-        conflicts: c.conflicts,
-        failures: status.stats?.failed ?? 0,
-        extra: { ...base, extracted: status.stats?.items ?? 0 },
-      });
-      const changes = await closeHistory(store, task, run, status);
-      // In the background: the run's finish does not wait on a webhook; close() does (bounded by its retries).
-      if (task.notify) pending.add(notifyRun(store, task, changes));
-      return {
-        stored,
-        storeDuplicates: c.duplicates,
-        storeConflicts: c.conflicts,
-        storeErrors: c.errors,
-        store: store.location,
-        changes,
-      };
-    },
+    finalize: (run: RunInfo, status: CrawlStatus, durationMs: number) =>
+      finalizeRun({ store, writer, task, check, pending }, run, status, durationMs),
   };
   return {
     store,
@@ -185,4 +153,52 @@ function identity(path: string): string | null {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
   }
+}
+
+/** A run's end in the store: the last rows written, its summary row, its item history closed, its changes sent. */
+async function finalizeRun(
+  at: {
+    store: ItemStore;
+    writer: WriterHandle;
+    task: CrawlTask;
+    check: () => void;
+    pending: Set<Promise<unknown>>;
+  },
+  run: RunInfo,
+  status: CrawlStatus,
+  durationMs: number,
+): Promise<Record<string, unknown>> {
+  const { store, writer, task } = at;
+  await writer.flush();
+  at.check();
+  const c = writer.counters();
+  const base = summaryFromStatus(status, durationMs);
+  // Rows in the store, not extractions: a page re-fetched after a worker died is extracted twice but stored
+  // once, and the summary must match the table.
+  let stored = 0;
+  for (const type of await store.itemTypes()) stored += await store.count(type);
+  await store.writeRunSummary({
+    run: run.run,
+    task: task.name,
+    startedAt: run.startedAt,
+    finishedAt: Date.now(),
+    durationMs,
+    pages: status.stats?.done ?? 0,
+    items: stored,
+    duplicates: c.duplicates,
+    conflicts: c.conflicts,
+    failures: status.stats?.failed ?? 0,
+    extra: { ...base, extracted: status.stats?.items ?? 0 },
+  });
+  const changes = await closeHistory(store, task, run, status);
+  // In the background: the run's finish does not wait on a webhook; close() does (bounded by its retries).
+  if (task.notify) at.pending.add(notifyRun(store, task, changes));
+  return {
+    stored,
+    storeDuplicates: c.duplicates,
+    storeConflicts: c.conflicts,
+    storeErrors: c.errors,
+    store: store.location,
+    changes,
+  };
 }

@@ -27,7 +27,9 @@ export async function loadTaskFile(path: string, opts: { readonly allowScripts?:
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new Error(`cannot read task file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new Error(`cannot read task file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, {
+      cause: err,
+    });
   }
   const { task, diagnostics } = parseTaskText(text, file, { ...storeChecksFor(file), allowScripts: opts.allowScripts });
   if (!task) throw new TaskFileError(file, diagnostics);

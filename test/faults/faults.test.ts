@@ -21,7 +21,6 @@ import {
   CLI_SCRIPT,
   WORKER_SCRIPT,
   spawnNode,
-  track,
   tail,
   exitOf,
   waitUntil,
@@ -690,7 +689,7 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     const q = new CrawlQueue(check, scene.task.name);
     await q.loadLayout();
     const leftovers: string[] = [];
-    let zombieFetches = 0;
+    let zombieFetches: number;
     try {
       const pending = async () => {
         const c = await readJobCounts(check, q.taskName);

@@ -87,10 +87,12 @@ export async function restartableFaultRedis(appendOnly: boolean): Promise<Restar
       const alive = (c: ChildProcess) => c.exitCode === null && c.signalCode === null;
       return {
         url: `redis+cluster://${nodes.map((n) => `127.0.0.1:${n.port}`).join(',')}`,
-        kill: (signal) => children.forEach((c) => alive(c) && c.kill(signal)),
+        kill: (signal) => {
+          for (const c of children) if (alive(c)) c.kill(signal);
+        },
         exited: () =>
           Promise.all(
-            children.map((c) => (alive(c) ? new Promise<void>((r) => c.once('exit', () => r())) : undefined)),
+            children.map((c) => (alive(c) ? new Promise<void>((r) => c.once('exit', () => r())) : Promise.resolve())),
           ).then(() => undefined),
         stop: async () => {
           await Promise.all(

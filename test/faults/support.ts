@@ -323,7 +323,7 @@ export async function verify(
   // Items, through the store API.
   const store = new SqliteStore(scene.storePath);
   await store.open();
-  let rows: { key: string; data: Record<string, unknown> }[] = [];
+  const rows: { key: string; data: Record<string, unknown> }[] = [];
   try {
     for await (const it of store.iterateItems('book', { pageSize: 1000 })) rows.push({ key: it.key, data: it.data });
   } finally {
@@ -342,7 +342,6 @@ export async function verify(
   for (const r of rows.slice(0, 50))
     if (r.data.upc !== r.key || !r.data.title)
       problems.push(`item ${r.key} is malformed: ${JSON.stringify(r.data).slice(0, 120)}`);
-  rows = [];
   return {
     pagesExpected: exp.pages.length,
     pagesFetched: fetched,
@@ -368,7 +367,11 @@ function reachableThrough(
   while (todo.length > 0) {
     const url = todo.pop()!;
     if (!stored(url)) continue;
-    for (const next of linksOf(url)) if (!seen.has(next)) (seen.add(next), todo.push(next));
+    for (const next of linksOf(url)) {
+      if (seen.has(next)) continue;
+      seen.add(next);
+      todo.push(next);
+    }
   }
   return seen;
 }

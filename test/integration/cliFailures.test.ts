@@ -27,13 +27,21 @@ async function site(): Promise<Site> {
     res.setHeader('content-type', 'text/html');
     if (path === '/') res.end('<a href="/ok">ok</a> <a href="/missing">missing</a> <a href="/broken">broken</a>');
     else if (path === '/ok') res.end('<h1>ok</h1>');
-    else if (path === '/broken') ((res.statusCode = 500), res.end('<h1>oops</h1>'));
-    else if (path === '/login') ((res.statusCode = 403), res.end('<h1>go away</h1>'));
-    else if (path === '/robots.txt')
-      (res.setHeader('content-type', 'text/plain'), res.end('User-agent: *\nDisallow: /private\n'));
-    else if (path === '/r') res.end('<a href="/private/1">p</a> <a href="/ok">ok</a>');
+    else if (path === '/broken') {
+      res.statusCode = 500;
+      res.end('<h1>oops</h1>');
+    } else if (path === '/login') {
+      res.statusCode = 403;
+      res.end('<h1>go away</h1>');
+    } else if (path === '/robots.txt') {
+      res.setHeader('content-type', 'text/plain');
+      res.end('User-agent: *\nDisallow: /private\n');
+    } else if (path === '/r') res.end('<a href="/private/1">p</a> <a href="/ok">ok</a>');
     else if (path.startsWith('/private')) res.end('<h1>private</h1>');
-    else ((res.statusCode = 404), res.end('<h1>not found</h1>'));
+    else {
+      res.statusCode = 404;
+      res.end('<h1>not found</h1>');
+    }
   });
   return Object.assign(server, { hits });
 }

@@ -54,7 +54,10 @@ describe('CLI: --log-format json (issue 31, item 5)', function () {
       res.setHeader('content-type', 'text/html');
       if (req.url === '/') res.end('<a href="/a">a</a> <a href="/missing">m</a>');
       else if (req.url === '/a') res.end('<h1>a</h1>');
-      else ((res.statusCode = 404), res.end('no'));
+      else {
+        res.statusCode = 404;
+        res.end('no');
+      }
     });
   });
   after(async () => {

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort, startRedis, waitForPort } from '../support/services';
 import { writeTask } from '../support/crawl';
@@ -41,7 +43,7 @@ function startWorker(port: number) {
   let out = '';
   const waiters = new Set<() => void>();
   const onData = (b: Buffer) => {
-    out += b;
+    out += b.toString();
     for (const w of waiters) w();
   };
   child.stdout.on('data', onData);
@@ -135,9 +137,6 @@ describe('CLI: a Redis that is not there, or refuses us, is said at once (issue 
   });
 
   it('the wrong deployment: a Cluster node named as one node, a plain node named as a Cluster, a node named as a sentinel: exit 8', async () => {
-    const { mkdtempSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
     const dir = mkdtempSync(join(tmpdir(), 'cs-cnode-'));
     const cport = await freePort();
     const clusterNode = spawn(
@@ -221,9 +220,6 @@ describe('CLI: a Redis lost mid-run is said, and the summary says how long it wa
   this.timeout(180_000);
 
   it('run: "lost … trying again", "connected … again after", and "Redis was gone" in the summary', async () => {
-    const { mkdtempSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
     const { serveHttp } = await import('../support/services');
     const dir = mkdtempSync(join(tmpdir(), 'cs-lost-'));
     let redis = await startRedis({ appendOnly: true, dir });

@@ -204,7 +204,7 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
     site = await serveSite(SITE);
     const limited = await writeTask(bookTask(site.url, 'limited', 'scope: { maxPages: 10 }'));
     let s = session(limited, redis.url);
-    let result = await s.run();
+    const result = await s.run();
     await s.close();
     // Ten URLs enqueued: nine fetched, one (private/) skipped by robots.txt.
     assert.equal(result.status.stats!.enqueued, 10);
@@ -214,7 +214,7 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
     site.hits.clear();
     const shallow = await writeTask(bookTask(site.url, 'shallow', 'scope: { maxDepth: 1 }'));
     s = session(shallow, redis.url);
-    result = await s.run();
+    await s.run();
     await s.close();
     // Depth 0: home; depth 1: what home links to (page-1, about; private is robots-blocked).
     assert.deepEqual([...pageHits(site).keys()].sort(), [

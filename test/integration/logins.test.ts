@@ -147,7 +147,11 @@ function descendants(root: number): number[] {
   }
   const out: number[] = [];
   const walk = (pid: number) => {
-    for (const [child, pp] of parent) if (pp === pid) (out.push(child), walk(child));
+    for (const [child, pp] of parent) {
+      if (pp !== pid) continue;
+      out.push(child);
+      walk(child);
+    }
   };
   walk(root);
   return out;

@@ -245,7 +245,7 @@ rules:
     await fig.waitFor({ timeout: 30_000 });
     assert.match((await fig.textContent()) ?? '', /rendering timed out/);
     await page.waitForFunction(
-      (sel) => ((document.querySelector(sel) as HTMLImageElement | null)?.naturalWidth ?? 0) > 0,
+      (sel) => (document.querySelector<HTMLImageElement>(sel)?.naturalWidth ?? 0) > 0,
       `#screenshots figure[data-url="${web.url}/hung"] img`,
       { timeout: 30_000 },
     );

@@ -55,7 +55,11 @@ function descendants(roots: readonly number[]): number[] {
   const out = new Set(roots.filter((r) => parent.has(r)));
   for (let grew = true; grew;) {
     grew = false;
-    for (const [pid, ppid] of parent) if (out.has(ppid) && !out.has(pid)) (out.add(pid), (grew = true));
+    for (const [pid, ppid] of parent) {
+      if (!out.has(ppid) || out.has(pid)) continue;
+      out.add(pid);
+      grew = true;
+    }
   }
   return [...out];
 }

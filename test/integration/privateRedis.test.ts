@@ -102,7 +102,7 @@ describe('The private redis-server of a project folder (issue 35 items 3-4, issu
     // test's folders (checked by their command line, so a pid reused by another process is never killed).
     for (const child of clis) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     for (const pid of servers) {
-      let cmd = '';
+      let cmd: string;
       try {
         cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
       } catch {

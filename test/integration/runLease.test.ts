@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { expectedPages, serveSite, type SiteOptions, type SiteServer } from '../../src/demo/site';
 import { taskKeys } from '../../src/frontier/keys';
 import { launchCrawl } from '../../src/run/launcher';
-import { RunInProgressError, RunTakenOverError } from '../../src/run/session';
+import { RunInProgressError, RunTakenOverError } from '../../src/run/runErrors';
 import { startRedis, type RedisServer } from '../support/services';
 import { bookTask, session, WORKER_SCRIPT, writeTask } from '../support/crawl';
 

@@ -31,7 +31,11 @@ function descendants(root: number): number[] {
   }
   const out: number[] = [];
   const walk = (pid: number) => {
-    for (const [child, p] of parent) if (p === pid) (out.push(child), walk(child));
+    for (const [child, p] of parent) {
+      if (p !== pid) continue;
+      out.push(child);
+      walk(child);
+    }
   };
   walk(root);
   return out;

@@ -90,11 +90,11 @@ rules:
     let out = '';
     worker.stdout.on('data', (d: Buffer) => (out += d.toString()));
     worker.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const url = (await until(
+    const url = await until<string>(
       'the worker to say where its metrics are',
       async () => /metrics on (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(out)?.[1],
       60_000,
-    )) as string;
+    );
     const result = await running;
     await s.close();
     const stats = result.status.stats!;

@@ -48,7 +48,7 @@ async function exec(bin: string, args: string[], what: string): Promise<string> 
     return stdout;
   } catch (err) {
     const e = err as { stderr?: string; message: string };
-    throw new Error(`${what} failed: ${(e.stderr || e.message).trim()}`);
+    throw new Error(`${what} failed: ${(e.stderr || e.message).trim()}`, { cause: err });
   }
 }
 

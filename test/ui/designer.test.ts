@@ -2,7 +2,6 @@ import * as assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
 import { openWorkbench, type Workbench } from '../extension/harness';
 import { DEMO_SITE, serveSite, type SiteServer } from '../../src/demo/site';
 import {

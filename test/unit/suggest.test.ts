@@ -266,7 +266,7 @@ describe('selector suggestion', () => {
     ];
     for (const [name, $] of pages) {
       it(`${name}: the unique selector matches exactly the element; the list contains it`, () => {
-        const all = $('body *').toArray() as Element[];
+        const all: Element[] = $('body *').toArray();
         assert.ok(all.length > 20);
         for (const el of all) {
           const s = suggestSelector($, el);
@@ -282,9 +282,9 @@ describe('selector suggestion', () => {
 
     it('scoped selectors find the element first inside its scope', () => {
       const $ = page('shop-list.html');
-      const scopes = $('li.product-card').toArray() as Element[];
+      const scopes: Element[] = $('li.product-card').toArray();
       for (const scope of scopes) {
-        for (const el of $(scope).find('*').toArray() as Element[]) {
+        for (const el of $(scope).find<Element>('*').toArray()) {
           const s = suggestSelector($, el, { scope: { element: scope, all: scopes } });
           assert.ok(s.scoped);
           assert.equal($(scope).find(s.scoped.selector).toArray()[0], el, `${s.scoped.selector} for ${s.element}`);

@@ -17,7 +17,7 @@ export function tagConsole(tag: string | undefined): () => void {
   const saved = METHODS.map((m) => Object.getOwnPropertyDescriptor(console, m));
   const patched: Array<(typeof METHODS)[number]> = [];
   for (const m of METHODS) {
-    const orig = console[m];
+    const orig = console[m].bind(console);
     try {
       Object.defineProperty(console, m, {
         configurable: true,

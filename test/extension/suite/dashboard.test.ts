@@ -8,7 +8,7 @@ import type { CrawlStudioApi } from '../../../src/extension/extension';
 import { serveSite, type SiteServer } from '../../../src/demo/site';
 import { startRedis, type RedisServer } from '../../support/services';
 import { demoShopTask } from '../../support/demoTask';
-import { EXTENSION_ID, activateWith, restoreSettings, until } from '../support';
+import { activateWith, restoreSettings, until } from '../support';
 
 // The crawl dashboard against a real crawl: metrics arrive and move while it runs, history is in Redis (a
 // reopened dashboard shows the run so far), failures are grouped by cause with sample URLs, and "Retry all of

@@ -9,7 +9,7 @@ import type { UrlSearchResult } from '../../../src/observe/findUrl';
 import { serveSite, type SiteServer } from '../../../src/demo/site';
 import { startRedis, type RedisServer } from '../../support/services';
 import { demoShopTask, PRICE_FIELD } from '../../support/demoTask';
-import { EXTENSION_ID, activateWith, restoreSettings, until } from '../support';
+import { activateWith, restoreSettings, until } from '../support';
 
 // The results view and Find URL against a real crawl of the demo shop (real Redis, worker processes, SQLite):
 // the webview receives pages of rows and new rows while the crawl runs, filters and sorts, exports the filtered

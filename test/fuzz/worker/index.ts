@@ -19,7 +19,7 @@ for (let i = from; i < to; i++) {
   try {
     outcome = runCase(kind, seed, i);
   } catch (err) {
-    outcome = { violations: [`the case itself threw: ${(err as Error).stack ?? err}`], label: 'harness' };
+    outcome = { violations: [`the case itself threw: ${(err as Error).stack ?? String(err)}`], label: 'harness' };
   }
   parentPort!.postMessage({
     t: 'done',
