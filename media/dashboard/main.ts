@@ -2,7 +2,8 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import uPlot from 'uplot';
 import uplotCss from 'uplot/dist/uPlot.min.css';
 import type { DashboardData, FromDashboard, GroupRow, ToDashboard } from '../../src/extension/dashboard/protocol';
-import { addStyle, fmtBytes, fmtDuration, fmtInt, h, icon } from '../results/common';
+import { addStyle, h, icon } from '../shared/dom';
+import { fmtBytes, fmtDuration, fmtInt } from '../shared/format';
 import css from './style.css';
 
 // The crawl dashboard: counters, two uPlot charts (throughput, queue depth) over the run's metric history,

@@ -17,7 +17,8 @@ import {
   type TableRow,
   type ToResults,
 } from '../../src/extension/results/protocol';
-import { addStyle, fmtInt, h, icon } from './common';
+import { addStyle, h, icon } from '../shared/dom';
+import { fmtInt } from '../shared/format';
 import css from './style.css';
 
 // The results table: virtual scrolling over pages the extension reads from the store on demand. Only the

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { fmtBytes, fmtDuration, fmtInt } from '../../media/results/common';
+import { fmtBytes, fmtDuration, fmtInt } from '../../media/shared/format';
 
-// The webviews' shared formatters (media/results/common.ts, bundled into the Results view and the dashboard):
+// The webviews' shared formatters (media/shared/format.ts, bundled into every view):
 // pure functions, run here as they are, without a DOM. What the views show with them is the UI tests' part.
 
-describe('webview formatters (media/results/common.ts)', () => {
+describe('webview formatters (media/shared/format.ts)', () => {
   it('fmtInt rounds and groups thousands the same in every locale', () => {
     assert.equal(fmtInt(0), '0');
     assert.equal(fmtInt(999.4), '999');
