@@ -40,35 +40,40 @@ const META_LABEL: Record<string, string> = {
 };
 const CHANGE_MARK: Record<string, string> = { added: '+ added', changed: '~ changed', removed: '− removed' };
 
-let file = '';
-let task = '';
-let storeLocation = '';
-let types: string[] = [];
-let columns: string[] = [];
-let view: ResultsViewState = vscode.getState()?.view ?? EMPTY_VIEW;
-let canPreview = false;
-let generation = -1;
-let total = 0;
-let stored = 0;
-let running = false;
-let busy: string | null = null;
-let error: string | null = null;
-let selected = -1;
-let detail: RowDetail | null = null;
-let quality: { total: number; run: string; fields: readonly QualityRow[] } | null = null;
-let runs: RunsShown = { runs: [], shown: 'all' };
-let changes: ChangesShown = { runs: [], shown: null, latest: null };
-const pages = new Map<number, readonly TableRow[]>();
-/** Pages of the previous count, shown while fresh ones load (no flicker while a crawl adds rows). */
-let stale = new Map<number, readonly TableRow[]>();
-const pending = new Set<number>();
+/** What the view shows and what it has read: one object, so every part of the view reads and writes the same. */
+const st = {
+  file: '',
+  task: '',
+  storeLocation: '',
+  types: [] as string[],
+  columns: [] as string[],
+  view: vscode.getState()?.view ?? EMPTY_VIEW,
+  canPreview: false,
+  generation: -1,
+  total: 0,
+  stored: 0,
+  running: false,
+  busy: null as string | null,
+  error: null as string | null,
+  selected: -1,
+  detail: null as RowDetail | null,
+  quality: null as { total: number; run: string; fields: readonly QualityRow[] } | null,
+  runs: { runs: [], shown: 'all' } as RunsShown,
+  changes: { runs: [], shown: null, latest: null } as ChangesShown,
+  pages: new Map<number, readonly TableRow[]>(),
+  /** Pages of the previous count, shown while fresh ones load (no flicker while a crawl adds rows). */
+  stale: new Map<number, readonly TableRow[]>(),
+  pending: new Set<number>(),
+  /** What the header shows now (headerKey). */
+  renderedHeader: '',
+};
 
 function send(m: FromResults): void {
   vscode.postMessage(m);
 }
 
 function persist(): void {
-  if (file) vscode.setState({ file, view });
+  if (st.file) vscode.setState({ file: st.file, view: st.view });
 }
 
 // ---- DOM skeleton ---------------------------------------------------------------------------------------------
@@ -165,7 +170,7 @@ app.append(toolbar, errorEl, main, qualityEl, statusEl);
 // ---- Columns, header, filters ---------------------------------------------------------------------------------
 
 function visibleColumns(): string[] {
-  return columns.filter((c) => !view.hidden.includes(c));
+  return st.columns.filter((c) => !st.view.hidden.includes(c));
 }
 
 function widthOf(c: string): string {
@@ -209,7 +214,7 @@ function renderHeader(): void {
   hrow.style.gridTemplateColumns = frow.style.gridTemplateColumns = template();
   hrow.style.minWidth = frow.style.minWidth = `${minWidth()}px`;
   for (const c of cols) {
-    const sorted = view.sort?.field === c ? view.sort : null;
+    const sorted = st.view.sort?.field === c ? st.view.sort : null;
     const label = META_LABEL[c] ?? c;
     const sortIcon = sorted ? icon(sorted.descending ? 'arrow-down' : 'arrow-up') : null;
     const btn = h(
@@ -232,8 +237,8 @@ function renderHeader(): void {
       'aria-label': `Filter ${label} (text; =exact, = for empty, ! to negate)`,
       title: 'Contains this text (case-insensitive). =text: exactly; = alone: empty; !text: does not contain',
       'data-col': c,
-      class: view.filters[c] ? 'active' : undefined,
-      value: view.filters[c] ?? '',
+      class: st.view.filters[c] ? 'active' : undefined,
+      value: st.view.filters[c] ?? '',
     });
     input.addEventListener('input', () => {
       input.classList.toggle('active', input.value !== '');
@@ -246,7 +251,7 @@ function renderHeader(): void {
         setFilter(c, input.value);
       } else if (e.key === 'ArrowDown') {
         grid.focus();
-        if (selected < 0 && total > 0) select(0);
+        if (st.selected < 0 && st.total > 0) select(0);
       }
     });
     frow.append(h('div', {}, input));
@@ -257,7 +262,7 @@ function renderHeader(): void {
   const focusCol = active?.tagName === 'INPUT' && thead.contains(active) ? active.dataset.col : null;
   const typed = focusCol ? { value: active!.value, start: active!.selectionStart, end: active!.selectionEnd } : null;
   thead.replaceChildren(hrow, frow);
-  renderedHeader = headerKey();
+  st.renderedHeader = headerKey();
   if (focusCol && typed) {
     const again = thead.querySelector<HTMLInputElement>(`input[data-col="${CSS.escape(focusCol)}"]`);
     if (again) {
@@ -271,39 +276,38 @@ function renderHeader(): void {
 
 /** What the header shows; a message that changes none of it (a live crawl's run counts) leaves the header alone. */
 function headerKey(): string {
-  return JSON.stringify([visibleColumns(), view.sort, view.filters]);
+  return JSON.stringify([visibleColumns(), st.view.sort, st.view.filters]);
 }
-let renderedHeader = '';
 
 function toggleSort(c: string): void {
-  const cur = view.sort?.field === c ? view.sort : null;
+  const cur = st.view.sort?.field === c ? st.view.sort : null;
   // Ascending, then descending, then back to storage order.
   const sort = !cur ? { field: c, descending: false } : !cur.descending ? { field: c, descending: true } : null;
-  query({ ...view, sort });
+  query({ ...st.view, sort });
 }
 
 function setFilter(c: string, text: string): void {
-  if ((view.filters[c] ?? '') === text) return;
-  const filters = { ...view.filters };
+  if ((st.view.filters[c] ?? '') === text) return;
+  const filters = { ...st.view.filters };
   if (text === '') delete filters[c];
   else filters[c] = text;
-  query({ ...view, filters });
+  query({ ...st.view, filters });
 }
 
 function query(next: ResultsViewState): void {
-  view = next;
+  st.view = next;
   persist();
   resetRows();
-  send({ type: 'query', view });
+  send({ type: 'query', view: st.view });
   renderHeader();
   render();
 }
 
 function resetRows(): void {
-  pages.clear();
-  stale.clear();
-  pending.clear();
-  selected = -1;
+  st.pages.clear();
+  st.stale.clear();
+  st.pending.clear();
+  st.selected = -1;
   grid.scrollTop = 0;
 }
 
@@ -311,25 +315,25 @@ function resetRows(): void {
 
 function rowAt(i: number): TableRow | null {
   const p = Math.floor(i / PAGE_SIZE);
-  const page = pages.get(p) ?? stale.get(p);
+  const page = st.pages.get(p) ?? st.stale.get(p);
   return page?.[i - p * PAGE_SIZE] ?? null;
 }
 
 function request(p: number): void {
-  if (pages.has(p) || pending.has(p) || p * PAGE_SIZE >= total) return;
-  pending.add(p);
-  send({ type: 'rows', generation, offset: p * PAGE_SIZE, limit: PAGE_SIZE });
+  if (st.pages.has(p) || st.pending.has(p) || p * PAGE_SIZE >= st.total) return;
+  st.pending.add(p);
+  send({ type: 'rows', generation: st.generation, offset: p * PAGE_SIZE, limit: PAGE_SIZE });
 }
 
 function render(): void {
   const cols = visibleColumns();
-  body.style.height = `${total * ROW_H}px`;
+  body.style.height = `${st.total * ROW_H}px`;
   body.style.minWidth = `${minWidth()}px`;
-  grid.setAttribute('aria-rowcount', String(total + 2));
+  grid.setAttribute('aria-rowcount', String(st.total + 2));
   const headH = thead.offsetHeight;
   const top = Math.max(0, grid.scrollTop);
   const first = Math.max(0, Math.floor(top / ROW_H) - 5);
-  const last = Math.min(total, Math.ceil((top + grid.clientHeight - headH) / ROW_H) + 5);
+  const last = Math.min(st.total, Math.ceil((top + grid.clientHeight - headH) / ROW_H) + 5);
   for (let p = Math.floor(first / PAGE_SIZE); p <= Math.floor(Math.max(first, last - 1) / PAGE_SIZE); p++) request(p);
   // Prefetch the next page so steady scrolling never waits.
   request(Math.floor(last / PAGE_SIZE) + 1);
@@ -338,12 +342,12 @@ function render(): void {
   for (let i = first; i < last; i++) {
     const row = rowAt(i);
     const el = h('div', {
-      class: `row${i === selected ? ' selected' : ''}${row ? '' : ' loading'}${row?.change ? ` chg chg-${row.change.kind}` : ''}`,
+      class: `row${i === st.selected ? ' selected' : ''}${row ? '' : ' loading'}${row?.change ? ` chg chg-${row.change.kind}` : ''}`,
       role: 'row',
       'aria-rowindex': i + 3,
-      'aria-selected': i === selected ? 'true' : 'false',
+      'aria-selected': i === st.selected ? 'true' : 'false',
       'data-index': i,
-      id: i === selected ? 'sel-row' : undefined,
+      id: i === st.selected ? 'sel-row' : undefined,
     });
     el.style.top = `${i * ROW_H}px`;
     el.style.gridTemplateColumns = tpl;
@@ -394,18 +398,18 @@ function render(): void {
     frag.append(el);
   }
   body.replaceChildren(frag);
-  if (selected >= 0) grid.setAttribute('aria-activedescendant', 'sel-row');
+  if (st.selected >= 0) grid.setAttribute('aria-activedescendant', 'sel-row');
   else grid.removeAttribute('aria-activedescendant');
   emptyEl.textContent =
-    total === 0 && generation >= 0
-      ? view.changes
-        ? changes.shown === null
+    st.total === 0 && st.generation >= 0
+      ? st.view.changes
+        ? st.changes.shown === null
           ? 'No run of this task has item history yet: the changes show once a run finishes.'
-          : stored === 0
-            ? `Run ${changes.shown} changed no ${view.itemType ?? ''} item.`
+          : st.stored === 0
+            ? `Run ${st.changes.shown} changed no ${st.view.itemType ?? ''} item.`
             : 'No change matches these filters.'
-        : stored === 0
-          ? running
+        : st.stored === 0
+          ? st.running
             ? 'No items stored yet — they appear here as the crawl stores them.'
             : 'No items stored for this task yet. Start the crawl to fill it.'
           : 'No item matches these filters.'
@@ -415,38 +419,38 @@ function render(): void {
 }
 
 function renderToolbar(): void {
-  const filtered = Object.keys(view.filters).length > 0;
-  const oneRun = runs.shown !== 'all' && runs.runs.length > 1;
+  const filtered = Object.keys(st.view.filters).length > 0;
+  const oneRun = st.runs.shown !== 'all' && st.runs.runs.length > 1;
   countEl.textContent =
-    generation < 0
+    st.generation < 0
       ? 'loading…'
-      : view.changes
-        ? `${fmtInt(total)} of ${fmtInt(stored)} changed items`
+      : st.view.changes
+        ? `${fmtInt(st.total)} of ${fmtInt(st.stored)} changed items`
         : filtered || oneRun
-          ? `${fmtInt(total)} of ${fmtInt(stored)} items`
-          : `${fmtInt(total)} item${total === 1 ? '' : 's'}`;
+          ? `${fmtInt(st.total)} of ${fmtInt(st.stored)} items`
+          : `${fmtInt(st.total)} item${st.total === 1 ? '' : 's'}`;
   countEl.title = oneRun
-    ? `${fmtInt(total)} items of run ${runs.shown}${filtered ? ' matching the filters' : ''}; ${fmtInt(stored)} in all runs`
+    ? `${fmtInt(st.total)} items of run ${st.runs.shown}${filtered ? ' matching the filters' : ''}; ${fmtInt(st.stored)} in all runs`
     : '';
-  liveEl.hidden = !running;
-  busyEl.replaceChildren(...(busy ? [h('vscode-progress-ring', { class: 'ring' }), busy] : []));
+  liveEl.hidden = !st.running;
+  busyEl.replaceChildren(...(st.busy ? [h('vscode-progress-ring', { class: 'ring' }), st.busy] : []));
   clearBtn.hidden = !filtered;
-  qualityBtn.toggleAttribute('secondary', !view.showQuality);
-  errorEl.hidden = !error;
-  errorEl.textContent = error ?? '';
-  const sortText = view.sort
-    ? `sorted by ${META_LABEL[view.sort.field] ?? view.sort.field} ${view.sort.descending ? '↓' : '↑'}`
+  qualityBtn.toggleAttribute('secondary', !st.view.showQuality);
+  errorEl.hidden = !st.error;
+  errorEl.textContent = st.error ?? '';
+  const sortText = st.view.sort
+    ? `sorted by ${META_LABEL[st.view.sort.field] ?? st.view.sort.field} ${st.view.sort.descending ? '↓' : '↑'}`
     : 'in storage order';
-  const runText = view.changes
-    ? `changes of run ${changes.shown ?? '—'}${changes.shown !== null && changes.shown === changes.latest ? ' (latest complete)' : ''}`
-    : runs.shown === 'all'
-      ? runs.runs.length > 1
-        ? `all ${runs.runs.length} runs`
+  const runText = st.view.changes
+    ? `changes of run ${st.changes.shown ?? '—'}${st.changes.shown !== null && st.changes.shown === st.changes.latest ? ' (latest complete)' : ''}`
+    : st.runs.shown === 'all'
+      ? st.runs.runs.length > 1
+        ? `all ${st.runs.runs.length} runs`
         : 'one run'
-      : `run ${runs.shown}${runs.shown === latestRun() ? ' (latest)' : ''}`;
+      : `run ${st.runs.shown}${st.runs.shown === latestRun() ? ' (latest)' : ''}`;
   statusEl.replaceChildren(
-    h('span', {}, `${task} · ${runText} · ${sortText}`),
-    h('span', {}, storeLocation),
+    h('span', {}, `${st.task} · ${runText} · ${sortText}`),
+    h('span', {}, st.storeLocation),
     h('span', { class: 'spacer' }),
     h('span', {}, '↑↓ select · Enter details · Esc close'),
   );
@@ -466,28 +470,28 @@ new ResizeObserver(() => render()).observe(grid);
 // ---- Selection, keyboard, detail ------------------------------------------------------------------------------
 
 function select(i: number, open = false): void {
-  if (total === 0) return;
-  selected = Math.max(0, Math.min(total - 1, i));
+  if (st.total === 0) return;
+  st.selected = Math.max(0, Math.min(st.total - 1, i));
   const headH = thead.offsetHeight;
-  const top = selected * ROW_H;
+  const top = st.selected * ROW_H;
   if (top < grid.scrollTop) grid.scrollTop = top;
   else if (top + ROW_H > grid.scrollTop + grid.clientHeight - headH)
     grid.scrollTop = top + ROW_H - grid.clientHeight + headH;
   render();
-  if (open || !side.hidden) send({ type: 'detail', offset: selected });
+  if (open || !side.hidden) send({ type: 'detail', offset: st.selected });
 }
 
 grid.addEventListener('keydown', (e) => {
   if ((e.target as HTMLElement).tagName === 'INPUT' || (e.target as HTMLElement).tagName === 'BUTTON') return;
   const visible = Math.max(1, Math.floor((grid.clientHeight - thead.offsetHeight) / ROW_H) - 1);
   const keys: Record<string, () => void> = {
-    ArrowDown: () => select(selected + 1),
-    ArrowUp: () => select(selected - 1),
-    PageDown: () => select(selected + visible),
-    PageUp: () => select(selected - visible),
+    ArrowDown: () => select(st.selected + 1),
+    ArrowUp: () => select(st.selected - 1),
+    PageDown: () => select(st.selected + visible),
+    PageUp: () => select(st.selected - visible),
     Home: () => select(0),
-    End: () => select(total - 1),
-    Enter: () => select(selected < 0 ? 0 : selected, true),
+    End: () => select(st.total - 1),
+    Enter: () => select(st.selected < 0 ? 0 : st.selected, true),
     Escape: () => closeDetail(),
   };
   const fn = keys[e.key];
@@ -504,7 +508,7 @@ body.addEventListener('click', (e) => {
 
 function closeDetail(): void {
   side.hidden = true;
-  detail = null;
+  st.detail = null;
   grid.focus();
 }
 
@@ -521,8 +525,8 @@ function isEmpty(v: unknown): boolean {
 }
 
 function renderDetail(): void {
-  if (!detail) return;
-  const d = detail;
+  if (!st.detail) return;
+  const d = st.detail;
   const btn = (label: string, ic: string, m: FromResults, title: string) =>
     h('vscode-button', { secondary: true, icon: ic, title, on: { click: () => send(m) } }, label);
   const fields = h('dl', {});
@@ -568,7 +572,7 @@ function renderDetail(): void {
       { class: 'actions' },
       btn('Open URL', 'link-external', { type: 'openUrl', offset: d.offset }, 'Open the source URL in the browser'),
       btn('Show Job', 'list-unordered', { type: 'showJob', offset: d.offset }, 'The queue job that fetched this page'),
-      canPreview
+      st.canPreview
         ? btn(
             'Open in Preview',
             'preview',
@@ -606,15 +610,15 @@ function changeSection(c: NonNullable<RowDetail['change']>): HTMLElement {
 // ---- Field quality --------------------------------------------------------------------------------------------
 
 function renderQuality(): void {
-  qualityEl.hidden = !view.showQuality;
-  if (!view.showQuality) return;
-  if (!quality) {
+  qualityEl.hidden = !st.view.showQuality;
+  if (!st.view.showQuality) return;
+  if (!st.quality) {
     qualityEl.replaceChildren(h('h2', {}, 'Field quality', h('span', { class: 'hint' }, 'reading every item…')));
     return;
   }
-  const n = quality.total;
+  const n = st.quality.total;
   const pct = (x: number) => (n === 0 ? 0 : (x * 100) / n);
-  const rows = quality.fields.map((f) => {
+  const rows = st.quality.fields.map((f) => {
     const empty = pct(f.empty);
     const distinct = pct(f.distinct);
     const bad = n > 0 && f.empty === n;
@@ -641,13 +645,13 @@ function renderQuality(): void {
       {
         class: 'field',
         title: `Show the items where ${f.field} is empty`,
-        on: { click: () => query({ ...view, filters: { ...view.filters, [f.field]: '=' } }) },
+        on: { click: () => query({ ...st.view, filters: { ...st.view.filters, [f.field]: '=' } }) },
       },
       bad ? h('span', { class: 'bad-field' }, icon('warning'), f.field) : f.field,
     );
     return h('div', { class: 'qrow', role: 'row' }, name, emptyBar, distinctBar);
   });
-  const broken = quality.fields.filter((f) => n > 0 && f.empty === n).map((f) => f.field);
+  const broken = st.quality.fields.filter((f) => n > 0 && f.empty === n).map((f) => f.field);
   qualityEl.replaceChildren(
     h(
       'h2',
@@ -657,7 +661,7 @@ function renderQuality(): void {
       h(
         'span',
         { class: 'hint' },
-        `${fmtInt(n)} ${view.itemType ?? ''} items${quality.run === 'all' ? ' of all runs' : ` of run ${quality.run}`}${broken.length ? ` — always empty: ${broken.join(', ')} (check the selector)` : ''}`,
+        `${fmtInt(n)} ${st.view.itemType ?? ''} items${st.quality.run === 'all' ? ' of all runs' : ` of run ${st.quality.run}`}${broken.length ? ` — always empty: ${broken.join(', ')} (check the selector)` : ''}`,
       ),
     ),
     h(
@@ -674,25 +678,25 @@ function renderQuality(): void {
 // ---- Toolbar actions ------------------------------------------------------------------------------------------
 
 typeSelect.addEventListener('change', () => {
-  query({ ...view, itemType: typeSelect.value, filters: {}, sort: null });
+  query({ ...st.view, itemType: typeSelect.value, filters: {}, sort: null });
 });
 runSelect.addEventListener('change', () => {
-  quality = null;
-  query({ ...view, run: runSelect.value });
+  st.quality = null;
+  query({ ...st.view, run: runSelect.value });
 });
 changeSelect.addEventListener('change', () => {
-  const next: ResultsViewState = { ...view };
+  const next: ResultsViewState = { ...st.view };
   // Absent, not undefined: the extension refuses a message with unknown values.
   delete (next as { changes?: ChangeFilter }).changes;
   query(changeSelect.value ? { ...next, changes: changeSelect.value as ChangeFilter } : next);
 });
-changeRunSelect.addEventListener('change', () => query({ ...view, changeRun: changeRunSelect.value }));
+changeRunSelect.addEventListener('change', () => query({ ...st.view, changeRun: changeRunSelect.value }));
 
 /** The change filter and, while it is on, the runs with history: newest first, the latest complete one as 'latest'. */
 function renderChanges(): void {
-  const shown = changes.runs.find((r) => r.id === changes.shown);
+  const shown = st.changes.runs.find((r) => r.id === st.changes.shown);
   const n = (k: 'added' | 'changed' | 'removed') => (shown ? ` (${fmtInt(shown[k])})` : '');
-  const opt = (value: string, label: string) => h('option', { value, selected: (view.changes ?? '') === value }, label);
+  const opt = (value: string, label: string) => h('option', { value, selected: (st.view.changes ?? '') === value }, label);
   changeSelect.replaceChildren(
     opt('', 'All stored items'),
     opt('all', `Changes: all${shown ? ` (${fmtInt(shown.added + shown.changed + shown.removed)})` : ''}`),
@@ -700,11 +704,11 @@ function renderChanges(): void {
     opt('changed', `Changed${n('changed')}`),
     opt('removed', `Removed${n('removed')}`),
   );
-  changeSelect.hidden = changes.runs.length === 0 && !view.changes;
-  const wanted = view.changeRun ?? 'latest';
+  changeSelect.hidden = st.changes.runs.length === 0 && !st.view.changes;
+  const wanted = st.view.changeRun ?? 'latest';
   changeRunSelect.replaceChildren(
-    ...[...changes.runs].reverse().map((r) => {
-      const isLatest = r.id === changes.latest;
+    ...[...st.changes.runs].reverse().map((r) => {
+      const isLatest = r.id === st.changes.latest;
       const label = `${isLatest ? 'Latest complete run' : 'Run'} ${r.id} · ${new Date(r.finishedAt).toLocaleString()} · +${fmtInt(r.added)} ~${fmtInt(r.changed)} −${fmtInt(r.removed)}${r.complete ? '' : ' (not complete: nothing marked removed)'}`;
       return h(
         'option',
@@ -716,39 +720,39 @@ function renderChanges(): void {
       );
     }),
   );
-  changeRunSelect.hidden = !view.changes || changes.runs.length === 0;
-  runSelect.hidden = runSelect.hidden || !!view.changes;
+  changeRunSelect.hidden = !st.view.changes || st.changes.runs.length === 0;
+  runSelect.hidden = runSelect.hidden || !!st.view.changes;
 }
 
 function latestRun(): string | null {
-  const ids = runs.runs.map((r) => r.id).filter((id): id is string => id !== null);
+  const ids = st.runs.runs.map((r) => r.id).filter((id): id is string => id !== null);
   return ids[ids.length - 1] ?? null;
 }
 
 /** One option per run, newest first, with its start and item count; "All runs" last. */
 function renderRuns(): void {
-  const ids = runs.runs.filter((r) => r.id !== null);
-  const total = runs.runs.reduce((a, r) => a + r.items, 0);
+  const ids = st.runs.runs.filter((r) => r.id !== null);
+  const all = st.runs.runs.reduce((a, r) => a + r.items, 0);
   const latest = latestRun();
   const opts = [...ids].reverse().map((r) =>
     h(
       'option',
       {
         value: r.id === latest ? 'latest' : r.id!,
-        selected: runs.shown === r.id && ((view.run ?? 'latest') === 'latest') === (r.id === latest),
+        selected: st.runs.shown === r.id && ((st.view.run ?? 'latest') === 'latest') === (r.id === latest),
       },
       `${r.id === latest ? 'Latest run' : 'Run'} ${r.id} · ${new Date(r.firstFetchedAt).toLocaleString()} · ${fmtInt(r.items)} items`,
     ),
   );
-  opts.push(h('option', { value: 'all', selected: runs.shown === 'all' }, `All runs · ${fmtInt(total)} items`));
+  opts.push(h('option', { value: 'all', selected: st.runs.shown === 'all' }, `All runs · ${fmtInt(all)} items`));
   runSelect.replaceChildren(...opts);
   runSelect.hidden = ids.length < 2;
 }
-clearBtn.addEventListener('click', () => query({ ...view, filters: {} }));
+clearBtn.addEventListener('click', () => query({ ...st.view, filters: {} }));
 qualityBtn.addEventListener('click', () => {
-  view = { ...view, showQuality: !view.showQuality };
+  st.view = { ...st.view, showQuality: !st.view.showQuality };
   persist();
-  send({ type: 'quality', show: view.showQuality });
+  send({ type: 'quality', show: st.view.showQuality });
   renderQuality();
   renderToolbar();
 });
@@ -764,13 +768,13 @@ columnsBtn.addEventListener('click', (e) => {
     return;
   }
   popup = h('div', { class: 'popup', role: 'dialog', 'aria-label': 'Columns' });
-  for (const c of columns) {
-    const cb = h('vscode-checkbox', { checked: !view.hidden.includes(c), label: META_LABEL[c] ?? c });
+  for (const c of st.columns) {
+    const cb = h('vscode-checkbox', { checked: !st.view.hidden.includes(c), label: META_LABEL[c] ?? c });
     cb.addEventListener('change', () => {
       const on = (cb as unknown as { checked: boolean }).checked;
-      const hidden = on ? view.hidden.filter((x) => x !== c) : [...view.hidden, c];
-      if (columns.length - hidden.length === 0) return;
-      view = { ...view, hidden };
+      const hidden = on ? st.view.hidden.filter((x) => x !== c) : [...st.view.hidden, c];
+      if (st.columns.length - hidden.length === 0) return;
+      st.view = { ...st.view, hidden };
       persist();
       renderHeader();
       render();
@@ -803,85 +807,85 @@ window.addEventListener('message', (e: MessageEvent<ToResults>) => {
   const m = e.data;
   switch (m.type) {
     case 'init':
-      file = m.file;
-      task = m.task;
-      storeLocation = m.store;
-      types = [...m.types];
-      columns = [...m.columns];
-      canPreview = m.canPreview;
-      view = m.view;
+      st.file = m.file;
+      st.task = m.task;
+      st.storeLocation = m.store;
+      st.types = [...m.types];
+      st.columns = [...m.columns];
+      st.canPreview = m.canPreview;
+      st.view = m.view;
       titleEl.replaceChildren(icon('table'), h('span', {}, `Results: ${m.task}`));
-      typeSelect.replaceChildren(...types.map((t) => h('option', { value: t, selected: t === view.itemType }, t)));
-      typeSelect.hidden = types.length < 2;
-      runs = m.runs;
-      changes = m.changes;
+      typeSelect.replaceChildren(...st.types.map((t) => h('option', { value: t, selected: t === st.view.itemType }, t)));
+      typeSelect.hidden = st.types.length < 2;
+      st.runs = m.runs;
+      st.changes = m.changes;
       renderRuns();
       renderChanges();
       persist();
-      if (headerKey() !== renderedHeader) renderHeader();
+      if (headerKey() !== st.renderedHeader) renderHeader();
       renderQuality();
       render();
       break;
     case 'count': {
-      const changed = m.generation !== generation;
-      const grew = !changed && m.total !== total;
-      running = m.running;
-      stored = m.stored;
-      if (m.columns.join('\u0000') !== columns.join('\u0000')) {
-        columns = [...m.columns];
+      const changed = m.generation !== st.generation;
+      const grew = !changed && m.total !== st.total;
+      st.running = m.running;
+      st.stored = m.stored;
+      if (m.columns.join('\u0000') !== st.columns.join('\u0000')) {
+        st.columns = [...m.columns];
         renderHeader();
       }
-      if (m.types.join('\u0000') !== types.join('\u0000')) {
-        types = [...m.types];
-        typeSelect.replaceChildren(...types.map((t) => h('option', { value: t, selected: t === view.itemType }, t)));
-        typeSelect.hidden = types.length < 2;
+      if (m.types.join('\u0000') !== st.types.join('\u0000')) {
+        st.types = [...m.types];
+        typeSelect.replaceChildren(...st.types.map((t) => h('option', { value: t, selected: t === st.view.itemType }, t)));
+        typeSelect.hidden = st.types.length < 2;
       }
       if (changed) {
-        generation = m.generation;
-        pages.clear();
-        stale.clear();
-        pending.clear();
+        st.generation = m.generation;
+        st.pages.clear();
+        st.stale.clear();
+        st.pending.clear();
       } else if (grew) {
         // Rows may have landed anywhere in a sorted or filtered view: refetch what is shown, keep it meanwhile.
-        stale = new Map([...stale, ...pages]);
-        pages.clear();
-        pending.clear();
+        st.stale = new Map([...st.stale, ...st.pages]);
+        st.pages.clear();
+        st.pending.clear();
       }
-      total = m.total;
-      error = null;
+      st.total = m.total;
+      st.error = null;
       render();
       break;
     }
     case 'rows': {
-      if (m.generation !== generation) return;
+      if (m.generation !== st.generation) return;
       const p = Math.floor(m.offset / PAGE_SIZE);
-      pending.delete(p);
-      pages.set(p, m.rows);
-      stale.delete(p);
-      if (pages.size > MAX_PAGES) {
+      st.pending.delete(p);
+      st.pages.set(p, m.rows);
+      st.stale.delete(p);
+      if (st.pages.size > MAX_PAGES) {
         // Drop the pages farthest from the viewport.
         const here = Math.floor(grid.scrollTop / ROW_H / PAGE_SIZE);
-        const far = [...pages.keys()].sort((a, b) => Math.abs(b - here) - Math.abs(a - here));
-        for (const k of far.slice(0, pages.size - MAX_PAGES)) pages.delete(k);
+        const far = [...st.pages.keys()].sort((a, b) => Math.abs(b - here) - Math.abs(a - here));
+        for (const k of far.slice(0, st.pages.size - MAX_PAGES)) st.pages.delete(k);
       }
       render();
       break;
     }
     case 'detail':
-      detail = m.detail;
+      st.detail = m.detail;
       renderDetail();
       break;
     case 'quality':
-      if (m.itemType === view.itemType) quality = { total: m.total, run: m.run, fields: m.fields };
+      if (m.itemType === st.view.itemType) st.quality = { total: m.total, run: m.run, fields: m.fields };
       renderQuality();
       break;
     case 'busy':
-      busy = m.text;
+      st.busy = m.text;
       renderToolbar();
       break;
     case 'error':
-      error = m.message;
-      busy = null;
+      st.error = m.message;
+      st.busy = null;
       renderToolbar();
       break;
   }
