@@ -1,4 +1,4 @@
-// What the dashboard writes about a snapshot, as text: pure functions (test/unit/dashboardFigures.test.ts).
+// What the dashboard writes about a snapshot, as text: pure functions (test/unit/webviewTexts.test.ts).
 
 import type { DashboardData } from '../../src/extension/dashboard/protocol';
 import { fmtDuration } from '../shared/format';

@@ -1,4 +1,4 @@
-// What the preview writes about a page and the task file, as text: pure functions (test/unit/designerText.test.ts).
+// What the preview writes about a page and the task file, as text: pure functions (test/unit/webviewTexts.test.ts).
 
 import type { PreviewState } from '../../src/core/designer/protocol';
 import { plural } from '../shared/format';

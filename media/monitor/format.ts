@@ -1,4 +1,4 @@
-// Counts, rates and ages as the monitor writes them: pure functions (test/unit/monitorFormat.test.ts). Durations
+// Counts, rates and ages as the monitor writes them: pure functions (test/unit/webviewTexts.test.ts). Durations
 // are shared/format.ts's fmtDuration, like every view's.
 
 /** A count with thousands grouped the same in every locale (not rounded: the API's counts are integers). */

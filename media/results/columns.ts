@@ -1,4 +1,4 @@
-// The table's columns: their labels and widths. Pure (test/unit/resultsText.test.ts).
+// The table's columns: their labels and widths. Pure (test/unit/webviewTexts.test.ts).
 
 /** The meta columns' labels (a field's column is labelled by its name). */
 export const META_LABEL: Record<string, string> = {

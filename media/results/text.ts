@@ -1,5 +1,5 @@
 // What the Results view writes about what it shows: the count, the empty table, the status line, a value in the
-// row detail. Pure functions (test/unit/resultsText.test.ts).
+// row detail. Pure functions (test/unit/webviewTexts.test.ts).
 
 import type { ChangesShown, ResultsViewState, RunsShown } from '../../src/extension/results/protocol';
 import { fmtInt } from '../shared/format';
