@@ -104,7 +104,15 @@ function writeSlowest(name, times) {
 
 const stages = {
   build: async (out) => (await run('node', ['esbuild.mjs'], { out })).code,
-  typecheck: async (out) => (await run('npx', ['tsc', '-p', '.', '--noEmit'], { out })).code,
+  // The root project, then each webview's own (media/<view>/tsconfig.json: browser, no Node; media/shared/ with them).
+  typecheck: async (out) => {
+    const projects = ['.', ...readdirSync('media').filter((d) => existsSync(join('media', d, 'tsconfig.json')))];
+    for (const p of projects) {
+      const code = (await run('npx', ['tsc', '-p', p === '.' ? p : join('media', p), '--noEmit'], { out })).code;
+      if (code !== 0) return code;
+    }
+    return 0;
+  },
   // Two test files at a time, each in its own process: most of this stage's time is spent waiting for crawls,
   // workers, servers and timeouts, not computing (CS_MOCHA_JOBS=1: one file at a time, as `npx mocha` runs them).
   // The longest files are named first (mocha then runs the rest of .mocharc.json's spec, each file once), so that

@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { envReads, importCycles, importEdges, roomOf, type ImportEdge } from '../support/importGraph';
@@ -43,7 +44,7 @@ const CORE_NODE: Readonly<Record<string, readonly string[] | 'all'>> = {
 /** Packages that do I/O: the network, Redis, databases, processes. Never in src/core. */
 const IO_PACKAGES = ['undici', 'ioredis', 'bullmq', 'pg', 'playwright-core', 'vscode'];
 
-const NODE_BUILTINS = new Set(require('node:module').builtinModules as string[]);
+const NODE_BUILTINS = new Set(builtinModules);
 const isNodeBuiltin = (spec: string) => spec.startsWith('node:') || NODE_BUILTINS.has(spec.split('/')[0]!);
 const packageOf = (spec: string) =>
   spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!;
@@ -98,7 +99,8 @@ const MEDIA_TYPES_ONLY = [/^monitor\/views\.ts$/];
 
 /**
  * media/'s imports (`mediaEdges`, read from mediaRoot) and the protocol modules' own (`srcEdges`): a webview bundle
- * holds nothing of src/ but protocol types, and no Node or I/O module.
+ * holds nothing of src/ but protocol types, and no Node or I/O module; a view (media/<view>/) takes from its own
+ * folder and from media/shared/ (the DOM helpers and formatters every view bundles), and shared/ from no view.
  */
 export function mediaViolations(
   mediaEdges: readonly ImportEdge[],
@@ -112,6 +114,13 @@ export function mediaViolations(
     if (isNodeBuiltin(e.spec) || IO_PACKAGES.includes(packageOf(e.spec)))
       out.push(`${at(e)}: webview code runs in a browser, with no Node or I/O module`);
     if (!e.spec.startsWith('.')) continue;
+    const inMedia = relative(mediaRoot, resolve(mediaRoot, dirname(e.from), e.spec))
+      .split(sep)
+      .join('/');
+    const [fromFolder] = e.from.split(/[\\/]/);
+    const [toFolder] = inMedia.split('/');
+    if (!inMedia.startsWith('..') && toFolder !== fromFolder && toFolder !== 'shared')
+      out.push(`${at(e)}: a view takes from its own folder and media/shared/ only (code two views need goes there)`);
     const inSrc = relative(srcRoot, resolve(mediaRoot, dirname(e.from), e.spec))
       .split(sep)
       .join('/');
@@ -254,6 +263,11 @@ describe('architecture: the environment and media/ rules fail on a deliberate vi
         "import { PAGE_SIZE } from '../../src/extension/results/protocol';\nimport { PAGE } from '../../src/core/units';\nexport { PAGE_SIZE, PAGE };\n",
       'media/monitor/main.ts':
         "import type { TaskView } from '../../src/monitor/views';\nimport { readViews } from '../../src/monitor/views';\nimport { readFileSync } from 'node:fs';\nexport type { TaskView };\nexport { readViews, readFileSync };\n",
+      // Code two views need lives in media/shared/; a view reaching into another's folder, or shared/ into a view's, is refused.
+      'media/shared/dom.ts': "import { PAGE_SIZE } from '../results/main';\nexport const n = PAGE_SIZE;\n",
+      'media/dashboard/main.ts':
+        "import { n } from '../shared/dom';\nimport { PAGE } from '../results/main';\nimport { m } from './parts';\nexport { n, m, PAGE };\n",
+      'media/dashboard/parts.ts': 'export const m = 1;\n',
     };
     const base = tree(files);
     const v = mediaViolations(
@@ -263,9 +277,11 @@ describe('architecture: the environment and media/ rules fail on a deliberate vi
       importEdges(join(base, 'src')),
     );
     assert.deepEqual(v.map((x) => x.replace(/ imports '[^']+'/, '').replace(/:[^:]*$/, '')).sort(), [
+      'media/dashboard/main.ts:2',
       'media/monitor/main.ts:2',
       'media/monitor/main.ts:3',
       'media/results/main.ts:2',
+      'media/shared/dom.ts:1',
       'src/extension/results/protocol.ts:1',
     ]);
   });

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { fmtBytes, fmtDuration, fmtInt } from '../../media/results/common';
+import { fmtBytes, fmtDuration, fmtInt, plural } from '../../media/shared/format';
 
-// The webviews' shared formatters (media/results/common.ts, bundled into the Results view and the dashboard):
+// The webviews' shared formatters (media/shared/format.ts, bundled into every view):
 // pure functions, run here as they are, without a DOM. What the views show with them is the UI tests' part.
 
-describe('webview formatters (media/results/common.ts)', () => {
+describe('webview formatters (media/shared/format.ts)', () => {
   it('fmtInt rounds and groups thousands the same in every locale', () => {
     assert.equal(fmtInt(0), '0');
     assert.equal(fmtInt(999.4), '999');
@@ -33,5 +33,11 @@ describe('webview formatters (media/results/common.ts)', () => {
     assert.equal(fmtDuration(3_599_000), '59m 59s');
     assert.equal(fmtDuration(3_600_000), '1h 0m');
     assert.equal(fmtDuration(26 * 3_600_000 + 5 * 60_000), '26h 5m');
+  });
+
+  it('plural adds an s to every count but one', () => {
+    assert.equal(plural(1, 'item'), '1 item');
+    assert.equal(plural(0, 'item'), '0 items');
+    assert.equal(plural(2, 'error'), '2 errors');
   });
 });

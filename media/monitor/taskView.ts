@@ -1,0 +1,270 @@
+// The monitor's page of one task: its figures, actions (pause, resume, stop, add URLs, retry), charts, the pages
+// being fetched, failures, skips, drops, the frontier, hosts, screenshots, its store and its workers.
+
+import type { TaskDetail } from '../../src/monitor/views';
+import { byId, h } from '../shared/dom';
+import { fmtDuration } from '../shared/format';
+import { ago, fmt, fmtRate } from './format';
+import { changesView, storedView } from './taskStore';
+import { num, table, WORKER_HEAD, workerRows } from './tables';
+
+/** Asks the server to act on a task, then reads the monitor again. */
+export type Act = (task: string, action: string, body?: unknown) => Promise<void>;
+
+export function renderTask(d: TaskDetail, act: Act): void {
+  const s = d.status;
+  const name = s.task;
+  byId('task').hidden = false;
+  byId('task').replaceChildren(
+    h(
+      'h2',
+      {},
+      `Task ${name}`,
+      s.run ? ` — run ${s.run.run}, ${s.run.state}${s.isPaused ? ' (paused)' : ''}` : ' — never run',
+    ),
+    taskCards(d),
+    taskActions(d, act),
+    h(
+      'div',
+      { class: 'cards' },
+      chart('Pages/s', d.series.t, d.series.pagesPerSec, '#2a7'),
+      chart('Queue depth', d.series.t, d.series.queueDepth, '#37c'),
+    ),
+    ...fetchingNow(d),
+    ...pagesNotFetched(d, act),
+    ...frontierAndHosts(d),
+    h('h3', {}, 'Screenshots of rendered pages'),
+    d.screenshots.length && s.run
+      ? h('div', { class: 'shots', id: 'screenshots' }, ...d.screenshots.map((f) => shotFigure(name, s.run!.run, f)))
+      : h(
+          'p',
+          { class: 'muted' },
+          'No screenshot kept in this run (rules with browser: { screenshot: failure } keep one per failed page).',
+        ),
+    h('h3', {}, 'Changes by run'),
+    changesView(d),
+    h('h3', {}, 'Recent items'),
+    storedView(d),
+    h('h3', {}, 'Workers of this task'),
+    table([...WORKER_HEAD, ['Fetching now', 'n']], workerRows(d.workers, d.active), 'No worker takes this task now.'),
+  );
+}
+
+function button(text: string, onClick: () => void, attrs: Record<string, string> = {}): HTMLElement {
+  const b = h('button', { type: 'button', ...attrs }, text);
+  b.addEventListener('click', onClick);
+  return b;
+}
+
+/** Each figure as taskFigures() gives it to every view (observe/taskFigures.ts), its rate's window in its label. */
+function taskCards(d: TaskDetail): HTMLElement {
+  const s = d.status;
+  const f = d.figures;
+  const st = s.stats;
+  return h(
+    'div',
+    { class: 'cards' },
+    card('pages done', fmt(f.pages.done), 'done'),
+    card('failed', fmt(f.pages.failed), 'failed'),
+    card('skipped', fmt(f.pages.skipped), 'skipped'),
+    card('items', fmt(f.items), 'items'),
+    card('discovered', fmt(st?.enqueued ?? 0), 'enqueued'),
+    card('waiting', fmt(f.queue.waiting), 'waiting'),
+    card('in the frontier', fmt(s.counts.frontier), 'frontier'),
+    card('active', fmt(f.queue.active), 'active'),
+    card('delayed', fmt(f.queue.delayed), 'delayed'),
+    card(f.rate.label, fmtRate(f.rate.pagesPerSec), 'pages-per-sec'),
+    card('ETA', f.eta.seconds === null ? f.eta.state.replace('ok', '—') : fmtDuration(f.eta.seconds * 1000), 'eta'),
+    card('downloaded bytes', fmt(st?.bytes ?? 0), 'bytes'),
+    card(
+      'items stored (this run)',
+      d.stored.location ? fmt(d.stored.rows.reduce((a, r) => a + r.count, 0)) : '—',
+      'stored',
+    ),
+    // Counted when the run closes its history: '—' while it runs.
+    card('items added (this run)', d.stored.changes ? fmt(d.stored.changes.added) : '—', 'items-added'),
+    card('items changed (this run)', d.stored.changes ? fmt(d.stored.changes.changed) : '—', 'items-changed'),
+    card('items removed (this run)', d.stored.changes ? fmt(d.stored.changes.removed) : '—', 'items-removed'),
+  );
+}
+
+function taskActions(d: TaskDetail, act: Act): HTMLElement {
+  const s = d.status;
+  const name = s.task;
+  const enqueueBox = h('textarea', {
+    'aria-label': 'URLs to add, one a line',
+    placeholder: 'https://… (one a line)',
+  });
+  return h(
+    'div',
+    { class: 'actions' },
+    s.isPaused
+      ? button('Resume', () => void act(name, 'resume'), { 'data-action': 'resume' })
+      : button('Pause', () => void act(name, 'pause'), { 'data-action': 'pause' }),
+    s.run && (s.run.state === 'running' || s.run.state === 'starting')
+      ? button('Stop run', () => void stopRun(act, name, s.run!.run), {
+          'data-action': 'stop',
+          title:
+            "End this run for good (the editor's Stop Crawl): pages in flight finish, the next start begins a new run",
+        })
+      : '',
+    enqueueBox,
+    button('Add URLs', () => void act(name, 'enqueue', { urls: enqueueBox.value.split(/\s+/).filter(Boolean) }), {
+      'data-action': 'enqueue',
+    }),
+  );
+}
+
+function fetchingNow(d: TaskDetail): HTMLElement[] {
+  return [
+    h('h3', {}, `Being fetched now (${fmt(d.status.counts.active)})`),
+    table(
+      ['URL', 'Rule', ['Depth', 'n'], 'Since', ['Attempt', 'n'], 'Worker'],
+      d.active.map((p) =>
+        h(
+          'tr',
+          {},
+          h('td', { class: 'url' }, p.url),
+          h('td', {}, p.rule),
+          num(p.depth),
+          h('td', {}, p.startedAt ? ago(Math.max(0, d.at - p.startedAt)) : '—'),
+          num(p.attempt),
+          h('td', {}, p.worker ?? '—'),
+        ),
+      ),
+      'No page is being fetched.',
+    ),
+  ];
+}
+
+/** Failures (with Retry), skips and dropped links, each by reason. */
+function pagesNotFetched(d: TaskDetail, act: Act): HTMLElement[] {
+  const name = d.status.task;
+  const failures = d.failures.map((f) =>
+    h(
+      'tbody',
+      { 'data-reason': f.group },
+      h(
+        'tr',
+        {},
+        h('th', {}, `${f.label} (${f.group})`),
+        h('td', { class: 'n', 'data-figure': 'reason-count' }, fmt(f.count)),
+        h(
+          'td',
+          {},
+          button(`Retry ${fmt(f.count || f.jobs)}`, () => void act(name, 'retry', { reason: f.group }), {
+            'data-action': 'retry',
+            'data-reason': f.group,
+          }),
+        ),
+      ),
+      ...f.pages.map((p) =>
+        h(
+          'tr',
+          {},
+          h('td', { class: 'url' }, p.url),
+          h('td', { class: 'msg', colspan: '2' }, `${p.message} (attempts: ${p.attempts})`),
+        ),
+      ),
+    ),
+  );
+  return [
+    h('h3', {}, 'Failures by reason'),
+    failures.length ? h('table', { id: 'failures' }, ...failures) : h('p', { class: 'muted' }, 'No page failed.'),
+    h('h3', {}, 'Skipped by reason'),
+    table(
+      ['Reason', ['Pages', 'n'], 'Recent URLs'],
+      d.skipped.map((g) =>
+        h(
+          'tr',
+          { 'data-reason': g.reason },
+          h('td', {}, g.label),
+          num(g.count),
+          h('td', { class: 'url' }, g.urls.join('\n')),
+        ),
+      ),
+      'No page skipped.',
+    ),
+    h('h3', {}, 'Dropped links by reason'),
+    table(
+      ['Reason', ['Links', 'n']],
+      d.dropped.map((g) => h('tr', { 'data-reason': g.reason }, h('td', {}, g.reason), num(g.count))),
+      'No link dropped.',
+    ),
+  ];
+}
+
+function frontierAndHosts(d: TaskDetail): HTMLElement[] {
+  return [
+    h('h3', {}, `Frontier by host (${fmt(d.frontier.hosts)} host(s) with waiting pages)`),
+    table(
+      ['Host', 'Band', ['Waiting', 'n']],
+      d.frontier.first.map((f) => h('tr', {}, h('td', {}, f.host), h('td', {}, f.band), num(f.waiting))),
+      'Nothing waits in the frontier.',
+    ),
+    h('h3', {}, 'Hosts'),
+    table(
+      ['Host', ['Done', 'n'], ['Failed', 'n'], ['Skipped', 'n'], ['In flight', 'n']],
+      d.hosts.map((x) => h('tr', {}, h('td', {}, x.host), num(x.done), num(x.failed), num(x.skipped), num(x.inFlight))),
+      'No host yet.',
+    ),
+  ];
+}
+
+function chart(label: string, t: readonly number[], v: readonly number[], color: string): HTMLElement {
+  const wrap = h('div', {}, h('h3', {}, label));
+  if (v.length < 2) {
+    wrap.append(h('p', { class: 'muted' }, 'No history yet.'));
+    return wrap;
+  }
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('class', 'chart');
+  svg.setAttribute('viewBox', '0 0 400 100');
+  svg.setAttribute('preserveAspectRatio', 'none');
+  const t0 = t[0]!;
+  const dt = Math.max(1, t[t.length - 1]! - t0);
+  const max = Math.max(1e-9, ...v);
+  const line = document.createElementNS(ns, 'polyline');
+  line.setAttribute(
+    'points',
+    v.map((y, i) => `${(((t[i]! - t0) / dt) * 400).toFixed(1)},${(98 - (y / max) * 96).toFixed(1)}`).join(' '),
+  );
+  line.setAttribute('stroke', color);
+  svg.append(line);
+  wrap.append(svg, h('span', { class: 'muted' }, `max ${fmtRate(max)}, now ${fmtRate(v[v.length - 1]!)}`));
+  return wrap;
+}
+
+function card(label: string, value: string, figure: string): HTMLElement {
+  return h(
+    'div',
+    { class: 'card' },
+    h('div', { class: 'v', 'data-figure': figure }, value),
+    h('div', { class: 'l' }, label),
+  );
+}
+
+function shotFigure(task: string, run: string, f: TaskDetail['screenshots'][number]): HTMLElement {
+  const src = `/api/tasks/${encodeURIComponent(task)}/screenshot?run=${encodeURIComponent(run)}&url=${encodeURIComponent(f.url)}&at=${f.at}`;
+  return h(
+    'figure',
+    { 'data-url': f.url },
+    h(
+      'a',
+      { href: src, target: '_blank', rel: 'noopener' },
+      h('img', { src, alt: `screenshot of ${f.finalUrl}`, loading: 'lazy' }),
+    ),
+    h('figcaption', {}, h('span', { class: 'url' }, f.url), h('br'), h('span', { class: 'msg' }, f.why)),
+  );
+}
+
+function stopRun(act: Act, task: string, run: string): Promise<void> | undefined {
+  if (
+    !window.confirm(
+      `Stop run ${run} of ${task}? It ends for good: pages in flight finish, no worker takes another, and the next start begins a new run.`,
+    )
+  )
+    return undefined;
+  return act(task, 'stop', { run });
+}

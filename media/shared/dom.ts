@@ -1,0 +1,67 @@
+// The DOM helpers every webview bundles (media/<view>/*.ts import them; esbuild puts a copy in each bundle).
+// Text from the page, the task file or the store is always set as text, never as HTML.
+
+/** Adds CSS with the page's nonce: the Content-Security-Policy allows no other inline style. */
+export function addStyle(css: string): void {
+  const nonce =
+    (document.currentScript as HTMLScriptElement | null)?.nonce ||
+    document.querySelector<HTMLScriptElement>('script[nonce]')?.nonce ||
+    '';
+  const el = document.createElement('style');
+  el.nonce = nonce;
+  el.textContent = css;
+  document.head.appendChild(el);
+}
+
+type AttrValue = string | number | boolean | undefined | null;
+type Listeners = Record<string, (e: Event) => void>;
+type Attrs = { [name: string]: AttrValue | Listeners } & { on?: Listeners };
+/** A child: a node, or text (a number is written as its digits); null, undefined and false add nothing. */
+export type Child = Node | string | number | null | undefined | false;
+
+/** Creates an element with attributes (on: listeners) and children. Text is always set as text, never HTML. */
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs?: Attrs,
+  ...children: Child[]
+): HTMLElementTagNameMap[K];
+export function h(tag: string, attrs?: Attrs, ...children: Child[]): HTMLElement;
+export function h(tag: string, attrs: Attrs = {}, ...children: Child[]): HTMLElement {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === 'on') {
+      for (const [ev, fn] of Object.entries(v as Listeners)) el.addEventListener(ev, fn);
+    } else if (v === true) el.setAttribute(k, '');
+    else if (typeof v === 'string' || typeof v === 'number') el.setAttribute(k, String(v));
+  }
+  for (const c of children)
+    if (c !== null && c !== undefined && c !== false) el.append(typeof c === 'number' ? String(c) : c);
+  return el;
+}
+
+/** An element with only text and a class: the shorthand of views that build row by row. */
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  text?: string,
+  cls?: string,
+): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  if (text !== undefined) e.textContent = text;
+  if (cls) e.className = cls;
+  return e;
+}
+
+/** A codicon; without a label it is decoration, hidden from screen readers. */
+export function icon(name: string, label?: string): HTMLElement {
+  return h('span', {
+    class: `codicon codicon-${name}`,
+    'aria-hidden': label ? undefined : 'true',
+    'aria-label': label,
+    role: label ? 'img' : undefined,
+  });
+}
+
+/** An element of the page's skeleton, by id (the skeleton is the view's own: the id is there). */
+export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
+  return document.getElementById(id) as T;
+}
