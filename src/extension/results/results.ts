@@ -25,7 +25,7 @@ export function activateResults(context: vscode.ExtensionContext, api: CrawlStud
   const actions = {
     showJob: (task: CrawlTask, url: string, run: string | null) => showJobFor(api.connection, task, url, run),
   };
-  const reg = (id: string, fn: (...args: any[]) => unknown) => host.command(id, reporting(fn));
+  const reg = (id: string, fn: (...args: never[]) => unknown) => host.command(id, reporting(fn));
 
   // Returns the number of stored items (every type), as the first version of the command did.
   reg('crawlStudio.openResults', async (target?: unknown, view?: unknown) => {
@@ -35,8 +35,7 @@ export function activateResults(context: vscode.ExtensionContext, api: CrawlStud
     const p = await ResultsPanel.open(context, api, actions, task, undefined, initial ?? undefined);
     if (initial) {
       // A view asked for without a change filter (Find URL's item) shows stored items, whatever the panel showed.
-      const { changes: _changes, changeRun: _changeRun, ...kept } = p.state.view;
-      await p.receive({ type: 'query', view: { ...kept, ...initial } });
+      await p.receive({ type: 'query', view: { ...withoutChangeFilter(p.state.view), ...initial } });
     }
     return p.storedCount();
   });
@@ -149,4 +148,12 @@ function loadTask(uri: vscode.Uri): CrawlTask | null {
   } catch {
     return null;
   }
+}
+
+/** The view without its change filter (which run's added, changed or removed items it shows). */
+function withoutChangeFilter(view: ResultsViewState): ResultsViewState {
+  const kept: { -readonly [K in keyof ResultsViewState]: ResultsViewState[K] } = { ...view };
+  delete kept.changes;
+  delete kept.changeRun;
+  return kept;
 }
