@@ -32,7 +32,7 @@ export function activateResults(context: vscode.ExtensionContext, api: CrawlStud
     const task = await taskFor(target, 'Task whose results to open');
     if (!task) return undefined;
     const initial = initialView(view);
-    const p = await ResultsPanel.open(context, api, actions, task, undefined, initial ?? undefined);
+    const p = ResultsPanel.open(context, api, actions, task, undefined, initial ?? undefined);
     if (initial) {
       // A view asked for without a change filter (Find URL's item) shows stored items, whatever the panel showed.
       await p.receive({ type: 'query', view: { ...withoutChangeFilter(p.state.view), ...initial } });
@@ -63,14 +63,19 @@ export function activateResults(context: vscode.ExtensionContext, api: CrawlStud
   });
 
   host.serializer(RESULTS_VIEW_TYPE, {
-    async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown) {
+    deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown) {
       const task = restoredTask(state);
-      if (!task) {
-        panel.dispose();
-        return;
-      }
-      const view = isRecord(state) && isViewState(state.view) ? state.view : undefined;
-      await ResultsPanel.open(context, api, actions, task, panel, view);
+      if (!task) panel.dispose();
+      else
+        ResultsPanel.open(
+          context,
+          api,
+          actions,
+          task,
+          panel,
+          isRecord(state) && isViewState(state.view) ? state.view : undefined,
+        );
+      return Promise.resolve();
     },
   });
 
