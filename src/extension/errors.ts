@@ -8,10 +8,11 @@ import { UntrustedWorkspaceError } from './settings';
 // undefined (commands return their results, so a caller awaiting executeCommand gets undefined, not a throw).
 
 /** A command handler whose failure is reported (reportError) and answered with undefined. */
-export function reporting(fn: (...args: any[]) => unknown): (...args: unknown[]) => Promise<unknown> {
+export function reporting(fn: (...args: never[]) => unknown): (...args: unknown[]) => Promise<unknown> {
   return async (...args: unknown[]) => {
     try {
-      return await fn(...args);
+      // The handler declares what its arguments are; VS Code passes whatever the caller gave.
+      return await fn(...(args as never[]));
     } catch (err) {
       reportError(err);
       return undefined;

@@ -7,7 +7,8 @@ import { CrawlManager } from './crawls/crawlManager';
 import { registerCrawlSecrets } from './crawlSecrets';
 import { registerDesigner } from './designer';
 import { registerResults } from './results';
-import { QueueTreeProvider, type ExplorerNode } from './explorer/queueTree';
+import type { ExplorerNode } from './explorer/nodes';
+import { QueueTreeProvider } from './explorer/queueTree';
 import { RedisConnection } from './redisConnection';
 import { announceManagedRedis } from './managedRedisNotice';
 import { registerDemoShop } from './demoShop';
@@ -32,15 +33,7 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
   const secrets = registerCrawlSecrets(context);
   const designer = registerDesigner(context, secrets);
   const crawls = new CrawlManager(connection, workers, designer, secrets);
-  // The editor title shows Stop Crawl instead of Start Crawl on a task file whose crawl runs (issue 23, item 7).
-  const syncRunning = () =>
-    void vscode.commands.executeCommand(
-      'setContext',
-      'crawlStudio.runningTaskFiles',
-      crawls.list().map((r) => r.task.file),
-    );
-  context.subscriptions.push(crawls.onDidChange(syncRunning));
-  syncRunning();
+  context.subscriptions.push(syncRunningTaskFiles(crawls));
   const tree = new QueueTreeProvider(connection, settings.refreshIntervalMs);
   const view = vscode.window.createTreeView<ExplorerNode>('crawlStudio.queueExplorer', {
     treeDataProvider: tree,
@@ -68,36 +61,11 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
     interrupted,
     vscode.languages.registerCodeLensProvider(TASK_FILES, codeLens),
     // Part of the API (api.ts): the extension's version, for other extensions and tests; not in the palette.
-    vscode.commands.registerCommand('crawlStudio.version', () => context.extension.packageJSON.version as string),
-    // The explorer connects on its own when it becomes visible, so a user who opens the view sees the queues.
-    view.onDidChangeVisibility(
-      (e) =>
-        e.visible &&
-        void connection.get().then(
-          () => tree.refresh(),
-          () => tree.refresh(),
-        ),
+    vscode.commands.registerCommand(
+      'crawlStudio.version',
+      () => (context.extension.packageJSON as { version: string }).version,
     ),
-    connection.onDidChangeState(
-      (s) =>
-        void vscode.commands.executeCommand(
-          'setContext',
-          'crawlStudio.connected',
-          s.kind === 'ready' || s.kind === 'lost' || s.kind === 'connecting',
-        ),
-    ),
-    onSettingsChange((e) => {
-      if (e.affectsConfiguration('crawlStudio.redisUrl')) void connection.reset().then(() => tree.refresh());
-    }),
-    crawls.onDidFinish(({ message, result }) => {
-      void vscode.window
-        .showInformationMessage(message, vscode.l10n.t('Open Results'))
-        .then(
-          (a) =>
-            a &&
-            vscode.commands.executeCommand('crawlStudio.openResults', vscode.Uri.file(result.status.run?.file ?? '')),
-        );
-    }),
+    ...listeners(connection, tree, view, crawls),
   );
   if (view.visible)
     void connection.get().then(
@@ -127,6 +95,58 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
   };
   registerResults(context, api);
   return api;
+}
+
+/** The editor title shows Stop Crawl instead of Start Crawl on a task file whose crawl runs (issue 23, item 7). */
+function syncRunningTaskFiles(crawls: CrawlManager): vscode.Disposable {
+  const syncRunning = () =>
+    void vscode.commands.executeCommand(
+      'setContext',
+      'crawlStudio.runningTaskFiles',
+      crawls.list().map((r) => r.task.file),
+    );
+  syncRunning();
+  return crawls.onDidChange(syncRunning);
+}
+
+/** What follows the connection, the settings and the crawls: the explorer's reads, a context key, notifications. */
+function listeners(
+  connection: RedisConnection,
+  tree: QueueTreeProvider,
+  view: vscode.TreeView<ExplorerNode>,
+  crawls: CrawlManager,
+): vscode.Disposable[] {
+  return [
+    // The explorer connects on its own when it becomes visible, so a user who opens the view sees the queues.
+    view.onDidChangeVisibility(
+      (e) =>
+        e.visible &&
+        void connection.get().then(
+          () => tree.refresh(),
+          () => tree.refresh(),
+        ),
+    ),
+    connection.onDidChangeState(
+      (s) =>
+        void vscode.commands.executeCommand(
+          'setContext',
+          'crawlStudio.connected',
+          s.kind === 'ready' || s.kind === 'lost' || s.kind === 'connecting',
+        ),
+    ),
+    onSettingsChange((e) => {
+      if (e.affectsConfiguration('crawlStudio.redisUrl')) void connection.reset().then(() => tree.refresh());
+    }),
+    crawls.onDidFinish(({ message, result }) => {
+      void vscode.window
+        .showInformationMessage(message, vscode.l10n.t('Open Results'))
+        .then(
+          (a) =>
+            a &&
+            vscode.commands.executeCommand('crawlStudio.openResults', vscode.Uri.file(result.status.run?.file ?? '')),
+        );
+    }),
+  ];
 }
 
 export function deactivate(): void {}

@@ -154,7 +154,7 @@ export class FixtureTests implements vscode.Disposable {
     this.lastRun.set(t.id, {
       id: t.id,
       state,
-      message: message ? String(message.message) : null,
+      message: message ? (typeof message.message === 'string' ? message.message : message.message.value) : null,
       expected: message?.expectedOutput,
       actual: message?.actualOutput,
       line: message?.location?.range.start.line,

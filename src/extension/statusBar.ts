@@ -60,7 +60,8 @@ export class CrawlStatusBar implements vscode.Disposable {
 
   /** The figures behind the text, in the Queue Explorer's words. */
   get tooltip(): string {
-    return String(this.item.tooltip ?? '');
+    const tip = this.item.tooltip;
+    return typeof tip === 'string' ? tip : (tip?.value ?? '');
   }
 
   dispose(): void {

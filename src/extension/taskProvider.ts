@@ -64,7 +64,7 @@ export class CrawlTaskProvider implements vscode.TaskProvider {
       folder,
       `${def.command} ${def.file}`,
       TASK_TYPE,
-      new vscode.CustomExecution(async () => new TaskTerminal(work)),
+      new vscode.CustomExecution(() => Promise.resolve(new TaskTerminal(work))),
       [],
     );
     t.group =

@@ -1,4 +1,5 @@
 import type { ChainableCommander } from 'ioredis';
+import { hostOf } from '../core/url/hosts';
 import type { Redis } from '../redis/connect';
 import { workerIdOf } from './fleet';
 import { hostTallyField, metricsKeys, taskKeys, type HostOutcome } from './keys';
@@ -107,12 +108,4 @@ export function skipReasonOf(reason: string | undefined): string {
   if (reason.startsWith('no rule')) return 'no-rule';
   if (reason.startsWith('no sitemap entry')) return 'no-sitemap';
   return reason.replace(/[^\w-]+/g, '-').slice(0, 40);
-}
-
-function hostOf(url: string): string | null {
-  try {
-    return new URL(url).host;
-  } catch {
-    return null;
-  }
 }

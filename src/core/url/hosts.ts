@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 
 // Whether an address is loopback, private, link-local or otherwise not on the public Internet. A crawl may only
 // reach such hosts when the task allows it (or when they are a start URL's host): page content must not be able
-// to steer workers into the user's network.
+// to steer workers into the user's network. And a URL's host, the one parse of it every per-host count shares.
 
 export function isPrivateAddress(address: string): boolean {
   const a = address.replace(/^\[|\]$/g, '').toLowerCase();
@@ -76,4 +76,13 @@ function parseV6(a: string): number[] | null {
 export function isLocalHostname(hostname: string): boolean {
   const h = hostname.toLowerCase().replace(/\.$/, '');
   return h === 'localhost' || h.endsWith('.localhost') || isPrivateAddress(h);
+}
+
+/** The host (with its port) of an absolute URL, or null when it is not one: the key of per-host tallies. */
+export function hostOf(url: string): string | null {
+  try {
+    return new URL(url).host;
+  } catch {
+    return null;
+  }
 }

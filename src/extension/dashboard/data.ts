@@ -2,13 +2,13 @@ import type { CrawlTask } from '../../core/task/model';
 import { describeGroup } from '../../observe/failures';
 import { droppedReasons, droppedTotal } from '../../core/task/dropReasons';
 import type { HealthSnapshot } from '../../observe/health';
-import { WORKER_SILENT_AFTER_MS, type WorkerBeat } from '../../frontier/fleet';
+import { WORKER_SILENT_AFTER_MS } from '../../frontier/fleet';
 import { taskFigures } from '../../observe/taskFigures';
 import { describeRunPhase, phaseWord } from '../../observe/runPhase';
 import { rateSeries } from '../../observe/metrics';
 import { rateWindowText, skippedJobs } from '../../observe/figures';
 import { workerSeen, type WorkerRates } from '../../observe/workerRates';
-import type { DashboardData, RunChanges, Series, WorkerRow } from './protocol';
+import type { Counter, DashboardData, RunChanges, Series, WorkerRow } from './protocol';
 
 export { WorkerRates } from '../../observe/workerRates';
 
@@ -55,27 +55,9 @@ export function dashboardData(
   screenshots: readonly string[] = [],
   changes: RunChanges | null = null,
 ): DashboardData {
-  const s = h.stats;
-  const points = rateSeries(h.history);
-  const series = downsample({
-    t: points.map((p) => p.t / 1000),
-    // Pages finished (fetched, skipped or failed), the pages/s of every view.
-    pages: points.map((p) => p.finishedPerSec),
-    items: points.map((p) => p.itemsPerSec),
-    depth: points.map((p) => p.queueDepth),
-    discovered: points.map((p) => p.discoveredPerSec),
-  });
   // Every figure shown beside another view's comes from the one read-model (observe/taskFigures.ts, issue 32).
   const f = taskFigures(h);
   const { pagesPerSec, itemsPerSec, elapsedMs, basis } = f.rate;
-  const skippedTotal = s ? skippedJobs(s) : 0;
-  const reasons = (rec: Readonly<Record<string, number>>) =>
-    Object.entries(rec)
-      .filter(([, n]) => n > 0)
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, 3)
-      .map(([k, n]) => `${describeGroup(k)} ${n}`)
-      .join(' · ');
   return {
     task: task.name,
     file: task.file,
@@ -90,30 +72,7 @@ export function dashboardData(
         }
       : null,
     now: h.at,
-    counters: s
-      ? [
-          {
-            label: 'Pages done',
-            value: s.done,
-            detail:
-              [s.nonHtml ? `${s.nonHtml} not HTML` : '', s.unchanged ? `${s.unchanged} unchanged (304)` : '']
-                .filter(Boolean)
-                .join(' · ') || undefined,
-          },
-          { label: 'Items', value: s.items, detail: s.problems ? `${s.problems} item problems` : undefined },
-          { label: 'Failed', value: s.failed, detail: reasons(s.failures) || undefined },
-          { label: 'Skipped', value: skippedTotal + (s.skipped.limit ?? 0), detail: reasons(s.skipped) || undefined },
-          {
-            label: 'Discovered',
-            value: s.enqueued,
-            detail: s.duplicates ? `${s.duplicates} duplicate links` : undefined,
-          },
-          // The run's dropped links by reason, which only the preview showed (issue 32, item 7), in the words of the
-          // end message and the CLI (`offsite: 30, depth: 2`); `repeat` is no drop.
-          { label: 'Links dropped', value: droppedTotal(s.dropped), detail: droppedReasons(s.dropped) || undefined },
-          { label: 'Downloaded', value: s.bytes, detail: 'bytes' },
-        ]
-      : [],
+    counters: counters(h),
     queue: {
       waiting: f.queue.waiting,
       active: f.queue.active,
@@ -133,7 +92,7 @@ export function dashboardData(
     itemsPerSec,
     rateBasis: basis,
     rateWindow: rateWindowText(basis, f.rate.windowMs),
-    series,
+    series: seriesOf(h),
     failures: h.failures.map((f) => ({
       group: f.group,
       label: describeGroup(f.group),
@@ -159,22 +118,75 @@ export function dashboardData(
       crawlDelayMs: x.crawlDelayMs,
       nextInMs: x.nextInMs,
     })),
-    workers: h.workers.map((w): WorkerRow => {
-      // Last seen as the Workers view and the monitor say it (observe/workerRates.ts workerSeen).
-      const seen = workerSeen(w, h.at);
-      return {
-        id: w.id,
-        host: w.host,
-        pid: w.pid,
-        local: w.host === localHost,
-        concurrency: w.concurrency,
-        processed: w.processed,
-        failed: w.failed,
-        pagesPerSec: rates.rate(w),
-        lastSeenAgoMs: seen.lastSeenAgoMs,
-        stale: seen.state !== 'live',
-      };
-    }),
+    workers: h.workers.map((w) => workerRow(w, h.at, rates, localHost)),
     changes: changes && h.run && changes.run === h.run.run ? changes : null,
+  };
+}
+
+function seriesOf(h: HealthSnapshot): Series {
+  const points = rateSeries(h.history);
+  return downsample({
+    t: points.map((p) => p.t / 1000),
+    // Pages finished (fetched, skipped or failed), the pages/s of every view.
+    pages: points.map((p) => p.finishedPerSec),
+    items: points.map((p) => p.itemsPerSec),
+    depth: points.map((p) => p.queueDepth),
+    discovered: points.map((p) => p.discoveredPerSec),
+  });
+}
+
+/** The run's counters, each with its detail: the top reasons of failures and skips. */
+function counters(h: HealthSnapshot): Counter[] {
+  const s = h.stats;
+  if (!s) return [];
+  const skippedTotal = skippedJobs(s);
+  return [
+    {
+      label: 'Pages done',
+      value: s.done,
+      detail:
+        [s.nonHtml ? `${s.nonHtml} not HTML` : '', s.unchanged ? `${s.unchanged} unchanged (304)` : '']
+          .filter(Boolean)
+          .join(' · ') || undefined,
+    },
+    { label: 'Items', value: s.items, detail: s.problems ? `${s.problems} item problems` : undefined },
+    { label: 'Failed', value: s.failed, detail: reasons(s.failures) || undefined },
+    { label: 'Skipped', value: skippedTotal + (s.skipped.limit ?? 0), detail: reasons(s.skipped) || undefined },
+    {
+      label: 'Discovered',
+      value: s.enqueued,
+      detail: s.duplicates ? `${s.duplicates} duplicate links` : undefined,
+    },
+    // The run's dropped links by reason, which only the preview showed (issue 32, item 7), in the words of the
+    // end message and the CLI (`offsite: 30, depth: 2`); `repeat` is no drop.
+    { label: 'Links dropped', value: droppedTotal(s.dropped), detail: droppedReasons(s.dropped) || undefined },
+    { label: 'Downloaded', value: s.bytes, detail: 'bytes' },
+  ];
+}
+
+/** A count per reason, the three largest first ("HTTP 404 3 · timeout 1"). */
+function reasons(rec: Readonly<Record<string, number>>): string {
+  return Object.entries(rec)
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 3)
+    .map(([k, n]) => `${describeGroup(k)} ${n}`)
+    .join(' · ');
+}
+
+function workerRow(w: HealthSnapshot['workers'][number], at: number, rates: WorkerRates, localHost: string): WorkerRow {
+  // Last seen as the Workers view and the monitor say it (observe/workerRates.ts workerSeen).
+  const seen = workerSeen(w, at);
+  return {
+    id: w.id,
+    host: w.host,
+    pid: w.pid,
+    local: w.host === localHost,
+    concurrency: w.concurrency,
+    processed: w.processed,
+    failed: w.failed,
+    pagesPerSec: rates.rate(w),
+    lastSeenAgoMs: seen.lastSeenAgoMs,
+    stale: seen.state !== 'live',
   };
 }

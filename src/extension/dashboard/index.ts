@@ -11,7 +11,7 @@ import { DASHBOARD_VIEW_TYPE } from './protocol';
 
 /** Registers "Open Dashboard", its serializer (panels come back after a reload) and its test hooks. */
 export function registerDashboard(context: vscode.ExtensionContext, api: CrawlStudioApi, host: LazyHost): void {
-  const reg = (id: string, fn: (...args: any[]) => unknown) => host.command(id, reporting(fn));
+  const reg = (id: string, fn: (...args: never[]) => unknown) => host.command(id, reporting(fn));
 
   reg('crawlStudio.openDashboard', async (target?: unknown) => {
     const task = await taskFor(target, 'Task whose dashboard to open');

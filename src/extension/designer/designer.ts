@@ -57,8 +57,8 @@ class Designer implements PanelHost, vscode.Disposable {
     private readonly secrets?: SecretSource,
   ) {
     // Selectors are checked against the pages the open preview shows, and only while it is open (issue 32, item 6).
-    this.diagnostics = new TaskDiagnostics(
-      async (doc) => this.panels.get(doc.uri.toString())?.pagesByRule() ?? new Map(),
+    this.diagnostics = new TaskDiagnostics((doc) =>
+      Promise.resolve(this.panels.get(doc.uri.toString())?.pagesByRule() ?? new Map()),
     );
   }
 
@@ -477,6 +477,13 @@ export function activateDesigner(
   secrets?: SecretSource,
 ): { readonly diagnostics: TaskDiagnostics } {
   const d = new Designer(context, secrets);
+  registerDesignerCommands(d, context, host);
+  registerEditorFeatures(d, context);
+  return { diagnostics: d.diagnostics };
+}
+
+/** The designer's commands (their ids registered at activation by index.ts), its test hooks, its serializer. */
+function registerDesignerCommands(d: Designer, context: vscode.ExtensionContext, host: LazyHost): void {
   const reg = (id: string, fn: (...args: never[]) => unknown) => host.command(id, fn);
 
   reg(COMMANDS.openPreview, async (uri?: vscode.Uri | string, rule?: string, url?: string) => {
@@ -536,7 +543,10 @@ export function activateDesigner(
       return index === undefined ? null : panel.pick(index);
     });
   }
+}
 
+/** Editor intelligence for *.crawl.yaml (completions, hovers, lenses, fixes, checks) and the preview following edits. */
+function registerEditorFeatures(d: Designer, context: vscode.ExtensionContext): void {
   const forDoc = (doc: vscode.TextDocument) => d.panels.get(doc.uri.toString());
   context.subscriptions.push(
     d,
@@ -550,7 +560,7 @@ export function activateDesigner(
       TASK_FILES,
       new ZeroMatchFixes(
         (doc) => d.diagnostics.counts.get(doc.uri.toString()),
-        async (doc) => d.panels.get(doc.uri.toString())?.pagesByRule() ?? new Map(),
+        (doc) => Promise.resolve(d.panels.get(doc.uri.toString())?.pagesByRule() ?? new Map()),
       ),
       {
         providedCodeActionKinds: ZeroMatchFixes.kinds,
@@ -581,5 +591,4 @@ export function activateDesigner(
     }),
   );
   for (const doc of vscode.workspace.textDocuments) d.diagnostics.schedule(doc, 0);
-  return { diagnostics: d.diagnostics };
 }

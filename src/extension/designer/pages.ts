@@ -172,7 +172,7 @@ export class PageSource {
 
   constructor(
     readonly dir: string,
-    private readonly envFor: EnvFor = async () => process.env,
+    private readonly envFor: EnvFor = () => Promise.resolve(process.env),
     private readonly log: (message: string) => void = () => undefined,
   ) {}
 
@@ -237,10 +237,10 @@ export class PageSource {
       const entries: SitemapEntry[] = [];
       let truncated = false;
       const consume = async (res: StreamedResponse): Promise<LoadedSitemap> => {
-        const read = await readSitemap(res, { alternates: spec?.alternates ?? false }, async (batch) => {
+        const read = await readSitemap(res, { alternates: spec?.alternates ?? false }, (batch) => {
           for (const e of batch) if (entries.length < PREVIEW_SITEMAP_ENTRIES) entries.push(e);
           truncated = entries.length >= PREVIEW_SITEMAP_ENTRIES;
-          return !truncated;
+          return Promise.resolve(!truncated);
         });
         if (read.format === null) {
           throw new FetchFailure(

@@ -1,14 +1,7 @@
 import * as vscode from 'vscode';
-import { highlightSite, originOf, pageForFrame, suggestFor, type PreparedPage } from '../../core/designer/page';
-import {
-  structuredDataPaths,
-  structuredMatches,
-  type StructuredEntry,
-  type StructuredSource,
-} from '../../core/extract/structuredData';
-import { chooseRule, computePreview, type PreviewRequest } from '../../core/designer/preview';
-import { bodyLabel } from '../../core/request/body';
-import { buildRequest, requestKey } from '../../core/request/build';
+import { highlightSite, originOf, pageForFrame, type PreparedPage } from '../../core/designer/page';
+import { structuredDataPaths, type StructuredEntry, type StructuredSource } from '../../core/extract/structuredData';
+import { computePreview, type PreviewRequest } from '../../core/designer/preview';
 import {
   parseWebviewMessage,
   type AnalysisView,
@@ -21,16 +14,18 @@ import {
 } from '../../core/designer/protocol';
 import { selectorSites, siteAt, siteLabel } from '../../core/designer/sites';
 import type { CrawlTask } from '../../core/task/model';
-import { outlineTask } from '../../core/task/outline';
 import { parseTaskText } from '../../workspace/taskFile';
-import { NotHtmlError, type LoadedPage, type LoadedSitemap, type PageSource } from './pages';
+import type { LoadedPage, LoadedSitemap, PageSource } from './pages';
 import { describeAccess } from './previewAccess';
-import { previewSitemap, sitemapEntryOf } from '../../core/designer/sitemapPreview';
+import { previewSitemap } from '../../core/designer/sitemapPreview';
 import { routeRule } from '../../core/pipeline/page';
 import { PREVIEW_VIEW_TYPE } from './commands';
-import { settings } from '../settings';
 import { WebviewPanelBase } from '../panel';
 import { mediaRoot, previewCsp, webviewHtml, webviewOptions } from '../webview';
+import { pageMenu } from './pageMenu';
+import { loadPreviewPage, pageState } from './previewPage';
+import { pickSuggestion } from './picker';
+import { UpdateQueue, type UpdateKind } from './updateQueue';
 
 // One preview per task file, beside its editor. The panel owns the page on show and what the person chose
 // (page, rule, images); each update reads the document's current text (unsaved edits included) and runs the
@@ -50,11 +45,6 @@ export interface PanelHost {
   /** The variables a request of `task` may name: the editor's environment, then its Secret Storage. */
   secretEnv(task: CrawlTask | null): Promise<Readonly<Record<string, string | undefined>>>;
 }
-
-/** URL paths the preview reads as sitemaps before asking (`sitemap.xml`, `sitemap_index.xml.gz`, `products.xml.gz`). */
-const SITEMAP_PATH = /(sitemap[^/]*\.(xml|txt)(\.gz)?|\.xml\.gz)$/i;
-/** Content types a URL taken for a page may turn out to be a sitemap in. */
-const SITEMAP_TYPES = /\b(xml|gzip|x-gzip|octet-stream|text\/plain)\b/i;
 
 /** Debounce of re-analysis after an edit (the issue: updates within 150 ms of a keystroke pause). */
 export const EDIT_DEBOUNCE_MS = 150;
@@ -130,9 +120,10 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
   private lastInsert: PanelSnapshot['lastInsert'] = null;
   private editAt: number | null = null;
   private lastEditUpdateMs: number | null = null;
-  private timer: NodeJS.Timeout | undefined;
-  private running = false;
-  private again: 'full' | 'cursor' | null = null;
+  private readonly updates = new UpdateQueue(
+    (kind) => this.update(kind),
+    () => this.disposed,
+  );
 
   constructor(
     readonly uri: vscode.Uri,
@@ -227,7 +218,7 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
         return;
       case 'setRule':
         this.chosenRule = msg.rule;
-        this.schedule('full', 0);
+        this.updates.schedule('full', 0);
         return;
       case 'setImages':
         if (this.images !== msg.allowed) {
@@ -246,25 +237,10 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
       case 'pick':
         this.pick(msg.index);
         return;
-      case 'insert': {
-        const target = await this.host.insert(this, msg.selector, msg.all);
-        if (target !== null) {
-          this.lastInsert = { selector: msg.selector, target };
-          this.post({ type: 'inserted', selector: msg.selector, target });
-          this.fire();
-        }
-        return;
-      }
-      case 'insertField': {
-        const target = await this.host.insertField(this, msg.source, msg.path);
-        if (target !== null) {
-          const written = `${msg.source}: ${msg.path}`;
-          this.lastInsert = { selector: written, target };
-          this.post({ type: 'inserted', selector: written, target });
-          this.fire();
-        }
-        return;
-      }
+      case 'insert':
+        return this.inserted(msg.selector, await this.host.insert(this, msg.selector, msg.all));
+      case 'insertField':
+        return this.inserted(`${msg.source}: ${msg.path}`, await this.host.insertField(this, msg.source, msg.path));
       case 'copy':
         await vscode.env.clipboard.writeText(msg.text);
         return;
@@ -282,6 +258,14 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
         this.fire();
         return;
     }
+  }
+
+  /** `written` went into the task file at `target` (null: nothing was written). */
+  private inserted(written: string, target: string | null): void {
+    if (target === null) return;
+    this.lastInsert = { selector: written, target };
+    this.post({ type: 'inserted', selector: written, target });
+    this.fire();
   }
 
   // -------------------------------------------------------------------------------------------------------
@@ -305,34 +289,14 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
     this.postState();
     const task = this.task ?? this.lastGood ?? this.parseNow();
     try {
-      const robots = task?.sitemaps.find((s) => s.url === url)?.robots ?? false;
-      let sitemap: LoadedSitemap | null = null;
-      let loaded: LoadedPage | null = null;
-      if (robots || (task && sitemapEntryOf(task, url) !== null) || SITEMAP_PATH.test(new URL(url).pathname)) {
-        sitemap = await this.source.loadSitemap(url, task, robots, abort.signal);
-      } else {
-        try {
-          // A rule's `evaluate` actions run the workspace's scripts: only in a trusted workspace.
-          const browser = this.browserOn()
-            ? { rule: this.pageRule(), path: settings.browserPath() || undefined, scripts: vscode.workspace.isTrusted }
-            : undefined;
-          const env = request?.request?.body || task ? await this.host.secretEnv(task) : undefined;
-          // The rule's headers go with the request: the rule chosen, else the one a crawl would give the page.
-          const rule = this.pageRule() ?? (task ? (chooseRule(task, url, url, null).rule?.name ?? null) : null);
-          loaded = await this.source.load(url, task, {
-            refetch,
-            signal: abort.signal,
-            browser,
-            request: request?.request ?? null,
-            rule,
-            ...(env ? { env } : {}),
-          });
-        } catch (err) {
-          // XML or text where a page was expected: a sitemap under a name that does not say so.
-          if (!(err instanceof NotHtmlError) || !SITEMAP_TYPES.test(err.contentType ?? '')) throw err;
-          sitemap = await this.source.loadSitemap(url, task, false, abort.signal);
-        }
-      }
+      const { loaded, sitemap } = await loadPreviewPage(this.source, url, task, {
+        refetch,
+        signal: abort.signal,
+        request,
+        browser: this.browserOn(),
+        rule: this.pageRule(),
+        secretEnv: (t) => this.host.secretEnv(t),
+      });
       if (abort.signal.aborted || this.disposed) return;
       this.loaded = loaded;
       this.sitemap = sitemap;
@@ -358,7 +322,7 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
     if (this.images) this.setHtml();
     this.frameKey = '';
     this.postFrame();
-    this.schedule('full', 0);
+    this.updates.schedule('full', 0);
   }
 
   /**
@@ -383,54 +347,14 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
       return this.openPage(start.url, false, start.key !== undefined ? (this.requests.get(start.key) ?? null) : null);
     const first = forRule?.url ?? cached[0]?.url;
     if (first) return this.openPage(first, false, forRule?.key ? (this.requests.get(forRule.key) ?? null) : null);
-    this.schedule('full', 0);
+    this.updates.schedule('full', 0);
   }
 
   private async refreshChoices(): Promise<void> {
     const text = this.document?.getText() ?? '';
     // Before the first analysis (the preview opening) the file is parsed here.
     if (!this.task && !this.lastGood) this.lastGood = parseTaskText(text, this.uri.fsPath).task;
-    const task = this.task ?? this.lastGood;
-    // Start entries that send a body or count pages are opened as their first request (from the parsed task).
-    const built: PageChoice[] = [];
-    task?.start.forEach((s, i) => {
-      if (!s.request) return;
-      const b = buildRequest(s.request, {}, undefined, { start: i });
-      if (!b.ok) return;
-      const key = requestKey(b.built.url, b.built.request);
-      this.requests.set(key, { url: b.built.url, request: b.built.request, series: b.built.series });
-      built.push({
-        url: b.built.url,
-        key,
-        kind: 'start',
-        label: `start: ${b.built.request ? `${b.built.request.method} ` : ''}${b.built.url}${b.built.series ? ` (page ${b.built.series.page})` : ''}`,
-      });
-    });
-    // Plain start URLs: the parsed task's, else (a file with errors) those the outline finds.
-    const plain = task
-      ? task.start.filter((s) => !s.request).map((s) => s.url)
-      : outlineTask(text)
-          .startUrls.map((s) => s.url)
-          .filter((u) => /^https?:\/\//.test(u) && !/\{[A-Za-z_]/.test(u));
-    const sitemaps = task?.sitemaps.map((s) => s.url) ?? [];
-    const cached = await this.source.list();
-    const shown = new Set([...plain, ...built.map((b) => b.key!)]);
-    this.choices = [
-      ...plain.map((url): PageChoice => ({ url, kind: 'start', label: `start: ${url}` })),
-      ...built,
-      ...sitemaps.map((url): PageChoice => ({ url, kind: 'sitemap', label: `sitemap: ${url}` })),
-      ...cached
-        .filter((m) => !shown.has(m.key ?? m.url))
-        .map((m): PageChoice => ({
-          url: m.url,
-          kind: 'cached',
-          label: `cached: ${m.request ? `${m.request.method} ` : ''}${m.url}`,
-          ...(m.key ? { key: m.key } : {}),
-        })),
-    ];
-    for (const m of cached)
-      if (m.key && m.request && !this.requests.has(m.key))
-        this.requests.set(m.key, { url: m.url, request: m.request, series: null });
+    this.choices = await pageMenu(this.task ?? this.lastGood, text, this.source, this.requests);
   }
 
   private postFrame(): void {
@@ -452,7 +376,7 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
 
   documentChanged(): void {
     this.editAt = performance.now();
-    this.schedule('full', this.editDebounce());
+    this.updates.schedule('full', this.editDebounce());
   }
 
   /**
@@ -467,27 +391,10 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
   cursorMoved(offset: number): void {
     if (offset === this.cursor) return;
     this.cursor = offset;
-    this.schedule('cursor', CURSOR_DEBOUNCE_MS);
+    this.updates.schedule('cursor', CURSOR_DEBOUNCE_MS);
   }
 
-  private schedule(kind: 'full' | 'cursor', delay: number): void {
-    if (this.disposed) return;
-    if (this.running) {
-      this.again = this.again === 'full' || kind === 'full' ? 'full' : 'cursor';
-      return;
-    }
-    const pendingFull = this.timer !== undefined && this.pendingKind === 'full';
-    clearTimeout(this.timer);
-    this.pendingKind = pendingFull ? 'full' : kind;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.run(this.pendingKind);
-    }, delay);
-  }
-  private pendingKind: 'full' | 'cursor' = 'full';
-
-  private async run(kind: 'full' | 'cursor'): Promise<void> {
-    this.running = true;
+  private async update(kind: UpdateKind): Promise<void> {
     try {
       const doc = this.document ?? (await vscode.workspace.openTextDocument(this.uri));
       if (kind === 'cursor' && this.analysis && this.analysedVersion === doc.version)
@@ -495,11 +402,6 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
       else this.analyse(doc);
     } catch (err) {
       this.host.log(`preview update failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    } finally {
-      this.running = false;
-      const again = this.again;
-      this.again = null;
-      if (again) this.schedule(again, 0);
     }
   }
 
@@ -516,7 +418,7 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
       lastGood: this.lastGood,
       robots: (origin) => {
         const t = this.task ?? this.lastGood;
-        return t ? this.source.robotsFor(origin, t, () => this.schedule('full', 0)) : undefined;
+        return t ? this.source.robotsFor(origin, t, () => this.updates.schedule('full', 0)) : undefined;
       },
       ...(this.pageRequest?.series ? { series: this.pageRequest.series } : {}),
     });
@@ -574,53 +476,24 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
   /** The picker: a suggestion for the clicked element, relative to the item scope when the cursor is in an item. */
   pick(index: number): SuggestionView | null {
     const page = this.loaded?.page;
-    if (!page) {
-      this.post({ type: 'suggestion', view: null, error: 'No page to pick from.' });
+    const picked = page
+      ? pickSuggestion(page, this.document?.getText() ?? '', this.cursor, index, () => this.structuredData(page))
+      : { error: 'No page to pick from.' };
+    if ('error' in picked) {
+      this.post({ type: 'suggestion', view: null, error: picked.error });
       return null;
     }
-    const text = this.document?.getText() ?? '';
-    const site = this.cursor === null ? null : siteAt(selectorSites(text), this.cursor);
-    const itemScope = site?.kind === 'field' ? site.itemScope : null;
-    const suggestion = suggestFor(page, index, itemScope, site?.kind === 'follow' || site?.kind === 'scope');
-    if (!suggestion) {
-      this.post({ type: 'suggestion', view: null, error: 'That element is not on the analysed page.' });
-      return null;
-    }
-    const structured = this.structuredShown(page, index);
-    this.suggestion = {
-      index,
-      suggestion,
-      target: site ? siteLabel(site) : 'the cursor',
-      ...(structured.length ? { structured } : {}),
-    };
+    this.suggestion = picked.view;
     this.post({ type: 'suggestion', view: this.suggestion, error: null });
     this.fire();
     return this.suggestion;
   }
 
   private state(): PreviewState {
-    const m = this.loaded?.meta ?? this.sitemap?.meta;
     return {
       file: vscode.workspace.asRelativePath(this.uri),
       restore: { uri: this.uri.toString(), rule: this.chosenRule },
-      page: m
-        ? {
-            url: m.url,
-            ...(m.request
-              ? { method: m.request.method, ...(m.request.body ? { body: bodyLabel(m.request.body) } : {}) }
-              : {}),
-            ...(m.key ? { key: m.key } : {}),
-            ...(this.loaded?.page.json ? { json: true } : {}),
-            finalUrl: m.finalUrl,
-            status: m.status,
-            contentType: m.contentType,
-            bytes: m.bytes,
-            fetchedAt: m.fetchedAt,
-            fromCache: this.loaded?.fromCache ?? false,
-            ...(this.loaded?.meta.actions ? { actions: this.loaded.meta.actions } : {}),
-            ...(this.loaded?.meta.warnings?.length ? { warnings: this.loaded.meta.warnings } : {}),
-          }
-        : null,
+      page: pageState(this.loaded, this.sitemap),
       pageError: this.pageError,
       loading: this.loading,
       choices: this.choices,
@@ -632,26 +505,6 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
       analysis: this.analysis,
       ...(this.loaded && !this.loaded.page.json ? { structured: this.structuredData(this.loaded.page) } : {}),
     };
-  }
-
-  /** The structured data paths whose value the element `index` shows (its text, a value attribute, a URL). */
-  private structuredShown(page: PreparedPage, index: number): StructuredEntry[] {
-    const el = page.elements[index];
-    if (!el || page.json) return [];
-    const attrs: string[] = [];
-    for (const name of ['content', 'href', 'src', 'datetime', 'value']) {
-      const v = el.attribs[name];
-      if (v === undefined) continue;
-      attrs.push(v);
-      if (name === 'href' || name === 'src') {
-        try {
-          attrs.push(new URL(v, page.finalUrl).href);
-        } catch {
-          // Not a URL: the raw value is matched alone.
-        }
-      }
-    }
-    return structuredMatches(this.structuredData(page), { text: page.$(el).text(), attrs });
   }
 
   /** The page's structured data paths, read once per page shown. */
@@ -722,11 +575,11 @@ export class PreviewPanel extends WebviewPanelBase<HostMessage> {
   chooseRule(rule: string | null): void {
     if (rule === this.chosenRule) return;
     this.chosenRule = rule;
-    this.schedule('full', 0);
+    this.updates.schedule('full', 0);
   }
 
   protected release(): void {
-    clearTimeout(this.timer);
+    this.updates.dispose();
     this.abort?.abort();
     this.closed.fire();
   }

@@ -1,73 +1,25 @@
-import { describeRunPhase, phaseWord } from '../../observe/runPhase';
 import * as vscode from 'vscode';
+import { hostOf } from '../../core/url/hosts';
 import type { RedisConnection } from '../redisConnection';
 import { engine } from '../lazy';
 import { TASK_GLOB } from '../taskFiles';
-import { JOB_STATES, type JobStateName } from './jobStates';
-import type { CrawlJob, QueueModel, QueueSnapshot } from './queueModel';
-import { describeAttempts, describeQueue, groupLabel, waitingPages } from '../../observe/figures';
+import { JOB_STATES } from './jobStates';
+import type { QueueModel } from './queueModel';
+import {
+  ConnectionNode,
+  JobNode,
+  MoreNode,
+  NoticeNode,
+  PAGE_SIZE,
+  QueueNode,
+  StateNode,
+  TaskFileNode,
+  type ExplorerNode,
+} from './nodes';
+import { queueItem, treeItemOf } from './treeItems';
 
 // The Queue Explorer: connection -> task queues -> job states -> jobs. Nodes are kept and updated in place and
 // carry stable ids, so a refresh re-renders only what changed and never collapses what the user expanded.
-
-export const PAGE_SIZE = 100;
-
-export type ExplorerNode = ConnectionNode | NoticeNode | QueueNode | TaskFileNode | StateNode | JobNode | MoreNode;
-
-export class ConnectionNode {
-  readonly kind = 'connection';
-}
-export class NoticeNode {
-  readonly kind = 'notice';
-  constructor(
-    readonly id: string,
-    public label: string,
-    public detail: string,
-    public icon: string,
-    public command?: vscode.Command,
-  ) {}
-}
-export class QueueNode {
-  readonly kind = 'queue';
-  constructor(
-    readonly name: string,
-    public snapshot: QueueSnapshot,
-  ) {}
-}
-/** A task file of the workspace whose task has no queue yet (never run here), valid or with its error count. */
-export class TaskFileNode {
-  readonly kind = 'taskFile';
-  constructor(
-    readonly uri: vscode.Uri,
-    public name: string | null,
-    public errors: number,
-  ) {}
-}
-export class StateNode {
-  readonly kind = 'state';
-  jobs: JobNode[] = [];
-  limit = PAGE_SIZE;
-  /** Hosts (with ports) among the listed jobs: more than one, and the rows name theirs. */
-  hosts = 1;
-  constructor(
-    readonly queue: QueueNode,
-    readonly state: JobStateName,
-  ) {}
-  get count(): number {
-    return this.queue.snapshot.counts[this.state];
-  }
-}
-export class JobNode {
-  readonly kind = 'job';
-  constructor(
-    readonly parent: StateNode,
-    public job: CrawlJob,
-  ) {}
-}
-export class MoreNode {
-  readonly kind = 'more';
-  constructor(readonly parent: StateNode) {}
-}
 
 export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<ExplorerNode | undefined>();
@@ -182,10 +134,10 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
   startPolling(): void {
     this.watchdog ??= setInterval(() => this.checkStale(), 1_000);
     if (this.timer) return;
-    const tick = async () => {
-      await this.refresh();
-      this.timer = setTimeout(tick, this.intervalMs());
-    };
+    const tick = () =>
+      void this.refresh().then(() => {
+        this.timer = setTimeout(tick, this.intervalMs());
+      });
     this.timer = setTimeout(tick, 0);
   }
 
@@ -326,7 +278,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
     const sig = (list: { id?: string; attemptsMade: number; failedReason?: string; data?: { retried?: number } }[]) =>
       list.map((j) => `${j.id}:${j.attemptsMade}:${j.failedReason ?? ''}:${j.data?.retried ?? 0}`).join('|');
     if (sig(jobs) === sig(st.jobs.map((n) => n.job))) return;
-    st.hosts = new Set(jobs.map((j) => hostOf(j.data?.url))).size;
+    st.hosts = new Set(jobs.map((j) => hostOf(j.data?.url ?? ''))).size;
     const byId = new Map(st.jobs.map((n) => [n.job.id, n]));
     st.jobs = jobs.map((j) => {
       const node = byId.get(j.id);
@@ -356,7 +308,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
       const next = new Map<string, TaskFileNode>();
       for (const uri of uris.sort((a, b) => a.fsPath.localeCompare(b.fsPath))) {
         let name: string | null = null;
-        let errors = 0;
+        let errors: number;
         try {
           const r = parseTask(new TextDecoder().decode(await vscode.workspace.fs.readFile(uri)), uri.fsPath);
           name = r.task?.name ?? null;
@@ -474,132 +426,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
   }
 
   getTreeItem(node: ExplorerNode): vscode.TreeItem {
-    if (node instanceof ConnectionNode) {
-      const s = this.connection.state;
-      const label = s.kind === 'ready' || s.kind === 'lost' || s.kind === 'connecting' ? s.url : 'Redis';
-      const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.Expanded);
-      item.id = 'connection';
-      item.contextValue = 'connection';
-      item.description = s.kind === 'ready' ? (s.managed ? 'managed' : 'connected') : s.kind;
-      item.iconPath = new vscode.ThemeIcon(
-        s.kind === 'ready' ? 'database' : s.kind === 'lost' ? 'debug-disconnect' : 'plug',
-      );
-      return item;
-    }
-    if (node instanceof NoticeNode) {
-      const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
-      item.id = `notice/${node.id}`;
-      item.description = node.detail;
-      item.tooltip = node.detail;
-      item.iconPath = new vscode.ThemeIcon(node.icon);
-      item.command = node.command;
-      return item;
-    }
-    if (node instanceof QueueNode) return this.queueItem(node);
-    if (node instanceof TaskFileNode) {
-      const label = node.name ?? vscode.workspace.asRelativePath(node.uri);
-      const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
-      item.id = `taskFile/${node.uri.toString()}`;
-      item.resourceUri = node.uri;
-      item.contextValue = node.errors > 0 ? 'taskFile.invalid' : 'taskFile';
-      item.description = node.errors > 0 ? `${node.errors} error${node.errors === 1 ? '' : 's'}` : 'not run yet';
-      item.tooltip = `${vscode.workspace.asRelativePath(node.uri)}: ${node.errors > 0 ? 'fix its errors (Problems panel) to crawl it' : 'no queue yet; Start Crawl runs it'}`;
-      item.iconPath = new vscode.ThemeIcon(node.errors > 0 ? 'warning' : 'file-code');
-      item.command = { command: 'vscode.open', title: 'Open', arguments: [node.uri] };
-      return item;
-    }
-    if (node instanceof StateNode) {
-      const item = new vscode.TreeItem(
-        groupLabel(node.state),
-        node.count > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
-      );
-      item.id = `state/${node.queue.name}/${node.state}`;
-      item.description = String(node.count);
-      item.contextValue = `state.${node.state}`;
-      item.iconPath = new vscode.ThemeIcon(STATE_ICONS[node.state]);
-      item.tooltip = STATE_TOOLTIPS[node.state];
-      return item;
-    }
-    if (node instanceof JobNode) {
-      const j = node.job;
-      const item = new vscode.TreeItem(
-        jobLabel(j.data?.url, node.parent.hosts > 1) ?? `job ${j.id}`,
-        vscode.TreeItemCollapsibleState.None,
-      );
-      item.id = `job/${node.parent.queue.name}/${node.parent.state}/${j.id}`;
-      // A page of the frontier is not a job yet: only its URL's actions apply.
-      item.contextValue = node.parent.state === 'frontier' ? 'page.frontier' : `job.${node.parent.state}`;
-      const attempts = describeAttempts(j.attemptsMade, j.opts.attempts, j.data?.retried);
-      const skipped = node.parent.state === 'skipped' ? j.returnvalue?.reason : undefined;
-      item.description = skipped
-        ? `skipped: ${skipped}`
-        : j.failedReason
-          ? `${attempts} · ${j.failedReason}`
-          : j.data?.rule
-            ? `${j.data.rule} · ${attempts}`
-            : attempts;
-      item.tooltip = new vscode.MarkdownString(
-        `\`${j.data?.url}\`\n\nrule **${j.data?.rule}**, depth ${j.data?.depth}, ${attempts}` +
-          (j.failedReason ? `\n\nLast error: ${j.failedReason}` : ''),
-      );
-      item.iconPath = new vscode.ThemeIcon(
-        node.parent.state === 'failed' ? 'error' : node.parent.state === 'skipped' ? 'debug-step-over' : 'link',
-      );
-      return item;
-    }
-    const item = new vscode.TreeItem(`Load ${PAGE_SIZE} more…`, vscode.TreeItemCollapsibleState.None);
-    item.id = `more/${node.parent.queue.name}/${node.parent.state}/${node.parent.limit}`;
-    item.command = { command: 'crawlStudio.loadMore', title: 'Load more', arguments: [node] };
-    item.iconPath = new vscode.ThemeIcon('ellipsis');
-    return item;
-  }
-
-  private queueItem(node: QueueNode): vscode.TreeItem {
-    const c = node.snapshot.counts;
-    const item = new vscode.TreeItem(node.name, vscode.TreeItemCollapsibleState.Collapsed);
-    item.id = `queue/${node.name}`;
-    // A stopped run (Stop Crawl) is over: its queue was paused so no worker takes its pages, but Resume would not
-    // bring it back (Start Crawl begins a new run), so it offers neither Pause nor Resume.
-    const stopped = node.snapshot.runState === 'stopped';
-    // Interrupted: nobody drives the run any more (its window reloaded, its `run` was killed): Start Crawl resumes
-    // it, Stop Crawl ends it (issue 32, item 2).
-    const interrupted = node.snapshot.phase.kind === 'interrupted';
-    item.contextValue = stopped
-      ? 'queue.stopped'
-      : node.snapshot.paused
-        ? 'queue.paused'
-        : interrupted
-          ? 'queue.interrupted'
-          : 'queue';
-    // The queue in the words the status bar's tooltip and the dashboard use (observe/taskStatus.ts describeQueue),
-    // the pages waiting in the frontier among the waiting.
-    const parts = [describeQueue(c)];
-    if (c.failed) parts.push(`${c.failed} failed`);
-    if (c.skipped) parts.push(`${c.skipped} skipped`);
-    const stale = this.staleSince !== null;
-    item.description = `${stale ? 'stale · ' : ''}${stopped ? 'stopped · ' : node.snapshot.paused ? 'paused · ' : interrupted ? 'interrupted · ' : ''}${parts.join(' · ')}`;
-    const s = node.snapshot.stats;
-    item.tooltip = new vscode.MarkdownString(
-      (stale
-        ? `*Counts read ${Math.round((Date.now() - this.staleSince!) / 1000)} s ago: Redis is not answering.*\n\n`
-        : '') +
-        `**${node.name}** — run ${node.snapshot.run ?? '–'} (${phaseWord(node.snapshot.phase)})\n\n${describeRunPhase(node.snapshot.phase)}\n\n` +
-        `${waitingPages(c)} waiting: ${c.frontier} in the frontier, ${c.waiting} ready, ${c.prioritized} prioritized\n\n` +
-        (s ? `${c.completed} pages done · ${c.skipped} skipped · ${c.failed} failed · ${s.items} items\n\n` : '') +
-        (node.snapshot.file ? `Task file: \`${node.snapshot.file}\`` : ''),
-    );
-    item.iconPath = new vscode.ThemeIcon(
-      stopped
-        ? 'debug-stop'
-        : node.snapshot.paused
-          ? 'debug-pause'
-          : interrupted
-            ? 'debug-disconnect'
-            : node.snapshot.phase.kind === 'running'
-              ? 'sync'
-              : 'list-unordered',
-    );
-    return item;
+    return treeItemOf(node, this.connection.state, this.staleSince);
   }
 
   /** Reads the whole tree again: every row VS Code shows gets a live element (see the job commands' `fresh`). */
@@ -610,7 +437,7 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
 
   /** What the queue's row shows, to tell whether a read changed it. */
   private queueRow(node: QueueNode): string {
-    const item = this.queueItem(node);
+    const item = queueItem(node, this.staleSince);
     const tip = item.tooltip instanceof vscode.MarkdownString ? item.tooltip.value : item.tooltip;
     return JSON.stringify([
       item.description,
@@ -627,49 +454,3 @@ export class QueueTreeProvider implements vscode.TreeDataProvider<ExplorerNode>,
     for (const d of this.disposables) d.dispose();
   }
 }
-
-/**
- * Path and query when the group's jobs share one host (the host would push the path out of sight); with the host
- * and port when they do not (issue 23, item 10: a job on another port was indistinguishable).
- */
-function jobLabel(url: string | undefined, withHost: boolean): string | undefined {
-  if (!url) return undefined;
-  try {
-    const u = new URL(url);
-    return `${withHost ? u.host : ''}${u.pathname}${u.search}`;
-  } catch {
-    return url;
-  }
-}
-
-function hostOf(url: string | undefined): string {
-  try {
-    return new URL(url ?? '').host;
-  } catch {
-    return '';
-  }
-}
-
-const STATE_ICONS: Record<JobStateName, string> = {
-  frontier: 'inbox',
-  waiting: 'watch',
-  prioritized: 'arrow-up',
-  active: 'play',
-  delayed: 'clock',
-  completed: 'check',
-  skipped: 'debug-step-over',
-  failed: 'error',
-};
-
-const KEPT = 'Its rows are the newest jobs the queue still keeps.';
-const STATE_TOOLTIPS: Record<JobStateName, string> = {
-  frontier: 'Pages waiting in the frontier, not jobs yet: they become jobs as the window has room',
-  waiting:
-    "Jobs ready to run (BullMQ's waiting list); with the frontier's and the prioritized pages, the queue's \"waiting\"",
-  prioritized: 'Jobs ready to run, by priority',
-  active: "Jobs a worker holds now (fetching, or waiting for its host's turn)",
-  delayed: "Jobs waiting for a time: their host's next turn, the rate limit, or a retry's backoff",
-  completed: `Pages fetched in this run (the run's count). ${KEPT}`,
-  skipped: `Pages not fetched on purpose in this run: robots.txt, a rule gone from the task (the run's count). ${KEPT}`,
-  failed: `Pages that failed for good in this run (the run's count). ${KEPT}`,
-};

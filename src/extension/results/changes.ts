@@ -65,7 +65,7 @@ export class ChangeRows {
   ) {}
 
   static empty(): ChangeRows {
-    return new ChangeRows(null, [], 0, async () => []);
+    return new ChangeRows(null, [], 0, () => Promise.resolve([]));
   }
 
   static async read(

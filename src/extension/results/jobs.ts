@@ -51,13 +51,9 @@ export function jobJson(connection: RedisConnection, task: string, jobId: string
   return withParts(connection, task, (parts) => readJobRecord(parts, jobId));
 }
 
-async function showJson(content: unknown): Promise<void> {
-  const c = content as { queue?: unknown; id?: unknown; url?: unknown };
-  const title =
-    c.id !== undefined
-      ? `${String(c.queue ?? 'job')} job ${String(c.id)}`
-      : `where ${String(c.url ?? 'the URL')} stands`;
-  await showJsonDocument(title, content, vscode.ViewColumn.Beside);
+async function showJob(job: JobRecord): Promise<void> {
+  const title = job.id !== undefined ? `${job.queue} job ${job.id}` : `where ${job.data.url} stands`;
+  await showJsonDocument(title, jobDocument(job), vscode.ViewColumn.Beside);
 }
 
 /** The job that fetched a stored row's page; when the queue no longer keeps it, where the URL stands instead. */
@@ -68,7 +64,7 @@ export async function showJobFor(
   run: string | null,
 ): Promise<void> {
   const job = run ? await withParts(connection, task.name, (parts) => readPageJob(parts, run, url)) : null;
-  if (job) return showJson(jobDocument(job));
+  if (job) return showJob(job);
   const r = await searchUrl(connection, task, url);
   await showFindings(connection, task, r, `The job of ${url} is no longer kept by the queue`);
 }
@@ -104,7 +100,7 @@ export async function showFindings(
   const f = chosen.finding;
   if (f.jobId) {
     const job = await jobJson(connection, task.name, f.jobId);
-    if (job) await showJson(jobDocument(job));
+    if (job) await showJob(job);
   } else if (f.itemType && f.itemKey) {
     await vscode.commands.executeCommand('crawlStudio.openResults', vscode.Uri.file(task.file), {
       itemType: f.itemType,

@@ -62,14 +62,14 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
     this.disposables.push(panel.onDidChangeViewState(() => this.schedulePoll(0)));
   }
 
-  static async open(
+  static open(
     context: vscode.ExtensionContext,
     api: CrawlStudioApi,
     actions: ResultsActions,
     task: CrawlTask,
     existing?: vscode.WebviewPanel,
     view?: ResultsViewState,
-  ): Promise<ResultsPanel> {
+  ): ResultsPanel {
     const initial = view ?? { ...EMPTY_VIEW, hidden: [...DEFAULT_HIDDEN] };
     return ResultsPanel.panels.show(
       task.file,

@@ -25,18 +25,17 @@ export function activateResults(context: vscode.ExtensionContext, api: CrawlStud
   const actions = {
     showJob: (task: CrawlTask, url: string, run: string | null) => showJobFor(api.connection, task, url, run),
   };
-  const reg = (id: string, fn: (...args: any[]) => unknown) => host.command(id, reporting(fn));
+  const reg = (id: string, fn: (...args: never[]) => unknown) => host.command(id, reporting(fn));
 
   // Returns the number of stored items (every type), as the first version of the command did.
   reg('crawlStudio.openResults', async (target?: unknown, view?: unknown) => {
     const task = await taskFor(target, 'Task whose results to open');
     if (!task) return undefined;
     const initial = initialView(view);
-    const p = await ResultsPanel.open(context, api, actions, task, undefined, initial ?? undefined);
+    const p = ResultsPanel.open(context, api, actions, task, undefined, initial ?? undefined);
     if (initial) {
       // A view asked for without a change filter (Find URL's item) shows stored items, whatever the panel showed.
-      const { changes: _changes, changeRun: _changeRun, ...kept } = p.state.view;
-      await p.receive({ type: 'query', view: { ...kept, ...initial } });
+      await p.receive({ type: 'query', view: { ...withoutChangeFilter(p.state.view), ...initial } });
     }
     return p.storedCount();
   });
@@ -64,14 +63,19 @@ export function activateResults(context: vscode.ExtensionContext, api: CrawlStud
   });
 
   host.serializer(RESULTS_VIEW_TYPE, {
-    async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown) {
+    deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown) {
       const task = restoredTask(state);
-      if (!task) {
-        panel.dispose();
-        return;
-      }
-      const view = isRecord(state) && isViewState(state.view) ? state.view : undefined;
-      await ResultsPanel.open(context, api, actions, task, panel, view);
+      if (!task) panel.dispose();
+      else
+        ResultsPanel.open(
+          context,
+          api,
+          actions,
+          task,
+          panel,
+          isRecord(state) && isViewState(state.view) ? state.view : undefined,
+        );
+      return Promise.resolve();
     },
   });
 
@@ -149,4 +153,12 @@ function loadTask(uri: vscode.Uri): CrawlTask | null {
   } catch {
     return null;
   }
+}
+
+/** The view without its change filter (which run's added, changed or removed items it shows). */
+function withoutChangeFilter(view: ResultsViewState): ResultsViewState {
+  const kept: { -readonly [K in keyof ResultsViewState]: ResultsViewState[K] } = { ...view };
+  delete kept.changes;
+  delete kept.changeRun;
+  return kept;
 }

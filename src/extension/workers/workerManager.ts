@@ -45,7 +45,9 @@ export class WorkerManager implements vscode.Disposable {
     );
     supervisor.on('exit', (pid, code, signal, expected, lastLines) => {
       const ch = this.channel();
-      (expected ? ch.info : ch.error).call(ch, `[${pid}] worker exited (${signal ?? `code ${code}`})`);
+      const exited = `[${pid}] worker exited (${signal ?? `code ${code}`})`;
+      if (expected) ch.info(exited);
+      else ch.error(exited);
       this.changed.fire();
       if (!expected) {
         void vscode.window

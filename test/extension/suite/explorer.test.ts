@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { CrawlStudioApi } from '../../../src/extension/extension';
-import type { ExplorerNode, JobNode, StateNode } from '../../../src/extension/explorer/queueTree';
+import type { ExplorerNode, JobNode, StateNode } from '../../../src/extension/explorer/nodes';
 import { serveSite, type SiteServer } from '../../../src/demo/site';
 import { WORKERS_KEY } from '../../../src/frontier/keys';
 import { startRedis, type RedisServer } from '../../support/services';

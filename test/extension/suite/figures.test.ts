@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { DashboardData, ToDashboard } from '../../../src/extension/dashboard/protocol';
 import type { CrawlStudioApi } from '../../../src/extension/extension';
-import type { JobNode, QueueNode, StateNode } from '../../../src/extension/explorer/queueTree';
+import type { JobNode, QueueNode, StateNode } from '../../../src/extension/explorer/nodes';
 import { serveSite, type SiteServer } from '../../../src/demo/site';
 import { startRedis, type RedisServer } from '../../support/services';
 import { demoShopTask } from '../../support/demoTask';

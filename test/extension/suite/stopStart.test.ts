@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { CrawlStudioApi } from '../../../src/extension/extension';
 import type { DashboardData, ToDashboard } from '../../../src/extension/dashboard/protocol';
-import type { JobNode, StateNode } from '../../../src/extension/explorer/queueTree';
+import type { JobNode, StateNode } from '../../../src/extension/explorer/nodes';
 import type { RetryOutcome } from '../../../src/extension/retryNotice';
 import { serveSite, type SiteServer } from '../../../src/demo/site';
 import { startRedis, type RedisServer } from '../../support/services';
