@@ -40,7 +40,7 @@ function scalarString(n: unknown): string | null {
 }
 
 function pairNamed(map: YAMLMap, key: string): Pair | undefined {
-  return map.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === key) as Pair | undefined;
+  return map.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === key);
 }
 
 function valueOf(map: YAMLMap, key: string): unknown {

@@ -1,5 +1,5 @@
 import type { CheerioAPI } from 'cheerio/slim';
-import { isTag, type AnyNode, type Element } from 'domhandler';
+import { isTag, isText, type AnyNode, type Element } from 'domhandler';
 
 // Selector suggestion for the designer's picker: given the element a person clicked, propose a selector that
 // is short and survives the next deploy of the site. Stable hooks first (ids, meaningful classes, semantic
@@ -243,7 +243,7 @@ function rowLabel(tr: Element): string | null {
 }
 
 function textOf(node: AnyNode): string {
-  if (node.type === 'text') return (node as unknown as { data: string }).data;
+  if (isText(node)) return node.data;
   if (!('children' in node)) return '';
   return (node.children as AnyNode[]).map(textOf).join('');
 }

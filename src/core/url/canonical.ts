@@ -22,7 +22,7 @@ export function canonicalize(input: string, base: string | undefined, opts: Cano
   const key = memoKey(href, base);
   if (key === null) return compute(href, base, opts);
   let memo = memos.get(opts);
-  if (!memo) memos.set(opts, (memo = new Map()));
+  if (!memo) memos.set(opts, (memo = new Map<string, CanonicalResult>()));
   let r = memo.get(key);
   if (r === undefined) {
     if (memo.size >= MEMO_ENTRIES) memo.clear();
