@@ -1,7 +1,8 @@
 import type { CheerioAPI } from 'cheerio/slim';
 import { selectAll, selectOne } from 'css-select';
 import { isTag, isText, type AnyNode, type Element } from 'domhandler';
-import { classKind, looksGenerated, suggestSelector } from '../extract/suggest';
+import { classKind, looksGenerated } from '../extract/selectorNames';
+import { suggestSelector } from '../extract/suggest';
 
 // Item fields read from what a page shows, for "New Task File" (issue 32, item 5): the template's fixed fields
 // (`title: h1`, a description meta, `main a`) picked the site's header on one site and came out empty on the Demo
