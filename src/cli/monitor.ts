@@ -4,7 +4,7 @@ import { connectRedis, redactUrl } from '../redis/connect';
 import { REDIS_FLAG_SPEC, redisTargetFrom } from '../worker/args';
 import { generateToken } from '../monitor/auth';
 import { startMonitor } from '../monitor/server';
-import { formatLogLine, LOG_FORMAT_ENV, parseLogFormat, type Log } from '../core/logLine';
+import { formatLogLine, LOG_FORMAT_ENV, parseLogFormat, type Log, type LogFormat } from '../core/logLine';
 
 // `crawl-studio monitor`: its options, then the server of src/monitor. The token is read from the environment or
 // `--token`, or made here and printed once, to stderr only.
@@ -26,7 +26,56 @@ const CONNECT_TIMEOUT_MS = 10_000;
 
 export class MonitorUsageError extends Error {}
 
+/** The command line read and checked; null when it asks for help. */
+interface MonitorArgs {
+  readonly target: string;
+  readonly bind: string;
+  readonly port: number;
+  readonly hideWorkersAfterMs: number;
+  readonly allowHosts: string[];
+  readonly format: LogFormat;
+  /** The token given ($CRAWL_STUDIO_MONITOR_TOKEN or --token), if any. */
+  readonly given: string | undefined;
+}
+
 export async function cmdMonitor(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const a = monitorArgs(args, env);
+  if (!a) {
+    console.log(MONITOR_USAGE);
+    return 0;
+  }
+  const log: Log = (level, message, fields = {}) =>
+    process.stdout.write(`${formatLogLine(a.format, Date.now(), level, message, { event: 'monitor', ...fields })}\n`);
+  const token = a.given || generateToken();
+  const redis = connectRedis(a.target);
+  redis.on('error', () => undefined);
+  try {
+    await pingWithin(redis, CONNECT_TIMEOUT_MS, redactUrl(a.target));
+    const monitor = await startMonitor({
+      redis,
+      bind: a.bind,
+      port: a.port,
+      token,
+      tokenGiven: Boolean(a.given),
+      allowHosts: a.allowHosts,
+      hideWorkersAfterMs: a.hideWorkersAfterMs,
+      scriptPath: join(__dirname, 'media', 'monitor', 'main.js'),
+      log,
+    });
+    sayStarted(a, log, monitor.url, token);
+    const signal = await new Promise<string>((resolve) => {
+      process.once('SIGINT', () => resolve('SIGINT'));
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+    });
+    if (a.format === 'json') log('info', `${signal}: monitor stopping`, { event: 'monitor-stopping' });
+    await monitor.close();
+    return 0;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+function monitorArgs(args: string[], env: NodeJS.ProcessEnv): MonitorArgs | null {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -41,10 +90,7 @@ export async function cmdMonitor(args: string[], env: NodeJS.ProcessEnv = proces
       help: { type: 'boolean', short: 'h' },
     },
   });
-  if (values.help) {
-    console.log(MONITOR_USAGE);
-    return 0;
-  }
+  if (values.help) return null;
   if (positionals.length > 0)
     throw new MonitorUsageError(
       `monitor takes no task file (it shows every task on the Redis), not '${positionals[0]}'`,
@@ -60,53 +106,31 @@ export async function cmdMonitor(args: string[], env: NodeJS.ProcessEnv = proces
     throw new MonitorUsageError(
       'monitor needs the Redis to watch: --redis URL (or --sentinel, --cluster, $CRAWL_STUDIO_REDIS)',
     );
-  let format;
+  let format: LogFormat;
   try {
     format = parseLogFormat(values['log-format'] ?? env[LOG_FORMAT_ENV]);
   } catch (err) {
-    throw new MonitorUsageError((err as Error).message);
+    throw new MonitorUsageError((err as Error).message, { cause: err });
   }
-  const log: Log = (level, message, fields = {}) =>
-    process.stdout.write(`${formatLogLine(format, Date.now(), level, message, { event: 'monitor', ...fields })}\n`);
   const given = env[MONITOR_TOKEN_ENV] || values.token;
-  const token = given || generateToken();
-  const redis = connectRedis(target);
-  redis.on('error', () => undefined);
-  try {
-    await pingWithin(redis, CONNECT_TIMEOUT_MS, redactUrl(target));
-    const monitor = await startMonitor({
-      redis,
-      bind: values.bind,
-      port,
-      token,
-      tokenGiven: Boolean(given),
-      allowHosts: values['allow-host'] ?? [],
-      hideWorkersAfterMs: hideSecs * 1000,
-      scriptPath: join(__dirname, 'media', 'monitor', 'main.js'),
-      log,
-    });
-    const started = `Crawl Studio monitor of ${redactUrl(target)} on ${monitor.url}/ (metrics: ${monitor.url}/metrics; Ctrl-C to stop)`;
-    if (format === 'human') console.log(started);
-    else log('info', started, { event: 'monitor-started', url: `${monitor.url}/`, metrics: `${monitor.url}/metrics` });
-    // Printed once, to stderr only: stdout is often a log file. A log for machines never carries it (it is shipped).
-    if (!given && format === 'human')
-      console.error(`Actions token (shown once): ${token}\nOpen ${monitor.url}/#token=${token} to act from the page.`);
-    if (!given && format === 'json')
-      log(
-        'warn',
-        `no token given ($${MONITOR_TOKEN_ENV}): the monitor is read-only (a made one would have to be printed into this log)`,
-        { event: 'monitor-read-only' },
-      );
-    const signal = await new Promise<string>((resolve) => {
-      process.once('SIGINT', () => resolve('SIGINT'));
-      process.once('SIGTERM', () => resolve('SIGTERM'));
-    });
-    if (format === 'json') log('info', `${signal}: monitor stopping`, { event: 'monitor-stopping' });
-    await monitor.close();
-    return 0;
-  } finally {
-    redis.disconnect();
-  }
+  const allowHosts = values['allow-host'] ?? [];
+  return { target, bind: values.bind, port, hideWorkersAfterMs: hideSecs * 1000, allowHosts, format, given };
+}
+
+/** Where the monitor is; a token made here printed once, to stderr only: stdout is often a log file. */
+function sayStarted(a: MonitorArgs, log: Log, url: string, token: string): void {
+  const started = `Crawl Studio monitor of ${redactUrl(a.target)} on ${url}/ (metrics: ${url}/metrics; Ctrl-C to stop)`;
+  if (a.format === 'human') console.log(started);
+  else log('info', started, { event: 'monitor-started', url: `${url}/`, metrics: `${url}/metrics` });
+  // A log for machines never carries a token (it is shipped).
+  if (!a.given && a.format === 'human')
+    console.error(`Actions token (shown once): ${token}\nOpen ${url}/#token=${token} to act from the page.`);
+  if (!a.given && a.format === 'json')
+    log(
+      'warn',
+      `no token given ($${MONITOR_TOKEN_ENV}): the monitor is read-only (a made one would have to be printed into this log)`,
+      { event: 'monitor-read-only' },
+    );
 }
 
 async function pingWithin(redis: ReturnType<typeof connectRedis>, ms: number, target: string): Promise<void> {
@@ -132,7 +156,7 @@ async function pingWithin(redis: ReturnType<typeof connectRedis>, ms: number, ta
     ]);
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
-    throw new Error(msg.includes(target) ? msg : `cannot reach Redis at ${target}: ${msg}`);
+    throw new Error(msg.includes(target) ? msg : `cannot reach Redis at ${target}: ${msg}`, { cause: err });
   } finally {
     clearTimeout(timer);
     if (onError) redis.off('error', onError);

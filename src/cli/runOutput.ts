@@ -28,7 +28,8 @@ export function runOutput(format: LogFormat, task: string): RunOutput {
     let lastProgress = 0;
     return {
       format,
-      say: (level, message, { newline: _newline, ...fields } = {}) => json(level, message, fields),
+      // `newline` is the terminal's; an undefined field is left out of the line.
+      say: (level, message, fields = {}) => json(level, message, { ...fields, newline: undefined }),
       progress: ({ status, pagesPerSec, backlog, figures }) => {
         run = status.run?.run ?? run;
         if (Date.now() - lastProgress < 2000) return;

@@ -29,192 +29,234 @@ interface Scrape {
 type Labels = Record<string, string>;
 type Setter = (s: Scrape, put: (labels: Labels, value: number) => void) => void;
 
+/** One metric: a counter (the current run's, from zero at each run) or a gauge, and how a scrape sets it. */
+interface MetricDef {
+  readonly type: 'counter' | 'gauge';
+  readonly name: string;
+  readonly help: string;
+  readonly labels: string[];
+  readonly set: Setter;
+}
+
+const perTask =
+  (f: (st: CrawlStatus) => number): Setter =>
+  (s, put) => {
+    for (const st of s.statuses) put({ task: st.task }, f(st));
+  };
+const byReason =
+  (f: (st: CrawlStatus) => Readonly<Record<string, number>>): Setter =>
+  (s, put) => {
+    for (const st of s.statuses) for (const [reason, n] of Object.entries(f(st))) put({ task: st.task, reason }, n);
+  };
+const changed =
+  (kind: 'added' | 'changed' | 'removed'): Setter =>
+  (s, put) => {
+    for (const [task, c] of s.changes) put({ task }, c[kind]);
+  };
+const onlyReadable = 'only for tasks whose task file and store this monitor can read, refreshed every 10 s';
+
+/** Every metric of /metrics, in the order they are served. */
+const METRICS: readonly MetricDef[] = [
+  {
+    type: 'counter',
+    name: 'crawl_studio_pages_fetched_total',
+    help: "Pages fetched in the task's current run (HTML or not, sitemaps and 304s included).",
+    labels: ['task'],
+    set: perTask((st) => st.stats?.done ?? 0),
+  },
+  {
+    type: 'counter',
+    name: 'crawl_studio_pages_failed_total',
+    help: 'Pages that failed for good in the current run, by reason (http-404, timeout, dns...).',
+    labels: ['task', 'reason'],
+    set: byReason((st) => st.stats?.failures ?? {}),
+  },
+  {
+    type: 'counter',
+    name: 'crawl_studio_pages_skipped_total',
+    help: 'Pages never fetched on purpose in the current run, by reason (robots, limit, depth...).',
+    labels: ['task', 'reason'],
+    set: byReason((st) => st.stats?.skipped ?? {}),
+  },
+  {
+    type: 'counter',
+    name: 'crawl_studio_pages_enqueued_total',
+    help: 'URLs queued in the current run (start URLs, links, sitemap entries, enqueued by hand).',
+    labels: ['task'],
+    set: perTask((st) => st.stats?.enqueued ?? 0),
+  },
+  {
+    type: 'counter',
+    name: 'crawl_studio_items_extracted_total',
+    help: 'Items extracted from pages in the current run.',
+    labels: ['task'],
+    set: perTask((st) => st.stats?.items ?? 0),
+  },
+  {
+    type: 'counter',
+    name: 'crawl_studio_items_stored_total',
+    help: 'Item rows the task\'s current run inserted or updated in its store (the run summary\'s "items stored"); only for tasks whose task file and store this monitor can read, refreshed every 10 s.',
+    labels: ['task'],
+    set: (s, put) => {
+      for (const [task, n] of s.stored) put({ task }, n);
+    },
+  },
+  {
+    type: 'counter',
+    name: 'crawl_studio_items_added_total',
+    help: `Items the task's current run added (new keys, or keys back after a removal): the run summary's "items changed"; 0 until the run finishes and closes its history; ${onlyReadable}.`,
+    labels: ['task'],
+    set: changed('added'),
+  },
+  {
+    type: 'counter',
+    name: 'crawl_studio_items_changed_total',
+    help: `Items of the current run with a field whose value changed since the previous run (an item counts once); 0 until the run closes its history; ${onlyReadable}.`,
+    labels: ['task'],
+    set: changed('changed'),
+  },
+  {
+    type: 'counter',
+    name: 'crawl_studio_items_removed_total',
+    help: `Items the current run no longer found (a complete run only); 0 until the run closes its history; ${onlyReadable}.`,
+    labels: ['task'],
+    set: changed('removed'),
+  },
+  {
+    type: 'counter',
+    name: 'crawl_studio_links_dropped_total',
+    help: 'Links found on pages and dropped in the current run, by reason (offsite, pattern, depth...).',
+    labels: ['task', 'reason'],
+    set: byReason((st) => st.stats?.dropped ?? {}),
+  },
+  {
+    type: 'counter',
+    name: 'crawl_studio_downloaded_bytes_total',
+    help: 'Bytes of response bodies downloaded in the current run.',
+    labels: ['task'],
+    set: perTask((st) => st.stats?.bytes ?? 0),
+  },
+  {
+    type: 'gauge',
+    name: 'crawl_studio_pages_waiting',
+    help: 'Pages waiting for a worker: in the frontier and as BullMQ jobs (the views\' "waiting").',
+    labels: ['task'],
+    set: perTask((st) => waitingPages(st.counts)),
+  },
+  {
+    type: 'gauge',
+    name: 'crawl_studio_frontier_pages',
+    help: 'Pages waiting in the compact frontier (not BullMQ jobs yet).',
+    labels: ['task'],
+    set: perTask((st) => st.counts.frontier),
+  },
+  {
+    type: 'gauge',
+    name: 'crawl_studio_queue_pages',
+    help: "Pages waiting as BullMQ jobs in the task's window.",
+    labels: ['task'],
+    set: perTask((st) => st.counts.waiting + st.counts.prioritized),
+  },
+  {
+    type: 'gauge',
+    name: 'crawl_studio_pages_active',
+    help: 'Pages being fetched now.',
+    labels: ['task'],
+    set: perTask((st) => st.counts.active),
+  },
+  {
+    type: 'gauge',
+    name: 'crawl_studio_pages_delayed',
+    help: "Pages set aside until a later start (retry backoff, a host's promised start).",
+    labels: ['task'],
+    set: perTask((st) => st.counts.delayed),
+  },
+  {
+    type: 'gauge',
+    name: 'crawl_studio_hosts_waiting',
+    help: 'Hosts with pages waiting in the frontier (once per priority band they wait in).',
+    labels: ['task'],
+    set: (s, put) => {
+      for (const [task, n] of s.waitingHosts) put({ task }, n);
+    },
+  },
+  {
+    type: 'gauge',
+    name: 'crawl_studio_task_workers',
+    help: "Live worker processes taking the task's pages (heartbeat within the last minute).",
+    labels: ['task'],
+    set: (s, put) => {
+      for (const st of s.statuses) put({ task: st.task }, s.workersByTask.get(st.task) ?? 0);
+    },
+  },
+  {
+    type: 'gauge',
+    name: 'crawl_studio_workers',
+    help: 'Live worker processes on this Redis (heartbeat within the last minute).',
+    labels: [],
+    set: (s, put) => put({}, s.workers),
+  },
+  {
+    type: 'gauge',
+    name: 'crawl_studio_task_paused',
+    help: "1 while the task's queue is paused.",
+    labels: ['task'],
+    set: perTask((st) => (st.isPaused ? 1 : 0)),
+  },
+  {
+    type: 'gauge',
+    name: 'crawl_studio_run_running',
+    help: "1 while the task's current run is starting or running, 0 once finished or stopped.",
+    labels: ['task'],
+    set: perTask((st) => (st.run && (st.run.state === 'running' || st.run.state === 'starting') ? 1 : 0)),
+  },
+  {
+    type: 'gauge',
+    name: 'crawl_studio_run_start_time_seconds',
+    help: "When the task's current run started (Unix time).",
+    labels: ['task'],
+    set: perTask((st) => (st.run ? st.run.startedAt / 1000 : 0)),
+  },
+];
+
 export function monitorRegistry(redis: Redis, views: MonitorViews): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'crawl_studio_monitor_' });
   let pending: Promise<Scrape> | null = null;
   // Every metric's collect() runs at once when a scrape starts (Registry.metrics): one read of Redis serves them all.
   const scrape = () => (pending ??= readScrape(redis, views).finally(() => (pending = null)));
-  const perTask =
-    (f: (st: CrawlStatus) => number): Setter =>
-    (s, put) => {
-      for (const st of s.statuses) put({ task: st.task }, f(st));
-    };
-  const byReason =
-    (f: (st: CrawlStatus) => Readonly<Record<string, number>>): Setter =>
-    (s, put) => {
-      for (const st of s.statuses) for (const [reason, n] of Object.entries(f(st))) put({ task: st.task, reason }, n);
-    };
-  const counter = (name: string, help: string, labelNames: string[], set: Setter) =>
-    new Counter({
-      name,
-      help,
-      labelNames,
-      registers: [registry],
-      async collect() {
-        const s = await scrape();
-        this.reset();
-        set(s, (labels, v) => this.inc(labels, Math.max(0, v)));
-      },
-    });
-  const gauge = (name: string, help: string, labelNames: string[], set: Setter) =>
-    new Gauge({
-      name,
-      help,
-      labelNames,
-      registers: [registry],
-      async collect() {
-        const s = await scrape();
-        this.reset();
-        set(s, (labels, v) => this.set(labels, v));
-      },
-    });
-  const stats = (st: CrawlStatus) => st.stats;
-  counter(
-    'crawl_studio_pages_fetched_total',
-    "Pages fetched in the task's current run (HTML or not, sitemaps and 304s included).",
-    ['task'],
-    perTask((st) => stats(st)?.done ?? 0),
-  );
-  counter(
-    'crawl_studio_pages_failed_total',
-    'Pages that failed for good in the current run, by reason (http-404, timeout, dns...).',
-    ['task', 'reason'],
-    byReason((st) => stats(st)?.failures ?? {}),
-  );
-  counter(
-    'crawl_studio_pages_skipped_total',
-    'Pages never fetched on purpose in the current run, by reason (robots, limit, depth...).',
-    ['task', 'reason'],
-    byReason((st) => stats(st)?.skipped ?? {}),
-  );
-  counter(
-    'crawl_studio_pages_enqueued_total',
-    'URLs queued in the current run (start URLs, links, sitemap entries, enqueued by hand).',
-    ['task'],
-    perTask((st) => stats(st)?.enqueued ?? 0),
-  );
-  counter(
-    'crawl_studio_items_extracted_total',
-    'Items extracted from pages in the current run.',
-    ['task'],
-    perTask((st) => stats(st)?.items ?? 0),
-  );
-  counter(
-    'crawl_studio_items_stored_total',
-    'Item rows the task\'s current run inserted or updated in its store (the run summary\'s "items stored"); only for tasks whose task file and store this monitor can read, refreshed every 10 s.',
-    ['task'],
-    (s, put) => {
-      for (const [task, n] of s.stored) put({ task }, n);
-    },
-  );
-  const changed =
-    (kind: 'added' | 'changed' | 'removed'): Setter =>
-    (s, put) => {
-      for (const [task, c] of s.changes) put({ task }, c[kind]);
-    };
-  const onlyReadable = 'only for tasks whose task file and store this monitor can read, refreshed every 10 s';
-  counter(
-    'crawl_studio_items_added_total',
-    `Items the task's current run added (new keys, or keys back after a removal): the run summary's "items changed"; 0 until the run finishes and closes its history; ${onlyReadable}.`,
-    ['task'],
-    changed('added'),
-  );
-  counter(
-    'crawl_studio_items_changed_total',
-    `Items of the current run with a field whose value changed since the previous run (an item counts once); 0 until the run closes its history; ${onlyReadable}.`,
-    ['task'],
-    changed('changed'),
-  );
-  counter(
-    'crawl_studio_items_removed_total',
-    `Items the current run no longer found (a complete run only); 0 until the run closes its history; ${onlyReadable}.`,
-    ['task'],
-    changed('removed'),
-  );
-  counter(
-    'crawl_studio_links_dropped_total',
-    'Links found on pages and dropped in the current run, by reason (offsite, pattern, depth...).',
-    ['task', 'reason'],
-    byReason((st) => stats(st)?.dropped ?? {}),
-  );
-  counter(
-    'crawl_studio_downloaded_bytes_total',
-    'Bytes of response bodies downloaded in the current run.',
-    ['task'],
-    perTask((st) => stats(st)?.bytes ?? 0),
-  );
-  gauge(
-    'crawl_studio_pages_waiting',
-    'Pages waiting for a worker: in the frontier and as BullMQ jobs (the views\' "waiting").',
-    ['task'],
-    perTask((st) => waitingPages(st.counts)),
-  );
-  gauge(
-    'crawl_studio_frontier_pages',
-    'Pages waiting in the compact frontier (not BullMQ jobs yet).',
-    ['task'],
-    perTask((st) => st.counts.frontier),
-  );
-  gauge(
-    'crawl_studio_queue_pages',
-    "Pages waiting as BullMQ jobs in the task's window.",
-    ['task'],
-    perTask((st) => st.counts.waiting + st.counts.prioritized),
-  );
-  gauge(
-    'crawl_studio_pages_active',
-    'Pages being fetched now.',
-    ['task'],
-    perTask((st) => st.counts.active),
-  );
-  gauge(
-    'crawl_studio_pages_delayed',
-    "Pages set aside until a later start (retry backoff, a host's promised start).",
-    ['task'],
-    perTask((st) => st.counts.delayed),
-  );
-  gauge(
-    'crawl_studio_hosts_waiting',
-    'Hosts with pages waiting in the frontier (once per priority band they wait in).',
-    ['task'],
-    (s, put) => {
-      for (const [task, n] of s.waitingHosts) put({ task }, n);
-    },
-  );
-  gauge(
-    'crawl_studio_task_workers',
-    "Live worker processes taking the task's pages (heartbeat within the last minute).",
-    ['task'],
-    (s, put) => {
-      for (const st of s.statuses) put({ task: st.task }, s.workersByTask.get(st.task) ?? 0);
-    },
-  );
-  gauge(
-    'crawl_studio_workers',
-    'Live worker processes on this Redis (heartbeat within the last minute).',
-    [],
-    (s, put) => put({}, s.workers),
-  );
-  gauge(
-    'crawl_studio_task_paused',
-    "1 while the task's queue is paused.",
-    ['task'],
-    perTask((st) => (st.isPaused ? 1 : 0)),
-  );
-  gauge(
-    'crawl_studio_run_running',
-    "1 while the task's current run is starting or running, 0 once finished or stopped.",
-    ['task'],
-    perTask((st) => (st.run && (st.run.state === 'running' || st.run.state === 'starting') ? 1 : 0)),
-  );
-  gauge(
-    'crawl_studio_run_start_time_seconds',
-    "When the task's current run started (Unix time).",
-    ['task'],
-    perTask((st) => (st.run ? st.run.startedAt / 1000 : 0)),
-  );
+  for (const m of METRICS) register(registry, m, scrape);
   return registry;
+}
+
+/** The metric in the registry, set afresh from the scrape each time it is collected. */
+function register(registry: Registry, m: MetricDef, scrape: () => Promise<Scrape>): void {
+  const config = { name: m.name, help: m.help, labelNames: m.labels, registers: [registry] };
+  if (m.type === 'counter')
+    new Counter({
+      ...config,
+      async collect() {
+        await refill(this, scrape, m.set, (labels, v) => this.inc(labels, Math.max(0, v)));
+      },
+    });
+  else
+    new Gauge({
+      ...config,
+      async collect() {
+        await refill(this, scrape, m.set, (labels, v) => this.set(labels, v));
+      },
+    });
+}
+
+async function refill(
+  metric: { reset(): void },
+  scrape: () => Promise<Scrape>,
+  set: Setter,
+  put: (labels: Labels, value: number) => void,
+): Promise<void> {
+  const s = await scrape();
+  metric.reset();
+  set(s, put);
 }
 
 async function readScrape(redis: Redis, views: MonitorViews): Promise<Scrape> {

@@ -3,13 +3,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as cheerio from 'cheerio/slim';
 import type { Element } from 'domhandler';
-import {
-  classKind,
-  closestMatching,
-  looksGenerated,
-  suggestSelector,
-  type SelectorSuggestion,
-} from '../../src/core/extract/suggest';
+import { classKind, looksGenerated } from '../../src/core/extract/selectorNames';
+import { closestMatching, suggestSelector, type SelectorSuggestion } from '../../src/core/extract/suggest';
 import { DEMO_SITE, renderPage } from '../../src/demo/site';
 
 // The picker's suggestions on pages shaped like real sites: a shop grid with CSS-in-JS class soup, a

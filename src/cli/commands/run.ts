@@ -14,8 +14,8 @@ import {
   workersFlag,
 } from '../../worker/args';
 import type { Scaled } from '../../core/autoscale/range';
-import { launchCrawl, type CrawlLaunch, type LaunchResult } from '../../run/launcher';
-import { chooseRedis, type RedisChoiceOptions } from '../../run/redisChoice';
+import { launchCrawl, type CrawlLaunch, type LaunchOptions, type LaunchResult } from '../../run/launcher';
+import { chooseRedis, type RedisChoice, type RedisChoiceOptions } from '../../run/redisChoice';
 import { checkRedis, waitForRedis } from '../../redis/check';
 import { formatDuration, groupDigits } from '../../core/units';
 import demoTaskText from '../../../examples/books.crawl.yaml';
@@ -126,6 +126,7 @@ export const demoCommand = command({
     } catch (err) {
       throw new Error(
         `cannot serve the demo site on 127.0.0.1:${DEMO_PORT} (${(err as NodeJS.ErrnoException).code}); is another demo running?`,
+        { cause: err },
       );
     }
     console.log(`Demo bookshop on ${site.url}/ — crawling it with ${taskFile}`);
@@ -207,12 +208,12 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   const out = runOutput(flags.logFormat ?? 'human', task.name);
   // The workers this run starts log in the same form (worker/main.ts reads it).
   if (out.format === 'json') process.env[LOG_FORMAT_ENV] = 'json';
-  let redisLost: Error | null = null;
-  let launched: CrawlLaunch | undefined;
+  // A private redis-server lost for good stops the run, which is launched only once Redis is chosen.
+  const redisLoss: { error: Error | null; launch: CrawlLaunch | null } = { error: null, launch: null };
   const redis = await chooseRedis(flags.redis, task.file, {
     watch: privateRedisWatch(out, (err) => {
-      redisLost = err;
-      launched?.stop();
+      redisLoss.error = err;
+      redisLoss.launch?.stop();
     }),
   });
   out.say('info', `Redis: ${redis.describe()}`, { event: 'redis' });
@@ -224,9 +225,49 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     await redis.release();
     throw err;
   }
-  const launch = launchCrawl({
+  const launch: CrawlLaunch = launchCrawl(launchOptions(task, flags, out, redis.url, () => launch));
+  redisLoss.launch = launch;
+  sayWorkerEvents(launch, out);
+  const signals = stopOnSignals(launch, out, redis);
+  try {
+    const result = await launch.done;
+    if (out.format === 'human') process.stdout.write('\n');
+    if (redisLoss.error) throw redisLoss.error;
+    sayWhichRun(out, result, task, flags.fresh);
+    if (signals.interrupted()) {
+      out.say('info', `Stopped. Run the same command again to resume run ${result.run.run}.`, {
+        event: 'run-stopped',
+        run: result.run.run,
+      });
+      return EXIT.INTERRUPTED;
+    }
+    // Ended elsewhere (the web monitor's Stop run, an editor's Stop Crawl: CrawlQueue.stopRun): what it did, said so.
+    if (result.outcome === 'stopped')
+      out.say(
+        'info',
+        `Run ${result.run.run} was stopped from elsewhere (the monitor's Stop run or an editor's Stop Crawl): it does not resume; the next \`run\` begins a new one.`,
+        { event: 'run-stopped', run: result.run.run },
+      );
+    await printSummary(out, result, task, taskFile, redis.url);
+    return EXIT.OK;
+  } finally {
+    // The handlers stay until the end: a second Ctrl-C during this cleanup still quits cleanly.
+    await redis.release();
+    signals.dispose();
+  }
+}
+
+/** What the launcher is given: the flags, and where each of its events is said. */
+function launchOptions(
+  task: LoadedTask,
+  flags: RunFlags,
+  out: RunOutput,
+  redisUrl: string,
+  launch: () => CrawlLaunch,
+): LaunchOptions {
+  return {
     task,
-    redisUrl: redis.url,
+    redisUrl,
     workers: flags.workers,
     concurrency: flags.concurrency,
     maxMemoryBytes: flags.maxMemoryBytes,
@@ -257,20 +298,25 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
         status,
         null,
       );
-      void launch.session.crawl.nextScheduledRun().then(
-        (next) =>
-          next &&
-          out.say('info', `Next run at ${new Date(next).toISOString()} (Ctrl-C to stop).`, {
-            event: 'run-scheduled',
-          }),
-      );
+      void launch()
+        .session.crawl.nextScheduledRun()
+        .then(
+          (next) =>
+            next &&
+            out.say('info', `Next run at ${new Date(next).toISOString()} (Ctrl-C to stop).`, {
+              event: 'run-scheduled',
+            }),
+        );
     },
     onWorkerExit: (pid, code, signal, expected, lines) => {
       if (!expected)
         out.say('error', workerExitReport(pid, code, signal, lines), { event: 'worker-exit', newline: true });
     },
-  });
-  launched = launch;
+  };
+}
+
+/** The local workers' lines, and the pages a dead worker left, each on its own line. */
+function sayWorkerEvents(launch: CrawlLaunch, out: RunOutput): void {
   launch.supervisor.on('log', (pid, line) => out.workerLine(pid, line));
   // On its own line, as the exit message: on a terminal the progress line has no newline.
   launch.supervisor.on('released', (pid, jobs) =>
@@ -279,6 +325,17 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
       newline: true,
     }),
   );
+}
+
+/**
+ * Ctrl-C (or SIGTERM) stops the run gracefully, and quits it after STOP_DEADLINE_MS; a second Ctrl-C quits at once.
+ * `dispose` takes the handlers away.
+ */
+function stopOnSignals(
+  launch: CrawlLaunch,
+  out: RunOutput,
+  redis: RedisChoice,
+): { interrupted: () => boolean; dispose: () => void } {
   let interrupted = false;
   let quitting = false;
   let deadline: NodeJS.Timeout | undefined;
@@ -320,50 +377,34 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  try {
-    const result = await launch.done;
-    if (out.format === 'human') process.stdout.write('\n');
-    if (redisLost) throw redisLost;
-    // Say which it was: "resumes" read as "continues after a finished run" in the README, and it never does.
-    if (result.resumed)
-      out.say(
-        'info',
-        `Resumed run ${result.run.run} started ${new Date(result.run.startedAt).toISOString()} (it had not finished).`,
-        { event: 'run-resumed', run: result.run.run },
-      );
-    else {
-      const again = task.request.conditional
-        ? 'every page requested again, conditionally (request.conditional)'
-        : 'every page fetched again';
-      out.say(
-        'info',
-        `New run ${result.run.run}${flags.fresh ? ' (--fresh)' : ''}: ${again}; \`run\` resumes a run only while it is unfinished.`,
-        { event: 'run-new', run: result.run.run },
-      );
-    }
-    if (interrupted) {
-      out.say('info', `Stopped. Run the same command again to resume run ${result.run.run}.`, {
-        event: 'run-stopped',
-        run: result.run.run,
-      });
-      return EXIT.INTERRUPTED;
-    }
-    // Ended elsewhere (the web monitor's Stop run, an editor's Stop Crawl: CrawlQueue.stopRun): what it did, said so.
-    if (result.outcome === 'stopped')
-      out.say(
-        'info',
-        `Run ${result.run.run} was stopped from elsewhere (the monitor's Stop run or an editor's Stop Crawl): it does not resume; the next \`run\` begins a new one.`,
-        { event: 'run-stopped', run: result.run.run },
-      );
-    await printSummary(out, result, task, taskFile, redis.url);
-    return EXIT.OK;
-  } finally {
-    // The handlers stay until the end: a second Ctrl-C during this cleanup still quits cleanly.
-    await redis.release();
-    clearTimeout(deadline);
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+  return {
+    interrupted: () => interrupted,
+    dispose: () => {
+      clearTimeout(deadline);
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}
+
+/** Which run it was, said: "resumes" read as "continues after a finished run" in the README, and it never does. */
+function sayWhichRun(out: RunOutput, result: LaunchResult, task: LoadedTask, fresh: boolean): void {
+  if (result.resumed) {
+    out.say(
+      'info',
+      `Resumed run ${result.run.run} started ${new Date(result.run.startedAt).toISOString()} (it had not finished).`,
+      { event: 'run-resumed', run: result.run.run },
+    );
+    return;
   }
+  const again = task.request.conditional
+    ? 'every page requested again, conditionally (request.conditional)'
+    : 'every page fetched again';
+  out.say(
+    'info',
+    `New run ${result.run.run}${fresh ? ' (--fresh)' : ''}: ${again}; \`run\` resumes a run only while it is unfinished.`,
+    { event: 'run-new', run: result.run.run },
+  );
 }
 
 /** The private redis-server's events on their own lines; one that cannot be started again stops the run (issue 35, item 4). */

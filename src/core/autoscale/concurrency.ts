@@ -141,100 +141,132 @@ function ripe(s: Pick<ConcurrencySample, 'windowMs' | 'pages' | 'sites' | 'manua
 /** The concurrency to run at after a window, and why. */
 export function decide(limits: ConcurrencyLimits, state: ConcurrencyState, s: ConcurrencySample): ConcurrencyDecision {
   const c = state.concurrency;
-  const clamp = (n: number) => Math.min(limits.max, Math.max(limits.min, Math.round(n)));
-  if (s.manual !== undefined) {
-    const to = clamp(s.manual);
-    const next: ConcurrencyState = {
-      ...initialState(to),
-      ceiling: state.ceiling,
-      baselineLatencyMs: state.baselineLatencyMs,
-      heldUntil: s.at + AUTOSCALE.manualHoldMs,
-    };
-    return move(
-      next,
-      c,
-      to,
-      `resized by hand${to !== s.manual ? ` (asked ${s.manual}, kept within ${limits.min}..${limits.max})` : ''}; held for ${AUTOSCALE.manualHoldMs / 60_000} min`,
-    );
-  }
+  if (s.manual !== undefined) return resizedByHand(limits, state, s.at, s.manual);
   if (!ripe(s))
     return { state, concurrency: c, judged: false, reason: `measuring: ${s.pages} page(s) in ${seconds(s.windowMs)}` };
   const rate = (s.pages * 1000) / Math.max(1, s.windowMs);
   const conditions = describe(s, rate, c);
   // A share of the answers, not any one: one shedding host among many is backed off per host (hostThrottle.ts).
   const throttled = s.sites.throttled > 0 && s.sites.throttled >= AUTOSCALE.throttledShare * s.sites.answered;
+  const base = afterWindow(state, s, throttled);
+  if (s.at < state.heldUntil)
+    return stay(base, `held at ${c} after a manual resize (${seconds(state.heldUntil - s.at)} left): ${conditions}`);
+  // Pressure first: a back-off is never held up by anything else.
+  const backOff = backOffDecision(limits, base, s, throttled, conditions);
+  if (backOff) return backOff;
+  const verdict = lastMoveVerdict(base, s.at, rate, conditions);
+  if ('decision' in verdict) return verdict.decision;
+  return growth(limits, base, s, rate, verdict.phase, conditions);
+}
+
+function clamp(limits: ConcurrencyLimits, n: number): number {
+  return Math.min(limits.max, Math.max(limits.min, Math.round(n)));
+}
+
+/** A resize by hand: taken as asked (within the limits) and held there for a while. */
+function resizedByHand(
+  limits: ConcurrencyLimits,
+  state: ConcurrencyState,
+  at: number,
+  manual: number,
+): ConcurrencyDecision {
+  const to = clamp(limits, manual);
+  const next: ConcurrencyState = {
+    ...initialState(to),
+    ceiling: state.ceiling,
+    baselineLatencyMs: state.baselineLatencyMs,
+    heldUntil: at + AUTOSCALE.manualHoldMs,
+  };
+  return move(
+    next,
+    state.concurrency,
+    to,
+    `resized by hand${to !== manual ? ` (asked ${manual}, kept within ${limits.min}..${limits.max})` : ''}; held for ${AUTOSCALE.manualHoldMs / 60_000} min`,
+  );
+}
+
+/** What a judged window teaches: the sites' best latency, the last concurrency that was not throttled; a ceiling expires. */
+function afterWindow(state: ConcurrencyState, s: ConcurrencySample, throttled: boolean): ConcurrencyState {
   const baselineLatencyMs =
     s.sites.latencyMs === null || throttled
       ? state.baselineLatencyMs
       : state.baselineLatencyMs === null
         ? s.sites.latencyMs
         : Math.min(state.baselineLatencyMs, s.sites.latencyMs);
-  const lastGood = throttled ? state.lastGood : Math.max(state.lastGood ?? 0, c);
-  const base: ConcurrencyState = {
+  const lastGood = throttled ? state.lastGood : Math.max(state.lastGood ?? 0, state.concurrency);
+  return {
     ...state,
     baselineLatencyMs,
     lastGood,
     ceiling: state.ceiling && state.ceiling.until > s.at ? state.ceiling : null,
   };
+}
 
-  if (s.at < state.heldUntil)
-    return stay(base, `held at ${c} after a manual resize (${seconds(state.heldUntil - s.at)} left): ${conditions}`);
-
-  // Pressure first: a back-off is never held up by anything else.
+/** Down at once when the sites throttle (under a ceiling for a while) or something is under pressure; else null. */
+function backOffDecision(
+  limits: ConcurrencyLimits,
+  base: ConcurrencyState,
+  s: ConcurrencySample,
+  throttled: boolean,
+  conditions: string,
+): ConcurrencyDecision | null {
+  const c = base.concurrency;
+  const settle = { phase: 'probe', last: null, quietUntil: s.at + AUTOSCALE.quietMs } as const;
   if (throttled) {
-    const to = clamp(state.lastGood !== null && state.lastGood < c ? state.lastGood : c / 2);
+    const to = clamp(limits, base.lastGood !== null && base.lastGood < c ? base.lastGood : c / 2);
     const ceiling = { n: c, until: s.at + AUTOSCALE.ceilingMs };
     const why = `sites answered 429/503 to ${s.sites.throttled} of ${s.sites.answered} request(s) at ${c}`;
-    return move(
-      { ...base, ceiling, phase: 'probe', last: null, quietUntil: s.at + AUTOSCALE.quietMs },
-      c,
-      to,
-      `${why}; ${conditions}`,
-    );
+    return move({ ...base, ceiling, ...settle }, c, to, `${why}; ${conditions}`);
   }
   const pressure = backOffReason(s, base);
-  if (pressure)
-    return move(
-      { ...base, phase: 'probe', last: null, quietUntil: s.at + AUTOSCALE.quietMs },
-      c,
-      clamp(Math.min(c - 1, c * 0.75)),
-      `${pressure}; ${conditions}`,
-    );
+  if (!pressure) return null;
+  return move({ ...base, ...settle }, c, clamp(limits, Math.min(c - 1, c * 0.75)), `${pressure}; ${conditions}`);
+}
 
-  // Did the last move pay?
-  let phase = base.phase;
-  if (base.last && base.last.to === c && base.last.from < c) {
-    const gain = rate / Math.max(1e-9, base.last.rateBefore);
-    const wanted = phase === 'double' ? AUTOSCALE.doublingGain : AUTOSCALE.stepGain;
-    // A move that did not pay is undone: more requests in flight for nothing are load on the sites for nothing. A
-    // doubling that paid a little is kept, and small steps take over.
-    const paidLittle = phase === 'double' && gain >= AUTOSCALE.stepGain;
-    if (gain < wanted && !paidLittle) {
-      const why =
-        gain < AUTOSCALE.worse
-          ? `less than ${fmtRate(base.last.rateBefore)} at ${base.last.from}`
-          : `no more than ${fmtRate(base.last.rateBefore)} at ${base.last.from}`;
-      return move(
-        { ...base, phase: 'probe', last: null, quietUntil: s.at + AUTOSCALE.quietMs },
-        c,
-        base.last.from,
-        `${c} gave ${fmtRate(rate)} pages/s, ${why}; ${conditions}`,
-      );
-    }
-    if (gain < wanted) {
-      return stay(
-        { ...base, phase: 'probe', last: null, quietUntil: s.at + AUTOSCALE.quietMs },
-        `plateau: ${c} gave ${pct(gain - 1)} more pages/s than ${base.last.from}; ${conditions}`,
-      );
-    }
-  } else if (base.last && base.last.to === c && base.last.from > c) {
-    phase = 'probe';
-  }
+/** Did the last move up pay? Undone or ended when not (a decision); else the phase growth goes on in. */
+function lastMoveVerdict(
+  base: ConcurrencyState,
+  at: number,
+  rate: number,
+  conditions: string,
+): { readonly decision: ConcurrencyDecision } | { readonly phase: ConcurrencyState['phase'] } {
+  const c = base.concurrency;
+  const last = base.last;
+  if (!last || last.to !== c) return { phase: base.phase };
+  if (last.from > c) return { phase: 'probe' };
+  if (last.from === c) return { phase: base.phase };
+  const gain = rate / Math.max(1e-9, last.rateBefore);
+  const wanted = base.phase === 'double' ? AUTOSCALE.doublingGain : AUTOSCALE.stepGain;
+  if (gain >= wanted) return { phase: base.phase };
+  const settled: ConcurrencyState = { ...base, phase: 'probe', last: null, quietUntil: at + AUTOSCALE.quietMs };
+  // A move that did not pay is undone: more requests in flight for nothing are load on the sites for nothing. A
+  // doubling that paid a little is kept, and small steps take over.
+  const paidLittle = base.phase === 'double' && gain >= AUTOSCALE.stepGain;
+  if (paidLittle)
+    return {
+      decision: stay(settled, `plateau: ${c} gave ${pct(gain - 1)} more pages/s than ${last.from}; ${conditions}`),
+    };
+  const why =
+    gain < AUTOSCALE.worse
+      ? `less than ${fmtRate(last.rateBefore)} at ${last.from}`
+      : `no more than ${fmtRate(last.rateBefore)} at ${last.from}`;
+  return { decision: move(settled, c, last.from, `${c} gave ${fmtRate(rate)} pages/s, ${why}; ${conditions}`) };
+}
 
+/** Up by doubling or a step, unless something holds growth; never to a ceiling, nor past the pages waiting. */
+function growth(
+  limits: ConcurrencyLimits,
+  base: ConcurrencyState,
+  s: ConcurrencySample,
+  rate: number,
+  phase: ConcurrencyState['phase'],
+  conditions: string,
+): ConcurrencyDecision {
+  const c = base.concurrency;
   const hold = growthHold(s, base, limits, rate);
   if (hold) return stay({ ...base, last: null }, `${hold}; ${conditions}`);
   const up = phase === 'double' ? c * 2 : c + Math.max(1, Math.round(c * AUTOSCALE.step));
-  let to = clamp(up);
+  let to = clamp(limits, up);
   if (base.ceiling) to = Math.min(to, base.ceiling.n - 1);
   if (s.useful !== null) to = Math.min(to, Math.max(c, s.useful));
   if (to <= c) return stay({ ...base, last: null }, `at ${c}: ${conditions}`);

@@ -102,7 +102,7 @@ function itemLinks(
 function proposal($: CheerioAPI, el: Element, url: URL, list: boolean): FollowProposal | null {
   const s = suggestSelector($, el, { preferList: list });
   const selector = list ? (s.list?.selector ?? s.selector) : s.unique.selector;
-  let count = 0;
+  let count: number;
   try {
     count = $(selector).length;
   } catch {

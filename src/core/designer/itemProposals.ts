@@ -1,7 +1,8 @@
 import type { CheerioAPI } from 'cheerio/slim';
 import { selectAll, selectOne } from 'css-select';
-import { isTag, type AnyNode, type Element } from 'domhandler';
-import { classKind, looksGenerated, suggestSelector } from '../extract/suggest';
+import { isTag, isText, type AnyNode, type Element } from 'domhandler';
+import { classKind, looksGenerated } from '../extract/selectorNames';
+import { suggestSelector } from '../extract/suggest';
 
 // Item fields read from what a page shows, for "New Task File" (issue 32, item 5): the template's fixed fields
 // (`title: h1`, a description meta, `main a`) picked the site's header on one site and came out empty on the Demo
@@ -509,8 +510,8 @@ function isLink(el: Element): boolean {
 /** Text directly in the element (not in its child elements): what marks a leaf worth a field. */
 function ownText(el: Element): string {
   return el.children
-    .filter((c) => c.type === 'text')
-    .map((c) => (c as unknown as { data: string }).data)
+    .filter(isText)
+    .map((c) => c.data)
     .join('')
     .replace(/\s+/g, ' ')
     .trim();

@@ -144,7 +144,7 @@ export function highlightSite(page: PreparedPage, site: SelectorSite, label: str
     els = [];
     let matched = 0;
     for (const s of scopeEls) {
-      const found = site.selector === null ? [s] : ($(s).find(site.selector).toArray() as Element[]);
+      const found = site.selector === null ? [s] : $(s).find(site.selector).toArray();
       if (found.length > 0) matched++;
       els.push(...(site.all ? found : found.slice(0, 1)));
     }

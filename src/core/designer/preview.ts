@@ -1,4 +1,12 @@
-import { analysePage, PageFormatError, readsAsJson, routeRule } from '../pipeline/page';
+import {
+  analysePage,
+  PageFormatError,
+  readsAsJson,
+  routeRule,
+  type DroppedLink,
+  type PageInput,
+  type PageOutcome,
+} from '../pipeline/page';
 import { requestKey, type JobRequest, type SeriesRef } from '../request/build';
 import { bodyLabel } from '../request/body';
 import type { RobotsRules } from '../robots';
@@ -9,7 +17,7 @@ import type { Env } from '../task/checker';
 import { canonicalize } from '../url/canonical';
 import type { FieldValue } from '../extract/extract';
 import { highlightSite, originOf, type PreparedPage } from './page';
-import type { AnalysisView, CellView, DiagnosticView, FollowView, ItemTableView, LinkReason } from './protocol';
+import type { AnalysisView, CellView, DiagnosticView, FollowView, ItemTableView, LinkView } from './protocol';
 import { selectorSites, siteAt, siteLabel } from './sites';
 
 // One preview update, pure: the task file's text (unsaved edits included) and the prepared page in, what the
@@ -62,137 +70,169 @@ export function computePreview(input: PreviewInput): PreviewResult {
   const t1 = performance.now();
   const task = parsed.task;
   const used = task ?? input.lastGood;
-  const diagnostics: DiagnosticView[] = parsed.diagnostics.map((d) => ({
-    severity: d.severity,
-    message: d.message,
-    path: d.path,
-    line: d.line,
-    column: d.column,
-  }));
-  const names = used?.rules.map((r) => r.name) ?? [];
   const choice = used && input.page ? chooseRule(used, input.page.finalUrl, input.page.url, input.rule) : null;
-
-  let items: ItemTableView[] = [];
-  let problems: string[] = [];
-  let links: FollowView[] = [];
-  const robotsWanted = new Set<string>();
-  let robotsPending = false;
-  const requests = new Map<string, PreviewRequest>();
-  if (used && input.page && choice?.rule) {
-    const isJson = input.page.json !== undefined;
-    const json = readsAsJson(choice.rule, isJson);
-    let outcome: ReturnType<typeof analysePage>;
-    try {
-      outcome =
-        isJson && !json && choice.rule.format === null
-          ? { items: [], problems: [], kept: [], dropped: [] }
-          : analysePage(used, {
-              url: input.page.finalUrl,
-              html: input.page.html,
-              rule: choice.rule,
-              depth: choice.depth,
-              requestedUrl: input.page.url,
-              status: input.page.status,
-              fetchedAt: input.page.fetchedAt,
-              ...(json ? { json } : {}),
-              ...(input.series ? { series: input.series } : {}),
-            });
-    } catch (err) {
-      if (!(err instanceof PageFormatError)) throw err;
-      outcome = {
-        items: [],
-        problems: [{ type: choice.rule.name, index: -1, message: err.message }],
-        kept: [],
-        dropped: [],
-      };
-    }
-    items = itemTables(choice.rule, outcome.items);
-    problems = outcome.problems.map((p) => (p.index < 0 ? p.message : `${p.type} #${p.index + 1}: ${p.message}`));
-    // What a worker does with a JSON response its rule does not read: records it, extracts nothing.
-    if (isJson && !json && choice.rule.format === null)
-      problems.unshift(
-        `the response is JSON and rule '${choice.rule.name}' reads it with no JSONPath ($…): a crawl records the page and extracts nothing. Write its selectors as paths ($.items[*]) or set 'format: json'.`,
-      );
-    const method = (r: JobRequest | undefined) =>
-      r ? { method: r.method, ...(r.body ? { body: bodyLabel(r.body) } : {}) } : {};
-    const dropped = outcome.dropped.map(
-      (d): { url: string; reason: LinkReason; follow: number; method?: string; detail?: string } => ({
-        url: d.url,
-        reason: d.reason,
-        follow: d.follow,
-        ...(d.method ? { method: d.method } : {}),
-        ...(d.detail ? { detail: d.detail } : {}),
-      }),
-    );
-    const kept: { url: string; rule: string; follow: number; method?: string; body?: string; key?: string }[] = [];
-    for (const k of outcome.kept) {
-      const key = k.request || k.series ? requestKey(k.url, k.request) : undefined;
-      if (key) requests.set(key, { url: k.url, request: k.request ?? null, series: k.series ?? null });
-      const origin = originOf(k.url);
-      const rules = used.request.robots && origin ? input.robots?.(origin) : null;
-      if (rules === undefined && origin) {
-        robotsWanted.add(origin);
-        robotsPending = true;
-      }
-      if (rules && !rules.isAllowed(k.url))
-        dropped.push({
-          url: k.url,
-          reason: 'robots',
-          follow: k.follow,
-          ...(k.request ? { method: k.request.method } : {}),
-        });
-      else kept.push({ url: k.url, rule: k.rule, follow: k.follow, ...method(k.request), ...(key ? { key } : {}) });
-    }
-    const group = (index: number, selector: string, to: string | null): FollowView => {
-      const k = kept.filter((l) => l.follow === index);
-      const d = dropped.filter((l) => l.follow === index);
-      return {
-        index,
-        selector,
-        to,
-        kept: k.slice(0, MAX_LINKS).map(({ follow: _, ...rest }) => rest),
-        dropped: d.slice(0, MAX_LINKS).map(({ follow: _, ...rest }) => rest),
-        keptTotal: k.length,
-        droppedTotal: d.length,
-      };
-    };
-    links = choice.rule.follow.map((f, i) => group(i, followLabel(f), f.to));
-    // The next page of the series this page is one of: not a follow of its rule, shown as its own group.
-    if (input.series)
-      links.push(group(-1, `next page of the series (page ${input.series.page} now)`, choice.rule.name));
-  }
+  const a =
+    used && input.page && choice?.rule ? analyse(used, input.page, choice.rule, choice.depth, input) : nothingRead();
   const t2 = performance.now();
-
-  let highlight: AnalysisView['highlight'] = null;
-  if (input.page && input.cursor !== null) {
-    const site = siteAt(selectorSites(input.text), input.cursor);
-    if (site) highlight = highlightSite(input.page, site, siteLabel(site));
-  }
+  const highlight = cursorHighlight(input);
   const t3 = performance.now();
-
   return {
     task,
     diagnostics: parsed.diagnostics,
-    robotsWanted: [...robotsWanted],
-    requests,
+    robotsWanted: [...a.robotsWanted],
+    requests: a.requests,
     view: {
       stale: task === null && used !== null,
-      diagnostics,
+      diagnostics: parsed.diagnostics.map(diagnosticView),
       rule: {
         name: choice?.rule?.name ?? null,
         auto: input.rule === null,
         reason: choice?.reason ?? (used ? 'no page' : 'the file has errors'),
-        names,
+        names: used?.rules.map((r) => r.name) ?? [],
         fallback: choice?.fallback ?? false,
       },
-      items,
-      problems,
-      links,
-      robotsPending,
+      items: a.items,
+      problems: a.problems,
+      links: a.links,
+      robotsPending: a.robotsWanted.size > 0,
       highlight,
       timings: { parseMs: t1 - t0, analyseMs: t2 - t1, highlightMs: t3 - t2, totalMs: t3 - t0 },
     },
   };
+}
+
+function diagnosticView(d: TaskDiagnostic): DiagnosticView {
+  return { severity: d.severity, message: d.message, path: d.path, line: d.line, column: d.column };
+}
+
+/** The selector under the cursor, highlighted on the page. */
+function cursorHighlight(input: PreviewInput): AnalysisView['highlight'] {
+  if (!input.page || input.cursor === null) return null;
+  const site = siteAt(selectorSites(input.text), input.cursor);
+  return site ? highlightSite(input.page, site, siteLabel(site)) : null;
+}
+
+/** What the chosen rule makes of the page: its items, problems and links, and what they wait for. */
+interface PageAnalysis {
+  readonly items: ItemTableView[];
+  readonly problems: string[];
+  readonly links: FollowView[];
+  /** Origins whose robots.txt is not known yet: some links' fate waits for it. */
+  readonly robotsWanted: ReadonlySet<string>;
+  readonly requests: Map<string, PreviewRequest>;
+}
+
+function nothingRead(): PageAnalysis {
+  return { items: [], problems: [], links: [], robotsWanted: new Set(), requests: new Map() };
+}
+
+const NOTHING_EXTRACTED: PageOutcome = { items: [], problems: [], kept: [], dropped: [] };
+
+function analyse(
+  used: CrawlTask,
+  page: PreparedPage,
+  rule: PageRule,
+  depth: number,
+  input: PreviewInput,
+): PageAnalysis {
+  const isJson = page.json !== undefined;
+  const json = readsAsJson(rule, isJson);
+  // What a worker does with a JSON response its rule does not read: records it, extracts nothing.
+  const unreadJson = isJson && !json && rule.format === null;
+  const outcome = unreadJson
+    ? NOTHING_EXTRACTED
+    : analyseOrSayWhy(used, rule, {
+        url: page.finalUrl,
+        html: page.html,
+        rule,
+        depth,
+        requestedUrl: page.url,
+        status: page.status,
+        fetchedAt: page.fetchedAt,
+        ...(json ? { json } : {}),
+        ...(input.series ? { series: input.series } : {}),
+      });
+  const problems = outcome.problems.map((p) => (p.index < 0 ? p.message : `${p.type} #${p.index + 1}: ${p.message}`));
+  if (unreadJson)
+    problems.unshift(
+      `the response is JSON and rule '${rule.name}' reads it with no JSONPath ($…): a crawl records the page and extracts nothing. Write its selectors as paths ($.items[*]) or set 'format: json'.`,
+    );
+  return { items: itemTables(rule, outcome.items), problems, ...previewLinks(used, rule, outcome, input) };
+}
+
+/** The page analysed as a worker would; a response that is not what the rule reads is its one problem. */
+function analyseOrSayWhy(used: CrawlTask, rule: PageRule, page: PageInput): PageOutcome {
+  try {
+    return analysePage(used, page);
+  } catch (err) {
+    if (!(err instanceof PageFormatError)) throw err;
+    return { items: [], problems: [{ type: rule.name, index: -1, message: err.message }], kept: [], dropped: [] };
+  }
+}
+
+type DroppedView = FollowView['dropped'][number];
+
+/** A follow's links, kept and dropped (those robots.txt disallows among them). */
+interface FollowLinks {
+  readonly kept: LinkView[];
+  readonly dropped: DroppedView[];
+}
+
+/** The links grouped by the follow that found them, robots.txt applied, and the requests they open. */
+function previewLinks(
+  used: CrawlTask,
+  rule: PageRule,
+  outcome: PageOutcome,
+  input: PreviewInput,
+): Pick<PageAnalysis, 'links' | 'robotsWanted' | 'requests'> {
+  const byFollow = new Map<number, FollowLinks>();
+  const of = (follow: number): FollowLinks => {
+    let g = byFollow.get(follow);
+    if (!g) byFollow.set(follow, (g = { kept: [], dropped: [] }));
+    return g;
+  };
+  for (const d of outcome.dropped) of(d.follow).dropped.push(droppedView(d));
+  const requests = new Map<string, PreviewRequest>();
+  const robotsWanted = new Set<string>();
+  for (const k of outcome.kept) {
+    const key = k.request || k.series ? requestKey(k.url, k.request) : undefined;
+    if (key) requests.set(key, { url: k.url, request: k.request ?? null, series: k.series ?? null });
+    const origin = originOf(k.url);
+    const rules = used.request.robots && origin ? input.robots?.(origin) : null;
+    if (rules === undefined && origin) robotsWanted.add(origin);
+    if (rules && !rules.isAllowed(k.url))
+      of(k.follow).dropped.push({ url: k.url, reason: 'robots', ...(k.request ? { method: k.request.method } : {}) });
+    else of(k.follow).kept.push({ url: k.url, rule: k.rule, ...methodOf(k.request), ...(key ? { key } : {}) });
+  }
+  const group = (index: number, selector: string, to: string | null): FollowView => {
+    const { kept, dropped } = byFollow.get(index) ?? { kept: [], dropped: [] };
+    return {
+      index,
+      selector,
+      to,
+      kept: kept.slice(0, MAX_LINKS),
+      dropped: dropped.slice(0, MAX_LINKS),
+      keptTotal: kept.length,
+      droppedTotal: dropped.length,
+    };
+  };
+  const links = rule.follow.map((f, i) => group(i, followLabel(f), f.to));
+  // The next page of the series this page is one of: not a follow of its rule, shown as its own group.
+  if (input.series) links.push(group(-1, `next page of the series (page ${input.series.page} now)`, rule.name));
+  return { links, robotsWanted, requests };
+}
+
+function droppedView(d: DroppedLink): DroppedView {
+  return {
+    url: d.url,
+    reason: d.reason,
+    ...(d.method ? { method: d.method } : {}),
+    ...(d.detail ? { detail: d.detail } : {}),
+  };
+}
+
+function methodOf(r: JobRequest | undefined): { method?: string; body?: string } {
+  return r ? { method: r.method, ...(r.body ? { body: bodyLabel(r.body) } : {}) } : {};
 }
 
 interface RuleChoice {

@@ -276,7 +276,7 @@ function httpUrl(v: unknown): v is string {
 }
 
 function shortText(v: unknown, max: number): v is string {
-  return typeof v === 'string' && v.length > 0 && v.length <= max && !/[\u0000]/.test(v);
+  return typeof v === 'string' && v.length > 0 && v.length <= max && !v.includes('\0');
 }
 
 /** The message if it is one the webview may send, with exactly the fields it may carry; else null. */

@@ -121,9 +121,12 @@ function fieldValue(f: FieldProposal): string {
   return `{ ${parts.join(', ')} }`;
 }
 
+// The C0 controls and DEL (what is not printable ASCII or beyond ASCII): they would break the YAML comment.
+const NOT_PRINTABLE = /[^\x20-\x7e\x80-\uffff]/g;
+
 /** The value it gave, shortened, as a comment: what to expect in the preview. */
 function comment(example: string): string {
-  const one = example.replace(/\s+/g, ' ').replace(/[\u0000-\u001f\u007f]/g, '');
+  const one = example.replace(/\s+/g, ' ').replace(NOT_PRINTABLE, '');
   return `   # ${one.length > 50 ? `${one.slice(0, 50)}…` : one}`;
 }
 

@@ -40,7 +40,7 @@ function scalarString(n: unknown): string | null {
 }
 
 function pairNamed(map: YAMLMap, key: string): Pair | undefined {
-  return map.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === key) as Pair | undefined;
+  return map.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === key);
 }
 
 function valueOf(map: YAMLMap, key: string): unknown {
@@ -67,97 +67,88 @@ export function selectorSites(text: string): SelectorSite[] {
   if (!isMap(root)) return [];
   const rules = valueOf(root, 'rules');
   if (!isSeq(rules)) return [];
-  const out: SelectorSite[] = [];
-  rules.items.forEach((rule, ri) => {
-    if (!isMap(rule)) return;
-    const ruleName = scalarString(valueOf(rule, 'name'));
-    const base = { rule: ri, ruleName };
-    const follow = valueOf(rule, 'follow');
-    if (isSeq(follow)) {
-      follow.items.forEach((f, fi) => {
-        const r = rangeOf(f);
-        if (!isMap(f) || !r) return;
-        const sel = scalarSite(valueOf(f, 'selector'));
-        out.push({
-          ...base,
-          kind: 'follow',
-          item: null,
-          follow: fi,
-          field: null,
-          ...sel,
-          entry: [r[0], r[1]],
-          itemScope: null,
-          all: true,
-          attr: scalarString(valueOf(f, 'attr')) ?? 'href',
-        });
-      });
-    }
-    const items = valueOf(rule, 'items');
-    if (!isSeq(items)) return;
-    items.items.forEach((it, ii) => {
-      const r = rangeOf(it);
-      if (!isMap(it) || !r) return;
-      const scope = scalarSite(valueOf(it, 'scope'));
-      out.push({
+  return rules.items.flatMap((rule, ri) => {
+    if (!isMap(rule)) return [];
+    const base: RuleOf = { rule: ri, ruleName: scalarString(valueOf(rule, 'name')) };
+    return [...followSites(valueOf(rule, 'follow'), base), ...itemSites(valueOf(rule, 'items'), base)];
+  });
+}
+
+/** Which rule a site is in. */
+type RuleOf = Pick<SelectorSite, 'rule' | 'ruleName'>;
+
+/** A rule's follow entries: their selectors, every link they match followed. */
+function followSites(follow: unknown, base: RuleOf): SelectorSite[] {
+  if (!isSeq(follow)) return [];
+  return follow.items.flatMap((f, fi): SelectorSite[] => {
+    const r = rangeOf(f);
+    if (!isMap(f) || !r) return [];
+    const sel = scalarSite(valueOf(f, 'selector'));
+    return [
+      {
         ...base,
-        kind: 'scope',
-        item: ii,
-        follow: null,
+        kind: 'follow',
+        item: null,
+        follow: fi,
         field: null,
-        ...scope,
+        ...sel,
         entry: [r[0], r[1]],
         itemScope: null,
         all: true,
-        attr: null,
-      });
-      const fields = valueOf(it, 'fields');
-      if (!isMap(fields)) return;
-      for (const p of fields.items) {
-        if (!isPair(p) || !isScalar(p.key)) continue;
-        const name = String(p.key.value);
-        const entry = pairSpan(p);
-        // `page: url` and structured data (`jsonld:`, `microdata:`, `opengraph:`) read the page, no element: nothing
-        // to highlight or pick (the cursor there selects the item).
-        if (
-          isMap(p.value) &&
-          ['page', 'jsonld', 'microdata', 'opengraph'].some((k) => pairNamed(p.value as YAMLMap, k))
-        )
-          continue;
-        if (isMap(p.value)) {
-          const sel = scalarSite(valueOf(p.value, 'selector'));
-          const all =
-            isScalar(valueOf(p.value, 'all')) && (valueOf(p.value, 'all') as { value: unknown }).value === true;
-          out.push({
-            ...base,
-            kind: 'field',
-            item: ii,
-            follow: null,
-            field: name,
-            ...sel,
-            entry,
-            itemScope: scope.selector,
-            all,
-            attr: scalarString(valueOf(p.value, 'attr')),
-          });
-        } else {
-          const sel = scalarSite(p.value);
-          out.push({
-            ...base,
-            kind: 'field',
-            item: ii,
-            follow: null,
-            field: name,
-            ...sel,
-            entry,
-            itemScope: scope.selector,
-            all: false,
-            attr: null,
-          });
-        }
-      }
-    });
+        attr: scalarString(valueOf(f, 'attr')) ?? 'href',
+      },
+    ];
   });
-  return out;
+}
+
+/** A rule's items: each one's scope, then its fields. */
+function itemSites(items: unknown, base: RuleOf): SelectorSite[] {
+  if (!isSeq(items)) return [];
+  return items.items.flatMap((it, ii): SelectorSite[] => {
+    const r = rangeOf(it);
+    if (!isMap(it) || !r) return [];
+    const scope = scalarSite(valueOf(it, 'scope'));
+    const scopeSite: SelectorSite = {
+      ...base,
+      kind: 'scope',
+      item: ii,
+      follow: null,
+      field: null,
+      ...scope,
+      entry: [r[0], r[1]],
+      itemScope: null,
+      all: true,
+      attr: null,
+    };
+    const fields = valueOf(it, 'fields');
+    if (!isMap(fields)) return [scopeSite];
+    const fieldSites = fields.items.map((p) => fieldSite(p, base, ii, scope.selector));
+    return [scopeSite, ...fieldSites.filter((f): f is SelectorSite => f !== null)];
+  });
+}
+
+// `page: url` and structured data (`jsonld:`, `microdata:`, `opengraph:`) read the page, no element: nothing to
+// highlight or pick (the cursor there selects the item).
+const READS_THE_PAGE = ['page', 'jsonld', 'microdata', 'opengraph'];
+
+/** A field: a selector written alone, or a mapping with `selector`, `all` and `attr`. */
+function fieldSite(p: unknown, base: RuleOf, item: number, itemScope: string | null): SelectorSite | null {
+  if (!isPair(p) || !isScalar(p.key)) return null;
+  const v = p.value;
+  if (isMap(v) && READS_THE_PAGE.some((k) => pairNamed(v, k))) return null;
+  const all = isMap(v) ? valueOf(v, 'all') : null;
+  return {
+    ...base,
+    kind: 'field',
+    item,
+    follow: null,
+    field: String(p.key.value),
+    ...scalarSite(isMap(v) ? valueOf(v, 'selector') : v),
+    entry: pairSpan(p),
+    itemScope,
+    all: isScalar(all) && all.value === true,
+    attr: isMap(v) ? scalarString(valueOf(v, 'attr')) : null,
+  };
 }
 
 /**

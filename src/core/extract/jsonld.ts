@@ -71,7 +71,7 @@ export function jsonLdValues(nodes: readonly Record<string, unknown>[], p: JsonL
       }
       level = next;
     }
-    for (const v of level.flatMap((x) => (Array.isArray(x) ? x : [x]))) {
+    for (const v of level.flatMap((x) => (Array.isArray(x) ? (x as unknown[]) : [x]))) {
       const text = textOf(v);
       if (text !== null) out.push(text);
       if (!all && out.length > 0) return out;

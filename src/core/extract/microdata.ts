@@ -150,7 +150,7 @@ export function itemJson(item: MicrodataItem, depth = 0): Record<string, unknown
   for (const [k, v] of item.props) {
     const x = typeof v === 'string' ? v : depth > 16 ? '…' : itemJson(v, depth + 1);
     const had = out[k];
-    out[k] = had === undefined ? x : Array.isArray(had) ? [...had, x] : [had, x];
+    out[k] = had === undefined ? x : Array.isArray(had) ? [...(had as unknown[]), x] : [had, x];
   }
   return out;
 }

@@ -87,10 +87,11 @@ function jsonLdEntries(blocks: readonly string[]): StructuredEntry[] {
       return;
     }
     if (v === null || v === undefined) return;
-    if (typeof v !== 'object') {
+    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') {
       c.add(path, String(v));
       return;
     }
+    if (typeof v !== 'object') return;
     const o = v as Record<string, unknown>;
     if ('@value' in o) return walk(o['@value'], path, depth + 1);
     if (depth >= MAX_DEPTH) return;

@@ -1,5 +1,5 @@
 import type { CrawlTask, PageRule } from '../task/model';
-import { extractPage, type ExtractedItem, type ItemProblem } from '../extract/extract';
+import { extractPage, type ExtractedItem, type Extraction, type ItemProblem } from '../extract/extract';
 import { JsonPage } from '../extract/json';
 import { nextInSeries, requestKey, type JobRequest, type SeriesRef } from '../request/build';
 import { decideLink, type DropReason } from '../url/scope';
@@ -71,14 +71,7 @@ export class PageFormatError extends Error {
 }
 
 export function analysePage(task: CrawlTask, page: PageInput): PageOutcome {
-  let doc: string | JsonPage = page.html;
-  if (page.json) {
-    try {
-      doc = JsonPage.parse(page.html);
-    } catch (err) {
-      throw new PageFormatError(`the response is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
-    }
-  }
+  const doc = pageDocument(page);
   const facts = {
     url: page.requestedUrl ?? page.url,
     finalUrl: page.url,
@@ -86,10 +79,32 @@ export function analysePage(task: CrawlTask, page: PageInput): PageOutcome {
     fetchedAt: page.fetchedAt ?? null,
   };
   const ex = extractPage(doc, facts, page.rule);
+  const { kept, dropped } = sortLinks(task, ex, page.depth + 1);
+  // A series goes on while its pages yield something: items, problems or links.
+  const next =
+    page.series && ex.items.length + ex.problems.length + ex.links.length > 0
+      ? nextOfSeries(task, page, page.series)
+      : null;
+  if (next && 'kept' in next) kept.push(next.kept);
+  else if (next) dropped.push(next.dropped);
+  return { items: ex.items, problems: ex.problems, kept, dropped };
+}
+
+/** What the page is read as: its HTML, or its body parsed as JSON (not JSON: a PageFormatError). */
+function pageDocument(page: PageInput): string | JsonPage {
+  if (!page.json) return page.html;
+  try {
+    return JsonPage.parse(page.html);
+  } catch (err) {
+    throw new PageFormatError(`the response is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/** The links the rule's follows found, each kept (with the rule that will read it) or dropped with its reason. */
+function sortLinks(task: CrawlTask, ex: Extraction, depth: number): Pick<PageOutcome, 'kept' | 'dropped'> {
   const kept: KeptLink[] = [];
   const dropped: DroppedLink[] = [];
   const seenOnPage = new Set<string>();
-  const depth = page.depth + 1;
   for (const link of ex.links) {
     // Links (most of what a page has) take the plain path: no request, no series, objects built as literals.
     const request = link.request;
@@ -136,30 +151,38 @@ export function analysePage(task: CrawlTask, page: PageInput): PageOutcome {
         : k,
     );
   }
-  // A series goes on while its pages yield something: items, problems or links. Its next page is as deep as this
-  // one (the pages of one listing are one hop from where it was found) and goes to the same rule.
-  if (page.series && ex.items.length + ex.problems.length + ex.links.length > 0) {
-    const next = nextInSeries(task, page.series);
-    if (next && !next.ok) dropped.push({ url: page.url, reason: 'invalid', follow: -1, detail: next.problem });
-    else if (next) {
-      const { url, request, series } = next.built;
-      const d = decideLink(task, url, url, page.depth);
-      if (!d.ok) dropped.push({ url: d.url, reason: d.reason, follow: -1, ...(d.detail ? { detail: d.detail } : {}) });
-      else
-        kept.push({
-          url: d.url,
-          host: d.host,
-          rule: page.rule.name,
-          depth: page.depth,
-          priority: seriesPriority(task, page.series),
-          follow: -1,
-          next: true,
-          ...(request ? { request } : {}),
-          ...(series ? { series } : {}),
-        });
-    }
-  }
-  return { items: ex.items, problems: ex.problems, kept, dropped };
+  return { kept, dropped };
+}
+
+/**
+ * The next page of the page's series, kept or dropped. It is as deep as this page (the pages of one listing are one
+ * hop from where it was found) and goes to the same rule.
+ */
+function nextOfSeries(
+  task: CrawlTask,
+  page: PageInput,
+  ref: SeriesRef,
+): { readonly kept: KeptLink } | { readonly dropped: DroppedLink } | null {
+  const next = nextInSeries(task, ref);
+  if (!next) return null;
+  if (!next.ok) return { dropped: { url: page.url, reason: 'invalid', follow: -1, detail: next.problem } };
+  const { url, request, series } = next.built;
+  const d = decideLink(task, url, url, page.depth);
+  if (!d.ok)
+    return { dropped: { url: d.url, reason: d.reason, follow: -1, ...(d.detail ? { detail: d.detail } : {}) } };
+  return {
+    kept: {
+      url: d.url,
+      host: d.host,
+      rule: page.rule.name,
+      depth: page.depth,
+      priority: seriesPriority(task, ref),
+      follow: -1,
+      next: true,
+      ...(request ? { request } : {}),
+      ...(series ? { series } : {}),
+    },
+  };
 }
 
 function withMethod(d: DroppedLink, request: JobRequest | undefined): DroppedLink {

@@ -91,7 +91,7 @@ export function buildRequest(
   const request = jobRequest(methodOf(t), body, t.idempotent);
   let series: SeriesRef | null = null;
   if (page !== null) {
-    const { [PAGE]: _page, ...rest } = values;
+    const rest = Object.fromEntries(Object.entries(values).filter(([k]) => k !== PAGE));
     const absolute = /^[a-z][a-z0-9+.-]*:/i.test(t.url);
     series = { of: origin, page, values: rest, ...(absolute || base === undefined ? {} : { base }) };
   }

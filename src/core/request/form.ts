@@ -1,5 +1,5 @@
 import type { Cheerio } from 'cheerio/slim';
-import type { AnyNode, Element } from 'domhandler';
+import type { AnyNode } from 'domhandler';
 import type { PageForm } from './build';
 
 // A form of a page as a browser would submit it without anyone touching it (the HTML standard's "constructing the

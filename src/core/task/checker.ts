@@ -20,6 +20,7 @@ export const MAX_DURATION_MS = 2 ** 31 - 1;
 /** Environment variables by name, as process.env holds them. */
 export type Env = Readonly<Record<string, string | undefined>>;
 
+// Functions, not methods: the parse takes them out of the checker (`const { selector } = c`).
 export interface Checker {
   readonly diags: DiagnosticSink;
   readonly report: Report;
@@ -27,15 +28,15 @@ export interface Checker {
   /** false: a `browser.actions` script (`evaluate`) is an error (actions.ts); undefined: not checked. */
   readonly allowScripts?: boolean;
   /** A compiled URL pattern, or null (reported). */
-  pattern(path: Path, source: string): UrlPattern | null;
+  readonly pattern: (path: Path, source: string) => UrlPattern | null;
   /** The patterns of a list that compile (the others reported). */
-  patterns(path: Path, list: string[] | undefined): UrlPattern[];
+  readonly patterns: (path: Path, list: string[] | undefined) => UrlPattern[];
   /** Reports a CSS selector that does not parse. */
-  selector(path: Path, sel: string): void;
+  readonly selector: (path: Path, sel: string) => void;
   /** Where a selector reads a page: a CSS selector, or a JSONPath (`$…`) into a JSON response. */
-  selectorOrPath(path: Path, sel: string): void;
+  readonly selectorOrPath: (path: Path, sel: string) => void;
   /** A duration in ms, reported when longer than a timer can wait. */
-  duration(path: Path, value: string | number): number;
+  readonly duration: (path: Path, value: string | number) => number;
 }
 
 export function makeChecker(diags: DiagnosticSink, env: Env, allowScripts?: boolean): Checker {

@@ -13,7 +13,8 @@
 // names that host in its URLs.
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
+// Control characters but the tab (what is not a tab, printable ASCII or beyond ASCII): U+0000-U+0008, U+000A-U+001F, U+007F.
+const CONTROL = /[^\t\x20-\x7e\x80-\uffff]/;
 
 const NOT_SETTABLE: Readonly<Record<string, string>> = {
   host: "the Host header comes from the URL: put the host in the URLs you crawl (a Host of another site would send its requests to this URL's address, past the scope and robots.txt checks)",

@@ -31,27 +31,62 @@ export function buildItem(it: RawItem, path: Path, c: Checker): ItemSpec {
   return { type: it.type, scope: it.scope ?? null, key: it.key ?? [], fields };
 }
 
+type FieldMapping = Exclude<RawField, string>;
+
 /** An item field or a request value: a selector (CSS or JSONPath) and how to read and clean what it matches. */
 function buildField(name: string, f: RawField, fpath: Path, inScope: boolean, c: Checker): FieldSpec {
-  const { diags, selectorOrPath: selector } = c;
+  const { diags } = c;
   const spec = typeof f === 'string' ? { selector: f } : f;
-  if (spec.selector !== undefined) selector(typeof f === 'string' ? fpath : [...fpath, 'selector'], spec.selector);
-  if (spec.attr !== undefined && spec.html) diags.atPath([...fpath, 'html'], `use either 'attr' or 'html', not both`);
-  if (spec.selector !== undefined && isJsonPath(spec.selector)) {
-    for (const k of ['attr', 'html'] as const) {
-      if (spec[k] !== undefined)
-        diags.atPath(
-          fpath,
-          `'${k}' reads HTML: a JSONPath (${quote(spec.selector)}) already names the value to take`,
-          'error',
-          k,
-        );
-    }
+  if (spec.selector !== undefined)
+    c.selectorOrPath(typeof f === 'string' ? fpath : [...fpath, 'selector'], spec.selector);
+  checkElementReads(spec, fpath, c);
+  const structured = structuredSources(spec, fpath, c);
+  checkOneSource(spec, fpath, inScope, c);
+  let regex: FieldRegex | null = null;
+  if (spec.regex !== undefined) {
+    const r = compileFieldRegex(spec.regex);
+    if (r.ok) regex = r.regex;
+    else diags.atPath([...fpath, 'regex'], `${quote(spec.regex)} cannot be used: ${r.problem}`);
   }
+  return {
+    name,
+    page: spec.page ?? null,
+    ...structured,
+    selector: spec.selector ?? null,
+    attr: spec.attr ?? null,
+    html: spec.html ?? false,
+    all: spec.all ?? false,
+    trim: spec.trim ?? true,
+    regex,
+    url: spec.url ?? false,
+    required: spec.required ?? false,
+  };
+}
+
+/** `attr` and `html` read an element's HTML: not both, and not with a JSONPath. */
+function checkElementReads(spec: FieldMapping, fpath: Path, { diags }: Checker): void {
+  if (spec.attr !== undefined && spec.html) diags.atPath([...fpath, 'html'], `use either 'attr' or 'html', not both`);
+  if (spec.selector === undefined || !isJsonPath(spec.selector)) return;
+  for (const k of ['attr', 'html'] as const) {
+    if (spec[k] !== undefined)
+      diags.atPath(
+        fpath,
+        `'${k}' reads HTML: a JSONPath (${quote(spec.selector)}) already names the value to take`,
+        'error',
+        k,
+      );
+  }
+}
+
+/** The field's structured-data source (`jsonld`, `microdata`, `opengraph`) parsed, each given only when it parses. */
+function structuredSources(
+  spec: FieldMapping,
+  fpath: Path,
+  { diags }: Checker,
+): Pick<FieldSpec, 'jsonld' | 'microdata' | 'opengraph'> {
   let jsonld: JsonLdPath | null = null;
   let microdata: MicrodataPath | null = null;
   let opengraph: string | null = null;
-  const sources = (['jsonld', 'microdata', 'opengraph'] as const).filter((k) => spec[k] !== undefined);
   if (spec.jsonld !== undefined) {
     const parsed = parseJsonLdPath(spec.jsonld);
     if (typeof parsed === 'string') diags.atPath([...fpath, 'jsonld'], parsed);
@@ -67,6 +102,15 @@ function buildField(name: string, f: RawField, fpath: Path, inScope: boolean, c:
     if (typeof parsed !== 'string') diags.atPath([...fpath, 'opengraph'], parsed.error);
     else opengraph = parsed;
   }
+  return { ...(jsonld ? { jsonld } : {}), ...(microdata ? { microdata } : {}), ...(opengraph ? { opengraph } : {}) };
+}
+
+/**
+ * A field reads one source: the page's structured data, a fact of the page (`page`), or an element (a selector, or
+ * the item's scope element).
+ */
+function checkOneSource(spec: FieldMapping, fpath: Path, inScope: boolean, { diags }: Checker): void {
+  const sources = (['jsonld', 'microdata', 'opengraph'] as const).filter((k) => spec[k] !== undefined);
   if (sources.length > 0) {
     const source = sources[0]!;
     const what = { jsonld: 'JSON-LD', microdata: 'microdata', opengraph: 'OpenGraph tags' }[source];
@@ -101,27 +145,6 @@ function buildField(name: string, f: RawField, fpath: Path, inScope: boolean, c:
   } else if (spec.selector === undefined && !inScope && !spec.attr) {
     diags.atPath(fpath, `needs a 'selector' (there is no item 'scope' element to read from)`);
   }
-  let regex: FieldRegex | null = null;
-  if (spec.regex !== undefined) {
-    const r = compileFieldRegex(spec.regex);
-    if (r.ok) regex = r.regex;
-    else diags.atPath([...fpath, 'regex'], `${quote(spec.regex)} cannot be used: ${r.problem}`);
-  }
-  return {
-    name,
-    page: spec.page ?? null,
-    ...(jsonld ? { jsonld } : {}),
-    ...(microdata ? { microdata } : {}),
-    ...(opengraph ? { opengraph } : {}),
-    selector: spec.selector ?? null,
-    attr: spec.attr ?? null,
-    html: spec.html ?? false,
-    all: spec.all ?? false,
-    trim: spec.trim ?? true,
-    regex,
-    url: spec.url ?? false,
-    required: spec.required ?? false,
-  };
 }
 
 /**

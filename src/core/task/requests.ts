@@ -93,6 +93,8 @@ function jsonStrings(v: unknown, path: Path, out: [string, Path][]): void {
   else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) jsonStrings(x, [...path, k], out);
 }
 
+type EntryKind = 'start' | 'url' | 'form';
+
 /**
  * A request template from an entry's fields (see RequestTemplate), or null when it has a mistake (reported).
  * `values` are the entry's own (already checked); `kind` says what the entry is: a start entry has no page to
@@ -101,40 +103,22 @@ function jsonStrings(v: unknown, path: Path, out: [string, Path][]): void {
 export function requestTemplate(
   raw: RawRequestParts,
   path: Path,
-  kind: 'start' | 'url' | 'form',
+  kind: EntryKind,
   values: readonly FieldSpec[],
   report: Report,
 ): RequestTemplate | null {
-  let ok = true;
-  const used = new Set<string>();
-  const holes = (source: string, at: Path, where: 'url' | 'body') => {
-    const parts = template(source, at, where, report);
-    if (!parts) ok = false;
-    else for (const n of valueNames(parts)) used.add(n);
-  };
-  if (raw.url !== undefined) holes(raw.url, [...path, 'url'], 'url');
-  if (raw.fields !== undefined && raw.json !== undefined) {
-    report(path, `give either 'fields' (a form-encoded body) or 'json', not both`, 'error', 'json');
-    ok = false;
-  }
-  if (kind === 'form' && raw.json !== undefined) {
-    report(
-      path,
-      `a form is sent form-encoded: give its values in 'fields', or use 'url:' with 'json' to send JSON`,
-      'error',
-      'json',
-    );
-    ok = false;
-  }
+  const holes = templateHoles(report);
+  if (raw.url !== undefined) holes.read(raw.url, [...path, 'url'], 'url');
+  let ok = bodyKindAllowed(raw, path, kind, report);
   const fields: Record<string, string> = {};
   for (const [k, v] of Object.entries(raw.fields ?? {})) {
     fields[k] = String(v);
-    holes(String(v), [...path, 'fields', k], 'body');
+    holes.read(String(v), [...path, 'fields', k], 'body');
   }
   if (raw.json !== undefined) {
     const strings: [string, Path][] = [];
     jsonStrings(raw.json, [...path, 'json'], strings);
-    for (const [s, at] of strings) holes(s, at, 'body');
+    for (const [s, at] of strings) holes.read(s, at, 'body');
   }
   const body: BodyTemplate | null =
     raw.json !== undefined
@@ -150,6 +134,63 @@ export function requestTemplate(
     );
     ok = false;
   }
+  ok = valuesMatchHoles(holes.used, values, path, kind, report) && ok;
+  const pages = pagesOf(raw, path, kind, holes.used.has(PAGE), report);
+  if (!ok || !holes.ok() || pages === false) return null;
+  const m = method ?? (kind === 'form' ? null : body ? 'POST' : 'GET');
+  return {
+    url: raw.url ?? '',
+    method,
+    body,
+    idempotent: raw.idempotent ?? (m === 'GET' || m === 'PUT'),
+    pages,
+    values,
+  };
+}
+
+/** The `{name}`s a request's URL and body use, read string by string; `ok` until one string is broken (reported). */
+function templateHoles(report: Report) {
+  const used = new Set<string>();
+  let ok = true;
+  return {
+    used,
+    ok: () => ok,
+    read(source: string, at: Path, where: 'url' | 'body'): void {
+      const parts = template(source, at, where, report);
+      if (!parts) ok = false;
+      else for (const n of valueNames(parts)) used.add(n);
+    },
+  };
+}
+
+/** A body is form fields or JSON, not both; a form is sent form-encoded. */
+function bodyKindAllowed(raw: RawRequestParts, path: Path, kind: EntryKind, report: Report): boolean {
+  let ok = true;
+  if (raw.fields !== undefined && raw.json !== undefined) {
+    report(path, `give either 'fields' (a form-encoded body) or 'json', not both`, 'error', 'json');
+    ok = false;
+  }
+  if (kind === 'form' && raw.json !== undefined) {
+    report(
+      path,
+      `a form is sent form-encoded: give its values in 'fields', or use 'url:' with 'json' to send JSON`,
+      'error',
+      'json',
+    );
+    ok = false;
+  }
+  return ok;
+}
+
+/** Every `{name}` used is one of the entry's values (or `{page}`); a value used nowhere is a warning. */
+function valuesMatchHoles(
+  used: ReadonlySet<string>,
+  values: readonly FieldSpec[],
+  path: Path,
+  kind: EntryKind,
+  report: Report,
+): boolean {
+  let ok = true;
   const defined = new Set(values.map((v) => v.name));
   for (const name of used) {
     if (name === PAGE || defined.has(name)) continue;
@@ -167,40 +208,42 @@ export function requestTemplate(
         `{${v.name}} appears nowhere in the URL or the body: this value is read for nothing`,
         'warning',
       );
-  let pages: PagesSpec | null = null;
-  if (used.has(PAGE)) {
-    if (kind === 'form') {
-      report(
-        path,
-        `a form follow does not count pages: use 'url:' (the form's action) with 'fields' to send {page}`,
-        'error',
-        'url',
-      );
-      ok = false;
-    }
-    const p = raw.pages ?? {};
-    pages = { from: p.from ?? 1, step: p.step ?? 1, max: p.max ?? null };
-    if (pages.max !== null && pages.max < pages.from) {
-      report([...path, 'pages', 'max'], `the last page (${pages.max}) is before the first (${pages.from})`);
-      ok = false;
-    }
-  } else if (raw.pages !== undefined) {
+  return ok;
+}
+
+/** The pages a `{page}` counts (null: no {page}), or false when they are wrong (reported). */
+function pagesOf(
+  raw: RawRequestParts,
+  path: Path,
+  kind: EntryKind,
+  countsPages: boolean,
+  report: Report,
+): PagesSpec | null | false {
+  if (!countsPages) {
+    if (raw.pages === undefined) return null;
     report(
       [...path, 'pages'],
       `'pages' counts {page}, which the URL and the body do not use: add {page} where the page number goes (e.g. ?page={page})`,
     );
+    return false;
+  }
+  let ok = true;
+  if (kind === 'form') {
+    report(
+      path,
+      `a form follow does not count pages: use 'url:' (the form's action) with 'fields' to send {page}`,
+      'error',
+      'url',
+    );
     ok = false;
   }
-  if (!ok) return null;
-  const m = method ?? (kind === 'form' ? null : body ? 'POST' : 'GET');
-  return {
-    url: raw.url ?? '',
-    method,
-    body,
-    idempotent: raw.idempotent ?? (m === 'GET' || m === 'PUT'),
-    pages,
-    values,
-  };
+  const p = raw.pages ?? {};
+  const pages: PagesSpec = { from: p.from ?? 1, step: p.step ?? 1, max: p.max ?? null };
+  if (pages.max !== null && pages.max < pages.from) {
+    report([...path, 'pages', 'max'], `the last page (${pages.max}) is before the first (${pages.from})`);
+    ok = false;
+  }
+  return ok ? pages : false;
 }
 
 /** Whether a field spec (item field or request value) reads JSON. */

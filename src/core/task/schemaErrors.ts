@@ -12,7 +12,7 @@ import { closest, quote } from './wording';
  */
 export function salvage(value: unknown, isBroken: (path: Path) => boolean): RawTask {
   const v = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
-  const list = (x: unknown) => (Array.isArray(x) ? x : []);
+  const list = (x: unknown): unknown[] => (Array.isArray(x) ? x : []);
   const keep = <T>(items: unknown[], path: Path): T[] =>
     items
       .map((x, i) => [x, i] as const)
@@ -85,7 +85,9 @@ function describeValue(v: unknown): string {
   if (Array.isArray(v)) return 'a list';
   if (typeof v === 'object') return 'a mapping';
   if (typeof v === 'string') return `'${v.length > 40 ? v.slice(0, 40) + '…' : v}'`;
-  return String(v);
+  // What is left of a parsed file: a number or a boolean.
+  const scalar = typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint' || v === undefined;
+  return scalar ? String(v) : typeof v;
 }
 
 export function reportSchemaError(diags: DiagnosticSink, e: ErrorObject): void {
@@ -109,7 +111,7 @@ export function reportSchemaError(diags: DiagnosticSink, e: ErrorObject): void {
       return;
     }
     case 'enum': {
-      const allowed = (e.params as { allowedValues: unknown[] }).allowedValues;
+      const allowed = (e.params as { allowedValues: string[] }).allowedValues;
       diags.atPath(path, `must be one of ${allowed.map((a) => `'${a}'`).join(', ')}, not ${describeValue(e.data)}`);
       return;
     }

@@ -22,7 +22,7 @@ export function canonicalize(input: string, base: string | undefined, opts: Cano
   const key = memoKey(href, base);
   if (key === null) return compute(href, base, opts);
   let memo = memos.get(opts);
-  if (!memo) memos.set(opts, (memo = new Map()));
+  if (!memo) memos.set(opts, (memo = new Map<string, CanonicalResult>()));
   let r = memo.get(key);
   if (r === undefined) {
     if (memo.size >= MEMO_ENTRIES) memo.clear();
@@ -44,8 +44,8 @@ const ABSOLUTE = /^https?:\/\//i;
 const OTHER_SCHEME = /^(?!https?:)[a-z][a-z0-9+.-]*:/i;
 const HTTP_SCHEME = /^https?:/i;
 const PATH_ABSOLUTE = /^\/(?![/\\])/;
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/;
+// The C0 controls and DEL (what is not printable ASCII or beyond ASCII).
+const CONTROL = /[^\x20-\x7e\x80-\uffff]/;
 /** A plain http(s) base: scheme, authority, then the path up to its last '/', if any. */
 const BASE = /^(https?:\/\/[^\s\\/?#]*)((?:\/[^\s\\?#]*)?)(?:[?#]|$)/i;
 
