@@ -46,7 +46,11 @@ const RELEASE_TIMEOUT_MS = 10_000;
 // Worker processes of every supervisor in this process. When it exits without stopping them (a second Ctrl-C
 // calls process.exit, an uncaught error), they would otherwise run on with nobody watching: crawling, holding
 // Redis, writing to a closed pipe. Killed hard, like a crash: their jobs go back to the queue.
+// Not those asked to stop (stopOne): they are finishing their pages and exit by themselves. An editor window's
+// extension host stops its workers and exits at once on a reload; killing them then re-fetched on Resume the
+// pages that were on the wire (issue 32).
 const live = new Set<ChildProcess>();
+const stopping = new WeakSet<ChildProcess>();
 let exitHook = false;
 function trackChild(child: ChildProcess): void {
   live.add(child);
@@ -54,7 +58,7 @@ function trackChild(child: ChildProcess): void {
   if (!exitHook) {
     exitHook = true;
     process.once('exit', () => {
-      for (const c of live) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+      for (const c of live) if (c.exitCode === null && c.signalCode === null && !stopping.has(c)) c.kill('SIGKILL');
     });
   }
 }
@@ -161,9 +165,12 @@ export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
   async stopOne(pid: number, graceMs = 30_000): Promise<void> {
     const entry = this.children.get(pid);
     if (!entry) return;
-    entry.stopping = true;
     const exited = new Promise<void>((r) => entry.child.once('exit', () => r()));
-    entry.child.kill('SIGTERM');
+    // Once: to a worker, a second SIGTERM means "give up the pages in flight" (an editor's window reload stopped
+    // its workers twice, through the Workers view and the crawl).
+    if (!entry.stopping) entry.child.kill('SIGTERM');
+    entry.stopping = true;
+    stopping.add(entry.child);
     const timer = setTimeout(() => entry.child.kill('SIGKILL'), graceMs);
     await exited;
     clearTimeout(timer);
