@@ -5,15 +5,15 @@
 // "tests: N passed, N failed" and a non-zero exit when any stage failed.
 //
 //   npm test                      everything (after scripts/setup.sh test)
-//   node scripts/test.mjs mocha   only the named stages (build, typecheck, mocha, fuzz, faults, faults-cluster, extension, ui)
+//   node scripts/test.mjs mocha   only the named stages (build, typecheck, lint, mocha, fuzz, faults, faults-cluster, extension, ui)
 import './node22-guard.mjs';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const all = ['build', 'typecheck', 'mocha', 'fuzz', 'faults', 'faults-cluster', 'extension', 'ui'];
-const GROUPS = [['build'], ['mocha', 'typecheck', 'fuzz'], ['faults', 'faults-cluster'], ['extension'], ['ui']];
+const all = ['build', 'typecheck', 'lint', 'mocha', 'fuzz', 'faults', 'faults-cluster', 'extension', 'ui'];
+const GROUPS = [['build'], ['mocha', 'typecheck', 'fuzz'], ['faults', 'faults-cluster'], ['extension', 'lint'], ['ui']];
 const wanted = process.argv.slice(2).length ? process.argv.slice(2) : all;
 const totals = { passed: 0, failed: 0, skipped: 0 };
 const failedStages = [];
@@ -112,6 +112,13 @@ const stages = {
       if (code !== 0) return code;
     }
     return 0;
+  },
+  // typescript-eslint's type-checked rules and the size limits (eslint.config.mjs), zero warnings, then Prettier's
+  // layout: the same `npm run lint` and `npm run format:check` a contributor runs.
+  lint: async (out) => {
+    const code = (await run('npx', ['eslint', '--max-warnings', '0', 'src', 'media', 'test'], { out })).code;
+    if (code !== 0) return code;
+    return (await run('npx', ['prettier', '--check', '--log-level', 'warn', '.'], { out })).code;
   },
   // Two test files at a time, each in its own process: most of this stage's time is spent waiting for crawls,
   // workers, servers and timeouts, not computing (CS_MOCHA_JOBS=1: one file at a time, as `npx mocha` runs them).
