@@ -74,7 +74,7 @@ async function newPooled<X>(browser: Browser, kind: ContextKind<X>): Promise<Poo
       key: kind.key,
       context: await browser.newContext(made.options),
       extra: made.extra,
-      dispose: made.dispose,
+      dispose: () => made.dispose(),
       page: null,
       uses: 0,
     };
