@@ -3,7 +3,7 @@
 // crawler on the same site at the same concurrency, each checked for completeness -> micro-benchmarks ->
 // bench/results/<date>.md (also printed). Timings are reported, never asserted.
 //
-//   node bench/run.mjs [--quick] [--concurrency 16] [--only limit,cs1,cs2,crawlee,crawlee-np,scrapy,scale,slow,broad,browser,micro]
+//   node bench/run.mjs [--quick] [--concurrency 16] [--only limit,cs1,cs2,crawlee,crawlee-np,scrapy,scale,slow,broad,browser,autoscale,micro]
 //                      [--lists 100] [--profile] [--keep] [--broad cs1,cs2,scrapy,crawlee] [--browser-concurrency 4] [--browser-rows cs1,crawlee] [--chromium PATH] [--out FILE]
 //
 // --quick: a ~550-page site, 200k URLs for dedup, 20k items for the stores (a sanity run in about a minute).
@@ -50,6 +50,8 @@ const { values: flags } = parseArgs({
     // The browser row's crawlers (default both): --browser-rows cs1,crawlee
     'browser-rows': { type: 'string' },
     chromium: { type: 'string' },
+    // The autoscaling row's fixed settings, WORKERSxCONCURRENCY (issue 36): --autoscale-fixed 1x16,2x8,1x32,2x16
+    'autoscale-fixed': { type: 'string' },
     // The standard site's list pages (default 100, 25 with --quick): 22 pages each, so --lists 455 is ~10,000 pages
     // (issue 36's acceptance at 10,000 pages).
     lists: { type: 'string' },
@@ -279,6 +281,7 @@ async function measureCrawler(def, ctx) {
     redis: redisStats,
     check,
     items: out?.items ?? null,
+    decisions: out?.decisions ?? null,
     itemsOk,
     complete: check.ok && itemsOk && res.code === 0,
     processes: res.processes,
@@ -371,6 +374,156 @@ async function slowRun(ctx) {
   } finally {
     await proxy.stop();
   }
+}
+
+// The autoscaling row (issue 36): `--workers auto --concurrency auto` against fixed settings found by hand, every
+// setting once in each round (interleaved), on the standard site. The task lets the one host take AUTOSCALE_HOST
+// requests at once in every row, so politeness caps none of them and the settings alone differ.
+const AUTOSCALE_FIXED = (flags['autoscale-fixed'] ?? '1x8,1x16,1x32,2x8,2x16')
+  .split(',')
+  .map((s) => s.split('x').map(Number));
+const AUTOSCALE_HOST = 128;
+// A decision line as the CLI prints a worker's or the run's: "concurrency 16 → 24: …", "workers 1 → 2: …".
+const DECISION = /(concurrency|workers) (\d+) → (\d+): (.*)$/;
+
+/**
+ * Crawl Studio at each fixed setting (workers × concurrency) and with both autoscaled, REPEAT rounds interleaved:
+ * pages/s and CPU per page of each, the median by setting, auto's ratio to the best fixed median and, round by round,
+ * to that round's best fixed run; every scaling decision of the auto runs, with its reason.
+ */
+async function autoscaleRun(ctx) {
+  const base = crawlerDefs(ctx).find((d) => d.key === 'cs1');
+  const taskFile = (dir) => {
+    const f = join(dir, 'bench.crawl.yaml');
+    writeFileSync(f, benchTask({ base: ctx.nginx.url, concurrency: AUTOSCALE_HOST }));
+    return f;
+  };
+  const def = (key, name, workers, concurrency) => ({
+    ...base,
+    key,
+    name,
+    prepare: ({ dir }) => ({ task: taskFile(dir) }),
+    args: ({ redis, task }) => [
+      join(build, 'cli.js'),
+      'run',
+      task,
+      '--workers',
+      workers,
+      '--concurrency',
+      concurrency,
+      '--redis',
+      redis.url,
+      '--fresh',
+    ],
+    parse: (output, o) => ({
+      ...csParse(output, o),
+      decisions: output
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((l) => DECISION.test(l)),
+    }),
+  });
+  const defs = [
+    ...AUTOSCALE_FIXED.map(([w, c]) =>
+      def(`as-${w}x${c}`, `${w} worker${w > 1 ? 's' : ''} × ${c}`, String(w), String(c)),
+    ),
+    def('as-auto', '--workers auto --concurrency auto', 'auto', 'auto'),
+  ];
+  const rows = [];
+  for (let round = 0; round < REPEAT; round++) {
+    // Each round in another order, so no setting always runs first after the machine settled.
+    const order = defs.map((_, i) => defs[(i + round) % defs.length]);
+    for (const d of order) {
+      log(`autoscale: ${d.name} (round ${round + 1} of ${REPEAT})`);
+      const busy = await settle();
+      if (busy >= 0.1)
+        log(`  the machine did not quiet down (${Math.round(busy * 100)}% busy): read this row's "other" column`);
+      const row = await measureCrawler({ ...d, dir: `${d.key}-${round + 1}` }, ctx);
+      rows.push({ ...row, round });
+      for (const line of row.decisions ?? []) log(`  ${line}`);
+    }
+  }
+  return { rows, keys: defs.map((d) => [d.key, d.name]), pages: ctx.expected.pages.length };
+}
+
+function median(xs) {
+  const s = xs.filter((x) => x !== null && Number.isFinite(x)).sort((a, b) => a - b);
+  if (!s.length) return null;
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/** The autoscaling section: every setting's runs and medians, auto against the best fixed, auto's decisions. */
+function autoscaleReport(a) {
+  const L = [];
+  const rounds = Math.max(...a.rows.map((r) => r.round)) + 1;
+  L.push(
+    `**Autoscaling** (issue 36) — ${fmt(a.pages)} pages of the standard site, Crawl Studio at fixed settings (workers × ` +
+      `concurrency, \`run --workers W --concurrency C\`) and with \`--workers auto --concurrency auto\` (1..cores ` +
+      `processes, 2..64 requests each, starting at 1 × 16), ${rounds} round(s), every setting once a round, the order ` +
+      `rotated between rounds; the task allows the host ${AUTOSCALE_HOST} requests at once in every row. Median pages/s ` +
+      `of each setting; only complete runs count.`,
+  );
+  L.push('');
+  L.push(
+    '| setting | pages/s by round | median pages/s | median CPU ms / page | peak RSS (median) | other CPU s | load avg |',
+  );
+  L.push('|---|---|---|---|---|---|---|');
+  const stats = a.keys.map(([key, name]) => {
+    const runs = a.rows.filter((r) => r.key === key).sort((x, y) => x.round - y.round);
+    const ok = runs.filter((r) => r.complete);
+    return {
+      key,
+      name,
+      runs,
+      rate: median(ok.map((r) => r.pagesPerSec)),
+      cpu: median(ok.map((r) => r.cpuPer1000)),
+      rss: median(ok.map((r) => r.peakRss)),
+    };
+  });
+  for (const s of stats)
+    L.push(
+      `| ${s.name} | ${s.runs.map((r) => (r.complete ? fmt(r.pagesPerSec) : `**incomplete** (${r.code})`)).join(', ')} | **${fmt(s.rate)}** | ${fmt(s.cpu, 2)} | ${mb(s.rss)} | ${s.runs.map((r) => fmt(r.otherCpuS, 0)).join(', ')} | ${s.runs.map((r) => `${fmt(r.load[0], 1)}→${fmt(r.load[1], 1)}`).join(', ')} |`,
+    );
+  const auto = stats.find((s) => s.key === 'as-auto');
+  const fixedStats = stats.filter((s) => s.key !== 'as-auto' && s.rate !== null);
+  const best = fixedStats.reduce((x, s) => (!x || s.rate > x.rate ? s : x), null);
+  L.push('');
+  if (auto?.rate && best) {
+    const perRound = [];
+    for (let round = 0; round < rounds; round++) {
+      const inRound = a.rows.filter((r) => r.round === round && r.complete);
+      const ar = inRound.find((r) => r.key === 'as-auto');
+      const br = inRound
+        .filter((r) => r.key !== 'as-auto')
+        .reduce((x, r) => (!x || r.pagesPerSec > x.pagesPerSec ? r : x), null);
+      const bs = inRound.find((r) => r.key === best.key);
+      if (ar && br)
+        perRound.push({
+          best: ar.pagesPerSec / br.pagesPerSec,
+          bestName: br.name,
+          sameBest: bs ? ar.pagesPerSec / bs.pagesPerSec : null,
+        });
+    }
+    const ratio = auto.rate / best.rate;
+    const sameMedian = median(perRound.map((p) => p.sameBest));
+    L.push(
+      `- Auto against the best fixed setting (${best.name}, median ${fmt(best.rate)} pages/s): median ${fmt(auto.rate)} pages/s, ` +
+        `**${fmt(ratio * 100)}%** of it; round by round against ${best.name}: ${perRound.map((p) => fmt(p.sameBest * 100)).join(', ')}% (median ${fmt(sameMedian * 100)}%), ` +
+        `against each round's fastest fixed run: ${perRound.map((p) => `${fmt(p.best * 100)}% (${p.bestName})`).join(', ')}. ` +
+        `Within 5%: ${ratio >= 0.95 ? 'met' : '**not met**'}. CPU per page ${fmt(auto.cpu, 2)} against ${fmt(best.cpu, 2)} ms.`,
+    );
+  } else L.push('- Auto against the best fixed setting: no complete runs to compare.');
+  L.push('');
+  L.push('Scaling decisions of the auto runs, as the CLI printed them:');
+  L.push('');
+  for (const r of auto?.runs ?? []) {
+    L.push(`- round ${r.round + 1} (${r.complete ? fmt(r.pagesPerSec) : 'incomplete'} pages/s, ${fmt(r.wallS, 1)} s):`);
+    const lines = r.decisions ?? [];
+    if (!lines.length) L.push('  - none: it stayed at 1 worker × 16');
+    for (const l of lines) L.push(`  - \`${l.replace(/`/g, "'")}\``);
+  }
+  return L;
 }
 
 // The broad-crawl row (issue 19): BROAD_HOSTS hosts on loopback (127.0.0.2 …), BROAD_PAGES pages each, every host
@@ -1277,7 +1430,7 @@ function report(ctx, rows, m, prof) {
   L.push('');
   const e = ctx.expected;
   // A broad-only run crawls its own site (its section says what it is), not the standard one.
-  if (rows.length || ctx.scale || ctx.slow || m)
+  if (rows.length || ctx.scale || ctx.slow || ctx.autoscale || m)
     L.push(
       `**Site**: ${fmt(e.pages.length)} pages to fetch (${SITE.list} list pages in 2 variants, ${fmt(e.items.book)} books, /, /about.html), ` +
         `HTML ${fmt(e.htmlBytes.min / 1024, 1)}–${fmt(e.htmlBytes.max / 1024, 1)} KB (mean ${fmt(e.htmlBytes.mean / 1024, 1)} KB), robots-disallowed /private/, ` +
@@ -1459,6 +1612,7 @@ function report(ctx, rows, m, prof) {
   }
   if (ctx.broad) L.push('', ...broadReport(ctx.broad));
   if (ctx.browser) L.push('', ...browserReport(ctx.browser));
+  if (ctx.autoscale) L.push('', ...autoscaleReport(ctx.autoscale));
   const cs1 = rows.find((r) => r.key === 'cs1');
   if (cs1?.redis) {
     const calls = Object.entries(cs1.redis.calls)
@@ -1770,6 +1924,7 @@ async function main() {
     ctx.scale = want('scale') ? await scaleRun(ctx) : null;
     ctx.slow = want('slow') ? await slowRun(ctx) : null;
     ctx.broad = want('broad') ? await broadRun(ctx) : null;
+    ctx.autoscale = want('autoscale') ? await autoscaleRun(ctx) : null;
     ctx.browser = want('browser') ? await browserRun(ctx) : null;
     const m = want('micro') ? await micro(ctx) : null;
     const prof = flags.profile ? await profileRun(ctx) : null;
@@ -1792,6 +1947,7 @@ async function main() {
           slow: ctx.slow,
           broad: ctx.broad,
           browser: ctx.browser,
+          autoscale: ctx.autoscale,
           micro: m,
           prof,
           expected: { ...expected, pages: expected.pages.length },

@@ -141,6 +141,36 @@ describe('autoscaling: the concurrency controller (issue 36)', () => {
     assert.match(slowRedis.reason, /no growth: Redis answering in 150 ms/);
   });
 
+  it("on a saturated machine, neither slow answers nor empty slots stop it: pages/s decides (the bench's case)", () => {
+    const busyMachine = { machineCpu: 1, busy: 0.2, redisMs: 600, loopBusy: 0.7 };
+    const base = decide(
+      LIMITS,
+      initialState(16),
+      sample(0, 400, { ...busyMachine, sites: { answered: 400, throttled: 0, latencyMs: 12 } }),
+    );
+    assert.equal(base.concurrency, 32, base.reason);
+    const slow = decide(
+      LIMITS,
+      base.state,
+      sample(5_000, 600, { ...busyMachine, sites: { answered: 600, throttled: 0, latencyMs: 110 } }),
+    );
+    assert.ok(slow.concurrency >= 32, `no back-off on answer times the machine's own load explains: ${slow.reason}`);
+    // The same slow answers on a machine with cores to spare are the sites': it backs off.
+    const calm = decide(
+      LIMITS,
+      base.state,
+      sample(5_000, 600, { sites: { answered: 600, throttled: 0, latencyMs: 110 } }),
+    );
+    assert.ok(calm.concurrency < 32, calm.reason);
+    // And 503s back it off whatever the machine.
+    const shed = decide(
+      LIMITS,
+      base.state,
+      sample(5_000, 600, { ...busyMachine, sites: { answered: 600, throttled: 100, latencyMs: 12 } }),
+    );
+    assert.ok(shed.concurrency < 32, shed.reason);
+  });
+
   it('keeps under a memory limit: backs off near it, does not grow close to it', () => {
     const near = decide(LIMITS, initialState(16), sample(0, 400, { memory: { used: 1.9e9, limit: 2e9 } }));
     assert.ok(near.concurrency < 16);

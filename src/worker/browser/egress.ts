@@ -128,7 +128,10 @@ export class Egress {
 
   async close(): Promise<void> {
     for (const s of this.sockets) s.destroy();
-    for (const a of this.agents.values()) (a.guarded.destroy(), a.open.destroy());
+    for (const a of this.agents.values()) {
+      a.guarded.destroy();
+      a.open.destroy();
+    }
     await new Promise<void>((r) => this.server.close(() => r()));
   }
 

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type * as Playwright from 'playwright-core';
 
@@ -9,12 +10,13 @@ import type * as Playwright from 'playwright-core';
 let loaded: Promise<typeof Playwright> | null = null;
 
 export function loadPlaywright(): Promise<typeof Playwright> {
-  loaded ??= (async () => {
+  // A require resolved from this file's folder, not import(): the programs run their bundle from V8's code cache
+  // (codeCache.ts) in a vm.Script, where a dynamic import() has no loader and fails (seen in bench/.build, which
+  // ships no playwright-core). A failure to load is the promise's rejection, as the first render's error.
+  loaded ??= new Promise((resolve) => {
     const shipped = join(__dirname, 'playwright-core', 'lib', 'index.js');
-    if (existsSync(shipped)) return require(shipped) as typeof Playwright;
-    // require, not import(): the programs run their bundle from V8's code cache (codeCache.ts) in a vm.Script,
-    // where a dynamic import() has no loader and fails (seen in bench/.build, which ships no playwright-core).
-    return require('playwright-core') as typeof Playwright;
-  })();
+    const load = createRequire(__filename);
+    resolve(load(existsSync(shipped) ? shipped : 'playwright-core') as typeof Playwright);
+  });
   return loaded;
 }

@@ -3,6 +3,7 @@ import { descendants, descendantsMemory, killChildGroups } from './processes';
 import { loadPlaywright } from './load';
 import { Egress } from './egress';
 import { claimProfile, profileDirOf, removeProfile, sweepProfiles } from './profiles';
+import { withDisabledFeatures } from './features';
 
 // One Chromium per worker process, shared by its tasks: launched on the first rendered page, at most
 // `maxOpenPages` pages open at once, replaced after `retireAfterPages` pages or above `maxMemoryBytes` (Chromium
@@ -74,7 +75,7 @@ async function newPooled<X>(browser: Browser, kind: ContextKind<X>): Promise<Poo
       key: kind.key,
       context: await browser.newContext(made.options),
       extra: made.extra,
-      dispose: made.dispose,
+      dispose: () => made.dispose(),
       page: null,
       uses: 0,
     };
@@ -291,7 +292,8 @@ export class BrowserPool {
       browser: loadPlaywright().then((pw) =>
         pw.chromium.launch({
           executablePath: this.opts.executablePath,
-          args: [...CHROMIUM_ARGS, ...(this.opts.extraArgs ?? [])],
+          // Chromium reads one --disable-features: Playwright's, ours and the user's merged into it (features.ts).
+          args: [...CHROMIUM_ARGS, ...withDisabledFeatures(this.opts.extraArgs ?? [])],
           // Our own signal handling stops the worker; Playwright's would kill the browser under in-flight pages.
           handleSIGINT: false,
           handleSIGTERM: false,

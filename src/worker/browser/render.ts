@@ -159,10 +159,10 @@ const watched = new WeakMap<Page, { current: Render | null }>();
 
 /** The page's route and listeners, set once for as long as it is kept; each reports to the render in progress. */
 async function watch(page: Page): Promise<{ current: Render | null }> {
-  let w = watched.get(page);
-  if (w) return w;
+  const known = watched.get(page);
+  if (known) return known;
   const state: { current: Render | null } = { current: null };
-  watched.set(page, (w = state));
+  watched.set(page, state);
   // A navigation of the main frame after the first is checked before it leaves: a page is not read from, nor its
   // request sent to, a place the task does not crawl. The wait in progress ends at once.
   await page.route('**/*', async (route) => {
@@ -226,62 +226,7 @@ async function renderOn(
   const origins = r.origins;
   const where = (at: string) => checkWhere(at, url, hooks, lease, refused);
   try {
-    const waitUntil =
-      spec.waitFor.kind === 'domcontentloaded' || spec.waitFor.kind === 'networkidle' ? spec.waitFor.kind : 'load';
-    const response = await unlessRefused(page.goto(url, { waitUntil, timeout: left() }));
-    await where(page.url());
-    const status = response?.status() ?? 200;
-    const contentType = (await response?.headerValue('content-type').catch(() => null)) ?? null;
-    if (status >= 400) {
-      const wait = retryAfter((await response?.headerValue('retry-after').catch(() => null)) ?? null);
-      throw new FetchFailure('http', `HTTP ${status}`, RETRYABLE_STATUS.has(status), status, wait);
-    }
-    const isHtml = contentType === null || /\b(text\/html|application\/xhtml\+xml)\b/i.test(contentType);
-    if (!isHtml) {
-      const bytes = Number((await response?.headerValue('content-length').catch(() => null)) ?? 0) || 0;
-      return { url, finalUrl: page.url(), status, contentType, isHtml: false, body: '', bytes, redirects: 0 };
-    }
-    if (spec.waitFor.kind === 'selector')
-      await unlessRefused(page.waitForSelector(spec.waitFor.selector, { state: 'attached', timeout: left() }));
-    else if (spec.waitFor.kind === 'delay') await unlessRefused(page.waitForTimeout(Math.min(spec.waitFor.ms, left())));
-    // Scrolls, clicks, forms, scripts: within the same deadline; one that fails fails the page, named.
-    if (spec.actions.length)
-      await unlessRefused(
-        runActions(page, spec.actions, {
-          left,
-          env: hooks.env ?? process.env,
-          scripts: hooks.scripts,
-          onStep: hooks.onStep,
-        }),
-      );
-    // Counted before the read: cards that come between the two are read, and still said to come late.
-    const late = spec.waitFor.kind === 'load' && spec.actions.length === 0 ? hooks.late : undefined;
-    const atLoad = late ? await unlessRefused(countMatches(page, late.selectors).catch(() => null)) : null;
-    const body = await unlessRefused(contentOf(page, left));
-    // A script may have navigated while the page was awaited: what was read is from wherever the page is now.
-    const finalUrl = page.url();
-    await where(finalUrl);
-    const bytes = Buffer.byteLength(body);
-    if (bytes > opts.maxBytes)
-      throw new FetchFailure(
-        'too-large',
-        `the rendered page is ${bytes} bytes, over request.maxBytes (${opts.maxBytes})`,
-        false,
-      );
-    const lateContent =
-      late && atLoad !== null && late.settle(atLoad) ? await watchForLate(page, late.selectors, atLoad, left) : null;
-    if (spec.screenshot === 'always') await capture(page, url, 'rendered', hooks);
-    return {
-      url,
-      finalUrl,
-      status,
-      contentType,
-      isHtml: true,
-      body,
-      bytes,
-      redirects: response?.request().redirectedFrom() ? 1 : 0,
-      ...(lateContent ? { lateContent } : {}),
-    };
+    return await loadAndRead(page, url, spec, opts, hooks, { left, unlessRefused, where });
   } catch (caught) {
     let err = caught;
     // A navigation that failed on its way somewhere (a redirect out of scope, to a refused address): that is the
@@ -304,6 +249,80 @@ async function renderOn(
     // And nothing it stored is left for the context's next page; a context that cannot be cleared is not kept.
     await withTimeout(clearStorage(page, origins), 5_000).catch(discard);
   }
+}
+
+/** What a render's steps share: the time left, a wait that ends when a navigation is refused, the place check. */
+interface RenderSteps {
+  readonly left: () => number;
+  readonly unlessRefused: <T>(p: Promise<T>) => Promise<T>;
+  readonly where: (at: string) => Promise<void>;
+}
+
+/** Navigates, waits as the rule says, runs its actions and reads the DOM: the page as a FetchedPage. */
+async function loadAndRead(
+  page: Page,
+  url: string,
+  spec: BrowserSpec,
+  opts: RenderOptions,
+  hooks: RenderHooks,
+  { left, unlessRefused, where }: RenderSteps,
+): Promise<FetchedPage> {
+  const waitUntil =
+    spec.waitFor.kind === 'domcontentloaded' || spec.waitFor.kind === 'networkidle' ? spec.waitFor.kind : 'load';
+  const response = await unlessRefused(page.goto(url, { waitUntil, timeout: left() }));
+  await where(page.url());
+  const status = response?.status() ?? 200;
+  const contentType = (await response?.headerValue('content-type').catch(() => null)) ?? null;
+  if (status >= 400) {
+    const wait = retryAfter((await response?.headerValue('retry-after').catch(() => null)) ?? null);
+    throw new FetchFailure('http', `HTTP ${status}`, RETRYABLE_STATUS.has(status), status, wait);
+  }
+  const isHtml = contentType === null || /\b(text\/html|application\/xhtml\+xml)\b/i.test(contentType);
+  if (!isHtml) {
+    const bytes = Number((await response?.headerValue('content-length').catch(() => null)) ?? 0) || 0;
+    return { url, finalUrl: page.url(), status, contentType, isHtml: false, body: '', bytes, redirects: 0 };
+  }
+  if (spec.waitFor.kind === 'selector')
+    await unlessRefused(page.waitForSelector(spec.waitFor.selector, { state: 'attached', timeout: left() }));
+  else if (spec.waitFor.kind === 'delay') await unlessRefused(page.waitForTimeout(Math.min(spec.waitFor.ms, left())));
+  // Scrolls, clicks, forms, scripts: within the same deadline; one that fails fails the page, named.
+  if (spec.actions.length)
+    await unlessRefused(
+      runActions(page, spec.actions, {
+        left,
+        env: hooks.env ?? process.env,
+        scripts: hooks.scripts,
+        onStep: hooks.onStep,
+      }),
+    );
+  // Counted before the read: cards that come between the two are read, and still said to come late.
+  const late = spec.waitFor.kind === 'load' && spec.actions.length === 0 ? hooks.late : undefined;
+  const atLoad = late ? await unlessRefused(countMatches(page, late.selectors).catch(() => null)) : null;
+  const body = await unlessRefused(contentOf(page, left));
+  // A script may have navigated while the page was awaited: what was read is from wherever the page is now.
+  const finalUrl = page.url();
+  await where(finalUrl);
+  const bytes = Buffer.byteLength(body);
+  if (bytes > opts.maxBytes)
+    throw new FetchFailure(
+      'too-large',
+      `the rendered page is ${bytes} bytes, over request.maxBytes (${opts.maxBytes})`,
+      false,
+    );
+  const lateContent =
+    late && atLoad !== null && late.settle(atLoad) ? await watchForLate(page, late.selectors, atLoad, left) : null;
+  if (spec.screenshot === 'always') await capture(page, url, 'rendered', hooks);
+  return {
+    url,
+    finalUrl,
+    status,
+    contentType,
+    isHtml: true,
+    body,
+    bytes,
+    redirects: response?.request().redirectedFrom() ? 1 : 0,
+    ...(lateContent ? { lateContent } : {}),
+  };
 }
 
 /** Local storage, IndexedDB, Cache Storage… of the origins the page's frames visited (cookies: clearCookies). */

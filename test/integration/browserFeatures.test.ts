@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { chromium } from 'playwright-core';
+import { BrowserPool } from '../../src/worker/browser/pool';
+import { poolRenderer, type RenderOptions } from '../../src/worker/browser/render';
+import { descendants } from '../../src/worker/browser/processes';
+import { LIGHTER_DISABLED, withDisabledFeatures } from '../../src/worker/browser/features';
+import type { BrowserSpec } from '../../src/core/task/model';
+import { browserOrSkip } from '../support/browser';
+
+// Issue 36: a worker's browser runs without what no crawl uses, and without losing what Playwright turns off. Real
+// Chromium (Debian's), a real HTTP server; asserted on the browser's processes as /proc shows them.
+
+/** The command lines of every process below this one (Chromium writes its own as one string with spaces). */
+function commandLines(): string[] {
+  return descendants().flatMap((p) => {
+    try {
+      return [readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').replace(/\0/g, ' ')];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** The features a process runs without, as Chromium passes them to its child processes (the ones in effect). */
+function disabledInEffect(lines: readonly string[]): string[] {
+  const child = lines.find((l) => /--type=(renderer|gpu-process|utility)/.test(l) && /--disable-features=/.test(l));
+  return child ? /--disable-features=(\S*)/.exec(child)![1]!.split(',') : [];
+}
+
+/** Renderers of the browser's own web UI (the address bar's popup), which no crawled page ever needs. */
+const uiRenderers = (lines: readonly string[]) =>
+  lines.filter((l) => l.includes('--type=renderer') && l.includes('--top-chrome-webui'));
+
+describe("the worker's browser flags (issue 36: lighter rendered pages)", function () {
+  this.timeout(120_000);
+  let executablePath: string;
+  let server: Server;
+  let url: string;
+
+  before(async function () {
+    executablePath = browserOrSkip(this);
+    server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><body><h1 class="t">page</h1></body>');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => server?.close());
+
+  it("keeps every feature Playwright disables, adds its own, and merges the user's", async () => {
+    // What Playwright alone passes, read from a browser it launched with no --disable-features of ours.
+    const plain = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
+    let playwrights: string[];
+    try {
+      const page = await plain.newPage();
+      await page.goto(`${url}/`);
+      playwrights = disabledInEffect(commandLines());
+    } finally {
+      await plain.close();
+    }
+    assert.ok(playwrights.length > 0, 'found the features Playwright disables');
+    const ours = /^--disable-features=(.*)$/.exec(
+      withDisabledFeatures(['--disable-features=Foo', '--mute-audio'])[0]!,
+    )!;
+    const list = ours[1]!.split(',');
+    for (const f of [...playwrights, ...LIGHTER_DISABLED, 'Foo'])
+      assert.ok(list.includes(f), `${f} is disabled (Playwright ${playwrights.join(',')})`);
+  });
+
+  it('renders pages in several contexts with no renderer for the browser UI, which a plain launch has', async () => {
+    // The control: Playwright's defaults alone give each context's window an address-bar popup renderer.
+    const plain = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
+    try {
+      for (let i = 0; i < 2; i++) await (await plain.newContext()).newPage().then((p) => p.goto(`${url}/${i}`));
+      assert.ok(uiRenderers(commandLines()).length > 0, 'a plain launch has a browser-UI renderer');
+    } finally {
+      await plain.close();
+    }
+
+    const pool = new BrowserPool({ executablePath, maxOpenPages: 3 });
+    const spec: BrowserSpec = {
+      waitFor: { kind: 'selector', selector: 'h1.t' },
+      block: ['image', 'font', 'media'],
+      timeoutMs: 20_000,
+      screenshot: 'never',
+      actions: [],
+    };
+    const opts: RenderOptions = {
+      timeoutMs: 20_000,
+      maxBytes: 1_000_000,
+      maxRedirects: 5,
+      headers: {},
+      userAgent: 'crawl-studio-test',
+      privateAllowed: null,
+    };
+    try {
+      const r = poolRenderer(pool);
+      // Three at once: three contexts (pool.ts keeps one per page in flight).
+      const pages = await Promise.all([1, 2, 3].map((i) => r.render(`${url}/p/${i}`, spec, opts)));
+      assert.ok(pages.every((p) => p.body.includes('page')));
+      const lines = commandLines();
+      assert.ok(
+        lines.some((l) => l.includes('--type=renderer')),
+        'the pool has renderers',
+      );
+      assert.deepEqual(uiRenderers(lines), [], 'no browser-UI renderer');
+    } finally {
+      await pool.close();
+    }
+  });
+});
