@@ -46,7 +46,7 @@ interface AnswerChecks {
   blocked(page: FetchedPage): Promise<void>;
 }
 
-const NO_CHECKS: AnswerChecks = { loggedOut: async () => undefined, blocked: async () => undefined };
+const NO_CHECKS: AnswerChecks = { loggedOut: () => Promise.resolve(), blocked: () => Promise.resolve() };
 
 type Log = (level: 'info' | 'warn' | 'error', message: string) => void;
 
