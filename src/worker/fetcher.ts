@@ -485,7 +485,7 @@ async function proxiedDispatcher(url: string, opts: FetchOptions, proxy: string)
       : (await (opts.resolver ?? systemResolver)(literal).catch(() => [])).map((a) => a.address);
     if (addresses.some((a) => isPrivateAddress(a))) throw blocked(u.host);
   }
-  const pools = proxyPools(proxy);
+  const pools = await proxyPools(proxy);
   return u.protocol === 'https:' ? pools.tunnel : pools.plain;
 }
 
