@@ -83,8 +83,8 @@ export class PageTurns {
     crawlDelayMs: number | null,
     politeWait: PoliteWait,
   ): Promise<void> {
-    await this.rateLimit(job, token, politeWait);
     const { host } = new URL(url);
+    await this.rateLimit(job, token, politeWait);
     const { gate, task, maxInlineHostWaitMs } = this.deps;
     const limits = this.hostLimits(crawlDelayMs);
     const lease = leaseOf(job, token);
