@@ -36,7 +36,8 @@ import { processSitemap, type SitemapJobDeps } from './sitemapJob';
 
 // One page job: robots.txt, per-host politeness, fetch, extract, discover, hand items to the store buffer,
 // count. Every step that talks to Redis is shared state, so any number of workers on any number of machines
-// can run this on the same queue.
+// can run this on the same queue. Here the job is routed and its request sent; its turn is pageTurn.ts's, what the
+// page becomes pageFinish.ts's, what a failure means to BullMQ pageFailure.ts's.
 
 export interface ProcessorDeps {
   readonly task: CrawlTask;
