@@ -28,7 +28,7 @@ export interface PageJobData {
    */
   readonly retried?: number;
   /**
-   * Set when the page failed for good (worker/processor.ts): its failure group as the run's counters have it
+   * Set when the page failed for good (worker/pageFailure.ts): its failure group as the run's counters have it
    * (`failed:<group>`), the HTTP status when there was one, and the worker that gave up, for `crawl-studio failures`
    * and the dashboard (observe/failures.ts); the message is the job's failedReason.
    */
@@ -60,7 +60,7 @@ export interface RunInfo {
   readonly finishedAt: number | null;
   /**
    * Time it spent not crawling, already over: paused (Pause Queue) or interrupted (Ctrl-C) until resumed. Optional
-   * (absent: none) because a worker builds a RunInfo of its job's run that knows only its id (worker/processor.ts).
+   * (absent: none) because a worker builds a RunInfo of its job's run that knows only its id (worker/pageFinish.ts).
    */
   readonly pausedMs?: number;
   /** Since when it is paused or interrupted, while it is (figures.ts runElapsedMs counts that time out). */

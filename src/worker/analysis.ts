@@ -74,17 +74,20 @@ export function analysisBudgetMs(task: CrawlTask): number {
 /** In the caller's thread: for tests and hosts without the worker bundle. */
 export function inlineAnalyser(): PageAnalyser {
   return {
-    async analyse({ task, rule, ...page }) {
-      const r = ruleByName(task, rule);
-      if (!r) throw new AnalysisError(`no rule '${rule}' in the task`, 'error');
-      try {
-        return forWorker(analysePage(task, { ...page, rule: r }));
-      } catch (err) {
-        throw new AnalysisError(describeFailure(err), 'error');
-      }
-    },
-    async close() {},
+    // A throw in the executor rejects the promise, as a worker thread's failure does.
+    analyse: (input) => new Promise((resolve) => resolve(analyseHere(input))),
+    close: () => Promise.resolve(),
   };
+}
+
+function analyseHere({ task, rule, ...page }: AnalysisInput): AnalysedPage {
+  const r = ruleByName(task, rule);
+  if (!r) throw new AnalysisError(`no rule '${rule}' in the task`, 'error');
+  try {
+    return forWorker(analysePage(task, { ...page, rule: r }));
+  } catch (err) {
+    throw new AnalysisError(describeFailure(err), 'error');
+  }
 }
 
 /**

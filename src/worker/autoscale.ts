@@ -8,7 +8,6 @@ import {
   type ConcurrencySample,
   type ConcurrencyState,
 } from '../core/autoscale/concurrency';
-import type { Demand } from '../frontier/demand';
 import type { FetchSlots, SlotAnswer } from './fetchSlots';
 
 // The measuring half of a worker's autoscaling: it samples what the pure controller (core/autoscale/concurrency.ts)

@@ -1,42 +1,51 @@
 import { lookup as systemLookup } from 'node:dns/promises';
 import type { LookupAddress } from 'node:dns';
-import type { Agent as AgentType, Dispatcher, ProxyAgent as ProxyAgentType } from 'undici';
+import type { Agent as AgentType, Dispatcher } from 'undici';
 import { isPrivateAddress } from '../core/url/hosts';
+// From undici's own modules, not its entry: index.js evaluates every API undici has (WebSocket, caches, mocks,
+// fetch…), about 230 KB of the extension's bundle and a tenth of its load time, for the two pieces used here.
+// The version is pinned in package.json; test/integration/fetcher*.test.ts fail if these paths move. Their types:
+// undici.d.ts.
+import Agent from 'undici/lib/dispatcher/agent.js';
+import ProxyAgent from 'undici/lib/dispatcher/proxy-agent.js';
+import DispatcherClass from 'undici/lib/dispatcher/dispatcher.js';
+import apiConnect from 'undici/lib/api/api-connect.js';
+import apiRequest from 'undici/lib/api/api-request.js';
 
 // The connection pools the fetcher sends requests through. The guarded pool checks the addresses a host resolves
 // to inside the socket's own DNS lookup, so the address that is checked is the address that is connected to: a
 // check before the request followed by a second, independent lookup in fetch would let a DNS server answer with
 // a public address the first time and 127.0.0.1 the second (DNS rebinding).
 
-// From undici's own modules, not its entry: index.js evaluates every API undici has (WebSocket, caches, mocks,
-// fetch…), about 230 KB of the extension's bundle and a tenth of its load time, for the two pieces used here.
-// The version is pinned in package.json; test/integration/fetcher*.test.ts fail if these paths move.
-const Agent = require('undici/lib/dispatcher/agent.js') as typeof AgentType;
-const ProxyAgent = require('undici/lib/dispatcher/proxy-agent.js') as typeof ProxyAgentType;
 // A CONNECT tunnel (ProxyAgent, https targets) calls dispatcher.connect(), which undici's entry module adds to the
 // Dispatcher prototype with its other APIs; only that one is added here.
-{
-  const DispatcherClass = require('undici/lib/dispatcher/dispatcher.js') as { prototype: Record<string, unknown> };
-  DispatcherClass.prototype.connect ??= require('undici/lib/api/api-connect.js');
-}
+DispatcherClass.prototype.connect ??= apiConnect;
+
 /**
  * undici's own SOCKS5 dispatcher (no dependency added): it sends the target's name to the proxy, which resolves it
  * (socks5h semantics), and wraps https targets in TLS end to end. Loaded on the first SOCKS proxy only; undici marks it
  * experimental with a process warning, which would land in every worker's log, so that one warning is kept quiet.
  */
-function socksAgent(proxyUrl: string): Dispatcher {
-  const emit = process.emitWarning;
-  process.emitWarning = function (this: unknown, warning: string | Error, ...rest: unknown[]) {
+async function socksAgent(proxyUrl: string): Promise<Dispatcher> {
+  const { default: Socks5ProxyAgent } = await import('undici/lib/dispatcher/socks5-proxy-agent.js');
+  // undici knows the scheme as socks5: (or socks:); socks5h: says the same thing (names resolved by the proxy).
+  return withoutSocksWarning(() => new Socks5ProxyAgent(proxyUrl.replace(/^socks5h:/i, 'socks5:')));
+}
+
+/** `make`'s result, its "SOCKS5 proxy support is experimental" process warning left out (others pass). */
+function withoutSocksWarning<T>(make: () => T): T {
+  const own = Object.getOwnPropertyDescriptor(process, 'emitWarning');
+  const emit = process.emitWarning.bind(process) as (...args: unknown[]) => void;
+  process.emitWarning = (warning: string | Error, ...rest: unknown[]) => {
     if (/SOCKS5 proxy support is experimental/.test(String(typeof warning === 'string' ? warning : warning?.message)))
       return;
-    return (emit as (...a: unknown[]) => void).call(process, warning, ...rest);
+    emit(warning, ...rest);
   };
   try {
-    const Socks5ProxyAgent = require('undici/lib/dispatcher/socks5-proxy-agent.js') as new (url: string) => Dispatcher;
-    // undici knows the scheme as socks5: (or socks:); socks5h: says the same thing (names resolved by the proxy).
-    return new Socks5ProxyAgent(proxyUrl.replace(/^socks5h:/i, 'socks5:'));
+    return make();
   } finally {
-    process.emitWarning = emit;
+    // Put back as it was: Node's own function, an own property of process.
+    if (own) Object.defineProperty(process, 'emitWarning', own);
   }
 }
 
@@ -44,11 +53,6 @@ function socksAgent(proxyUrl: string): Dispatcher {
 export function isSocksProxy(proxyUrl: string): boolean {
   return /^socks5h?:/i.test(proxyUrl);
 }
-
-const apiRequest = require('undici/lib/api/api-request.js') as (
-  this: Dispatcher,
-  opts: Dispatcher.RequestOptions,
-) => Promise<Dispatcher.ResponseData>;
 
 /** A request (GET unless told) through `dispatcher`: undici's request() without its entry module. */
 export function requestVia(
@@ -86,20 +90,26 @@ const proxies = new Map<string, ProxyPools>();
  * connections to the proxy are kept alive. The proxy resolves the target's name, so the caller checks the target's addresses first
  * (fetcher.ts); the proxy's own address is the user's choice and is not checked.
  */
-export function proxyPools(proxyUrl: string): ProxyPools {
-  let p = proxies.get(proxyUrl);
-  if (!p) {
-    if (isSocksProxy(proxyUrl)) {
-      const socks = socksAgent(proxyUrl);
-      p = { plain: socks, tunnel: socks };
-    } else {
-      p = {
-        plain: new ProxyAgent({ uri: proxyUrl, proxyTunnel: false }),
-        tunnel: new ProxyAgent({ uri: proxyUrl, proxyTunnel: true }),
-      };
+export async function proxyPools(proxyUrl: string): Promise<ProxyPools> {
+  const known = proxies.get(proxyUrl);
+  if (known) return known;
+  let p: ProxyPools;
+  if (isSocksProxy(proxyUrl)) {
+    const socks = await socksAgent(proxyUrl);
+    // Two first requests through a SOCKS proxy may both have made an agent while its module loaded: one is kept.
+    const first = proxies.get(proxyUrl);
+    if (first) {
+      void socks.close().catch(() => undefined);
+      return first;
     }
-    proxies.set(proxyUrl, p);
+    p = { plain: socks, tunnel: socks };
+  } else {
+    p = {
+      plain: new ProxyAgent({ uri: proxyUrl, proxyTunnel: false }),
+      tunnel: new ProxyAgent({ uri: proxyUrl, proxyTunnel: true }),
+    };
   }
+  proxies.set(proxyUrl, p);
   return p;
 }
 

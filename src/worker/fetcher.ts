@@ -256,38 +256,7 @@ async function openWithin(
   let post = opts.post;
   let method: NonNullable<FetchOptions['method']> = opts.method ?? (post ? 'POST' : 'GET');
   for (let hop = 0; ; hop++) {
-    let res: Response;
-    try {
-      const dispatcher = opts.proxy ? await proxiedDispatcher(current, opts, opts.proxy) : dispatcherFor(current, opts);
-      const cookie = opts.cookies ? await opts.cookies.header(current) : null;
-      res = await requestVia(dispatcher, current, {
-        signal,
-        method,
-        body: post?.body,
-        headers: {
-          'user-agent': opts.userAgent,
-          accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5',
-          'accept-encoding': 'gzip, deflate, br',
-          ...opts.headers,
-          ...(cookie ? { cookie } : {}),
-          ...(post ? { 'content-type': post.contentType } : {}),
-          ...(opts.conditional?.url === current ? opts.conditional.headers : {}),
-        },
-      });
-    } catch (err) {
-      if (err instanceof FetchFailure) throw err;
-      if (opts.proxy && refusedCredentials(err))
-        throw proxyAuthFailure(`proxy ${proxyName(opts.proxy)} refused its credentials (HTTP 407)`);
-      const f = networkFailure(err, current, timeout.aborted);
-      // Through a proxy, a connection that fails is the proxy's: the caller tries another. Named without credentials.
-      if (opts.proxy && f.cause_ === 'network')
-        throw new FetchFailure(
-          'proxy',
-          `proxy ${proxyName(opts.proxy)}: ${f.message.split(opts.proxy).join(redactUrl(opts.proxy))}`,
-          true,
-        );
-      throw f;
-    }
+    const res = await sendHop(current, opts, method, post, signal, timeout);
     const status = res.statusCode;
     if (opts.cookies) {
       const set = res.headers['set-cookie'];
@@ -334,6 +303,48 @@ async function openWithin(
       );
     }
     return { res, finalUrl: current, status, contentType: header(res, 'content-type'), redirects: hop };
+  }
+}
+
+/** One request of a fetch (its first, or a redirect's), its failure to connect named. */
+async function sendHop(
+  current: string,
+  opts: FetchOptions,
+  method: NonNullable<FetchOptions['method']>,
+  post: FetchOptions['post'],
+  signal: AbortSignal,
+  timeout: AbortSignal,
+): Promise<Response> {
+  try {
+    const dispatcher = opts.proxy ? await proxiedDispatcher(current, opts, opts.proxy) : dispatcherFor(current, opts);
+    const cookie = opts.cookies ? await opts.cookies.header(current) : null;
+    return await requestVia(dispatcher, current, {
+      signal,
+      method,
+      body: post?.body,
+      headers: {
+        'user-agent': opts.userAgent,
+        accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5',
+        'accept-encoding': 'gzip, deflate, br',
+        ...opts.headers,
+        ...(cookie ? { cookie } : {}),
+        ...(post ? { 'content-type': post.contentType } : {}),
+        ...(opts.conditional?.url === current ? opts.conditional.headers : {}),
+      },
+    });
+  } catch (err) {
+    if (err instanceof FetchFailure) throw err;
+    if (opts.proxy && refusedCredentials(err))
+      throw proxyAuthFailure(`proxy ${proxyName(opts.proxy)} refused its credentials (HTTP 407)`);
+    const f = networkFailure(err, current, timeout.aborted);
+    // Through a proxy, a connection that fails is the proxy's: the caller tries another. Named without credentials.
+    if (opts.proxy && f.cause_ === 'network')
+      throw new FetchFailure(
+        'proxy',
+        `proxy ${proxyName(opts.proxy)}: ${f.message.split(opts.proxy).join(redactUrl(opts.proxy))}`,
+        true,
+      );
+    throw f;
   }
 }
 
@@ -474,7 +485,7 @@ async function proxiedDispatcher(url: string, opts: FetchOptions, proxy: string)
       : (await (opts.resolver ?? systemResolver)(literal).catch(() => [])).map((a) => a.address);
     if (addresses.some((a) => isPrivateAddress(a))) throw blocked(u.host);
   }
-  const pools = proxyPools(proxy);
+  const pools = await proxyPools(proxy);
   return u.protocol === 'https:' ? pools.tunnel : pools.plain;
 }
 

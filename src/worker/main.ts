@@ -49,57 +49,15 @@ export async function workerMain(argv: string[]): Promise<void> {
     process.stdout.write(`${formatLogLine(format, Date.now(), level, msg, { worker, ...fields })}\n`);
   // Signals are handled from the start: while waiting for Redis (nothing in flight) one ends the worker at once; one
   // that comes while the worker starts stops it as soon as it has (a SIGTERM right after the banner killed it).
-  let handle: WorkerHandle | null = null;
-  let phase: 'waiting' | 'starting' | 'running' = 'waiting';
-  let pending: string | null = null;
-  // Why the worker is stopping, once it is. Only a second signal from a person (Ctrl-C, SIGTERM) gives up the pages
-  // in flight: the parent's exit and a signal that comes with it (a reloaded window's process tree) are one stop,
-  // or a reload re-fetched the pages that were on the wire (issue 32).
-  let closingBy: string | null = null;
-  const stop = (signal: string) => {
-    if (phase === 'waiting') {
-      log('info', `${signal}: stopped while waiting for Redis`, { event: 'worker-stopped' });
-      process.exit(0);
-    }
-    if (phase === 'starting' || !handle) {
-      pending ??= signal;
-      return;
-    }
-    const running = handle;
-    if (closingBy !== null) {
-      if (signal === PARENT_GONE || closingBy === PARENT_GONE) return;
-      log('warn', `${signal} again: leaving in-flight jobs to other workers`);
-      void running.close(true).finally(() => process.exit(130));
-      return;
-    }
-    closingBy = signal;
-    log('info', `${signal}: finishing in-flight jobs${drainMs !== null ? ` (at most ${drainMs / 1000} s)` : ''}`, {
-      event: 'worker-stopping',
-    });
-    // Within an orchestrator's grace period (Kubernetes: 30 s, then SIGKILL): past --drain-timeout the pages still in
-    // flight are left to other workers, as on a second signal, and the process exits on its own terms.
-    if (drainMs !== null) {
-      setTimeout(() => {
-        log('warn', `drain timeout (${drainMs / 1000} s): leaving in-flight jobs to other workers`, {
-          event: 'worker-drain-timeout',
-        });
-        // Not close(): it would wait for the requests in flight, up to their timeout. Their jobs are given back and the
-        // process exits, a few seconds at most if Redis does not answer (their locks then expire as after a kill).
-        void Promise.race([running.abandon(), new Promise((r) => setTimeout(r, 3_000))]).finally(() => process.exit(0));
-      }, drainMs).unref();
-    }
-    void running.close(false).then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
+  const stopping = new Stopping(log, drainMs);
+  const stop = (signal: string) => stopping.stop(signal);
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   // A worker may wait for Redis (it may be starting too), saying so on every attempt.
   await waitForRedis(redisUrl, (line) => log('warn', line, { event: 'redis-wait' }));
-  phase = 'starting';
-  const metrics = endpoints.metrics?.module.workerMetrics(() => handle?.health().concurrency ?? 0) ?? null;
-  handle = await runWorker({
+  stopping.phase = 'starting';
+  const metrics = endpoints.metrics?.module.workerMetrics(() => stopping.handle?.health().concurrency ?? 0) ?? null;
+  const handle = await runWorker({
     tasks,
     redisUrl,
     concurrency: initial(concurrency, AUTO_CONCURRENCY_START),
@@ -112,9 +70,9 @@ export async function workerMain(argv: string[]): Promise<void> {
     log,
     ...(metrics ? { metrics } : {}),
   });
+  stopping.handle = handle;
   await serveEndpoints(endpoints, handle, metrics, log);
-  phase = 'running';
-  if (pending) stop(pending);
+  stopping.started();
   // On its parent's private server: a user of it until this process exits (redis/serverOwners.ts).
   const privateDir = process.env[PRIVATE_REDIS_DIR_ENV];
   if (privateDir) registerWorkerUser(privateDir);
@@ -124,6 +82,74 @@ export async function workerMain(argv: string[]): Promise<void> {
     process.stderr.on('error', () => undefined);
     stop(PARENT_GONE);
   });
+}
+
+/** How a signal, or the parent's exit, stops the worker in whichever phase it is. */
+class Stopping {
+  phase: 'waiting' | 'starting' | 'running' = 'waiting';
+  handle: WorkerHandle | null = null;
+  /** A signal that came while the worker started: acted on once it has. */
+  private pending: string | null = null;
+  /**
+   * Why the worker is stopping, once it is. Only a second signal from a person (Ctrl-C, SIGTERM) gives up the pages
+   * in flight: the parent's exit and a signal that comes with it (a reloaded window's process tree) are one stop,
+   * or a reload re-fetched the pages that were on the wire (issue 32).
+   */
+  private closingBy: string | null = null;
+
+  constructor(
+    private readonly log: Log,
+    private readonly drainMs: number | null,
+  ) {}
+
+  /** The worker runs: a signal that came meanwhile stops it now. */
+  started(): void {
+    this.phase = 'running';
+    if (this.pending) this.stop(this.pending);
+  }
+
+  stop(signal: string): void {
+    const { log, drainMs } = this;
+    if (this.phase === 'waiting') {
+      log('info', `${signal}: stopped while waiting for Redis`, { event: 'worker-stopped' });
+      process.exit(0);
+    }
+    if (this.phase === 'starting' || !this.handle) {
+      this.pending ??= signal;
+      return;
+    }
+    const running = this.handle;
+    if (this.closingBy !== null) {
+      if (signal === PARENT_GONE || this.closingBy === PARENT_GONE) return;
+      log('warn', `${signal} again: leaving in-flight jobs to other workers`);
+      void running.close(true).finally(() => process.exit(130));
+      return;
+    }
+    this.closingBy = signal;
+    log('info', `${signal}: finishing in-flight jobs${drainMs !== null ? ` (at most ${drainMs / 1000} s)` : ''}`, {
+      event: 'worker-stopping',
+    });
+    if (drainMs !== null) this.boundDrain(running, drainMs);
+    void running.close(false).then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  }
+
+  /**
+   * Within an orchestrator's grace period (Kubernetes: 30 s, then SIGKILL): past --drain-timeout the pages still in
+   * flight are left to other workers, as on a second signal, and the process exits on its own terms.
+   */
+  private boundDrain(running: WorkerHandle, drainMs: number): void {
+    setTimeout(() => {
+      this.log('warn', `drain timeout (${drainMs / 1000} s): leaving in-flight jobs to other workers`, {
+        event: 'worker-drain-timeout',
+      });
+      // Not close(): it would wait for the requests in flight, up to their timeout. Their jobs are given back and the
+      // process exits, a few seconds at most if Redis does not answer (their locks then expire as after a kill).
+      void Promise.race([running.abandon(), new Promise((r) => setTimeout(r, 3_000))]).finally(() => process.exit(0));
+    }, drainMs).unref();
+  }
 }
 
 function drainTimeout(value: string): number {

@@ -5,7 +5,7 @@ import type { PageJobData, PageJobResult } from '../frontier/types';
 
 // A worker's own Prometheus metrics (`worker --metrics-port N`, issue 31 item 4), for a worker scraped on its own
 // (a Kubernetes pod, a machine of the fleet): what this process did since it started, counted as its BullMQ
-// Workers report each job (runtime.ts), and how long its pages took. The monitor's /metrics (monitor/metrics.ts)
+// Workers report each job (taskWorkers.ts), and how long its pages took. The monitor's /metrics (monitor/metrics.ts)
 // gives the runs' totals from Redis; these are per process, named crawl_studio_worker_* so the two never add up
 // by mistake, plus crawl_studio_fetch_duration_seconds, which only a worker can measure. Labels: `task`, `reason`.
 // Served on 127.0.0.1 unless --metrics-bind says otherwise: nothing here needs a token, and nothing here is secret,

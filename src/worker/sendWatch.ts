@@ -41,7 +41,9 @@ export function whenSent(url: string, sent: () => void): () => void {
   const key = keyOf(u.origin, `${u.pathname}${u.search}`);
   let called = false;
   const once: Waiter = () => {
-    if (!called) ((called = true), sent());
+    if (called) return;
+    called = true;
+    sent();
   };
   waiting.set(key, [...(waiting.get(key) ?? []), once]);
   return () => {

@@ -208,41 +208,45 @@ export class MemorySessions implements Sessions {
 
   private waits = new Map<string, number>();
 
-  async take(host: string): Promise<TakenSession> {
+  // In memory, every answer is at hand: the Sessions interface is asynchronous for the pool in Redis.
+  take(host: string): Promise<TakenSession> {
     const till = this.waits.get(host) ?? 0;
-    if (till > Date.now()) return { waitMs: till - Date.now() };
-    return { slot: 0, id: this.id, login: this.login };
+    if (till > Date.now()) return Promise.resolve({ waitMs: till - Date.now() });
+    return Promise.resolve({ slot: 0, id: this.id, login: this.login });
   }
 
-  async waitFor(s: SessionRef, host: string, untilMs: number): Promise<void> {
+  waitFor(s: SessionRef, host: string, untilMs: number): Promise<void> {
     if (s.id === this.id) this.waits.set(host, Math.max(this.waits.get(host) ?? 0, untilMs));
+    return Promise.resolve();
   }
 
-  async retire(s: SessionRef): Promise<boolean> {
-    if (s.id !== this.id) return false;
+  retire(s: SessionRef): Promise<boolean> {
+    if (s.id !== this.id) return Promise.resolve(false);
     this.id = randomUUID();
     this.login = '';
     this.jar = new CookieJar(new MemoryCookieStore());
     this.waits = new Map();
-    return true;
+    return Promise.resolve(true);
   }
 
-  async loginState(s: SessionRef): Promise<string> {
-    return s.id === this.id ? this.login : 'retired';
+  loginState(s: SessionRef): Promise<string> {
+    return Promise.resolve(s.id === this.id ? this.login : 'retired');
   }
 
-  async setLoginState(s: SessionRef, state: string): Promise<void> {
+  setLoginState(s: SessionRef, state: string): Promise<void> {
     if (s.id === this.id) this.login = state;
+    return Promise.resolve();
   }
 
-  async lockLogin(): Promise<boolean> {
-    if (this.locked) return false;
+  lockLogin(): Promise<boolean> {
+    if (this.locked) return Promise.resolve(false);
     this.locked = true;
-    return true;
+    return Promise.resolve(true);
   }
 
-  async unlockLogin(): Promise<void> {
+  unlockLogin(): Promise<void> {
     this.locked = false;
+    return Promise.resolve();
   }
 
   cookies(s: SessionRef): SessionCookies {

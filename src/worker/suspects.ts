@@ -7,7 +7,7 @@ import { DelayedError, type Job } from 'bullmq';
 // though nothing was wrong with it: how many did depended on how the jobs happened to spread over the workers, more
 // on a loaded machine. So a suspect runs alone in its process: it waits until the process's other jobs are done, and
 // jobs that arrive meanwhile step aside (back to the queue, delayed a moment, no attempt spent). BullMQ fails a job
-// at its fourth stall (runtime.ts maxStalledCount 3): a page that shared three of a poison page's kills has three
+// at its fourth stall (taskWorkers.ts maxStalledCount 3): a page that shared three of a poison page's kills has three
 // stalls, then runs alone, where only its own fault can stall it again. By construction, no page fails for another's
 // kills. Fewer stalls are not enough to suspect a page: a worker killed from outside (an OOM killer, a deploy) or a
 // Redis restarted twice stalls every job in flight, and isolating them all ran the fleet one page at a time for a

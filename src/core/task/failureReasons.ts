@@ -1,5 +1,5 @@
 // Every reason a page can be recorded as failed or skipped for, with what it means and what to do: the one list the
-// code's failure groups are checked against (worker/fetcher.ts, worker/browser/render.ts, worker/processor.ts) and
+// code's failure groups are checked against (worker/fetcher.ts, worker/browser/render.ts, worker/pageFinish.ts) and
 // docs/failures.md is written from (test/unit/failureReasons.test.ts compares the two).
 
 export interface ReasonHelp {
