@@ -81,9 +81,9 @@ const num = (s: string) => Number(s.replace(/,/g, ''));
 async function dashboardFigures(wv: FrameLocator): Promise<Map<string, { value: string; detail: string }>> {
   const kpis = await wv.locator('.kpis .kpi').evaluateAll((els) =>
     els.map((e) => ({
-      label: (e.querySelector('.label') as HTMLElement | null)?.innerText.trim() ?? '',
-      value: (e.querySelector('.value') as HTMLElement | null)?.innerText.trim() ?? '',
-      detail: (e.querySelector('.detail') as HTMLElement | null)?.innerText.trim() ?? '',
+      label: e.querySelector<HTMLElement>('.label')?.innerText.trim() ?? '',
+      value: e.querySelector<HTMLElement>('.value')?.innerText.trim() ?? '',
+      detail: e.querySelector<HTMLElement>('.detail')?.innerText.trim() ?? '',
     })),
   );
   return new Map(kpis.map((k) => [k.label, { value: k.value, detail: k.detail }]));
@@ -312,12 +312,14 @@ describe('One figure everywhere, and the smaller items of issue 32 (UI, quotes s
   });
 
   async function findUrl(page: Page, url: string): Promise<string[]> {
+    // From the task file's editor, Find URL searches its task (from elsewhere it asks which).
+    await page.locator('.tabs-container .tab', { hasText: 'quotes.crawl.yaml' }).first().click();
     await openCommandPalette(page, 'Crawl Studio: Find URL');
     await paletteRow(page, 'Crawl Studio: Find URL…').click();
     const input = quickInput(page).locator('input.input').first();
     await input.waitFor({ state: 'visible' });
-    // The workbench may still hold the palette's text for a moment: the URL typed in the input box, alone.
-    await until('the URL input box', async () => (await quickInput(page).innerText()).includes('Where is this URL'));
+    // The palette's text goes once the input box replaces it: then the URL is typed alone.
+    await until('the URL input box', async () => (await input.inputValue()) === '', 30_000, 100);
     await input.fill(url);
     await input.press('Enter');
     const rows = quickInput(page).locator('.monaco-list-row');
@@ -328,9 +330,6 @@ describe('One figure everywhere, and the smaller items of issue 32 (UI, quotes s
 
   it("Find URL gives an off-site URL's drop reason with the run's count, and a failed page's attempts as the explorer", async () => {
     const { page } = wb;
-    await explorerItem(page, 'quotes.crawl.yaml')
-      .click()
-      .catch(() => undefined);
     const offsite = await findUrl(page, TROUBLES.offsite);
     const texts = offsite.join('\n');
     assert.match(texts, /out of scope: offsite/);
@@ -372,13 +371,18 @@ describe('One figure everywhere, and the smaller items of issue 32 (UI, quotes s
     await runCommand(page, 'View: Show Explorer');
     await explorerItem(page, 'broken.crawl.yaml').click();
     // The task, as Run Task runs it: its type, then the task.
-    await runCommand(page, 'Tasks: Run Task');
+    await openCommandPalette(page, 'Tasks: Run Task');
+    await paletteRow(page, 'Tasks: Run Task').click();
     await row(quickInput(page), /crawl-studio/).click();
     await row(quickInput(page), 'validate broken.crawl.yaml').click();
     // Asked how to scan its output (a task with no matcher chosen yet): as it is contributed.
     const scan = row(quickInput(page), /Continue without scanning|crawl-studio/);
     if (await scan.isVisible({ timeout: 3_000 }).catch(() => false)) await scan.click();
-    await page.keyboard.press('Control+Shift+M');
+    // The Problems tab of the panel (the task's terminal is in front, and takes the keyboard's Ctrl+Shift+M).
+    await page
+      .locator('.part.panel .composite-bar .action-item', { hasText: /problems/i })
+      .first()
+      .click();
     const markers = page.locator('.markers-panel .monaco-list-row');
     const messages = async () =>
       (await markers.allInnerTexts()).filter((t) => !/^\s*broken\.crawl\.yaml/.test(t)).map((t) => t.trim());
@@ -401,7 +405,18 @@ describe('One figure everywhere, and the smaller items of issue 32 (UI, quotes s
 
   it("shows a failing fixture's changed field first on the diff's lines, and its marker on the field's line", async () => {
     const { page } = wb;
+    await runCommand(page, 'View: Show Explorer');
     await explorerItem(page, 'fx.crawl.yaml').click();
+    // The Testing view lists the task file's fixtures once it has looked for them.
+    await page.locator('.activitybar .action-item a[aria-label^="Testing"]').first().click();
+    const tests = page.locator('.test-explorer .monaco-list-row');
+    await tests.first().waitFor({ state: 'visible', timeout: 30_000 });
+    await until(
+      'the fixture in the Testing view',
+      async () => /\bfx\b/.test((await tests.allInnerTexts()).join('\n')),
+      30_000,
+      250,
+    );
     await runCommand(page, 'Test: Run All Tests');
     const peek = page.locator('.test-output-peek').first();
     await peek.waitFor({ state: 'visible', timeout: 60_000 });
@@ -420,14 +435,21 @@ describe('One figure everywhere, and the smaller items of issue 32 (UI, quotes s
       actual.some((l) => l.startsWith('author: "J. Austen"   (quote')),
       actual.join('\n'),
     );
-    // The marker: the message's decoration sits on the line of `fields:`, where the changed field is declared.
-    const marked = page
-      .locator('.editor-group-container .monaco-editor .view-line', {
-        has: page.locator('.test-message-inline-content'),
-      })
-      .first();
-    await marked.waitFor({ timeout: 30_000 });
-    assert.match(await marked.innerText(), /fields: \{ text: span\.text, author: small\.author \}/);
+    // The marker: the failure's widget ("author: … != author: …", the field first) sits at the line of `fields:`,
+    // where the changed field is declared, not line 1: the editor places both at the same height.
+    const widget = page.locator('.editor-group-container .test-error-content-widget').first();
+    await widget.waitFor({ timeout: 30_000 });
+    assert.match(await widget.innerText(), /^author: "J\. Au.*!= author: "Jane/);
+    const marked = await widget.evaluate((w) => {
+      const top = (w as HTMLElement).style.top;
+      const lines = w.closest('.lines-content')?.querySelectorAll<HTMLElement>('.view-line') ?? [];
+      return (
+        Array.from(lines)
+          .find((l) => l.style.top === top)
+          ?.innerText.replace(/\u00a0/g, ' ') ?? null
+      );
+    });
+    assert.match(marked ?? '', /^\s*fields: \{ text: span\.text, author: small\.author \}/, String(marked));
     assert.equal(FX_TASK.split('\n')[FX_FIELDS_LINE - 1]!.trim().startsWith('fields:'), true);
     await wb.screenshot('ui/figures-8-fixture-diff.png');
   });
