@@ -42,6 +42,13 @@ function row(pane: Locator, text: string | RegExp): Locator {
   return pane.locator('.monaco-list-row', { hasText: text }).first();
 }
 
+/** Shows the Crawl Studio views; clicking their activity bar item when they are in front would hide them. */
+async function showCrawlStudio(page: Page): Promise<void> {
+  if (await viewPane(page, 'Queue Explorer').isVisible()) return;
+  await page.locator('.activitybar .action-item a[aria-label^="Crawl Studio"]').first().click();
+  await viewPane(page, 'Queue Explorer').waitFor({ state: 'visible', timeout: 30_000 });
+}
+
 function webview(page: Page): FrameLocator {
   return page.frameLocator('iframe.webview.ready:visible').frameLocator('#active-frame');
 }
@@ -213,7 +220,7 @@ describe('One figure everywhere, and the smaller items of issue 32 (UI, quotes s
     await lens.waitFor({ state: 'visible', timeout: 30_000 });
     await lens.click();
     await codeLens(page, 'Stop Crawl').waitFor({ state: 'visible', timeout: 60_000 });
-    await page.locator('.activitybar .action-item a[aria-label^="Crawl Studio"]').first().click();
+    await showCrawlStudio(page);
     const queue = queueRow(page);
     await queue.waitFor({ state: 'visible', timeout: 60_000 });
     // Some pages in (the list's first pages lead to the rest), then paused.
@@ -342,7 +349,7 @@ describe('One figure everywhere, and the smaller items of issue 32 (UI, quotes s
     const attempts = /failed \((attempt \d+\/\d+)\)/.exec(broken)?.[1];
     assert.equal(attempts, 'attempt 2/2', broken);
     await page.keyboard.press('Escape');
-    await page.locator('.activitybar .action-item a[aria-label^="Crawl Studio"]').first().click();
+    await showCrawlStudio(page);
     const explorer = viewPane(page, 'Queue Explorer');
     if (!(await row(explorer, /^failed/).isVisible())) await queueRow(page).click();
     await row(explorer, /^failed/).click();
@@ -354,9 +361,9 @@ describe('One figure everywhere, and the smaller items of issue 32 (UI, quotes s
 
   it('opens Results on the item type the task declares first', async () => {
     const { page } = wb;
-    await runCommand(page, 'View: Show Explorer');
-    await explorerItem(page, 'quotes.crawl.yaml').click();
-    await codeLens(page, 'Open Results').click();
+    // From the task file's editor, as its lens does (the palette: the lenses may be re-drawing as the run ends).
+    await page.locator('.tabs-container .tab', { hasText: 'quotes.crawl.yaml' }).first().click();
+    await runCommand(page, 'Crawl Studio: Open Results');
     const wv = webview(page);
     await wv.locator('.row:not(.loading)').first().waitFor({ state: 'visible', timeout: 60_000 });
     const type = wv.locator('select[aria-label="Item type"]');
