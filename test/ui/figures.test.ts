@@ -384,7 +384,13 @@ describe('One figure everywhere, and the smaller items of issue 32 (UI, quotes s
     await row(quickInput(page), 'validate broken.crawl.yaml').click();
     // Asked how to scan its output (a task with no matcher chosen yet): as it is contributed.
     const scan = row(quickInput(page), /Continue without scanning|crawl-studio/);
-    if (await scan.isVisible({ timeout: 3_000 }).catch(() => false)) await scan.click();
+    if (await scan.isVisible()) await scan.click();
+    // The task has ended (its copy of the problems, and its matcher's, are in by then), as its terminal says.
+    // The task has ended (its problems, and its matcher's, are in by then): its terminal's tab says so, failed.
+    await page
+      .locator('.part.panel .single-terminal-tab', { hasText: 'validate broken.crawl.yaml' })
+      .locator('.codicon-error')
+      .waitFor({ timeout: 60_000 });
     // The Problems tab of the panel (the task's terminal is in front, and takes the keyboard's Ctrl+Shift+M).
     await page
       .locator('.part.panel .composite-bar .action-item', { hasText: /problems/i })
@@ -394,8 +400,6 @@ describe('One figure everywhere, and the smaller items of issue 32 (UI, quotes s
     const messages = async () =>
       (await markers.allInnerTexts()).filter((t) => !/^\s*broken\.crawl\.yaml/.test(t)).map((t) => t.trim());
     await until('both errors in Problems', async () => (await messages()).length >= 2, 60_000, 250);
-    // The task's copy is published at its end: let it come, if it would.
-    await page.waitForTimeout(2_000);
     const listed = await messages();
     assert.equal(new Set(listed).size, listed.length, `an error listed twice:\n${listed.join('\n')}`);
     assert.equal(listed.length, 2, listed.join('\n'));
