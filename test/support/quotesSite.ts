@@ -5,6 +5,10 @@ import { createServer, type Server } from 'node:http';
 // (a plain `div.header-box`, not a <header>) and whose content sits in a `div` (no <main>, no <article>), a
 // sidebar of tags, a footer. Modelled on quotes.toscrape.com's markup. Every quote and author is known here, so a
 // test can say what a task must extract.
+//
+// With `troubles` it is also the site issue 32's tester crawled: the first list page links (in a `ul.more`) to an
+// author that does not exist (404), a page that breaks (500), a page robots.txt forbids and an author page that
+// answers slowly, besides its off-site footer links; `pages` lengthens the list.
 
 export interface Quote {
   readonly text: string;
@@ -101,11 +105,58 @@ function layout(body: string, sidebar = ''): string {
 </body></html>`;
 }
 
-export function renderQuotesPage(path: string): { status: number; body: string } | null {
+export interface QuotesOptions {
+  /** List pages (default QUOTE_PAGES). */
+  readonly pages?: number;
+  /** The 404, 500, robots-forbidden and slow pages, linked from the first list page (see TROUBLES). */
+  readonly troubles?: boolean;
+  /** How long the slow page takes to answer (default 1,500 ms). */
+  readonly slowMs?: number;
+}
+
+/** The troubled pages' paths, linked from the first list page when `troubles` is on. */
+export const TROUBLES = {
+  notFound: '/author/Anonymous-Author/',
+  serverError: '/random/',
+  forbidden: '/private/drafts/',
+  slow: '/author/Slow-Poke/',
+  offsite: 'https://offsite.example.com/quotes',
+} as const;
+
+/** The slow page's author: a page like the others, only late. */
+export const SLOW_AUTHOR: Author = {
+  name: 'Slow Poke',
+  slug: 'Slow-Poke',
+  born: 'June 1, 1900',
+  place: 'in Lateville',
+  description: 'Answers every request, in its own time.',
+};
+
+const ROBOTS = `User-agent: *\nDisallow: /private/\n`;
+
+function troublesBlock(): string {
+  return `<ul class="more"><li><a href="${TROUBLES.notFound}">An anonymous author</a></li>
+<li><a href="${TROUBLES.serverError}">A random quote</a></li>
+<li><a href="${TROUBLES.forbidden}">Drafts</a></li>
+<li><a href="${TROUBLES.slow}">Slow Poke</a></li>
+<li><a href="${TROUBLES.offsite}">More quotes elsewhere</a></li></ul>`;
+}
+
+function authorPage(a: Author): string {
+  return layout(`<div class="author-details">
+<h3 class="author-title">${esc(a.name)}</h3>
+<p><strong>Born:</strong> <span class="author-born-date">${esc(a.born)}</span> <span class="author-born-location">${esc(a.place)}</span></p>
+<p><strong>Description:</strong></p>
+<div class="author-description">
+${esc(a.description)}
+</div></div>`);
+}
+
+export function renderQuotesPage(path: string, o: QuotesOptions = {}): { status: number; body: string } | null {
   let m = /^\/(?:page\/(\d+)\/)?$/.exec(path);
   if (m) {
     const p = Number(m[1] ?? 1);
-    if (p < 1 || p > QUOTE_PAGES) return null;
+    if (p < 1 || p > (o.pages ?? QUOTE_PAGES)) return null;
     const quotes = quotesOn(p)
       .map(
         (q) => `<div class="quote" itemscope itemtype="http://schema.org/CreativeWork">
@@ -116,40 +167,48 @@ export function renderQuotesPage(path: string): { status: number; body: string }
 ${q.tags.map((t) => `<a class="tag" href="/tag/${t}/page/1/">${t}</a>`).join('\n')}</div></div>`,
       )
       .join('\n');
-    const pager = `<nav><ul class="pager">${p > 1 ? `<li class="previous"><a href="/page/${p - 1}/"><span aria-hidden="true">&larr;</span> Previous</a></li>` : ''}${p < QUOTE_PAGES ? `<li class="next"><a href="/page/${p + 1}/">Next <span aria-hidden="true">&rarr;</span></a></li>` : ''}</ul></nav>`;
+    const pager = `<nav><ul class="pager">${p > 1 ? `<li class="previous"><a href="/page/${p - 1}/"><span aria-hidden="true">&larr;</span> Previous</a></li>` : ''}${p < (o.pages ?? QUOTE_PAGES) ? `<li class="next"><a href="/page/${p + 1}/">Next <span aria-hidden="true">&rarr;</span></a></li>` : ''}</ul></nav>`;
     const sidebar = `<div class="col-md-4 tags-box"><h2>Top Ten tags</h2>${TAGS.map((t) => `<span class="tag-item"><a class="tag" href="/tag/${t}/">${t}</a></span>`).join('\n')}</div>`;
-    return { status: 200, body: layout(quotes + pager, sidebar) };
+    const more = o.troubles && p === 1 ? troublesBlock() : '';
+    return { status: 200, body: layout(quotes + more + pager, sidebar) };
   }
   m = /^\/author\/([A-Za-z-]+)\/$/.exec(path);
   if (m) {
     const i = NAMES.findIndex((n) => n.replace(/ /g, '-') === m[1]);
-    if (i < 0) return null;
-    const a = author(i);
-    return {
-      status: 200,
-      body: layout(`<div class="author-details">
-<h3 class="author-title">${esc(a.name)}</h3>
-<p><strong>Born:</strong> <span class="author-born-date">${esc(a.born)}</span> <span class="author-born-location">${esc(a.place)}</span></p>
-<p><strong>Description:</strong></p>
-<div class="author-description">
-${esc(a.description)}
-</div></div>`),
-    };
+    if (i >= 0) return { status: 200, body: authorPage(author(i)) };
   }
+  if (!o.troubles) return null;
+  if (path === TROUBLES.slow) return { status: 200, body: authorPage(SLOW_AUTHOR) };
+  if (path === TROUBLES.serverError) return { status: 500, body: '<h1>Internal Server Error</h1>' };
+  // Served, so only robots.txt keeps a crawl from it.
+  if (path === TROUBLES.forbidden) return { status: 200, body: layout('<p>Unpublished drafts.</p>') };
   return null;
 }
 
 export interface QuotesServer {
   readonly url: string;
+  /** Requests by path (robots.txt included). */
+  readonly hits: Map<string, number>;
   close(): Promise<void>;
 }
 
 /** Serves the site on 127.0.0.1 (a free port). */
-export async function serveQuotes(): Promise<QuotesServer> {
+export async function serveQuotes(o: QuotesOptions = {}): Promise<QuotesServer> {
+  const hits = new Map<string, number>();
   const server: Server = createServer((req, res) => {
-    const page = renderQuotesPage((req.url ?? '/').split('?')[0]!);
-    if (!page) res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>Not found</h1>');
-    else res.writeHead(page.status, { 'content-type': 'text/html; charset=utf-8' }).end(page.body);
+    const path = (req.url ?? '/').split('?')[0]!;
+    hits.set(path, (hits.get(path) ?? 0) + 1);
+    if (o.troubles && path === '/robots.txt') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end(ROBOTS);
+      return;
+    }
+    const page = renderQuotesPage(path, o);
+    const send = () => {
+      if (!page) res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>Not found</h1>');
+      else res.writeHead(page.status, { 'content-type': 'text/html; charset=utf-8' }).end(page.body);
+    };
+    if (o.troubles && path === TROUBLES.slow) setTimeout(send, o.slowMs ?? 1_500);
+    else send();
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -158,10 +217,48 @@ export async function serveQuotes(): Promise<QuotesServer> {
   const port = (server.address() as { port: number }).port;
   return {
     url: `http://127.0.0.1:${port}`,
+    hits,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * A task for the site: list pages hold quotes and follow the pager, the quotes' authors, the `ul.more` links and the
+ * footer's (off-site: dropped); an author page holds an author. `perHost` sets the crawl's pace.
+ */
+export function quotesTask(o: {
+  readonly name: string;
+  readonly siteUrl: string;
+  readonly perHost?: { readonly concurrency: number; readonly delay: string };
+}): string {
+  return [
+    `name: ${o.name}`,
+    `start: [${o.siteUrl}/]`,
+    'request: { retries: { attempts: 2, backoff: fixed, delay: 100ms } }',
+    ...(o.perHost
+      ? [`politeness: { perHost: { concurrency: ${o.perHost.concurrency}, delay: ${o.perHost.delay} } }`]
+      : []),
+    'rules:',
+    '  - name: list',
+    `    match: ["${o.siteUrl}/", "**/page/*/"]`,
+    '    follow:',
+    '      - { selector: "li.next a", to: list }',
+    '      - { selector: "div.quote span a, ul.more a, footer a", to: author }',
+    '    items:',
+    '      - type: quote',
+    '        scope: div.quote',
+    '        key: [text]',
+    '        fields: { text: span.text, author: small.author }',
+    '  - name: author',
+    '    items:',
+    '      - type: author',
+    '        scope: div.author-details',
+    '        key: [name]',
+    '        fields: { name: h3.author-title, born: span.author-born-date }',
+    '',
+  ].join('\n');
 }
