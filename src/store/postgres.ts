@@ -15,8 +15,9 @@ import type {
   StoredRevisit,
   WriteResult,
 } from './types';
-import { ItemHistoryLog } from './history/log';
-import { postgresClientSql, postgresHistorySql } from './history/postgres';
+import { ItemHistoryLog, stateId, toState } from './history/log';
+import type { ItemState } from '../core/history/diff';
+import { postgresHistorySql } from './history/postgres';
 import {
   clampLimit,
   errorFromRow,
@@ -106,49 +107,65 @@ export class PostgresStore implements ItemStore {
     await this.ensureTables(items);
     return this.tx('write a batch', async (c) => {
       await this.extendFields(c, items);
-      const pageCount = await upsertPages(c, this.s, pages);
+      // Items first: their statements also read what item history needs (no round trip of its own), and history's
+      // writes then ride on the pages' statement. In the batch's transaction: the items and what they changed
+      // commit together.
+      const r = await this.upsertItems(c, items, policy);
+      const history = this.recordHistory
+        ? this.history.writes(r.observe, r.found, { itemsMarkSeen: policy === 'update' })
+        : [];
+      const pageCount = await upsertPages(c, this.s, pages, history);
       await upsertRevisits(c, this.s, pages);
-      const byType = new Map<string, ItemRow[]>();
-      for (const item of items) {
-        let list = byType.get(item.type);
-        if (!list) byType.set(item.type, (list = []));
-        list.push(item);
-      }
-      let inserted = 0;
-      let written = 0;
-      const unchanged = new Set<string>();
-      for (const type of [...byType.keys()].sort()) {
-        const rows = byType.get(type)!.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-        const table = `${this.s}.${quoteIdent(this.types.get(type)!.table)}`;
-        for (let i = 0; i < rows.length; i += CHUNK) {
-          const r = await insertItems(
-            c,
-            table,
-            rows.slice(i, i + CHUNK),
-            policy,
-            this.recordHistory ? { state: `${this.s}.item_state`, type } : undefined,
-          );
-          inserted += r.inserted;
-          written += r.written;
-          for (const key of r.unchanged) unchanged.add(`${type}\u0000${key}`);
-        }
-      }
       const errorCount = await insertErrors(c, this.s, errors);
-      // In the batch's transaction: the items and what they changed commit together. Items whose row already held
-      // their data (a re-crawl's most) cost history nothing: their row now names this run, which finishRun reads.
-      if (this.recordHistory) {
-        const changed = unchanged.size === 0 ? items : items.filter((i) => !unchanged.has(`${i.type}\u0000${i.key}`));
-        await this.history.observe(changed, postgresClientSql(this.s, c), { itemsMarkSeen: policy === 'update' });
-      }
       return {
-        written,
-        inserted,
-        updated: written - inserted,
-        conflicts: items.length - inserted,
+        written: r.written,
+        inserted: r.inserted,
+        updated: r.written - r.inserted,
+        conflicts: items.length - r.inserted,
         pages: pageCount,
         errors: errorCount,
       };
     });
+  }
+
+  /**
+   * A batch's items by type (types and keys in order: concurrent writers lock rows alike). With history, also the
+   * items it must look at and their states as found (stateOf; by stateId): not those whose row already held their
+   * data and whose state is present (a re-crawl's most), which cost history nothing: their row now names this run,
+   * which finishRun reads.
+   */
+  private async upsertItems(
+    c: pg.PoolClient,
+    items: readonly ItemRow[],
+    policy: ConflictPolicy,
+  ): Promise<{ inserted: number; written: number; observe: ItemRow[]; found: Map<string, ItemState | null> }> {
+    const byType = new Map<string, ItemRow[]>();
+    for (const item of items) {
+      let list = byType.get(item.type);
+      if (!list) byType.set(item.type, (list = []));
+      list.push(item);
+    }
+    let inserted = 0;
+    let written = 0;
+    const found = new Map<string, ItemState | null>();
+    for (const type of [...byType.keys()].sort()) {
+      const rows = byType.get(type)!.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      const table = `${this.s}.${quoteIdent(this.types.get(type)!.table)}`;
+      for (let i = 0; i < rows.length; i += CHUNK) {
+        const r = await insertItems(
+          c,
+          table,
+          rows.slice(i, i + CHUNK),
+          policy,
+          this.recordHistory ? { state: `${this.s}.item_state`, type } : undefined,
+        );
+        inserted += r.inserted;
+        written += r.written;
+        for (const row of r.observe) found.set(stateId(type, row.key), row.state ? toState(type, row.state) : null);
+      }
+    }
+    const observe = found.size === 0 ? [] : items.filter((i) => found.has(stateId(i.type, i.key)));
+    return { inserted, written, observe, found };
   }
 
   async writeErrors(errors: readonly ErrorRow[]): Promise<number> {

@@ -187,12 +187,15 @@ export class SqliteStore implements ItemStore {
       conflicts++;
       if (policy === 'update') {
         // Older fetches never overwrite newer ones: replays and concurrent writers then agree on the result.
-        const t = s.touch.run(
-          ...bind([item.url, item.rule, item.run, item.fetchedAt, now, item.key, item.fetchedAt, item.json]),
-        );
-        if (Number(t.changes) > 0) {
-          updated++;
-          continue;
+        // With history, first the same data (only where and when it was seen move): those cost history nothing.
+        if (this.recordHistory) {
+          const t = s.touch.run(
+            ...bind([item.url, item.rule, item.run, item.fetchedAt, now, item.key, item.fetchedAt, item.json]),
+          );
+          if (Number(t.changes) > 0) {
+            updated++;
+            continue;
+          }
         }
         const u = s.update.run(
           ...bind([item.json, item.url, item.rule, item.run, item.fetchedAt, now, item.key, item.fetchedAt]),

@@ -153,7 +153,7 @@ export function prepareDatabase(db: DatabaseSync, path: string): string {
   try {
     if (version >= 1 && version < 2) migrateToRequests(db);
     db.exec(BASE_SCHEMA);
-    db.exec(historySchema(''));
+    db.exec(historySchema('', { clustered: true }));
     db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
     db.exec(`PRAGMA application_id = ${SQLITE_APPLICATION_ID}`);
     db.exec('COMMIT');
