@@ -163,7 +163,7 @@ export async function insertErrors(c: pg.PoolClient, s: string, errors: readonly
   let n = 0;
   for (let i = 0; i < rows.length; i += CHUNK) {
     const part = rows.slice(i, i + CHUNK);
-    const { rows: out } = await c.query(
+    const { rows: out } = await c.query<{ n: number }>(
       `WITH w AS (
          INSERT INTO ${s}.errors (error_id, kind, run, url, rule, type, key, message, at)
          SELECT id, kind, run, url, rule, type, key, message, to_timestamp(at / 1000.0)
@@ -186,7 +186,7 @@ export async function insertErrors(c: pg.PoolClient, s: string, errors: readonly
         part.map((e) => e.at),
       ],
     );
-    n += out[0].n;
+    n += out[0]?.n ?? 0;
   }
   return n;
 }

@@ -79,7 +79,19 @@ export function clampLimit(limit: number | undefined): number {
 }
 
 export function nullable(v: unknown): string | null {
-  return v === null || v === undefined ? null : String(v);
+  return v === null || v === undefined ? null : text(v);
+}
+
+/**
+ * A column's value as text. SQLite hands back strings, numbers, bigints or bytes (read as UTF-8), PostgreSQL
+ * strings and numbers; null and undefined read as String does ('null'), anything else as JSON.
+ */
+export function text(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean' || v === null || v === undefined)
+    return String(v);
+  if (v instanceof Uint8Array) return Buffer.from(v).toString('utf8');
+  return JSON.stringify(v);
 }
 
 /** A JSON column as read: text from SQLite, already parsed from PostgreSQL's jsonb. */

@@ -1,3 +1,4 @@
+import { nullable, text } from '../rows';
 import { quoteIdent } from '../tables';
 import {
   recordSighting,
@@ -389,7 +390,7 @@ export function toState(type: string, r: Row): ItemState {
     key: String(r.key),
     firstRun: String(r.first_run),
     lastRun: String(r.last_run),
-    removedRun: r.removed_run === null || r.removed_run === undefined ? null : String(r.removed_run),
+    removedRun: nullable(r.removed_run),
     data: String(r.data),
     url: String(r.url),
     fetchedAt: Number(r.fetched_at),
@@ -409,7 +410,7 @@ function toCounts(r: Row): RunChangeCounts {
 }
 
 function toChange(r: Row): ItemChange {
-  const parse = (v: unknown) => (v === null || v === undefined ? undefined : (JSON.parse(String(v)) as unknown));
+  const parse = (v: unknown) => (v === null || v === undefined ? undefined : (JSON.parse(text(v)) as unknown));
   const kind = String(r.kind) as ChangeKind;
   return {
     run: String(r.run),
