@@ -364,7 +364,8 @@ export class ItemHistoryLog {
  */
 function* pieces<T>(list: readonly T[], sizes: readonly number[] | undefined): Iterable<readonly T[]> {
   if (!sizes) {
-    if (list.length > 0) yield list;
+    // One statement per CHUNK rows: a batch's writes stay far below PostgreSQL's 65,535 parameters a statement.
+    for (let i = 0; i < list.length; i += CHUNK) yield list.slice(i, i + CHUNK);
     return;
   }
   let i = 0;
