@@ -1,3 +1,4 @@
+import { nullable, text } from './columnText';
 import { ORDER_COLUMNS } from './tables';
 import type { ErrorRow, ItemRow, ReadOptions, RunSummary, StoredError, StoredItem } from './types';
 
@@ -78,22 +79,6 @@ export function clampLimit(limit: number | undefined): number {
   return Math.min(Math.max(1, limit ?? 100), 10_000);
 }
 
-export function nullable(v: unknown): string | null {
-  return v === null || v === undefined ? null : text(v);
-}
-
-/**
- * A column's value as text. SQLite hands back strings, numbers, bigints or bytes (read as UTF-8), PostgreSQL
- * strings and numbers; null and undefined read as String does ('null'), anything else as JSON.
- */
-export function text(v: unknown): string {
-  if (typeof v === 'string') return v;
-  if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean' || v === null || v === undefined)
-    return String(v);
-  if (v instanceof Uint8Array) return Buffer.from(v).toString('utf8');
-  return JSON.stringify(v);
-}
-
 /** A JSON column as read: text from SQLite, already parsed from PostgreSQL's jsonb. */
 function json<T>(v: unknown): T {
   return (typeof v === 'string' ? JSON.parse(v) : v) as T;
@@ -161,3 +146,5 @@ export function fieldsByType(items: readonly ItemRow[]): Map<string, Set<string>
   }
   return byType;
 }
+
+export { nullable, text };

@@ -1,4 +1,4 @@
-import { nullable, text } from '../rows';
+import { nullable, text } from '../columnText';
 import { quoteIdent } from '../tables';
 import {
   recordSighting,
