@@ -98,8 +98,8 @@ export interface InsertedItems {
   readonly written: number;
   /**
    * With history: the items history must look at, `{ key, state }` (state: item_state's row, null when there is
-   * none), that is every item but those whose row already held this data and whose state is present (a re-crawl's
-   * most).
+   * none), that is every item but those this statement updated to the data their present state holds (a
+   * re-crawl's most).
    */
   readonly observe: readonly { readonly key: string; readonly state: Record<string, unknown> | null }[];
 }
@@ -126,17 +126,16 @@ export async function insertItems(
        ON CONFLICT (key) ${onConflict}`;
   const { rows: out } = await c.query<{ inserted: number; written: number; observe?: InsertedItems['observe'] }>(
     history
-      ? // Item history's lookup in the same round trip. The subqueries read the rows as they were before the
-        // statement (every part of it sees one snapshot): an item whose row already held this data, and whose state
-        // is present, comes back as nothing; the others bring their state (null: none), compared by the caller.
-        // Scalar subqueries, not joins or NOT EXISTS: one index probe per item, where those were planned as a scan
-        // of the type's every state row (estimates of freshly filled tables are off).
+      ? // Item history's lookup in the same round trip: an item this statement updated to data its history state
+        // holds (a re-crawl's most) comes back as nothing, the others with their state (null: none), compared by the
+        // caller. One index probe per item, in a scalar subquery: joins and NOT EXISTS were planned as a scan of the
+        // type's every state row (estimates of freshly filled tables are off). Equal as jsonb, as the item rows are.
         `WITH w AS (${upsert} RETURNING t.key, t.data, (xmax = 0) AS inserted),
          look AS (
            SELECT i.key, (SELECT to_json(s) FROM ${history.state} s WHERE s.type = $7 AND s.key = i.key) AS state
            FROM jsonb_array_elements_text($1::jsonb) AS i(key) LEFT JOIN w ON w.key = i.key
-           WHERE w.key IS NULL OR w.inserted OR w.data IS DISTINCT FROM (SELECT o.data FROM ${table} o WHERE o.key = i.key)
-             OR (SELECT s.removed_run IS NULL FROM ${history.state} s WHERE s.type = $7 AND s.key = i.key) IS NOT TRUE
+           WHERE w.key IS NULL OR w.inserted
+             OR (SELECT s.removed_run IS NULL AND s.data::jsonb = w.data FROM ${history.state} s WHERE s.type = $7 AND s.key = i.key) IS NOT TRUE
          ) SELECT (SELECT count(*) FILTER (WHERE inserted) FROM w)::int AS inserted, (SELECT count(*) FROM w)::int AS written,
            (SELECT coalesce(json_agg(look), '[]') FROM look) AS observe`
       : `WITH w AS (${upsert} RETURNING (xmax = 0) AS inserted)
