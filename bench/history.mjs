@@ -3,7 +3,7 @@
 // most items are unchanged), once with history on and once off per round, the order alternating between rounds so
 // a busy machine's drift falls on both; medians and spread per store. SQLite on disk (the task folder's default
 // place, so every batch's commit syncs the WAL), PostgreSQL in a throwaway cluster (fsync off, as the test suite's).
-// Run after `node bench/build.mjs`: `node bench/history.mjs [--rounds 9] [--lists 100] [--no-postgres]`.
+// Run after `node bench/build.mjs`: `node bench/history.mjs [--rounds 9] [--lists 100] [--no-postgres] [--no-sqlite]`.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -19,7 +19,7 @@ const LISTS = flag('--lists', '100');
 const tmp = join(here, 'results', 'tmp', `history-${Date.now().toString(36)}`);
 mkdirSync(tmp, { recursive: true });
 
-const stores = [['sqlite', ['--sqlite', join(tmp, 'bench.sqlite')]]];
+const stores = process.argv.includes('--no-sqlite') ? [] : [['sqlite', ['--sqlite', join(tmp, 'bench.sqlite')]]];
 let pg = null;
 if (!process.argv.includes('--no-postgres')) {
   try {
@@ -113,7 +113,7 @@ L.push('|---|---|---|---|---|---|---|---|---|---|');
 for (const r of rows) {
   const pct = (x) => `${x >= 1 ? '+' : ''}${fmt((x - 1) * 100, 0)}%`;
   L.push(
-    `| ${r.store} | ${r.items} (${r.changes.added} added, ${r.changes.changed} changed, ${r.changes.removed} removed) | ${r.batches} | ${fmt(r.off.us)} → ${fmt(r.on.us)} | ${fmt(r.observeUs)} | **${pct(r.ratio.median)}** (${pct(r.ratio.min)} … ${pct(r.ratio.max)}) | ${fmt(r.off.cpu)} → ${fmt(r.on.cpu)} | ${pct(r.cpuRatio.median)} (${pct(r.cpuRatio.min)} … ${pct(r.cpuRatio.max)}) | ${fmt(r.on.finishMs)} | ${pct(r.withFinish.median)} (${pct(r.withFinish.min)} … ${pct(r.withFinish.max)}) |`,
+    `| ${r.store} | ${r.items} (${r.changes.added} added, ${r.changes.changed} changed, ${r.changes.removed} removed) | ${r.batches} | ${fmt(r.off.us)} → ${fmt(r.on.us)} | ${fmt(r.observeUs)}${r.store === 'postgres' ? ' (decisions only)' : ''} | **${pct(r.ratio.median)}** (${pct(r.ratio.min)} … ${pct(r.ratio.max)}) | ${fmt(r.off.cpu)} → ${fmt(r.on.cpu)} | ${pct(r.cpuRatio.median)} (${pct(r.cpuRatio.min)} … ${pct(r.cpuRatio.max)}) | ${fmt(r.on.finishMs)} | ${pct(r.withFinish.median)} (${pct(r.withFinish.min)} … ${pct(r.withFinish.max)}) |`,
   );
 }
 console.log(L.join('\n'));

@@ -216,11 +216,11 @@ function readItem(v: unknown, page: PageRow, limits: MergeLimits): ItemRow | str
 // JSON.stringify writes U+0000 as \u0000 and lone surrogates as \udXXX: matching the escapes finds both in one
 // regex pass (a false hit on an escaped backslash only costs the precise pass).
 const UNSTORABLE_ESCAPE = /\\u(?:0000|d[89a-f][0-9a-f]{2})/i;
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 /** Replaces U+0000 and lone surrogates, which no store can hold, by U+FFFD. */
 export function clean(s: string): string {
-  return s.replace(UNSTORABLE, '\ufffd');
+  return s.replaceAll('\u0000', '\ufffd').replace(LONE_SURROGATE, '\ufffd');
 }
 
 function cleanDeep(v: unknown): unknown {

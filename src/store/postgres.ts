@@ -15,8 +15,9 @@ import type {
   StoredRevisit,
   WriteResult,
 } from './types';
-import { ItemHistoryLog } from './history/log';
-import { postgresClientSql, postgresHistorySql } from './history/postgres';
+import { ItemHistoryLog, stateId, toState } from './history/log';
+import type { ItemState } from '../core/history/diff';
+import { postgresHistorySql } from './history/postgres';
 import {
   clampLimit,
   errorFromRow,
@@ -54,7 +55,9 @@ export class PostgresStore implements ItemStore {
   readonly kind = 'postgres';
   readonly location: string;
   readonly schema: string;
-  private readonly pool: pg.Pool;
+  /** Made on first use (connectPool). */
+  private pool: Promise<pg.Pool> | null = null;
+  private readonly poolConfig: pg.PoolConfig;
   private readonly s: string;
   private schemaReady = false;
   private readonly types = new Map<string, { table: string; fields: string[] }>();
@@ -66,9 +69,7 @@ export class PostgresStore implements ItemStore {
     this.schema = opts.schema;
     this.s = quoteIdent(opts.schema);
     this.recordHistory = opts.history ?? true;
-    // Required here, not imported: a process that never opens a PostgreSQL store does not load the driver.
-    const { Pool } = require('pg') as typeof import('pg');
-    this.pool = new Pool({
+    this.poolConfig = {
       connectionString: url,
       max: opts.maxConnections ?? 4,
       connectionTimeoutMillis: opts.connectTimeoutMs ?? 5_000,
@@ -77,10 +78,7 @@ export class PostgresStore implements ItemStore {
       query_timeout: (opts.statementTimeoutMs ?? 60_000) + 5_000,
       application_name: 'crawl-studio',
       keepAlive: true,
-    });
-    // Idle clients see the server go away (restart, failover) as an 'error' event; without a listener Node
-    // would crash the process. The next query gets a fresh connection or a classified error.
-    this.pool.on('error', () => undefined);
+    };
     this.history = new ItemHistoryLog(postgresHistorySql(this.s, (what, fn) => this.tx(what, fn)));
   }
 
@@ -93,7 +91,22 @@ export class PostgresStore implements ItemStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.pool.end();
+    await (await this.pool)?.end();
+  }
+
+  /**
+   * The pool, made on first use: a process that never opens a PostgreSQL store does not load the driver (pg is
+   * bundled, so this import() is a deferred require inside the bundle, not a module load at run time).
+   */
+  private connectPool(): Promise<pg.Pool> {
+    this.pool ??= import('pg').then(({ Pool }) => {
+      const pool = new Pool(this.poolConfig);
+      // Idle clients see the server go away (restart, failover) as an 'error' event; without a listener Node
+      // would crash the process. The next query gets a fresh connection or a classified error.
+      pool.on('error', () => undefined);
+      return pool;
+    });
+    return this.pool;
   }
 
   async writeBatch(
@@ -106,49 +119,65 @@ export class PostgresStore implements ItemStore {
     await this.ensureTables(items);
     return this.tx('write a batch', async (c) => {
       await this.extendFields(c, items);
-      const pageCount = await upsertPages(c, this.s, pages);
+      // Items first: their statements also read what item history needs (no round trip of its own), and history's
+      // writes then ride on the pages' statement. In the batch's transaction: the items and what they changed
+      // commit together.
+      const r = await this.upsertItems(c, items, policy);
+      const history = this.recordHistory
+        ? this.history.writes(r.observe, r.found, { itemsMarkSeen: policy === 'update' })
+        : [];
+      const pageCount = await upsertPages(c, this.s, pages, history);
       await upsertRevisits(c, this.s, pages);
-      const byType = new Map<string, ItemRow[]>();
-      for (const item of items) {
-        let list = byType.get(item.type);
-        if (!list) byType.set(item.type, (list = []));
-        list.push(item);
-      }
-      let inserted = 0;
-      let written = 0;
-      const unchanged = new Set<string>();
-      for (const type of [...byType.keys()].sort()) {
-        const rows = byType.get(type)!.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-        const table = `${this.s}.${quoteIdent(this.types.get(type)!.table)}`;
-        for (let i = 0; i < rows.length; i += CHUNK) {
-          const r = await insertItems(
-            c,
-            table,
-            rows.slice(i, i + CHUNK),
-            policy,
-            this.recordHistory ? { state: `${this.s}.item_state`, type } : undefined,
-          );
-          inserted += r.inserted;
-          written += r.written;
-          for (const key of r.unchanged) unchanged.add(`${type}\u0000${key}`);
-        }
-      }
       const errorCount = await insertErrors(c, this.s, errors);
-      // In the batch's transaction: the items and what they changed commit together. Items whose row already held
-      // their data (a re-crawl's most) cost history nothing: their row now names this run, which finishRun reads.
-      if (this.recordHistory) {
-        const changed = unchanged.size === 0 ? items : items.filter((i) => !unchanged.has(`${i.type}\u0000${i.key}`));
-        await this.history.observe(changed, postgresClientSql(this.s, c), { itemsMarkSeen: policy === 'update' });
-      }
       return {
-        written,
-        inserted,
-        updated: written - inserted,
-        conflicts: items.length - inserted,
+        written: r.written,
+        inserted: r.inserted,
+        updated: r.written - r.inserted,
+        conflicts: items.length - r.inserted,
         pages: pageCount,
         errors: errorCount,
       };
     });
+  }
+
+  /**
+   * A batch's items by type (types and keys in order: concurrent writers lock rows alike). With history, also the
+   * items it must look at and their states as found (stateOf; by stateId): not those whose row already held their
+   * data and whose state is present (a re-crawl's most), which cost history nothing: their row now names this run,
+   * which finishRun reads.
+   */
+  private async upsertItems(
+    c: pg.PoolClient,
+    items: readonly ItemRow[],
+    policy: ConflictPolicy,
+  ): Promise<{ inserted: number; written: number; observe: ItemRow[]; found: Map<string, ItemState | null> }> {
+    const byType = new Map<string, ItemRow[]>();
+    for (const item of items) {
+      let list = byType.get(item.type);
+      if (!list) byType.set(item.type, (list = []));
+      list.push(item);
+    }
+    let inserted = 0;
+    let written = 0;
+    const found = new Map<string, ItemState | null>();
+    for (const type of [...byType.keys()].sort()) {
+      const rows = byType.get(type)!.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      const table = `${this.s}.${quoteIdent(this.types.get(type)!.table)}`;
+      for (let i = 0; i < rows.length; i += CHUNK) {
+        const r = await insertItems(
+          c,
+          table,
+          rows.slice(i, i + CHUNK),
+          policy,
+          this.recordHistory ? { state: `${this.s}.item_state`, type } : undefined,
+        );
+        inserted += r.inserted;
+        written += r.written;
+        for (const row of r.observe) found.set(stateId(type, row.key), row.state ? toState(type, row.state) : null);
+      }
+    }
+    const observe = found.size === 0 ? [] : items.filter((i) => found.has(stateId(i.type, i.key)));
+    return { inserted, written, observe, found };
   }
 
   async writeErrors(errors: readonly ErrorRow[]): Promise<number> {
@@ -191,14 +220,12 @@ export class PostgresStore implements ItemStore {
 
   async countErrors(): Promise<number> {
     await this.ensureSchema();
-    const { rows } = await this.query('count errors', `SELECT count(*)::float8 AS n FROM ${this.s}.errors`);
-    return rows[0].n;
+    return this.countOf('count errors', `${this.s}.errors`);
   }
 
   async countPages(): Promise<number> {
     await this.ensureSchema();
-    const { rows } = await this.query('count pages', `SELECT count(*)::float8 AS n FROM ${this.s}.pages`);
-    return rows[0].n;
+    return this.countOf('count pages', `${this.s}.pages`);
   }
 
   async itemTypes(): Promise<string[]> {
@@ -214,14 +241,18 @@ export class PostgresStore implements ItemStore {
   async count(type: string): Promise<number> {
     const table = await this.tableOf(type);
     if (!table) return 0;
-    const { rows } = await this.query('count items', `SELECT count(*)::float8 AS n FROM ${table}`);
-    return rows[0].n;
+    return this.countOf('count items', table);
+  }
+
+  private async countOf(what: string, table: string): Promise<number> {
+    const { rows } = await this.query<{ n: number }>(what, `SELECT count(*)::float8 AS n FROM ${table}`);
+    return rows[0]?.n ?? 0;
   }
 
   async itemRuns(type: string): Promise<RunItems[]> {
     const table = await this.tableOf(type);
     if (!table) return [];
-    const { rows } = await this.query(
+    const { rows } = await this.query<{ run: string | null; n: number; first: number }>(
       'count items by run',
       `SELECT run, count(*)::float8 AS n, ${ms('min(fetched_at)')} AS first FROM ${table} GROUP BY run ORDER BY min(fetched_at), run`,
     );
@@ -256,7 +287,7 @@ export class PostgresStore implements ItemStore {
       );
       for (const r of rows) yield itemFromRow(type, r);
       if (rows.length < size) return;
-      after = String(rows[rows.length - 1].id);
+      after = String(rows.at(-1)!.id);
     }
   }
 
@@ -268,9 +299,12 @@ export class PostgresStore implements ItemStore {
 
   private async loadTypes(): Promise<void> {
     await this.ensureSchema();
-    const { rows } = await this.query('list item types', `SELECT type, table_name, fields FROM ${this.s}.item_types`);
+    const { rows } = await this.query<{ type: string; table_name: string; fields: string[] }>(
+      'list item types',
+      `SELECT type, table_name, fields FROM ${this.s}.item_types`,
+    );
     this.types.clear();
-    for (const r of rows) this.types.set(r.type, { table: r.table_name, fields: r.fields as string[] });
+    for (const r of rows) this.types.set(r.type, { table: r.table_name, fields: r.fields });
   }
 
   private async tableOf(type: string): Promise<string | null> {
@@ -301,8 +335,11 @@ export class PostgresStore implements ItemStore {
       const fields = byType.get(type)!;
       const cached = this.types.get(type);
       if (cached && !mergeFieldNames(cached.fields, fields)) continue;
-      const { rows } = await c.query(`SELECT fields FROM ${this.s}.item_types WHERE type = $1 FOR UPDATE`, [type]);
-      const current = (rows[0]?.fields ?? []) as string[];
+      const { rows } = await c.query<{ fields: string[] }>(
+        `SELECT fields FROM ${this.s}.item_types WHERE type = $1 FOR UPDATE`,
+        [type],
+      );
+      const current = rows[0]?.fields ?? [];
       const merged = mergeFieldNames(current, fields);
       if (merged)
         await c.query(`UPDATE ${this.s}.item_types SET fields = $2::jsonb WHERE type = $1`, [
@@ -318,7 +355,7 @@ export class PostgresStore implements ItemStore {
     const size = Math.max(1, opts.pageSize ?? 1000);
     let after = '';
     for (;;) {
-      const { rows } = await this.query(
+      const { rows } = await this.query<RevisitRow>(
         'read page validators',
         `SELECT url, final_url, etag, last_modified, shape, items, encode(links, 'base64') AS links, ${ms('fetched_at')} AS fetched_at
          FROM ${this.s}.page_validators WHERE url > $1 AND links IS NOT NULL AND (etag IS NOT NULL OR last_modified IS NOT NULL) ORDER BY url LIMIT $2`,
@@ -333,20 +370,24 @@ export class PostgresStore implements ItemStore {
           lastModified: r.last_modified,
           shape: r.shape,
           items: r.items,
-          links: String(r.links).replace(/\n/g, ''),
+          links: r.links.replace(/\n/g, ''),
           fetchedAt: Math.round(r.fetched_at),
         };
       }
       if (rows.length < size) return;
-      after = rows[rows.length - 1].url;
+      after = rows.at(-1)!.url;
     }
   }
 
-  // Rows are shaped by the SQL at each call site (columns cast to JS-friendly types there), hence `any`.
-  private async query(what: string, sql: string, params?: unknown[]): Promise<pg.QueryResult<any>> {
+  /** Rows are shaped by the SQL at each call site (columns cast to JS-friendly types there): R says how. */
+  private async query<R extends pg.QueryResultRow = Record<string, unknown>>(
+    what: string,
+    sql: string,
+    params?: unknown[],
+  ): Promise<pg.QueryResult<R>> {
     this.assertOpen();
     try {
-      return await this.pool.query(sql, params);
+      return await (await this.connectPool()).query<R>(sql, params);
     } catch (err) {
       throw this.classify(err, what);
     }
@@ -356,7 +397,7 @@ export class PostgresStore implements ItemStore {
     this.assertOpen();
     let client: pg.PoolClient;
     try {
-      client = await this.pool.connect();
+      client = await (await this.connectPool()).connect();
     } catch (err) {
       throw this.classify(err, what);
     }
@@ -389,6 +430,18 @@ export class PostgresStore implements ItemStore {
   private classify(err: unknown, what: string): Error {
     return classify(err, what, this.location, this.schema);
   }
+}
+
+/** A page_validators row as iterateRevisits reads it (links as base64 text, never null there). */
+interface RevisitRow {
+  readonly url: string;
+  readonly final_url: string;
+  readonly etag: string | null;
+  readonly last_modified: string | null;
+  readonly shape: string;
+  readonly items: number;
+  readonly links: string;
+  readonly fetched_at: number;
 }
 
 const ITEM_COLUMNS = `id, key, data, url, rule, run, ${ms('fetched_at')} AS fetched_at, ${ms('first_seen')} AS first_seen, ${ms('updated_at')} AS updated_at`;

@@ -1,4 +1,6 @@
 import type pg from 'pg';
+import { historyAhead } from './history/postgres';
+import type { Statement } from './history/log';
 import { latestRevisits } from './revisits';
 import { pageConflict, revisitConflict } from './rows';
 import type { ConflictPolicy, ErrorRow, ItemRow, PageRow } from './types';
@@ -12,8 +14,22 @@ import type { ConflictPolicy, ErrorRow, ItemRow, PageRow } from './types';
 /** Rows per INSERT statement: bounds the size of one array parameter; a batch may span several statements. */
 export const CHUNK = 10_000;
 
-export async function upsertPages(c: pg.PoolClient, s: string, pages: readonly PageRow[]): Promise<number> {
-  if (pages.length === 0) return 0;
+/** The page upsert's own parameters ($1…$10); history's come after them. */
+const PAGE_PARAMS = 10;
+
+/** `history`: item history's writes for the batch, run in the same round trip as the first statement (historyAhead). */
+export async function upsertPages(
+  c: pg.PoolClient,
+  s: string,
+  pages: readonly PageRow[],
+  history: readonly Statement[] = [],
+): Promise<number> {
+  const ahead = historyAhead(history, pages.length === 0 ? 0 : PAGE_PARAMS);
+  for (const w of ahead.rest) await c.query(w.sql, w.params as unknown[]);
+  if (pages.length === 0) {
+    if (ahead.ctes) await c.query(`${ahead.ctes}SELECT 1`, ahead.params);
+    return 0;
+  }
   // One order for every writer (rows lock in it): by run, URL, method, body.
   const key = (p: PageRow) => [p.run, p.url, p.method, p.body];
   const rows = [...pages].sort((a, b) => {
@@ -25,7 +41,7 @@ export async function upsertPages(c: pg.PoolClient, s: string, pages: readonly P
   for (let i = 0; i < rows.length; i += CHUNK) {
     const part = rows.slice(i, i + CHUNK);
     await c.query(
-      `INSERT INTO ${s}.pages AS p (run, url, rule, depth, status, fetched_at, content_type, bytes, method, body)
+      `${i === 0 ? ahead.ctes : ''}INSERT INTO ${s}.pages AS p (run, url, rule, depth, status, fetched_at, content_type, bytes, method, body)
        SELECT run, url, rule, depth, status, to_timestamp(f / 1000.0), ct, bytes, method, body
        FROM ROWS FROM (jsonb_array_elements_text($1::jsonb), jsonb_array_elements_text($2::jsonb), jsonb_array_elements_text($3::jsonb),
          unnest($4::int[]), unnest($5::int[]), unnest($6::float8[]), jsonb_array_elements_text($7::jsonb), unnest($8::bigint[]),
@@ -43,6 +59,7 @@ export async function upsertPages(c: pg.PoolClient, s: string, pages: readonly P
         part.map((p) => p.bytes),
         JSON.stringify(part.map((p) => p.method)),
         JSON.stringify(part.map((p) => p.body)),
+        ...(i === 0 ? ahead.params : []),
       ],
     );
   }
@@ -76,40 +93,53 @@ export async function upsertRevisits(c: pg.PoolClient, s: string, pages: readonl
   }
 }
 
+export interface InsertedItems {
+  readonly inserted: number;
+  readonly written: number;
+  /**
+   * With history: the items history must look at, `{ key, state }` (state: item_state's row, null when there is
+   * none), that is every item but those this statement updated to the data their present state holds (a
+   * re-crawl's most).
+   */
+  readonly observe: readonly { readonly key: string; readonly state: Record<string, unknown> | null }[];
+}
+
 export async function insertItems(
   c: pg.PoolClient,
   table: string,
   rows: readonly ItemRow[],
   policy: ConflictPolicy,
   history?: { readonly state: string; readonly type: string },
-): Promise<{ inserted: number; written: number; unchanged: string[] }> {
+): Promise<InsertedItems> {
   // xmax = 0 holds exactly for rows this statement inserted (an updated row carries our transaction id), so
   // one round trip yields inserted and updated counts; conflicts are the rows that came back as neither.
-  // `unchanged`: keys of updated rows that already held this data (`old` reads the rows as they were before the
-  // statement: every part of it sees one snapshot) and that item history holds as present, so it can skip them.
   const onConflict =
     policy === 'update'
       ? `DO UPDATE SET data = EXCLUDED.data, url = EXCLUDED.url, rule = EXCLUDED.rule, run = EXCLUDED.run,
            fetched_at = EXCLUDED.fetched_at, updated_at = now()
          WHERE t.fetched_at <= EXCLUDED.fetched_at`
       : 'DO NOTHING';
-  const { rows: out } = await c.query(
-    `WITH w AS (
-       INSERT INTO ${table} AS t (key, data, url, rule, run, fetched_at)
+  const upsert = `INSERT INTO ${table} AS t (key, data, url, rule, run, fetched_at)
        SELECT k, d, u, r, rn, to_timestamp(f / 1000.0)
        FROM ROWS FROM (jsonb_array_elements_text($1::jsonb), jsonb_array_elements($2::jsonb), jsonb_array_elements_text($3::jsonb),
          jsonb_array_elements_text($4::jsonb), jsonb_array_elements_text($5::jsonb), unnest($6::float8[])) AS x(k, d, u, r, rn, f)
-       ON CONFLICT (key) ${onConflict}
-       RETURNING t.key, t.data, (xmax = 0) AS inserted
-     ), old AS (
-       SELECT key, data FROM ${table} WHERE key IN (SELECT jsonb_array_elements_text($1::jsonb))
-     ) SELECT count(*) FILTER (WHERE w.inserted)::int AS inserted, count(*)::int AS written,
-         coalesce(array_agg(w.key) FILTER (WHERE NOT w.inserted AND o.data = w.data${
-           history
-             ? ` AND EXISTS (SELECT 1 FROM ${history.state} s WHERE s.type = $7 AND s.key = w.key AND s.removed_run IS NULL)`
-             : ''
-         }), '{}') AS unchanged
-       FROM w LEFT JOIN old o ON o.key = w.key`,
+       ON CONFLICT (key) ${onConflict}`;
+  const { rows: out } = await c.query<{ inserted: number; written: number; observe?: InsertedItems['observe'] }>(
+    history
+      ? // Item history's lookup in the same round trip: an item this statement updated to data its history state
+        // holds (a re-crawl's most) comes back as nothing, the others with their state (null: none), compared by the
+        // caller. One index probe per item, in a scalar subquery: joins and NOT EXISTS were planned as a scan of the
+        // type's every state row (estimates of freshly filled tables are off). Equal as jsonb, as the item rows are.
+        `WITH w AS (${upsert} RETURNING t.key, t.data, (xmax = 0) AS inserted),
+         look AS (
+           SELECT i.key, (SELECT to_json(s) FROM ${history.state} s WHERE s.type = $7 AND s.key = i.key) AS state
+           FROM jsonb_array_elements_text($1::jsonb) AS i(key) LEFT JOIN w ON w.key = i.key
+           WHERE w.key IS NULL OR w.inserted
+             OR (SELECT s.removed_run IS NULL AND s.data::jsonb = w.data FROM ${history.state} s WHERE s.type = $7 AND s.key = i.key) IS NOT TRUE
+         ) SELECT (SELECT count(*) FILTER (WHERE inserted) FROM w)::int AS inserted, (SELECT count(*) FROM w)::int AS written,
+           (SELECT coalesce(json_agg(look), '[]') FROM look) AS observe`
+      : `WITH w AS (${upsert} RETURNING (xmax = 0) AS inserted)
+         SELECT count(*) FILTER (WHERE inserted)::int AS inserted, count(*)::int AS written FROM w`,
     [
       JSON.stringify(rows.map((r) => r.key)),
       // The items are JSON already: joined into one array they need no escaping, and the server parses them in
@@ -122,7 +152,8 @@ export async function insertItems(
       ...(history ? [history.type] : []),
     ],
   );
-  return { inserted: out[0].inserted, written: out[0].written, unchanged: out[0].unchanged as string[] };
+  const r = out[0]!;
+  return { inserted: r.inserted, written: r.written, observe: r.observe ?? [] };
 }
 
 export async function insertErrors(c: pg.PoolClient, s: string, errors: readonly ErrorRow[]): Promise<number> {
@@ -131,7 +162,7 @@ export async function insertErrors(c: pg.PoolClient, s: string, errors: readonly
   let n = 0;
   for (let i = 0; i < rows.length; i += CHUNK) {
     const part = rows.slice(i, i + CHUNK);
-    const { rows: out } = await c.query(
+    const { rows: out } = await c.query<{ n: number }>(
       `WITH w AS (
          INSERT INTO ${s}.errors (error_id, kind, run, url, rule, type, key, message, at)
          SELECT id, kind, run, url, rule, type, key, message, to_timestamp(at / 1000.0)
@@ -154,7 +185,7 @@ export async function insertErrors(c: pg.PoolClient, s: string, errors: readonly
         part.map((e) => e.at),
       ],
     );
-    n += out[0].n;
+    n += out[0]?.n ?? 0;
   }
   return n;
 }

@@ -68,8 +68,10 @@ export async function createSchema(c: pg.PoolClient, s: string, schema: string):
   // Pages are requests: one row per run, URL, method and body (stores made before had UNIQUE (run, url)). Only
   // when the index is missing: ALTER TABLE and CREATE INDEX lock the table even when there is nothing to do, and
   // a store whose pages another session holds locked must still open (and close) as it did before.
-  const { rows } = await c.query(`SELECT to_regclass($1) IS NOT NULL AS migrated`, [`${s}.pages_run_request`]);
-  if (!rows[0].migrated) {
+  const { rows } = await c.query<{ migrated: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS migrated`, [
+    `${s}.pages_run_request`,
+  ]);
+  if (!rows[0]?.migrated) {
     await c.query(`
       ALTER TABLE ${s}.pages ADD COLUMN IF NOT EXISTS method text NOT NULL DEFAULT 'GET';
       ALTER TABLE ${s}.pages ADD COLUMN IF NOT EXISTS body text NOT NULL DEFAULT '';

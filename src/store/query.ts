@@ -1,3 +1,4 @@
+import { text } from './rows';
 import type { ItemStore, StoredItem } from './types';
 
 // Filtering and sorting items by their fields, built only on the ItemStore interface (readItems, count,
@@ -82,8 +83,7 @@ export function textOf(v: unknown): string {
   if (v === null || v === undefined) return '';
   if (typeof v === 'string') return v;
   if (Array.isArray(v)) return v.map(textOf).join(' ');
-  if (typeof v === 'object') return JSON.stringify(v);
-  return String(v);
+  return text(v);
 }
 
 export type Predicate = (item: StoredItem) => boolean;

@@ -1,3 +1,4 @@
+import { nullable, text } from './columnText';
 import { ORDER_COLUMNS } from './tables';
 import type { ErrorRow, ItemRow, ReadOptions, RunSummary, StoredError, StoredItem } from './types';
 
@@ -78,10 +79,6 @@ export function clampLimit(limit: number | undefined): number {
   return Math.min(Math.max(1, limit ?? 100), 10_000);
 }
 
-export function nullable(v: unknown): string | null {
-  return v === null || v === undefined ? null : String(v);
-}
-
 /** A JSON column as read: text from SQLite, already parsed from PostgreSQL's jsonb. */
 function json<T>(v: unknown): T {
   return (typeof v === 'string' ? JSON.parse(v) : v) as T;
@@ -149,3 +146,5 @@ export function fieldsByType(items: readonly ItemRow[]): Map<string, Set<string>
   }
   return byType;
 }
+
+export { nullable, text };

@@ -14,15 +14,21 @@ let sqliteModule: typeof import('node:sqlite') | null = null;
  */
 export function loadSqlite(path: string): typeof import('node:sqlite') {
   if (sqliteModule) return sqliteModule;
-  const emit = process.emitWarning;
+  // Held as it is (unknown) to be put back; called bound.
+  const original: unknown = Reflect.get(process, 'emitWarning');
+  const emit = process.emitWarning.bind(process) as (...a: unknown[]) => void;
   process.emitWarning = function (this: unknown, warning: string | Error, ...rest: unknown[]) {
     const text = typeof warning === 'string' ? warning : warning?.message;
     if (/SQLite is an experimental feature/.test(String(text))) return;
-    return (emit as (...a: unknown[]) => void).call(process, warning, ...rest);
+    return emit(warning, ...rest);
   };
   try {
-    sqliteModule = require('node:sqlite') as typeof import('node:sqlite');
-    return sqliteModule;
+    // getBuiltinModule (Node 22.3+), not require: a builtin, loaded only here and never bundled.
+    const loaded = process.getBuiltinModule('node:sqlite') as typeof import('node:sqlite') | undefined;
+    // Node 22 before 22.13 has it only behind --experimental-sqlite.
+    if (!loaded) throw new Error('node:sqlite is not available');
+    sqliteModule = loaded;
+    return loaded;
   } catch (err) {
     throw new StoreUnavailableError(
       `cannot open SQLite store ${path}: this Node (${process.version}) has no built-in SQLite (node:sqlite, Node 22.13 or newer). ` +
@@ -30,7 +36,16 @@ export function loadSqlite(path: string): typeof import('node:sqlite') {
       { cause: err },
     );
   } finally {
-    process.emitWarning = emit;
+    Reflect.set(process, 'emitWarning', original);
+  }
+}
+
+/** A synchronous call's outcome as a promise: its value, or its exception as a rejection (as an async function's). */
+export function settled<T>(fn: () => T): Promise<T> {
+  try {
+    return Promise.resolve(fn());
+  } catch (err) {
+    return Promise.reject(err instanceof Error ? err : new Error(String(err)));
   }
 }
 

@@ -1,6 +1,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { historySchema } from './history/log';
 import { quoteIdent } from './tables';
+import { text } from './rows';
 import { all, get } from './sqliteDriver';
 
 // The SQLite store's schema: its tables, their versions and migrations, and the check that a file is a Crawl
@@ -116,7 +117,7 @@ function checkOwnership(db: DatabaseSync, path: string): void {
   const names = all(
     db,
     `SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name`,
-  ).map((r) => String(r.name));
+  ).map((r) => text(r.name));
   const version = Number(get(db, 'PRAGMA user_version')?.user_version ?? 0);
   if (id === 0 && names.length === 0 && version === 0) return; // a new or empty file
   // Made by a Crawl Studio from before application_id: our tables, one of our schema versions.
@@ -142,7 +143,7 @@ export function prepareDatabase(db: DatabaseSync, path: string): string {
   // WAL: other SQLite tools read while we write, and see whole batches only. Where the file system cannot
   // share memory between processes (some network mounts) SQLite keeps its rollback journal; the standard
   // locks still keep every process safe there, readers just wait for a batch to commit.
-  const journalMode = String(get(db, 'PRAGMA journal_mode = WAL')?.journal_mode ?? 'unknown');
+  const journalMode = text(get(db, 'PRAGMA journal_mode = WAL')?.journal_mode ?? 'unknown');
   const version = Number(get(db, 'PRAGMA user_version')?.user_version ?? 0);
   if (version > SCHEMA_VERSION) {
     throw new Error(
@@ -153,7 +154,7 @@ export function prepareDatabase(db: DatabaseSync, path: string): string {
   try {
     if (version >= 1 && version < 2) migrateToRequests(db);
     db.exec(BASE_SCHEMA);
-    db.exec(historySchema(''));
+    db.exec(historySchema('', { clustered: true }));
     db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
     db.exec(`PRAGMA application_id = ${SQLITE_APPLICATION_ID}`);
     db.exec('COMMIT');

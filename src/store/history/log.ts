@@ -1,3 +1,4 @@
+import { nullable, text } from '../columnText';
 import { quoteIdent } from '../tables';
 import {
   recordSighting,
@@ -15,6 +16,15 @@ import {
 // item_changes (per run: added, changed field, removed) and history_runs (a finished run's counts).
 
 export type Row = Record<string, unknown>;
+
+/** One statement of history's writes (`?` placeholders). */
+export interface Statement {
+  readonly sql: string;
+  readonly params: readonly unknown[];
+}
+
+/** An item's identity across types, as history's lookups are keyed. */
+export const stateId = (type: string, key: string): string => `${type}\u0000${key}`;
 
 export interface HistorySql {
   /** '' or 'schema.': what table names are prefixed with. */
@@ -37,17 +47,23 @@ export interface HistorySql {
   transaction<T>(what: string, fn: (sql: HistorySql) => Promise<T>): Promise<T>;
 }
 
-/** The tables, for a store's schema step (`prefix` as in HistorySql). Types valid in SQLite and PostgreSQL. */
-export function historySchema(prefix: string): string {
+/**
+ * The tables, for a store's schema step (`prefix` as in HistorySql). Types valid in SQLite and PostgreSQL.
+ * `clustered` (SQLite): the tables are WITHOUT ROWID, stored in their primary key's order, so a changed item's
+ * state is one B-tree page to read and write instead of two (the row's and its key index's), and a run's change
+ * rows sit together: fewer pages a batch's commit writes to the WAL.
+ */
+export function historySchema(prefix: string, opts: { clustered?: boolean } = {}): string {
+  const table = opts.clustered ? ' WITHOUT ROWID' : '';
   return `
 CREATE TABLE IF NOT EXISTS ${prefix}item_state (
   type text NOT NULL, key text NOT NULL, first_run text NOT NULL, last_run text NOT NULL, removed_run text,
   data text NOT NULL, url text NOT NULL, fetched_at bigint NOT NULL, PRIMARY KEY (type, key)
-);
+)${table};
 CREATE TABLE IF NOT EXISTS ${prefix}item_changes (
   run text NOT NULL, type text NOT NULL, key text NOT NULL, kind text NOT NULL, field text NOT NULL,
   old_value text, new_value text, at bigint NOT NULL, PRIMARY KEY (run, type, key, kind, field)
-);
+)${table};
 CREATE TABLE IF NOT EXISTS ${prefix}history_runs (
   run text PRIMARY KEY, task text NOT NULL, complete integer NOT NULL, finished_at bigint NOT NULL,
   added bigint NOT NULL, changed bigint NOT NULL, removed bigint NOT NULL
@@ -106,90 +122,103 @@ export class ItemHistoryLog {
   ): Promise<void> {
     if (items.length === 0) return;
     await within.transaction('record item history', async (sql) => {
-      for (let i = 0; i < items.length; i += CHUNK)
-        await this.observeChunk(sql, items.slice(i, i + CHUNK), opts.itemsMarkSeen === true);
+      for (let i = 0; i < items.length; i += CHUNK) {
+        const chunk = items.slice(i, i + CHUNK);
+        const found = await this.lookup(sql, chunk);
+        for (const w of this.writes(chunk, found, { ...opts, rowsPerStatement: sql.rowsPerStatement }))
+          await sql.run(w.sql, w.params);
+      }
     });
   }
 
-  private async observeChunk(sql: HistorySql, items: readonly Sighting[], itemsMarkSeen: boolean): Promise<void> {
-    const states: ItemState[] = [];
-    const changes: ChangeRow[] = [];
-    // The items' state, every type at once (one round trip on PostgreSQL). SQL compares the data and returns only
-    // items that are new, came back, or differ: one seen again as it was reads nothing back and writes nothing
-    // (stores leave most of those out of observe altogether: see writeBatch). Stored with policy update, its item
-    // row already says this run saw it (finishRun copies that over); otherwise one narrow UPDATE per type and run
-    // records where and when it was seen.
-    const differ = new Map<string, ItemState | undefined>();
+  /**
+   * The items' state, every type at once (one round trip on PostgreSQL). SQL compares the data and returns only
+   * items that are new, came back, or differ (by stateId; null: no state): one seen again as it was reads nothing
+   * back (stores leave most of those out of observe altogether: see writeBatch).
+   */
+  private async lookup(sql: HistorySql, items: readonly Sighting[]): Promise<Map<string, ItemState | null>> {
+    const found = new Map<string, ItemState | null>();
     for (const piece of pieces(items, sql.rowsPerStatement)) {
       const params: unknown[] = [];
       for (const s of piece) params.push(s.type, s.key, s.json);
-      const found = await sql.all(
+      const rows = await sql.all(
         // VALUES as a subquery, not a CTE: SQLite ran the CTE form ~10× slower. Its columns are column1… in both.
         `SELECT v.column1 AS type, v.column2 AS key, s.key AS known, s.first_run, s.last_run, s.removed_run, s.data, s.url, s.fetched_at
          FROM (VALUES ${values(piece.length, 3)}) AS v LEFT JOIN ${this.t('item_state')} s ON s.type = v.column1 AND s.key = v.column2
          WHERE s.key IS NULL OR s.removed_run IS NOT NULL OR s.data <> v.column3`,
         params,
       );
-      for (const r of found)
-        differ.set(
-          `${String(r.type)}\u0000${String(r.key)}`,
-          r.known === null || r.known === undefined ? undefined : toState(String(r.type), r),
-        );
+      for (const r of rows) found.set(stateId(String(r.type), String(r.key)), stateOf(String(r.type), r));
     }
+    return found;
+  }
+
+  /**
+   * The statements recording these sightings, given their states as looked up (`found`, by stateId: null, no
+   * state; absent, or present with the same data: seen again as it was). A store that reads the states in its own
+   * statement (PostgreSQL's item upsert) runs these where it likes in the batch's transaction (postgres.ts: ahead
+   * of its page upsert, one round trip); observe runs them one by one.
+   */
+  writes(
+    items: readonly Sighting[],
+    found: ReadonlyMap<string, ItemState | null>,
+    opts: { itemsMarkSeen?: boolean; rowsPerStatement?: readonly number[] } = {},
+  ): Statement[] {
+    const states: ItemState[] = [];
+    const changes: ChangeRow[] = [];
+    // Seen again as it was: stored with policy update, its item row already says this run saw it (finishRun
+    // copies that over); otherwise one narrow UPDATE per type and run records where and when it was seen.
     const seen = new Map<string, Sighting[]>();
     for (const s of items) {
-      const id = `${s.type}\u0000${s.key}`;
-      if (!differ.has(id)) {
-        if (!itemsMarkSeen)
-          (
-            seen.get(`${s.type}\u0000${s.run}`) ??
-            seen.set(`${s.type}\u0000${s.run}`, []).get(`${s.type}\u0000${s.run}`)!
-          ).push(s);
+      const prev = found.get(stateId(s.type, s.key));
+      if (prev === undefined || (prev !== null && prev.removedRun === null && prev.data === s.json)) {
+        if (opts.itemsMarkSeen !== true) {
+          const group = stateId(s.type, s.run);
+          (seen.get(group) ?? seen.set(group, []).get(group)!).push(s);
+        }
         continue;
       }
-      const out = recordSighting(differ.get(id), s);
+      const out = recordSighting(prev ?? undefined, s);
       if (out.state) states.push(out.state);
       for (const c of out.changes) changes.push(c);
     }
+    const out: Statement[] = [];
     for (const again of seen.values()) {
-      for (const piece of pieces(
-        again.sort((a, b) => cmp(a.key, b.key)),
-        sql.rowsPerStatement,
-      ))
-        await this.markSeen(sql, again[0]!.type, again[0]!.run, piece);
+      again.sort((a, b) => cmp(a.key, b.key));
+      for (const piece of pieces(again, opts.rowsPerStatement))
+        out.push(this.markSeen(piece[0]!.type, piece[0]!.run, piece));
     }
     // Sorted: concurrent writers (PostgreSQL) then lock rows in one order and cannot deadlock each other.
     states.sort((a, b) => cmp(a.type, b.type) || cmp(a.key, b.key));
     changes.sort((a, b) => cmp(a.type, b.type) || cmp(a.key, b.key) || cmp(a.kind, b.kind) || cmp(a.field, b.field));
-    for (const piece of pieces(states, sql.rowsPerStatement)) {
-      await sql.run(
-        `INSERT INTO ${this.t('item_state')} (type, key, first_run, last_run, removed_run, data, url, fetched_at) VALUES ${values(piece.length, 8)}
+    for (const piece of pieces(states, opts.rowsPerStatement))
+      out.push({
+        sql: `INSERT INTO ${this.t('item_state')} (type, key, first_run, last_run, removed_run, data, url, fetched_at) VALUES ${values(piece.length, 8)}
          ON CONFLICT (type, key) DO UPDATE SET first_run = excluded.first_run, last_run = excluded.last_run, removed_run = excluded.removed_run,
            data = excluded.data, url = excluded.url, fetched_at = excluded.fetched_at`,
-        piece.flatMap((s) => [s.type, s.key, s.firstRun, s.lastRun, s.removedRun, s.data, s.url, s.fetchedAt]),
-      );
-    }
+        params: piece.flatMap((s) => [s.type, s.key, s.firstRun, s.lastRun, s.removedRun, s.data, s.url, s.fetchedAt]),
+      });
     // A later sighting in the same run keeps the run's first old value and brings the newest one.
-    for (const piece of pieces(changes, sql.rowsPerStatement)) {
-      await sql.run(
-        `INSERT INTO ${this.t('item_changes')} (run, type, key, kind, field, old_value, new_value, at) VALUES ${values(piece.length, 8)}
+    for (const piece of pieces(changes, opts.rowsPerStatement))
+      out.push({
+        sql: `INSERT INTO ${this.t('item_changes')} (run, type, key, kind, field, old_value, new_value, at) VALUES ${values(piece.length, 8)}
          ON CONFLICT (run, type, key, kind, field) DO UPDATE SET new_value = excluded.new_value, at = excluded.at`,
-        piece.flatMap((c) => [c.run, c.type, c.key, c.kind, c.field, c.oldValue, c.newValue, c.at]),
-      );
-    }
+        params: piece.flatMap((c) => [c.run, c.type, c.key, c.kind, c.field, c.oldValue, c.newValue, c.at]),
+      });
+    return out;
   }
 
   /** Unchanged items seen again (by one run, of one type): their last run, page and fetch time (an older fetch: none). */
-  private async markSeen(sql: HistorySql, type: string, run: string, list: readonly Sighting[]): Promise<void> {
+  private markSeen(type: string, run: string, list: readonly Sighting[]): Statement {
     const params: unknown[] = [run];
     for (const s of list) params.push(s.key, s.url, s.fetchedAt);
     params.push(type);
-    await sql.run(
-      `UPDATE ${this.t('item_state')} SET last_run = ?, url = v.column2, fetched_at = CAST(v.column3 AS bigint)
+    return {
+      sql: `UPDATE ${this.t('item_state')} SET last_run = ?, url = v.column2, fetched_at = CAST(v.column3 AS bigint)
        FROM (VALUES ${values(list.length, 3)}) AS v
        WHERE ${this.t('item_state')}.type = ? AND ${this.t('item_state')}.key = v.column1 AND ${this.t('item_state')}.fetched_at <= CAST(v.column3 AS bigint)`,
       params,
-    );
+    };
   }
 
   /**
@@ -335,7 +364,8 @@ export class ItemHistoryLog {
  */
 function* pieces<T>(list: readonly T[], sizes: readonly number[] | undefined): Iterable<readonly T[]> {
   if (!sizes) {
-    if (list.length > 0) yield list;
+    // One statement per CHUNK rows: a batch's writes stay far below PostgreSQL's 65,535 parameters a statement.
+    for (let i = 0; i < list.length; i += CHUNK) yield list.slice(i, i + CHUNK);
     return;
   }
   let i = 0;
@@ -349,13 +379,19 @@ function values(rows: number, cols: number): string {
   return Array.from({ length: rows }, () => one).join(', ');
 }
 
-function toState(type: string, r: Row): ItemState {
+/** A looked-up row (`known`: the state's key, null when there is none) as the state found. */
+export function stateOf(type: string, r: Row): ItemState | null {
+  return r.known === null || r.known === undefined ? null : toState(type, r);
+}
+
+/** An item_state row as the state it holds. */
+export function toState(type: string, r: Row): ItemState {
   return {
     type,
     key: String(r.key),
     firstRun: String(r.first_run),
     lastRun: String(r.last_run),
-    removedRun: r.removed_run === null || r.removed_run === undefined ? null : String(r.removed_run),
+    removedRun: nullable(r.removed_run),
     data: String(r.data),
     url: String(r.url),
     fetchedAt: Number(r.fetched_at),
@@ -375,7 +411,7 @@ function toCounts(r: Row): RunChangeCounts {
 }
 
 function toChange(r: Row): ItemChange {
-  const parse = (v: unknown) => (v === null || v === undefined ? undefined : (JSON.parse(String(v)) as unknown));
+  const parse = (v: unknown) => (v === null || v === undefined ? undefined : (JSON.parse(text(v)) as unknown));
   const kind = String(r.kind) as ChangeKind;
   return {
     run: String(r.run),

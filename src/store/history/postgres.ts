@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { HistorySql, Row } from './log';
+import type { HistorySql, Row, Statement } from './log';
 
 // Item history's executor on a PostgreSQL store: `?` placeholders become $1, $2…; a transaction is the store's
 // own (a pooled client, its error classification and release rules).
@@ -38,8 +38,50 @@ export function postgresClientSql(schema: string, c: pg.PoolClient): HistorySql 
 const itemDataText = (column: string) => `${column}::text`;
 const itemTimeMs = (column: string) => `round(extract(epoch from ${column}) * 1000)::bigint`;
 
-/** `?` -> `$n`, in order (the history SQL has no `?` inside literals). */
-function numbered(sql: string): string {
-  let i = 0;
+/** `?` -> `$n`, in order from `$from + 1` (the history SQL has no `?` inside literals). */
+function numbered(sql: string, from = 0): string {
+  let i = from;
   return sql.replace(/\?/g, () => `$${++i}`);
+}
+
+/** Parameters one round trip may carry (PostgreSQL's limit is 65,535), with room for the statement it rides on. */
+const MAX_PARAMS = 60_000;
+
+/**
+ * History's writes as data-modifying CTEs (`WITH h0 AS (… RETURNING 1), …`) put ahead of another statement whose
+ * own parameters are $1…$`offset`: both in one round trip. They touch history's tables only, and different rows
+ * each, so the one snapshot they share changes nothing. Writes past what one statement may carry come in `rest`,
+ * each a statement of its own (`WITH … SELECT 1`, numbered from $1: for c.query as they are).
+ */
+export function historyAhead(
+  writes: readonly Statement[],
+  offset: number,
+): { ctes: string; params: unknown[]; rest: Statement[] } {
+  const groups: Statement[][] = [];
+  let size = MAX_PARAMS;
+  for (const w of writes) {
+    if (size + w.params.length > MAX_PARAMS) {
+      groups.push([]);
+      size = 0;
+    }
+    groups.at(-1)!.push(w);
+    size += w.params.length;
+  }
+  const render = (group: readonly Statement[], from: number) => {
+    const params: unknown[] = [];
+    const ctes = group.map((w, i) => {
+      const sql = `h${i} AS (${numbered(w.sql, from + params.length)} RETURNING 1)`;
+      params.push(...w.params);
+      return sql;
+    });
+    return { ctes: ctes.length ? `WITH ${ctes.join(', ')} ` : '', params };
+  };
+  const first = render(groups[0] ?? [], offset);
+  return {
+    ...first,
+    rest: groups.slice(1).map((g) => {
+      const r = render(g, 0);
+      return { sql: `${r.ctes}SELECT 1`, params: r.params };
+    }),
+  };
 }

@@ -1,6 +1,6 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import { bind, withBusyRetry } from '../sqliteDriver';
-import type { HistorySql, Row } from './log';
+import { bind, settled, withBusyRetry } from '../sqliteDriver';
+import type { HistorySql } from './log';
 
 // Item history's executor on an SQLite store's connection. node:sqlite is synchronous, so a transaction here
 // runs to its end in one turn of the event loop (its awaits resolve at once) and nothing else on the connection
@@ -26,11 +26,13 @@ export function sqliteHistorySql(conn: () => DatabaseSync, where: string, busyTi
     itemTimeMs: (column) => column,
     itemDataText: (column) => column,
     skipsUnchanged: true,
-    rowsPerStatement: [16, 1],
-    all: async (sql, params = []) => prepare(sql).all(...bind(params)),
-    run: async (sql, params = []) => {
-      prepare(sql).run(...bind(params));
-    },
+    // Powers of two: any count in a few statements (7 rows: 4 + 2 + 1), from five cached statements a kind.
+    rowsPerStatement: [16, 8, 4, 2, 1],
+    all: (sql, params = []) => settled(() => prepare(sql).all(...bind(params))),
+    run: (sql, params = []) =>
+      settled(() => {
+        prepare(sql).run(...bind(params));
+      }),
     transaction: (what, fn) =>
       // Inside the store's own transaction (writeBatch's): part of it, retried with it.
       conn().isTransaction
