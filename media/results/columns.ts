@@ -1,7 +1,7 @@
 // The table's columns: their labels and widths. Pure (test/unit/webviewTexts.test.ts).
 
 /** The meta columns' labels (a field's column is labelled by its name). */
-export const META_LABEL: Record<string, string> = {
+const META_LABEL: Record<string, string> = {
   _key: 'key',
   _url: 'source URL',
   _rule: 'page rule',

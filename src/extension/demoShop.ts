@@ -5,7 +5,7 @@ import { DEMO_PORT, DEMO_SITE, serveSite, type SiteServer } from '../demo/site';
 // 127.0.0.1 while the window is open. The walkthrough told new users to run `crawl-studio serve-demo` in a
 // terminal, a program the .vsix does not put on PATH (issue 23, item 8).
 
-export class DemoShop implements vscode.Disposable {
+class DemoShop implements vscode.Disposable {
   private site: Promise<SiteServer> | null = null;
 
   /** The shop's URL, starting it on first use (on its usual port when free, else on any). */

@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 // their own scheme, named for what they show: an Untitled document would be dirty, ask to be saved on close, and
 // pile up one "Untitled-N" per click.
 
-export const JSON_SCHEME = 'crawl-studio-json';
+const JSON_SCHEME = 'crawl-studio-json';
 
 class JsonDocuments implements vscode.TextDocumentContentProvider {
   private readonly contents = new Map<string, string>();

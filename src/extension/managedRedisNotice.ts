@@ -7,7 +7,7 @@ import type { RedisConnection } from './redisConnection';
 
 const SHOWN_KEY = 'crawlStudio.managedRedisAnnounced';
 
-export function managedRedisMessage(url: string): string {
+function managedRedisMessage(url: string): string {
   return vscode.l10n.t(
     'Crawl Studio started its own redis-server for this workspace ({0}), with its data kept in the workspace\'s storage, so crawls and their queues survive a restart. To use your own Redis instead, run "Crawl Studio: Connect to Redis…" or set crawlStudio.redisUrl.',
     url,

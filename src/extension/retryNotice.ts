@@ -8,7 +8,7 @@ import type { CrawlManager } from './crawls/crawlManager';
 // for a worker nobody ran). A retry reopens a finished run (observe/failures.ts retryFailedJobs); with no worker
 // taking the task's pages, the message says so and offers Start Crawl, which resumes that reopened run.
 
-export const START_CRAWL_AFTER_RETRY = vscode.l10n.t('Start Crawl');
+const START_CRAWL_AFTER_RETRY = vscode.l10n.t('Start Crawl');
 
 export interface RetryOutcome {
   readonly retried: number;

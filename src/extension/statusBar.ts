@@ -7,7 +7,7 @@ import { describeQueue, finishedPages, queuedJobs } from '../observe/figures';
 // figure is named by observe/figures.ts, as the Queue Explorer, the Workers view and the dashboard name it.
 
 /** A crawl's figures count as stale once its session has not reported for this long (it reports every second). */
-export const STALE_AFTER_MS = 5_000;
+const STALE_AFTER_MS = 5_000;
 
 export class CrawlStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('crawlStudio.status', vscode.StatusBarAlignment.Left, 50);

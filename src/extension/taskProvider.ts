@@ -14,7 +14,7 @@ import { TASK_GLOB } from './taskFiles';
 // these tasks have the diagnostics in hand. The $crawl-studio problem matcher (package.json) is for tasks.json
 // tasks that run the CLI itself (`crawl-studio validate x.crawl.yaml` from npm, in CI images).
 
-export const TASK_TYPE = 'crawl-studio';
+const TASK_TYPE = 'crawl-studio';
 export const COMMANDS = ['validate', 'run', 'test'] as const;
 export type CliCommand = (typeof COMMANDS)[number];
 
@@ -29,7 +29,7 @@ function isDefinition(d: vscode.TaskDefinition): d is CrawlTaskDefinition {
   return d.type === TASK_TYPE && COMMANDS.includes(d.command as CliCommand) && typeof d.file === 'string';
 }
 
-export class CrawlTaskProvider implements vscode.TaskProvider {
+class CrawlTaskProvider implements vscode.TaskProvider {
   constructor(
     private readonly crawls: CrawlManager,
     /** The tasks' problems, per task file: each validate, test or run replaces its file's. */

@@ -36,7 +36,7 @@ export function nonce(): string {
 }
 
 /** The results view's and the dashboard's policy: nothing but our nonce'd script and style, fonts and images. */
-export function panelCsp(cspSource: string, scriptNonce: string): string {
+function panelCsp(cspSource: string, scriptNonce: string): string {
   return [
     "default-src 'none'",
     `img-src ${cspSource} data:`,
@@ -102,6 +102,6 @@ export function webviewHtml(webview: vscode.Webview, extensionUri: vscode.Uri, o
 </html>`;
 }
 
-export function escapeHtml(s: string): string {
+function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }

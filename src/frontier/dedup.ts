@@ -5,8 +5,8 @@ import { fingerprint } from '../core/url/fingerprint';
 // "intsets": 8 bytes per member, no per-entry overhead. Buckets are sized so each holds a few hundred members,
 // under Redis's set-max-intset-entries (512 by default); a bucket past that still works, it just costs more.
 
-export const MIN_BUCKET_BITS = 4;
-export const MAX_BUCKET_BITS = 20;
+const MIN_BUCKET_BITS = 4;
+const MAX_BUCKET_BITS = 20;
 const TARGET_PER_BUCKET = 256;
 
 /** Bucket bits for an expected number of URLs (the task's maxPages, or a default of about a million). */

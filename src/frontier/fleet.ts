@@ -47,7 +47,7 @@ export interface AutoscaleBeat {
 }
 
 /** Hash: worker id -> a concurrency the user asked it to run at (setWorkerConcurrency); taken by the worker. */
-export const RESIZE_KEY = `${WORKERS_KEY}:resize`;
+const RESIZE_KEY = `${WORKERS_KEY}:resize`;
 
 /**
  * Asks a live worker to run at `concurrency` requests: an autoscaled worker holds it (it does not undo a manual
@@ -76,7 +76,7 @@ export function workerIdOf(pid: number, host = hostname()): string {
  * One heartbeat as stored, or null when it is not one this version can read. The fleet may mix versions and
  * anything can write to Redis: one odd entry must not hide the other workers from a view.
  */
-export function parseWorkerBeat(json: string): WorkerBeat | null {
+function parseWorkerBeat(json: string): WorkerBeat | null {
   let b: unknown;
   try {
     b = JSON.parse(json);

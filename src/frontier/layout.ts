@@ -22,7 +22,7 @@ export function singleLayout(task: string): TaskLayout {
 }
 
 /** The partition of a page, by its fingerprint (16 hex digits): bits the seen set's buckets do not use. */
-export function partitionOf(layout: TaskLayout, fpHex: string): number {
+function partitionOf(layout: TaskLayout, fpHex: string): number {
   const n = layout.tags.length;
   return n === 1 ? 0 : parseInt(fpHex.slice(10, 16), 16) % n;
 }

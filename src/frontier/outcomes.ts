@@ -49,7 +49,7 @@ export async function uncountFailed(
 }
 
 /** Skipped pages a run keeps with their details (`crawl-studio failures`): the latest, newest first. */
-export const SKIPPED_LOG_KEEP = 1_000;
+const SKIPPED_LOG_KEEP = 1_000;
 
 /**
  * A job skipped for `reason`, counted in one MULTI: the run's "skipped:<reason>", its host's tally, the reason's

@@ -24,7 +24,7 @@ export type LeaseResult =
   { readonly held: true } | { readonly held: false; readonly holder: LeaseHolder; readonly expiresInMs: number };
 
 /** Long enough to ride out a slow poll or a Redis failover, short enough that a killed driver's lease is soon gone. */
-export const LEASE_TTL_MS = 15_000;
+const LEASE_TTL_MS = 15_000;
 
 export class RunLease {
   private readonly key: string;

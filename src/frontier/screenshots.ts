@@ -8,9 +8,9 @@ import { withScripts } from './scripts';
 // items stream or the store: a page's items travel light, and a screenshot is for looking at, not for querying.
 
 /** Screenshots a run keeps; a newer one pushes out the oldest. */
-export const MAX_KEPT = 50;
+const MAX_KEPT = 50;
 /** A capture larger than this is dropped rather than kept (a JPEG of the viewport is 20-80 KB). */
-export const MAX_BYTES = 512 * 1024;
+const MAX_BYTES = 512 * 1024;
 const TTL_MS = 7 * 24 * 3600 * 1000;
 
 export interface ScreenshotFacts {

@@ -247,7 +247,7 @@ export function matchesReason(group: string, reason: string | undefined): boolea
 }
 
 /** A message as shown: a URL's credentials (a proxy's `user:pass@`) never. */
-export function redactMessage(message: string): string {
+function redactMessage(message: string): string {
   return message.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi, '$1***@');
 }
 

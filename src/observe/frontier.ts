@@ -25,20 +25,6 @@ export interface FrontierCounts {
   readonly bands: readonly string[];
 }
 
-export async function readFrontierCounts(redis: Redis, task: string): Promise<FrontierCounts> {
-  const parts = await Promise.all(
-    (await frontiers(redis, task)).keys.map((f) =>
-      Promise.all([redis.hget(f.meta, 'n'), redis.hlen(f.transit), redis.zrange(f.bands, 0, -1)]),
-    ),
-  );
-  const bands = [...new Set(parts.flatMap((p) => p[2]))].sort((a, b) => Number(a) - Number(b));
-  return {
-    waiting: parts.reduce((a, p) => a + Number(p[0] ?? 0), 0),
-    inWindow: parts.reduce((a, p) => a + p[1], 0),
-    bands,
-  };
-}
-
 export interface FrontierRow extends FrontierPage {
   readonly host: string;
   /** The page's priority band (its priority; 1000 without one). */

@@ -173,7 +173,7 @@ export function finishedOf(s: MetricSample): number {
   return s.done + s.failed + s.skipped;
 }
 
-export function pendingOf(s: MetricSample): number {
+function pendingOf(s: MetricSample): number {
   return s.waiting + s.active + s.delayed;
 }
 

@@ -55,7 +55,7 @@ export function needsWorkerCount(run: RunInfo | null, isPaused: boolean, driver:
 }
 
 /** Who drives a run, in words: "VS Code (pid 41, devbox)", "crawl-studio run (pid 7, ci-3)". */
-export function describeDriver(h: LeaseHolder): string {
+function describeDriver(h: LeaseHolder): string {
   return `${h.front} (pid ${h.pid}, ${h.host})`;
 }
 

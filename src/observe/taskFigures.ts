@@ -108,7 +108,7 @@ export function taskFigures(i: FiguresInput): TaskFigures {
  * The metric samples the recent rate needs: samples are at least 0.9 s apart (metrics.ts), and its window depends on
  * the last 2 × RATE_WINDOW_MS (figures.ts recentWindowMs): with fewer, two readers of one history would see two rates.
  */
-export const HISTORY_FOR_RATE = Math.ceil((2 * RATE_WINDOW_MS) / 900) + 2;
+const HISTORY_FOR_RATE = Math.ceil((2 * RATE_WINDOW_MS) / 900) + 2;
 
 /** Reads a task's figures now: its status, the last samples of its history and the fleet's beats. */
 export async function readTaskFigures(redis: Redis, task: string, now = Date.now()): Promise<TaskFigures> {

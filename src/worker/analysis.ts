@@ -13,7 +13,7 @@ import type { CrawlTask } from '../core/task/model';
 // budget is stopped (the thread is replaced) and fails with a reason instead of taking the worker with it.
 
 /** Longest a page may take to parse and extract, whatever its request timeout. */
-export const MIN_ANALYSIS_BUDGET_MS = 30_000;
+const MIN_ANALYSIS_BUDGET_MS = 30_000;
 
 /** Heap of the analysis thread: a page that needs more fails instead of the worker process running out. */
 const THREAD_HEAP_MB = 1024;
@@ -67,7 +67,7 @@ export interface PageAnalyser {
   close(): Promise<void>;
 }
 
-export function analysisBudgetMs(task: CrawlTask): number {
+function analysisBudgetMs(task: CrawlTask): number {
   return Math.max(MIN_ANALYSIS_BUDGET_MS, 2 * task.request.timeoutMs);
 }
 

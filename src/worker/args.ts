@@ -48,9 +48,9 @@ export interface WorkerFlags {
 export const REDIS_URL_ENV = 'CRAWL_STUDIO_REDIS';
 
 /** The data nodes' password for --sentinel and --cluster, which have no place for one (a flag would be public). */
-export const REDIS_PASSWORD_ENV = 'CRAWL_STUDIO_REDIS_PASSWORD';
+const REDIS_PASSWORD_ENV = 'CRAWL_STUDIO_REDIS_PASSWORD';
 /** The sentinels' own password for --sentinel. */
-export const SENTINEL_PASSWORD_ENV = 'CRAWL_STUDIO_SENTINEL_PASSWORD';
+const SENTINEL_PASSWORD_ENV = 'CRAWL_STUDIO_SENTINEL_PASSWORD';
 
 /** The flags that name a Redis, wherever a command talks to one (run, worker, writer, enqueue, status). */
 export const REDIS_FLAG_SPEC = {
@@ -103,7 +103,7 @@ export function redisTargetFrom(values: RedisFlagValues, env: NodeJS.ProcessEnv 
 }
 
 /** Said when `--redis` holds a password: a command line is public (see REDIS_URL_ENV). */
-export const PASSWORD_IN_ARGUMENTS =
+const PASSWORD_IN_ARGUMENTS =
   `warning: the --redis URL holds a password, which every user of this machine can read in the process list (ps, /proc/PID/cmdline): ` +
   `put the URL in $${REDIS_URL_ENV} instead (or, with --sentinel/--cluster, the password in $${REDIS_PASSWORD_ENV})`;
 
@@ -165,7 +165,7 @@ export function optionalPositiveInt(value: string | undefined, name: string): nu
 }
 
 /** Local worker processes with `--workers auto`: one to one per core (more than that only compete for the cores). */
-export function autoWorkers(cores = availableParallelism()): { min: number; max: number } {
+function autoWorkers(cores = availableParallelism()): { min: number; max: number } {
   return { min: 1, max: Math.max(1, cores) };
 }
 

@@ -15,7 +15,7 @@ import type { FetchSlots, SlotAnswer } from './fetchSlots';
 // local or one short Redis read per window: the controller must cost nothing next to the pages.
 
 /** How often the controller is asked (a window is judged only once it holds enough: see AUTOSCALE.minPages). */
-export const AUTOSCALE_TICK_MS = 1_000;
+const AUTOSCALE_TICK_MS = 1_000;
 
 /** A decision that changed the concurrency, as the heartbeat publishes it (frontier/fleet.ts). */
 export interface AppliedDecision {

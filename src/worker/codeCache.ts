@@ -19,7 +19,7 @@ import { threadId } from 'node:worker_threads';
 // other flags itself, and a rejected or missing cache is simply made anew.
 
 /** Where compiled code is kept, or null when caching is off (`CRAWL_STUDIO_CODE_CACHE=off`). */
-export function codeCacheDir(env: NodeJS.ProcessEnv = process.env): string | null {
+function codeCacheDir(env: NodeJS.ProcessEnv = process.env): string | null {
   const setting = env.CRAWL_STUDIO_CODE_CACHE;
   if (setting === '0' || setting === 'off') return null;
   if (setting) return setting;

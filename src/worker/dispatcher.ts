@@ -50,7 +50,7 @@ function withoutSocksWarning<T>(make: () => T): T {
 }
 
 /** Whether a proxy URL is a SOCKS5 proxy's (socks5://, socks5h://). */
-export function isSocksProxy(proxyUrl: string): boolean {
+function isSocksProxy(proxyUrl: string): boolean {
   return /^socks5h?:/i.test(proxyUrl);
 }
 

@@ -11,7 +11,7 @@ import { SentBack } from './sentBack';
 // What a page's failure means to BullMQ: retried (after how long) or final, and how a final one is counted.
 
 /** Attached to retryable errors so the backoff strategy can honour Retry-After. */
-export class RetryableFetchError extends Error {
+class RetryableFetchError extends Error {
   constructor(
     message: string,
     readonly retryAfterMs: number | null,

@@ -11,7 +11,7 @@ import { FetchFailure, type StreamedResponse } from './fetcher';
 // XML's, after every decompression, so a gzip bomb stops at MAX_SITEMAP_BYTES however small it is on the wire.
 
 /** Entries handed on at once: one discover call and one addBulk each (frontier/pageFlow.ts chunks by 1000). */
-export const SITEMAP_BATCH = 1000;
+const SITEMAP_BATCH = 1000;
 
 export interface SitemapRead {
   readonly format: SitemapFormat | null;

@@ -14,7 +14,7 @@ import { DelayedError, type Job } from 'bullmq';
 // while after each such event.
 
 /** Stalls after which a job runs alone: BullMQ's maxStalledCount (3), the most a job survives, so an innocent one never fails. */
-export const SUSPECT_STALLS = 3;
+const SUSPECT_STALLS = 3;
 
 /** How long a job that stepped aside for a suspect waits before any worker may take it again. */
 const STEP_ASIDE_MS = 500;

@@ -9,7 +9,7 @@ import type { CrawlTask } from '../core/task/model';
 // (storePlace.ts): a shared folder must not run a file its author placed elsewhere.
 
 /** Largest script: an action is a few lines that click or expand, not an application. */
-export const MAX_SCRIPT_BYTES = 1024 * 1024;
+const MAX_SCRIPT_BYTES = 1024 * 1024;
 
 /** Each script a task's actions name, by its name in the task file; throws naming the file and the script. */
 export async function loadActionScripts(task: Pick<CrawlTask, 'file' | 'rules'>): Promise<Map<string, string>> {

@@ -12,13 +12,13 @@ import { parseDuration } from '../units';
 import type { ActionKind, PageAction, WaitTarget } from './model';
 
 /** Longest an action waits when its `timeout` is not given (never past the render's own deadline). */
-export const DEFAULT_ACTION_TIMEOUT_MS = 10_000;
+const DEFAULT_ACTION_TIMEOUT_MS = 10_000;
 /** How long a scroll or a repeated click waits for the page to grow before taking it as done. */
-export const DEFAULT_IDLE_MS = 1_000;
+const DEFAULT_IDLE_MS = 1_000;
 /** Scrolls when `max` is not given. */
-export const DEFAULT_MAX_SCROLLS = 20;
+const DEFAULT_MAX_SCROLLS = 20;
 /** Clicks of an `untilGone` click when `max` is not given. */
-export const DEFAULT_MAX_CLICKS = 50;
+const DEFAULT_MAX_CLICKS = 50;
 
 type RawTimed = { timeout?: string | number };
 /** One entry of `actions:` as the schema lets it through: one key, the action's name. */

@@ -26,7 +26,7 @@ const RESUME = vscode.l10n.t('Resume');
 const STOP = vscode.l10n.t('Stop');
 
 /** Whether nobody drives the run: its driver is gone, though workers of the fleet may still take its pages. */
-export function isUndriven(phase: RunPhase): boolean {
+function isUndriven(phase: RunPhase): boolean {
   return phase.kind === 'interrupted' || (phase.kind === 'running' && phase.driver === null);
 }
 

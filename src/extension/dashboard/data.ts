@@ -2,7 +2,6 @@ import type { CrawlTask } from '../../core/task/model';
 import { describeGroup } from '../../observe/failures';
 import { droppedReasons, droppedTotal } from '../../core/task/dropReasons';
 import type { HealthSnapshot } from '../../observe/health';
-import { WORKER_SILENT_AFTER_MS } from '../../frontier/fleet';
 import { taskFigures } from '../../observe/taskFigures';
 import { describeRunPhase, phaseWord } from '../../observe/runPhase';
 import { rateSeries } from '../../observe/metrics';
@@ -15,8 +14,6 @@ export { WorkerRates } from '../../observe/workerRates';
 // Shapes a health snapshot for the dashboard webview: counters, chart series (downsampled), groups, hosts and
 // workers with rates. Pure, so it is tested without a webview.
 
-/** Heartbeats come every 5 s: a worker silent for three of them is shown as gone (the monitor's rule too). */
-export const STALE_MS = WORKER_SILENT_AFTER_MS;
 const MAX_POINTS = 900;
 
 export function downsample(series: Series, max = MAX_POINTS): Series {

@@ -117,7 +117,7 @@ export class TaskDiagnostics implements vscode.Disposable {
 export const RED_HAT_YAML = 'redhat.vscode-yaml';
 
 /** Whether another extension completes and explains task files from their JSON Schema. */
-export function schemaHelpElsewhere(): boolean {
+function schemaHelpElsewhere(): boolean {
   return vscode.extensions.getExtension(RED_HAT_YAML) !== undefined;
 }
 

@@ -46,9 +46,9 @@ import type { Access } from '../../worker/access';
  * The preview reads at most this much of a page, whatever the task's `request.maxBytes`: the page is parsed in
  * the extension host and rendered in the webview, and a 20 MB document would stall both.
  */
-export const PREVIEW_MAX_BYTES = 5 * 1024 * 1024;
+const PREVIEW_MAX_BYTES = 5 * 1024 * 1024;
 
-export class PageError extends Error {
+class PageError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'PageError';
@@ -69,7 +69,7 @@ export class NotHtmlError extends PageError {
 }
 
 /** The options a worker of `task` would fetch with (no task yet: the defaults), capped for the preview. */
-export function previewFetchOptions(task: CrawlTask | null, url: string, signal?: AbortSignal): FetchOptions {
+function previewFetchOptions(task: CrawlTask | null, url: string, signal?: AbortSignal): FetchOptions {
   const base: FetchOptions = task
     ? fetchOptions(task)
     : {
@@ -156,7 +156,7 @@ function robotsFile(dir: string, origin: string): string {
 export type EnvFor = (task: CrawlTask) => Promise<Readonly<Record<string, string | undefined>>>;
 
 /** Entries of a sitemap the preview reads at most (a sitemap may list 50,000; routing a few thousand shows how). */
-export const PREVIEW_SITEMAP_ENTRIES = 5_000;
+const PREVIEW_SITEMAP_ENTRIES = 5_000;
 
 /** A sitemap as the preview read it, with what its response said. */
 export interface LoadedSitemap {

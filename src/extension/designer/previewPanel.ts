@@ -47,7 +47,7 @@ export interface PanelHost {
 }
 
 /** Debounce of re-analysis after an edit (the issue: updates within 150 ms of a keystroke pause). */
-export const EDIT_DEBOUNCE_MS = 150;
+const EDIT_DEBOUNCE_MS = 150;
 /** Debounce of highlight updates after a cursor move: no re-analysis, only the selector under the cursor. */
 const CURSOR_DEBOUNCE_MS = 40;
 

@@ -11,7 +11,7 @@ import { RESULTS_VIEW_TYPE } from './protocol';
 const COMMAND_IDS = ['crawlStudio.openResults', 'crawlStudio.findUrl', 'crawlStudio.openDashboard'];
 
 /** Test hooks (see testHooks.ts). */
-export const TEST_COMMAND_IDS = [
+const TEST_COMMAND_IDS = [
   'crawlStudio.results.testState',
   'crawlStudio.results.testMessage',
   'crawlStudio.results.testExport',

@@ -28,7 +28,7 @@ async function withParts<T>(
 }
 
 /** Items whose source URL is exactly `url`, over every item type (a scan: the stores have no URL index). */
-export async function storedItemsAt(store: ItemStore, url: string): Promise<{ type: string; key: string }[]> {
+async function storedItemsAt(store: ItemStore, url: string): Promise<{ type: string; key: string }[]> {
   const out: { type: string; key: string }[] = [];
   for (const type of await store.itemTypes()) {
     const view = new ItemView(store, { type, filters: [{ field: '_url', text: `=${url}` }], sort: null });
@@ -47,7 +47,7 @@ export async function searchUrl(connection: RedisConnection, task: CrawlTask, ur
   }
 }
 
-export function jobJson(connection: RedisConnection, task: string, jobId: string): Promise<JobRecord | null> {
+function jobJson(connection: RedisConnection, task: string, jobId: string): Promise<JobRecord | null> {
   return withParts(connection, task, (parts) => readJobRecord(parts, jobId));
 }
 

@@ -26,7 +26,7 @@ import { DEFAULT_HIDDEN, ResultsSource } from './source';
 // is visible polls the count so new items appear during a crawl. Store calls are queued one at a time (the
 // query index is not re-entrant, and SQLite serialises them anyway).
 
-export const DESIGNER_PREVIEW_COMMAND = 'crawlStudio.designer.openPreview';
+const DESIGNER_PREVIEW_COMMAND = 'crawlStudio.designer.openPreview';
 
 export interface ResultsActions {
   showJob(task: CrawlTask, url: string, run: string | null): Promise<void>;

@@ -270,7 +270,7 @@ export class ResultsSource {
   }
 }
 
-export function toTableRow(item: StoredItem): TableRow {
+function toTableRow(item: StoredItem): TableRow {
   const cells: Record<string, string> = {};
   for (const [k, v] of Object.entries(item.data)) cells[k] = cut(textOf(v));
   cells._key = cut(item.key);
@@ -290,7 +290,7 @@ function cut(s: string): string {
  * the last run that stored items of the type; a run id, that run. A type whose items all come from one run needs
  * no filter (and keeps the store's direct paging).
  */
-export function chooseRun(wanted: string, runs: readonly RunItems[]): { shown: string; filter: string | undefined } {
+function chooseRun(wanted: string, runs: readonly RunItems[]): { shown: string; filter: string | undefined } {
   const ids = runs.map((r) => r.run).filter((r): r is string => r !== null);
   if (wanted === 'all' || ids.length === 0) return { shown: 'all', filter: undefined };
   const shown = ids.includes(wanted) ? wanted : ids[ids.length - 1]!;

@@ -8,7 +8,7 @@ export const BROWSER_PATH_ENV = 'CRAWL_STUDIO_BROWSER';
 
 const ON_PATH = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable'];
 
-export class BrowserNotFoundError extends Error {
+class BrowserNotFoundError extends Error {
   constructor(detail: string) {
     super(
       `${detail}. Pages of this task need a browser (its 'browser' rules): install Chromium (e.g. \`apt-get install chromium\`), ` +
