@@ -3,7 +3,8 @@ import { engine } from './lazy';
 import type { CrawlManager } from './crawls/crawlManager';
 
 // Lenses on task files: "Start Crawl | Validate | Open Results" at the top ("Stop Crawl" while it runs), and
-// "Enqueue" on each start URL.
+// "Enqueue" on each start URL. Start or Stop is what the editor title shows too: the crawl manager's running task
+// files (by path), refreshed only when that set changes (CrawlManager.onDidChangeRunning, issue 32).
 
 export class TaskCodeLensProvider implements vscode.CodeLensProvider, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
@@ -11,14 +12,14 @@ export class TaskCodeLensProvider implements vscode.CodeLensProvider, vscode.Dis
   private readonly sub: vscode.Disposable;
 
   constructor(private readonly crawls: CrawlManager) {
-    this.sub = crawls.onDidChange(() => this.changed.fire());
+    this.sub = crawls.onDidChangeRunning(() => this.changed.fire());
   }
 
   async provideCodeLenses(doc: vscode.TextDocument): Promise<vscode.CodeLens[]> {
     const { outlineTask } = await engine();
     const outline = outlineTask(doc.getText());
     const top = new vscode.Range(0, 0, 0, 0);
-    const running = outline.name ? this.crawls.get(outline.name) : undefined;
+    const running = this.crawls.isRunning(doc.uri.fsPath);
     const lenses = [
       running
         ? new vscode.CodeLens(top, {

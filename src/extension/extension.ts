@@ -97,16 +97,15 @@ export function activate(context: vscode.ExtensionContext): CrawlStudioApi {
   return api;
 }
 
-/** The editor title shows Stop Crawl instead of Start Crawl on a task file whose crawl runs (issue 23, item 7). */
+/**
+ * The editor title shows Stop Crawl instead of Start Crawl on a task file whose crawl runs (issue 23, item 7), from
+ * the same running task files, on the same event, as the CodeLens (codeLens.ts).
+ */
 function syncRunningTaskFiles(crawls: CrawlManager): vscode.Disposable {
   const syncRunning = () =>
-    void vscode.commands.executeCommand(
-      'setContext',
-      'crawlStudio.runningTaskFiles',
-      crawls.list().map((r) => r.task.file),
-    );
+    void vscode.commands.executeCommand('setContext', 'crawlStudio.runningTaskFiles', crawls.runningFiles());
   syncRunning();
-  return crawls.onDidChange(syncRunning);
+  return crawls.onDidChangeRunning(syncRunning);
 }
 
 /** What follows the connection, the settings and the crawls: the explorer's reads, a context key, notifications. */

@@ -31,6 +31,13 @@ export class CrawlManager implements vscode.Disposable {
   private readonly running = new Map<string, RunningCrawl>();
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
+  private readonly runningChanged = new vscode.EventEmitter<void>();
+  /**
+   * Only when a task file's crawl starts or ends, never on a progress tick. The CodeLens and the editor title's
+   * Start/Stop follow it: the workbench postpones a lens refresh on each event of its provider (a debounce that
+   * grows with the provider's time), so ticks every second kept a stale "Stop Crawl" after the run ended (issue 32).
+   */
+  readonly onDidChangeRunning = this.runningChanged.event;
   private readonly finished = new vscode.EventEmitter<{ task: string; result: LaunchResult; message: string }>();
   /** A crawl that ended (finished, stopped or interrupted), with the one message the editor shows (crawlEndMessage). */
   readonly onDidFinish = this.finished.event;
@@ -53,6 +60,16 @@ export class CrawlManager implements vscode.Disposable {
 
   list(): RunningCrawl[] {
     return [...this.running.values()];
+  }
+
+  /** The task files whose crawl runs here: what the CodeLens and the editor title's Start/Stop show. */
+  runningFiles(): string[] {
+    return this.list().map((r) => r.task.file);
+  }
+
+  /** Whether the crawl of the task file at `file` (a file system path) runs here. */
+  isRunning(file: string): boolean {
+    return this.list().some((r) => r.task.file === file);
   }
 
   /** Validates the document; errors go to the Problems panel and stop the start. */
@@ -113,6 +130,7 @@ export class CrawlManager implements vscode.Disposable {
       this.running.delete(task.name);
       this.workers.untrack(pool);
       this.changed.fire();
+      this.runningChanged.fire();
     });
     const rc: RunningCrawl = {
       task,
@@ -126,6 +144,7 @@ export class CrawlManager implements vscode.Disposable {
     };
     this.running.set(task.name, rc);
     this.changed.fire();
+    this.runningChanged.fire();
     void done.then(
       (result) => this.finished.fire({ task: task.name, result, message: crawlEndMessage(task, result) }),
       (err: Error) => {
@@ -173,6 +192,7 @@ export class CrawlManager implements vscode.Disposable {
   dispose(): void {
     for (const rc of this.running.values()) rc.launch.stop();
     this.changed.dispose();
+    this.runningChanged.dispose();
     this.finished.dispose();
     this.failed.dispose();
   }
