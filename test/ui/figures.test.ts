@@ -464,4 +464,54 @@ describe('One figure everywhere, and the smaller items of issue 32 (UI, quotes s
     assert.equal(FX_TASK.split('\n')[FX_FIELDS_LINE - 1]!.trim().startsWith('fields:'), true);
     await wb.screenshot('ui/figures-8-fixture-diff.png');
   });
+
+  it('after a Retry all and after a Stop, the dashboard and the Queue Explorer still agree', async () => {
+    const { page } = wb;
+    // The task's editor was closed by the tests before: opened again from the Explorer, for the commands and lens.
+    await runCommand(page, 'View: Show Explorer');
+    await explorerItem(page, 'quotes.crawl.yaml').click();
+    const quotesTab = page.locator('.tabs-container .tab', { hasText: 'quotes.crawl.yaml' }).first();
+    await quotesTab.waitFor({ timeout: 30_000 });
+    await runCommand(page, 'Crawl Studio: Open Dashboard');
+    const wv = webview(page);
+    await wv.locator('.state.finished').waitFor({ timeout: 60_000 });
+    await showCrawlStudio(page);
+    const agreeing = async (what: string, also: (v: Views) => boolean): Promise<Views> => {
+      let views = await readViews(page);
+      await until(what, async () => {
+        views = await readViews(page);
+        return disagreements(views, false).length === 0 && also(views);
+      }).catch(() => undefined);
+      assert.deepEqual(disagreements(views, false), [], JSON.stringify({ ...views, dashboard: [...views.dashboard] }));
+      return views;
+    };
+    // Retry all of the 500 (it fails again, twice more): the run reopens, then finishes with the same 2 failed.
+    const before = site.hits.get(TROUBLES.serverError) ?? 0;
+    const failures = wv.locator('section[aria-label="Failures by cause"]');
+    await failures.locator('tr', { hasText: 'HTTP 500' }).locator('vscode-button', { hasText: 'Retry all' }).click();
+    const start = page.locator('.notifications-toasts .monaco-button', { hasText: 'Start Crawl' }).first();
+    await start.waitFor({ timeout: 30_000 });
+    await start.click();
+    await until('the 500 asked again', () => (site.hits.get(TROUBLES.serverError) ?? 0) >= before + 2, 120_000, 200);
+    await wv.locator('.state.finished').waitFor({ timeout: 120_000 });
+    const retried = await agreeing('the views to agree after the retry', (v) => /2 failed/.test(v.explorer));
+    assert.equal(retried.dashboard.get('Failed')?.value, '2');
+    await clearToasts(page);
+    await wb.screenshot('ui/figures-9-after-retry.png');
+    // A new run (Start after a finish starts one), stopped a few pages in: both views say the stopped run's figures.
+    const served = () => [...site.hits.values()].reduce((a, b) => a + b, 0);
+    const atStart = served();
+    await quotesTab.click();
+    await codeLens(page, 'Start Crawl').click();
+    await codeLens(page, 'Stop Crawl').waitFor({ state: 'visible', timeout: 60_000 });
+    await until('a few pages of the new run', () => served() >= atStart + 4, 60_000, 100);
+    await codeLens(page, 'Stop Crawl').click();
+    await codeLens(page, 'Start Crawl').waitFor({ state: 'visible', timeout: 60_000 });
+    await runCommand(page, 'Crawl Studio: Open Dashboard');
+    await wv.locator('.state.stopped').waitFor({ timeout: 60_000 });
+    const stopped = await agreeing('the views to agree after the stop', () => true);
+    assert.ok(num(stopped.dashboard.get('Pages done')!.value) > 0, 'the stopped run fetched pages');
+    await clearToasts(page);
+    await wb.screenshot('ui/figures-10-after-stop.png');
+  });
 });
