@@ -1,13 +1,14 @@
 // Where item history's state lives, priced in WAL pages (issue 33): a count the machine's load cannot move, unlike
 // bench/history.mjs's wall clock. One store is filled by the bench site's first run (micro-history, history on);
 // copies of it then take a re-crawl's batches (35 batches of the same items in the same order, 3.5% of them changed,
-// each batch one transaction) written by plain SQL in four layouts:
+// each batch one transaction) written by plain SQL in five layouts:
 //   off       the item rows only (the store without history);
 //   state     + a changed item's state row upserted in item_state and its change row (the store as it is);
 //   stateOnly + the state row only (what the change rows cost, by difference);
 //   inRow     the state as two columns of the item row (first run, removed run; the row's data is history's data),
 //             written by the item's own UPDATE, + its change row: what the lever in results/2026-12-05-history-2.md
-//             would cost.
+//             would cost;
+//   columns   inRow's schema, no history writes: what the two columns cost every row.
 // Prints WAL frames a batch (checkpoints off, so every page a commit writes is one frame) and CPU medians.
 // Run after `node bench/build.mjs`: `node bench/history-layout.mjs [--rounds 5]`.
 import { execFileSync } from 'node:child_process';
@@ -40,7 +41,7 @@ function prepare(variant) {
   copyFileSync(first, file);
   const setup = new DatabaseSync(file);
   setup.exec('PRAGMA journal_mode = WAL');
-  if (variant === 'inRow') {
+  if (variant === 'inRow' || variant === 'columns') {
     for (const [t] of TABLES)
       setup.exec(`ALTER TABLE ${t} ADD COLUMN first_run text; ALTER TABLE ${t} ADD COLUMN removed_run text;
         UPDATE ${t} SET first_run = 'run-1'`);
@@ -105,7 +106,7 @@ function recrawl(variant) {
   return { frames, cpuMs: (cpu.user + cpu.system) / 1000 };
 }
 
-const VARIANTS = ['off', 'state', 'stateOnly', 'inRow'];
+const VARIANTS = ['off', 'state', 'stateOnly', 'inRow', 'columns'];
 const results = Object.fromEntries(VARIANTS.map((v) => [v, []]));
 for (let r = 0; r < ROUNDS; r++)
   for (const v of r % 2 ? [...VARIANTS].reverse() : VARIANTS) results[v].push(recrawl(v));
