@@ -117,9 +117,13 @@ describe('a window reload mid-crawl (UI)', function () {
     const reloaded = page.waitForEvent('load', { timeout: 60_000 });
     await runCommand(page, 'Developer: Reload Window');
     await reloaded;
+    reloadedAt = Date.now();
     // Whichever view was in front comes back: the file explorer, or the Crawl Studio views.
     await waitForWorkbench(page);
   }
+
+  /** When the reloaded window's page loaded (see expectInterruptedEverywhere). */
+  let reloadedAt = 0;
 
   /** Every view says the run is interrupted; returns the notification offering Resume. */
   async function expectInterruptedEverywhere(shot: string): Promise<Locator> {
@@ -138,6 +142,11 @@ describe('a window reload mid-crawl (UI)', function () {
     await runCommand(page, 'Crawl Studio: Open Dashboard');
     const wv = webview(page);
     await wv.locator('.state.interrupted').waitFor({ timeout: 60_000 });
+    // Reported, not asserted (no clock in a test): the issue's goal is every view within 10 s of the reload. This is
+    // when the last of them was seen to say it, checked one after another: an upper bound.
+    console.log(
+      `      every view said interrupted ${((Date.now() - reloadedAt) / 1000).toFixed(1)} s after the reload`,
+    );
     await wb.screenshot(`ui/reload-${shot}-interrupted.png`);
     // The toast may have been hidden by the dashboard: the notification center keeps it.
     return page
