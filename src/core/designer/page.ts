@@ -1,5 +1,6 @@
 import * as cheerio from 'cheerio/slim';
 import type { Element } from 'domhandler';
+import type { PageFacts } from '../extract/extract';
 import { checkSelector } from '../extract/selectors';
 import { checkJsonPath, queryJsonPaths, type JsonMatch } from '../extract/json';
 import { closestMatching, suggestSelector, type SelectorSuggestion } from '../extract/suggest';
@@ -19,9 +20,8 @@ export interface PreparedPage {
   readonly finalUrl: string;
   /** The page as fetched: extraction runs on exactly this (HTML, or a JSON response's text). */
   readonly html: string;
-  /** The fetch's HTTP status and time (ms), for `page:` fields; null where not known. */
-  readonly status: number | null;
-  readonly fetchedAt: number | null;
+  /** What `page:` fields read (its URLs, the fetch's HTTP status and time), built here for a designer's page. */
+  readonly facts: PageFacts;
   /** A JSON response: its value, and the element showing each value (by normalized path) in the JSON view. */
   readonly json?: { readonly value: unknown; readonly elements: ReadonlyMap<string, number> };
   /** The cache key when the page is a request that is not a plain GET (its method, URL and body). */
@@ -61,8 +61,7 @@ export function preparePage(
     url,
     finalUrl,
     html,
-    status: fetched?.status ?? null,
-    fetchedAt: fetched?.fetchedAt ?? null,
+    facts: { url, finalUrl, status: fetched?.status ?? null, fetchedAt: fetched?.fetchedAt ?? null },
     $,
     elements,
     index,
