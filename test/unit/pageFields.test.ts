@@ -125,7 +125,7 @@ describe('page fields ({ page: url })', () => {
     const text = task(FIELDS);
     const page = preparePage(HTML, 'http://shop.test/book/17', 'http://shop.test/book/17/', {
       status: 200,
-      fetchedAt: FETCHED,
+      fetchedAt: new Date(FETCHED).toISOString(),
     });
     const r = computePreview({ text, file: 'pf.crawl.yaml', page, rule: 'book', cursor: null, lastGood: null });
     const table = r.view.items[0]!;

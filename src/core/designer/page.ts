@@ -33,15 +33,25 @@ export interface PreparedPage {
 }
 
 /**
- * `fetched`: the status and time of the fetch, for `page:` fields. `opts.json`: the body is a JSON response (parsed
- * here: a SyntaxError when it is not JSON), shown as a JSON view whose values are the elements highlights and picks
- * point at; `opts.key`: the request's cache key when it is not a plain GET.
+ * What the designer keeps of a page's fetch: the page cache's record of it (workspace/pageCache.ts `CachedPageMeta`),
+ * passed whole so a fact it keeps reaches `page:` fields through preparePage alone.
+ */
+export interface FetchRecord {
+  readonly status: number;
+  /** ISO time of the fetch. */
+  readonly fetchedAt: string;
+}
+
+/**
+ * `fetched`: the record of the fetch (null: not known), read here into the page's facts for `page:` fields.
+ * `opts.json`: the body is a JSON response (parsed here: a SyntaxError when it is not JSON), shown as a JSON view whose
+ * values are the elements highlights and picks point at; `opts.key`: the request's cache key when it is not a plain GET.
  */
 export function preparePage(
   html: string,
   url: string,
   finalUrl: string = url,
-  fetched: { status: number; fetchedAt: number } | null = null,
+  fetched: FetchRecord | null = null,
   opts: { json?: boolean; key?: string } = {},
 ): PreparedPage {
   const json = opts.json ?? false;
@@ -61,7 +71,12 @@ export function preparePage(
     url,
     finalUrl,
     html,
-    facts: { url, finalUrl, status: fetched?.status ?? null, fetchedAt: fetched?.fetchedAt ?? null },
+    facts: {
+      url,
+      finalUrl,
+      status: fetched?.status ?? null,
+      fetchedAt: fetched ? Date.parse(fetched.fetchedAt) : null,
+    },
     $,
     elements,
     index,
