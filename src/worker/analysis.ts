@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parentPort, Worker, workerData } from 'node:worker_threads';
 import { analysePage, PageFormatError, ruleByName, type PageOutcome } from '../core/pipeline/page';
+import type { PageFacts } from '../core/extract/extract';
 import type { SeriesRef } from '../core/request/build';
 import type { CrawlTask } from '../core/task/model';
 
@@ -31,15 +32,11 @@ export class AnalysisError extends Error {
 
 export interface AnalysisInput {
   readonly task: CrawlTask;
-  /** After redirects. */
-  readonly url: string;
+  /** What `page:` fields read, from the fetch (factsOfFetch); links resolve against its `finalUrl`. */
+  readonly facts: PageFacts;
   readonly html: string;
   readonly rule: string;
   readonly depth: number;
-  /** The URL as queued, the status and the fetch time (ms): what `page:` fields read. */
-  readonly requestedUrl: string;
-  readonly status: number;
-  readonly fetchedAt: number;
   /** `html` is a JSON response's text (see analysePage). */
   readonly json?: boolean;
   readonly series?: SeriesRef;
@@ -209,7 +206,7 @@ class ThreadAnalyser implements PageAnalyser {
       const t = this.thread;
       this.replace(
         new AnalysisError(
-          `parsing and extracting ${p.input.url} took longer than ${budget / 1000} s (stopped): deeply nested or enormous markup`,
+          `parsing and extracting ${p.input.facts.finalUrl} took longer than ${budget / 1000} s (stopped): deeply nested or enormous markup`,
           'budget',
         ),
       );

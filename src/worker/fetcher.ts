@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Dispatcher } from 'undici';
+import type { PageFacts } from '../core/extract/extract';
 import type { FailureReason } from '../core/task/failureReasons';
 import { decodeChecked, type CharsetConflict } from './charset';
 import { isPrivateAddress } from '../core/url/hosts';
@@ -139,6 +140,11 @@ export interface FetchedPage {
    * was read (browser/lateContent.ts): its cards come after load, and some were missed.
    */
   readonly lateContent?: { readonly atLoad: number; readonly later: number };
+}
+
+/** The page's facts for its `page:` fields: `queued` is the job's URL (the page's identity in the crawl). */
+export function factsOfFetch(queued: string, page: FetchedPage, fetchedAt: number): PageFacts {
+  return { url: queued, finalUrl: page.finalUrl, status: page.status, fetchedAt };
 }
 
 const RETRYABLE_STATUS = new Set([408, 425, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524]);

@@ -11,7 +11,7 @@ import type { Redis } from '../redis/connect';
 import { pageEntry } from '../store/buffer';
 import type { PageRecord } from '../store/types';
 import { AnalysisError, type AnalysedPage, type PageAnalyser } from './analysis';
-import type { FetchedPage } from './fetcher';
+import { factsOfFetch, type FetchedPage } from './fetcher';
 import { markFailure } from './pageFailure';
 import { warningCounters, warningLines } from './pageWarnings';
 import type { Revisits } from './revisits';
@@ -109,13 +109,10 @@ export class PageFinisher {
     try {
       return await analyser.analyse({
         task,
-        url: page.finalUrl,
+        facts: factsOfFetch(url, page, fetchedAt),
         html: page.body,
         rule: rule.name,
         depth,
-        requestedUrl: url,
-        status: page.status,
-        fetchedAt,
         ...(json ? { json } : {}),
         ...(job.data.series ? { series: job.data.series } : {}),
       });

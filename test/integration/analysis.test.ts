@@ -31,13 +31,10 @@ function pageInput(task: CrawlTask, path: string, rule: string): AnalysisInput {
   assert.ok(html, `the demo site has no ${path}`);
   return {
     task,
-    url: `${SITE}${path}`,
+    facts: { url: `${SITE}${path}`, finalUrl: `${SITE}${path}`, status: 200, fetchedAt: Date.UTC(2026, 0, 2) },
     html,
     rule,
     depth: 1,
-    requestedUrl: `${SITE}${path}`,
-    status: 200,
-    fetchedAt: Date.UTC(2026, 0, 2),
   };
 }
 
@@ -63,7 +60,7 @@ describe('analysis thread', function () {
     const threaded = await Promise.all(inputs.map((input) => analyser!.analyse(input)));
     const inline = inlineAnalyser();
     for (const [i, input] of inputs.entries()) {
-      assert.deepEqual(threaded[i], await inline.analyse(input), `outcome of ${input.url}`);
+      assert.deepEqual(threaded[i], await inline.analyse(input), `outcome of ${input.facts.finalUrl}`);
     }
     // Distinct pages, distinct outcomes: a result handed to the wrong page would show here too.
     const upcs = threaded.slice(5).map((o) => o.items[0]?.data.upc);
@@ -74,9 +71,10 @@ describe('analysis thread', function () {
     const task = demoTask();
     const tight = demoTask('tight');
     // Unclosed nesting: htmlparser2 is quadratic in the depth, minutes of work for this page.
+    const page = pageInput(tight, '/catalogue/book-1.html', 'book');
     const bomb: AnalysisInput = {
-      ...pageInput(tight, '/catalogue/book-1.html', 'book'),
-      url: `${SITE}/bomb.html`,
+      ...page,
+      facts: { ...page.facts, finalUrl: `${SITE}/bomb.html` },
       html: `<html><body>${'<div>'.repeat(400_000)}x`,
     };
     const books = [7, 8, 9, 10, 11].map((n) => pageInput(task, `/catalogue/book-${n}.html`, 'book'));
@@ -93,7 +91,11 @@ describe('analysis thread', function () {
     assert.match(err.message, /bomb\.html took longer than 0\.5 s/);
     const inline = inlineAnalyser();
     for (const [i, outcome] of bookOutcomes.entries()) {
-      assert.equal(outcome.status, 'fulfilled', `${books[i]!.url}: ${(outcome as PromiseRejectedResult).reason}`);
+      assert.equal(
+        outcome.status,
+        'fulfilled',
+        `${books[i]!.facts.finalUrl}: ${(outcome as PromiseRejectedResult).reason}`,
+      );
       assert.deepEqual((outcome as PromiseFulfilledResult<unknown>).value, await inline.analyse(books[i]!));
     }
   });
@@ -103,11 +105,8 @@ describe('analysis thread', function () {
       `name: facts\nstart: [${SITE}/]\nrules:\n  - name: book\n    items:\n      - type: book\n        fields:\n          title: h1\n` +
       `          url: { page: url }\n          landed: { page: finalUrl }\n          status: { page: status }\n          fetched: { page: fetchedAt }\n          rule: { page: rule }\n`;
     const task = parseTask(text, '/tmp/facts.crawl.yaml').task!;
-    const input: AnalysisInput = {
-      ...pageInput(task, '/catalogue/book-3.html', 'book'),
-      requestedUrl: `${SITE}/b/3`,
-      status: 203,
-    };
+    const page = pageInput(task, '/catalogue/book-3.html', 'book');
+    const input: AnalysisInput = { ...page, facts: { ...page.facts, url: `${SITE}/b/3`, status: 203 } };
     analyser = createAnalyser([task], SCRIPT);
     const out = await analyser.analyse(input);
     assert.deepEqual(out, await inlineAnalyser().analyse(input));

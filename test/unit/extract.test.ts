@@ -4,6 +4,7 @@ import { parseTask } from '../../src/core/task/parse';
 import { analysePage } from '../../src/core/pipeline/page';
 import { renderPage, book, DEMO_SITE } from '../../src/demo/site';
 import { compileRobots } from '../../src/core/robots';
+import { urlFacts } from '../support/pageFacts';
 
 const { task } = parseTask(readFileSync('examples/books.crawl.yaml', 'utf8'), 'books.crawl.yaml');
 const base = 'http://127.0.0.1:8737';
@@ -11,7 +12,12 @@ const base = 'http://127.0.0.1:8737';
 describe('extraction', () => {
   it('extracts a detail page item with text, regex, lists and resolved URLs', () => {
     const html = renderPage('/catalogue/book-17.html', DEMO_SITE)!.body;
-    const out = analysePage(task!, { url: `${base}/catalogue/book-17.html`, html, rule: task!.rules[1]!, depth: 2 });
+    const out = analysePage(task!, {
+      facts: urlFacts(`${base}/catalogue/book-17.html`),
+      html,
+      rule: task!.rules[1]!,
+      depth: 2,
+    });
     const b = book(17);
     assert.equal(out.items.length, 1);
     const item = out.items[0]!;
@@ -26,7 +32,12 @@ describe('extraction', () => {
 
   it('splits links into kept and dropped with reasons, deduplicated on the page', () => {
     const html = renderPage('/catalogue/page-1.html', DEMO_SITE)!.body;
-    const out = analysePage(task!, { url: `${base}/catalogue/page-1.html`, html, rule: task!.rules[0]!, depth: 1 });
+    const out = analysePage(task!, {
+      facts: urlFacts(`${base}/catalogue/page-1.html`),
+      html,
+      rule: task!.rules[0]!,
+      depth: 1,
+    });
     const books = out.kept.filter((l) => l.rule === 'book');
     assert.equal(books.length, DEMO_SITE.perPage);
     assert.ok(
@@ -44,7 +55,7 @@ describe('extraction', () => {
     );
     const html =
       '<ul><li data-id="1"><span>one</span></li><li><span>no id</span></li><li data-id="3"><span>three</span></li></ul>';
-    const out = analysePage(t!, { url: 'http://a.com/', html, rule: t!.rules[0]!, depth: 0 });
+    const out = analysePage(t!, { facts: urlFacts('http://a.com/'), html, rule: t!.rules[0]!, depth: 0 });
     assert.deepEqual(
       out.items.map((i) => i.key),
       ['1', '3'],
@@ -59,7 +70,7 @@ describe('extraction', () => {
       't.yaml',
     );
     const out = analysePage(t!, {
-      url: 'http://a.com/',
+      facts: urlFacts('http://a.com/'),
       html: '<li><span>x</span></li><li><span>x</span></li><li><span>y</span></li>',
       rule: t!.rules[0]!,
       depth: 0,
@@ -71,7 +82,7 @@ describe('extraction', () => {
 
   it('survives malformed HTML', () => {
     const out = analysePage(task!, {
-      url: `${base}/catalogue/book-1.html`,
+      facts: urlFacts(`${base}/catalogue/book-1.html`),
       html: '<article class="product_page"><h1>Unclosed <b>title<table><td class=upc>U1',
       rule: task!.rules[1]!,
       depth: 1,

@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import { formatDiagnostic } from '../../src/core/task/diagnostics';
 import { parseTask } from '../../src/core/task/parse';
 import { analysePage } from '../../src/core/pipeline/page';
+import { urlFacts } from '../support/pageFacts';
 
 // Issue 22, item 6: a field regex such as `(a+)+$` on a long field stalled a worker for seconds per page. Fields
 // run on RE2 (re2js), linear in the text; what RE2 cannot run is refused at parse time, at the field.
@@ -23,7 +24,7 @@ rules:
       // Across structuredClone, as the task reaches the analysis thread.
       const cloned = structuredClone(t!);
       const out = analysePage(cloned, {
-        url: 'https://example.com/',
+        facts: urlFacts('https://example.com/'),
         html: `<p>${text}</p>`,
         rule: cloned.rules[0]!,
         depth: 0,

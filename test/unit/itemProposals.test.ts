@@ -7,6 +7,7 @@ import { extractPage } from '../../src/core/extract/extract';
 import { parseTask } from '../../src/core/task/parse';
 import type { CrawlTask } from '../../src/core/task/model';
 import { book, DEMO_SITE, renderPage } from '../../src/demo/site';
+import { urlFacts } from '../support/pageFacts';
 import { author, QUOTES_PER_PAGE, quotesOn, renderQuotesPage } from '../support/quotesSite';
 
 // New Task File's items (issue 32, item 5): on a list page the repeated blocks its follow rule links from become an
@@ -48,7 +49,7 @@ function generate(site: Site): { text: string; task: CrawlTask; detailUrl: strin
 function extract(task: CrawlTask, rule: string, site: Site, url: string) {
   return extractPage(
     site.page(new URL(url).pathname),
-    url,
+    urlFacts(url),
     task.rules.find((r) => r.name === rule)!,
   );
 }

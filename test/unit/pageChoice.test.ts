@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { choosePreviewPage } from '../../src/core/designer/pageChoice';
 import { parseTask } from '../../src/core/task/parse';
 import { renderQuotesPage } from '../support/quotesSite';
+import { urlFacts } from '../support/pageFacts';
 
 // The Preview lens's page (issue 32, item 6): a page the rule handles, found in a stated order, each answer saying
 // where it came from; never the list page with `detail` forced on it.
@@ -37,7 +38,7 @@ rules:
 `,
   'quotes.crawl.yaml',
 );
-const start = { url: `${BASE}/`, finalUrl: `${BASE}/`, html: renderQuotesPage('/')!.body };
+const start = { facts: urlFacts(`${BASE}/`), html: renderQuotesPage('/')!.body };
 
 describe('the Preview lens: which page a rule is previewed on', () => {
   it('takes a link of the start page that routes to the rule, and says so', () => {

@@ -11,6 +11,7 @@ import { computePreview } from '../../src/core/designer/preview';
 import { selectorSites } from '../../src/core/designer/sites';
 import { saveFixture, testTaskFile } from '../../src/workspace/fixtureStore';
 import { formatTestReport } from '../../src/core/designer/fixtures';
+import { urlFacts } from '../support/pageFacts';
 
 // Fields whose value is a fact about the page (issue 21, item 5): `{ page: url }` next to selector fields, the same
 // values in a crawl, the designer's preview and a fixture.
@@ -48,13 +49,15 @@ describe('page fields ({ page: url })', () => {
     const { task: t, diagnostics } = parseTask(task(FIELDS), 'pf.crawl.yaml');
     assert.deepEqual(diagnostics, []);
     const out = analysePage(t!, {
-      url: 'http://shop.test/book/17/',
+      facts: {
+        url: 'http://shop.test/book/17',
+        finalUrl: 'http://shop.test/book/17/',
+        status: 200,
+        fetchedAt: FETCHED,
+      },
       html: HTML,
       rule: t!.rules[0]!,
       depth: 1,
-      requestedUrl: 'http://shop.test/book/17',
-      status: 200,
-      fetchedAt: FETCHED,
     });
     assert.deepEqual(out.problems, []);
     assert.deepEqual(out.items[0]!.data, {
@@ -79,7 +82,7 @@ describe('page fields ({ page: url })', () => {
       'pf.crawl.yaml',
     );
     const out = analysePage(t!, {
-      url: 'http://shop.test/list',
+      facts: urlFacts('http://shop.test/list'),
       html: '<ul><li><span>a</span></li><li><span>b</span></li></ul>',
       rule: t!.rules[0]!,
       depth: 0,
@@ -90,11 +93,10 @@ describe('page fields ({ page: url })', () => {
       ["required field 'status' empty", "required field 'status' empty"],
     );
     const known = analysePage(t!, {
-      url: 'http://shop.test/list',
+      facts: { ...urlFacts('http://shop.test/list'), status: 203 },
       html: '<ul><li><span>a</span></li><li><span>b</span></li></ul>',
       rule: t!.rules[0]!,
       depth: 0,
-      status: 203,
     });
     assert.deepEqual(
       known.items.map((i) => [i.data.title, i.data.url, i.data.status]),
@@ -123,7 +125,7 @@ describe('page fields ({ page: url })', () => {
     const text = task(FIELDS);
     const page = preparePage(HTML, 'http://shop.test/book/17', 'http://shop.test/book/17/', {
       status: 200,
-      fetchedAt: FETCHED,
+      fetchedAt: new Date(FETCHED).toISOString(),
     });
     const r = computePreview({ text, file: 'pf.crawl.yaml', page, rule: 'book', cursor: null, lastGood: null });
     const table = r.view.items[0]!;

@@ -8,6 +8,7 @@ import { bodyLabel, expandBody } from '../../src/core/request/body';
 import { requestKey } from '../../src/core/request/build';
 import type { CrawlTask } from '../../src/core/task/model';
 import { credentialVariables } from '../../src/core/task/secrets';
+import { urlFacts } from '../support/pageFacts';
 
 // Requests and JSON responses in task files: what the parser makes of them, mistakes at their line and field, and
 // what a page yields: items and links from a JSON document, forms and URL templates built into requests, the
@@ -74,7 +75,13 @@ describe('requests and JSON responses', () => {
         ],
       },
     });
-    const out = analysePage(t, { url: 'http://api.test/v1/products?page=1', html: body, rule, depth: 0, json: true });
+    const out = analysePage(t, {
+      facts: urlFacts('http://api.test/v1/products?page=1'),
+      html: body,
+      rule,
+      depth: 0,
+      json: true,
+    });
     assert.deepEqual(
       out.items.map((i) => i.data),
       [
@@ -106,7 +113,7 @@ describe('requests and JSON responses', () => {
     const page = (items: unknown[]) => JSON.stringify({ data: { products: items } });
     const series = { of: { start: 0 }, page: 1, values: {} };
     const out = analysePage(t, {
-      url: t.start[0]!.url,
+      facts: urlFacts(t.start[0]!.url),
       html: page([{ id: 1, name: 'x' }]),
       rule: t.rules[0]!,
       depth: 0,
@@ -119,7 +126,7 @@ describe('requests and JSON responses', () => {
     assert.equal(next.rule, 'products');
     assert.deepEqual(next.series, { of: { start: 0 }, page: 2, values: {} });
     const empty = analysePage(t, {
-      url: next.url,
+      facts: urlFacts(next.url),
       html: page([]),
       rule: t.rules[0]!,
       depth: 0,
@@ -142,7 +149,7 @@ rules: [{ name: r, items: [{ type: t, scope: $.hits, fields: { id: $.id } }] }]
     assert.equal(start.request!.idempotent, false, 'a POST is not retried like a GET unless it says so');
     const hits = JSON.stringify({ hits: [{ id: 1 }] });
     const first = analysePage(t, {
-      url: start.url,
+      facts: urlFacts(start.url),
       html: hits,
       rule: t.rules[0]!,
       depth: 0,
@@ -157,7 +164,7 @@ rules: [{ name: r, items: [{ type: t, scope: $.hits, fields: { id: $.id } }] }]
       missing: [],
     });
     const last = analysePage(t, {
-      url: start.url,
+      facts: urlFacts(start.url),
       html: hits,
       rule: t.rules[0]!,
       depth: 0,
@@ -189,8 +196,18 @@ rules:
       <input type="hidden" name="csrfmiddlewaretoken" value="${token}"><input name="q" value="old"><input type="checkbox" name="new" checked>
       <input type="checkbox" name="off"><select name="sort"><option value="a">A</option><option value="p" selected>P</option></select>
       <input type="submit" name="go" value="Go"><input name="dis" disabled value="x"></form>`;
-    const a = analysePage(t, { url: 'http://shop.test/', html: form('T1'), rule: t.rules[0]!, depth: 0 }).kept;
-    const b = analysePage(t, { url: 'http://shop.test/other', html: form('T2'), rule: t.rules[0]!, depth: 0 }).kept;
+    const a = analysePage(t, {
+      facts: urlFacts('http://shop.test/'),
+      html: form('T1'),
+      rule: t.rules[0]!,
+      depth: 0,
+    }).kept;
+    const b = analysePage(t, {
+      facts: urlFacts('http://shop.test/other'),
+      html: form('T2'),
+      rule: t.rules[0]!,
+      depth: 0,
+    }).kept;
     assert.equal(a.length, 1);
     assert.equal(a[0]!.url, 'http://shop.test/find');
     assert.equal(a[0]!.request!.method, 'POST');
@@ -222,7 +239,7 @@ rules:
     items: [{ type: i, scope: $.items, fields: { id: $.id } }]
 `);
     const out = analysePage(t, {
-      url: 'http://shop.test/',
+      facts: urlFacts('http://shop.test/'),
       html: '<li class="cat" data-id="a b"></li><li class="cat" data-id="7"></li>',
       rule: t.rules[0]!,
       depth: 0,
@@ -236,7 +253,7 @@ rules:
     );
     // The series goes on from a page of the other rule, resolved against the page the template was found on.
     const next = analysePage(t, {
-      url: out.kept[1]!.url,
+      facts: urlFacts(out.kept[1]!.url),
       html: '{"items":[{"id":1}]}',
       rule: t.rules[1]!,
       depth: 1,

@@ -12,6 +12,7 @@ import { progressLine, summaryLines } from '../../src/cli/format';
 import { parseStats } from '../../src/frontier/stats';
 import { formatDiagnostic } from '../../src/core/task/diagnostics';
 import { parseTask } from '../../src/core/task/parse';
+import { urlFacts } from '../support/pageFacts';
 
 // Conditional re-crawl, the pure part: the task file's switch, a record's shape, and a 304 page's links found again.
 
@@ -55,7 +56,7 @@ describe('conditional re-crawl (core)', () => {
   it('finds a 304 page links again: the kept ones of its last full fetch, routed and limited as at this visit', () => {
     const t = task();
     const list = t.rules[0]!;
-    const full = analysePage(t, { url: 'http://shop.test/', html, rule: list, depth: 0 });
+    const full = analysePage(t, { facts: urlFacts('http://shop.test/'), html, rule: list, depth: 0 });
     const again = relink(t, list, packLinks(full.kept), 0);
     assert.deepEqual(again.kept, full.kept, 'the same links, rules, depths and priorities as the full fetch');
     assert.deepEqual(again.dropped, {});

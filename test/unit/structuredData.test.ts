@@ -8,6 +8,7 @@ import { structuredDataPaths, structuredMatches } from '../../src/core/extract/s
 import { selectorSites } from '../../src/core/designer/sites';
 import { fieldNameFor, planFieldInsert } from '../../src/core/designer/insert';
 import { PRODUCTS, productHtml } from '../support/productSite';
+import { urlFacts } from '../support/pageFacts';
 
 // Structured data as a field source (issue 30): microdata and OpenGraph beside JSON-LD, the paths a page offers
 // (what the designer lists), and that every path listed reads back its value through a field.
@@ -121,7 +122,12 @@ describe('structured data fields (microdata, OpenGraph)', () => {
       'sd.crawl.yaml',
     );
     assert.deepEqual(diagnostics, []);
-    const out = analysePage(t!, { url: 'http://shop.test/p/1', html: productHtml(p), rule: t!.rules[0]!, depth: 0 });
+    const out = analysePage(t!, {
+      facts: urlFacts('http://shop.test/p/1'),
+      html: productHtml(p),
+      rule: t!.rules[0]!,
+      depth: 0,
+    });
     assert.deepEqual(out.items[0]!.data, Object.fromEntries(entries.map((e, i) => [names[i], e.value])));
     // Nothing to highlight for them in the designer: they read no element.
     assert.deepEqual(
@@ -141,7 +147,7 @@ describe('structured data fields (microdata, OpenGraph)', () => {
       task('          name: { microdata: Thing.name }\n          title: { opengraph: og:title }'),
       'sd.crawl.yaml',
     );
-    const out = analysePage(t!, { url: 'http://shop.test/', html, rule: t!.rules[0]!, depth: 0 });
+    const out = analysePage(t!, { facts: urlFacts('http://shop.test/'), html, rule: t!.rules[0]!, depth: 0 });
     assert.deepEqual(out.items[0]!.data, { name: 'x', title: 'deep' });
     assert.deepEqual(
       structuredDataPaths(html).map((e) => `${e.source}: ${e.path}`),

@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import { formatDiagnostic } from '../../src/core/task/diagnostics';
 import { MAX_START_URLS, MAX_TASK_FILE_CHARS, parseTask } from '../../src/core/task/parse';
 import { analysePage } from '../../src/core/pipeline/page';
+import { urlFacts } from '../support/pageFacts';
 
 // Issue 22, item 7: URLs over 2,048 characters vanished without a count; task files had no size bound.
 
@@ -25,7 +26,7 @@ describe('task file bounds (issue 22)', () => {
         't.yaml',
       );
       const html = `<a href="/ok">ok</a><a href="/${'x'.repeat(2100)}">long</a>`;
-      const out = analysePage(t!, { url: 'https://example.com/', html, rule: t!.rules[0]!, depth: 0 });
+      const out = analysePage(t!, { facts: urlFacts('https://example.com/'), html, rule: t!.rules[0]!, depth: 0 });
       assert.equal(out.kept.length, 1);
       assert.deepEqual(
         out.dropped.map((d) => d.reason),

@@ -1,4 +1,4 @@
-import type { ExtractedItem, FieldValue } from '../extract/extract';
+import type { ExtractedItem, FieldValue, PageFacts } from '../extract/extract';
 import { analysePage, PageFormatError, readsAsJson, ruleByName, type PageOutcome } from '../pipeline/page';
 import { isJsonContentType } from '../extract/json';
 import type { CrawlTask, PageRule } from '../task/model';
@@ -35,18 +35,18 @@ export interface Fixture {
   readonly expected: ExpectedOutcome;
 }
 
-/** The page a fixture holds, as analysePage takes it: an old fixture's `fetchedAt` is its save time, its status unknown. */
-export function fixtureInput(fixture: Fixture): {
-  url: string;
-  requestedUrl: string;
-  status: number | null;
-  fetchedAt: number;
-} {
+/**
+ * The page a fixture holds, as analysePage takes it: its facts, built here and only here for a fixture. An old
+ * fixture's `fetchedAt` is its save time, its status unknown.
+ */
+export function fixtureInput(fixture: Fixture): { readonly facts: PageFacts } {
   return {
-    url: fixture.finalUrl,
-    requestedUrl: fixture.url,
-    status: fixture.status ?? null,
-    fetchedAt: Date.parse(fixture.fetchedAt ?? fixture.savedAt),
+    facts: {
+      url: fixture.url,
+      finalUrl: fixture.finalUrl,
+      status: fixture.status ?? null,
+      fetchedAt: Date.parse(fixture.fetchedAt ?? fixture.savedAt),
+    },
   };
 }
 

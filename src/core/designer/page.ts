@@ -1,5 +1,6 @@
 import * as cheerio from 'cheerio/slim';
 import type { Element } from 'domhandler';
+import type { PageFacts } from '../extract/extract';
 import { checkSelector } from '../extract/selectors';
 import { checkJsonPath, queryJsonPaths, type JsonMatch } from '../extract/json';
 import { closestMatching, suggestSelector, type SelectorSuggestion } from '../extract/suggest';
@@ -19,9 +20,8 @@ export interface PreparedPage {
   readonly finalUrl: string;
   /** The page as fetched: extraction runs on exactly this (HTML, or a JSON response's text). */
   readonly html: string;
-  /** The fetch's HTTP status and time (ms), for `page:` fields; null where not known. */
-  readonly status: number | null;
-  readonly fetchedAt: number | null;
+  /** What `page:` fields read (its URLs, the fetch's HTTP status and time), built here for a designer's page. */
+  readonly facts: PageFacts;
   /** A JSON response: its value, and the element showing each value (by normalized path) in the JSON view. */
   readonly json?: { readonly value: unknown; readonly elements: ReadonlyMap<string, number> };
   /** The cache key when the page is a request that is not a plain GET (its method, URL and body). */
@@ -33,15 +33,25 @@ export interface PreparedPage {
 }
 
 /**
- * `fetched`: the status and time of the fetch, for `page:` fields. `opts.json`: the body is a JSON response (parsed
- * here: a SyntaxError when it is not JSON), shown as a JSON view whose values are the elements highlights and picks
- * point at; `opts.key`: the request's cache key when it is not a plain GET.
+ * What the designer keeps of a page's fetch: the page cache's record of it (workspace/pageCache.ts `CachedPageMeta`),
+ * passed whole so a fact it keeps reaches `page:` fields through preparePage alone.
+ */
+export interface FetchRecord {
+  readonly status: number;
+  /** ISO time of the fetch. */
+  readonly fetchedAt: string;
+}
+
+/**
+ * `fetched`: the record of the fetch (null: not known), read here into the page's facts for `page:` fields.
+ * `opts.json`: the body is a JSON response (parsed here: a SyntaxError when it is not JSON), shown as a JSON view whose
+ * values are the elements highlights and picks point at; `opts.key`: the request's cache key when it is not a plain GET.
  */
 export function preparePage(
   html: string,
   url: string,
   finalUrl: string = url,
-  fetched: { status: number; fetchedAt: number } | null = null,
+  fetched: FetchRecord | null = null,
   opts: { json?: boolean; key?: string } = {},
 ): PreparedPage {
   const json = opts.json ?? false;
@@ -61,8 +71,12 @@ export function preparePage(
     url,
     finalUrl,
     html,
-    status: fetched?.status ?? null,
-    fetchedAt: fetched?.fetchedAt ?? null,
+    facts: {
+      url,
+      finalUrl,
+      status: fetched?.status ?? null,
+      fetchedAt: fetched ? Date.parse(fetched.fetchedAt) : null,
+    },
     $,
     elements,
     index,

@@ -1,4 +1,5 @@
 import type { CrawlTask } from '../task/model';
+import type { PageFacts } from '../extract/extract';
 import { analysePage, ruleByName } from '../pipeline/page';
 import { chooseRule } from './preview';
 
@@ -24,10 +25,9 @@ export interface RulePage {
   readonly rule: string;
 }
 
-/** A start page as fetched: its links are routed as a crawl routes them. */
+/** A start page as fetched (a designer's page: its facts from preparePage): its links are routed as a crawl routes them. */
 export interface FetchedStart {
-  readonly url: string;
-  readonly finalUrl: string;
+  readonly facts: PageFacts;
   readonly html: string;
 }
 
@@ -65,12 +65,11 @@ export function choosePreviewPage(task: CrawlTask, rule: string, c: PageCandidat
 
 /** The first link of a start page that a crawl would queue for `rule`. */
 function linkToRule(task: CrawlTask, page: FetchedStart, rule: string): string | null {
-  const startRule = chooseRule(task, page.finalUrl, page.url, null).rule;
+  const startRule = chooseRule(task, page.facts.finalUrl, page.facts.url, null).rule;
   if (!startRule) return null;
   try {
     const out = analysePage(task, {
-      url: page.finalUrl,
-      requestedUrl: page.url,
+      facts: page.facts,
       html: page.html,
       rule: startRule,
       depth: 0,

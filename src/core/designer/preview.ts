@@ -142,13 +142,10 @@ function analyse(
   const outcome = unreadJson
     ? NOTHING_EXTRACTED
     : analyseOrSayWhy(used, rule, {
-        url: page.finalUrl,
+        facts: page.facts,
         html: page.html,
         rule,
         depth,
-        requestedUrl: page.url,
-        status: page.status,
-        fetchedAt: page.fetchedAt,
         ...(json ? { json } : {}),
         ...(input.series ? { series: input.series } : {}),
       });

@@ -54,7 +54,11 @@ export interface FoundLink {
   readonly problem?: string;
 }
 
-/** A page as fetched, besides its HTML: what `page:` fields read. */
+/**
+ * A page as fetched, besides its body: what `page:` fields read, and nothing else does. It travels whole from where
+ * it is built (one place per source: the worker's fetch `factsOfFetch`, a fixture `fixtureInput`, the designer's
+ * page `preparePage`) to here, so a new fact is added here, in `pageValue` and in those builders.
+ */
 export interface PageFacts {
   /** The URL as queued (the page's identity in the crawl, `--meta`'s `_url`). */
   readonly url: string;
@@ -166,14 +170,8 @@ function jsonReader(page: JsonPage): Reader<unknown> {
   };
 }
 
-/** `pageUrl`: the page's facts, or only its URL after redirects (its `page:` fields then know no status or time). */
-export function extractPage(
-  page: string | HtmlPage | JsonPage,
-  pageUrl: string | PageFacts,
-  rule: PageRule,
-): Extraction {
-  const facts: PageFacts =
-    typeof pageUrl === 'string' ? { url: pageUrl, finalUrl: pageUrl, status: null, fetchedAt: null } : pageUrl;
+/** `facts`: what the page's `page:` fields read; relative links resolve against its `finalUrl`. */
+export function extractPage(page: string | HtmlPage | JsonPage, facts: PageFacts, rule: PageRule): Extraction {
   if (page instanceof JsonPage)
     return extractWith(jsonReader(page), null, facts.finalUrl, rule, {
       ...facts,

@@ -1,5 +1,5 @@
 import type { CrawlTask, PageRule } from '../task/model';
-import { extractPage, type ExtractedItem, type Extraction, type ItemProblem } from '../extract/extract';
+import { extractPage, type ExtractedItem, type Extraction, type ItemProblem, type PageFacts } from '../extract/extract';
 import { JsonPage } from '../extract/json';
 import { nextInSeries, requestKey, type JobRequest, type SeriesRef } from '../request/build';
 import { decideLink, type DropReason } from '../url/scope';
@@ -44,8 +44,8 @@ export interface PageOutcome {
 }
 
 export interface PageInput {
-  /** The page's URL after redirects: links resolve against it. */
-  readonly url: string;
+  /** What `page:` fields read (built where the page comes from); links resolve against its `finalUrl`. */
+  readonly facts: PageFacts;
   /** The body: HTML, or the JSON text of a JSON response (`json`). */
   readonly html: string;
   readonly rule: PageRule;
@@ -54,12 +54,6 @@ export interface PageInput {
   readonly json?: boolean;
   /** The page is one of a series: its next page follows when this one yields something. */
   readonly series?: SeriesRef;
-  /** The URL as queued, when redirects moved the page (default: `url`). This and the rest are what `page:` fields read. */
-  readonly requestedUrl?: string;
-  /** The HTTP status, where known. */
-  readonly status?: number | null;
-  /** When the page was fetched (ms since the epoch), where known. */
-  readonly fetchedAt?: number | null;
 }
 
 /** The response is not what its rule reads: not JSON where JSON is read. The page fails, it is not retried. */
@@ -72,13 +66,7 @@ export class PageFormatError extends Error {
 
 export function analysePage(task: CrawlTask, page: PageInput): PageOutcome {
   const doc = pageDocument(page);
-  const facts = {
-    url: page.requestedUrl ?? page.url,
-    finalUrl: page.url,
-    status: page.status ?? null,
-    fetchedAt: page.fetchedAt ?? null,
-  };
-  const ex = extractPage(doc, facts, page.rule);
+  const ex = extractPage(doc, page.facts, page.rule);
   const { kept, dropped } = sortLinks(task, ex, page.depth + 1);
   // A series goes on while its pages yield something: items, problems or links.
   const next =
@@ -165,7 +153,7 @@ function nextOfSeries(
 ): { readonly kept: KeptLink } | { readonly dropped: DroppedLink } | null {
   const next = nextInSeries(task, ref);
   if (!next) return null;
-  if (!next.ok) return { dropped: { url: page.url, reason: 'invalid', follow: -1, detail: next.problem } };
+  if (!next.ok) return { dropped: { url: page.facts.finalUrl, reason: 'invalid', follow: -1, detail: next.problem } };
   const { url, request, series } = next.built;
   const d = decideLink(task, url, url, page.depth);
   if (!d.ok)

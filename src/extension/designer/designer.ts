@@ -205,7 +205,7 @@ class Designer implements PanelHost, vscode.Disposable {
     for (const s of task.start.filter((x) => !x.request).slice(0, 3)) {
       try {
         const loaded = await source.load(s.url, task, { refetch: false, env: await this.secretEnv(task) });
-        if (!loaded.page.json) startPages.push({ url: s.url, finalUrl: loaded.meta.finalUrl, html: loaded.page.html });
+        if (!loaded.page.json) startPages.push({ facts: loaded.page.facts, html: loaded.page.html });
       } catch (err) {
         this.output.info(`Preview lens: ${s.url}: ${err instanceof Error ? err.message : String(err)}`);
       }

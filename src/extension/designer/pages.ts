@@ -394,13 +394,10 @@ export class PageSource {
       (page.meta.contentType !== null && !/html|xml/i.test(page.meta.contentType) && looksLikeJson(page.html));
     let p: PreparedPage;
     try {
-      p = preparePage(
-        page.html,
-        page.meta.url,
-        page.meta.finalUrl,
-        { status: page.meta.status, fetchedAt: Date.parse(page.meta.fetchedAt) },
-        { json, ...(page.meta.key ? { key: page.meta.key } : {}) },
-      );
+      p = preparePage(page.html, page.meta.url, page.meta.finalUrl, page.meta, {
+        json,
+        ...(page.meta.key ? { key: page.meta.key } : {}),
+      });
     } catch (err) {
       throw new PageError(
         `${page.meta.url} says it is JSON (${page.meta.contentType}) but is not valid JSON: ${err instanceof Error ? err.message : String(err)}. A worker fails this page as 'parse'.`,

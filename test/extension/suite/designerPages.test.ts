@@ -8,6 +8,7 @@ import { extractPage } from '../../../src/core/extract/extract';
 import { parseTask } from '../../../src/core/task/parse';
 import { openStore } from '../../../src/store/open';
 import { book, DEMO_SITE, serveSite, type SiteServer } from '../../../src/demo/site';
+import { urlFacts } from '../../support/pageFacts';
 import { author, quotesOn, serveQuotes, type QuotesServer } from '../../support/quotesSite';
 
 // Issue 32, items 5 and 6, in a real VS Code against sites served here: New Task File on a list page writes a task
@@ -72,7 +73,7 @@ describe('designer: New Task File items and the Preview lens (issue 32)', functi
     assert.deepEqual(diagnostics, [], text);
     const list = extractPage(
       await page(`${shop.url}/catalogue/page-3.html`),
-      `${shop.url}/catalogue/page-3.html`,
+      urlFacts(`${shop.url}/catalogue/page-3.html`),
       task!.rules[0]!,
     );
     const books = Array.from({ length: DEMO_SITE.perPage }, (_, i) => book(2 * DEMO_SITE.perPage + i + 1));
@@ -84,7 +85,7 @@ describe('designer: New Task File items and the Preview lens (issue 32)', functi
     const detailUrl = `${shop.url}/catalogue/book-7.html`;
     const detail = extractPage(
       await page(detailUrl),
-      detailUrl,
+      urlFacts(detailUrl),
       task!.rules.find((r) => r.name === 'detail')!,
     );
     assert.equal(detail.items.length, 1, text);
@@ -106,7 +107,7 @@ describe('designer: New Task File items and the Preview lens (issue 32)', functi
     const text = readFileSync(created.fsPath, 'utf8');
     const { task, diagnostics } = parseTask(text, created.fsPath);
     assert.deepEqual(diagnostics, [], text);
-    const list = extractPage(await page(`${quotes.url}/page/2/`), `${quotes.url}/page/2/`, task!.rules[0]!);
+    const list = extractPage(await page(`${quotes.url}/page/2/`), urlFacts(`${quotes.url}/page/2/`), task!.rules[0]!);
     assert.deepEqual(
       list.items.map((i) => [i.data.text, i.data.author]),
       quotesOn(2).map((q) => [q.text, q.author]),
@@ -116,7 +117,7 @@ describe('designer: New Task File items and the Preview lens (issue 32)', functi
     const detailUrl = `${quotes.url}/author/${a.slug}/`;
     const detail = extractPage(
       await page(detailUrl),
-      detailUrl,
+      urlFacts(detailUrl),
       task!.rules.find((r) => r.name === 'detail')!,
     );
     assert.equal(detail.items[0]?.data.title, a.name, text);

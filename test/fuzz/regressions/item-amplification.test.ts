@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { MAX_PAGE_ITEM_CHARS } from '../../../src/core/extract/extract';
 import { analysePage } from '../../../src/core/pipeline/page';
 import { parseTask } from '../../../src/core/task/parse';
+import { urlFacts } from '../../support/pageFacts';
 
 // Found while auditing what page content puts in Redis (issue 7): nested elements repeat what they contain, so
 // 31 KB of nested markup took 135 s to extract and produced over 512 MB of item JSON for one items-stream entry
@@ -17,7 +18,7 @@ describe('fuzz regressions: item data a page can yield is bounded', function () 
   it('cuts a page of nested scopes at the limit and says so', () => {
     const html = `<html><body>${`<div class="p"><li>${'word '.repeat(10)}`.repeat(500)}</body></html>`;
     // Unbounded, this took 135 s and ended in a RangeError: the suite's timeout (60 s) is the bound, not a clock.
-    const out = analysePage(task!, { url: 'http://example.com/', html, rule: task!.rules[0]!, depth: 0 });
+    const out = analysePage(task!, { facts: urlFacts('http://example.com/'), html, rule: task!.rules[0]!, depth: 0 });
     const chars = JSON.stringify(out.items).length;
     assert.ok(chars < MAX_PAGE_ITEM_CHARS * 1.5, `${chars} characters of items`);
     assert.ok(
@@ -33,7 +34,7 @@ describe('fuzz regressions: item data a page can yield is bounded', function () 
       'empty.crawl.yaml',
     );
     const html = `<html><body>${'<p></p>'.repeat(300_000)}</body></html>`;
-    const out = analysePage(t!, { url: 'http://example.com/', html, rule: t!.rules[0]!, depth: 0 });
+    const out = analysePage(t!, { facts: urlFacts('http://example.com/'), html, rule: t!.rules[0]!, depth: 0 });
     const chars = JSON.stringify({ items: out.items, problems: out.problems }).length;
     assert.ok(chars < MAX_PAGE_ITEM_CHARS * 1.5, `${chars} characters of items and problems`);
     assert.ok(out.problems.some((p) => /reached the limit/.test(p.message)));
@@ -41,7 +42,7 @@ describe('fuzz regressions: item data a page can yield is bounded', function () 
 
   it('leaves ordinary pages alone', () => {
     const html = `<html><body>${Array.from({ length: 200 }, (_, i) => `<div class="p"><li>a${i}</li><li>b${i}</li></div>`).join('')}</body></html>`;
-    const out = analysePage(task!, { url: 'http://example.com/', html, rule: task!.rules[0]!, depth: 0 });
+    const out = analysePage(task!, { facts: urlFacts('http://example.com/'), html, rule: task!.rules[0]!, depth: 0 });
     assert.equal(out.items.length, 200);
     assert.deepEqual(out.problems, []);
     assert.deepEqual(out.items[7]!.data.all, ['a7', 'b7']);

@@ -4,6 +4,7 @@ import { parseTask } from '../../../src/core/task/parse';
 import { CrawlQueue } from '../../../src/frontier/crawl';
 import { connectRedis } from '../../../src/redis/connect';
 import { startRedis, type RedisServer } from '../../support/services';
+import { urlFacts } from '../../support/pageFacts';
 
 // Found by the fault suite's hostile-site scenario: a page with 100,000 distinct links made enqueueLinks spread
 // 200,000 arguments into one call ("Maximum call stack size exceeded"), so the page failed and none of its
@@ -26,7 +27,12 @@ describe('fuzz regressions: a page with 100,000 links', function () {
     );
     // What analysePage keeps from such a page (checked on 1,000 links; the full page takes seconds to parse).
     const html = `<html><body>${Array.from({ length: 1000 }, (_, i) => `<a href="/p/${i}">${i}</a>`).join('')}</body></html>`;
-    const sample = analysePage(task!, { url: 'http://example.com/', html, rule: task!.rules[0]!, depth: 0 }).kept;
+    const sample = analysePage(task!, {
+      facts: urlFacts('http://example.com/'),
+      html,
+      rule: task!.rules[0]!,
+      depth: 0,
+    }).kept;
     assert.equal(sample.length, 1000);
     const outcome = {
       kept: Array.from({ length: 100_000 }, (_, i) => ({ ...sample[0]!, url: `http://example.com/p/${i}` })),
