@@ -1,0 +1,160 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
+import { bufferedPages, session, writeTask } from '../support/crawl';
+import { browserOrSkip } from '../support/browser';
+import { descendants } from '../../src/worker/browser/processes';
+
+// Issue 36: with rendered pages, `--concurrency auto` keeps a worker under `--max-memory`. A real worker process, real
+// Redis, real Chromium, a real site of client-rendered pages that each hold memory while open. What is asserted is
+// the worker's process tree as /proc shows it, sampled through the crawl, measured as the worker measures it (its
+// own RSS plus its browsers' proportional set sizes, worker/browser/processes.ts), and the decisions it logged.
+
+const MB = 2 ** 20;
+const PAGES = Number(process.env.MEM_TEST_PAGES ?? 40);
+/** What each page's script keeps resident while it is open. */
+const PAGE_MB = 48;
+
+/** A hub page and `PAGES` pages whose heading a script writes after filling `PAGE_MB` of memory. */
+async function serveRenderedSite() {
+  const fetched = new Map<string, number>();
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
+    if (req.url === '/robots.txt') return void res.writeHead(404).end();
+    if (req.url === '/app.js') {
+      // Touched, so resident: a typed array is allocated lazily.
+      return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(`
+const big = new Uint8Array(${PAGE_MB} * 1024 * 1024);
+for (let i = 0; i < big.length; i += 4096) big[i] = 1 + (i % 251);
+window.big = big;
+setTimeout(() => {
+  const h = document.createElement('h1'); h.textContent = 'page ' + location.pathname;
+  document.body.appendChild(h);
+}, 300);`);
+    }
+    fetched.set(req.url!, (fetched.get(req.url!) ?? 0) + 1);
+    const links =
+      req.url === '/' ? Array.from({ length: PAGES }, (_, i) => `<a href="/p/${i + 1}">p${i + 1}</a>`).join('') : '';
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end(`<!doctype html><html><body>${links}<script src="/app.js"></script></body></html>`);
+  };
+  const server: HttpServer = await serveHttp(handler);
+  return { server, fetched };
+}
+
+/** Bytes of one process by its smaps_rollup (null once it is gone). */
+function rollup(pid: number): { pss: number; rss: number } | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
+    return { pss: kb('Pss'), rss: kb('Rss') };
+  } catch {
+    return null;
+  }
+}
+
+/** The worker's process tree now: as the worker measures it (its RSS, its browsers' PSS), and every RSS summed. */
+function treeMemory(worker: number): { measured: number; rssSum: number } {
+  const own = rollup(worker);
+  if (!own) return { measured: 0, rssSum: 0 };
+  let measured = own.rss;
+  let rssSum = own.rss;
+  for (const p of descendants(worker)) {
+    const m = rollup(p.pid);
+    if (!m) continue;
+    measured += m.pss;
+    rssSum += m.rss;
+  }
+  return { measured, rssSum };
+}
+
+interface Crawl {
+  readonly peak: number;
+  readonly peakRssSum: number;
+  readonly lines: string[];
+  readonly failed: number;
+  readonly fetched: Map<string, number>;
+  readonly stored: number;
+}
+
+describe('autoscaling under a memory limit, with rendered pages (issue 36)', function () {
+  this.timeout(600_000);
+  let redis: RedisServer;
+  let browserPath = '';
+  let n = 0;
+
+  before(async function () {
+    browserPath = browserOrSkip(this);
+    redis = await startRedis();
+  });
+  after(async () => redis?.stop());
+
+  async function crawl(concurrency: number | { kind: 'auto'; min: number; max: number }, maxMemoryBytes?: number) {
+    const site = await serveRenderedSite();
+    const name = `rendered${++n}`;
+    const task = await writeTask(`name: ${name}
+start: ["${site.server.url}/"]
+politeness: { perHost: { concurrency: 32 } }
+request: { timeout: 60s, retries: { attempts: 3, backoff: fixed, delay: 200ms } }
+rules:
+  - name: page
+    match: ["**"]
+    browser: { waitFor: { selector: h1 }, timeout: 60s }
+    follow:
+      - selector: a
+        to: page
+    items:
+      - type: page
+        key: [title]
+        fields:
+          title: h1
+`);
+    const lines: string[] = [];
+    const s = session(task, redis.url, {
+      workers: 1,
+      concurrency,
+      ...(maxMemoryBytes !== undefined ? { maxMemoryBytes } : {}),
+      browserPath,
+      lockDurationMs: 60_000,
+      onWorkerLog: (_pid, line) => lines.push(line),
+    });
+    let peak = 0;
+    let peakRssSum = 0;
+    const sampler = setInterval(() => {
+      for (const w of s.workers()) {
+        const m = treeMemory(w.pid);
+        peak = Math.max(peak, m.measured);
+        peakRssSum = Math.max(peakRssSum, m.rssSum);
+      }
+    }, 100);
+    try {
+      const result = await s.run();
+      const stored = new Set((await bufferedPages(redis.url, name)).map((p) => p.url)).size;
+      return { peak, peakRssSum, lines, failed: result.status.stats!.failed, fetched: site.fetched, stored } as Crawl;
+    } finally {
+      clearInterval(sampler);
+      await s.close();
+      await site.server.close();
+    }
+  }
+
+  const report = (what: string, c: Crawl) =>
+    console.log(
+      `      ${what}: peak ${Math.round(c.peak / MB)} MB (RSS summed ${Math.round(c.peakRssSum / MB)} MB); ${c.lines.filter((l) => /concurrency \d+ → |memory/.test(l)).length} decision(s)`,
+    );
+
+  it('measure', async function () {
+    if (!process.env.MEM_TEST_MEASURE) this.skip();
+    const mode = process.env.MEM_TEST_MEASURE;
+    const limit = process.env.MEM_TEST_LIMIT ? Number(process.env.MEM_TEST_LIMIT) * MB : undefined;
+    const c =
+      mode === 'auto'
+        ? await crawl({ kind: 'auto', min: 1, max: 16 }, limit)
+        : await crawl(Number(mode), limit);
+    report(mode, c);
+    console.log(c.lines.filter((l) => /concurrency|memory|browser/.test(l)).join('\n'));
+    assert.equal(c.failed, 0);
+    assert.equal(c.stored, PAGES + 1);
+  });
+});
