@@ -280,6 +280,12 @@ function growth(
   let to = clamp(limits, up);
   if (base.ceiling) to = Math.min(to, base.ceiling.n - 1);
   if (s.useful !== null) to = Math.min(to, Math.max(c, s.useful));
+  const room = memoryRoom(s, c);
+  if (room !== null && room < to) {
+    if (room <= c)
+      return stay({ ...base, last: null }, `no growth: memory at ${c + 1} would pass its back-off share; ${conditions}`);
+    to = room;
+  }
   if (to <= c) return stay({ ...base, last: null }, `at ${c}: ${conditions}`);
   return move({ ...base, phase, last: { from: c, to, rateBefore: rate } }, c, to, conditions);
 }
@@ -287,6 +293,16 @@ function growth(
 /** Whether this machine's CPU is saturated (see AUTOSCALE.machineSaturated). */
 function saturated(s: ConcurrencySample): boolean {
   return s.machineCpu !== null && s.machineCpu >= AUTOSCALE.machineSaturated;
+}
+
+/**
+ * The most requests memory leaves room for: what each costs so far (all in use ÷ requests, more than one costs, as the
+ * browser's own share counts in it) times as many as fit under the back-off share. A doubling from 2 to 4 rendered
+ * pages took a worker from 62% of its limit to 99% (issue 36): the hold at `memoryHold` alone does not see that coming.
+ */
+function memoryRoom(s: ConcurrencySample, c: number): number | null {
+  if (s.memory.limit === null || s.memory.used <= 0) return null;
+  return Math.floor((c * AUTOSCALE.memoryBackOff * s.memory.limit) / s.memory.used);
 }
 
 /** Memory at the back-off share of its limit. */
