@@ -155,7 +155,10 @@ rules:
 
   const report = (what: string, c: Crawl) =>
     console.log(
-      `      ${what}: peak ${Math.round(c.peak / MB)} MB (RSS summed ${Math.round(c.peakRssSum / MB)} MB)\n${c.lines.filter((l) => /concurrency \d+ → |browser/.test(l)).join('\n')}\n${c.judged.filter((l) => /memory/.test(l)).slice(0, 3).join('\n')}`,
+      `      ${what}: peak ${Math.round(c.peak / MB)} MB (RSS summed ${Math.round(c.peakRssSum / MB)} MB)\n${c.lines.filter((l) => /concurrency \d+ → |browser/.test(l)).join('\n')}\n${c.judged
+        .filter((l) => /memory/.test(l))
+        .slice(0, 3)
+        .join('\n')}`,
     );
 
   /** Every page fetched once and stored, none failed. */
@@ -195,9 +198,7 @@ rules:
     const mode = process.env.MEM_TEST_MEASURE;
     const limit = process.env.MEM_TEST_LIMIT ? Number(process.env.MEM_TEST_LIMIT) * MB : undefined;
     const c =
-      mode === 'auto'
-        ? await crawl({ kind: 'auto', min: 1, max: 16 }, limit)
-        : await crawl(Number(mode), limit);
+      mode === 'auto' ? await crawl({ kind: 'auto', min: 1, max: 16 }, limit) : await crawl(Number(mode), limit);
     report(mode, c);
     console.log(c.lines.filter((l) => /concurrency|memory|browser/.test(l)).join('\n'));
     assert.equal(c.failed, 0);

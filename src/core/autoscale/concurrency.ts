@@ -283,7 +283,10 @@ function growth(
   const room = memoryRoom(s, c);
   if (room !== null && room < to) {
     if (room <= c)
-      return stay({ ...base, last: null }, `no growth: memory at ${c + 1} would pass its back-off share; ${conditions}`);
+      return stay(
+        { ...base, last: null },
+        `no growth: memory at ${c + 1} would pass its back-off share; ${conditions}`,
+      );
     to = room;
   }
   if (to <= c) return stay({ ...base, last: null }, `at ${c}: ${conditions}`);
@@ -312,8 +315,7 @@ function memoryPressed(s: Pick<ConcurrencySample, 'memory'>): boolean {
 
 /** A reason to bring concurrency down now, if any. */
 function backOffReason(s: ConcurrencySample, state: ConcurrencyState): string | null {
-  if (memoryPressed(s))
-    return `memory ${formatBytes(s.memory.used)} of the ${formatBytes(s.memory.limit ?? 0)} limit`;
+  if (memoryPressed(s)) return `memory ${formatBytes(s.memory.used)} of the ${formatBytes(s.memory.limit ?? 0)} limit`;
   if (s.loopDelayMs >= AUTOSCALE.loopDelayBackOffMs) return `event loop ${Math.round(s.loopDelayMs)} ms late`;
   if (saturated(s)) return null;
   if (s.redisMs !== null && s.redisMs >= AUTOSCALE.redisBackOffMs)
