@@ -192,16 +192,4 @@ rules:
     complete(c);
     assert.ok(c.peak > LIMIT, `peak ${Math.round(c.peak / MB)} MB, expected over ${LIMIT / MB} MB`);
   });
-
-  it('measure', async function () {
-    if (!process.env.MEM_TEST_MEASURE) this.skip();
-    const mode = process.env.MEM_TEST_MEASURE;
-    const limit = process.env.MEM_TEST_LIMIT ? Number(process.env.MEM_TEST_LIMIT) * MB : undefined;
-    const c =
-      mode === 'auto' ? await crawl({ kind: 'auto', min: 1, max: 16 }, limit) : await crawl(Number(mode), limit);
-    report(mode, c);
-    console.log(c.lines.filter((l) => /concurrency|memory|browser/.test(l)).join('\n'));
-    assert.equal(c.failed, 0);
-    assert.equal(c.stored, PAGES + 1);
-  });
 });
