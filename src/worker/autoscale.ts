@@ -28,6 +28,8 @@ export interface AppliedDecision {
 export interface AutoscalerDeps {
   readonly limits: ConcurrencyLimits;
   readonly start: number;
+  /** Why `start` differs from the size the slots were made with, if it does (logged as the first decision). */
+  readonly startReason?: string;
   /** Every task's request slots in this worker: they move together. */
   readonly slots: readonly FetchSlots[];
   /** Pages this worker finished so far. */
@@ -71,6 +73,13 @@ export class ConcurrencyAutoscaler {
   }
 
   start(): void {
+    const c = this.state.concurrency;
+    const from = this.deps.slots[0]?.size ?? c;
+    if (from !== c) {
+      for (const s of this.deps.slots) s.resize(c);
+      const reason = `concurrency ${from} → ${c}: ${this.deps.startReason ?? 'where autoscaling starts'}`;
+      this.deps.onDecision({ at: Date.now(), from, to: c, reason }, reason);
+    }
     this.loopDelay.enable();
     this.window = this.freshWindow();
     this.timer = setInterval(() => void this.tick(), AUTOSCALE_TICK_MS);

@@ -169,9 +169,13 @@ function autoscaler(opts: WorkerOptions, ctx: ScalerContext): ConcurrencyAutosca
     opts.maxMemoryBytes,
     pool ? () => process.memoryUsage().rss + descendantsMemory() : () => process.memoryUsage().rss,
   );
+  // Rendered pages under a memory limit start at the minimum and grow while memory allows: each open page costs tens
+  // of MB, and at the usual start (16, a browser's 4 open pages) the limit could be past before the first window.
+  const fromMin = pool !== null && memory.limit !== null;
   return new ConcurrencyAutoscaler({
     limits: opts.autoscale!,
-    start: opts.concurrency,
+    start: fromMin ? opts.autoscale!.min : opts.concurrency,
+    ...(fromMin ? { startReason: 'rendered pages under a memory limit start at the minimum' } : {}),
     slots: ctx.tasks.map((t) => t.slots),
     pagesDone: () => ctx.tally.processed,
     useful: () =>

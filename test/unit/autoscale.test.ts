@@ -180,6 +180,22 @@ describe('autoscaling: the concurrency controller (issue 36)', () => {
     assert.match(close.reason, /no growth: memory/);
   });
 
+  it('judges memory pressure at once and halves; grows only as far as memory per request leaves room', () => {
+    // Two pages in 0.5 s: not a window to judge, unless memory is at its limit.
+    const quick = { windowMs: 500, pages: 2 };
+    assert.equal(decide(LIMITS, initialState(16), sample(0, 2, quick)).judged, false);
+    const pressed = decide(LIMITS, initialState(16), sample(0, 2, { ...quick, memory: { used: 1.9e9, limit: 2e9 } }));
+    assert.equal(pressed.judged, true);
+    assert.equal(pressed.concurrency, 8);
+    // 4 requests in 1 GB of a 2 GB limit: 7 fit under its 90% (4 × 1.8 / 1), not the doubling's 8.
+    const room = decide(LIMITS, initialState(4), sample(0, 400, { memory: { used: 1e9, limit: 2e9 } }));
+    assert.equal(room.concurrency, 7, room.reason);
+    // 2 in 800 MB of 1.2 GB (under the 80% hold): a third would pass 90% (3 × 400 MB).
+    const none = decide(LIMITS, initialState(2), sample(0, 400, { memory: { used: 0.8e9, limit: 1.2e9 } }));
+    assert.equal(none.concurrency, 2);
+    assert.match(none.reason, /no growth: memory at 3 would pass its back-off share/);
+  });
+
   it('does not grow past what the waiting work can use, nor while the slots are not full, nor when CPU-bound', () => {
     const noWork = decide(LIMITS, initialState(16), sample(0, 400, { useful: 10 }));
     assert.equal(noWork.concurrency, 16);

@@ -138,9 +138,11 @@ export function initialState(concurrency: number): ConcurrencyState {
 }
 
 /** Whether a window has enough in it to be judged (see AUTOSCALE.minPages). */
-function ripe(s: Pick<ConcurrencySample, 'windowMs' | 'pages' | 'sites' | 'manual'>): boolean {
+function ripe(s: Pick<ConcurrencySample, 'windowMs' | 'pages' | 'sites' | 'manual' | 'memory'>): boolean {
   if (s.manual !== undefined) return true;
   if (s.sites.throttled >= AUTOSCALE.throttledNow) return true;
+  // Memory near its limit is judged at once: a rendered page costs tens of MB, and the OOM killer does not wait for 20.
+  if (memoryPressed(s)) return true;
   if (s.windowMs >= AUTOSCALE.maxWindowMs) return true;
   return s.windowMs >= AUTOSCALE.minWindowMs && s.pages >= AUTOSCALE.minPages;
 }
@@ -227,7 +229,9 @@ function backOffDecision(
   }
   const pressure = backOffReason(s, base);
   if (!pressure) return null;
-  return move({ ...base, ...settle }, c, clamp(limits, Math.min(c - 1, c * 0.75)), `${pressure}; ${conditions}`);
+  // Memory halves: a quarter off 16 leaves a browser's open pages as they were (it opens 4 at most, worker/runtime.ts).
+  const down = memoryPressed(s) ? c / 2 : c * 0.75;
+  return move({ ...base, ...settle }, c, clamp(limits, Math.min(c - 1, down)), `${pressure}; ${conditions}`);
 }
 
 /** Did the last move up pay? Undone or ended when not (a decision); else the phase growth goes on in. */
@@ -276,6 +280,15 @@ function growth(
   let to = clamp(limits, up);
   if (base.ceiling) to = Math.min(to, base.ceiling.n - 1);
   if (s.useful !== null) to = Math.min(to, Math.max(c, s.useful));
+  const room = memoryRoom(s, c);
+  if (room !== null && room < to) {
+    if (room <= c)
+      return stay(
+        { ...base, last: null },
+        `no growth: memory at ${c + 1} would pass its back-off share; ${conditions}`,
+      );
+    to = room;
+  }
   if (to <= c) return stay({ ...base, last: null }, `at ${c}: ${conditions}`);
   return move({ ...base, phase, last: { from: c, to, rateBefore: rate } }, c, to, conditions);
 }
@@ -285,10 +298,24 @@ function saturated(s: ConcurrencySample): boolean {
   return s.machineCpu !== null && s.machineCpu >= AUTOSCALE.machineSaturated;
 }
 
+/**
+ * The most requests memory leaves room for: what each costs so far (all in use ÷ requests, more than one costs, as the
+ * browser's own share counts in it) times as many as fit under the back-off share. A doubling from 2 to 4 rendered
+ * pages took a worker from 62% of its limit to 99% (issue 36): the hold at `memoryHold` alone does not see that coming.
+ */
+function memoryRoom(s: ConcurrencySample, c: number): number | null {
+  if (s.memory.limit === null || s.memory.used <= 0) return null;
+  return Math.floor((c * AUTOSCALE.memoryBackOff * s.memory.limit) / s.memory.used);
+}
+
+/** Memory at the back-off share of its limit. */
+function memoryPressed(s: Pick<ConcurrencySample, 'memory'>): boolean {
+  return s.memory.limit !== null && s.memory.used >= AUTOSCALE.memoryBackOff * s.memory.limit;
+}
+
 /** A reason to bring concurrency down now, if any. */
 function backOffReason(s: ConcurrencySample, state: ConcurrencyState): string | null {
-  if (s.memory.limit !== null && s.memory.used >= AUTOSCALE.memoryBackOff * s.memory.limit)
-    return `memory ${formatBytes(s.memory.used)} of the ${formatBytes(s.memory.limit)} limit`;
+  if (memoryPressed(s)) return `memory ${formatBytes(s.memory.used)} of the ${formatBytes(s.memory.limit ?? 0)} limit`;
   if (s.loopDelayMs >= AUTOSCALE.loopDelayBackOffMs) return `event loop ${Math.round(s.loopDelayMs)} ms late`;
   if (saturated(s)) return null;
   if (s.redisMs !== null && s.redisMs >= AUTOSCALE.redisBackOffMs)
