@@ -2,10 +2,17 @@ import * as assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FrameLocator, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { openWorkbench, type Workbench } from '../extension/harness';
 import { serveHttp, type HttpServer } from '../support/services';
-import { codeLens, explorerItem, keepFailureArtifacts, runCommand, waitForWorkbench } from './support/workbench';
+import {
+  codeLens,
+  explorerItem,
+  keepFailureArtifacts,
+  runCommand,
+  waitForWorkbench,
+  webview,
+} from './support/workbench';
 
 // What changed since the last crawl, as a person sees it in the real workbench (issue 33): two crawls of a shop
 // whose price of a changes, d appears and c disappears; the Results view's Changes filter shows the changed price
@@ -23,10 +30,6 @@ const AFTER: Catalogue = {
   b: { name: 'Bread', price: '2.50' },
   d: { name: 'Dates', price: '4.00' },
 };
-
-function webview(page: Page): FrameLocator {
-  return page.frameLocator('iframe.webview.ready:visible').frameLocator('#active-frame');
-}
 
 describe('What changed: the Results change filter and the dashboard (UI)', function () {
   this.timeout(240_000);

@@ -2,10 +2,18 @@ import * as assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FrameLocator, Page } from 'playwright-core';
+import type { FrameLocator } from 'playwright-core';
 import { openWorkbench, type Workbench } from '../extension/harness';
 import { serveSite, type SiteServer } from '../../src/demo/site';
-import { codeLens, explorerItem, keepFailureArtifacts, runCommand, waitForWorkbench } from './support/workbench';
+import {
+  clearToasts,
+  codeLens,
+  explorerItem,
+  keepFailureArtifacts,
+  runCommand,
+  waitForWorkbench,
+  webview,
+} from './support/workbench';
 import { demoShopTask, PRICE_FIELD } from '../support/demoTask';
 import { until } from '../support/until';
 
@@ -14,21 +22,6 @@ import { until } from '../support/until';
 // site is healthy again. Screenshots: test-artifacts/ui/dashboard-*.png.
 
 /** Closes notification toasts so they do not cover the dashboard in screenshots. */
-/** Closes the notification toasts and waits until none is left on screen (for a clean screenshot). */
-async function clearToasts(page: Page): Promise<void> {
-  for (const x of await page.locator('.notifications-toasts .codicon-notifications-clear').all())
-    await x.click().catch(() => undefined);
-  await until(
-    'the toasts to close',
-    async () => (await page.locator('.notifications-toasts .notification-toast:visible').count()) === 0,
-    10_000,
-  ).catch(() => undefined);
-}
-
-function webview(page: Page): FrameLocator {
-  return page.frameLocator('iframe.webview.ready:visible').frameLocator('#active-frame');
-}
-
 describe('Crawl dashboard (UI)', function () {
   this.timeout(300_000);
   let wb: Workbench;

@@ -12,6 +12,8 @@ import {
   openCommandPalette,
   paletteRow,
   quickInput,
+  row,
+  viewPane,
   waitForWorkbench,
 } from './support/workbench';
 import { alive, until } from '../support/until';
@@ -21,17 +23,6 @@ import { demoShopTask } from '../support/demoTask';
 // watch the Queue Explorer fill and drain, stop and restart workers mid-crawl, enqueue a URL by right-clicking
 // the queue, retry a failed job from the tree. Redis is the managed one the extension starts by itself.
 // Screenshots: test-artifacts/ui/explorer-*.png.
-
-function viewPane(page: Page, title: string): Locator {
-  return page
-    .locator('.pane')
-    .filter({ has: page.locator('.pane-header', { hasText: title }) })
-    .first();
-}
-
-function row(pane: Locator, text: string | RegExp): Locator {
-  return pane.locator('.monaco-list-row', { hasText: text }).first();
-}
 
 async function contextMenu(page: Page, target: Locator, label: string): Promise<void> {
   const menu = page.locator('.context-view .monaco-menu');

@@ -5,14 +5,19 @@ import { join } from 'node:path';
 import type { FrameLocator, Locator, Page } from 'playwright-core';
 import { openWorkbench, type Workbench } from '../extension/harness';
 import {
+  clearToasts,
   codeLens,
   explorerItem,
   keepFailureArtifacts,
   openCommandPalette,
   paletteRow,
   quickInput,
+  row,
   runCommand,
+  showCrawlStudio,
+  viewPane,
   waitForWorkbench,
+  webview,
 } from './support/workbench';
 import { quotesTask, renderQuotesPage, serveQuotes, TROUBLES, type QuotesServer } from '../support/quotesSite';
 import { parseTask } from '../../src/core/task/parse';
@@ -30,28 +35,6 @@ import { until } from '../support/until';
 //   fixture's diff puts the changed field first on its lines (not the item's 85-character quote) and its marker sits
 //   on the field's line of the task file (not line 1).
 // Screenshots: test-artifacts/ui/figures-*.png.
-
-function viewPane(page: Page, title: string): Locator {
-  return page
-    .locator('.pane')
-    .filter({ has: page.locator('.pane-header', { hasText: title }) })
-    .first();
-}
-
-function row(pane: Locator, text: string | RegExp): Locator {
-  return pane.locator('.monaco-list-row', { hasText: text }).first();
-}
-
-/** Shows the Crawl Studio views; clicking their activity bar item when they are in front would hide them. */
-async function showCrawlStudio(page: Page): Promise<void> {
-  if (await viewPane(page, 'Queue Explorer').isVisible()) return;
-  await page.locator('.activitybar .action-item a[aria-label^="Crawl Studio"]').first().click();
-  await viewPane(page, 'Queue Explorer').waitFor({ state: 'visible', timeout: 30_000 });
-}
-
-function webview(page: Page): FrameLocator {
-  return page.frameLocator('iframe.webview.ready:visible').frameLocator('#active-frame');
-}
 
 /**
  * Clicks a tree row's inline action (the icon shown on hover), until `done` says it took: the live tree re-renders
@@ -73,12 +56,6 @@ async function rowAction(page: Page, target: Locator, label: string, done: () =>
     if (attempt >= 3)
       throw new Error(`the row's '${label}' action did not take: ${JSON.stringify(await target.innerText())}`);
   }
-}
-
-/** Closes the notification toasts (they cover the views in screenshots). */
-async function clearToasts(page: Page): Promise<void> {
-  for (const x of await page.locator('.notifications-toasts .codicon-notifications-clear').all())
-    await x.click().catch(() => undefined);
 }
 
 /** A number as the views print it ("1,234" → 1234). */

@@ -5,20 +5,20 @@ import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { artifactsRoot, openWorkbench, type Workbench } from '../extension/harness';
 import { parseTask } from '../../src/core/task/parse';
-import { keepFailureArtifacts, quickInput, runCommand, runWhenOffered, waitForWorkbench } from './support/workbench';
+import {
+  keepFailureArtifacts,
+  quickInput,
+  runCommand,
+  runWhenOffered,
+  viewPane,
+  waitForWorkbench,
+} from './support/workbench';
 
 // Issue 23, items 7 and 8, as a new user meets them in an empty folder: opening the sidebar starts a private
 // redis-server, which the editor now says once (with how to use one's own Redis); the empty Queue Explorer offers
 // New Task File and a demo shop the extension serves itself (the walkthrough sent users to a `crawl-studio` the
 // .vsix does not install); the demo's task file follows what its page shows, and the walkthrough reads without
 // literal backticks. Screenshots: test-artifacts/ui/first-run-*.png.
-
-function viewPane(page: Page, title: string): Locator {
-  return page
-    .locator('.pane')
-    .filter({ has: page.locator('.pane-header', { hasText: title }) })
-    .first();
-}
 
 function toast(page: Page, text: string | RegExp): Locator {
   return page.locator('.notifications-toasts .notification-toast', { hasText: text }).first();

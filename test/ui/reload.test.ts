@@ -7,7 +7,16 @@ import type { Locator, Page } from 'playwright-core';
 import { partitionKeys } from '../../src/frontier/keys';
 import { openWorkbench, type Workbench } from '../extension/harness';
 import { serveSite, type SiteServer } from '../../src/demo/site';
-import { codeLens, explorerItem, keepFailureArtifacts, runCommand, waitForWorkbench } from './support/workbench';
+import {
+  codeLens,
+  explorerItem,
+  keepFailureArtifacts,
+  runCommand,
+  showCrawlStudio,
+  viewPane,
+  waitForWorkbench,
+  webview,
+} from './support/workbench';
 import { demoShopTask } from '../support/demoTask';
 
 // Issue 32, item 2: a window reload mid-crawl ends the crawl with the extension host that drove it, and every view
@@ -16,17 +25,6 @@ import { demoShopTask } from '../support/demoTask';
 // no page lost. Twice: with the workers stopping as their parent goes (no page fetched twice), and with the workers
 // SIGKILLed at the reload (only the pages they held unfinished may be fetched again). Screenshots:
 // test-artifacts/ui/reload-*.png.
-
-function viewPane(page: Page, title: string): Locator {
-  return page
-    .locator('.pane')
-    .filter({ has: page.locator('.pane-header', { hasText: title }) })
-    .first();
-}
-
-function webview(page: Page) {
-  return page.frameLocator('iframe.webview.ready:visible').frameLocator('#active-frame');
-}
 
 /** The pages the shop served, by path, without robots.txt. */
 function pagesHit(site: SiteServer): Map<string, number> {
@@ -47,13 +45,6 @@ function privateRedisUrl(dir: string): string {
   assert.ok(found, `no private redis-server's server.json under ${dir}`);
   const { port } = JSON.parse(readFileSync(join(dir, found), 'utf8')) as { port: number };
   return `redis://127.0.0.1:${port}`;
-}
-
-/** Shows the Crawl Studio views; clicking their activity bar item when they are in front would hide them. */
-async function showCrawlStudio(page: Page): Promise<void> {
-  if (await viewPane(page, 'Queue Explorer').isVisible()) return;
-  await page.locator('.activitybar .action-item a[aria-label^="Crawl Studio"]').first().click();
-  await viewPane(page, 'Queue Explorer').waitFor({ state: 'visible', timeout: 30_000 });
 }
 
 async function until(

@@ -2,7 +2,6 @@ import * as assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FrameLocator, Page } from 'playwright-core';
 import { openWorkbench, type Workbench } from '../extension/harness';
 import { serveSite, type SiteServer } from '../../src/demo/site';
 import {
@@ -12,17 +11,13 @@ import {
   quickInput,
   runCommand,
   waitForWorkbench,
+  webview,
 } from './support/workbench';
 import { demoShopTask, PRICE_FIELD } from '../support/demoTask';
 
 // A new user's look at a crawl's results in the real workbench: Start Crawl, open Results while it runs and
 // watch rows arrive, sort by price, filter titles, spot the broken selector in Field quality, open a row, and
 // export the filtered view as CSV through the save dialog. Screenshots: test-artifacts/ui/results-*.png.
-
-/** The visible webview's content frame (the workbench nests it in iframe.webview > #active-frame). */
-function webview(page: Page): FrameLocator {
-  return page.frameLocator('iframe.webview.ready:visible').frameLocator('#active-frame');
-}
 
 describe('Results view (UI)', function () {
   this.timeout(240_000);

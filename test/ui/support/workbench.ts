@@ -1,4 +1,5 @@
 import type { FrameLocator, Locator, Page } from 'playwright-core';
+import { until } from '../../support/until';
 
 // Playwright helpers for the VS Code web workbench (code-server 4.103.2 = VS Code 1.103.2). Selectors are the
 // workbench's own DOM classes and ARIA roles; keep them here so a VS Code update is fixed in one place.
@@ -132,4 +133,40 @@ export async function keepFailureArtifacts(
   if (ctx.currentTest?.state !== 'failed' || !wb) return;
   const png = await wb.saveArtifacts(`ui/failed-${ctx.currentTest.fullTitle().replace(/[^\w.-]+/g, '-')}`);
   console.error(`    screenshot ${png}, log ${png.replace(/\.png$/, '.log')}`);
+}
+
+/** A view's pane in the side bar, by its title ("Queue Explorer", "Workers"). */
+export function viewPane(page: Page, title: string): Locator {
+  return page
+    .locator('.pane')
+    .filter({ has: page.locator('.pane-header', { hasText: title }) })
+    .first();
+}
+
+/** The first tree row of a pane whose text matches. */
+export function row(pane: Locator, text: string | RegExp): Locator {
+  return pane.locator('.monaco-list-row', { hasText: text }).first();
+}
+
+/** The visible webview's content frame (the dashboard, Results, the designer's preview). */
+export function webview(page: Page): FrameLocator {
+  return page.frameLocator('iframe.webview.ready:visible').frameLocator('#active-frame');
+}
+
+/** Shows the Crawl Studio views; clicking their activity bar item when they are in front would hide them. */
+export async function showCrawlStudio(page: Page): Promise<void> {
+  if (await viewPane(page, 'Queue Explorer').isVisible()) return;
+  await page.locator('.activitybar .action-item a[aria-label^="Crawl Studio"]').first().click();
+  await viewPane(page, 'Queue Explorer').waitFor({ state: 'visible', timeout: 30_000 });
+}
+
+/** Closes the notification toasts (they cover the views in screenshots), and waits until they are gone. */
+export async function clearToasts(page: Page): Promise<void> {
+  for (const x of await page.locator('.notifications-toasts .codicon-notifications-clear').all())
+    await x.click().catch(() => undefined);
+  await until(
+    'the toasts to close',
+    async () => (await page.locator('.notifications-toasts .notification-toast:visible').count()) === 0,
+    10_000,
+  ).catch(() => undefined);
 }
