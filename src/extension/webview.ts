@@ -31,6 +31,25 @@ export function panelOptions(extensionUri: vscode.Uri): vscode.WebviewPanelOptio
   return webviewOptions(extensionUri, { enableFindWidget: true });
 }
 
+/**
+ * A task's table panel (the results view, the dashboard), created or revived: panelOptions, the extension's icon,
+ * and the page of `view` with its title.
+ */
+export function initTablePanel(
+  panel: vscode.WebviewPanel,
+  extensionUri: vscode.Uri,
+  view: string,
+  title: string,
+): void {
+  panel.webview.options = panelOptions(extensionUri);
+  panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'icon.svg');
+  panel.webview.html = webviewHtml(panel.webview, extensionUri, {
+    view,
+    title,
+    app: { role: 'application', 'aria-label': title },
+  });
+}
+
 export function nonce(): string {
   return randomBytes(18).toString('base64').replace(/[+/=]/g, '');
 }

@@ -10,7 +10,7 @@ import { readScreenshot, screenshotUrls } from '../../observe/screenshots';
 import { writeScreenshot } from '../../workspace/screenshots';
 import type { CrawlStudioApi } from '../api';
 import { PanelRegistry, WebviewPanelBase } from '../panel';
-import { panelOptions, webviewHtml } from '../webview';
+import { initTablePanel, panelOptions } from '../webview';
 import { parseDashboardMessage } from './messages';
 import { readRunChanges } from './changes';
 import { dashboardData, WorkerRates } from './data';
@@ -48,14 +48,7 @@ export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
     readonly task: CrawlTask,
   ) {
     super(panel);
-    panel.webview.options = panelOptions(context.extensionUri);
-    panel.iconPath = vscode.Uri.joinPath(context.extensionUri, 'media', 'icon.svg');
-    const title = `Dashboard: ${task.name}`;
-    panel.webview.html = webviewHtml(panel.webview, context.extensionUri, {
-      view: 'dashboard',
-      title,
-      app: { role: 'application', 'aria-label': title },
-    });
+    initTablePanel(panel, context.extensionUri, 'dashboard', `Dashboard: ${task.name}`);
     this.disposables.push(panel.onDidChangeViewState(() => this.schedule(0)));
   }
 

@@ -9,7 +9,7 @@ import { openStore } from '../../store';
 import { storeUrlFor } from '../../run/storeAttachment';
 import type { CrawlStudioApi } from '../api';
 import { PanelRegistry, WebviewPanelBase } from '../panel';
-import { panelOptions, webviewHtml } from '../webview';
+import { initTablePanel, panelOptions } from '../webview';
 import { parseResultsMessage } from './messages';
 import {
   EMPTY_VIEW,
@@ -51,14 +51,7 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
   ) {
     super(panel);
     this.view = view;
-    panel.webview.options = panelOptions(context.extensionUri);
-    panel.iconPath = vscode.Uri.joinPath(context.extensionUri, 'media', 'icon.svg');
-    const title = `Results: ${task.name}`;
-    panel.webview.html = webviewHtml(panel.webview, context.extensionUri, {
-      view: 'results',
-      title,
-      app: { role: 'application', 'aria-label': title },
-    });
+    initTablePanel(panel, context.extensionUri, 'results', `Results: ${task.name}`);
     this.disposables.push(panel.onDidChangeViewState(() => this.schedulePoll(0)));
   }
 
