@@ -28,6 +28,19 @@ const LONGEST_MOCHA_FILES = [
   'out/test/integration/privateRedis.test.js',
   'out/test/integration/redisFull.test.js',
 ];
+// The same for the UI tests, which also run two files at a time: each file has its own code-server, browser,
+// workspace folder and (for a crawl) private redis-server, and a workbench keeps about 0.8 of a core busy (measured
+// from /proc/stat over the stage: 429 s on 2 cores, 0.79 busy), so two fit on two cores.
+const LONGEST_UI_FILES = [
+  'out/test/ui/reload.test.js',
+  'out/test/ui/results.test.js',
+  'out/test/ui/figures.test.js',
+  'out/test/ui/changes.test.js',
+  'out/test/ui/designer-newuser.test.js',
+  'out/test/ui/first-run.test.js',
+  'out/test/ui/explorer.test.js',
+  'out/test/ui/dashboard.test.js',
+];
 const statsDir = mkdtempSync(join(tmpdir(), 'cs-test-stats-'));
 // Tests that import BullMQ from node_modules (not through a bundle) would load msgpackr's native accelerator,
 // which the product's bundles never do (scripts/bundle-options.mjs): run them on the same pure-JS path.
@@ -121,7 +134,8 @@ const stages = {
     return (await run('npx', ['prettier', '--check', '--log-level', 'warn', '.'], { out })).code;
   },
   // Two test files at a time, each in its own process: most of this stage's time is spent waiting for crawls,
-  // workers, servers and timeouts, not computing (CS_MOCHA_JOBS=1: one file at a time, as `npx mocha` runs them).
+  // workers, servers and timeouts, not computing (CS_MOCHA_JOBS=1: one file at a time, as `npx mocha` runs them;
+  // the UI stage follows the same setting).
   // The longest files are named first (mocha then runs the rest of .mocharc.json's spec, each file once), so that
   // no long file starts last and runs alone at the end.
   mocha: (out) =>
@@ -179,7 +193,14 @@ const stages = {
           .map((f) => join(dir, String(f)))
       : [];
     if (files.length === 0) return 0;
-    return mocha('ui', ['--no-config', '--timeout', '180000', '--exit', ...files], out);
+    // Longest first (the rest after them), so that no long file starts last and runs alone at the end.
+    const rank = (f) => {
+      const i = LONGEST_UI_FILES.indexOf(f);
+      return i < 0 ? LONGEST_UI_FILES.length : i;
+    };
+    files.sort((a, b) => rank(a) - rank(b));
+    const parallel = mochaJobs > 1 ? ['--parallel', '--jobs', String(mochaJobs)] : [];
+    return mocha('ui', ['--no-config', '--timeout', '180000', '--exit', ...parallel, ...files], out);
   },
 };
 
