@@ -253,6 +253,26 @@ describe('One figure everywhere, and the smaller items of issue 32 (UI, quotes s
     const pid = /^PID (\d+)/.exec(await workerRow.innerText())?.[1];
     assert.match(await dashWorkers.locator('tbody tr td').first().innerText(), new RegExp(`:${pid}$`));
     await wb.screenshot('ui/figures-1-paused-side-by-side.png');
+    // Item 7: a worker's crash toast says why it died, not its start-up line ("worker started …", which the toast
+    // used to quote). Killed from outside, it printed nothing: the toast says so. The supervisor replaces it.
+    await clearToasts(page);
+    process.kill(Number(pid), 'SIGKILL');
+    const crash = page.locator('.notification-toast', { hasText: `worker ${pid} exited unexpectedly` }).first();
+    await crash.waitFor({ state: 'visible', timeout: 60_000 });
+    const said = await crash.innerText();
+    assert.match(said, /exited unexpectedly \(SIGKILL\): killed by SIGKILL, it printed no error/, said);
+    assert.doesNotMatch(said, /worker started/, said);
+    await wb.screenshot('ui/figures-1b-worker-crash-toast.png');
+    await clearToasts(page);
+    await until(
+      'a new worker in place of the killed one',
+      async () => {
+        const rows = await viewPane(page, 'Workers').locator('.monaco-list-row').allInnerTexts();
+        return rows.some((t) => /^PID \d+/.test(t) && !t.startsWith(`PID ${pid}`));
+      },
+      60_000,
+      500,
+    );
     await rowAction(page, queue, 'Resume Queue', async () => !/paused · /.test(await queue.innerText()));
   });
 
