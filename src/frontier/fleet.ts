@@ -46,15 +46,46 @@ export interface AutoscaleBeat {
   readonly now: string | null;
 }
 
-/** Hash: worker id -> a concurrency the user asked it to run at (setWorkerConcurrency); taken by the worker. */
+/** Hash: worker id -> a concurrency the user asked it to run at (resizeWorker); taken by the worker. */
 const RESIZE_KEY = `${WORKERS_KEY}:resize`;
 
 /**
- * Asks a live worker to run at `concurrency` requests: an autoscaled worker holds it (it does not undo a manual
- * resize for a while, see AUTOSCALE.manualHoldMs), within its range.
+ * Why worker `id` cannot be asked to run at `concurrency` (a sentence for the CLI and the editor), or null when it
+ * can. Only a worker that sizes itself reads the request (a fixed one would never take it), within its own range.
  */
-export async function setWorkerConcurrency(redis: Redis, id: string, concurrency: number): Promise<void> {
+export function resizeRefusal(
+  beat: WorkerBeat | undefined,
+  id: string,
+  task: string,
+  concurrency: number,
+): string | null {
+  if (!beat) return `no live worker ${id} on this Redis (\`crawl-studio status\` lists a task's workers)`;
+  if (!beat.tasks.includes(task))
+    return `worker ${id} does not fetch pages of ${task} (it works on ${beat.tasks.join(', ')})`;
+  if (!beat.autoscale)
+    return `worker ${id} runs at a fixed concurrency of ${beat.concurrency}: only a worker started with --concurrency auto or MIN..MAX can be resized`;
+  const { min, max } = beat.autoscale;
+  if (!Number.isInteger(concurrency) || concurrency < min || concurrency > max)
+    return `the concurrency must be a whole number within worker ${id}'s range, ${min}..${max}`;
+  return null;
+}
+
+/**
+ * Asks a live worker that sizes itself to run at `concurrency` requests, which it then holds (it does not undo a
+ * manual resize for a while, see AUTOSCALE.manualHoldMs: Celery's autoscaler does). Resolves with why it was
+ * refused (resizeRefusal), or null once asked; the worker takes it at its next judged window.
+ */
+export async function resizeWorker(
+  redis: Redis,
+  id: string,
+  task: string,
+  concurrency: number,
+): Promise<string | null> {
+  const beat = (await readLiveWorkers(redis)).find((b) => b.id === id);
+  const refusal = resizeRefusal(beat, id, task, concurrency);
+  if (refusal) return refusal;
   await redis.hset(RESIZE_KEY, id, String(concurrency));
+  return null;
 }
 
 /** The resize asked of worker `id`, if any, removed as it is read. */

@@ -5,6 +5,23 @@ import { serveHttp, startRedis, type HttpServer, type RedisServer } from '../sup
 import { bufferedPages, session, writeTask } from '../support/crawl';
 import { linkedPagesTask } from '../support/linkedPagesTask';
 import { readTaskScaling, scalingLines } from '../../src/observe/scaling';
+import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { readLiveWorkers } from '../../src/frontier/fleet';
+import { until } from '../support/until';
+
+const exec = promisify(execFile);
+/** `crawl-studio ARGS…` as a user runs it: exit code and output, whatever the code. */
+async function cli(...args: string[]): Promise<{ code: number; out: string }> {
+  try {
+    const r = await exec(process.execPath, [resolve('dist/cli.js'), ...args], { encoding: 'utf8' });
+    return { code: 0, out: r.stdout + r.stderr };
+  } catch (e) {
+    const err = e as { code: number; stdout: string; stderr: string };
+    return { code: err.code, out: err.stdout + err.stderr };
+  }
+}
 
 // Issue 36: a worker that sizes its own concurrency (`--concurrency MIN..MAX`), run as the CLI runs it (a real worker
 // process from dist/worker.js, real Redis, a real site). Asserted on outcomes and on the decisions the worker logs and
@@ -156,6 +173,54 @@ describe("autoscaling a worker's concurrency (issue 36)", function () {
     assert.ok(
       seenInStatus.some((l) => /last change .*: concurrency \d+ → \d+: .*pages\/s at \d+, CPU \d+%/.test(l)),
       `status: ${seenInStatus.join('\n')}`,
+    );
+  });
+
+  it('takes a resize by hand from `crawl-studio resize` and holds it; refuses one outside its range, saying the range', async () => {
+    const PAGES = 1_500;
+    site = await serveSite(PAGES, 200);
+    const task = await writeTask(
+      linkedPagesTask({ name: 'resized', start: [`${site.server.url}/`], perHost: { concurrency: 64 } }),
+    );
+    const lines: string[] = [];
+    const s = session(task, redis.url, {
+      workers: 1,
+      concurrency: { kind: 'auto', min: 2, max: 64 },
+      onWorkerLog: (_pid, line) => lines.push(line),
+    });
+    const watcher = new Redis(redis.url);
+    const running = s.run();
+    try {
+      const worker = await until('the worker to beat', async () =>
+        (await readLiveWorkers(watcher)).find((b) => b.tasks.includes('resized')),
+      );
+      const refused = await cli('resize', task.file, worker.id, '100', '--redis', redis.url);
+      assert.equal(refused.code, 2, refused.out);
+      assert.match(refused.out, new RegExp(`within worker ${worker.id}'s range, 2\\.\\.64`));
+      const asked = await cli('resize', task.file, worker.id, '5', '--redis', redis.url);
+      assert.equal(asked.code, 0, asked.out);
+      assert.match(asked.out, /asked worker .* to run at concurrency 5/);
+      // Taken at its next judged window, then held: every later decision says so, none moves it.
+      const beat = await until('the worker to run at 5', async () => {
+        const b = (await readLiveWorkers(watcher)).find((w) => w.id === worker.id);
+        return b?.concurrency === 5 && b.autoscale?.last?.to === 5 ? b : undefined;
+      });
+      assert.match(beat.autoscale!.last!.reason, /resized by hand; held for 10 min/);
+    } finally {
+      // Seen what it needs: the rest of the 1,500 pages would take a minute at 5.
+      s.stop({ end: true });
+    }
+    const result = await running;
+    await s.close();
+    watcher.disconnect();
+    assert.equal(result.status.stats!.failed, 0);
+    const decisions = decisionsOf(lines);
+    const byHand = decisions.findIndex((d) => d.to === 5 && /resized by hand/.test(d.reason));
+    assert.ok(byHand >= 0, lines.filter((l) => /concurrency/.test(l)).join('\n'));
+    assert.deepEqual(
+      decisions.slice(byHand + 1),
+      [],
+      'no decision undid the resize while it was held (the test ends well within 10 minutes)',
     );
   });
 });

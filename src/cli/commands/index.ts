@@ -1,6 +1,6 @@
 import type { CommandSpec } from '../spec';
 import { demoCommand, runCommand, serveDemoCommand, writerCommand } from './run';
-import { enqueueCommand, screenshotCommand, statusCommand, workerCommand } from './queue';
+import { enqueueCommand, resizeCommand, screenshotCommand, statusCommand, workerCommand } from './queue';
 import { errorsCommand, exportCommand, qualityCommand } from './store';
 import { fixtureCommand, testCommand, validateCommand } from './fixtures';
 import { failuresCommand, retryCommand } from './failures';
@@ -18,6 +18,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   writerCommand,
   enqueueCommand,
   statusCommand,
+  resizeCommand,
   failuresCommand,
   retryCommand,
   exportCommand,

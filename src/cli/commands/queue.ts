@@ -26,8 +26,9 @@ import { command, UsageError } from '../spec';
 import { JSON_OPTION, REDIS_OPTIONS, WORKER_OPTIONS } from '../options';
 import { EXIT } from '../exitCodes';
 import { readTaskScaling, scalingLines } from '../../observe/scaling';
+import { resizeWorker } from '../../frontier/fleet';
 
-// Commands on a task's queue in Redis: worker, enqueue, status, screenshot.
+// Commands on a task's queue in Redis: worker, enqueue, status, resize, screenshot.
 
 export const workerCommand = command({
   name: 'worker',
@@ -252,6 +253,29 @@ export const screenshotCommand = command({
       console.log(
         `${file}  (${shot.facts.finalUrl === url ? url : `${url} -> ${shot.facts.finalUrl}`}, ${new Date(shot.facts.at).toISOString()}: ${shot.facts.why})`,
       );
+      return EXIT.OK;
+    });
+  },
+});
+
+export const resizeCommand = command({
+  name: 'resize',
+  args: '<task.crawl.yaml> <worker-id> <concurrency>',
+  summary: 'ask a worker that sizes itself to run at a concurrency, which it then holds for 10 minutes',
+  details:
+    'The worker id is as `status` lists it (host:pid). Only a worker started with --concurrency auto or MIN..MAX takes it, within its range; its autoscaler does not undo it for 10 minutes, then goes on from there.',
+  options: REDIS_OPTIONS,
+  run(values, positionals) {
+    if (positionals.length !== 3)
+      throw new UsageError('resize takes a task file, a worker id and a concurrency', resizeCommand);
+    const [file, id, n] = positionals as [string, string, string];
+    return withQueue(file, redisTargetFrom(values), async (_q, task, redis) => {
+      const refusal = await resizeWorker(redis, id, task.name, Number(n));
+      if (refusal) {
+        console.error(`crawl-studio resize: ${refusal}`);
+        return EXIT.USAGE;
+      }
+      console.log(`asked worker ${id} to run at concurrency ${n}; \`crawl-studio status\` shows when it took it`);
       return EXIT.OK;
     });
   },
