@@ -502,13 +502,41 @@ describe('One figure everywhere, and the smaller items of issue 32 (UI, quotes s
     await codeLens(page, 'Start Crawl').click();
     await codeLens(page, 'Stop Crawl').waitFor({ state: 'visible', timeout: 60_000 });
     await until('a few pages of the new run', () => served() >= atStart + 4, 60_000, 100);
+    await clearToasts(page);
+    await codeLens(page, 'Stop Crawl').click();
+    await codeLens(page, 'Start Crawl').waitFor({ state: 'visible', timeout: 60_000 });
+    // Item 1: one message for the Stop, which says "stopped" and what Start does next, and no "finished".
+    const toasts = page.locator('.notifications-toasts .notification-toast');
+    await toasts.filter({ hasText: "Crawl 'quotes' stopped" }).first().waitFor({ timeout: 60_000 });
+    assert.match(
+      (await toasts.filter({ hasText: "Crawl 'quotes' stopped" }).allInnerTexts()).join('\n'),
+      /Start Crawl begins a new run from the start URLs/,
+    );
+    await wb.screenshot('ui/figures-10-stop-message.png');
+    await runCommand(page, 'Crawl Studio: Open Dashboard');
+    await wv.locator('.state.stopped').waitFor({ timeout: 60_000 });
+    assert.equal(await toasts.filter({ hasText: "Crawl 'quotes' stopped" }).count(), 1, 'one message for the Stop');
+    assert.equal(await toasts.filter({ hasText: /finished/ }).count(), 0, 'no "finished" for a Stop');
+    const stopped = await agreeing('the views to agree after the stop', () => true);
+    assert.ok(num(stopped.dashboard.get('Pages done')!.value) > 0, 'the stopped run fetched pages');
+    const runId = async () => /^run (\S+)/.exec(await wv.locator('span.meta').first().innerText())?.[1];
+    const stoppedRun = await runId();
+    assert.ok(stoppedRun, 'the dashboard names the stopped run');
+    await clearToasts(page);
+    await wb.screenshot('ui/figures-11-after-stop.png');
+    // Start after the Stop begins a new run from the start URLs: the start page is fetched again.
+    const startHits = site.hits.get('/') ?? 0;
+    await quotesTab.click();
+    await codeLens(page, 'Start Crawl').click();
+    await until('the start page fetched again by a new run', () => (site.hits.get('/') ?? 0) > startHits, 60_000, 100);
     await codeLens(page, 'Stop Crawl').click();
     await codeLens(page, 'Start Crawl').waitFor({ state: 'visible', timeout: 60_000 });
     await runCommand(page, 'Crawl Studio: Open Dashboard');
-    await wv.locator('.state.stopped').waitFor({ timeout: 60_000 });
-    const stopped = await agreeing('the views to agree after the stop', () => true);
-    assert.ok(num(stopped.dashboard.get('Pages done')!.value) > 0, 'the stopped run fetched pages');
-    await clearToasts(page);
-    await wb.screenshot('ui/figures-10-after-stop.png');
+    await until(
+      'the dashboard to show the new run',
+      async () => ((await runId()) ?? stoppedRun) !== stoppedRun,
+      60_000,
+      250,
+    );
   });
 });

@@ -1,12 +1,14 @@
 import * as vscode from 'vscode';
 import { TaskInvalidError } from '../crawls/crawlManager';
+import { resizeRefusal, resizeWorker } from '../../frontier/fleet';
 import { requireTrust, settings } from '../settings';
 import { readTask } from '../taskFiles';
 import type { WorkerNode } from '../workers/workerTree';
 import type { CommandDeps, CommandTable } from './deps';
 import { pickTaskFile } from './pickTask';
 
-// The Workers view's commands: start workers for a task file, stop them all, stop or restart one, show its log.
+// The Workers view's commands: start workers for a task file, stop them all, stop or restart one, show its log, and
+// resize one that sizes itself (`crawl-studio resize`'s request, through the same frontier/fleet.ts resizeWorker).
 
 async function startWorkers({ connection, workers, secrets }: CommandDeps, uri?: vscode.Uri, count?: number) {
   requireTrust(
@@ -50,7 +52,37 @@ async function stopWorkers({ workers }: CommandDeps) {
   return true;
 }
 
+/** Asks a worker that sizes itself (local or not) to run at a concurrency, which its autoscaler then holds. */
+async function resizeOne({ connection }: CommandDeps, node: WorkerNode, concurrency?: number) {
+  const beat = node?.beat;
+  if (!beat?.autoscale) return undefined;
+  const task = beat.tasks[0]!;
+  const { min, max } = beat.autoscale;
+  const value =
+    concurrency !== undefined
+      ? String(concurrency)
+      : await vscode.window.showInputBox({
+          prompt: vscode.l10n.t(
+            'Concurrency for worker {0} ({1}..{2}, now {3}); its autoscaler holds it for 10 minutes',
+            beat.id,
+            min,
+            max,
+            beat.concurrency,
+          ),
+          value: String(beat.concurrency),
+          validateInput: (v) => resizeRefusal(beat, beat.id, task, Number(v)),
+        });
+  if (!value) return undefined;
+  const refusal = await resizeWorker(await connection.get(), beat.id, task, Number(value));
+  if (refusal) throw new Error(refusal);
+  void vscode.window.showInformationMessage(
+    vscode.l10n.t('Asked worker {0} to run at concurrency {1}: it takes it at its next judged window.', beat.id, value),
+  );
+  return Number(value);
+}
+
 export const WORKER_COMMANDS: CommandTable = {
+  'crawlStudio.resizeWorker': resizeOne,
   'crawlStudio.startWorkers': startWorkers,
   'crawlStudio.stopWorkers': stopWorkers,
   'crawlStudio.stopWorker': ({ workers }: CommandDeps, node: WorkerNode) =>

@@ -77,7 +77,8 @@ export class WorkerTreeProvider implements vscode.TreeDataProvider<WorkerNode>, 
       const w = node.worker;
       const item = new vscode.TreeItem(`PID ${w.pid}`, vscode.TreeItemCollapsibleState.None);
       item.id = `worker/${w.pid}`;
-      item.contextValue = 'worker.local';
+      // `.autoscaled`: it takes a resize (crawlStudio.resizeWorker).
+      item.contextValue = node.beat?.autoscale ? 'worker.local.autoscaled' : 'worker.local';
       // An autoscaled worker's concurrency now is in its heartbeat; what it started with is in `w`.
       const concurrency = node.beat?.concurrency ?? w.concurrency;
       item.description = `${w.pool.label} · ×${concurrency} · ${node.rate.toFixed(1)} p/s · up ${uptime(w.startedAt)}`;
@@ -89,7 +90,7 @@ export class WorkerTreeProvider implements vscode.TreeDataProvider<WorkerNode>, 
     const b = node.beat;
     const item = new vscode.TreeItem(`${b.host} PID ${b.pid}`, vscode.TreeItemCollapsibleState.None);
     item.id = `worker/remote/${b.id}`;
-    item.contextValue = 'worker.remote';
+    item.contextValue = b.autoscale ? 'worker.remote.autoscaled' : 'worker.remote';
     // Last seen as the dashboard and the monitor say it (observe/workerRates.ts workerSeen).
     const seen = workerSeen(b, Date.now());
     item.description = `${b.tasks.join(', ')} · ×${b.concurrency} · ${node.rate.toFixed(1)} p/s · ${seen.state === 'live' ? '' : 'silent, '}seen ${formatAge(seen.lastSeenAgoMs)} ago`;

@@ -318,8 +318,25 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
       const item = api.workerTree.getTreeItem(remote);
       assert.equal(item.label, 'far PID 77');
       assert.equal(item.contextValue, 'worker.remote');
+      // A fixed worker takes no resize: the command offers none and sends none.
+      assert.equal(await vscode.commands.executeCommand('crawlStudio.resizeWorker', remote, 4), undefined);
+      assert.equal(await redisClient.hget(`${WORKERS_KEY}:resize`, 'far:77'), null);
+      // One that sizes itself is offered Set Concurrency…, and the request goes where the worker takes it
+      // (frontier/fleet.ts takeResize; test/integration/autoscale.test.ts sees a worker take one).
+      const autoscale = { min: 2, max: 32, peak: 8, last: null, now: null };
+      await redisClient.hset(WORKERS_KEY, 'far:77', JSON.stringify({ ...beat, autoscale }));
+      const scaled = await until('the remote worker to say it sizes itself', () =>
+        api.workerTree.getChildren().find((n) => n.kind === 'remote' && n.beat.autoscale !== undefined),
+      );
+      assert.equal(api.workerTree.getTreeItem(scaled).contextValue, 'worker.remote.autoscaled');
+      // Outside its range: refused with the reason (a notification), nothing sent.
+      assert.equal(await vscode.commands.executeCommand('crawlStudio.resizeWorker', scaled, 64), undefined);
+      assert.equal(await redisClient.hget(`${WORKERS_KEY}:resize`, 'far:77'), null);
+      assert.equal(await vscode.commands.executeCommand('crawlStudio.resizeWorker', scaled, 6), 6);
+      assert.equal(await redisClient.hget(`${WORKERS_KEY}:resize`, 'far:77'), '6');
     } finally {
       await redisClient.hdel(WORKERS_KEY, 'odd:1', 'far:77');
+      await redisClient.del(`${WORKERS_KEY}:resize`);
     }
     await until(
       'the worker to leave the view with its heartbeat',
