@@ -21,12 +21,19 @@ const failedStages = [];
 const failedTests = [];
 const skippedTests = [];
 const mochaJobs = Number(process.env.CS_MOCHA_JOBS ?? (process.env.CS_TEST_SERIAL === '1' ? 1 : 2));
-// The files whose tests took longest in a measured run (the package's build and install, a 20,000-page crawl, ten
-// double starts; test-artifacts/slowest-mocha.txt lists a run's slowest tests).
+// The files whose tests took longest in a measured run (the private redis-server's ten double starts, the package's
+// build and install, rendered pages under a memory limit, a 2,001-page crawl sampled for its ETA, …;
+// test-artifacts/slowest-mocha.txt lists a run's slowest tests).
 const LONGEST_MOCHA_FILES = [
-  'out/test/package/cli.test.js',
   'out/test/integration/privateRedis.test.js',
+  'out/test/package/cli.test.js',
+  'out/test/integration/autoscaleMemory.test.js',
+  'out/test/integration/eta.test.js',
+  'out/test/integration/retryAfter.test.js',
   'out/test/integration/redisFull.test.js',
+  'out/test/integration/browserLogin.test.js',
+  'out/test/integration/sentinelCrawl.test.js',
+  'out/test/integration/monitor.test.js',
 ];
 // The same for the UI tests, which also run two files at a time: each file has its own code-server, browser,
 // workspace folder and (for a crawl) private redis-server, and a workbench keeps about 0.8 of a core busy (measured
@@ -115,6 +122,43 @@ function writeSlowest(name, times) {
   );
 }
 
+/** The compiled test files below `dir` (out/test/…), sorted. */
+function testFilesUnder(dir) {
+  return existsSync(dir)
+    ? readdirSync(dir, { recursive: true })
+        .filter((f) => String(f).endsWith('.test.js'))
+        .map((f) => join(dir, String(f)))
+        .sort()
+    : [];
+}
+
+/** `files` with those named in `first` ahead, in that order (files named there but absent are left out). */
+function ordered(files, first) {
+  const rank = (f) => (first.includes(f) ? first.indexOf(f) : first.length);
+  return [...new Set(files)].sort((a, b) => rank(a) - rank(b));
+}
+
+// .mocharc.json is what `npx mocha` reads; the stage reads the same file so both run the same tests. Its spec entries
+// are `out/test/<dir>/**/*.test.js`.
+const mocharc = JSON.parse(readFileSync('.mocharc.json', 'utf8'));
+function mocharcSpecFiles() {
+  return mocharc.spec.flatMap((pattern) => {
+    const m = /^(.*)\/\*\*\/\*\.test\.js$/.exec(pattern);
+    if (!m) throw new Error(`.mocharc.json: spec '${pattern}' is not of the form <dir>/**/*.test.js`);
+    return testFilesUnder(m[1]);
+  });
+}
+/** .mocharc.json's options (the spec aside) as command-line flags, after --no-config. */
+function mocharcOptions() {
+  const flags = ['--no-config', '--timeout', String(mocharc.timeout)];
+  if (mocharc['enable-source-maps']) flags.push('--enable-source-maps');
+  if (mocharc.exit) flags.push('--exit');
+  const known = new Set(['spec', 'timeout', 'enable-source-maps', 'exit']);
+  const unknown = Object.keys(mocharc).filter((k) => !known.has(k));
+  if (unknown.length) throw new Error(`.mocharc.json: scripts/test.mjs does not pass on ${unknown.join(', ')} yet`);
+  return flags;
+}
+
 const stages = {
   build: async (out) => (await run('node', ['esbuild.mjs'], { out })).code,
   // The root project, then each webview's own (media/<view>/tsconfig.json: browser, no Node; media/shared/ with them).
@@ -135,17 +179,14 @@ const stages = {
   },
   // Two test files at a time, each in its own process: most of this stage's time is spent waiting for crawls,
   // workers, servers and timeouts, not computing (CS_MOCHA_JOBS=1: one file at a time, as `npx mocha` runs them;
-  // the UI stage follows the same setting).
-  // The longest files are named first (mocha then runs the rest of .mocharc.json's spec, each file once), so that
-  // no long file starts last and runs alone at the end.
-  mocha: (out) =>
-    mocha(
-      'mocha',
-      mochaJobs > 1
-        ? ['--parallel', '--jobs', String(mochaJobs), ...LONGEST_MOCHA_FILES.filter((f) => existsSync(f))]
-        : [],
-      out,
-    ),
+  // the UI stage follows the same setting). The files are .mocharc.json's, listed here longest first (so that no
+  // long file starts last and runs alone at the end) and each once: mocha adds a file named on its command line to
+  // its config's spec without removing it from there, so naming the longest ones used to run them twice.
+  mocha: (out) => {
+    const files = ordered(mocharcSpecFiles(), LONGEST_MOCHA_FILES);
+    const parallel = mochaJobs > 1 ? ['--parallel', '--jobs', String(mochaJobs)] : [];
+    return mocha('mocha', [...mocharcOptions(), ...parallel, ...files], out);
+  },
   // Fixed seed and bounded cases: the same inputs every run (test/fuzz/fuzz.test.ts says how to fuzz longer).
   fuzz: (out) =>
     mocha(
@@ -186,21 +227,14 @@ const stages = {
     return r.code;
   },
   ui: async (out) => {
-    const dir = 'out/test/ui';
-    const files = existsSync(dir)
-      ? readdirSync(dir, { recursive: true })
-          .filter((f) => String(f).endsWith('.test.js'))
-          .map((f) => join(dir, String(f)))
-      : [];
+    const files = testFilesUnder('out/test/ui');
     if (files.length === 0) return 0;
-    // Longest first (the rest after them), so that no long file starts last and runs alone at the end.
-    const rank = (f) => {
-      const i = LONGEST_UI_FILES.indexOf(f);
-      return i < 0 ? LONGEST_UI_FILES.length : i;
-    };
-    files.sort((a, b) => rank(a) - rank(b));
     const parallel = mochaJobs > 1 ? ['--parallel', '--jobs', String(mochaJobs)] : [];
-    return mocha('ui', ['--no-config', '--timeout', '180000', '--exit', ...parallel, ...files], out);
+    return mocha(
+      'ui',
+      ['--no-config', '--timeout', '180000', '--exit', ...parallel, ...ordered(files, LONGEST_UI_FILES)],
+      out,
+    );
   },
 };
 
