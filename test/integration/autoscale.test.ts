@@ -130,23 +130,30 @@ describe("autoscaling a worker's concurrency (issue 36)", function () {
     );
   });
 
-  it('grows past 16 on a site that answers in 200 ms, and publishes its decisions in its heartbeat for status', async () => {
-    // At 16 requests a 200 ms site gives 80 pages/s: the first window (20 pages) is judged within a few seconds and
-    // 1,500 pages keep the worker busy for far longer than that at any concurrency it can reach (≤ 64: ≥ 4.7 s).
-    const PAGES = 1_500;
-    site = await serveSite(PAGES, 200);
+  /**
+   * Starts an autoscaled crawl (one worker, 2..64) of a site of `pages` pages that answers in 200 ms: the worker's
+   * log lines, the session, a connection to watch Redis with, and the run's end.
+   */
+  async function crawlSlowSite(name: string, pages: number) {
+    const slow = (site = await serveSite(pages, 200));
     const task = await writeTask(
-      linkedPagesTask({ name: 'slowsite', start: [`${site.server.url}/`], perHost: { concurrency: 64 } }),
+      linkedPagesTask({ name, start: [`${slow.server.url}/`], perHost: { concurrency: 64 } }),
     );
     const lines: string[] = [];
-    let seenInStatus: string[] = [];
     const s = session(task, redis.url, {
       workers: 1,
       concurrency: { kind: 'auto', min: 2, max: 64 },
       onWorkerLog: (_pid, line) => lines.push(line),
     });
-    const watcher = new Redis(redis.url);
-    const running = s.run();
+    return { site: slow, task, lines, s, watcher: new Redis(redis.url), running: s.run() };
+  }
+
+  it('grows past 16 on a site that answers in 200 ms, and publishes its decisions in its heartbeat for status', async () => {
+    // At 16 requests a 200 ms site gives 80 pages/s: the first window (20 pages) is judged within a few seconds and
+    // 1,500 pages keep the worker busy for far longer than that at any concurrency it can reach (≤ 64: ≥ 4.7 s).
+    const PAGES = 1_500;
+    const { site, lines, s, watcher, running } = await crawlSlowSite('slowsite', PAGES);
+    let seenInStatus: string[] = [];
     // What `status` prints, read while the crawl runs (its heartbeat goes with the worker when it stops).
     const poll = setInterval(() => {
       void readTaskScaling(watcher, 'slowsite').then((sc) => {
@@ -177,19 +184,7 @@ describe("autoscaling a worker's concurrency (issue 36)", function () {
   });
 
   it('takes a resize by hand from `crawl-studio resize` and holds it; refuses one outside its range, saying the range', async () => {
-    const PAGES = 1_500;
-    site = await serveSite(PAGES, 200);
-    const task = await writeTask(
-      linkedPagesTask({ name: 'resized', start: [`${site.server.url}/`], perHost: { concurrency: 64 } }),
-    );
-    const lines: string[] = [];
-    const s = session(task, redis.url, {
-      workers: 1,
-      concurrency: { kind: 'auto', min: 2, max: 64 },
-      onWorkerLog: (_pid, line) => lines.push(line),
-    });
-    const watcher = new Redis(redis.url);
-    const running = s.run();
+    const { task, lines, s, watcher, running } = await crawlSlowSite('resized', 1_500);
     try {
       const worker = await until('the worker to beat', async () =>
         (await readLiveWorkers(watcher)).find((b) => b.tasks.includes('resized')),
