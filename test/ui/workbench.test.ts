@@ -65,6 +65,26 @@ describe('workbench (UI)', function () {
     await wb.screenshot('ui/untitled-editor.png');
   });
 
+  it('keeps a crawl secret typed into Set Crawl Secret…, its value in a password box', async () => {
+    const { page } = wb;
+    await openCommandPalette(page, 'Crawl Studio: Set Crawl Secret…');
+    await paletteRow(page, 'Crawl Studio: Set Crawl Secret…').click();
+    const widget = quickInput(page);
+    const input = widget.locator('input.input').first();
+    await widget.getByText('Variable a task file uses').first().waitFor({ timeout: 15_000 });
+    await input.fill('CRAWL_STUDIO_UI_TOKEN');
+    await input.press('Enter');
+    await widget.getByText('Value of CRAWL_STUDIO_UI_TOKEN').first().waitFor({ timeout: 15_000 });
+    // A secret is never shown as it is typed.
+    assert.equal(await input.getAttribute('type'), 'password');
+    await input.fill('typed-secret');
+    await wb.screenshot('ui/set-crawl-secret.png');
+    await input.press('Enter');
+    const kept = page.locator('.notification-toast', { hasText: 'CRAWL_STUDIO_UI_TOKEN kept in Secret Storage' });
+    await kept.first().waitFor({ timeout: 15_000 });
+    assert.doesNotMatch(await kept.first().innerText(), /typed-secret/);
+  });
+
   it('opens the task file from the explorer', async () => {
     const { page } = wb;
     await explorerItem(page, 'demo.crawl.yaml').click();

@@ -3,8 +3,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 // The suite's own rules (issue 34), checked on its sources as the architecture test checks src/: a skip goes
-// through test/support/skip.ts (so it says why, and fails in CI), and no test asserts on the wall clock (a
-// loaded machine fails it with nothing wrong; speed goals live in bench/).
+// through test/support/skip.ts (so it says why, and fails in CI), no test asserts on the wall clock (a loaded
+// machine fails it with nothing wrong; speed goals live in bench/), and every contributed command is run by a test.
 
 const ROOT = 'test';
 
@@ -51,5 +51,25 @@ describe('the test suite keeps its own rules (issue 34)', () => {
     const elapsed = /\bassert(\.ok)?\(\s*\w*(elapsed|took|duration)\w*\s*<[^,]*,/i;
     assert.deepEqual(offending(clock, ['test/unit/testHygiene.test.ts']), []);
     assert.deepEqual(offending(elapsed, ['test/unit/testHygiene.test.ts']), []);
+  });
+
+  it('runs every command the extension contributes somewhere: each is named by a test (its id, or its palette title)', () => {
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as {
+      contributes: { commands: { command: string; title: string }[] };
+    };
+    const nls = JSON.parse(readFileSync('package.nls.json', 'utf8')) as Record<string, string>;
+    const text = sources(ROOT)
+      .filter((f) => f !== join('test', 'unit', 'testHygiene.test.ts'))
+      .map((f) => readFileSync(f, 'utf8'))
+      .join('\n');
+    const unnamed = pkg.contributes.commands.filter((c) => {
+      // A UI test runs a command by its palette label, "Crawl Studio: <title>".
+      const title = /^%(.*)%$/.test(c.title) ? nls[c.title.slice(1, -1)] : c.title;
+      return !text.includes(`'${c.command}'`) && !(title && text.includes(`Crawl Studio: ${title}`));
+    });
+    assert.deepEqual(
+      unnamed.map((c) => c.command),
+      [],
+    );
   });
 });

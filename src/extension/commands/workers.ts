@@ -90,6 +90,9 @@ export const WORKER_COMMANDS: CommandTable = {
   'crawlStudio.restartWorker': ({ workers }: CommandDeps, node: WorkerNode) =>
     node?.kind === 'local' ? workers.restart(node.worker.pid) : undefined,
   // One channel for all workers: its filter box narrows it to this worker's `[pid]` lines.
-  'crawlStudio.showWorkerLog': ({ workers }: CommandDeps, node: WorkerNode) =>
-    node?.kind === 'local' && workers.channel().show(true),
+  'crawlStudio.showWorkerLog': ({ workers }: CommandDeps, node: WorkerNode) => {
+    if (node?.kind !== 'local') return false;
+    workers.channel().show(true);
+    return true;
+  },
 };

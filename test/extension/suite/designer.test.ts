@@ -263,6 +263,18 @@ describe('crawl designer', function () {
     });
   });
 
+  it('Pick Selector in Preview brings the preview forward, focused, ready for a click', async () => {
+    editor = await vscode.window.showTextDocument(editor.document, { viewColumn: editor.viewColumn });
+    assert.ok(vscode.window.tabGroups.activeTabGroup.activeTab?.input instanceof vscode.TabInputText);
+    await vscode.commands.executeCommand('crawlStudio.designer.pickSelector');
+    const tab = await until('the preview to be the active tab', () => {
+      const t = vscode.window.tabGroups.activeTabGroup.activeTab;
+      return t?.input instanceof vscode.TabInputWebview ? t : undefined;
+    });
+    assert.match(tab.label, /^Preview designer\.crawl\.yaml$|^Preview /);
+    editor = await vscode.window.showTextDocument(editor.document, { viewColumn: editor.viewColumn });
+  });
+
   it('suggests selectors for clicked elements: list page-wide, relative inside an item', async () => {
     placeCursor(editor, 'name: designer-test', 2); // not in an item
     await until('cursor outside items', async () => (await snap(uri))?.state.analysis?.highlight === null);

@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { CrawlStudioApi } from '../../../src/extension/extension';
-import type { ExplorerNode, JobNode, StateNode } from '../../../src/extension/explorer/nodes';
+import { PAGE_SIZE, type ExplorerNode, type JobNode, type StateNode } from '../../../src/extension/explorer/nodes';
 import { serveSite, type SiteServer } from '../../../src/demo/site';
 import { WORKERS_KEY } from '../../../src/frontier/keys';
+import type { WorkerNode } from '../../../src/extension/workers/workerTree';
 import { startRedis, type RedisServer } from '../../support/services';
 import { demoShopTask } from '../../support/demoTask';
 import { EXTENSION_ID, activateWith, restoreSettings, until } from '../support';
@@ -220,6 +221,53 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     assert.equal(state, 'waiting', 'the retried job is back in the queue');
   });
 
+  // The job commands no other test runs (issue 34: every command named by a test): a long list paged with Load more,
+  // then one job's URL copied and opened, the job promoted and removed. Delayed jobs an hour out: no worker runs now,
+  // and none would take them before they are gone.
+  it('pages a long list with Load more; copies, opens, promotes and removes a job from the tree', async () => {
+    const model = api.tree.getModel()!;
+    const held = (i: number) => `${site.url}/held/${i}.html`;
+    const run = api.tree.queueNodes().find((q) => q.name === 'shop')!.snapshot.run ?? 'r';
+    await model.queue('shop').addBulk(
+      Array.from({ length: PAGE_SIZE + 1 }, (_, i) => ({
+        name: 'page',
+        data: { url: held(i), rule: 'detail', depth: 1, run },
+        opts: { delay: 3_600_000, jobId: `held-${i}` },
+      })),
+    );
+    try {
+      await until('the tree to count the delayed jobs', async () => {
+        const snapshots =
+          await vscode.commands.executeCommand<{ name: string; counts: Record<string, number> }[]>(
+            'crawlStudio.refresh',
+          );
+        return snapshots.find((x) => x.name === 'shop')?.counts.delayed === PAGE_SIZE + 1;
+      });
+      const queue = api.tree.queueNodes().find((q) => q.name === 'shop')!;
+      const delayed = ((await api.tree.getChildren(queue)) as StateNode[]).find((s) => s.state === 'delayed')!;
+      const first = await api.tree.getChildren(delayed);
+      assert.equal(first.filter((n) => n.kind === 'job').length, PAGE_SIZE);
+      const more = first.find((n) => n.kind === 'more');
+      assert.ok(more, 'a "Load more" row after the first page of jobs');
+      await vscode.commands.executeCommand('crawlStudio.loadMore', more);
+      const all = await until('the whole list after Load more', async () => {
+        const rows = await api.tree.getChildren(delayed);
+        return rows.filter((n) => n.kind === 'job').length === PAGE_SIZE + 1 ? rows : undefined;
+      });
+      assert.equal(all.filter((n) => n.kind === 'more').length, 0, 'no "Load more" once all are listed');
+      const job = all.find((n) => n.kind === 'job' && n.job.id === 'held-0') as JobNode;
+      await vscode.commands.executeCommand('crawlStudio.job.copyUrl', job);
+      assert.equal(await vscode.env.clipboard.readText(), held(0));
+      assert.equal(await vscode.commands.executeCommand('crawlStudio.job.openUrl', job), true);
+      await vscode.commands.executeCommand('crawlStudio.job.promote', job);
+      assert.equal(await (await model.job('shop', 'held-0'))!.getState(), 'waiting', 'promoted: waiting now');
+      await vscode.commands.executeCommand('crawlStudio.job.remove', job);
+      assert.equal(await model.job('shop', 'held-0'), null, 'removed');
+    } finally {
+      await model.queue('shop').clean(0, 1_000, 'delayed');
+    }
+  });
+
   // Issue 23, item 3: "Element with id job/<task>/failed/<id> is already registered" after Retry/Promote while a
   // group was expanding. VS Code registers a group's children when getChildren answers; a change event for the
   // group while that answer is pending makes it fetch again and register the same ids twice. So the tree must
@@ -292,8 +340,30 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     assert.equal(pids?.length, 1);
     assert.equal(api.workers.list().length, 1);
     await until('the enqueued page to be fetched', () => (site.hits.get('/about.html') ?? 0) > before);
-    await vscode.commands.executeCommand('crawlStudio.stopWorkers');
-    await until('workers to stop', () => api.workers.list().length === 0);
+    // The Workers view's own row commands on it: Restart, Show Log, Stop.
+    const local = () =>
+      api.workerTree.getChildren().find((n): n is Extract<WorkerNode, { kind: 'local' }> => n.kind === 'local');
+    const first = await until('the local worker in the Workers view', local);
+    await vscode.commands.executeCommand('crawlStudio.restartWorker', first);
+    await until(
+      'a new worker in its place',
+      () => api.workers.list().length === 1 && api.workers.list()[0]!.pid !== pids[0],
+    );
+    const second = await until('the new worker in the Workers view', () => {
+      const n = local();
+      return n && n.worker.pid !== pids[0] ? n : undefined;
+    });
+    assert.equal(await vscode.commands.executeCommand('crawlStudio.showWorkerLog', second), true);
+    await vscode.commands.executeCommand('crawlStudio.stopWorker', second);
+    await until('the worker to stop', () => api.workers.list().length === 0);
+  });
+
+  it('serves the demo shop from Open the Demo Shop, at the address it gives', async () => {
+    const shop = await vscode.commands.executeCommand<{ url: string; start: string }>('crawlStudio.openDemoShop');
+    assert.match(shop.start, /^http:\/\/127\.0\.0\.1:\d+\/catalogue\/page-1\.html$/);
+    const page = await fetch(shop.start);
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /article class="product_pod"/);
   });
 
   it('lists a worker of another machine from its heartbeat, past one it cannot read', async () => {
