@@ -14,8 +14,13 @@ import { isCluster, type Redis } from './connect';
 
 /** How long one WAIT may block the connection for a replica's acknowledgement. */
 const WAIT_MS = 2_000;
-/** After a WAIT no replica answered (none connected, or all lagging), how long the next writes are not waited for. */
+/** After a WAIT no replica answered because none is attached, how long the next writes are not waited for. */
 const NO_REPLICA_MS = 5_000;
+/**
+ * How many WAITs in a row a write waits through while replicas are attached but none acknowledges (each WAIT_MS):
+ * past that the replicas are taken as stuck rather than slow, and the crawl goes on without them for NO_REPLICA_MS.
+ */
+const LAGGING_WAITS = 15;
 
 export interface ReplicaWait {
   /** The connection's generation: it changes each time the client (re)connects, to the same master or another. */
@@ -49,21 +54,43 @@ class SentinelWrites implements ReplicaWait {
   }
 
   async confirm(since: number): Promise<boolean> {
-    if (Date.now() >= this.skipUntil) {
-      // One WAIT serves every caller of the same turn of the event loop: their writes were answered before it is sent,
-      // so it covers them all. It must be sent on the connection that wrote (it waits for that client's own last
-      // write), and while it waits the commands behind it on this connection wait too: normally one round trip to a
-      // replica (a master with a client in WAIT asks its replicas for an acknowledgement at once, REPLCONF GETACK), at
-      // worst WAIT_MS, after which the next NO_REPLICA_MS are not waited for.
-      this.next ??= new Promise<number>((resolve) =>
-        setImmediate(() => {
-          this.next = null;
-          resolve(this.redis.wait(1, WAIT_MS).catch(() => 0));
-        }),
-      );
-      if ((await this.next) < 1) this.skipUntil = Date.now() + NO_REPLICA_MS;
+    // A WAIT that times out says only that no replica has the writes yet. While replicas are attached they may be
+    // slow (a loaded machine), and a write they lack is lost if the master dies now: it is waited for again. Only a
+    // master without replicas (nothing to wait for), or replicas that never answer, lets writes through unwaited.
+    for (let waits = 1; Date.now() >= this.skipUntil; waits++) {
+      if ((await this.waitOnce()) >= 1 || this.generation !== since) break;
+      if (waits >= LAGGING_WAITS || (await this.attachedReplicas()) === 0) {
+        this.skipUntil = Date.now() + NO_REPLICA_MS;
+        break;
+      }
     }
     return this.generation === since;
+  }
+
+  /**
+   * One WAIT serves every caller of the same turn of the event loop: their writes were answered before it is sent, so
+   * it covers them all. It must be sent on the connection that wrote (it waits for that client's own last write), and
+   * while it waits the commands behind it on this connection wait too: normally one round trip to a replica (a master
+   * with a client in WAIT asks its replicas for an acknowledgement at once, REPLCONF GETACK), at worst WAIT_MS.
+   */
+  private waitOnce(): Promise<number> {
+    this.next ??= new Promise<number>((resolve) =>
+      setImmediate(() => {
+        this.next = null;
+        resolve(this.redis.wait(1, WAIT_MS).catch(() => 0));
+      }),
+    );
+    return this.next;
+  }
+
+  /** The replicas the master lists as attached (ROLE); 0 when it cannot say (the connection is moving). */
+  private async attachedReplicas(): Promise<number> {
+    try {
+      const role = (await this.redis.call('ROLE')) as unknown[];
+      return role[0] === 'master' && Array.isArray(role[2]) ? role[2].length : 0;
+    } catch {
+      return 0;
+    }
   }
 }
 

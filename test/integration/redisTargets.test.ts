@@ -232,6 +232,38 @@ describe('Redis targets: Sentinel and Cluster connections (issue 19)', function 
       }
     });
 
+    it('a write is not confirmed while the attached replica lags past a WAIT, only once it has the write', async () => {
+      const redis = connectRedis(setup.url);
+      const masterNode = await setup.master();
+      const replicaNode = setup.dataNodes.find((n) => n.port !== masterNode.port)!;
+      const replica = new NodeClient({ host: '127.0.0.1', port: replicaNode.port, password });
+      try {
+        const w = replicaWait(redis)!;
+        await redis.set('warm', '1');
+        assert.equal(await w.confirm(w.epoch()), true);
+        // The replica frozen: still attached (the master drops it only after repl-timeout), but it acknowledges
+        // nothing, so each WAIT times out (2 s). A write confirmed now could be lost with the master.
+        process.kill(replicaNode.pid, 'SIGSTOP');
+        let confirmed: boolean | undefined;
+        try {
+          const since = w.epoch();
+          await redis.set('lagging', '1');
+          const pending = w.confirm(since).then((ok) => (confirmed = ok));
+          // Past two WAITs' timeouts, whatever the machine's speed: the write is still waited for.
+          await new Promise((r) => setTimeout(r, 5_000));
+          assert.equal(confirmed, undefined, 'not confirmed while no replica has the write');
+          process.kill(replicaNode.pid, 'SIGCONT');
+          assert.equal(await pending, true);
+        } finally {
+          process.kill(replicaNode.pid, 'SIGCONT');
+        }
+        assert.equal(await replica.get('lagging'), '1', 'the replica has the write once it is confirmed');
+      } finally {
+        redis.disconnect();
+        replica.disconnect();
+      }
+    });
+
     it('the CLI takes --sentinel and --sentinel-master, passwords from the environment, never from its arguments', async () => {
       const file = taskFile('via-sentinel-flag');
       const hosts = setup.sentinels.map((s) => `127.0.0.1:${s.port}`).join(',');
