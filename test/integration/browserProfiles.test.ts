@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { descendants } from '../../src/worker/browser/processes';
 import { profileDirOf } from '../../src/worker/browser/profiles';
@@ -66,8 +67,15 @@ describe('browser profile folders after a killed worker (real Chromium, real Red
   this.timeout(180_000);
   let redis: RedisServer;
   let site: Site;
+  let ownTmp: string | undefined;
+  const tmpBefore = process.env.TMPDIR;
   before(async function () {
     browserOrSkip(this);
+    // A temp folder of this file's own, for its workers and their browsers: a worker of another test file running
+    // beside it (mocha --parallel) sweeps the temp folder too, and could remove the killed worker's profile before
+    // the worker this test watches gets to.
+    ownTmp = mkdtempSync(join(tmpdir(), 'cs-profiles-'));
+    process.env.TMPDIR = ownTmp;
     redis = await startRedis();
     site = await serve();
   });
@@ -75,6 +83,9 @@ describe('browser profile folders after a killed worker (real Chromium, real Red
     site?.server.closeAllConnections();
     site?.server.close();
     await redis?.stop();
+    if (tmpBefore === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = tmpBefore;
+    if (ownTmp) rmSync(ownTmp, { recursive: true, force: true });
   });
 
   it('removes the profile of a browser whose worker was killed with SIGKILL, when the next worker starts', async () => {
