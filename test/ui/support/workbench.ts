@@ -25,19 +25,24 @@ export function quickInput(page: Page): Locator {
 /** Opens the command palette (F1) and types `text` after its `>` prefix. */
 export async function openCommandPalette(page: Page, text = ''): Promise<Locator> {
   const widget = quickInput(page);
+  const input = widget.locator('input.input').first();
+  // A quick input still open from the step before (a quick pick just answered, or closing) would pass for the
+  // palette and then vanish under it: closed first, as a user would.
+  if (await widget.isVisible()) {
+    await page.keyboard.press('Escape');
+    await widget.waitFor({ state: 'hidden', timeout: 5_000 }).catch(() => undefined);
+  }
   // A key press can land while the workbench moves focus (a notification closing, a view re-rendering) and go
-  // nowhere: pressed again, as a user would, before giving up.
+  // nowhere: pressed again, as a user would, before giving up. The palette is open when its input shows the `>`.
   for (let attempt = 0; ; attempt++) {
     await page.keyboard.press('F1');
-    const shown = await widget.waitFor({ state: 'visible', timeout: 5_000 }).then(
-      () => true,
+    const shown = await input.waitFor({ state: 'visible', timeout: 5_000 }).then(
+      async () => (await input.inputValue()).startsWith('>'),
       () => false,
     );
     if (shown) break;
     if (attempt >= 2) throw new Error('the command palette did not open on F1 (pressed three times)');
   }
-  const input = widget.locator('input.input').first();
-  await input.waitFor({ state: 'visible' });
   if (text) await input.pressSequentially(text, { delay: 10 });
   return widget;
 }
