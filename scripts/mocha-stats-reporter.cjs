@@ -16,15 +16,7 @@ class StatsReporter extends Mocha.reporters.Spec {
     runner.on('test end', timed);
     runner.on('hook end', (h) => h.duration >= 1000 && timed(h));
     runner.on('fail', (test, err) => {
-      const first = String((err && (err.message || err)) ?? '')
-        .split('\n')
-        .slice(0, 3)
-        .join(' | ');
-      failures.push({
-        title: test.fullTitle(),
-        file: test.file ?? test.parent?.file ?? '',
-        error: first.slice(0, 400),
-      });
+      failures.push({ title: test.fullTitle(), file: test.file ?? test.parent?.file ?? '', error: summary(err) });
     });
     runner.on('pending', (test) =>
       skips.push({ title: test.fullTitle(), file: test.file ?? '', reason: skipReason(test) }),
@@ -40,6 +32,27 @@ class StatsReporter extends Mocha.reporters.Spec {
       }
     });
   }
+}
+// A failure in a few lines: the message's first lines and its last ones (a message that carries a log names what
+// happened last at its end), and, where an assertion was given its own message, the values it compared (which that
+// message hides).
+function summary(err) {
+  const lines = String((err && (err.message || err)) ?? '').split('\n');
+  const kept = lines.length > 12 ? [...lines.slice(0, 3), '…', ...lines.slice(-8)] : lines;
+  const values =
+    err && err.generatedMessage === false && ('actual' in err || 'expected' in err)
+      ? `[actual ${brief(err.actual)}, expected ${brief(err.expected)}] `
+      : '';
+  return (values + kept.join(' | ')).slice(0, 1_600);
+}
+function brief(v) {
+  let s;
+  try {
+    s = typeof v === 'string' ? JSON.stringify(v) : (JSON.stringify(v) ?? String(v));
+  } catch {
+    s = String(v);
+  }
+  return s.length > 200 ? `${s.slice(0, 200)}…` : s;
 }
 // Why a test was skipped: test/support/skip.ts puts it on the test, or on the suite a `before` hook skipped. Under
 // mocha --parallel the test seen here is a copy without it: then the reason comes from the file
