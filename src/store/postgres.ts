@@ -15,9 +15,9 @@ import type {
   StoredRevisit,
   WriteResult,
 } from './types';
-import { ItemHistoryLog, stateId, toState } from './history/log';
+import { ItemHistoryLog, stateId, toState, type HistoryRowWriter } from './history/log';
 import type { ItemState } from '../core/history/diff';
-import { postgresHistorySql } from './history/postgres';
+import { postgresHistoryRows, postgresHistorySql } from './history/postgres';
 import {
   clampLimit,
   errorFromRow,
@@ -80,9 +80,11 @@ export class PostgresStore implements ItemStore {
       keepAlive: true,
     };
     this.history = new ItemHistoryLog(postgresHistorySql(this.s, (what, fn) => this.tx(what, fn)));
+    this.historyRows = postgresHistoryRows(this.s);
   }
 
   readonly history: ItemHistoryLog;
+  private readonly historyRows: HistoryRowWriter;
 
   async open(): Promise<void> {
     await this.ensureSchema();
@@ -124,7 +126,7 @@ export class PostgresStore implements ItemStore {
       // commit together.
       const r = await this.upsertItems(c, items, policy);
       const history = this.recordHistory
-        ? this.history.writes(r.observe, r.found, { itemsMarkSeen: policy === 'update' })
+        ? this.history.writes(r.observe, r.found, { itemsMarkSeen: policy === 'update', rows: this.historyRows })
         : [];
       const pageCount = await upsertPages(c, this.s, pages, history);
       await upsertRevisits(c, this.s, pages);

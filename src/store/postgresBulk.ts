@@ -40,15 +40,17 @@ export async function upsertPages(
   });
   for (let i = 0; i < rows.length; i += CHUNK) {
     const part = rows.slice(i, i + CHUNK);
-    await c.query(
-      `${i === 0 ? ahead.ctes : ''}INSERT INTO ${s}.pages AS p (run, url, rule, depth, status, fetched_at, content_type, bytes, method, body)
+    const text = `${i === 0 ? ahead.ctes : ''}INSERT INTO ${s}.pages AS p (run, url, rule, depth, status, fetched_at, content_type, bytes, method, body)
        SELECT run, url, rule, depth, status, to_timestamp(f / 1000.0), ct, bytes, method, body
        FROM ROWS FROM (jsonb_array_elements_text($1::jsonb), jsonb_array_elements_text($2::jsonb), jsonb_array_elements_text($3::jsonb),
          unnest($4::int[]), unnest($5::int[]), unnest($6::float8[]), jsonb_array_elements_text($7::jsonb), unnest($8::bigint[]),
          jsonb_array_elements_text($9::jsonb), jsonb_array_elements_text($10::jsonb))
          AS x(run, url, rule, depth, status, f, ct, bytes, method, body)
-       ${pageConflict('p')}`,
-      [
+       ${pageConflict('p')}`;
+    await c.query({
+      name: i > 0 || ahead.fixedText ? preparedName(text) : undefined,
+      text,
+      values: [
         JSON.stringify(part.map((p) => p.run)),
         JSON.stringify(part.map((p) => p.url)),
         JSON.stringify(part.map((p) => p.rule)),
@@ -61,7 +63,7 @@ export async function upsertPages(
         JSON.stringify(part.map((p) => p.body)),
         ...(i === 0 ? ahead.params : []),
       ],
-    );
+    });
   }
   return rows.length;
 }
@@ -124,23 +126,26 @@ export async function insertItems(
        FROM ROWS FROM (jsonb_array_elements_text($1::jsonb), jsonb_array_elements($2::jsonb), jsonb_array_elements_text($3::jsonb),
          jsonb_array_elements_text($4::jsonb), jsonb_array_elements_text($5::jsonb), unnest($6::float8[])) AS x(k, d, u, r, rn, f)
        ON CONFLICT (key) ${onConflict}`;
-  const { rows: out } = await c.query<{ inserted: number; written: number; observe?: InsertedItems['observe'] }>(
-    history
-      ? // Item history's lookup in the same round trip: an item this statement updated to data its history state
-        // holds (a re-crawl's most) comes back as nothing, the others with their state (null: none), compared by the
-        // caller. One index probe per item, in a scalar subquery: joins and NOT EXISTS were planned as a scan of the
-        // type's every state row (estimates of freshly filled tables are off). Equal as jsonb, as the item rows are.
-        `WITH w AS (${upsert} RETURNING t.key, t.data, (xmax = 0) AS inserted),
+  const text = history
+    ? // Item history's lookup in the same round trip: an item this statement updated to data its history state
+      // holds (a re-crawl's most) comes back as nothing, the others with their state (null: none), compared by the
+      // caller. One index probe per item, in a scalar subquery: joins and NOT EXISTS were planned as a scan of the
+      // type's every state row (estimates of freshly filled tables are off). Equal as jsonb: the state keeps its data as
+      // jsonb, as the item rows do, so nothing is parsed per item.
+      `WITH w AS (${upsert} RETURNING t.key, t.data, (xmax = 0) AS inserted),
          look AS (
            SELECT i.key, (SELECT to_json(s) FROM ${history.state} s WHERE s.type = $7 AND s.key = i.key) AS state
            FROM jsonb_array_elements_text($1::jsonb) AS i(key) LEFT JOIN w ON w.key = i.key
            WHERE w.key IS NULL OR w.inserted
-             OR (SELECT s.removed_run IS NULL AND s.data::jsonb = w.data FROM ${history.state} s WHERE s.type = $7 AND s.key = i.key) IS NOT TRUE
+             OR (SELECT s.removed_run IS NULL AND s.data = w.data FROM ${history.state} s WHERE s.type = $7 AND s.key = i.key) IS NOT TRUE
          ) SELECT (SELECT count(*) FILTER (WHERE inserted) FROM w)::int AS inserted, (SELECT count(*) FROM w)::int AS written,
            (SELECT coalesce(json_agg(look), '[]') FROM look) AS observe`
-      : `WITH w AS (${upsert} RETURNING (xmax = 0) AS inserted)
-         SELECT count(*) FILTER (WHERE inserted)::int AS inserted, count(*)::int AS written FROM w`,
-    [
+    : `WITH w AS (${upsert} RETURNING (xmax = 0) AS inserted)
+         SELECT count(*) FILTER (WHERE inserted)::int AS inserted, count(*)::int AS written FROM w`;
+  const { rows: out } = await c.query<{ inserted: number; written: number; observe?: InsertedItems['observe'] }>({
+    name: preparedName(text),
+    text,
+    values: [
       JSON.stringify(rows.map((r) => r.key)),
       // The items are JSON already: joined into one array they need no escaping, and the server parses them in
       // the same pass that builds the jsonb values.
@@ -151,7 +156,7 @@ export async function insertItems(
       rows.map((r) => r.fetchedAt),
       ...(history ? [history.type] : []),
     ],
-  );
+  });
   const r = out[0]!;
   return { inserted: r.inserted, written: r.written, observe: r.observe ?? [] };
 }
@@ -189,3 +194,18 @@ export async function insertErrors(c: pg.PoolClient, s: string, errors: readonly
   }
   return n;
 }
+
+/**
+ * A name for a statement whose text is one of a few (arrays as parameters, whatever the rows): node-postgres then
+ * prepares it once per connection, and PostgreSQL parses and plans it once instead of for every batch (item history's
+ * lookup and writes were a third of a re-crawl's store time, most of it planning: bench/history.mjs, issue 33).
+ * Texts that vary (the rare statements too large for one) stay unnamed, and so does anything past NAMED texts, so a
+ * long-lived process never fills the server with them.
+ */
+export function preparedName(text: string): string | undefined {
+  let n = names.get(text);
+  if (!n && names.size < NAMED) names.set(text, (n = `crawl-studio-${names.size}`));
+  return n;
+}
+const names = new Map<string, string>();
+const NAMED = 200;

@@ -78,7 +78,14 @@ export async function createSchema(c: pg.PoolClient, s: string, schema: string):
       CREATE UNIQUE INDEX IF NOT EXISTS pages_run_request ON ${s}.pages (run, url, method, body);
       ALTER TABLE ${s}.pages DROP CONSTRAINT IF EXISTS pages_run_url_key;`);
   }
-  await c.query(historySchema(`${s}.`));
+  await c.query(historySchema(`${s}.`, { dataType: 'jsonb' }));
+  // Stores made before kept the state's data as text, parsed for every item a batch stores (postgresBulk.ts).
+  const { rows: state } = await c.query<{ type: string }>(
+    `SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'data'`,
+    [`${s}.item_state`],
+  );
+  if (state[0]?.type === 'text')
+    await c.query(`ALTER TABLE ${s}.item_state ALTER COLUMN data TYPE jsonb USING data::jsonb`);
 }
 
 /** An item type's table and its row in item_types (the advisory lock already held); in the caller's transaction. */

@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { changedItems, defaultChangeRun, runChangeCounts } from '../../src/store/history/query';
 import { openStore } from '../../src/store/open';
 import type { ItemRow, ItemStore, PageRow, RunSummary } from '../../src/store/types';
@@ -298,5 +299,39 @@ describe('item history', () => {
     historyContract('postgres', (o = {}) =>
       openStore(server!.url, { task: `history-${o.same ? n : ++n}`, history: o.history }),
     );
+
+    it('a store made before, its item state kept as text, is moved to jsonb on opening and its history goes on', async () => {
+      const task = 'history_text_state';
+      const schema = `crawl_${task}`;
+      const typeOfData = async (c: pg.Client) =>
+        (
+          await c.query<{ t: string }>(
+            `SELECT format_type(atttypid, atttypmod) AS t FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'data'`,
+            [`${schema}.item_state`],
+          )
+        ).rows[0]?.t;
+      let store = await openStore(server!.url, { task });
+      const c = new pg.Client({ connectionString: server!.url });
+      await c.connect();
+      try {
+        await storeRun(store, 'r1', 1_000, first);
+        await store.close();
+        assert.equal(await typeOfData(c), 'jsonb');
+        // As a store of the version before kept it.
+        await c.query(`ALTER TABLE ${schema}.item_state ALTER COLUMN data TYPE text USING data::text`);
+        store = await openStore(server!.url, { task });
+        const counts = await storeRun(store, 'r2', 2_000, second);
+        assert.equal(await typeOfData(c), 'jsonb');
+        assert.deepEqual([counts.added, counts.changed, counts.removed], [1, 1, 1]);
+        const changes = await store.history.changes({ task: TASK, runs: ['r2'] });
+        assert.deepEqual(
+          changes.map((x) => `${x.kind} ${x.key}${x.field ? ` ${x.field} ${String(x.old)} -> ${String(x.new)}` : ''}`),
+          ['changed a price 10 -> 12', 'removed c', 'added d'],
+        );
+      } finally {
+        await c.end();
+        await store.close();
+      }
+    });
   });
 });

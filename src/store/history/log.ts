@@ -21,7 +21,31 @@ export type Row = Record<string, unknown>;
 export interface Statement {
   readonly sql: string;
   readonly params: readonly unknown[];
+  /**
+   * Its text is one of a few, whatever the rows (arrays as parameters): worth preparing once per connection
+   * (PostgreSQL plans each unnamed statement again; postgresBulk.ts names such statements).
+   */
+  readonly fixedText?: boolean;
 }
+
+/**
+ * Statements writing state and change rows in a store's own bulk form (PostgreSQL: arrays, history/postgres.ts);
+ * without one, multi-row VALUES in `rowsPerStatement` pieces.
+ */
+export interface HistoryRowWriter {
+  states(rows: readonly ItemState[]): Statement;
+  changes(rows: readonly ChangeRow[]): Statement;
+}
+
+/** The columns of item_state and item_changes, in the order the writes give them. */
+export const STATE_COLUMNS = 'type, key, first_run, last_run, removed_run, data, url, fetched_at';
+export const CHANGE_COLUMNS = 'run, type, key, kind, field, old_value, new_value, at';
+/** What a write of a state or change row does to the row already there. */
+export const STATE_CONFLICT = `ON CONFLICT (type, key) DO UPDATE SET first_run = excluded.first_run, last_run = excluded.last_run, removed_run = excluded.removed_run,
+           data = excluded.data, url = excluded.url, fetched_at = excluded.fetched_at`;
+// A later sighting in the same run keeps the run's first old value and brings the newest one.
+export const CHANGE_CONFLICT =
+  'ON CONFLICT (run, type, key, kind, field) DO UPDATE SET new_value = excluded.new_value, at = excluded.at';
 
 /** An item's identity across types, as history's lookups are keyed. */
 export const stateId = (type: string, key: string): string => `${type}\u0000${key}`;
@@ -51,14 +75,15 @@ export interface HistorySql {
  * The tables, for a store's schema step (`prefix` as in HistorySql). Types valid in SQLite and PostgreSQL.
  * `clustered` (SQLite): the tables are WITHOUT ROWID, stored in their primary key's order, so a changed item's
  * state is one B-tree page to read and write instead of two (the row's and its key index's), and a run's change
- * rows sit together: fewer pages a batch's commit writes to the WAL.
+ * rows sit together: fewer pages a batch's commit writes to the WAL. `dataType` 'jsonb' (PostgreSQL): the state's data
+ * as the item rows keep theirs, so the item upsert compares them as stored, without parsing JSON text per item.
  */
-export function historySchema(prefix: string, opts: { clustered?: boolean } = {}): string {
+export function historySchema(prefix: string, opts: { clustered?: boolean; dataType?: 'text' | 'jsonb' } = {}): string {
   const table = opts.clustered ? ' WITHOUT ROWID' : '';
   return `
 CREATE TABLE IF NOT EXISTS ${prefix}item_state (
   type text NOT NULL, key text NOT NULL, first_run text NOT NULL, last_run text NOT NULL, removed_run text,
-  data text NOT NULL, url text NOT NULL, fetched_at bigint NOT NULL, PRIMARY KEY (type, key)
+  data ${opts.dataType ?? 'text'} NOT NULL, url text NOT NULL, fetched_at bigint NOT NULL, PRIMARY KEY (type, key)
 )${table};
 CREATE TABLE IF NOT EXISTS ${prefix}item_changes (
   run text NOT NULL, type text NOT NULL, key text NOT NULL, kind text NOT NULL, field text NOT NULL,
@@ -162,7 +187,7 @@ export class ItemHistoryLog {
   writes(
     items: readonly Sighting[],
     found: ReadonlyMap<string, ItemState | null>,
-    opts: { itemsMarkSeen?: boolean; rowsPerStatement?: readonly number[] } = {},
+    opts: { itemsMarkSeen?: boolean; rowsPerStatement?: readonly number[]; rows?: HistoryRowWriter } = {},
   ): Statement[] {
     const states: ItemState[] = [];
     const changes: ChangeRow[] = [];
@@ -191,19 +216,20 @@ export class ItemHistoryLog {
     // Sorted: concurrent writers (PostgreSQL) then lock rows in one order and cannot deadlock each other.
     states.sort((a, b) => cmp(a.type, b.type) || cmp(a.key, b.key));
     changes.sort((a, b) => cmp(a.type, b.type) || cmp(a.key, b.key) || cmp(a.kind, b.kind) || cmp(a.field, b.field));
+    if (opts.rows) {
+      if (states.length) out.push(opts.rows.states(states));
+      if (changes.length) out.push(opts.rows.changes(changes));
+      return out;
+    }
     for (const piece of pieces(states, opts.rowsPerStatement))
       out.push({
-        sql: `INSERT INTO ${this.t('item_state')} (type, key, first_run, last_run, removed_run, data, url, fetched_at) VALUES ${values(piece.length, 8)}
-         ON CONFLICT (type, key) DO UPDATE SET first_run = excluded.first_run, last_run = excluded.last_run, removed_run = excluded.removed_run,
-           data = excluded.data, url = excluded.url, fetched_at = excluded.fetched_at`,
-        params: piece.flatMap((s) => [s.type, s.key, s.firstRun, s.lastRun, s.removedRun, s.data, s.url, s.fetchedAt]),
+        sql: `INSERT INTO ${this.t('item_state')} (${STATE_COLUMNS}) VALUES ${values(piece.length, 8)} ${STATE_CONFLICT}`,
+        params: piece.flatMap(stateValues),
       });
-    // A later sighting in the same run keeps the run's first old value and brings the newest one.
     for (const piece of pieces(changes, opts.rowsPerStatement))
       out.push({
-        sql: `INSERT INTO ${this.t('item_changes')} (run, type, key, kind, field, old_value, new_value, at) VALUES ${values(piece.length, 8)}
-         ON CONFLICT (run, type, key, kind, field) DO UPDATE SET new_value = excluded.new_value, at = excluded.at`,
-        params: piece.flatMap((c) => [c.run, c.type, c.key, c.kind, c.field, c.oldValue, c.newValue, c.at]),
+        sql: `INSERT INTO ${this.t('item_changes')} (${CHANGE_COLUMNS}) VALUES ${values(piece.length, 8)} ${CHANGE_CONFLICT}`,
+        params: piece.flatMap(changeValues),
       });
     return out;
   }
@@ -372,6 +398,29 @@ function* pieces<T>(list: readonly T[], sizes: readonly number[] | undefined): I
   for (const size of sizes) for (; list.length - i >= size; i += size) yield list.slice(i, i + size);
 }
 
+/** A state row's values, in STATE_COLUMNS' order. */
+export const stateValues = (s: ItemState): unknown[] => [
+  s.type,
+  s.key,
+  s.firstRun,
+  s.lastRun,
+  s.removedRun,
+  s.data,
+  s.url,
+  s.fetchedAt,
+];
+/** A change row's values, in CHANGE_COLUMNS' order. */
+export const changeValues = (c: ChangeRow): unknown[] => [
+  c.run,
+  c.type,
+  c.key,
+  c.kind,
+  c.field,
+  c.oldValue,
+  c.newValue,
+  c.at,
+];
+
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 function values(rows: number, cols: number): string {
@@ -392,7 +441,8 @@ export function toState(type: string, r: Row): ItemState {
     firstRun: String(r.first_run),
     lastRun: String(r.last_run),
     removedRun: nullable(r.removed_run),
-    data: String(r.data),
+    // Text in SQLite; jsonb in PostgreSQL, which node-postgres hands back parsed.
+    data: text(r.data),
     url: String(r.url),
     fetchedAt: Number(r.fetched_at),
   };

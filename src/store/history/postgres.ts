@@ -1,5 +1,16 @@
 import type pg from 'pg';
-import type { HistorySql, Row, Statement } from './log';
+import {
+  CHANGE_COLUMNS,
+  CHANGE_CONFLICT,
+  changeValues,
+  STATE_COLUMNS,
+  STATE_CONFLICT,
+  stateValues,
+  type HistoryRowWriter,
+  type HistorySql,
+  type Row,
+  type Statement,
+} from './log';
 
 // Item history's executor on a PostgreSQL store: `?` placeholders become $1, $2…; a transaction is the store's
 // own (a pooled client, its error classification and release rules).
@@ -56,7 +67,7 @@ const MAX_PARAMS = 60_000;
 export function historyAhead(
   writes: readonly Statement[],
   offset: number,
-): { ctes: string; params: unknown[]; rest: Statement[] } {
+): { ctes: string; params: unknown[]; rest: Statement[]; fixedText: boolean } {
   const groups: Statement[][] = [];
   let size = MAX_PARAMS;
   for (const w of writes) {
@@ -79,9 +90,33 @@ export function historyAhead(
   const first = render(groups[0] ?? [], offset);
   return {
     ...first,
+    fixedText: writes.every((w) => w.fixedText === true),
     rest: groups.slice(1).map((g) => {
       const r = render(g, 0);
       return { sql: `${r.ctes}SELECT 1`, params: r.params };
+    }),
+  };
+}
+
+/**
+ * History's state and change rows as arrays, one per column (`unnest`): one statement text whatever the rows, which
+ * the batch's page statement it rides on can then be prepared with (postgresBulk.ts), instead of a multi-row VALUES
+ * planned anew for each batch.
+ */
+export function postgresHistoryRows(schema: string): HistoryRowWriter {
+  const columns = (rows: readonly unknown[][], n: number) => Array.from({ length: n }, (_, i) => rows.map((r) => r[i]));
+  return {
+    states: (rows) => ({
+      sql: `INSERT INTO ${schema}.item_state (${STATE_COLUMNS})
+        SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::jsonb[], ?::text[], ?::bigint[]) ${STATE_CONFLICT}`,
+      params: columns(rows.map(stateValues), 8),
+      fixedText: true,
+    }),
+    changes: (rows) => ({
+      sql: `INSERT INTO ${schema}.item_changes (${CHANGE_COLUMNS})
+        SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[]) ${CHANGE_CONFLICT}`,
+      params: columns(rows.map(changeValues), 8),
+      fixedText: true,
     }),
   };
 }
