@@ -10,6 +10,8 @@ export interface DemoTaskOptions {
   readonly siteUrl: string;
   /** Attempts and a fixed delay between them; omitted, the task's defaults. */
   readonly retries?: { readonly attempts: number; readonly delay: string };
+  /** A page's request timeout (e.g. "600s"); omitted, the task's default. */
+  readonly timeout?: string;
   readonly perHost?: { readonly concurrency: number; readonly delay: string };
   /** List pages also follow the header's link to the home page. */
   readonly headerLinks?: boolean;
@@ -26,8 +28,15 @@ export function demoShopTask(o: DemoTaskOptions): string {
     'start:',
     `  - ${o.siteUrl}/`,
     'canonical: { dropParams: [ref, src] }',
-    ...(o.retries
-      ? [`request: { retries: { attempts: ${o.retries.attempts}, backoff: fixed, delay: ${o.retries.delay} } }`]
+    ...(o.retries || o.timeout
+      ? [
+          `request: { ${[
+            ...(o.timeout ? [`timeout: ${o.timeout}`] : []),
+            ...(o.retries
+              ? [`retries: { attempts: ${o.retries.attempts}, backoff: fixed, delay: ${o.retries.delay} }`]
+              : []),
+          ].join(', ')} }`,
+        ]
       : []),
     ...(o.perHost
       ? [`politeness: { perHost: { concurrency: ${o.perHost.concurrency}, delay: ${o.perHost.delay} } }`]

@@ -11,6 +11,7 @@ import {
   explorerItem,
   keepFailureArtifacts,
   runCommand,
+  waitForCodeLens,
   waitForWorkbench,
   webview,
 } from './support/workbench';
@@ -85,7 +86,7 @@ describe('Crawl dashboard (UI)', function () {
     const lens = codeLens(page, 'Start Crawl');
     await lens.waitFor({ state: 'visible', timeout: 30_000 });
     await lens.click();
-    await codeLens(page, 'Stop Crawl').waitFor({ state: 'visible', timeout: 60_000 });
+    await waitForCodeLens(page, 'Stop Crawl');
     await runCommand(page, 'Crawl Studio: Open Dashboard');
     const wv = webview(page);
     await wv.locator('.state.running').waitFor({ timeout: 60_000 });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { openWorkbench, type Workbench } from '../extension/harness';
-import { serveSite, type SiteServer } from '../../src/demo/site';
+import { renderPage, serveSite, type SiteOptions, type SiteServer } from '../../src/demo/site';
 import {
   codeLens,
   explorerItem,
@@ -14,6 +14,7 @@ import {
   quickInput,
   row,
   viewPane,
+  waitForCodeLens,
   waitForWorkbench,
 } from './support/workbench';
 import { alive, until } from '../support/until';
@@ -23,6 +24,9 @@ import { demoShopTask } from '../support/demoTask';
 // watch the Queue Explorer fill and drain, stop and restart workers mid-crawl, enqueue a URL by right-clicking
 // the queue, retry a failed job from the tree. Redis is the managed one the extension starts by itself.
 // Screenshots: test-artifacts/ui/explorer-*.png.
+
+/** The list page held until the test lets it go: the crawl cannot end before. */
+const HELD = '/catalogue/page-2.html';
 
 async function contextMenu(page: Page, target: Locator, label: string): Promise<void> {
   const menu = page.locator('.context-view .monaco-menu');
@@ -54,17 +58,38 @@ describe('Queue Explorer (UI, new user)', function () {
   this.timeout(240_000);
   let wb: Workbench;
   let site: SiteServer;
+  /** Answers the held list page (HELD), once: the crawl can end only after it. */
+  let release = () => {};
 
   before(async function () {
     this.timeout(180_000);
-    // A slow, polite shop so the crawl outlasts the steps that watch it run (~17 s, set by the clock, not by the
-    // machine's load); book-5 answers 404.
+    // A polite shop whose second list page is held until the test lets it go (when it stops the workers), so the
+    // crawl outlasts the steps that watch it run whatever the machine's load: a loaded machine's workbench took
+    // longer than a whole crawl set by the clock. The 40-odd pages it links to come after. book-5 answers 404.
+    const options: SiteOptions = { listPages: 5, perPage: 10 };
+    let held: (() => void) | null = null;
+    let released = false;
+    release = () => {
+      released = true;
+      held?.();
+      held = null;
+    };
     site = await serveSite(
-      { listPages: 5, perPage: 10 },
+      options,
       0,
       (req, res) => {
         if (req.url === '/catalogue/book-5.html') {
           res.writeHead(404).end('gone');
+          return true;
+        }
+        if (req.url === HELD && !released) {
+          held = () => {
+            const page = renderPage(HELD, options)!;
+            res.writeHead(page.status, { 'content-type': page.type }).end(page.body);
+          };
+          res.on('close', () => {
+            if (!res.writableEnded) held = null;
+          });
           return true;
         }
         return false;
@@ -74,7 +99,8 @@ describe('Queue Explorer (UI, new user)', function () {
     const folder = mkdtempSync(join(tmpdir(), 'cs-ui-explorer-'));
     writeFileSync(
       join(folder, 'shop.crawl.yaml'),
-      demoShopTask({ name: 'shop', siteUrl: site.url, perHost: { concurrency: 2, delay: '300ms' } }),
+      // The held page waits as long as the steps before its release take: no timeout of the task's may end it.
+      demoShopTask({ name: 'shop', siteUrl: site.url, perHost: { concurrency: 2, delay: '300ms' }, timeout: '600s' }),
     );
     wb = await openWorkbench({
       workspaceFolder: folder,
@@ -88,6 +114,7 @@ describe('Queue Explorer (UI, new user)', function () {
   });
 
   after(async () => {
+    release();
     await wb?.close();
     await site?.close();
   });
@@ -116,7 +143,7 @@ describe('Queue Explorer (UI, new user)', function () {
     await row(explorer, 'completed').waitFor({ state: 'visible' });
     // The workbench asks for lenses again after a delay it sets from how long the provider took (up to a minute on a
     // loaded machine), once the running crawls change.
-    await codeLens(page, 'Stop Crawl').waitFor({ state: 'visible', timeout: 60_000 });
+    await waitForCodeLens(page, 'Stop Crawl');
     // Issue 23, item 7: the editor title said "Start Crawl" while the crawl ran; it offers Stop Crawl now.
     const titleActions = page.locator('.editor-group-container .editor-actions');
     await titleActions
@@ -144,6 +171,8 @@ describe('Queue Explorer (UI, new user)', function () {
       before.length > 0 && before.every(alive),
       `the workers shown are running processes: ${before.join(', ')}`,
     );
+    // The held page answered now: the workers stop once their pages in flight end, with its 40-odd pages queued.
+    release();
     await workers.locator('.pane-header').hover();
     await workers.locator('.pane-header .action-label[aria-label^="Stop Workers"]').click();
     await workers
@@ -191,7 +220,7 @@ describe('Queue Explorer (UI, new user)', function () {
     while (!/0 waiting · 0 active · 1 failed/.test(await queue.innerText()) && Date.now() < deadline)
       await page.waitForTimeout(500);
     assert.match(await queue.innerText(), /0 waiting · 0 active · 1 failed/);
-    await codeLens(page, 'Start Crawl').waitFor({ state: 'visible', timeout: 30_000 });
+    await waitForCodeLens(page, 'Start Crawl', 30_000);
     const failed = row(explorer, /^failed/);
     await failed.click();
     const job = row(explorer, 'book-5.html');

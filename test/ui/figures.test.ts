@@ -16,6 +16,7 @@ import {
   runCommand,
   showCrawlStudio,
   viewPane,
+  waitForCodeLens,
   waitForWorkbench,
   webview,
 } from './support/workbench';
@@ -196,7 +197,7 @@ describe('One figure everywhere, and the smaller items of issue 32 (UI, quotes s
     const lens = codeLens(page, 'Start Crawl');
     await lens.waitFor({ state: 'visible', timeout: 30_000 });
     await lens.click();
-    await codeLens(page, 'Stop Crawl').waitFor({ state: 'visible', timeout: 60_000 });
+    await waitForCodeLens(page, 'Stop Crawl');
     await showCrawlStudio(page);
     const queue = queueRow(page);
     await queue.waitFor({ state: 'visible', timeout: 60_000 });
@@ -500,11 +501,11 @@ describe('One figure everywhere, and the smaller items of issue 32 (UI, quotes s
     const atStart = served();
     await quotesTab.click();
     await codeLens(page, 'Start Crawl').click();
-    await codeLens(page, 'Stop Crawl').waitFor({ state: 'visible', timeout: 60_000 });
+    await waitForCodeLens(page, 'Stop Crawl');
     await until('a few pages of the new run', () => served() >= atStart + 4, 60_000, 100);
     await clearToasts(page);
     await codeLens(page, 'Stop Crawl').click();
-    await codeLens(page, 'Start Crawl').waitFor({ state: 'visible', timeout: 60_000 });
+    await waitForCodeLens(page, 'Start Crawl');
     // Item 1: one message for the Stop, which says "stopped" and what Start does next, and no "finished".
     const toasts = page.locator('.notifications-toasts .notification-toast');
     await toasts.filter({ hasText: "Crawl 'quotes' stopped" }).first().waitFor({ timeout: 60_000 });
@@ -530,7 +531,7 @@ describe('One figure everywhere, and the smaller items of issue 32 (UI, quotes s
     await codeLens(page, 'Start Crawl').click();
     await until('the start page fetched again by a new run', () => (site.hits.get('/') ?? 0) > startHits, 60_000, 100);
     await codeLens(page, 'Stop Crawl').click();
-    await codeLens(page, 'Start Crawl').waitFor({ state: 'visible', timeout: 60_000 });
+    await waitForCodeLens(page, 'Start Crawl');
     await runCommand(page, 'Crawl Studio: Open Dashboard');
     await until(
       'the dashboard to show the new run',

@@ -14,6 +14,7 @@ import {
   runCommand,
   showCrawlStudio,
   viewPane,
+  waitForCodeLens,
   waitForWorkbench,
   webview,
 } from './support/workbench';
@@ -101,7 +102,7 @@ describe('a window reload mid-crawl (UI)', function () {
     const lens = codeLens(page, 'Start Crawl');
     await lens.waitFor({ state: 'visible', timeout: 30_000 });
     await lens.click();
-    await codeLens(page, 'Stop Crawl').waitFor({ state: 'visible', timeout: 60_000 });
+    await waitForCodeLens(page, 'Stop Crawl');
     const from = pagesHit(site).size;
     await until(page, `${pages} pages fetched`, () => pagesHit(site).size >= from + pages);
     await beforeReload?.();

@@ -10,6 +10,7 @@ import {
   keepFailureArtifacts,
   quickInput,
   runCommand,
+  waitForCodeLens,
   waitForWorkbench,
   webview,
 } from './support/workbench';
@@ -60,7 +61,7 @@ describe('Results view (UI)', function () {
     const lens = codeLens(page, 'Start Crawl');
     await lens.waitFor({ state: 'visible', timeout: 30_000 });
     await lens.click();
-    await codeLens(page, 'Stop Crawl').waitFor({ state: 'visible', timeout: 60_000 });
+    await waitForCodeLens(page, 'Stop Crawl');
     await codeLens(page, 'Open Results').click();
     const wv = webview(page);
     await wv.locator('.row:not(.loading)').first().waitFor({ state: 'visible', timeout: 60_000 });

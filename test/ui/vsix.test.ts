@@ -6,7 +6,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
 import { openWorkbench, type Workbench } from '../extension/harness';
 import { DEMO_SITE, serveSite, type SiteServer } from '../../src/demo/site';
-import { codeLens, explorerItem, openCommandPalette, paletteRow, waitForWorkbench } from './support/workbench';
+import {
+  codeLens,
+  explorerItem,
+  openCommandPalette,
+  paletteRow,
+  waitForCodeLens,
+  waitForWorkbench,
+} from './support/workbench';
 
 // What users install is what is tested: the production .vsix (npm run package) installed into a fresh
 // code-server with --install-extension, no development extension loaded; a crawl runs through a command, one of
@@ -137,7 +144,7 @@ describe('the packaged .vsix (UI)', function () {
     assert.equal(site.hits.get(RENDERED), 1, `${RENDERED} fetched once`);
     assert.equal(site.hits.get(RENDERED_DATA), 1, `${RENDERED} rendered: its script fetched ${RENDERED_DATA}`);
     // …and the run is finalized: its summary is announced (read from the Notifications center, toasts fade).
-    await codeLens(page, 'Start Crawl').waitFor({ state: 'visible', timeout: 60_000 });
+    await waitForCodeLens(page, 'Start Crawl');
     await openCommandPalette(page, 'Notifications: Show Notifications');
     await paletteRow(page, 'Notifications: Show Notifications').click();
     const done = page.locator('.notifications-center .notification-list-item', {

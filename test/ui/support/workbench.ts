@@ -117,6 +117,33 @@ export function codeLens(page: Page, title: string): Locator {
   return codeLenses(page, title).first();
 }
 
+/**
+ * Waits for the CodeLens titled `title`. The workbench refreshes an editor's lenses only while it has text focus: a
+ * refresh still pending when the focus left for a view (its delay grows with how long the provider took, seconds on
+ * a loaded machine) is dropped until the editor is focused again (codelensController: a blur cancels it). So the
+ * editor is focused every few seconds, as a user looking back at the file would.
+ */
+export async function waitForCodeLens(page: Page, title: string, timeoutMs = 60_000): Promise<void> {
+  const lens = codeLens(page, title);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const wait = Math.max(1, Math.min(5_000, deadline - Date.now()));
+    if (
+      await lens.waitFor({ state: 'visible', timeout: wait }).then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
+    if (Date.now() >= deadline) throw new Error(`the CodeLens '${title}' did not show within ${timeoutMs / 1000} s`);
+    await page
+      .locator('.editor-group-container.active .monaco-editor .view-line')
+      .first()
+      .click({ position: { x: 2, y: 2 } })
+      .catch(() => undefined);
+  }
+}
+
 /** The active editor tab. */
 export function activeTab(page: Page): Locator {
   return page.locator('.tabs-container .tab.active').first();
