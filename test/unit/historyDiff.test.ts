@@ -87,6 +87,16 @@ describe('item history: what a sighting records', () => {
     );
   });
 
+  it("objects compare whatever their keys' order (PostgreSQL's jsonb reorders them); arrays keep theirs", () => {
+    assert.deepEqual(
+      fieldChanges(
+        { size: { w: 1, h: 2 }, tags: ['a', 'b'], n: { a: 1 } },
+        { size: { h: 2, w: 1 }, tags: ['b', 'a'], n: { a: 2 } },
+      ).map((c) => c.field),
+      ['tags', 'n'],
+    );
+  });
+
   it('a run with failed pages or cut by the page limit is not complete; retention reads runs or days', () => {
     assert.equal(incompleteReason({ failed: 0, skipped: {} }), null);
     assert.match(incompleteReason({ failed: 2, skipped: {} })!, /2 pages failed/);

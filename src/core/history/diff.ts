@@ -114,11 +114,21 @@ export function fieldChanges(before: Record<string, unknown>, after: Record<stri
   for (const field of Object.keys(after)) {
     const o = text(before[field]);
     const n = text(after[field]);
-    if (o !== n) out.push({ field, old: o, new: n });
+    // Objects compared whatever their keys' order: PostgreSQL's jsonb hands an item back with its keys reordered.
+    if (o !== n && canonical(before[field]) !== canonical(after[field])) out.push({ field, old: o, new: n });
   }
   for (const field of Object.keys(before))
     if (!(field in after)) out.push({ field, old: text(before[field]), new: null });
   return out;
+}
+
+/** JSON text with every object's keys sorted (undefined: absent). */
+function canonical(v: unknown): string | undefined {
+  return JSON.stringify(v, (_k, x: unknown) =>
+    typeof x === 'object' && x !== null && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : x,
+  );
 }
 
 function parseObject(json: string): Record<string, unknown> {
