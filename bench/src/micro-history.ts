@@ -144,29 +144,28 @@ async function main(): Promise<void> {
     ? new SqliteStore(values.sqlite, { history })
     : new PostgresStore(values.postgres!, { schema, history });
   await store.open();
-  // How much of the store's time is item history's own step: observe (SQLite: lookup, decisions and writes, inside
-  // writeBatch's transaction), or writes (PostgreSQL: the decisions only; its lookup and writes are parts of the
-  // batch's own statements). Wall time only: a CPU reading here (a getrusage call each) cost more than the step
+  // How much of the store's time is item history's own step: its decisions, and (SQLite) the change rows' writes
+  // inside writeBatch's transaction; the state's reads and writes are parts of the item rows' own statements, and
+  // PostgreSQL's change rows ride on the batch's page statement. Wall time only: a CPU reading here (a getrusage call each) cost more than the step
   // itself, and history off never pays it.
   let observeMs = 0;
   let observed = 0;
   const log = store.history;
-  const observe = log.observe.bind(log);
-  log.observe = async (...args) => {
+  const decide = log.decide.bind(log);
+  log.decide = (...args) => {
     observed += args[0].length;
     const t0 = performance.now();
     try {
-      return await observe(...args);
+      return decide(...args);
     } finally {
       observeMs += performance.now() - t0;
     }
   };
-  const writes = log.writes.bind(log);
-  log.writes = (...args) => {
-    observed += args[0].length;
+  const record = log.recordChanges.bind(log);
+  log.recordChanges = async (...args) => {
     const t0 = performance.now();
     try {
-      return writes(...args);
+      return await record(...args);
     } finally {
       observeMs += performance.now() - t0;
     }

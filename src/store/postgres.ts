@@ -15,9 +15,8 @@ import type {
   StoredRevisit,
   WriteResult,
 } from './types';
-import { ItemHistoryLog, stateId, toState, type HistoryRowWriter } from './history/log';
-import type { ItemState } from '../core/history/diff';
-import { postgresHistoryRows, postgresHistorySql } from './history/postgres';
+import { ItemHistoryLog, toState, type HistoryRowWriter, type Sighted, type Statement } from './history/log';
+import { postgresHistoryRows, postgresHistorySql, postgresSeenWrite } from './history/postgres';
 import {
   clampLimit,
   errorFromRow,
@@ -125,9 +124,7 @@ export class PostgresStore implements ItemStore {
       // writes then ride on the pages' statement. In the batch's transaction: the items and what they changed
       // commit together.
       const r = await this.upsertItems(c, items, policy);
-      const history = this.recordHistory
-        ? this.history.writes(r.observe, r.found, { itemsMarkSeen: policy === 'update', rows: this.historyRows })
-        : [];
+      const history = this.recordHistory ? this.historyWrites(r.sighted, policy) : [];
       const pageCount = await upsertPages(c, this.s, pages, history);
       await upsertRevisits(c, this.s, pages);
       const errorCount = await insertErrors(c, this.s, errors);
@@ -144,15 +141,14 @@ export class PostgresStore implements ItemStore {
 
   /**
    * A batch's items by type (types and keys in order: concurrent writers lock rows alike). With history, also the
-   * items it must look at and their states as found (stateOf; by stateId): not those whose row already held their
-   * data and whose state is present (a re-crawl's most), which cost history nothing: their row now names this run,
-   * which finishRun reads.
+   * items it must decide on, with their states before the batch: not those whose row already held their data as
+   * history's (a re-crawl's most), which cost history nothing but their row's update.
    */
   private async upsertItems(
     c: pg.PoolClient,
     items: readonly ItemRow[],
     policy: ConflictPolicy,
-  ): Promise<{ inserted: number; written: number; observe: ItemRow[]; found: Map<string, ItemState | null> }> {
+  ): Promise<{ inserted: number; written: number; sighted: Sighted[] }> {
     const byType = new Map<string, ItemRow[]>();
     for (const item of items) {
       let list = byType.get(item.type);
@@ -161,25 +157,43 @@ export class PostgresStore implements ItemStore {
     }
     let inserted = 0;
     let written = 0;
-    const found = new Map<string, ItemState | null>();
+    const sighted: Sighted[] = [];
     for (const type of [...byType.keys()].sort()) {
       const rows = byType.get(type)!.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-      const table = `${this.s}.${quoteIdent(this.types.get(type)!.table)}`;
       for (let i = 0; i < rows.length; i += CHUNK) {
-        const r = await insertItems(
-          c,
-          table,
-          rows.slice(i, i + CHUNK),
-          policy,
-          this.recordHistory ? { state: `${this.s}.item_state`, type } : undefined,
-        );
+        const part = rows.slice(i, i + CHUNK);
+        const r = await insertItems(c, this.knownTable(type), part, policy, this.recordHistory);
         inserted += r.inserted;
         written += r.written;
-        for (const row of r.observe) found.set(stateId(type, row.key), row.state ? toState(type, row.state) : null);
+        if (r.observe.length === 0) continue;
+        const byKey = new Map(part.map((item) => [item.key, item]));
+        for (const o of r.observe)
+          sighted.push({ sighting: byKey.get(o.key)!, prev: o.state ? toState(type, o.state) : null });
       }
     }
-    const observe = found.size === 0 ? [] : items.filter((i) => found.has(stateId(i.type, i.key)));
-    return { inserted, written, observe, found };
+    return { inserted, written, sighted };
+  }
+
+  /**
+   * What a batch's items record in history, as statements for its transaction: the change rows, and with policy
+   * ignore (rows keep their first data) history's own values in the rows. With policy update the item statement
+   * already wrote the state into the rows.
+   */
+  private historyWrites(sighted: readonly Sighted[], policy: ConflictPolicy): Statement[] {
+    const decided = this.history.decide(sighted);
+    const out = this.history.changeWrites(decided.changes, { rows: this.historyRows });
+    if (policy === 'ignore') {
+      const byType = new Map<string, typeof decided.states>();
+      for (const st of decided.states) byType.set(st.type, [...(byType.get(st.type) ?? []), st]);
+      for (const type of [...byType.keys()].sort())
+        out.push(postgresSeenWrite(this.knownTable(type), byType.get(type)!));
+    }
+    return out;
+  }
+
+  /** An item type's table, schema-qualified and quoted, for a batch's type (ensureTables made it). */
+  private knownTable(type: string): string {
+    return `${this.s}.${quoteIdent(this.types.get(type)!.table)}`;
   }
 
   async writeErrors(errors: readonly ErrorRow[]): Promise<number> {

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { historyAhead } from './history/postgres';
-import type { Statement } from './history/log';
+import { stateColumns, type Statement } from './history/log';
 import { latestRevisits } from './revisits';
 import { pageConflict, revisitConflict } from './rows';
 import type { ConflictPolicy, ErrorRow, ItemRow, PageRow } from './types';
@@ -99,45 +99,59 @@ export interface InsertedItems {
   readonly inserted: number;
   readonly written: number;
   /**
-   * With history: the items history must look at, `{ key, state }` (state: item_state's row, null when there is
-   * none), that is every item but those this statement updated to the data their present state holds (a
-   * re-crawl's most).
+   * With history: the items history must look at, `{ key, state }` (state: the row's history state before the
+   * statement, stateColumns' as JSON; null when history did not know the item), that is every item but those this
+   * statement updated to the data their row held as history's (a re-crawl's most).
    */
   readonly observe: readonly { readonly key: string; readonly state: Record<string, unknown> | null }[];
 }
+
+/** How history's statements read PostgreSQL's item columns (history/postgres.ts has the same for its executor). */
+const PG_COLUMNS = {
+  itemTimeMs: (column: string) => `round(extract(epoch from ${column}) * 1000)::bigint`,
+  itemDataText: (column: string) => `${column}::text`,
+};
 
 export async function insertItems(
   c: pg.PoolClient,
   table: string,
   rows: readonly ItemRow[],
   policy: ConflictPolicy,
-  history?: { readonly state: string; readonly type: string },
+  history: boolean,
 ): Promise<InsertedItems> {
+  // History in the row (history/log.ts): a newer fetch makes history's values the row's, keeps the run that first
+  // saw the item (or sets it: stored before history, or forgotten), and brings a removed item back.
+  const state = history
+    ? `, first_run = coalesce(t.first_run, EXCLUDED.run), removed_run = NULL, seen_run = NULL, seen_data = NULL,
+           seen_url = NULL, seen_at = NULL`
+    : '';
   // xmax = 0 holds exactly for rows this statement inserted (an updated row carries our transaction id), so
   // one round trip yields inserted and updated counts; conflicts are the rows that came back as neither.
   const onConflict =
     policy === 'update'
       ? `DO UPDATE SET data = EXCLUDED.data, url = EXCLUDED.url, rule = EXCLUDED.rule, run = EXCLUDED.run,
-           fetched_at = EXCLUDED.fetched_at, updated_at = now()
+           fetched_at = EXCLUDED.fetched_at, updated_at = now()${state}
          WHERE t.fetched_at <= EXCLUDED.fetched_at`
       : 'DO NOTHING';
-  const upsert = `INSERT INTO ${table} AS t (key, data, url, rule, run, fetched_at)
-       SELECT k, d, u, r, rn, to_timestamp(f / 1000.0)
+  const upsert = `INSERT INTO ${table} AS t (key, data, url, rule, run, fetched_at, first_run)
+       SELECT k, d, u, r, rn, to_timestamp(f / 1000.0), ${history ? 'rn' : 'NULL'}
        FROM ROWS FROM (jsonb_array_elements_text($1::jsonb), jsonb_array_elements($2::jsonb), jsonb_array_elements_text($3::jsonb),
          jsonb_array_elements_text($4::jsonb), jsonb_array_elements_text($5::jsonb), unnest($6::float8[])) AS x(k, d, u, r, rn, f)
        ON CONFLICT (key) ${onConflict}`;
   const text = history
-    ? // Item history's lookup in the same round trip: an item this statement updated to data its history state
-      // holds (a re-crawl's most) comes back as nothing, the others with their state (null: none), compared by the
+    ? // Item history's lookup in the same round trip. Every part of one statement sees the table as it was before
+      // the statement (one snapshot), so `p` is the row before this batch: an item updated to the data its row held
+      // as history's (a re-crawl's most) comes back as nothing, the others with their old state, compared by the
       // caller. One index probe per item, in a scalar subquery: joins and NOT EXISTS were planned as a scan of the
-      // type's every state row (estimates of freshly filled tables are off). Equal as jsonb: the state keeps its data as
-      // jsonb, as the item rows do, so nothing is parsed per item.
+      // table (estimates of freshly filled tables are off). Equal as jsonb, so nothing is parsed per item.
       `WITH w AS (${upsert} RETURNING t.key, t.data, (xmax = 0) AS inserted),
          look AS (
-           SELECT i.key, (SELECT to_json(s) FROM ${history.state} s WHERE s.type = $7 AND s.key = i.key) AS state
+           SELECT i.key, (SELECT to_json(o) FROM (SELECT ${stateColumns('p', PG_COLUMNS)} FROM ${table} p
+                            WHERE p.key = i.key AND p.first_run IS NOT NULL) o) AS state
            FROM jsonb_array_elements_text($1::jsonb) AS i(key) LEFT JOIN w ON w.key = i.key
            WHERE w.key IS NULL OR w.inserted
-             OR (SELECT s.removed_run IS NULL AND s.data = w.data FROM ${history.state} s WHERE s.type = $7 AND s.key = i.key) IS NOT TRUE
+             OR (SELECT p.first_run IS NOT NULL AND p.removed_run IS NULL AND p.seen_run IS NULL AND p.data = w.data
+                 FROM ${table} p WHERE p.key = i.key) IS NOT TRUE
          ) SELECT (SELECT count(*) FILTER (WHERE inserted) FROM w)::int AS inserted, (SELECT count(*) FROM w)::int AS written,
            (SELECT coalesce(json_agg(look), '[]') FROM look) AS observe`
     : `WITH w AS (${upsert} RETURNING (xmax = 0) AS inserted)
@@ -154,7 +168,6 @@ export async function insertItems(
       JSON.stringify(rows.map((r) => r.rule)),
       JSON.stringify(rows.map((r) => r.run)),
       rows.map((r) => r.fetchedAt),
-      ...(history ? [history.type] : []),
     ],
   });
   const r = out[0]!;

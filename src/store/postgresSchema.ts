@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { historySchema } from './history/log';
+import { historySchema, itemHistoryColumns, stateFromItemStateSql } from './history/log';
 import { itemTableName, quoteIdent } from './tables';
 
 // The PostgreSQL store's tables, in one schema per task (`s`: its quoted name). DDL runs under a transaction-level
@@ -78,14 +78,48 @@ export async function createSchema(c: pg.PoolClient, s: string, schema: string):
       CREATE UNIQUE INDEX IF NOT EXISTS pages_run_request ON ${s}.pages (run, url, method, body);
       ALTER TABLE ${s}.pages DROP CONSTRAINT IF EXISTS pages_run_url_key;`);
   }
-  await c.query(historySchema(`${s}.`, { dataType: 'jsonb' }));
-  // Stores made before kept the state's data as text, parsed for every item a batch stores (postgresBulk.ts).
-  const { rows: state } = await c.query<{ type: string }>(
-    `SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'data'`,
-    [`${s}.item_state`],
+  await c.query(historySchema(`${s}.`));
+  await moveStateIntoRows(c, s);
+}
+
+/** History's columns of a PostgreSQL item table: jsonb data and timestamptz times, like the row's own. */
+const HISTORY_COLUMNS = itemHistoryColumns('jsonb', 'timestamptz');
+
+/**
+ * Stores made before item history's state moved into the item rows: their item tables get history's columns, and
+ * the state item_state kept is copied into the rows, then dropped. Checked first: ALTER TABLE locks the table even
+ * when there is nothing to do, and a store whose rows another session holds locked must still open.
+ */
+async function moveStateIntoRows(c: pg.PoolClient, s: string): Promise<void> {
+  const { rows: types } = await c.query<{ type: string; table_name: string }>(
+    `SELECT type, table_name FROM ${s}.item_types ORDER BY type`,
   );
-  if (state[0]?.type === 'text')
-    await c.query(`ALTER TABLE ${s}.item_state ALTER COLUMN data TYPE jsonb USING data::jsonb`);
+  const { rows: found } = await c.query<{ state: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS state`, [
+    `${s}.item_state`,
+  ]);
+  const hasState = found[0]?.state === true;
+  for (const { type, table_name } of types) {
+    const t = `${s}.${quoteIdent(table_name)}`;
+    const { rows: cols } = await c.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = ANY($2) AND NOT attisdropped`,
+      [t, HISTORY_COLUMNS.map(([name]) => name)],
+    );
+    if ((cols[0]?.n ?? 0) < HISTORY_COLUMNS.length)
+      await c.query(
+        `ALTER TABLE ${t} ${HISTORY_COLUMNS.map(([name, ty]) => `ADD COLUMN IF NOT EXISTS ${name} ${ty}`).join(', ')}`,
+      );
+    if (hasState)
+      await c.query(
+        stateFromItemStateSql(t, `${s}.item_state`, {
+          rowMs: (col) => `round(extract(epoch from ${col}) * 1000)::bigint`,
+          // Stores before that kept the state's data as text.
+          data: (col) => `${col}::jsonb`,
+          time: (col) => `to_timestamp(${col} / 1000.0)`,
+        }).replace('?', '$1'),
+        [type],
+      );
+  }
+  if (hasState) await c.query(`DROP TABLE ${s}.item_state`);
 }
 
 /** An item type's table and its row in item_types (the advisory lock already held); in the caller's transaction. */
@@ -102,7 +136,8 @@ export async function createItemTable(c: pg.PoolClient, s: string, type: string)
       run text,
       fetched_at timestamptz NOT NULL,
       first_seen timestamptz NOT NULL DEFAULT now(),
-      updated_at timestamptz NOT NULL DEFAULT now()
+      updated_at timestamptz NOT NULL DEFAULT now(),
+      ${HISTORY_COLUMNS.map(([name, ty]) => `${name} ${ty}`).join(', ')}
     )`);
   await c.query(`INSERT INTO ${s}.item_types (type, table_name) VALUES ($1, $2) ON CONFLICT (type) DO NOTHING`, [
     type,

@@ -1,8 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import { itemTableStatements, writeItems, type ItemTableStatements } from './sqliteItems';
 import { itemTableName, mergeFieldNames, quoteIdent } from './tables';
 import { ItemHistoryLog } from './history/log';
+import type { ChangeRow } from '../core/history/diff';
 import { sqliteHistorySql } from './history/sqlite';
 import { all, bind, get, loadSqlite, run, settled, withBusyRetry } from './sqliteDriver';
 import { itemTableSchema, prepareDatabase } from './sqliteSchema';
@@ -62,13 +64,6 @@ export interface SqliteStoreOptions {
   readonly history?: boolean;
 }
 
-interface TableStatements {
-  readonly insert: StatementSync;
-  /** A newer fetch of the same data: only where and when it was seen move. */
-  readonly touch: StatementSync;
-  readonly update: StatementSync;
-}
-
 export class SqliteStore implements ItemStore {
   readonly kind = 'sqlite';
   readonly location: string;
@@ -79,7 +74,7 @@ export class SqliteStore implements ItemStore {
   private readonly busyTimeoutMs: number;
   private readonly recordHistory: boolean;
   private readonly types = new Map<string, { table: string; fields: string[] }>();
-  private readonly statements = new Map<string, TableStatements>();
+  private readonly statements = new Map<string, ItemTableStatements>();
   private readonly shared = new Map<string, StatementSync>();
 
   constructor(path: string, opts: SqliteStoreOptions = {}) {
@@ -143,10 +138,8 @@ export class SqliteStore implements ItemStore {
     // the writer acknowledges the entries only after it, so a crash in between replays them whole.
     return this.withBusyRetry('write a batch', () =>
       this.transaction(async () => {
-        const { result, changed } = this.writeRows(pages, items, policy, errors);
-        // Items whose row already held their data (a re-crawl's most) cost history nothing: their row now names
-        // this run, which finishRun reads. The others (new, changed, or stored with policy ignore) are looked up.
-        if (this.recordHistory) await this.history.observe(changed, undefined, { itemsMarkSeen: policy === 'update' });
+        const { result, changes } = this.writeRows(pages, items, policy, errors);
+        if (this.recordHistory) await this.history.recordChanges(changes);
         return result;
       }),
     );
@@ -158,7 +151,7 @@ export class SqliteStore implements ItemStore {
     items: readonly ItemRow[],
     policy: ConflictPolicy,
     errors: readonly ErrorRow[],
-  ): { result: WriteResult; changed: ItemRow[] } {
+  ): { result: WriteResult; changes: readonly ChangeRow[] } {
     const now = Date.now();
     this.registerTypes(items, now);
     let pageCount = 0;
@@ -174,42 +167,24 @@ export class SqliteStore implements ItemStore {
       pageCount++;
       if (p.revisit) this.upsertRevisit(p);
     }
-    let inserted = 0;
-    let updated = 0;
-    let conflicts = 0;
-    const changed: ItemRow[] = [];
-    for (const item of items) {
-      const s = this.tableStatements(item.type);
-      const r = s.insert.run(...bind([item.key, item.json, item.url, item.rule, item.run, item.fetchedAt, now, now]));
-      if (Number(r.changes) > 0) {
-        inserted++;
-        changed.push(item);
-        continue;
-      }
-      conflicts++;
-      if (policy === 'update') {
-        // Older fetches never overwrite newer ones: replays and concurrent writers then agree on the result.
-        // With history, first the same data (only where and when it was seen move): those cost history nothing.
-        if (this.recordHistory) {
-          const t = s.touch.run(
-            ...bind([item.url, item.rule, item.run, item.fetchedAt, now, item.key, item.fetchedAt, item.json]),
-          );
-          if (Number(t.changes) > 0) {
-            updated++;
-            continue;
-          }
-        }
-        const u = s.update.run(
-          ...bind([item.json, item.url, item.rule, item.run, item.fetchedAt, now, item.key, item.fetchedAt]),
-        );
-        updated += Number(u.changes);
-      }
-      changed.push(item);
-    }
+    const w = writeItems(
+      items,
+      policy,
+      now,
+      (type) => this.tableStatements(type),
+      this.recordHistory ? this.history : null,
+    );
     const errorCount = this.insertErrors(errors);
     return {
-      result: { written: inserted + updated, inserted, updated, conflicts, pages: pageCount, errors: errorCount },
-      changed,
+      result: {
+        written: w.inserted + w.updated,
+        inserted: w.inserted,
+        updated: w.updated,
+        conflicts: w.conflicts,
+        pages: pageCount,
+        errors: errorCount,
+      },
+      changes: w.changes,
     };
   }
 
@@ -498,24 +473,12 @@ export class SqliteStore implements ItemStore {
     return t?.table ?? null;
   }
 
-  private tableStatements(type: string): TableStatements {
+  private tableStatements(type: string): ItemTableStatements {
     let s = this.statements.get(type);
     if (!s) {
       const table = this.tableOf(type);
       if (!table) throw new Error(`internal: item type '${type}' has no table`);
-      const t = quoteIdent(table);
-      const db = this.conn();
-      s = {
-        insert: db.prepare(
-          `INSERT INTO ${t} (key, data, url, rule, run, fetched_at, first_seen, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
-        ),
-        touch: db.prepare(
-          `UPDATE ${t} SET url = ?, rule = ?, run = ?, fetched_at = ?, updated_at = ? WHERE key = ? AND fetched_at <= ? AND data = ?`,
-        ),
-        update: db.prepare(
-          `UPDATE ${t} SET data = ?, url = ?, rule = ?, run = ?, fetched_at = ?, updated_at = ? WHERE key = ? AND fetched_at <= ?`,
-        ),
-      };
+      s = itemTableStatements(this.conn(), table, this.recordHistory);
       this.statements.set(type, s);
     }
     return s;

@@ -1,5 +1,5 @@
 import type { DatabaseSync } from 'node:sqlite';
-import { historySchema } from './history/log';
+import { historySchema, itemHistoryColumns, stateFromItemStateSql } from './history/log';
 import { quoteIdent } from './tables';
 import { text } from './rows';
 import { all, get } from './sqliteDriver';
@@ -10,8 +10,31 @@ import { all, get } from './sqliteDriver';
 /**
  * 2: pages are requests (method and body columns, one row per run, URL, method and body).
  * 3: page_validators (conditional re-crawl): added by BASE_SCHEMA, nothing else changes.
+ * 4: item history's state in the item rows (history/log.ts), item_state moved into them and dropped.
  */
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
+
+const same = (column: string) => column;
+
+/** History's columns of an SQLite item table: data as text, times as ms, like the row's own. */
+const HISTORY_COLUMNS = itemHistoryColumns('TEXT', 'INTEGER');
+
+/**
+ * Version 3 to 4, in the caller's transaction: every item table gets history's columns (ALTER TABLE ADD COLUMN
+ * changes the schema only, no row is rewritten), and the state item_state kept is copied into the rows.
+ */
+function migrateStateIntoRows(db: DatabaseSync): void {
+  const hasState = all(db, `SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'item_state'`).length > 0;
+  for (const r of all(db, 'SELECT type, table_name FROM item_types ORDER BY type')) {
+    const t = quoteIdent(text(r.table_name));
+    const have = new Set(all(db, `PRAGMA table_info(${t})`).map((c) => text(c.name)));
+    for (const [name, type] of HISTORY_COLUMNS)
+      if (!have.has(name)) db.exec(`ALTER TABLE ${t} ADD COLUMN ${name} ${type}`);
+    if (hasState)
+      db.prepare(stateFromItemStateSql(t, 'item_state', { rowMs: same, data: same, time: same })).run(text(r.type));
+  }
+  if (hasState) db.exec('DROP TABLE item_state');
+}
 
 /** Version 1 to 2, in the caller's transaction: a store's page rows were one per URL, GETs all. */
 function migrateToRequests(db: DatabaseSync): void {
@@ -105,7 +128,8 @@ CREATE TABLE IF NOT EXISTS ${t} (
   run TEXT,
   fetched_at INTEGER NOT NULL,
   first_seen INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL
+  updated_at INTEGER NOT NULL,
+  ${HISTORY_COLUMNS.map(([name, type]) => `${name} ${type}`).join(',\n  ')}
 );
 CREATE UNIQUE INDEX IF NOT EXISTS ${quoteIdent(`${table}_key`)} ON ${t} (key);`;
 }
@@ -154,6 +178,7 @@ export function prepareDatabase(db: DatabaseSync, path: string): string {
   try {
     if (version >= 1 && version < 2) migrateToRequests(db);
     db.exec(BASE_SCHEMA);
+    if (version >= 1 && version < 4) migrateStateIntoRows(db);
     db.exec(historySchema('', { clustered: true }));
     db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
     db.exec(`PRAGMA application_id = ${SQLITE_APPLICATION_ID}`);

@@ -280,6 +280,47 @@ function historyContract(name: string, make: (opts?: { history?: boolean; same?:
   });
 }
 
+/**
+ * A store as the version before kept history (the state in a table of its own, item_state, and none in the rows),
+ * made from a current one after its first run by the `old` statements; opening it again moves the state into the
+ * rows (`moved`: 1 for an item_state table, plus 2 for history's columns in the rows). Item
+ * `b` had its state differ from its row, as policy ignore left it: history's own values must come over.
+ */
+async function movedIntoRows(
+  open: () => Promise<ItemStore>,
+  old: (sql: (prefix: string, data: string, rowMs: string) => string[]) => Promise<unknown>,
+  moved: () => Promise<number>,
+): Promise<void> {
+  let store = await open();
+  await storeRun(store, 'r1', 1_000, first);
+  await store.close();
+  await old((prefix, data, rowMs) => [
+    `CREATE TABLE ${prefix}item_state (
+      type text NOT NULL, key text NOT NULL, first_run text NOT NULL, last_run text NOT NULL, removed_run text,
+      data ${data} NOT NULL, url text NOT NULL, fetched_at bigint NOT NULL, PRIMARY KEY (type, key))`,
+    `INSERT INTO ${prefix}item_state SELECT 'product', t.key, t.first_run, t.run, t.removed_run, t.data, t.url, ${rowMs}
+       FROM ${prefix}items_product t`,
+    `UPDATE ${prefix}item_state SET data = '{"name":"B","price":21}' WHERE key = 'b'`,
+    ...['first_run', 'removed_run', 'seen_run', 'seen_data', 'seen_url', 'seen_at'].map(
+      (col) => `ALTER TABLE ${prefix}items_product DROP COLUMN ${col}`,
+    ),
+  ]);
+  assert.equal(await moved(), 1, 'the old layout: item_state, and no history columns in the rows');
+  store = await open();
+  try {
+    const counts = await storeRun(store, 'r2', 2_000, { ...second, b: { name: 'B', price: 21 } });
+    assert.equal(await moved(), 2, 'item_state is gone, the rows have history columns');
+    assert.deepEqual([counts.added, counts.changed, counts.removed], [1, 1, 1]);
+    const changes = await store.history.changes({ task: TASK, runs: ['r2'] });
+    assert.deepEqual(
+      changes.map((x) => `${x.kind} ${x.key}${x.field ? ` ${x.field} ${String(x.old)} -> ${String(x.new)}` : ''}`),
+      ['changed a price 10 -> 12', 'removed c', 'added d'],
+    );
+  } finally {
+    await store.close();
+  }
+}
+
 describe('item history', () => {
   const dir = mkdtempSync(join(tmpdir(), 'cs-history-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
@@ -287,6 +328,38 @@ describe('item history', () => {
   historyContract('sqlite', (o = {}) =>
     openStore(`sqlite:${join(dir, `h${o.same ? n : ++n}.sqlite`)}`, { history: o.history }),
   );
+
+  it('sqlite: a store made before (version 3), its item state in item_state, is moved into the item rows on opening', async () => {
+    const file = join(dir, 'before-rows.sqlite');
+    const { DatabaseSync } = await import('node:sqlite');
+    const raw = (fn: (db: InstanceType<typeof DatabaseSync>) => unknown) => {
+      const db = new DatabaseSync(file);
+      try {
+        return fn(db);
+      } finally {
+        db.close();
+      }
+    };
+    await movedIntoRows(
+      () => openStore(`sqlite:${file}`),
+      async (sql) =>
+        raw((db) => {
+          for (const q of sql('', 'text', 't.fetched_at')) db.exec(q);
+          db.exec('PRAGMA user_version = 3');
+        }),
+      async () =>
+        Number(
+          raw(
+            (db) =>
+              db
+                .prepare(
+                  `SELECT (SELECT count(*) FROM sqlite_master WHERE name = 'item_state') + 2 * (SELECT count(*) FROM pragma_table_info('items_product') WHERE name = 'first_run') AS n`,
+                )
+                .get()!.n,
+          ),
+        ),
+    );
+  });
 
   describe('on PostgreSQL', () => {
     let server: PostgresServer | null = null;
@@ -300,37 +373,28 @@ describe('item history', () => {
       openStore(server!.url, { task: `history-${o.same ? n : ++n}`, history: o.history }),
     );
 
-    it('a store made before, its item state kept as text, is moved to jsonb on opening and its history goes on', async () => {
-      const task = 'history_text_state';
+    it('a store made before, its item state in item_state, is moved into the item rows on opening', async () => {
+      const task = 'history_item_state';
       const schema = `crawl_${task}`;
-      const typeOfData = async (c: pg.Client) =>
-        (
-          await c.query<{ t: string }>(
-            `SELECT format_type(atttypid, atttypmod) AS t FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'data'`,
-            [`${schema}.item_state`],
-          )
-        ).rows[0]?.t;
-      let store = await openStore(server!.url, { task });
       const c = new pg.Client({ connectionString: server!.url });
       await c.connect();
       try {
-        await storeRun(store, 'r1', 1_000, first);
-        await store.close();
-        assert.equal(await typeOfData(c), 'jsonb');
-        // As a store of the version before kept it.
-        await c.query(`ALTER TABLE ${schema}.item_state ALTER COLUMN data TYPE text USING data::text`);
-        store = await openStore(server!.url, { task });
-        const counts = await storeRun(store, 'r2', 2_000, second);
-        assert.equal(await typeOfData(c), 'jsonb');
-        assert.deepEqual([counts.added, counts.changed, counts.removed], [1, 1, 1]);
-        const changes = await store.history.changes({ task: TASK, runs: ['r2'] });
-        assert.deepEqual(
-          changes.map((x) => `${x.kind} ${x.key}${x.field ? ` ${x.field} ${String(x.old)} -> ${String(x.new)}` : ''}`),
-          ['changed a price 10 -> 12', 'removed c', 'added d'],
+        await movedIntoRows(
+          () => openStore(server!.url, { task }),
+          async (sql) => {
+            for (const q of sql(`${schema}.`, 'jsonb', `round(extract(epoch from t.fetched_at) * 1000)::bigint`))
+              await c.query(q);
+          },
+          async () =>
+            (
+              await c.query<{ n: number }>(
+                `SELECT (to_regclass('${schema}.item_state') IS NOT NULL)::int + 2 * (SELECT count(*)::int FROM pg_attribute
+                   WHERE attrelid = to_regclass('${schema}.items_product') AND attname = 'first_run') AS n`,
+              )
+            ).rows[0]!.n,
         );
       } finally {
         await c.end();
-        await store.close();
       }
     });
   });

@@ -392,7 +392,7 @@ describe('store: SQLite', () => {
       await migrated.close();
     }
     const check = new DatabaseSync(path);
-    assert.equal((check.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, 3);
+    assert.equal((check.prepare('PRAGMA user_version').get() as { user_version: number }).user_version, 4);
     check.close();
   });
 

@@ -118,7 +118,7 @@ PRAGMA user_version = 1; PRAGMA application_id = ${SQLITE_APPLICATION_ID};`);
       );
       await store.close();
       const check = Database(path);
-      assert.equal(Number(check.prepare('PRAGMA user_version').get()?.user_version), 3);
+      assert.equal(Number(check.prepare('PRAGMA user_version').get()?.user_version), 4);
       const rows = check.prepare('SELECT method, body, rule FROM pages ORDER BY method').all();
       check.close();
       assert.deepEqual(

@@ -12,7 +12,15 @@ import {
 
 // Item history over either store: the same SQL (`?` placeholders, standard ON CONFLICT) runs on SQLite and
 // PostgreSQL through a small executor each store provides (history/sqlite.ts, history/postgres.ts); what to record
-// is decided by diff.ts. Tables: item_state (per type and key: first, last and removed run, last data),
+// is decided by diff.ts.
+//
+// An item's state (the run it was first seen in, the run that found it gone, its last data, page and fetch) lives in
+// its own row of its type's table: first_run and removed_run, and the row's data, run, url and fetched_at, which a
+// batch stored with policy update writes anyway. So a re-crawl's unchanged items cost history nothing but the
+// comparison the store makes while it updates their row, and a changed item's old data is the row the batch is
+// about to rewrite: no second table to probe and write per item (issue 33: the store's batches wrote a third more
+// pages with one). Only a batch stored with policy ignore, which keeps a row's first data, gives history values of
+// its own: seen_run, seen_data, seen_url and seen_at, set together (the row's own while NULL). Tables of their own:
 // item_changes (per run: added, changed field, removed) and history_runs (a finished run's counts).
 
 export type Row = Record<string, unknown>;
@@ -28,41 +36,44 @@ export interface Statement {
   readonly fixedText?: boolean;
 }
 
-/**
- * Statements writing state and change rows in a store's own bulk form (PostgreSQL: arrays, history/postgres.ts);
- * without one, multi-row VALUES in `rowsPerStatement` pieces.
- */
+/** Statements writing change rows in a store's own bulk form (PostgreSQL: arrays, history/postgres.ts). */
 export interface HistoryRowWriter {
-  states(rows: readonly ItemState[]): Statement;
   changes(rows: readonly ChangeRow[]): Statement;
 }
 
-/** The columns of item_state and item_changes, in the order the writes give them. */
-export const STATE_COLUMNS = 'type, key, first_run, last_run, removed_run, data, url, fetched_at';
+/** The columns of item_changes, in the order the writes give them. */
 export const CHANGE_COLUMNS = 'run, type, key, kind, field, old_value, new_value, at';
-/** What a write of a state or change row does to the row already there. */
-export const STATE_CONFLICT = `ON CONFLICT (type, key) DO UPDATE SET first_run = excluded.first_run, last_run = excluded.last_run, removed_run = excluded.removed_run,
-           data = excluded.data, url = excluded.url, fetched_at = excluded.fetched_at`;
 // A later sighting in the same run keeps the run's first old value and brings the newest one.
 export const CHANGE_CONFLICT =
   'ON CONFLICT (run, type, key, kind, field) DO UPDATE SET new_value = excluded.new_value, at = excluded.at';
 
+/**
+ * History's columns of an item table (`data`, `time`: the table's own types for its data and fetched_at). NULL
+ * first_run: history does not know the item (stored with history off, or forgotten with a pruned run).
+ */
+export const itemHistoryColumns = (data: string, time: string): readonly (readonly [string, string])[] => [
+  ['first_run', 'text'],
+  ['removed_run', 'text'],
+  ['seen_run', 'text'],
+  ['seen_data', data],
+  ['seen_url', 'text'],
+  ['seen_at', time],
+];
+
 /** An item's identity across types, as history's lookups are keyed. */
 export const stateId = (type: string, key: string): string => `${type}\u0000${key}`;
 
-export interface HistorySql {
-  /** '' or 'schema.': what table names are prefixed with. */
-  readonly prefix: string;
+/** How a store's SQL reads an item table's columns. */
+export interface ItemColumnSql {
   /** An item table's fetched_at as ms since epoch (SQLite keeps ms, PostgreSQL a timestamptz). */
   itemTimeMs(column: string): string;
   /** An item table's data as JSON text (PostgreSQL keeps jsonb). */
   itemDataText(column: string): string;
-  /**
-   * Set by a store whose writeBatch leaves out of observe() the items its rows already held unchanged without
-   * asking history whether it holds them as present (SQLite; PostgreSQL asks in the same statement): finishRun
-   * then gives state to those it has never seen (a store older than item history) or saw removed.
-   */
-  readonly skipsUnchanged?: boolean;
+}
+
+export interface HistorySql extends ItemColumnSql {
+  /** '' or 'schema.': what table names are prefixed with. */
+  readonly prefix: string;
   /** Rows per multi-row statement, largest first (SQLite: a few fixed sizes, see pieces); absent: all in one. */
   readonly rowsPerStatement?: readonly number[];
   all(sql: string, params?: readonly unknown[]): Promise<Row[]>;
@@ -72,19 +83,23 @@ export interface HistorySql {
 }
 
 /**
- * The tables, for a store's schema step (`prefix` as in HistorySql). Types valid in SQLite and PostgreSQL.
- * `clustered` (SQLite): the tables are WITHOUT ROWID, stored in their primary key's order, so a changed item's
- * state is one B-tree page to read and write instead of two (the row's and its key index's), and a run's change
- * rows sit together: fewer pages a batch's commit writes to the WAL. `dataType` 'jsonb' (PostgreSQL): the state's data
- * as the item rows keep theirs, so the item upsert compares them as stored, without parsing JSON text per item.
+ * An item row's history state as toState reads it (`a`: the row's alias): history's own values where policy ignore
+ * set them, the row's otherwise. Only rows with a first_run have one.
  */
-export function historySchema(prefix: string, opts: { clustered?: boolean; dataType?: 'text' | 'jsonb' } = {}): string {
+export function stateColumns(a: string, sql: ItemColumnSql): string {
+  return `${a}.key, ${a}.first_run, coalesce(${a}.seen_run, ${a}.run) AS last_run, ${a}.removed_run,
+    ${sql.itemDataText(`coalesce(${a}.seen_data, ${a}.data)`)} AS data, coalesce(${a}.seen_url, ${a}.url) AS url,
+    ${sql.itemTimeMs(`coalesce(${a}.seen_at, ${a}.fetched_at)`)} AS fetched_at`;
+}
+
+/**
+ * The tables, for a store's schema step (`prefix` as in HistorySql). Types valid in SQLite and PostgreSQL.
+ * `clustered` (SQLite): item_changes is WITHOUT ROWID, stored in its primary key's order, so a run's change rows sit
+ * together and a change is one B-tree page to write instead of two (the row's and its key index's).
+ */
+export function historySchema(prefix: string, opts: { clustered?: boolean } = {}): string {
   const table = opts.clustered ? ' WITHOUT ROWID' : '';
   return `
-CREATE TABLE IF NOT EXISTS ${prefix}item_state (
-  type text NOT NULL, key text NOT NULL, first_run text NOT NULL, last_run text NOT NULL, removed_run text,
-  data ${opts.dataType ?? 'text'} NOT NULL, url text NOT NULL, fetched_at bigint NOT NULL, PRIMARY KEY (type, key)
-)${table};
 CREATE TABLE IF NOT EXISTS ${prefix}item_changes (
   run text NOT NULL, type text NOT NULL, key text NOT NULL, kind text NOT NULL, field text NOT NULL,
   old_value text, new_value text, at bigint NOT NULL, PRIMARY KEY (run, type, key, kind, field)
@@ -93,6 +108,30 @@ CREATE TABLE IF NOT EXISTS ${prefix}history_runs (
   run text PRIMARY KEY, task text NOT NULL, complete integer NOT NULL, finished_at bigint NOT NULL,
   added bigint NOT NULL, changed bigint NOT NULL, removed bigint NOT NULL
 );`;
+}
+
+/**
+ * Copies the item_state table of stores made before the state moved into the item rows into an item table's rows
+ * (`t`; `?`: the type): the row's values stand where history's are the same data seen no later, as finishRun used
+ * to copy them over; history's own otherwise (policy ignore). Then the table can go. `sql` says how this store reads
+ * the row's fetched_at as ms, and writes item_state's data and time (ms) as the row's types.
+ */
+export function stateFromItemStateSql(
+  t: string,
+  state: string,
+  sql: { rowMs: (column: string) => string; data: (column: string) => string; time: (column: string) => string },
+): string {
+  const own = `NOT (${sql.data('s.data')} = ${t}.data AND s.fetched_at <= ${sql.rowMs(`${t}.fetched_at`)})`;
+  return `UPDATE ${t} SET first_run = s.first_run, removed_run = s.removed_run,
+      seen_run = CASE WHEN ${own} THEN s.last_run END, seen_data = CASE WHEN ${own} THEN ${sql.data('s.data')} END,
+      seen_url = CASE WHEN ${own} THEN s.url END, seen_at = CASE WHEN ${own} THEN ${sql.time('s.fetched_at')} END
+    FROM ${state} s WHERE s.type = ? AND s.key = ${t}.key`;
+}
+
+/** A sighting and the item's state before it (null: history does not know the item). */
+export interface Sighted {
+  readonly sighting: Sighting;
+  readonly prev: ItemState | null;
 }
 
 /** One recorded change, as `crawl-studio changes` and the exports read it. */
@@ -136,97 +175,36 @@ export class ItemHistoryLog {
   }
 
   /**
-   * Records what a stored batch's items change; idempotent (a replayed batch finds its state already there).
-   * `itemsMarkSeen`: the batch was stored with policy update, so each item's row in its type's table now says this
-   * run saw it (its `run`); unchanged items then write nothing here, finishRun reads their last run from there.
+   * What sightings record, given each item's state before the batch: the change rows, and the states to keep (a
+   * store whose item rows already took them, with policy update, writes only the changes).
    */
-  async observe(
-    items: readonly Sighting[],
-    within: HistorySql = this.sql,
-    opts: { itemsMarkSeen?: boolean } = {},
-  ): Promise<void> {
-    if (items.length === 0) return;
-    await within.transaction('record item history', async (sql) => {
-      for (let i = 0; i < items.length; i += CHUNK) {
-        const chunk = items.slice(i, i + CHUNK);
-        const found = await this.lookup(sql, chunk);
-        for (const w of this.writes(chunk, found, { ...opts, rowsPerStatement: sql.rowsPerStatement }))
-          await sql.run(w.sql, w.params);
-      }
-    });
-  }
-
-  /**
-   * The items' state, every type at once (one round trip on PostgreSQL). SQL compares the data and returns only
-   * items that are new, came back, or differ (by stateId; null: no state): one seen again as it was reads nothing
-   * back (stores leave most of those out of observe altogether: see writeBatch).
-   */
-  private async lookup(sql: HistorySql, items: readonly Sighting[]): Promise<Map<string, ItemState | null>> {
-    const found = new Map<string, ItemState | null>();
-    for (const piece of pieces(items, sql.rowsPerStatement)) {
-      const params: unknown[] = [];
-      for (const s of piece) params.push(s.type, s.key, s.json);
-      const rows = await sql.all(
-        // VALUES as a subquery, not a CTE: SQLite ran the CTE form ~10× slower. Its columns are column1… in both.
-        `SELECT v.column1 AS type, v.column2 AS key, s.key AS known, s.first_run, s.last_run, s.removed_run, s.data, s.url, s.fetched_at
-         FROM (VALUES ${values(piece.length, 3)}) AS v LEFT JOIN ${this.t('item_state')} s ON s.type = v.column1 AND s.key = v.column2
-         WHERE s.key IS NULL OR s.removed_run IS NOT NULL OR s.data <> v.column3`,
-        params,
-      );
-      for (const r of rows) found.set(stateId(String(r.type), String(r.key)), stateOf(String(r.type), r));
-    }
-    return found;
-  }
-
-  /**
-   * The statements recording these sightings, given their states as looked up (`found`, by stateId: null, no
-   * state; absent, or present with the same data: seen again as it was). A store that reads the states in its own
-   * statement (PostgreSQL's item upsert) runs these where it likes in the batch's transaction (postgres.ts: ahead
-   * of its page upsert, one round trip); observe runs them one by one.
-   */
-  writes(
-    items: readonly Sighting[],
-    found: ReadonlyMap<string, ItemState | null>,
-    opts: { itemsMarkSeen?: boolean; rowsPerStatement?: readonly number[]; rows?: HistoryRowWriter } = {},
-  ): Statement[] {
-    const states: ItemState[] = [];
+  decide(sighted: readonly Sighted[]): { changes: ChangeRow[]; states: ItemState[] } {
     const changes: ChangeRow[] = [];
-    // Seen again as it was: stored with policy update, its item row already says this run saw it (finishRun
-    // copies that over); otherwise one narrow UPDATE per type and run records where and when it was seen.
-    const seen = new Map<string, Sighting[]>();
-    for (const s of items) {
-      const prev = found.get(stateId(s.type, s.key));
-      if (prev === undefined || (prev !== null && prev.removedRun === null && prev.data === s.json)) {
-        if (opts.itemsMarkSeen !== true) {
-          const group = stateId(s.type, s.run);
-          (seen.get(group) ?? seen.set(group, []).get(group)!).push(s);
-        }
-        continue;
-      }
-      const out = recordSighting(prev ?? undefined, s);
+    const states: ItemState[] = [];
+    for (const { sighting, prev } of sighted) {
+      const out = recordSighting(prev ?? undefined, sighting);
       if (out.state) states.push(out.state);
       for (const c of out.changes) changes.push(c);
     }
-    const out: Statement[] = [];
-    for (const again of seen.values()) {
-      again.sort((a, b) => cmp(a.key, b.key));
-      for (const piece of pieces(again, opts.rowsPerStatement))
-        out.push(this.markSeen(piece[0]!.type, piece[0]!.run, piece));
-    }
+    return { changes, states };
+  }
+
+  /**
+   * The statements writing a batch's change rows: idempotent (a replayed batch finds its rows there, and its items'
+   * rows already hold what it saw, so it decides no change at all).
+   */
+  changeWrites(
+    changes: readonly ChangeRow[],
+    opts: { rowsPerStatement?: readonly number[]; rows?: HistoryRowWriter } = {},
+  ): Statement[] {
+    if (changes.length === 0) return [];
     // Sorted: concurrent writers (PostgreSQL) then lock rows in one order and cannot deadlock each other.
-    states.sort((a, b) => cmp(a.type, b.type) || cmp(a.key, b.key));
-    changes.sort((a, b) => cmp(a.type, b.type) || cmp(a.key, b.key) || cmp(a.kind, b.kind) || cmp(a.field, b.field));
-    if (opts.rows) {
-      if (states.length) out.push(opts.rows.states(states));
-      if (changes.length) out.push(opts.rows.changes(changes));
-      return out;
-    }
-    for (const piece of pieces(states, opts.rowsPerStatement))
-      out.push({
-        sql: `INSERT INTO ${this.t('item_state')} (${STATE_COLUMNS}) VALUES ${values(piece.length, 8)} ${STATE_CONFLICT}`,
-        params: piece.flatMap(stateValues),
-      });
-    for (const piece of pieces(changes, opts.rowsPerStatement))
+    const sorted = [...changes].sort(
+      (a, b) => cmp(a.type, b.type) || cmp(a.key, b.key) || cmp(a.kind, b.kind) || cmp(a.field, b.field),
+    );
+    if (opts.rows) return [opts.rows.changes(sorted)];
+    const out: Statement[] = [];
+    for (const piece of pieces(sorted, opts.rowsPerStatement))
       out.push({
         sql: `INSERT INTO ${this.t('item_changes')} (${CHANGE_COLUMNS}) VALUES ${values(piece.length, 8)} ${CHANGE_CONFLICT}`,
         params: piece.flatMap(changeValues),
@@ -234,17 +212,13 @@ export class ItemHistoryLog {
     return out;
   }
 
-  /** Unchanged items seen again (by one run, of one type): their last run, page and fetch time (an older fetch: none). */
-  private markSeen(type: string, run: string, list: readonly Sighting[]): Statement {
-    const params: unknown[] = [run];
-    for (const s of list) params.push(s.key, s.url, s.fetchedAt);
-    params.push(type);
-    return {
-      sql: `UPDATE ${this.t('item_state')} SET last_run = ?, url = v.column2, fetched_at = CAST(v.column3 AS bigint)
-       FROM (VALUES ${values(list.length, 3)}) AS v
-       WHERE ${this.t('item_state')}.type = ? AND ${this.t('item_state')}.key = v.column1 AND ${this.t('item_state')}.fetched_at <= CAST(v.column3 AS bigint)`,
-      params,
-    };
+  /** Writes change rows (in the store's transaction when one is open: writeBatch's). */
+  async recordChanges(changes: readonly ChangeRow[]): Promise<void> {
+    if (changes.length === 0) return;
+    await this.sql.transaction('record item history', async (sql) => {
+      for (const w of this.changeWrites(changes, { rowsPerStatement: sql.rowsPerStatement }))
+        await sql.run(w.sql, w.params);
+    });
   }
 
   /**
@@ -256,21 +230,7 @@ export class ItemHistoryLog {
     return this.sql.transaction('close the run in item history', async (sql) => {
       const done = await sql.all(`SELECT * FROM ${this.t('history_runs')} WHERE run = ?`, [f.run]);
       if (done[0]) return toCounts(done[0]);
-      await this.catchUpSeen(sql, f.run);
-      if (f.complete) {
-        const gone = `FROM ${this.t('item_state')} s WHERE s.removed_run IS NULL AND s.last_run <> ?
-            AND s.last_run IN (SELECT run FROM ${this.t('runs')} WHERE task = ?)
-            AND s.url NOT IN (SELECT url FROM ${this.t('pages')} WHERE run = ? AND status = 304)`;
-        await sql.run(
-          `INSERT INTO ${this.t('item_changes')} (run, type, key, kind, field, old_value, new_value, at)
-           SELECT CAST(? AS text), s.type, s.key, 'removed', '', s.data, NULL, CAST(? AS bigint) ${gone} ON CONFLICT DO NOTHING`,
-          [f.run, f.finishedAt, f.run, f.task, f.run],
-        );
-        await sql.run(
-          `UPDATE ${this.t('item_state')} SET removed_run = ? WHERE removed_run IS NULL AND (type, key) IN (SELECT type, key FROM ${this.t('item_changes')} WHERE run = ? AND kind = 'removed')`,
-          [f.run, f.run],
-        );
-      }
+      if (f.complete) for (const { type, table } of await this.tables(sql)) await this.markRemoved(sql, f, type, table);
       const counts = await sql.all(
         `SELECT kind, COUNT(*) AS n FROM (SELECT DISTINCT type, key, kind FROM ${this.t('item_changes')} WHERE run = ?) d GROUP BY kind`,
         [f.run],
@@ -295,40 +255,37 @@ export class ItemHistoryLog {
   }
 
   /**
-   * Unchanged items this run saw in batches stored with policy update (observe's itemsMarkSeen) wrote nothing to
-   * item_state: their item rows carry this run. One UPDATE per item type brings their last run, page and fetch
-   * time over before removals are decided.
+   * Items of a type the task saw before and this complete run did not: a removed row each, and the run in their
+   * removed_run. One pass over the type's rows (an unchanged item's row names the run that last stored it).
    */
-  private async catchUpSeen(sql: HistorySql, run: string): Promise<void> {
-    const state = this.t('item_state');
-    for (const r of await sql.all(`SELECT type, table_name FROM ${this.t('item_types')} ORDER BY type`)) {
-      const table = this.sql.prefix + quoteIdent(String(r.table_name));
-      if (sql.skipsUnchanged) {
-        // Items it skipped that history does not hold as present: stored before the store kept history, or
-        // removed by an earlier run and back as they were. Added by this run, as in recordSighting.
-        const unknown = `FROM ${table} t WHERE t.run = ? AND NOT EXISTS (SELECT 1 FROM ${state} s WHERE s.type = ? AND s.key = t.key AND s.removed_run IS NULL)`;
-        await sql.run(
-          `INSERT INTO ${this.t('item_changes')} (run, type, key, kind, field, old_value, new_value, at)
-           SELECT CAST(? AS text), CAST(? AS text), t.key, 'added', '', NULL, ${sql.itemDataText('t.data')}, ${sql.itemTimeMs('t.fetched_at')} ${unknown} ON CONFLICT DO NOTHING`,
-          [run, String(r.type), run, String(r.type)],
-        );
-        await sql.run(
-          `INSERT INTO ${state} (type, key, first_run, last_run, removed_run, data, url, fetched_at)
-           SELECT CAST(? AS text), t.key, t.run, t.run, NULL, ${sql.itemDataText('t.data')}, t.url, ${sql.itemTimeMs('t.fetched_at')} ${unknown}
-           ON CONFLICT (type, key) DO UPDATE SET last_run = excluded.last_run, removed_run = NULL, data = excluded.data, url = excluded.url, fetched_at = excluded.fetched_at`,
-          [String(r.type), run, String(r.type)],
-        );
-      }
-      await sql.run(
-        `UPDATE ${state} SET last_run = t.run, url = t.url, fetched_at = ${sql.itemTimeMs('t.fetched_at')}
-         FROM ${table} t WHERE ${state}.type = ? AND ${state}.key = t.key AND t.run = ? AND ${state}.last_run <> ? AND ${state}.removed_run IS NULL
-           AND ${state}.fetched_at <= ${sql.itemTimeMs('t.fetched_at')}`,
-        [String(r.type), run, run],
-      );
-    }
+  private async markRemoved(sql: HistorySql, f: FinishRun, type: string, table: string): Promise<void> {
+    const last = 'coalesce(t.seen_run, t.run)';
+    await sql.run(
+      `INSERT INTO ${this.t('item_changes')} (${CHANGE_COLUMNS})
+       SELECT CAST(? AS text), CAST(? AS text), t.key, 'removed', '', ${sql.itemDataText('coalesce(t.seen_data, t.data)')}, NULL, CAST(? AS bigint)
+       FROM ${table} t WHERE t.first_run IS NOT NULL AND t.removed_run IS NULL AND ${last} <> ?
+         AND ${last} IN (SELECT run FROM ${this.t('runs')} WHERE task = ?)
+         AND NOT EXISTS (SELECT 1 FROM ${this.t('pages')} p WHERE p.run = ? AND p.status = 304 AND p.url = coalesce(t.seen_url, t.url))
+       ON CONFLICT DO NOTHING`,
+      [f.run, type, f.finishedAt, f.run, f.task, f.run],
+    );
+    await sql.run(
+      `UPDATE ${table} SET removed_run = ? WHERE removed_run IS NULL AND first_run IS NOT NULL
+         AND key IN (SELECT key FROM ${this.t('item_changes')} WHERE run = ? AND type = ? AND kind = 'removed')`,
+      [f.run, f.run, type],
+    );
   }
 
-  /** Drops the changes (and removed items' state) of runs past the retention; the items themselves stay. */
+  /** The item types and their tables (quoted, prefixed), in type order. */
+  private async tables(sql: HistorySql): Promise<{ type: string; table: string }[]> {
+    const rows = await sql.all(`SELECT type, table_name FROM ${this.t('item_types')} ORDER BY type`);
+    return rows.map((r) => ({ type: String(r.type), table: this.sql.prefix + quoteIdent(String(r.table_name)) }));
+  }
+
+  /**
+   * Drops the changes of runs past the retention, and forgets the items they removed (their rows stay, as items
+   * the store holds: if they come back, history adds them anew).
+   */
   private async prune(sql: HistorySql, f: FinishRun): Promise<void> {
     const old =
       'runs' in f.retention
@@ -340,10 +297,17 @@ export class ItemHistoryLog {
             f.task,
             f.finishedAt - f.retention.ms,
           ]);
+    if (old.length === 0) return;
+    const tables = await this.tables(sql);
     for (const r of old) {
       const run = String(r.run);
       await sql.run(`DELETE FROM ${this.t('item_changes')} WHERE run = ?`, [run]);
-      await sql.run(`DELETE FROM ${this.t('item_state')} WHERE removed_run = ?`, [run]);
+      for (const { table } of tables)
+        await sql.run(
+          `UPDATE ${table} SET first_run = NULL, removed_run = NULL, seen_run = NULL, seen_data = NULL, seen_url = NULL, seen_at = NULL
+           WHERE removed_run = ?`,
+          [run],
+        );
       await sql.run(`DELETE FROM ${this.t('history_runs')} WHERE run = ?`, [run]);
     }
   }
@@ -359,12 +323,14 @@ export class ItemHistoryLog {
 
   /** The last known state of these items of a type (a removed item's too, until its run is pruned). */
   async states(type: string, keys: readonly string[]): Promise<ItemState[]> {
+    const table = (await this.tables(this.sql)).find((t) => t.type === type)?.table;
+    if (!table) return [];
     const out: ItemState[] = [];
     for (let i = 0; i < keys.length; i += CHUNK) {
       const chunk = keys.slice(i, i + CHUNK);
       const rows = await this.sql.all(
-        `SELECT * FROM ${this.t('item_state')} WHERE type = ? AND key IN (${chunk.map(() => '?').join(', ')})`,
-        [type, ...chunk],
+        `SELECT ${stateColumns('t', this.sql)} FROM ${table} t WHERE t.first_run IS NOT NULL AND t.key IN (${chunk.map(() => '?').join(', ')})`,
+        chunk,
       );
       out.push(...rows.map((r) => toState(type, r)));
     }
@@ -398,17 +364,6 @@ function* pieces<T>(list: readonly T[], sizes: readonly number[] | undefined): I
   for (const size of sizes) for (; list.length - i >= size; i += size) yield list.slice(i, i + size);
 }
 
-/** A state row's values, in STATE_COLUMNS' order. */
-export const stateValues = (s: ItemState): unknown[] => [
-  s.type,
-  s.key,
-  s.firstRun,
-  s.lastRun,
-  s.removedRun,
-  s.data,
-  s.url,
-  s.fetchedAt,
-];
 /** A change row's values, in CHANGE_COLUMNS' order. */
 export const changeValues = (c: ChangeRow): unknown[] => [
   c.run,
@@ -428,12 +383,7 @@ function values(rows: number, cols: number): string {
   return Array.from({ length: rows }, () => one).join(', ');
 }
 
-/** A looked-up row (`known`: the state's key, null when there is none) as the state found. */
-export function stateOf(type: string, r: Row): ItemState | null {
-  return r.known === null || r.known === undefined ? null : toState(type, r);
-}
-
-/** An item_state row as the state it holds. */
+/** A row read with stateColumns as the state it holds. */
 export function toState(type: string, r: Row): ItemState {
   return {
     type,
@@ -441,9 +391,9 @@ export function toState(type: string, r: Row): ItemState {
     firstRun: String(r.first_run),
     lastRun: String(r.last_run),
     removedRun: nullable(r.removed_run),
-    // Text in SQLite; jsonb in PostgreSQL, which node-postgres hands back parsed.
+    // Text in SQLite; in PostgreSQL text too (stateColumns casts), or parsed when it came inside to_json.
     data: text(r.data),
-    url: String(r.url),
+    url: nullable(r.url) ?? '',
     fetchedAt: Number(r.fetched_at),
   };
 }

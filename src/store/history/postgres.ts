@@ -1,11 +1,9 @@
 import type pg from 'pg';
+import type { ItemState } from '../../core/history/diff';
 import {
   CHANGE_COLUMNS,
   CHANGE_CONFLICT,
   changeValues,
-  STATE_COLUMNS,
-  STATE_CONFLICT,
-  stateValues,
   type HistoryRowWriter,
   type HistorySql,
   type Row,
@@ -60,8 +58,8 @@ const MAX_PARAMS = 60_000;
 
 /**
  * History's writes as data-modifying CTEs (`WITH h0 AS (… RETURNING 1), …`) put ahead of another statement whose
- * own parameters are $1…$`offset`: both in one round trip. They touch history's tables only, and different rows
- * each, so the one snapshot they share changes nothing. Writes past what one statement may carry come in `rest`,
+ * own parameters are $1…$`offset`: both in one round trip. They touch change rows and item rows, the other statement
+ * neither, and different rows each, so the one snapshot they share changes nothing. Writes past what one statement may carry come in `rest`,
  * each a statement of its own (`WITH … SELECT 1`, numbered from $1: for c.query as they are).
  */
 export function historyAhead(
@@ -99,19 +97,12 @@ export function historyAhead(
 }
 
 /**
- * History's state and change rows as arrays, one per column (`unnest`): one statement text whatever the rows, which
- * the batch's page statement it rides on can then be prepared with (postgresBulk.ts), instead of a multi-row VALUES
- * planned anew for each batch.
+ * History's change rows as arrays, one per column (`unnest`): one statement text whatever the rows, which the batch's
+ * page statement it rides on can then be prepared with (postgresBulk.ts), instead of a multi-row VALUES planned
+ * anew for each batch.
  */
 export function postgresHistoryRows(schema: string): HistoryRowWriter {
-  const columns = (rows: readonly unknown[][], n: number) => Array.from({ length: n }, (_, i) => rows.map((r) => r[i]));
   return {
-    states: (rows) => ({
-      sql: `INSERT INTO ${schema}.item_state (${STATE_COLUMNS})
-        SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::jsonb[], ?::text[], ?::bigint[]) ${STATE_CONFLICT}`,
-      params: columns(rows.map(stateValues), 8),
-      fixedText: true,
-    }),
     changes: (rows) => ({
       sql: `INSERT INTO ${schema}.item_changes (${CHANGE_COLUMNS})
         SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[]) ${CHANGE_CONFLICT}`,
@@ -120,3 +111,23 @@ export function postgresHistoryRows(schema: string): HistoryRowWriter {
     }),
   };
 }
+
+/**
+ * History's own values in item rows of one table (`table`: schema-qualified, quoted), for items stored with policy
+ * ignore, which keeps a row's first data while history moves on (history/log.ts). Sorted by key, as the batch's
+ * item statement locked them.
+ */
+export function postgresSeenWrite(table: string, states: readonly ItemState[]): Statement {
+  const rows = [...states]
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    .map((s) => [s.key, s.firstRun, s.lastRun, s.data, s.url, s.fetchedAt]);
+  return {
+    sql: `UPDATE ${table} AS t SET first_run = v.f, removed_run = NULL, seen_run = v.r, seen_data = v.d, seen_url = v.u,
+        seen_at = to_timestamp(v.a / 1000.0)
+      FROM unnest(?::text[], ?::text[], ?::text[], ?::jsonb[], ?::text[], ?::float8[]) AS v(key, f, r, d, u, a) WHERE t.key = v.key`,
+    params: columns(rows, 6),
+    fixedText: true,
+  };
+}
+
+const columns = (rows: readonly unknown[][], n: number) => Array.from({ length: n }, (_, i) => rows.map((r) => r[i]));

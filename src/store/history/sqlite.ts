@@ -25,7 +25,6 @@ export function sqliteHistorySql(conn: () => DatabaseSync, where: string, busyTi
     prefix: '',
     itemTimeMs: (column) => column,
     itemDataText: (column) => column,
-    skipsUnchanged: true,
     // Powers of two: any count in a few statements (7 rows: 4 + 2 + 1), from five cached statements a kind.
     rowsPerStatement: [16, 8, 4, 2, 1],
     all: (sql, params = []) => settled(() => prepare(sql).all(...bind(params))),
