@@ -3,7 +3,8 @@
 // most items are unchanged), once with history on and once off per round, the order alternating between rounds so
 // a busy machine's drift falls on both; medians and spread per store. SQLite on disk (the task folder's default
 // place, so every batch's commit syncs the WAL), PostgreSQL in a throwaway cluster (fsync off, as the test suite's).
-// Run after `node bench/build.mjs`: `node bench/history.mjs [--rounds 9] [--lists 100] [--no-postgres] [--no-sqlite]`.
+// Run after `node bench/build.mjs`: `node bench/history.mjs [--rounds 9] [--lists 100] [--no-postgres] [--no-sqlite]
+// [--build DIR]`.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -12,7 +13,10 @@ import { fileURLToPath } from 'node:url';
 import { startPostgres } from './lib/services.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const build = join(here, '.build');
+// --build DIR: another build's micro-history.js (bench/build.mjs --src COPY --out DIR), to compare two versions.
+const build = process.argv.includes('--build')
+  ? process.argv[process.argv.indexOf('--build') + 1]
+  : join(here, '.build');
 const flag = (name, dflt) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : dflt);
 const ROUNDS = Number(flag('--rounds', '9'));
 const LISTS = flag('--lists', '100');
@@ -78,8 +82,10 @@ for (const [kind, args] of stores) {
   // Per round, the ratio of the two runs taken back to back: less exposed to the machine's drift than two medians.
   const ratios = on.map((a, i) => a.usPerItem / off[i].usPerItem);
   const cpuRatios = on.map((a, i) => a.cpuUsPerItem / off[i].cpuUsPerItem);
-  // finishRun (once per run: removals, counts, and the unchanged items' last run copied over) charged to the items.
-  const withFinish = on.map((a, i) => (a.wallMs + a.finishMs) / (off[i].wallMs + off[i].finishMs));
+  // The whole run: its batches, finishRun (once per run: removals and counts) and the close (SQLite's checkpoint of
+  // the WAL into the file), charged to the items: what the run cost the store, wherever a checkpoint fell.
+  const wholeRatios = on.map((a, i) => a.wholeUsPerItem / off[i].wholeUsPerItem);
+  const spread = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
   const row = {
     store: kind,
     items: on[0].items,
@@ -87,15 +93,25 @@ for (const [kind, args] of stores) {
     changes: on[0].changes,
     on: {
       us: median(on.map((x) => x.usPerItem)),
+      whole: median(on.map((x) => x.wholeUsPerItem)),
       cpu: median(on.map((x) => x.cpuUsPerItem)),
       finishMs: median(on.map((x) => x.finishMs)),
+      closeMs: median(on.map((x) => x.closeMs)),
     },
-    off: { us: median(off.map((x) => x.usPerItem)), cpu: median(off.map((x) => x.cpuUsPerItem)) },
-    ratio: { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) },
-    withFinish: { median: median(withFinish), min: Math.min(...withFinish), max: Math.max(...withFinish) },
+    off: {
+      us: median(off.map((x) => x.usPerItem)),
+      whole: median(off.map((x) => x.wholeUsPerItem)),
+      cpu: median(off.map((x) => x.cpuUsPerItem)),
+      closeMs: median(off.map((x) => x.closeMs)),
+    },
+    ratio: spread(ratios),
+    whole: spread(wholeRatios),
     observeUs: median(on.map((x) => x.observeUsPerItem)),
-    cpuRatio: { median: median(cpuRatios), min: Math.min(...cpuRatios), max: Math.max(...cpuRatios) },
-    raw: { on: on.map((x) => [x.usPerItem, x.cpuUsPerItem]), off: off.map((x) => [x.usPerItem, x.cpuUsPerItem]) },
+    cpuRatio: spread(cpuRatios),
+    raw: {
+      on: on.map((x) => [x.usPerItem, x.wholeUsPerItem, x.cpuUsPerItem]),
+      off: off.map((x) => [x.usPerItem, x.wholeUsPerItem, x.cpuUsPerItem]),
+    },
   };
   rows.push(row);
   console.error(JSON.stringify(row));
@@ -107,13 +123,14 @@ L.push(
 );
 L.push('');
 L.push(
-  "| store | items (2nd run) | batches | store time per item, history off → on (µs, median) | of it in history's step (µs) | history costs (median of per-round on/off, min–max) | CPU per item of the process, off → on (µs) | CPU: on/off (median, min–max) | finishRun (ms) | with finishRun: on/off (median, min–max) |",
+  "| store | items (2nd run) | batches | batches: store time per item, off → on (µs, median) | of it in history's step (µs) | batches: on/off (median, min–max) | finishRun (ms) | close, off → on (ms) | **whole run** (batches, finishRun, close) per item, off → on (µs) | **whole run: on/off** (median of per-round ratios, min–max) | CPU of the batches: on/off |",
 );
-L.push('|---|---|---|---|---|---|---|---|---|---|');
+L.push('|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of rows) {
   const pct = (x) => `${x >= 1 ? '+' : ''}${fmt((x - 1) * 100, 0)}%`;
+  const range = (x) => `${pct(x.median)} (${pct(x.min)} … ${pct(x.max)})`;
   L.push(
-    `| ${r.store} | ${r.items} (${r.changes.added} added, ${r.changes.changed} changed, ${r.changes.removed} removed) | ${r.batches} | ${fmt(r.off.us)} → ${fmt(r.on.us)} | ${fmt(r.observeUs)}${r.store === 'postgres' ? ' (decisions only)' : ''} | **${pct(r.ratio.median)}** (${pct(r.ratio.min)} … ${pct(r.ratio.max)}) | ${fmt(r.off.cpu)} → ${fmt(r.on.cpu)} | ${pct(r.cpuRatio.median)} (${pct(r.cpuRatio.min)} … ${pct(r.cpuRatio.max)}) | ${fmt(r.on.finishMs)} | ${pct(r.withFinish.median)} (${pct(r.withFinish.min)} … ${pct(r.withFinish.max)}) |`,
+    `| ${r.store} | ${r.items} (${r.changes.added} added, ${r.changes.changed} changed, ${r.changes.removed} removed) | ${r.batches} | ${fmt(r.off.us)} → ${fmt(r.on.us)} | ${fmt(r.observeUs)}${r.store === 'postgres' ? ' (decisions only)' : ''} | ${range(r.ratio)} | ${fmt(r.on.finishMs)} | ${fmt(r.off.closeMs)} → ${fmt(r.on.closeMs)} | ${fmt(r.off.whole)} → ${fmt(r.on.whole)} | **${range(r.whole)}** | ${range(r.cpuRatio)} |`,
   );
 }
 console.log(L.join('\n'));

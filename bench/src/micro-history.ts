@@ -7,8 +7,9 @@ import { decodeEntry, mergeBatch, PostgresStore, SqliteStore, type ItemStore, ty
 // then a second run where most items are unchanged (2% of books change price, 1% change stock, 1% are gone and as
 // many are new), in batches as the writer makes them (decodeEntry + mergeBatch of PAGES page records, policy
 // update). Times every writeBatch of a run (wall, and this process's CPU: SQLite works in-process, PostgreSQL in
-// its server) and its finishRun. One run, one store, one history setting per process (`--run 1`, then `--run 2` on
-// the same store): bench/history.mjs runs it with history on and off in interleaved rounds. Prints one JSON line.
+// its server), its finishRun and the store's close (SQLite's WAL checkpoint). One run, one store, one history setting
+// per process (`--run 1`, then `--run 2` on the same store): bench/history.mjs runs it with history on and off in
+// interleaved rounds. Prints one JSON line.
 
 const { values } = parseArgs({
   options: {
@@ -172,7 +173,12 @@ async function main(): Promise<void> {
   };
   const out = await storeRun(store, runNo);
   const changes = history ? (await store.history.runs('bench')).at(-1) : null;
+  // Closing is part of what the run cost the store: SQLite's last connection checkpoints the WAL into the file
+  // there. Without it a run whose pages cross the WAL's 1,000-page checkpoint would pay for a checkpoint that a run
+  // just under it leaves to the close (PostgreSQL's close only ends the pool).
+  const c0 = performance.now();
   await store.close();
+  const closeMs = performance.now() - c0;
   console.log(
     JSON.stringify({
       store: store.kind,
@@ -180,6 +186,8 @@ async function main(): Promise<void> {
       run: runNo,
       ...out,
       observed,
+      closeMs,
+      wholeUsPerItem: ((out.wallMs + out.finishMs + closeMs) * 1000) / out.items,
       observeUsPerItem: (observeMs * 1000) / out.items,
       usPerItem: (out.wallMs * 1000) / out.items,
       cpuUsPerItem: (out.cpuMs * 1000) / out.items,
