@@ -142,6 +142,37 @@ function historyContract(name: string, make: (opts?: { history?: boolean; same?:
       assert.equal((await store.history.changes({ task: TASK, runs: ['r2'] })).length, 3);
     });
 
+    it('an item seen twice in a run is one change: the run’s first old value, its last new one', async () => {
+      await storeRun(store, 'r1', 1000, first);
+      await store.writeBatch(
+        [],
+        items('r2', 2000, { a: { name: 'A', price: 12 }, d: { name: 'D', price: 40 } }),
+        'update',
+      );
+      await store.writeBatch(
+        [],
+        items('r2', 2001, { a: { name: 'A', price: 13 }, d: { name: 'D', price: 41 } }),
+        'update',
+      );
+      await store.writeBatch([], items('r2', 2000, { a: { name: 'A', price: 12 } }), 'update'); // a late replay
+      await store.writeRunSummary(summary('r2', 2000));
+      const counts = await store.history.finishRun({
+        task: TASK,
+        run: 'r2',
+        complete: false,
+        finishedAt: 2002,
+        retention: { runs: 30 },
+      });
+      assert.deepEqual([counts.added, counts.changed, counts.removed], [1, 1, 0]);
+      assert.deepEqual(
+        (await store.history.changes({ task: TASK, runs: ['r2'] })).map((c) => [c.kind, c.key, c.field, c.old, c.new]),
+        [
+          ['changed', 'a', 'price', 10, 13],
+          ['added', 'd', null, undefined, { name: 'D', price: 41 }],
+        ],
+      );
+    });
+
     it('a run that was not complete marks nothing removed; the next complete one does', async () => {
       await storeRun(store, 'r1', 1000, first);
       const partial = await storeRun(store, 'r2', 2000, { a: first.a }, false);

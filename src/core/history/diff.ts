@@ -115,12 +115,18 @@ export function fieldChanges(before: Record<string, unknown>, after: Record<stri
     const o = text(before[field]);
     const n = text(after[field]);
     // Objects compared whatever their keys' order: PostgreSQL's jsonb hands an item back with its keys reordered.
-    if (o !== n && canonical(before[field]) !== canonical(after[field])) out.push({ field, old: o, new: n });
+    if (
+      o !== n &&
+      !(isObject(before[field]) && isObject(after[field]) && canonical(before[field]) === canonical(after[field]))
+    )
+      out.push({ field, old: o, new: n });
   }
   for (const field of Object.keys(before))
     if (!(field in after)) out.push({ field, old: text(before[field]), new: null });
   return out;
 }
+
+const isObject = (v: unknown): boolean => typeof v === 'object' && v !== null;
 
 /** JSON text with every object's keys sorted (undefined: absent). */
 function canonical(v: unknown): string | undefined {

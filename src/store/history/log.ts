@@ -168,6 +168,9 @@ export interface FinishRun {
 const CHUNK = 200;
 
 export class ItemHistoryLog {
+  /** insertChanges' texts, by rows. */
+  private readonly insertTexts = new Map<number, string>();
+
   constructor(private readonly sql: HistorySql) {}
 
   private t(name: string): string {
@@ -205,11 +208,22 @@ export class ItemHistoryLog {
     if (opts.rows) return [opts.rows.changes(sorted)];
     const out: Statement[] = [];
     for (const piece of pieces(sorted, opts.rowsPerStatement))
-      out.push({
-        sql: `INSERT INTO ${this.t('item_changes')} (${CHANGE_COLUMNS}) VALUES ${values(piece.length, 8)} ${CHANGE_CONFLICT}`,
-        params: piece.flatMap(changeValues),
-      });
+      out.push({ sql: this.insertChanges(piece.length), params: piece.flatMap(changeValues) });
     return out;
+  }
+
+  /**
+   * The multi-row INSERT of n change rows, its text made once per n: built anew for every batch, the text (and the
+   * executor's statement cache hashing it) cost more than the rows' insert.
+   */
+  private insertChanges(n: number): string {
+    let sql = this.insertTexts.get(n);
+    if (sql === undefined)
+      this.insertTexts.set(
+        n,
+        (sql = `INSERT INTO ${this.t('item_changes')} (${CHANGE_COLUMNS}) VALUES ${values(n, 8)} ${CHANGE_CONFLICT}`),
+      );
+    return sql;
   }
 
   /** Writes change rows (in the store's transaction when one is open: writeBatch's). */
