@@ -125,12 +125,17 @@ export async function insertItems(
     ? `, first_run = coalesce(t.first_run, EXCLUDED.run), removed_run = NULL, seen_run = NULL, seen_data = NULL,
            seen_url = NULL, seen_at = NULL`
     : '';
+  // The row held the data as history's (present, its own values): a newer fetch moves only where and when it was seen.
+  const same = `t.data = EXCLUDED.data${history ? ' AND t.first_run IS NOT NULL AND t.removed_run IS NULL AND t.seen_run IS NULL' : ''}`;
   // xmax = 0 holds exactly for rows this statement inserted (an updated row carries our transaction id), so
   // one round trip yields inserted and updated counts; conflicts are the rows that came back as neither.
+  // updated_at: when the data last changed (with history: or the item came back to it), as in SQLite's
+  // (sqliteItems.ts). It is also how the statement tells history which rows moved: now() is the transaction's
+  // start, which no earlier transaction's write of updated_at can equal.
   const onConflict =
     policy === 'update'
       ? `DO UPDATE SET data = EXCLUDED.data, url = EXCLUDED.url, rule = EXCLUDED.rule, run = EXCLUDED.run,
-           fetched_at = EXCLUDED.fetched_at, updated_at = now()${state}
+           fetched_at = EXCLUDED.fetched_at, updated_at = CASE WHEN ${same} THEN t.updated_at ELSE now() END${state}
          WHERE t.fetched_at <= EXCLUDED.fetched_at`
       : 'DO NOTHING';
   const upsert = `INSERT INTO ${table} AS t (key, data, url, rule, run, fetched_at, first_run)
@@ -138,24 +143,26 @@ export async function insertItems(
        FROM ROWS FROM (jsonb_array_elements_text($1::jsonb), jsonb_array_elements($2::jsonb), jsonb_array_elements_text($3::jsonb),
          jsonb_array_elements_text($4::jsonb), jsonb_array_elements_text($5::jsonb), unnest($6::float8[])) AS x(k, d, u, r, rn, f)
        ON CONFLICT (key) ${onConflict}`;
-  const text = history
-    ? // Item history's lookup in the same round trip. Every part of one statement sees the table as it was before
-      // the statement (one snapshot), so `p` is the row before this batch: an item updated to the data its row held
-      // as history's (a re-crawl's most) comes back as nothing, the others with their old state, compared by the
-      // caller. One index probe per item, in a scalar subquery: joins and NOT EXISTS were planned as a scan of the
-      // table (estimates of freshly filled tables are off). Equal as jsonb, so nothing is parsed per item.
-      `WITH w AS (${upsert} RETURNING t.key, t.data, (xmax = 0) AS inserted),
-         look AS (
-           SELECT i.key, (SELECT to_json(o) FROM (SELECT ${stateColumns('p', PG_COLUMNS)} FROM ${table} p
-                            WHERE p.key = i.key AND p.first_run IS NOT NULL) o) AS state
-           FROM jsonb_array_elements_text($1::jsonb) AS i(key) LEFT JOIN w ON w.key = i.key
-           WHERE w.key IS NULL OR w.inserted
-             OR (SELECT p.first_run IS NOT NULL AND p.removed_run IS NULL AND p.seen_run IS NULL AND p.data = w.data
-                 FROM ${table} p WHERE p.key = i.key) IS NOT TRUE
-         ) SELECT (SELECT count(*) FILTER (WHERE inserted) FROM w)::int AS inserted, (SELECT count(*) FROM w)::int AS written,
-           (SELECT coalesce(json_agg(look), '[]') FROM look) AS observe`
-    : `WITH w AS (${upsert} RETURNING (xmax = 0) AS inserted)
-         SELECT count(*) FILTER (WHERE inserted)::int AS inserted, count(*)::int AS written FROM w`;
+  const probe = (key: string) =>
+    `(SELECT to_json(o) FROM (SELECT ${stateColumns('p', PG_COLUMNS)} FROM ${table} p WHERE p.key = ${key} AND p.first_run IS NOT NULL) o)`;
+  const text = !history
+    ? `WITH w AS (${upsert} RETURNING (xmax = 0) AS inserted)
+         SELECT count(*) FILTER (WHERE inserted)::int AS inserted, count(*)::int AS written FROM w`
+    : // Item history's lookup in the same round trip. Every part of one statement sees the table as it was before
+      // the statement (one snapshot), so `p` is the row before this batch: its old state, one index probe per item
+      // history must decide on, in a scalar subquery (joins were planned as a scan of the table: estimates of freshly
+      // filled tables are off). With policy update those are the rows the statement inserted or moved (updated_at
+      // above): a row it did not update held a newer fetch, which history would not record either.
+      policy === 'update'
+      ? `WITH w AS (${upsert} RETURNING t.key, (xmax = 0) AS inserted, t.updated_at = now() AS moved)
+         SELECT (SELECT count(*) FILTER (WHERE inserted) FROM w)::int AS inserted, (SELECT count(*) FROM w)::int AS written,
+           (SELECT coalesce(json_agg(json_build_object('key', w.key,
+             'state', CASE WHEN w.inserted THEN NULL ELSE ${probe('w.key')} END)), '[]') FROM w WHERE w.inserted OR w.moved) AS observe`
+      : // Policy ignore updates no row: every item is history's to decide on, those not inserted with their state.
+        `WITH w AS (${upsert} RETURNING t.key)
+         SELECT (SELECT count(*) FROM w)::int AS inserted, (SELECT count(*) FROM w)::int AS written,
+           (SELECT coalesce(json_agg(json_build_object('key', i.key, 'state', CASE WHEN w.key IS NULL THEN ${probe('i.key')} END)), '[]')
+            FROM jsonb_array_elements_text($1::jsonb) AS i(key) LEFT JOIN w ON w.key = i.key) AS observe`;
   const { rows: out } = await c.query<{ inserted: number; written: number; observe?: InsertedItems['observe'] }>({
     name: preparedName(text),
     text,

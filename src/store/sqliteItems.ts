@@ -30,7 +30,7 @@ export function itemTableStatements(db: DatabaseSync, table: string, history: bo
   // History in the row: a newer fetch makes history's values the row's (seen_* NULL), keeps the run that first saw
   // the item (or sets it: stored before history, or forgotten), and brings a removed item back.
   const state = history
-    ? ', first_run = coalesce(first_run, ?), removed_run = NULL, seen_run = NULL, seen_data = NULL, seen_url = NULL, seen_at = NULL'
+    ? ', first_run = coalesce(first_run, ?9), removed_run = NULL, seen_run = NULL, seen_data = NULL, seen_url = NULL, seen_at = NULL'
     : '';
   return {
     insert: db.prepare(
@@ -38,11 +38,15 @@ export function itemTableStatements(db: DatabaseSync, table: string, history: bo
        ON CONFLICT (key) DO NOTHING`,
     ),
     touch: db.prepare(
-      `UPDATE ${t} SET url = ?, rule = ?, run = ?, fetched_at = ?, updated_at = ? WHERE key = ? AND fetched_at <= ? AND data = ?
+      `UPDATE ${t} SET url = ?, rule = ?, run = ?, fetched_at = ? WHERE key = ? AND fetched_at <= ? AND data = ?
        AND first_run IS NOT NULL AND removed_run IS NULL AND seen_run IS NULL`,
     ),
+    // updated_at: when the data last changed (with history: or the item came back to it), as in PostgreSQL's
+    // (postgresBulk.ts). With history a row reaches this statement only then; without, the data says.
     update: db.prepare(
-      `UPDATE ${t} SET data = ?, url = ?, rule = ?, run = ?, fetched_at = ?, updated_at = ?${state} WHERE key = ? AND fetched_at <= ?`,
+      `UPDATE ${t} SET data = ?1, url = ?2, rule = ?3, run = ?4, fetched_at = ?5,
+         updated_at = ${history ? '?6' : 'CASE WHEN data = ?1 THEN updated_at ELSE ?6 END'}${state}
+       WHERE key = ?7 AND fetched_at <= ?8`,
     ),
     state: db.prepare(
       `SELECT ${stateColumns('t', { itemTimeMs: (c) => c, itemDataText: (c) => c })} FROM ${t} t WHERE t.key = ? AND t.first_run IS NOT NULL`,
@@ -93,7 +97,7 @@ export function writeItems(
       // Older fetches never overwrite newer ones: replays and concurrent writers then agree on the result.
       if (history) {
         const t = s.touch.run(
-          ...bind([item.url, item.rule, item.run, item.fetchedAt, now, item.key, item.fetchedAt, item.json]),
+          ...bind([item.url, item.rule, item.run, item.fetchedAt, item.key, item.fetchedAt, item.json]),
         );
         if (Number(t.changes) > 0) {
           updated++;
@@ -110,9 +114,9 @@ export function writeItems(
           item.run,
           item.fetchedAt,
           now,
-          ...(history ? [item.run] : []),
           item.key,
           item.fetchedAt,
+          ...(history ? [item.run] : []),
         ]),
       );
       updated += Number(u.changes);

@@ -105,6 +105,24 @@ function contract(name: string, make: () => Promise<ItemStore>) {
       assert.deepEqual(await store.fieldNames('product'), ['v', 'extra']);
     });
 
+    it('updated_at says when the data last changed: a newer fetch of the same data moves only fetched_at', async () => {
+      const tick = async () => {
+        const t = Date.now();
+        while (Date.now() <= t) await new Promise((r) => setTimeout(r, 1));
+      };
+      await store.writeBatch([], rows([{ key: 'a', data: { v: '1' }, fetchedAt: 1000 }]), 'update');
+      const [first] = await store.readItems('product');
+      await tick();
+      await store.writeBatch([], rows([{ key: 'a', data: { v: '1' }, fetchedAt: 2000 }]), 'update');
+      const [same] = await store.readItems('product');
+      assert.deepEqual([same!.fetchedAt, same!.updatedAt], [2000, first!.updatedAt]);
+      await tick();
+      await store.writeBatch([], rows([{ key: 'a', data: { v: '2' }, fetchedAt: 3000 }]), 'update');
+      const [changed] = await store.readItems('product');
+      assert.equal(changed!.fetchedAt, 3000);
+      assert.ok(changed!.updatedAt > first!.updatedAt, `${changed!.updatedAt} > ${first!.updatedAt}`);
+    });
+
     it('replaying a batch changes nothing and records no error twice', async () => {
       const p = page('t', 'https://shop.test/list', [product('k1'), { type: 'product', key: '', data: {} }], {
         problems: [{ type: 'product', index: 9, message: 'required field missing' }],
