@@ -147,30 +147,26 @@ async function main(): Promise<void> {
   await store.open();
   // How much of the store's time is item history's own step: its decisions, and (SQLite) the change rows' writes
   // inside writeBatch's transaction; the state's reads and writes are parts of the item rows' own statements, and
-  // PostgreSQL's change rows ride on the batch's page statement. Wall time only: a CPU reading here (a getrusage call each) cost more than the step
-  // itself, and history off never pays it.
+  // PostgreSQL's change rows ride on the batch's page statement. Wall time only: a CPU reading here (a getrusage
+  // call each) cost more than the step itself, and history off never pays it. Whichever of the steps this build's
+  // history has (`--build` of an older version: observe and writes) are timed.
   let observeMs = 0;
   let observed = 0;
-  const log = store.history;
-  const decide = log.decide.bind(log);
-  log.decide = (...args) => {
-    observed += args[0].length;
-    const t0 = performance.now();
-    try {
-      return decide(...args);
-    } finally {
-      observeMs += performance.now() - t0;
-    }
-  };
-  const record = log.recordChanges.bind(log);
-  log.recordChanges = async (...args) => {
-    const t0 = performance.now();
-    try {
-      return await record(...args);
-    } finally {
-      observeMs += performance.now() - t0;
-    }
-  };
+  const log = store.history as unknown as Record<string, unknown>;
+  for (const name of ['decide', 'recordChanges', 'observe', 'writes']) {
+    const fn = log[name];
+    if (typeof fn !== 'function') continue;
+    const bound = (fn as (...a: unknown[]) => unknown).bind(log);
+    log[name] = (...args: unknown[]) => {
+      if (name !== 'recordChanges') observed += (args[0] as unknown[]).length;
+      const t0 = performance.now();
+      const done = () => (observeMs += performance.now() - t0);
+      const out = bound(...args);
+      if (out instanceof Promise) return out.finally(done);
+      done();
+      return out;
+    };
+  }
   const out = await storeRun(store, runNo);
   const changes = history ? (await store.history.runs('bench')).at(-1) : null;
   // Closing is part of what the run cost the store: SQLite's last connection checkpoints the WAL into the file
