@@ -112,6 +112,8 @@ export function fieldChanges(before: Record<string, unknown>, after: Record<stri
   const out: FieldChange[] = [];
   const text = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
   for (const field of Object.keys(after)) {
+    // Equal strings, numbers and booleans (most fields of a changed item) need no JSON.
+    if (before[field] === after[field] && field in before) continue;
     const o = text(before[field]);
     const n = text(after[field]);
     // Objects compared whatever their keys' order: PostgreSQL's jsonb hands an item back with its keys reordered.
