@@ -14,6 +14,7 @@ import {
   quickInput,
   renderedFrame,
   runWhenOffered,
+  waitForCodeLens,
   waitForWorkbench,
 } from './support/workbench';
 import { parseTask } from '../../src/core/task/parse';
@@ -147,7 +148,9 @@ describe('crawl designer, as a new user (UI)', function () {
     await card.waitFor({ timeout: 15_000 });
     const cardCells = await card.locator('td').allTextContents();
     assert.ok(cardCells.includes(book(1).title) && cardCells.includes(`£${book(1).price}`), cardCells.join(' | '));
-    // The "Preview" lens above the detail rule opens a page of that rule: a book the list links to.
+    // The "Preview" lens above the detail rule opens a page of that rule: a book the list links to. The rule was just
+    // written, and its lens comes with the editor's next lens refresh (waitForCodeLens).
+    await waitForCodeLens(page, 'Preview', 60_000, 1);
     await codeLenses(page, 'Preview').nth(1).click();
     await view
       .locator('#status', { hasText: "a page of rule detail from the start page's links" })

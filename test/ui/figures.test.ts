@@ -530,6 +530,7 @@ describe('One figure everywhere, and the smaller items of issue 32 (UI, quotes s
     await quotesTab.click();
     await codeLens(page, 'Start Crawl').click();
     await until('the start page fetched again by a new run', () => (site.hits.get('/') ?? 0) > startHits, 60_000, 100);
+    await waitForCodeLens(page, 'Stop Crawl');
     await codeLens(page, 'Stop Crawl').click();
     await waitForCodeLens(page, 'Start Crawl');
     await runCommand(page, 'Crawl Studio: Open Dashboard');

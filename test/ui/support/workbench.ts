@@ -121,10 +121,11 @@ export function codeLens(page: Page, title: string): Locator {
  * Waits for the CodeLens titled `title`. The workbench refreshes an editor's lenses only while it has text focus: a
  * refresh still pending when the focus left for a view (its delay grows with how long the provider took, seconds on
  * a loaded machine) is dropped until the editor is focused again (codelensController: a blur cancels it). So the
- * editor is focused every few seconds, as a user looking back at the file would.
+ * editor is focused every few seconds, as a user looking back at the file would. `index`: the lens of that title to
+ * wait for, in the editor's order (0: the first).
  */
-export async function waitForCodeLens(page: Page, title: string, timeoutMs = 60_000): Promise<void> {
-  const lens = codeLens(page, title);
+export async function waitForCodeLens(page: Page, title: string, timeoutMs = 60_000, index = 0): Promise<void> {
+  const lens = codeLenses(page, title).nth(index);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const wait = Math.max(1, Math.min(5_000, deadline - Date.now()));
@@ -135,7 +136,8 @@ export async function waitForCodeLens(page: Page, title: string, timeoutMs = 60_
       )
     )
       return;
-    if (Date.now() >= deadline) throw new Error(`the CodeLens '${title}' did not show within ${timeoutMs / 1000} s`);
+    if (Date.now() >= deadline)
+      throw new Error(`the CodeLens '${title}' (#${index + 1}) did not show within ${timeoutMs / 1000} s`);
     await page
       .locator('.editor-group-container.active .monaco-editor .view-line')
       .first()
