@@ -65,8 +65,13 @@ interface PooledContext {
   uses: number;
 }
 
-/** Renders a kept page serves before its context is closed and a new one made: a tab's history and heap stay small. */
-const MAX_USES = 100;
+/**
+ * Renders a kept page serves before its context is closed and a new one made. A kept renderer carries the memory of
+ * the pages it rendered (147 MB each after up to 100, against a fresh one's 32 MB), and collecting it costs CPU: on
+ * the bench's rendered row, 5 uses took Chromium's peak PSS from 1,025 to 527-540 MB with as many pages/s and less
+ * CPU a page than 100 (bench/results/2026-12-05-browser-uses.md).
+ */
+const MAX_USES = 5;
 
 async function newPooled<X>(browser: Browser, kind: ContextKind<X>): Promise<PooledContext> {
   const made = kind.create();
