@@ -41,6 +41,11 @@ function summary(run: string, at: number): RunSummary {
   };
 }
 
+/** Closes a run's history, keeping 30 runs. */
+function finish(store: ItemStore, run: string, finishedAt: number, complete = true) {
+  return store.history.finishRun({ task: TASK, run, complete, finishedAt, retention: { runs: 30 } });
+}
+
 async function storeRun(
   store: ItemStore,
   run: string,
@@ -51,7 +56,7 @@ async function storeRun(
 ) {
   await store.writeBatch(pages, items(run, at, list), 'update');
   await store.writeRunSummary(summary(run, at));
-  return store.history.finishRun({ task: TASK, run, complete, finishedAt: at + 1, retention: { runs: 30 } });
+  return finish(store, run, at + 1, complete);
 }
 
 const first = { a: { name: 'A', price: 10 }, b: { name: 'B', price: 20 }, c: { name: 'C', price: 30 } };
@@ -121,20 +126,8 @@ function historyContract(name: string, make: (opts?: { history?: boolean; same?:
       await store.writeBatch([], batch, 'update');
       await store.writeBatch([], batch, 'update');
       await store.writeRunSummary(summary('r2', 2000));
-      const once = await store.history.finishRun({
-        task: TASK,
-        run: 'r2',
-        complete: true,
-        finishedAt: 2001,
-        retention: { runs: 30 },
-      });
-      const twice = await store.history.finishRun({
-        task: TASK,
-        run: 'r2',
-        complete: true,
-        finishedAt: 9999,
-        retention: { runs: 30 },
-      });
+      const once = await finish(store, 'r2', 2001);
+      const twice = await finish(store, 'r2', 9999);
       assert.deepEqual(twice, once);
       assert.equal((await store.history.changes({ task: TASK, runs: ['r2'] })).length, 3);
       // A replay of the batch after the run closed changes nothing either.
@@ -156,13 +149,7 @@ function historyContract(name: string, make: (opts?: { history?: boolean; same?:
       );
       await store.writeBatch([], items('r2', 2000, { a: { name: 'A', price: 12 } }), 'update'); // a late replay
       await store.writeRunSummary(summary('r2', 2000));
-      const counts = await store.history.finishRun({
-        task: TASK,
-        run: 'r2',
-        complete: false,
-        finishedAt: 2002,
-        retention: { runs: 30 },
-      });
+      const counts = await finish(store, 'r2', 2002, false);
       assert.deepEqual([counts.added, counts.changed, counts.removed], [1, 1, 0]);
       assert.deepEqual(
         (await store.history.changes({ task: TASK, runs: ['r2'] })).map((c) => [c.kind, c.key, c.field, c.old, c.new]),
