@@ -3,8 +3,8 @@
 // most items are unchanged), once with history on and once off per round, the order alternating between rounds so
 // a busy machine's drift falls on both; medians and spread per store. SQLite on disk (the task folder's default
 // place, so every batch's commit syncs the WAL), PostgreSQL in a throwaway cluster (fsync off, as the test suite's).
-// Run after `node bench/build.mjs`: `node bench/history.mjs [--rounds 9] [--lists 100] [--no-postgres] [--no-sqlite]
-// [--build DIR]`.
+// Run after `node bench/build.mjs`: `node bench/history.mjs [--rounds 9] [--lists 100] [--batch-items 500 | --pages N]
+// [--no-postgres] [--no-sqlite] [--build DIR]`.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -20,6 +20,11 @@ const build = process.argv.includes('--build')
 const flag = (name, dflt) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : dflt);
 const ROUNDS = Number(flag('--rounds', '9'));
 const LISTS = flag('--lists', '100');
+// A batch as the writer makes it: up to the store's batchSize of items (micro-history's default), or `--pages N`
+// records a batch (the bench's batches before 2026-12-05, seventh: 60).
+const BATCH = process.argv.includes('--pages')
+  ? ['--pages', flag('--pages')]
+  : ['--batch-items', flag('--batch-items', '500')];
 const tmp = join(here, 'results', 'tmp', `history-${Date.now().toString(36)}`);
 mkdirSync(tmp, { recursive: true });
 
@@ -46,6 +51,7 @@ const micro = (args, history, run, schema) =>
         history,
         '--lists',
         LISTS,
+        ...BATCH,
         '--run',
         String(run),
         '--schema',
@@ -119,7 +125,7 @@ for (const [kind, args] of stores) {
 
 const L = [];
 L.push(
-  `Rounds: ${ROUNDS} per store, history on and off back to back (order alternating). Load average (1 min) from ${fmt(load[0])} to ${fmt(load.at(-1))}, range ${fmt(Math.min(...load))}–${fmt(Math.max(...load))}, on ${execFileSync('nproc').toString().trim()} cores.`,
+  `Rounds: ${ROUNDS} per store, batches of ${BATCH[0] === '--pages' ? `${BATCH[1]} pages` : `up to ${BATCH[1]} items`}, history on and off back to back (order alternating). Load average (1 min) from ${fmt(load[0])} to ${fmt(load.at(-1))}, range ${fmt(Math.min(...load))}–${fmt(Math.max(...load))}, on ${execFileSync('nproc').toString().trim()} cores.`,
 );
 L.push('');
 L.push(

@@ -5,8 +5,10 @@ import { decodeEntry, mergeBatch, PostgresStore, SqliteStore, type ItemStore, ty
 // Item history's cost on a re-crawl (issue 33), driving the store API directly: the bench site's items (sitegen:
 // LISTS list pages of 20 `listing` items, each listing's `book` page with one `book` item) stored by a first run,
 // then a second run where most items are unchanged (2% of books change price, 1% change stock, 1% are gone and as
-// many are new), in batches as the writer makes them (decodeEntry + mergeBatch of PAGES page records, policy
-// update). Times every writeBatch of a run (wall, and this process's CPU: SQLite works in-process, PostgreSQL in
+// many are new), in batches as the writer makes them (decodeEntry + mergeBatch, policy update): page records until
+// their items reach the store's batchSize (500), as the writer reads them when entries arrive faster than its 200 ms
+// flush (the bench crawl's writer logged a median batch of 500 items at 2,000 and 10,000 pages), or `--pages N`
+// records a batch. Times every writeBatch of a run (wall, and this process's CPU: SQLite works in-process, PostgreSQL in
 // its server), its finishRun and the store's close (SQLite's WAL checkpoint). One run, one store, one history setting
 // per process (`--run 1`, then `--run 2` on the same store): bench/history.mjs runs it with history on and off in
 // interleaved rounds. Prints one JSON line.
@@ -17,14 +19,16 @@ const { values } = parseArgs({
     postgres: { type: 'string' },
     history: { type: 'string', default: 'on' },
     lists: { type: 'string', default: '100' },
-    pages: { type: 'string', default: '60' },
+    pages: { type: 'string' },
+    'batch-items': { type: 'string', default: '500' },
     run: { type: 'string', default: '1' },
     schema: { type: 'string', default: 'hist_bench' },
   },
 });
 const LISTS = Number(values.lists);
 const PER = 20;
-const PAGES_PER_BATCH = Number(values.pages);
+const PAGES_PER_BATCH = values.pages ? Number(values.pages) : null;
+const BATCH_ITEMS = Number(values['batch-items']);
 const history = values.history !== 'off';
 const BASE = 'http://127.0.0.1:8080';
 
@@ -95,11 +99,14 @@ async function storeRun(
   let cpuMs = 0;
   let items = 0;
   let batches = 0;
-  for (let i = 0; i < recs.length; i += PAGES_PER_BATCH) {
+  for (let i = 0; i < recs.length;) {
+    // The writer's read (streamWriter.ts collect): entries until their items reach batchSize.
+    let end = i;
+    if (PAGES_PER_BATCH) end = Math.min(recs.length, i + PAGES_PER_BATCH);
+    else for (let n = 0; end < recs.length && n < BATCH_ITEMS; end++) n += Math.max(1, recs[end]!.items.length);
     // Decoding and merging are the writer's, not the store's: outside the timing.
-    const entries = recs
-      .slice(i, i + PAGES_PER_BATCH)
-      .map((r, j) => decodeEntry(`${run}-${i + j}`, ['p', JSON.stringify(r)]));
+    const entries = recs.slice(i, end).map((r, j) => decodeEntry(`${run}-${i + j}`, ['p', JSON.stringify(r)]));
+    i = end;
     const m = mergeBatch(entries, 'update');
     const c0 = process.cpuUsage();
     const t0 = performance.now();
