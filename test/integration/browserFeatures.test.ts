@@ -34,6 +34,23 @@ function disabledInEffect(lines: readonly string[]): string[] {
 const uiRenderers = (lines: readonly string[]) =>
   lines.filter((l) => l.includes('--type=renderer') && l.includes('--top-chrome-webui'));
 
+/** Renderers of web pages (a spare one among them: made ahead for the context that navigated last). */
+const pageRenderers = (lines: readonly string[]) =>
+  lines.filter((l) => l.includes('--type=renderer') && !l.includes('--top-chrome-webui'));
+
+/**
+ * Page renderers at rest: the fewest seen over `ms`, sampled every 50 ms. A spare renderer starts after the
+ * navigation it follows has ended and stays until a navigation takes it; a renderer on its way out (a kept page moved
+ * to a new process, pool.ts's fallback) is gone a moment later. So the fewest over a second counts what stays.
+ */
+async function pageRenderersAtRest(ms: number): Promise<number> {
+  await new Promise((r) => setTimeout(r, 500));
+  let fewest = Infinity;
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 50)))
+    fewest = Math.min(fewest, pageRenderers(commandLines()).length);
+  return fewest;
+}
+
 describe("the worker's browser flags (issue 36: lighter rendered pages)", function () {
   this.timeout(120_000);
   let executablePath: string;
@@ -70,12 +87,17 @@ describe("the worker's browser flags (issue 36: lighter rendered pages)", functi
       assert.ok(list.includes(f), `${f} is disabled (Playwright ${playwrights.join(',')})`);
   });
 
-  it('renders pages in several contexts with no renderer for the browser UI, which a plain launch has', async () => {
-    // The control: Playwright's defaults alone give each context's window an address-bar popup renderer.
+  it('renders pages in several contexts with no renderer for the browser UI and no spare one, which a plain launch has', async () => {
+    // The control: Playwright's defaults alone give each context's window an address-bar popup renderer, and keep a
+    // spare renderer made ahead for the context that navigated last, beside one renderer per page.
     const plain = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
     try {
-      for (let i = 0; i < 2; i++) await (await plain.newContext()).newPage().then((p) => p.goto(`${url}/${i}`));
+      for (let i = 0; i < 3; i++) await (await plain.newContext()).newPage().then((p) => p.goto(`${url}/${i}`));
       assert.ok(uiRenderers(commandLines()).length > 0, 'a plain launch has a browser-UI renderer');
+      assert.ok(
+        (await pageRenderersAtRest(1_000)) > 3,
+        'a plain launch has a spare renderer beside the pages of 3 contexts',
+      );
     } finally {
       await plain.close();
     }
@@ -107,6 +129,10 @@ describe("the worker's browser flags (issue 36: lighter rendered pages)", functi
         'the pool has renderers',
       );
       assert.deepEqual(uiRenderers(lines), [], 'no browser-UI renderer');
+      // A kept page stays in its renderer between renders (pool.ts); a spare would be one more, made for whichever
+      // context navigated last and thrown away when another one navigates next.
+      const atRest = await pageRenderersAtRest(1_000);
+      assert.ok(atRest <= 3, `no spare renderer: ${atRest} page renderers for 3 kept pages`);
     } finally {
       await pool.close();
     }
