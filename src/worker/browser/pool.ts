@@ -1,4 +1,4 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 import { descendants, descendantsMemory, killChildGroups } from './processes';
 import { loadPlaywright } from './load';
 import { Egress } from './egress';
@@ -99,38 +99,57 @@ async function keptPage(context: BrowserContext): Promise<Page> {
 }
 
 /**
- * Takes a kept page to about:blank between renders (its scripts stop, its name is forgotten); false if it would not
- * go. Sent by the page itself, about:blank stays in the page's renderer process, which the next render of the same
- * site reuses; sent by the browser (goto), it costs a new process for the next page: 539 against 454 ms of CPU a
- * page (bench, issue 18). goto is the fallback for a page whose scripts cannot run.
+ * Parks a kept page between renders: its window's name forgotten and its scripts stopped (DevTools'
+ * Emulation.setScriptExecutionDisabled: no timer, event or late answer runs the site's code until the next render
+ * starts them again), and every request it makes meanwhile refused (isParked, render.ts). The page stays where the
+ * render left it, in its renderer, and the next render's navigation leaves it. Taking it to about:blank instead, as
+ * before, was a navigation a page: with the spare renderer gone too (features.ts), the bench's rendered row went from
+ * 309-316 to 215-220 ms of CPU a page, side by side (bench/results/2026-12-05-browser-spare.md). False if the page
+ * would not stop: its context is not kept.
  */
-async function blank(page: Page | null): Promise<boolean> {
+async function park(page: Page | null): Promise<boolean> {
   if (!page) return false;
   try {
-    // Waited for as an event: a page already at about:blank (setContent) would satisfy a wait for the URL at once.
-    const navigated = page.waitForEvent('framenavigated', {
-      predicate: (f) => f === page.mainFrame() && f.url() === 'about:blank',
-      timeout: 3_000,
-    });
-    navigated.catch(() => undefined);
-    // The navigation it starts may end the evaluation before it answers: that is the point, not a failure.
+    parkedPages.add(page);
     await withTimeout(
       page.evaluate(() => {
         window.name = '';
-        location.replace('about:blank');
+        // Stops what the document still loads and the navigation it has scheduled (a meta refresh).
+        window.stop();
       }),
       2_000,
-    ).catch(() => undefined);
-    await navigated;
+    );
+    await withTimeout(scriptsOff(page, true), 2_000);
     return true;
   } catch {
-    try {
-      await page.goto('about:blank', { timeout: 5_000 });
-      return true;
-    } catch {
-      return false;
-    }
+    return false;
   }
+}
+
+/** Starts a parked page's scripts again, for its next render; false if it would not (its context is not used). */
+async function unpark(page: Page | null): Promise<boolean> {
+  if (!page) return false;
+  return withTimeout(scriptsOff(page, false), 2_000).then(
+    () => {
+      parkedPages.delete(page);
+      return true;
+    },
+    () => false,
+  );
+}
+
+/** A kept page's DevTools session, one for its life (it ends with the page). */
+const sessions = new WeakMap<Page, Promise<CDPSession>>();
+/** Pages parked between renders, from before their scripts stop until after they start again. */
+const parkedPages = new WeakSet<Page>();
+
+/** The page is between renders: whatever it asks for belongs to no render (render.ts refuses it). */
+export const isParked = (page: Page): boolean => parkedPages.has(page);
+
+async function scriptsOff(page: Page, off: boolean): Promise<void> {
+  let session = sessions.get(page);
+  if (!session) sessions.set(page, (session = page.context().newCDPSession(page)));
+  await (await session).send('Emulation.setScriptExecutionDisabled', { value: off });
 }
 
 function takeIdle(gen: Generation, key: string): PooledContext | null {
@@ -194,7 +213,7 @@ export class BrowserPool {
    * 2.8 times the CPU of a kept page navigated to the next URL (Chromium makes a profile, a network context and a
    * renderer process for each: 1,155 against 414 ms a page at 4 in flight, bench, issue 18). The caller leaves
    * nothing of one render for the next (render.ts clears cookies and storage), or calls `discard` when it cannot;
-   * between renders the page is taken to about:blank, which stops the last page's scripts. `deadlineMs` bounds the
+   * between renders the page is parked: its scripts stopped until the next render (park). `deadlineMs` bounds the
    * whole: past it, the browser is taken as hung and replaced.
    */
   async withPage<T, X>(
@@ -215,7 +234,10 @@ export class BrowserPool {
       const g = gen;
       const browser = await g.browser;
       const run = (async () => {
-        held = takeIdle(g, kind.key) ?? (await newPooled(browser, kind));
+        const parked = takeIdle(g, kind.key);
+        if (parked && !(await unpark(parked.page))) void closePooled(parked);
+        else held = parked;
+        held ??= await newPooled(browser, kind);
         const page = held.page ?? (held.page = await keptPage(held.context));
         held.uses++;
         const crashed = new Promise<never>((_, reject) => {
@@ -255,7 +277,7 @@ export class BrowserPool {
       const h = held as PooledContext | null;
       if (h?.page && onCrash) h.page.off('crash', onCrash);
       if (h && gen && !gen.dead) {
-        if (keep && !gen.retiring && h.uses < MAX_USES && (await blank(h.page)))
+        if (keep && !gen.retiring && h.uses < MAX_USES && (await park(h.page)))
           putIdle(gen, h, this.opts.maxOpenPages * 2);
         else await closePooled(h);
       } else if (h) h.dispose();

@@ -6,7 +6,7 @@ import { FetchFailure, proxyAuthFailure, retryAfter, type FetchedPage, type Fetc
 import type { SessionCookies } from '../sessions';
 import { lendCookies } from './cookies';
 import type { EgressLease } from './egress';
-import { BrowserGoneError, type BrowserPool, type ContextKind } from './pool';
+import { BrowserGoneError, isParked, type BrowserPool, type ContextKind } from './pool';
 import { blockedType } from './guard';
 import { SentBack } from '../sentBack';
 import { runActions, type ActionStep } from './actions';
@@ -168,7 +168,9 @@ async function watch(page: Page): Promise<{ current: Render | null }> {
   await page.route('**/*', async (route) => {
     const r = state.current;
     const req = route.request();
-    let abort = r !== null && blockedType(req.resourceType(), r.block);
+    // Between renders nothing leaves the page: what a parked page asks for (pool.ts), a late answer's follow-up or a
+    // meta refresh, belongs to no render, its scope or its politeness.
+    let abort = isParked(page) || (r !== null && blockedType(req.resourceType(), r.block));
     if (r && !abort && req.isNavigationRequest() && req.frame() === page.mainFrame()) {
       if (r.first) r.first = false;
       else if (r.navigation) {
