@@ -4,11 +4,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium } from 'playwright-core';
 import { BrowserPool } from '../../src/worker/browser/pool';
-import { poolRenderer, type RenderOptions } from '../../src/worker/browser/render';
+import { poolRenderer } from '../../src/worker/browser/render';
 import { descendants } from '../../src/worker/browser/processes';
 import { LIGHTER_DISABLED, withDisabledFeatures } from '../../src/worker/browser/features';
-import type { BrowserSpec } from '../../src/core/task/model';
-import { browserOrSkip } from '../support/browser';
+import { browserOrSkip, renderOptions, renderSpec } from '../support/browser';
 
 // Issue 36: a worker's browser runs without what no crawl uses, and without losing what Playwright turns off. Real
 // Chromium (Debian's), a real HTTP server; asserted on the browser's processes as /proc shows them.
@@ -103,21 +102,8 @@ describe("the worker's browser flags (issue 36: lighter rendered pages)", functi
     }
 
     const pool = new BrowserPool({ executablePath, maxOpenPages: 3 });
-    const spec: BrowserSpec = {
-      waitFor: { kind: 'selector', selector: 'h1.t' },
-      block: ['image', 'font', 'media'],
-      timeoutMs: 20_000,
-      screenshot: 'never',
-      actions: [],
-    };
-    const opts: RenderOptions = {
-      timeoutMs: 20_000,
-      maxBytes: 1_000_000,
-      maxRedirects: 5,
-      headers: {},
-      userAgent: 'crawl-studio-test',
-      privateAllowed: null,
-    };
+    const spec = renderSpec('h1.t');
+    const opts = renderOptions;
     try {
       const r = poolRenderer(pool);
       // Three at once: three contexts (pool.ts keeps one per page in flight).

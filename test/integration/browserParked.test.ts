@@ -2,9 +2,8 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BrowserPool } from '../../src/worker/browser/pool';
-import { poolRenderer, type RenderOptions } from '../../src/worker/browser/render';
-import type { BrowserSpec } from '../../src/core/task/model';
-import { browserOrSkip } from '../support/browser';
+import { poolRenderer } from '../../src/worker/browser/render';
+import { browserOrSkip, renderOptions, renderSpec } from '../support/browser';
 
 // Issue 36: between two renders a kept page is parked where the last render left it (pool.ts), not taken to
 // about:blank. What a parked page's site would still do (timers, a meta refresh) must neither run nor reach any
@@ -45,21 +44,8 @@ describe('a kept browser page between renders (issue 36: parked, not navigated)'
   });
   after(() => server?.close());
 
-  const spec: BrowserSpec = {
-    waitFor: { kind: 'selector', selector: 'h1.t' },
-    block: ['image', 'font', 'media'],
-    timeoutMs: 20_000,
-    screenshot: 'never',
-    actions: [],
-  };
-  const opts: RenderOptions = {
-    timeoutMs: 20_000,
-    maxBytes: 1_000_000,
-    maxRedirects: 5,
-    headers: {},
-    userAgent: 'crawl-studio-test',
-    privateAllowed: null,
-  };
+  const spec = renderSpec('h1.t');
+  const opts = renderOptions;
 
   it("runs none of the last page's scripts and sends none of its requests, and the next render runs its own", async () => {
     // One page at a time: every render after the first is on the same kept page.
