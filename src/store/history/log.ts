@@ -270,19 +270,21 @@ export class ItemHistoryLog {
 
   /**
    * Items of a type the task saw before and this complete run did not: a removed row each, and the run in their
-   * removed_run. One pass over the type's rows (an unchanged item's row names the run that last stored it).
+   * removed_run. One pass over the type's rows (an unchanged item's row names the run that last stored it); the
+   * second statement only when the pass found some (a re-crawl of an unchanged site finds none).
    */
   private async markRemoved(sql: HistorySql, f: FinishRun, type: string, table: string): Promise<void> {
     const last = 'coalesce(t.seen_run, t.run)';
-    await sql.run(
+    const removed = await sql.all(
       `INSERT INTO ${this.t('item_changes')} (${CHANGE_COLUMNS})
        SELECT CAST(? AS text), CAST(? AS text), t.key, 'removed', '', ${sql.itemDataText('coalesce(t.seen_data, t.data)')}, NULL, CAST(? AS bigint)
        FROM ${table} t WHERE t.first_run IS NOT NULL AND t.removed_run IS NULL AND ${last} <> ?
          AND ${last} IN (SELECT run FROM ${this.t('runs')} WHERE task = ?)
          AND NOT EXISTS (SELECT 1 FROM ${this.t('pages')} p WHERE p.run = ? AND p.status = 304 AND p.url = coalesce(t.seen_url, t.url))
-       ON CONFLICT DO NOTHING`,
+       ON CONFLICT DO NOTHING RETURNING key`,
       [f.run, type, f.finishedAt, f.run, f.task, f.run],
     );
+    if (removed.length === 0) return;
     await sql.run(
       `UPDATE ${table} SET removed_run = ? WHERE removed_run IS NULL AND first_run IS NOT NULL
          AND key IN (SELECT key FROM ${this.t('item_changes')} WHERE run = ? AND type = ? AND kind = 'removed')`,
