@@ -15,7 +15,7 @@ import {
 import { summaryFromStatus, type SessionStoreHooks } from './session';
 import { isAbsolutePath, parseStoreUrl } from '../core/task/storeUrl';
 import { storeFileProblem } from '../workspace/storePlace';
-import { incompleteReason, type RunChangeCounts } from '../core/history/diff';
+import { incompleteReason } from '../core/history/diff';
 import { notifyRun } from './notify';
 
 // Connects a crawl session to its store: a writer drains the task's item stream while the crawl runs, and the
@@ -123,27 +123,6 @@ function checkStorePlace(task: CrawlTask): void {
     throw new Error(`${task.file}: ${task.store.url === null ? 'the default store' : 'store.url'}: ${outside}`);
 }
 
-/**
- * Closes the run in the store's item history: what it added, changed and removed. Only a complete run marks items
- * removed (a failed page or the page limit would otherwise make its items look gone).
- */
-async function closeHistory(
-  store: ItemStore,
-  task: CrawlTask,
-  run: RunInfo,
-  status: CrawlStatus,
-): Promise<RunChangeCounts & { incomplete: string | null }> {
-  const incomplete = incompleteReason(status.stats);
-  const counts = await store.history.finishRun({
-    task: task.name,
-    run: run.run,
-    complete: incomplete === null,
-    finishedAt: Date.now(),
-    retention: task.store.history,
-  });
-  return { ...counts, incomplete };
-}
-
 /** dev:inode of a file, or null when there is none at the path. */
 function identity(path: string): string | null {
   try {
@@ -177,20 +156,26 @@ async function finalizeRun(
   // once, and the summary must match the table.
   let stored = 0;
   for (const type of await store.itemTypes()) stored += await store.count(type);
-  await store.writeRunSummary({
-    run: run.run,
-    task: task.name,
-    startedAt: run.startedAt,
-    finishedAt: Date.now(),
-    durationMs,
-    pages: status.stats?.done ?? 0,
-    items: stored,
-    duplicates: c.duplicates,
-    conflicts: c.conflicts,
-    failures: status.stats?.failed ?? 0,
-    extra: { ...base, extracted: status.stats?.items ?? 0 },
-  });
-  const changes = await closeHistory(store, task, run, status);
+  // The summary and the run's close in item history (what it added, changed and removed) in one transaction. Only a
+  // complete run marks items removed (a failed page or the page limit would otherwise make its items look gone).
+  const incomplete = incompleteReason(status.stats);
+  const counts = await store.endRun(
+    {
+      run: run.run,
+      task: task.name,
+      startedAt: run.startedAt,
+      finishedAt: Date.now(),
+      durationMs,
+      pages: status.stats?.done ?? 0,
+      items: stored,
+      duplicates: c.duplicates,
+      conflicts: c.conflicts,
+      failures: status.stats?.failed ?? 0,
+      extra: { ...base, extracted: status.stats?.items ?? 0 },
+    },
+    { complete: incomplete === null, retention: task.store.history },
+  );
+  const changes = { ...counts, incomplete };
   // In the background: the run's finish does not wait on a webhook; close() does (bounded by its retries).
   if (task.notify) at.pending.add(notifyRun(store, task, changes));
   return {

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { RunChangeCounts } from '../core/history/diff';
 import { redactUrl } from '../core/url/redact';
 import { mergeFieldNames, quoteIdent } from './tables';
 import type {
@@ -8,6 +9,7 @@ import type {
   ItemStore,
   PageRow,
   ReadOptions,
+  RunHistoryClose,
   RunItems,
   RunSummary,
   StoredError,
@@ -16,7 +18,7 @@ import type {
   WriteResult,
 } from './types';
 import { ItemHistoryLog, toState, type HistoryRowWriter, type Sighted, type Statement } from './history/log';
-import { postgresHistoryRows, postgresHistorySql, postgresSeenWrite } from './history/postgres';
+import { postgresClientSql, postgresHistoryRows, postgresHistorySql, postgresSeenWrite } from './history/postgres';
 import {
   clampLimit,
   errorFromRow,
@@ -204,12 +206,24 @@ export class PostgresStore implements ItemStore {
 
   async writeRunSummary(s: RunSummary): Promise<void> {
     await this.ensureSchema();
-    await this.query(
-      'record the run summary',
-      `INSERT INTO ${this.s}.runs (${RUN_COLUMNS.join(', ')})
-       VALUES ($1, $2, to_timestamp($3 / 1000.0), to_timestamp($4 / 1000.0), $5, $6, $7, $8, $9, $10, $11) ${RUN_CONFLICT}`,
-      runValues(s),
-    );
+    await this.query('record the run summary', this.summarySql(), runValues(s));
+  }
+
+  async endRun(s: RunSummary, close: RunHistoryClose): Promise<RunChangeCounts> {
+    await this.ensureSchema();
+    // One transaction for both: its BEGIN and COMMIT are round trips history's close would otherwise make again.
+    return this.tx('record the run summary and close its item history', async (c) => {
+      await c.query(this.summarySql(), runValues(s));
+      return this.history.finishRun(
+        { task: s.task, run: s.run, finishedAt: s.finishedAt, ...close },
+        postgresClientSql(this.s, c),
+      );
+    });
+  }
+
+  private summarySql(): string {
+    return `INSERT INTO ${this.s}.runs (${RUN_COLUMNS.join(', ')})
+       VALUES ($1, $2, to_timestamp($3 / 1000.0), to_timestamp($4 / 1000.0), $5, $6, $7, $8, $9, $10, $11) ${RUN_CONFLICT}`;
   }
 
   async readRuns(): Promise<RunSummary[]> {

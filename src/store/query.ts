@@ -495,6 +495,7 @@ export function viewAsStore(view: ItemView, base: ItemStore): ItemStore {
     writeBatch: () => Promise.reject(new Error('a results view is read-only')),
     writeErrors: () => Promise.reject(new Error('a results view is read-only')),
     writeRunSummary: () => Promise.reject(new Error('a results view is read-only')),
+    endRun: () => Promise.reject(new Error('a results view is read-only')),
     readRuns: () => base.readRuns(),
     readErrors: (o) => base.readErrors(o),
     countErrors: () => base.countErrors(),

@@ -4,7 +4,7 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { itemTableStatements, writeItems, type ItemTableStatements } from './sqliteItems';
 import { itemTableName, mergeFieldNames, quoteIdent } from './tables';
 import { ItemHistoryLog } from './history/log';
-import type { ChangeRow } from '../core/history/diff';
+import type { ChangeRow, RunChangeCounts } from '../core/history/diff';
 import { sqliteHistorySql } from './history/sqlite';
 import { all, bind, get, loadSqlite, run, settled, withBusyRetry } from './sqliteDriver';
 import { itemTableSchema, prepareDatabase } from './sqliteSchema';
@@ -32,6 +32,7 @@ import type {
   ItemStore,
   PageRow,
   ReadOptions,
+  RunHistoryClose,
   RunItems,
   RunSummary,
   StoredError,
@@ -63,6 +64,8 @@ export interface SqliteStoreOptions {
   /** Record item history (default true); off when the task's store.history.keep is 0. */
   readonly history?: boolean;
 }
+
+const SUMMARY_SQL = `INSERT INTO runs (${RUN_COLUMNS.join(', ')}) VALUES (${RUN_COLUMNS.map(() => '?').join(', ')}) ${RUN_CONFLICT}`;
 
 export class SqliteStore implements ItemStore {
   readonly kind = 'sqlite';
@@ -245,13 +248,17 @@ export class SqliteStore implements ItemStore {
   }
 
   async writeRunSummary(s: RunSummary): Promise<void> {
-    await this.withBusyRetry('record the run summary', () => {
-      run(
-        this.conn(),
-        `INSERT INTO runs (${RUN_COLUMNS.join(', ')}) VALUES (${RUN_COLUMNS.map(() => '?').join(', ')}) ${RUN_CONFLICT}`,
-        runValues(s),
-      );
-    });
+    await this.withBusyRetry('record the run summary', () => run(this.conn(), SUMMARY_SQL, runValues(s)));
+  }
+
+  async endRun(s: RunSummary, close: RunHistoryClose): Promise<RunChangeCounts> {
+    // One commit for both: a commit is a WAL sync, the larger part of a re-crawl's close in item history.
+    return this.withBusyRetry('record the run summary and close its item history', () =>
+      this.transaction(async () => {
+        run(this.conn(), SUMMARY_SQL, runValues(s));
+        return this.history.finishRun({ task: s.task, run: s.run, finishedAt: s.finishedAt, ...close });
+      }),
+    );
   }
 
   async readRuns(): Promise<RunSummary[]> {

@@ -1,5 +1,6 @@
 import type { ExtractedItem, ItemProblem } from '../core/extract/extract';
 import type { RevisitRecord } from '../core/pipeline/revisit';
+import type { HistoryRetention, RunChangeCounts } from '../core/history/diff';
 import type { ItemHistoryLog } from './history/log';
 
 // The contract between workers and the storage pipeline. Workers append one PageRecord per fetched page to a
@@ -149,6 +150,13 @@ export interface ReadOptions {
   readonly descending?: boolean;
 }
 
+/** How a run closes in item history (ItemStore.endRun); see FinishRun. */
+export interface RunHistoryClose {
+  /** Only a complete run marks items removed (see diff.ts incompleteReason). */
+  readonly complete: boolean;
+  readonly retention: HistoryRetention;
+}
+
 export interface ItemStore {
   /** 'sqlite' or 'postgres'. */
   readonly kind: string;
@@ -169,6 +177,11 @@ export interface ItemStore {
   ): Promise<WriteResult>;
   writeErrors(errors: readonly ErrorRow[]): Promise<number>;
   writeRunSummary(summary: RunSummary): Promise<void>;
+  /**
+   * A run's end: its summary row (as writeRunSummary) and its close in item history (history.finishRun: the items it
+   * removed, its counts), in one transaction: one commit, and never a summary whose history was left open.
+   */
+  endRun(summary: RunSummary, history: RunHistoryClose): Promise<RunChangeCounts>;
   readRuns(): Promise<RunSummary[]>;
   readErrors(opts?: { offset?: number; limit?: number }): Promise<StoredError[]>;
   countErrors(): Promise<number>;

@@ -55,8 +55,8 @@ async function storeRun(
   pages: PageRow[] = [],
 ) {
   await store.writeBatch(pages, items(run, at, list), 'update');
-  await store.writeRunSummary(summary(run, at));
-  return finish(store, run, at + 1, complete);
+  // As the run launcher ends a run: its summary and history's close in one transaction (finishedAt: at + 1).
+  return store.endRun(summary(run, at), { complete, retention: { runs: 30 } });
 }
 
 const first = { a: { name: 'A', price: 10 }, b: { name: 'B', price: 20 }, c: { name: 'C', price: 30 } };
@@ -125,10 +125,17 @@ function historyContract(name: string, make: (opts?: { history?: boolean; same?:
       const batch = items('r2', 2000, second);
       await store.writeBatch([], batch, 'update');
       await store.writeBatch([], batch, 'update');
-      await store.writeRunSummary(summary('r2', 2000));
-      const once = await finish(store, 'r2', 2001);
+      const close = { complete: true, retention: { runs: 30 } };
+      const once = await store.endRun(summary('r2', 2000), close);
+      // The run's end again (a retried finish): its summary is rewritten, its history's close returned as recorded.
+      const again = await store.endRun(summary('r2', 2005), close);
       const twice = await finish(store, 'r2', 9999);
+      assert.deepEqual(again, once);
       assert.deepEqual(twice, once);
+      assert.deepEqual(
+        (await store.readRuns()).filter((r) => r.run === 'r2').map((r) => r.finishedAt),
+        [2006],
+      );
       assert.equal((await store.history.changes({ task: TASK, runs: ['r2'] })).length, 3);
       // A replay of the batch after the run closed changes nothing either.
       await store.writeBatch([], batch, 'update');

@@ -238,10 +238,11 @@ export class ItemHistoryLog {
   /**
    * Closes a run's history: a complete run marks removed the task's items it did not see (items of pages the
    * site answered 304 were seen: they are unchanged), counts the run's changes, and prunes past the retention.
-   * Idempotent: a run already closed returns its counts as recorded.
+   * Idempotent: a run already closed returns its counts as recorded. `on`: the store's transaction to run in
+   * (ItemStore.endRun's), when it is not the one this log's executor would open.
    */
-  async finishRun(f: FinishRun): Promise<RunChangeCounts> {
-    return this.sql.transaction('close the run in item history', async (sql) => {
+  async finishRun(f: FinishRun, on: HistorySql = this.sql): Promise<RunChangeCounts> {
+    return on.transaction('close the run in item history', async (sql) => {
       const done = await sql.all(`SELECT * FROM ${this.t('history_runs')} WHERE run = ?`, [f.run]);
       if (done[0]) return toCounts(done[0]);
       if (f.complete) for (const { type, table } of await this.tables(sql)) await this.markRemoved(sql, f, type, table);
