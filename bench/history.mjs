@@ -4,7 +4,8 @@
 // a busy machine's drift falls on both; medians and spread per store. SQLite on disk (the task folder's default
 // place, so every batch's commit syncs the WAL), PostgreSQL in a throwaway cluster (fsync off, as the test suite's).
 // Run after `node bench/build.mjs`: `node bench/history.mjs [--rounds 9] [--lists 100] [--batch-items 500 | --pages N]
-// [--no-postgres] [--no-sqlite] [--build DIR]`.
+// [--second changed|same] [--no-postgres] [--no-sqlite] [--build DIR]`. `--second same`: the bench site as it is,
+// unchanged between runs; `changed` (the default): 2% of its books change price, 1% stock, 1% go and as many come.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -25,6 +26,7 @@ const LISTS = flag('--lists', '100');
 const BATCH = process.argv.includes('--pages')
   ? ['--pages', flag('--pages')]
   : ['--batch-items', flag('--batch-items', '500')];
+const SECOND = flag('--second', 'changed');
 const tmp = join(here, 'results', 'tmp', `history-${Date.now().toString(36)}`);
 mkdirSync(tmp, { recursive: true });
 
@@ -56,6 +58,8 @@ const micro = (args, history, run, schema) =>
         String(run),
         '--schema',
         schema,
+        // Only when asked: an older build's micro-history (`--build`) knows no such option.
+        ...(SECOND === 'changed' ? [] : ['--second', SECOND]),
       ],
       { encoding: 'utf8' },
     )
@@ -88,8 +92,9 @@ for (const [kind, args] of stores) {
   // Per round, the ratio of the two runs taken back to back: less exposed to the machine's drift than two medians.
   const ratios = on.map((a, i) => a.usPerItem / off[i].usPerItem);
   const cpuRatios = on.map((a, i) => a.cpuUsPerItem / off[i].cpuUsPerItem);
-  // The whole run: its batches, finishRun (once per run: removals and counts) and the close (SQLite's checkpoint of
-  // the WAL into the file), charged to the items: what the run cost the store, wherever a checkpoint fell.
+  // The whole run: its batches, its end (the counts per type, the summary row and with history the run's close in
+  // item history: removals and counts, once per run) and the close (SQLite's checkpoint of the WAL into the file),
+  // charged to the items: what the run cost the store, wherever a checkpoint fell.
   const wholeRatios = on.map((a, i) => a.wholeUsPerItem / off[i].wholeUsPerItem);
   const spread = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
   const row = {
@@ -101,7 +106,7 @@ for (const [kind, args] of stores) {
       us: median(on.map((x) => x.usPerItem)),
       whole: median(on.map((x) => x.wholeUsPerItem)),
       cpu: median(on.map((x) => x.cpuUsPerItem)),
-      finishMs: median(on.map((x) => x.finishMs)),
+      endMs: median(on.map((x) => x.endMs ?? 0)),
       closeMs: median(on.map((x) => x.closeMs)),
     },
     off: {
@@ -109,6 +114,7 @@ for (const [kind, args] of stores) {
       whole: median(off.map((x) => x.wholeUsPerItem)),
       cpu: median(off.map((x) => x.cpuUsPerItem)),
       closeMs: median(off.map((x) => x.closeMs)),
+      endMs: median(off.map((x) => x.endMs ?? 0)),
     },
     ratio: spread(ratios),
     whole: spread(wholeRatios),
@@ -125,18 +131,18 @@ for (const [kind, args] of stores) {
 
 const L = [];
 L.push(
-  `Rounds: ${ROUNDS} per store, batches of ${BATCH[0] === '--pages' ? `${BATCH[1]} pages` : `up to ${BATCH[1]} items`}, history on and off back to back (order alternating). Load average (1 min) from ${fmt(load[0])} to ${fmt(load.at(-1))}, range ${fmt(Math.min(...load))}–${fmt(Math.max(...load))}, on ${execFileSync('nproc').toString().trim()} cores.`,
+  `Second run: ${SECOND === 'same' ? 'the bench site unchanged' : '2% of books change price, 1% stock, 1% removed, 1% added'}. Rounds: ${ROUNDS} per store, batches of ${BATCH[0] === '--pages' ? `${BATCH[1]} pages` : `up to ${BATCH[1]} items`}, history on and off back to back (order alternating). Load average (1 min) from ${fmt(load[0])} to ${fmt(load.at(-1))}, range ${fmt(Math.min(...load))}–${fmt(Math.max(...load))}, on ${execFileSync('nproc').toString().trim()} cores.`,
 );
 L.push('');
 L.push(
-  "| store | items (2nd run) | batches | batches: store time per item, off → on (µs, median) | of it in history's step (µs) | batches: on/off (median, min–max) | finishRun (ms) | close, off → on (ms) | **whole run** (batches, finishRun, close) per item, off → on (µs) | **whole run: on/off** (median of per-round ratios, min–max) | CPU of the batches: on/off |",
+  "| store | items (2nd run) | batches | batches: store time per item, off → on (µs, median) | of it in history's step (µs) | batches: on/off (median, min–max) | run's end: counts, summary (on: and history's close), off → on (ms) | close, off → on (ms) | **whole run** (batches, end, close) per item, off → on (µs) | **whole run: on/off** (median of per-round ratios, min–max) | CPU of the batches: on/off |",
 );
 L.push('|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of rows) {
   const pct = (x) => `${x >= 1 ? '+' : ''}${fmt((x - 1) * 100, 0)}%`;
   const range = (x) => `${pct(x.median)} (${pct(x.min)} … ${pct(x.max)})`;
   L.push(
-    `| ${r.store} | ${r.items} (${r.changes.added} added, ${r.changes.changed} changed, ${r.changes.removed} removed) | ${r.batches} | ${fmt(r.off.us)} → ${fmt(r.on.us)} | ${fmt(r.observeUs)}${r.store === 'postgres' ? ' (decisions only)' : ''} | ${range(r.ratio)} | ${fmt(r.on.finishMs)} | ${fmt(r.off.closeMs)} → ${fmt(r.on.closeMs)} | ${fmt(r.off.whole)} → ${fmt(r.on.whole)} | **${range(r.whole)}** | ${range(r.cpuRatio)} |`,
+    `| ${r.store} | ${r.items} (${r.changes.added} added, ${r.changes.changed} changed, ${r.changes.removed} removed) | ${r.batches} | ${fmt(r.off.us)} → ${fmt(r.on.us)} | ${fmt(r.observeUs)}${r.store === 'postgres' ? ' (decisions only)' : ''} | ${range(r.ratio)} | ${fmt(r.off.endMs)} → ${fmt(r.on.endMs)} | ${fmt(r.off.closeMs)} → ${fmt(r.on.closeMs)} | ${fmt(r.off.whole)} → ${fmt(r.on.whole)} | **${range(r.whole)}** | ${range(r.cpuRatio)} |`,
   );
 }
 console.log(L.join('\n'));

@@ -4,14 +4,16 @@ import { decodeEntry, mergeBatch, PostgresStore, SqliteStore, type ItemStore, ty
 
 // Item history's cost on a re-crawl (issue 33), driving the store API directly: the bench site's items (sitegen:
 // LISTS list pages of 20 `listing` items, each listing's `book` page with one `book` item) stored by a first run,
-// then a second run where most items are unchanged (2% of books change price, 1% change stock, 1% are gone and as
-// many are new), in batches as the writer makes them (decodeEntry + mergeBatch, policy update): page records until
-// their items reach the store's batchSize (500), as the writer reads them when entries arrive faster than its 200 ms
-// flush (the bench crawl's writer logged a median batch of 500 items at 2,000 and 10,000 pages), or `--pages N`
-// records a batch. Times every writeBatch of a run (wall, and this process's CPU: SQLite works in-process, PostgreSQL in
-// its server), its finishRun and the store's close (SQLite's WAL checkpoint). One run, one store, one history setting
-// per process (`--run 1`, then `--run 2` on the same store): bench/history.mjs runs it with history on and off in
-// interleaved rounds. Prints one JSON line.
+// then a second run: `--second same`, the bench site as it is (it does not change between runs: its re-crawl sees
+// every item again, unchanged), or `--second changed` (the default), where most items are unchanged but 2% of books
+// change price, 1% change stock, 1% are gone and as many are new. In batches as the writer makes them (decodeEntry +
+// mergeBatch, policy update): page records until their items reach the store's batchSize (500), as the writer reads
+// them when entries arrive faster than its 200 ms flush (the bench crawl's writer logged a median batch of 500 items
+// at 2,000 and 10,000 pages), or `--pages N` records a batch. Times every writeBatch of a run (wall, and this
+// process's CPU: SQLite works in-process, PostgreSQL in its server), the run's end as the launcher makes it (the rows
+// per type, the summary row and with history the run's close in item history) and the store's close (SQLite's WAL
+// checkpoint). One run, one store, one history setting per process (`--run 1`, then `--run 2` on the same store):
+// bench/history.mjs runs it with history on and off in interleaved rounds. Prints one JSON line.
 
 const { values } = parseArgs({
   options: {
@@ -22,6 +24,7 @@ const { values } = parseArgs({
     pages: { type: 'string' },
     'batch-items': { type: 'string', default: '500' },
     run: { type: 'string', default: '1' },
+    second: { type: 'string', default: 'changed' },
     schema: { type: 'string', default: 'hist_bench' },
   },
 });
@@ -31,11 +34,14 @@ const PAGES_PER_BATCH = values.pages ? Number(values.pages) : null;
 const BATCH_ITEMS = Number(values['batch-items']);
 const history = values.history !== 'off';
 const BASE = 'http://127.0.0.1:8080';
+if (values.second !== 'changed' && values.second !== 'same') throw new Error('--second changed|same');
+// The run whose content differs from the first: none when the second run sees the site as it was.
+const CHANGED_RUN = values.second === 'changed' ? 2 : 0;
 
 function book(id: number, run: number): Record<string, unknown> {
   // Second run: ids ≡ 1 (mod 50) change price, ≡ 2 (mod 100) change stock.
-  const price = 5 + (id % 50) + (run === 2 && id % 50 === 1 ? 0.5 : 0);
-  const stock = (id % 20) + (run === 2 && id % 100 === 2 ? 3 : 0);
+  const price = 5 + (id % 50) + (run === CHANGED_RUN && id % 50 === 1 ? 0.5 : 0);
+  const stock = (id % 20) + (run === CHANGED_RUN && id % 100 === 2 ? 3 : 0);
   return {
     title: `A Light in the Attic, volume ${id}`,
     price: price.toFixed(2),
@@ -55,7 +61,7 @@ function records(run: number): PageRecord[] {
     const ids: number[] = [];
     for (let i = 0; i < PER; i++) {
       const id = (p - 1) * PER + i;
-      if (run === 2 && id % 100 === 3) ids.push(1_000_000 + id);
+      if (run === CHANGED_RUN && id % 100 === 3) ids.push(1_000_000 + id);
       else ids.push(id);
     }
     const listings = ids.map((id) => {
@@ -93,7 +99,7 @@ function records(run: number): PageRecord[] {
 async function storeRun(
   store: ItemStore,
   run: number,
-): Promise<{ wallMs: number; cpuMs: number; finishMs: number; items: number; batches: number }> {
+): Promise<{ wallMs: number; cpuMs: number; endMs: number; items: number; batches: number }> {
   const recs = records(run);
   let wallMs = 0;
   let cpuMs = 0;
@@ -117,28 +123,27 @@ async function storeRun(
     items += m.items.length;
     batches++;
   }
-  await store.writeRunSummary({
+  // The run's end as the run launcher makes it (storeAttachment.ts finalizeRun): the rows each type holds, then the
+  // run's summary row, with history on in one transaction with the run's close in item history (endRun: the items it
+  // removed, its counts). History off writes the summary alone, as if the launcher skipped history's close.
+  const e0 = performance.now();
+  let stored = 0;
+  for (const type of await store.itemTypes()) stored += await store.count(type);
+  const summary = {
     run: `run-${run}`,
     task: 'bench',
     startedAt: 0,
-    finishedAt: 1,
+    finishedAt: Date.now(),
     durationMs: 1,
     pages: recs.length,
-    items,
+    items: stored,
     duplicates: 0,
     conflicts: 0,
     failures: 0,
-  });
-  const t0 = performance.now();
-  if (history)
-    await store.history.finishRun({
-      task: 'bench',
-      run: `run-${run}`,
-      complete: true,
-      finishedAt: Date.now(),
-      retention: { runs: 30 },
-    });
-  return { wallMs, cpuMs, finishMs: performance.now() - t0, items, batches };
+  };
+  if (history) await store.endRun(summary, { complete: true, retention: { runs: 30 } });
+  else await store.writeRunSummary(summary);
+  return { wallMs, cpuMs, endMs: performance.now() - e0, items, batches };
 }
 
 async function main(): Promise<void> {
@@ -190,7 +195,7 @@ async function main(): Promise<void> {
       ...out,
       observed,
       closeMs,
-      wholeUsPerItem: ((out.wallMs + out.finishMs + closeMs) * 1000) / out.items,
+      wholeUsPerItem: ((out.wallMs + out.endMs + closeMs) * 1000) / out.items,
       observeUsPerItem: (observeMs * 1000) / out.items,
       usPerItem: (out.wallMs * 1000) / out.items,
       cpuUsPerItem: (out.cpuMs * 1000) / out.items,
