@@ -49,6 +49,8 @@ export class CrawlSecrets {
     const value = await vscode.window.showInputBox({
       prompt: `Value of ${chosen} (kept in VS Code Secret Storage; empty to forget it)`,
       password: true,
+      // Open while the person copies the value from a password manager.
+      ignoreFocusOut: true,
     });
     if (value === undefined) return;
     if (value === '') await this.secrets.delete(PREFIX + chosen);

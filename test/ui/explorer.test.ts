@@ -6,6 +6,7 @@ import type { Locator, Page } from 'playwright-core';
 import { openWorkbench, type Workbench } from '../extension/harness';
 import { renderPage, serveSite, type SiteOptions, type SiteServer } from '../../src/demo/site';
 import {
+  activeEditorLines,
   codeLens,
   explorerItem,
   keepFailureArtifacts,
@@ -204,6 +205,11 @@ describe('Queue Explorer (UI, new user)', function () {
     await contextMenu(page, row(explorer, /^shop/), 'Enqueue URL');
     const input = quickInput(page).locator('input.input').first();
     await input.waitFor({ state: 'visible' });
+    // The person goes to copy the URL elsewhere (here: clicks into the editor), as the tree refreshes beside the box:
+    // the box stays open (it closed on focus out, and the context menu's focus coming back to the tree closed it).
+    await activeEditorLines(page).click();
+    await page.waitForTimeout(500);
+    assert.ok(await input.isVisible(), 'the Enqueue URL box stays open when the focus moves away');
     await input.fill(`${site.url}/about.html`);
     await input.press('Enter');
     const deadline = Date.now() + 60_000;

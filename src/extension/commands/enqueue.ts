@@ -29,6 +29,9 @@ async function enqueueUrl(deps: CommandDeps, target?: vscode.Uri | QueueNode | s
     (await vscode.window.showInputBox({
       prompt: vscode.l10n.t("URL to enqueue in '{0}'", task.name),
       placeHolder: 'https://…',
+      // Open while the person fetches the URL from a browser, and while the Queue Explorer refreshes beside it (the
+      // context menu's focus coming back to the tree closed it: seen in the UI test).
+      ignoreFocusOut: true,
       validateInput: (v) => (/^https?:\/\/\S+$/.test(v.trim()) ? null : vscode.l10n.t('An http(s) URL')),
     }));
   if (!url) return undefined;

@@ -34,6 +34,7 @@ function askRedisUrl(): Thenable<string | undefined> {
     placeHolder:
       'redis://host:6379/0 · redis+sentinel://host:26379,host2:26379/mymaster · redis+cluster://host:7000,host2:7001',
     value: settings.redisUrl(),
+    ignoreFocusOut: true, // copied from elsewhere: a cloud console, a password manager
     validateInput: (v) => {
       if (v === '') return null;
       try {
@@ -63,6 +64,7 @@ async function askPasswords(url: string): Promise<{ password?: string; sentinelP
       given.password = await vscode.window.showInputBox({
         prompt: vscode.l10n.t('Redis password (kept in VS Code Secret Storage)'),
         password: true,
+        ignoreFocusOut: true,
       });
   }
   if (kind === 'sentinel' && !passwords.sentinelPassword) {
@@ -74,6 +76,7 @@ async function askPasswords(url: string): Promise<{ password?: string; sentinelP
       given.sentinelPassword = await vscode.window.showInputBox({
         prompt: vscode.l10n.t('Sentinel password (kept in VS Code Secret Storage)'),
         password: true,
+        ignoreFocusOut: true,
       });
   }
   return given;

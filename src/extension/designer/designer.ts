@@ -359,6 +359,7 @@ class Designer implements PanelHost, vscode.Disposable {
       (await vscode.window.showInputBox({
         prompt: 'First start URL',
         value: 'https://example.com/',
+        ignoreFocusOut: true, // the URL is often copied from a browser
         validateInput: (v) => (/^https?:\/\/\S+$/.test(v.trim()) ? null : 'An http(s) URL'),
       }));
     if (start === undefined) return null;

@@ -50,6 +50,7 @@ export function activateResults(context: vscode.ExtensionContext, api: CrawlStud
             title: `Find URL in '${task.name}'`,
             prompt: 'Where is this URL in the crawl, and why?',
             placeHolder: 'https://…',
+            ignoreFocusOut: true, // the URL is often copied from elsewhere
             validateInput: (v) => (v.trim() ? null : 'A URL'),
           });
     if (!text) return undefined;
