@@ -33,6 +33,47 @@ export function cookieField(c: Cookie): string {
   return `c:${c.domain};${c.path};${c.key}`;
 }
 
+/**
+ * A stored cookie's place among those this process stored (a property of its JSON beside tough-cookie's): RFC 6265
+ * 5.4 sends cookies of equal paths oldest first, their creation has millisecond resolution, and the session hash
+ * keeps no order, so cookies stored in one millisecond are told apart by it. Two processes' cookies of one
+ * millisecond are concurrent responses', with no order to keep.
+ */
+const STORED_ORDER = 'csOrder';
+let storedOrder = 0;
+
+/** A cookie as a session field's value: tough-cookie's JSON and its stored order. */
+function storedCookie(c: Cookie): string {
+  return JSON.stringify({ ...c.toJSON(), [STORED_ORDER]: ++storedOrder });
+}
+
+/**
+ * A session's stored cookies, made in the order they were stored: tough-cookie breaks a tie of path and creation by
+ * the order its Cookie objects were made (creationIndex).
+ */
+function storedCookies(values: readonly string[]): Cookie[] {
+  const parsed: { json: Record<string, unknown>; creation: number; order: number }[] = [];
+  for (const v of values) {
+    let json: unknown;
+    try {
+      json = JSON.parse(v);
+    } catch {
+      continue;
+    }
+    if (!json || typeof json !== 'object') continue;
+    const o = json as Record<string, unknown>;
+    const creation = typeof o.creation === 'string' ? Date.parse(o.creation) : NaN;
+    parsed.push({ json: o, creation: Number.isNaN(creation) ? 0 : creation, order: Number(o[STORED_ORDER]) || 0 });
+  }
+  parsed.sort((a, b) => a.creation - b.creation || a.order - b.order);
+  const out: Cookie[] = [];
+  for (const p of parsed) {
+    const c = Cookie.fromJSON(p.json);
+    if (c) out.push(c);
+  }
+  return out;
+}
+
 export interface SessionRef {
   readonly slot: number;
   readonly id: string;
@@ -149,13 +190,7 @@ export class SessionPool implements Sessions {
       // Retired by another worker meanwhile: sending no cookies would fetch the page logged out (a login form
       // read as content), so the page is retried in a live session instead.
       if (fields.id !== s.id) throw new SessionRetired(`session ${s.slot} was retired before ${url} was sent in it`);
-      const out: Cookie[] = [];
-      for (const [k, v] of Object.entries(fields)) {
-        if (!k.startsWith('c:')) continue;
-        const c = Cookie.fromJSON(v);
-        if (c) out.push(c);
-      }
-      return out;
+      return storedCookies(Object.entries(fields).flatMap(([k, v]) => (k.startsWith('c:') ? [v] : [])));
     };
     return {
       header: async (url) => {
@@ -168,7 +203,7 @@ export class SessionPool implements Sessions {
       update: async (set, gone) => {
         const args: string[] = [];
         for (const c of gone) args.push(cookieField(c), '');
-        for (const c of set) args.push(cookieField(c), c.TTL() <= 0 ? '' : JSON.stringify(c.toJSON()));
+        for (const c of set) args.push(cookieField(c), c.TTL() <= 0 ? '' : storedCookie(c));
         if (args.length) await this.redis.csSessionSet(key, s.id, ...args);
       },
       store: async (url, setCookie) => {
@@ -176,17 +211,13 @@ export class SessionPool implements Sessions {
         // Secure, public suffixes) and parses its expiry; what it accepts is written field by field.
         const jar = new CookieJar(new MemoryCookieStore());
         const args: string[] = [];
-        let last = 0;
+        // In the order the response set them: their stored order keeps it (storedCookie). Moving a cookie's
+        // creation a millisecond on per cookie, as this did, put it in the future, where the next response's
+        // cookies, made within those milliseconds, were older than it and sent ahead of it.
         for (const header of setCookie) {
           const c = await jar.setCookie(header, url, { ignoreError: true }).catch(() => undefined);
           if (!c) continue;
-          // A response's cookies keep their order when sent (RFC 6265 5.4: older first on equal paths): those set in
-          // one millisecond would tie, and the session hash does not keep the order of its fields.
-          if (c.creation instanceof Date) {
-            last = Math.max(c.creation.getTime(), last + 1);
-            c.creation = new Date(last);
-          }
-          args.push(cookieField(c), c.TTL() <= 0 ? '' : JSON.stringify(c.toJSON()));
+          args.push(cookieField(c), c.TTL() <= 0 ? '' : storedCookie(c));
         }
         if (args.length) await this.redis.csSessionSet(key, s.id, ...args);
       },

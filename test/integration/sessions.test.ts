@@ -67,6 +67,21 @@ describe('session pool in Redis', function () {
     assert.equal(await jar.header('http://shop.test/'), 'wide=5', 'an expired cookie is removed');
   });
 
+  it('sends cookies of equal paths oldest first, even when two responses set them in one millisecond', async () => {
+    const pool = new SessionPool(redis, 'order', {
+      pool: 1,
+      maxPages: null,
+      retireOnStatus: [],
+      retireOnSelector: null,
+    });
+    const jar = pool.cookies(await live(pool));
+    // One response sets 20 cookies and the next one more, at once: RFC 6265 5.4 sends them in the order they came.
+    const first = Array.from({ length: 20 }, (_, i) => `a${i}=${i}; Path=/`);
+    await jar.store('http://shop.test/', first);
+    await jar.store('http://shop.test/', ['later=1; Path=/']);
+    assert.equal(await jar.header('http://shop.test/'), [...first.map((c) => c.split(';')[0]), 'later=1'].join('; '));
+  });
+
   it('keeps the cookies of concurrent responses in one session', async () => {
     const pool = new SessionPool(redis, 'concurrent', {
       pool: 1,
