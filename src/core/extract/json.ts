@@ -113,7 +113,7 @@ export class JsonPage {
 
   /** Throws a SyntaxError naming where the text stops being JSON. */
   static parse(text: string): JsonPage {
-    // A BOM is allowed before JSON text (RFC 8259 says a parser may ignore it); decodeBody (worker/charset.ts) leaves it in.
+    // A BOM is allowed before JSON text (RFC 8259 says a parser may ignore it); decodeBody (worker/charset.ts) strips it, as iconv-lite does, but a caller may hand in text from elsewhere.
     return new JsonPage(JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text));
   }
 
