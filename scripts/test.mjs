@@ -161,11 +161,19 @@ function mocharcOptions() {
 
 const stages = {
   build: async (out) => (await run('node', ['esbuild.mjs'], { out })).code,
-  // The root project, then each webview's own (media/<view>/tsconfig.json: browser, no Node; media/shared/ with them).
+  // The root project, the benchmark programs (bench/tsconfig.json: the root excludes bench/, so a renamed engine API
+  // breaks here instead of in the next bench run), then each webview's own (media/<view>/tsconfig.json: browser, no
+  // Node; media/shared/ with them).
   typecheck: async (out) => {
-    const projects = ['.', ...readdirSync('media').filter((d) => existsSync(join('media', d, 'tsconfig.json')))];
+    const projects = [
+      '.',
+      'bench',
+      ...readdirSync('media')
+        .filter((d) => existsSync(join('media', d, 'tsconfig.json')))
+        .map((d) => join('media', d)),
+    ];
     for (const p of projects) {
-      const code = (await run('npx', ['tsc', '-p', p === '.' ? p : join('media', p), '--noEmit'], { out })).code;
+      const code = (await run('npx', ['tsc', '-p', p, '--noEmit'], { out })).code;
       if (code !== 0) return code;
     }
     return 0;

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { loadTaskFile } from '../../src/workspace/taskFile';
 import { analysePage, ruleByName, routeRule } from '../../src/core/pipeline/page';
+import type { PageFacts } from '../../src/core/extract/extract';
 import type { CrawlTask } from '../../src/core/task/model';
 
 // The "no-queue limit": what one Node process does with nothing but fetch + parse + an in-memory seen set and a
@@ -142,9 +143,9 @@ function extractOwn(html: string, url: string, kind: Kind): Job[] {
 }
 
 let task: CrawlTask | null = null;
-function extractPipeline(html: string, job: Job): Job[] {
+function extractPipeline(html: string, job: Job, facts: PageFacts): Job[] {
   const rule = ruleByName(task!, job.kind)!;
-  const out = analysePage(task!, { url: job.url, html, rule, depth: job.depth });
+  const out = analysePage(task!, { facts, html, rule, depth: job.depth });
   for (const it of out.items) addItems(it.type, 1);
   return out.kept.map((k) => ({ url: k.url, kind: k.rule as Kind, depth: k.depth }));
 }
@@ -182,9 +183,12 @@ async function main(): Promise<void> {
       return;
     }
     let html: string;
+    let facts: PageFacts;
     try {
       const res = await request(job.url, { headers: HEADERS });
       html = await res.body.text();
+      // As the worker's fetch describes a page (worker/fetcher.ts factsOfFetch); no redirects are followed here.
+      facts = { url: job.url, finalUrl: job.url, status: res.statusCode, fetchedAt: Date.now() };
       if (res.statusCode >= 400) {
         counts.failed++;
         return;
@@ -195,7 +199,7 @@ async function main(): Promise<void> {
     }
     counts.pages++;
     counts.bytes += Buffer.byteLength(html);
-    const links = task ? extractPipeline(html, job) : extractOwn(html, job.url, job.kind);
+    const links = task ? extractPipeline(html, job, facts) : extractOwn(html, job.url, job.kind);
     for (const l of links) push({ ...l, depth: job.depth + 1 });
   };
 

@@ -6,7 +6,7 @@ import type { FrontierLink } from '../../src/frontier/types';
 import { bandOf, discoverCall } from '../../src/frontier/scriptArgs';
 import { bucketBitsFor } from '../../src/frontier/dedup';
 import { taskKeys } from '../../src/frontier/keys';
-import { withScripts } from '../../src/frontier/scripts';
+import { withScripts, type CrawlScripts } from '../../src/frontier/scripts';
 
 // Redis memory per URL of the dedup ("seen") state at N URLs, driven through the engine's own discover path:
 // the same keys, members and Lua script (lua/discover.lua) that CrawlQueue.enqueueLinks sends, 1,000 links per
@@ -72,8 +72,11 @@ async function keysMemory(
 }
 
 async function main() {
-  const redis = withScripts(new Redis(values.redis!, { maxRetriesPerRequest: null }));
-  const intsetMax = Number((await redis.config('GET', 'set-max-intset-entries'))[1]);
+  // One node, as ioredis's Redis: INFO, SCAN and MEMORY USAGE below read that node's memory (withScripts takes the
+  // engine's Redis, a node or a Cluster).
+  const redis = withScripts(new Redis(values.redis!, { maxRetriesPerRequest: null })) as Redis & CrawlScripts;
+  // CONFIG GET replies [name, value] (ioredis types the reply unknown).
+  const intsetMax = Number(((await redis.config('GET', 'set-max-intset-entries')) as string[])[1]);
   await redis.flushall();
   const k = taskKeys(task!.name);
   const run = 'r1';

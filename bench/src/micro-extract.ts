@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import * as cheerioDefault from 'cheerio';
 import * as cheerioSlim from 'cheerio/slim';
 import { HtmlPage } from '../../src/core/extract/dom';
-import { extractPage } from '../../src/core/extract/extract';
+import { extractPage, type PageFacts } from '../../src/core/extract/extract';
 import { analysePage, ruleByName } from '../../src/core/pipeline/page';
 import { loadTaskFile } from '../../src/workspace/taskFile';
 
@@ -51,8 +51,10 @@ async function main() {
   for (const p of pages) {
     const html = readFileSync(join(site, p.path.slice(1)), 'utf8');
     const url = base + p.path;
-    const check = extractPage(HtmlPage.of(cheerioDefault.load(html)), url, p.rule);
-    const check2 = extractPage(html, url, p.rule);
+    // The page as the worker's fetch describes it (worker/fetcher.ts factsOfFetch): no redirect, a 200.
+    const facts: PageFacts = { url, finalUrl: url, status: 200, fetchedAt: Date.now() };
+    const check = extractPage(HtmlPage.of(cheerioDefault.load(html)), facts, p.rule);
+    const check2 = extractPage(html, facts, p.rule);
     if (JSON.stringify(check.items) !== JSON.stringify(check2.items) || check.links.length !== check2.links.length) {
       throw new Error(`parsers disagree on ${p.path}`);
     }
@@ -62,13 +64,13 @@ async function main() {
       items: check.items.length,
       links: check.links.length,
       htmlparser2ParseUs: bench(() => HtmlPage.parse(html)),
-      htmlparser2ExtractUs: bench(() => extractPage(html, url, p.rule)),
+      htmlparser2ExtractUs: bench(() => extractPage(html, facts, p.rule)),
       // What the engine did before: cheerio/slim's load of every page (see src/core/extract/dom.ts).
       cheerioLoadUs: bench(() => cheerioSlim.load(html)),
-      cheerioLoadExtractUs: bench(() => extractPage(HtmlPage.of(cheerioSlim.load(html)), url, p.rule)),
+      cheerioLoadExtractUs: bench(() => extractPage(HtmlPage.of(cheerioSlim.load(html)), facts, p.rule)),
       parse5ParseUs: bench(() => cheerioDefault.load(html)),
-      parse5ExtractUs: bench(() => extractPage(HtmlPage.of(cheerioDefault.load(html)), url, p.rule)),
-      analysePageUs: bench(() => analysePage(task, { url, html, rule: p.rule, depth: 1 })),
+      parse5ExtractUs: bench(() => extractPage(HtmlPage.of(cheerioDefault.load(html)), facts, p.rule)),
+      analysePageUs: bench(() => analysePage(task, { facts, html, rule: p.rule, depth: 1 })),
     });
   }
   console.log(JSON.stringify({ result: out }));

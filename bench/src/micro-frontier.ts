@@ -5,10 +5,10 @@ import { parseTask } from '../../src/core/task/parse';
 import { fingerprintHex } from '../../src/core/url/fingerprint';
 import { CrawlQueue } from '../../src/frontier/crawl';
 import type { FrontierLink, PageJobData } from '../../src/frontier/types';
-import { discoverCall } from '../../src/frontier/scriptArgs';
+import { discoverCall, jobOptions } from '../../src/frontier/scriptArgs';
 import { bucketBitsFor, seenSlot } from '../../src/frontier/dedup';
 import { bullPrefix, taskKeys } from '../../src/frontier/keys';
-import { withScripts } from '../../src/frontier/scripts';
+import { withScripts, type CrawlScripts } from '../../src/frontier/scripts';
 
 // Redis memory per waiting URL (issue 19): N URLs discovered and left waiting, through the engine's own discover path
 // (lua/discover.lua: seen set + compact frontier, 1,000 links per call, no worker so no window), against the same URLs
@@ -56,7 +56,7 @@ async function keysBytes(redis: Redis, pattern: string): Promise<{ keys: number;
   return { keys, bytes };
 }
 
-async function after(redis: Redis & ReturnType<typeof withScripts>, hosts: number) {
+async function after(redis: Redis & CrawlScripts, hosts: number) {
   await redis.flushall();
   const k = taskKeys(task!.name);
   const run = { run: 'r1', bucketBits: bucketBitsFor(null) };
@@ -120,7 +120,6 @@ async function before(redis: Redis) {
   const k = taskKeys(task!.name);
   const bits = bucketBitsFor(null);
   const queue = new Queue<PageJobData>(task!.name, { connection: redis, prefix: bullPrefix(task!.name) });
-  const crawl = new CrawlQueue(redis, task!.name, redis, { windowTarget: async () => 0 });
   const m0 = await used(redis);
   for (let i = 0; i < BEFORE; i += BATCH) {
     const jobs = [];
@@ -128,7 +127,7 @@ async function before(redis: Redis) {
     for (let j = i; j < Math.min(BEFORE, i + BATCH); j++) {
       const u = url(j, 37);
       const data: PageJobData = { url: u, rule: 'book', depth: 3, run: 'r1' };
-      jobs.push({ name: 'book', data, opts: crawl.jobOptions(task!, `r1.${fingerprintHex(u)}`, null) });
+      jobs.push({ name: 'book', data, opts: jobOptions(task!, `r1.${fingerprintHex(u)}`, null) });
       const slot = seenSlot(u, bits);
       seen.sadd(k.seenBucket('r1', slot.bucket), slot.member);
     }
@@ -137,12 +136,13 @@ async function before(redis: Redis) {
   }
   const delta = (await used(redis)) - m0;
   await queue.close();
-  await crawl.close();
   return { urls: BEFORE, usedMemoryBytesPerUrl: delta / BEFORE };
 }
 
 async function main() {
-  const redis = withScripts(new Redis(values.redis!, { maxRetriesPerRequest: null }));
+  // One node, as ioredis's Redis: INFO, SCAN and MEMORY USAGE read that node's memory (withScripts takes the
+  // engine's Redis, a node or a Cluster).
+  const redis = withScripts(new Redis(values.redis!, { maxRetriesPerRequest: null })) as Redis & CrawlScripts;
   let chars = 0;
   for (let i = 0; i < N; i += 97) chars += url(i, 37).length;
   const site = await after(redis, 37);

@@ -38,7 +38,7 @@ if (values.second !== 'changed' && values.second !== 'same') throw new Error('--
 // The run whose content differs from the first: none when the second run sees the site as it was.
 const CHANGED_RUN = values.second === 'changed' ? 2 : 0;
 
-function book(id: number, run: number): Record<string, unknown> {
+function book(id: number, run: number) {
   // Second run: ids ≡ 1 (mod 50) change price, ≡ 2 (mod 100) change stock.
   const price = 5 + (id % 50) + (run === CHANGED_RUN && id % 50 === 1 ? 0.5 : 0);
   const stock = (id % 20) + (run === CHANGED_RUN && id % 100 === 2 ? 3 : 0);

@@ -2,11 +2,12 @@ import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { parseArgs } from 'node:util';
 import { CrawlQueue } from '../../src/frontier/crawl';
+import { jobOptions } from '../../src/frontier/scriptArgs';
 import type { PageJobData } from '../../src/frontier/types';
 import { fingerprintHex } from '../../src/core/url/fingerprint';
-import { bullPrefix } from '../../src/frontier/keys';
 import { connectRedis } from '../../src/redis/connect';
 import { parseTask } from '../../src/core/task/parse';
+import type { CrawlTask } from '../../src/core/task/model';
 
 // The queue's own cost per page: BullMQ jobs with the engine's job options (ids, attempts, backoff, kept
 // completed and failed jobs, priorities as the bench task has them), added through the engine's addBulk and
@@ -21,7 +22,7 @@ const N = Number(values.jobs ?? 20_000);
 const C = Number(values.concurrency ?? 16);
 const url = values.redis!;
 
-const { task } = parseTask(
+const { task: parsed } = parseTask(
   [
     'name: queue-floor',
     'start: [http://127.0.0.1:9/]',
@@ -34,7 +35,9 @@ const { task } = parseTask(
   ].join('\n'),
   '/tmp/queue-floor.crawl.yaml',
 );
-if (!task) throw new Error('the queue-floor task does not parse');
+if (!parsed) throw new Error('the queue-floor task does not parse');
+// Non-null in main() too (a module-level narrowing does not reach into functions).
+const task: CrawlTask = parsed;
 
 async function redisCpu(redis: Redis): Promise<number> {
   const info = await redis.info('cpu');
@@ -46,16 +49,20 @@ async function main() {
   const admin = new Redis(url);
   await admin.flushall();
   const crawl = new CrawlQueue(connectRedis(url), task.name);
+  await crawl.loadLayout();
+  // One node: one partition, whose queue the engine's window filler adds its pages to.
+  const part = crawl.partitions()[0]!;
+  const queue = part.queue;
   const run = 'floor';
   const jobs = Array.from({ length: N }, (_, i) => {
     const data: PageJobData = { url: `http://127.0.0.1:9/catalogue/book-${i}.html`, rule: 'book', depth: 2, run };
-    return { name: 'book', data, opts: crawl.jobOptions(task, `${run}.${fingerprintHex(data.url)}`, 1000) };
+    return { name: 'book', data, opts: jobOptions(task, `${run}.${fingerprintHex(data.url)}`, 1000) };
   });
 
   const cpu0 = process.cpuUsage();
   const r0 = await redisCpu(admin);
   const t0 = performance.now();
-  for (let i = 0; i < N; i += 500) await crawl.queue.addBulk(jobs.slice(i, i + 500));
+  for (let i = 0; i < N; i += 500) await queue.addBulk(jobs.slice(i, i + 500));
   const added = performance.now();
   const addCpu = process.cpuUsage(cpu0);
   const rAdd = await redisCpu(admin);
@@ -66,7 +73,7 @@ async function main() {
     async () => ({ outcome: 'done', status: 200, items: 0, links: 0 }),
     {
       connection: connectRedis(url),
-      prefix: bullPrefix(task.name),
+      prefix: part.keys.bullPrefix,
       concurrency: C,
     },
   );
