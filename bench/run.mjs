@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util';
 import { breakdown } from './lib/breakdown.mjs';
 import { summariseProfile } from './lib/profile.mjs';
 import { startMonitor } from './lib/monitor.mjs';
+import { startSlowlog } from './lib/slowlog.mjs';
 import { cpuOf, killRunning, procStat, rmrf, runMeasured, settle } from './lib/procs.mjs';
 import {
   commandCalls,
@@ -1275,6 +1276,7 @@ async function profileRun(ctx) {
   const task = join(dir, 'bench.crawl.yaml');
   writeFileSync(task, benchTask({ base: ctx.nginx.url, concurrency: C }));
   const mon = startMonitor(redis.port);
+  const slow = await startSlowlog(redis.port);
   // --cpu-prof is not allowed in NODE_OPTIONS: the CLI gets it on its command line, the worker through a
   // wrapper that the CLI spawns instead of node (lib/prof-preload.cjs).
   const wrapper = join(dir, 'node-prof.sh');
@@ -1306,6 +1308,7 @@ async function profileRun(ctx) {
   if (res.code !== 0) log(res.output.slice(-2000));
   await new Promise((r) => setTimeout(r, 300));
   const cmds = mon.stop();
+  const scriptTime = await slow.stop();
   await redis.stop();
   services.splice(services.indexOf(redis), 1);
   const pages = Number((/pages fetched\s+([\d,]+)/.exec(res.output)?.[1] ?? '0').replace(/,/g, ''));
@@ -1321,7 +1324,15 @@ async function profileRun(ctx) {
   });
   // The worker is the profile with most busy time; the CLI (coordinator + writer) is the other.
   summaries.sort((a, b) => b.busyMs - a.busyMs);
-  return { pages, wallS: res.wallS, cmds, summaries };
+  // Which script each SHA1 is (the engine's and BullMQ's, src/script-names.ts); unnamed ones keep their SHA1.
+  const names = lastJson(
+    spawnSync(process.execPath, [join(build, 'script-names.js')], { encoding: 'utf8', cwd: join(here, '..') }).stdout,
+  );
+  const scripts = Object.entries(scriptTime).map(([sha, s]) => ({
+    name: names?.shas?.[sha] ?? sha.slice(0, 12),
+    ...s,
+  }));
+  return { pages, wallS: res.wallS, cmds, scripts, summaries };
 }
 
 function fmt(n, d = 0) {
@@ -1813,6 +1824,18 @@ function report(ctx, rows, m, prof) {
         .map(([k, v]) => `${k} ${fmt(v / prof.pages, 2)}`)
         .join(', ')}.`,
     );
+    const scripts = [...(prof.scripts ?? [])].sort((a, b) => b.us - a.us);
+    const scriptUs = scripts.reduce((a, s) => a + s.us, 0);
+    if (scriptUs > 0)
+      L.push(
+        `Redis time inside each Lua script (SLOWLOG at threshold 0, bench/lib/slowlog.mjs; a script's time includes the commands it calls, and logging them adds to it, so read the shares): ${scripts
+          .slice(0, 8)
+          .map(
+            (s) =>
+              `${s.name} ${fmt((s.us / scriptUs) * 100)}% (${fmt(s.calls / prof.pages, 2)} calls a page, ${fmt(s.us / s.calls)} µs a call)`,
+          )
+          .join(', ')}.`,
+      );
     for (const s of prof.summaries) {
       L.push('');
       L.push(
