@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { freePort, startRedis, waitForPort } from '../support/services';
+import { freePort, keepOutput, ownRedisOn, startRedis } from '../support/services';
 import { track } from './support';
 
 // The Redis a fault scenario crawls on: one redis-server, or with CS_FAULTS_REDIS=cluster a real 3-primary Redis
@@ -72,12 +72,12 @@ export async function restartableFaultRedis(appendOnly: boolean): Promise<Restar
   for (let i = 0; i < 3; i++) {
     const dir = join(root, `node-${i}`);
     mkdirSync(dir);
-    nodes.push({ dir, port: await freePort(), bus: await freePort() });
+    nodes.push({ dir, port: 0, bus: 0 });
   }
   let created = false;
   return {
     start: async () => {
-      const children = await Promise.all(nodes.map((n) => clusterNode(n, appendOnly)));
+      const children = await clusterNodes(nodes, appendOnly, created);
       if (!created) {
         await cli(['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-yes']);
         created = true;
@@ -112,7 +112,37 @@ export async function restartableFaultRedis(appendOnly: boolean): Promise<Restar
   };
 }
 
-async function clusterNode(n: { dir: string; port: number; bus: number }, appendOnly: boolean): Promise<ChildProcess> {
+/**
+ * The cluster's nodes started. The first time, on ports picked now, and picked again when another process took one
+ * of them before its node could bind it (the suite runs stages side by side); once the cluster is created its nodes
+ * keep their ports (nodes.conf), and a port taken then is an error.
+ */
+async function clusterNodes(
+  nodes: { dir: string; port: number; bus: number }[],
+  appendOnly: boolean,
+  created: boolean,
+): Promise<ChildProcess[]> {
+  for (let attempt = 1; ; attempt++) {
+    if (!created) for (const n of nodes) Object.assign(n, { port: await freePort(), bus: await freePort() });
+    const started = await Promise.all(nodes.map((n) => clusterNode(n, appendOnly)));
+    const children = started.map((s) => s.child);
+    if (started.every((s) => s.state === 'ready')) return children;
+    for (const c of children) c.kill('SIGKILL');
+    await Promise.all(
+      children.map((c) => (c.exitCode === null && c.signalCode === null ? exitOf(c) : Promise.resolve())),
+    );
+    const taken = nodes.filter((_, i) => started[i]!.state === 'port-taken').map((n) => n.port);
+    if (created || attempt >= 5)
+      throw new Error(`cluster node port(s) ${taken.join(', ')} held by another process (attempt ${attempt})`);
+  }
+}
+
+const exitOf = (c: ChildProcess) => new Promise<void>((r) => c.once('exit', () => r()));
+
+async function clusterNode(
+  n: { dir: string; port: number; bus: number },
+  appendOnly: boolean,
+): Promise<{ child: ChildProcess; state: 'ready' | 'port-taken' }> {
   const args = [
     '--port',
     String(n.port),
@@ -137,9 +167,9 @@ async function clusterNode(n: { dir: string; port: number; bus: number }, append
     '--daemonize',
     'no',
   );
-  const child = track(spawn(process.env.REDIS_SERVER ?? 'redis-server', args, { stdio: ['ignore', 'ignore', 'pipe'] }));
-  await waitForPort(n.port);
-  return child;
+  const child = track(spawn(process.env.REDIS_SERVER ?? 'redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] }));
+  // The node answering as itself, not a server another test started on a port freePort() had just given out.
+  return { child, state: await ownRedisOn(child, n.port, keepOutput(child)) };
 }
 
 async function clusterOk(port: number): Promise<void> {

@@ -84,38 +84,83 @@ export interface RedisServerOptions {
   readonly dir?: string;
 }
 
-/** Starts a private redis-server on a free loopback port. */
+/**
+ * Waits until the redis-server `child` answers on `port` as itself (INFO's process_id is its pid). A port that
+ * answers is not enough: between freePort() and the bind, another test's server (the suite runs stages side by side)
+ * may take the port, and the caller would then use that one while its own exited with "Address already in use".
+ * 'port-taken' then; an error for any other exit or after 15 s, with the server's output.
+ */
+export async function ownRedisOn(
+  child: ChildProcess,
+  port: number,
+  output: () => string,
+  password?: string,
+): Promise<'ready' | 'port-taken'> {
+  const spawnError = new Promise<Error>((resolve) => child.once('error', (err) => resolve(err)));
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const failure = await Promise.race([spawnError, new Promise<null>((r) => setTimeout(() => r(null), 50))]);
+    if (failure)
+      throw new Error(`cannot start ${REDIS_BIN()}: ${failure.message} (install it: apt-get install redis-server)`);
+    if (child.exitCode !== null || child.signalCode !== null) {
+      if (/address already in use/i.test(output())) return 'port-taken';
+      throw new Error(
+        `${child.spawnargs.join(' ')} exited (${child.exitCode ?? child.signalCode}):\n${output().trim()}`,
+      );
+    }
+    if ((await serverPid(port, password)) === child.pid) return 'ready';
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(
+        `${child.spawnargs.join(' ')} did not answer on 127.0.0.1:${port} within 15 s:\n${output().trim()}`,
+      );
+    }
+  }
+}
+
+/** A redis-server's stdout and stderr, drained as it runs, its last 4,000 characters kept for an error. */
+export function keepOutput(child: ChildProcess): () => string {
+  let output = '';
+  const keep = (b: Buffer) => (output = (output + b.toString()).slice(-4000));
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  return () => output;
+}
+
+/** Starts a private redis-server on a free loopback port (or on `opts.port`, which must then be free). */
 export async function startRedis(opts: RedisServerOptions = {}): Promise<RedisServer> {
-  const bin = process.env.REDIS_SERVER ?? 'redis-server';
-  const port = opts.port ?? (await freePort());
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'cs-redis-'));
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, '--daemonize', 'no'];
-  args.push('--appendonly', opts.appendOnly ? 'yes' : 'no');
-  const child = spawn(bin, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  const spawnError = new Promise<never>((_, reject) =>
-    child.once('error', (err) =>
-      reject(new Error(`cannot start ${bin}: ${err.message} (install it: apt-get install redis-server)`)),
-    ),
-  );
-  await Promise.race([waitForPort(port), spawnError]);
-  let stopped = false;
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    port,
-    dir,
-    process: child,
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await Promise.race([exited, new Promise((r) => setTimeout(r, 3000))]);
-        if (child.exitCode === null) child.kill('SIGKILL');
-      }
-      if (!opts.dir) rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  for (let attempt = 1; ; attempt++) {
+    const port = opts.port ?? (await freePort());
+    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, '--daemonize', 'no'];
+    args.push('--appendonly', opts.appendOnly ? 'yes' : 'no');
+    const child = spawn(REDIS_BIN(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const output = keepOutput(child);
+    if ((await ownRedisOn(child, port, output)) === 'port-taken') {
+      if (opts.port === undefined && attempt < 5) continue;
+      throw new Error(
+        `${REDIS_BIN()} cannot listen on 127.0.0.1:${port}: another process holds it\n${output().trim()}`,
+      );
+    }
+    let stopped = false;
+    return {
+      url: `redis://127.0.0.1:${port}`,
+      port,
+      dir,
+      process: child,
+      async stop() {
+        if (stopped) return;
+        stopped = true;
+        if (child.exitCode === null) {
+          const exited = new Promise((r) => child.once('exit', r));
+          child.kill('SIGTERM');
+          await Promise.race([exited, new Promise((r) => setTimeout(r, 3000))]);
+          if (child.exitCode === null) child.kill('SIGKILL');
+        }
+        if (!opts.dir) rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
 }
 
 /**
@@ -172,33 +217,11 @@ async function startNode(
     const port = await freePort();
     const argv = await args(port);
     const child = spawn(REDIS_BIN(), argv, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    const keep = (b: Buffer) => (output = (output + b.toString()).slice(-4000));
-    child.stdout.on('data', keep);
-    child.stderr.on('data', keep);
-    const spawnError = new Promise<Error>((resolve) => child.once('error', (err) => resolve(err)));
+    const output = keepOutput(child);
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    const deadline = Date.now() + 15_000;
-    let ready = false;
-    while (!ready) {
-      const failure = await Promise.race([spawnError, new Promise<null>((r) => setTimeout(() => r(null), 50))]);
-      if (failure)
-        throw new Error(`cannot start ${REDIS_BIN()}: ${failure.message} (install it: apt-get install redis-server)`);
-      if (child.exitCode !== null || child.signalCode !== null) break;
-      ready = (await serverPid(port, password)) === child.pid;
-      if (!ready && Date.now() > deadline) {
-        child.kill('SIGKILL');
-        throw new Error(
-          `${REDIS_BIN()} ${argv.join(' ')} did not answer on 127.0.0.1:${port} within 15 s:\n${output.trim()}`,
-        );
-      }
-    }
-    if (!ready) {
-      lastOutput = output;
-      if (/address already in use/i.test(output)) continue;
-      throw new Error(
-        `${REDIS_BIN()} ${argv.join(' ')} exited (${child.exitCode ?? child.signalCode}):\n${output.trim()}`,
-      );
+    if ((await ownRedisOn(child, port, output, password)) === 'port-taken') {
+      lastOutput = output();
+      continue;
     }
     const alive = () => child.exitCode === null && child.signalCode === null;
     const end = async (signal: NodeJS.Signals) => {
