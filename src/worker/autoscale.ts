@@ -103,6 +103,8 @@ export class ConcurrencyAutoscaler {
   private freshWindow() {
     return {
       at: performance.now(),
+      // The most memory in use at any tick of the window (memoryRoom in core/autoscale/concurrency.ts).
+      memoryPeak: 0,
       pages: this.deps.pagesDone(),
       used: this.deps.slots.reduce((n, s) => n + s.usedSlotMs(), 0),
       elu: performance.eventLoopUtilization(),
@@ -147,6 +149,9 @@ export class ConcurrencyAutoscaler {
     const elu: EventLoopUtilization = performance.eventLoopUtilization(w.elu);
     const lat = this.answers.latencies.slice().sort((a, b) => a - b);
     const meanDelay = this.loopDelay.mean / 1e6;
+    // Every tick reads memory, judged or not: the window's peak is over those readings.
+    const memoryUsed = this.deps.memoryUsed();
+    w.memoryPeak = Math.max(w.memoryPeak, memoryUsed);
     return {
       at: Date.now(),
       windowMs,
@@ -156,7 +161,7 @@ export class ConcurrencyAutoscaler {
       // Less the timer's own resolution, which the histogram counts as delay.
       loopDelayMs: Number.isFinite(meanDelay) ? Math.max(0, meanDelay - 20) : 0,
       machineCpu: cpuShare(w.cpu, cpuTimes()),
-      memory: { used: this.deps.memoryUsed(), limit: this.deps.memoryLimit },
+      memory: { used: memoryUsed, limit: this.deps.memoryLimit, peak: w.memoryPeak },
       redisMs,
       sites: {
         answered: this.answers.count,

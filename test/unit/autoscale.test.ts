@@ -194,6 +194,13 @@ describe('autoscaling: the concurrency controller (issue 36)', () => {
     const none = decide(LIMITS, initialState(2), sample(0, 400, { memory: { used: 0.8e9, limit: 1.2e9 } }));
     assert.equal(none.concurrency, 2);
     assert.match(none.reason, /no growth: memory at 3 would pass its back-off share/);
+    // Rendered pages' memory comes and goes: 2 in 653 MB now would make room for a third (3 × 327 MB under 90% of
+    // 1.2 GB), but the window's readings went up to 800 MB, and at that a third passes 90% (seen: 1.27 GB at 3).
+    const between = { used: 0.653e9, limit: 1.2e9 };
+    assert.equal(decide(LIMITS, initialState(2), sample(0, 400, { memory: between })).concurrency, 3);
+    const peaked = decide(LIMITS, initialState(2), sample(0, 400, { memory: { ...between, peak: 0.8e9 } }));
+    assert.equal(peaked.concurrency, 2, peaked.reason);
+    assert.match(peaked.reason, /no growth: memory at 3 would pass its back-off share/);
   });
 
   it('does not grow past what the waiting work can use, nor while the slots are not full, nor when CPU-bound', () => {

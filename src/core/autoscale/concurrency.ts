@@ -38,8 +38,11 @@ export interface ConcurrencySample {
   readonly loopDelayMs: number;
   /** Share of the machine's CPU in use, 0..1, when known. */
   readonly machineCpu: number | null;
-  /** Bytes this process (with its browsers) uses, and the limit (a cgroup's memory.max, --max-memory), if any. */
-  readonly memory: { readonly used: number; readonly limit: number | null };
+  /**
+   * Bytes this process (with its browsers) uses, and the limit (a cgroup's memory.max, --max-memory), if any; `peak`:
+   * the most it used at any reading of the window (absent: `used`).
+   */
+  readonly memory: { readonly used: number; readonly limit: number | null; readonly peak?: number };
   /** A round trip to Redis (ms), when measured. */
   readonly redisMs: number | null;
   /**
@@ -302,10 +305,13 @@ function saturated(s: ConcurrencySample): boolean {
  * The most requests memory leaves room for: what each costs so far (all in use ÷ requests, more than one costs, as the
  * browser's own share counts in it) times as many as fit under the back-off share. A doubling from 2 to 4 rendered
  * pages took a worker from 62% of its limit to 99% (issue 36): the hold at `memoryHold` alone does not see that coming.
+ * What each costs is read at the window's peak: a rendered page's memory comes and goes as it loads and closes, and a
+ * reading between two pages made room for a third that took a worker from 653 MB to 1.27 GB of its 1.2 GB limit.
  */
 function memoryRoom(s: ConcurrencySample, c: number): number | null {
-  if (s.memory.limit === null || s.memory.used <= 0) return null;
-  return Math.floor((c * AUTOSCALE.memoryBackOff * s.memory.limit) / s.memory.used);
+  const used = Math.max(s.memory.used, s.memory.peak ?? 0);
+  if (s.memory.limit === null || used <= 0) return null;
+  return Math.floor((c * AUTOSCALE.memoryBackOff * s.memory.limit) / used);
 }
 
 /** Memory at the back-off share of its limit. */
