@@ -102,7 +102,7 @@ export function query(next: ResultsViewState): void {
   st.view = next;
   persist();
   resetRows();
-  send({ type: 'query', view: st.view });
+  send({ type: 'query', view: st.view, seq: ++st.sent });
   renderHeader();
   render();
 }

@@ -56,7 +56,9 @@ function onInit(m: Message<'init'>): void {
   st.types = [...m.types];
   st.columns = [...m.columns];
   st.canPreview = m.canPreview;
-  st.view = m.view;
+  // The extension polls while a crawl runs, and a poll's init may be on its way when the user sorts or filters:
+  // taking its view would undo the click, and the next click would toggle from the undone state.
+  if (m.seq >= st.sent) st.view = m.view;
   titleEl.replaceChildren(icon('table'), h('span', {}, `Results: ${m.task}`));
   renderTypes();
   st.runs = m.runs;

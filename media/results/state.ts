@@ -26,6 +26,8 @@ export const st = {
   types: [] as string[],
   columns: [] as string[],
   view: vscode.getState()?.view ?? EMPTY_VIEW,
+  /** Queries sent since the view loaded; an init answering an older one carries a view this side has replaced. */
+  sent: 0,
   canPreview: false,
   generation: -1,
   total: 0,

@@ -77,6 +77,37 @@ describe('Results view (UI)', function () {
     await wb.screenshot('ui/results-1-live.png');
   });
 
+  it('keeps a sort clicked while an older view from the extension is on its way', async () => {
+    // While a crawl runs, the extension polls the store, and a poll posts the view it has: one that began before a
+    // click answers with the view from before it. The click must stand, and the next click toggle from it.
+    const wv = webview(wb.page);
+    const upc = wv.locator('.hcell[data-col="upc"]');
+    await wv.locator('body').evaluate(() => {
+      const answers: unknown[] = [];
+      Object.defineProperty(globalThis, '__answers', { value: answers, configurable: true });
+      addEventListener('message', (e: MessageEvent<{ type?: unknown }>) => {
+        if (e.data?.type === 'init') answers.push(e.data);
+      });
+    });
+    await upc.click();
+    await wv.locator('.hcell[data-col="upc"][aria-sort="ascending"]').waitFor();
+    // The click's answer, as a poll begun before the click would have sent it: the view unsorted, the seq older.
+    await wv.locator('body').evaluate(async () => {
+      type Init = { seq: number; view: { sort: unknown } };
+      const answers = (globalThis as unknown as { __answers: Init[] }).__answers;
+      for (let i = 0; i < 600 && !answers.some((m) => m.seq > 0); i++) await new Promise((r) => setTimeout(r, 50));
+      const answer = answers.find((m) => m.seq > 0);
+      if (!answer) throw new Error('the extension did not answer the click with its view');
+      const before = { ...answer, seq: answer.seq - 1, view: { ...answer.view, sort: null } };
+      dispatchEvent(new MessageEvent('message', { data: before }));
+    });
+    await upc.click();
+    await wv.locator('.hcell[data-col="upc"][aria-sort="descending"]').waitFor({ timeout: 15_000 });
+    // Back to storage order, for the tests below.
+    await upc.click();
+    await wv.locator('.hcell[data-col="upc"][aria-sort="none"]').waitFor();
+  });
+
   it('sorts by a column and filters by text', async () => {
     const { page } = wb;
     const wv = webview(page);

@@ -42,12 +42,14 @@ describe('webview messages are validated before anything happens', () => {
   it('accepts the results messages in their exact shape', () => {
     assert.ok(parseResultsMessage({ type: 'ready' }));
     assert.ok(parseResultsMessage({ type: 'ready', view }));
-    assert.ok(parseResultsMessage({ type: 'query', view }));
+    assert.ok(parseResultsMessage({ type: 'query', view, seq: 1 }));
     assert.ok(parseResultsMessage({ type: 'rows', generation: 3, offset: 100, limit: 100 }));
     assert.ok(parseResultsMessage({ type: 'export', format: 'csv' }));
     assert.ok(parseResultsMessage({ type: 'quality', show: true }));
     assert.ok(parseResultsMessage({ type: 'openUrl', offset: 4 }));
-    assert.ok(parseResultsMessage({ type: 'query', view: { ...view, changes: 'removed', changeRun: 'latest' } }));
+    assert.ok(
+      parseResultsMessage({ type: 'query', view: { ...view, changes: 'removed', changeRun: 'latest' }, seq: 2 }),
+    );
   });
 
   it('refuses unknown types, extra fields, wrong types and unbounded sizes', () => {
@@ -60,13 +62,16 @@ describe('webview messages are validated before anything happens', () => {
       { type: 'openUrl', offset: 1.5 },
       { type: 'rows', generation: 0, offset: 0, limit: 100_000 },
       { type: 'export', format: 'csv', path: '/etc/x' },
-      { type: 'query', view: { ...view, changes: 'everything' } },
-      { type: 'query', view: { ...view, changes: undefined } },
-      { type: 'query', view: { ...view, changes: 'all', changeRun: 'x'.repeat(201) } },
+      { type: 'query', view: { ...view, changes: 'everything' }, seq: 1 },
+      { type: 'query', view: { ...view, changes: undefined }, seq: 1 },
+      { type: 'query', view: { ...view, changes: 'all', changeRun: 'x'.repeat(201) }, seq: 1 },
       { type: 'export', format: 'sh' },
-      { type: 'query', view: { ...view, filters: { a: 'x'.repeat(10_000) } } },
-      { type: 'query', view: { ...view, sort: { field: 'a', descending: 'yes' } } },
-      { type: 'query', view: { ...view, extra: 1 } },
+      { type: 'query', view: { ...view, filters: { a: 'x'.repeat(10_000) } }, seq: 1 },
+      { type: 'query', view: { ...view, sort: { field: 'a', descending: 'yes' } }, seq: 1 },
+      { type: 'query', view: { ...view, extra: 1 }, seq: 1 },
+      { type: 'query', view },
+      { type: 'query', view, seq: 0 },
+      { type: 'query', view, seq: '1' },
     ]) {
       assert.equal(parseResultsMessage(bad), null, JSON.stringify(bad)?.slice(0, 80));
     }

@@ -38,7 +38,9 @@ export function parseResultsMessage(v: unknown): FromResults | null {
     case 'ready':
       return hasShape(v, { type: isOneOf('ready'), view: isViewState }, ['view']) ? (v as FromResults) : null;
     case 'query':
-      return hasShape(v, { type: isOneOf('query'), view: isViewState }) ? (v as FromResults) : null;
+      return hasShape(v, { type: isOneOf('query'), view: isViewState, seq: isInt(1, Number.MAX_SAFE_INTEGER) })
+        ? (v as FromResults)
+        : null;
     case 'rows':
       return hasShape(v, {
         type: isOneOf('rows'),

@@ -40,6 +40,8 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
   private lastCount = '';
   private lastStored = -1;
   private source: ResultsSource | null = null;
+  /** The webview's last query applied here (init carries it back). */
+  private answered = 0;
 
   private constructor(
     private readonly context: vscode.ExtensionContext,
@@ -107,7 +109,7 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
         await this.serial(() => this.init(m.view ?? this.view));
         return;
       case 'query':
-        await this.serial(() => this.applyQuery(m.view));
+        await this.serial(() => this.applyQuery(m.view, m.seq));
         return;
       case 'rows':
         await this.serial(async () => {
@@ -184,7 +186,14 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
     }
   }
 
+  /** Shows a view the extension asks for (Find URL's item, a command's filter): the webview takes it as its own. */
+  async show(view: ResultsViewState): Promise<void> {
+    if (!this.disposed) await this.serial(() => this.applyQuery(view));
+  }
+
   private async init(view: ResultsViewState): Promise<void> {
+    // A webview (re)loaded: it numbers its queries from 1 again.
+    this.answered = 0;
     const src = await this.store();
     this.view = await src.setQuery(view);
     const canPreview = (await vscode.commands.getCommands(true)).includes(DESIGNER_PREVIEW_COMMAND);
@@ -195,25 +204,19 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
     this.schedulePoll();
   }
 
-  private async applyQuery(view: ResultsViewState): Promise<void> {
+  /** `seq`: the webview's number for this query; a query from this side keeps the last one. */
+  private async applyQuery(view: ResultsViewState, seq = this.answered): Promise<void> {
+    this.answered = seq;
     const src = await this.store();
-    const typeChanged = view.itemType !== this.view.itemType;
     const needsIndex =
       Object.values(view.filters).some((t) => t !== '') ||
       (view.sort !== null && !['_key', '_fetched_at'].includes(view.sort.field)) ||
       (view.run ?? 'latest') !== (this.view.run ?? 'latest');
     if (needsIndex) this.post({ type: 'busy', text: 'Filtering…' });
     this.view = await src.setQuery(view);
-    // A new type or run: the columns and the run filter change with it.
-    const last = this.lastInit();
-    if (
-      typeChanged ||
-      (view.run ?? 'latest') !== (last?.view.run ?? 'latest') ||
-      src.run !== last?.runs.shown ||
-      view.changes !== last?.view.changes ||
-      view.changeRun !== last?.view.changeRun
-    )
-      await this.postInit();
+    // Every query is answered with the view as applied (a new type brings its columns, a run its filter) and the
+    // query's seq, so the webview can tell this answer from a poll's older one.
+    await this.postInit();
     this.lastCount = '';
     await this.postCount();
     if (needsIndex) this.post({ type: 'busy', text: null });
@@ -236,6 +239,7 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
       types: await src.types(),
       columns,
       view: this.view,
+      seq: this.answered,
       canPreview,
       runs: await src.runsShown(),
       changes: await src.changesShown(),

@@ -117,6 +117,11 @@ export type ToResults =
       readonly types: readonly string[];
       readonly columns: readonly string[];
       readonly view: ResultsViewState;
+      /**
+       * The webview's last query this view answers (its `seq`). Older than the webview's latest, the view is stale:
+       * the webview keeps its own until its query is answered, or a click made meanwhile would be undone.
+       */
+      readonly seq: number;
       readonly canPreview: boolean;
       readonly runs: RunsShown;
       readonly changes: ChangesShown;
@@ -147,7 +152,8 @@ export type ExportFormat = 'csv' | 'jsonl' | 'json';
 
 export type FromResults =
   | { readonly type: 'ready'; readonly view?: ResultsViewState }
-  | { readonly type: 'query'; readonly view: ResultsViewState }
+  /** A new query; `seq` counts the webview's queries since it loaded (1, 2, …), `ready` being 0. */
+  | { readonly type: 'query'; readonly view: ResultsViewState; readonly seq: number }
   | { readonly type: 'rows'; readonly generation: number; readonly offset: number; readonly limit: number }
   | { readonly type: 'detail'; readonly offset: number }
   | { readonly type: 'openUrl'; readonly offset: number }

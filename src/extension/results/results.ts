@@ -35,7 +35,7 @@ export function activateResults(context: vscode.ExtensionContext, api: CrawlStud
     const p = ResultsPanel.open(context, api, actions, task, undefined, initial ?? undefined);
     if (initial) {
       // A view asked for without a change filter (Find URL's item) shows stored items, whatever the panel showed.
-      await p.receive({ type: 'query', view: { ...withoutChangeFilter(p.state.view), ...initial } });
+      await p.show({ ...withoutChangeFilter(p.state.view), ...initial });
     }
     return p.storedCount();
   });

@@ -153,7 +153,7 @@ rules:
       showQuality: false,
       ...view,
     };
-    assert.equal(await send({ type: 'query', view: full }), true);
+    assert.equal(await send({ type: 'query', view: full, seq: 1 }), true);
     const count = await until('the count of the new query', async () => {
       const c = posted(await results('watched'), 'count');
       return c && c.generation > before ? c : undefined;

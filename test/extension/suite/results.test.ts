@@ -34,6 +34,9 @@ function posted<T extends ToResults['type']>(
   return p?.lastPosted[type] as Extract<ToResults, { type: T }> | undefined;
 }
 
+// The webview numbers its queries from 1; the tests speak for it.
+let seq = 0;
+const nextSeq = () => ++seq;
 const send = (file: string, message: unknown) =>
   vscode.commands.executeCommand<boolean>('crawlStudio.results.testMessage', file, message);
 
@@ -140,6 +143,7 @@ describe('Results view and Find URL (real crawl)', function () {
     const base = posted(await panel('books'), 'count')!;
     await send(file, {
       type: 'query',
+      seq: nextSeq(),
       view: {
         itemType: 'book',
         filters: { title: '1' },
@@ -197,6 +201,7 @@ describe('Results view and Find URL (real crawl)', function () {
   it('shows field quality: a selector that matches nothing is 100% empty', async () => {
     await send(file, {
       type: 'query',
+      seq: nextSeq(),
       view: { itemType: 'book', filters: {}, sort: null, hidden: [], showQuality: true },
     });
     await send(file, { type: 'quality', show: true });
@@ -274,13 +279,13 @@ describe('Results view and Find URL (real crawl)', function () {
     );
     // Every run, or the first one, on request.
     const view = { itemType: 'book', filters: {}, sort: null, hidden: [], showQuality: true };
-    await send(file, { type: 'query', view: { ...view, run: 'all' } });
+    await send(file, { type: 'query', seq: nextSeq(), view: { ...view, run: 'all' } });
     assert.equal(posted(await panel('books'), 'count')!.total, 78);
     assert.equal(posted(await panel('books'), 'quality')!.fields.find((f) => f.field === 'title')!.empty, 39);
-    await send(file, { type: 'query', view: { ...view, run: firstRun } });
+    await send(file, { type: 'query', seq: nextSeq(), view: { ...view, run: firstRun } });
     assert.equal(posted(await panel('books'), 'count')!.total, 39);
     assert.equal(posted(await panel('books'), 'quality')!.fields.find((f) => f.field === 'title')!.empty, 0);
-    await send(file, { type: 'query', view: { ...view, run: 'latest' } });
+    await send(file, { type: 'query', seq: nextSeq(), view: { ...view, run: 'latest' } });
   });
 
   it('Find URL answers for a URL in each place', async () => {
