@@ -26,7 +26,10 @@ export const st = {
   types: [] as string[],
   columns: [] as string[],
   view: vscode.getState()?.view ?? EMPTY_VIEW,
-  /** Queries sent since the view loaded; an init answering an older one carries a view this side has replaced. */
+  /**
+   * Changes of the view sent since the view loaded (queries, field quality, columns): an init answering an older one
+   * carries a view this side has replaced since.
+   */
   sent: 0,
   canPreview: false,
   generation: -1,

@@ -39,7 +39,7 @@ export function initToolbar(): void {
   qualityBtn.addEventListener('click', () => {
     st.view = { ...st.view, showQuality: !st.view.showQuality };
     persist();
-    send({ type: 'quality', show: st.view.showQuality });
+    send({ type: 'quality', show: st.view.showQuality, seq: ++st.sent });
     renderQuality();
     renderToolbar();
   });
@@ -66,6 +66,7 @@ function initColumnsPopup(): void {
         const hidden = on ? st.view.hidden.filter((x) => x !== c) : [...st.view.hidden, c];
         if (st.columns.length - hidden.length === 0) return;
         st.view = { ...st.view, hidden };
+        send({ type: 'columns', hidden, seq: ++st.sent });
         persist();
         renderHeader();
         render();

@@ -77,11 +77,11 @@ describe('Results view (UI)', function () {
     await wb.screenshot('ui/results-1-live.png');
   });
 
-  it('keeps a sort clicked while an older view from the extension is on its way', async () => {
+  it('keeps a sort and hidden columns while an older view from the extension is on its way', async () => {
     // While a crawl runs, the extension polls the store, and a poll posts the view it has: one that began before a
-    // click answers with the view from before it. The click must stand, and the next click toggle from it.
+    // click answers with the view from before it. The click must stand, and the next click toggle from it. Columns
+    // hidden in the webview must be known to the extension, or its next answer shows them again.
     const wv = webview(wb.page);
-    const upc = wv.locator('.hcell[data-col="upc"]');
     await wv.locator('body').evaluate(() => {
       const answers: unknown[] = [];
       Object.defineProperty(globalThis, '__answers', { value: answers, configurable: true });
@@ -89,23 +89,42 @@ describe('Results view (UI)', function () {
         if (e.data?.type === 'init') answers.push(e.data);
       });
     });
+    const isbn = wv.locator('.hcell[data-col="isbn"]');
+    const toggleIsbn = async () => {
+      await wv.locator('vscode-button', { hasText: 'Columns' }).click();
+      await wv.locator('.popup vscode-checkbox[label="isbn"]').click();
+      await wb.page.keyboard.press('Escape');
+    };
+    await toggleIsbn();
+    await isbn.waitFor({ state: 'detached' });
+    const upc = wv.locator('.hcell[data-col="upc"]');
     await upc.click();
     await wv.locator('.hcell[data-col="upc"][aria-sort="ascending"]').waitFor();
-    // The click's answer, as a poll begun before the click would have sent it: the view unsorted, the seq older.
-    await wv.locator('body').evaluate(async () => {
-      type Init = { seq: number; view: { sort: unknown } };
+    // The click's answer, then the same as a poll begun before the click would have sent it: unsorted, every column
+    // shown, its seq older.
+    const seen = await wv.locator('body').evaluate(async () => {
+      type Init = { seq: number; view: { sort: unknown; hidden: string[] } };
       const answers = (globalThis as unknown as { __answers: Init[] }).__answers;
-      for (let i = 0; i < 600 && !answers.some((m) => m.seq > 0); i++) await new Promise((r) => setTimeout(r, 50));
-      const answer = answers.find((m) => m.seq > 0);
+      for (let i = 0; i < 600 && !answers.some((m) => m.seq > 1); i++) await new Promise((r) => setTimeout(r, 50));
+      const answer = answers.find((m) => m.seq > 1);
       if (!answer) throw new Error('the extension did not answer the click with its view');
-      const before = { ...answer, seq: answer.seq - 1, view: { ...answer.view, sort: null } };
+      const before = {
+        ...answer,
+        seq: answer.seq - 1,
+        view: { ...answer.view, sort: null, hidden: answer.view.hidden.filter((c) => c !== 'isbn') },
+      };
       dispatchEvent(new MessageEvent('message', { data: before }));
+      return answer.view.hidden;
     });
+    assert.ok(seen.includes('isbn'), `the extension's answer hides isbn too: ${seen.join(', ')}`);
     await upc.click();
     await wv.locator('.hcell[data-col="upc"][aria-sort="descending"]').waitFor({ timeout: 15_000 });
-    // Back to storage order, for the tests below.
+    assert.equal(await isbn.count(), 0, 'isbn stays hidden');
+    // Back to storage order and every column, for the tests below.
     await upc.click();
     await wv.locator('.hcell[data-col="upc"][aria-sort="none"]').waitFor();
+    await toggleIsbn();
+    await isbn.waitFor();
   });
 
   it('sorts by a column and filters by text', async () => {

@@ -45,7 +45,8 @@ describe('webview messages are validated before anything happens', () => {
     assert.ok(parseResultsMessage({ type: 'query', view, seq: 1 }));
     assert.ok(parseResultsMessage({ type: 'rows', generation: 3, offset: 100, limit: 100 }));
     assert.ok(parseResultsMessage({ type: 'export', format: 'csv' }));
-    assert.ok(parseResultsMessage({ type: 'quality', show: true }));
+    assert.ok(parseResultsMessage({ type: 'quality', show: true, seq: 3 }));
+    assert.ok(parseResultsMessage({ type: 'columns', hidden: ['_key'], seq: 4 }));
     assert.ok(parseResultsMessage({ type: 'openUrl', offset: 4 }));
     assert.ok(
       parseResultsMessage({ type: 'query', view: { ...view, changes: 'removed', changeRun: 'latest' }, seq: 2 }),
@@ -72,6 +73,10 @@ describe('webview messages are validated before anything happens', () => {
       { type: 'query', view },
       { type: 'query', view, seq: 0 },
       { type: 'query', view, seq: '1' },
+      { type: 'quality', show: true },
+      { type: 'columns', hidden: ['_key'] },
+      { type: 'columns', hidden: '_key', seq: 1 },
+      { type: 'columns', hidden: ['x'.repeat(201)], seq: 1 },
     ]) {
       assert.equal(parseResultsMessage(bad), null, JSON.stringify(bad)?.slice(0, 80));
     }

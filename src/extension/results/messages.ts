@@ -30,6 +30,9 @@ export const isViewState: Check<ResultsViewState> = (v): v is ResultsViewState =
     ['run', 'changes', 'changeRun'],
   );
 
+/** The number the webview gives each change of its view (1, 2, …). */
+const isSeq = isInt(1, Number.MAX_SAFE_INTEGER);
+
 const offsetMsg = (type: string) => (v: unknown) => hasShape(v, { type: isOneOf(type), offset: isInt(0, MAX_OFFSET) });
 
 export function parseResultsMessage(v: unknown): FromResults | null {
@@ -38,9 +41,7 @@ export function parseResultsMessage(v: unknown): FromResults | null {
     case 'ready':
       return hasShape(v, { type: isOneOf('ready'), view: isViewState }, ['view']) ? (v as FromResults) : null;
     case 'query':
-      return hasShape(v, { type: isOneOf('query'), view: isViewState, seq: isInt(1, Number.MAX_SAFE_INTEGER) })
-        ? (v as FromResults)
-        : null;
+      return hasShape(v, { type: isOneOf('query'), view: isViewState, seq: isSeq }) ? (v as FromResults) : null;
     case 'rows':
       return hasShape(v, {
         type: isOneOf('rows'),
@@ -60,7 +61,9 @@ export function parseResultsMessage(v: unknown): FromResults | null {
         ? (v as FromResults)
         : null;
     case 'quality':
-      return hasShape(v, { type: isOneOf('quality'), show: isBool }) ? (v as FromResults) : null;
+      return hasShape(v, { type: isOneOf('quality'), show: isBool, seq: isSeq }) ? (v as FromResults) : null;
+    case 'columns':
+      return hasShape(v, { type: isOneOf('columns'), hidden: isHidden, seq: isSeq }) ? (v as FromResults) : null;
     default:
       return null;
   }

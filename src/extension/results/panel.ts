@@ -124,27 +124,7 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
         });
         return;
       case 'detail':
-        await this.serial(async () => {
-          const src = await this.store();
-          const item = await src.item(m.offset);
-          if (!item) return;
-          const fields = Object.entries(item.data).map(([name, value]) => ({ name, value }));
-          const change = src.changeAt(m.offset);
-          this.post({
-            type: 'detail',
-            detail: {
-              offset: m.offset,
-              type: item.type,
-              key: item.key,
-              url: item.url,
-              rule: item.rule,
-              run: item.run,
-              fetchedAt: item.fetchedAt,
-              fields,
-              ...(change ? { change } : {}),
-            },
-          });
-        });
+        await this.serial(() => this.postDetail(m.offset));
         return;
       case 'openUrl': {
         const item = await this.serial(async () => (await this.store()).item(m.offset));
@@ -180,10 +160,42 @@ export class ResultsPanel extends WebviewPanelBase<ToResults> {
         await this.exportWithDialog(m.format);
         return;
       case 'quality':
-        this.view = { ...this.view, showQuality: m.show };
-        if (m.show) await this.serial(() => this.postQuality());
+        await this.serial(() => this.edit(m.seq, { showQuality: m.show }));
+        return;
+      case 'columns':
+        await this.serial(() => this.edit(m.seq, { hidden: [...m.hidden] }));
         return;
     }
+  }
+
+  /** A row's every field, with its source, run and (in the change filter) its old and new values. */
+  private async postDetail(offset: number): Promise<void> {
+    const src = await this.store();
+    const item = await src.item(offset);
+    if (!item) return;
+    const fields = Object.entries(item.data).map(([name, value]) => ({ name, value }));
+    const change = src.changeAt(offset);
+    this.post({
+      type: 'detail',
+      detail: {
+        offset,
+        type: item.type,
+        key: item.key,
+        url: item.url,
+        rule: item.rule,
+        run: item.run,
+        fetchedAt: item.fetchedAt,
+        fields,
+        ...(change ? { change } : {}),
+      },
+    });
+  }
+
+  /** A change of the view that reads no rows (field quality shown or hidden, columns hidden), in order with queries. */
+  private async edit(seq: number, change: Partial<Pick<ResultsViewState, 'showQuality' | 'hidden'>>): Promise<void> {
+    this.answered = seq;
+    this.view = { ...this.view, ...change };
+    if (change.showQuality) await this.postQuality();
   }
 
   /** Shows a view the extension asks for (Find URL's item, a command's filter): the webview takes it as its own. */

@@ -118,8 +118,9 @@ export type ToResults =
       readonly columns: readonly string[];
       readonly view: ResultsViewState;
       /**
-       * The webview's last query this view answers (its `seq`). Older than the webview's latest, the view is stale:
-       * the webview keeps its own until its query is answered, or a click made meanwhile would be undone.
+       * The webview's last change of its view (a query, field quality, columns) that this view has applied: when the
+       * webview has sent a later one, this view is stale and the webview keeps its own, or a click made meanwhile
+       * would be undone (a poll posts the view it has while a crawl runs).
        */
       readonly seq: number;
       readonly canPreview: boolean;
@@ -152,7 +153,7 @@ export type ExportFormat = 'csv' | 'jsonl' | 'json';
 
 export type FromResults =
   | { readonly type: 'ready'; readonly view?: ResultsViewState }
-  /** A new query; `seq` counts the webview's queries since it loaded (1, 2, …), `ready` being 0. */
+  /** A new query; `seq` numbers the webview's changes of its view since it loaded (1, 2, …), `ready` being 0. */
   | { readonly type: 'query'; readonly view: ResultsViewState; readonly seq: number }
   | { readonly type: 'rows'; readonly generation: number; readonly offset: number; readonly limit: number }
   | { readonly type: 'detail'; readonly offset: number }
@@ -160,8 +161,10 @@ export type FromResults =
   | { readonly type: 'showJob'; readonly offset: number }
   | { readonly type: 'openPreview'; readonly offset: number }
   | { readonly type: 'export'; readonly format: ExportFormat }
-  /** Show (and keep current while visible) or hide the field quality panel. */
-  | { readonly type: 'quality'; readonly show: boolean };
+  /** Show (and keep current while visible) or hide the field quality panel: a change of the view, numbered as a query. */
+  | { readonly type: 'quality'; readonly show: boolean; readonly seq: number }
+  /** The columns hidden (the Columns popup): a change of the view, numbered as a query; the rows stay. */
+  | { readonly type: 'columns'; readonly hidden: readonly string[]; readonly seq: number };
 
 export const EMPTY_VIEW: ResultsViewState = {
   itemType: null,

@@ -35,7 +35,9 @@ export function activateResults(context: vscode.ExtensionContext, api: CrawlStud
     const p = ResultsPanel.open(context, api, actions, task, undefined, initial ?? undefined);
     if (initial) {
       // A view asked for without a change filter (Find URL's item) shows stored items, whatever the panel showed.
-      await p.show({ ...withoutChangeFilter(p.state.view), ...initial });
+      // Its columns and field quality stay as the user left them.
+      const { hidden, showQuality } = p.state.view;
+      await p.show({ ...withoutChangeFilter(p.state.view), ...initial, hidden, showQuality });
     }
     return p.storedCount();
   });

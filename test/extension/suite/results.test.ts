@@ -204,7 +204,7 @@ describe('Results view and Find URL (real crawl)', function () {
       seq: nextSeq(),
       view: { itemType: 'book', filters: {}, sort: null, hidden: [], showQuality: true },
     });
-    await send(file, { type: 'quality', show: true });
+    await send(file, { type: 'quality', show: true, seq: nextSeq() });
     const q = posted(await panel('books'), 'quality')!;
     assert.equal(q.total, 39);
     const isbn = q.fields.find((f) => f.field === 'isbn');
@@ -268,7 +268,7 @@ describe('Results view and Find URL (real crawl)', function () {
       rows.every((r) => r.cells._run === latest.init.runs.shown),
       "only the latest run's rows, each showing its run",
     );
-    await send(file, { type: 'quality', show: true });
+    await send(file, { type: 'quality', show: true, seq: nextSeq() });
     const q = posted(await panel('books'), 'quality')!;
     assert.equal(q.run, latest.init.runs.shown);
     assert.equal(q.total, 39);
