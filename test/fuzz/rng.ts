@@ -42,7 +42,7 @@ export function fuzzSettings(name: string, defaults: { cases: number; budgetMs: 
     seed: Number(env[`FUZZ_${upper}_SEED`] ?? env.FUZZ_SEED ?? 20261129),
     cases: Number(env[`FUZZ_${upper}_CASES`] ?? env.FUZZ_CASES ?? defaults.cases),
     budgetMs: Number(env[`FUZZ_${upper}_BUDGET_MS`] ?? env.FUZZ_BUDGET_MS ?? defaults.budgetMs),
-    /** Longest a single input may take before it counts as a hang. */
+    /** Most CPU time a single input may take before it counts as a hang (fuzz.test.ts: where it cannot be read, time). */
     perInputMs: Number(env.FUZZ_PER_INPUT_MS ?? 10_000),
   };
 }
