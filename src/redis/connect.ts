@@ -96,11 +96,13 @@ export function connectTarget(target: RedisTarget, extra: RedisOptions = {}): Re
  * be sent again once Redis is back. A single node's connection waits through a restart (maxRetriesPerRequest: null
  * resends what was in flight); a Cluster's rejects what was in flight on a node that went away while the cluster is
  * not ready, and its reconnects fail with these until every node serves again (seen: a crawl's driver ended by
- * "Connection is closed." across a restart of the cluster, issue 35).
+ * "Connection is closed." across a restart of the cluster, issue 35). A MULTI or pipeline in flight is not resent
+ * even on a single node: ioredis rejects it with "Command aborted due to connection close" (seen: a worker's page
+ * failed with it during a Sentinel failover, when the client reconnected to the new master).
  */
 export function isConnectionDrop(err: unknown): boolean {
   const m = err instanceof Error ? err.message : String(err);
-  return /^(Connection is closed|Failed to refresh slots cache|None of startup nodes is available|Cluster isn't ready|Too many Cluster redirections|Stream isn't writeable)|^(CLUSTERDOWN|LOADING|TRYAGAIN|MASTERDOWN)\b|\b(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT)\b/.test(
+  return /^(Connection is closed|Command aborted due to connection close|Failed to refresh slots cache|None of startup nodes is available|Cluster isn't ready|Too many Cluster redirections|Stream isn't writeable)|^(CLUSTERDOWN|LOADING|TRYAGAIN|MASTERDOWN)\b|\b(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT)\b/.test(
     m,
   );
 }

@@ -105,6 +105,18 @@ interface PageRequest {
   readonly known: RevisitRecord | null;
 }
 
+/**
+ * A Redis transaction or pipeline that ioredis rejected because its connection closed while it was in flight: a
+ * Sentinel client moving to the new master resends single commands but not these. Redis's trouble, not the page's,
+ * and the connection is back (or coming back) when the page tries again. Only this message: a fetch's own network
+ * errors (ECONNRESET, …) are the page's, and a client closed for good says "Connection is closed".
+ */
+function cutShort(err: unknown): boolean {
+  return err instanceof Error && err.message.startsWith('Command aborted due to connection close');
+}
+/** How many times in a row a page is tried again after that (backing off to 5 s): about a minute and a half. */
+const MAX_CUT_SHORT = 20;
+
 /** The request of a job runs in one of the task's fetch slots when the worker has them (see fetchSlots.ts). */
 const direct: InSlot = (fetch) => fetch();
 
@@ -163,7 +175,7 @@ class PageProcessor {
   }
 
   process(job: PageJob, token?: string): Promise<PageJobResult> {
-    return this.holdWhileRedisFull(job, () => this.run(job, token));
+    return this.holdThroughRedisTrouble(job, () => this.run(job, token));
   }
 
   /** A job in a fetch slot of the task (and its host's turn, when the worker backs off per host), or directly. */
@@ -187,11 +199,21 @@ class PageProcessor {
    * finished is not finished twice). The driver stops the run meanwhile (run/session.ts); a worker stopped or killed
    * while it holds a page leaves its job active, and the job runs again on resume.
    */
-  private async holdWhileRedisFull(job: PageJob, attempt: () => Promise<PageJobResult>): Promise<PageJobResult> {
+  private async holdThroughRedisTrouble(job: PageJob, attempt: () => Promise<PageJobResult>): Promise<PageJobResult> {
     for (let tries = 1; ; tries++) {
       try {
         return await attempt();
       } catch (err) {
+        // The same for a transaction cut short before the page was fetched (cutShort): not the page's failure, and
+        // no attempt of it spent (its finish has its own, finishThroughDrops).
+        if (cutShort(err) && tries <= MAX_CUT_SHORT) {
+          this.deps.log(
+            'warn',
+            `Redis dropped the connection while ${job.data.url} started (${(err as Error).message}); tried again`,
+          );
+          await delay(Math.min(5_000, 500 * tries));
+          continue;
+        }
         if (!isRedisFull(err)) throw err;
         if (tries === 1)
           this.deps.log(
@@ -310,7 +332,29 @@ class PageProcessor {
     // Not awaited: nothing waits on the release, and a lost one expires with its lease.
     this.turns.release(req.host, job, token);
     const { known, host } = req;
-    return this.finisher.finish({ job, rule, page, host, known, fetchedAt: Date.now() });
+    const fetchedAt = Date.now();
+    return this.finishThroughDrops(job, () => this.finisher.finish({ job, rule, page, host, known, fetchedAt }));
+  }
+
+  /**
+   * A page's finish (its links, record, counters and done mark) again, after a dropped connection cut it short: its
+   * writes are idempotent (a link seen is a duplicate, a page finished is not finished twice), and the page is not
+   * fetched again. Thrown out of the job instead, BullMQ retried the job and the page was fetched twice (seen in a
+   * Sentinel failover: ioredis rejects a MULTI in flight when the client moves to the new master).
+   */
+  private async finishThroughDrops(job: PageJob, finish: () => Promise<PageJobResult>): Promise<PageJobResult> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await finish();
+      } catch (err) {
+        if (!cutShort(err) || tries > MAX_CUT_SHORT) throw err;
+        this.deps.log(
+          'warn',
+          `Redis dropped the connection while ${job.data.url} was finishing (${(err as Error).message}); finishing it again`,
+        );
+        await delay(Math.min(5_000, 500 * tries));
+      }
+    }
   }
 
   /** The task file changed under a running crawl and the rule is gone: nothing sensible to do with the page. */
@@ -405,6 +449,8 @@ class PageProcessor {
   ): Promise<PageJobResult> {
     if (err instanceof DelayedError) throw err;
     this.turns.release(host, job, token);
+    // Redis's trouble, not the page's: tried again by holdThroughRedisTrouble without spending an attempt.
+    if (cutShort(err)) throw err;
     if (err instanceof SentBack) return this.sendBack(job, token, err);
     if (err instanceof NavigationRefused) {
       // Not the page that was asked for, and not a failure of it: skipped, like a link out of scope.

@@ -164,7 +164,7 @@ describe('a crawl through Redis Sentinel, with a failover during it', function (
     assert.ok(pagesBefore < expectedPages(site.url, SITE).length);
     await assertNothingLost(task.file, site, crawl);
     const twice = [...site.hits].filter(([p, n]) => p !== '/robots.txt' && n > 1);
-    assert.deepEqual(twice, [], 'no page fetched twice');
+    assert.deepEqual(twice, [], `no page fetched twice\n${crawl.out}`);
     // Both data nodes are up, each with the calls it ran as master: the workers waited for a replica (WAIT 1) as
     // they finished pages. Nothing else in the crawl sends WAIT.
     assert.ok((await waitCalls(setup)) > 0, 'the workers sent WAIT');

@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { isConnectionDrop } from '../../src/redis/connect';
 
-// What a crawl's driver waits out rather than ending the run on (issue 35): the replies and errors ioredis gives
-// while Redis, or a Redis Cluster, restarts. A wrong command, a script's error or Redis full are not among them.
+// What a crawl's driver waits out rather than ending the run on (issue 35), and a worker rather than failing a page
+// on: the replies and errors ioredis gives while Redis, or a Redis Cluster, restarts or fails over. A wrong command, a script's error or Redis full are not among them.
 describe('isConnectionDrop', () => {
   it('takes the errors of a connection that dropped or a cluster not serving yet', () => {
     for (const m of [
       'Connection is closed.',
+      // A MULTI or pipeline in flight when the client reconnects (a Sentinel failover), which ioredis does not resend.
+      'Command aborted due to connection close',
       'Failed to refresh slots cache.',
       'None of startup nodes is available',
       "Cluster isn't ready and enableOfflineQueue options is false",
