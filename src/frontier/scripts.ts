@@ -1,4 +1,5 @@
 import { isCluster, type Redis } from '../redis/connect';
+import ackStored from './lua/ackStored.lua';
 import discover from './lua/discover.lua';
 import drain from './lua/drain.lua';
 import drainFinal from './lua/drainFinal.lua';
@@ -29,6 +30,8 @@ import settle from './lua/settle.lua';
 export type FillReply = (string | number)[];
 
 export interface CrawlScripts {
+  /** lua/ackStored.lua: XACK and XDEL of committed entries in one call; how many were still pending. */
+  csAckStored(stream: string, group: string, ...ids: string[]): Promise<number>;
   csDiscover(numKeys: number, ...args: (string | number)[]): Promise<FillReply>;
   csDrain(...args: (string | number)[]): Promise<number>;
   csDrainFinal(...args: (string | number)[]): Promise<number>;
@@ -81,6 +84,7 @@ export function withScripts(redis: Redis): Redis & CrawlScripts {
       const ignored = redis.options.autoPipeliningIgnoredCommands ?? [];
       redis.options.autoPipeliningIgnoredCommands = [...ignored, ...NO_KEY_FIRST.filter((c) => !ignored.includes(c))];
     }
+    redis.defineCommand('csAckStored', { numberOfKeys: 1, lua: ackStored });
     redis.defineCommand('csDiscover', { lua: `${frontier}\n${finishPage}\n${discover}` });
     redis.defineCommand('csDrain', { numberOfKeys: 8, lua: `${frontier}\n${drain}` });
     redis.defineCommand('csDrainFinal', { numberOfKeys: 2, lua: drainFinal });

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from '../redis/connect';
 import { nodeFor } from '../redis/nodes';
 import { taskKeys } from '../frontier/keys';
+import { withScripts } from '../frontier/scripts';
 import { backoffDelay } from './backoff';
 import { PAGE_FIELD } from './buffer';
 import { decodeEntry, DEFAULT_LIMITS, mergeBatch, type DecodedEntry, type MergeLimits } from './merge';
@@ -11,7 +12,7 @@ import { isRedisFull, REDIS_FULL_MARK } from '../redis/memory';
 import type { WriterCounters, WriterHandle, WriterOptions } from './writerTypes';
 
 // The writer drains a task's items stream into a store. Its guarantees come from one ordering rule: an entry is
-// acknowledged and deleted (XACK + XDEL) only after the transaction holding its rows has committed. Killed
+// acknowledged and deleted (XACK + XDEL, one script) only after the transaction holding its rows has committed. Killed
 // before the commit, the rows roll back; killed after it, the entries are still pending and get written again,
 // which changes nothing because every row has a unique key and is written with ON CONFLICT. Either way each
 // item is stored once.
@@ -318,17 +319,14 @@ export class StreamWriter implements WriterHandle {
     }
     this.c.lastError = null;
     await this.opts.afterCommit?.(ids);
-    // Not a MULTI: Redis refuses every command queued in a transaction while it is over its maxmemory, and XACK and
-    // XDEL are what frees its memory (issue 35, item 2: the writer spun on EXECABORT while Redis stayed full). Each is
-    // allowed alone when Redis is full; an entry acknowledged and not deleted (a connection lost between the two) is
-    // never read again, and only takes room until the stream is trimmed with its task.
-    const res = await this.redis
-      .pipeline()
-      .xack(this.key, this.group, ...ids)
-      .xdel(this.key, ...ids)
-      .exec();
-    const failed = res?.find(([e]) => e);
-    if (failed) throw new Error(`acknowledging ${ids.length} stored entries failed: ${(failed[0] as Error).message}`);
+    // One script, not a MULTI (Redis refuses every command queued in a transaction while it is over its maxmemory,
+    // and XACK and XDEL are what frees its memory: issue 35, item 2) and not two commands (an entry acknowledged and
+    // left in the stream, a connection cut between them, held flush() for ever): lua/ackStored.lua.
+    try {
+      await withScripts(this.redis).csAckStored(this.key, this.group, ...ids);
+    } catch (err) {
+      throw new Error(`acknowledging ${ids.length} stored entries failed: ${(err as Error).message}`, { cause: err });
+    }
     for (const wake of [...this.onAcked]) wake();
     if (this.opts.onStored && stored.length > 0) {
       try {
