@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { allBooks, expectedPages, serveSite, type SiteOptions, type SiteServer } from '../../src/demo/site';
 import { bookTask, writeTask } from '../support/crawl';
-import { connectionCutter, respEnd, type ConnectionCutter } from '../support/connectionCutter';
+import { connectionCutter, respEnd, type ConnectionCutter, type CutterOptions } from '../support/connectionCutter';
 import { startRedis, type RedisServer } from '../support/services';
 
 // Connections cut in the middle of a pipeline, on purpose (test/support/connectionCutter.ts): what a Sentinel
@@ -26,10 +26,11 @@ describe('connections cut in the middle of a pipeline (real Redis behind a cutti
   let redis: RedisServer | undefined;
   let cutter: ConnectionCutter | undefined;
   let site: SiteServer | undefined;
-  after(async () => {
+  afterEach(async () => {
     await site?.close();
     await cutter?.close();
     await redis?.stop();
+    [site, cutter, redis] = [undefined, undefined, undefined];
   });
 
   it('reads RESP values whole or not at all', () => {
@@ -43,9 +44,9 @@ describe('connections cut in the middle of a pipeline (real Redis behind a cutti
     assert.equal(respEnd(b('*-1\r\n'), 0), 5);
   });
 
-  it('every page fetched once, none failed, every item stored once, while connections are cut mid-pipeline', async () => {
+  async function crawlThroughCuts(mode: CutterOptions['mode']): Promise<void> {
     redis = await startRedis();
-    const proxy = (cutter = await connectionCutter(redis.port, { every: EVERY, max: CUTS }));
+    const proxy = (cutter = await connectionCutter(redis.port, { every: EVERY, max: CUTS, mode }));
     // The cuts start once the crawl is under way: the run's own start is not what this test is about.
     let served = 0;
     site = await serveSite(
@@ -109,5 +110,11 @@ describe('connections cut in the middle of a pipeline (real Redis behind a cutti
         .sort(),
       'every item stored, once',
     );
-  });
+  }
+
+  it('Redis sent only the first command: every page fetched once, none failed, every item stored once', () =>
+    crawlThroughCuts('first-only'));
+
+  it('Redis ran the whole pipeline, the client heard only its first reply: the same', () =>
+    crawlThroughCuts('all-sent'));
 });

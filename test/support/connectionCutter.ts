@@ -23,6 +23,11 @@ export interface ConnectionCutter {
 export interface CutterOptions {
   readonly every: number;
   readonly max: number;
+  /**
+   * 'first-only' (the default): Redis gets the pipeline's first command only. 'all-sent': Redis gets and runs the
+   * whole pipeline, and the client only the first reply: writes it will be told were cut short are in Redis.
+   */
+  readonly mode?: 'first-only' | 'all-sent';
 }
 
 /** The offset just past the RESP value that starts at `at`, or -1 when `buf` does not hold all of it yet. */
@@ -76,7 +81,7 @@ export async function connectionCutter(redisPort: number, opts: CutterOptions): 
     const upstream = connect(redisPort, '127.0.0.1');
     sockets.add(client).add(upstream);
     let pending = Buffer.alloc(0); // a request not yet complete
-    let replies = Buffer.alloc(0); // a reply not yet complete
+    let replies: Buffer = Buffer.alloc(0); // a reply not yet complete
     let sent = 0;
     let answered = 0;
     // Set when a pipeline is being cut: the connection closes once `sent` requests have their replies.
@@ -104,7 +109,7 @@ export async function connectionCutter(redisPort: number, opts: CutterOptions): 
       const complete = ends[ends.length - 1]!;
       if (ends.length >= 2 && armed && ++pipelines % opts.every === 0 && cuts.length < opts.max) {
         const first = pending.subarray(0, ends[0]);
-        upstream.write(first);
+        upstream.write(opts.mode === 'all-sent' ? pending.subarray(0, complete) : first);
         sent += 1;
         // A reply that never comes (a blocking command ahead of it) must not hold the cut for ever.
         cut = { name: commandName(first), timer: setTimeout(finishCut, 3_000) };
@@ -115,13 +120,15 @@ export async function connectionCutter(redisPort: number, opts: CutterOptions): 
       sent += ends.length;
       pending = Buffer.from(pending.subarray(complete));
     });
+    // Replies go through whole, so that a cut lets through exactly the replies of what Redis was sent before it.
     upstream.on('data', (chunk: Buffer) => {
-      client.write(chunk);
-      replies = Buffer.concat([replies, chunk]);
+      replies = replies.length > 0 ? Buffer.concat([replies, chunk]) : chunk;
       const ends = values(replies);
-      if (ends.length > 0) {
-        answered += ends.length;
-        replies = Buffer.from(replies.subarray(ends[ends.length - 1]));
+      const take = cut ? Math.min(ends.length, sent - answered) : ends.length;
+      if (take > 0) {
+        client.write(replies.subarray(0, ends[take - 1]));
+        answered += take;
+        replies = Buffer.from(replies.subarray(ends[take - 1]));
       }
       if (cut && answered >= sent) finishCut();
     });
