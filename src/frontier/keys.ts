@@ -122,6 +122,8 @@ export function metricsKeys(task: string, run: string) {
     tier: (name: string) => `${base}${name}`,
     /** Hash "<host>\t<done|skipped|failed>" -> count, kept by the workers as they finish jobs. */
     hosts: `${base}hosts`,
+    /** Set of the jobs counted as failed for good in the run's stats (lua/countFailed.lua: each counted once). */
+    failedJobs: `${base}failed-jobs`,
     /** Recent URLs of skipped jobs, per reason (failed jobs carry their own in BullMQ). */
     skippedUrls: (reason: string) => `${base}skipped:${reason}`,
     /** The run's latest skipped pages, newest first, as JSON (frontier/outcomes.ts countSkipped; observe/failures.ts reads them), capped. */

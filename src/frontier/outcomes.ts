@@ -2,6 +2,7 @@ import type { ChainableCommander } from 'ioredis';
 import { hostOf } from '../core/url/hosts';
 import type { Redis } from '../redis/connect';
 import { workerIdOf } from './fleet';
+import { withScripts } from './scripts';
 import { hostTallyField, metricsKeys, taskKeys, type HostOutcome } from './keys';
 
 // What a worker writes when a job ends without finishing its page (lua/pageDone.lua counts those): a page that failed
@@ -15,18 +16,28 @@ export const METRICS_TTL_MS = 7 * 24 * 3600 * 1000;
 export const SAMPLE_URLS = 5;
 
 /**
- * A job that failed for good, counted in one MULTI: the run's "failed" and "failed:<group>" counters and its host's
- * tally. Pages that are done are counted by the scripts that finish them.
+ * A job that failed for good, counted once (lua/countFailed.lua): the run's "failed" and "failed:<group>" counters and
+ * its host's tally. Safe to call again for the same job (a write cut short and sent again). Pages that are done are
+ * counted by the scripts that finish them.
  */
-export async function countFailed(redis: Redis, task: string, run: string, url: string, group: string): Promise<void> {
-  const stats = taskKeys(task).stats(run);
-  await tallyJob(
-    redis.multi().hincrby(stats, 'failed', 1).hincrby(stats, `failed:${group}`, 1),
-    task,
-    run,
-    url,
-    'failed',
-  ).exec();
+export async function countFailed(
+  redis: Redis,
+  task: string,
+  run: string,
+  job: { readonly id: string; readonly url: string },
+  group: string,
+): Promise<void> {
+  const mk = metricsKeys(task, run);
+  const host = hostOf(job.url);
+  await withScripts(redis).csCountFailed(
+    taskKeys(task).stats(run),
+    mk.hosts,
+    mk.failedJobs,
+    job.id,
+    group,
+    host ? hostTallyField(host, 'failed') : '',
+    METRICS_TTL_MS,
+  );
 }
 
 /**
@@ -38,13 +49,18 @@ export async function uncountFailed(
   redis: Redis,
   task: string,
   run: string,
-  url: string | undefined,
+  job: { readonly id: string; readonly url: string | undefined },
   group: string,
 ): Promise<void> {
   const stats = taskKeys(task).stats(run);
-  const m = redis.multi().hincrby(stats, 'failed', -1).hincrby(stats, `failed:${group}`, -1);
-  const host = url ? hostOf(url) : null;
-  if (host) m.hincrby(metricsKeys(task, run).hosts, hostTallyField(host, 'failed'), -1);
+  const mk = metricsKeys(task, run);
+  const m = redis
+    .multi()
+    .hincrby(stats, 'failed', -1)
+    .hincrby(stats, `failed:${group}`, -1)
+    .srem(mk.failedJobs, job.id);
+  const host = job.url ? hostOf(job.url) : null;
+  if (host) m.hincrby(mk.hosts, hostTallyField(host, 'failed'), -1);
   await m.exec();
 }
 

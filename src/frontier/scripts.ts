@@ -1,5 +1,6 @@
 import { isCluster, type Redis } from '../redis/connect';
 import ackStored from './lua/ackStored.lua';
+import countFailed from './lua/countFailed.lua';
 import discover from './lua/discover.lua';
 import drain from './lua/drain.lua';
 import drainFinal from './lua/drainFinal.lua';
@@ -32,6 +33,16 @@ export type FillReply = (string | number)[];
 export interface CrawlScripts {
   /** lua/ackStored.lua: XACK and XDEL of committed entries in one call; how many were still pending. */
   csAckStored(stream: string, group: string, ...ids: string[]): Promise<number>;
+  /** lua/countFailed.lua: a job failed for good counted once; 1 when counted now. */
+  csCountFailed(
+    stats: string,
+    hosts: string,
+    counted: string,
+    jobId: string,
+    group: string,
+    hostField: string,
+    ttlMs: number,
+  ): Promise<number>;
   csDiscover(numKeys: number, ...args: (string | number)[]): Promise<FillReply>;
   csDrain(...args: (string | number)[]): Promise<number>;
   csDrainFinal(...args: (string | number)[]): Promise<number>;
@@ -85,6 +96,7 @@ export function withScripts(redis: Redis): Redis & CrawlScripts {
       redis.options.autoPipeliningIgnoredCommands = [...ignored, ...NO_KEY_FIRST.filter((c) => !ignored.includes(c))];
     }
     redis.defineCommand('csAckStored', { numberOfKeys: 1, lua: ackStored });
+    redis.defineCommand('csCountFailed', { numberOfKeys: 3, lua: countFailed });
     redis.defineCommand('csDiscover', { lua: `${frontier}\n${finishPage}\n${discover}` });
     redis.defineCommand('csDrain', { numberOfKeys: 8, lua: `${frontier}\n${drain}` });
     redis.defineCommand('csDrainFinal', { numberOfKeys: 2, lua: drainFinal });

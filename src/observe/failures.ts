@@ -170,7 +170,8 @@ export async function retryFailedJobs(redis: Redis, task: string, jobs: readonly
     }
     retried++;
     // Only jobs of the current run were counted in its stats.
-    if (run && job.data?.run === run) await uncountFailed(redis, task, run, job.data.url, group);
+    if (run && job.data?.run === run)
+      await uncountFailed(redis, task, run, { id: String(job.id), url: job.data.url }, group);
   }
   if (retried > 0 && run) {
     const state = await redis.hget(keys.meta, 'state');

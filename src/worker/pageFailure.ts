@@ -5,6 +5,7 @@ import { countFailed } from '../frontier/outcomes';
 import type { PageJobData } from '../frontier/types';
 import type { Redis } from '../redis/connect';
 import { FetchFailure } from './fetcher';
+import { throughCuts } from './redisCuts';
 import { mayRetry } from './requests';
 import { SentBack } from './sentBack';
 
@@ -33,7 +34,13 @@ export async function failure(err: unknown, job: Job<PageJobData>, redis: Redis,
   const retry = f !== null && mayRetry(job.data.request, f);
   const final = !retry || job.attemptsMade + 1 >= attempts;
   if (final) {
-    await countFailed(redis, task, job.data.run, job.data.url, f?.group ?? 'error');
+    // Counted here through a cut connection: thrown out, the cut made the processor fetch the page again (and a
+    // count Redis had run was counted twice). countFailed counts a job once, however often it is sent.
+    const counted = { id: String(job.id), url: job.data.url };
+    await throughCuts(
+      () => countFailed(redis, task, job.data.run, counted, f?.group ?? 'error'),
+      () => undefined,
+    );
     await markFailure(job, f?.group ?? 'error', f?.status ?? null);
   }
   const message = f ? f.message : err instanceof Error ? err.message : String(err);

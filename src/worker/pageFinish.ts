@@ -120,7 +120,7 @@ export class PageFinisher {
       // The page itself is the problem (too deep, too slow, too big to extract): counted, failed, not retried.
       const kind = err instanceof AnalysisError ? err.kind : 'error';
       const group: FailureReason = kind === 'error' ? 'parse' : `parse-${kind}`;
-      await countFailed(redis, task.name, run, url, group);
+      await countFailed(redis, task.name, run, { id: String(job.id), url }, group);
       await markFailure(job, group, page.status);
       throw new UnrecoverableError(err instanceof Error ? err.message : String(err));
     }

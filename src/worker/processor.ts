@@ -27,6 +27,7 @@ import type { HostThrottles } from './hostThrottle';
 import { failure } from './pageFailure';
 import { PageFinisher, runningInfo } from './pageFinish';
 import { PageTurns } from './pageTurn';
+import { cutBackoff, cutShort, MAX_CUT_SHORT, throughCuts } from './redisCuts';
 import { CrawlRenderHooks } from './renderHooks';
 import { expandHeaders, ruleOptions, sendOptions } from './requests';
 import { createRevisits, type Revisits } from './revisits';
@@ -104,18 +105,6 @@ interface PageRequest {
   readonly crawlDelayMs: number | null;
   readonly known: RevisitRecord | null;
 }
-
-/**
- * A Redis transaction or pipeline that ioredis rejected because its connection closed while it was in flight: a
- * Sentinel client moving to the new master resends single commands but not these. Redis's trouble, not the page's,
- * and the connection is back (or coming back) when the page tries again. Only this message: a fetch's own network
- * errors (ECONNRESET, …) are the page's, and a client closed for good says "Connection is closed".
- */
-function cutShort(err: unknown): boolean {
-  return err instanceof Error && err.message.startsWith('Command aborted due to connection close');
-}
-/** How many times in a row a page is tried again after that (backing off to 5 s): about a minute and a half. */
-const MAX_CUT_SHORT = 20;
 
 /** The request of a job runs in one of the task's fetch slots when the worker has them (see fetchSlots.ts). */
 const direct: InSlot = (fetch) => fetch();
@@ -211,7 +200,7 @@ class PageProcessor {
             'warn',
             `Redis dropped the connection while ${job.data.url} started (${(err as Error).message}); tried again`,
           );
-          await delay(Math.min(5_000, 500 * tries));
+          await cutBackoff(tries);
           continue;
         }
         if (!isRedisFull(err)) throw err;
@@ -342,19 +331,13 @@ class PageProcessor {
    * fetched again. Thrown out of the job instead, BullMQ retried the job and the page was fetched twice (seen in a
    * Sentinel failover: ioredis rejects a MULTI in flight when the client moves to the new master).
    */
-  private async finishThroughDrops(job: PageJob, finish: () => Promise<PageJobResult>): Promise<PageJobResult> {
-    for (let tries = 1; ; tries++) {
-      try {
-        return await finish();
-      } catch (err) {
-        if (!cutShort(err) || tries > MAX_CUT_SHORT) throw err;
-        this.deps.log(
-          'warn',
-          `Redis dropped the connection while ${job.data.url} was finishing (${(err as Error).message}); finishing it again`,
-        );
-        await delay(Math.min(5_000, 500 * tries));
-      }
-    }
+  private finishThroughDrops(job: PageJob, finish: () => Promise<PageJobResult>): Promise<PageJobResult> {
+    return throughCuts(finish, (err) =>
+      this.deps.log(
+        'warn',
+        `Redis dropped the connection while ${job.data.url} was finishing (${err.message}); finishing it again`,
+      ),
+    );
   }
 
   /** The task file changed under a running crawl and the rule is gone: nothing sensible to do with the page. */

@@ -168,7 +168,9 @@ function onFailed(
   // A job that stalled too often (its workers kept dying on it) is failed by BullMQ without running the
   // processor, so nothing counted it: count it here, or the run's summary would not know the page is lost.
   if (job.deferredFailure && job.data.run)
-    void countFailed(deps.redis, task.name, job.data.run, job.data.url, 'stalled').catch(() => undefined);
+    void countFailed(deps.redis, task.name, job.data.run, { id: String(job.id), url: job.data.url }, 'stalled').catch(
+      () => undefined,
+    );
   // instanceof: bundling renames BullMQ's class, so its name is not always 'UnrecoverableError'.
   const final =
     err instanceof UnrecoverableError ||

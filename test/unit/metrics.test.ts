@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { describeGroup, failureGroupOf } from '../../src/observe/failures';
 import { taskKeys } from '../../src/frontier/keys';
-import { countFailed, countSkipped } from '../../src/frontier/outcomes';
+import { countFailed, countSkipped, uncountFailed } from '../../src/frontier/outcomes';
 import {
   estimateEta,
   mergeTiers,
@@ -163,8 +163,10 @@ describe('metrics: samples in Redis', function () {
   it('counts skipped and failed jobs for the run and per host, with the recent URLs of each skip reason', async () => {
     await countSkipped(redis, 'm2', 'r2', 'http://a.test/1', 'robots.txt');
     await countSkipped(redis, 'm2', 'r2', 'http://a.test/2', 'robots.txt');
-    await countFailed(redis, 'm2', 'r2', 'http://b.test/3', 'http-404');
-    await countFailed(redis, 'm2', 'r2', 'not a url', 'error');
+    await countFailed(redis, 'm2', 'r2', { id: 'j3', url: 'http://b.test/3' }, 'http-404');
+    await countFailed(redis, 'm2', 'r2', { id: 'j4', url: 'not a url' }, 'error');
+    // Written again (a reply lost to a cut connection): counted once.
+    await countFailed(redis, 'm2', 'r2', { id: 'j3', url: 'http://b.test/3' }, 'http-404');
     assert.deepEqual(await readHostTally(redis, 'm2', 'r2'), [
       { host: 'a.test', done: 0, skipped: 2, failed: 0 },
       { host: 'b.test', done: 0, skipped: 0, failed: 1 },
@@ -173,7 +175,7 @@ describe('metrics: samples in Redis', function () {
       'http://a.test/2',
       'http://a.test/1',
     ]);
-    // The run's counters, in the same MULTI; a job whose URL has no host is counted for the run all the same.
+    // The run's counters, in the same call; a job whose URL has no host is counted for the run all the same.
     assert.deepEqual(await redis.hgetall(taskKeys('m2').stats('r2')), {
       'skipped:robots': '2',
       failed: '2',
@@ -185,6 +187,22 @@ describe('metrics: samples in Redis', function () {
     assert.equal(await redis.pttl(metricsKeys('m2', 'r2').hosts), -1);
     await recordSample(redis, 'm2', 2_000_005);
     assert.ok((await redis.pttl(metricsKeys('m2', 'r2').hosts)) > 0, 'the tally expires with the metrics');
+  });
+
+  it('counts a failed job once however often it is sent, and again after a retry by hand', async () => {
+    const job = { id: 'j9', url: 'http://c.test/9' };
+    const failed = async () => Number(await redis.hget(taskKeys('m3').stats('r3'), 'failed'));
+    await countFailed(redis, 'm3', 'r3', job, 'http-500');
+    await countFailed(redis, 'm3', 'r3', job, 'http-500');
+    assert.equal(await failed(), 1);
+    await uncountFailed(redis, 'm3', 'r3', job, 'http-500');
+    assert.equal(await failed(), 0);
+    // Retried by hand, it failed again: counted again, once.
+    await countFailed(redis, 'm3', 'r3', job, 'http-500');
+    await countFailed(redis, 'm3', 'r3', job, 'http-500');
+    assert.equal(await failed(), 1);
+    assert.deepEqual(await readHostTally(redis, 'm3', 'r3'), [{ host: 'c.test', done: 0, skipped: 0, failed: 1 }]);
+    assert.ok((await redis.pttl(metricsKeys('m3', 'r3').failedJobs)) > 0, 'the set expires with the metrics');
   });
 });
 
