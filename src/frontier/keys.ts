@@ -124,6 +124,8 @@ export function metricsKeys(task: string, run: string) {
     hosts: `${base}hosts`,
     /** Set of the jobs counted as failed for good in the run's stats (lua/countFailed.lua: each counted once). */
     failedJobs: `${base}failed-jobs`,
+    /** Set of the jobs counted as skipped (lua/countSkipped.lua: each counted once). */
+    skippedJobs: `${base}skipped-jobs`,
     /** Recent URLs of skipped jobs, per reason (failed jobs carry their own in BullMQ). */
     skippedUrls: (reason: string) => `${base}skipped:${reason}`,
     /** The run's latest skipped pages, newest first, as JSON (frontier/outcomes.ts countSkipped; observe/failures.ts reads them), capped. */

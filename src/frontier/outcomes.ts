@@ -1,9 +1,8 @@
-import type { ChainableCommander } from 'ioredis';
 import { hostOf } from '../core/url/hosts';
 import type { Redis } from '../redis/connect';
 import { workerIdOf } from './fleet';
 import { withScripts } from './scripts';
-import { hostTallyField, metricsKeys, taskKeys, type HostOutcome } from './keys';
+import { hostTallyField, metricsKeys, taskKeys } from './keys';
 
 // What a worker writes when a job ends without finishing its page (lua/pageDone.lua counts those): a page that failed
 // for good or was skipped, in the run's counters, its host's tally, the reason's recent URLs and the run's log of
@@ -68,53 +67,37 @@ export async function uncountFailed(
 const SKIPPED_LOG_KEEP = 1_000;
 
 /**
- * A job skipped for `reason`, counted in one MULTI: the run's "skipped:<reason>", its host's tally, the reason's
- * recent URLs and the run's log of skipped pages (with the rule and the worker: observe/failures.ts).
+ * A job skipped for `reason`, counted once (lua/countSkipped.lua): the run's "skipped:<reason>", its host's tally,
+ * the reason's recent URLs and the run's log of skipped pages (with the rule and the worker: observe/failures.ts).
+ * Safe to call again for the same job (a write cut short and sent again).
  */
 export async function countSkipped(
   redis: Redis,
   task: string,
   run: string,
-  url: string,
+  job: { readonly id: string; readonly url: string },
   reason: string,
   rule: string | null = null,
 ): Promise<void> {
-  const m = redis.multi().hincrby(taskKeys(task).stats(run), `skipped:${skipReasonOf(reason)}`, 1);
-  const log = metricsKeys(task, run).skippedLog;
-  const entry = {
-    url,
-    reason: skipReasonOf(reason),
-    message: reason,
-    rule,
-    worker: workerIdOf(process.pid),
-    at: Date.now(),
-  };
-  m.lpush(log, JSON.stringify(entry))
-    .ltrim(log, 0, SKIPPED_LOG_KEEP - 1)
-    .pexpire(log, METRICS_TTL_MS);
-  await tallyJob(m, task, run, url, 'skipped', reason).exec();
-}
-
-/** Adds a finished job to its host's tally on `m`; a skip also joins its reason's recent URLs. */
-function tallyJob(
-  m: ChainableCommander,
-  task: string,
-  run: string,
-  url: string,
-  outcome: HostOutcome,
-  skipReason?: string,
-): ChainableCommander {
-  const host = hostOf(url);
-  if (!host) return m;
   const mk = metricsKeys(task, run);
-  m.hincrby(mk.hosts, hostTallyField(host, outcome), 1);
-  if (outcome === 'skipped') {
-    const key = mk.skippedUrls(skipReasonOf(skipReason));
-    m.lpush(key, url)
-      .ltrim(key, 0, SAMPLE_URLS - 1)
-      .pexpire(key, METRICS_TTL_MS);
-  }
-  return m;
+  const why = skipReasonOf(reason);
+  const entry = { url: job.url, reason: why, message: reason, rule, worker: workerIdOf(process.pid), at: Date.now() };
+  const host = hostOf(job.url);
+  await withScripts(redis).csCountSkipped(
+    taskKeys(task).stats(run),
+    mk.skippedLog,
+    mk.hosts,
+    mk.skippedUrls(why),
+    mk.skippedJobs,
+    job.id,
+    `skipped:${why}`,
+    JSON.stringify(entry),
+    SKIPPED_LOG_KEEP,
+    job.url,
+    host ? hostTallyField(host, 'skipped') : '',
+    SAMPLE_URLS,
+    METRICS_TTL_MS,
+  );
 }
 
 /** The stats field name of a skip reason from a job's return value ("robots.txt" -> "robots"). */

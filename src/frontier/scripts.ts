@@ -1,6 +1,7 @@
 import { isCluster, type Redis } from '../redis/connect';
 import ackStored from './lua/ackStored.lua';
 import countFailed from './lua/countFailed.lua';
+import countSkipped from './lua/countSkipped.lua';
 import discover from './lua/discover.lua';
 import drain from './lua/drain.lua';
 import drainFinal from './lua/drainFinal.lua';
@@ -43,6 +44,8 @@ export interface CrawlScripts {
     hostField: string,
     ttlMs: number,
   ): Promise<number>;
+  /** lua/countSkipped.lua: a skipped job counted once; 1 when counted now. */
+  csCountSkipped(...keysThenArgs: (string | number)[]): Promise<number>;
   csDiscover(numKeys: number, ...args: (string | number)[]): Promise<FillReply>;
   csDrain(...args: (string | number)[]): Promise<number>;
   csDrainFinal(...args: (string | number)[]): Promise<number>;
@@ -97,6 +100,7 @@ export function withScripts(redis: Redis): Redis & CrawlScripts {
     }
     redis.defineCommand('csAckStored', { numberOfKeys: 1, lua: ackStored });
     redis.defineCommand('csCountFailed', { numberOfKeys: 3, lua: countFailed });
+    redis.defineCommand('csCountSkipped', { numberOfKeys: 5, lua: countSkipped });
     redis.defineCommand('csDiscover', { lua: `${frontier}\n${finishPage}\n${discover}` });
     redis.defineCommand('csDrain', { numberOfKeys: 8, lua: `${frontier}\n${drain}` });
     redis.defineCommand('csDrainFinal', { numberOfKeys: 2, lua: drainFinal });

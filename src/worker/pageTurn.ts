@@ -57,7 +57,7 @@ export class PageTurns {
     if (!task.request.robots) return { ok: true, crawlDelayMs: null };
     const rules = await this.deps.robots.rulesFor(new URL(url).origin, task.request.userAgent);
     if (rules.isAllowed(url)) return { ok: true, crawlDelayMs: rules.crawlDelayMs };
-    await countSkipped(redis, task.name, job.data.run, url, 'robots.txt', job.data.rule);
+    await countSkipped(redis, task.name, job.data.run, { id: String(job.id), url }, 'robots.txt', job.data.rule);
     await crawl.settle(task, String(job.id));
     return { ok: false, skipped: { outcome: 'skipped', status: null, items: 0, links: 0, reason: 'robots.txt' } };
   }

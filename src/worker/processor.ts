@@ -344,7 +344,7 @@ class PageProcessor {
   private async ruleGone(job: PageJob): Promise<PageJobResult> {
     const { url, run } = job.data;
     const reason = `no rule '${job.data.rule}' in the task`;
-    await countSkipped(this.redis, this.task.name, run, url, reason, job.data.rule);
+    await countSkipped(this.redis, this.task.name, run, { id: String(job.id), url }, reason, job.data.rule);
     await this.crawl.settle(this.task, String(job.id));
     return { outcome: 'skipped', status: null, items: 0, links: 0, reason };
   }
@@ -439,7 +439,11 @@ class PageProcessor {
       // Not the page that was asked for, and not a failure of it: skipped, like a link out of scope.
       const { url, run } = job.data;
       this.deps.log('info', `skipped ${url}: ${err.message}`);
-      await countSkipped(this.redis, this.task.name, run, url, err.group, job.data.rule);
+      // After its fetch: written again in place through a cut, not by running the page again.
+      await throughCuts(
+        () => countSkipped(this.redis, this.task.name, run, { id: String(job.id), url }, err.group, job.data.rule),
+        () => undefined,
+      );
       return { outcome: 'skipped', status: null, items: 0, links: 0, reason: err.group };
     }
     throw await failure(err, job, this.redis, this.task.name);

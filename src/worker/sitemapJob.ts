@@ -51,7 +51,7 @@ export async function processSitemap(
   if (!spec) {
     // The task file changed under a running crawl: its sitemaps are numbered by their place in `start`.
     const reason = `no sitemap entry ${entry} in the task`;
-    await countSkipped(redis, task.name, run, url, reason);
+    await countSkipped(redis, task.name, run, { id: String(job.id), url }, reason);
     await crawl.settle(task, String(job.id));
     return { outcome: 'skipped', status: null, items: 0, links: 0, reason };
   }

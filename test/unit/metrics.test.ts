@@ -161,8 +161,10 @@ describe('metrics: samples in Redis', function () {
   });
 
   it('counts skipped and failed jobs for the run and per host, with the recent URLs of each skip reason', async () => {
-    await countSkipped(redis, 'm2', 'r2', 'http://a.test/1', 'robots.txt');
-    await countSkipped(redis, 'm2', 'r2', 'http://a.test/2', 'robots.txt');
+    await countSkipped(redis, 'm2', 'r2', { id: 'j1', url: 'http://a.test/1' }, 'robots.txt');
+    await countSkipped(redis, 'm2', 'r2', { id: 'j2', url: 'http://a.test/2' }, 'robots.txt');
+    // Written again (a reply lost to a cut connection): counted once.
+    await countSkipped(redis, 'm2', 'r2', { id: 'j2', url: 'http://a.test/2' }, 'robots.txt');
     await countFailed(redis, 'm2', 'r2', { id: 'j3', url: 'http://b.test/3' }, 'http-404');
     await countFailed(redis, 'm2', 'r2', { id: 'j4', url: 'not a url' }, 'error');
     // Written again (a reply lost to a cut connection): counted once.
