@@ -8,7 +8,7 @@ import { scanKeys } from '../../src/redis/nodes';
 import { KEY_ROOT, partitionKeys, taskKeys } from '../../src/frontier/keys';
 import { readLayout } from '../../src/frontier/partitions';
 import { startRedisCluster, type RedisCluster } from '../support/services';
-import { bookTask, writeTask } from '../support/crawl';
+import { bookTask, exportedUpcs, writeTask } from '../support/crawl';
 
 // Crawls on a real 3-primary Redis Cluster through `redis+cluster://` (issue 19, item 4): a task's per-page state is
 // split into one partition per primary (frontier/layout.ts), each under a hash tag of its own, and each Lua call
@@ -54,14 +54,7 @@ describe('crawls on a real Redis Cluster (redis+cluster://)', function () {
             'no other page fetched',
           );
 
-          const out = await exec(process.execPath, [CLI, 'export', task.file, '--type', 'book', '--format', 'jsonl'], {
-            maxBuffer: 16 * 1024 * 1024,
-          });
-          const upcs = out.stdout
-            .trim()
-            .split('\n')
-            .map((l) => (JSON.parse(l) as { upc: string }).upc)
-            .sort();
+          const upcs = await exportedUpcs(task.file);
           assert.deepEqual(
             upcs,
             allBooks(SITE)

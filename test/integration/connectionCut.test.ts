@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { allBooks, expectedPages, serveSite, type SiteOptions, type SiteServer } from '../../src/demo/site';
-import { bookTask, writeTask } from '../support/crawl';
+import { bookTask, exportedUpcs, writeTask } from '../support/crawl';
 import { connectionCutter, respEnd, type ConnectionCutter, type CutterOptions } from '../support/connectionCutter';
 import { startRedis, type RedisServer } from '../support/services';
 
@@ -12,7 +11,6 @@ import { startRedis, type RedisServer } from '../support/services';
 // rejects a pipeline answered in part with "Command aborted due to connection close"; that is Redis's trouble, not
 // the page's: no page fails for it and none is fetched twice (src/worker/processor.ts, cutShort).
 
-const exec = promisify(execFile);
 const CLI = resolve('dist/cli.js');
 const SITE: SiteOptions = { listPages: 8, perPage: 10, filler: 1 };
 /** Pipelines the crawl's clients send before one is cut; how many connections are cut in all. */
@@ -100,15 +98,7 @@ describe('connections cut in the middle of a pipeline (real Redis behind a cutti
     // The pages that are gone fail once each, and are counted once each.
     assert.match(out, new RegExp(`pages fetched +${pages.length - failed}\\b`), `${cut}\n${out}`);
     assert.match(out, new RegExp(`pages failed +${failed} \\(http-404: ${failed}\\)`), `${cut}\n${out}`);
-    const exported = await exec(process.execPath, [CLI, 'export', task.file, '--type', 'book', '--format', 'jsonl'], {
-      maxBuffer: 16 * 1024 * 1024,
-      env: { ...process.env, CRAWL_STUDIO_REDIS: '' },
-    });
-    const upcs = exported.stdout
-      .trim()
-      .split('\n')
-      .map((l) => (JSON.parse(l) as { upc: string }).upc)
-      .sort();
+    const upcs = await exportedUpcs(task.file);
     assert.deepEqual(
       upcs,
       allBooks(SITE)

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { allBooks, expectedPages, renderPage, serveSite, type SiteOptions, type SiteServer } from '../../src/demo/site';
 import { Redis } from 'ioredis';
 import { commandCalls, startRedisSentinel, type RedisNode, type RedisSentinel } from '../support/services';
-import { bookTask, writeTask } from '../support/crawl';
+import { bookTask, exportedUpcs, writeTask } from '../support/crawl';
 
 // A crawl through sentinels and a master name given on the CLI, with a failover in the middle of it (issue 19,
 // item 3). The real CLI, its worker processes and store writer, a real master, replica and 3 sentinels.
@@ -15,7 +14,6 @@ import { bookTask, writeTask } from '../support/crawl';
 // sentinels and send them again (src/redis/connect.ts). See README "Running a fleet" for what a failover does
 // and does not keep.
 
-const exec = promisify(execFile);
 const CLI = resolve('dist/cli.js');
 const SITE: SiteOptions = { listPages: 6, perPage: 10, filler: 1 };
 /** Pages served before the failover; the next ones wait until the new master is in place. */
@@ -127,14 +125,7 @@ describe('a crawl through Redis Sentinel, with a failover during it', function (
     const missing = pages.filter((_, i) => counts[i] === 0);
     assert.deepEqual(missing, [], `pages never fetched\n${crawl.out}`);
     assert.match(crawl.out, new RegExp(`pages fetched +${pages.length}\\b`), crawl.out);
-    const out = await exec(process.execPath, [CLI, 'export', taskFile, '--type', 'book', '--format', 'jsonl'], {
-      maxBuffer: 16 * 1024 * 1024,
-    });
-    const upcs = out.stdout
-      .trim()
-      .split('\n')
-      .map((l) => (JSON.parse(l) as { upc: string }).upc)
-      .sort();
+    const upcs = await exportedUpcs(taskFile);
     assert.deepEqual(
       upcs,
       allBooks(SITE)

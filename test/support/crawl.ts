@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { loadTaskFile } from '../../src/workspace/taskFile';
 import type { CrawlTask } from '../../src/core/task/model';
@@ -12,6 +14,24 @@ import { CrawlSession, type SessionOptions } from '../../src/run/session';
 // the built bundle (dist/worker.js), and the pages the workers buffered for the store.
 
 export const WORKER_SCRIPT = resolve('dist/worker.js');
+
+/**
+ * The UPCs of the books a task's store holds, sorted, as `crawl-studio export --type book` gives them (duplicates
+ * kept, so "every item once" can be asserted). The environment's CRAWL_STUDIO_REDIS is ignored: the store is the
+ * task's own file.
+ */
+export async function exportedUpcs(taskFile: string): Promise<string[]> {
+  const out = await promisify(execFile)(
+    process.execPath,
+    [resolve('dist/cli.js'), 'export', taskFile, '--type', 'book', '--format', 'jsonl'],
+    { maxBuffer: 16 * 1024 * 1024, env: { ...process.env, CRAWL_STUDIO_REDIS: '' } },
+  );
+  return out.stdout
+    .trim()
+    .split('\n')
+    .map((l) => (JSON.parse(l) as { upc: string }).upc)
+    .sort();
+}
 
 export async function writeTask(yaml: string): Promise<CrawlTask> {
   const dir = mkdtempSync(join(tmpdir(), 'cs-task-'));
