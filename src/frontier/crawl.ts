@@ -3,6 +3,7 @@ import type { CrawlTask } from '../core/task/model';
 import { decideLink } from '../core/url/scope';
 import { routeRule } from '../core/pipeline/page';
 import { buildRequest } from '../core/request/build';
+import { throughCuts } from '../redis/cuts';
 import { scanKeys } from '../redis/nodes';
 import { frontierArgs } from './scriptArgs';
 import { bucketBitsFor } from './dedup';
@@ -35,9 +36,21 @@ export class CrawlQueue extends PageFlow {
    * with persistence). With `fresh`, any previous run's jobs and dedup state are dropped first. A run that
    * finished or was stopped (stopRun: the editor's Stop Crawl) is not resumed: a new run begins from the start URLs.
    */
-  async startRun(
+  startRun(
     task: CrawlTask,
     opts: { fresh?: boolean } = {},
+  ): Promise<{ run: RunInfo; resumed: boolean; enqueued: number }> {
+    // Cut short by a dropped connection (redis/cuts.ts), it starts again: a run left 'starting' is resumed, its
+    // start URLs queued again as duplicates.
+    return throughCuts(
+      () => this.startOrResume(task, opts),
+      () => undefined,
+    );
+  }
+
+  private async startOrResume(
+    task: CrawlTask,
+    opts: { fresh?: boolean },
   ): Promise<{ run: RunInfo; resumed: boolean; enqueued: number }> {
     await this.loadLayout();
     const previous = await this.currentRun();

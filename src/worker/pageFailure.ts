@@ -5,7 +5,7 @@ import { countFailed } from '../frontier/outcomes';
 import type { PageJobData } from '../frontier/types';
 import type { Redis } from '../redis/connect';
 import { FetchFailure } from './fetcher';
-import { throughCuts } from './redisCuts';
+import { throughCuts } from '../redis/cuts';
 import { mayRetry } from './requests';
 import { SentBack } from './sentBack';
 

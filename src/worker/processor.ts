@@ -27,7 +27,7 @@ import type { HostThrottles } from './hostThrottle';
 import { failure } from './pageFailure';
 import { PageFinisher, runningInfo } from './pageFinish';
 import { PageTurns } from './pageTurn';
-import { cutBackoff, cutShort, MAX_CUT_SHORT, throughCuts } from './redisCuts';
+import { cutBackoff, cutShort, MAX_CUT_SHORT, throughCuts } from '../redis/cuts';
 import { CrawlRenderHooks } from './renderHooks';
 import { expandHeaders, ruleOptions, sendOptions } from './requests';
 import { createRevisits, type Revisits } from './revisits';

@@ -4,7 +4,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 // Sentinel client moving to the new master, a dropped link): ioredis sends single commands again but rejects these.
 // Redis's trouble, not the page's, and the connection is back (or coming back) when the write is tried again. Only
 // this message: a fetch's own network errors (ECONNRESET, …) are the page's, and a client closed for good says
-// "Connection is closed". test/integration/connectionCut.test.ts cuts connections so on purpose.
+// "Connection is closed". Used by the worker (a page's finish and counts) and the run's start (frontier/crawl.ts);
+// test/integration/connectionCut.test.ts cuts connections so on purpose.
 
 export function cutShort(err: unknown): boolean {
   return err instanceof Error && err.message.startsWith('Command aborted due to connection close');
