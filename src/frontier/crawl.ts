@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Queue } from 'bullmq';
 import type { CrawlTask } from '../core/task/model';
 import { decideLink } from '../core/url/scope';
 import { routeRule } from '../core/pipeline/page';
@@ -25,6 +26,21 @@ import {
 // The producer side of a crawl and its control plane: starting and resuming runs, enqueueing URLs a person asked
 // for, pausing, stopping and deciding when a run has drained. Its page side (links queued exactly once across all
 // workers, pages finished, the window) is PageFlow's (pageFlow.ts). Workers and UIs share this class.
+
+/**
+ * BullMQ's obliterate (its pause, then its script). When the connection drops after Redis ran the script and before
+ * its reply came, ioredis sends the script again, and the second run finds the queue gone, its pause mark with it:
+ * "Cannot obliterate non-paused queue" (seen in test/integration/connectionCut.test.ts with the cutter armed from the
+ * start). The queue is empty then; pausing it again lets the call finish.
+ */
+async function obliterate(queue: Queue): Promise<void> {
+  try {
+    await queue.obliterate({ force: true });
+  } catch (err) {
+    if (!(err instanceof Error) || !err.message.includes('Cannot obliterate non-paused queue')) throw err;
+    await queue.obliterate({ force: true });
+  }
+}
 
 export class CrawlQueue extends PageFlow {
   async currentRun(): Promise<RunInfo | null> {
@@ -66,7 +82,7 @@ export class CrawlQueue extends PageFlow {
       return { run: { ...(await this.currentRun())!, state: 'running' }, resumed: true, enqueued: 0 };
     }
     if (previous) await this.forgetRun(previous.run);
-    for (const p of this.partitions()) await p.queue.obliterate({ force: true });
+    for (const p of this.partitions()) await obliterate(p.queue);
     // A stopped run left its queues paused (so remote workers stopped too): the new run's pages must flow.
     await this.setQueuesPaused(false);
     await this.clearFrontier();
