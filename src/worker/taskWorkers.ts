@@ -22,6 +22,7 @@ import { FetchFailure, fetchPage } from './fetcher';
 import { FetchSlots } from './fetchSlots';
 import { HostThrottles } from './hostThrottle';
 import type { WorkerMetrics } from './metrics';
+import { LostJobs } from './lostJobs';
 import { backoffDelay } from './pageFailure';
 import { createProcessor, fetchOptions } from './processor';
 import type { SuspectIsolation } from './suspects';
@@ -122,10 +123,17 @@ function pageWorker(
   concurrency: number,
   deps: TaskWorkerDeps,
 ): PageWorker {
-  const worker = new Worker<PageJobData, PageJobResult>(task.name, processor, {
+  // The jobs the processor started, to tell them from jobs Redis handed over in an answer lost with the connection.
+  const lost = new LostJobs(deps.redis, deps.log, task.name);
+  const tracked: Processor = (job, token) => {
+    lost.started(String(job.id));
+    return processor(job, token);
+  };
+  const connection = connectRedis(deps.redisUrl);
+  const worker = new Worker<PageJobData, PageJobResult>(task.name, tracked, {
     // Run once the heartbeat names this Worker: a supervisor that sees this process die finds its jobs by that name.
     autorun: false,
-    connection: connectRedis(deps.redisUrl),
+    connection,
     prefix,
     // As many jobs as keep the requests busy (slots.onJobsWanted).
     concurrency,
@@ -137,14 +145,17 @@ function pageWorker(
     maxStalledCount: 3,
     settings: { backoffStrategy: (attemptsMade, _type, err) => backoffDelay(attemptsMade, task, err) },
   });
+  lost.watch(worker, connection);
   worker.on('completed', (job, result) => {
+    lost.ended(String(job.id));
     deps.tally.processed++;
     deps.metrics?.completed(task.name, job, result);
   });
   worker.on('failed', (job, err) => {
+    if (job) lost.ended(String(job.id));
     if (job) onFailed(task, crawl, job, err, deps);
   });
-  worker.on('error', (err) =>
+  worker.on('error', (err) => {
     deps.log(
       'error',
       `${isRedisFull(err) ? `${REDIS_FULL_MARK}: ` : ''}worker error on '${task.name}': ${err.message}`,
@@ -152,8 +163,8 @@ function pageWorker(
         event: 'worker-error',
         task: task.name,
       },
-    ),
-  );
+    );
+  });
   return worker;
 }
 
