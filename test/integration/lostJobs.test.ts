@@ -4,7 +4,7 @@ import { Queue, Worker } from 'bullmq';
 import type { LogFields, LogLevel } from '../../src/core/logLine';
 import { connectRedis } from '../../src/redis/connect';
 import { LostJobs } from '../../src/worker/lostJobs';
-import { startRedis, type RedisServer } from '../support/services';
+import { redisForSuite } from '../support/services';
 
 // Jobs Redis handed to a worker in answers lost with its connection (src/worker/lostJobs.ts), on a real Redis with
 // BullMQ's own scripts. A lost answer is played by running the script that took the job again, as ioredis does when
@@ -12,29 +12,24 @@ import { startRedis, type RedisServer } from '../support/services';
 
 describe("jobs handed over in lost answers are given back (real Redis, BullMQ's scripts)", function () {
   this.timeout(60_000);
-  let redis: RedisServer;
-  let conn: ReturnType<typeof connectRedis>;
+  const redis = redisForSuite();
   let queue: Queue;
   let worker: Worker;
   const logged: Array<{ level: LogLevel; message: string; fields?: LogFields }> = [];
   const log = (level: LogLevel, message: string, fields?: LogFields): void =>
     void logged.push({ level, message, fields });
-  const lock = (id: string) => conn.get(`${worker.toKey(id)}:lock`);
+  const lock = (id: string) => redis.conn.get(`${worker.toKey(id)}:lock`);
 
-  before(async () => {
-    redis = await startRedis();
-    conn = connectRedis(redis.url);
-  });
-  after(async () => {
-    conn?.disconnect();
-    await redis?.stop();
-  });
   beforeEach(async () => {
     logged.length = 0;
     const name = `lost-${Math.random().toString(36).slice(2)}`;
-    queue = new Queue(name, { connection: connectRedis(redis.url) });
+    queue = new Queue(name, { connection: connectRedis(redis.server.url) });
     // Jobs are taken by hand (getNextJob), with tokens as BullMQ's main loop makes them.
-    worker = new Worker(name, null, { connection: connectRedis(redis.url), autorun: false, lockDuration: 30_000 });
+    worker = new Worker(name, null, {
+      connection: connectRedis(redis.server.url),
+      autorun: false,
+      lockDuration: 30_000,
+    });
     await worker.waitUntilReady();
     await queue.addBulk([1, 2, 3].map((n) => ({ name: 'page', data: { n } })));
   });
@@ -44,7 +39,7 @@ describe("jobs handed over in lost answers are given back (real Redis, BullMQ's 
   });
 
   it('a job taken twice under one token (moveToActive sent again): the one never started goes back, once', async () => {
-    const lost = new LostJobs(conn, log, 'lost', 200);
+    const lost = new LostJobs(redis.conn, log, 'lost', 200);
     const token = `${worker.id}:0`;
     const unheard = await worker.getNextJob(token);
     const heard = await worker.getNextJob(token);
@@ -68,7 +63,7 @@ describe("jobs handed over in lost answers are given back (real Redis, BullMQ's 
   });
 
   it('the next job a finish took (moveToFinished sent again, "Missing lock") goes back', async () => {
-    const lost = new LostJobs(conn, log, 'lost', 200);
+    const lost = new LostJobs(redis.conn, log, 'lost', 200);
     const token = `${worker.id}:0`;
     const job = await worker.getNextJob(token);
     assert.ok(job?.id);
@@ -83,7 +78,7 @@ describe("jobs handed over in lost answers are given back (real Redis, BullMQ's 
   });
 
   it("leaves alone another worker's jobs, a job started between the looks, and looks across a reconnect", async () => {
-    const lost = new LostJobs(conn, log, 'lost', 300);
+    const lost = new LostJobs(redis.conn, log, 'lost', 300);
     const other = await worker.getNextJob('another-worker:0');
     const late = await worker.getNextJob(`${worker.id}:1`);
     assert.ok(other?.id && late?.id);

@@ -5,6 +5,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { connectRedis, type Redis as EngineRedis } from '../../src/redis/connect';
 
 // Real services for tests. In CI (CI=true) a missing service fails the run: `requireService` throws instead
 // of letting a suite skip.
@@ -125,6 +126,23 @@ export function keepOutput(child: ChildProcess): () => string {
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   return () => output;
+}
+
+/**
+ * A private redis-server and one connection to it for the describe block that calls this: started before its tests,
+ * stopped after them. Read `server` and `conn` inside hooks and tests (they are set by then).
+ */
+export function redisForSuite(): { server: RedisServer; conn: EngineRedis } {
+  const suite = {} as { server: RedisServer; conn: EngineRedis };
+  before(async () => {
+    suite.server = await startRedis();
+    suite.conn = connectRedis(suite.server.url);
+  });
+  after(async () => {
+    suite.conn?.disconnect();
+    await suite.server?.stop();
+  });
+  return suite;
 }
 
 /** Starts a private redis-server on a free loopback port (or on `opts.port`, which must then be free). */
