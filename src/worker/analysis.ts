@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { parentPort, Worker, workerData } from 'node:worker_threads';
 import { analysePage, PageFormatError, ruleByName, type PageOutcome } from '../core/pipeline/page';
 import type { PageFacts } from '../core/extract/extract';
+import { TooDeepError } from '../core/extract/dom';
 import type { SeriesRef } from '../core/request/build';
 import type { CrawlTask } from '../core/task/model';
 
@@ -253,7 +254,7 @@ export function runAnalysisThread(): void {
 function describeFailure(err: unknown): string {
   if (err instanceof RangeError && /call stack/i.test(err.message))
     return 'the page nests elements too deeply to extract (stack overflow)';
-  if (err instanceof PageFormatError) return err.message;
+  if (err instanceof PageFormatError || err instanceof TooDeepError) return err.message;
   const msg = err instanceof Error ? err.message : String(err);
   return `extraction failed: ${msg.slice(0, 300)}`;
 }

@@ -70,12 +70,13 @@ describe('analysis thread', function () {
   it('stops a page over its budget, and analyses the pages posted behind it in a fresh thread', async () => {
     const task = demoTask();
     const tight = demoTask('tight');
-    // Unclosed nesting: htmlparser2 is quadratic in the depth, minutes of work for this page.
+    // Blocked end tags under the nesting limit (MAX_NESTING): htmlparser2 looks each </span> up in its 19,000 open
+    // <div>s, ~12 s of work for this 7 MB page here.
     const page = pageInput(tight, '/catalogue/book-1.html', 'book');
     const bomb: AnalysisInput = {
       ...page,
       facts: { ...page.facts, finalUrl: `${SITE}/bomb.html` },
-      html: `<html><body>${'<div>'.repeat(400_000)}x`,
+      html: `<html><body>${'<div>'.repeat(19_000)}${'</span>'.repeat(1_000_000)}x`,
     };
     const books = [7, 8, 9, 10, 11].map((n) => pageInput(task, `/catalogue/book-${n}.html`, 'book'));
     // Only the bomb's task has the short budget: the books behind it, in a thread that boots anew, must not fail
@@ -98,6 +99,30 @@ describe('analysis thread', function () {
       );
       assert.deepEqual((outcome as PromiseFulfilledResult<unknown>).value, await inline.analyse(books[i]!));
     }
+  });
+
+  it('fails a page nested too deeply with that reason, in the thread it was posted to, not at its budget', async () => {
+    const task = demoTask();
+    const page = pageInput(task, '/catalogue/book-1.html', 'book');
+    // The parser bomb the budget used to stop (minutes of parsing): now stopped at MAX_NESTING by the parse itself.
+    const deep: AnalysisInput = {
+      ...page,
+      facts: { ...page.facts, finalUrl: `${SITE}/deep.html` },
+      html: `<html><body>${'<div>'.repeat(400_000)}x`,
+    };
+    const books = [12, 13].map((n) => pageInput(task, `/catalogue/book-${n}.html`, 'book'));
+    // A budget no parse reaches here: an outcome of kind 'budget' would mean the parse ran on until it.
+    analyser = createAnalyser([task], SCRIPT, () => 600_000);
+    const [deepOutcome, ...bookOutcomes] = await Promise.allSettled(
+      [deep, ...books].map((input) => analyser!.analyse(input)),
+    );
+    assert.equal(deepOutcome!.status, 'rejected');
+    const err = (deepOutcome as PromiseRejectedResult).reason as AnalysisError;
+    assert.ok(err instanceof AnalysisError, String(err));
+    assert.equal(err.kind, 'error');
+    assert.equal(err.message, 'the page nests elements too deeply to extract (more than 20,000 levels)');
+    for (const [i, outcome] of bookOutcomes.entries())
+      assert.equal(outcome.status, 'fulfilled', `${books[i]!.facts.finalUrl}`);
   });
 
   it("gives `page:` fields the page's URL, status and fetch time in the thread, as in the designer", async () => {

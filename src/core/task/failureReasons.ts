@@ -99,7 +99,8 @@ export const FAILURE_REASONS = {
     todo: 'Look at the `browser-hung` and `browser-crash` pages of the run: they are the cause.',
   },
   parse: {
-    means: 'Parsing or extracting the page threw.',
+    means:
+      'Parsing or extracting the page threw, or the page nests elements too deeply to extract (more than 20,000 levels).',
     todo: 'Save the page as a fixture (`crawl-studio fixture save`) and run `crawl-studio test` to see the error.',
   },
   'parse-budget': {
