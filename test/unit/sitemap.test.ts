@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { parseLastmod, parseSince, sinceCutoff } from '../../src/core/sitemap/lastmod';
-import { MAX_LOC_CHARS, SitemapParser, type SitemapEntry } from '../../src/core/sitemap/parser';
+import { MAX_LOC_CHARS, MAX_SITEMAP_DEPTH, SitemapParser, type SitemapEntry } from '../../src/core/sitemap/parser';
 import { decideSitemap, MAX_SITEMAP_ENTRIES, MAX_SITEMAP_NESTING, SitemapRouter } from '../../src/core/sitemap/route';
 import { parseTask } from '../../src/core/task/parse';
 
@@ -142,6 +142,24 @@ describe('sitemap parser on hostile input', () => {
       for (const e of entries)
         assert.ok(e.loc.length <= MAX_LOC_CHARS + 1, `round ${round}: a ${e.loc.length}-character <loc>`);
     }
+  });
+
+  it(`refuses nesting deeper than ${MAX_SITEMAP_DEPTH}, keeping the entries read before it`, () => {
+    const url = (n: number) => `<url><loc>https://x.test/${n}</loc></url>`;
+    const nest = (depth: number) => `${'<x>'.repeat(depth)}${'</x>'.repeat(depth)}`;
+    // At the limit: the urlset and MAX_SITEMAP_DEPTH - 1 levels inside it.
+    assert.equal(parseAll(`<urlset>${url(1)}${nest(MAX_SITEMAP_DEPTH - 1)}${url(2)}</urlset>`).entries.length, 2);
+    const parser = new SitemapParser();
+    parser.write(`<urlset>${url(1)}`);
+    // 400,000 levels (2 MB): quadratic for htmlparser2, minutes; refused at the first element past the limit.
+    assert.throws(
+      () => parser.write(`${'<x>'.repeat(400_000)}`),
+      new RegExp(`it nests elements more than ${MAX_SITEMAP_DEPTH} deep, which no sitemap does`),
+    );
+    assert.deepEqual(
+      parser.take().map((e) => e.loc),
+      ['https://x.test/1'],
+    );
   });
 
   it('expands no entity a DTD declares (no billion laughs)', () => {

@@ -30,6 +30,14 @@ const MAX_LASTMOD_CHARS = 64;
 /** hreflang alternates kept per URL: a real site has a few dozen languages at most. */
 const MAX_ALTERNATES = 100;
 
+/**
+ * Deepest element a sitemap may nest. The protocol's are at depth 3 and its extensions' (image, video, news) a level
+ * or two below. htmlparser2's parse is quadratic in the depth (it `unshift`s every open tag onto its stack) and a
+ * sitemap is read on the worker's main thread: 2 MB of nested tags would hold it for minutes, its job locks unrenewed.
+ * At 256 each tag costs at most that many moves, so even a 50 MB sitemap parses in seconds.
+ */
+export const MAX_SITEMAP_DEPTH = 256;
+
 export interface SitemapParserOptions {
   /** Also report each URL's hreflang alternates. */
   readonly alternates?: boolean;
@@ -115,7 +123,9 @@ export class SitemapParser {
     return new Parser(
       {
         onopentag: (name, attribs) => {
-          this.depth++;
+          // Thrown out of write(): the reader fails the sitemap with this message (worker/sitemapReader.ts).
+          if (++this.depth > MAX_SITEMAP_DEPTH)
+            throw new Error(`it nests elements more than ${MAX_SITEMAP_DEPTH} deep, which no sitemap does`);
           const local = localName(name);
           if (this.depth === 1) {
             this.rootName = local;
