@@ -50,6 +50,15 @@ describe('analysis thread', function () {
     analyser = null;
   });
 
+  /** Posts `inputs` at once; the first must fail: its error, and the outcomes of the pages posted behind it. */
+  async function firstFails(inputs: AnalysisInput[]) {
+    const [first, ...behind] = await Promise.allSettled(inputs.map((input) => analyser!.analyse(input)));
+    assert.equal(first!.status, 'rejected');
+    const err = (first as PromiseRejectedResult).reason as AnalysisError;
+    assert.ok(err instanceof AnalysisError, String(err));
+    return { err, behind };
+  }
+
   it('gives every page its own outcome when many are posted at once', async () => {
     const task = demoTask();
     const inputs = [
@@ -82,12 +91,7 @@ describe('analysis thread', function () {
     // Only the bomb's task has the short budget: the books behind it, in a thread that boots anew, must not fail
     // for a busy machine's slowness.
     analyser = createAnalyser([task, tight], SCRIPT, (t) => (t === tight ? 500 : 30_000));
-    const [bombOutcome, ...bookOutcomes] = await Promise.allSettled(
-      [bomb, ...books].map((input) => analyser!.analyse(input)),
-    );
-    assert.equal(bombOutcome!.status, 'rejected');
-    const err = (bombOutcome as PromiseRejectedResult).reason as AnalysisError;
-    assert.ok(err instanceof AnalysisError, String(err));
+    const { err, behind: bookOutcomes } = await firstFails([bomb, ...books]);
     assert.equal(err.kind, 'budget');
     assert.match(err.message, /bomb\.html took longer than 0\.5 s/);
     const inline = inlineAnalyser();
@@ -113,12 +117,7 @@ describe('analysis thread', function () {
     const books = [12, 13].map((n) => pageInput(task, `/catalogue/book-${n}.html`, 'book'));
     // A budget no parse reaches here: an outcome of kind 'budget' would mean the parse ran on until it.
     analyser = createAnalyser([task], SCRIPT, () => 600_000);
-    const [deepOutcome, ...bookOutcomes] = await Promise.allSettled(
-      [deep, ...books].map((input) => analyser!.analyse(input)),
-    );
-    assert.equal(deepOutcome!.status, 'rejected');
-    const err = (deepOutcome as PromiseRejectedResult).reason as AnalysisError;
-    assert.ok(err instanceof AnalysisError, String(err));
+    const { err, behind: bookOutcomes } = await firstFails([deep, ...books]);
     assert.equal(err.kind, 'error');
     assert.equal(err.message, 'the page nests elements too deeply to extract (more than 20,000 levels)');
     for (const [i, outcome] of bookOutcomes.entries())
