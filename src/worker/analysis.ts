@@ -8,8 +8,8 @@ import type { SeriesRef } from '../core/request/build';
 import type { CrawlTask } from '../core/task/model';
 
 // Parsing and extraction of a fetched page, off the worker's event loop. They are synchronous and a page decides
-// how long they take: 300 KB of unclosed nested tags takes htmlparser2 seconds (its open-element stack is
-// quadratic in the depth), a few MB of links or a user regex on hostile text longer. On the event loop that
+// how long they take: an enormous page takes seconds, and deeply nested markup took htmlparser2 minutes before the
+// parse learnt to stop it (core/extract/dom.ts). On the event loop that
 // stops BullMQ from renewing the locks of every job in the process, so they all stall and are handed to other
 // workers, where the same page does it again. In a thread the loop stays free, and a page that runs past its
 // budget is stopped (the thread is replaced) and fails with a reason instead of taking the worker with it.
