@@ -1,5 +1,5 @@
 import type { Redis } from '../redis/connect';
-import * as cheerio from 'cheerio/slim';
+import { HtmlPage, TooDeepError } from '../core/extract/dom';
 import type { CrawlTask, LoginSpec } from '../core/task/model';
 import {
   FetchFailure,
@@ -307,6 +307,17 @@ function sessionFailure(why: string, status: number | null): FetchFailure {
   return new FetchFailure('session', `${why}; session retired`, true, status);
 }
 
+/**
+ * Parsed as the analysis thread parses (HtmlPage: capped nesting, no quadratic stray end tags): this runs on the
+ * worker's main thread, which renews every job's lock. A page too deep to parse is no sign of a block: the analysis
+ * fails it with that reason.
+ */
 function looksBlocked(page: FetchedPage, selector: string | null): boolean {
-  return selector !== null && page.isHtml && cheerio.load(page.body)(selector).length > 0;
+  if (selector === null || !page.isHtml) return false;
+  try {
+    return HtmlPage.parse(page.body).$(selector).length > 0;
+  } catch (err) {
+    if (err instanceof TooDeepError) return false;
+    throw err;
+  }
 }

@@ -1,4 +1,5 @@
-import * as cheerio from 'cheerio/slim';
+import type * as cheerio from 'cheerio/slim';
+import { HtmlPage, TooDeepError } from '../core/extract/dom';
 import { readForm } from '../core/request/form';
 import type { LoginSpec } from '../core/task/model';
 import { expandJson, expandValue } from '../core/task/secrets';
@@ -25,7 +26,8 @@ export async function logIn(login: LoginSpec, base: FetchOptions, env: Env, fetc
   const send = sender(login, base, fetch);
   const answer = login.kind === 'post' ? await postLogin(login, env, send) : await formLogin(login, env, send);
   if (typeof answer === 'string') return answer;
-  const $ = cheerio.load(answer.isHtml ? answer.body : '');
+  const $ = parsed(answer.isHtml ? answer.body : '');
+  if (typeof $ === 'string') return `${answer.finalUrl} ${$}`;
   if (login.checkSelector !== null)
     return $(login.checkSelector).length > 0 ? null : `${answer.finalUrl} has no ${login.checkSelector}`;
   if (login.kind === 'form' && $('input[type=password]').length > 0)
@@ -94,7 +96,8 @@ async function formLogin(login: LoginSpec, env: Env, send: Send): Promise<Fetche
   const loginOrigin = new URL(login.url).origin;
   const page = await send(login.url, undefined);
   if (typeof page === 'string') return `${page} loading the login page`;
-  const $ = cheerio.load(page.body);
+  const $ = parsed(page.body);
+  if (typeof $ === 'string') return `${login.url} ${$}`;
   const form =
     login.formSelector !== null
       ? $(login.formSelector).first()
@@ -117,4 +120,17 @@ async function formLogin(login: LoginSpec, env: Env, send: Send): Promise<Fetche
     return `the form at ${page.finalUrl} posts to ${actionOrigin}, another origin than login.url's (${loginOrigin}): credentials are sent only to the login's origin`;
   if (read.method !== 'POST') return `the form at ${page.finalUrl} is sent with ${read.method}, and a login is POSTed`;
   return send(action, { contentType: 'application/x-www-form-urlencoded', body: body.toString() });
+}
+
+/**
+ * A login page's document, parsed as the analysis thread parses pages (capped nesting, no quadratic stray end tags):
+ * a login runs on the worker's main thread. A page too deep to parse: why, as the rest of the sentence.
+ */
+function parsed(html: string): cheerio.CheerioAPI | string {
+  try {
+    return HtmlPage.parse(html).$;
+  } catch (err) {
+    if (err instanceof TooDeepError) return `could not be read: ${err.message}`;
+    throw err;
+  }
 }

@@ -1,4 +1,4 @@
-import * as cheerio from 'cheerio/slim';
+import type * as cheerio from 'cheerio/slim';
 import type { Element } from 'domhandler';
 import type { PageFacts } from '../extract/extract';
 import { checkSelector } from '../extract/selectors';
@@ -8,6 +8,7 @@ import { isJsonPath } from '../task/model';
 import { jsonViewHtml, PATH_ATTR } from './jsonView';
 import { elementsInOrder, INDEX_ATTR, renderableHtml } from './render';
 import type { SelectorSite } from './sites';
+import { HtmlPage } from '../extract/dom';
 
 // A fetched page made ready for the designer, once per page (not per keystroke): parsed by the same parser
 // the workers use, every element numbered in document order. Highlights and picks travel between the
@@ -56,8 +57,9 @@ export function preparePage(
 ): PreparedPage {
   const json = opts.json ?? false;
   const value: unknown = json ? JSON.parse(html.charCodeAt(0) === 0xfeff ? html.slice(1) : html) : undefined;
-  // One cheerio load per fetched page (not per keystroke): the picker and highlights query it freely.
-  const $ = cheerio.load(json ? jsonViewHtml(value) : html);
+  // One parse per fetched page (not per keystroke): the picker and highlights query it freely. The parse a worker
+  // uses (HtmlPage): a page nested too deeply throws TooDeepError here too, instead of freezing the editor.
+  const $ = HtmlPage.parse(json ? jsonViewHtml(value) : html).$;
   const elements = elementsInOrder($.root()[0]!);
   const index = new Map<Element, number>();
   const byPath = new Map<string, number>();

@@ -12,6 +12,7 @@ import {
   type CachedPageMeta,
 } from '../../workspace/pageCache';
 import { isJsonContentType } from '../../core/extract/json';
+import { TooDeepError } from '../../core/extract/dom';
 import { requestKey, type JobRequest } from '../../core/request/build';
 import { ruleOptions, sendOptions } from '../../worker/requests';
 import { compileRobots, MAX_ROBOTS_BYTES, robotsUrl, type RobotsRules, type RobotsSource } from '../../core/robots';
@@ -399,6 +400,8 @@ export class PageSource {
         ...(page.meta.key ? { key: page.meta.key } : {}),
       });
     } catch (err) {
+      if (err instanceof TooDeepError)
+        throw new PageError(`${page.meta.url}: ${err.message}. A worker fails this page as 'parse'.`);
       throw new PageError(
         `${page.meta.url} says it is JSON (${page.meta.contentType}) but is not valid JSON: ${err instanceof Error ? err.message : String(err)}. A worker fails this page as 'parse'.`,
       );
