@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { startRedis, type RedisServer } from '../support/services';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { redisForSuite, serveHttp, type HttpServer } from '../support/services';
 import { session, writeTask } from '../support/crawl';
 
 // `session.retireOn.selector`: a worker reads every page fetched in a session for the block's sign, on its main
@@ -15,50 +14,30 @@ const BLOCKED_ONCE = '/p3';
 /** 400,000 unclosed <div>s: cheerio.load took minutes over it (htmlparser2's open-element stack is quadratic). */
 const BOMB = '/bomb';
 
-interface BlockSite {
-  readonly url: string;
-  readonly server: Server;
-  blocks: number;
-  /** Requests by path. */
-  readonly requests: Map<string, number>;
-}
+/** The site's requests by path, and how often it served the block page. */
+const seen = { requests: new Map<string, number>(), blocks: 0 };
 
-async function blockSite(): Promise<BlockSite> {
-  const site = { url: '', server: undefined as unknown as Server, blocks: 0, requests: new Map<string, number>() };
-  site.server = createServer((req, res) => {
-    const path = req.url ?? '/';
-    site.requests.set(path, (site.requests.get(path) ?? 0) + 1);
-    const html = (body: string) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
-    if (path === '/') {
-      const links = Array.from({ length: PAGES }, (_, i) => `<a class="item" href="/p${i + 1}">p${i + 1}</a>`);
-      html(`<html><body>${links.join('')}<a class="item" href="${BOMB}">bomb</a></body></html>`);
-    } else if (path === BOMB) {
-      html(`<html><body>${'<div>'.repeat(400_000)}x`);
-    } else if (path === BLOCKED_ONCE && site.blocks === 0) {
-      site.blocks++;
-      html('<html><body><div id="captcha">Are you a robot?</div></body></html>');
-    } else if (/^\/p\d+$/.test(path)) {
-      html(`<html><body><h1 class="title">${path.slice(1)}</h1></body></html>`);
-    } else res.writeHead(404).end();
-  });
-  await new Promise<void>((resolve) => site.server.listen(0, '127.0.0.1', resolve));
-  site.url = `http://127.0.0.1:${(site.server.address() as AddressInfo).port}`;
-  return site;
+function blockSite(req: IncomingMessage, res: ServerResponse): void {
+  const path = req.url ?? '/';
+  seen.requests.set(path, (seen.requests.get(path) ?? 0) + 1);
+  const html = (body: string) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
+  if (path === '/') {
+    const links = Array.from({ length: PAGES }, (_, i) => `<a class="item" href="/p${i + 1}">p${i + 1}</a>`);
+    html(`<html><body>${links.join('')}<a class="item" href="${BOMB}">bomb</a></body></html>`);
+  } else if (path === BOMB) html(`<html><body>${'<div>'.repeat(400_000)}x`);
+  else if (path === BLOCKED_ONCE && seen.blocks === 0) {
+    seen.blocks++;
+    html('<html><body><div id="captcha">Are you a robot?</div></body></html>');
+  } else if (/^\/p\d+$/.test(path)) html(`<html><body><h1 class="title">${path.slice(1)}</h1></body></html>`);
+  else res.writeHead(404).end();
 }
 
 describe('a session retired by a selector (real site, real Redis and worker processes)', function () {
   this.timeout(120_000);
-  let redis: RedisServer;
-  let site: BlockSite;
-
-  before(async () => {
-    redis = await startRedis();
-    site = await blockSite();
-  });
-  after(async () => {
-    site?.server.close();
-    await redis?.stop();
-  });
+  const redis = redisForSuite();
+  let site: HttpServer;
+  before(async () => (site = await serveHttp(blockSite)));
+  after(() => site?.close());
 
   it('retires the session a block page came in and fetches it again; a parser bomb fails as parse without holding the worker', async () => {
     const task = await writeTask(`name: session-blocks
@@ -73,12 +52,12 @@ rules:
     items: [{ type: item, key: [title], fields: { title: h1.title } }]
 `);
     const logs: string[] = [];
-    const s = session(task, redis.url, { workers: 1, onWorkerLog: (pid, line) => logs.push(`${pid}: ${line}`) });
+    const s = session(task, redis.server.url, { workers: 1, onWorkerLog: (pid, line) => logs.push(`${pid}: ${line}`) });
     const result = await s.run();
     await s.close();
     const stats = result.status.stats!;
     const log = logs.join('\n');
-    assert.equal(site.blocks, 1, 'the block page was served');
+    assert.equal(seen.blocks, 1, 'the block page was served');
     assert.match(log, /answered like a block \(#captcha\)/, `the block retired its session:\n${log}`);
     assert.equal(
       stats.items,
@@ -95,7 +74,7 @@ rules:
     ]);
     expected.set(BLOCKED_ONCE, 2);
     assert.deepEqual(
-      new Map([...site.requests].filter(([p]) => p !== '/robots.txt')),
+      new Map([...seen.requests].filter(([p]) => p !== '/robots.txt')),
       expected,
       'each page fetched once, the blocked one twice',
     );
