@@ -1,23 +1,23 @@
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import uplotCss from 'uplot/dist/uPlot.min.css';
 import type { DashboardData, ToDashboard } from '../../src/extension/dashboard/protocol';
-import { addStyle, h } from '../shared/dom';
+import { addStyle, h, renderChanged } from '../shared/dom';
 import { createCharts } from './charts';
 import { renderHosts, renderWorkers } from './fleet';
-import { renderGroups } from './groups';
+import { renderGroups, type GroupsShown } from './groups';
 import { send, vscode } from './host';
-import { renderChanges, renderHeader, renderKpis } from './summary';
+import { createHeader, renderChanges, renderKpis } from './summary';
 import css from './style.css';
 
 // The crawl dashboard: counters, two uPlot charts (throughput, queue depth) over the run's metric history,
 // failures by cause with "Retry all", skips, hosts and workers. The extension posts a full snapshot every
-// second while the panel is visible; this page only renders it.
+// second while the panel is visible; this page only renders it, and only the parts that changed (renderChanged).
 
 addStyle(uplotCss);
 addStyle(css);
 
 const app = document.getElementById('app')!;
-const headerEl = h('header', {});
+const header = createHeader();
 const errorEl = h('div', { class: 'error', role: 'alert', hidden: true });
 // A finished run's item changes (issue 33) and its notification's outcome.
 const changesEl = h('div', { class: 'changes', role: 'status', hidden: true });
@@ -27,7 +27,7 @@ const failuresEl = h('section', { 'aria-label': 'Failures by cause' });
 const skippedEl = h('section', { 'aria-label': 'Skipped pages' });
 const hostsEl = h('section', { 'aria-label': 'Hosts' });
 const workersEl = h('section', { 'aria-label': 'Workers' });
-app.append(headerEl, errorEl, changesEl, kpisEl, charts.el, failuresEl, skippedEl, hostsEl, workersEl);
+app.append(header.el, errorEl, changesEl, kpisEl, charts.el, failuresEl, skippedEl, hostsEl, workersEl);
 
 /** The outcome of the last Retry all, shown over the failures for a few seconds. */
 let toast = '';
@@ -38,12 +38,12 @@ function render(d: DashboardData): void {
   vscode.setState({ file: d.file });
   // Keep focus on a button that is re-rendered (Retry all) so keyboard users do not lose their place.
   const focusGroup = (document.activeElement as HTMLElement | null)?.dataset?.group;
-  renderHeader(headerEl, d);
+  header.render(d);
   renderChanges(changesEl, d);
   renderKpis(kpisEl, d);
   charts.render(d);
   const screenshots = d.screenshots ?? [];
-  renderGroups(failuresEl, {
+  const failures: GroupsShown = {
     title: 'Failures by cause',
     icon: 'error',
     rows: d.failures,
@@ -51,8 +51,9 @@ function render(d: DashboardData): void {
     hint: 'final failures, with the failed jobs the queue keeps',
     screenshots,
     toast,
-  });
-  renderGroups(skippedEl, {
+  };
+  renderChanged(failuresEl, failures, () => renderGroups(failuresEl, failures));
+  const skipped: GroupsShown = {
     title: 'Skipped',
     icon: 'debug-step-over',
     rows: d.skipped,
@@ -60,9 +61,10 @@ function render(d: DashboardData): void {
     hint: 'pages not fetched, by reason',
     screenshots,
     toast,
-  });
-  renderHosts(hostsEl, d);
-  renderWorkers(workersEl, d);
+  };
+  renderChanged(skippedEl, skipped, () => renderGroups(skippedEl, skipped));
+  renderChanged(hostsEl, d.hosts, () => renderHosts(hostsEl, d));
+  renderChanged(workersEl, [d.workers, d.rateWindow], () => renderWorkers(workersEl, d));
   if (focusGroup) failuresEl.querySelector<HTMLElement>(`[data-group="${CSS.escape(focusGroup)}"]`)?.focus();
 }
 

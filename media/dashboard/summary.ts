@@ -2,7 +2,7 @@
 // notification, and the counters.
 
 import type { DashboardData } from '../../src/extension/dashboard/protocol';
-import { h, icon } from '../shared/dom';
+import { h, icon, renderChanged } from '../shared/dom';
 import { fmtBytes, fmtDuration, fmtInt } from '../shared/format';
 import { counterIcon, etaText } from './figures';
 import { send } from './host';
@@ -17,7 +17,27 @@ function kpi(label: string, value: string, detail?: string, cls = '', ic?: strin
   );
 }
 
-export function renderHeader(el: HTMLElement, d: DashboardData): void {
+/**
+ * The header: task, run state and run (re-rendered when they change) and the Open Results button, made once so a
+ * click on it is never lost to a re-render.
+ */
+export function createHeader(): { readonly el: HTMLElement; render(d: DashboardData): void } {
+  const info = h('span', { class: 'info' });
+  const el = h(
+    'header',
+    {},
+    info,
+    h('span', { class: 'spacer' }),
+    h(
+      'vscode-button',
+      { secondary: true, icon: 'table', on: { click: () => send({ type: 'openResults' }) } },
+      'Open Results',
+    ),
+  );
+  return { el, render: (d) => renderChanged(info, [d.task, d.run], () => renderHeaderInfo(info, d)) };
+}
+
+function renderHeaderInfo(el: HTMLElement, d: DashboardData): void {
   const state = d.run?.state ?? 'none';
   const elapsed = d.run?.elapsedMs ?? 0;
   const parts: (HTMLElement | null)[] = [
@@ -35,12 +55,6 @@ export function renderHeader(el: HTMLElement, d: DashboardData): void {
           `run ${d.run.id} · started ${new Date(d.run.startedAt).toLocaleTimeString()} · ${fmtDuration(elapsed)}`,
         )
       : null,
-    h('span', { class: 'spacer' }),
-    h(
-      'vscode-button',
-      { secondary: true, icon: 'table', on: { click: () => send({ type: 'openResults' }) } },
-      'Open Results',
-    ),
   ];
   el.replaceChildren(...parts.filter((x): x is HTMLElement => x !== null));
 }
@@ -48,7 +62,10 @@ export function renderHeader(el: HTMLElement, d: DashboardData): void {
 export function renderChanges(changesEl: HTMLElement, d: DashboardData): void {
   const c = d.changes;
   changesEl.hidden = !c;
-  if (!c) return;
+  if (c) renderChanged(changesEl, c, () => renderChangeLines(changesEl, c));
+}
+
+function renderChangeLines(changesEl: HTMLElement, c: NonNullable<DashboardData['changes']>): void {
   const n = (x: number) => fmtInt(x);
   const line = h(
     'div',

@@ -65,3 +65,18 @@ export function icon(name: string, label?: string): HTMLElement {
 export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
   return document.getElementById(id) as T;
 }
+
+const renderedWith = new WeakMap<Element, string>();
+
+/**
+ * Runs `render` for `el` only when `inputs` differ from those it last rendered with. Views that are posted a
+ * snapshot every second would otherwise replace their buttons under the pointer with identical ones: a click
+ * whose press lands on the old button and its release on the new one reaches neither (the dashboard's Retry all
+ * did nothing on a busy machine), and hover, focus and a text selection go with it.
+ */
+export function renderChanged(el: Element, inputs: unknown, render: () => void): void {
+  const key = JSON.stringify(inputs);
+  if (renderedWith.get(el) === key) return;
+  renderedWith.set(el, key);
+  render();
+}

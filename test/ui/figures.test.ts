@@ -486,7 +486,26 @@ describe('One figure everywhere, and the smaller items of issue 32 (UI, quotes s
     // Retry all of the 500 (it fails again, twice more): the run reopens, then finishes with the same 2 failed.
     const before = site.hits.get(TROUBLES.serverError) ?? 0;
     const failures = wv.locator('section[aria-label="Failures by cause"]');
-    await failures.locator('tr', { hasText: 'HTTP 500' }).locator('vscode-button', { hasText: 'Retry all' }).click();
+    const retryAll = failures.locator('tr', { hasText: 'HTTP 500' }).locator('vscode-button', { hasText: 'Retry all' });
+    // The dashboard is posted a snapshot every second: one that changes nothing must leave its buttons in place. A
+    // button replaced between a click's press and its release got neither, and on a busy machine Retry all did
+    // nothing (CI, 2026-12-06).
+    const button = await retryAll.elementHandle();
+    await wv.locator('#app').evaluate(
+      () =>
+        new Promise<void>((resolve) => {
+          let snapshots = 0;
+          window.addEventListener('message', (e: MessageEvent<{ type?: string }>) => {
+            if (e.data?.type === 'data' && ++snapshots === 2) resolve();
+          });
+        }),
+    );
+    assert.equal(
+      await button.evaluate((b) => b.isConnected),
+      true,
+      'Retry all re-rendered by snapshots that changed nothing',
+    );
+    await retryAll.click();
     const start = page.locator('.notifications-toasts .monaco-button', { hasText: 'Start Crawl' }).first();
     await start.waitFor({ timeout: 30_000 });
     await start.click();
