@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
-import { readLiveWorkers } from '../frontier/fleet';
+import { hostname } from 'node:os';
+import { readLiveWorkers, type WorkerBeat } from '../frontier/fleet';
 import type { Redis } from '../redis/connect';
 import type { CrawlManager } from './crawls/crawlManager';
 
@@ -25,8 +26,12 @@ export async function afterRetry(
   retried: number,
 ): Promise<RetryOutcome> {
   if (retried === 0) return { retried, workerRunning: false, message: null };
+  // This window's own workers count only while its crawl takes pages: winding down after the run's finish (a Retry
+  // all clicked as the dashboard turned "finished"), they still beat but take nothing, and the pages waited for
+  // a worker nobody would start under "Retrying".
   const workerRunning =
-    crawls.get(task.name) !== undefined || (await readLiveWorkers(redis)).some((w) => w.tasks.includes(task.name));
+    crawls.get(task.name)?.launch.takingPages === true ||
+    (await readLiveWorkers(redis)).some((w) => w.tasks.includes(task.name) && !startedHere(w));
   const jobs = vscode.l10n.t("{0} failed job(s) of '{1}'", retried, task.name);
   if (workerRunning) {
     const message = vscode.l10n.t('Retrying {0}.', jobs);
@@ -46,4 +51,9 @@ export async function afterRetry(
     .showInformationMessage(message, START_CRAWL_AFTER_RETRY)
     .then((a) => a && vscode.commands.executeCommand('crawlStudio.startCrawl', vscode.Uri.file(file)));
   return { retried, workerRunning, message };
+}
+
+/** A worker this extension host started (its heartbeat names the process that watches it). */
+function startedHere(w: WorkerBeat): boolean {
+  return w.parent?.pid === process.pid && w.parent.host === hostname();
 }

@@ -199,6 +199,11 @@ export class CrawlLaunch {
     return this.session.supervisor;
   }
 
+  /** Whether its workers still take the task's pages (CrawlSession.takingPages): false while the launch winds down. */
+  get takingPages(): boolean {
+    return this.session.takingPages;
+  }
+
   /** The store, once open. */
   get store(): AttachedStore | undefined {
     return this.attached;

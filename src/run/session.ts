@@ -1,9 +1,9 @@
 import type { Redis } from '../redis/connect';
 import type { CrawlTask } from '../core/task/model';
 import { CrawlQueue } from '../frontier/crawl';
-import type { CrawlStatus, JobCounts, RunInfo } from '../frontier/types';
+import type { CrawlStatus, RunInfo } from '../frontier/types';
 import { recordSample } from '../observe/metrics';
-import { finishedPages, queuedJobs, readTaskStatus, runElapsedMs, type TaskStatus } from '../observe/taskStatus';
+import { finishedPages, readTaskStatus, runElapsedMs, type TaskStatus } from '../observe/taskStatus';
 import { figuresOf, type TaskFigures } from '../observe/taskFigures';
 import { connectRedis, isConnectionDrop } from '../redis/connect';
 import { taskKeys } from '../frontier/keys';
@@ -15,6 +15,7 @@ import { asScaled, type Scaled } from '../core/autoscale/range';
 import { needsBrowser } from '../core/task/model';
 import { BROWSER_PATH_ENV, findBrowser } from '../worker/browser/executable';
 import { RunInProgressError, RunLostError, RunTakenOverError } from './runErrors';
+import { nextPollMs } from './pollPace';
 import { isOverLimit, isRedisFull, readMemory, REDIS_FULL_MARK, RedisFullError } from '../redis/memory';
 
 // One crawl driven from this process: start or resume the run, start local workers, watch progress, and
@@ -157,6 +158,8 @@ export class CrawlSession {
   private stopping = false;
   /** stop({ end: true }): the run is ended (CrawlQueue.stopRun), not left to resume. */
   private ending = false;
+  /** run() stopped watching: its run drained, was ended elsewhere, or failed; its workers are being stopped. */
+  private watchEnded = false;
   private wake: (() => void) | null = null;
   private readonly stopped: Promise<typeof STOPPED>;
   private markStopped!: () => void;
@@ -251,6 +254,7 @@ export class CrawlSession {
       this.fullSeenBy ??= 'the driver';
       throw await this.redisFull();
     } finally {
+      this.watchEnded = true;
       // Workers that hold pages Redis refused (worker/processor.ts) do not finish them: not waited for long.
       // A lost run has nothing to finish: its workers' jobs are gone from Redis, and waiting for them to wind
       // down (they cannot complete or fail a job the server no longer has) only delays the error by the grace.
@@ -536,32 +540,16 @@ export class CrawlSession {
     this.wake?.();
   }
 
+  /** False once it stopped watching (drained, or asked to stop): its workers wind down and take no new pages. */
+  get takingPages(): boolean {
+    return !this.watchEnded && !this.stopping;
+  }
+
   async close(): Promise<void> {
     await this.crawl.close();
     this.redis.disconnect();
   }
 }
-
-/**
- * How long to wait before looking again: half the time the jobs left should take at the current rate, within
- * [25 ms, pollMs]. A fast crawl is finalized within tens of ms of its last page instead of up to a whole poll
- * later (a quarter of a second on average: a noticeable share of a short crawl); a slow one is not polled faster.
- * Half, because the rate is an average that lags a crawl speeding up at its end: looking at the whole estimate
- * saw the drain up to ~170 ms late (bench site), and halving costs a few more looks, each a handful of reads.
- */
-export function nextPollMs(
-  counts: JobCounts,
-  runState: string | undefined,
-  pagesPerSec: number,
-  pollMs: number,
-): number {
-  // Only a running run is about to drain: a recurring or joined session idles at the configured poll between
-  // runs (its rate, an average, takes a while to decay to 0).
-  if (runState !== 'running' || pagesPerSec <= 0) return pollMs;
-  const left = queuedJobs(counts);
-  return Math.max(MIN_POLL_MS, Math.min(pollMs, (left / pagesPerSec) * 500));
-}
-const MIN_POLL_MS = 25;
 
 const STOPPED = Symbol('stopped');
 

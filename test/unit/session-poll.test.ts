@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import type { JobCounts } from '../../src/frontier/types';
-import { nextPollMs } from '../../src/run/session';
+import { nextPollMs } from '../../src/run/pollPace';
 
 // When a session looks at its run again: at half the time the jobs left should take, never faster than 25 ms,
 // never slower than the configured poll.

@@ -97,9 +97,10 @@ export class CrawlManager implements vscode.Disposable {
         ),
       );
     }
-    const existing = this.running.get(task.name);
-    if (existing) return existing;
     await this.connection.get();
+    const secretEnv = await this.secrets?.envFor(task);
+    const existing = await this.takingPages(task.name);
+    if (existing) return existing;
     const scaling = settings.scaling();
     const launch = launchCrawl({
       task,
@@ -111,7 +112,7 @@ export class CrawlManager implements vscode.Disposable {
       browserPath: settings.browserPath() || undefined,
       // A trusted workspace (requireTrust above) is the editor's permission for `browser.actions` scripts.
       allowScripts: true,
-      secretEnv: await this.secrets?.envFor(task),
+      secretEnv,
       front: 'VS Code',
       pollMs: 1000,
       onProgress: (p) => {
@@ -158,6 +159,19 @@ export class CrawlManager implements vscode.Disposable {
       },
     );
     return rc;
+  }
+
+  /**
+   * The task's crawl here that takes pages. One winding down (its run drained or was stopped, its workers finishing)
+   * takes no more: it is waited for, so that Start then begins the next session. Returning it started nothing, and
+   * a Start clicked just after a Stop or a finish was lost.
+   */
+  private async takingPages(name: string): Promise<RunningCrawl | undefined> {
+    for (let rc = this.running.get(name); rc; rc = this.running.get(name)) {
+      if (rc.launch.takingPages) return rc;
+      await rc.done.catch(() => undefined);
+    }
+    return undefined;
   }
 
   /**

@@ -34,6 +34,9 @@ describe('Stop, Start and Retry Job in the editor (issue 32)', function () {
   let taskUri: vscode.Uri;
   const messages: string[] = [];
   let sub: vscode.Disposable | undefined;
+  // Test 3 holds the first page asked for after book-5's 404, so the crawl is stopped with a page in flight.
+  const hold = { afterBook5: false, armed: false, url: '', release: () => {} };
+  const released = () => new Promise<void>((r) => (hold.release = r));
 
   before(async () => {
     redis = await startRedis();
@@ -45,6 +48,14 @@ describe('Stop, Start and Retry Job in the editor (issue 32)', function () {
       (req, res) => {
         if (req.url === '/catalogue/book-5.html') {
           res.writeHead(404).end('gone');
+          hold.armed ||= hold.afterBook5;
+          hold.afterBook5 = false;
+          return true;
+        }
+        if (hold.armed) {
+          hold.armed = false;
+          hold.url = req.url ?? '';
+          void released().then(() => res.writeHead(200, { 'content-type': 'text/html' }).end('<p>held</p>'));
           return true;
         }
         return false;
@@ -174,5 +185,46 @@ describe('Stop, Start and Retry Job in the editor (issue 32)', function () {
       return x?.run?.state === 'finished' ? x : undefined;
     });
     assert.equal(done.eta.state, 'finished');
+  });
+
+  it('Start and Retry Job while a stopped crawl winds down: Retry says no worker runs, Start waits and begins the next', async () => {
+    hold.afterBook5 = true;
+    const rc = await start();
+    await until('a page held in flight after book-5 failed', () => hold.url !== '', 120_000);
+    const book5 = `${site.url}/catalogue/book-5.html`;
+    const failedJob = async () => {
+      await vscode.commands.executeCommand('crawlStudio.refresh');
+      const queue = api.tree.queueNodes().find((q) => q.name === 'stopper');
+      const failed = queue && ((await api.tree.getChildren(queue)) as StateNode[]).find((s) => s.state === 'failed');
+      const jobs = failed ? ((await api.tree.getChildren(failed)) as JobNode[]) : [];
+      return jobs.find((j) => j.job.data.url === book5);
+    };
+    const job = await until('book-5 failed in this run', failedJob);
+    const stopping = api.crawls.stop('stopper');
+    assert.equal(api.crawls.get('stopper'), rc, 'the stopped crawl winds down: its worker holds a page');
+    assert.equal(rc.launch.takingPages, false);
+
+    // Its worker still beats, listing the task, but takes nothing more: not "Retrying", which waited for ever.
+    const r = await vscode.commands.executeCommand<RetryOutcome>('crawlStudio.job.retry', job);
+    assert.equal(r?.retried, 1);
+    assert.equal(r?.workerRunning, false, r?.message ?? '');
+    assert.match(r?.message ?? '', /No worker is running: start the crawl/);
+
+    // Start now (the message's button) waits for the stopped crawl, then begins the next session.
+    const next = start();
+    const early = await Promise.race([
+      next.then(() => 'returned'),
+      new Promise<string>((r) => setTimeout(() => r('waiting'), 3_000)),
+    ]);
+    assert.equal(early, 'waiting', 'Start returned the crawl that was stopping, and started nothing');
+    const hitsBefore = site.hits.get('/catalogue/book-5.html') ?? 0;
+    hold.release();
+    await stopping;
+    const again = await next;
+    assert.notEqual(again, rc);
+    assert.equal(api.crawls.get('stopper'), again);
+    const result = await again.done;
+    assert.equal(result.outcome, 'finished');
+    assert.ok((site.hits.get('/catalogue/book-5.html') ?? 0) > hitsBefore, 'the retried page was fetched again');
   });
 });
