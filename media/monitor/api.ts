@@ -15,8 +15,11 @@ export function say(text: string, error = false): void {
   m.className = error ? 'error' : '';
 }
 
-/** Asks the server to act on a task (with the token, when there is one); what it answered shows in the message line. */
-export async function act(token: string, task: string, action: string, body: unknown = {}): Promise<void> {
+/**
+ * Asks the server to act on a task (with the token, when there is one); what it answered shows in the message line.
+ * Resolves with whether the server did it.
+ */
+export async function act(token: string, task: string, action: string, body: unknown = {}): Promise<boolean> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (token) headers['x-crawl-studio-token'] = token;
   try {
@@ -28,7 +31,9 @@ export async function act(token: string, task: string, action: string, body: unk
     const res = (await r.json()) as { message?: string; error?: string };
     if (r.ok) say(res.message ?? 'done');
     else say(`${action} refused (${r.status}): ${res.error ?? ''}`, true);
+    return r.ok;
   } catch (err) {
     say(`${action} failed: ${err instanceof Error ? err.message : String(err)}`, true);
+    return false;
   }
 }

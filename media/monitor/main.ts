@@ -1,11 +1,12 @@
 import type { TaskDetail, TaskSummary, WorkerView } from '../../src/monitor/views';
-import { byId, h } from '../shared/dom';
+import { byId, h, renderChanged } from '../shared/dom';
 import { act as request, get } from './api';
 import { fmt } from './format';
 import { num, table, WORKER_HEAD, workerRows } from './tables';
 import { renderTask } from './taskView';
 
-// The monitor's page: polls the JSON API every POLL_MS and renders it, text only (no HTML from data). Actions send
+// The monitor's page: polls the JSON API every POLL_MS and renders what changed (renderChanged: a button or a row
+// under the pointer, the URLs typed into Add URLs and the screenshots stay), text only (no HTML from data). Actions send
 // the token in a header; the token comes from the form (or once from the address's #token=…, then removed from the
 // address) and stays in this tab's sessionStorage.
 
@@ -31,15 +32,20 @@ byId('token-form').addEventListener('submit', (ev) => {
 showTokenState();
 
 /** Acts on a task with this tab's token, then reads the monitor again. */
-async function act(task: string, action: string, body: unknown = {}): Promise<void> {
-  await request(token(), task, action, body);
+async function act(task: string, action: string, body: unknown = {}): Promise<boolean> {
+  const done = await request(token(), task, action, body);
   void poll();
+  return done;
 }
 
 // ---- rendering ---------------------------------------------------------------------------------------------------
 let selected: string | null = decodeURIComponent(/(?:^#|&)task=([^&]+)/.exec(location.hash)?.[1] ?? '') || null;
 
 function renderTasks(tasks: readonly TaskSummary[], total: number, limit: number): void {
+  renderChanged(byId('tasks'), [tasks, total, limit, selected], () => renderTaskList(tasks, total, limit));
+}
+
+function renderTaskList(tasks: readonly TaskSummary[], total: number, limit: number): void {
   const rows = tasks.map((t) => {
     const s = t.status;
     const tr = h(
@@ -87,9 +93,11 @@ function renderTasks(tasks: readonly TaskSummary[], total: number, limit: number
 }
 
 function renderWorkers(workers: readonly WorkerView[], hidden: number): void {
-  byId('workers').replaceChildren(
-    table(WORKER_HEAD, workerRows(workers), 'No worker has a heartbeat on this Redis.'),
-    hidden > 0 ? h('p', { class: 'muted' }, `${hidden} worker(s) gone long ago not shown.`) : '',
+  renderChanged(byId('workers'), [workers, hidden], () =>
+    byId('workers').replaceChildren(
+      table(WORKER_HEAD, workerRows(workers), 'No worker has a heartbeat on this Redis.'),
+      hidden > 0 ? h('p', { class: 'muted' }, `${hidden} worker(s) gone long ago not shown.`) : '',
+    ),
   );
 }
 

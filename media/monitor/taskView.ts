@@ -2,37 +2,84 @@
 // being fetched, failures, skips, drops, the frontier, hosts, screenshots, its store and its workers.
 
 import type { TaskDetail } from '../../src/monitor/views';
-import { byId, h } from '../shared/dom';
+import { byId, h, renderChanged } from '../shared/dom';
 import { fmtDuration } from '../shared/format';
 import { ago, fmt, fmtRate } from './format';
 import { changesView, storedView } from './taskStore';
 import { num, table, WORKER_HEAD, workerRows } from './tables';
 
-/** Asks the server to act on a task, then reads the monitor again. */
-export type Act = (task: string, action: string, body?: unknown) => Promise<void>;
+/** Asks the server to act on a task, then reads the monitor again; resolves with whether the server did it. */
+export type Act = (task: string, action: string, body?: unknown) => Promise<boolean>;
+
+const PARTS = [
+  'title',
+  'cards',
+  'actions',
+  'charts',
+  'fetching',
+  'notFetched',
+  'frontier',
+  'shots',
+  'changes',
+  'stored',
+  'workers',
+] as const;
+type Part = (typeof PARTS)[number];
+
+/**
+ * The task shown: its parts, made once per task, each rebuilt only when what it shows changed. Rebuilt every poll,
+ * a button under the pointer was replaced between a click's press and release (the click reached neither), the URLs
+ * typed into Add URLs were wiped every 2 s, and every screenshot was fetched again.
+ */
+let view: {
+  readonly task: string;
+  readonly parts: Record<Part, HTMLElement>;
+  readonly urls: HTMLTextAreaElement;
+} | null = null;
 
 export function renderTask(d: TaskDetail, act: Act): void {
   const s = d.status;
   const name = s.task;
-  byId('task').hidden = false;
-  byId('task').replaceChildren(
+  const root = byId('task');
+  root.hidden = false;
+  if (view?.task !== name) {
+    const parts = {} as Record<Part, HTMLElement>;
+    for (const p of PARTS) parts[p] = h('div', { 'data-part': p });
+    view = {
+      task: name,
+      parts,
+      urls: h('textarea', { 'aria-label': 'URLs to add, one a line', placeholder: 'https://… (one a line)' }),
+    };
+    root.replaceChildren(...PARTS.map((p) => parts[p]));
+  }
+  const { parts, urls } = view;
+  const show = (part: Part, inputs: unknown, build: () => (HTMLElement | string)[]) =>
+    renderChanged(parts[part], inputs, () => parts[part].replaceChildren(...build()));
+  show('title', [name, s.run?.run, s.run?.state, s.isPaused], () => [
     h(
       'h2',
       {},
       `Task ${name}`,
       s.run ? ` — run ${s.run.run}, ${s.run.state}${s.isPaused ? ' (paused)' : ''}` : ' — never run',
     ),
+  ]);
+  show('cards', [d.figures, s.stats, s.counts, d.stored.location, d.stored.rows, d.stored.changes], () => [
     taskCards(d),
-    taskActions(d, act),
+  ]);
+  show('actions', [name, s.isPaused, s.run?.run, s.run?.state], () => [taskActions(d, act, urls)]);
+  show('charts', d.series, () => [
     h(
       'div',
       { class: 'cards' },
       chart('Pages/s', d.series.t, d.series.pagesPerSec, '#2a7'),
       chart('Queue depth', d.series.t, d.series.queueDepth, '#37c'),
     ),
-    ...fetchingNow(d),
-    ...pagesNotFetched(d, act),
-    ...frontierAndHosts(d),
+  ]);
+  // "Since" is counted from the reading's time: it changes with every poll only while pages are in flight.
+  show('fetching', [s.counts.active, d.active, d.active.length ? d.at : 0], () => fetchingNow(d));
+  show('notFetched', [d.failures, d.skipped, d.dropped], () => pagesNotFetched(d, act));
+  show('frontier', [d.frontier, d.hosts], () => frontierAndHosts(d));
+  show('shots', [s.run?.run, d.screenshots], () => [
     h('h3', {}, 'Screenshots of rendered pages'),
     d.screenshots.length && s.run
       ? h('div', { class: 'shots', id: 'screenshots' }, ...d.screenshots.map((f) => shotFigure(name, s.run!.run, f)))
@@ -41,13 +88,13 @@ export function renderTask(d: TaskDetail, act: Act): void {
           { class: 'muted' },
           'No screenshot kept in this run (rules with browser: { screenshot: failure } keep one per failed page).',
         ),
-    h('h3', {}, 'Changes by run'),
-    changesView(d),
-    h('h3', {}, 'Recent items'),
-    storedView(d),
+  ]);
+  show('changes', [d.stored, d.at], () => [h('h3', {}, 'Changes by run'), changesView(d)]);
+  show('stored', [d.stored, d.at], () => [h('h3', {}, 'Recent items'), storedView(d)]);
+  show('workers', [d.workers, d.active], () => [
     h('h3', {}, 'Workers of this task'),
     table([...WORKER_HEAD, ['Fetching now', 'n']], workerRows(d.workers, d.active), 'No worker takes this task now.'),
-  );
+  ]);
 }
 
 function button(text: string, onClick: () => void, attrs: Record<string, string> = {}): HTMLElement {
@@ -88,13 +135,9 @@ function taskCards(d: TaskDetail): HTMLElement {
   );
 }
 
-function taskActions(d: TaskDetail, act: Act): HTMLElement {
+function taskActions(d: TaskDetail, act: Act, urls: HTMLTextAreaElement): HTMLElement {
   const s = d.status;
   const name = s.task;
-  const enqueueBox = h('textarea', {
-    'aria-label': 'URLs to add, one a line',
-    placeholder: 'https://… (one a line)',
-  });
   return h(
     'div',
     { class: 'actions' },
@@ -108,10 +151,16 @@ function taskActions(d: TaskDetail, act: Act): HTMLElement {
             "End this run for good (the editor's Stop Crawl): pages in flight finish, the next start begins a new run",
         })
       : '',
-    enqueueBox,
-    button('Add URLs', () => void act(name, 'enqueue', { urls: enqueueBox.value.split(/\s+/).filter(Boolean) }), {
-      'data-action': 'enqueue',
-    }),
+    urls,
+    button(
+      'Add URLs',
+      () =>
+        void act(name, 'enqueue', { urls: urls.value.split(/\s+/).filter(Boolean) }).then((added) => {
+          // Kept when refused (a missing token, a URL no rule takes): the message says why, the list can be fixed.
+          if (added) urls.value = '';
+        }),
+      { 'data-action': 'enqueue' },
+    ),
   );
 }
 
@@ -259,7 +308,7 @@ function shotFigure(task: string, run: string, f: TaskDetail['screenshots'][numb
   );
 }
 
-function stopRun(act: Act, task: string, run: string): Promise<void> | undefined {
+function stopRun(act: Act, task: string, run: string): Promise<boolean> | undefined {
   if (
     !window.confirm(
       `Stop run ${run} of ${task}? It ends for good: pages in flight finish, no worker takes another, and the next start begins a new run.`,

@@ -524,4 +524,28 @@ rules:
     await page.locator('#task button[data-action="stop"]').waitFor({ state: 'detached' });
     await shot('6-run-stopped');
   });
+
+  it('keeps what is typed into Add URLs, and its buttons, across polls; Add URLs enqueues the URLs and clears the box', async () => {
+    // The token is in this tab's sessionStorage since the retry's test. Nothing runs: each poll reads the same.
+    await page.goto(`${monitorUrl}/#task=mon`);
+    const box = page.locator('#task textarea');
+    await page.locator('#task button[data-action="pause"]').waitFor({ timeout: 30_000 });
+    const typed = [`${web.url}/typed/1`, `${web.url}/typed/2`].join('\n');
+    await box.fill(typed);
+    const pause = await page.locator('#task button[data-action="pause"]').elementHandle();
+    for (let poll = 0; poll < 2; poll++) {
+      const seen = await page.evaluate(() => document.body.dataset.updated);
+      await page.waitForFunction((was) => document.body.dataset.updated !== was, seen, { timeout: 30_000 });
+    }
+    // Rebuilt every poll, the box was emptied every 2 s and a click across a rebuild reached no button.
+    assert.equal(await box.inputValue(), typed, 'the URLs typed are still there two polls later');
+    assert.equal(await pause.evaluate((b) => b.isConnected), true, 'Pause is the same button two polls later');
+    const before = await statusJson();
+    await page.locator('#task button[data-action="enqueue"]').click();
+    await page.locator('#message:not(.error)').filter({ hasText: "2 of 2 URL(s) enqueued in 'mon'" }).waitFor();
+    assert.equal(await box.inputValue(), '', 'the box is cleared once the URLs are in');
+    const after = await statusJson();
+    const queued = (c: CrawlStatus['counts']) => c.waiting + c.prioritized + c.frontier;
+    assert.equal(queued(after.counts), queued(before.counts) + 2, JSON.stringify(after.counts));
+  });
 });
