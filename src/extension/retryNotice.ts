@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { hostname } from 'node:os';
-import { readLiveWorkers, type WorkerBeat } from '../frontier/fleet';
+import { readWorkersTaking, type WorkerBeat } from '../frontier/fleet';
 import type { Redis } from '../redis/connect';
 import type { CrawlManager } from './crawls/crawlManager';
 
@@ -31,7 +31,7 @@ export async function afterRetry(
   // a worker nobody would start under "Retrying".
   const workerRunning =
     crawls.get(task.name)?.launch.takingPages === true ||
-    (await readLiveWorkers(redis)).some((w) => w.tasks.includes(task.name) && !startedHere(w));
+    (await readWorkersTaking(redis, task.name)).some((w) => !startedHere(w));
   const jobs = vscode.l10n.t("{0} failed job(s) of '{1}'", retried, task.name);
   if (workerRunning) {
     const message = vscode.l10n.t('Retrying {0}.', jobs);

@@ -2,6 +2,7 @@ import type { Redis } from '../redis/connect';
 import { hostname } from 'node:os';
 import { partitionKeys, WORKERS_KEY } from './keys';
 import { HostGate } from './politeness';
+import { isHolderGone } from './runLease';
 import { withScripts } from './scripts';
 
 // The fleet's worker processes, as each announces itself in Redis (its heartbeat), and what is done for one that
@@ -142,6 +143,17 @@ export function isWorkerGone(beat: Pick<WorkerBeat, 'lastSeen'>, now: number): b
 /** The heartbeats of workers that are not gone (see WORKER_GONE_AFTER_MS), by id. */
 export async function readLiveWorkers(redis: Redis, now = Date.now()): Promise<WorkerBeat[]> {
   return (await readWorkers(redis)).filter((b) => !isWorkerGone(b, now));
+}
+
+/**
+ * The live workers that take `task`'s pages: their heartbeat lists it, and the process that started and watches them
+ * (if any) has not died, which stops them (worker/parentWatch.ts). The one reading behind every "no worker is
+ * running" (the run's phase, Retry in the editor, the monitor and the CLI, the editor's Enqueue URL).
+ */
+export async function readWorkersTaking(redis: Redis, task: string, now = Date.now()): Promise<WorkerBeat[]> {
+  return (await readLiveWorkers(redis, now)).filter(
+    (w) => w.tasks.includes(task) && !(w.parent && isHolderGone(w.parent)),
+  );
 }
 
 /** The fleet's heartbeats by worker id, skipping any this version cannot read. */

@@ -4,11 +4,15 @@ import { pauseTask, resumeTask } from '../frontier/control';
 import { retryFailureGroup } from '../observe/failures';
 import { readRun } from '../frontier/partitions';
 import { loadTaskFile } from '../workspace/taskFile';
+import { noWorkerNote } from '../observe/noWorker';
 
 // What the monitor's actions do, through the functions the editor and the CLI call for the same thing: pausing and
 // resuming a task's queues (frontier/control.ts, the Queue Explorer's Pause and Resume), stopping its run
 // (CrawlQueue.stopRun, the editor's Stop Crawl and `run`'s stop), retrying a reason's failed pages (retryFailureGroup, the dashboard's Retry
 // all), adding URLs (CrawlQueue.enqueueUrls, `crawl-studio enqueue` and Enqueue URL). No second implementation.
+
+/** How a crawl is started, as the monitor says it (it has no button for it: a run needs its task file). */
+const START_HOW = 'Start Crawl in the editor, or `crawl-studio run` with its task file';
 
 /** A request the monitor refuses, with the HTTP status and the words it answers with. */
 export class ActionError extends Error {
@@ -66,7 +70,7 @@ export async function retryReason(redis: Redis, task: string, reason: string): P
     message:
       n === 0
         ? `no kept failed page of '${task}' has the reason ${reason}`
-        : `${n} failed page(s) of '${task}' (${reason}) are back in the queue`,
+        : `${n} failed page(s) of '${task}' (${reason}) are back in the queue.${await noWorkerNote(redis, task, START_HOW)}`,
   };
 }
 
@@ -119,5 +123,7 @@ export async function enqueue(redis: Redis, task: string, urls: readonly string[
   if (file.name !== task) throw new ActionError(409, `${run.file} now names the task '${file.name}', not '${task}'`);
   const results = await withQueue(redis, task, (q) => q.enqueueUrls(file, urls));
   const n = results.filter((r) => r.outcome === 'enqueued').length;
-  return { ok: true, count: n, results, message: `${n} of ${urls.length} URL(s) enqueued in '${task}'` };
+  const note =
+    n > 0 ? await noWorkerNote(redis, task, `Start Crawl in the editor, or \`crawl-studio run ${run.file}\``) : '';
+  return { ok: true, count: n, results, message: `${n} of ${urls.length} URL(s) enqueued in '${task}'.${note}` };
 }

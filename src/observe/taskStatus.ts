@@ -6,7 +6,7 @@ import type { TaskLayout } from '../frontier/layout';
 import { readLayout, readRunAndLayout } from '../frontier/partitions';
 import { isHolderGone, readLeaseHolder } from '../frontier/runLease';
 import { needsWorkerCount, runPhase, type RunDriver, type RunPhase } from './runPhase';
-import { readLiveWorkers } from '../frontier/fleet';
+import { readWorkersTaking } from '../frontier/fleet';
 
 // Reading a task's figures from Redis, for every view and the session (figures.ts names them). Where waiting URLs
 // live is the frontier's business (the compact frontier, then BullMQ's lists once in the window, in every partition
@@ -90,9 +90,6 @@ export async function readTaskStatus(redis: Redis, task: string): Promise<TaskSt
   ]);
   const isPaused = paused === 1;
   const driver: RunDriver | null = holder ? { holder, gone: isHolderGone(holder) } : null;
-  const working = needsWorkerCount(run, isPaused, driver)
-    ? (await readLiveWorkers(redis)).filter((w) => w.tasks.includes(task) && !(w.parent && isHolderGone(w.parent)))
-        .length
-    : 0;
+  const working = needsWorkerCount(run, isPaused, driver) ? (await readWorkersTaking(redis, task)).length : 0;
   return { task, run, stats, counts, isPaused, phase: runPhase(run, isPaused, driver, working) };
 }

@@ -131,6 +131,12 @@ rules:
     const retried = await cli('retry', task.file, '--reason', 'http-404');
     assert.equal(retried.code, 0, retried.out);
     assert.match(retried.out, /put back 1 failed page \(http-404: 1\)/, retried.out);
+    // Nothing runs the task: said, with how to start it, rather than pages waiting silently.
+    assert.match(
+      retried.out,
+      /^No worker is running: start the crawl to fetch them \(`crawl-studio run \S+` resumes the run\)\.$/m,
+      retried.out,
+    );
     const again = await cli('run', task.file, '--workers', '1', '--concurrency', '2');
     assert.equal(again.code, 0, again.out);
     assert.match(again.out, /Resumed run/, again.out);

@@ -10,6 +10,7 @@ import type { CrawlStatus } from '../../src/frontier/types';
 import type { TaskDetail } from '../../src/monitor/views';
 import { keepScreenshot } from '../../src/frontier/screenshots';
 import { connectRedis } from '../../src/redis/connect';
+import { WORKERS_KEY } from '../../src/frontier/keys';
 import { writeTask } from '../support/crawl';
 import { browserOrSkip } from '../support/browser';
 import { skipBecause } from '../support/skip';
@@ -88,6 +89,8 @@ describe('crawl-studio monitor: the web page, the API and /metrics of a real cra
   let browser: Browser | null = null;
   let page: Page;
   const children: ChildProcess[] = [];
+  /** The worker the SIGKILL test killed: its beat counts as a worker until it ages out (WORKER_GONE_AFTER_MS). */
+  let killedWorker = '';
 
   const cli = async (...args: string[]) => (await exec(process.execPath, [CLI, ...args], { timeout: 120_000 })).stdout;
   const statusJson = async () =>
@@ -281,6 +284,7 @@ rules:
           (w) => w.pid === worker.pid,
         )?.id,
     );
+    killedWorker = id;
     const row = page.locator(`#workers tr[data-worker="${id}"]`);
     await row.waitFor();
     assert.equal(await row.locator('[data-figure="worker-state"]').textContent(), 'live');
@@ -500,6 +504,15 @@ rules:
     );
     const before = JSON.parse(await cli('status', slow.file, '--json', '--redis', redis.url)) as CrawlStatus;
     assert.equal(before.run!.state, 'running');
+    // A worker takes the task's pages: URLs added now are fetched, and no "No worker is running" is said.
+    const added = await post(
+      '/api/tasks/slow/enqueue',
+      { 'x-crawl-studio-token': TOKEN },
+      { urls: [`${web.url}/slow/99999`] },
+    );
+    const addedBody = (await added.json()) as { message: string };
+    assert.equal(added.status, 200, addedBody.message);
+    assert.equal(addedBody.message, "1 of 1 URL(s) enqueued in 'slow'.");
     // With it, from the page (it asks first): CrawlQueue.stopRun, the editor's Stop Crawl.
     await page.locator('#token').fill(TOKEN);
     await page.locator('#token-form button').click();
@@ -540,9 +553,13 @@ rules:
     // Rebuilt every poll, the box was emptied every 2 s and a click across a rebuild reached no button.
     assert.equal(await box.inputValue(), typed, 'the URLs typed are still there two polls later');
     assert.equal(await pause.evaluate((b) => b.isConnected), true, 'Pause is the same button two polls later');
+    // The beat of the worker killed earlier, as it is once aged out (a minute after its last): no worker is left.
+    const conn = connectRedis(redis.url);
+    await conn.hdel(WORKERS_KEY, killedWorker).finally(() => conn.disconnect());
     const before = await statusJson();
     await page.locator('#task button[data-action="enqueue"]').click();
     await page.locator('#message:not(.error)').filter({ hasText: "2 of 2 URL(s) enqueued in 'mon'" }).waitFor();
+    assert.match(await page.locator('#message').innerText(), /No worker is running: start the crawl to fetch them/);
     assert.equal(await box.inputValue(), '', 'the box is cleared once the URLs are in');
     const after = await statusJson();
     const queued = (c: CrawlStatus['counts']) => c.waiting + c.prioritized + c.frontier;

@@ -3,6 +3,7 @@ import { matchesReason, readRunFailures, retryFailureGroup, sampleFailures } fro
 import { groupDigits } from '../../core/units';
 import { failuresReport } from '../format';
 import { withQueue } from '../context';
+import { noWorkerNote } from '../../observe/noWorker';
 import { command, UsageError } from '../spec';
 import { JSON_OPTION, REDIS_OPTIONS } from '../options';
 import { EXIT } from '../exitCodes';
@@ -51,7 +52,7 @@ export const retryCommand = command({
   options: { ...REDIS_OPTIONS, ...REASON_OPTION },
   run(values, positionals) {
     if (positionals.length !== 1) throw new UsageError('retry takes one task file', retryCommand);
-    return withQueue(positionals[0]!, redisTargetFrom(values), async (q, task) => {
+    return withQueue(positionals[0]!, redisTargetFrom(values), async (q, task, redis) => {
       const groups = (await sampleFailures(await q.parts.queues(), { max: 100_000, urlsPerGroup: 0 })).filter((g) =>
         matchesReason(g.group, values.reason),
       );
@@ -69,9 +70,8 @@ export const retryCommand = command({
         return EXIT.OK;
       }
       console.log(`put back ${groupDigits(total)} failed page${total === 1 ? '' : 's'} (${retried.join(', ')})`);
-      console.log(
-        `the run's workers fetch them; with none running, \`crawl-studio run ${positionals[0]}\` resumes the run`,
-      );
+      const note = await noWorkerNote(redis, task.name, `\`crawl-studio run ${positionals[0]}\` resumes the run`);
+      console.log(note ? note.trimStart() : "the task's workers fetch them");
       return EXIT.OK;
     });
   },

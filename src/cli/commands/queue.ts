@@ -22,6 +22,7 @@ import {
 } from '../format';
 import { readRunFailures } from '../../observe/failures';
 import { withQueue } from '../context';
+import { noWorkerNote } from '../../observe/noWorker';
 import { command, UsageError } from '../spec';
 import { JSON_OPTION, REDIS_OPTIONS, WORKER_OPTIONS } from '../options';
 import { EXIT } from '../exitCodes';
@@ -75,7 +76,7 @@ export const enqueueCommand = command({
         enqueueCommand,
       );
     const [taskFile, ...urls] = positionals;
-    return withQueue(taskFile!, redisTargetFrom(values), async (q, task) => {
+    return withQueue(taskFile!, redisTargetFrom(values), async (q, task, redis) => {
       if (values.rule !== undefined && !task.rules.some((r) => r.name === values.rule))
         throw new UsageError(`no rule '${values.rule}' in ${task.file}`);
       const results = await q.enqueueUrls(task, urls, { force: values.force, rule: values.rule });
@@ -84,6 +85,10 @@ export const enqueueCommand = command({
         console.log(
           `${r.outcome.padEnd(9)} ${redactUrl(r.url)}${r.reason ? ` (${r.reason}${r.reason === 'credentials' ? `: ${CREDENTIALS_HINT}` : ''})` : ''}`,
         );
+      if (results.some((r) => r.outcome === 'enqueued')) {
+        const note = await noWorkerNote(redis, task.name, `\`crawl-studio run ${taskFile}\` resumes the run`);
+        if (note) console.log(note.trimStart());
+      }
       return results.some((r) => r.outcome === 'invalid') ? EXIT.FAILED : EXIT.OK;
     });
   },

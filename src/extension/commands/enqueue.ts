@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import type { CrawlTask } from '../../core/task/model';
 import { credentialsMessage } from '../../core/url/credentials';
 import { redactUrl } from '../../core/url/redact';
-import { readLiveWorkers } from '../../frontier/fleet';
+import { readWorkersTaking } from '../../frontier/fleet';
 import type { CrawlQueue } from '../../frontier/crawl';
 import { QueueNode } from '../explorer/nodes';
 import { engine } from '../lazy';
@@ -43,7 +43,7 @@ async function enqueueUrl(deps: CommandDeps, target?: vscode.Uri | QueueNode | s
     const r = res[0]!;
     const msg = enqueuedMessage(r, task.name);
     if (r.outcome === 'duplicate') offerFetchAgain(deps, msg, task, url);
-    else if (r.outcome === 'enqueued' && !(await readLiveWorkers(redis)).some((w) => w.tasks.includes(task.name))) {
+    else if (r.outcome === 'enqueued' && (await readWorkersTaking(redis, task.name)).length === 0) {
       offerWorkers(msg, task);
       await tree.refresh();
       return { ...r, noWorker: true };
