@@ -68,6 +68,11 @@ rules:
       /^2 enqueued, 2 already seen, 2 dropped \((offsite: 1, denied: 1|denied: 1, offsite: 1)\), 2 bad lines$/m,
       r.stdout + r.stderr,
     );
+    assert.match(
+      r.stdout,
+      /^No worker is running: start the crawl to fetch them \(`crawl-studio run \S+` resumes the run\)\.$/m,
+      r.stdout,
+    );
     assert.match(r.stderr, /urls\.txt:5: invalid \(not a valid URL\): not a url/, r.stderr);
     assert.match(r.stderr, /urls\.txt:10: too-long \(over 2048 characters\): .*… \(2,1\d\d characters\)/, r.stderr);
     const s = await status(t.file);

@@ -6,7 +6,7 @@ import { workerMain } from '../../worker/main';
 import { groupDigits } from '../../core/units';
 import { DROP_REASONS } from '../../core/task/dropReasons';
 import { CREDENTIALS_HINT } from '../../core/url/credentials';
-import { redactUrl } from '../../redis/connect';
+import { redactUrl, type Redis } from '../../redis/connect';
 import { readTaskStatus } from '../../observe/taskStatus';
 import { figuresOf } from '../../observe/taskFigures';
 import { readScreenshot, screenshotUrls } from '../../observe/screenshots';
@@ -85,14 +85,17 @@ export const enqueueCommand = command({
         console.log(
           `${r.outcome.padEnd(9)} ${redactUrl(r.url)}${r.reason ? ` (${r.reason}${r.reason === 'credentials' ? `: ${CREDENTIALS_HINT}` : ''})` : ''}`,
         );
-      if (results.some((r) => r.outcome === 'enqueued')) {
-        const note = await noWorkerNote(redis, task.name, `\`crawl-studio run ${taskFile}\` resumes the run`);
-        if (note) console.log(note.trimStart());
-      }
+      if (results.some((r) => r.outcome === 'enqueued')) await sayNoWorker(redis, task.name, taskFile!);
       return results.some((r) => r.outcome === 'invalid') ? EXIT.FAILED : EXIT.OK;
     });
   },
 });
+
+/** After URLs went in: "No worker is running: …" when nothing takes the task's pages (observe/noWorker.ts). */
+async function sayNoWorker(redis: Redis, task: string, taskFile: string): Promise<void> {
+  const note = await noWorkerNote(redis, task, `\`crawl-studio run ${taskFile}\` resumes the run`);
+  if (note) console.log(note.trimStart());
+}
 
 /**
  * `enqueue --file`: one URL a line (blank lines and `#` comments skipped), from a file or stdin (`-`), read as a
@@ -104,7 +107,7 @@ async function enqueueFile(
   file: string,
   o: { redis?: string; force?: boolean; rule?: string },
 ): Promise<number> {
-  return withQueue(taskFile, o.redis, async (q, task) => {
+  return withQueue(taskFile, o.redis, async (q, task, redis) => {
     if (o.rule !== undefined && !task.rules.some((r) => r.name === o.rule))
       throw new UsageError(`no rule '${o.rule}' in ${task.file}`);
     const input = file === '-' ? process.stdin : createReadStream(file);
@@ -159,6 +162,7 @@ async function enqueueFile(
         `, ${groupDigits(total)} dropped${drops.length ? ` (${drops.map(([r, v]) => `${r}: ${groupDigits(v)}`).join(', ')})` : ''}` +
         `, ${groupDigits(counts.invalid)} bad line${counts.invalid === 1 ? '' : 's'}`,
     );
+    if (counts.enqueued > 0) await sayNoWorker(redis, task.name, taskFile);
     return counts.invalid > 0 ? EXIT.FAILED : EXIT.OK;
   });
 }
