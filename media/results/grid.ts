@@ -36,10 +36,7 @@ export function render(): void {
   for (let p = Math.floor(first / PAGE_SIZE); p <= Math.floor(Math.max(first, last - 1) / PAGE_SIZE); p++) request(p);
   // Prefetch the next page so steady scrolling never waits.
   request(Math.floor(last / PAGE_SIZE) + 1);
-  const tpl = templateOf(cols);
-  const frag = document.createDocumentFragment();
-  for (let i = first; i < last; i++) frag.append(rowEl(i, cols, tpl, minWidth));
-  body.replaceChildren(frag);
+  drawRows(first, last, cols, templateOf(cols), minWidth);
   if (st.selected >= 0) grid.setAttribute('aria-activedescendant', 'sel-row');
   else grid.removeAttribute('aria-activedescendant');
   emptyEl.textContent = emptyText(st);
@@ -47,8 +44,41 @@ export function render(): void {
   renderToolbar();
 }
 
-function rowEl(i: number, cols: readonly string[], tpl: string, minWidth: string): HTMLElement {
-  const row = rowAt(i);
+// The rows in the DOM, by index, with what each was drawn from. A crawl's poll redraws the grid every second or
+// so, and a row built anew for the same item would replace the one under the pointer: a click pressed on the old
+// row and released on the new one selects nothing, and a selection of its text is lost. So a row is rebuilt only
+// when what it shows changed.
+const drawn = new Map<number, { readonly el: HTMLElement; readonly key: string }>();
+
+function drawRows(first: number, last: number, cols: readonly string[], tpl: string, minWidth: string): void {
+  const shape = JSON.stringify([cols, tpl, minWidth]);
+  for (const [i, d] of drawn)
+    if (i < first || i >= last) {
+      d.el.remove();
+      drawn.delete(i);
+    }
+  // Rows are placed by their `top`; the DOM keeps them in index order for assistive technology.
+  let next: ChildNode | null = body.firstChild;
+  for (let i = first; i < last; i++) {
+    const row = rowAt(i);
+    const key = `${shape}\u0000${i === st.selected}\u0000${row ? JSON.stringify(row) : ''}`;
+    const had = drawn.get(i);
+    if (had?.key === key) {
+      if (had.el !== next) body.insertBefore(had.el, next);
+      next = had.el.nextSibling;
+      continue;
+    }
+    if (had) {
+      if (had.el === next) next = had.el.nextSibling;
+      had.el.remove();
+    }
+    const el = rowEl(i, row, cols, tpl, minWidth);
+    body.insertBefore(el, next);
+    drawn.set(i, { el, key });
+  }
+}
+
+function rowEl(i: number, row: TableRow | null, cols: readonly string[], tpl: string, minWidth: string): HTMLElement {
   const el = h('div', {
     class: `row${i === st.selected ? ' selected' : ''}${row ? '' : ' loading'}${row?.change ? ` chg chg-${row.change.kind}` : ''}`,
     role: 'row',

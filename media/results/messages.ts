@@ -2,7 +2,7 @@
 // row's detail, field quality, busy and error.
 
 import { PAGE_SIZE, type ToResults } from '../../src/extension/results/protocol';
-import { h, icon } from '../shared/dom';
+import { h, icon, renderChanged, setOptions } from '../shared/dom';
 import { renderDetail } from './detail';
 import { render } from './grid';
 import { headerKey, renderHeader } from './header';
@@ -45,7 +45,10 @@ export function onMessage(m: ToResults): void {
 type Message<T extends ToResults['type']> = Extract<ToResults, { type: T }>;
 
 function renderTypes(): void {
-  typeSelect.replaceChildren(...st.types.map((t) => h('option', { value: t, selected: t === st.view.itemType }, t)));
+  setOptions(
+    typeSelect,
+    st.types.map((t) => ({ value: t, label: t, selected: t === st.view.itemType })),
+  );
   typeSelect.hidden = st.types.length < 2;
 }
 
@@ -59,7 +62,7 @@ function onInit(m: Message<'init'>): void {
   // The extension polls while a crawl runs, and a poll's init may be on its way when the user sorts or filters:
   // taking its view would undo the click, and the next click would toggle from the undone state.
   if (m.seq >= st.sent) st.view = m.view;
-  titleEl.replaceChildren(icon('table'), h('span', {}, `Results: ${m.task}`));
+  renderChanged(titleEl, m.task, () => titleEl.replaceChildren(icon('table'), h('span', {}, `Results: ${m.task}`)));
   renderTypes();
   st.runs = m.runs;
   st.changes = m.changes;

@@ -80,3 +80,29 @@ export function renderChanged(el: Element, inputs: unknown, render: () => void):
   renderedWith.set(el, key);
   render();
 }
+
+/** An option of a `<select>` that `setOptions` fills. */
+export interface OptionSpec {
+  readonly value: string;
+  readonly label: string;
+  readonly selected: boolean;
+}
+
+/**
+ * Fills a `<select>` with `options`. When it already holds the same values (a poll that changed only a count in a
+ * label), its options are updated in place, so a list the user has open stays open and what they picked stays
+ * picked; only another set of values builds new options.
+ */
+export function setOptions(select: HTMLSelectElement, options: readonly OptionSpec[]): void {
+  const current = [...select.options];
+  if (current.length !== options.length || current.some((o, i) => o.value !== options[i]?.value)) {
+    select.replaceChildren(...options.map((o) => h('option', { value: o.value, selected: o.selected }, o.label)));
+    return;
+  }
+  options.forEach((o, i) => {
+    const el = current[i];
+    if (el && el.textContent !== o.label) el.textContent = o.label;
+  });
+  const wanted = options.findIndex((o) => o.selected);
+  if (wanted >= 0 && select.selectedIndex !== wanted) select.selectedIndex = wanted;
+}

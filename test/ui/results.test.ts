@@ -68,12 +68,44 @@ describe('Results view (UI)', function () {
     const count = wv.locator('.toolbar .count').first();
     const first = await count.innerText();
     await wv.locator('.live').waitFor({ state: 'visible' });
+    // The rows drawn now, to tell below whether the polls that bring more rows rebuilt them.
+    type Drawn = { el: Element; text: string | null; index: string | undefined }[];
+    await wv.locator('body').evaluate(() => {
+      const rows = Array.from(document.querySelectorAll<HTMLElement>('.body .row:not(.loading)'));
+      const drawn = rows.map((el) => ({ el, text: el.textContent, index: el.dataset.index }));
+      Object.defineProperty(globalThis, '__rowsBefore', { value: drawn, configurable: true });
+      // The pickers' options too: a poll changes a count in a run's label, never which runs there are.
+      const options = Array.from(document.querySelectorAll('select option'));
+      Object.defineProperty(globalThis, '__optionsBefore', { value: options, configurable: true });
+    });
     let later = first;
     for (let i = 0; i < 60 && later === first; i++) {
       await page.waitForTimeout(500);
       later = await count.innerText();
     }
     assert.notEqual(later, first, 'the count grows while the crawl runs');
+    // A row that shows what it showed is the same element: one built anew every poll takes a click pressed on the
+    // old one (press on it, release on its replacement: no click), and a selection of its text, with it.
+    await page.waitForTimeout(1500);
+    const kept = await wv.locator('body').evaluate(() => {
+      const before = (globalThis as unknown as { __rowsBefore: Drawn }).__rowsBefore;
+      let same = 0;
+      let rebuilt = 0;
+      for (const b of before) {
+        const now = document.querySelector(`.body .row[data-index="${b.index}"]`);
+        if (now?.textContent !== b.text) continue;
+        if (now === b.el) same++;
+        else rebuilt++;
+      }
+      const options = (globalThis as unknown as { __optionsBefore: Element[] }).__optionsBefore;
+      const optionsReplaced = options.filter((o) => !o.isConnected).length;
+      return { same, rebuilt, before: before.length, options: options.length, optionsReplaced };
+    });
+    assert.ok(kept.same > 0, `no row drawn before the count grew still shows the same item: ${JSON.stringify(kept)}`);
+    assert.equal(kept.rebuilt, 0, `rows rebuilt by polls that changed nothing in them: ${JSON.stringify(kept)}`);
+    // An open list of runs would close under the user, and the run they were about to pick go with it.
+    assert.ok(kept.options > 0, 'the pickers have options');
+    assert.equal(kept.optionsReplaced, 0, `the pickers' options were built anew by polls: ${JSON.stringify(kept)}`);
     await wb.screenshot('ui/results-1-live.png');
   });
 
