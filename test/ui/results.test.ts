@@ -207,6 +207,36 @@ describe('Results view (UI)', function () {
     assert.match(await isbn.innerText(), /100% empty/);
     assert.match(await wv.locator('.quality h2').innerText(), /always empty: isbn/);
     await wb.screenshot('ui/results-3-field-quality.png');
+    // New figures arrive every poll; the field's button must stay the element it was, or a click pressed on it and
+    // released on its replacement does nothing.
+    await wv.locator('body').evaluate(() => {
+      const seen = { quality: 0, button: document.querySelector('.quality button.field') };
+      Object.defineProperty(globalThis, '__quality', { value: seen, configurable: true });
+      addEventListener('message', (e: MessageEvent<{ type?: unknown }>) => {
+        if (e.data?.type === 'quality') seen.quality++;
+      });
+    });
+    await wv.locator('body').evaluate(
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const seen = (globalThis as unknown as { __quality: { quality: number } }).__quality;
+          const until = Date.now() + 30_000;
+          const check = () =>
+            seen.quality >= 2
+              ? resolve()
+              : Date.now() > until
+                ? reject(new Error(`${seen.quality} quality message(s) in 30 s`))
+                : setTimeout(check, 100);
+          check();
+        }),
+    );
+    const kept = await wv
+      .locator('body')
+      .evaluate(
+        () =>
+          (globalThis as unknown as { __quality: { button: Element | null } }).__quality.button?.isConnected ?? null,
+      );
+    assert.equal(kept, true, "the field's button was built anew by figures that came after it");
   });
 
   it('opens a row detail with the keyboard', async () => {
