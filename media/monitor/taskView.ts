@@ -2,7 +2,7 @@
 // being fetched, failures, skips, drops, the frontier, hosts, screenshots, its store and its workers.
 
 import type { TaskDetail } from '../../src/monitor/views';
-import { byId, h, renderChanged } from '../shared/dom';
+import { byId, h, keyedChildren, placeChildren, renderChanged, setText } from '../shared/dom';
 import { fmtDuration } from '../shared/format';
 import { ago, fmt, fmtRate } from './format';
 import { changesView, storedView } from './taskStore';
@@ -77,7 +77,10 @@ export function renderTask(d: TaskDetail, act: Act): void {
   ]);
   // "Since" is counted from the reading's time: it changes with every poll only while pages are in flight.
   show('fetching', [s.counts.active, d.active, d.active.length ? d.at : 0], () => fetchingNow(d));
-  show('notFetched', [d.failures, d.skipped, d.dropped], () => pagesNotFetched(d, act));
+  // Placed, not replaced: the failures table in it is kept from poll to poll (failuresOf).
+  renderChanged(parts.notFetched, [d.failures, d.skipped, d.dropped], () =>
+    placeChildren(parts.notFetched, pagesNotFetched(d, act)),
+  );
   show('frontier', [d.frontier, d.hosts], () => frontierAndHosts(d));
   show('shots', [s.run?.run, d.screenshots], () => [
     h('h3', {}, 'Screenshots of rendered pages'),
@@ -186,40 +189,80 @@ function fetchingNow(d: TaskDetail): HTMLElement[] {
   ];
 }
 
+/** A failure reason's rows in the failures table: its heading row with Retry, then its sample pages. */
+interface FailureRows {
+  readonly tbody: HTMLElement;
+  readonly label: HTMLElement;
+  readonly count: HTMLElement;
+  readonly retry: HTMLElement;
+  readonly head: HTMLElement;
+}
+
+/**
+ * The failures table of the task shown, kept from poll to poll: while failures accumulate their counts change every
+ * poll, and each reason's Retry must stay the element under the pointer (see `view`).
+ */
+interface FailuresTable {
+  readonly task: string;
+  readonly table: HTMLElement;
+  readonly none: HTMLElement;
+  readonly rows: Map<string, FailureRows>;
+}
+let failuresTable: FailuresTable | null = null;
+
+function failuresOf(d: TaskDetail, act: Act): HTMLElement {
+  const name = d.status.task;
+  if (failuresTable?.task !== name)
+    failuresTable = {
+      task: name,
+      table: h('table', { id: 'failures' }),
+      none: h('p', { class: 'muted' }, 'No page failed.'),
+      rows: new Map(),
+    };
+  const t = failuresTable;
+  keyedChildren(
+    t.table,
+    t.rows,
+    d.failures,
+    (f) => f.group,
+    (f) => {
+      const label = h('th');
+      const count = h('td', { class: 'n', 'data-figure': 'reason-count' });
+      const retry = button('', () => void act(name, 'retry', { reason: f.group }), {
+        'data-action': 'retry',
+        'data-reason': f.group,
+      });
+      const head = h('tr', {}, label, count, h('td', {}, retry));
+      return { tbody: h('tbody', { 'data-reason': f.group }, head), label, count, retry, head };
+    },
+    (r) => r.tbody,
+    (r, f) => {
+      setText(r.label, `${f.label} (${f.group})`);
+      setText(r.count, fmt(f.count));
+      setText(r.retry, `Retry ${fmt(f.count || f.jobs)}`);
+      renderChanged(r.tbody, f.pages, () =>
+        placeChildren(r.tbody, [
+          r.head,
+          ...f.pages.map((p) =>
+            h(
+              'tr',
+              {},
+              h('td', { class: 'url' }, p.url),
+              h('td', { class: 'msg', colspan: '2' }, `${p.message} (attempts: ${p.attempts})`),
+            ),
+          ),
+        ]),
+      );
+    },
+  );
+  return d.failures.length ? t.table : t.none;
+}
+
 /** Failures (with Retry), skips and dropped links, each by reason. */
 function pagesNotFetched(d: TaskDetail, act: Act): HTMLElement[] {
-  const name = d.status.task;
-  const failures = d.failures.map((f) =>
-    h(
-      'tbody',
-      { 'data-reason': f.group },
-      h(
-        'tr',
-        {},
-        h('th', {}, `${f.label} (${f.group})`),
-        h('td', { class: 'n', 'data-figure': 'reason-count' }, fmt(f.count)),
-        h(
-          'td',
-          {},
-          button(`Retry ${fmt(f.count || f.jobs)}`, () => void act(name, 'retry', { reason: f.group }), {
-            'data-action': 'retry',
-            'data-reason': f.group,
-          }),
-        ),
-      ),
-      ...f.pages.map((p) =>
-        h(
-          'tr',
-          {},
-          h('td', { class: 'url' }, p.url),
-          h('td', { class: 'msg', colspan: '2' }, `${p.message} (attempts: ${p.attempts})`),
-        ),
-      ),
-    ),
-  );
   return [
     h('h3', {}, 'Failures by reason'),
-    failures.length ? h('table', { id: 'failures' }, ...failures) : h('p', { class: 'muted' }, 'No page failed.'),
+    failuresOf(d, act),
     h('h3', {}, 'Skipped by reason'),
     table(
       ['Reason', ['Pages', 'n'], 'Recent URLs'],

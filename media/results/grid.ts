@@ -2,7 +2,7 @@
 // visible rows (plus a margin) exist in the DOM; selection by keyboard and click.
 
 import { PAGE_SIZE, type TableRow } from '../../src/extension/results/protocol';
-import { h } from '../shared/dom';
+import { h, placeChildren } from '../shared/dom';
 import { cellClasses, minWidthOf, templateOf } from './columns';
 import { closeDetail } from './detail';
 import { body, emptyEl, grid, side, thead } from './skeleton';
@@ -52,30 +52,20 @@ const drawn = new Map<number, { readonly el: HTMLElement; readonly key: string }
 
 function drawRows(first: number, last: number, cols: readonly string[], tpl: string, minWidth: string): void {
   const shape = JSON.stringify([cols, tpl, minWidth]);
-  for (const [i, d] of drawn)
-    if (i < first || i >= last) {
-      d.el.remove();
-      drawn.delete(i);
-    }
-  // Rows are placed by their `top`; the DOM keeps them in index order for assistive technology.
-  let next: ChildNode | null = body.firstChild;
+  for (const i of Array.from(drawn.keys())) if (i < first || i >= last) drawn.delete(i);
+  const rows: HTMLElement[] = [];
   for (let i = first; i < last; i++) {
     const row = rowAt(i);
     const key = `${shape}\u0000${i === st.selected}\u0000${row ? JSON.stringify(row) : ''}`;
-    const had = drawn.get(i);
-    if (had?.key === key) {
-      if (had.el !== next) body.insertBefore(had.el, next);
-      next = had.el.nextSibling;
-      continue;
+    let d = drawn.get(i);
+    if (d?.key !== key) {
+      d = { el: rowEl(i, row, cols, tpl, minWidth), key };
+      drawn.set(i, d);
     }
-    if (had) {
-      if (had.el === next) next = had.el.nextSibling;
-      had.el.remove();
-    }
-    const el = rowEl(i, row, cols, tpl, minWidth);
-    body.insertBefore(el, next);
-    drawn.set(i, { el, key });
+    rows.push(d.el);
   }
+  // Rows are placed by their `top`; the DOM keeps them in index order for assistive technology.
+  placeChildren(body, rows);
 }
 
 function rowEl(i: number, row: TableRow | null, cols: readonly string[], tpl: string, minWidth: string): HTMLElement {

@@ -106,3 +106,53 @@ export function setOptions(select: HTMLSelectElement, options: readonly OptionSp
   const wanted = options.findIndex((o) => o.selected);
   if (wanted >= 0 && select.selectedIndex !== wanted) select.selectedIndex = wanted;
 }
+
+/**
+ * Makes `parent`'s children exactly `children`, in that order, moving only what is out of place. An element moved,
+ * even back to where it was, loses a click pressed on it, and `replaceChildren` moves every one.
+ */
+export function placeChildren(parent: Element, children: readonly Element[]): void {
+  const wanted = new Set<Node>(children);
+  for (const c of Array.from(parent.childNodes)) if (!wanted.has(c)) c.remove();
+  let next: Node | null = parent.firstChild;
+  for (const c of children) {
+    if (c === next) next = c.nextSibling;
+    else parent.insertBefore(c, next);
+  }
+}
+
+/**
+ * One element per item, by key, kept from one render to the next: `make` builds an item's parts the first time its
+ * key is shown, `update` writes the item into them every render (through renderChanged, so only what changed), and
+ * the parent holds the items' elements in order. A table of groups whose counts move every second keeps each group's
+ * buttons under the pointer.
+ */
+export function keyedChildren<T, P>(
+  parent: Element,
+  made: Map<string, P>,
+  items: readonly T[],
+  key: (item: T) => string,
+  make: (item: T) => P,
+  elementOf: (parts: P) => Element,
+  update: (parts: P, item: T) => void,
+): void {
+  const shown = new Set<string>();
+  const children = items.map((item) => {
+    const k = key(item);
+    shown.add(k);
+    let parts = made.get(k);
+    if (parts === undefined) {
+      parts = make(item);
+      made.set(k, parts);
+    }
+    update(parts, item);
+    return elementOf(parts);
+  });
+  for (const k of Array.from(made.keys())) if (!shown.has(k)) made.delete(k);
+  placeChildren(parent, children);
+}
+
+/** Sets an element's text when it differs: written anyway, it replaces the text node and a selection of it. */
+export function setText(el: Element, text: string): void {
+  if (el.textContent !== text) el.textContent = text;
+}

@@ -10,7 +10,7 @@ import type { CrawlStatus } from '../../src/frontier/types';
 import type { TaskDetail } from '../../src/monitor/views';
 import { keepScreenshot } from '../../src/frontier/screenshots';
 import { connectRedis } from '../../src/redis/connect';
-import { WORKERS_KEY } from '../../src/frontier/keys';
+import { taskKeys, WORKERS_KEY } from '../../src/frontier/keys';
 import { writeTask } from '../support/crawl';
 import { browserOrSkip } from '../support/browser';
 import { skipBecause } from '../support/skip';
@@ -272,6 +272,32 @@ rules:
     assert.match(text, /HTTP 404/);
     assert.ok(text.includes(`${web.url}/missing`), text);
     assert.equal(await group.locator('[data-figure="reason-count"]').textContent(), '1');
+  });
+
+  it("keeps a reason's Retry button while its count moves", async () => {
+    // While pages keep failing, a reason's count changes every poll; rebuilt with it, the button under the pointer
+    // was replaced between a click's press and its release, and the click reached neither. The run's stats count one
+    // more 404 here, as a worker's finish would, and give it back after.
+    const group = page.locator('#failures tbody[data-reason="http-404"]');
+    const count = group.locator('[data-figure="reason-count"]');
+    await until('the 404 counted once', async () => (await count.textContent()) === '1', 30_000, 100);
+    const retry = await group.locator('button[data-action="retry"]').elementHandle();
+    const run = (await statusJson()).run?.run;
+    assert.ok(run, 'the task has a run');
+    const stats = taskKeys('mon').stats(run);
+    const conn = connectRedis(redis.url);
+    try {
+      await conn.hincrby(stats, 'failed:http-404', 1);
+      await conn.hincrby(stats, 'failed', 1);
+      await until('the 404 counted twice', async () => (await count.textContent()) === '2', 30_000, 100);
+      assert.equal(await retry.evaluate((b) => b.isConnected), true, 'Retry is the same button after the count moved');
+      assert.equal(await retry.evaluate((b) => b.textContent), 'Retry 2');
+    } finally {
+      await conn.hincrby(stats, 'failed:http-404', -1);
+      await conn.hincrby(stats, 'failed', -1);
+      conn.disconnect();
+    }
+    await until('the 404 counted once again', async () => (await count.textContent()) === '1', 30_000, 100);
   });
 
   it('marks a worker killed with SIGKILL gone', async () => {

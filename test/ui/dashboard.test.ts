@@ -142,6 +142,42 @@ describe('Crawl dashboard (UI)', function () {
     assert.equal(await kpi(wv, 'ETA').innerText(), 'done');
     await clearToasts(page);
     await wb.screenshot('ui/dashboard-3-finished.png');
+    // During a crawl a group's count moves with every snapshot, and its Retry all must stay the element under the
+    // pointer (replaced between a click's press and its release, it gets no click). The next snapshot the extension
+    // posts, with the 404 group's count one higher, stands in for a crawl's.
+    const moved = await wv.locator('body').evaluate(
+      () =>
+        new Promise<{ same: boolean; count: string; wanted: string }>((resolve, reject) => {
+          type Group = { label: string; count: number };
+          type Snapshot = { type?: string; moved?: boolean; data?: { failures: Group[] } };
+          const button = () =>
+            Array.from(document.querySelectorAll('section[aria-label="Failures by cause"] tr')).find((tr) =>
+              tr.textContent?.includes('HTTP 404'),
+            );
+          const before = button()?.querySelector('vscode-button');
+          if (!before) return reject(new Error('no Retry all in the 404 row'));
+          const next = (e: MessageEvent<Snapshot>) => {
+            if (e.data?.type !== 'data' || e.data.moved || !e.data.data) return;
+            removeEventListener('message', next);
+            const failures = e.data.data.failures.map((g) =>
+              g.label.includes('404') ? { ...g, count: g.count + 1 } : g,
+            );
+            dispatchEvent(
+              new MessageEvent('message', { data: { ...e.data, moved: true, data: { ...e.data.data, failures } } }),
+            );
+            const row = button();
+            const wanted = String(failures.find((g) => g.label.includes('404'))?.count);
+            resolve({
+              same: row?.querySelector('vscode-button') === before,
+              count: row?.querySelectorAll('td')[1]?.textContent ?? '',
+              wanted,
+            });
+          };
+          addEventListener('message', next);
+        }),
+    );
+    assert.equal(moved.count, moved.wanted, 'the moved count is shown');
+    assert.ok(moved.same, "Retry all was built anew when its group's count moved");
   });
 
   it('retries all failures of one group from the dashboard', async () => {
