@@ -174,6 +174,7 @@ describe('Crawl dashboard (UI)', function () {
             });
           };
           addEventListener('message', next);
+          setTimeout(() => reject(new Error('no snapshot came in 30 s')), 30_000);
         }),
     );
     assert.equal(moved.count, moved.wanted, 'the moved count is shown');
