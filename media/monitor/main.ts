@@ -1,8 +1,8 @@
 import type { TaskDetail, TaskSummary, WorkerView } from '../../src/monitor/views';
-import { byId, h, renderChanged } from '../shared/dom';
+import { byId, h, keyedChildren, placeChildren, renderChanged, setText } from '../shared/dom';
 import { act as request, get } from './api';
 import { fmt } from './format';
-import { num, table, WORKER_HEAD, workerRows } from './tables';
+import { num, table, tableHead, WORKER_HEAD, workerRows } from './tables';
 import { renderTask } from './taskView';
 
 // The monitor's page: polls the JSON API every POLL_MS and renders what changed (renderChanged: a button or a row
@@ -45,51 +45,81 @@ function renderTasks(tasks: readonly TaskSummary[], total: number, limit: number
   renderChanged(byId('tasks'), [tasks, total, limit, selected], () => renderTaskList(tasks, total, limit));
 }
 
+/**
+ * The task list, kept from poll to poll: during a crawl its counts change with every poll, and a row built anew
+ * each time took a click pressed on the old one (the task did not open) and the keyboard's focus with it.
+ */
+const taskList = {
+  tbody: h('tbody'),
+  empty: h('p', { class: 'muted' }, 'No task on this Redis yet.'),
+  more: h('p', { class: 'muted' }),
+  rows: new Map<string, { readonly tr: HTMLElement; readonly cells: readonly HTMLElement[] }>(),
+};
+const taskTable = h(
+  'table',
+  {},
+  tableHead([
+    'Task',
+    'Run',
+    'State',
+    ['Done', 'n'],
+    ['Failed', 'n'],
+    ['Skipped', 'n'],
+    ['Items', 'n'],
+    ['Waiting', 'n'],
+    ['Active', 'n'],
+    ['Queue', 'n'],
+  ]),
+  taskList.tbody,
+);
+
 function renderTaskList(tasks: readonly TaskSummary[], total: number, limit: number): void {
-  const rows = tasks.map((t) => {
-    const s = t.status;
-    const tr = h(
-      'tr',
-      { class: `task${t.status.task === selected ? ' selected' : ''}`, 'data-task': s.task, tabindex: '0' },
-      h('td', {}, s.task),
-      h('td', {}, s.run?.run ?? '—'),
-      h('td', { 'data-figure': 'state' }, s.run ? `${s.run.state}${s.isPaused ? ' (paused)' : ''}` : 'never run'),
-      num(t.finished.done, 'done'),
-      num(t.finished.failed, 'failed'),
-      num(t.finished.skipped, 'skipped'),
-      num(s.stats?.items ?? 0, 'items'),
-      num(t.waiting, 'waiting'),
-      num(s.counts.active, 'active'),
-      num(t.queued, 'queued'),
-    );
-    const open = () => {
-      selected = s.task;
-      history.replaceState(null, '', `#task=${encodeURIComponent(s.task)}`);
-      void poll();
-    };
-    tr.addEventListener('click', open);
-    tr.addEventListener('keydown', (ev) => ev.key === 'Enter' && open());
-    return tr;
-  });
-  byId('tasks').replaceChildren(
-    table(
-      [
-        'Task',
-        'Run',
-        'State',
-        ['Done', 'n'],
-        ['Failed', 'n'],
-        ['Skipped', 'n'],
-        ['Items', 'n'],
-        ['Waiting', 'n'],
-        ['Active', 'n'],
-        ['Queue', 'n'],
-      ],
-      rows,
-      'No task on this Redis yet.',
-    ),
-    total > limit ? h('p', { class: 'muted' }, `First ${limit} of ${fmt(total)} tasks.`) : '',
+  keyedChildren(
+    taskList.tbody,
+    taskList.rows,
+    tasks,
+    (t) => t.status.task,
+    (t) => {
+      const task = t.status.task;
+      const cells = [
+        h('td'),
+        h('td'),
+        h('td', { 'data-figure': 'state' }),
+        ...['done', 'failed', 'skipped', 'items', 'waiting', 'active', 'queued'].map((f) => num(0, f)),
+      ];
+      const tr = h('tr', { class: 'task', 'data-task': task, tabindex: '0' }, ...cells);
+      const open = () => {
+        selected = task;
+        history.replaceState(null, '', `#task=${encodeURIComponent(task)}`);
+        void poll();
+      };
+      tr.addEventListener('click', open);
+      tr.addEventListener('keydown', (ev) => ev.key === 'Enter' && open());
+      return { tr, cells };
+    },
+    (r) => r.tr,
+    (r, t) => {
+      const s = t.status;
+      r.tr.classList.toggle('selected', s.task === selected);
+      const texts = [
+        s.task,
+        s.run?.run ?? '—',
+        s.run ? `${s.run.state}${s.isPaused ? ' (paused)' : ''}` : 'never run',
+        ...[
+          t.finished.done,
+          t.finished.failed,
+          t.finished.skipped,
+          s.stats?.items ?? 0,
+          t.waiting,
+          s.counts.active,
+          t.queued,
+        ].map(fmt),
+      ];
+      r.cells.forEach((c, i) => setText(c, texts[i] ?? ''));
+    },
   );
+  setText(taskList.more, `First ${limit} of ${fmt(total)} tasks.`);
+  placeChildren(byId('tasks'), [tasks.length ? taskTable : taskList.empty, ...(total > limit ? [taskList.more] : [])]);
 }
 
 function renderWorkers(workers: readonly WorkerView[], hidden: number): void {

@@ -10,15 +10,14 @@ export type Heading = string | [string, 'n'];
 
 export function table(head: readonly Heading[], rows: readonly HTMLElement[], empty: string): HTMLElement {
   if (rows.length === 0) return h('p', { class: 'muted' }, empty);
+  return h('table', {}, tableHead(head), h('tbody', {}, ...rows));
+}
+
+export function tableHead(head: readonly Heading[]): HTMLElement {
   return h(
-    'table',
+    'thead',
     {},
-    h(
-      'thead',
-      {},
-      h('tr', {}, ...head.map((c) => (Array.isArray(c) ? h('th', { class: 'n' }, c[0]) : h('th', {}, c)))),
-    ),
-    h('tbody', {}, ...rows),
+    h('tr', {}, ...head.map((c) => (Array.isArray(c) ? h('th', { class: 'n' }, c[0]) : h('th', {}, c)))),
   );
 }
 export const num = (v: number, figure?: string) => h('td', { class: 'n', 'data-figure': figure }, fmt(v));

@@ -282,6 +282,10 @@ rules:
     const count = group.locator('[data-figure="reason-count"]');
     await until('the 404 counted once', async () => (await count.textContent()) === '1', 30_000, 100);
     const retry = await group.locator('button[data-action="retry"]').elementHandle();
+    // The task's row in the list above moves with it (its Failed column): a click on it must still open the task.
+    const listed = page.locator('#tasks tr[data-task="mon"]');
+    const row = await listed.elementHandle();
+    assert.equal(await listed.locator('[data-figure="failed"]').textContent(), '1');
     const run = (await statusJson()).run?.run;
     assert.ok(run, 'the task has a run');
     const stats = taskKeys('mon').stats(run);
@@ -292,6 +296,13 @@ rules:
       await until('the 404 counted twice', async () => (await count.textContent()) === '2', 30_000, 100);
       assert.equal(await retry.evaluate((b) => b.isConnected), true, 'Retry is the same button after the count moved');
       assert.equal(await retry.evaluate((b) => b.textContent), 'Retry 2');
+      await until(
+        'the list counts it',
+        async () => (await listed.locator('[data-figure="failed"]').textContent()) === '2',
+        30_000,
+        100,
+      );
+      assert.equal(await row.evaluate((r) => r.isConnected), true, "the task's row is the same after its count moved");
     } finally {
       await conn.hincrby(stats, 'failed:http-404', -1);
       await conn.hincrby(stats, 'failed', -1);
