@@ -1,4 +1,4 @@
-import { afterAnswer, hostCap, type HostCap } from '../core/autoscale/hostThrottle';
+import { afterAnswer, hostCap, type HostAnswer, type HostCap } from '../core/autoscale/hostThrottle';
 import type { InSlot, PoliteWait } from './fetchSlots';
 
 // The per-host back-off of an autoscaled worker (core/autoscale/hostThrottle.ts decides): a job takes a turn of its
@@ -48,13 +48,16 @@ export class HostThrottles {
   measured(host: string, inSlot: InSlot): InSlot {
     return async (fetch) => {
       const start = performance.now();
+      // Taken with the turn (turn() counted it): what the host had from this worker when this request went.
+      const inFlight = this.entry(host).inFlight;
       try {
         const v = await inSlot(fetch);
-        this.answer(host, performance.now() - start, false);
+        this.answer(host, { ms: performance.now() - start, throttled: false, inFlight });
         return v;
       } catch (err) {
         const status = (err as { status?: unknown } | null)?.status;
-        if (typeof status === 'number') this.answer(host, performance.now() - start, status === 429 || status === 503);
+        if (typeof status === 'number')
+          this.answer(host, { ms: performance.now() - start, throttled: status === 429 || status === 503, inFlight });
         throw err;
       }
     };
@@ -65,9 +68,9 @@ export class HostThrottles {
     return this.hosts.get(host)?.state.cap ?? this.max;
   }
 
-  private answer(host: string, ms: number, throttled: boolean): void {
+  private answer(host: string, a: Omit<HostAnswer, 'at'>): void {
     const e = this.entry(host);
-    const { state, reason } = afterAnswer(this.max, e.state, { at: Date.now(), ms, throttled });
+    const { state, reason } = afterAnswer(this.max, e.state, { at: Date.now(), ...a });
     e.state = state;
     if (reason) this.log('info', `host ${host} ${reason}`);
   }

@@ -164,7 +164,11 @@ describe("autoscaling a worker's concurrency (issue 36)", function () {
     await s.close();
     watcher.disconnect();
 
-    assert.equal(result.status.stats!.failed, 0);
+    assert.equal(
+      result.status.stats!.failed,
+      0,
+      `no page failed: ${JSON.stringify(result.status.stats!.failures)}\n${lines.filter((l) => /concurrency|fail|error/i.test(l)).join('\n')}`,
+    );
     assert.equal(site.fetched.size, PAGES + 1);
     const decisions = decisionsOf(lines);
     const peak = Math.max(16, ...decisions.map((d) => d.to));

@@ -23,7 +23,7 @@ import {
   type HealthState,
 } from '../../src/worker/health';
 import type { AddressInfo } from 'node:net';
-import { afterAnswer, hostCap } from '../../src/core/autoscale/hostThrottle';
+import { afterAnswer, HOST_THROTTLE, hostCap } from '../../src/core/autoscale/hostThrottle';
 import { usefulRequests } from '../../src/frontier/demand';
 
 // Issue 36: the autoscalers' decisions on fixed inputs (core/autoscale/*), the flags, and the slots' resize.
@@ -377,28 +377,57 @@ describe('autoscaling: measurements (issue 36)', () => {
 describe('autoscaling: per-host back-off (issue 36)', () => {
   it('halves a host that answers 429/503, once a second however many say so, and gives turns back one per cap of good answers', () => {
     let s = hostCap(16);
-    const r = afterAnswer(16, s, { at: 10_000, ms: 50, throttled: true });
+    const r = afterAnswer(16, s, { at: 10_000, ms: 50, throttled: true, inFlight: 16 });
     assert.equal(r.state.cap, 8);
-    assert.equal(r.reason, 'answered 429/503: at most 8 request(s) at once (was 16)');
+    assert.equal(
+      r.reason,
+      'answered 429/503 with 16 request(s) out: at most 8 request(s) at once (was 16), fewer than 16 for 5 min',
+    );
     s = r.state;
     // The rest of the burst, sent at 16, says nothing new.
-    for (let i = 0; i < 7; i++) s = afterAnswer(16, s, { at: 10_100, ms: 50, throttled: true }).state;
+    for (let i = 0; i < 7; i++) s = afterAnswer(16, s, { at: 10_100, ms: 50, throttled: true, inFlight: 16 }).state;
     assert.equal(s.cap, 8);
     // 8 good answers: one more turn.
-    for (let i = 0; i < 8; i++) s = afterAnswer(16, s, { at: 11_000 + i, ms: 50, throttled: false }).state;
+    for (let i = 0; i < 8; i++) s = afterAnswer(16, s, { at: 11_000 + i, ms: 50, throttled: false, inFlight: 8 }).state;
     assert.equal(s.cap, 9);
-    // Never above the task's per-host concurrency.
-    for (let i = 0; i < 500; i++) s = afterAnswer(16, s, { at: 12_000 + i, ms: 50, throttled: false }).state;
+    // Under the level it pushed back at while that holds, then up to the task's per-host concurrency, never above.
+    for (let i = 0; i < 500; i++)
+      s = afterAnswer(16, s, { at: 12_000 + i, ms: 50, throttled: false, inFlight: 9 }).state;
+    assert.equal(s.cap, 15);
+    const later = 10_000 + HOST_THROTTLE.ceilingMs;
+    for (let i = 0; i < 500; i++)
+      s = afterAnswer(16, s, { at: later + i, ms: 50, throttled: false, inFlight: 15 }).state;
     assert.equal(s.cap, 16);
   });
 
+  it('settles under the number of requests a site sheds at, instead of sending one too many again and again', () => {
+    // A site that answers 503 above 8 requests at once, and a task that allows 32.
+    const site = (inFlight: number) => inFlight > 8;
+    let s = hostCap(32);
+    let shed = 0;
+    let most = 0;
+    // One answer every 10 ms for two minutes, with as many out as the cap allows.
+    for (let at = 0; at < 120_000; at += 10) {
+      const inFlight = s.cap;
+      const throttled = site(inFlight);
+      if (at >= 10_000) {
+        shed += throttled ? 1 : 0;
+        most = Math.max(most, inFlight);
+      }
+      s = afterAnswer(32, s, { at, ms: 20, throttled, inFlight }).state;
+    }
+    assert.equal(shed, 0, 'no 503 after the first ten seconds');
+    assert.equal(most, 8, 'it keeps 8 out: as many as the site takes');
+  });
+
   it('backs off a host that answers far slower than it did, never below one', () => {
-    let s = afterAnswer(4, hostCap(4), { at: 0, ms: 40, throttled: false }).state;
-    const r = afterAnswer(4, s, { at: 5_000, ms: 900, throttled: false });
+    let s = afterAnswer(4, hostCap(4), { at: 0, ms: 40, throttled: false, inFlight: 4 }).state;
+    const r = afterAnswer(4, s, { at: 5_000, ms: 900, throttled: false, inFlight: 4 });
     assert.equal(r.state.cap, 2);
     assert.match(r.reason!, /answered in 900 ms, 22\.5× its fastest: at most 2 request\(s\) at once \(was 4\)/);
     s = r.state;
-    for (let t = 10_000; t < 20_000; t += 2_000) s = afterAnswer(4, s, { at: t, ms: 50, throttled: true }).state;
+    for (let t = 10_000; t < 20_000; t += 2_000)
+      s = afterAnswer(4, s, { at: t, ms: 50, throttled: true, inFlight: 2 }).state;
     assert.equal(s.cap, 1);
   });
 
@@ -426,7 +455,10 @@ describe('autoscaling: per-host back-off (issue 36)', () => {
       }),
     );
     assert.equal(t.capOf('h'), 1);
-    assert.deepEqual(lines, ['host h answered 429/503: at most 1 request(s) at once (was 2)']);
+    // One turn is still out (the second), so this 503 came with one request out.
+    assert.deepEqual(lines, [
+      'host h answered 429/503 with 1 request(s) out: at most 1 request(s) at once (was 2), fewer than 2 for 5 min',
+    ]);
   });
 });
 
