@@ -24,7 +24,7 @@ const failedTests = [];
 const skippedTests = [];
 const mochaJobs = Number(process.env.CS_MOCHA_JOBS ?? (process.env.CS_TEST_SERIAL === '1' ? 1 : 2));
 // The files whose tests took longest in a measured run (the private redis-server's ten double starts, the package's
-// build and install, rendered pages under a memory limit, a 2,001-page crawl sampled for its ETA, …;
+// build and install, rendered pages under a memory limit, a 1,201-page crawl sampled for its ETA, …;
 // test-artifacts/slowest-mocha.txt lists a run's slowest tests).
 const LONGEST_MOCHA_FILES = [
   'out/test/integration/privateRedis.test.js',

@@ -7,19 +7,21 @@ import { linkedPagesTask } from '../support/linkedPagesTask';
 
 // Issue 32, item 3: "ETA 4m19s at 9 s and 3m42s at 20 s for a crawl that took 75 s". The ETA every view shows
 // (observe/taskFigures.ts) is checked against the time the crawl really took to finish: a real redis-server, real
-// worker processes (dist/worker.js), a local site of ~2,000 pages each answering after a fixed delay, so the crawl's
-// pace is the site's, steady, whatever the machine's load makes of its speed. The figures are read as a view reads
+// worker processes (dist/worker.js), a local site of ~1,200 pages each answering after a fixed delay, so the crawl's
+// pace is the site's, steady, whatever the machine's load makes of its speed. The delay is a second, 32 pages at once
+// (32 pages/s): with 250 ms and 16 at once (64 pages/s), a machine saturated by the suite's other stages set the pace
+// instead, and it changed as they started and ended (the ETA at 20% said 58 s of 37 s left). The figures are read as a view reads
 // them, while the crawl runs; the ETA read at 20%, 40% and 60% of the pages must be within 50% of the time that was
 // really left. Nothing is asserted of the speed itself. Before any page finished there is no rate, and no ETA.
 // The crawl ramps up (workers start, the window fills, the categories are read): the rate is over the last half of
 // the time since the first page finished until that is 30 s (figures.ts recentWindowMs), or the 20% reading
 // over-shot by ~45% on this machine.
 
-const CATEGORIES = 40;
+const CATEGORIES = 24;
 const PER_CATEGORY = 49;
 /** The home page, its categories and their pages: every link is found once the categories are fetched (breadth first). */
 const TOTAL = 1 + CATEGORIES + CATEGORIES * PER_CATEGORY;
-const PAGE_DELAY_MS = 250;
+const PAGE_DELAY_MS = 1_000;
 /** The home page is slower: the first figures are read while nothing has finished. */
 const HOME_DELAY_MS = 1_500;
 
@@ -83,7 +85,7 @@ describe('ETA: within 50% of the time really left, none without a rate (issue 32
         await new Promise((r) => setTimeout(r, 150));
       }
     })();
-    const s = session(task, redis.url, { workers: 2, concurrency: 8 });
+    const s = session(task, redis.url, { workers: 2, concurrency: 16 });
     let end: TaskFigures;
     try {
       await s.run();
