@@ -4,6 +4,9 @@
 # running as root on Debian/Ubuntu; elsewhere the script says what to install and stops.
 set -euo pipefail
 mode="${1:-demo}"
+# `test --code-server-later`: everything but code-server, which `npm test` (scripts/test.mjs) installs beside its first
+# stages, since only the extension and UI stages need it (a minute of npm install off a fresh machine's suite).
+code_server_later="${2:-}"
 cd "$(dirname "$0")/.."
 
 missing=()
@@ -50,6 +53,6 @@ fi
 node_bin="$(bash scripts/node22.sh)"
 echo "setup: Node $("$node_bin/node" --version) in $node_bin (scripts/node.sh runs it)"
 
-if [ "$mode" = test ]; then
+if [ "$mode" = test ] && [ "$code_server_later" != --code-server-later ]; then
   PATH="$node_bin:$PATH" bash scripts/code-server/install.sh
 fi

@@ -317,6 +317,27 @@ async function startStage(name) {
   return code;
 }
 
+// code-server (scripts/code-server/install.sh: idempotent, a minute of npm install on a fresh machine, 0.2 s once
+// installed) is installed beside the first stages; only the stages that run it wait for it.
+const NEEDS_CODE_SERVER = new Set(['extension', 'ui']);
+let codeServer = null;
+let codeServerCode = null;
+if (wanted.some((n) => NEEDS_CODE_SERVER.has(n))) {
+  const out = buffered();
+  codeServer = run('bash', ['scripts/code-server/install.sh'], { out }).then(({ code }) => {
+    process.stdout.write(`\n--- code-server ---\n${out.text()}--- end of code-server ---\n`);
+    return code;
+  });
+  void codeServer.then((code) => (codeServerCode = code));
+}
+const waitsForCodeServer = (name) => NEEDS_CODE_SERVER.has(name) && codeServerCode === null;
+/** The next stage to start: the first in order, or while that one waits for code-server, the last (a short one). */
+function nextStage() {
+  if (!waitsForCodeServer(pending[0])) return 0;
+  const i = pending.findLastIndex((n) => !waitsForCodeServer(n));
+  return i;
+}
+
 const order = serial ? all : ['build', ...START_ORDER];
 const pending = order.filter((n) => wanted.includes(n));
 const running = new Map();
@@ -332,10 +353,16 @@ while (pending.length || running.size) {
     (running.size < MIN_RUNNING && settled) ||
     (running.size < MAX_RUNNING && settled && idle !== null && idle >= IDLE_CORES_TO_START);
   // Every other stage runs what the build writes.
-  const gated = running.has('build');
-  if (pending.length && !stopStarting && room && !gated) {
-    const name = pending.shift();
+  const next = pending.length && !running.has('build') ? nextStage() : -1;
+  if (next >= 0 && !stopStarting && room) {
+    const [name] = pending.splice(next, 1);
     lastStart = Date.now();
+    if (NEEDS_CODE_SERVER.has(name) && codeServerCode !== 0) {
+      console.log(`\n=== ${name}: FAILED: scripts/code-server/install.sh exited with ${codeServerCode}`);
+      failedStages.push(name);
+      totals.failed += 1;
+      continue;
+    }
     running.set(
       name,
       startStage(name).then((code) => {
@@ -347,7 +374,11 @@ while (pending.length || running.size) {
     continue;
   }
   if (stopStarting && running.size === 0) break;
-  await Promise.race([new Promise((r) => setTimeout(r, 2500)), ...running.values()]);
+  await Promise.race([
+    new Promise((r) => setTimeout(r, 2500)),
+    ...running.values(),
+    ...(codeServerCode === null && codeServer ? [codeServer] : []),
+  ]);
 }
 
 // When each stage ran, in seconds from the start: where the suite's time went beside test-artifacts/slowest-*.txt.
