@@ -8,7 +8,7 @@
 //   node scripts/test.mjs mocha   only the named stages (build, typecheck, lint, mocha, fuzz, faults, faults-cluster, extension, ui)
 import './node22-guard.mjs';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -50,7 +50,12 @@ const LONGEST_UI_FILES = [
   'out/test/ui/explorer.test.js',
   'out/test/ui/dashboard.test.js',
 ];
-const statsDir = mkdtempSync(join(tmpdir(), 'cs-test-stats-'));
+// Every temporary folder the tests make (mkdtemp under os.tmpdir(): task files, stores, workspaces, browser profiles,
+// private redis-servers' data) goes under one folder for the run, removed when it ends: a run used to leave ~150
+// folders (~60 MB) in /tmp. CS_TEST_KEEP_TMP=1 keeps it, and says where, to look into a failure.
+const runTmp = mkdtempSync(join(tmpdir(), 'cs-test-'));
+process.env.TMPDIR = runTmp;
+const statsDir = mkdtempSync(join(runTmp, 'stats-'));
 // Tests that import BullMQ from node_modules (not through a bundle) would load msgpackr's native accelerator,
 // which the product's bundles never do (scripts/bundle-options.mjs): run them on the same pure-JS path.
 process.env.MSGPACKR_NATIVE_ACCELERATION_DISABLED = 'true';
@@ -252,6 +257,7 @@ const stages = {
 for (const name of wanted) {
   if (!stages[name]) {
     console.error(`unknown stage '${name}' (stages: ${all.join(', ')})`);
+    rmSync(runTmp, { recursive: true, force: true });
     process.exit(2);
   }
 }
@@ -412,4 +418,6 @@ if (failedStages.length) console.log(`\nFailed stages: ${failedStages.join(', ')
 console.log(
   `\ntests: ${totals.passed} passed, ${totals.failed} failed${totals.skipped ? `, ${totals.skipped} skipped` : ''}`,
 );
+if (process.env.CS_TEST_KEEP_TMP === '1') console.log(`\nThe run's temporary folders are kept in ${runTmp}`);
+else rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
 process.exit(failedStages.length ? 1 : 0);
