@@ -8,7 +8,16 @@
 //   node scripts/test.mjs mocha   only the named stages (build, typecheck, lint, mocha, fuzz, faults, faults-cluster, extension, ui)
 import './node22-guard.mjs';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -53,7 +62,9 @@ const LONGEST_UI_FILES = [
 // Every temporary folder the tests make (mkdtemp under os.tmpdir(): task files, stores, workspaces, browser profiles,
 // private redis-servers' data) goes under one folder for the run, removed when it ends: a run used to leave ~150
 // folders (~60 MB) in /tmp. CS_TEST_KEEP_TMP=1 keeps it, and says where, to look into a failure.
+// Open to every user as /tmp is (sticky): as root, the tests run PostgreSQL as the `postgres` user in a folder here.
 const runTmp = mkdtempSync(join(tmpdir(), 'cs-test-'));
+chmodSync(runTmp, 0o1777);
 process.env.TMPDIR = runTmp;
 const statsDir = mkdtempSync(join(runTmp, 'stats-'));
 // Tests that import BullMQ from node_modules (not through a bundle) would load msgpackr's native accelerator,
