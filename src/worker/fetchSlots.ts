@@ -41,13 +41,21 @@ export interface SlotAnswer {
   readonly answered: boolean;
 }
 
+/** Where FetchSlots reads the time and sleeps for politeness: the real clock, or a test's virtual one. */
+export interface SlotClock {
+  now(): number;
+  delay(ms: number): Promise<void>;
+}
+
+const REAL_CLOCK: SlotClock = { now: () => performance.now(), delay: (ms) => delay(ms) };
+
 export class FetchSlots {
   private free: number;
   private current: number;
   private generation = 0;
   /** Slot-milliseconds in use so far, and when that was last brought up to date (the autoscaler's "busy"). */
   private usedMs = 0;
-  private usedAt = performance.now();
+  private usedAt: number;
   private answerListener: ((a: SlotAnswer) => void) | null = null;
   private readonly waiting: (() => void)[] = [];
   private heldMs: number | null = null;
@@ -55,9 +63,13 @@ export class FetchSlots {
   private wanted: number;
   private listener: ((jobs: number) => void) | null = null;
 
-  constructor(size: number) {
+  constructor(
+    size: number,
+    private readonly clock: SlotClock = REAL_CLOCK,
+  ) {
     if (!Number.isInteger(size) || size < 1)
       throw new RangeError(`fetch slots: size must be a whole number ≥ 1, not ${size}`);
+    this.usedAt = clock.now();
     this.current = size;
     this.free = size;
     // The most until jobs have been measured: a site that answers at once needs them from its first pages (a short
@@ -77,7 +89,7 @@ export class FetchSlots {
       this.touch();
       this.free--;
     } else await new Promise<void>((resolve) => this.waiting.push(resolve));
-    const start = performance.now();
+    const start = this.clock.now();
     const generation = this.generation;
     let throttled = false;
     let answered = true;
@@ -90,7 +102,7 @@ export class FetchSlots {
       answered = typeof status === 'number';
       throw err;
     } finally {
-      const ms = performance.now() - start;
+      const ms = this.clock.now() - start;
       this.heldMs = average(this.heldMs, ms);
       this.touch();
       // Handed straight to the next waiter: a slot freed here is never taken by a newcomer ahead of the queue. After a
@@ -139,7 +151,7 @@ export class FetchSlots {
   }
 
   private touch(): void {
-    const now = performance.now();
+    const now = this.clock.now();
     this.usedMs += Math.max(0, this.current - this.free) * (now - this.usedAt);
     this.usedAt = now;
   }
@@ -149,28 +161,28 @@ export class FetchSlots {
    * holding it, nor in a politeness wait) feeds jobsWanted().
    */
   async job<T>(work: (inSlot: InSlot, politeWait: PoliteWait) => Promise<T>): Promise<T> {
-    const start = performance.now();
+    const start = this.clock.now();
     let inSlotCall = 0;
     let waited = 0;
     const inSlot: InSlot = async (fetch) => {
-      const t = performance.now();
+      const t = this.clock.now();
       try {
         return await this.run(fetch);
       } finally {
-        inSlotCall += performance.now() - t;
+        inSlotCall += this.clock.now() - t;
       }
     };
     const politeWait: PoliteWait = async (ms) => {
-      const t = performance.now();
-      await delay(ms);
-      waited += performance.now() - t;
+      const t = this.clock.now();
+      await this.clock.delay(ms);
+      waited += this.clock.now() - t;
     };
     try {
       return await work(inSlot, politeWait);
     } finally {
       // Only jobs that made a request say anything about the ratio (a robots skip, a failed gate do not).
       if (inSlotCall > 0) {
-        this.outsideMs = average(this.outsideMs, Math.max(0, performance.now() - start - inSlotCall - waited));
+        this.outsideMs = average(this.outsideMs, Math.max(0, this.clock.now() - start - inSlotCall - waited));
         this.update();
       }
     }
