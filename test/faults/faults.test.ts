@@ -16,6 +16,7 @@ import { FAULTS_ON_CLUSTER, faultRedis, restartableFaultRedis, type FaultRedis, 
 import { sqliteShell } from '../support/sqliteShell';
 import { hostileMiddleware, hostileExpectations, type HostileContext } from './hostile';
 import { readJobCounts } from '../../src/observe/taskStatus';
+import { readTaskFigures } from '../../src/observe/taskFigures';
 import {
   bookshop,
   CLI_SCRIPT,
@@ -125,6 +126,20 @@ function assertClean(v: Verdict): void {
 }
 
 /** The run's done counter, read on its own connection (the crawl's connections may be stalled by the fault). */
+/** A crawl's figures in one line (the read-model the CLI's status prints), and the session's worker processes. */
+async function crawlState(redisUrl: string, task: string, s: CrawlSession): Promise<string> {
+  const r = connectRedis(redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 500, lazyConnect: true });
+  try {
+    await r.connect();
+    const f = await readTaskFigures(r, task);
+    return `phase ${f.phase}; ${f.queue.text} (waiting ${f.queue.waiting}, active ${f.queue.active}, delayed ${f.queue.delayed}); pages ${JSON.stringify(f.pages)}; ${s.workers().length} worker process(es)`;
+  } catch (err) {
+    return `not readable: ${(err as Error).message}`;
+  } finally {
+    r.disconnect();
+  }
+}
+
 async function doneCount(redisUrl: string, task: string): Promise<number> {
   const r = connectRedis(redisUrl, {
     maxRetriesPerRequest: 1,
@@ -209,6 +224,14 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
   // bounded: one that does not end is said and left behind.
   afterEach(async function () {
     const stuck: string[] = [];
+    // A scenario that ran out of time says nothing by itself: where its crawl stood, read before it is stopped.
+    if (this.currentTest?.state === 'failed' && session && redis && scene) {
+      const state = await Promise.race([
+        crawlState(redis.url, scene.task.name, session),
+        new Promise<string>((r) => setTimeout(() => r('not read within 5 s'), 5_000).unref()),
+      ]);
+      console.warn(`where "${this.currentTest.title}" stood when it failed: ${state}`);
+    }
     if (session) {
       session.stop();
       await bounded("the session's workers to exit", session.supervisor.killAll(), 15_000, stuck);
