@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DEMO_PORT, DEMO_SITE } from '../../src/demo/site';
 import { parseTask } from '../../src/core/task/parse';
+import { lockPort } from '../support/portLock';
 import { freePort } from '../support/services';
 import { skipBecause } from '../support/skip';
 import { until } from '../support/until';
@@ -41,6 +42,14 @@ function hold(port: number): Promise<Server | null> {
 describe('CLI: demo and serve-demo', function () {
   this.timeout(240_000);
   let dir: string;
+  let unlock: (() => void) | undefined;
+
+  // The UI stage's first-run test, beside this stage, has the extension serve the demo shop on the same port.
+  before(async function () {
+    this.timeout(360_000);
+    unlock = await lockPort(DEMO_PORT);
+  });
+  after(() => unlock?.());
 
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'cs-cli-demo-'));

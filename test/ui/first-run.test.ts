@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { artifactsRoot, openWorkbench, type Workbench } from '../extension/harness';
 import { parseTask } from '../../src/core/task/parse';
+import { DEMO_PORT } from '../../src/demo/site';
+import { lockPort } from '../support/portLock';
 import {
   keepFailureArtifacts,
   quickInput,
@@ -30,9 +32,13 @@ describe('first run of a new user (UI)', function () {
   this.timeout(240_000);
   let wb: Workbench;
   let dir: string;
+  let unlock: (() => void) | undefined;
 
   before(async function () {
-    this.timeout(180_000);
+    // Open the Demo Shop serves on the demo's port when it is free, as `crawl-studio demo` does: the mocha stage's
+    // test of that command runs beside this one and must find the port free.
+    this.timeout(480_000);
+    unlock = await lockPort(DEMO_PORT);
     dir = mkdtempSync(join(tmpdir(), 'cs-first-run-'));
     wb = await openWorkbench({ workspaceFolder: dir, viewport: { width: 1400, height: 900 } });
     await waitForWorkbench(wb.page);
@@ -44,6 +50,7 @@ describe('first run of a new user (UI)', function () {
 
   after(async () => {
     await wb?.close();
+    unlock?.();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
