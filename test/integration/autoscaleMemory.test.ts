@@ -14,7 +14,6 @@ import { readTaskScaling } from '../../src/observe/scaling';
 // own RSS plus its browsers' proportional set sizes, worker/browser/processes.ts), and the decisions it logged.
 
 const MB = 2 ** 20;
-const SAMPLE_MS = 250;
 const PAGES = Number(process.env.MEM_TEST_PAGES ?? 40);
 /** What each page's script keeps resident while it is open. */
 const PAGE_MB = Number(process.env.MEM_TEST_PAGE_MB ?? 96);
@@ -132,8 +131,6 @@ rules:
     const watcher = new Redis(redis.url);
     const judged = new Set<string>();
     let ticks = 0;
-    // Every 250 ms, four times as often as the worker's autoscaler measures (once a second): reading smaps_rollup walks
-    // each process's page tables, and at every 100 ms these reads alone cost ~17 CPU-s of the file's ~70.
     const sampler = setInterval(() => {
       for (const w of s.workers()) {
         const m = treeMemory(w.pid);
@@ -143,11 +140,11 @@ rules:
         peakRssSum = Math.max(peakRssSum, m.rssSum);
       }
       // What `status` shows as the worker's reason now: a hold is judged, not logged (only changes are).
-      if (++ticks % 2 === 0)
+      if (++ticks % 5 === 0)
         void readTaskScaling(watcher, name).then((sc) => {
           for (const w of sc.workers) if (w.autoscale?.now) judged.add(w.autoscale.now);
         });
-    }, SAMPLE_MS);
+    }, 100);
     try {
       const result = await s.run();
       const stored = new Set((await bufferedPages(redis.url, name)).map((p) => p.url)).size;
