@@ -204,7 +204,10 @@ export async function waitForRedis(
 
 /** How long the connection was lost, in total, while it was watched. */
 export interface ConnectionWatch {
+  /** Time without the connection over its whole life, the outage going on included (ms). */
   outageMs(): number;
+  /** How long the connection has been lost, now (ms); 0 while it is up. */
+  downForMs(): number;
 }
 
 /**
@@ -242,5 +245,8 @@ export function watchConnection(
     attempts = 0;
     say('info', `connected to ${shown} again after ${(gone / 1000).toFixed(1)} s`);
   });
-  return { outageMs: () => total + (downSince ? Date.now() - downSince : 0) };
+  return {
+    outageMs: () => total + (downSince ? Date.now() - downSince : 0),
+    downForMs: () => (downSince ? Date.now() - downSince : 0),
+  };
 }

@@ -130,10 +130,33 @@ class Stopping {
       event: 'worker-stopping',
     });
     if (drainMs !== null) this.boundDrain(running, drainMs);
+    this.endIfLocksLapse(running);
     void running.close(false).then(
       () => process.exit(0),
       () => process.exit(1),
     );
+  }
+
+  /**
+   * A drain waits for its pages to finish, and finishing one needs Redis. With Redis out of reach (a stopped server, the
+   * parent's private one gone with it, a partition) that wait had no end. Once Redis has been gone longer than a job's
+   * lock lasts, the pages are no longer this worker's to finish: other workers take them when Redis is back, as after
+   * a kill. So the drain ends then, with or without --drain-timeout.
+   */
+  private endIfLocksLapse(running: WorkerHandle): void {
+    const check = setInterval(() => {
+      if (!running.locksLapsed()) return;
+      clearInterval(check);
+      this.log(
+        'warn',
+        "Redis out of reach while draining, past the jobs' locks: leaving in-flight jobs to other workers",
+        {
+          event: 'worker-drain-redis-lost',
+        },
+      );
+      process.exit(0);
+    }, 1_000);
+    check.unref();
   }
 
   /**

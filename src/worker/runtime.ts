@@ -21,7 +21,7 @@ import { findBrowser } from './browser/executable';
 import { BROWSER_ARGS_ENV, BrowserPool } from './browser/pool';
 import { poolRenderer } from './browser/render';
 import { Heartbeat } from './heartbeat';
-import { taskWorkers, type TaskWorkers } from './taskWorkers';
+import { DEFAULT_LOCK_DURATION_MS, taskWorkers, type TaskWorkers } from './taskWorkers';
 
 // A worker: one BullMQ Worker per task, all in this process, sharing one Redis connection for commands.
 // The same function runs inside `crawl-studio worker`, inside the worker processes the CLI and the extension
@@ -65,6 +65,12 @@ export interface WorkerHandle {
   abandon(): Promise<void>;
   /** Finishes in-flight jobs (or, with force, leaves them to be picked up again) and disconnects. */
   close(force?: boolean): Promise<void>;
+  /**
+   * Whether the jobs in flight are no longer this worker's: Redis has been out of reach for longer than their locks
+   * last, so their locks have expired (renewals cannot reach Redis) and their pages are other workers' to take. A
+   * drain then has nothing left to wait for.
+   */
+  locksLapsed(): boolean;
   processed(): number;
 }
 
@@ -78,7 +84,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
   // worker's allocations and ~10% of a crawl's CPU (bench, A/B).
   const bullRedis = connectRedis(opts.redisUrl);
   // A Redis lost mid-run is said on every reconnect, with its cause, and when it is back (redis/check.ts).
-  watchConnection(redis, opts.redisUrl, (level, line) =>
+  const connection = watchConnection(redis, opts.redisUrl, (level, line) =>
     log(level, line, { event: level === 'warn' ? 'redis-lost' : 'redis-back' }),
   );
   const id = workerIdOf(process.pid);
@@ -121,7 +127,9 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
   const scaler: ConcurrencyAutoscaler | null = opts.autoscale
     ? autoscaler(opts, { redis, id, pool, tasks, tally, heartbeat, log })
     : null;
+  const lockDurationMs = opts.lockDurationMs ?? DEFAULT_LOCK_DURATION_MS;
   const handle = new RunningWorker(id, opts.concurrency, {
+    locksLapsed: () => connection.downForMs() > lockDurationMs,
     redis,
     bullRedis,
     analyser,
@@ -232,6 +240,7 @@ async function usefulHere(
 
 /** What a running worker holds, to stop it. */
 interface Running {
+  readonly locksLapsed: () => boolean;
   readonly redis: Redis;
   readonly bullRedis: Redis;
   readonly analyser: PageAnalyser;
@@ -275,6 +284,10 @@ class RunningWorker implements WorkerHandle {
     this.r.heartbeat.stop();
     this.r.scaler?.stop();
     await releaseDeadWorker(this.r.redis, this.id, Date.now()).catch(() => undefined);
+  }
+
+  locksLapsed(): boolean {
+    return this.r.locksLapsed();
   }
 
   health(): HealthState {

@@ -31,6 +31,9 @@ import type { SuspectIsolation } from './suspects';
 // Worker per partition of its queue with the window filler that feeds it.
 
 type PageWorker = Worker<PageJobData, PageJobResult>;
+
+/** An active job's lock (BullMQ's default too): a worker that dies loses its jobs to others after about this long. */
+export const DEFAULT_LOCK_DURATION_MS = 30_000;
 type Processor = (job: Job<PageJobData, PageJobResult>, token?: string) => Promise<PageJobResult>;
 
 /** What the worker process shares between its tasks. */
@@ -137,7 +140,7 @@ function pageWorker(
     prefix,
     // As many jobs as keep the requests busy (slots.onJobsWanted).
     concurrency,
-    lockDuration: deps.lockDurationMs ?? 30_000,
+    lockDuration: deps.lockDurationMs ?? DEFAULT_LOCK_DURATION_MS,
     // How soon a dead worker's jobs, once its supervisor released them (frontier/fleet.ts), go back to the queue.
     // BullMQ's default is 30 s; a check is one short script, and one worker of the fleet makes it per interval.
     stalledInterval: deps.stalledIntervalMs ?? 5_000,

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { freePort, serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
 import { session, WORKER_SCRIPT, writeTask } from '../support/crawl';
 import { linkedPagesTask } from '../support/linkedPagesTask';
@@ -79,5 +82,63 @@ describe('a worker in an orchestrator: health, readiness and a bounded drain (is
     s.stop();
     await running;
     await s.close();
+  });
+
+  it("ends a drain once Redis has been out of reach longer than the jobs' locks, with no --drain-timeout", async () => {
+    // Its own Redis, stopped mid-drain and started again (append-only, same port) so the run can end.
+    const dir = mkdtempSync(join(tmpdir(), 'cs-redis-'));
+    const own = await startRedis({ appendOnly: true, dir });
+    const hung: ServerResponse[] = [];
+    const lostSite = await serveHttp((req: IncomingMessage, res: ServerResponse) => {
+      if (req.url === '/robots.txt') return void res.writeHead(404).end();
+      hung.push(res);
+    });
+    let again: RedisServer | undefined;
+    const lines: string[] = [];
+    try {
+      const task = await writeTask(
+        linkedPagesTask({ name: 'unreachable', start: [`${lostSite.url}/`], perHost: { concurrency: 1 } }).replace(
+          'rules:',
+          'request: { timeout: 600s }\nrules:',
+        ),
+      );
+      const s = session(task, own.url, { workers: 0 });
+      const running = s.run();
+      worker = spawn(process.execPath, [WORKER_SCRIPT, task.file, '--lock-duration', '3000'], {
+        env: { ...process.env, CRAWL_STUDIO_REDIS: own.url },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      worker.stdout!.on('data', (b: Buffer) => lines.push(...b.toString().split('\n')));
+      worker.stderr!.on('data', (b: Buffer) => lines.push(...b.toString().split('\n')));
+      const exited = new Promise<number | null>((r) => worker!.once('exit', (code) => r(code)));
+      await until('the page in flight', async () => hung.length > 0);
+
+      await own.stop();
+      await until('the worker sees Redis gone', async () => lines.some((l) => l.includes(`lost ${own.url}`)));
+      worker.kill('SIGTERM');
+      // Before, the drain waited for Redis with no end: the page in flight could not be finished.
+      const code = await Promise.race([
+        exited,
+        new Promise<'still running'>((r) => setTimeout(r, 60_000, 'still running')),
+      ]);
+      assert.equal(code, 0, lines.join('\n'));
+      assert.ok(
+        lines.some((l) =>
+          /Redis out of reach while draining, past the jobs' locks: leaving in-flight jobs to other workers/.test(l),
+        ),
+        lines.join('\n'),
+      );
+
+      again = await startRedis({ appendOnly: true, port: own.port, dir });
+      for (const r of hung) r.destroy();
+      s.stop();
+      await running;
+      await s.close();
+    } finally {
+      await lostSite.close();
+      await own.stop();
+      await again?.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
