@@ -93,6 +93,12 @@ function classifyRedisError(err: unknown): { cause: RedisFailureCause; detail: s
   return { cause: 'other', detail: firstWords(msg) || code };
 }
 
+/** An error of reaching Redis (refused, name, timeout, TLS), which a connection's reconnects repeat each attempt. */
+export function isUnreachableError(err: unknown): boolean {
+  const { cause } = classifyRedisError(err);
+  return cause === 'refused' || cause === 'name' || cause === 'timeout' || cause === 'tls';
+}
+
 function firstWords(msg: string): string {
   const one = msg.replace(/\s+/g, ' ').trim();
   return one.length > 120 ? `${one.slice(0, 119)}…` : one;

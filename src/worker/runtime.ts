@@ -21,6 +21,7 @@ import { findBrowser } from './browser/executable';
 import { BROWSER_ARGS_ENV, BrowserPool } from './browser/pool';
 import { poolRenderer } from './browser/render';
 import { Heartbeat } from './heartbeat';
+import { RepeatedLines } from './repeatedLines';
 import { DEFAULT_LOCK_DURATION_MS, taskWorkers, type TaskWorkers } from './taskWorkers';
 
 // A worker: one BullMQ Worker per task, all in this process, sharing one Redis connection for commands.
@@ -103,6 +104,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
     pool,
     browser: pool ? poolRenderer(pool) : undefined,
     isolation: new SuspectIsolation(),
+    repeats: new RepeatedLines(),
     tally,
     autoscaled: opts.autoscale !== undefined,
     allowScripts: opts.allowScripts ?? false,

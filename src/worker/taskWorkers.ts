@@ -11,6 +11,7 @@ import type { PageJobData, PageJobResult } from '../frontier/types';
 import { WindowFiller } from '../frontier/window';
 import { jobFailureGroup } from '../observe/failures';
 import { connectRedis, type Redis } from '../redis/connect';
+import { isUnreachableError } from '../redis/check';
 import { isRedisFull, REDIS_FULL_MARK } from '../redis/memory';
 import { loadActionScripts } from '../workspace/actionScripts';
 import { createAccess, type Access } from './access';
@@ -23,6 +24,7 @@ import { FetchSlots } from './fetchSlots';
 import { HostThrottles } from './hostThrottle';
 import type { WorkerMetrics } from './metrics';
 import { LostJobs } from './lostJobs';
+import type { RepeatedLines } from './repeatedLines';
 import { backoffDelay } from './pageFailure';
 import { createProcessor, fetchOptions } from './processor';
 import type { SuspectIsolation } from './suspects';
@@ -48,6 +50,8 @@ export interface TaskWorkerDeps {
   readonly browser: PageRenderer | undefined;
   /** A job whose worker died with it runs alone in this process, whatever its task (suspects.ts). */
   readonly isolation: SuspectIsolation;
+  /** BullMQ's errors of an unreachable Redis, said once a minute rather than on every reconnect attempt. */
+  readonly repeats: RepeatedLines;
   /** The process's pages done and failed for good, counted as BullMQ tells them. */
   readonly tally: { processed: number; failed: number };
   readonly concurrency: number;
@@ -159,14 +163,9 @@ function pageWorker(
     if (job) onFailed(task, crawl, job, err, deps);
   });
   worker.on('error', (err) => {
-    deps.log(
-      'error',
-      `${isRedisFull(err) ? `${REDIS_FULL_MARK}: ` : ''}worker error on '${task.name}': ${err.message}`,
-      {
-        event: 'worker-error',
-        task: task.name,
-      },
-    );
+    const line = `${isRedisFull(err) ? `${REDIS_FULL_MARK}: ` : ''}worker error on '${task.name}': ${err.message}`;
+    const said = isUnreachableError(err) ? deps.repeats.next(line, Date.now()) : line;
+    if (said !== null) deps.log('error', said, { event: 'worker-error', task: task.name });
   });
   return worker;
 }
