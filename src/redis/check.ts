@@ -1,3 +1,4 @@
+import { ReplyError } from 'ioredis';
 import type { Redis } from './connect';
 import { connectTarget, isCluster } from './connect';
 import { parseRedisTarget, type RedisTarget } from '../core/url/redisTarget';
@@ -97,6 +98,11 @@ function classifyRedisError(err: unknown): { cause: RedisFailureCause; detail: s
 export function isUnreachableError(err: unknown): boolean {
   const { cause } = classifyRedisError(err);
   return cause === 'refused' || cause === 'name' || cause === 'timeout' || cause === 'tls';
+}
+
+/** An error Redis answered with (a refusal: OOM under maxmemory, READONLY, NOPERM), not one of reaching it. */
+export function isReplyError(err: unknown): boolean {
+  return err instanceof (ReplyError as typeof Error);
 }
 
 function firstWords(msg: string): string {

@@ -1,9 +1,14 @@
 import { createServer, type Server } from 'node:http';
 
 // Health and readiness of a worker for an orchestrator (`worker --health [HOST:]PORT`, issue 36 item 4): Kubernetes'
-// liveness and readiness probes, a load balancer's checks. Live: the process answers and its last heartbeat reached
-// Redis not long ago. Ready: live, its BullMQ workers run, and it is not draining (after SIGTERM it finishes its
-// pages and takes no more). Each answer is JSON saying why.
+// liveness and readiness probes, a load balancer's checks. Each answer is JSON saying why.
+//
+// Live (/healthz) asks whether a restart would help, nothing more: a failed liveness probe kills the container. So a
+// Redis that is down, or refuses writes, leaves the worker live: it waits and reconnects by itself, and restarting
+// every pod of the fleet at once (the probes all see the same Redis) would only add a storm of reconnects when it is
+// back. What a restart does mend: a connection that says it is up while Redis answers nothing (a half-open socket
+// behind a NAT or a firewall that dropped it). Ready (/readyz): live, its heartbeats reach Redis, its BullMQ workers
+// run, and it is not draining (after SIGTERM it finishes its pages and takes no more).
 
 /** A heartbeat older than this (they come every 5 s) means the worker lost Redis. */
 export const HEALTH_STALE_MS = 30_000;
@@ -11,6 +16,12 @@ export const HEALTH_STALE_MS = 30_000;
 export interface HealthState {
   /** When the last heartbeat reached Redis (ms), or null before the first. */
   readonly lastBeatAt: number | null;
+  /** When Redis last answered a heartbeat, with a refusal too (ms), or null before the first. */
+  readonly lastReplyAt: number | null;
+  /** Why Redis refused the last heartbeat (its error), or null when it took it. */
+  readonly refusal: string | null;
+  /** How long the worker's connection has been lost and reconnecting (ms); 0 while it is up. */
+  readonly redisDownForMs: number;
   readonly running: boolean;
   readonly draining: boolean;
   readonly concurrency: number;
@@ -28,22 +39,35 @@ export interface HealthAnswer {
   };
 }
 
+const seconds = (ms: number): number => Math.round(ms / 1000);
+
 /** The answer to /healthz (`ready` false) or /readyz (`ready` true), from the worker's state now. */
 export function healthAnswer(s: HealthState, ready: boolean, now: number): HealthAnswer {
-  const live = s.lastBeatAt !== null && now - s.lastBeatAt <= HEALTH_STALE_MS;
-  const why =
-    s.lastBeatAt === null
-      ? 'not connected to Redis yet'
-      : !live
-        ? `no heartbeat reached Redis for ${Math.round((now - s.lastBeatAt) / 1000)} s`
-        : s.draining
-          ? 'draining: finishing its pages, taking no more'
-          : !s.running
-            ? 'starting'
-            : 'connected and working';
-  const isReady = live && s.running && !s.draining;
+  const { live, why } = liveness(s, now);
+  const beating = s.lastBeatAt !== null && now - s.lastBeatAt <= HEALTH_STALE_MS;
+  const isReady = live && beating && s.redisDownForMs === 0 && s.running && !s.draining;
   const body = { live, ready: isReady, why, concurrency: s.concurrency, processed: s.processed };
   return { status: (ready ? isReady : live) ? 200 : 503, body };
+}
+
+function liveness(s: HealthState, now: number): { live: boolean; why: string } {
+  // A drain ends by itself (its pages finish, --drain-timeout, or the jobs' locks lapse): killing it loses its pages.
+  if (s.draining) return { live: true, why: 'draining: finishing its pages, taking no more' };
+  if (s.lastBeatAt === null) return { live: true, why: 'not connected to Redis yet' };
+  if (s.redisDownForMs > 0)
+    return {
+      live: true,
+      why: `Redis out of reach for ${seconds(s.redisDownForMs)} s: reconnecting (a restart would not bring it back)`,
+    };
+  const replied = s.lastReplyAt ?? s.lastBeatAt;
+  if (now - replied > HEALTH_STALE_MS)
+    return { live: false, why: `connected, but Redis has answered no heartbeat for ${seconds(now - replied)} s` };
+  if (s.refusal !== null && now - s.lastBeatAt > HEALTH_STALE_MS)
+    return {
+      live: true,
+      why: `Redis refuses the heartbeats (${s.refusal}): none reached it for ${seconds(now - s.lastBeatAt)} s`,
+    };
+  return { live: true, why: s.running ? 'connected and working' : 'starting' };
 }
 
 /** `PORT` or `HOST:PORT` (default host 0.0.0.0: a probe comes from outside the container). */

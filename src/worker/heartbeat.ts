@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { WORKERS_KEY } from '../frontier/keys';
 import type { AutoscaleBeat, WorkerBeat } from '../frontier/fleet';
+import { isReplyError } from '../redis/check';
 import type { Redis } from '../redis/connect';
 import type { AppliedDecision } from './autoscale';
 import { PARENT_PIPE_ENV } from './parentWatch';
@@ -27,8 +28,12 @@ export interface HeartbeatDeps {
 }
 
 export class Heartbeat {
-  /** When a beat last reached Redis (the health probe's liveness). */
+  /** When a beat last reached Redis (the health probe's readiness). */
   lastBeatAt: number | null = null;
+  /** When Redis last answered a beat, a refusal included (the health probe's liveness: the connection works). */
+  lastReplyAt: number | null = null;
+  /** Why Redis refused the last beat (an OOM under maxmemory, a read-only replica), or null when it took it. */
+  refusal: string | null = null;
   private elu = performance.eventLoopUtilization();
   private eluAt = performance.now();
   private loopBusy = 0;
@@ -65,8 +70,16 @@ export class Heartbeat {
       ...(this.supervised ? { parent: { pid: process.ppid, host: hostname() } } : {}),
     };
     await redis.hset(WORKERS_KEY, id, JSON.stringify(info)).then(
-      () => (this.lastBeatAt = Date.now()),
-      () => undefined,
+      () => {
+        this.lastBeatAt = this.lastReplyAt = Date.now();
+        this.refusal = null;
+      },
+      (err: Error) => {
+        // An error Redis answered with: the connection works, Redis said no. Any other (the connection's) is no answer.
+        if (!isReplyError(err)) return;
+        this.lastReplyAt = Date.now();
+        this.refusal = err.message.split('\n')[0]!.slice(0, 120);
+      },
     );
   }
 

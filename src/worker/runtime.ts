@@ -132,6 +132,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
   const lockDurationMs = opts.lockDurationMs ?? DEFAULT_LOCK_DURATION_MS;
   const handle = new RunningWorker(id, opts.concurrency, {
     locksLapsed: () => connection.downForMs() > lockDurationMs,
+    redisDownForMs: () => connection.downForMs(),
     redis,
     bullRedis,
     analyser,
@@ -243,6 +244,7 @@ async function usefulHere(
 /** What a running worker holds, to stop it. */
 interface Running {
   readonly locksLapsed: () => boolean;
+  readonly redisDownForMs: () => number;
   readonly redis: Redis;
   readonly bullRedis: Redis;
   readonly analyser: PageAnalyser;
@@ -295,6 +297,9 @@ class RunningWorker implements WorkerHandle {
   health(): HealthState {
     return {
       lastBeatAt: this.r.heartbeat.lastBeatAt,
+      lastReplyAt: this.r.heartbeat.lastReplyAt,
+      refusal: this.r.heartbeat.refusal,
+      redisDownForMs: this.r.redisDownForMs(),
       running: this.running,
       draining: this.draining,
       concurrency: this.r.scaler?.concurrency ?? this.concurrency,

@@ -8,6 +8,8 @@ import { freePort, serveHttp, startRedis, type HttpServer, type RedisServer } fr
 import { session, WORKER_SCRIPT, writeTask } from '../support/crawl';
 import { linkedPagesTask } from '../support/linkedPagesTask';
 import { until } from '../support/until';
+import { connectRedis } from '../../src/redis/connect';
+import { isReplyError } from '../../src/redis/check';
 
 // Issue 36, item 4: a worker an orchestrator runs says when it is live and ready (--health), and a SIGTERM drains it
 // within the grace period (--drain-timeout): a page that never ends does not keep it alive past the bound.
@@ -84,6 +86,33 @@ describe('a worker in an orchestrator: health, readiness and a bounded drain (is
     await s.close();
   });
 
+  it('tells a refusal from Redis from a lost connection (a refused heartbeat keeps the worker live)', async () => {
+    const client = connectRedis(redis.url);
+    const gone = connectRedis(`redis://127.0.0.1:${await freePort()}`, {
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+    try {
+      await client.config('SET', 'maxmemory', '1');
+      const refusal = await client.hset('cs-health-probe', 'a', 'b').then(
+        () => null,
+        (e: unknown) => e,
+      );
+      assert.ok(refusal instanceof Error && /^OOM/.test(refusal.message), String(refusal));
+      assert.equal(isReplyError(refusal), true);
+      const lost = await gone.ping().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      assert.ok(lost instanceof Error, String(lost));
+      assert.equal(isReplyError(lost), false, String(lost));
+    } finally {
+      await client.config('SET', 'maxmemory', '0');
+      client.disconnect();
+      gone.disconnect();
+    }
+  });
+
   it("ends a drain once Redis has been out of reach longer than the jobs' locks, with no --drain-timeout", async () => {
     // Its own Redis, stopped mid-drain and started again (append-only, same port) so the run can end.
     const dir = mkdtempSync(join(tmpdir(), 'cs-redis-'));
@@ -104,10 +133,15 @@ describe('a worker in an orchestrator: health, readiness and a bounded drain (is
       );
       const s = session(task, own.url, { workers: 0 });
       const running = s.run();
-      worker = spawn(process.execPath, [WORKER_SCRIPT, task.file, '--lock-duration', '3000'], {
-        env: { ...process.env, CRAWL_STUDIO_REDIS: own.url },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const port = await freePort();
+      worker = spawn(
+        process.execPath,
+        [WORKER_SCRIPT, task.file, '--lock-duration', '3000', '--health', `127.0.0.1:${port}`],
+        {
+          env: { ...process.env, CRAWL_STUDIO_REDIS: own.url },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       worker.stdout!.on('data', (b: Buffer) => lines.push(...b.toString().split('\n')));
       worker.stderr!.on('data', (b: Buffer) => lines.push(...b.toString().split('\n')));
       const exited = new Promise<number | null>((r) => worker!.once('exit', (code) => r(code)));
@@ -115,6 +149,14 @@ describe('a worker in an orchestrator: health, readiness and a bounded drain (is
 
       await own.stop();
       await until('the worker sees Redis gone', async () => lines.some((l) => l.includes(`lost ${own.url}`)));
+      // Not ready, but live: a liveness probe that failed now would restart every worker of the fleet at once, for a
+      // Redis that a restart does not bring back.
+      const notReady = await until('/readyz 503', async () => {
+        const p = await probe(port, '/readyz');
+        return p?.status === 503 ? p : null;
+      });
+      assert.match(notReady.why, /^Redis out of reach for \d+ s: reconnecting \(a restart would not bring it back\)$/);
+      assert.equal((await probe(port, '/healthz'))?.status, 200);
       worker.kill('SIGTERM');
       // Before, the drain waited for Redis with no end: the page in flight could not be finished.
       const code = await Promise.race([

@@ -465,6 +465,9 @@ describe('autoscaling: per-host back-off (issue 36)', () => {
 describe('past one machine: health and readiness (issue 36)', () => {
   const state = (over: Partial<HealthState> = {}): HealthState => ({
     lastBeatAt: 100_000,
+    lastReplyAt: 100_000,
+    refusal: null,
+    redisDownForMs: 0,
     running: true,
     draining: false,
     concurrency: 16,
@@ -482,20 +485,48 @@ describe('past one machine: health and readiness (issue 36)', () => {
       healthAnswer(state({ draining: true }), true, 105_000).body.why,
       'draining: finishing its pages, taking no more',
     );
+    // A connection that says it is up while Redis answers nothing (a half-open socket): a restart mends it.
     const stale = healthAnswer(state(), false, 100_000 + HEALTH_STALE_MS + 5_000);
     assert.equal(stale.status, 503);
-    assert.equal(stale.body.why, 'no heartbeat reached Redis for 35 s');
+    assert.equal(stale.body.why, 'connected, but Redis has answered no heartbeat for 35 s');
     assert.equal(
       healthAnswer(state({ lastBeatAt: null, running: false }), true, 0).body.why,
       'not connected to Redis yet',
     );
+  });
+  it('stays live while Redis is down or refuses, so the fleet is not restarted for what a restart cannot mend', () => {
+    const at = 100_000 + HEALTH_STALE_MS + 10_000;
+    const down = state({ redisDownForMs: 40_000 });
+    assert.equal(healthAnswer(down, false, at).status, 200);
+    assert.equal(healthAnswer(down, true, at).status, 503);
+    assert.equal(
+      healthAnswer(down, true, at).body.why,
+      'Redis out of reach for 40 s: reconnecting (a restart would not bring it back)',
+    );
+    const refused = state({
+      lastReplyAt: at - 2_000,
+      refusal: "OOM command not allowed when used memory > 'maxmemory'.",
+    });
+    assert.equal(healthAnswer(refused, false, at).status, 200);
+    assert.deepEqual(healthAnswer(refused, true, at).body, {
+      live: true,
+      ready: false,
+      why: "Redis refuses the heartbeats (OOM command not allowed when used memory > 'maxmemory'.): none reached it for 40 s",
+      concurrency: 16,
+      processed: 7,
+    });
+    // A drain stops the heartbeats; it ends by itself, and killing it would lose its pages.
+    assert.equal(healthAnswer(state({ draining: true }), false, at).status, 200);
+    assert.equal(healthAnswer(state({ draining: true }), true, at).status, 503);
   });
   it('reads --health PORT or HOST:PORT and serves the probes over HTTP', async () => {
     assert.deepEqual(parseHealthAddress('8080'), { host: '0.0.0.0', port: 8080 });
     assert.deepEqual(parseHealthAddress('127.0.0.1:9'), { host: '127.0.0.1', port: 9 });
     assert.throws(() => parseHealthAddress('x'), /--health 'x': expected PORT or HOST:PORT/);
     let draining = false;
-    const server = await serveHealth({ host: '127.0.0.1', port: 0 }, () => state({ lastBeatAt: Date.now(), draining }));
+    const server = await serveHealth({ host: '127.0.0.1', port: 0 }, () =>
+      state({ lastBeatAt: Date.now(), lastReplyAt: Date.now(), draining }),
+    );
     try {
       const port = (server.address() as AddressInfo).port;
       const get = async (path: string) => {
