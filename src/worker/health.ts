@@ -22,6 +22,8 @@ export interface HealthState {
   readonly refusal: string | null;
   /** How long the worker's connection has been lost and reconnecting (ms); 0 while it is up. */
   readonly redisDownForMs: number;
+  /** Before the worker runs: what it is doing (waiting for Redis, with the last attempt's failure; starting). */
+  readonly notYet?: string;
   readonly running: boolean;
   readonly draining: boolean;
   readonly concurrency: number;
@@ -53,7 +55,7 @@ export function healthAnswer(s: HealthState, ready: boolean, now: number): Healt
 function liveness(s: HealthState, now: number): { live: boolean; why: string } {
   // A drain ends by itself (its pages finish, --drain-timeout, or the jobs' locks lapse): killing it loses its pages.
   if (s.draining) return { live: true, why: 'draining: finishing its pages, taking no more' };
-  if (s.lastBeatAt === null) return { live: true, why: 'not connected to Redis yet' };
+  if (s.lastBeatAt === null) return { live: true, why: s.notYet ?? 'not connected to Redis yet' };
   if (s.redisDownForMs > 0)
     return {
       live: true,

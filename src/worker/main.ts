@@ -16,6 +16,7 @@ import { waitForRedis } from '../redis/check';
 import { formatLogLine, LOG_FORMAT_ENV, parseLogFormat, type Log } from '../core/logLine';
 import { workerIdOf } from '../frontier/fleet';
 import type { WorkerMetrics } from './metrics';
+import type { HealthState } from './health';
 import { parseDuration } from '../core/units';
 
 // Entry point of a worker process (dist/worker.js): `node dist/worker.js TASK... [--redis URL] [--concurrency N]`,
@@ -53,8 +54,16 @@ export async function workerMain(argv: string[]): Promise<void> {
   const stop = (signal: string) => stopping.stop(signal);
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // The probes answer from the start: a pod waiting for its Redis is live (a restart would not bring Redis) and not
+  // ready, and says why; a probe that found no server would have it restarted over and over.
+  let notYet = 'waiting for Redis';
+  await serveHealth(endpoints, () => stopping.handle?.health() ?? notStarted(notYet), log);
   // A worker may wait for Redis (it may be starting too), saying so on every attempt.
-  await waitForRedis(redisUrl, (line) => log('warn', line, { event: 'redis-wait' }));
+  await waitForRedis(redisUrl, (line) => {
+    notYet = line;
+    log('warn', line, { event: 'redis-wait' });
+  });
+  notYet = 'connected to Redis; starting';
   stopping.phase = 'starting';
   const metrics = endpoints.metrics?.module.workerMetrics(() => stopping.handle?.health().concurrency ?? 0) ?? null;
   const handle = await runWorker({
@@ -71,7 +80,7 @@ export async function workerMain(argv: string[]): Promise<void> {
     ...(metrics ? { metrics } : {}),
   });
   stopping.handle = handle;
-  await serveEndpoints(endpoints, handle, metrics, log);
+  await serveMetrics(endpoints, metrics, log);
   stopping.started();
   // On its parent's private server: a user of it until this process exits (redis/serverOwners.ts).
   const privateDir = process.env[PRIVATE_REDIS_DIR_ENV];
@@ -210,22 +219,34 @@ async function endpointsOf(values: {
   };
 }
 
-/** Starts the probes and /metrics asked for, each closed when the process exits. */
-async function serveEndpoints(
-  e: Endpoints,
-  handle: WorkerHandle,
-  metrics: WorkerMetrics | null,
-  log: Log,
-): Promise<void> {
-  if (e.metrics && metrics) {
-    const server = await e.metrics.module.serveMetrics(e.metrics.at, metrics.registry);
-    log('info', `metrics on ${server.url}`, { event: 'metrics' });
-    process.once('exit', () => server.close());
-  }
-  if (e.health) {
-    const at = e.health.at;
-    const server = await e.health.module.serveHealth(at, () => handle.health());
-    log('info', `health on http://${at.host}:${at.port}/healthz and /readyz`, { event: 'health' });
-    process.once('exit', () => server.close());
-  }
+/** Starts /metrics if asked for, closed when the process exits. */
+async function serveMetrics(e: Endpoints, metrics: WorkerMetrics | null, log: Log): Promise<void> {
+  if (!e.metrics || !metrics) return;
+  const server = await e.metrics.module.serveMetrics(e.metrics.at, metrics.registry);
+  log('info', `metrics on ${server.url}`, { event: 'metrics' });
+  process.once('exit', () => server.close());
+}
+
+/** Starts the probes if asked for, closed when the process exits. */
+async function serveHealth(e: Endpoints, state: () => HealthState, log: Log): Promise<void> {
+  if (!e.health) return;
+  const at = e.health.at;
+  const server = await e.health.module.serveHealth(at, state);
+  log('info', `health on http://${at.host}:${at.port}/healthz and /readyz`, { event: 'health' });
+  process.once('exit', () => server.close());
+}
+
+/** What the probes answer before the worker runs, saying what it is doing (`notYet`). */
+function notStarted(notYet: string): HealthState {
+  return {
+    lastBeatAt: null,
+    lastReplyAt: null,
+    refusal: null,
+    redisDownForMs: 0,
+    running: false,
+    draining: false,
+    concurrency: 0,
+    processed: 0,
+    notYet,
+  };
 }

@@ -86,6 +86,45 @@ describe('a worker in an orchestrator: health, readiness and a bounded drain (is
     await s.close();
   });
 
+  it('answers its probes while it waits for Redis: live, not ready, and why', async () => {
+    const redisPort = await freePort();
+    const task = await writeTask(
+      linkedPagesTask({ name: 'waiting', start: ['http://127.0.0.1:9/'], perHost: { concurrency: 1 } }),
+    );
+    const port = await freePort();
+    const lines: string[] = [];
+    worker = spawn(process.execPath, [WORKER_SCRIPT, task.file, '--health', `127.0.0.1:${port}`], {
+      env: { ...process.env, CRAWL_STUDIO_REDIS: `redis://127.0.0.1:${redisPort}` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    worker.stdout!.on('data', (b: Buffer) => lines.push(...b.toString().split('\n')));
+    worker.stderr!.on('data', (b: Buffer) => lines.push(...b.toString().split('\n')));
+    let later: RedisServer | undefined;
+    try {
+      // Before, nothing listened until Redis answered: the liveness probe failed and the pod was restarted in a loop.
+      const waiting = await until('/readyz 503, saying why', async () => {
+        const p = await probe(port, '/readyz');
+        return p?.status === 503 && p.why.startsWith('cannot connect') ? p : null;
+      });
+      assert.match(
+        waiting.why,
+        new RegExp(
+          `^cannot connect to redis://127\\.0\\.0\\.1:${redisPort}: connection refused; trying again in \\d+ s \\(attempt \\d+\\)$`,
+        ),
+      );
+      assert.equal((await probe(port, '/healthz'))?.status, 200, lines.join('\n'));
+      later = await startRedis({ port: redisPort });
+      const ready = await until('/readyz 200 once Redis is there', async () => {
+        const p = await probe(port, '/readyz');
+        return p?.status === 200 ? p : null;
+      });
+      assert.equal(ready.why, 'connected and working');
+    } finally {
+      worker.kill('SIGKILL');
+      await later?.stop();
+    }
+  });
+
   it('tells a refusal from Redis from a lost connection (a refused heartbeat keeps the worker live)', async () => {
     const client = connectRedis(redis.url);
     const gone = connectRedis(`redis://127.0.0.1:${await freePort()}`, {
