@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { connectRedis, redactUrl } from '../redis/connect';
+import { watchConnection } from '../redis/check';
 import { REDIS_FLAG_SPEC, redisTargetFrom } from '../worker/args';
 import { generateToken } from '../monitor/auth';
 import { startMonitor } from '../monitor/server';
@@ -49,6 +50,10 @@ export async function cmdMonitor(args: string[], env: NodeJS.ProcessEnv = proces
   const token = a.given || generateToken();
   const redis = connectRedis(a.target);
   redis.on('error', () => undefined);
+  // A Redis lost while the monitor runs is said in its log, on every reconnect and when it is back, and in its answers.
+  const connection = watchConnection(redis, a.target, (level, line) =>
+    log(level, line, { event: level === 'warn' ? 'redis-lost' : 'redis-back' }),
+  );
   try {
     await pingWithin(redis, CONNECT_TIMEOUT_MS, redactUrl(a.target));
     const monitor = await startMonitor({
@@ -61,6 +66,7 @@ export async function cmdMonitor(args: string[], env: NodeJS.ProcessEnv = proces
       hideWorkersAfterMs: a.hideWorkersAfterMs,
       scriptPath: join(__dirname, 'media', 'monitor', 'main.js'),
       log,
+      redisLost: () => connection.lost(),
     });
     sayStarted(a, log, monitor.url, token);
     const signal = await new Promise<string>((resolve) => {

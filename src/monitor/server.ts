@@ -30,6 +30,8 @@ export interface MonitorOptions {
   readonly scriptPath: string;
   /** Where actions (taken or refused) and server errors are logged; never with the token. */
   readonly log?: Log;
+  /** While the connection to Redis is lost: which, why and for how long (redis/check.ts watchConnection), else null. */
+  readonly redisLost?: () => string | null;
 }
 
 export interface Monitor {
@@ -40,6 +42,8 @@ export interface Monitor {
 
 const MAX_BODY = 256 * 1024;
 const HEALTH_TIMEOUT_MS = 2_000;
+/** A read that Redis has not answered by then is answered 503: the page says why, and a scrape fails, within theirs. */
+const READ_TIMEOUT_MS = 8_000;
 const ACTIONS = ['pause', 'resume', 'retry', 'enqueue', 'stop'] as const;
 type Action = (typeof ACTIONS)[number];
 
@@ -49,6 +53,13 @@ class HttpError extends Error {
     message: string,
   ) {
     super(message);
+  }
+}
+
+/** A 503 for a Redis out of reach: the log already says so on every reconnect, so a read refused for it is not logged. */
+class RedisUnavailable extends HttpError {
+  constructor(why: string) {
+    super(503, `Redis unavailable: ${why}`);
   }
 }
 
@@ -71,7 +82,7 @@ export async function startMonitor(o: MonitorOptions): Promise<Monitor> {
           `${req.method} ${(req.url ?? '').slice(0, 200)} refused (${status}): ${message}`,
           { event: 'monitor-action-refused', status },
         );
-      else if (status >= 500)
+      else if (status >= 500 && !(err instanceof RedisUnavailable))
         o.log?.('error', `${req.method} ${(req.url ?? '').slice(0, 200)} failed: ${message}`, {
           event: 'monitor-error',
           status,
@@ -125,45 +136,82 @@ async function handle(c: Ctx): Promise<void> {
     if (path === '/monitor.js') return sendText(res, 200, 'text/javascript; charset=utf-8', c.script);
     if (path === '/monitor.css') return sendText(res, 200, 'text/css; charset=utf-8', PAGE_CSS);
     if (path === '/healthcheck') return healthcheck(c);
-    if (path === '/metrics') return sendText(res, 200, c.registry.contentType, await c.registry.metrics());
-    if (path === '/api/tasks') return send(res, 200, await c.views.tasks());
-    if (path === '/api/workers')
-      return send(res, 200, await c.views.workers({ all: url.searchParams.get('all') === '1' }));
-    const m = /^\/api\/tasks\/([^/]+)$/.exec(path);
-    if (m) return send(res, 200, await c.views.task(await knownTask(c, m[1]!)));
-    const shot = /^\/api\/tasks\/([^/]+)\/screenshot$/.exec(path);
-    if (shot) return screenshot(c, await knownTask(c, shot[1]!), url);
-    const feed = /^\/api\/tasks\/([^/]+)\/changes\.atom$/.exec(path);
-    if (feed)
-      return sendText(res, 200, 'application/atom+xml; charset=utf-8', await changesFeedOr404(c, feed[1]!, url));
-    throw new HttpError(404, `no ${path} here`);
+    return withinReadTimeout(c, () => read(c, url));
   }
-  if (req.method === 'POST') {
-    const m = /^\/api\/tasks\/([^/]+)\/([a-z]+)$/.exec(path);
-    if (!m || !(ACTIONS as readonly string[]).includes(m[2]!)) throw new HttpError(404, `no action ${path} here`);
-    // The token before anything else is read: without it nothing changes, whatever the request holds.
-    const token = tokenOf(req.headers);
-    if (token === null || !tokensEqual(token, c.o.token))
-      throw new HttpError(
-        403,
-        token === null
-          ? 'actions need the token (Authorization: Bearer T or X-Crawl-Studio-Token: T); the monitor is read-only without it'
-          : 'wrong token',
-      );
-    const task = await knownTask(c, m[1]!);
-    const body = await readJson(req);
-    const result = await act(c, m[2] as Action, task, body);
-    c.views.forget(task);
-    c.o.log?.('info', `${m[2]} ${task}: ${result.message}`, {
-      event: 'monitor-action',
-      task,
-      action: m[2],
-      count: result.count,
-    });
-    return send(res, 200, result);
-  }
+  if (req.method === 'POST') return post(c, path);
   res.setHeader('allow', 'GET, HEAD, POST');
   throw new HttpError(405, `${req.method} is not served here`);
+}
+
+/**
+ * While Redis is out of reach its commands wait for the reconnect, with no end: the page's polls and Prometheus's
+ * scrapes hung, and the page kept its last figures as if they were current. They get a 503 saying why instead.
+ */
+function redisReachable(c: Ctx): void {
+  const lost = c.o.redisLost?.() ?? null;
+  if (lost !== null) throw new RedisUnavailable(`${lost}; the monitor reconnects by itself`);
+}
+
+async function withinReadTimeout(c: Ctx, reading: () => Promise<void>): Promise<void> {
+  redisReachable(c);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new RedisUnavailable(`no answer within ${READ_TIMEOUT_MS / 1000} s`)),
+      READ_TIMEOUT_MS,
+    );
+  });
+  try {
+    await Promise.race([reading(), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** GET of what is read from Redis: /metrics and the JSON API. */
+async function read(c: Ctx, url: URL): Promise<void> {
+  const { res } = c;
+  const path = url.pathname;
+  if (path === '/metrics') return sendText(res, 200, c.registry.contentType, await c.registry.metrics());
+  if (path === '/api/tasks') return send(res, 200, await c.views.tasks());
+  if (path === '/api/workers')
+    return send(res, 200, await c.views.workers({ all: url.searchParams.get('all') === '1' }));
+  const m = /^\/api\/tasks\/([^/]+)$/.exec(path);
+  if (m) return send(res, 200, await c.views.task(await knownTask(c, m[1]!)));
+  const shot = /^\/api\/tasks\/([^/]+)\/screenshot$/.exec(path);
+  if (shot) return screenshot(c, await knownTask(c, shot[1]!), url);
+  const feed = /^\/api\/tasks\/([^/]+)\/changes\.atom$/.exec(path);
+  if (feed) return sendText(res, 200, 'application/atom+xml; charset=utf-8', await changesFeedOr404(c, feed[1]!, url));
+  throw new HttpError(404, `no ${path} here`);
+}
+
+/** POST of an action on a task. */
+async function post(c: Ctx, path: string): Promise<void> {
+  const { req, res } = c;
+  const m = /^\/api\/tasks\/([^/]+)\/([a-z]+)$/.exec(path);
+  if (!m || !(ACTIONS as readonly string[]).includes(m[2]!)) throw new HttpError(404, `no action ${path} here`);
+  // The token before anything else is read: without it nothing changes, whatever the request holds.
+  const token = tokenOf(req.headers);
+  if (token === null || !tokensEqual(token, c.o.token))
+    throw new HttpError(
+      403,
+      token === null
+        ? 'actions need the token (Authorization: Bearer T or X-Crawl-Studio-Token: T); the monitor is read-only without it'
+        : 'wrong token',
+    );
+  // Not bounded in time as reads are: an action that waits for the reconnect is carried out then, and says so.
+  redisReachable(c);
+  const task = await knownTask(c, m[1]!);
+  const body = await readJson(req);
+  const result = await act(c, m[2] as Action, task, body);
+  c.views.forget(task);
+  c.o.log?.('info', `${m[2]} ${task}: ${result.message}`, {
+    event: 'monitor-action',
+    task,
+    action: m[2],
+    count: result.count,
+  });
+  return send(res, 200, result);
 }
 
 async function act(c: Ctx, action: Action, task: string, body: Record<string, unknown>): Promise<ActionResult> {
@@ -234,6 +282,7 @@ async function healthcheck(c: Ctx): Promise<void> {
       )),
   );
   try {
+    redisReachable(c);
     await Promise.race([c.o.redis.ping(), timeout]);
     sendText(c.res, 200, 'text/plain; charset=utf-8', 'ok\n');
   } catch (err) {
@@ -241,7 +290,7 @@ async function healthcheck(c: Ctx): Promise<void> {
       c.res,
       503,
       'text/plain; charset=utf-8',
-      `Redis unavailable: ${err instanceof Error ? err.message : String(err)}\n`,
+      `${err instanceof RedisUnavailable ? err.message : `Redis unavailable: ${err instanceof Error ? err.message : String(err)}`}\n`,
     );
   } finally {
     clearTimeout(timer);

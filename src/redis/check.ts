@@ -220,6 +220,8 @@ export interface ConnectionWatch {
   outageMs(): number;
   /** How long the connection has been lost, now (ms); 0 while it is up. */
   downForMs(): number;
+  /** While it is lost: the target, why and for how long ("redis://h:6379: connection refused, for 12 s"); else null. */
+  lost(): string | null;
 }
 
 /**
@@ -236,6 +238,7 @@ export function watchConnection(
   let downSince = 0;
   let attempts = 0;
   let total = 0;
+  let lastWhy = 'connection closed';
   client.on('error', (err: Error) => {
     lastError = err;
   });
@@ -245,6 +248,7 @@ export function watchConnection(
     // The first reconnect of a lost connection often comes before any error: the server closed it.
     const { cause } = classifyRedisError(lastError);
     const why = lastError === undefined || cause === 'other' ? 'connection closed' : CAUSE_TEXT[cause];
+    lastWhy = why;
     lastError = undefined;
     const wait = typeof delayMs === 'number' ? `${Math.max(1, Math.round(delayMs / 1000))} s` : 'a moment';
     say('warn', `lost ${shown}: ${why}; trying again in ${wait} (attempt ${attempts})`);
@@ -260,5 +264,6 @@ export function watchConnection(
   return {
     outageMs: () => total + (downSince ? Date.now() - downSince : 0),
     downForMs: () => (downSince ? Date.now() - downSince : 0),
+    lost: () => (downSince ? `${shown}: ${lastWhy}, for ${Math.round((Date.now() - downSince) / 1000)} s` : null),
   };
 }
