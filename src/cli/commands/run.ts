@@ -228,7 +228,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   const launch: CrawlLaunch = launchCrawl(launchOptions(task, flags, out, redis.url, () => launch));
   redisLoss.launch = launch;
   sayWorkerEvents(launch, out);
-  const signals = stopOnSignals(launch, out, redis);
+  const signals = stopOnSignals(launch, out, redis, flags.join === true);
   try {
     const result = await launch.done;
     if (out.format === 'human') process.stdout.write('\n');
@@ -335,6 +335,8 @@ function stopOnSignals(
   launch: CrawlLaunch,
   out: RunOutput,
   redis: RedisChoice,
+  /** The `writer` command: it has no workers to wait for. */
+  writerOnly: boolean,
 ): { interrupted: () => boolean; dispose: () => void } {
   let interrupted = false;
   let quitting = false;
@@ -360,7 +362,9 @@ function stopOnSignals(
     interrupted = true;
     out.say(
       'info',
-      'Stopping: letting workers finish their pages (Ctrl-C again to quit now; the crawl resumes on the next run)…',
+      writerOnly
+        ? 'Stopping the writer (Ctrl-C again to quit now; items not stored yet stay in Redis for the next writer)…'
+        : 'Stopping: letting workers finish their pages (Ctrl-C again to quit now; the crawl resumes on the next run)…',
       { event: 'run-stopping', newline: true },
     );
     launch.stop();
