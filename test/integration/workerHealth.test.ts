@@ -10,6 +10,7 @@ import { linkedPagesTask } from '../support/linkedPagesTask';
 import { until } from '../support/until';
 import { connectRedis } from '../../src/redis/connect';
 import { isReplyError } from '../../src/redis/check';
+import type { CrawlTask } from '../../src/core/task/model';
 
 // Issue 36, item 4: a worker an orchestrator runs says when it is live and ready (--health), and a SIGTERM drains it
 // within the grace period (--drain-timeout): a page that never ends does not keep it alive past the bound.
@@ -21,6 +22,42 @@ async function probe(port: number, path: string): Promise<{ status: number; why:
   } catch {
     return null;
   }
+}
+
+interface Spawned {
+  readonly child: ChildProcess;
+  /** Its stdout and stderr, a line each. */
+  readonly lines: string[];
+  readonly exited: Promise<number | null>;
+}
+
+/** `node dist/worker.js ARGS` against REDIS (in the environment, as a pod gets it), its output kept. */
+function startWorker(args: readonly string[], redisUrl: string): Spawned {
+  const child = spawn(process.execPath, [WORKER_SCRIPT, ...args], {
+    env: { ...process.env, CRAWL_STUDIO_REDIS: redisUrl },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  child.stdout.on('data', (b: Buffer) => lines.push(...b.toString().split('\n')));
+  child.stderr.on('data', (b: Buffer) => lines.push(...b.toString().split('\n')));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  return { child, lines, exited };
+}
+
+/** A site whose pages never answer (each request kept in `hung`), and a task of it whose requests wait 10 minutes. */
+async function hungSite(name: string): Promise<{ site: HttpServer; hung: ServerResponse[]; task: CrawlTask }> {
+  const hung: ServerResponse[] = [];
+  const site = await serveHttp((req: IncomingMessage, res: ServerResponse) => {
+    if (req.url === '/robots.txt') return void res.writeHead(404).end();
+    hung.push(res);
+  });
+  const task = await writeTask(
+    linkedPagesTask({ name, start: [`${site.url}/`], perHost: { concurrency: 1 } }).replace(
+      'rules:',
+      'request: { timeout: 600s }\nrules:',
+    ),
+  );
+  return { site, hung, task };
 }
 
 describe('a worker in an orchestrator: health, readiness and a bounded drain (issue 36)', function () {
@@ -36,30 +73,16 @@ describe('a worker in an orchestrator: health, readiness and a bounded drain (is
   });
 
   it('is ready once connected, not ready while draining, and exits 0 within --drain-timeout with a page that never ends', async () => {
-    const hung: ServerResponse[] = [];
-    site = await serveHttp((req: IncomingMessage, res: ServerResponse) => {
-      if (req.url === '/robots.txt') return void res.writeHead(404).end();
-      hung.push(res); // Never answered.
-    });
-    const task = await writeTask(
-      linkedPagesTask({ name: 'drained', start: [`${site.url}/`], perHost: { concurrency: 1 } }).replace(
-        'rules:',
-        'request: { timeout: 600s }\nrules:',
-      ),
-    );
+    const drained = await hungSite('drained');
+    site = drained.site;
+    const { hung, task } = drained;
     // The run, driven without local workers: the worker below is the only one, as a pod would be.
     const s = session(task, redis.url, { workers: 0 });
     const running = s.run();
     const port = await freePort();
-    const lines: string[] = [];
-    worker = spawn(
-      process.execPath,
-      [WORKER_SCRIPT, task.file, '--health', `127.0.0.1:${port}`, '--drain-timeout', '2s'],
-      { env: { ...process.env, CRAWL_STUDIO_REDIS: redis.url }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    worker.stdout!.on('data', (b: Buffer) => lines.push(...b.toString().split('\n')));
-    worker.stderr!.on('data', (b: Buffer) => lines.push(...b.toString().split('\n')));
-    const exited = new Promise<number | null>((r) => worker!.once('exit', (code) => r(code)));
+    const w = startWorker([task.file, '--health', `127.0.0.1:${port}`, '--drain-timeout', '2s'], redis.url);
+    worker = w.child;
+    const { lines, exited } = w;
 
     const ready = await until('/readyz 200', async () =>
       (await probe(port, '/readyz'))?.status === 200 ? probe(port, '/readyz') : null,
@@ -92,13 +115,9 @@ describe('a worker in an orchestrator: health, readiness and a bounded drain (is
       linkedPagesTask({ name: 'waiting', start: ['http://127.0.0.1:9/'], perHost: { concurrency: 1 } }),
     );
     const port = await freePort();
-    const lines: string[] = [];
-    worker = spawn(process.execPath, [WORKER_SCRIPT, task.file, '--health', `127.0.0.1:${port}`], {
-      env: { ...process.env, CRAWL_STUDIO_REDIS: `redis://127.0.0.1:${redisPort}` },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    worker.stdout!.on('data', (b: Buffer) => lines.push(...b.toString().split('\n')));
-    worker.stderr!.on('data', (b: Buffer) => lines.push(...b.toString().split('\n')));
+    const w = startWorker([task.file, '--health', `127.0.0.1:${port}`], `redis://127.0.0.1:${redisPort}`);
+    worker = w.child;
+    const { lines } = w;
     let later: RedisServer | undefined;
     try {
       // Before, nothing listened until Redis answered: the liveness probe failed and the pod was restarted in a loop.
@@ -156,34 +175,17 @@ describe('a worker in an orchestrator: health, readiness and a bounded drain (is
     // Its own Redis, stopped mid-drain and started again (append-only, same port) so the run can end.
     const dir = mkdtempSync(join(tmpdir(), 'cs-redis-'));
     const own = await startRedis({ appendOnly: true, dir });
-    const hung: ServerResponse[] = [];
-    const lostSite = await serveHttp((req: IncomingMessage, res: ServerResponse) => {
-      if (req.url === '/robots.txt') return void res.writeHead(404).end();
-      hung.push(res);
-    });
+    const { site: lostSite, hung, task } = await hungSite('unreachable');
     let again: RedisServer | undefined;
-    const lines: string[] = [];
+    let lines: string[] = [];
     try {
-      const task = await writeTask(
-        linkedPagesTask({ name: 'unreachable', start: [`${lostSite.url}/`], perHost: { concurrency: 1 } }).replace(
-          'rules:',
-          'request: { timeout: 600s }\nrules:',
-        ),
-      );
       const s = session(task, own.url, { workers: 0 });
       const running = s.run();
       const port = await freePort();
-      worker = spawn(
-        process.execPath,
-        [WORKER_SCRIPT, task.file, '--lock-duration', '3000', '--health', `127.0.0.1:${port}`],
-        {
-          env: { ...process.env, CRAWL_STUDIO_REDIS: own.url },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
-      worker.stdout!.on('data', (b: Buffer) => lines.push(...b.toString().split('\n')));
-      worker.stderr!.on('data', (b: Buffer) => lines.push(...b.toString().split('\n')));
-      const exited = new Promise<number | null>((r) => worker!.once('exit', (code) => r(code)));
+      const w = startWorker([task.file, '--lock-duration', '3000', '--health', `127.0.0.1:${port}`], own.url);
+      worker = w.child;
+      lines = w.lines;
+      const exited = w.exited;
       await until('the page in flight', async () => hung.length > 0);
 
       await own.stop();
