@@ -46,6 +46,7 @@ export class StreamWriter implements WriterHandle {
   private readonly batchSize: number;
   private readonly flushMs: number;
   private readonly heartbeatMs: number;
+  private readonly idleReadMs: number;
   private readonly claimIdleMs: number;
   private readonly recoverEveryMs: number;
   private readonly limits: MergeLimits;
@@ -81,6 +82,7 @@ export class StreamWriter implements WriterHandle {
     this.batchSize = Math.max(1, opts.batchSize ?? 500);
     this.flushMs = Math.max(1, opts.flushMs ?? 200);
     this.heartbeatMs = Math.max(50, opts.heartbeatMs ?? 2_000);
+    this.idleReadMs = Math.min(Math.max(50, opts.idleReadMs ?? 500), this.heartbeatMs);
     this.claimIdleMs = Math.max(1_000, opts.claimIdleMs ?? 60_000);
     this.recoverEveryMs = opts.recoverEveryMs ?? this.heartbeatMs;
     this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
@@ -249,7 +251,7 @@ export class StreamWriter implements WriterHandle {
         if (this.stopping) break;
       }
       // Only the read that starts a batch waits for entries; the ones that add to it take what is there.
-      const block = batch.length === 0 ? (this.hurry > 0 ? 50 : Math.min(500, this.heartbeatMs)) : null;
+      const block = batch.length === 0 ? (this.hurry > 0 ? 50 : this.idleReadMs) : null;
       const args: (string | number)[] = ['GROUP', this.group, this.consumer, 'COUNT', count];
       if (block !== null) args.push('BLOCK', Math.ceil(block));
       args.push('STREAMS', this.key, '>');

@@ -20,6 +20,11 @@ export interface WriterOptions {
   readonly heartbeatMs?: number;
   /** Entries pending this long are claimed even from a writer that looks alive (a hung one). */
   readonly claimIdleMs?: number;
+  /**
+   * Longest an idle read waits for entries before the loop looks around again (default 500 ms, at most heartbeatMs).
+   * stop() ends such a read at once (CLIENT UNBLOCK).
+   */
+  readonly idleReadMs?: number;
   /** How often to look for dead writers' entries (flush looks at once). */
   readonly recoverEveryMs?: number;
   /** Retries while the store is unavailable: bounded exponential backoff. */

@@ -234,7 +234,9 @@ describe('store: pipeline (SQLite)', function () {
     const store = await openStore(join(dir, `${task}.sqlite`));
     cleanup.push(() => store.close());
     const unblocks = () => commandCalls(redis, 'client|unblock');
-    const a = await startWriter(redis, { task, store, log: quiet });
+    // An idle read of a minute: it is still blocked when stop() comes, however busy the machine (with the default
+    // 500 ms it could time out between the look below and stop(), and no UNBLOCK was needed).
+    const a = await startWriter(redis, { task, store, log: quiet, heartbeatMs: 60_000, idleReadMs: 60_000 });
     await waitFor('the writer blocked on its stream', async () =>
       ((await redis.client('LIST')) as string)
         .split('\n')
