@@ -10,6 +10,7 @@ import { nodeFor, scanKeys, unlinkKeys } from '../../src/redis/nodes';
 import { replicaWait } from '../../src/redis/replicas';
 import { withScripts } from '../../src/frontier/scripts';
 import { taskKeys } from '../../src/frontier/keys';
+import { until } from '../support/until';
 import {
   commandCalls,
   startRedisCluster,
@@ -94,16 +95,13 @@ describe('Redis targets: Sentinel and Cluster connections (issue 19)', function 
         const read = blocking.call('XREAD', 'BLOCK', 60_000, 'STREAMS', key, '$');
         const owner = await nodeFor(redis, key);
         const others = (redis as Cluster).nodes('master').filter((n) => n.options.port !== owner.options.port);
-        // Give the XREAD time to reach its node: poll the owner's client list until it blocks there.
-        for (
-          let i = 0;
-          i < 100 &&
-          !String(await owner.client('LIST'))
+        // The XREAD must have reached its node: an UNBLOCK before it finds nothing to end (a bounded poll of 5 s
+        // went on regardless, which a busy machine could outlast).
+        await until('the XREAD blocked on its node', async () =>
+          String(await owner.client('LIST'))
             .split('\n')
-            .some((l: string) => l.includes(`id=${id} `) && /cmd=xread/.test(l));
-          i++
-        )
-          await new Promise((r) => setTimeout(r, 50));
+            .some((l: string) => l.includes(`id=${id} `) && /cmd=xread/.test(l)),
+        );
         for (const n of others)
           assert.equal(await n.client('UNBLOCK', id), 0, 'another node has no such blocked client');
         assert.equal(await owner.client('UNBLOCK', id), 1);
