@@ -9,7 +9,7 @@ import { readRunStats } from '../../src/frontier/stats';
 import { taskKeys } from '../../src/frontier/keys';
 import type { CrawlSession } from '../../src/run/session';
 import { attachStore, type AttachedStore } from '../../src/run/storeAttachment';
-import { connectRedis } from '../../src/redis/connect';
+import { connectRedis, type Redis } from '../../src/redis/connect';
 import { readTaskStatus } from '../../src/observe/taskStatus';
 import { scanKeys } from '../../src/redis/nodes';
 import { FAULTS_ON_CLUSTER, faultRedis, restartableFaultRedis, type FaultRedis, type RestartableRedis } from './redis';
@@ -140,22 +140,53 @@ async function crawlState(redisUrl: string, task: string, s: CrawlSession): Prom
   }
 }
 
-async function doneCount(redisUrl: string, task: string): Promise<number> {
+/** Looks at the crawl that Redis left unanswered (said where a failed test stood). */
+let unansweredLooks = 0;
+
+/**
+ * One look at Redis on a connection of its own, `fallback` when it cannot be read now. Bounded: a look the Redis
+ * client never settles would hold the test's wait with it, past every deadline of its own (a fresh-clone run of the
+ * Cluster stage timed out after 240 s in 'restart Redis without persistence', its crawl run to the end, no fault
+ * injected).
+ */
+async function lookAt<T>(redisUrl: string, read: (r: Redis) => Promise<T>, fallback: T): Promise<T> {
   const r = connectRedis(redisUrl, {
     maxRetriesPerRequest: 1,
     connectTimeout: 500,
     retryStrategy: () => null,
     lazyConnect: true,
   });
+  let timer: NodeJS.Timeout | undefined;
+  const unanswered = new Promise<T>((resolve) => {
+    timer = setTimeout(() => {
+      unansweredLooks++;
+      resolve(fallback);
+    }, 5_000);
+  });
   try {
-    await r.connect();
-    const run = await r.hget(taskKeys(task).meta, 'run');
-    return run ? (await readRunStats(r, task, run)).done : -1;
-  } catch {
-    return -1;
+    return await Promise.race([
+      r
+        .connect()
+        .then(() => read(r))
+        .catch(() => fallback),
+      unanswered,
+    ]);
   } finally {
+    clearTimeout(timer);
     r.disconnect();
   }
+}
+
+/** Pages done in the task's current run, or -1 when it cannot be read now. */
+function doneCount(redisUrl: string, task: string): Promise<number> {
+  return lookAt(
+    redisUrl,
+    async (r) => {
+      const run = await r.hget(taskKeys(task).meta, 'run');
+      return run ? (await readRunStats(r, task, run)).done : -1;
+    },
+    -1,
+  );
 }
 
 /**
@@ -230,7 +261,9 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
         crawlState(redis.url, scene.task.name, session),
         new Promise<string>((r) => setTimeout(() => r('not read within 5 s'), 5_000).unref()),
       ]);
-      console.warn(`where "${this.currentTest.title}" stood when it failed: ${state}`);
+      console.warn(
+        `where "${this.currentTest.title}" stood when it failed: ${state}; looks at its progress Redis left unanswered for 5 s: ${unansweredLooks}`,
+      );
     }
     if (session) {
       session.stop();
@@ -247,6 +280,7 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
     if (stuck.length)
       console.warn(`cleanup after "${this.currentTest?.title}": gave up waiting for ${stuck.join(', ')}`);
     session = undefined;
+    unansweredLooks = 0;
     restartable = undefined;
     attached = undefined;
     storeRedis = undefined;
@@ -683,14 +717,18 @@ describe(`fault injection (real workers, ${FAULTS_ON_CLUSTER ? 'a 3-primary Redi
       '1000',
     ]);
     await waitUntil('500 pages done', async () => (await doneCount(redisUrl, scene!.task.name)) >= 500, 60_000, 100);
-    const run = await (async () => {
-      const r = connectRedis(redisUrl);
-      try {
-        return (await r.hget(taskKeys(scene.task.name).meta, 'run'))!;
-      } finally {
-        r.disconnect();
-      }
-    })();
+    let run = '';
+    await waitUntil(
+      'the run id read',
+      async () =>
+        (run = await lookAt(
+          redisUrl,
+          async (r) => (await r.hget(taskKeys(scene!.task.name).meta, 'run')) ?? '',
+          '',
+        )) !== '',
+      30_000,
+      100,
+    );
     const exited = redis.exited();
     redis.kill('SIGKILL');
     await exited;
