@@ -49,7 +49,8 @@ export async function workerMain(argv: string[]): Promise<void> {
   const log: Log = (level, msg, fields = {}) =>
     process.stdout.write(`${formatLogLine(format, Date.now(), level, msg, { worker, ...fields })}\n`);
   // Signals are handled from the start: while waiting for Redis (nothing in flight) one ends the worker at once; one
-  // that comes while the worker starts stops it as soon as it has (a SIGTERM right after the banner killed it).
+  // that comes while the worker starts stops it as soon as it has (a SIGTERM right after the banner killed it), or
+  // within START_GRACE_MS if the start cannot complete.
   const stopping = new Stopping(log, drainMs);
   const stop = (signal: string) => stopping.stop(signal);
   process.on('SIGTERM', () => stop('SIGTERM'));
@@ -93,11 +94,20 @@ export async function workerMain(argv: string[]): Promise<void> {
   });
 }
 
+/**
+ * How long a signal that came while the worker started waits for the start to complete. The start only reads the
+ * task's layout from Redis and writes a first heartbeat (a second or less); with Redis gone between the connection
+ * check and those commands (stopped, partitioned) it would never complete, and the signal would never be acted on:
+ * an orchestrator then waits out its grace period and kills the pod, a person at a terminal has no way out but kill -9.
+ * No page is taken before the start completes, so stopping without it loses nothing.
+ */
+const START_GRACE_MS = 10_000;
+
 /** How a signal, or the parent's exit, stops the worker in whichever phase it is. */
 class Stopping {
   phase: 'waiting' | 'starting' | 'running' = 'waiting';
   handle: WorkerHandle | null = null;
-  /** A signal that came while the worker started: acted on once it has. */
+  /** A signal that came while the worker started: acted on once it has (or after START_GRACE_MS). */
   private pending: string | null = null;
   /**
    * Why the worker is stopping, once it is. Only a second signal from a person (Ctrl-C, SIGTERM) gives up the pages
@@ -124,7 +134,16 @@ class Stopping {
       process.exit(0);
     }
     if (this.phase === 'starting' || !this.handle) {
-      this.pending ??= signal;
+      if (this.pending === null) {
+        this.pending = signal;
+        log('info', `${signal}: stopping once the start completes (at most ${START_GRACE_MS / 1000} s)`);
+        this.stopIfStartHangs(signal);
+      } else {
+        // A second signal: no waiting for the start (nothing is in flight yet). The parent's exit is watched only
+        // once the worker runs, so this is a person's.
+        log('warn', `${signal} again: stopped while starting, before taking any page`, { event: 'worker-stopped' });
+        process.exit(130);
+      }
       return;
     }
     const running = this.handle;
@@ -144,6 +163,18 @@ class Stopping {
       () => process.exit(0),
       () => process.exit(1),
     );
+  }
+
+  private stopIfStartHangs(signal: string): void {
+    setTimeout(() => {
+      if (this.phase !== 'starting') return;
+      this.log(
+        'warn',
+        `${signal}: stopped while starting, before taking any page (the start, which waits on Redis, had not completed in ${START_GRACE_MS / 1000} s)`,
+        { event: 'worker-stopped' },
+      );
+      process.exit(0);
+    }, START_GRACE_MS).unref();
   }
 
   /**

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -58,6 +59,22 @@ async function hungSite(name: string): Promise<{ site: HttpServer; hung: ServerR
     ),
   );
   return { site, hung, task };
+}
+
+/**
+ * A Redis that is there for one connection only, as when it stops (or a partition cuts it off) right after a worker's
+ * connection check: the first connection is relayed to `redisPort`, and once it closes the port is closed.
+ */
+async function redisForOneConnection(redisPort: number): Promise<{ url: string; server: Server }> {
+  const server = createServer((client) => {
+    server.close();
+    const upstream = connect(redisPort, '127.0.0.1');
+    client.pipe(upstream).pipe(client);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `redis://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
 
 describe('a worker in an orchestrator: health, readiness and a bounded drain (issue 36)', function () {
@@ -143,6 +160,60 @@ describe('a worker in an orchestrator: health, readiness and a bounded drain (is
       await later?.stop();
     }
   });
+
+  for (const signals of [['SIGTERM'], ['SIGINT', 'SIGINT']] as const) {
+    it(`stops on ${signals.join(' then ')} while its start waits for a Redis gone after the connection check`, async () => {
+      const task = await writeTask(
+        linkedPagesTask({ name: 'gone-at-start', start: ['http://127.0.0.1:9/'], perHost: { concurrency: 1 } }),
+      );
+      const once = await redisForOneConnection(redis.port);
+      const port = await freePort();
+      const w = startWorker([task.file, '--health', `127.0.0.1:${port}`], once.url);
+      worker = w.child;
+      const { lines, exited } = w;
+      try {
+        await until(
+          'the start under way',
+          async () => (await probe(port, '/readyz'))?.why === 'connected to Redis; starting',
+        );
+        for (const [i, signal] of signals.entries()) {
+          const seen = lines.length;
+          worker.kill(signal);
+          // One at a time: two of the same signal sent together may reach the process as one.
+          if (i < signals.length - 1) {
+            await until(`${signal} heard`, async () =>
+              lines.slice(seen).some((l) => l.includes(`${signal}: stopping once the start completes (at most 10 s)`)),
+            );
+          }
+        }
+        // Before, a signal that came while the worker started waited for the start to complete, which it never did.
+        const code = await Promise.race([
+          exited,
+          new Promise<'still running'>((r) => setTimeout(r, 40_000, 'still running')),
+        ]);
+        if (signals.length === 1) {
+          assert.equal(code, 0, lines.join('\n'));
+          assert.ok(
+            lines.some((l) =>
+              /SIGTERM: stopped while starting, before taking any page \(the start, which waits on Redis, had not completed in 10 s\)/.test(
+                l,
+              ),
+            ),
+            lines.join('\n'),
+          );
+        } else {
+          assert.equal(code, 130, lines.join('\n'));
+          assert.ok(
+            lines.some((l) => /SIGINT again: stopped while starting, before taking any page/.test(l)),
+            lines.join('\n'),
+          );
+        }
+      } finally {
+        worker.kill('SIGKILL');
+        once.server.close();
+      }
+    });
+  }
 
   it('tells a refusal from Redis from a lost connection (a refused heartbeat keeps the worker live)', async () => {
     const client = connectRedis(redis.url);
