@@ -1,5 +1,6 @@
 import type { Redis } from '../redis/connect';
 import { readLiveWorkers, readProcessScale, type AutoscaleBeat, type ProcessScaleRecord } from '../frontier/fleet';
+import { workerSeen } from './workerRates';
 
 // What the views show of autoscaling (issue 36): each live worker's concurrency now and, for one that sizes itself,
 // its range, its peak and its last decision with the reason; and the local worker processes' last scaling decision.
@@ -10,6 +11,8 @@ export interface WorkerScaling {
   readonly concurrency: number;
   readonly loopBusy: number | null;
   readonly autoscale: AutoscaleBeat | null;
+  /** Its last heartbeat (ms since the epoch): a worker silent for three beats is shown as gone, as in the monitor. */
+  readonly lastSeen: number;
 }
 
 export interface TaskScaling {
@@ -26,18 +29,31 @@ export async function readTaskScaling(redis: Redis, task: string): Promise<TaskS
       concurrency: b.concurrency,
       loopBusy: typeof b.loopBusy === 'number' ? b.loopBusy : null,
       autoscale: b.autoscale ?? null,
+      lastSeen: b.lastSeen,
     }));
   return { workers, processes };
 }
 
-/** The lines `status` prints: one per live worker, its last decision under it, and the processes' decision. */
+/**
+ * The lines `status` prints: one per worker, its last decision under it, and the processes' decision. A worker silent
+ * for three heartbeats (killed, or its machine gone) is "gone (silent)", as the monitor and the Workers view say; it
+ * is not counted live, nor its requests in flight.
+ */
 export function scalingLines(s: TaskScaling, now: number): string[] {
   const lines: string[] = [];
+  const seen = new Map(s.workers.map((w) => [w.id, workerSeen(w, now)]));
+  const live = s.workers.filter((w) => seen.get(w.id)?.state === 'live');
+  const silent = s.workers.length - live.length;
   if (s.workers.length > 0)
     lines.push(
-      `workers: ${s.workers.length} live, ${s.workers.reduce((n, w) => n + w.concurrency, 0)} request(s) in flight at most`,
+      `workers: ${live.length} live, ${live.reduce((n, w) => n + w.concurrency, 0)} request(s) in flight at most${silent > 0 ? `; ${silent} gone (silent)` : ''}`,
     );
   for (const w of s.workers) {
+    const seenNow = seen.get(w.id);
+    if (seenNow && seenNow.state !== 'live') {
+      lines.push(`  ${w.id}: gone (silent), last seen ${ago(seenNow.lastSeenAgoMs)}; concurrency was ${w.concurrency}`);
+      continue;
+    }
     const range = w.autoscale ? ` (autoscaled ${w.autoscale.min}..${w.autoscale.max}, peak ${w.autoscale.peak})` : '';
     const busy = w.loopBusy !== null ? `, event loop ${Math.round(w.loopBusy * 100)}% busy` : '';
     lines.push(`  ${w.id}: concurrency ${w.concurrency}${range}${busy}`);
