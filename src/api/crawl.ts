@@ -80,7 +80,7 @@ export interface CrawlSummary {
   readonly durationMs: number;
   /** The run's counters: pages done and failed, skipped and failures by cause, items, links dropped by reason. */
   readonly stats: CrawlStats;
-  /** What the store holds after the run: where it is, rows per item type, duplicates merged, errors recorded. */
+  /** What the store holds after the run: where it is, rows per item type, items merged into a row of the same key (`duplicatesMerged`), errors recorded. */
   readonly stored: StoredSummary;
 }
 

@@ -81,6 +81,7 @@ export interface StoredSummary {
   readonly rows: ReadonlyArray<{ readonly type: string; readonly count: number }>;
   /** Rows per item type whose last write was this run's (inserted or updated by it), by any writer. */
   readonly runRows: ReadonlyArray<{ readonly type: string; readonly count: number }>;
+  /** Items whose key was already stored or received (an earlier batch or run), merged into that row: on a re-crawl, every item. */
   readonly duplicatesMerged: number;
   readonly errors: number;
 }

@@ -33,7 +33,7 @@ describe("CLI summary: `items stored` counts this run's rows (issue 31, item 6)"
     await redis?.stop();
   });
 
-  it('a first run writes 5 rows and says so; a second run that fetches nothing says none were written by it', async () => {
+  it('a first run writes 5 rows and says so; a second run that fetches nothing says none were written by it; a re-crawl merges into the stored rows', async () => {
     const task = await writeTask(`name: counts
 start: [${site.url}/]
 request: { robots: false }
@@ -50,7 +50,7 @@ rules:
     const first = await cli('run', task.file, '--workers', '1');
     assert.match(
       first,
-      /^ {2}items stored {4}order: 5 rows written by this run \(inserted or updated; 0 duplicates merged\)$/m,
+      /^ {2}items stored {4}order: 5 rows written by this run \(inserted or updated; 0 items of a key seen before, merged into its row\)$/m,
       first,
     );
     // Each link twice on the page: the second is a repeat, outside the total.
@@ -60,8 +60,17 @@ rules:
     assert.match(second, /New run/, second);
     assert.match(
       second,
-      /^ {2}items stored {4}none by this run \(0 duplicates merged\); the store holds order: 5 rows from earlier runs$/m,
+      /^ {2}items stored {4}none by this run \(0 items of a key seen before, merged into its row\); the store holds order: 5 rows from earlier runs$/m,
       second,
+    );
+    // A re-crawl of the same site: each item's key is stored already, and it is merged into that row. This said
+    // "5 duplicates merged", as if the site repeated itself.
+    down = false;
+    const third = await cli('run', task.file, '--workers', '1');
+    assert.match(
+      third,
+      /^ {2}items stored {4}order: 5 rows written by this run \(inserted or updated; 5 items of a key seen before, merged into its row\)$/m,
+      third,
     );
   });
 });

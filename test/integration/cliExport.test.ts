@@ -98,7 +98,7 @@ rules:
       const run = await exec(process.execPath, [CLI, 'run', task.file, '--workers', '1', '--redis', redis.url]);
       assert.match(
         run.stdout,
-        /^ {2}items stored {4}kept: 2 rows written by this run \(inserted or updated; 0 duplicates merged, 2 errors recorded\)$/m,
+        /^ {2}items stored {4}kept: 2 rows written by this run \(inserted or updated; 0 items of a key seen before, merged into its row, 2 errors recorded\)$/m,
         run.stdout,
       );
       const suggested = [...run.stdout.matchAll(/crawl-studio export (\S+) (.*)$/gm)].map((m) =>

@@ -32,14 +32,21 @@ describe('CLI summary: counts that add up (issue 31, item 6)', () => {
           { type: 'book', count: 50 },
           { type: 'author', count: 3 },
         ],
-        '0 duplicates merged',
+        '0 items of a key seen before, merged into its row',
       ),
-      '  items stored    book: 20 rows written by this run (inserted or updated; 0 duplicates merged)',
+      '  items stored    book: 20 rows written by this run (inserted or updated; 0 items of a key seen before, merged into its row)',
     );
     assert.equal(
-      storedLine([{ type: 'order', count: 0 }], [{ type: 'order', count: 30 }], '0 duplicates merged'),
-      '  items stored    none by this run (0 duplicates merged); the store holds order: 30 rows from earlier runs',
+      storedLine(
+        [{ type: 'order', count: 0 }],
+        [{ type: 'order', count: 30 }],
+        '0 items of a key seen before, merged into its row',
+      ),
+      '  items stored    none by this run (0 items of a key seen before, merged into its row); the store holds order: 30 rows from earlier runs',
     );
-    assert.equal(storedLine([], [], '0 duplicates merged'), '  items stored    none by this run (0 duplicates merged)');
+    assert.equal(
+      storedLine([], [], '0 items of a key seen before, merged into its row'),
+      '  items stored    none by this run (0 items of a key seen before, merged into its row)',
+    );
   });
 });

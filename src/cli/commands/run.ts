@@ -435,6 +435,14 @@ function stillWaitingFor(launch: CrawlLaunch): string {
   return waits.join(', and for ');
 }
 
+/**
+ * Items whose key the store had already seen (from an earlier batch or an earlier run), merged into that row. Not
+ * "duplicates": on a re-crawl every item is one, which read as if the site repeated itself.
+ */
+function mergedText(n: number): string {
+  return `${groupDigits(n)} item${n === 1 ? '' : 's'} of a key seen before, merged into its row`;
+}
+
 /** The summary of a run that drained: what it did, what the store holds from it, why pages failed. */
 async function printSummary(
   out: RunOutput,
@@ -448,7 +456,7 @@ async function printSummary(
     storedLine(
       stored.runRows,
       stored.rows,
-      `${groupDigits(stored.duplicatesMerged)} duplicates merged${stored.errors ? `, ${groupDigits(stored.errors)} errors recorded` : ''}`,
+      `${mergedText(stored.duplicatesMerged)}${stored.errors ? `, ${groupDigits(stored.errors)} errors recorded` : ''}`,
     ),
     `  items are in    ${stored.location}`,
     ...exportHints(
