@@ -77,6 +77,8 @@ const REDIS_EXIT: Record<RedisFailureCause, number> = {
   auth: EXIT.REDIS_AUTH,
   tls: EXIT.REDIS_TLS,
   topology: EXIT.REDIS_TOPOLOGY,
+  // The target names a database this server does not have: a wrong target, as a malformed one is.
+  database: EXIT.USAGE,
   other: EXIT.REDIS_UNREACHABLE,
 };
 

@@ -6,6 +6,7 @@ export { parseTaskText as parseTask } from '../workspace/taskFile';
 export { fieldSpan, outlineTask } from '../core/task/outline';
 export { CrawlQueue } from '../frontier/crawl';
 export { connectRedis } from '../redis/connect';
+export { checkDatabase } from '../redis/check';
 export { launchCrawl } from '../run/launcher';
 export { QueueModel } from './explorer/queueModel';
 export { readTaskStatus } from '../observe/taskStatus';

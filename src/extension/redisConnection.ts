@@ -74,7 +74,9 @@ export class RedisConnection implements vscode.Disposable {
       const url = await this.resolveUrl();
       this.url = url;
       this.setState({ kind: 'connecting', url: redactUrl(url) });
-      const { connectRedis } = await engine();
+      const { connectRedis, checkDatabase } = await engine();
+      // ioredis goes on in database 0 when Redis refuses the one named: the views would show another crawl's keys.
+      await checkDatabase(url);
       const client = connectRedis(url, { lazyConnect: true, connectionName: 'crawl-studio-vscode' });
       client.on('ready', () => this.setState({ kind: 'ready', url: redactUrl(url), managed: this.managed !== null }));
       client.on('error', (err: Error) => {

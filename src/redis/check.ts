@@ -8,7 +8,7 @@ import { redactUrl } from '../core/url/redact';
 // starts its work (issue 31, item 2): the engine's own connections reconnect forever (connect.ts), which made a
 // wrong target hang silently. The answer names the target (never its password), the cause and what to check.
 
-export type RedisFailureCause = 'refused' | 'name' | 'timeout' | 'auth' | 'tls' | 'topology' | 'other';
+export type RedisFailureCause = 'refused' | 'name' | 'timeout' | 'auth' | 'tls' | 'topology' | 'database' | 'other';
 
 const CAUSE_TEXT: Record<RedisFailureCause, string> = {
   refused: 'connection refused',
@@ -17,6 +17,7 @@ const CAUSE_TEXT: Record<RedisFailureCause, string> = {
   auth: 'authentication failed',
   tls: 'TLS failed',
   topology: 'not the deployment named',
+  database: 'database not available',
   other: 'error',
 };
 
@@ -28,6 +29,8 @@ const HINTS: Record<RedisFailureCause, string> = {
   tls: 'rediss:// needs a TLS port and redis:// a plain one; check the scheme, the port and the certificate',
   topology:
     'use redis+cluster:// (--cluster) for a Redis Cluster, redis:// for a single node, and the master name the sentinels know',
+  database:
+    'a Redis server has databases 0-15 unless its `databases` setting says more, and an ACL user may be denied SELECT; check the /N at the end of the target (?db=N for Sentinel)',
   other: 'check the target',
 };
 
@@ -170,6 +173,10 @@ async function probe(target: RedisTarget, shown: string, timeoutMs: number, open
   } catch (err) {
     throw first && !(err instanceof Error && /WRONGPASS|NOAUTH/.test(err.message)) ? pickCause(first, err) : err;
   }
+  // ioredis selects the target's database on connect, and when Redis refuses (an index out of range, an ACL user
+  // denied SELECT) it only emits an error and goes on in database 0: a crawl would run, silently, among another's keys.
+  if (first instanceof Error && /DB index|'select' command/i.test(first.message))
+    throw new RedisConnectError(shown, 'database', firstWords(first.message));
   if (target.kind === 'node' && !isCluster(client)) {
     const info = await client.info('cluster').catch(() => '');
     if (/cluster_enabled:1/.test(info))
@@ -180,6 +187,35 @@ async function probe(target: RedisTarget, shown: string, timeoutMs: number, open
 /** Of the first error and the one the call rejected with, the one that says more. */
 function pickCause(first: unknown, last: unknown): unknown {
   return classifyRedisError(first).cause !== 'other' ? first : last;
+}
+
+/** The database a target names: a node's /N (or ?db=N, which ioredis also reads), a Sentinel target's ?db=N; 0 else. */
+function databaseOf(target: RedisTarget): number {
+  switch (target.kind) {
+    case 'node': {
+      const u = new URL(target.url);
+      return Number(u.pathname.slice(1) || u.searchParams.get('db') || 0) || 0;
+    }
+    case 'sentinel':
+      return target.db;
+    case 'cluster':
+      return 0;
+  }
+}
+
+/**
+ * Rejects with the 'database' cause when the target names a database that Redis refuses to SELECT. For the run
+ * launcher, which every front end calls: the CLI checks the whole target first, the editor and the library did not,
+ * and their connections went on in database 0. Any other failure is left to the caller's own connection, which
+ * waits for a Redis that is not there yet.
+ */
+export async function checkDatabase(text: string): Promise<void> {
+  if (databaseOf(parseRedisTarget(text)) === 0) return;
+  try {
+    await checkRedis(text);
+  } catch (err) {
+    if (err instanceof RedisConnectError && err.cause_ === 'database') throw err;
+  }
 }
 
 /** The causes a wait can outlast (Redis starting, a network coming back); the others need a person. */

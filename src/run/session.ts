@@ -6,6 +6,7 @@ import { recordSample } from '../observe/metrics';
 import { finishedPages, readTaskStatus, runElapsedMs, type TaskStatus } from '../observe/taskStatus';
 import { figuresOf, type TaskFigures } from '../observe/taskFigures';
 import { connectRedis, isConnectionDrop } from '../redis/connect';
+import { checkDatabase } from '../redis/check';
 import { taskKeys } from '../frontier/keys';
 import { isHolderGone, RunLease } from '../frontier/runLease';
 import { hostname } from 'node:os';
@@ -268,6 +269,11 @@ export class CrawlSession {
 
   /** Before anything starts: the browser a rendered task needs, and the run's lease (a second driver is told). */
   private async preflight(joining: boolean): Promise<void> {
+    // Before the first write: a database Redis refuses to SELECT would otherwise leave this run in database 0.
+    await checkDatabase(this.opts.redisUrl).catch((err: unknown) => {
+      this.markWorkersStarting(false);
+      throw err;
+    });
     // A writer joins without a lease: any number of writers is the design (see frontier/runLease.ts).
     if (joining) return;
     if (hasWorkers(this.opts.workers) && needsBrowser(this.opts.task)) {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort, startRedis, waitForPort } from '../support/services';
-import { writeTask } from '../support/crawl';
+import { session, writeTask } from '../support/crawl';
 import { EXIT } from '../../src/cli/exitCodes';
 import { Redis } from 'ioredis';
 
@@ -106,6 +106,51 @@ describe('CLI: a Redis that is not there, or refuses us, is said at once (issue 
     const r = await cli(['status', taskFile, '--redis', 'redis://no-such-host.invalid:6379']);
     assert.equal(r.code, EXIT.REDIS_NAME, r.out);
     assert.match(r.out, /cannot connect to redis:\/\/no-such-host\.invalid:6379: name not resolved/, r.out);
+  });
+
+  it('a database the server does not have, or an ACL user denied SELECT: exit 2 naming it, never a crawl in database 0', async () => {
+    const redis = await startRedis();
+    const admin = new Redis(redis.url);
+    try {
+      // ioredis only emits an error when SELECT is refused and goes on in database 0: these commands read and wrote
+      // database 0 (`status` answered with another task's run there), and a worker crawled among its keys.
+      await admin.set('cs-db0-marker', '1');
+      const outOfRange = await cli(['status', taskFile, '--redis', `${redis.url}/99`]);
+      assert.equal(outOfRange.code, EXIT.USAGE, outOfRange.out);
+      assert.match(
+        outOfRange.out,
+        new RegExp(
+          `cannot connect to redis://127\\.0\\.0\\.1:${redis.port}/99: database not available \\(ERR DB index is out of range\\); .*check the /N at the end of the target`,
+        ),
+        outOfRange.out,
+      );
+      // A long-lived worker does not wait for it either: waiting cannot add a database.
+      const worker = await cli(['worker', taskFile, '--redis', `${redis.url}/99`]);
+      assert.equal(worker.code, EXIT.USAGE, worker.out);
+      assert.match(worker.out, /database not available/, worker.out);
+
+      await admin.call('ACL', 'SETUSER', 'crawler-31', 'on', '>crawler-pass-31', '~*', '&*', '+@all', '-select');
+      const denied = await cli(['run', taskFile], {
+        CRAWL_STUDIO_REDIS: `redis://crawler-31:crawler-pass-31@127.0.0.1:${redis.port}/2`,
+      });
+      assert.equal(denied.code, EXIT.USAGE, denied.out);
+      assert.match(denied.out, /database not available \(NOPERM .*'select' command/, denied.out);
+      assert.ok(!denied.out.includes('crawler-pass-31'), denied.out);
+      assert.deepEqual(await admin.keys('*'), ['cs-db0-marker'], 'nothing written to database 0');
+
+      // The launcher, which the editor's Start Crawl and the library call without the CLI's check, refuses it too.
+      const task = await writeTask(`name: wrong-db\nstart: [http://127.0.0.1:9/]\nrules: [{ name: page }]\n`);
+      const s = session(task, `${redis.url}/99`, { workers: 1 });
+      try {
+        await assert.rejects(s.run(), /cannot connect to redis:\/\/127\.0\.0\.1:\d+\/99: database not available/);
+      } finally {
+        await s.close();
+      }
+      assert.deepEqual(await admin.keys('*'), ['cs-db0-marker'], 'nothing written to database 0 by the launcher');
+    } finally {
+      admin.disconnect();
+      await redis.stop();
+    }
   });
 
   it('requirepass and a wrong password (or none): exit 6, "authentication failed", the password never printed', async () => {

@@ -63,6 +63,18 @@ describe('Connect to Redis…: Sentinel and Cluster targets (real sentinels, rea
     assert.equal(Number(/^tcp_port:(\d+)/m.exec(info)![1]), (await sentinel!.master()).port, 'connected to the master');
   });
 
+  it('refuses a ?db=N the master does not have, saying so, rather than show database 0', async () => {
+    // ioredis goes on in database 0 when SELECT is refused: the views showed another crawl's keys as this one's.
+    const url = `${sentinel!.url}${sentinel!.url.includes('?') ? '&' : '?'}db=99`;
+    await assert.rejects(
+      api.connection.configure(url, {}, vscode.ConfigurationTarget.Workspace),
+      /cannot connect to Sentinel .*: database not available \(ERR DB index is out of range\)/,
+    );
+    const state = api.connection.state;
+    assert.ok(state.kind === 'failed' && /database not available/.test(state.error), JSON.stringify(state));
+    assert.ok(!state.error.includes('p@ss') && !state.error.includes('s3nt'), 'no password in the error');
+  });
+
   it('takes a redis+cluster:// target: the explorer reads its queues through the cluster', async () => {
     await api.connection.configure(cluster!.url, {}, vscode.ConfigurationTarget.Workspace);
     assert.equal(api.connection.state.kind, 'ready');
