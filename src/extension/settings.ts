@@ -24,23 +24,38 @@ function trustedValue<T>(key: string): T | undefined {
   return inspected?.globalValue ?? inspected?.defaultValue;
 }
 
+/**
+ * The `crawlStudio.workers` setting, a number or unset. Up to 0.1.0 the autoscale switch was `crawlStudio.workers.autoscale`,
+ * a key under `crawlStudio.workers`: VS Code then read `workers` as the object `{ autoscale: true }` (a worker count
+ * of NaN), and with both set it dropped the switch ("Ignoring crawlStudio.workers.autoscale as crawlStudio.workers
+ * is 3"). It is `crawlStudio.autoscale` now; a settings file that still has the old key is read as before.
+ */
+function workersSetting(): number | null {
+  const v = vscode.workspace.getConfiguration(SECTION).get<unknown>('workers', null);
+  return typeof v === 'number' ? v : null;
+}
+
+function legacyAutoscale(): boolean {
+  const v = vscode.workspace.getConfiguration(SECTION).get<unknown>('workers', null);
+  return typeof v === 'object' && v !== null && (v as { autoscale?: unknown }).autoscale === true;
+}
+
 export const settings = {
   redisUrl: (): string => (trustedValue<string>('redisUrl') ?? '').trim(),
   redisServerPath: (): string => (trustedValue<string>('redisServerPath') ?? '').trim(),
   // A binary the workers run, so a workspace may name it only once trusted (as redisServerPath).
   browserPath: (): string => (trustedValue<string>('browserPath') ?? '').trim(),
   // Unset (null): one per two CPU cores, as the CLI's default.
-  workers: (): number =>
-    vscode.workspace.getConfiguration(SECTION).get<number | null>('workers', null) ?? defaultWorkers(),
+  workers: (): number => workersSetting() ?? defaultWorkers(),
   concurrency: (): number => vscode.workspace.getConfiguration(SECTION).get<number>('concurrency', DEFAULT_CONCURRENCY),
   /** Workers that size themselves (worker/args.ts editorScaling): the same mechanism as `--workers auto --concurrency auto`. */
   scaling: () => {
     const cfg = vscode.workspace.getConfiguration(SECTION);
     return editorScaling(
-      cfg.get<boolean>('workers.autoscale', false),
+      cfg.get<boolean>('autoscale', false) || legacyAutoscale(),
       settings.workers(),
       settings.concurrency(),
-      cfg.get<number | null>('workers', null),
+      workersSetting(),
     );
   },
   refreshIntervalMs: (): number => vscode.workspace.getConfiguration(SECTION).get<number>('refreshInterval', 1000),

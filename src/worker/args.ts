@@ -200,7 +200,7 @@ export function maxMemoryFlag(value: string | undefined): number | undefined {
 }
 
 /**
- * The editor's workers with `crawlStudio.workers.autoscale` on: Start Crawl's local processes scaled from one up to
+ * The editor's workers with `crawlStudio.autoscale` on: Start Crawl's local processes scaled from one up to
  * the `crawlStudio.workers` setting (unset: one per core), each worker's concurrency `auto`; off, the two settings
  * as fixed numbers. Here, beside the CLI's flags, so the editor passes an option and never decides one itself.
  */

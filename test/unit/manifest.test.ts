@@ -89,3 +89,14 @@ describe('extension manifest', () => {
     assert.equal(re.exec('tasks/shop.crawl.yaml: 2 errors'), null, 'the summary line is no problem');
   });
 });
+
+describe('the manifest: settings', () => {
+  // VS Code nests settings by their dots: a setting whose key continues another's (`crawlStudio.workers` and
+  // `crawlStudio.workers.autoscale`) is dropped whenever the other has a value ("Ignoring crawlStudio.workers.autoscale
+  // as crawlStudio.workers is 3"), and turns the other into an object when it has none.
+  it('no setting key is another setting key followed by a dot', () => {
+    const keys = Object.keys((pkg.contributes.configuration as { properties: Record<string, unknown> }).properties);
+    const nested = keys.flatMap((a) => keys.filter((b) => b.startsWith(`${a}.`)).map((b) => `${b} under ${a}`));
+    assert.deepEqual(nested, []);
+  });
+});

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
@@ -53,7 +53,7 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
 
   after(async () => {
     await vscode.commands.executeCommand('crawlStudio.stopWorkers');
-    await restoreSettings(api, ['redisUrl', 'workers']);
+    await restoreSettings(api, ['redisUrl', 'workers', 'autoscale']);
     await site?.close();
     await redis?.stop();
   });
@@ -357,6 +357,28 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     });
     assert.equal(await vscode.commands.executeCommand('crawlStudio.showWorkerLog', second), true);
     await vscode.commands.executeCommand('crawlStudio.stopWorker', second);
+    await until('the worker to stop', () => api.workers.list().length === 0);
+  });
+
+  it('starts workers that size themselves with crawlStudio.autoscale on, beside a Workers setting', async () => {
+    // The switch was crawlStudio.workers.autoscale up to 0.1.0: a key under crawlStudio.workers, which VS Code drops
+    // while crawlStudio.workers has a value (this suite sets it to 1), so these workers ran at a fixed 16.
+    const cfg = vscode.workspace.getConfiguration('crawlStudio');
+    await cfg.update('autoscale', true, vscode.ConfigurationTarget.Global);
+    try {
+      const pids = await vscode.commands.executeCommand<number[]>('crawlStudio.startWorkers', taskUri, 1);
+      assert.equal(pids?.length, 1);
+      const redisClient = await api.connection.get();
+      const beat = await until("the worker's heartbeat, with its range", async () => {
+        const raw = await redisClient.hget(WORKERS_KEY, `${hostname()}:${pids[0]}`);
+        const b = raw ? (JSON.parse(raw) as { autoscale?: { min: number; max: number } }) : null;
+        return b?.autoscale ? b.autoscale : null;
+      });
+      assert.deepEqual([beat.min, beat.max], [2, 64]);
+    } finally {
+      await vscode.commands.executeCommand('crawlStudio.stopWorkers');
+      await cfg.update('autoscale', undefined, vscode.ConfigurationTarget.Global);
+    }
     await until('the worker to stop', () => api.workers.list().length === 0);
   });
 
