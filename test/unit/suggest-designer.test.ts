@@ -130,7 +130,7 @@ describe('designer core', () => {
       const $ = cheerio.load(html);
       assert.equal($('script, base, iframe, object, link, meta[http-equiv=refresh]').length, 0);
       assert.equal($('meta[http-equiv]').length, 1);
-      assert.match($('meta[http-equiv]').attr('content')!, /default-src 'none'; img-src 'none'/);
+      assert.match($('meta[http-equiv]').attr('content')!, /default-src 'none'; img-src data:;/);
       assert.equal($('head').children().first().is('meta[http-equiv]'), true);
       for (const el of $('*').toArray() as Element[]) {
         for (const a of Object.keys(el.attribs)) assert.doesNotMatch(a, /^on/i, `${el.name} ${a}`);

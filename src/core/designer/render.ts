@@ -76,7 +76,9 @@ export function renderableHtml(annotatedHtml: string, opts: RenderOptions): stri
   }
   // Form submission is blocked by the sandbox (no allow-forms); take the target away as well.
   $('form').removeAttr('action').removeAttr('target');
-  const csp = `default-src 'none'; img-src ${opts.imageOrigin ?? "'none'"} data:; style-src 'unsafe-inline'; font-src 'none'`;
+  // Inline images (data:) always; the page's own origin only when images are on. ('none' beside data: is ignored by
+  // the browser, and reported as a CSP error in the console.)
+  const csp = `default-src 'none'; img-src ${opts.imageOrigin ? `${opts.imageOrigin} ` : ''}data:; style-src 'unsafe-inline'; font-src 'none'`;
   const meta = `<meta http-equiv="Content-Security-Policy" content="${csp}">`;
   const head = $('head');
   if (head.length > 0) head.prepend(meta);
