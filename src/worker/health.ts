@@ -93,7 +93,10 @@ export async function serveHealth(address: { host: string; port: number }, state
     res.writeHead(a.status, { 'content-type': 'application/json' }).end(`${JSON.stringify(a.body)}\n`);
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    // Named as --metrics-port's and the monitor's failures are: which flag, which address, why.
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(new Error(`--health: cannot listen on ${address.host}:${address.port} (${err.code ?? err.message})`)),
+    );
     server.listen(address.port, address.host, () => resolve());
   });
   server.unref();

@@ -67,6 +67,8 @@ export async function workerMain(argv: string[]): Promise<void> {
   notYet = 'connected to Redis; starting';
   stopping.phase = 'starting';
   const metrics = endpoints.metrics?.module.workerMetrics(() => stopping.handle?.health().concurrency ?? 0) ?? null;
+  // Before the worker takes a page: a port in use ends the process with nothing in flight.
+  await serveMetrics(endpoints, metrics, log);
   const handle = await runWorker({
     tasks,
     redisUrl,
@@ -81,7 +83,6 @@ export async function workerMain(argv: string[]): Promise<void> {
     ...(metrics ? { metrics } : {}),
   });
   stopping.handle = handle;
-  await serveMetrics(endpoints, metrics, log);
   stopping.started();
   // On its parent's private server: a user of it until this process exits (redis/serverOwners.ts).
   const privateDir = process.env[PRIVATE_REDIS_DIR_ENV];

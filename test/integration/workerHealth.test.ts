@@ -215,6 +215,36 @@ describe('a worker in an orchestrator: health, readiness and a bounded drain (is
     });
   }
 
+  it('refuses a --health or --metrics-port port in use, naming the flag, before it takes a page', async () => {
+    const task = await writeTask(
+      linkedPagesTask({ name: 'port-taken', start: ['http://127.0.0.1:9/'], perHost: { concurrency: 1 } }),
+    );
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      for (const [flags, said] of [
+        [['--health', `127.0.0.1:${port}`], `--health: cannot listen on 127.0.0.1:${port} (EADDRINUSE)`],
+        [
+          ['--metrics-port', String(port), '--metrics-bind', '127.0.0.1'],
+          `--metrics-port: cannot listen on 127.0.0.1:${port} (EADDRINUSE)`,
+        ],
+      ] as const) {
+        const w = startWorker([task.file, ...flags], redis.url);
+        // dist/worker.js exits 2 on any error (the CLI's `worker`, which the container runs, 1).
+        assert.equal(await w.exited, 2, w.lines.join('\n'));
+        assert.ok(
+          w.lines.some((l) => l.includes(said)),
+          w.lines.join('\n'),
+        );
+        // It said so before it started: the metrics port was opened after the worker took pages.
+        assert.ok(!w.lines.some((l) => /worker \S+ on redis:/.test(l)), w.lines.join('\n'));
+      }
+    } finally {
+      taken.close();
+    }
+  });
+
   it('tells a refusal from Redis from a lost connection (a refused heartbeat keeps the worker live)', async () => {
     const client = connectRedis(redis.url);
     const gone = connectRedis(`redis://127.0.0.1:${await freePort()}`, {
