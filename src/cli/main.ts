@@ -75,6 +75,7 @@ const REDIS_EXIT: Record<RedisFailureCause, number> = {
   timeout: EXIT.REDIS_UNREACHABLE,
   name: EXIT.REDIS_NAME,
   auth: EXIT.REDIS_AUTH,
+  permission: EXIT.REDIS_AUTH,
   tls: EXIT.REDIS_TLS,
   topology: EXIT.REDIS_TOPOLOGY,
   // The target names a database this server does not have: a wrong target, as a malformed one is.

@@ -1,20 +1,25 @@
 import { ReplyError } from 'ioredis';
 import type { Redis } from './connect';
-import { connectTarget, isCluster } from './connect';
-import { parseRedisTarget, type RedisTarget } from '../core/url/redisTarget';
+import { connectTarget, isCluster, isSelectRefusal } from './connect';
+import { parseRedisTarget, targetDatabase, type RedisTarget } from '../core/url/redisTarget';
 import { redactUrl } from '../core/url/redact';
 
 // Is the Redis target there, and is it what it was named as? Asked once, with no reconnects, before a command
 // starts its work (issue 31, item 2): the engine's own connections reconnect forever (connect.ts), which made a
 // wrong target hang silently. The answer names the target (never its password), the cause and what to check.
 
-export type RedisFailureCause = 'refused' | 'name' | 'timeout' | 'auth' | 'tls' | 'topology' | 'database' | 'other';
+export type RedisFailureCause =
+  'refused' | 'name' | 'timeout' | 'auth' | 'permission' | 'tls' | 'topology' | 'database' | 'other';
+
+/** Every key Crawl Studio writes starts so (frontier/keys.ts): what an ACL user's key pattern must allow. */
+const KEY_SPACE = 'cs:*';
 
 const CAUSE_TEXT: Record<RedisFailureCause, string> = {
   refused: 'connection refused',
   name: 'name not resolved',
   timeout: 'timed out',
   auth: 'authentication failed',
+  permission: 'permission denied',
   tls: 'TLS failed',
   topology: 'not the deployment named',
   database: 'database not available',
@@ -26,6 +31,7 @@ const HINTS: Record<RedisFailureCause, string> = {
   name: 'check the host name (a typo? a name only another network resolves?)',
   timeout: 'check the host and port, and that nothing drops the connection (firewall, security group, VPN)',
   auth: 'check the password (and ACL user): in $CRAWL_STUDIO_REDIS, or $CRAWL_STUDIO_REDIS_PASSWORD with --sentinel and --cluster',
+  permission: `the ACL user may not run a command or touch a key a crawl needs: scripts (+@scripting) on keys under ${KEY_SPACE} (e.g. ACL SETUSER <user> ~${KEY_SPACE} &* +@all)`,
   tls: 'rediss:// needs a TLS port and redis:// a plain one; check the scheme, the port and the certificate',
   topology:
     'use redis+cluster:// (--cluster) for a Redis Cluster, redis:// for a single node, and the master name the sentinels know',
@@ -80,6 +86,9 @@ function classifyRedisError(err: unknown): { cause: RedisFailureCause; detail: s
   }
   if (/WRONGPASS|NOAUTH|invalid password|invalid username-password|AUTH.*(without any password|failed)/i.test(msg))
     return { cause: 'auth', detail: firstWords(msg) };
+  // Before NOPERM: an ACL user denied SELECT is a database it may not use (and connect.ts closes the connection on it).
+  if (isSelectRefusal(inner)) return { cause: 'database', detail: firstWords(msg) };
+  if (/^NOPERM/.test(msg)) return { cause: 'permission', detail: firstWords(msg) };
   if (/cluster support disabled/i.test(msg))
     return { cause: 'topology', detail: 'a Redis Cluster client reached a node that is not in cluster mode' };
   if (/No such master|master .*unknown|not (a )?known master/i.test(msg))
@@ -103,6 +112,16 @@ export function isUnreachableError(err: unknown): boolean {
   return cause === 'refused' || cause === 'name' || cause === 'timeout' || cause === 'tls';
 }
 
+/** Redis refused the ACL user a command or a key (NOPERM): waiting or reconnecting cannot change that. */
+export function isPermissionError(err: unknown): boolean {
+  return err instanceof Error && /^NOPERM/.test(err.message);
+}
+
+/** A NOPERM met mid-run, in the words of the check that would have refused it: the target, the cause, the hint. */
+export function permissionDenied(text: string, err: Error): string {
+  return `${describeTarget(text)} refused a command mid-run: ${CAUSE_TEXT.permission} (${firstWords(err.message)}); ${HINTS.permission}`;
+}
+
 /** An error Redis answered with (a refusal: OOM under maxmemory, READONLY, NOPERM), not one of reaching it. */
 export function isReplyError(err: unknown): boolean {
   return err instanceof (ReplyError as typeof Error);
@@ -117,11 +136,21 @@ function firstWords(msg: string): string {
 const CHECK_TIMEOUT_MS = 7_000;
 
 /**
- * Connects to the target once (no reconnect), authenticates, PINGs, and checks that a node named as a single node is
- * not a Cluster node (its keys would be refused with MOVED mid-run). Resolves when it can be used, else rejects with
- * a RedisConnectError.
+ * What a command will do with Redis: 'read' (status, failures, the monitor's pages) or 'crawl' (run, worker, writer:
+ * scripts on the crawl's keys, which an ACL user may be denied while PING and reads pass).
  */
-export async function checkRedis(text: string, timeoutMs = CHECK_TIMEOUT_MS): Promise<void> {
+export type RedisAccess = 'read' | 'crawl';
+
+/**
+ * Connects to the target once (no reconnect), authenticates, PINGs, and checks that a node named as a single node is
+ * not a Cluster node (its keys would be refused with MOVED mid-run); for 'crawl', that the user may run a script on
+ * a crawl's keys. Resolves when it can be used, else rejects with a RedisConnectError.
+ */
+export async function checkRedis(
+  text: string,
+  timeoutMs = CHECK_TIMEOUT_MS,
+  access: RedisAccess = 'read',
+): Promise<void> {
   const target = parseRedisTarget(text);
   const shown = describeTarget(text);
   let client: Redis | undefined;
@@ -141,7 +170,7 @@ export async function checkRedis(text: string, timeoutMs = CHECK_TIMEOUT_MS): Pr
     );
   });
   try {
-    await Promise.race([timeout, probe(target, shown, timeoutMs, (c) => (client = c))]);
+    await Promise.race([timeout, probe(target, shown, timeoutMs, access, (c) => (client = c))]);
   } catch (err) {
     if (err instanceof RedisConnectError) throw err;
     const { cause, detail } = classifyRedisError(err);
@@ -152,7 +181,13 @@ export async function checkRedis(text: string, timeoutMs = CHECK_TIMEOUT_MS): Pr
   }
 }
 
-async function probe(target: RedisTarget, shown: string, timeoutMs: number, opened: (c: Redis) => void): Promise<void> {
+async function probe(
+  target: RedisTarget,
+  shown: string,
+  timeoutMs: number,
+  access: RedisAccess,
+  opened: (c: Redis) => void,
+): Promise<void> {
   // The first error is the cause: with no reconnect, later ones are only "Connection is closed".
   let first: unknown;
   const client = connectTarget(target, {
@@ -175,32 +210,20 @@ async function probe(target: RedisTarget, shown: string, timeoutMs: number, open
   }
   // ioredis selects the target's database on connect, and when Redis refuses (an index out of range, an ACL user
   // denied SELECT) it only emits an error and goes on in database 0: a crawl would run, silently, among another's keys.
-  if (first instanceof Error && /DB index|'select' command/i.test(first.message))
-    throw new RedisConnectError(shown, 'database', firstWords(first.message));
+  if (isSelectRefusal(first)) throw new RedisConnectError(shown, 'database', firstWords(first.message));
   if (target.kind === 'node' && !isCluster(client)) {
     const info = await client.info('cluster').catch(() => '');
     if (/cluster_enabled:1/.test(info))
       throw new RedisConnectError(shown, 'topology', 'it is a Redis Cluster node: name it as redis+cluster://');
   }
+  // Without this, a worker whose user lacked +@scripting connected, then logged BullMQ's NOPERM thousands of times
+  // a second. The key is only read (EXISTS), and its hash tag gives it one slot on a Cluster.
+  if (access === 'crawl') await client.eval("return redis.call('EXISTS', KEYS[1])", 1, 'cs:{check}:access');
 }
 
 /** Of the first error and the one the call rejected with, the one that says more. */
 function pickCause(first: unknown, last: unknown): unknown {
   return classifyRedisError(first).cause !== 'other' ? first : last;
-}
-
-/** The database a target names: a node's /N (or ?db=N, which ioredis also reads), a Sentinel target's ?db=N; 0 else. */
-function databaseOf(target: RedisTarget): number {
-  switch (target.kind) {
-    case 'node': {
-      const u = new URL(target.url);
-      return Number(u.pathname.slice(1) || u.searchParams.get('db') || 0) || 0;
-    }
-    case 'sentinel':
-      return target.db;
-    case 'cluster':
-      return 0;
-  }
 }
 
 /**
@@ -210,11 +233,24 @@ function databaseOf(target: RedisTarget): number {
  * waits for a Redis that is not there yet.
  */
 export async function checkDatabase(text: string): Promise<void> {
-  if (databaseOf(parseRedisTarget(text)) === 0) return;
+  if (targetDatabase(parseRedisTarget(text)) === 0) return;
   try {
     await checkRedis(text);
   } catch (err) {
     if (err instanceof RedisConnectError && err.cause_ === 'database') throw err;
+  }
+}
+
+/**
+ * Rejects when the target's database cannot be selected or the user may not run a crawl's scripts: for the run
+ * launcher, which every front end calls (the CLI checks first, the editor and the library do not). As checkDatabase,
+ * any other failure is left to the caller's own connection.
+ */
+export async function checkCrawlAccess(text: string): Promise<void> {
+  try {
+    await checkRedis(text, CHECK_TIMEOUT_MS, 'crawl');
+  } catch (err) {
+    if (err instanceof RedisConnectError && (err.cause_ === 'database' || err.cause_ === 'permission')) throw err;
   }
 }
 
@@ -238,7 +274,7 @@ export async function waitForRedis(
 ): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await checkRedis(text, timeoutMs);
+      await checkRedis(text, timeoutMs, 'crawl');
       if (attempt > 1) say(`connected to ${describeTarget(text)}`);
       return;
     } catch (err) {

@@ -1,5 +1,5 @@
 import { Cluster, Redis as NodeClient, type ClusterOptions, type RedisOptions } from 'ioredis';
-import { parseRedisTarget, type RedisTarget } from '../core/url/redisTarget';
+import { parseRedisTarget, targetDatabase, type RedisTarget } from '../core/url/redisTarget';
 
 // One way to open Redis for every part of the engine, from one target string (core/url/redisTarget.ts): a node, a
 // master found through sentinels, or a Redis Cluster. BullMQ needs maxRetriesPerRequest: null (blocking commands
@@ -88,7 +88,19 @@ export function connectTarget(target: RedisTarget, extra: RedisOptions = {}): Re
   }
   // Without a listener ioredis prints every reconnect error; callers that care subscribe themselves.
   client.on('error', () => undefined);
+  // When Redis refuses to SELECT the target's database, ioredis only emits this error and goes on in database 0,
+  // sending there what was queued meanwhile (BullMQ's queue meta, a run's lease). Closing the connection at the
+  // refusal fails those commands instead; the connection check (check.ts) says why, with the target.
+  if (targetDatabase(target) !== 0)
+    client.on('error', (err: Error) => {
+      if (isSelectRefusal(err)) client.disconnect();
+    });
   return client;
+}
+
+/** Redis refused to SELECT a database: an index out of range, or an ACL user denied SELECT. */
+export function isSelectRefusal(err: unknown): err is Error {
+  return err instanceof Error && /DB index|'select' command/i.test(err.message);
 }
 
 /**

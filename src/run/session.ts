@@ -6,7 +6,7 @@ import { recordSample } from '../observe/metrics';
 import { finishedPages, readTaskStatus, runElapsedMs, type TaskStatus } from '../observe/taskStatus';
 import { figuresOf, type TaskFigures } from '../observe/taskFigures';
 import { connectRedis, isConnectionDrop } from '../redis/connect';
-import { checkDatabase } from '../redis/check';
+import { checkCrawlAccess } from '../redis/check';
 import { taskKeys } from '../frontier/keys';
 import { isHolderGone, RunLease } from '../frontier/runLease';
 import { hostname } from 'node:os';
@@ -269,8 +269,9 @@ export class CrawlSession {
 
   /** Before anything starts: the browser a rendered task needs, and the run's lease (a second driver is told). */
   private async preflight(joining: boolean): Promise<void> {
-    // Before the first write: a database Redis refuses to SELECT would otherwise leave this run in database 0.
-    await checkDatabase(this.opts.redisUrl).catch((err: unknown) => {
+    // Before the first write: a database Redis refuses to SELECT would otherwise leave this run in database 0, and a
+    // user denied the crawl's scripts would fail on the first of them with Redis's bare NOPERM.
+    await checkCrawlAccess(this.opts.redisUrl).catch((err: unknown) => {
       this.markWorkersStarting(false);
       throw err;
     });

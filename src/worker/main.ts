@@ -12,7 +12,7 @@ import {
 import { AUTO_CONCURRENCY_START, initial } from '../core/autoscale/range';
 import { watchParent } from './parentWatch';
 import { runWorker, type WorkerHandle } from './runtime';
-import { waitForRedis } from '../redis/check';
+import { permissionDenied, waitForRedis } from '../redis/check';
 import { formatLogLine, LOG_FORMAT_ENV, parseLogFormat, type Log } from '../core/logLine';
 import { workerIdOf } from '../frontier/fleet';
 import type { WorkerMetrics } from './metrics';
@@ -81,6 +81,11 @@ export async function workerMain(argv: string[]): Promise<void> {
     allowScripts,
     log,
     ...(metrics ? { metrics } : {}),
+    onRefused: (err) => {
+      // Exit code 6, as the CLI's for a refused user: an orchestrator's restarts show it, a restart does not mend it.
+      log('error', permissionDenied(redisUrl, err), { event: 'redis-refused' });
+      process.exit(6);
+    },
   });
   stopping.handle = handle;
   stopping.started();

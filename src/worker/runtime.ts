@@ -52,6 +52,11 @@ export interface WorkerOptions {
   readonly log?: Log;
   /** `--metrics-port`: told of every job's end (metrics.ts). */
   readonly metrics?: Pick<WorkerMetrics, 'completed' | 'failed'>;
+  /**
+   * Redis refused the user a command or a key the crawl needs (NOPERM): no page can be fetched, and retrying cannot
+   * change that. The worker process ends on it (worker/main.ts); without it, the refusals are logged once a minute.
+   */
+  readonly onRefused?: (err: Error) => void;
 }
 
 export interface WorkerHandle {

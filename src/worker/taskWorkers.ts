@@ -11,7 +11,7 @@ import type { PageJobData, PageJobResult } from '../frontier/types';
 import { WindowFiller } from '../frontier/window';
 import { jobFailureGroup } from '../observe/failures';
 import { connectRedis, type Redis } from '../redis/connect';
-import { isUnreachableError } from '../redis/check';
+import { isPermissionError, isUnreachableError } from '../redis/check';
 import { isRedisFull, REDIS_FULL_MARK } from '../redis/memory';
 import { loadActionScripts } from '../workspace/actionScripts';
 import { createAccess, type Access } from './access';
@@ -60,6 +60,8 @@ export interface TaskWorkerDeps {
   readonly lockDurationMs?: number;
   readonly stalledIntervalMs?: number;
   readonly metrics?: Pick<WorkerMetrics, 'completed' | 'failed'>;
+  /** Redis refused the user a command or key the crawl needs (NOPERM, an ACL changed mid-run): see WorkerOptions. */
+  readonly onRefused?: (err: Error) => void;
 }
 
 /** A task's part of the worker: its queue, its request slots, its Workers (not running yet) and their fillers. */
@@ -164,7 +166,9 @@ function pageWorker(
   });
   worker.on('error', (err) => {
     const line = `${isRedisFull(err) ? `${REDIS_FULL_MARK}: ` : ''}worker error on '${task.name}': ${err.message}`;
-    const said = isUnreachableError(err) ? deps.repeats.next(line, Date.now()) : line;
+    if (isPermissionError(err)) deps.onRefused?.(err);
+    // Both come back on every attempt (BullMQ retries a refused fetch at once: thousands of lines a second).
+    const said = isUnreachableError(err) || isPermissionError(err) ? deps.repeats.next(line, Date.now()) : line;
     if (said !== null) deps.log('error', said, { event: 'worker-error', task: task.name });
   });
   return worker;

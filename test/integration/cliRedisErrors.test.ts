@@ -64,6 +64,14 @@ function startWorker(port: number) {
   return { child, output: () => out, seen, exited };
 }
 
+/** Polls `ready` every 100 ms for NOT_HANGING_MS; fails with `said()`. */
+async function waitFor(ready: () => boolean, said: () => string): Promise<void> {
+  for (const end = Date.now() + NOT_HANGING_MS; !ready();) {
+    if (Date.now() > end) assert.fail(`not seen in time:\n${said()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 let sharedTaskFile = '';
 const taskFileOf = () => sharedTaskFile;
 
@@ -147,6 +155,70 @@ describe('CLI: a Redis that is not there, or refuses us, is said at once (issue 
         await s.close();
       }
       assert.deepEqual(await admin.keys('*'), ['cs-db0-marker'], 'nothing written to database 0 by the launcher');
+    } finally {
+      admin.disconnect();
+      await redis.stop();
+    }
+  });
+
+  it('an ACL user denied scripts: run, worker and the launcher refuse at once (exit 6); a worker denied them mid-run ends', async () => {
+    const redis = await startRedis();
+    const admin = new Redis(redis.url);
+    try {
+      await admin.call('ACL', 'SETUSER', 'noscript-31', 'on', '>noscript-pass-31', '~*', '&*', '+@all', '-@scripting');
+      const env = { CRAWL_STUDIO_REDIS: `redis://noscript-31:noscript-pass-31@127.0.0.1:${redis.port}` };
+      // Before, `worker` connected and logged BullMQ's NOPERM some 2,000 times a second, for ever; `run` printed it bare.
+      for (const args of [
+        ['worker', taskFile],
+        ['run', taskFile],
+      ]) {
+        const r = await cli(args, env);
+        assert.equal(r.code, EXIT.REDIS_AUTH, `${args[0]}: ${r.out}`);
+        assert.match(
+          r.out,
+          /cannot connect to redis:\/\/noscript-31:\*\*\*@127\.0\.0\.1:\d+: permission denied \(NOPERM .*'eval' command\); the ACL user may not run a command or touch a key a crawl needs/,
+          `${args[0]}: ${r.out}`,
+        );
+        assert.ok(!r.out.includes('noscript-pass-31'), r.out);
+      }
+      const task = await writeTask(`name: noscript\nstart: [http://127.0.0.1:9/]\nrules: [{ name: page }]\n`);
+      const s = session(task, env.CRAWL_STUDIO_REDIS, { workers: 1 });
+      try {
+        await assert.rejects(s.run(), /permission denied \(NOPERM/);
+      } finally {
+        await s.close();
+      }
+
+      // Allowed at the start, denied mid-run (an ACL changed under a running fleet): the worker ends, saying why.
+      await admin.call('ACL', 'SETUSER', 'later-31', 'on', '>later-pass-31', '~*', '&*', '+@all');
+      const w = spawn(process.execPath, [CLI, 'worker', taskFile], {
+        env: { ...process.env, CRAWL_STUDIO_REDIS: `redis://later-31:later-pass-31@127.0.0.1:${redis.port}` },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      w.stdout.on('data', (b: Buffer) => (out += b.toString()));
+      w.stderr.on('data', (b: Buffer) => (out += b.toString()));
+      const exited = new Promise<number | null>((r) => w.once('exit', (c) => r(c)));
+      try {
+        await waitFor(
+          () => out.includes('worker ') && out.includes(' on redis://'),
+          () => out,
+        );
+        await admin.call('ACL', 'SETUSER', 'later-31', '-@scripting');
+        const code = await Promise.race([
+          exited,
+          new Promise<'still running'>((r) => setTimeout(r, NOT_HANGING_MS, 'still running')),
+        ]);
+        assert.equal(code, EXIT.REDIS_AUTH, out);
+        assert.match(
+          out,
+          /redis:\/\/later-31:\*\*\*@127\.0\.0\.1:\d+ refused a command mid-run: permission denied \(NOPERM .*'(eval|evalsha)' command\); the ACL user may not/,
+          out,
+        );
+        assert.ok(out.split('\n').length < 50, `a few lines, not a flood: ${out.split('\n').length}`);
+      } finally {
+        w.kill('SIGKILL');
+      }
     } finally {
       admin.disconnect();
       await redis.stop();

@@ -5,6 +5,7 @@ import {
   parseRedisTarget,
   RedisTargetError,
   splitPasswords,
+  targetDatabase,
   targetFromFlags,
   type RedisPasswords,
   type RedisTarget,
@@ -292,5 +293,17 @@ describe('Redis targets: messages that say which setting and which part (issue 3
       captureStderr(() => redisTargetFrom({}, { CRAWL_STUDIO_REDIS: 'redis://:pw@127.0.0.1:6390' })),
       '',
     );
+  });
+});
+
+describe('targetDatabase: the database a target names (checked before a crawl uses it)', () => {
+  it('reads /N and ?db=N of a node, ?db=N of a Sentinel target, and 0 otherwise', () => {
+    const db = (t: string) => targetDatabase(parseRedisTarget(t));
+    assert.equal(db('redis://h:6379'), 0);
+    assert.equal(db('redis://h:6379/'), 0);
+    assert.equal(db('redis://:pw@h:6379/3'), 3);
+    assert.equal(db('redis://h:6379?db=5'), 5);
+    assert.equal(db('redis+sentinel://h:26379/mymaster?db=2'), 2);
+    assert.equal(db('redis+cluster://h:7000,h:7001'), 0);
   });
 });

@@ -220,7 +220,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   try {
     // `run` fails fast with the target and the cause; `writer`, long-lived like a worker, waits and says so.
     if (flags.join) await waitForRedis(redis.url, (line) => out.say('warn', line, { event: 'redis-wait' }));
-    else await checkRedis(redis.url);
+    else await checkRedis(redis.url, undefined, 'crawl');
   } catch (err) {
     await redis.release();
     throw err;

@@ -303,3 +303,17 @@ export function targetHasPassword(text: string): boolean {
   if (t.kind === 'node') return splitPasswords(text).passwords.password !== undefined;
   return t.password !== undefined || (t.kind === 'sentinel' && t.sentinelPassword !== undefined);
 }
+
+/** The database a target names: a node's /N (or ?db=N, which ioredis also reads), a Sentinel target's ?db=N; 0 else. */
+export function targetDatabase(target: RedisTarget): number {
+  switch (target.kind) {
+    case 'node': {
+      const u = new URL(target.url);
+      return Number(u.pathname.slice(1) || u.searchParams.get('db') || 0) || 0;
+    }
+    case 'sentinel':
+      return target.db;
+    case 'cluster':
+      return 0;
+  }
+}
