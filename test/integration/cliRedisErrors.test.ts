@@ -35,10 +35,12 @@ async function cli(args: string[], env: Record<string, string> = {}): Promise<{ 
   }
 }
 
-/** A `crawl-studio worker` on a port, its output so far, and a wait for a line of it. */
-function startWorker(port: number) {
-  const child = spawn(process.execPath, [CLI, 'worker', taskFileOf(), '--redis', `redis://127.0.0.1:${port}`], {
+/** A `crawl-studio worker` on a port (or the target in $CRAWL_STUDIO_REDIS), its output so far, and a wait for a line of it. */
+function startWorker(target: number | { env: string }) {
+  const redis = typeof target === 'number' ? ['--redis', `redis://127.0.0.1:${target}`] : [];
+  const child = spawn(process.execPath, [CLI, 'worker', taskFileOf(), ...redis], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: typeof target === 'number' ? process.env : { ...process.env, CRAWL_STUDIO_REDIS: target.env },
   });
   let out = '';
   const waiters = new Set<() => void>();
@@ -62,14 +64,6 @@ function startWorker(port: number) {
     });
   const exited = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
   return { child, output: () => out, seen, exited };
-}
-
-/** Polls `ready` every 100 ms for NOT_HANGING_MS; fails with `said()`. */
-async function waitFor(ready: () => boolean, said: () => string): Promise<void> {
-  for (const end = Date.now() + NOT_HANGING_MS; !ready();) {
-    if (Date.now() > end) assert.fail(`not seen in time:\n${said()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 let sharedTaskFile = '';
@@ -191,31 +185,29 @@ describe('CLI: a Redis that is not there, or refuses us, is said at once (issue 
 
       // Allowed at the start, denied mid-run (an ACL changed under a running fleet): the worker ends, saying why.
       await admin.call('ACL', 'SETUSER', 'later-31', 'on', '>later-pass-31', '~*', '&*', '+@all');
-      const w = spawn(process.execPath, [CLI, 'worker', taskFile], {
-        env: { ...process.env, CRAWL_STUDIO_REDIS: `redis://later-31:later-pass-31@127.0.0.1:${redis.port}` },
-        stdio: ['ignore', 'pipe', 'pipe'],
+      const {
+        child: w,
+        output,
+        seen,
+        exited,
+      } = startWorker({
+        env: `redis://later-31:later-pass-31@127.0.0.1:${redis.port}`,
       });
-      let out = '';
-      w.stdout.on('data', (b: Buffer) => (out += b.toString()));
-      w.stderr.on('data', (b: Buffer) => (out += b.toString()));
-      const exited = new Promise<number | null>((r) => w.once('exit', (c) => r(c)));
       try {
-        await waitFor(
-          () => out.includes('worker ') && out.includes(' on redis://'),
-          () => out,
-        );
+        await seen(/worker \S+ on redis:\/\//);
         await admin.call('ACL', 'SETUSER', 'later-31', '-@scripting');
         const code = await Promise.race([
           exited,
           new Promise<'still running'>((r) => setTimeout(r, NOT_HANGING_MS, 'still running')),
         ]);
-        assert.equal(code, EXIT.REDIS_AUTH, out);
+        assert.equal(code, EXIT.REDIS_AUTH, output());
         assert.match(
-          out,
+          output(),
           /redis:\/\/later-31:\*\*\*@127\.0\.0\.1:\d+ refused a command mid-run: permission denied \(NOPERM .*'(eval|evalsha)' command\); the ACL user may not/,
-          out,
+          output(),
         );
-        assert.ok(out.split('\n').length < 50, `a few lines, not a flood: ${out.split('\n').length}`);
+        const lines = output().split('\n').length;
+        assert.ok(lines < 50, `a few lines, not a flood: ${lines}`);
       } finally {
         w.kill('SIGKILL');
       }
