@@ -89,10 +89,12 @@ export function runOutput(format: LogFormat, task: string): RunOutput {
       }
     },
     // The workers' error lines (a failed login, once per session, with its status; a BullMQ worker error), their
-    // autoscaling decisions with the reason (issue 36) and the jobs they gave back after a lost connection (which
-    // follow BullMQ's errors about it): the rest of a worker's log stays in the lines kept for an unexpected exit.
+    // autoscaling decisions with the reason (issue 36), the jobs they gave back after a lost connection (which
+    // follow BullMQ's errors about it) and the supervisor's delay before replacing workers that fail to start: the
+    // rest of a worker's log stays in the lines kept for an unexpected exit.
     workerLine: (pid, line) => {
-      const m = /^\S+ (?:error (.*)|info (concurrency \d+ → \d+: .*)|warn (gave back .*))$/.exec(line);
+      const m =
+        /^\S+ (?:error (.*)|info (concurrency \d+ → \d+: .*)|warn (gave back .*|\d+ workers in a row .*))$/.exec(line);
       if (m) console.error(`\nworker ${pid}: ${m[1] ?? m[2] ?? m[3]}`);
     },
     summary: (lines) => {

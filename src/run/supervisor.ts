@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import { workerArgs, workerEnv, type WorkerFlags } from '../worker/args';
 import { PARENT_PIPE_ENV } from '../worker/parentWatch';
 import { asScaled, AUTO_CONCURRENCY_START, initial } from '../core/autoscale/range';
+import { formatLogLine, LOG_FORMAT_ENV, parseLogFormat } from '../core/logLine';
 
 // Starts and watches local worker processes. The CLI's `run` and the extension both use it, so a worker
 // started from either is the same program with the same flags. Workers are child processes: a crash of one
@@ -40,6 +41,24 @@ export interface SupervisorEvents {
 
 const KEEP_LINES = 50;
 
+/**
+ * A worker that exits with an error code sooner than this after its start failed to start (a task file broken since
+ * the run began, a revoked grant). One killed by a signal (SIGKILL, a crash on a page) is replaced at once.
+ */
+const QUICK_EXIT_MS = 10_000;
+
+/** The longest wait before a replacement, after many quick exits in a row. */
+const MAX_RESTART_DELAY_MS = 30_000;
+
+/**
+ * How long to wait before replacing a worker, after `quickExits` workers in a row failed to start (QUICK_EXIT_MS):
+ * the first at once, then 1, 2, 4 … 30 s. Replacing each at once restarted a worker
+ * whose task file no longer parsed four times a second, for as long as the run lasted.
+ */
+export function restartDelayMs(quickExits: number): number {
+  return quickExits <= 1 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 1_000 * 2 ** (quickExits - 2));
+}
+
 /** Past this, a dead worker's jobs are left to their locks' expiry (Redis is down, say). */
 const RELEASE_TIMEOUT_MS = 10_000;
 
@@ -69,6 +88,10 @@ export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
     { child: ChildProcess; info: WorkerProcessInfo; lines: string[]; stopping: boolean; booted: Promise<void> }
   >();
   private stopped = false;
+  /** Workers in a row that failed to start (QUICK_EXIT_MS, restartDelayMs); any other unexpected exit resets it. */
+  private quickExits = 0;
+  /** Replacements waiting out their delay. */
+  private readonly respawns = new Set<NodeJS.Timeout>();
   /** Releases of dead workers' jobs under way (see release()). */
   private readonly releasing = new Set<Promise<void>>();
 
@@ -139,7 +162,8 @@ export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
         const releasing = this.release(pid, diedAt).finally(() => this.releasing.delete(releasing));
         this.releasing.add(releasing);
       }
-      if (!expected && this.opts.restartOnCrash) this.spawnOne();
+      if (!expected && this.opts.restartOnCrash)
+        this.replace(pid, signal === null && diedAt - info.startedAt < QUICK_EXIT_MS);
     });
     this.emit('spawn', info);
     return info;
@@ -176,9 +200,39 @@ export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
     clearTimeout(timer);
   }
 
+  /** A replacement for a worker that died unexpectedly (`failedStart`: see QUICK_EXIT_MS): at once, or after restartDelayMs. */
+  private replace(pid: number, failedStart: boolean): void {
+    this.quickExits = failedStart ? this.quickExits + 1 : 0;
+    const delay = restartDelayMs(this.quickExits);
+    if (delay === 0) {
+      this.spawnOne();
+      return;
+    }
+    // Said as the worker's own lines are, so `run` and the editor's worker log show it beside the exit.
+    const line = formatLogLine(
+      parseLogFormat(process.env[LOG_FORMAT_ENV]),
+      Date.now(),
+      'warn',
+      `${this.quickExits} workers in a row exited with an error within ${QUICK_EXIT_MS / 1000} s of their start: starting the next in ${delay / 1000} s`,
+      { event: 'worker-restart-delayed' },
+    );
+    this.emit('log', pid, line);
+    const timer = setTimeout(() => {
+      this.respawns.delete(timer);
+      if (!this.stopped) this.spawnOne();
+    }, delay);
+    this.respawns.add(timer);
+  }
+
+  private cancelRespawns(): void {
+    for (const t of this.respawns) clearTimeout(t);
+    this.respawns.clear();
+  }
+
   /** Stops every worker (see stopOne), and resolves once the jobs of any that died instead have been released. */
   async stopAll(graceMs = 30_000): Promise<void> {
     this.stopped = true;
+    this.cancelRespawns();
     await Promise.all([...this.children.keys()].map((pid) => this.stopOne(pid, graceMs)));
     // A caller may exit as soon as this resolves: a release cut short leaves its jobs locked for lockDuration.
     await Promise.all(this.releasing);
@@ -222,6 +276,7 @@ export class WorkerSupervisor extends EventEmitter<SupervisorEvents> {
    */
   async killAll(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
     this.stopped = true;
+    this.cancelRespawns();
     const children = [...this.children.values()].map((c) => c.child);
     // Registered after the supervisor's own exit handler, so each release has begun when its exit resolves here.
     const exited = children.map((child) => new Promise((resolve) => child.once('exit', resolve)));

@@ -2,12 +2,30 @@
 // is the worker's last error line, not simply its last lines: a worker killed early had printed only its start-up
 // line ("worker started …"), which the toast used to quote as if it explained the crash (issue 32, item 7).
 
-/** A worker's output line without its `[level] ` tag, and that level (`info` for an untagged line). */
+/**
+ * A worker's output line without its time and level (or `[level] ` tag), and that level: its log lines in either
+ * --log-format (core/logLine.ts), a task file's mistakes (`file:3:8: error: …`), Node's own lines.
+ */
 function parse(line: string): { level: string; text: string } {
+  const human = /^\d{4}-\d\d-\d\dT[\d:.]+Z (info|warn|error|debug) (.*)$/.exec(line);
+  if (human) return { level: human[1]!, text: human[2]! };
+  const json = jsonLine(line);
+  if (json) return json;
   const m = /^\[(info|warn|error|debug)\]\s?(.*)$/.exec(line);
   if (m) return { level: m[1]!, text: m[2]! };
+  if (/^.+:\d+:\d+: error: /.test(line)) return { level: 'error', text: line };
   // Untagged lines come from Node itself: an uncaught exception's message and stack.
   return { level: /\w*Error\b|\bERR_[A-Z_]+|^\s*at .+:\d+:\d+\)?$/.test(line) ? 'error' : 'info', text: line };
+}
+
+function jsonLine(line: string): { level: string; text: string } | null {
+  if (!line.startsWith('{')) return null;
+  try {
+    const r = JSON.parse(line) as { level?: unknown; message?: unknown };
+    return typeof r.level === 'string' && typeof r.message === 'string' ? { level: r.level, text: r.message } : null;
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -39,4 +39,26 @@ describe('an unexpected worker exit, said', () => {
       'worker 1 exited unexpectedly (code 1): boom; last lines:\n  b\n  c\n  d\n  e\n  [error] boom',
     );
   });
+
+  it("reads the worker's log lines in either format, and a task file's mistake, as causes", () => {
+    const human = [
+      '2026-12-07T12:00:00.000Z info worker vm:1 on redis://127.0.0.1:6379: tasks t, concurrency 16',
+      '2026-12-07T12:00:01.000Z error store: disk full',
+    ];
+    assert.equal(workerExitCause(human), 'store: disk full');
+    const json = [
+      '{"time":"2026-12-07T12:00:00.000Z","level":"info","event":"worker-started","message":"worker vm:1 on …"}',
+      '{"time":"2026-12-07T12:00:01.000Z","level":"error","event":"redis-refused","message":"permission denied"}',
+    ];
+    assert.equal(workerExitCause(json), 'permission denied');
+    // A worker started after its task file broke: this said "it printed no error" under the file's error.
+    const broken = [
+      '/tasks/t.crawl.yaml has 1 error:',
+      "  /tasks/t.crawl.yaml:3:8: error: rules: must be a list, not 'oops'",
+    ];
+    assert.equal(
+      workerExitMessage(5, 2, null, broken),
+      "worker 5 exited unexpectedly (code 2): /tasks/t.crawl.yaml:3:8: error: rules: must be a list, not 'oops'",
+    );
+  });
 });
