@@ -11,6 +11,9 @@ import { redactUrl } from '../core/url/redact';
 export type RedisFailureCause =
   'refused' | 'name' | 'timeout' | 'auth' | 'permission' | 'tls' | 'topology' | 'database' | 'other';
 
+/** The SHA-1 of no script: the access check's EVALSHA is answered NOSCRIPT when the user may run scripts. */
+const NO_SUCH_SCRIPT = '0'.repeat(40);
+
 /** Every key Crawl Studio writes starts so (frontier/keys.ts): what an ACL user's key pattern must allow. */
 const KEY_SPACE = 'cs:*';
 
@@ -217,8 +220,15 @@ async function probe(
       throw new RedisConnectError(shown, 'topology', 'it is a Redis Cluster node: name it as redis+cluster://');
   }
   // Without this, a worker whose user lacked +@scripting connected, then logged BullMQ's NOPERM thousands of times
-  // a second. The key is only read (EXISTS), and its hash tag gives it one slot on a Cluster.
-  if (access === 'crawl') await client.eval("return redis.call('EXISTS', KEYS[1])", 1, 'cs:{check}:access');
+  // a second. A script no server has, on a crawl's key: Redis checks the user's grants (the command, the key) before
+  // it looks the script up, so NOSCRIPT means allowed. No Lua is sent (the crawl's scripts live in frontier/).
+  if (access === 'crawl') {
+    const answer = await client.call('EVALSHA', NO_SUCH_SCRIPT, 1, 'cs:{check}:access').then(
+      () => null,
+      (e: unknown) => e,
+    );
+    if (!(answer instanceof Error && /^NOSCRIPT/.test(answer.message))) throw answer;
+  }
 }
 
 /** Of the first error and the one the call rejected with, the one that says more. */

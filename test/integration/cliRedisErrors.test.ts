@@ -170,11 +170,18 @@ describe('CLI: a Redis that is not there, or refuses us, is said at once (issue 
         assert.equal(r.code, EXIT.REDIS_AUTH, `${args[0]}: ${r.out}`);
         assert.match(
           r.out,
-          /cannot connect to redis:\/\/noscript-31:\*\*\*@127\.0\.0\.1:\d+: permission denied \(NOPERM .*'eval' command\); the ACL user may not run a command or touch a key a crawl needs/,
+          /cannot connect to redis:\/\/noscript-31:\*\*\*@127\.0\.0\.1:\d+: permission denied \(NOPERM .*'evalsha' command\); the ACL user may not run a command or touch a key a crawl needs/,
           `${args[0]}: ${r.out}`,
         );
         assert.ok(!r.out.includes('noscript-pass-31'), r.out);
       }
+      // Scripts allowed, but not on a crawl's keys.
+      await admin.call('ACL', 'SETUSER', 'otherkeys-31', 'on', '>otherkeys-pass-31', '~other:*', '&*', '+@all');
+      const keys = await cli(['worker', taskFile], {
+        CRAWL_STUDIO_REDIS: `redis://otherkeys-31:otherkeys-pass-31@127.0.0.1:${redis.port}`,
+      });
+      assert.equal(keys.code, EXIT.REDIS_AUTH, keys.out);
+      assert.match(keys.out, /permission denied \(NOPERM .*access one of the keys/, keys.out);
       const task = await writeTask(`name: noscript\nstart: [http://127.0.0.1:9/]\nrules: [{ name: page }]\n`);
       const s = session(task, env.CRAWL_STUDIO_REDIS, { workers: 1 });
       try {
