@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -33,8 +33,15 @@ export async function exportedUpcs(taskFile: string): Promise<string[]> {
     .sort();
 }
 
+/** Folders writeTask made, removed when the test process exits (a suite made some 60, left in /tmp for good). */
+const taskDirs: string[] = [];
+process.once('exit', () => {
+  for (const dir of taskDirs) rmSync(dir, { recursive: true, force: true });
+});
+
 export async function writeTask(yaml: string): Promise<CrawlTask> {
   const dir = mkdtempSync(join(tmpdir(), 'cs-task-'));
+  taskDirs.push(dir);
   const file = join(dir, 'task.crawl.yaml');
   writeFileSync(file, yaml);
   return loadTaskFile(file);
