@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import type { Registry } from 'prom-client';
 import type { Redis } from '../redis/connect';
+import { isPermissionError, permissionText } from '../redis/check';
 import type { Log } from '../core/logLine';
 import { ActionError, enqueue, pause, resume, retryReason, stop, type ActionResult } from './actions';
 import { allowedHosts, bindRefusal, hostAllowed, tokenOf, tokensEqual } from './auth';
@@ -73,7 +74,9 @@ export async function startMonitor(o: MonitorOptions): Promise<Monitor> {
   const registry = monitorRegistry(o.redis, views);
   const hosts = allowedHosts(o.bind, o.allowHosts);
   const server = createServer((req, res) => {
-    void handle({ req, res, o, views, registry, script, hosts }).catch((err: unknown) => {
+    void handle({ req, res, o, views, registry, script, hosts }).catch((caught: unknown) => {
+      // The monitor's Redis user may read and not act (README: the grants a user needs): said as the check says it.
+      const err = isPermissionError(caught) ? new HttpError(403, permissionText(caught)) : caught;
       const status = err instanceof HttpError || err instanceof ActionError ? err.status : 500;
       const message = err instanceof Error ? err.message : String(err);
       if (req.method === 'POST')

@@ -116,13 +116,18 @@ export function isUnreachableError(err: unknown): boolean {
 }
 
 /** Redis refused the ACL user a command or a key (NOPERM): waiting or reconnecting cannot change that. */
-export function isPermissionError(err: unknown): boolean {
+export function isPermissionError(err: unknown): err is Error {
   return err instanceof Error && /^NOPERM/.test(err.message);
+}
+
+/** A NOPERM as the check says it, without the target: "permission denied (NOPERM …); <the grants a crawl needs>". */
+export function permissionText(err: Error): string {
+  return `${CAUSE_TEXT.permission} (${firstWords(err.message)}); ${HINTS.permission}`;
 }
 
 /** A NOPERM met mid-run, in the words of the check that would have refused it: the target, the cause, the hint. */
 export function permissionDenied(text: string, err: Error): string {
-  return `${describeTarget(text)} refused a command mid-run: ${CAUSE_TEXT.permission} (${firstWords(err.message)}); ${HINTS.permission}`;
+  return `${describeTarget(text)} refused a command mid-run: ${permissionText(err)}`;
 }
 
 /** An error Redis answered with (a refusal: OOM under maxmemory, READONLY, NOPERM), not one of reaching it. */

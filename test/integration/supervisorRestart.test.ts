@@ -22,19 +22,23 @@ describe('supervisor: workers that keep dying at their start are replaced with a
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('restarts the first at once, then waits 1, 2, 4 … s, saying so', async () => {
-    const script = join(dir, 'broken-worker.js');
-    writeFileSync(
-      script,
-      "process.stderr.write('/tasks/t.crawl.yaml:3:8: error: rules: must be a list, not \\'oops\\'\\n'); process.exit(2);\n",
-    );
-    const supervisor = new WorkerSupervisor({
+  /** Worker processes of `script`, replaced when they exit unexpectedly, as `run`'s are. */
+  const supervisorOf = (script: string) =>
+    new WorkerSupervisor({
       workerScript: script,
       taskFiles: [join(dir, 't.crawl.yaml')],
       redis: redis.url,
       concurrency: 1,
       restartOnCrash: true,
     });
+
+  it('restarts the first at once, then waits 1, 2, 4 … s, saying so', async () => {
+    const script = join(dir, 'broken-worker.js');
+    writeFileSync(
+      script,
+      "process.stderr.write('/tasks/t.crawl.yaml:3:8: error: rules: must be a list, not \\'oops\\'\\n'); process.exit(2);\n",
+    );
+    const supervisor = supervisorOf(script);
     let spawns = 0;
     const lines: string[] = [];
     const causes: string[] = [];
@@ -62,13 +66,7 @@ describe('supervisor: workers that keep dying at their start are replaced with a
   it('replaces a worker killed by a signal at once, however young (a page that crashes its worker, SIGKILL)', async () => {
     const script = join(dir, 'idle-worker.js');
     writeFileSync(script, "process.stdout.write('up\\n'); setInterval(() => undefined, 1000);\n");
-    const supervisor = new WorkerSupervisor({
-      workerScript: script,
-      taskFiles: [join(dir, 't.crawl.yaml')],
-      redis: redis.url,
-      concurrency: 1,
-      restartOnCrash: true,
-    });
+    const supervisor = supervisorOf(script);
     const delayed: string[] = [];
     supervisor.on('log', (_pid, line) => {
       if (/starting the next in/.test(line)) delayed.push(line);
