@@ -93,17 +93,10 @@ export class StreamWriter implements WriterHandle {
     // which was most of the time a finished crawl took to exit. A reconnect is a new client with a new id.
     // Forgotten as soon as the connection closes: after a server restart the old id may name another client.
     // On a cluster the id is the one of the connection to the node serving the stream, and UNBLOCK goes there too.
+    // Learnt before a blocking read (learnBlockingId), on the same connection: asked on 'ready' instead, CLIENT ID
+    // could queue behind a read sent first, so a stop() during that read found no id and waited out its BLOCK
+    // (a loaded machine's fresh-clone run timed out on it).
     this.blocking.on('close', () => (this.blockingId = null));
-    this.blocking.on('ready', () => {
-      this.blockingId = null;
-      void nodeFor(this.blocking, this.key)
-        .then(async (node) => {
-          const id = await node.client('ID');
-          node.once('close', () => (this.blockingId = null));
-          this.blockingId = id;
-        })
-        .catch(() => undefined);
-    });
     this.c = {
       task: opts.task,
       consumer: this.consumer,
@@ -203,6 +196,17 @@ export class StreamWriter implements WriterHandle {
     this.blocking.disconnect();
   }
 
+  private async learnBlockingId(): Promise<void> {
+    try {
+      const node = await nodeFor(this.blocking, this.key);
+      const id = await node.client('ID');
+      node.once('close', () => (this.blockingId = null));
+      this.blockingId = id;
+    } catch {
+      // Unknown: a stop() then waits for the read's BLOCK timeout, as without UNBLOCK.
+    }
+  }
+
   private async run(): Promise<void> {
     let failures = 0;
     while (!this.stopping) {
@@ -255,6 +259,10 @@ export class StreamWriter implements WriterHandle {
       const args: (string | number)[] = ['GROUP', this.group, this.consumer, 'COUNT', count];
       if (block !== null) args.push('BLOCK', Math.ceil(block));
       args.push('STREAMS', this.key, '>');
+      if (block !== null && this.blockingId === null) {
+        await this.learnBlockingId();
+        if (this.stopping) break;
+      }
       this.reading = block !== null;
       let reply: [string, [string, string[] | null][]][] | null;
       try {
