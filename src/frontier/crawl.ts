@@ -42,6 +42,15 @@ async function obliterate(queue: Queue): Promise<void> {
   }
 }
 
+/** What startRun did: resumed the unfinished run, or began one (in place of a finished or stopped one, or the first). */
+export interface StartedRun {
+  readonly run: RunInfo;
+  readonly resumed: boolean;
+  /** The finished or stopped run this one replaced (its pages are fetched again); null when resumed or the first. */
+  readonly replaced: string | null;
+  readonly enqueued: number;
+}
+
 export class CrawlQueue extends PageFlow {
   async currentRun(): Promise<RunInfo | null> {
     return readRun(this.redis, this.taskName);
@@ -52,10 +61,7 @@ export class CrawlQueue extends PageFlow {
    * with persistence). With `fresh`, any previous run's jobs and dedup state are dropped first. A run that
    * finished or was stopped (stopRun: the editor's Stop Crawl) is not resumed: a new run begins from the start URLs.
    */
-  startRun(
-    task: CrawlTask,
-    opts: { fresh?: boolean } = {},
-  ): Promise<{ run: RunInfo; resumed: boolean; enqueued: number }> {
+  startRun(task: CrawlTask, opts: { fresh?: boolean } = {}): Promise<StartedRun> {
     // Cut short by a dropped connection (redis/cuts.ts), it starts again: a run left 'starting' is resumed, its
     // start URLs queued again as duplicates.
     return throughCuts(
@@ -64,10 +70,7 @@ export class CrawlQueue extends PageFlow {
     );
   }
 
-  private async startOrResume(
-    task: CrawlTask,
-    opts: { fresh?: boolean },
-  ): Promise<{ run: RunInfo; resumed: boolean; enqueued: number }> {
+  private async startOrResume(task: CrawlTask, opts: { fresh?: boolean }): Promise<StartedRun> {
     await this.loadLayout();
     const previous = await this.currentRun();
     if (previous && !opts.fresh && (previous.state === 'running' || previous.state === 'starting')) {
@@ -79,7 +82,7 @@ export class CrawlQueue extends PageFlow {
       await this.redis.hdel(this.keys.meta, 'reopenedAt');
       await this.resume();
       await this.syncSchedule(task);
-      return { run: { ...(await this.currentRun())!, state: 'running' }, resumed: true, enqueued: 0 };
+      return { run: { ...(await this.currentRun())!, state: 'running' }, resumed: true, replaced: null, enqueued: 0 };
     }
     if (previous) await this.forgetRun(previous.run);
     for (const p of this.partitions()) await obliterate(p.queue);
@@ -88,7 +91,7 @@ export class CrawlQueue extends PageFlow {
     await this.clearFrontier();
     const started = await this.beginRun(task);
     await this.syncSchedule(task);
-    return { ...started, resumed: false };
+    return { ...started, resumed: false, replaced: previous?.run ?? null };
   }
 
   /**

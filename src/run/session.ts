@@ -98,6 +98,7 @@ interface RunWatch {
   current: RunInfo;
   /** The run was there already (resumed), not started by this session. */
   readonly resumed: boolean;
+  readonly replaced: string | null;
   /** The last status read (set by the first poll). */
   status: TaskStatus | undefined;
   outcome: RunOutcome;
@@ -113,7 +114,7 @@ interface RunWatch {
 }
 
 function newWatch(
-  begun: { run: RunInfo; resumed: boolean },
+  begun: { run: RunInfo; resumed: boolean; replaced: string | null },
   started: number,
   joining: boolean,
   recurring: boolean,
@@ -121,6 +122,7 @@ function newWatch(
   return {
     current: begun.run,
     resumed: begun.resumed,
+    replaced: begun.replaced,
     status: undefined,
     outcome: 'interrupted',
     summary: null,
@@ -144,6 +146,8 @@ export type RunOutcome = 'finished' | 'stopped' | 'interrupted';
 export interface SessionResult {
   readonly run: RunInfo;
   readonly resumed: boolean;
+  /** The finished or stopped run of the task that this new one replaced; null when resumed or the task's first. */
+  readonly replaced: string | null;
   readonly status: CrawlStatus;
   readonly outcome: RunOutcome;
   /** How long the run has crawled (figures.ts runElapsedMs: paused and interrupted time left out). */
@@ -428,6 +432,7 @@ export class CrawlSession {
     return {
       run: watch.current,
       resumed: watch.resumed,
+      replaced: watch.replaced,
       status,
       outcome: watch.outcome,
       durationMs,
@@ -528,12 +533,12 @@ export class CrawlSession {
     return new RedisFullError(memory, this.fullSeenBy ?? 'the driver', this.opts.task.name);
   }
 
-  private async joinRun(): Promise<{ run: RunInfo; resumed: boolean }> {
+  private async joinRun(): Promise<{ run: RunInfo; resumed: boolean; replaced: null }> {
     await this.crawl.loadLayout();
     const run = await this.crawl.currentRun();
     if (!run)
       throw new Error(`task '${this.opts.task.name}' has never run on this Redis: start it with crawl-studio run`);
-    return { run, resumed: true };
+    return { run, resumed: true, replaced: null };
   }
 
   /**

@@ -172,14 +172,18 @@ rules:
     const first = await exec(process.execPath, [CLI, 'run', task.file, '--workers', '1', '--redis', redis.url]);
     assert.match(
       first.stdout,
-      /^New run \S+: every page fetched again; `run` resumes a run only while it is unfinished\.$/m,
-      first.stdout,
+      /^New run \S+: the task's first on this Redis\.$/m,
+      'nothing was there to fetch again: ' + first.stdout,
     );
+    const firstRun = /^New run (\S+):/m.exec(first.stdout)![1]!;
     const second = await exec(process.execPath, [CLI, 'run', task.file, '--workers', '1', '--redis', redis.url]);
     assert.match(
       second.stdout,
-      /^New run \S+: every page fetched again/m,
-      'a finished run is not resumed: the next run is new',
+      new RegExp(
+        `^New run \\S+, replacing run ${firstRun}: every page fetched again; \`run\` resumes a run only while it is unfinished\\.$`,
+        'm',
+      ),
+      'a finished run is not resumed: the next run is new: ' + second.stdout,
     );
     assert.match(second.stdout, /pages fetched +1,/, second.stdout);
   });

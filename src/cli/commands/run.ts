@@ -401,13 +401,21 @@ function sayWhichRun(out: RunOutput, result: LaunchResult, task: LoadedTask, fre
     );
     return;
   }
+  // The first run of a task on this Redis replaces nothing: "fetched again" read as if an earlier crawl had run.
+  if (result.replaced === null) {
+    out.say('info', `New run ${result.run.run}${fresh ? ' (--fresh)' : ''}: the task's first on this Redis.`, {
+      event: 'run-new',
+      run: result.run.run,
+    });
+    return;
+  }
   const again = task.request.conditional
     ? 'every page requested again, conditionally (request.conditional)'
     : 'every page fetched again';
   out.say(
     'info',
-    `New run ${result.run.run}${fresh ? ' (--fresh)' : ''}: ${again}; \`run\` resumes a run only while it is unfinished.`,
-    { event: 'run-new', run: result.run.run },
+    `New run ${result.run.run}${fresh ? ' (--fresh)' : ''}, replacing run ${result.replaced}: ${again}; \`run\` resumes a run only while it is unfinished.`,
+    { event: 'run-new', run: result.run.run, replaced: result.replaced },
   );
 }
 
