@@ -2,7 +2,7 @@ import { version } from '../../package.json';
 import { formatDiagnostic, TaskFileError } from '../core/task/diagnostics';
 import { RedisNotFoundError } from '../redis/server';
 import { RedisTargetError } from '../core/url/redisTarget';
-import { RedisConnectError, type RedisFailureCause } from '../redis/check';
+import { isPermissionError, permissionText, RedisConnectError, type RedisFailureCause } from '../redis/check';
 import { COMMANDS, findCommand } from './commands';
 import { monitorCommand } from './commands/monitor';
 import { MonitorUsageError } from './monitor';
@@ -64,6 +64,11 @@ export function reportError(err: unknown): number {
   if (err instanceof RedisConnectError) {
     console.error(`crawl-studio: ${err.message}`);
     return REDIS_EXIT[err.cause_];
+  }
+  // A command the ACL user may not run (`retry` by a user with reads only): the grants it needs, as the check says.
+  if (isPermissionError(err)) {
+    console.error(`crawl-studio: ${permissionText(err)}`);
+    return REDIS_EXIT.permission;
   }
   console.error(`crawl-studio: ${err instanceof Error ? err.message : String(err)}`);
   return EXIT.FAILED;

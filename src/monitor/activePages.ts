@@ -1,6 +1,6 @@
-import type { Job, Queue } from 'bullmq';
 import type { Redis } from '../redis/connect';
-import type { PageJobData, PageJobResult } from '../frontier/types';
+import type { PageQueue } from '../frontier/partitions';
+import { readJobs } from '../frontier/jobLists';
 import type { WorkerBeat } from '../frontier/fleet';
 
 // The pages being fetched now: a task's active BullMQ jobs (every partition's queue, observe/failures.ts
@@ -20,11 +20,9 @@ export interface ActivePage {
   readonly worker: string | null;
 }
 
-type CrawlJob = Job<PageJobData, PageJobResult>;
-
 export async function readActivePages(
   redis: Redis,
-  queues: readonly Queue<PageJobData, PageJobResult>[],
+  queues: readonly PageQueue[],
   beats: readonly WorkerBeat[],
   limit: number,
 ): Promise<ActivePage[]> {
@@ -33,9 +31,7 @@ export async function readActivePages(
   const out: ActivePage[] = [];
   for (const q of queues) {
     if (out.length >= limit) break;
-    const jobs = (await q.getJobs(['active'], 0, limit - out.length - 1)).filter((j): j is CrawlJob =>
-      Boolean(j?.data),
-    );
+    const jobs = (await readJobs(redis, q, 'active', 0, limit - out.length - 1)).filter((j) => Boolean(j.data));
     const locks = jobs.length
       ? await Promise.all(jobs.map((j) => redis.get(`${q.toKey(String(j.id))}:lock`).catch(() => null)))
       : [];

@@ -3,6 +3,8 @@ import { readRunStats } from '../frontier/stats';
 import { metricsKeys, taskKeys } from '../frontier/keys';
 import { uncountFailed } from '../frontier/outcomes';
 import type { PageJob, PageQueue, TaskPartitions } from '../frontier/partitions';
+import { readJobs } from '../frontier/jobLists';
+import { isReplyError } from '../redis/check';
 
 // Failed jobs grouped by cause, and "retry all of this group". The stats hash counts failures per group
 // (failed:<group>, from FetchFailure.group); a failed job only keeps its message (failedReason), so the group
@@ -89,14 +91,12 @@ export interface FailedJobSample {
 type CrawlJob = PageJob;
 
 /** Reads the kept failed jobs page by page (at most `max`), queue after queue. */
-async function* failedJobs(queues: readonly PageQueue[], max: number): AsyncIterable<CrawlJob> {
+async function* failedJobs(redis: Redis, queues: readonly PageQueue[], max: number): AsyncIterable<CrawlJob> {
   const page = 500;
   let left = max;
   for (const queue of queues) {
     for (let start = 0; left > 0; start += page) {
-      const jobs = (await queue.getJobs(['failed'], start, start + Math.min(page, left) - 1, false)).filter(
-        (j): j is CrawlJob => Boolean(j),
-      );
+      const jobs = await readJobs(redis, queue, 'failed', start, start + Math.min(page, left) - 1);
       left -= jobs.length;
       yield* jobs;
       if (jobs.length < Math.min(page, left + jobs.length)) break;
@@ -104,14 +104,14 @@ async function* failedJobs(queues: readonly PageQueue[], max: number): AsyncIter
   }
 }
 
-/** Failed jobs grouped by cause, with a few URLs each (newest first); `queue` may be a task's every queue (TaskPartitions.queues). */
+/** Failed jobs grouped by cause across a task's every queue, with a few URLs each (newest first). */
 export async function sampleFailures(
-  queue: PageQueue | readonly PageQueue[],
+  parts: TaskPartitions,
   opts: { max?: number; urlsPerGroup?: number } = {},
 ): Promise<FailureGroupSample[]> {
   const per = opts.urlsPerGroup ?? 5;
   const groups = new Map<string, { jobs: number; urls: string[]; pages: FailedJobSample[] }>();
-  for await (const job of failedJobs(Array.isArray(queue) ? queue : [queue as PageQueue], opts.max ?? 2000)) {
+  for await (const job of failedJobs(parts.redis, await parts.queues(), opts.max ?? 2000)) {
     const g = jobFailureGroup(job);
     const e = groups.get(g) ?? { jobs: 0, urls: [], pages: [] };
     e.jobs++;
@@ -135,7 +135,7 @@ export async function sampleFailures(
  */
 export async function retryFailureGroup(parts: TaskPartitions, group: string): Promise<number> {
   const matching: CrawlJob[] = [];
-  for await (const job of failedJobs(await parts.queues(), 100_000))
+  for await (const job of failedJobs(parts.redis, await parts.queues(), 100_000))
     if (jobFailureGroup(job) === group) matching.push(job);
   return retryFailedJobs(parts.redis, parts.task, matching);
 }
@@ -150,6 +150,10 @@ export async function retryFailedJobs(redis: Redis, task: string, jobs: readonly
   const keys = taskKeys(task);
   const run = await redis.hget(keys.meta, 'run');
   let retried = 0;
+  // Redis refusing a command (NOPERM for a user with reads only, OOM when full) is not "retried by someone else":
+  // swallowed, `retry` said "no failed pages to retry" and exited 0. The run is still reopened for the pages retried
+  // before it, then it is thrown.
+  let refused: Error | null = null;
   for (const job of jobs) {
     // Before the retry, which clears the job's failedReason.
     const group = jobFailureGroup(job);
@@ -165,7 +169,11 @@ export async function retryFailedJobs(redis: Redis, task: string, jobs: readonly
       }
       // Its attempts start again: the page was asked for anew, and counting on showed "attempt 4/3" (issue 32).
       await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
-    } catch {
+    } catch (err) {
+      if (isReplyError(err)) {
+        refused = err as Error;
+        break;
+      }
       continue; // Retried or removed by someone else meanwhile.
     }
     retried++;
@@ -196,6 +204,7 @@ export async function retryFailedJobs(redis: Redis, task: string, jobs: readonly
         .exec();
     }
   }
+  if (refused !== null) throw refused;
   return retried;
 }
 
@@ -266,7 +275,7 @@ export async function readRunFailures(
   const limit = opts.limit ?? 20;
   const stats = await readRunStats(redis, task, run);
   const failedPages = new Map<string, FailedPage[]>();
-  for await (const job of failedJobs(await parts.queues(), 100_000)) {
+  for await (const job of failedJobs(parts.redis, await parts.queues(), 100_000)) {
     if (job.data?.run !== run) continue;
     const reason = jobFailureGroup(job);
     if (!matchesReason(reason, opts.reason)) continue;

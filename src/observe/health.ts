@@ -1,4 +1,5 @@
 import type { Redis } from '../redis/connect';
+import { isPermissionError } from '../redis/check';
 import { compileRobots, type RobotsSource } from '../core/robots';
 import type { CrawlTask } from '../core/task/model';
 import type { TaskPartitions } from '../frontier/partitions';
@@ -134,7 +135,7 @@ export async function readHealth(
 async function failureGroups(parts: TaskPartitions, stats: CrawlStats, opts: HealthOptions): Promise<FailureGroup[]> {
   const samples =
     opts.readFailures || !opts.previous
-      ? await sampleFailures(await parts.queues(), { max: opts.failureSample })
+      ? await sampleFailures(parts, { max: opts.failureSample })
       : opts.previous.failures;
   const groups = new Set([...Object.keys(stats.failures), ...samples.map((s) => s.group)]);
   return [...groups]
@@ -206,8 +207,17 @@ async function hostHealth(
   });
 }
 
-/** Redis's clock: politeness deadlines are written in it, and this machine's clock may differ. */
+/**
+ * Redis's clock: politeness deadlines are written in it, and this machine's clock may differ. TIME is not in
+ * `+@read`, so a user with reads only (the monitor's, README "Which Redis") is refused it: this machine's clock then,
+ * for a figure shown ("next request in 300 ms"), not a decision.
+ */
 async function redisTimeMs(redis: Redis): Promise<number> {
-  const [s, us] = await redis.time();
-  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+  try {
+    const [s, us] = await redis.time();
+    return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+  } catch (err) {
+    if (isPermissionError(err)) return Date.now();
+    throw err;
+  }
 }

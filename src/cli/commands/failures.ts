@@ -53,7 +53,7 @@ export const retryCommand = command({
   run(values, positionals) {
     if (positionals.length !== 1) throw new UsageError('retry takes one task file', retryCommand);
     return withQueue(positionals[0]!, redisTargetFrom(values), async (q, task, redis) => {
-      const groups = (await sampleFailures(await q.parts.queues(), { max: 100_000, urlsPerGroup: 0 })).filter((g) =>
+      const groups = (await sampleFailures(q.parts, { max: 100_000, urlsPerGroup: 0 })).filter((g) =>
         matchesReason(g.group, values.reason),
       );
       const retried: string[] = [];
