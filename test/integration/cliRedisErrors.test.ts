@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort, startRedis, waitForPort } from '../support/services';
 import { session, writeTask } from '../support/crawl';
 import { EXIT } from '../../src/cli/exitCodes';
 import { Redis } from 'ioredis';
+import { tempDir } from '../support/tempDir';
 
 // Fail fast, say why (issue 31, item 2): a wrong Redis made `run`, `status` and `enqueue` print `Redis: …` and wait
 // forever. Against a port where nothing listens and a real redis-server with `requirepass`, each command exits with
@@ -253,7 +252,7 @@ describe('CLI: a Redis that is not there, or refuses us, is said at once (issue 
   });
 
   it('the wrong deployment: a Cluster node named as one node, a plain node named as a Cluster, a node named as a sentinel: exit 8', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'cs-cnode-'));
+    const dir = tempDir('cs-cnode-');
     const cport = await freePort();
     const clusterNode = spawn(
       'redis-server',
@@ -337,7 +336,7 @@ describe('CLI: a Redis lost mid-run is said, and the summary says how long it wa
 
   it('run: "lost … trying again", "connected … again after", and "Redis was gone" in the summary', async () => {
     const { serveHttp } = await import('../support/services');
-    const dir = mkdtempSync(join(tmpdir(), 'cs-lost-'));
+    const dir = tempDir('cs-lost-');
     let redis = await startRedis({ appendOnly: true, dir });
     const port = redis.port;
     let served = 0;

@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
@@ -9,6 +8,7 @@ import type { CrawlTask } from '../../src/core/task/model';
 import { taskKeys } from '../../src/frontier/keys';
 import type { PageRecord } from '../../src/store/types';
 import { CrawlSession, type SessionOptions } from '../../src/run/session';
+import { tempDir } from './tempDir';
 
 // Helpers for crawl integration tests: a task file in a temp dir, a session with real worker processes from
 // the built bundle (dist/worker.js), and the pages the workers buffered for the store.
@@ -33,15 +33,8 @@ export async function exportedUpcs(taskFile: string): Promise<string[]> {
     .sort();
 }
 
-/** Folders writeTask made, removed when the test process exits (a suite made some 60, left in /tmp for good). */
-const taskDirs: string[] = [];
-process.once('exit', () => {
-  for (const dir of taskDirs) rmSync(dir, { recursive: true, force: true });
-});
-
 export async function writeTask(yaml: string): Promise<CrawlTask> {
-  const dir = mkdtempSync(join(tmpdir(), 'cs-task-'));
-  taskDirs.push(dir);
+  const dir = tempDir('cs-task-');
   const file = join(dir, 'task.crawl.yaml');
   writeFileSync(file, yaml);
   return loadTaskFile(file);

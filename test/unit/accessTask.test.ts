@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { formatDiagnostic } from '../../src/core/task/diagnostics';
 // The front ends' parse: the task's ${VAR}s read from this process's environment (core's parseTask takes it as an argument).
 import { parseTaskText as parseTask } from '../../src/workspace/taskFile';
+import { tempDir } from '../support/tempDir';
 import {
   credentialVariables,
   expandJson,
@@ -122,7 +122,7 @@ rules:
       /hdr\.crawl\.yaml:7:.*warning.*rules\[0\]\.request\.headers\.authorization.*environment variable CRAWL_STUDIO_T_UNSET_KEY is not set here/,
     );
     // And `validate` says so, as it does for login and proxy.
-    const dir = mkdtempSync(join(tmpdir(), 'cs-hdr-'));
+    const dir = tempDir('cs-hdr-');
     writeFileSync(join(dir, 'hdr.crawl.yaml'), yaml);
     const { stdout, stderr } = await promisify(execFile)(
       process.execPath,

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   AUTOSCALE,
@@ -25,6 +24,7 @@ import {
 import type { AddressInfo } from 'node:net';
 import { afterAnswer, HOST_THROTTLE, hostCap } from '../../src/core/autoscale/hostThrottle';
 import { usefulRequests } from '../../src/frontier/demand';
+import { tempDir } from '../support/tempDir';
 
 // Issue 36: the autoscalers' decisions on fixed inputs (core/autoscale/*), the flags, and the slots' resize.
 
@@ -324,7 +324,7 @@ describe('autoscaling: flags (issue 36)', () => {
 
 describe('autoscaling: measurements (issue 36)', () => {
   it('reads the cgroup memory limit when there is one, the smaller of it and --max-memory', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'cs-cgroup-'));
+    const dir = tempDir('cs-cgroup-');
     writeFileSync(join(dir, 'memory.max'), '1073741824\n');
     writeFileSync(join(dir, 'memory.current'), '536870912\n');
     const cg = memoryLimit(undefined, () => 1, dir);

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import schema from '../../src/core/task/crawl-task.schema.json';
 import { parseTask } from '../../src/core/task/parse';
@@ -12,6 +11,7 @@ import { selectorSites } from '../../src/core/designer/sites';
 import { saveFixture, testTaskFile } from '../../src/workspace/fixtureStore';
 import { formatTestReport } from '../../src/core/designer/fixtures';
 import { urlFacts } from '../support/pageFacts';
+import { tempDir } from '../support/tempDir';
 
 // Fields whose value is a fact about the page (issue 21, item 5): `{ page: url }` next to selector fields, the same
 // values in a crawl, the designer's preview and a fixture.
@@ -149,7 +149,7 @@ describe('page fields ({ page: url })', () => {
   });
 
   it('keep their values in a fixture: `test` passes on the saved page, whenever it runs', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'cs-pagefields-'));
+    const dir = tempDir('cs-pagefields-');
     const file = join(dir, 'pf.crawl.yaml');
     writeFileSync(file, task(FIELDS));
     const t = parseTask(readFileSync(file, 'utf8'), file).task!;

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
@@ -13,6 +13,7 @@ import { lockPort } from '../../support/portLock';
 import { startRedis, type RedisServer } from '../../support/services';
 import { demoShopTask } from '../../support/demoTask';
 import { EXTENSION_ID, activateWith, restoreSettings, until } from '../support';
+import { tempDir } from '../../support/tempDir';
 
 // The extension against a real redis-server and a real crawl of the demo shop: commands, the Queue Explorer's
 // contents, context actions, CodeLens, workers and diagnostics.
@@ -45,7 +46,7 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
       20,
     );
     api = await activateWith({ redisUrl: redis.url, workers: 1 });
-    dir = mkdtempSync(join(tmpdir(), 'cs-ext-'));
+    dir = tempDir('cs-ext-');
     const file = join(dir, 'shop.crawl.yaml');
     writeFileSync(file, taskYaml(site.url, 'shop'));
     taskUri = vscode.Uri.file(file);
