@@ -3,6 +3,7 @@ import { formatDiagnostic, TaskFileError } from '../core/task/diagnostics';
 import { RedisNotFoundError } from '../redis/server';
 import { RedisTargetError } from '../core/url/redisTarget';
 import { isPermissionError, permissionText, RedisConnectError, type RedisFailureCause } from '../redis/check';
+import { TaskFileUnreadable } from '../workspace/taskFile';
 import { COMMANDS, findCommand } from './commands';
 import { monitorCommand } from './commands/monitor';
 import { MonitorUsageError } from './monitor';
@@ -43,6 +44,10 @@ export async function main(argv: string[]): Promise<number> {
 export function reportError(err: unknown): number {
   if (err instanceof TaskFileError) {
     for (const d of err.diagnostics) console.error(formatDiagnostic(d));
+    return EXIT.USAGE;
+  }
+  if (err instanceof TaskFileUnreadable) {
+    console.error(`crawl-studio: ${err.message}`);
     return EXIT.USAGE;
   }
   if (err instanceof UsageError) {

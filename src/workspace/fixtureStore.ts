@@ -5,7 +5,7 @@ import { analysePage, readsAsJson, ruleByName } from '../core/pipeline/page';
 import { isJsonContentType } from '../core/extract/json';
 import { formatDiagnostic } from '../core/task/diagnostics';
 import type { CrawlTask } from '../core/task/model';
-import { parseTaskText } from './taskFile';
+import { parseTaskText, unreadableReason } from './taskFile';
 import {
   expectedFrom,
   failed,
@@ -129,7 +129,7 @@ export async function testTaskFile(taskFile: string): Promise<TaskTestReport> {
     return {
       task: file,
       file,
-      errors: [`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`],
+      errors: [`cannot read ${file}: ${unreadableReason(err)}`],
       results: [],
       ok: false,
     };

@@ -17,6 +17,30 @@ export function parseTaskText(text: string, file: string, checks: Omit<ParseChec
   return parseTask(text, file, { ...checks, env: process.env });
 }
 
+/** Why a file could not be read, in words: "no such file (ENOENT)" rather than the bare code. */
+export function unreadableReason(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  const words: Record<string, string> = {
+    ENOENT: 'no such file',
+    EISDIR: 'a folder, not a file',
+    EACCES: 'permission denied',
+    EPERM: 'permission denied',
+  };
+  if (code && words[code]) return `${words[code]} (${code})`;
+  return code ?? (err instanceof Error ? err.message : String(err));
+}
+
+/** A task file that cannot be read at all: a wrong command line (exit 2), as a file with errors is. */
+export class TaskFileUnreadable extends Error {
+  constructor(
+    readonly file: string,
+    cause: unknown,
+  ) {
+    super(`cannot read task file ${file}: ${unreadableReason(cause)}`, { cause });
+    this.name = 'TaskFileUnreadable';
+  }
+}
+
 /**
  * Reads, parses and validates a task file; throws TaskFileError with every problem found. `allowScripts: false`
  * refuses `browser.actions` scripts (the CLI without --allow-scripts), at their line.
@@ -27,9 +51,7 @@ export async function loadTaskFile(path: string, opts: { readonly allowScripts?:
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new Error(`cannot read task file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, {
-      cause: err,
-    });
+    throw new TaskFileUnreadable(file, err);
   }
   const { task, diagnostics } = parseTaskText(text, file, { ...storeChecksFor(file), allowScripts: opts.allowScripts });
   if (!task) throw new TaskFileError(file, diagnostics);

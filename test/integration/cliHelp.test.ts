@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { COMMANDS } from '../../src/cli/commands';
 import { EXIT, EXIT_CODE_DOCS } from '../../src/cli/exitCodes';
+import { tempDir } from '../support/tempDir';
 
 // CLI conventions (issue 31, item 7): `--version`, and `COMMAND --help` / `-h` for every command of the table, listing
 // each of its options, exit 0, without doing the command. The commands come from the same table the CLI dispatches
@@ -72,5 +73,21 @@ describe('CLI conventions: --help for every command, --version, exit codes (issu
     const r = await cli(['no-such-command']);
     assert.equal(r.code, EXIT.USAGE);
     assert.match(r.err, /unknown command 'no-such-command'/);
+  });
+
+  it('a task file that cannot be read is a wrong command line (exit 2), said in words, for every command that loads one', async () => {
+    const dir = tempDir('cs-unreadable-');
+    const missing = join(dir, 'nope.crawl.yaml');
+    for (const command of ['run', 'worker', 'status', 'failures', 'export']) {
+      // No Redis is reached: the file is read first.
+      const r = await cli([command, missing, ...(command === 'export' ? [] : ['--redis', 'redis://127.0.0.1:1'])]);
+      assert.equal(r.code, EXIT.USAGE, `${command}: exit ${r.code}\n${r.err}`);
+      assert.equal(r.err.trim(), `crawl-studio: cannot read task file ${missing}: no such file (ENOENT)`, command);
+    }
+    const folder = await cli(['status', dir, '--redis', 'redis://127.0.0.1:1']);
+    assert.equal(folder.code, EXIT.USAGE, folder.err);
+    assert.match(folder.err, /: a folder, not a file \(EISDIR\)$/m);
+    const validate = await cli(['validate', missing]);
+    assert.equal(validate.err.trim(), `${missing}: cannot read: no such file (ENOENT)`);
   });
 });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { formatDiagnostic, TaskFileError } from '../../core/task/diagnostics';
-import { parseTaskText } from '../../workspace/taskFile';
+import { parseTaskText, unreadableReason } from '../../workspace/taskFile';
 import { storeChecksFor } from '../../workspace/storePlace';
 import { loadTaskFile } from '../../workspace/taskFile';
 import { saveFixture, testTaskFile } from '../../workspace/fixtureStore';
@@ -34,7 +34,7 @@ export const validateCommand = command({
       try {
         text = readFileSync(file, 'utf8');
       } catch (err) {
-        console.error(`${file}: cannot read (${(err as NodeJS.ErrnoException).code})`);
+        console.error(`${file}: cannot read: ${unreadableReason(err)}`);
         errors++;
         continue;
       }
