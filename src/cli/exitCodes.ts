@@ -38,7 +38,7 @@ export const EXIT_CODE_DOCS: readonly (readonly [ExitCode, string])[] = [
   [EXIT.REDIS_NOT_INSTALLED, 'no Redis named and redis-server not installed'],
   [EXIT.REDIS_UNREACHABLE, 'Redis unreachable: connection refused or timed out'],
   [EXIT.REDIS_NAME, 'Redis host name not resolved'],
-  [EXIT.REDIS_AUTH, 'Redis authentication failed'],
+  [EXIT.REDIS_AUTH, 'Redis authentication failed, or the ACL user may not run a command the crawl needs'],
   [EXIT.REDIS_TLS, 'Redis TLS handshake failed'],
   [EXIT.REDIS_TOPOLOGY, 'Redis is not the deployment named (Cluster vs. single node, unknown Sentinel master)'],
   [EXIT.INTERRUPTED, 'stopped by Ctrl-C or SIGTERM (the run resumes with the same command)'],

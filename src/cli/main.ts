@@ -31,7 +31,7 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT.OK;
   }
   const spec = findCommand(name);
-  if (!spec) throw new UsageError(`unknown command '${name}'`);
+  if (!spec) throw new UsageError(`unknown command '${name}'`, 'overview');
   if (wantsHelp(rest)) {
     console.log(commandHelp(spec));
     return EXIT.OK;
@@ -51,7 +51,8 @@ export function reportError(err: unknown): number {
     return EXIT.USAGE;
   }
   if (err instanceof UsageError) {
-    console.error(`crawl-studio: ${err.message}\n\n${err.command ? commandHelp(err.command) : USAGE}`);
+    const help = err.help === undefined ? null : err.help === 'overview' ? USAGE : commandHelp(err.help);
+    console.error(`crawl-studio: ${err.message}${help === null ? '' : `\n\n${help}`}`);
     return EXIT.USAGE;
   }
   if (err instanceof MonitorUsageError) {

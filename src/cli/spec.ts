@@ -41,10 +41,15 @@ export function command<O extends OptionTable>(spec: CommandSpec<O>): CommandSpe
 }
 
 /** A wrong command line: exit 2 with the command's usage. */
+/**
+ * A wrong command line. `help` is what follows the message: a command's help (a wrong option or argument count), the
+ * overview (an unknown command), or nothing (a wrong value, whose message says what is expected: 70 lines of
+ * overview under "--since 'x' is neither a run nor a date" buried it).
+ */
 export class UsageError extends Error {
   constructor(
     message: string,
-    readonly command?: CommandSpec,
+    readonly help?: CommandSpec | 'overview',
   ) {
     super(message);
   }

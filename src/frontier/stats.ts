@@ -14,6 +14,12 @@ export async function readRunStats(redis: Redis, task: string, run: string, layo
   );
 }
 
+/** Whether Redis holds a run of the task by that id: every run started counts its pages from the start. */
+export async function runRecorded(redis: Redis, task: string, run: string, layout?: TaskLayout): Promise<boolean> {
+  const tags = (layout ?? (await readLayout(redis, task))).tags;
+  return (await Promise.all(tags.map((tag) => redis.exists(partitionKeys(task, tag).stats(run))))).some((n) => n > 0);
+}
+
 /** Counter hashes added up field by field (a run's stats over its partitions). */
 export function sumHashes(hashes: readonly Record<string, string>[]): Record<string, string> {
   if (hashes.length === 1) return hashes[0]!;

@@ -154,6 +154,15 @@ describe('what changed since the last crawl (issue 33)', function () {
         since.runs.map((r) => r.run),
         [second],
       );
+      // A --since that is neither a run nor a date: the runs it could be, and not the CLI's whole overview under it.
+      const wrong = await exec(process.execPath, [CLI, 'changes', file, '--since', 'bogus']).catch(
+        (e: { code: number; stderr: string }) => e,
+      );
+      assert.ok('code' in wrong && wrong.code === 2, JSON.stringify(wrong));
+      assert.equal(
+        wrong.stderr.trim(),
+        `crawl-studio: --since 'bogus' is neither a run of task 'watched' with history nor a date (e.g. 2026-12-01): its runs with history are ${first}, ${second}`,
+      );
       const text = (await exec(process.execPath, [CLI, 'changes', file])).stdout;
       assert.match(text, /1 added, 1 changed, 1 removed/);
       assert.match(text, /~ product a: price: "10\.00" → "12\.00"/);

@@ -118,6 +118,15 @@ rules:
     );
     const none = JSON.parse((await cli('failures', task.file, '--json', '--reason', 'htt')).out) as RunFailures;
     assert.deepEqual(none.groups, []);
+    // A run id that is not one: said, exit 2, not "run bogus: 0 pages failed".
+    const run = /run (\S+): 2 pages failed/.exec(listed.out)![1]!;
+    const bogus = await cli('failures', task.file, '--run', 'bogus');
+    assert.equal(bogus.code, 2, bogus.out);
+    assert.equal(
+      bogus.out.trim(),
+      `crawl-studio: no run 'bogus' of fails-http on this Redis (its current run is ${run})`,
+    );
+    assert.match((await cli('failures', task.file, '--run', run)).out, /^failed http-404: 1$/m);
 
     const status = await cli('status', task.file);
     assert.match(status.out, /^pages failed 2 \(why, page by page: crawl-studio failures /m, status.out);

@@ -3,6 +3,7 @@ import { matchesReason, readRunFailures, retryFailureGroup, sampleFailures } fro
 import { groupDigits } from '../../core/units';
 import { failuresReport } from '../format';
 import { withQueue } from '../context';
+import { runRecorded } from '../../frontier/stats';
 import { noWorkerNote } from '../../observe/noWorker';
 import { command, UsageError } from '../spec';
 import { JSON_OPTION, REDIS_OPTIONS } from '../options';
@@ -34,7 +35,15 @@ export const failuresCommand = command({
   run(values, positionals) {
     if (positionals.length !== 1) throw new UsageError('failures takes one task file', failuresCommand);
     const limit = positiveInt(values.limit, 'limit', 20);
-    return withQueue(positionals[0]!, redisTargetFrom(values), async (q) => {
+    return withQueue(positionals[0]!, redisTargetFrom(values), async (q, task, redis) => {
+      // A mistyped --run read as a run with no failures ("run bogus: 0 pages failed").
+      if (values.run !== undefined && !(await runRecorded(redis, task.name, values.run))) {
+        const current = (await q.currentRun())?.run;
+        console.error(
+          `crawl-studio: no run '${values.run}' of ${task.name} on this Redis${current ? ` (its current run is ${current})` : ''}`,
+        );
+        return EXIT.USAGE;
+      }
       const report = await readRunFailures(q.parts, { run: values.run, reason: values.reason, limit });
       if (values.json) console.log(JSON.stringify(report, null, 2));
       else for (const line of failuresReport(report)) console.log(line);
