@@ -167,6 +167,16 @@ rules:
     }
   });
 
+  it('an export of a store that holds nothing says so on stderr, and writes nothing to stdout', async () => {
+    const task = await writeTask(`name: never-run\nstart: [${base}/]\nrules:\n  - name: list\n`);
+    const items = await exec(process.execPath, [CLI, 'export', task.file]);
+    assert.equal(items.stdout, '');
+    assert.match(items.stderr, /^no items to export: sqlite:\S+never-run\.sqlite holds none yet \(`crawl-studio run /);
+    const changes = await exec(process.execPath, [CLI, 'export', task.file, '--changes']);
+    assert.equal(changes.stdout, '');
+    assert.match(changes.stderr, /^no item changes to export from sqlite:/);
+  });
+
   it('says whether `run` resumed or started a new run (issue 21, item 7)', async () => {
     const task = await writeTask(`name: rerun\nstart: [${base}/]\nrules:\n  - name: list\n`);
     const first = await exec(process.execPath, [CLI, 'run', task.file, '--workers', '1', '--redis', redis.url]);

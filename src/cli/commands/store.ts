@@ -105,6 +105,13 @@ export const exportCommand = command({
         console.error(
           `exported ${groupDigits(res.items)} ${values.changes ? 'changes' : 'items'} (${res.types.join(', ')}) from ${redactUrl(store.location)} to ${values.out}`,
         );
+      } else if (res.items === 0) {
+        // To a terminal or a pipe an empty export was silence, which read as a hang or a wrong store.
+        console.error(
+          values.changes
+            ? `no item changes to export from ${redactUrl(store.location)}`
+            : `no items to export: ${redactUrl(store.location)} holds none yet (\`crawl-studio run ${positionals[0]}\` stores them)`,
+        );
       }
       return EXIT.OK;
     } finally {
