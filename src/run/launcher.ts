@@ -5,7 +5,7 @@ import { watchConnection, type ConnectionWatch } from '../redis/check';
 import { isRedisFull, readMemory, RedisFullError } from '../redis/memory';
 import { CrawlSession, type Progress, type SessionResult } from './session';
 import { restoreRevisits } from './revisitRestore';
-import { attachStore, type AttachedStore } from './storeAttachment';
+import { attachStore, checkStore, type AttachedStore } from './storeAttachment';
 import type { ItemRow } from '../store';
 import { rowsWrittenByRun } from '../store/runRows';
 import type { WorkerSupervisor } from './supervisor';
@@ -18,8 +18,9 @@ import type { Scaled } from '../core/autoscale/range';
 // stores or ends lands here once, for both.
 //
 // Order, and why: the run's lease first (a task another live process drives is refused, see
-// frontier/runLease.ts), then the workers are spawned and the run is seeded at once; the store (an SQLite file, a
-// distant database) opens once the workers have booted, so it does not compete with their boot for the CPU.
+// frontier/runLease.ts), then the workers are spawned and the run is seeded at once, once a PostgreSQL store has
+// been checked (checkStore: a wrong password or database stops the launch with nothing queued); the store (an
+// SQLite file, a distant database) opens once the workers have booted, so it does not compete with their boot.
 // Entries wait in the items stream until the writer runs, and finalizing waits for the store, so nothing is
 // finalized before it is open. A store that cannot open stops the run; what the workers fetched meanwhile stays
 // in the stream for the next run, which resumes this one.
@@ -140,8 +141,10 @@ export class CrawlLaunch {
         backlog: async () => (this.attached ? ((await this.attached.hooks.backlog?.()) ?? 0) : 0),
         check: async () => this.attached?.check(),
         drain: async () => (await attaching).writer.flush(),
-        // Conditional re-crawls: the records a new Redis lacks, from the store (the store is waited for only then).
+        // Before the run is seeded: a store that cannot open stops the launch with nothing queued. Conditional
+        // re-crawls: the records a new Redis lacks, from the store (the store is waited for only then).
         prepare: async () => {
+          await checkStore(opts.task);
           if (!opts.task.request.conditional) return;
           const n = await restoreRevisits(storeRedis, opts.task, async () => (await attaching).store);
           if (n > 0)

@@ -114,6 +114,21 @@ export async function attachStore(
  * task parsed without the file system's checks (the editor parses its open document) is checked here too; the
  * default store (.crawl/<task>.sqlite) too: a shared folder may ship `.crawl` as a link to elsewhere.
  */
+/**
+ * Before a run is seeded: a store that cannot be opened stops the launch before any page is queued or fetched. The
+ * store itself opens only once the workers have booted (launcher.ts), so a wrong PostgreSQL password or database
+ * used to be found after the run had started and a worker had taken pages: the run was left interrupted. A
+ * PostgreSQL store is opened (log-in and schema, so a missing grant is found too) and closed; an SQLite file is
+ * local and its place is checked.
+ */
+export async function checkStore(task: CrawlTask): Promise<void> {
+  checkStorePlace(task);
+  const url = storeUrlFor(task);
+  if (resolveStoreUrl(url, { cwd: dirname(task.file) }).kind !== 'postgres') return;
+  const store = await openStore(url, { task: task.name, cwd: dirname(task.file) });
+  await store.close();
+}
+
 function checkStorePlace(task: CrawlTask): void {
   const parsed = task.store.url === null ? null : parseStoreUrl(task.store.url);
   const written =

@@ -111,6 +111,22 @@ describe('a run whose store goes wrong (issue 22, item 4)', function () {
       await pgs?.destroy();
     });
 
+    it('a store that cannot open (no such database) stops `run` before its run is seeded: nothing queued or fetched', async () => {
+      site = await serveSite(SITE, 0);
+      const wrong = new URL(pgs.url);
+      wrong.pathname = '/no_such_db';
+      const task = await writeTask(bookTask(site.url, 'nodb', `store: { url: "${wrong.href}" }`));
+      const run = cli(['run', task.file, '--redis', redis.url, '--workers', '1']);
+      assert.equal(await run.exited, 1, run.output());
+      assert.match(
+        run.output(),
+        /database "no_such_db" does not exist — create the database \(createdb\) or fix the URL/,
+      );
+      // Before: the run was seeded and a worker took pages while the store opened, and the run was left interrupted.
+      assert.equal(await conn.exists(taskKeys('nodb').meta), 0, 'no run of the task in Redis');
+      assert.deepEqual([...site.hits.keys()], [], 'no page requested');
+    });
+
     it('SIGTERM ends a CLI whose finalize waits on a store that does not answer within 30 s; the next run stores every item', async () => {
       site = await serveSite(SITE, 0);
       const db = await pgs.createDatabase('hung_store');
