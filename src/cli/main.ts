@@ -9,6 +9,7 @@ import { monitorCommand } from './commands/monitor';
 import { MonitorUsageError } from './monitor';
 import { commandHelp, overviewHelp, parseCommand, UsageError, wantsHelp } from './spec';
 import { EXIT, EXIT_CODE_DOCS } from './exitCodes';
+import { FlagValueError } from '../core/flagError';
 
 // `crawl-studio`: the headless face of the engine. Every command drives the same classes the extension does; the
 // commands themselves are a table (commands/index.ts), so dispatch and help are generic here.
@@ -44,6 +45,10 @@ export async function main(argv: string[]): Promise<number> {
 export function reportError(err: unknown): number {
   if (err instanceof TaskFileError) {
     for (const d of err.diagnostics) console.error(formatDiagnostic(d));
+    return EXIT.USAGE;
+  }
+  if (err instanceof FlagValueError) {
+    console.error(`crawl-studio: ${err.message}`);
     return EXIT.USAGE;
   }
   if (err instanceof TaskFileUnreadable) {

@@ -73,6 +73,10 @@ export const WORKER_OPTIONS = withHelp(WORKER_FLAG_SPEC, {
     "the Chromium that renders `browser` rules' pages (default $CRAWL_STUDIO_BROWSER, else chromium on PATH)",
   ],
   'log-format': ['human|json', 'log lines as text (default) or one JSON object a line'],
+  'log-stats': [
+    'DURATION',
+    "how often the log says what the worker did: pages, failures by reason, items (default 60s; 0: never), and when a task's run starts or ends",
+  ],
   'allow-scripts': [undefined, ALLOW_SCRIPTS_HELP],
 });
 

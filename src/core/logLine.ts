@@ -1,3 +1,5 @@
+import { FlagValueError } from './flagError';
+
 // Log lines for people or for machines (issue 31, item 5): `--log-format json` on `run`, `worker`, `writer` and
 // `monitor` writes one JSON object a line, for a log shipper (Loki, Elasticsearch, CloudWatch); the
 // human form, `<ISO time> <level> <message>`, stays the default. Pure: the caller writes the line.
@@ -26,7 +28,7 @@ export type Log = (level: LogLevel, message: string, fields?: LogFields) => void
 export function parseLogFormat(value: string | undefined): LogFormat {
   if (value === undefined || value === '' || value === 'human' || value === 'text') return 'human';
   if (value === 'json') return 'json';
-  throw new Error(`--log-format must be human or json, not '${value}'`);
+  throw new FlagValueError('log-format', value, 'expected human or json');
 }
 
 /** One line, without its newline. JSON keys: time, level, task, run, worker, event, url, reason, message, then the rest. */

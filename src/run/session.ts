@@ -188,6 +188,8 @@ export class CrawlSession {
       lockDurationMs: opts.lockDurationMs,
       stalledIntervalMs: opts.stalledIntervalMs,
       allowScripts: opts.allowScripts,
+      // The session prints the run's progress: its workers' activity lines would repeat it.
+      logStatsMs: 0,
       restartOnCrash: opts.restartOnCrash ?? true,
       execPath: opts.execPath,
       env:

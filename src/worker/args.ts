@@ -9,7 +9,8 @@ import {
   ScaleSpecError,
   type Scaled,
 } from '../core/autoscale/range';
-import { parseSize } from '../core/units';
+import { parseDuration, parseSize } from '../core/units';
+import { FlagValueError } from '../core/flagError';
 
 // Flags shared by `crawl-studio worker` and the worker processes the CLI and the extension spawn, so both
 // accept exactly the same options, and the defaults both use.
@@ -37,6 +38,8 @@ export interface WorkerFlags {
   readonly stalledIntervalMs?: number;
   /** `browser.actions` may run the workspace's scripts (`evaluate`): --allow-scripts. */
   readonly allowScripts?: boolean;
+  /** How often the worker's log says what it did (--log-stats; 0: never, as under a `run` that prints progress). */
+  readonly logStatsMs?: number;
 }
 
 /**
@@ -118,6 +121,7 @@ export function workerArgs(taskFiles: readonly string[], flags: Omit<WorkerFlags
   if (flags.lockDurationMs !== undefined) args.push('--lock-duration', String(flags.lockDurationMs));
   if (flags.stalledIntervalMs !== undefined) args.push('--stalled-interval', String(flags.stalledIntervalMs));
   if (flags.allowScripts) args.push('--allow-scripts');
+  if (flags.logStatsMs !== undefined) args.push('--log-stats', `${flags.logStatsMs}ms`);
   return args;
 }
 
@@ -150,7 +154,24 @@ export const WORKER_FLAG_SPEC = {
   'allow-scripts': { type: 'boolean' },
   // Log lines as text (default) or one JSON object a line (cli/log.ts), for a log shipper.
   'log-format': { type: 'string' },
+  // How often the log says what the worker did (activityLog.ts): 60s by default, 0 never.
+  'log-stats': { type: 'string' },
 } as const;
+
+/** A worker's activity line every minute unless --log-stats says otherwise (as Scrapy's LOGSTATS_INTERVAL). */
+export const DEFAULT_LOG_STATS_MS = 60_000;
+
+/** --log-stats DURATION: 0 turns the lines off. */
+export function logStatsFlag(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_LOG_STATS_MS;
+  try {
+    const ms = parseDuration(value);
+    if (ms === 0 || ms >= 1000) return ms;
+  } catch {
+    // Said below.
+  }
+  throw new FlagValueError('log-stats', value, 'expected a duration of at least 1s (e.g. 60s, 5m), or 0 for none');
+}
 
 export function positiveInt(value: string | undefined, name: string, fallback: number): number {
   return optionalPositiveInt(value, name) ?? fallback;
@@ -160,7 +181,7 @@ export function positiveInt(value: string | undefined, name: string, fallback: n
 export function optionalPositiveInt(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number of at least 1, not '${value}'`);
+  if (!Number.isInteger(n) || n < 1) throw new FlagValueError(name, value, 'expected a whole number of at least 1');
   return n;
 }
 

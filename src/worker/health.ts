@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { FlagValueError } from '../core/flagError';
 
 // Health and readiness of a worker for an orchestrator (`worker --health [HOST:]PORT`, issue 36 item 4): Kubernetes'
 // liveness and readiness probes, a load balancer's checks. Each answer is JSON saying why.
@@ -77,7 +78,7 @@ export function parseHealthAddress(value: string): { host: string; port: number 
   const m = /^(?:(.+):)?(\d{1,5})$/.exec(value.trim());
   const port = m ? Number(m[2]) : NaN;
   if (!m || port < 1 || port > 65535)
-    throw new Error(`--health '${value}': expected PORT or HOST:PORT (e.g. 8080, 127.0.0.1:8080)`);
+    throw new FlagValueError('health', value, 'expected PORT or HOST:PORT (e.g. 8080, 127.0.0.1:8080)');
   return { host: m[1] ?? '0.0.0.0', port };
 }
 

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { loadTaskFile } from '../workspace/taskFile';
 import {
   concurrencyFlag,
+  logStatsFlag,
   maxMemoryFlag,
   optionalPositiveInt,
   redisTargetFrom,
@@ -18,6 +19,7 @@ import { workerIdOf } from '../frontier/fleet';
 import type { WorkerMetrics } from './metrics';
 import type { HealthState } from './health';
 import { parseDuration } from '../core/units';
+import { FlagValueError } from '../core/flagError';
 
 // Entry point of a worker process (dist/worker.js): `node dist/worker.js TASK... [--redis URL] [--concurrency N]`,
 // the Redis target from --redis (or --sentinel, --cluster) or else $CRAWL_STUDIO_REDIS (how the CLI and the
@@ -33,13 +35,17 @@ export async function workerMain(argv: string[]): Promise<void> {
   const redisUrl = redisTargetFrom(values);
   if (positionals.length === 0 || !redisUrl) {
     throw new Error(
-      `usage: worker <task.crawl.yaml>... --redis redis://host:port | --sentinel host:port,... --sentinel-master NAME | --cluster host:port,... [--concurrency N|auto|MIN..MAX | --autoscale MAX,MIN] [--max-memory SIZE] [--health [HOST:]PORT] [--metrics-port N [--metrics-bind ADDRESS]] [--drain-timeout 25s] [--allow-scripts] (or the target in $${REDIS_URL_ENV})`,
+      `usage: worker <task.crawl.yaml>... --redis redis://host:port | --sentinel host:port,... --sentinel-master NAME | --cluster host:port,... [--concurrency N|auto|MIN..MAX | --autoscale MAX,MIN] [--max-memory SIZE] [--health [HOST:]PORT] [--metrics-port N [--metrics-bind ADDRESS]] [--drain-timeout 25s] [--log-stats 60s] [--allow-scripts] (or the target in $${REDIS_URL_ENV})`,
     );
   }
   const concurrency = concurrencyFlag(values);
   const drainMs = values['drain-timeout'] !== undefined ? drainTimeout(values['drain-timeout']) : null;
   const endpoints = await endpointsOf(values);
   const maxMemoryBytes = maxMemoryFlag(values['max-memory']);
+  const activityEveryMs = logStatsFlag(values['log-stats']);
+  // Every flag is read before Redis is waited for: a wrong one is said at once, not once Redis answers.
+  const lockDurationMs = optionalPositiveInt(values['lock-duration'], 'lock-duration');
+  const stalledIntervalMs = optionalPositiveInt(values['stalled-interval'], 'stalled-interval');
   // --allow-scripts: `browser.actions` may run the workspace's scripts (`evaluate`); without it a task with one is refused.
   const allowScripts = values['allow-scripts'] === true;
   const tasks = await Promise.all(positionals.map((p) => loadTaskFile(p, { allowScripts })));
@@ -75,11 +81,12 @@ export async function workerMain(argv: string[]): Promise<void> {
     concurrency: initial(concurrency, AUTO_CONCURRENCY_START),
     ...(concurrency.kind === 'auto' ? { autoscale: { min: concurrency.min, max: concurrency.max } } : {}),
     maxMemoryBytes,
-    lockDurationMs: optionalPositiveInt(values['lock-duration'], 'lock-duration'),
-    stalledIntervalMs: optionalPositiveInt(values['stalled-interval'], 'stalled-interval'),
+    lockDurationMs,
+    stalledIntervalMs,
     browserPath: values.browser,
     allowScripts,
     log,
+    activityEveryMs,
     ...(metrics ? { metrics } : {}),
     onRefused: (err) => {
       // Exit code 6, as the CLI's for a refused user: an orchestrator's restarts show it, a restart does not mend it.
@@ -228,7 +235,7 @@ function drainTimeout(value: string): number {
   } catch {
     // Said below.
   }
-  throw new Error(`--drain-timeout '${value}': expected a duration such as 25s or 20000ms`);
+  throw new FlagValueError('drain-timeout', value, 'expected a duration such as 25s or 20000ms');
 }
 
 /** What `--health` and `--metrics-port` ask the worker to serve; their modules are loaded only then (node:http, prom-client). */
@@ -243,7 +250,7 @@ async function endpointsOf(values: {
   'metrics-bind'?: string;
 }): Promise<Endpoints> {
   if (values['metrics-bind'] !== undefined && values['metrics-port'] === undefined)
-    throw new Error('--metrics-bind goes with --metrics-port N');
+    throw new FlagValueError('metrics-bind', values['metrics-bind'], 'goes with --metrics-port N');
   const health = values.health !== undefined ? await import('./health') : null;
   const metrics = values['metrics-port'] !== undefined ? await import('./metrics') : null;
   return {

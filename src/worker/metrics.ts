@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Job } from 'bullmq';
 import type { PageJobData, PageJobResult } from '../frontier/types';
+import { FlagValueError } from '../core/flagError';
 
 // A worker's own Prometheus metrics (`worker --metrics-port N`, issue 31 item 4), for a worker scraped on its own
 // (a Kubernetes pod, a machine of the fleet): what this process did since it started, counted as its BullMQ
@@ -137,6 +138,6 @@ export async function serveMetrics(
 export function metricsAddress(port: string, bind: string | undefined): { host: string; port: number } {
   const n = Number(port);
   if (!/^\d{1,5}$/.test(port.trim()) || n > 65535)
-    throw new Error(`--metrics-port '${port}': expected a port number (e.g. 9464; 0: any free port)`);
+    throw new FlagValueError('metrics-port', port, 'expected a port number (e.g. 9464; 0: any free port)');
   return { host: bind ?? '127.0.0.1', port: n };
 }

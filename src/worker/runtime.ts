@@ -21,6 +21,8 @@ import { findBrowser } from './browser/executable';
 import { BROWSER_ARGS_ENV, BrowserPool } from './browser/pool';
 import { poolRenderer } from './browser/render';
 import { Heartbeat } from './heartbeat';
+import { ActivityLog } from './activityLog';
+import { readRun } from '../frontier/partitions';
 import { RepeatedLines } from './repeatedLines';
 import { DEFAULT_LOCK_DURATION_MS, taskWorkers, type TaskWorkers } from './taskWorkers';
 
@@ -52,6 +54,8 @@ export interface WorkerOptions {
   readonly log?: Log;
   /** `--metrics-port`: told of every job's end (metrics.ts). */
   readonly metrics?: Pick<WorkerMetrics, 'completed' | 'failed'>;
+  /** `--log-stats`: how often the log says what the worker did (activityLog.ts); absent or 0, never. */
+  readonly activityEveryMs?: number;
   /**
    * Redis refused the user a command or a key the crawl needs (NOPERM): no page can be fetched, and retrying cannot
    * change that. The worker process ends on it (worker/main.ts); without it, the refusals are logged once a minute.
@@ -99,8 +103,17 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
   // Pages are parsed and extracted in a thread: a hostile page cannot stall the locks of this process's jobs.
   const analyser = createAnalyser(opts.tasks);
   const pool = browserPool(opts, log);
+  const activity = opts.activityEveryMs
+    ? new ActivityLog({
+        tasks: opts.tasks.map((t) => ({ name: t.name, file: t.file })),
+        log,
+        everyMs: opts.activityEveryMs,
+        readRun: (task) => readRun(redis, task),
+      })
+    : null;
   const deps = {
     ...opts,
+    metrics: jobEnds(opts.metrics, activity),
     redis,
     bullRedis,
     gate: new HostGate(redis),
@@ -146,10 +159,24 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
     tally,
     heartbeat,
     scaler,
+    activity,
   });
   await heartbeat.beat();
   handle.start();
   return handle;
+}
+
+/** Who is told of each job's end: the metrics, the activity log, both or neither. */
+function jobEnds(
+  metrics: WorkerOptions['metrics'],
+  activity: ActivityLog | null,
+): WorkerOptions['metrics'] | undefined {
+  if (!activity) return metrics;
+  if (!metrics) return activity;
+  return {
+    completed: (...a) => (metrics.completed(...a), activity.completed(...a)),
+    failed: (...a) => (metrics.failed(...a), activity.failed(...a)),
+  };
 }
 
 /**
@@ -258,6 +285,7 @@ interface Running {
   readonly tally: { readonly processed: number };
   readonly heartbeat: Heartbeat;
   readonly scaler: ConcurrencyAutoscaler | null;
+  readonly activity: ActivityLog | null;
 }
 
 class RunningWorker implements WorkerHandle {
@@ -281,6 +309,7 @@ class RunningWorker implements WorkerHandle {
     for (const w of this.workers) void w.run().catch((err: Error) => w.emit('error', err));
     for (const f of this.fillers) f.start();
     this.r.scaler?.start();
+    this.r.activity?.start();
     this.running = true;
     this.r.heartbeat.start();
   }
@@ -313,12 +342,17 @@ class RunningWorker implements WorkerHandle {
   }
 
   async close(force = false): Promise<void> {
-    const { heartbeat, scaler, analyser, pool, tasks, redis, bullRedis } = this.r;
+    const { heartbeat, scaler, analyser, pool, tasks, redis, bullRedis, activity } = this.r;
     this.draining = true;
     heartbeat.stop();
     scaler?.stop();
     await Promise.all(this.fillers.map((f) => f.stop()));
     await Promise.all(this.workers.map((w) => w.close(force)));
+    // After the pages in flight have ended: the last of them are in the last line.
+    if (activity) {
+      activity.stop();
+      activity.writeActivity(Date.now());
+    }
     await analyser.close();
     await pool?.close();
     await Promise.all(tasks.map((t) => t.crawl.close()));

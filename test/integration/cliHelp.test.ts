@@ -90,4 +90,28 @@ describe('CLI conventions: --help for every command, --version, exit codes (issu
     const validate = await cli(['validate', missing]);
     assert.equal(validate.err.trim(), `${missing}: cannot read: no such file (ENOENT)`);
   });
+
+  it('a flag given a value it cannot take is a wrong command line (exit 2), its message alone', async () => {
+    const task = join(tempDir('cs-flags-'), 'flags.crawl.yaml');
+    writeFileSync(task, 'name: flags\nstart: [http://127.0.0.1:1/]\nrules:\n  - name: page\n');
+    const cases: [string[], RegExp][] = [
+      [['run', task, '--workers', '0'], /^crawl-studio: --workers '0': expected a whole number of at least 1/],
+      [['worker', task, '--concurrency', 'lots'], /^crawl-studio: --concurrency 'lots': expected/],
+      [['worker', task, '--drain-timeout', 'soon'], /^crawl-studio: --drain-timeout 'soon': expected a duration/],
+      [['worker', task, '--health', 'x'], /^crawl-studio: --health 'x': expected PORT or HOST:PORT/],
+      [
+        ['worker', task, '--log-stats', '0.5s'],
+        /^crawl-studio: --log-stats '0.5s': expected a duration of at least 1s/,
+      ],
+      [['worker', task, '--log-format', 'xml'], /^crawl-studio: --log-format 'xml': expected human or json/],
+      [['worker', task, '--lock-duration', '1.5'], /^crawl-studio: --lock-duration '1.5': expected a whole number/],
+    ];
+    for (const [args, message] of cases) {
+      // No Redis is reached: the flags are read first.
+      const r = await cli([...args, '--redis', 'redis://127.0.0.1:1']);
+      assert.equal(r.code, EXIT.USAGE, `${args.join(' ')}: exit ${r.code}\n${r.err}`);
+      assert.match(r.err, message);
+      assert.equal(r.err.trim().split('\n').length, 1, r.err);
+    }
+  });
 });

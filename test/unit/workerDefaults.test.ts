@@ -21,7 +21,7 @@ describe('worker defaults', () => {
     for (const bad of ['', '0', '1.5', 'abc']) {
       assert.throws(
         () => optionalPositiveInt(bad, 'lock-duration'),
-        new RegExp(`--lock-duration must be a whole number of at least 1, not '${bad}'`),
+        new RegExp(`^FlagValueError: --lock-duration '${bad}': expected a whole number of at least 1$`),
       );
     }
     assert.equal(positiveInt(undefined, 'workers', 3), 3);

@@ -1,3 +1,5 @@
+import { FlagValueError } from '../flagError';
+
 // How many of something a worker runs (requests in flight, local worker processes): a fixed number the user chose,
 // or a range the autoscaler moves within. One type for both, so a caller cannot hold a range and forget to scale.
 
@@ -31,13 +33,9 @@ export function formatScaled(x: number | Scaled): string {
   return s.kind === 'fixed' ? String(s.n) : `${s.min}..${s.max}`;
 }
 
-export class ScaleSpecError extends Error {
-  constructor(
-    readonly flag: string,
-    readonly value: string,
-    why: string,
-  ) {
-    super(`--${flag} '${value}': ${why}`);
+export class ScaleSpecError extends FlagValueError {
+  constructor(flag: string, value: string, why: string) {
+    super(flag, value, why);
     this.name = 'ScaleSpecError';
   }
 }

@@ -1,0 +1,145 @@
+import assert from 'node:assert/strict';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { session, writeTask } from '../support/crawl';
+import { serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
+import { until } from '../support/until';
+
+// What a worker says in its own log about its work (worker/activityLog.ts): `crawl-studio worker` logged failures
+// and nothing else, so an operator without the editor could not tell a worker waiting for a run from one working or
+// one idle after it. Real redis-server, a local site with a 404, a run started by a session without local workers
+// and the CLI worker joining it, its JSON log read back; and a `run`, whose own workers stay quiet about it.
+
+const CLI = resolve('dist/cli.js');
+const PAGES = 6;
+
+interface Line {
+  readonly event?: string;
+  readonly message: string;
+  readonly run?: string;
+  readonly pages?: number;
+  readonly failed?: number;
+  readonly items?: number;
+}
+
+describe("a worker's log says what it does: runs it waits for and takes, pages each interval (Scrapy's LogStats)", function () {
+  this.timeout(180_000);
+  let redis: RedisServer;
+  let web: HttpServer;
+  const children: ChildProcess[] = [];
+
+  before(async () => {
+    redis = await startRedis();
+    web = await serveHttp((req, res) => {
+      if (req.url === '/missing') {
+        res.statusCode = 404;
+        return res.end('gone');
+      }
+      res.setHeader('content-type', 'text/html');
+      if (req.url === '/')
+        res.end(
+          `<h1>home</h1>${Array.from({ length: PAGES }, (_, i) => `<a href="/p${i}">p${i}</a>`).join('')}<a href="/missing">x</a>`,
+        );
+      else res.end(`<h1>page ${req.url}</h1>`);
+    });
+  });
+  after(async () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    await web?.close();
+    await redis?.stop();
+  });
+
+  const taskYaml = (name: string) => `name: ${name}
+start: [${web.url}/]
+request: { timeout: 5s, retries: { attempts: 1 } }
+rules:
+  - name: page
+    match: ["**"]
+    follow:
+      - selector: a
+        to: page
+    items:
+      - type: page
+        key: [title]
+        fields:
+          title: h1
+`;
+
+  it('says it waits for a run, takes it, counts its pages (failures by reason, items) and says it ended', async () => {
+    const task = await writeTask(taskYaml('wa'));
+    const worker = spawn(
+      process.execPath,
+      [CLI, 'worker', task.file, '--redis', redis.url, '--log-stats', '1s', '--log-format', 'json'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    children.push(worker);
+    let out = '';
+    worker.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    worker.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const lines = () =>
+      out
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Line);
+    const waiting = await until('the worker to say it waits', () => lines().find((l) => l.event === 'worker-run'));
+    assert.equal(
+      waiting.message,
+      `wa: no run in progress on this Redis; waiting for a run (\`crawl-studio run ${task.file}\` or Start Crawl starts one)`,
+    );
+
+    const s = session(task, redis.url, { workers: 0 });
+    const result = await s.run();
+    await s.close();
+    const run = result.run.run;
+    const stats = result.status.stats!;
+    assert.equal(stats.done, PAGES + 1);
+    assert.equal(stats.failed, 1);
+    await until('the worker to say the run ended', () =>
+      lines().some((l) => l.event === 'worker-run' && l.message.startsWith(`wa: run ${run} ended; waiting`)),
+    );
+    await until('the last pages in an activity line', () => {
+      const sum = lines()
+        .filter((l) => l.event === 'worker-activity')
+        .reduce((n, l) => n + l.pages!, 0);
+      return sum === stats.done + stats.failed;
+    });
+    const runLines = lines().filter((l) => l.event === 'worker-run');
+    assert.deepEqual(
+      runLines.map((l) => l.message.replace(/;.*/, '')),
+      ['wa: no run in progress on this Redis', `wa: run ${run} is running: taking its pages`, `wa: run ${run} ended`],
+    );
+    const activity = lines().filter((l) => l.event === 'worker-activity');
+    assert.equal(
+      activity.reduce((n, l) => n + l.failed!, 0),
+      1,
+    );
+    assert.equal(
+      activity.reduce((n, l) => n + l.items!, 0),
+      stats.items,
+    );
+    assert.ok(
+      activity.some((l) => /\d+ failed \(http-404: 1\)/.test(l.message)),
+      activity.map((l) => l.message).join('\n'),
+    );
+    assert.match(
+      activity.at(-1)!.message,
+      new RegExp(`; ${stats.done + stats.failed} pages since this worker started$`),
+    );
+  });
+
+  it("is off in the workers a `run` starts: the run's own progress says it", async () => {
+    const task = await writeTask(taskYaml('wa-run'));
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [CLI, 'run', task.file, '--redis', redis.url, '--workers', '1', '--log-format', 'json'],
+      { timeout: 120_000 },
+    );
+    const events = stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => (JSON.parse(l) as Line).event);
+    assert.ok(events.includes('worker-started'), "the run's worker lines pass through its JSON log");
+    assert.ok(!events.includes('worker-run') && !events.includes('worker-activity'), events.join(' '));
+  });
+});
