@@ -20,6 +20,7 @@ import type { Progress } from '../../src/run/session';
 import { WORKER_SCRIPT, writeTask } from '../support/crawl';
 import { freePort, serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
 import { until } from '../support/until';
+import { pagesTaskYaml } from '../support/pagesSite';
 
 // Issue 32, item 3: "pages/s 0.4, 1.0 and 0.7 at once; after retries Hosts said 4 failed and the Failed card 2; the
 // queue row said '28 waiting' while its `waiting` child said 0". Every figure shown in two places, side by side,
@@ -69,22 +70,13 @@ describe('figures agree: the read-model, status --json, the monitor, the dashboa
     client = new Redis(redis.url);
     parts = new PartitionsByTask(client);
     model = new QueueModel(client);
-    task = await writeTask(`name: ${NAME}
-start: [${web.url}/]
-request: { timeout: 5s, retries: { attempts: 2, backoff: fixed, delay: 100ms } }
-politeness: { perHost: { concurrency: 4 } }
-rules:
-  - name: page
-    match: ["**"]
-    follow:
-      - selector: a
-        to: page
-    items:
-      - type: page
-        key: [title]
-        fields:
-          title: h1
-`);
+    task = await writeTask(
+      pagesTaskYaml(
+        NAME,
+        `${web.url}/`,
+        'request: { timeout: 5s, retries: { attempts: 2, backoff: fixed, delay: 100ms } }\npoliteness: { perHost: { concurrency: 4 } }',
+      ),
+    );
     const port = await freePort();
     monitorUrl = `http://127.0.0.1:${port}`;
     monitor = spawn(

@@ -16,6 +16,7 @@ import { browserOrSkip } from '../support/browser';
 import { skipBecause } from '../support/skip';
 import { freePort, serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
 import { until } from '../support/until';
+import { pagesTaskYaml } from '../support/pagesSite';
 
 // `crawl-studio monitor` (issue 31, items 3 and 4), everything real: a redis-server, a local site, a crawl by the
 // CLI, a fleet worker killed with SIGKILL, the monitor as the CLI starts it, Chromium on its page, `status --json`
@@ -113,21 +114,7 @@ describe('crawl-studio monitor: the web page, the API and /metrics of a real cra
     mkdirSync(SHOTS, { recursive: true });
     redis = await startRedis();
     web = await site();
-    const task = await writeTask(`name: mon
-start: [${web.url}/]
-request: { timeout: 5s, retries: { attempts: 1 } }
-rules:
-  - name: page
-    match: ["**"]
-    follow:
-      - selector: a
-        to: page
-    items:
-      - type: page
-        key: [title]
-        fields:
-          title: h1
-`);
+    const task = await writeTask(pagesTaskYaml('mon', `${web.url}/`));
     taskFile = task.file;
     // A real crawl by the CLI, to its end: PAGES pages and the home fetched, /missing failed (HTTP 404).
     const out = await cli('run', taskFile, '--workers', '1', '--concurrency', '2', '--redis', redis.url);

@@ -3,7 +3,8 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { session, writeTask } from '../support/crawl';
-import { serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
+import { startRedis, type HttpServer, type RedisServer } from '../support/services';
+import { pagesTaskYaml, servePagesSite } from '../support/pagesSite';
 import { until } from '../support/until';
 
 // What a worker says in its own log about its work (worker/activityLog.ts): `crawl-studio worker` logged failures
@@ -31,18 +32,7 @@ describe("a worker's log says what it does: runs it waits for and takes, pages e
 
   before(async () => {
     redis = await startRedis();
-    web = await serveHttp((req, res) => {
-      if (req.url === '/missing') {
-        res.statusCode = 404;
-        return res.end('gone');
-      }
-      res.setHeader('content-type', 'text/html');
-      if (req.url === '/')
-        res.end(
-          `<h1>home</h1>${Array.from({ length: PAGES }, (_, i) => `<a href="/p${i}">p${i}</a>`).join('')}<a href="/missing">x</a>`,
-        );
-      else res.end(`<h1>page ${req.url}</h1>`);
-    });
+    web = await servePagesSite(PAGES);
   });
   after(async () => {
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
@@ -50,21 +40,7 @@ describe("a worker's log says what it does: runs it waits for and takes, pages e
     await redis?.stop();
   });
 
-  const taskYaml = (name: string) => `name: ${name}
-start: [${web.url}/]
-request: { timeout: 5s, retries: { attempts: 1 } }
-rules:
-  - name: page
-    match: ["**"]
-    follow:
-      - selector: a
-        to: page
-    items:
-      - type: page
-        key: [title]
-        fields:
-          title: h1
-`;
+  const taskYaml = (name: string) => pagesTaskYaml(name, `${web.url}/`);
 
   it('says it waits for a run, takes it, counts its pages (failures by reason, items) and says it ended', async () => {
     const task = await writeTask(taskYaml('wa'));

@@ -5,7 +5,8 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { session, writeTask } from '../support/crawl';
-import { freePort, serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
+import { freePort, startRedis, type HttpServer, type RedisServer } from '../support/services';
+import { pagesTaskYaml, servePagesSite } from '../support/pagesSite';
 
 // `crawl-studio worker --metrics-port N` (issue 31, item 4): a worker's own Prometheus /metrics, on 127.0.0.1 by
 // default, counted from its BullMQ jobs (worker/metrics.ts). Everything real: a redis-server, a local site with a
@@ -45,18 +46,7 @@ describe("crawl-studio worker --metrics-port: a worker's own Prometheus metrics 
 
   before(async () => {
     redis = await startRedis();
-    web = await serveHttp((req, res) => {
-      if (req.url === '/missing') {
-        res.statusCode = 404;
-        return res.end('gone');
-      }
-      res.setHeader('content-type', 'text/html');
-      if (req.url === '/')
-        res.end(
-          `<h1>home</h1>${Array.from({ length: PAGES }, (_, i) => `<a href="/p${i}">p${i}</a>`).join('')}<a href="/missing">x</a>`,
-        );
-      else res.end(`<h1>page ${req.url}</h1>`);
-    });
+    web = await servePagesSite(PAGES);
   });
 
   after(async () => {
@@ -66,21 +56,7 @@ describe("crawl-studio worker --metrics-port: a worker's own Prometheus metrics 
   });
 
   it('counts the pages it fetched and failed, by reason, and their durations; a real Prometheus reads them', async function () {
-    const task = await writeTask(`name: wm
-start: [${web.url}/]
-request: { timeout: 5s, retries: { attempts: 1 } }
-rules:
-  - name: page
-    match: ["**"]
-    follow:
-      - selector: a
-        to: page
-    items:
-      - type: page
-        key: [title]
-        fields:
-          title: h1
-`);
+    const task = await writeTask(pagesTaskYaml('wm', `${web.url}/`));
     const s = session(task, redis.url, { workers: 0 });
     const running = s.run();
     const worker = spawn(process.execPath, [CLI, 'worker', task.file, '--redis', redis.url, '--metrics-port', '0'], {
