@@ -14,6 +14,7 @@ import { PageFlow } from './pageFlow';
 import { readRun } from './partitions';
 import { forceStamp } from './record';
 import { readRunStats } from './stats';
+import { taskFingerprint } from '../core/task/fingerprint';
 import {
   SCHEDULED_RUN_JOB,
   SCHEDULER_ID,
@@ -77,7 +78,8 @@ export class CrawlQueue extends PageFlow {
       // A run of a version before partitions has no frontier run marker: give it one, or discover refuses its links.
       for (const p of this.partitions()) await this.redis.hsetnx(p.keys.frontier.meta, 'run', previous.run);
       if (previous.state === 'starting') await this.enqueueStart(task, previous);
-      await this.redis.hset(this.keys.meta, 'state', 'running');
+      // Its driver's task from now on: an edited file resumed with is what its workers should run.
+      await this.redis.hset(this.keys.meta, 'state', 'running', 'taskFingerprint', taskFingerprint(task));
       // Driven again: no longer "reopened", so a driver lost from now on reads as interrupted (observe/runPhase.ts).
       await this.redis.hdel(this.keys.meta, 'reopenedAt');
       await this.resume();
@@ -120,6 +122,7 @@ export class CrawlQueue extends PageFlow {
       idleSince: null,
       bucketBits: bucketBitsFor(task.scope.maxPages),
       file: task.file,
+      taskFingerprint: taskFingerprint(task),
     };
     await this.redis
       .multi()
@@ -130,6 +133,7 @@ export class CrawlQueue extends PageFlow {
         startedAt: run.startedAt,
         bucketBits: run.bucketBits,
         file: task.file,
+        taskFingerprint: run.taskFingerprint!,
         [LAYOUT_FIELD]: layoutToMeta(this.layout),
       })
       .exec();

@@ -44,6 +44,7 @@ export function runInfoOf(meta: Readonly<Record<string, string>>): RunInfo | nul
     reopened: !over && Boolean(meta.reopenedAt),
     bucketBits: Number(meta.bucketBits ?? 12),
     file: meta.file ?? null,
+    taskFingerprint: meta.taskFingerprint ?? null,
   };
 }
 

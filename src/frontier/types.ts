@@ -72,6 +72,11 @@ export interface RunInfo {
   readonly reopened?: boolean;
   readonly bucketBits: number;
   readonly file: string | null;
+  /**
+   * The digest of the task its driver runs it with (core/task/fingerprint.ts), null for a run of an older version.
+   * A worker whose own copy of the task differs says so (worker/activityLog.ts).
+   */
+  readonly taskFingerprint?: string | null;
 }
 
 export interface CrawlStats {

@@ -7,7 +7,8 @@ import type { PageJobData, PageJobResult, RunInfo } from '../frontier/types';
 // editor read only failures there, and a worker waiting for a run, or idle after one, said nothing at all. As
 // Scrapy's LogStats does every minute, a line per task with what this worker did since the last one; and a line
 // when a task's run starts, ends, or is not there to work on. Off in the workers a `run` or Start Crawl spawns: their
-// driver prints the run's progress itself (`--log-stats 0`).
+// driver prints the run's progress itself (`--log-stats 0`). Always on: a warning when this worker's copy of a task
+// is not the one its run runs with (core/task/fingerprint.ts), as an old file on another machine of a fleet is.
 
 /** How often the runs' states are read (one HGETALL a task): a run's start is said within this. */
 const RUN_POLL_MS = 5_000;
@@ -27,8 +28,8 @@ function emptyCounts(): ActivityCounts {
   return { pages: 0, failed: {}, skipped: 0, items: 0 };
 }
 
-/** A run as the log tells it: none, or its id and state. */
-export type SeenRun = Pick<RunInfo, 'run' | 'state'> | null;
+/** A run as the log tells it: none, or its id and state (and, read from Redis, its task's digest). */
+export type SeenRun = (Pick<RunInfo, 'run' | 'state'> & Pick<Partial<RunInfo>, 'taskFingerprint'>) | null;
 
 /**
  * "books: 1,234 pages in the last 60 s (20.6/s), 3 failed (http-404: 2, timeout: 1), 4 skipped, 5,432 items; 45,678
@@ -76,9 +77,23 @@ export function runChange(task: string, file: string, before: SeenRun, now: Seen
   return null;
 }
 
+/**
+ * A worker's copy of a task that is not the one its run runs with (another version of the file on this machine): its
+ * pages are fetched and extracted by the copy, so its items may differ from the other workers'. Null when they agree,
+ * when the run is not running, or when the run records no digest (a run started by an older version).
+ */
+export function taskDiffers(task: string, file: string, fingerprint: string, run: SeenRun): string | null {
+  if (!run?.taskFingerprint || run.taskFingerprint === fingerprint) return null;
+  if (run.state !== 'running' && run.state !== 'starting') return null;
+  return `${task}: this worker's task file (${file}) differs from the one run ${run.run} runs with (its rules, selectors or settings are not the same): the pages it takes are fetched and extracted by its copy. Give every worker the same file, then restart this one.`;
+}
+
 interface TaskActivity {
   readonly name: string;
   readonly file: string;
+  readonly fingerprint: string;
+  /** The run and digest a difference was said for: once each. */
+  differs: string | null;
   window: ActivityCounts;
   readonly total: ActivityCounts;
   seen: SeenRun;
@@ -86,9 +101,12 @@ interface TaskActivity {
 }
 
 export interface ActivityLogOptions {
-  readonly tasks: readonly { readonly name: string; readonly file: string }[];
+  readonly tasks: readonly { readonly name: string; readonly file: string; readonly fingerprint: string }[];
   readonly log: Log;
-  /** How often the activity lines are written. */
+  /**
+   * How often the activity lines are written; 0: never, nor the runs' starts and ends (a `run`'s own workers). A
+   * task that differs from its run's is said either way.
+   */
   readonly everyMs: number;
   /** The task's current run (frontier/partitions.ts readRun). */
   readonly readRun: (task: string) => Promise<SeenRun>;
@@ -105,6 +123,8 @@ export class ActivityLog {
       this.tasks.set(t.name, {
         name: t.name,
         file: t.file,
+        fingerprint: t.fingerprint,
+        differs: null,
         window: emptyCounts(),
         total: emptyCounts(),
         seen: null,
@@ -130,10 +150,8 @@ export class ActivityLog {
 
   start(): void {
     void this.readRuns();
-    this.timers = [
-      setInterval(() => void this.readRuns(), RUN_POLL_MS),
-      setInterval(() => this.writeActivity(Date.now()), this.o.everyMs),
-    ];
+    this.timers = [setInterval(() => void this.readRuns(), RUN_POLL_MS)];
+    if (this.o.everyMs > 0) this.timers.push(setInterval(() => this.writeActivity(Date.now()), this.o.everyMs));
     for (const t of this.timers) t.unref();
   }
 
@@ -144,6 +162,7 @@ export class ActivityLog {
 
   /** The window's lines, then a new window. */
   writeActivity(now: number): void {
+    if (this.o.everyMs <= 0) return;
     const ms = Math.max(1, now - this.windowStart);
     this.windowStart = now;
     for (const t of this.tasks.values()) {
@@ -175,7 +194,13 @@ export class ActivityLog {
     const line = runChange(t.name, t.file, t.seen, now, !t.read);
     t.seen = now;
     t.read = true;
-    if (line) this.o.log('info', line, { event: 'worker-run', task: t.name, ...(now ? { run: now.run } : {}) });
+    if (line && this.o.everyMs > 0)
+      this.o.log('info', line, { event: 'worker-run', task: t.name, ...(now ? { run: now.run } : {}) });
+    const differs = taskDiffers(t.name, t.file, t.fingerprint, now);
+    if (differs && t.differs !== `${now!.run}:${now!.taskFingerprint}`) {
+      t.differs = `${now!.run}:${now!.taskFingerprint}`;
+      this.o.log('warn', differs, { event: 'task-differs', task: t.name, run: now!.run });
+    }
   }
 
   private async readRuns(): Promise<void> {

@@ -22,6 +22,7 @@ import { BROWSER_ARGS_ENV, BrowserPool } from './browser/pool';
 import { poolRenderer } from './browser/render';
 import { Heartbeat } from './heartbeat';
 import { ActivityLog } from './activityLog';
+import { taskFingerprint } from '../core/task/fingerprint';
 import { readRun } from '../frontier/partitions';
 import { RepeatedLines } from './repeatedLines';
 import { DEFAULT_LOCK_DURATION_MS, taskWorkers, type TaskWorkers } from './taskWorkers';
@@ -54,7 +55,7 @@ export interface WorkerOptions {
   readonly log?: Log;
   /** `--metrics-port`: told of every job's end (metrics.ts). */
   readonly metrics?: Pick<WorkerMetrics, 'completed' | 'failed'>;
-  /** `--log-stats`: how often the log says what the worker did (activityLog.ts); absent or 0, never. */
+  /** `--log-stats`: how often the log says what the worker did (activityLog.ts); absent or 0, never (a task that differs from its run's is said anyway). */
   readonly activityEveryMs?: number;
   /**
    * Redis refused the user a command or a key the crawl needs (NOPERM): no page can be fetched, and retrying cannot
@@ -103,14 +104,12 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
   // Pages are parsed and extracted in a thread: a hostile page cannot stall the locks of this process's jobs.
   const analyser = createAnalyser(opts.tasks);
   const pool = browserPool(opts, log);
-  const activity = opts.activityEveryMs
-    ? new ActivityLog({
-        tasks: opts.tasks.map((t) => ({ name: t.name, file: t.file })),
-        log,
-        everyMs: opts.activityEveryMs,
-        readRun: (task) => readRun(redis, task),
-      })
-    : null;
+  const activity = new ActivityLog({
+    tasks: opts.tasks.map((t) => ({ name: t.name, file: t.file, fingerprint: taskFingerprint(t) })),
+    log,
+    everyMs: opts.activityEveryMs ?? 0,
+    readRun: (task) => readRun(redis, task),
+  });
   const deps = {
     ...opts,
     metrics: jobEnds(opts.metrics, activity),
@@ -166,12 +165,8 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
   return handle;
 }
 
-/** Who is told of each job's end: the metrics, the activity log, both or neither. */
-function jobEnds(
-  metrics: WorkerOptions['metrics'],
-  activity: ActivityLog | null,
-): WorkerOptions['metrics'] | undefined {
-  if (!activity) return metrics;
+/** Who is told of each job's end: the activity log, and the metrics if served. */
+function jobEnds(metrics: WorkerOptions['metrics'], activity: ActivityLog): WorkerOptions['metrics'] {
   if (!metrics) return activity;
   return {
     completed: (...a) => (metrics.completed(...a), activity.completed(...a)),
@@ -285,7 +280,7 @@ interface Running {
   readonly tally: { readonly processed: number };
   readonly heartbeat: Heartbeat;
   readonly scaler: ConcurrencyAutoscaler | null;
-  readonly activity: ActivityLog | null;
+  readonly activity: ActivityLog;
 }
 
 class RunningWorker implements WorkerHandle {
@@ -309,7 +304,7 @@ class RunningWorker implements WorkerHandle {
     for (const w of this.workers) void w.run().catch((err: Error) => w.emit('error', err));
     for (const f of this.fillers) f.start();
     this.r.scaler?.start();
-    this.r.activity?.start();
+    this.r.activity.start();
     this.running = true;
     this.r.heartbeat.start();
   }
@@ -349,10 +344,8 @@ class RunningWorker implements WorkerHandle {
     await Promise.all(this.fillers.map((f) => f.stop()));
     await Promise.all(this.workers.map((w) => w.close(force)));
     // After the pages in flight have ended: the last of them are in the last line.
-    if (activity) {
-      activity.stop();
-      activity.writeActivity(Date.now());
-    }
+    activity.stop();
+    activity.writeActivity(Date.now());
     await analyser.close();
     await pool?.close();
     await Promise.all(tasks.map((t) => t.crawl.close()));

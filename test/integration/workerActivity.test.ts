@@ -3,7 +3,9 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { session, writeTask } from '../support/crawl';
-import { startRedis, type HttpServer, type RedisServer } from '../support/services';
+import { Redis } from 'ioredis';
+import { readRun } from '../../src/frontier/partitions';
+import { serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
 import { pagesTaskYaml, servePagesSite } from '../support/pagesSite';
 import { until } from '../support/until';
 
@@ -28,14 +30,17 @@ describe("a worker's log says what it does: runs it waits for and takes, pages e
   this.timeout(180_000);
   let redis: RedisServer;
   let web: HttpServer;
+  let conn: Redis;
   const children: ChildProcess[] = [];
 
   before(async () => {
     redis = await startRedis();
     web = await servePagesSite(PAGES);
+    conn = new Redis(redis.url);
   });
   after(async () => {
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    conn?.disconnect();
     await web?.close();
     await redis?.stop();
   });
@@ -117,5 +122,66 @@ describe("a worker's log says what it does: runs it waits for and takes, pages e
       .map((l) => (JSON.parse(l) as Line).event);
     assert.ok(events.includes('worker-started'), "the run's worker lines pass through its JSON log");
     assert.ok(!events.includes('worker-run') && !events.includes('worker-activity'), events.join(' '));
+  });
+
+  it('warns, even with --log-stats 0, when its copy of the task is not the one the run runs with', async () => {
+    // Pages held until the end, so the run is running whenever a worker reads it.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((r) => (release = r));
+    const slow = await serveHttp((req, res) => {
+      res.setHeader('content-type', 'text/html');
+      if (req.url === '/') return res.end('<h1>home</h1><a href="/p1">1</a><a href="/p2">2</a>');
+      void held.then(() => res.end(`<h1>page ${req.url}</h1>`));
+    });
+    const yaml = pagesTaskYaml('wa-copy', `${slow.url}/`);
+    const task = await writeTask(yaml);
+    const sameElsewhere = await writeTask(yaml);
+    const edited = await writeTask(yaml.replace('title: h1', 'title: h2'));
+    const s = session(task, redis.url, { workers: 0 });
+    const running = s.run();
+    try {
+      await until('the run started', async () => (await readRun(conn, 'wa-copy'))?.state === 'running');
+      const start = (file: string, stats: string) => {
+        const child = spawn(
+          process.execPath,
+          [CLI, 'worker', file, '--redis', redis.url, '--log-stats', stats, '--log-format', 'json'],
+          { stdio: ['ignore', 'pipe', 'pipe'] },
+        );
+        children.push(child);
+        let out = '';
+        child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+        return () =>
+          out
+            .split('\n')
+            .filter((l) => l.startsWith('{'))
+            .map((l) => JSON.parse(l) as Line);
+      };
+      const run = (await readRun(conn, 'wa-copy'))!.run;
+      const other = start(edited.file, '0');
+      const same = start(sameElsewhere.file, '60s');
+      const warning = await until('the edited copy to be said', () => other().find((l) => l.event === 'task-differs'));
+      assert.equal(
+        warning.message,
+        `wa-copy: this worker's task file (${edited.file}) differs from the one run ${run} runs with (its rules, selectors or settings are not the same): the pages it takes are fetched and extracted by its copy. Give every worker the same file, then restart this one.`,
+      );
+      assert.deepEqual(
+        other()
+          .map((l) => l.event)
+          .filter((e) => e === 'worker-run' || e === 'worker-activity'),
+        [],
+        '--log-stats 0',
+      );
+      // The same task at another path is the same task: read in the same step as the line saying the run.
+      await until('the other copy to have read the run', () =>
+        same().some((l) => l.event === 'worker-run' && l.message.includes(`run ${run} is running`)),
+      );
+      assert.equal(same().filter((l) => l.event === 'task-differs').length, 0);
+    } finally {
+      release();
+      await running;
+      await s.close();
+      await slow.close();
+    }
   });
 });
