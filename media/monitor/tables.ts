@@ -39,6 +39,7 @@ export function workerRows(workers: readonly WorkerView[], fetching?: TaskDetail
         'td',
         { class: `state-${w.state}`, 'data-figure': 'worker-state' },
         w.state === 'live' ? 'live' : w.state === 'silent' ? 'gone (silent)' : 'gone',
+        ...(w.warnings ?? []).map((text) => h('div', { class: 'warning', 'data-figure': 'worker-warning' }, text)),
       ),
       fetching
         ? h('td', { class: 'n', 'data-figure': 'worker-fetching' }, fetching.filter((p) => p.worker === w.id).length)

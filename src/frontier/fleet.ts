@@ -34,6 +34,11 @@ export interface WorkerBeat {
    * longer shows a run as worked on (observe/runPhase.ts), even before its last beat ages out.
    */
   readonly parent?: { readonly pid: number; readonly host: string };
+  /**
+   * What the worker warns of now, each a sentence (worker/activityLog.ts: its copy of a task differs from the one its
+   * run runs with). `status`, the monitor and the Workers view show them; absent when there is none.
+   */
+  readonly warnings?: readonly string[];
 }
 
 export interface AutoscaleBeat {

@@ -44,7 +44,7 @@ export const PAGE_HTML = `<!doctype html>
 `;
 
 export const PAGE_CSS = `
-:root { color-scheme: light dark; --line: #8884; --muted: #888; --bad: #c33; --ok: #2a7; }
+:root { color-scheme: light dark; --line: #8884; --muted: #888; --bad: #c33; --ok: #2a7; --warn: #b60; }
 body { font: 14px/1.4 system-ui, sans-serif; margin: 0 1.5rem 2rem; }
 header { display: flex; gap: 1.5rem; align-items: baseline; flex-wrap: wrap; border-bottom: 1px solid var(--line); }
 h1 { font-size: 1.3rem; } h2 { font-size: 1.1rem; margin: 1.5rem 0 .5rem; } h3 { font-size: 1rem; margin: 1rem 0 .3rem; }
@@ -60,6 +60,7 @@ tr.task { cursor: pointer; } tr.task.selected { background: #8882; }
 .card .v { font-size: 1.3rem; font-variant-numeric: tabular-nums; }
 .card .l { color: var(--muted); font-size: .85rem; }
 .state-gone, .state-silent { color: var(--bad); font-weight: 600; } .state-live { color: var(--ok); }
+td .warning { color: var(--warn); font-weight: normal; font-size: .85rem; max-width: 28rem; }
 .url { word-break: break-all; } .msg { color: var(--muted); }
 svg.chart { width: 100%; max-width: 40rem; height: 6rem; border: 1px solid var(--line); }
 svg.chart polyline { fill: none; stroke-width: 1.5; }

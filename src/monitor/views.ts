@@ -68,6 +68,8 @@ export interface WorkerView {
   readonly lastSeenAgoMs: number;
   /** live: beating; silent: no beat for WORKER_SILENT_AFTER_MS (shown as gone); gone: past WORKER_GONE_AFTER_MS. */
   readonly state: 'live' | 'silent' | 'gone';
+  /** What it warns of (WorkerBeat.warnings: a task file that differs from its run's). */
+  readonly warnings: readonly string[];
 }
 
 export interface TaskDetail extends TaskSummary {
@@ -277,5 +279,6 @@ export function workerView(b: WorkerBeat, now: number): WorkerView {
     lastSeen: b.lastSeen,
     lastSeenAgoMs,
     state,
+    warnings: b.warnings ?? [],
   };
 }

@@ -13,6 +13,8 @@ export interface WorkerScaling {
   readonly autoscale: AutoscaleBeat | null;
   /** Its last heartbeat (ms since the epoch): a worker silent for three beats is shown as gone, as in the monitor. */
   readonly lastSeen: number;
+  /** What it warns of (a task file that differs from its run's), as its heartbeat says. */
+  readonly warnings: readonly string[];
 }
 
 export interface TaskScaling {
@@ -30,6 +32,7 @@ export async function readTaskScaling(redis: Redis, task: string): Promise<TaskS
       loopBusy: typeof b.loopBusy === 'number' ? b.loopBusy : null,
       autoscale: b.autoscale ?? null,
       lastSeen: b.lastSeen,
+      warnings: b.warnings ?? [],
     }));
   return { workers, processes };
 }
@@ -57,6 +60,7 @@ export function scalingLines(s: TaskScaling, now: number): string[] {
     const range = w.autoscale ? ` (autoscaled ${w.autoscale.min}..${w.autoscale.max}, peak ${w.autoscale.peak})` : '';
     const busy = w.loopBusy !== null ? `, event loop ${Math.round(w.loopBusy * 100)}% busy` : '';
     lines.push(`  ${w.id}: concurrency ${w.concurrency}${range}${busy}`);
+    for (const warning of w.warnings) lines.push(`    warning: ${warning}`);
     if (w.autoscale?.last) lines.push(`    last change ${ago(now - w.autoscale.last.at)}: ${w.autoscale.last.reason}`);
     if (w.autoscale?.now && w.autoscale.now !== w.autoscale.last?.reason) lines.push(`    now: ${w.autoscale.now}`);
   }

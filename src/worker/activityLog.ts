@@ -94,6 +94,8 @@ interface TaskActivity {
   readonly fingerprint: string;
   /** The run and digest a difference was said for: once each. */
   differs: string | null;
+  /** The difference as of the last read of the run (the heartbeat carries it), or null. */
+  differsNow: string | null;
   window: ActivityCounts;
   readonly total: ActivityCounts;
   seen: SeenRun;
@@ -125,6 +127,7 @@ export class ActivityLog {
         file: t.file,
         fingerprint: t.fingerprint,
         differs: null,
+        differsNow: null,
         window: emptyCounts(),
         total: emptyCounts(),
         seen: null,
@@ -146,6 +149,11 @@ export class ActivityLog {
       c.pages++;
       c.failed[reason] = (c.failed[reason] ?? 0) + 1;
     });
+  }
+
+  /** What the heartbeat says this worker warns of now. */
+  warnings(): string[] {
+    return [...this.tasks.values()].flatMap((t) => (t.differsNow ? [t.differsNow] : []));
   }
 
   start(): void {
@@ -197,6 +205,8 @@ export class ActivityLog {
     if (line && this.o.everyMs > 0)
       this.o.log('info', line, { event: 'worker-run', task: t.name, ...(now ? { run: now.run } : {}) });
     const differs = taskDiffers(t.name, t.file, t.fingerprint, now);
+    // A page of a run not read yet (no digest) leaves the last read's word standing.
+    if (now?.taskFingerprint !== undefined || now === null) t.differsNow = differs;
     if (differs && t.differs !== `${now!.run}:${now!.taskFingerprint}`) {
       t.differs = `${now!.run}:${now!.taskFingerprint}`;
       this.o.log('warn', differs, { event: 'task-differs', task: t.name, run: now!.run });

@@ -25,6 +25,8 @@ export interface HeartbeatDeps {
   readonly concurrency: () => number;
   /** An autoscaled worker's range, and where it starts. */
   readonly autoscale?: { readonly min: number; readonly max: number; readonly start: number };
+  /** What the worker warns of now (WorkerBeat.warnings). */
+  readonly warnings?: () => readonly string[];
 }
 
 export class Heartbeat {
@@ -54,6 +56,7 @@ export class Heartbeat {
       this.eluAt = performance.now();
     }
     const { id, redis, tally } = this.deps;
+    const warnings = this.deps.warnings?.() ?? [];
     const info: WorkerBeat = {
       id,
       pid: process.pid,
@@ -68,6 +71,7 @@ export class Heartbeat {
       loopBusy: this.loopBusy,
       ...(this.scale ? { autoscale: this.scale } : {}),
       ...(this.supervised ? { parent: { pid: process.ppid, host: hostname() } } : {}),
+      ...(warnings.length > 0 ? { warnings } : {}),
     };
     await redis.hset(WORKERS_KEY, id, JSON.stringify(info)).then(
       () => {

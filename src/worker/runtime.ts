@@ -141,6 +141,7 @@ export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
     tally,
     bull: Object.assign({}, ...tasks.map((t) => t.bull)) as Record<string, string>,
     concurrency: (): number => scaler?.concurrency ?? opts.concurrency,
+    warnings: () => activity.warnings(),
     ...(opts.autoscale ? { autoscale: { ...opts.autoscale, start: opts.concurrency } } : {}),
   });
   const scaler: ConcurrencyAutoscaler | null = opts.autoscale

@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { session, writeTask } from '../support/crawl';
 import { Redis } from 'ioredis';
 import { readRun } from '../../src/frontier/partitions';
+import { startMonitor } from '../../src/monitor/server';
 import { serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
 import { pagesTaskYaml, servePagesSite } from '../support/pagesSite';
 import { until } from '../support/until';
@@ -177,6 +178,47 @@ describe("a worker's log says what it does: runs it waits for and takes, pages e
         same().some((l) => l.event === 'worker-run' && l.message.includes(`run ${run} is running`)),
       );
       assert.equal(same().filter((l) => l.event === 'task-differs').length, 0);
+
+      // Wherever the fleet is watched: its heartbeat carries it to `status` and the monitor's workers.
+      const status = await until('`status` to list the warning', async () => {
+        const { stdout } = await promisify(execFile)(process.execPath, [
+          CLI,
+          'status',
+          task.file,
+          '--redis',
+          redis.url,
+        ]);
+        return stdout.includes('    warning: ') && stdout;
+      });
+      assert.equal(
+        status
+          .split('\n')
+          .filter((l) => l.startsWith('    warning: '))
+          .join('\n'),
+        `    warning: ${warning.message}`,
+        status,
+      );
+      const monitor = await startMonitor({
+        redis: conn,
+        bind: '127.0.0.1',
+        port: 0,
+        token: 't'.repeat(32),
+        tokenGiven: true,
+        allowHosts: [],
+        hideWorkersAfterMs: 60_000,
+        scriptPath: resolve('dist/media/monitor/main.js'),
+      });
+      try {
+        const { workers } = (await (await fetch(`${monitor.url}/api/workers`)).json()) as {
+          workers: { warnings: string[] }[];
+        };
+        assert.deepEqual(
+          workers.map((w) => w.warnings).sort((a, b) => a.length - b.length),
+          [[], [warning.message]],
+        );
+      } finally {
+        await monitor.close();
+      }
     } finally {
       release();
       await running;

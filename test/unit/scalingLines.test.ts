@@ -13,6 +13,7 @@ describe('scalingLines: the workers `status` prints', () => {
     loopBusy: 0.07,
     autoscale: null,
     lastSeen: now - silentForMs,
+    warnings: [],
   });
 
   it('counts only beating workers live, and says which are gone (silent), as the monitor does', () => {
@@ -25,6 +26,17 @@ describe('scalingLines: the workers `status` prints', () => {
       'workers: 1 live, 16 request(s) in flight at most; 1 gone (silent)',
       '  vm:1: concurrency 16, event loop 7% busy',
       '  vm:2: gone (silent), last seen 40 s ago; concurrency was 4',
+    ]);
+  });
+
+  it("says a worker's warning under it", () => {
+    const w = {
+      ...worker('vm:1', 1_000, 16),
+      warnings: ["books: this worker's task file (/srv/b.crawl.yaml) differs …"],
+    };
+    assert.deepEqual(scalingLines({ workers: [w], processes: null }, now).slice(1), [
+      '  vm:1: concurrency 16, event loop 7% busy',
+      "    warning: books: this worker's task file (/srv/b.crawl.yaml) differs …",
     ]);
   });
 

@@ -82,8 +82,8 @@ export class WorkerTreeProvider implements vscode.TreeDataProvider<WorkerNode>, 
       // An autoscaled worker's concurrency now is in its heartbeat; what it started with is in `w`.
       const concurrency = node.beat?.concurrency ?? w.concurrency;
       item.description = `${w.pool.label} · ×${concurrency} · ${node.rate.toFixed(1)} p/s · up ${uptime(w.startedAt)}`;
-      item.tooltip = `Local worker ${w.pid}\nTasks: ${w.taskFiles.join(', ')}\nConcurrency: ${concurrency}${scaleText(node.beat)}\n${finishedText(node.beat)}\n${RATE_TEXT}`;
-      item.iconPath = new vscode.ThemeIcon('server-process');
+      item.tooltip = `Local worker ${w.pid}\nTasks: ${w.taskFiles.join(', ')}\nConcurrency: ${concurrency}${scaleText(node.beat)}\n${finishedText(node.beat)}\n${RATE_TEXT}${warningText(node.beat)}`;
+      item.iconPath = warned(node.beat) ?? new vscode.ThemeIcon('server-process');
       item.command = { command: 'crawlStudio.showWorkerLog', title: 'Show Log', arguments: [node] };
       return item;
     }
@@ -94,8 +94,8 @@ export class WorkerTreeProvider implements vscode.TreeDataProvider<WorkerNode>, 
     // Last seen as the dashboard and the monitor say it (observe/workerRates.ts workerSeen).
     const seen = workerSeen(b, Date.now());
     item.description = `${b.tasks.join(', ')} · ×${b.concurrency} · ${node.rate.toFixed(1)} p/s · ${seen.state === 'live' ? '' : 'silent, '}seen ${formatAge(seen.lastSeenAgoMs)} ago`;
-    item.tooltip = `Worker ${b.pid} on ${b.host}\nTasks: ${b.tasks.join(', ')}\nConcurrency: ${b.concurrency}${scaleText(b)}\n${finishedText(b)}\n${RATE_TEXT}`;
-    item.iconPath = new vscode.ThemeIcon('remote');
+    item.tooltip = `Worker ${b.pid} on ${b.host}\nTasks: ${b.tasks.join(', ')}\nConcurrency: ${b.concurrency}${scaleText(b)}\n${finishedText(b)}\n${RATE_TEXT}${warningText(b)}`;
+    item.iconPath = warned(b) ?? new vscode.ThemeIcon('remote');
     return item;
   }
 
@@ -103,6 +103,18 @@ export class WorkerTreeProvider implements vscode.TreeDataProvider<WorkerNode>, 
     clearInterval(this.timer);
     this.changed.dispose();
   }
+}
+
+/** What the worker warns of (its heartbeat's warnings: a task file that differs from its run's), for the tooltip. */
+function warningText(beat: WorkerBeat | null): string {
+  return (beat?.warnings ?? []).map((w) => `\n⚠ ${w}`).join('');
+}
+
+/** A worker that warns of something shows the warning icon, as `status` and the monitor print the warning. */
+function warned(beat: WorkerBeat | null): vscode.ThemeIcon | null {
+  return beat?.warnings?.length
+    ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('list.warningForeground'))
+    : null;
 }
 
 /** The pages behind the rate: p/s counts pages finished, as the status bar's does. */

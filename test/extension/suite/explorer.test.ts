@@ -446,6 +446,16 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
       assert.equal(await redisClient.hget(`${WORKERS_KEY}:resize`, 'far:77'), null);
       assert.equal(await vscode.commands.executeCommand('crawlStudio.resizeWorker', scaled, 6), 6);
       assert.equal(await redisClient.hget(`${WORKERS_KEY}:resize`, 'far:77'), '6');
+      // A worker whose copy of the task is not its run's (worker/activityLog.ts) shows the warning icon and says it.
+      const warning = "shop: this worker's task file (/far/shop.crawl.yaml) differs from the one run r1 runs with …";
+      await redisClient.hset(WORKERS_KEY, 'far:77', JSON.stringify({ ...beat, warnings: [warning] }));
+      const warned = await until('the remote worker to carry its warning', () =>
+        api.workerTree.getChildren().find((n) => n.kind === 'remote' && (n.beat.warnings?.length ?? 0) > 0),
+      );
+      const warnedItem = api.workerTree.getTreeItem(warned);
+      assert.equal((warnedItem.iconPath as vscode.ThemeIcon).id, 'warning');
+      assert.ok(String(warnedItem.tooltip).endsWith(`\n⚠ ${warning}`), String(warnedItem.tooltip));
+      assert.equal((item.iconPath as vscode.ThemeIcon).id, 'remote', 'without one, the usual icon');
     } finally {
       await redisClient.hdel(WORKERS_KEY, 'odd:1', 'far:77');
       await redisClient.del(`${WORKERS_KEY}:resize`);
