@@ -104,7 +104,8 @@ function renderTaskList(tasks: readonly TaskSummary[], total: number, limit: num
       const texts = [
         s.task,
         s.run?.run ?? '—',
-        s.run ? `${s.run.state}${s.isPaused ? ' (paused)' : ''}` : 'never run',
+        // The run's phase, not its meta's state: a run no process drives is "interrupted", as `status` says.
+        t.phase.word,
         ...[
           t.finished.done,
           t.finished.failed,
@@ -138,6 +139,7 @@ let polling: Promise<void> | null = null;
 function poll(): Promise<void> {
   polling ??= (async () => {
     window.clearTimeout(timer);
+    let again = false;
     try {
       const all = byId<HTMLInputElement>('all-workers').checked;
       // The task shown is read alongside the lists, not after them: one round trip per poll, not two.
@@ -150,18 +152,21 @@ function poll(): Promise<void> {
       if (!selected && tasks.tasks[0]) selected = tasks.tasks[0].status.task;
       renderTasks(tasks.tasks, tasks.total, tasks.limit);
       renderWorkers(workers.workers, workers.hidden);
-      if (selected && tasks.tasks.some((t) => t.status.task === selected))
-        renderTask(
-          early && asked === selected ? early : await get<TaskDetail>(`/api/tasks/${encodeURIComponent(selected)}`),
-          act,
-        );
+      if (selected && tasks.tasks.some((t) => t.status.task === selected)) {
+        const detail =
+          early && asked === selected ? early : await get<TaskDetail>(`/api/tasks/${encodeURIComponent(selected)}`);
+        // Another task chosen while it was read (a link, the list): not shown, or the chosen one's view, and what is
+        // typed into it, would be replaced by this one's until the next poll.
+        if (detail.status.task === selected) renderTask(detail, act);
+        else again = true;
+      }
       byId('updated').textContent = `updated ${new Date().toLocaleTimeString()}`;
       document.body.dataset.updated = String(Date.now());
     } catch (err) {
       byId('updated').textContent = `cannot read the monitor: ${err instanceof Error ? err.message : String(err)}`;
     } finally {
       polling = null;
-      timer = window.setTimeout(() => void poll(), POLL_MS);
+      timer = window.setTimeout(() => void poll(), again ? 0 : POLL_MS);
     }
   })();
   return polling;

@@ -55,13 +55,11 @@ export function renderTask(d: TaskDetail, act: Act): void {
   const { parts, urls } = view;
   const show = (part: Part, inputs: unknown, build: () => (HTMLElement | string)[]) =>
     renderChanged(parts[part], inputs, () => parts[part].replaceChildren(...build()));
-  show('title', [name, s.run?.run, s.run?.state, s.isPaused], () => [
-    h(
-      'h2',
-      {},
-      `Task ${name}`,
-      s.run ? ` — run ${s.run.run}, ${s.run.state}${s.isPaused ? ' (paused)' : ''}` : ' — never run',
-    ),
+  show('title', [name, s.run?.run, d.phase.text], () => [
+    h('h2', {}, `Task ${name}`, s.run ? ` — run ${s.run.run}, ${d.phase.word}` : ' — never run'),
+    // What the phase means and what moves it on (an interrupted run is resumed by Start Crawl or `run`), as `status`
+    // and the dashboard say it.
+    h('p', { class: 'msg', 'data-figure': 'phase' }, d.phase.text),
   ]);
   show('cards', [d.figures, s.stats, s.counts, d.stored.location, d.stored.rows, d.stored.changes], () => [
     taskCards(d),

@@ -19,7 +19,9 @@ import {
   readTaskStatus,
   waitingPages,
   type FinishedPages,
+  type TaskStatus,
 } from '../observe/taskStatus';
+import { describeRunPhase, phaseWord } from '../observe/runPhase';
 import { pagesFinishedBy, workerSeen } from '../observe/workerRates';
 import { taskFigures, type TaskFigures } from '../observe/taskFigures';
 
@@ -48,6 +50,11 @@ const FAILURES_EVERY_MS = 10_000;
 /** A task's figures, each from its one read-model: `status` is exactly what `crawl-studio status --json` prints. */
 export interface TaskSummary {
   readonly status: CrawlStatus;
+  /**
+   * Whether the run is alive (observe/runPhase.ts), in the words `status` and the dashboard use: `word` for the
+   * list ("interrupted" for a run whose meta still says running but that no process drives), `text` its sentence.
+   */
+  readonly phase: { readonly word: string; readonly text: string };
   readonly finished: FinishedPages;
   /** Pages that can still make work ("queue N"), and those waiting for a worker, as every view counts them. */
   readonly queued: number;
@@ -255,9 +262,10 @@ export class MonitorViews {
   }
 }
 
-export function summaryOf(status: CrawlStatus): TaskSummary {
+export function summaryOf(status: TaskStatus): TaskSummary {
   return {
     status,
+    phase: { word: phaseWord(status.phase), text: describeRunPhase(status.phase) },
     finished: finishedPages(status.stats),
     queued: queuedJobs(status.counts),
     waiting: waitingPages(status.counts),

@@ -562,10 +562,53 @@ rules:
     await shot('6-run-stopped');
   });
 
+  it('calls a run no process drives "interrupted", as `status` does, and says what resumes it', async () => {
+    const task = await writeTask(`name: halted
+start: [${web.url}/slow/0]
+request: { timeout: 10s, retries: { attempts: 1 } }
+rules:
+  - name: page
+    match: ["**/slow/*"]
+    follow:
+      - selector: a
+        to: page
+`);
+    const run = spawn(process.execPath, [CLI, 'run', task.file, '--workers', '1', '--redis', redis.url], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(run);
+    const exited = new Promise<number | null>((r) => run.once('exit', (code) => r(code)));
+    await until(
+      'a page of it fetched',
+      async () => ((await api<TaskDetail>('/api/tasks/halted')).status.stats?.done ?? 0) > 0,
+    );
+    // Ctrl-C: the run is kept to resume; its meta still says "running", nobody drives it.
+    run.kill('SIGINT');
+    assert.equal(await exited, 130);
+    const statusText = await cli('status', task.file, '--redis', redis.url);
+    const said = /^Interrupted: .*$/m.exec(statusText)?.[0];
+    assert.ok(said, statusText);
+    const detail = await api<TaskDetail>('/api/tasks/halted');
+    assert.equal(detail.status.run!.state, 'running');
+    assert.deepEqual(detail.phase, { word: 'interrupted', text: said });
+    await page.goto(`${monitorUrl}/#task=halted`);
+    await page
+      .locator('#tasks tr[data-task="halted"] [data-figure="state"]')
+      .filter({ hasText: 'interrupted' })
+      .waitFor();
+    assert.equal(await page.locator('#task [data-figure="phase"]').textContent(), said);
+    await shot('7-run-interrupted');
+  });
+
   it('keeps what is typed into Add URLs, and its buttons, across polls; Add URLs enqueues the URLs and clears the box', async () => {
     // The token is in this tab's sessionStorage since the retry's test. Nothing runs: each poll reads the same.
     await page.goto(`${monitorUrl}/#task=mon`);
     const box = page.locator('#task textarea');
+    // This task's view, not the one shown before (which has a Pause button too).
+    await page
+      .locator('#task h2')
+      .filter({ hasText: /^Task mon — / })
+      .waitFor({ timeout: 30_000 });
     await page.locator('#task button[data-action="pause"]').waitFor({ timeout: 30_000 });
     const typed = [`${web.url}/typed/1`, `${web.url}/typed/2`].join('\n');
     await box.fill(typed);
