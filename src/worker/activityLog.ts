@@ -119,6 +119,7 @@ export class ActivityLog {
   private readonly tasks = new Map<string, TaskActivity>();
   private windowStart = Date.now();
   private timers: NodeJS.Timeout[] = [];
+  private reading = false;
 
   constructor(private readonly o: ActivityLogOptions) {
     for (const t of o.tasks)
@@ -214,10 +215,17 @@ export class ActivityLog {
   }
 
   private async readRuns(): Promise<void> {
-    for (const t of this.tasks.values()) {
-      // A read that fails (Redis away) is left for the next: the connection's own lines say why.
-      const now = await this.o.readRun(t.name).catch(() => undefined);
-      if (now !== undefined) this.seeRun(t, now);
+    // One read at a time: while Redis is away a read waits for the reconnect, and a read every 5 s would queue up.
+    if (this.reading) return;
+    this.reading = true;
+    try {
+      for (const t of this.tasks.values()) {
+        // A read that fails is left for the next: the connection's own lines say why.
+        const now = await this.o.readRun(t.name).catch(() => undefined);
+        if (now !== undefined) this.seeRun(t, now);
+      }
+    } finally {
+      this.reading = false;
     }
   }
 }
