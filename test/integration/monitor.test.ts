@@ -596,6 +596,11 @@ rules:
       .locator('#tasks tr[data-task="halted"] [data-figure="state"]')
       .filter({ hasText: 'interrupted' })
       .waitFor();
+    // The task's own view (the one shown before, a stopped run's, says its phase too), then its sentence.
+    await page
+      .locator('#task h2')
+      .filter({ hasText: `Task halted — run ${detail.status.run!.run}, interrupted` })
+      .waitFor({ timeout: 30_000 });
     assert.equal(await page.locator('#task [data-figure="phase"]').textContent(), said);
     await shot('7-run-interrupted');
   });
