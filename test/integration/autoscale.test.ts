@@ -118,15 +118,21 @@ describe("autoscaling a worker's concurrency (issue 36)", function () {
 
     const decisions = decisionsOf(lines);
     assert.ok(site.shed() > 0, "the worker probed above the site's limit at first (it starts at 16)");
+    // Backed off on the 503s, with the reason in the log: the worker's concurrency, or the host's own limit
+    // (worker/hostThrottle.ts), whichever met them first. On a busy machine the host's limit can settle it before the
+    // concurrency's first window is judged, and the crawl end with no concurrency decision at all.
     assert.ok(
-      decisions.some((d) => d.to < d.from && /sites answered 429\/503/.test(d.reason)),
+      decisions.some((d) => d.to < d.from && /sites answered 429\/503/.test(d.reason)) ||
+        lines.some((l) =>
+          /host \S+ answered 429\/503 with \d+ request\(s\) out: at most \d+ request\(s\) at once/.test(l),
+        ),
       `a back-off on 503s: ${lines.join('\n')}`,
     );
-    const last = decisions.at(-1)!;
+    const last = decisions.at(-1);
     const secondHalf = site.arrivals.slice(Math.floor(site.arrivals.length / 2));
     assert.ok(
-      last.to <= 8 || Math.max(...secondHalf) <= 8,
-      `settled at or under 8: last decision ${last.from} → ${last.to}, in flight in the second half up to ${Math.max(...secondHalf)}`,
+      (last !== undefined && last.to <= 8) || Math.max(...secondHalf) <= 8,
+      `settled at or under 8: last decision ${last ? `${last.from} → ${last.to}` : 'none'}, in flight in the second half up to ${Math.max(...secondHalf)}`,
     );
   });
 
