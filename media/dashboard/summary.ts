@@ -2,7 +2,7 @@
 // notification, and the counters.
 
 import type { DashboardData } from '../../src/extension/dashboard/protocol';
-import { h, icon, renderChanged } from '../shared/dom';
+import { h, icon, renderChanged, withCode } from '../shared/dom';
 import { fmtBytes, fmtDuration, fmtInt } from '../shared/format';
 import { counterIcon, etaText } from './figures';
 import { send } from './host';
@@ -13,7 +13,7 @@ function kpi(label: string, value: string, detail?: string, cls = '', ic?: strin
     { class: `kpi ${cls}`, role: 'group', 'aria-label': `${label}: ${value}${detail ? `, ${detail}` : ''}` },
     h('div', { class: 'label' }, ic ? icon(ic) : null, label),
     h('div', { class: 'value' }, value),
-    detail ? h('div', { class: 'detail', title: detail }, detail) : null,
+    detail ? h('div', { class: 'detail', title: detail }, ...withCode(detail)) : null,
   );
 }
 

@@ -1,6 +1,6 @@
 // The monitor's JSON API: reads, and actions with the token in a header.
 
-import { byId } from '../shared/dom';
+import { byId, withCode } from '../shared/dom';
 
 export async function get<T>(path: string): Promise<T> {
   const r = await fetch(path, { cache: 'no-store' });
@@ -11,7 +11,7 @@ export async function get<T>(path: string): Promise<T> {
 
 export function say(text: string, error = false): void {
   const m = byId('message');
-  m.textContent = text;
+  m.replaceChildren(...withCode(text));
   m.className = error ? 'error' : '';
 }
 

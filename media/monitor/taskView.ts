@@ -2,7 +2,7 @@
 // being fetched, failures, skips, drops, the frontier, hosts, screenshots, its store and its workers.
 
 import type { TaskDetail } from '../../src/monitor/views';
-import { byId, h, keyedChildren, placeChildren, renderChanged, setText } from '../shared/dom';
+import { byId, h, keyedChildren, placeChildren, renderChanged, setText, withCode } from '../shared/dom';
 import { fmtDuration } from '../shared/format';
 import { ago, fmt, fmtRate } from './format';
 import { changesView, storedView } from './taskStore';
@@ -59,7 +59,7 @@ export function renderTask(d: TaskDetail, act: Act): void {
     h('h2', {}, `Task ${name}`, s.run ? ` — run ${s.run.run}, ${d.phase.word}` : ' — never run'),
     // What the phase means and what moves it on (an interrupted run is resumed by Start Crawl or `run`), as `status`
     // and the dashboard say it.
-    h('p', { class: 'msg', 'data-figure': 'phase' }, d.phase.text),
+    h('p', { class: 'msg', 'data-figure': 'phase' }, ...withCode(d.phase.text)),
   ]);
   show('cards', [d.figures, s.stats, s.counts, d.stored.location, d.stored.rows, d.stored.changes], () => [
     taskCards(d),
@@ -69,8 +69,8 @@ export function renderTask(d: TaskDetail, act: Act): void {
     h(
       'div',
       { class: 'cards' },
-      chart('Pages/s', d.series.t, d.series.pagesPerSec, '#2a7'),
-      chart('Queue depth', d.series.t, d.series.queueDepth, '#37c'),
+      chart('Pages/s', d.series.t, d.series.pagesPerSec, '#2a7', fmtRate),
+      chart('Queue depth', d.series.t, d.series.queueDepth, '#37c', fmt),
     ),
   ]);
   // "Since" is counted from the reading's time: it changes with every poll only while pages are in flight.
@@ -301,7 +301,14 @@ function frontierAndHosts(d: TaskDetail): HTMLElement[] {
   ];
 }
 
-function chart(label: string, t: readonly number[], v: readonly number[], color: string): HTMLElement {
+/** A line of a series over time; `format` writes its values (a rate with a decimal, a queue's depth as a count). */
+function chart(
+  label: string,
+  t: readonly number[],
+  v: readonly number[],
+  color: string,
+  format: (n: number) => string,
+): HTMLElement {
   const wrap = h('div', {}, h('h3', {}, label));
   if (v.length < 2) {
     wrap.append(h('p', { class: 'muted' }, 'No history yet.'));
@@ -322,7 +329,7 @@ function chart(label: string, t: readonly number[], v: readonly number[], color:
   );
   line.setAttribute('stroke', color);
   svg.append(line);
-  wrap.append(svg, h('span', { class: 'muted' }, `max ${fmtRate(max)}, now ${fmtRate(v[v.length - 1]!)}`));
+  wrap.append(svg, h('span', { class: 'muted' }, `max ${format(max)}, now ${format(v[v.length - 1]!)}`));
   return wrap;
 }
 

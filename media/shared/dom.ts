@@ -39,6 +39,17 @@ export function h(tag: string, attrs: Attrs = {}, ...children: Child[]): HTMLEle
   return el;
 }
 
+/**
+ * A message's text with its `commands` as `<code>`: the engine's messages mark a command the user types with
+ * backticks (describeRunPhase's "Start Crawl (or `crawl-studio run`) resumes it"), which a terminal shows as they
+ * are and a page should not. An unpaired backtick stays text.
+ */
+export function withCode(text: string): (HTMLElement | string)[] {
+  const parts = text.split('`');
+  if (parts.length % 2 === 0) return [text];
+  return parts.map((p, i) => (i % 2 === 1 ? h('code', {}, p) : p)).filter((p) => p !== '');
+}
+
 /** An element with only text and a class: the shorthand of views that build row by row. */
 export function el<K extends keyof HTMLElementTagNameMap>(
   tag: K,

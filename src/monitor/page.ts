@@ -61,7 +61,7 @@ tr.task { cursor: pointer; } tr.task.selected { background: #8882; }
 .card .l { color: var(--muted); font-size: .85rem; }
 .state-gone, .state-silent { color: var(--bad); font-weight: 600; } .state-live { color: var(--ok); }
 td .warning { color: var(--warn); font-weight: normal; font-size: .85rem; max-width: 28rem; }
-.url { word-break: break-all; } .msg { color: var(--muted); }
+.url { word-break: break-all; } .msg { color: var(--muted); } code { font-family: ui-monospace, monospace; font-size: .95em; }
 svg.chart { width: 100%; max-width: 40rem; height: 6rem; border: 1px solid var(--line); }
 svg.chart polyline { fill: none; stroke-width: 1.5; }
 .actions { display: flex; gap: .6rem; flex-wrap: wrap; align-items: flex-start; margin: .6rem 0; }
