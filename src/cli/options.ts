@@ -77,6 +77,10 @@ export const WORKER_OPTIONS = withHelp(WORKER_FLAG_SPEC, {
     'DURATION',
     "how often the log says what the worker did: pages, failures by reason, items (default 60s; 0: never), and when a task's run starts or ends",
   ],
+  'log-level': [
+    'info|warn|error',
+    "the least severe lines written (default info; warn leaves out the minute's activity lines, error also each failed page's line; $CRAWL_STUDIO_LOG_LEVEL)",
+  ],
   'allow-scripts': [undefined, ALLOW_SCRIPTS_HELP],
 });
 

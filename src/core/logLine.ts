@@ -9,6 +9,8 @@ export type LogLevel = 'info' | 'warn' | 'error';
 
 /** The environment variable a process passes its log format to the workers it starts (and that sets the default). */
 export const LOG_FORMAT_ENV = 'CRAWL_STUDIO_LOG_FORMAT';
+/** The default of a worker's `--log-level`, for a container whose command line is fixed. */
+export const LOG_LEVEL_ENV = 'CRAWL_STUDIO_LOG_LEVEL';
 
 /** What a line is about, where known: `event` names it (`page-failed`, `progress`, `run-finished`…). */
 export interface LogFields {
@@ -23,6 +25,26 @@ export interface LogFields {
 }
 
 export type Log = (level: LogLevel, message: string, fields?: LogFields) => void;
+
+const LEVELS: readonly LogLevel[] = ['info', 'warn', 'error'];
+
+/**
+ * `--log-level`: the least severe level written (default info). A crawl that meets thousands of 404s writes a
+ * warn line for each page; an operator who reads the minute's activity line instead (or ships only problems) sets
+ * warn or error, as Celery's --loglevel and Scrapy's LOG_LEVEL do.
+ */
+export function parseLogLevel(value: string | undefined): LogLevel {
+  if (value === undefined || value === '') return 'info';
+  const v = value.toLowerCase();
+  if (v === 'warning') return 'warn';
+  if ((LEVELS as readonly string[]).includes(v)) return v as LogLevel;
+  throw new FlagValueError('log-level', value, 'expected info, warn or error');
+}
+
+/** Whether a line of `level` is written under the threshold `least`. */
+export function logsAt(level: LogLevel, least: LogLevel): boolean {
+  return LEVELS.indexOf(level) >= LEVELS.indexOf(least);
+}
 
 /** `--log-format`: human (default) or json; anything else is a usage error naming the flag. */
 export function parseLogFormat(value: string | undefined): LogFormat {

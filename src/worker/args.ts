@@ -156,6 +156,8 @@ export const WORKER_FLAG_SPEC = {
   'log-format': { type: 'string' },
   // How often the log says what the worker did (activityLog.ts): 60s by default, 0 never.
   'log-stats': { type: 'string' },
+  // The least severe line written: info (default), warn or error (core/logLine.ts parseLogLevel).
+  'log-level': { type: 'string' },
 } as const;
 
 /** A worker's activity line every minute unless --log-stats says otherwise (as Scrapy's LOGSTATS_INTERVAL). */

@@ -14,7 +14,15 @@ import { AUTO_CONCURRENCY_START, initial } from '../core/autoscale/range';
 import { watchParent } from './parentWatch';
 import { runWorker, type WorkerHandle } from './runtime';
 import { permissionDenied, waitForRedis } from '../redis/check';
-import { formatLogLine, LOG_FORMAT_ENV, parseLogFormat, type Log } from '../core/logLine';
+import {
+  formatLogLine,
+  LOG_FORMAT_ENV,
+  LOG_LEVEL_ENV,
+  logsAt,
+  parseLogFormat,
+  parseLogLevel,
+  type Log,
+} from '../core/logLine';
 import { workerIdOf } from '../frontier/fleet';
 import type { WorkerMetrics } from './metrics';
 import type { HealthState } from './health';
@@ -35,7 +43,7 @@ export async function workerMain(argv: string[]): Promise<void> {
   const redisUrl = redisTargetFrom(values);
   if (positionals.length === 0 || !redisUrl) {
     throw new Error(
-      `usage: worker <task.crawl.yaml>... --redis redis://host:port | --sentinel host:port,... --sentinel-master NAME | --cluster host:port,... [--concurrency N|auto|MIN..MAX | --autoscale MAX,MIN] [--max-memory SIZE] [--health [HOST:]PORT] [--metrics-port N [--metrics-bind ADDRESS]] [--drain-timeout 25s] [--log-stats 60s] [--allow-scripts] (or the target in $${REDIS_URL_ENV})`,
+      `usage: worker <task.crawl.yaml>... --redis redis://host:port | --sentinel host:port,... --sentinel-master NAME | --cluster host:port,... [--concurrency N|auto|MIN..MAX | --autoscale MAX,MIN] [--max-memory SIZE] [--health [HOST:]PORT] [--metrics-port N [--metrics-bind ADDRESS]] [--drain-timeout 25s] [--log-stats 60s] [--log-level warn] [--allow-scripts] (or the target in $${REDIS_URL_ENV})`,
     );
   }
   const concurrency = concurrencyFlag(values);
@@ -51,9 +59,12 @@ export async function workerMain(argv: string[]): Promise<void> {
   const tasks = await Promise.all(positionals.map((p) => loadTaskFile(p, { allowScripts })));
   // --log-format json (or $CRAWL_STUDIO_LOG_FORMAT, how `run` passes it to the workers it starts): one JSON object a line.
   const format = parseLogFormat(values['log-format'] ?? process.env[LOG_FORMAT_ENV]);
+  const least = parseLogLevel(values['log-level'] ?? process.env[LOG_LEVEL_ENV]);
   const worker = workerIdOf(process.pid);
-  const log: Log = (level, msg, fields = {}) =>
-    process.stdout.write(`${formatLogLine(format, Date.now(), level, msg, { worker, ...fields })}\n`);
+  const log: Log = (level, msg, fields = {}) => {
+    if (logsAt(level, least))
+      process.stdout.write(`${formatLogLine(format, Date.now(), level, msg, { worker, ...fields })}\n`);
+  };
   // Signals are handled from the start: while waiting for Redis (nothing in flight) one ends the worker at once; one
   // that comes while the worker starts stops it as soon as it has (a SIGTERM right after the banner killed it), or
   // within START_GRACE_MS if the start cannot complete.

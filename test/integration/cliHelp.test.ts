@@ -104,6 +104,7 @@ describe('CLI conventions: --help for every command, --version, exit codes (issu
         /^crawl-studio: --log-stats '0.5s': expected a duration of at least 1s/,
       ],
       [['worker', task, '--log-format', 'xml'], /^crawl-studio: --log-format 'xml': expected human or json/],
+      [['worker', task, '--log-level', 'debug'], /^crawl-studio: --log-level 'debug': expected info, warn or error/],
       [['worker', task, '--lock-duration', '1.5'], /^crawl-studio: --lock-duration '1.5': expected a whole number/],
     ];
     for (const [args, message] of cases) {

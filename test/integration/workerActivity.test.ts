@@ -110,6 +110,56 @@ describe("a worker's log says what it does: runs it waits for and takes, pages e
     );
   });
 
+  it('writes only the lines at or above --log-level: warn keeps a failed page and drops the activity, error drops both', async () => {
+    const task = await writeTask(taskYaml('wa-level'));
+    interface Leveled extends Line {
+      readonly level: string;
+    }
+    // One worker at a time takes the whole run (the session starts none), so the run's failed page is its.
+    const crawlWith = async (args: string[], env: NodeJS.ProcessEnv) => {
+      const worker = spawn(
+        process.execPath,
+        [CLI, 'worker', task.file, '--redis', redis.url, '--log-stats', '1s', '--log-format', 'json', ...args],
+        { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
+      );
+      children.push(worker);
+      let out = '';
+      worker.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      const s = session(task, redis.url, { workers: 0 });
+      const result = await s.run();
+      await s.close();
+      assert.equal(result.status.stats!.failed, 1);
+      // Past an activity interval after the run's end, so a line that should not be written would have been.
+      await new Promise((r) => setTimeout(r, 2_500));
+      const exited = new Promise((r) => worker.once('exit', r));
+      worker.kill('SIGTERM');
+      await exited;
+      return out
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Leveled);
+    };
+
+    const warn = await crawlWith(['--log-level', 'warn'], {});
+    assert.deepEqual(
+      warn.filter((l) => l.level === 'info'),
+      [],
+    );
+    assert.equal(warn.filter((l) => l.event === 'page-failed').length, 1, JSON.stringify(warn));
+
+    // $CRAWL_STUDIO_LOG_LEVEL, for a container whose command line is fixed.
+    const error = await crawlWith([], { CRAWL_STUDIO_LOG_LEVEL: 'error' });
+    assert.deepEqual(
+      error.filter((l) => l.level !== 'error'),
+      [],
+    );
+
+    // And the default writes both, on the same run's shape.
+    const info = await crawlWith([], {});
+    assert.ok(info.some((l) => l.event === 'worker-activity' && l.level === 'info'));
+    assert.equal(info.filter((l) => l.event === 'page-failed' && l.level === 'warn').length, 1);
+  });
+
   it("is off in the workers a `run` starts: the run's own progress says it", async () => {
     const task = await writeTask(taskYaml('wa-run'));
     const { stdout } = await promisify(execFile)(

@@ -52,6 +52,7 @@ export const RESERVED_VARIABLES: readonly string[] = [
   // The web monitor's actions token (cli/monitor.ts): a task file that read it could hand it to a site.
   'CRAWL_STUDIO_MONITOR_TOKEN',
   'CRAWL_STUDIO_LOG_FORMAT',
+  'CRAWL_STUDIO_LOG_LEVEL',
   // The private redis-server's data folder, for the workers a run or a window starts on it (redis/serverOwners.ts).
   'CRAWL_STUDIO_PRIVATE_REDIS_DIR',
 ];
