@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { COMMANDS } from '../../src/cli/commands';
@@ -56,7 +55,7 @@ describe('CLI conventions: --help for every command, --version, exit codes (issu
   });
 
   it('`test --help` prints help and does not read a file named --help; a help request ahead of a bad option wins', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'cs-help-'));
+    const dir = tempDir('cs-help-');
     // A file named --help that `test` would fail on if it read it.
     writeFileSync(join(dir, '--help'), 'not: a task');
     const r = await cli(['test', '--help'], dir);
