@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { startMonitor } from '../../src/monitor/server';
+import { startTestMonitor } from '../support/monitor';
 import { launchCrawl } from '../../src/run/launcher';
 import { loadTaskFile } from '../../src/workspace/taskFile';
 import { WORKER_SCRIPT } from '../support/crawl';
@@ -190,16 +190,7 @@ describe('what changed since the last crawl (issue 33)', function () {
 
   it("the monitor serves the task's changes as an Atom feed, one entry per run", async () => {
     const conn = new Redis(redis.url);
-    const monitor = await startMonitor({
-      redis: conn,
-      bind: '127.0.0.1',
-      port: 0,
-      token: 't'.repeat(32),
-      tokenGiven: true,
-      allowHosts: [],
-      hideWorkersAfterMs: 60_000,
-      scriptPath: resolve('dist/media/monitor/main.js'),
-    });
+    const monitor = await startTestMonitor(conn);
     try {
       const res = await fetch(`${monitor.url}/api/tasks/watched/changes.atom`);
       assert.equal(res.status, 200);
@@ -235,16 +226,7 @@ describe('what changed since the last crawl (issue 33)', function () {
     const second = await crawl(file);
     const cli = await changesJson(file, '--since', '2000-01-01');
     const conn = new Redis(redis.url);
-    const monitor = await startMonitor({
-      redis: conn,
-      bind: '127.0.0.1',
-      port: 0,
-      token: 't'.repeat(32),
-      tokenGiven: true,
-      allowHosts: [],
-      hideWorkersAfterMs: 60_000,
-      scriptPath: resolve('dist/media/monitor/main.js'),
-    });
+    const monitor = await startTestMonitor(conn);
     try {
       const detail = (await (await fetch(`${monitor.url}/api/tasks/metered`)).json()) as {
         stored: {
@@ -365,16 +347,7 @@ describe('what changed since the last crawl (issue 33)', function () {
       assert.doesNotMatch(text, /s3cret|\/hook/);
       // The monitor's task page shows the failed delivery with its reason, never the URL.
       const conn = new Redis(redis.url);
-      const monitor = await startMonitor({
-        redis: conn,
-        bind: '127.0.0.1',
-        port: 0,
-        token: 't'.repeat(32),
-        tokenGiven: true,
-        allowHosts: [],
-        hideWorkersAfterMs: 60_000,
-        scriptPath: resolve('dist/media/monitor/main.js'),
-      });
+      const monitor = await startTestMonitor(conn);
       try {
         const body = await (await fetch(`${monitor.url}/api/tasks/watched`)).text();
         const notify = (

@@ -75,6 +75,18 @@ function getWithHost(url: string, host: string): Promise<number> {
   });
 }
 
+/** A task over the site's /slow/ pages: each answers 1.5 s late and links four more, so a run stays busy. */
+const slowChainYaml = (name: string, siteUrl: string) => `name: ${name}
+start: [${siteUrl}/slow/0]
+request: { timeout: 10s, retries: { attempts: 1 } }
+rules:
+  - name: page
+    match: ["**/slow/*"]
+    follow:
+      - selector: a
+        to: page
+`;
+
 describe('crawl-studio monitor: the web page, the API and /metrics of a real crawl (issue 31)', function () {
   this.timeout(600_000);
   let redis: RedisServer;
@@ -478,16 +490,7 @@ describe('crawl-studio monitor: the web page, the API and /metrics of a real cra
     }
   });
   it('shows the pages being fetched now with their worker, and stops a running run from the page: the CLI driving it ends', async () => {
-    const slow = await writeTask(`name: slow
-start: [${web.url}/slow/0]
-request: { timeout: 10s, retries: { attempts: 1 } }
-rules:
-  - name: page
-    match: ["**/slow/*"]
-    follow:
-      - selector: a
-        to: page
-`);
+    const slow = await writeTask(slowChainYaml('slow', web.url));
     const run = spawn(
       process.execPath,
       [CLI, 'run', slow.file, '--workers', '1', '--concurrency', '2', '--redis', redis.url],
@@ -563,16 +566,7 @@ rules:
   });
 
   it('calls a run no process drives "interrupted", as `status` does, and says what resumes it', async () => {
-    const task = await writeTask(`name: halted
-start: [${web.url}/slow/0]
-request: { timeout: 10s, retries: { attempts: 1 } }
-rules:
-  - name: page
-    match: ["**/slow/*"]
-    follow:
-      - selector: a
-        to: page
-`);
+    const task = await writeTask(slowChainYaml('halted', web.url));
     const run = spawn(process.execPath, [CLI, 'run', task.file, '--workers', '1', '--redis', redis.url], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });

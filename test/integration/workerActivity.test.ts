@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { session, writeTask } from '../support/crawl';
 import { Redis } from 'ioredis';
 import { readRun } from '../../src/frontier/partitions';
-import { startMonitor } from '../../src/monitor/server';
+import { startTestMonitor } from '../support/monitor';
 import { serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
 import { pagesTaskYaml, servePagesSite } from '../support/pagesSite';
 import { until } from '../support/until';
@@ -248,16 +248,7 @@ describe("a worker's log says what it does: runs it waits for and takes, pages e
         `    warning: ${warning.message}`,
         status,
       );
-      const monitor = await startMonitor({
-        redis: conn,
-        bind: '127.0.0.1',
-        port: 0,
-        token: 't'.repeat(32),
-        tokenGiven: true,
-        allowHosts: [],
-        hideWorkersAfterMs: 60_000,
-        scriptPath: resolve('dist/media/monitor/main.js'),
-      });
+      const monitor = await startTestMonitor(conn);
       try {
         const { workers } = (await (await fetch(`${monitor.url}/api/workers`)).json()) as {
           workers: { tasks: string[]; warnings: string[] }[];
