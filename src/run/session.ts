@@ -408,6 +408,8 @@ export class CrawlSession {
       throw new RunTakenOverError(this.opts.task, lease.holder);
     }
     let status = await readTaskStatus(this.redis, this.opts.task.name);
+    // The history's last sample as the run drained (before the store's flush), whoever sampled last.
+    await recordSample(this.redis, this.opts.task.name, Date.now(), { final: true }).catch(() => undefined);
     // Paused and interrupted time left out (issue 32): the duration every view shows.
     const durationMs = runElapsedMs(status.run ?? w.current, Date.now());
     const finalized = await this.finalizeHeld(w.current, status, durationMs);
@@ -448,12 +450,10 @@ export class CrawlSession {
    */
   private async settleStop(current: RunInfo, outcome: RunOutcome): Promise<RunOutcome> {
     if (!this.stopping || outcome === 'finished' || this.opts.mode === 'join') return outcome;
-    if (this.ending)
-      return (await this.crawl.stopRun(current.run))
-        ? 'stopped'
-        : (await this.crawl.currentRun())?.state === 'finished'
-          ? 'finished'
-          : 'stopped';
+    if (this.ending) {
+      const stopped = await this.crawl.stopRun(current.run);
+      return stopped || (await this.crawl.currentRun())?.state !== 'finished' ? 'stopped' : 'finished';
+    }
     await this.crawl.markIdle();
     return 'interrupted';
   }

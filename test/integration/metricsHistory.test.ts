@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import { metricsKeys, readHistory, TIERS } from '../../src/observe/metrics';
+import { metricsKeys, readHistory, recordSample, TIERS } from '../../src/observe/metrics';
+import { finishedPages } from '../../src/observe/figures';
+import { session, writeTask } from '../support/crawl';
+import { pagesTaskYaml, servePagesSite } from '../support/pagesSite';
 import { startRedis, type RedisServer } from '../support/services';
 
 // readHistory's tail (issue 31): the web monitor reads only the newest samples its charts show, not a long run's
@@ -49,5 +52,32 @@ describe('metric history: the newest samples only', function () {
       (await readHistory(redis, 'hist', 'r1')).map((s) => s.t),
       [1, 2, 10, 11, 12, 13, 14],
     );
+  });
+
+  it("ends a real run's history with the counts it finished with, and adds nothing after its end", async () => {
+    const web = await servePagesSite(6);
+    try {
+      const task = await writeTask(pagesTaskYaml('hist-run', `${web.url}/`));
+      const s = session(task, server.url, { workers: 1 });
+      const result = await s.run();
+      await s.close();
+      const run = result.run.run;
+      const stats = result.status.stats!;
+      const history = await readHistory(redis, 'hist-run', run);
+      const last = history.at(-1)!;
+      // The driver's last sample, taken as the run drained: however short the crawl, the chart ends at its end.
+      assert.deepEqual(
+        [last.done, last.failed, last.items, last.enqueued],
+        [stats.done, stats.failed, stats.items, stats.enqueued],
+      );
+      assert.equal(finishedPages(stats).total, 8);
+      assert.ok(last.t <= result.status.run!.finishedAt!, 'sampled before the run was marked finished');
+      // A view open on the finished run (the monitor samples as it reads) adds nothing.
+      await redis.del(metricsKeys('hist-run', run).tick);
+      assert.equal(await recordSample(redis, 'hist-run'), null);
+      assert.equal((await readHistory(redis, 'hist-run', run)).length, history.length);
+    } finally {
+      await web.close();
+    }
   });
 });

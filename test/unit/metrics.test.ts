@@ -11,6 +11,7 @@ import {
   readHistory,
   readHostTally,
   recordSample,
+  TIERS,
   type MetricSample,
 } from '../../src/observe/metrics';
 import { compileFilters, ItemCache, ItemView, QualityTracker, sortKeyOf, viewAsStore } from '../../src/store/query';
@@ -158,6 +159,37 @@ describe('metrics: samples in Redis', function () {
       [1_000_000, 1_001_000],
     );
     assert.ok((await redis.pttl(metricsKeys('m1', 'r1').tier('fine'))) > 0, 'metrics expire');
+  });
+
+  it("ends a run's history with its driver's final sample, however soon after the last; nobody samples it after", async () => {
+    const k = taskKeys('m4');
+    await redis.hset(k.meta, { run: 'r4', state: 'running' });
+    await redis.hset(k.stats('r4'), { done: 0, enqueued: 1 });
+    assert.ok(await recordSample(redis, 'm4', 3_000_000));
+    // A crawl shorter than the step: done 0.4 s after its first sample, within the tick and the tiers' spacing.
+    await redis.hset(k.stats('r4'), { done: 107, enqueued: 108 });
+    assert.equal(await recordSample(redis, 'm4', 3_000_400), null, 'an ordinary sample waits for the step');
+    const last = await recordSample(redis, 'm4', 3_000_400, { final: true });
+    assert.equal(last?.done, 107);
+    for (const tier of TIERS)
+      assert.deepEqual(
+        (await redis.lrange(metricsKeys('m4', 'r4').tier(tier.name), 0, -1)).map((x) => JSON.parse(x).t),
+        [3_000_000, 3_000_400],
+        tier.name,
+      );
+    // Ended: a view that stays open (the monitor, a dashboard) no longer adds samples of nothing happening.
+    for (const state of ['finished', 'stopped']) {
+      await redis.hset(k.meta, { state });
+      await redis.del(metricsKeys('m4', 'r4').tick);
+      assert.equal(await recordSample(redis, 'm4', 3_060_000), null, state);
+    }
+    assert.deepEqual(
+      (await readHistory(redis, 'm4', 'r4')).map((x) => [x.t, x.done]),
+      [
+        [3_000_000, 0],
+        [3_000_400, 107],
+      ],
+    );
   });
 
   it('counts skipped and failed jobs for the run and per host, with the recent URLs of each skip reason', async () => {

@@ -37,7 +37,6 @@ export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
   private readonly rates = new WorkerRates();
   private ticking: Promise<void> = Promise.resolve();
   /** Samples taken by this panel after the run finished (one closes the series, more would be flat noise). */
-  private finishedSamples = new Set<string>();
   /** The finished run's changes as last read from the store (the store is read again until they are complete). */
   private changes: { run: string; value: RunChanges | null; at: number } | null = null;
 
@@ -166,14 +165,8 @@ export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
   private async tick(): Promise<void> {
     if (this.disposed) return;
     const redis = await this.api.connection.get();
-    const prevRun = this.previous?.run;
-    if (!prevRun || prevRun.state === 'running' || prevRun.state === 'starting')
-      await recordSample(redis, this.task.name);
-    else if (!this.finishedSamples.has(prevRun.run)) {
-      // One sample after the end, so the chart shows the drain even if the session stopped sampling first.
-      this.finishedSamples.add(prevRun.run);
-      await recordSample(redis, this.task.name);
-    }
+    // A run that ended is not sampled (its driver took the last sample as it drained): recordSample says no.
+    await recordSample(redis, this.task.name);
     const failed = this.previous?.stats?.failed;
     const readFailures = Date.now() - this.failuresAt > FAILURES_EVERY_MS;
     const h = await readHealth(this.parts(redis), this.task, { readFailures, previous: this.previous });
