@@ -80,6 +80,11 @@ rules:
   - name: page
     follow: [{ selector: a, to: page }]
 `);
+    // Before any run, each says so, in the same words.
+    for (const command of ['status', 'failures', 'retry']) {
+      const before = await cli(command, task.file);
+      assert.deepEqual([before.code, before.out], [0, 'fails-http: never run on this Redis\n'], command);
+    }
     const first = await cli('run', task.file, '--workers', '1', '--concurrency', '2');
     assert.equal(first.code, 0, first.out);
     assert.match(first.out, /pages failed +2 \(/, first.out);

@@ -62,6 +62,11 @@ export const retryCommand = command({
   run(values, positionals) {
     if (positionals.length !== 1) throw new UsageError('retry takes one task file', retryCommand);
     return withQueue(positionals[0]!, redisTargetFrom(values), async (q, task, redis) => {
+      // As `status` and `failures` say it: "no failed pages" read as a run without failures.
+      if (!(await q.currentRun())) {
+        console.log(`${task.name}: never run on this Redis`);
+        return EXIT.OK;
+      }
       const groups = (await sampleFailures(q.parts, { max: 100_000, urlsPerGroup: 0 })).filter((g) =>
         matchesReason(g.group, values.reason),
       );
