@@ -65,12 +65,14 @@ export function renderTask(d: TaskDetail, act: Act): void {
     taskCards(d),
   ]);
   show('actions', [name, s.isPaused, s.run?.run, s.run?.state], () => [taskActions(d, act, urls)]);
-  show('charts', d.series, () => [
+  // A run that ended has no "now": its history stops at its driver's last sample.
+  const last = s.run?.state === 'finished' || s.run?.state === 'stopped' ? 'at the end' : 'now';
+  show('charts', [d.series, last], () => [
     h(
       'div',
       { class: 'cards' },
-      chart('Pages/s', d.series.t, d.series.pagesPerSec, '#2a7', fmtRate),
-      chart('Queue depth', d.series.t, d.series.queueDepth, '#37c', fmt),
+      chart('Pages/s', d.series.t, d.series.pagesPerSec, '#2a7', fmtRate, last),
+      chart('Queue depth', d.series.t, d.series.queueDepth, '#37c', fmt, last),
     ),
   ]);
   // "Since" is counted from the reading's time: it changes with every poll only while pages are in flight.
@@ -301,13 +303,17 @@ function frontierAndHosts(d: TaskDetail): HTMLElement[] {
   ];
 }
 
-/** A line of a series over time; `format` writes its values (a rate with a decimal, a queue's depth as a count). */
+/**
+ * A line of a series over time; `format` writes its values (a rate with a decimal, a queue's depth as a count), `last`
+ * names the newest one (now, or at the end of a run that ended).
+ */
 function chart(
   label: string,
   t: readonly number[],
   v: readonly number[],
   color: string,
   format: (n: number) => string,
+  last: string,
 ): HTMLElement {
   const wrap = h('div', {}, h('h3', {}, label));
   if (v.length < 2) {
@@ -329,7 +335,7 @@ function chart(
   );
   line.setAttribute('stroke', color);
   svg.append(line);
-  wrap.append(svg, h('span', { class: 'muted' }, `max ${format(max)}, now ${format(v[v.length - 1]!)}`));
+  wrap.append(svg, h('span', { class: 'muted' }, `max ${format(max)}, ${last} ${format(v[v.length - 1]!)}`));
   return wrap;
 }
 

@@ -101,6 +101,10 @@ export async function recordSample(
   return sample;
 }
 
+function sameFigures(a: MetricSample | null, b: MetricSample): boolean {
+  return a !== null && (Object.keys(b) as (keyof MetricSample)[]).every((k) => k === 't' || a[k] === b[k]);
+}
+
 async function appendSample(
   redis: Redis,
   mk: ReturnType<typeof metricsKeys>,
@@ -110,9 +114,12 @@ async function appendSample(
   const lasts = await Promise.all(TIERS.map((tier) => redis.lindex(mk.tier(tier.name), -1)));
   const m = redis.multi();
   TIERS.forEach((tier, i) => {
-    const last = lasts[i] ? (JSON.parse(lasts[i]) as MetricSample).t : 0;
-    // A little slack: samples taken "every second" arrive a few ms early or late. The final one ends every tier.
-    if (final ? sample.t <= last : sample.t - last < tier.stepMs * 0.9) return;
+    const prev = lasts[i] ? (JSON.parse(lasts[i]) as MetricSample) : null;
+    const last = prev?.t ?? 0;
+    // A little slack: samples taken "every second" arrive a few ms early or late. The final one ends every tier,
+    // unless the tier's last sample already says the same (the driver's poll read the drained run a moment ago): a
+    // sample of nothing changed, ms later, would end the chart on a rate of 0.
+    if (final ? sample.t <= last || sameFigures(prev, sample) : sample.t - last < tier.stepMs * 0.9) return;
     const key = mk.tier(tier.name);
     m.rpush(key, JSON.stringify(sample)).ltrim(key, -tier.keep, -1).pexpire(key, TTL_MS);
   });
@@ -194,7 +201,12 @@ function pendingOf(s: MetricSample): number {
   return s.waiting + s.active + s.delayed;
 }
 
-/** Rates between consecutive samples; counter resets (a new run on the same list) give zero, never negative. */
+/**
+ * Rates between consecutive samples; counter resets (a new run on the same list) give zero, never negative. The
+ * first interval's rates also stand at its start (with the start's queue depth): the charts begin where the history
+ * does, and a run shorter than the sampling step, one interval from its first sample to its driver's last, is a
+ * line rather than a single point that neither chart could draw ("Collecting samples…" for good).
+ */
 export function rateSeries(samples: readonly MetricSample[]): RatePoint[] {
   const out: RatePoint[] = [];
   for (let i = 1; i < samples.length; i++) {
@@ -203,14 +215,14 @@ export function rateSeries(samples: readonly MetricSample[]): RatePoint[] {
     const dt = (b.t - a.t) / 1000;
     if (dt <= 0) continue;
     const r = (x: number, y: number) => Math.max(0, y - x) / dt;
-    out.push({
-      t: b.t,
+    const rates = {
       pagesPerSec: r(a.done, b.done),
       itemsPerSec: r(a.items, b.items),
       finishedPerSec: r(finishedOf(a), finishedOf(b)),
       discoveredPerSec: r(a.enqueued, b.enqueued),
-      queueDepth: pendingOf(b),
-    });
+    };
+    if (out.length === 0) out.push({ t: a.t, ...rates, queueDepth: pendingOf(a) });
+    out.push({ t: b.t, ...rates, queueDepth: pendingOf(b) });
   }
   return out;
 }

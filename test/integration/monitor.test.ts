@@ -186,6 +186,12 @@ describe('crawl-studio monitor: the web page, the API and /metrics of a real cra
       String(status.stats!.done),
     );
     assert.equal(await page.locator('#tasks tr[data-task="mon"] [data-figure="state"]').textContent(), 'finished');
+    // Its charts, however short the crawl (its first sample and its driver's last are enough), the newest value "at
+    // the end": a finished run has no "now".
+    const captions = await page.locator('#task svg.chart + span').allTextContents();
+    assert.equal(captions.length, 2, captions.join(' | '));
+    assert.match(captions[0]!, /^max [\d.]+, at the end [\d.]+$/);
+    assert.match(captions[1]!, /^max \d+, at the end \d+$/);
     await shot('1-finished-crawl');
   });
 

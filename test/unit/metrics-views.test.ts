@@ -161,8 +161,9 @@ describe('dashboard data', () => {
 
   it('derives rates, ETA, labels and counters from a snapshot', () => {
     const d = dashboardData(task, health, new WorkerRates(), 'h');
-    assert.deepEqual(d.series.pages, [1, 1]);
-    assert.deepEqual(d.series.t, [10, 20]);
+    // The first interval's rate from the history's first sample (observe/metrics.ts rateSeries).
+    assert.deepEqual(d.series.pages, [1, 1, 1]);
+    assert.deepEqual(d.series.t, [0, 10, 20]);
     assert.equal(d.eta.state, 'ok');
     assert.equal(d.failures[0]!.label, 'HTTP 503');
     assert.equal(d.counters.find((c) => c.label === 'Skipped')!.value, 6);

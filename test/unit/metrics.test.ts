@@ -48,11 +48,28 @@ describe('metrics: rates and ETA', () => {
       sample(2000, { done: 10, items: 4, waiting: 5 }),
       sample(3000, { done: 2 }),
     ]);
-    assert.equal(r.length, 2);
-    assert.equal(r[0]!.pagesPerSec, 5);
-    assert.equal(r[0]!.itemsPerSec, 2);
-    assert.equal(r[0]!.queueDepth, 5);
-    assert.equal(r[1]!.pagesPerSec, 0, 'a counter reset is not a negative rate');
+    // The first interval's rate stands at its start too, with the start's queue depth.
+    assert.deepEqual(
+      r.map((p) => [p.t, p.pagesPerSec, p.itemsPerSec, p.queueDepth]),
+      [
+        [0, 5, 2, 0],
+        [2000, 5, 2, 5],
+        [3000, 0, 0, 0],
+      ],
+      'a counter reset is not a negative rate',
+    );
+  });
+
+  it('charts a run shorter than the sampling step: its first sample and its last make a line of two points', () => {
+    const r = rateSeries([sample(0, { done: 0, waiting: 1 }), sample(800, { done: 107 })]);
+    assert.deepEqual(
+      r.map((p) => [p.t, p.pagesPerSec]),
+      [
+        [0, 133.75],
+        [800, 133.75],
+      ],
+    );
+    assert.deepEqual(rateSeries([sample(0, { done: 0 })]), [], 'one sample has no rate');
   });
 
   it('estimates the drain time from what is left and the recent rate, and gives none without a rate (issue 32)', () => {
@@ -177,6 +194,10 @@ describe('metrics: samples in Redis', function () {
         [3_000_000, 3_000_400],
         tier.name,
       );
+    // A final sample that says what the last one says adds nothing: the chart would end on a rate of 0.
+    await redis.hset(k.meta, { state: 'running' });
+    assert.ok(await recordSample(redis, 'm4', 3_000_450, { final: true }));
+    assert.equal(await redis.llen(metricsKeys('m4', 'r4').tier('fine')), 2);
     // Ended: a view that stays open (the monitor, a dashboard) no longer adds samples of nothing happening.
     for (const state of ['finished', 'stopped']) {
       await redis.hset(k.meta, { state });
