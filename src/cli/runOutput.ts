@@ -24,6 +24,7 @@ export function runOutput(format: LogFormat, task: string): RunOutput {
   let run: string | undefined;
   const json = (level: LogLevel, message: string, fields: LogFields = {}) =>
     process.stdout.write(`${formatLogLine('json', Date.now(), level, message, { task, run, ...fields })}\n`);
+  const endOf = runEnds();
   if (format === 'json') {
     let lastProgress = 0;
     return {
@@ -32,7 +33,8 @@ export function runOutput(format: LogFormat, task: string): RunOutput {
       say: (level, message, fields = {}) => json(level, message, { ...fields, newline: undefined }),
       progress: ({ status, pagesPerSec, backlog, figures }) => {
         run = status.run?.run ?? run;
-        if (Date.now() - lastProgress < 2000) return;
+        const end = endOf(status);
+        if (end === 'said' || (end === null && Date.now() - lastProgress < 2000)) return;
         lastProgress = Date.now();
         json('info', progressLine(status, pagesPerSec, 0, backlog, figures?.rate.label), {
           event: 'progress',
@@ -81,9 +83,11 @@ export function runOutput(format: LogFormat, task: string): RunOutput {
       else console.error(text);
     },
     progress: ({ status, pagesPerSec, elapsedMs, backlog, figures }) => {
+      const end = endOf(status);
+      if (end === 'said') return;
       const line = progressLine(status, pagesPerSec, elapsedMs, backlog, figures?.rate.label);
       if (tty) process.stdout.write(`\r\x1b[2K${line}`);
-      else if (Date.now() - lastPrint > 2000) {
+      else if (end === 'now' || Date.now() - lastPrint > 2000) {
         lastPrint = Date.now();
         process.stdout.write(line + '\n');
       }
@@ -110,5 +114,20 @@ function counts(status: CrawlStatus): Record<string, number> {
     failed: s?.failed ?? 0,
     skipped: Object.values(s?.skipped ?? {}).reduce((a, b) => a + b, 0),
     items: s?.items ?? 0,
+  };
+}
+
+/**
+ * A writer (and a scheduled task's `run`) stays up after a run ends, waiting for the next: an ended run's progress is
+ * reported once ('now'), at once, and then not again ('said') until a run goes on (null), rather than every 2 s with
+ * nothing in it moving but the clock.
+ */
+function runEnds(): (status: CrawlStatus) => 'now' | 'said' | null {
+  let said: string | null = null;
+  return (status) => {
+    const ended = status.run?.state === 'finished' || status.run?.state === 'stopped' ? status.run.run : null;
+    const end = ended === null ? null : ended === said ? 'said' : 'now';
+    said = ended;
+    return end;
   };
 }

@@ -369,9 +369,32 @@ export class CrawlQueue extends PageFlow {
     await this.markIdle();
   }
 
+  /**
+   * The current run, for a process that joins it without driving it (`crawl-studio writer`): an interrupted run is
+   * no longer idle from then on (endIdle), since the writer finishes it once the fleet's workers drain it.
+   */
+  async joinRun(task: Pick<CrawlTask, 'name'>): Promise<RunInfo> {
+    await this.loadLayout();
+    const run = await this.currentRun();
+    if (!run) throw new Error(`task '${task.name}' has never run on this Redis: start it with crawl-studio run`);
+    if (run.idleSince == null) return run;
+    await this.endIdle();
+    return (await this.currentRun()) ?? run;
+  }
+
   /** Resumes a paused or interrupted run: its pages flow again and its idle time is added to `pausedMs`. */
   async resume(): Promise<void> {
     await this.setQueuesPaused(false);
+    await this.endIdle();
+  }
+
+  /**
+   * Ends the run's idle time (added to `pausedMs`) unless its queues are paused, without touching them: a
+   * `crawl-studio writer` joining an interrupted run finishes it once the fleet's workers drain it, so the time from
+   * then on is the crawl's.
+   */
+  async endIdle(): Promise<void> {
+    if ((await this.redis.hexists(this.keys.bull.meta, 'paused')) === 1) return;
     const since = await this.redis.hget(this.keys.meta, 'idleSince');
     if (since)
       await this.redis

@@ -250,7 +250,7 @@ export class CrawlSession {
     try {
       if (!joining) await this.opts.store?.prepare?.();
       const begun = joining
-        ? await this.joinRun()
+        ? { run: await this.crawl.joinRun(this.opts.task), resumed: true, replaced: null }
         : await this.crawl.startRun(this.opts.task, { fresh: this.opts.fresh });
       watch = newWatch(begun, started, joining, this.opts.task.schedule !== null || joining);
       while ((await this.pollOnce(watch)) === 'again');
@@ -533,14 +533,6 @@ export class CrawlSession {
   private async redisFull(): Promise<RedisFullError> {
     const memory = await readMemory(this.redis).catch(() => null);
     return new RedisFullError(memory, this.fullSeenBy ?? 'the driver', this.opts.task.name);
-  }
-
-  private async joinRun(): Promise<{ run: RunInfo; resumed: boolean; replaced: null }> {
-    await this.crawl.loadLayout();
-    const run = await this.crawl.currentRun();
-    if (!run)
-      throw new Error(`task '${this.opts.task.name}' has never run on this Redis: start it with crawl-studio run`);
-    return { run, resumed: true, replaced: null };
   }
 
   /**

@@ -25,6 +25,7 @@ import { LOG_FORMAT_ENV, parseLogFormat, type LogFormat } from '../../core/logLi
 import { emptyFieldWarnings, qualityReports } from '../quality';
 import { withQueueAt, withStore, type LoadedTask } from '../context';
 import { readRunFailures, type RunFailures } from '../../observe/failures';
+import { runElapsedMs } from '../../observe/figures';
 import { command, UsageError, type CommandSpec } from '../spec';
 import { ALLOW_SCRIPTS_OPTION, LOG_FORMAT_OPTION, REDIS_OPTIONS, SCALE_OPTIONS } from '../options';
 import { EXIT } from '../exitCodes';
@@ -291,7 +292,8 @@ function launchOptions(
       out.summary(
         summaryLines(
           status,
-          (status.run?.finishedAt ?? Date.now()) - run.startedAt,
+          // The run's own duration, as every view gives it (paused and interrupted time left out).
+          runElapsedMs(status.run ?? run, Date.now()),
           [`  items are in    ${store.store.location}`],
           task,
         ),

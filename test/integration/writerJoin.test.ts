@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+import { Redis } from 'ioredis';
+import { formatDuration } from '../../src/core/units';
+import { readRun } from '../../src/frontier/partitions';
+import { runElapsedMs } from '../../src/observe/figures';
+import { writeTask } from '../support/crawl';
+import { serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
+import { until } from '../support/until';
+
+// A run interrupted (its `run` stopped with Ctrl-C) and finished by the fleet: `crawl-studio worker` takes its pages
+// and `crawl-studio writer` stores them and finalizes it. The run stayed marked idle from the interruption to its
+// end, so its duration (and pages/s) left out all the time the fleet crawled it: `status` said 4.2 s and 26 pages/s
+// for a 50 s crawl at 2.7, and the writer's summary, computed apart, said 50.3 s. And the writer, which stays up for
+// the task's next run, wrote the finished run's progress line every 2 s. Real redis-server, a local site, the CLI.
+
+const CLI = resolve('dist/cli.js');
+const PAGES = 16;
+
+describe('a run interrupted and finished by fleet workers and `crawl-studio writer`', function () {
+  this.timeout(240_000);
+  let redis: RedisServer;
+  let web: HttpServer;
+  let conn: Redis;
+  const children: ChildProcess[] = [];
+
+  before(async () => {
+    redis = await startRedis();
+    // Pages that take a moment, one at a time: the run is still going when it is interrupted.
+    web = await serveHttp((req, res) => {
+      res.setHeader('content-type', 'text/html');
+      const links = Array.from({ length: PAGES }, (_, i) => `<a href="/p${i}">p${i}</a>`).join('');
+      setTimeout(() => res.end(req.url === '/' ? `<h1>home</h1>${links}` : `<h1>page ${req.url}</h1>`), 150);
+    });
+    conn = new Redis(redis.url);
+  });
+  after(async () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    conn?.disconnect();
+    await web?.close();
+    await redis?.stop();
+  });
+
+  const start = (...args: string[]) => {
+    const child = spawn(process.execPath, [CLI, ...args, '--redis', redis.url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    const out = { text: '' };
+    child.stdout.on('data', (d: Buffer) => (out.text += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out.text += d.toString()));
+    return { child, out };
+  };
+
+  it("counts the fleet's time in the run's duration, says it once in the writer's words, and writes the end once", async () => {
+    const task = await writeTask(`name: wj
+start: [${web.url}/]
+request: { robots: false, retries: { attempts: 1 } }
+politeness: { perHost: { concurrency: 1, delay: 0 } }
+rules:
+  - name: page
+    match: ["**"]
+    follow: [{ selector: a, to: page }]
+    items:
+      - type: page
+        key: [title]
+        fields: { title: h1 }
+`);
+    const run = start('run', task.file, '--workers', '1', '--concurrency', '1');
+    const ran = new Promise<number | null>((r) => run.child.once('exit', (code) => r(code)));
+    await until(
+      'two pages fetched',
+      async () => Number(await conn.hget(`cs:{wj}:#stats:${(await readRun(conn, 'wj'))?.run}`, 'done')) >= 2,
+    );
+    run.child.kill('SIGINT');
+    assert.equal(await ran, 130, run.out.text);
+    const interrupted = (await readRun(conn, 'wj'))!;
+    assert.ok(interrupted.idleSince, 'an interrupted run is idle from its interruption');
+    // Idle for a while: this time is not the crawl's.
+    await new Promise((r) => setTimeout(r, 1_500));
+
+    start('worker', task.file, '--log-stats', '0');
+    const writer = start('writer', task.file);
+    const summary = await until('the writer to finish the run', () =>
+      /^Crawl 'wj' finished in (.+)$/m.exec(writer.out.text),
+    );
+    const finished = (await readRun(conn, 'wj'))!;
+    assert.equal(finished.state, 'finished');
+    assert.equal(finished.idleSince, null, 'joined by a writer, the run was no longer idle');
+    assert.ok((finished.pausedMs ?? 0) >= 1_500, `the idle time is left out: ${finished.pausedMs} ms`);
+    // The fleet's crawl is in the duration, which was only the part before the interruption; the writer's summary
+    // says the same figure as every view.
+    const elapsed = runElapsedMs(finished, Date.now());
+    assert.ok(elapsed > interrupted.idleSince - interrupted.startedAt, `${elapsed} ms`);
+    assert.equal(summary[1], formatDuration(elapsed));
+
+    // The writer stays up for the task's next run: the finished run's progress is not written again and again.
+    await new Promise((r) => setTimeout(r, 5_000));
+    const after = writer.out.text.slice(writer.out.text.indexOf(summary[0]));
+    assert.ok(after.split('\n').filter((l) => l.startsWith('wj · ')).length <= 1, after);
+  });
+});
