@@ -1,5 +1,6 @@
 import type { RunInfo } from '../frontier/types';
 import type { LeaseHolder } from '../frontier/runLease';
+import type { LiveWriter } from '../frontier/storeWriters';
 
 // Whether a task's run is alive, from what is alive rather than from what was last written (issue 32, item 2). A
 // run's meta hash says "running" until its driver (the CLI's `run`, an editor window's Start Crawl) finalizes or
@@ -23,7 +24,13 @@ export type RunPhase =
    * (`crawl-studio worker`) still take its pages (`driver` null): they go on, and the run is finalized when a driver
    * joins or resumes it.
    */
-  | { readonly kind: 'running'; readonly driver: LeaseHolder | null; readonly workers: number }
+  | {
+      readonly kind: 'running';
+      readonly driver: LeaseHolder | null;
+      readonly workers: number;
+      /** With no driver: a `crawl-studio writer` alive on its items stream, which finishes it once it drains. */
+      readonly writer?: LiveWriter | null;
+    }
   /** Pause Queue (or the monitor's pause): nothing is taken until Resume. */
   | { readonly kind: 'paused' }
   /**
@@ -38,14 +45,20 @@ export type RunPhase =
  * A run's phase from its meta (state, idleSince), its pause flag and its driver's lease. A lease that is absent
  * (expired or released) or whose holder is a dead process of this machine means no driver.
  */
-export function runPhase(run: RunInfo | null, isPaused: boolean, driver: RunDriver | null, liveWorkers = 0): RunPhase {
+export function runPhase(
+  run: RunInfo | null,
+  isPaused: boolean,
+  driver: RunDriver | null,
+  liveWorkers = 0,
+  writer: LiveWriter | null = null,
+): RunPhase {
   if (!run) return { kind: 'none' };
   if (run.state === 'finished') return { kind: 'finished', at: run.finishedAt };
   if (run.state === 'stopped') return { kind: 'stopped', at: run.finishedAt };
   if (isPaused) return { kind: 'paused' };
   if (driver && !driver.gone) return { kind: 'running', driver: driver.holder, workers: liveWorkers };
   // A finished run that a retry or an enqueue reopened waits for workers; nothing of it was cut short.
-  if (liveWorkers > 0 || run.reopened) return { kind: 'running', driver: null, workers: liveWorkers };
+  if (liveWorkers > 0 || run.reopened) return { kind: 'running', driver: null, workers: liveWorkers, writer };
   return { kind: 'interrupted', since: run.idleSince ?? null, lastDriver: driver?.holder ?? null };
 }
 
@@ -74,6 +87,8 @@ export function describeRunPhase(p: RunPhase): string {
       return 'No run yet.';
     case 'running':
       if (p.driver) return `Running, driven by ${describeDriver(p.driver)}.`;
+      if (p.writer && p.workers > 0)
+        return `Running on ${p.workers} worker${p.workers === 1 ? '' : 's'}, finished and stored by \`crawl-studio writer\` (pid ${p.writer.pid}, ${p.writer.host}) once they drain it.`;
       return p.workers === 0
         ? 'Reopened (a retry or a URL added after its end), and no worker takes its pages: Start Crawl (or `crawl-studio run`) resumes it.'
         : `Running on ${p.workers} worker${p.workers === 1 ? '' : 's'}, but no \`crawl-studio run\` or editor drives it: it is finished and stored once one does (Start Crawl, \`crawl-studio run\`).`;

@@ -7,6 +7,7 @@ import { readLayout, readRunAndLayout } from '../frontier/partitions';
 import { isHolderGone, readLeaseHolder } from '../frontier/runLease';
 import { needsWorkerCount, runPhase, type RunDriver, type RunPhase } from './runPhase';
 import { readWorkersTaking } from '../frontier/fleet';
+import { readLiveWriters } from '../frontier/storeWriters';
 
 // Reading a task's figures from Redis, for every view and the session (figures.ts names them). Where waiting URLs
 // live is the frontier's business (the compact frontier, then BullMQ's lists once in the window, in every partition
@@ -90,6 +91,11 @@ export async function readTaskStatus(redis: Redis, task: string): Promise<TaskSt
   ]);
   const isPaused = paused === 1;
   const driver: RunDriver | null = holder ? { holder, gone: isHolderGone(holder) } : null;
-  const working = needsWorkerCount(run, isPaused, driver) ? (await readWorkersTaking(redis, task)).length : 0;
-  return { task, run, stats, counts, isPaused, phase: runPhase(run, isPaused, driver, working) };
+  // Only a run nobody drives needs its workers counted, and a writer that will finish it looked for.
+  const [working, writers] = needsWorkerCount(run, isPaused, driver)
+    ? await Promise.all([readWorkersTaking(redis, task).then((w) => w.length), readLiveWriters(redis, task)])
+    : [0, []];
+  // A dead driver's own writer beats a few seconds more: it finishes nothing.
+  const writer = writers.find((w) => !(driver?.gone && w.pid === driver.holder.pid && w.host === driver.holder.host));
+  return { task, run, stats, counts, isPaused, phase: runPhase(run, isPaused, driver, working, writer ?? null) };
 }

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from '../redis/connect';
 import { nodeFor } from '../redis/nodes';
 import { taskKeys } from '../frontier/keys';
+import { STORE_GROUP, writerBeatKey } from '../frontier/storeWriters';
 import { withScripts } from '../frontier/scripts';
 import { backoffDelay } from './backoff';
 import { PAGE_FIELD } from './buffer';
@@ -35,7 +36,7 @@ export function defaultConsumer(): string {
 
 /** The heartbeat key of a writer: in the stream's hash slot (the task's own stream by default), under its name. */
 function writerHeartbeatKey(task: string, consumer: string, stream = taskKeys(task).items): string {
-  return `${stream}:writer:${consumer}`;
+  return writerBeatKey(stream, consumer);
 }
 
 export class StreamWriter implements WriterHandle {
@@ -77,7 +78,7 @@ export class StreamWriter implements WriterHandle {
   ) {
     this.consumer = opts.consumer ?? defaultConsumer();
     this.key = stream;
-    this.group = opts.group ?? 'store';
+    this.group = opts.group ?? STORE_GROUP;
     this.policy = opts.policy ?? 'ignore';
     this.batchSize = Math.max(1, opts.batchSize ?? 500);
     this.flushMs = Math.max(1, opts.flushMs ?? 200);

@@ -4,7 +4,10 @@ import { resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { formatDuration } from '../../src/core/units';
 import { readRun } from '../../src/frontier/partitions';
+import { readLiveWriters } from '../../src/frontier/storeWriters';
 import { runElapsedMs } from '../../src/observe/figures';
+import { describeRunPhase } from '../../src/observe/runPhase';
+import { readTaskStatus } from '../../src/observe/taskStatus';
 import { writeTask } from '../support/crawl';
 import { serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
 import { until } from '../support/until';
@@ -31,7 +34,7 @@ describe('a run interrupted and finished by fleet workers and `crawl-studio writ
     web = await serveHttp((req, res) => {
       res.setHeader('content-type', 'text/html');
       const links = Array.from({ length: PAGES }, (_, i) => `<a href="/p${i}">p${i}</a>`).join('');
-      setTimeout(() => res.end(req.url === '/' ? `<h1>home</h1>${links}` : `<h1>page ${req.url}</h1>`), 150);
+      setTimeout(() => res.end(req.url === '/' ? `<h1>home</h1>${links}` : `<h1>page ${req.url}</h1>`), 300);
     });
     conn = new Redis(redis.url);
   });
@@ -78,8 +81,20 @@ rules:
     // Idle for a while: this time is not the crawl's.
     await new Promise((r) => setTimeout(r, 1_500));
 
-    start('worker', task.file, '--log-stats', '0');
+    // The writer first, then a worker: the run is seen with both while the worker crawls the rest (300 ms a page).
     const writer = start('writer', task.file);
+    await until('the writer to beat', async () => (await readLiveWriters(conn, 'wj')).length === 1);
+    start('worker', task.file, '--log-stats', '0');
+    // While the fleet crawls it, every view says the writer will finish it (it looked like a run nobody drives).
+    const phase = await until('the writer to be seen', async () => {
+      const s = await readTaskStatus(conn, 'wj');
+      return s.phase.kind === 'running' && s.phase.writer ? describeRunPhase(s.phase) : null;
+    });
+    assert.match(
+      phase,
+      /^Running on 1 worker, finished and stored by `crawl-studio writer` \(pid \d+, \S+\) once they drain it\.$/,
+    );
+    assert.ok(phase.includes(`(pid ${writer.child.pid},`), phase);
     const summary = await until('the writer to finish the run', () =>
       /^Crawl 'wj' finished in (.+)$/m.exec(writer.out.text),
     );

@@ -39,13 +39,25 @@ describe('run phase (observe/runPhase.ts)', () => {
 
   it('nobody drives it but workers of the fleet still take its pages: running, and it says who will finish it', () => {
     const p = runPhase(run('running'), false, null, 3);
-    assert.deepEqual(p, { kind: 'running', driver: null, workers: 3 });
+    assert.deepEqual(p, { kind: 'running', driver: null, workers: 3, writer: null });
     assert.match(describeRunPhase(p), /^Running on 3 workers, but no `crawl-studio run` or editor drives it/);
+  });
+
+  it('nobody drives it, but a `crawl-studio writer` will finish it once the fleet drains it: said so', () => {
+    const writer = { host: 'store-box', pid: 77 };
+    const p = runPhase(run('running', { idleSince: 5_000 }), false, null, 1, writer);
+    assert.deepEqual(p, { kind: 'running', driver: null, workers: 1, writer });
+    assert.equal(
+      describeRunPhase(p),
+      'Running on 1 worker, finished and stored by `crawl-studio writer` (pid 77, store-box) once they drain it.',
+    );
+    // A writer and no worker: nothing takes its pages, and that is what is said.
+    assert.equal(runPhase(run('running', { idleSince: 5_000 }), false, null, 0, writer).kind, 'interrupted');
   });
 
   it('a finished run that a retry or an enqueue reopened waits for workers: running, not interrupted', () => {
     const p = runPhase(run('running', { reopened: true }), false, null);
-    assert.deepEqual(p, { kind: 'running', driver: null, workers: 0 });
+    assert.deepEqual(p, { kind: 'running', driver: null, workers: 0, writer: null });
     assert.match(describeRunPhase(p), /^Reopened .*no worker takes its pages: Start Crawl/);
   });
 
