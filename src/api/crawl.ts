@@ -51,6 +51,7 @@ export interface CrawlProgress {
   /** The task's queue: waiting, active, delayed, prioritized, completed and failed jobs. */
   readonly queue: JobCounts;
   readonly pagesPerSec: number;
+  /** The run's crawling time so far (observe/figures.ts runElapsedMs: paused and interrupted time left out). */
   readonly elapsedMs: number;
   /** Pages fetched and not stored yet (grows while a database is down). */
   readonly storeBacklog: number;

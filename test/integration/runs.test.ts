@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { runElapsedMs } from '../../src/observe/figures';
 import { spawn } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { resolve } from 'node:path';
@@ -158,10 +159,16 @@ describe('runs (finalize, schedules, stopping workers)', function () {
     const r = connectRedis(redis.url);
     const attached = await attachStore(r, task);
     const finishedRuns: string[] = [];
+    const durations = new Map<string, number>();
+    const progress: { run: string; elapsedMs: number }[] = [];
     const s = session(task, redis.url, {
       workers: 2,
       store: attached.hooks,
-      onRunFinished: (run) => finishedRuns.push(run.run),
+      onRunFinished: (run, status) => {
+        finishedRuns.push(run.run);
+        durations.set(run.run, runElapsedMs(status.run!, Date.now()));
+      },
+      onProgress: (p) => p.status.run && progress.push({ run: p.status.run.run, elapsedMs: p.elapsedMs }),
     });
     const running = s.run();
     await until('two finished runs', () => finishedRuns.length >= 2, 90_000);
@@ -173,6 +180,10 @@ describe('runs (finalize, schedules, stopping workers)', function () {
     await attached.close();
     r.disconnect();
     assert.notEqual(finishedRuns[0], finishedRuns[1]);
+    // The progress of each run says that run's crawling time, as `status` and its summary do, not the session's.
+    const second = progress.filter((p) => p.run === finishedRuns[1]);
+    assert.ok(second.length > 0);
+    for (const p of second) assert.ok(p.elapsedMs <= durations.get(finishedRuns[1]!)!, JSON.stringify(p));
     assert.ok((site.hits.get('/catalogue/book-7.html') ?? 0) >= 2, 'pages fetched again in the second run');
     assert.deepEqual(
       await storedKeys(task),
