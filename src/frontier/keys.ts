@@ -68,6 +68,8 @@ export function partitionKeys(task: string, tag: string) {
       active: `${bull}active`,
       paused: `${bull}paused`,
       delayed: `${bull}delayed`,
+      /** BullMQ's job schedulers: a scheduled task's `schedule`, scored by its next run's time. */
+      repeat: `${bull}repeat`,
       prioritized: `${bull}prioritized`,
       completed: `${bull}completed`,
       failed: `${bull}failed`,

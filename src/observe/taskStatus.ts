@@ -2,6 +2,7 @@ import type { Redis } from '../redis/connect';
 import type { CrawlStatus, JobCounts } from '../frontier/types';
 import { readRunStats } from '../frontier/stats';
 import { partitionKeys, taskKeys } from '../frontier/keys';
+import { SCHEDULER_ID } from '../frontier/types';
 import type { TaskLayout } from '../frontier/layout';
 import { readLayout, readRunAndLayout } from '../frontier/partitions';
 import { isHolderGone, readLeaseHolder } from '../frontier/runLease';
@@ -50,12 +51,18 @@ async function readPartitionCounts(redis: Redis, task: string, tag: string): Pro
       .zcard(b.completed)
       .zcard(b.failed)
       .hget(k.frontier.meta, 'n')
+      .zscore(b.repeat, SCHEDULER_ID)
       .exec()) ?? [];
   const n = (i: number) => {
     const [err, v] = r[i] ?? [null, 0];
     if (err) throw err;
     return Number(v ?? 0);
   };
+  // A scheduled task's next run waits as a delayed job of its queue (BullMQ's job scheduler): not a page. A finished
+  // run said "queue 1 (1 delayed)" until its next run, and the dashboard's ETA and the monitor's counts with it.
+  const next = r[8]?.[1];
+  const scheduled =
+    typeof next === 'string' && (await redis.zscore(b.delayed, `repeat:${SCHEDULER_ID}:${next}`)) !== null ? 1 : 0;
   // BullMQ 6 keeps paused jobs in `wait`; older queues may still hold a `paused` list.
   // Pages waiting in the compact frontier are not jobs yet (issue 19): its meta counts them.
   return {
@@ -63,7 +70,7 @@ async function readPartitionCounts(redis: Redis, task: string, tag: string): Pro
     waiting: n(0) + n(1),
     prioritized: n(2),
     active: n(3),
-    delayed: n(4),
+    delayed: n(4) - scheduled,
     completed: n(5),
     failed: n(6),
   };

@@ -160,6 +160,9 @@ describe('runs (finalize, schedules, stopping workers)', function () {
     const attached = await attachStore(r, task);
     const finishedRuns: string[] = [];
     const durations = new Map<string, number>();
+    // The next run waits as a delayed job of the queue (BullMQ's job scheduler): there, and no page of the counts.
+    const delayedAtEnd: number[] = [];
+    const rawDelayed: Promise<number>[] = [];
     const progress: { run: string; elapsedMs: number }[] = [];
     const s = session(task, redis.url, {
       workers: 2,
@@ -167,6 +170,8 @@ describe('runs (finalize, schedules, stopping workers)', function () {
       onRunFinished: (run, status) => {
         finishedRuns.push(run.run);
         durations.set(run.run, runElapsedMs(status.run!, Date.now()));
+        delayedAtEnd.push(status.counts.delayed);
+        rawDelayed.push(r.zcard(taskKeys(task.name).bull.delayed));
       },
       onProgress: (p) => p.status.run && progress.push({ run: p.status.run.run, elapsedMs: p.elapsedMs }),
     });
@@ -180,6 +185,12 @@ describe('runs (finalize, schedules, stopping workers)', function () {
     await attached.close();
     r.disconnect();
     assert.notEqual(finishedRuns[0], finishedRuns[1]);
+    assert.deepEqual(
+      delayedAtEnd,
+      delayedAtEnd.map(() => 0),
+      'a finished run has no page delayed',
+    );
+    assert.ok(Math.max(...(await Promise.all(rawDelayed))) >= 1, 'the next run waited among the delayed jobs');
     // The progress of each run says that run's crawling time, as `status` and its summary do, not the session's.
     const second = progress.filter((p) => p.run === finishedRuns[1]);
     assert.ok(second.length > 0);

@@ -1,6 +1,6 @@
 import type { Redis } from '../../redis/connect';
 import { scanKeys } from '../../redis/nodes';
-import type { CrawlStats } from '../../frontier/types';
+import { SCHEDULED_RUN_JOB, type CrawlStats } from '../../frontier/types';
 import { dropWaiting } from '../../frontier/dropWaiting';
 import { pauseTask, resumeTask } from '../../frontier/control';
 import { taskKeys, TASKS_KEY } from '../../frontier/keys';
@@ -118,15 +118,15 @@ export class QueueModel {
     if (state === 'completed' || state === 'skipped') return this.finishedJobs(name, state, start, count);
     const qs = await this.queuesOf(name);
     const asc = state !== 'failed';
+    // A scheduled task's next run waits among the delayed jobs: not a page, and not counted as one (taskStatus.ts).
+    const page = (j: CrawlJob | undefined): j is CrawlJob => Boolean(j) && j!.name !== SCHEDULED_RUN_JOB;
     if (qs.length === 1)
-      return (await qs[0]!.getJobs([state === 'waiting' ? 'wait' : state], start, start + count - 1, asc)).filter(
-        (j): j is CrawlJob => Boolean(j),
-      );
+      return (await qs[0]!.getJobs([state === 'waiting' ? 'wait' : state], start, start + count - 1, asc)).filter(page);
     // Several partitions: the first start + count of each, merged by time, then the page asked for.
     const lists = await Promise.all(
       qs.map((q) => q.getJobs([state === 'waiting' ? 'wait' : state], 0, start + count - 1, asc)),
     );
-    const merged = lists.flat().filter((j): j is CrawlJob => Boolean(j));
+    const merged = lists.flat().filter(page);
     merged.sort((a, b) =>
       asc ? a.timestamp - b.timestamp : (b.finishedOn ?? b.timestamp) - (a.finishedOn ?? a.timestamp),
     );
