@@ -38,8 +38,9 @@ export type RunPhase =
    * resumes it, Stop ends it. `since`: when it went idle, if its driver said so (a crash says nothing).
    */
   | { readonly kind: 'interrupted'; readonly since: number | null; readonly lastDriver: LeaseHolder | null }
-  | { readonly kind: 'finished'; readonly at: number | null }
-  | { readonly kind: 'stopped'; readonly at: number | null };
+  /** `next`: when the task's schedule starts its next run (any worker of the fleet starts it), else null. */
+  | { readonly kind: 'finished'; readonly at: number | null; readonly next: number | null }
+  | { readonly kind: 'stopped'; readonly at: number | null; readonly next: number | null };
 
 /**
  * A run's phase from its meta (state, idleSince), its pause flag and its driver's lease. A lease that is absent
@@ -51,10 +52,11 @@ export function runPhase(
   driver: RunDriver | null,
   liveWorkers = 0,
   writer: LiveWriter | null = null,
+  nextRunAt: number | null = null,
 ): RunPhase {
   if (!run) return { kind: 'none' };
-  if (run.state === 'finished') return { kind: 'finished', at: run.finishedAt };
-  if (run.state === 'stopped') return { kind: 'stopped', at: run.finishedAt };
+  if (run.state === 'finished') return { kind: 'finished', at: run.finishedAt, next: nextRunAt };
+  if (run.state === 'stopped') return { kind: 'stopped', at: run.finishedAt, next: nextRunAt };
   if (isPaused) return { kind: 'paused' };
   if (driver && !driver.gone) return { kind: 'running', driver: driver.holder, workers: liveWorkers };
   // A finished run that a retry or an enqueue reopened waits for workers; nothing of it was cut short.
@@ -99,8 +101,13 @@ export function describeRunPhase(p: RunPhase): string {
       return `Interrupted: ${who}. Its pages are kept: Start Crawl (or \`crawl-studio run\`) resumes it, Stop ends it.`;
     }
     case 'finished':
-      return 'Finished.';
+      return p.next === null ? 'Finished.' : `Finished. ${nextRunText(p.next)}`;
     case 'stopped':
-      return 'Stopped: the next start begins a new run.';
+      return p.next === null ? 'Stopped: the next start begins a new run.' : `Stopped. ${nextRunText(p.next)}`;
   }
+}
+
+/** A scheduled task's next run, in UTC to the second (the same words on every machine and in every view). */
+function nextRunText(at: number): string {
+  return `Its schedule starts the next run at ${new Date(at).toISOString().replace(/\.\d{3}Z$/, 'Z')}.`;
 }

@@ -87,10 +87,12 @@ export interface TaskStatus extends CrawlStatus {
  */
 export async function readTaskStatus(redis: Redis, task: string): Promise<TaskStatus> {
   const keys = taskKeys(task);
-  const [{ run, layout }, paused, holder] = await Promise.all([
+  const [{ run, layout }, paused, holder, next] = await Promise.all([
     readRunAndLayout(redis, task),
     redis.hexists(keys.bull.meta, 'paused'),
     readLeaseHolder(redis, task),
+    // A scheduled task's next run: its job scheduler's score (frontier/crawl.ts syncSchedule).
+    redis.zscore(keys.bull.repeat, SCHEDULER_ID),
   ]);
   const [counts, stats] = await Promise.all([
     readJobCounts(redis, task, layout),
@@ -104,5 +106,13 @@ export async function readTaskStatus(redis: Redis, task: string): Promise<TaskSt
     : [0, []];
   // A dead driver's own writer beats a few seconds more: it finishes nothing.
   const writer = writers.find((w) => !(driver?.gone && w.pid === driver.holder.pid && w.host === driver.holder.host));
-  return { task, run, stats, counts, isPaused, phase: runPhase(run, isPaused, driver, working, writer ?? null) };
+  const nextRunAt = next === null ? null : Number(next);
+  return {
+    task,
+    run,
+    stats,
+    counts,
+    isPaused,
+    phase: runPhase(run, isPaused, driver, working, writer ?? null, nextRunAt),
+  };
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { runElapsedMs } from '../../src/observe/figures';
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { resolve } from 'node:path';
 import { allBooks, expectedPages, serveSite, type SiteOptions, type SiteServer } from '../../src/demo/site';
@@ -12,7 +13,8 @@ import type { CrawlTask } from '../../src/core/task/model';
 import { startRedis, type RedisServer } from '../support/services';
 import { startPostgres, type PostgresServer } from '../support/postgres';
 import { bookTask, session, writeTask } from '../support/crawl';
-import { readJobCounts } from '../../src/observe/taskStatus';
+import { readJobCounts, readTaskStatus } from '../../src/observe/taskStatus';
+import { describeRunPhase } from '../../src/observe/runPhase';
 import { until } from '../support/until';
 
 // Runs: finalize exactly once however many processes race for it, recurring runs, workers stopped with Ctrl-C,
@@ -208,6 +210,40 @@ describe('runs (finalize, schedules, stopping workers)', function () {
       assert.ok((await store.readRuns()).length >= 2);
     } finally {
       await store.close();
+    }
+  });
+
+  it("says when a scheduled task's next run starts once its run finished, in `status` as in every view", async () => {
+    const task = await writeTask(bookTask(site.url, 'hourly', 'schedule: { every: 1h }'));
+    const r = connectRedis(redis.url);
+    let finished = false;
+    const s = session(task, redis.url, { workers: 1, onRunFinished: () => (finished = true) });
+    const running = s.run();
+    await until('the first run finished', () => finished, 90_000);
+    s.stop();
+    await running;
+    await s.close();
+    try {
+      const status = await readTaskStatus(r, task.name);
+      assert.equal(status.phase.kind, 'finished');
+      const next = status.phase.kind === 'finished' ? status.phase.next : null;
+      // The job scheduler's next run: within the hour (BullMQ aligns `every` to its multiples).
+      assert.ok(
+        next !== null && next > status.run!.finishedAt! && next <= status.run!.finishedAt! + 3_600_000,
+        `${next}`,
+      );
+      const said = `Finished. Its schedule starts the next run at ${new Date(next).toISOString().replace(/\.\d{3}Z$/, 'Z')}.`;
+      assert.equal(describeRunPhase(status.phase), said);
+      const cli = await promisify(execFile)(process.execPath, [
+        resolve('dist/cli.js'),
+        'status',
+        task.file,
+        '--redis',
+        redis.url,
+      ]);
+      assert.equal(cli.stdout.split('\n')[1], said, cli.stdout);
+    } finally {
+      r.disconnect();
     }
   });
 

@@ -62,10 +62,23 @@ describe('run phase (observe/runPhase.ts)', () => {
   });
 
   it('finished, stopped and paused are what the run says, whatever its driver', () => {
-    assert.deepEqual(runPhase(run('finished'), false, null), { kind: 'finished', at: 9_000 });
-    assert.deepEqual(runPhase(run('stopped'), true, { holder, gone: false }), { kind: 'stopped', at: 9_000 });
+    assert.deepEqual(runPhase(run('finished'), false, null), { kind: 'finished', at: 9_000, next: null });
+    assert.deepEqual(runPhase(run('stopped'), true, { holder, gone: false }), {
+      kind: 'stopped',
+      at: 9_000,
+      next: null,
+    });
     assert.deepEqual(runPhase(run('running'), true, null), { kind: 'paused' });
     assert.deepEqual(runPhase(null, false, null), { kind: 'none' });
+  });
+
+  it("a scheduled task's ended run says when its schedule starts the next, in UTC to the second", () => {
+    const next = Date.UTC(2026, 11, 7, 19, 22, 46, 715);
+    const finished = runPhase(run('finished'), false, null, 0, null, next);
+    assert.equal(describeRunPhase(finished), 'Finished. Its schedule starts the next run at 2026-12-07T19:22:46Z.');
+    const stopped = runPhase(run('stopped'), false, null, 0, null, next);
+    assert.equal(describeRunPhase(stopped), 'Stopped. Its schedule starts the next run at 2026-12-07T19:22:46Z.');
+    assert.equal(describeRunPhase(runPhase(run('finished'), false, null)), 'Finished.');
   });
 
   it("counts the workers only for a run nobody drives (the driver's own polls never read the fleet)", () => {

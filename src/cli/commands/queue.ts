@@ -193,7 +193,9 @@ export const statusCommand = command({
       console.log(
         `${status.task}: run ${status.run.run}, ${phaseWord(status.phase)}, started ${new Date(status.run.startedAt).toISOString()}`,
       );
-      if (status.phase.kind === 'interrupted' || (status.phase.kind === 'running' && !status.phase.driver))
+      // What nothing else on these lines says: who (if anyone) will finish it, or when its schedule runs it next.
+      const next = (status.phase.kind === 'finished' || status.phase.kind === 'stopped') && status.phase.next !== null;
+      if (status.phase.kind === 'interrupted' || (status.phase.kind === 'running' && !status.phase.driver) || next)
         console.log(describeRunPhase(status.phase));
       console.log(progressLine(status, figures.rate.pagesPerSec, elapsed, 0, figures.rate.label));
       console.log(etaLine(figures));
