@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { session, writeTask } from '../support/crawl';
-import { Redis } from 'ioredis';
 import { readRun } from '../../src/frontier/partitions';
 import { startTestMonitor } from '../support/monitor';
-import { serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
+import { serveHttp } from '../support/services';
+import { cliSuite } from '../support/cliSuite';
 import { pagesTaskYaml, servePagesSite } from '../support/pagesSite';
 import { until } from '../support/until';
 
@@ -29,33 +29,18 @@ interface Line {
 
 describe("a worker's log says what it does: runs it waits for and takes, pages each interval (Scrapy's LogStats)", function () {
   this.timeout(180_000);
-  let redis: RedisServer;
-  let web: HttpServer;
-  let conn: Redis;
-  const children: ChildProcess[] = [];
+  const suite = cliSuite(() => servePagesSite(PAGES));
 
-  before(async () => {
-    redis = await startRedis();
-    web = await servePagesSite(PAGES);
-    conn = new Redis(redis.url);
-  });
-  after(async () => {
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-    conn?.disconnect();
-    await web?.close();
-    await redis?.stop();
-  });
-
-  const taskYaml = (name: string) => pagesTaskYaml(name, `${web.url}/`);
+  const taskYaml = (name: string) => pagesTaskYaml(name, `${suite.web.url}/`);
 
   it('says it waits for a run, takes it, counts its pages (failures by reason, items) and says it ended', async () => {
     const task = await writeTask(taskYaml('wa'));
     const worker = spawn(
       process.execPath,
-      [CLI, 'worker', task.file, '--redis', redis.url, '--log-stats', '1s', '--log-format', 'json'],
+      [CLI, 'worker', task.file, '--redis', suite.redis.url, '--log-stats', '1s', '--log-format', 'json'],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
-    children.push(worker);
+    suite.children.push(worker);
     let out = '';
     worker.stdout.on('data', (d: Buffer) => (out += d.toString()));
     worker.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -70,7 +55,7 @@ describe("a worker's log says what it does: runs it waits for and takes, pages e
       `wa: no run in progress on this Redis; waiting for a run (\`crawl-studio run ${task.file}\` or Start Crawl starts one)`,
     );
 
-    const s = session(task, redis.url, { workers: 0 });
+    const s = session(task, suite.redis.url, { workers: 0 });
     const result = await s.run();
     await s.close();
     const run = result.run.run;
@@ -119,13 +104,13 @@ describe("a worker's log says what it does: runs it waits for and takes, pages e
     const crawlWith = async (args: string[], env: NodeJS.ProcessEnv) => {
       const worker = spawn(
         process.execPath,
-        [CLI, 'worker', task.file, '--redis', redis.url, '--log-stats', '1s', '--log-format', 'json', ...args],
+        [CLI, 'worker', task.file, '--redis', suite.redis.url, '--log-stats', '1s', '--log-format', 'json', ...args],
         { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
       );
-      children.push(worker);
+      suite.children.push(worker);
       let out = '';
       worker.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      const s = session(task, redis.url, { workers: 0 });
+      const s = session(task, suite.redis.url, { workers: 0 });
       const result = await s.run();
       await s.close();
       assert.equal(result.status.stats!.failed, 1);
@@ -164,7 +149,7 @@ describe("a worker's log says what it does: runs it waits for and takes, pages e
     const task = await writeTask(taskYaml('wa-run'));
     const { stdout } = await promisify(execFile)(
       process.execPath,
-      [CLI, 'run', task.file, '--redis', redis.url, '--workers', '1', '--log-format', 'json'],
+      [CLI, 'run', task.file, '--redis', suite.redis.url, '--workers', '1', '--log-format', 'json'],
       { timeout: 120_000 },
     );
     const events = stdout
@@ -188,17 +173,17 @@ describe("a worker's log says what it does: runs it waits for and takes, pages e
     const task = await writeTask(yaml);
     const sameElsewhere = await writeTask(yaml);
     const edited = await writeTask(yaml.replace('title: h1', 'title: h2'));
-    const s = session(task, redis.url, { workers: 0 });
+    const s = session(task, suite.redis.url, { workers: 0 });
     const running = s.run();
     try {
-      await until('the run started', async () => (await readRun(conn, 'wa-copy'))?.state === 'running');
+      await until('the run started', async () => (await readRun(suite.conn, 'wa-copy'))?.state === 'running');
       const start = (file: string, stats: string) => {
         const child = spawn(
           process.execPath,
-          [CLI, 'worker', file, '--redis', redis.url, '--log-stats', stats, '--log-format', 'json'],
+          [CLI, 'worker', file, '--redis', suite.redis.url, '--log-stats', stats, '--log-format', 'json'],
           { stdio: ['ignore', 'pipe', 'pipe'] },
         );
-        children.push(child);
+        suite.children.push(child);
         let out = '';
         child.stdout.on('data', (d: Buffer) => (out += d.toString()));
         child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -208,7 +193,7 @@ describe("a worker's log says what it does: runs it waits for and takes, pages e
             .filter((l) => l.startsWith('{'))
             .map((l) => JSON.parse(l) as Line);
       };
-      const run = (await readRun(conn, 'wa-copy'))!.run;
+      const run = (await readRun(suite.conn, 'wa-copy'))!.run;
       const other = start(edited.file, '0');
       const same = start(sameElsewhere.file, '60s');
       const warning = await until('the edited copy to be said', () => other().find((l) => l.event === 'task-differs'));
@@ -236,7 +221,7 @@ describe("a worker's log says what it does: runs it waits for and takes, pages e
           'status',
           task.file,
           '--redis',
-          redis.url,
+          suite.redis.url,
         ]);
         return stdout.includes('    warning: ') && stdout;
       });
@@ -248,7 +233,7 @@ describe("a worker's log says what it does: runs it waits for and takes, pages e
         `    warning: ${warning.message}`,
         status,
       );
-      const monitor = await startTestMonitor(conn);
+      const monitor = await startTestMonitor(suite.conn);
       try {
         const { workers } = (await (await fetch(`${monitor.url}/api/workers`)).json()) as {
           workers: { tasks: string[]; warnings: string[] }[];

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
-import { Redis } from 'ioredis';
 import { formatDuration } from '../../src/core/units';
 import { readRun } from '../../src/frontier/partitions';
 import { readLiveWriters } from '../../src/frontier/storeWriters';
@@ -9,7 +8,8 @@ import { runElapsedMs } from '../../src/observe/figures';
 import { describeRunPhase } from '../../src/observe/runPhase';
 import { readTaskStatus } from '../../src/observe/taskStatus';
 import { writeTask } from '../support/crawl';
-import { serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
+import { serveHttp } from '../support/services';
+import { cliSuite } from '../support/cliSuite';
 import { until } from '../support/until';
 
 // A run interrupted (its `run` stopped with Ctrl-C) and finished by the fleet: `crawl-studio worker` takes its pages
@@ -23,31 +23,20 @@ const PAGES = 16;
 
 describe('a run interrupted and finished by fleet workers and `crawl-studio writer`', function () {
   this.timeout(240_000);
-  let redis: RedisServer;
-  let web: HttpServer;
-  let conn: Redis;
-  const children: ChildProcess[] = [];
-
-  before(async () => {
-    redis = await startRedis();
-    // Pages that take a moment, one at a time: the run is still going when it is interrupted.
-    web = await serveHttp((req, res) => {
+  // Pages that take a moment, one at a time: the run is still going when it is interrupted.
+  const suite = cliSuite(() =>
+    serveHttp((req, res) => {
       res.setHeader('content-type', 'text/html');
       const links = Array.from({ length: PAGES }, (_, i) => `<a href="/p${i}">p${i}</a>`).join('');
       setTimeout(() => res.end(req.url === '/' ? `<h1>home</h1>${links}` : `<h1>page ${req.url}</h1>`), 300);
-    });
-    conn = new Redis(redis.url);
-  });
-  after(async () => {
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-    conn?.disconnect();
-    await web?.close();
-    await redis?.stop();
-  });
+    }),
+  );
 
   const start = (...args: string[]) => {
-    const child = spawn(process.execPath, [CLI, ...args, '--redis', redis.url], { stdio: ['ignore', 'pipe', 'pipe'] });
-    children.push(child);
+    const child = spawn(process.execPath, [CLI, ...args, '--redis', suite.redis.url], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    suite.children.push(child);
     const out = { text: '' };
     child.stdout.on('data', (d: Buffer) => (out.text += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out.text += d.toString()));
@@ -56,7 +45,7 @@ describe('a run interrupted and finished by fleet workers and `crawl-studio writ
 
   it("counts the fleet's time in the run's duration, says it once in the writer's words, and writes the end once", async () => {
     const task = await writeTask(`name: wj
-start: [${web.url}/]
+start: [${suite.web.url}/]
 request: { robots: false, retries: { attempts: 1 } }
 politeness: { perHost: { concurrency: 1, delay: 0 } }
 rules:
@@ -72,22 +61,23 @@ rules:
     const ran = new Promise<number | null>((r) => run.child.once('exit', (code) => r(code)));
     await until(
       'two pages fetched',
-      async () => Number(await conn.hget(`cs:{wj}:#stats:${(await readRun(conn, 'wj'))?.run}`, 'done')) >= 2,
+      async () =>
+        Number(await suite.conn.hget(`cs:{wj}:#stats:${(await readRun(suite.conn, 'wj'))?.run}`, 'done')) >= 2,
     );
     run.child.kill('SIGINT');
     assert.equal(await ran, 130, run.out.text);
-    const interrupted = (await readRun(conn, 'wj'))!;
+    const interrupted = (await readRun(suite.conn, 'wj'))!;
     assert.ok(interrupted.idleSince, 'an interrupted run is idle from its interruption');
     // Idle for a while: this time is not the crawl's.
     await new Promise((r) => setTimeout(r, 1_500));
 
     // The writer first, then a worker: the run is seen with both while the worker crawls the rest (300 ms a page).
     const writer = start('writer', task.file);
-    await until('the writer to beat', async () => (await readLiveWriters(conn, 'wj')).length === 1);
+    await until('the writer to beat', async () => (await readLiveWriters(suite.conn, 'wj')).length === 1);
     start('worker', task.file, '--log-stats', '0');
     // While the fleet crawls it, every view says the writer will finish it (it looked like a run nobody drives).
     const phase = await until('the writer to be seen', async () => {
-      const s = await readTaskStatus(conn, 'wj');
+      const s = await readTaskStatus(suite.conn, 'wj');
       return s.phase.kind === 'running' && s.phase.writer ? describeRunPhase(s.phase) : null;
     });
     assert.match(
@@ -98,7 +88,7 @@ rules:
     const summary = await until('the writer to finish the run', () =>
       /^Crawl 'wj' finished in (.+)$/m.exec(writer.out.text),
     );
-    const finished = (await readRun(conn, 'wj'))!;
+    const finished = (await readRun(suite.conn, 'wj'))!;
     assert.equal(finished.state, 'finished');
     assert.equal(finished.idleSince, null, 'joined by a writer, the run was no longer idle');
     assert.ok((finished.pausedMs ?? 0) >= 1_500, `the idle time is left out: ${finished.pausedMs} ms`);
