@@ -30,7 +30,11 @@ async function serve(): Promise<Site> {
         .end(`<!doctype html><html><body>${s}</body></html>`);
     if (req.url === '/busy') {
       // Loaded, then its script never yields again: reading its DOM never answers, and the browser is taken as hung.
-      return html('<h1 class="title">busy</h1><script>setTimeout(() => { for (;;) {} }, 50);</script>');
+      // The loop starts after the load event: started before it on a loaded machine, it held the load itself, and
+      // the render failed as a plain timeout before anything read the DOM.
+      return html(
+        '<h1 class="title">busy</h1><script>addEventListener("load", () => setTimeout(() => { for (;;) {} }, 50));</script>',
+      );
     }
     if (req.url === '/slow') {
       // The first request is answered only once its connection is gone (the browser killed under it, or the render
@@ -65,12 +69,15 @@ describe('failure attribution in a shared browser (real Chromium, real Redis and
   });
 
   it('blames the page that hung the browser, and sends the slow page it took down back without losing an attempt', async () => {
+    // The busy rule's timeout leaves room for its load and its 500 ms wait on a loaded machine (2 s did not: a
+    // fresh-clone run failed the busy page as a plain timeout, before its DOM was read); the hang is found at the
+    // timeout plus render.ts HUNG_GRACE_MS.
     const task = await writeTask(`name: blame
 start: [{ url: "${site.url}/busy", rule: busy }, { url: "${site.url}/slow", rule: slow }]
 request: { robots: false, retries: { attempts: 1 } }
 rules:
   - name: busy
-    browser: { waitFor: 1s, timeout: 2s }
+    browser: { waitFor: 500ms, timeout: 15s }
     items: [{ type: page, key: [title], fields: { title: h1.title } }]
   - name: slow
     browser: { timeout: 120s }
