@@ -1,14 +1,14 @@
 import type { Redis } from '../redis/connect';
 import { CrawlQueue } from '../frontier/crawl';
-import { pauseTask, resumeTask } from '../frontier/control';
+import { ControlRefused, pauseTask, resumeTask, stopTask } from '../frontier/control';
 import { retryFailureGroup } from '../observe/failures';
 import { readRun } from '../frontier/partitions';
 import { loadTaskFile } from '../workspace/taskFile';
 import { noWorkerNote } from '../observe/noWorker';
 
-// What the monitor's actions do, through the functions the editor and the CLI call for the same thing: pausing and
-// resuming a task's queues (frontier/control.ts, the Queue Explorer's Pause and Resume), stopping its run
-// (CrawlQueue.stopRun, the editor's Stop Crawl and `run`'s stop), retrying a reason's failed pages (retryFailureGroup, the dashboard's Retry
+// What the monitor's actions do, through the functions the editor and the CLI call for the same thing: pausing,
+// resuming and stopping a task (frontier/control.ts, the Queue Explorer's Pause and Resume, `crawl-studio pause|resume|stop`;
+// stopping is CrawlQueue.stopRun, the editor's Stop Crawl and `run`'s stop), retrying a reason's failed pages (retryFailureGroup, the dashboard's Retry
 // all), adding URLs (CrawlQueue.enqueueUrls, `crawl-studio enqueue` and Enqueue URL). No second implementation.
 
 /** How a crawl is started, as the monitor says it (it has no button for it: a run needs its task file). */
@@ -44,17 +44,22 @@ async function withQueue<T>(redis: Redis, task: string, fn: (q: CrawlQueue) => P
   }
 }
 
-export async function pause(redis: Redis, task: string): Promise<ActionResult> {
-  await pauseTask(redis, task);
-  return {
-    ok: true,
-    message: `'${task}' paused: no worker takes its pages until it is resumed (pages in flight finish)`,
-  };
+/** The control's own words, or its refusal as a 409 with the same words. */
+async function control(done: Promise<string>): Promise<ActionResult> {
+  try {
+    return { ok: true, message: await done };
+  } catch (err) {
+    if (err instanceof ControlRefused) throw new ActionError(409, err.message);
+    throw err;
+  }
 }
 
-export async function resume(redis: Redis, task: string): Promise<ActionResult> {
-  await resumeTask(redis, task);
-  return { ok: true, message: `'${task}' resumed` };
+export function pause(redis: Redis, task: string): Promise<ActionResult> {
+  return control(pauseTask(redis, task));
+}
+
+export function resume(redis: Redis, task: string): Promise<ActionResult> {
+  return control(resumeTask(redis, task));
 }
 
 export async function retryReason(redis: Redis, task: string, reason: string): Promise<ActionResult> {
@@ -74,30 +79,9 @@ export async function retryReason(redis: Redis, task: string, reason: string): P
   };
 }
 
-/**
- * Ends the task's current run for good, through CrawlQueue.stopRun (the editor's Stop Crawl, `run`'s stop): its
- * queues are paused, it is never finalized as finished, and the next start begins a new run. `run`, when given,
- * must be the current one: a page that shows run A does not stop a run B started since.
- */
-export async function stop(redis: Redis, task: string, run: string | undefined): Promise<ActionResult> {
-  const current = await withQueue(redis, task, async (q) => {
-    const info = await q.currentRun();
-    if (!info) throw new ActionError(409, `'${task}' has never run on this Redis: nothing to stop`);
-    if (run !== undefined && run !== info.run)
-      throw new ActionError(
-        409,
-        `run ${run.slice(0, 80)} of '${task}' is not its current run (${info.run}): nothing stopped`,
-      );
-    if (info.state === 'finished' || info.state === 'stopped')
-      throw new ActionError(409, `run ${info.run} of '${task}' is already ${info.state}`);
-    if (!(await q.stopRun(info.run)))
-      throw new ActionError(409, `run ${info.run} of '${task}' ended before it could be stopped`);
-    return info.run;
-  });
-  return {
-    ok: true,
-    message: `run ${current} of '${task}' stopped: no worker takes its pages (pages in flight finish); the next start begins a new run`,
-  };
+/** Ends the task's current run for good (frontier/control.ts stopTask); `run`, when given, must be the current one. */
+export function stop(redis: Redis, task: string, run: string | undefined): Promise<ActionResult> {
+  return control(stopTask(redis, task, run));
 }
 
 /**

@@ -38,9 +38,18 @@ export type RunPhase =
    * resumes it, Stop ends it. `since`: when it went idle, if its driver said so (a crash says nothing).
    */
   | { readonly kind: 'interrupted'; readonly since: number | null; readonly lastDriver: LeaseHolder | null }
-  /** `next`: when the task's schedule starts its next run (any worker of the fleet starts it), else null. */
-  | { readonly kind: 'finished'; readonly at: number | null; readonly next: number | null }
-  | { readonly kind: 'stopped'; readonly at: number | null; readonly next: number | null };
+  /** `next`: the task's schedule's next run (any worker of the fleet starts it), else null. */
+  | { readonly kind: 'finished'; readonly at: number | null; readonly next: NextRun | null }
+  | { readonly kind: 'stopped'; readonly at: number | null; readonly next: NextRun | null };
+
+/**
+ * A scheduled task's next run. `held`: its queue is paused, so the run due at `at` starts only once it is resumed
+ * (BullMQ still moves the scheduler's job out of delayed at its time, onto a list no worker takes from).
+ */
+export interface NextRun {
+  readonly at: number;
+  readonly held: boolean;
+}
 
 /**
  * A run's phase from its meta (state, idleSince), its pause flag and its driver's lease. A lease that is absent
@@ -55,8 +64,9 @@ export function runPhase(
   nextRunAt: number | null = null,
 ): RunPhase {
   if (!run) return { kind: 'none' };
-  if (run.state === 'finished') return { kind: 'finished', at: run.finishedAt, next: nextRunAt };
-  if (run.state === 'stopped') return { kind: 'stopped', at: run.finishedAt, next: nextRunAt };
+  const next = nextRunAt === null ? null : { at: nextRunAt, held: isPaused };
+  if (run.state === 'finished') return { kind: 'finished', at: run.finishedAt, next };
+  if (run.state === 'stopped') return { kind: 'stopped', at: run.finishedAt, next };
   if (isPaused) return { kind: 'paused' };
   if (driver && !driver.gone) return { kind: 'running', driver: driver.holder, workers: liveWorkers };
   // A finished run that a retry or an enqueue reopened waits for workers; nothing of it was cut short.
@@ -103,11 +113,18 @@ export function describeRunPhase(p: RunPhase): string {
     case 'finished':
       return p.next === null ? 'Finished.' : `Finished. ${nextRunText(p.next)}`;
     case 'stopped':
-      return p.next === null ? 'Stopped: the next start begins a new run.' : `Stopped. ${nextRunText(p.next)}`;
+      if (p.next === null) return 'Stopped: the next start begins a new run.';
+      // Stop pauses the task's queues, the scheduler's job with them, and a stopped run is never resumed.
+      return p.next.held
+        ? 'Stopped. Its schedule is held until the task is started again (Start Crawl, `crawl-studio run`), which begins a new run.'
+        : `Stopped. ${nextRunText(p.next)}`;
   }
 }
 
 /** A scheduled task's next run, in UTC to the second (the same words on every machine and in every view). */
-function nextRunText(at: number): string {
-  return `Its schedule starts the next run at ${new Date(at).toISOString().replace(/\.\d{3}Z$/, 'Z')}.`;
+function nextRunText(next: NextRun): string {
+  const at = new Date(next.at).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return next.held
+    ? `Its schedule's next run, due at ${at}, waits until the queue is resumed.`
+    : `Its schedule starts the next run at ${at}.`;
 }

@@ -36,6 +36,25 @@ export async function readJobCounts(redis: Redis, task: string, layout?: TaskLay
   };
 }
 
+/**
+ * Where the job scheduler's job for the run due at `next` is: delayed until its time, then waiting (in `wait`, taken
+ * at once unless the queue is paused), then gone from both once a worker took it (the next one is then delayed).
+ */
+async function schedulerJobPlace(
+  redis: Redis,
+  b: ReturnType<typeof partitionKeys>['bull'],
+  next: string,
+): Promise<'delayed' | 'waiting' | null> {
+  const id = `repeat:${SCHEDULER_ID}:${next}`;
+  const r =
+    (await redis.pipeline().zscore(b.delayed, id).exists(`${b.job}${id}:lock`).exists(`${b.job}${id}`).exec()) ?? [];
+  for (const [err] of r) if (err) throw err;
+  const [delayed, lock, exists] = r.map(([, v]) => v);
+  if (delayed !== null && delayed !== undefined) return 'delayed';
+  // Its hash with no lock and not delayed: in `wait` (a worker taking it locks it first, then it is active).
+  return exists === 1 && lock === 0 ? 'waiting' : null;
+}
+
 /** One partition's counts, in one round trip to its node (its keys share a slot). */
 async function readPartitionCounts(redis: Redis, task: string, tag: string): Promise<JobCounts> {
   const k = partitionKeys(task, tag);
@@ -60,17 +79,17 @@ async function readPartitionCounts(redis: Redis, task: string, tag: string): Pro
   };
   // A scheduled task's next run waits as a delayed job of its queue (BullMQ's job scheduler): not a page. A finished
   // run said "queue 1 (1 delayed)" until its next run, and the dashboard's ETA and the monitor's counts with it.
+  // Come due while the queue is paused (Pause, or Stop, which holds the schedule), it waits in `wait` instead.
   const next = r[8]?.[1];
-  const scheduled =
-    typeof next === 'string' && (await redis.zscore(b.delayed, `repeat:${SCHEDULER_ID}:${next}`)) !== null ? 1 : 0;
+  const scheduled = typeof next === 'string' ? await schedulerJobPlace(redis, b, next) : null;
   // BullMQ 6 keeps paused jobs in `wait`; older queues may still hold a `paused` list.
   // Pages waiting in the compact frontier are not jobs yet (issue 19): its meta counts them.
   return {
     frontier: n(7),
-    waiting: n(0) + n(1),
+    waiting: n(0) + n(1) - (scheduled === 'waiting' ? 1 : 0),
     prioritized: n(2),
     active: n(3),
-    delayed: n(4) - scheduled,
+    delayed: n(4) - (scheduled === 'delayed' ? 1 : 0),
     completed: n(5),
     failed: n(6),
   };

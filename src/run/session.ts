@@ -380,6 +380,13 @@ export class CrawlSession {
     const verdict = await this.crawl.tryFinalize(this.opts.task, w.current.run);
     const state = w.status!.run?.run === w.current.run ? w.status!.run.state : null;
     if (verdict === 'won') return this.finalizeWon(w);
+    if (state === 'stopped' && !w.joining) {
+      // Stopped from elsewhere (the web monitor's Stop run, `crawl-studio stop`, another editor's Stop Crawl:
+      // CrawlQueue.stopRun): this driver ends as its own stop would, its workers finishing their pages. A scheduled
+      // task's too: Stop holds the schedule until the next start, which its lease would refuse.
+      w.outcome = 'stopped';
+      return 'done';
+    }
     if (w.recurring) return 'again';
     if (state === 'finished') {
       // Another process (a second editor, `crawl-studio writer`) finalized this run. Entries still in the
@@ -390,12 +397,6 @@ export class CrawlSession {
       w.outcome = 'finished';
       if ((await this.guarded(this.opts.store?.drain?.() ?? Promise.resolve())) === STOPPED) return 'done';
       w.status = await readTaskStatus(this.redis, this.opts.task.name);
-      return 'done';
-    }
-    if (state === 'stopped') {
-      // Stopped from elsewhere (the web monitor's Stop run, another editor's Stop Crawl: CrawlQueue.stopRun): this
-      // driver ends as its own stop would, its workers finishing their pages.
-      w.outcome = 'stopped';
       return 'done';
     }
     return 'again';

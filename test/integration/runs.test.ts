@@ -229,19 +229,34 @@ describe('runs (finalize, schedules, stopping workers)', function () {
       const next = status.phase.kind === 'finished' ? status.phase.next : null;
       // The job scheduler's next run: within the hour (BullMQ aligns `every` to its multiples).
       assert.ok(
-        next !== null && next > status.run!.finishedAt! && next <= status.run!.finishedAt! + 3_600_000,
-        `${next}`,
+        next !== null &&
+          !next.held &&
+          next.at > status.run!.finishedAt! &&
+          next.at <= status.run!.finishedAt! + 3_600_000,
+        JSON.stringify(next),
       );
-      const said = `Finished. Its schedule starts the next run at ${new Date(next).toISOString().replace(/\.\d{3}Z$/, 'Z')}.`;
+      const at = new Date(next.at).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      const said = `Finished. Its schedule starts the next run at ${at}.`;
       assert.equal(describeRunPhase(status.phase), said);
-      const cli = await promisify(execFile)(process.execPath, [
-        resolve('dist/cli.js'),
-        'status',
-        task.file,
-        '--redis',
-        redis.url,
-      ]);
-      assert.equal(cli.stdout.split('\n')[1], said, cli.stdout);
+      const cli = (...args: string[]) =>
+        promisify(execFile)(process.execPath, [resolve('dist/cli.js'), ...args, task.file, '--redis', redis.url]);
+      const shown = await cli('status');
+      assert.equal(shown.stdout.split('\n')[1], said, shown.stdout);
+      // Paused between runs (`crawl-studio pause`, the explorer's and the monitor's pause): nothing starts the next
+      // run at its time, and every view says it waits for the resume.
+      const paused = await cli('pause');
+      assert.match(paused.stdout, /^'hourly' paused: no worker takes its pages until it is resumed/);
+      const held = `Finished. Its schedule's next run, due at ${at}, waits until the queue is resumed.`;
+      assert.equal(describeRunPhase((await readTaskStatus(r, task.name)).phase), held);
+      assert.equal((await cli('status')).stdout.split('\n')[1], held);
+      assert.equal((await cli('resume')).stdout.trim(), "'hourly' resumed");
+      assert.equal((await cli('status')).stdout.split('\n')[1], said);
+      // Its run is over: `stop` refuses, with the words the monitor answers 409 with, and exit 1.
+      await assert.rejects(cli('stop'), (err: { code: number; stderr: string }) => {
+        assert.equal(err.code, 1);
+        assert.match(err.stderr, /^crawl-studio stop: run \S+ of 'hourly' is already finished$/m);
+        return true;
+      });
     } finally {
       r.disconnect();
     }

@@ -81,6 +81,21 @@ describe('run phase (observe/runPhase.ts)', () => {
     assert.equal(describeRunPhase(runPhase(run('finished'), false, null)), 'Finished.');
   });
 
+  it('a paused schedule says its next run waits for the resume, a stopped one for the next start', () => {
+    const next = Date.UTC(2026, 11, 7, 19, 22, 46, 715);
+    const paused = runPhase(run('finished'), true, null, 0, null, next);
+    assert.deepEqual(paused, { kind: 'finished', at: 9_000, next: { at: next, held: true } });
+    assert.equal(
+      describeRunPhase(paused),
+      "Finished. Its schedule's next run, due at 2026-12-07T19:22:46Z, waits until the queue is resumed.",
+    );
+    // Stop pauses the queues, and a stopped run cannot be resumed: only a start lets the schedule go on.
+    assert.equal(
+      describeRunPhase(runPhase(run('stopped'), true, null, 0, null, next)),
+      'Stopped. Its schedule is held until the task is started again (Start Crawl, `crawl-studio run`), which begins a new run.',
+    );
+  });
+
   it("counts the workers only for a run nobody drives (the driver's own polls never read the fleet)", () => {
     assert.equal(needsWorkerCount(run('running'), false, { holder, gone: false }), false);
     assert.equal(needsWorkerCount(run('running'), false, { holder, gone: true }), true);

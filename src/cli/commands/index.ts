@@ -6,6 +6,7 @@ import { fixtureCommand, testCommand, validateCommand } from './fixtures';
 import { failuresCommand, retryCommand } from './failures';
 import { monitorCommand } from './monitor';
 import { changesCommand } from './changes';
+import { pauseCommand, resumeCommand, stopCommand } from './control';
 
 /**
  * Every command of `crawl-studio`, in the order `--help` lists them. A command is one entry here (its module holds
@@ -18,6 +19,9 @@ export const COMMANDS: readonly CommandSpec[] = [
   writerCommand,
   enqueueCommand,
   statusCommand,
+  pauseCommand,
+  resumeCommand,
+  stopCommand,
   resizeCommand,
   failuresCommand,
   retryCommand,

@@ -246,7 +246,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     if (result.outcome === 'stopped')
       out.say(
         'info',
-        `Run ${result.run.run} was stopped from elsewhere (the monitor's Stop run or an editor's Stop Crawl): it does not resume; the next \`run\` begins a new one.`,
+        `Run ${result.run.run} was stopped from elsewhere (the monitor's Stop run, \`crawl-studio stop\` or an editor's Stop Crawl): it does not resume; the next \`run\` begins a new one.`,
         { event: 'run-stopped', run: result.run.run },
       );
     await printSummary(out, result, task, taskFile, redis.url);

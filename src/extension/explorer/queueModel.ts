@@ -54,12 +54,12 @@ export class QueueModel {
     return this.parts.of(name).queues();
   }
 
-  /** The same pause the web monitor's does (frontier/control.ts). */
-  pause(name: string): Promise<void> {
+  /** The same pause the web monitor's and `crawl-studio pause` do (frontier/control.ts): what was done, in words. */
+  pause(name: string): Promise<string> {
     return pauseTask(this.redis, name);
   }
 
-  resume(name: string): Promise<void> {
+  resume(name: string): Promise<string> {
     return resumeTask(this.redis, name);
   }
 

@@ -1,0 +1,197 @@
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { TASKS_KEY, taskKeys } from '../../src/frontier/keys';
+import { readRun } from '../../src/frontier/partitions';
+import { readTaskStatus } from '../../src/observe/taskStatus';
+import { writeTask } from '../support/crawl';
+import { serveHttp } from '../support/services';
+import { cliSuite } from '../support/cliSuite';
+import { until } from '../support/until';
+
+// `crawl-studio pause`, `resume` and `stop`: a fleet operator's controls with no editor and no monitor open, the same
+// functions (frontier/control.ts) as the Queue Explorer's and the monitor's buttons. Real redis-server, a local site
+// (pages 300 ms each, one at a time, so the run is still going when it is controlled), the CLI as users run it.
+
+const CLI = resolve('dist/cli.js');
+const PAGES = 30;
+
+describe('crawl-studio pause, resume and stop', function () {
+  this.timeout(180_000);
+  const suite = cliSuite(() =>
+    serveHttp((req, res) => {
+      res.setHeader('content-type', 'text/html');
+      const links = Array.from({ length: PAGES }, (_, i) => `<a href="/p${i}">p${i}</a>`).join('');
+      setTimeout(() => res.end(req.url === '/' ? `<h1>home</h1>${links}` : `<h1>page ${req.url}</h1>`), 300);
+    }),
+  );
+  const cli = (...args: string[]) =>
+    promisify(execFile)(process.execPath, [CLI, ...args, '--redis', suite.redis.url], { timeout: 60_000 });
+  const refused = (args: string[], words: RegExp) =>
+    assert.rejects(cli(...args), (err: { code: number; stderr: string; stdout: string }) => {
+      assert.equal(err.code, 1, err.stderr);
+      assert.match(err.stderr, words);
+      assert.equal(err.stdout, '');
+      return true;
+    });
+  const taskYaml = (name: string) => `name: ${name}
+start: [${suite.web.url}/]
+request: { robots: false, retries: { attempts: 1 } }
+politeness: { perHost: { concurrency: 1, delay: 0 } }
+rules:
+  - name: page
+    match: ["**"]
+    follow: [{ selector: a, to: page }]
+    items:
+      - type: page
+        key: [title]
+        fields: { title: h1 }
+`;
+  const done = async (task: string) => {
+    const run = await readRun(suite.conn, task);
+    return Number(await suite.conn.hget(`cs:{${task}}:#stats:${run?.run}`, 'done'));
+  };
+
+  /** `crawl-studio run` of a task file, one worker taking one page at a time. */
+  const startRun = (file: string) => {
+    const args = [CLI, 'run', file, '--workers', '1', '--concurrency', '1', '--redis', suite.redis.url];
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    suite.children.push(child);
+    const out = { text: '' };
+    child.stdout.on('data', (d: Buffer) => (out.text += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out.text += d.toString()));
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    return { child, out, exited };
+  };
+
+  it('refuses a task that never ran on this Redis (a wrong --redis), naming it, with exit 1', async () => {
+    const task = await writeTask(taskYaml('never'));
+    await refused(['pause', task.file], /^crawl-studio pause: 'never' has never run on this Redis: nothing to pause$/m);
+    await refused(
+      ['resume', task.file],
+      /^crawl-studio resume: 'never' has never run on this Redis: nothing to resume$/m,
+    );
+    await refused(['stop', task.file], /^crawl-studio stop: 'never' has never run on this Redis: nothing to stop$/m);
+    // Not made a task of this Redis by asking (BullMQ's queue handle still writes its own meta hash).
+    assert.equal(await suite.conn.exists(taskKeys('never').meta), 0, 'no run meta written');
+    assert.equal(await suite.conn.sismember(TASKS_KEY, 'never'), 0, 'not listed among the tasks');
+  });
+
+  it('pauses a running crawl everywhere, resumes it, then stops it: the `run` driving it ends as stopped', async () => {
+    const task = await writeTask(taskYaml('ctl'));
+    const { exited, out } = startRun(task.file);
+    await until('two pages fetched', async () => (await done('ctl')) >= 2);
+
+    const paused = await cli('pause', task.file);
+    assert.equal(
+      paused.stdout.trim(),
+      "'ctl' paused: no worker takes its pages until it is resumed (pages in flight finish)",
+    );
+    assert.equal((await readTaskStatus(suite.conn, 'ctl')).phase.kind, 'paused');
+    // Paused means nothing more is fetched: the page in flight finishes, then the count stands still.
+    const settled = await until('the page in flight to finish', async () => {
+      const a = await done('ctl');
+      await new Promise((r) => setTimeout(r, 1_000));
+      return (await done('ctl')) === a ? a : null;
+    });
+    await new Promise((r) => setTimeout(r, 1_500));
+    assert.equal(await done('ctl'), settled, 'no page fetched while paused');
+    assert.match((await cli('status', task.file)).stdout, /^ctl: run \S+, paused, started /m);
+
+    assert.equal((await cli('resume', task.file)).stdout.trim(), "'ctl' resumed");
+    await until('pages fetched again', async () => (await done('ctl')) > settled);
+
+    const run = (await readRun(suite.conn, 'ctl'))!.run;
+    // A script that names the run it started stops only that run.
+    await refused(
+      ['stop', task.file, '--run', 'not-the-run'],
+      new RegExp(
+        `^crawl-studio stop: run not-the-run of 'ctl' is not its current run \\(${run}\\): nothing stopped$`,
+        'm',
+      ),
+    );
+    const stopped = await cli('stop', task.file, '--run', run);
+    assert.equal(
+      stopped.stdout.trim(),
+      `run ${run} of 'ctl' stopped: no worker takes its pages (pages in flight finish); the next start begins a new run`,
+    );
+    // The `run` that drove it sees it stopped and ends, as after the monitor's Stop run (exit 0: it was stopped).
+    assert.equal(await exited, 0, out.text);
+    assert.match(out.text, /^Run \S+ was stopped from elsewhere/m, out.text);
+    assert.equal((await readRun(suite.conn, 'ctl'))!.state, 'stopped');
+    assert.ok((await done('ctl')) < PAGES + 1, 'it ended before its pages did');
+    // Over: resume and stop refuse, saying why.
+    await refused(['resume', task.file], /^crawl-studio resume: task 'ctl' was stopped \(Stop Crawl ended its run\)/m);
+    await refused(['stop', task.file], new RegExp(`^crawl-studio stop: run ${run} of 'ctl' is already stopped$`, 'm'));
+  });
+
+  it("stops a scheduled task's run: its `run` ends, the schedule is held and said so, and the next `run` starts anew", async () => {
+    const task = await writeTask(`${taskYaml('sch')}schedule: { every: 1h }\n`);
+    const first = startRun(task.file);
+    await until('two pages fetched', async () => (await done('sch')) >= 2);
+    const stoppedRun = (await readRun(suite.conn, 'sch'))!.run;
+    await cli('stop', task.file);
+    // It stayed up for the schedule, holding the task's lease: a `run` started next was refused as a run in progress.
+    assert.equal(await first.exited, 0, first.out.text);
+    assert.match(first.out.text, /^Run \S+ was stopped from elsewhere \(the monitor's Stop run, `crawl-studio stop`/m);
+    const held =
+      'Stopped. Its schedule is held until the task is started again (Start Crawl, `crawl-studio run`), which begins a new run.';
+    const status = await readTaskStatus(suite.conn, 'sch');
+    assert.equal(status.phase.kind === 'stopped' && status.phase.next?.held, true, JSON.stringify(status.phase));
+    assert.equal((await cli('status', task.file)).stdout.split('\n')[1], held);
+    const second = startRun(task.file);
+    const again = await until('a new run', async () => {
+      const r = await readRun(suite.conn, 'sch');
+      return r && r.run !== stoppedRun && r.state === 'running' ? r.run : null;
+    });
+    assert.match((await cli('status', task.file)).stdout, new RegExp(`^sch: run ${again}, running, `, 'm'));
+    second.child.kill('SIGINT');
+    assert.equal(await second.exited, 130, second.out.text);
+  });
+
+  it("holds a paused schedule's due run until `resume`, never counting it as a waiting page", async () => {
+    const task = await writeTask(`name: due
+start: [${suite.web.url}/p1]
+request: { robots: false }
+schedule: { every: 2s }
+rules:
+  - name: page
+    match: ["**"]
+    items:
+      - type: page
+        key: [title]
+        fields: { title: h1 }
+`);
+    const driver = startRun(task.file);
+    const first = await until('the first run finished', async () => {
+      const r = await readRun(suite.conn, 'due');
+      return r?.state === 'finished' ? r.run : null;
+    });
+    await cli('pause', task.file);
+    // Paused, the scheduler's job comes due and leaves the delayed set for `wait`, where no worker takes it.
+    const keys = taskKeys('due');
+    const dueJob = await until('the next run to come due', async () => {
+      const next = await suite.conn.zscore(keys.bull.repeat, 'schedule');
+      const id = `repeat:schedule:${next}`;
+      const due = next !== null && (await suite.conn.zscore(keys.bull.delayed, id)) === null;
+      return due && (await suite.conn.exists(`${keys.bull.job}${id}`)) === 1 ? id : null;
+    });
+    assert.ok((await suite.conn.lrange(keys.bull.wait, 0, -1)).includes(dueJob), 'the due run waits in `wait`');
+    const status = await readTaskStatus(suite.conn, 'due');
+    assert.equal(status.run!.run, first, 'no run started while paused');
+    assert.deepEqual(
+      { waiting: status.counts.waiting, delayed: status.counts.delayed, prioritized: status.counts.prioritized },
+      { waiting: 0, delayed: 0, prioritized: 0 },
+      'the scheduler is not a page',
+    );
+    assert.match(
+      (await cli('status', task.file)).stdout.split('\n')[1]!,
+      /^Finished\. Its schedule's next run, due at \S+Z, waits until the queue is resumed\.$/,
+    );
+    await cli('resume', task.file);
+    await until('the next run once resumed', async () => (await readRun(suite.conn, 'due'))?.run !== first);
+    driver.child.kill('SIGINT');
+    await driver.exited;
+  });
+});
