@@ -147,6 +147,15 @@ export interface CrawlStatus {
 export const SCHEDULER_ID = 'schedule';
 export const SCHEDULED_RUN_JOB = '__scheduled-run__';
 
+/** The id BullMQ's job scheduler gives the job of the run due at `at` (ms): `repeat:<scheduler id>:<at>`. */
+export function schedulerJobId(at: string | number): string {
+  return `repeat:${SCHEDULER_ID}:${at}`;
+}
+
+export function isSchedulerJobId(id: string): boolean {
+  return id.startsWith(`repeat:${SCHEDULER_ID}:`);
+}
+
 /** Links without a priority get this one when any rule of the task sets a priority (1 runs first). */
 export const DEFAULT_PRIORITY = 1000;
 /** Completed jobs kept for explorers; older ones are removed (their pages are already counted and stored). */

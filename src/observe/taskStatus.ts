@@ -2,7 +2,7 @@ import type { Redis } from '../redis/connect';
 import type { CrawlStatus, JobCounts } from '../frontier/types';
 import { readRunStats } from '../frontier/stats';
 import { partitionKeys, taskKeys } from '../frontier/keys';
-import { SCHEDULER_ID } from '../frontier/types';
+import { SCHEDULER_ID, schedulerJobId } from '../frontier/types';
 import type { TaskLayout } from '../frontier/layout';
 import { readLayout, readRunAndLayout } from '../frontier/partitions';
 import { isHolderGone, readLeaseHolder } from '../frontier/runLease';
@@ -45,7 +45,7 @@ async function schedulerJobPlace(
   b: ReturnType<typeof partitionKeys>['bull'],
   next: string,
 ): Promise<'delayed' | 'waiting' | null> {
-  const id = `repeat:${SCHEDULER_ID}:${next}`;
+  const id = schedulerJobId(next);
   const r =
     (await redis.pipeline().zscore(b.delayed, id).exists(`${b.job}${id}:lock`).exists(`${b.job}${id}`).exec()) ?? [];
   for (const [err] of r) if (err) throw err;

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { TASKS_KEY, taskKeys } from '../../src/frontier/keys';
 import { readRun } from '../../src/frontier/partitions';
+import { schedulerJobId } from '../../src/frontier/types';
 import { readTaskStatus } from '../../src/observe/taskStatus';
 import { writeTask } from '../support/crawl';
 import { serveHttp } from '../support/services';
@@ -173,7 +174,7 @@ rules:
     const keys = taskKeys('due');
     const dueJob = await until('the next run to come due', async () => {
       const next = await suite.conn.zscore(keys.bull.repeat, 'schedule');
-      const id = `repeat:schedule:${next}`;
+      const id = schedulerJobId(next ?? '');
       const due = next !== null && (await suite.conn.zscore(keys.bull.delayed, id)) === null;
       return due && (await suite.conn.exists(`${keys.bull.job}${id}`)) === 1 ? id : null;
     });

@@ -1,6 +1,6 @@
 import type { Redis } from '../../redis/connect';
 import { scanKeys } from '../../redis/nodes';
-import { SCHEDULED_RUN_JOB, type CrawlStats } from '../../frontier/types';
+import { isSchedulerJobId, SCHEDULED_RUN_JOB, type CrawlStats } from '../../frontier/types';
 import { dropWaiting } from '../../frontier/dropWaiting';
 import { pauseTask, resumeTask } from '../../frontier/control';
 import { taskKeys, TASKS_KEY } from '../../frontier/keys';
@@ -118,15 +118,11 @@ export class QueueModel {
     if (state === 'completed' || state === 'skipped') return this.finishedJobs(name, state, start, count);
     const qs = await this.queuesOf(name);
     const asc = state !== 'failed';
-    // A scheduled task's next run waits among the delayed jobs: not a page, and not counted as one (taskStatus.ts).
-    const page = (j: CrawlJob | undefined): j is CrawlJob => Boolean(j) && j!.name !== SCHEDULED_RUN_JOB;
-    if (qs.length === 1)
-      return (await qs[0]!.getJobs([state === 'waiting' ? 'wait' : state], start, start + count - 1, asc)).filter(page);
+    const type = state === 'waiting' ? 'wait' : state;
+    if (qs.length === 1) return pageJobs(qs[0]!, type, start, count, asc);
     // Several partitions: the first start + count of each, merged by time, then the page asked for.
-    const lists = await Promise.all(
-      qs.map((q) => q.getJobs([state === 'waiting' ? 'wait' : state], 0, start + count - 1, asc)),
-    );
-    const merged = lists.flat().filter(page);
+    const lists = await Promise.all(qs.map((q) => pageJobs(q, type, 0, start + count, asc)));
+    const merged = lists.flat();
     merged.sort((a, b) =>
       asc ? a.timestamp - b.timestamp : (b.finishedOn ?? b.timestamp) - (a.finishedOn ?? a.timestamp),
     );
@@ -208,4 +204,24 @@ async function finishedOf(
     if (jobs.length < page) break;
   }
   return out;
+}
+
+/**
+ * Jobs `start` to `start + count` of one queue's list in a state, pages only. A scheduled task's next run waits there
+ * as the job scheduler's job (delayed, or waiting while the queue is paused): not a page, and not counted as one
+ * (observe/taskStatus.ts), so the page is cut from the ids without it, or each page held one job fewer and the next
+ * began one early.
+ */
+async function pageJobs(
+  q: PageQueue,
+  type: 'wait' | 'delayed' | 'prioritized' | 'active' | 'failed',
+  start: number,
+  count: number,
+  asc: boolean,
+): Promise<CrawlJob[]> {
+  const scheduled = (type === 'wait' || type === 'delayed') && (await q.getJobSchedulersCount()) > 0;
+  if (!scheduled) return (await q.getJobs([type], start, start + count - 1, asc)).filter(Boolean);
+  const ids = (await q.getRanges([type], 0, start + count, asc)).filter((id) => !isSchedulerJobId(id));
+  const jobs = await Promise.all(ids.slice(start, start + count).map((id) => q.getJob(id)));
+  return jobs.filter((j): j is CrawlJob => j !== undefined && j.name !== SCHEDULED_RUN_JOB);
 }
