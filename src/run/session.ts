@@ -17,7 +17,8 @@ import { needsBrowser } from '../core/task/model';
 import { BROWSER_PATH_ENV, findBrowser } from '../worker/browser/executable';
 import { RunInProgressError, RunLostError, RunTakenOverError } from './runErrors';
 import { nextPollMs } from './pollPace';
-import { isOverLimit, isRedisFull, readMemory, REDIS_FULL_MARK, RedisFullError } from '../redis/memory';
+import { isRedisFull } from '../redis/memory';
+import { RedisRoom } from './redisRoom';
 
 // One crawl driven from this process: start or resume the run, start local workers, watch progress, and
 // finalize the run when it drains. The CLI's `run` and the extension's "Start Crawl" are both this class, so
@@ -174,8 +175,7 @@ export class CrawlSession {
   private scaler: ProcessScaler | null = null;
   private markWorkersStarting!: (started: boolean) => void;
   /** Who first saw Redis refuse a write for lack of memory (a local worker's line), if any did. */
-  private fullSeenBy: string | null = null;
-  private memoryReadAt = 0;
+  private readonly room: RedisRoom;
 
   constructor(private readonly opts: SessionOptions) {
     this.redis = connectRedis(opts.redisUrl);
@@ -199,10 +199,9 @@ export class CrawlSession {
           : undefined,
     });
     if (opts.onWorkerLog) this.supervisor.on('log', opts.onWorkerLog);
+    this.room = new RedisRoom(this.redis, opts.task.name);
     this.supervisor.on('log', (pid: number, line: string) => {
-      if (this.fullSeenBy !== null || !line.includes(REDIS_FULL_MARK)) return;
-      this.fullSeenBy = `worker ${pid}`;
-      this.wake?.();
+      if (this.room.workerLine(pid, line)) this.wake?.();
     });
     if (opts.onWorkerExit) this.supervisor.on('exit', opts.onWorkerExit);
     this.lease = new RunLease(this.redis, opts.task.name, {
@@ -259,14 +258,13 @@ export class CrawlSession {
     } catch (err) {
       // Redis refused one of this driver's own writes (the lease, the finalize flag, a sample) for lack of memory.
       if (!isRedisFull(err)) throw err;
-      this.fullSeenBy ??= 'the driver';
-      throw await this.redisFull();
+      throw await this.room.error();
     } finally {
       this.watchEnded = true;
       // Workers that hold pages Redis refused (worker/processor.ts) do not finish them: not waited for long.
       // A lost run has nothing to finish: its workers' jobs are gone from Redis, and waiting for them to wind
       // down (they cannot complete or fail a job the server no longer has) only delays the error by the grace.
-      const lost = watch?.lost === true || this.fullSeenBy !== null;
+      const lost = watch?.lost === true || this.room.full;
       this.scaler?.stop();
       await this.supervisor.stopAll(lost ? 2_000 : undefined);
       if (!joining) await this.lease.release().catch(() => undefined);
@@ -336,7 +334,7 @@ export class CrawlSession {
       w.lost = true;
       throw new RunLostError(this.opts.task, w.current, w.lastDone);
     }
-    await this.checkRedisRoom();
+    await this.room.check();
     if (status.run.run !== w.current.run) {
       // The job scheduler started the next occurrence: watch that run now.
       w.current = status.run;
@@ -519,27 +517,6 @@ export class CrawlSession {
   }
 
   /**
-   * Stops the run when Redis is full (issue 35, item 2): a worker said it refused a write, or INFO memory shows it
-   * over its maxmemory with the policy noeviction. Going on would only pile up pages that cannot finish.
-   */
-  private async checkRedisRoom(): Promise<void> {
-    if (this.fullSeenBy === null) {
-      // At most a few times a second: a fast crawl polls every 25 ms.
-      if (Date.now() - this.memoryReadAt < MEMORY_CHECK_MS) return;
-      this.memoryReadAt = Date.now();
-      const memory = await readMemory(this.redis).catch(() => null);
-      if (!memory || !isOverLimit(memory)) return;
-      this.fullSeenBy = 'the driver (INFO memory)';
-    }
-    throw await this.redisFull();
-  }
-
-  private async redisFull(): Promise<RedisFullError> {
-    const memory = await readMemory(this.redis).catch(() => null);
-    return new RedisFullError(memory, this.fullSeenBy ?? 'the driver', this.opts.task.name);
-  }
-
-  /**
    * Stops watching and stops the local workers gracefully. By default the run stays resumable (Ctrl-C); with
    * `end` it is ended (the editor's Stop Crawl: the next start begins a new run from the start URLs).
    */
@@ -565,9 +542,6 @@ const STOPPED = Symbol('stopped');
 
 /** How long a won finalize flag holds without a refresh (drain.lua's default, which tryFinalize leaves it at). */
 const FINALIZE_HOLD_MS = 15_000;
-
-/** How often the driver reads Redis's INFO memory to see it full. */
-const MEMORY_CHECK_MS = 500;
 
 /** How often the store is checked while the session waits on it (a finalize's flush). */
 const STORE_CHECK_MS = 1_000;
