@@ -1,9 +1,8 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Redis } from '../redis/connect';
-import type { CrawlStatus } from '../frontier/types';
 import { readLiveWorkers } from '../frontier/fleet';
 import { readFrontierByHost } from '../observe/frontier';
-import { readTaskStatus, waitingPages } from '../observe/taskStatus';
+import { readTaskStatus, waitingPages, type TaskStatus } from '../observe/taskStatus';
 import type { MonitorViews } from './views';
 
 // The monitor's /metrics: Prometheus's view of every task on the Redis, read at scrape time by a collector (the
@@ -16,7 +15,7 @@ import type { MonitorViews } from './views';
 // and increase() read as a counter reset.
 
 interface Scrape {
-  readonly statuses: readonly CrawlStatus[];
+  readonly statuses: readonly TaskStatus[];
   readonly waitingHosts: ReadonlyMap<string, number>;
   readonly workersByTask: ReadonlyMap<string, number>;
   readonly workers: number;
@@ -39,12 +38,12 @@ interface MetricDef {
 }
 
 const perTask =
-  (f: (st: CrawlStatus) => number): Setter =>
+  (f: (st: TaskStatus) => number): Setter =>
   (s, put) => {
     for (const st of s.statuses) put({ task: st.task }, f(st));
   };
 const byReason =
-  (f: (st: CrawlStatus) => Readonly<Record<string, number>>): Setter =>
+  (f: (st: TaskStatus) => Readonly<Record<string, number>>): Setter =>
   (s, put) => {
     for (const st of s.statuses) for (const [reason, n] of Object.entries(f(st))) put({ task: st.task, reason }, n);
   };
@@ -216,6 +215,15 @@ const METRICS: readonly MetricDef[] = [
     help: "When the task's current run started (Unix time).",
     labels: ['task'],
     set: perTask((st) => (st.run ? st.run.startedAt / 1000 : 0)),
+  },
+  {
+    type: 'gauge',
+    name: 'crawl_studio_schedule_next_run_time_seconds',
+    help: "When the task's schedule starts its next run (Unix time); absent for a task without a schedule. Past it while crawl_studio_task_paused is 1: Pause (or Stop, which holds the schedule) keeps the run waiting.",
+    labels: ['task'],
+    set: (s, put) => {
+      for (const st of s.statuses) if (st.nextRunAt !== null) put({ task: st.task }, st.nextRunAt / 1000);
+    },
   },
 ];
 

@@ -98,6 +98,11 @@ async function readPartitionCounts(redis: Redis, task: string, tag: string): Pro
 /** What every view shows of a task: its status, and whether its run is alive (runPhase.ts). */
 export interface TaskStatus extends CrawlStatus {
   readonly phase: RunPhase;
+  /**
+   * When the task's schedule starts its next run (ms since epoch), whatever the phase; null without a schedule. A
+   * paused queue holds it past that time (the phase says so), and a run still going then skips it.
+   */
+  readonly nextRunAt: number | null;
 }
 
 /**
@@ -133,5 +138,6 @@ export async function readTaskStatus(redis: Redis, task: string): Promise<TaskSt
     counts,
     isPaused,
     phase: runPhase(run, isPaused, driver, working, writer ?? null, nextRunAt),
+    nextRunAt,
   };
 }

@@ -10,6 +10,7 @@ import { writeTask } from '../support/crawl';
 import { serveHttp } from '../support/services';
 import { cliSuite } from '../support/cliSuite';
 import { until } from '../support/until';
+import { startTestMonitor } from '../support/monitor';
 
 // `crawl-studio pause`, `resume` and `stop`: a fleet operator's controls with no editor and no monitor open, the same
 // functions (frontier/control.ts) as the Queue Explorer's and the monitor's buttons. Real redis-server, a local site
@@ -190,6 +191,17 @@ rules:
       (await cli('status', task.file)).stdout.split('\n')[1]!,
       /^Finished\. Its schedule's next run, due at \S+Z, waits until the queue is resumed\.$/,
     );
+    // Prometheus sees the same: the run it was due to start, and the pause holding it.
+    const monitor = await startTestMonitor(suite.conn);
+    try {
+      const metrics = await (await fetch(`${monitor.url}/metrics`)).text();
+      assert.match(metrics, /^crawl_studio_task_paused\{task="due"\} 1$/m);
+      const next = Number(/^crawl_studio_schedule_next_run_time_seconds\{task="due"\} (\S+)$/m.exec(metrics)?.[1]);
+      assert.equal(next * 1000, status.nextRunAt, metrics);
+      assert.ok(next * 1000 <= Date.now(), 'due, and held');
+    } finally {
+      await monitor.close();
+    }
     await cli('resume', task.file);
     await until('the next run once resumed', async () => (await readRun(suite.conn, 'due'))?.run !== first);
     driver.child.kill('SIGINT');
