@@ -21,6 +21,8 @@ export function progressLine(
   const skipped = Object.values(s?.skipped ?? {}).reduce((a, b) => a + b, 0);
   return [
     `${status.task}`,
+    // Paused from anywhere (the monitor, `crawl-studio pause`, the explorer): a rate of 0 and a frozen time said why.
+    ...(status.isPaused ? ['paused'] : []),
     `${n(s?.done ?? 0)} done`,
     ...(s?.unchanged ? [`${n(s.unchanged)} unchanged`] : []),
     `${n(s?.failed ?? 0)} failed`,

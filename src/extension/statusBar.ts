@@ -39,6 +39,15 @@ export class CrawlStatusBar implements vscode.Disposable {
       if (age > STALE_AFTER_MS)
         return vscode.l10n.t('{0} no progress report for {1} s', rc.task.name, Math.round(age / 1000));
       const c = rc.status?.counts;
+      // Paused from anywhere (the explorer, the web monitor, `crawl-studio pause`): "0.0 p/s" under a spinner said
+      // nothing of why.
+      if (rc.status?.isPaused)
+        return vscode.l10n.t(
+          '{0} paused · queue {1} · {2} failed',
+          rc.task.name,
+          c ? queuedJobs(c) : 0,
+          finishedPages(rc.status.stats).failed,
+        );
       return vscode.l10n.t(
         '{0} {1} p/s · queue {2} · {3} failed',
         rc.task.name,
@@ -47,7 +56,12 @@ export class CrawlStatusBar implements vscode.Disposable {
         finishedPages(rc.status?.stats ?? null).failed,
       );
     });
-    this.item.text = `${stale.length ? '$(warning)' : '$(sync~spin)'} ${parts.join('  |  ')}`;
+    const icon = stale.length
+      ? '$(warning)'
+      : running.every((rc) => rc.status?.isPaused)
+        ? '$(debug-pause)'
+        : '$(sync~spin)';
+    this.item.text = `${icon} ${parts.join('  |  ')}`;
     this.item.backgroundColor = stale.length ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     this.item.tooltip = stale.length
       ? vscode.l10n.t(

@@ -100,6 +100,8 @@ rules:
     await new Promise((r) => setTimeout(r, 1_500));
     assert.equal(await done('ctl'), settled, 'no page fetched while paused');
     assert.match((await cli('status', task.file)).stdout, /^ctl: run \S+, paused, started /m);
+    // The `run` driving it says so on its progress line, where "0.0 pages/s" and a frozen time said nothing of why.
+    await until('the driver to say it is paused', () => /^ctl · paused · \d+ done · /m.test(out.text));
 
     assert.equal((await cli('resume', task.file)).stdout.trim(), "'ctl' resumed");
     await until('pages fetched again', async () => (await done('ctl')) > settled);

@@ -558,6 +558,14 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     );
     await until('the explorer live again', () => !api.tree.isStale, 30_000);
     assert.doesNotMatch(String(queueItem().description), /stale/);
+    // Paused from the explorer (or the monitor, or `crawl-studio pause`), the crawl says so in the status bar.
+    const queue = api.tree.queueNodes().find((q) => q.name === 'slowshop')!;
+    await vscode.commands.executeCommand('crawlStudio.queue.pause', queue);
+    await until('the status bar to say paused', () =>
+      /\$\(debug-pause\) slowshop paused · queue \d+/.test(api.statusBar.text),
+    );
+    await vscode.commands.executeCommand('crawlStudio.queue.resume', queue);
+    await until('the status bar to go on', () => /slowshop [0-9.]+ p\/s/.test(api.statusBar.text));
     await vscode.commands.executeCommand('crawlStudio.stopCrawl', 'slowshop');
   });
 
