@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { TASKS_KEY, taskKeys } from '../../src/frontier/keys';
@@ -7,8 +7,7 @@ import { readRun } from '../../src/frontier/partitions';
 import { schedulerJobId } from '../../src/frontier/types';
 import { readTaskStatus } from '../../src/observe/taskStatus';
 import { writeTask } from '../support/crawl';
-import { serveHttp } from '../support/services';
-import { cliSuite } from '../support/cliSuite';
+import { cliSuite, oneAtATimeTask, slowLinksSite, spawnCli } from '../support/cliSuite';
 import { until } from '../support/until';
 import { startTestMonitor } from '../support/monitor';
 
@@ -21,13 +20,7 @@ const PAGES = 30;
 
 describe('crawl-studio pause, resume and stop', function () {
   this.timeout(180_000);
-  const suite = cliSuite(() =>
-    serveHttp((req, res) => {
-      res.setHeader('content-type', 'text/html');
-      const links = Array.from({ length: PAGES }, (_, i) => `<a href="/p${i}">p${i}</a>`).join('');
-      setTimeout(() => res.end(req.url === '/' ? `<h1>home</h1>${links}` : `<h1>page ${req.url}</h1>`), 300);
-    }),
-  );
+  const suite = cliSuite(() => slowLinksSite(PAGES));
   const cli = (...args: string[]) =>
     promisify(execFile)(process.execPath, [CLI, ...args, '--redis', suite.redis.url], { timeout: 60_000 });
   const refused = (args: string[], words: RegExp) =>
@@ -37,35 +30,14 @@ describe('crawl-studio pause, resume and stop', function () {
       assert.equal(err.stdout, '');
       return true;
     });
-  const taskYaml = (name: string) => `name: ${name}
-start: [${suite.web.url}/]
-request: { robots: false, retries: { attempts: 1 } }
-politeness: { perHost: { concurrency: 1, delay: 0 } }
-rules:
-  - name: page
-    match: ["**"]
-    follow: [{ selector: a, to: page }]
-    items:
-      - type: page
-        key: [title]
-        fields: { title: h1 }
-`;
+  const taskYaml = (name: string) => oneAtATimeTask(name, suite.web.url);
   const done = async (task: string) => {
     const run = await readRun(suite.conn, task);
-    return Number(await suite.conn.hget(`cs:{${task}}:#stats:${run?.run}`, 'done'));
+    return run ? Number(await suite.conn.hget(taskKeys(task).stats(run.run), 'done')) : 0;
   };
 
   /** `crawl-studio run` of a task file, one worker taking one page at a time. */
-  const startRun = (file: string) => {
-    const args = [CLI, 'run', file, '--workers', '1', '--concurrency', '1', '--redis', suite.redis.url];
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    suite.children.push(child);
-    const out = { text: '' };
-    child.stdout.on('data', (d: Buffer) => (out.text += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out.text += d.toString()));
-    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    return { child, out, exited };
-  };
+  const startRun = (file: string) => spawnCli(suite, 'run', file, '--workers', '1', '--concurrency', '1');
 
   it('refuses a task that never ran on this Redis (a wrong --redis), naming it, with exit 1', async () => {
     const task = await writeTask(taskYaml('never'));

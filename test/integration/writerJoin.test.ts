@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
 import { formatDuration } from '../../src/core/units';
 import { readRun } from '../../src/frontier/partitions';
 import { readLiveWriters } from '../../src/frontier/storeWriters';
@@ -8,8 +6,7 @@ import { runElapsedMs } from '../../src/observe/figures';
 import { describeRunPhase } from '../../src/observe/runPhase';
 import { readTaskStatus } from '../../src/observe/taskStatus';
 import { writeTask } from '../support/crawl';
-import { serveHttp } from '../support/services';
-import { cliSuite } from '../support/cliSuite';
+import { cliSuite, oneAtATimeTask, slowLinksSite, spawnCli } from '../support/cliSuite';
 import { until } from '../support/until';
 
 // A run interrupted (its `run` stopped with Ctrl-C) and finished by the fleet: `crawl-studio worker` takes its pages
@@ -18,47 +15,18 @@ import { until } from '../support/until';
 // for a 50 s crawl at 2.7, and the writer's summary, computed apart, said 50.3 s. And the writer, which stays up for
 // the task's next run, wrote the finished run's progress line every 2 s. Real redis-server, a local site, the CLI.
 
-const CLI = resolve('dist/cli.js');
 const PAGES = 16;
 
 describe('a run interrupted and finished by fleet workers and `crawl-studio writer`', function () {
   this.timeout(240_000);
   // Pages that take a moment, one at a time: the run is still going when it is interrupted.
-  const suite = cliSuite(() =>
-    serveHttp((req, res) => {
-      res.setHeader('content-type', 'text/html');
-      const links = Array.from({ length: PAGES }, (_, i) => `<a href="/p${i}">p${i}</a>`).join('');
-      setTimeout(() => res.end(req.url === '/' ? `<h1>home</h1>${links}` : `<h1>page ${req.url}</h1>`), 300);
-    }),
-  );
-
-  const start = (...args: string[]) => {
-    const child = spawn(process.execPath, [CLI, ...args, '--redis', suite.redis.url], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    suite.children.push(child);
-    const out = { text: '' };
-    child.stdout.on('data', (d: Buffer) => (out.text += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out.text += d.toString()));
-    return { child, out };
-  };
+  const suite = cliSuite(() => slowLinksSite(PAGES));
+  const start = (...args: string[]) => spawnCli(suite, ...args);
 
   it("counts the fleet's time in the run's duration, says it once in the writer's words, and writes the end once", async () => {
-    const task = await writeTask(`name: wj
-start: [${suite.web.url}/]
-request: { robots: false, retries: { attempts: 1 } }
-politeness: { perHost: { concurrency: 1, delay: 0 } }
-rules:
-  - name: page
-    match: ["**"]
-    follow: [{ selector: a, to: page }]
-    items:
-      - type: page
-        key: [title]
-        fields: { title: h1 }
-`);
+    const task = await writeTask(oneAtATimeTask('wj', suite.web.url));
     const run = start('run', task.file, '--workers', '1', '--concurrency', '1');
-    const ran = new Promise<number | null>((r) => run.child.once('exit', (code) => r(code)));
+    const ran = run.exited;
     await until(
       'two pages fetched',
       async () =>
