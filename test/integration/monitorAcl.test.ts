@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { freePort, serveHttp, startRedis, type RedisServer } from '../support/services';
 import { until } from '../support/until';
 import { writeTask } from '../support/crawl';
-import { TASKS_KEY } from '../../src/frontier/keys';
+import { TASKS_KEY, taskKeys } from '../../src/frontier/keys';
 
 // `crawl-studio monitor` under an ACL user that may read and not run scripts (README, Which Redis): its pages serve,
 // and an action answered 500 with Redis's bare "NOPERM …". It is a 403 now, in the words of the connection check,
@@ -32,6 +32,8 @@ describe('crawl-studio monitor under a read-only ACL user', function () {
   it('serves its pages, and refuses an action with 403 naming the grants it needs', async () => {
     const admin = new Redis(redis.url);
     await admin.sadd(TASKS_KEY, 'acl');
+    // A task with a run (pausing one that never ran is refused before any script, for that reason).
+    await admin.hset(taskKeys('acl').meta, { run: 'r1', state: 'running', startedAt: Date.now() });
     await admin.call('ACL', 'SETUSER', 'reader', ...READER);
     admin.disconnect();
     const port = await freePort();
