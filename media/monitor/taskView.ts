@@ -141,12 +141,17 @@ function taskCards(d: TaskDetail): HTMLElement {
 function taskActions(d: TaskDetail, act: Act, urls: HTMLTextAreaElement): HTMLElement {
   const s = d.status;
   const name = s.task;
+  // A stopped run is over: its queue stays paused, and Resume is refused (a start begins a new run), as the Queue
+  // Explorer offers neither.
+  const stopped = s.run?.state === 'stopped';
   return h(
     'div',
     { class: 'actions' },
-    s.isPaused
-      ? button('Resume', () => void act(name, 'resume'), { 'data-action': 'resume' })
-      : button('Pause', () => void act(name, 'pause'), { 'data-action': 'pause' }),
+    stopped
+      ? ''
+      : s.isPaused
+        ? button('Resume', () => void act(name, 'resume'), { 'data-action': 'resume' })
+        : button('Pause', () => void act(name, 'pause'), { 'data-action': 'pause' }),
     s.run && (s.run.state === 'running' || s.run.state === 'starting')
       ? button('Stop run', () => void stopRun(act, name, s.run!.run), {
           'data-action': 'stop',

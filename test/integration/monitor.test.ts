@@ -568,6 +568,11 @@ describe('crawl-studio monitor: the web page, the API and /metrics of a real cra
     assert.doesNotMatch(out, /another process finalized/, out);
     await page.locator('#tasks tr[data-task="slow"] [data-figure="state"]').filter({ hasText: 'stopped' }).waitFor();
     await page.locator('#task button[data-action="stop"]').waitFor({ state: 'detached' });
+    // Over: its queue stays paused, and neither Resume (refused: a start begins a new run) nor Pause is offered.
+    assert.equal(
+      await page.locator('#task button[data-action="resume"], #task button[data-action="pause"]').count(),
+      0,
+    );
     await shot('6-run-stopped');
   });
 
