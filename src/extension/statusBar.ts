@@ -43,8 +43,9 @@ export class CrawlStatusBar implements vscode.Disposable {
       // nothing of why.
       if (rc.status?.isPaused)
         return vscode.l10n.t(
-          '{0} paused · queue {1} · {2} failed',
+          '{0} paused · {1} p/s · queue {2} · {3} failed',
           rc.task.name,
+          rc.pagesPerSec.toFixed(1),
           c ? queuedJobs(c) : 0,
           finishedPages(rc.status.stats).failed,
         );

@@ -158,7 +158,8 @@ describe('One figure everywhere, and the smaller items of issue 32 (UI, quotes s
   });
 
   const queueRow = (page: Page) => row(viewPane(page, 'Queue Explorer'), /^quotes/);
-  const statusItem = (page: Page) => page.locator('.statusbar-item', { hasText: /quotes [\d.]+ p\/s/ }).first();
+  const statusItem = (page: Page) =>
+    page.locator('.statusbar-item', { hasText: /quotes (paused · )?[\d.]+ p\/s/ }).first();
 
   async function readViews(page: Page): Promise<Views> {
     const status = statusItem(page);
@@ -183,11 +184,14 @@ describe('One figure everywhere, and the smaller items of issue 32 (UI, quotes s
     const explorerSkipped = Number(/(\d+) skipped/.exec(v.explorer)?.[1] ?? 0);
     if (explorerSkipped !== skipped) out.push(`skipped: dashboard ${skipped}, explorer ${explorerSkipped}`);
     if (!withStatusBar) return out;
-    const m = /quotes ([\d.]+) p\/s · queue (\d+) · (\d+) failed/.exec(v.statusBar);
+    // Paused, it says so first (the explorer's row says it too).
+    const m = /quotes (paused · )?([\d.]+) p\/s · queue (\d+) · (\d+) failed/.exec(v.statusBar);
     if (!m) return [...out, `status bar: '${v.statusBar}'`];
-    if (m[1] !== d('Pages / s').value) out.push(`pages/s: dashboard ${d('Pages / s').value}, status bar ${m[1]}`);
-    if (Number(m[2]) !== num(queue.value)) out.push(`queue: dashboard ${queue.value}, status bar ${m[2]}`);
-    if (Number(m[3]) !== failed) out.push(`failed: dashboard ${failed}, status bar ${m[3]}`);
+    if (Boolean(m[1]) !== /paused · /.test(v.explorer))
+      out.push(`paused: explorer '${v.explorer}', status bar '${v.statusBar}'`);
+    if (m[2] !== d('Pages / s').value) out.push(`pages/s: dashboard ${d('Pages / s').value}, status bar ${m[2]}`);
+    if (Number(m[3]) !== num(queue.value)) out.push(`queue: dashboard ${queue.value}, status bar ${m[3]}`);
+    if (Number(m[4]) !== failed) out.push(`failed: dashboard ${failed}, status bar ${m[4]}`);
     return out;
   }
 

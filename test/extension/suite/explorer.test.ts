@@ -562,7 +562,7 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     const queue = api.tree.queueNodes().find((q) => q.name === 'slowshop')!;
     await vscode.commands.executeCommand('crawlStudio.queue.pause', queue);
     await until('the status bar to say paused', () =>
-      /\$\(debug-pause\) slowshop paused · queue \d+/.test(api.statusBar.text),
+      /\$\(debug-pause\) slowshop paused · [0-9.]+ p\/s · queue \d+/.test(api.statusBar.text),
     );
     await vscode.commands.executeCommand('crawlStudio.queue.resume', queue);
     await until('the status bar to go on', () => /slowshop [0-9.]+ p\/s/.test(api.statusBar.text));
