@@ -225,27 +225,35 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
   });
 
   it('holds a global rate limit across worker processes', async () => {
-    const times: number[] = [];
+    let requests = 0;
     site = await serveSite({ listPages: 1, perPage: 12 }, 0, (req) => {
-      if (req.url !== '/robots.txt') times.push(Date.now());
+      if (req.url !== '/robots.txt') requests++;
       return false;
     });
     const task = await writeTask(bookTask(site.url, 'rated', 'politeness: { rateLimit: { max: 4, per: 1s } }'));
-    const s = session(task, redis.url, { workers: 2, concurrency: 8 });
-    await s.run();
-    await s.close();
-    assert.ok(times.length >= 14);
-    times.sort((a, b) => a - b);
-    // The limiter admits at most 4 starts in any second, so start i+4 comes at least a second after start i. The
-    // server sees arrivals, which lag starts by a jittery few ms (more on a loaded machine): allow 300 ms of it.
-    // Unlimited, these gaps are a few ms.
-    const gaps4 = times.slice(4).map((t, i) => t - times[i]!);
-    assert.ok(Math.min(...gaps4) >= 700, `gaps between request i and i+4: ${gaps4.join(', ')} ms`);
-    const minSpan = Math.floor((times.length - 1) / 4) * 1000;
-    assert.ok(
-      times.at(-1)! - times[0]! >= minSpan - 300,
-      `span ${times.at(-1)! - times[0]!} ms for ${times.length} requests`,
-    );
+    // Each start the limiter admits, by Redis's own clock: the score its script gives the start (lua/ratelimit.lua).
+    // Arrival times at the site lag the starts by however long a loaded machine keeps the test's event loop from
+    // reading them (342 ms once, against an allowance of 300), so the limit is checked where it is kept.
+    const rateKey = taskKeys('rated').rate;
+    const admitted: number[] = [];
+    const monitor = await new Redis(redis.url).monitor();
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[0]?.toLowerCase() === 'zadd' && args[1] === rateKey) admitted.push(Number(args[2]));
+    });
+    try {
+      const s = session(task, redis.url, { workers: 2, concurrency: 8 });
+      await s.run();
+      await s.close();
+    } finally {
+      monitor.disconnect();
+    }
+    assert.ok(requests >= 14, `${requests} requests`);
+    // Every request the site saw was admitted (robots.txt's too, which the site's count leaves out).
+    assert.ok(admitted.length >= requests, `${admitted.length} starts admitted for ${requests} requests`);
+    admitted.sort((a, b) => a - b);
+    // At most 4 starts in any second: start i+4 is admitted a full second after start i, or later.
+    const gaps4 = admitted.slice(4).map((t, i) => t - admitted[i]!);
+    assert.ok(Math.min(...gaps4) >= 1000, `gaps between start i and i+4: ${gaps4.join(', ')} ms`);
   });
 
   it('spaces requests to one host by the per-host delay', async () => {
