@@ -52,7 +52,14 @@ rules:
     items: [{ type: item, key: [title], fields: { title: h1.title } }]
 `);
     const logs: string[] = [];
-    const s = session(task, redis.server.url, { workers: 1, onWorkerLog: (pid, line) => logs.push(`${pid}: ${line}`) });
+    // Locks of 15 s, not the helper's 2 s (no worker dies here): a loaded machine held the bomb's parse (0.1 s on an
+    // idle one) long enough for 2 s locks to expire. cheerio.load held the thread for minutes, past these too.
+    const s = session(task, redis.server.url, {
+      workers: 1,
+      lockDurationMs: 15_000,
+      stalledIntervalMs: 5_000,
+      onWorkerLog: (pid, line) => logs.push(`${pid}: ${line}`),
+    });
     const result = await s.run();
     await s.close();
     const stats = result.status.stats!;
@@ -66,7 +73,7 @@ rules:
     );
     assert.deepEqual(stats.failures, { parse: 1 }, `only the bomb failed, as parse:\n${log}`);
     assert.match(log, /nests elements too deeply to extract/, `with the analysis's reason:\n${log}`);
-    // A main thread held past the test's 2 s locks would have had the worker's jobs stall and be fetched again.
+    // A main thread held past the locks would have had the worker's jobs stall and be fetched again.
     const expected = new Map([
       ['/', 1],
       [BOMB, 1],
