@@ -17,6 +17,8 @@ export interface GroupsShown {
   rows: readonly GroupRow[];
   /** The failures' table: Retry all, the jobs kept, the screenshots and the toast of the last retry. */
   retry: boolean;
+  /** Why Retry all cannot be used now (a stopped run refuses it: frontier/refused.ts), or null. */
+  retryRefused: string | null;
   hint: string;
   screenshots: readonly string[];
   toast: string;
@@ -70,7 +72,7 @@ export function renderGroups(el: HTMLElement, g: GroupsShown): void {
     (r) => r.group,
     (r) => groupRow(r, g.retry),
     (p) => p.tr,
-    (p, r) => updateRow(p, r, shots),
+    (p, r) => updateRow(p, r, shots, g.retryRefused),
   );
   placeChildren(el, [s.head, g.rows.length ? s.table : s.empty, ...(showShots ? [s.shots] : [])]);
 }
@@ -127,7 +129,7 @@ function groupRow(g: GroupRow, retry: boolean): RowParts {
   return { tr, label, count, jobs, urls, button };
 }
 
-function updateRow(p: RowParts, g: GroupRow, shots: ReadonlySet<string>): void {
+function updateRow(p: RowParts, g: GroupRow, shots: ReadonlySet<string>, refused: string | null): void {
   const retry = p.button !== null;
   renderChanged(p.label, g.label, () =>
     p.label.replaceChildren(
@@ -144,7 +146,7 @@ function updateRow(p: RowParts, g: GroupRow, shots: ReadonlySet<string>): void {
     ),
   );
   if (p.button) {
-    p.button.toggleAttribute('disabled', g.jobs === 0);
-    p.button.title = `Retry the ${g.jobs} failed job(s) of this group`;
+    p.button.toggleAttribute('disabled', g.jobs === 0 || refused !== null);
+    p.button.title = refused ?? `Retry the ${g.jobs} failed job(s) of this group`;
   }
 }

@@ -48,6 +48,8 @@ function render(d: DashboardData): void {
     icon: 'error',
     rows: d.failures,
     retry: true,
+    // A stopped run is over for good: a retry would reopen it, and the engine refuses it (frontier/refused.ts).
+    retryRefused: d.run?.state === 'stopped' ? 'The run was stopped: Start Crawl begins a new run' : null,
     hint: 'final failures, with the failed jobs the queue keeps',
     screenshots,
     toast,
@@ -58,6 +60,7 @@ function render(d: DashboardData): void {
     icon: 'debug-step-over',
     rows: d.skipped,
     retry: false,
+    retryRefused: null,
     hint: 'pages not fetched, by reason',
     screenshots,
     toast,

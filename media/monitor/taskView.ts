@@ -159,16 +159,19 @@ function taskActions(d: TaskDetail, act: Act, urls: HTMLTextAreaElement): HTMLEl
             "End this run for good (the editor's Stop Crawl): pages in flight finish, the next start begins a new run",
         })
       : '',
-    urls,
-    button(
-      'Add URLs',
-      () =>
-        void act(name, 'enqueue', { urls: urls.value.split(/\s+/).filter(Boolean) }).then((added) => {
-          // Kept when refused (a missing token, a URL no rule takes): the message says why, the list can be fixed.
-          if (added) urls.value = '';
-        }),
-      { 'data-action': 'enqueue' },
-    ),
+    // Nor are URLs added to it: the engine refuses them (frontier/refused.ts), as it refuses a retry below.
+    stopped ? '' : urls,
+    stopped
+      ? ''
+      : button(
+          'Add URLs',
+          () =>
+            void act(name, 'enqueue', { urls: urls.value.split(/\s+/).filter(Boolean) }).then((added) => {
+              // Kept when refused (a missing token, a URL no rule takes): the message says why, the list can be fixed.
+              if (added) urls.value = '';
+            }),
+          { 'data-action': 'enqueue' },
+        ),
   );
 }
 
@@ -245,6 +248,9 @@ function failuresOf(d: TaskDetail, act: Act): HTMLElement {
       setText(r.label, `${f.label} (${f.group})`);
       setText(r.count, fmt(f.count));
       setText(r.retry, `Retry ${fmt(f.count || f.jobs)}`);
+      const stopped = d.status.run?.state === 'stopped';
+      r.retry.toggleAttribute('disabled', stopped);
+      r.retry.title = stopped ? 'The run was stopped: a start begins a new run' : '';
       renderChanged(r.tbody, f.pages, () =>
         placeChildren(r.tbody, [
           r.head,

@@ -22,7 +22,8 @@ export function progressLine(
   return [
     `${status.task}`,
     // Paused from anywhere (the monitor, `crawl-studio pause`, the explorer): a rate of 0 and a frozen time said why.
-    ...(status.isPaused ? ['paused'] : []),
+    // A stopped run's queue is paused too, but it is over: "paused" under "stopped" read as a run to resume.
+    ...(status.run?.state === 'stopped' ? ['stopped'] : status.isPaused ? ['paused'] : []),
     `${n(s?.done ?? 0)} done`,
     ...(s?.unchanged ? [`${n(s.unchanged)} unchanged`] : []),
     `${n(s?.failed ?? 0)} failed`,

@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { hostname } from 'node:os';
 import { readWorkersTaking, type WorkerBeat } from '../frontier/fleet';
 import type { Redis } from '../redis/connect';
+import { taskKeys } from '../frontier/keys';
 import type { CrawlManager } from './crawls/crawlManager';
 
 // What the editor says after failed jobs went back to the queue, the same for the dashboard's "Retry all" and the
@@ -33,6 +34,12 @@ export async function afterRetry(
     crawls.get(task.name)?.launch.takingPages === true ||
     (await readWorkersTaking(redis, task.name)).some((w) => !startedHere(w));
   const jobs = vscode.l10n.t("{0} failed job(s) of '{1}'", retried, task.name);
+  // Paused (here, elsewhere, or a held schedule): "Retrying" and "start the crawl" both said what would not happen.
+  if (await isQueuePaused(redis, task.name)) {
+    const message = `${vscode.l10n.t('{0} are back in the queue.', jobs)}${pausedText(task.name)}`;
+    void vscode.window.showInformationMessage(message);
+    return { retried, workerRunning, message };
+  }
   if (workerRunning) {
     const message = vscode.l10n.t('Retrying {0}.', jobs);
     void vscode.window.showInformationMessage(message);
@@ -51,6 +58,19 @@ export async function afterRetry(
     .showInformationMessage(message, START_CRAWL_AFTER_RETRY)
     .then((a) => a && vscode.commands.executeCommand('crawlStudio.startCrawl', vscode.Uri.file(file)));
   return { retried, workerRunning, message };
+}
+
+/** Whether the task's queue is paused (observe/taskStatus.ts reads it the same way). */
+export async function isQueuePaused(redis: Redis, task: string): Promise<boolean> {
+  return (await redis.hexists(taskKeys(task).bull.meta, 'paused')) === 1;
+}
+
+/** observe/noWorker.ts pausedNote's words, localized. */
+export function pausedText(task: string): string {
+  return vscode.l10n.t(
+    " '{0}' is paused: its pages are fetched once it is resumed (Resume in the Queue Explorer or the monitor, `crawl-studio resume`).",
+    task,
+  );
 }
 
 /** A worker this extension host started (its heartbeat names the process that watches it). */

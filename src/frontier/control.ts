@@ -2,14 +2,12 @@ import type { Redis } from '../redis/connect';
 import { CrawlQueue } from './crawl';
 import { taskKeys } from './keys';
 import { readLayout } from './partitions';
+import { ControlRefused } from './refused';
 
 // Pausing, resuming and stopping a task from anywhere, for every front end that does it outside a run it drives:
 // the Queue Explorer's Pause and Resume, the web monitor's buttons, `crawl-studio pause|resume|stop`. Every queue of
 // the run's layout (one per partition on a Redis Cluster, as its meta records them): no worker anywhere takes the
 // task's pages while it is paused. One implementation, so each says the same words wherever it is done.
-
-/** A control the run's state refuses (the monitor answers 409, the CLI exits 1), in words that say why. */
-export class ControlRefused extends Error {}
 
 async function withTaskQueue<T>(redis: Redis, task: string, fn: (q: CrawlQueue) => Promise<T>): Promise<T> {
   const q = new CrawlQueue(redis, task, redis, { layout: await readLayout(redis, task) });

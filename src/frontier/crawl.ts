@@ -14,6 +14,7 @@ import { PageFlow } from './pageFlow';
 import { readRun } from './partitions';
 import { forceStamp } from './record';
 import { readRunStats } from './stats';
+import { stoppedRunRefusal } from './refused';
 import { taskFingerprint } from '../core/task/fingerprint';
 import {
   SCHEDULED_RUN_JOB,
@@ -214,7 +215,7 @@ export class CrawlQueue extends PageFlow {
 
   /**
    * Enqueues URLs a person asked for (CLI, "Enqueue URL"). They are canonicalised and routed like links; with
-   * `force` an already-seen URL is fetched again.
+   * `force` an already-seen URL is fetched again. A finished run reopens; a stopped one refuses (ControlRefused).
    */
   async enqueueUrls(
     task: CrawlTask,
@@ -227,9 +228,10 @@ export class CrawlQueue extends PageFlow {
       throw new Error(
         `task '${task.name}' has never run on this Redis; start it first (crawl-studio run ${task.file})`,
       );
+    if (run.state === 'stopped') throw stoppedRunRefusal(task.name, run.run, 'enqueue');
     // A URL enqueued after the crawl drained reopens the run: workers fetch it, the next session finalizes it.
     const reopen = async () => {
-      if (run.state === 'finished' || run.state === 'stopped') {
+      if (run.state === 'finished') {
         // Its time since the end is idle until a driver resumes it, as a retry's reopening (observe/failures.ts).
         await this.redis
           .multi()

@@ -1,10 +1,11 @@
 import type { Redis } from '../redis/connect';
 import { CrawlQueue } from '../frontier/crawl';
-import { ControlRefused, pauseTask, resumeTask, stopTask } from '../frontier/control';
+import { pauseTask, resumeTask, stopTask } from '../frontier/control';
+import { ControlRefused } from '../frontier/refused';
 import { retryFailureGroup } from '../observe/failures';
 import { readRun } from '../frontier/partitions';
 import { loadTaskFile } from '../workspace/taskFile';
-import { noWorkerNote } from '../observe/noWorker';
+import { waitingNote } from '../observe/noWorker';
 
 // What the monitor's actions do, through the functions the editor and the CLI call for the same thing: pausing,
 // resuming and stopping a task (frontier/control.ts, the Queue Explorer's Pause and Resume, `crawl-studio pause|resume|stop`;
@@ -44,14 +45,19 @@ async function withQueue<T>(redis: Redis, task: string, fn: (q: CrawlQueue) => P
   }
 }
 
-/** The control's own words, or its refusal as a 409 with the same words. */
-async function control(done: Promise<string>): Promise<ActionResult> {
+/** What the run's state refuses (frontier/refused.ts) is a 409 with the engine's own words. */
+async function refusedAs409<T>(done: Promise<T>): Promise<T> {
   try {
-    return { ok: true, message: await done };
+    return await done;
   } catch (err) {
     if (err instanceof ControlRefused) throw new ActionError(409, err.message);
     throw err;
   }
+}
+
+/** The control's own words, or its refusal as a 409 with the same words. */
+async function control(done: Promise<string>): Promise<ActionResult> {
+  return { ok: true, message: await refusedAs409(done) };
 }
 
 export function pause(redis: Redis, task: string): Promise<ActionResult> {
@@ -68,14 +74,14 @@ export async function retryReason(redis: Redis, task: string, reason: string): P
       400,
       `'reason' must name a failure reason (e.g. http-404, timeout), not '${reason.slice(0, 80)}'`,
     );
-  const n = await withQueue(redis, task, (q) => retryFailureGroup(q.parts, reason));
+  const n = await refusedAs409(withQueue(redis, task, (q) => retryFailureGroup(q.parts, reason)));
   return {
     ok: true,
     count: n,
     message:
       n === 0
         ? `no kept failed page of '${task}' has the reason ${reason}`
-        : `${n} failed page(s) of '${task}' (${reason}) are back in the queue.${await noWorkerNote(redis, task, START_HOW)}`,
+        : `${n} failed page(s) of '${task}' (${reason}) are back in the queue.${await waitingNote(redis, task, START_HOW)}`,
   };
 }
 
@@ -105,9 +111,9 @@ export async function enqueue(redis: Redis, task: string, urls: readonly string[
     );
   }
   if (file.name !== task) throw new ActionError(409, `${run.file} now names the task '${file.name}', not '${task}'`);
-  const results = await withQueue(redis, task, (q) => q.enqueueUrls(file, urls));
+  const results = await refusedAs409(withQueue(redis, task, (q) => q.enqueueUrls(file, urls)));
   const n = results.filter((r) => r.outcome === 'enqueued').length;
   const note =
-    n > 0 ? await noWorkerNote(redis, task, `Start Crawl in the editor, or \`crawl-studio run ${run.file}\``) : '';
+    n > 0 ? await waitingNote(redis, task, `Start Crawl in the editor, or \`crawl-studio run ${run.file}\``) : '';
   return { ok: true, count: n, results, message: `${n} of ${urls.length} URL(s) enqueued in '${task}'.${note}` };
 }

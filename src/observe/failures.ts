@@ -5,6 +5,7 @@ import { uncountFailed } from '../frontier/outcomes';
 import type { PageJob, PageQueue, TaskPartitions } from '../frontier/partitions';
 import { readJobs } from '../frontier/jobLists';
 import { isReplyError } from '../redis/check';
+import { stoppedRunRefusal } from '../frontier/refused';
 
 // Failed jobs grouped by cause, and "retry all of this group". The stats hash counts failures per group
 // (failed:<group>, from FetchFailure.group); a failed job only keeps its message (failedReason), so the group
@@ -131,7 +132,8 @@ export async function sampleFailures(
 
 /**
  * Retries every kept failed job of a group. Each retried job leaves the run's failure counts (it is counted
- * again when it finishes), and a finished run is reopened so the next session or worker finishes it properly.
+ * again when it finishes), and a finished run is reopened so the next session or worker finishes it properly. A
+ * stopped run refuses (ControlRefused).
  */
 export async function retryFailureGroup(parts: TaskPartitions, group: string): Promise<number> {
   const matching: CrawlJob[] = [];
@@ -144,11 +146,13 @@ export async function retryFailureGroup(parts: TaskPartitions, group: string): P
  * Retries failed jobs, the one way every view does it (the dashboard's "Retry all", the explorer's Retry Job). A
  * job retried left the run's counters uncounted before (issue 23, item 4): failing again it was counted twice, and
  * the finish notification said "3 failed" where the explorer listed 2. The counters live in the jobs' partitions;
- * readers sum them, so the task's own stats hash takes every decrement.
+ * readers sum them, so the task's own stats hash takes every decrement. A stopped run's pages are refused
+ * (frontier/refused.ts): Stop ends a run for good.
  */
 export async function retryFailedJobs(redis: Redis, task: string, jobs: readonly CrawlJob[]): Promise<number> {
   const keys = taskKeys(task);
-  const run = await redis.hget(keys.meta, 'run');
+  const [run, state] = await redis.hmget(keys.meta, 'run', 'state');
+  if (run && state === 'stopped') throw stoppedRunRefusal(task, run, 'retry');
   let retried = 0;
   // Redis refusing a command (NOPERM for a user with reads only, OOM when full) is not "retried by someone else":
   // swallowed, `retry` said "no failed pages to retry" and exited 0. The run is still reopened for the pages retried
@@ -182,11 +186,10 @@ export async function retryFailedJobs(redis: Redis, task: string, jobs: readonly
       await uncountFailed(redis, task, run, { id: String(job.id), url: job.data.url }, group);
   }
   if (retried > 0 && run) {
-    const state = await redis.hget(keys.meta, 'state');
     // Running again: its old finish time goes too (the dashboard's elapsed time stopped at it). The time since it
     // ended is idle time until a driver resumes it (CrawlQueue.resume adds it to pausedMs), not crawling time: its
     // duration jumped by however long it had been over (issue 32).
-    if (state === 'finished' || state === 'stopped') {
+    if (state === 'finished') {
       const finishedAt = await redis.hget(keys.meta, 'finishedAt');
       await redis
         .multi()

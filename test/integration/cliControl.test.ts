@@ -6,17 +6,19 @@ import { pauseTask } from '../../src/frontier/control';
 import { TASKS_KEY, taskKeys } from '../../src/frontier/keys';
 import { readRun } from '../../src/frontier/partitions';
 import { schedulerJobId } from '../../src/frontier/types';
+import type { RunFailures } from '../../src/observe/failures';
 import { readTaskStatus } from '../../src/observe/taskStatus';
 import { writeTask } from '../support/crawl';
 import { cliSuite, oneAtATimeTask, slowLinksSite, spawnCli } from '../support/cliSuite';
 import { until } from '../support/until';
-import { startTestMonitor } from '../support/monitor';
+import { MONITOR_TOKEN, startTestMonitor } from '../support/monitor';
 
 // `crawl-studio pause`, `resume` and `stop`: a fleet operator's controls with no editor and no monitor open, the same
 // functions (frontier/control.ts) as the Queue Explorer's and the monitor's buttons. Real redis-server, a local site
 // (pages 300 ms each, one at a time, so the run is still going when it is controlled), the CLI as users run it.
 
 const CLI = resolve('dist/cli.js');
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const PAGES = 30;
 
 describe('crawl-studio pause, resume and stop', function () {
@@ -102,6 +104,68 @@ describe('crawl-studio pause, resume and stop', function () {
     // Over: resume and stop refuse, saying why.
     await refused(['resume', task.file], /^crawl-studio resume: task 'ctl' was stopped \(Stop Crawl ended its run\)/m);
     await refused(['stop', task.file], new RegExp(`^crawl-studio stop: run ${run} of 'ctl' is already stopped$`, 'm'));
+  });
+
+  it('keeps a stopped run over: URLs added and failed pages retried are refused, with the same words everywhere', async () => {
+    // The first start URL is unreachable: one failed page to retry (one attempt, no robots.txt to ask first).
+    const task = await writeTask(
+      oneAtATimeTask('over', suite.web.url).replace(
+        `start: [${suite.web.url}/]`,
+        `start: [http://127.0.0.1:9/gone, ${suite.web.url}/]`,
+      ),
+    );
+    const { exited, out } = startRun(task.file);
+    const stats = async () => (await readTaskStatus(suite.conn, 'over')).stats;
+    await until('the unreachable page failed and two fetched', async () => {
+      const s = await stats();
+      return (s?.failed ?? 0) >= 1 && (s?.done ?? 0) >= 2;
+    });
+    // Paused, a URL added waits for the resume, and says so: "the task's workers fetch them" was not so.
+    await cli('pause', task.file);
+    const added = await cli('enqueue', task.file, `${suite.web.url}/later`);
+    assert.equal(
+      added.stdout,
+      `enqueued  ${suite.web.url}/later\n'over' is paused: its pages are fetched once it is resumed (Resume in the Queue Explorer or the monitor, \`crawl-studio resume\`).\n`,
+    );
+    await cli('stop', task.file);
+    assert.equal(await exited, 0, out.text);
+    const run = (await readRun(suite.conn, 'over'))!.run;
+    const before = await readTaskStatus(suite.conn, 'over');
+    assert.equal(before.stats!.failed, 1);
+    // A URL added to it, or its failed page retried, reopened it with every page it had left waiting: the way
+    // around Resume, which a stopped run refuses.
+    const words = (what: string) =>
+      `run ${run} of 'over' was stopped, and Stop ends a run for good: ${what}. Start the task again (Start Crawl, \`crawl-studio run\`) to begin a new run from its start URLs.`;
+    const line = (what: string) => new RegExp(`^crawl-studio: ${escapeRegExp(words(what))}$`, 'm');
+    await refused(['enqueue', task.file, `${suite.web.url}/later2`], line('no URL is added to it'));
+    await refused(['retry', task.file], line('its failed pages are not retried'));
+    // The monitor's buttons call the same functions: a 409 with the same words.
+    const monitor = await startTestMonitor(suite.conn);
+    try {
+      const post = (action: string, body: unknown) =>
+        fetch(`${monitor.url}/api/tasks/over/${action}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-crawl-studio-token': MONITOR_TOKEN },
+          body: JSON.stringify(body),
+        });
+      const enqueued = await post('enqueue', { urls: [`${suite.web.url}/later3`] });
+      assert.deepEqual([enqueued.status, await enqueued.json()], [409, { error: words('no URL is added to it') }]);
+      const failures = JSON.parse((await cli('failures', task.file, '--json')).stdout) as RunFailures;
+      const reason = failures.groups.find((g) => g.kind === 'failed')!.reason;
+      const retried = await post('retry', { reason });
+      const retriedBody = (await retried.json()) as { error?: string; message?: string };
+      assert.deepEqual([retried.status, retriedBody], [409, { error: words('its failed pages are not retried') }]);
+    } finally {
+      await monitor.close();
+    }
+    // Nothing reopened it: still stopped and paused, its failure and its waiting pages as they were.
+    const after = await readTaskStatus(suite.conn, 'over');
+    assert.deepEqual(
+      [after.run!.state, after.isPaused, after.stats!.failed, after.counts],
+      ['stopped', true, 1, before.counts],
+    );
+    // Its progress line says "stopped", not the "paused" its queue also is.
+    assert.match((await cli('status', task.file)).stdout, /^over · stopped · \d+ done · 1 failed · /m);
   });
 
   it("stops a scheduled task's run: its `run` ends, the schedule is held and said so, and the next `run` starts anew", async () => {

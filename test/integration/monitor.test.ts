@@ -573,6 +573,15 @@ describe('crawl-studio monitor: the web page, the API and /metrics of a real cra
       await page.locator('#task button[data-action="resume"], #task button[data-action="pause"]').count(),
       0,
     );
+    // Nor Add URLs: the engine refuses to reopen a stopped run (frontier/refused.ts), and says so in a 409.
+    assert.equal(await page.locator('#task button[data-action="enqueue"]').count(), 0);
+    const refused = await post(
+      '/api/tasks/slow/enqueue',
+      { 'x-crawl-studio-token': TOKEN },
+      { urls: [`${web.url}/slow/99998`] },
+    );
+    assert.equal(refused.status, 409);
+    assert.match(((await refused.json()) as { error: string }).error, /was stopped, and Stop ends a run for good/);
     await shot('6-run-stopped');
   });
 

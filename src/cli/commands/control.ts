@@ -1,5 +1,6 @@
 import { redisTargetFrom } from '../../worker/args';
-import { ControlRefused, pauseTask, resumeTask, stopTask } from '../../frontier/control';
+import { pauseTask, resumeTask, stopTask } from '../../frontier/control';
+import { ControlRefused } from '../../frontier/refused';
 import type { Redis } from '../../redis/connect';
 import { withQueue } from '../context';
 import { command, UsageError, type CommandSpec, type OptionTable } from '../spec';

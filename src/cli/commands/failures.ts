@@ -4,7 +4,7 @@ import { groupDigits } from '../../core/units';
 import { failuresReport } from '../format';
 import { withQueue } from '../context';
 import { runRecorded } from '../../frontier/stats';
-import { noWorkerNote } from '../../observe/noWorker';
+import { waitingNote } from '../../observe/noWorker';
 import { command, UsageError } from '../spec';
 import { JSON_OPTION, REDIS_OPTIONS } from '../options';
 import { EXIT } from '../exitCodes';
@@ -84,7 +84,7 @@ export const retryCommand = command({
         return EXIT.OK;
       }
       console.log(`put back ${groupDigits(total)} failed page${total === 1 ? '' : 's'} (${retried.join(', ')})`);
-      const note = await noWorkerNote(redis, task.name, `\`crawl-studio run ${positionals[0]}\` resumes the run`);
+      const note = await waitingNote(redis, task.name, `\`crawl-studio run ${positionals[0]}\` resumes the run`);
       console.log(note ? note.trimStart() : "the task's workers fetch them");
       return EXIT.OK;
     });

@@ -22,7 +22,7 @@ import {
 } from '../format';
 import { readRunFailures } from '../../observe/failures';
 import { withQueue } from '../context';
-import { noWorkerNote } from '../../observe/noWorker';
+import { waitingNote } from '../../observe/noWorker';
 import { command, UsageError } from '../spec';
 import { JSON_OPTION, REDIS_OPTIONS, WORKER_OPTIONS } from '../options';
 import { EXIT } from '../exitCodes';
@@ -93,7 +93,7 @@ export const enqueueCommand = command({
 
 /** After URLs went in: "No worker is running: …" when nothing takes the task's pages (observe/noWorker.ts). */
 async function sayNoWorker(redis: Redis, task: string, taskFile: string): Promise<void> {
-  const note = await noWorkerNote(redis, task, `\`crawl-studio run ${taskFile}\` resumes the run`);
+  const note = await waitingNote(redis, task, `\`crawl-studio run ${taskFile}\` resumes the run`);
   if (note) console.log(note.trimStart());
 }
 

@@ -9,6 +9,7 @@ import { engine } from '../lazy';
 import { activeTaskDocument, readTask, taskFileOf } from '../taskFiles';
 import type { CommandDeps, CommandTable } from './deps';
 import { pickTaskFile } from './pickTask';
+import { isQueuePaused, pausedText } from '../retryNotice';
 
 // Enqueue URL: one URL into a task's crawl, from the explorer, a task file or the editor's selection; what became
 // of it said, with what to do next (fetch it again, start a worker).
@@ -43,6 +44,8 @@ async function enqueueUrl(deps: CommandDeps, target?: vscode.Uri | QueueNode | s
     const r = res[0]!;
     const msg = enqueuedMessage(r, task.name);
     if (r.outcome === 'duplicate') offerFetchAgain(deps, msg, task, url);
+    else if (r.outcome === 'enqueued' && (await isQueuePaused(redis, task.name)))
+      void vscode.window.showInformationMessage(`${msg}${pausedText(task.name)}`);
     else if (r.outcome === 'enqueued' && (await readWorkersTaking(redis, task.name)).length === 0) {
       offerWorkers(msg, task);
       await tree.refresh();

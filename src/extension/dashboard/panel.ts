@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import type { CrawlTask } from '../../core/task/model';
 import { TaskPartitions } from '../../frontier/partitions';
 import { retryFailureGroup } from '../../observe/failures';
+import { ControlRefused } from '../../frontier/refused';
 import { afterRetry } from '../retryNotice';
 import { readHealth, type HealthSnapshot } from '../../observe/health';
 import { recordSample } from '../../observe/metrics';
@@ -83,7 +84,15 @@ export class DashboardPanel extends WebviewPanelBase<ToDashboard> {
       case 'retryGroup': {
         // Only a group the dashboard is showing: the webview cannot name anything else.
         if (!this.data?.failures.some((f) => f.group === m.group)) return false;
-        const n = await this.retryGroup(m.group);
+        let n: number;
+        try {
+          n = await this.retryGroup(m.group);
+        } catch (err) {
+          // A run stopped since the dashboard last drew its (then enabled) Retry all: the engine's own words.
+          if (!(err instanceof ControlRefused)) throw err;
+          void vscode.window.showWarningMessage(err.message);
+          return false;
+        }
         this.post({ type: 'retried', group: m.group, count: n });
         void this.afterRetry(n);
         break;

@@ -187,7 +187,7 @@ describe('Stop, Start and Retry Job in the editor (issue 32)', function () {
     assert.equal(done.eta.state, 'finished');
   });
 
-  it('Start and Retry Job while a stopped crawl winds down: Retry says no worker runs, Start waits and begins the next', async () => {
+  it('Start and Retry Job while a stopped crawl winds down: Retry is refused, Start waits and begins the next', async () => {
     hold.afterBook5 = true;
     const rc = await start();
     await until('a page held in flight after book-5 failed', () => hold.url !== '', 120_000);
@@ -204,11 +204,14 @@ describe('Stop, Start and Retry Job in the editor (issue 32)', function () {
     assert.equal(api.crawls.get('stopper'), rc, 'the stopped crawl winds down: its worker holds a page');
     assert.equal(rc.launch.takingPages, false);
 
-    // Its worker still beats, listing the task, but takes nothing more: not "Retrying", which waited for ever.
+    // Stop ends the run for good: a retry reopened it, and with it every page it had left waiting (the way around
+    // Resume, which a stopped run refuses). The command reports the engine's refusal and answers undefined.
+    const redisClient = await api.connection.get();
+    await until('the run stopped', async () => (await redisClient.hget('cs:{stopper}:#meta', 'state')) === 'stopped');
     const r = await vscode.commands.executeCommand<RetryOutcome>('crawlStudio.job.retry', job);
-    assert.equal(r?.retried, 1);
-    assert.equal(r?.workerRunning, false, r?.message ?? '');
-    assert.match(r?.message ?? '', /No worker is running: start the crawl/);
+    assert.equal(r, undefined, 'refused');
+    assert.equal(await redisClient.hget('cs:{stopper}:#meta', 'state'), 'stopped', 'not reopened');
+    assert.ok(await failedJob(), 'book-5 is still failed');
 
     // Start now (the message's button) waits for the stopped crawl, then begins the next session.
     const next = start();
@@ -225,6 +228,6 @@ describe('Stop, Start and Retry Job in the editor (issue 32)', function () {
     assert.equal(api.crawls.get('stopper'), again);
     const result = await again.done;
     assert.equal(result.outcome, 'finished');
-    assert.ok((site.hits.get('/catalogue/book-5.html') ?? 0) > hitsBefore, 'the retried page was fetched again');
+    assert.ok((site.hits.get('/catalogue/book-5.html') ?? 0) > hitsBefore, 'book-5 fetched again, by the new run');
   });
 });
