@@ -86,8 +86,14 @@ function jobItem(node: JobNode): vscode.TreeItem {
     vscode.TreeItemCollapsibleState.None,
   );
   item.id = `job/${node.parent.queue.name}/${node.parent.state}/${j.id}`;
-  // A page of the frontier is not a job yet: only its URL's actions apply.
-  item.contextValue = node.parent.state === 'frontier' ? 'page.frontier' : `job.${node.parent.state}`;
+  // A page of the frontier is not a job yet: only its URL's actions apply. A stopped run's failed jobs offer no
+  // Retry: it would reopen the run, and the engine refuses it (frontier/refused.ts).
+  item.contextValue =
+    node.parent.state === 'frontier'
+      ? 'page.frontier'
+      : node.parent.state === 'failed' && node.parent.queue.snapshot.runState === 'stopped'
+        ? 'job.failed.over'
+        : `job.${node.parent.state}`;
   const attempts = describeAttempts(j.attemptsMade, j.opts.attempts, j.data?.retried);
   const skipped = node.parent.state === 'skipped' ? j.returnvalue?.reason : undefined;
   item.description = skipped

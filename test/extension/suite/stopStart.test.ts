@@ -212,6 +212,14 @@ describe('Stop, Start and Retry Job in the editor (issue 32)', function () {
     assert.equal(r, undefined, 'refused');
     assert.equal(await redisClient.hget('cs:{stopper}:#meta', 'state'), 'stopped', 'not reopened');
     assert.ok(await failedJob(), 'book-5 is still failed');
+    // Nor does the explorer offer it: Retry Job's menu is for `job.failed` (package.json), Enqueue URL not on a
+    // stopped queue.
+    await until('the explorer to show the stopped run', async () => {
+      const j = await failedJob();
+      return j && api.tree.getTreeItem(j).contextValue === 'job.failed.over';
+    });
+    const stoppedQueue = api.tree.queueNodes().find((q) => q.name === 'stopper')!;
+    assert.equal(api.tree.getTreeItem(stoppedQueue).contextValue, 'queue.stopped');
 
     // Start now (the message's button) waits for the stopped crawl, then begins the next session.
     const next = start();
