@@ -237,7 +237,8 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
     // reading them (342 ms once, against an allowance of 300), so the limit is checked where it is kept.
     const rateKey = taskKeys('rated').rate;
     const admitted: number[] = [];
-    const monitor = await new Redis(redis.url).monitor();
+    const base = new Redis(redis.url, { lazyConnect: true });
+    const monitor = await base.monitor();
     monitor.on('monitor', (_time: string, args: string[]) => {
       if (args[0]?.toLowerCase() === 'zadd' && args[1] === rateKey) admitted.push(Number(args[2]));
     });
@@ -247,6 +248,7 @@ describe('crawl engine (real Redis, real HTTP, worker processes)', function () {
       await s.close();
     } finally {
       monitor.disconnect();
+      base.disconnect();
     }
     assert.ok(requests >= 14, `${requests} requests`);
     // Every request the site saw was admitted (robots.txt's too, which the site's count leaves out).
