@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { allBooks, expectedPages, serveSite, type SiteOptions } from '../../src/demo/site';
@@ -9,6 +9,9 @@ import { KEY_ROOT, partitionKeys, taskKeys } from '../../src/frontier/keys';
 import { readLayout } from '../../src/frontier/partitions';
 import { startRedisCluster, type RedisCluster } from '../support/services';
 import { bookTask, exportedUpcs, writeTask } from '../support/crawl';
+import { oneAtATimeTask, slowLinksSite } from '../support/cliSuite';
+import { readTaskStatus } from '../../src/observe/taskStatus';
+import { until } from '../support/until';
 
 // Crawls on a real 3-primary Redis Cluster through `redis+cluster://` (issue 19, item 4): a task's per-page state is
 // split into one partition per primary (frontier/layout.ts), each under a hash tag of its own, and each Lua call
@@ -103,6 +106,59 @@ describe('crawls on a real Redis Cluster (redis+cluster://)', function () {
       }
     } finally {
       redis.disconnect();
+    }
+  });
+
+  it('`crawl-studio pause`, `resume` and `stop` hold every partition of a task on the Cluster', async () => {
+    const web = await slowLinksSite(30);
+    const redis = connectRedis(cluster.url);
+    try {
+      const task = await writeTask(oneAtATimeTask('held', web.url));
+      const cli = (...args: string[]) => exec(process.execPath, [CLI, ...args, '--redis', cluster.url]);
+      const driver = spawn(
+        process.execPath,
+        [CLI, 'run', task.file, '--workers', '1', '--concurrency', '1', '--redis', cluster.url],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let out = '';
+      driver.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      driver.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      const exited = new Promise<number | null>((r) => driver.once('exit', (code) => r(code)));
+      try {
+        const status = () => readTaskStatus(redis, 'held');
+        const done = async () => (await status()).stats?.done ?? 0;
+        await until('two pages fetched', async () => (await done()) >= 2);
+        const tags = (await readLayout(redis, 'held')).tags;
+        assert.equal(tags.length, 3, `partitions ${tags.join(', ')}`);
+        // Every partition's queue: a worker takes pages from each, so one left running goes on fetching.
+        const pausedParts = async () =>
+          Promise.all(tags.map(async (t) => (await redis.hexists(partitionKeys('held', t).bull.meta, 'paused')) === 1));
+
+        await cli('pause', task.file);
+        assert.deepEqual(await pausedParts(), [true, true, true]);
+        assert.equal((await status()).phase.kind, 'paused');
+        await until('the page in flight to finish', async () => (await status()).counts.active === 0);
+        const settled = await done();
+        await new Promise((r) => setTimeout(r, 1_500));
+        assert.equal(await done(), settled, 'no page fetched while paused');
+
+        await cli('resume', task.file);
+        assert.deepEqual(await pausedParts(), [false, false, false]);
+        await until('pages fetched again', async () => (await done()) > settled);
+
+        await cli('stop', task.file);
+        assert.equal(await exited, 0, out);
+        assert.match(out, /^Run \S+ was stopped from elsewhere/m, out);
+        assert.equal((await readLayout(redis, 'held')).tags.length, 3);
+        assert.equal((await status()).run!.state, 'stopped');
+        assert.deepEqual(await pausedParts(), [true, true, true], 'no worker takes a page of any partition');
+        assert.ok((await done()) < 31, 'it ended before its pages did');
+      } finally {
+        driver.kill('SIGKILL');
+      }
+    } finally {
+      redis.disconnect();
+      await web.close();
     }
   });
 });
