@@ -250,7 +250,7 @@ function failuresOf(d: TaskDetail, act: Act): HTMLElement {
       setText(r.retry, `Retry ${fmt(f.count || f.jobs)}`);
       const stopped = d.status.run?.state === 'stopped';
       r.retry.toggleAttribute('disabled', stopped);
-      r.retry.title = stopped ? 'The run was stopped: a start begins a new run' : '';
+      r.retry.title = stopped ? 'Stopped: the next start begins a new run.' : '';
       renderChanged(r.tbody, f.pages, () =>
         placeChildren(r.tbody, [
           r.head,
