@@ -59,6 +59,8 @@ export interface LaunchOptions {
   readonly onProgress?: (p: Progress) => void;
   /** Each run finalized by this launch (a recurring task finalizes many). */
   readonly onRunFinished?: (run: RunInfo, status: CrawlStatus, store: AttachedStore) => void;
+  /** A joining launch's run stopped from elsewhere, what it left stored (session.ts onRunStopped). */
+  readonly onRunStopped?: (run: RunInfo) => void;
   readonly onStoreOpen?: (store: AttachedStore) => void;
   /** The store writer's own messages (a database down, retrying). */
   readonly onStoreMessage?: (message: string) => void;
@@ -153,6 +155,7 @@ export class CrawlLaunch {
       },
       onProgress: opts.onProgress,
       onRunFinished: (run, status) => this.attached && opts.onRunFinished?.(run, status, this.attached),
+      onRunStopped: opts.onRunStopped,
       onWorkerExit: opts.onWorkerExit,
     });
     this.session = session;

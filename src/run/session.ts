@@ -83,6 +83,8 @@ export interface SessionOptions {
   readonly onProgress?: (p: Progress) => void;
   /** Each run this session finalized (recurring tasks finalize many). */
   readonly onRunFinished?: (run: RunInfo, status: CrawlStatus, summary: Record<string, unknown>) => void;
+  /** A joining session's run stopped from elsewhere, once what it left in Redis is stored (it then waits for the next). */
+  readonly onRunStopped?: (run: RunInfo) => void;
   readonly onWorkerLog?: (pid: number, line: string) => void;
   /** Credentials for the workers' environment (the editor's Secret Storage): never on a command line. */
   readonly secretEnv?: Readonly<Record<string, string>>;
@@ -378,14 +380,27 @@ export class CrawlSession {
     const verdict = await this.crawl.tryFinalize(this.opts.task, w.current.run);
     const state = w.status!.run?.run === w.current.run ? w.status!.run.state : null;
     if (verdict === 'won') return this.finalizeWon(w);
-    if (state === 'stopped' && !w.joining) {
+    if (state === 'stopped') {
       // Stopped from elsewhere (the web monitor's Stop run, `crawl-studio stop`, another editor's Stop Crawl:
       // CrawlQueue.stopRun): this driver ends as its own stop would, its workers finishing their pages. A scheduled
       // task's too: Stop holds the schedule until the next start, which its lease would refuse.
+      if (!w.joining || w.outcome === 'stopped') {
+        w.outcome = 'stopped';
+        return w.joining ? 'again' : 'done';
+      }
+      // A writer stores what the run left in the stream, says so once, and stays for the task's next run. It said
+      // nothing, and its Ctrl-C said "Resumed run … (it had not finished)" and "run the same command again to resume
+      // run …" of a run that never resumes.
       w.outcome = 'stopped';
-      return 'done';
+      if ((await this.guarded(this.opts.store?.drain?.() ?? Promise.resolve())) === STOPPED) return 'done';
+      this.opts.onRunStopped?.(w.current);
+      return 'again';
     }
-    if (w.recurring) return 'again';
+    if (w.recurring) {
+      // Finalized elsewhere (the `run` that drove it, for a writer): this session waits for the task's next run.
+      if (state === 'finished') w.outcome = 'finished';
+      return 'again';
+    }
     if (state === 'finished') {
       // Another process (a second editor, `crawl-studio writer`) finalized this run. Entries still in the
       // stream (left by a writer that died) are stored before the result is reported, so its row count is

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { formatDuration } from '../../src/core/units';
+import { stopTask } from '../../src/frontier/control';
+import { partitionKeys } from '../../src/frontier/keys';
 import { readRun } from '../../src/frontier/partitions';
 import { readLiveWriters } from '../../src/frontier/storeWriters';
 import { runElapsedMs } from '../../src/observe/figures';
@@ -70,5 +72,41 @@ describe('a run interrupted and finished by fleet workers and `crawl-studio writ
     await new Promise((r) => setTimeout(r, 5_000));
     const after = writer.out.text.slice(writer.out.text.indexOf(summary[0]));
     assert.ok(after.split('\n').filter((l) => l.startsWith('wj · ')).length <= 1, after);
+  });
+
+  it('waits for the first run, serves it, and once it is stopped elsewhere stores what it left, says so once, and its Ctrl-C resumes nothing', async () => {
+    const task = await writeTask(oneAtATimeTask('ws', suite.web.url));
+    // Started with the fleet, before the task's first run: it waits, as a worker does (it exited 1, so an
+    // orchestrator restarted it in a loop).
+    const writer = start('writer', task.file);
+    await until('the writer to wait for a run', () =>
+      writer.out.text.includes(
+        `ws: never run on this Redis; waiting for a run (\`crawl-studio run ${task.file}\` or Start Crawl starts one)`,
+      ),
+    );
+    const driver = start('run', task.file, '--workers', '1', '--concurrency', '1');
+    await until('two pages fetched', async () => ((await readTaskStatus(suite.conn, 'ws')).stats?.done ?? 0) >= 2);
+    const run = (await readRun(suite.conn, 'ws'))!.run;
+    await stopTask(suite.conn, 'ws');
+    assert.equal(await driver.exited, 0, driver.out.text);
+    const said = `Run ${run} was stopped from elsewhere (the monitor's Stop run, \`crawl-studio stop\` or an editor's Stop Crawl): it does not resume; the next \`run\` begins a new one. The writer stored what it left and waits for the task's next run.`;
+    await until('the writer to say the run stopped', () => writer.out.text.includes(said));
+    // What the run left in Redis is stored, by the driver's writer or this one.
+    await until(
+      'no item left in the stream',
+      async () => (await suite.conn.xlen(partitionKeys('ws', 'ws').items)) === 0,
+      15_000,
+    );
+    // Said once, however long it then waits for the next run.
+    await new Promise((r) => setTimeout(r, 2_000));
+    assert.equal(writer.out.text.split(said).length - 1, 1, writer.out.text);
+    writer.child.kill('SIGINT');
+    assert.equal(await writer.exited, 130, writer.out.text);
+    // It resumed nothing: "Resumed run … (it had not finished)" and "run the same command again to resume" were said.
+    assert.match(
+      writer.out.text,
+      new RegExp(`^Writer stopped\\. Run ${run} had been stopped: the next \`run\` begins a new one\\.$`, 'm'),
+    );
+    assert.doesNotMatch(writer.out.text, /Resumed run|to resume run/);
   });
 });

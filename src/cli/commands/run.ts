@@ -17,6 +17,7 @@ import type { Scaled } from '../../core/autoscale/range';
 import { launchCrawl, type CrawlLaunch, type LaunchOptions, type LaunchResult } from '../../run/launcher';
 import { chooseRedis, type RedisChoice, type RedisChoiceOptions } from '../../run/redisChoice';
 import { checkRedis, waitForRedis } from '../../redis/check';
+import { waitForFirstRun } from '../../run/firstRun';
 import { formatDuration, groupDigits } from '../../core/units';
 import demoTaskText from '../../../examples/books.crawl.yaml';
 import { storedLine, summaryLines } from '../format';
@@ -220,8 +221,10 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   out.say('info', `Redis: ${redis.describe()}`, { event: 'redis' });
   try {
     // `run` fails fast with the target and the cause; `writer`, long-lived like a worker, waits and says so.
-    if (flags.join) await waitForRedis(redis.url, (line) => out.say('warn', line, { event: 'redis-wait' }));
-    else await checkRedis(redis.url, undefined, 'crawl');
+    if (flags.join) {
+      await waitForRedis(redis.url, (line) => out.say('warn', line, { event: 'redis-wait' }));
+      await waitForFirstRun(redis.url, task, (line) => out.say('info', line, { event: 'run-wait' }));
+    } else await checkRedis(redis.url, undefined, 'crawl');
   } catch (err) {
     await redis.release();
     throw err;
@@ -234,6 +237,11 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     const result = await launch.done;
     if (out.format === 'human') process.stdout.write('\n');
     if (redisLoss.error) throw redisLoss.error;
+    // A writer joined whatever run was current and served each run after it: it resumed nothing.
+    if (flags.join && signals.interrupted()) {
+      out.say('info', writerEndLine(result), { event: 'writer-stopped', run: result.run.run });
+      return EXIT.INTERRUPTED;
+    }
     sayWhichRun(out, result, task, flags.fresh);
     if (signals.interrupted()) {
       out.say('info', `Stopped. Run the same command again to resume run ${result.run.run}.`, {
@@ -244,11 +252,7 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
     }
     // Ended elsewhere (the web monitor's Stop run, an editor's Stop Crawl: CrawlQueue.stopRun): what it did, said so.
     if (result.outcome === 'stopped')
-      out.say(
-        'info',
-        `Run ${result.run.run} was stopped from elsewhere (the monitor's Stop run, \`crawl-studio stop\` or an editor's Stop Crawl): it does not resume; the next \`run\` begins a new one.`,
-        { event: 'run-stopped', run: result.run.run },
-      );
+      out.say('info', stoppedElsewhere(result.run.run), { event: 'run-stopped', run: result.run.run });
     await printSummary(out, result, task, taskFile, redis.url);
     return EXIT.OK;
   } finally {
@@ -286,6 +290,16 @@ function launchOptions(
     onStoreMessage: (msg) => out.say('warn', `store: ${msg}`, { event: 'store', newline: true }),
     onRedisMessage: (msg) =>
       out.say('warn', `redis: ${msg}`, { event: msg.startsWith('lost') ? 'redis-lost' : 'redis-back', newline: true }),
+    onRunStopped: (run) =>
+      out.say(
+        'info',
+        `${stoppedElsewhere(run.run)} The writer stored what it left and waits for the task's next run.`,
+        {
+          event: 'run-stopped',
+          run: run.run,
+          newline: true,
+        },
+      ),
     onRunFinished: (run, status, store) => {
       if (!task.schedule && !flags.join) return;
       if (out.format === 'human') process.stdout.write('\n');
@@ -391,6 +405,24 @@ function stopOnSignals(
       process.off('SIGTERM', onSignal);
     },
   };
+}
+
+/** A run this process drove or served, ended by a Stop made elsewhere (CrawlQueue.stopRun). */
+function stoppedElsewhere(run: string): string {
+  return `Run ${run} was stopped from elsewhere (the monitor's Stop run, \`crawl-studio stop\` or an editor's Stop Crawl): it does not resume; the next \`run\` begins a new one.`;
+}
+
+/** What a writer's Ctrl-C says of the run it was serving. */
+function writerEndLine(result: LaunchResult): string {
+  const run = result.run.run;
+  switch (result.outcome) {
+    case 'finished':
+      return `Writer stopped after run ${run} finished.`;
+    case 'stopped':
+      return `Writer stopped. Run ${run} had been stopped: the next \`run\` begins a new one.`;
+    case 'interrupted':
+      return `Writer stopped while run ${run} goes on: items not stored yet stay in Redis for the next writer, or the \`run\` that drives it.`;
+  }
 }
 
 /** Which run it was, said: "resumes" read as "continues after a finished run" in the README, and it never does. */
