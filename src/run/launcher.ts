@@ -143,6 +143,8 @@ export class CrawlLaunch {
         backlog: async () => (this.attached ? ((await this.attached.hooks.backlog?.()) ?? 0) : 0),
         check: async () => this.attached?.check(),
         drain: async () => (await attaching).writer.flush(),
+        closeStopped: async (run, status, durationMs) =>
+          (await attaching).hooks.closeStopped?.(run, status, durationMs),
         // Before the run is seeded: a store that cannot open stops the launch with nothing queued. Conditional
         // re-crawls: the records a new Redis lacks, from the store (the store is waited for only then).
         prepare: async () => {

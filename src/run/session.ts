@@ -1,3 +1,4 @@
+import { summaryFromStatus } from './runSummary';
 import type { Redis } from '../redis/connect';
 import type { CrawlTask } from '../core/task/model';
 import { CrawlQueue } from '../frontier/crawl';
@@ -46,6 +47,12 @@ export interface SessionStoreHooks {
   drain?(): Promise<void>;
   /** Before the run's start URLs are enqueued (a run this session starts or resumes, not one it joins). */
   prepare?(): Promise<void>;
+  /**
+   * A run ended by Stop, once its pages in flight are done and stored: its summary row, and its item history closed
+   * as incomplete, so what it added and changed is listed and sent (`changes`, the feed, `notify`) and nothing is
+   * marked removed. Idempotent (the driver and a writer may both close it). Says its own failures (the store's log).
+   */
+  closeStopped?(run: RunInfo, status: CrawlStatus, durationMs: number): Promise<void>;
 }
 
 export interface SessionOptions {
@@ -271,6 +278,8 @@ export class CrawlSession {
       await this.supervisor.stopAll(lost ? 2_000 : undefined);
       if (!joining) await this.lease.release().catch(() => undefined);
     }
+    // After the local workers finished their pages: the stopped run's last items are in the stream by now.
+    if (watch.outcome === 'stopped' && !joining) await this.closeStopped(watch.current);
     return this.resultOf(watch, started);
   }
 
@@ -388,11 +397,12 @@ export class CrawlSession {
         w.outcome = 'stopped';
         return w.joining ? 'again' : 'done';
       }
-      // A writer stores what the run left in the stream, says so once, and stays for the task's next run. It said
-      // nothing, and its Ctrl-C said "Resumed run … (it had not finished)" and "run the same command again to resume
-      // run …" of a run that never resumes.
+      // A writer stores what the run left in the stream, closes it in the store, says so once, and stays for the
+      // task's next run. It said nothing, and its Ctrl-C said "Resumed run … (it had not finished)" and "run the
+      // same command again to resume run …" of a run that never resumes. Its pages in flight finish first.
+      if (w.status!.counts.active > 0) return 'again';
       w.outcome = 'stopped';
-      if ((await this.guarded(this.opts.store?.drain?.() ?? Promise.resolve())) === STOPPED) return 'done';
+      if ((await this.guarded(this.closeStopped(w.current))) === STOPPED) return 'done';
       this.opts.onRunStopped?.(w.current);
       return 'again';
     }
@@ -413,6 +423,15 @@ export class CrawlSession {
       return 'done';
     }
     return 'again';
+  }
+
+  /** A stopped run's last items stored, then its close in the store (SessionStoreHooks.closeStopped). */
+  private async closeStopped(run: RunInfo): Promise<void> {
+    const status = await readTaskStatus(this.redis, this.opts.task.name);
+    // Only the run that was stopped: one begun since (a Start elsewhere) is not this session's to close.
+    if (status.run?.run !== run.run || status.run.state !== 'stopped') return;
+    await this.opts.store?.drain?.();
+    await this.opts.store?.closeStopped?.(status.run, status, runElapsedMs(status.run, Date.now()));
   }
 
   /** This driver won the run's finalize: the store's last rows, the summary, the run marked finished. */
@@ -560,22 +579,6 @@ const FINALIZE_HOLD_MS = 15_000;
 
 /** How often the store is checked while the session waits on it (a finalize's flush). */
 const STORE_CHECK_MS = 1_000;
-
-export function summaryFromStatus(status: CrawlStatus, durationMs: number): Record<string, unknown> {
-  const s = status.stats;
-  return {
-    pages: s?.done ?? 0,
-    failed: s?.failed ?? 0,
-    skipped: s?.skipped ?? {},
-    failures: s?.failures ?? {},
-    items: s?.items ?? 0,
-    ...(s?.unchanged ? { unchanged: s.unchanged, unchangedItems: s.unchangedItems } : {}),
-    itemProblems: s?.problems ?? 0,
-    duplicateLinks: s?.duplicates ?? 0,
-    bytes: s?.bytes ?? 0,
-    durationMs,
-  };
-}
 
 /** Whether a session starts any local worker. */
 function hasWorkers(w: number | Scaled): boolean {

@@ -12,7 +12,8 @@ import {
   type ItemStore,
   type WriterHandle,
 } from '../store';
-import { summaryFromStatus, type SessionStoreHooks } from './session';
+import type { SessionStoreHooks } from './session';
+import { summaryFromStatus } from './runSummary';
 import { isAbsolutePath, parseStoreUrl } from '../core/task/storeUrl';
 import { storeFileProblem } from '../workspace/storePlace';
 import { incompleteReason } from '../core/history/diff';
@@ -95,6 +96,15 @@ export async function attachStore(
     drain: () => writer.flush(),
     finalize: (run: RunInfo, status: CrawlStatus, durationMs: number) =>
       finalizeRun({ store, writer, task, check, pending }, run, status, durationMs),
+    // A stopped run that cannot be closed (its store is down) stays as it was before Stop closed runs: unlisted.
+    closeStopped: (run: RunInfo, status: CrawlStatus, durationMs: number) =>
+      finalizeRun({ store, writer, task, check, pending }, run, status, durationMs, { stopped: true }).then(
+        () => undefined,
+        (err: unknown) =>
+          log?.(
+            `run ${run.run} was stopped, and its close in the store failed, so \`changes\` does not list it: ${err instanceof Error ? err.message : String(err)}`,
+          ),
+      ),
   };
   return {
     store,
@@ -161,6 +171,7 @@ async function finalizeRun(
   run: RunInfo,
   status: CrawlStatus,
   durationMs: number,
+  how: { readonly stopped?: boolean } = {},
 ): Promise<Record<string, unknown>> {
   const { store, writer, task } = at;
   await writer.flush();
@@ -173,7 +184,7 @@ async function finalizeRun(
   for (const type of await store.itemTypes()) stored += await store.count(type);
   // The summary and the run's close in item history (what it added, changed and removed) in one transaction. Only a
   // complete run marks items removed (a failed page or the page limit would otherwise make its items look gone).
-  const incomplete = incompleteReason(status.stats);
+  const incomplete = how.stopped ? 'it was stopped before its pages were done' : incompleteReason(status.stats);
   const counts = await store.endRun(
     {
       run: run.run,
@@ -186,7 +197,7 @@ async function finalizeRun(
       duplicates: c.duplicates,
       conflicts: c.conflicts,
       failures: status.stats?.failed ?? 0,
-      extra: { ...base, extracted: status.stats?.items ?? 0 },
+      extra: { ...base, extracted: status.stats?.items ?? 0, ...(how.stopped ? { stopped: true } : {}) },
     },
     { complete: incomplete === null, retention: task.store.history },
   );

@@ -188,6 +188,68 @@ describe('what changed since the last crawl (issue 33)', function () {
     });
   }
 
+  it('lists what a run stopped midway saw change, and marks nothing removed', async () => {
+    const file = join(dir, 'stopped.crawl.yaml');
+    // One page at a time, half a second apart: the run is still going when it is stopped.
+    writeFileSync(
+      file,
+      // A task of its own: the feed test below reads the store of `watched`'s latest run.
+      taskYaml(
+        web.url,
+        `sqlite:${join(dir, 'stopped.sqlite')}`,
+        'politeness: { perHost: { concurrency: 1, delay: 500ms } }',
+      ).replace('name: watched', 'name: halted'),
+    );
+    catalogue = BEFORE;
+    const first = await crawl(file);
+    // Every price changes: whichever products the stopped run reaches, each is a change it saw.
+    catalogue = Object.fromEntries(Object.entries(BEFORE).map(([k, v]) => [k, { ...v, price: `${v.price}1` }]));
+    const launch = launchCrawl({
+      task: await loadTaskFile(file),
+      redisUrl: redis.url,
+      workers: 1,
+      concurrency: 1,
+      workerScript: WORKER_SCRIPT,
+      pollMs: 100,
+      fresh: true,
+    });
+    const conn = new Redis(redis.url);
+    try {
+      // The list page and one product: then Stop (the editor's Stop Crawl), with products left to fetch.
+      for (;;) {
+        const run = await conn.hget('cs:{halted}:#meta', 'run');
+        if (run && run !== first && Number(await conn.hget(`cs:{halted}:#stats:${run}`, 'items')) >= 1) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      launch.end();
+    } finally {
+      conn.disconnect();
+    }
+    const result = await launch.done;
+    assert.equal(result.outcome, 'stopped');
+    const seen = result.status.stats!.items;
+    assert.ok(seen >= 1 && seen < 3, `${seen} products seen before the stop`);
+    // The changes it saw were recorded as it stored them, but it never closed its history: `changes`, the feed and
+    // the webhook never showed them, and the next run saw nothing changed.
+    const report = await changesJson(file);
+    assert.deepEqual(
+      report.runs.map((r) => [r.run, r.added, r.changed, r.removed, r.complete]),
+      [[result.run.run, 0, seen, 0, false]],
+    );
+    assert.ok(
+      report.changes.every((c) => c.change === 'changed' && c.field === 'price'),
+      JSON.stringify(report.changes),
+    );
+    const text = (await exec(process.execPath, [CLI, 'changes', file])).stdout;
+    assert.match(
+      text,
+      new RegExp(
+        `^run ${result.run.run} \\(stopped \\S+\\): 0 added, ${seen} changed, 0 removed — stopped before its pages were done, so no item was marked removed$`,
+        'm',
+      ),
+    );
+  });
+
   it("the monitor serves the task's changes as an Atom feed, one entry per run", async () => {
     const conn = new Redis(redis.url);
     const monitor = await startTestMonitor(conn);

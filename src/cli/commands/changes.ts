@@ -39,7 +39,7 @@ export const changesCommand = command({
       const report = await reportSince(store, task.name, values.since, values.type);
       if (values.json)
         console.log(JSON.stringify({ runs: report.runs, changes: report.changes.map(changeRecord) }, null, 2));
-      else for (const line of changeLines(task.name, report, await notifyOutcomes(store))) console.log(line);
+      else for (const line of changeLines(task.name, report, await runNotes(store))) console.log(line);
       return EXIT.OK;
     } finally {
       await store.close();
@@ -62,24 +62,29 @@ async function reportSince(
   }
 }
 
-/** Each run's webhook delivery, as recorded in its summary (run/notify.ts). */
-async function notifyOutcomes(store: ItemStore): Promise<Map<string, NotifyOutcome>> {
-  const out = new Map<string, NotifyOutcome>();
-  for (const r of await store.readRuns()) if (r.extra?.notify) out.set(r.run, r.extra.notify as NotifyOutcome);
+/** What each run's summary records beside its counts: its webhook delivery (run/notify.ts), whether Stop ended it. */
+interface RunNote {
+  readonly notify: NotifyOutcome | null;
+  readonly stopped: boolean;
+}
+
+async function runNotes(store: ItemStore): Promise<Map<string, RunNote>> {
+  const out = new Map<string, RunNote>();
+  for (const r of await store.readRuns())
+    out.set(r.run, {
+      notify: (r.extra?.notify as NotifyOutcome | undefined) ?? null,
+      stopped: r.extra?.stopped === true,
+    });
   return out;
 }
 
 /** The human listing: per run a headline with its counts, then one line per added, changed or removed item. */
-function changeLines(
-  task: string,
-  report: ChangeReport,
-  notified: ReadonlyMap<string, NotifyOutcome> = new Map(),
-): string[] {
+function changeLines(task: string, report: ChangeReport, notes: ReadonlyMap<string, RunNote> = new Map()): string[] {
   if (report.runs.length === 0) return [`${task}: no run has item history yet (a run records it when it finishes)`];
   const out: string[] = [];
   for (const run of report.runs) {
-    out.push(runHeadline(run));
-    const sent = notified.get(run.run);
+    out.push(runHeadline(run, notes.get(run.run)?.stopped === true));
+    const sent = notes.get(run.run)?.notify;
     if (sent)
       out.push(
         `  notify: ${sent.status}${sent.attempts ? ` after ${sent.attempts} attempt${sent.attempts === 1 ? '' : 's'}` : ''}${sent.reason ? ` — ${sent.reason}` : ''}`,
@@ -90,9 +95,12 @@ function changeLines(
   return out;
 }
 
-function runHeadline(r: RunChangeCounts): string {
+function runHeadline(r: RunChangeCounts, stopped: boolean): string {
   const when = new Date(r.finishedAt).toISOString();
   const counts = `${n(r.added)} added, ${n(r.changed)} changed, ${n(r.removed)} removed`;
+  // A stopped run's changes are listed too (what it saw changed is so), but it saw only part of the site.
+  if (stopped)
+    return `run ${r.run} (stopped ${when}): ${counts} — stopped before its pages were done, so no item was marked removed`;
   return `run ${r.run} (finished ${when}): ${counts}${r.complete ? '' : ' — not complete, so no item was marked removed'}`;
 }
 
