@@ -120,6 +120,26 @@ function historyContract(name: string, make: (opts?: { history?: boolean; same?:
       assert.deepEqual(await changedItems(store, TASK, 'r1', { type: 'other' }), []);
     });
 
+    it("closing one run from two stores at once (a stopped run's driver and a writer) gives both its counts, recorded once", async () => {
+      await storeRun(store, 'r1', 1000, first);
+      await store.writeBatch([], items('r2', 2000, second), 'update');
+      const other = await make({ same: true });
+      try {
+        // Each close writes the run's summary row first: the second waits on it (PostgreSQL's row lock, SQLite's
+        // write lock), then finds the run closed and returns its counts as recorded.
+        const close = { complete: false, retention: { runs: 30 } };
+        const [a, b] = await Promise.all([
+          store.endRun(summary('r2', 2000), close),
+          other.endRun(summary('r2', 2000), close),
+        ]);
+        assert.deepEqual(a, b);
+        assert.deepEqual([a.added, a.changed, a.removed, a.complete], [1, 1, 0, false]);
+        assert.equal((await store.history.runs(TASK)).filter((r) => r.run === 'r2').length, 1);
+      } finally {
+        await other.close();
+      }
+    });
+
     it('storing the same batch twice, or closing a run twice, records nothing new', async () => {
       await storeRun(store, 'r1', 1000, first);
       const batch = items('r2', 2000, second);
