@@ -100,6 +100,7 @@ describe('item history: what a sighting records', () => {
   it('a run with failed pages or cut by the page limit is not complete; retention reads runs or days', () => {
     assert.equal(incompleteReason({ failed: 0, skipped: {} }), null);
     assert.match(incompleteReason({ failed: 2, skipped: {} })!, /2 pages failed/);
+    assert.equal(incompleteReason({ failed: 1, skipped: {} }), '1 page failed');
     assert.match(incompleteReason({ failed: 0, skipped: { limit: 5 } })!, /page limit/);
     assert.deepEqual(parseRetention(30), { runs: 30 });
     assert.deepEqual(parseRetention('30 runs'), { runs: 30 });

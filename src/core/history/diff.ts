@@ -178,7 +178,7 @@ export function incompleteReason(
   stats: { failed?: number; skipped?: Readonly<Record<string, number>> } | null | undefined,
 ): string | null {
   if (!stats) return 'the run has no counters';
-  if ((stats.failed ?? 0) > 0) return `${stats.failed} pages failed`;
+  if ((stats.failed ?? 0) > 0) return `${stats.failed} page${stats.failed === 1 ? '' : 's'} failed`;
   if ((stats.skipped?.limit ?? 0) > 0)
     return `the page limit (scope.maxPages) cut it short (${stats.skipped!.limit} links not followed)`;
   return null;
