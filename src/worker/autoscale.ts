@@ -36,6 +36,8 @@ export interface AutoscalerDeps {
   readonly pagesDone: () => number;
   /** The most requests the waiting work keeps busy in this worker (frontier/demand.ts), or null. */
   readonly useful: () => Promise<number | null>;
+  /** Whether every task of this worker is paused (its queue: Pause, or a stopped run). */
+  readonly paused?: () => Promise<boolean>;
   /** One round trip to Redis. */
   readonly ping: () => Promise<unknown>;
   /** A manual resize asked for since the last call (fleet.ts takeResize), or null. */
@@ -142,7 +144,7 @@ export class ConcurrencyAutoscaler {
     const now = performance.now();
     const windowMs = now - w.at;
     const t0 = performance.now();
-    const [useful] = await Promise.all([this.deps.useful(), this.deps.ping()]);
+    const [useful, , paused] = await Promise.all([this.deps.useful(), this.deps.ping(), this.deps.paused?.() ?? false]);
     const redisMs = performance.now() - t0;
     const used = this.deps.slots.reduce((n, s) => n + s.usedSlotMs(), 0) - w.used;
     const size = this.deps.slots.reduce((n, s) => n + s.size, 0);
@@ -169,6 +171,7 @@ export class ConcurrencyAutoscaler {
         latencyMs: lat.length > 0 ? lat[Math.floor(lat.length / 2)]! : null,
       },
       useful,
+      ...(paused ? { paused } : {}),
       ...(manual !== null ? { manual } : {}),
     };
   }

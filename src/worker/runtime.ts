@@ -3,7 +3,7 @@ import type { Worker } from 'bullmq';
 import type { CrawlTask } from '../core/task/model';
 import type { CrawlQueue } from '../frontier/crawl';
 import type { PageJobData, PageJobResult } from '../frontier/types';
-import { WORKERS_KEY } from '../frontier/keys';
+import { taskKeys, WORKERS_KEY } from '../frontier/keys';
 import { HostGate } from '../frontier/politeness';
 import { connectRedis, redactUrl, type Redis } from '../redis/connect';
 import { watchConnection } from '../redis/check';
@@ -224,6 +224,7 @@ function autoscaler(opts: WorkerOptions, ctx: ScalerContext): ConcurrencyAutosca
         id,
         ctx.tasks.map((t) => t.crawl),
       ),
+    paused: async () => (await pausedTasks(redis, opts.tasks)).every(Boolean),
     ping: () => redis.ping(),
     manual: () => takeResize(redis, id),
     memoryUsed: memory.used,
@@ -237,7 +238,15 @@ function autoscaler(opts: WorkerOptions, ctx: ScalerContext): ConcurrencyAutosca
   });
 }
 
-/** The most requests the waiting work keeps busy in this worker: the tasks' demand shared with their other workers. */
+/** Whether each task's queue is paused (Pause, or a stopped run): no worker takes its pages. */
+async function pausedTasks(redis: Redis, tasks: readonly CrawlTask[]): Promise<boolean[]> {
+  return Promise.all(tasks.map(async (t) => (await redis.hexists(taskKeys(t.name).bull.meta, 'paused')) === 1));
+}
+
+/**
+ * The most requests the waiting work keeps busy in this worker: the tasks' demand shared with their other workers.
+ * A paused task's pages are not work: counted, they let a worker serving it beside another grow for nothing.
+ */
 async function usefulHere(
   tasks: readonly CrawlTask[],
   redis: Redis,
@@ -245,13 +254,16 @@ async function usefulHere(
   queues: readonly CrawlQueue[],
 ): Promise<number | null> {
   const perHost = Math.max(...tasks.map((t) => t.politeness.perHost.concurrency));
+  const paused = await pausedTasks(redis, tasks);
   const [demands, fleet] = await Promise.all([
     Promise.all(
-      queues.map((q) =>
-        readDemand(
-          redis,
-          q.partitions().map((p) => p.keys.frontier),
-        ),
+      queues.map((q, i) =>
+        paused[i]
+          ? Promise.resolve({ pages: 0, hosts: 0 })
+          : readDemand(
+              redis,
+              q.partitions().map((p) => p.keys.frontier),
+            ),
       ),
     ),
     readLiveWorkers(redis),

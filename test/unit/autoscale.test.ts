@@ -106,6 +106,22 @@ describe('autoscaling: the concurrency controller (issue 36)', () => {
     assert.match(d.reason, /36 gave 120 pages\/s, less than 160 at 32/);
   });
 
+  it('judges nothing while paused: a doubling made just before a pause is not undone for its 0 pages/s', () => {
+    // 16 → 32 on a site answering in 200 ms, then the task is paused (Pause, or Stop): windows with no page at all.
+    const { path, reasons } = run(16, (c, i) => (i === 0 ? c * 25 : { pages: 0, paused: true, busy: 0 }), 3);
+    assert.deepEqual(path, [16, 32, 32, 32]);
+    assert.equal(
+      reasons[1],
+      'concurrency stays 32: paused: no page of its tasks can be taken (Pause, or Stop), nothing judged',
+    );
+    // Unpaused, the same windows undid the doubling ("32 gave 0.0 pages/s, less than 80 at 16").
+    const unpaused = run(16, (c, i) => (i === 0 ? c * 25 : { pages: 0, busy: 0, windowMs: 30_000 }), 2);
+    assert.deepEqual(unpaused.path, [16, 32, 16]);
+    // Resumed, a fresh window judges from there: growth goes on.
+    const resumed = run(16, (c, i) => (i === 1 ? { pages: 0, paused: true, busy: 0 } : c * 25), 3);
+    assert.deepEqual(resumed.path, [16, 32, 32, 64]);
+  });
+
   it('backs off on 429/503, to the last level that drew none, and stays under the level that drew them', () => {
     // A site that answers 503 above 8 in flight.
     const site = (c: number) => ({

@@ -54,6 +54,11 @@ export interface ConcurrencySample {
   readonly useful: number | null;
   /** A resize the user asked for since the last decision. */
   readonly manual?: number;
+  /**
+   * Every task the worker serves is paused (Pause, or Stop): nothing can be taken, so the window says nothing of
+   * the sites or the machine. Judged as such, a move made just before the pause read as one that gave 0 pages/s.
+   */
+  readonly paused?: boolean;
 }
 
 export interface ConcurrencyState {
@@ -154,6 +159,9 @@ function ripe(s: Pick<ConcurrencySample, 'windowMs' | 'pages' | 'sites' | 'manua
 export function decide(limits: ConcurrencyLimits, state: ConcurrencyState, s: ConcurrencySample): ConcurrencyDecision {
   const c = state.concurrency;
   if (s.manual !== undefined) return resizedByHand(limits, state, s.at, s.manual);
+  // A new window once resumed; the move before the pause is not judged on a window it could not show.
+  if (s.paused)
+    return stay({ ...state, last: null }, 'paused: no page of its tasks can be taken (Pause, or Stop), nothing judged');
   if (!ripe(s))
     return { state, concurrency: c, judged: false, reason: `measuring: ${s.pages} page(s) in ${seconds(s.windowMs)}` };
   const rate = (s.pages * 1000) / Math.max(1, s.windowMs);
