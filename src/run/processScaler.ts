@@ -3,6 +3,7 @@ import type { Redis } from '../redis/connect';
 import { decideWorkers, type ProcessState } from '../core/autoscale/processes';
 import { readLiveWorkers, recordProcessScale, workerIdOf } from '../frontier/fleet';
 import { readDemand } from '../frontier/demand';
+import { taskKeys } from '../frontier/keys';
 import type { CrawlQueue } from '../frontier/crawl';
 import type { WorkerSupervisor } from './supervisor';
 import { cpuTimes } from '../worker/autoscale';
@@ -47,12 +48,13 @@ export class ProcessScaler {
     try {
       const local = this.supervisor.list();
       const ids = new Set(local.map((w) => workerIdOf(w.pid)));
-      const [beats, demand] = await Promise.all([
+      const [beats, demand, paused] = await Promise.all([
         readLiveWorkers(this.redis),
         readDemand(
           this.redis,
           this.crawl.partitions().map((p) => p.keys.frontier),
         ),
+        this.redis.hexists(taskKeys(this.crawl.taskName).bull.meta, 'paused'),
       ]);
       const mine = beats.filter((b) => ids.has(b.id));
       const fleet = beats.filter((b) => b.tasks.includes(this.crawl.taskName));
@@ -70,6 +72,7 @@ export class ProcessScaler {
           cores: cpus().length,
           waitingPages: demand.pages,
           fleetConcurrency: fleet.reduce((n, b) => n + b.concurrency, 0),
+          paused: paused === 1,
         },
       );
       this.state = d.state;

@@ -303,6 +303,15 @@ describe('autoscaling: local worker processes (issue 36)', () => {
     assert.equal(d.workers, 2);
     assert.match(d.reason, /the machine is saturated and the workers wait for it/);
   });
+  it('keeps its workers while the task is paused, however busy something else keeps the machine', () => {
+    const d = decideWorkers(
+      limits,
+      { workers: 3, settleUntil: 0 },
+      s({ loopBusy: [0.01, 0.01, 0.01], machineCpu: 0.99, paused: true }),
+    );
+    assert.equal(d.workers, 3);
+    assert.match(d.reason, /^workers stay 3: paused: its workers take no page \(Pause, or Stop\); /);
+  });
 });
 
 describe('autoscaling: flags (issue 36)', () => {

@@ -13,6 +13,11 @@ export interface ProcessSample {
   /** Pages waiting (frontier and window), and the requests the fleet can have in flight. */
   readonly waitingPages: number;
   readonly fleetConcurrency: number;
+  /**
+   * The task is paused (Pause, or Stop): its workers are idle by choice. On a machine kept busy by something else
+   * they read as workers starved of CPU, and one was stopped for it.
+   */
+  readonly paused?: boolean;
 }
 
 export interface ProcessState {
@@ -58,6 +63,7 @@ export function decideWorkers(
   if (n < limits.min) return change(limits.min, `below the minimum ${limits.min}`);
   if (n > limits.max) return change(limits.max, `above the maximum ${limits.max}`);
   if (s.at < state.settleUntil) return stay(`settling; ${facts}`);
+  if (s.paused) return stay(`paused: its workers take no page (Pause, or Stop); ${facts}`);
   // Until every process reports, the picture is partial.
   if (s.loopBusy.length < n) return stay(`waiting for every worker's heartbeat; ${facts}`);
   if (n > limits.min && s.machineCpu >= PROCESS_AUTOSCALE.saturated && busy < PROCESS_AUTOSCALE.starved) {
