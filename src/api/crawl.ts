@@ -81,7 +81,10 @@ export interface CrawlSummary {
   readonly durationMs: number;
   /** The run's counters: pages done and failed, skipped and failures by cause, items, links dropped by reason. */
   readonly stats: CrawlStats;
-  /** What the store holds after the run: where it is, rows per item type, items merged into a row of the same key (`duplicatesMerged`), errors recorded. */
+  /**
+   * What the store holds after the run: where it is, rows per item type, items merged into a row of the same key
+   * (`duplicatesMerged`), errors recorded, and the run's changes once it is closed in item history (`changes`).
+   */
   readonly stored: StoredSummary;
 }
 

@@ -8,6 +8,8 @@ import { restoreRevisits } from './revisitRestore';
 import { attachStore, checkStore, type AttachedStore } from './storeAttachment';
 import type { ItemRow } from '../store';
 import { rowsWrittenByRun } from '../store/runRows';
+import { runChangeCounts } from '../store/history/query';
+import type { RunChangeCounts } from '../core/history/diff';
 import type { WorkerSupervisor } from './supervisor';
 import type { Scaled } from '../core/autoscale/range';
 
@@ -87,6 +89,8 @@ export interface StoredSummary {
   /** Items whose key was already stored or received (an earlier batch or run), merged into that row: on a re-crawl, every item. */
   readonly duplicatesMerged: number;
   readonly errors: number;
+  /** The run's counts in item history once it is closed there (finished, or stopped), else null. */
+  readonly changes: RunChangeCounts | null;
 }
 
 export interface LaunchResult extends SessionResult {
@@ -262,6 +266,11 @@ export class CrawlLaunch {
     const types = await store.store.itemTypes();
     const rows = await Promise.all(types.map(async (type) => ({ type, count: await store.store.count(type) })));
     const runRows = await rowsWrittenByRun(store.store, result.run.run, types);
+    // A stopped run has no finish summary, but it is closed in item history (session.ts closeStopped).
+    const changes =
+      result.outcome === 'interrupted'
+        ? null
+        : await runChangeCounts(store.store, this.opts.task.name, result.run.run).catch(() => null);
     return {
       ...result,
       stopped: this.stopped,
@@ -272,6 +281,7 @@ export class CrawlLaunch {
         runRows,
         duplicatesMerged: c.duplicates + c.conflicts,
         errors: c.errors,
+        changes,
       },
     };
   }

@@ -16,7 +16,7 @@ import type { SessionStoreHooks } from './session';
 import { summaryFromStatus } from './runSummary';
 import { isAbsolutePath, parseStoreUrl } from '../core/task/storeUrl';
 import { storeFileProblem } from '../workspace/storePlace';
-import { incompleteReason } from '../core/history/diff';
+import { incompleteReason, STOPPED_INCOMPLETE } from '../core/history/diff';
 import { notifyRun } from './notify';
 
 // Connects a crawl session to its store: a writer drains the task's item stream while the crawl runs, and the
@@ -184,7 +184,7 @@ async function finalizeRun(
   for (const type of await store.itemTypes()) stored += await store.count(type);
   // The summary and the run's close in item history (what it added, changed and removed) in one transaction. Only a
   // complete run marks items removed (a failed page or the page limit would otherwise make its items look gone).
-  const incomplete = how.stopped ? 'it was stopped before its pages were done' : incompleteReason(status.stats);
+  const incomplete = how.stopped ? STOPPED_INCOMPLETE : incompleteReason(status.stats);
   const counts = await store.endRun(
     {
       run: run.run,

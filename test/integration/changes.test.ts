@@ -229,6 +229,9 @@ describe('what changed since the last crawl (issue 33)', function () {
     assert.equal(result.outcome, 'stopped');
     const seen = result.status.stats!.items;
     assert.ok(seen >= 1 && seen < 3, `${seen} products seen before the stop`);
+    // The launch says it too (the CLI's summary prints it): a stopped run has no finish summary, but its close.
+    const closed = result.stored.changes;
+    assert.deepEqual([closed?.added, closed?.changed, closed?.removed, closed?.complete], [0, seen, 0, false]);
     // The changes it saw were recorded as it stored them, but it never closed its history: `changes`, the feed and
     // the webhook never showed them, and the next run saw nothing changed.
     const report = await changesJson(file);

@@ -99,6 +99,12 @@ describe('crawl-studio pause, resume and stop', function () {
     // The `run` that drove it sees it stopped and ends, as after the monitor's Stop run (exit 0: it was stopped).
     assert.equal(await exited, 0, out.text);
     assert.match(out.text, /^Run \S+ was stopped from elsewhere/m, out.text);
+    // What it added is listed, as a finished run's is; a run cut short marks nothing removed.
+    assert.match(
+      out.text,
+      /^ {2}items changed {3}\d+ added, 0 changed, 0 removed; not complete \(it was stopped before its pages were done\), so nothing was marked removed /m,
+      out.text,
+    );
     assert.equal((await readRun(suite.conn, 'ctl'))!.state, 'stopped');
     assert.ok((await done('ctl')) < PAGES + 1, 'it ended before its pages did');
     // Over: resume and stop refuse, saying why.

@@ -17,6 +17,7 @@ import type { Scaled } from '../../core/autoscale/range';
 import { launchCrawl, type CrawlLaunch, type LaunchOptions, type LaunchResult } from '../../run/launcher';
 import { chooseRedis, type RedisChoice, type RedisChoiceOptions } from '../../run/redisChoice';
 import { checkRedis, waitForRedis } from '../../redis/check';
+import { STOPPED_INCOMPLETE } from '../../core/history/diff';
 import { waitForFirstRun } from '../../run/firstRun';
 import { formatDuration, groupDigits } from '../../core/units';
 import demoTaskText from '../../../examples/books.crawl.yaml';
@@ -505,7 +506,12 @@ async function printSummary(
       taskFile,
       stored.rows.filter((r) => r.count > 0).map((r) => r.type),
     ),
-    ...summaryChangeLines(result.summary, taskFile),
+    ...summaryChangeLines(
+      result.outcome === 'stopped' && stored.changes
+        ? { changes: { ...stored.changes, incomplete: STOPPED_INCOMPLETE } }
+        : result.summary,
+      taskFile,
+    ),
   ];
   if (result.redisGoneMs > 0)
     extra.push(

@@ -173,6 +173,9 @@ export interface RunChangeCounts {
   readonly removed: number;
 }
 
+/** Why a run ended with Stop marks no item removed (run/storeAttachment.ts closes it so; the CLI's summary says it). */
+export const STOPPED_INCOMPLETE = 'it was stopped before its pages were done';
+
 /** Why a finished run may not mark items removed (null: it may). */
 export function incompleteReason(
   stats: { failed?: number; skipped?: Readonly<Record<string, number>> } | null | undefined,
