@@ -63,6 +63,8 @@ export interface LaunchOptions {
   readonly onRunFinished?: (run: RunInfo, status: CrawlStatus, store: AttachedStore) => void;
   /** A joining launch's run stopped from elsewhere, what it left stored (session.ts onRunStopped). */
   readonly onRunStopped?: (run: RunInfo) => void;
+  /** A stopped run's close waits for pages other processes' workers still fetch (session.ts onStopWaiting). */
+  readonly onStopWaiting?: (run: RunInfo, pages: number, boundMs: number) => void;
   readonly onStoreOpen?: (store: AttachedStore) => void;
   /** The store writer's own messages (a database down, retrying). */
   readonly onStoreMessage?: (message: string) => void;
@@ -162,6 +164,7 @@ export class CrawlLaunch {
       onProgress: opts.onProgress,
       onRunFinished: (run, status) => this.attached && opts.onRunFinished?.(run, status, this.attached),
       onRunStopped: opts.onRunStopped,
+      onStopWaiting: opts.onStopWaiting,
       onWorkerExit: opts.onWorkerExit,
     });
     this.session = session;

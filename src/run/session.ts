@@ -20,6 +20,7 @@ import { RunInProgressError, RunLostError, RunTakenOverError } from './runErrors
 import { nextPollMs } from './pollPace';
 import { isRedisFull } from '../redis/memory';
 import { RedisRoom } from './redisRoom';
+import { IN_FLIGHT_BOUND_MS, waitForStoppedRunPages } from './pagesInFlight';
 
 // One crawl driven from this process: start or resume the run, start local workers, watch progress, and
 // finalize the run when it drains. The CLI's `run` and the extension's "Start Crawl" are both this class, so
@@ -92,6 +93,8 @@ export interface SessionOptions {
   readonly onRunFinished?: (run: RunInfo, status: CrawlStatus, summary: Record<string, unknown>) => void;
   /** A joining session's run stopped from elsewhere, once what it left in Redis is stored (it then waits for the next). */
   readonly onRunStopped?: (run: RunInfo) => void;
+  /** A stopped run's close waits for pages other processes' workers still fetch (at most boundMs). */
+  readonly onStopWaiting?: (run: RunInfo, pages: number, boundMs: number) => void;
   readonly onWorkerLog?: (pid: number, line: string) => void;
   /** Credentials for the workers' environment (the editor's Secret Storage): never on a command line. */
   readonly secretEnv?: Readonly<Record<string, string>>;
@@ -279,7 +282,7 @@ export class CrawlSession {
       if (!joining) await this.lease.release().catch(() => undefined);
     }
     // After the local workers finished their pages: the stopped run's last items are in the stream by now.
-    if (watch.outcome === 'stopped' && !joining) await this.closeStopped(watch.current);
+    if (watch.outcome === 'stopped' && !joining) await this.closeStopped(watch.current, true);
     return this.resultOf(watch, started);
   }
 
@@ -425,9 +428,17 @@ export class CrawlSession {
     return 'again';
   }
 
-  /** A stopped run's last items stored, then its close in the store (SessionStoreHooks.closeStopped). */
-  private async closeStopped(run: RunInfo): Promise<void> {
-    const status = await readTaskStatus(this.redis, this.opts.task.name);
+  /**
+   * A stopped run's last items stored, then its close in the store (SessionStoreHooks.closeStopped). A driver first
+   * waits for other processes' workers to finish the pages they hold (pagesInFlight.ts); a writer has waited already.
+   */
+  private async closeStopped(run: RunInfo, waitInFlight = false): Promise<void> {
+    const task = this.opts.task.name;
+    if (waitInFlight) {
+      const onWaiting = (n: number) => this.opts.onStopWaiting?.(run, n, IN_FLIGHT_BOUND_MS);
+      await waitForStoppedRunPages(this.redis, task, run, { pollMs: this.opts.pollMs ?? 500, onWaiting });
+    }
+    const status = await readTaskStatus(this.redis, task);
     // Only the run that was stopped: one begun since (a Start elsewhere) is not this session's to close.
     if (status.run?.run !== run.run || status.run.state !== 'stopped') return;
     await this.opts.store?.drain?.();

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -11,6 +11,7 @@ import { loadTaskFile } from '../../src/workspace/taskFile';
 import { WORKER_SCRIPT } from '../support/crawl';
 import { postgresOrReason, type PostgresServer } from '../support/postgres';
 import { skipBecause } from '../support/skip';
+import { until } from '../support/until';
 import { serveHttp, startRedis, type HttpServer, type RedisServer } from '../support/services';
 
 // What changed since the last crawl (issue 33), end to end: a real site whose content changes between two runs
@@ -22,23 +23,26 @@ const CLI = resolve('dist/cli.js');
 
 type Catalogue = Record<string, { name: string; price: string }>;
 
-function shop(catalogue: () => Catalogue) {
+/** `hold`, when set, keeps a product page's answer until it resolves (a page a worker is still fetching). */
+function shop(catalogue: () => Catalogue, hold: () => Promise<void> | null = () => null) {
   return serveHttp((req, res) => {
-    const items = catalogue();
     res.setHeader('content-type', 'text/html');
     const m = /^\/p\/(\w+)$/.exec(req.url ?? '');
-    if (m) {
-      const it = items[m[1]!];
-      if (!it) return res.writeHead(404).end('<p>gone</p>');
-      return res.end(
-        `<article><h1>${it.name}</h1><span class="sku">${m[1]}</span><span class="price">${it.price}</span></article>`,
+    void Promise.resolve(m ? hold() : null).then(() => {
+      const items = catalogue();
+      if (m) {
+        const it = items[m[1]!];
+        if (!it) return res.writeHead(404).end('<p>gone</p>');
+        return res.end(
+          `<article><h1>${it.name}</h1><span class="sku">${m[1]}</span><span class="price">${it.price}</span></article>`,
+        );
+      }
+      res.end(
+        `<ul>${Object.keys(items)
+          .map((k) => `<li><a href="/p/${k}">${k}</a></li>`)
+          .join('')}</ul>`,
       );
-    }
-    res.end(
-      `<ul>${Object.keys(items)
-        .map((k) => `<li><a href="/p/${k}">${k}</a></li>`)
-        .join('')}</ul>`,
-    );
+    });
   });
 }
 
@@ -82,13 +86,22 @@ describe('what changed since the last crawl (issue 33)', function () {
   let redis: RedisServer;
   let web: HttpServer;
   let catalogue: Catalogue = BEFORE;
+  // Product pages held while it is set, and how many were asked for meanwhile.
+  let held: Promise<void> | null = null;
+  let heldRequests = 0;
   let pg: PostgresServer | null = null;
   let noPg = '';
   const dir = mkdtempSync(join(tmpdir(), 'cs-changes-'));
 
   before(async () => {
     redis = await startRedis();
-    web = await shop(() => catalogue);
+    web = await shop(
+      () => catalogue,
+      () => {
+        if (held) heldRequests++;
+        return held;
+      },
+    );
     const started = await postgresOrReason();
     if (typeof started === 'string') noPg = started;
     else pg = started;
@@ -251,6 +264,67 @@ describe('what changed since the last crawl (issue 33)', function () {
         'm',
       ),
     );
+  });
+
+  it("counts the pages fleet workers finish after a stop in the stopped run's changes", async () => {
+    const file = join(dir, 'fleet.crawl.yaml');
+    writeFileSync(
+      file,
+      taskYaml(web.url, `sqlite:${join(dir, 'fleet.sqlite')}`).replace('name: watched', 'name: fleetstop'),
+    );
+    catalogue = BEFORE;
+    await crawl(file);
+    catalogue = Object.fromEntries(Object.entries(BEFORE).map(([k, v]) => [k, { ...v, price: `${v.price}9` }]));
+    let release!: () => void;
+    held = new Promise<void>((r) => (release = r));
+    heldRequests = 0;
+    // The driver starts no worker: every page is fetched by a fleet worker, as on another machine.
+    const waits: string[] = [];
+    let released = false;
+    const letGo = () => {
+      released = true;
+      release();
+    };
+    const launch = launchCrawl({
+      task: await loadTaskFile(file),
+      redisUrl: redis.url,
+      workers: 0,
+      concurrency: 1,
+      workerScript: WORKER_SCRIPT,
+      pollMs: 100,
+      fresh: true,
+      // The driver says why its end waits, and the held pages are let go then; without the wait they are let go
+      // anyway, after the close (below).
+      onStopWaiting: (run, pages, boundMs) => {
+        waits.push(`${run.run}: ${pages} pages, at most ${boundMs} ms${released ? ', after the release' : ''}`);
+        letGo();
+      },
+    });
+    const worker = spawn(process.execPath, [CLI, 'worker', file, '--redis', redis.url, '--log-stats', '0'], {
+      stdio: 'ignore',
+    });
+    try {
+      await until('the fleet worker to fetch every product', () => heldRequests === 3);
+      await exec(process.execPath, [CLI, 'stop', file, '--redis', redis.url]);
+      setTimeout(letGo, 3_000).unref();
+      const result = await launch.done;
+      assert.equal(result.outcome, 'stopped');
+      // Every product's price changed, and all three were fetched: the close counts them, as `changes` lists them.
+      const closed = result.stored.changes;
+      assert.deepEqual([closed?.added, closed?.changed, closed?.removed, closed?.complete], [0, 3, 0, false]);
+      assert.equal(result.status.stats?.items, 3);
+      const report = await changesJson(file);
+      assert.deepEqual(
+        report.runs.map((r) => [r.run, r.added, r.changed, r.removed, r.complete]),
+        [[result.run.run, 0, 3, 0, false]],
+      );
+      assert.equal(report.changes.length, 3, JSON.stringify(report.changes));
+      assert.deepEqual(waits, [`${result.run.run}: 3 pages, at most 30000 ms`]);
+    } finally {
+      letGo();
+      held = null;
+      worker.kill('SIGKILL');
+    }
   });
 
   it("the monitor serves the task's changes as an Atom feed, one entry per run", async () => {

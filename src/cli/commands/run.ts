@@ -301,6 +301,13 @@ function launchOptions(
           newline: true,
         },
       ),
+    onStopWaiting: (run, pages, boundMs) =>
+      out.say(
+        'info',
+        `Run ${run.run} was stopped: waiting for ${pages} page${pages === 1 ? '' : 's'} other workers are still fetching ` +
+          `(at most ${boundMs / 1000} s), so that what they find is counted with the run.`,
+        { event: 'run-stop-waiting', run: run.run, pages, newline: true },
+      ),
     onRunFinished: (run, status, store) => {
       if (!task.schedule && !flags.join) return;
       if (out.format === 'human') process.stdout.write('\n');
