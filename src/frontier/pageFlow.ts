@@ -41,6 +41,8 @@ export interface CrawlQueueOptions {
   readonly windowTarget?: WindowTarget;
   readonly leaseMs?: number;
   readonly layout?: TaskLayout;
+  /** Write BullMQ's meta hash as its Queue does when made (see TaskPartitions): the driver's and the workers' only. */
+  readonly writeQueueMeta?: boolean;
 }
 
 export abstract class PageFlow {
@@ -70,7 +72,7 @@ export abstract class PageFlow {
     this.windowTarget = opts.windowTarget ?? fleetWindow(redis, taskName);
     this.leaseMs = opts.leaseMs ?? WINDOW_LEASE_MS;
     this.layout = opts.layout ?? singleLayout(taskName);
-    this.parts = new TaskPartitions(this.redis, taskName, bullConnection);
+    this.parts = new TaskPartitions(this.redis, taskName, bullConnection, opts.writeQueueMeta ?? false);
     this.queue = this.parts.first().queue;
   }
 

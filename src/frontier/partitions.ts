@@ -90,6 +90,12 @@ export class TaskPartitions {
     readonly task: string,
     /** BullMQ's Queue connection; the same one by default (see worker/runtime.ts for why a worker splits them). */
     private readonly bullConnection: Redis = redis,
+    /**
+     * BullMQ's Queue writes its meta hash (its version, its events' length) as soon as it is made. Only the processes
+     * that run the crawl do here: `status`, the monitor and the Queue Explorer only read, and pointed at a Redis the
+     * task never ran on (a wrong --redis) they left that hash behind in it.
+     */
+    private readonly writeMeta = false,
   ) {}
 
   layout(): Promise<TaskLayout> {
@@ -138,6 +144,7 @@ export class TaskPartitions {
       const queue: PageQueue = new Queue<PageJobData, PageJobResult>(this.task, {
         connection: this.bullConnection,
         prefix: keys.bullPrefix,
+        skipMetasUpdate: !this.writeMeta,
       });
       // Queue errors (e.g. a lost connection) are surfaced by the callers' own commands; don't crash on them.
       queue.on('error', () => undefined);

@@ -191,7 +191,7 @@ export class CrawlSession {
 
   constructor(private readonly opts: SessionOptions) {
     this.redis = connectRedis(opts.redisUrl);
-    this.crawl = new CrawlQueue(this.redis, opts.task.name);
+    this.crawl = new CrawlQueue(this.redis, opts.task.name, undefined, { writeQueueMeta: true });
     this.supervisor = new WorkerSupervisor({
       workerScript: opts.workerScript,
       taskFiles: [opts.task.file],

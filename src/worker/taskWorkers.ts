@@ -76,7 +76,7 @@ export interface TaskWorkers {
 
 export async function taskWorkers(task: CrawlTask, deps: TaskWorkerDeps): Promise<TaskWorkers> {
   const { redis, log, pool } = deps;
-  const crawl = new CrawlQueue(redis, task.name, deps.bullRedis);
+  const crawl = new CrawlQueue(redis, task.name, deps.bullRedis, { writeQueueMeta: true });
   // One partition on a single node; one per primary on a cluster, each with its own queue and Worker.
   await crawl.loadLayout();
   const parts = crawl.partitions();

@@ -50,9 +50,14 @@ describe('crawl-studio pause, resume and stop', function () {
       /^crawl-studio resume: 'never' has never run on this Redis: nothing to resume$/m,
     );
     await refused(['stop', task.file], /^crawl-studio stop: 'never' has never run on this Redis: nothing to stop$/m);
-    // Not made a task of this Redis by asking (BullMQ's queue handle still writes its own meta hash).
-    assert.equal(await suite.conn.exists(taskKeys('never').meta), 0, 'no run meta written');
+    // Reading it writes nothing either: `status` and `failures` answer, `retry` finds nothing to retry.
+    assert.match((await cli('status', task.file)).stdout, /^never: never run on this Redis$/m);
+    await cli('failures', task.file);
+    await cli('retry', task.file);
+    // Not made a task of this Redis by asking, and no key of it left there: BullMQ's queue handles wrote their meta
+    // hash (`cs:{never}:never:meta`) into a Redis the task never ran on, a wrong --redis that may be someone's.
     assert.equal(await suite.conn.sismember(TASKS_KEY, 'never'), 0, 'not listed among the tasks');
+    assert.deepEqual(await suite.conn.keys('*never*'), []);
   });
 
   it('pauses a running crawl everywhere, resumes it, then stops it: the `run` driving it ends as stopped', async () => {
