@@ -42,17 +42,18 @@ async function enqueueUrl(deps: CommandDeps, target?: vscode.Uri | QueueNode | s
   try {
     const res = await q.enqueueUrls(task, [url]);
     const r = res[0]!;
-    const msg = enqueuedMessage(r, task.name);
+    let msg = enqueuedMessage(r, task.name);
+    let noWorker = false;
     if (r.outcome === 'duplicate') offerFetchAgain(deps, msg, task, url);
     else if (r.outcome === 'enqueued' && (await isQueuePaused(redis, task.name)))
-      void vscode.window.showInformationMessage(`${msg}${pausedText(task.name)}`);
+      void vscode.window.showInformationMessage((msg = `${msg}${pausedText(task.name)}`));
     else if (r.outcome === 'enqueued' && (await readWorkersTaking(redis, task.name)).length === 0) {
-      offerWorkers(msg, task);
-      await tree.refresh();
-      return { ...r, noWorker: true };
+      msg = offerWorkers(msg, task);
+      noWorker = true;
     } else void vscode.window.showInformationMessage(msg);
     await tree.refresh();
-    return r;
+    // What the notification said, for the command's callers (and its tests: a notification cannot be read back).
+    return { ...r, message: msg, ...(noWorker ? { noWorker } : {}) };
   } finally {
     await q.close();
   }
@@ -97,13 +98,14 @@ function offerFetchAgain({ connection, tree }: CommandDeps, msg: string, task: C
 }
 
 /** Issue 23, item 7: a URL enqueued after the crawl ended sat in the queue with no worker and no hint. */
-function offerWorkers(msg: string, task: CrawlTask): void {
+function offerWorkers(msg: string, task: CrawlTask): string {
+  const text = vscode.l10n.t(
+    "{0} No worker is taking '{1}' jobs now: it waits in the queue until one runs.",
+    msg,
+    task.name,
+  );
   void vscode.window
-    .showInformationMessage(
-      vscode.l10n.t("{0} No worker is taking '{1}' jobs now: it waits in the queue until one runs.", msg, task.name),
-      START_WORKERS,
-      START_CRAWL,
-    )
+    .showInformationMessage(text, START_WORKERS, START_CRAWL)
     .then(
       (a) =>
         a &&
@@ -112,6 +114,7 @@ function offerWorkers(msg: string, task: CrawlTask): void {
           vscode.Uri.file(task.file),
         ),
     );
+  return text;
 }
 
 export const ENQUEUE_COMMANDS: CommandTable = {

@@ -331,7 +331,21 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     // The retried job from the previous test is waiting; the run is finished, so re-open it for enqueueing.
     const redisClient = await api.connection.get();
     await redisClient.hset('cs:{shop}:#meta', 'state', 'running');
-    const r = await vscode.commands.executeCommand<{ outcome: string; noWorker?: boolean }>(
+    // Paused, the URL waits for Resume, and Enqueue says that rather than "start a worker".
+    await vscode.commands.executeCommand('crawlStudio.queue.pause', queue);
+    const held = await vscode.commands.executeCommand<{ outcome: string; message: string; noWorker?: boolean }>(
+      'crawlStudio.enqueueUrl',
+      queue,
+      `${site.url}/about.html?while=paused`,
+    );
+    assert.deepEqual([held?.outcome, held?.noWorker], ['enqueued', undefined]);
+    assert.equal(
+      held?.message,
+      `Enqueued ${site.url}/about.html?while=paused in 'shop'. 'shop' is paused: its pages are fetched once it is ` +
+        'resumed (Resume in the Queue Explorer or the monitor, `crawl-studio resume`).',
+    );
+    await vscode.commands.executeCommand('crawlStudio.queue.resume', queue);
+    const r = await vscode.commands.executeCommand<{ outcome: string; message: string; noWorker?: boolean }>(
       'crawlStudio.enqueueUrl',
       queue,
       `${site.url}/about.html`,
@@ -339,6 +353,10 @@ describe('Queue Explorer, commands and workers (real Redis, real crawl)', functi
     assert.equal(r?.outcome, 'enqueued');
     // Issue 23, item 7: nothing consumes the queue now, and Enqueue says so (with Start Workers / Start Crawl).
     assert.equal(r?.noWorker, true, 'the hint that no worker takes the job');
+    assert.equal(
+      r?.message,
+      `Enqueued ${site.url}/about.html in 'shop'. No worker is taking 'shop' jobs now: it waits in the queue until one runs.`,
+    );
     const pids = await vscode.commands.executeCommand<number[]>('crawlStudio.startWorkers', taskUri, 1);
     assert.equal(pids?.length, 1);
     assert.equal(api.workers.list().length, 1);
