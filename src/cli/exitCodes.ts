@@ -19,7 +19,10 @@ export const EXIT = {
   REDIS_AUTH: 6,
   /** TLS failed (a TLS target on a plain port, a certificate not trusted, or the reverse). */
   REDIS_TLS: 7,
-  /** The target is not the deployment named: a Cluster node for a plain client or the reverse, an unknown Sentinel master. */
+  /**
+   * The target is not the deployment named: a Cluster node for a plain client or the reverse, an unknown Sentinel
+   * master, a read-only replica for a command that writes.
+   */
   REDIS_TOPOLOGY: 8,
   /** Stopped by Ctrl-C or SIGTERM (128 + SIGINT); the run resumes on the next `run`. */
   INTERRUPTED: 130,
@@ -40,6 +43,9 @@ export const EXIT_CODE_DOCS: readonly (readonly [ExitCode, string])[] = [
   [EXIT.REDIS_NAME, 'Redis host name not resolved'],
   [EXIT.REDIS_AUTH, 'Redis authentication failed, or the ACL user may not run a command the crawl needs'],
   [EXIT.REDIS_TLS, 'Redis TLS handshake failed'],
-  [EXIT.REDIS_TOPOLOGY, 'Redis is not the deployment named (Cluster vs. single node, unknown Sentinel master)'],
+  [
+    EXIT.REDIS_TOPOLOGY,
+    'Redis is not the deployment named (Cluster vs. single node, unknown Sentinel master, a read-only replica)',
+  ],
   [EXIT.INTERRUPTED, 'stopped by Ctrl-C or SIGTERM (the run resumes with the same command)'],
 ];

@@ -2,7 +2,14 @@ import { version } from '../../package.json';
 import { formatDiagnostic, TaskFileError } from '../core/task/diagnostics';
 import { RedisNotFoundError } from '../redis/server';
 import { RedisTargetError } from '../core/url/redisTarget';
-import { isPermissionError, permissionText, RedisConnectError, type RedisFailureCause } from '../redis/check';
+import {
+  isPermissionError,
+  isReadOnlyError,
+  permissionText,
+  readOnlyText,
+  RedisConnectError,
+  type RedisFailureCause,
+} from '../redis/check';
 import { TaskFileUnreadable } from '../workspace/taskFile';
 import { COMMANDS, findCommand } from './commands';
 import { monitorCommand } from './commands/monitor';
@@ -81,6 +88,11 @@ export function reportError(err: unknown): number {
     console.error(`crawl-studio: ${permissionText(err)}`);
     return REDIS_EXIT.permission;
   }
+  // A command that writes (`enqueue`, `pause`, `retry`) given a replica, which answers every read.
+  if (isReadOnlyError(err)) {
+    console.error(`crawl-studio: ${readOnlyText()}`);
+    return REDIS_EXIT.replica;
+  }
   console.error(`crawl-studio: ${err instanceof Error ? err.message : String(err)}`);
   return EXIT.FAILED;
 }
@@ -94,6 +106,8 @@ const REDIS_EXIT: Record<RedisFailureCause, number> = {
   permission: EXIT.REDIS_AUTH,
   tls: EXIT.REDIS_TLS,
   topology: EXIT.REDIS_TOPOLOGY,
+  // A replica is a node of the deployment, not the one a crawl can write to.
+  replica: EXIT.REDIS_TOPOLOGY,
   // The target names a database this server does not have: a wrong target, as a malformed one is.
   database: EXIT.USAGE,
   other: EXIT.REDIS_UNREACHABLE,

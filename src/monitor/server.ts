@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import type { Registry } from 'prom-client';
 import type { Redis } from '../redis/connect';
-import { isPermissionError, permissionText } from '../redis/check';
+import { isPermissionError, isReadOnlyError, permissionText, readOnlyText } from '../redis/check';
 import type { Log } from '../core/logLine';
 import { ActionError, enqueue, pause, resume, retryReason, stop, type ActionResult } from './actions';
 import { allowedHosts, bindRefusal, hostAllowed, tokenOf, tokensEqual } from './auth';
@@ -76,7 +76,12 @@ export async function startMonitor(o: MonitorOptions): Promise<Monitor> {
   const server = createServer((req, res) => {
     void handle({ req, res, o, views, registry, script, hosts }).catch((caught: unknown) => {
       // The monitor's Redis user may read and not act (README: the grants a user needs): said as the check says it.
-      const err = isPermissionError(caught) ? new HttpError(403, permissionText(caught)) : caught;
+      // A monitor on a replica (a read-only dashboard) shows everything; its buttons need the primary.
+      const err = isPermissionError(caught)
+        ? new HttpError(403, permissionText(caught))
+        : isReadOnlyError(caught)
+          ? new HttpError(409, readOnlyText())
+          : caught;
       const status = err instanceof HttpError || err instanceof ActionError ? err.status : 500;
       const message = err instanceof Error ? err.message : String(err);
       if (req.method === 'POST')

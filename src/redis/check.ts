@@ -9,7 +9,7 @@ import { redactUrl } from '../core/url/redact';
 // wrong target hang silently. The answer names the target (never its password), the cause and what to check.
 
 export type RedisFailureCause =
-  'refused' | 'name' | 'timeout' | 'auth' | 'permission' | 'tls' | 'topology' | 'database' | 'other';
+  'refused' | 'name' | 'timeout' | 'auth' | 'permission' | 'tls' | 'topology' | 'replica' | 'database' | 'other';
 
 /** The SHA-1 of no script: the access check's EVALSHA is answered NOSCRIPT when the user may run scripts. */
 const NO_SUCH_SCRIPT = '0'.repeat(40);
@@ -25,6 +25,7 @@ const CAUSE_TEXT: Record<RedisFailureCause, string> = {
   permission: 'permission denied',
   tls: 'TLS failed',
   topology: 'not the deployment named',
+  replica: 'a read-only replica',
   database: 'database not available',
   other: 'error',
 };
@@ -38,6 +39,8 @@ const HINTS: Record<RedisFailureCause, string> = {
   tls: 'rediss:// needs a TLS port and redis:// a plain one; check the scheme, the port and the certificate',
   topology:
     'use redis+cluster:// (--cluster) for a Redis Cluster, redis:// for a single node, and the master name the sentinels know',
+  replica:
+    'a crawl writes to Redis: name its primary (a replica gives it as master_host and master_port in INFO replication), or the sentinels (redis+sentinel://), which find the current primary',
   database:
     'a Redis server has databases 0-15 unless its `databases` setting says more, and an ACL user may be denied SELECT; check the /N at the end of the target (?db=N for Sentinel)',
   other: 'check the target',
@@ -92,6 +95,7 @@ function classifyRedisError(err: unknown): { cause: RedisFailureCause; detail: s
   // Before NOPERM: an ACL user denied SELECT is a database it may not use (and connect.ts closes the connection on it).
   if (isSelectRefusal(inner)) return { cause: 'database', detail: firstWords(msg) };
   if (/^NOPERM/.test(msg)) return { cause: 'permission', detail: firstWords(msg) };
+  if (isReadOnlyError(inner)) return { cause: 'replica', detail: '' };
   if (/cluster support disabled/i.test(msg))
     return { cause: 'topology', detail: 'a Redis Cluster client reached a node that is not in cluster mode' };
   if (/No such master|master .*unknown|not (a )?known master/i.test(msg))
@@ -115,6 +119,11 @@ export function isUnreachableError(err: unknown): boolean {
   return cause === 'refused' || cause === 'name' || cause === 'timeout' || cause === 'tls';
 }
 
+/** A write sent to a read-only replica (a wrong target, or a primary demoted by a failover): READONLY. */
+export function isReadOnlyError(err: unknown): err is Error {
+  return err instanceof Error && /^READONLY\b/.test(err.message);
+}
+
 /** Redis refused the ACL user a command or a key (NOPERM): waiting or reconnecting cannot change that. */
 export function isPermissionError(err: unknown): err is Error {
   return err instanceof Error && /^NOPERM/.test(err.message);
@@ -123,6 +132,11 @@ export function isPermissionError(err: unknown): err is Error {
 /** A NOPERM as the check says it, without the target: "permission denied (NOPERM …); <the grants a crawl needs>". */
 export function permissionText(err: Error): string {
   return `${CAUSE_TEXT.permission} (${firstWords(err.message)}); ${HINTS.permission}`;
+}
+
+/** A READONLY as the check says it: "Redis refused a write: a read-only replica; <name its primary …>". */
+export function readOnlyText(): string {
+  return `Redis refused a write: ${CAUSE_TEXT.replica}; ${HINTS.replica}`;
 }
 
 /** A NOPERM met mid-run, in the words of the check that would have refused it: the target, the cause, the hint. */
@@ -233,7 +247,24 @@ async function probe(
       (e: unknown) => e,
     );
     if (!(answer instanceof Error && /^NOSCRIPT/.test(answer.message))) throw answer;
+    // A replica answers reads and NOSCRIPT alike and refuses the first write: a worker then logged BullMQ's READONLY
+    // thousands of times a second, and `run` ended with Redis's bare words. DEL of a key nobody has is a write that
+    // changes nothing; a replica refuses it as any other.
+    const wrote = await client.del('cs:{check}:access').then(
+      () => null,
+      (e: unknown) => e,
+    );
+    if (isReadOnlyError(wrote)) throw new RedisConnectError(shown, 'replica', await primaryOf(client));
+    if (wrote instanceof Error) throw wrote;
   }
+}
+
+/** "its primary is h:p", from the replica's INFO replication; '' when it does not say (INFO denied, no link yet). */
+async function primaryOf(client: Redis): Promise<string> {
+  const info = await client.info('replication').catch(() => '');
+  const host = /^master_host:(\S+)/m.exec(info)?.[1];
+  const port = /^master_port:(\d+)/m.exec(info)?.[1];
+  return host && port ? `its primary is ${host}:${port}` : '';
 }
 
 /** Of the first error and the one the call rejected with, the one that says more. */
@@ -257,7 +288,8 @@ export async function checkDatabase(text: string): Promise<void> {
 }
 
 /**
- * Rejects when the target's database cannot be selected or the user may not run a crawl's scripts: for the run
+ * Rejects when the target's database cannot be selected, the user may not run a crawl's scripts, or the target is a
+ * read-only replica: for the run
  * launcher, which every front end calls (the CLI checks first, the editor and the library do not). As checkDatabase,
  * any other failure is left to the caller's own connection.
  */
@@ -265,7 +297,7 @@ export async function checkCrawlAccess(text: string): Promise<void> {
   try {
     await checkRedis(text, CHECK_TIMEOUT_MS, 'crawl');
   } catch (err) {
-    if (err instanceof RedisConnectError && (err.cause_ === 'database' || err.cause_ === 'permission')) throw err;
+    if (err instanceof RedisConnectError && ['database', 'permission', 'replica'].includes(err.cause_)) throw err;
   }
 }
 

@@ -11,7 +11,7 @@ import type { PageJobData, PageJobResult } from '../frontier/types';
 import { WindowFiller } from '../frontier/window';
 import { jobFailureGroup } from '../observe/failures';
 import { connectRedis, type Redis } from '../redis/connect';
-import { isPermissionError, isUnreachableError } from '../redis/check';
+import { isPermissionError, isReadOnlyError, isUnreachableError } from '../redis/check';
 import { isRedisFull, REDIS_FULL_MARK } from '../redis/memory';
 import { loadActionScripts } from '../workspace/actionScripts';
 import { createAccess, type Access } from './access';
@@ -167,8 +167,10 @@ function pageWorker(
   worker.on('error', (err) => {
     const line = `${isRedisFull(err) ? `${REDIS_FULL_MARK}: ` : ''}worker error on '${task.name}': ${err.message}`;
     if (isPermissionError(err)) deps.onRefused?.(err);
-    // Both come back on every attempt (BullMQ retries a refused fetch at once: thousands of lines a second).
-    const said = isUnreachableError(err) || isPermissionError(err) ? deps.repeats.next(line, Date.now()) : line;
+    // They come back on every attempt (BullMQ retries a refused fetch at once: thousands of lines a second). READONLY:
+    // the primary was demoted mid-run (the check refuses a replica at the start).
+    const repeating = isUnreachableError(err) || isPermissionError(err) || isReadOnlyError(err);
+    const said = repeating ? deps.repeats.next(line, Date.now()) : line;
     if (said !== null) deps.log('error', said, { event: 'worker-error', task: task.name });
   });
   return worker;

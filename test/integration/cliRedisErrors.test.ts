@@ -7,6 +7,7 @@ import { session, writeTask } from '../support/crawl';
 import { EXIT } from '../../src/cli/exitCodes';
 import { Redis } from 'ioredis';
 import { tempDir } from '../support/tempDir';
+import { until } from '../support/until';
 
 // Fail fast, say why (issue 31, item 2): a wrong Redis made `run`, `status` and `enqueue` print `Redis: …` and wait
 // forever. Against a port where nothing listens and a real redis-server with `requirepass`, each command exits with
@@ -297,6 +298,69 @@ describe('CLI: a Redis that is not there, or refuses us, is said at once (issue 
     } finally {
       clusterNode.kill('SIGKILL');
       await plain.stop();
+    }
+  });
+
+  it('a read-only replica: run, worker, writer and the launcher refuse at once naming its primary (exit 8); a write command says so', async () => {
+    const primary = await startRedis();
+    const dir = tempDir('cs-replica-');
+    const port = await freePort();
+    const replica = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+      { stdio: 'ignore' },
+    );
+    // Connected at its first command, once the port answers.
+    const admin = new Redis(`redis://127.0.0.1:${port}`, { lazyConnect: true });
+    try {
+      await waitForPort(port);
+      await admin.call('REPLICAOF', '127.0.0.1', String(primary.port));
+      const at = `redis://127.0.0.1:${port}`;
+      const refusal = new RegExp(
+        `cannot connect to redis://127\\.0\\.0\\.1:${port}: a read-only replica \\(its primary is 127\\.0\\.0\\.1:${primary.port}\\); a crawl writes to Redis: name its primary`,
+      );
+      // Before, `worker` logged BullMQ's READONLY thousands of times a second, `run` ended with Redis's bare words, and
+      // `writer` waited for a run that could never be written.
+      for (const command of ['worker', 'run', 'writer']) {
+        const r = await cli([command, taskFile, '--redis', at]);
+        assert.equal(r.code, EXIT.REDIS_TOPOLOGY, `${command}: ${r.out}`);
+        assert.match(r.out, refusal, `${command}: ${r.out}`);
+        assert.ok(r.out.split('\n').length < 10, `${command}, a few lines: ${r.out}`);
+      }
+      const s = session(
+        await writeTask(`name: on-replica\nstart: [http://127.0.0.1:9/]\nrules: [{ name: page }]\n`),
+        at,
+        {
+          workers: 1,
+        },
+      );
+      try {
+        await assert.rejects(s.run(), refusal);
+      } finally {
+        await s.close();
+      }
+      // The task's run on the primary, replicated: reading it from the replica works, acting on it says why not.
+      const ran = await cli(['run', taskFile, '--redis', primary.url, '--workers', '1']);
+      assert.equal(ran.code, 0, ran.out);
+      await until('the run to reach the replica', async () => (await admin.exists('cs:{wrong-redis}:#meta')) === 1);
+      const status = await cli(['status', taskFile, '--redis', at]);
+      assert.equal(status.code, 0, status.out);
+      assert.match(status.out, /^wrong-redis: run \S+, finished/m);
+      for (const args of [
+        ['pause', taskFile],
+        ['enqueue', taskFile, 'http://127.0.0.1:9/other'],
+      ]) {
+        const r = await cli([...args, '--redis', at]);
+        assert.equal(r.code, EXIT.REDIS_TOPOLOGY, `${args[0]}: ${r.out}`);
+        assert.equal(
+          r.out.trim(),
+          'crawl-studio: Redis refused a write: a read-only replica; a crawl writes to Redis: name its primary (a replica gives it as master_host and master_port in INFO replication), or the sentinels (redis+sentinel://), which find the current primary',
+        );
+      }
+    } finally {
+      admin.disconnect();
+      replica.kill('SIGKILL');
+      await primary.stop();
     }
   });
 
