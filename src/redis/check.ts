@@ -1,6 +1,6 @@
 import { ReplyError } from 'ioredis';
 import type { Redis } from './connect';
-import { connectTarget, isCluster, isSelectRefusal } from './connect';
+import { connectTarget, isCluster, isSelectRefusal, RECONNECT_CAUSE } from './connect';
 import { parseRedisTarget, targetDatabase, type RedisTarget } from '../core/url/redisTarget';
 import { redactUrl } from '../core/url/redact';
 
@@ -153,6 +153,9 @@ function firstWords(msg: string): string {
   const one = msg.replace(/\s+/g, ' ').trim();
   return one.length > 120 ? `${one.slice(0, 119)}…` : one;
 }
+
+/** How long a reconnected node that was a replica must take writes before it is said to be back. */
+const REPLICA_SETTLE_MS = 3_000;
 
 /** How long a check waits for an answer before it says "timed out" (within the issue's 10 s, with room to print). */
 const CHECK_TIMEOUT_MS = 7_000;
@@ -358,27 +361,55 @@ export function watchConnection(
   let attempts = 0;
   let total = 0;
   let lastWhy = 'connection closed';
+  // A node that became a replica (a failover demoted it) answers every reconnect and refuses the next write, so a
+  // reconnect follows each 'ready': said once, and back only once it has taken writes for a while.
+  let replica = false;
+  let settling: NodeJS.Timeout | undefined;
   client.on('error', (err: Error) => {
     lastError = err;
   });
+  client.on(RECONNECT_CAUSE, (err: Error) => {
+    lastError = err;
+    clearTimeout(settling);
+  });
+  const back = () => {
+    const gone = Date.now() - downSince;
+    total += gone;
+    downSince = 0;
+    attempts = 0;
+    replica = false;
+    say('info', `connected to ${shown} again after ${(gone / 1000).toFixed(1)} s`);
+  };
   client.on('reconnecting', (delayMs: unknown) => {
     if (!downSince) downSince = Date.now();
     attempts++;
     // The first reconnect of a lost connection often comes before any error: the server closed it.
     const { cause } = classifyRedisError(lastError);
     const why = lastError === undefined || cause === 'other' ? 'connection closed' : CAUSE_TEXT[cause];
-    lastWhy = why;
     lastError = undefined;
+    if (cause === 'replica') {
+      if (!replica)
+        say(
+          'warn',
+          `lost ${shown}: it is ${CAUSE_TEXT.replica} now (a failover demoted it?); trying again until it takes ` +
+            `writes: a managed Redis's primary endpoint moves to the new primary by itself, a node named directly ` +
+            `must be named anew (--redis, $CRAWL_STUDIO_REDIS)`,
+        );
+      replica = true;
+      lastWhy = why;
+      return;
+    }
+    if (replica) return;
+    lastWhy = why;
     const wait = typeof delayMs === 'number' ? `${Math.max(1, Math.round(delayMs / 1000))} s` : 'a moment';
     say('warn', `lost ${shown}: ${why}; trying again in ${wait} (attempt ${attempts})`);
   });
   client.on('ready', () => {
     if (!downSince) return;
-    const gone = Date.now() - downSince;
-    total += gone;
-    downSince = 0;
-    attempts = 0;
-    say('info', `connected to ${shown} again after ${(gone / 1000).toFixed(1)} s`);
+    clearTimeout(settling);
+    if (!replica) return back();
+    settling = setTimeout(back, REPLICA_SETTLE_MS);
+    settling.unref();
   });
   return {
     outageMs: () => total + (downSince ? Date.now() - downSince : 0),

@@ -20,23 +20,51 @@ const retryStrategy = (times: number): number => Math.min(100 * 2 ** Math.min(ti
  * or, with min-replicas-to-write, refuses writes once its replica left): the command was not run, so reconnect
  * (a sentinel-mode client asks the sentinels again) and send it again. 2: reconnect and resend.
  */
-function reconnectOnError(err: Error): 2 | false {
+function reconnectsFor(err: Error): 2 | false {
   return /^(READONLY|NOREPLICAS|MASTERDOWN|LOADING)\b/.test(err.message) ? 2 : false;
 }
 
-export function connectRedis(target: string, extra: RedisOptions = {}): Redis {
+/**
+ * Emitted by a client (with the reply) when one of its commands met a reply that reconnectOnError reconnects for:
+ * ioredis emits no 'error' for it, and the connection watch (check.ts watchConnection) says why it reconnects.
+ */
+export const RECONNECT_CAUSE = 'crawl-studio:reconnect-cause';
+
+/** Options of a connection: ioredis's, and whether it follows a primary that moved (see connectTarget). */
+export interface ConnectOptions extends RedisOptions {
+  /**
+   * A node's connection that meets a refusal a demoted primary gives (READONLY, …) reconnects and sends the command
+   * again: a managed Redis's primary endpoint (ElastiCache, Memorystore, Azure) is a name that a failover moves to
+   * the promoted replica, while open connections stay with the old primary (ioredis's advice for ElastiCache). For
+   * the processes that write as a crawl goes on (the driver, workers, writers), which then wait through a failover
+   * as through a restart. Not for a command that writes once (`pause`, the monitor's buttons), which would wait for
+   * ever on a node that stays a replica instead of saying so. A replica named from the start is refused by the
+   * connection check (check.ts) before any of this. Through sentinels or on a cluster it is always so: they name
+   * the current primary.
+   */
+  readonly followPrimary?: boolean;
+}
+
+export function connectRedis(target: string, extra: ConnectOptions = {}): Redis {
   return connectTarget(parseRedisTarget(target), extra);
 }
 
-export function connectTarget(target: RedisTarget, extra: RedisOptions = {}): Redis {
+export function connectTarget(target: RedisTarget, opts: ConnectOptions = {}): Redis {
+  const { followPrimary = false, ...extra } = opts;
+  let client: Redis;
+  const reconnectOnError = (err: Error): 2 | false => {
+    const again = reconnectsFor(err);
+    if (again) client.emit(RECONNECT_CAUSE, err);
+    return again;
+  };
   const base: RedisOptions = {
     maxRetriesPerRequest: null,
     enableReadyCheck: true,
     retryStrategy,
     connectionName: 'crawl-studio',
+    ...(followPrimary ? { reconnectOnError } : {}),
     ...extra,
   };
-  let client: Redis;
   switch (target.kind) {
     case 'node':
       client = new NodeClient(target.url, base);

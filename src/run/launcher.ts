@@ -120,7 +120,7 @@ export class CrawlLaunch {
   private readonly redisWatch: ConnectionWatch;
 
   constructor(private readonly opts: LaunchOptions) {
-    const storeRedis = connectRedis(opts.redisUrl);
+    const storeRedis = connectRedis(opts.redisUrl, { followPrimary: true });
     this.redisWatch = watchConnection(storeRedis, opts.redisUrl, (_level, line) => opts.onRedisMessage?.(line));
     this.storeRedis = storeRedis;
     let attaching!: Promise<AttachedStore>;

@@ -190,7 +190,7 @@ export class CrawlSession {
   private readonly room: RedisRoom;
 
   constructor(private readonly opts: SessionOptions) {
-    this.redis = connectRedis(opts.redisUrl);
+    this.redis = connectRedis(opts.redisUrl, { followPrimary: true });
     this.crawl = new CrawlQueue(this.redis, opts.task.name, undefined, { writeQueueMeta: true });
     this.supervisor = new WorkerSupervisor({
       workerScript: opts.workerScript,

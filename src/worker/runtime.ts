@@ -88,12 +88,12 @@ export interface WorkerHandle {
 export async function runWorker(opts: WorkerOptions): Promise<WorkerHandle> {
   const log = opts.log ?? ((level, msg) => console.log(`[${level}] ${msg}`));
   // Auto-pipelining sends the commands that concurrent jobs issue in the same tick as one write.
-  const redis = connectRedis(opts.redisUrl, { enableAutoPipelining: true });
+  const redis = connectRedis(opts.redisUrl, { enableAutoPipelining: true, followPrimary: true });
   // The queues (addBulk of discovered links) get a plain connection of their own. BullMQ defines its ~45 scripts
   // on the connection a Queue is given, and ioredis copies every script of a connection onto each pipeline it
   // builds; auto-pipelining builds one per tick. On the shared connection that copying was a quarter of the
   // worker's allocations and ~10% of a crawl's CPU (bench, A/B).
-  const bullRedis = connectRedis(opts.redisUrl);
+  const bullRedis = connectRedis(opts.redisUrl, { followPrimary: true });
   // A Redis lost mid-run is said on every reconnect, with its cause, and when it is back (redis/check.ts).
   const connection = watchConnection(redis, opts.redisUrl, (level, line) =>
     log(level, line, { event: level === 'warn' ? 'redis-lost' : 'redis-back' }),

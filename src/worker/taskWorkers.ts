@@ -138,7 +138,7 @@ function pageWorker(
     lost.started(String(job.id));
     return processor(job, token);
   };
-  const connection = connectRedis(deps.redisUrl);
+  const connection = connectRedis(deps.redisUrl, { followPrimary: true });
   const worker = new Worker<PageJobData, PageJobResult>(task.name, tracked, {
     // Run once the heartbeat names this Worker: a supervisor that sees this process die finds its jobs by that name.
     autorun: false,

@@ -364,6 +364,43 @@ describe('CLI: a Redis that is not there, or refuses us, is said at once (issue 
     }
   });
 
+  it('a primary demoted under a running worker: said once, the worker waits, and carries on once it is primary again', async () => {
+    const a = await startRedis();
+    const b = await startRedis();
+    const [ca, cb] = [new Redis(a.url), new Redis(b.url)];
+    const role = async (c: Redis) => /^role:(\w+)/m.exec(await c.info('replication'))?.[1];
+    const { child, output, seen, exited } = startWorker(a.port);
+    try {
+      await cb.call('REPLICAOF', '127.0.0.1', String(a.port));
+      await until('the replica in sync', async () => /master_link_status:up/.test(await cb.info('replication')));
+      await seen(/worker \S+ on redis:\/\//);
+      // Redis's coordinated failover: the worker's node is a replica now, with every key it had.
+      await ca.call('FAILOVER', 'TO', '127.0.0.1', String(b.port), 'TIMEOUT', '10000');
+      await until('a demoted', async () => (await role(ca)) === 'slave');
+      const demoted = new RegExp(
+        `lost redis://127\\.0\\.0\\.1:${a.port}: it is a read-only replica now \\(a failover demoted it\\?\\); trying again until it takes writes`,
+        'g',
+      );
+      await seen(demoted);
+      // It writes its heartbeat every few seconds: each write meets READONLY and reconnects, said once.
+      await new Promise((r) => setTimeout(r, 4_000));
+      await cb.call('FAILOVER', 'TO', '127.0.0.1', String(a.port), 'TIMEOUT', '10000');
+      await until('a primary again', async () => (await role(ca)) === 'master');
+      await seen(new RegExp(`connected to redis://127\\.0\\.0\\.1:${a.port} again after \\d+\\.\\d s`));
+      assert.equal(output().match(demoted)?.length, 1, output());
+      assert.equal(child.exitCode, null, 'the worker waited, it did not exit');
+      assert.ok(output().split('\n').length < 30, `a few lines, not a flood:\n${output()}`);
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0, output());
+    } finally {
+      child.kill('SIGKILL');
+      ca.disconnect();
+      cb.disconnect();
+      await a.stop();
+      await b.stop();
+    }
+  });
+
   it('`worker` waits for Redis, saying so on every attempt with its backoff, connects when it comes, and a SIGTERM while waiting ends it', async () => {
     const port = await freePort();
     const { child: worker, output, seen, exited } = startWorker(port);

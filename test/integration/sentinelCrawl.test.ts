@@ -3,7 +3,9 @@ import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { allBooks, expectedPages, renderPage, serveSite, type SiteOptions, type SiteServer } from '../../src/demo/site';
 import { Redis } from 'ioredis';
-import { commandCalls, startRedisSentinel, type RedisNode, type RedisSentinel } from '../support/services';
+import { commandCalls, startRedis, startRedisSentinel, type RedisNode, type RedisSentinel } from '../support/services';
+import { switchProxy } from '../support/switchProxy';
+import { until } from '../support/until';
 import { bookTask, exportedUpcs, writeTask } from '../support/crawl';
 
 // A crawl through sentinels and a master name given on the CLI, with a failover in the middle of it (issue 19,
@@ -28,26 +30,22 @@ interface Crawl {
 /** `crawl-studio run` through the sentinels, as a child process; output kept for the assertion messages. */
 function runThroughSentinels(setup: RedisSentinel, taskFile: string): Promise<Crawl> {
   const hosts = setup.sentinels.map((s) => `127.0.0.1:${s.port}`).join(',');
-  const child = spawn(
-    process.execPath,
-    [
-      CLI,
-      'run',
-      taskFile,
-      '--workers',
-      '2',
-      '--concurrency',
-      '4',
-      '--sentinel',
-      hosts,
-      '--sentinel-master',
-      setup.masterName,
-    ],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, CRAWL_STUDIO_REDIS: '', CRAWL_STUDIO_REDIS_PASSWORD: PASSWORD },
-    },
-  );
+  return runWith(taskFile, ['--sentinel', hosts, '--sentinel-master', setup.masterName], {
+    CRAWL_STUDIO_REDIS: '',
+    CRAWL_STUDIO_REDIS_PASSWORD: PASSWORD,
+  });
+}
+
+/** `crawl-studio run` on one Redis endpoint. */
+function runOn(url: string, taskFile: string): Promise<Crawl> {
+  return runWith(taskFile, ['--redis', url], {});
+}
+
+function runWith(taskFile: string, target: string[], env: Record<string, string>): Promise<Crawl> {
+  const child = spawn(process.execPath, [CLI, 'run', taskFile, '--workers', '2', '--concurrency', '4', ...target], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
   let out = '';
   child.stdout.on('data', (b: Buffer) => (out += b.toString()));
   child.stderr.on('data', (b: Buffer) => (out += b.toString()));
@@ -70,7 +68,7 @@ async function waitCalls(setup: RedisSentinel): Promise<number> {
   return n;
 }
 
-describe('a crawl through Redis Sentinel, with a failover during it', function () {
+describe('a crawl through Redis Sentinel or a primary endpoint, with a failover during it', function () {
   this.timeout(300_000);
   let setup: RedisSentinel | undefined;
   let site: SiteServer | undefined;
@@ -86,9 +84,9 @@ describe('a crawl through Redis Sentinel, with a failover during it', function (
    * each response until `failover` has resolved (the new master in place), so part of the crawl surely runs on
    * each master, and pages are in flight across the switch.
    */
-  async function siteWithFailover(
-    failover: () => Promise<RedisNode>,
-  ): Promise<{ site: SiteServer; switched: Promise<{ node: RedisNode; pagesBefore: number }> }> {
+  async function siteWithFailover<T = RedisNode>(
+    failover: () => Promise<T>,
+  ): Promise<{ site: SiteServer; switched: Promise<{ node: T; pagesBefore: number }> }> {
     let pages = 0;
     let start!: () => void;
     const started = new Promise<void>((r) => (start = r));
@@ -187,5 +185,45 @@ describe('a crawl through Redis Sentinel, with a failover during it', function (
     console.log(
       `      pages fetched more than once after the kill: ${twice.length}${twice.length ? ` (${twice.map(([p]) => p).join(', ')})` : ''}`,
     );
+  });
+
+  it("a managed Redis's primary endpoint moved by a failover (FAILOVER, then the endpoint switched): the crawl follows it to the end", async () => {
+    // ElastiCache, Memorystore and Azure Cache give one endpoint (a DNS name) for the primary and move it to the
+    // replica they promote; connections open before stay with the old primary, now a replica that refuses writes.
+    const a = await startRedis();
+    const b = await startRedis();
+    const endpoint = await switchProxy(a.port);
+    const admin = (port: number) => new Redis({ host: '127.0.0.1', port });
+    const [ca, cb] = [admin(a.port), admin(b.port)];
+    try {
+      await cb.call('REPLICAOF', '127.0.0.1', String(a.port));
+      await until('the replica in sync', async () => /master_link_status:up/.test(await cb.info('replication')));
+      const served = await siteWithFailover(async () => {
+        // Redis's own coordinated failover: writes paused until the replica has them, then the roles swapped.
+        await ca.call('FAILOVER', 'TO', '127.0.0.1', String(b.port), 'TIMEOUT', '10000');
+        await until('the replica promoted', async () => /^role:master/m.test(await cb.info('replication')));
+        endpoint.switchTo(b.port);
+        return b.port;
+      });
+      site = served.site;
+      const task = await writeTask(
+        bookTask(site.url, 'endpoint', '', {
+          request: '{ timeout: 30s, retries: { attempts: 3, backoff: fixed, delay: 100ms } }',
+        }),
+      );
+      const crawl = await runOn(endpoint.url, task.file);
+      const { node } = await served.switched;
+      assert.equal(node, b.port);
+      assert.match(await ca.info('replication'), /^role:slave/m, 'the old primary was demoted');
+      await assertNothingLost(task.file, site, crawl);
+      const twice = [...site.hits].filter(([p, n]) => p !== '/robots.txt' && n > 1);
+      assert.deepEqual(twice, [], `no page fetched twice\n${crawl.out}`);
+    } finally {
+      ca.disconnect();
+      cb.disconnect();
+      await endpoint.close();
+      await a.stop();
+      await b.stop();
+    }
   });
 });
