@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { isReadOnlyError, readOnlyText } from '../redis/readOnly';
 import { RedisNotFoundError } from '../redis/server';
 import { TaskInvalidError } from './crawls/crawlManager';
 import { describeConnectionError } from './redisConnection';
@@ -32,6 +33,12 @@ export function reportError(err: unknown): void {
   if (err instanceof TaskInvalidError) {
     return act(err.message, {
       'Show Problems': () => vscode.commands.executeCommand('workbench.actions.view.problems'),
+    });
+  }
+  // Enqueue URL, Pause or Retry on a replica (the Queue Explorer reads it well): the CLI's and the monitor's words.
+  if (isReadOnlyError(err)) {
+    return act(`Crawl Studio: ${readOnlyText()}`, {
+      'Connect to Redis…': () => vscode.commands.executeCommand('crawlStudio.connectRedis'),
     });
   }
   const text = err instanceof Error ? err.message : String(err);

@@ -3,6 +3,9 @@ import type { Redis } from './connect';
 import { connectTarget, isCluster, isSelectRefusal, RECONNECT_CAUSE } from './connect';
 import { parseRedisTarget, targetDatabase, type RedisTarget } from '../core/url/redisTarget';
 import { redactUrl } from '../core/url/redact';
+import { isReadOnlyError, READ_ONLY_CAUSE, READ_ONLY_HINT } from './readOnly';
+
+export { isReadOnlyError, readOnlyText } from './readOnly';
 
 // Is the Redis target there, and is it what it was named as? Asked once, with no reconnects, before a command
 // starts its work (issue 31, item 2): the engine's own connections reconnect forever (connect.ts), which made a
@@ -25,7 +28,7 @@ const CAUSE_TEXT: Record<RedisFailureCause, string> = {
   permission: 'permission denied',
   tls: 'TLS failed',
   topology: 'not the deployment named',
-  replica: 'a read-only replica',
+  replica: READ_ONLY_CAUSE,
   database: 'database not available',
   other: 'error',
 };
@@ -39,8 +42,7 @@ const HINTS: Record<RedisFailureCause, string> = {
   tls: 'rediss:// needs a TLS port and redis:// a plain one; check the scheme, the port and the certificate',
   topology:
     'use redis+cluster:// (--cluster) for a Redis Cluster, redis:// for a single node, and the master name the sentinels know',
-  replica:
-    'a crawl writes to Redis: name its primary (a replica gives it as master_host and master_port in INFO replication), or the sentinels (redis+sentinel://), which find the current primary',
+  replica: READ_ONLY_HINT,
   database:
     'a Redis server has databases 0-15 unless its `databases` setting says more, and an ACL user may be denied SELECT; check the /N at the end of the target (?db=N for Sentinel)',
   other: 'check the target',
@@ -119,11 +121,6 @@ export function isUnreachableError(err: unknown): boolean {
   return cause === 'refused' || cause === 'name' || cause === 'timeout' || cause === 'tls';
 }
 
-/** A write sent to a read-only replica (a wrong target, or a primary demoted by a failover): READONLY. */
-export function isReadOnlyError(err: unknown): err is Error {
-  return err instanceof Error && /^READONLY\b/.test(err.message);
-}
-
 /** Redis refused the ACL user a command or a key (NOPERM): waiting or reconnecting cannot change that. */
 export function isPermissionError(err: unknown): err is Error {
   return err instanceof Error && /^NOPERM/.test(err.message);
@@ -132,11 +129,6 @@ export function isPermissionError(err: unknown): err is Error {
 /** A NOPERM as the check says it, without the target: "permission denied (NOPERM …); <the grants a crawl needs>". */
 export function permissionText(err: Error): string {
   return `${CAUSE_TEXT.permission} (${firstWords(err.message)}); ${HINTS.permission}`;
-}
-
-/** A READONLY as the check says it: "Redis refused a write: a read-only replica; <name its primary …>". */
-export function readOnlyText(): string {
-  return `Redis refused a write: ${CAUSE_TEXT.replica}; ${HINTS.replica}`;
 }
 
 /** A NOPERM met mid-run, in the words of the check that would have refused it: the target, the cause, the hint. */
