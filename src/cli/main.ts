@@ -2,6 +2,7 @@ import { version } from '../../package.json';
 import { formatDiagnostic, TaskFileError } from '../core/task/diagnostics';
 import { RedisNotFoundError } from '../redis/server';
 import { RedisTargetError } from '../core/url/redisTarget';
+import { quietBullmqEviction } from '../redis/bullmqWarnings';
 import {
   isPermissionError,
   isReadOnlyError,
@@ -24,6 +25,7 @@ import { FlagValueError } from '../core/flagError';
 export const USAGE = overviewHelp(COMMANDS, EXIT_CODE_DOCS);
 
 export async function main(argv: string[]): Promise<number> {
+  quietBullmqEviction();
   const [name, ...rest] = argv;
   if (name === undefined) {
     console.log(USAGE);

@@ -4,6 +4,7 @@ import { connectTarget, isCluster, isSelectRefusal, RECONNECT_CAUSE } from './co
 import { parseRedisTarget, targetDatabase, type RedisTarget } from '../core/url/redisTarget';
 import { redactUrl } from '../core/url/redact';
 import { isReadOnlyError, READ_ONLY_CAUSE, READ_ONLY_HINT } from './readOnly';
+import { evictionRisk, readMemory } from './memory';
 
 export { isReadOnlyError, readOnlyText } from './readOnly';
 
@@ -167,7 +168,7 @@ export async function checkRedis(
   text: string,
   timeoutMs = CHECK_TIMEOUT_MS,
   access: RedisAccess = 'read',
-): Promise<void> {
+): Promise<RedisNotes> {
   const target = parseRedisTarget(text);
   const shown = describeTarget(text);
   let client: Redis | undefined;
@@ -187,7 +188,7 @@ export async function checkRedis(
     );
   });
   try {
-    await Promise.race([timeout, probe(target, shown, timeoutMs, access, (c) => (client = c))]);
+    return await Promise.race([timeout, probe(target, shown, timeoutMs, access, (c) => (client = c))]);
   } catch (err) {
     if (err instanceof RedisConnectError) throw err;
     const { cause, detail } = classifyRedisError(err);
@@ -204,7 +205,7 @@ async function probe(
   timeoutMs: number,
   access: RedisAccess,
   opened: (c: Redis) => void,
-): Promise<void> {
+): Promise<RedisNotes> {
   // The first error is the cause: with no reconnect, later ones are only "Connection is closed".
   let first: unknown;
   const client = connectTarget(target, {
@@ -251,7 +252,11 @@ async function probe(
     );
     if (isReadOnlyError(wrote)) throw new RedisConnectError(shown, 'replica', await primaryOf(client));
     if (wrote instanceof Error) throw wrote;
+    // INFO may be denied to the user: then nothing is said.
+    const memory = await readMemory(client).catch(() => null);
+    return { eviction: memory ? evictionRisk(shown, memory) : null };
   }
+  return { eviction: null };
 }
 
 /** "its primary is h:p", from the replica's INFO replication; '' when it does not say (INFO denied, no link yet). */
@@ -260,6 +265,12 @@ async function primaryOf(client: Redis): Promise<string> {
   const host = /^master_host:(\S+)/m.exec(info)?.[1];
   const port = /^master_port:(\d+)/m.exec(info)?.[1];
   return host && port ? `its primary is ${host}:${port}` : '';
+}
+
+/** What a check found about a target that can be used, for the command to say once. */
+export interface RedisNotes {
+  /** Its eviction policy deletes keys under memory pressure (memory.ts evictionRisk); null: it does not. */
+  readonly eviction: string | null;
 }
 
 /** Of the first error and the one the call rejected with, the one that says more. */
@@ -288,11 +299,12 @@ export async function checkDatabase(text: string): Promise<void> {
  * launcher, which every front end calls (the CLI checks first, the editor and the library do not). As checkDatabase,
  * any other failure is left to the caller's own connection.
  */
-export async function checkCrawlAccess(text: string): Promise<void> {
+export async function checkCrawlAccess(text: string): Promise<RedisNotes> {
   try {
-    await checkRedis(text, CHECK_TIMEOUT_MS, 'crawl');
+    return await checkRedis(text, CHECK_TIMEOUT_MS, 'crawl');
   } catch (err) {
     if (err instanceof RedisConnectError && ['database', 'permission', 'replica'].includes(err.cause_)) throw err;
+    return { eviction: null };
   }
 }
 
@@ -313,12 +325,12 @@ export async function waitForRedis(
   text: string,
   say: (line: string) => void,
   timeoutMs = CHECK_TIMEOUT_MS,
-): Promise<void> {
+): Promise<RedisNotes> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await checkRedis(text, timeoutMs, 'crawl');
+      const notes = await checkRedis(text, timeoutMs, 'crawl');
       if (attempt > 1) say(`connected to ${describeTarget(text)}`);
-      return;
+      return notes;
     } catch (err) {
       if (!(err instanceof RedisConnectError) || !PASSING.has(err.cause_)) throw err;
       const delay = retryDelaySeconds(attempt);

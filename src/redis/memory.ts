@@ -38,6 +38,25 @@ export async function readMemory(redis: Pick<Redis, 'info'>): Promise<RedisMemor
   };
 }
 
+/**
+ * What a crawl is told about a Redis whose policy deletes keys at its limit, or null. A crawl's queue, seen links,
+ * counters and locks are keys, so an evicting Redis loses pages (or fetches them twice) without a word where a
+ * `noeviction` one refuses writes and the run stops saying so (RedisFullError). Without a limit nothing is evicted.
+ * BullMQ's own "IMPORTANT! Eviction policy is …" said less, and twice (quietBullmqEviction).
+ */
+export function evictionRisk(target: string, m: RedisMemory): string | null {
+  if (m.policy === 'noeviction' || m.max === 0) return null;
+  const which = m.policy.startsWith('volatile')
+    ? "keys that expire (a page's lock, a run's lease: the page then runs twice, the run looks abandoned)"
+    : "any key (a crawl's queue, its seen links, its counters: pages are lost or fetched twice)";
+  return (
+    `${target} has maxmemory-policy ${m.policy}: once it holds maxmemory (${formatBytes(m.max)}, ${formatBytes(m.used)} ` +
+    `used now) it deletes ${which}, without a word. Set maxmemory-policy noeviction (redis-cli CONFIG SET ` +
+    `maxmemory-policy noeviction, or a managed Redis's parameter group): a full Redis then refuses writes and the ` +
+    `run stops saying so, resumable.`
+  );
+}
+
 /** Over its limit, Redis refuses every write that may grow its memory. */
 export function isOverLimit(m: RedisMemory): boolean {
   return m.max > 0 && m.used > m.max && m.policy === 'noeviction';

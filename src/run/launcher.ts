@@ -70,6 +70,8 @@ export interface LaunchOptions {
   readonly onStoreMessage?: (message: string) => void;
   /** Redis lost and back (each reconnect with its cause and attempt: redis/check.ts watchConnection). */
   readonly onRedisMessage?: (message: string) => void;
+  /** Said once at the start: a Redis that works but may lose the crawl's keys (its eviction policy). */
+  readonly onRedisWarning?: (message: string) => void;
   /** The items of each batch this launch's writer committed to the store (see WriterOptions.onStored). */
   readonly onItemsStored?: (items: readonly ItemRow[]) => void;
   readonly onWorkerExit?: (
@@ -165,6 +167,7 @@ export class CrawlLaunch {
       onRunFinished: (run, status) => this.attached && opts.onRunFinished?.(run, status, this.attached),
       onRunStopped: opts.onRunStopped,
       onStopWaiting: opts.onStopWaiting,
+      onRedisWarning: opts.onRedisWarning,
       onWorkerExit: opts.onWorkerExit,
     });
     this.session = session;

@@ -13,7 +13,7 @@ import { isHolderGone, RunLease } from '../frontier/runLease';
 import { hostname } from 'node:os';
 import { WorkerSupervisor, type WorkerProcessInfo } from './supervisor';
 import { ProcessScaler } from './processScaler';
-import { asScaled, type Scaled } from '../core/autoscale/range';
+import { asScaled, hasWorkers, type Scaled } from '../core/autoscale/range';
 import { needsBrowser } from '../core/task/model';
 import { BROWSER_PATH_ENV, findBrowser } from '../worker/browser/executable';
 import { RunInProgressError, RunLostError, RunTakenOverError } from './runErrors';
@@ -93,6 +93,8 @@ export interface SessionOptions {
   readonly onRunFinished?: (run: RunInfo, status: CrawlStatus, summary: Record<string, unknown>) => void;
   /** A joining session's run stopped from elsewhere, once what it left in Redis is stored (it then waits for the next). */
   readonly onRunStopped?: (run: RunInfo) => void;
+  /** Said once: a Redis that works but may lose the crawl's keys (redis/check.ts RedisNotes). */
+  readonly onRedisWarning?: (message: string) => void;
   /** A stopped run's close waits for pages other processes' workers still fetch (at most boundMs). */
   readonly onStopWaiting?: (run: RunInfo, pages: number, boundMs: number) => void;
   readonly onWorkerLog?: (pid: number, line: string) => void;
@@ -290,10 +292,11 @@ export class CrawlSession {
   private async preflight(joining: boolean): Promise<void> {
     // Before the first write: a database Redis refuses to SELECT would otherwise leave this run in database 0, and a
     // user denied the crawl's scripts would fail on the first of them with Redis's bare NOPERM.
-    await checkCrawlAccess(this.opts.redisUrl).catch((err: unknown) => {
+    const notes = await checkCrawlAccess(this.opts.redisUrl).catch((err: unknown) => {
       this.markWorkersStarting(false);
       throw err;
     });
+    if (notes.eviction) this.opts.onRedisWarning?.(notes.eviction);
     // A writer joins without a lease: any number of writers is the design (see frontier/runLease.ts).
     if (joining) return;
     if (hasWorkers(this.opts.workers) && needsBrowser(this.opts.task)) {
@@ -590,9 +593,3 @@ const FINALIZE_HOLD_MS = 15_000;
 
 /** How often the store is checked while the session waits on it (a finalize's flush). */
 const STORE_CHECK_MS = 1_000;
-
-/** Whether a session starts any local worker. */
-function hasWorkers(w: number | Scaled): boolean {
-  const s = asScaled(w);
-  return s.kind === 'auto' || s.n > 0;
-}

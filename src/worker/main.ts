@@ -1,4 +1,5 @@
 import { PRIVATE_REDIS_DIR_ENV, registerWorkerUser } from '../redis/serverOwners';
+import { quietBullmqEviction } from '../redis/bullmqWarnings';
 import { parseArgs } from 'node:util';
 import { loadTaskFile } from '../workspace/taskFile';
 import {
@@ -39,6 +40,7 @@ import { FlagValueError } from '../core/flagError';
 const PARENT_GONE = 'parent process gone';
 
 export async function workerMain(argv: string[]): Promise<void> {
+  quietBullmqEviction();
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: WORKER_FLAG_SPEC });
   const redisUrl = redisTargetFrom(values);
   if (positionals.length === 0 || !redisUrl) {
@@ -77,10 +79,11 @@ export async function workerMain(argv: string[]): Promise<void> {
   let notYet = 'waiting for Redis';
   await serveHealth(endpoints, () => stopping.handle?.health() ?? notStarted(notYet), log);
   // A worker may wait for Redis (it may be starting too), saying so on every attempt.
-  await waitForRedis(redisUrl, (line) => {
+  const notes = await waitForRedis(redisUrl, (line) => {
     notYet = line;
     log('warn', line, { event: 'redis-wait' });
   });
+  if (notes.eviction) log('warn', notes.eviction, { event: 'redis-eviction' });
   notYet = 'connected to Redis; starting';
   stopping.phase = 'starting';
   const metrics = endpoints.metrics?.module.workerMetrics(() => stopping.handle?.health().concurrency ?? 0) ?? null;

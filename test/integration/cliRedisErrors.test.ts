@@ -36,9 +36,9 @@ async function cli(args: string[], env: Record<string, string> = {}): Promise<{ 
 }
 
 /** A `crawl-studio worker` on a port (or the target in $CRAWL_STUDIO_REDIS), its output so far, and a wait for a line of it. */
-function startWorker(target: number | { env: string }) {
+function startWorker(target: number | { env: string }, extra: readonly string[] = []) {
   const redis = typeof target === 'number' ? ['--redis', `redis://127.0.0.1:${target}`] : [];
-  const child = spawn(process.execPath, [CLI, 'worker', taskFileOf(), ...redis], {
+  const child = spawn(process.execPath, [CLI, 'worker', taskFileOf(), ...redis, ...extra], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: typeof target === 'number' ? process.env : { ...process.env, CRAWL_STUDIO_REDIS: target.env },
   });
@@ -398,6 +398,50 @@ describe('CLI: a Redis that is not there, or refuses us, is said at once (issue 
       cb.disconnect();
       await a.stop();
       await b.stop();
+    }
+  });
+
+  it("an evicting Redis (maxmemory and a policy other than noeviction) is said once, in the log's own form, by run and worker", async () => {
+    const redis = await startRedis();
+    const admin = new Redis(redis.url);
+    try {
+      await admin.config('SET', 'maxmemory', '100mb');
+      await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
+      const said = new RegExp(
+        `redis://127\\.0\\.0\\.1:${redis.port} has maxmemory-policy allkeys-lru: once it holds maxmemory \\(100\\.0 MB, [\\d.]+ [KM]?B used now\\) it deletes any key \\(a crawl's queue, its seen links, its counters: pages are lost or fetched twice\\), without a word\\. Set maxmemory-policy noeviction`,
+        'g',
+      );
+      // The task's page fails at once (nothing listens on port 9): the run ends by itself.
+      const ran = await cli(['run', taskFile, '--redis', redis.url, '--workers', '2']);
+      assert.equal(ran.code, 0, ran.out);
+      assert.equal(ran.out.match(said)?.length, 1, ran.out);
+      // BullMQ printed its own line besides, once per process, in no log format.
+      assert.doesNotMatch(ran.out, /IMPORTANT! Eviction policy/, ran.out);
+      await admin.config('SET', 'maxmemory-policy', 'volatile-lru');
+      const w = startWorker({ env: redis.url }, ['--log-format', 'json']);
+      try {
+        await w.seen(/"event":"worker-started"/);
+      } finally {
+        w.child.kill('SIGTERM');
+      }
+      await w.exited;
+      const lines = w.output().trim().split('\n');
+      // Every line is JSON (a log shipper reads them all), the policy's among them.
+      const events = lines.map((l) => JSON.parse(l) as { event?: string; level?: string; message?: string });
+      const eviction = events.filter((e) => e.event === 'redis-eviction');
+      assert.equal(eviction.length, 1, w.output());
+      assert.equal(eviction[0]!.level, 'warn');
+      assert.match(
+        eviction[0]!.message!,
+        /has maxmemory-policy volatile-lru: .* it deletes keys that expire \(a page's lock/,
+      );
+      // noeviction, or no maxmemory: nothing to say.
+      await admin.config('SET', 'maxmemory-policy', 'noeviction');
+      const quiet = await cli(['run', taskFile, '--redis', redis.url, '--workers', '1']);
+      assert.doesNotMatch(quiet.out, /maxmemory-policy|Eviction policy/, quiet.out);
+    } finally {
+      admin.disconnect();
+      await redis.stop();
     }
   });
 

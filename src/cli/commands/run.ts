@@ -289,6 +289,7 @@ function launchOptions(
     onProgress: (p) => out.progress(p),
     onStoreOpen: (store) => out.say('info', `Store: ${store.store.location}`, { event: 'store-open' }),
     onStoreMessage: (msg) => out.say('warn', `store: ${msg}`, { event: 'store', newline: true }),
+    onRedisWarning: (msg) => out.say('warn', `redis: ${msg}`, { event: 'redis-eviction', newline: true }),
     onRedisMessage: (msg) =>
       out.say('warn', `redis: ${msg}`, { event: msg.startsWith('lost') ? 'redis-lost' : 'redis-back', newline: true }),
     onRunStopped: (run) =>

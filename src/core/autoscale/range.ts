@@ -18,6 +18,12 @@ export function asScaled(x: number | Scaled): Scaled {
   return typeof x === 'number' ? fixed(x) : x;
 }
 
+/** Whether a setting starts any worker: a range does, a fixed 0 does not. */
+export function hasWorkers(w: number | Scaled): boolean {
+  const s = asScaled(w);
+  return s.kind === 'auto' || s.n > 0;
+}
+
 export function fixed(n: number): Scaled {
   return { kind: 'fixed', n };
 }

@@ -115,6 +115,7 @@ export class CrawlManager implements vscode.Disposable {
       secretEnv,
       front: 'VS Code',
       pollMs: 1000,
+      onRedisWarning: (message) => void vscode.window.showWarningMessage(`Crawl Studio: ${message}`),
       onProgress: (p) => {
         const rc = this.running.get(task.name);
         if (rc) {
