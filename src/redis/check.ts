@@ -49,6 +49,17 @@ const HINTS: Record<RedisFailureCause, string> = {
   other: 'check the target',
 };
 
+/** Node's words for a server certificate it does not accept (an unknown CA, a name it does not hold, its dates). */
+const CERTIFICATE_REFUSED =
+  /self[- ]signed|unable to (verify|get (local )?issuer)|certificate (has expired|is not yet valid)|Hostname\/IP does not match|altnames/i;
+
+/**
+ * A managed Redis with its own CA (Memorystore's in-transit encryption, a company's) is refused by Node until the CA
+ * is given to it; Node's own variable does it for every process, and the workers inherit it.
+ */
+const CERTIFICATE_HINT =
+  "the server's certificate is not one this machine accepts: for a private CA, give its PEM file as NODE_EXTRA_CA_CERTS=/path/to/ca.pem in the environment of `run`, `worker` and `writer` (their workers inherit it; for the editor, of VS Code); a certificate must also name the host connected to and be in date";
+
 /** Why a Redis target cannot be used; `message` holds the target (redacted), the cause and what to check. */
 export class RedisConnectError extends Error {
   constructor(
@@ -56,7 +67,8 @@ export class RedisConnectError extends Error {
     readonly cause_: RedisFailureCause,
     readonly detail: string,
   ) {
-    super(`cannot connect to ${target}: ${CAUSE_TEXT[cause_]}${detail ? ` (${detail})` : ''}; ${HINTS[cause_]}`);
+    const hint = cause_ === 'tls' && CERTIFICATE_REFUSED.test(detail) ? CERTIFICATE_HINT : HINTS[cause_];
+    super(`cannot connect to ${target}: ${CAUSE_TEXT[cause_]}${detail ? ` (${detail})` : ''}; ${hint}`);
     this.name = 'RedisConnectError';
   }
 

@@ -445,6 +445,66 @@ describe('CLI: a Redis that is not there, or refuses us, is said at once (issue 
     }
   });
 
+  it('TLS: a private CA is refused saying how to trust it (exit 7); with NODE_EXTRA_CA_CERTS a crawl runs over TLS', async () => {
+    const tls = resolve('test/fixtures/tls');
+    const port = await freePort();
+    const plain = await startRedis();
+    const server = spawn(
+      'redis-server',
+      [
+        '--port',
+        '0',
+        '--tls-port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--tls-cert-file',
+        join(tls, 'server.pem'),
+        '--tls-key-file',
+        join(tls, 'server.key'),
+        '--tls-ca-cert-file',
+        join(tls, 'ca.pem'),
+        '--tls-auth-clients',
+        'no',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+      ],
+      { stdio: 'ignore' },
+    );
+    try {
+      await waitForPort(port);
+      const at = `rediss://127.0.0.1:${port}`;
+      for (const command of ['status', 'worker']) {
+        const r = await cli([command, taskFile, '--redis', at]);
+        assert.equal(r.code, EXIT.REDIS_TLS, `${command}: ${r.out}`);
+        assert.match(
+          r.out,
+          /TLS failed \(self-signed certificate in certificate chain\); the server's certificate is not one this machine accepts: for a private CA, give its PEM file as NODE_EXTRA_CA_CERTS=\/path\/to\/ca\.pem/,
+          `${command}: ${r.out}`,
+        );
+      }
+      // The scheme and the port disagree, each way: the other hint.
+      const plainOnTls = await cli(['status', taskFile, '--redis', `redis://127.0.0.1:${port}`]);
+      const tlsOnPlain = await cli(['status', taskFile, '--redis', `rediss://127.0.0.1:${plain.port}`]);
+      for (const r of [plainOnTls, tlsOnPlain]) assert.notEqual(r.code, 0, r.out);
+      assert.equal(tlsOnPlain.code, EXIT.REDIS_TLS, tlsOnPlain.out);
+      assert.match(tlsOnPlain.out, /rediss:\/\/ needs a TLS port and redis:\/\/ a plain one/, tlsOnPlain.out);
+      // Trusted: a whole crawl over TLS, its worker process inheriting the CA (its page is skipped: robots.txt cannot
+      // be fetched, nothing listens on port 9).
+      const ran = await cli(['run', taskFile, '--redis', at, '--workers', '1'], {
+        NODE_EXTRA_CA_CERTS: join(tls, 'ca.pem'),
+      });
+      assert.equal(ran.code, 0, ran.out);
+      assert.match(ran.out, /^Crawl 'wrong-redis' finished in /m, ran.out);
+      assert.match(ran.out, /pages skipped +1 \(robots: 1\)/, ran.out);
+    } finally {
+      server.kill('SIGKILL');
+      await plain.stop();
+    }
+  });
+
   it('`worker` waits for Redis, saying so on every attempt with its backoff, connects when it comes, and a SIGTERM while waiting ends it', async () => {
     const port = await freePort();
     const { child: worker, output, seen, exited } = startWorker(port);
