@@ -1,4 +1,6 @@
-// The monitor's JSON API: reads, and actions with the token in a header.
+// The monitor's JSON API: reads, and actions with the token in a header. Every path is relative to the page
+// (`api/tasks`, not `/api/tasks`), so the page works behind a reverse proxy that serves it under a path of its own
+// (https://ops.example/crawl/ → the monitor's /).
 
 import { byId, withCode } from '../shared/dom';
 
@@ -23,7 +25,7 @@ export async function act(token: string, task: string, action: string, body: unk
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (token) headers['x-crawl-studio-token'] = token;
   try {
-    const r = await fetch(`/api/tasks/${encodeURIComponent(task)}/${action}`, {
+    const r = await fetch(`api/tasks/${encodeURIComponent(task)}/${action}`, {
       method: 'POST',
       headers,
       body: JSON.stringify(body),

@@ -17,7 +17,12 @@ const TOKEN_KEY = 'crawl-studio-monitor-token';
 const fromHash = /(?:^#|&)token=([^&]+)/.exec(location.hash);
 if (fromHash) {
   sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(fromHash[1]!));
-  history.replaceState(null, '', location.pathname + location.search);
+  // Only the token leaves the address: a link to #token=T&task=NAME opened the first task, not NAME.
+  const rest = location.hash
+    .slice(1)
+    .split('&')
+    .filter((p) => !p.startsWith('token='));
+  history.replaceState(null, '', location.pathname + location.search + (rest.length ? `#${rest.join('&')}` : ''));
 }
 const token = () => sessionStorage.getItem(TOKEN_KEY) ?? '';
 const showTokenState = () => (byId('token-state').textContent = token() ? 'actions on' : 'read-only (no token)');
@@ -145,16 +150,16 @@ function poll(): Promise<void> {
       // The task shown is read alongside the lists, not after them: one round trip per poll, not two.
       const asked = selected;
       const [tasks, workers, early] = await Promise.all([
-        get<{ tasks: TaskSummary[]; total: number; limit: number }>('/api/tasks'),
-        get<{ workers: WorkerView[]; hidden: number }>(`/api/workers${all ? '?all=1' : ''}`),
-        asked ? get<TaskDetail>(`/api/tasks/${encodeURIComponent(asked)}`).catch(() => null) : null,
+        get<{ tasks: TaskSummary[]; total: number; limit: number }>('api/tasks'),
+        get<{ workers: WorkerView[]; hidden: number }>(`api/workers${all ? '?all=1' : ''}`),
+        asked ? get<TaskDetail>(`api/tasks/${encodeURIComponent(asked)}`).catch(() => null) : null,
       ]);
       if (!selected && tasks.tasks[0]) selected = tasks.tasks[0].status.task;
       renderTasks(tasks.tasks, tasks.total, tasks.limit);
       renderWorkers(workers.workers, workers.hidden);
       if (selected && tasks.tasks.some((t) => t.status.task === selected)) {
         const detail =
-          early && asked === selected ? early : await get<TaskDetail>(`/api/tasks/${encodeURIComponent(selected)}`);
+          early && asked === selected ? early : await get<TaskDetail>(`api/tasks/${encodeURIComponent(selected)}`);
         // Another task chosen while it was read (a link, the list): not shown, or the chosen one's view, and what is
         // typed into it, would be replaced by this one's until the next poll.
         if (detail.status.task === selected) renderTask(detail, act);

@@ -81,7 +81,7 @@ export function changesView(d: TaskDetail): HTMLElement {
     h(
       'p',
       { class: 'muted' },
-      h('a', { href: `/api/tasks/${encodeURIComponent(d.status.task)}/changes.atom` }, 'Atom feed of the changes'),
+      h('a', { href: `api/tasks/${encodeURIComponent(d.status.task)}/changes.atom` }, 'Atom feed of the changes'),
       ' · crawl-studio changes <task file> lists them',
     ),
   );

@@ -360,7 +360,7 @@ function card(label: string, value: string, figure: string): HTMLElement {
 }
 
 function shotFigure(task: string, run: string, f: TaskDetail['screenshots'][number]): HTMLElement {
-  const src = `/api/tasks/${encodeURIComponent(task)}/screenshot?run=${encodeURIComponent(run)}&url=${encodeURIComponent(f.url)}&at=${f.at}`;
+  const src = `api/tasks/${encodeURIComponent(task)}/screenshot?run=${encodeURIComponent(run)}&url=${encodeURIComponent(f.url)}&at=${f.at}`;
   return h(
     'figure',
     { 'data-url': f.url },

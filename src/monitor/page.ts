@@ -14,13 +14,15 @@ export const CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+// Its stylesheet and script are relative, as the page's API calls are (media/monitor/api.ts): behind a reverse proxy
+// serving the monitor under a path, they are asked for under that path.
 export const PAGE_HTML = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Crawl Studio monitor</title>
-<link rel="stylesheet" href="/monitor.css">
+<link rel="stylesheet" href="monitor.css">
 </head>
 <body>
 <header>
@@ -38,7 +40,7 @@ export const PAGE_HTML = `<!doctype html>
   <section id="task" hidden></section>
   <section><h2>Workers</h2><label><input type="checkbox" id="all-workers"> include workers gone long ago</label><div id="workers"></div></section>
 </main>
-<script src="/monitor.js"></script>
+<script src="monitor.js"></script>
 </body>
 </html>
 `;

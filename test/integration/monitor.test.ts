@@ -257,8 +257,10 @@ describe('crawl-studio monitor: the web page, the API and /metrics of a real cra
       `#screenshots figure[data-url="${web.url}/hung"] img`,
       { timeout: 30_000 },
     );
-    const src = await fig.locator('img').getAttribute('src');
-    const res = await fetch(`${monitorUrl}${src}`);
+    // As the page resolved it (its path is relative to the page's).
+    const src = await fig.locator('img').evaluate((img) => (img as HTMLImageElement).src);
+    assert.ok(src.startsWith(`${monitorUrl}/api/tasks/mon/screenshot?`), src);
+    const res = await fetch(src);
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'image/jpeg');
     assert.deepEqual(Buffer.from(await res.arrayBuffer()), jpeg);
@@ -653,5 +655,61 @@ describe('crawl-studio monitor: the web page, the API and /metrics of a real cra
     const after = await statusJson();
     const queued = (c: CrawlStatus['counts']) => c.waiting + c.prioritized + c.frontier;
     assert.equal(queued(after.counts), queued(before.counts) + 2, JSON.stringify(after.counts));
+  });
+
+  it('works behind a reverse proxy that serves it under a path of its own: reads, the feed link and an action', async () => {
+    // As nginx's `location /ops/crawl/ { proxy_pass http://monitor:PORT/; }`: the prefix stripped, the Host the
+    // monitor's own. Every path the page asked for was absolute (/monitor.js, /api/tasks): behind it, nothing loaded.
+    const target = new URL(monitorUrl);
+    const seen: string[] = [];
+    const proxy = await serveHttp((req, res) => {
+      seen.push(req.url ?? '');
+      if (!req.url?.startsWith('/ops/crawl/')) return res.writeHead(404).end('not here');
+      const upstream = request(
+        {
+          host: target.hostname,
+          port: target.port,
+          method: req.method,
+          path: req.url.slice('/ops/crawl'.length),
+          headers: { ...req.headers, host: target.host },
+        },
+        (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        },
+      );
+      upstream.on('error', () => res.writeHead(502).end());
+      req.pipe(upstream);
+    });
+    const context = await browser!.newContext();
+    try {
+      const behind = await context.newPage();
+      await behind.goto(`${proxy.url}/ops/crawl/#token=${TOKEN}&task=mon`);
+      const before = await statusJson();
+      const done = behind.locator('#task .card [data-figure="done"]');
+      await done.waitFor({ timeout: 30_000 });
+      assert.equal(await done.textContent(), String(before.stats!.done));
+      assert.equal(
+        await behind
+          .locator('a', { hasText: 'Atom feed of the changes' })
+          .evaluate((a) => (a as HTMLAnchorElement).href),
+        `${proxy.url}/ops/crawl/api/tasks/mon/changes.atom`,
+      );
+      await behind.locator('#task button[data-action="pause"]').click();
+      await behind.locator('#message:not(.error)').filter({ hasText: "'mon' paused" }).waitFor();
+      assert.equal((await statusJson()).isPaused, true);
+      await behind.locator('#task button[data-action="resume"]').click();
+      await behind.locator('#message:not(.error)').filter({ hasText: "'mon' resumed" }).waitFor();
+      assert.equal((await statusJson()).isPaused, false);
+      assert.deepEqual(
+        // The browser's own /favicon.ico is asked for at the root of every site.
+        seen.filter((u) => !u.startsWith('/ops/crawl/') && u !== '/favicon.ico'),
+        [],
+        'every request the page made stayed under its path',
+      );
+    } finally {
+      await context.close();
+      await proxy.close();
+    }
   });
 });
