@@ -1,5 +1,7 @@
 import type { Redis } from '../redis/connect';
 import type { RunInfo } from '../frontier/types';
+import { hostname } from 'node:os';
+import { readWorkersTaking, type WorkerBeat } from '../frontier/fleet';
 import { readTaskStatus } from '../observe/taskStatus';
 
 // A stopped run is closed in the store (session.ts closeStopped) with the counts of what it saw change. Its local
@@ -39,16 +41,23 @@ export async function waitForPagesInFlight(
   }
 }
 
-/** waitForPagesInFlight on the task's queue, while `run` is the task's run and stopped (a Start since ends the wait). */
+/**
+ * waitForPagesInFlight on the task's queue, while `run` is the task's run and stopped (a Start since ends the wait),
+ * and while a live worker of another process takes the task's pages. This process's own workers were waited for, or
+ * killed (a cancelled Stop): a killed one's page stays active until its lock expires, and nobody will finish it.
+ */
 export function waitForStoppedRunPages(
   redis: Redis,
   task: string,
   run: RunInfo,
   opts: { readonly pollMs: number; readonly onWaiting?: (pages: number) => void },
 ): Promise<number> {
+  const me = { pid: process.pid, host: hostname() };
+  const mine = (w: WorkerBeat) => w.parent?.pid === me.pid && w.parent.host === me.host;
   const active = async () => {
     const s = await readTaskStatus(redis, task);
-    return s.run?.run === run.run && s.run.state === 'stopped' ? s.counts.active : 0;
+    if (s.run?.run !== run.run || s.run.state !== 'stopped' || s.counts.active === 0) return 0;
+    return (await readWorkersTaking(redis, task)).some((w) => !mine(w)) ? s.counts.active : 0;
   };
   const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
   return waitForPagesInFlight({ active, sleep }, opts);
