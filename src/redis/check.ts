@@ -159,8 +159,32 @@ function firstWords(msg: string): string {
   return one.length > 120 ? `${one.slice(0, 119)}…` : one;
 }
 
-/** How long a reconnected node that was a replica must take writes before it is said to be back. */
-const REPLICA_SETTLE_MS = 3_000;
+/**
+ * The refusals a connection reconnects for (connect.ts reconnectsFor), as a connection watch says them, or null: each
+ * is said once, with what ends it, rather than a lost/connected pair at every reconnect.
+ */
+function refusalWords(err: unknown): string | null {
+  const m = err instanceof Error ? /^(READONLY|NOREPLICAS|MASTERDOWN|LOADING)\b/.exec(err.message)?.[1] : undefined;
+  const until = 'trying again until it takes writes';
+  switch (m) {
+    case 'READONLY':
+      return (
+        `it is ${CAUSE_TEXT.replica} now (a failover demoted it?); ${until}: a managed Redis's primary endpoint ` +
+        `moves to the new primary by itself, a node named directly must be named anew (--redis, $CRAWL_STUDIO_REDIS)`
+      );
+    case 'NOREPLICAS':
+      return `it refuses writes while too few replicas are in reach (NOREPLICAS: its min-replicas-to-write); ${until}`;
+    case 'MASTERDOWN':
+      return `it lost the link to its master (MASTERDOWN); ${until}`;
+    case 'LOADING':
+      return `it is loading its data into memory (LOADING); ${until}`;
+    default:
+      return null;
+  }
+}
+
+/** How long a reconnected node that was refusing writes must take them before it is said to be back. */
+const REFUSAL_SETTLE_MS = 3_000;
 
 /** How long a check waits for an answer before it says "timed out" (within the issue's 10 s, with room to print). */
 const CHECK_TIMEOUT_MS = 7_000;
@@ -263,7 +287,8 @@ async function probe(
       (e: unknown) => e,
     );
     if (isReadOnlyError(wrote)) throw new RedisConnectError(shown, 'replica', await primaryOf(client));
-    if (wrote instanceof Error) throw wrote;
+    // A primary short of replicas (min-replicas-to-write) or loading is a passing state the crawl waits through.
+    if (wrote instanceof Error && !/^(NOREPLICAS|MASTERDOWN|LOADING)\b/.test(wrote.message)) throw wrote;
     // INFO may be denied to the user: then nothing is said.
     const memory = await readMemory(client).catch(() => null);
     return { eviction: memory ? evictionRisk(shown, memory) : null };
@@ -377,9 +402,9 @@ export function watchConnection(
   let attempts = 0;
   let total = 0;
   let lastWhy = 'connection closed';
-  // A node that became a replica (a failover demoted it) answers every reconnect and refuses the next write, so a
-  // reconnect follows each 'ready': said once, and back only once it has taken writes for a while.
-  let replica = false;
+  // A node that refuses writes (a failover demoted it, its replicas are gone) answers every reconnect and refuses the
+  // next write, so a reconnect follows each 'ready': said once, and back only once it has taken writes for a while.
+  let refusing = false;
   let settling: NodeJS.Timeout | undefined;
   client.on('error', (err: Error) => {
     lastError = err;
@@ -393,29 +418,29 @@ export function watchConnection(
     total += gone;
     downSince = 0;
     attempts = 0;
-    replica = false;
+    refusing = false;
     say('info', `connected to ${shown} again after ${(gone / 1000).toFixed(1)} s`);
   };
   client.on('reconnecting', (delayMs: unknown) => {
     if (!downSince) downSince = Date.now();
     attempts++;
-    // The first reconnect of a lost connection often comes before any error: the server closed it.
-    const { cause } = classifyRedisError(lastError);
-    const why = lastError === undefined || cause === 'other' ? 'connection closed' : CAUSE_TEXT[cause];
-    lastError = undefined;
-    if (cause === 'replica') {
-      if (!replica)
-        say(
-          'warn',
-          `lost ${shown}: it is ${CAUSE_TEXT.replica} now (a failover demoted it?); trying again until it takes ` +
-            `writes: a managed Redis's primary endpoint moves to the new primary by itself, a node named directly ` +
-            `must be named anew (--redis, $CRAWL_STUDIO_REDIS)`,
-        );
-      replica = true;
-      lastWhy = why;
+    // A refusal the client reconnects for (connect.ts): said once, as what it is, until the node takes writes.
+    const refusal = refusalWords(lastError);
+    if (refusal) {
+      lastError = undefined;
+      if (!refusing) say('warn', `lost ${shown}: ${refusal}`);
+      refusing = true;
+      lastWhy = refusal.slice(0, refusal.indexOf(';'));
       return;
     }
-    if (replica) return;
+    // The first reconnect of a lost connection often comes before any error: the server closed it.
+    const { cause } = classifyRedisError(lastError);
+    const closed = lastError === undefined || cause === 'other';
+    const why = closed ? 'connection closed' : CAUSE_TEXT[cause];
+    lastError = undefined;
+    // While it refuses, its reconnects close the connection; a cause of its own (refused, a timeout) is news.
+    if (refusing && closed) return;
+    refusing = false;
     lastWhy = why;
     const wait = typeof delayMs === 'number' ? `${Math.max(1, Math.round(delayMs / 1000))} s` : 'a moment';
     say('warn', `lost ${shown}: ${why}; trying again in ${wait} (attempt ${attempts})`);
@@ -423,8 +448,8 @@ export function watchConnection(
   client.on('ready', () => {
     if (!downSince) return;
     clearTimeout(settling);
-    if (!replica) return back();
-    settling = setTimeout(back, REPLICA_SETTLE_MS);
+    if (!refusing) return back();
+    settling = setTimeout(back, REFUSAL_SETTLE_MS);
     settling.unref();
   });
   return {

@@ -364,7 +364,7 @@ describe('CLI: a Redis that is not there, or refuses us, is said at once (issue 
     }
   });
 
-  it('a primary demoted under a running worker: said once, the worker waits, and carries on once it is primary again', async () => {
+  it('a primary demoted, or short of replicas, under a running worker: said once, the worker waits, and carries on once it takes writes', async () => {
     const a = await startRedis();
     const b = await startRedis();
     const [ca, cb] = [new Redis(a.url), new Redis(b.url)];
@@ -386,8 +386,20 @@ describe('CLI: a Redis that is not there, or refuses us, is said at once (issue 
       await new Promise((r) => setTimeout(r, 4_000));
       await cb.call('FAILOVER', 'TO', '127.0.0.1', String(a.port), 'TIMEOUT', '10000');
       await until('a primary again', async () => (await role(ca)) === 'master');
-      await seen(new RegExp(`connected to redis://127\\.0\\.0\\.1:${a.port} again after \\d+\\.\\d s`));
+      const back = new RegExp(`connected to redis://127\\.0\\.0\\.1:${a.port} again after \\d+\\.\\d s`, 'g');
+      await seen(back);
       assert.equal(output().match(demoted)?.length, 1, output());
+      // A primary short of the replicas its min-replicas-to-write asks for refuses writes too (NOREPLICAS): the same.
+      await ca.config('SET', 'min-replicas-to-write', '2');
+      const short = new RegExp(
+        `lost redis://127\\.0\\.0\\.1:${a.port}: it refuses writes while too few replicas are in reach \\(NOREPLICAS: its min-replicas-to-write\\); trying again until it takes writes`,
+        'g',
+      );
+      await seen(short);
+      await new Promise((r) => setTimeout(r, 4_000));
+      await ca.config('SET', 'min-replicas-to-write', '0');
+      await until('connected again, twice', () => (output().match(back)?.length ?? 0) === 2, 60_000);
+      assert.equal(output().match(short)?.length, 1, output());
       assert.equal(child.exitCode, null, 'the worker waited, it did not exit');
       assert.ok(output().split('\n').length < 30, `a few lines, not a flood:\n${output()}`);
       child.kill('SIGTERM');
