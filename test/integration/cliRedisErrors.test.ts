@@ -375,7 +375,7 @@ describe('CLI: a Redis that is not there, or refuses us, is said at once (issue 
       await until('the replica in sync', async () => /master_link_status:up/.test(await cb.info('replication')));
       await seen(/worker \S+ on redis:\/\//);
       // Redis's coordinated failover: the worker's node is a replica now, with every key it had.
-      await ca.call('FAILOVER', 'TO', '127.0.0.1', String(b.port), 'TIMEOUT', '10000');
+      await ca.call('FAILOVER', 'TO', '127.0.0.1', String(b.port), 'TIMEOUT', '60000');
       await until('a demoted', async () => (await role(ca)) === 'slave');
       const demoted = new RegExp(
         `lost redis://127\\.0\\.0\\.1:${a.port}: it is a read-only replica now \\(a failover demoted it\\?\\); trying again until it takes writes`,
@@ -384,7 +384,9 @@ describe('CLI: a Redis that is not there, or refuses us, is said at once (issue 
       await seen(demoted);
       // It writes its heartbeat every few seconds: each write meets READONLY and reconnects, said once.
       await new Promise((r) => setTimeout(r, 4_000));
-      await cb.call('FAILOVER', 'TO', '127.0.0.1', String(a.port), 'TIMEOUT', '10000');
+      // FAILOVER needs its target replica online: the demoted node resyncs with its new primary first.
+      await until('a in sync with b', async () => /master_link_status:up/.test(await ca.info('replication')));
+      await cb.call('FAILOVER', 'TO', '127.0.0.1', String(a.port), 'TIMEOUT', '60000');
       await until('a primary again', async () => (await role(ca)) === 'master');
       const back = new RegExp(`connected to redis://127\\.0\\.0\\.1:${a.port} again after \\d+\\.\\d s`, 'g');
       await seen(back);

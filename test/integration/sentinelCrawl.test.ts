@@ -200,7 +200,7 @@ describe('a crawl through Redis Sentinel or a primary endpoint, with a failover 
       await until('the replica in sync', async () => /master_link_status:up/.test(await cb.info('replication')));
       const served = await siteWithFailover(async () => {
         // Redis's own coordinated failover: writes paused until the replica has them, then the roles swapped.
-        await ca.call('FAILOVER', 'TO', '127.0.0.1', String(b.port), 'TIMEOUT', '10000');
+        await ca.call('FAILOVER', 'TO', '127.0.0.1', String(b.port), 'TIMEOUT', '60000');
         await until('the replica promoted', async () => /^role:master/m.test(await cb.info('replication')));
         endpoint.switchTo(b.port);
         return b.port;
