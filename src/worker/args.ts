@@ -205,9 +205,14 @@ export function concurrencyFlag(values: { readonly concurrency?: string; readonl
     : parseScaled(values.concurrency, 'concurrency', AUTO_CONCURRENCY);
 }
 
-/** `--workers N|auto|MIN..MAX`: local worker processes. */
+/**
+ * `--workers N|auto|MIN..MAX`: local worker processes. `0`: none, the run's driver only (it seeds the run, stores what
+ * the fleet's workers find and finishes it), as docs/deploy.md starts a crawl whose workers are pods.
+ */
 export function workersFlag(value: string | undefined, cores = availableParallelism()): Scaled {
-  return value === undefined ? fixed(defaultWorkers(cores)) : parseScaled(value, 'workers', autoWorkers(cores));
+  if (value === undefined) return fixed(defaultWorkers(cores));
+  if (value.trim() === '0') return fixed(0);
+  return parseScaled(value, 'workers', autoWorkers(cores));
 }
 
 /** `--max-memory 2GB` (bytes, or a size as a task file writes one). */

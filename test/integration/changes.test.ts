@@ -327,6 +327,53 @@ describe('what changed since the last crawl (issue 33)', function () {
     }
   });
 
+  it("the same from `crawl-studio run --workers 0` (docs/deploy.md's driver of a fleet), which says why its end waits", async () => {
+    const file = join(dir, 'fleetcli.crawl.yaml');
+    writeFileSync(
+      file,
+      taskYaml(web.url, `sqlite:${join(dir, 'fleetcli.sqlite')}`).replace('name: watched', 'name: fleetcli'),
+    );
+    catalogue = BEFORE;
+    await crawl(file);
+    catalogue = Object.fromEntries(Object.entries(BEFORE).map(([k, v]) => [k, { ...v, price: `${v.price}7` }]));
+    let release!: () => void;
+    held = new Promise<void>((r) => (release = r));
+    heldRequests = 0;
+    // `--workers 0` was refused ("expected a whole number of at least 1"), though deploy.md starts crawls so.
+    const driver = spawn(process.execPath, [CLI, 'run', file, '--workers', '0', '--fresh', '--redis', redis.url], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    driver.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    driver.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((r) => driver.once('exit', (code) => r(code)));
+    const worker = spawn(process.execPath, [CLI, 'worker', file, '--redis', redis.url, '--log-stats', '0'], {
+      stdio: 'ignore',
+    });
+    const waiting =
+      /^Run \S+ was stopped: waiting for 3 pages other workers are still fetching \(at most 30 s\), so that what they find is counted with the run\.$/m;
+    try {
+      await until('the fleet worker to fetch every product', () => heldRequests === 3);
+      await exec(process.execPath, [CLI, 'stop', file, '--redis', redis.url]);
+      // Let go once the driver says it waits, or after 3 s: without the wait, after its close.
+      await until('the driver to wait', () => waiting.test(out), 3_000).catch(() => undefined);
+      release();
+      assert.equal(await exited, 0, out);
+      assert.match(out, waiting);
+      assert.match(out, /^Crawl 'fleetcli' stopped in /m, out);
+      assert.match(
+        out,
+        /items changed {3}0 added, 3 changed, 0 removed; not complete \(it was stopped before its pages were done\)/,
+        out,
+      );
+    } finally {
+      release();
+      held = null;
+      worker.kill('SIGKILL');
+      driver.kill('SIGKILL');
+    }
+  });
+
   it("the monitor serves the task's changes as an Atom feed, one entry per run", async () => {
     const conn = new Redis(redis.url);
     const monitor = await startTestMonitor(conn);

@@ -325,6 +325,9 @@ describe('autoscaling: flags (issue 36)', () => {
     assert.deepEqual(parseScaled('5..5', 'workers', { min: 1, max: 2 }), { kind: 'fixed', n: 5 });
     assert.deepEqual(workersFlag('auto', 4), { kind: 'auto', min: 1, max: 4 });
     assert.deepEqual(workersFlag(undefined, 4), { kind: 'fixed', n: 2 });
+    // The run's driver only: the fleet's workers fetch (docs/deploy.md). A concurrency of 0 is still refused.
+    assert.deepEqual(workersFlag('0', 4), { kind: 'fixed', n: 0 });
+    assert.throws(() => concurrencyFlag({ concurrency: '0' }), ScaleSpecError);
     assert.equal(maxMemoryFlag('2GB'), 2 * 1024 ** 3);
   });
   it('says what is wrong with a bad value', () => {

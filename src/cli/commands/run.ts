@@ -52,7 +52,7 @@ export const runCommand: CommandSpec = command({
       type: 'string',
       short: 'w',
       value: 'N|auto|MIN..MAX',
-      help: 'local worker processes (default: one per two CPU cores); auto or a range scales them',
+      help: "local worker processes (default: one per two CPU cores); auto or a range scales them; 0: none, the fleet's workers fetch",
     },
     concurrency: {
       type: 'string',
