@@ -361,6 +361,13 @@ describe('what changed since the last crawl (issue 33)', function () {
       assert.equal(await exited, 0, out);
       assert.match(out, waiting);
       assert.match(out, /^Crawl 'fleetcli' stopped in /m, out);
+      // Said at the start, so that a driver alone does not look like a crawl that hangs.
+      assert.ok(
+        out.includes(
+          `No local worker (--workers 0): the pages wait for \`crawl-studio worker ${file}\` on the fleet's machines`,
+        ),
+        out,
+      );
       assert.match(
         out,
         /items changed {3}0 added, 3 changed, 0 removed; not complete \(it was stopped before its pages were done\)/,

@@ -13,7 +13,7 @@ import {
   redisTargetFrom,
   workersFlag,
 } from '../../worker/args';
-import type { Scaled } from '../../core/autoscale/range';
+import { hasWorkers, type Scaled } from '../../core/autoscale/range';
 import { launchCrawl, type CrawlLaunch, type LaunchOptions, type LaunchResult } from '../../run/launcher';
 import { chooseRedis, type RedisChoice, type RedisChoiceOptions } from '../../run/redisChoice';
 import { checkRedis, waitForRedis } from '../../redis/check';
@@ -232,6 +232,8 @@ async function runCrawl(taskFile: string, flags: RunFlags): Promise<number> {
   }
   const launch: CrawlLaunch = launchCrawl(launchOptions(task, flags, out, redis.url, () => launch));
   redisLoss.launch = launch;
+  if (!flags.join && !hasWorkers(flags.workers))
+    out.say('info', noLocalWorkers(taskFile, redis), { event: 'run-no-workers' });
   sayWorkerEvents(launch, out);
   const signals = stopOnSignals(launch, out, redis, flags.join === true);
   try {
@@ -474,6 +476,13 @@ function privateRedisWatch(out: RunOutput, stop: (err: Error) => void): RedisCho
 }
 
 /** What a graceful stop still waits for, said when it takes too long: never a store blamed for Redis (issue 35, item 4). */
+/** `--workers 0`: who fetches the pages, and a private Redis that no other machine reaches. */
+function noLocalWorkers(taskFile: string, redis: RedisChoice): string {
+  if (redis.managed)
+    return `No local worker (--workers 0), and this Redis is the project's private one, which only this machine reaches: give the fleet's Redis with --redis (or $CRAWL_STUDIO_REDIS) for its workers to fetch the pages.`;
+  return `No local worker (--workers 0): the pages wait for \`crawl-studio worker ${taskFile}\` on the fleet's machines, against the same Redis.`;
+}
+
 function stillWaitingFor(launch: CrawlLaunch): string {
   const waits: string[] = [];
   const workers = launch.supervisor.list().length;
