@@ -8,6 +8,7 @@ import { EXIT } from '../../src/cli/exitCodes';
 import { Redis } from 'ioredis';
 import { tempDir } from '../support/tempDir';
 import { until } from '../support/until';
+import { failOver } from '../support/failover';
 
 // Fail fast, say why (issue 31, item 2): a wrong Redis made `run`, `status` and `enqueue` print `Redis: …` and wait
 // forever. Against a port where nothing listens and a real redis-server with `requirepass`, each command exits with
@@ -368,15 +369,12 @@ describe('CLI: a Redis that is not there, or refuses us, is said at once (issue 
     const a = await startRedis();
     const b = await startRedis();
     const [ca, cb] = [new Redis(a.url), new Redis(b.url)];
-    const role = async (c: Redis) => /^role:(\w+)/m.exec(await c.info('replication'))?.[1];
     const { child, output, seen, exited } = startWorker(a.port);
     try {
       await cb.call('REPLICAOF', '127.0.0.1', String(a.port));
-      await until('the replica in sync', async () => /master_link_status:up/.test(await cb.info('replication')));
       await seen(/worker \S+ on redis:\/\//);
       // Redis's coordinated failover: the worker's node is a replica now, with every key it had.
-      await ca.call('FAILOVER', 'TO', '127.0.0.1', String(b.port), 'TIMEOUT', '60000');
-      await until('a demoted', async () => (await role(ca)) === 'slave');
+      await failOver(ca, cb, b.port);
       const demoted = new RegExp(
         `lost redis://127\\.0\\.0\\.1:${a.port}: it is a read-only replica now \\(a failover demoted it\\?\\); trying again until it takes writes`,
         'g',
@@ -384,10 +382,7 @@ describe('CLI: a Redis that is not there, or refuses us, is said at once (issue 
       await seen(demoted);
       // It writes its heartbeat every few seconds: each write meets READONLY and reconnects, said once.
       await new Promise((r) => setTimeout(r, 4_000));
-      // FAILOVER needs its target replica online: the demoted node resyncs with its new primary first.
-      await until('a in sync with b', async () => /master_link_status:up/.test(await ca.info('replication')));
-      await cb.call('FAILOVER', 'TO', '127.0.0.1', String(a.port), 'TIMEOUT', '60000');
-      await until('a primary again', async () => (await role(ca)) === 'master');
+      await failOver(cb, ca, a.port);
       const back = new RegExp(`connected to redis://127\\.0\\.0\\.1:${a.port} again after \\d+\\.\\d s`, 'g');
       await seen(back);
       assert.equal(output().match(demoted)?.length, 1, output());
