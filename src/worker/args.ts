@@ -211,7 +211,10 @@ export function concurrencyFlag(values: { readonly concurrency?: string; readonl
  */
 export function workersFlag(value: string | undefined, cores = availableParallelism()): Scaled {
   if (value === undefined) return fixed(defaultWorkers(cores));
-  if (value.trim() === '0') return fixed(0);
+  const v = value.trim();
+  if (v === '0') return fixed(0);
+  if (v !== 'auto' && !/^\d+(\s*\.\.\s*\d+)?$/.test(v))
+    throw new ScaleSpecError('workers', value, "expected a whole number (0: no local worker), 'auto', or MIN..MAX");
   return parseScaled(value, 'workers', autoWorkers(cores));
 }
 

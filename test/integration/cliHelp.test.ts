@@ -94,7 +94,11 @@ describe('CLI conventions: --help for every command, --version, exit codes (issu
     const task = join(tempDir('cs-flags-'), 'flags.crawl.yaml');
     writeFileSync(task, 'name: flags\nstart: [http://127.0.0.1:1/]\nrules:\n  - name: page\n');
     const cases: [string[], RegExp][] = [
-      [['run', task, '--workers', '0'], /^crawl-studio: --workers '0': expected a whole number of at least 1/],
+      // 0 is a driver without local workers (docs/deploy.md); a word is not a number.
+      [
+        ['run', task, '--workers', 'many'],
+        /^crawl-studio: --workers 'many': expected a whole number \(0: no local worker\), 'auto', or MIN\.\.MAX/,
+      ],
       [['worker', task, '--concurrency', 'lots'], /^crawl-studio: --concurrency 'lots': expected/],
       [['worker', task, '--drain-timeout', 'soon'], /^crawl-studio: --drain-timeout 'soon': expected a duration/],
       [['worker', task, '--health', 'x'], /^crawl-studio: --health 'x': expected PORT or HOST:PORT/],

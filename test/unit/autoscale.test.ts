@@ -327,6 +327,8 @@ describe('autoscaling: flags (issue 36)', () => {
     assert.deepEqual(workersFlag(undefined, 4), { kind: 'fixed', n: 2 });
     // The run's driver only: the fleet's workers fetch (docs/deploy.md). A concurrency of 0 is still refused.
     assert.deepEqual(workersFlag('0', 4), { kind: 'fixed', n: 0 });
+    assert.throws(() => workersFlag('many', 4), /--workers 'many': expected a whole number \(0: no local worker\)/);
+    assert.throws(() => workersFlag('0..2', 4), /the minimum must be a whole number of at least 1/);
     assert.throws(() => concurrencyFlag({ concurrency: '0' }), ScaleSpecError);
     assert.equal(maxMemoryFlag('2GB'), 2 * 1024 ** 3);
   });
