@@ -266,18 +266,29 @@ describe('what changed since the last crawl (issue 33)', function () {
     );
   });
 
-  it("counts the pages fleet workers finish after a stop in the stopped run's changes", async () => {
-    const file = join(dir, 'fleet.crawl.yaml');
+  /**
+   * A task of its own crawled once, then every price changed and the product pages held (until `release`): the next
+   * run's products are in flight when a test stops it.
+   */
+  async function fleetStopTask(name: string, priceSuffix: string): Promise<{ file: string; release: () => void }> {
+    const file = join(dir, `${name}.crawl.yaml`);
     writeFileSync(
       file,
-      taskYaml(web.url, `sqlite:${join(dir, 'fleet.sqlite')}`).replace('name: watched', 'name: fleetstop'),
+      taskYaml(web.url, `sqlite:${join(dir, `${name}.sqlite`)}`).replace('name: watched', `name: ${name}`),
     );
     catalogue = BEFORE;
     await crawl(file);
-    catalogue = Object.fromEntries(Object.entries(BEFORE).map(([k, v]) => [k, { ...v, price: `${v.price}9` }]));
+    catalogue = Object.fromEntries(
+      Object.entries(BEFORE).map(([k, v]) => [k, { ...v, price: `${v.price}${priceSuffix}` }]),
+    );
     let release!: () => void;
     held = new Promise<void>((r) => (release = r));
     heldRequests = 0;
+    return { file, release };
+  }
+
+  it("counts the pages fleet workers finish after a stop in the stopped run's changes", async () => {
+    const { file, release } = await fleetStopTask('fleetstop', '9');
     // The driver starts no worker: every page is fetched by a fleet worker, as on another machine.
     const waits: string[] = [];
     let released = false;
@@ -328,17 +339,7 @@ describe('what changed since the last crawl (issue 33)', function () {
   });
 
   it("the same from `crawl-studio run --workers 0` (docs/deploy.md's driver of a fleet), which says why its end waits", async () => {
-    const file = join(dir, 'fleetcli.crawl.yaml');
-    writeFileSync(
-      file,
-      taskYaml(web.url, `sqlite:${join(dir, 'fleetcli.sqlite')}`).replace('name: watched', 'name: fleetcli'),
-    );
-    catalogue = BEFORE;
-    await crawl(file);
-    catalogue = Object.fromEntries(Object.entries(BEFORE).map(([k, v]) => [k, { ...v, price: `${v.price}7` }]));
-    let release!: () => void;
-    held = new Promise<void>((r) => (release = r));
-    heldRequests = 0;
+    const { file, release } = await fleetStopTask('fleetcli', '7');
     // `--workers 0` was refused ("expected a whole number of at least 1"), though deploy.md starts crawls so.
     const driver = spawn(process.execPath, [CLI, 'run', file, '--workers', '0', '--fresh', '--redis', redis.url], {
       stdio: ['ignore', 'pipe', 'pipe'],
